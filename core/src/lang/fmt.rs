@@ -1,0 +1,1 @@
+//! `brickform fmt`: canonical formatting of configuration files.

@@ -1,0 +1,9 @@
+//! The brickform engine: the configuration language, the dependency graph, plans and the
+//! apply engine, and the interface providers implement. Nothing here knows about Databricks.
+
+pub mod lang;
+pub mod plan;
+pub mod provider;
+pub mod value;
+
+pub use value::{Object, PathStep, Value};

@@ -1,0 +1,8 @@
+//! Plans: the model, the three-way diff that builds one, and the renderers.
+
+pub mod model;
+pub mod render_json;
+pub mod render_markdown;
+pub mod render_text;
+
+pub use model::*;

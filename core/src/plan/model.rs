@@ -1,0 +1,315 @@
+//! What a plan is: the data the planner produces and the renderers (text, JSON, Markdown)
+//! and saved plans consume. It is self-contained, so `show FILE` renders a saved plan without
+//! the configuration or providers.
+
+use crate::value::{Object, PathStep, Value};
+use serde::{Deserialize, Serialize};
+
+/// The action planned for one resource instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    NoOp,
+    /// A data source read during apply (its configuration depends on unknown values).
+    Read,
+    Update,
+    /// Replace: delete the old object, then create the new one (`-/+`).
+    DeleteThenCreate,
+    /// Replace with `create_before_destroy`: create the new one first (`+/-`).
+    CreateThenDelete,
+    Create,
+    Delete,
+    /// Remove from state without destroying (`removed { lifecycle { destroy = false } }`).
+    Forget,
+}
+
+impl Action {
+    /// Terraform's `change.actions` list.
+    pub fn json_actions(self) -> &'static [&'static str] {
+        match self {
+            Action::NoOp => &["no-op"],
+            Action::Read => &["read"],
+            Action::Update => &["update"],
+            Action::DeleteThenCreate => &["delete", "create"],
+            Action::CreateThenDelete => &["create", "delete"],
+            Action::Create => &["create"],
+            Action::Delete => &["delete"],
+            Action::Forget => &["forget"],
+        }
+    }
+    pub fn is_replace(self) -> bool {
+        matches!(self, Action::DeleteThenCreate | Action::CreateThenDelete)
+    }
+}
+
+/// Why an instance gets its action, when there is more to say than "the configuration changed".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionReason {
+    /// An attribute that cannot change in place changed.
+    ReplaceBecauseCannotUpdate,
+    /// `--replace ADDR`.
+    ReplaceByRequest,
+    /// `lifecycle { replace_triggered_by }`.
+    ReplaceByTriggers,
+    /// The object was deleted outside brickform; it is created again.
+    CreateBecauseDeletedOutside,
+    DeleteBecauseNoResourceConfig,
+    DeleteBecauseEachKey,
+    DeleteBecauseCountIndex,
+    DeleteBecauseNoMoveTarget,
+    /// `removed` block without destroy.
+    ForgetBecauseRemoved,
+    ReadBecauseConfigUnknown,
+    ReadBecauseDependencyPending,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Managed,
+    Data,
+}
+
+/// The key of one instance of a resource with `count` or `for_each`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InstanceKey {
+    Index(usize),
+    Key(String),
+}
+
+/// Why one field changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldReason {
+    /// The configuration sets a new value.
+    Configuration,
+    /// The live value moved away from the last applied value; the plan puts it back.
+    Drift,
+    /// The value is only known after apply (server-assigned, or depends on one).
+    KnownAfterApply,
+    /// The object is created.
+    Create,
+    /// The object is deleted.
+    Delete,
+}
+
+/// One changed field of a resource instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldChange {
+    pub path: Vec<PathStep>,
+    /// The last applied value (from state); `None` when absent.
+    pub before: Option<SerValue>,
+    /// The planned value; `Some(Unknown)` when known only after apply.
+    pub after: Option<SerValue>,
+    /// The live value read from the service, when refreshed.
+    pub live: Option<SerValue>,
+    pub reason: FieldReason,
+    /// This field's change is why the instance is replaced.
+    pub forces_replacement: bool,
+    pub sensitive: bool,
+}
+
+/// One resource instance in the plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceChange {
+    /// `TYPE.NAME`, `TYPE.NAME[0]`, `TYPE.NAME["key"]`, `data.TYPE.NAME`.
+    pub address: String,
+    pub mode: Mode,
+    pub type_name: String,
+    pub name: String,
+    pub index: Option<InstanceKey>,
+    pub provider: String,
+    pub action: Action,
+    pub reason: Option<ActionReason>,
+    /// The object's id when it exists already.
+    pub id: Option<String>,
+    /// The object before: last applied values merged with live computed values. `None` for
+    /// creates.
+    pub before: Option<SerObject>,
+    /// The object after: planned values; unknown leaves are `Value::Unknown`. `None` for
+    /// deletes.
+    pub after: Option<SerObject>,
+    /// Every field that differs between `before` and `after`, with its reason.
+    pub fields: Vec<FieldChange>,
+    /// Paths (without list indexes) that are nested blocks rather than attributes, so the
+    /// renderers can write `task { … }` instead of `task = [ … ]`.
+    pub block_paths: Vec<Vec<String>>,
+    /// Paths of sensitive attributes; their values are never rendered.
+    pub sensitive_paths: Vec<Vec<PathStep>>,
+    /// Set when the instance is being imported: the id it is imported from.
+    pub importing: Option<String>,
+    /// Set when a `moved` block (or `state mv`) renamed the instance.
+    pub moved_from: Option<String>,
+    /// Addresses this instance depends on.
+    pub dependencies: Vec<String>,
+}
+
+/// A change made outside brickform, found by refresh.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Drift {
+    pub address: String,
+    pub type_name: String,
+    pub name: String,
+    /// The object no longer exists.
+    pub deleted: bool,
+    /// `before` = last applied, `after` = live value.
+    pub fields: Vec<FieldChange>,
+    pub block_paths: Vec<Vec<String>>,
+    pub sensitive_paths: Vec<Vec<PathStep>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutputChange {
+    pub name: String,
+    /// Create, Update, Delete or NoOp.
+    pub action: Action,
+    pub before: Option<SerValue>,
+    pub after: Option<SerValue>,
+    pub sensitive: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlanMode {
+    #[default]
+    Normal,
+    Destroy,
+    RefreshOnly,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Plan {
+    pub mode: PlanMode,
+    pub environment: String,
+    /// Instances in apply order (dependencies first); no-ops included.
+    pub changes: Vec<ResourceChange>,
+    pub drift: Vec<Drift>,
+    pub outputs: Vec<OutputChange>,
+    /// Plan-level warnings (targeting in effect, upper-case names, …).
+    pub warnings: Vec<String>,
+    /// `--target` was given.
+    pub targeted: bool,
+}
+
+/// Counts for the summary line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Summary {
+    pub add: usize,
+    pub change: usize,
+    pub destroy: usize,
+    pub import: usize,
+    pub forget: usize,
+    pub moved: usize,
+}
+
+impl Plan {
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary::default();
+        for c in &self.changes {
+            if c.mode == Mode::Data {
+                continue;
+            }
+            match c.action {
+                Action::Create => s.add += 1,
+                Action::Update => s.change += 1,
+                Action::Delete => s.destroy += 1,
+                Action::DeleteThenCreate | Action::CreateThenDelete => {
+                    s.add += 1;
+                    s.destroy += 1
+                }
+                Action::Forget => s.forget += 1,
+                Action::NoOp | Action::Read => {}
+            }
+            if c.importing.is_some() {
+                s.import += 1;
+            }
+            if c.moved_from.is_some() {
+                s.moved += 1;
+            }
+        }
+        s
+    }
+
+    /// True when applying would change infrastructure, state or outputs.
+    pub fn has_changes(&self) -> bool {
+        let s = self.summary();
+        s.add + s.change + s.destroy + s.import + s.forget + s.moved > 0
+            || self.outputs.iter().any(|o| o.action != Action::NoOp)
+            || (self.mode == PlanMode::RefreshOnly && !self.drift.is_empty())
+    }
+}
+
+/// A [`Value`] that serialises with unknowns kept: `{"$unknown": true}` marks an unknown leaf
+/// so saved plans round-trip. Renderers read the inner value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SerValue(pub Value);
+/// An object of [`SerValue`]s.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SerObject(pub Object);
+
+const UNKNOWN_MARK: &str = "$unknown";
+
+fn to_json_marked(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Unknown => serde_json::json!({ UNKNOWN_MARK: true }),
+        Value::List(l) => serde_json::Value::Array(l.iter().map(to_json_marked).collect()),
+        Value::Object(o) => serde_json::Value::Object(
+            o.iter().map(|(k, v)| (k.clone(), to_json_marked(v))).collect(),
+        ),
+        other => other.to_json(),
+    }
+}
+
+fn from_json_marked(j: &serde_json::Value) -> Value {
+    match j {
+        serde_json::Value::Object(o) if o.len() == 1 && o.get(UNKNOWN_MARK) == Some(&serde_json::Value::Bool(true)) => {
+            Value::Unknown
+        }
+        serde_json::Value::Object(o) => Value::Object(
+            o.iter().map(|(k, v)| (k.clone(), from_json_marked(v))).collect(),
+        ),
+        serde_json::Value::Array(a) => Value::List(a.iter().map(from_json_marked).collect()),
+        other => Value::from_json(other),
+    }
+}
+
+impl Serialize for SerValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        to_json_marked(&self.0).serialize(s)
+    }
+}
+impl<'de> Deserialize<'de> for SerValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let j = serde_json::Value::deserialize(d)?;
+        Ok(SerValue(from_json_marked(&j)))
+    }
+}
+impl Serialize for SerObject {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        to_json_marked(&Value::Object(self.0.clone())).serialize(s)
+    }
+}
+impl<'de> Deserialize<'de> for SerObject {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match from_json_marked(&serde_json::Value::deserialize(d)?) {
+            Value::Object(o) => Ok(SerObject(o)),
+            _ => Err(serde::de::Error::custom("expected an object")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknowns_survive_serialisation() {
+        let v = SerValue(Value::List(vec![Value::Unknown, Value::from("x")]));
+        let s = serde_json::to_string(&v).unwrap();
+        assert_eq!(s, r#"[{"$unknown":true},"x"]"#);
+        let back: SerValue = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, v);
+    }
+}

@@ -1,0 +1,1 @@
+//! Plan rendering (render_text).

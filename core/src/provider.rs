@@ -1,0 +1,410 @@
+//! The interface between the engine and providers.
+//!
+//! A resource kind is declared once, as data ([`Schema`]): its attributes with their types,
+//! whether they are required, optional or computed, which changes force a replacement, which
+//! values are sensitive (write-only), how values are normalised and which server defaults must
+//! not show as drift. The engine drives validation, diffing and rendering from that schema and
+//! calls the kind's CRUD operations; it never knows what a Databricks object is.
+
+use crate::value::{Object, Value};
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The type of an attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrType {
+    String,
+    Number,
+    Bool,
+    List(Box<AttrType>),
+    Set(Box<AttrType>),
+    Map(Box<AttrType>),
+    /// Any value; used for free-form JSON-like attributes.
+    Any,
+}
+
+impl AttrType {
+    pub fn describe(&self) -> String {
+        match self {
+            AttrType::String => "string".into(),
+            AttrType::Number => "number".into(),
+            AttrType::Bool => "bool".into(),
+            AttrType::List(t) => format!("list({})", t.describe()),
+            AttrType::Set(t) => format!("set({})", t.describe()),
+            AttrType::Map(t) => format!("map({})", t.describe()),
+            AttrType::Any => "any".into(),
+        }
+    }
+}
+
+/// How a configured or live value is put in canonical form before comparing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Normalize {
+    None,
+    /// Case-insensitive names (Unity Catalog).
+    LowerCase,
+    /// Paths where a trailing slash means nothing.
+    TrimTrailingSlash,
+    /// JSON documents held as strings: compared structurally.
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    Required,
+    Optional,
+    /// Set by the server only; configuring it is an error.
+    Computed,
+    /// Optional; when the user leaves it out, the server's value is kept and is not drift.
+    OptionalComputed,
+}
+
+#[derive(Debug, Clone)]
+pub struct Attribute {
+    pub name: &'static str,
+    pub ty: AttrType,
+    pub presence: Presence,
+    pub description: &'static str,
+    /// A change to this attribute cannot be made in place.
+    pub replace_on_change: bool,
+    /// Write-only: never stored, never shown; state keeps a salted fingerprint.
+    pub sensitive: bool,
+    pub normalize: Normalize,
+    /// The value the service assumes when the attribute is not set. A live value equal to it
+    /// is not drift when the configuration leaves the attribute out.
+    pub server_default: Option<Value>,
+}
+
+impl Attribute {
+    pub fn new(name: &'static str, ty: AttrType, presence: Presence) -> Self {
+        Attribute {
+            name,
+            ty,
+            presence,
+            description: "",
+            replace_on_change: false,
+            sensitive: false,
+            normalize: Normalize::None,
+            server_default: None,
+        }
+    }
+    pub fn required(name: &'static str, ty: AttrType) -> Self {
+        Self::new(name, ty, Presence::Required)
+    }
+    pub fn optional(name: &'static str, ty: AttrType) -> Self {
+        Self::new(name, ty, Presence::Optional)
+    }
+    pub fn computed(name: &'static str, ty: AttrType) -> Self {
+        Self::new(name, ty, Presence::Computed)
+    }
+    pub fn optional_computed(name: &'static str, ty: AttrType) -> Self {
+        Self::new(name, ty, Presence::OptionalComputed)
+    }
+    pub fn describe(mut self, d: &'static str) -> Self {
+        self.description = d;
+        self
+    }
+    pub fn force_new(mut self) -> Self {
+        self.replace_on_change = true;
+        self
+    }
+    pub fn sensitive(mut self) -> Self {
+        self.sensitive = true;
+        self
+    }
+    pub fn normalize(mut self, n: Normalize) -> Self {
+        self.normalize = n;
+        self
+    }
+    pub fn server_default(mut self, v: impl Into<Value>) -> Self {
+        self.server_default = Some(v.into());
+        self
+    }
+    pub fn is_computed_only(&self) -> bool {
+        self.presence == Presence::Computed
+    }
+    pub fn can_configure(&self) -> bool {
+        self.presence != Presence::Computed
+    }
+}
+
+/// How a nested block repeats.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Nesting {
+    /// At most one block (`lifecycle`-like); the value is an object or null.
+    Single,
+    /// Repeated blocks, order significant; the value is a list of objects.
+    List,
+    /// Repeated blocks identified by the value of one attribute (job tasks by `task_key`):
+    /// reordering them in the file changes nothing.
+    Keyed(&'static str),
+}
+
+#[derive(Debug, Clone)]
+pub struct BlockType {
+    pub name: &'static str,
+    pub nesting: Nesting,
+    pub min_items: usize,
+    pub max_items: Option<usize>,
+    pub replace_on_change: bool,
+    pub schema: Schema,
+    pub description: &'static str,
+}
+
+impl BlockType {
+    pub fn new(name: &'static str, nesting: Nesting, schema: Schema) -> Self {
+        BlockType {
+            name,
+            nesting,
+            min_items: 0,
+            max_items: None,
+            replace_on_change: false,
+            schema,
+            description: "",
+        }
+    }
+    pub fn single(name: &'static str, schema: Schema) -> Self {
+        let mut b = Self::new(name, Nesting::Single, schema);
+        b.max_items = Some(1);
+        b
+    }
+    pub fn list(name: &'static str, schema: Schema) -> Self {
+        Self::new(name, Nesting::List, schema)
+    }
+    pub fn keyed(name: &'static str, key: &'static str, schema: Schema) -> Self {
+        Self::new(name, Nesting::Keyed(key), schema)
+    }
+    pub fn min(mut self, n: usize) -> Self {
+        self.min_items = n;
+        self
+    }
+    pub fn force_new(mut self) -> Self {
+        self.replace_on_change = true;
+        self
+    }
+    pub fn describe(mut self, d: &'static str) -> Self {
+        self.description = d;
+        self
+    }
+}
+
+/// The shape of a resource kind, a data source, a provider configuration or a nested block.
+#[derive(Debug, Clone, Default)]
+pub struct Schema {
+    pub attributes: Vec<Attribute>,
+    pub blocks: Vec<BlockType>,
+    pub description: &'static str,
+}
+
+impl Schema {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn attr(mut self, a: Attribute) -> Self {
+        self.attributes.push(a);
+        self
+    }
+    pub fn block(mut self, b: BlockType) -> Self {
+        self.blocks.push(b);
+        self
+    }
+    pub fn describe(mut self, d: &'static str) -> Self {
+        self.description = d;
+        self
+    }
+    pub fn attribute(&self, name: &str) -> Option<&Attribute> {
+        self.attributes.iter().find(|a| a.name == name)
+    }
+    pub fn block_type(&self, name: &str) -> Option<&BlockType> {
+        self.blocks.iter().find(|b| b.name == name)
+    }
+    /// All names that may appear in a body of this schema (for "did you mean" hints).
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.attributes
+            .iter()
+            .map(|a| a.name)
+            .chain(self.blocks.iter().map(|b| b.name))
+    }
+}
+
+/// An error from a provider operation.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct ProviderError {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// Extra lines of explanation (the service's error code, what to do).
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    NotFound,
+    AlreadyExists,
+    InvalidInput,
+    PermissionDenied,
+    Conflict,
+    /// Worth retrying later (rate limits, unavailable service, transport errors).
+    Transient,
+    Other,
+}
+
+impl ProviderError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ProviderError {
+            kind,
+            message: message.into(),
+            detail: None,
+        }
+    }
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::NotFound, message)
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidInput, message)
+    }
+    pub fn other(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Other, message)
+    }
+    pub fn with_detail(mut self, d: impl Into<String>) -> Self {
+        self.detail = Some(d.into());
+        self
+    }
+}
+
+pub type ProviderResult<T> = Result<T, ProviderError>;
+
+/// What a live object looks like: its id and its attributes (configured and computed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Remote {
+    pub id: String,
+    pub attrs: Object,
+}
+
+/// Facts about the operation that a resource kind may need (for ownership tags).
+#[derive(Debug, Clone)]
+pub struct OpContext {
+    /// The instance's address, e.g. `databricks_job.nightly`.
+    pub address: String,
+    /// The state lineage, so objects can be tagged as owned by this state.
+    pub lineage: String,
+    pub environment: String,
+}
+
+/// A resource kind. Implementations hold their provider's client.
+///
+/// `config` objects passed in have every configurable attribute of the schema present (null
+/// when not set), nested blocks as objects (Single) or lists of objects (List, Keyed), and
+/// sensitive attributes with their real values (they are never stored by the engine).
+#[async_trait]
+pub trait ResourceKind: Send + Sync {
+    fn type_name(&self) -> &'static str;
+    fn schema(&self) -> &Schema;
+
+    /// Creates the object; returns its id and full attributes as the service reports them.
+    async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote>;
+
+    /// Reads the live object. `Ok(None)` when it no longer exists.
+    async fn read(&self, ctx: &OpContext, id: &str, prior: &Object) -> ProviderResult<Option<Remote>>;
+
+    /// Updates in place. `prior` holds the last applied attributes.
+    async fn update(
+        &self,
+        ctx: &OpContext,
+        id: &str,
+        prior: &Object,
+        config: &Object,
+    ) -> ProviderResult<Remote>;
+
+    /// Deletes; not-found counts as success.
+    async fn delete(&self, ctx: &OpContext, id: &str, prior: &Object) -> ProviderResult<()>;
+
+    /// Reads an existing object by the id a user gives to `import`.
+    async fn import(&self, ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
+        self.read(ctx, id, &Object::new()).await
+    }
+
+    /// After a crash between a create call and its recorded result, finds the object the
+    /// create may have made (by natural key or ownership tag). `Ok(None)` when there is none.
+    async fn find_created(&self, _ctx: &OpContext, _config: &Object) -> ProviderResult<Option<Remote>> {
+        Ok(None)
+    }
+
+    /// Reads many objects at once where the service makes that cheaper (one list call per
+    /// parent). The default reads them one by one.
+    async fn read_many(
+        &self,
+        ctx: &OpContext,
+        items: &[(String, Object)],
+    ) -> Vec<ProviderResult<Option<Remote>>> {
+        let mut out = Vec::with_capacity(items.len());
+        for (id, prior) in items {
+            out.push(self.read(ctx, id, prior).await);
+        }
+        out
+    }
+}
+
+/// A data source: read-only lookups.
+#[async_trait]
+pub trait DataSource: Send + Sync {
+    fn type_name(&self) -> &'static str;
+    fn schema(&self) -> &Schema;
+    async fn read(&self, config: &Object) -> ProviderResult<Object>;
+}
+
+/// A provider: a named family of resource kinds and data sources, configured by a
+/// `provider "NAME" { ... }` block.
+#[async_trait]
+pub trait Provider: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// The schema of the `provider` block.
+    fn config_schema(&self) -> &Schema;
+    fn resource_kinds(&self) -> Vec<Arc<dyn ResourceKind>>;
+    fn data_sources(&self) -> Vec<Arc<dyn DataSource>>;
+    /// Connects with the evaluated provider block. Called once per command before any
+    /// resource operation; never called by `validate`.
+    async fn configure(&self, config: &Object) -> ProviderResult<()>;
+}
+
+/// All providers a command knows, by resource and data-source type name.
+#[derive(Clone, Default)]
+pub struct Registry {
+    pub providers: Vec<Arc<dyn Provider>>,
+    pub kinds: BTreeMap<&'static str, Arc<dyn ResourceKind>>,
+    pub data_sources: BTreeMap<&'static str, Arc<dyn DataSource>>,
+    /// Which provider (index into `providers`) declared each type.
+    owners: BTreeMap<&'static str, usize>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn register(&mut self, p: Arc<dyn Provider>) {
+        let index = self.providers.len();
+        for k in p.resource_kinds() {
+            self.owners.insert(k.type_name(), index);
+            self.kinds.insert(k.type_name(), k);
+        }
+        for d in p.data_sources() {
+            self.owners.insert(d.type_name(), index);
+            self.data_sources.insert(d.type_name(), d);
+        }
+        self.providers.push(p);
+    }
+    pub fn kind(&self, type_name: &str) -> Option<&Arc<dyn ResourceKind>> {
+        self.kinds.get(type_name)
+    }
+    pub fn data_source(&self, type_name: &str) -> Option<&Arc<dyn DataSource>> {
+        self.data_sources.get(type_name)
+    }
+    pub fn provider(&self, name: &str) -> Option<&Arc<dyn Provider>> {
+        self.providers.iter().find(|p| p.name() == name)
+    }
+    /// The provider that declared a resource or data-source type.
+    pub fn provider_of(&self, type_name: &str) -> Option<&Arc<dyn Provider>> {
+        self.owners.get(type_name).and_then(|i| self.providers.get(*i))
+    }
+}
