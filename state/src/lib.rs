@@ -1,1 +1,25 @@
-//! brickform state.
+//! brickform state (DESIGN §4): the state document, the write-ahead log that makes apply crash
+//! safe, the state lock, and the backends that store them.
+//!
+//! A command's life with state:
+//! 1. `backend.lock(env, LockInfo::new("apply"), timeout)` and keep the guard alive;
+//! 2. `backend::recover(backend, env)` loads the state and replays the log;
+//! 3. resolve `Recovery::unresolved` and `journal.checkpoint(&mut doc)`;
+//! 4. around each mutating call, `journal.intent(..)` before and `journal.result(..)` after;
+//! 5. `journal.checkpoint(&mut doc)` at the end (and whenever a save is wanted).
+
+pub mod address;
+pub mod backend;
+pub mod document;
+pub mod error;
+pub mod fingerprint;
+pub mod lock;
+pub mod wal;
+
+pub use address::{Address, IndexKey, ResourceMode};
+pub use backend::{Backend, Journal, LocalBackend, Recovery, StateLock, recover};
+pub use document::{OutputState, ResourceState, ResourceStatus, STATE_VERSION, StateDocument};
+pub use error::{Result, StateError};
+pub use fingerprint::{fingerprint, fingerprint_matches};
+pub use lock::LockInfo;
+pub use wal::{Intent, Outcome, ResultRecord, WalOp, WalRecord, replay};

@@ -1,0 +1,392 @@
+//! States on the local disk: `<dir>/.brickform/state/<env>.json` (+ `.json.backup`, `.lock`,
+//! `.wal`). Every method is synchronous and quick, so the async trait methods call them inline.
+
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+
+use super::{Backend, StateLock};
+use crate::document::{STATE_VERSION, StateDocument};
+use crate::error::{Result, StateError};
+use crate::lock::{self, Backoff, FileLock, LockInfo};
+use crate::wal::{self, WalRecord};
+
+#[derive(Debug)]
+pub struct LocalBackend {
+    dir: PathBuf,
+    /// Logs whose torn tail (if any) this process has already cut off; our own appends are whole
+    /// lines, so each log needs checking once rather than on every append.
+    wal_checked: Mutex<HashSet<String>>,
+}
+
+impl StateLock for FileLock {
+    fn info(&self) -> &LockInfo {
+        FileLock::info(self)
+    }
+}
+
+/// Enough of a state file to decide whether it may be overwritten.
+#[derive(Deserialize)]
+struct Header {
+    version: u32,
+    lineage: uuid::Uuid,
+    serial: u64,
+}
+
+impl LocalBackend {
+    /// The backend for the configuration in `config_dir`; states go in
+    /// `config_dir/.brickform/state`.
+    pub fn new(config_dir: impl AsRef<Path>) -> LocalBackend {
+        LocalBackend::in_state_dir(config_dir.as_ref().join(".brickform").join("state"))
+    }
+
+    /// A backend keeping its files directly in `dir`.
+    pub fn in_state_dir(dir: impl Into<PathBuf>) -> LocalBackend {
+        LocalBackend {
+            dir: dir.into(),
+            wal_checked: Mutex::new(HashSet::new()),
+        }
+    }
+
+    pub fn state_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn state_path(&self, env: &str) -> Result<PathBuf> {
+        self.file(env, "json")
+    }
+    pub fn backup_path(&self, env: &str) -> Result<PathBuf> {
+        self.file(env, "json.backup")
+    }
+    pub fn lock_path(&self, env: &str) -> Result<PathBuf> {
+        self.file(env, "lock")
+    }
+    pub fn wal_path(&self, env: &str) -> Result<PathBuf> {
+        self.file(env, "wal")
+    }
+
+    fn file(&self, env: &str, extension: &str) -> Result<PathBuf> {
+        validate_environment(env)?;
+        Ok(self.dir.join(format!("{env}.{extension}")))
+    }
+
+    pub fn load_sync(&self, env: &str) -> Result<Option<StateDocument>> {
+        let path = self.state_path(env)?;
+        let Some(bytes) = read_if_exists(&path)? else {
+            return Ok(None);
+        };
+        let header = parse_header(&path, &bytes)?;
+        let doc: StateDocument =
+            serde_json::from_slice(&bytes).map_err(|source| StateError::Corrupt {
+                path: path.clone(),
+                source,
+            })?;
+        debug_assert_eq!(doc.version(), header.version);
+        if doc.environment() != env {
+            return Err(StateError::EnvironmentMismatch {
+                requested: env.to_string(),
+                ours: doc.environment().to_string(),
+            });
+        }
+        Ok(Some(doc))
+    }
+
+    pub fn save_sync(&self, env: &str, doc: &mut StateDocument) -> Result<()> {
+        if doc.environment() != env {
+            return Err(StateError::EnvironmentMismatch {
+                requested: env.to_string(),
+                ours: doc.environment().to_string(),
+            });
+        }
+        let path = self.state_path(env)?;
+        self.ensure_dir()?;
+        let previous = read_if_exists(&path)?;
+        if let Some(bytes) = &previous {
+            let header = parse_header(&path, bytes)?;
+            if header.lineage != doc.lineage() {
+                return Err(StateError::LineageMismatch {
+                    path,
+                    on_disk: header.lineage.to_string(),
+                    ours: doc.lineage().to_string(),
+                });
+            }
+            if header.serial > doc.serial() {
+                return Err(StateError::StaleSerial {
+                    path,
+                    on_disk: header.serial,
+                    ours: doc.serial(),
+                });
+            }
+        }
+        // Bump a copy so a failed write leaves the caller's serial matching the disk.
+        let mut next = doc.clone();
+        next.bump_serial();
+        let mut json = serde_json::to_vec_pretty(&next).map_err(|source| StateError::Encode {
+            what: "state",
+            source,
+        })?;
+        json.push(b'\n');
+        if let Some(bytes) = &previous {
+            atomic_write(&self.backup_path(env)?, bytes)?;
+        }
+        atomic_write(&path, &json)?;
+        *doc = next;
+        Ok(())
+    }
+
+    pub fn try_lock_sync(&self, env: &str, info: LockInfo) -> Result<FileLock> {
+        let info = self.stamp(env, info)?;
+        lock::try_acquire(&self.lock_path(env)?, info)
+    }
+
+    pub fn force_unlock_sync(&self, env: &str, id: &str) -> Result<()> {
+        lock::force_unlock(&self.lock_path(env)?, id)
+    }
+
+    pub fn environments_sync(&self) -> Result<Vec<String>> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(StateError::io("list", &self.dir)(e)),
+        };
+        let mut envs = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(StateError::io("list", &self.dir))?;
+            let name = entry.file_name();
+            let Some(env) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+                continue;
+            };
+            if validate_environment(env).is_ok() {
+                envs.push(env.to_string());
+            }
+        }
+        envs.sort();
+        Ok(envs)
+    }
+
+    pub fn wal_append_sync(&self, env: &str, record: &WalRecord) -> Result<()> {
+        let path = self.wal_path(env)?;
+        let line = record.to_line()?;
+        let mut file = self.open_wal_for_append(env, &path)?;
+        let io = StateError::io("append to write-ahead log", &path);
+        file.seek(SeekFrom::End(0)).map_err(&io)?;
+        file.write_all(&line).map_err(&io)?;
+        file.sync_data().map_err(io)
+    }
+
+    pub fn wal_read_sync(&self, env: &str) -> Result<Vec<WalRecord>> {
+        let path = self.wal_path(env)?;
+        match read_if_exists(&path)? {
+            None => Ok(Vec::new()),
+            Some(bytes) => Ok(wal::parse_log(&path, &bytes)?.records),
+        }
+    }
+
+    pub fn wal_truncate_sync(&self, env: &str) -> Result<()> {
+        let path = self.wal_path(env)?;
+        let file = match OpenOptions::new().write(true).open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(StateError::io("open write-ahead log", &path)(e)),
+        };
+        let io = StateError::io("truncate write-ahead log", &path);
+        file.set_len(0).map_err(&io)?;
+        file.sync_all().map_err(io)
+    }
+
+    /// Opens the log, first cutting off a torn final record left by a crash: appending after it
+    /// would turn it into a corrupt line in the middle of the log.
+    fn open_wal_for_append(&self, env: &str, path: &Path) -> Result<File> {
+        let mut checked = self
+            .wal_checked
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let first_time = !checked.contains(env);
+        if first_time {
+            self.ensure_dir()?;
+        }
+        let existed = path.exists();
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(StateError::io("open write-ahead log", path))?;
+        if !existed {
+            restrict(&file, path)?;
+            sync_dir(&self.dir)?;
+        }
+        if first_time {
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)
+                .map_err(StateError::io("read write-ahead log", path))?;
+            let parsed = wal::parse_log(path, &bytes)?;
+            if parsed.valid_len < bytes.len() {
+                file.set_len(parsed.valid_len as u64)
+                    .map_err(StateError::io("repair write-ahead log", path))?;
+            }
+            checked.insert(env.to_string());
+        }
+        Ok(file)
+    }
+
+    fn stamp(&self, env: &str, mut info: LockInfo) -> Result<LockInfo> {
+        self.ensure_dir()?;
+        info.path = self.state_path(env)?.display().to_string();
+        Ok(info)
+    }
+
+    fn ensure_dir(&self) -> Result<()> {
+        let mut builder = fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        {
+            // The state may hold resource ids and names others should not browse.
+            use std::os::unix::fs::DirBuilderExt;
+            builder.mode(0o700);
+        }
+        builder
+            .create(&self.dir)
+            .map_err(StateError::io("create state directory", &self.dir))
+    }
+}
+
+#[async_trait]
+impl Backend for LocalBackend {
+    async fn load(&self, env: &str) -> Result<Option<StateDocument>> {
+        self.load_sync(env)
+    }
+
+    async fn save(&self, env: &str, doc: &mut StateDocument) -> Result<()> {
+        self.save_sync(env, doc)
+    }
+
+    async fn lock(
+        &self,
+        env: &str,
+        info: LockInfo,
+        timeout: Duration,
+    ) -> Result<Box<dyn StateLock>> {
+        let mut backoff = Backoff::new(timeout);
+        loop {
+            match self.try_lock_sync(env, info.clone()) {
+                Ok(held) => return Ok(Box::new(held)),
+                Err(StateError::Locked { .. }) if backoff.remaining() => {
+                    tokio::time::sleep(backoff.next_delay()).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    async fn force_unlock(&self, env: &str, id: &str) -> Result<()> {
+        self.force_unlock_sync(env, id)
+    }
+
+    async fn lock_holder(&self, env: &str) -> Result<Option<LockInfo>> {
+        lock::holder(&self.lock_path(env)?)
+    }
+
+    async fn environments(&self) -> Result<Vec<String>> {
+        self.environments_sync()
+    }
+
+    async fn wal_append(&self, env: &str, record: &WalRecord) -> Result<()> {
+        self.wal_append_sync(env, record)
+    }
+
+    async fn wal_read(&self, env: &str) -> Result<Vec<WalRecord>> {
+        self.wal_read_sync(env)
+    }
+
+    async fn wal_truncate(&self, env: &str) -> Result<()> {
+        self.wal_truncate_sync(env)
+    }
+}
+
+/// Environment names become file names, so nothing that could climb out of the state directory.
+pub fn validate_environment(env: &str) -> Result<()> {
+    let mut chars = env.chars();
+    let ok = matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        && env.len() <= 128;
+    if ok {
+        Ok(())
+    } else {
+        Err(StateError::InvalidEnvironment(env.to_string()))
+    }
+}
+
+fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header> {
+    let header: Header = serde_json::from_slice(bytes).map_err(|source| StateError::Corrupt {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if header.version > STATE_VERSION {
+        return Err(StateError::UnsupportedVersion {
+            path: path.to_path_buf(),
+            found: header.version,
+            supported: STATE_VERSION,
+        });
+    }
+    Ok(header)
+}
+
+fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StateError::io("read", path)(e)),
+    }
+}
+
+/// Replaces `path` with `bytes` so that a crash leaves either the old or the new file, never a
+/// mix: write a temporary file beside it, fsync, rename over, fsync the directory (the rename
+/// itself lives in the directory).
+fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".brickform-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(StateError::io("create temporary file in", dir))?;
+    restrict(tmp.as_file(), tmp.path())?;
+    let io = StateError::io("write", tmp.path().to_path_buf());
+    tmp.write_all(bytes).map_err(&io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path)
+        .map_err(|e| StateError::io("replace", path)(e.error))?;
+    sync_dir(dir)
+}
+
+/// Mode 0600: the state names every object and its ids; only the owner should read it.
+fn restrict(file: &File, path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(fs::Permissions::from_mode(0o600))
+            .map_err(StateError::io("set permissions of", path))?;
+    }
+    #[cfg(not(unix))]
+    let _ = (file, path);
+    Ok(())
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(StateError::io("sync directory", dir))?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}

@@ -1,0 +1,193 @@
+//! Where states live. A backend stores one state, one lock and one write-ahead log per
+//! environment; `local` keeps them under `.brickform/state/`, a later `volume` backend in a
+//! Unity Catalog volume over HTTP, hence the async trait.
+
+pub mod local;
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::document::StateDocument;
+use crate::error::{Result, StateError};
+use crate::lock::LockInfo;
+use crate::wal::{self, Intent, Outcome, ResultRecord, WalOp, WalRecord};
+
+pub use local::LocalBackend;
+
+/// A held state lock; dropping it releases the lock.
+pub trait StateLock: Send + Sync + Debug {
+    fn info(&self) -> &LockInfo;
+}
+
+#[async_trait]
+pub trait Backend: Send + Sync + Debug {
+    /// The state of `env`, or `None` if it has never been saved.
+    async fn load(&self, env: &str) -> Result<Option<StateDocument>>;
+
+    /// Persists `doc` as the state of `env`, bumping its serial. Refuses to replace a state of
+    /// another lineage, or one saved by someone else since `doc` was loaded.
+    async fn save(&self, env: &str, doc: &mut StateDocument) -> Result<()>;
+
+    /// Takes the lock of `env`, retrying with backoff for up to `timeout` (zero: one attempt).
+    /// Fails with `StateError::Locked` carrying the holder's info.
+    async fn lock(
+        &self,
+        env: &str,
+        info: LockInfo,
+        timeout: Duration,
+    ) -> Result<Box<dyn StateLock>>;
+
+    /// Removes the lock of `env` if its holder's ID is `id`.
+    async fn force_unlock(&self, env: &str, id: &str) -> Result<()>;
+
+    /// The holder of the lock of `env`, if it is held.
+    async fn lock_holder(&self, env: &str) -> Result<Option<LockInfo>>;
+
+    /// Environments that have a saved state, sorted.
+    async fn environments(&self) -> Result<Vec<String>>;
+
+    /// Appends one record to the log of `env`; durable when this returns.
+    async fn wal_append(&self, env: &str, record: &WalRecord) -> Result<()>;
+
+    /// The log's whole records; a torn final record is left out.
+    async fn wal_read(&self, env: &str) -> Result<Vec<WalRecord>>;
+
+    /// Empties the log: called once the state holding its effects is saved.
+    async fn wal_truncate(&self, env: &str) -> Result<()>;
+}
+
+/// What a command starts from: the state with the log replayed into it, the calls whose result
+/// is unknown, and a journal to log further calls with.
+#[derive(Debug)]
+pub struct Recovery {
+    pub document: StateDocument,
+    /// Whether a saved state existed. When it did not, save `document` before the first intent,
+    /// so the lineage that ownership tags carry is on disk before any object bears it.
+    pub existed: bool,
+    /// Intents without a result, in sequence order. Resolve each (look the object up by natural
+    /// key or ownership tag) and record what was found with `Journal::result`.
+    pub unresolved: Vec<Intent>,
+    /// How many log records were read.
+    pub replayed: usize,
+    pub journal: Journal,
+}
+
+/// Loads the state of `env` and replays its write-ahead log. Call it with the lock held, before
+/// anything else touches the state.
+pub async fn recover(backend: Arc<dyn Backend>, env: &str) -> Result<Recovery> {
+    let loaded = backend.load(env).await?;
+    let existed = loaded.is_some();
+    let mut document = loaded.unwrap_or_else(|| StateDocument::new(env));
+    let records = backend.wal_read(env).await?;
+    let unresolved = wal::replay(&mut document, &records)?;
+    let next_seq = records.iter().map(WalRecord::seq).max().unwrap_or(0) + 1;
+    let journal = Journal {
+        backend,
+        env: env.to_string(),
+        inner: tokio::sync::Mutex::new(JournalState {
+            next_seq,
+            open: unresolved.iter().map(|i| (i.seq, i.clone())).collect(),
+        }),
+    };
+    Ok(Recovery {
+        document,
+        existed,
+        unresolved,
+        replayed: records.len(),
+        journal,
+    })
+}
+
+/// Numbers and appends log records for one environment. Shared by the apply tasks (`&self`
+/// methods); one mutex orders appends, so the log's order is the order of sequence numbers.
+#[derive(Debug)]
+pub struct Journal {
+    backend: Arc<dyn Backend>,
+    env: String,
+    inner: tokio::sync::Mutex<JournalState>,
+}
+
+#[derive(Debug)]
+struct JournalState {
+    next_seq: u64,
+    open: BTreeMap<u64, Intent>,
+}
+
+impl Journal {
+    /// Logs that a call is about to be made; returns its sequence number for `result`.
+    pub async fn intent(
+        &self,
+        op: WalOp,
+        address: &str,
+        resource_type: &str,
+        natural_key: Option<String>,
+        id: Option<String>,
+    ) -> Result<u64> {
+        let mut state = self.inner.lock().await;
+        let intent = Intent {
+            seq: state.next_seq,
+            op,
+            address: address.to_string(),
+            resource_type: resource_type.to_string(),
+            natural_key,
+            id,
+        };
+        self.backend
+            .wal_append(&self.env, &WalRecord::Intent(intent.clone()))
+            .await?;
+        state.next_seq += 1;
+        state.open.insert(intent.seq, intent.clone());
+        Ok(intent.seq)
+    }
+
+    /// Logs the result of the call `intent_seq`, and applies it to `doc` so the two never
+    /// disagree.
+    pub async fn result(
+        &self,
+        intent_seq: u64,
+        outcome: Outcome,
+        doc: &mut StateDocument,
+    ) -> Result<u64> {
+        let mut state = self.inner.lock().await;
+        let intent = state
+            .open
+            .get(&intent_seq)
+            .cloned()
+            .ok_or(StateError::WalOrphanResult {
+                seq: state.next_seq,
+                intent_seq,
+            })?;
+        let record = ResultRecord {
+            seq: state.next_seq,
+            intent_seq,
+            outcome,
+        };
+        let seq = record.seq;
+        let wal_record = WalRecord::Result(record);
+        self.backend.wal_append(&self.env, &wal_record).await?;
+        state.next_seq += 1;
+        state.open.remove(&intent_seq);
+        wal::replay(doc, &[WalRecord::Intent(intent), wal_record])?;
+        Ok(seq)
+    }
+
+    /// Saves `doc`, then empties the log unless some call is still in flight: its intent must
+    /// survive a crash, and replaying the records already saved is harmless.
+    pub async fn checkpoint(&self, doc: &mut StateDocument) -> Result<()> {
+        let state = self.inner.lock().await;
+        self.backend.save(&self.env, doc).await?;
+        if state.open.is_empty() {
+            self.backend.wal_truncate(&self.env).await?;
+        }
+        Ok(())
+    }
+
+    /// Intents logged (or recovered) that have no result yet.
+    pub async fn open_intents(&self) -> Vec<Intent> {
+        self.inner.lock().await.open.values().cloned().collect()
+    }
+}

@@ -1,0 +1,558 @@
+//! The state document (DESIGN §4): what brickform last applied in one environment.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use crate::address::{Address, IndexKey, ResourceMode};
+use crate::error::{Result, StateError};
+use crate::fingerprint;
+
+/// The document format version this crate writes and the newest it reads.
+pub const STATE_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResourceStatus {
+    Tainted,
+}
+
+/// One resource instance as last applied.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceState {
+    pub address: String,
+    pub mode: ResourceMode,
+    #[serde(rename = "type")]
+    pub resource_type: String,
+    pub name: String,
+    pub index_key: Option<IndexKey>,
+    pub provider: String,
+    pub id: String,
+    /// Last-applied desired attributes, references resolved, sensitive values removed.
+    #[serde(default)]
+    pub config: Map<String, Value>,
+    /// Server-assigned attributes that other resources may reference.
+    #[serde(default)]
+    pub computed: Map<String, Value>,
+    /// Attribute path (`options.password`) to the salted fingerprint of its value.
+    #[serde(default)]
+    pub sensitive: BTreeMap<String, String>,
+    #[serde(default)]
+    pub dependencies: Vec<String>,
+    #[serde(default)]
+    pub schema_version: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ResourceStatus>,
+    #[serde(default)]
+    pub create_before_destroy: bool,
+}
+
+impl ResourceState {
+    /// A resource with empty attributes; `mode`, `type`, `name` and `index_key` come from the
+    /// address so they cannot disagree with it.
+    pub fn new(address: &str, provider: &str, id: &str) -> Result<ResourceState> {
+        let parsed = Address::parse(address)?;
+        Ok(ResourceState {
+            address: address.to_string(),
+            mode: parsed.mode,
+            resource_type: parsed.resource_type,
+            name: parsed.name,
+            index_key: parsed.index_key,
+            provider: provider.to_string(),
+            id: id.to_string(),
+            config: Map::new(),
+            computed: Map::new(),
+            sensitive: BTreeMap::new(),
+            dependencies: Vec::new(),
+            schema_version: 0,
+            status: None,
+            create_before_destroy: false,
+        })
+    }
+}
+
+/// An output value. A sensitive output keeps only its fingerprint, never its value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutputState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    value: Option<Value>,
+    sensitive: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fingerprint: Option<String>,
+}
+
+impl OutputState {
+    /// The value, absent for sensitive outputs.
+    pub fn value(&self) -> Option<&Value> {
+        self.value.as_ref()
+    }
+    pub fn sensitive(&self) -> bool {
+        self.sensitive
+    }
+    pub fn fingerprint(&self) -> Option<&str> {
+        self.fingerprint.as_deref()
+    }
+}
+
+/// The state of one environment.
+///
+/// Fields are private so the invariants hold: resources sorted by address with no duplicates,
+/// the lineage never changes, the serial only moves forward through a backend's `save`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawDocument")]
+pub struct StateDocument {
+    version: u32,
+    lineage: Uuid,
+    serial: u64,
+    environment: String,
+    resources: Vec<ResourceState>,
+    outputs: BTreeMap<String, OutputState>,
+    salt: String,
+}
+
+/// The wire shape, validated into a `StateDocument` so a hand-edited file cannot break the
+/// sorted, duplicate-free invariant.
+#[derive(Deserialize)]
+struct RawDocument {
+    version: u32,
+    lineage: Uuid,
+    serial: u64,
+    environment: String,
+    #[serde(default)]
+    resources: Vec<ResourceState>,
+    #[serde(default)]
+    outputs: BTreeMap<String, OutputState>,
+    salt: String,
+}
+
+impl TryFrom<RawDocument> for StateDocument {
+    type Error = String;
+
+    fn try_from(raw: RawDocument) -> std::result::Result<Self, String> {
+        let mut resources = raw.resources;
+        resources.sort_by(|a, b| a.address.cmp(&b.address));
+        if let Some(pair) = resources.windows(2).find(|w| w[0].address == w[1].address) {
+            return Err(format!("resource `{}` appears twice", pair[0].address));
+        }
+        if raw.salt.is_empty() {
+            return Err("the salt is empty".to_string());
+        }
+        Ok(StateDocument {
+            version: raw.version,
+            lineage: raw.lineage,
+            serial: raw.serial,
+            environment: raw.environment,
+            resources,
+            outputs: raw.outputs,
+            salt: raw.salt,
+        })
+    }
+}
+
+impl StateDocument {
+    /// An empty state with a fresh lineage and salt, at serial 0 (the first save makes it 1).
+    pub fn new(environment: &str) -> StateDocument {
+        StateDocument {
+            version: STATE_VERSION,
+            lineage: Uuid::new_v4(),
+            serial: 0,
+            environment: environment.to_string(),
+            resources: Vec::new(),
+            outputs: BTreeMap::new(),
+            salt: fingerprint::new_salt(),
+        }
+    }
+
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+    pub fn lineage(&self) -> Uuid {
+        self.lineage
+    }
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+    pub fn environment(&self) -> &str {
+        &self.environment
+    }
+    pub fn salt(&self) -> &str {
+        &self.salt
+    }
+
+    /// Called by backends as they persist the document; the serial counts persisted writes.
+    pub(crate) fn bump_serial(&mut self) {
+        self.serial += 1;
+    }
+
+    /// Resources sorted by address.
+    pub fn resources(&self) -> &[ResourceState] {
+        &self.resources
+    }
+
+    pub fn get(&self, address: &str) -> Option<&ResourceState> {
+        self.position(address).ok().map(|i| &self.resources[i])
+    }
+
+    pub fn get_mut(&mut self, address: &str) -> Option<&mut ResourceState> {
+        // Handing out `&mut` to the address would let a caller break the sort order; `mv` is the
+        // way to change it, so callers must leave `address` alone.
+        self.position(address).ok().map(|i| &mut self.resources[i])
+    }
+
+    /// Adds a resource that is not yet in the state.
+    pub fn insert(&mut self, resource: ResourceState) -> Result<()> {
+        match self.position(&resource.address) {
+            Ok(_) => Err(StateError::AddressExists(resource.address)),
+            Err(i) => {
+                self.resources.insert(i, resource);
+                Ok(())
+            }
+        }
+    }
+
+    /// Replaces the resource at the same address; returns the old one.
+    pub fn replace(&mut self, resource: ResourceState) -> Result<ResourceState> {
+        match self.position(&resource.address) {
+            Ok(i) => Ok(std::mem::replace(&mut self.resources[i], resource)),
+            Err(_) => Err(StateError::AddressNotFound(resource.address)),
+        }
+    }
+
+    /// Inserts or replaces; returns the resource it replaced, if any.
+    pub fn upsert(&mut self, resource: ResourceState) -> Option<ResourceState> {
+        match self.position(&resource.address) {
+            Ok(i) => Some(std::mem::replace(&mut self.resources[i], resource)),
+            Err(i) => {
+                self.resources.insert(i, resource);
+                None
+            }
+        }
+    }
+
+    pub fn remove(&mut self, address: &str) -> Option<ResourceState> {
+        self.position(address)
+            .ok()
+            .map(|i| self.resources.remove(i))
+    }
+
+    /// Renames a resource (a `moved` block or `state mv`), keeping its name and index key in step
+    /// and rewriting other resources' dependencies on it, so destroy order survives the move.
+    pub fn mv(&mut self, from: &str, to: &str) -> Result<()> {
+        let invalid = |reason: &str| StateError::InvalidMove {
+            from: from.to_string(),
+            to: to.to_string(),
+            reason: reason.to_string(),
+        };
+        let source = Address::parse(from)?;
+        let target = Address::parse(to)?;
+        if source.mode != target.mode || source.resource_type != target.resource_type {
+            return Err(invalid("a move keeps the resource type and mode"));
+        }
+        if self.get(to).is_some() {
+            return Err(StateError::AddressExists(to.to_string()));
+        }
+        let mut resource = self
+            .remove(from)
+            .ok_or_else(|| StateError::AddressNotFound(from.to_string()))?;
+        resource.address = to.to_string();
+        resource.name = target.name;
+        resource.index_key = target.index_key;
+        for other in &mut self.resources {
+            for dep in &mut other.dependencies {
+                if dep == from {
+                    *dep = to.to_string();
+                }
+            }
+        }
+        self.upsert(resource);
+        Ok(())
+    }
+
+    pub fn outputs(&self) -> &BTreeMap<String, OutputState> {
+        &self.outputs
+    }
+
+    /// Records an output; a sensitive one keeps only its fingerprint.
+    pub fn set_output(&mut self, name: &str, value: Value, sensitive: bool) {
+        let output = if sensitive {
+            OutputState {
+                value: None,
+                sensitive: true,
+                fingerprint: Some(self.fingerprint(&value)),
+            }
+        } else {
+            OutputState {
+                value: Some(value),
+                sensitive: false,
+                fingerprint: None,
+            }
+        };
+        self.outputs.insert(name.to_string(), output);
+    }
+
+    pub fn remove_output(&mut self, name: &str) -> Option<OutputState> {
+        self.outputs.remove(name)
+    }
+
+    /// The salted fingerprint of a sensitive value, as stored in `sensitive` maps.
+    pub fn fingerprint(&self, value: &Value) -> String {
+        fingerprint::fingerprint(&self.salt, value)
+    }
+
+    pub fn fingerprint_matches(&self, value: &Value, fingerprint: &str) -> bool {
+        fingerprint::fingerprint_matches(&self.salt, value, fingerprint)
+    }
+
+    /// Takes the sensitive attributes out of a resource's `config` and `computed`, keeping their
+    /// fingerprints in `sensitive`. Paths are dot-separated (`options.password`, `task.0.token`).
+    /// The engine calls this before a resource reaches the document or the write-ahead log.
+    pub fn redact<S: AsRef<str>>(&self, resource: &mut ResourceState, paths: &[S]) {
+        for path in paths {
+            let path = path.as_ref();
+            let taken = take_path(&mut resource.config, path)
+                .or_else(|| take_path(&mut resource.computed, path));
+            if let Some(value) = taken {
+                resource
+                    .sensitive
+                    .insert(path.to_string(), self.fingerprint(&value));
+            }
+        }
+    }
+
+    fn position(&self, address: &str) -> std::result::Result<usize, usize> {
+        self.resources
+            .binary_search_by(|r| r.address.as_str().cmp(address))
+    }
+}
+
+/// Removes the value at a dot-separated path; numeric segments index arrays.
+fn take_path(map: &mut Map<String, Value>, path: &str) -> Option<Value> {
+    let (head, rest) = match path.split_once('.') {
+        Some((head, rest)) => (head, Some(rest)),
+        None => (path, None),
+    };
+    match rest {
+        None => map.shift_remove(head),
+        Some(rest) => take_in_value(map.get_mut(head)?, rest),
+    }
+}
+
+fn take_in_value(value: &mut Value, path: &str) -> Option<Value> {
+    match value {
+        Value::Object(map) => take_path(map, path),
+        Value::Array(items) => {
+            let (head, rest) = match path.split_once('.') {
+                Some((head, rest)) => (head, Some(rest)),
+                None => (path, None),
+            };
+            let index: usize = head.parse().ok()?;
+            match rest {
+                // Replacing rather than removing keeps the indices of later elements stable.
+                None => items.get_mut(index).map(Value::take),
+                Some(rest) => take_in_value(items.get_mut(index)?, rest),
+            }
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn resource(address: &str) -> ResourceState {
+        ResourceState::new(address, "databricks", &format!("id-{address}")).unwrap()
+    }
+
+    #[test]
+    fn resources_stay_sorted_whatever_the_insert_order() {
+        let mut doc = StateDocument::new("dev");
+        for a in [
+            "databricks_schema.b",
+            "databricks_catalog.z",
+            "databricks_catalog.a",
+        ] {
+            doc.insert(resource(a)).unwrap();
+        }
+        let order: Vec<_> = doc.resources().iter().map(|r| r.address.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "databricks_catalog.a",
+                "databricks_catalog.z",
+                "databricks_schema.b"
+            ]
+        );
+    }
+
+    #[test]
+    fn loading_sorts_and_rejects_duplicates() {
+        let mut doc = StateDocument::new("dev");
+        doc.insert(resource("t.a")).unwrap();
+        doc.insert(resource("t.b")).unwrap();
+        let mut json = serde_json::to_value(&doc).unwrap();
+        json["resources"].as_array_mut().unwrap().reverse();
+        let back: StateDocument = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back, doc);
+
+        let first = json["resources"][0].clone();
+        json["resources"].as_array_mut().unwrap().push(first);
+        let err = serde_json::from_value::<StateDocument>(json).unwrap_err();
+        assert!(err.to_string().contains("appears twice"), "{err}");
+    }
+
+    #[test]
+    fn insert_replace_remove() {
+        let mut doc = StateDocument::new("dev");
+        doc.insert(resource("t.a")).unwrap();
+        assert!(matches!(
+            doc.insert(resource("t.a")),
+            Err(StateError::AddressExists(_))
+        ));
+        let mut changed = resource("t.a");
+        changed.id = "new".into();
+        assert_eq!(doc.replace(changed).unwrap().id, "id-t.a");
+        assert_eq!(doc.get("t.a").unwrap().id, "new");
+        assert!(matches!(
+            doc.replace(resource("t.zz")),
+            Err(StateError::AddressNotFound(_))
+        ));
+        assert!(doc.remove("t.a").is_some());
+        assert!(doc.get("t.a").is_none());
+        assert!(doc.remove("t.a").is_none());
+    }
+
+    #[test]
+    fn mv_renames_and_rewrites_dependencies() {
+        let mut doc = StateDocument::new("dev");
+        doc.insert(resource("databricks_catalog.old")).unwrap();
+        let mut child = resource("databricks_schema.s");
+        child.dependencies = vec!["databricks_catalog.old".into()];
+        doc.insert(child).unwrap();
+
+        doc.mv("databricks_catalog.old", "databricks_catalog.new[\"eu\"]")
+            .unwrap();
+
+        assert!(doc.get("databricks_catalog.old").is_none());
+        let moved = doc.get("databricks_catalog.new[\"eu\"]").unwrap();
+        assert_eq!(moved.name, "new");
+        assert_eq!(moved.index_key, Some(IndexKey::Str("eu".into())));
+        assert_eq!(moved.id, "id-databricks_catalog.old");
+        assert_eq!(
+            doc.get("databricks_schema.s").unwrap().dependencies,
+            ["databricks_catalog.new[\"eu\"]"]
+        );
+        let order: Vec<_> = doc.resources().iter().map(|r| r.address.clone()).collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(order, sorted);
+    }
+
+    #[test]
+    fn mv_refuses_bad_moves() {
+        let mut doc = StateDocument::new("dev");
+        doc.insert(resource("t.a")).unwrap();
+        doc.insert(resource("t.b")).unwrap();
+        assert!(matches!(
+            doc.mv("t.a", "t.b"),
+            Err(StateError::AddressExists(_))
+        ));
+        assert!(matches!(
+            doc.mv("t.x", "t.y"),
+            Err(StateError::AddressNotFound(_))
+        ));
+        assert!(matches!(
+            doc.mv("t.a", "u.a"),
+            Err(StateError::InvalidMove { .. })
+        ));
+        assert!(doc.get("t.a").is_some());
+    }
+
+    #[test]
+    fn secrets_are_never_serialised() {
+        let secret = "s3cr3t-P@ssw0rd-do-not-store";
+        let mut doc = StateDocument::new("dev");
+        let mut conn = resource("databricks_connection.sql");
+        conn.config = json!({
+            "name": "sql",
+            "options": {"host": "db.example", "user": "etl", "password": secret},
+        })
+        .as_object()
+        .unwrap()
+        .clone();
+        let mut task = resource("databricks_job.j");
+        task.config = json!({"task": [{"key": "a"}, {"key": "b", "token": secret}]})
+            .as_object()
+            .unwrap()
+            .clone();
+        doc.redact(&mut conn, &["options.password"]);
+        doc.redact(&mut task, &["task.1.token"]);
+        doc.insert(conn).unwrap();
+        doc.insert(task).unwrap();
+        doc.set_output("db_password", json!(secret), true);
+        doc.set_output("host", json!("db.example"), false);
+
+        let text = serde_json::to_string_pretty(&doc).unwrap();
+        assert!(!text.contains(secret), "secret leaked into state:\n{text}");
+
+        let conn = doc.get("databricks_connection.sql").unwrap();
+        let fp = &conn.sensitive["options.password"];
+        assert!(doc.fingerprint_matches(&json!(secret), fp));
+        assert!(!doc.fingerprint_matches(&json!("other"), fp));
+        assert_eq!(conn.config["options"]["host"], "db.example");
+        assert!(
+            doc.get("databricks_job.j")
+                .unwrap()
+                .sensitive
+                .contains_key("task.1.token")
+        );
+        let out = &doc.outputs()["db_password"];
+        assert!(out.sensitive() && out.value().is_none());
+        assert!(doc.fingerprint_matches(&json!(secret), out.fingerprint().unwrap()));
+        assert_eq!(doc.outputs()["host"].value(), Some(&json!("db.example")));
+    }
+
+    #[test]
+    fn new_documents_have_distinct_lineage_and_salt() {
+        let a = StateDocument::new("dev");
+        let b = StateDocument::new("dev");
+        assert_ne!(a.lineage(), b.lineage());
+        assert_ne!(a.salt(), b.salt());
+        assert_eq!(a.serial(), 0);
+        assert_eq!(a.version(), STATE_VERSION);
+    }
+
+    #[test]
+    fn wire_shape_matches_the_design() {
+        let mut doc = StateDocument::new("prod");
+        let mut r = resource("databricks_job.j[0]");
+        r.status = Some(ResourceStatus::Tainted);
+        doc.insert(r).unwrap();
+        let json = serde_json::to_value(&doc).unwrap();
+        for key in [
+            "version",
+            "lineage",
+            "serial",
+            "environment",
+            "resources",
+            "outputs",
+            "salt",
+        ] {
+            assert!(json.get(key).is_some(), "missing {key}");
+        }
+        let r = &json["resources"][0];
+        assert_eq!(r["mode"], "managed");
+        assert_eq!(r["type"], "databricks_job");
+        assert_eq!(r["name"], "j");
+        assert_eq!(r["index_key"], 0);
+        assert_eq!(r["status"], "tainted");
+        assert_eq!(r["create_before_destroy"], false);
+        let plain = resource("t.n");
+        let v = serde_json::to_value(&plain).unwrap();
+        assert!(v["index_key"].is_null());
+        assert!(v.get("status").is_none());
+    }
+}

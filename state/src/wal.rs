@@ -1,0 +1,269 @@
+//! The write-ahead log: JSON lines recording each mutating API call before it is made (intent)
+//! and after it returns (result), so a crash between the call and the next state save loses
+//! nothing. `replay` folds completed calls into a document and hands back the calls whose fate
+//! is unknown, for the engine to resolve by looking the object up.
+//!
+//! Records are self-contained (a result carries the whole resource), which makes replay
+//! idempotent: replaying a log over a state that already includes it changes nothing, so a
+//! crash between saving the state and truncating the log is harmless.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::document::{ResourceState, StateDocument};
+use crate::error::{Result, StateError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WalOp {
+    Create,
+    Update,
+    Delete,
+    Import,
+    Forget,
+}
+
+/// Written (and fsynced) before the API call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Intent {
+    pub seq: u64,
+    pub op: WalOp,
+    pub address: String,
+    #[serde(rename = "type")]
+    pub resource_type: String,
+    /// What the object can be found by if the result never got written (a UC full name, a
+    /// workspace path); `None` for kinds found by their ownership tag instead.
+    pub natural_key: Option<String>,
+    /// The object's id, when it has one already (update, delete, import).
+    pub id: Option<String>,
+}
+
+/// What the API call did. A resource carried here has already had its secrets redacted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Created(ResourceState),
+    Updated(ResourceState),
+    Imported(ResourceState),
+    Deleted {},
+    /// Removed from state without touching the object.
+    Forgotten {},
+    /// The call failed and changed nothing that brickform tracks.
+    Failed(String),
+}
+
+/// Written (and fsynced) after the API call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultRecord {
+    pub seq: u64,
+    pub intent_seq: u64,
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "record", rename_all = "lowercase")]
+pub enum WalRecord {
+    Intent(Intent),
+    Result(ResultRecord),
+}
+
+impl WalRecord {
+    pub fn seq(&self) -> u64 {
+        match self {
+            WalRecord::Intent(i) => i.seq,
+            WalRecord::Result(r) => r.seq,
+        }
+    }
+
+    /// The record as one log line, newline included.
+    pub fn to_line(&self) -> Result<Vec<u8>> {
+        let mut line = serde_json::to_vec(self).map_err(|source| StateError::Encode {
+            what: "write-ahead log record",
+            source,
+        })?;
+        line.push(b'\n');
+        Ok(line)
+    }
+}
+
+/// The records of a log, and how many bytes of it are whole records (anything after is a torn
+/// final write, which the next append cuts off).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedLog {
+    pub records: Vec<WalRecord>,
+    pub valid_len: usize,
+}
+
+/// Parses log bytes. A final line that is incomplete or unreadable is a write the crash tore
+/// and is ignored: its caller was still waiting for the fsync, so it never acted on it. An
+/// unreadable line anywhere else is real corruption and an error naming `path` and the line.
+pub fn parse_log(path: &Path, bytes: &[u8]) -> Result<ParsedLog> {
+    let mut records = Vec::new();
+    let mut offset = 0;
+    let mut line_no = 0;
+    while offset < bytes.len() {
+        line_no += 1;
+        let rest = &bytes[offset..];
+        let Some(newline) = rest.iter().position(|&b| b == b'\n') else {
+            break;
+        };
+        let line = &rest[..newline];
+        let next = offset + newline + 1;
+        let is_last = bytes[next..].iter().all(u8::is_ascii_whitespace);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            offset = next;
+            continue;
+        }
+        match serde_json::from_slice::<WalRecord>(line) {
+            Ok(record) => records.push(record),
+            Err(_) if is_last => break,
+            Err(source) => {
+                return Err(StateError::WalCorrupt {
+                    path: path.to_path_buf(),
+                    line: line_no,
+                    source,
+                });
+            }
+        }
+        offset = next;
+    }
+    Ok(ParsedLog {
+        records,
+        valid_len: offset,
+    })
+}
+
+/// Applies every completed call in `records` to `doc`, in log order, and returns the intents
+/// that have no result, in sequence order.
+pub fn replay(doc: &mut StateDocument, records: &[WalRecord]) -> Result<Vec<Intent>> {
+    let mut pending: BTreeMap<u64, &Intent> = BTreeMap::new();
+    for record in records {
+        match record {
+            WalRecord::Intent(intent) => {
+                pending.insert(intent.seq, intent);
+            }
+            WalRecord::Result(result) => {
+                let intent =
+                    pending
+                        .remove(&result.intent_seq)
+                        .ok_or(StateError::WalOrphanResult {
+                            seq: result.seq,
+                            intent_seq: result.intent_seq,
+                        })?;
+                apply(doc, intent, &result.outcome);
+            }
+        }
+    }
+    Ok(pending.into_values().cloned().collect())
+}
+
+fn apply(doc: &mut StateDocument, intent: &Intent, outcome: &Outcome) {
+    match outcome {
+        Outcome::Created(resource) | Outcome::Updated(resource) | Outcome::Imported(resource) => {
+            doc.upsert(resource.clone());
+        }
+        Outcome::Deleted {} | Outcome::Forgotten {} => {
+            doc.remove(&intent.address);
+        }
+        Outcome::Failed(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn intent(seq: u64, op: WalOp, address: &str) -> WalRecord {
+        WalRecord::Intent(Intent {
+            seq,
+            op,
+            address: address.into(),
+            resource_type: "t".into(),
+            natural_key: Some(address.into()),
+            id: None,
+        })
+    }
+
+    fn result(seq: u64, intent_seq: u64, outcome: Outcome) -> WalRecord {
+        WalRecord::Result(ResultRecord {
+            seq,
+            intent_seq,
+            outcome,
+        })
+    }
+
+    #[test]
+    fn record_wire_shape() {
+        let line = String::from_utf8(intent(1, WalOp::Create, "t.a").to_line().unwrap()).unwrap();
+        assert_eq!(
+            line,
+            "{\"record\":\"intent\",\"seq\":1,\"op\":\"create\",\"address\":\"t.a\",\"type\":\"t\",\"natural_key\":\"t.a\",\"id\":null}\n"
+        );
+        let line = String::from_utf8(result(2, 1, Outcome::Deleted {}).to_line().unwrap()).unwrap();
+        assert_eq!(
+            line,
+            "{\"record\":\"result\",\"seq\":2,\"intent_seq\":1,\"outcome\":{\"deleted\":{}}}\n"
+        );
+        let failed = result(3, 1, Outcome::Failed("boom".into()));
+        let back: WalRecord = serde_json::from_slice(&failed.to_line().unwrap()).unwrap();
+        assert_eq!(back, failed);
+    }
+
+    #[test]
+    fn replay_applies_results_and_returns_open_intents() {
+        let mut doc = StateDocument::new("dev");
+        let a = ResourceState::new("t.a", "p", "1").unwrap();
+        let records = vec![
+            intent(1, WalOp::Create, "t.a"),
+            intent(2, WalOp::Create, "t.b"),
+            result(3, 1, Outcome::Created(a.clone())),
+            intent(4, WalOp::Delete, "t.a"),
+            intent(5, WalOp::Create, "t.c"),
+            result(6, 5, Outcome::Failed("nope".into())),
+        ];
+        let open = replay(&mut doc, &records).unwrap();
+        assert_eq!(doc.get("t.a"), Some(&a));
+        assert!(doc.get("t.c").is_none());
+        let seqs: Vec<_> = open.iter().map(|i| i.seq).collect();
+        assert_eq!(seqs, [2, 4]);
+
+        let mut again = doc.clone();
+        replay(&mut again, &records).unwrap();
+        assert_eq!(again, doc, "replay is idempotent");
+    }
+
+    #[test]
+    fn orphan_result_is_an_error() {
+        let mut doc = StateDocument::new("dev");
+        let err = replay(&mut doc, &[result(2, 1, Outcome::Deleted {})]).unwrap_err();
+        assert!(matches!(
+            err,
+            StateError::WalOrphanResult { intent_seq: 1, .. }
+        ));
+    }
+
+    #[test]
+    fn corrupt_middle_line_is_an_error_naming_the_file() {
+        let mut bytes = intent(1, WalOp::Create, "t.a").to_line().unwrap();
+        bytes.extend_from_slice(b"{garbage\n");
+        bytes.extend(intent(2, WalOp::Create, "t.b").to_line().unwrap());
+        let err = parse_log(Path::new("/x/dev.wal"), &bytes).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("/x/dev.wal") && text.contains("line 2"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn unreadable_last_line_counts_as_torn() {
+        let good = intent(1, WalOp::Create, "t.a").to_line().unwrap();
+        let mut bytes = good.clone();
+        bytes.extend_from_slice(b"\0\0\0\0\n");
+        let parsed = parse_log(Path::new("dev.wal"), &bytes).unwrap();
+        assert_eq!(parsed.records.len(), 1);
+        assert_eq!(parsed.valid_len, good.len());
+    }
+}
