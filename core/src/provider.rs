@@ -306,7 +306,12 @@ pub trait ResourceKind: Send + Sync {
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote>;
 
     /// Reads the live object. `Ok(None)` when it no longer exists.
-    async fn read(&self, ctx: &OpContext, id: &str, prior: &Object) -> ProviderResult<Option<Remote>>;
+    async fn read(
+        &self,
+        ctx: &OpContext,
+        id: &str,
+        prior: &Object,
+    ) -> ProviderResult<Option<Remote>>;
 
     /// Updates in place. `prior` holds the last applied attributes.
     async fn update(
@@ -327,7 +332,11 @@ pub trait ResourceKind: Send + Sync {
 
     /// After a crash between a create call and its recorded result, finds the object the
     /// create may have made (by natural key or ownership tag). `Ok(None)` when there is none.
-    async fn find_created(&self, _ctx: &OpContext, _config: &Object) -> ProviderResult<Option<Remote>> {
+    async fn find_created(
+        &self,
+        _ctx: &OpContext,
+        _config: &Object,
+    ) -> ProviderResult<Option<Remote>> {
         Ok(None)
     }
 
@@ -405,6 +414,8 @@ impl Registry {
     }
     /// The provider that declared a resource or data-source type.
     pub fn provider_of(&self, type_name: &str) -> Option<&Arc<dyn Provider>> {
-        self.owners.get(type_name).and_then(|i| self.providers.get(*i))
+        self.owners
+            .get(type_name)
+            .and_then(|i| self.providers.get(*i))
     }
 }

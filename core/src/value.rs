@@ -107,7 +107,9 @@ impl Value {
         if f.fract() == 0.0 && f.abs() < 9.0e15 {
             Value::Number(Number::from(f as i64))
         } else {
-            Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)
+            Number::from_f64(f)
+                .map(Value::Number)
+                .unwrap_or(Value::Null)
         }
     }
 
@@ -137,9 +139,9 @@ impl Value {
             Value::Number(n) => serde_json::Value::Number(n.clone()),
             Value::String(s) => serde_json::Value::String(s.clone()),
             Value::List(l) => serde_json::Value::Array(l.iter().map(Value::to_json).collect()),
-            Value::Object(o) => serde_json::Value::Object(
-                o.iter().map(|(k, v)| (k.clone(), v.to_json())).collect(),
-            ),
+            Value::Object(o) => {
+                serde_json::Value::Object(o.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+            }
         }
     }
 
@@ -192,7 +194,9 @@ impl From<Object> for Value {
 
 /// One step of an attribute path: `tags.env` is `[Key("tags"), Key("env")]`, `task[0]` is
 /// `[Key("task"), Index(0)]`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(untagged)]
 pub enum PathStep {
     Key(String),
@@ -294,10 +298,10 @@ mod tests {
 
     #[test]
     fn unknown_is_found_deep_inside() {
-        let v = Value::List(vec![Value::from("a"), Value::Object(Object::from_iter([(
-            "x".to_string(),
-            Value::Unknown,
-        )]))]);
+        let v = Value::List(vec![
+            Value::from("a"),
+            Value::Object(Object::from_iter([("x".to_string(), Value::Unknown)])),
+        ]);
         assert!(v.contains_unknown());
         assert!(!Value::from("a").contains_unknown());
     }
@@ -317,7 +321,11 @@ mod tests {
         ]));
         assert_eq!(v.to_string(), r#"{name = "x\"y", "my key" = 1}"#);
         assert_eq!(
-            path_string(&[PathStep::Key("task".into()), PathStep::Index(0), PathStep::Key("k".into())]),
+            path_string(&[
+                PathStep::Key("task".into()),
+                PathStep::Index(0),
+                PathStep::Key("k".into())
+            ]),
             "task[0].k"
         );
     }

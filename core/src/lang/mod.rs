@@ -1,5 +1,12 @@
 //! The configuration language: loading `*.bf.hcl` files, evaluating expressions, the
 //! standard library of functions, diagnostics and formatting.
 
+pub mod decode;
+pub mod diagnostics;
+pub mod eval;
 pub mod fmt;
 pub mod functions;
+pub mod load;
+pub mod refs;
+pub mod source;
+pub mod types;

@@ -256,7 +256,9 @@ fn to_json_marked(v: &Value) -> serde_json::Value {
         Value::Unknown => serde_json::json!({ UNKNOWN_MARK: true }),
         Value::List(l) => serde_json::Value::Array(l.iter().map(to_json_marked).collect()),
         Value::Object(o) => serde_json::Value::Object(
-            o.iter().map(|(k, v)| (k.clone(), to_json_marked(v))).collect(),
+            o.iter()
+                .map(|(k, v)| (k.clone(), to_json_marked(v)))
+                .collect(),
         ),
         other => other.to_json(),
     }
@@ -264,11 +266,15 @@ fn to_json_marked(v: &Value) -> serde_json::Value {
 
 fn from_json_marked(j: &serde_json::Value) -> Value {
     match j {
-        serde_json::Value::Object(o) if o.len() == 1 && o.get(UNKNOWN_MARK) == Some(&serde_json::Value::Bool(true)) => {
+        serde_json::Value::Object(o)
+            if o.len() == 1 && o.get(UNKNOWN_MARK) == Some(&serde_json::Value::Bool(true)) =>
+        {
             Value::Unknown
         }
         serde_json::Value::Object(o) => Value::Object(
-            o.iter().map(|(k, v)| (k.clone(), from_json_marked(v))).collect(),
+            o.iter()
+                .map(|(k, v)| (k.clone(), from_json_marked(v)))
+                .collect(),
         ),
         serde_json::Value::Array(a) => Value::List(a.iter().map(from_json_marked).collect()),
         other => Value::from_json(other),

@@ -1,0 +1,576 @@
+//! The dependency graph of a configuration.
+//!
+//! Nodes are configuration objects (variables, locals, resources, data sources, outputs);
+//! an edge `a → b` means `b` reads `a`, so a topological order evaluates dependencies first.
+//! The graph also finds references to undeclared objects and cycles, each reported with the
+//! attribute that made the reference.
+
+use crate::lang::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
+use crate::lang::load::{Config, Expr};
+use crate::lang::refs::{Ref, body_refs, expr_refs};
+use crate::lang::source::Span;
+use crate::plan::Mode;
+use petgraph::Direction;
+use petgraph::algo::{tarjan_scc, toposort};
+use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use petgraph::visit::EdgeRef;
+use std::collections::{HashMap, HashSet};
+
+/// Why one object depends on another: the attribute that holds the reference.
+#[derive(Debug, Clone)]
+pub struct Edge {
+    pub attribute: String,
+    pub span: Option<Span>,
+}
+
+#[derive(Debug, Default)]
+pub struct ConfigGraph {
+    pub graph: StableDiGraph<String, Edge>,
+    index: HashMap<String, NodeIndex>,
+}
+
+impl ConfigGraph {
+    pub fn node(&self, id: &str) -> Option<NodeIndex> {
+        self.index.get(id).copied()
+    }
+
+    fn ensure(&mut self, id: &str) -> NodeIndex {
+        if let Some(n) = self.index.get(id) {
+            return *n;
+        }
+        let n = self.graph.add_node(id.to_string());
+        self.index.insert(id.to_string(), n);
+        n
+    }
+
+    /// Node ids in dependency order (dependencies first). Errors when there is a cycle.
+    pub fn order(&self) -> Option<Vec<String>> {
+        toposort(&self.graph, None)
+            .ok()
+            .map(|v| v.into_iter().map(|n| self.graph[n].clone()).collect())
+    }
+
+    /// The direct dependencies of a node.
+    pub fn dependencies(&self, id: &str) -> Vec<String> {
+        let Some(n) = self.node(id) else {
+            return Vec::new();
+        };
+        let mut deps: Vec<String> = self
+            .graph
+            .neighbors_directed(n, Direction::Incoming)
+            .map(|m| self.graph[m].clone())
+            .collect();
+        deps.sort();
+        deps.dedup();
+        deps
+    }
+
+    /// The resources (and data sources) a node depends on, directly or through variables,
+    /// locals and outputs.
+    pub fn resource_dependencies(&self, id: &str) -> Vec<String> {
+        let mut out = HashSet::new();
+        let mut stack = self.dependencies(id);
+        let mut seen = HashSet::new();
+        while let Some(d) = stack.pop() {
+            if !seen.insert(d.clone()) {
+                continue;
+            }
+            if is_resource_id(&d) {
+                out.insert(d);
+            } else {
+                stack.extend(self.dependencies(&d));
+            }
+        }
+        let mut v: Vec<String> = out.into_iter().collect();
+        v.sort();
+        v
+    }
+
+    /// Graphviz DOT of the resources and the dependencies between them.
+    pub fn to_dot(&self) -> String {
+        let mut out = String::from(
+            "digraph {\n  compound = \"true\"\n  newrank = \"true\"\n  rankdir = \"RL\"\n",
+        );
+        let mut resources: Vec<&String> = self.index.keys().filter(|k| is_resource_id(k)).collect();
+        resources.sort();
+        for r in &resources {
+            out.push_str(&format!("  \"{r}\" [label = \"{r}\", shape = \"box\"]\n"));
+        }
+        let mut edges = Vec::new();
+        for r in &resources {
+            for d in self.resource_dependencies(r) {
+                edges.push(format!("  \"{r}\" -> \"{d}\"\n"));
+            }
+        }
+        edges.sort();
+        edges.dedup();
+        for e in edges {
+            out.push_str(&e);
+        }
+        out.push_str("}\n");
+        out
+    }
+}
+
+/// `TYPE.NAME` and `data.TYPE.NAME` ids are resources; `var.`, `local.`, `output.` are not.
+pub fn is_resource_id(id: &str) -> bool {
+    !(id.starts_with("var.") || id.starts_with("local.") || id.starts_with("output."))
+}
+
+/// Builds the graph and reports undeclared references and cycles.
+pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
+    let mut g = ConfigGraph::default();
+    let mut diags = Diagnostics::new();
+    for name in config.variables.keys() {
+        g.ensure(&format!("var.{name}"));
+    }
+    for name in config.locals.keys() {
+        g.ensure(&format!("local.{name}"));
+    }
+    for addr in config.resources.keys() {
+        g.ensure(addr);
+    }
+    for name in config.outputs.keys() {
+        g.ensure(&format!("output.{name}"));
+    }
+    let resource_types: HashSet<&str> = config
+        .resources
+        .values()
+        .map(|r| r.type_name.as_str())
+        .collect();
+
+    let add_refs = |g: &mut ConfigGraph,
+                    diags: &mut Diagnostics,
+                    from: &str,
+                    attribute: &str,
+                    file,
+                    refs: Vec<Ref>,
+                    ctx: RefContext| {
+        for r in refs {
+            let span = r.span.clone().map(|s| Span::new(file, s));
+            if let Some(d) = check_ref(config, &r, &resource_types, ctx, span.clone()) {
+                diags.push(d);
+                continue;
+            }
+            if let Some(target) = r.target() {
+                if target == from && ctx.is_resource {
+                    diags.push(
+                        Diagnostic::error("Self-referential block")
+                            .at(span)
+                            .detail(format!("Configuration for {from} may not refer to itself.")),
+                    );
+                    continue;
+                }
+                let a = g.ensure(&target);
+                let b = g.ensure(from);
+                g.graph.add_edge(
+                    a,
+                    b,
+                    Edge {
+                        attribute: attribute.to_string(),
+                        span,
+                    },
+                );
+            }
+        }
+    };
+
+    for (name, v) in &config.variables {
+        for val in &v.validations {
+            // A validation may only read its own variable.
+            for r in expr_refs(&val.condition.expr) {
+                if r.root == "var" && r.attrs.first().map(String::as_str) != Some(name.as_str()) {
+                    diags.push(
+                        Diagnostic::error("Invalid reference in variable validation")
+                            .at(r.span.map(|s| Span::new(val.condition.file, s)))
+                            .detail(format!("The condition for variable \"{name}\" can only refer to the variable itself, using var.{name}.")),
+                    );
+                }
+            }
+        }
+    }
+    for (name, l) in &config.locals {
+        let id = format!("local.{name}");
+        add_refs(
+            &mut g,
+            &mut diags,
+            &id,
+            name,
+            l.expr.file,
+            expr_refs(&l.expr.expr),
+            RefContext::default(),
+        );
+    }
+    for (addr, r) in &config.resources {
+        let ctx = RefContext {
+            is_resource: true,
+            has_count: r.count.is_some(),
+            has_for_each: r.for_each.is_some(),
+        };
+        let meta = RefContext {
+            is_resource: true,
+            ..RefContext::default()
+        };
+        let file = r.body.file;
+        for (attr, e) in [("count", &r.count), ("for_each", &r.for_each)] {
+            if let Some(Expr { expr, file }) = e {
+                add_refs(&mut g, &mut diags, addr, attr, *file, expr_refs(expr), meta);
+            }
+        }
+        for a in r.body.body.attributes() {
+            add_refs(
+                &mut g,
+                &mut diags,
+                addr,
+                a.key.as_str(),
+                file,
+                expr_refs(&a.value),
+                ctx,
+            );
+        }
+        for b in r.body.body.blocks() {
+            let mut inner = hcl_edit::structure::Body::new();
+            inner.push(b.clone());
+            let name = if b.ident.as_str() == "dynamic" {
+                b.labels
+                    .first()
+                    .map(|l| l.as_str().to_string())
+                    .unwrap_or_default()
+            } else {
+                b.ident.as_str().to_string()
+            };
+            add_refs(
+                &mut g,
+                &mut diags,
+                addr,
+                &name,
+                file,
+                body_refs(&inner),
+                ctx,
+            );
+        }
+        for t in &r.lifecycle.replace_triggered_by {
+            add_refs(
+                &mut g,
+                &mut diags,
+                addr,
+                "replace_triggered_by",
+                t.file,
+                expr_refs(&t.expr),
+                meta,
+            );
+        }
+        for d in &r.depends_on {
+            if !config.resources.contains_key(&d.target) {
+                diags.push(undeclared_resource(config, &d.target, d.span.clone()));
+                continue;
+            }
+            let a = g.ensure(&d.target);
+            let b = g.ensure(addr);
+            g.graph.add_edge(
+                a,
+                b,
+                Edge {
+                    attribute: "depends_on".into(),
+                    span: d.span.clone(),
+                },
+            );
+        }
+    }
+    for (name, o) in &config.outputs {
+        let id = format!("output.{name}");
+        add_refs(
+            &mut g,
+            &mut diags,
+            &id,
+            "value",
+            o.value.file,
+            expr_refs(&o.value.expr),
+            RefContext::default(),
+        );
+        for d in &o.depends_on {
+            if config.resources.contains_key(&d.target) {
+                let a = g.ensure(&d.target);
+                let b = g.ensure(&id);
+                g.graph.add_edge(
+                    a,
+                    b,
+                    Edge {
+                        attribute: "depends_on".into(),
+                        span: d.span.clone(),
+                    },
+                );
+            } else {
+                diags.push(undeclared_resource(config, &d.target, d.span.clone()));
+            }
+        }
+    }
+    for d in cycles(&g) {
+        diags.push(d);
+    }
+    (g, diags)
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct RefContext {
+    is_resource: bool,
+    has_count: bool,
+    has_for_each: bool,
+}
+
+fn check_ref(
+    config: &Config,
+    r: &Ref,
+    resource_types: &HashSet<&str>,
+    ctx: RefContext,
+    span: Option<Span>,
+) -> Option<Diagnostic> {
+    match r.root.as_str() {
+        "var" => {
+            let name = r.attrs.first()?;
+            (!config.variables.contains_key(name)).then(|| {
+                Diagnostic::error("Reference to undeclared input variable")
+                    .at(span)
+                    .detail(format!("An input variable with the name \"{name}\" has not been declared. This variable can be declared with a variable \"{name}\" {{}} block."))
+                    .maybe_hint(did_you_mean(name, config.variables.keys().map(String::as_str)))
+            })
+        }
+        "local" => {
+            let name = r.attrs.first()?;
+            (!config.locals.contains_key(name)).then(|| {
+                Diagnostic::error("Reference to undeclared local value")
+                    .at(span)
+                    .detail(format!("A local value with the name \"{name}\" has not been declared."))
+                    .maybe_hint(did_you_mean(name, config.locals.keys().map(String::as_str)))
+            })
+        }
+        "each" => (!ctx.has_for_each).then(|| {
+            Diagnostic::error("Reference to \"each\" in context without for_each")
+                .at(span)
+                .detail("The \"each\" object can be used only in \"resource\" or \"data\" blocks, and only when the \"for_each\" argument is set.")
+        }),
+        "count" => (!ctx.has_count).then(|| {
+            Diagnostic::error("Reference to \"count\" in non-counted context")
+                .at(span)
+                .detail("The \"count\" object can only be used in \"resource\" and \"data\" blocks, and only when the \"count\" argument is set.")
+        }),
+        "self" | "path" | "brickform" => None,
+        "data" => {
+            let target = r.target()?;
+            (!config.resources.contains_key(&target)).then(|| undeclared_resource(config, &target, span))
+        }
+        root => {
+            if r.attrs.is_empty() {
+                return Some(
+                    Diagnostic::error("Invalid reference")
+                        .at(span)
+                        .detail(format!("A reference to a resource type must be followed by at least one attribute access, specifying the resource name. \"{root}\" alone refers to nothing."))
+                        .maybe_hint(did_you_mean(root, ["var", "local", "data", "each", "count", "path", "brickform"])),
+                );
+            }
+            let target = r.target()?;
+            if config.resources.contains_key(&target) {
+                return None;
+            }
+            if !resource_types.contains(root) {
+                let hint = did_you_mean(root, ["var", "local", "data", "each", "count"].into_iter().chain(resource_types.iter().copied()));
+                return Some(
+                    Diagnostic::error("Reference to undeclared resource")
+                        .at(span)
+                        .detail(format!("A managed resource \"{root}\" \"{}\" has not been declared in the configuration.", r.attrs[0]))
+                        .maybe_hint(hint),
+                );
+            }
+            Some(undeclared_resource(config, &target, span))
+        }
+    }
+}
+
+fn undeclared_resource(config: &Config, target: &str, span: Option<Span>) -> Diagnostic {
+    let (kind, rest) = match target.strip_prefix("data.") {
+        Some(rest) => ("data resource", rest),
+        None => ("managed resource", target),
+    };
+    let (t, n) = rest.split_once('.').unwrap_or((rest, ""));
+    let same_type: Vec<&str> = config
+        .resources
+        .values()
+        .filter(|r| r.type_name == t && (r.mode == Mode::Data) == target.starts_with("data."))
+        .map(|r| r.name.as_str())
+        .collect();
+    Diagnostic::error("Reference to undeclared resource")
+        .at(span)
+        .detail(format!(
+            "A {kind} \"{t}\" \"{n}\" has not been declared in the configuration."
+        ))
+        .maybe_hint(did_you_mean(n, same_type).map(|h| {
+            h.replace('`', "")
+                .replace("did you mean ", &format!("did you mean `{t}."))
+                .replace('?', "`?")
+        }))
+}
+
+/// One diagnostic per cycle, naming it as `a → b → a` with the attribute of each reference.
+fn cycles(g: &ConfigGraph) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for scc in tarjan_scc(&g.graph) {
+        let self_loop = scc.len() == 1 && g.graph.contains_edge(scc[0], scc[0]);
+        if scc.len() < 2 && !self_loop {
+            continue;
+        }
+        let members: HashSet<NodeIndex> = scc.iter().copied().collect();
+        // Walk the cycle from its alphabetically first member so the message is stable.
+        let start = *scc
+            .iter()
+            .min_by_key(|n| g.graph[**n].clone())
+            .unwrap_or(&scc[0]);
+        let path = cycle_path(g, start, &members);
+        let mut text = g.graph[start].clone();
+        let mut first_span = None;
+        for (edge_attr, to, span) in &path {
+            text.push_str(&format!(" → {}", g.graph[*to]));
+            let _ = edge_attr;
+            if first_span.is_none() {
+                first_span = span.clone();
+            }
+        }
+        let detail = path
+            .iter()
+            .scan(start, |from, (attr, to, _)| {
+                let line = format!("  {} reads {} in \"{attr}\"", g.graph[*to], g.graph[*from]);
+                *from = *to;
+                Some(line)
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        out.push(
+            Diagnostic::error(format!("Cycle: {text}"))
+                .at(first_span)
+                .label("this reference closes the cycle")
+                .detail(format!(
+                    "These objects depend on each other, so none can be evaluated first:\n{detail}"
+                ))
+                .hint("remove one of the references, or move the shared value into a local"),
+        );
+    }
+    out
+}
+
+/// A path of edges from `start` back to `start` through `members`.
+fn cycle_path(
+    g: &ConfigGraph,
+    start: NodeIndex,
+    members: &HashSet<NodeIndex>,
+) -> Vec<(String, NodeIndex, Option<Span>)> {
+    // Depth-first search for a path back to start.
+    let mut stack: Vec<(NodeIndex, Vec<(String, NodeIndex, Option<Span>)>)> =
+        vec![(start, Vec::new())];
+    let mut seen = HashSet::new();
+    while let Some((n, path)) = stack.pop() {
+        let mut edges: Vec<_> = g.graph.edges_directed(n, Direction::Outgoing).collect();
+        edges.sort_by_key(|e| g.graph[e.target()].clone());
+        for e in edges.into_iter().rev() {
+            let t = e.target();
+            if !members.contains(&t) {
+                continue;
+            }
+            let mut p = path.clone();
+            p.push((e.weight().attribute.clone(), t, e.weight().span.clone()));
+            if t == start {
+                return p;
+            }
+            if seen.insert(t) {
+                stack.push((t, p));
+            }
+        }
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::load::load_sources;
+    use std::path::Path;
+
+    fn graph(src: &str) -> (ConfigGraph, Diagnostics) {
+        let (c, d) = load_sources(
+            Path::new("."),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+        );
+        assert!(!d.has_errors(), "{d:?}");
+        build(&c)
+    }
+
+    #[test]
+    fn orders_dependencies_first() {
+        let (g, d) = graph(
+            r#"
+variable "env" { default = "dev" }
+locals { cat = "c_${var.env}" }
+resource "t" "schema" { catalog = t.catalog.name }
+resource "t" "catalog" { name = local.cat }
+resource "t" "job" { depends_on = [t.schema] }
+output "o" { value = t.job.id }
+"#,
+        );
+        assert!(d.is_empty(), "{d:?}");
+        let order = g.order().unwrap();
+        let pos = |s: &str| order.iter().position(|x| x == s).unwrap();
+        assert!(pos("var.env") < pos("local.cat"));
+        assert!(pos("local.cat") < pos("t.catalog"));
+        assert!(pos("t.catalog") < pos("t.schema"));
+        assert!(pos("t.schema") < pos("t.job"));
+        assert!(pos("t.job") < pos("output.o"));
+        assert_eq!(g.resource_dependencies("t.catalog"), Vec::<String>::new());
+        assert_eq!(g.resource_dependencies("output.o"), vec!["t.job"]);
+        let dot = g.to_dot();
+        assert!(dot.contains("\"t.schema\" -> \"t.catalog\""), "{dot}");
+    }
+
+    #[test]
+    fn cycles_are_named_with_their_attributes() {
+        let (_, d) = graph(
+            r#"
+resource "t" "a" { x = t.b.id }
+resource "t" "b" { y = t.a.id }
+"#,
+        );
+        assert_eq!(d.0.len(), 1);
+        assert_eq!(d.0[0].summary, "Cycle: t.a → t.b → t.a");
+        let detail = d.0[0].detail.clone().unwrap();
+        assert!(detail.contains("t.b reads t.a in \"y\""), "{detail}");
+        assert!(detail.contains("t.a reads t.b in \"x\""), "{detail}");
+    }
+
+    #[test]
+    fn undeclared_references_are_errors() {
+        let (_, d) = graph(
+            r#"
+variable "env" {}
+locals { a = var.evn }
+resource "t" "a" {
+  x = local.b
+  y = t.bb.id
+  z = each.key
+  w = tt.a.id
+}
+resource "t" "b" {}
+"#,
+        );
+        let summaries: Vec<&str> = d.iter().map(|d| d.summary.as_str()).collect();
+        assert_eq!(
+            summaries,
+            [
+                "Reference to undeclared input variable",
+                "Reference to undeclared local value",
+                "Reference to undeclared resource",
+                "Reference to \"each\" in context without for_each",
+                "Reference to undeclared resource"
+            ]
+        );
+        assert_eq!(d.0[0].hint.as_deref(), Some("did you mean `env`?"));
+        assert_eq!(d.0[2].hint.as_deref(), Some("did you mean `t.b`?"));
+        assert_eq!(d.0[4].hint.as_deref(), Some("did you mean `t`?"));
+    }
+}

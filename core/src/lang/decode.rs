@@ -1,0 +1,503 @@
+//! Decoding a resource body into an object shaped by the kind's schema: attributes checked
+//! and converted to their types, nested blocks (including `dynamic` ones) expanded, required
+//! attributes enforced, and every problem reported with its location.
+
+use super::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
+use super::eval::{EvalError, Evaluator};
+use super::source::{FileId, Span};
+use crate::provider::{AttrType, Nesting, Presence, Schema};
+use crate::value::{Object, PathStep, Value};
+use hcl_edit::Span as _;
+use hcl_edit::structure::{Block, Body, Structure};
+use std::ops::Range;
+
+/// The result of decoding a body.
+#[derive(Debug, Default)]
+pub struct Decoded {
+    pub value: Object,
+    /// Paths whose value came from a sensitive input.
+    pub sensitive_paths: Vec<Vec<PathStep>>,
+}
+
+pub struct Decoder<'e, 'r> {
+    pub eval: &'e mut Evaluator<'r>,
+    pub file: FileId,
+    pub diags: Diagnostics,
+    sensitive_paths: Vec<Vec<PathStep>>,
+}
+
+impl<'e, 'r> Decoder<'e, 'r> {
+    pub fn new(eval: &'e mut Evaluator<'r>, file: FileId) -> Self {
+        Decoder {
+            eval,
+            file,
+            diags: Diagnostics::new(),
+            sensitive_paths: Vec::new(),
+        }
+    }
+
+    fn span(&self, r: Option<Range<usize>>) -> Option<Span> {
+        r.map(|r| Span::new(self.file, r))
+    }
+
+    fn eval_error(&mut self, e: EvalError) {
+        self.diags.push(e.to_diagnostic(self.file));
+    }
+
+    /// Decodes `body` against `schema`. `block_span` locates "missing argument" errors.
+    pub fn decode(
+        mut self,
+        body: &Body,
+        schema: &Schema,
+        block_span: Option<Range<usize>>,
+    ) -> (Decoded, Diagnostics) {
+        let value = self.decode_body(body, schema, block_span, &[]);
+        (
+            Decoded {
+                value,
+                sensitive_paths: self.sensitive_paths,
+            },
+            self.diags,
+        )
+    }
+
+    fn decode_body(
+        &mut self,
+        body: &Body,
+        schema: &Schema,
+        block_span: Option<Range<usize>>,
+        path: &[PathStep],
+    ) -> Object {
+        let mut out = Object::new();
+        for a in &schema.attributes {
+            if a.presence != Presence::Computed {
+                out.insert(a.name.to_string(), Value::Null);
+            }
+        }
+        let mut block_items: Vec<(&str, Vec<Value>)> =
+            schema.blocks.iter().map(|b| (b.name, Vec::new())).collect();
+
+        for s in body.iter() {
+            match s {
+                Structure::Attribute(attr) => {
+                    let name = attr.key.as_str();
+                    let Some(def) = schema.attribute(name) else {
+                        let (summary, detail) = if schema.block_type(name).is_some() {
+                            (
+                                "Unsupported argument",
+                                format!(
+                                    "An argument named \"{name}\" is not expected here. Did you mean to define a block of type \"{name}\"?"
+                                ),
+                            )
+                        } else {
+                            (
+                                "Unsupported argument",
+                                format!("An argument named \"{name}\" is not expected here."),
+                            )
+                        };
+                        self.diags.push(
+                            Diagnostic::error(summary)
+                                .at(self.span(attr.key.span()))
+                                .label("not expected here")
+                                .detail(detail)
+                                .maybe_hint(did_you_mean(name, schema.names())),
+                        );
+                        continue;
+                    };
+                    if def.presence == Presence::Computed {
+                        self.diags.push(
+                            Diagnostic::error("Value for unconfigurable attribute")
+                                .at(self.span(attr.key.span()))
+                                .detail(format!("Can't configure a value for \"{name}\": its value will be decided automatically based on the result of applying this configuration.")),
+                        );
+                        continue;
+                    }
+                    let before = self.eval.touched_sensitive;
+                    self.eval.touched_sensitive = false;
+                    let v = match self.eval.eval(&attr.value) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            self.eval_error(e);
+                            self.eval.touched_sensitive = before;
+                            continue;
+                        }
+                    };
+                    let mut p = path.to_vec();
+                    p.push(PathStep::Key(name.to_string()));
+                    if self.eval.touched_sensitive || def.sensitive {
+                        self.sensitive_paths.push(p.clone());
+                    }
+                    self.eval.touched_sensitive = before;
+                    match convert(&def.ty, v) {
+                        Ok(v) => {
+                            out.insert(name.to_string(), v);
+                        }
+                        Err(msg) => self.diags.push(
+                            Diagnostic::error("Incorrect attribute value type")
+                                .at(self.span(attr.value.span()))
+                                .label(format!("expected {}", def.ty.describe()))
+                                .detail(format!(
+                                    "Inappropriate value for attribute \"{name}\": {msg}."
+                                )),
+                        ),
+                    }
+                }
+                Structure::Block(b) => {
+                    let (name, is_dynamic) = if b.ident.as_str() == "dynamic" {
+                        match b.labels.first() {
+                            Some(l) => (l.as_str(), true),
+                            None => {
+                                self.diags.push(
+                                    Diagnostic::error("Missing name for block")
+                                        .at(self.span(b.ident.span()))
+                                        .detail("A dynamic block needs one label: the type of the blocks it generates."),
+                                );
+                                continue;
+                            }
+                        }
+                    } else {
+                        (b.ident.as_str(), false)
+                    };
+                    let Some(bt) = schema.block_type(name) else {
+                        let detail = if schema.attribute(name).is_some() {
+                            format!(
+                                "Blocks of type \"{name}\" are not expected here. Did you mean to define argument \"{name}\"? If so, use the equals sign to assign it a value."
+                            )
+                        } else {
+                            format!("Blocks of type \"{name}\" are not expected here.")
+                        };
+                        self.diags.push(
+                            Diagnostic::error("Unsupported block type")
+                                .at(self.span(b.ident.span()))
+                                .label("not expected here")
+                                .detail(detail)
+                                .maybe_hint(did_you_mean(name, schema.names())),
+                        );
+                        continue;
+                    };
+                    let index = block_items
+                        .iter()
+                        .position(|(n, _)| *n == name)
+                        .unwrap_or(0);
+                    let mut p = path.to_vec();
+                    p.push(PathStep::Key(name.to_string()));
+                    if is_dynamic {
+                        let items = self.expand_dynamic(b, &bt.schema, &p);
+                        block_items[index].1.extend(items);
+                    } else {
+                        if !b.labels.is_empty() {
+                            self.diags.push(
+                                Diagnostic::error("Extraneous label for block")
+                                    .at(self.span(b.labels.first().and_then(|l| l.span())))
+                                    .detail(format!("Blocks of type \"{name}\" take no labels.")),
+                            );
+                        }
+                        let n = block_items[index].1.len();
+                        if bt.nesting != Nesting::Single {
+                            p.push(PathStep::Index(n));
+                        }
+                        let v = self.decode_body(&b.body, &bt.schema, block_header(b), &p);
+                        block_items[index].1.push(Value::Object(v));
+                    }
+                }
+            }
+        }
+
+        for a in &schema.attributes {
+            if a.presence == Presence::Required
+                && out.get(a.name).is_none_or(Value::is_null)
+                && !body.has_attribute(a.name)
+            {
+                self.diags.push(
+                    Diagnostic::error("Missing required argument")
+                        .at(self.span(block_span.clone()))
+                        .detail(format!(
+                            "The argument \"{}\" is required, but no definition was found.",
+                            a.name
+                        )),
+                );
+            }
+        }
+        for (bt, (name, items)) in schema.blocks.iter().zip(block_items) {
+            if items.len() < bt.min_items {
+                self.diags.push(
+                    Diagnostic::error("Insufficient blocks")
+                        .at(self.span(block_span.clone()))
+                        .detail(format!(
+                            "At least {} \"{name}\" block{} required.",
+                            bt.min_items,
+                            if bt.min_items == 1 { " is" } else { "s are" }
+                        )),
+                );
+            }
+            if let Some(max) = bt.max_items
+                && items.len() > max
+            {
+                self.diags.push(
+                    Diagnostic::error("Too many blocks")
+                        .at(self.span(block_span.clone()))
+                        .detail(format!(
+                            "No more than {max} \"{name}\" block{} allowed.",
+                            if max == 1 { " is" } else { "s are" }
+                        )),
+                );
+            }
+            if let Nesting::Keyed(key) = bt.nesting {
+                let mut seen = std::collections::HashSet::new();
+                for item in &items {
+                    if let Some(Value::String(k)) = item.as_object().and_then(|o| o.get(key))
+                        && !seen.insert(k.clone())
+                    {
+                        self.diags.push(
+                            Diagnostic::error(format!("Duplicate {name} {key}"))
+                                .at(self.span(block_span.clone()))
+                                .detail(format!("Two \"{name}\" blocks have {key} = \"{k}\"; each must be unique.")),
+                        );
+                    }
+                }
+            }
+            let v = match bt.nesting {
+                Nesting::Single => items.into_iter().next().unwrap_or(Value::Null),
+                Nesting::List | Nesting::Keyed(_) => Value::List(items),
+            };
+            out.insert(name.to_string(), v);
+        }
+        out
+    }
+
+    fn expand_dynamic(&mut self, b: &Block, schema: &Schema, path: &[PathStep]) -> Vec<Value> {
+        let name = b.labels.first().map(|l| l.as_str()).unwrap_or("");
+        let Some(fe) = b.body.get_attribute("for_each") else {
+            self.diags.push(
+                Diagnostic::error("Missing required argument")
+                    .at(self.span(block_header(b)))
+                    .detail("The argument \"for_each\" is required in a dynamic block."),
+            );
+            return Vec::new();
+        };
+        let iterator = match b.body.get_attribute("iterator").map(|a| &a.value) {
+            Some(hcl_edit::expr::Expression::Variable(v)) => v.as_str().to_string(),
+            Some(other) => {
+                self.diags.push(
+                    Diagnostic::error("Invalid dynamic iterator name")
+                        .at(self.span(other.span()))
+                        .detail("The iterator must be a bare name, such as iterator = t."),
+                );
+                return Vec::new();
+            }
+            None => name.to_string(),
+        };
+        let content: Vec<&Block> = b.body.get_blocks("content").collect();
+        let [content] = content.as_slice() else {
+            self.diags.push(
+                Diagnostic::error("Missing content block")
+                    .at(self.span(block_header(b)))
+                    .detail("A dynamic block needs exactly one content block."),
+            );
+            return Vec::new();
+        };
+        for s in b.body.iter() {
+            let key = match s {
+                Structure::Attribute(a) => a.key.as_str(),
+                Structure::Block(bl) => bl.ident.as_str(),
+            };
+            if !["for_each", "iterator", "content", "labels"].contains(&key) {
+                self.diags.push(
+                    Diagnostic::error("Unsupported argument")
+                        .at(self.span(match s {
+                            Structure::Attribute(a) => a.key.span(),
+                            Structure::Block(bl) => bl.ident.span(),
+                        }))
+                        .detail(format!("\"{key}\" is not expected in a dynamic block; put attributes of the generated block inside content {{ … }}.")),
+                );
+            }
+        }
+        let coll = match self.eval.eval(&fe.value) {
+            Ok(v) => v,
+            Err(e) => {
+                self.eval_error(e);
+                return Vec::new();
+            }
+        };
+        let pairs: Vec<(Value, Value)> = match coll {
+            Value::List(l) => l
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (Value::from_i64(i as i64), v))
+                .collect(),
+            Value::Object(o) => o.into_iter().map(|(k, v)| (Value::String(k), v)).collect(),
+            Value::Null => Vec::new(),
+            Value::Unknown => {
+                self.diags.push(
+                    Diagnostic::error("Invalid dynamic for_each value")
+                        .at(self.span(fe.value.span()))
+                        .detail("The for_each value of a dynamic block depends on values that will only be known after apply; it must be known at plan time."),
+                );
+                return Vec::new();
+            }
+            other => {
+                self.diags.push(
+                    Diagnostic::error("Invalid dynamic for_each value")
+                        .at(self.span(fe.value.span()))
+                        .detail(format!("Cannot use a {} value in for_each. An iterable collection is required.", other.type_name())),
+                );
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::new();
+        for (k, v) in pairs {
+            let it = Value::Object(Object::from_iter([
+                ("key".to_string(), k),
+                ("value".to_string(), v),
+            ]));
+            self.eval.bind(iterator.clone(), it);
+            let mut p = path.to_vec();
+            p.push(PathStep::Index(out.len()));
+            let value = self.decode_body(&content.body, schema, block_header(content), &p);
+            self.eval.unbind();
+            out.push(Value::Object(value));
+        }
+        out
+    }
+}
+
+fn block_header(b: &Block) -> Option<Range<usize>> {
+    let start = b.ident.span()?.start;
+    let end = b
+        .labels
+        .last()
+        .and_then(|l| l.span())
+        .or(b.ident.span())?
+        .end;
+    Some(start..end)
+}
+
+/// Converts a value to a schema attribute type, following HCL's automatic conversions.
+pub fn convert(ty: &AttrType, v: Value) -> Result<Value, String> {
+    use super::types::TypeConstraint as T;
+    fn to_tc(ty: &AttrType) -> T {
+        match ty {
+            AttrType::String => T::String,
+            AttrType::Number => T::Number,
+            AttrType::Bool => T::Bool,
+            AttrType::List(t) => T::List(Box::new(to_tc(t))),
+            AttrType::Set(t) => T::Set(Box::new(to_tc(t))),
+            AttrType::Map(t) => T::Map(Box::new(to_tc(t))),
+            AttrType::Any => T::Any,
+        }
+    }
+    to_tc(ty).convert(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::eval::Roots;
+    use crate::provider::{Attribute, BlockType};
+    use std::collections::HashMap;
+
+    struct R(HashMap<String, Value>);
+    impl Roots for R {
+        fn root(&self, name: &str) -> Option<&Value> {
+            self.0.get(name)
+        }
+        fn is_sensitive(&self, root: &str, attr: &str) -> bool {
+            root == "var" && attr == "pw"
+        }
+    }
+
+    fn schema() -> Schema {
+        Schema::new()
+            .attr(Attribute::required("name", AttrType::String))
+            .attr(Attribute::optional("size", AttrType::Number))
+            .attr(Attribute::optional("password", AttrType::String))
+            .attr(Attribute::computed("id", AttrType::String))
+            .block(BlockType::keyed(
+                "task",
+                "task_key",
+                Schema::new()
+                    .attr(Attribute::required("task_key", AttrType::String))
+                    .attr(Attribute::optional(
+                        "depends",
+                        AttrType::List(Box::new(AttrType::String)),
+                    )),
+            ))
+    }
+
+    fn decode(src: &str) -> (Decoded, Diagnostics) {
+        let roots = R(HashMap::from([(
+            "var".to_string(),
+            Value::Object(Object::from_iter([
+                (
+                    "keys".to_string(),
+                    Value::List(vec!["a".into(), "b".into()]),
+                ),
+                ("pw".to_string(), Value::from("hunter2")),
+            ])),
+        )]));
+        let body: Body = src.parse().unwrap();
+        let mut ev = Evaluator::new(&roots, std::path::Path::new("."));
+        Decoder::new(&mut ev, FileId(0)).decode(&body, &schema(), Some(0..1))
+    }
+
+    #[test]
+    fn decodes_attributes_blocks_and_dynamic_blocks() {
+        let (d, diags) = decode(
+            r#"
+name = "x"
+size = "3"
+password = var.pw
+task { task_key = "first" }
+dynamic "task" {
+  for_each = var.keys
+  iterator = t
+  content {
+    task_key = "k_${t.value}"
+    depends  = ["first"]
+  }
+}
+"#,
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(d.value["size"], Value::from(3i64));
+        let tasks = d.value["task"].as_list().unwrap();
+        assert_eq!(tasks.len(), 3);
+        assert_eq!(
+            tasks[2].as_object().unwrap()["task_key"],
+            Value::from("k_b")
+        );
+        assert_eq!(
+            d.sensitive_paths,
+            vec![vec![PathStep::Key("password".into())]]
+        );
+        assert!(
+            !d.value.contains_key("id"),
+            "computed attributes are not part of the configuration"
+        );
+    }
+
+    #[test]
+    fn reports_all_problems() {
+        let (_, diags) = decode(
+            r#"
+nme  = "x"
+size = "big"
+id   = "nope"
+task { task_key = "a" }
+task { task_key = "a" }
+"#,
+        );
+        let summaries: Vec<&str> = diags.iter().map(|d| d.summary.as_str()).collect();
+        assert_eq!(
+            summaries,
+            [
+                "Unsupported argument",
+                "Incorrect attribute value type",
+                "Value for unconfigurable attribute",
+                "Missing required argument",
+                "Duplicate task task_key"
+            ]
+        );
+        assert_eq!(diags.0[0].hint.as_deref(), Some("did you mean `name`?"));
+    }
+}

@@ -1,0 +1,1225 @@
+//! The expression evaluator.
+//!
+//! Our own evaluator over hcl-edit's syntax tree (rather than hcl-rs's) for three reasons:
+//! errors keep their source spans, `try` and `can` evaluate their arguments lazily, and
+//! unknown values propagate through every operation.
+
+use super::functions::{self, FunctionContext};
+use super::source::{FileId, Span};
+use crate::value::{Object, Value};
+use hcl_edit::Span as _;
+use hcl_edit::expr::{
+    BinaryOperator, Expression as E, ForExpr, FuncCall, ObjectKey, TraversalOperator as Op,
+    UnaryOperator,
+};
+use hcl_edit::template::{Directive, Element, Strip, Template};
+use std::ops::Range;
+use std::path::Path;
+
+/// An evaluation error, located in the expression that failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalError {
+    pub summary: String,
+    pub detail: Option<String>,
+    pub span: Option<Range<usize>>,
+    pub hint: Option<String>,
+}
+
+impl EvalError {
+    pub fn new(summary: impl Into<String>, span: Option<Range<usize>>) -> Self {
+        EvalError {
+            summary: summary.into(),
+            detail: None,
+            span,
+            hint: None,
+        }
+    }
+    fn detail(mut self, d: impl Into<String>) -> Self {
+        self.detail = Some(d.into());
+        self
+    }
+    fn hint(mut self, h: Option<String>) -> Self {
+        self.hint = h;
+        self
+    }
+    pub fn to_diagnostic(&self, file: FileId) -> super::diagnostics::Diagnostic {
+        let mut d = super::diagnostics::Diagnostic::error(self.summary.clone())
+            .at(self.span.clone().map(|r| Span::new(file, r)));
+        d.detail = self.detail.clone();
+        d.hint = self.hint.clone();
+        d
+    }
+}
+
+pub type EvalResult = Result<Value, EvalError>;
+
+/// Where the root names of references (`var`, `local`, resource types, `data`, …) come from.
+pub trait Roots {
+    /// The value of a root name, e.g. `var` → object of variables, `databricks_catalog` →
+    /// object of resources by name.
+    fn root(&self, name: &str) -> Option<&Value>;
+    /// Whether reading `root.attr` reveals a sensitive value (sensitive variables).
+    fn is_sensitive(&self, _root: &str, _attr: &str) -> bool {
+        false
+    }
+    /// The message for a reference to a root that does not exist.
+    fn missing_root(&self, name: &str) -> String {
+        format!("There is no variable named \"{name}\".")
+    }
+}
+
+/// A scope of for-expression variables, `each`, `count` and dynamic-block iterators.
+#[derive(Clone, Default)]
+struct Locals {
+    vars: Vec<(String, Value)>,
+}
+
+impl Locals {
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.vars
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+    }
+}
+
+/// Evaluates expressions against [`Roots`] plus per-instance names.
+pub struct Evaluator<'a> {
+    roots: &'a dyn Roots,
+    base_dir: &'a Path,
+    locals: Locals,
+    /// Set when the evaluation read a sensitive value.
+    pub touched_sensitive: bool,
+    /// `templatefile` nesting, to stop runaway recursion.
+    depth: usize,
+}
+
+impl<'a> Evaluator<'a> {
+    pub fn new(roots: &'a dyn Roots, base_dir: &'a Path) -> Self {
+        Evaluator {
+            roots,
+            base_dir,
+            locals: Locals::default(),
+            touched_sensitive: false,
+            depth: 0,
+        }
+    }
+
+    /// Adds a name visible to evaluated expressions (`each`, `count`, an iterator).
+    pub fn bind(&mut self, name: impl Into<String>, value: Value) {
+        self.locals.vars.push((name.into(), value));
+    }
+
+    /// Removes the name bound last.
+    pub fn unbind(&mut self) {
+        self.locals.vars.pop();
+    }
+
+    pub fn eval(&mut self, e: &E) -> EvalResult {
+        match e {
+            E::Null(_) => Ok(Value::Null),
+            E::Bool(b) => Ok(Value::Bool(*b.value())),
+            E::Number(n) => Ok(number_value(n.value())),
+            E::String(s) => Ok(Value::String(s.value().clone())),
+            E::Array(a) => {
+                let mut out = Vec::with_capacity(a.len());
+                for item in a.iter() {
+                    out.push(self.eval(item)?);
+                }
+                Ok(Value::List(out))
+            }
+            E::Object(o) => {
+                let mut out = Object::new();
+                let mut unknown_key = false;
+                for (k, v) in o.iter() {
+                    let key = match k {
+                        ObjectKey::Ident(id) => id.value().as_str().to_string(),
+                        ObjectKey::Expression(ke) => match self.eval(ke)? {
+                            Value::String(s) => s,
+                            Value::Number(n) => n.to_string(),
+                            Value::Bool(b) => b.to_string(),
+                            Value::Unknown => {
+                                unknown_key = true;
+                                continue;
+                            }
+                            other => {
+                                return Err(EvalError::new("Invalid object key", ke.span())
+                                    .detail(format!(
+                                        "An object key must be a string, not a {}.",
+                                        other.type_name()
+                                    )));
+                            }
+                        },
+                    };
+                    let value = self.eval(v.expr())?;
+                    out.insert(key, value);
+                }
+                Ok(if unknown_key {
+                    Value::Unknown
+                } else {
+                    Value::Object(out)
+                })
+            }
+            E::StringTemplate(t) => self.eval_template_elements(t.iter(), e.span()),
+            E::HeredocTemplate(h) => self.eval_template(&h.template, e.span()),
+            E::Parenthesis(p) => self.eval(p.inner()),
+            E::Variable(v) => self.lookup_variable(v.value().as_str(), e.span()),
+            E::Conditional(c) => match self.eval(&c.cond_expr)? {
+                Value::Bool(true) => self.eval(&c.true_expr),
+                Value::Bool(false) => self.eval(&c.false_expr),
+                Value::Unknown => Ok(Value::Unknown),
+                other => Err(
+                    EvalError::new("Incorrect condition type", c.cond_expr.span()).detail(format!(
+                        "The condition expression must be of type bool, not {}.",
+                        other.type_name()
+                    )),
+                ),
+            },
+            E::FuncCall(call) => self.eval_call(call, e.span()),
+            E::Traversal(t) => {
+                if let (E::Variable(root), Some(Op::GetAttr(attr))) =
+                    (&t.expr, t.operators.first().map(|o| o.value()))
+                    && self.locals.get(root.value().as_str()).is_none()
+                    && self
+                        .roots
+                        .is_sensitive(root.value().as_str(), attr.value().as_str())
+                {
+                    self.touched_sensitive = true;
+                }
+                let base = self.eval_traversal_root(&t.expr)?;
+                let ops: Vec<&Op> = t.operators.iter().map(|o| o.value()).collect();
+                self.apply_ops(base, &ops, &t.operators, t.expr.span())
+            }
+            E::UnaryOp(u) => {
+                let v = self.eval(&u.expr)?;
+                match (u.operator.value(), v) {
+                    (_, Value::Unknown) => Ok(Value::Unknown),
+                    (UnaryOperator::Neg, v) => {
+                        let n = to_number(&v).ok_or_else(|| {
+                            EvalError::new("Invalid operand", u.expr.span()).detail(format!(
+                                "Unsuitable value for unary operand: a number is required, got {}.",
+                                v.type_name()
+                            ))
+                        })?;
+                        Ok(Value::from_f64(-n))
+                    }
+                    (UnaryOperator::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
+                    (UnaryOperator::Not, v) => {
+                        Err(
+                            EvalError::new("Invalid operand", u.expr.span()).detail(format!(
+                                "Unsuitable value for unary operand: bool required, got {}.",
+                                v.type_name()
+                            )),
+                        )
+                    }
+                }
+            }
+            E::BinaryOp(b) => {
+                let op = *b.operator.value();
+                let lhs = self.eval(&b.lhs_expr)?;
+                // `&&` and `||` short-circuit like Terraform 1.x does not, but short-circuiting
+                // lets `var.x != null && var.x.y` work, which users expect.
+                match (op, &lhs) {
+                    (BinaryOperator::And, Value::Bool(false)) => return Ok(Value::Bool(false)),
+                    (BinaryOperator::Or, Value::Bool(true)) => return Ok(Value::Bool(true)),
+                    _ => {}
+                }
+                let rhs = self.eval(&b.rhs_expr)?;
+                binary(op, lhs, rhs)
+                    .map_err(|msg| EvalError::new("Invalid operand", e.span()).detail(msg))
+            }
+            E::ForExpr(f) => self.eval_for(f),
+        }
+    }
+
+    fn lookup_variable(&mut self, name: &str, span: Option<Range<usize>>) -> EvalResult {
+        if let Some(v) = self.locals.get(name) {
+            return Ok(v.clone());
+        }
+        match self.roots.root(name) {
+            Some(v) => Ok(v.clone()),
+            None => {
+                Err(EvalError::new("Unknown variable", span).detail(self.roots.missing_root(name)))
+            }
+        }
+    }
+
+    /// The root of a traversal: avoids cloning a whole root object (`var`, a resource type)
+    /// when only one attribute is read.
+    fn eval_traversal_root(&mut self, e: &E) -> EvalResult {
+        self.eval(e)
+    }
+
+    fn apply_ops(
+        &mut self,
+        mut cur: Value,
+        ops: &[&Op],
+        decorated: &[hcl_edit::Decorated<Op>],
+        root_span: Option<Range<usize>>,
+    ) -> EvalResult {
+        let offset = decorated.len() - ops.len();
+        for (i, op) in ops.iter().enumerate() {
+            let span = decorated
+                .get(offset + i)
+                .and_then(|d| d.span())
+                .or(root_span.clone());
+            match op {
+                Op::GetAttr(id) => {
+                    let name = id.value().as_str();
+                    cur = match cur {
+                        Value::Unknown => return Ok(Value::Unknown),
+                        Value::Object(mut o) => match o.swap_remove(name) {
+                            Some(v) => v,
+                            None => {
+                                let hint = super::diagnostics::did_you_mean(
+                                    name,
+                                    o.keys().map(String::as_str),
+                                );
+                                return Err(EvalError::new("Unsupported attribute", span)
+                                    .detail(format!(
+                                        "This object does not have an attribute named \"{name}\"."
+                                    ))
+                                    .hint(hint));
+                            }
+                        },
+                        Value::Null => {
+                            return Err(EvalError::new(
+                                "Attempt to get attribute from null value",
+                                span,
+                            )
+                            .detail("This value is null, so it does not have any attributes."));
+                        }
+                        Value::List(_) => {
+                            return Err(EvalError::new("Unsupported attribute", span).detail(format!(
+                                "Can't access attribute \"{name}\" on a list. Did you mean to access an element with an index, or use a splat expression (`[*].{name}`)?"
+                            )));
+                        }
+                        other => {
+                            return Err(EvalError::new("Unsupported attribute", span).detail(
+                                format!(
+                                    "Can't access attributes on a primitive-typed value ({}).",
+                                    other.type_name()
+                                ),
+                            ));
+                        }
+                    };
+                }
+                Op::Index(ix) => {
+                    let key = self.eval(ix)?;
+                    cur = index_value(cur, &key)
+                        .map_err(|m| EvalError::new("Invalid index", span).detail(m))?;
+                }
+                Op::LegacyIndex(n) => {
+                    let key = Value::from_i64(*n.value() as i64);
+                    cur = index_value(cur, &key)
+                        .map_err(|m| EvalError::new("Invalid index", span).detail(m))?;
+                }
+                Op::AttrSplat(_) | Op::FullSplat(_) => {
+                    let rest = &ops[i + 1..];
+                    let attr_only = matches!(op, Op::AttrSplat(_));
+                    // Attribute splat applies only the attribute accesses that follow.
+                    let take = if attr_only {
+                        rest.iter()
+                            .take_while(|o| matches!(o, Op::GetAttr(_)))
+                            .count()
+                    } else {
+                        rest.len()
+                    };
+                    let (inner, after) = rest.split_at(take);
+                    let items = match cur {
+                        Value::Unknown => return Ok(Value::Unknown),
+                        Value::Null => Vec::new(),
+                        Value::List(l) => l,
+                        other => vec![other],
+                    };
+                    let mut out = Vec::with_capacity(items.len());
+                    let inner_decorated = &decorated[offset + i + 1..offset + i + 1 + take];
+                    for item in items {
+                        out.push(self.apply_ops(item, inner, inner_decorated, span.clone())?);
+                    }
+                    let after_decorated = &decorated[offset + i + 1 + take..];
+                    return self.apply_ops(Value::List(out), after, after_decorated, span);
+                }
+            }
+        }
+        Ok(cur)
+    }
+
+    fn eval_for(&mut self, f: &ForExpr) -> EvalResult {
+        let coll = self.eval(&f.intro.collection_expr)?;
+        let pairs: Vec<(Value, Value)> = match coll {
+            Value::Unknown => return Ok(Value::Unknown),
+            Value::List(l) => l
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (Value::from_i64(i as i64), v))
+                .collect(),
+            Value::Object(o) => o.into_iter().map(|(k, v)| (Value::String(k), v)).collect(),
+            Value::Null => {
+                return Err(EvalError::new(
+                    "Iteration over null value",
+                    f.intro.collection_expr.span(),
+                )
+                .detail("A null value cannot be used as the collection in a 'for' expression."));
+            }
+            other => {
+                return Err(EvalError::new(
+                    "Iteration over non-iterable value",
+                    f.intro.collection_expr.span(),
+                )
+                .detail(format!(
+                    "A value of type {} cannot be used as the collection in a 'for' expression.",
+                    other.type_name()
+                )));
+            }
+        };
+        let key_var = f
+            .intro
+            .key_var
+            .as_ref()
+            .map(|k| k.value().as_str().to_string());
+        let value_var = f.intro.value_var.value().as_str().to_string();
+        let mark = self.locals.vars.len();
+        let mut list = Vec::new();
+        let mut obj = Object::new();
+        let mut any_unknown = false;
+        let result = (|| -> Result<(), EvalError> {
+            for (k, v) in pairs {
+                self.locals.vars.truncate(mark);
+                if let Some(kv) = &key_var {
+                    self.locals.vars.push((kv.clone(), k));
+                }
+                self.locals.vars.push((value_var.clone(), v));
+                if let Some(cond) = &f.cond {
+                    match self.eval(&cond.expr)? {
+                        Value::Bool(true) => {}
+                        Value::Bool(false) => continue,
+                        Value::Unknown => {
+                            any_unknown = true;
+                            continue;
+                        }
+                        other => {
+                            return Err(EvalError::new(
+                                "Invalid 'for' condition",
+                                cond.expr.span(),
+                            )
+                            .detail(format!(
+                                "The 'if' clause value must be bool, not {}.",
+                                other.type_name()
+                            )));
+                        }
+                    }
+                }
+                match &f.key_expr {
+                    Some(ke) => {
+                        let key = match self.eval(ke)? {
+                            Value::String(s) => s,
+                            Value::Number(n) => n.to_string(),
+                            Value::Bool(b) => b.to_string(),
+                            Value::Unknown => {
+                                any_unknown = true;
+                                continue;
+                            }
+                            other => {
+                                return Err(EvalError::new("Invalid object key", ke.span())
+                                    .detail(format!("The key expression produced a {}, but a string is required.", other.type_name())));
+                            }
+                        };
+                        let value = self.eval(&f.value_expr)?;
+                        if f.grouping {
+                            match obj.entry(key).or_insert_with(|| Value::List(Vec::new())) {
+                                Value::List(l) => l.push(value),
+                                _ => unreachable_group(),
+                            }
+                        } else if obj.contains_key(&key) {
+                            return Err(EvalError::new("Duplicate object key", ke.span()).detail(format!(
+                                "Two different items produced the key \"{key}\" in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key."
+                            )));
+                        } else {
+                            obj.insert(key, value);
+                        }
+                    }
+                    None => list.push(self.eval(&f.value_expr)?),
+                }
+            }
+            Ok(())
+        })();
+        self.locals.vars.truncate(mark);
+        result?;
+        if any_unknown {
+            return Ok(Value::Unknown);
+        }
+        Ok(if f.key_expr.is_some() {
+            Value::Object(obj)
+        } else {
+            Value::List(list)
+        })
+    }
+
+    fn eval_call(&mut self, call: &FuncCall, span: Option<Range<usize>>) -> EvalResult {
+        let name = call.name.name.value().as_str();
+        let args: Vec<&E> = call.args.iter().collect();
+        match name {
+            "try" => {
+                if args.is_empty() {
+                    return Err(EvalError::new("Not enough function arguments", span)
+                        .detail("Function \"try\" expects at least one argument."));
+                }
+                let mut last_err = None;
+                for a in &args {
+                    match self.eval(a) {
+                        Ok(v) => return Ok(v),
+                        Err(e) => last_err = Some(e),
+                    }
+                }
+                let e = last_err.map(|e| e.summary).unwrap_or_default();
+                Err(EvalError::new("Error in function call", span).detail(format!(
+                    "Call to function \"try\" failed: no expression succeeded (the last error was: {e})."
+                )))
+            }
+            "can" => {
+                if args.len() != 1 {
+                    return Err(EvalError::new("Wrong number of function arguments", span)
+                        .detail("Function \"can\" expects 1 argument."));
+                }
+                match self.eval(args[0]) {
+                    Ok(v) if v.contains_unknown() => Ok(Value::Unknown),
+                    Ok(_) => Ok(Value::Bool(true)),
+                    Err(_) => Ok(Value::Bool(false)),
+                }
+            }
+            "templatefile" => self.templatefile(&args, span),
+            _ => {
+                let mut values = Vec::with_capacity(args.len());
+                for a in &args {
+                    values.push(self.eval(a)?);
+                }
+                // `f(list...)` expands the final argument.
+                if call.args.expand_final()
+                    && let Some(last) = values.pop()
+                {
+                    match last {
+                        Value::List(l) => values.extend(l),
+                        Value::Unknown => return Ok(Value::Unknown),
+                        other => {
+                            return Err(EvalError::new("Invalid expanding argument value", span).detail(format!(
+                                "The expanding argument (indicated by ...) must be of a list type, not {}.",
+                                other.type_name()
+                            )));
+                        }
+                    }
+                }
+                if !functions::exists(name) {
+                    let hint = super::diagnostics::did_you_mean(
+                        name,
+                        functions::names()
+                            .iter()
+                            .copied()
+                            .chain(["try", "can", "templatefile"]),
+                    );
+                    return Err(EvalError::new("Call to unknown function", span)
+                        .detail(format!("There is no function named \"{name}\"."))
+                        .hint(hint));
+                }
+                let ctx = FunctionContext {
+                    base_dir: self.base_dir,
+                };
+                functions::call(name, &values, &ctx).map_err(|e| {
+                    let at = e
+                        .arg
+                        .and_then(|i| args.get(i))
+                        .and_then(|a| a.span())
+                        .or(span.clone());
+                    EvalError::new("Invalid function argument", at)
+                        .detail(format!("Call to function \"{name}\" failed: {}", e.message))
+                })
+            }
+        }
+    }
+
+    fn templatefile(&mut self, args: &[&E], span: Option<Range<usize>>) -> EvalResult {
+        if args.len() != 2 {
+            return Err(EvalError::new("Wrong number of function arguments", span)
+                .detail("Function \"templatefile\" expects 2 arguments: a path and an object of variables."));
+        }
+        let path = match self.eval(args[0])? {
+            Value::String(s) => s,
+            Value::Unknown => return Ok(Value::Unknown),
+            other => {
+                return Err(
+                    EvalError::new("Invalid function argument", args[0].span()).detail(format!(
+                        "templatefile: the path must be a string, not {}.",
+                        other.type_name()
+                    )),
+                );
+            }
+        };
+        let vars = match self.eval(args[1])? {
+            Value::Object(o) => o,
+            Value::Unknown => return Ok(Value::Unknown),
+            other => {
+                return Err(
+                    EvalError::new("Invalid function argument", args[1].span()).detail(format!(
+                        "templatefile: the variables must be an object, not {}.",
+                        other.type_name()
+                    )),
+                );
+            }
+        };
+        if self.depth > 8 {
+            return Err(EvalError::new("Invalid function argument", span).detail(
+                "templatefile: templates nest too deeply (recursive templatefile calls?).",
+            ));
+        }
+        let full = self.base_dir.join(&path);
+        let text = std::fs::read_to_string(&full).map_err(|e| {
+            EvalError::new("Invalid function argument", args[0].span())
+                .detail(format!("templatefile: cannot read {}: {e}", full.display()))
+        })?;
+        let template: Template = text.parse().map_err(|e: hcl_edit::parser::Error| {
+            EvalError::new("Invalid template", args[0].span()).detail(format!(
+                "templatefile: {} has a syntax error at line {}, column {}: {}",
+                full.display(),
+                e.location().line(),
+                e.location().column(),
+                e.message()
+            ))
+        })?;
+        // A template sees only the variables it is given, as in Terraform.
+        struct Isolated;
+        impl Roots for Isolated {
+            fn root(&self, _: &str) -> Option<&Value> {
+                None
+            }
+            fn missing_root(&self, name: &str) -> String {
+                format!("There is no variable named \"{name}\" in the template's variables.")
+            }
+        }
+        let mut inner = Evaluator {
+            roots: &Isolated,
+            base_dir: self.base_dir,
+            locals: Locals {
+                vars: vars.into_iter().collect(),
+            },
+            touched_sensitive: false,
+            depth: self.depth + 1,
+        };
+        let result = inner.eval_template(&template, None).map_err(|e| {
+            EvalError::new("Error in template", args[0].span()).detail(format!(
+                "templatefile: in {}: {}{}",
+                full.display(),
+                e.summary,
+                e.detail.map(|d| format!(": {d}")).unwrap_or_default()
+            ))
+        });
+        self.touched_sensitive |= inner.touched_sensitive;
+        result
+    }
+
+    fn eval_template(&mut self, t: &Template, span: Option<Range<usize>>) -> EvalResult {
+        self.eval_template_elements(t.iter(), span)
+    }
+
+    /// Evaluates template elements. A template made of a single interpolation yields the
+    /// interpolated value with its own type, per the HCL spec.
+    fn eval_template_elements<'e>(
+        &mut self,
+        elements: impl Iterator<Item = &'e Element>,
+        span: Option<Range<usize>>,
+    ) -> EvalResult {
+        let elements: Vec<&Element> = elements.collect();
+        if let [Element::Interpolation(i)] = elements.as_slice() {
+            return self.eval(&i.expr);
+        }
+        let mut pieces = Vec::new();
+        let mut unknown = false;
+        self.render_elements(&elements, &mut pieces, &mut unknown, span)?;
+        if unknown {
+            return Ok(Value::Unknown);
+        }
+        Ok(Value::String(join_pieces(pieces)))
+    }
+
+    fn render_elements(
+        &mut self,
+        elements: &[&Element],
+        pieces: &mut Vec<Piece>,
+        unknown: &mut bool,
+        span: Option<Range<usize>>,
+    ) -> Result<(), EvalError> {
+        for el in elements {
+            match el {
+                Element::Literal(s) => pieces.push(Piece::literal(s.value().clone())),
+                Element::Interpolation(i) => {
+                    let v = self.eval(&i.expr)?;
+                    let text = match template_string(&v) {
+                        Ok(Some(t)) => t,
+                        Ok(None) => {
+                            *unknown = true;
+                            String::new()
+                        }
+                        Err(msg) => {
+                            return Err(EvalError::new(
+                                "Invalid template interpolation value",
+                                i.expr.span(),
+                            )
+                            .detail(msg));
+                        }
+                    };
+                    pieces.push(Piece::value(text, i.strip));
+                }
+                Element::Directive(d) => match d.as_ref() {
+                    Directive::If(ifd) => {
+                        pieces.push(Piece::marker(ifd.if_expr.strip));
+                        let cond = self.eval(&ifd.if_expr.cond_expr)?;
+                        match cond {
+                            Value::Bool(true) => {
+                                let inner: Vec<&Element> = ifd.if_expr.template.iter().collect();
+                                self.render_elements(&inner, pieces, unknown, span.clone())?;
+                            }
+                            Value::Bool(false) => {
+                                if let Some(else_expr) = &ifd.else_expr {
+                                    pieces.push(Piece::marker(else_expr.strip));
+                                    let inner: Vec<&Element> = else_expr.template.iter().collect();
+                                    self.render_elements(&inner, pieces, unknown, span.clone())?;
+                                }
+                            }
+                            Value::Unknown => *unknown = true,
+                            other => {
+                                return Err(EvalError::new(
+                                    "Invalid template if directive",
+                                    ifd.if_expr.cond_expr.span(),
+                                )
+                                .detail(format!(
+                                    "The condition must be bool, not {}.",
+                                    other.type_name()
+                                )));
+                            }
+                        }
+                        pieces.push(Piece::marker(ifd.endif_expr.strip));
+                    }
+                    Directive::For(ford) => {
+                        let fe = &ford.for_expr;
+                        pieces.push(Piece::marker(fe.strip));
+                        let coll = self.eval(&fe.collection_expr)?;
+                        let pairs: Vec<(Value, Value)> = match coll {
+                            Value::List(l) => l
+                                .into_iter()
+                                .enumerate()
+                                .map(|(i, v)| (Value::from_i64(i as i64), v))
+                                .collect(),
+                            Value::Object(o) => {
+                                o.into_iter().map(|(k, v)| (Value::String(k), v)).collect()
+                            }
+                            Value::Unknown => {
+                                *unknown = true;
+                                Vec::new()
+                            }
+                            other => {
+                                return Err(EvalError::new(
+                                    "Invalid template for directive",
+                                    fe.collection_expr.span(),
+                                )
+                                .detail(format!(
+                                    "A {} value cannot be iterated.",
+                                    other.type_name()
+                                )));
+                            }
+                        };
+                        let mark = self.locals.vars.len();
+                        let inner: Vec<&Element> = fe.template.iter().collect();
+                        for (k, v) in pairs {
+                            self.locals.vars.truncate(mark);
+                            if let Some(kv) = &fe.key_var {
+                                self.locals.vars.push((kv.value().as_str().to_string(), k));
+                            }
+                            self.locals
+                                .vars
+                                .push((fe.value_var.value().as_str().to_string(), v));
+                            let r = self.render_elements(&inner, pieces, unknown, span.clone());
+                            if r.is_err() {
+                                self.locals.vars.truncate(mark);
+                                return r;
+                            }
+                        }
+                        self.locals.vars.truncate(mark);
+                        pieces.push(Piece::marker(ford.endfor_expr.strip));
+                    }
+                },
+            }
+        }
+        Ok(())
+    }
+}
+
+fn unreachable_group() {}
+
+/// A part of a rendered template; markers carry `~` strip requests of directives.
+struct Piece {
+    text: String,
+    literal: bool,
+    strip: Strip,
+}
+
+impl Piece {
+    fn literal(text: String) -> Self {
+        Piece {
+            text,
+            literal: true,
+            strip: Strip::None,
+        }
+    }
+    fn value(text: String, strip: Strip) -> Self {
+        Piece {
+            text,
+            literal: false,
+            strip,
+        }
+    }
+    fn marker(strip: Strip) -> Self {
+        Piece {
+            text: String::new(),
+            literal: false,
+            strip,
+        }
+    }
+}
+
+/// Joins template pieces, applying `~` strip markers to the neighbouring literals.
+fn join_pieces(mut pieces: Vec<Piece>) -> String {
+    for i in 0..pieces.len() {
+        let strip = pieces[i].strip;
+        if pieces[i].literal {
+            continue;
+        }
+        if matches!(strip, Strip::Start | Strip::Both) {
+            if let Some(prev) = pieces[..i]
+                .iter_mut()
+                .rev()
+                .find(|p| p.literal || !p.text.is_empty())
+            {
+                if prev.literal {
+                    prev.text = prev.text.trim_end().to_string();
+                }
+            }
+        }
+        if matches!(strip, Strip::End | Strip::Both) {
+            if let Some(next) = pieces[i + 1..]
+                .iter_mut()
+                .find(|p| p.literal || !p.text.is_empty())
+            {
+                if next.literal {
+                    next.text = next.text.trim_start().to_string();
+                }
+            }
+        }
+    }
+    pieces.into_iter().map(|p| p.text).collect()
+}
+
+/// The string form of a value inside a template; `Ok(None)` when unknown.
+fn template_string(v: &Value) -> Result<Option<String>, String> {
+    match v {
+        Value::String(s) => Ok(Some(s.clone())),
+        Value::Number(n) => Ok(Some(n.to_string())),
+        Value::Bool(b) => Ok(Some(b.to_string())),
+        Value::Unknown => Ok(None),
+        Value::Null => Err(
+            "The expression result is null. Cannot include a null value in a string template."
+                .into(),
+        ),
+        other => Err(format!(
+            "Cannot include the given value in a string template: string required, got {}.",
+            other.type_name()
+        )),
+    }
+}
+
+fn number_value(n: &hcl_edit::Number) -> Value {
+    if let Some(i) = n.as_i64() {
+        Value::from_i64(i)
+    } else if let Some(u) = n.as_u64() {
+        Value::Number(serde_json::Number::from(u))
+    } else {
+        Value::from_f64(n.as_f64().unwrap_or(0.0))
+    }
+}
+
+/// Numbers, and strings that hold numbers (HCL converts them for arithmetic).
+pub fn to_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    }
+}
+
+fn index_value(cur: Value, key: &Value) -> Result<Value, String> {
+    match (cur, key) {
+        (Value::Unknown, _) | (_, Value::Unknown) => Ok(Value::Unknown),
+        (Value::List(mut l), k) => {
+            let Some(i) = to_number(k) else {
+                return Err(format!(
+                    "The given key does not identify an element in this collection value: a number is required, got {}.",
+                    k.type_name()
+                ));
+            };
+            if i < 0.0 || i.fract() != 0.0 || (i as usize) >= l.len() {
+                return Err(format!(
+                    "The given key does not identify an element in this collection value: the collection has {} elements and the index is {}.",
+                    l.len(),
+                    Value::from_f64(i)
+                ));
+            }
+            Ok(l.swap_remove(i as usize))
+        }
+        (Value::Object(mut o), k) => {
+            let key = match k {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                other => {
+                    return Err(format!(
+                        "An object key must be a string, not {}.",
+                        other.type_name()
+                    ));
+                }
+            };
+            match o.swap_remove(&key) {
+                Some(v) => Ok(v),
+                None => {
+                    let hint = super::diagnostics::did_you_mean(&key, o.keys().map(String::as_str))
+                        .map(|h| format!(" ({h})"))
+                        .unwrap_or_default();
+                    Err(format!(
+                        "The given key does not identify an element in this collection value: there is no key {}{hint}.",
+                        crate::value::quote(&key)
+                    ))
+                }
+            }
+        }
+        (Value::Null, _) => Err("Cannot index a null value.".into()),
+        (other, _) => Err(format!(
+            "This value does not have any indices: it is a {}.",
+            other.type_name()
+        )),
+    }
+}
+
+/// Deep equality with numeric comparison of numbers.
+pub fn values_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| values_equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn binary(op: BinaryOperator, lhs: Value, rhs: Value) -> Result<Value, String> {
+    use BinaryOperator as B;
+    match op {
+        B::Eq | B::NotEq => {
+            if lhs.contains_unknown() || rhs.contains_unknown() {
+                return Ok(Value::Unknown);
+            }
+            let eq = values_equal(&lhs, &rhs);
+            Ok(Value::Bool(if op == B::Eq { eq } else { !eq }))
+        }
+        B::And | B::Or => {
+            let l = bool_operand(&lhs)?;
+            let r = bool_operand(&rhs)?;
+            match (l, r) {
+                (Some(l), Some(r)) => Ok(Value::Bool(if op == B::And { l && r } else { l || r })),
+                _ => Ok(Value::Unknown),
+            }
+        }
+        _ => {
+            if matches!(lhs, Value::Unknown) || matches!(rhs, Value::Unknown) {
+                return Ok(Value::Unknown);
+            }
+            let l = to_number(&lhs).ok_or_else(|| {
+                format!(
+                    "Unsuitable value for left operand: a number is required, got {}.",
+                    describe(&lhs)
+                )
+            })?;
+            let r = to_number(&rhs).ok_or_else(|| {
+                format!(
+                    "Unsuitable value for right operand: a number is required, got {}.",
+                    describe(&rhs)
+                )
+            })?;
+            Ok(match op {
+                B::Plus => Value::from_f64(l + r),
+                B::Minus => Value::from_f64(l - r),
+                B::Mul => Value::from_f64(l * r),
+                B::Div => {
+                    if r == 0.0 {
+                        return Err("Division by zero.".into());
+                    }
+                    Value::from_f64(l / r)
+                }
+                B::Mod => {
+                    if r == 0.0 {
+                        return Err("Modulo by zero.".into());
+                    }
+                    Value::from_f64(l % r)
+                }
+                B::Less => Value::Bool(l < r),
+                B::LessEq => Value::Bool(l <= r),
+                B::Greater => Value::Bool(l > r),
+                B::GreaterEq => Value::Bool(l >= r),
+                B::Eq | B::NotEq | B::And | B::Or => Value::Null,
+            })
+        }
+    }
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("string {}", crate::value::quote(s)),
+        other => other.type_name().to_string(),
+    }
+}
+
+fn bool_operand(v: &Value) -> Result<Option<bool>, String> {
+    match v {
+        Value::Bool(b) => Ok(Some(*b)),
+        Value::Unknown => Ok(None),
+        Value::String(s) if s == "true" => Ok(Some(true)),
+        Value::String(s) if s == "false" => Ok(Some(false)),
+        other => Err(format!(
+            "Unsuitable value for operand: a bool is required, got {}.",
+            other.type_name()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    struct TestRoots(HashMap<String, Value>);
+    impl Roots for TestRoots {
+        fn root(&self, name: &str) -> Option<&Value> {
+            self.0.get(name)
+        }
+        fn is_sensitive(&self, root: &str, attr: &str) -> bool {
+            root == "var" && attr == "secret"
+        }
+    }
+
+    fn roots() -> TestRoots {
+        let var = Value::Object(Object::from_iter([
+            ("env".to_string(), Value::from("dev")),
+            ("n".to_string(), Value::from(3i64)),
+            (
+                "tags".to_string(),
+                Value::Object(Object::from_iter([(
+                    "team".to_string(),
+                    Value::from("data"),
+                )])),
+            ),
+            (
+                "items".to_string(),
+                Value::List(vec![
+                    Value::Object(Object::from_iter([("id".to_string(), Value::from("a"))])),
+                    Value::Object(Object::from_iter([("id".to_string(), Value::from("b"))])),
+                ]),
+            ),
+        ]));
+        let cat = Value::Object(Object::from_iter([(
+            "main".to_string(),
+            Value::Object(Object::from_iter([
+                ("name".to_string(), Value::from("main")),
+                ("id".to_string(), Value::Unknown),
+            ])),
+        )]));
+        TestRoots(HashMap::from([
+            ("var".to_string(), var),
+            ("databricks_catalog".to_string(), cat),
+        ]))
+    }
+
+    fn eval(src: &str) -> EvalResult {
+        let r = roots();
+        let e: E = src.parse().expect("parses");
+        Evaluator::new(&r, Path::new(".")).eval(&e)
+    }
+
+    #[test]
+    fn literals_operators_and_conditionals() {
+        assert_eq!(eval("1 + 2 * 3").unwrap(), Value::from(7i64));
+        assert_eq!(eval("7 / 2").unwrap(), Value::from_f64(3.5));
+        assert_eq!(
+            eval("var.n > 2 ? \"big\" : \"small\"").unwrap(),
+            Value::from("big")
+        );
+        assert_eq!(
+            eval("!(1 == 1) || \"a\" != \"b\"").unwrap(),
+            Value::Bool(true)
+        );
+        assert_eq!(eval("-var.n").unwrap(), Value::from(-3i64));
+        assert_eq!(eval("\"5\" + 1").unwrap(), Value::from(6i64));
+    }
+
+    #[test]
+    fn templates_and_heredocs() {
+        assert_eq!(eval("\"${var.env}_cat\"").unwrap(), Value::from("dev_cat"));
+        assert_eq!(
+            eval("\"${var.n}\"").unwrap(),
+            Value::from(3i64),
+            "a lone interpolation keeps its type"
+        );
+        assert_eq!(
+            eval("\"%{ for t in [\"a\", \"b\"] }${t},%{ endfor }\"").unwrap(),
+            Value::from("a,b,")
+        );
+        assert_eq!(
+            eval("\"%{ if var.n > 1 }many%{ else }one%{ endif }\"").unwrap(),
+            Value::from("many")
+        );
+        assert_eq!(
+            eval("\"x ${~ var.env ~} y\"").unwrap(),
+            Value::from("xdevy")
+        );
+        let e: E = "<<-EOT\n    hello ${var.env}\n      indented\n    EOT"
+            .parse()
+            .unwrap();
+        let r = roots();
+        assert_eq!(
+            Evaluator::new(&r, Path::new(".")).eval(&e).unwrap(),
+            Value::from("hello dev\n  indented\n")
+        );
+    }
+
+    #[test]
+    fn traversals_splats_and_for() {
+        assert_eq!(eval("var.tags.team").unwrap(), Value::from("data"));
+        assert_eq!(eval("var.tags[\"team\"]").unwrap(), Value::from("data"));
+        assert_eq!(eval("var.items[1].id").unwrap(), Value::from("b"));
+        assert_eq!(
+            eval("var.items[*].id").unwrap(),
+            Value::List(vec!["a".into(), "b".into()])
+        );
+        assert_eq!(
+            eval("var.items.*.id").unwrap(),
+            Value::List(vec!["a".into(), "b".into()])
+        );
+        assert_eq!(
+            eval("[for i in var.items : upper(i.id) if i.id != \"a\"]").unwrap(),
+            Value::List(vec!["B".into()])
+        );
+        assert_eq!(
+            eval("{for i, x in var.items : x.id => i}").unwrap(),
+            Value::Object(Object::from_iter([
+                ("a".to_string(), Value::from(0i64)),
+                ("b".to_string(), Value::from(1i64))
+            ]))
+        );
+        assert_eq!(
+            eval("{for x in [\"a\", \"b\", \"a\"] : x => 1...}")
+                .unwrap()
+                .as_object()
+                .map(|o| o.len()),
+            Some(2)
+        );
+    }
+
+    #[test]
+    fn unknowns_propagate() {
+        assert_eq!(eval("databricks_catalog.main.id").unwrap(), Value::Unknown);
+        assert_eq!(
+            eval("\"${databricks_catalog.main.id}/raw\"").unwrap(),
+            Value::Unknown
+        );
+        assert_eq!(
+            eval("upper(databricks_catalog.main.id)").unwrap(),
+            Value::Unknown
+        );
+        assert_eq!(
+            eval("databricks_catalog.main.id == \"x\" ? 1 : 2").unwrap(),
+            Value::Unknown
+        );
+        assert_eq!(
+            eval("databricks_catalog.main.name").unwrap(),
+            Value::from("main")
+        );
+    }
+
+    #[test]
+    fn try_and_can_are_lazy() {
+        assert_eq!(
+            eval("try(var.nope, \"fallback\")").unwrap(),
+            Value::from("fallback")
+        );
+        assert_eq!(
+            eval("try(var.tags.team, \"x\")").unwrap(),
+            Value::from("data")
+        );
+        assert_eq!(eval("can(var.nope)").unwrap(), Value::Bool(false));
+        assert_eq!(eval("can(var.env)").unwrap(), Value::Bool(true));
+        assert_eq!(
+            eval("can(databricks_catalog.main.id)").unwrap(),
+            Value::Unknown
+        );
+        assert!(eval("try(var.nope, var.nope2)").is_err());
+    }
+
+    #[test]
+    fn errors_are_located_and_helpful() {
+        let err = eval("var.tags.teem").unwrap_err();
+        assert_eq!(err.summary, "Unsupported attribute");
+        assert_eq!(err.hint.as_deref(), Some("did you mean `team`?"));
+        assert!(err.span.is_some());
+        let err = eval("nosuch.thing").unwrap_err();
+        assert_eq!(err.summary, "Unknown variable");
+        let err = eval("var.items[5]").unwrap_err();
+        assert!(err.detail.unwrap().contains("has 2 elements"));
+        let err = eval("uppr(\"a\")").unwrap_err();
+        assert_eq!(err.summary, "Call to unknown function");
+        assert_eq!(err.hint.as_deref(), Some("did you mean `upper`?"));
+        let err = eval("1 + \"x\"").unwrap_err();
+        assert!(err.detail.unwrap().contains("a number is required"));
+    }
+
+    #[test]
+    fn reading_a_sensitive_variable_is_noticed() {
+        let r = roots();
+        let e: E = "\"x-${var.secret}\"".parse().unwrap();
+        let mut ev = Evaluator::new(&r, Path::new("."));
+        let _ = ev.eval(&e);
+        assert!(ev.touched_sensitive);
+        let e: E = "var.env".parse().unwrap();
+        let mut ev = Evaluator::new(&r, Path::new("."));
+        ev.eval(&e).unwrap();
+        assert!(!ev.touched_sensitive);
+    }
+
+    #[test]
+    fn templatefile_sees_only_its_variables() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("t.tpl"),
+            "hello ${name}%{ for x in xs }-${x}%{ endfor }",
+        )
+        .unwrap();
+        let r = roots();
+        let e: E = "templatefile(\"t.tpl\", { name = var.env, xs = [1, 2] })"
+            .parse()
+            .unwrap();
+        let v = Evaluator::new(&r, dir.path()).eval(&e).unwrap();
+        assert_eq!(v, Value::from("hello dev-1-2"));
+        std::fs::write(dir.path().join("bad.tpl"), "${var.env}").unwrap();
+        let e: E = "templatefile(\"bad.tpl\", {})".parse().unwrap();
+        assert!(Evaluator::new(&r, dir.path()).eval(&e).is_err());
+    }
+}

@@ -1,0 +1,1240 @@
+//! Loading a configuration: every `*.bf.hcl` file of a directory, parsed and sorted into
+//! blocks, with a located diagnostic for every structural problem.
+
+use super::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
+use super::source::{FileId, SourceFile, SourceMap, Span};
+use crate::plan::Mode;
+use crate::value::PathStep;
+use hcl_edit::Span as _;
+use hcl_edit::expr::{Expression, TraversalOperator};
+use hcl_edit::structure::{Block, Body as HclBody, Structure};
+use indexmap::IndexMap;
+use std::path::{Path, PathBuf};
+
+/// The file suffix of configuration files.
+pub const CONFIG_SUFFIX: &str = ".bf.hcl";
+
+/// An expression with the file it came from.
+#[derive(Debug, Clone)]
+pub struct Expr {
+    pub file: FileId,
+    pub expr: Expression,
+}
+
+impl Expr {
+    pub fn span(&self) -> Option<Span> {
+        self.expr.span().map(|r| Span::new(self.file, r))
+    }
+}
+
+/// A block body with the file it came from.
+#[derive(Debug, Clone)]
+pub struct Body {
+    pub file: FileId,
+    pub body: HclBody,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub required_version: Option<(String, Option<Span>)>,
+    pub backend: Option<BackendBlock>,
+}
+
+#[derive(Debug, Clone)]
+pub struct BackendBlock {
+    pub kind: String,
+    pub body: Body,
+    pub span: Option<Span>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ProviderBlock {
+    pub name: String,
+    pub body: Body,
+    pub span: Option<Span>,
+}
+
+#[derive(Debug, Clone)]
+pub struct EnvironmentBlock {
+    pub name: String,
+    pub body: Body,
+    pub span: Option<Span>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Variable {
+    pub name: String,
+    pub type_expr: Option<Expr>,
+    pub default: Option<Expr>,
+    pub description: Option<String>,
+    pub sensitive: bool,
+    pub nullable: bool,
+    pub validations: Vec<Validation>,
+    pub span: Option<Span>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Validation {
+    pub condition: Expr,
+    pub error_message: Expr,
+}
+
+#[derive(Debug, Clone)]
+pub struct Local {
+    pub name: String,
+    pub expr: Expr,
+    pub span: Option<Span>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub name: String,
+    pub value: Expr,
+    pub sensitive: bool,
+    pub description: Option<String>,
+    pub depends_on: Vec<Reference>,
+    pub span: Option<Span>,
+}
+
+/// A static reference to a configuration object, e.g. in `depends_on`.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    /// `TYPE.NAME` or `data.TYPE.NAME` (or `var.x`, `local.y`).
+    pub target: String,
+    pub span: Option<Span>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub enum IgnoreChanges {
+    #[default]
+    None,
+    All,
+    Paths(Vec<(Vec<PathStep>, Option<Span>)>),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Lifecycle {
+    pub prevent_destroy: bool,
+    pub create_before_destroy: bool,
+    pub ignore_changes: IgnoreChanges,
+    pub replace_triggered_by: Vec<Expr>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Resource {
+    pub mode: Mode,
+    pub type_name: String,
+    pub name: String,
+    pub count: Option<Expr>,
+    pub for_each: Option<Expr>,
+    pub depends_on: Vec<Reference>,
+    pub lifecycle: Lifecycle,
+    /// The body without meta-arguments.
+    pub body: Body,
+    pub span: Option<Span>,
+    pub type_span: Option<Span>,
+}
+
+impl Resource {
+    /// `TYPE.NAME` or `data.TYPE.NAME`.
+    pub fn address(&self) -> String {
+        match self.mode {
+            Mode::Managed => format!("{}.{}", self.type_name, self.name),
+            Mode::Data => format!("data.{}.{}", self.type_name, self.name),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Import {
+    pub to: Reference,
+    /// The instance key part of `to` (e.g. `["a"]`), kept as an expression.
+    pub to_key: Option<Expr>,
+    pub id: Expr,
+    pub span: Option<Span>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Moved {
+    pub from: String,
+    pub to: String,
+    pub span: Option<Span>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Removed {
+    pub from: String,
+    pub destroy: bool,
+    pub span: Option<Span>,
+}
+
+/// A whole configuration.
+#[derive(Debug, Default)]
+pub struct Config {
+    pub dir: PathBuf,
+    pub sources: SourceMap,
+    pub settings: Settings,
+    pub providers: IndexMap<String, ProviderBlock>,
+    pub environments: IndexMap<String, EnvironmentBlock>,
+    pub variables: IndexMap<String, Variable>,
+    pub locals: IndexMap<String, Local>,
+    pub resources: IndexMap<String, Resource>,
+    pub outputs: IndexMap<String, Output>,
+    pub imports: Vec<Import>,
+    pub moved: Vec<Moved>,
+    pub removed: Vec<Removed>,
+}
+
+const TOP_LEVEL: &[&str] = &[
+    "brickform",
+    "provider",
+    "environment",
+    "variable",
+    "locals",
+    "resource",
+    "data",
+    "output",
+    "import",
+    "moved",
+    "removed",
+];
+
+/// Lists the configuration files of a directory, sorted by name.
+pub fn config_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(CONFIG_SUFFIX))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Loads every configuration file of `dir`. Diagnostics hold every problem found; the
+/// returned configuration holds whatever could be understood.
+pub fn load_dir(dir: &Path) -> (Config, Diagnostics) {
+    let mut diags = Diagnostics::new();
+    let files = match config_files(dir) {
+        Ok(f) => f,
+        Err(e) => {
+            diags.push(Diagnostic::error(format!(
+                "Cannot read the configuration directory {}: {e}",
+                dir.display()
+            )));
+            return (Config::default(), diags);
+        }
+    };
+    let mut inputs = Vec::new();
+    for path in files {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match std::fs::read_to_string(&path) {
+            Ok(text) => inputs.push((name, path, text)),
+            Err(e) => diags.push(Diagnostic::error(format!(
+                "Cannot read {}: {e}",
+                path.display()
+            ))),
+        }
+    }
+    let (mut config, more) = load_sources(dir, inputs);
+    config.dir = dir.to_path_buf();
+    diags.extend(more);
+    (config, diags)
+}
+
+/// Loads configuration from in-memory files `(name, path, text)`.
+pub fn load_sources(dir: &Path, inputs: Vec<(String, PathBuf, String)>) -> (Config, Diagnostics) {
+    let mut config = Config {
+        dir: dir.to_path_buf(),
+        ..Config::default()
+    };
+    let mut diags = Diagnostics::new();
+    for (name, path, text) in inputs {
+        let file = config
+            .sources
+            .add(SourceFile::new(name, path, text.clone()));
+        match text.parse::<HclBody>() {
+            Ok(body) => load_body(&mut config, file, body, &mut diags),
+            Err(e) => diags.push(parse_error(file, &config.sources, &e)),
+        }
+    }
+    (config, diags)
+}
+
+/// A syntax error as a located diagnostic.
+pub fn parse_error(file: FileId, sources: &SourceMap, e: &hcl_edit::parser::Error) -> Diagnostic {
+    let loc = e.location();
+    let offset = sources
+        .get(file)
+        .map(|f| line_col_to_offset(f, loc.line(), loc.column()))
+        .unwrap_or(0);
+    Diagnostic::error("Invalid syntax")
+        .at(Some(Span::new(file, offset..offset + 1)))
+        .label(e.message().to_string())
+        .detail(format!(
+            "The configuration could not be parsed: {}",
+            e.message()
+        ))
+}
+
+fn line_col_to_offset(f: &SourceFile, line: usize, col: usize) -> usize {
+    let mut offset = 0;
+    for (i, l) in f.text.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            return offset
+                + l.char_indices()
+                    .nth(col.saturating_sub(1))
+                    .map(|(b, _)| b)
+                    .unwrap_or(l.len());
+        }
+        offset += l.len();
+    }
+    f.text.len()
+}
+
+fn span_of(file: FileId, s: Option<std::ops::Range<usize>>) -> Option<Span> {
+    s.map(|r| Span::new(file, r))
+}
+
+fn block_span(file: FileId, b: &Block) -> Option<Span> {
+    // The header (identifier and labels) is where users look; the whole block is too long.
+    let start = b.ident.span().map(|r| r.start)?;
+    let end = b
+        .labels
+        .last()
+        .and_then(|l| l.span())
+        .map(|r| r.end)
+        .or_else(|| b.ident.span().map(|r| r.end))?;
+    Some(Span::new(file, start..end))
+}
+
+fn load_body(config: &mut Config, file: FileId, body: HclBody, diags: &mut Diagnostics) {
+    for structure in body.into_iter() {
+        match structure {
+            Structure::Attribute(a) => {
+                diags.push(
+                    Diagnostic::error("Unsupported argument")
+                        .at(span_of(file, a.key.span()))
+                        .label("attributes are not allowed at the top level")
+                        .detail(format!(
+                            "An argument named \"{}\" is not expected here; the top level holds only blocks.",
+                            a.key.as_str()
+                        )),
+                );
+            }
+            Structure::Block(b) => load_block(config, file, b, diags),
+        }
+    }
+}
+
+fn labels(b: &Block) -> Vec<String> {
+    b.labels.iter().map(|l| l.as_str().to_string()).collect()
+}
+
+fn expect_labels(
+    file: FileId,
+    b: &Block,
+    names: &[&str],
+    diags: &mut Diagnostics,
+) -> Option<Vec<String>> {
+    let ls = labels(b);
+    if ls.len() == names.len() {
+        return Some(ls);
+    }
+    let kind = b.ident.as_str();
+    let want = if names.is_empty() {
+        format!("A \"{kind}\" block takes no labels.")
+    } else {
+        format!(
+            "A \"{kind}\" block needs {} label{}: {}.",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        )
+    };
+    diags.push(
+        Diagnostic::error(if ls.len() < names.len() {
+            "Missing name for block"
+        } else {
+            "Extraneous label for block"
+        })
+        .at(block_span(file, b))
+        .detail(want),
+    );
+    None
+}
+
+fn duplicate(
+    diags: &mut Diagnostics,
+    what: &str,
+    name: &str,
+    at: Option<Span>,
+    first: Option<&Span>,
+    sources: &SourceMap,
+) {
+    let prev = first
+        .and_then(|s| {
+            let f = sources.get(s.file)?;
+            let (l, c) = f.line_col(s.range.start);
+            Some(format!(" It was first declared at {}:{l}:{c}.", f.name))
+        })
+        .unwrap_or_default();
+    diags.push(
+        Diagnostic::error(format!("Duplicate {what}"))
+            .at(at)
+            .label("declared again here")
+            .detail(format!(
+                "{name} is declared more than once; each name must be unique.{prev}"
+            )),
+    );
+}
+
+fn load_block(config: &mut Config, file: FileId, b: Block, diags: &mut Diagnostics) {
+    let ident = b.ident.as_str().to_string();
+    let span = block_span(file, &b);
+    match ident.as_str() {
+        "brickform" => {
+            if expect_labels(file, &b, &[], diags).is_none() {
+                return;
+            }
+            for s in b.body.iter() {
+                match s {
+                    Structure::Attribute(a) if a.key.as_str() == "required_version" => {
+                        match literal_string(&a.value) {
+                            Some(v) => config.settings.required_version = Some((v, span_of(file, a.value.span()))),
+                            None => diags.push(
+                                Diagnostic::error("Invalid required_version")
+                                    .at(span_of(file, a.value.span()))
+                                    .detail("required_version must be a literal string such as \">= 0.1\"."),
+                            ),
+                        }
+                    }
+                    Structure::Block(inner) if inner.ident.as_str() == "backend" => {
+                        if let Some(ls) = expect_labels(file, inner, &["backend type"], diags) {
+                            config.settings.backend = Some(BackendBlock {
+                                kind: ls[0].clone(),
+                                body: Body { file, body: inner.body.clone() },
+                                span: block_span(file, inner),
+                            });
+                        }
+                    }
+                    other => unsupported_in(file, other, "brickform", &["required_version", "backend"], diags),
+                }
+            }
+        }
+        "provider" => {
+            let Some(ls) = expect_labels(file, &b, &["provider name"], diags) else {
+                return;
+            };
+            if let Some(prev) = config.providers.get(&ls[0]) {
+                duplicate(
+                    diags,
+                    "provider block",
+                    &format!("provider \"{}\"", ls[0]),
+                    span,
+                    prev.span.as_ref(),
+                    &config.sources,
+                );
+                return;
+            }
+            config.providers.insert(
+                ls[0].clone(),
+                ProviderBlock {
+                    name: ls[0].clone(),
+                    body: Body { file, body: b.body },
+                    span,
+                },
+            );
+        }
+        "environment" => {
+            let Some(ls) = expect_labels(file, &b, &["environment name"], diags) else {
+                return;
+            };
+            if let Some(prev) = config.environments.get(&ls[0]) {
+                duplicate(
+                    diags,
+                    "environment",
+                    &format!("environment \"{}\"", ls[0]),
+                    span,
+                    prev.span.as_ref(),
+                    &config.sources,
+                );
+                return;
+            }
+            config.environments.insert(
+                ls[0].clone(),
+                EnvironmentBlock {
+                    name: ls[0].clone(),
+                    body: Body { file, body: b.body },
+                    span,
+                },
+            );
+        }
+        "variable" => {
+            let Some(ls) = expect_labels(file, &b, &["variable name"], diags) else {
+                return;
+            };
+            let name = ls[0].clone();
+            if let Some(prev) = config.variables.get(&name) {
+                duplicate(
+                    diags,
+                    "variable declaration",
+                    &format!("variable \"{name}\""),
+                    span,
+                    prev.span.as_ref(),
+                    &config.sources,
+                );
+                return;
+            }
+            let mut v = Variable {
+                name: name.clone(),
+                type_expr: None,
+                default: None,
+                description: None,
+                sensitive: false,
+                nullable: true,
+                validations: Vec::new(),
+                span,
+            };
+            for s in b.body.into_iter() {
+                match s {
+                    Structure::Attribute(a) => match a.key.as_str() {
+                        "type" => {
+                            v.type_expr = Some(Expr {
+                                file,
+                                expr: a.value,
+                            })
+                        }
+                        "default" => {
+                            v.default = Some(Expr {
+                                file,
+                                expr: a.value,
+                            })
+                        }
+                        "description" => v.description = literal_string(&a.value),
+                        "sensitive" => {
+                            v.sensitive = literal_bool(file, &a.value, "sensitive", diags)
+                        }
+                        "nullable" => v.nullable = literal_bool(file, &a.value, "nullable", diags),
+                        _ => unsupported_in(
+                            file,
+                            &Structure::Attribute(a),
+                            "variable",
+                            &[
+                                "type",
+                                "default",
+                                "description",
+                                "sensitive",
+                                "nullable",
+                                "validation",
+                            ],
+                            diags,
+                        ),
+                    },
+                    Structure::Block(vb) if vb.ident.as_str() == "validation" => {
+                        let cond = vb.body.get_attribute("condition").map(|a| Expr {
+                            file,
+                            expr: a.value.clone(),
+                        });
+                        let msg = vb.body.get_attribute("error_message").map(|a| Expr {
+                            file,
+                            expr: a.value.clone(),
+                        });
+                        match (cond, msg) {
+                            (Some(condition), Some(error_message)) => v.validations.push(Validation { condition, error_message }),
+                            _ => diags.push(
+                                Diagnostic::error("Missing required argument")
+                                    .at(block_span(file, &vb))
+                                    .detail("A validation block needs both \"condition\" and \"error_message\"."),
+                            ),
+                        }
+                    }
+                    other => unsupported_in(
+                        file,
+                        &other,
+                        "variable",
+                        &[
+                            "type",
+                            "default",
+                            "description",
+                            "sensitive",
+                            "nullable",
+                            "validation",
+                        ],
+                        diags,
+                    ),
+                }
+            }
+            config.variables.insert(name, v);
+        }
+        "locals" => {
+            if expect_labels(file, &b, &[], diags).is_none() {
+                return;
+            }
+            for s in b.body.into_iter() {
+                match s {
+                    Structure::Attribute(a) => {
+                        let name = a.key.as_str().to_string();
+                        let aspan = span_of(file, a.key.span());
+                        if let Some(prev) = config.locals.get(&name) {
+                            duplicate(
+                                diags,
+                                "local value definition",
+                                &format!("local.{name}"),
+                                aspan,
+                                prev.span.as_ref(),
+                                &config.sources,
+                            );
+                            continue;
+                        }
+                        config.locals.insert(
+                            name.clone(),
+                            Local {
+                                name,
+                                expr: Expr {
+                                    file,
+                                    expr: a.value,
+                                },
+                                span: aspan,
+                            },
+                        );
+                    }
+                    Structure::Block(inner) => diags.push(
+                        Diagnostic::error("Unexpected block")
+                            .at(block_span(file, &inner))
+                            .detail("A locals block holds only attributes (name = expression)."),
+                    ),
+                }
+            }
+        }
+        "resource" | "data" => {
+            let Some(ls) = expect_labels(file, &b, &["type", "name"], diags) else {
+                return;
+            };
+            let mode = if ident == "data" {
+                Mode::Data
+            } else {
+                Mode::Managed
+            };
+            let type_span = b
+                .labels
+                .first()
+                .and_then(|l| l.span())
+                .map(|r| Span::new(file, r));
+            let r = load_resource(
+                file,
+                mode,
+                ls[0].clone(),
+                ls[1].clone(),
+                span.clone(),
+                type_span,
+                b.body,
+                diags,
+            );
+            let addr = r.address();
+            if let Some(prev) = config.resources.get(&addr) {
+                duplicate(
+                    diags,
+                    if mode == Mode::Data {
+                        "data resource"
+                    } else {
+                        "resource"
+                    },
+                    &addr,
+                    span,
+                    prev.span.as_ref(),
+                    &config.sources,
+                );
+                return;
+            }
+            if !valid_identifier(&r.name) {
+                diags.push(
+                    Diagnostic::error("Invalid resource name")
+                        .at(span.clone())
+                        .detail("A name must start with a letter or underscore and may contain only letters, digits, underscores, and dashes."),
+                );
+            }
+            config.resources.insert(addr, r);
+        }
+        "output" => {
+            let Some(ls) = expect_labels(file, &b, &["output name"], diags) else {
+                return;
+            };
+            let name = ls[0].clone();
+            if let Some(prev) = config.outputs.get(&name) {
+                duplicate(
+                    diags,
+                    "output definition",
+                    &format!("output \"{name}\""),
+                    span,
+                    prev.span.as_ref(),
+                    &config.sources,
+                );
+                return;
+            }
+            let mut value = None;
+            let mut sensitive = false;
+            let mut description = None;
+            let mut depends_on = Vec::new();
+            for s in b.body.into_iter() {
+                match s {
+                    Structure::Attribute(a) => match a.key.as_str() {
+                        "value" => {
+                            value = Some(Expr {
+                                file,
+                                expr: a.value,
+                            })
+                        }
+                        "sensitive" => sensitive = literal_bool(file, &a.value, "sensitive", diags),
+                        "description" => description = literal_string(&a.value),
+                        "depends_on" => depends_on = reference_list(file, &a.value, diags),
+                        _ => unsupported_in(
+                            file,
+                            &Structure::Attribute(a),
+                            "output",
+                            &["value", "sensitive", "description", "depends_on"],
+                            diags,
+                        ),
+                    },
+                    other => unsupported_in(
+                        file,
+                        &other,
+                        "output",
+                        &["value", "sensitive", "description", "depends_on"],
+                        diags,
+                    ),
+                }
+            }
+            match value {
+                Some(value) => {
+                    config.outputs.insert(
+                        name.clone(),
+                        Output {
+                            name,
+                            value,
+                            sensitive,
+                            description,
+                            depends_on,
+                            span,
+                        },
+                    );
+                }
+                None => diags.push(
+                    Diagnostic::error("Missing required argument")
+                        .at(span)
+                        .detail("The argument \"value\" is required, but no definition was found."),
+                ),
+            }
+        }
+        "import" => {
+            if expect_labels(file, &b, &[], diags).is_none() {
+                return;
+            }
+            let to = b.body.get_attribute("to").map(|a| a.value.clone());
+            let id = b.body.get_attribute("id").map(|a| Expr {
+                file,
+                expr: a.value.clone(),
+            });
+            for s in b.body.iter() {
+                let key = match s {
+                    Structure::Attribute(a) => a.key.as_str(),
+                    Structure::Block(bl) => bl.ident.as_str(),
+                };
+                if !["to", "id"].contains(&key) {
+                    unsupported_in(file, s, "import", &["to", "id"], diags);
+                }
+            }
+            match (to, id) {
+                (Some(to), Some(id)) => match instance_reference(file, &to) {
+                    Some((target, key)) => config.imports.push(Import {
+                        to: Reference { target, span: span_of(file, to.span()) },
+                        to_key: key,
+                        id,
+                        span,
+                    }),
+                    None => diags.push(
+                        Diagnostic::error("Invalid import address")
+                            .at(span_of(file, to.span()))
+                            .detail("\"to\" must be a resource address such as databricks_catalog.main or databricks_schema.s[\"raw\"]."),
+                    ),
+                },
+                _ => diags.push(
+                    Diagnostic::error("Missing required argument")
+                        .at(span)
+                        .detail("An import block needs both \"to\" and \"id\"."),
+                ),
+            }
+        }
+        "moved" => {
+            if expect_labels(file, &b, &[], diags).is_none() {
+                return;
+            }
+            let from = b
+                .body
+                .get_attribute("from")
+                .and_then(|a| address_text(&a.value));
+            let to = b
+                .body
+                .get_attribute("to")
+                .and_then(|a| address_text(&a.value));
+            match (from, to) {
+                (Some(from), Some(to)) => config.moved.push(Moved { from, to, span }),
+                _ => diags.push(
+                    Diagnostic::error("Invalid moved block")
+                        .at(span)
+                        .detail("A moved block needs \"from\" and \"to\", each a resource address (TYPE.NAME, optionally with an index)."),
+                ),
+            }
+        }
+        "removed" => {
+            if expect_labels(file, &b, &[], diags).is_none() {
+                return;
+            }
+            let from = b
+                .body
+                .get_attribute("from")
+                .and_then(|a| address_text(&a.value));
+            let mut destroy = true;
+            for lb in b.body.get_blocks("lifecycle") {
+                if let Some(a) = lb.body.get_attribute("destroy") {
+                    destroy = literal_bool(file, &a.value, "destroy", diags);
+                }
+            }
+            match from {
+                Some(from) => config.removed.push(Removed {
+                    from,
+                    destroy,
+                    span,
+                }),
+                None => diags.push(
+                    Diagnostic::error("Invalid removed block")
+                        .at(span)
+                        .detail("A removed block needs \"from\", a resource address."),
+                ),
+            }
+        }
+        other => {
+            diags.push(
+                Diagnostic::error("Unsupported block type")
+                    .at(span)
+                    .label("not expected here")
+                    .detail(format!("Blocks of type \"{other}\" are not expected here."))
+                    .maybe_hint(did_you_mean(other, TOP_LEVEL.iter().copied())),
+            );
+        }
+    }
+}
+
+fn unsupported_in(
+    file: FileId,
+    s: &Structure,
+    parent: &str,
+    allowed: &[&str],
+    diags: &mut Diagnostics,
+) {
+    let (kind, name, span) = match s {
+        Structure::Attribute(a) => ("argument", a.key.as_str().to_string(), a.key.span()),
+        Structure::Block(b) => ("block type", b.ident.as_str().to_string(), b.ident.span()),
+    };
+    diags.push(
+        Diagnostic::error(format!("Unsupported {kind}"))
+            .at(span_of(file, span))
+            .label("not expected here")
+            .detail(format!(
+                "An {kind} named \"{name}\" is not expected in a {parent} block."
+            ))
+            .maybe_hint(did_you_mean(&name, allowed.iter().copied())),
+    );
+}
+
+#[allow(clippy::too_many_arguments)]
+fn load_resource(
+    file: FileId,
+    mode: Mode,
+    type_name: String,
+    name: String,
+    span: Option<Span>,
+    type_span: Option<Span>,
+    body: HclBody,
+    diags: &mut Diagnostics,
+) -> Resource {
+    let mut r = Resource {
+        mode,
+        type_name,
+        name,
+        count: None,
+        for_each: None,
+        depends_on: Vec::new(),
+        lifecycle: Lifecycle::default(),
+        body: Body {
+            file,
+            body: HclBody::new(),
+        },
+        span,
+        type_span,
+    };
+    let mut rest = HclBody::new();
+    for s in body.into_iter() {
+        match s {
+            Structure::Attribute(a) if a.key.as_str() == "count" => {
+                r.count = Some(Expr {
+                    file,
+                    expr: a.value,
+                })
+            }
+            Structure::Attribute(a) if a.key.as_str() == "for_each" => {
+                r.for_each = Some(Expr {
+                    file,
+                    expr: a.value,
+                })
+            }
+            Structure::Attribute(a) if a.key.as_str() == "depends_on" => {
+                r.depends_on = reference_list(file, &a.value, diags)
+            }
+            Structure::Attribute(a) if a.key.as_str() == "provider" => {}
+            Structure::Block(b) if b.ident.as_str() == "lifecycle" && mode == Mode::Managed => {
+                r.lifecycle = load_lifecycle(file, &b, diags);
+            }
+            other => rest.push(other),
+        }
+    }
+    if r.count.is_some() && r.for_each.is_some() {
+        diags.push(
+            Diagnostic::error("Invalid combination of \"count\" and \"for_each\"")
+                .at(r.for_each.as_ref().and_then(Expr::span))
+                .detail("The \"count\" and \"for_each\" meta-arguments are mutually exclusive; only one may be used to be explicit about the number of resources to be created."),
+        );
+    }
+    r.body = Body { file, body: rest };
+    r
+}
+
+fn load_lifecycle(file: FileId, b: &Block, diags: &mut Diagnostics) -> Lifecycle {
+    let mut l = Lifecycle::default();
+    for s in b.body.iter() {
+        match s {
+            Structure::Attribute(a) => match a.key.as_str() {
+                "prevent_destroy" => l.prevent_destroy = literal_bool(file, &a.value, "prevent_destroy", diags),
+                "create_before_destroy" => l.create_before_destroy = literal_bool(file, &a.value, "create_before_destroy", diags),
+                "ignore_changes" => l.ignore_changes = ignore_changes(file, &a.value, diags),
+                "replace_triggered_by" => match &a.value {
+                    Expression::Array(items) => {
+                        l.replace_triggered_by = items.iter().map(|e| Expr { file, expr: e.clone() }).collect()
+                    }
+                    other => diags.push(
+                        Diagnostic::error("Invalid replace_triggered_by")
+                            .at(span_of(file, other.span()))
+                            .detail("replace_triggered_by must be a list of references, such as [databricks_job.etl.id]."),
+                    ),
+                },
+                _ => unsupported_in(file, s, "lifecycle", &["prevent_destroy", "create_before_destroy", "ignore_changes", "replace_triggered_by"], diags),
+            },
+            other => unsupported_in(file, other, "lifecycle", &["prevent_destroy", "create_before_destroy", "ignore_changes", "replace_triggered_by"], diags),
+        }
+    }
+    l
+}
+
+fn ignore_changes(file: FileId, e: &Expression, diags: &mut Diagnostics) -> IgnoreChanges {
+    match e {
+        Expression::Variable(v) if v.value().as_str() == "all" => IgnoreChanges::All,
+        Expression::String(s) if s.value() == "all" => IgnoreChanges::All,
+        Expression::Array(items) => {
+            let mut paths = Vec::new();
+            for item in items.iter() {
+                match attribute_path(item) {
+                    Some(p) => paths.push((p, span_of(file, item.span()))),
+                    None => diags.push(
+                        Diagnostic::error("Invalid ignore_changes entry")
+                            .at(span_of(file, item.span()))
+                            .detail("Each entry must be an attribute path such as tags or tags[\"owner\"]."),
+                    ),
+                }
+            }
+            IgnoreChanges::Paths(paths)
+        }
+        other => {
+            diags.push(
+                Diagnostic::error("Invalid ignore_changes")
+                    .at(span_of(file, other.span()))
+                    .detail("ignore_changes must be a list of attribute paths, or all."),
+            );
+            IgnoreChanges::None
+        }
+    }
+}
+
+/// `tags["owner"]` → `[Key(tags), Key(owner)]`.
+pub fn attribute_path(e: &Expression) -> Option<Vec<PathStep>> {
+    match e {
+        Expression::Variable(v) => Some(vec![PathStep::Key(v.value().as_str().to_string())]),
+        Expression::String(s) => Some(vec![PathStep::Key(s.value().clone())]),
+        Expression::Traversal(t) => {
+            let mut p = attribute_path(&t.expr)?;
+            for op in &t.operators {
+                match op.value() {
+                    TraversalOperator::GetAttr(id) => {
+                        p.push(PathStep::Key(id.value().as_str().to_string()))
+                    }
+                    TraversalOperator::Index(Expression::String(s)) => {
+                        p.push(PathStep::Key(s.value().clone()))
+                    }
+                    TraversalOperator::Index(Expression::Number(n)) => {
+                        p.push(PathStep::Index(n.value().as_u64()? as usize))
+                    }
+                    TraversalOperator::LegacyIndex(i) => {
+                        p.push(PathStep::Index(*i.value() as usize))
+                    }
+                    _ => return None,
+                }
+            }
+            Some(p)
+        }
+        _ => None,
+    }
+}
+
+fn reference_list(file: FileId, e: &Expression, diags: &mut Diagnostics) -> Vec<Reference> {
+    let Expression::Array(items) = e else {
+        diags.push(
+            Diagnostic::error("Invalid depends_on")
+                .at(span_of(file, e.span()))
+                .detail(
+                    "depends_on must be a list of references, such as [databricks_schema.raw].",
+                ),
+        );
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for item in items.iter() {
+        match reference_target(item) {
+            Some(target) => out.push(Reference { target, span: span_of(file, item.span()) }),
+            None => diags.push(
+                Diagnostic::error("Invalid depends_on reference")
+                    .at(span_of(file, item.span()))
+                    .detail("Each entry must name a resource or data source, such as databricks_schema.raw or data.databricks_current_user.me."),
+            ),
+        }
+    }
+    out
+}
+
+/// The object a reference expression names: `TYPE.NAME`, `data.TYPE.NAME`, `var.x`, `local.y`.
+pub fn reference_target(e: &Expression) -> Option<String> {
+    let Expression::Traversal(t) = e else {
+        return None;
+    };
+    let Expression::Variable(root) = &t.expr else {
+        return None;
+    };
+    let names: Vec<&str> = t
+        .operators
+        .iter()
+        .map_while(|o| match o.value() {
+            TraversalOperator::GetAttr(id) => Some(id.value().as_str()),
+            _ => None,
+        })
+        .collect();
+    let root = root.value().as_str();
+    match root {
+        "data" if names.len() >= 2 => Some(format!("data.{}.{}", names[0], names[1])),
+        "data" => None,
+        _ if !names.is_empty() => Some(format!("{root}.{}", names[0])),
+        _ => None,
+    }
+}
+
+/// A resource address with an optional instance key, for `import { to = … }`.
+fn instance_reference(file: FileId, e: &Expression) -> Option<(String, Option<Expr>)> {
+    let target = reference_target(e)?;
+    let Expression::Traversal(t) = e else {
+        return None;
+    };
+    let key = t.operators.iter().find_map(|o| match o.value() {
+        TraversalOperator::Index(ix) => Some(Expr {
+            file,
+            expr: ix.clone(),
+        }),
+        TraversalOperator::LegacyIndex(i) => Some(Expr {
+            file,
+            expr: Expression::Number(hcl_edit::Formatted::new(hcl_edit::Number::from(*i.value()))),
+        }),
+        _ => None,
+    });
+    Some((target, key))
+}
+
+/// The text of an address expression as written, e.g. `databricks_schema.s["raw"]`.
+fn address_text(e: &Expression) -> Option<String> {
+    reference_target(e)?;
+    let Expression::Traversal(t) = e else {
+        return None;
+    };
+    let Expression::Variable(root) = &t.expr else {
+        return None;
+    };
+    let mut s = root.value().as_str().to_string();
+    for op in &t.operators {
+        match op.value() {
+            TraversalOperator::GetAttr(id) => {
+                s.push('.');
+                s.push_str(id.value().as_str());
+            }
+            TraversalOperator::Index(Expression::String(k)) => {
+                s.push_str(&format!("[{}]", crate::value::quote(k.value())))
+            }
+            TraversalOperator::Index(Expression::Number(n)) => {
+                s.push_str(&format!("[{}]", n.value()))
+            }
+            TraversalOperator::LegacyIndex(i) => s.push_str(&format!("[{}]", i.value())),
+            _ => return None,
+        }
+    }
+    Some(s)
+}
+
+fn literal_string(e: &Expression) -> Option<String> {
+    match e {
+        Expression::String(s) => Some(s.value().clone()),
+        _ => None,
+    }
+}
+
+fn literal_bool(file: FileId, e: &Expression, what: &str, diags: &mut Diagnostics) -> bool {
+    match e {
+        Expression::Bool(b) => *b.value(),
+        other => {
+            diags.push(
+                Diagnostic::error(format!("Invalid {what} value"))
+                    .at(span_of(file, other.span()))
+                    .detail(format!("\"{what}\" must be the literal true or false.")),
+            );
+            false
+        }
+    }
+}
+
+pub fn valid_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(src: &str) -> (Config, Diagnostics) {
+        load_sources(
+            Path::new("."),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+        )
+    }
+
+    #[test]
+    fn sorts_blocks_and_meta_arguments() {
+        let (c, d) = load(
+            r#"
+brickform { required_version = ">= 0.1" }
+variable "env" {
+  type    = string
+  default = "dev"
+  validation {
+    condition     = length(var.env) > 0
+    error_message = "env must not be empty"
+  }
+}
+locals { prefix = "x_${var.env}" }
+resource "test_thing" "a" {
+  count      = 2
+  name       = "a${count.index}"
+  depends_on = [test_thing.b, data.test_info.i]
+  lifecycle {
+    prevent_destroy = true
+    ignore_changes  = [tags["owner"], comment]
+  }
+}
+resource "test_thing" "b" { name = "b" }
+data "test_info" "i" {}
+output "o" { value = test_thing.b.name }
+import {
+  to = test_thing.b
+  id = "b"
+}
+moved {
+  from = test_thing.old
+  to   = test_thing.b
+}
+removed {
+  from = test_thing.gone
+  lifecycle { destroy = false }
+}
+"#,
+        );
+        assert!(!d.has_errors(), "{d:?}");
+        assert_eq!(c.variables["env"].validations.len(), 1);
+        assert!(c.locals.contains_key("prefix"));
+        let a = &c.resources["test_thing.a"];
+        assert!(a.count.is_some());
+        assert_eq!(
+            a.depends_on
+                .iter()
+                .map(|r| r.target.as_str())
+                .collect::<Vec<_>>(),
+            ["test_thing.b", "data.test_info.i"]
+        );
+        assert!(a.lifecycle.prevent_destroy);
+        assert!(matches!(&a.lifecycle.ignore_changes, IgnoreChanges::Paths(p) if p.len() == 2));
+        assert!(
+            a.body.body.get_attribute("count").is_none(),
+            "meta-arguments are removed from the body"
+        );
+        assert!(c.resources.contains_key("data.test_info.i"));
+        assert_eq!(c.imports[0].to.target, "test_thing.b");
+        assert_eq!(c.moved[0].from, "test_thing.old");
+        assert!(!c.removed[0].destroy);
+    }
+
+    #[test]
+    fn reports_every_structural_error_with_a_location() {
+        let (_, d) = load(
+            r#"
+resourc "a" "b" {}
+resource "t" "x" {}
+resource "t" "x" {}
+variable {}
+output "o" {}
+"#,
+        );
+        let summaries: Vec<&str> = d.iter().map(|d| d.summary.as_str()).collect();
+        assert_eq!(
+            summaries,
+            [
+                "Unsupported block type",
+                "Duplicate resource",
+                "Missing name for block",
+                "Missing required argument"
+            ]
+        );
+        assert_eq!(d.0[0].hint.as_deref(), Some("did you mean `resource`?"));
+        assert!(d.iter().all(|d| d.span.is_some()));
+    }
+
+    #[test]
+    fn syntax_errors_are_located() {
+        let (_, d) = load("resource \"a\" \"b\" {\n  name = \n}\n");
+        assert_eq!(d.0.len(), 1);
+        assert_eq!(d.0[0].summary, "Invalid syntax");
+        let span = d.0[0].span.clone().unwrap();
+        assert!(span.range.start > 10);
+    }
+}
