@@ -105,6 +105,7 @@ impl fmt::Display for Address {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -359,6 +359,7 @@ fn take_in_value(value: &mut Value, path: &str) -> Option<Value> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use serde_json::json;
