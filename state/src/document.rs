@@ -182,8 +182,10 @@ impl StateDocument {
     }
 
     /// Called by backends as they persist the document; the serial counts persisted writes.
+    /// Also re-sorts, so an address edited through `get_mut` cannot reach the disk unsorted.
     pub(crate) fn bump_serial(&mut self) {
         self.serial += 1;
+        self.resources.sort_by(|a, b| a.address.cmp(&b.address));
     }
 
     /// Resources sorted by address.
@@ -195,9 +197,9 @@ impl StateDocument {
         self.position(address).ok().map(|i| &self.resources[i])
     }
 
+    /// For in-place changes such as tainting. Change the address with `mv`, not through this:
+    /// lookups rely on the sort order until the next save restores it.
     pub fn get_mut(&mut self, address: &str) -> Option<&mut ResourceState> {
-        // Handing out `&mut` to the address would let a caller break the sort order; `mv` is the
-        // way to change it, so callers must leave `address` alone.
         self.position(address).ok().map(|i| &mut self.resources[i])
     }
 

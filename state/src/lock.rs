@@ -184,6 +184,8 @@ pub fn holder(path: &Path) -> Result<Option<LockInfo>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(StateError::io("open lock file", path)(e)),
     };
+    // Probing with a shared lock can make a writer starting at this very instant see the state
+    // as locked; acceptable for a read meant for display.
     match file.try_lock_shared() {
         // We could lock it, so nobody holds it: whatever info is in there is stale.
         Ok(()) => {
