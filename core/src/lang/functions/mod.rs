@@ -301,22 +301,6 @@ impl<'a> Args<'a> {
         Ok(f as i64)
     }
 
-    pub(super) fn boolean(&self, i: usize) -> Outcome<bool> {
-        match self.known(i)? {
-            Value::Bool(b) => Ok(*b),
-            Value::String(s) => parse_bool(s).ok_or_else(|| {
-                self.invalid(
-                    i,
-                    format_args!(
-                        "cannot convert {} to bool; only the strings \"true\" or \"false\" are allowed",
-                        crate::value::quote(s)
-                    ),
-                )
-            }),
-            _ => Err(self.wrong_type(i, "bool")),
-        }
-    }
-
     /// A list, tuple or set. Its elements may still be unknown.
     pub(super) fn list(&self, i: usize) -> Outcome<&'a [Value]> {
         match self.known(i)? {
@@ -525,7 +509,7 @@ mod tests {
             assert!(!exists(lazy), "{lazy} must not be in the stdlib");
         }
         assert!(exists("jsonencode"));
-        assert!(ns.len() > 90, "{}", ns.len());
+        assert!(ns.len() > 80, "{}", ns.len());
     }
 
     #[test]
@@ -589,13 +573,11 @@ mod tests {
             err("abs", vec![s("x")]).message,
             "Invalid value for \"num\" parameter: cannot convert \"x\" to number; given string must be a decimal representation of a number."
         );
-        assert_eq!(
-            number_to_string(&serde_json::Number::from_f64(1e21).unwrap()),
-            "1000000000000000000000"
-        );
-        assert_eq!(
-            number_to_string(&serde_json::Number::from_f64(0.1).unwrap()),
-            "0.1"
-        );
+        let render = |x: f64| match Value::from_f64(x) {
+            Value::Number(n) => number_to_string(&n),
+            other => other.to_string(),
+        };
+        assert_eq!(render(1e21), "1000000000000000000000");
+        assert_eq!(render(0.1), "0.1");
     }
 }
