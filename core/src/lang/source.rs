@@ -21,7 +21,7 @@ impl Span {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SourceFile {
     /// The path as shown to the user (relative to the configuration directory when possible).
     pub name: String,
@@ -78,7 +78,7 @@ impl SourceFile {
 }
 
 /// All files of a configuration.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct SourceMap {
     files: Vec<SourceFile>,
 }

@@ -241,6 +241,125 @@ impl Plan {
     }
 }
 
+/// True when `path` is `prefix` or lies inside it. A prefix may leave out list indexes
+/// (`task.secret` covers `task[0].secret`), because sensitivity and block shape are declared
+/// per attribute, not per element.
+pub fn path_within(path: &[PathStep], prefix: &[PathStep]) -> bool {
+    let mut p = path.iter().peekable();
+    for step in prefix {
+        loop {
+            match p.next() {
+                Some(s) if s == step => break,
+                Some(PathStep::Index(_)) if matches!(step, PathStep::Key(_)) => continue,
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+/// Writes `v` at `path` inside `root`, creating objects and lists on the way. Lists are padded
+/// with nulls, so a sparse set of field changes can be laid out as (partial) objects.
+pub fn set_path(root: &mut Value, path: &[PathStep], v: Value) {
+    let Some((first, rest)) = path.split_first() else {
+        *root = v;
+        return;
+    };
+    match first {
+        PathStep::Key(k) => {
+            if !matches!(root, Value::Object(_)) {
+                *root = Value::Object(Object::new());
+            }
+            if let Value::Object(o) = root {
+                set_path(o.entry(k.clone()).or_insert(Value::Null), rest, v);
+            }
+        }
+        PathStep::Index(i) => {
+            if !matches!(root, Value::List(_)) {
+                *root = Value::List(Vec::new());
+            }
+            if let Value::List(l) = root {
+                if l.len() <= *i {
+                    l.resize(*i + 1, Value::Null);
+                }
+                set_path(&mut l[*i], rest, v);
+            }
+        }
+    }
+}
+
+fn sensitive_in(path: &[PathStep], declared: &[Vec<PathStep>], fields: &[FieldChange]) -> bool {
+    declared.iter().any(|s| path_within(path, s))
+        || fields
+            .iter()
+            .any(|f| f.sensitive && path_within(path, &f.path))
+}
+
+/// Lays out field changes as two partial objects (`before`, `after`), for callers that only have
+/// the changed fields of an object.
+fn objects_from_fields(fields: &[FieldChange]) -> (Object, Object) {
+    let mut before = Value::Object(Object::new());
+    let mut after = Value::Object(Object::new());
+    for f in fields {
+        let get = |v: &Option<SerValue>| v.as_ref().map(|v| v.0.clone()).unwrap_or_default();
+        set_path(&mut before, &f.path, get(&f.before));
+        set_path(&mut after, &f.path, get(&f.after));
+    }
+    let into_obj = |v: Value| match v {
+        Value::Object(o) => o,
+        _ => Object::new(),
+    };
+    (into_obj(before), into_obj(after))
+}
+
+impl ResourceChange {
+    /// True when the value at `path` must never be shown: declared sensitive, or inside a
+    /// field marked sensitive.
+    pub fn is_sensitive(&self, path: &[PathStep]) -> bool {
+        sensitive_in(path, &self.sensitive_paths, &self.fields)
+    }
+
+    /// The address without its instance key: `x.y["a"]` → `x.y`.
+    pub fn resource_address(&self) -> &str {
+        match self.address.find('[') {
+            Some(i) => &self.address[..i],
+            None => &self.address,
+        }
+    }
+}
+
+impl Drift {
+    /// True when the value at `path` must never be shown.
+    pub fn is_sensitive(&self, path: &[PathStep]) -> bool {
+        sensitive_in(path, &self.sensitive_paths, &self.fields)
+    }
+
+    /// The drifted fields laid out as partial objects: (last applied, live).
+    pub fn partial_objects(&self) -> (Object, Object) {
+        objects_from_fields(&self.fields)
+    }
+
+    pub fn mode(&self) -> Mode {
+        if self.address.starts_with("data.") {
+            Mode::Data
+        } else {
+            Mode::Managed
+        }
+    }
+}
+
+impl Plan {
+    /// Instances ordered by address, with count indexes in numeric order (`x[2]` before
+    /// `x[10]`); reviewers look resources up by name, and Terraform lists them this way too.
+    pub fn changes_by_address(&self) -> Vec<&ResourceChange> {
+        let mut v: Vec<&ResourceChange> = self.changes.iter().collect();
+        v.sort_by(|a, b| {
+            (a.resource_address(), &a.index).cmp(&(b.resource_address(), &b.index))
+        });
+        v
+    }
+}
+
 /// A [`Value`] that serialises with unknowns kept: `{"$unknown": true}` marks an unknown leaf
 /// so saved plans round-trip. Renderers read the inner value.
 #[derive(Debug, Clone, PartialEq)]

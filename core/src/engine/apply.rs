@@ -1,0 +1,721 @@
+//! Applying a plan: a parallel walk of the instance graph (DESIGN §6).
+//!
+//! A node starts when everything it depends on has finished, at most `parallelism` at once.
+//! Its configuration is evaluated again with the real values of its dependencies, so every
+//! request carries known values. A failure skips the node's dependents; independent
+//! branches finish. Every mutating call is bracketed by write-ahead log records, so a crash
+//! at any point loses nothing.
+
+use super::planner::{decode_instance, json_object, prior_of};
+use super::world::World;
+use super::{Engine, Planned};
+use crate::lang::eval::Evaluator;
+use crate::plan::{Action, Mode, ResourceChange};
+use crate::provider::{OpContext, Remote, ResourceKind};
+use crate::value::{Object, PathStep, Value};
+use brickform_state::{Journal, Outcome, ResourceState, StateDocument, WalOp};
+use petgraph::Direction;
+use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// Progress of an apply, for the terminal.
+#[derive(Debug, Clone)]
+pub enum ApplyEvent {
+    Started {
+        address: String,
+        action: Action,
+        id: Option<String>,
+    },
+    StillRunning {
+        address: String,
+        action: Action,
+        elapsed: Duration,
+    },
+    Finished {
+        address: String,
+        action: Action,
+        id: Option<String>,
+        elapsed: Duration,
+    },
+    Failed {
+        address: String,
+        action: Action,
+        error: String,
+    },
+    Skipped {
+        address: String,
+        because: String,
+    },
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct ApplyReport {
+    pub added: usize,
+    pub changed: usize,
+    pub destroyed: usize,
+    pub imported: usize,
+    pub forgotten: usize,
+    pub failed: Vec<(String, String)>,
+    pub skipped: Vec<String>,
+    pub interrupted: bool,
+    /// Output values after apply (sensitive ones included; the caller masks them).
+    pub outputs: Vec<(String, Value, bool)>,
+}
+
+pub struct ApplyOptions {
+    pub parallelism: usize,
+    pub cancel: CancellationToken,
+    pub on_event: Arc<dyn Fn(ApplyEvent) + Send + Sync>,
+}
+
+struct Shared {
+    world: Mutex<World>,
+    doc: tokio::sync::Mutex<StateDocument>,
+    journal: Journal,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Engine<'_> {
+    /// Applies `planned`, recording every change in `doc` through `journal`.
+    pub async fn apply(
+        &self,
+        planned: &Planned,
+        doc: StateDocument,
+        journal: Journal,
+        opts: ApplyOptions,
+    ) -> (StateDocument, ApplyReport) {
+        let plan = &planned.plan;
+        let mut report = ApplyReport::default();
+        let lineage = doc.lineage().to_string();
+
+        // The world as the plan left it; dependencies overwrite their entries as they finish.
+        let mut world = World::new(
+            self.vars.values.clone(),
+            self.vars.sensitive.clone(),
+            &self.environment,
+            &self.config.dir,
+        );
+        for c in &plan.changes {
+            let value = match c.action {
+                Action::NoOp | Action::Read => {
+                    c.after.as_ref().or(c.before.as_ref()).map(|o| o.0.clone())
+                }
+                _ => c.after.as_ref().map(|o| o.0.clone()),
+            };
+            if let (Some(v), Some(spec)) =
+                (value, planned.specs.iter().find(|s| s.address == c.address))
+                && spec.resource.is_some()
+            {
+                world.set_instance(
+                    c.mode,
+                    &c.type_name,
+                    &c.name,
+                    c.index.as_ref(),
+                    Value::Object(v),
+                );
+            }
+        }
+        self.evaluate_locals(&mut world);
+        let shared = Arc::new(Shared {
+            world: Mutex::new(world),
+            doc: tokio::sync::Mutex::new(doc),
+            journal,
+        });
+
+        // The graph of instances that do something.
+        let mut g: StableDiGraph<usize, ()> = StableDiGraph::new();
+        let mut node_of: HashMap<usize, NodeIndex> = HashMap::new();
+        for (i, c) in plan.changes.iter().enumerate() {
+            if !matches!(c.action, Action::NoOp)
+                && !(c.action == Action::Read && c.mode == Mode::Data && false)
+            {
+                node_of.insert(i, g.add_node(i));
+            }
+        }
+        let by_base: HashMap<&str, Vec<usize>> =
+            plan.changes
+                .iter()
+                .enumerate()
+                .fold(HashMap::new(), |mut m, (i, c)| {
+                    let base = base_address(c);
+                    m.entry(base).or_default().push(i);
+                    m
+                });
+        for (i, c) in plan.changes.iter().enumerate() {
+            let Some(&n) = node_of.get(&i) else { continue };
+            for dep in &c.dependencies {
+                for &j in by_base.get(dep.as_str()).map(Vec::as_slice).unwrap_or(&[]) {
+                    let Some(&m) = node_of.get(&j) else { continue };
+                    let dep_change = &plan.changes[j];
+                    if c.action == Action::Delete && dep_change.action == Action::Delete {
+                        // Children are deleted before their parents.
+                        g.update_edge(n, m, ());
+                    } else if c.action != Action::Delete && dep_change.action != Action::Delete {
+                        g.update_edge(m, n, ());
+                    } else if c.action == Action::Delete {
+                        // A dependent going away goes before its dependency changes.
+                        g.update_edge(n, m, ());
+                    }
+                }
+            }
+        }
+
+        // Parallel walk.
+        let sem = Arc::new(Semaphore::new(opts.parallelism.max(1)));
+        let mut indeg: HashMap<NodeIndex, usize> = g
+            .node_indices()
+            .map(|n| (n, g.neighbors_directed(n, Direction::Incoming).count()))
+            .collect();
+        let mut ready: Vec<NodeIndex> = indeg
+            .iter()
+            .filter(|(_, d)| **d == 0)
+            .map(|(n, _)| *n)
+            .collect();
+        ready.sort_by_key(|n| g[*n]);
+        let mut done: HashSet<NodeIndex> = HashSet::new();
+        let mut set: JoinSet<(NodeIndex, Result<Action, String>)> = JoinSet::new();
+        let changes: Arc<Vec<ResourceChange>> = Arc::new(plan.changes.clone());
+        loop {
+            if opts.cancel.is_cancelled() {
+                report.interrupted = true;
+                ready.clear();
+            }
+            for n in ready.drain(..) {
+                let index = g[n];
+                let change = changes[index].clone();
+                let shared = shared.clone();
+                let sem = sem.clone();
+                let on_event = opts.on_event.clone();
+                let ctx = OpContext {
+                    address: change.address.clone(),
+                    lineage: lineage.clone(),
+                    environment: self.environment.clone(),
+                };
+                let work = self.prepare(index, &change, planned);
+                set.spawn(async move {
+                    let _permit = sem.acquire_owned().await;
+                    let started = Instant::now();
+                    on_event(ApplyEvent::Started {
+                        address: change.address.clone(),
+                        action: change.action,
+                        id: change.id.clone(),
+                    });
+                    let result = run_node(work, &change, &ctx, &shared, &on_event).await;
+                    match &result {
+                        Ok(id) => on_event(ApplyEvent::Finished {
+                            address: change.address.clone(),
+                            action: change.action,
+                            id: id.clone(),
+                            elapsed: started.elapsed(),
+                        }),
+                        Err(e) => on_event(ApplyEvent::Failed {
+                            address: change.address.clone(),
+                            action: change.action,
+                            error: e.clone(),
+                        }),
+                    }
+                    (n, result.map(|_| change.action))
+                });
+            }
+            let Some(joined) = set.join_next().await else {
+                break;
+            };
+            let (n, result) = match joined {
+                Ok(r) => r,
+                Err(e) => {
+                    report.failed.push((
+                        "(internal)".into(),
+                        format!("a task stopped unexpectedly: {e}"),
+                    ));
+                    continue;
+                }
+            };
+            done.insert(n);
+            let ok = result.is_ok();
+            let change = &plan.changes[g[n]];
+            match result {
+                Ok(action) => {
+                    match action {
+                        Action::Create => report.added += 1,
+                        Action::Update => report.changed += 1,
+                        Action::Delete => report.destroyed += 1,
+                        Action::DeleteThenCreate | Action::CreateThenDelete => {
+                            report.added += 1;
+                            report.destroyed += 1;
+                        }
+                        Action::Forget => report.forgotten += 1,
+                        Action::NoOp | Action::Read => {}
+                    }
+                    if change.importing.is_some() {
+                        report.imported += 1;
+                    }
+                    // Locals may read what just finished.
+                    let mut w = lock(&shared.world);
+                    self.evaluate_locals(&mut w);
+                }
+                Err(e) => report.failed.push((change.address.clone(), e)),
+            }
+            let mut stack = vec![(n, ok, change.address.clone())];
+            while let Some((m, m_ok, why)) = stack.pop() {
+                let targets: Vec<NodeIndex> =
+                    g.neighbors_directed(m, Direction::Outgoing).collect();
+                for t in targets {
+                    if done.contains(&t) {
+                        continue;
+                    }
+                    if !m_ok {
+                        done.insert(t);
+                        let addr = plan.changes[g[t]].address.clone();
+                        (opts.on_event)(ApplyEvent::Skipped {
+                            address: addr.clone(),
+                            because: why.clone(),
+                        });
+                        report.skipped.push(addr.clone());
+                        stack.push((t, false, why.clone()));
+                        continue;
+                    }
+                    if let Some(d) = indeg.get_mut(&t) {
+                        *d -= 1;
+                        if *d == 0 {
+                            ready.push(t);
+                        }
+                    }
+                }
+            }
+            ready.sort_by_key(|n| g[*n]);
+        }
+
+        // Outputs, from the final world.
+        let shared = match Arc::try_unwrap(shared) {
+            Ok(s) => s,
+            Err(arc) => {
+                // All tasks have finished, so this does not happen; fall back to copying.
+                let doc = arc.doc.lock().await.clone();
+                let world = lock(&arc.world).clone();
+                let journal_doc = doc;
+                return self.finish_outputs(journal_doc, world, plan, report);
+            }
+        };
+        let doc = shared.doc.into_inner();
+        let world = shared.world.into_inner().unwrap_or_else(|p| p.into_inner());
+        self.finish_outputs(doc, world, plan, report)
+    }
+
+    fn finish_outputs(
+        &self,
+        mut doc: StateDocument,
+        world: World,
+        plan: &crate::plan::Plan,
+        mut report: ApplyReport,
+    ) -> (StateDocument, ApplyReport) {
+        let destroying = plan.mode == crate::plan::PlanMode::Destroy;
+        for (name, o) in &self.config.outputs {
+            if destroying {
+                doc.remove_output(name);
+                continue;
+            }
+            match Evaluator::new(&world, &self.config.dir).eval(&o.value.expr) {
+                Ok(v) if v.is_wholly_known() => {
+                    doc.set_output(name, v.to_json(), o.sensitive);
+                    report.outputs.push((name.clone(), v, o.sensitive));
+                }
+                Ok(_) | Err(_) => {}
+            }
+        }
+        let stale: Vec<String> = doc
+            .outputs()
+            .keys()
+            .filter(|k| !self.config.outputs.contains_key(*k))
+            .cloned()
+            .collect();
+        for k in stale {
+            doc.remove_output(&k);
+        }
+        (doc, report)
+    }
+
+    fn evaluate_locals(&self, world: &mut World) {
+        let (cg, _) = crate::graph::build(self.config);
+        let Some(order) = cg.order() else { return };
+        for id in order {
+            if let Some(name) = id.strip_prefix("local.")
+                && let Some(l) = self.config.locals.get(name)
+            {
+                let v = Evaluator::new(&*world, &self.config.dir)
+                    .eval(&l.expr.expr)
+                    .unwrap_or(Value::Unknown);
+                world.set_local(name, v);
+            }
+        }
+    }
+
+    /// What a node needs to run, taken from the configuration before the task starts.
+    fn prepare(&self, index: usize, change: &ResourceChange, planned: &Planned) -> Work {
+        let spec = &planned.specs[index];
+        let resource = spec
+            .resource
+            .as_ref()
+            .and_then(|r| self.config.resources.get(r))
+            .cloned();
+        Work {
+            kind: self.registry.kind(&change.type_name).cloned(),
+            data_source: self.registry.data_source(&change.type_name).cloned(),
+            resource,
+            key: spec.key.clone(),
+            each_value: spec.each_value.clone(),
+            base_dir: self.config.dir.clone(),
+        }
+    }
+}
+
+struct Work {
+    kind: Option<Arc<dyn ResourceKind>>,
+    data_source: Option<Arc<dyn crate::provider::DataSource>>,
+    resource: Option<crate::lang::load::Resource>,
+    key: Option<crate::plan::InstanceKey>,
+    each_value: Option<Value>,
+    base_dir: std::path::PathBuf,
+}
+
+fn base_address(c: &ResourceChange) -> &str {
+    c.address.split('[').next().unwrap_or(&c.address)
+}
+
+/// Evaluates the instance's configuration with the values known now.
+fn evaluate(
+    work: &Work,
+    shared: &Shared,
+    schema: &crate::provider::Schema,
+    address: &str,
+) -> Result<(Object, Vec<Vec<PathStep>>), String> {
+    let Some(r) = &work.resource else {
+        return Err(format!("{address} has no configuration to evaluate"));
+    };
+    let world = lock(&shared.world);
+    let (config, sensitive, diags) = decode_instance(
+        r,
+        schema,
+        &world,
+        &work.base_dir,
+        work.key.as_ref(),
+        work.each_value.as_ref(),
+    );
+    drop(world);
+    if diags.has_errors() {
+        return Err(diags
+            .errors()
+            .map(|d| format!("{}: {}", d.summary, d.detail.clone().unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join("; "));
+    }
+    if config.values().any(Value::contains_unknown) {
+        let unknown: Vec<&str> = config
+            .iter()
+            .filter(|(_, v)| v.contains_unknown())
+            .map(|(k, _)| k.as_str())
+            .collect();
+        return Err(format!(
+            "the value of {} is still unknown after its dependencies were applied",
+            unknown.join(", ")
+        ));
+    }
+    Ok((config, sensitive))
+}
+
+fn dot_paths(paths: &[Vec<PathStep>]) -> Vec<String> {
+    paths
+        .iter()
+        .map(|p| {
+            p.iter()
+                .map(|s| match s {
+                    PathStep::Key(k) => k.clone(),
+                    PathStep::Index(i) => i.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(".")
+        })
+        .collect()
+}
+
+async fn record(
+    shared: &Shared,
+    change: &ResourceChange,
+    kind: &dyn ResourceKind,
+    remote: &Remote,
+    config: &Object,
+    sensitive: &[Vec<PathStep>],
+) -> Result<ResourceState, String> {
+    let mut rs = ResourceState::new(&change.address, &change.provider, &remote.id)
+        .map_err(|e| e.to_string())?;
+    let schema = kind.schema();
+    let mut sensitive_paths: Vec<Vec<PathStep>> = schema
+        .attributes
+        .iter()
+        .filter(|a| a.sensitive)
+        .map(|a| vec![PathStep::Key(a.name.to_string())])
+        .collect();
+    sensitive_paths.extend(sensitive.iter().cloned());
+    rs.config = config
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect();
+    rs.computed = remote
+        .attrs
+        .iter()
+        .filter(|(k, _)| schema.attribute(k).is_some() || schema.block_type(k).is_some())
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect();
+    rs.dependencies = change.dependencies.clone();
+    let doc = shared.doc.lock().await;
+    doc.redact(&mut rs, &dot_paths(&sensitive_paths));
+    // A sensitive value never configured leaves no fingerprint.
+    Ok(rs)
+}
+
+async fn run_node(
+    work: Work,
+    change: &ResourceChange,
+    ctx: &OpContext,
+    shared: &Shared,
+    on_event: &Arc<dyn Fn(ApplyEvent) + Send + Sync>,
+) -> Result<Option<String>, String> {
+    let _ = on_event;
+    if change.mode == Mode::Data {
+        let ds = work
+            .data_source
+            .as_ref()
+            .ok_or_else(|| format!("unknown data source type {}", change.type_name))?;
+        let (config, _) = evaluate(&work, shared, ds.schema(), &change.address)?;
+        let mut value = config.clone();
+        value.extend(ds.read(&config).await.map_err(|e| e.message)?);
+        lock(&shared.world).set_instance(
+            Mode::Data,
+            &change.type_name,
+            &change.name,
+            change.index.as_ref(),
+            Value::Object(value),
+        );
+        return Ok(None);
+    }
+    let kind = work
+        .kind
+        .clone()
+        .ok_or_else(|| format!("unknown resource type {}", change.type_name))?;
+    let journal = &shared.journal;
+    let prior_obj = || {
+        change
+            .before
+            .as_ref()
+            .map(|b| b.0.clone())
+            .unwrap_or_default()
+    };
+
+    let delete = |id: String| {
+        let kind = kind.clone();
+        async move {
+            let seq = journal
+                .intent(
+                    WalOp::Delete,
+                    &change.address,
+                    &change.type_name,
+                    None,
+                    Some(id.clone()),
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            let result = kind.delete(ctx, &id, &prior_obj()).await;
+            let mut doc = shared.doc.lock().await;
+            match result {
+                Ok(()) => {
+                    journal
+                        .result(seq, Outcome::Deleted {}, &mut doc)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Ok(())
+                }
+                Err(e) => {
+                    journal
+                        .result(seq, Outcome::Failed(e.message.clone()), &mut doc)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Err(error_text(&e))
+                }
+            }
+        }
+    };
+    let create = || {
+        let kind = kind.clone();
+        let work = &work;
+        async move {
+            let (config, sensitive) = evaluate(work, shared, kind.schema(), &change.address)?;
+            let seq = journal
+                .intent(
+                    WalOp::Create,
+                    &change.address,
+                    &change.type_name,
+                    None,
+                    None,
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            match kind.create(ctx, &config).await {
+                Ok(remote) => {
+                    let rs =
+                        record(shared, change, kind.as_ref(), &remote, &config, &sensitive).await?;
+                    let mut doc = shared.doc.lock().await;
+                    journal
+                        .result(seq, Outcome::Created(rs.clone()), &mut doc)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    drop(doc);
+                    set_world(shared, change, &rs);
+                    Ok(Some(remote.id))
+                }
+                Err(e) => {
+                    let mut doc = shared.doc.lock().await;
+                    journal
+                        .result(seq, Outcome::Failed(e.message.clone()), &mut doc)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Err(error_text(&e))
+                }
+            }
+        }
+    };
+
+    match change.action {
+        Action::Create => create().await,
+        Action::Delete => {
+            let id = change.id.clone().ok_or("no id recorded for this object")?;
+            delete(id).await.map(|_| None)
+        }
+        Action::DeleteThenCreate => {
+            let id = change.id.clone().ok_or("no id recorded for this object")?;
+            delete(id).await?;
+            create().await
+        }
+        Action::CreateThenDelete => {
+            let old = change.id.clone().ok_or("no id recorded for this object")?;
+            let new = create().await?;
+            // The old object is no longer in state; delete it directly.
+            kind.delete(ctx, &old, &prior_obj())
+                .await
+                .map_err(|e| error_text(&e))?;
+            Ok(new)
+        }
+        Action::Update | Action::NoOp | Action::Read => {
+            let (config, sensitive) = evaluate(&work, shared, kind.schema(), &change.address)?;
+            let id = change.id.clone().ok_or("no id recorded for this object")?;
+            let importing = change.importing.is_some();
+            let op = if importing {
+                WalOp::Import
+            } else {
+                WalOp::Update
+            };
+            let seq = journal
+                .intent(
+                    op,
+                    &change.address,
+                    &change.type_name,
+                    None,
+                    Some(id.clone()),
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            let result = if change.action == Action::Update {
+                let prior = {
+                    let doc = shared.doc.lock().await;
+                    prior_of(&doc, &change.address)
+                        .map(|(_, p)| p.merged())
+                        .unwrap_or_else(prior_obj)
+                };
+                kind.update(ctx, &id, &prior, &config).await
+            } else {
+                match kind.read(ctx, &id, &prior_obj()).await {
+                    Ok(Some(r)) => Ok(r),
+                    Ok(None) => Err(crate::provider::ProviderError::not_found(format!(
+                        "{} no longer exists",
+                        change.address
+                    ))),
+                    Err(e) => Err(e),
+                }
+            };
+            match result {
+                Ok(remote) => {
+                    let rs =
+                        record(shared, change, kind.as_ref(), &remote, &config, &sensitive).await?;
+                    let outcome = if importing {
+                        Outcome::Imported(rs.clone())
+                    } else {
+                        Outcome::Updated(rs.clone())
+                    };
+                    let mut doc = shared.doc.lock().await;
+                    journal
+                        .result(seq, outcome, &mut doc)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    drop(doc);
+                    set_world(shared, change, &rs);
+                    Ok(Some(remote.id))
+                }
+                Err(e) => {
+                    let mut doc = shared.doc.lock().await;
+                    journal
+                        .result(seq, Outcome::Failed(e.message.clone()), &mut doc)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Err(error_text(&e))
+                }
+            }
+        }
+        Action::Forget => {
+            let seq = journal
+                .intent(
+                    WalOp::Forget,
+                    &change.address,
+                    &change.type_name,
+                    None,
+                    change.id.clone(),
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut doc = shared.doc.lock().await;
+            journal
+                .result(seq, Outcome::Forgotten {}, &mut doc)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(None)
+        }
+    }
+}
+
+fn set_world(shared: &Shared, change: &ResourceChange, rs: &ResourceState) {
+    let mut v = json_object(&rs.computed);
+    for (k, val) in json_object(&rs.config) {
+        if !val.is_null() || !v.contains_key(&k) {
+            v.insert(k, val);
+        }
+    }
+    lock(&shared.world).set_instance(
+        Mode::Managed,
+        &change.type_name,
+        &change.name,
+        change.index.as_ref(),
+        Value::Object(v),
+    );
+}
+
+fn error_text(e: &crate::provider::ProviderError) -> String {
+    match &e.detail {
+        Some(d) => format!("{}\n{d}", e.message),
+        None => e.message.clone(),
+    }
+}

@@ -1,0 +1,1044 @@
+//! Building a plan: evaluate the configuration in dependency order, expand `count` and
+//! `for_each`, refresh what state knows, and compare (DESIGN §5).
+
+use super::world::World;
+use super::{Engine, InstanceSpec, PlanRequest, Planned};
+use crate::graph::{self, ConfigGraph};
+use crate::lang::decode::Decoder;
+use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::lang::eval::Evaluator;
+use crate::lang::load::{IgnoreChanges, Resource};
+use crate::plan::diff::{DiffInput, Prior, diff, normalize_object};
+use crate::plan::{
+    Action, ActionReason, Drift, FieldChange, FieldReason, InstanceKey, Mode, OutputChange, Plan,
+    PlanMode, ResourceChange, SerObject, SerValue,
+};
+use crate::provider::{OpContext, Remote, Schema};
+use crate::value::{Object, PathStep, Value};
+use brickform_state::StateDocument;
+use std::collections::{BTreeMap, HashSet};
+
+/// An instance address: `TYPE.NAME`, `TYPE.NAME[0]`, `TYPE.NAME["k"]`.
+pub fn instance_address(base: &str, key: Option<&InstanceKey>) -> String {
+    match key {
+        None => base.to_string(),
+        Some(InstanceKey::Index(i)) => format!("{base}[{i}]"),
+        Some(InstanceKey::Key(k)) => format!("{base}[{}]", crate::value::quote(k)),
+    }
+}
+
+/// The instances a resource expands to, with their `each.value`.
+pub(super) fn expand(
+    r: &Resource,
+    world: &World,
+    base_dir: &std::path::Path,
+    diags: &mut Diagnostics,
+) -> Option<Vec<(Option<InstanceKey>, Option<Value>)>> {
+    if let Some(c) = &r.count {
+        let v = match Evaluator::new(world, base_dir).eval(&c.expr) {
+            Ok(v) => v,
+            Err(e) => {
+                diags.push(e.to_diagnostic(c.file));
+                return None;
+            }
+        };
+        return match v {
+            Value::Unknown => {
+                diags.push(
+                    Diagnostic::error("Invalid count argument")
+                        .at(c.span())
+                        .detail("The \"count\" value depends on resource attributes that cannot be determined until apply, so brickform cannot predict how many instances will be created. Use values known at plan time (variables, locals) for count."),
+                );
+                None
+            }
+            v => match v.as_i64() {
+                Some(n) if n >= 0 => Some(
+                    (0..n as usize)
+                        .map(|i| (Some(InstanceKey::Index(i)), None))
+                        .collect(),
+                ),
+                _ => {
+                    diags.push(
+                        Diagnostic::error("Invalid count argument")
+                            .at(c.span())
+                            .detail(format!("The given \"count\" argument value is unsuitable: must be a whole number greater than or equal to zero, got {v}.")),
+                    );
+                    None
+                }
+            },
+        };
+    }
+    if let Some(fe) = &r.for_each {
+        let v = match Evaluator::new(world, base_dir).eval(&fe.expr) {
+            Ok(v) => v,
+            Err(e) => {
+                diags.push(e.to_diagnostic(fe.file));
+                return None;
+            }
+        };
+        let bad = |diags: &mut Diagnostics, detail: String| {
+            diags.push(
+                Diagnostic::error("Invalid for_each argument")
+                    .at(fe.span())
+                    .detail(detail),
+            );
+            None
+        };
+        return match v {
+            Value::Object(o) => {
+                if o.values().any(|v| matches!(v, Value::Unknown)) && false {
+                    return None;
+                }
+                Some(o.into_iter().map(|(k, v)| (Some(InstanceKey::Key(k)), Some(v))).collect())
+            }
+            Value::List(items) => {
+                let mut out = Vec::new();
+                for item in items {
+                    match item {
+                        Value::String(s) => out.push((Some(InstanceKey::Key(s.clone())), Some(Value::String(s)))),
+                        Value::Unknown => {
+                            return bad(diags, "The \"for_each\" set includes values derived from resource attributes that cannot be determined until apply, so brickform cannot determine the full set of keys that will identify the instances of this resource.".into());
+                        }
+                        other => {
+                            return bad(diags, format!("The given \"for_each\" argument value is unsuitable: \"for_each\" supports maps and sets of strings, but you have provided a list containing a {}. Use toset() for a list of strings, or a for expression to build a map.", other.type_name()));
+                        }
+                    }
+                }
+                let mut seen = HashSet::new();
+                out.retain(|(k, _)| seen.insert(k.clone()));
+                Some(out)
+            }
+            Value::Unknown => bad(diags, "The \"for_each\" map includes keys derived from resource attributes that cannot be determined until apply, so brickform cannot determine the full set of keys that will identify the instances of this resource. Use keys known at plan time.".into()),
+            Value::Null => bad(diags, "The given \"for_each\" argument value is null. A map, or set of strings, is allowed.".into()),
+            other => bad(diags, format!("The given \"for_each\" argument value is unsuitable: the \"for_each\" argument must be a map, or set of strings, and you have provided a value of type {}.", other.type_name())),
+        };
+    }
+    Some(vec![(None, None)])
+}
+
+/// Decodes one instance's configuration.
+pub(super) fn decode_instance(
+    r: &Resource,
+    schema: &Schema,
+    world: &World,
+    base_dir: &std::path::Path,
+    key: Option<&InstanceKey>,
+    each_value: Option<&Value>,
+) -> (Object, Vec<Vec<PathStep>>, Diagnostics) {
+    let mut ev = Evaluator::new(world, base_dir);
+    match key {
+        Some(InstanceKey::Index(i)) => ev.bind(
+            "count",
+            Value::Object(Object::from_iter([(
+                "index".to_string(),
+                Value::from_i64(*i as i64),
+            )])),
+        ),
+        Some(InstanceKey::Key(k)) => ev.bind(
+            "each",
+            Value::Object(Object::from_iter([
+                ("key".to_string(), Value::from(k.as_str())),
+                (
+                    "value".to_string(),
+                    each_value.cloned().unwrap_or(Value::Null),
+                ),
+            ])),
+        ),
+        None => {}
+    }
+    let header = r.span.as_ref().map(|s| s.range.clone());
+    let (decoded, diags) = Decoder::new(&mut ev, r.body.file).decode(&r.body.body, schema, header);
+    let mut value = decoded.value;
+    normalize_object(schema, &mut value);
+    (value, decoded.sensitive_paths, diags)
+}
+
+/// Paths of a schema's nested blocks, for renderers.
+pub fn block_paths(schema: &Schema) -> Vec<Vec<String>> {
+    fn walk(s: &Schema, prefix: &[String], out: &mut Vec<Vec<String>>) {
+        for b in &s.blocks {
+            let mut p = prefix.to_vec();
+            p.push(b.name.to_string());
+            out.push(p.clone());
+            walk(&b.schema, &p, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, &[], &mut out);
+    out
+}
+
+fn sensitive_schema_paths(schema: &Schema) -> Vec<Vec<PathStep>> {
+    schema
+        .attributes
+        .iter()
+        .filter(|a| a.sensitive)
+        .map(|a| vec![PathStep::Key(a.name.to_string())])
+        .collect()
+}
+
+pub(super) fn prior_of(state: &StateDocument, address: &str) -> Option<(String, Prior)> {
+    let r = state.get(address)?;
+    Some((
+        r.id.clone(),
+        Prior {
+            config: json_object(&r.config),
+            computed: json_object(&r.computed),
+            sensitive: r.sensitive.clone(),
+        },
+    ))
+}
+
+pub(super) fn json_object(m: &serde_json::Map<String, serde_json::Value>) -> Object {
+    m.iter()
+        .map(|(k, v)| (k.clone(), Value::from_json(v)))
+        .collect()
+}
+
+fn without_sensitive(o: &Object, paths: &[Vec<PathStep>]) -> Object {
+    let mut o = o.clone();
+    for p in paths {
+        if let [PathStep::Key(k)] = p.as_slice()
+            && let Some(v) = o.get_mut(k)
+            && !v.is_null()
+        {
+            *v = Value::Null;
+        }
+    }
+    o
+}
+
+impl Engine<'_> {
+    pub(super) async fn build_plan(
+        &self,
+        state: &StateDocument,
+        req: &PlanRequest,
+    ) -> (Option<Planned>, Diagnostics) {
+        let config = self.config;
+        let mut diags = Diagnostics::new();
+        let (cg, gd) = graph::build(config);
+        diags.extend(gd);
+        for r in config.resources.values() {
+            let known = match r.mode {
+                Mode::Managed => self.registry.kind(&r.type_name).is_some(),
+                Mode::Data => self.registry.data_source(&r.type_name).is_some(),
+            };
+            if !known {
+                let names: Vec<&str> = match r.mode {
+                    Mode::Managed => self.registry.kinds.keys().copied().collect(),
+                    Mode::Data => self.registry.data_sources.keys().copied().collect(),
+                };
+                diags.push(
+                    Diagnostic::error(if r.mode == Mode::Data {
+                        "Invalid data source"
+                    } else {
+                        "Invalid resource type"
+                    })
+                    .at(r.type_span.clone())
+                    .detail(format!(
+                        "The provider does not support {} \"{}\".",
+                        if r.mode == Mode::Data {
+                            "data source"
+                        } else {
+                            "resource type"
+                        },
+                        r.type_name
+                    ))
+                    .maybe_hint(crate::lang::diagnostics::did_you_mean(&r.type_name, names)),
+                );
+            }
+        }
+        if diags.has_errors() {
+            return (None, diags);
+        }
+        let Some(order) = cg.order() else {
+            return (None, diags);
+        };
+
+        // `moved` blocks rename state entries before anything is compared.
+        let mut state = state.clone();
+        let mut moved_from: BTreeMap<String, String> = BTreeMap::new();
+        for m in &config.moved {
+            if state.get(&m.from).is_some()
+                && state.get(&m.to).is_none()
+                && state.mv(&m.from, &m.to).is_ok()
+            {
+                moved_from.insert(m.to.clone(), m.from.clone());
+            }
+        }
+
+        let mut world = World::new(
+            self.vars.values.clone(),
+            self.vars.sensitive.clone(),
+            &self.environment,
+            &config.dir,
+        );
+        let mut plan = Plan {
+            mode: req.mode,
+            environment: self.environment.clone(),
+            targeted: !req.targets.is_empty(),
+            ..Plan::default()
+        };
+        let mut specs: Vec<InstanceSpec> = Vec::new();
+        let mut produced: HashSet<String> = HashSet::new();
+        let import_ids = self.import_ids(&world, &mut diags);
+
+        for id in &order {
+            if let Some(name) = id.strip_prefix("local.") {
+                let Some(l) = config.locals.get(name) else {
+                    continue;
+                };
+                match Evaluator::new(&world, &config.dir).eval(&l.expr.expr) {
+                    Ok(v) => world.set_local(name, v),
+                    Err(e) => {
+                        diags.push(e.to_diagnostic(l.expr.file));
+                        world.set_local(name, Value::Unknown);
+                    }
+                }
+                continue;
+            }
+            if id.starts_with("var.") || id.starts_with("output.") {
+                continue;
+            }
+            let Some(r) = config.resources.get(id) else {
+                continue;
+            };
+            self.plan_resource(
+                r,
+                &cg,
+                &mut world,
+                &state,
+                req,
+                &moved_from,
+                &import_ids,
+                &mut plan,
+                &mut specs,
+                &mut produced,
+                &mut diags,
+            )
+            .await;
+        }
+
+        // Instances in state that the configuration no longer produces.
+        let removed: BTreeMap<&str, bool> = config
+            .removed
+            .iter()
+            .map(|r| (r.from.as_str(), r.destroy))
+            .collect();
+        for r in state.resources() {
+            if produced.contains(&r.address) || r.mode != brickform_state::ResourceMode::Managed {
+                continue;
+            }
+            let base = r.address.split('[').next().unwrap_or(&r.address);
+            let (action, reason) = match removed
+                .get(r.address.as_str())
+                .or_else(|| removed.get(base))
+            {
+                Some(false) => (Action::Forget, ActionReason::ForgetBecauseRemoved),
+                _ => {
+                    let reason = match config.resources.get(base) {
+                        None => ActionReason::DeleteBecauseNoResourceConfig,
+                        Some(res) if res.count.is_some() => ActionReason::DeleteBecauseCountIndex,
+                        Some(res) if res.for_each.is_some() => ActionReason::DeleteBecauseEachKey,
+                        Some(_) => ActionReason::DeleteBecauseNoResourceConfig,
+                    };
+                    (Action::Delete, reason)
+                }
+            };
+            let prior = prior_of(&state, &r.address)
+                .map(|(_, p)| p)
+                .unwrap_or_default();
+            let schema = self
+                .registry
+                .kind(&r.resource_type)
+                .map(|k| k.schema().clone())
+                .unwrap_or_default();
+            if action == Action::Delete && req.mode != PlanMode::RefreshOnly {
+                let lifecycle_protected = config
+                    .resources
+                    .get(base)
+                    .is_some_and(|res| res.lifecycle.prevent_destroy);
+                if lifecycle_protected {
+                    diags.push(prevent_destroy_error(
+                        &r.address,
+                        config.resources.get(base).and_then(|res| res.span.clone()),
+                    ));
+                }
+            }
+            let change = ResourceChange {
+                address: r.address.clone(),
+                mode: Mode::Managed,
+                type_name: r.resource_type.clone(),
+                name: r.name.clone(),
+                index: index_key(&r.address),
+                provider: r.provider.clone(),
+                action: if req.mode == PlanMode::RefreshOnly {
+                    Action::NoOp
+                } else {
+                    action
+                },
+                reason: Some(reason),
+                id: Some(r.id.clone()),
+                before: Some(SerObject(prior.merged())),
+                after: None,
+                fields: Vec::new(),
+                block_paths: block_paths(&schema),
+                sensitive_paths: sensitive_schema_paths(&schema),
+                importing: None,
+                moved_from: None,
+                dependencies: r.dependencies.clone(),
+            };
+            specs.push(InstanceSpec {
+                address: r.address.clone(),
+                resource: None,
+                key: None,
+                each_value: None,
+            });
+            plan.changes.push(change);
+        }
+
+        // Outputs.
+        for (name, o) in &config.outputs {
+            let mut ev = Evaluator::new(&world, &config.dir);
+            let after = match ev.eval(&o.value.expr) {
+                Ok(v) => v,
+                Err(e) => {
+                    diags.push(e.to_diagnostic(o.value.file));
+                    continue;
+                }
+            };
+            if ev.touched_sensitive && !o.sensitive {
+                diags.push(
+                    Diagnostic::error("Output refers to sensitive values")
+                        .at(o.span.clone())
+                        .detail("To reduce the risk of accidentally exporting sensitive data that was intended to be only internal, brickform requires that any root module output containing sensitive data be explicitly marked as sensitive, to confirm your intent.")
+                        .hint("add sensitive = true to this output"),
+                );
+            }
+            let before = state
+                .outputs()
+                .get(name)
+                .map(|s| s.value().map(Value::from_json));
+            let (action, before_v) = match before {
+                None => (Action::Create, None),
+                Some(None) => (Action::Update, None),
+                Some(Some(b)) if crate::lang::eval::values_equal(&b, &after) && !o.sensitive => {
+                    (Action::NoOp, Some(b))
+                }
+                Some(Some(b)) => (Action::Update, Some(b)),
+            };
+            let action = if o.sensitive
+                && state
+                    .outputs()
+                    .get(name)
+                    .and_then(|s| s.fingerprint().map(str::to_string))
+                    .is_some_and(|fp| {
+                        after.is_wholly_known() && state.fingerprint_matches(&after.to_json(), &fp)
+                    }) {
+                Action::NoOp
+            } else {
+                action
+            };
+            plan.outputs.push(OutputChange {
+                name: name.clone(),
+                action: if req.mode == PlanMode::Destroy {
+                    Action::Delete
+                } else {
+                    action
+                },
+                before: before_v.map(SerValue),
+                after: if req.mode == PlanMode::Destroy {
+                    None
+                } else {
+                    Some(SerValue(after))
+                },
+                sensitive: o.sensitive,
+            });
+        }
+        for name in state.outputs().keys() {
+            if !config.outputs.contains_key(name) {
+                plan.outputs.push(OutputChange {
+                    name: name.clone(),
+                    action: Action::Delete,
+                    before: state
+                        .outputs()
+                        .get(name)
+                        .and_then(|o| o.value())
+                        .map(|v| SerValue(Value::from_json(v))),
+                    after: None,
+                    sensitive: state.outputs().get(name).is_some_and(|o| o.sensitive()),
+                });
+            }
+        }
+
+        if req.mode == PlanMode::Destroy {
+            for c in plan.changes.iter_mut() {
+                if c.mode == Mode::Data {
+                    c.action = Action::NoOp;
+                    continue;
+                }
+                if state.get(&c.address).is_some() && c.action != Action::Forget {
+                    c.action = Action::Delete;
+                    c.after = None;
+                    c.fields.clear();
+                    c.importing = None;
+                } else {
+                    c.action = Action::NoOp;
+                }
+            }
+            for r in state.resources() {
+                let base = r.address.split('[').next().unwrap_or(&r.address);
+                if config
+                    .resources
+                    .get(base)
+                    .is_some_and(|res| res.lifecycle.prevent_destroy)
+                {
+                    diags.push(prevent_destroy_error(
+                        &r.address,
+                        config.resources.get(base).and_then(|res| res.span.clone()),
+                    ));
+                }
+            }
+        }
+        if !req.targets.is_empty() {
+            self.apply_targets(&mut plan, &mut specs, req, &cg);
+            plan.warnings.push("Resource targeting is in effect: the plan may be incomplete. Use --target only to recover from mistakes, not for routine changes.".into());
+        }
+        diags.sort();
+        if diags.has_errors() {
+            return (None, diags);
+        }
+        (Some(Planned { plan, specs }), diags)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn plan_resource(
+        &self,
+        r: &Resource,
+        cg: &ConfigGraph,
+        world: &mut World,
+        state: &StateDocument,
+        req: &PlanRequest,
+        moved_from: &BTreeMap<String, String>,
+        import_ids: &BTreeMap<String, String>,
+        plan: &mut Plan,
+        specs: &mut Vec<InstanceSpec>,
+        produced: &mut HashSet<String>,
+        diags: &mut Diagnostics,
+    ) {
+        let base = r.address();
+        let dependencies = cg.resource_dependencies(&base);
+        let Some(instances) = expand(r, world, &self.config.dir, diags) else {
+            world.declare_resource(r.mode, &r.type_name, &r.name, Value::Unknown);
+            return;
+        };
+        let shape = if r.count.is_some() {
+            Value::List(Vec::new())
+        } else if r.for_each.is_some() {
+            Value::Object(Object::new())
+        } else {
+            Value::Null
+        };
+        world.declare_resource(r.mode, &r.type_name, &r.name, shape);
+        let provider = self
+            .registry
+            .provider_of(&r.type_name)
+            .map(|p| p.name().to_string())
+            .unwrap_or_default();
+
+        if r.mode == Mode::Data {
+            let Some(ds) = self.registry.data_source(&r.type_name).cloned() else {
+                return;
+            };
+            for (key, each) in instances {
+                let address = instance_address(&base, key.as_ref());
+                let (config, _, d) = decode_instance(
+                    r,
+                    ds.schema(),
+                    world,
+                    &self.config.dir,
+                    key.as_ref(),
+                    each.as_ref(),
+                );
+                let failed = d.has_errors();
+                diags.extend(d);
+                if failed {
+                    continue;
+                }
+                let mut value = config.clone();
+                for a in ds
+                    .schema()
+                    .attributes
+                    .iter()
+                    .filter(|a| a.is_computed_only())
+                {
+                    value.insert(a.name.to_string(), Value::Unknown);
+                }
+                let mut action = Action::Read;
+                let mut reason = Some(ActionReason::ReadBecauseConfigUnknown);
+                if !self.offline && config.values().all(Value::is_wholly_known) {
+                    match ds.read(&config).await {
+                        Ok(v) => {
+                            value = config.clone();
+                            value.extend(v);
+                            action = Action::NoOp;
+                            reason = None;
+                        }
+                        Err(e) => {
+                            diags.push(
+                                Diagnostic::error(format!(
+                                    "Error reading {address}: {}",
+                                    e.message
+                                ))
+                                .at(r.span.clone())
+                                .detail(e.detail.unwrap_or_default()),
+                            );
+                            continue;
+                        }
+                    }
+                }
+                world.set_instance(
+                    Mode::Data,
+                    &r.type_name,
+                    &r.name,
+                    key.as_ref(),
+                    Value::Object(value.clone()),
+                );
+                plan.changes.push(ResourceChange {
+                    address: address.clone(),
+                    mode: Mode::Data,
+                    type_name: r.type_name.clone(),
+                    name: r.name.clone(),
+                    index: key.clone(),
+                    provider: provider.clone(),
+                    action,
+                    reason,
+                    id: None,
+                    before: None,
+                    after: Some(SerObject(value)),
+                    fields: Vec::new(),
+                    block_paths: block_paths(ds.schema()),
+                    sensitive_paths: Vec::new(),
+                    importing: None,
+                    moved_from: None,
+                    dependencies: dependencies.clone(),
+                });
+                specs.push(InstanceSpec {
+                    address,
+                    resource: Some(base.clone()),
+                    key,
+                    each_value: each,
+                });
+            }
+            return;
+        }
+
+        let Some(kind) = self.registry.kind(&r.type_name).cloned() else {
+            return;
+        };
+        let schema = kind.schema();
+        for (key, each) in instances {
+            let address = instance_address(&base, key.as_ref());
+            produced.insert(address.clone());
+            let (config, sensitive_paths, d) = decode_instance(
+                r,
+                schema,
+                world,
+                &self.config.dir,
+                key.as_ref(),
+                each.as_ref(),
+            );
+            let failed = d.has_errors();
+            diags.extend(d);
+            if failed {
+                world.set_instance(
+                    Mode::Managed,
+                    &r.type_name,
+                    &r.name,
+                    key.as_ref(),
+                    Value::Unknown,
+                );
+                continue;
+            }
+            let ctx = OpContext {
+                address: address.clone(),
+                lineage: state.lineage().to_string(),
+                environment: self.environment.clone(),
+            };
+            let mut prior = prior_of(state, &address);
+            let mut importing = None;
+            if prior.is_none()
+                && let Some(import_id) = import_ids.get(&address)
+            {
+                if self.offline {
+                    importing = Some(import_id.clone());
+                } else {
+                    match kind.import(&ctx, import_id).await {
+                        Ok(Some(remote)) => {
+                            importing = Some(import_id.clone());
+                            let configurable: Object = remote
+                                .attrs
+                                .iter()
+                                .filter(|(k, _)| {
+                                    schema
+                                        .attribute(k)
+                                        .is_some_and(|a| a.can_configure() && !a.sensitive)
+                                        || schema.block_type(k).is_some()
+                                })
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect();
+                            prior = Some((
+                                remote.id.clone(),
+                                Prior {
+                                    config: configurable,
+                                    computed: remote.attrs.clone(),
+                                    sensitive: BTreeMap::new(),
+                                },
+                            ));
+                        }
+                        Ok(None) => {
+                            diags.push(
+                                Diagnostic::error("Cannot import non-existent remote object")
+                                    .at(r.span.clone())
+                                    .detail(format!("While attempting to import an existing object to \"{address}\", the provider detected that no object exists with the given id \"{import_id}\". Only pre-existing objects can be imported; check that the id is correct.")),
+                            );
+                            continue;
+                        }
+                        Err(e) => {
+                            diags.push(
+                                Diagnostic::error(format!(
+                                    "Error importing {address}: {}",
+                                    e.message
+                                ))
+                                .at(r.span.clone()),
+                            );
+                            continue;
+                        }
+                    }
+                }
+            }
+
+            // Refresh.
+            let mut live: Option<Remote> = None;
+            let mut deleted_outside = false;
+            if let Some((id, p)) = &prior
+                && req.refresh
+                && !self.offline
+                && importing.is_none()
+            {
+                match kind.read(&ctx, id, &p.merged()).await {
+                    Ok(Some(remote)) => live = Some(remote),
+                    Ok(None) => deleted_outside = true,
+                    Err(e) => {
+                        diags.push(
+                            Diagnostic::error(format!("Error refreshing {address}: {}", e.message))
+                                .at(r.span.clone())
+                                .detail(e.detail.unwrap_or_default()),
+                        );
+                        continue;
+                    }
+                }
+            }
+            let mut live_attrs = live.as_ref().map(|l| l.attrs.clone());
+            if let Some(l) = live_attrs.as_mut() {
+                normalize_object(schema, l);
+            }
+
+            let ignore_all = matches!(r.lifecycle.ignore_changes, IgnoreChanges::All);
+            let ignore_names: HashSet<String> = match &r.lifecycle.ignore_changes {
+                IgnoreChanges::Paths(ps) => ps
+                    .iter()
+                    .filter_map(|(p, _)| match p.first() {
+                        Some(PathStep::Key(k)) => Some(k.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => HashSet::new(),
+            };
+            let ignore = |name: &str| ignore_all && prior.is_some() || ignore_names.contains(name);
+            let fp = |v: &Value, fp: &str| state.fingerprint_matches(&v.to_json(), fp);
+            let effective_prior = if deleted_outside {
+                None
+            } else {
+                prior.as_ref().map(|(_, p)| p)
+            };
+            let d = diff(&DiffInput {
+                schema,
+                config: &config,
+                prior: effective_prior,
+                live: live_attrs.as_ref(),
+                ignore: &ignore,
+                fingerprint_matches: &fp,
+            });
+
+            let replace_requested = req.replace.iter().any(|a| a == &address);
+            let triggered = self.replace_triggered(r, world, &state_changes_so_far(plan));
+            let mut action = match (effective_prior, deleted_outside) {
+                (None, _) => Action::Create,
+                (Some(_), _) if replace_requested || d.replace || triggered => {
+                    if r.lifecycle.create_before_destroy {
+                        Action::CreateThenDelete
+                    } else {
+                        Action::DeleteThenCreate
+                    }
+                }
+                (Some(_), _) if d.fields.is_empty() => Action::NoOp,
+                _ => Action::Update,
+            };
+            let reason = if deleted_outside {
+                Some(ActionReason::CreateBecauseDeletedOutside)
+            } else if replace_requested && action.is_replace() {
+                Some(ActionReason::ReplaceByRequest)
+            } else if triggered && action.is_replace() {
+                Some(ActionReason::ReplaceByTriggers)
+            } else if action.is_replace() {
+                Some(ActionReason::ReplaceBecauseCannotUpdate)
+            } else {
+                None
+            };
+            if importing.is_some() && action == Action::Create {
+                action = Action::NoOp;
+            }
+            if action.is_replace() && r.lifecycle.prevent_destroy {
+                diags.push(prevent_destroy_error(&address, r.span.clone()));
+            }
+
+            let mut after = d.after.clone();
+            if action.is_replace() || action == Action::Create {
+                for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {
+                    after.insert(a.name.to_string(), Value::Unknown);
+                }
+            }
+            // Drift section.
+            if deleted_outside {
+                plan.drift.push(Drift {
+                    address: address.clone(),
+                    type_name: r.type_name.clone(),
+                    name: r.name.clone(),
+                    deleted: true,
+                    fields: Vec::new(),
+                    block_paths: block_paths(schema),
+                    sensitive_paths: sensitive_schema_paths(schema),
+                });
+            } else if !d.drift.is_empty() {
+                plan.drift.push(Drift {
+                    address: address.clone(),
+                    type_name: r.type_name.clone(),
+                    name: r.name.clone(),
+                    deleted: false,
+                    fields: d.drift.clone(),
+                    block_paths: block_paths(schema),
+                    sensitive_paths: sensitive_schema_paths(schema),
+                });
+            }
+
+            let mut fields: Vec<FieldChange> = d.fields.clone();
+            let mut all_sensitive = sensitive_schema_paths(schema);
+            all_sensitive.extend(sensitive_paths.iter().cloned());
+            for f in fields.iter_mut() {
+                if all_sensitive.iter().any(|p| f.path.starts_with(p)) {
+                    f.sensitive = true;
+                }
+            }
+            if action == Action::Create || action.is_replace() {
+                for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {
+                    fields.push(FieldChange {
+                        path: vec![PathStep::Key(a.name.to_string())],
+                        before: None,
+                        after: Some(SerValue(Value::Unknown)),
+                        live: None,
+                        reason: FieldReason::KnownAfterApply,
+                        forces_replacement: false,
+                        sensitive: false,
+                    });
+                }
+            }
+            let action = if req.mode == PlanMode::RefreshOnly {
+                Action::NoOp
+            } else {
+                action
+            };
+            let before = effective_prior.map(|p| {
+                let mut b = p.merged();
+                if let Some(l) = &live_attrs {
+                    for (k, v) in l {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+                SerObject(without_sensitive(&b, &all_sensitive))
+            });
+            let id = prior.as_ref().map(|(id, _)| id.clone());
+            // What references to this instance see during the rest of the plan.
+            let reference_value = match action {
+                Action::NoOp => {
+                    let mut v = effective_prior.map(|p| p.merged()).unwrap_or_default();
+                    if let Some(l) = &live_attrs {
+                        v.extend(l.clone());
+                    }
+                    v.extend(
+                        config
+                            .iter()
+                            .filter(|(_, v)| !v.is_null())
+                            .map(|(k, v)| (k.clone(), v.clone())),
+                    );
+                    v
+                }
+                _ => after.clone(),
+            };
+            world.set_instance(
+                Mode::Managed,
+                &r.type_name,
+                &r.name,
+                key.as_ref(),
+                Value::Object(reference_value),
+            );
+            plan.changes.push(ResourceChange {
+                address: address.clone(),
+                mode: Mode::Managed,
+                type_name: r.type_name.clone(),
+                name: r.name.clone(),
+                index: key.clone(),
+                provider: provider.clone(),
+                action,
+                reason,
+                id,
+                before,
+                after: Some(SerObject(without_sensitive(&after, &all_sensitive))),
+                fields,
+                block_paths: block_paths(schema),
+                sensitive_paths: all_sensitive,
+                importing,
+                moved_from: moved_from.get(&address).cloned(),
+                dependencies: dependencies.clone(),
+            });
+            specs.push(InstanceSpec {
+                address,
+                resource: Some(base.clone()),
+                key,
+                each_value: each,
+            });
+        }
+    }
+
+    fn import_ids(&self, world: &World, diags: &mut Diagnostics) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for i in &self.config.imports {
+            let key = match &i.to_key {
+                None => None,
+                Some(k) => match Evaluator::new(world, &self.config.dir).eval(&k.expr) {
+                    Ok(Value::String(s)) => Some(InstanceKey::Key(s)),
+                    Ok(v) if v.as_i64().is_some() => {
+                        Some(InstanceKey::Index(v.as_i64().unwrap_or(0) as usize))
+                    }
+                    Ok(_) | Err(_) => {
+                        diags.push(Diagnostic::error("Invalid import address").at(k.span()).detail("The instance key of \"to\" must be a string or a number known at plan time."));
+                        continue;
+                    }
+                },
+            };
+            if !self.config.resources.contains_key(&i.to.target) {
+                diags.push(
+                    Diagnostic::error("Configuration for import target does not exist")
+                        .at(i.to.span.clone())
+                        .detail(format!("The configuration for the given import target {} does not exist. All import targets must exist within the configuration.", i.to.target)),
+                );
+                continue;
+            }
+            match Evaluator::new(world, &self.config.dir).eval(&i.id.expr) {
+                Ok(Value::String(id)) => {
+                    out.insert(instance_address(&i.to.target, key.as_ref()), id);
+                }
+                Ok(other) => diags.push(
+                    Diagnostic::error("Invalid import id")
+                        .at(i.id.span())
+                        .detail(format!(
+                            "The import id must be a string known at plan time, not {}.",
+                            other.type_name()
+                        )),
+                ),
+                Err(e) => diags.push(e.to_diagnostic(i.id.file)),
+            }
+        }
+        out
+    }
+
+    fn replace_triggered(&self, r: &Resource, _world: &World, changed: &HashSet<String>) -> bool {
+        r.lifecycle.replace_triggered_by.iter().any(|t| {
+            crate::lang::refs::expr_refs(&t.expr)
+                .iter()
+                .filter_map(|rf| rf.target())
+                .any(|target| {
+                    changed
+                        .iter()
+                        .any(|c| c == &target || c.starts_with(&format!("{target}[")))
+                })
+        })
+    }
+
+    fn apply_targets(
+        &self,
+        plan: &mut Plan,
+        specs: &mut Vec<InstanceSpec>,
+        req: &PlanRequest,
+        _cg: &ConfigGraph,
+    ) {
+        // Targets and everything they depend on.
+        let mut keep: HashSet<String> = HashSet::new();
+        let mut stack: Vec<String> = Vec::new();
+        for c in &plan.changes {
+            let base = c.address.split('[').next().unwrap_or(&c.address);
+            if req.targets.iter().any(|t| t == &c.address || t == base) {
+                stack.push(c.address.clone());
+            }
+        }
+        while let Some(a) = stack.pop() {
+            if !keep.insert(a.clone()) {
+                continue;
+            }
+            if let Some(c) = plan.changes.iter().find(|c| c.address == a) {
+                for d in &c.dependencies {
+                    for c2 in &plan.changes {
+                        let base = c2.address.split('[').next().unwrap_or(&c2.address);
+                        if base == d {
+                            stack.push(c2.address.clone());
+                        }
+                    }
+                }
+            }
+        }
+        let mut i = 0;
+        while i < plan.changes.len() {
+            if keep.contains(&plan.changes[i].address) {
+                i += 1;
+            } else {
+                plan.changes.remove(i);
+                specs.remove(i);
+            }
+        }
+    }
+}
+
+fn state_changes_so_far(plan: &Plan) -> HashSet<String> {
+    plan.changes
+        .iter()
+        .filter(|c| !matches!(c.action, Action::NoOp | Action::Read))
+        .map(|c| c.address.clone())
+        .collect()
+}
+
+fn prevent_destroy_error(address: &str, span: Option<crate::lang::source::Span>) -> Diagnostic {
+    Diagnostic::error("Instance cannot be destroyed")
+        .at(span)
+        .detail(format!("Resource {address} has lifecycle.prevent_destroy set, but the plan calls for this resource to be destroyed. To avoid this error and continue with the plan, either disable lifecycle.prevent_destroy or reduce the scope of the plan using the --target flag."))
+}
+
+fn index_key(address: &str) -> Option<InstanceKey> {
+    let (_, rest) = address.split_once('[')?;
+    let inner = rest.strip_suffix(']')?;
+    if let Ok(i) = inner.parse::<usize>() {
+        return Some(InstanceKey::Index(i));
+    }
+    serde_json::from_str::<String>(inner)
+        .ok()
+        .map(InstanceKey::Key)
+}

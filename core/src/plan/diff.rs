@@ -1,0 +1,485 @@
+//! The three-way comparison of one resource instance (DESIGN §5): the configuration now,
+//! the configuration last applied (state) and the live object (refresh).
+//!
+//! - A configured value that differs from the last applied one is a configuration change.
+//! - A live value that moved away from the last applied one, on a field the user manages,
+//!   is drift and is planned back.
+//! - Server-filled fields the user never set are not drift.
+//! - Sensitive (write-only) attributes are compared by fingerprint.
+
+use super::model::{FieldChange, FieldReason, SerValue};
+use crate::lang::eval::values_equal;
+use crate::provider::{Nesting, Normalize, Presence, Schema};
+use crate::value::{Object, PathStep, Value};
+
+/// What state remembers of an instance.
+#[derive(Debug, Clone, Default)]
+pub struct Prior {
+    /// Last applied configuration (sensitive attributes removed).
+    pub config: Object,
+    /// Attributes the service reported (ids, server defaults, generated paths).
+    pub computed: Object,
+    /// Sensitive attribute name → fingerprint of the last applied value.
+    pub sensitive: std::collections::BTreeMap<String, String>,
+}
+
+impl Prior {
+    /// The object as references see it: configured values, then reported ones.
+    pub fn merged(&self) -> Object {
+        let mut out = self.computed.clone();
+        for (k, v) in &self.config {
+            if !v.is_null() || !out.contains_key(k) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        out
+    }
+}
+
+pub struct DiffInput<'a> {
+    pub schema: &'a Schema,
+    /// The configuration now, decoded and normalised (unknown leaves allowed).
+    pub config: &'a Object,
+    pub prior: Option<&'a Prior>,
+    /// The live object, when refreshed and still there.
+    pub live: Option<&'a Object>,
+    /// Top-level attribute names whose differences are ignored (`lifecycle.ignore_changes`).
+    pub ignore: &'a dyn Fn(&str) -> bool,
+    /// Whether the configured value of a sensitive attribute matches a stored fingerprint.
+    pub fingerprint_matches: &'a dyn Fn(&Value, &str) -> bool,
+}
+
+#[derive(Debug, Default)]
+pub struct DiffOutput {
+    /// Changes planned (configuration and drift), in schema order.
+    pub fields: Vec<FieldChange>,
+    /// Live values that differ from the last applied ones (for the drift section).
+    pub drift: Vec<FieldChange>,
+    /// A changed field cannot be updated in place.
+    pub replace: bool,
+    /// The planned object: configured values, reported values where the user set none,
+    /// unknown where only the service can tell.
+    pub after: Object,
+}
+
+fn key(name: &str) -> Vec<PathStep> {
+    vec![PathStep::Key(name.to_string())]
+}
+
+/// Puts a value in canonical form: lower-cased names, trimmed slashes, keyed blocks sorted by
+/// key, nested blocks normalised by their own schema.
+pub fn normalize_object(schema: &Schema, obj: &mut Object) {
+    for a in &schema.attributes {
+        if let Some(v) = obj.get_mut(a.name) {
+            normalize_value(a.normalize, v);
+        }
+    }
+    for b in &schema.blocks {
+        let Some(v) = obj.get_mut(b.name) else {
+            continue;
+        };
+        match v {
+            Value::Object(o) => normalize_object(&b.schema, o),
+            Value::List(items) => {
+                for item in items.iter_mut() {
+                    if let Value::Object(o) = item {
+                        normalize_object(&b.schema, o);
+                    }
+                }
+                if let Nesting::Keyed(k) = b.nesting {
+                    items.sort_by(|x, y| {
+                        let kx = x
+                            .as_object()
+                            .and_then(|o| o.get(k))
+                            .and_then(Value::as_str)
+                            .unwrap_or("");
+                        let ky = y
+                            .as_object()
+                            .and_then(|o| o.get(k))
+                            .and_then(Value::as_str)
+                            .unwrap_or("");
+                        kx.cmp(ky)
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn normalize_value(n: Normalize, v: &mut Value) {
+    match (n, &mut *v) {
+        (Normalize::LowerCase, Value::String(s)) => *s = s.to_lowercase(),
+        (Normalize::TrimTrailingSlash, Value::String(s)) => {
+            while s.len() > 1 && s.ends_with('/') {
+                s.pop();
+            }
+        }
+        (Normalize::Json, Value::String(s)) => {
+            if let Ok(j) = serde_json::from_str::<serde_json::Value>(s) {
+                *s = canonical_json(&j);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn canonical_json(j: &serde_json::Value) -> String {
+    fn sort(j: &serde_json::Value) -> serde_json::Value {
+        match j {
+            serde_json::Value::Object(o) => {
+                let mut keys: Vec<&String> = o.keys().collect();
+                keys.sort();
+                serde_json::Value::Object(
+                    keys.into_iter().map(|k| (k.clone(), sort(&o[k]))).collect(),
+                )
+            }
+            serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(sort).collect()),
+            other => other.clone(),
+        }
+    }
+    sort(j).to_string()
+}
+
+/// Whether a live value counts as "what the user configured", given defaults the service
+/// fills in: an unset (null) configuration is matched by the server default, and an empty
+/// list or object by an absent one.
+fn same(config: &Value, live: &Value, server_default: Option<&Value>) -> bool {
+    if values_equal(config, live) {
+        return true;
+    }
+    let empty = |v: &Value| match v {
+        Value::Null => true,
+        Value::List(l) => l.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    };
+    if empty(config) && empty(live) {
+        return true;
+    }
+    if config.is_null() && server_default.is_some_and(|d| values_equal(d, live)) {
+        return true;
+    }
+    false
+}
+
+pub fn diff(input: &DiffInput) -> DiffOutput {
+    let mut out = DiffOutput::default();
+    let schema = input.schema;
+    // Attribute and block names in schema order, with their properties.
+    struct Field<'s> {
+        name: &'s str,
+        presence: Presence,
+        replace_on_change: bool,
+        sensitive: bool,
+        server_default: Option<&'s Value>,
+    }
+    let fields: Vec<Field> = schema
+        .attributes
+        .iter()
+        .map(|a| Field {
+            name: a.name,
+            presence: a.presence,
+            replace_on_change: a.replace_on_change,
+            sensitive: a.sensitive,
+            server_default: a.server_default.as_ref(),
+        })
+        .chain(schema.blocks.iter().map(|b| Field {
+            name: b.name,
+            presence: Presence::Optional,
+            replace_on_change: b.replace_on_change,
+            sensitive: false,
+            server_default: None,
+        }))
+        .collect();
+
+    for f in &fields {
+        let name = f.name;
+        let prior_merged = input.prior.map(|p| p.merged());
+        let reported = input
+            .live
+            .and_then(|l| l.get(name))
+            .or_else(|| prior_merged.as_ref().and_then(|m| m.get(name)))
+            .cloned();
+
+        if f.presence == Presence::Computed {
+            let v = match input.prior {
+                Some(_) => reported.unwrap_or(Value::Null),
+                None => Value::Unknown,
+            };
+            out.after.insert(name.to_string(), v);
+            continue;
+        }
+
+        let config = input.config.get(name).cloned().unwrap_or(Value::Null);
+        let ignored = (input.ignore)(name);
+
+        let Some(prior) = input.prior else {
+            // Creating: everything configured is new.
+            let after = if config.is_null() && f.presence == Presence::OptionalComputed {
+                Value::Unknown
+            } else {
+                config.clone()
+            };
+            if !config.is_null() && !is_empty_collection(&config) {
+                out.fields.push(FieldChange {
+                    path: key(name),
+                    before: None,
+                    after: Some(SerValue(config.clone())),
+                    live: None,
+                    reason: FieldReason::Create,
+                    forces_replacement: false,
+                    sensitive: f.sensitive,
+                });
+            }
+            out.after.insert(name.to_string(), after);
+            continue;
+        };
+
+        if f.sensitive {
+            // Write-only: compare the configured value with the stored fingerprint.
+            let changed = match (prior.sensitive.get(name), &config) {
+                (_, Value::Unknown) => true,
+                (Some(fp), v) => !(input.fingerprint_matches)(v, fp),
+                (None, v) => !v.is_null(),
+            };
+            if changed && !ignored {
+                out.fields.push(FieldChange {
+                    path: key(name),
+                    before: prior
+                        .sensitive
+                        .contains_key(name)
+                        .then(|| SerValue(Value::Null)),
+                    after: Some(SerValue(config.clone())),
+                    live: None,
+                    reason: FieldReason::Configuration,
+                    forces_replacement: f.replace_on_change,
+                    sensitive: true,
+                });
+                out.replace |= f.replace_on_change;
+            }
+            out.after.insert(name.to_string(), config);
+            continue;
+        }
+
+        let applied = prior.config.get(name).cloned().unwrap_or(Value::Null);
+        let live = input.live.and_then(|l| l.get(name)).cloned();
+
+        // Drift: the live object moved away from what was applied, on a field the user set.
+        if let Some(l) = &live
+            && !applied.is_null()
+            && !same(&applied, l, f.server_default)
+        {
+            out.drift.push(FieldChange {
+                path: key(name),
+                before: Some(SerValue(applied.clone())),
+                after: Some(SerValue(l.clone())),
+                live: Some(SerValue(l.clone())),
+                reason: FieldReason::Drift,
+                forces_replacement: false,
+                sensitive: false,
+            });
+        }
+
+        if ignored {
+            // Keep whatever is there now.
+            let keep = live.clone().unwrap_or_else(|| applied.clone());
+            out.after.insert(
+                name.to_string(),
+                if keep.is_null() {
+                    reported.unwrap_or(Value::Null)
+                } else {
+                    keep
+                },
+            );
+            continue;
+        }
+
+        if config.is_null() && f.presence == Presence::OptionalComputed && applied.is_null() {
+            // Left to the service: its value is not drift.
+            out.after
+                .insert(name.to_string(), reported.unwrap_or(Value::Unknown));
+            continue;
+        }
+
+        let config_changed = matches!(config, Value::Unknown)
+            || config.contains_unknown()
+            || !same(&config, &applied, None);
+        let live_differs = live
+            .as_ref()
+            .is_some_and(|l| !same(&config, l, f.server_default));
+        if config_changed || live_differs {
+            let reason = if config.contains_unknown() {
+                FieldReason::KnownAfterApply
+            } else if config_changed {
+                FieldReason::Configuration
+            } else {
+                FieldReason::Drift
+            };
+            // A field left unset whose live value is only a server value is not managed.
+            let unmanaged = config.is_null() && applied.is_null();
+            if !unmanaged {
+                out.fields.push(FieldChange {
+                    path: key(name),
+                    before: Some(SerValue(if reason == FieldReason::Drift {
+                        applied.clone()
+                    } else {
+                        live.clone().unwrap_or(applied.clone())
+                    })),
+                    after: Some(SerValue(config.clone())),
+                    live: live.clone().map(SerValue),
+                    reason,
+                    forces_replacement: f.replace_on_change,
+                    sensitive: false,
+                });
+                out.replace |= f.replace_on_change;
+            }
+        }
+        let after = if config.is_null() && f.presence == Presence::OptionalComputed {
+            reported.unwrap_or(Value::Null)
+        } else {
+            config
+        };
+        out.after.insert(name.to_string(), after);
+    }
+    out
+}
+
+fn is_empty_collection(v: &Value) -> bool {
+    matches!(v, Value::List(l) if l.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{AttrType, Attribute};
+
+    fn schema() -> Schema {
+        Schema::new()
+            .attr(
+                Attribute::required("name", AttrType::String)
+                    .force_new()
+                    .normalize(Normalize::LowerCase),
+            )
+            .attr(Attribute::optional("comment", AttrType::String))
+            .attr(Attribute::optional_computed("owner", AttrType::String))
+            .attr(Attribute::optional("enabled", AttrType::Bool).server_default(true))
+            .attr(Attribute::optional("password", AttrType::String).sensitive())
+            .attr(Attribute::computed("id", AttrType::String))
+    }
+
+    fn obj(pairs: &[(&str, Value)]) -> Object {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    fn run(config: &Object, prior: Option<&Prior>, live: Option<&Object>) -> DiffOutput {
+        let ignore = |_: &str| false;
+        let fp = |v: &Value, fp: &str| v.as_str() == Some(fp);
+        diff(&DiffInput {
+            schema: &schema(),
+            config,
+            prior,
+            live,
+            ignore: &ignore,
+            fingerprint_matches: &fp,
+        })
+    }
+
+    fn prior() -> Prior {
+        Prior {
+            config: obj(&[
+                ("name", "a".into()),
+                ("comment", "c".into()),
+                ("owner", Value::Null),
+                ("enabled", Value::Null),
+            ]),
+            computed: obj(&[
+                ("id", "1".into()),
+                ("owner", "me".into()),
+                ("enabled", true.into()),
+            ]),
+            sensitive: [("password".to_string(), "pw".to_string())].into(),
+        }
+    }
+
+    #[test]
+    fn create_lists_configured_fields_and_unknown_computed() {
+        let c = obj(&[
+            ("name", "a".into()),
+            ("comment", Value::Null),
+            ("owner", Value::Null),
+        ]);
+        let d = run(&c, None, None);
+        assert_eq!(d.fields.len(), 1);
+        assert_eq!(d.after["id"], Value::Unknown);
+        assert_eq!(d.after["owner"], Value::Unknown);
+    }
+
+    #[test]
+    fn no_change_when_config_applied_and_live_agree_including_server_defaults() {
+        let c = obj(&[
+            ("name", "a".into()),
+            ("comment", "c".into()),
+            ("owner", Value::Null),
+            ("enabled", Value::Null),
+            ("password", "pw".into()),
+        ]);
+        let live = obj(&[
+            ("name", "a".into()),
+            ("comment", "c".into()),
+            ("owner", "someone".into()),
+            ("enabled", true.into()),
+            ("id", "1".into()),
+        ]);
+        let p = prior();
+        let d = run(&c, Some(&p), Some(&live));
+        assert!(d.fields.is_empty(), "{:?}", d.fields);
+        assert!(d.drift.is_empty(), "{:?}", d.drift);
+        assert_eq!(d.after["id"], Value::from("1"));
+        assert_eq!(d.after["owner"], Value::from("someone"));
+    }
+
+    #[test]
+    fn configuration_change_drift_and_replacement() {
+        let p = prior();
+        let c = obj(&[
+            ("name", "b".into()),
+            ("comment", "c".into()),
+            ("password", "pw".into()),
+        ]);
+        let live = obj(&[("name", "a".into()), ("comment", "changed outside".into())]);
+        let d = run(&c, Some(&p), Some(&live));
+        assert!(d.replace);
+        let names: Vec<(String, FieldReason)> = d
+            .fields
+            .iter()
+            .map(|f| (crate::value::path_string(&f.path), f.reason))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("name".to_string(), FieldReason::Configuration),
+                ("comment".to_string(), FieldReason::Drift)
+            ]
+        );
+        assert!(d.fields[0].forces_replacement);
+        assert_eq!(d.drift.len(), 1);
+        assert_eq!(d.drift[0].after, Some(SerValue("changed outside".into())));
+    }
+
+    #[test]
+    fn sensitive_values_compare_by_fingerprint() {
+        let p = prior();
+        let c = obj(&[
+            ("name", "a".into()),
+            ("comment", "c".into()),
+            ("password", "new".into()),
+        ]);
+        let d = run(&c, Some(&p), None);
+        assert_eq!(d.fields.len(), 1);
+        assert!(d.fields[0].sensitive);
+    }
+}

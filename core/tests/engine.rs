@@ -1,0 +1,438 @@
+//! The engine driven end to end through a test-only provider: plan, apply, no-op plan,
+//! update, replace, drift, failure isolation and destroy, with real state and WAL files.
+
+use async_trait::async_trait;
+use brickform_core::engine::apply::{ApplyOptions, ApplyReport};
+use brickform_core::engine::inputs::{VarInputs, resolve};
+use brickform_core::engine::{Engine, PlanRequest};
+use brickform_core::lang::load::load_sources;
+use brickform_core::plan::{Action, ActionReason, PlanMode};
+use brickform_core::provider::*;
+use brickform_core::value::{Object, Value};
+use brickform_state::{Backend, LocalBackend, StateDocument, recover};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+/// An in-memory service with one kind, `test_thing`, and a data source `test_info`.
+#[derive(Default)]
+struct Service {
+    objects: Mutex<BTreeMap<String, Object>>,
+    next: Mutex<u64>,
+    fail_names: Mutex<Vec<String>>,
+}
+
+struct Thing {
+    svc: Arc<Service>,
+    schema: Schema,
+}
+
+fn thing_schema() -> Schema {
+    Schema::new()
+        .attr(
+            Attribute::required("name", AttrType::String)
+                .force_new()
+                .normalize(Normalize::LowerCase),
+        )
+        .attr(Attribute::optional("comment", AttrType::String))
+        .attr(Attribute::optional("parent", AttrType::String))
+        .attr(Attribute::optional("secret", AttrType::String).sensitive())
+        .attr(Attribute::optional_computed("owner", AttrType::String))
+        .attr(Attribute::computed("id", AttrType::String))
+        .block(BlockType::keyed(
+            "item",
+            "key",
+            Schema::new().attr(Attribute::required("key", AttrType::String)),
+        ))
+}
+
+#[async_trait]
+impl ResourceKind for Thing {
+    fn type_name(&self) -> &'static str {
+        "test_thing"
+    }
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
+        let name = config
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if self.svc.fail_names.lock().unwrap().contains(&name) {
+            return Err(ProviderError::invalid(format!("cannot create {name}")));
+        }
+        let mut n = self.svc.next.lock().unwrap();
+        *n += 1;
+        let id = format!("id-{n}");
+        let mut o = config.clone();
+        o.swap_remove("secret");
+        o.insert("id".into(), Value::from(id.as_str()));
+        o.insert("owner".into(), Value::from("service"));
+        self.svc
+            .objects
+            .lock()
+            .unwrap()
+            .insert(id.clone(), o.clone());
+        Ok(Remote { id, attrs: o })
+    }
+    async fn read(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Option<Remote>> {
+        Ok(self.svc.objects.lock().unwrap().get(id).map(|o| Remote {
+            id: id.to_string(),
+            attrs: o.clone(),
+        }))
+    }
+    async fn update(
+        &self,
+        _: &OpContext,
+        id: &str,
+        _: &Object,
+        config: &Object,
+    ) -> ProviderResult<Remote> {
+        let mut objs = self.svc.objects.lock().unwrap();
+        let o = objs
+            .get_mut(id)
+            .ok_or_else(|| ProviderError::not_found("gone"))?;
+        for (k, v) in config {
+            if k != "secret" {
+                o.insert(k.clone(), v.clone());
+            }
+        }
+        Ok(Remote {
+            id: id.to_string(),
+            attrs: o.clone(),
+        })
+    }
+    async fn delete(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<()> {
+        self.svc.objects.lock().unwrap().remove(id);
+        Ok(())
+    }
+}
+
+struct Info {
+    schema: Schema,
+}
+#[async_trait]
+impl DataSource for Info {
+    fn type_name(&self) -> &'static str {
+        "test_info"
+    }
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    async fn read(&self, _: &Object) -> ProviderResult<Object> {
+        Ok(Object::from_iter([(
+            "user".to_string(),
+            Value::from("me@example.com"),
+        )]))
+    }
+}
+
+struct TestProvider {
+    svc: Arc<Service>,
+    schema: Schema,
+}
+#[async_trait]
+impl Provider for TestProvider {
+    fn name(&self) -> &'static str {
+        "test"
+    }
+    fn config_schema(&self) -> &Schema {
+        &self.schema
+    }
+    fn resource_kinds(&self) -> Vec<Arc<dyn ResourceKind>> {
+        vec![Arc::new(Thing {
+            svc: self.svc.clone(),
+            schema: thing_schema(),
+        })]
+    }
+    fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
+        vec![Arc::new(Info {
+            schema: Schema::new().attr(Attribute::computed("user", AttrType::String)),
+        })]
+    }
+    async fn configure(&self, _: &Object) -> ProviderResult<()> {
+        Ok(())
+    }
+}
+
+struct Harness {
+    svc: Arc<Service>,
+    registry: Registry,
+    dir: tempfile::TempDir,
+}
+
+impl Harness {
+    fn new() -> Self {
+        let svc = Arc::new(Service::default());
+        let mut registry = Registry::new();
+        registry.register(Arc::new(TestProvider {
+            svc: svc.clone(),
+            schema: Schema::new(),
+        }));
+        Harness {
+            svc,
+            registry,
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    async fn run(
+        &self,
+        src: &str,
+        mode: PlanMode,
+        apply: bool,
+    ) -> (brickform_core::plan::Plan, Option<ApplyReport>) {
+        let (config, d) = load_sources(
+            self.dir.path(),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+        );
+        assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
+        let (vars, d) = resolve(&config, &VarInputs::default(), None);
+        assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
+        let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(self.dir.path()));
+        let rec = recover(backend.clone(), "default").await.unwrap();
+        let mut doc = rec.document;
+        if !rec.existed {
+            backend.save("default", &mut doc).await.unwrap();
+        }
+        let engine = Engine::new(&config, &self.registry, &vars, "default");
+        let (planned, d) = engine
+            .plan(
+                &doc,
+                &PlanRequest {
+                    mode,
+                    refresh: true,
+                    ..Default::default()
+                },
+            )
+            .await;
+        let planned = planned.unwrap_or_else(|| panic!("{}", d.render_plain(&config.sources)));
+        if !apply {
+            return (planned.plan, None);
+        }
+        let opts = ApplyOptions {
+            parallelism: 4,
+            cancel: CancellationToken::new(),
+            on_event: Arc::new(|_| {}),
+        };
+        let (mut doc, report) = engine.apply(&planned, doc, rec.journal, opts).await;
+        backend.save("default", &mut doc).await.unwrap();
+        (planned.plan, Some(report))
+    }
+
+    async fn state(&self) -> StateDocument {
+        LocalBackend::new(self.dir.path())
+            .load("default")
+            .await
+            .unwrap()
+            .unwrap()
+    }
+}
+
+const CONFIG: &str = r#"
+variable "secret" {
+  default   = "hunter2"
+  sensitive = true
+}
+locals { names = ["a", "b"] }
+data "test_info" "me" {}
+resource "test_thing" "parent" {
+  name    = "Parent"
+  comment = "owned by ${data.test_info.me.user}"
+  secret  = var.secret
+}
+resource "test_thing" "child" {
+  for_each = toset(local.names)
+  name     = "child_${each.key}"
+  parent   = test_thing.parent.id
+  item { key = "x" }
+}
+output "parent_id" { value = test_thing.parent.id }
+"#;
+
+#[tokio::test]
+async fn lifecycle_plan_apply_noop_update_replace_drift_destroy() {
+    let h = Harness::new();
+    let (plan, report) = h.run(CONFIG, PlanMode::Normal, true).await;
+    assert_eq!(plan.summary().add, 3, "{:#?}", plan.changes);
+    let report = report.unwrap();
+    assert_eq!(report.added, 3, "{report:?}");
+    assert!(report.failed.is_empty());
+    let state = h.state().await;
+    let parent = state.get("test_thing.parent").unwrap();
+    assert_eq!(
+        parent.config["name"],
+        serde_json::json!("parent"),
+        "names are normalised"
+    );
+    let child = state.get("test_thing.child[\"a\"]").unwrap();
+    assert_eq!(
+        child.config["parent"],
+        serde_json::json!(parent.id),
+        "dependencies' ids reach dependents"
+    );
+    assert_eq!(child.dependencies, vec!["test_thing.parent".to_string()]);
+    let text = serde_json::to_string(&state).unwrap();
+    assert!(!text.contains("hunter2"), "secrets never reach state");
+    assert!(state.outputs().contains_key("parent_id"));
+
+    // Nothing changed: the next plan is empty.
+    let (plan, _) = h.run(CONFIG, PlanMode::Normal, false).await;
+    assert!(
+        !plan.has_changes(),
+        "{:#?}",
+        plan.changes
+            .iter()
+            .filter(|c| c.action != Action::NoOp)
+            .collect::<Vec<_>>()
+    );
+
+    // A comment change is an in-place update; a name change forces replacement.
+    let changed = CONFIG
+        .replace("owned by", "belongs to")
+        .replace("child_${each.key}", "kid_${each.key}");
+    let (plan, report) = h.run(&changed, PlanMode::Normal, true).await;
+    let s = plan.summary();
+    assert_eq!(
+        (s.add, s.change, s.destroy),
+        (2, 1, 2),
+        "{:#?}",
+        plan.changes
+    );
+    let replaced = plan
+        .changes
+        .iter()
+        .find(|c| c.address == "test_thing.child[\"a\"]")
+        .unwrap();
+    assert_eq!(replaced.action, Action::DeleteThenCreate);
+    assert_eq!(
+        replaced.reason,
+        Some(ActionReason::ReplaceBecauseCannotUpdate)
+    );
+    assert!(report.unwrap().failed.is_empty());
+
+    // Drift: a change made outside shows and is planned back; a deleted object is recreated.
+    let parent_id = h.state().await.get("test_thing.parent").unwrap().id.clone();
+    h.svc
+        .objects
+        .lock()
+        .unwrap()
+        .get_mut(&parent_id)
+        .unwrap()
+        .insert("comment".into(), Value::from("edited by hand"));
+    let kid_b = h
+        .state()
+        .await
+        .get("test_thing.child[\"b\"]")
+        .unwrap()
+        .id
+        .clone();
+    h.svc.objects.lock().unwrap().remove(&kid_b);
+    let (plan, _) = h.run(&changed, PlanMode::Normal, true).await;
+    assert_eq!(plan.drift.len(), 2, "{:#?}", plan.drift);
+    let p = plan
+        .changes
+        .iter()
+        .find(|c| c.address == "test_thing.parent")
+        .unwrap();
+    assert_eq!(p.action, Action::Update);
+    let b = plan
+        .changes
+        .iter()
+        .find(|c| c.address == "test_thing.child[\"b\"]")
+        .unwrap();
+    assert_eq!(b.action, Action::Create);
+    assert_eq!(b.reason, Some(ActionReason::CreateBecauseDeletedOutside));
+    let (plan, _) = h.run(&changed, PlanMode::Normal, false).await;
+    assert!(!plan.has_changes(), "apply put the drift back");
+
+    // Destroy removes everything, children first; a second destroy does nothing.
+    let (plan, report) = h.run(&changed, PlanMode::Destroy, true).await;
+    assert_eq!(plan.summary().destroy, 3);
+    assert_eq!(report.unwrap().destroyed, 3);
+    assert!(h.svc.objects.lock().unwrap().is_empty());
+    assert!(h.state().await.resources().is_empty());
+    let (plan, _) = h.run(&changed, PlanMode::Destroy, false).await;
+    assert_eq!(plan.summary().destroy, 0);
+}
+
+#[tokio::test]
+async fn a_failure_skips_dependents_and_independent_branches_finish() {
+    let h = Harness::new();
+    h.svc.fail_names.lock().unwrap().push("broken".into());
+    let src = r#"
+resource "test_thing" "broken" { name = "broken" }
+resource "test_thing" "dependent" {
+  name   = "dep"
+  parent = test_thing.broken.id
+}
+resource "test_thing" "independent" { name = "ok" }
+"#;
+    let (_, report) = h.run(src, PlanMode::Normal, true).await;
+    let report = report.unwrap();
+    assert_eq!(report.added, 1);
+    assert_eq!(report.failed.len(), 1);
+    assert_eq!(report.failed[0].0, "test_thing.broken");
+    assert_eq!(report.skipped, vec!["test_thing.dependent".to_string()]);
+    let state = h.state().await;
+    assert!(state.get("test_thing.independent").is_some());
+    assert!(state.get("test_thing.broken").is_none());
+}
+
+#[tokio::test]
+async fn orphans_are_deleted_and_removed_blocks_forget() {
+    let h = Harness::new();
+    h.run("resource \"test_thing\" \"a\" { name = \"a\" }\nresource \"test_thing\" \"b\" { name = \"b\" }", PlanMode::Normal, true).await;
+    let src = "resource \"test_thing\" \"a\" { name = \"a\" }\nremoved {\n  from = test_thing.b\n  lifecycle { destroy = false }\n}";
+    let (plan, _) = h.run(src, PlanMode::Normal, true).await;
+    let b = plan
+        .changes
+        .iter()
+        .find(|c| c.address == "test_thing.b")
+        .unwrap();
+    assert_eq!(b.action, Action::Forget);
+    assert!(h.state().await.get("test_thing.b").is_none());
+    assert_eq!(
+        h.svc.objects.lock().unwrap().len(),
+        2,
+        "forget leaves the object"
+    );
+    let (plan, _) = h.run("", PlanMode::Normal, true).await;
+    assert_eq!(
+        plan.changes[0].reason,
+        Some(ActionReason::DeleteBecauseNoResourceConfig)
+    );
+    assert_eq!(h.svc.objects.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn validate_reports_all_errors_without_calling_the_provider() {
+    let h = Harness::new();
+    let src = r#"
+resource "test_thing" "a" {
+  nme = "x"
+}
+resource "test_thingy" "b" {}
+resource "test_thing" "c" {
+  name    = "c"
+  comment = 5 + "x"
+}
+"#;
+    let (config, d) = load_sources(
+        Path::new("."),
+        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+    );
+    assert!(!d.has_errors());
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let engine = Engine::new(&config, &h.registry, &vars, "default");
+    let diags = engine.validate().await;
+    let summaries: Vec<&str> = diags.iter().map(|d| d.summary.as_str()).collect();
+    assert!(
+        summaries.contains(&"Invalid resource type"),
+        "{summaries:?}"
+    );
+    assert!(h.svc.objects.lock().unwrap().is_empty());
+}
