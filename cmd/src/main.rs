@@ -1,42 +1,228 @@
 //! The `brickform` command.
 
+mod diag;
 mod local;
+mod ops;
+mod saved;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(name = "brickform", version, about = "Manage a Databricks lakehouse as code")]
-struct Cli {
+pub struct Cli {
+    /// Configuration directory (all *.bf.hcl files in it are one configuration).
+    #[arg(short = 'C', long = "chdir", global = true, default_value = ".")]
+    pub dir: PathBuf,
+    /// Environment (selects the state and an `environment` block).
+    #[arg(short = 'e', long = "env", global = true, env = "BRICKFORM_ENV")]
+    pub environment: Option<String>,
+    /// Disable colours.
+    #[arg(long = "no-color", global = true)]
+    pub no_color: bool,
     #[command(subcommand)]
     command: Command,
 }
 
+#[derive(Args, Clone, Default)]
+pub struct VarArgs {
+    /// Set a variable: --var name=value (repeatable).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Read variables from an HCL file (repeatable).
+    #[arg(long = "var-file", value_name = "FILE")]
+    pub var_files: Vec<PathBuf>,
+    /// Never prompt for missing variables.
+    #[arg(long = "input", default_value_t = true, action = clap::ArgAction::Set)]
+    pub input: bool,
+}
+
+#[derive(Args, Clone, Default)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub vars: VarArgs,
+    /// Only these resources (and what they depend on). Repeatable.
+    #[arg(long = "target", value_name = "ADDR")]
+    pub targets: Vec<String>,
+    /// Replace these resources even if nothing changed. Repeatable.
+    #[arg(long = "replace", value_name = "ADDR")]
+    pub replace: Vec<String>,
+    /// Read live objects first (default true).
+    #[arg(long = "refresh", default_value_t = true, action = clap::ArgAction::Set)]
+    pub refresh: bool,
+    /// Only update state to match live objects.
+    #[arg(long = "refresh-only")]
+    pub refresh_only: bool,
+    /// Plan to destroy everything.
+    #[arg(long = "destroy")]
+    pub destroy: bool,
+    /// Concurrent operations.
+    #[arg(long = "parallelism", default_value_t = 10)]
+    pub parallelism: usize,
+    /// Wait this long for the state lock (e.g. 30s).
+    #[arg(long = "lock-timeout", default_value = "0s")]
+    pub lock_timeout: String,
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Prepare a configuration directory (state folder, check the configuration loads).
+    Init,
+    /// Check the configuration without any network access.
+    Validate {
+        #[command(flatten)]
+        vars: VarArgs,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rewrite configuration files in canonical format.
+    Fmt {
+        /// Only check; exit 3 when files need formatting.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Show what apply would change.
+    Plan {
+        #[command(flatten)]
+        args: PlanArgs,
+        /// Save the plan to this file for `apply FILE`.
+        #[arg(long = "out", short = 'o', value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Print the plan as JSON (see docs/plan-json.md).
+        #[arg(long)]
+        json: bool,
+        /// Print the plan as Markdown (for pull requests).
+        #[arg(long)]
+        markdown: bool,
+        /// Exit 0 with no changes, 2 with changes, 1 on error.
+        #[arg(long = "detailed-exitcode")]
+        detailed_exitcode: bool,
+    },
+    /// Make the changes (from a fresh plan, or a saved plan FILE).
+    Apply {
+        /// A plan saved with `plan -out FILE`.
+        plan_file: Option<PathBuf>,
+        #[command(flatten)]
+        args: PlanArgs,
+        /// Do not ask for confirmation.
+        #[arg(long = "auto-approve")]
+        auto_approve: bool,
+    },
+    /// Destroy everything this state manages.
+    Destroy {
+        #[command(flatten)]
+        args: PlanArgs,
+        #[arg(long = "auto-approve")]
+        auto_approve: bool,
+    },
+    /// Show the state, or a saved plan.
+    Show {
+        file: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print output values.
+    Output {
+        name: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        raw: bool,
+    },
+    /// Print the dependency graph (DOT, or SVG/PNG through Graphviz).
+    Graph {
+        #[arg(long, default_value = "dot")]
+        format: String,
+    },
+    /// Inspect and change state.
+    #[command(subcommand)]
+    State(StateCommand),
+    /// Environments.
+    #[command(subcommand)]
+    Env(EnvCommand),
+    /// Remove a stale state lock by its id.
+    ForceUnlock { id: String },
     /// The local workspace: an emulator of the Databricks REST API.
     Local(local::LocalArgs),
 }
 
+#[derive(Subcommand)]
+pub enum StateCommand {
+    /// List the addresses in state.
+    List,
+    /// Show one resource's state.
+    Show { address: String },
+    /// Forget resources without destroying them.
+    Rm { addresses: Vec<String> },
+    /// Rename a resource in state.
+    Mv { from: String, to: String },
+    /// Print the state document.
+    Pull,
+    /// Replace the state with a document from a file (lineage must match).
+    Push { file: PathBuf },
+}
+
+#[derive(Subcommand)]
+pub enum EnvCommand {
+    /// List environments (declared and with state).
+    List,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    init_logging();
+    // Planning large configurations nests deep futures; give them room on a thread of
+    // our own rather than rely on the main thread's default stack.
+    let worker = std::thread::Builder::new().stack_size(64 * 1024 * 1024).spawn(move || run_blocking(cli));
+    match worker.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        _ => {
+            eprintln!("Error: brickform stopped unexpectedly");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_blocking(cli: Cli) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().thread_stack_size(16 * 1024 * 1024).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("Error: cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(async {
-        match cli.command {
-            Command::Local(args) => local::run(args).await,
-        }
-    });
+    let result = runtime.block_on(Box::pin(run(cli)));
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("Error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BRICKFORM_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let ctx = ops::Ctx::new(&cli);
+    match cli.command {
+        Command::Init => ops::init(&ctx).await,
+        Command::Validate { vars, json } => ops::validate(&ctx, &vars, json).await,
+        Command::Fmt { check } => ops::fmt(&ctx, check),
+        Command::Plan { args, out, json, markdown, detailed_exitcode } => ops::plan(&ctx, &args, out, json, markdown, detailed_exitcode).await,
+        Command::Apply { plan_file, args, auto_approve } => ops::apply(&ctx, &args, plan_file, auto_approve, false).await,
+        Command::Destroy { args, auto_approve } => ops::apply(&ctx, &args, None, auto_approve, true).await,
+        Command::Show { file, json } => ops::show(&ctx, file, json).await,
+        Command::Output { name, json, raw } => ops::output(&ctx, name, json, raw).await,
+        Command::Graph { format } => ops::graph(&ctx, &format),
+        Command::State(c) => ops::state(&ctx, c).await,
+        Command::Env(EnvCommand::List) => ops::env_list(&ctx).await,
+        Command::ForceUnlock { id } => ops::force_unlock(&ctx, &id).await,
+        Command::Local(args) => local::run(args).await,
     }
 }

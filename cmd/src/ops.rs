@@ -1,0 +1,713 @@
+//! Command implementations: each loads the configuration, resolves variables, opens the
+//! environment's state under its lock, and hands the work to the engine.
+
+use crate::saved::{self, SavedPlan};
+use crate::{Cli, PlanArgs, StateCommand, VarArgs, diag};
+use anyhow::{Context, anyhow, bail};
+use brickform_core::engine::apply::{ApplyEvent, ApplyOptions};
+use brickform_core::engine::inputs::{self, VarInputs, Variables};
+use brickform_core::engine::{Engine, PlanRequest, Planned};
+use brickform_core::lang::diagnostics::Diagnostics;
+use brickform_core::lang::load::{Config, load_dir};
+use brickform_core::plan::{Action, PlanMode, render_json, render_markdown, render_text};
+use brickform_core::provider::Registry;
+use brickform_core::value::Value;
+use brickform_state::{Backend, LocalBackend, LockInfo, StateDocument, recover};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+pub struct Ctx {
+    pub dir: PathBuf,
+    pub environment: Option<String>,
+    pub color: bool,
+}
+
+impl Ctx {
+    pub fn new(cli: &Cli) -> Self {
+        Ctx {
+            dir: cli.dir.clone(),
+            environment: cli.environment.clone(),
+            color: !cli.no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal(),
+        }
+    }
+
+    fn backend(&self) -> Arc<dyn Backend> {
+        Arc::new(LocalBackend::new(&self.dir))
+    }
+}
+
+/// The registry of providers the binary ships.
+fn registry() -> Registry {
+    Registry::new()
+}
+
+/// Loads the configuration, failing with rendered diagnostics.
+fn load(ctx: &Ctx) -> Result<Config, ExitCode> {
+    if !ctx.dir.is_dir() {
+        eprintln!("Error: the configuration directory {} does not exist", ctx.dir.display());
+        return Err(ExitCode::from(1));
+    }
+    let (config, diags) = load_dir(&ctx.dir);
+    if !diags.is_empty() {
+        diag::print(&diags, &config.sources);
+    }
+    if diags.has_errors() {
+        return Err(ExitCode::from(1));
+    }
+    Ok(config)
+}
+
+/// The environment: `--env`, else the one marked `default = true`, else `default`.
+fn environment(ctx: &Ctx, config: &Config) -> String {
+    if let Some(e) = &ctx.environment {
+        return e.clone();
+    }
+    for (name, env) in &config.environments {
+        if let Some(a) = env.body.body.get_attribute("default")
+            && matches!(&a.value, hcl_edit::expr::Expression::Bool(b) if *b.value())
+        {
+            return name.clone();
+        }
+    }
+    "default".to_string()
+}
+
+fn var_inputs(args: &VarArgs, allow_unknown: bool) -> Result<VarInputs, anyhow::Error> {
+    let mut vars = Vec::new();
+    for v in &args.vars {
+        let (k, val) = v.split_once('=').ok_or_else(|| anyhow!("invalid --var {v:?}: expected NAME=VALUE"))?;
+        vars.push((k.trim().to_string(), val.to_string()));
+    }
+    Ok(VarInputs { files: args.var_files.clone(), vars, env: Vec::new(), allow_unknown }.with_process_env())
+}
+
+/// Resolves variables, prompting on a terminal for required ones that have no value.
+fn variables(config: &Config, args: &VarArgs, env: &str, allow_unknown: bool) -> Result<Variables, ExitCode> {
+    let mut inputs = match var_inputs(args, allow_unknown) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Err(ExitCode::from(1));
+        }
+    };
+    if !allow_unknown && args.input && std::io::stdin().is_terminal() {
+        for name in inputs::missing_required(config, &inputs, Some(env)) {
+            let v = &config.variables[&name];
+            eprintln!("var.{name}");
+            if let Some(d) = &v.description {
+                eprintln!("  {d}");
+            }
+            eprint!("\n  Enter a value: ");
+            let _ = std::io::stderr().flush();
+            let mut line = String::new();
+            if std::io::stdin().lock().read_line(&mut line).is_ok() {
+                inputs.vars.push((name.clone(), line.trim_end_matches(['\n', '\r']).to_string()));
+            }
+        }
+    }
+    let (vars, diags) = inputs::resolve(config, &inputs, Some(env));
+    if !diags.is_empty() {
+        diag::print(&diags, &config.sources);
+    }
+    if diags.has_errors() {
+        return Err(ExitCode::from(1));
+    }
+    Ok(vars)
+}
+
+fn print_diags(diags: &Diagnostics, config: &Config) {
+    if !diags.is_empty() {
+        diag::print(diags, &config.sources);
+    }
+}
+
+pub async fn init(ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let config = match load(ctx) {
+        Ok(c) => c,
+        Err(code) => return Ok(code),
+    };
+    let env = environment(ctx, &config);
+    let state_dir = ctx.dir.join(".brickform").join("state");
+    std::fs::create_dir_all(&state_dir).with_context(|| format!("creating {}", state_dir.display()))?;
+    println!("brickform has been initialized in {} (environment \"{env}\").", ctx.dir.display());
+    println!("State is kept in {}.", state_dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn validate(ctx: &Ctx, args: &VarArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let (config, mut diags) = load_dir(&ctx.dir);
+    let registry = registry();
+    if !diags.has_errors() {
+        let env = environment(ctx, &config);
+        let inputs = var_inputs(args, true)?;
+        let (vars, vd) = inputs::resolve(&config, &inputs, Some(&env));
+        diags.extend(vd);
+        let engine = Engine::new(&config, &registry, &vars, &env);
+        diags.extend(engine.validate().await);
+    }
+    diags.sort();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&diag::to_json(&diags, &config.sources))?);
+    } else {
+        print_diags(&diags, &config);
+        if !diags.has_errors() {
+            println!("Success! The configuration is valid.");
+        }
+    }
+    Ok(if diags.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+pub fn fmt(ctx: &Ctx, check: bool) -> anyhow::Result<ExitCode> {
+    let files = brickform_core::lang::load::config_files(&ctx.dir)?;
+    let mut changed = Vec::new();
+    let mut failed = false;
+    for f in files {
+        let text = std::fs::read_to_string(&f)?;
+        match brickform_core::lang::fmt::format_source(&text) {
+            Ok(out) if out != text => {
+                changed.push(f.clone());
+                if !check {
+                    std::fs::write(&f, out)?;
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("Error: {}: {e}", f.display());
+                failed = true;
+            }
+        }
+    }
+    for f in &changed {
+        println!("{}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    }
+    Ok(if failed {
+        ExitCode::from(2)
+    } else if check && !changed.is_empty() {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn parse_duration(s: &str) -> anyhow::Result<Duration> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num.parse().map_err(|_| anyhow!("invalid duration {s:?}; use forms like 30s or 2m"))?;
+    Ok(match unit {
+        "" | "s" => Duration::from_secs(n),
+        "ms" => Duration::from_millis(n),
+        "m" => Duration::from_secs(n * 60),
+        _ => bail!("invalid duration {s:?}; use forms like 30s or 2m"),
+    })
+}
+
+struct Session {
+    config: Config,
+    vars: Variables,
+    env: String,
+    backend: Arc<dyn Backend>,
+    _lock: Box<dyn brickform_state::StateLock>,
+    doc: StateDocument,
+    journal: brickform_state::Journal,
+}
+
+async fn open(ctx: &Ctx, args: &PlanArgs, operation: &str) -> Result<Session, ExitCode> {
+    let config = load(ctx)?;
+    let env = environment(ctx, &config);
+    let vars = variables(&config, &args.vars, &env, false)?;
+    let backend = ctx.backend();
+    let timeout = match parse_duration(&args.lock_timeout) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Err(ExitCode::from(1));
+        }
+    };
+    let lock = match backend.lock(&env, LockInfo::new(operation), timeout).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("Error acquiring the state lock\n\n{e}");
+            if let Some(h) = e.lock_holder() {
+                eprintln!("\n{h}");
+            }
+            eprintln!("\nbrickform acquires a state lock to protect the state from being written by multiple users at the same time. Wait for the other operation to finish, or use `brickform force-unlock ID` if it was abandoned.");
+            return Err(ExitCode::from(1));
+        }
+    };
+    let rec = match recover(backend.clone(), &env).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("Error: cannot load the state of environment \"{env}\": {e}");
+            return Err(ExitCode::from(1));
+        }
+    };
+    let mut doc = rec.document;
+    if !rec.unresolved.is_empty() {
+        // An operation was cut off between its request and its recorded result; with no
+        // provider able to look the object up, record it as failed so the next plan reads
+        // the live world again.
+        for intent in &rec.unresolved {
+            eprintln!("Warning: an interrupted {:?} of {} is being resolved", intent.op, intent.address);
+            let _ = rec.journal.result(intent.seq, brickform_state::Outcome::Failed("interrupted".into()), &mut doc).await;
+        }
+    }
+    if !rec.existed
+        && let Err(e) = backend.save(&env, &mut doc).await
+    {
+        eprintln!("Error: cannot create the state of environment \"{env}\": {e}");
+        return Err(ExitCode::from(1));
+    }
+    Ok(Session { config, vars, env, backend, _lock: lock, doc, journal: rec.journal })
+}
+
+fn request(args: &PlanArgs, destroy: bool) -> PlanRequest {
+    PlanRequest {
+        mode: if destroy || args.destroy {
+            PlanMode::Destroy
+        } else if args.refresh_only {
+            PlanMode::RefreshOnly
+        } else {
+            PlanMode::Normal
+        },
+        refresh: args.refresh,
+        targets: args.targets.clone(),
+        replace: args.replace.clone(),
+    }
+}
+
+fn text_options(ctx: &Ctx) -> render_text::TextOptions {
+    render_text::TextOptions { color: ctx.color, show_unchanged: false }
+}
+
+fn variables_fingerprint(doc: &StateDocument, vars: &Variables) -> String {
+    let j = Value::Object(vars.values.clone()).to_json();
+    doc.fingerprint(&j)
+}
+
+pub async fn plan(ctx: &Ctx, args: &PlanArgs, out: Option<PathBuf>, json: bool, markdown: bool, detailed: bool) -> anyhow::Result<ExitCode> {
+    let s = match open(ctx, args, "plan").await {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    let registry = registry();
+    let engine = Engine::new(&s.config, &registry, &s.vars, &s.env);
+    let req = request(args, false);
+    let (planned, diags) = engine.plan(&s.doc, &req).await;
+    print_diags(&diags, &s.config);
+    let Some(planned) = planned else { return Ok(ExitCode::from(1)) };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&render_json::render(&planned.plan))?);
+    } else if markdown {
+        println!("{}", render_markdown::render(&planned.plan));
+    } else {
+        print!("{}", render_text::render(&planned.plan, &text_options(ctx)));
+    }
+    if let Some(path) = out {
+        let saved = SavedPlan {
+            format: saved::FORMAT.into(),
+            format_version: 1,
+            brickform_version: env!("CARGO_PKG_VERSION").into(),
+            environment: s.env.clone(),
+            lineage: s.doc.lineage().to_string(),
+            serial: s.doc.serial(),
+            config_hash: saved::config_hash(&s.config.dir)?,
+            variables: variables_fingerprint(&s.doc, &s.vars),
+            targets: args.targets.clone(),
+            replace: args.replace.clone(),
+            destroy: args.destroy,
+            refresh_only: args.refresh_only,
+            plan: planned.plan.clone(),
+        };
+        write_private(&path, serde_json::to_vec_pretty(&saved)?.as_slice())?;
+        if !json && !markdown {
+            println!("\nSaved the plan to: {}\n\nTo perform exactly these actions, run:\n  brickform apply \"{}\"", path.display(), path.display());
+        }
+    } else if !json && !markdown && planned.plan.has_changes() {
+        println!("\nNote: You didn't use the -out option to save this plan, so brickform can't guarantee to take exactly these actions if you run \"brickform apply\" now.");
+    }
+    Ok(if detailed && planned.plan.has_changes() { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}
+
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path).with_context(|| format!("writing {}", path.display()))?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    Ok(())
+}
+
+fn confirm(destroy: bool) -> bool {
+    if destroy {
+        println!("\nDo you really want to destroy all resources?\n  brickform will destroy all your managed infrastructure, as shown above.\n  There is no undo. Only 'yes' will be accepted to confirm.\n");
+    } else {
+        println!("\nDo you want to perform these actions?\n  brickform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n");
+    }
+    print!("  Enter a value: ");
+    let _ = std::io::stdout().flush();
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).is_ok() && line.trim() == "yes"
+}
+
+fn verb(action: Action) -> (&'static str, &'static str) {
+    match action {
+        Action::Create => ("Creating...", "Creation complete"),
+        Action::Update => ("Modifying...", "Modifications complete"),
+        Action::Delete => ("Destroying...", "Destruction complete"),
+        Action::DeleteThenCreate | Action::CreateThenDelete => ("Replacing...", "Replacement complete"),
+        Action::Read => ("Reading...", "Read complete"),
+        Action::Forget => ("Removing from state...", "Removal complete"),
+        Action::NoOp => ("Importing...", "Import complete"),
+    }
+}
+
+pub async fn apply(ctx: &Ctx, args: &PlanArgs, plan_file: Option<PathBuf>, auto_approve: bool, destroy: bool) -> anyhow::Result<ExitCode> {
+    let saved: Option<SavedPlan> = match &plan_file {
+        Some(p) => {
+            let bytes = std::fs::read(p).with_context(|| format!("reading the plan file {}", p.display()))?;
+            let sp: SavedPlan = serde_json::from_slice(&bytes).map_err(|e| anyhow!("{} is not a brickform plan file: {e}", p.display()))?;
+            if sp.format != saved::FORMAT {
+                bail!("{} is not a brickform plan file", p.display());
+            }
+            Some(sp)
+        }
+        None => None,
+    };
+    let mut args = args.clone();
+    let ctx_env;
+    let ctx = if let Some(sp) = &saved {
+        args.targets = sp.targets.clone();
+        args.replace = sp.replace.clone();
+        args.destroy = sp.destroy;
+        args.refresh_only = sp.refresh_only;
+        ctx_env = Ctx { dir: ctx.dir.clone(), environment: Some(sp.environment.clone()), color: ctx.color };
+        &ctx_env
+    } else {
+        ctx
+    };
+    let s = match open(ctx, &args, if destroy { "destroy" } else { "apply" }).await {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    if let Some(sp) = &saved {
+        let problem = if sp.lineage != s.doc.lineage().to_string() {
+            Some("Saved plan does not match the given state: the plan was created for a different state (its lineage differs). It cannot be applied here.".to_string())
+        } else if sp.serial != s.doc.serial() {
+            Some("Saved plan is stale: the given plan file can no longer be applied because the state was changed by another operation after the plan was created. Create a new plan.".to_string())
+        } else if sp.config_hash != saved::config_hash(&s.config.dir)? {
+            Some("Saved plan is stale: the configuration files changed after the plan was created. Create a new plan.".to_string())
+        } else if sp.variables != variables_fingerprint(&s.doc, &s.vars) {
+            Some("Saved plan is stale: the variable values differ from those the plan was created with. Create a new plan.".to_string())
+        } else {
+            None
+        };
+        if let Some(p) = problem {
+            eprintln!("Error: {p}");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    let registry = registry();
+    let engine = Engine::new(&s.config, &registry, &s.vars, &s.env);
+    let req = request(&args, destroy);
+    let (planned, diags) = engine.plan(&s.doc, &req).await;
+    print_diags(&diags, &s.config);
+    let Some(planned): Option<Planned> = planned else { return Ok(ExitCode::from(1)) };
+    if let Some(sp) = &saved {
+        let actions = |p: &brickform_core::plan::Plan| p.changes.iter().map(|c| (c.address.clone(), c.action)).collect::<Vec<_>>();
+        if actions(&sp.plan) != actions(&planned.plan) {
+            eprintln!("Error: Saved plan is stale: the live objects changed since the plan was created, so its actions no longer hold. Create a new plan.");
+            return Ok(ExitCode::from(1));
+        }
+    } else {
+        print!("{}", render_text::render(&planned.plan, &text_options(ctx)));
+    }
+    let has_changes = planned.plan.has_changes();
+    if !has_changes && planned.plan.outputs.iter().all(|o| o.action == Action::NoOp) {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if saved.is_none() && !auto_approve && has_changes {
+        if !std::io::stdin().is_terminal() {
+            eprintln!("Error: No confirmation given. Use --auto-approve to apply without a prompt, or run in a terminal.");
+            return Ok(ExitCode::from(1));
+        }
+        if !confirm(destroy) {
+            println!("\nApply cancelled.");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    println!();
+    let cancel = CancellationToken::new();
+    {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\nInterrupt received.\nPlease wait for brickform to exit or data loss may occur.\nGracefully shutting down...");
+                cancel.cancel();
+            }
+        });
+    }
+    let on_event = Arc::new(|e: ApplyEvent| match e {
+        ApplyEvent::Started { address, action, id } => {
+            let id = id.map(|i| format!(" [id={i}]")).unwrap_or_default();
+            println!("{address}: {}{}", verb(action).0, if action == Action::Create { String::new() } else { id });
+        }
+        ApplyEvent::StillRunning { address, action, elapsed } => println!("{address}: Still {}... [{}s elapsed]", verb(action).0.trim_end_matches("...").to_lowercase(), elapsed.as_secs()),
+        ApplyEvent::Finished { address, action, id, elapsed } => {
+            let id = id.map(|i| format!(" [id={i}]")).unwrap_or_default();
+            println!("{address}: {} after {}s{id}", verb(action).1, elapsed.as_secs());
+        }
+        ApplyEvent::Failed { address, error, .. } => eprintln!("{address}: failed: {error}"),
+        ApplyEvent::Skipped { address, because } => eprintln!("{address}: skipped because {because} failed"),
+    });
+    let opts = ApplyOptions { parallelism: args.parallelism, cancel, on_event };
+    let (mut doc, report) = engine.apply(&planned, s.doc, s.journal, opts).await;
+    s.backend.save(&s.env, &mut doc).await.map_err(|e| anyhow!("saving state: {e}"))?;
+    let _ = s.backend.wal_truncate(&s.env).await;
+    for (addr, err) in &report.failed {
+        eprintln!("\nError: {addr}: {err}");
+    }
+    if destroy {
+        let left = doc.resources().len();
+        println!("\nDestroy complete! {} destroyed, {left} left behind.", report.destroyed);
+    } else {
+        let imported = if report.imported > 0 { format!("{} imported, ", report.imported) } else { String::new() };
+        println!("\nApply complete! Resources: {imported}{} added, {} changed, {} destroyed.", report.added, report.changed, report.destroyed);
+    }
+    if !report.skipped.is_empty() {
+        println!("Skipped because a dependency failed: {}", report.skipped.join(", "));
+    }
+    if !destroy && !report.outputs.is_empty() {
+        println!("\nOutputs:\n");
+        for (name, v, sensitive) in &report.outputs {
+            println!("{name} = {}", if *sensitive { "<sensitive>".to_string() } else { v.to_string() });
+        }
+    }
+    Ok(if report.failed.is_empty() && !report.interrupted { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+async fn load_state(ctx: &Ctx) -> anyhow::Result<(String, Option<StateDocument>)> {
+    let env = match &ctx.environment {
+        Some(e) => e.clone(),
+        None => {
+            let (config, _) = load_dir(&ctx.dir);
+            environment(ctx, &config)
+        }
+    };
+    let doc = ctx.backend().load(&env).await.map_err(|e| anyhow!("{e}"))?;
+    Ok((env, doc))
+}
+
+pub async fn show(ctx: &Ctx, file: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+    if let Some(f) = file {
+        let bytes = std::fs::read(&f).with_context(|| format!("reading {}", f.display()))?;
+        let sp: SavedPlan = serde_json::from_slice(&bytes).map_err(|e| anyhow!("{} is not a brickform plan file: {e}", f.display()))?;
+        if json {
+            println!("{}", serde_json::to_string_pretty(&render_json::render(&sp.plan))?);
+        } else {
+            print!("{}", render_text::render(&sp.plan, &text_options(ctx)));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (env, doc) = load_state(ctx).await?;
+    let Some(doc) = doc else {
+        println!("No state (environment \"{env}\").");
+        return Ok(ExitCode::SUCCESS);
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for r in doc.resources() {
+        println!("# {}:", r.address);
+        println!("resource \"{}\" \"{}\" {{", r.resource_type, r.name);
+        println!("    id = {}", brickform_core::value::quote(&r.id));
+        let mut merged = r.computed.clone();
+        for (k, v) in &r.config {
+            if !v.is_null() {
+                merged.insert(k.clone(), v.clone());
+            }
+        }
+        for (k, v) in &merged {
+            if v.is_null() {
+                continue;
+            }
+            println!("    {k} = {}", Value::from_json(v));
+        }
+        for k in r.sensitive.keys() {
+            println!("    {k} = (sensitive value)");
+        }
+        println!("}}\n");
+    }
+    print_outputs(&doc, None, false, false)
+}
+
+fn print_outputs(doc: &StateDocument, name: Option<String>, json: bool, raw: bool) -> anyhow::Result<ExitCode> {
+    if let Some(n) = name {
+        let Some(o) = doc.outputs().get(&n) else {
+            eprintln!("Error: Output \"{n}\" not found. The output variable requested could not be found in the state. Apply the configuration first, or check the name.");
+            return Ok(ExitCode::from(1));
+        };
+        let Some(v) = o.value() else {
+            eprintln!("Error: Output \"{n}\" is sensitive; its value is not stored in state.");
+            return Ok(ExitCode::from(1));
+        };
+        if raw {
+            match v {
+                serde_json::Value::String(s) => println!("{s}"),
+                serde_json::Value::Number(_) | serde_json::Value::Bool(_) => println!("{v}"),
+                _ => {
+                    eprintln!("Error: Unsupported value for raw output: only strings, numbers and bools can be printed with --raw.");
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        } else if json {
+            println!("{}", serde_json::to_string_pretty(v)?);
+        } else {
+            println!("{}", Value::from_json(v));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if json {
+        let m: serde_json::Map<String, serde_json::Value> = doc
+            .outputs()
+            .iter()
+            .map(|(k, o)| (k.clone(), serde_json::json!({"sensitive": o.sensitive(), "value": o.value()})))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&m)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !doc.outputs().is_empty() {
+        println!("Outputs:\n");
+    }
+    for (k, o) in doc.outputs() {
+        match o.value() {
+            Some(v) if !o.sensitive() => println!("{k} = {}", Value::from_json(v)),
+            _ => println!("{k} = <sensitive>"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn output(ctx: &Ctx, name: Option<String>, json: bool, raw: bool) -> anyhow::Result<ExitCode> {
+    let (_, doc) = load_state(ctx).await?;
+    let doc = doc.unwrap_or_else(|| StateDocument::new("default"));
+    print_outputs(&doc, name, json, raw)
+}
+
+pub fn graph(ctx: &Ctx, format: &str) -> anyhow::Result<ExitCode> {
+    let config = match load(ctx) {
+        Ok(c) => c,
+        Err(code) => return Ok(code),
+    };
+    let (g, diags) = brickform_core::graph::build(&config);
+    if diags.has_errors() {
+        print_diags(&diags, &config);
+        return Ok(ExitCode::from(1));
+    }
+    let dot = g.to_dot();
+    match format {
+        "dot" => print!("{dot}"),
+        "svg" | "png" => {
+            let child = std::process::Command::new("dot")
+                .arg(format!("-T{format}"))
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn();
+            let mut child = match child {
+                Ok(c) => c,
+                Err(_) => {
+                    eprintln!("Error: rendering {format} needs Graphviz's `dot` command, which was not found on PATH. Install Graphviz (for example `apt-get install graphviz`), or use `brickform graph` (DOT text) and render it elsewhere.");
+                    return Ok(ExitCode::from(1));
+                }
+            };
+            if let Some(mut stdin) = child.stdin.take() {
+                stdin.write_all(dot.as_bytes())?;
+            }
+            let out = child.wait_with_output()?;
+            if !out.status.success() {
+                bail!("dot failed: {}", String::from_utf8_lossy(&out.stderr));
+            }
+            std::io::stdout().write_all(&out.stdout)?;
+        }
+        other => {
+            eprintln!("Error: unknown graph format {other:?}; use dot, svg or png.");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn state(ctx: &Ctx, cmd: StateCommand) -> anyhow::Result<ExitCode> {
+    let (env, doc) = load_state(ctx).await?;
+    let backend = ctx.backend();
+    match cmd {
+        StateCommand::List => {
+            for r in doc.iter().flat_map(|d| d.resources()) {
+                println!("{}", r.address);
+            }
+        }
+        StateCommand::Show { address } => {
+            let Some(r) = doc.as_ref().and_then(|d| d.get(&address)) else {
+                eprintln!("Error: No instance found for the given address {address}.");
+                return Ok(ExitCode::from(1));
+            };
+            println!("{}", serde_json::to_string_pretty(r)?);
+        }
+        StateCommand::Pull => match doc {
+            Some(d) => println!("{}", serde_json::to_string_pretty(&d)?),
+            None => println!("{{}}"),
+        },
+        StateCommand::Rm { addresses } => {
+            let _lock = backend.lock(&env, LockInfo::new("state rm"), Duration::ZERO).await.map_err(|e| anyhow!("{e}"))?;
+            let mut d = doc.ok_or_else(|| anyhow!("no state for environment \"{env}\""))?;
+            for a in &addresses {
+                if d.remove(a).is_none() {
+                    eprintln!("Error: No instance found for the given address {a}.");
+                    return Ok(ExitCode::from(1));
+                }
+                println!("Removed {a}");
+            }
+            backend.save(&env, &mut d).await.map_err(|e| anyhow!("{e}"))?;
+            println!("Successfully removed {} resource instance(s).", addresses.len());
+        }
+        StateCommand::Mv { from, to } => {
+            let _lock = backend.lock(&env, LockInfo::new("state mv"), Duration::ZERO).await.map_err(|e| anyhow!("{e}"))?;
+            let mut d = doc.ok_or_else(|| anyhow!("no state for environment \"{env}\""))?;
+            d.mv(&from, &to).map_err(|e| anyhow!("{e}"))?;
+            backend.save(&env, &mut d).await.map_err(|e| anyhow!("{e}"))?;
+            println!("Move \"{from}\" to \"{to}\"\nSuccessfully moved 1 object(s).");
+        }
+        StateCommand::Push { file } => {
+            let _lock = backend.lock(&env, LockInfo::new("state push"), Duration::ZERO).await.map_err(|e| anyhow!("{e}"))?;
+            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+            let mut incoming: StateDocument = serde_json::from_str(&text).map_err(|e| anyhow!("{} is not a state document: {e}", file.display()))?;
+            backend.save(&env, &mut incoming).await.map_err(|e| anyhow!("{e}"))?;
+            println!("State pushed to environment \"{env}\".");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn env_list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let (config, _) = load_dir(&ctx.dir);
+    let current = environment(ctx, &config);
+    let mut names: Vec<String> = config.environments.keys().cloned().collect();
+    names.extend(ctx.backend().environments().await.map_err(|e| anyhow!("{e}"))?);
+    names.push(current.clone());
+    names.sort();
+    names.dedup();
+    for n in names {
+        println!("{} {n}", if n == current { "*" } else { " " });
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn force_unlock(ctx: &Ctx, id: &str) -> anyhow::Result<ExitCode> {
+    let (env, _) = load_state(ctx).await?;
+    ctx.backend().force_unlock(&env, id).await.map_err(|e| anyhow!("{e}"))?;
+    println!("brickform state has been successfully unlocked!");
+    Ok(ExitCode::SUCCESS)
+}
