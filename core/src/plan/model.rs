@@ -353,9 +353,7 @@ impl Plan {
     /// `x[10]`); reviewers look resources up by name, and Terraform lists them this way too.
     pub fn changes_by_address(&self) -> Vec<&ResourceChange> {
         let mut v: Vec<&ResourceChange> = self.changes.iter().collect();
-        v.sort_by(|a, b| {
-            (a.resource_address(), &a.index).cmp(&(b.resource_address(), &b.index))
-        });
+        v.sort_by(|a, b| (a.resource_address(), &a.index).cmp(&(b.resource_address(), &b.index)));
         v
     }
 }
