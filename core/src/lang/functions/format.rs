@@ -64,6 +64,8 @@ fn formatlist(a: &Args) -> Outcome<Value> {
     Ok(Value::List(out))
 }
 
+const MAX_WIDTH: usize = 1_000_000;
+
 #[derive(Default)]
 struct Verb<'s> {
     raw: &'s str,
@@ -168,6 +170,16 @@ fn render(a: &Args, fmt: &str, args: &[Value]) -> Outcome<String> {
                     format_args!("invalid format string starting at offset {start}"),
                 ));
             }
+        }
+        // Go rejects widths and precisions this large too; they would only allocate.
+        if verb.width.max(verb.prec).is_some_and(|n| n > MAX_WIDTH) {
+            return Err(a.invalid(
+                0,
+                format_args!(
+                    "width or precision too large in {:?} at offset {start}",
+                    verb.raw
+                ),
+            ));
         }
         highest = highest.max(verb.arg);
         next_arg = verb.arg + 1;
