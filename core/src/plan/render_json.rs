@@ -53,8 +53,12 @@ fn resource_change(rc: &ResourceChange) -> Json {
         Action::Delete | Action::Forget => None,
         _ => rc.after.as_ref().map(|o| Value::Object(o.0.clone())),
     };
-    let mut change = values_json(before.as_ref(), after.as_ref(), &sensitive);
-    change.insert("actions".into(), json!(rc.action.json_actions()));
+    let mut change = values_json(
+        rc.action.json_actions(),
+        before.as_ref(),
+        after.as_ref(),
+        &sensitive,
+    );
     let replace_paths: Vec<Json> = rc
         .fields
         .iter()
@@ -98,9 +102,8 @@ fn drift(d: &Drift, plan: &Plan) -> Json {
     let (before, after) = d.partial_objects();
     let before = Value::Object(before);
     let after = (!d.deleted).then_some(Value::Object(after));
-    let mut change = values_json(Some(&before), after.as_ref(), &sensitive);
     let actions: &[&str] = if d.deleted { &["delete"] } else { &["update"] };
-    change.insert("actions".into(), json!(actions));
+    let mut change = values_json(actions, Some(&before), after.as_ref(), &sensitive);
     change.insert(
         "fields".into(),
         Json::Array(d.fields.iter().map(|f| field(f, &sensitive)).collect()),
@@ -128,24 +131,25 @@ fn output_change(o: &OutputChange) -> Json {
     let sensitive = |_: &[PathStep]| hide;
     let before = o.before.as_ref().map(|v| &v.0);
     let after = o.after.as_ref().map(|v| &v.0);
-    let mut change = values_json(before, after, &sensitive);
+    let mut change = values_json(o.action.json_actions(), before, after, &sensitive);
     if hide {
         // Terraform writes `true` for a sensitive output even when a side is absent.
         change.insert("before_sensitive".into(), json!(true));
         change.insert("after_sensitive".into(), json!(true));
     }
-    change.insert("actions".into(), json!(o.action.json_actions()));
     Json::Object(change)
 }
 
 /// `before`, `after`, `after_unknown`, `before_sensitive`, `after_sensitive` by Terraform's
 /// rules, with sensitive values replaced by null.
 fn values_json(
+    actions: &[&str],
     before: Option<&Value>,
     after: Option<&Value>,
     sensitive: &dyn Fn(&[PathStep]) -> bool,
 ) -> Map<String, Json> {
     let mut m = Map::new();
+    m.insert("actions".into(), json!(actions));
     m.insert(
         "before".into(),
         before.map_or(Json::Null, |v| redacted(v, &mut Vec::new(), sensitive)),

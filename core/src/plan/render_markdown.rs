@@ -7,7 +7,7 @@
 use super::model::{Action, Plan, PlanMode, ResourceChange};
 use super::render_text::{
     Gutter, Line, Sty, drift_lines, headline, output_lines, resource_lines, shown_changes,
-    write_lines,
+    summary_sentence, write_lines,
 };
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -57,8 +57,15 @@ pub fn render(plan: &Plan) -> String {
     for w in &plan.warnings {
         let mut lines = w.lines();
         let _ = writeln!(out, "> **Warning:** {}", lines.next().unwrap_or_default());
-        for l in lines {
-            let _ = writeln!(out, "> {l}");
+        let mut detail = lines.peekable();
+        if detail.peek().is_some() {
+            out.push_str(
+                ">
+",
+            );
+        }
+        for l in detail {
+            let _ = writeln!(out, "{}", format!("> {l}").trim_end());
         }
         out.push('\n');
     }
@@ -137,12 +144,14 @@ fn summary_table(out: &mut String, plan: &Plan) {
     let _ = writeln!(out, "|{}", "---:|".repeat(cols.len()));
     let _ = writeln!(
         out,
-        "| {} |\n",
+        "| {} |",
         cols.iter()
             .map(|(_, n)| n.to_string())
             .collect::<Vec<_>>()
             .join(" | ")
     );
+    // The sentence CI scripts grep for in terraform output.
+    let _ = writeln!(out, "\n`{}`\n", summary_sentence(&s, Sty::PLAIN));
 }
 
 /// A collapsed section whose body is the resource's text rendering with the action symbols in

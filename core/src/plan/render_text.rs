@@ -13,6 +13,10 @@ use crate::value::{Object, PathStep, Value, quote, quote_key};
 use similar::{Algorithm, ChangeTag, DiffTag, TextDiff};
 use std::fmt::Write as _;
 
+#[cfg(test)]
+#[path = "render_tests.rs"]
+mod tests;
+
 /// Options for [`render`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TextOptions {
@@ -620,13 +624,13 @@ pub(crate) fn drift_lines(d: &Drift, sty: Sty) -> Vec<Line> {
 
 /// `  + name = "value"` lines for the changed outputs, `=` aligned.
 pub(crate) fn output_lines(outputs: &[OutputChange], sty: Sty, show_unchanged: bool) -> Vec<Line> {
-    let shown: Vec<&OutputChange> = outputs
+    let mut shown: Vec<&OutputChange> = outputs
         .iter()
         .filter(|o| o.action != Action::NoOp)
         .collect();
+    shown.sort_by(|a, b| a.name.cmp(&b.name));
     let width = shown.iter().map(|o| key_width(&o.name)).max().unwrap_or(0);
     let mut lines = Vec::new();
-    let root_sensitive = vec![Vec::new()];
     for o in shown {
         let prefix = format!("{:<width$} = ", quote_key(&o.name));
         if o.sensitive {
@@ -646,7 +650,7 @@ pub(crate) fn output_lines(outputs: &[OutputChange], sty: Sty, show_unchanged: b
             annotate: false,
             fields: &[],
             block_paths: &[],
-            sensitive: if o.sensitive { &root_sensitive } else { &[] },
+            sensitive: &[],
         };
         differ.entry(
             &mut lines,
@@ -843,7 +847,7 @@ impl<'a> Differ<'a> {
             return;
         }
         let mut sym = Sym::of_change(old, new);
-        if sym == Sym::None && !r.notes.is_empty() {
+        if sym == Sym::None && (!r.notes.is_empty() || self.changed(path, before, after)) {
             sym = Sym::Update;
         }
         let trailer = self.trailer(&r);
@@ -919,37 +923,33 @@ impl<'a> Differ<'a> {
                 return;
             }
         }
-        let container_kind = |v: Option<&Value>| match v {
-            None => Some(None),
-            Some(Value::List(_)) => Some(Some(0)),
-            Some(Value::Object(_)) => Some(Some(1)),
-            Some(_) => None,
+        let is_container = |v: Option<&Value>| matches!(v, Some(Value::List(_) | Value::Object(_)));
+        let same_shape = match (old, new) {
+            (Some(Value::List(_)), Some(Value::List(_)))
+            | (Some(Value::Object(_)), Some(Value::Object(_))) => true,
+            (None, v) | (v, None) => is_container(v),
+            _ => false,
         };
-        match (container_kind(old), container_kind(new)) {
-            (Some(a), Some(b)) if a.is_none() || b.is_none() || a == b => {
-                let close = tail.clone();
-                self.container(out, depth, sym, prefix, &trailer, &close, path, old, new);
-            }
-            (Some(_), _) | (_, Some(_)) => {
-                // The type changes (a string becomes a list, say): show it as the old value
-                // going away and the new one arriving, each rendered in full.
-                self.entry_forced(out, depth, prefix, list_elem, path, old, None, &trailer);
-                self.entry_forced(out, depth, prefix, list_elem, path, None, new, "");
-            }
-            _ => {
-                let text = match (old, new) {
-                    (Some(o), Some(n)) if sym == Sym::Update => format!("{o} -> {n}"),
-                    (Some(o), None) => format!("{o}"),
-                    (_, Some(n)) => format!("{n}"),
-                    (None, None) => String::new(),
-                };
-                let ws = whitespace_note(old_s, new_s);
-                out.push(item(
-                    depth,
-                    sym,
-                    format!("{prefix}{text}{tail}{trailer}{ws}"),
-                ));
-            }
+        if same_shape {
+            self.container(out, depth, sym, prefix, &trailer, &tail, path, old, new);
+        } else if is_container(old) || is_container(new) {
+            // The type changes (a string becomes a list, say): show it as the old value
+            // going away and the new one arriving, each rendered in full.
+            self.entry_forced(out, depth, prefix, list_elem, path, old, None, &trailer);
+            self.entry_forced(out, depth, prefix, list_elem, path, None, new, "");
+        } else {
+            let text = match (old, new) {
+                (Some(o), Some(n)) if sym == Sym::Update => format!("{o} -> {n}"),
+                (Some(o), None) => format!("{o}"),
+                (_, Some(n)) => format!("{n}"),
+                (None, None) => String::new(),
+            };
+            let ws = whitespace_note(old_s, new_s);
+            out.push(item(
+                depth,
+                sym,
+                format!("{prefix}{text}{tail}{trailer}{ws}"),
+            ));
         }
     }
 
@@ -1014,7 +1014,7 @@ impl<'a> Differ<'a> {
             let none: &[Value] = &[];
             let o = old.and_then(Value::as_list).unwrap_or(none);
             let n = new.and_then(Value::as_list).unwrap_or(none);
-            self.list_body(out, depth + 1, path, o, n, old.is_some(), new.is_some());
+            self.list_body(out, depth + 1, path, o, n);
         } else {
             self.map_body(
                 out,
@@ -1067,7 +1067,6 @@ impl<'a> Differ<'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn list_body(
         &self,
         out: &mut Vec<Line>,
@@ -1075,8 +1074,6 @@ impl<'a> Differ<'a> {
         path: &[PathStep],
         old: &[Value],
         new: &[Value],
-        _old_present: bool,
-        _new_present: bool,
     ) {
         let pairs = pair_elements(old, new);
         let changed: Vec<bool> = pairs

@@ -1,0 +1,1000 @@
+//! Golden tests for the three plan renderers over hand-built plans, one per situation a
+//! reviewer meets. Snapshots live in `snapshots/`; each was read for Terraform-likeness
+//! before it was accepted.
+
+use super::super::model::*;
+use super::super::{render_json, render_markdown, render_text};
+use crate::value::{Object, PathStep, Value};
+
+/// A secret that must never appear in any rendering.
+const SECRET: &str = "s3cr3t-VALUE-do-not-print";
+
+fn s(x: &str) -> Value {
+    Value::from(x)
+}
+fn n(x: i64) -> Value {
+    Value::from(x)
+}
+fn obj(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+fn list(items: Vec<Value>) -> Value {
+    Value::List(items)
+}
+fn ser_obj(v: Value) -> SerObject {
+    match v {
+        Value::Object(o) => SerObject(o),
+        _ => SerObject(Object::new()),
+    }
+}
+fn p(steps: &[&str]) -> Vec<PathStep> {
+    steps
+        .iter()
+        .map(|x| match x.parse::<usize>() {
+            Ok(i) => PathStep::Index(i),
+            Err(_) => PathStep::Key(x.to_string()),
+        })
+        .collect()
+}
+fn fc(
+    path: &[&str],
+    before: Option<Value>,
+    after: Option<Value>,
+    reason: FieldReason,
+) -> FieldChange {
+    FieldChange {
+        path: p(path),
+        before: before.map(SerValue),
+        after: after.map(SerValue),
+        live: None,
+        reason,
+        forces_replacement: false,
+        sensitive: false,
+    }
+}
+
+fn rc(type_name: &str, name: &str, action: Action) -> ResourceChange {
+    ResourceChange {
+        address: format!("{type_name}.{name}"),
+        mode: Mode::Managed,
+        type_name: type_name.to_string(),
+        name: name.to_string(),
+        index: None,
+        provider: "databricks".to_string(),
+        action,
+        reason: None,
+        id: None,
+        before: None,
+        after: None,
+        fields: Vec::new(),
+        block_paths: Vec::new(),
+        sensitive_paths: Vec::new(),
+        importing: None,
+        moved_from: None,
+        dependencies: Vec::new(),
+    }
+}
+
+/// Fills `fields` from top-level differences of `before` and `after`, the way the planner
+/// reports them.
+fn with_top_fields(mut c: ResourceChange) -> ResourceChange {
+    let empty = Object::new();
+    let b = c.before.as_ref().map(|o| &o.0).unwrap_or(&empty);
+    let a = c.after.as_ref().map(|o| &o.0).unwrap_or(&empty);
+    let mut keys: Vec<&String> = b.keys().chain(a.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        if c.fields
+            .iter()
+            .any(|f| f.path.first() == Some(&PathStep::Key(k.clone())))
+        {
+            continue;
+        }
+        let (bv, av) = (b.get(k), a.get(k));
+        if bv != av {
+            let reason = match (c.before.is_some(), c.after.is_some()) {
+                (false, _) => FieldReason::Create,
+                (_, false) => FieldReason::Delete,
+                _ if av == Some(&Value::Unknown) => FieldReason::KnownAfterApply,
+                _ => FieldReason::Configuration,
+            };
+            c.fields.push(fc(&[k], bv.cloned(), av.cloned(), reason));
+        }
+    }
+    c
+}
+
+fn plan(changes: Vec<ResourceChange>) -> Plan {
+    Plan {
+        mode: PlanMode::Normal,
+        environment: "dev".to_string(),
+        changes,
+        ..Plan::default()
+    }
+}
+
+fn job_after() -> Value {
+    obj(vec![
+        ("id", Value::Unknown),
+        ("name", s("nightly etl")),
+        ("max_concurrent_runs", n(1)),
+        ("url", Value::Unknown),
+        (
+            "tags",
+            obj(vec![("team", s("data")), ("cost-center", s("42"))]),
+        ),
+        ("queue", Value::Null),
+        (
+            "task",
+            list(vec![
+                obj(vec![
+                    ("task_key", s("ingest")),
+                    (
+                        "notebook_task",
+                        obj(vec![
+                            ("notebook_path", s("/Shared/ingest")),
+                            ("source", s("WORKSPACE")),
+                        ]),
+                    ),
+                    ("depends_on", list(vec![])),
+                ]),
+                obj(vec![
+                    ("task_key", s("transform")),
+                    ("run_if", s("ALL_SUCCESS")),
+                    (
+                        "notebook_task",
+                        obj(vec![("notebook_path", s("/Shared/transform"))]),
+                    ),
+                    (
+                        "depends_on",
+                        list(vec![obj(vec![("task_key", s("ingest"))])]),
+                    ),
+                    ("job_cluster_key", Value::Unknown),
+                ]),
+            ]),
+        ),
+    ])
+}
+
+fn job_blocks() -> Vec<Vec<String>> {
+    vec![
+        vec!["task".into()],
+        vec!["task".into(), "notebook_task".into()],
+        vec!["task".into(), "depends_on".into()],
+    ]
+}
+
+fn create_plan() -> Plan {
+    let mut job = rc("databricks_job", "etl", Action::Create);
+    job.after = Some(ser_obj(job_after()));
+    job.block_paths = job_blocks();
+    job.dependencies = vec!["databricks_schema.raw".into()];
+    let job = with_top_fields(job);
+
+    let mut schema = rc("databricks_schema", "raw", Action::Create);
+    schema.after = Some(ser_obj(obj(vec![
+        ("catalog_name", s("main")),
+        ("name", s("raw")),
+        ("comment", s("Landing zone for \"raw\" files")),
+        ("id", Value::Unknown),
+        ("properties", obj(vec![])),
+    ])));
+    let schema = with_top_fields(schema);
+    plan(vec![job, schema])
+}
+
+fn update_plan() -> Plan {
+    let before = obj(vec![
+        ("id", s("main.raw")),
+        ("name", s("raw")),
+        ("catalog_name", s("main")),
+        ("owner", s("data-eng")),
+        ("storage_root", s("s3://bucket/raw")),
+        ("enable_predictive_optimization", s("INHERIT")),
+        ("comment", s("landing")),
+        (
+            "properties",
+            obj(vec![
+                ("a", s("1")),
+                ("b", s("2")),
+                ("env", s("dev")),
+                ("old", s("x")),
+            ]),
+        ),
+        (
+            "grants_to",
+            list(vec![s("alice"), s("bob"), s("carol"), s("dave"), s("erin")]),
+        ),
+    ]);
+    let mut after = before.clone();
+    if let Value::Object(o) = &mut after {
+        o.insert("comment".into(), s("Landing zone"));
+        o.insert(
+            "properties".into(),
+            obj(vec![
+                ("a", s("1")),
+                ("b", s("2")),
+                ("env", s("prod")),
+                ("new", s("y")),
+            ]),
+        );
+        o.insert(
+            "grants_to".into(),
+            list(vec![
+                s("alice"),
+                s("bob"),
+                s("bert"),
+                s("carol"),
+                s("dave"),
+                s("erin"),
+            ]),
+        );
+    }
+    let mut schema = rc("databricks_schema", "raw", Action::Update);
+    schema.id = Some("main.raw".into());
+    schema.before = Some(ser_obj(before));
+    schema.after = Some(ser_obj(after));
+    let schema = with_top_fields(schema);
+
+    // A job where one of three tasks changes, plus a nested block added.
+    let job_before = obj(vec![
+        ("id", s("123")),
+        ("name", s("nightly")),
+        ("timeout_seconds", n(0)),
+        ("format", s("MULTI_TASK")),
+        (
+            "task",
+            list(vec![
+                obj(vec![
+                    ("task_key", s("a")),
+                    ("timeout_seconds", n(60)),
+                    ("max_retries", n(1)),
+                ]),
+                obj(vec![
+                    ("task_key", s("b")),
+                    ("timeout_seconds", n(60)),
+                    ("max_retries", n(1)),
+                ]),
+                obj(vec![
+                    ("task_key", s("c")),
+                    ("timeout_seconds", n(60)),
+                    ("max_retries", n(1)),
+                ]),
+            ]),
+        ),
+    ]);
+    let job_after = obj(vec![
+        ("id", s("123")),
+        ("name", s("nightly")),
+        ("timeout_seconds", n(0)),
+        ("format", s("MULTI_TASK")),
+        (
+            "task",
+            list(vec![
+                obj(vec![
+                    ("task_key", s("a")),
+                    ("timeout_seconds", n(60)),
+                    ("max_retries", n(1)),
+                ]),
+                obj(vec![
+                    ("task_key", s("b")),
+                    ("timeout_seconds", n(120)),
+                    ("max_retries", n(1)),
+                    (
+                        "email_notifications",
+                        obj(vec![("on_failure", list(vec![s("ops@example.com")]))]),
+                    ),
+                ]),
+                obj(vec![
+                    ("task_key", s("c")),
+                    ("timeout_seconds", n(60)),
+                    ("max_retries", n(1)),
+                ]),
+            ]),
+        ),
+    ]);
+    let mut job = rc("databricks_job", "nightly", Action::Update);
+    job.before = Some(ser_obj(job_before));
+    job.after = Some(ser_obj(job_after));
+    job.block_paths = vec![
+        vec!["task".into()],
+        vec!["task".into(), "email_notifications".into()],
+    ];
+    let job = with_top_fields(job);
+    plan(vec![schema, job])
+}
+
+fn replace_plan() -> Plan {
+    let before = obj(vec![
+        ("id", s("main")),
+        ("name", s("main")),
+        ("storage_root", s("s3://old-bucket/main")),
+        ("comment", s("main catalog")),
+        ("metastore_id", s("abc-123")),
+    ]);
+    let after = obj(vec![
+        ("id", Value::Unknown),
+        ("name", s("main")),
+        ("storage_root", s("s3://new-bucket/main")),
+        ("comment", s("main catalog")),
+        ("metastore_id", Value::Unknown),
+    ]);
+    let mut cat = rc("databricks_catalog", "main", Action::DeleteThenCreate);
+    cat.reason = Some(ActionReason::ReplaceBecauseCannotUpdate);
+    cat.before = Some(ser_obj(before));
+    cat.after = Some(ser_obj(after));
+    cat.fields = vec![{
+        let mut f = fc(
+            &["storage_root"],
+            Some(s("s3://old-bucket/main")),
+            Some(s("s3://new-bucket/main")),
+            FieldReason::Configuration,
+        );
+        f.forces_replacement = true;
+        f
+    }];
+    let cat = with_top_fields(cat);
+
+    let vol = |name: &str, reason: ActionReason, action: Action| {
+        let mut v = rc("databricks_volume", name, action);
+        v.reason = Some(reason);
+        v.index = None;
+        v.before = Some(ser_obj(obj(vec![
+            ("id", s(&format!("main.raw.{name}"))),
+            ("name", s(name)),
+            ("volume_type", s("MANAGED")),
+        ])));
+        v.after = Some(ser_obj(obj(vec![
+            ("id", Value::Unknown),
+            ("name", s(name)),
+            ("volume_type", s("MANAGED")),
+        ])));
+        with_top_fields(v)
+    };
+    plan(vec![
+        cat,
+        vol(
+            "files",
+            ActionReason::ReplaceByRequest,
+            Action::CreateThenDelete,
+        ),
+        vol(
+            "landing",
+            ActionReason::ReplaceByTriggers,
+            Action::DeleteThenCreate,
+        ),
+    ])
+}
+
+fn delete_plan() -> Plan {
+    let gone = |type_name: &str, name: &str, index: Option<InstanceKey>, reason: ActionReason| {
+        let mut c = rc(type_name, name, Action::Delete);
+        c.address = match &index {
+            None => format!("{type_name}.{name}"),
+            Some(InstanceKey::Index(i)) => format!("{type_name}.{name}[{i}]"),
+            Some(InstanceKey::Key(k)) => format!("{type_name}.{name}[\"{k}\"]"),
+        };
+        c.index = index;
+        c.reason = Some(reason);
+        c.before = Some(ser_obj(obj(vec![
+            ("id", s("x-1")),
+            ("name", s(name)),
+            ("comment", Value::Null),
+            ("tags", obj(vec![("env", s("dev"))])),
+            ("definition", s("SELECT 1\nFROM dual\n")),
+        ])));
+        with_top_fields(c)
+    };
+    let mut data = rc("databricks_current_user", "me", Action::Delete);
+    data.mode = Mode::Data;
+    data.address = "data.databricks_current_user.me".into();
+    plan(vec![
+        gone(
+            "databricks_schema",
+            "old",
+            None,
+            ActionReason::DeleteBecauseNoResourceConfig,
+        ),
+        gone(
+            "databricks_volume",
+            "by_key",
+            Some(InstanceKey::Key("stale".into())),
+            ActionReason::DeleteBecauseEachKey,
+        ),
+        gone(
+            "databricks_volume",
+            "by_count",
+            Some(InstanceKey::Index(2)),
+            ActionReason::DeleteBecauseCountIndex,
+        ),
+        data,
+    ])
+}
+
+fn import_moved_forget_plan() -> Plan {
+    let base = obj(vec![
+        ("id", s("main.raw")),
+        ("name", s("raw")),
+        ("owner", s("me")),
+        ("comment", s("c")),
+    ]);
+    let mut imp = rc("databricks_schema", "imported", Action::NoOp);
+    imp.importing = Some("main.imported".into());
+    imp.before = Some(ser_obj(base.clone()));
+    imp.after = Some(ser_obj(base.clone()));
+
+    let mut imp_upd = rc("databricks_schema", "adopted", Action::Update);
+    imp_upd.importing = Some("main.adopted".into());
+    imp_upd.before = Some(ser_obj(base.clone()));
+    let mut changed = base.clone();
+    if let Value::Object(o) = &mut changed {
+        o.insert("comment".into(), s("now managed"));
+    }
+    imp_upd.after = Some(ser_obj(changed.clone()));
+    let imp_upd = with_top_fields(imp_upd);
+
+    let mut mv = rc("databricks_schema", "renamed", Action::NoOp);
+    mv.moved_from = Some("databricks_schema.old_name".into());
+    mv.before = Some(ser_obj(base.clone()));
+    mv.after = Some(ser_obj(base.clone()));
+
+    let mut mv_upd = rc("databricks_volume", "moved_and_changed", Action::Update);
+    mv_upd.moved_from = Some("databricks_volume.before_move".into());
+    mv_upd.before = Some(ser_obj(base.clone()));
+    mv_upd.after = Some(ser_obj(changed));
+    let mv_upd = with_top_fields(mv_upd);
+
+    let mut forget = rc("databricks_schema", "legacy", Action::Forget);
+    forget.reason = Some(ActionReason::ForgetBecauseRemoved);
+    forget.before = Some(ser_obj(base));
+
+    let mut read = rc("databricks_current_user", "me", Action::Read);
+    read.mode = Mode::Data;
+    read.address = "data.databricks_current_user.me".into();
+    read.reason = Some(ActionReason::ReadBecauseConfigUnknown);
+    read.after = Some(ser_obj(obj(vec![
+        ("id", Value::Unknown),
+        ("user_name", Value::Unknown),
+        ("workspace_url", s("https://adb-1.azuredatabricks.net")),
+    ])));
+    let read = with_top_fields(read);
+
+    let mut recreated = rc("databricks_volume", "vanished", Action::Create);
+    recreated.reason = Some(ActionReason::CreateBecauseDeletedOutside);
+    recreated.after = Some(ser_obj(obj(vec![
+        ("id", Value::Unknown),
+        ("name", s("vanished")),
+    ])));
+    let recreated = with_top_fields(recreated);
+
+    plan(vec![imp, imp_upd, mv, mv_upd, forget, read, recreated])
+}
+
+fn drift_plan() -> Plan {
+    let mut p = plan(Vec::new());
+    let mut d_comment = fc(
+        &["comment"],
+        Some(s("landing")),
+        Some(s("edited in the UI")),
+        FieldReason::Drift,
+    );
+    d_comment.live = Some(SerValue(s("edited in the UI")));
+    let mut d_tag = fc(
+        &["properties", "env"],
+        Some(s("dev")),
+        Some(s("prod")),
+        FieldReason::Drift,
+    );
+    d_tag.live = Some(SerValue(s("prod")));
+    p.drift = vec![
+        Drift {
+            address: "databricks_schema.raw".into(),
+            type_name: "databricks_schema".into(),
+            name: "raw".into(),
+            deleted: false,
+            fields: vec![d_comment, d_tag],
+            block_paths: Vec::new(),
+            sensitive_paths: Vec::new(),
+        },
+        Drift {
+            address: "databricks_volume.files".into(),
+            type_name: "databricks_volume".into(),
+            name: "files".into(),
+            deleted: true,
+            fields: vec![fc(&["name"], Some(s("files")), None, FieldReason::Drift)],
+            block_paths: Vec::new(),
+            sensitive_paths: Vec::new(),
+        },
+    ];
+
+    // The planned change puts the configuration back: comment is drift, owner is a
+    // configuration change made while the live value drifted too.
+    let before = obj(vec![
+        ("id", s("main.raw")),
+        ("name", s("raw")),
+        ("comment", s("landing")),
+        ("owner", s("data-eng")),
+        (
+            "properties",
+            obj(vec![("env", s("dev")), ("team", s("data"))]),
+        ),
+    ]);
+    let mut after = before.clone();
+    if let Value::Object(o) = &mut after {
+        o.insert("owner".into(), s("platform"));
+    }
+    let mut schema = rc("databricks_schema", "raw", Action::Update);
+    schema.before = Some(ser_obj(before));
+    schema.after = Some(ser_obj(after));
+    let mut f_comment = fc(
+        &["comment"],
+        Some(s("landing")),
+        Some(s("landing")),
+        FieldReason::Drift,
+    );
+    f_comment.live = Some(SerValue(s("edited in the UI")));
+    let mut f_owner = fc(
+        &["owner"],
+        Some(s("data-eng")),
+        Some(s("platform")),
+        FieldReason::Configuration,
+    );
+    f_owner.live = Some(SerValue(s("someone-else")));
+    let mut f_env = fc(
+        &["properties", "env"],
+        Some(s("dev")),
+        Some(s("dev")),
+        FieldReason::Drift,
+    );
+    f_env.live = Some(SerValue(s("prod")));
+    schema.fields = vec![f_comment, f_owner, f_env];
+
+    let mut vol = rc("databricks_volume", "files", Action::Create);
+    vol.reason = Some(ActionReason::CreateBecauseDeletedOutside);
+    vol.after = Some(ser_obj(obj(vec![
+        ("id", Value::Unknown),
+        ("name", s("files")),
+    ])));
+    let vol = with_top_fields(vol);
+    p.changes = vec![schema, vol];
+    p
+}
+
+const OLD_SQL: &str = "CREATE OR REFRESH STREAMING TABLE orders AS\nSELECT id,\n       name\nFROM main.sales.orders_raw\nWHERE status = 'open'\n  AND region = 'emea'\n  AND amount > 0\n  AND currency = 'EUR'\n  AND deleted = false\n  AND test = false\nORDER BY id\n";
+const NEW_SQL: &str = "CREATE OR REFRESH STREAMING TABLE orders AS\nSELECT id,\n       name,\n       amount\nFROM main.sales.orders_raw\nWHERE status = 'open'\n  AND region = 'emea'\n  AND amount > 0\n  AND currency = 'EUR'\n  AND deleted = false\n  AND test = false\nORDER BY id DESC\n";
+
+fn strings_plan() -> Plan {
+    let mut file = rc("databricks_workspace_file", "orders_sql", Action::Update);
+    file.before = Some(ser_obj(obj(vec![
+        ("path", s("/Shared/orders.sql")),
+        ("content", s(OLD_SQL)),
+        ("readme", s("line one\nline two")),
+    ])));
+    file.after = Some(ser_obj(obj(vec![
+        ("path", s("/Shared/orders.sql")),
+        ("content", s(NEW_SQL)),
+        ("readme", s("line one  \nline   two")),
+    ])));
+    let file = with_top_fields(file);
+
+    let mut newfile = rc("databricks_workspace_file", "new_sql", Action::Create);
+    newfile.after = Some(ser_obj(obj(vec![
+        ("content", s("SELECT 1;\nSELECT 2;\n")),
+        ("path", s("/Shared/new.sql")),
+    ])));
+    let newfile = with_top_fields(newfile);
+
+    let mut pipe = rc("databricks_pipeline", "orders", Action::Update);
+    pipe.before = Some(ser_obj(obj(vec![
+        ("name", s("orders")),
+        (
+            "configuration_json",
+            s(r#"{"b": 1, "a": {"x": [1, 2], "y": "old"}, "keep": true}"#),
+        ),
+        ("spec", s(r#"{"z":1,"y":[1,2,3]}"#)),
+    ])));
+    pipe.after = Some(ser_obj(obj(vec![
+        ("name", s("orders")),
+        (
+            "configuration_json",
+            s(
+                "{\n  \"a\": {\"x\": [1, 2, 3], \"y\": \"new\"},\n  \"b\": 1,\n  \"keep\": true,\n  \"added\": null\n}",
+            ),
+        ),
+        ("spec", s("{\n  \"y\": [1, 2, 3],\n  \"z\": 1\n}")),
+    ])));
+    let pipe = with_top_fields(pipe);
+    plan(vec![file, newfile, pipe])
+}
+
+fn sensitive_plan() -> Plan {
+    let mut conn = rc("databricks_connection", "pg", Action::Update);
+    conn.before = Some(ser_obj(obj(vec![
+        ("name", s("pg")),
+        (
+            "options",
+            obj(vec![
+                ("host", s("db.internal")),
+                ("password", s(SECRET)),
+                ("user", s("app")),
+            ]),
+        ),
+        ("comment", s("old")),
+    ])));
+    conn.after = Some(ser_obj(obj(vec![
+        ("name", s("pg")),
+        (
+            "options",
+            obj(vec![
+                ("host", s("db2.internal")),
+                ("password", s(&format!("{SECRET}-2"))),
+                ("user", s("app")),
+            ]),
+        ),
+        ("comment", s("new")),
+    ])));
+    conn.sensitive_paths = vec![p(&["options", "password"])];
+    let mut f_pw = fc(
+        &["options", "password"],
+        Some(s(SECRET)),
+        Some(s(&format!("{SECRET}-2"))),
+        FieldReason::Configuration,
+    );
+    f_pw.live = Some(SerValue(s(&format!("{SECRET}-live"))));
+    f_pw.sensitive = true;
+    conn.fields = vec![
+        fc(
+            &["options", "host"],
+            Some(s("db.internal")),
+            Some(s("db2.internal")),
+            FieldReason::Configuration,
+        ),
+        f_pw,
+    ];
+    let conn = with_top_fields(conn);
+
+    let mut secret = rc("databricks_secret", "token", Action::Create);
+    secret.after = Some(ser_obj(obj(vec![
+        ("key", s("token")),
+        ("scope", s("etl")),
+        ("string_value", s(SECRET)),
+        ("id", Value::Unknown),
+    ])));
+    let mut f_val = fc(
+        &["string_value"],
+        None,
+        Some(s(SECRET)),
+        FieldReason::Create,
+    );
+    f_val.sensitive = true;
+    secret.fields = vec![f_val];
+    let secret = with_top_fields(secret);
+
+    // A secret inside a repeated block, declared by attribute path without an index.
+    let mut job = rc("databricks_job", "with_secret", Action::Update);
+    let task = |v: &str| {
+        obj(vec![
+            ("task_key", s("a")),
+            ("env", obj(vec![("API_KEY", s(v)), ("MODE", s("x"))])),
+        ])
+    };
+    job.before = Some(ser_obj(obj(vec![
+        ("name", s("j")),
+        ("task", list(vec![task(SECRET)])),
+    ])));
+    job.after = Some(ser_obj(obj(vec![
+        ("name", s("j")),
+        ("task", list(vec![task("rotated-but-secret")])),
+    ])));
+    job.block_paths = vec![vec!["task".into()]];
+    job.sensitive_paths = vec![p(&["task", "env", "API_KEY"])];
+    let job = with_top_fields(job);
+
+    let mut pl = plan(vec![conn, secret, job]);
+    let mut drift_pw = fc(
+        &["options", "password"],
+        Some(s(SECRET)),
+        Some(s(&format!("{SECRET}-ui"))),
+        FieldReason::Drift,
+    );
+    drift_pw.sensitive = true;
+    pl.drift = vec![Drift {
+        address: "databricks_connection.pg".into(),
+        type_name: "databricks_connection".into(),
+        name: "pg".into(),
+        deleted: false,
+        fields: vec![drift_pw],
+        block_paths: Vec::new(),
+        sensitive_paths: vec![p(&["options", "password"])],
+    }];
+    pl.outputs = vec![
+        OutputChange {
+            name: "token".into(),
+            action: Action::Update,
+            before: Some(SerValue(s(SECRET))),
+            after: Some(SerValue(s(&format!("{SECRET}-3")))),
+            sensitive: true,
+        },
+        OutputChange {
+            name: "conn_name".into(),
+            action: Action::NoOp,
+            before: Some(SerValue(s("pg"))),
+            after: Some(SerValue(s("pg"))),
+            sensitive: false,
+        },
+    ];
+    pl
+}
+
+fn outputs() -> Vec<OutputChange> {
+    vec![
+        OutputChange {
+            name: "catalog_id".into(),
+            action: Action::Create,
+            before: None,
+            after: Some(SerValue(Value::Unknown)),
+            sensitive: false,
+        },
+        OutputChange {
+            name: "schema_names".into(),
+            action: Action::Update,
+            before: Some(SerValue(list(vec![s("raw"), s("silver")]))),
+            after: Some(SerValue(list(vec![s("raw"), s("silver"), s("gold")]))),
+            sensitive: false,
+        },
+        OutputChange {
+            name: "old".into(),
+            action: Action::Delete,
+            before: Some(SerValue(s("bye"))),
+            after: None,
+            sensitive: false,
+        },
+        OutputChange {
+            name: "workspace_url".into(),
+            action: Action::Update,
+            before: Some(SerValue(s("https://a"))),
+            after: Some(SerValue(s("https://b"))),
+            sensitive: false,
+        },
+    ]
+}
+
+fn outputs_plan() -> Plan {
+    let mut p = create_plan();
+    p.changes.truncate(1);
+    p.changes[0].after = Some(ser_obj(obj(vec![
+        ("id", Value::Unknown),
+        ("name", s("nightly etl")),
+    ])));
+    p.changes[0].block_paths.clear();
+    p.changes[0].fields.clear();
+    let c = p.changes.remove(0);
+    p.changes.push(with_top_fields(c));
+    p.outputs = outputs();
+    p.warnings = vec![
+        "Resource targeting is in effect\nYou are creating a plan with --target, which means that the result of this plan may not represent all of the changes requested by the current configuration.".into(),
+    ];
+    p.targeted = true;
+    p
+}
+
+fn output_only_plan() -> Plan {
+    let mut p = plan(Vec::new());
+    p.outputs = outputs();
+    p
+}
+
+fn noop_plan() -> Plan {
+    let mut c = rc("databricks_catalog", "main", Action::NoOp);
+    c.before = Some(ser_obj(obj(vec![("id", s("main")), ("name", s("main"))])));
+    c.after = c.before.clone();
+    let mut p = plan(vec![c]);
+    p.outputs = vec![OutputChange {
+        name: "x".into(),
+        action: Action::NoOp,
+        before: Some(SerValue(s("a"))),
+        after: Some(SerValue(s("a"))),
+        sensitive: false,
+    }];
+    p
+}
+
+fn refresh_only_plan() -> Plan {
+    let mut p = drift_plan();
+    p.mode = PlanMode::RefreshOnly;
+    p.changes.clear();
+    p
+}
+
+fn refresh_only_clean_plan() -> Plan {
+    let mut p = noop_plan();
+    p.mode = PlanMode::RefreshOnly;
+    p
+}
+
+fn destroy_plan() -> Plan {
+    let mut p = delete_plan();
+    p.mode = PlanMode::Destroy;
+    for c in &mut p.changes {
+        c.reason = None;
+    }
+    p.changes.truncate(2);
+    p.changes[0].dependencies = vec!["databricks_volume.by_key".into()];
+    p.outputs = vec![OutputChange {
+        name: "schema_id".into(),
+        action: Action::Delete,
+        before: Some(SerValue(s("main.old"))),
+        after: None,
+        sensitive: false,
+    }];
+    p
+}
+
+fn destroy_noop_plan() -> Plan {
+    let mut p = plan(Vec::new());
+    p.mode = PlanMode::Destroy;
+    p
+}
+
+fn all_plans() -> Vec<(&'static str, Plan)> {
+    vec![
+        ("create", create_plan()),
+        ("update", update_plan()),
+        ("replace", replace_plan()),
+        ("delete", delete_plan()),
+        ("import_moved_forget_read", import_moved_forget_plan()),
+        ("drift", drift_plan()),
+        ("strings", strings_plan()),
+        ("sensitive", sensitive_plan()),
+        ("outputs", outputs_plan()),
+        ("output_only", output_only_plan()),
+        ("noop", noop_plan()),
+        ("refresh_only", refresh_only_plan()),
+        ("refresh_only_clean", refresh_only_clean_plan()),
+        ("destroy", destroy_plan()),
+        ("destroy_noop", destroy_noop_plan()),
+    ]
+}
+
+fn text(p: &Plan) -> String {
+    render_text::render(p, &render_text::TextOptions::default())
+}
+
+#[test]
+fn text_snapshots() {
+    for (name, p) in all_plans() {
+        insta::assert_snapshot!(format!("text_{name}"), text(&p));
+    }
+}
+
+#[test]
+fn json_snapshots() {
+    for (name, p) in all_plans() {
+        let mut doc = render_json::render(&p);
+        // The version changes with every release; the snapshot is about the shape.
+        doc["brickform_version"] = serde_json::json!("[version]");
+        insta::assert_json_snapshot!(format!("json_{name}"), doc);
+    }
+}
+
+#[test]
+fn markdown_snapshots() {
+    for (name, p) in all_plans() {
+        insta::assert_snapshot!(format!("markdown_{name}"), render_markdown::render(&p));
+    }
+}
+
+#[test]
+fn text_with_unchanged_shown() {
+    let opts = render_text::TextOptions {
+        color: false,
+        show_unchanged: true,
+    };
+    insta::assert_snapshot!(
+        "text_update_show_unchanged",
+        render_text::render(&update_plan(), &opts)
+    );
+}
+
+#[test]
+fn colour_codes_only_when_asked() {
+    let p = update_plan();
+    assert!(!text(&p).contains('\x1b'));
+    let coloured = render_text::render(
+        &p,
+        &render_text::TextOptions {
+            color: true,
+            show_unchanged: false,
+        },
+    );
+    assert!(coloured.contains("\x1b[33m~\x1b[0m"), "{coloured}");
+    assert!(coloured.contains("\x1b[1mPlan:\x1b[0m"));
+}
+
+#[test]
+fn secrets_never_rendered() {
+    for (name, p) in all_plans() {
+        let mut rendered = vec![
+            text(&p),
+            render_text::render(
+                &p,
+                &render_text::TextOptions {
+                    color: true,
+                    show_unchanged: true,
+                },
+            ),
+            serde_json::to_string(&render_json::render(&p)).unwrap(),
+            render_markdown::render(&p),
+        ];
+        rendered.retain(|r| r.contains("s3cr3t") || r.contains("rotated-but-secret"));
+        assert!(
+            rendered.is_empty(),
+            "{name} leaks a secret:\n{}",
+            rendered.join("\n----\n")
+        );
+    }
+}
+
+#[test]
+fn json_matches_the_documented_schema() {
+    let schema_text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/plan-json.schema.json"
+    ))
+    .unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&schema_text).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for (name, p) in all_plans() {
+        let doc = render_json::render(&p);
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{name}: {}", errors.join("\n"));
+    }
+}
+
+#[test]
+fn json_follows_terraform_unknown_and_sensitive_rules() {
+    let doc = render_json::render(&create_plan());
+    let job = &doc["resource_changes"][0];
+    assert_eq!(job["address"], "databricks_job.etl");
+    let change = &job["change"];
+    assert_eq!(change["before"], serde_json::Value::Null);
+    assert_eq!(change["before_sensitive"], false);
+    // Unknown leaves are omitted from `after` and marked in `after_unknown`.
+    assert!(change["after"].get("id").is_none());
+    assert_eq!(change["after_unknown"]["id"], true);
+    // As in Terraform, known nested objects stay as `{}` and lists keep their positions.
+    assert_eq!(
+        change["after_unknown"]["task"][0],
+        serde_json::json!({"notebook_task": {}, "depends_on": []})
+    );
+    assert_eq!(change["after_unknown"]["task"][1]["job_cluster_key"], true);
+    assert!(change["after_unknown"].get("name").is_none());
+
+    let doc = render_json::render(&sensitive_plan());
+    let conn = &doc["resource_changes"][0];
+    assert_eq!(
+        conn["change"]["after"]["options"]["password"],
+        serde_json::Value::Null
+    );
+    assert_eq!(
+        conn["change"]["after_sensitive"],
+        serde_json::json!({"options": {"password": true}})
+    );
+    assert_eq!(doc["output_changes"]["token"]["after_sensitive"], true);
+}
+
+#[test]
+fn path_within_tolerates_missing_indexes() {
+    assert!(path_within(
+        &p(&["task", "0", "env", "K"]),
+        &p(&["task", "env"])
+    ));
+    assert!(path_within(&p(&["a", "b"]), &p(&["a"])));
+    assert!(!path_within(&p(&["a"]), &p(&["a", "b"])));
+    assert!(!path_within(&p(&["task", "0", "x"]), &p(&["task", "1"])));
+    assert!(path_within(&p(&["x"]), &[]));
+}
