@@ -956,6 +956,25 @@ fn json_matches_the_documented_schema() {
 }
 
 #[test]
+fn documented_example_matches_the_schema() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/");
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{root}plan-json.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let doc = std::fs::read_to_string(format!("{root}plan-json.md")).unwrap();
+    let start = doc.find("```json\n").unwrap() + "```json\n".len();
+    let end = start + doc[start..].find("```").unwrap();
+    let example: serde_json::Value = serde_json::from_str(&doc[start..end]).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&example)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
 fn json_follows_terraform_unknown_and_sensitive_rules() {
     let doc = render_json::render(&create_plan());
     let job = &doc["resource_changes"][0];
