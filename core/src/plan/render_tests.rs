@@ -557,7 +557,33 @@ fn drift_plan() -> Plan {
         ("name", s("files")),
     ])));
     let vol = with_top_fields(vol);
-    p.changes = vec![schema, vol];
+    // Drift inside a repeated block, reported the way the planner does: on the whole
+    // top-level attribute, with the last applied value planned back.
+    let task = |t: i64| {
+        obj(vec![
+            ("task_key", s("a")),
+            ("timeout_seconds", n(t)),
+            ("max_retries", n(1)),
+        ])
+    };
+    let job_obj = obj(vec![
+        ("id", s("42")),
+        ("name", s("nightly")),
+        ("task", list(vec![task(60)])),
+    ]);
+    let mut job = rc("databricks_job", "nightly", Action::Update);
+    job.before = Some(ser_obj(job_obj.clone()));
+    job.after = Some(ser_obj(job_obj));
+    job.block_paths = vec![vec!["task".into()]];
+    let mut f_task = fc(
+        &["task"],
+        Some(list(vec![task(60)])),
+        Some(list(vec![task(60)])),
+        FieldReason::Drift,
+    );
+    f_task.live = Some(SerValue(list(vec![task(30)])));
+    job.fields = vec![f_task];
+    p.changes = vec![schema, vol, job];
     p
 }
 

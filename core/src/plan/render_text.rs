@@ -1172,6 +1172,15 @@ impl<'a> Differ<'a> {
         for k in blocks {
             let p = child(path, PathStep::Key(k.to_string()));
             let (b, a) = (old.and_then(|o| o.get(k)), new.and_then(|o| o.get(k)));
+            // A field change may name the whole block (drift on `task`, say); its values and
+            // notes apply to every element shown.
+            let group = self.resolve(&p, b, a);
+            let group_trailer = self.trailer(&group);
+            let (b, a) = if self.field_at(&p).is_some() {
+                (group.old, group.new)
+            } else {
+                (b, a)
+            };
             let elems: Vec<(Option<&Value>, Option<&Value>, Vec<PathStep>)> =
                 match (present(b), present(a)) {
                     (None | Some(Value::List(_)), None | Some(Value::List(_))) => {
@@ -1206,7 +1215,18 @@ impl<'a> Differ<'a> {
                 if out.len() > start {
                     out.push(Line::Blank);
                 }
-                self.block(out, depth, k, &ep, eb, ea);
+                let r = if ep == p {
+                    Resolved {
+                        old: present(eb),
+                        new: present(ea),
+                        forces: false,
+                        notes: Vec::new(),
+                    }
+                } else {
+                    self.resolve(&ep, eb, ea)
+                };
+                let trailer = format!("{group_trailer}{}", self.trailer(&r));
+                self.block(out, depth, k, &ep, r.old, r.new, &trailer);
             }
         }
         if hidden_blocks > 0 && !self.sparse {
@@ -1224,22 +1244,22 @@ impl<'a> Differ<'a> {
         }
     }
 
-    /// One nested block: `~ task {` … `}`.
+    /// One nested block: `~ task {` … `}`, with its values already resolved.
+    #[allow(clippy::too_many_arguments)]
     fn block(
         &self,
         out: &mut Vec<Line>,
         depth: usize,
         name: &str,
         path: &[PathStep],
-        before: Option<&Value>,
-        after: Option<&Value>,
+        old: Option<&Value>,
+        new: Option<&Value>,
+        trailer: &str,
     ) {
-        let r = self.resolve(path, before, after);
-        let mut sym = Sym::of_change(r.old, r.new);
-        if sym == Sym::None && self.changed(path, before, after) {
+        let mut sym = Sym::of_change(old, new);
+        if sym == Sym::None && (self.changed(path, old, new) || !trailer.is_empty()) {
             sym = Sym::Update;
         }
-        let trailer = self.trailer(&r);
         out.push(item(depth, sym, format!("{name} {{{trailer}")));
         if self.is_sensitive(path) {
             out.push(item(
@@ -1257,8 +1277,8 @@ impl<'a> Differ<'a> {
                 out,
                 depth + 1,
                 path,
-                r.old.and_then(Value::as_object),
-                r.new.and_then(Value::as_object),
+                old.and_then(Value::as_object),
+                new.and_then(Value::as_object),
             );
         }
         out.push(item(depth, Sym::None, "}".to_string()));
