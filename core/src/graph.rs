@@ -457,14 +457,12 @@ fn cycles(g: &ConfigGraph) -> Vec<Diagnostic> {
 }
 
 /// A path of edges from `start` back to `start` through `members`.
-fn cycle_path(
-    g: &ConfigGraph,
-    start: NodeIndex,
-    members: &HashSet<NodeIndex>,
-) -> Vec<(String, NodeIndex, Option<Span>)> {
+/// One step of a cycle: the attribute holding the reference, the node it leads to, where.
+type Step = (String, NodeIndex, Option<Span>);
+
+fn cycle_path(g: &ConfigGraph, start: NodeIndex, members: &HashSet<NodeIndex>) -> Vec<Step> {
     // Depth-first search for a path back to start.
-    let mut stack: Vec<(NodeIndex, Vec<(String, NodeIndex, Option<Span>)>)> =
-        vec![(start, Vec::new())];
+    let mut stack: Vec<(NodeIndex, Vec<Step>)> = vec![(start, Vec::new())];
     let mut seen = HashSet::new();
     while let Some((n, path)) = stack.pop() {
         let mut edges: Vec<_> = g.graph.edges_directed(n, Direction::Outgoing).collect();

@@ -1,4 +1,5 @@
 //! The engine driven end to end through a test-only provider: plan, apply, no-op plan,
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
 //! update, replace, drift, failure isolation and destroy, with real state and WAL files.
 
 use async_trait::async_trait;

@@ -86,9 +86,6 @@ pub(super) fn expand(
         };
         return match v {
             Value::Object(o) => {
-                if o.values().any(|v| matches!(v, Value::Unknown)) && false {
-                    return None;
-                }
                 Some(o.into_iter().map(|(k, v)| (Some(InstanceKey::Key(k)), Some(v))).collect())
             }
             Value::List(items) => {

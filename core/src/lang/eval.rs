@@ -428,9 +428,9 @@ impl<'a> Evaluator<'a> {
                         };
                         let value = self.eval(&f.value_expr)?;
                         if f.grouping {
-                            match obj.entry(key).or_insert_with(|| Value::List(Vec::new())) {
-                                Value::List(l) => l.push(value),
-                                _ => unreachable_group(),
+                            // Grouped entries are only ever lists.
+                            if let Value::List(l) = obj.entry(key).or_insert_with(|| Value::List(Vec::new())) {
+                                l.push(value);
                             }
                         } else if obj.contains_key(&key) {
                             return Err(EvalError::new("Duplicate object key", ke.span()).detail(format!(
@@ -753,8 +753,6 @@ impl<'a> Evaluator<'a> {
     }
 }
 
-fn unreachable_group() {}
-
 /// A part of a rendered template; markers carry `~` strip requests of directives.
 struct Piece {
     text: String,
@@ -793,26 +791,17 @@ fn join_pieces(mut pieces: Vec<Piece>) -> String {
         if pieces[i].literal {
             continue;
         }
-        if matches!(strip, Strip::Start | Strip::Both) {
-            if let Some(prev) = pieces[..i]
-                .iter_mut()
-                .rev()
-                .find(|p| p.literal || !p.text.is_empty())
-            {
-                if prev.literal {
-                    prev.text = prev.text.trim_end().to_string();
-                }
-            }
+        if matches!(strip, Strip::Start | Strip::Both)
+            && let Some(prev) = pieces[..i].iter_mut().rev().find(|p| p.literal || !p.text.is_empty())
+            && prev.literal
+        {
+            prev.text = prev.text.trim_end().to_string();
         }
-        if matches!(strip, Strip::End | Strip::Both) {
-            if let Some(next) = pieces[i + 1..]
-                .iter_mut()
-                .find(|p| p.literal || !p.text.is_empty())
-            {
-                if next.literal {
-                    next.text = next.text.trim_start().to_string();
-                }
-            }
+        if matches!(strip, Strip::End | Strip::Both)
+            && let Some(next) = pieces[i + 1..].iter_mut().find(|p| p.literal || !p.text.is_empty())
+            && next.literal
+        {
+            next.text = next.text.trim_start().to_string();
         }
     }
     pieces.into_iter().map(|p| p.text).collect()
