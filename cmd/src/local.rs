@@ -1,7 +1,10 @@
 //! `brickform local serve`: run the local workspace as a server.
 
+use brickform_emulator::{Emulator, EmulatorConfig};
 use clap::{Args, Subcommand};
+use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(Args)]
 pub struct LocalArgs {
@@ -33,8 +36,46 @@ struct ServeArgs {
 
 pub async fn run(args: LocalArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        LocalCommand::Serve(_a) => {
-            anyhow::bail!("the local workspace server is not built yet")
-        }
+        LocalCommand::Serve(a) => serve(a).await,
     }
+}
+
+async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    let config = EmulatorConfig {
+        port: a.port,
+        data_dir: a.data,
+        latency: Duration::from_millis(a.latency_ms),
+        tokens: a.token.map(|t| vec![t]),
+        ..EmulatorConfig::default()
+    };
+    let emu = Emulator::start(config).await?;
+    // The first stdout line is the contract with scripts and tests that start us with `--port 0`.
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "Listening on {}", emu.url())?;
+    out.flush()?;
+    drop(out);
+    if let Some(dir) = emu.data_dir() {
+        eprintln!("Workspace persisted in {}", dir.display());
+    }
+    wait_for_signal().await?;
+    eprintln!("Stopping the local workspace");
+    emu.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(unix)]
+async fn wait_for_signal() -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => r?,
+        _ = term.recv() => {}
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+async fn wait_for_signal() -> anyhow::Result<()> {
+    tokio::signal::ctrl_c().await?;
+    Ok(())
 }

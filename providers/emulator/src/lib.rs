@@ -1,1 +1,214 @@
-//! The local workspace.
+//! The local workspace: an emulator of the Databricks REST API, served by axum on loopback.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), brickform_emulator::EmulatorError> {
+//! use brickform_emulator::{Emulator, EmulatorConfig};
+//! let emu = Emulator::start(EmulatorConfig::for_tests()).await?;
+//! let host = emu.url(); // e.g. http://127.0.0.1:43817
+//! # let _ = host;
+//! emu.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+mod app;
+mod auth;
+mod body;
+mod config;
+mod control;
+mod errors;
+mod files;
+mod jobs;
+mod pages;
+mod pipelines;
+mod secrets;
+mod store;
+mod uc;
+mod util;
+mod workspace;
+
+pub use config::{EmulatorConfig, Timings};
+pub use errors::ApiError;
+pub use store::{PersistError, STATE_FILE};
+
+use app::App;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{Method, Uri};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmulatorError {
+    #[error(transparent)]
+    Persist(#[from] PersistError),
+    #[error("cannot listen on 127.0.0.1:{port}: {source}")]
+    Bind { port: u16, source: std::io::Error },
+    #[error("cannot start the emulator runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// Entry point; see [`Emulator::start`].
+pub struct Emulator;
+
+/// A running workspace. Dropping it stops the server (without waiting).
+pub struct RunningEmulator {
+    addr: SocketAddr,
+    app: Arc<App>,
+    data_dir: Option<PathBuf>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Emulator {
+    /// Loads (or creates) the workspace and serves it on `127.0.0.1:config.port` from the
+    /// current tokio runtime.
+    pub async fn start(config: EmulatorConfig) -> Result<RunningEmulator, EmulatorError> {
+        let app = Arc::new(build_app(&config)?);
+        let listener =
+            tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, config.port)))
+                .await
+                .map_err(|source| EmulatorError::Bind {
+                    port: config.port,
+                    source,
+                })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| EmulatorError::Bind {
+                port: config.port,
+                source,
+            })?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let router = router(app.clone());
+        let task = tokio::spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            if let Err(e) = axum::serve(listener, router)
+                .with_graceful_shutdown(shutdown)
+                .await
+            {
+                tracing::error!("local workspace server stopped: {e}");
+            }
+        });
+        Ok(RunningEmulator {
+            addr,
+            app,
+            data_dir: config.data_dir,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// The router alone, for embedding in another server or driving with `tower::Service`.
+    pub fn router(config: &EmulatorConfig) -> Result<Router, EmulatorError> {
+        Ok(router(Arc::new(build_app(config)?)))
+    }
+}
+
+fn build_app(config: &EmulatorConfig) -> Result<App, EmulatorError> {
+    let (persister, loaded) = match &config.data_dir {
+        Some(dir) => {
+            let (p, s) = store::Persister::open(dir)?;
+            (Some(p), s)
+        }
+        None => (None, None),
+    };
+    let fresh = loaded.is_none();
+    let state = loaded.unwrap_or_else(|| store::State::new(&config.user_name, store::now_ms()));
+    let st = store::Store::new(state, persister);
+    if fresh && st.data_dir().is_some() {
+        st.save().map_err(|e| PersistError::Io {
+            path: config.data_dir.clone().unwrap_or_default(),
+            source: std::io::Error::other(e.message),
+        })?;
+    }
+    Ok(App::new(config, st))
+}
+
+fn router(app: Arc<App>) -> Router {
+    let api = Router::new()
+        .merge(auth::routes())
+        .merge(uc::routes())
+        .merge(pipelines::routes())
+        .merge(jobs::routes())
+        .merge(workspace::routes())
+        .merge(files::routes())
+        .merge(secrets::routes())
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            control::middleware,
+        ));
+    api.merge(control::routes())
+        .layer(DefaultBodyLimit::max(control::BODY_LIMIT))
+        .with_state(app)
+}
+
+async fn not_found(method: Method, uri: Uri) -> ApiError {
+    ApiError::not_found(
+        "ENDPOINT_NOT_FOUND",
+        format!("No API found for '{method} {}'", uri.path()),
+    )
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        "ENDPOINT_NOT_FOUND",
+        format!("Method {method} is not allowed for '{}'", uri.path()),
+    )
+}
+
+impl RunningEmulator {
+    /// `http://127.0.0.1:PORT`, the workspace host for clients.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn data_dir(&self) -> Option<&Path> {
+        self.data_dir.as_deref()
+    }
+
+    /// Changes how long runs and pipeline updates take, from now on.
+    pub fn set_timings(&self, timings: Timings) {
+        self.app.set_timings(timings);
+    }
+
+    /// Moves the emulator's clock forward, so timed states advance without sleeping.
+    pub fn advance_clock(&self, by: std::time::Duration) {
+        self.app
+            .advance_clock(i64::try_from(by.as_millis()).unwrap_or(i64::MAX));
+    }
+
+    /// The whole workspace as JSON (what `GET /__emulator/state` returns).
+    pub fn state(&self) -> serde_json::Value {
+        self.app.dump().unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Stops accepting requests, lets in-flight ones finish, and writes the workspace.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+        let _ = self.app.save();
+    }
+}
+
+impl Drop for RunningEmulator {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}

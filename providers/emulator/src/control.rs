@@ -1,0 +1,567 @@
+//! `/__emulator/…`: fault injection, latency, rate limits, reset, request log, state dump,
+//! timings and clock. Also the middleware that applies them to every API request.
+
+use crate::app::App;
+use crate::body::{JsonBody, Obj};
+use crate::config::{EmulatorConfig, Timings};
+use crate::errors::{ApiError, ApiResult};
+use crate::store::lock;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use regex::Regex;
+use serde_json::{Map, Value, json};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Bodies larger than this are logged as a size only.
+const LOG_BODY_MAX: usize = 64 * 1024;
+/// The largest request body accepted (Files API uploads included).
+pub const BODY_LIMIT: usize = 512 * 1024 * 1024;
+
+pub struct Control {
+    faults: Mutex<Vec<Fault>>,
+    latency: Mutex<Latency>,
+    limits: Mutex<Vec<RateLimit>>,
+    log: Mutex<RequestLog>,
+}
+
+struct RequestLog {
+    entries: VecDeque<Value>,
+    capacity: usize,
+    seq: u64,
+}
+
+/// Which requests a rule applies to: optional method, and a regex that must match the
+/// whole path (query excluded).
+#[derive(Clone)]
+struct Matcher {
+    method: Option<Method>,
+    path: Regex,
+    path_src: String,
+}
+
+impl Matcher {
+    fn parse(o: Obj) -> ApiResult<Matcher> {
+        let method = match o.str("method")? {
+            None => None,
+            Some(m) => Some(
+                Method::from_bytes(m.to_ascii_uppercase().as_bytes()).map_err(|_| {
+                    ApiError::invalid(format!("Invalid value for field 'method': '{m}'"))
+                })?,
+            ),
+        };
+        let src = o.str("path")?.unwrap_or(".*").to_string();
+        let path = Regex::new(&format!("^(?:{src})$"))
+            .map_err(|e| ApiError::invalid(format!("Invalid value for field 'path': {e}")))?;
+        Ok(Matcher {
+            method,
+            path,
+            path_src: src,
+        })
+    }
+
+    fn matches(&self, method: &Method, path: &str) -> bool {
+        self.method.as_ref().is_none_or(|m| m == method) && self.path.is_match(path)
+    }
+
+    fn describe(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert(
+            "method".into(),
+            self.method
+                .as_ref()
+                .map_or(Value::Null, |m| Value::String(m.to_string())),
+        );
+        m.insert("path".into(), Value::String(self.path_src.clone()));
+        m
+    }
+}
+
+struct Fault {
+    id: u64,
+    matcher: Matcher,
+    status: StatusCode,
+    body: Value,
+    retry_after: Option<u64>,
+    /// Let this many matching requests through first.
+    after: u64,
+    /// Fire this many times; 0 means every time.
+    times: u64,
+    /// Perform the request, then answer with the fault (the caller never learns it worked).
+    after_side_effect: bool,
+    seen: u64,
+    fired: u64,
+}
+
+impl Fault {
+    fn response(&self) -> Response {
+        let mut r = (self.status, Json(self.body.clone())).into_response();
+        if let Some(s) = self.retry_after
+            && let Ok(v) = HeaderValue::from_str(&s.to_string())
+        {
+            r.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        r
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct Latency {
+    min_ms: u64,
+    max_ms: u64,
+}
+
+struct RateLimit {
+    matcher: Matcher,
+    per_second: f64,
+    burst: f64,
+    tokens: f64,
+    last: Instant,
+    retry_after: Option<u64>,
+}
+
+fn default_code(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "INVALID_PARAMETER_VALUE",
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        409 => "ABORTED",
+        429 => "REQUEST_LIMIT_EXCEEDED",
+        500 => "INTERNAL_ERROR",
+        501 => "NOT_IMPLEMENTED",
+        503 => "TEMPORARILY_UNAVAILABLE",
+        504 => "DEADLINE_EXCEEDED",
+        _ => "UNKNOWN",
+    }
+}
+
+impl Control {
+    pub fn new(config: &EmulatorConfig) -> Control {
+        let ms = u64::try_from(config.latency.as_millis()).unwrap_or(u64::MAX);
+        Control {
+            faults: Mutex::new(Vec::new()),
+            latency: Mutex::new(Latency {
+                min_ms: ms,
+                max_ms: ms,
+            }),
+            limits: Mutex::new(Vec::new()),
+            log: Mutex::new(RequestLog {
+                entries: VecDeque::new(),
+                capacity: config.request_log_capacity,
+                seq: 0,
+            }),
+        }
+    }
+
+    fn clear(&self) {
+        lock(&self.faults).clear();
+        *lock(&self.latency) = Latency::default();
+        lock(&self.limits).clear();
+        let mut log = lock(&self.log);
+        log.entries.clear();
+    }
+
+    fn delay(&self) -> Duration {
+        let l = *lock(&self.latency);
+        let ms = if l.max_ms > l.min_ms {
+            rand::random_range(l.min_ms..=l.max_ms)
+        } else {
+            l.min_ms
+        };
+        Duration::from_millis(ms)
+    }
+
+    fn rate_limited(&self, method: &Method, path: &str) -> Option<Response> {
+        let mut limits = lock(&self.limits);
+        let now = Instant::now();
+        for l in limits
+            .iter_mut()
+            .filter(|l| l.matcher.matches(method, path))
+        {
+            let elapsed = now.duration_since(l.last).as_secs_f64();
+            l.last = now;
+            l.tokens = (l.tokens + elapsed * l.per_second).min(l.burst);
+            if l.tokens >= 1.0 {
+                l.tokens -= 1.0;
+                continue;
+            }
+            let wait = l
+                .retry_after
+                .unwrap_or_else(|| ((1.0 - l.tokens) / l.per_second).ceil().max(1.0) as u64);
+            let err = ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "REQUEST_LIMIT_EXCEEDED",
+                format!("Rate limit exceeded for {method} {path}; retry after {wait} s."),
+            );
+            let mut r = err.into_response();
+            if let Ok(v) = HeaderValue::from_str(&wait.to_string()) {
+                r.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            return Some(r);
+        }
+        None
+    }
+
+    /// The first fault that fires for this request: `(response, after_side_effect)`.
+    fn fault(&self, method: &Method, path: &str) -> Option<(Response, bool)> {
+        let mut faults = lock(&self.faults);
+        for f in faults
+            .iter_mut()
+            .filter(|f| f.matcher.matches(method, path))
+        {
+            if f.times != 0 && f.fired >= f.times {
+                continue;
+            }
+            f.seen += 1;
+            if f.seen <= f.after {
+                continue;
+            }
+            f.fired += 1;
+            return Some((f.response(), f.after_side_effect));
+        }
+        None
+    }
+
+    fn log_request(&self, method: &Method, path: &str, query: Option<&str>, body: &[u8]) -> u64 {
+        let body = if body.is_empty() {
+            Value::Null
+        } else if body.len() > LOG_BODY_MAX {
+            json!({"bytes": body.len()})
+        } else if let Ok(v) = serde_json::from_slice::<Value>(body) {
+            v
+        } else if let Ok(s) = std::str::from_utf8(body) {
+            Value::String(s.to_string())
+        } else {
+            json!({"bytes": body.len()})
+        };
+        let mut log = lock(&self.log);
+        log.seq += 1;
+        let seq = log.seq;
+        if log.capacity == 0 {
+            return seq;
+        }
+        while log.entries.len() >= log.capacity {
+            log.entries.pop_front();
+        }
+        log.entries.push_back(json!({"seq": seq, "method": method.as_str(), "path": path, "query": query, "body": body, "status": Value::Null}));
+        seq
+    }
+
+    fn log_status(&self, seq: u64, status: StatusCode) {
+        let mut log = lock(&self.log);
+        if let Some(e) = log
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|e| e["seq"] == json!(seq))
+        {
+            e["status"] = json!(status.as_u16());
+        }
+    }
+}
+
+/// Applied to every API request, in this order: log, latency, auth, rate limit, fault,
+/// handler, after-side-effect fault.
+pub async fn middleware(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, BODY_LIMIT).await {
+        Ok(b) => b,
+        Err(e) => {
+            return ApiError::invalid(format!("Cannot read the request body: {e}")).into_response();
+        }
+    };
+    let method = parts.method.clone();
+    let path = parts.uri.path().to_string();
+    let c = &app.control;
+    let seq = c.log_request(&method, &path, parts.uri.query(), &bytes);
+
+    let delay = c.delay();
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    let response = 'r: {
+        if !crate::auth::is_public(&path)
+            && let Err(e) = app.auth.check(&parts.headers)
+        {
+            break 'r e.into_response();
+        }
+        if let Some(r) = c.rate_limited(&method, &path) {
+            break 'r r;
+        }
+        let fault = c.fault(&method, &path);
+        match fault {
+            Some((r, false)) => r,
+            Some((r, true)) => {
+                let _ = next
+                    .run(Request::from_parts(parts, Body::from(bytes)))
+                    .await;
+                r
+            }
+            None => {
+                next.run(Request::from_parts(parts, Body::from(bytes)))
+                    .await
+            }
+        }
+    };
+    c.log_status(seq, response.status());
+    response
+}
+
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route(
+            "/__emulator/faults",
+            post(add_fault).get(list_faults).delete(clear_faults),
+        )
+        .route(
+            "/__emulator/latency",
+            post(set_latency).get(get_latency).delete(clear_latency),
+        )
+        .route(
+            "/__emulator/rate-limits",
+            post(add_limit).get(list_limits).delete(clear_limits),
+        )
+        .route("/__emulator/requests", get(requests).delete(clear_requests))
+        .route("/__emulator/reset", post(reset))
+        .route("/__emulator/state", get(state))
+        .route("/__emulator/timings", get(get_timings).post(set_timings))
+        .route("/__emulator/clock", get(get_clock).post(advance_clock))
+        .route(
+            "/__emulator/health",
+            get(|| async { Json(json!({"status": "ok"})) }),
+        )
+}
+
+fn non_negative(o: Obj, key: &str) -> ApiResult<Option<u64>> {
+    match o.int(key)? {
+        None => Ok(None),
+        Some(n) => u64::try_from(n).map(Some).map_err(|_| {
+            ApiError::invalid(format!(
+                "Invalid value for field '{key}': must not be negative"
+            ))
+        }),
+    }
+}
+
+async fn add_fault(State(app): State<Arc<App>>, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
+    let o = Obj::root(&b);
+    let matcher = Matcher::parse(o)?;
+    let code = o.int("status")?.unwrap_or(503);
+    let status = u16::try_from(code)
+        .ok()
+        .and_then(|c| StatusCode::from_u16(c).ok())
+        .filter(|s| s.as_u16() >= 200)
+        .ok_or_else(|| ApiError::invalid(format!("Invalid value for field 'status': {code}")))?;
+    let body = match o.get("body") {
+        Some(v) => v.clone(),
+        None => json!({
+            "error_code": o.str("error_code")?.unwrap_or(default_code(status)),
+            "message": o.str("message")?.unwrap_or("Injected fault"),
+        }),
+    };
+    let mut faults = lock(&app.control.faults);
+    let id = faults.iter().map(|f| f.id).max().unwrap_or(0) + 1;
+    faults.push(Fault {
+        id,
+        matcher,
+        status,
+        body,
+        retry_after: non_negative(o, "retry_after")?,
+        after: non_negative(o, "after")?.unwrap_or(0),
+        times: non_negative(o, "times")?.unwrap_or(1),
+        after_side_effect: o.bool("after_side_effect")?.unwrap_or(false),
+        seen: 0,
+        fired: 0,
+    });
+    Ok(Json(json!({"id": id})))
+}
+
+async fn list_faults(State(app): State<Arc<App>>) -> Json<Value> {
+    let faults = lock(&app.control.faults);
+    let list: Vec<Value> = faults
+        .iter()
+        .map(|f| {
+            let mut m = f.matcher.describe();
+            m.insert("id".into(), json!(f.id));
+            m.insert("status".into(), json!(f.status.as_u16()));
+            m.insert("body".into(), f.body.clone());
+            m.insert("after".into(), json!(f.after));
+            m.insert("times".into(), json!(f.times));
+            m.insert("after_side_effect".into(), json!(f.after_side_effect));
+            m.insert("fired".into(), json!(f.fired));
+            Value::Object(m)
+        })
+        .collect();
+    Json(json!({"faults": list}))
+}
+
+async fn clear_faults(State(app): State<Arc<App>>) -> Json<Value> {
+    lock(&app.control.faults).clear();
+    Json(json!({}))
+}
+
+async fn set_latency(State(app): State<Arc<App>>, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
+    let o = Obj::root(&b);
+    let l = match (
+        non_negative(o, "fixed_ms")?,
+        non_negative(o, "min_ms")?,
+        non_negative(o, "max_ms")?,
+    ) {
+        (Some(f), None, None) => Latency {
+            min_ms: f,
+            max_ms: f,
+        },
+        (None, Some(a), Some(b)) if a <= b => Latency {
+            min_ms: a,
+            max_ms: b,
+        },
+        _ => {
+            return Err(ApiError::invalid(
+                "Set either 'fixed_ms', or 'min_ms' and 'max_ms' with min_ms <= max_ms",
+            ));
+        }
+    };
+    *lock(&app.control.latency) = l;
+    Ok(Json(json!({"min_ms": l.min_ms, "max_ms": l.max_ms})))
+}
+
+async fn get_latency(State(app): State<Arc<App>>) -> Json<Value> {
+    let l = *lock(&app.control.latency);
+    Json(json!({"min_ms": l.min_ms, "max_ms": l.max_ms}))
+}
+
+async fn clear_latency(State(app): State<Arc<App>>) -> Json<Value> {
+    *lock(&app.control.latency) = Latency::default();
+    Json(json!({}))
+}
+
+async fn add_limit(State(app): State<Arc<App>>, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
+    let o = Obj::root(&b);
+    let matcher = Matcher::parse(o)?;
+    let per_second = match o.get("per_second") {
+        Some(Value::Number(n)) => n.as_f64().filter(|f| *f > 0.0),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        ApiError::invalid("Invalid value for field 'per_second': expected a number > 0")
+    })?;
+    let burst = non_negative(o, "burst")?
+        .map_or(per_second.ceil(), |b| b as f64)
+        .max(1.0);
+    lock(&app.control.limits).push(RateLimit {
+        matcher,
+        per_second,
+        burst,
+        tokens: burst,
+        last: Instant::now(),
+        retry_after: non_negative(o, "retry_after")?,
+    });
+    Ok(Json(json!({})))
+}
+
+async fn list_limits(State(app): State<Arc<App>>) -> Json<Value> {
+    let limits = lock(&app.control.limits);
+    let list: Vec<Value> = limits
+        .iter()
+        .map(|l| {
+            let mut m = l.matcher.describe();
+            m.insert("per_second".into(), json!(l.per_second));
+            m.insert("burst".into(), json!(l.burst));
+            Value::Object(m)
+        })
+        .collect();
+    Json(json!({"rate_limits": list}))
+}
+
+async fn clear_limits(State(app): State<Arc<App>>) -> Json<Value> {
+    lock(&app.control.limits).clear();
+    Json(json!({}))
+}
+
+async fn requests(
+    State(app): State<Arc<App>>,
+    crate::body::Params(q): crate::body::Params,
+) -> ApiResult<Json<Value>> {
+    let q = crate::body::Params(q);
+    let path =
+        match q.str("path") {
+            Some(p) => Some(Regex::new(&format!("^(?:{p})$")).map_err(|e| {
+                ApiError::invalid(format!("Invalid value for parameter 'path': {e}"))
+            })?),
+            None => None,
+        };
+    let method = q.str("method").map(str::to_ascii_uppercase);
+    let log = lock(&app.control.log);
+    let list: Vec<Value> = log
+        .entries
+        .iter()
+        .filter(|e| method.as_deref().is_none_or(|m| e["method"] == m))
+        .filter(|e| {
+            path.as_ref()
+                .is_none_or(|r| e["path"].as_str().is_some_and(|p| r.is_match(p)))
+        })
+        .cloned()
+        .collect();
+    Ok(Json(json!({"requests": list})))
+}
+
+async fn clear_requests(State(app): State<Arc<App>>) -> Json<Value> {
+    lock(&app.control.log).entries.clear();
+    Json(json!({}))
+}
+
+async fn reset(State(app): State<Arc<App>>) -> ApiResult<Json<Value>> {
+    app.reset()?;
+    app.control.clear();
+    Ok(Json(json!({})))
+}
+
+async fn state(State(app): State<Arc<App>>) -> ApiResult<Json<Value>> {
+    app.dump().map(Json)
+}
+
+async fn get_timings(State(app): State<Arc<App>>) -> Json<Value> {
+    Json(serde_json::to_value(app.timings()).unwrap_or(Value::Null))
+}
+
+async fn set_timings(State(app): State<Arc<App>>, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
+    let o = Obj::root(&b);
+    let mut t = app.timings();
+    let ms = |k: &str| -> ApiResult<Option<Duration>> {
+        Ok(non_negative(o, k)?.map(Duration::from_millis))
+    };
+    if let Some(d) = ms("update_step")? {
+        t.update_step = d;
+    }
+    if let Some(d) = ms("run_setup")? {
+        t.run_setup = d;
+    }
+    if let Some(d) = ms("task")? {
+        t.task = d;
+    }
+    app.set_timings(t);
+    Ok(Json(
+        serde_json::to_value(Timings { ..t }).unwrap_or(Value::Null),
+    ))
+}
+
+async fn get_clock(State(app): State<Arc<App>>) -> Json<Value> {
+    Json(json!({"now_ms": app.now()}))
+}
+
+async fn advance_clock(
+    State(app): State<Arc<App>>,
+    JsonBody(b): JsonBody,
+) -> ApiResult<Json<Value>> {
+    let ms = non_negative(Obj::root(&b), "advance_ms")?
+        .ok_or_else(|| crate::body::missing("advance_ms"))?;
+    app.advance_clock(i64::try_from(ms).unwrap_or(i64::MAX));
+    Ok(Json(json!({"now_ms": app.now()})))
+}
