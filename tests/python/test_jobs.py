@@ -1,0 +1,117 @@
+"""Jobs 2.2 and runs through the official SDK."""
+
+import base64
+from datetime import timedelta
+
+import pytest
+from databricks.sdk.errors import NotFound
+from databricks.sdk.service import compute
+from databricks.sdk.service.jobs import (
+    CronSchedule,
+    JobEnvironment,
+    JobParameterDefinition,
+    JobSettings,
+    NotebookTask,
+    PipelineTask,
+    PythonWheelTask,
+    QueueSettings,
+    RunIf,
+    Task,
+    TaskDependency,
+)
+from databricks.sdk.service.workspace import ImportFormat, Language
+
+
+def notebook(w, path):
+    w.workspace.mkdirs(path.rsplit("/", 1)[0])
+    w.workspace.import_(path, content=base64.b64encode(b"# Databricks notebook source\n").decode(),
+                        format=ImportFormat.SOURCE, language=Language.PYTHON, overwrite=True)
+
+
+def test_job_crud_and_a_run_in_dependency_order(w):
+    w.catalogs.create(name="main")
+    w.schemas.create(name="s", catalog_name="main")
+    pid = w.pipelines.create(name="p", serverless=True, catalog="main", schema="s").pipeline_id
+    notebook(w, "/Shared/jobs/after")
+    job = w.jobs.create(
+        name="nightly",
+        tasks=[
+            Task(task_key="ingest", pipeline_task=PipelineTask(pipeline_id=pid)),
+            Task(task_key="missing", depends_on=[TaskDependency(task_key="ingest")],
+                 notebook_task=NotebookTask(notebook_path="/Shared/jobs/nope")),
+            Task(task_key="cleanup", depends_on=[TaskDependency(task_key="missing")], run_if=RunIf.ALL_DONE,
+                 notebook_task=NotebookTask(notebook_path="/Shared/jobs/after")),
+            Task(task_key="skipped", depends_on=[TaskDependency(task_key="missing")],
+                 notebook_task=NotebookTask(notebook_path="/Shared/jobs/after")),
+        ],
+        environments=[JobEnvironment(environment_key="default", spec=compute.Environment(environment_version="2"))],
+        schedule=CronSchedule(quartz_cron_expression="0 0 1 * * ?", timezone_id="UTC"),
+        parameters=[JobParameterDefinition(name="env", default="dev")],
+        queue=QueueSettings(enabled=True),
+    )
+    got = w.jobs.get(job.job_id)
+    assert got.settings.name == "nightly" and len(got.settings.tasks) == 4
+    assert got.creator_user_name
+
+    run = w.jobs.run_now(job.job_id, job_parameters={"env": "prod"}).result(timeout=timedelta(seconds=30))
+    assert run.state.life_cycle_state.value == "TERMINATED"
+    results = {t.task_key: t.state.result_state.value for t in run.tasks}
+    assert results == {"ingest": "SUCCESS", "missing": "FAILED", "cleanup": "SUCCESS", "skipped": "UPSTREAM_FAILED"}
+    assert run.state.result_state.value == "FAILED"
+    assert "/Shared/jobs/nope" in [t for t in run.tasks if t.task_key == "missing"][0].state.state_message
+    assert [u.cause.value for u in w.pipelines.list_updates(pid).updates] == ["JOB_TASK"]
+    assert [r.run_id for r in w.jobs.list_runs(job_id=job.job_id)] == [run.run_id]
+
+    w.jobs.update(job.job_id, new_settings=JobSettings(timeout_seconds=600), fields_to_remove=["schedule"])
+    got = w.jobs.get(job.job_id)
+    assert got.settings.timeout_seconds == 600 and got.settings.schedule is None and len(got.settings.tasks) == 4
+
+    w.jobs.reset(job.job_id, JobSettings(name="renamed", tasks=[
+        Task(task_key="only", notebook_task=NotebookTask(notebook_path="/Shared/jobs/after"))]))
+    got = w.jobs.get(job.job_id)
+    assert got.settings.name == "renamed" and [t.task_key for t in got.settings.tasks] == ["only"]
+    assert "renamed" in [j.settings.name for j in w.jobs.list()]
+
+    w.jobs.delete(job.job_id)
+    with pytest.raises(NotFound):
+        w.jobs.get(job.job_id)
+
+
+def test_more_than_100_tasks_come_back_through_pages(w):
+    notebook(w, "/Shared/many/nb")
+    tasks = [Task(task_key=f"t{i:03}", notebook_task=NotebookTask(notebook_path="/Shared/many/nb")) for i in range(150)]
+    job = w.jobs.create(name="many", tasks=tasks)
+    got = w.jobs.get(job.job_id)
+    assert [t.task_key for t in got.settings.tasks] == [f"t{i:03}" for i in range(150)]
+
+
+def test_cancel_a_running_run(w, server):
+    server.control("POST", "/__emulator/timings", {"task": 60000})
+    notebook(w, "/Shared/slow/nb")
+    job = w.jobs.create(name="slow", tasks=[Task(task_key="a", notebook_task=NotebookTask(notebook_path="/Shared/slow/nb"))])
+    run_id = w.jobs.run_now(job.job_id).run_id
+    assert w.jobs.get_run(run_id).state.life_cycle_state.value == "RUNNING"
+    run = w.jobs.cancel_run(run_id).result(timeout=timedelta(seconds=30))
+    assert run.state.result_state.value == "CANCELED"
+
+
+def test_sdp_meta_onboarding_needs_its_file_in_a_volume(w):
+    w.catalogs.create(name="main")
+    w.schemas.create(name="meta", catalog_name="main")
+    w.volumes.create(catalog_name="main", schema_name="meta", name="conf",
+                     volume_type=__import__("databricks.sdk.service.catalog", fromlist=["VolumeType"]).VolumeType.MANAGED)
+    path = "/Volumes/main/meta/conf/onboarding.json"
+    task = Task(task_key="onboard", environment_key="env", python_wheel_task=PythonWheelTask(
+        package_name="databricks_labs_sdp_meta", entry_point="run",
+        named_parameters={"onboard_layer": "bronze_silver", "onboarding_file_path": path, "database": "main.meta",
+                          "env": "dev", "uc_enabled": "True"}))
+    job = w.jobs.create(name="onboard", tasks=[task], environments=[
+        JobEnvironment(environment_key="env", spec=compute.Environment(environment_version="2", dependencies=["sdp-meta"]))])
+    run = w.jobs.run_now(job.job_id).result(timeout=timedelta(seconds=30))
+    assert run.state.result_state.value == "FAILED"
+    assert "onboarding_file_path" in run.tasks[0].state.state_message
+
+    import io
+    w.files.upload(path, io.BytesIO(b"[]"), overwrite=True)
+    run = w.jobs.run_now(job.job_id).result(timeout=timedelta(seconds=30))
+    assert run.state.result_state.value == "SUCCESS"
