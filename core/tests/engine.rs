@@ -22,6 +22,7 @@ struct Service {
     objects: Mutex<BTreeMap<String, Object>>,
     next: Mutex<u64>,
     fail_names: Mutex<Vec<String>>,
+    configured: Mutex<Option<Object>>,
 }
 
 struct Thing {
@@ -154,7 +155,11 @@ impl Provider for TestProvider {
             schema: Schema::new().attr(Attribute::computed("user", AttrType::String)),
         })]
     }
-    async fn configure(&self, _: &Object) -> ProviderResult<()> {
+    async fn configure(&self, settings: &Object) -> ProviderResult<()> {
+        if settings.get("region").and_then(Value::as_str) == Some("nowhere") {
+            return Err(ProviderError::invalid("no such region"));
+        }
+        *self.svc.configured.lock().unwrap() = Some(settings.clone());
         Ok(())
     }
 }
@@ -171,7 +176,7 @@ impl Harness {
         let mut registry = Registry::new();
         registry.register(Arc::new(TestProvider {
             svc: svc.clone(),
-            schema: Schema::new(),
+            schema: Schema::new().attr(Attribute::optional("region", AttrType::String)),
         }));
         Harness {
             svc,
@@ -436,4 +441,48 @@ resource "test_thing" "c" {
         "{summaries:?}"
     );
     assert!(h.svc.objects.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn provider_blocks_are_evaluated_and_configure_the_provider() {
+    let h = Harness::new();
+    let src = r#"
+variable "region" { default = "eu" }
+locals { r = upper(var.region) }
+provider "test" { region = local.r }
+resource "test_thing" "a" { name = "a" }
+"#;
+    h.run(src, PlanMode::Normal, false).await;
+    let configured = h.svc.configured.lock().unwrap().clone().unwrap();
+    assert_eq!(configured["region"], Value::from("EU"));
+
+    let (config, _) = load_sources(
+        Path::new("."),
+        vec![(
+            "main.bf.hcl".into(),
+            "main.bf.hcl".into(),
+            "provider \"tset\" {}\nprovider \"test\" { regoin = 1 }\n".into(),
+        )],
+    );
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let diags = Engine::new(&config, &h.registry, &vars, "default")
+        .validate()
+        .await;
+    let summaries: Vec<&str> = diags.iter().map(|d| d.summary.as_str()).collect();
+    assert_eq!(summaries, ["Unknown provider", "Unsupported argument"]);
+    assert_eq!(diags.0[0].hint.as_deref(), Some("did you mean `test`?"));
+
+    let (config, _) = load_sources(h.dir.path(), vec![("main.bf.hcl".into(), "main.bf.hcl".into(), "provider \"test\" { region = \"nowhere\" }\nresource \"test_thing\" \"a\" { name = \"a\" }\n".into())]);
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let state = StateDocument::new("default");
+    let (planned, diags) = Engine::new(&config, &h.registry, &vars, "default")
+        .plan(&state, &PlanRequest::default())
+        .await;
+    assert!(planned.is_none());
+    assert!(
+        diags.0[0]
+            .summary
+            .contains("Cannot configure provider \"test\": no such region"),
+        "{diags:?}"
+    );
 }

@@ -67,6 +67,9 @@ pub struct ApplyReport {
     pub outputs: Vec<(String, Value, bool)>,
 }
 
+/// How often a long-running operation reports that it is still going.
+const STILL_RUNNING_EVERY: Duration = Duration::from_secs(10);
+
 pub struct ApplyOptions {
     pub parallelism: usize,
     pub cancel: CancellationToken,
@@ -206,7 +209,23 @@ impl Engine<'_> {
                         action: change.action,
                         id: change.id.clone(),
                     });
-                    let result = run_node(work, &change, &ctx, &shared, &on_event).await;
+                    let node = run_node(work, &change, &ctx, &shared);
+                    tokio::pin!(node);
+                    // Long waits (pipeline updates, job runs) say they are still going.
+                    let mut ticker = tokio::time::interval_at(
+                        tokio::time::Instant::now() + STILL_RUNNING_EVERY,
+                        STILL_RUNNING_EVERY,
+                    );
+                    let result = loop {
+                        tokio::select! {
+                            r = &mut node => break r,
+                            _ = ticker.tick() => on_event(ApplyEvent::StillRunning {
+                                address: change.address.clone(),
+                                action: change.action,
+                                elapsed: started.elapsed(),
+                            }),
+                        }
+                    };
                     match &result {
                         Ok(id) => on_event(ApplyEvent::Finished {
                             address: change.address.clone(),
@@ -483,9 +502,7 @@ async fn run_node(
     change: &ResourceChange,
     ctx: &OpContext,
     shared: &Shared,
-    on_event: &Arc<dyn Fn(ApplyEvent) + Send + Sync>,
 ) -> Result<Option<String>, String> {
-    let _ = on_event;
     if change.mode == Mode::Data {
         let ds = work
             .data_source

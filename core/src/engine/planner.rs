@@ -251,6 +251,10 @@ impl Engine<'_> {
         let Some(order) = cg.order() else {
             return (None, diags);
         };
+        diags.extend(self.configure_providers(&order, state).await);
+        if diags.has_errors() {
+            return (None, diags);
+        }
 
         // `moved` blocks rename state entries before anything is compared.
         let mut state = state.clone();
@@ -915,6 +919,106 @@ impl Engine<'_> {
                 each_value: each,
             });
         }
+    }
+
+    /// Evaluates each `provider` block against its provider's schema and, unless offline,
+    /// configures every provider the configuration or the state uses.
+    async fn configure_providers(&self, order: &[String], state: &StateDocument) -> Diagnostics {
+        let config = self.config;
+        let mut diags = Diagnostics::new();
+        // Provider settings may read variables and locals, not resources.
+        let mut world = World::new(
+            self.vars.values.clone(),
+            self.vars.sensitive.clone(),
+            &self.environment,
+            &config.dir,
+        );
+        for id in order {
+            if let Some(name) = id.strip_prefix("local.")
+                && let Some(l) = config.locals.get(name)
+            {
+                let v = Evaluator::new(&world, &config.dir)
+                    .eval(&l.expr.expr)
+                    .unwrap_or(Value::Unknown);
+                world.set_local(name, v);
+            }
+        }
+        let mut settings: BTreeMap<&str, Object> = BTreeMap::new();
+        for (name, block) in &config.providers {
+            let Some(provider) = self.registry.provider(name) else {
+                let names: Vec<&str> = self.registry.providers.iter().map(|p| p.name()).collect();
+                diags.push(
+                    Diagnostic::error("Unknown provider")
+                        .at(block.span.clone())
+                        .detail(format!("There is no provider named \"{name}\"."))
+                        .maybe_hint(crate::lang::diagnostics::did_you_mean(name, names)),
+                );
+                continue;
+            };
+            for r in crate::lang::refs::body_refs(&block.body.body) {
+                let reads_resource =
+                    !matches!(r.root.as_str(), "var" | "local" | "path" | "brickform");
+                if reads_resource {
+                    diags.push(
+                        Diagnostic::error("Invalid provider configuration reference")
+                            .at(r.span.map(|s| crate::lang::source::Span::new(block.body.file, s)))
+                            .detail("A provider block may only use variables, locals and brickform.environment; its values must be known before any resource is read."),
+                    );
+                }
+            }
+            let mut ev = Evaluator::new(&world, &config.dir);
+            let header = block.span.as_ref().map(|s| s.range.clone());
+            let (decoded, d) = Decoder::new(&mut ev, block.body.file).decode(
+                &block.body.body,
+                provider.config_schema(),
+                header,
+            );
+            diags.extend(d);
+            settings.insert(provider.name(), decoded.value);
+        }
+        if self.offline || diags.has_errors() {
+            return diags;
+        }
+        let used: HashSet<&str> = config
+            .resources
+            .values()
+            .filter_map(|r| self.registry.provider_of(&r.type_name).map(|p| p.name()))
+            .chain(state.resources().iter().filter_map(|r| {
+                self.registry
+                    .provider_of(&r.resource_type)
+                    .map(|p| p.name())
+            }))
+            .chain(settings.keys().copied())
+            .collect();
+        for p in &self.registry.providers {
+            if !used.contains(p.name()) {
+                continue;
+            }
+            let s = settings.remove(p.name()).unwrap_or_default();
+            if s.values().any(Value::contains_unknown) {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "Provider \"{}\" configuration is not known",
+                        p.name()
+                    ))
+                    .detail("Its settings depend on values that are only known after apply."),
+                );
+                continue;
+            }
+            if let Err(e) = p.configure(&s).await {
+                let span = config.providers.get(p.name()).and_then(|b| b.span.clone());
+                diags.push(
+                    Diagnostic::error(format!(
+                        "Cannot configure provider \"{}\": {}",
+                        p.name(),
+                        e.message
+                    ))
+                    .at(span)
+                    .detail(e.detail.unwrap_or_default()),
+                );
+            }
+        }
+        diags
     }
 
     fn import_ids(&self, world: &World, diags: &mut Diagnostics) -> BTreeMap<String, String> {
