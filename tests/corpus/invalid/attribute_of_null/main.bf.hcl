@@ -1,0 +1,4 @@
+locals {
+  n = null
+  v = local.n.name
+}

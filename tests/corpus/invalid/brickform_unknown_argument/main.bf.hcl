@@ -1,0 +1,3 @@
+brickform {
+  required_versoin = ">= 0.1"
+}

@@ -1,0 +1,4 @@
+resource "test_thing" "a" {
+  count    = 2
+  for_each = toset(["a"])
+}

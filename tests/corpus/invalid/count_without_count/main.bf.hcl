@@ -1,0 +1,3 @@
+output "i" {
+  value = count.index
+}

@@ -1,0 +1,5 @@
+locals {
+  a = "${local.c}"
+  b = local.a
+  c = [local.b]
+}

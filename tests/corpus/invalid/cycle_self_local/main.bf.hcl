@@ -1,0 +1,3 @@
+locals {
+  me = local.me
+}

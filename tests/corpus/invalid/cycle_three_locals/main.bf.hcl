@@ -1,0 +1,6 @@
+locals {
+  x = "${local.z}-x"
+  y = "${local.x}-y"
+  z = "${local.y}-z"
+}
+output "o" { value = local.x }

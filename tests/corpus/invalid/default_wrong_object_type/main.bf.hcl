@@ -1,0 +1,6 @@
+variable "cfg" {
+  type = object({ name = string, size = number })
+  default = {
+    name = "a"
+  }
+}

@@ -1,0 +1,4 @@
+variable "workers" {
+  type    = number
+  default = "many"
+}

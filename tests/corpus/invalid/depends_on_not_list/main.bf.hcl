@@ -1,0 +1,4 @@
+output "o" {
+  value      = 1
+  depends_on = "test_thing.a"
+}

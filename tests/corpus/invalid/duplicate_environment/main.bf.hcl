@@ -1,0 +1,2 @@
+environment "dev" {}
+environment "dev" {}

@@ -1,0 +1,7 @@
+locals {
+  a = 1
+}
+locals {
+  b = 2
+  a = 3
+}

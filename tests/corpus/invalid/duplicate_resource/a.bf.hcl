@@ -1,0 +1,3 @@
+resource "test_thing" "a" {
+  name = "a"
+}

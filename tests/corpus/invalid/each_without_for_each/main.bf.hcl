@@ -1,0 +1,3 @@
+locals {
+  k = each.key
+}

@@ -1,0 +1,6 @@
+variable "region" { default = "eu" }
+environment "prod" {
+  variables = {
+    regon = "us"
+  }
+}

@@ -1,0 +1,4 @@
+variable "region" { default = "eu" }
+environment "prod" {
+  variables = ["us"]
+}

@@ -1,0 +1,5 @@
+resource "test_thing" "a" {
+  lifecycle {
+    ignore_changes = "tags"
+  }
+}

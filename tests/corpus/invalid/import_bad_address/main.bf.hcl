@@ -1,0 +1,4 @@
+import {
+  to = "test_thing.a"
+  id = "123"
+}

@@ -1,0 +1,3 @@
+import {
+  to = test_thing.a
+}

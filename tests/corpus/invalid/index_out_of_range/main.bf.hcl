@@ -1,0 +1,4 @@
+locals {
+  list = [1, 2]
+  c    = local.list[5]
+}

@@ -1,0 +1,3 @@
+resource "test_thing" "1abc" {
+  name = "a"
+}

@@ -1,0 +1,3 @@
+variable "x" {
+  type = list(string, number)
+}

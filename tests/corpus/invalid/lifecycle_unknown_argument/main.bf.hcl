@@ -1,0 +1,6 @@
+resource "test_thing" "a" {
+  name = "a"
+  lifecycle {
+    prevent_destory = true
+  }
+}

@@ -1,0 +1,6 @@
+locals {
+  a = 1
+  nested {
+    b = 2
+  }
+}

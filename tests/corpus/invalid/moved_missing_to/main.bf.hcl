@@ -1,0 +1,3 @@
+moved {
+  from = test_thing.a
+}

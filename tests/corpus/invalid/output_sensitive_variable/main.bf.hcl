@@ -1,0 +1,7 @@
+variable "password" {
+  default   = "hunter2"
+  sensitive = true
+}
+output "password" {
+  value = var.password
+}

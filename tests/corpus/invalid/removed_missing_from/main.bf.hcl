@@ -1,0 +1,5 @@
+removed {
+  lifecycle {
+    destroy = false
+  }
+}

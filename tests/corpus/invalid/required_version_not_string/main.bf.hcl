@@ -1,0 +1,3 @@
+brickform {
+  required_version = 1
+}

@@ -1,0 +1,1 @@
+locals { ok = 1 }

@@ -1,0 +1,6 @@
+output "o" {
+  value = local.ok
+}
+output "p" {
+  value = = 2
+}

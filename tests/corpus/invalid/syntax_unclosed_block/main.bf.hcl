@@ -1,0 +1,4 @@
+variable "x" {
+  default = 1
+
+output "o" { value = 1 }

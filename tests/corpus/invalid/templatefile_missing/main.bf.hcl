@@ -1,0 +1,3 @@
+output "t" {
+  value = templatefile("nope.tpl", {})
+}

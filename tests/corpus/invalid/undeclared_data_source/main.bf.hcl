@@ -1,0 +1,3 @@
+locals {
+  user = data.test_info.me.user
+}

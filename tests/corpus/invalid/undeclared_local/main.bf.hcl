@@ -1,0 +1,6 @@
+locals {
+  prefix = "x"
+}
+output "o" {
+  value = local.prefx
+}

@@ -1,0 +1,3 @@
+output "id" {
+  value = test_thing.main.id
+}

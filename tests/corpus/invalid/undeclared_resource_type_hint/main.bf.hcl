@@ -1,0 +1,6 @@
+resource "test_thing" "main" {
+  name = "a"
+}
+output "id" {
+  value = test_thign.main.id
+}

@@ -1,0 +1,4 @@
+variable "region" {}
+output "o" {
+  value = var.regoin
+}

@@ -1,0 +1,5 @@
+variable "ok" {}
+
+varable "x" {
+  default = 1
+}

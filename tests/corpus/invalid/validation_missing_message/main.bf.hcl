@@ -1,0 +1,6 @@
+variable "a" {
+  default = 1
+  validation {
+    condition = var.a > 0
+  }
+}

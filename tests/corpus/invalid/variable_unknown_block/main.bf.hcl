@@ -1,0 +1,6 @@
+variable "x" {
+  validaton {
+    condition     = true
+    error_message = "x"
+  }
+}
