@@ -194,33 +194,33 @@ pub fn resolve(
         let name = path.display().to_string();
         let (file_cfg, file_diags) = load_var_file(path, &name, text);
         if file_diags.has_errors() {
-            out.sources.push(file_cfg.1);
             for d in file_diags.0 {
-                diags.push(d.detail(format!("in variables file {name}")));
+                diags.push(in_var_file(d, &file_cfg.1));
             }
+            out.sources.push(file_cfg.1);
             continue;
         }
         let (attrs, sources) = file_cfg;
-        out.sources.push(sources);
         for (key, e) in &attrs {
             if !config.variables.contains_key(key) {
                 let mut d = undeclared(config, key, e.span(), &format!("variables file {name}"));
                 d.severity = crate::lang::diagnostics::Severity::Warning;
                 d.summary = "Value for undeclared variable".into();
-                diags.push(d);
+                diags.push(in_var_file(d, &sources));
                 continue;
             }
             match Evaluator::new(&NoRoots, base).eval(&e.expr) {
                 Ok(v) => {
                     chosen.insert(key.clone(), (v, None));
                 }
-                Err(err) => diags.push(
-                    Diagnostic::error(format!("Invalid value in variables file {name}")).detail(
-                        format!("{}: {}", err.summary, err.detail.unwrap_or_default()),
-                    ),
-                ),
+                Err(err) => {
+                    let mut d = err.to_diagnostic(e.file);
+                    d.summary = format!("Invalid value in variables file {name}: {}", err.summary);
+                    diags.push(in_var_file(d, &sources));
+                }
             }
         }
+        out.sources.push(sources);
     }
 
     for (key, raw) in inputs.env.iter().chain(inputs.vars.iter()) {
@@ -336,6 +336,24 @@ pub fn resolve(
         out.values.insert(name.clone(), value);
     }
     (out, diags)
+}
+
+/// A diagnostic about a variables file, whose spans index that file's own source map rather
+/// than the configuration's: the location moves into the text (`file:line:column`), so it is
+/// neither lost nor rendered against a configuration file that happens to share the index.
+fn in_var_file(mut d: Diagnostic, sources: &SourceMap) -> Diagnostic {
+    let location = d
+        .location(sources)
+        .map(|(file, line, col)| format!("{file}:{line}:{col}"));
+    d.span = None;
+    d.label = None;
+    if let Some(loc) = location {
+        d.detail = Some(match d.detail.take() {
+            Some(detail) => format!("At {loc}: {detail}"),
+            None => format!("At {loc}."),
+        });
+    }
+    d
 }
 
 fn undeclared(config: &Config, key: &str, span: Option<Span>, origin: &str) -> Diagnostic {

@@ -848,7 +848,9 @@ fn unsupported_in(
             .at(span_of(file, span))
             .label("not expected here")
             .detail(format!(
-                "An {kind} named \"{name}\" is not expected in a {parent} block."
+                "{} {kind} named \"{name}\" is not expected in {} {parent} block.",
+                if kind.starts_with('a') { "An" } else { "A" },
+                if parent.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" },
             ))
             .maybe_hint(did_you_mean(&name, allowed.iter().copied())),
     );
