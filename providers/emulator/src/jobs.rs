@@ -1076,14 +1076,34 @@ fn advance_run(st: &mut State, id: i64, ctx: &Ctx) -> bool {
         st.active_runs.remove(&id);
         return true;
     };
-    let before = serde_json::to_value(&run).ok();
+    let before = fingerprint(&run);
     step_run(st, &mut run, ctx);
     if run.end_time.is_some() {
         st.active_runs.remove(&id);
     }
-    let changed = serde_json::to_value(&run).ok() != before;
+    let changed = fingerprint(&run) != before;
     st.runs.insert(id, run);
     changed
+}
+
+/// Everything `step_run` can change, cheaply comparable: whether a run moved.
+fn fingerprint(run: &Run) -> (String, Option<i64>, Option<i64>, Vec<(u8, bool)>) {
+    let phase = |t: &RunTask| match t.state.as_str() {
+        "PENDING" => 0,
+        "RUNNING" => 1,
+        _ => 2,
+    };
+    let tasks = run
+        .tasks
+        .iter()
+        .map(|t| (phase(t), t.result.is_some()))
+        .collect();
+    (
+        run.life_cycle_state.clone(),
+        run.tasks_from,
+        run.end_time,
+        tasks,
+    )
 }
 
 fn step_run(st: &mut State, run: &mut Run, ctx: &Ctx) {
