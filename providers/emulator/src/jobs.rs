@@ -1087,7 +1087,9 @@ fn advance_run(st: &mut State, id: i64, ctx: &Ctx) -> bool {
 }
 
 /// Everything `step_run` can change, cheaply comparable: whether a run moved.
-fn fingerprint(run: &Run) -> (String, Option<i64>, Option<i64>, Vec<(u8, bool)>) {
+type Fingerprint = (String, Option<i64>, Option<i64>, Vec<(u8, bool)>);
+
+fn fingerprint(run: &Run) -> Fingerprint {
     let phase = |t: &RunTask| match t.state.as_str() {
         "PENDING" => 0,
         "RUNNING" => 1,
