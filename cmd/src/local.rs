@@ -1,6 +1,6 @@
 //! `brickform local serve`: run the local workspace as a server.
 
-use brickform_emulator::{Emulator, EmulatorConfig};
+use brickform_emulator::{Emulator, EmulatorConfig, Timings};
 use clap::{Args, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
@@ -32,6 +32,15 @@ struct ServeArgs {
     /// Accept only this bearer token (by default any non-empty token is accepted).
     #[arg(long)]
     token: Option<String>,
+    /// Time each pipeline update state lasts (QUEUED … RUNNING), in milliseconds.
+    #[arg(long)]
+    update_step_ms: Option<u64>,
+    /// Time a job run is PENDING before its first task, in milliseconds.
+    #[arg(long)]
+    run_setup_ms: Option<u64>,
+    /// Time each job task takes, in milliseconds.
+    #[arg(long)]
+    task_ms: Option<u64>,
 }
 
 pub async fn run(args: LocalArgs) -> anyhow::Result<ExitCode> {
@@ -41,7 +50,15 @@ pub async fn run(args: LocalArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    let d = Timings::default();
+    let ms = |v: Option<u64>, default: Duration| v.map_or(default, Duration::from_millis);
+    let timings = Timings {
+        update_step: ms(a.update_step_ms, d.update_step),
+        run_setup: ms(a.run_setup_ms, d.run_setup),
+        task: ms(a.task_ms, d.task),
+    };
     let config = EmulatorConfig {
+        timings,
         port: a.port,
         data_dir: a.data,
         latency: Duration::from_millis(a.latency_ms),

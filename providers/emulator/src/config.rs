@@ -32,7 +32,7 @@ impl Default for EmulatorConfig {
             tokens: None,
             user_name: "local-user@brickform.local".to_string(),
             timings: Timings::default(),
-            request_log_capacity: 10_000,
+            request_log_capacity: 5_000,
         }
     }
 }

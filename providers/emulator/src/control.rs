@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Bodies larger than this are logged as a size only.
-const LOG_BODY_MAX: usize = 64 * 1024;
+const LOG_BODY_MAX: usize = 16 * 1024;
 /// The largest request body accepted (Files API uploads included).
 pub const BODY_LIMIT: usize = 512 * 1024 * 1024;
 
@@ -229,10 +229,17 @@ impl Control {
         None
     }
 
-    fn log_request(&self, method: &Method, path: &str, query: Option<&str>, body: &[u8]) -> u64 {
+    fn log_request(
+        &self,
+        method: &Method,
+        path: &str,
+        query: Option<&str>,
+        body: &[u8],
+        binary: bool,
+    ) -> u64 {
         let body = if body.is_empty() {
             Value::Null
-        } else if body.len() > LOG_BODY_MAX {
+        } else if binary || body.len() > LOG_BODY_MAX {
             json!({"bytes": body.len()})
         } else if let Ok(v) = serde_json::from_slice::<Value>(body) {
             v
@@ -280,7 +287,12 @@ pub async fn middleware(State(app): State<Arc<App>>, req: Request, next: Next) -
     let method = parts.method.clone();
     let path = parts.uri.path().to_string();
     let c = &app.control;
-    let seq = c.log_request(&method, &path, parts.uri.query(), &bytes);
+    // File contents are data, not API requests: the log keeps only their size.
+    let binary = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/octet-stream"));
+    let seq = c.log_request(&method, &path, parts.uri.query(), &bytes, binary);
 
     let delay = c.delay();
     if !delay.is_zero() {
