@@ -65,3 +65,19 @@ def test_state_dump_and_reset(w, server):
     assert "x" in server.control("GET", "/__emulator/state")["catalogs"]
     server.control("POST", "/__emulator/reset", {})
     assert server.control("GET", "/__emulator/state")["catalogs"] == {}
+
+
+def test_local_serve_persists_the_workspace_in_its_data_dir(tmp_path):
+    data = tmp_path / "local"
+    s = Server("--data", str(data))
+    try:
+        WorkspaceClient(host=s.url, token="t").catalogs.create(name="kept", comment="across restarts")
+    finally:
+        s.stop()
+    assert s.proc.returncode == 0, "SIGTERM stops the server cleanly"
+    assert (data / "workspace.json").exists()
+    s = Server("--data", str(data))
+    try:
+        assert WorkspaceClient(host=s.url, token="t").catalogs.get("kept").comment == "across restarts"
+    finally:
+        s.stop()

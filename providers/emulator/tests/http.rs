@@ -887,6 +887,23 @@ async fn files_api_headers_overwrite_ranges_and_presigned_urls() {
         .unwrap();
     assert_eq!(part.status(), 206);
     assert_eq!(part.text().await.unwrap(), "234");
+    let head_dir = |p: &str| {
+        c.http
+            .head(c.url(&format!("/api/2.0/fs/directories{p}")))
+            .bearer_auth("t")
+            .send()
+    };
+    assert_eq!(
+        head_dir("/Volumes/main/s/v/dir%20a")
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(
+        head_dir("/Volumes/main/s/v/nope").await.unwrap().status(),
+        404
+    );
     let list = c.ok_get("/api/2.0/fs/directories/Volumes/main/s/v").await;
     assert_eq!(list["contents"][0]["name"], "dir a");
     assert_eq!(list["contents"][0]["is_directory"], true);
