@@ -803,7 +803,7 @@ async fn run_now(AxState(app): AxState<Arc<App>>, JsonBody(b): JsonBody) -> Repl
         let mut run = Run {
             run_id, job_id: id, number_in_job,
             run_name: job.settings.get("name").and_then(Value::as_str).unwrap_or("Untitled").to_string(),
-            creator: ctx.user.to_string(), start_time: ctx.now, tasks_from: Some(ctx.now + setup_ms), end_time: None,
+            creator: ctx.user.to_string(), start_time: ctx.now, tasks_from: Some(ctx.now.saturating_add(setup_ms)), end_time: None,
             life_cycle_state: "PENDING".into(), result_state: None, state_message: String::new(), canceled: false,
             setup_ms, task_ms: ctx.timings.task_ms(), job_parameters, params, full_refresh, idempotency_token: token, tasks: run_tasks,
         };
@@ -1129,7 +1129,7 @@ fn step_run(st: &mut State, run: &mut Run, ctx: &Ctx) {
         if running >= max {
             return;
         }
-        run.tasks_from = Some(now + run.setup_ms);
+        run.tasks_from = Some(now.saturating_add(run.setup_ms));
         run.life_cycle_state = "PENDING".into();
         run.state_message.clear();
     }
@@ -1317,7 +1317,7 @@ fn try_start(st: &mut State, run: &mut Run, i: usize, t0: i64, ctx: &Ctx) -> boo
     let (result, message, outcome) = evaluate(st, &t.spec, &params, run_id, job_id);
     t.outcome = outcome;
     t.planned = Some((result, message));
-    t.end_time = ready + task_ms;
+    t.end_time = ready.saturating_add(task_ms);
     try_finish(st, t, ctx.now);
     true
 }

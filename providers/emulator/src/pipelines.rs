@@ -80,7 +80,7 @@ pub struct Update {
 
 impl Update {
     fn natural(&self, t: i64) -> &'static str {
-        let elapsed = (t - self.creation_time).max(0);
+        let elapsed = t.saturating_sub(self.creation_time).max(0);
         let k = if self.step_ms <= 0 {
             i64::MAX
         } else {
@@ -115,11 +115,17 @@ impl Update {
     /// When the update reaches a terminal state, if it does (continuous ones run until stopped).
     pub fn end_time(&self) -> Option<i64> {
         let natural = if self.failure.is_some() {
-            Some(self.creation_time + FAIL_AT * self.step_ms.max(0))
+            Some(
+                self.creation_time
+                    .saturating_add(FAIL_AT.saturating_mul(self.step_ms.max(0))),
+            )
         } else if self.continuous {
             None
         } else {
-            Some(self.creation_time + 6 * self.step_ms.max(0))
+            Some(
+                self.creation_time
+                    .saturating_add(self.step_ms.max(0).saturating_mul(6)),
+            )
         };
         match (natural, self.canceled_at) {
             (Some(n), Some(c)) => Some(n.min(c)),
@@ -760,8 +766,11 @@ fn parse_filter(f: Option<&str>) -> ApiResult<Filter> {
     let lower = f.to_ascii_lowercase();
     if lower.starts_with("name") {
         let rest = f[4..].trim_start();
-        let pat = if rest.len() >= 4 && rest[..4].eq_ignore_ascii_case("like") {
-            unquote(&rest[4..]).ok_or_else(bad)?
+        let pat = if rest
+            .get(..4)
+            .is_some_and(|w| w.eq_ignore_ascii_case("like"))
+        {
+            unquote(rest.get(4..).unwrap_or_default()).ok_or_else(bad)?
         } else if let Some(r) = rest.strip_prefix('=') {
             regex_escape_like(&unquote(r).ok_or_else(bad)?)
         } else {

@@ -475,3 +475,158 @@ async fn targeted_mistakes_name_the_field() {
         );
     }
 }
+
+fn random_text(rng: &mut StdRng) -> String {
+    const PIECES: &[&str] = &[
+        "name",
+        " LIKE ",
+        "'",
+        "\"",
+        "%",
+        "_",
+        "é",
+        "ß",
+        "日本",
+        "=",
+        "notebook",
+        "-1",
+        "0",
+        "99999999999999999999",
+        "true",
+        "/",
+        "..",
+        "%zz",
+        "&",
+        "#",
+        " ",
+    ];
+    (0..rng.random_range(0..8))
+        .map(|_| PIECES[rng.random_range(0..PIECES.len())])
+        .collect()
+}
+
+#[tokio::test]
+async fn fuzzed_query_parameters_and_path_segments_never_fail_the_server() {
+    let c = common::start().await;
+    fixture(&c).await;
+    let mut rng = StdRng::seed_from_u64(0x5eed);
+    let gets = [
+        (
+            "/api/2.0/pipelines",
+            &["filter", "max_results", "page_token", "order_by"][..],
+        ),
+        (
+            &format!("{UC}/catalogs")[..],
+            &["max_results", "page_token"][..],
+        ),
+        (
+            &format!("{UC}/schemas")[..],
+            &["catalog_name", "max_results", "page_token"][..],
+        ),
+        (
+            &format!("{UC}/volumes")[..],
+            &["catalog_name", "schema_name", "max_results"][..],
+        ),
+        (
+            "/api/2.2/jobs/list",
+            &["limit", "offset", "page_token", "name", "expand_tasks"][..],
+        ),
+        ("/api/2.2/jobs/get", &["job_id", "page_token"][..]),
+        (
+            "/api/2.2/jobs/runs/list",
+            &[
+                "job_id",
+                "limit",
+                "active_only",
+                "completed_only",
+                "run_type",
+            ][..],
+        ),
+        (
+            "/api/2.0/workspace/list",
+            &["path", "notebooks_modified_after"][..],
+        ),
+        (
+            "/api/2.0/workspace/export",
+            &["path", "format", "direct_download"][..],
+        ),
+        ("/api/2.0/secrets/list", &["scope"][..]),
+    ];
+    for _ in 0..25 {
+        for (path, keys) in &gets {
+            let mut req = c.http.get(c.url(path)).bearer_auth("t");
+            let params: Vec<(String, String)> = keys
+                .iter()
+                .map(|k| (k.to_string(), random_text(&mut rng)))
+                .collect();
+            req = req.query(&params);
+            let r = req.send().await.unwrap();
+            assert!(
+                r.status().as_u16() < 500,
+                "GET {path} {params:?}: {}",
+                r.status()
+            );
+        }
+        let segment: String = random_text(&mut rng);
+        let encoded: String = segment.bytes().map(|b| format!("%{b:02X}")).collect();
+        for p in [
+            format!("{UC}/catalogs/{encoded}"),
+            format!("{UC}/schemas/{encoded}"),
+            format!("/api/2.0/pipelines/{encoded}"),
+            format!("/api/2.0/fs/files/Volumes/{encoded}"),
+        ] {
+            let (s, _) = c.get(&p).await;
+            assert!(s < 500, "GET {p}: {s}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn absurd_durations_do_not_overflow() {
+    let c = common::start().await;
+    fixture(&c).await;
+    c.ok(
+        "/__emulator/timings",
+        json!({"update_step": i64::MAX, "run_setup": i64::MAX, "task": i64::MAX}),
+    )
+    .await;
+    c.ok(
+        &format!("{UC}/schemas"),
+        json!({"name": "t", "catalog_name": "main"}),
+    )
+    .await;
+    let pid = c
+        .ok(
+            "/api/2.0/pipelines",
+            json!({"name": "p", "catalog": "main", "schema": "t"}),
+        )
+        .await["pipeline_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let uid = c
+        .ok(&format!("/api/2.0/pipelines/{pid}/updates"), json!({}))
+        .await["update_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.emu.advance_clock(Duration::from_secs(3600));
+    assert_eq!(
+        c.ok_get(&format!("/api/2.0/pipelines/{pid}/updates/{uid}"))
+            .await["update"]["state"],
+        "QUEUED"
+    );
+    let job = c
+        .ok(
+            "/api/2.2/jobs/create",
+            json!({"tasks": [{"task_key": "a", "notebook_task": {"notebook_path": "/Shared/nb"}}]}),
+        )
+        .await["job_id"]
+        .clone();
+    let run = c.ok("/api/2.2/jobs/run-now", json!({"job_id": job})).await["run_id"].clone();
+    assert_eq!(
+        c.ok_get(&format!("/api/2.2/jobs/runs/get?run_id={run}"))
+            .await["state"]["life_cycle_state"],
+        "PENDING"
+    );
+}
