@@ -106,15 +106,14 @@ impl Engine<'_> {
             &self.environment,
             &self.config.dir,
         );
-        for c in &plan.changes {
+        for (c, spec) in plan.changes.iter().zip(&planned.specs) {
             let value = match c.action {
                 Action::NoOp | Action::Read => {
                     c.after.as_ref().or(c.before.as_ref()).map(|o| o.0.clone())
                 }
                 _ => c.after.as_ref().map(|o| o.0.clone()),
             };
-            if let (Some(v), Some(spec)) =
-                (value, planned.specs.iter().find(|s| s.address == c.address))
+            if let Some(v) = value
                 && spec.resource.is_some()
             {
                 world.set_instance(
@@ -126,7 +125,8 @@ impl Engine<'_> {
                 );
             }
         }
-        self.evaluate_locals(&mut world);
+        let (local_order, locals_read_resources) = self.local_order();
+        self.evaluate_locals(&mut world, &local_order);
         let shared = Arc::new(Shared {
             world: Mutex::new(world),
             doc: tokio::sync::Mutex::new(doc),
@@ -275,8 +275,9 @@ impl Engine<'_> {
                         report.imported += 1;
                     }
                     // Locals may read what just finished.
-                    let mut w = lock(&shared.world);
-                    self.evaluate_locals(&mut w);
+                    if locals_read_resources {
+                        self.evaluate_locals(&mut lock(&shared.world), &local_order);
+                    }
                 }
                 Err(e) => report.failed.push((change.address.clone(), e)),
             }
@@ -359,9 +360,23 @@ impl Engine<'_> {
         (doc, report)
     }
 
-    fn evaluate_locals(&self, world: &mut World) {
+    /// Locals in dependency order, and whether any of them reads a resource (only then do
+    /// they need evaluating again as resources finish).
+    fn local_order(&self) -> (Vec<String>, bool) {
         let (cg, _) = crate::graph::build(self.config);
-        let Some(order) = cg.order() else { return };
+        let order: Vec<String> = cg
+            .order()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|id| id.starts_with("local."))
+            .collect();
+        let reads_resources = order
+            .iter()
+            .any(|id| !cg.resource_dependencies(id).is_empty());
+        (order, reads_resources)
+    }
+
+    fn evaluate_locals(&self, world: &mut World, order: &[String]) {
         for id in order {
             if let Some(name) = id.strip_prefix("local.")
                 && let Some(l) = self.config.locals.get(name)

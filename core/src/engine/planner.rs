@@ -447,8 +447,10 @@ impl Engine<'_> {
                 } else {
                     action
                 },
-                before: before_v.map(SerValue),
-                after: if req.mode == PlanMode::Destroy {
+                // A sensitive value stays out of the plan (and so out of saved plan files):
+                // the action says what happens, and apply evaluates the output again.
+                before: before_v.filter(|_| !o.sensitive).map(SerValue),
+                after: if req.mode == PlanMode::Destroy || o.sensitive {
                     None
                 } else {
                     Some(SerValue(after))
@@ -773,7 +775,7 @@ impl Engine<'_> {
             });
 
             let replace_requested = req.replace.iter().any(|a| a == &address);
-            let triggered = self.replace_triggered(r, world, &state_changes_so_far(plan));
+            let triggered = replace_triggered(r, plan);
             let mut action = match (effective_prior, deleted_outside) {
                 (None, _) => Action::Create,
                 (Some(_), _) if replace_requested || d.replace || triggered => {
@@ -1063,19 +1065,6 @@ impl Engine<'_> {
         out
     }
 
-    fn replace_triggered(&self, r: &Resource, _world: &World, changed: &HashSet<String>) -> bool {
-        r.lifecycle.replace_triggered_by.iter().any(|t| {
-            crate::lang::refs::expr_refs(&t.expr)
-                .iter()
-                .filter_map(|rf| rf.target())
-                .any(|target| {
-                    changed
-                        .iter()
-                        .any(|c| c == &target || c.starts_with(&format!("{target}[")))
-                })
-        })
-    }
-
     fn apply_targets(
         &self,
         plan: &mut Plan,
@@ -1119,12 +1108,25 @@ impl Engine<'_> {
     }
 }
 
-fn state_changes_so_far(plan: &Plan) -> HashSet<String> {
+/// `lifecycle.replace_triggered_by`: a referenced resource that changes in this plan.
+fn replace_triggered(r: &Resource, plan: &Plan) -> bool {
+    if r.lifecycle.replace_triggered_by.is_empty() {
+        return false;
+    }
+    let targets: Vec<String> = r
+        .lifecycle
+        .replace_triggered_by
+        .iter()
+        .flat_map(|t| crate::lang::refs::expr_refs(&t.expr))
+        .filter_map(|rf| rf.target())
+        .collect();
     plan.changes
         .iter()
         .filter(|c| !matches!(c.action, Action::NoOp | Action::Read))
-        .map(|c| c.address.clone())
-        .collect()
+        .any(|c| {
+            let base = c.address.split('[').next().unwrap_or(&c.address);
+            targets.iter().any(|t| t == base)
+        })
 }
 
 fn prevent_destroy_error(address: &str, span: Option<crate::lang::source::Span>) -> Diagnostic {

@@ -187,8 +187,17 @@ impl<'a> Evaluator<'a> {
                 {
                     self.touched_sensitive = true;
                 }
-                let base = self.eval_traversal_root(&t.expr)?;
                 let ops: Vec<&Op> = t.operators.iter().map(|o| o.value()).collect();
+                if let E::Variable(root) = &t.expr
+                    && self.locals.get(root.value().as_str()).is_none()
+                    && let Some(base) = self.roots.root(root.value().as_str())
+                {
+                    // Walk into the root by reference and clone only what is read: a
+                    // resource type's root holds every instance of that type.
+                    let (cur, done) = self.descend(base, &ops)?;
+                    return self.apply_ops(cur.clone(), &ops[done..], &t.operators, t.expr.span());
+                }
+                let base = self.eval(&t.expr)?;
                 self.apply_ops(base, &ops, &t.operators, t.expr.span())
             }
             E::UnaryOp(u) => {
@@ -245,10 +254,32 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    /// The root of a traversal: avoids cloning a whole root object (`var`, a resource type)
-    /// when only one attribute is read.
-    fn eval_traversal_root(&mut self, e: &E) -> EvalResult {
-        self.eval(e)
+    /// Follows attribute and index steps that exist, without cloning; returns where it
+    /// stopped so the general path (with its error messages, splats and unknowns) goes on.
+    fn descend<'v>(
+        &mut self,
+        mut cur: &'v Value,
+        ops: &[&Op],
+    ) -> Result<(&'v Value, usize), EvalError> {
+        for (i, op) in ops.iter().enumerate() {
+            let next = match (op, cur) {
+                (Op::GetAttr(id), Value::Object(o)) => o.get(id.value().as_str()),
+                (Op::Index(ix), Value::Object(o)) => match self.eval(ix)? {
+                    Value::String(k) => o.get(&k),
+                    _ => None,
+                },
+                (Op::Index(ix), Value::List(l)) => match self.eval(ix)?.as_i64() {
+                    Some(n) if n >= 0 => l.get(n as usize),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match next {
+                Some(v) => cur = v,
+                None => return Ok((cur, i)),
+            }
+        }
+        Ok((cur, ops.len()))
     }
 
     fn apply_ops(
@@ -429,7 +460,9 @@ impl<'a> Evaluator<'a> {
                         let value = self.eval(&f.value_expr)?;
                         if f.grouping {
                             // Grouped entries are only ever lists.
-                            if let Value::List(l) = obj.entry(key).or_insert_with(|| Value::List(Vec::new())) {
+                            if let Value::List(l) =
+                                obj.entry(key).or_insert_with(|| Value::List(Vec::new()))
+                            {
                                 l.push(value);
                             }
                         } else if obj.contains_key(&key) {
@@ -792,13 +825,18 @@ fn join_pieces(mut pieces: Vec<Piece>) -> String {
             continue;
         }
         if matches!(strip, Strip::Start | Strip::Both)
-            && let Some(prev) = pieces[..i].iter_mut().rev().find(|p| p.literal || !p.text.is_empty())
+            && let Some(prev) = pieces[..i]
+                .iter_mut()
+                .rev()
+                .find(|p| p.literal || !p.text.is_empty())
             && prev.literal
         {
             prev.text = prev.text.trim_end().to_string();
         }
         if matches!(strip, Strip::End | Strip::Both)
-            && let Some(next) = pieces[i + 1..].iter_mut().find(|p| p.literal || !p.text.is_empty())
+            && let Some(next) = pieces[i + 1..]
+                .iter_mut()
+                .find(|p| p.literal || !p.text.is_empty())
             && next.literal
         {
             next.text = next.text.trim_start().to_string();
