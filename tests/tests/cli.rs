@@ -1,0 +1,803 @@
+//! The `brickform` binary end to end, in temporary directories: exit codes and output of
+//! validate, plan, apply, output, saved plans, variables, fmt, graph, state, env and the
+//! state lock.
+//!
+//! The binary ships without providers for now, so these configurations hold variables,
+//! locals and outputs; resource-level errors are covered in-process by core/tests/corpus.rs.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use brickform_state::{LocalBackend, LockInfo, ResourceState, StateDocument};
+use common::{brickform, config, texts};
+use predicates::prelude::*;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+const SECRET: &str = "hunter2-do-not-print";
+
+fn outputs_config() -> String {
+    format!(
+        r#"variable "name" {{
+  type    = string
+  default = "dev"
+}}
+
+variable "password" {{
+  type      = string
+  default   = "{SECRET}"
+  sensitive = true
+}}
+
+locals {{
+  greeting = "hello ${{var.name}}"
+}}
+
+output "greeting" {{
+  value = local.greeting
+}}
+
+output "password" {{
+  value     = var.password
+  sensitive = true
+}}
+
+output "count" {{
+  value = 3
+}}
+"#
+    )
+}
+
+/// Every file under `.brickform/state`, with its text.
+fn state_files(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let state_dir = dir.join(".brickform/state");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&state_dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+            out.push((p, text));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+/// The planned value of output `name` in `plan --json`.
+fn planned_output(
+    dir: &Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    name: &str,
+) -> serde_json::Value {
+    let mut cmd = brickform(dir);
+    cmd.args(["plan", "--json"]).args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "plan --json {args:?}: {stderr}");
+    let j: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    j["output_changes"][name]["after"].clone()
+}
+
+#[test]
+fn validate_reports_success_errors_with_locations_and_json() {
+    let ok = config(&[("main.bf.hcl", &outputs_config())]);
+    brickform(ok.path())
+        .arg("validate")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "Success! The configuration is valid.",
+        ));
+    let out = brickform(ok.path())
+        .args(["validate", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["format_version"], "1.0");
+    assert_eq!(j["valid"], true);
+    assert_eq!(j["error_count"], 0);
+    assert_eq!(j["warning_count"], 0);
+    assert_eq!(j["diagnostics"], serde_json::json!([]));
+
+    // Two problems in two files: both reported, each with its own location.
+    let bad = config(&[
+        (
+            "a.bf.hcl",
+            "variable \"region\" {}\n\nvarable \"zone\" {}\n",
+        ),
+        ("b.bf.hcl", "output \"o\" {\n  value = var.regin\n}\n"),
+    ]);
+    brickform(bad.path())
+        .arg("validate")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("Success").not())
+        .stderr(
+            predicate::str::contains("Unsupported block type")
+                .and(predicate::str::contains("a.bf.hcl:3:1"))
+                .and(predicate::str::contains("did you mean `variable`?")),
+        );
+    // The load error stops validation before references are checked, as Terraform does;
+    // fix it and the next problem shows, located in the other file.
+    std::fs::write(bad.path().join("a.bf.hcl"), "variable \"region\" {}\n").unwrap();
+    let out = brickform(bad.path())
+        .args(["validate", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["valid"], false);
+    assert_eq!(j["error_count"], 1);
+    let d = &j["diagnostics"][0];
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["summary"], "Reference to undeclared input variable");
+    assert!(d["detail"].as_str().unwrap().contains("\"regin\""), "{d}");
+    assert_eq!(d["hint"], "did you mean `region`?");
+    assert_eq!(d["range"]["filename"], "b.bf.hcl");
+    assert_eq!(d["range"]["start"]["line"], 2);
+    assert_eq!(d["range"]["start"]["column"], 11);
+    assert_eq!(d["range"]["start"]["byte"], 23);
+    assert_eq!(d["range"]["end"]["line"], 2);
+    assert_eq!(d["range"]["end"]["column"], 20);
+}
+
+#[test]
+fn plan_apply_output_and_sensitive_values() {
+    let dir = config(&[("main.bf.hcl", &outputs_config())]);
+    let d = dir.path();
+    let mut printed = String::new();
+
+    // Changes pending: --detailed-exitcode says 2.
+    let out = brickform(d)
+        .args(["plan", "--detailed-exitcode"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stdout.contains("Changes to Outputs:"), "{stdout}");
+    assert!(stdout.contains("+ greeting = \"hello dev\""), "{stdout}");
+    assert!(stdout.contains("(sensitive value)"), "{stdout}");
+    printed += &stdout;
+    printed += &stderr;
+
+    let out = brickform(d)
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Apply complete! Resources: 0 added, 0 changed, 0 destroyed."),
+        "{stdout}"
+    );
+    assert!(stdout.contains("greeting = \"hello dev\""), "{stdout}");
+    assert!(stdout.contains("password = <sensitive>"), "{stdout}");
+    printed += &stdout;
+    printed += &stderr;
+
+    // Nothing left to do: 0.
+    let out = brickform(d)
+        .args(["plan", "--detailed-exitcode"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("No changes."), "{stdout}");
+
+    let out = brickform(d).arg("output").output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("greeting = \"hello dev\"\n"), "{stdout}");
+    assert!(stdout.contains("count = 3\n"), "{stdout}");
+    assert!(stdout.contains("password = <sensitive>\n"), "{stdout}");
+    printed += &stdout;
+
+    brickform(d)
+        .args(["output", "greeting", "--raw"])
+        .assert()
+        .code(0)
+        .stdout("hello dev\n");
+    brickform(d)
+        .args(["output", "count", "--raw"])
+        .assert()
+        .code(0)
+        .stdout("3\n");
+    brickform(d)
+        .args(["output", "greeting"])
+        .assert()
+        .code(0)
+        .stdout("\"hello dev\"\n");
+
+    let out = brickform(d).args(["output", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["greeting"]["value"], "hello dev");
+    assert_eq!(j["greeting"]["sensitive"], false);
+    assert_eq!(j["count"]["value"], 3);
+    assert_eq!(j["password"]["sensitive"], true);
+    printed += &String::from_utf8_lossy(&out.stdout);
+
+    let out = brickform(d)
+        .args(["output", "password", "--raw"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    printed += &texts(&out).0;
+    printed += &texts(&out).1;
+    brickform(d)
+        .args(["output", "nope"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("Output \"nope\" not found"));
+
+    for args in [&["show"][..], &["show", "--json"], &["state", "pull"]] {
+        let out = brickform(d).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        printed += &texts(&out).0;
+        printed += &texts(&out).1;
+    }
+
+    // An error makes --detailed-exitcode 1.
+    let broken = config(&[(
+        "main.bf.hcl",
+        "output \"o\" {\n  value = local.missing\n}\n",
+    )]);
+    brickform(broken.path())
+        .args(["plan", "--detailed-exitcode"])
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("Reference to undeclared local value")
+                .and(predicate::str::contains("main.bf.hcl:2:11")),
+        );
+
+    // A second apply (a changed value) keeps a backup; state and backup are private.
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        outputs_config().replace("\"dev\"", "\"prod\""),
+    )
+    .unwrap();
+    let out = brickform(d)
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("greeting = \"hello prod\""), "{stdout}");
+    printed += &stdout;
+    printed += &stderr;
+    let state = d.join(".brickform/state/default.json");
+    let backup = d.join(".brickform/state/default.json.backup");
+    assert_eq!(mode(&state), 0o600);
+    assert!(backup.is_file(), "a backup of the previous state is kept");
+    assert_eq!(mode(&backup), 0o600);
+    assert!(
+        std::fs::read_to_string(&backup)
+            .unwrap()
+            .contains("hello dev")
+    );
+
+    assert!(
+        !printed.contains(SECRET),
+        "a sensitive value was printed:\n{printed}"
+    );
+    let files = state_files(d);
+    assert!(files.len() >= 2, "{files:?}");
+    for (p, text) in files {
+        assert!(
+            !text.contains(SECRET),
+            "{} holds the sensitive value",
+            p.display()
+        );
+    }
+}
+
+#[test]
+fn saved_plan_applies_in_another_process_and_only_once() {
+    let dir = config(&[("main.bf.hcl", &outputs_config())]);
+    let d = dir.path();
+    let plan = d.join("changes.plan");
+    let out = brickform(d)
+        .args(["plan", "--out"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("Saved the plan to:"), "{stdout}");
+    assert_eq!(mode(&plan), 0o600);
+    assert!(
+        !std::fs::read_to_string(&plan).unwrap().contains(SECRET),
+        "plan files hold no secrets"
+    );
+
+    // No --auto-approve and no terminal: a saved plan applies without asking.
+    let out = brickform(d)
+        .arg("apply")
+        .arg(&plan)
+        .write_stdin("")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("Apply complete!"), "{stdout}");
+    assert!(!stdout.contains("Enter a value"), "{stdout}");
+    brickform(d)
+        .args(["output", "greeting", "--raw"])
+        .assert()
+        .stdout("hello dev\n");
+
+    // The plan's state has moved on (its own apply): applying it again is refused.
+    brickform(d)
+        .arg("apply")
+        .arg(&plan)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("Saved plan is stale"));
+}
+
+#[test]
+fn stale_saved_plans_are_refused() {
+    let dir = config(&[("main.bf.hcl", &outputs_config())]);
+    let d = dir.path();
+    brickform(d)
+        .args(["apply", "--auto-approve"])
+        .assert()
+        .code(0);
+
+    // Another apply changes the state between plan and apply.
+    let plan = d.join("p1");
+    brickform(d)
+        .args(["plan", "--var", "name=planned", "--out"])
+        .arg(&plan)
+        .assert()
+        .code(0);
+    brickform(d)
+        .args(["apply", "--auto-approve", "--var", "name=other"])
+        .assert()
+        .code(0);
+    let out = brickform(d).arg("apply").arg(&plan).output().unwrap();
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("stale") && stderr.contains("state was changed"),
+        "{stderr}"
+    );
+    brickform(d)
+        .args(["output", "greeting", "--raw"])
+        .assert()
+        .stdout("hello other\n");
+
+    // The configuration is edited between plan and apply.
+    let plan = d.join("p2");
+    brickform(d)
+        .args(["plan", "--out"])
+        .arg(&plan)
+        .assert()
+        .code(0);
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        outputs_config().replace("hello ", "hi "),
+    )
+    .unwrap();
+    let out = brickform(d).arg("apply").arg(&plan).output().unwrap();
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("stale") && stderr.contains("configuration files changed"),
+        "{stderr}"
+    );
+
+    // Variables differ from the plan's.
+    let plan = d.join("p3");
+    brickform(d)
+        .args(["plan", "--out"])
+        .arg(&plan)
+        .assert()
+        .code(0);
+    let out = brickform(d)
+        .arg("apply")
+        .arg(&plan)
+        .args(["--var", "name=x"])
+        .output()
+        .unwrap();
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("stale") && stderr.contains("variable values differ"),
+        "{stderr}"
+    );
+    brickform(d)
+        .args(["output", "greeting", "--raw"])
+        .assert()
+        .stdout("hello other\n");
+}
+
+#[test]
+fn saved_plans_belong_to_their_state_and_environment() {
+    let text = outputs_config();
+    let a = config(&[("main.bf.hcl", &text)]);
+    let b = config(&[("main.bf.hcl", &text)]);
+    brickform(b.path())
+        .args(["apply", "--auto-approve", "--var", "name=b"])
+        .assert()
+        .code(0);
+    let plan = a.path().join("a.plan");
+    brickform(a.path())
+        .args(["plan", "--out"])
+        .arg(&plan)
+        .assert()
+        .code(0);
+    // Same configuration, another state (another lineage): refused.
+    brickform(b.path())
+        .arg("apply")
+        .arg(&plan)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "Saved plan does not match the given state",
+        ));
+    brickform(b.path())
+        .args(["output", "greeting", "--raw"])
+        .assert()
+        .stdout("hello b\n");
+
+    // A plan made for an environment applies to that environment's state.
+    let plan = a.path().join("prod.plan");
+    brickform(a.path())
+        .args(["--env", "prod", "plan", "--out"])
+        .arg(&plan)
+        .assert()
+        .code(0);
+    brickform(a.path()).arg("apply").arg(&plan).assert().code(0);
+    brickform(a.path())
+        .args(["--env", "prod", "output", "greeting", "--raw"])
+        .assert()
+        .stdout("hello dev\n");
+    brickform(a.path())
+        .args(["output", "--json"])
+        .assert()
+        .stdout("{}\n");
+}
+
+#[test]
+fn apply_without_auto_approve_and_without_a_terminal_refuses() {
+    let dir = config(&[("main.bf.hcl", &outputs_config())]);
+    let d = dir.path();
+    brickform(d)
+        .arg("apply")
+        // Not a terminal: even a "yes" on stdin does not approve.
+        .write_stdin("yes\n")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("No confirmation given"));
+    brickform(d)
+        .args(["output", "--json"])
+        .assert()
+        .code(0)
+        .stdout("{}\n");
+}
+
+#[test]
+fn variable_values_follow_their_precedence() {
+    let dir = config(&[(
+        "main.bf.hcl",
+        r#"variable "v" {
+  default = "default"
+}
+variable "n" {
+  type    = number
+  default = 1
+}
+environment "prod" {
+  variables = {
+    v = "environment block"
+  }
+}
+output "v" { value = var.v }
+output "n" { value = var.n * 2 }
+"#,
+    )]);
+    let d = dir.path();
+    let f1 = d.join("one.bfvars.hcl");
+    let f2 = d.join("two.bfvars.hcl");
+    std::fs::write(&f1, "v = \"file one\"\n").unwrap();
+    std::fs::write(&f2, "v = \"file two\"\nn = 5\n").unwrap();
+    let (f1, f2) = (f1.to_str().unwrap(), f2.to_str().unwrap());
+    let v = |args: &[&str], envs: &[(&str, &str)]| planned_output(d, args, envs, "v");
+
+    assert_eq!(v(&[], &[]), "default");
+    assert_eq!(v(&["--env", "prod"], &[]), "environment block");
+    assert_eq!(v(&[], &[("BRICKFORM_ENV", "prod")]), "environment block");
+    assert_eq!(v(&["--env", "prod", "--var-file", f1], &[]), "file one");
+    assert_eq!(
+        v(&["--var-file", f2, "--var-file", f1], &[]),
+        "file one",
+        "the last file wins"
+    );
+    assert_eq!(v(&["--var-file", f1, "--var-file", f2], &[]), "file two");
+    assert_eq!(
+        v(
+            &["--env", "prod", "--var-file", f1],
+            &[("BRICKFORM_VAR_v", "from env")]
+        ),
+        "from env"
+    );
+    assert_eq!(
+        v(
+            &["--env", "prod", "--var-file", f1, "--var", "v=flag"],
+            &[("BRICKFORM_VAR_v", "from env")]
+        ),
+        "flag"
+    );
+    assert_eq!(v(&["--var", "v=first", "--var", "v=second"], &[]), "second");
+    // Command-line text is parsed as the declared type.
+    assert_eq!(planned_output(d, &["--var", "n=21"], &[], "n"), 42);
+    assert_eq!(
+        planned_output(d, &["--var-file", f2], &[("BRICKFORM_VAR_n", "4")], "n"),
+        8
+    );
+    brickform(d)
+        .args(["plan", "--var", "n=many"])
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("Invalid value for input variable")
+                .and(predicate::str::contains("var.n, which has type number")),
+        );
+}
+
+#[test]
+fn missing_and_undeclared_variables() {
+    let dir = config(&[(
+        "main.bf.hcl",
+        "variable \"region\" {\n  description = \"Where to deploy\"\n}\noutput \"r\" { value = var.region }\n",
+    )]);
+    let d = dir.path();
+    // validate checks without values.
+    brickform(d).arg("validate").assert().code(0);
+    brickform(d)
+        .arg("plan")
+        .write_stdin("")
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("No value for required variable \"region\"")
+                .and(predicate::str::contains("main.bf.hcl:1:1"))
+                .and(predicate::str::contains("BRICKFORM_VAR_region")),
+        );
+    brickform(d)
+        .arg("plan")
+        .env("BRICKFORM_VAR_region", "eu")
+        .assert()
+        .code(0);
+
+    brickform(d)
+        .args(["plan", "--var", "regoin=eu", "--var", "region=eu"])
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("Value for undeclared variable")
+                .and(predicate::str::contains("did you mean `region`?")),
+        );
+    brickform(d)
+        .args(["plan", "--var", "region"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("expected NAME=VALUE"));
+
+    // Problems in a variables file are located in that file, not in the configuration.
+    let vars = d.join("bad.bfvars.hcl");
+    std::fs::write(&vars, "# values\n\nregion = = \"eu\"\n").unwrap();
+    let out = brickform(d)
+        .arg("plan")
+        .arg("--var-file")
+        .arg(&vars)
+        .env("BRICKFORM_VAR_region", "eu")
+        .output()
+        .unwrap();
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("Invalid syntax"), "{stderr}");
+    assert!(stderr.contains("bad.bfvars.hcl:3:10"), "{stderr}");
+    assert!(!stderr.contains("main.bf.hcl"), "{stderr}");
+}
+
+#[test]
+fn fmt_check_then_fmt() {
+    let messy = "variable \"a\" {\ndefault=\"x\"\n  type = string\n}\n";
+    let dir = config(&[("main.bf.hcl", messy)]);
+    let d = dir.path();
+    brickform(d)
+        .args(["fmt", "--check"])
+        .assert()
+        .code(3)
+        .stdout("main.bf.hcl\n");
+    assert_eq!(
+        std::fs::read_to_string(d.join("main.bf.hcl")).unwrap(),
+        messy,
+        "--check writes nothing"
+    );
+    brickform(d)
+        .arg("fmt")
+        .assert()
+        .code(0)
+        .stdout("main.bf.hcl\n");
+    assert_eq!(
+        std::fs::read_to_string(d.join("main.bf.hcl")).unwrap(),
+        "variable \"a\" {\n  default = \"x\"\n  type    = string\n}\n"
+    );
+    brickform(d)
+        .args(["fmt", "--check"])
+        .assert()
+        .code(0)
+        .stdout("");
+
+    std::fs::write(d.join("bad.bf.hcl"), "locals {\n  a =\n}\n").unwrap();
+    brickform(d)
+        .args(["fmt", "--check"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.bf.hcl"));
+}
+
+#[test]
+fn graph_prints_dot_and_needs_graphviz_for_svg() {
+    let dir = config(&[("main.bf.hcl", &outputs_config())]);
+    let d = dir.path();
+    brickform(d)
+        .arg("graph")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with("digraph {").and(predicate::str::ends_with("}\n")));
+    let empty = tempfile::tempdir().unwrap();
+    brickform(d)
+        .args(["graph", "--format", "svg"])
+        .env("PATH", empty.path())
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::contains("Graphviz").and(predicate::str::contains("`dot`")));
+    brickform(d)
+        .args(["graph", "--format", "pdf"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("unknown graph format"));
+    let broken = config(&[("main.bf.hcl", "locals {\n  a = local.b\n  b = local.a\n}\n")]);
+    brickform(broken.path())
+        .arg("graph")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "Cycle: local.a → local.b → local.a",
+        ));
+}
+
+#[test]
+fn state_and_env_commands() {
+    let dir = config(&[(
+        "main.bf.hcl",
+        "environment \"prod\" {}\nenvironment \"staging\" {}\noutput \"o\" { value = 1 }\n",
+    )]);
+    let d = dir.path();
+    let backend = LocalBackend::new(d);
+    let mut doc = StateDocument::new("default");
+    for (addr, id) in [
+        ("test_thing.b", "id-b"),
+        ("test_thing.a", "id-a"),
+        ("data.test_info.me", "me"),
+    ] {
+        doc.insert(ResourceState::new(addr, "test", id).unwrap())
+            .unwrap();
+    }
+    backend.save_sync("default", &mut doc).unwrap();
+    backend
+        .save_sync("qa", &mut StateDocument::new("qa"))
+        .unwrap();
+
+    let out = brickform(d).args(["state", "list"]).output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "data.test_info.me\ntest_thing.a\ntest_thing.b\n");
+    brickform(d)
+        .args(["state", "mv", "test_thing.a", "test_thing.c"])
+        .assert()
+        .code(0);
+    brickform(d)
+        .args(["state", "rm", "test_thing.b"])
+        .assert()
+        .code(0);
+    brickform(d)
+        .args(["state", "list"])
+        .assert()
+        .stdout("data.test_info.me\ntest_thing.c\n");
+    brickform(d)
+        .args(["state", "show", "test_thing.zz"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("No instance found"));
+    brickform(d)
+        .args(["-e", "qa", "state", "list"])
+        .assert()
+        .code(0)
+        .stdout("");
+
+    // Declared environments and those with a state; the current one starred.
+    brickform(d)
+        .args(["env", "list"])
+        .assert()
+        .code(0)
+        .stdout("* default\n  prod\n  qa\n  staging\n");
+    brickform(d)
+        .args(["--env", "staging", "env", "list"])
+        .assert()
+        .stdout("  default\n  prod\n  qa\n* staging\n");
+}
+
+#[test]
+fn a_held_lock_stops_other_runs_until_force_unlocked() {
+    let dir = config(&[("main.bf.hcl", &outputs_config())]);
+    let d = dir.path();
+    let backend = LocalBackend::new(d);
+    let lock = backend
+        .try_lock_sync("default", LockInfo::new("apply"))
+        .unwrap();
+    let id = lock.info().id.to_string();
+
+    let started = std::time::Instant::now();
+    let out = brickform(d)
+        .args(["apply", "--auto-approve"])
+        .output()
+        .unwrap();
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "fails at once, no waiting"
+    );
+    assert!(
+        stderr.contains("Error acquiring the state lock"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&id), "the holder's id is shown: {stderr}");
+    assert!(stderr.contains("Operation: apply"), "{stderr}");
+    brickform(d)
+        .args(["plan"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(&id));
+    brickform(d)
+        .args(["output", "--json"])
+        .assert()
+        .stdout("{}\n");
+
+    brickform(d)
+        .args(["force-unlock", "00000000-0000-0000-0000-000000000000"])
+        .assert()
+        .code(1);
+    brickform(d).args(["plan"]).assert().code(1);
+    brickform(d)
+        .args(["force-unlock", &id])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("successfully unlocked"));
+    brickform(d)
+        .args(["apply", "--auto-approve"])
+        .assert()
+        .code(0);
+    brickform(d)
+        .args(["output", "count", "--raw"])
+        .assert()
+        .stdout("3\n");
+    drop(lock);
+}
