@@ -290,6 +290,8 @@ pub struct OpContext {
     /// The state lineage, so objects can be tagged as owned by this state.
     pub lineage: String,
     pub environment: String,
+    /// The configuration directory: relative `source` paths are resolved against it.
+    pub base_dir: std::path::PathBuf,
 }
 
 /// A resource kind. Implementations hold their provider's client.
@@ -301,6 +303,14 @@ pub struct OpContext {
 pub trait ResourceKind: Send + Sync {
     fn type_name(&self) -> &'static str;
     fn schema(&self) -> &Schema;
+
+    /// Completes a decoded configuration with attributes derived from it, before it is
+    /// compared or sent: for example the hash of a local `source` file, so a change to the
+    /// file's content shows in the plan although the path stayed the same. Errors are
+    /// reported against the resource block.
+    fn prepare_config(&self, _config: &mut Object, _base_dir: &std::path::Path) -> Result<(), String> {
+        Ok(())
+    }
 
     /// Creates the object; returns its id and full attributes as the service reports them.
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote>;

@@ -199,6 +199,7 @@ impl Engine<'_> {
                     address: change.address.clone(),
                     lineage: lineage.clone(),
                     environment: self.environment.clone(),
+                    base_dir: self.config.dir.clone(),
                 };
                 let work = self.prepare(index, &change, planned);
                 set.spawn(async move {
@@ -398,8 +399,8 @@ impl Engine<'_> {
             .and_then(|r| self.config.resources.get(r))
             .cloned();
         Work {
-            kind: self.registry.kind(&change.type_name).cloned(),
-            data_source: self.registry.data_source(&change.type_name).cloned(),
+            kind: (change.mode == Mode::Managed).then(|| self.registry.kind(&change.type_name).cloned()).flatten(),
+            data_source: (change.mode == Mode::Data).then(|| self.registry.data_source(&change.type_name).cloned()).flatten(),
             resource,
             key: spec.key.clone(),
             each_value: spec.each_value.clone(),
@@ -432,7 +433,7 @@ fn evaluate(
         return Err(format!("{address} has no configuration to evaluate"));
     };
     let world = lock(&shared.world);
-    let (config, sensitive, diags) = decode_instance(
+    let (mut config, sensitive, diags) = decode_instance(
         r,
         schema,
         &world,
@@ -458,6 +459,9 @@ fn evaluate(
             "the value of {} is still unknown after its dependencies were applied",
             unknown.join(", ")
         ));
+    }
+    if let Some(kind) = &work.kind {
+        kind.prepare_config(&mut config, &work.base_dir)?;
     }
     Ok((config, sensitive))
 }

@@ -643,7 +643,7 @@ impl Engine<'_> {
         for (key, each) in instances {
             let address = instance_address(&base, key.as_ref());
             produced.insert(address.clone());
-            let (config, sensitive_paths, d) = decode_instance(
+            let (mut config, sensitive_paths, mut d) = decode_instance(
                 r,
                 schema,
                 world,
@@ -651,6 +651,12 @@ impl Engine<'_> {
                 key.as_ref(),
                 each.as_ref(),
             );
+            if !d.has_errors()
+                && config.values().all(Value::is_wholly_known)
+                && let Err(msg) = kind.prepare_config(&mut config, &self.config.dir)
+            {
+                d.push(Diagnostic::error(format!("Invalid configuration for {address}")).at(r.span.clone()).detail(msg));
+            }
             let failed = d.has_errors();
             diags.extend(d);
             if failed {
@@ -667,6 +673,7 @@ impl Engine<'_> {
                 address: address.clone(),
                 lineage: state.lineage().to_string(),
                 environment: self.environment.clone(),
+                base_dir: self.config.dir.clone(),
             };
             let mut prior = prior_of(state, &address);
             let mut importing = None;

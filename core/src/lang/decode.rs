@@ -76,6 +76,9 @@ impl<'e, 'r> Decoder<'e, 'r> {
         }
         let mut block_items: Vec<(&str, Vec<Value>)> =
             schema.blocks.iter().map(|b| (b.name, Vec::new())).collect();
+        // Where each item of `block_items` was written (its block's header), so "too many"
+        // and "duplicate" errors point at the offending block rather than the resource.
+        let mut item_spans: Vec<Vec<Option<Range<usize>>>> = vec![Vec::new(); schema.blocks.len()];
 
         for s in body.iter() {
             match s {
@@ -100,7 +103,7 @@ impl<'e, 'r> Decoder<'e, 'r> {
                                 .at(self.span(attr.key.span()))
                                 .label("not expected here")
                                 .detail(detail)
-                                .maybe_hint(did_you_mean(name, schema.names())),
+                                .maybe_hint(did_you_mean(name, schema.names().filter(|n| *n != name))),
                         );
                         continue;
                     };
@@ -171,7 +174,7 @@ impl<'e, 'r> Decoder<'e, 'r> {
                                 .at(self.span(b.ident.span()))
                                 .label("not expected here")
                                 .detail(detail)
-                                .maybe_hint(did_you_mean(name, schema.names())),
+                                .maybe_hint(did_you_mean(name, schema.names().filter(|n| *n != name))),
                         );
                         continue;
                     };
@@ -183,6 +186,7 @@ impl<'e, 'r> Decoder<'e, 'r> {
                     p.push(PathStep::Key(name.to_string()));
                     if is_dynamic {
                         let items = self.expand_dynamic(b, &bt.schema, &p);
+                        item_spans[index].extend(items.iter().map(|_| block_header(b)));
                         block_items[index].1.extend(items);
                     } else {
                         if !b.labels.is_empty() {
@@ -198,6 +202,7 @@ impl<'e, 'r> Decoder<'e, 'r> {
                         }
                         let v = self.decode_body(&b.body, &bt.schema, block_header(b), &p);
                         block_items[index].1.push(Value::Object(v));
+                        item_spans[index].push(block_header(b));
                     }
                 }
             }
@@ -218,7 +223,8 @@ impl<'e, 'r> Decoder<'e, 'r> {
                 );
             }
         }
-        for (bt, (name, items)) in schema.blocks.iter().zip(block_items) {
+        for ((bt, (name, items)), spans) in schema.blocks.iter().zip(block_items).zip(item_spans) {
+            let item_span = |i: usize| spans.get(i).cloned().flatten().or(block_span.clone());
             if items.len() < bt.min_items {
                 self.diags.push(
                     Diagnostic::error("Insufficient blocks")
@@ -235,7 +241,7 @@ impl<'e, 'r> Decoder<'e, 'r> {
             {
                 self.diags.push(
                     Diagnostic::error("Too many blocks")
-                        .at(self.span(block_span.clone()))
+                        .at(self.span(item_span(max)))
                         .detail(format!(
                             "No more than {max} \"{name}\" block{} allowed.",
                             if max == 1 { " is" } else { "s are" }
@@ -244,13 +250,13 @@ impl<'e, 'r> Decoder<'e, 'r> {
             }
             if let Nesting::Keyed(key) = bt.nesting {
                 let mut seen = std::collections::HashSet::new();
-                for item in &items {
+                for (i, item) in items.iter().enumerate() {
                     if let Some(Value::String(k)) = item.as_object().and_then(|o| o.get(key))
                         && !seen.insert(k.clone())
                     {
                         self.diags.push(
                             Diagnostic::error(format!("Duplicate {name} {key}"))
-                                .at(self.span(block_span.clone()))
+                                .at(self.span(item_span(i)))
                                 .detail(format!("Two \"{name}\" blocks have {key} = \"{k}\"; each must be unique.")),
                         );
                     }

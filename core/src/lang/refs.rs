@@ -142,6 +142,9 @@ fn collect_body(c: &mut Collector, b: &Body) {
                 .get_attribute("iterator")
                 .and_then(|a| match &a.value {
                     E::Variable(v) => Some(v.as_str().to_string()),
+                    // Invalid (decoding says so, at the string); scoping it here keeps
+                    // `it.value` from being misreported as a reference to a resource `it`.
+                    E::String(s) => Some(s.value().clone()),
                     _ => None,
                 })
                 .or_else(|| block.labels.first().map(|l| l.as_str().to_string()));
