@@ -103,7 +103,10 @@ impl<'e, 'r> Decoder<'e, 'r> {
                                 .at(self.span(attr.key.span()))
                                 .label("not expected here")
                                 .detail(detail)
-                                .maybe_hint(did_you_mean(name, schema.names().filter(|n| *n != name))),
+                                .maybe_hint(did_you_mean(
+                                    name,
+                                    schema.names().filter(|n| *n != name),
+                                )),
                         );
                         continue;
                     };
@@ -174,7 +177,10 @@ impl<'e, 'r> Decoder<'e, 'r> {
                                 .at(self.span(b.ident.span()))
                                 .label("not expected here")
                                 .detail(detail)
-                                .maybe_hint(did_you_mean(name, schema.names().filter(|n| *n != name))),
+                                .maybe_hint(did_you_mean(
+                                    name,
+                                    schema.names().filter(|n| *n != name),
+                                )),
                         );
                         continue;
                     };

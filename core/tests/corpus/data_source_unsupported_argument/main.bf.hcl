@@ -1,0 +1,6 @@
+provider "test" {
+  host = "h"
+}
+data "test_info" "me" {
+  fliter = "x"
+}

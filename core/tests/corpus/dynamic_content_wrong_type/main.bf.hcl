@@ -1,0 +1,13 @@
+provider "test" {
+  host = "h"
+}
+resource "test_thing" "a" {
+  name = "a"
+  dynamic "item" {
+    for_each = ["x"]
+    content {
+      key   = item.value
+      value = [item.key]
+    }
+  }
+}

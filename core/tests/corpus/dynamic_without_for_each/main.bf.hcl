@@ -1,0 +1,11 @@
+provider "test" {
+  host = "h"
+}
+resource "test_thing" "a" {
+  name = "a"
+  dynamic "item" {
+    content {
+      key = "k"
+    }
+  }
+}

@@ -1,0 +1,7 @@
+provider "test" {
+  host = "h"
+}
+resource "test_thing" "a" {
+  count = 2
+  name  = each.key
+}

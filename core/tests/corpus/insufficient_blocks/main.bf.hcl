@@ -1,0 +1,6 @@
+provider "test" {
+  host = "h"
+}
+resource "test_job" "j" {
+  name = "j"
+}

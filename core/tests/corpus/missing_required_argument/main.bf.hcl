@@ -1,0 +1,6 @@
+provider "test" {
+  host = "h"
+}
+resource "test_thing" "a" {
+  comment = "no name"
+}

@@ -1,0 +1,4 @@
+provider "test" {}
+resource "test_thing" "a" {
+  name = "a"
+}

@@ -1,0 +1,4 @@
+provider "test" {
+  host = "h"
+  hots = "h"
+}

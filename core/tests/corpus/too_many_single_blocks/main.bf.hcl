@@ -1,0 +1,12 @@
+provider "test" {
+  host = "h"
+}
+resource "test_thing" "a" {
+  name = "a"
+  settings {
+    mode = "x"
+  }
+  settings {
+    mode = "y"
+  }
+}

@@ -1,0 +1,4 @@
+provider "test" {
+  host = "h"
+}
+data "test_ifno" "me" {}

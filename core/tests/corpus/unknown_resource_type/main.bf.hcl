@@ -1,0 +1,6 @@
+provider "test" {
+  host = "h"
+}
+resource "test_thnig" "a" {
+  name = "a"
+}

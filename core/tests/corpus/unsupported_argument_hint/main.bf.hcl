@@ -1,0 +1,7 @@
+provider "test" {
+  host = "h"
+}
+resource "test_thing" "a" {
+  name    = "a"
+  commnet = "x"
+}

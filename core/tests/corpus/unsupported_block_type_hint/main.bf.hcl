@@ -1,0 +1,9 @@
+provider "test" {
+  host = "h"
+}
+resource "test_thing" "a" {
+  name = "a"
+  itme {
+    key = "k"
+  }
+}
