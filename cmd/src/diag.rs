@@ -2,7 +2,9 @@
 
 use brickform_core::lang::diagnostics::{Diagnostic, Diagnostics, Severity};
 use brickform_core::lang::source::SourceMap;
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource, Report};
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource, Report,
+};
 use std::io::IsTerminal;
 
 fn use_color() -> bool {
@@ -24,20 +26,35 @@ fn report(d: &Diagnostic, sources: &SourceMap) -> Report {
     if !help.is_empty() {
         m = m.with_help(help.join("\n"));
     }
-    let file = d.span.as_ref().and_then(|s| sources.get(s.file).map(|f| (s, f)));
+    let file = d
+        .span
+        .as_ref()
+        .and_then(|s| sources.get(s.file).map(|f| (s, f)));
     if let Some((span, f)) = file {
-        let len = span.range.end.saturating_sub(span.range.start).max(1).min(f.text.len().saturating_sub(span.range.start).max(1));
-        m = m.with_label(LabeledSpan::new(d.label.clone().or(Some(String::new())), span.range.start, len));
-        let (line, col) = f.line_col(span.range.start);
-        let name = format!("{}:{line}:{col}", f.name);
-        return Report::new(m).with_source_code(NamedSource::new(name, f.text.to_string()));
+        let len = span
+            .range
+            .end
+            .saturating_sub(span.range.start)
+            .max(1)
+            .min(f.text.len().saturating_sub(span.range.start).max(1));
+        m = m.with_label(LabeledSpan::new(
+            d.label.clone().or(Some(String::new())),
+            span.range.start,
+            len,
+        ));
+        return Report::new(m)
+            .with_source_code(NamedSource::new(f.name.clone(), f.text.to_string()));
     }
     Report::new(m)
 }
 
 /// Writes every diagnostic to stderr.
 pub fn print(diags: &Diagnostics, sources: &SourceMap) {
-    let theme = if use_color() { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    let theme = if use_color() {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
     let handler = GraphicalReportHandler::new_themed(theme).with_context_lines(1);
     for d in diags.iter() {
         let r = report(d, sources);

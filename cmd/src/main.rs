@@ -10,7 +10,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "brickform", version, about = "Manage a Databricks lakehouse as code")]
+#[command(
+    name = "brickform",
+    version,
+    about = "Manage a Databricks lakehouse as code"
+)]
 pub struct Cli {
     /// Configuration directory (all *.bf.hcl files in it are one configuration).
     #[arg(short = 'C', long = "chdir", global = true, default_value = ".")]
@@ -21,6 +25,9 @@ pub struct Cli {
     /// Disable colours.
     #[arg(long = "no-color", global = true)]
     pub no_color: bool,
+    /// Run against the local workspace kept in .brickform/local (no account needed).
+    #[arg(long = "local", global = true)]
+    pub local: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -175,7 +182,9 @@ fn main() -> ExitCode {
     init_logging();
     // Planning large configurations nests deep futures; give them room on a thread of
     // our own rather than rely on the main thread's default stack.
-    let worker = std::thread::Builder::new().stack_size(64 * 1024 * 1024).spawn(move || run_blocking(cli));
+    let worker = std::thread::Builder::new()
+        .stack_size(64 * 1024 * 1024)
+        .spawn(move || run_blocking(cli));
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         _ => {
@@ -186,7 +195,11 @@ fn main() -> ExitCode {
 }
 
 fn run_blocking(cli: Cli) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().thread_stack_size(16 * 1024 * 1024).enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(16 * 1024 * 1024)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("Error: cannot start the async runtime: {e}");
@@ -204,8 +217,12 @@ fn run_blocking(cli: Cli) -> ExitCode {
 }
 
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("BRICKFORM_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BRICKFORM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -214,9 +231,21 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Init => ops::init(&ctx).await,
         Command::Validate { vars, json } => ops::validate(&ctx, &vars, json).await,
         Command::Fmt { check } => ops::fmt(&ctx, check),
-        Command::Plan { args, out, json, markdown, detailed_exitcode } => ops::plan(&ctx, &args, out, json, markdown, detailed_exitcode).await,
-        Command::Apply { plan_file, args, auto_approve } => ops::apply(&ctx, &args, plan_file, auto_approve, false).await,
-        Command::Destroy { args, auto_approve } => ops::apply(&ctx, &args, None, auto_approve, true).await,
+        Command::Plan {
+            args,
+            out,
+            json,
+            markdown,
+            detailed_exitcode,
+        } => ops::plan(&ctx, &args, out, json, markdown, detailed_exitcode).await,
+        Command::Apply {
+            plan_file,
+            args,
+            auto_approve,
+        } => ops::apply(&ctx, &args, plan_file, auto_approve, false).await,
+        Command::Destroy { args, auto_approve } => {
+            ops::apply(&ctx, &args, None, auto_approve, true).await
+        }
         Command::Show { file, json } => ops::show(&ctx, file, json).await,
         Command::Output { name, json, raw } => ops::output(&ctx, name, json, raw).await,
         Command::Graph { format } => ops::graph(&ctx, &format),

@@ -24,6 +24,7 @@ pub struct Ctx {
     pub dir: PathBuf,
     pub environment: Option<String>,
     pub color: bool,
+    pub local: bool,
 }
 
 impl Ctx {
@@ -31,7 +32,10 @@ impl Ctx {
         Ctx {
             dir: cli.dir.clone(),
             environment: cli.environment.clone(),
-            color: !cli.no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal(),
+            color: !cli.no_color
+                && std::env::var_os("NO_COLOR").is_none()
+                && std::io::stdout().is_terminal(),
+            local: cli.local,
         }
     }
 
@@ -40,15 +44,81 @@ impl Ctx {
     }
 }
 
-/// The registry of providers the binary ships.
+/// The providers the binary ships, and the local workspace when the command runs against
+/// it (kept alive for the command's duration).
+struct Providers {
+    registry: Registry,
+    _local: Option<brickform_emulator::RunningEmulator>,
+}
+
+/// The local workspace lives next to the configuration, in the same format as
+/// `brickform local serve --data`.
+pub fn local_dir(dir: &std::path::Path) -> PathBuf {
+    dir.join(".brickform").join("local")
+}
+
+fn provider_wants_local(config: &Config) -> bool {
+    config
+        .providers
+        .get("databricks")
+        .and_then(|p| p.body.body.get_attribute("host"))
+        .is_some_and(
+            |a| matches!(&a.value, hcl_edit::expr::Expression::String(s) if s.value() == "local"),
+        )
+}
+
+fn databricks(local: Option<(String, String)>) -> Arc<brickform_databricks::DatabricksProvider> {
+    Arc::new(brickform_databricks::DatabricksProvider::new(
+        brickform_databricks::Options {
+            local,
+            secrets: Arc::new(brickform_databricks::client::KeyringStore),
+            env: Arc::new(|k: &str| std::env::var(k).ok()),
+        },
+    ))
+}
+
+/// Providers for commands that do not talk to a workspace (validate, graph).
 fn registry() -> Registry {
-    Registry::new()
+    let mut r = Registry::new();
+    r.register(databricks(None));
+    r
+}
+
+/// Providers for commands that do, starting the local workspace when asked for.
+async fn providers(ctx: &Ctx, config: &Config) -> anyhow::Result<Providers> {
+    let mut registry = Registry::new();
+    let mut running = None;
+    let mut local = None;
+    if ctx.local || provider_wants_local(config) {
+        let cfg = brickform_emulator::EmulatorConfig {
+            data_dir: Some(local_dir(&ctx.dir)),
+            ..Default::default()
+        };
+        let emu = brickform_emulator::Emulator::start(cfg)
+            .await
+            .map_err(|e| {
+                anyhow!(
+                    "cannot start the local workspace in {}: {e}",
+                    local_dir(&ctx.dir).display()
+                )
+            })?;
+        local = Some((emu.url(), "local".to_string()));
+        running = Some(emu);
+    }
+    registry.register(databricks(local));
+    Ok(Providers {
+        registry,
+        _local: running,
+    })
 }
 
 /// Loads the configuration, failing with rendered diagnostics.
 fn load(ctx: &Ctx) -> Result<Config, ExitCode> {
     if !ctx.dir.is_dir() {
-        eprintln!("Error: the configuration directory {} does not exist", ctx.dir.display());
+        eprintln!(
+            "Error: the configuration directory {} does not exist",
+            ctx.dir.display()
+        );
         return Err(ExitCode::from(1));
     }
     let (config, diags) = load_dir(&ctx.dir);
@@ -79,14 +149,27 @@ fn environment(ctx: &Ctx, config: &Config) -> String {
 fn var_inputs(args: &VarArgs, allow_unknown: bool) -> Result<VarInputs, anyhow::Error> {
     let mut vars = Vec::new();
     for v in &args.vars {
-        let (k, val) = v.split_once('=').ok_or_else(|| anyhow!("invalid --var {v:?}: expected NAME=VALUE"))?;
+        let (k, val) = v
+            .split_once('=')
+            .ok_or_else(|| anyhow!("invalid --var {v:?}: expected NAME=VALUE"))?;
         vars.push((k.trim().to_string(), val.to_string()));
     }
-    Ok(VarInputs { files: args.var_files.clone(), vars, env: Vec::new(), allow_unknown }.with_process_env())
+    Ok(VarInputs {
+        files: args.var_files.clone(),
+        vars,
+        env: Vec::new(),
+        allow_unknown,
+    }
+    .with_process_env())
 }
 
 /// Resolves variables, prompting on a terminal for required ones that have no value.
-fn variables(config: &Config, args: &VarArgs, env: &str, allow_unknown: bool) -> Result<Variables, ExitCode> {
+fn variables(
+    config: &Config,
+    args: &VarArgs,
+    env: &str,
+    allow_unknown: bool,
+) -> Result<Variables, ExitCode> {
     let mut inputs = match var_inputs(args, allow_unknown) {
         Ok(i) => i,
         Err(e) => {
@@ -105,7 +188,10 @@ fn variables(config: &Config, args: &VarArgs, env: &str, allow_unknown: bool) ->
             let _ = std::io::stderr().flush();
             let mut line = String::new();
             if std::io::stdin().lock().read_line(&mut line).is_ok() {
-                inputs.vars.push((name.clone(), line.trim_end_matches(['\n', '\r']).to_string()));
+                inputs.vars.push((
+                    name.clone(),
+                    line.trim_end_matches(['\n', '\r']).to_string(),
+                ));
             }
         }
     }
@@ -132,8 +218,12 @@ pub async fn init(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     };
     let env = environment(ctx, &config);
     let state_dir = ctx.dir.join(".brickform").join("state");
-    std::fs::create_dir_all(&state_dir).with_context(|| format!("creating {}", state_dir.display()))?;
-    println!("brickform has been initialized in {} (environment \"{env}\").", ctx.dir.display());
+    std::fs::create_dir_all(&state_dir)
+        .with_context(|| format!("creating {}", state_dir.display()))?;
+    println!(
+        "brickform has been initialized in {} (environment \"{env}\").",
+        ctx.dir.display()
+    );
     println!("State is kept in {}.", state_dir.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -151,14 +241,21 @@ pub async fn validate(ctx: &Ctx, args: &VarArgs, json: bool) -> anyhow::Result<E
     }
     diags.sort();
     if json {
-        println!("{}", serde_json::to_string_pretty(&diag::to_json(&diags, &config.sources))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&diag::to_json(&diags, &config.sources))?
+        );
     } else {
         print_diags(&diags, &config);
         if !diags.has_errors() {
             println!("Success! The configuration is valid.");
         }
     }
-    Ok(if diags.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if diags.has_errors() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 pub fn fmt(ctx: &Ctx, check: bool) -> anyhow::Result<ExitCode> {
@@ -182,7 +279,12 @@ pub fn fmt(ctx: &Ctx, check: bool) -> anyhow::Result<ExitCode> {
         }
     }
     for f in &changed {
-        println!("{}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+        println!(
+            "{}",
+            f.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        );
     }
     Ok(if failed {
         ExitCode::from(2)
@@ -196,7 +298,9 @@ pub fn fmt(ctx: &Ctx, check: bool) -> anyhow::Result<ExitCode> {
 fn parse_duration(s: &str) -> anyhow::Result<Duration> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = num.parse().map_err(|_| anyhow!("invalid duration {s:?}; use forms like 30s or 2m"))?;
+    let n: u64 = num
+        .parse()
+        .map_err(|_| anyhow!("invalid duration {s:?}; use forms like 30s or 2m"))?;
     Ok(match unit {
         "" | "s" => Duration::from_secs(n),
         "ms" => Duration::from_millis(n),
@@ -234,7 +338,9 @@ async fn open(ctx: &Ctx, args: &PlanArgs, operation: &str) -> Result<Session, Ex
             if let Some(h) = e.lock_holder() {
                 eprintln!("\n{h}");
             }
-            eprintln!("\nbrickform acquires a state lock to protect the state from being written by multiple users at the same time. Wait for the other operation to finish, or use `brickform force-unlock ID` if it was abandoned.");
+            eprintln!(
+                "\nbrickform acquires a state lock to protect the state from being written by multiple users at the same time. Wait for the other operation to finish, or use `brickform force-unlock ID` if it was abandoned."
+            );
             return Err(ExitCode::from(1));
         }
     };
@@ -251,8 +357,18 @@ async fn open(ctx: &Ctx, args: &PlanArgs, operation: &str) -> Result<Session, Ex
         // provider able to look the object up, record it as failed so the next plan reads
         // the live world again.
         for intent in &rec.unresolved {
-            eprintln!("Warning: an interrupted {:?} of {} is being resolved", intent.op, intent.address);
-            let _ = rec.journal.result(intent.seq, brickform_state::Outcome::Failed("interrupted".into()), &mut doc).await;
+            eprintln!(
+                "Warning: an interrupted {:?} of {} is being resolved",
+                intent.op, intent.address
+            );
+            let _ = rec
+                .journal
+                .result(
+                    intent.seq,
+                    brickform_state::Outcome::Failed("interrupted".into()),
+                    &mut doc,
+                )
+                .await;
         }
     }
     if !rec.existed
@@ -261,7 +377,15 @@ async fn open(ctx: &Ctx, args: &PlanArgs, operation: &str) -> Result<Session, Ex
         eprintln!("Error: cannot create the state of environment \"{env}\": {e}");
         return Err(ExitCode::from(1));
     }
-    Ok(Session { config, vars, env, backend, _lock: lock, doc, journal: rec.journal })
+    Ok(Session {
+        config,
+        vars,
+        env,
+        backend,
+        _lock: lock,
+        doc,
+        journal: rec.journal,
+    })
 }
 
 fn request(args: &PlanArgs, destroy: bool) -> PlanRequest {
@@ -280,7 +404,10 @@ fn request(args: &PlanArgs, destroy: bool) -> PlanRequest {
 }
 
 fn text_options(ctx: &Ctx) -> render_text::TextOptions {
-    render_text::TextOptions { color: ctx.color, show_unchanged: false }
+    render_text::TextOptions {
+        color: ctx.color,
+        show_unchanged: false,
+    }
 }
 
 fn variables_fingerprint(doc: &StateDocument, vars: &Variables) -> String {
@@ -288,19 +415,31 @@ fn variables_fingerprint(doc: &StateDocument, vars: &Variables) -> String {
     doc.fingerprint(&j)
 }
 
-pub async fn plan(ctx: &Ctx, args: &PlanArgs, out: Option<PathBuf>, json: bool, markdown: bool, detailed: bool) -> anyhow::Result<ExitCode> {
+pub async fn plan(
+    ctx: &Ctx,
+    args: &PlanArgs,
+    out: Option<PathBuf>,
+    json: bool,
+    markdown: bool,
+    detailed: bool,
+) -> anyhow::Result<ExitCode> {
     let s = match open(ctx, args, "plan").await {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let registry = registry();
-    let engine = Engine::new(&s.config, &registry, &s.vars, &s.env);
+    let p = providers(ctx, &s.config).await?;
+    let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
     let req = request(args, false);
     let (planned, diags) = engine.plan(&s.doc, &req).await;
     print_diags(&diags, &s.config);
-    let Some(planned) = planned else { return Ok(ExitCode::from(1)) };
+    let Some(planned) = planned else {
+        return Ok(ExitCode::from(1));
+    };
     if json {
-        println!("{}", serde_json::to_string_pretty(&render_json::render(&planned.plan))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&render_json::render(&planned.plan))?
+        );
     } else if markdown {
         println!("{}", render_markdown::render(&planned.plan));
     } else {
@@ -324,17 +463,33 @@ pub async fn plan(ctx: &Ctx, args: &PlanArgs, out: Option<PathBuf>, json: bool, 
         };
         write_private(&path, serde_json::to_vec_pretty(&saved)?.as_slice())?;
         if !json && !markdown {
-            println!("\nSaved the plan to: {}\n\nTo perform exactly these actions, run:\n  brickform apply \"{}\"", path.display(), path.display());
+            println!(
+                "\nSaved the plan to: {}\n\nTo perform exactly these actions, run:\n  brickform apply \"{}\"",
+                path.display(),
+                path.display()
+            );
         }
     } else if !json && !markdown && planned.plan.has_changes() {
-        println!("\nNote: You didn't use the -out option to save this plan, so brickform can't guarantee to take exactly these actions if you run \"brickform apply\" now.");
+        println!(
+            "\nNote: You didn't use the -out option to save this plan, so brickform can't guarantee to take exactly these actions if you run \"brickform apply\" now."
+        );
     }
-    Ok(if detailed && planned.plan.has_changes() { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(if detailed && planned.plan.has_changes() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn write_private(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path).with_context(|| format!("writing {}", path.display()))?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
     f.write_all(bytes)?;
     f.sync_all()?;
     Ok(())
@@ -342,9 +497,13 @@ fn write_private(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 fn confirm(destroy: bool) -> bool {
     if destroy {
-        println!("\nDo you really want to destroy all resources?\n  brickform will destroy all your managed infrastructure, as shown above.\n  There is no undo. Only 'yes' will be accepted to confirm.\n");
+        println!(
+            "\nDo you really want to destroy all resources?\n  brickform will destroy all your managed infrastructure, as shown above.\n  There is no undo. Only 'yes' will be accepted to confirm.\n"
+        );
     } else {
-        println!("\nDo you want to perform these actions?\n  brickform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n");
+        println!(
+            "\nDo you want to perform these actions?\n  brickform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n"
+        );
     }
     print!("  Enter a value: ");
     let _ = std::io::stdout().flush();
@@ -357,18 +516,28 @@ fn verb(action: Action) -> (&'static str, &'static str) {
         Action::Create => ("Creating...", "Creation complete"),
         Action::Update => ("Modifying...", "Modifications complete"),
         Action::Delete => ("Destroying...", "Destruction complete"),
-        Action::DeleteThenCreate | Action::CreateThenDelete => ("Replacing...", "Replacement complete"),
+        Action::DeleteThenCreate | Action::CreateThenDelete => {
+            ("Replacing...", "Replacement complete")
+        }
         Action::Read => ("Reading...", "Read complete"),
         Action::Forget => ("Removing from state...", "Removal complete"),
         Action::NoOp => ("Importing...", "Import complete"),
     }
 }
 
-pub async fn apply(ctx: &Ctx, args: &PlanArgs, plan_file: Option<PathBuf>, auto_approve: bool, destroy: bool) -> anyhow::Result<ExitCode> {
+pub async fn apply(
+    ctx: &Ctx,
+    args: &PlanArgs,
+    plan_file: Option<PathBuf>,
+    auto_approve: bool,
+    destroy: bool,
+) -> anyhow::Result<ExitCode> {
     let saved: Option<SavedPlan> = match &plan_file {
         Some(p) => {
-            let bytes = std::fs::read(p).with_context(|| format!("reading the plan file {}", p.display()))?;
-            let sp: SavedPlan = serde_json::from_slice(&bytes).map_err(|e| anyhow!("{} is not a brickform plan file: {e}", p.display()))?;
+            let bytes = std::fs::read(p)
+                .with_context(|| format!("reading the plan file {}", p.display()))?;
+            let sp: SavedPlan = serde_json::from_slice(&bytes)
+                .map_err(|e| anyhow!("{} is not a brickform plan file: {e}", p.display()))?;
             if sp.format != saved::FORMAT {
                 bail!("{} is not a brickform plan file", p.display());
             }
@@ -383,7 +552,12 @@ pub async fn apply(ctx: &Ctx, args: &PlanArgs, plan_file: Option<PathBuf>, auto_
         args.replace = sp.replace.clone();
         args.destroy = sp.destroy;
         args.refresh_only = sp.refresh_only;
-        ctx_env = Ctx { dir: ctx.dir.clone(), environment: Some(sp.environment.clone()), color: ctx.color };
+        ctx_env = Ctx {
+            dir: ctx.dir.clone(),
+            environment: Some(sp.environment.clone()),
+            color: ctx.color,
+            local: ctx.local,
+        };
         &ctx_env
     } else {
         ctx
@@ -409,28 +583,45 @@ pub async fn apply(ctx: &Ctx, args: &PlanArgs, plan_file: Option<PathBuf>, auto_
             return Ok(ExitCode::from(1));
         }
     }
-    let registry = registry();
-    let engine = Engine::new(&s.config, &registry, &s.vars, &s.env);
+    let p = providers(ctx, &s.config).await?;
+    let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
     let req = request(&args, destroy);
     let (planned, diags) = engine.plan(&s.doc, &req).await;
     print_diags(&diags, &s.config);
-    let Some(planned): Option<Planned> = planned else { return Ok(ExitCode::from(1)) };
+    let Some(planned): Option<Planned> = planned else {
+        return Ok(ExitCode::from(1));
+    };
     if let Some(sp) = &saved {
-        let actions = |p: &brickform_core::plan::Plan| p.changes.iter().map(|c| (c.address.clone(), c.action)).collect::<Vec<_>>();
+        let actions = |p: &brickform_core::plan::Plan| {
+            p.changes
+                .iter()
+                .map(|c| (c.address.clone(), c.action))
+                .collect::<Vec<_>>()
+        };
         if actions(&sp.plan) != actions(&planned.plan) {
-            eprintln!("Error: Saved plan is stale: the live objects changed since the plan was created, so its actions no longer hold. Create a new plan.");
+            eprintln!(
+                "Error: Saved plan is stale: the live objects changed since the plan was created, so its actions no longer hold. Create a new plan."
+            );
             return Ok(ExitCode::from(1));
         }
     } else {
         print!("{}", render_text::render(&planned.plan, &text_options(ctx)));
     }
     let has_changes = planned.plan.has_changes();
-    if !has_changes && planned.plan.outputs.iter().all(|o| o.action == Action::NoOp) {
+    if !has_changes
+        && planned
+            .plan
+            .outputs
+            .iter()
+            .all(|o| o.action == Action::NoOp)
+    {
         return Ok(ExitCode::SUCCESS);
     }
     if saved.is_none() && !auto_approve && has_changes {
         if !std::io::stdin().is_terminal() {
-            eprintln!("Error: No confirmation given. Use --auto-approve to apply without a prompt, or run in a terminal.");
+            eprintln!(
+                "Error: No confirmation given. Use --auto-approve to apply without a prompt, or run in a terminal."
+            );
             return Ok(ExitCode::from(1));
         }
         if !confirm(destroy) {
@@ -444,48 +635,127 @@ pub async fn apply(ctx: &Ctx, args: &PlanArgs, plan_file: Option<PathBuf>, auto_
         let cancel = cancel.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\nInterrupt received.\nPlease wait for brickform to exit or data loss may occur.\nGracefully shutting down...");
+                eprintln!(
+                    "\nInterrupt received.\nPlease wait for brickform to exit or data loss may occur.\nGracefully shutting down..."
+                );
                 cancel.cancel();
             }
         });
     }
     let on_event = Arc::new(|e: ApplyEvent| match e {
-        ApplyEvent::Started { address, action, id } => {
+        ApplyEvent::Started {
+            address,
+            action,
+            id,
+        } => {
             let id = id.map(|i| format!(" [id={i}]")).unwrap_or_default();
-            println!("{address}: {}{}", verb(action).0, if action == Action::Create { String::new() } else { id });
+            println!(
+                "{address}: {}{}",
+                verb(action).0,
+                if action == Action::Create {
+                    String::new()
+                } else {
+                    id
+                }
+            );
         }
-        ApplyEvent::StillRunning { address, action, elapsed } => println!("{address}: Still {}... [{}s elapsed]", verb(action).0.trim_end_matches("...").to_lowercase(), elapsed.as_secs()),
-        ApplyEvent::Finished { address, action, id, elapsed } => {
+        ApplyEvent::StillRunning {
+            address,
+            action,
+            elapsed,
+        } => println!(
+            "{address}: Still {}... [{}s elapsed]",
+            verb(action).0.trim_end_matches("...").to_lowercase(),
+            elapsed.as_secs()
+        ),
+        ApplyEvent::Finished {
+            address,
+            action,
+            id,
+            elapsed,
+        } => {
             let id = id.map(|i| format!(" [id={i}]")).unwrap_or_default();
-            println!("{address}: {} after {}s{id}", verb(action).1, elapsed.as_secs());
+            println!(
+                "{address}: {} after {}s{id}",
+                verb(action).1,
+                elapsed.as_secs()
+            );
         }
         ApplyEvent::Failed { address, error, .. } => eprintln!("{address}: failed: {error}"),
-        ApplyEvent::Skipped { address, because } => eprintln!("{address}: skipped because {because} failed"),
+        ApplyEvent::Skipped { address, because } => {
+            eprintln!("{address}: skipped because {because} failed")
+        }
     });
-    let opts = ApplyOptions { parallelism: args.parallelism, cancel, on_event };
+    let opts = ApplyOptions {
+        parallelism: args.parallelism,
+        cancel,
+        on_event,
+    };
     let (mut doc, report) = engine.apply(&planned, s.doc, s.journal, opts).await;
-    s.backend.save(&s.env, &mut doc).await.map_err(|e| anyhow!("saving state: {e}"))?;
+    s.backend
+        .save(&s.env, &mut doc)
+        .await
+        .map_err(|e| anyhow!("saving state: {e}"))?;
     let _ = s.backend.wal_truncate(&s.env).await;
     for (addr, err) in &report.failed {
         eprintln!("\nError: {addr}: {err}");
     }
-    if destroy {
+    if !report.failed.is_empty() || report.interrupted {
+        let what = if report.interrupted {
+            "interrupted"
+        } else {
+            "failed"
+        };
+        println!(
+            "\n{} {what}. Resources: {} added, {} changed, {} destroyed; {} failed, {} skipped. State was saved: run the command again to finish.",
+            if destroy { "Destroy" } else { "Apply" },
+            report.added,
+            report.changed,
+            report.destroyed,
+            report.failed.len(),
+            report.skipped.len()
+        );
+    } else if destroy {
         let left = doc.resources().len();
-        println!("\nDestroy complete! {} destroyed, {left} left behind.", report.destroyed);
+        println!(
+            "\nDestroy complete! {} destroyed, {left} left behind.",
+            report.destroyed
+        );
     } else {
-        let imported = if report.imported > 0 { format!("{} imported, ", report.imported) } else { String::new() };
-        println!("\nApply complete! Resources: {imported}{} added, {} changed, {} destroyed.", report.added, report.changed, report.destroyed);
+        let imported = if report.imported > 0 {
+            format!("{} imported, ", report.imported)
+        } else {
+            String::new()
+        };
+        println!(
+            "\nApply complete! Resources: {imported}{} added, {} changed, {} destroyed.",
+            report.added, report.changed, report.destroyed
+        );
     }
     if !report.skipped.is_empty() {
-        println!("Skipped because a dependency failed: {}", report.skipped.join(", "));
+        println!(
+            "Skipped because a dependency failed: {}",
+            report.skipped.join(", ")
+        );
     }
     if !destroy && !report.outputs.is_empty() {
         println!("\nOutputs:\n");
         for (name, v, sensitive) in &report.outputs {
-            println!("{name} = {}", if *sensitive { "<sensitive>".to_string() } else { v.to_string() });
+            println!(
+                "{name} = {}",
+                if *sensitive {
+                    "<sensitive>".to_string()
+                } else {
+                    v.to_string()
+                }
+            );
         }
     }
-    Ok(if report.failed.is_empty() && !report.interrupted { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.failed.is_empty() && !report.interrupted {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 async fn load_state(ctx: &Ctx) -> anyhow::Result<(String, Option<StateDocument>)> {
@@ -503,9 +773,13 @@ async fn load_state(ctx: &Ctx) -> anyhow::Result<(String, Option<StateDocument>)
 pub async fn show(ctx: &Ctx, file: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     if let Some(f) = file {
         let bytes = std::fs::read(&f).with_context(|| format!("reading {}", f.display()))?;
-        let sp: SavedPlan = serde_json::from_slice(&bytes).map_err(|e| anyhow!("{} is not a brickform plan file: {e}", f.display()))?;
+        let sp: SavedPlan = serde_json::from_slice(&bytes)
+            .map_err(|e| anyhow!("{} is not a brickform plan file: {e}", f.display()))?;
         if json {
-            println!("{}", serde_json::to_string_pretty(&render_json::render(&sp.plan))?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&render_json::render(&sp.plan))?
+            );
         } else {
             print!("{}", render_text::render(&sp.plan, &text_options(ctx)));
         }
@@ -544,10 +818,17 @@ pub async fn show(ctx: &Ctx, file: Option<PathBuf>, json: bool) -> anyhow::Resul
     print_outputs(&doc, None, false, false)
 }
 
-fn print_outputs(doc: &StateDocument, name: Option<String>, json: bool, raw: bool) -> anyhow::Result<ExitCode> {
+fn print_outputs(
+    doc: &StateDocument,
+    name: Option<String>,
+    json: bool,
+    raw: bool,
+) -> anyhow::Result<ExitCode> {
     if let Some(n) = name {
         let Some(o) = doc.outputs().get(&n) else {
-            eprintln!("Error: Output \"{n}\" not found. The output variable requested could not be found in the state. Apply the configuration first, or check the name.");
+            eprintln!(
+                "Error: Output \"{n}\" not found. The output variable requested could not be found in the state. Apply the configuration first, or check the name."
+            );
             return Ok(ExitCode::from(1));
         };
         let Some(v) = o.value() else {
@@ -559,7 +840,9 @@ fn print_outputs(doc: &StateDocument, name: Option<String>, json: bool, raw: boo
                 serde_json::Value::String(s) => println!("{s}"),
                 serde_json::Value::Number(_) | serde_json::Value::Bool(_) => println!("{v}"),
                 _ => {
-                    eprintln!("Error: Unsupported value for raw output: only strings, numbers and bools can be printed with --raw.");
+                    eprintln!(
+                        "Error: Unsupported value for raw output: only strings, numbers and bools can be printed with --raw."
+                    );
                     return Ok(ExitCode::from(1));
                 }
             }
@@ -574,7 +857,12 @@ fn print_outputs(doc: &StateDocument, name: Option<String>, json: bool, raw: boo
         let m: serde_json::Map<String, serde_json::Value> = doc
             .outputs()
             .iter()
-            .map(|(k, o)| (k.clone(), serde_json::json!({"sensitive": o.sensitive(), "value": o.value()})))
+            .map(|(k, o)| {
+                (
+                    k.clone(),
+                    serde_json::json!({"sensitive": o.sensitive(), "value": o.value()}),
+                )
+            })
             .collect();
         println!("{}", serde_json::to_string_pretty(&m)?);
         return Ok(ExitCode::SUCCESS);
@@ -591,7 +879,12 @@ fn print_outputs(doc: &StateDocument, name: Option<String>, json: bool, raw: boo
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn output(ctx: &Ctx, name: Option<String>, json: bool, raw: bool) -> anyhow::Result<ExitCode> {
+pub async fn output(
+    ctx: &Ctx,
+    name: Option<String>,
+    json: bool,
+    raw: bool,
+) -> anyhow::Result<ExitCode> {
     let (_, doc) = load_state(ctx).await?;
     let doc = doc.unwrap_or_else(|| StateDocument::new("default"));
     print_outputs(&doc, name, json, raw)
@@ -619,7 +912,9 @@ pub fn graph(ctx: &Ctx, format: &str) -> anyhow::Result<ExitCode> {
             let mut child = match child {
                 Ok(c) => c,
                 Err(_) => {
-                    eprintln!("Error: rendering {format} needs Graphviz's `dot` command, which was not found on PATH. Install Graphviz (for example `apt-get install graphviz`), or use `brickform graph` (DOT text) and render it elsewhere.");
+                    eprintln!(
+                        "Error: rendering {format} needs Graphviz's `dot` command, which was not found on PATH. Install Graphviz (for example `apt-get install graphviz`), or use `brickform graph` (DOT text) and render it elsewhere."
+                    );
                     return Ok(ExitCode::from(1));
                 }
             };
@@ -661,7 +956,10 @@ pub async fn state(ctx: &Ctx, cmd: StateCommand) -> anyhow::Result<ExitCode> {
             None => println!("{{}}"),
         },
         StateCommand::Rm { addresses } => {
-            let _lock = backend.lock(&env, LockInfo::new("state rm"), Duration::ZERO).await.map_err(|e| anyhow!("{e}"))?;
+            let _lock = backend
+                .lock(&env, LockInfo::new("state rm"), Duration::ZERO)
+                .await
+                .map_err(|e| anyhow!("{e}"))?;
             let mut d = doc.ok_or_else(|| anyhow!("no state for environment \"{env}\""))?;
             for a in &addresses {
                 if d.remove(a).is_none() {
@@ -670,21 +968,41 @@ pub async fn state(ctx: &Ctx, cmd: StateCommand) -> anyhow::Result<ExitCode> {
                 }
                 println!("Removed {a}");
             }
-            backend.save(&env, &mut d).await.map_err(|e| anyhow!("{e}"))?;
-            println!("Successfully removed {} resource instance(s).", addresses.len());
+            backend
+                .save(&env, &mut d)
+                .await
+                .map_err(|e| anyhow!("{e}"))?;
+            println!(
+                "Successfully removed {} resource instance(s).",
+                addresses.len()
+            );
         }
         StateCommand::Mv { from, to } => {
-            let _lock = backend.lock(&env, LockInfo::new("state mv"), Duration::ZERO).await.map_err(|e| anyhow!("{e}"))?;
+            let _lock = backend
+                .lock(&env, LockInfo::new("state mv"), Duration::ZERO)
+                .await
+                .map_err(|e| anyhow!("{e}"))?;
             let mut d = doc.ok_or_else(|| anyhow!("no state for environment \"{env}\""))?;
             d.mv(&from, &to).map_err(|e| anyhow!("{e}"))?;
-            backend.save(&env, &mut d).await.map_err(|e| anyhow!("{e}"))?;
+            backend
+                .save(&env, &mut d)
+                .await
+                .map_err(|e| anyhow!("{e}"))?;
             println!("Move \"{from}\" to \"{to}\"\nSuccessfully moved 1 object(s).");
         }
         StateCommand::Push { file } => {
-            let _lock = backend.lock(&env, LockInfo::new("state push"), Duration::ZERO).await.map_err(|e| anyhow!("{e}"))?;
-            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-            let mut incoming: StateDocument = serde_json::from_str(&text).map_err(|e| anyhow!("{} is not a state document: {e}", file.display()))?;
-            backend.save(&env, &mut incoming).await.map_err(|e| anyhow!("{e}"))?;
+            let _lock = backend
+                .lock(&env, LockInfo::new("state push"), Duration::ZERO)
+                .await
+                .map_err(|e| anyhow!("{e}"))?;
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            let mut incoming: StateDocument = serde_json::from_str(&text)
+                .map_err(|e| anyhow!("{} is not a state document: {e}", file.display()))?;
+            backend
+                .save(&env, &mut incoming)
+                .await
+                .map_err(|e| anyhow!("{e}"))?;
             println!("State pushed to environment \"{env}\".");
         }
     }
@@ -695,7 +1013,12 @@ pub async fn env_list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let (config, _) = load_dir(&ctx.dir);
     let current = environment(ctx, &config);
     let mut names: Vec<String> = config.environments.keys().cloned().collect();
-    names.extend(ctx.backend().environments().await.map_err(|e| anyhow!("{e}"))?);
+    names.extend(
+        ctx.backend()
+            .environments()
+            .await
+            .map_err(|e| anyhow!("{e}"))?,
+    );
     names.push(current.clone());
     names.sort();
     names.dedup();
@@ -707,7 +1030,10 @@ pub async fn env_list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
 pub async fn force_unlock(ctx: &Ctx, id: &str) -> anyhow::Result<ExitCode> {
     let (env, _) = load_state(ctx).await?;
-    ctx.backend().force_unlock(&env, id).await.map_err(|e| anyhow!("{e}"))?;
+    ctx.backend()
+        .force_unlock(&env, id)
+        .await
+        .map_err(|e| anyhow!("{e}"))?;
     println!("brickform state has been successfully unlocked!");
     Ok(ExitCode::SUCCESS)
 }

@@ -1,1 +1,142 @@
-//! The Databricks provider.
+//! brickform's Databricks provider: the API client, the resource kinds and data sources.
+//!
+//! Each kind lives in its own file under `resources/` (data sources under `data/`), its
+//! schema declared as data; the mechanics several kinds share (Unity Catalog securables,
+//! content uploads) live in one place each.
+
+pub mod client;
+pub mod data;
+pub mod resources;
+
+use async_trait::async_trait;
+use brickform_core::provider::{
+    AttrType, Attribute, DataSource, Provider, ProviderError, ProviderResult, ResourceKind, Schema,
+};
+use brickform_core::value::{Object, Value};
+use client::{Client, SecretStore, Settings};
+use std::sync::{Arc, RwLock};
+
+/// What every kind of this provider shares: the connected client.
+#[derive(Default)]
+pub struct Shared {
+    client: RwLock<Option<Client>>,
+}
+
+impl Shared {
+    /// The client, once the provider is configured.
+    pub fn client(&self) -> ProviderResult<Client> {
+        self.client
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| ProviderError::other("the databricks provider is not configured"))
+    }
+
+    fn set(&self, c: Client) {
+        *self.client.write().unwrap_or_else(|p| p.into_inner()) = Some(c);
+    }
+}
+
+/// How the command runs the provider.
+pub struct Options {
+    /// When set, every request goes to this local workspace (`--local`, or `host = "local"`
+    /// once the command has started it): `(url, token)`.
+    pub local: Option<(String, String)>,
+    /// Where credentials saved by `brickform auth login` are kept.
+    pub secrets: Arc<dyn SecretStore>,
+    /// Reads environment variables (injected so tests never depend on the real environment).
+    pub env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+}
+
+pub struct DatabricksProvider {
+    shared: Arc<Shared>,
+    options: Options,
+    schema: Schema,
+}
+
+impl DatabricksProvider {
+    pub fn new(options: Options) -> Self {
+        let schema = Schema::new()
+            .describe("Connection to a Databricks workspace. Unset settings come from DATABRICKS_* environment variables, a ~/.databrickscfg profile, or `brickform auth login`.")
+            .attr(Attribute::optional("host", AttrType::String).describe("Workspace URL, or \"local\" for the local workspace."))
+            .attr(Attribute::optional("token", AttrType::String).sensitive().describe("Personal access token."))
+            .attr(Attribute::optional("client_id", AttrType::String).describe("OAuth machine-to-machine client id."))
+            .attr(Attribute::optional("client_secret", AttrType::String).sensitive().describe("OAuth machine-to-machine client secret."))
+            .attr(Attribute::optional("profile", AttrType::String).describe("Profile of ~/.databrickscfg."))
+            .attr(Attribute::optional("config_file", AttrType::String).describe("Path of the configuration file (default ~/.databrickscfg)."))
+            .attr(Attribute::optional("auth_type", AttrType::String).describe("Pin one authentication method: pat or oauth-m2m."))
+            .attr(Attribute::optional("rate_limit", AttrType::Number).describe("Fixed cap on requests per second to the workspace."))
+            .attr(Attribute::optional("initial_rate", AttrType::Number).describe("Requests per second the adaptive limiter starts at."))
+            .attr(Attribute::optional("retry_timeout_seconds", AttrType::Number).describe("Time budget for retrying one request."));
+        DatabricksProvider {
+            shared: Arc::new(Shared::default()),
+            options,
+            schema,
+        }
+    }
+
+    pub fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
+    }
+}
+
+/// Whether a provider block asks for the local workspace.
+pub fn wants_local(settings: &Object) -> bool {
+    settings.get("host").and_then(Value::as_str) == Some("local")
+}
+
+fn text(o: &Object, k: &str) -> Option<String> {
+    o.get(k).and_then(Value::as_str).map(str::to_string)
+}
+
+#[async_trait]
+impl Provider for DatabricksProvider {
+    fn name(&self) -> &'static str {
+        "databricks"
+    }
+    fn config_schema(&self) -> &Schema {
+        &self.schema
+    }
+    fn resource_kinds(&self) -> Vec<Arc<dyn ResourceKind>> {
+        resources::all(&self.shared)
+    }
+    fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
+        data::all(&self.shared)
+    }
+    async fn configure(&self, config: &Object) -> ProviderResult<()> {
+        let mut settings = Settings {
+            host: text(config, "host"),
+            token: text(config, "token"),
+            client_id: text(config, "client_id"),
+            client_secret: text(config, "client_secret"),
+            profile: text(config, "profile"),
+            config_file: text(config, "config_file").map(Into::into),
+            auth_type: text(config, "auth_type"),
+            rate_limit: config.get("rate_limit").and_then(Value::as_f64),
+            initial_rate: config.get("initial_rate").and_then(Value::as_f64),
+            retry_timeout: config
+                .get("retry_timeout_seconds")
+                .and_then(Value::as_f64)
+                .map(std::time::Duration::from_secs_f64),
+            http_timeout: None,
+        };
+        if let Some((url, token)) = &self.options.local {
+            settings.host = Some(url.clone());
+            settings.token = Some(token.clone());
+            settings.client_id = None;
+            settings.client_secret = None;
+            settings.profile = None;
+            settings.auth_type = Some("pat".into());
+        } else if wants_local(config) {
+            return Err(ProviderError::invalid(
+                "host = \"local\" needs the local workspace, which this command did not start",
+            ));
+        }
+        let env = self.options.env.clone();
+        let client = Client::connect(&settings, &move |k| env(k), self.options.secrets.as_ref())
+            .await
+            .map_err(|e| ProviderError::invalid(e.to_string()))?;
+        self.shared.set(client);
+        Ok(())
+    }
+}

@@ -1,0 +1,13 @@
+//! `data "databricks_catalog"`: an existing catalog, by name.
+
+use super::uc_lookup::UcLookup;
+use crate::Shared;
+use std::sync::Arc;
+
+pub fn lookup(shared: Arc<Shared>) -> UcLookup {
+    UcLookup::new(
+        shared,
+        "databricks_catalog",
+        crate::resources::catalog::kind,
+    )
+}

@@ -1,0 +1,82 @@
+//! `databricks_catalog`: a Unity Catalog catalog.
+
+use super::uc::{UcKind, UcSpec, futures_util_box::BoxFuture};
+use crate::Shared;
+use crate::client::Client;
+use brickform_core::provider::{AttrType, Attribute, Normalize, ProviderResult, Schema};
+use brickform_core::value::Object;
+use std::sync::Arc;
+
+fn map() -> AttrType {
+    AttrType::Map(Box::new(AttrType::String))
+}
+
+pub fn schema() -> Schema {
+    Schema::new()
+        .describe("A Unity Catalog catalog. A new catalog's auto-created `default` schema is removed; declare a `default` databricks_schema to keep one.")
+        .attr(Attribute::required("name", AttrType::String).normalize(Normalize::LowerCase).describe("Catalog name; a change renames it in place."))
+        .attr(Attribute::optional("comment", AttrType::String))
+        .attr(Attribute::optional("storage_root", AttrType::String).force_new().normalize(Normalize::TrimTrailingSlash))
+        .attr(Attribute::optional("connection_name", AttrType::String).force_new().normalize(Normalize::LowerCase).describe("Foreign catalog: the connection it reads through."))
+        .attr(Attribute::optional("provider_name", AttrType::String).force_new().normalize(Normalize::LowerCase))
+        .attr(Attribute::optional("share_name", AttrType::String).force_new().normalize(Normalize::LowerCase))
+        .attr(Attribute::optional("properties", map()))
+        .attr(Attribute::optional("options", map()))
+        .attr(Attribute::optional_computed("owner", AttrType::String))
+        .attr(Attribute::optional_computed("isolation_mode", AttrType::String))
+        .attr(Attribute::optional_computed("enable_predictive_optimization", AttrType::String))
+        .attr(Attribute::optional("force_destroy", AttrType::Bool).server_default(false).describe("Delete the catalog even when it holds schemas."))
+        .attr(Attribute::computed("id", AttrType::String))
+        .attr(Attribute::computed("metastore_id", AttrType::String))
+        .attr(Attribute::computed("full_name", AttrType::String))
+        .attr(Attribute::computed("storage_location", AttrType::String))
+        .attr(Attribute::computed("catalog_type", AttrType::String))
+}
+
+/// The service gives every new catalog a `default` schema; brickform manages schemas
+/// explicitly, so it goes (a configured `default` schema is created again by its own block).
+fn drop_default_schema<'a>(
+    client: &'a Client,
+    catalog: &'a str,
+) -> BoxFuture<'a, ProviderResult<()>> {
+    Box::pin(async move {
+        let path = format!("/api/2.1/unity-catalog/schemas/{catalog}.default");
+        super::gone_ok(client.delete(&path, &[("force", "true".to_string())]).await)
+    })
+}
+
+fn derive(_: &mut Object) {}
+
+pub fn kind(shared: Arc<Shared>) -> UcKind {
+    UcKind {
+        spec: UcSpec {
+            type_name: "databricks_catalog",
+            collection: "catalogs",
+            name_parts: &["name"],
+            create_fields: &[
+                "name",
+                "comment",
+                "storage_root",
+                "connection_name",
+                "provider_name",
+                "share_name",
+                "properties",
+                "options",
+            ],
+            update_fields: &[
+                "comment",
+                "properties",
+                "options",
+                "owner",
+                "isolation_mode",
+                "enable_predictive_optimization",
+            ],
+            always_send: &[],
+            force_delete: true,
+            derive,
+            after_create: Some(drop_default_schema),
+        },
+        schema: schema(),
+        shared,
+    }
+}

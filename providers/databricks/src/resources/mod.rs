@@ -1,0 +1,115 @@
+//! The resource kinds, one file each, and what they share.
+
+pub mod catalog;
+pub mod connection;
+pub mod content;
+pub mod file;
+pub mod notebook;
+pub mod schema;
+pub mod secret;
+pub mod secret_scope;
+pub mod uc;
+pub mod volume;
+pub mod workspace_file;
+
+use crate::Shared;
+use crate::client::ApiError;
+use brickform_core::provider::{ErrorKind, ProviderError, ResourceKind, Schema};
+use brickform_core::value::{Object, Value};
+use serde_json::{Map, Value as Json};
+use std::sync::Arc;
+
+/// Every resource kind of the provider.
+pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn ResourceKind>> {
+    vec![
+        Arc::new(catalog::kind(shared.clone())),
+        Arc::new(schema::kind(shared.clone())),
+        Arc::new(volume::kind(shared.clone())),
+        Arc::new(connection::kind(shared.clone())),
+        Arc::new(notebook::kind(shared.clone())),
+        Arc::new(workspace_file::kind(shared.clone())),
+        Arc::new(file::kind(shared.clone())),
+        Arc::new(secret_scope::SecretScope::new(shared.clone())),
+        Arc::new(secret::Secret::new(shared.clone())),
+    ]
+}
+
+/// A configuration value as JSON for a request body; `None` when unset.
+pub fn json_of(v: &Value) -> Option<Json> {
+    match v {
+        Value::Null | Value::Unknown => None,
+        Value::Object(o) => {
+            let m: Map<String, Json> = o
+                .iter()
+                .filter_map(|(k, v)| json_of(v).map(|j| (k.clone(), j)))
+                .collect();
+            Some(Json::Object(m))
+        }
+        Value::List(l) => Some(Json::Array(l.iter().filter_map(json_of).collect())),
+        other => Some(other.to_json()),
+    }
+}
+
+/// A request body of the given configuration attributes, leaving out unset ones.
+pub fn body_of(config: &Object, fields: &[&str]) -> Json {
+    let mut m = Map::new();
+    for f in fields {
+        if let Some(j) = config.get(*f).and_then(json_of) {
+            m.insert(f.to_string(), j);
+        }
+    }
+    Json::Object(m)
+}
+
+/// The attributes of a schema found in an API response (sensitive ones are never read).
+pub fn attrs_from(schema: &Schema, resp: &Json) -> Object {
+    let mut out = Object::new();
+    let Some(m) = resp.as_object() else {
+        return out;
+    };
+    for a in &schema.attributes {
+        if a.sensitive {
+            continue;
+        }
+        if let Some(v) = m.get(a.name) {
+            out.insert(a.name.to_string(), Value::from_json(v));
+        }
+    }
+    for b in &schema.blocks {
+        if let Some(v) = m.get(b.name) {
+            out.insert(b.name.to_string(), Value::from_json(v));
+        }
+    }
+    out
+}
+
+pub fn str_attr<'a>(o: &'a Object, k: &str) -> Option<&'a str> {
+    o.get(k).and_then(Value::as_str)
+}
+
+pub fn bool_attr(o: &Object, k: &str) -> bool {
+    o.get(k).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// Converts a client error, keeping its class.
+pub fn err(e: ApiError) -> ProviderError {
+    e.into()
+}
+
+/// `Ok(None)` for a not-found answer, so reads report a deleted object.
+pub fn none_if_missing<T>(r: Result<T, ApiError>) -> Result<Option<T>, ProviderError> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Deletion treats not-found as success (the object is gone either way).
+pub fn gone_ok(r: Result<Json, ApiError>) -> Result<(), ProviderError> {
+    match r {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind == ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}

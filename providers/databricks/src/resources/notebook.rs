@@ -1,0 +1,19 @@
+//! `databricks_notebook`: a notebook in the workspace, from a local source file or inline
+//! content.
+
+use super::content::{ContentKind, Store, base_schema};
+use crate::Shared;
+use brickform_core::provider::{AttrType, Attribute};
+use std::sync::Arc;
+
+pub fn kind(shared: Arc<Shared>) -> ContentKind {
+    ContentKind {
+        type_name: "databricks_notebook",
+        store: Store::Notebook,
+        schema: base_schema("A notebook in the workspace, imported as source code.").attr(
+            Attribute::optional_computed("language", AttrType::String)
+                .describe("PYTHON, SQL, SCALA or R; told from the path's extension when unset."),
+        ),
+        shared,
+    }
+}

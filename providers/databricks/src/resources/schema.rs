@@ -1,0 +1,84 @@
+//! `databricks_schema`: a Unity Catalog schema.
+
+use super::uc::{UcKind, UcSpec};
+use crate::Shared;
+use brickform_core::provider::{AttrType, Attribute, Normalize, Schema};
+use brickform_core::value::{Object, Value};
+use std::sync::Arc;
+
+pub fn schema() -> Schema {
+    Schema::new()
+        .describe("A Unity Catalog schema.")
+        .attr(
+            Attribute::required("catalog_name", AttrType::String)
+                .force_new()
+                .normalize(Normalize::LowerCase),
+        )
+        .attr(
+            Attribute::required("name", AttrType::String)
+                .normalize(Normalize::LowerCase)
+                .describe("Schema name; a change renames it in place."),
+        )
+        .attr(Attribute::optional("comment", AttrType::String))
+        .attr(
+            Attribute::optional("storage_root", AttrType::String)
+                .force_new()
+                .normalize(Normalize::TrimTrailingSlash),
+        )
+        .attr(Attribute::optional(
+            "properties",
+            AttrType::Map(Box::new(AttrType::String)),
+        ))
+        .attr(Attribute::optional_computed("owner", AttrType::String))
+        .attr(Attribute::optional_computed(
+            "enable_predictive_optimization",
+            AttrType::String,
+        ))
+        .attr(
+            Attribute::optional("force_destroy", AttrType::Bool)
+                .server_default(false)
+                .describe("Delete the schema even when it holds tables or volumes."),
+        )
+        .attr(Attribute::computed("id", AttrType::String))
+        .attr(Attribute::computed("schema_id", AttrType::String))
+        .attr(Attribute::computed("full_name", AttrType::String))
+        .attr(Attribute::computed("metastore_id", AttrType::String))
+        .attr(Attribute::computed("storage_location", AttrType::String))
+}
+
+fn derive(attrs: &mut Object) {
+    // `full_name` is `catalog.schema`; nothing else to add, but keep the name lower-case
+    // like the service does for older responses that echo the input.
+    if let Some(Value::String(s)) = attrs.get_mut("name") {
+        *s = s.to_lowercase();
+    }
+}
+
+pub fn kind(shared: Arc<Shared>) -> UcKind {
+    UcKind {
+        spec: UcSpec {
+            type_name: "databricks_schema",
+            collection: "schemas",
+            name_parts: &["catalog_name", "name"],
+            create_fields: &[
+                "name",
+                "catalog_name",
+                "comment",
+                "properties",
+                "storage_root",
+            ],
+            update_fields: &[
+                "comment",
+                "properties",
+                "owner",
+                "enable_predictive_optimization",
+            ],
+            always_send: &[],
+            force_delete: true,
+            derive,
+            after_create: None,
+        },
+        schema: schema(),
+        shared,
+    }
+}

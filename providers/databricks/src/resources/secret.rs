@@ -1,0 +1,123 @@
+//! `databricks_secret`: one secret in a scope. Its value is sensitive: it is sent, never
+//! stored or shown; state keeps a fingerprint so a changed value is still noticed.
+
+use super::{err, gone_ok, str_attr};
+use crate::Shared;
+use async_trait::async_trait;
+use brickform_core::provider::{
+    AttrType, Attribute, OpContext, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
+};
+use brickform_core::value::{Object, Value};
+use serde_json::{Value as Json, json};
+use std::sync::Arc;
+
+pub struct Secret {
+    schema: Schema,
+    shared: Arc<Shared>,
+}
+
+impl Secret {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        let schema = Schema::new()
+            .describe("A secret in a secret scope.")
+            .attr(Attribute::required("scope", AttrType::String).force_new())
+            .attr(Attribute::required("key", AttrType::String).force_new())
+            .attr(
+                Attribute::required("string_value", AttrType::String)
+                    .sensitive()
+                    .describe("The secret; write-only."),
+            )
+            .attr(Attribute::computed("id", AttrType::String))
+            .attr(Attribute::computed(
+                "last_updated_timestamp",
+                AttrType::Number,
+            ));
+        Secret { schema, shared }
+    }
+}
+
+fn split(id: &str) -> ProviderResult<(&str, &str)> {
+    id.split_once('|')
+        .ok_or_else(|| ProviderError::invalid(format!("a secret id is SCOPE|KEY, got {id:?}")))
+}
+
+#[async_trait]
+impl ResourceKind for Secret {
+    fn type_name(&self) -> &'static str {
+        "databricks_secret"
+    }
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
+        let client = self.shared.client()?;
+        let scope = str_attr(config, "scope").unwrap_or("");
+        let key = str_attr(config, "key").unwrap_or("");
+        let body = json!({ "scope": scope, "key": key, "string_value": str_attr(config, "string_value").unwrap_or("") });
+        client
+            .post("/api/2.0/secrets/put", &body)
+            .await
+            .map_err(err)?;
+        let id = format!("{scope}|{key}");
+        self.read(ctx, &id, config).await?.ok_or_else(|| {
+            ProviderError::other(format!("secret {id} was written but is not listed"))
+        })
+    }
+    async fn read(
+        &self,
+        _: &OpContext,
+        id: &str,
+        _prior: &Object,
+    ) -> ProviderResult<Option<Remote>> {
+        let client = self.shared.client()?;
+        let (scope, key) = split(id)?;
+        let resp = match client
+            .get("/api/2.0/secrets/list", &[("scope", scope.to_string())])
+            .await
+        {
+            Ok(r) => r,
+            Err(e) if e.kind == brickform_core::provider::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let found = resp
+            .get("secrets")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .find(|s| s.get("key").and_then(Json::as_str) == Some(key));
+        Ok(found.map(|s| {
+            let mut attrs = Object::new();
+            attrs.insert("scope".into(), Value::from(scope));
+            attrs.insert("key".into(), Value::from(key));
+            attrs.insert("id".into(), Value::from(id));
+            if let Some(t) = s.get("last_updated_timestamp") {
+                attrs.insert("last_updated_timestamp".into(), Value::from_json(t));
+            }
+            Remote {
+                id: id.to_string(),
+                attrs,
+            }
+        }))
+    }
+    async fn update(
+        &self,
+        ctx: &OpContext,
+        _id: &str,
+        _prior: &Object,
+        config: &Object,
+    ) -> ProviderResult<Remote> {
+        self.create(ctx, config).await
+    }
+    async fn delete(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<()> {
+        let client = self.shared.client()?;
+        let (scope, key) = split(id)?;
+        gone_ok(
+            client
+                .post(
+                    "/api/2.0/secrets/delete",
+                    &json!({ "scope": scope, "key": key }),
+                )
+                .await,
+        )
+    }
+}

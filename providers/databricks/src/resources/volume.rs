@@ -1,0 +1,88 @@
+//! `databricks_volume`: a Unity Catalog volume, with its `/Volumes/…` path.
+
+use super::uc::{UcKind, UcSpec};
+use crate::Shared;
+use brickform_core::provider::{AttrType, Attribute, Normalize, Schema};
+use brickform_core::value::{Object, Value};
+use std::sync::Arc;
+
+pub fn schema() -> Schema {
+    Schema::new()
+        .describe("A Unity Catalog volume.")
+        .attr(
+            Attribute::required("catalog_name", AttrType::String)
+                .force_new()
+                .normalize(Normalize::LowerCase),
+        )
+        .attr(
+            Attribute::required("schema_name", AttrType::String)
+                .force_new()
+                .normalize(Normalize::LowerCase),
+        )
+        .attr(
+            Attribute::required("name", AttrType::String)
+                .normalize(Normalize::LowerCase)
+                .describe("Volume name; a change renames it in place."),
+        )
+        .attr(
+            Attribute::required("volume_type", AttrType::String)
+                .force_new()
+                .describe("MANAGED or EXTERNAL (EXTERNAL needs storage_location)."),
+        )
+        .attr(Attribute::optional("comment", AttrType::String))
+        .attr(
+            Attribute::optional_computed("storage_location", AttrType::String)
+                .force_new()
+                .normalize(Normalize::TrimTrailingSlash),
+        )
+        .attr(Attribute::optional_computed("owner", AttrType::String))
+        .attr(Attribute::computed("id", AttrType::String))
+        .attr(Attribute::computed("volume_id", AttrType::String))
+        .attr(Attribute::computed("full_name", AttrType::String))
+        .attr(
+            Attribute::computed("volume_path", AttrType::String)
+                .describe("/Volumes/<catalog>/<schema>/<volume>"),
+        )
+}
+
+fn derive(attrs: &mut Object) {
+    let part = |k: &str| {
+        attrs
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_lowercase()
+    };
+    let path = format!(
+        "/Volumes/{}/{}/{}",
+        part("catalog_name"),
+        part("schema_name"),
+        part("name")
+    );
+    attrs.insert("volume_path".into(), Value::from(path));
+}
+
+pub fn kind(shared: Arc<Shared>) -> UcKind {
+    UcKind {
+        spec: UcSpec {
+            type_name: "databricks_volume",
+            collection: "volumes",
+            name_parts: &["catalog_name", "schema_name", "name"],
+            create_fields: &[
+                "catalog_name",
+                "schema_name",
+                "name",
+                "volume_type",
+                "comment",
+                "storage_location",
+            ],
+            update_fields: &["comment", "owner"],
+            always_send: &[],
+            force_delete: false,
+            derive,
+            after_create: None,
+        },
+        schema: schema(),
+        shared,
+    }
+}
