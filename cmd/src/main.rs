@@ -95,7 +95,7 @@ enum Command {
         #[command(flatten)]
         args: PlanArgs,
         /// Save the plan to this file for `apply FILE`.
-        #[arg(long = "out", short = 'o', value_name = "FILE")]
+        #[arg(long = "out", value_name = "FILE")]
         out: Option<PathBuf>,
         /// Print the plan as JSON (see docs/plan-json.md).
         #[arg(long)]
@@ -177,8 +177,49 @@ pub enum EnvCommand {
     List,
 }
 
+/// Long options Terraform users write with a single dash (`-out=plan`, `-var x=1`).
+const TERRAFORM_STYLE: &[&str] = &[
+    "out",
+    "var",
+    "var-file",
+    "target",
+    "replace",
+    "refresh",
+    "refresh-only",
+    "destroy",
+    "auto-approve",
+    "detailed-exitcode",
+    "json",
+    "markdown",
+    "parallelism",
+    "lock-timeout",
+    "no-color",
+    "chdir",
+    "check",
+    "raw",
+    "input",
+    "local",
+    "env",
+    "format",
+];
+
+/// Rewrites `-out=x` to `--out=x` so habits carry over; short flags (`-C`, `-e`) are untouched.
+fn terraform_style_args(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    args.map(|a| {
+        let Some(s) = a.to_str() else { return a };
+        if let Some(rest) = s.strip_prefix('-')
+            && !rest.starts_with('-')
+            && TERRAFORM_STYLE.contains(&rest.split('=').next().unwrap_or(""))
+        {
+            return format!("-{s}").into();
+        }
+        a
+    })
+    .collect()
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(terraform_style_args(std::env::args_os()));
     init_logging();
     // Planning large configurations nests deep futures; give them room on a thread of
     // our own rather than rely on the main thread's default stack.
@@ -253,5 +294,51 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Env(EnvCommand::List) => ops::env_list(&ctx).await,
         Command::ForceUnlock { id } => ops::force_unlock(&ctx, &id).await,
         Command::Local(args) => local::run(args).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_dash_long_options_are_accepted() {
+        let args = [
+            "brickform",
+            "plan",
+            "-out=p.plan",
+            "-var",
+            "x=1",
+            "-C",
+            "dir",
+            "-detailed-exitcode",
+        ]
+        .map(std::ffi::OsString::from);
+        let got: Vec<String> = terraform_style_args(args.into_iter())
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "brickform",
+                "plan",
+                "--out=p.plan",
+                "--var",
+                "x=1",
+                "-C",
+                "dir",
+                "--detailed-exitcode"
+            ]
+        );
+        let cli = Cli::try_parse_from(terraform_style_args(
+            ["brickform", "plan", "-out=p.plan"]
+                .map(std::ffi::OsString::from)
+                .into_iter(),
+        ))
+        .unwrap();
+        assert!(
+            matches!(cli.command, Command::Plan { out: Some(ref p), .. } if p.to_str() == Some("p.plan"))
+        );
     }
 }

@@ -547,6 +547,15 @@ pub async fn apply(
     };
     let mut args = args.clone();
     let ctx_env;
+    if let (Some(sp), Some(asked)) = (&saved, &ctx.environment)
+        && asked != &sp.environment
+    {
+        eprintln!(
+            "Error: the plan was made for environment \"{}\", not \"{asked}\"; it cannot be applied there.",
+            sp.environment
+        );
+        return Ok(ExitCode::from(1));
+    }
     let ctx = if let Some(sp) = &saved {
         args.targets = sp.targets.clone();
         args.replace = sp.replace.clone();

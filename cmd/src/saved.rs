@@ -31,7 +31,10 @@ pub struct SavedPlan {
 pub fn config_hash(dir: &Path) -> anyhow::Result<String> {
     let mut h = Sha256::new();
     for f in brickform_core::lang::load::config_files(dir)? {
-        let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         h.update(name.as_bytes());
         h.update([0]);
         h.update(std::fs::read(&f)?);
