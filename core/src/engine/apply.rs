@@ -399,8 +399,12 @@ impl Engine<'_> {
             .and_then(|r| self.config.resources.get(r))
             .cloned();
         Work {
-            kind: (change.mode == Mode::Managed).then(|| self.registry.kind(&change.type_name).cloned()).flatten(),
-            data_source: (change.mode == Mode::Data).then(|| self.registry.data_source(&change.type_name).cloned()).flatten(),
+            kind: (change.mode == Mode::Managed)
+                .then(|| self.registry.kind(&change.type_name).cloned())
+                .flatten(),
+            data_source: (change.mode == Mode::Data)
+                .then(|| self.registry.data_source(&change.type_name).cloned())
+                .flatten(),
             resource,
             key: spec.key.clone(),
             each_value: spec.each_value.clone(),

@@ -301,6 +301,13 @@ pub fn resolve(
         }
         if value.is_wholly_known() {
             for val in &v.validations {
+                // A condition reading other variables is reported by the graph check.
+                let reads_others = crate::lang::refs::expr_refs(&val.condition.expr)
+                    .iter()
+                    .any(|r| r.root == "var" && r.attrs.first() != Some(name));
+                if reads_others {
+                    continue;
+                }
                 let roots = VarOnly {
                     var: Value::Object(Object::from_iter([(name.clone(), value.clone())])),
                     name,

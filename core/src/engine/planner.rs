@@ -144,7 +144,19 @@ pub(super) fn decode_instance(
         None => {}
     }
     let header = r.span.as_ref().map(|s| s.range.clone());
-    let (decoded, diags) = Decoder::new(&mut ev, r.body.file).decode(&r.body.body, schema, header);
+    let (decoded, mut diags) =
+        Decoder::new(&mut ev, r.body.file).decode(&r.body.body, schema, header);
+    if key.is_some() {
+        // Each instance is evaluated separately; say which one went wrong.
+        let address = instance_address(&r.address(), key);
+        for d in diags.0.iter_mut() {
+            let note = format!("(in {address})");
+            d.detail = Some(match d.detail.take() {
+                Some(text) => format!("{text} {note}"),
+                None => note,
+            });
+        }
+    }
     let mut value = decoded.value;
     normalize_object(schema, &mut value);
     (value, decoded.sensitive_paths, diags)
@@ -655,7 +667,11 @@ impl Engine<'_> {
                 && config.values().all(Value::is_wholly_known)
                 && let Err(msg) = kind.prepare_config(&mut config, &self.config.dir)
             {
-                d.push(Diagnostic::error(format!("Invalid configuration for {address}")).at(r.span.clone()).detail(msg));
+                d.push(
+                    Diagnostic::error(format!("Invalid configuration for {address}"))
+                        .at(r.span.clone())
+                        .detail(msg),
+                );
             }
             let failed = d.has_errors();
             diags.extend(d);
@@ -964,16 +980,22 @@ impl Engine<'_> {
                 );
                 continue;
             };
+            let mut bad_reference = false;
             for r in crate::lang::refs::body_refs(&block.body.body) {
                 let reads_resource =
                     !matches!(r.root.as_str(), "var" | "local" | "path" | "brickform");
                 if reads_resource {
+                    bad_reference = true;
                     diags.push(
                         Diagnostic::error("Invalid provider configuration reference")
                             .at(r.span.map(|s| crate::lang::source::Span::new(block.body.file, s)))
                             .detail("A provider block may only use variables, locals and brickform.environment; its values must be known before any resource is read."),
                     );
                 }
+            }
+            if bad_reference {
+                // Evaluating it would only repeat the same mistake as another error.
+                continue;
             }
             let mut ev = Evaluator::new(&world, &config.dir);
             let header = block.span.as_ref().map(|s| s.range.clone());
