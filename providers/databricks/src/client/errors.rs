@@ -1,0 +1,344 @@
+//! Errors of the client: `ApiError` for answers from the workspace (and transport failures),
+//! `ClientError` for configuration and authentication problems found before any API call.
+//!
+//! Neither type ever holds a token or client secret: messages are built from names of
+//! settings and where they came from, never from their values.
+
+use brickform_core::provider::{ErrorKind, ProviderError};
+use serde_json::Value;
+
+/// An error answer of the Databricks REST API, or a transport failure (`status` 0).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{error_code}: {message}")]
+pub struct ApiError {
+    /// HTTP status; 0 when no response arrived (connection refused, timeout, TLS).
+    pub status: u16,
+    /// The service's `error_code`, or a code derived from the status when the body had none.
+    pub error_code: String,
+    pub message: String,
+    pub kind: ErrorKind,
+}
+
+impl ApiError {
+    /// Builds the error from a status and the raw body, in the body shapes reference §8.1 lists.
+    pub(crate) fn from_response(status: u16, reason: &str, body: &[u8]) -> ApiError {
+        let (code, message) = parse_error_body(status, reason, body);
+        let error_code = code.unwrap_or_else(|| status_code_name(status).to_string());
+        let kind = classify(&error_code, status);
+        ApiError {
+            status,
+            error_code,
+            message,
+            kind,
+        }
+    }
+
+    pub(crate) fn transport(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: 0,
+            error_code: "TRANSPORT_ERROR".into(),
+            message: message.into(),
+            kind: ErrorKind::Transient,
+        }
+    }
+
+    /// A successful answer whose body could not be used (not JSON where JSON was expected).
+    pub(crate) fn bad_body(status: u16, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            error_code: "INVALID_RESPONSE".into(),
+            message: message.into(),
+            kind: ErrorKind::Other,
+        }
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        self.kind == ErrorKind::NotFound
+    }
+}
+
+impl From<ApiError> for ProviderError {
+    fn from(e: ApiError) -> ProviderError {
+        let detail = if e.status == 0 {
+            "no response from the workspace".to_string()
+        } else {
+            format!("HTTP {}", e.status)
+        };
+        ProviderError::new(e.kind, e.to_string()).with_detail(detail)
+    }
+}
+
+/// Problems with the configuration or credentials; every message says which source was used
+/// and what is missing, never a secret's value.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ClientError {
+    #[error("no Databricks host configured: {hint}")]
+    NoHost { hint: String },
+    #[error("invalid host {host:?}: {reason}")]
+    InvalidHost { host: String, reason: String },
+    #[error("no credentials for {host} (host from {host_source}): {hint}")]
+    NoCredentials {
+        host: String,
+        host_source: String,
+        hint: String,
+    },
+    #[error("{0}")]
+    Incomplete(String),
+    #[error(
+        "validate: more than one authorization method configured: oauth and pat ({sources}); set auth_type = \"pat\" or \"oauth-m2m\" to choose one"
+    )]
+    Ambiguous { sources: String },
+    #[error("auth_type {0:?} is not supported; brickform supports \"pat\" and \"oauth-m2m\"")]
+    UnsupportedAuthType(String),
+    #[error("config file {path}: {reason}")]
+    ConfigFile { path: String, reason: String },
+    #[error("OAuth: {0}")]
+    OAuth(String),
+    #[error("HTTP client: {0}")]
+    Http(String),
+}
+
+/// Reads the error body shapes the SDK accepts: `{error_code, message}`, legacy `{error}`
+/// (also OAuth's `{error, error_description}`), SCIM `{detail, status}`, plain text
+/// `CODE: message`, HTML `<pre>`/`<title>`, or nothing (the reason phrase).
+fn parse_error_body(status: u16, reason: &str, body: &[u8]) -> (Option<String>, String) {
+    if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(body) {
+        let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
+        if let Some(code) = s("error_code") {
+            let msg = s("message").unwrap_or_default();
+            return (Some(code), msg);
+        }
+        if let Some(detail) = s("detail") {
+            let st = o
+                .get("status")
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                .unwrap_or_else(|| status.to_string());
+            return (Some(format!("SCIM_{st}")), detail);
+        }
+        if let Some(err) = s("error") {
+            let msg = match s("error_description") {
+                Some(d) => format!("{err}: {d}"),
+                None => err,
+            };
+            return (None, msg);
+        }
+        if let Some(msg) = s("message") {
+            return (None, msg);
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return (None, reason.to_string());
+    }
+    if let Some(inner) =
+        between(text, "<pre>", "</pre>").or_else(|| between(text, "<title>", "</title>"))
+    {
+        return (None, inner.trim().to_string());
+    }
+    if let Some((code, msg)) = text.split_once(": ")
+        && !code.is_empty()
+        && code
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+    {
+        return (Some(code.to_string()), msg.trim().to_string());
+    }
+    // Cap what we echo: a proxy's error page can be large and is rarely useful in full.
+    let mut msg: String = text.chars().take(300).collect();
+    if text.chars().count() > 300 {
+        msg.push('…');
+    }
+    (None, msg)
+}
+
+fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let start = text.find(open)? + open.len();
+    let end = text[start..].find(close)? + start;
+    Some(&text[start..end])
+}
+
+/// The canonical code for a status, so every error carries some code even without a body.
+fn status_code_name(status: u16) -> &'static str {
+    match status {
+        400 => "BAD_REQUEST",
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        409 => "RESOURCE_CONFLICT",
+        412 => "PRECONDITION_FAILED",
+        429 => "TOO_MANY_REQUESTS",
+        499 => "CANCELLED",
+        500 => "INTERNAL_ERROR",
+        501 => "NOT_IMPLEMENTED",
+        502 => "BAD_GATEWAY",
+        503 => "TEMPORARILY_UNAVAILABLE",
+        504 => "DEADLINE_EXCEEDED",
+        _ => "UNKNOWN",
+    }
+}
+
+/// `error_code` first, HTTP status second (reference §8.2): real Unity Catalog has answered
+/// `CATALOG_ALREADY_EXISTS` with 400, so the status alone would call an existing object bad input.
+pub(crate) fn classify(error_code: &str, status: u16) -> ErrorKind {
+    if let Some(kind) = classify_code(error_code) {
+        return kind;
+    }
+    match status {
+        400 | 412 | 413 | 422 => ErrorKind::InvalidInput,
+        401 | 403 => ErrorKind::PermissionDenied,
+        404 => ErrorKind::NotFound,
+        409 => ErrorKind::Conflict,
+        0 | 429 | 503 | 504 => ErrorKind::Transient,
+        _ => ErrorKind::Other,
+    }
+}
+
+fn classify_code(code: &str) -> Option<ErrorKind> {
+    Some(match code {
+        // A wrong route is a client bug, not a missing object: calling it NotFound would let a
+        // delete "succeed" silently.
+        "ENDPOINT_NOT_FOUND" | "FEATURE_DISABLED" | "NOT_IMPLEMENTED" => ErrorKind::Other,
+        "RESOURCE_DOES_NOT_EXIST" | "NOT_FOUND" => ErrorKind::NotFound,
+        "RESOURCE_ALREADY_EXISTS" | "ALREADY_EXISTS" => ErrorKind::AlreadyExists,
+        "ABORTED" | "RESOURCE_CONFLICT" => ErrorKind::Conflict,
+        "RESOURCE_EXHAUSTED"
+        | "REQUEST_LIMIT_EXCEEDED"
+        | "TOO_MANY_REQUESTS"
+        | "TEMPORARILY_UNAVAILABLE"
+        | "WORKSPACE_TEMPORARILY_UNAVAILABLE"
+        | "DEADLINE_EXCEEDED"
+        | "TRANSPORT_ERROR" => ErrorKind::Transient,
+        "PERMISSION_DENIED" | "UNAUTHENTICATED" | "UNAUTHORIZED" => ErrorKind::PermissionDenied,
+        "INVALID_PARAMETER_VALUE" | "INVALID_STATE" | "BAD_REQUEST" | "MALFORMED_REQUEST" => {
+            ErrorKind::InvalidInput
+        }
+        "UNKNOWN" | "DATA_LOSS" | "INTERNAL_ERROR" => ErrorKind::Other,
+        c if c.ends_with("_DOES_NOT_EXIST") => ErrorKind::NotFound,
+        c if c.ends_with("_ALREADY_EXISTS") => ErrorKind::AlreadyExists,
+        // Deleting a non-empty parent is a conflict with the current state, not bad input: the
+        // same request succeeds once the children are gone (or with force).
+        c if c.ends_with("_NOT_EMPTY") => ErrorKind::Conflict,
+        c if c.starts_with("INVALID_") => ErrorKind::InvalidInput,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_wins_over_status() {
+        let e = ApiError::from_response(
+            400,
+            "Bad Request",
+            br#"{"error_code":"CATALOG_ALREADY_EXISTS","message":"Catalog 'x' already exists"}"#,
+        );
+        assert_eq!(e.kind, ErrorKind::AlreadyExists);
+        assert_eq!(
+            e.to_string(),
+            "CATALOG_ALREADY_EXISTS: Catalog 'x' already exists"
+        );
+    }
+
+    #[test]
+    fn status_fallback_and_shapes() {
+        let cases: &[(u16, &[u8], &str, ErrorKind)] = &[
+            (404, b"", "NOT_FOUND", ErrorKind::NotFound),
+            (
+                403,
+                br#"{"error_code":"PERMISSION_DENIED","message":"no"}"#,
+                "PERMISSION_DENIED",
+                ErrorKind::PermissionDenied,
+            ),
+            (
+                404,
+                br#"{"error_code":"CATALOG_DOES_NOT_EXIST","message":"x"}"#,
+                "CATALOG_DOES_NOT_EXIST",
+                ErrorKind::NotFound,
+            ),
+            (
+                404,
+                br#"{"error_code":"ENDPOINT_NOT_FOUND","message":"x"}"#,
+                "ENDPOINT_NOT_FOUND",
+                ErrorKind::Other,
+            ),
+            (
+                400,
+                br#"{"error_code":"SCHEMA_NOT_EMPTY","message":"x"}"#,
+                "SCHEMA_NOT_EMPTY",
+                ErrorKind::Conflict,
+            ),
+            (
+                400,
+                br#"{"error_code":"INVALID_PARAMETER_VALUE","message":"x"}"#,
+                "INVALID_PARAMETER_VALUE",
+                ErrorKind::InvalidInput,
+            ),
+            (
+                409,
+                br#"{"error":"legacy"}"#,
+                "RESOURCE_CONFLICT",
+                ErrorKind::Conflict,
+            ),
+            (
+                500,
+                b"<html><pre>boom</pre></html>",
+                "INTERNAL_ERROR",
+                ErrorKind::Other,
+            ),
+            (
+                503,
+                b"TEMPORARILY_UNAVAILABLE: later",
+                "TEMPORARILY_UNAVAILABLE",
+                ErrorKind::Transient,
+            ),
+            (
+                404,
+                br#"{"detail":"User not found","status":"404"}"#,
+                "SCIM_404",
+                ErrorKind::NotFound,
+            ),
+            (
+                429,
+                br#"{"error_code":"REQUEST_LIMIT_EXCEEDED","message":"slow"}"#,
+                "REQUEST_LIMIT_EXCEEDED",
+                ErrorKind::Transient,
+            ),
+        ];
+        for (status, body, code, kind) in cases {
+            let e = ApiError::from_response(*status, "Reason", body);
+            assert_eq!(
+                e.error_code,
+                *code,
+                "{status} {}",
+                String::from_utf8_lossy(body)
+            );
+            assert_eq!(e.kind, *kind, "{status} {}", String::from_utf8_lossy(body));
+        }
+        let e = ApiError::from_response(
+            500,
+            "Internal Server Error",
+            b"<html><pre>boom</pre></html>",
+        );
+        assert_eq!(e.message, "boom");
+        let e = ApiError::from_response(502, "Bad Gateway", b"");
+        assert_eq!(e.message, "Bad Gateway");
+    }
+
+    #[test]
+    fn into_provider_error() {
+        let e = ApiError::from_response(
+            404,
+            "Not Found",
+            br#"{"error_code":"RESOURCE_DOES_NOT_EXIST","message":"Catalog 'x' does not exist."}"#,
+        );
+        let p: ProviderError = e.into();
+        assert_eq!(p.kind, ErrorKind::NotFound);
+        assert_eq!(
+            p.message,
+            "RESOURCE_DOES_NOT_EXIST: Catalog 'x' does not exist."
+        );
+    }
+}

@@ -1,0 +1,167 @@
+//! The per-host request-rate limiter.
+//!
+//! Databricks enforces per-workspace, per-endpoint rate limits that it does not publish and that
+//! differ between endpoints and tiers, so a fixed client-side rate is either too slow or still
+//! hits 429s. Instead the limiter learns the rate with AIMD, the scheme TCP uses for congestion
+//! control, because it converges to a fair share of an unknown capacity without any model of it:
+//!
+//! - It starts at `initial_rate` requests/s (or the fixed cap, if lower).
+//! - Every 429 multiplies the rate by `DECREASE` (0.7): backing off quickly is what stops a
+//!   storm of 429s, each of which costs a Retry-After wait.
+//! - Only one decrease per congestion event: requests already in flight when the rate dropped
+//!   were paced at the old rate, so their 429s say nothing new. Without this guard a burst of
+//!   N concurrent 429s would collapse the rate by 0.7^N.
+//! - Every success that had to wait for its slot adds `INCREASE / rate`, i.e. about `INCREASE`
+//!   requests/s per second of saturated traffic. Successes that did not wait prove nothing about
+//!   a higher rate (the caller was slower than the limit), so they do not raise it; that keeps an
+//!   idle client from drifting to an absurd rate and then 429-storming when work arrives.
+//! - A user-set `rate_limit` is a hard ceiling: the rate never exceeds it, but still adapts
+//!   below it.
+//!
+//! Pacing is by slots: each request takes the next free instant (`next`), spaced `1/rate`
+//! apart, and sleeps until then. There is no burst credit, so a fixed cap of R is never
+//! exceeded over any window, which is what users who set one want.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const DECREASE: f64 = 0.7;
+const INCREASE: f64 = 2.0;
+const MIN_RATE: f64 = 0.5;
+/// Without a user cap the adaptive rate still stops here, far above any Databricks limit.
+const MAX_RATE: f64 = 10_000.0;
+
+#[derive(Debug)]
+pub(crate) struct Limiter {
+    state: Mutex<State>,
+    cap: f64,
+}
+
+#[derive(Debug)]
+struct State {
+    rate: f64,
+    next: Instant,
+    last_decrease: Option<Instant>,
+}
+
+/// What `acquire` hands back, to report the outcome against.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Permit {
+    sent_at: Instant,
+    waited: bool,
+}
+
+impl Limiter {
+    pub(crate) fn new(initial_rate: f64, fixed_cap: Option<f64>) -> Limiter {
+        let cap = fixed_cap
+            .filter(|c| c.is_finite() && *c > 0.0)
+            .unwrap_or(MAX_RATE);
+        let initial = if initial_rate.is_finite() && initial_rate > 0.0 {
+            initial_rate
+        } else {
+            30.0
+        };
+        Limiter {
+            state: Mutex::new(State {
+                rate: initial.min(cap).max(MIN_RATE.min(cap)),
+                next: Instant::now(),
+                last_decrease: None,
+            }),
+            cap,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // The state is two numbers and an instant, each always valid on its own.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits for this request's slot.
+    pub(crate) async fn acquire(&self) -> Permit {
+        let (slot, waited) = {
+            let mut s = self.lock();
+            let now = Instant::now();
+            let slot = s.next.max(now);
+            s.next = slot + Duration::from_secs_f64(1.0 / s.rate);
+            (slot, slot > now)
+        };
+        if waited {
+            tokio::time::sleep_until(slot.into()).await;
+        }
+        Permit {
+            sent_at: Instant::now(),
+            waited,
+        }
+    }
+
+    pub(crate) fn on_success(&self, permit: Permit) {
+        if !permit.waited {
+            return;
+        }
+        let mut s = self.lock();
+        s.rate = (s.rate + INCREASE / s.rate).min(self.cap);
+    }
+
+    pub(crate) fn on_throttled(&self, permit: Permit) {
+        let mut s = self.lock();
+        if s.last_decrease.is_some_and(|d| permit.sent_at <= d) {
+            return;
+        }
+        s.rate = (s.rate * DECREASE).max(MIN_RATE.min(self.cap));
+        s.last_decrease = Some(Instant::now());
+        // Slots already handed out were spaced at the old rate; push the frontier so the new,
+        // lower rate takes effect at once rather than after the queued requests drain.
+        let now = Instant::now();
+        s.next = s.next.max(now) + Duration::from_secs_f64(1.0 / s.rate);
+    }
+
+    pub(crate) fn rate(&self) -> f64 {
+        self.lock().rate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn one_decrease_per_congestion_event_and_cap() {
+        let l = Limiter::new(100.0, Some(40.0));
+        assert_eq!(l.rate(), 40.0);
+        let permits = [l.acquire().await, l.acquire().await, l.acquire().await];
+        for p in permits {
+            l.on_throttled(p);
+        }
+        assert!((l.rate() - 28.0).abs() < 1e-9, "{}", l.rate());
+        let p = l.acquire().await;
+        l.on_throttled(p);
+        assert!((l.rate() - 19.6).abs() < 1e-9, "{}", l.rate());
+        for _ in 0..1000 {
+            let p = l.acquire_for_test();
+            l.on_success(p);
+        }
+        assert_eq!(l.rate(), 40.0, "never above the fixed cap");
+    }
+
+    impl Limiter {
+        fn acquire_for_test(&self) -> Permit {
+            Permit {
+                sent_at: Instant::now(),
+                waited: true,
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn paces_requests() {
+        let l = Limiter::new(10.0, None);
+        let start = tokio::time::Instant::now();
+        for _ in 0..11 {
+            l.acquire().await;
+        }
+        let took = start.elapsed();
+        assert!(took >= Duration::from_millis(990), "{took:?}");
+    }
+}

@@ -1,0 +1,700 @@
+//! The Databricks REST client: auth, retries, rate limiting, pagination and error
+//! classification, shared by every resource kind.
+//!
+//! Paths are given raw (`/api/2.1/unity-catalog/catalogs/main`,
+//! `/api/2.0/fs/files/Volumes/c/s/v/my file.csv`): the client percent-encodes what a URL path
+//! cannot hold (spaces, `?`, `#`, non-ASCII), as the SDK's `quote(path)` does. Query parameters
+//! go in `query`, never in the path.
+
+mod auth;
+mod config_file;
+mod errors;
+mod limiter;
+mod pages;
+mod retry;
+mod secrets;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use reqwest::header::{HeaderMap, HeaderValue};
+use secrecy::{ExposeSecret, SecretString};
+use serde_json::Value;
+
+pub use auth::{AuthType, CredentialInfo, Source, normalize_host};
+pub use errors::{ApiError, ClientError};
+pub use secrets::{KEYRING_HINT, KeyringStore, MemoryStore, NoStore, SecretStore};
+
+use auth::{Credentials, M2m};
+use limiter::Limiter;
+
+const DEFAULT_INITIAL_RATE: f64 = 30.0;
+const DEFAULT_RETRY_TIMEOUT: Duration = Duration::from_secs(300);
+const DEFAULT_HTTP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Provider block / `--local` / env / profile inputs, all optional.
+#[derive(Clone, Default)]
+pub struct Settings {
+    pub host: Option<String>,
+    pub token: Option<String>,
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+    pub profile: Option<String>,
+    pub config_file: Option<std::path::PathBuf>,
+    pub auth_type: Option<String>,
+    /// A fixed cap in requests/s; the adaptive limiter never goes above it.
+    pub rate_limit: Option<f64>,
+    /// Where the adaptive limiter starts (requests/s); default 30.
+    pub initial_rate: Option<f64>,
+    /// Time budget for retries of one call; default 5 min.
+    pub retry_timeout: Option<Duration>,
+    /// Timeout of one HTTP exchange; default 60 s.
+    pub http_timeout: Option<Duration>,
+}
+
+fn redacted(v: &Option<String>) -> Option<&'static str> {
+    v.as_ref().map(|_| "[REDACTED]")
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("host", &self.host)
+            .field("token", &redacted(&self.token))
+            .field("client_id", &self.client_id)
+            .field("client_secret", &redacted(&self.client_secret))
+            .field("profile", &self.profile)
+            .field("config_file", &self.config_file)
+            .field("auth_type", &self.auth_type)
+            .field("rate_limit", &self.rate_limit)
+            .field("initial_rate", &self.initial_rate)
+            .field("retry_timeout", &self.retry_timeout)
+            .field("http_timeout", &self.http_timeout)
+            .finish()
+    }
+}
+
+/// Counters for benchmarks and tests.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClientStats {
+    /// HTTP requests sent, retries included.
+    pub requests: u64,
+    /// Requests that were repeats of an earlier failed attempt.
+    pub retries: u64,
+    /// 429 answers seen.
+    pub throttled: u64,
+    /// Attempts that got no HTTP answer (connect, timeout, TLS).
+    pub transport_errors: u64,
+    /// The limiter's current rate in requests/s.
+    pub current_rate: f64,
+}
+
+/// Metadata of a file from a HEAD request (Files API).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileMeta {
+    pub content_length: Option<u64>,
+    pub content_type: Option<String>,
+    /// RFC 7231 date, as sent.
+    pub last_modified: Option<String>,
+}
+
+#[derive(Debug)]
+enum Auth {
+    Pat(SecretString),
+    M2m(M2m),
+}
+
+struct Inner {
+    host: String,
+    http: reqwest::Client,
+    auth: Auth,
+    info: CredentialInfo,
+    limiter: Limiter,
+    retry_timeout: Duration,
+    requests: AtomicU64,
+    retries: AtomicU64,
+    throttled: AtomicU64,
+    transport_errors: AtomicU64,
+}
+
+/// The Databricks API client. Cheap to clone; clones share the connection pool, the token and
+/// the rate limiter (which is per host, so one limiter serves every caller of a workspace).
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("host", &self.inner.host)
+            .field("auth", &self.inner.info.auth_type.as_str())
+            .field(
+                "credentials_from",
+                &self.inner.info.credential_source.to_string(),
+            )
+            .finish()
+    }
+}
+
+/// A request body.
+enum Body<'a> {
+    None,
+    Json(&'a Value),
+    Bytes(bytes::Bytes),
+    Form(&'a [(&'a str, &'a str)]),
+}
+
+/// How a request authenticates.
+#[derive(Clone, Copy)]
+enum AuthMode<'a> {
+    /// The workspace credentials (bearer token).
+    Api,
+    /// Unauthenticated (discovery).
+    None,
+    /// A fixed header (the token endpoint's Basic auth).
+    Header(&'a str),
+}
+
+/// A raw successful answer.
+struct Raw {
+    status: u16,
+    headers: HeaderMap,
+    body: bytes::Bytes,
+}
+
+impl Client {
+    /// Resolves credentials in DESIGN §7's order: explicit settings, `DATABRICKS_*` env vars,
+    /// a `~/.databrickscfg` profile (same keys and precedence as the official SDK), then the OS
+    /// keyring (token stored by `brickform auth login`). `env` and `secrets` are injected so
+    /// tests never touch the real environment or keyring.
+    ///
+    /// For OAuth M2M this also discovers the token endpoint; the first token is fetched with
+    /// the first API call.
+    ///
+    /// Resolution happens before the first `.await`, so the returned future holds neither `env`
+    /// nor `secrets` and is `Send` even when `env` is not `Sync`.
+    pub fn connect(
+        settings: &Settings,
+        env: &dyn Fn(&str) -> Option<String>,
+        secrets: &dyn SecretStore,
+    ) -> impl std::future::Future<Output = Result<Client, ClientError>> + Send + 'static {
+        let prepared = Self::prepare(settings, env, secrets);
+        let discovery_url = env("DATABRICKS_DISCOVERY_URL")
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
+        async move {
+            let (mut client, m2m) = prepared?;
+            if let Some((client_id, client_secret)) = m2m {
+                let token_endpoint = client.discover_token_endpoint(discovery_url).await?;
+                let inner = Arc::get_mut(&mut client.inner)
+                    .ok_or_else(|| ClientError::OAuth("client shared during setup".into()))?;
+                inner.auth = Auth::M2m(M2m {
+                    client_id,
+                    client_secret,
+                    token_endpoint,
+                    cached: tokio::sync::Mutex::new(None),
+                });
+            }
+            Ok(client)
+        }
+    }
+
+    /// The synchronous part of `connect`: credentials and the HTTP client. For M2M the auth is
+    /// a placeholder until the token endpoint is discovered.
+    #[allow(clippy::type_complexity)]
+    fn prepare(
+        settings: &Settings,
+        env: &dyn Fn(&str) -> Option<String>,
+        secrets: &dyn SecretStore,
+    ) -> Result<(Client, Option<(String, SecretString)>), ClientError> {
+        let resolved = auth::resolve(settings, env, secrets)?;
+        let info = resolved.info;
+        let user_agent = format!(
+            "brickform/{} os/{} auth/{}",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS,
+            info.auth_type.as_str()
+        );
+        let http = reqwest::Client::builder()
+            .user_agent(user_agent)
+            .timeout(settings.http_timeout.unwrap_or(DEFAULT_HTTP_TIMEOUT))
+            .connect_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| ClientError::Http(e.to_string()))?;
+        let (auth, m2m) = match resolved.credentials {
+            Credentials::Pat(t) => (Auth::Pat(t), None),
+            Credentials::M2m {
+                client_id,
+                client_secret,
+            } => (
+                Auth::Pat(SecretString::from(String::new())),
+                Some((client_id, client_secret)),
+            ),
+        };
+        let client = Client {
+            inner: Arc::new(Inner {
+                host: info.host.clone(),
+                http,
+                auth,
+                info,
+                limiter: Limiter::new(
+                    settings.initial_rate.unwrap_or(DEFAULT_INITIAL_RATE),
+                    settings.rate_limit,
+                ),
+                retry_timeout: settings.retry_timeout.unwrap_or(DEFAULT_RETRY_TIMEOUT),
+                requests: AtomicU64::new(0),
+                retries: AtomicU64::new(0),
+                throttled: AtomicU64::new(0),
+                transport_errors: AtomicU64::new(0),
+            }),
+        };
+        Ok((client, m2m))
+    }
+
+    /// The normalised workspace URL, e.g. `https://adb-1.azuredatabricks.net`.
+    pub fn host(&self) -> &str {
+        &self.inner.host
+    }
+
+    /// Which method authenticates and where host and credentials came from.
+    pub fn credential_info(&self) -> &CredentialInfo {
+        &self.inner.info
+    }
+
+    pub fn stats(&self) -> ClientStats {
+        let i = &self.inner;
+        ClientStats {
+            requests: i.requests.load(Ordering::Relaxed),
+            retries: i.retries.load(Ordering::Relaxed),
+            throttled: i.throttled.load(Ordering::Relaxed),
+            transport_errors: i.transport_errors.load(Ordering::Relaxed),
+            current_rate: i.limiter.rate(),
+        }
+    }
+
+    pub async fn get(&self, path: &str, query: &[(&str, String)]) -> Result<Value, ApiError> {
+        let raw = self
+            .send(Method::GET, path, query, Body::None, AuthMode::Api)
+            .await?;
+        json_body(raw)
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
+        let raw = self
+            .send(Method::POST, path, &[], Body::Json(body), AuthMode::Api)
+            .await?;
+        json_body(raw)
+    }
+
+    pub async fn patch(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
+        let raw = self
+            .send(Method::PATCH, path, &[], Body::Json(body), AuthMode::Api)
+            .await?;
+        json_body(raw)
+    }
+
+    pub async fn put(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
+        let raw = self
+            .send(Method::PUT, path, &[], Body::Json(body), AuthMode::Api)
+            .await?;
+        json_body(raw)
+    }
+
+    pub async fn delete(&self, path: &str, query: &[(&str, String)]) -> Result<Value, ApiError> {
+        let raw = self
+            .send(Method::DELETE, path, query, Body::None, AuthMode::Api)
+            .await?;
+        json_body(raw)
+    }
+
+    /// DELETE with a JSON body (a few APIs, e.g. some permission endpoints, take one).
+    pub async fn delete_with_body(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
+        let raw = self
+            .send(Method::DELETE, path, &[], Body::Json(body), AuthMode::Api)
+            .await?;
+        json_body(raw)
+    }
+
+    /// Files API upload: the raw bytes as `application/octet-stream`.
+    pub async fn put_bytes(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        bytes: Vec<u8>,
+    ) -> Result<(), ApiError> {
+        self.send(
+            Method::PUT,
+            path,
+            query,
+            Body::Bytes(bytes.into()),
+            AuthMode::Api,
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Files API download: the raw body.
+    pub async fn get_bytes(&self, path: &str) -> Result<Vec<u8>, ApiError> {
+        let raw = self
+            .send(Method::GET, path, &[], Body::None, AuthMode::Api)
+            .await?;
+        Ok(raw.body.to_vec())
+    }
+
+    /// Files API metadata: `None` when the object does not exist.
+    pub async fn head(&self, path: &str) -> Result<Option<FileMeta>, ApiError> {
+        match self
+            .send(Method::HEAD, path, &[], Body::None, AuthMode::Api)
+            .await
+        {
+            Ok(raw) => {
+                let h = |name: reqwest::header::HeaderName| {
+                    raw.headers
+                        .get(name)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string)
+                };
+                Ok(Some(FileMeta {
+                    content_length: h(reqwest::header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
+                    content_type: h(reqwest::header::CONTENT_TYPE),
+                    last_modified: h(reqwest::header::LAST_MODIFIED),
+                }))
+            }
+            Err(e) if e.status == 404 => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        if path.starts_with("https://") || path.starts_with("http://") {
+            return path.to_string();
+        }
+        let mut url = self.inner.host.clone();
+        if !path.starts_with('/') {
+            url.push('/');
+        }
+        url.push_str(&escape_path(path));
+        url
+    }
+
+    /// The `Authorization` value for API calls; for M2M, fetches or refreshes the token.
+    async fn bearer(&self) -> Result<HeaderValue, ApiError> {
+        let token = match &self.inner.auth {
+            Auth::Pat(t) => t.expose_secret().to_string(),
+            Auth::M2m(m) => {
+                let mut cached = m.cached.lock().await;
+                match cached.as_ref() {
+                    Some(t) if t.fresh() => t.token.expose_secret().to_string(),
+                    _ => {
+                        let basic = m.basic_auth();
+                        let form = [("grant_type", "client_credentials"), ("scope", "all-apis")];
+                        // Boxed: the token request goes through `send`, which calls `bearer`.
+                        let raw = Box::pin(self.send(
+                            Method::POST,
+                            &m.token_endpoint,
+                            &[],
+                            Body::Form(&form),
+                            AuthMode::Header(&basic),
+                        ))
+                        .await
+                        .map_err(|e| ApiError {
+                            message: format!("OAuth token request failed: {}", e.message),
+                            ..e
+                        })?;
+                        let body = json_body(raw)?;
+                        let fresh = auth::parse_token(&body)
+                            .map_err(|e| ApiError::bad_body(200, e.to_string()))?;
+                        let value = fresh.token.expose_secret().to_string();
+                        *cached = Some(fresh);
+                        value
+                    }
+                }
+            }
+        };
+        let mut v = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+            ApiError::bad_body(0, "the token contains characters not allowed in a header")
+        })?;
+        v.set_sensitive(true);
+        Ok(v)
+    }
+
+    /// Drops a cached OAuth token after a 401 so the next attempt fetches a new one.
+    async fn invalidate_token(&self) -> bool {
+        match &self.inner.auth {
+            Auth::M2m(m) => {
+                *m.cached.lock().await = None;
+                true
+            }
+            Auth::Pat(_) => false,
+        }
+    }
+
+    /// One call with retries inside the time budget, paced by the limiter.
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Body<'_>,
+        auth: AuthMode<'_>,
+    ) -> Result<Raw, ApiError> {
+        let inner = &self.inner;
+        let url = self.url(path);
+        let log_path = path.split('?').next().unwrap_or(path);
+        let deadline = Instant::now() + inner.retry_timeout;
+        let mut attempt: u32 = 0;
+        let mut reauthenticated = false;
+        loop {
+            let authorization = match auth {
+                AuthMode::Api => Some(self.bearer().await?),
+                AuthMode::None => None,
+                AuthMode::Header(h) => {
+                    let mut v = HeaderValue::from_str(h).map_err(|_| {
+                        ApiError::bad_body(
+                            0,
+                            "client credentials contain characters not allowed in a header",
+                        )
+                    })?;
+                    v.set_sensitive(true);
+                    Some(v)
+                }
+            };
+            let mut req = inner.http.request(method.clone(), &url);
+            if !query.is_empty() {
+                req = req.query(query);
+            }
+            if let Some(a) = authorization {
+                req = req.header(reqwest::header::AUTHORIZATION, a);
+            }
+            req = match &body {
+                Body::None => req,
+                Body::Json(v) => req.json(v),
+                Body::Bytes(b) => req
+                    .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+                    .body(b.clone()),
+                Body::Form(f) => req.form(f),
+            };
+            let permit = inner.limiter.acquire().await;
+            inner.requests.fetch_add(1, Ordering::Relaxed);
+            let started = Instant::now();
+            let result = match req.send().await {
+                Ok(resp) => {
+                    let status = resp.status();
+                    let headers = resp.headers().clone();
+                    match resp.bytes().await {
+                        Ok(body) => Ok(Raw {
+                            status: status.as_u16(),
+                            headers,
+                            body,
+                        }),
+                        Err(e) => Err(e),
+                    }
+                }
+                Err(e) => Err(e),
+            };
+            let elapsed_ms = started.elapsed().as_millis() as u64;
+            let (err, retry_after) = match result {
+                Ok(raw) if (200..300).contains(&raw.status) => {
+                    inner.limiter.on_success(permit);
+                    tracing::debug!(%method, path = log_path, status = raw.status, elapsed_ms, attempt, "databricks api");
+                    return Ok(raw);
+                }
+                Ok(raw) => {
+                    tracing::debug!(%method, path = log_path, status = raw.status, elapsed_ms, attempt, "databricks api");
+                    let reason = reqwest::StatusCode::from_u16(raw.status)
+                        .ok()
+                        .and_then(|s| s.canonical_reason())
+                        .unwrap_or("");
+                    let err = ApiError::from_response(raw.status, reason, &raw.body);
+                    if raw.status == 429 {
+                        inner.throttled.fetch_add(1, Ordering::Relaxed);
+                        inner.limiter.on_throttled(permit);
+                    }
+                    // An OAuth token can be revoked or expire early; one fresh token is worth
+                    // a try before calling the credentials bad.
+                    if raw.status == 401
+                        && matches!(auth, AuthMode::Api)
+                        && !reauthenticated
+                        && self.invalidate_token().await
+                    {
+                        reauthenticated = true;
+                        inner.retries.fetch_add(1, Ordering::Relaxed);
+                        attempt += 1;
+                        continue;
+                    }
+                    if !retry::retryable_status(raw.status, &err.message) {
+                        return Err(err);
+                    }
+                    let after = retry::parse_retry_after(
+                        raw.headers
+                            .get(reqwest::header::RETRY_AFTER)
+                            .and_then(|v| v.to_str().ok()),
+                    );
+                    (err, after)
+                }
+                Err(e) => {
+                    inner.transport_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(%method, path = log_path, elapsed_ms, attempt, error = %e, "databricks api transport error");
+                    (ApiError::transport(transport_message(&e)), None)
+                }
+            };
+            attempt += 1;
+            let wait = retry::backoff(attempt, retry_after);
+            if Instant::now() + wait > deadline {
+                return Err(ApiError {
+                    message: format!(
+                        "{} (gave up after {} attempts: retry budget of {}s exhausted)",
+                        err.message,
+                        attempt,
+                        inner.retry_timeout.as_secs_f64()
+                    ),
+                    ..err
+                });
+            }
+            inner.retries.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(%method, path = log_path, attempt, wait_ms = wait.as_millis() as u64, code = %err.error_code, "retrying");
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Finds the OAuth token endpoint: host metadata → OIDC discovery document, falling back to
+    /// the conventional `<host>/oidc/v1/token` when the workspace does not publish metadata.
+    async fn discover_token_endpoint(
+        &self,
+        discovery_url: Option<String>,
+    ) -> Result<String, ClientError> {
+        let discovery_url = match discovery_url {
+            Some(u) => Some(u),
+            None => match self
+                .send(
+                    Method::GET,
+                    "/.well-known/databricks-config",
+                    &[],
+                    Body::None,
+                    AuthMode::None,
+                )
+                .await
+                .and_then(json_body)
+            {
+                Ok(meta) => meta.get("oidc_endpoint").and_then(Value::as_str).map(|o| {
+                    format!(
+                        "{}/.well-known/oauth-authorization-server",
+                        o.trim_end_matches('/')
+                    )
+                }),
+                Err(e) if e.status == 0 => {
+                    return Err(ClientError::OAuth(format!(
+                        "cannot reach {}: {}",
+                        self.host(),
+                        e.message
+                    )));
+                }
+                Err(_) => None,
+            },
+        };
+        let endpoint = match discovery_url {
+            Some(url) => {
+                check_oauth_url(&url)?;
+                let doc = self
+                    .send(Method::GET, &url, &[], Body::None, AuthMode::None)
+                    .await
+                    .and_then(json_body)
+                    .map_err(|e| {
+                        ClientError::OAuth(format!("OIDC discovery at {url} failed: {e}"))
+                    })?;
+                doc.get("token_endpoint")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .ok_or_else(|| {
+                        ClientError::OAuth(format!(
+                            "the discovery document at {url} has no token_endpoint"
+                        ))
+                    })?
+            }
+            None => format!("{}/oidc/v1/token", self.host()),
+        };
+        check_oauth_url(&endpoint)?;
+        Ok(endpoint)
+    }
+}
+
+/// The client secret goes to the token endpoint, so it gets the same https rule as the host.
+fn check_oauth_url(url: &str) -> Result<(), ClientError> {
+    normalize_host(url)
+        .map(|_| ())
+        .map_err(|e| ClientError::OAuth(format!("refusing OAuth endpoint: {e}")))
+}
+
+fn transport_message(e: &reqwest::Error) -> String {
+    let what = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "connection failed"
+    } else {
+        "request failed"
+    };
+    // The error's source chain names the cause (refused, DNS, TLS); URLs carry no secrets.
+    let mut msg = format!("{what}: {e}");
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg.push_str(&format!(": {s}"));
+        src = s.source();
+    }
+    msg
+}
+
+/// JSON of a 2xx answer; an empty body is `{}` (as in the SDK).
+fn json_body(raw: Raw) -> Result<Value, ApiError> {
+    if raw.body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Object(Default::default()));
+    }
+    serde_json::from_slice(&raw.body)
+        .map_err(|e| ApiError::bad_body(raw.status, format!("the answer is not JSON: {e}")))
+}
+
+/// Percent-encodes a raw path like Python's `urllib.parse.quote(path)`: unreserved characters
+/// and `/` stay, everything else (spaces, `?`, `#`, `%`, non-ASCII) is escaped.
+fn escape_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_paths_like_python_quote() {
+        assert_eq!(
+            escape_path("/api/2.0/fs/files/Volumes/c/s/v/a b.csv"),
+            "/api/2.0/fs/files/Volumes/c/s/v/a%20b.csv"
+        );
+        assert_eq!(escape_path("/x/q?#%é"), "/x/q%3F%23%25%C3%A9");
+        assert_eq!(
+            escape_path("/api/2.1/unity-catalog/schemas/main.default"),
+            "/api/2.1/unity-catalog/schemas/main.default"
+        );
+    }
+
+    #[test]
+    fn settings_debug_hides_secrets() {
+        let s = Settings {
+            token: Some("dapi-very-secret".into()),
+            client_secret: Some("oauth-very-secret".into()),
+            ..Settings::default()
+        };
+        let d = format!("{s:?}");
+        assert!(!d.contains("very-secret"), "{d}");
+        assert!(d.contains("REDACTED"));
+    }
+}
