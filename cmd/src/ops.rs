@@ -317,6 +317,37 @@ struct Session {
     _lock: Box<dyn brickform_state::StateLock>,
     doc: StateDocument,
     journal: brickform_state::Journal,
+    /// Operations a crash interrupted; resolved once providers are configured.
+    unresolved: Vec<brickform_state::Intent>,
+}
+
+/// Finishes what a crash interrupted (see the engine's recovery), then saves.
+async fn finish_interrupted(
+    engine: &Engine<'_>,
+    doc: &mut StateDocument,
+    journal: &brickform_state::Journal,
+    unresolved: &mut Vec<brickform_state::Intent>,
+) -> Result<(), ExitCode> {
+    if unresolved.is_empty() {
+        return Ok(());
+    }
+    match engine.recover_interrupted(doc, journal, unresolved).await {
+        Ok(lines) => {
+            for l in lines {
+                eprintln!("Recovered: {l}");
+            }
+            unresolved.clear();
+            if let Err(e) = journal.checkpoint(doc).await {
+                eprintln!("Error: cannot save the recovered state: {e}");
+                return Err(ExitCode::from(1));
+            }
+            Ok(())
+        }
+        Err(diags) => {
+            print_diags(&diags, engine.config);
+            Err(ExitCode::from(1))
+        }
+    }
 }
 
 async fn open(ctx: &Ctx, args: &PlanArgs, operation: &str) -> Result<Session, ExitCode> {
@@ -352,25 +383,7 @@ async fn open(ctx: &Ctx, args: &PlanArgs, operation: &str) -> Result<Session, Ex
         }
     };
     let mut doc = rec.document;
-    if !rec.unresolved.is_empty() {
-        // An operation was cut off between its request and its recorded result; with no
-        // provider able to look the object up, record it as failed so the next plan reads
-        // the live world again.
-        for intent in &rec.unresolved {
-            eprintln!(
-                "Warning: an interrupted {:?} of {} is being resolved",
-                intent.op, intent.address
-            );
-            let _ = rec
-                .journal
-                .result(
-                    intent.seq,
-                    brickform_state::Outcome::Failed("interrupted".into()),
-                    &mut doc,
-                )
-                .await;
-        }
-    }
+    let unresolved = rec.unresolved.clone();
     if !rec.existed
         && let Err(e) = backend.save(&env, &mut doc).await
     {
@@ -385,6 +398,7 @@ async fn open(ctx: &Ctx, args: &PlanArgs, operation: &str) -> Result<Session, Ex
         _lock: lock,
         doc,
         journal: rec.journal,
+        unresolved,
     })
 }
 
@@ -423,12 +437,16 @@ pub async fn plan(
     markdown: bool,
     detailed: bool,
 ) -> anyhow::Result<ExitCode> {
-    let s = match open(ctx, args, "plan").await {
+    let mut s = match open(ctx, args, "plan").await {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
     let p = providers(ctx, &s.config).await?;
     let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
+    if let Err(code) = finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved).await
+    {
+        return Ok(code);
+    }
     let req = request(args, false);
     let (planned, diags) = engine.plan(&s.doc, &req).await;
     print_diags(&diags, &s.config);
@@ -571,7 +589,7 @@ pub async fn apply(
     } else {
         ctx
     };
-    let s = match open(ctx, &args, if destroy { "destroy" } else { "apply" }).await {
+    let mut s = match open(ctx, &args, if destroy { "destroy" } else { "apply" }).await {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
@@ -594,6 +612,10 @@ pub async fn apply(
     }
     let p = providers(ctx, &s.config).await?;
     let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
+    if let Err(code) = finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved).await
+    {
+        return Ok(code);
+    }
     let req = request(&args, destroy);
     let (planned, diags) = engine.plan(&s.doc, &req).await;
     print_diags(&diags, &s.config);

@@ -308,7 +308,11 @@ pub trait ResourceKind: Send + Sync {
     /// compared or sent: for example the hash of a local `source` file, so a change to the
     /// file's content shows in the plan although the path stayed the same. Errors are
     /// reported against the resource block.
-    fn prepare_config(&self, _config: &mut Object, _base_dir: &std::path::Path) -> Result<(), String> {
+    fn prepare_config(
+        &self,
+        _config: &mut Object,
+        _base_dir: &std::path::Path,
+    ) -> Result<(), String> {
         Ok(())
     }
 
@@ -340,13 +344,18 @@ pub trait ResourceKind: Send + Sync {
         self.read(ctx, id, &Object::new()).await
     }
 
-    /// After a crash between a create call and its recorded result, finds the object the
-    /// create may have made (by natural key or ownership tag). `Ok(None)` when there is none.
-    async fn find_created(
-        &self,
-        _ctx: &OpContext,
-        _config: &Object,
-    ) -> ProviderResult<Option<Remote>> {
+    /// The key that finds the object a create made, without its id: a Unity Catalog full
+    /// name, a workspace path, or an ownership tag (address and state lineage) for objects
+    /// with server-assigned ids. Written to the write-ahead log before the create is sent,
+    /// so a crash between the request and its recorded result loses nothing. `None` when
+    /// the kind cannot find its objects that way.
+    fn natural_key(&self, _ctx: &OpContext, _config: &Object) -> Option<String> {
+        None
+    }
+
+    /// Finds an object by the key [`ResourceKind::natural_key`] gave. `Ok(None)` when
+    /// there is none.
+    async fn find_by_key(&self, _ctx: &OpContext, _key: &str) -> ProviderResult<Option<Remote>> {
         Ok(None)
     }
 

@@ -111,6 +111,22 @@ impl ResourceKind for Thing {
         self.svc.objects.lock().unwrap().remove(id);
         Ok(())
     }
+    fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
+        config
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_lowercase)
+    }
+    async fn find_by_key(&self, _: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        let objs = self.svc.objects.lock().unwrap();
+        Ok(objs
+            .iter()
+            .find(|(_, o)| o.get("name").and_then(Value::as_str) == Some(key))
+            .map(|(id, o)| Remote {
+                id: id.clone(),
+                attrs: o.clone(),
+            }))
+    }
 }
 
 struct Info {
@@ -485,4 +501,65 @@ resource "test_thing" "a" { name = "a" }
             .contains("Cannot configure provider \"test\": no such region"),
         "{diags:?}"
     );
+}
+
+/// A crash between a create request and its recorded result: the object exists in the
+/// service, the log holds only the intent. The next run adopts it instead of creating a
+/// duplicate, and the plan after that is empty.
+#[tokio::test]
+async fn an_interrupted_create_is_adopted_not_duplicated() {
+    let h = Harness::new();
+    let src = "resource \"test_thing\" \"a\" { name = \"a\" }";
+    // The service already holds what the interrupted create made.
+    let remote = Thing {
+        svc: h.svc.clone(),
+        schema: thing_schema(),
+    }
+    .create(
+        &OpContext {
+            address: "test_thing.a".into(),
+            lineage: String::new(),
+            environment: "default".into(),
+            base_dir: h.dir.path().into(),
+        },
+        &Object::from_iter([("name".to_string(), Value::from("a"))]),
+    )
+    .await
+    .unwrap();
+    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(h.dir.path()));
+    let rec = recover(backend.clone(), "default").await.unwrap();
+    let mut doc = rec.document;
+    backend.save("default", &mut doc).await.unwrap();
+    rec.journal
+        .intent(
+            brickform_state::WalOp::Create,
+            "test_thing.a",
+            "test_thing",
+            Some("a".into()),
+            None,
+        )
+        .await
+        .unwrap();
+    drop(rec.journal);
+
+    let (config, _) = load_sources(
+        h.dir.path(),
+        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+    );
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let rec = recover(backend.clone(), "default").await.unwrap();
+    assert_eq!(rec.unresolved.len(), 1);
+    let mut doc = rec.document;
+    let engine = Engine::new(&config, &h.registry, &vars, "default");
+    let lines = engine
+        .recover_interrupted(&mut doc, &rec.journal, &rec.unresolved)
+        .await
+        .unwrap();
+    assert!(lines[0].contains("adopted"), "{lines:?}");
+    rec.journal.checkpoint(&mut doc).await.unwrap();
+    assert_eq!(doc.get("test_thing.a").unwrap().id, remote.id);
+
+    let (plan, _) = h.run(src, PlanMode::Normal, false).await;
+    assert!(!plan.has_changes(), "{:#?}", plan.changes);
+    assert_eq!(h.svc.objects.lock().unwrap().len(), 1, "no duplicate");
 }

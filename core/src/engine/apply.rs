@@ -485,16 +485,19 @@ fn dot_paths(paths: &[Vec<PathStep>]) -> Vec<String> {
         .collect()
 }
 
-async fn record(
-    shared: &Shared,
-    change: &ResourceChange,
+/// The state entry of an object: the configuration that was applied (sensitive values
+/// replaced by fingerprints) and what the service reported.
+pub(super) fn state_entry(
+    doc: &StateDocument,
+    address: &str,
+    provider: &str,
     kind: &dyn ResourceKind,
     remote: &Remote,
     config: &Object,
     sensitive: &[Vec<PathStep>],
+    dependencies: &[String],
 ) -> Result<ResourceState, String> {
-    let mut rs = ResourceState::new(&change.address, &change.provider, &remote.id)
-        .map_err(|e| e.to_string())?;
+    let mut rs = ResourceState::new(address, provider, &remote.id).map_err(|e| e.to_string())?;
     let schema = kind.schema();
     let mut sensitive_paths: Vec<Vec<PathStep>> = schema
         .attributes
@@ -513,11 +516,30 @@ async fn record(
         .filter(|(k, _)| schema.attribute(k).is_some() || schema.block_type(k).is_some())
         .map(|(k, v)| (k.clone(), v.to_json()))
         .collect();
-    rs.dependencies = change.dependencies.clone();
-    let doc = shared.doc.lock().await;
+    rs.dependencies = dependencies.to_vec();
     doc.redact(&mut rs, &dot_paths(&sensitive_paths));
-    // A sensitive value never configured leaves no fingerprint.
     Ok(rs)
+}
+
+async fn record(
+    shared: &Shared,
+    change: &ResourceChange,
+    kind: &dyn ResourceKind,
+    remote: &Remote,
+    config: &Object,
+    sensitive: &[Vec<PathStep>],
+) -> Result<ResourceState, String> {
+    let doc = shared.doc.lock().await;
+    state_entry(
+        &doc,
+        &change.address,
+        &change.provider,
+        kind,
+        remote,
+        config,
+        sensitive,
+        &change.dependencies,
+    )
 }
 
 async fn run_node(
@@ -599,7 +621,7 @@ async fn run_node(
                     WalOp::Create,
                     &change.address,
                     &change.type_name,
-                    None,
+                    kind.natural_key(ctx, &config),
                     None,
                 )
                 .await

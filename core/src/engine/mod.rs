@@ -3,6 +3,7 @@
 pub mod apply;
 pub mod inputs;
 mod planner;
+mod recover;
 pub mod world;
 
 use crate::lang::diagnostics::Diagnostics;

@@ -948,7 +948,11 @@ impl Engine<'_> {
 
     /// Evaluates each `provider` block against its provider's schema and, unless offline,
     /// configures every provider the configuration or the state uses.
-    async fn configure_providers(&self, order: &[String], state: &StateDocument) -> Diagnostics {
+    pub(super) async fn configure_providers(
+        &self,
+        order: &[String],
+        state: &StateDocument,
+    ) -> Diagnostics {
         let config = self.config;
         let mut diags = Diagnostics::new();
         // Provider settings may read variables and locals, not resources.

@@ -295,8 +295,9 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             continue;
         }
 
-        if config.is_null() && f.presence == Presence::OptionalComputed && applied.is_null() {
-            // Left to the service: its value is not drift.
+        if config.is_null() && f.presence == Presence::OptionalComputed {
+            // Left to the service (as Terraform's optional+computed attributes are): its
+            // value is neither drift nor a change, even when it was configured before.
             out.after
                 .insert(name.to_string(), reported.unwrap_or(Value::Unknown));
             continue;

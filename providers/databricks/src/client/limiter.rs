@@ -154,14 +154,14 @@ mod tests {
         }
     }
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn paces_requests() {
-        let l = Limiter::new(10.0, None);
-        let start = tokio::time::Instant::now();
+        let l = Limiter::new(100.0, None);
+        let start = Instant::now();
         for _ in 0..11 {
             l.acquire().await;
         }
         let took = start.elapsed();
-        assert!(took >= Duration::from_millis(990), "{took:?}");
+        assert!(took >= Duration::from_millis(95), "{took:?}");
     }
 }

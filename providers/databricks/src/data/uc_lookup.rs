@@ -62,7 +62,8 @@ impl DataSource for UcLookup {
             environment: String::new(),
             base_dir: Default::default(),
         };
-        match self.kind.find_created(&ctx, config).await? {
+        let key = self.kind.natural_key(&ctx, config).unwrap_or_default();
+        match self.kind.find_by_key(&ctx, &key).await? {
             Some(r) => Ok(r
                 .attrs
                 .into_iter()

@@ -356,13 +356,11 @@ impl ResourceKind for ContentKind {
         }))
     }
 
-    async fn find_created(
-        &self,
-        ctx: &OpContext,
-        config: &Object,
-    ) -> ProviderResult<Option<Remote>> {
-        // Uploads overwrite, so a create cut off halfway is simply done again.
-        let _ = (ctx, config);
-        Ok(None)
+    fn natural_key(&self, _ctx: &OpContext, config: &Object) -> Option<String> {
+        Some(self.object_path(config))
+    }
+
+    async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        self.import(ctx, key).await
     }
 }

@@ -112,12 +112,11 @@ impl ResourceKind for SecretScope {
                 .await,
         )
     }
-    async fn find_created(
-        &self,
-        ctx: &OpContext,
-        config: &Object,
-    ) -> ProviderResult<Option<Remote>> {
-        let name = str_attr(config, "name").unwrap_or("").to_string();
-        self.read(ctx, &name, config).await
+    fn natural_key(&self, _ctx: &OpContext, config: &Object) -> Option<String> {
+        str_attr(config, "name").map(str::to_string)
+    }
+
+    async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        self.read(ctx, key, &Object::new()).await
     }
 }

@@ -197,15 +197,13 @@ impl ResourceKind for UcKind {
         self.read(ctx, &id.to_lowercase(), &Object::new()).await
     }
 
-    /// After a crash between a create request and its recorded result, the object is found
-    /// by its full name, which the configuration determines.
-    async fn find_created(
-        &self,
-        ctx: &OpContext,
-        config: &Object,
-    ) -> ProviderResult<Option<Remote>> {
-        let name = self.full_name(config);
-        match self.read(ctx, &name, config).await {
+    /// A securable is found by its full name, which the configuration determines.
+    fn natural_key(&self, _ctx: &OpContext, config: &Object) -> Option<String> {
+        Some(self.full_name(config))
+    }
+
+    async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        match self.read(ctx, key, &Object::new()).await {
             Ok(r) => Ok(r),
             Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
