@@ -151,6 +151,15 @@ enum Command {
     Env(EnvCommand),
     /// Remove a stale state lock by its id.
     ForceUnlock { id: String },
+    /// Bring an existing object under management: brickform import ADDR ID.
+    Import {
+        /// The resource address in the configuration, e.g. databricks_catalog.main.
+        address: String,
+        /// The object's id in the workspace, e.g. the catalog name.
+        id: String,
+        #[command(flatten)]
+        vars: VarArgs,
+    },
     /// The local workspace: an emulator of the Databricks REST API.
     Local(local::LocalArgs),
 }
@@ -293,6 +302,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::State(c) => ops::state(&ctx, c).await,
         Command::Env(EnvCommand::List) => ops::env_list(&ctx).await,
         Command::ForceUnlock { id } => ops::force_unlock(&ctx, &id).await,
+        Command::Import { address, id, vars } => ops::import(&ctx, &address, &id, &vars).await,
         Command::Local(args) => local::run(args).await,
     }
 }

@@ -1068,3 +1068,42 @@ pub async fn force_unlock(ctx: &Ctx, id: &str) -> anyhow::Result<ExitCode> {
     println!("brickform state has been successfully unlocked!");
     Ok(ExitCode::SUCCESS)
 }
+
+pub async fn import(
+    ctx: &Ctx,
+    address: &str,
+    id: &str,
+    vars: &VarArgs,
+) -> anyhow::Result<ExitCode> {
+    let args = PlanArgs {
+        vars: vars.clone(),
+        lock_timeout: "0s".into(),
+        ..PlanArgs::default()
+    };
+    let mut s = match open(ctx, &args, "import").await {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    let p = providers(ctx, &s.config).await?;
+    let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
+    if let Err(code) = finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved).await
+    {
+        return Ok(code);
+    }
+    match engine.import(&mut s.doc, &s.journal, address, id).await {
+        Ok(line) => {
+            s.journal
+                .checkpoint(&mut s.doc)
+                .await
+                .map_err(|e| anyhow!("saving state: {e}"))?;
+            println!(
+                "{line}\n\nImport successful!\n\nThe resource is now in the brickform state; run `brickform plan` to compare it with its configuration."
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(diags) => {
+            print_diags(&diags, &s.config);
+            Ok(ExitCode::from(1))
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Finishing what a crash interrupted. The write-ahead log holds an intent for every call
+//! that was sent; an intent without a result is resolved here, by asking the service what
+//! happened, before anything is planned:
+//! - a create is looked up by the natural key logged with it; an object found is adopted
+//!   into state (no duplicate is made), none found means the create never happened;
+//! - a delete is checked by reading the object: gone means done;
+//! - an update is left to the next plan, which compares the live object again.
+
+use super::Engine;
+use super::apply::state_entry;
+use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::provider::OpContext;
+use crate::value::Object;
+use brickform_state::{Intent, Journal, Outcome, StateDocument, WalOp};
+
+impl Engine<'_> {
+    /// Resolves interrupted operations; returns a line per resolution for the user, or the
+    /// diagnostics that stopped it (the log keeps the intents for the next attempt).
+    pub async fn recover_interrupted(
+        &self,
+        doc: &mut StateDocument,
+        journal: &Journal,
+        intents: &[Intent],
+    ) -> Result<Vec<String>, Diagnostics> {
+        if intents.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (cg, _) = crate::graph::build(self.config);
+        let order = cg.order().unwrap_or_default();
+        let diags = self.configure_providers(&order, doc).await;
+        if diags.has_errors() {
+            return Err(diags);
+        }
+        let mut lines = Vec::new();
+        for intent in intents {
+            let ctx = OpContext {
+                address: intent.address.clone(),
+                lineage: doc.lineage().to_string(),
+                environment: self.environment.clone(),
+                base_dir: self.config.dir.clone(),
+            };
+            let kind = self.registry.kind(&intent.resource_type).cloned();
+            let failed = |why: &str| Outcome::Failed(format!("interrupted: {why}"));
+            let outcome = match (&intent.op, kind) {
+                (WalOp::Create | WalOp::Import, Some(kind)) => match &intent.natural_key {
+                    Some(key) => match kind.find_by_key(&ctx, key).await {
+                        Ok(Some(remote)) => {
+                            let schema = kind.schema();
+                            let config: Object = remote
+                                .attrs
+                                .iter()
+                                .filter(|(k, _)| {
+                                    schema
+                                        .attribute(k)
+                                        .is_some_and(|a| a.can_configure() && !a.sensitive)
+                                        || schema.block_type(k).is_some()
+                                })
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect();
+                            let provider = self
+                                .registry
+                                .provider_of(&intent.resource_type)
+                                .map(|p| p.name())
+                                .unwrap_or_default();
+                            match state_entry(
+                                doc,
+                                &intent.address,
+                                provider,
+                                kind.as_ref(),
+                                &remote,
+                                &config,
+                                &[],
+                                &[],
+                            ) {
+                                Ok(rs) => {
+                                    lines.push(format!(
+                                        "{}: adopted {} created before the interruption",
+                                        intent.address, remote.id
+                                    ));
+                                    Outcome::Created(rs)
+                                }
+                                Err(e) => failed(&e),
+                            }
+                        }
+                        Ok(None) => {
+                            lines.push(format!(
+                                "{}: the interrupted create did not happen",
+                                intent.address
+                            ));
+                            failed("the object was not created")
+                        }
+                        Err(e) => {
+                            return Err(Diagnostic::error(format!(
+                                "Cannot check the interrupted create of {}: {}",
+                                intent.address, e.message
+                            ))
+                            .into());
+                        }
+                    },
+                    None => {
+                        lines.push(format!("{}: an interrupted create cannot be looked up; check the workspace for a duplicate", intent.address));
+                        failed("no natural key")
+                    }
+                },
+                (WalOp::Delete, Some(kind)) => match &intent.id {
+                    Some(id) => match kind.read(&ctx, id, &Object::new()).await {
+                        Ok(None) => {
+                            lines.push(format!(
+                                "{}: the interrupted delete completed",
+                                intent.address
+                            ));
+                            Outcome::Deleted {}
+                        }
+                        Ok(Some(_)) => failed("the object still exists"),
+                        Err(e) => {
+                            return Err(Diagnostic::error(format!(
+                                "Cannot check the interrupted delete of {}: {}",
+                                intent.address, e.message
+                            ))
+                            .into());
+                        }
+                    },
+                    None => failed("no id"),
+                },
+                (WalOp::Forget, _) => Outcome::Forgotten {},
+                (WalOp::Update, _) => failed("the next plan compares the live object"),
+                (_, None) => failed("unknown resource type"),
+            };
+            journal
+                .result(intent.seq, outcome, doc)
+                .await
+                .map_err(|e| {
+                    Diagnostics::from(Diagnostic::error(format!(
+                        "Cannot record the recovery of {}: {e}",
+                        intent.address
+                    )))
+                })?;
+        }
+        Ok(lines)
+    }
+}
+
+impl Engine<'_> {
+    /// `brickform import ADDR ID`: reads the object and records it in state under ADDR,
+    /// which must be declared in the configuration.
+    pub async fn import(
+        &self,
+        doc: &mut StateDocument,
+        journal: &Journal,
+        address: &str,
+        id: &str,
+    ) -> Result<String, Diagnostics> {
+        let base = address.split('[').next().unwrap_or(address);
+        let Some(resource) = self.config.resources.get(base) else {
+            return Err(Diagnostic::error("Configuration for import target does not exist")
+                .detail(format!("The configuration does not declare {base}. Add a resource block for it before importing, so brickform knows how to manage it."))
+                .into());
+        };
+        if resource.mode != crate::plan::Mode::Managed {
+            return Err(Diagnostic::error("Invalid import address")
+                .detail(
+                    "Only managed resources can be imported; data sources are read on every plan.",
+                )
+                .into());
+        }
+        if doc.get(address).is_some() {
+            return Err(Diagnostic::error("Resource already managed by brickform")
+                .detail(format!("{address} is already in the state. To import it again, remove it first with `brickform state rm {address}`."))
+                .into());
+        }
+        let Some(kind) = self.registry.kind(&resource.type_name).cloned() else {
+            return Err(Diagnostic::error("Invalid resource type")
+                .at(resource.type_span.clone())
+                .into());
+        };
+        let (cg, _) = crate::graph::build(self.config);
+        let diags = self
+            .configure_providers(&cg.order().unwrap_or_default(), doc)
+            .await;
+        if diags.has_errors() {
+            return Err(diags);
+        }
+        let ctx = OpContext {
+            address: address.to_string(),
+            lineage: doc.lineage().to_string(),
+            environment: self.environment.clone(),
+            base_dir: self.config.dir.clone(),
+        };
+        let remote = match kind.import(&ctx, id).await {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                return Err(Diagnostic::error("Cannot import non-existent remote object")
+                    .detail(format!("While attempting to import an existing object to \"{address}\", the provider detected that no object exists with the given id \"{id}\". Only pre-existing objects can be imported; check that the id is correct."))
+                    .into());
+            }
+            Err(e) => {
+                return Err(
+                    Diagnostic::error(format!("Error importing {address}: {}", e.message)).into(),
+                );
+            }
+        };
+        let schema = kind.schema();
+        let config: Object = remote
+            .attrs
+            .iter()
+            .filter(|(k, _)| {
+                schema
+                    .attribute(k)
+                    .is_some_and(|a| a.can_configure() && !a.sensitive)
+                    || schema.block_type(k).is_some()
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let provider = self
+            .registry
+            .provider_of(&resource.type_name)
+            .map(|p| p.name())
+            .unwrap_or_default();
+        let dependencies = cg.resource_dependencies(base);
+        let rs = state_entry(
+            doc,
+            address,
+            provider,
+            kind.as_ref(),
+            &remote,
+            &config,
+            &[],
+            &dependencies,
+        )
+        .map_err(|e| Diagnostics::from(Diagnostic::error(e)))?;
+        let seq = journal
+            .intent(
+                WalOp::Import,
+                address,
+                &resource.type_name,
+                None,
+                Some(remote.id.clone()),
+            )
+            .await
+            .map_err(|e| Diagnostics::from(Diagnostic::error(e.to_string())))?;
+        journal
+            .result(seq, Outcome::Imported(rs), doc)
+            .await
+            .map_err(|e| Diagnostics::from(Diagnostic::error(e.to_string())))?;
+        Ok(format!("{address}: Import complete [id={}]", remote.id))
+    }
+}
