@@ -754,17 +754,15 @@ fn a_held_lock_stops_other_runs_until_force_unlocked() {
         .unwrap();
     let id = lock.info().id.to_string();
 
-    let started = std::time::Instant::now();
+    // With the default --lock-timeout of 0s the command gives up on its first attempt;
+    // that is checked by its exit and message, not by timing it (a loaded machine makes
+    // timings meaningless).
     let out = brickform(d)
         .args(["apply", "--auto-approve"])
         .output()
         .unwrap();
     let (_, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(10),
-        "fails at once, no waiting"
-    );
     assert!(
         stderr.contains("Error acquiring the state lock"),
         "{stderr}"
