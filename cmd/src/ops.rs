@@ -414,6 +414,7 @@ fn request(args: &PlanArgs, destroy: bool) -> PlanRequest {
         refresh: args.refresh,
         targets: args.targets.clone(),
         replace: args.replace.clone(),
+        parallelism: args.parallelism,
     }
 }
 

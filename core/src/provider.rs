@@ -360,17 +360,14 @@ pub trait ResourceKind: Send + Sync {
     }
 
     /// Reads many objects at once where the service makes that cheaper (one list call per
-    /// parent). The default reads them one by one.
+    /// parent instead of one GET per object). `None` when the kind has no cheaper way; the
+    /// engine then reads the objects one by one, in parallel.
     async fn read_many(
         &self,
-        ctx: &OpContext,
-        items: &[(String, Object)],
-    ) -> Vec<ProviderResult<Option<Remote>>> {
-        let mut out = Vec::with_capacity(items.len());
-        for (id, prior) in items {
-            out.push(self.read(ctx, id, prior).await);
-        }
-        out
+        _ctx: &OpContext,
+        _items: &[(String, Object)],
+    ) -> Option<Vec<ProviderResult<Option<Remote>>>> {
+        None
     }
 }
 

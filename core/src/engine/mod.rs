@@ -4,6 +4,7 @@ pub mod apply;
 pub mod inputs;
 mod planner;
 mod recover;
+mod refresh;
 pub mod world;
 
 use crate::lang::diagnostics::Diagnostics;
@@ -25,6 +26,8 @@ pub struct PlanRequest {
     pub targets: Vec<String>,
     /// `--replace` addresses.
     pub replace: Vec<String>,
+    /// Concurrent reads while refreshing (0 means the default, 10).
+    pub parallelism: usize,
 }
 
 /// How one planned instance is evaluated again at apply time.

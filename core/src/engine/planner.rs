@@ -296,6 +296,11 @@ impl Engine<'_> {
         let mut produced: HashSet<String> = HashSet::new();
         let import_ids = self.import_ids(&world, &mut diags);
 
+        let mut refreshed = if req.refresh && !self.offline {
+            self.refresh_all(&state, req, &import_ids).await
+        } else {
+            std::collections::HashMap::new()
+        };
         for id in &order {
             if let Some(name) = id.strip_prefix("local.") {
                 let Some(l) = config.locals.get(name) else {
@@ -324,6 +329,7 @@ impl Engine<'_> {
                 req,
                 &moved_from,
                 &import_ids,
+                &mut refreshed,
                 &mut plan,
                 &mut specs,
                 &mut produced,
@@ -536,6 +542,7 @@ impl Engine<'_> {
         req: &PlanRequest,
         moved_from: &BTreeMap<String, String>,
         import_ids: &BTreeMap<String, String>,
+        refreshed: &mut super::refresh::Refreshed,
         plan: &mut Plan,
         specs: &mut Vec<InstanceSpec>,
         produced: &mut HashSet<String>,
@@ -752,7 +759,11 @@ impl Engine<'_> {
                 && !self.offline
                 && importing.is_none()
             {
-                match kind.read(&ctx, id, &p.merged()).await {
+                let read = match refreshed.remove(&address) {
+                    Some(r) => r,
+                    None => kind.read(&ctx, id, &p.merged()).await,
+                };
+                match read {
                     Ok(Some(remote)) => live = Some(remote),
                     Ok(None) => deleted_outside = true,
                     Err(e) => {

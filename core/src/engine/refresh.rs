@@ -1,0 +1,101 @@
+//! Refresh: reading every object state knows, before the plan compares anything.
+//!
+//! Reads do not depend on the configuration (only on ids and last applied values), so they
+//! all start at once, bounded by the parallelism, and a kind that can read many objects in
+//! one call (a list per parent) does so. A plan is then bounded by the service, not by
+//! reading objects one after another.
+
+use super::planner::prior_of;
+use super::{Engine, PlanRequest};
+use crate::provider::{OpContext, ProviderResult, Remote};
+use brickform_state::{ResourceMode, StateDocument};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+/// Read results by instance address.
+pub type Refreshed = HashMap<String, ProviderResult<Option<Remote>>>;
+
+const DEFAULT_PARALLELISM: usize = 10;
+
+impl Engine<'_> {
+    pub(super) async fn refresh_all(
+        &self,
+        state: &StateDocument,
+        req: &PlanRequest,
+        importing: &BTreeMap<String, String>,
+    ) -> Refreshed {
+        let parallelism = if req.parallelism == 0 {
+            DEFAULT_PARALLELISM
+        } else {
+            req.parallelism
+        };
+        // Group what state knows by kind.
+        let mut by_kind: BTreeMap<&str, Vec<(String, String, crate::value::Object)>> =
+            BTreeMap::new();
+        for r in state.resources() {
+            if r.mode != ResourceMode::Managed
+                || importing.contains_key(&r.address)
+                || self.registry.kind(&r.resource_type).is_none()
+            {
+                continue;
+            }
+            let Some((id, prior)) = prior_of(state, &r.address) else {
+                continue;
+            };
+            by_kind.entry(r.resource_type.as_str()).or_default().push((
+                r.address.clone(),
+                id,
+                prior.merged(),
+            ));
+        }
+        let sem = Arc::new(Semaphore::new(parallelism));
+        let mut out = Refreshed::new();
+        let mut set: JoinSet<Vec<(String, ProviderResult<Option<Remote>>)>> = JoinSet::new();
+        let lineage = state.lineage().to_string();
+        for (type_name, items) in by_kind {
+            let Some(kind) = self.registry.kind(type_name).cloned() else {
+                continue;
+            };
+            let ctx = OpContext {
+                address: type_name.to_string(),
+                lineage: lineage.clone(),
+                environment: self.environment.clone(),
+                base_dir: self.config.dir.clone(),
+            };
+            // First ask the kind for a batched read.
+            let batch: Vec<(String, crate::value::Object)> = items
+                .iter()
+                .map(|(_, id, p)| (id.clone(), p.clone()))
+                .collect();
+            if let Some(results) = kind.read_many(&ctx, &batch).await
+                && results.len() == items.len()
+            {
+                for ((address, _, _), r) in items.into_iter().zip(results) {
+                    out.insert(address, r);
+                }
+                continue;
+            }
+            for (address, id, prior) in items {
+                let kind = kind.clone();
+                let sem = sem.clone();
+                let ctx = OpContext {
+                    address: address.clone(),
+                    ..ctx.clone()
+                };
+                set.spawn(async move {
+                    let _permit = sem.acquire_owned().await;
+                    let r = kind.read(&ctx, &id, &prior).await;
+                    vec![(address, r)]
+                });
+            }
+        }
+        while let Some(joined) = set.join_next().await {
+            if let Ok(results) = joined {
+                out.extend(results);
+            }
+        }
+        out
+    }
+}
