@@ -1,5 +1,6 @@
 //! The `brickform` command.
 
+mod auth;
 mod diag;
 mod local;
 mod ops;
@@ -162,6 +163,8 @@ enum Command {
     },
     /// The local workspace: an emulator of the Databricks REST API.
     Local(local::LocalArgs),
+    /// Credentials kept in the OS keyring: login, logout, status.
+    Auth(auth::AuthArgs),
 }
 
 #[derive(Subcommand)]
@@ -304,6 +307,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::ForceUnlock { id } => ops::force_unlock(&ctx, &id).await,
         Command::Import { address, id, vars } => ops::import(&ctx, &address, &id, &vars).await,
         Command::Local(args) => local::run(args).await,
+        Command::Auth(args) => auth::run(args).await,
     }
 }
 

@@ -18,8 +18,8 @@
 //! - A user-set `rate_limit` is a hard ceiling: the rate never exceeds it, but still adapts
 //!   below it.
 //!
-//! Pacing is by slots: each request takes the next free instant (`next`), spaced `1/rate`
-//! apart, and sleeps until then. There is no burst credit, so a fixed cap of R is never
+//! Pacing is by slots: requests leave one at a time, spaced `1/rate` apart (`next` is the
+//! earliest instant the next one may go). There is no burst credit, so a fixed cap of R is never
 //! exceeded over any window, which is what users who set one want.
 
 use std::sync::Mutex;
@@ -34,6 +34,7 @@ const MAX_RATE: f64 = 10_000.0;
 #[derive(Debug)]
 pub(crate) struct Limiter {
     state: Mutex<State>,
+    gate: tokio::sync::Mutex<()>,
     cap: f64,
 }
 
@@ -67,6 +68,7 @@ impl Limiter {
                 next: Instant::now(),
                 last_decrease: None,
             }),
+            gate: tokio::sync::Mutex::new(()),
             cap,
         }
     }
@@ -79,20 +81,37 @@ impl Limiter {
     }
 
     /// Waits for this request's slot.
+    ///
+    /// Callers queue on a fair (FIFO) async gate and only the head of the queue sleeps on the
+    /// clock. Slots are therefore never reserved ahead of time: a rate change from a 429 applies
+    /// at once to everyone still queued, instead of after hundreds of pre-booked slots at the
+    /// old rate have been spent (which would draw more 429s and collapse the rate).
     pub(crate) async fn acquire(&self) -> Permit {
-        let (slot, waited) = {
-            let mut s = self.lock();
-            let now = Instant::now();
-            let slot = s.next.max(now);
-            s.next = slot + Duration::from_secs_f64(1.0 / s.rate);
-            (slot, slot > now)
-        };
-        if waited {
-            tokio::time::sleep_until(slot.into()).await;
-        }
-        Permit {
-            sent_at: Instant::now(),
-            waited,
+        let _gate = self.gate.lock().await;
+        let mut waited = false;
+        loop {
+            let until = {
+                let mut s = self.lock();
+                let now = Instant::now();
+                if s.next <= now {
+                    let interval = Duration::from_secs_f64(1.0 / s.rate);
+                    // Behind by less than one interval (a late wake-up): keep the cadence.
+                    // Further behind (idle): restart from now, granting no burst credit.
+                    s.next = if now.duration_since(s.next) < interval {
+                        s.next + interval
+                    } else {
+                        now + interval
+                    };
+                    return Permit {
+                        sent_at: now,
+                        waited,
+                    };
+                }
+                s.next
+            };
+            waited = true;
+            // Re-checked after waking: a 429 meanwhile may have pushed the next slot out.
+            tokio::time::sleep_until(until.into()).await;
         }
     }
 
@@ -111,8 +130,8 @@ impl Limiter {
         }
         s.rate = (s.rate * DECREASE).max(MIN_RATE.min(self.cap));
         s.last_decrease = Some(Instant::now());
-        // Slots already handed out were spaced at the old rate; push the frontier so the new,
-        // lower rate takes effect at once rather than after the queued requests drain.
+        // The server is over its limit right now: leave one interval at the new rate before the
+        // next request so its bucket can refill a little.
         let now = Instant::now();
         s.next = s.next.max(now) + Duration::from_secs_f64(1.0 / s.rate);
     }

@@ -1,0 +1,864 @@
+//! The API client against the in-process emulator over HTTP: auth resolution, OAuth M2M,
+//! retries, the adaptive limiter, pagination, error classification and secret hygiene.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use brickform_core::provider::{ErrorKind, ProviderError};
+use brickform_databricks::client::{
+    AuthType, Client, ClientError, MemoryStore, NoStore, SecretStore, Settings, Source,
+};
+use brickform_emulator::{Emulator, EmulatorConfig, RunningEmulator};
+use serde_json::{Value, json};
+
+const UC: &str = "/api/2.1/unity-catalog";
+const ME: &str = "/api/2.0/preview/scim/v2/Me";
+
+fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |k| map.get(k).cloned()
+}
+
+async fn connect(
+    settings: &Settings,
+    env: &[(&str, &str)],
+    secrets: &dyn SecretStore,
+) -> Result<Client, ClientError> {
+    Client::connect(settings, &env_of(env), secrets).await
+}
+
+fn pat(url: &str) -> Settings {
+    Settings {
+        host: Some(url.to_string()),
+        token: Some("dapi-test-token".into()),
+        retry_timeout: Some(Duration::from_secs(10)),
+        ..Settings::default()
+    }
+}
+
+async fn emulator() -> RunningEmulator {
+    Emulator::start(EmulatorConfig::for_tests()).await.unwrap()
+}
+
+async fn control(emu: &RunningEmulator, method: reqwest::Method, path: &str, body: Value) -> Value {
+    let r = reqwest::Client::new()
+        .request(method, format!("{}/__emulator/{path}", emu.url()))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{path}: {}", r.status());
+    r.json().await.unwrap_or(Value::Null)
+}
+
+async fn fault(emu: &RunningEmulator, spec: Value) {
+    control(emu, reqwest::Method::POST, "faults", spec).await;
+}
+
+async fn logged(emu: &RunningEmulator, path_regex: &str) -> Vec<Value> {
+    let r: Value = reqwest::Client::new()
+        .get(format!("{}/__emulator/requests", emu.url()))
+        .query(&[("path", path_regex)])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    r["requests"].as_array().cloned().unwrap_or_default()
+}
+
+fn write_cfg(dir: &Path, text: &str) -> String {
+    let p = dir.join(".databrickscfg");
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+// ---------------------------------------------------------------- auth resolution
+
+#[tokio::test]
+async fn precedence_settings_env_profile_keyring() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().display().to_string();
+    write_cfg(
+        dir.path(),
+        "[DEFAULT]\nhost = https://profile.example.com\ntoken = dapi-profile\n\n[other]\nhost = https://other.example.com\ntoken = dapi-other\n",
+    );
+    let keyring = MemoryStore::with("https://keyring.example.com", "dapi-keyring");
+
+    // Settings beat env.
+    let c = connect(
+        &Settings {
+            host: Some("https://settings.example.com".into()),
+            token: Some("dapi-settings".into()),
+            ..Settings::default()
+        },
+        &[
+            ("DATABRICKS_HOST", "https://env.example.com"),
+            ("DATABRICKS_TOKEN", "dapi-env"),
+            ("HOME", &home),
+        ],
+        &keyring,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.host(), "https://settings.example.com");
+    assert_eq!(c.credential_info().credential_source, Source::Settings);
+
+    // Per attribute: host from settings, token from env.
+    let c = connect(
+        &Settings {
+            host: Some("settings.example.com/".into()),
+            ..Settings::default()
+        },
+        &[("DATABRICKS_TOKEN", "dapi-env"), ("HOME", &home)],
+        &keyring,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.host(), "https://settings.example.com");
+    assert_eq!(c.credential_info().host_source, Source::Settings);
+    assert_eq!(
+        c.credential_info().credential_source,
+        Source::Env("DATABRICKS_TOKEN")
+    );
+
+    // Env beats the profile file (which is then not even read).
+    let c = connect(
+        &Settings::default(),
+        &[
+            ("DATABRICKS_HOST", "https://env.example.com"),
+            ("DATABRICKS_TOKEN", "dapi-env"),
+            ("HOME", &home),
+        ],
+        &keyring,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.host(), "https://env.example.com");
+    assert_eq!(
+        c.credential_info().credential_source,
+        Source::Env("DATABRICKS_TOKEN")
+    );
+
+    // Nothing else set: the DEFAULT profile.
+    let c = connect(&Settings::default(), &[("HOME", &home)], &keyring)
+        .await
+        .unwrap();
+    assert_eq!(c.host(), "https://profile.example.com");
+    assert!(
+        matches!(&c.credential_info().credential_source, Source::Profile { name, .. } if name == "DEFAULT")
+    );
+
+    // Explicit profile by env var.
+    let c = connect(
+        &Settings::default(),
+        &[("HOME", &home), ("DATABRICKS_CONFIG_PROFILE", "other")],
+        &keyring,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.host(), "https://other.example.com");
+
+    // A host from env with no token: the file is not consulted (the SDK's rule), the keyring is.
+    let c = connect(
+        &Settings::default(),
+        &[("HOME", &home), ("DATABRICKS_HOST", "keyring.example.com")],
+        &keyring,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.host(), "https://keyring.example.com");
+    assert_eq!(c.credential_info().credential_source, Source::Keyring);
+
+    // The keyring is last: a token anywhere else wins over it.
+    let c = connect(
+        &Settings::default(),
+        &[
+            ("HOME", &home),
+            ("DATABRICKS_HOST", "keyring.example.com"),
+            ("DATABRICKS_TOKEN", "dapi-env"),
+        ],
+        &keyring,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        c.credential_info().credential_source,
+        Source::Env("DATABRICKS_TOKEN")
+    );
+
+    // A host with no credentials anywhere: the error names the host's source and the ways out.
+    let e = connect(
+        &Settings::default(),
+        &[("HOME", &home), ("DATABRICKS_HOST", "nothing.example.com")],
+        &keyring,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("env DATABRICKS_HOST") && e.contains("brickform auth login"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn profile_selection_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        dir.path(),
+        "[__settings__]\ndefault_profile = dev\n\n[DEFAULT]\nhost = https://default.example.com\ntoken = dapi-d\n\n[dev]\nhost = https://dev.example.com\ntoken = dapi-dev\n\n[nohost]\ntoken = dapi-x\n",
+    );
+    // [__settings__] default_profile beats [DEFAULT].
+    let c = connect(
+        &Settings::default(),
+        &[("DATABRICKS_CONFIG_FILE", &cfg)],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.host(), "https://dev.example.com");
+
+    // config_file from settings, explicit profile from settings beats the default_profile.
+    let s = Settings {
+        config_file: Some(cfg.clone().into()),
+        profile: Some("DEFAULT".into()),
+        ..Settings::default()
+    };
+    let c = connect(&s, &[], &NoStore).await.unwrap();
+    assert_eq!(c.host(), "https://default.example.com");
+
+    // [DEFAULT] is not merged into a named profile: `nohost` has no host.
+    let s = Settings {
+        config_file: Some(cfg.clone().into()),
+        profile: Some("nohost".into()),
+        ..Settings::default()
+    };
+    let e = connect(&s, &[], &NoStore).await.unwrap_err();
+    assert!(matches!(e, ClientError::NoHost { .. }), "{e}");
+
+    // An explicitly requested profile that does not exist is an error naming the profiles.
+    let s = Settings {
+        config_file: Some(cfg.clone().into()),
+        profile: Some("prod".into()),
+        ..Settings::default()
+    };
+    let e = connect(&s, &[], &NoStore).await.unwrap_err().to_string();
+    assert!(e.contains("[prod]") && e.contains("dev"), "{e}");
+
+    // ... and so is a requested profile in a file that does not exist.
+    let e = connect(
+        &Settings::default(),
+        &[
+            ("HOME", "/nonexistent-home"),
+            ("DATABRICKS_CONFIG_PROFILE", "dev"),
+        ],
+        &NoStore,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("does not exist") && e.contains("DATABRICKS_CONFIG_PROFILE"),
+        "{e}"
+    );
+
+    // Without any profile request, a missing file is simply skipped.
+    let e = connect(
+        &Settings::default(),
+        &[("HOME", "/nonexistent-home")],
+        &NoStore,
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(e, ClientError::NoHost { .. }), "{e}");
+
+    // A broken file is reported with its path.
+    let bad = dir.path().join("bad.cfg");
+    std::fs::write(&bad, "token = x\n").unwrap();
+    let e = connect(
+        &Settings::default(),
+        &[("DATABRICKS_CONFIG_FILE", &bad.display().to_string())],
+        &NoStore,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("bad.cfg"), "{e}");
+}
+
+#[tokio::test]
+async fn auth_method_selection() {
+    let host = "https://x.example.com";
+    // Two families without auth_type: the SDK's error.
+    let e = connect(
+        &Settings {
+            host: Some(host.into()),
+            token: Some("dapi-secret-1".into()),
+            ..Settings::default()
+        },
+        &[
+            ("DATABRICKS_CLIENT_ID", "id"),
+            ("DATABRICKS_CLIENT_SECRET", "oauth-secret-1"),
+        ],
+        &NoStore,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("more than one authorization method configured: oauth and pat"),
+        "{e}"
+    );
+    assert!(
+        e.contains("token from provider settings")
+            && e.contains("client_id from env DATABRICKS_CLIENT_ID"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("dapi-secret-1") && !e.contains("oauth-secret-1"),
+        "{e}"
+    );
+
+    // auth_type pins one.
+    let c = connect(
+        &Settings {
+            host: Some(host.into()),
+            token: Some("dapi-secret-1".into()),
+            auth_type: Some("pat".into()),
+            ..Settings::default()
+        },
+        &[
+            ("DATABRICKS_CLIENT_ID", "id"),
+            ("DATABRICKS_CLIENT_SECRET", "oauth-secret-1"),
+        ],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.credential_info().auth_type, AuthType::Pat);
+
+    // Half an M2M configuration says what is missing.
+    let e = connect(
+        &Settings {
+            host: Some(host.into()),
+            client_id: Some("id".into()),
+            ..Settings::default()
+        },
+        &[],
+        &NoStore,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("client_secret") && e.contains("client_id from provider settings"),
+        "{e}"
+    );
+
+    // Unknown methods are refused.
+    let e = connect(
+        &Settings {
+            host: Some(host.into()),
+            token: Some("t".into()),
+            auth_type: Some("azure-cli".into()),
+            ..Settings::default()
+        },
+        &[],
+        &NoStore,
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(e, ClientError::UnsupportedAuthType(_)), "{e}");
+}
+
+#[tokio::test]
+async fn http_refused_except_loopback() {
+    for host in [
+        "http://dbc-123.cloud.databricks.com",
+        "http://192.168.1.10:8080",
+        "http://localhost.example.com",
+    ] {
+        let e = connect(
+            &Settings {
+                host: Some(host.into()),
+                token: Some("dapi-x".into()),
+                ..Settings::default()
+            },
+            &[],
+            &NoStore,
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(e, ClientError::InvalidHost { .. }), "{host}: {e}");
+        assert!(e.to_string().contains("https"), "{e}");
+    }
+    for host in [
+        "http://127.0.0.1:1",
+        "http://localhost:2",
+        "http://[::1]:3",
+        "dbc-1.cloud.databricks.com/",
+    ] {
+        connect(
+            &Settings {
+                host: Some(host.into()),
+                token: Some("dapi-x".into()),
+                ..Settings::default()
+            },
+            &[],
+            &NoStore,
+        )
+        .await
+        .unwrap();
+    }
+}
+
+// ---------------------------------------------------------------- requests and auth on the wire
+
+#[tokio::test]
+async fn pat_requests_and_401_shape() {
+    let emu = Emulator::start(EmulatorConfig {
+        tokens: Some(vec!["dapi-good".into()]),
+        ..EmulatorConfig::for_tests()
+    })
+    .await
+    .unwrap();
+    let good = connect(
+        &Settings {
+            token: Some("dapi-good".into()),
+            ..pat(&emu.url())
+        },
+        &[],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    let me = good.get(ME, &[]).await.unwrap();
+    assert_eq!(me["userName"], "local-user@brickform.local");
+
+    let bad = connect(
+        &Settings {
+            token: Some("dapi-wrong-secret".into()),
+            ..pat(&emu.url())
+        },
+        &[],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    let e = bad.get(ME, &[]).await.unwrap_err();
+    assert_eq!(e.status, 401);
+    assert_eq!(e.error_code, "UNAUTHENTICATED");
+    assert_eq!(e.kind, ErrorKind::PermissionDenied);
+    assert_eq!(bad.stats().requests, 1, "a 401 with a PAT is not retried");
+    assert!(!format!("{e} {e:?}").contains("dapi-wrong-secret"));
+    assert!(!format!("{bad:?}").contains("dapi-wrong-secret"));
+}
+
+#[tokio::test]
+async fn oauth_m2m_flow() {
+    let emu = Emulator::start(EmulatorConfig {
+        tokens: Some(vec!["sp-client-secret".into()]),
+        ..EmulatorConfig::for_tests()
+    })
+    .await
+    .unwrap();
+    let settings = Settings {
+        host: Some(emu.url()),
+        retry_timeout: Some(Duration::from_secs(5)),
+        ..Settings::default()
+    };
+    let c = connect(
+        &settings,
+        &[
+            ("DATABRICKS_CLIENT_ID", "sp-app-id"),
+            ("DATABRICKS_CLIENT_SECRET", "sp-client-secret"),
+        ],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.credential_info().auth_type, AuthType::OAuthM2m);
+    assert!(!format!("{c:?}").contains("sp-client-secret"));
+    for _ in 0..3 {
+        c.get(ME, &[]).await.unwrap();
+    }
+    assert_eq!(
+        logged(&emu, "/.well-known/databricks-config").await.len(),
+        1
+    );
+    assert_eq!(
+        logged(&emu, "/oidc/.well-known/oauth-authorization-server")
+            .await
+            .len(),
+        1
+    );
+    let tokens = logged(&emu, "/oidc/v1/token").await;
+    assert_eq!(tokens.len(), 1, "the token is cached across calls");
+    assert!(
+        !tokens[0].to_string().contains("sp-client-secret"),
+        "credentials go in the Basic header, not the form"
+    );
+
+    // A wrong secret: the token endpoint's refusal, without the secret in it.
+    let c = connect(
+        &settings,
+        &[
+            ("DATABRICKS_CLIENT_ID", "sp-app-id"),
+            ("DATABRICKS_CLIENT_SECRET", "not-the-secret"),
+        ],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    let e = c.get(ME, &[]).await.unwrap_err();
+    assert_eq!(e.status, 401);
+    assert!(e.message.contains("OAuth token request failed"), "{e}");
+    assert!(!format!("{e:?}").contains("not-the-secret"));
+}
+
+// ---------------------------------------------------------------- retries
+
+#[tokio::test]
+async fn retries_503_then_succeeds() {
+    let emu = emulator().await;
+    fault(&emu, json!({"path": ME, "status": 503, "times": 3})).await;
+    let c = connect(&pat(&emu.url()), &[], &NoStore).await.unwrap();
+    c.get(ME, &[]).await.unwrap();
+    let s = c.stats();
+    assert_eq!((s.requests, s.retries), (4, 3), "{s:?}");
+}
+
+#[tokio::test]
+async fn retry_after_is_honoured() {
+    let emu = emulator().await;
+    fault(
+        &emu,
+        json!({"path": ME, "status": 429, "times": 1, "retry_after": 1}),
+    )
+    .await;
+    let c = connect(&pat(&emu.url()), &[], &NoStore).await.unwrap();
+    let t = Instant::now();
+    c.get(ME, &[]).await.unwrap();
+    assert!(t.elapsed() >= Duration::from_secs(1), "{:?}", t.elapsed());
+    let s = c.stats();
+    assert_eq!((s.retries, s.throttled), (1, 1), "{s:?}");
+}
+
+#[tokio::test]
+async fn non_retryable_errors_are_final() {
+    let emu = emulator().await;
+    let c = connect(&pat(&emu.url()), &[], &NoStore).await.unwrap();
+    for status in [400, 404, 409, 500, 502] {
+        fault(&emu, json!({"path": ME, "status": status, "times": 1})).await;
+        let before = c.stats().requests;
+        let e = c.get(ME, &[]).await.unwrap_err();
+        assert_eq!(e.status, status);
+        assert_eq!(c.stats().requests - before, 1, "{status} was retried");
+    }
+    assert_eq!(c.stats().retries, 0);
+}
+
+#[tokio::test]
+async fn retry_budget_exhausted() {
+    let emu = emulator().await;
+    fault(&emu, json!({"path": ME, "status": 503, "times": 0})).await;
+    let c = connect(
+        &Settings {
+            retry_timeout: Some(Duration::from_millis(600)),
+            ..pat(&emu.url())
+        },
+        &[],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    let t = Instant::now();
+    let e = c.get(ME, &[]).await.unwrap_err();
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    assert_eq!(e.status, 503);
+    assert_eq!(e.kind, ErrorKind::Transient);
+    assert!(e.message.contains("retry budget"), "{e}");
+    assert!(c.stats().retries >= 1);
+}
+
+#[tokio::test]
+async fn transport_errors_are_retried_then_reported() {
+    // A port nothing listens on.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let c = connect(
+        &Settings {
+            retry_timeout: Some(Duration::from_millis(500)),
+            ..pat(&format!("http://127.0.0.1:{port}"))
+        },
+        &[],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    let e = c.get(ME, &[]).await.unwrap_err();
+    assert_eq!((e.status, e.kind), (0, ErrorKind::Transient), "{e}");
+    let s = c.stats();
+    assert!(s.transport_errors >= 2 && s.retries >= 1, "{s:?}");
+    assert!(!e.to_string().contains("dapi-test-token"));
+}
+
+// ---------------------------------------------------------------- rate limiting
+
+/// Against a server limit of 20 req/s, 200 concurrent requests all succeed and the client's
+/// measured rate settles near the limit. Bounds are loose: this checks the adaptation, not
+/// performance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adaptive_limiter_converges_on_server_limit() {
+    let emu = emulator().await;
+    control(
+        &emu,
+        reqwest::Method::POST,
+        "rate-limits",
+        json!({"per_second": 20, "burst": 20, "retry_after": 1}),
+    )
+    .await;
+    let c = connect(
+        &Settings {
+            initial_rate: Some(30.0),
+            ..pat(&emu.url())
+        },
+        &[],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    let t = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..200 {
+        let c = c.clone();
+        tasks.push(tokio::spawn(async move { c.get(ME, &[]).await }));
+    }
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    let elapsed = t.elapsed().as_secs_f64();
+    let rate = 200.0 / elapsed;
+    let s = c.stats();
+    eprintln!("200 requests in {elapsed:.1}s = {rate:.1} req/s; {s:?}");
+    assert!(
+        (8.0..=26.0).contains(&rate),
+        "measured {rate:.1} req/s; {s:?}"
+    );
+    assert!(s.current_rate < 30.0, "the limiter adapted down: {s:?}");
+    assert!(s.throttled < 60, "429s stay a minority: {s:?}");
+}
+
+#[tokio::test]
+async fn fixed_cap_is_respected() {
+    let emu = emulator().await;
+    let c = connect(
+        &Settings {
+            rate_limit: Some(20.0),
+            initial_rate: Some(100.0),
+            ..pat(&emu.url())
+        },
+        &[],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    let t = Instant::now();
+    for _ in 0..21 {
+        c.get(ME, &[]).await.unwrap();
+    }
+    assert!(
+        t.elapsed() >= Duration::from_millis(950),
+        "21 requests at 20 req/s took {:?}",
+        t.elapsed()
+    );
+    assert!(c.stats().current_rate <= 20.0);
+}
+
+// ---------------------------------------------------------------- pagination, errors, files
+
+#[tokio::test]
+async fn list_all_follows_pages() {
+    let emu = emulator().await;
+    let c = connect(&pat(&emu.url()), &[], &NoStore).await.unwrap();
+    c.post(&format!("{UC}/catalogs"), &json!({"name": "pages"}))
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..250 {
+        let c = c.clone();
+        tasks.push(tokio::spawn(async move {
+            c.post(
+                &format!("{UC}/schemas"),
+                &json!({"catalog_name": "pages", "name": format!("s{i:03}")}),
+            )
+            .await
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    let all = c
+        .list_all(
+            &format!("{UC}/schemas"),
+            &[
+                ("catalog_name", "pages".into()),
+                ("max_results", "100".into()),
+            ],
+            "schemas",
+        )
+        .await
+        .unwrap();
+    let mine = all
+        .iter()
+        .filter(|s| s["name"].as_str().is_some_and(|n| n.starts_with('s')))
+        .count();
+    assert_eq!(mine, 250);
+    assert!(
+        logged(&emu, &format!("{UC}/schemas"))
+            .await
+            .iter()
+            .filter(|r| r["method"] == "GET")
+            .count()
+            >= 3
+    );
+
+    // The default page size (server picks) gets them in one go.
+    let all = c
+        .list_all(
+            &format!("{UC}/schemas"),
+            &[("catalog_name", "pages".into())],
+            "schemas",
+        )
+        .await
+        .unwrap();
+    assert!(all.len() >= 250);
+}
+
+#[tokio::test]
+async fn errors_are_classified() {
+    let emu = emulator().await;
+    let c = connect(&pat(&emu.url()), &[], &NoStore).await.unwrap();
+    let e = c
+        .get(&format!("{UC}/catalogs/nope"), &[])
+        .await
+        .unwrap_err();
+    assert_eq!((e.status, e.kind), (404, ErrorKind::NotFound), "{e}");
+    let p: ProviderError = e.clone().into();
+    assert_eq!(p.kind, ErrorKind::NotFound);
+    assert!(
+        p.message.starts_with(&format!("{}: ", e.error_code)),
+        "{}",
+        p.message
+    );
+
+    c.post(&format!("{UC}/catalogs"), &json!({"name": "dup"}))
+        .await
+        .unwrap();
+    let e = c
+        .post(&format!("{UC}/catalogs"), &json!({"name": "dup"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::AlreadyExists, "{e}");
+
+    let e = c
+        .post(&format!("{UC}/catalogs"), &json!({"name": 5}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidInput, "{e}");
+
+    c.post(
+        &format!("{UC}/schemas"),
+        &json!({"catalog_name": "dup", "name": "s"}),
+    )
+    .await
+    .unwrap();
+    let e = c
+        .delete(&format!("{UC}/catalogs/dup"), &[])
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Conflict, "{e}");
+
+    // A wrong route is not "not found": a delete must not silently succeed on it.
+    let e = c.get("/api/2.0/no/such/endpoint", &[]).await.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Other, "{e}");
+
+    // Error code wins over status: an injected 400 that says ALREADY_EXISTS.
+    fault(&emu, json!({"path": ME, "status": 400, "error_code": "CATALOG_ALREADY_EXISTS", "message": "x", "times": 1})).await;
+    let e = c.get(ME, &[]).await.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::AlreadyExists, "{e}");
+}
+
+#[tokio::test]
+async fn files_api_bytes_and_head() {
+    let emu = emulator().await;
+    let c = connect(&pat(&emu.url()), &[], &NoStore).await.unwrap();
+    c.post(&format!("{UC}/catalogs"), &json!({"name": "f"}))
+        .await
+        .unwrap();
+    c.post(
+        &format!("{UC}/schemas"),
+        &json!({"catalog_name": "f", "name": "s"}),
+    )
+    .await
+    .unwrap();
+    c.post(
+        &format!("{UC}/volumes"),
+        &json!({"catalog_name": "f", "schema_name": "s", "name": "v", "volume_type": "MANAGED"}),
+    )
+    .await
+    .unwrap();
+    let path = "/api/2.0/fs/files/Volumes/f/s/v/dir/a file.bin";
+    assert_eq!(c.head(path).await.unwrap(), None);
+    let data: Vec<u8> = (0..=255u8).cycle().take(3000).collect();
+    c.put_bytes(path, &[("overwrite", "true".into())], data.clone())
+        .await
+        .unwrap();
+    assert_eq!(c.get_bytes(path).await.unwrap(), data);
+    let meta = c.head(path).await.unwrap().unwrap();
+    assert_eq!(meta.content_length, Some(3000));
+    assert!(meta.last_modified.is_some());
+    let listed = c
+        .list_all("/api/2.0/fs/directories/Volumes/f/s/v/dir", &[], "contents")
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+    c.delete(path, &[]).await.unwrap();
+    assert_eq!(c.head(path).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn secrets_never_in_debug_or_errors() {
+    let s = Settings {
+        host: Some("https://h.example.com".into()),
+        token: Some("dapi-SEKRIT".into()),
+        client_secret: Some("oauth-SEKRIT".into()),
+        client_id: Some("id".into()),
+        ..Settings::default()
+    };
+    assert!(!format!("{s:?}").contains("SEKRIT"));
+    let e = connect(&s, &[], &NoStore).await.unwrap_err();
+    assert!(!format!("{e} {e:?}").contains("SEKRIT"), "{e:?}");
+    let c = connect(
+        &Settings {
+            auth_type: Some("pat".into()),
+            ..s.clone()
+        },
+        &[],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    assert!(!format!("{c:?} {:?}", c.credential_info()).contains("SEKRIT"));
+    let store = MemoryStore::with("https://h.example.com", "dapi-SEKRIT");
+    assert!(!format!("{store:?}").contains("SEKRIT"));
+}
