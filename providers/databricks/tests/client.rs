@@ -862,3 +862,83 @@ async fn secrets_never_in_debug_or_errors() {
     let store = MemoryStore::with("https://h.example.com", "dapi-SEKRIT");
     assert!(!format!("{store:?}").contains("SEKRIT"));
 }
+
+// ---------------------------------------------------------------- wire headers and logs
+
+/// A one-shot HTTP server that records the raw request head and answers `{}`.
+async fn capture_one_request() -> (String, tokio::task::JoinHandle<String>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let handle = tokio::spawn(async move {
+        let (mut sock, _) = listener.accept().await.unwrap();
+        let mut head = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = sock.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            head.extend_from_slice(&buf[..n]);
+        }
+        sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}")
+            .await
+            .unwrap();
+        String::from_utf8_lossy(&head).to_string()
+    });
+    (url, handle)
+}
+
+#[tokio::test]
+async fn user_agent_and_bearer_on_the_wire() {
+    let (url, handle) = capture_one_request().await;
+    let c = connect(&pat(&url), &[], &NoStore).await.unwrap();
+    c.get("/api/2.1/unity-catalog/catalogs/a b", &[("x", "1".into())])
+        .await
+        .unwrap();
+    let head = handle.await.unwrap().to_ascii_lowercase();
+    assert!(
+        head.starts_with("get /api/2.1/unity-catalog/catalogs/a%20b?x=1 "),
+        "{head}"
+    );
+    let ua = format!(
+        "user-agent: brickform/{} os/{} auth/pat",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS
+    );
+    assert!(head.contains(&ua), "{head}");
+    assert!(
+        head.contains("authorization: bearer dapi-test-token"),
+        "{head}"
+    );
+}
+
+#[tokio::test]
+async fn m2m_token_refetched_once_after_401() {
+    let emu = emulator().await;
+    let c = connect(
+        &Settings {
+            host: Some(emu.url()),
+            client_id: Some("id".into()),
+            client_secret: Some("sec".into()),
+            ..Settings::default()
+        },
+        &[],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    c.get(ME, &[]).await.unwrap();
+    fault(&emu, json!({"path": ME, "status": 401, "times": 1})).await;
+    c.get(ME, &[]).await.unwrap();
+    assert_eq!(
+        logged(&emu, "/oidc/v1/token").await.len(),
+        2,
+        "a 401 drops the cached token once"
+    );
+    // A 401 that persists is reported, not looped on.
+    fault(&emu, json!({"path": ME, "status": 401, "times": 0})).await;
+    let e = c.get(ME, &[]).await.unwrap_err();
+    assert_eq!(e.status, 401);
+    assert_eq!(logged(&emu, "/oidc/v1/token").await.len(), 3);
+}
