@@ -9,7 +9,7 @@
 
 use super::model::{FieldChange, FieldReason, SerValue};
 use crate::lang::eval::values_equal;
-use crate::provider::{Nesting, Normalize, Presence, Schema};
+use crate::provider::{BlockType, Nesting, Normalize, Presence, Schema};
 use crate::value::{Object, PathStep, Value};
 
 /// What state remembers of an instance.
@@ -163,6 +163,50 @@ fn same(config: &Value, live: &Value, server_default: Option<&Value>) -> bool {
     false
 }
 
+/// Nested blocks are equal when each configured field matches: fields left unset are the
+/// service's business (its defaults, its optional+computed values), and fields the service
+/// reports that the schema does not know are ignored. Keyed blocks arrive sorted by key.
+fn block_equal(bt: &BlockType, a: &Value, b: &Value) -> bool {
+    let empty = |v: &Value| match v {
+        Value::Null => true,
+        Value::List(l) => l.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    };
+    match (a, b) {
+        (Value::Unknown, _) | (_, Value::Unknown) => false,
+        _ if empty(a) && empty(b) => true,
+        (Value::Object(x), Value::Object(y)) => object_equal(&bt.schema, x, y),
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|(p, q)| match (p, q) {
+                    (Value::Object(p), Value::Object(q)) => object_equal(&bt.schema, p, q),
+                    _ => values_equal(p, q),
+                })
+        }
+        _ => false,
+    }
+}
+
+fn object_equal(schema: &Schema, a: &Object, b: &Object) -> bool {
+    let null = Value::Null;
+    schema.attributes.iter().all(|attr| {
+        let av = a.get(attr.name).unwrap_or(&null);
+        let bv = b.get(attr.name).unwrap_or(&null);
+        match attr.presence {
+            Presence::Computed => true,
+            Presence::OptionalComputed if av.is_null() => true,
+            _ => same(av, bv, attr.server_default.as_ref()),
+        }
+    }) && schema.blocks.iter().all(|bt| {
+        block_equal(
+            bt,
+            a.get(bt.name).unwrap_or(&null),
+            b.get(bt.name).unwrap_or(&null),
+        )
+    })
+}
+
 pub fn diff(input: &DiffInput) -> DiffOutput {
     let mut out = DiffOutput::default();
     let schema = input.schema;
@@ -173,6 +217,25 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         replace_on_change: bool,
         sensitive: bool,
         server_default: Option<&'s Value>,
+        block: Option<&'s BlockType>,
+    }
+    impl Field<'_> {
+        /// Whether `a` (configured) and `b` (applied or live) mean the same, with nested
+        /// blocks compared field by field under their own schema.
+        fn equal(&self, a: &Value, b: &Value, with_default: bool) -> bool {
+            match self.block {
+                Some(bt) => block_equal(bt, a, b),
+                None => same(
+                    a,
+                    b,
+                    if with_default {
+                        self.server_default
+                    } else {
+                        None
+                    },
+                ),
+            }
+        }
     }
     let fields: Vec<Field> = schema
         .attributes
@@ -183,6 +246,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             replace_on_change: a.replace_on_change,
             sensitive: a.sensitive,
             server_default: a.server_default.as_ref(),
+            block: None,
         })
         .chain(schema.blocks.iter().map(|b| Field {
             name: b.name,
@@ -190,6 +254,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             replace_on_change: b.replace_on_change,
             sensitive: false,
             server_default: None,
+            block: Some(b),
         }))
         .collect();
 
@@ -268,7 +333,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         // Drift: the live object moved away from what was applied, on a field the user set.
         if let Some(l) = &live
             && !applied.is_null()
-            && !same(&applied, l, f.server_default)
+            && !f.equal(&applied, l, true)
         {
             out.drift.push(FieldChange {
                 path: key(name),
@@ -305,10 +370,8 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
 
         let config_changed = matches!(config, Value::Unknown)
             || config.contains_unknown()
-            || !same(&config, &applied, None);
-        let live_differs = live
-            .as_ref()
-            .is_some_and(|l| !same(&config, l, f.server_default));
+            || !f.equal(&config, &applied, false);
+        let live_differs = live.as_ref().is_some_and(|l| !f.equal(&config, l, true));
         if config_changed || live_differs {
             let reason = if config.contains_unknown() {
                 FieldReason::KnownAfterApply
@@ -482,5 +545,73 @@ mod tests {
         let d = run(&c, Some(&p), None);
         assert_eq!(d.fields.len(), 1);
         assert!(d.fields[0].sensitive);
+    }
+
+    #[test]
+    fn nested_blocks_compare_field_by_field_with_server_defaults() {
+        use crate::provider::BlockType;
+        let task = Schema::new()
+            .attr(Attribute::required("task_key", AttrType::String))
+            .attr(Attribute::optional("run_if", AttrType::String).server_default("ALL_SUCCESS"))
+            .attr(Attribute::optional_computed("cluster", AttrType::String));
+        let schema = Schema::new().block(BlockType::keyed("task", "task_key", task));
+        let t = |k: &str, extra: &[(&str, Value)]| {
+            let mut o = obj(&[("task_key", k.into())]);
+            for (key, v) in extra {
+                o.insert(key.to_string(), v.clone());
+            }
+            Value::Object(o)
+        };
+        let config = obj(&[("task", Value::List(vec![t("a", &[]), t("b", &[])]))]);
+        let prior = Prior {
+            config: config.clone(),
+            ..Prior::default()
+        };
+        // The service fills run_if and a cluster, and reports a field the schema lacks.
+        let live = obj(&[(
+            "task",
+            Value::List(vec![
+                t(
+                    "a",
+                    &[
+                        ("run_if", "ALL_SUCCESS".into()),
+                        ("cluster", "c1".into()),
+                        ("format", "X".into()),
+                    ],
+                ),
+                t("b", &[("run_if", "ALL_SUCCESS".into())]),
+            ]),
+        )]);
+        let ignore = |_: &str| false;
+        let fp = |_: &Value, _: &str| true;
+        let d = diff(&DiffInput {
+            schema: &schema,
+            config: &config,
+            prior: Some(&prior),
+            live: Some(&live),
+            ignore: &ignore,
+            fingerprint_matches: &fp,
+        });
+        assert!(
+            d.fields.is_empty() && d.drift.is_empty(),
+            "{:?} {:?}",
+            d.fields,
+            d.drift
+        );
+        // A real change inside a block is still seen.
+        let live = obj(&[(
+            "task",
+            Value::List(vec![t("a", &[("run_if", "ALL_DONE".into())]), t("b", &[])]),
+        )]);
+        let d = diff(&DiffInput {
+            schema: &schema,
+            config: &config,
+            prior: Some(&prior),
+            live: Some(&live),
+            ignore: &ignore,
+            fingerprint_matches: &fp,
+        });
+        assert_eq!(d.drift.len(), 1);
+        assert_eq!(d.fields.len(), 1);
     }
 }
