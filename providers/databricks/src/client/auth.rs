@@ -30,7 +30,7 @@ impl std::fmt::Display for Source {
             Source::Settings => write!(f, "provider settings"),
             Source::Env(var) => write!(f, "env {var}"),
             Source::Profile { name, file } => write!(f, "profile [{name}] in {}", file.display()),
-            Source::Keyring => write!(f, "OS keyring (brickform auth login)"),
+            Source::Keyring => write!(f, "the OS keyring, saved by `brickform auth login`"),
         }
     }
 }

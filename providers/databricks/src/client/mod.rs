@@ -469,6 +469,14 @@ impl Client {
             if let Some(a) = authorization {
                 req = req.header(reqwest::header::AUTHORIZATION, a);
             }
+            // What the SDK sends: JSON APIs get `Accept: application/json`; file transfers take
+            // whatever the server sends.
+            let accept = match (&body, &method) {
+                (Body::Bytes(_), _) | (_, &Method::HEAD) => "*/*",
+                _ if path.starts_with("/api/2.0/fs/files") => "application/octet-stream",
+                _ => "application/json",
+            };
+            req = req.header(reqwest::header::ACCEPT, accept);
             req = match &body {
                 Body::None => req,
                 Body::Json(v) => req.json(v),

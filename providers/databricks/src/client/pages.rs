@@ -8,14 +8,18 @@ use super::{ApiError, Client};
 /// The page-size parameter and value for a list path, per API. UC lists take `max_results=0`
 /// ("server picks", what the SDK sends), except volumes, which have no such default.
 fn page_size_param(path: &str) -> Option<(&'static str, &'static str)> {
+    let path = path.trim_end_matches('/');
     if path.starts_with("/api/2.1/unity-catalog/volumes") {
         None
     } else if path.starts_with("/api/2.1/unity-catalog/") {
         Some(("max_results", "0"))
-    } else if path.starts_with("/api/2.0/pipelines") {
+    } else if path == "/api/2.0/pipelines" {
         Some(("max_results", "100"))
-    } else if path.starts_with("/api/2.1/jobs/") || path.starts_with("/api/2.2/jobs/") {
+    } else if path.ends_with("/jobs/list") {
         Some(("limit", "100"))
+    } else if path.ends_with("/jobs/runs/list") {
+        // The real service caps runs pages lower than jobs pages.
+        Some(("limit", "25"))
     } else if path.starts_with("/api/2.0/fs/directories") {
         Some(("page_size", "1000"))
     } else {
