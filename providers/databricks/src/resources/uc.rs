@@ -229,10 +229,13 @@ impl ResourceKind for UcKind {
         {
             patch.insert("new_name".into(), Json::String(n.clone()));
         }
+        // `prior` is the last-applied configuration, not the live object: a field changed
+        // outside brickform looks unchanged against it. So every configured field is sent
+        // (PATCH with the current value is harmless), which also puts drift back.
         for f in self.spec.update_fields {
             let want = config.get(*f).and_then(json_of);
             let have = prior.get(*f).and_then(json_of);
-            if self.spec.always_send.contains(f) || (want.is_some() && want != have) {
+            if self.spec.always_send.contains(f) || want.is_some() {
                 if let Some(j) = want {
                     patch.insert(f.to_string(), j);
                 }
