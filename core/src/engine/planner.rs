@@ -841,6 +841,15 @@ impl Engine<'_> {
             }
 
             let mut after = d.after.clone();
+            if let (Some(p), Action::Update | Action::NoOp) = (effective_prior, action) {
+                // What the service fills in where the configuration is silent stays as it is;
+                // showing it as removed would be noise, not a change.
+                let mut current = p.merged();
+                if let Some(l) = &live_attrs {
+                    current.extend(l.clone());
+                }
+                crate::plan::diff::keep_service_values(schema, &mut after, &current);
+            }
             if action.is_replace() || action == Action::Create {
                 for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {
                     after.insert(a.name.to_string(), Value::Unknown);

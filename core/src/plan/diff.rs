@@ -163,10 +163,12 @@ fn same(config: &Value, live: &Value, server_default: Option<&Value>) -> bool {
     false
 }
 
-/// Nested blocks are equal when each configured field matches: fields left unset are the
-/// service's business (its defaults, its optional+computed values), and fields the service
-/// reports that the schema does not know are ignored. Keyed blocks arrive sorted by key.
-fn block_equal(bt: &BlockType, a: &Value, b: &Value) -> bool {
+/// Nested blocks are equal when each configured field matches: fields the service reports
+/// that the schema does not know are ignored, and keyed blocks arrive sorted by key. Against
+/// a live object (`lenient`), what the configuration leaves unset is the service's business:
+/// its defaults, its optional+computed values, whole blocks it fills in by itself. Against
+/// the last applied configuration every difference counts, so removing a block is a change.
+fn block_equal(bt: &BlockType, a: &Value, b: &Value, lenient: bool) -> bool {
     let empty = |v: &Value| match v {
         Value::Null => true,
         Value::List(l) => l.is_empty(),
@@ -176,11 +178,12 @@ fn block_equal(bt: &BlockType, a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Unknown, _) | (_, Value::Unknown) => false,
         _ if empty(a) && empty(b) => true,
-        (Value::Object(x), Value::Object(y)) => object_equal(&bt.schema, x, y),
+        _ if lenient && empty(a) => true,
+        (Value::Object(x), Value::Object(y)) => object_equal(&bt.schema, x, y, lenient),
         (Value::List(x), Value::List(y)) => {
             x.len() == y.len()
                 && x.iter().zip(y).all(|(p, q)| match (p, q) {
-                    (Value::Object(p), Value::Object(q)) => object_equal(&bt.schema, p, q),
+                    (Value::Object(p), Value::Object(q)) => object_equal(&bt.schema, p, q, lenient),
                     _ => values_equal(p, q),
                 })
         }
@@ -188,23 +191,88 @@ fn block_equal(bt: &BlockType, a: &Value, b: &Value) -> bool {
     }
 }
 
-fn object_equal(schema: &Schema, a: &Object, b: &Object) -> bool {
+fn object_equal(schema: &Schema, a: &Object, b: &Object, lenient: bool) -> bool {
     let null = Value::Null;
     schema.attributes.iter().all(|attr| {
         let av = a.get(attr.name).unwrap_or(&null);
         let bv = b.get(attr.name).unwrap_or(&null);
         match attr.presence {
             Presence::Computed => true,
-            Presence::OptionalComputed if av.is_null() => true,
-            _ => same(av, bv, attr.server_default.as_ref()),
+            Presence::OptionalComputed if av.is_null() && lenient => true,
+            _ => same(
+                av,
+                bv,
+                if lenient {
+                    attr.server_default.as_ref()
+                } else {
+                    None
+                },
+            ),
         }
     }) && schema.blocks.iter().all(|bt| {
         block_equal(
             bt,
             a.get(bt.name).unwrap_or(&null),
             b.get(bt.name).unwrap_or(&null),
+            lenient,
         )
     })
+}
+
+/// Fills what `after` leaves unset from `current` where the service decides the value
+/// (server defaults, optional+computed attributes, blocks it adds), recursing into nested
+/// blocks (keyed ones matched by key), so a plan shows only the changes that will happen.
+pub fn keep_service_values(schema: &Schema, after: &mut Object, current: &Object) {
+    for a in &schema.attributes {
+        let unset = after.get(a.name).is_none_or(Value::is_null);
+        let service_decides = a.server_default.is_some()
+            || matches!(a.presence, Presence::OptionalComputed | Presence::Computed);
+        if unset
+            && service_decides
+            && !a.sensitive
+            && let Some(v) = current.get(a.name)
+        {
+            after.insert(a.name.to_string(), v.clone());
+        }
+    }
+    for bt in &schema.blocks {
+        let Some(cur) = current.get(bt.name) else {
+            continue;
+        };
+        let slot = after.entry(bt.name.to_string()).or_insert(Value::Null);
+        let is_empty = match &*slot {
+            Value::Null => true,
+            Value::List(l) => l.is_empty(),
+            Value::Object(o) => o.is_empty(),
+            _ => false,
+        };
+        if is_empty {
+            // A block the configuration does not have but the service shows (empty
+            // notification settings and the like) is the service's.
+            if block_equal(bt, &Value::Null, cur, true) {
+                *slot = cur.clone();
+            }
+            continue;
+        }
+        match (slot, cur) {
+            (Value::Object(a), Value::Object(c)) => keep_service_values(&bt.schema, a, c),
+            (Value::List(items), Value::List(cur_items)) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    let Value::Object(a) = item else { continue };
+                    let matching = match bt.nesting {
+                        Nesting::Keyed(k) => cur_items
+                            .iter()
+                            .find(|c| c.as_object().and_then(|o| o.get(k)) == a.get(k)),
+                        _ => cur_items.get(i),
+                    };
+                    if let Some(Value::Object(c)) = matching {
+                        keep_service_values(&bt.schema, a, c);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 pub fn diff(input: &DiffInput) -> DiffOutput {
@@ -224,7 +292,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         /// blocks compared field by field under their own schema.
         fn equal(&self, a: &Value, b: &Value, with_default: bool) -> bool {
             match self.block {
-                Some(bt) => block_equal(bt, a, b),
+                Some(bt) => block_equal(bt, a, b, with_default),
                 None => same(
                     a,
                     b,

@@ -4,12 +4,18 @@ pub mod catalog;
 pub mod connection;
 pub mod content;
 pub mod file;
+pub mod ingestion_gateway;
+pub mod ingestion_pipeline;
+pub mod job;
 pub mod notebook;
+pub mod pipeline;
+pub mod pipeline_spec;
 pub mod schema;
 pub mod secret;
 pub mod secret_scope;
 pub mod uc;
 pub mod volume;
+pub mod wire;
 pub mod workspace_file;
 
 use crate::Shared;
@@ -31,6 +37,10 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn ResourceKind>> {
         Arc::new(file::kind(shared.clone())),
         Arc::new(secret_scope::SecretScope::new(shared.clone())),
         Arc::new(secret::Secret::new(shared.clone())),
+        Arc::new(pipeline::kind(shared.clone())),
+        Arc::new(ingestion_gateway::kind(shared.clone())),
+        Arc::new(ingestion_pipeline::kind(shared.clone())),
+        Arc::new(job::Job::new(shared.clone())),
     ]
 }
 
