@@ -1,0 +1,61 @@
+//! `databricks_ingestion_gateway`: a Lakeflow Connect gateway, a pipeline with a
+//! `gateway_definition` (reference §3) whose fields are written at the top level. It stages
+//! snapshots and change data of a database reached through a UC connection into a volume.
+//!
+//! The connection and the staging location are immutable on the service, so a change to any
+//! of them replaces the gateway; everything else is a full-spec PUT. References such as
+//! `connection_name = databricks_connection.c.name` give the apply order.
+
+use super::pipeline_spec::{Flavor, PipelineKind, check_common, common_schema, no_derive, string};
+use crate::Shared;
+use brickform_core::provider::{Attribute, Normalize, Schema};
+use std::sync::Arc;
+
+/// The HCL names that live inside `gateway_definition` on the wire.
+const DEFINITION: &[&str] = &[
+    "connection_name",
+    "gateway_storage_catalog",
+    "gateway_storage_schema",
+    "gateway_storage_name",
+];
+
+pub fn schema() -> Schema {
+    common_schema("A Lakeflow Connect ingestion gateway (a pipeline with gateway_definition). Replaced when the connection or the staging location changes.")
+        .attr(
+            Attribute::required("connection_name", string())
+                .force_new()
+                .normalize(Normalize::LowerCase)
+                .describe("The UC connection to the source database."),
+        )
+        .attr(
+            Attribute::required("gateway_storage_catalog", string())
+                .force_new()
+                .normalize(Normalize::LowerCase),
+        )
+        .attr(
+            Attribute::required("gateway_storage_schema", string())
+                .force_new()
+                .normalize(Normalize::LowerCase),
+        )
+        .attr(
+            Attribute::optional_computed("gateway_storage_name", string())
+                .force_new()
+                .normalize(Normalize::LowerCase)
+                .describe("Name of the staging volume; chosen by the service when unset."),
+        )
+}
+
+pub fn kind(shared: Arc<Shared>) -> PipelineKind {
+    PipelineKind {
+        flavor: Flavor {
+            type_name: "databricks_ingestion_gateway",
+            schema: schema(),
+            definition: Some(("gateway_definition", DEFINITION)),
+            keep_when_absent: &["catalog", "schema"],
+            check: check_common,
+            derive: no_derive,
+            derived: &[],
+        },
+        shared,
+    }
+}

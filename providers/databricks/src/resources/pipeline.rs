@@ -1,0 +1,155 @@
+//! `databricks_pipeline`: a Lakeflow declarative pipeline (reference §2), every field of the
+//! spec. Attribute and block names follow the Terraform provider's `databricks_pipeline`.
+
+use super::pipeline_spec::{
+    Flavor, PipelineKind, check_common, common_schema, exactly_one, items, no_derive, string,
+    string_map, strings,
+};
+use crate::Shared;
+use brickform_core::provider::{AttrType, Attribute, BlockType, Normalize, Schema};
+use brickform_core::value::{Object, Value};
+use std::sync::Arc;
+
+fn path_block(name: &'static str) -> BlockType {
+    BlockType::single(
+        name,
+        Schema::new().attr(Attribute::required("path", string())),
+    )
+}
+
+/// `libraries[]`: each holds exactly one source.
+fn library_block() -> BlockType {
+    BlockType::list(
+        "library",
+        Schema::new()
+            .block(path_block("notebook"))
+            .block(path_block("file"))
+            .block(BlockType::single(
+                "glob",
+                Schema::new().attr(
+                    Attribute::required("include", string())
+                        .describe("A notebook, file or folder path ending in /**."),
+                ),
+            ))
+            .attr(Attribute::optional("whl", string()))
+            .attr(Attribute::optional("jar", string()))
+            .block(BlockType::single(
+                "maven",
+                Schema::new()
+                    .attr(Attribute::required("coordinates", string()))
+                    .attr(Attribute::optional("repo", string()))
+                    .attr(Attribute::optional("exclusions", strings())),
+            )),
+    )
+    .describe("Source code: exactly one of notebook, file, glob, whl, jar or maven per block.")
+}
+
+pub fn schema() -> Schema {
+    common_schema("A Lakeflow declarative pipeline. Updated in place with a full-spec PUT; replaced only when `storage` changes.")
+        .attr(
+            Attribute::optional("target", string())
+                .describe("Legacy publishing schema; set either schema or target."),
+        )
+        .attr(
+            Attribute::optional("storage", string())
+                .force_new()
+                .describe("DBFS root of a Hive-metastore pipeline; the service's dbfs:/pipelines/<id> when unset."),
+        )
+        .attr(Attribute::optional("root_path", string()))
+        .attr(
+            Attribute::optional("parameters", string_map())
+                .describe("Default run parameters."),
+        )
+        .attr(Attribute::optional("usage_policy_id", string()))
+        .block(library_block())
+        .block(BlockType::single(
+            "environment",
+            Schema::new()
+                .attr(Attribute::optional("dependencies", strings()).describe("pip requirements of serverless pipelines."))
+                .attr(Attribute::optional("environment_version", string())),
+        ))
+        .block(
+            BlockType::single(
+                "event_log",
+                Schema::new()
+                    .attr(Attribute::required("name", string()))
+                    .attr(Attribute::optional_computed("catalog", string()).normalize(Normalize::LowerCase))
+                    .attr(Attribute::optional_computed("schema", string()).normalize(Normalize::LowerCase)),
+            )
+            .describe("Publish the event log to Unity Catalog; catalog and schema default to the pipeline's."),
+        )
+        .block(BlockType::single(
+            "restart_window",
+            Schema::new()
+                .attr(Attribute::required("start_hour", AttrType::Number).describe("0-23."))
+                .attr(Attribute::optional("days_of_week", strings()).describe("MONDAY … SUNDAY; every day when unset."))
+                .attr(Attribute::optional_computed("time_zone_id", string())),
+        ))
+        .block(BlockType::single(
+            "filters",
+            Schema::new()
+                .attr(Attribute::optional("include", strings()))
+                .attr(Attribute::optional("exclude", strings())),
+        ))
+        .block(
+            BlockType::single(
+                "trigger",
+                Schema::new()
+                    .block(BlockType::single(
+                        "cron",
+                        Schema::new()
+                            .attr(Attribute::optional("quartz_cron_schedule", string()))
+                            .attr(Attribute::optional("timezone_id", string())),
+                    ))
+                    .block(BlockType::single("manual", Schema::new())),
+            )
+            .describe("Deprecated by the service; kept for existing configurations."),
+        )
+        .block(BlockType::single(
+            "deployment",
+            Schema::new()
+                .attr(Attribute::required("kind", string()).describe("BUNDLE."))
+                .attr(Attribute::optional("metadata_file_path", string())),
+        ))
+}
+
+fn check(o: &Object) -> Result<(), String> {
+    check_common(o)?;
+    if o.get("schema").is_some_and(|v| !v.is_null())
+        && o.get("target").is_some_and(|v| !v.is_null())
+    {
+        return Err("set either schema or target, not both".into());
+    }
+    for (i, lib) in items(o, "library").enumerate() {
+        exactly_one(
+            lib,
+            &["notebook", "file", "glob", "whl", "jar", "maven"],
+            &format!("library[{i}]"),
+        )?;
+    }
+    if let Some(h) = o
+        .get("restart_window")
+        .and_then(Value::as_object)
+        .and_then(|r| r.get("start_hour"))
+        .and_then(Value::as_f64)
+        && !(0.0..24.0).contains(&h)
+    {
+        return Err(format!("restart_window.start_hour must be 0-23, got {h}"));
+    }
+    Ok(())
+}
+
+pub fn kind(shared: Arc<Shared>) -> PipelineKind {
+    PipelineKind {
+        flavor: Flavor {
+            type_name: "databricks_pipeline",
+            schema: schema(),
+            definition: None,
+            keep_when_absent: &[],
+            check,
+            derive: no_derive,
+            derived: &[],
+        },
+        shared,
+    }
+}

@@ -1,0 +1,781 @@
+//! What `databricks_pipeline`, `databricks_ingestion_gateway` and
+//! `databricks_ingestion_pipeline` share: all three are the same REST object (a pipeline,
+//! reference §2–3), so they share one life cycle and one translation between HCL and the wire.
+//!
+//! - Create is `POST /api/2.0/pipelines` with the whole spec; update is a full-spec
+//!   `PUT /api/2.0/pipelines/{id}` (an edit replaces the spec, so every configured field is
+//!   sent every time, and a field left out is a field cleared); delete is
+//!   `DELETE …?cascade=` and treats not-found as success.
+//! - Set versus unset: a configured `false`, `0` or `""` is sent (terraform-provider-databricks
+//!   PR #5964: `serverless = false` must reach the service); only null means "not set".
+//! - Reads are shaped exactly like the configuration the engine decodes (every attribute of a
+//!   nested block present, null when unset; list blocks as lists), so equal means equal.
+//!   Inside nested blocks, values the service fills in (a cluster's node type, the event log's
+//!   catalog) are masked to null when the user left them unset: the diff only understands
+//!   server defaults at the top level, and these must never show as drift.
+//! - Lakeflow Connect kinds take their definition's fields at the top level; the kind says
+//!   which HCL names live inside `gateway_definition` / `ingestion_definition` on the wire.
+//! - Ownership: every pipeline carries the tag `brickform = "<lineage>/<address>"`, added on
+//!   create and update and stripped on read, so an interrupted create can be found again.
+
+use super::{err, gone_ok, json_of, none_if_missing, str_attr};
+use crate::Shared;
+use crate::client::Client;
+use async_trait::async_trait;
+use brickform_core::lang::eval::values_equal;
+use brickform_core::provider::{
+    AttrType, Attribute, BlockType, ErrorKind, Nesting, Normalize, OpContext, Presence,
+    ProviderError, ProviderResult, Remote, ResourceKind, Schema,
+};
+use brickform_core::value::{Object, Value};
+use serde_json::{Map, Value as Json};
+use std::sync::Arc;
+
+/// The tag key that marks a pipeline as owned by a brickform state.
+pub const OWNER_TAG: &str = "brickform";
+
+/// Attributes only brickform knows: never sent in the spec, kept from the prior state on read.
+const LOCAL: &[&str] = &["cascade"];
+/// Attributes sent but never returned by the service: kept from the prior state on read.
+const INPUT_ONLY: &[&str] = &["allow_duplicate_names"];
+
+// ---------- schema building blocks ----------
+
+pub fn string() -> AttrType {
+    AttrType::String
+}
+pub fn strings() -> AttrType {
+    AttrType::List(Box::new(AttrType::String))
+}
+pub fn string_map() -> AttrType {
+    AttrType::Map(Box::new(AttrType::String))
+}
+
+/// A classic-compute cluster (`clusters[]` on the wire). The service fills node types and
+/// disk encryption when they are left out; they are optional+computed so that is not drift.
+fn cluster_block() -> BlockType {
+    let autoscale = Schema::new()
+        .attr(Attribute::required("min_workers", AttrType::Number))
+        .attr(Attribute::required("max_workers", AttrType::Number))
+        .attr(Attribute::optional("mode", string()).describe("ENHANCED or LEGACY."));
+    BlockType::list(
+        "cluster",
+        Schema::new()
+            .attr(
+                Attribute::optional("label", string())
+                    .server_default("default")
+                    .describe("default, updates or maintenance."),
+            )
+            .attr(Attribute::optional("num_workers", AttrType::Number))
+            .attr(Attribute::optional_computed("node_type_id", string()))
+            .attr(Attribute::optional_computed(
+                "driver_node_type_id",
+                string(),
+            ))
+            .attr(Attribute::optional("policy_id", string()))
+            .attr(Attribute::optional(
+                "apply_policy_default_values",
+                AttrType::Bool,
+            ))
+            .attr(Attribute::optional("instance_pool_id", string()))
+            .attr(Attribute::optional("driver_instance_pool_id", string()))
+            .attr(Attribute::optional("spark_conf", string_map()))
+            .attr(Attribute::optional("spark_env_vars", string_map()))
+            .attr(Attribute::optional("custom_tags", string_map()))
+            .attr(Attribute::optional("ssh_public_keys", strings()))
+            .attr(Attribute::optional_computed(
+                "enable_local_disk_encryption",
+                AttrType::Bool,
+            ))
+            .attr(
+                Attribute::optional("aws_attributes", AttrType::Any)
+                    .describe("Object passed through as the API's aws_attributes."),
+            )
+            .attr(
+                Attribute::optional("azure_attributes", AttrType::Any)
+                    .describe("Object passed through as the API's azure_attributes."),
+            )
+            .attr(
+                Attribute::optional("gcp_attributes", AttrType::Any)
+                    .describe("Object passed through as the API's gcp_attributes."),
+            )
+            .attr(
+                Attribute::optional("cluster_log_conf", AttrType::Any)
+                    .describe("Object passed through as the API's cluster_log_conf."),
+            )
+            .attr(
+                Attribute::optional("init_scripts", AttrType::Any)
+                    .describe("List passed through as the API's init_scripts."),
+            )
+            .block(BlockType::single("autoscale", autoscale)),
+    )
+    .describe("Classic compute; leave out with serverless = true.")
+}
+
+/// `notifications[]` on the wire.
+fn notification_block() -> BlockType {
+    BlockType::list(
+        "notification",
+        Schema::new()
+            .attr(Attribute::optional("email_recipients", strings()))
+            .attr(Attribute::optional("alerts", strings()).describe(
+                "on-update-success, on-update-failure, on-update-fatal-failure, on-flow-failure.",
+            )),
+    )
+}
+
+fn run_as_block() -> BlockType {
+    BlockType::single(
+        "run_as",
+        Schema::new()
+            .attr(Attribute::optional("user_name", string()))
+            .attr(Attribute::optional("service_principal_name", string()))
+            .attr(Attribute::optional("group_name", string())),
+    )
+    .describe("Identity the pipeline runs as: exactly one of the three.")
+}
+
+/// The attributes and blocks every pipeline kind has: the pipeline fields that apply to
+/// Lakeflow Connect gateways and ingestion pipelines too.
+pub fn common_schema(description: &'static str) -> Schema {
+    Schema::new()
+        .describe(description)
+        .attr(Attribute::required("name", string()).describe("Display name."))
+        .attr(
+            Attribute::optional("catalog", string())
+                .normalize(Normalize::LowerCase)
+                .describe("Unity Catalog catalog to publish into; changed in place."),
+        )
+        .attr(
+            Attribute::optional("schema", string())
+                .normalize(Normalize::LowerCase)
+                .describe("Default schema; changed in place."),
+        )
+        .attr(
+            Attribute::optional("serverless", AttrType::Bool)
+                .describe("Serverless compute. `false` is sent when set (not the same as unset)."),
+        )
+        .attr(Attribute::optional("continuous", AttrType::Bool).server_default(false))
+        .attr(Attribute::optional("development", AttrType::Bool).server_default(false))
+        .attr(Attribute::optional("photon", AttrType::Bool).server_default(false))
+        .attr(
+            Attribute::optional("channel", string())
+                .server_default("CURRENT")
+                .describe("CURRENT or PREVIEW."),
+        )
+        .attr(
+            Attribute::optional("edition", string())
+                .server_default("ADVANCED")
+                .describe("CORE, PRO or ADVANCED."),
+        )
+        .attr(Attribute::optional("configuration", string_map()))
+        .attr(Attribute::optional("tags", string_map()).describe(
+            "Tags (at most 25; the `brickform` ownership tag is added and hidden by brickform).",
+        ))
+        .attr(Attribute::optional("budget_policy_id", string()))
+        .attr(
+            Attribute::optional("allow_duplicate_names", AttrType::Bool)
+                .describe("Allow another pipeline with the same name (sent, never read back)."),
+        )
+        .attr(
+            Attribute::optional("cascade", AttrType::Bool)
+                .server_default(true)
+                .describe("On destroy, also drop the pipeline's materialized views and streaming tables (the API's `cascade`; default true, as on the service). brickform-only: changing it changes nothing remotely."),
+        )
+        .block(cluster_block())
+        .block(notification_block())
+        .block(run_as_block())
+        .attr(Attribute::computed("id", string()).describe("The pipeline_id."))
+        .attr(Attribute::computed("state", string()))
+        .attr(Attribute::computed("health", string()))
+        .attr(Attribute::computed("url", string()))
+        .attr(Attribute::computed("last_modified", AttrType::Number))
+        .attr(Attribute::computed("creator_user_name", string()))
+        .attr(Attribute::computed("run_as_user_name", string()))
+}
+
+// ---------- the kind ----------
+
+/// What distinguishes one pipeline kind from another, as data.
+pub struct Flavor {
+    pub type_name: &'static str,
+    pub schema: Schema,
+    /// The definition object (`gateway_definition`, `ingestion_definition`) and the HCL
+    /// names that live inside it on the wire.
+    pub definition: Option<(&'static str, &'static [&'static str])>,
+    /// Fields the service may leave out of its answer although they were sent (Lakeflow
+    /// Connect `catalog`/`schema`: terraform-provider-databricks#4418/#4419, where reading
+    /// them back as null forced a replacement on every plan). When absent they keep their
+    /// prior value rather than showing as drift.
+    pub keep_when_absent: &'static [&'static str],
+    /// Checks beyond what the schema expresses (exactly-one rules).
+    pub check: fn(&Object) -> Result<(), String>,
+    /// Adds attributes derived from the HCL-shaped object (the ingestion pipeline's
+    /// destination tables), to configuration and reads alike.
+    pub derive: fn(&mut Object),
+    /// Attributes `derive` fills in; configuring them is an error.
+    pub derived: &'static [&'static str],
+}
+
+pub struct PipelineKind {
+    pub flavor: Flavor,
+    pub shared: Arc<Shared>,
+}
+
+/// The wire name of an HCL name: repeated blocks are singular in HCL (as in the Terraform
+/// provider), plural arrays on the wire.
+fn wire_name(hcl: &str) -> &str {
+    match hcl {
+        "cluster" => "clusters",
+        "library" => "libraries",
+        "notification" => "notifications",
+        "object" => "objects",
+        other => other,
+    }
+}
+
+/// The ownership tag's value. Pipeline tags are forwarded to cloud resources as cluster
+/// tags, which accept only letters, digits, spaces and `+-=._:/@`; anything else in an
+/// address (the `["key"]` of a for_each instance) is written `:XX` (hex), and `:` itself
+/// too, so the encoding stays one-to-one. Plain addresses are unchanged.
+pub fn owner_tag(ctx: &OpContext) -> String {
+    let mut out = format!("{}/", ctx.lineage);
+    for c in ctx.address.chars() {
+        if c.is_ascii_alphanumeric() || " +-=._/@".contains(c) {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!(":{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
+/// Separates the name from the ownership tag in a natural key (a character no name or
+/// tag contains).
+const KEY_SEP: char = '\u{1f}';
+
+// ---------- HCL → wire ----------
+
+/// A nested block's object as JSON: configured attributes only, nested blocks recursively,
+/// empty list blocks left out (the API treats absent and empty alike).
+fn wire_object(schema: &Schema, obj: &Object) -> Map<String, Json> {
+    let mut m = Map::new();
+    for a in schema.attributes.iter().filter(|a| a.can_configure()) {
+        if let Some(j) = obj.get(a.name).and_then(json_of) {
+            m.insert(a.name.to_string(), j);
+        }
+    }
+    for b in &schema.blocks {
+        if let Some(j) = obj.get(b.name).and_then(|v| wire_block(b, v)) {
+            m.insert(wire_name(b.name).to_string(), j);
+        }
+    }
+    m
+}
+
+fn wire_block(b: &BlockType, v: &Value) -> Option<Json> {
+    match v {
+        Value::Object(o) => Some(Json::Object(wire_object(&b.schema, o))),
+        Value::List(items) if !items.is_empty() => Some(Json::Array(
+            items
+                .iter()
+                .filter_map(Value::as_object)
+                .map(|o| Json::Object(wire_object(&b.schema, o)))
+                .collect(),
+        )),
+        _ => None,
+    }
+}
+
+// ---------- wire → HCL ----------
+
+fn is_empty_collection(v: &Value) -> bool {
+    match v {
+        Value::List(l) => l.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+/// A nested attribute's live value as the diff should see it, given what the user set.
+fn mask_nested(a: &Attribute, live: Value, prior: Option<&Value>) -> Value {
+    let unset = prior.is_none_or(Value::is_null);
+    if unset && a.presence == Presence::OptionalComputed {
+        return Value::Null;
+    }
+    if unset
+        && a.server_default
+            .as_ref()
+            .is_some_and(|d| values_equal(d, &live))
+    {
+        return Value::Null;
+    }
+    // The service drops empty lists and maps; the user's `[]` is still what they set.
+    if live.is_null()
+        && let Some(p) = prior
+        && is_empty_collection(p)
+    {
+        return p.clone();
+    }
+    live
+}
+
+/// A nested block object read back, shaped like the decoded configuration.
+fn shape_object(schema: &Schema, wire: &Map<String, Json>, prior: Option<&Object>) -> Object {
+    let mut out = Object::new();
+    for a in schema.attributes.iter().filter(|a| a.can_configure()) {
+        let live = wire
+            .get(a.name)
+            .map(Value::from_json)
+            .unwrap_or(Value::Null);
+        out.insert(
+            a.name.to_string(),
+            mask_nested(a, live, prior.and_then(|p| p.get(a.name))),
+        );
+    }
+    for b in &schema.blocks {
+        out.insert(
+            b.name.to_string(),
+            shape_block(
+                b,
+                wire.get(wire_name(b.name)),
+                prior.and_then(|p| p.get(b.name)),
+            ),
+        );
+    }
+    out
+}
+
+fn shape_block(b: &BlockType, wire: Option<&Json>, prior: Option<&Value>) -> Value {
+    match b.nesting {
+        Nesting::Single => match wire {
+            Some(Json::Object(m)) => {
+                Value::Object(shape_object(&b.schema, m, prior.and_then(Value::as_object)))
+            }
+            _ => Value::Null,
+        },
+        Nesting::List | Nesting::Keyed(_) => {
+            let prior_items = prior.and_then(Value::as_list).unwrap_or(&[]);
+            let items = wire
+                .and_then(Json::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            Value::List(
+                items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, item)| {
+                        let m = item.as_object()?;
+                        let p = match b.nesting {
+                            Nesting::Keyed(k) => {
+                                let key = m.get(k).and_then(Json::as_str);
+                                prior_items.iter().filter_map(Value::as_object).find(|o| {
+                                    key.is_some() && o.get(k).and_then(Value::as_str) == key
+                                })
+                            }
+                            _ => prior_items.get(i).and_then(Value::as_object),
+                        };
+                        Some(Value::Object(shape_object(&b.schema, m, p)))
+                    })
+                    .collect(),
+            )
+        }
+    }
+}
+
+impl PipelineKind {
+    fn path(id: &str) -> String {
+        format!("/api/2.0/pipelines/{id}")
+    }
+
+    fn in_definition(&self, hcl: &str) -> bool {
+        self.flavor
+            .definition
+            .is_some_and(|(_, names)| names.contains(&hcl))
+    }
+
+    fn is_sent(&self, name: &str) -> bool {
+        !LOCAL.contains(&name) && !self.flavor.derived.contains(&name)
+    }
+
+    /// The full spec for create and edit: every configured field, the definition object for
+    /// Lakeflow Connect kinds, and the ownership tag.
+    pub fn spec_body(&self, ctx: &OpContext, config: &Object) -> Json {
+        let schema = &self.flavor.schema;
+        let mut top = Map::new();
+        let mut def = Map::new();
+        for a in schema.attributes.iter().filter(|a| a.can_configure()) {
+            if !self.is_sent(a.name) {
+                continue;
+            }
+            if let Some(j) = config.get(a.name).and_then(json_of) {
+                let target = if self.in_definition(a.name) {
+                    &mut def
+                } else {
+                    &mut top
+                };
+                target.insert(wire_name(a.name).to_string(), j);
+            }
+        }
+        for b in &schema.blocks {
+            if let Some(j) = config.get(b.name).and_then(|v| wire_block(b, v)) {
+                let target = if self.in_definition(b.name) {
+                    &mut def
+                } else {
+                    &mut top
+                };
+                target.insert(wire_name(b.name).to_string(), j);
+            }
+        }
+        let mut tags = match top.remove("tags") {
+            Some(Json::Object(m)) => m,
+            _ => Map::new(),
+        };
+        tags.insert(OWNER_TAG.into(), Json::String(owner_tag(ctx)));
+        top.insert("tags".into(), Json::Object(tags));
+        if let Some((key, _)) = self.flavor.definition {
+            top.insert(key.into(), Json::Object(def));
+        }
+        Json::Object(top)
+    }
+
+    /// A GET answer as attributes shaped like the configuration, with the computed ones.
+    /// `prior` is what the engine last applied (empty on import and recovery).
+    fn remote(&self, client: &Client, resp: &Json, prior: &Object) -> Option<Remote> {
+        let id = resp.get("pipeline_id").and_then(Json::as_str)?.to_string();
+        let empty = Map::new();
+        let spec = resp.get("spec").and_then(Json::as_object).unwrap_or(&empty);
+        // `parameters` and `run_as` come back at the top level, not inside `spec` (§2.3).
+        let mut view = spec.clone();
+        for k in ["parameters", "run_as"] {
+            if let Some(v) = resp.get(k) {
+                view.insert(k.into(), v.clone());
+            }
+        }
+        let def = self
+            .flavor
+            .definition
+            .and_then(|(k, _)| spec.get(k))
+            .and_then(Json::as_object)
+            .unwrap_or(&empty);
+        let schema = &self.flavor.schema;
+        let mut attrs = Object::new();
+        for a in schema.attributes.iter().filter(|a| a.can_configure()) {
+            let src = if self.in_definition(a.name) {
+                def
+            } else {
+                &view
+            };
+            let live = src
+                .get(wire_name(a.name))
+                .map(Value::from_json)
+                .unwrap_or(Value::Null);
+            attrs.insert(a.name.to_string(), live);
+        }
+        for b in &schema.blocks {
+            let src = if self.in_definition(b.name) {
+                def
+            } else {
+                &view
+            };
+            attrs.insert(
+                b.name.to_string(),
+                shape_block(b, src.get(wire_name(b.name)), prior.get(b.name)),
+            );
+        }
+
+        // The ownership tag is brickform's, not the user's: never drift, never in `tags`.
+        if let Some(Value::Object(tags)) = attrs.get_mut("tags") {
+            tags.shift_remove(OWNER_TAG);
+            if tags.is_empty() {
+                attrs.insert("tags".into(), Value::Null);
+            }
+        }
+        // The service stores a Hive-metastore pipeline under `dbfs:/pipelines/<id>` when no
+        // storage was given; that is its default, not a configured value.
+        if attrs.get("storage").and_then(Value::as_str) == Some(&format!("dbfs:/pipelines/{id}")) {
+            attrs.insert("storage".into(), Value::Null);
+        }
+        // Booleans the service may leave out mean false: a configured `false` then matches,
+        // and a `true` turned off outside brickform still shows as drift.
+        for k in ["continuous", "development", "photon"] {
+            if schema.attribute(k).is_some() && attrs.get(k).is_none_or(Value::is_null) {
+                attrs.insert(k.into(), Value::Bool(false));
+            }
+        }
+        for k in self
+            .flavor
+            .keep_when_absent
+            .iter()
+            .chain(INPUT_ONLY)
+            .chain(["run_as"].iter())
+        {
+            if attrs.get(*k).is_none_or(Value::is_null)
+                && let Some(p) = prior.get(*k)
+            {
+                attrs.insert(k.to_string(), p.clone());
+            }
+        }
+        for k in LOCAL {
+            attrs.insert(k.to_string(), prior.get(*k).cloned().unwrap_or(Value::Null));
+        }
+        (self.flavor.derive)(&mut attrs);
+
+        let text = |k: &str| {
+            resp.get(k)
+                .and_then(Json::as_str)
+                .map(Value::from)
+                .unwrap_or(Value::Null)
+        };
+        attrs.insert("id".into(), Value::from(id.as_str()));
+        attrs.insert("state".into(), text("state"));
+        attrs.insert("health".into(), text("health"));
+        attrs.insert(
+            "url".into(),
+            Value::from(format!("{}/pipelines/{id}", client.host())),
+        );
+        attrs.insert(
+            "last_modified".into(),
+            resp.get("last_modified")
+                .map(Value::from_json)
+                .unwrap_or(Value::Null),
+        );
+        attrs.insert("creator_user_name".into(), text("creator_user_name"));
+        attrs.insert("run_as_user_name".into(), text("run_as_user_name"));
+        if schema.attribute("source_type").is_some() {
+            attrs.insert(
+                "source_type".into(),
+                def.get("source_type")
+                    .map(Value::from_json)
+                    .unwrap_or(Value::Null),
+            );
+        }
+        Some(Remote { id, attrs })
+    }
+
+    async fn get(&self, client: &Client, id: &str) -> ProviderResult<Option<Json>> {
+        let resp = none_if_missing(client.get(&Self::path(id), &[]).await)?;
+        // A deleted pipeline may still answer for a while, with state DELETED (§11).
+        Ok(resp.filter(|r| r.get("state").and_then(Json::as_str) != Some("DELETED")))
+    }
+
+    async fn read_with(
+        &self,
+        client: &Client,
+        id: &str,
+        prior: &Object,
+    ) -> ProviderResult<Option<Remote>> {
+        let Some(resp) = self.get(client, id).await? else {
+            return Ok(None);
+        };
+        self.remote(client, &resp, prior).map(Some).ok_or_else(|| {
+            ProviderError::other(format!("pipeline {id}: answer without pipeline_id"))
+        })
+    }
+
+    async fn read_back(
+        &self,
+        client: &Client,
+        id: &str,
+        config: &Object,
+    ) -> ProviderResult<Remote> {
+        self.read_with(client, id, config).await?.ok_or_else(|| {
+            ProviderError::not_found(format!(
+                "{} {id} was written but cannot be read back",
+                self.flavor.type_name
+            ))
+        })
+    }
+}
+
+#[async_trait]
+impl ResourceKind for PipelineKind {
+    fn type_name(&self) -> &'static str {
+        self.flavor.type_name
+    }
+    fn schema(&self) -> &Schema {
+        &self.flavor.schema
+    }
+
+    fn prepare_config(
+        &self,
+        config: &mut Object,
+        _base_dir: &std::path::Path,
+    ) -> Result<(), String> {
+        for d in self.flavor.derived {
+            if config.get(*d).is_some_and(|v| !v.is_null()) {
+                return Err(format!("{d} is derived from the configuration; remove it"));
+            }
+        }
+        (self.flavor.check)(config)?;
+        (self.flavor.derive)(config);
+        Ok(())
+    }
+
+    async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
+        let client = self.shared.client()?;
+        let body = self.spec_body(ctx, config);
+        let resp = client
+            .post("/api/2.0/pipelines", &body)
+            .await
+            .map_err(err)?;
+        let id = resp
+            .get("pipeline_id")
+            .and_then(Json::as_str)
+            .ok_or_else(|| ProviderError::other("pipeline create answered without pipeline_id"))?;
+        self.read_back(&client, id, config).await
+    }
+
+    async fn read(
+        &self,
+        _ctx: &OpContext,
+        id: &str,
+        prior: &Object,
+    ) -> ProviderResult<Option<Remote>> {
+        let client = self.shared.client()?;
+        self.read_with(&client, id, prior).await
+    }
+
+    /// A full-spec PUT. `expected_last_modified` comes from a GET made just before: the plan
+    /// already showed (and the user approved) any change made outside brickform since the
+    /// last apply, so the lock guards only against an edit racing this one; the state's
+    /// older value would make every planned drift correction fail with a conflict.
+    async fn update(
+        &self,
+        ctx: &OpContext,
+        id: &str,
+        _prior: &Object,
+        config: &Object,
+    ) -> ProviderResult<Remote> {
+        let client = self.shared.client()?;
+        let current = self.get(&client, id).await?.ok_or_else(|| {
+            ProviderError::not_found(format!("{} {id} no longer exists", self.flavor.type_name))
+        })?;
+        let mut body = self.spec_body(ctx, config);
+        if let (Json::Object(m), Some(lm)) = (&mut body, current.get("last_modified")) {
+            m.insert("expected_last_modified".into(), lm.clone());
+        }
+        client.put(&Self::path(id), &body).await.map_err(err)?;
+        self.read_back(&client, id, config).await
+    }
+
+    async fn delete(&self, _ctx: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
+        let client = self.shared.client()?;
+        let mut query = Vec::new();
+        if let Some(c) = prior.get("cascade").and_then(Value::as_bool) {
+            query.push(("cascade", c.to_string()));
+        }
+        gone_ok(client.delete(&Self::path(id), &query).await)
+    }
+
+    /// The name and the ownership tag. The list call returns statuses without specs or
+    /// tags, so finding the tag means one GET per candidate; filtering the list by the
+    /// name first keeps that to the pipelines of that name (usually one).
+    fn natural_key(&self, ctx: &OpContext, config: &Object) -> Option<String> {
+        let name = str_attr(config, "name")?;
+        Some(format!("{name}{KEY_SEP}{}", owner_tag(ctx)))
+    }
+
+    async fn find_by_key(&self, _ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        let Some((name, tag)) = key.split_once(KEY_SEP) else {
+            return Ok(None);
+        };
+        let client = self.shared.client()?;
+        // `%` and `_` are LIKE wildcards: they only widen the candidates, which the tag
+        // check narrows again. A quote cannot be written inside the filter, so such a
+        // name lists every pipeline instead.
+        let query = if name.contains('\'') {
+            Vec::new()
+        } else {
+            vec![("filter", format!("name LIKE '{name}'"))]
+        };
+        let statuses = client
+            .list_all("/api/2.0/pipelines", &query, "statuses")
+            .await
+            .map_err(err)?;
+        for s in statuses {
+            if s.get("name").and_then(Json::as_str) != Some(name) {
+                continue;
+            }
+            let Some(id) = s.get("pipeline_id").and_then(Json::as_str) else {
+                continue;
+            };
+            let resp = match self.get(&client, id).await {
+                Ok(Some(r)) => r,
+                Ok(None) => continue,
+                Err(e) if e.kind == ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            let owner = resp
+                .pointer(&format!("/spec/tags/{OWNER_TAG}"))
+                .and_then(Json::as_str);
+            if owner == Some(tag) {
+                return Ok(self.remote(&client, &resp, &Object::new()));
+            }
+        }
+        Ok(None)
+    }
+}
+
+// ---------- checks shared by the kinds ----------
+
+/// Exactly one of `names` is set (non-null) in `o`; `what` names the object in errors.
+pub fn exactly_one(o: &Object, names: &[&str], what: &str) -> Result<(), String> {
+    let set: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| o.get(*n).is_some_and(|v| !v.is_null()))
+        .collect();
+    match set.len() {
+        1 => Ok(()),
+        0 => Err(format!("{what}: set one of {}", names.join(", "))),
+        _ => Err(format!(
+            "{what}: set only one of {}, not {}",
+            names.join(", "),
+            set.join(" and ")
+        )),
+    }
+}
+
+/// At most one of `names` is set.
+pub fn at_most_one(o: &Object, names: &[&str], what: &str) -> Result<(), String> {
+    let set: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| o.get(*n).is_some_and(|v| !v.is_null()))
+        .collect();
+    if set.len() > 1 {
+        return Err(format!(
+            "{what}: set only one of {}, not {}",
+            names.join(", "),
+            set.join(" and ")
+        ));
+    }
+    Ok(())
+}
+
+/// The objects of a list block in a configuration.
+pub fn items<'a>(o: &'a Object, block: &str) -> impl Iterator<Item = &'a Object> {
+    o.get(block)
+        .and_then(Value::as_list)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(Value::as_object)
+}
+
+/// Checks every pipeline kind shares: `run_as` names one identity.
+pub fn check_common(o: &Object) -> Result<(), String> {
+    if let Some(r) = o.get("run_as").and_then(Value::as_object) {
+        exactly_one(
+            r,
+            &["user_name", "service_principal_name", "group_name"],
+            "run_as",
+        )?;
+    }
+    Ok(())
+}
+
+pub fn no_derive(_: &mut Object) {}
