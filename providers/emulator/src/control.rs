@@ -13,6 +13,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
@@ -95,6 +97,10 @@ struct Fault {
     times: u64,
     /// Perform the request, then answer with the fault (the caller never learns it worked).
     after_side_effect: bool,
+    /// Chance that a matching request (past `after`) fails; 1 means every one.
+    probability: f64,
+    /// Draws for `probability`, seeded so a test sees the same sequence every run.
+    rng: StdRng,
     seen: u64,
     fired: u64,
 }
@@ -221,6 +227,9 @@ impl Control {
             }
             f.seen += 1;
             if f.seen <= f.after {
+                continue;
+            }
+            if f.probability < 1.0 && f.rng.random::<f64>() >= f.probability {
                 continue;
             }
             f.fired += 1;
@@ -363,36 +372,61 @@ fn non_negative(o: Obj, key: &str) -> ApiResult<Option<u64>> {
 }
 
 async fn add_fault(State(app): State<Arc<App>>, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
-    let o = Obj::root(&b);
-    let matcher = Matcher::parse(o)?;
-    let code = o.int("status")?.unwrap_or(503);
-    let status = u16::try_from(code)
-        .ok()
-        .and_then(|c| StatusCode::from_u16(c).ok())
-        .filter(|s| s.as_u16() >= 200)
-        .ok_or_else(|| ApiError::invalid(format!("Invalid value for field 'status': {code}")))?;
-    let body = match o.get("body") {
-        Some(v) => v.clone(),
-        None => json!({
-            "error_code": o.str("error_code")?.unwrap_or(default_code(status)),
-            "message": o.str("message")?.unwrap_or("Injected fault"),
-        }),
-    };
     let mut faults = lock(&app.control.faults);
     let id = faults.iter().map(|f| f.id).max().unwrap_or(0) + 1;
-    faults.push(Fault {
-        id,
-        matcher,
-        status,
-        body,
-        retry_after: non_negative(o, "retry_after")?,
-        after: non_negative(o, "after")?.unwrap_or(0),
-        times: non_negative(o, "times")?.unwrap_or(1),
-        after_side_effect: o.bool("after_side_effect")?.unwrap_or(false),
-        seen: 0,
-        fired: 0,
-    });
+    faults.push(Fault::parse(id, &b)?);
     Ok(Json(json!({"id": id})))
+}
+
+impl Fault {
+    /// A fault from the body of `POST /__emulator/faults`.
+    fn parse(id: u64, b: &Map<String, Value>) -> ApiResult<Fault> {
+        let o = Obj::root(b);
+        let matcher = Matcher::parse(o)?;
+        let code = o.int("status")?.unwrap_or(503);
+        let status = u16::try_from(code)
+            .ok()
+            .and_then(|c| StatusCode::from_u16(c).ok())
+            .filter(|s| s.as_u16() >= 200)
+            .ok_or_else(|| {
+                ApiError::invalid(format!("Invalid value for field 'status': {code}"))
+            })?;
+        let body = match o.get("body") {
+            Some(v) => v.clone(),
+            None => json!({
+                "error_code": o.str("error_code")?.unwrap_or(default_code(status)),
+                "message": o.str("message")?.unwrap_or("Injected fault"),
+            }),
+        };
+        let probability = match o.get("probability") {
+            None | Some(Value::Null) => 1.0,
+            Some(v) => v
+                .as_f64()
+                .filter(|p| (0.0..=1.0).contains(p))
+                .ok_or_else(|| {
+                    ApiError::invalid(format!(
+                        "Invalid value for field 'probability': {v}; expected a number from 0 to 1"
+                    ))
+                })?,
+        };
+        Ok(Fault {
+            id,
+            matcher,
+            status,
+            body,
+            retry_after: non_negative(o, "retry_after")?,
+            after: non_negative(o, "after")?.unwrap_or(0),
+            times: non_negative(o, "times")?.unwrap_or(1),
+            after_side_effect: o.bool("after_side_effect")?.unwrap_or(false),
+            probability,
+            rng: match non_negative(o, "seed")? {
+                Some(seed) => StdRng::seed_from_u64(seed),
+                None => StdRng::from_os_rng(),
+            },
+            seen: 0,
+            fired: 0,
+        })
+    }
 }
 
 async fn list_faults(State(app): State<Arc<App>>) -> Json<Value> {
@@ -407,6 +441,7 @@ async fn list_faults(State(app): State<Arc<App>>) -> Json<Value> {
             m.insert("after".into(), json!(f.after));
             m.insert("times".into(), json!(f.times));
             m.insert("after_side_effect".into(), json!(f.after_side_effect));
+            m.insert("probability".into(), json!(f.probability));
             m.insert("fired".into(), json!(f.fired));
             Value::Object(m)
         })
@@ -576,4 +611,47 @@ async fn advance_clock(
         .ok_or_else(|| crate::body::missing("advance_ms"))?;
     app.advance_clock(i64::try_from(ms).unwrap_or(i64::MAX));
     Ok(Json(json!({"now_ms": app.now()})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fired(control: &Control, n: usize) -> Vec<bool> {
+        (0..n)
+            .map(|_| control.fault(&Method::GET, "/api/x").is_some())
+            .collect()
+    }
+
+    fn parse(body: Value) -> ApiResult<Fault> {
+        Fault::parse(1, body.as_object().unwrap_or(&Map::new()))
+    }
+
+    fn with_fault(body: Value) -> Control {
+        let c = Control::new(&EmulatorConfig::for_tests());
+        lock(&c.faults).push(parse(body).unwrap_or_else(|e| panic!("{e:?}")));
+        c
+    }
+
+    #[test]
+    fn probability_faults_fire_about_that_often_and_a_seed_repeats_the_sequence() {
+        let body = json!({"status": 429, "times": 0, "probability": 0.2, "seed": 7});
+        let a = fired(&with_fault(body.clone()), 2000);
+        let b = fired(&with_fault(body), 2000);
+        assert_eq!(a, b, "the same seed gives the same sequence");
+        let n = a.iter().filter(|f| **f).count();
+        assert!((300..=500).contains(&n), "{n} of 2000 fired at p = 0.2");
+        // Without probability every matching request fails, as before.
+        let all = fired(&with_fault(json!({"times": 0})), 50);
+        assert!(all.iter().all(|f| *f));
+        // `times` still caps how often it fires.
+        let capped = fired(
+            &with_fault(json!({"times": 3, "probability": 0.5, "seed": 1})),
+            200,
+        );
+        assert_eq!(capped.iter().filter(|f| **f).count(), 3);
+        for bad in [json!(1.5), json!(-0.1), json!("half")] {
+            assert!(parse(json!({"probability": bad})).is_err(), "{bad}");
+        }
+    }
 }
