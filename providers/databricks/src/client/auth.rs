@@ -518,6 +518,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tokens_expire_40s_early() {
+        let t = parse_token(&serde_json::json!({"access_token": "a", "expires_in": 30})).unwrap();
+        assert!(!t.fresh(), "a token with 30 s left is already stale");
+        let t =
+            parse_token(&serde_json::json!({"access_token": "tok-SECRET", "expires_in": "3600"}))
+                .unwrap();
+        assert!(t.fresh());
+        assert!(!format!("{t:?}").contains("SECRET"));
+        assert!(parse_token(&serde_json::json!({"token_type": "Bearer"})).is_err());
+    }
+
+    #[test]
     fn hosts() {
         let ok = [
             (
