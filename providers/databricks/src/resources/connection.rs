@@ -32,7 +32,8 @@ pub fn schema() -> Schema {
         .attr(
             Attribute::optional("read_only", AttrType::Bool)
                 .force_new()
-                .server_default(false),
+                // The service makes a connection read-only unless told otherwise.
+                .server_default(true),
         )
         .attr(Attribute::optional_computed("owner", AttrType::String))
         .attr(Attribute::computed("id", AttrType::String))
