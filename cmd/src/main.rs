@@ -4,6 +4,7 @@ mod auth;
 mod diag;
 mod local;
 mod ops;
+mod run;
 mod saved;
 
 use clap::{Args, Parser, Subcommand};
@@ -161,6 +162,8 @@ enum Command {
         #[command(flatten)]
         vars: VarArgs,
     },
+    /// Start a job run or a pipeline update and follow it to its end.
+    Run(run::RunArgs),
     /// The local workspace: an emulator of the Databricks REST API.
     Local(local::LocalArgs),
     /// Credentials kept in the OS keyring: login, logout, status.
@@ -306,6 +309,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Env(EnvCommand::List) => ops::env_list(&ctx).await,
         Command::ForceUnlock { id } => ops::force_unlock(&ctx, &id).await,
         Command::Import { address, id, vars } => ops::import(&ctx, &address, &id, &vars).await,
+        Command::Run(args) => run::run(&ctx, args).await,
         Command::Local(args) => local::run(args).await,
         Command::Auth(args) => auth::run(args).await,
     }

@@ -46,8 +46,9 @@ impl Ctx {
 
 /// The providers the binary ships, and the local workspace when the command runs against
 /// it (kept alive for the command's duration).
-struct Providers {
-    registry: Registry,
+pub(crate) struct Providers {
+    pub registry: Registry,
+    pub databricks: Arc<brickform_databricks::DatabricksProvider>,
     _local: Option<brickform_emulator::RunningEmulator>,
 }
 
@@ -85,7 +86,7 @@ fn registry() -> Registry {
 }
 
 /// Providers for commands that do, starting the local workspace when asked for.
-async fn providers(ctx: &Ctx, config: &Config) -> anyhow::Result<Providers> {
+pub(crate) async fn providers(ctx: &Ctx, config: &Config) -> anyhow::Result<Providers> {
     let mut registry = Registry::new();
     let mut running = None;
     let mut local = None;
@@ -105,15 +106,17 @@ async fn providers(ctx: &Ctx, config: &Config) -> anyhow::Result<Providers> {
         local = Some((emu.url(), "local".to_string()));
         running = Some(emu);
     }
-    registry.register(databricks(local));
+    let provider = databricks(local);
+    registry.register(provider.clone());
     Ok(Providers {
         registry,
+        databricks: provider,
         _local: running,
     })
 }
 
 /// Loads the configuration, failing with rendered diagnostics.
-fn load(ctx: &Ctx) -> Result<Config, ExitCode> {
+pub(crate) fn load(ctx: &Ctx) -> Result<Config, ExitCode> {
     if !ctx.dir.is_dir() {
         eprintln!(
             "Error: the configuration directory {} does not exist",
@@ -132,7 +135,7 @@ fn load(ctx: &Ctx) -> Result<Config, ExitCode> {
 }
 
 /// The environment: `--env`, else the one marked `default = true`, else `default`.
-fn environment(ctx: &Ctx, config: &Config) -> String {
+pub(crate) fn environment(ctx: &Ctx, config: &Config) -> String {
     if let Some(e) = &ctx.environment {
         return e.clone();
     }
@@ -164,7 +167,7 @@ fn var_inputs(args: &VarArgs, allow_unknown: bool) -> Result<VarInputs, anyhow::
 }
 
 /// Resolves variables, prompting on a terminal for required ones that have no value.
-fn variables(
+pub(crate) fn variables(
     config: &Config,
     args: &VarArgs,
     env: &str,
@@ -205,7 +208,7 @@ fn variables(
     Ok(vars)
 }
 
-fn print_diags(diags: &Diagnostics, config: &Config) {
+pub(crate) fn print_diags(diags: &Diagnostics, config: &Config) {
     if !diags.is_empty() {
         diag::print(diags, &config.sources);
     }

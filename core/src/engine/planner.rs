@@ -882,6 +882,14 @@ impl Engine<'_> {
             let mut all_sensitive = sensitive_schema_paths(schema);
             all_sensitive.extend(sensitive_paths.iter().cloned());
             for f in fields.iter_mut() {
+                // The planned value with what the service keeps (see keep_service_values).
+                if let ([PathStep::Key(k)], Some(a)) = (f.path.as_slice(), &f.after)
+                    && !matches!(a.0, Value::Unknown)
+                    && !f.sensitive
+                    && let Some(v) = after.get(k)
+                {
+                    f.after = Some(SerValue(v.clone()));
+                }
                 if all_sensitive.iter().any(|p| f.path.starts_with(p)) {
                     f.sensitive = true;
                 }

@@ -245,3 +245,13 @@ impl Engine<'_> {
         Ok(format!("{address}: Import complete [id={}]", remote.id))
     }
 }
+
+impl Engine<'_> {
+    /// Configures the providers the configuration and `state` use (commands that talk to
+    /// the workspace without planning, such as `brickform run`).
+    pub async fn configure(&self, state: &StateDocument) -> Diagnostics {
+        let (cg, _) = crate::graph::build(self.config);
+        self.configure_providers(&cg.order().unwrap_or_default(), state)
+            .await
+    }
+}

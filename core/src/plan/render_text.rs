@@ -690,6 +690,28 @@ fn present(v: Option<&Value>) -> Option<&Value> {
     v.filter(|v| !v.is_null())
 }
 
+/// Whether two values render the same: an object attribute that is null is not shown, so
+/// `{a = 1, b = null}` and `{a = 1}` are the same to a reader.
+fn same_shown(a: Option<&Value>, b: Option<&Value>) -> bool {
+    // Empty nested blocks are not shown either.
+    fn shown(v: Option<&Value>) -> Option<&Value> {
+        present(v).filter(|v| !matches!(v, Value::List(l) if l.is_empty()))
+    }
+    match (shown(a), shown(b)) {
+        (None, None) => true,
+        (Some(Value::Object(x)), Some(Value::Object(y))) => {
+            x.iter().all(|(k, v)| same_shown(Some(v), y.get(k)))
+                && y.iter()
+                    .all(|(k, v)| x.contains_key(k) || same_shown(None, Some(v)))
+        }
+        (Some(Value::List(x)), Some(Value::List(y))) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_shown(Some(p), Some(q)))
+        }
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
 /// Longest value shown in a trailing `# drift:`/`# live:` note before it is cut.
 const NOTE_VALUE_MAX: usize = 60;
 
@@ -803,7 +825,7 @@ impl<'a> Differ<'a> {
     /// True when the node (or anything under it) changes.
     fn changed(&self, path: &[PathStep], before: Option<&Value>, after: Option<&Value>) -> bool {
         let r = self.resolve(path, before, after);
-        if r.old != r.new {
+        if !same_shown(r.old, r.new) {
             return true;
         }
         // A drift field deeper down can differ even where `before` equals `after`.

@@ -7,6 +7,7 @@
 pub mod client;
 pub mod data;
 pub mod resources;
+pub mod run;
 
 use async_trait::async_trait;
 use brickform_core::provider::{

@@ -7,6 +7,7 @@ pub mod file;
 pub mod ingestion_gateway;
 pub mod ingestion_pipeline;
 pub mod job;
+pub mod job_run;
 pub mod notebook;
 pub mod pipeline;
 pub mod pipeline_spec;
@@ -41,6 +42,7 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn ResourceKind>> {
         Arc::new(ingestion_gateway::kind(shared.clone())),
         Arc::new(ingestion_pipeline::kind(shared.clone())),
         Arc::new(job::Job::new(shared.clone())),
+        Arc::new(job_run::JobRun::new(shared.clone())),
     ]
 }
 

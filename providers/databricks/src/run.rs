@@ -1,0 +1,249 @@
+//! Running things: a job run (run-now, then waiting for its end) and a pipeline update.
+//! Used by the `databricks_job_run` kind and by `brickform run`.
+
+use crate::client::{ApiError, Client};
+use serde_json::{Value as Json, json};
+use std::time::{Duration, Instant};
+
+/// What a wait reports as it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// The run or update moved to a new state.
+    State { state: String, elapsed: Duration },
+    /// A task of a job run finished.
+    Task {
+        task_key: String,
+        result: String,
+        message: String,
+    },
+}
+
+/// How a run or update ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub id: String,
+    /// `SUCCESS`, `FAILED`, `CANCELED`, `COMPLETED`, …
+    pub result: String,
+    pub succeeded: bool,
+    pub message: String,
+    pub url: Option<String>,
+    /// Per task: key, result, message (job runs only).
+    pub tasks: Vec<(String, String, String)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Api(#[from] ApiError),
+    #[error("gave up waiting after {0:?}")]
+    Timeout(Duration),
+    #[error("{0}")]
+    Unexpected(String),
+}
+
+/// The pause between polls: quick at first so short runs end quickly, then at most 5 s.
+fn poll_interval(attempt: u32) -> Duration {
+    Duration::from_millis((100u64 << attempt.min(6)).min(5_000))
+}
+
+/// Starts a run of a job; returns its run id.
+pub async fn start_job_run(
+    client: &Client,
+    job_id: i64,
+    params: &[(String, String)],
+) -> Result<i64, RunError> {
+    let mut body = json!({ "job_id": job_id });
+    if !params.is_empty() {
+        body["job_parameters"] = Json::Object(
+            params
+                .iter()
+                .map(|(k, v)| (k.clone(), Json::String(v.clone())))
+                .collect(),
+        );
+    }
+    let resp = client.post("/api/2.2/jobs/run-now", &body).await?;
+    resp.get("run_id")
+        .and_then(Json::as_i64)
+        .ok_or_else(|| RunError::Unexpected("run-now returned no run_id".into()))
+}
+
+fn text(j: &Json, ptr: &str) -> String {
+    j.pointer(ptr)
+        .and_then(Json::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Waits for a job run to end, reporting state changes and task results.
+pub async fn wait_job_run(
+    client: &Client,
+    run_id: i64,
+    timeout: Duration,
+    on: &(dyn Fn(Progress) + Send + Sync),
+) -> Result<Outcome, RunError> {
+    let started = Instant::now();
+    let mut last_state = String::new();
+    let mut reported: std::collections::HashSet<String> = Default::default();
+    let mut attempt = 0;
+    loop {
+        let run = client
+            .get("/api/2.2/jobs/runs/get", &[("run_id", run_id.to_string())])
+            .await?;
+        let life = text(&run, "/state/life_cycle_state");
+        if life != last_state {
+            on(Progress::State {
+                state: life.clone(),
+                elapsed: started.elapsed(),
+            });
+            last_state = life.clone();
+        }
+        let tasks: Vec<(String, String, String)> = run
+            .get("tasks")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| {
+                let result = text(t, "/state/result_state");
+                (!result.is_empty()).then(|| {
+                    (
+                        text(t, "/task_key"),
+                        result,
+                        text(t, "/state/state_message"),
+                    )
+                })
+            })
+            .collect();
+        for (key, result, message) in &tasks {
+            if reported.insert(key.clone()) {
+                on(Progress::Task {
+                    task_key: key.clone(),
+                    result: result.clone(),
+                    message: message.clone(),
+                });
+            }
+        }
+        if matches!(life.as_str(), "TERMINATED" | "SKIPPED" | "INTERNAL_ERROR") {
+            let result = text(&run, "/state/result_state");
+            let result = if result.is_empty() {
+                life.clone()
+            } else {
+                result
+            };
+            let message = text(&run, "/state/state_message");
+            let failed_tasks: Vec<String> = tasks
+                .iter()
+                .filter(|(_, r, _)| !matches!(r.as_str(), "SUCCESS" | "EXCLUDED"))
+                .map(|(k, r, m)| {
+                    if m.is_empty() {
+                        format!("{k}: {r}")
+                    } else {
+                        format!("{k}: {r}: {m}")
+                    }
+                })
+                .collect();
+            let message = if failed_tasks.is_empty() {
+                message
+            } else {
+                format!(
+                    "{message}{}{}",
+                    if message.is_empty() { "" } else { "; " },
+                    failed_tasks.join("; ")
+                )
+            };
+            return Ok(Outcome {
+                id: run_id.to_string(),
+                succeeded: result == "SUCCESS",
+                result,
+                message,
+                url: run
+                    .get("run_page_url")
+                    .and_then(Json::as_str)
+                    .map(str::to_string),
+                tasks,
+            });
+        }
+        if started.elapsed() > timeout {
+            return Err(RunError::Timeout(timeout));
+        }
+        tokio::time::sleep(poll_interval(attempt)).await;
+        attempt += 1;
+    }
+}
+
+/// What a pipeline update should do.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateRequest {
+    pub full_refresh: bool,
+    pub refresh_selection: Vec<String>,
+    pub validate_only: bool,
+}
+
+/// Starts a pipeline update; returns its update id.
+pub async fn start_pipeline_update(
+    client: &Client,
+    pipeline_id: &str,
+    req: &UpdateRequest,
+) -> Result<String, RunError> {
+    let mut body = json!({ "full_refresh": req.full_refresh });
+    if !req.refresh_selection.is_empty() {
+        body["refresh_selection"] = json!(req.refresh_selection);
+    }
+    if req.validate_only {
+        body["validate_only"] = json!(true);
+    }
+    let resp = client
+        .post(&format!("/api/2.0/pipelines/{pipeline_id}/updates"), &body)
+        .await?;
+    resp.get("update_id")
+        .and_then(Json::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| RunError::Unexpected("the update request returned no update_id".into()))
+}
+
+/// Waits for a pipeline update to end (COMPLETED, FAILED or CANCELED).
+pub async fn wait_pipeline_update(
+    client: &Client,
+    pipeline_id: &str,
+    update_id: &str,
+    timeout: Duration,
+    on: &(dyn Fn(Progress) + Send + Sync),
+) -> Result<Outcome, RunError> {
+    let started = Instant::now();
+    let mut last_state = String::new();
+    let mut attempt = 0;
+    loop {
+        let resp = client
+            .get(
+                &format!("/api/2.0/pipelines/{pipeline_id}/updates/{update_id}"),
+                &[],
+            )
+            .await?;
+        let state = text(&resp, "/update/state");
+        if state != last_state {
+            on(Progress::State {
+                state: state.clone(),
+                elapsed: started.elapsed(),
+            });
+            last_state = state.clone();
+        }
+        if matches!(state.as_str(), "COMPLETED" | "FAILED" | "CANCELED") {
+            return Ok(Outcome {
+                id: update_id.to_string(),
+                succeeded: state == "COMPLETED",
+                message: if state == "COMPLETED" {
+                    String::new()
+                } else {
+                    format!("the update ended {state}")
+                },
+                result: state,
+                url: None,
+                tasks: Vec::new(),
+            });
+        }
+        if started.elapsed() > timeout {
+            return Err(RunError::Timeout(timeout));
+        }
+        tokio::time::sleep(poll_interval(attempt)).await;
+        attempt += 1;
+    }
+}
