@@ -17,6 +17,10 @@ pub struct ApiError {
     pub error_code: String,
     pub message: String,
     pub kind: ErrorKind,
+    /// The answer came to a repeat of a request whose earlier attempt failed in a way that
+    /// may have reached the service (a 503, a lost response). A create that hears
+    /// "already exists" from such a repeat most likely made the object itself.
+    pub after_retry: bool,
 }
 
 impl ApiError {
@@ -30,6 +34,7 @@ impl ApiError {
             error_code,
             message,
             kind,
+            after_retry: false,
         }
     }
 
@@ -39,6 +44,7 @@ impl ApiError {
             error_code: "TRANSPORT_ERROR".into(),
             message: message.into(),
             kind: ErrorKind::Transient,
+            after_retry: false,
         }
     }
 
@@ -49,6 +55,7 @@ impl ApiError {
             error_code: "INVALID_RESPONSE".into(),
             message: message.into(),
             kind: ErrorKind::Other,
+            after_retry: false,
         }
     }
 

@@ -446,6 +446,7 @@ impl Client {
         let log_path = path.split('?').next().unwrap_or(path);
         let deadline = Instant::now() + inner.retry_timeout;
         let mut attempt: u32 = 0;
+        let mut uncertain = false;
         let mut reauthenticated = false;
         loop {
             let authorization = match auth {
@@ -534,7 +535,10 @@ impl Client {
                         continue;
                     }
                     if !retry::retryable_status(raw.status, &err.message) {
-                        return Err(err);
+                        return Err(ApiError {
+                            after_retry: uncertain,
+                            ..err
+                        });
                     }
                     let after = retry::parse_retry_after(
                         raw.headers
@@ -549,6 +553,9 @@ impl Client {
                     (ApiError::transport(transport_message(&e)), None)
                 }
             };
+            // A server error or a lost response may have come after the change was made;
+            // a 429 was turned away before it.
+            uncertain |= err.status == 0 || err.status >= 500;
             attempt += 1;
             let wait = retry::backoff(attempt, retry_after);
             if Instant::now() + wait > deadline {

@@ -59,10 +59,14 @@ impl ResourceKind for SecretScope {
         if let Some(p) = str_attr(config, "initial_manage_principal") {
             body["initial_manage_principal"] = json!(p);
         }
-        client
-            .post("/api/2.0/secrets/scopes/create", &body)
-            .await
-            .map_err(err)?;
+        match client.post("/api/2.0/secrets/scopes/create", &body).await {
+            Ok(_) => {}
+            // A repeat after a lost answer: the scope is the one this create made.
+            Err(e)
+                if e.kind == brickform_core::provider::ErrorKind::AlreadyExists
+                    && e.after_retry => {}
+            Err(e) => return Err(err(e)),
+        }
         Ok(remote(name, None))
     }
     async fn read(

@@ -99,12 +99,20 @@ impl ResourceKind for UcKind {
         &self.schema
     }
 
-    async fn create(&self, _ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
+    async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
         let body = body_of(config, self.spec.create_fields);
         let path = format!("/api/2.1/unity-catalog/{}", self.spec.collection);
-        let resp = client.post(&path, &body).await.map_err(err)?;
-        let mut remote = self.remote(&resp);
+        let mut remote = match client.post(&path, &body).await {
+            Ok(resp) => self.remote(&resp),
+            // The first attempt made it and its answer was lost; the repeat hears "already
+            // exists". The object with this full name is the one this create made.
+            Err(e) if e.kind == ErrorKind::AlreadyExists && e.after_retry => {
+                let name = self.full_name(config);
+                self.find_by_key(ctx, &name).await?.ok_or_else(|| err(e))?
+            }
+            Err(e) => return Err(err(e)),
+        };
         if let Some(after) = self.spec.after_create {
             after(&client, &remote.id).await?;
         }
