@@ -63,3 +63,245 @@ pub fn texts(out: &std::process::Output) -> (String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// Runs the binary in `dir` with `args` and extra environment variables; returns the exit
+/// code, stdout and stderr.
+pub fn run(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = brickform(dir);
+    cmd.args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("running brickform");
+    let (o, e) = texts(&out);
+    (out.status.code().unwrap_or(-1), o, e)
+}
+
+/// Like [`run`], but the command must succeed (exit 0).
+pub fn run_ok(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> String {
+    let (code, o, e) = run(dir, args, envs);
+    assert_eq!(
+        code, 0,
+        "brickform {args:?} failed\nstdout:\n{o}\nstderr:\n{e}"
+    );
+    o
+}
+
+/// `brickform local serve --port 0 --data DIR` as a child process, killed when dropped.
+pub struct Serve {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`
+    pub url: String,
+}
+
+impl Serve {
+    /// Starts the server on `data` and waits for its `Listening on` line.
+    pub fn start(data: &Path, extra: &[&str]) -> Serve {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(bin())
+            .args(["local", "serve", "--port", "0", "--data"])
+            .arg(data)
+            .args(extra)
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("starting brickform local serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("reading the Listening line");
+        let mut guard = Serve {
+            child,
+            url: String::new(),
+        };
+        guard.url = line
+            .trim()
+            .strip_prefix("Listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line of local serve: {line:?}"))
+            .to_string();
+        guard
+    }
+
+    /// A control or API call: `(status, parsed JSON or the text as a JSON string)`.
+    pub fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        let bytes = body.map(|b| b.to_string().into_bytes());
+        let (status, text) = http(
+            method,
+            &format!("{}{path}", self.url),
+            bytes.as_deref(),
+            "application/json",
+        );
+        let v = serde_json::from_slice(&text).unwrap_or_else(|_| {
+            serde_json::Value::String(String::from_utf8_lossy(&text).into_owned())
+        });
+        (status, v)
+    }
+
+    /// A call that must answer 200.
+    pub fn ok(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> serde_json::Value {
+        let (s, v) = self.call(method, path, body);
+        assert_eq!(s, 200, "{method} {path}: {v}");
+        v
+    }
+
+    /// The whole workspace (`GET /__emulator/state`).
+    pub fn dump(&self) -> serde_json::Value {
+        self.ok("GET", "/__emulator/state", None)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A minimal HTTP/1.1 client for loopback calls (no extra dependency): sends one request
+/// with a bearer token and `Connection: close`, returns the status and the body.
+pub fn http(method: &str, url: &str, body: Option<&[u8]>, content_type: &str) -> (u16, Vec<u8>) {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").expect("an http:// URL");
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let path = if path.is_empty() { "/" } else { path };
+    let mut s = std::net::TcpStream::connect(host).expect("connecting to the local workspace");
+    let body = body.unwrap_or_default();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer e2e-test\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).expect("writing the request");
+    s.write_all(body).expect("writing the body");
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("reading the response");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a complete response head");
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let mut payload = raw[split + 4..].to_vec();
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .expect("a status code");
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        let mut out = Vec::new();
+        let mut rest = payload.as_slice();
+        while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
+            let size = usize::from_str_radix(
+                String::from_utf8_lossy(&rest[..eol])
+                    .split(';')
+                    .next()
+                    .unwrap_or("0")
+                    .trim(),
+                16,
+            )
+            .unwrap_or(0);
+            if size == 0 {
+                break;
+            }
+            out.extend_from_slice(&rest[eol + 2..eol + 2 + size]);
+            rest = &rest[eol + 2 + size + 2..];
+        }
+        payload = out;
+    }
+    (status, payload)
+}
+
+/// The local workspace kept under `dir/.brickform/local`, read from disk (the same format
+/// as `GET /__emulator/state`).
+pub fn local_dump(dir: &Path) -> serde_json::Value {
+    let p = dir.join(".brickform/local/workspace.json");
+    let text =
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()));
+    serde_json::from_str(&text).expect("workspace.json is JSON")
+}
+
+/// Everything a configuration could have made in a workspace dump, as `kind:identity`
+/// strings: catalogs, schemas (but the service-made `information_schema`), volumes,
+/// connections, workspace notebooks and files (directories are not objects brickform
+/// manages), volume files, secret scopes and secrets.
+pub fn objects(dump: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let keys = |k: &str| -> Vec<String> {
+        dump[k]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    for c in keys("catalogs") {
+        out.push(format!("catalog:{c}"));
+    }
+    for s in keys("schemas") {
+        if !s.ends_with(".information_schema") {
+            out.push(format!("schema:{s}"));
+        }
+    }
+    for v in keys("volumes") {
+        out.push(format!("volume:{v}"));
+    }
+    for c in keys("connections") {
+        out.push(format!("connection:{c}"));
+    }
+    if let Some(ws) = dump["workspace"].as_object() {
+        for (p, o) in ws {
+            if o["object_type"] != "DIRECTORY" {
+                out.push(format!("workspace:{p}"));
+            }
+        }
+    }
+    if let Some(files) = dump["files"].as_object() {
+        for (p, o) in files {
+            if o["kind"] != "directory" {
+                out.push(format!("file:{p}"));
+            }
+        }
+    }
+    if let Some(scopes) = dump["secret_scopes"].as_object() {
+        for (name, s) in scopes {
+            out.push(format!("scope:{name}"));
+            if let Some(secrets) = s["secrets"].as_object() {
+                for k in secrets.keys() {
+                    out.push(format!("secret:{name}|{k}"));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A small deterministic generator (xorshift64*) for seeded randomness in tests.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// A number in `lo..hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next() % (hi - lo).max(1)
+    }
+}

@@ -1,0 +1,755 @@
+//! Every resource kind of the Databricks provider against the local workspace, through the
+//! `brickform` binary: apply → no changes → change one attribute → exactly that update (or
+//! a replacement where the kind's rules say so) → apply → no changes → destroy → nothing
+//! left in the workspace → destroy again does nothing. Plus the data sources.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{config, local_dump, objects, run, run_ok};
+use std::path::Path;
+
+const PROVIDER: &str = "provider \"databricks\" {\n  host = \"local\"\n}\n";
+
+/// What the plan for one changed attribute must show.
+enum Expect {
+    /// `~ update in-place` of the resource, changing exactly these attributes (a name
+    /// ending in `?` may show or not: a computed attribute the change affects).
+    Update(&'static [&'static str]),
+    /// `-/+` of the resource, this attribute forcing it.
+    Replace(&'static str),
+}
+
+struct Step {
+    /// What the step changes, for messages.
+    what: &'static str,
+    config: String,
+    expect: Expect,
+    /// Extra text the plan must hold (the changed line as rendered).
+    shows: &'static str,
+    /// Extra `--var` arguments.
+    vars: &'static [&'static str],
+    /// Objects (as in [`objects`]) that must exist after the step is applied, and must not.
+    present: &'static [&'static str],
+    absent: &'static [&'static str],
+}
+
+struct Case {
+    address: &'static str,
+    /// Run with `--local` instead of a `host = "local"` provider block.
+    local_flag: bool,
+    config: String,
+    /// Objects the first apply must have made.
+    made: &'static [&'static str],
+    steps: Vec<Step>,
+}
+
+impl Case {
+    fn args<'a>(&self, args: &[&'a str]) -> Vec<&'a str> {
+        let mut v = Vec::new();
+        if self.local_flag {
+            v.push("--local");
+        }
+        v.extend_from_slice(args);
+        v
+    }
+}
+
+fn write(dir: &Path, text: &str) {
+    std::fs::write(dir.join("main.bf.hcl"), text).unwrap();
+}
+
+/// The resource headers of a text plan (`# ADDR will be …`), drift section excluded.
+fn planned_headers(plan: &str) -> Vec<String> {
+    let actions = plan
+        .split("brickform will perform the following actions:")
+        .nth(1)
+        .unwrap_or("");
+    actions
+        .lines()
+        .filter_map(|l| l.strip_prefix("  # "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The attribute names on changed lines (`~`, `+`, `-`) of one resource's block.
+fn changed_attributes(plan: &str, address: &str) -> Vec<String> {
+    let start = plan
+        .find(&format!("  # {address} "))
+        .unwrap_or_else(|| panic!("{address} is not in the plan:\n{plan}"));
+    let block = &plan[start..];
+    let end = block.find("\n    }").unwrap_or(block.len());
+    let mut names: Vec<String> = block[..end]
+        .lines()
+        .skip(2)
+        .filter_map(|l| {
+            let t = l.trim_start();
+            let rest = t
+                .strip_prefix("~ ")
+                .or_else(|| t.strip_prefix("+ "))
+                .or_else(|| t.strip_prefix("- "))?;
+            Some(rest.split_whitespace().next()?.to_string())
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// The text with every run of spaces made one (plans align `=` by the longest name).
+fn squash(s: &str) -> String {
+    s.split(' ')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn plan_is_empty(dir: &Path, case: &Case, vars: &[&str], when: &str) {
+    let mut args = case.args(&["plan", "--detailed-exitcode"]);
+    args.extend_from_slice(vars);
+    let (code, out, err) = run(dir, &args, &[]);
+    assert_eq!(
+        code, 0,
+        "{}: plan after {when} is not empty\n{out}\n{err}",
+        case.address
+    );
+    assert!(out.contains("No changes."), "{out}");
+}
+
+fn invariant(case: Case) {
+    let dir = config(&[]);
+    let d = dir.path();
+    write(d, &case.config);
+    let out = run_ok(d, &case.args(&["apply", "--auto-approve"]), &[]);
+    assert!(out.contains("Apply complete!"), "{out}");
+    let live = objects(&local_dump(d));
+    for o in case.made {
+        assert!(live.contains(&o.to_string()), "{o} not made: {live:?}");
+    }
+    plan_is_empty(d, &case, &[], "the first apply");
+
+    let mut vars: &[&str] = &[];
+    for step in &case.steps {
+        write(d, &step.config);
+        vars = step.vars;
+        let mut args = case.args(&["plan", "--detailed-exitcode"]);
+        args.extend_from_slice(vars);
+        let (code, plan, err) = run(d, &args, &[]);
+        assert_eq!(
+            code, 2,
+            "{}: {}: plan shows no change\n{plan}\n{err}",
+            case.address, step.what
+        );
+        assert!(
+            !plan.contains("changed outside"),
+            "{}: no drift expected\n{plan}",
+            case.address
+        );
+        let headers = planned_headers(&plan);
+        match step.expect {
+            Expect::Update(attrs) => {
+                assert_eq!(
+                    headers,
+                    [format!("{} will be updated in-place", case.address)],
+                    "{}: {}\n{plan}",
+                    case.address,
+                    step.what
+                );
+                let changed = changed_attributes(&plan, case.address);
+                let required: Vec<&str> = attrs
+                    .iter()
+                    .filter(|a| !a.ends_with('?'))
+                    .copied()
+                    .collect();
+                let allowed = |c: &String| attrs.iter().any(|a| a.trim_end_matches('?') == c);
+                assert!(
+                    required.iter().all(|r| changed.iter().any(|c| c == r))
+                        && changed.iter().all(allowed),
+                    "{}: {}: exactly {attrs:?} change, not {changed:?}\n{plan}",
+                    case.address,
+                    step.what
+                );
+                assert!(
+                    plan.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+                    "{plan}"
+                );
+            }
+            Expect::Replace(attr) => {
+                assert_eq!(
+                    headers,
+                    [format!("{} must be replaced", case.address)],
+                    "{}: {}\n{plan}",
+                    case.address,
+                    step.what
+                );
+                assert!(plan.contains("-/+ resource"), "{plan}");
+                assert!(
+                    plan.lines().any(|l| l
+                        .trim_start()
+                        .get(2..)
+                        .is_some_and(|r| r.starts_with(attr))
+                        && l.ends_with("# forces replacement")),
+                    "{}: {attr} forces the replacement\n{plan}",
+                    case.address
+                );
+                assert!(
+                    plan.contains("Plan: 1 to add, 0 to change, 1 to destroy."),
+                    "{plan}"
+                );
+            }
+        }
+        assert!(
+            squash(&plan).contains(&squash(step.shows)),
+            "{}: {:?} missing\n{plan}",
+            step.what,
+            step.shows
+        );
+
+        let mut args = case.args(&["apply", "--auto-approve"]);
+        args.extend_from_slice(vars);
+        let out = run_ok(d, &args, &[]);
+        let summary = match step.expect {
+            Expect::Update(_) => "Resources: 0 added, 1 changed, 0 destroyed.",
+            Expect::Replace(_) => "Resources: 1 added, 0 changed, 1 destroyed.",
+        };
+        assert!(
+            out.contains(summary),
+            "{}: {}\n{out}",
+            case.address,
+            step.what
+        );
+        plan_is_empty(d, &case, vars, step.what);
+        let live = objects(&local_dump(d));
+        for o in step.present {
+            assert!(
+                live.contains(&o.to_string()),
+                "{}: {o} missing: {live:?}",
+                step.what
+            );
+        }
+        for o in step.absent {
+            assert!(
+                !live.contains(&o.to_string()),
+                "{}: {o} left: {live:?}",
+                step.what
+            );
+        }
+    }
+
+    let mut args = case.args(&["destroy", "--auto-approve"]);
+    args.extend_from_slice(vars);
+    let out = run_ok(d, &args, &[]);
+    assert!(out.contains(" left behind"), "{out}");
+    assert!(out.contains(", 0 left behind."), "{out}");
+    let live = objects(&local_dump(d));
+    assert!(
+        live.is_empty(),
+        "{}: left in the workspace after destroy: {live:?}",
+        case.address
+    );
+    let state_before = std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap();
+    assert!(
+        !state_before.contains(&format!("\"{}\"", case.address)),
+        "{state_before}"
+    );
+
+    let workspace_before = std::fs::read(d.join(".brickform/local/workspace.json")).unwrap();
+    let (code, out, err) = run(d, &args, &[]);
+    assert_eq!(code, 0, "second destroy\n{out}\n{err}");
+    assert!(
+        out.contains("0 destroyed") || out.contains("No changes."),
+        "second destroy is a no-op\n{out}"
+    );
+    assert!(!out.contains("Destroying..."), "{out}");
+    assert_eq!(
+        std::fs::read(d.join(".brickform/local/workspace.json")).unwrap(),
+        workspace_before,
+        "the second destroy changed the workspace"
+    );
+}
+
+fn catalog(name: &str, comment: &str) -> String {
+    format!(
+        "resource \"databricks_catalog\" \"c\" {{\n  name    = \"{name}\"\n  comment = \"{comment}\"\n}}\n"
+    )
+}
+
+#[test]
+fn catalog_updates_renames_and_is_destroyed() {
+    invariant(Case {
+        address: "databricks_catalog.c",
+        local_flag: false,
+        config: format!("{PROVIDER}{}", catalog("inv_cat", "one")),
+        made: &["catalog:inv_cat"],
+        steps: vec![
+            Step {
+                what: "comment",
+                config: format!("{PROVIDER}{}", catalog("inv_cat", "two")),
+                expect: Expect::Update(&["comment"]),
+                shows: "~ comment = \"one\" -> \"two\"",
+                vars: &[],
+                present: &["catalog:inv_cat"],
+                absent: &[],
+            },
+            Step {
+                what: "rename",
+                config: format!("{PROVIDER}{}", catalog("Inv_Cat2", "two")),
+                expect: Expect::Update(&["name"]),
+                shows: "~ name    = \"inv_cat\" -> \"inv_cat2\"",
+                vars: &[],
+                present: &["catalog:inv_cat2"],
+                absent: &["catalog:inv_cat"],
+            },
+        ],
+    });
+}
+
+fn schema(name: &str, comment: &str, storage_root: Option<&str>) -> String {
+    let root = storage_root
+        .map(|r| format!("  storage_root = \"{r}\"\n"))
+        .unwrap_or_default();
+    format!(
+        "{PROVIDER}{}resource \"databricks_schema\" \"s\" {{\n  catalog_name = databricks_catalog.c.name\n  name         = \"{name}\"\n  comment      = \"{comment}\"\n{root}}}\n",
+        catalog("inv_sch_cat", "parent")
+    )
+}
+
+#[test]
+fn schema_updates_renames_replaces_on_storage_root_and_is_destroyed() {
+    invariant(Case {
+        address: "databricks_schema.s",
+        local_flag: false,
+        config: schema("raw", "one", None),
+        made: &["catalog:inv_sch_cat", "schema:inv_sch_cat.raw"],
+        steps: vec![
+            Step {
+                what: "comment",
+                config: schema("raw", "two", None),
+                expect: Expect::Update(&["comment"]),
+                shows: "~ comment      = \"one\" -> \"two\"",
+                vars: &[],
+                present: &[],
+                absent: &[],
+            },
+            Step {
+                what: "rename",
+                config: schema("bronze", "two", None),
+                expect: Expect::Update(&["name"]),
+                shows: "~ name         = \"raw\" -> \"bronze\"",
+                vars: &[],
+                present: &["schema:inv_sch_cat.bronze"],
+                absent: &["schema:inv_sch_cat.raw"],
+            },
+            Step {
+                what: "storage_root",
+                config: schema("bronze", "two", Some("s3://bucket/bronze/")),
+                expect: Expect::Replace("storage_root"),
+                shows: "+ storage_root     = \"s3://bucket/bronze\" # forces replacement",
+                vars: &[],
+                present: &["schema:inv_sch_cat.bronze"],
+                absent: &[],
+            },
+        ],
+    });
+}
+
+fn volume(name: &str, comment: &str, external: bool) -> String {
+    let kind = if external {
+        "  volume_type      = \"EXTERNAL\"\n  storage_location = \"s3://bucket/landing\"\n"
+    } else {
+        "  volume_type      = \"MANAGED\"\n"
+    };
+    format!(
+        r#"{PROVIDER}{}
+resource "databricks_schema" "s" {{
+  catalog_name = databricks_catalog.c.name
+  name         = "raw"
+}}
+
+resource "databricks_volume" "v" {{
+  catalog_name     = databricks_schema.s.catalog_name
+  schema_name      = databricks_schema.s.name
+  name             = "{name}"
+  comment          = "{comment}"
+{kind}}}
+
+output "path" {{
+  value = databricks_volume.v.volume_path
+}}
+"#,
+        catalog("inv_vol_cat", "parent")
+    )
+}
+
+#[test]
+fn volume_updates_renames_replaces_on_volume_type_and_is_destroyed() {
+    invariant(Case {
+        address: "databricks_volume.v",
+        local_flag: false,
+        config: volume("landing", "one", false),
+        made: &["volume:inv_vol_cat.raw.landing"],
+        steps: vec![
+            Step {
+                what: "comment",
+                config: volume("landing", "two", false),
+                expect: Expect::Update(&["comment"]),
+                shows: "~ comment          = \"one\" -> \"two\"",
+                vars: &[],
+                present: &[],
+                absent: &[],
+            },
+            Step {
+                what: "rename",
+                config: volume("staging", "two", false),
+                expect: Expect::Update(&["name", "volume_path?"]),
+                shows: "~ name             = \"landing\" -> \"staging\"",
+                vars: &[],
+                present: &["volume:inv_vol_cat.raw.staging"],
+                absent: &["volume:inv_vol_cat.raw.landing"],
+            },
+            Step {
+                what: "volume_type",
+                config: volume("staging", "two", true),
+                expect: Expect::Replace("volume_type"),
+                shows: "~ volume_type      = \"MANAGED\" -> \"EXTERNAL\" # forces replacement",
+                vars: &[],
+                present: &["volume:inv_vol_cat.raw.staging"],
+                absent: &[],
+            },
+        ],
+    });
+}
+
+fn connection(name: &str, comment: &str) -> String {
+    format!(
+        r#"{PROVIDER}
+variable "password" {{
+  type      = string
+  sensitive = true
+  default   = "first-password"
+}}
+
+resource "databricks_connection" "pg" {{
+  name            = "{name}"
+  connection_type = "POSTGRESQL"
+  comment         = "{comment}"
+  options = {{
+    host     = "db.example.com"
+    port     = "5432"
+    user     = "app"
+    password = var.password
+  }}
+}}
+"#
+    )
+}
+
+#[test]
+fn connection_replaces_on_comment_updates_options_renames_and_is_destroyed() {
+    invariant(Case {
+        address: "databricks_connection.pg",
+        local_flag: false,
+        config: connection("inv_pg", "one"),
+        made: &["connection:inv_pg"],
+        steps: vec![
+            Step {
+                what: "comment",
+                config: connection("inv_pg", "two"),
+                expect: Expect::Replace("comment"),
+                shows: "~ comment         = \"one\" -> \"two\" # forces replacement",
+                vars: &[],
+                present: &["connection:inv_pg"],
+                absent: &[],
+            },
+            Step {
+                what: "password",
+                config: connection("inv_pg", "two"),
+                expect: Expect::Update(&["options"]),
+                shows: "options         = (sensitive value)",
+                vars: &["--var", "password=second-password"],
+                present: &[],
+                absent: &[],
+            },
+            Step {
+                what: "rename",
+                config: connection("inv_pg2", "two"),
+                expect: Expect::Update(&["name"]),
+                shows: "~ name            = \"inv_pg\" -> \"inv_pg2\"",
+                vars: &["--var", "password=second-password"],
+                present: &["connection:inv_pg2"],
+                absent: &["connection:inv_pg"],
+            },
+        ],
+    });
+}
+
+fn content(kind: &str, path: &str, text: &str, parents: &str) -> String {
+    format!(
+        "{parents}resource \"{kind}\" \"x\" {{\n  path           = \"{path}\"\n  content_base64 = base64encode(\"{text}\")\n}}\n"
+    )
+}
+
+#[test]
+fn notebook_updates_its_content_and_is_destroyed() {
+    invariant(Case {
+        address: "databricks_notebook.x",
+        local_flag: true,
+        config: content("databricks_notebook", "/Shared/inv/etl.py", "print(1)", ""),
+        made: &["workspace:/Shared/inv/etl"],
+        steps: vec![Step {
+            what: "content",
+            config: content("databricks_notebook", "/Shared/inv/etl.py", "print(2)", ""),
+            expect: Expect::Update(&["content_base64", "content_sha256"]),
+            shows: "~ content_base64 = \"cHJpbnQoMSk=\" -> \"cHJpbnQoMik=\"",
+            vars: &[],
+            present: &["workspace:/Shared/inv/etl"],
+            absent: &[],
+        }],
+    });
+}
+
+#[test]
+fn workspace_file_updates_its_content_and_is_destroyed() {
+    invariant(Case {
+        address: "databricks_workspace_file.x",
+        local_flag: true,
+        config: content(
+            "databricks_workspace_file",
+            "/Shared/inv/conf.json",
+            "{}",
+            "",
+        ),
+        made: &["workspace:/Shared/inv/conf.json"],
+        steps: vec![Step {
+            what: "content",
+            config: content(
+                "databricks_workspace_file",
+                "/Shared/inv/conf.json",
+                "{\\\"a\\\": 1}",
+                "",
+            ),
+            expect: Expect::Update(&["content_base64", "content_sha256"]),
+            shows: "~ content_sha256",
+            vars: &[],
+            present: &["workspace:/Shared/inv/conf.json"],
+            absent: &[],
+        }],
+    });
+}
+
+fn volume_parents() -> String {
+    format!(
+        r#"{PROVIDER}{}
+resource "databricks_schema" "s" {{
+  catalog_name = databricks_catalog.c.name
+  name         = "raw"
+}}
+
+resource "databricks_volume" "v" {{
+  catalog_name = databricks_schema.s.catalog_name
+  schema_name  = databricks_schema.s.name
+  name         = "landing"
+  volume_type  = "MANAGED"
+}}
+
+"#,
+        catalog("inv_file_cat", "parent")
+    )
+}
+
+#[test]
+fn volume_file_updates_its_content_and_is_destroyed() {
+    let path = "${databricks_volume.v.volume_path}/in/data.csv";
+    invariant(Case {
+        address: "databricks_file.x",
+        local_flag: false,
+        config: content("databricks_file", path, "id\\n1\\n", &volume_parents()),
+        made: &["file:/Volumes/inv_file_cat/raw/landing/in/data.csv"],
+        steps: vec![Step {
+            what: "content",
+            config: content("databricks_file", path, "id\\n1\\n2\\n", &volume_parents()),
+            expect: Expect::Update(&["content_base64", "content_sha256"]),
+            shows: "~ content_sha256",
+            vars: &[],
+            present: &["file:/Volumes/inv_file_cat/raw/landing/in/data.csv"],
+            absent: &[],
+        }],
+    });
+}
+
+fn scope(name: &str) -> String {
+    format!("{PROVIDER}resource \"databricks_secret_scope\" \"s\" {{\n  name = \"{name}\"\n}}\n")
+}
+
+#[test]
+fn secret_scope_replaces_on_rename_and_is_destroyed() {
+    invariant(Case {
+        address: "databricks_secret_scope.s",
+        local_flag: false,
+        config: scope("inv-scope"),
+        made: &["scope:inv-scope"],
+        steps: vec![Step {
+            what: "rename",
+            config: scope("inv-scope2"),
+            expect: Expect::Replace("name"),
+            shows: "~ name = \"inv-scope\" -> \"inv-scope2\" # forces replacement",
+            vars: &[],
+            present: &["scope:inv-scope2"],
+            absent: &["scope:inv-scope"],
+        }],
+    });
+}
+
+fn secret(key: &str) -> String {
+    format!(
+        r#"{PROVIDER}
+variable "value" {{
+  type      = string
+  sensitive = true
+  default   = "first-value"
+}}
+
+resource "databricks_secret_scope" "s" {{
+  name = "inv-secrets"
+}}
+
+resource "databricks_secret" "k" {{
+  scope        = databricks_secret_scope.s.name
+  key          = "{key}"
+  string_value = var.value
+}}
+"#
+    )
+}
+
+#[test]
+fn secret_updates_its_value_replaces_on_key_and_is_destroyed() {
+    invariant(Case {
+        address: "databricks_secret.k",
+        local_flag: false,
+        config: secret("token"),
+        made: &["scope:inv-secrets", "secret:inv-secrets|token"],
+        steps: vec![
+            Step {
+                what: "value",
+                config: secret("token"),
+                expect: Expect::Update(&["string_value"]),
+                shows: "string_value = (sensitive value)",
+                vars: &["--var", "value=second-value"],
+                present: &["secret:inv-secrets|token"],
+                absent: &[],
+            },
+            Step {
+                what: "key",
+                config: secret("api-token"),
+                expect: Expect::Replace("key"),
+                shows: "~ key                    = \"token\" -> \"api-token\" # forces replacement",
+                vars: &["--var", "value=second-value"],
+                present: &["secret:inv-secrets|api-token"],
+                absent: &["secret:inv-secrets|token"],
+            },
+        ],
+    });
+}
+
+#[test]
+fn data_sources_read_the_current_user_and_existing_catalog_schema_connection() {
+    let managed = format!(
+        r#"{PROVIDER}{}
+resource "databricks_schema" "s" {{
+  catalog_name = databricks_catalog.c.name
+  name         = "gold"
+  comment      = "gold layer"
+}}
+
+resource "databricks_connection" "pg" {{
+  name            = "ds_pg"
+  connection_type = "POSTGRESQL"
+  options = {{
+    host     = "db.example.com"
+    port     = "5432"
+    user     = "app"
+    password = "not-read-back"
+  }}
+}}
+"#,
+        catalog("ds_cat", "looked up")
+    );
+    let lookups = r#"
+data "databricks_current_user" "me" {}
+
+data "databricks_catalog" "c" {
+  name = "DS_Cat"
+}
+
+data "databricks_schema" "s" {
+  catalog_name = "ds_cat"
+  name         = "gold"
+}
+
+data "databricks_connection" "pg" {
+  name = "ds_pg"
+}
+
+output "home" {
+  value = data.databricks_current_user.me.home
+}
+output "user" {
+  value = data.databricks_current_user.me.user_name
+}
+output "alnum" {
+  value = data.databricks_current_user.me.alphanumeric
+}
+output "catalog" {
+  value = {
+    name    = data.databricks_catalog.c.name
+    comment = data.databricks_catalog.c.comment
+    type    = data.databricks_catalog.c.catalog_type
+  }
+}
+output "schema" {
+  value = data.databricks_schema.s.full_name
+}
+output "schema_comment" {
+  value = data.databricks_schema.s.comment
+}
+output "connection" {
+  value = data.databricks_connection.pg.connection_type
+}
+"#;
+    let dir = config(&[("main.bf.hcl", &managed)]);
+    let d = dir.path();
+    run_ok(d, &["apply", "--auto-approve"], &[]);
+    std::fs::write(d.join("lookups.bf.hcl"), lookups).unwrap();
+    let out = run_ok(d, &["apply", "--auto-approve"], &[]);
+    assert!(out.contains("Apply complete!"), "{out}");
+    let j: serde_json::Value =
+        serde_json::from_str(&run_ok(d, &["output", "--json"], &[])).unwrap();
+    let v = |k: &str| j[k]["value"].clone();
+    assert_eq!(v("user"), "local-user@brickform.local", "{j}");
+    assert_eq!(v("home"), "/Users/local-user@brickform.local", "{j}");
+    assert_eq!(v("alnum"), "local_user_brickform_local", "{j}");
+    assert_eq!(
+        v("catalog"),
+        serde_json::json!({"name": "ds_cat", "comment": "looked up", "type": "MANAGED_CATALOG"})
+    );
+    assert_eq!(v("schema"), "ds_cat.gold");
+    assert_eq!(v("schema_comment"), "gold layer");
+    assert_eq!(v("connection"), "POSTGRESQL");
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // A lookup of something that does not exist is an error naming it.
+    std::fs::write(
+        d.join("missing.bf.hcl"),
+        "data \"databricks_catalog\" \"nope\" {\n  name = \"no_such_catalog\"\n}\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(d, &["plan"], &[]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("no_such_catalog"), "{err}");
+    std::fs::remove_file(d.join("missing.bf.hcl")).unwrap();
+
+    std::fs::remove_file(d.join("lookups.bf.hcl")).unwrap();
+    run_ok(d, &["destroy", "--auto-approve"], &[]);
+    assert_eq!(objects(&local_dump(d)), Vec::<String>::new());
+}
