@@ -163,6 +163,8 @@ struct Raw {
     status: u16,
     headers: HeaderMap,
     body: bytes::Bytes,
+    /// An earlier attempt failed in a way that may have reached the service.
+    after_uncertain_retry: bool,
 }
 
 impl Client {
@@ -287,6 +289,17 @@ impl Client {
             .send(Method::POST, path, &[], Body::Json(body), AuthMode::Api)
             .await?;
         json_body(raw)
+    }
+
+    /// A POST that creates something not identified by the caller (a job, a pipeline): the
+    /// answer, and whether an earlier attempt may have created one too (its response was
+    /// lost and the call was repeated), so the caller can look for a duplicate.
+    pub async fn post_create(&self, path: &str, body: &Value) -> Result<(Value, bool), ApiError> {
+        let raw = self
+            .send(Method::POST, path, &[], Body::Json(body), AuthMode::Api)
+            .await?;
+        let uncertain = raw.after_uncertain_retry;
+        Ok((json_body(raw)?, uncertain))
     }
 
     pub async fn patch(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
@@ -498,6 +511,7 @@ impl Client {
                             status: status.as_u16(),
                             headers,
                             body,
+                            after_uncertain_retry: false,
                         }),
                         Err(e) => Err(e),
                     }
@@ -509,7 +523,10 @@ impl Client {
                 Ok(raw) if (200..300).contains(&raw.status) => {
                     inner.limiter.on_success(permit);
                     tracing::debug!(%method, path = log_path, status = raw.status, elapsed_ms, attempt, "databricks api");
-                    return Ok(raw);
+                    return Ok(Raw {
+                        after_uncertain_retry: uncertain,
+                        ..raw
+                    });
                 }
                 Ok(raw) => {
                     tracing::debug!(%method, path = log_path, status = raw.status, elapsed_ms, attempt, "databricks api");

@@ -408,6 +408,22 @@ pub fn job_missing(e: &ApiError) -> bool {
         || (e.error_code == "INVALID_PARAMETER_VALUE" && e.message.contains("does not exist"))
 }
 
+/// The ids of jobs named `name` that carry the ownership tag `owner`.
+async fn owned_jobs(client: &Client, name: &str, owner: &str) -> Result<Vec<i64>, ApiError> {
+    let jobs = client
+        .list_all("/api/2.2/jobs/list", &[("name", name.to_string())], "jobs")
+        .await?;
+    Ok(jobs
+        .iter()
+        .filter(|j| {
+            j.pointer(&format!("/settings/tags/{OWNER_TAG}"))
+                .and_then(Json::as_str)
+                == Some(owner)
+        })
+        .filter_map(|j| j.get("job_id").and_then(Json::as_i64))
+        .collect())
+}
+
 /// Reads a job with every page of its tasks, clusters, parameters and environments.
 pub async fn get_job(client: &Client, id: i64) -> Result<Option<Json>, ApiError> {
     let mut query = vec![("job_id", id.to_string())];
@@ -463,14 +479,31 @@ impl ResourceKind for Job {
 
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
-        let resp = client
-            .post("/api/2.2/jobs/create", &self.settings(ctx, config))
+        let (resp, uncertain) = client
+            .post_create("/api/2.2/jobs/create", &self.settings(ctx, config))
             .await
             .map_err(err)?;
         let id = resp
             .get("job_id")
             .and_then(Json::as_i64)
             .ok_or_else(|| ProviderError::other("jobs/create returned no job_id"))?;
+        if uncertain {
+            // An earlier attempt may have created the job before its answer was lost: keep
+            // this one and delete any other job carrying the same owner tag.
+            let name = str_attr(config, "name").unwrap_or("").to_string();
+            for other in owned_jobs(&client, &name, &owner(ctx)).await.map_err(err)? {
+                if other != id {
+                    match client
+                        .post("/api/2.2/jobs/delete", &json!({ "job_id": other }))
+                        .await
+                    {
+                        Ok(_) => {}
+                        Err(e) if job_missing(&e) => {}
+                        Err(e) => return Err(err(e)),
+                    }
+                }
+            }
+        }
         let job = get_job(&client, id).await.map_err(err)?.ok_or_else(|| {
             ProviderError::other(format!("job {id} was created but cannot be read"))
         })?;
@@ -535,17 +568,8 @@ impl ResourceKind for Job {
     async fn find_by_key(&self, _ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
         let client = self.shared.client()?;
         let (name, owner) = key.split_once('\u{1f}').unwrap_or(("", key));
-        let jobs = client
-            .list_all("/api/2.2/jobs/list", &[("name", name.to_string())], "jobs")
-            .await
-            .map_err(err)?;
-        for j in jobs {
-            if j.pointer(&format!("/settings/tags/{OWNER_TAG}"))
-                .and_then(Json::as_str)
-                == Some(owner)
-                && let Some(id) = j.get("job_id").and_then(Json::as_i64)
-                && let Some(full) = get_job(&client, id).await.map_err(err)?
-            {
+        for id in owned_jobs(&client, name, owner).await.map_err(err)? {
+            if let Some(full) = get_job(&client, id).await.map_err(err)? {
                 return Ok(Some(self.remote(&full)));
             }
         }
