@@ -137,7 +137,9 @@ impl Engine<'_> {
         let mut g: StableDiGraph<usize, ()> = StableDiGraph::new();
         let mut node_of: HashMap<usize, NodeIndex> = HashMap::new();
         for (i, c) in plan.changes.iter().enumerate() {
-            if c.action != Action::NoOp {
+            // An import whose object already matches is a no-op that still must run: it
+            // records the object in state.
+            if c.action != Action::NoOp || c.importing.is_some() {
                 node_of.insert(i, g.add_node(i));
             }
         }
