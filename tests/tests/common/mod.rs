@@ -305,3 +305,108 @@ impl Rng {
         lo + self.next() % (hi - lo).max(1)
     }
 }
+
+/// A configuration with one of every Databricks kind (and a data source), named with
+/// `prefix`, talking to the workspace at `var.host` with the token from `DATABRICKS_TOKEN`.
+/// The connection password and the secret value come from sensitive variables.
+pub fn every_kind(prefix: &str) -> String {
+    format!(
+        r#"variable "host" {{
+  type = string
+}}
+
+variable "db_password" {{
+  type      = string
+  sensitive = true
+  default   = "pw-{prefix}-default"
+}}
+
+variable "api_key" {{
+  type      = string
+  sensitive = true
+  default   = "key-{prefix}-default"
+}}
+
+provider "databricks" {{
+  host = var.host
+}}
+
+resource "databricks_catalog" "c" {{
+  name    = "{prefix}_cat"
+  comment = "one"
+}}
+
+resource "databricks_schema" "s" {{
+  catalog_name = databricks_catalog.c.name
+  name         = "raw"
+  comment      = "one"
+}}
+
+resource "databricks_volume" "v" {{
+  catalog_name = databricks_schema.s.catalog_name
+  schema_name  = databricks_schema.s.name
+  name         = "landing"
+  volume_type  = "MANAGED"
+}}
+
+resource "databricks_file" "f" {{
+  path           = "${{databricks_volume.v.volume_path}}/in/data.csv"
+  content_base64 = base64encode("id,name\n1,a\n")
+}}
+
+resource "databricks_connection" "pg" {{
+  name            = "{prefix}_pg"
+  connection_type = "POSTGRESQL"
+  options = {{
+    host     = "db.example.com"
+    port     = "5432"
+    user     = "app"
+    password = var.db_password
+  }}
+}}
+
+data "databricks_current_user" "me" {{}}
+
+resource "databricks_notebook" "nb" {{
+  path           = "${{data.databricks_current_user.me.home}}/{prefix}/etl.py"
+  content_base64 = base64encode("print('etl')\n")
+}}
+
+resource "databricks_workspace_file" "wf" {{
+  path           = "/Shared/{prefix}/conf.json"
+  content_base64 = base64encode("{{}}")
+}}
+
+resource "databricks_secret_scope" "sc" {{
+  name = "{prefix}-scope"
+}}
+
+resource "databricks_secret" "k" {{
+  scope        = databricks_secret_scope.sc.name
+  key          = "api-key"
+  string_value = var.api_key
+}}
+
+output "volume_path" {{
+  value = databricks_volume.v.volume_path
+}}
+"#
+    )
+}
+
+/// What [`every_kind`] makes, as [`objects`] lists it.
+pub fn every_kind_objects(prefix: &str) -> Vec<String> {
+    let mut v = vec![
+        format!("catalog:{prefix}_cat"),
+        format!("schema:{prefix}_cat.raw"),
+        format!("volume:{prefix}_cat.raw.landing"),
+        format!("file:/Volumes/{prefix}_cat/raw/landing/in/data.csv"),
+        format!("connection:{prefix}_pg"),
+        format!("workspace:/Users/local-user@brickform.local/{prefix}/etl"),
+        format!("workspace:/Shared/{prefix}/conf.json"),
+        format!("scope:{prefix}-scope"),
+        format!("secret:{prefix}-scope|api-key"),
+    ];
+    v.sort();
+    v
+}
