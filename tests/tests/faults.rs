@@ -1,0 +1,124 @@
+//! A configuration with every kind against `brickform local serve` that fails requests:
+//! 20% answered 429 or 503, and creates whose response is lost after the object was made.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Serve, config, every_kind, every_kind_objects, objects, run};
+use serde_json::{Value, json};
+use std::path::Path;
+
+fn bf(d: &Path, serve: &Serve, args: &[&str]) -> (i32, String, String) {
+    let host = format!("host={}", serve.url);
+    let mut a: Vec<&str> = args.to_vec();
+    a.extend(["--var", &host]);
+    run(d, &a, &[("DATABRICKS_TOKEN", "e2e-token")])
+}
+
+fn bf_ok(d: &Path, serve: &Serve, args: &[&str]) -> String {
+    let (code, out, err) = bf(d, serve, args);
+    assert_eq!(code, 0, "brickform {args:?}\n{out}\n{err}");
+    out
+}
+
+/// How often the faults fired, and how many API requests there were.
+fn fired(serve: &Serve) -> (u64, usize) {
+    let f = serve.ok("GET", "/__emulator/faults", None);
+    let n = f["faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["fired"].as_u64().unwrap())
+        .sum();
+    let log = serve.ok("GET", "/__emulator/requests?path=/api/.*", None);
+    (n, log["requests"].as_array().unwrap().len())
+}
+
+#[test]
+fn apply_and_destroy_succeed_when_a_fifth_of_requests_fail_with_429_or_503() {
+    let dir = config(&[("main.bf.hcl", &every_kind("flaky"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    // About 10% 429 and 10% 503 (0.9 × 0.111 of what the first lets through) on every API
+    // path, for ever; seeded so each run sees the same sequence.
+    serve.ok(
+        "POST",
+        "/__emulator/faults",
+        Some(json!({"path": "/api/.*", "status": 429, "times": 0, "probability": 0.1, "seed": 11, "retry_after": 0})),
+    );
+    serve.ok(
+        "POST",
+        "/__emulator/faults",
+        Some(
+            json!({"path": "/api/.*", "status": 503, "times": 0, "probability": 0.111, "seed": 12}),
+        ),
+    );
+
+    let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(out.contains("Apply complete! Resources: 9 added"), "{out}");
+    assert_eq!(objects(&serve.dump()), every_kind_objects("flaky"));
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert!(out.contains("9 destroyed, 0 left behind."), "{out}");
+    assert_eq!(objects(&serve.dump()), Vec::<String>::new());
+
+    let (n, requests) = fired(&serve);
+    let share = n as f64 / requests as f64;
+    assert!(
+        (0.1..0.3).contains(&share),
+        "{n} of {requests} requests failed: the faults did not fire as set up"
+    );
+}
+
+/// Each create of the given paths is carried out once and its answer replaced by a 503,
+/// as if the connection dropped: the client retries and meets the object it made.
+fn lose_create_responses(serve: &Serve, paths: &[&str]) {
+    for p in paths {
+        serve.ok(
+            "POST",
+            "/__emulator/faults",
+            Some(json!({"method": "POST", "path": p, "status": 503, "times": 1, "after_side_effect": true})),
+        );
+    }
+}
+
+#[test]
+fn a_create_whose_response_is_lost_is_adopted_without_a_duplicate() {
+    let dir = config(&[("main.bf.hcl", &every_kind("lost"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    lose_create_responses(
+        &serve,
+        &[
+            "/api/2.1/unity-catalog/catalogs",
+            "/api/2.1/unity-catalog/schemas",
+            "/api/2.1/unity-catalog/volumes",
+            "/api/2.1/unity-catalog/connections",
+            "/api/2.0/secrets/scopes/create",
+            "/api/2.0/secrets/put",
+            "/api/2.0/workspace/import",
+        ],
+    );
+
+    let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(out.contains("Apply complete! Resources: 9 added"), "{out}");
+    let faults = serve.ok("GET", "/__emulator/faults", None);
+    for f in faults["faults"].as_array().unwrap() {
+        assert_eq!(f["fired"], 1, "every lost response happened: {f}");
+    }
+    // Each object once, all of them in state, and nothing left to do.
+    let dump = serve.dump();
+    assert_eq!(objects(&dump), every_kind_objects("lost"));
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["resources"].as_array().unwrap().len(), 9, "{state}");
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert_eq!(objects(&serve.dump()), Vec::<String>::new());
+}
