@@ -1,0 +1,140 @@
+//! The brickform process killed (SIGKILL) at random points of an apply against
+//! `brickform local serve` in a separate process, then apply run again: no orphan, no
+//! duplicate, and the next plan is empty.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Rng, Serve, bin, config, every_kind, every_kind_objects, objects, run};
+use serde_json::Value;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const TOKEN: (&str, &str) = ("DATABRICKS_TOKEN", "e2e-token");
+
+fn bf(d: &Path, serve: &Serve, args: &[&str]) -> (i32, String, String) {
+    let host = format!("host={}", serve.url);
+    let mut a: Vec<&str> = args.to_vec();
+    a.extend(["--var", &host]);
+    run(d, &a, &[TOKEN])
+}
+
+/// Starts `apply` and kills it with SIGKILL after `delay` (if it has not finished).
+/// Returns whether it was killed before it ended.
+fn apply_killed_after(d: &Path, serve: &Serve, delay: Duration) -> bool {
+    let mut child = std::process::Command::new(bin())
+        .args(["-C"])
+        .arg(d)
+        .args(["apply", "--auto-approve", "--var"])
+        .arg(format!("host={}", serve.url))
+        .env(TOKEN.0, TOKEN.1)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + delay;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        if Instant::now() >= deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Every object of the workspace is one the state knows (by id), and no name is made twice.
+fn check_no_orphan(d: &Path, dump: &Value, round: usize) {
+    let text = std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap();
+    let state: Value = serde_json::from_str(&text).unwrap();
+    let ids: Vec<String> = state["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["id"].as_str().map(str::to_string))
+        .collect();
+    for o in objects(dump) {
+        let (_, id) = o.split_once(':').unwrap();
+        // A secret scope's secrets are the secret resource's `SCOPE|KEY`.
+        assert!(
+            ids.iter().any(|i| i == id),
+            "round {round}: {o} is in the workspace but not in state {ids:?}"
+        );
+    }
+    // The workspace keys objects by name, so a duplicate would be a second name for the
+    // same thing: check catalogs and schemas by their full names, case-insensitively.
+    for kind in ["catalogs", "schemas", "volumes", "connections"] {
+        let mut names: Vec<String> = dump[kind]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.to_lowercase())
+            .collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "round {round}: duplicate {kind}");
+    }
+}
+
+#[test]
+fn apply_killed_at_random_points_then_run_again_leaves_no_orphan_or_duplicate() {
+    let started = Instant::now();
+    let dir = config(&[("main.bf.hcl", &every_kind("crash"))]);
+    let d = dir.path();
+    // 30 ms a request, so an apply of the nine objects takes long enough to be cut.
+    let serve = Serve::start(&d.join(".brickform/local"), &["--latency-ms", "30"]);
+    let mut rng = Rng::new(0x00c0_ffee);
+    let mut killed = 0;
+    for round in 0..6 {
+        // Odd rounds end with a destroy, so the next one creates everything; even rounds
+        // change the configuration, so the next one is cut in the middle of updates.
+        let delay = Duration::from_millis(rng.range(60, 900));
+        if apply_killed_after(d, &serve, delay) {
+            killed += 1;
+        }
+        // Whatever the cut apply made must be adopted, not made again or lost.
+        let dump = serve.dump();
+        let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+        assert_eq!(
+            code, 0,
+            "round {round} (killed after {delay:?}): apply again\n{out}\n{err}"
+        );
+        let after = serve.dump();
+        assert_eq!(
+            objects(&after),
+            every_kind_objects("crash"),
+            "round {round}: exactly the configured objects"
+        );
+        check_no_orphan(d, &after, round);
+        for o in objects(&dump) {
+            assert!(
+                objects(&after).contains(&o),
+                "round {round}: {o} existed after the kill and is gone"
+            );
+        }
+        let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+        assert_eq!(code, 0, "round {round}: plan not empty\n{out}\n{err}");
+        if round % 2 == 1 {
+            let (code, out, err) = bf(d, &serve, &["destroy", "--auto-approve"]);
+            assert_eq!(code, 0, "{out}\n{err}");
+            assert_eq!(objects(&serve.dump()), Vec::<String>::new());
+        } else {
+            // Start the next round with something to change: a comment and the file.
+            let text = every_kind("crash")
+                .replace("comment = \"one\"", &format!("comment = \"round {round}\""))
+                .replace("1,a", &format!("{round},r"));
+            std::fs::write(d.join("main.bf.hcl"), text).unwrap();
+        }
+    }
+    assert!(killed >= 3, "only {killed} of 6 applies were cut short");
+    assert!(
+        started.elapsed() < Duration::from_secs(90),
+        "took {:?}",
+        started.elapsed()
+    );
+}
