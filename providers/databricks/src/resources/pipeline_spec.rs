@@ -444,7 +444,7 @@ impl PipelineKind {
 
     /// A GET answer as attributes shaped like the configuration, with the computed ones.
     /// `prior` is what the engine last applied (empty on import and recovery).
-    fn remote(&self, client: &Client, resp: &Json, prior: &Object) -> Option<Remote> {
+    fn remote(&self, host: &str, resp: &Json, prior: &Object) -> Option<Remote> {
         let id = resp.get("pipeline_id").and_then(Json::as_str)?.to_string();
         let empty = Map::new();
         let spec = resp.get("spec").and_then(Json::as_object).unwrap_or(&empty);
@@ -535,7 +535,7 @@ impl PipelineKind {
         attrs.insert("health".into(), text("health"));
         attrs.insert(
             "url".into(),
-            Value::from(format!("{}/pipelines/{id}", client.host())),
+            Value::from(format!("{}/pipelines/{id}", host)),
         );
         attrs.insert(
             "last_modified".into(),
@@ -571,9 +571,11 @@ impl PipelineKind {
         let Some(resp) = self.get(client, id).await? else {
             return Ok(None);
         };
-        self.remote(client, &resp, prior).map(Some).ok_or_else(|| {
-            ProviderError::other(format!("pipeline {id}: answer without pipeline_id"))
-        })
+        self.remote(client.host(), &resp, prior)
+            .map(Some)
+            .ok_or_else(|| {
+                ProviderError::other(format!("pipeline {id}: answer without pipeline_id"))
+            })
     }
 
     async fn read_back(
@@ -713,7 +715,7 @@ impl ResourceKind for PipelineKind {
                 .pointer(&format!("/spec/tags/{OWNER_TAG}"))
                 .and_then(Json::as_str);
             if owner == Some(tag) {
-                return Ok(self.remote(&client, &resp, &Object::new()));
+                return Ok(self.remote(client.host(), &resp, &Object::new()));
             }
         }
         Ok(None)
@@ -779,3 +781,161 @@ pub fn check_common(o: &Object) -> Result<(), String> {
 }
 
 pub fn no_derive(_: &mut Object) {}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn ctx() -> OpContext {
+        OpContext {
+            address: "databricks_ingestion_pipeline.p".into(),
+            lineage: "L".into(),
+            environment: "default".into(),
+            base_dir: std::path::PathBuf::new(),
+        }
+    }
+
+    /// A configuration as the engine decodes it: every attribute present, null when unset.
+    fn decoded(schema: &Schema, set: Json) -> Object {
+        fn fill(schema: &Schema, set: &Map<String, Json>) -> Object {
+            let mut o = Object::new();
+            for a in schema.attributes.iter().filter(|a| a.can_configure()) {
+                o.insert(
+                    a.name.into(),
+                    set.get(a.name).map(Value::from_json).unwrap_or(Value::Null),
+                );
+            }
+            for b in &schema.blocks {
+                let v = match (set.get(b.name), &b.nesting) {
+                    (Some(Json::Object(m)), _) => Value::Object(fill(&b.schema, m)),
+                    (Some(Json::Array(a)), _) => Value::List(
+                        a.iter()
+                            .filter_map(Json::as_object)
+                            .map(|m| Value::Object(fill(&b.schema, m)))
+                            .collect(),
+                    ),
+                    (_, Nesting::Single) => Value::Null,
+                    _ => Value::List(Vec::new()),
+                };
+                o.insert(b.name.into(), v);
+            }
+            o
+        }
+        fill(schema, set.as_object().unwrap())
+    }
+
+    fn ingestion() -> PipelineKind {
+        super::super::ingestion_pipeline::kind(Arc::new(Shared::default()))
+    }
+
+    #[test]
+    fn body_nests_the_definition_sends_false_and_tags_the_owner() {
+        let k = ingestion();
+        let config = decoded(
+            &k.flavor.schema,
+            json!({"name": "p", "catalog": "main", "serverless": false, "cascade": false,
+                   "connection_name": "sf", "tags": {"team": "x"},
+                   "cluster": [{"num_workers": 0}],
+                   "object": [{"table": {"destination_catalog": "main", "destination_schema": "s",
+                                          "source_table": "t"}}]}),
+        );
+        let body = k.spec_body(&ctx(), &config);
+        assert_eq!(body["serverless"], json!(false));
+        assert_eq!(body["clusters"], json!([{"num_workers": 0}]));
+        assert_eq!(
+            body["tags"],
+            json!({"team": "x", "brickform": "L/databricks_ingestion_pipeline.p"})
+        );
+        assert_eq!(body["ingestion_definition"]["connection_name"], "sf");
+        assert_eq!(
+            body["ingestion_definition"]["objects"][0]["table"]["source_table"],
+            "t"
+        );
+        for absent in ["cascade", "connection_name", "objects", "tables", "schemas"] {
+            assert!(body.get(absent).is_none(), "{absent} in {body}");
+        }
+    }
+
+    #[test]
+    fn reads_match_the_configuration_despite_server_values() {
+        let k = ingestion();
+        let prior = decoded(
+            &k.flavor.schema,
+            json!({"name": "p", "catalog": "main", "schema": "s", "connection_name": "sf",
+                   "tags": {"team": "x"}, "cascade": false,
+                   "cluster": [{"num_workers": 1, "node_type_id": "m5.large"}, {"label": "maintenance"}],
+                   "notification": [{"email_recipients": [], "alerts": ["on-update-failure"]}],
+                   "object": [{"table": {"destination_catalog": "main", "destination_schema": "s",
+                                          "source_table": "t"}}]}),
+        );
+        // The service left out catalog and schema (#4418), added defaults and the owner tag.
+        let resp = json!({
+            "pipeline_id": "P1", "state": "IDLE", "last_modified": 5,
+            "spec": {"id": "P1", "name": "p", "channel": "CURRENT", "edition": "ADVANCED",
+                     "tags": {"team": "x", "brickform": "L/a"},
+                     "clusters": [
+                        {"label": "default", "num_workers": 1, "node_type_id": "m5.large",
+                         "driver_node_type_id": "m5.xlarge", "enable_local_disk_encryption": false},
+                        {"label": "maintenance", "node_type_id": "m5.large"}],
+                     "notifications": [{"alerts": ["on-update-failure"]}],
+                     "ingestion_definition": {"connection_name": "sf", "source_type": "SALESFORCE",
+                        "objects": [{"table": {"destination_catalog": "main", "destination_schema": "s",
+                                                "source_table": "t"}}]}}
+        });
+        let r = k.remote("https://h", &resp, &prior).unwrap();
+        assert_eq!(r.id, "P1");
+        for name in [
+            "name",
+            "catalog",
+            "schema",
+            "connection_name",
+            "tags",
+            "cascade",
+            "cluster",
+            "notification",
+            "object",
+        ] {
+            assert!(
+                values_equal(&r.attrs[name], &prior[name]),
+                "{name}: live {:?} vs configured {:?}",
+                r.attrs[name],
+                prior[name]
+            );
+        }
+        assert_eq!(r.attrs["source_type"], Value::from("SALESFORCE"));
+        assert_eq!(r.attrs["url"], Value::from("https://h/pipelines/P1"));
+        let tables = r.attrs["tables"].to_json();
+        assert_eq!(tables[0]["destination_table"], "main.s.t");
+        assert_eq!(tables[0]["scd_type"], "SCD_TYPE_1");
+
+        // A value the user did set is compared, not masked.
+        let mut changed = resp.clone();
+        changed["spec"]["clusters"][0]["node_type_id"] = json!("m5.2xlarge");
+        let r = k.remote("https://h", &changed, &prior).unwrap();
+        assert!(!values_equal(&r.attrs["cluster"], &prior["cluster"]));
+    }
+
+    #[test]
+    fn default_storage_is_not_a_configured_value() {
+        let k = super::super::pipeline::kind(Arc::new(Shared::default()));
+        let resp = json!({"pipeline_id": "P2",
+                          "spec": {"name": "x", "storage": "dbfs:/pipelines/P2"}});
+        let r = k.remote("h", &resp, &Object::new()).unwrap();
+        assert_eq!(r.attrs["storage"], Value::Null);
+        assert_eq!(r.attrs["continuous"], Value::Bool(false));
+        let resp = json!({"pipeline_id": "P2", "spec": {"name": "x", "storage": "dbfs:/mine"}});
+        let r = k.remote("h", &resp, &Object::new()).unwrap();
+        assert_eq!(r.attrs["storage"], Value::from("dbfs:/mine"));
+    }
+
+    #[test]
+    fn owner_tag_encoding_is_tag_safe_and_one_to_one() {
+        let mut c = ctx();
+        c.address = "databricks_pipeline.p[\"a:b\"]".into();
+        assert_eq!(owner_tag(&c), "L/databricks_pipeline.p:5B:22a:3Ab:22:5D");
+        c.address = "databricks_pipeline.p[0]".into();
+        assert_eq!(owner_tag(&c), "L/databricks_pipeline.p:5B0:5D");
+    }
+}
