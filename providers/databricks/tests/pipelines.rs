@@ -977,6 +977,15 @@ async fn invalid_shapes_are_rejected_before_any_call() {
 }"#,
             "tables is derived",
         ),
+        (
+            r#"resource "databricks_pipeline" "p" {
+  name = "x"
+  tags = {
+    brickform = "mine"
+  }
+}"#,
+            "reserved for brickform",
+        ),
     ] {
         let (config, d) = load_sources(
             ws.dir.path(),

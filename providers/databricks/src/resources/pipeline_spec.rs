@@ -170,7 +170,7 @@ pub fn common_schema(description: &'static str) -> Schema {
         )
         .attr(Attribute::optional("configuration", string_map()))
         .attr(Attribute::optional("tags", string_map()).describe(
-            "Tags (at most 25; the `brickform` ownership tag is added and hidden by brickform).",
+            "Tags (at most 24: brickform adds its `brickform` ownership tag, and hides it).",
         ))
         .attr(Attribute::optional("budget_policy_id", string()))
         .attr(
@@ -768,8 +768,17 @@ pub fn items<'a>(o: &'a Object, block: &str) -> impl Iterator<Item = &'a Object>
         .filter_map(Value::as_object)
 }
 
-/// Checks every pipeline kind shares: `run_as` names one identity.
+/// Checks every pipeline kind shares: `run_as` names one identity, and the ownership tag
+/// is brickform's (a user value would be overwritten, then stripped on read: endless drift).
 pub fn check_common(o: &Object) -> Result<(), String> {
+    if o.get("tags")
+        .and_then(Value::as_object)
+        .is_some_and(|t| t.contains_key(OWNER_TAG))
+    {
+        return Err(format!(
+            "tags: the key {OWNER_TAG:?} is reserved for brickform's ownership tag"
+        ));
+    }
     if let Some(r) = o.get("run_as").and_then(Value::as_object) {
         exactly_one(
             r,
