@@ -141,6 +141,15 @@ fn canonical_json(j: &serde_json::Value) -> String {
     sort(j).to_string()
 }
 
+/// What a field change records of a sensitive value: whether it is set or known, never the
+/// value, because plans are saved to files and rendered (the renderers hide it anyway).
+fn masked(v: &Value) -> Value {
+    match v {
+        Value::Null | Value::Unknown => v.clone(),
+        _ => Value::String("(sensitive value)".into()),
+    }
+}
+
 /// Whether a live value counts as "what the user configured", given defaults the service
 /// fills in: an unset (null) configuration is matched by the server default, and an empty
 /// list or object by an absent one.
@@ -358,7 +367,11 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                 out.fields.push(FieldChange {
                     path: key(name),
                     before: None,
-                    after: Some(SerValue(config.clone())),
+                    after: Some(SerValue(if f.sensitive {
+                        masked(&config)
+                    } else {
+                        config.clone()
+                    })),
                     live: None,
                     reason: FieldReason::Create,
                     forces_replacement: false,
@@ -383,7 +396,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                         .sensitive
                         .contains_key(name)
                         .then(|| SerValue(Value::Null)),
-                    after: Some(SerValue(config.clone())),
+                    after: Some(SerValue(masked(&config))),
                     live: None,
                     reason: FieldReason::Configuration,
                     forces_replacement: f.replace_on_change,

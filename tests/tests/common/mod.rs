@@ -92,6 +92,8 @@ pub struct Serve {
     child: std::process::Child,
     /// `http://127.0.0.1:PORT`
     pub url: String,
+    /// The bearer token API calls send (`--token` when given, else any).
+    pub token: String,
 }
 
 impl Serve {
@@ -112,9 +114,16 @@ impl Serve {
         std::io::BufReader::new(stdout)
             .read_line(&mut line)
             .expect("reading the Listening line");
+        let token = extra
+            .iter()
+            .position(|a| *a == "--token")
+            .and_then(|i| extra.get(i + 1))
+            .unwrap_or(&"e2e-test")
+            .to_string();
         let mut guard = Serve {
             child,
             url: String::new(),
+            token,
         };
         guard.url = line
             .trim()
@@ -132,11 +141,12 @@ impl Serve {
         body: Option<serde_json::Value>,
     ) -> (u16, serde_json::Value) {
         let bytes = body.map(|b| b.to_string().into_bytes());
-        let (status, text) = http(
+        let (status, text) = http_auth(
             method,
             &format!("{}{path}", self.url),
             bytes.as_deref(),
             "application/json",
+            &self.token,
         );
         let v = serde_json::from_slice(&text).unwrap_or_else(|_| {
             serde_json::Value::String(String::from_utf8_lossy(&text).into_owned())
@@ -172,6 +182,17 @@ impl Drop for Serve {
 /// A minimal HTTP/1.1 client for loopback calls (no extra dependency): sends one request
 /// with a bearer token and `Connection: close`, returns the status and the body.
 pub fn http(method: &str, url: &str, body: Option<&[u8]>, content_type: &str) -> (u16, Vec<u8>) {
+    http_auth(method, url, body, content_type, "e2e-test")
+}
+
+/// [`http`] with a given bearer token.
+pub fn http_auth(
+    method: &str,
+    url: &str,
+    body: Option<&[u8]>,
+    content_type: &str,
+    token: &str,
+) -> (u16, Vec<u8>) {
     use std::io::{Read, Write};
     let rest = url.strip_prefix("http://").expect("an http:// URL");
     let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
@@ -179,7 +200,7 @@ pub fn http(method: &str, url: &str, body: Option<&[u8]>, content_type: &str) ->
     let mut s = std::net::TcpStream::connect(host).expect("connecting to the local workspace");
     let body = body.unwrap_or_default();
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer e2e-test\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     s.write_all(head.as_bytes()).expect("writing the request");

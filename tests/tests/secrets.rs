@@ -1,0 +1,142 @@
+//! Sensitive values (a connection password, a secret's value, the provider token) never
+//! appear in state files, saved plans, debug logs, or the output of any command; and the
+//! workspace never returns a connection's password.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Serve, config, every_kind, run};
+use std::path::Path;
+
+const PASSWORD: &str = "Pg-pa55word-e2e-7781";
+const API_KEY: &str = "sk-live-e2e-0f3c9a61";
+const TOKEN: &str = "dapi-e2e-token-5c2b";
+const NEW_PASSWORD: &str = "Pg-rotated-e2e-9902";
+
+/// Fails if any sensitive value is in `text`.
+fn clean(what: &str, text: &str) {
+    for s in [PASSWORD, API_KEY, TOKEN, NEW_PASSWORD] {
+        assert!(
+            !text.contains(s),
+            "{what} contains the sensitive value {s:?}:\n{text}"
+        );
+    }
+}
+
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn sensitive_values_never_reach_state_plans_logs_or_output() {
+    // The token is given as a provider argument from a sensitive variable, the others
+    // through variables too: every path a secret can take into brickform.
+    let text = every_kind("sec").replace(
+        "provider \"databricks\" {\n  host = var.host\n}",
+        "variable \"token\" {\n  type      = string\n  sensitive = true\n}\n\nprovider \"databricks\" {\n  host  = var.host\n  token = var.token\n}",
+    ) + "\noutput \"password\" {\n  value     = var.db_password\n  sensitive = true\n}\n";
+    let dir = config(&[("main.bf.hcl", &text)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &["--token", TOKEN]);
+    let host = format!("host={}", serve.url);
+    let pw = format!("db_password={PASSWORD}");
+    let new_pw = format!("db_password={NEW_PASSWORD}");
+    let envs = [("BRICKFORM_LOG", "debug")];
+    let var_args = |pw: &str| -> Vec<String> {
+        vec![
+            "--var".into(),
+            host.clone(),
+            "--var".into(),
+            pw.to_string(),
+            "--var".into(),
+            format!("api_key={API_KEY}"),
+            "--var".into(),
+            format!("token={TOKEN}"),
+        ]
+    };
+    let mut step = |args: &[&str], pw: &str, expect: i32| {
+        let mut a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        if !matches!(args[0], "show" | "output" | "state") {
+            a.extend(var_args(pw));
+        }
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let (code, out, err) = run(d, &a, &envs);
+        assert_eq!(code, expect, "brickform {args:?}\n{out}\n{err}");
+        clean(&format!("stdout of {args:?}"), &out);
+        clean(&format!("stderr (BRICKFORM_LOG=debug) of {args:?}"), &err);
+        (out, err)
+    };
+
+    let create = d.join("create.plan").display().to_string();
+    let rotate = d.join("rotate.plan").display().to_string();
+    let (out, _) = step(&["plan", "--out", &create], &pw, 0);
+    assert!(out.contains("(sensitive value)"), "{out}");
+    step(&["plan", "--json"], &pw, 0);
+    step(&["show", &create], &pw, 0);
+    step(&["show", "--json", &create], &pw, 0);
+    let (out, err) = step(&["apply", &create], &pw, 0);
+    assert!(out.contains("Apply complete!"), "{out}");
+    assert!(
+        err.contains("DEBUG") || err.contains("debug"),
+        "BRICKFORM_LOG=debug gave no log to scan:\n{err}"
+    );
+    step(&["plan", "--detailed-exitcode"], &pw, 0);
+    // A changed password is noticed through its fingerprint, still without showing it.
+    let (out, _) = step(
+        &["plan", "--detailed-exitcode", "--out", &rotate],
+        &new_pw,
+        2,
+    );
+    assert!(
+        out.contains("# databricks_connection.pg will be updated in-place"),
+        "{out}"
+    );
+    step(&["apply", "--auto-approve"], &new_pw, 0);
+    step(&["show"], &new_pw, 0);
+    step(&["show", "--json"], &new_pw, 0);
+    step(&["output"], &new_pw, 0);
+    step(&["output", "--json"], &new_pw, 0);
+    step(&["state", "pull"], &new_pw, 0);
+    step(&["state", "show", "databricks_secret.k"], &new_pw, 0);
+    step(&["state", "show", "databricks_connection.pg"], &new_pw, 0);
+
+    // Every file brickform wrote: state, its backup and log, and the saved plans.
+    let mut scanned = 0;
+    for p in files_under(&d.join(".brickform/state"))
+        .into_iter()
+        .chain([d.join("create.plan"), d.join("rotate.plan")])
+    {
+        let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+        clean(&p.display().to_string(), &text);
+        scanned += 1;
+    }
+    assert!(scanned >= 3, "nothing to scan");
+
+    // The workspace keeps the password (it is the service), but never returns it.
+    let (s, conn) = serve.call("GET", "/api/2.1/unity-catalog/connections/sec_pg", None);
+    assert_eq!(s, 200, "{conn}");
+    clean("GET connection", &conn.to_string());
+    assert!(conn["options"].get("password").is_none(), "{conn}");
+    assert_eq!(conn["options"]["user"], "app", "{conn}");
+    let (s, list) = serve.call("GET", "/api/2.1/unity-catalog/connections", None);
+    assert_eq!(s, 200);
+    clean("list connections", &list.to_string());
+    // And it was given the rotated one.
+    let dump = serve.dump();
+    assert_eq!(
+        dump["connections"]["sec_pg"]["secret_options"]["password"],
+        NEW_PASSWORD
+    );
+
+    let (out, _) = step(&["destroy", "--auto-approve"], &new_pw, 0);
+    assert!(out.contains("0 left behind"), "{out}");
+}
