@@ -1,0 +1,114 @@
+//! `examples/quickstart` applied and destroyed on the local workspace (`--local`), from a
+//! copy so the repository's example directory stays clean.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{local_dump, objects, run, run_ok};
+use std::path::Path;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if name == ".brickform" {
+            continue;
+        }
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(&name));
+        } else {
+            std::fs::copy(e.path(), to.join(&name)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn quickstart_applies_with_no_drift_and_destroys_to_nothing() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/quickstart");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_dir(&src, d);
+
+    run_ok(d, &["--local", "validate"], &[]);
+    let out = run_ok(d, &["--local", "apply", "--auto-approve"], &[]);
+    assert!(
+        out.contains("Apply complete! Resources: 6 added, 0 changed, 0 destroyed."),
+        "{out}"
+    );
+    assert!(
+        out.contains("volume_path = \"/Volumes/quickstart_dev/raw/landing\""),
+        "{out}"
+    );
+    let made = objects(&local_dump(d));
+    let mut want = vec![
+        "catalog:quickstart_dev".to_string(),
+        "schema:quickstart_dev.raw".into(),
+        "schema:quickstart_dev.silver".into(),
+        "volume:quickstart_dev.raw.landing".into(),
+        "file:/Volumes/quickstart_dev/raw/landing/data.csv".into(),
+        "workspace:/Users/local-user@brickform.local/quickstart/hello".into(),
+    ];
+    want.sort();
+    assert_eq!(made, want);
+    // The file holds the example's data.csv, byte for byte.
+    let dump = local_dump(d);
+    let stored = dump["files"]["/Volumes/quickstart_dev/raw/landing/data.csv"]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let data = std::fs::read(src.join("src/data.csv")).unwrap();
+    assert_eq!(stored, b64(&data));
+
+    let (code, out, err) = run(d, &["--local", "plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "no drift after apply\n{out}\n{err}");
+
+    // Editing the uploaded source is a planned update of that file alone.
+    std::fs::write(d.join("src/data.csv"), "id,name\n1,a\n2,b\n3,c\n").unwrap();
+    let (code, out, _) = run(d, &["--local", "plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("# databricks_file.sample will be updated in-place")
+            && out.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+        "{out}"
+    );
+    run_ok(d, &["--local", "apply", "--auto-approve"], &[]);
+    let (code, out, err) = run(d, &["--local", "plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    let out = run_ok(d, &["--local", "destroy", "--auto-approve"], &[]);
+    assert!(
+        out.contains("Destroy complete! 6 destroyed, 0 left behind."),
+        "{out}"
+    );
+    let dump = local_dump(d);
+    assert_eq!(objects(&dump), Vec::<String>::new());
+    assert!(
+        dump["catalogs"].get("quickstart_dev").is_none(),
+        "{}",
+        dump["catalogs"]
+    );
+    let out = run_ok(d, &["--local", "destroy", "--auto-approve"], &[]);
+    assert!(
+        out.contains("0 destroyed") || out.contains("No objects need to be destroyed"),
+        "{out}"
+    );
+}
+
+fn b64(b: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in b.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
