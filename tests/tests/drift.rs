@@ -306,6 +306,10 @@ import {
         "{plan}"
     );
     let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(
+        out.contains("Apply complete! Resources: 3 imported, 0 added, 0 changed, 0 destroyed."),
+        "{out}"
+    );
     assert_eq!(objects(&serve.dump()), before, "import made nothing new");
     let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "{out}\n{err}");

@@ -63,7 +63,7 @@ fn sensitive_values_never_reach_state_plans_logs_or_output() {
             format!("token={TOKEN}"),
         ]
     };
-    let mut step = |args: &[&str], pw: &str, expect: i32| {
+    let step = |args: &[&str], pw: &str, expect: i32| {
         let mut a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         if !matches!(args[0], "show" | "output" | "state") {
             a.extend(var_args(pw));
