@@ -6,6 +6,7 @@ mod local;
 mod ops;
 mod run;
 mod saved;
+mod schema;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -164,6 +165,11 @@ enum Command {
     },
     /// Start a job run or a pipeline update and follow it to its end.
     Run(run::RunArgs),
+    /// Print the schemas of every resource kind and data source (JSON, or Markdown).
+    Schema {
+        #[arg(long)]
+        markdown: bool,
+    },
     /// The local workspace: an emulator of the Databricks REST API.
     Local(local::LocalArgs),
     /// Credentials kept in the OS keyring: login, logout, status.
@@ -310,6 +316,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::ForceUnlock { id } => ops::force_unlock(&ctx, &id).await,
         Command::Import { address, id, vars } => ops::import(&ctx, &address, &id, &vars).await,
         Command::Run(args) => run::run(&ctx, args).await,
+        Command::Schema { markdown } => schema::run(&ops::registry(), markdown),
         Command::Local(args) => local::run(args).await,
         Command::Auth(args) => auth::run(args).await,
     }

@@ -79,7 +79,7 @@ fn databricks(local: Option<(String, String)>) -> Arc<brickform_databricks::Data
 }
 
 /// Providers for commands that do not talk to a workspace (validate, graph).
-fn registry() -> Registry {
+pub(crate) fn registry() -> Registry {
     let mut r = Registry::new();
     r.register(databricks(None));
     r

@@ -487,18 +487,24 @@ fn dot_paths(paths: &[Vec<PathStep>]) -> Vec<String> {
         .collect()
 }
 
+/// Where an object belongs in state.
+pub(super) struct Slot<'a> {
+    pub address: &'a str,
+    pub provider: &'a str,
+    pub dependencies: &'a [String],
+}
+
 /// The state entry of an object: the configuration that was applied (sensitive values
 /// replaced by fingerprints) and what the service reported.
 pub(super) fn state_entry(
     doc: &StateDocument,
-    address: &str,
-    provider: &str,
+    slot: Slot,
     kind: &dyn ResourceKind,
     remote: &Remote,
     config: &Object,
     sensitive: &[Vec<PathStep>],
-    dependencies: &[String],
 ) -> Result<ResourceState, String> {
+    let (address, provider, dependencies) = (slot.address, slot.provider, slot.dependencies);
     let mut rs = ResourceState::new(address, provider, &remote.id).map_err(|e| e.to_string())?;
     let schema = kind.schema();
     let mut sensitive_paths: Vec<Vec<PathStep>> = schema
@@ -532,16 +538,12 @@ async fn record(
     sensitive: &[Vec<PathStep>],
 ) -> Result<ResourceState, String> {
     let doc = shared.doc.lock().await;
-    state_entry(
-        &doc,
-        &change.address,
-        &change.provider,
-        kind,
-        remote,
-        config,
-        sensitive,
-        &change.dependencies,
-    )
+    let slot = Slot {
+        address: &change.address,
+        provider: &change.provider,
+        dependencies: &change.dependencies,
+    };
+    state_entry(&doc, slot, kind, remote, config, sensitive)
 }
 
 async fn run_node(

@@ -460,10 +460,12 @@ impl Engine<'_> {
             };
             plan.outputs.push(OutputChange {
                 name: name.clone(),
-                action: if req.mode == PlanMode::Destroy {
-                    Action::Delete
-                } else {
-                    action
+                action: match req.mode {
+                    // Destroying removes outputs the state holds; one it never held stays as
+                    // it is (nothing), so a second destroy plans no change.
+                    PlanMode::Destroy if state.outputs().contains_key(name) => Action::Delete,
+                    PlanMode::Destroy => Action::NoOp,
+                    _ => action,
                 },
                 // A sensitive value stays out of the plan (and so out of saved plan files):
                 // the action says what happens, and apply evaluates the output again.

@@ -7,7 +7,7 @@
 //! - an update is left to the next plan, which compares the live object again.
 
 use super::Engine;
-use super::apply::state_entry;
+use super::apply::{Slot, state_entry};
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::provider::OpContext;
 use crate::value::Object;
@@ -62,16 +62,12 @@ impl Engine<'_> {
                                 .provider_of(&intent.resource_type)
                                 .map(|p| p.name())
                                 .unwrap_or_default();
-                            match state_entry(
-                                doc,
-                                &intent.address,
+                            let slot = Slot {
+                                address: &intent.address,
                                 provider,
-                                kind.as_ref(),
-                                &remote,
-                                &config,
-                                &[],
-                                &[],
-                            ) {
+                                dependencies: &[],
+                            };
+                            match state_entry(doc, slot, kind.as_ref(), &remote, &config, &[]) {
                                 Ok(rs) => {
                                     lines.push(format!(
                                         "{}: adopted {} created before the interruption",
@@ -217,17 +213,13 @@ impl Engine<'_> {
             .map(|p| p.name())
             .unwrap_or_default();
         let dependencies = cg.resource_dependencies(base);
-        let rs = state_entry(
-            doc,
+        let slot = Slot {
             address,
             provider,
-            kind.as_ref(),
-            &remote,
-            &config,
-            &[],
-            &dependencies,
-        )
-        .map_err(|e| Diagnostics::from(Diagnostic::error(e)))?;
+            dependencies: &dependencies,
+        };
+        let rs = state_entry(doc, slot, kind.as_ref(), &remote, &config, &[])
+            .map_err(|e| Diagnostics::from(Diagnostic::error(e)))?;
         let seq = journal
             .intent(
                 WalOp::Import,

@@ -850,7 +850,11 @@ fn unsupported_in(
             .detail(format!(
                 "{} {kind} named \"{name}\" is not expected in {} {parent} block.",
                 if kind.starts_with('a') { "An" } else { "A" },
-                if parent.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" },
+                if parent.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                },
             ))
             .maybe_hint(did_you_mean(&name, allowed.iter().copied())),
     );

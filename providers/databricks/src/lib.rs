@@ -46,8 +46,11 @@ pub struct Options {
     /// Where credentials saved by `brickform auth login` are kept.
     pub secrets: Arc<dyn SecretStore>,
     /// Reads environment variables (injected so tests never depend on the real environment).
-    pub env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    pub env: EnvReader,
 }
+
+/// Reads an environment variable by name.
+pub type EnvReader = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 pub struct DatabricksProvider {
     shared: Arc<Shared>,

@@ -233,7 +233,7 @@ impl ContentKind {
 /// Files API paths keep `/` and escape the rest, like the official SDK.
 fn encode_path(p: &str) -> String {
     p.split('/')
-        .map(|seg| urlencoding_segment(seg))
+        .map(urlencoding_segment)
         .collect::<Vec<_>>()
         .join("/")
 }

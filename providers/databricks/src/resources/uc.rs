@@ -30,13 +30,14 @@ pub struct UcSpec {
     /// Adds computed attributes derived from the response (`volume_path`).
     pub derive: fn(&mut Object),
     /// Runs after a create (the catalog removes its auto-created `default` schema).
-    pub after_create: Option<
-        for<'a> fn(
-            &'a crate::client::Client,
-            &'a str,
-        ) -> futures_util_box::BoxFuture<'a, ProviderResult<()>>,
-    >,
+    pub after_create: Option<AfterCreate>,
 }
+
+/// A step run after a securable is created, given the client and the new full name.
+pub type AfterCreate = for<'a> fn(
+    &'a crate::client::Client,
+    &'a str,
+) -> futures_util_box::BoxFuture<'a, ProviderResult<()>>;
 
 /// A boxed future type without pulling in the futures crate.
 pub mod futures_util_box {
