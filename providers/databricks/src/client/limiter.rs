@@ -15,6 +15,11 @@
 //!   requests/s per second of saturated traffic. Successes that did not wait prove nothing about
 //!   a higher rate (the caller was slower than the limit), so they do not raise it; that keeps an
 //!   idle client from drifting to an absurd rate and then 429-storming when work arrives.
+//! - Until the first 429 the limiter is in slow start, as TCP is: each success that had to
+//!   wait raises the rate by 5%, so it doubles about every 14 saturated requests. Starting
+//!   low is safe for a service whose limit is unknown, but additive growth alone would keep a
+//!   large apply far below what the service accepts for minutes; slow start finds the limit
+//!   in about a second, and the first 429 hands over to AIMD.
 //! - A user-set `rate_limit` is a hard ceiling: the rate never exceeds it, but still adapts
 //!   below it.
 //!
@@ -27,6 +32,8 @@ use std::time::{Duration, Instant};
 
 const DECREASE: f64 = 0.7;
 const INCREASE: f64 = 2.0;
+/// Growth per saturated success during slow start.
+const SLOW_START_GROWTH: f64 = 1.05;
 const MIN_RATE: f64 = 0.5;
 /// Without a user cap the adaptive rate still stops here, far above any Databricks limit.
 const MAX_RATE: f64 = 10_000.0;
@@ -43,6 +50,8 @@ struct State {
     rate: f64,
     next: Instant,
     last_decrease: Option<Instant>,
+    /// No 429 seen yet.
+    slow_start: bool,
 }
 
 /// What `acquire` hands back, to report the outcome against.
@@ -67,6 +76,7 @@ impl Limiter {
                 rate: initial.min(cap).max(MIN_RATE.min(cap)),
                 next: Instant::now(),
                 last_decrease: None,
+                slow_start: true,
             }),
             gate: tokio::sync::Mutex::new(()),
             cap,
@@ -120,7 +130,12 @@ impl Limiter {
             return;
         }
         let mut s = self.lock();
-        s.rate = (s.rate + INCREASE / s.rate).min(self.cap);
+        s.rate = if s.slow_start {
+            s.rate * SLOW_START_GROWTH
+        } else {
+            s.rate + INCREASE / s.rate
+        }
+        .min(self.cap);
     }
 
     pub(crate) fn on_throttled(&self, permit: Permit) {
@@ -130,6 +145,7 @@ impl Limiter {
         }
         s.rate = (s.rate * DECREASE).max(MIN_RATE.min(self.cap));
         s.last_decrease = Some(Instant::now());
+        s.slow_start = false;
         // The server is over its limit right now: leave one interval at the new rate before the
         // next request so its bucket can refill a little.
         let now = Instant::now();
@@ -171,6 +187,31 @@ mod tests {
                 waited: true,
             }
         }
+    }
+
+    #[tokio::test]
+    async fn slow_start_doubles_quickly_until_the_first_429() {
+        let l = Limiter::new(30.0, None);
+        for _ in 0..15 {
+            l.on_success(l.acquire_for_test());
+        }
+        assert!(
+            l.rate() > 60.0,
+            "doubled in 15 saturated requests: {}",
+            l.rate()
+        );
+        let p = l.acquire().await;
+        l.on_throttled(p);
+        let after_429 = l.rate();
+        for _ in 0..15 {
+            l.on_success(l.acquire_for_test());
+        }
+        assert!(
+            l.rate() - after_429 < 1.0,
+            "additive after a 429: {} -> {}",
+            after_429,
+            l.rate()
+        );
     }
 
     #[tokio::test]
