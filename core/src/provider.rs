@@ -74,6 +74,10 @@ pub struct Attribute {
     /// The value the service assumes when the attribute is not set. A live value equal to it
     /// is not drift when the configuration leaves the attribute out.
     pub server_default: Option<Value>,
+    /// For computed attributes: the configured attributes it is derived from (a volume's
+    /// path from its name). When one of them changes, the value is known only after apply,
+    /// so what reads it is planned too.
+    pub derived_from: &'static [&'static str],
 }
 
 impl Attribute {
@@ -87,6 +91,7 @@ impl Attribute {
             sensitive: false,
             normalize: Normalize::None,
             server_default: None,
+            derived_from: &[],
         }
     }
     pub fn required(name: &'static str, ty: AttrType) -> Self {
@@ -115,6 +120,10 @@ impl Attribute {
     }
     pub fn normalize(mut self, n: Normalize) -> Self {
         self.normalize = n;
+        self
+    }
+    pub fn derived_from(mut self, attrs: &'static [&'static str]) -> Self {
+        self.derived_from = attrs;
         self
     }
     pub fn server_default(mut self, v: impl Into<Value>) -> Self {

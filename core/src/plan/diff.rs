@@ -487,6 +487,31 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         };
         out.after.insert(name.to_string(), after);
     }
+    // Computed values derived from something that changes are known only after apply.
+    if input.prior.is_some() {
+        for a in schema
+            .attributes
+            .iter()
+            .filter(|a| a.presence == Presence::Computed && !a.derived_from.is_empty())
+        {
+            let changes = out.fields.iter().any(|f| {
+                matches!(f.path.as_slice(), [PathStep::Key(k)] if a.derived_from.contains(&k.as_str()))
+                    && f.reason != FieldReason::Drift
+            });
+            if changes {
+                let before = out.after.insert(a.name.to_string(), Value::Unknown);
+                out.fields.push(FieldChange {
+                    path: key(a.name),
+                    before: before.map(SerValue),
+                    after: Some(SerValue(Value::Unknown)),
+                    live: None,
+                    reason: FieldReason::KnownAfterApply,
+                    forces_replacement: false,
+                    sensitive: false,
+                });
+            }
+        }
+    }
     out
 }
 

@@ -26,9 +26,9 @@ pub fn schema() -> Schema {
         .attr(Attribute::optional_computed("isolation_mode", AttrType::String))
         .attr(Attribute::optional_computed("enable_predictive_optimization", AttrType::String))
         .attr(Attribute::optional("force_destroy", AttrType::Bool).server_default(false).describe("Delete the catalog even when it holds schemas."))
-        .attr(Attribute::computed("id", AttrType::String))
+        .attr(Attribute::computed("id", AttrType::String).derived_from(&["name"]))
         .attr(Attribute::computed("metastore_id", AttrType::String))
-        .attr(Attribute::computed("full_name", AttrType::String))
+        .attr(Attribute::computed("full_name", AttrType::String).derived_from(&["name"]))
         .attr(Attribute::computed("storage_location", AttrType::String))
         .attr(Attribute::computed("catalog_type", AttrType::String))
 }

@@ -36,9 +36,9 @@ pub fn schema() -> Schema {
                 .server_default(true),
         )
         .attr(Attribute::optional_computed("owner", AttrType::String))
-        .attr(Attribute::computed("id", AttrType::String))
+        .attr(Attribute::computed("id", AttrType::String).derived_from(&["name"]))
         .attr(Attribute::computed("connection_id", AttrType::String))
-        .attr(Attribute::computed("full_name", AttrType::String))
+        .attr(Attribute::computed("full_name", AttrType::String).derived_from(&["name"]))
         .attr(Attribute::computed("metastore_id", AttrType::String))
         .attr(Attribute::computed("credential_type", AttrType::String))
         .attr(Attribute::computed("url", AttrType::String))
