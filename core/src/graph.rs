@@ -76,6 +76,11 @@ impl ConfigGraph {
                 continue;
             }
             if is_resource_id(&d) {
+                // What a data source reads from is a dependency too: a schema created from a
+                // lookup of a managed catalog must still go before that catalog on destroy.
+                if d.starts_with("data.") {
+                    stack.extend(self.dependencies(&d));
+                }
                 out.insert(d);
             } else {
                 stack.extend(self.dependencies(&d));

@@ -600,7 +600,18 @@ impl Engine<'_> {
                 }
                 let mut action = Action::Read;
                 let mut reason = Some(ActionReason::ReadBecauseConfigUnknown);
-                if !self.offline && config.values().all(Value::is_wholly_known) {
+                // A lookup of something this plan creates or changes reads it during apply,
+                // after that change, not now (when it may not exist yet).
+                let pending = plan.changes.iter().any(|c| {
+                    !matches!(c.action, Action::NoOp | Action::Read)
+                        && dependencies
+                            .iter()
+                            .any(|d| c.address == *d || c.address.starts_with(&format!("{d}[")))
+                });
+                if pending {
+                    reason = Some(ActionReason::ReadBecauseDependencyPending);
+                }
+                if !self.offline && !pending && config.values().all(Value::is_wholly_known) {
                     match ds.read(&config).await {
                         Ok(v) => {
                             value = config.clone();
