@@ -171,12 +171,20 @@ impl LocalBackend {
     }
 
     pub fn wal_append_sync(&self, env: &str, record: &WalRecord) -> Result<()> {
+        self.wal_append_many_sync(env, std::slice::from_ref(record))
+    }
+
+    /// Appends several records with one write and one sync: the journal's group commit.
+    pub fn wal_append_many_sync(&self, env: &str, records: &[WalRecord]) -> Result<()> {
         let path = self.wal_path(env)?;
-        let line = record.to_line()?;
+        let mut lines = Vec::new();
+        for r in records {
+            lines.extend(r.to_line()?);
+        }
         let mut file = self.open_wal_for_append(env, &path)?;
         let io = StateError::io("append to write-ahead log", &path);
         file.seek(SeekFrom::End(0)).map_err(&io)?;
-        file.write_all(&line).map_err(&io)?;
+        file.write_all(&lines).map_err(&io)?;
         file.sync_data().map_err(io)
     }
 
@@ -300,6 +308,10 @@ impl Backend for LocalBackend {
 
     async fn wal_append(&self, env: &str, record: &WalRecord) -> Result<()> {
         self.wal_append_sync(env, record)
+    }
+
+    async fn wal_append_many(&self, env: &str, records: &[WalRecord]) -> Result<()> {
+        self.wal_append_many_sync(env, records)
     }
 
     async fn wal_read(&self, env: &str) -> Result<Vec<WalRecord>> {
