@@ -718,7 +718,7 @@ pub async fn apply(
         }
         ApplyEvent::Failed { address, error, .. } => eprintln!("{address}: failed: {error}"),
         ApplyEvent::Skipped { address, because } => {
-            eprintln!("{address}: skipped because {because} failed")
+            eprintln!("{address}: skipped: {because}")
         }
     });
     let opts = ApplyOptions {

@@ -184,7 +184,7 @@ impl Engine<'_> {
             .collect();
         ready.sort_by_key(|n| g[*n]);
         let mut done: HashSet<NodeIndex> = HashSet::new();
-        let mut set: JoinSet<(NodeIndex, Result<Action, String>)> = JoinSet::new();
+        let mut set: JoinSet<(NodeIndex, Option<Result<Action, String>>)> = JoinSet::new();
         let changes: Arc<Vec<ResourceChange>> = Arc::new(plan.changes.clone());
         loop {
             if opts.cancel.is_cancelled() {
@@ -204,8 +204,13 @@ impl Engine<'_> {
                     base_dir: self.config.dir.clone(),
                 };
                 let work = self.prepare(index, &change, planned);
+                let cancel = opts.cancel.clone();
                 set.spawn(async move {
                     let _permit = sem.acquire_owned().await;
+                    // Interrupted while waiting for a slot: this one does not start.
+                    if cancel.is_cancelled() {
+                        return (n, None);
+                    }
                     let started = Instant::now();
                     on_event(ApplyEvent::Started {
                         address: change.address.clone(),
@@ -242,7 +247,7 @@ impl Engine<'_> {
                             error: e.clone(),
                         }),
                     }
-                    (n, result.map(|_| change.action))
+                    (n, Some(result.map(|_| change.action)))
                 });
             }
             let Some(joined) = set.join_next().await else {
@@ -259,8 +264,29 @@ impl Engine<'_> {
                 }
             };
             done.insert(n);
-            let ok = result.is_ok();
             let change = &plan.changes[g[n]];
+            let Some(result) = result else {
+                report.interrupted = true;
+                report.skipped.push(change.address.clone());
+                (opts.on_event)(ApplyEvent::Skipped {
+                    address: change.address.clone(),
+                    because: "the apply was interrupted before it started".into(),
+                });
+                let mut stack = vec![n];
+                while let Some(m) = stack.pop() {
+                    for t in g
+                        .neighbors_directed(m, Direction::Outgoing)
+                        .collect::<Vec<_>>()
+                    {
+                        if done.insert(t) {
+                            report.skipped.push(plan.changes[g[t]].address.clone());
+                            stack.push(t);
+                        }
+                    }
+                }
+                continue;
+            };
+            let ok = result.is_ok();
             match result {
                 Ok(action) => {
                     match action {
@@ -297,7 +323,7 @@ impl Engine<'_> {
                         let addr = plan.changes[g[t]].address.clone();
                         (opts.on_event)(ApplyEvent::Skipped {
                             address: addr.clone(),
-                            because: why.clone(),
+                            because: format!("{why} failed"),
                         });
                         report.skipped.push(addr.clone());
                         stack.push((t, false, why.clone()));
