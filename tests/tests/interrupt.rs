@@ -86,7 +86,7 @@ fn ctrl_c_stops_scheduling_and_saves_state() {
     .unwrap();
     let in_state = state["resources"].as_array().unwrap().len();
     assert!(
-        in_state >= 2 && in_state < 13,
+        (2..13).contains(&in_state),
         "{in_state} resources in state"
     );
     let created = serve.dump()["schemas"]
