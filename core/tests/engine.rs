@@ -563,3 +563,110 @@ async fn an_interrupted_create_is_adopted_not_duplicated() {
     assert!(!plan.has_changes(), "{:#?}", plan.changes);
     assert_eq!(h.svc.objects.lock().unwrap().len(), 1, "no duplicate");
 }
+
+#[tokio::test]
+async fn moved_create_before_destroy_prevent_destroy_triggers_and_targets() {
+    let h = Harness::new();
+    let v1 = r#"
+resource "test_thing" "old" { name = "a" }
+resource "test_thing" "keep" {
+  name = "k1"
+  lifecycle { create_before_destroy = true }
+}
+resource "test_thing" "guarded" {
+  name = "g"
+  lifecycle { prevent_destroy = true }
+}
+resource "test_thing" "trigger" { name = "t1" }
+resource "test_thing" "follower" {
+  name = "f"
+  lifecycle { replace_triggered_by = [test_thing.trigger.id] }
+}
+"#;
+    h.run(v1, PlanMode::Normal, true).await;
+    let old_id = h.state().await.get("test_thing.old").unwrap().id.clone();
+
+    // moved: the same object under a new address, no destroy.
+    let v2 = v1.replace("\"old\" { name = \"a\" }", "\"new\" { name = \"a\" }")
+        + "moved {\n  from = test_thing.old\n  to   = test_thing.new\n}\n";
+    let (plan, _) = h.run(&v2, PlanMode::Normal, true).await;
+    let moved = plan
+        .changes
+        .iter()
+        .find(|c| c.address == "test_thing.new")
+        .unwrap();
+    assert_eq!(moved.moved_from.as_deref(), Some("test_thing.old"));
+    assert_eq!(moved.action, Action::NoOp);
+    assert_eq!(h.state().await.get("test_thing.new").unwrap().id, old_id);
+
+    // create_before_destroy: a forced replacement creates the new object first.
+    let v3 = v2.replace("\"k1\"", "\"k2\"");
+    let (plan, report) = h.run(&v3, PlanMode::Normal, true).await;
+    let keep = plan
+        .changes
+        .iter()
+        .find(|c| c.address == "test_thing.keep")
+        .unwrap();
+    assert_eq!(keep.action, Action::CreateThenDelete);
+    assert!(report.unwrap().failed.is_empty());
+
+    // replace_triggered_by: replacing the trigger replaces the follower too.
+    let v4 = v3.replace("\"t1\"", "\"t2\"");
+    let (plan, _) = h.run(&v4, PlanMode::Normal, false).await;
+    let follower = plan
+        .changes
+        .iter()
+        .find(|c| c.address == "test_thing.follower")
+        .unwrap();
+    assert!(follower.action.is_replace(), "{:?}", follower.action);
+    assert_eq!(follower.reason, Some(ActionReason::ReplaceByTriggers));
+
+    // --target: only the target and what it depends on.
+    let (config, _) = load_sources(
+        h.dir.path(),
+        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), v4.clone())],
+    );
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let engine = Engine::new(&config, &h.registry, &vars, "default");
+    let state = h.state().await;
+    let req = PlanRequest {
+        refresh: true,
+        targets: vec!["test_thing.trigger".into()],
+        ..Default::default()
+    };
+    let (planned, _) = engine.plan(&state, &req).await;
+    let plan = planned.unwrap().plan;
+    assert_eq!(
+        plan.changes
+            .iter()
+            .map(|c| c.address.as_str())
+            .collect::<Vec<_>>(),
+        ["test_thing.trigger"]
+    );
+    assert!(plan.targeted);
+
+    // prevent_destroy: destroying the guarded object is refused.
+    let (config, _) = load_sources(
+        h.dir.path(),
+        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), v4)],
+    );
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let engine = Engine::new(&config, &h.registry, &vars, "default");
+    let (planned, diags) = engine
+        .plan(
+            &state,
+            &PlanRequest {
+                mode: PlanMode::Destroy,
+                refresh: true,
+                ..Default::default()
+            },
+        )
+        .await;
+    assert!(planned.is_none());
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.summary == "Instance cannot be destroyed"),
+        "{diags:?}"
+    );
+}

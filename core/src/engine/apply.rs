@@ -91,13 +91,28 @@ impl Engine<'_> {
     pub async fn apply(
         &self,
         planned: &Planned,
-        doc: StateDocument,
+        mut doc: StateDocument,
         journal: Journal,
         opts: ApplyOptions,
     ) -> (StateDocument, ApplyReport) {
         let plan = &planned.plan;
         let mut report = ApplyReport::default();
         let lineage = doc.lineage().to_string();
+        // `moved` blocks rename state entries; the plan made its comparisons with the new
+        // addresses already, so the renames come first.
+        for c in &plan.changes {
+            if let Some(from) = &c.moved_from
+                && doc.get(from).is_some()
+                && doc.get(&c.address).is_none()
+            {
+                if let Err(e) = doc.mv(from, &c.address) {
+                    report.failed.push((
+                        c.address.clone(),
+                        format!("cannot move {from} in state: {e}"),
+                    ));
+                }
+            }
+        }
 
         // The world as the plan left it; dependencies overwrite their entries as they finish.
         let mut world = World::new(
