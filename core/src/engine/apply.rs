@@ -104,13 +104,12 @@ impl Engine<'_> {
             if let Some(from) = &c.moved_from
                 && doc.get(from).is_some()
                 && doc.get(&c.address).is_none()
+                && let Err(e) = doc.mv(from, &c.address)
             {
-                if let Err(e) = doc.mv(from, &c.address) {
-                    report.failed.push((
-                        c.address.clone(),
-                        format!("cannot move {from} in state: {e}"),
-                    ));
-                }
+                report.failed.push((
+                    c.address.clone(),
+                    format!("cannot move {from} in state: {e}"),
+                ));
             }
         }
 
