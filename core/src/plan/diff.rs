@@ -392,10 +392,12 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             if changed && !ignored {
                 out.fields.push(FieldChange {
                     path: key(name),
+                    // There was a value (only its fingerprint is kept): shown as a change
+                    // of a sensitive value, not as one being added.
                     before: prior
                         .sensitive
                         .contains_key(name)
-                        .then(|| SerValue(Value::Null)),
+                        .then(|| SerValue(masked(&Value::from("")))),
                     after: Some(SerValue(masked(&config))),
                     live: None,
                     reason: FieldReason::Configuration,
@@ -449,9 +451,11 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             continue;
         }
 
+        // Unsetting a value equal to the service's default changes nothing (an imported
+        // or adopted object records what the service filled in).
         let config_changed = matches!(config, Value::Unknown)
             || config.contains_unknown()
-            || !f.equal(&config, &applied, false);
+            || !f.equal(&config, &applied, config.is_null() && f.block.is_none());
         let live_differs = live.as_ref().is_some_and(|l| !f.equal(&config, l, true));
         if config_changed || live_differs {
             let reason = if config.contains_unknown() {
