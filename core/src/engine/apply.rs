@@ -147,39 +147,63 @@ impl Engine<'_> {
             journal,
         });
 
-        // The graph of instances that do something.
-        let mut g: StableDiGraph<usize, ()> = StableDiGraph::new();
-        let mut node_of: HashMap<usize, NodeIndex> = HashMap::new();
+        // The graph of instances that do something. A replacement is two nodes, its delete
+        // and its create, so a parent replaced together with its children can be deleted
+        // after them and created before them.
+        let mut g: StableDiGraph<(usize, Part), ()> = StableDiGraph::new();
+        let mut parts_of: HashMap<usize, (Option<NodeIndex>, Option<NodeIndex>)> = HashMap::new();
         for (i, c) in plan.changes.iter().enumerate() {
             // An import whose object already matches is a no-op that still must run: it
             // records the object in state.
-            if c.action != Action::NoOp || c.importing.is_some() {
-                node_of.insert(i, g.add_node(i));
+            if c.action == Action::NoOp && c.importing.is_none() {
+                continue;
             }
+            let nodes = match c.action {
+                Action::DeleteThenCreate => {
+                    let d = g.add_node((i, Part::Delete));
+                    let k = g.add_node((i, Part::Create));
+                    g.update_edge(d, k, ());
+                    (Some(d), Some(k))
+                }
+                Action::CreateThenDelete => {
+                    let d = g.add_node((i, Part::Delete));
+                    let k = g.add_node((i, Part::Create));
+                    g.update_edge(k, d, ());
+                    (Some(d), Some(k))
+                }
+                Action::Delete | Action::Forget => (Some(g.add_node((i, Part::Whole))), None),
+                _ => (None, Some(g.add_node((i, Part::Whole)))),
+            };
+            parts_of.insert(i, nodes);
         }
         let by_base: HashMap<&str, Vec<usize>> =
             plan.changes
                 .iter()
                 .enumerate()
                 .fold(HashMap::new(), |mut m, (i, c)| {
-                    let base = base_address(c);
-                    m.entry(base).or_default().push(i);
+                    m.entry(base_address(c)).or_default().push(i);
                     m
                 });
         for (i, c) in plan.changes.iter().enumerate() {
-            let Some(&n) = node_of.get(&i) else { continue };
+            let Some(&(del_i, make_i)) = parts_of.get(&i) else {
+                continue;
+            };
             for dep in &c.dependencies {
                 for &j in by_base.get(dep.as_str()).map(Vec::as_slice).unwrap_or(&[]) {
-                    let Some(&m) = node_of.get(&j) else { continue };
-                    let dep_change = &plan.changes[j];
-                    if c.action == Action::Delete && dep_change.action == Action::Delete {
-                        // Children are deleted before their parents.
-                        g.update_edge(n, m, ());
-                    } else if c.action != Action::Delete && dep_change.action != Action::Delete {
-                        g.update_edge(m, n, ());
-                    } else if c.action == Action::Delete {
-                        // A dependent going away goes before its dependency changes.
-                        g.update_edge(n, m, ());
+                    let Some(&(del_j, make_j)) = parts_of.get(&j) else {
+                        continue;
+                    };
+                    // Made (created or updated) after what it depends on is made.
+                    if let (Some(a), Some(b)) = (make_j, make_i) {
+                        g.update_edge(a, b, ());
+                    }
+                    // Deleted before what it depends on is deleted.
+                    if let (Some(a), Some(b)) = (del_i, del_j) {
+                        g.update_edge(a, b, ());
+                    }
+                    // Going away before what it depends on changes.
+                    if let (Some(a), None, Some(b)) = (del_i, make_i, make_j) {
+                        g.update_edge(a, b, ());
                     }
                 }
             }
@@ -206,7 +230,7 @@ impl Engine<'_> {
                 ready.clear();
             }
             for n in ready.drain(..) {
-                let index = g[n];
+                let (index, part) = g[n];
                 let change = changes[index].clone();
                 let shared = shared.clone();
                 let sem = sem.clone();
@@ -217,7 +241,14 @@ impl Engine<'_> {
                     environment: self.environment.clone(),
                     base_dir: self.config.dir.clone(),
                 };
-                let work = self.prepare(index, &change, planned);
+                let mut work = self.prepare(index, &change, planned);
+                work.part = part;
+                // Each half of a replacement reports as what it does.
+                let shown = match part {
+                    Part::Delete => Action::Delete,
+                    Part::Create => Action::Create,
+                    Part::Whole => change.action,
+                };
                 let cancel = opts.cancel.clone();
                 set.spawn(async move {
                     let _permit = sem.acquire_owned().await;
@@ -228,7 +259,7 @@ impl Engine<'_> {
                     let started = Instant::now();
                     on_event(ApplyEvent::Started {
                         address: change.address.clone(),
-                        action: change.action,
+                        action: shown,
                         id: change.id.clone(),
                     });
                     let node = run_node(work, &change, &ctx, &shared);
@@ -243,7 +274,7 @@ impl Engine<'_> {
                             r = &mut node => break r,
                             _ = ticker.tick() => on_event(ApplyEvent::StillRunning {
                                 address: change.address.clone(),
-                                action: change.action,
+                                action: shown,
                                 elapsed: started.elapsed(),
                             }),
                         }
@@ -251,13 +282,13 @@ impl Engine<'_> {
                     match &result {
                         Ok(id) => on_event(ApplyEvent::Finished {
                             address: change.address.clone(),
-                            action: change.action,
+                            action: shown,
                             id: id.clone(),
                             elapsed: started.elapsed(),
                         }),
                         Err(e) => on_event(ApplyEvent::Failed {
                             address: change.address.clone(),
-                            action: change.action,
+                            action: shown,
                             error: e.clone(),
                         }),
                     }
@@ -278,7 +309,8 @@ impl Engine<'_> {
                 }
             };
             done.insert(n);
-            let change = &plan.changes[g[n]];
+            let (index, part) = g[n];
+            let change = &plan.changes[index];
             let Some(result) = result else {
                 report.interrupted = true;
                 report.skipped.push(change.address.clone());
@@ -293,7 +325,7 @@ impl Engine<'_> {
                         .collect::<Vec<_>>()
                     {
                         if done.insert(t) {
-                            report.skipped.push(plan.changes[g[t]].address.clone());
+                            report.skipped.push(plan.changes[g[t].0].address.clone());
                             stack.push(t);
                         }
                     }
@@ -307,10 +339,10 @@ impl Engine<'_> {
                         Action::Create => report.added += 1,
                         Action::Update => report.changed += 1,
                         Action::Delete => report.destroyed += 1,
-                        Action::DeleteThenCreate | Action::CreateThenDelete => {
-                            report.added += 1;
-                            report.destroyed += 1;
-                        }
+                        Action::DeleteThenCreate | Action::CreateThenDelete => match part {
+                            Part::Delete => report.destroyed += 1,
+                            _ => report.added += 1,
+                        },
                         Action::Forget => report.forgotten += 1,
                         Action::NoOp | Action::Read => {}
                     }
@@ -334,7 +366,7 @@ impl Engine<'_> {
                     }
                     if !m_ok {
                         done.insert(t);
-                        let addr = plan.changes[g[t]].address.clone();
+                        let addr = plan.changes[g[t].0].address.clone();
                         (opts.on_event)(ApplyEvent::Skipped {
                             address: addr.clone(),
                             because: format!("{why} failed"),
@@ -441,6 +473,7 @@ impl Engine<'_> {
             .and_then(|r| self.config.resources.get(r))
             .cloned();
         Work {
+            part: Part::Whole,
             kind: (change.mode == Mode::Managed)
                 .then(|| self.registry.kind(&change.type_name).cloned())
                 .flatten(),
@@ -455,7 +488,18 @@ impl Engine<'_> {
     }
 }
 
+/// Which part of a change a node carries out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Part {
+    Whole,
+    /// The delete of a replacement.
+    Delete,
+    /// The create of a replacement.
+    Create,
+}
+
 struct Work {
+    part: Part,
     kind: Option<Arc<dyn ResourceKind>>,
     data_source: Option<Arc<dyn crate::provider::DataSource>>,
     resource: Option<crate::lang::load::Resource>,
@@ -592,6 +636,7 @@ async fn run_node(
     ctx: &OpContext,
     shared: &Shared,
 ) -> Result<Option<String>, String> {
+    let part = work.part;
     if change.mode == Mode::Data {
         let ds = work
             .data_source
@@ -701,19 +746,21 @@ async fn run_node(
             let id = change.id.clone().ok_or("no id recorded for this object")?;
             delete(id).await.map(|_| None)
         }
-        Action::DeleteThenCreate => {
-            let id = change.id.clone().ok_or("no id recorded for this object")?;
-            delete(id).await?;
+        Action::DeleteThenCreate | Action::CreateThenDelete if part == Part::Create => {
             create().await
         }
+        Action::DeleteThenCreate => {
+            let id = change.id.clone().ok_or("no id recorded for this object")?;
+            delete(id).await.map(|_| None)
+        }
         Action::CreateThenDelete => {
+            // The new object took the old one's place in state; the old one is deleted by
+            // its id.
             let old = change.id.clone().ok_or("no id recorded for this object")?;
-            let new = create().await?;
-            // The old object is no longer in state; delete it directly.
             kind.delete(ctx, &old, &prior_obj())
                 .await
                 .map_err(|e| error_text(&e))?;
-            Ok(new)
+            Ok(None)
         }
         Action::Update | Action::NoOp | Action::Read => {
             let (config, sensitive) = evaluate(&work, shared, kind.schema(), &change.address)?;
