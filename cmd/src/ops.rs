@@ -322,6 +322,8 @@ struct Session {
     journal: brickform_state::Journal,
     /// Operations a crash interrupted; resolved once providers are configured.
     unresolved: Vec<brickform_state::Intent>,
+    /// Whether the state was on disk (or has been saved) when the command started.
+    saved: bool,
 }
 
 /// Finishes what a crash interrupted (see the engine's recovery), then saves.
@@ -387,7 +389,10 @@ async fn open(ctx: &Ctx, args: &PlanArgs, operation: &str) -> Result<Session, Ex
     };
     let mut doc = rec.document;
     let unresolved = rec.unresolved.clone();
+    // A new state is saved before anything can be written to its log (the lineage that
+    // ownership tags carry must be on disk); a plan writes nothing, so it saves nothing.
     if !rec.existed
+        && operation != "plan"
         && let Err(e) = backend.save(&env, &mut doc).await
     {
         eprintln!("Error: cannot create the state of environment \"{env}\": {e}");
@@ -402,6 +407,7 @@ async fn open(ctx: &Ctx, args: &PlanArgs, operation: &str) -> Result<Session, Ex
         doc,
         journal: rec.journal,
         unresolved,
+        saved: rec.existed || operation != "plan",
     })
 }
 
@@ -468,6 +474,13 @@ pub async fn plan(
         print!("{}", render_text::render(&planned.plan, &text_options(ctx)));
     }
     if let Some(path) = out {
+        // A saved plan names the state's lineage, so that state must exist on disk.
+        if !s.saved {
+            s.backend
+                .save(&s.env, &mut s.doc)
+                .await
+                .map_err(|e| anyhow!("saving state: {e}"))?;
+        }
         let saved = SavedPlan {
             format: saved::FORMAT.into(),
             format_version: 1,

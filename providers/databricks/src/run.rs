@@ -41,9 +41,10 @@ pub enum RunError {
     Unexpected(String),
 }
 
-/// The pause between polls: quick at first so short runs end quickly, then at most 5 s.
+/// The pause between polls: quick at first so short runs end quickly, then once a second,
+/// so task results are reported close to when they happen.
 fn poll_interval(attempt: u32) -> Duration {
-    Duration::from_millis((100u64 << attempt.min(6)).min(5_000))
+    Duration::from_millis((100u64 << attempt.min(4)).min(1_000))
 }
 
 /// Starts a run of a job; returns its run id.
@@ -133,6 +134,8 @@ pub async fn wait_job_run(
             let failed_tasks: Vec<String> = tasks
                 .iter()
                 .filter(|(_, r, _)| !matches!(r.as_str(), "SUCCESS" | "EXCLUDED"))
+                // The run's own message already names the task that failed it.
+                .filter(|(k, _, _)| !message.contains(&format!("Task {k} ")))
                 .map(|(k, r, m)| {
                     if m.is_empty() {
                         format!("{k}: {r}")
