@@ -68,11 +68,17 @@ async fn count_requests(url: &str) -> usize {
 
 async fn control(url: &str, path: &str, body: serde_json::Value) {
     let c = reqwest::Client::new();
-    c.post(format!("{url}/__emulator/{path}"))
+    let r = c
+        .post(format!("{url}/__emulator/{path}"))
         .json(&body)
         .send()
         .await
         .unwrap();
+    assert!(
+        r.status().is_success(),
+        "{path}: {}",
+        r.text().await.unwrap_or_default()
+    );
 }
 
 fn bound(calls: usize, rate_limit: Option<f64>) -> Duration {
@@ -104,7 +110,8 @@ async fn scenario(label: &str, rate_limit: Option<f64>, initial_rate: Option<f64
         control(
             &url,
             "rate-limits",
-            serde_json::json!({ "per_second": r, "burst": r, "retry_after": 1 }),
+            // Whole numbers: the control API takes burst and retry_after as integers.
+            serde_json::json!({ "per_second": r as u64, "burst": r as u64, "retry_after": 1 }),
         )
         .await;
     }
