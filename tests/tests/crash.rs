@@ -87,7 +87,8 @@ fn apply_killed_at_random_points_then_run_again_leaves_no_orphan_or_duplicate() 
     let dir = config(&[("main.bf.hcl", &every_kind("crash"))]);
     let d = dir.path();
     // 30 ms a request, so an apply of the nine objects takes long enough to be cut.
-    let serve = Serve::start(&d.join(".brickform/local"), &["--latency-ms", "30"]);
+    // Slow enough that a kill at a random moment lands inside the apply.
+    let serve = Serve::start(&d.join(".brickform/local"), &["--latency-ms", "120"]);
     let mut rng = Rng::new(0x00c0_ffee);
     let mut killed = 0;
     for round in 0..6 {

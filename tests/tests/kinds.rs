@@ -293,8 +293,9 @@ fn catalog_updates_renames_and_is_destroyed() {
             Step {
                 what: "rename",
                 config: format!("{PROVIDER}{}", catalog("Inv_Cat2", "two")),
-                expect: Expect::Update(&["name"]),
-                shows: "~ name    = \"inv_cat\" -> \"inv_cat2\"",
+                // The id and full name derive from the name: known after apply.
+                expect: Expect::Update(&["name", "id", "full_name"]),
+                shows: "\"inv_cat\" -> \"inv_cat2\"",
                 vars: &[],
                 present: &["catalog:inv_cat2"],
                 absent: &["catalog:inv_cat"],
@@ -333,8 +334,8 @@ fn schema_updates_renames_replaces_on_storage_root_and_is_destroyed() {
             Step {
                 what: "rename",
                 config: schema("bronze", "two", None),
-                expect: Expect::Update(&["name"]),
-                shows: "~ name         = \"raw\" -> \"bronze\"",
+                expect: Expect::Update(&["name", "id", "full_name"]),
+                shows: "\"raw\" -> \"bronze\"",
                 vars: &[],
                 present: &["schema:inv_sch_cat.bronze"],
                 absent: &["schema:inv_sch_cat.raw"],
@@ -400,8 +401,8 @@ fn volume_updates_renames_replaces_on_volume_type_and_is_destroyed() {
             Step {
                 what: "rename",
                 config: volume("staging", "two", false),
-                expect: Expect::Update(&["name", "volume_path?"]),
-                shows: "~ name             = \"landing\" -> \"staging\"",
+                expect: Expect::Update(&["name", "id", "full_name", "volume_path"]),
+                shows: "\"landing\" -> \"staging\"",
                 vars: &[],
                 present: &["volume:inv_vol_cat.raw.staging"],
                 absent: &["volume:inv_vol_cat.raw.landing"],
@@ -472,8 +473,8 @@ fn connection_replaces_on_comment_updates_options_renames_and_is_destroyed() {
             Step {
                 what: "rename",
                 config: connection("inv_pg2", "two"),
-                expect: Expect::Update(&["name"]),
-                shows: "~ name            = \"inv_pg\" -> \"inv_pg2\"",
+                expect: Expect::Update(&["name", "id", "full_name"]),
+                shows: "\"inv_pg\" -> \"inv_pg2\"",
                 vars: &["--var", "password=second-password"],
                 present: &["connection:inv_pg2"],
                 absent: &["connection:inv_pg"],

@@ -392,12 +392,10 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             if changed && !ignored {
                 out.fields.push(FieldChange {
                     path: key(name),
-                    // There was a value (only its fingerprint is kept): shown as a change
-                    // of a sensitive value, not as one being added.
                     before: prior
                         .sensitive
                         .contains_key(name)
-                        .then(|| SerValue(masked(&Value::from("")))),
+                        .then(|| SerValue(Value::Null)),
                     after: Some(SerValue(masked(&config))),
                     live: None,
                     reason: FieldReason::Configuration,
