@@ -85,10 +85,7 @@ fn ctrl_c_stops_scheduling_and_saves_state() {
     )
     .unwrap();
     let in_state = state["resources"].as_array().unwrap().len();
-    assert!(
-        (2..13).contains(&in_state),
-        "{in_state} resources in state"
-    );
+    assert!((2..13).contains(&in_state), "{in_state} resources in state");
     let created = serve.dump()["schemas"]
         .as_object()
         .map(|m| m.keys().filter(|k| k.starts_with("interrupted.s")).count())
