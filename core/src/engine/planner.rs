@@ -812,7 +812,7 @@ impl Engine<'_> {
             } else {
                 prior.as_ref().map(|(_, p)| p)
             };
-            let d = diff(&DiffInput {
+            let mut d = diff(&DiffInput {
                 schema,
                 config: &config,
                 prior: effective_prior,
@@ -820,6 +820,7 @@ impl Engine<'_> {
                 ignore: &ignore,
                 fingerprint_matches: &fp,
             });
+            follow_renames(&mut d, plan, &dependencies);
 
             let replace_requested = req.replace.iter().any(|a| a == &address);
             let triggered = replace_triggered(r, plan);
@@ -1180,6 +1181,42 @@ impl Engine<'_> {
             }
         }
     }
+}
+
+/// A value that cannot change in place but changes exactly as a dependency is renamed in
+/// place (a schema's `catalog_name` when its catalog is renamed) follows the rename: the
+/// service moves the child with its parent, so replacing the child would be wrong (and
+/// would fail, the child being already there under the new name).
+fn follow_renames(d: &mut crate::plan::diff::DiffOutput, plan: &Plan, dependencies: &[String]) {
+    let renamed: Vec<(&Value, &Value)> = plan
+        .changes
+        .iter()
+        .filter(|c| {
+            c.action == Action::Update
+                && dependencies
+                    .iter()
+                    .any(|dep| c.address == *dep || c.address.starts_with(&format!("{dep}[")))
+        })
+        .flat_map(|c| c.fields.iter())
+        .filter(|f| {
+            f.reason == FieldReason::Configuration
+                && matches!(f.path.as_slice(), [PathStep::Key(k)] if k == "name")
+        })
+        .filter_map(|f| Some((&f.before.as_ref()?.0, &f.after.as_ref()?.0)))
+        .collect();
+    if renamed.is_empty() {
+        return;
+    }
+    let mut still_replaced = false;
+    for f in d.fields.iter_mut().filter(|f| f.forces_replacement) {
+        let follows = matches!((&f.before, &f.after), (Some(b), Some(a)) if renamed.iter().any(|(ob, oa)| crate::lang::eval::values_equal(ob, &b.0) && crate::lang::eval::values_equal(oa, &a.0)));
+        if follows {
+            f.forces_replacement = false;
+        } else {
+            still_replaced = true;
+        }
+    }
+    d.replace = still_replaced;
 }
 
 /// `lifecycle.replace_triggered_by`: a referenced resource that changes in this plan.

@@ -231,6 +231,23 @@ impl ResourceKind for UcKind {
         config: &Object,
     ) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
+        // A parent renamed in this apply moved this object with it: address it under the
+        // parent's new name (the plan lets such a change follow the rename).
+        let moved;
+        let id = match self.spec.name_parts.split_last() {
+            Some((_, parents)) if !parents.is_empty() => {
+                let leaf = str_attr(prior, "name")
+                    .map(str::to_lowercase)
+                    .unwrap_or_default();
+                let parent: Vec<String> = parents
+                    .iter()
+                    .map(|p| str_attr(config, p).unwrap_or("").to_lowercase())
+                    .collect();
+                moved = format!("{}.{leaf}", parent.join("."));
+                moved.as_str()
+            }
+            _ => id,
+        };
         let mut patch = Map::new();
         let new_name = str_attr(config, "name").map(str::to_lowercase);
         if let Some(n) = &new_name
