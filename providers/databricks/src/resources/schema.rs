@@ -39,9 +39,9 @@ pub fn schema() -> Schema {
                 .server_default(false)
                 .describe("Delete the schema even when it holds tables or volumes."),
         )
-        .attr(Attribute::computed("id", AttrType::String).derived_from(&["name"]))
+        .attr(Attribute::computed("id", AttrType::String).derived_from(&["name", "catalog_name"]))
         .attr(Attribute::computed("schema_id", AttrType::String))
-        .attr(Attribute::computed("full_name", AttrType::String).derived_from(&["name"]))
+        .attr(Attribute::computed("full_name", AttrType::String).derived_from(&["name", "catalog_name"]))
         .attr(Attribute::computed("metastore_id", AttrType::String))
         .attr(Attribute::computed("storage_location", AttrType::String))
 }
