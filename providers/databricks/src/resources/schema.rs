@@ -41,7 +41,10 @@ pub fn schema() -> Schema {
         )
         .attr(Attribute::computed("id", AttrType::String).derived_from(&["name", "catalog_name"]))
         .attr(Attribute::computed("schema_id", AttrType::String))
-        .attr(Attribute::computed("full_name", AttrType::String).derived_from(&["name", "catalog_name"]))
+        .attr(
+            Attribute::computed("full_name", AttrType::String)
+                .derived_from(&["name", "catalog_name"]),
+        )
         .attr(Attribute::computed("metastore_id", AttrType::String))
         .attr(Attribute::computed("storage_location", AttrType::String))
 }

@@ -36,9 +36,19 @@ pub fn schema() -> Schema {
                 .normalize(Normalize::TrimTrailingSlash),
         )
         .attr(Attribute::optional_computed("owner", AttrType::String))
-        .attr(Attribute::computed("id", AttrType::String).derived_from(&["name", "catalog_name", "schema_name"]))
+        .attr(Attribute::computed("id", AttrType::String).derived_from(&[
+            "name",
+            "catalog_name",
+            "schema_name",
+        ]))
         .attr(Attribute::computed("volume_id", AttrType::String))
-        .attr(Attribute::computed("full_name", AttrType::String).derived_from(&["name", "catalog_name", "schema_name"]))
+        .attr(
+            Attribute::computed("full_name", AttrType::String).derived_from(&[
+                "name",
+                "catalog_name",
+                "schema_name",
+            ]),
+        )
         .attr(
             Attribute::computed("volume_path", AttrType::String)
                 .derived_from(&["name", "catalog_name", "schema_name"])
