@@ -8,22 +8,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may panic
 
-use brickform_core::engine::apply::ApplyOptions;
-use brickform_core::engine::inputs::{VarInputs, resolve};
-use brickform_core::engine::{Engine, PlanRequest};
-use brickform_core::lang::load::load_sources;
-use brickform_core::plan::PlanMode;
-use brickform_core::provider::Registry;
-use brickform_databricks::client::MemoryStore;
-use brickform_databricks::{DatabricksProvider, Options};
-use brickform_emulator::{Emulator, EmulatorConfig};
-use brickform_state::{Backend, LocalBackend, recover};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-use tokio_util::sync::CancellationToken;
+mod common;
 
-const LATENCY_MS: u64 = 20;
-const PARALLELISM: usize = 10;
+use brickform_emulator::{Emulator, EmulatorConfig};
+use common::{LATENCY_MS, PARALLELISM, Workload, control, scenario};
+use std::time::Duration;
+
 const SCHEMAS: usize = 10;
 const VOLUMES: usize = 489; // 1 catalog + 10 schemas + 489 volumes = 500 objects
 const DEPTH: usize = 3;
@@ -54,147 +44,6 @@ resource "databricks_volume" "v" {{
 }}
 "#
     )
-}
-
-async fn count_requests(url: &str) -> usize {
-    let log: serde_json::Value = reqwest::get(format!("{url}/__emulator/requests"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    log["requests"].as_array().map(Vec::len).unwrap_or(0)
-}
-
-async fn control(url: &str, path: &str, body: serde_json::Value) {
-    let c = reqwest::Client::new();
-    let r = c
-        .post(format!("{url}/__emulator/{path}"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        r.status().is_success(),
-        "{path}: {}",
-        r.text().await.unwrap_or_default()
-    );
-}
-
-fn bound(calls: usize, rate_limit: Option<f64>) -> Duration {
-    let lat = LATENCY_MS as f64 / 1000.0;
-    let by_depth = DEPTH as f64 * lat;
-    let by_parallelism = calls as f64 * lat / PARALLELISM as f64;
-    let by_rate = rate_limit.map(|r| calls as f64 / r).unwrap_or(0.0);
-    Duration::from_secs_f64(by_depth.max(by_parallelism).max(by_rate))
-}
-
-struct Phase {
-    name: &'static str,
-    took: Duration,
-    calls: usize,
-}
-
-async fn scenario(label: &str, rate_limit: Option<f64>, initial_rate: Option<f64>) -> Vec<Phase> {
-    let mut cfg = EmulatorConfig::for_tests();
-    cfg.request_log_capacity = 100_000;
-    let emu = Emulator::start(cfg).await.unwrap();
-    let url = emu.url();
-    control(
-        &url,
-        "latency",
-        serde_json::json!({ "fixed_ms": LATENCY_MS }),
-    )
-    .await;
-    if let Some(r) = rate_limit {
-        control(
-            &url,
-            "rate-limits",
-            // Whole numbers: the control API takes burst and retry_after as integers.
-            serde_json::json!({ "per_second": r as u64, "burst": r as u64, "retry_after": 1 }),
-        )
-        .await;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let mut registry = Registry::new();
-    registry.register(Arc::new(DatabricksProvider::new(Options {
-        local: Some((url.clone(), "t".into())),
-        secrets: Arc::new(MemoryStore::new()),
-        env: Arc::new(|_: &str| None),
-    })));
-    let (config, d) = load_sources(
-        dir.path(),
-        vec![(
-            "main.bf.hcl".into(),
-            "main.bf.hcl".into(),
-            config(initial_rate),
-        )],
-    );
-    assert!(!d.has_errors(), "{d:?}");
-    let (vars, _) = resolve(&config, &VarInputs::default(), None);
-    let engine = Engine::new(&config, &registry, &vars, "bench");
-    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path()));
-    let mut phases = Vec::new();
-
-    for (name, mode) in [
-        ("apply", PlanMode::Normal),
-        ("no-op plan", PlanMode::Normal),
-        ("destroy", PlanMode::Destroy),
-    ] {
-        let rec = recover(backend.clone(), "bench").await.unwrap();
-        let mut doc = rec.document;
-        if !rec.existed {
-            backend.save("bench", &mut doc).await.unwrap();
-        }
-        reqwest::Client::new()
-            .delete(format!("{url}/__emulator/requests"))
-            .send()
-            .await
-            .unwrap();
-        let started = Instant::now();
-        let req = PlanRequest {
-            mode,
-            refresh: true,
-            parallelism: PARALLELISM,
-            ..Default::default()
-        };
-        let (planned, d) = engine.plan(&doc, &req).await;
-        let planned = planned.unwrap_or_else(|| panic!("{d:?}"));
-        if name == "no-op plan" {
-            assert!(!planned.plan.has_changes());
-        } else {
-            let opts = ApplyOptions {
-                parallelism: PARALLELISM,
-                cancel: CancellationToken::new(),
-                on_event: Arc::new(|_| {}),
-            };
-            let (mut doc, report) = engine.apply(&planned, doc, rec.journal, opts).await;
-            assert!(
-                report.failed.is_empty(),
-                "{label} {name}: {:?}",
-                report.failed
-            );
-            backend.save("bench", &mut doc).await.unwrap();
-        }
-        let took = started.elapsed();
-        let calls = count_requests(&url).await;
-        phases.push(Phase { name, took, calls });
-    }
-    emu.shutdown().await;
-    println!("\n{label}");
-    for p in &phases {
-        let b = bound(p.calls, rate_limit);
-        println!(
-            "  {:<11} {:>7.2} s  {:>5} calls ({:.3} per object)  bound {:>6.2} s  ratio {:.2}",
-            p.name,
-            p.took.as_secs_f64(),
-            p.calls,
-            p.calls as f64 / 500.0,
-            b.as_secs_f64(),
-            p.took.as_secs_f64() / b.as_secs_f64().max(1e-9)
-        );
-    }
-    phases
 }
 
 /// The same 500 objects created one after another with the official SDK.
@@ -248,28 +97,33 @@ async fn main() {
     println!(
         "500 UC objects (1 catalog, {SCHEMAS} schemas, {VOLUMES} volumes), {LATENCY_MS} ms latency, parallelism {PARALLELISM}"
     );
-    let unlimited_default = scenario(
+    let work = |rate: Option<f64>| Workload {
+        config: config(rate),
+        objects: 500,
+        depth: DEPTH,
+    };
+    let default_start = scenario(
         "no service rate limit, client limiter at its default start",
-        None,
+        &work(None),
         None,
     )
     .await;
-    let unlimited = scenario(
+    let fast_start = scenario(
         "no service rate limit, client limiter started at 1000 req/s",
+        &work(Some(1000.0)),
         None,
-        Some(1000.0),
     )
     .await;
     let limited = scenario(
         "service limit 20 req/s (429 beyond), client limiter at its default start",
+        &work(None),
         Some(20.0),
-        None,
     )
     .await;
     if let Some(sdk) = sdk_baseline().await {
         for (label, phases) in [
-            ("default start", &unlimited_default),
-            ("started at 1000 req/s", &unlimited),
+            ("default start", &default_start),
+            ("started at 1000 req/s", &fast_start),
             ("20 req/s limit", &limited),
         ] {
             println!(
