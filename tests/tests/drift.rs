@@ -376,18 +376,12 @@ fn import_command_adopts_every_kind() {
 
     // Nothing is created; the UC objects, the scope and the volume file's place match
     // their configuration. Content and write-only values cannot be compared with what was
-    // imported, so those are written once. The connection's server-filled read_only is not
-    // a change; the notebook is still replaced over its path's `.py` (a known gap).
+    // imported, so those are written once. Nothing is replaced: the connection's
+    // server-filled read_only is not a change, and a notebook configured as `etl.py` is the
+    // notebook `etl` it was imported as.
     let (_, plan, err) = bf(d, &serve, &["plan"]);
-    assert!(plan.contains("Plan: 1 to add"), "{plan}\n{err}");
-    assert!(
-        plan.contains("# databricks_notebook.nb must be replaced"),
-        "{plan}"
-    );
-    assert!(
-        !plan.contains("databricks_connection.pg must be replaced"),
-        "{plan}"
-    );
+    assert!(plan.contains("Plan: 0 to add"), "{plan}\n{err}");
+    assert!(!plan.contains("must be replaced"), "{plan}");
     for a in [
         "databricks_catalog.c",
         "databricks_schema.s",

@@ -16,7 +16,7 @@
 //!   a higher rate (the caller was slower than the limit), so they do not raise it; that keeps an
 //!   idle client from drifting to an absurd rate and then 429-storming when work arrives.
 //! - Until the first 429 the limiter is in slow start, as TCP is: each success that had to
-//!   wait raises the rate by 5%, so it doubles about every 14 saturated requests. Starting
+//!   wait raises the rate by 10%, so it doubles about every 7 saturated requests. Starting
 //!   low is safe for a service whose limit is unknown, but additive growth alone would keep a
 //!   large apply far below what the service accepts for minutes; slow start finds the limit
 //!   in about a second, and the first 429 hands over to AIMD.
@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 const DECREASE: f64 = 0.7;
 const INCREASE: f64 = 2.0;
 /// Growth per saturated success during slow start.
-const SLOW_START_GROWTH: f64 = 1.05;
+const SLOW_START_GROWTH: f64 = 1.10;
 const MIN_RATE: f64 = 0.5;
 /// Without a user cap the adaptive rate still stops here, far above any Databricks limit.
 const MAX_RATE: f64 = 10_000.0;

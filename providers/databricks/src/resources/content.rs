@@ -274,6 +274,16 @@ impl ResourceKind for ContentKind {
         } else if !str_attr(config, "path").unwrap_or("").starts_with('/') {
             return Err("path must be an absolute workspace path, such as /Workspace/Shared/x or /Users/me/x".into());
         }
+        if self.store == Store::Notebook {
+            // A notebook lives at its path without the source file's extension, which only
+            // tells its language: record both as the workspace has them, so an imported
+            // notebook (known by its path) compares equal to its configuration.
+            let path = str_attr(config, "path").unwrap_or("").to_string();
+            if let Some(lang) = language_of(&path, str_attr(config, "language")) {
+                config.insert("language".into(), Value::from(lang));
+            }
+            config.insert("path".into(), Value::from(notebook_path(&path)));
+        }
         Ok(())
     }
 
