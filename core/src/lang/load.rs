@@ -47,19 +47,17 @@ pub struct BackendBlock {
     pub span: Option<Span>,
 }
 
+/// A block known by its one label whose body is read later: `provider "NAME"`,
+/// `environment "NAME"`.
 #[derive(Debug, Clone)]
-pub struct ProviderBlock {
+pub struct NamedBlock {
     pub name: String,
     pub body: Body,
     pub span: Option<Span>,
 }
 
-#[derive(Debug, Clone)]
-pub struct EnvironmentBlock {
-    pub name: String,
-    pub body: Body,
-    pub span: Option<Span>,
-}
+pub type ProviderBlock = NamedBlock;
+pub type EnvironmentBlock = NamedBlock;
 
 #[derive(Debug, Clone)]
 pub struct Variable {
@@ -396,6 +394,23 @@ fn duplicate(
     );
 }
 
+/// Adds a named block, reporting a second block of the same name instead.
+fn insert_named(
+    map: &mut IndexMap<String, NamedBlock>,
+    block: NamedBlock,
+    what: &str,
+    keyword: &str,
+    sources: &SourceMap,
+    diags: &mut Diagnostics,
+) {
+    if let Some(prev) = map.get(&block.name) {
+        let name = format!("{keyword} \"{}\"", block.name);
+        duplicate(diags, what, &name, block.span, prev.span.as_ref(), sources);
+        return;
+    }
+    map.insert(block.name.clone(), block);
+}
+
 fn load_block(config: &mut Config, file: FileId, b: Block, diags: &mut Diagnostics) {
     let ident = b.ident.as_str().to_string();
     let span = block_span(file, &b);
@@ -433,48 +448,36 @@ fn load_block(config: &mut Config, file: FileId, b: Block, diags: &mut Diagnosti
             let Some(ls) = expect_labels(file, &b, &["provider name"], diags) else {
                 return;
             };
-            if let Some(prev) = config.providers.get(&ls[0]) {
-                duplicate(
-                    diags,
-                    "provider block",
-                    &format!("provider \"{}\"", ls[0]),
-                    span,
-                    prev.span.as_ref(),
-                    &config.sources,
-                );
-                return;
-            }
-            config.providers.insert(
-                ls[0].clone(),
-                ProviderBlock {
-                    name: ls[0].clone(),
-                    body: Body { file, body: b.body },
-                    span,
-                },
+            let block = NamedBlock {
+                name: ls[0].clone(),
+                body: Body { file, body: b.body },
+                span,
+            };
+            insert_named(
+                &mut config.providers,
+                block,
+                "provider block",
+                "provider",
+                &config.sources,
+                diags,
             );
         }
         "environment" => {
             let Some(ls) = expect_labels(file, &b, &["environment name"], diags) else {
                 return;
             };
-            if let Some(prev) = config.environments.get(&ls[0]) {
-                duplicate(
-                    diags,
-                    "environment",
-                    &format!("environment \"{}\"", ls[0]),
-                    span,
-                    prev.span.as_ref(),
-                    &config.sources,
-                );
-                return;
-            }
-            config.environments.insert(
-                ls[0].clone(),
-                EnvironmentBlock {
-                    name: ls[0].clone(),
-                    body: Body { file, body: b.body },
-                    span,
-                },
+            let block = NamedBlock {
+                name: ls[0].clone(),
+                body: Body { file, body: b.body },
+                span,
+            };
+            insert_named(
+                &mut config.environments,
+                block,
+                "environment",
+                "environment",
+                &config.sources,
+                diags,
             );
         }
         "variable" => {

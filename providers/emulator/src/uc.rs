@@ -222,6 +222,24 @@ fn uc_page(q: &Params, default: usize) -> ApiResult<Page> {
     )
 }
 
+/// One page of the objects under `prefix` (a parent's full name and a dot), as a list reply.
+fn children_page(
+    key: &str,
+    map: &std::collections::BTreeMap<String, Map<String, Value>>,
+    prefix: &str,
+    page: &Page,
+) -> Json<Value> {
+    let (items, next) = page_prefixed(map, prefix, page);
+    list_reply(
+        key,
+        items
+            .into_iter()
+            .map(|m| Value::Object(m.clone()))
+            .collect(),
+        next,
+    )
+}
+
 fn list_reply(key: &str, items: Vec<Value>, next: Option<String>) -> Json<Value> {
     let mut m = Map::new();
     m.insert(key.into(), Value::Array(items));
@@ -308,17 +326,7 @@ async fn get_catalog(AxState(app): AxState<Arc<App>>, PathParam(name): PathParam
 
 async fn list_catalogs(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
     let page = uc_page(&q, DEFAULT_PAGE)?;
-    app.view(|st, _| {
-        let (items, next) = page_prefixed(&st.catalogs, "", &page);
-        Ok(list_reply(
-            "catalogs",
-            items
-                .into_iter()
-                .map(|m| Value::Object(m.clone()))
-                .collect(),
-            next,
-        ))
-    })
+    app.view(|st, _| Ok(children_page("catalogs", &st.catalogs, "", &page)))
 }
 
 async fn update_catalog(
@@ -563,14 +571,11 @@ async fn list_schemas(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
         if !st.catalogs.contains_key(&catalog) {
             return Err(catalog_missing(&catalog));
         }
-        let (items, next) = page_prefixed(&st.schemas, &format!("{catalog}."), &page);
-        Ok(list_reply(
+        Ok(children_page(
             "schemas",
-            items
-                .into_iter()
-                .map(|m| Value::Object(m.clone()))
-                .collect(),
-            next,
+            &st.schemas,
+            &format!("{catalog}."),
+            &page,
         ))
     })
 }
@@ -787,14 +792,11 @@ async fn list_volumes(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
         if !st.schemas.contains_key(&full) {
             return Err(schema_missing(&full));
         }
-        let (items, next) = page_prefixed(&st.volumes, &format!("{full}."), &page);
-        Ok(list_reply(
+        Ok(children_page(
             "volumes",
-            items
-                .into_iter()
-                .map(|m| Value::Object(m.clone()))
-                .collect(),
-            next,
+            &st.volumes,
+            &format!("{full}."),
+            &page,
         ))
     })
 }
