@@ -284,6 +284,65 @@ impl ProviderError {
 
 pub type ProviderResult<T> = Result<T, ProviderError>;
 
+/// How bad a [`Finding`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindingLevel {
+    /// The configuration cannot work: plan and validate fail.
+    Error,
+    /// It works, but probably not as intended.
+    Warning,
+}
+
+/// A problem a kind's static checks found in a configuration, reported with the location of
+/// the field it concerns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub level: FindingLevel,
+    /// The field within the resource body (`bronze`, `cdc_apply_changes`, `keys`); list
+    /// blocks are indexed. Empty for the whole resource.
+    pub path: Vec<crate::value::PathStep>,
+    /// The rule's identifier, when it has one (`V8`).
+    pub rule: Option<String>,
+    /// One line saying what is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub hint: Option<String>,
+}
+
+impl Finding {
+    pub fn error(path: &[&str], message: impl Into<String>) -> Self {
+        Finding::new(FindingLevel::Error, path, message)
+    }
+    pub fn warning(path: &[&str], message: impl Into<String>) -> Self {
+        Finding::new(FindingLevel::Warning, path, message)
+    }
+    fn new(level: FindingLevel, path: &[&str], message: impl Into<String>) -> Self {
+        Finding {
+            level,
+            path: path
+                .iter()
+                .map(|k| crate::value::PathStep::Key(k.to_string()))
+                .collect(),
+            rule: None,
+            message: message.into(),
+            hint: None,
+        }
+    }
+    /// Replaces the path (for paths with list indexes).
+    pub fn at(mut self, path: Vec<crate::value::PathStep>) -> Self {
+        self.path = path;
+        self
+    }
+    pub fn rule(mut self, r: impl Into<String>) -> Self {
+        self.rule = Some(r.into());
+        self
+    }
+    pub fn hint(mut self, h: impl Into<String>) -> Self {
+        self.hint = Some(h.into());
+        self
+    }
+}
+
 /// What a live object looks like: its id and its attributes (configured and computed).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Remote {
@@ -323,6 +382,13 @@ pub trait ResourceKind: Send + Sync {
         _base_dir: &std::path::Path,
     ) -> Result<(), String> {
         Ok(())
+    }
+
+    /// Static checks of a decoded configuration, run by `validate` and `plan` without network
+    /// access. The configuration may hold unknown values (known only after apply): a check
+    /// whose inputs are unknown says nothing.
+    fn check(&self, _config: &Object) -> Vec<Finding> {
+        Vec::new()
     }
 
     /// Creates the object; returns its id and full attributes as the service reports them.

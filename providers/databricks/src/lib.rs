@@ -8,6 +8,7 @@ pub mod client;
 pub mod data;
 pub mod resources;
 pub mod run;
+pub mod sdp_meta;
 
 use async_trait::async_trait;
 use brickform_core::provider::{
