@@ -52,8 +52,10 @@ impl Engine<'_> {
         }
         let sem = Arc::new(Semaphore::new(parallelism));
         let mut out = Refreshed::new();
-        let mut set: JoinSet<Vec<(String, ProviderResult<Option<Remote>>)>> = JoinSet::new();
         let lineage = state.lineage().to_string();
+        // One task per kind, all at once: a kind's batched read (a few listings) must not
+        // wait for another kind's, or a plan takes one round trip per kind.
+        let mut kinds: JoinSet<Vec<(String, ProviderResult<Option<Remote>>)>> = JoinSet::new();
         for (type_name, items) in by_kind {
             let Some(kind) = self.registry.kind(type_name).cloned() else {
                 continue;
@@ -64,38 +66,58 @@ impl Engine<'_> {
                 environment: self.environment.clone(),
                 base_dir: self.config.dir.clone(),
             };
-            // First ask the kind for a batched read.
-            let batch: Vec<(String, crate::value::Object)> = items
-                .iter()
-                .map(|(_, id, p)| (id.clone(), p.clone()))
-                .collect();
-            if let Some(results) = kind.read_many(&ctx, &batch).await
-                && results.len() == items.len()
-            {
-                for ((address, _, _), r) in items.into_iter().zip(results) {
-                    out.insert(address, r);
-                }
-                continue;
-            }
-            for (address, id, prior) in items {
-                let kind = kind.clone();
-                let sem = sem.clone();
-                let ctx = OpContext {
-                    address: address.clone(),
-                    ..ctx.clone()
-                };
-                set.spawn(async move {
-                    let _permit = sem.acquire_owned().await;
-                    let r = kind.read(&ctx, &id, &prior).await;
-                    vec![(address, r)]
-                });
-            }
+            let sem = sem.clone();
+            kinds.spawn(async move { read_kind(kind, ctx, items, sem).await });
         }
-        while let Some(joined) = set.join_next().await {
+        while let Some(joined) = kinds.join_next().await {
             if let Ok(results) = joined {
                 out.extend(results);
             }
         }
         out
     }
+}
+
+/// Reads one kind's objects: batched when the kind can, else one by one within the
+/// parallelism.
+async fn read_kind(
+    kind: Arc<dyn crate::provider::ResourceKind>,
+    ctx: OpContext,
+    items: Vec<(String, String, crate::value::Object)>,
+    sem: Arc<Semaphore>,
+) -> Vec<(String, ProviderResult<Option<Remote>>)> {
+    let batch: Vec<(String, crate::value::Object)> = items
+        .iter()
+        .map(|(_, id, p)| (id.clone(), p.clone()))
+        .collect();
+    if let Some(results) = kind.read_many(&ctx, &batch).await
+        && results.len() == items.len()
+    {
+        return items
+            .into_iter()
+            .zip(results)
+            .map(|((address, _, _), r)| (address, r))
+            .collect();
+    }
+    let mut set = JoinSet::new();
+    for (address, id, prior) in items {
+        let kind = kind.clone();
+        let sem = sem.clone();
+        let ctx = OpContext {
+            address: address.clone(),
+            ..ctx.clone()
+        };
+        set.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let r = kind.read(&ctx, &id, &prior).await;
+            (address, r)
+        });
+    }
+    let mut out = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        if let Ok(r) = joined {
+            out.push(r);
+        }
+    }
+    out
 }

@@ -16,16 +16,19 @@
 //!   a higher rate (the caller was slower than the limit), so they do not raise it; that keeps an
 //!   idle client from drifting to an absurd rate and then 429-storming when work arrives.
 //! - Until the first 429 the limiter is in slow start, as TCP is: each success that had to
-//!   wait raises the rate by 10%, so it doubles about every 7 saturated requests. Starting
+//!   wait raises the rate by 25%, so it doubles about every 3 saturated requests. Starting
 //!   low is safe for a service whose limit is unknown, but additive growth alone would keep a
 //!   large apply far below what the service accepts for minutes; slow start finds the limit
-//!   in about a second, and the first 429 hands over to AIMD.
+//!   in a fraction of a second, and the first 429 hands over to AIMD.
 //! - A user-set `rate_limit` is a hard ceiling: the rate never exceeds it, but still adapts
 //!   below it.
 //!
-//! Pacing is by slots: requests leave one at a time, spaced `1/rate` apart (`next` is the
-//! earliest instant the next one may go). There is no burst credit, so a fixed cap of R is never
-//! exceeded over any window, which is what users who set one want.
+//! Pacing is a token bucket refilled at `rate`. Without a user cap it holds up to `BURST`
+//! tokens, so a command that makes a handful of calls (a no-op plan reads a few listings)
+//! sends them at once instead of spacing them at the starting rate; Databricks' limits are
+//! per second, and a burst of ten stays under every published one. With a user cap the
+//! bucket holds one token: there is no burst credit, so a fixed cap of R is never exceeded
+//! over any window, which is what users who set one want.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -33,7 +36,9 @@ use std::time::{Duration, Instant};
 const DECREASE: f64 = 0.7;
 const INCREASE: f64 = 2.0;
 /// Growth per saturated success during slow start.
-const SLOW_START_GROWTH: f64 = 1.10;
+const SLOW_START_GROWTH: f64 = 1.25;
+/// Tokens the bucket holds without a user cap.
+const BURST: f64 = 10.0;
 const MIN_RATE: f64 = 0.5;
 /// Without a user cap the adaptive rate still stops here, far above any Databricks limit.
 const MAX_RATE: f64 = 10_000.0;
@@ -43,12 +48,15 @@ pub(crate) struct Limiter {
     state: Mutex<State>,
     gate: tokio::sync::Mutex<()>,
     cap: f64,
+    /// Tokens the bucket holds at most.
+    capacity: f64,
 }
 
 #[derive(Debug)]
 struct State {
     rate: f64,
-    next: Instant,
+    tokens: f64,
+    refilled: Instant,
     last_decrease: Option<Instant>,
     /// No 429 seen yet.
     slow_start: bool,
@@ -63,9 +71,9 @@ pub(crate) struct Permit {
 
 impl Limiter {
     pub(crate) fn new(initial_rate: f64, fixed_cap: Option<f64>) -> Limiter {
-        let cap = fixed_cap
-            .filter(|c| c.is_finite() && *c > 0.0)
-            .unwrap_or(MAX_RATE);
+        let fixed = fixed_cap.filter(|c| c.is_finite() && *c > 0.0);
+        let cap = fixed.unwrap_or(MAX_RATE);
+        let capacity = if fixed.is_some() { 1.0 } else { BURST };
         let initial = if initial_rate.is_finite() && initial_rate > 0.0 {
             initial_rate
         } else {
@@ -74,12 +82,14 @@ impl Limiter {
         Limiter {
             state: Mutex::new(State {
                 rate: initial.min(cap).max(MIN_RATE.min(cap)),
-                next: Instant::now(),
+                tokens: capacity,
+                refilled: Instant::now(),
                 last_decrease: None,
                 slow_start: true,
             }),
             gate: tokio::sync::Mutex::new(()),
             cap,
+            capacity,
         }
     }
 
@@ -103,24 +113,20 @@ impl Limiter {
             let until = {
                 let mut s = self.lock();
                 let now = Instant::now();
-                if s.next <= now {
-                    let interval = Duration::from_secs_f64(1.0 / s.rate);
-                    // Behind by less than one interval (a late wake-up): keep the cadence.
-                    // Further behind (idle): restart from now, granting no burst credit.
-                    s.next = if now.duration_since(s.next) < interval {
-                        s.next + interval
-                    } else {
-                        now + interval
-                    };
+                let elapsed = now.duration_since(s.refilled).as_secs_f64();
+                s.tokens = (s.tokens + elapsed * s.rate).min(self.capacity);
+                s.refilled = now;
+                if s.tokens >= 1.0 {
+                    s.tokens -= 1.0;
                     return Permit {
                         sent_at: now,
                         waited,
                     };
                 }
-                s.next
+                now + Duration::from_secs_f64((1.0 - s.tokens) / s.rate)
             };
             waited = true;
-            // Re-checked after waking: a 429 meanwhile may have pushed the next slot out.
+            // Re-checked after waking: a 429 meanwhile may have emptied the bucket.
             tokio::time::sleep_until(until.into()).await;
         }
     }
@@ -146,10 +152,9 @@ impl Limiter {
         s.rate = (s.rate * DECREASE).max(MIN_RATE.min(self.cap));
         s.last_decrease = Some(Instant::now());
         s.slow_start = false;
-        // The server is over its limit right now: leave one interval at the new rate before the
-        // next request so its bucket can refill a little.
-        let now = Instant::now();
-        s.next = s.next.max(now) + Duration::from_secs_f64(1.0 / s.rate);
+        // The server is over its limit right now: drop any burst credit and leave one interval
+        // at the new rate before the next request, so its bucket can refill a little.
+        s.tokens = s.tokens.min(0.0) - 1.0;
     }
 
     pub(crate) fn rate(&self) -> f64 {
@@ -215,8 +220,26 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn paces_requests() {
+    async fn paces_requests_after_a_burst() {
         let l = Limiter::new(100.0, None);
+        let start = Instant::now();
+        for _ in 0..10 {
+            l.acquire().await;
+        }
+        assert!(
+            start.elapsed() < Duration::from_millis(50),
+            "the burst goes at once"
+        );
+        for _ in 0..11 {
+            l.acquire().await;
+        }
+        let took = start.elapsed();
+        assert!(took >= Duration::from_millis(95), "{took:?}");
+    }
+
+    #[tokio::test]
+    async fn a_fixed_cap_grants_no_burst() {
+        let l = Limiter::new(100.0, Some(100.0));
         let start = Instant::now();
         for _ in 0..11 {
             l.acquire().await;
