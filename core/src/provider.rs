@@ -384,6 +384,16 @@ pub trait ResourceKind: Send + Sync {
         Ok(())
     }
 
+    /// Computed attributes whose values follow from the configuration alone (a volume's
+    /// `volume_path` from its names), so a create's plan shows them and what reads them can
+    /// be planned in full. Also asked, when the configuration holds values known only after
+    /// apply (so `prepare_config` cannot run), for the optional attributes `prepare_config`
+    /// would derive. Values may be partly unknown; attributes left out are "known after
+    /// apply".
+    fn plan_computed(&self, _config: &Object) -> Object {
+        Object::new()
+    }
+
     /// Static checks of a decoded configuration, run by `validate` and `plan` without network
     /// access. The configuration may hold unknown values (known only after apply): a check
     /// whose inputs are unknown says nothing.

@@ -162,6 +162,31 @@ pub(super) fn decode_instance(
     (value, decoded.sensitive_paths, diags)
 }
 
+/// A kind's static findings as diagnostics, each at the field it concerns.
+fn findings(found: Vec<crate::provider::Finding>, r: &Resource, address: &str) -> Diagnostics {
+    use crate::provider::FindingLevel;
+    let mut out = Diagnostics::new();
+    for f in found {
+        let span = crate::lang::load::locate(&r.body.body, &f.path)
+            .map(|range| crate::lang::source::Span::new(r.body.file, range))
+            .or_else(|| r.span.clone());
+        let summary = match &f.rule {
+            Some(rule) => format!("{address}: {} [{rule}]", f.message),
+            None => format!("{address}: {}", f.message),
+        };
+        let mut d = match f.level {
+            FindingLevel::Error => Diagnostic::error(summary),
+            FindingLevel::Warning => Diagnostic::warning(summary),
+        }
+        .at(span);
+        if let Some(h) = f.hint {
+            d = d.hint(h);
+        }
+        out.push(d);
+    }
+    out
+}
+
 /// Paths of a schema's nested blocks, for renderers.
 pub fn block_paths(schema: &Schema) -> Vec<Vec<String>> {
     fn walk(s: &Schema, prefix: &[String], out: &mut Vec<Vec<String>>) {
@@ -683,15 +708,27 @@ impl Engine<'_> {
                 key.as_ref(),
                 each.as_ref(),
             );
-            if !d.has_errors()
-                && config.values().all(Value::is_wholly_known)
-                && let Err(msg) = kind.prepare_config(&mut config, &self.config.dir)
-            {
-                d.push(
-                    Diagnostic::error(format!("Invalid configuration for {address}"))
-                        .at(r.span.clone())
-                        .detail(msg),
-                );
+            if !d.has_errors() {
+                d.extend(findings(kind.check(&config), r, &address));
+            }
+            if !d.has_errors() && config.values().all(Value::is_wholly_known) {
+                if let Err(msg) = kind.prepare_config(&mut config, &self.config.dir) {
+                    d.push(
+                        Diagnostic::error(format!("Invalid configuration for {address}"))
+                            .at(r.span.clone())
+                            .detail(msg),
+                    );
+                }
+            } else if !d.has_errors() {
+                // What prepare_config would derive, as far as the known values tell; the
+                // rest is known after apply.
+                for (k, v) in kind.plan_computed(&config) {
+                    if schema.attribute(&k).is_some_and(|a| a.can_configure())
+                        && config.get(&k).is_none_or(Value::is_null)
+                    {
+                        config.insert(k, v);
+                    }
+                }
             }
             let failed = d.has_errors();
             diags.extend(d);
@@ -865,8 +902,14 @@ impl Engine<'_> {
                 crate::plan::diff::keep_service_values(schema, &mut after, &current);
             }
             if action.is_replace() || action == Action::Create {
+                let known = kind.plan_computed(&config);
                 for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {
-                    after.insert(a.name.to_string(), Value::Unknown);
+                    let v = known
+                        .get(a.name)
+                        .filter(|v| !matches!(v, Value::Unknown))
+                        .cloned()
+                        .unwrap_or(Value::Unknown);
+                    after.insert(a.name.to_string(), v);
                 }
             }
             // Drift section.
@@ -910,12 +953,18 @@ impl Engine<'_> {
             }
             if action == Action::Create || action.is_replace() {
                 for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {
+                    let planned = after.get(a.name).cloned().unwrap_or(Value::Unknown);
+                    let reason = if planned.is_wholly_known() {
+                        FieldReason::Configuration
+                    } else {
+                        FieldReason::KnownAfterApply
+                    };
                     fields.push(FieldChange {
                         path: vec![PathStep::Key(a.name.to_string())],
                         before: None,
-                        after: Some(SerValue(Value::Unknown)),
+                        after: Some(SerValue(planned)),
                         live: None,
-                        reason: FieldReason::KnownAfterApply,
+                        reason,
                         forces_replacement: false,
                         sensitive: false,
                     });

@@ -980,6 +980,24 @@ fn ignore_changes(file: FileId, e: &Expression, diags: &mut Diagnostics) -> Igno
     }
 }
 
+/// Where a field of a resource body is written: the attribute or nested block a path names
+/// (`[bronze, expectations]`, `[append_flow, 1]`), as deep as the source goes. Values inside
+/// an attribute are located at the attribute. `None` when nothing of the path is written.
+pub fn locate(body: &HclBody, path: &[PathStep]) -> Option<std::ops::Range<usize>> {
+    let Some((PathStep::Key(name), rest)) = path.split_first() else {
+        return None;
+    };
+    if let Some(a) = body.get_attribute(name) {
+        return a.span();
+    }
+    let mut blocks = body.get_blocks(name);
+    let (block, rest) = match rest.split_first() {
+        Some((PathStep::Index(i), rest)) => (blocks.nth(*i)?, rest),
+        _ => (blocks.next()?, rest),
+    };
+    locate(&block.body, rest).or_else(|| block.span())
+}
+
 /// `tags["owner"]` → `[Key(tags), Key(owner)]`.
 pub fn attribute_path(e: &Expression) -> Option<Vec<PathStep>> {
     match e {

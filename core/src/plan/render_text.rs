@@ -1497,7 +1497,20 @@ fn sorted_keys<'o>(old: Option<&'o Object>, new: Option<&'o Object>) -> Vec<&'o 
 type ElemPair<'v> = (Option<&'v Value>, Option<&'v Value>, usize);
 
 fn pair_elements<'v>(old: &'v [Value], new: &'v [Value]) -> Vec<ElemPair<'v>> {
-    let key = |v: &Value| format!("{v:?}");
+    // Compared by content, whatever the order of object keys (a JSON document read back
+    // from state may list them differently from a fresh rendering).
+    fn key(v: &Value) -> String {
+        match v {
+            Value::Object(o) => {
+                let mut entries: Vec<(&String, String)> =
+                    o.iter().map(|(k, v)| (k, key(v))).collect();
+                entries.sort();
+                format!("{entries:?}")
+            }
+            Value::List(l) => format!("{:?}", l.iter().map(key).collect::<Vec<_>>()),
+            v => format!("{v:?}"),
+        }
+    }
     let ok: Vec<String> = old.iter().map(key).collect();
     let nk: Vec<String> = new.iter().map(key).collect();
     let mut pairs = Vec::new();

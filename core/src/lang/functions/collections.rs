@@ -41,6 +41,7 @@ pub(super) static FUNCTIONS: &[Spec] = &[
         None,
         setintersection,
     ),
+    Spec::range("setproduct", &["sets"], 1, None, setproduct),
     Spec::fixed("setsubtract", &["a", "b"], setsubtract),
     Spec::range("setunion", &["first_set", "other_sets"], 1, None, setunion),
     Spec::fixed("slice", &["list", "start_index", "end_index"], slice).custom_unknowns(),
@@ -165,6 +166,25 @@ fn flatten(a: &Args) -> Outcome<Value> {
     let mut out = Vec::new();
     walk(a.list(0)?, &mut out)?;
     Ok(Value::List(out))
+}
+
+/// Every combination of one element from each list, in order (Terraform's setproduct).
+fn setproduct(a: &Args) -> Outcome<Value> {
+    let mut out: Vec<Vec<Value>> = vec![Vec::new()];
+    for i in 0..a.len() {
+        let items = a.list(i)?;
+        out = out
+            .iter()
+            .flat_map(|prefix| {
+                items.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push(v.clone());
+                    p
+                })
+            })
+            .collect();
+    }
+    Ok(Value::List(out.into_iter().map(Value::List).collect()))
 }
 
 /// First occurrences, in order.
@@ -561,6 +581,24 @@ mod tests {
             err("index", vec![strs(&["a"]), s("z")]).message,
             "Call to function \"index\" failed: item not found."
         );
+    }
+
+    #[test]
+    fn setproduct_combines_in_order() {
+        assert_eq!(
+            ok("setproduct", vec![strs(&["a", "b"]), strs(&["x", "y"])]),
+            list(vec![
+                strs(&["a", "x"]),
+                strs(&["a", "y"]),
+                strs(&["b", "x"]),
+                strs(&["b", "y"]),
+            ])
+        );
+        assert_eq!(
+            ok("setproduct", vec![strs(&["a"]), strs(&[])]),
+            list(vec![])
+        );
+        assert!(err("setproduct", vec![s("x")]).to_string().contains("list"));
     }
 
     #[test]
