@@ -2,6 +2,7 @@
 
 mod auth;
 mod diag;
+mod flows;
 mod local;
 mod ops;
 mod run;
@@ -174,6 +175,8 @@ enum Command {
     Local(local::LocalArgs),
     /// Credentials kept in the OS keyring: login, logout, status.
     Auth(auth::AuthArgs),
+    /// sdp-meta flows: import an existing onboarding file as configuration.
+    Flows(flows::FlowsArgs),
 }
 
 #[derive(Subcommand)]
@@ -319,6 +322,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Schema { markdown } => schema::run(&ops::registry(), markdown),
         Command::Local(args) => local::run(args).await,
         Command::Auth(args) => auth::run(args).await,
+        Command::Flows(args) => flows::run(args),
     }
 }
 

@@ -15,29 +15,11 @@ use std::path::Path;
 const USER_HOME: &str = "/Users/local-user@brickform.local";
 
 fn example() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/medallion")
+    common::example_dir("medallion")
 }
 
-/// A copy of the example without any `.brickform` directory it may have from manual runs.
 fn example_copy() -> tempfile::TempDir {
-    fn copy_dir(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            let name = e.file_name();
-            if name == ".brickform" {
-                continue;
-            }
-            if e.file_type().unwrap().is_dir() {
-                copy_dir(&e.path(), &to.join(&name));
-            } else {
-                std::fs::copy(e.path(), to.join(&name)).unwrap();
-            }
-        }
-    }
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&example(), dir.path());
-    dir
+    common::example_copy("medallion")
 }
 
 /// What the example makes in environment `env`, as [`objects`] lists it.

@@ -245,6 +245,35 @@ pub fn http_auth(
     (status, payload)
 }
 
+/// `examples/NAME` of the repository.
+pub fn example_dir(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(name)
+}
+
+/// A copy of `examples/NAME` without any `.brickform` directory it may have from manual runs.
+pub fn example_copy(name: &str) -> tempfile::TempDir {
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name();
+            if name == ".brickform" {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                copy_dir(&e.path(), &to.join(&name));
+            } else {
+                std::fs::copy(e.path(), to.join(&name)).unwrap();
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&example_dir(name), dir.path());
+    dir
+}
+
 /// The local workspace kept under `dir/.brickform/local`, read from disk (the same format
 /// as `GET /__emulator/state`).
 pub fn local_dump(dir: &Path) -> serde_json::Value {
@@ -252,6 +281,18 @@ pub fn local_dump(dir: &Path) -> serde_json::Value {
     let text =
         std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()));
     serde_json::from_str(&text).expect("workspace.json is JSON")
+}
+
+/// The text of a volume file in a workspace dump.
+pub fn file_text(dump: &serde_json::Value, path: &str) -> String {
+    use base64::Engine as _;
+    let b64 = dump["files"][path]["content"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no file {path} in the workspace"));
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .expect("file content is base64");
+    String::from_utf8(bytes).expect("file content is UTF-8")
 }
 
 /// Everything a configuration could have made in a workspace dump, as `kind:identity`

@@ -7,7 +7,7 @@
 //! upload the kind records what the service holds (`remote_fingerprint`); a read that finds
 //! something else reports a different `content_sha256`, which the plan puts back.
 
-use super::{err, gone_ok, none_if_missing, str_attr};
+use super::{err, gone_ok, none_if_missing, str_attr, volume_files};
 use crate::Shared;
 use crate::client::Client;
 use async_trait::async_trait;
@@ -108,12 +108,6 @@ fn notebook_path(path: &str) -> String {
     path.to_string()
 }
 
-fn parent(path: &str) -> Option<&str> {
-    path.rsplit_once('/')
-        .map(|(p, _)| p)
-        .filter(|p| !p.is_empty())
-}
-
 impl ContentKind {
     fn object_path(&self, config: &Object) -> String {
         let p = str_attr(config, "path").unwrap_or("").to_string();
@@ -133,7 +127,7 @@ impl ContentKind {
         let path = self.object_path(config);
         match self.store {
             Store::Notebook | Store::WorkspaceFile => {
-                if let Some(dir) = parent(&path) {
+                if let Some(dir) = volume_files::parent(&path) {
                     client
                         .post("/api/2.0/workspace/mkdirs", &json!({ "path": dir }))
                         .await
@@ -157,26 +151,7 @@ impl ContentKind {
                     .await
                     .map_err(err)?;
             }
-            Store::VolumeFile => {
-                if let Some(dir) = parent(&path) {
-                    client
-                        .put_bytes(
-                            &format!("/api/2.0/fs/directories{}", encode_path(dir)),
-                            &[],
-                            Vec::new(),
-                        )
-                        .await
-                        .map_err(err)?;
-                }
-                client
-                    .put_bytes(
-                        &format!("/api/2.0/fs/files{}", encode_path(&path)),
-                        &[("overwrite", "true".into())],
-                        bytes,
-                    )
-                    .await
-                    .map_err(err)?;
-            }
+            Store::VolumeFile => volume_files::upload(client, &path, bytes).await?,
         }
         let fingerprint = self.fingerprint(client, &path).await?.ok_or_else(|| {
             ProviderError::other(format!("{path} was uploaded but cannot be read back"))
@@ -212,42 +187,9 @@ impl ContentKind {
                     .unwrap_or_default();
                 Ok(Some(format!("sha256:{}", sha256_hex(&bytes))))
             }
-            Store::VolumeFile => {
-                let meta = none_if_missing(
-                    client
-                        .head(&format!("/api/2.0/fs/files{}", encode_path(path)))
-                        .await,
-                )?;
-                Ok(meta.flatten().map(|m| {
-                    format!(
-                        "size:{};modified:{}",
-                        m.content_length.unwrap_or(0),
-                        m.last_modified.unwrap_or_default()
-                    )
-                }))
-            }
+            Store::VolumeFile => volume_files::fingerprint(client, path).await,
         }
     }
-}
-
-/// Files API paths keep `/` and escape the rest, like the official SDK.
-fn encode_path(p: &str) -> String {
-    p.split('/')
-        .map(urlencoding_segment)
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-fn urlencoding_segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[async_trait]
@@ -339,11 +281,7 @@ impl ResourceKind for ContentKind {
                     )
                     .await,
             ),
-            Store::VolumeFile => gone_ok(
-                client
-                    .delete(&format!("/api/2.0/fs/files{}", encode_path(id)), &[])
-                    .await,
-            ),
+            Store::VolumeFile => volume_files::delete(&client, id).await,
         }
     }
 

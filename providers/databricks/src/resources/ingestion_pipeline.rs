@@ -194,6 +194,10 @@ pub fn schema() -> Schema {
                 .describe("Derived, do not set: one entry per table or report object, {kind, source_catalog, source_schema, source_table, destination_table = \"catalog.schema.table\", scd_type}."),
         )
         .attr(
+            Attribute::optional_computed("table", AttrType::Map(Box::new(AttrType::Any)))
+                .describe("Derived, do not set: the entries of `tables` by destination table name, e.g. table[\"intpk\"], for sdp_meta_flow sources."),
+        )
+        .attr(
             Attribute::optional_computed("schemas", AttrType::List(Box::new(AttrType::Any)))
                 .describe("Derived, do not set: one entry per schema object, {source_catalog, source_schema, destination_schema = \"catalog.schema\", scd_type}."),
         )
@@ -259,6 +263,15 @@ fn derive(o: &mut Object) {
             }
         }
     }
+    let by_name: Object = tables
+        .iter()
+        .filter_map(|t| {
+            let full = t.as_object()?.get("destination_table")?.as_str()?;
+            let name = full.rsplit('.').next()?.to_string();
+            Some((name, t.clone()))
+        })
+        .collect();
+    o.insert("table".into(), Value::Object(by_name));
     o.insert("tables".into(), Value::List(tables));
     o.insert("schemas".into(), Value::List(schemas));
 }
@@ -314,7 +327,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             keep_when_absent: &["catalog", "schema"],
             check,
             derive,
-            derived: &["tables", "schemas"],
+            derived: &["tables", "table", "schemas"],
         },
         shared,
     }

@@ -3,6 +3,7 @@
 pub mod catalog;
 pub mod connection;
 pub mod content;
+pub mod directory;
 pub mod file;
 pub mod ingestion_gateway;
 pub mod ingestion_pipeline;
@@ -12,10 +13,13 @@ pub mod notebook;
 pub mod pipeline;
 pub mod pipeline_spec;
 pub mod schema;
+pub mod sdp_meta_flow;
+pub mod sdp_meta_onboarding;
 pub mod secret;
 pub mod secret_scope;
 pub mod uc;
 pub mod volume;
+pub mod volume_files;
 pub mod wire;
 pub mod workspace_file;
 
@@ -36,6 +40,7 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn ResourceKind>> {
         Arc::new(notebook::kind(shared.clone())),
         Arc::new(workspace_file::kind(shared.clone())),
         Arc::new(file::kind(shared.clone())),
+        Arc::new(directory::Directory::new(shared.clone())),
         Arc::new(secret_scope::SecretScope::new(shared.clone())),
         Arc::new(secret::Secret::new(shared.clone())),
         Arc::new(pipeline::kind(shared.clone())),
@@ -43,6 +48,8 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn ResourceKind>> {
         Arc::new(ingestion_pipeline::kind(shared.clone())),
         Arc::new(job::Job::new(shared.clone())),
         Arc::new(job_run::JobRun::new(shared.clone())),
+        Arc::new(sdp_meta_flow::Flow::new()),
+        Arc::new(sdp_meta_onboarding::Onboarding::new(shared.clone())),
     ]
 }
 

@@ -617,6 +617,24 @@ impl ResourceKind for PipelineKind {
         Ok(())
     }
 
+    fn plan_computed(&self, config: &Object) -> Object {
+        // The derived attributes read only the replicated objects: they are known before,
+        // say, the gateway's id is.
+        let inputs_known = ["object", "table_configuration"]
+            .iter()
+            .all(|k| config.get(*k).is_none_or(Value::is_wholly_known));
+        if self.flavor.derived.is_empty() || !inputs_known {
+            return Object::new();
+        }
+        let mut derived = config.clone();
+        (self.flavor.derive)(&mut derived);
+        self.flavor
+            .derived
+            .iter()
+            .filter_map(|d| derived.get(*d).map(|v| (d.to_string(), v.clone())))
+            .collect()
+    }
+
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
         let body = self.spec_body(ctx, config);

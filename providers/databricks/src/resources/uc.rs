@@ -100,6 +100,32 @@ impl ResourceKind for UcKind {
         &self.schema
     }
 
+    fn plan_computed(&self, config: &Object) -> Object {
+        let parts: Option<Vec<String>> = self
+            .spec
+            .name_parts
+            .iter()
+            .map(|k| {
+                config
+                    .get(*k)
+                    .and_then(Value::as_str)
+                    .map(str::to_lowercase)
+            })
+            .collect();
+        let Some(parts) = parts else {
+            return Object::new();
+        };
+        let mut derived = config.clone();
+        derived.insert("full_name".into(), Value::from(parts.join(".")));
+        (self.spec.derive)(&mut derived);
+        self.schema
+            .attributes
+            .iter()
+            .filter(|a| a.is_computed_only() && !a.derived_from.is_empty())
+            .filter_map(|a| derived.get(a.name).map(|v| (a.name.to_string(), v.clone())))
+            .collect()
+    }
+
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
         let body = body_of(config, self.spec.create_fields);

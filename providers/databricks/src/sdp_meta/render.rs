@@ -1,1 +1,2650 @@
-//! (in progress)
+//! Rendering an `sdp_meta_onboarding` and its flows into the files released sdp-meta 0.1.0
+//! reads (reference/sdp-meta.md §1) and the values the rest of a configuration needs: the
+//! onboarding job's named parameters (§2.1) and each group's pipeline configuration (§2.3).
+//!
+//! Pure functions over decoded configuration objects. The onboarding file is a JSON array of
+//! flow rows, one per flow in the given order, each with a fixed key order: `data_flow_id`,
+//! `data_flow_group`, `source_system`, `source_format`, `source_details`, then the `bronze_*`
+//! keys, then the `silver_*` keys. Unset fields are left out (never `""`, which would break
+//! Spark's type unification, §1.1a), except `<layer>_quarantine_table`, which every row
+//! carries (null when unset) as soon as any row of the file has expectations for that layer
+//! (§1.13, V4).
+//!
+//! Besides the onboarding file the set holds one expectations file per flow and layer that
+//! has an `expectations` block (`dqe/<data_flow_id>/<layer>_expectations.json`) and one
+//! `silver_transformations.json` with the select/where of every silver flow that sets them,
+//! referenced by every silver row (0.1.0 requires the key unless the row uses
+//! `silver_cdc_apply_changes_flows`).
+
+use super::schema::{
+    DEFAULT_BRONZE_SPEC_TABLE, DEFAULT_DIRECTORY, DEFAULT_FILE_NAME, DEFAULT_IMPORT_AUTHOR,
+    DEFAULT_OVERWRITE, DEFAULT_SILVER_SPEC_TABLE, DEFAULT_UC_ENABLED, DEFAULT_VERSION, flow_schema,
+    onboarding_schema,
+};
+use brickform_core::provider::{AttrType, Schema};
+use brickform_core::value::{Object, Value};
+use serde_json::{Map, Value as Json};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Why a configuration cannot be rendered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    /// A problem with one field of one flow. `field` is the path within the flow
+    /// (`bronze.cdc_apply_changes.keys`); `data_flow_id` is `flows[i]` when the flow has none.
+    #[error("flow {data_flow_id}: {field}: {message}")]
+    Flow {
+        data_flow_id: String,
+        field: String,
+        message: String,
+    },
+    #[error(
+        "flows[{first}] and flows[{second}] both have data_flow_id {data_flow_id:?}; sdp-meta rejects an onboarding file with duplicate data_flow_ids"
+    )]
+    DuplicateId {
+        data_flow_id: String,
+        first: usize,
+        second: usize,
+    },
+    /// A problem with an attribute of the onboarding itself.
+    #[error("{field}: {message}")]
+    Onboarding { field: String, message: String },
+    /// A value the rendering needs is known only after apply.
+    #[error("{field} is known only after apply")]
+    Unknown { field: String },
+}
+
+/// Group → layer (`bronze` / `silver`) → pipeline configuration.
+pub type PipelineConfiguration = BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>>;
+
+/// What an onboarding renders to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    /// `<volume_path>/<directory>/<file_name>`.
+    pub onboarding_path: String,
+    /// The onboarding file's rows as pretty-printed JSON (2-space indent, trailing newline),
+    /// also when the file itself is YAML.
+    pub onboarding_json: String,
+    /// The rows, as JSON values (what `onboarding_json` holds).
+    pub rows: Vec<Json>,
+    /// Every file of the set: absolute `/Volumes/…` path → content. Includes the onboarding
+    /// file itself (YAML when `file_name` ends in `.yml` / `.yaml`), the expectations files
+    /// and the silver transformations file.
+    pub files: BTreeMap<String, String>,
+    /// `bronze`, `silver` or `bronze_silver`.
+    pub onboard_layer: String,
+    /// The onboarding job's `python_wheel_task.named_parameters` (all strings).
+    pub named_parameters: BTreeMap<String, String>,
+    pub pipeline_configuration: PipelineConfiguration,
+    /// `<database>.<bronze_dataflowspec_table>` when some flow has a bronze layer.
+    pub bronze_spec_table: Option<String>,
+    /// `<database>.<silver_dataflowspec_table>` when some flow has a silver layer.
+    pub silver_spec_table: Option<String>,
+    /// The flow groups, sorted, without duplicates.
+    pub groups: Vec<String>,
+}
+
+impl Rendered {
+    /// The onboarding's derived attributes (`schema::ONBOARDING_DERIVED`) as values.
+    pub fn attributes(&self) -> Object {
+        let mut o = Object::new();
+        o.insert(
+            "onboarding_file_path".into(),
+            Value::from(self.onboarding_path.as_str()),
+        );
+        o.insert(
+            "onboarding_json".into(),
+            Value::from(self.onboarding_json.as_str()),
+        );
+        o.insert("files".into(), string_map_value(&self.files));
+        o.insert(
+            "onboard_layer".into(),
+            Value::from(self.onboard_layer.as_str()),
+        );
+        o.insert(
+            "named_parameters".into(),
+            string_map_value(&self.named_parameters),
+        );
+        o.insert(
+            "pipeline_configuration".into(),
+            Value::Object(
+                self.pipeline_configuration
+                    .iter()
+                    .map(|(g, layers)| {
+                        (
+                            g.clone(),
+                            Value::Object(
+                                layers
+                                    .iter()
+                                    .map(|(l, conf)| (l.clone(), string_map_value(conf)))
+                                    .collect(),
+                            ),
+                        )
+                    })
+                    .collect(),
+            ),
+        );
+        let opt = |s: &Option<String>| s.as_deref().map(Value::from).unwrap_or(Value::Null);
+        o.insert("bronze_spec_table".into(), opt(&self.bronze_spec_table));
+        o.insert("silver_spec_table".into(), opt(&self.silver_spec_table));
+        o.insert(
+            "groups".into(),
+            Value::List(
+                self.groups
+                    .iter()
+                    .map(|g| Value::from(g.as_str()))
+                    .collect(),
+            ),
+        );
+        o
+    }
+}
+
+fn string_map_value(m: &BTreeMap<String, String>) -> Value {
+    Value::Object(
+        m.iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+            .collect(),
+    )
+}
+
+// ---------- reading decoded objects ----------
+
+/// A decoded object and where it is, for messages.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    obj: &'a Object,
+    /// The flow's id (or `flows[i]`), `None` for the onboarding itself.
+    flow: Option<&'a str>,
+    /// The path of `obj` within the flow, with a trailing `.` when not empty.
+    path: &'a str,
+}
+
+fn type_error(v: &Value, want: &str) -> String {
+    format!("expected {want}, got {}", v.type_name())
+}
+
+impl<'a> At<'a> {
+    fn err(&self, key: &str, message: impl Into<String>) -> RenderError {
+        let field = format!("{}{key}", self.path);
+        match self.flow {
+            Some(id) => RenderError::Flow {
+                data_flow_id: id.to_string(),
+                field,
+                message: message.into(),
+            },
+            None => RenderError::Onboarding {
+                field,
+                message: message.into(),
+            },
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.obj.get(key).filter(|v| !v.is_null())
+    }
+
+    /// A string attribute; numbers and bools convert as HCL converts them.
+    fn str(&self, key: &str) -> Result<Option<Cow<'a, str>>, RenderError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => scalar_string(v)
+                .map(Some)
+                .ok_or_else(|| self.err(key, type_error(v, "a string"))),
+        }
+    }
+
+    fn bool(&self, key: &str) -> Result<Option<bool>, RenderError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(Value::String(s)) if s == "true" || s == "false" => Ok(Some(s == "true")),
+            Some(v) => Err(self.err(key, type_error(v, "a bool"))),
+        }
+    }
+
+    /// A list of strings; `None` when unset.
+    fn strings(&self, key: &str) -> Result<Option<Vec<Cow<'a, str>>>, RenderError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::List(items)) => items
+                .iter()
+                .map(|v| {
+                    scalar_string(v)
+                        .ok_or_else(|| self.err(key, type_error(v, "a list of strings")))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(v) => Err(self.err(key, type_error(v, "a list of strings"))),
+        }
+    }
+
+    /// A map of strings as a JSON object; `None` when unset or empty.
+    fn string_map(&self, key: &str) -> Result<Option<Map<String, Json>>, RenderError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Object(o)) => {
+                let mut m = Map::new();
+                for (k, v) in o {
+                    if v.is_null() {
+                        continue;
+                    }
+                    let s = scalar_string(v)
+                        .ok_or_else(|| self.err(key, type_error(v, "a map of strings")))?;
+                    m.insert(k.clone(), Json::String(s.into_owned()));
+                }
+                Ok((!m.is_empty()).then_some(m))
+            }
+            Some(v) => Err(self.err(key, type_error(v, "a map of strings"))),
+        }
+    }
+
+    /// A free-form object, verbatim as JSON; `None` when unset.
+    fn any_map(&self, key: &str) -> Result<Option<Map<String, Json>>, RenderError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Object(o)) => Ok(Some(
+                o.iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| (k.clone(), v.to_json()))
+                    .collect(),
+            )),
+            Some(v) => Err(self.err(key, type_error(v, "an object"))),
+        }
+    }
+
+    /// A single nested block; `None` when absent.
+    fn block(&self, key: &str, path: &'a str) -> Result<Option<At<'a>>, RenderError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Object(o)) => Ok(Some(At {
+                obj: o,
+                flow: self.flow,
+                path,
+            })),
+            Some(v) => Err(self.err(key, type_error(v, "a block"))),
+        }
+    }
+
+    /// The items of a repeated block.
+    fn items(&self, key: &str) -> Result<Vec<&'a Object>, RenderError> {
+        match self.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::List(items)) => items
+                .iter()
+                .map(|v| match v {
+                    Value::Object(o) => Ok(o),
+                    other => Err(self.err(key, type_error(other, "a block"))),
+                })
+                .collect(),
+            Some(Value::Object(o)) => Ok(vec![o]),
+            Some(v) => Err(self.err(key, type_error(v, "a list of blocks"))),
+        }
+    }
+}
+
+fn scalar_string(v: &Value) -> Option<Cow<'_, str>> {
+    match v {
+        Value::String(s) => Some(Cow::Borrowed(s.as_str())),
+        Value::Number(n) => Some(Cow::Owned(n.to_string())),
+        Value::Bool(b) => Some(Cow::Owned(b.to_string())),
+        _ => None,
+    }
+}
+
+fn put(row: &mut Map<String, Json>, key: impl Into<String>, v: impl Into<Json>) {
+    row.insert(key.into(), v.into());
+}
+
+fn put_str(row: &mut Map<String, Json>, key: impl Into<String>, v: Option<Cow<'_, str>>) {
+    if let Some(v) = v {
+        row.insert(key.into(), Json::String(v.into_owned()));
+    }
+}
+
+fn json_strings(items: Vec<Cow<'_, str>>) -> Json {
+    Json::Array(
+        items
+            .into_iter()
+            .map(|s| Json::String(s.into_owned()))
+            .collect(),
+    )
+}
+
+/// The canonical spelling of a source format sdp-meta knows; others are kept as written.
+pub fn canonical_format(f: &str) -> Cow<'_, str> {
+    match f.to_ascii_lowercase().as_str() {
+        "cloudfiles" => Cow::Borrowed("cloudFiles"),
+        "delta" => Cow::Borrowed("delta"),
+        "kafka" => Cow::Borrowed("kafka"),
+        "eventhub" => Cow::Borrowed("eventhub"),
+        "snapshot" => Cow::Borrowed("snapshot"),
+        _ => Cow::Borrowed(f),
+    }
+}
+
+/// `catalog.schema.table` → (`catalog.schema`, `table`); `schema.table` → (`schema`, `table`).
+fn split_table(name: &str) -> Option<(String, String)> {
+    let parts: Vec<&str> = name.split('.').collect();
+    if !(2..=3).contains(&parts.len()) || parts.iter().any(|p| p.is_empty()) {
+        return None;
+    }
+    let (table, db) = parts.split_last()?;
+    Some((db.join("."), table.to_string()))
+}
+
+// ---------- the onboarding ----------
+
+struct Settings<'a> {
+    env: Cow<'a, str>,
+    /// `<volume_path>/<directory>`, without a trailing slash.
+    base: String,
+    file_name: Cow<'a, str>,
+    database: Cow<'a, str>,
+    bronze_table: Cow<'a, str>,
+    silver_table: Cow<'a, str>,
+    import_author: Cow<'a, str>,
+    version: Cow<'a, str>,
+    overwrite: Cow<'a, str>,
+    uc_enabled: bool,
+    dependency: Option<Cow<'a, str>>,
+}
+
+fn settings(o: At<'_>) -> Result<Settings<'_>, RenderError> {
+    let required = |k: &str| {
+        o.str(k)?
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| o.err(k, "required"))
+    };
+    let or = |k: &str, d: &'static str| -> Result<Cow<'_, str>, RenderError> {
+        Ok(o.str(k)?.unwrap_or(Cow::Borrowed(d)))
+    };
+    let volume_path = required("volume_path")?;
+    let directory = or("directory", DEFAULT_DIRECTORY)?;
+    let volume = volume_path.trim_end_matches('/');
+    let directory = directory.trim_matches('/');
+    let base = if directory.is_empty() {
+        volume.to_string()
+    } else {
+        format!("{volume}/{directory}")
+    };
+    let file_name = or("file_name", DEFAULT_FILE_NAME)?;
+    if file_name.is_empty() || file_name.contains('/') {
+        return Err(o.err(
+            "file_name",
+            "must be a file name (use directory for the folder)",
+        ));
+    }
+    Ok(Settings {
+        env: required("env")?,
+        base,
+        file_name,
+        database: required("database")?,
+        bronze_table: or("bronze_dataflowspec_table", DEFAULT_BRONZE_SPEC_TABLE)?,
+        silver_table: or("silver_dataflowspec_table", DEFAULT_SILVER_SPEC_TABLE)?,
+        import_author: or("import_author", DEFAULT_IMPORT_AUTHOR)?,
+        version: or("version", DEFAULT_VERSION)?,
+        overwrite: or("overwrite", DEFAULT_OVERWRITE)?,
+        uc_enabled: o.bool("uc_enabled")?.unwrap_or(DEFAULT_UC_ENABLED),
+        dependency: o.str("dependency")?.filter(|s| !s.is_empty()),
+    })
+}
+
+/// Whether a file name asks for YAML.
+pub fn is_yaml(file_name: &str) -> bool {
+    let lower = file_name.to_ascii_lowercase();
+    lower.ends_with(".yml") || lower.ends_with(".yaml")
+}
+
+/// The path of the silver transformations file under `base`.
+pub fn transformations_path(base: &str) -> String {
+    format!("{base}/silver_transformations.json")
+}
+
+/// The path of a flow's expectations file for a layer under `base`.
+pub fn expectations_path(base: &str, data_flow_id: &str, layer: &str) -> String {
+    format!("{base}/dqe/{data_flow_id}/{layer}_expectations.json")
+}
+
+/// What the first pass learns about every flow.
+struct Facts {
+    bronze_dqe: bool,
+    silver_dqe: bool,
+}
+
+fn has_dqe(layer: Option<&Object>) -> bool {
+    layer.is_some_and(|l| {
+        ["expectations", "expectations_file"]
+            .iter()
+            .any(|k| l.get(*k).is_some_and(|v| !v.is_null()))
+    })
+}
+
+fn layer_obj<'a>(flow: &'a Object, layer: &str) -> Option<&'a Object> {
+    flow.get(layer).and_then(Value::as_object)
+}
+
+/// The onboarding attributes rendering reads.
+const RENDER_INPUTS: &[&str] = &[
+    "volume_path",
+    "directory",
+    "file_name",
+    "env",
+    "flows",
+    "database",
+    "bronze_dataflowspec_table",
+    "silver_dataflowspec_table",
+    "import_author",
+    "version",
+    "overwrite",
+    "uc_enabled",
+    "dependency",
+];
+
+/// The attributes of an onboarding that rendering reads.
+fn inputs(onboarding: &Object) -> impl Iterator<Item = (&String, &Value)> {
+    onboarding
+        .iter()
+        .filter(|(k, _)| RENDER_INPUTS.contains(&k.as_str()))
+}
+
+/// Renders an onboarding (a decoded `sdp_meta_onboarding` configuration whose `flows` are
+/// decoded `sdp_meta_flow` objects). Every value must be known.
+pub fn render(onboarding: &Object) -> Result<Rendered, RenderError> {
+    if let Some((k, _)) = inputs(onboarding).find(|(_, v)| v.contains_unknown()) {
+        return Err(RenderError::Unknown { field: k.clone() });
+    }
+    let top = At {
+        obj: onboarding,
+        flow: None,
+        path: "",
+    };
+    let s = settings(top)?;
+    let flows: Vec<&Object> = top.items("flows")?;
+    if flows.is_empty() {
+        return Err(top.err("flows", "an onboarding needs at least one flow"));
+    }
+
+    // First pass: ids (unique), and which layers have expectations anywhere (§1.13).
+    let mut ids: Vec<Cow<'_, str>> = Vec::with_capacity(flows.len());
+    let mut seen: HashMap<String, usize> = HashMap::with_capacity(flows.len());
+    let mut facts = Facts {
+        bronze_dqe: false,
+        silver_dqe: false,
+    };
+    for (i, f) in flows.iter().enumerate() {
+        let at = At {
+            obj: f,
+            flow: None,
+            path: "",
+        };
+        let id = match at.str("data_flow_id") {
+            Ok(Some(id)) if !id.is_empty() => id,
+            _ => {
+                return Err(RenderError::Flow {
+                    data_flow_id: format!("flows[{i}]"),
+                    field: "data_flow_id".into(),
+                    message: "required (a non-empty string)".into(),
+                });
+            }
+        };
+        if let Some(first) = seen.insert(id.to_string(), i) {
+            return Err(RenderError::DuplicateId {
+                data_flow_id: id.into_owned(),
+                first,
+                second: i,
+            });
+        }
+        facts.bronze_dqe |= has_dqe(layer_obj(f, "bronze"));
+        facts.silver_dqe |= has_dqe(layer_obj(f, "silver"));
+        ids.push(id);
+    }
+
+    let mut out = Output {
+        files: BTreeMap::new(),
+        transformations: Vec::new(),
+        transformations_used: false,
+    };
+    let mut rows = Vec::with_capacity(flows.len());
+    let mut has_bronze = false;
+    let mut has_silver = false;
+    let mut groups = BTreeSet::new();
+    let mut conf_needs: BTreeMap<(String, &'static str), bool> = BTreeMap::new();
+    for (f, id) in flows.iter().zip(&ids) {
+        let flow = At {
+            obj: f,
+            flow: Some(id),
+            path: "",
+        };
+        let row = render_flow(flow, id, &s, &facts, &mut out)?;
+        let group = flow
+            .str("data_flow_group")?
+            .filter(|g| !g.is_empty())
+            .ok_or_else(|| flow.err("data_flow_group", "required"))?;
+        let bronze = layer_obj(f, "bronze");
+        let silver = layer_obj(f, "silver");
+        let sinks = |l: Option<&Object>| {
+            l.and_then(|l| l.get("sink"))
+                .and_then(Value::as_list)
+                .is_some_and(|s| !s.is_empty())
+        };
+        if bronze.is_some() && flow.get("source").is_some() {
+            has_bronze = true;
+            *conf_needs.entry((group.to_string(), "bronze")).or_default() |= sinks(bronze);
+        }
+        if silver.is_some() {
+            has_silver = true;
+            *conf_needs.entry((group.to_string(), "silver")).or_default() |= sinks(silver);
+        }
+        groups.insert(group.into_owned());
+        rows.push(Json::Object(row));
+    }
+
+    let onboard_layer = match (has_bronze, has_silver) {
+        (true, true) => "bronze_silver",
+        (true, false) => "bronze",
+        (false, true) => "silver",
+        (false, false) => {
+            return Err(top.err(
+                "flows",
+                "no flow has a bronze layer (source and bronze blocks) or a silver block",
+            ));
+        }
+    };
+
+    if out.transformations_used {
+        let entries = Json::Array(std::mem::take(&mut out.transformations));
+        out.files
+            .insert(transformations_path(&s.base), pretty(&entries));
+    }
+    let doc = Json::Array(rows);
+    let onboarding_json = pretty(&doc);
+    let onboarding_path = format!("{}/{}", s.base, s.file_name);
+    let content = if is_yaml(&s.file_name) {
+        yaml(&doc)
+    } else {
+        onboarding_json.clone()
+    };
+    out.files.insert(onboarding_path.clone(), content);
+    let Json::Array(rows) = doc else {
+        return Err(top.err("flows", "internal: rows are not a list"));
+    };
+
+    let bronze_spec_table = has_bronze.then(|| format!("{}.{}", s.database, s.bronze_table));
+    let silver_spec_table = has_silver.then(|| format!("{}.{}", s.database, s.silver_table));
+
+    let mut named_parameters = BTreeMap::new();
+    let mut np = |k: &str, v: &str| {
+        named_parameters.insert(k.to_string(), v.to_string());
+    };
+    np("onboard_layer", onboard_layer);
+    np("database", &s.database);
+    np("onboarding_file_path", &onboarding_path);
+    np("env", &s.env);
+    if has_bronze {
+        np("bronze_dataflowspec_table", &s.bronze_table);
+    }
+    if has_silver {
+        np("silver_dataflowspec_table", &s.silver_table);
+    }
+    np("import_author", &s.import_author);
+    np("version", &s.version);
+    np("overwrite", &s.overwrite);
+    np("uc_enabled", if s.uc_enabled { "True" } else { "False" });
+
+    let mut pipeline_configuration: PipelineConfiguration = BTreeMap::new();
+    for ((group, layer), sinks) in conf_needs {
+        let table = if layer == "bronze" {
+            &s.bronze_table
+        } else {
+            &s.silver_table
+        };
+        let mut conf = BTreeMap::new();
+        conf.insert("layer".to_string(), layer.to_string());
+        conf.insert(format!("{layer}.group"), group.clone());
+        conf.insert(
+            format!("{layer}.dataflowspecTable"),
+            format!("{}.{table}", s.database),
+        );
+        if let Some(dep) = &s.dependency {
+            conf.insert("sdp_meta_dependency".into(), dep.to_string());
+            conf.insert("sdp_meta_whl".into(), dep.to_string());
+        }
+        if sinks {
+            conf.insert("pipelines.externalSink.enabled".into(), "true".into());
+        }
+        pipeline_configuration
+            .entry(group)
+            .or_default()
+            .insert(layer.to_string(), conf);
+    }
+
+    Ok(Rendered {
+        onboarding_path,
+        onboarding_json,
+        rows,
+        files: out.files,
+        onboard_layer: onboard_layer.to_string(),
+        named_parameters,
+        pipeline_configuration,
+        bronze_spec_table,
+        silver_spec_table,
+        groups: groups.into_iter().collect(),
+    })
+}
+
+/// What rendering the rows produces besides the rows.
+struct Output {
+    files: BTreeMap<String, String>,
+    /// Entries of the silver transformations file.
+    transformations: Vec<Json>,
+    /// Whether a row references the transformations file.
+    transformations_used: bool,
+}
+
+fn pretty(j: &Json) -> String {
+    let mut s = serde_json::to_string_pretty(j).unwrap_or_else(|_| j.to_string());
+    s.push('\n');
+    s
+}
+
+// ---------- one flow ----------
+
+fn render_flow(
+    flow: At<'_>,
+    id: &str,
+    s: &Settings<'_>,
+    facts: &Facts,
+    out: &mut Output,
+) -> Result<Map<String, Json>, RenderError> {
+    let mut row = Map::new();
+    put(&mut row, "data_flow_id", id);
+    put_str(&mut row, "data_flow_group", flow.str("data_flow_group")?);
+    put_str(&mut row, "source_system", flow.str("source_system")?);
+    if let Some(src) = flow.block("source", "source.")? {
+        let (format, details) = source_details(src, &s.env)?;
+        put(&mut row, "source_format", format);
+        put(&mut row, "source_details", Json::Object(details));
+    }
+    for (layer, any_dqe) in [("bronze", facts.bronze_dqe), ("silver", facts.silver_dqe)] {
+        let path = if layer == "bronze" {
+            "bronze."
+        } else {
+            "silver."
+        };
+        match flow.block(layer, path)? {
+            Some(l) => render_layer(&mut row, layer, l, id, s, any_dqe, out)?,
+            None if any_dqe => put(&mut row, format!("{layer}_quarantine_table"), Json::Null),
+            None => {}
+        }
+    }
+    Ok(row)
+}
+
+fn source_details(src: At<'_>, env: &str) -> Result<(String, Map<String, Json>), RenderError> {
+    let format_raw = src
+        .str("format")?
+        .ok_or_else(|| src.err("format", "required"))?;
+    let format = canonical_format(&format_raw).into_owned();
+    let table_like = matches!(format.as_str(), "delta" | "snapshot");
+    let mut d = Map::new();
+    put_str(
+        &mut d,
+        format!("source_path_{env}"),
+        src.str("source_path")?,
+    );
+
+    // The source table: a Lakeflow Connect destination, a full name, or database + table.
+    let from_ingestion = match src.get("ingestion_table") {
+        None => None,
+        Some(Value::String(t)) => Some(t.as_str()),
+        Some(Value::Object(o)) => Some(
+            o.get("destination_table")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    src.err(
+                        "ingestion_table",
+                        "expected an ingestion pipeline table, with destination_table = \"catalog.schema.table\"",
+                    )
+                })?,
+        ),
+        Some(v) => return Err(src.err("ingestion_table", type_error(v, "an object"))),
+    };
+    let full = match (from_ingestion, src.str("table")?) {
+        (Some(_), Some(_)) => {
+            return Err(src.err("table", "set ingestion_table or table, not both"));
+        }
+        (Some(t), None) => Some(("ingestion_table", Cow::Borrowed(t))),
+        (None, Some(t)) => Some(("table", t)),
+        (None, None) => None,
+    };
+    let (mut database, table) = match full {
+        Some((key, name)) => {
+            if src.get("source_database").is_some() || src.get("source_table").is_some() {
+                return Err(src.err(
+                    key,
+                    format!("set {key} or source_database and source_table, not both"),
+                ));
+            }
+            let (db, t) = split_table(&name).ok_or_else(|| {
+                src.err(
+                    key,
+                    format!("{name:?} is not a table name of the form catalog.schema.table"),
+                )
+            })?;
+            (Some(Cow::Owned(db)), Some(Cow::Owned(t)))
+        }
+        None => (src.str("source_database")?, src.str("source_table")?),
+    };
+    if let Some(catalog) = src.str("source_catalog")? {
+        if table_like {
+            // sdp-meta 0.1.0's delta and snapshot readers ignore source_catalog_{env}: the
+            // catalog must be part of source_database (reference §1.4).
+            database = Some(match database {
+                None => {
+                    return Err(src.err(
+                        "source_catalog",
+                        "a delta or snapshot source needs a table (source_database and source_table) for its catalog",
+                    ));
+                }
+                Some(db) if !db.contains('.') => Cow::Owned(format!("{catalog}.{db}")),
+                Some(db) => {
+                    let first = db.split('.').next().unwrap_or_default();
+                    if !first.eq_ignore_ascii_case(&catalog) {
+                        return Err(src.err(
+                            "source_catalog",
+                            format!("{catalog:?} contradicts the catalog of {db:?}"),
+                        ));
+                    }
+                    db
+                }
+            });
+        } else {
+            put(
+                &mut d,
+                format!("source_catalog_{env}"),
+                catalog.into_owned(),
+            );
+        }
+    }
+    put_str(&mut d, "source_database", database);
+    put_str(&mut d, "source_table", table);
+    put_str(&mut d, "snapshot_format", src.str("snapshot_format")?);
+    put_str(&mut d, "source_schema_path", src.str("source_schema_path")?);
+    if let Some(m) = src.block("source_metadata", "source.source_metadata.")? {
+        let mut meta = Map::new();
+        if let Some(b) = m.bool("include_autoloader_metadata_column")? {
+            put(
+                &mut meta,
+                "include_autoloader_metadata_column",
+                if b { "True" } else { "False" },
+            );
+        }
+        put_str(
+            &mut meta,
+            "autoloader_metadata_col_name",
+            m.str("autoloader_metadata_col_name")?,
+        );
+        if let Some(cols) = m.string_map("select_metadata_cols")? {
+            put(&mut meta, "select_metadata_cols", Json::Object(cols));
+        }
+        if !meta.is_empty() {
+            put(&mut d, "source_metadata", Json::Object(meta));
+        }
+    }
+    let families: [Family; 2] = [
+        ("kafka", "source.kafka.", KAFKA_KEYS),
+        ("eventhub", "source.eventhub.", EVENTHUB_KEYS),
+    ];
+    for (block, path, keys) in families {
+        let Some(b) = src.block(block, path)? else {
+            continue;
+        };
+        for (attr, key) in keys {
+            put_str(&mut d, *key, b.str(attr)?);
+        }
+        if let Some(options) = b.string_map("options")? {
+            merge(&mut d, options, b, "options")?;
+        }
+    }
+    Ok((format, d))
+}
+
+/// A streaming source block: its name, its path for messages, and its attribute → key pairs.
+type Family = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
+/// The kafka block's attributes and the source_details keys they render to.
+pub const KAFKA_KEYS: &[(&str, &str)] = &[
+    ("bootstrap_servers", "kafka.bootstrap.servers"),
+    (
+        "servers_secrets_scope_name",
+        "kafka_source_servers_secrets_scope_name",
+    ),
+    (
+        "servers_secrets_scope_key",
+        "kafka_source_servers_secrets_scope_key",
+    ),
+    ("subscribe", "subscribe"),
+];
+
+/// The eventhub block's attributes and the source_details keys they render to.
+pub const EVENTHUB_KEYS: &[(&str, &str)] = &[
+    ("namespace", "eventhub.namespace"),
+    ("port", "eventhub.port"),
+    ("name", "eventhub.name"),
+    ("access_key_name", "eventhub.accessKeyName"),
+    ("access_key_secret_name", "eventhub.accessKeySecretName"),
+    ("secrets_scope_name", "eventhub.secretsScopeName"),
+];
+
+/// Adds `extra` to `into`; a key both set is an error (the typed attribute and the verbatim
+/// map would disagree about which wins).
+fn merge(
+    into: &mut Map<String, Json>,
+    extra: Map<String, Json>,
+    at: At<'_>,
+    field: &str,
+) -> Result<(), RenderError> {
+    for (k, v) in extra {
+        if into.contains_key(&k) {
+            return Err(at.err(
+                field,
+                format!("sets {k:?}, which another attribute of this block already sets"),
+            ));
+        }
+        into.insert(k, v);
+    }
+    Ok(())
+}
+
+/// The CDC fields after the three mandatory ones, in the order they are rendered.
+const CDC_OPTIONAL: &[(&str, Kind)] = &[
+    ("where", Kind::Str),
+    ("ignore_null_updates", Kind::Bool),
+    ("apply_as_deletes", Kind::Str),
+    ("apply_as_truncates", Kind::Str),
+    ("column_list", Kind::List),
+    ("except_column_list", Kind::List),
+    ("track_history_column_list", Kind::List),
+    ("track_history_except_column_list", Kind::List),
+    ("flow_name", Kind::Str),
+    ("once", Kind::Bool),
+    ("ignore_null_updates_column_list", Kind::List),
+    ("ignore_null_updates_except_column_list", Kind::List),
+];
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Str,
+    Bool,
+    List,
+    Map,
+}
+
+/// Copies the named fields of a block that are set, in order.
+fn copy_fields(
+    out: &mut Map<String, Json>,
+    b: At<'_>,
+    fields: &[(&str, Kind)],
+) -> Result<(), RenderError> {
+    for (name, kind) in fields {
+        match kind {
+            Kind::Str => put_str(out, *name, b.str(name)?),
+            Kind::Bool => {
+                if let Some(v) = b.bool(name)? {
+                    put(out, *name, v);
+                }
+            }
+            Kind::List => {
+                if let Some(v) = b.strings(name)? {
+                    put(out, *name, json_strings(v));
+                }
+            }
+            Kind::Map => {
+                if let Some(v) = b.string_map(name)? {
+                    put(out, *name, Json::Object(v));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+const CDC_MANDATORY: &[(&str, Kind)] = &[
+    ("keys", Kind::List),
+    ("sequence_by", Kind::Str),
+    ("scd_type", Kind::Str),
+];
+
+fn cdc(b: At<'_>) -> Result<Json, RenderError> {
+    let mut m = Map::new();
+    copy_fields(&mut m, b, CDC_MANDATORY)?;
+    copy_fields(&mut m, b, CDC_OPTIONAL)?;
+    Ok(Json::Object(m))
+}
+
+/// `source_details` of a nested flow: the verbatim map plus `source_path` (and
+/// `source_schema_path` for append flows).
+fn nested_details(item: At<'_>, env: &str, schema_path: bool) -> Result<Json, RenderError> {
+    let mut d = item.any_map("source_details")?.unwrap_or_default();
+    let mut typed = Map::new();
+    put_str(
+        &mut typed,
+        format!("source_path_{env}"),
+        item.str("source_path")?,
+    );
+    if schema_path {
+        put_str(
+            &mut typed,
+            "source_schema_path",
+            item.str("source_schema_path")?,
+        );
+    }
+    for (k, v) in typed {
+        if d.contains_key(&k) {
+            return Err(item.err(
+                "source_details",
+                format!("sets {k:?}, which another attribute of this block already sets"),
+            ));
+        }
+        d.insert(k, v);
+    }
+    Ok(Json::Object(d))
+}
+
+fn cdc_flows(b: At<'_>, env: &str, path: &str) -> Result<Json, RenderError> {
+    let mut m = Map::new();
+    copy_fields(&mut m, b, CDC_MANDATORY)?;
+    copy_fields(
+        &mut m,
+        b,
+        &CDC_OPTIONAL
+            .iter()
+            .copied()
+            .filter(|(n, _)| *n != "flow_name" && *n != "once")
+            .collect::<Vec<_>>(),
+    )?;
+    let mut flows = Vec::new();
+    for item in b.items("flow")? {
+        let name = item.get("name").map(|v| v.to_string()).unwrap_or_default();
+        let p = format!("{path}flow[{name}].");
+        let at = At {
+            obj: item,
+            flow: b.flow,
+            path: &p,
+        };
+        let mut f = Map::new();
+        copy_fields(
+            &mut f,
+            at,
+            &[("name", Kind::Str), ("source_format", Kind::Str)],
+        )?;
+        put(&mut f, "source_details", nested_details(at, env, false)?);
+        copy_fields(
+            &mut f,
+            at,
+            &[
+                ("reader_options", Kind::Map),
+                ("select_exp", Kind::List),
+                ("where_clause", Kind::List),
+                ("once", Kind::Bool),
+            ],
+        )?;
+        flows.push(Json::Object(f));
+    }
+    put(&mut m, "flows", Json::Array(flows));
+    Ok(Json::Object(m))
+}
+
+fn append_flows(b: At<'_>, env: &str, path: &str) -> Result<Option<Json>, RenderError> {
+    let items = b.items("append_flow")?;
+    if items.is_empty() {
+        return Ok(None);
+    }
+    let mut flows = Vec::with_capacity(items.len());
+    for item in items {
+        let name = item.get("name").map(|v| v.to_string()).unwrap_or_default();
+        let p = format!("{path}append_flow[{name}].");
+        let at = At {
+            obj: item,
+            flow: b.flow,
+            path: &p,
+        };
+        let mut f = Map::new();
+        copy_fields(
+            &mut f,
+            at,
+            &[("name", Kind::Str), ("source_format", Kind::Str)],
+        )?;
+        // Mandatory for sdp-meta; false unless set.
+        put(
+            &mut f,
+            "create_streaming_table",
+            at.bool("create_streaming_table")?.unwrap_or(false),
+        );
+        put(&mut f, "source_details", nested_details(at, env, true)?);
+        copy_fields(
+            &mut f,
+            at,
+            &[
+                ("reader_options", Kind::Map),
+                ("spark_conf", Kind::Map),
+                ("comment", Kind::Str),
+                ("once", Kind::Bool),
+            ],
+        )?;
+        flows.push(Json::Object(f));
+    }
+    Ok(Some(Json::Array(flows)))
+}
+
+fn sinks(b: At<'_>, path: &str) -> Result<Option<Json>, RenderError> {
+    let items = b.items("sink")?;
+    if items.is_empty() {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let name = item.get("name").map(|v| v.to_string()).unwrap_or_default();
+        let p = format!("{path}sink[{name}].");
+        let at = At {
+            obj: item,
+            flow: b.flow,
+            path: &p,
+        };
+        let mut f = Map::new();
+        copy_fields(&mut f, at, &[("name", Kind::Str), ("format", Kind::Str)])?;
+        // Mandatory for sdp-meta.
+        put(
+            &mut f,
+            "options",
+            Json::Object(at.string_map("options")?.unwrap_or_default()),
+        );
+        copy_fields(
+            &mut f,
+            at,
+            &[("select_exp", Kind::List), ("where_clause", Kind::Str)],
+        )?;
+        out.push(Json::Object(f));
+    }
+    Ok(Some(Json::Array(out)))
+}
+
+/// The expectation categories of a DQE file, in the order they are rendered (§1.10).
+pub const DQE_KEYS: &[&str] = &[
+    "expect",
+    "expect_all",
+    "expect_or_drop",
+    "expect_all_or_drop",
+    "expect_or_fail",
+    "expect_all_or_fail",
+    "expect_or_quarantine",
+];
+
+fn render_layer(
+    row: &mut Map<String, Json>,
+    layer: &'static str,
+    l: At<'_>,
+    id: &str,
+    s: &Settings<'_>,
+    any_dqe: bool,
+    out: &mut Output,
+) -> Result<(), RenderError> {
+    let env = s.env.as_ref();
+    let path = l.path;
+    let k = |suffix: &str| format!("{layer}_{suffix}");
+    let ke = |suffix: &str| format!("{layer}_{suffix}_{env}");
+
+    put_str(row, ke("database"), l.str("database")?);
+    put_str(row, ke("catalog"), l.str("catalog")?);
+    put_str(row, k("table"), l.str("table")?);
+    put_str(row, k("table_comment"), l.str("comment")?);
+    put_str(row, ke("table_path"), l.str("path")?);
+
+    if layer == "silver" {
+        let file = l.str("transformation_file")?;
+        let select = l.strings("select_exp")?;
+        let wheres = l.strings("where_clause")?;
+        if file.is_some() && (select.is_some() || wheres.is_some()) {
+            return Err(l.err(
+                "transformation_file",
+                "set transformation_file or select_exp / where_clause, not both",
+            ));
+        }
+        if select.is_some() || wheres.is_some() {
+            let mut entry = Map::new();
+            put_str(&mut entry, "target_table", l.str("table")?);
+            if let Some(v) = select {
+                put(&mut entry, "select_exp", json_strings(v));
+            }
+            if let Some(v) = wheres {
+                put(&mut entry, "where_clause", json_strings(v));
+            }
+            out.transformations.push(Json::Object(entry));
+        }
+        if let Some(f) = file {
+            put(row, ke("transformation_json"), f.into_owned());
+        } else if l.get("cdc_apply_changes_flows").is_none() {
+            out.transformations_used = true;
+            put(
+                row,
+                ke("transformation_json"),
+                transformations_path(&s.base),
+            );
+        }
+    }
+
+    if let Some(m) = l.string_map("reader_options")? {
+        put(row, k("reader_options"), Json::Object(m));
+    }
+    if let Some(m) = l.string_map("table_properties")? {
+        put(row, k("table_properties"), Json::Object(m));
+    }
+    if let Some(cols) = l.strings("partition_columns")?.filter(|c| !c.is_empty()) {
+        put(row, k("partition_columns"), cols.join(","));
+    }
+    if let Some(cols) = l.strings("cluster_by")?.filter(|c| !c.is_empty()) {
+        put(row, k("cluster_by"), json_strings(cols));
+    }
+    if let Some(b) = l.bool("cluster_by_auto")? {
+        put(row, k("cluster_by_auto"), b);
+    }
+    put_str(row, k("row_filter"), l.str("row_filter")?);
+
+    let p_cdc = format!("{path}cdc_apply_changes.");
+    if let Some(b) = l.block("cdc_apply_changes", &p_cdc)? {
+        put(row, k("cdc_apply_changes"), cdc(b)?);
+    }
+    let p_flows = format!("{path}cdc_apply_changes_flows.");
+    if let Some(b) = l.block("cdc_apply_changes_flows", &p_flows)? {
+        put(
+            row,
+            k("cdc_apply_changes_flows"),
+            cdc_flows(b, env, &p_flows)?,
+        );
+    }
+    let p_snap = format!("{path}apply_changes_from_snapshot.");
+    if let Some(b) = l.block("apply_changes_from_snapshot", &p_snap)? {
+        let mut m = Map::new();
+        copy_fields(
+            &mut m,
+            b,
+            &[
+                ("keys", Kind::List),
+                ("scd_type", Kind::Str),
+                ("track_history_column_list", Kind::List),
+                ("track_history_except_column_list", Kind::List),
+            ],
+        )?;
+        put(row, k("apply_changes_from_snapshot"), Json::Object(m));
+    }
+
+    let p_dqe = format!("{path}expectations.");
+    let dqe = l.block("expectations", &p_dqe)?;
+    let dqe_file = l.str("expectations_file")?;
+    match (dqe, dqe_file) {
+        (Some(_), Some(_)) => {
+            return Err(l.err(
+                "expectations_file",
+                "set the expectations block or expectations_file, not both",
+            ));
+        }
+        (Some(b), None) => {
+            if id.contains('/') || id == "." || id == ".." {
+                return Err(l.err(
+                    "expectations",
+                    format!("data_flow_id {id:?} cannot name the expectations file's directory; use expectations_file"),
+                ));
+            }
+            let mut m = Map::new();
+            for key in DQE_KEYS {
+                if let Some(rules) = b.string_map(key)? {
+                    put(&mut m, *key, Json::Object(rules));
+                }
+            }
+            let file = expectations_path(&s.base, id, layer);
+            out.files.insert(file.clone(), pretty(&Json::Object(m)));
+            put(row, ke("data_quality_expectations_json"), file);
+        }
+        (None, Some(f)) => put(row, ke("data_quality_expectations_json"), f.into_owned()),
+        (None, None) => {}
+    }
+
+    let p_q = format!("{path}quarantine.");
+    let q = l.block("quarantine", &p_q)?;
+    let q_table = match q {
+        Some(q) => q.str("table")?,
+        None => None,
+    };
+    match q_table {
+        Some(t) => put(row, k("quarantine_table"), t.into_owned()),
+        None if any_dqe => put(row, k("quarantine_table"), Json::Null),
+        None => {}
+    }
+    if let Some(q) = q {
+        put_str(row, ke("database_quarantine"), q.str("database")?);
+        put_str(row, ke("catalog_quarantine"), q.str("catalog")?);
+        put_str(row, k("quarantine_table_comment"), q.str("comment")?);
+        put_str(row, ke("quarantine_table_path"), q.str("path")?);
+        if let Some(cols) = q.strings("partitions")?.filter(|c| !c.is_empty()) {
+            put(row, k("quarantine_table_partitions"), cols.join(","));
+        }
+        if let Some(m) = q.string_map("table_properties")? {
+            put(row, k("quarantine_table_properties"), Json::Object(m));
+        }
+        if let Some(cols) = q.strings("cluster_by")?.filter(|c| !c.is_empty()) {
+            put(row, k("quarantine_table_cluster_by"), json_strings(cols));
+        }
+        if let Some(b) = q.bool("cluster_by_auto")? {
+            put(row, k("quarantine_table_cluster_by_auto"), b);
+        }
+    }
+    put_str(
+        row,
+        k("quarantine_row_filter"),
+        l.str("quarantine_row_filter")?,
+    );
+
+    if let Some(af) = append_flows(l, env, path)? {
+        put(row, k("append_flows"), af);
+    }
+    if let Some(sk) = sinks(l, path)? {
+        put(row, k("sinks"), sk);
+    }
+    Ok(())
+}
+
+// ---------- YAML ----------
+
+/// Writes a JSON value as block-style YAML that PyYAML's `safe_load` reads back as the same
+/// value: every key and string double-quoted, so no value changes type (`on`, `yes`, `1`).
+pub fn yaml(v: &Json) -> String {
+    let mut out = String::new();
+    match v {
+        Json::Array(a) if !a.is_empty() => yaml_seq(a, 0, &mut out),
+        Json::Object(o) if !o.is_empty() => yaml_map(o, 0, &mut out),
+        other => {
+            yaml_scalar(other, &mut out);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn pad(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+/// A sequence at `indent`; the caller has written nothing of the first line.
+fn yaml_seq(items: &[Json], indent: usize, out: &mut String) {
+    for item in items {
+        pad(out, indent);
+        out.push_str("- ");
+        yaml_inline(item, indent + 2, out);
+    }
+}
+
+/// A mapping whose first key goes where the cursor is (after `- `) and the others at
+/// `indent`.
+fn yaml_map_inline(o: &Map<String, Json>, indent: usize, out: &mut String) {
+    for (i, (k, v)) in o.iter().enumerate() {
+        if i > 0 {
+            pad(out, indent);
+        }
+        yaml_entry(k, v, indent, out);
+    }
+}
+
+fn yaml_map(o: &Map<String, Json>, indent: usize, out: &mut String) {
+    for (k, v) in o {
+        pad(out, indent);
+        yaml_entry(k, v, indent, out);
+    }
+}
+
+fn yaml_entry(k: &str, v: &Json, indent: usize, out: &mut String) {
+    yaml_quote(k, out);
+    out.push(':');
+    match v {
+        Json::Object(m) if !m.is_empty() => {
+            out.push('\n');
+            yaml_map(m, indent + 2, out);
+        }
+        Json::Array(a) if !a.is_empty() => {
+            out.push('\n');
+            yaml_seq(a, indent + 2, out);
+        }
+        scalar => {
+            out.push(' ');
+            yaml_scalar(scalar, out);
+            out.push('\n');
+        }
+    }
+}
+
+/// A value right after `- `: collections continue on this line.
+fn yaml_inline(v: &Json, indent: usize, out: &mut String) {
+    match v {
+        Json::Object(m) if !m.is_empty() => yaml_map_inline(m, indent, out),
+        Json::Array(a) if !a.is_empty() => {
+            // A nested sequence: its first item on this line.
+            for (i, item) in a.iter().enumerate() {
+                if i > 0 {
+                    pad(out, indent);
+                }
+                out.push_str("- ");
+                yaml_inline(item, indent + 2, out);
+            }
+        }
+        scalar => {
+            yaml_scalar(scalar, out);
+            out.push('\n');
+        }
+    }
+}
+
+fn yaml_scalar(v: &Json, out: &mut String) {
+    match v {
+        Json::Null => out.push_str("null"),
+        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Number(n) => out.push_str(&n.to_string()),
+        Json::String(s) => yaml_quote(s, out),
+        Json::Array(_) => out.push_str("[]"),
+        Json::Object(_) => out.push_str("{}"),
+    }
+}
+
+/// A YAML double-quoted scalar. Characters YAML does not allow unescaped in a stream
+/// (controls, DEL, C1 controls other than NEL, surrogates and non-characters) are escaped.
+fn yaml_quote(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ' '..='~' => out.push(c),
+            '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..='\u{10ffff}'
+                if c != '\u{feff}' =>
+            {
+                out.push(c)
+            }
+            c if (c as u32) <= 0xffff => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push_str(&format!("\\U{:08X}", c as u32)),
+        }
+    }
+    out.push('"');
+}
+
+// ---------- derived attributes with unknown inputs ----------
+
+const UNKNOWN_PREFIX: &str = "\u{2983}brickform-unknown-";
+const UNKNOWN_SUFFIX: &str = "\u{2984}";
+
+struct Marker(usize);
+
+impl Marker {
+    fn next(&mut self) -> Value {
+        self.0 += 1;
+        Value::String(format!("{UNKNOWN_PREFIX}{}{UNKNOWN_SUFFIX}", self.0))
+    }
+}
+
+fn marked(s: &str) -> bool {
+    s.contains(UNKNOWN_PREFIX)
+}
+
+/// Replaces unknown values a rendering can carry through as text (strings, lists and maps
+/// of strings) with unique markers. `None` when an unknown sits where a marker could change
+/// what is rendered without showing in it (a bool, a block, a whole list of blocks).
+fn substitute(v: &Value, ty: &AttrType, m: &mut Marker) -> Option<Value> {
+    match (v, ty) {
+        (Value::Unknown, AttrType::String) => Some(m.next()),
+        (Value::Unknown, AttrType::List(inner)) if **inner == AttrType::String => {
+            Some(Value::List(vec![m.next()]))
+        }
+        (Value::Unknown, AttrType::Map(inner)) if **inner == AttrType::String => {
+            let Value::String(k) = m.next() else {
+                return None;
+            };
+            Some(Value::Object(Object::from_iter([(k, m.next())])))
+        }
+        (Value::Unknown, _) => None,
+        (Value::List(items), AttrType::List(inner) | AttrType::Set(inner)) => items
+            .iter()
+            .map(|i| substitute(i, inner, m))
+            .collect::<Option<Vec<_>>>()
+            .map(Value::List),
+        (Value::Object(o), AttrType::Map(inner)) => o
+            .iter()
+            .map(|(k, v)| substitute(v, inner, m).map(|v| (k.clone(), v)))
+            .collect::<Option<Object>>()
+            .map(Value::Object),
+        // Free-form values: unknown leaves inside become markers.
+        (Value::List(items), AttrType::Any) => items
+            .iter()
+            .map(|i| substitute_any(i, m))
+            .collect::<Option<Vec<_>>>()
+            .map(Value::List),
+        (Value::Object(o), AttrType::Any) => o
+            .iter()
+            .map(|(k, v)| substitute_any(v, m).map(|v| (k.clone(), v)))
+            .collect::<Option<Object>>()
+            .map(Value::Object),
+        (other, _) => Some(other.clone()),
+    }
+}
+
+fn substitute_any(v: &Value, m: &mut Marker) -> Option<Value> {
+    match v {
+        Value::Unknown => Some(m.next()),
+        _ => substitute(v, &AttrType::Any, m),
+    }
+}
+
+/// Substitutes within an object decoded by `schema`.
+fn substitute_object(o: &Object, schema: &Schema, m: &mut Marker) -> Option<Object> {
+    let mut out = Object::with_capacity(o.len());
+    for (k, v) in o {
+        let nv = if let Some(a) = schema.attribute(k) {
+            substitute(v, &a.ty, m)?
+        } else if let Some(b) = schema.block_type(k) {
+            match v {
+                Value::Unknown => return None,
+                Value::Object(inner) => Value::Object(substitute_object(inner, &b.schema, m)?),
+                Value::List(items) => Value::List(
+                    items
+                        .iter()
+                        .map(|i| match i {
+                            Value::Object(inner) => {
+                                substitute_object(inner, &b.schema, m).map(Value::Object)
+                            }
+                            Value::Unknown => None,
+                            other => Some(other.clone()),
+                        })
+                        .collect::<Option<Vec<_>>>()?,
+                ),
+                other => other.clone(),
+            }
+        } else if v.contains_unknown() {
+            // Not something rendering reads; an unknown here changes nothing.
+            Value::Null
+        } else {
+            v.clone()
+        };
+        out.insert(k.clone(), nv);
+    }
+    Some(out)
+}
+
+fn unknown_derived() -> Object {
+    super::schema::ONBOARDING_DERIVED
+        .iter()
+        .map(|k| (k.to_string(), Value::Unknown))
+        .collect()
+}
+
+fn text_or_unknown(s: &str) -> Value {
+    if marked(s) {
+        Value::Unknown
+    } else {
+        Value::from(s)
+    }
+}
+
+/// A map whose keys and values may hold markers: unknown as a whole when a key does, else
+/// per value.
+fn map_or_unknown(m: &BTreeMap<String, String>) -> Value {
+    if m.keys().any(|k| marked(k)) {
+        return Value::Unknown;
+    }
+    Value::Object(
+        m.iter()
+            .map(|(k, v)| (k.clone(), text_or_unknown(v)))
+            .collect(),
+    )
+}
+
+/// The onboarding's derived attributes (`schema::ONBOARDING_DERIVED`) for a configuration
+/// that may hold values known only after apply: each is computed when the inputs it depends
+/// on are known (the pipeline configuration does not depend on the volume path, so it is
+/// known before the volume exists), and unknown otherwise. A configuration without unknowns
+/// renders in full, and its errors are returned; with unknowns, errors are left for the
+/// apply, when the values are known.
+pub fn derive(onboarding: &Object) -> Result<Object, RenderError> {
+    if !inputs(onboarding).any(|(_, v)| v.contains_unknown()) {
+        return Ok(render(onboarding)?.attributes());
+    }
+    let mut m = Marker(0);
+    let Some(subst) = substitute_onboarding(onboarding, &mut m) else {
+        return Ok(unknown_derived());
+    };
+    let Ok(r) = render(&subst) else {
+        return Ok(unknown_derived());
+    };
+    let mut o = Object::new();
+    o.insert(
+        "onboarding_file_path".into(),
+        text_or_unknown(&r.onboarding_path),
+    );
+    o.insert(
+        "onboarding_json".into(),
+        text_or_unknown(&r.onboarding_json),
+    );
+    o.insert("files".into(), map_or_unknown(&r.files));
+    o.insert("onboard_layer".into(), text_or_unknown(&r.onboard_layer));
+    o.insert(
+        "named_parameters".into(),
+        map_or_unknown(&r.named_parameters),
+    );
+    let conf = if r.pipeline_configuration.keys().any(|g| marked(g)) {
+        Value::Unknown
+    } else {
+        Value::Object(
+            r.pipeline_configuration
+                .iter()
+                .map(|(g, layers)| {
+                    (
+                        g.clone(),
+                        Value::Object(
+                            layers
+                                .iter()
+                                .map(|(l, c)| (l.clone(), map_or_unknown(c)))
+                                .collect(),
+                        ),
+                    )
+                })
+                .collect(),
+        )
+    };
+    o.insert("pipeline_configuration".into(), conf);
+    let opt = |s: &Option<String>| s.as_deref().map(text_or_unknown).unwrap_or(Value::Null);
+    o.insert("bronze_spec_table".into(), opt(&r.bronze_spec_table));
+    o.insert("silver_spec_table".into(), opt(&r.silver_spec_table));
+    o.insert(
+        "groups".into(),
+        if r.groups.iter().any(|g| marked(g)) {
+            Value::Unknown
+        } else {
+            Value::List(r.groups.iter().map(|g| Value::from(g.as_str())).collect())
+        },
+    );
+    Ok(o)
+}
+
+fn substitute_onboarding(onboarding: &Object, m: &mut Marker) -> Option<Object> {
+    let schema = onboarding_schema();
+    let flow = flow_schema();
+    let mut out = Object::with_capacity(onboarding.len());
+    for (k, v) in onboarding {
+        let nv = if k == "flows" {
+            match v {
+                Value::List(items) => Value::List(
+                    items
+                        .iter()
+                        .map(|f| match f {
+                            Value::Object(o) => substitute_object(o, &flow, m).map(Value::Object),
+                            _ => None,
+                        })
+                        .collect::<Option<Vec<_>>>()?,
+                ),
+                _ => return None,
+            }
+        } else if !RENDER_INPUTS.contains(&k.as_str()) {
+            // Not read by rendering: an unknown here changes nothing.
+            if v.contains_unknown() {
+                Value::Null
+            } else {
+                v.clone()
+            }
+        } else if let Some(a) = schema.attribute(k) {
+            substitute(v, &a.ty, m)?
+        } else {
+            v.clone()
+        };
+        out.insert(k.clone(), nv);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::sdp_meta::schema::testing::{decode_flows, onboarding};
+    use serde_json::json;
+
+    fn render_hcl(src: &str) -> Rendered {
+        render(&onboarding(decode_flows(src), json!({}))).unwrap()
+    }
+
+    fn render_err(src: &str) -> String {
+        render(&onboarding(decode_flows(src), json!({})))
+            .unwrap_err()
+            .to_string()
+    }
+
+    fn row(r: &Rendered, i: usize) -> &Json {
+        &r.rows[i]
+    }
+
+    /// Equal, and with the keys in the same order.
+    fn same(got: &Json, want: Json) {
+        assert_eq!(got, &want);
+        assert_eq!(pretty(got), pretty(&want), "key order");
+    }
+
+    fn file(r: &Rendered, path: &str) -> Json {
+        serde_json::from_str(r.files.get(path).unwrap_or_else(|| panic!("no {path}"))).unwrap()
+    }
+
+    const BASE: &str = "/Volumes/main/ops/conf/conf";
+
+    #[test]
+    fn cloudfiles_bronze_and_silver() {
+        let r = render_hcl(
+            r#"
+resource "sdp_meta_flow" "orders" {
+  data_flow_id    = "10"
+  data_flow_group = "G"
+  source_system   = "sftp"
+  source {
+    format             = "CLOUDFILES"
+    source_path        = "/Volumes/main/landing/files/orders/"
+    source_schema_path = "/Volumes/main/ops/conf/orders.ddl"
+    source_catalog     = "main"
+    source_metadata {
+      include_autoloader_metadata_column = true
+      autoloader_metadata_col_name       = "source_metadata"
+      select_metadata_cols               = { input_file_name = "_metadata.file_name" }
+    }
+  }
+  bronze {
+    database          = "main.bronze"
+    catalog           = "main"
+    table             = "orders"
+    comment           = "raw orders"
+    reader_options    = { "cloudFiles.format" = "json" }
+    table_properties  = { "delta.enableChangeDataFeed" = "true" }
+    partition_columns = ["dt", "region"]
+    cluster_by        = ["pk"]
+    cluster_by_auto   = false
+    row_filter        = "ROW FILTER main.sec.f ON (region)"
+  }
+  silver {
+    database     = "main.silver"
+    table        = "orders"
+    select_exp   = ["pk", "upper(name) AS name"]
+    where_clause = ["pk IS NOT NULL"]
+  }
+}
+"#,
+        );
+        same(
+            row(&r, 0),
+            json!({
+                "data_flow_id": "10",
+                "data_flow_group": "G",
+                "source_system": "sftp",
+                "source_format": "cloudFiles",
+                "source_details": {
+                    "source_path_prod": "/Volumes/main/landing/files/orders/",
+                    "source_catalog_prod": "main",
+                    "source_schema_path": "/Volumes/main/ops/conf/orders.ddl",
+                    "source_metadata": {
+                        "include_autoloader_metadata_column": "True",
+                        "autoloader_metadata_col_name": "source_metadata",
+                        "select_metadata_cols": {"input_file_name": "_metadata.file_name"}
+                    }
+                },
+                "bronze_database_prod": "main.bronze",
+                "bronze_catalog_prod": "main",
+                "bronze_table": "orders",
+                "bronze_table_comment": "raw orders",
+                "bronze_reader_options": {"cloudFiles.format": "json"},
+                "bronze_table_properties": {"delta.enableChangeDataFeed": "true"},
+                "bronze_partition_columns": "dt,region",
+                "bronze_cluster_by": ["pk"],
+                "bronze_cluster_by_auto": false,
+                "bronze_row_filter": "ROW FILTER main.sec.f ON (region)",
+                "silver_database_prod": "main.silver",
+                "silver_table": "orders",
+                "silver_transformation_json_prod": format!("{BASE}/silver_transformations.json")
+            }),
+        );
+        // The fixed key order.
+        let keys: Vec<&str> = row(&r, 0)
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            &keys[..5],
+            [
+                "data_flow_id",
+                "data_flow_group",
+                "source_system",
+                "source_format",
+                "source_details"
+            ]
+        );
+        assert_eq!(
+            file(&r, &format!("{BASE}/silver_transformations.json")),
+            json!([{"target_table": "orders", "select_exp": ["pk", "upper(name) AS name"], "where_clause": ["pk IS NOT NULL"]}])
+        );
+        assert_eq!(r.onboard_layer, "bronze_silver");
+        assert_eq!(r.onboarding_path, format!("{BASE}/onboarding.json"));
+        assert_eq!(r.files[&r.onboarding_path], r.onboarding_json);
+        assert!(
+            r.onboarding_json
+                .starts_with("[\n  {\n    \"data_flow_id\": \"10\",")
+        );
+        assert_eq!(r.files.len(), 2);
+    }
+
+    #[test]
+    fn delta_sources_name_their_table_three_ways_with_the_catalog_in_source_database() {
+        let r = render_hcl(
+            r#"
+resource "sdp_meta_flow" "a" {
+  data_flow_id    = "1"
+  data_flow_group = "G"
+  source {
+    format          = "delta"
+    ingestion_table = { destination_table = "main.lfc.intpk", scd_type = "SCD_TYPE_1" }
+  }
+  bronze {
+    database       = "main.bronze"
+    table          = "intpk"
+    reader_options = { readChangeFeed = "true" }
+  }
+}
+resource "sdp_meta_flow" "b" {
+  data_flow_id    = "2"
+  data_flow_group = "G"
+  source {
+    format = "Delta"
+    table  = "main.raw.orders"
+  }
+  bronze {
+    database = "main.bronze"
+    table    = "orders"
+  }
+}
+resource "sdp_meta_flow" "c" {
+  data_flow_id    = "3"
+  data_flow_group = "G"
+  source {
+    format          = "delta"
+    source_catalog  = "main"
+    source_database = "raw"
+    source_table    = "customers"
+  }
+  bronze {
+    database = "main.bronze"
+    table    = "customers"
+  }
+}
+"#,
+        );
+        same(
+            row(&r, 0),
+            json!({
+                "data_flow_id": "1", "data_flow_group": "G", "source_format": "delta",
+                "source_details": {"source_database": "main.lfc", "source_table": "intpk"},
+                "bronze_database_prod": "main.bronze", "bronze_table": "intpk",
+                "bronze_reader_options": {"readChangeFeed": "true"}
+            }),
+        );
+        assert_eq!(
+            row(&r, 1)["source_details"],
+            json!({"source_database": "main.raw", "source_table": "orders"})
+        );
+        assert_eq!(
+            row(&r, 2)["source_details"],
+            json!({"source_database": "main.raw", "source_table": "customers"})
+        );
+        assert_eq!(r.onboard_layer, "bronze");
+    }
+
+    #[test]
+    fn source_table_conflicts_are_errors_naming_flow_and_field() {
+        let e = render_err(
+            r#"
+resource "sdp_meta_flow" "a" {
+  data_flow_id    = "7"
+  data_flow_group = "G"
+  source {
+    format          = "delta"
+    source_catalog  = "other"
+    source_database = "main.raw"
+    source_table    = "t"
+  }
+  bronze {
+    database = "main.bronze"
+    table    = "t"
+  }
+}
+"#,
+        );
+        assert_eq!(
+            e,
+            "flow 7: source.source_catalog: \"other\" contradicts the catalog of \"main.raw\""
+        );
+        let e = render_err(
+            r#"
+resource "sdp_meta_flow" "a" {
+  data_flow_id    = "8"
+  data_flow_group = "G"
+  source {
+    format       = "snapshot"
+    table        = "main.raw.t"
+    source_table = "t"
+  }
+  bronze {
+    database = "main.bronze"
+    table    = "t"
+  }
+}
+"#,
+        );
+        assert_eq!(
+            e,
+            "flow 8: source.table: set table or source_database and source_table, not both"
+        );
+        let e = render_err(
+            r#"
+resource "sdp_meta_flow" "a" {
+  data_flow_id    = "9"
+  data_flow_group = "G"
+  source {
+    format = "delta"
+    table  = "just_a_table"
+  }
+  bronze {
+    database = "main.bronze"
+    table    = "t"
+  }
+}
+"#,
+        );
+        assert!(
+            e.starts_with("flow 9: source.table: \"just_a_table\" is not a table name"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn kafka_and_eventhub_render_their_verbatim_keys() {
+        let r = render_hcl(
+            r#"
+resource "sdp_meta_flow" "k" {
+  data_flow_id    = "12"
+  data_flow_group = "G"
+  source {
+    format             = "kafka"
+    source_schema_path = "/Volumes/main/ops/conf/orders.ddl"
+    kafka {
+      bootstrap_servers          = "host:9092"
+      servers_secrets_scope_name = "scope"
+      servers_secrets_scope_key  = "key"
+      subscribe                  = "orders"
+      options                    = { "kafka.ssl.truststore.location" = "/x", startingOffsets = "earliest" }
+    }
+  }
+  bronze {
+    database = "main.bronze"
+    table    = "orders_k"
+  }
+}
+resource "sdp_meta_flow" "e" {
+  data_flow_id    = "13"
+  data_flow_group = "G"
+  source {
+    format = "eventhub"
+    eventhub {
+      namespace              = "ns"
+      name                   = "hub"
+      port                   = "9093"
+      access_key_name        = "policy"
+      access_key_secret_name = "key"
+      secrets_scope_name     = "scope"
+      options                = { "kafka.sasl.mechanism" = "PLAIN" }
+    }
+  }
+  bronze {
+    database = "main.bronze"
+    table    = "iot"
+  }
+}
+"#,
+        );
+        same(
+            row(&r, 0),
+            json!({
+                "data_flow_id": "12", "data_flow_group": "G", "source_format": "kafka",
+                "source_details": {
+                    "source_schema_path": "/Volumes/main/ops/conf/orders.ddl",
+                    "kafka.bootstrap.servers": "host:9092",
+                    "kafka_source_servers_secrets_scope_name": "scope",
+                    "kafka_source_servers_secrets_scope_key": "key",
+                    "subscribe": "orders",
+                    "kafka.ssl.truststore.location": "/x",
+                    "startingOffsets": "earliest"
+                },
+                "bronze_database_prod": "main.bronze", "bronze_table": "orders_k"
+            }),
+        );
+        same(
+            row(&r, 1),
+            json!({
+                "data_flow_id": "13", "data_flow_group": "G", "source_format": "eventhub",
+                "source_details": {
+                    "eventhub.namespace": "ns", "eventhub.port": "9093", "eventhub.name": "hub",
+                    "eventhub.accessKeyName": "policy", "eventhub.accessKeySecretName": "key",
+                    "eventhub.secretsScopeName": "scope", "kafka.sasl.mechanism": "PLAIN"
+                },
+                "bronze_database_prod": "main.bronze", "bronze_table": "iot"
+            }),
+        );
+        let e = render_err(
+            r#"
+resource "sdp_meta_flow" "k" {
+  data_flow_id    = "12"
+  data_flow_group = "G"
+  source {
+    format = "kafka"
+    kafka {
+      subscribe = "orders"
+      options   = { subscribe = "other" }
+    }
+  }
+  bronze {
+    database = "main.bronze"
+    table    = "orders_k"
+  }
+}
+"#,
+        );
+        assert_eq!(
+            e,
+            "flow 12: source.kafka.options: sets \"subscribe\", which another attribute of this block already sets"
+        );
+    }
+
+    #[test]
+    fn snapshot_source_with_apply_changes_from_snapshot() {
+        let r = render_hcl(
+            r#"
+resource "sdp_meta_flow" "p" {
+  data_flow_id    = "14"
+  data_flow_group = "G2"
+  source {
+    format          = "snapshot"
+    snapshot_format = "csv"
+    source_path     = "/Volumes/c/s/v/snapshots/products/LOAD_"
+  }
+  bronze {
+    database       = "c.bronze"
+    table          = "products"
+    reader_options = { header = "true" }
+    apply_changes_from_snapshot {
+      keys                      = ["product_id"]
+      scd_type                  = 2
+      track_history_column_list = ["price"]
+    }
+  }
+}
+"#,
+        );
+        same(
+            row(&r, 0),
+            json!({
+                "data_flow_id": "14", "data_flow_group": "G2", "source_format": "snapshot",
+                "source_details": {"source_path_prod": "/Volumes/c/s/v/snapshots/products/LOAD_", "snapshot_format": "csv"},
+                "bronze_database_prod": "c.bronze", "bronze_table": "products",
+                "bronze_reader_options": {"header": "true"},
+                "bronze_apply_changes_from_snapshot": {"keys": ["product_id"], "scd_type": "2", "track_history_column_list": ["price"]}
+            }),
+        );
+    }
+
+    #[test]
+    fn silver_only_flow_reads_the_bronze_table_of_its_bronze_block() {
+        let r = render_hcl(
+            r#"
+resource "sdp_meta_flow" "eu" {
+  data_flow_id    = "15"
+  data_flow_group = "G"
+  bronze {
+    database = "c.bronze"
+    table    = "orders"
+  }
+  silver {
+    database            = "c.silver"
+    table               = "orders_eu"
+    transformation_file = "/Volumes/c/s/v/conf/my_transformations.json"
+    reader_options      = { readChangeFeed = "true" }
+  }
+}
+"#,
+        );
+        same(
+            row(&r, 0),
+            json!({
+                "data_flow_id": "15", "data_flow_group": "G",
+                "bronze_database_prod": "c.bronze", "bronze_table": "orders",
+                "silver_database_prod": "c.silver", "silver_table": "orders_eu",
+                "silver_transformation_json_prod": "/Volumes/c/s/v/conf/my_transformations.json",
+                "silver_reader_options": {"readChangeFeed": "true"}
+            }),
+        );
+        assert_eq!(r.onboard_layer, "silver");
+        assert_eq!(
+            r.files.len(),
+            1,
+            "no transformations file when no row references it"
+        );
+        assert_eq!(r.bronze_spec_table, None);
+        assert_eq!(
+            r.silver_spec_table.as_deref(),
+            Some("main.sdp_meta.silver_dataflowspec")
+        );
+        assert!(!r.named_parameters.contains_key("bronze_dataflowspec_table"));
+    }
+
+    #[test]
+    fn cdc_blocks() {
+        let r = render_hcl(
+            r#"
+resource "sdp_meta_flow" "c" {
+  data_flow_id    = "20"
+  data_flow_group = "G"
+  source {
+    format = "delta"
+    table  = "main.lfc.intpk"
+  }
+  bronze {
+    database = "main.bronze"
+    table    = "intpk"
+    cdc_apply_changes {
+      keys                = ["pk"]
+      sequence_by         = "_commit_version"
+      scd_type            = "1"
+      apply_as_deletes    = "_change_type = 'delete'"
+      except_column_list  = ["_change_type", "_commit_version"]
+      ignore_null_updates = false
+      once                = true
+    }
+  }
+  silver {
+    database = "main.silver"
+    table    = "intpk"
+    cdc_apply_changes_flows {
+      keys        = ["pk"]
+      sequence_by = "ts"
+      scd_type    = "2"
+      flow {
+        name           = "orders_us"
+        source_format  = "delta"
+        source_details = { source_database = "main.raw", source_table = "orders_us" }
+        once           = false
+      }
+      flow {
+        name          = "orders_eu"
+        source_format = "delta"
+        source_path   = "/Volumes/x/eu"
+        select_exp    = ["*"]
+        where_clause  = ["region = 'eu'"]
+        reader_options = { readChangeFeed = "true" }
+      }
+    }
+  }
+}
+"#,
+        );
+        assert_eq!(
+            row(&r, 0)["bronze_cdc_apply_changes"],
+            json!({
+                "keys": ["pk"], "sequence_by": "_commit_version", "scd_type": "1",
+                "ignore_null_updates": false, "apply_as_deletes": "_change_type = 'delete'",
+                "except_column_list": ["_change_type", "_commit_version"], "once": true
+            })
+        );
+        // Flows are sorted by name, as the engine normalises keyed blocks.
+        assert_eq!(
+            row(&r, 0)["silver_cdc_apply_changes_flows"],
+            json!({
+                "keys": ["pk"], "sequence_by": "ts", "scd_type": "2",
+                "flows": [
+                    {"name": "orders_eu", "source_format": "delta",
+                     "source_details": {"source_path_prod": "/Volumes/x/eu"},
+                     "reader_options": {"readChangeFeed": "true"},
+                     "select_exp": ["*"], "where_clause": ["region = 'eu'"]},
+                    {"name": "orders_us", "source_format": "delta",
+                     "source_details": {"source_database": "main.raw", "source_table": "orders_us"},
+                     "once": false}
+                ]
+            })
+        );
+        // Multi-source CDC silver rows need no transformations file.
+        assert!(row(&r, 0).get("silver_transformation_json_prod").is_none());
+        assert_eq!(r.files.len(), 1);
+    }
+
+    const DQE_FLOWS: &str = r#"
+resource "sdp_meta_flow" "q" {
+  data_flow_id    = "30"
+  data_flow_group = "G"
+  source {
+    format = "delta"
+    table  = "main.raw.orders"
+  }
+  bronze {
+    database = "main.bronze"
+    table    = "orders"
+    expectations {
+      expect               = { valid_pk = "pk IS NOT NULL" }
+      expect_all           = {}
+      expect_or_quarantine = { bad_pk = "pk IS NULL" }
+    }
+    quarantine {
+      database         = "main.bronze"
+      catalog          = "main"
+      table            = "orders_quarantine"
+      comment          = "bad rows"
+      partitions       = ["dt"]
+      table_properties = { "delta.enableChangeDataFeed" = "true" }
+      cluster_by       = ["pk"]
+      cluster_by_auto  = true
+    }
+    quarantine_row_filter = "ROW FILTER main.sec.g ON (pk)"
+  }
+  silver {
+    database          = "main.silver"
+    table             = "orders"
+    expectations_file = "/Volumes/main/ops/conf/silver_dqe.json"
+  }
+}
+resource "sdp_meta_flow" "plain" {
+  data_flow_id    = "31"
+  data_flow_group = "H"
+  source {
+    format = "delta"
+    table  = "main.raw.customers"
+  }
+  bronze {
+    database = "main.bronze"
+    table    = "customers"
+  }
+}
+"#;
+
+    #[test]
+    fn expectations_files_and_the_quarantine_key_in_every_row() {
+        let r = render_hcl(DQE_FLOWS);
+        let dqe = format!("{BASE}/dqe/30/bronze_expectations.json");
+        same(
+            row(&r, 0),
+            json!({
+                "data_flow_id": "30", "data_flow_group": "G", "source_format": "delta",
+                "source_details": {"source_database": "main.raw", "source_table": "orders"},
+                "bronze_database_prod": "main.bronze", "bronze_table": "orders",
+                "bronze_data_quality_expectations_json_prod": dqe,
+                "bronze_quarantine_table": "orders_quarantine",
+                "bronze_database_quarantine_prod": "main.bronze",
+                "bronze_catalog_quarantine_prod": "main",
+                "bronze_quarantine_table_comment": "bad rows",
+                "bronze_quarantine_table_partitions": "dt",
+                "bronze_quarantine_table_properties": {"delta.enableChangeDataFeed": "true"},
+                "bronze_quarantine_table_cluster_by": ["pk"],
+                "bronze_quarantine_table_cluster_by_auto": true,
+                "bronze_quarantine_row_filter": "ROW FILTER main.sec.g ON (pk)",
+                "silver_database_prod": "main.silver", "silver_table": "orders",
+                "silver_transformation_json_prod": format!("{BASE}/silver_transformations.json"),
+                "silver_data_quality_expectations_json_prod": "/Volumes/main/ops/conf/silver_dqe.json",
+                "silver_quarantine_table": null
+            }),
+        );
+        // V4: the other row carries both quarantine keys, null.
+        same(
+            row(&r, 1),
+            json!({
+                "data_flow_id": "31", "data_flow_group": "H", "source_format": "delta",
+                "source_details": {"source_database": "main.raw", "source_table": "customers"},
+                "bronze_database_prod": "main.bronze", "bronze_table": "customers",
+                "bronze_quarantine_table": null,
+                "silver_quarantine_table": null
+            }),
+        );
+        assert_eq!(
+            file(&r, &dqe),
+            json!({"expect": {"valid_pk": "pk IS NOT NULL"}, "expect_or_quarantine": {"bad_pk": "pk IS NULL"}})
+        );
+        assert_eq!(
+            file(&r, &format!("{BASE}/silver_transformations.json")),
+            json!([])
+        );
+        assert_eq!(r.files.len(), 3);
+        assert_eq!(r.groups, ["G", "H"]);
+    }
+
+    #[test]
+    fn without_expectations_no_quarantine_key_is_added() {
+        let r = render_hcl(
+            r#"
+resource "sdp_meta_flow" "plain" {
+  data_flow_id    = "31"
+  data_flow_group = "H"
+  source {
+    format = "delta"
+    table  = "main.raw.customers"
+  }
+  bronze {
+    database = "main.bronze"
+    table    = "customers"
+  }
+}
+"#,
+        );
+        assert!(row(&r, 0).get("bronze_quarantine_table").is_none());
+        assert!(row(&r, 0).get("silver_quarantine_table").is_none());
+    }
+
+    #[test]
+    fn expectations_and_their_file_are_exclusive() {
+        let e = render_err(
+            r#"
+resource "sdp_meta_flow" "q" {
+  data_flow_id    = "30"
+  data_flow_group = "G"
+  source {
+    format = "delta"
+    table  = "main.raw.orders"
+  }
+  bronze {
+    database          = "main.bronze"
+    table             = "orders"
+    expectations_file = "/Volumes/x.json"
+    expectations {
+      expect = { valid_pk = "pk IS NOT NULL" }
+    }
+  }
+}
+"#,
+        );
+        assert_eq!(
+            e,
+            "flow 30: bronze.expectations_file: set the expectations block or expectations_file, not both"
+        );
+        let e = render_err(
+            r#"
+resource "sdp_meta_flow" "q" {
+  data_flow_id    = "30"
+  data_flow_group = "G"
+  silver {
+    database            = "main.silver"
+    table               = "orders"
+    select_exp          = ["*"]
+    transformation_file = "/Volumes/t.json"
+  }
+}
+"#,
+        );
+        assert_eq!(
+            e,
+            "flow 30: silver.transformation_file: set transformation_file or select_exp / where_clause, not both"
+        );
+    }
+
+    const SINK_FLOWS: &str = r#"
+resource "sdp_meta_flow" "s" {
+  data_flow_id    = "40"
+  data_flow_group = "G"
+  source {
+    format      = "cloudFiles"
+    source_path = "/Volumes/main/landing/orders"
+  }
+  bronze {
+    database       = "main.bronze"
+    table          = "orders"
+    reader_options = { "cloudFiles.format" = "json" }
+    append_flow {
+      name               = "late_orders"
+      source_format      = "cloudFiles"
+      source_path        = "/Volumes/main/landing/late"
+      source_schema_path = "/Volumes/main/ops/conf/orders.ddl"
+      reader_options     = { "cloudFiles.format" = "json" }
+      spark_conf         = { "spark.x" = "1" }
+      comment            = "late"
+      once               = true
+    }
+    append_flow {
+      name                   = "archive"
+      source_format          = "delta"
+      create_streaming_table = true
+      source_details         = { source_database = "main.archive", source_table = "orders" }
+    }
+    sink {
+      name         = "orders_out"
+      format       = "delta"
+      options      = { tablename = "main.out.orders" }
+      select_exp   = ["*"]
+      where_clause = "amount > 0"
+    }
+  }
+  silver {
+    database = "main.silver"
+    table    = "orders"
+  }
+}
+"#;
+
+    #[test]
+    fn append_flows_and_sinks() {
+        let r = render_hcl(SINK_FLOWS);
+        same(
+            &row(&r, 0)["bronze_append_flows"],
+            json!([
+                {"name": "archive", "source_format": "delta", "create_streaming_table": true,
+                 "source_details": {"source_database": "main.archive", "source_table": "orders"}},
+                {"name": "late_orders", "source_format": "cloudFiles", "create_streaming_table": false,
+                 "source_details": {"source_path_prod": "/Volumes/main/landing/late",
+                                    "source_schema_path": "/Volumes/main/ops/conf/orders.ddl"},
+                 "reader_options": {"cloudFiles.format": "json"}, "spark_conf": {"spark.x": "1"},
+                 "comment": "late", "once": true}
+            ]),
+        );
+        assert_eq!(
+            row(&r, 0)["bronze_sinks"],
+            json!([{"name": "orders_out", "format": "delta", "options": {"tablename": "main.out.orders"},
+                    "select_exp": ["*"], "where_clause": "amount > 0"}])
+        );
+        let mut rest = row(&r, 0).as_object().unwrap().clone();
+        rest.shift_remove("bronze_append_flows");
+        rest.shift_remove("bronze_sinks");
+        same(
+            &Json::Object(rest),
+            json!({
+                "data_flow_id": "40", "data_flow_group": "G", "source_format": "cloudFiles",
+                "source_details": {"source_path_prod": "/Volumes/main/landing/orders"},
+                "bronze_database_prod": "main.bronze", "bronze_table": "orders",
+                "bronze_reader_options": {"cloudFiles.format": "json"},
+                "silver_database_prod": "main.silver", "silver_table": "orders",
+                "silver_transformation_json_prod": format!("{BASE}/silver_transformations.json")
+            }),
+        );
+        let conf = &r.pipeline_configuration["G"];
+        assert_eq!(
+            conf["bronze"],
+            BTreeMap::from([
+                ("layer".to_string(), "bronze".to_string()),
+                ("bronze.group".to_string(), "G".to_string()),
+                (
+                    "bronze.dataflowspecTable".to_string(),
+                    "main.sdp_meta.bronze_dataflowspec".to_string()
+                ),
+                (
+                    "pipelines.externalSink.enabled".to_string(),
+                    "true".to_string()
+                ),
+            ])
+        );
+        assert!(!conf["silver"].contains_key("pipelines.externalSink.enabled"));
+    }
+
+    #[test]
+    fn named_parameters_and_pipeline_configuration() {
+        let flows = decode_flows(DQE_FLOWS);
+        let r = render(&onboarding(
+            flows,
+            json!({
+                "directory": "/sdp/",
+                "file_name": "flows.yml",
+                "version": "v2",
+                "uc_enabled": false,
+                "bronze_dataflowspec_table": "b_spec",
+                "dependency": "/Volumes/main/ops/wheels/databricks_labs_sdp_meta-0.1.0-py3-none-any.whl"
+            }),
+        ))
+        .unwrap();
+        let path = "/Volumes/main/ops/conf/sdp/flows.yml";
+        assert_eq!(r.onboarding_path, path);
+        let np: Vec<(&str, &str)> = r
+            .named_parameters
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            np,
+            [
+                ("bronze_dataflowspec_table", "b_spec"),
+                ("database", "main.sdp_meta"),
+                ("env", "prod"),
+                ("import_author", "brickform"),
+                ("onboard_layer", "bronze_silver"),
+                ("onboarding_file_path", path),
+                ("overwrite", "True"),
+                ("silver_dataflowspec_table", "silver_dataflowspec"),
+                ("uc_enabled", "False"),
+                ("version", "v2"),
+            ]
+        );
+        let whl = "/Volumes/main/ops/wheels/databricks_labs_sdp_meta-0.1.0-py3-none-any.whl";
+        assert_eq!(
+            r.pipeline_configuration["G"]["silver"],
+            BTreeMap::from([
+                ("layer".to_string(), "silver".to_string()),
+                ("silver.group".to_string(), "G".to_string()),
+                (
+                    "silver.dataflowspecTable".to_string(),
+                    "main.sdp_meta.silver_dataflowspec".to_string()
+                ),
+                ("sdp_meta_dependency".to_string(), whl.to_string()),
+                ("sdp_meta_whl".to_string(), whl.to_string()),
+            ])
+        );
+        assert_eq!(
+            r.pipeline_configuration["H"].keys().collect::<Vec<_>>(),
+            ["bronze"]
+        );
+        assert_eq!(r.bronze_spec_table.as_deref(), Some("main.sdp_meta.b_spec"));
+        let attrs = r.attributes();
+        assert_eq!(attrs["onboarding_file_path"], Value::from(path));
+        assert_eq!(attrs["groups"], Value::List(vec!["G".into(), "H".into()]));
+    }
+
+    #[test]
+    fn yaml_onboarding_file_reads_back_as_the_same_rows() {
+        let mut flows = decode_flows(DQE_FLOWS);
+        flows.extend(decode_flows(SINK_FLOWS));
+        let r = render(&onboarding(flows, json!({"file_name": "onboarding.YAML"}))).unwrap();
+        let text = &r.files[&r.onboarding_path];
+        assert!(
+            text.starts_with("- \"data_flow_id\": \"30\"\n  \"data_flow_group\": \"G\"\n"),
+            "{text}"
+        );
+        let ctx = brickform_core::lang::functions::FunctionContext {
+            base_dir: std::path::Path::new("."),
+        };
+        let back = brickform_core::lang::functions::call(
+            "yamldecode",
+            &[Value::from(text.as_str())],
+            &ctx,
+        )
+        .unwrap();
+        assert_eq!(back.to_json(), Json::Array(r.rows.clone()));
+        assert_eq!(
+            serde_json::from_str::<Json>(&r.onboarding_json).unwrap(),
+            Json::Array(r.rows)
+        );
+    }
+
+    #[test]
+    fn yaml_quotes_what_yaml_would_reinterpret() {
+        let v = json!([{"on": "yes", "n": "1", "e": "", "x": "a\u{7f}\u{85}b\"\\", "l": [], "o": {}, "nested": [[1, "2"], {"a": null}]}]);
+        let text = yaml(&v);
+        let ctx = brickform_core::lang::functions::FunctionContext {
+            base_dir: std::path::Path::new("."),
+        };
+        let back = brickform_core::lang::functions::call(
+            "yamldecode",
+            &[Value::from(text.as_str())],
+            &ctx,
+        )
+        .unwrap();
+        assert_eq!(back.to_json(), v, "{text}");
+        assert!(text.contains("\\u007F"));
+    }
+
+    #[test]
+    fn duplicate_data_flow_ids_are_an_error() {
+        let mut flows = decode_flows(DQE_FLOWS);
+        flows.push(flows[0].clone());
+        let e = render(&onboarding(flows, json!({}))).unwrap_err();
+        assert_eq!(
+            e,
+            RenderError::DuplicateId {
+                data_flow_id: "30".into(),
+                first: 0,
+                second: 2
+            }
+        );
+        assert!(e.to_string().contains("duplicate data_flow_ids"));
+    }
+
+    #[test]
+    fn flows_keep_their_order() {
+        let mut flows = decode_flows(DQE_FLOWS);
+        flows.reverse();
+        let r = render(&onboarding(flows, json!({}))).unwrap();
+        let ids: Vec<&str> = r
+            .rows
+            .iter()
+            .map(|r| r["data_flow_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["31", "30"]);
+    }
+
+    #[test]
+    fn onboarding_errors_name_the_attribute() {
+        let mut o = onboarding(decode_flows(DQE_FLOWS), json!({}));
+        o.insert("env".into(), Value::Null);
+        assert_eq!(render(&o).unwrap_err().to_string(), "env: required");
+        let o = onboarding(Vec::new(), json!({}));
+        assert_eq!(
+            render(&o).unwrap_err().to_string(),
+            "flows: an onboarding needs at least one flow"
+        );
+        let mut o = onboarding(decode_flows(DQE_FLOWS), json!({}));
+        o.insert("volume_path".into(), Value::Unknown);
+        assert_eq!(
+            render(&o).unwrap_err(),
+            RenderError::Unknown {
+                field: "volume_path".into()
+            }
+        );
+    }
+
+    #[test]
+    fn derive_knows_what_does_not_depend_on_unknown_values() {
+        let mut o = onboarding(decode_flows(DQE_FLOWS), json!({}));
+        o.insert("volume_path".into(), Value::Unknown);
+        let d = derive(&o).unwrap();
+        assert_eq!(d["onboarding_json"], Value::Unknown);
+        assert_eq!(d["onboarding_file_path"], Value::Unknown);
+        assert_eq!(d["files"], Value::Unknown);
+        assert_eq!(d["onboard_layer"], Value::from("bronze_silver"));
+        assert_eq!(d["groups"], Value::List(vec!["G".into(), "H".into()]));
+        let np = d["named_parameters"].as_object().unwrap();
+        assert_eq!(np["onboarding_file_path"], Value::Unknown);
+        assert_eq!(np["env"], Value::from("prod"));
+        let full = render(&onboarding(decode_flows(DQE_FLOWS), json!({})))
+            .unwrap()
+            .attributes();
+        assert_eq!(d["pipeline_configuration"], full["pipeline_configuration"]);
+        assert_eq!(d["bronze_spec_table"], full["bronze_spec_table"]);
+
+        // An unknown table name: the rows are unknown, the rest is not.
+        let mut flows = decode_flows(DQE_FLOWS);
+        if let Some(Value::Object(b)) = flows[1].get_mut("bronze") {
+            b.insert("table".into(), Value::Unknown);
+        }
+        let d = derive(&onboarding(flows, json!({}))).unwrap();
+        assert_eq!(d["onboarding_json"], Value::Unknown);
+        assert_eq!(d["onboarding_file_path"], full["onboarding_file_path"]);
+        assert_eq!(d["pipeline_configuration"], full["pipeline_configuration"]);
+
+        // An unknown bool could change anything.
+        let mut o = onboarding(decode_flows(DQE_FLOWS), json!({}));
+        o.insert("uc_enabled".into(), Value::Unknown);
+        let d = derive(&o).unwrap();
+        assert!(d.values().all(|v| *v == Value::Unknown));
+
+        // Attributes rendering does not read change nothing.
+        let mut o = onboarding(decode_flows(DQE_FLOWS), json!({}));
+        o.insert("sdp_meta_version".into(), Value::Unknown);
+        o.insert("remote_fingerprints".into(), Value::Unknown);
+        assert_eq!(derive(&o).unwrap(), full);
+
+        // Known: the full rendering, errors included.
+        assert_eq!(
+            derive(&onboarding(decode_flows(DQE_FLOWS), json!({}))).unwrap(),
+            full
+        );
+    }
+
+    #[test]
+    fn rendering_two_thousand_flows_is_fast() {
+        let mut src = String::new();
+        for i in 0..2000 {
+            src.push_str(&format!(
+                r#"
+resource "sdp_meta_flow" "f{i}" {{
+  data_flow_id    = "{i}"
+  data_flow_group = "G{g}"
+  source {{
+    format = "delta"
+    table  = "main.raw.t{i}"
+  }}
+  bronze {{
+    database = "main.bronze"
+    table    = "t{i}"
+    expectations {{
+      expect = {{ valid = "pk IS NOT NULL" }}
+    }}
+    sink {{
+      name    = "s"
+      format  = "delta"
+      options = {{ tablename = "main.out.t{i}" }}
+    }}
+  }}
+  silver {{
+    database   = "main.silver"
+    table      = "t{i}"
+    select_exp = ["*"]
+  }}
+}}
+"#,
+                g = i % 10
+            ));
+        }
+        let o = onboarding(decode_flows(&src), json!({"file_name": "onboarding.yml"}));
+        let start = std::time::Instant::now();
+        let r = render(&o).unwrap();
+        let took = start.elapsed();
+        assert_eq!(r.rows.len(), 2000);
+        assert_eq!(r.files.len(), 2002);
+        // Well under a second in release; debug builds are several times slower.
+        let limit = if cfg!(debug_assertions) { 5.0 } else { 1.0 };
+        assert!(took.as_secs_f64() < limit, "took {took:?}");
+        eprintln!("rendered 2000 flows in {took:?}");
+    }
+}

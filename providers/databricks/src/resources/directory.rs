@@ -1,0 +1,158 @@
+//! `databricks_directory`: a workspace folder, as the Terraform provider spells it. Declaring
+//! the folder a configuration's notebooks and files live in lets destroy remove it too, so a
+//! demo leaves no empty folders behind; `delete_recursive` also removes what others put there.
+
+use super::{err, gone_ok, none_if_missing, str_attr};
+use crate::Shared;
+use async_trait::async_trait;
+use brickform_core::provider::{
+    AttrType, Attribute, Normalize, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
+    Schema,
+};
+use brickform_core::value::{Object, Value};
+use serde_json::{Value as Json, json};
+use std::sync::Arc;
+
+pub struct Directory {
+    schema: Schema,
+    shared: Arc<Shared>,
+}
+
+impl Directory {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        let schema = Schema::new()
+            .describe("A workspace folder. Destroy removes it when it is empty, or with everything in it when delete_recursive = true.")
+            .attr(
+                Attribute::required("path", AttrType::String)
+                    .force_new()
+                    .normalize(Normalize::TrimTrailingSlash)
+                    .describe("Absolute workspace path, e.g. /Users/me@example.com/project."),
+            )
+            .attr(
+                Attribute::optional("delete_recursive", AttrType::Bool)
+                    .server_default(false)
+                    .describe("On destroy, also delete whatever the folder still holds."),
+            )
+            .attr(Attribute::computed("object_id", AttrType::Number))
+            .attr(Attribute::computed("id", AttrType::String))
+            .attr(
+                Attribute::computed("workspace_path", AttrType::String)
+                    .derived_from(&["path"])
+                    .describe("/Workspace<path>, the path as seen from clusters."),
+            );
+        Directory { schema, shared }
+    }
+
+    async fn status(&self, path: &str, prior: &Object) -> ProviderResult<Option<Remote>> {
+        let client = self.shared.client()?;
+        let Some(resp) = none_if_missing(
+            client
+                .get(
+                    "/api/2.0/workspace/get-status",
+                    &[("path", path.to_string())],
+                )
+                .await,
+        )?
+        else {
+            return Ok(None);
+        };
+        if resp.get("object_type").and_then(Json::as_str) != Some("DIRECTORY") {
+            return Err(ProviderError::invalid(format!(
+                "{path} exists but is not a folder"
+            )));
+        }
+        let mut attrs = Object::new();
+        attrs.insert("path".into(), Value::from(path));
+        attrs.insert("id".into(), Value::from(path));
+        attrs.insert(
+            "workspace_path".into(),
+            Value::from(format!("/Workspace{path}")),
+        );
+        if let Some(id) = resp.get("object_id").and_then(Json::as_i64) {
+            attrs.insert("object_id".into(), Value::from_i64(id));
+        }
+        if let Some(r) = prior.get("delete_recursive") {
+            // A brickform setting: the service does not know it.
+            attrs.insert("delete_recursive".into(), r.clone());
+        }
+        Ok(Some(Remote {
+            id: path.to_string(),
+            attrs,
+        }))
+    }
+}
+
+#[async_trait]
+impl ResourceKind for Directory {
+    fn type_name(&self) -> &'static str {
+        "databricks_directory"
+    }
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    fn plan_computed(&self, config: &Object) -> Object {
+        str_attr(config, "path")
+            .map(|p| {
+                Object::from_iter([(
+                    "workspace_path".to_string(),
+                    Value::from(format!("/Workspace{}", p.trim_end_matches('/'))),
+                )])
+            })
+            .unwrap_or_default()
+    }
+    async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
+        let client = self.shared.client()?;
+        let path = str_attr(config, "path").unwrap_or("").trim_end_matches('/');
+        client
+            .post("/api/2.0/workspace/mkdirs", &json!({ "path": path }))
+            .await
+            .map_err(err)?;
+        self.status(path, config).await?.ok_or_else(|| {
+            ProviderError::other(format!("{path} was created but cannot be read back"))
+        })
+    }
+    async fn read(
+        &self,
+        _: &OpContext,
+        id: &str,
+        prior: &Object,
+    ) -> ProviderResult<Option<Remote>> {
+        self.status(id, prior).await
+    }
+    async fn update(
+        &self,
+        _: &OpContext,
+        id: &str,
+        _prior: &Object,
+        config: &Object,
+    ) -> ProviderResult<Remote> {
+        // Only delete_recursive can change in place, and only brickform reads it.
+        self.status(id, config)
+            .await?
+            .ok_or_else(|| ProviderError::not_found(format!("folder {id} no longer exists")))
+    }
+    async fn delete(&self, _: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
+        let client = self.shared.client()?;
+        let recursive = prior
+            .get("delete_recursive")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        gone_ok(
+            client
+                .post(
+                    "/api/2.0/workspace/delete",
+                    &json!({ "path": id, "recursive": recursive }),
+                )
+                .await,
+        )
+    }
+    async fn import(&self, _: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
+        self.status(id, &Object::new()).await
+    }
+    fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
+        str_attr(config, "path").map(|p| p.trim_end_matches('/').to_string())
+    }
+    async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        self.read(ctx, key, &Object::new()).await
+    }
+}
