@@ -24,6 +24,8 @@ pub struct Decoder<'e, 'r> {
     pub file: FileId,
     pub diags: Diagnostics,
     sensitive_paths: Vec<Vec<PathStep>>,
+    /// The key a labelled keyed block's label sets, for the body decoded next.
+    label_key: Option<(&'static str, String)>,
 }
 
 impl<'e, 'r> Decoder<'e, 'r> {
@@ -33,6 +35,7 @@ impl<'e, 'r> Decoder<'e, 'r> {
             file,
             diags: Diagnostics::new(),
             sensitive_paths: Vec::new(),
+            label_key: None,
         }
     }
 
@@ -73,6 +76,10 @@ impl<'e, 'r> Decoder<'e, 'r> {
             if a.presence != Presence::Computed {
                 out.insert(a.name.to_string(), Value::Null);
             }
+        }
+        let label = self.label_key.take();
+        if let Some((key, value)) = &label {
+            out.insert(key.to_string(), Value::from(value.as_str()));
         }
         let mut block_items: Vec<(&str, Vec<Value>)> =
             schema.blocks.iter().map(|b| (b.name, Vec::new())).collect();
@@ -195,11 +202,32 @@ impl<'e, 'r> Decoder<'e, 'r> {
                         item_spans[index].extend(items.iter().map(|_| block_header(b)));
                         block_items[index].1.extend(items);
                     } else {
-                        if !b.labels.is_empty() {
+                        // A keyed block may name itself with its label (`sink "orders" {}`),
+                        // as the key attribute would (`sink { name = "orders" }`).
+                        if let (Nesting::Keyed(key), Some(label)) = (&bt.nesting, b.labels.first())
+                        {
+                            let key: &'static str = key;
+                            if b.body.has_attribute(key) {
+                                self.diags.push(
+                                    Diagnostic::error("Duplicate block name")
+                                        .at(self.span(label.span()))
+                                        .detail(format!("This \"{name}\" block is named both by its label and by its \"{key}\" argument; keep one.")),
+                                );
+                            }
+                            self.label_key = Some((key, label.as_str().to_string()));
+                        }
+                        let allowed = usize::from(matches!(bt.nesting, Nesting::Keyed(_)));
+                        if let Some(extra) = b.labels.get(allowed) {
+                            let detail = match &bt.nesting {
+                                Nesting::Keyed(key) => format!(
+                                    "Blocks of type \"{name}\" take one label at most: their \"{key}\"."
+                                ),
+                                _ => format!("Blocks of type \"{name}\" take no labels."),
+                            };
                             self.diags.push(
                                 Diagnostic::error("Extraneous label for block")
-                                    .at(self.span(b.labels.first().and_then(|l| l.span())))
-                                    .detail(format!("Blocks of type \"{name}\" take no labels.")),
+                                    .at(self.span(extra.span()))
+                                    .detail(detail),
                             );
                         }
                         let n = block_items[index].1.len();
@@ -511,5 +539,42 @@ task { task_key = "a" }
             ]
         );
         assert_eq!(diags.0[0].hint.as_deref(), Some("did you mean `name`?"));
+    }
+
+    #[test]
+    fn keyed_blocks_may_be_named_by_their_label() {
+        let (d, diags) = decode(
+            r#"
+name = "x"
+task "first" {}
+task { task_key = "second" }
+"#,
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        let keys: Vec<&Value> = d.value["task"]
+            .as_list()
+            .unwrap()
+            .iter()
+            .map(|t| &t.as_object().unwrap()["task_key"])
+            .collect();
+        assert_eq!(keys, [&Value::from("first"), &Value::from("second")]);
+
+        let (_, diags) = decode(
+            r#"
+name = "x"
+task "a" { task_key = "b" }
+task "c" "d" {}
+task "c" {}
+"#,
+        );
+        let summaries: Vec<&str> = diags.iter().map(|d| d.summary.as_str()).collect();
+        assert_eq!(
+            summaries,
+            [
+                "Duplicate block name",
+                "Extraneous label for block",
+                "Duplicate task task_key"
+            ]
+        );
     }
 }

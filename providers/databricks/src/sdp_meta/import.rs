@@ -259,12 +259,8 @@ fn identifier(s: &str) -> String {
 
 // ---------- the HCL being built ----------
 
-/// Whether named blocks are written with their name as the label (`sink "out" { … }`, as
-/// docs/sdp-meta-flows.md shows) rather than as a `name` attribute. The decoder takes no labels
-/// on keyed blocks yet, so this is off until it does.
-const LABELLED_NAMES: bool = false;
-
-/// The keyed blocks, named by their `name` attribute.
+/// The keyed blocks, written with their `name` as the label (`sink "out" { … }`), as
+/// docs/sdp-meta-flows.md shows.
 const NAMED_BLOCKS: &[&str] = &["flow", "append_flow", "sink"];
 
 enum Item {
@@ -295,8 +291,7 @@ fn write_body(items: &[Item], depth: usize, out: &mut String) {
                 out.push_str(&indent);
                 out.push_str(name);
                 let mut body = body.as_slice();
-                if LABELLED_NAMES
-                    && NAMED_BLOCKS.contains(name)
+                if NAMED_BLOCKS.contains(name)
                     && let Some((Item::Attr("name", Json::String(label)), rest)) =
                         body.split_first()
                 {
@@ -1470,7 +1465,9 @@ mod tests {
             "{hcl}"
         );
         assert!(
-            hcl.contains("\n    append_flow {\n      name                   = \"a_archive\"\n"),
+            hcl.contains(
+                "\n    append_flow \"a_archive\" {\n      source_format          = \"delta\"\n"
+            ),
             "{hcl}"
         );
         // Names: bronze table, or silver table for rows without a source, made unique.
