@@ -348,6 +348,9 @@ struct Settings<'a> {
     overwrite: Cow<'a, str>,
     uc_enabled: bool,
     dependency: Option<Cow<'a, str>>,
+    /// Where the dataflowspec tables are written without Unity Catalog.
+    bronze_path: Option<Cow<'a, str>>,
+    silver_path: Option<Cow<'a, str>>,
 }
 
 fn settings(o: At<'_>) -> Result<Settings<'_>, RenderError> {
@@ -387,6 +390,8 @@ fn settings(o: At<'_>) -> Result<Settings<'_>, RenderError> {
         overwrite: or("overwrite", DEFAULT_OVERWRITE)?,
         uc_enabled: o.bool("uc_enabled")?.unwrap_or(DEFAULT_UC_ENABLED),
         dependency: o.str("dependency")?.filter(|s| !s.is_empty()),
+        bronze_path: o.str("bronze_dataflowspec_path")?.filter(|s| !s.is_empty()),
+        silver_path: o.str("silver_dataflowspec_path")?.filter(|s| !s.is_empty()),
     })
 }
 
@@ -581,11 +586,31 @@ pub fn render(onboarding: &Object) -> Result<Rendered, RenderError> {
     np("database", &s.database);
     np("onboarding_file_path", &onboarding_path);
     np("env", &s.env);
-    if has_bronze {
-        np("bronze_dataflowspec_table", &s.bronze_table);
-    }
-    if has_silver {
-        np("silver_dataflowspec_table", &s.silver_table);
+    // Without Unity Catalog, sdp-meta also needs where each table's files go; with it, it
+    // drops the paths, so they are only sent when they mean something.
+    let paths = [("bronze", &s.bronze_path), ("silver", &s.silver_path)];
+    for (layer, present, table) in [
+        ("bronze", has_bronze, &s.bronze_table),
+        ("silver", has_silver, &s.silver_table),
+    ] {
+        if !present {
+            continue;
+        }
+        np(&format!("{layer}_dataflowspec_table"), table);
+        let path = paths
+            .iter()
+            .find(|(l, _)| *l == layer)
+            .and_then(|(_, p)| p.as_deref());
+        match path {
+            Some(p) if !s.uc_enabled => np(&format!("{layer}_dataflowspec_path"), p),
+            None if !s.uc_enabled => {
+                return Err(top.err(
+                    &format!("{layer}_dataflowspec_path"),
+                    "required when uc_enabled = false: where sdp-meta writes the dataflowspec table",
+                ));
+            }
+            _ => {}
+        }
     }
     np("import_author", &s.import_author);
     np("version", &s.version);
@@ -2411,6 +2436,8 @@ resource "sdp_meta_flow" "s" {
                 "version": "v2",
                 "uc_enabled": false,
                 "bronze_dataflowspec_table": "b_spec",
+                "bronze_dataflowspec_path": "/mnt/specs/bronze",
+                "silver_dataflowspec_path": "/mnt/specs/silver",
                 "dependency": "/Volumes/main/ops/wheels/databricks_labs_sdp_meta-0.1.0-py3-none-any.whl"
             }),
         ))
@@ -2425,6 +2452,7 @@ resource "sdp_meta_flow" "s" {
         assert_eq!(
             np,
             [
+                ("bronze_dataflowspec_path", "/mnt/specs/bronze"),
                 ("bronze_dataflowspec_table", "b_spec"),
                 ("database", "main.sdp_meta"),
                 ("env", "prod"),
@@ -2432,6 +2460,7 @@ resource "sdp_meta_flow" "s" {
                 ("onboard_layer", "bronze_silver"),
                 ("onboarding_file_path", path),
                 ("overwrite", "True"),
+                ("silver_dataflowspec_path", "/mnt/specs/silver"),
                 ("silver_dataflowspec_table", "silver_dataflowspec"),
                 ("uc_enabled", "False"),
                 ("version", "v2"),

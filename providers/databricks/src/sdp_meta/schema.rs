@@ -528,6 +528,14 @@ pub fn onboarding_schema() -> Schema {
                 .server_default(DEFAULT_OVERWRITE)
                 .describe("The onboarding job's overwrite; default \"True\". Only exactly \"True\" overwrites; anything else merges into an existing table."),
         )
+        .attr(s(
+            "bronze_dataflowspec_path",
+            "Without Unity Catalog (uc_enabled = false): where sdp-meta writes the bronze dataflowspec table.",
+        ))
+        .attr(s(
+            "silver_dataflowspec_path",
+            "Without Unity Catalog (uc_enabled = false): where sdp-meta writes the silver dataflowspec table.",
+        ))
         .attr(
             Attribute::optional("uc_enabled", AttrType::Bool)
                 .server_default(DEFAULT_UC_ENABLED)
@@ -587,6 +595,8 @@ pub fn onboarding_schema() -> Schema {
                     "database",
                     "bronze_dataflowspec_table",
                     "silver_dataflowspec_table",
+                    "bronze_dataflowspec_path",
+                    "silver_dataflowspec_path",
                     "import_author",
                     "version",
                     "overwrite",
