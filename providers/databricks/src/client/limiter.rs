@@ -23,12 +23,12 @@
 //! - A user-set `rate_limit` is a hard ceiling: the rate never exceeds it, but still adapts
 //!   below it.
 //!
-//! Pacing is a token bucket refilled at `rate`. Without a user cap it holds up to `BURST`
-//! tokens, so a command that makes a handful of calls (a no-op plan reads a few listings)
-//! sends them at once instead of spacing them at the starting rate; Databricks' limits are
-//! per second, and a burst of ten stays under every published one. With a user cap the
-//! bucket holds one token: there is no burst credit, so a fixed cap of R is never exceeded
-//! over any window, which is what users who set one want.
+//! Pacing is a token bucket refilled at `rate`. Without a user cap it holds one second of the
+//! starting rate, as token buckets usually do, so a command that makes a few dozen calls (a
+//! no-op plan reads a listing per parent) sends them at once instead of spacing them at the
+//! starting rate; should that exceed the service's limit, its 429s are what the limiter
+//! learns from. With a user cap the bucket holds one token: there is no burst credit, so a
+//! fixed cap of R is never exceeded over any window, which is what users who set one want.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -37,8 +37,6 @@ const DECREASE: f64 = 0.7;
 const INCREASE: f64 = 2.0;
 /// Growth per saturated success during slow start.
 const SLOW_START_GROWTH: f64 = 1.25;
-/// Tokens the bucket holds without a user cap.
-const BURST: f64 = 10.0;
 const MIN_RATE: f64 = 0.5;
 /// Without a user cap the adaptive rate still stops here, far above any Databricks limit.
 const MAX_RATE: f64 = 10_000.0;
@@ -73,12 +71,12 @@ impl Limiter {
     pub(crate) fn new(initial_rate: f64, fixed_cap: Option<f64>) -> Limiter {
         let fixed = fixed_cap.filter(|c| c.is_finite() && *c > 0.0);
         let cap = fixed.unwrap_or(MAX_RATE);
-        let capacity = if fixed.is_some() { 1.0 } else { BURST };
         let initial = if initial_rate.is_finite() && initial_rate > 0.0 {
             initial_rate
         } else {
             30.0
         };
+        let capacity = if fixed.is_some() { 1.0 } else { initial.max(1.0) };
         Limiter {
             state: Mutex::new(State {
                 rate: initial.min(cap).max(MIN_RATE.min(cap)),
@@ -223,12 +221,12 @@ mod tests {
     async fn paces_requests_after_a_burst() {
         let l = Limiter::new(100.0, None);
         let start = Instant::now();
-        for _ in 0..10 {
+        for _ in 0..100 {
             l.acquire().await;
         }
         assert!(
             start.elapsed() < Duration::from_millis(50),
-            "the burst goes at once"
+            "a second's worth of the starting rate goes at once"
         );
         for _ in 0..11 {
             l.acquire().await;
