@@ -55,7 +55,11 @@ pub fn print(diags: &Diagnostics, sources: &SourceMap) {
     } else {
         GraphicalTheme::unicode_nocolor()
     };
-    let handler = GraphicalReportHandler::new_themed(theme).with_context_lines(1);
+    // Lines are not wrapped: a message stays greppable (and copyable) as one line, and
+    // terminals wrap long lines themselves.
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_context_lines(1)
+        .with_wrap_lines(false);
     for d in diags.iter() {
         let r = report(d, sources);
         let mut out = String::new();

@@ -163,11 +163,17 @@ pub(super) fn decode_instance(
 }
 
 /// A kind's static findings as diagnostics, each at the field it concerns.
-fn findings(found: Vec<crate::provider::Finding>, r: &Resource, address: &str) -> Diagnostics {
+fn findings(
+    found: Vec<crate::provider::Finding>,
+    r: &Resource,
+    address: &str,
+    config: &Object,
+    schema: &crate::provider::Schema,
+) -> Diagnostics {
     use crate::provider::FindingLevel;
     let mut out = Diagnostics::new();
     for f in found {
-        let span = crate::lang::load::locate(&r.body.body, &f.path)
+        let span = crate::lang::load::locate(&r.body.body, &f.path, config, schema)
             .map(|range| crate::lang::source::Span::new(r.body.file, range))
             .or_else(|| r.span.clone());
         let summary = match &f.rule {
@@ -709,7 +715,7 @@ impl Engine<'_> {
                 each.as_ref(),
             );
             if !d.has_errors() {
-                d.extend(findings(kind.check(&config), r, &address));
+                d.extend(findings(kind.check(&config), r, &address, &config, schema));
             }
             if !d.has_errors() && config.values().all(Value::is_wholly_known) {
                 if let Err(msg) = kind.prepare_config(&mut config, &self.config.dir) {

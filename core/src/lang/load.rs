@@ -981,21 +981,63 @@ fn ignore_changes(file: FileId, e: &Expression, diags: &mut Diagnostics) -> Igno
 }
 
 /// Where a field of a resource body is written: the attribute or nested block a path names
-/// (`[bronze, expectations]`, `[append_flow, 1]`), as deep as the source goes. Values inside
-/// an attribute are located at the attribute. `None` when nothing of the path is written.
-pub fn locate(body: &HclBody, path: &[PathStep]) -> Option<std::ops::Range<usize>> {
+/// (`[bronze, expectations]`, `[sink, 1]`), as deep as the source goes; an element of a list
+/// attribute (`[flows, 2]`) is located at that element. `config` is the decoded body the path
+/// was computed on: keyed blocks are sorted by key there, so an index is turned back into the
+/// block written with that key. `None` when nothing of the path is written.
+pub fn locate(
+    body: &HclBody,
+    path: &[PathStep],
+    config: &crate::value::Object,
+    schema: &crate::provider::Schema,
+) -> Option<std::ops::Range<usize>> {
+    use crate::provider::Nesting;
+    use crate::value::Value;
     let Some((PathStep::Key(name), rest)) = path.split_first() else {
         return None;
     };
     if let Some(a) = body.get_attribute(name) {
+        if let (Some(PathStep::Index(i)), Expression::Array(items)) = (rest.first(), &a.value) {
+            return items
+                .iter()
+                .nth(*i)
+                .and_then(|e| e.span())
+                .or_else(|| a.span());
+        }
         return a.span();
     }
-    let mut blocks = body.get_blocks(name);
-    let (block, rest) = match rest.split_first() {
-        Some((PathStep::Index(i), rest)) => (blocks.nth(*i)?, rest),
-        _ => (blocks.next()?, rest),
+    let bt = schema.block_type(name)?;
+    let (block, item, rest) = match rest.split_first() {
+        Some((PathStep::Index(i), rest)) => {
+            let item = config
+                .get(name.as_str())
+                .and_then(Value::as_list)
+                .and_then(|l| l.get(*i));
+            let keyed = match (&bt.nesting, item.and_then(Value::as_object)) {
+                (Nesting::Keyed(key), Some(o)) => {
+                    o.get(*key).and_then(Value::as_str).and_then(|k| {
+                        body.get_blocks(name).find(|b| {
+                            b.labels.first().map(|l| l.as_str()) == Some(k)
+                                || b.body.get_attribute(key).is_some_and(
+                                    |a| matches!(&a.value, Expression::String(s) if s.value() == k),
+                                )
+                        })
+                    })
+                }
+                _ => None,
+            };
+            let block = keyed.or_else(|| body.get_blocks(name).nth(*i))?;
+            (block, item, rest)
+        }
+        _ => (
+            body.get_blocks(name).next()?,
+            config.get(name.as_str()),
+            rest,
+        ),
     };
-    locate(&block.body, rest).or_else(|| block.span())
+    let empty = crate::value::Object::new();
+    let inner = item.and_then(Value::as_object).unwrap_or(&empty);
+    locate(&block.body, rest, inner, &bt.schema).or_else(|| block.span())
 }
 
 /// `tags["owner"]` → `[Key(tags), Key(owner)]`.

@@ -1,0 +1,43 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "sdp_meta_flow" "orders" {
+  data_flow_id    = "1"
+  data_flow_group = "A1"
+
+  source {
+    format = "delta"
+    table  = "main.raw.orders"
+  }
+
+  bronze {
+    database = "main.bronze"
+    table    = "orders"
+
+    cdc_apply_changes {
+      keys        = ["order_id"]
+      sequence_by = "updated_at"
+      scd_type    = "1"
+    }
+
+    cdc_apply_changes_flows {
+      keys        = ["order_id"]
+      sequence_by = "updated_at"
+      scd_type    = "1"
+
+      flow {
+        name           = "orders_eu"
+        source_format  = "delta"
+        source_details = { source_database = "main.raw", source_table = "orders_eu" }
+      }
+    }
+  }
+}
+
+resource "sdp_meta_onboarding" "a1" {
+  volume_path = "/Volumes/main/specs/conf"
+  env         = "prod"
+  database    = "main.specs"
+  flows       = [sdp_meta_flow.orders]
+}

@@ -1,0 +1,38 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "sdp_meta_flow" "orders" {
+  data_flow_id    = "1"
+  data_flow_group = "A1"
+
+  source {
+    format = "delta"
+    table  = "main.raw.orders"
+  }
+
+  bronze {
+    database = "main.bronze"
+    table    = "orders"
+
+    append_flow {
+      name           = "Late_Orders"
+      source_format  = "delta"
+      source_details = { source_database = "main.raw", source_table = "late_orders" }
+    }
+
+    # sdp-meta uses the name as the DLT flow and view name, so this one collides with the first.
+    append_flow {
+      name           = "late_orders"
+      source_format  = "delta"
+      source_details = { source_database = "main.raw", source_table = "late_orders_eu" }
+    }
+  }
+}
+
+resource "sdp_meta_onboarding" "a1" {
+  volume_path = "/Volumes/main/specs/conf"
+  env         = "prod"
+  database    = "main.specs"
+  flows       = [sdp_meta_flow.orders]
+}

@@ -1,0 +1,28 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "sdp_meta_flow" "orders" {
+  data_flow_id    = "1"
+  data_flow_group = "A1"
+
+  source {
+    format = "kafka"
+    kafka {
+      servers_secrets_scope_name = "kafka"
+      subscribe                  = "orders"
+    }
+  }
+
+  bronze {
+    database = "main.bronze"
+    table    = "orders"
+  }
+}
+
+resource "sdp_meta_onboarding" "a1" {
+  volume_path = "/Volumes/main/specs/conf"
+  env         = "prod"
+  database    = "main.specs"
+  flows       = [sdp_meta_flow.orders]
+}

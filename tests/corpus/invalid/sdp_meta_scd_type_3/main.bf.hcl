@@ -1,0 +1,31 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "sdp_meta_flow" "orders" {
+  data_flow_id    = "1"
+  data_flow_group = "A1"
+
+  source {
+    format = "delta"
+    table  = "main.raw.orders"
+  }
+
+  bronze {
+    database = "main.bronze"
+    table    = "orders"
+
+    cdc_apply_changes {
+      keys        = ["order_id"]
+      sequence_by = "updated_at"
+      scd_type    = "3"
+    }
+  }
+}
+
+resource "sdp_meta_onboarding" "a1" {
+  volume_path = "/Volumes/main/specs/conf"
+  env         = "prod"
+  database    = "main.specs"
+  flows       = [sdp_meta_flow.orders]
+}

@@ -1,0 +1,32 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "sdp_meta_flow" "orders" {
+  data_flow_id    = "1"
+  data_flow_group = "A1"
+
+  silver {
+    database = "main.silver"
+    table    = "orders"
+
+    cdc_apply_changes_flows {
+      keys        = ["order_id"]
+      sequence_by = "updated_at"
+      scd_type    = "1"
+
+      flow {
+        name           = "orders_files"
+        source_format  = "cloudFiles"
+        source_details = { source_path_prod = "/Volumes/main/landing/files/orders/" }
+      }
+    }
+  }
+}
+
+resource "sdp_meta_onboarding" "a1" {
+  volume_path = "/Volumes/main/specs/conf"
+  env         = "prod"
+  database    = "main.specs"
+  flows       = [sdp_meta_flow.orders]
+}
