@@ -76,7 +76,11 @@ impl Limiter {
         } else {
             30.0
         };
-        let capacity = if fixed.is_some() { 1.0 } else { initial.max(1.0) };
+        let capacity = if fixed.is_some() {
+            1.0
+        } else {
+            initial.max(1.0)
+        };
         Limiter {
             state: Mutex::new(State {
                 rate: initial.min(cap).max(MIN_RATE.min(cap)),
