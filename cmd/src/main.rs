@@ -5,6 +5,7 @@ mod diag;
 mod flows;
 mod local;
 mod ops;
+mod promote;
 mod run;
 mod saved;
 mod schema;
@@ -71,6 +72,10 @@ pub struct PlanArgs {
     /// Concurrent operations.
     #[arg(long = "parallelism", default_value_t = 10)]
     pub parallelism: usize,
+    /// Let an environment with protect = true delete or replace catalogs, schemas, volumes
+    /// and pipelines.
+    #[arg(long = "allow-destroy")]
+    pub allow_destroy: bool,
     /// Wait this long for the state lock (e.g. 30s).
     #[arg(long = "lock-timeout", default_value = "0s")]
     pub lock_timeout: String,
@@ -177,6 +182,20 @@ enum Command {
     Auth(auth::AuthArgs),
     /// sdp-meta flows: import an existing onboarding file as configuration.
     Flows(flows::FlowsArgs),
+    /// Plan one environment from another's configuration and show where they differ.
+    Promote {
+        /// The environment the configuration was tried in (e.g. dev).
+        #[arg(long)]
+        from: String,
+        /// The environment to plan (e.g. prod).
+        #[arg(long)]
+        to: String,
+        #[command(flatten)]
+        args: PlanArgs,
+        /// Exit 0 with no changes, 2 with changes, 1 on error.
+        #[arg(long = "detailed-exitcode")]
+        detailed_exitcode: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -212,6 +231,7 @@ const TERRAFORM_STYLE: &[&str] = &[
     "refresh-only",
     "destroy",
     "auto-approve",
+    "allow-destroy",
     "detailed-exitcode",
     "json",
     "markdown",
@@ -323,6 +343,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Local(args) => local::run(args).await,
         Command::Auth(args) => auth::run(args).await,
         Command::Flows(args) => flows::run(args),
+        Command::Promote {
+            from,
+            to,
+            args,
+            detailed_exitcode,
+        } => promote::run(&ctx, &args, &from, &to, detailed_exitcode).await,
     }
 }
 

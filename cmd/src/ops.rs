@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+#[derive(Clone)]
 pub struct Ctx {
     pub dir: PathBuf,
     pub environment: Option<String>,
@@ -58,14 +59,47 @@ pub fn local_dir(dir: &std::path::Path) -> PathBuf {
     dir.join(".brickform").join("local")
 }
 
-fn provider_wants_local(config: &Config) -> bool {
-    config
-        .providers
-        .get("databricks")
-        .and_then(|p| p.body.body.get_attribute("host"))
-        .is_some_and(
-            |a| matches!(&a.value, hcl_edit::expr::Expression::String(s) if s.value() == "local"),
-        )
+/// Where a named local workspace (`host = "local:prod"`) is kept, beside the default one, so
+/// one configuration can run dev and prod on two local workspaces.
+pub fn named_local_dir(dir: &std::path::Path, name: Option<&str>) -> PathBuf {
+    match name {
+        None => local_dir(dir),
+        Some(n) => dir.join(".brickform").join(format!("local-{n}")),
+    }
+}
+
+/// The literal `host` of a databricks provider block, if it is one.
+fn literal_host(body: &hcl_edit::structure::Body) -> Option<String> {
+    match &body.get_attribute("host")?.value {
+        hcl_edit::expr::Expression::String(s) => Some(s.value().clone()),
+        _ => None,
+    }
+}
+
+/// Which local workspace the selected environment's provider settings ask for: `host =
+/// "local"` is the default one, `host = "local:NAME"` a named one; the environment's
+/// provider block wins over the top-level one. `None` when the host is not local.
+fn wanted_local(config: &Config, env: &str) -> Option<Option<String>> {
+    let env_host = config
+        .environments
+        .get(env)
+        .and_then(|e| {
+            e.body.body.blocks().find(|b| {
+                b.ident.as_str() == "provider"
+                    && b.labels.first().map(|l| l.as_str()) == Some("databricks")
+            })
+        })
+        .and_then(|b| literal_host(&b.body));
+    let host = env_host.or_else(|| {
+        config
+            .providers
+            .get("databricks")
+            .and_then(|p| literal_host(&p.body.body))
+    })?;
+    match host.as_str() {
+        "local" => Some(None),
+        h => h.strip_prefix("local:").map(|n| Some(n.to_string())),
+    }
 }
 
 fn databricks(local: Option<(String, String)>) -> Arc<brickform_databricks::DatabricksProvider> {
@@ -90,19 +124,16 @@ pub(crate) async fn providers(ctx: &Ctx, config: &Config) -> anyhow::Result<Prov
     let mut registry = Registry::new();
     let mut running = None;
     let mut local = None;
-    if ctx.local || provider_wants_local(config) {
+    let wanted = wanted_local(config, &environment(ctx, config));
+    if ctx.local || wanted.is_some() {
+        let dir = named_local_dir(&ctx.dir, wanted.flatten().as_deref());
         let cfg = brickform_emulator::EmulatorConfig {
-            data_dir: Some(local_dir(&ctx.dir)),
+            data_dir: Some(dir.clone()),
             ..Default::default()
         };
         let emu = brickform_emulator::Emulator::start(cfg)
             .await
-            .map_err(|e| {
-                anyhow!(
-                    "cannot start the local workspace in {}: {e}",
-                    local_dir(&ctx.dir).display()
-                )
-            })?;
+            .map_err(|e| anyhow!("cannot start the local workspace in {}: {e}", dir.display()))?;
         local = Some((emu.url(), "local".to_string()));
         running = Some(emu);
     }
@@ -149,7 +180,7 @@ pub(crate) fn environment(ctx: &Ctx, config: &Config) -> String {
     "default".to_string()
 }
 
-fn var_inputs(args: &VarArgs, allow_unknown: bool) -> Result<VarInputs, anyhow::Error> {
+pub(crate) fn var_inputs(args: &VarArgs, allow_unknown: bool) -> Result<VarInputs, anyhow::Error> {
     let mut vars = Vec::new();
     for v in &args.vars {
         let (k, val) = v
@@ -424,10 +455,11 @@ fn request(args: &PlanArgs, destroy: bool) -> PlanRequest {
         targets: args.targets.clone(),
         replace: args.replace.clone(),
         parallelism: args.parallelism,
+        allow_destroy: args.allow_destroy,
     }
 }
 
-fn text_options(ctx: &Ctx) -> render_text::TextOptions {
+pub(crate) fn text_options(ctx: &Ctx) -> render_text::TextOptions {
     render_text::TextOptions {
         color: ctx.color,
         show_unchanged: false,
@@ -437,6 +469,41 @@ fn text_options(ctx: &Ctx) -> render_text::TextOptions {
 fn variables_fingerprint(doc: &StateDocument, vars: &Variables) -> String {
     let j = Value::Object(vars.values.clone()).to_json();
     doc.fingerprint(&j)
+}
+
+/// The plan of `ctx`'s environment for `promote`, with the user the development presets
+/// would name and the environment's variables. `None` when planning failed (diagnostics
+/// printed).
+pub(crate) async fn plan_for_promote(
+    ctx: &Ctx,
+    args: &PlanArgs,
+) -> anyhow::Result<Option<(Planned, Option<String>, Variables)>> {
+    let mut s = match open(ctx, args, "plan").await {
+        Ok(s) => s,
+        Err(_) => return Ok(None),
+    };
+    let p = providers(ctx, &s.config).await?;
+    let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
+    if finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved)
+        .await
+        .is_err()
+    {
+        return Ok(None);
+    }
+    let (planned, diags) = engine.plan(&s.doc, &request(args, false)).await;
+    print_diags(&diags, &s.config);
+    let Some(planned) = planned else {
+        return Ok(None);
+    };
+    // Who would get the development presets: the user the target's provider acts as.
+    let mut user = None;
+    for provider in &p.registry.providers {
+        if let Ok(Some(u)) = provider.current_user().await {
+            user = Some(u);
+            break;
+        }
+    }
+    Ok(Some((planned, user, s.vars.clone())))
 }
 
 pub async fn plan(

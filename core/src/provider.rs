@@ -284,6 +284,38 @@ impl ProviderError {
 
 pub type ProviderResult<T> = Result<T, ProviderError>;
 
+/// The development presets of an environment in `mode = "development"` (DESIGN §4), which
+/// keep a developer's objects apart from everyone else's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Presets {
+    /// The developer's short name (the part of the user name before `@`), for prefixes.
+    pub user: String,
+    /// Unity Catalog schemas are prefixed too.
+    pub prefix_schemas: bool,
+}
+
+impl Presets {
+    /// The prefix of job and pipeline names: `[dev alice] `.
+    pub fn name_prefix(&self) -> String {
+        format!("[dev {}] ", self.user)
+    }
+    /// The prefix of schema names: `dev_alice_`.
+    pub fn schema_prefix(&self) -> String {
+        let user: String = self
+            .user
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("dev_{user}_")
+    }
+}
+
 /// How bad a [`Finding`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FindingLevel {
@@ -394,6 +426,25 @@ pub trait ResourceKind: Send + Sync {
         Object::new()
     }
 
+    /// Applies the development presets to a decoded configuration; returns one line per
+    /// change for the plan (`name prefixed with "[dev alice] "`). Kinds without presets
+    /// change nothing.
+    fn apply_presets(&self, _presets: &Presets, _config: &mut Object) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What an environment in `mode = "production"` refuses in this kind's configuration
+    /// (a pipeline in development mode, a paused schedule).
+    fn production_findings(&self, _config: &Object) -> Vec<Finding> {
+        Vec::new()
+    }
+
+    /// Whether a `protect = true` environment guards this kind's objects against delete and
+    /// replace (data lives in them: catalogs, schemas, volumes, pipelines).
+    fn protected(&self) -> bool {
+        false
+    }
+
     /// Static checks of a decoded configuration, run by `validate` and `plan` without network
     /// access. The configuration may hold unknown values (known only after apply): a check
     /// whose inputs are unknown says nothing.
@@ -476,6 +527,12 @@ pub trait Provider: Send + Sync {
     /// Connects with the evaluated provider block. Called once per command before any
     /// resource operation; never called by `validate`.
     async fn configure(&self, config: &Object) -> ProviderResult<()>;
+
+    /// The user the provider acts as (configured first), for development presets. `None`
+    /// when the provider has no notion of one.
+    async fn current_user(&self) -> ProviderResult<Option<String>> {
+        Ok(None)
+    }
 }
 
 /// All providers a command knows, by resource and data-source type name.

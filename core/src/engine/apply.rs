@@ -484,6 +484,7 @@ impl Engine<'_> {
             key: spec.key.clone(),
             each_value: spec.each_value.clone(),
             base_dir: self.config.dir.clone(),
+            presets: self.presets().cloned(),
         }
     }
 }
@@ -506,6 +507,8 @@ struct Work {
     key: Option<crate::plan::InstanceKey>,
     each_value: Option<Value>,
     base_dir: std::path::PathBuf,
+    /// The development presets the plan applied, applied again to what is sent.
+    presets: Option<crate::provider::Presets>,
 }
 
 fn base_address(c: &ResourceChange) -> &str {
@@ -551,6 +554,9 @@ fn evaluate(
         ));
     }
     if let Some(kind) = &work.kind {
+        if let Some(p) = &work.presets {
+            kind.apply_presets(p, &mut config);
+        }
         kind.prepare_config(&mut config, &work.base_dir)?;
     }
     Ok((config, sensitive))

@@ -3,6 +3,7 @@
 pub mod apply;
 pub mod inputs;
 mod planner;
+pub mod promote;
 mod recover;
 mod refresh;
 pub mod world;
@@ -26,6 +27,8 @@ pub struct PlanRequest {
     pub targets: Vec<String>,
     /// `--replace` addresses.
     pub replace: Vec<String>,
+    /// `--allow-destroy`: a protected environment may delete or replace data objects.
+    pub allow_destroy: bool,
     /// Concurrent reads while refreshing (0 means the default, 10).
     pub parallelism: usize,
 }
@@ -55,8 +58,16 @@ pub struct Engine<'a> {
     pub registry: &'a Registry,
     pub vars: &'a Variables,
     pub environment: String,
+    /// The selected environment's block: mode, protection, provider settings.
+    pub settings: crate::lang::environment::EnvironmentSettings,
+    /// Problems of the environment blocks, reported by every plan and validate.
+    settings_diags: Diagnostics,
     /// No provider calls at all (`validate`): data sources and imports stay unknown.
     pub offline: bool,
+    /// Development presets, once the providers are configured (they need the user's name).
+    presets: std::sync::OnceLock<Option<crate::provider::Presets>>,
+    /// What the presets changed, by address, in the last plan.
+    preset_notes: std::sync::Mutex<std::collections::BTreeMap<String, Vec<String>>>,
 }
 
 impl<'a> Engine<'a> {
@@ -66,13 +77,69 @@ impl<'a> Engine<'a> {
         vars: &'a Variables,
         environment: &str,
     ) -> Self {
+        let (settings, settings_diags) = crate::lang::environment::resolve(config, environment);
         Engine {
             config,
             registry,
             vars,
             environment: environment.to_string(),
+            settings,
+            settings_diags,
             offline: false,
+            presets: std::sync::OnceLock::new(),
+            preset_notes: Default::default(),
         }
+    }
+
+    /// What the development presets changed in the last plan, by address.
+    pub fn preset_notes(&self) -> std::collections::BTreeMap<String, Vec<String>> {
+        self.preset_notes
+            .lock()
+            .map(|n| n.clone())
+            .unwrap_or_default()
+    }
+
+    /// The configuration as this environment resolves it, without state or network: every
+    /// instance planned for creation with its values, development presets applied for
+    /// `user` when the environment is in development mode. `promote` compares two of these.
+    pub async fn resolve_offline(
+        &self,
+        user: Option<&str>,
+    ) -> (
+        Option<Planned>,
+        std::collections::BTreeMap<String, Vec<String>>,
+        Diagnostics,
+    ) {
+        let engine = Engine {
+            config: self.config,
+            registry: self.registry,
+            vars: self.vars,
+            environment: self.environment.clone(),
+            settings: self.settings.clone(),
+            settings_diags: self.settings_diags.clone(),
+            offline: true,
+            presets: std::sync::OnceLock::new(),
+            preset_notes: Default::default(),
+        };
+        let development =
+            self.settings.mode == Some(crate::lang::environment::EnvMode::Development);
+        let _ = engine.presets.set(match (development, user) {
+            (true, Some(u)) => Some(crate::provider::Presets {
+                user: u.split('@').next().unwrap_or(u).to_string(),
+                prefix_schemas: self.settings.prefix_schemas,
+            }),
+            _ => None,
+        });
+        let state = StateDocument::new(&self.environment);
+        let (planned, diags) = engine.build_plan(&state, &PlanRequest::default()).await;
+        let notes = engine.preset_notes();
+        (planned, notes, diags)
+    }
+
+    /// The development presets in force, if the environment is in development mode and the
+    /// providers have been configured.
+    pub fn presets(&self) -> Option<&crate::provider::Presets> {
+        self.presets.get().and_then(Option::as_ref)
     }
 
     /// Plans the configuration against `state`. Diagnostics include warnings even on success.
@@ -92,7 +159,11 @@ impl<'a> Engine<'a> {
             registry: self.registry,
             vars: self.vars,
             environment: self.environment.clone(),
+            settings: self.settings.clone(),
+            settings_diags: self.settings_diags.clone(),
             offline: true,
+            presets: std::sync::OnceLock::new(),
+            preset_notes: Default::default(),
         };
         let state = StateDocument::new(&self.environment);
         let (_, diags) = engine.build_plan(&state, &PlanRequest::default()).await;

@@ -162,6 +162,41 @@ pub(super) fn decode_instance(
     (value, decoded.sensitive_paths, diags)
 }
 
+impl Engine<'_> {
+    /// A `protect = true` environment refuses to delete or replace data objects unless the
+    /// command says --allow-destroy.
+    fn protected_changes(&self, plan: &Plan) -> Diagnostics {
+        let mut diags = Diagnostics::new();
+        for c in &plan.changes {
+            let destroys = c.action == Action::Delete || c.action.is_replace();
+            let guarded = c.mode == Mode::Managed
+                && self
+                    .registry
+                    .kind(&c.type_name)
+                    .is_some_and(|k| k.protected());
+            if destroys && guarded {
+                let span = self
+                    .config
+                    .resources
+                    .get(c.address.split('[').next().unwrap_or(&c.address))
+                    .and_then(|r| r.span.clone());
+                diags.push(
+                    Diagnostic::error(format!(
+                        "{} would be {} in protected environment \"{}\"",
+                        c.address,
+                        if c.action == Action::Delete { "destroyed" } else { "replaced" },
+                        self.environment
+                    ))
+                    .at(span)
+                    .detail("Environment blocks with protect = true do not delete or replace catalogs, schemas, volumes or pipelines: the data in them would go too.")
+                    .hint("if this is intended, run the command again with --allow-destroy"),
+                );
+            }
+        }
+        diags
+    }
+}
+
 /// A kind's static findings as diagnostics, each at the field it concerns.
 fn findings(
     found: Vec<crate::provider::Finding>,
@@ -255,7 +290,7 @@ impl Engine<'_> {
         req: &PlanRequest,
     ) -> (Option<Planned>, Diagnostics) {
         let config = self.config;
-        let mut diags = Diagnostics::new();
+        let mut diags = self.settings_diags.clone();
         let (cg, gd) = graph::build(config);
         diags.extend(gd);
         for r in config.resources.values() {
@@ -325,6 +360,7 @@ impl Engine<'_> {
         };
         let mut specs: Vec<InstanceSpec> = Vec::new();
         let mut produced: HashSet<String> = HashSet::new();
+        let mut preset_notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let import_ids = self.import_ids(&world, &mut diags);
 
         let mut refreshed = if req.refresh && !self.offline {
@@ -364,6 +400,7 @@ impl Engine<'_> {
                 &mut plan,
                 &mut specs,
                 &mut produced,
+                &mut preset_notes,
                 &mut diags,
             )
             .await;
@@ -558,6 +595,35 @@ impl Engine<'_> {
             self.apply_targets(&mut plan, &mut specs, req, &cg);
             plan.warnings.push("Resource targeting is in effect: the plan may be incomplete. Use --target only to recover from mistakes, not for routine changes.".into());
         }
+        if self.settings.protect && !req.allow_destroy {
+            diags.extend(self.protected_changes(&plan));
+        }
+        if let Ok(mut n) = self.preset_notes.lock() {
+            n.clone_from(&preset_notes);
+        }
+        if let Some(p) = self.presets() {
+            let touched = preset_notes.len();
+            if touched > 0 {
+                let mut what: Vec<&str> = preset_notes
+                    .values()
+                    .flatten()
+                    .map(String::as_str)
+                    .collect();
+                what.sort();
+                what.dedup();
+                plan.warnings.push(format!(
+                    "Development presets of environment \"{}\" (user {}) apply to {}: {}.",
+                    self.environment,
+                    p.user,
+                    if touched == 1 {
+                        "1 resource".to_string()
+                    } else {
+                        format!("{touched} resources")
+                    },
+                    what.join("; ")
+                ));
+            }
+        }
         diags.sort();
         if diags.has_errors() {
             return (None, diags);
@@ -579,6 +645,7 @@ impl Engine<'_> {
         plan: &mut Plan,
         specs: &mut Vec<InstanceSpec>,
         produced: &mut HashSet<String>,
+        preset_notes: &mut BTreeMap<String, Vec<String>>,
         diags: &mut Diagnostics,
     ) {
         let base = r.address();
@@ -716,6 +783,18 @@ impl Engine<'_> {
             );
             if !d.has_errors() {
                 d.extend(findings(kind.check(&config), r, &address, &config, schema));
+                if self.settings.mode == Some(crate::lang::environment::EnvMode::Production) {
+                    let found = kind.production_findings(&config);
+                    d.extend(findings(found, r, &address, &config, schema));
+                }
+            }
+            if !d.has_errors()
+                && let Some(p) = self.presets()
+            {
+                let notes = kind.apply_presets(p, &mut config);
+                if !notes.is_empty() {
+                    preset_notes.insert(address.clone(), notes);
+                }
             }
             if !d.has_errors() && config.values().all(Value::is_wholly_known) {
                 if let Err(msg) = kind.prepare_config(&mut config, &self.config.dir) {
@@ -1108,6 +1187,31 @@ impl Engine<'_> {
             diags.extend(d);
             settings.insert(provider.name(), decoded.value);
         }
+        // The environment's provider settings override the top-level ones, key by key.
+        for (name, block) in &self.settings.providers {
+            let Some(provider) = self.registry.provider(name) else {
+                diags.push(
+                    Diagnostic::error("Unknown provider")
+                        .at(block.span.clone())
+                        .detail(format!("There is no provider named \"{name}\".")),
+                );
+                continue;
+            };
+            let mut ev = Evaluator::new(&world, &config.dir);
+            let header = block.span.as_ref().map(|s| s.range.clone());
+            let (decoded, d) = Decoder::new(&mut ev, block.body.file).decode(
+                &block.body.body,
+                provider.config_schema(),
+                header,
+            );
+            diags.extend(d);
+            let merged = settings.entry(provider.name()).or_default();
+            for (k, v) in decoded.value {
+                if !v.is_null() {
+                    merged.insert(k, v);
+                }
+            }
+        }
         if self.offline || diags.has_errors() {
             return diags;
         }
@@ -1150,6 +1254,46 @@ impl Engine<'_> {
                 );
             }
         }
+        if !diags.has_errors() && self.presets.get().is_none() {
+            diags.extend(self.resolve_presets(&used).await);
+        }
+        diags
+    }
+
+    /// In development mode, asks the providers whose user the presets name.
+    async fn resolve_presets(&self, used: &HashSet<&str>) -> Diagnostics {
+        let mut diags = Diagnostics::new();
+        if self.settings.mode != Some(crate::lang::environment::EnvMode::Development) {
+            let _ = self.presets.set(None);
+            return diags;
+        }
+        let mut user = None;
+        for p in self
+            .registry
+            .providers
+            .iter()
+            .filter(|p| used.contains(p.name()))
+        {
+            match p.current_user().await {
+                Ok(Some(u)) => {
+                    user = Some(u);
+                    break;
+                }
+                Ok(None) => {}
+                Err(e) => diags.push(
+                    Diagnostic::error(format!(
+                        "Cannot tell who you are for the development presets of environment \"{}\": {}",
+                        self.environment, e.message
+                    ))
+                    .at(self.settings.span.clone()),
+                ),
+            }
+        }
+        let short = user.map(|u| u.split('@').next().unwrap_or(&u).to_string());
+        let _ = self.presets.set(short.map(|user| crate::provider::Presets {
+            user,
+            prefix_schemas: self.settings.prefix_schemas,
+        }));
         diags
     }
 

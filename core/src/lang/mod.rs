@@ -3,6 +3,7 @@
 
 pub mod decode;
 pub mod diagnostics;
+pub mod environment;
 pub mod eval;
 pub mod fmt;
 pub mod functions;

@@ -63,7 +63,7 @@ impl DatabricksProvider {
     pub fn new(options: Options) -> Self {
         let schema = Schema::new()
             .describe("Connection to a Databricks workspace. Unset settings come from DATABRICKS_* environment variables, a ~/.databrickscfg profile, or `brickform auth login`.")
-            .attr(Attribute::optional("host", AttrType::String).describe("Workspace URL, or \"local\" for the local workspace."))
+            .attr(Attribute::optional("host", AttrType::String).describe("Workspace URL; \"local\" for the local workspace in .brickform/local, \"local:NAME\" for another one in .brickform/local-NAME (one per environment, say)."))
             .attr(Attribute::optional("token", AttrType::String).sensitive().describe("Personal access token."))
             .attr(Attribute::optional("client_id", AttrType::String).describe("OAuth machine-to-machine client id."))
             .attr(Attribute::optional("client_secret", AttrType::String).sensitive().describe("OAuth machine-to-machine client secret."))
@@ -87,7 +87,10 @@ impl DatabricksProvider {
 
 /// Whether a provider block asks for the local workspace.
 pub fn wants_local(settings: &Object) -> bool {
-    settings.get("host").and_then(Value::as_str) == Some("local")
+    settings
+        .get("host")
+        .and_then(Value::as_str)
+        .is_some_and(|h| h == "local" || h.starts_with("local:"))
 }
 
 fn text(o: &Object, k: &str) -> Option<String> {
@@ -108,6 +111,18 @@ impl Provider for DatabricksProvider {
     fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
         data::all(&self.shared)
     }
+    async fn current_user(&self) -> ProviderResult<Option<String>> {
+        let client = self.shared.client()?;
+        let me = client
+            .get("/api/2.0/preview/scim/v2/Me", &[])
+            .await
+            .map_err(ProviderError::from)?;
+        Ok(me
+            .get("userName")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string))
+    }
+
     async fn configure(&self, config: &Object) -> ProviderResult<()> {
         let mut settings = Settings {
             host: text(config, "host"),

@@ -477,6 +477,23 @@ impl ResourceKind for Job {
         &self.schema
     }
 
+    fn apply_presets(
+        &self,
+        p: &brickform_core::provider::Presets,
+        config: &mut Object,
+    ) -> Vec<String> {
+        let mut notes: Vec<String> = super::presets::name(p, config).into_iter().collect();
+        notes.extend(super::presets::pause(
+            config,
+            &["schedule", "trigger", "continuous"],
+        ));
+        notes
+    }
+
+    fn production_findings(&self, config: &Object) -> Vec<brickform_core::provider::Finding> {
+        super::presets::no_paused(config, &["schedule", "trigger", "continuous"])
+    }
+
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
         let (resp, uncertain) = client

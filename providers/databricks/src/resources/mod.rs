@@ -12,6 +12,7 @@ pub mod job_run;
 pub mod notebook;
 pub mod pipeline;
 pub mod pipeline_spec;
+pub mod presets;
 pub mod schema;
 pub mod sdp_meta_flow;
 pub mod sdp_meta_onboarding;

@@ -617,6 +617,27 @@ impl ResourceKind for PipelineKind {
         Ok(())
     }
 
+    fn apply_presets(
+        &self,
+        p: &brickform_core::provider::Presets,
+        config: &mut Object,
+    ) -> Vec<String> {
+        let mut notes: Vec<String> = super::presets::name(p, config).into_iter().collect();
+        if config.get("development").and_then(Value::as_bool) != Some(true) {
+            config.insert("development".into(), Value::Bool(true));
+            notes.push("pipelines in development mode".into());
+        }
+        notes
+    }
+
+    fn production_findings(&self, config: &Object) -> Vec<brickform_core::provider::Finding> {
+        super::presets::no_development(config)
+    }
+
+    fn protected(&self) -> bool {
+        true
+    }
+
     fn plan_computed(&self, config: &Object) -> Object {
         // The derived attributes read only the replicated objects: they are known before,
         // say, the gateway's id is.

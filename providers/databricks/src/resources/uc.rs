@@ -100,6 +100,28 @@ impl ResourceKind for UcKind {
         &self.schema
     }
 
+    fn apply_presets(
+        &self,
+        p: &brickform_core::provider::Presets,
+        config: &mut Object,
+    ) -> Vec<String> {
+        if self.spec.type_name == "databricks_schema" && p.prefix_schemas {
+            super::presets::prefix(config, "name", &p.schema_prefix())
+                .into_iter()
+                .map(|n| format!("schema {n}"))
+                .collect()
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn protected(&self) -> bool {
+        matches!(
+            self.spec.type_name,
+            "databricks_catalog" | "databricks_schema" | "databricks_volume"
+        )
+    }
+
     fn plan_computed(&self, config: &Object) -> Object {
         let parts: Option<Vec<String>> = self
             .spec

@@ -1,0 +1,171 @@
+//! `brickform promote --from dev --to prod`: the plan for the target environment, and next to
+//! it every place where the two environments' resolved configurations differ, with what
+//! explains each difference. A difference nothing declared explains is flagged.
+
+use crate::PlanArgs;
+use crate::ops::{self, Ctx};
+use brickform_core::engine::Engine;
+use brickform_core::engine::inputs;
+use brickform_core::engine::promote::{Difference, Explanation, Side, compare};
+use brickform_core::lang::environment::EnvMode;
+use brickform_core::plan::render_text;
+use brickform_core::value::Value;
+use std::process::ExitCode;
+
+fn show(v: &Option<Value>) -> String {
+    match v {
+        None => "(absent)".into(),
+        Some(Value::Null) => "null".into(),
+        Some(v) => {
+            let s = v.to_json().to_string();
+            if s.chars().count() > 60 {
+                format!("{}…", s.chars().take(59).collect::<String>())
+            } else {
+                s
+            }
+        }
+    }
+}
+
+fn table(from: &str, to: &str, diffs: &[Difference]) -> String {
+    if diffs.is_empty() {
+        return format!("\nThe resolved configurations of {from} and {to} do not differ.\n");
+    }
+    let rows: Vec<[String; 5]> = diffs
+        .iter()
+        .map(|d| {
+            [
+                d.address.clone(),
+                if d.field.is_empty() {
+                    "(the resource)".into()
+                } else {
+                    d.field.clone()
+                },
+                show(&d.from),
+                show(&d.to),
+                d.explained_by
+                    .iter()
+                    .map(Explanation::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ]
+        })
+        .collect();
+    let head = ["RESOURCE", "FIELD", from, to, "EXPLAINED BY"].map(str::to_string);
+    let mut width = [0usize; 5];
+    for r in rows.iter().chain(std::iter::once(&head)) {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |r: &[String; 5]| {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(width)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i == 4 {
+                    c.clone()
+                } else {
+                    format!("{c:<w$}")
+                }
+            })
+            .collect();
+        format!("  {}\n", cells.join("  ").trim_end())
+    };
+    let mut out = format!("\nDifferences between {from} and {to} (resolved configuration):\n\n");
+    out.push_str(&line(&head));
+    for r in &rows {
+        out.push_str(&line(r));
+    }
+    let unexplained = diffs.iter().filter(|d| d.unexplained()).count();
+    if unexplained > 0 {
+        out.push_str(&format!(
+            "\nWarning: {unexplained} difference{} that no variable, preset or environment setting explains. Check {} before promoting.\n",
+            if unexplained == 1 { "" } else { "s" },
+            if unexplained == 1 { "it" } else { "them" }
+        ));
+    }
+    out
+}
+
+pub async fn run(
+    ctx: &Ctx,
+    args: &PlanArgs,
+    from: &str,
+    to: &str,
+    detailed: bool,
+) -> anyhow::Result<ExitCode> {
+    let to_ctx = Ctx {
+        environment: Some(to.to_string()),
+        ..ctx.clone()
+    };
+    let config = match ops::load(&to_ctx) {
+        Ok(c) => c,
+        Err(code) => return Ok(code),
+    };
+    for env in [from, to] {
+        if !config.environments.contains_key(env) {
+            eprintln!("Error: there is no environment \"{env}\" in the configuration");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    // The target's plan, exactly as `plan --env TO` makes it.
+    let Some((planned, engine_user, to_vars)) = ops::plan_for_promote(&to_ctx, args).await? else {
+        return Ok(ExitCode::from(1));
+    };
+    print!(
+        "{}",
+        render_text::render(&planned.plan, &ops::text_options(&to_ctx))
+    );
+
+    // Both environments' resolved configurations, compared.
+    let registry = ops::registry();
+    let inputs_from = ops::var_inputs(&args.vars, false)?;
+    let (from_vars, d) = inputs::resolve(&config, &inputs_from, Some(from));
+    if d.has_errors() {
+        ops::print_diags(&d, &config);
+        return Ok(ExitCode::from(1));
+    }
+    let from_engine = Engine::new(&config, &registry, &from_vars, from);
+    let to_engine = Engine::new(&config, &registry, &to_vars, to);
+    let user = engine_user.as_deref();
+    if from_engine.settings.mode == Some(EnvMode::Development) && user.is_none() {
+        eprintln!(
+            "Warning: environment \"{from}\" is in development mode but the current user is unknown; its presets are left out of the comparison."
+        );
+    }
+    let (fp, fnotes, fd) = from_engine.resolve_offline(user).await;
+    let (tp, tnotes, td) = to_engine.resolve_offline(user).await;
+    let (Some(fp), Some(tp)) = (fp, tp) else {
+        ops::print_diags(&fd, &config);
+        ops::print_diags(&td, &config);
+        return Ok(ExitCode::from(1));
+    };
+    let is_computed = |type_name: &str, attr: &str| {
+        registry
+            .kind(type_name)
+            .and_then(|k| k.schema().attribute(attr).map(|a| a.is_computed_only()))
+            .unwrap_or(false)
+    };
+    let diffs = compare(
+        &config,
+        &is_computed,
+        &Side {
+            planned: &fp,
+            vars: &from_vars.values,
+            presets: &fnotes,
+        },
+        &Side {
+            planned: &tp,
+            vars: &to_vars.values,
+            presets: &tnotes,
+        },
+    );
+    print!("{}", table(from, to, &diffs));
+    Ok(if detailed && planned.plan.has_changes() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,475 @@
+//! Promotion: where two environments' resolved configurations differ, and what explains each
+//! difference (a variable whose value differs, the environment's name, a development preset,
+//! or another difference it follows from). A difference nothing declared explains is
+//! flagged: it is what a reviewer should look at before promoting.
+
+use super::Planned;
+use crate::lang::load::Config;
+use crate::lang::refs::{Ref, body_refs, expr_refs};
+use crate::plan::Mode;
+use crate::value::{Object, Value};
+use hcl_edit::structure::Body;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Why a value differs between the two environments.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
+pub enum Explanation {
+    /// `var.NAME` has a different value.
+    Variable(String),
+    /// The expression reads `brickform.environment`.
+    EnvironmentName,
+    /// A development preset of the source environment (name prefix, paused schedule, …).
+    Preset(String),
+    /// It follows from another difference: `databricks_catalog.main.name`, `local.x`.
+    Follows(String),
+    /// Nothing declared explains it.
+    Unexplained,
+}
+
+impl std::fmt::Display for Explanation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Explanation::Variable(v) => write!(f, "variable {v}"),
+            Explanation::EnvironmentName => write!(f, "brickform.environment"),
+            Explanation::Preset(p) => write!(f, "development preset ({p})"),
+            Explanation::Follows(a) => write!(f, "follows {a}"),
+            Explanation::Unexplained => write!(f, "NOTHING DECLARED EXPLAINS THIS"),
+        }
+    }
+}
+
+/// One place where the environments differ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Difference {
+    pub address: String,
+    /// Dotted path of the field; empty when the whole resource exists in one environment only.
+    pub field: String,
+    pub from: Option<Value>,
+    pub to: Option<Value>,
+    pub explained_by: Vec<Explanation>,
+}
+
+impl Difference {
+    pub fn unexplained(&self) -> bool {
+        self.explained_by.contains(&Explanation::Unexplained)
+    }
+}
+
+/// What the comparison needs of each environment.
+pub struct Side<'a> {
+    pub planned: &'a Planned,
+    pub vars: &'a Object,
+    /// Development preset notes by address (empty outside development mode).
+    pub presets: &'a BTreeMap<String, Vec<String>>,
+}
+
+fn after_objects(p: &Planned) -> BTreeMap<String, Object> {
+    p.plan
+        .changes
+        .iter()
+        .filter(|c| c.mode == Mode::Managed)
+        .filter_map(|c| c.after.as_ref().map(|a| (c.address.clone(), a.0.clone())))
+        .collect()
+}
+
+/// Leaf differences between two values, as dotted paths. Unknown values are not compared:
+/// what is known only after apply says nothing about the configuration.
+fn diff_values(
+    path: &str,
+    a: Option<&Value>,
+    b: Option<&Value>,
+    out: &mut Vec<(String, Option<Value>, Option<Value>)>,
+) {
+    let absent = |v: Option<&Value>| v.is_none_or(Value::is_null);
+    if absent(a) && absent(b) {
+        return;
+    }
+    if matches!(a, Some(Value::Unknown)) || matches!(b, Some(Value::Unknown)) {
+        return;
+    }
+    match (a, b) {
+        (Some(Value::Object(x)), Some(Value::Object(y))) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                diff_values(&p, x.get(k), y.get(k), out);
+            }
+        }
+        (Some(Value::List(x)), Some(Value::List(y)))
+            if x.len() == y.len() && x.iter().chain(y).all(|v| matches!(v, Value::Object(_))) =>
+        {
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                diff_values(&format!("{path}[{i}]"), Some(p), Some(q), out);
+            }
+        }
+        (a, b) if a != b => out.push((path.to_string(), a.cloned(), b.cloned())),
+        _ => {}
+    }
+}
+
+/// The attribute expression a dotted field path was written with, found in the resource
+/// body (`schedule.pause_status` is `pause_status` inside the `schedule` block).
+fn field_refs(body: &Body, field: &str) -> Option<Vec<Ref>> {
+    let mut parts: Vec<&str> = field.split('.').collect();
+    let mut body = body;
+    while parts.len() > 1 {
+        let block_name = parts[0].split('[').next().unwrap_or(parts[0]);
+        match body.get_attribute(block_name) {
+            Some(a) => return Some(expr_refs(&a.value)),
+            None => {
+                let b = body.get_blocks(block_name).next()?;
+                body = &b.body;
+                parts.remove(0);
+            }
+        }
+    }
+    let name = parts[0].split('[').next().unwrap_or(parts[0]);
+    body.get_attribute(name).map(|a| expr_refs(&a.value))
+}
+
+/// Narrows an attribute's references to one key of an object it is written as
+/// (`configuration = { landing = … }` for `configuration.landing`).
+fn entry_refs(body: &Body, field: &str) -> Option<Vec<Ref>> {
+    let mut parts = field.split('.');
+    let first = parts.next()?;
+    let key = parts.next()?;
+    let a = body.get_attribute(first)?;
+    let hcl_edit::expr::Expression::Object(o) = &a.value else {
+        return None;
+    };
+    o.iter().find_map(|(k, v)| {
+        let name = match k {
+            hcl_edit::expr::ObjectKey::Ident(id) => id.as_str().to_string(),
+            hcl_edit::expr::ObjectKey::Expression(hcl_edit::expr::Expression::String(s)) => {
+                s.value().clone()
+            }
+            _ => return None,
+        };
+        (name == key).then(|| expr_refs(v.expr()))
+    })
+}
+
+struct Explainer<'a> {
+    config: &'a Config,
+    changed_vars: BTreeSet<String>,
+    /// `address.attribute` values that differ, so a reference to one explains.
+    differing: BTreeSet<String>,
+}
+
+impl Explainer<'_> {
+    fn explain_refs(&self, refs: &[Ref], seen: &mut BTreeSet<String>) -> Vec<Explanation> {
+        let mut out = Vec::new();
+        for r in refs {
+            match r.root.as_str() {
+                "var" => {
+                    if let Some(name) = r.attrs.first()
+                        && self.changed_vars.contains(name)
+                    {
+                        out.push(Explanation::Variable(name.clone()));
+                    }
+                }
+                "brickform" if r.attrs.first().map(String::as_str) == Some("environment") => {
+                    out.push(Explanation::EnvironmentName)
+                }
+                "local" => {
+                    if let Some(name) = r.attrs.first()
+                        && seen.insert(format!("local.{name}"))
+                        && let Some(l) = self.config.locals.get(name)
+                    {
+                        out.extend(self.explain_refs(&expr_refs(&l.expr.expr), seen));
+                    }
+                }
+                "each" | "count" | "self" | "path" => {}
+                _ => {
+                    let Some(target) = r.target() else { continue };
+                    let attr = if r.root == "data" {
+                        r.attrs.get(2)
+                    } else {
+                        r.attrs.get(1)
+                    };
+                    let key = match attr {
+                        Some(a) => format!("{target}.{a}"),
+                        None => target.clone(),
+                    };
+                    if self.differing.iter().any(|d| {
+                        d == &key
+                            || d.starts_with(&format!("{key}."))
+                            || (attr.is_none() && d.starts_with(&format!("{target}.")))
+                    }) {
+                        out.push(Explanation::Follows(key));
+                    }
+                }
+            }
+        }
+        out.dedup();
+        out
+    }
+}
+
+/// Which preset note explains a field, if one does.
+fn preset_for(field: &str, notes: &[String]) -> Option<String> {
+    let top = field.split('.').next().unwrap_or(field);
+    notes
+        .iter()
+        .find(|n| {
+            (top == "name" && n.contains("prefixed"))
+                || (field.ends_with("pause_status") && n.starts_with(&format!("{top} paused")))
+                || (top == "development" && n.contains("development mode"))
+        })
+        .cloned()
+}
+
+/// Every difference between the two sides' planned values, explained. Attributes only the
+/// service sets (`is_computed(type, attribute)`) are left out: they follow from the rest.
+pub fn compare(
+    config: &Config,
+    is_computed: &dyn Fn(&str, &str) -> bool,
+    from: &Side,
+    to: &Side,
+) -> Vec<Difference> {
+    let a = after_objects(from.planned);
+    let b = after_objects(to.planned);
+    let changed_vars: BTreeSet<String> = from
+        .vars
+        .keys()
+        .chain(to.vars.keys())
+        .filter(|k| from.vars.get(*k) != to.vars.get(*k))
+        .cloned()
+        .collect();
+    let mut raw = Vec::new();
+    let addresses: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    for addr in &addresses {
+        match (a.get(*addr), b.get(*addr)) {
+            (Some(x), Some(y)) => {
+                let mut d = Vec::new();
+                diff_values(
+                    "",
+                    Some(&Value::Object(x.clone())),
+                    Some(&Value::Object(y.clone())),
+                    &mut d,
+                );
+                let type_name = from
+                    .planned
+                    .plan
+                    .changes
+                    .iter()
+                    .chain(&to.planned.plan.changes)
+                    .find(|c| &c.address == *addr)
+                    .map(|c| c.type_name.clone())
+                    .unwrap_or_default();
+                for (field, f, t) in d {
+                    let top = field.split(['.', '[']).next().unwrap_or("");
+                    // Computed values explain what reads them, but are not rows themselves.
+                    let shown = !is_computed(&type_name, top);
+                    raw.push(((*addr).clone(), field, f, t, shown));
+                }
+            }
+            (x, y) => raw.push((
+                (*addr).clone(),
+                String::new(),
+                x.map(|o| Value::Object(o.clone())),
+                y.map(|o| Value::Object(o.clone())),
+                true,
+            )),
+        }
+    }
+    let differing: BTreeSet<String> = raw
+        .iter()
+        .map(|(addr, field, _, _, _)| {
+            let top = field.split(['.', '[']).next().unwrap_or("");
+            if top.is_empty() {
+                addr.clone()
+            } else {
+                format!("{addr}.{top}")
+            }
+        })
+        .collect();
+    let ex = Explainer {
+        config,
+        changed_vars,
+        differing,
+    };
+    raw.into_iter()
+        .filter(|r| r.4)
+        .map(|(address, field, f, t, _)| {
+            let base = address.split('[').next().unwrap_or(&address);
+            let resource = config.resources.get(base);
+            let mut why = Vec::new();
+            if let Some(note) = from.presets.get(&address).and_then(|n| preset_for(&field, n)) {
+                why.push(Explanation::Preset(note));
+            }
+            if let Some(note) = to.presets.get(&address).and_then(|n| preset_for(&field, n)) {
+                why.push(Explanation::Preset(note));
+            }
+            if why.is_empty()
+                && let Some(r) = resource
+            {
+                // The expression the field was written with; `None` when it is not in the
+                // source as such (a dynamic block, a service default).
+                let written = if field.is_empty() {
+                    // The resource exists on one side only: its count or for_each decides.
+                    Some(
+                        r.count
+                            .iter()
+                            .chain(r.for_each.iter())
+                            .flat_map(|e| expr_refs(&e.expr))
+                            .collect::<Vec<_>>(),
+                    )
+                } else {
+                    entry_refs(&r.body.body, &field).or_else(|| field_refs(&r.body.body, &field))
+                };
+                let mut seen = BTreeSet::new();
+                why = match written {
+                    Some(mut refs) => {
+                        // An instance key from for_each explains values read through each.
+                        if let Some(e) = &r.for_each {
+                            refs.extend(expr_refs(&e.expr));
+                        }
+                        ex.explain_refs(&refs, &mut seen)
+                    }
+                    None => {
+                        let mut w = ex.explain_refs(&body_refs(&r.body.body), &mut seen);
+                        w.retain(|w| !matches!(w, Explanation::Follows(a) if a.starts_with(&format!("{address}."))));
+                        w
+                    }
+                };
+            }
+            if why.is_empty() {
+                why.push(Explanation::Unexplained);
+            }
+            Difference {
+                address,
+                field,
+                from: f,
+                to: t,
+                explained_by: why,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::load::load_sources;
+    use crate::plan::{Action, Plan, ResourceChange, SerObject};
+
+    fn planned(after: serde_json::Value) -> Planned {
+        let change = ResourceChange {
+            address: "t_thing.a".into(),
+            mode: Mode::Managed,
+            type_name: "t_thing".into(),
+            name: "a".into(),
+            index: None,
+            provider: "t".into(),
+            action: Action::Create,
+            reason: None,
+            id: None,
+            before: None,
+            after: Value::from_json(&after).as_object().cloned().map(SerObject),
+            fields: Vec::new(),
+            block_paths: Vec::new(),
+            sensitive_paths: Vec::new(),
+            importing: None,
+            moved_from: None,
+            dependencies: Vec::new(),
+        };
+        Planned {
+            plan: Plan {
+                changes: vec![change],
+                ..Plan::default()
+            },
+            specs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn differences_are_explained_by_variables_presets_and_the_environment_or_flagged() {
+        let (config, d) = load_sources(
+            std::path::Path::new("."),
+            vec![(
+                "main.bf.hcl".into(),
+                "main.bf.hcl".into(),
+                r#"
+variable "v" {}
+resource "t_thing" "a" {
+  name    = var.v
+  label   = "${brickform.environment}-x"
+  comment = "fixed"
+  id_like = "computed"
+}
+"#
+                .into(),
+            )],
+        );
+        assert!(!d.has_errors(), "{d:?}");
+        let from = planned(serde_json::json!({
+            "name": "dev", "label": "dev-x", "comment": "one", "id_like": 1, "same": true
+        }));
+        let to = planned(serde_json::json!({
+            "name": "prod", "label": "prod-x", "comment": "two", "id_like": 2, "same": true
+        }));
+        let vars_from = Object::from_iter([("v".to_string(), Value::from("dev"))]);
+        let vars_to = Object::from_iter([("v".to_string(), Value::from("prod"))]);
+        let notes = BTreeMap::from([(
+            "t_thing.a".to_string(),
+            vec!["name prefixed with \"[dev a] \"".to_string()],
+        )]);
+        let none = BTreeMap::new();
+        let is_computed = |_: &str, a: &str| a == "id_like";
+        let diffs = compare(
+            &config,
+            &is_computed,
+            &Side {
+                planned: &from,
+                vars: &vars_from,
+                presets: &none,
+            },
+            &Side {
+                planned: &to,
+                vars: &vars_to,
+                presets: &none,
+            },
+        );
+        let got: Vec<(&str, &Vec<Explanation>)> = diffs
+            .iter()
+            .map(|d| (d.field.as_str(), &d.explained_by))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("comment", &vec![Explanation::Unexplained]),
+                ("label", &vec![Explanation::EnvironmentName]),
+                ("name", &vec![Explanation::Variable("v".into())]),
+            ]
+        );
+        assert!(diffs[0].unexplained());
+
+        // A preset of the source environment explains before anything else.
+        let diffs = compare(
+            &config,
+            &is_computed,
+            &Side {
+                planned: &from,
+                vars: &vars_from,
+                presets: &notes,
+            },
+            &Side {
+                planned: &to,
+                vars: &vars_to,
+                presets: &none,
+            },
+        );
+        assert_eq!(
+            diffs[2].explained_by,
+            [Explanation::Preset(
+                "name prefixed with \"[dev a] \"".into()
+            )]
+        );
+    }
+}
