@@ -439,6 +439,18 @@ pub trait ResourceKind: Send + Sync {
         Vec::new()
     }
 
+    /// Before a create is planned in a development environment, where several developers
+    /// share a workspace: a description of the object this state does not manage that
+    /// already has the name (another state's, another developer's), or `None` when the name
+    /// is free. brickform refuses to take such an object over or to add a same-named twin.
+    async fn name_taken(
+        &self,
+        _ctx: &OpContext,
+        _config: &Object,
+    ) -> ProviderResult<Option<String>> {
+        Ok(None)
+    }
+
     /// Whether a `protect = true` environment guards this kind's objects against delete and
     /// replace (data lives in them: catalogs, schemas, volumes, pipelines).
     fn protected(&self) -> bool {

@@ -245,3 +245,47 @@ resource "databricks_job" "j" {
         "located at the attribute: {err}"
     );
 }
+
+#[test]
+fn a_development_state_does_not_take_over_what_another_state_made() {
+    let dir = common::config(&[(
+        "main.bf.hcl",
+        r#"
+provider "databricks" {
+  host = "local"
+}
+environment "alice" {
+  mode = "development"
+}
+environment "bob" {
+  mode = "development"
+}
+# Catalogs are never prefixed: both states name the same one.
+resource "databricks_catalog" "team" {
+  name = "team_sandbox"
+}
+resource "databricks_job" "etl" {
+  name = "etl"
+}
+"#,
+    )]);
+    let d = dir.path();
+    run_ok(d, &["--env", "alice", "apply", "--auto-approve"], &[]);
+    // bob is the same user here (one local workspace, one user), so the job names collide
+    // too: both come out as "[dev local-user] etl".
+    let (code, out, err) = run(d, &["--env", "bob", "plan"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("databricks_catalog.team: the name is taken by catalog team_sandbox (owner local-user@brickform.local)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("databricks_job.etl: the name is taken by job")
+            && err.contains("\"[dev local-user] etl\""),
+        "{err}"
+    );
+    assert!(err.contains("import the existing object"), "{err}");
+    // alice's own plan is unaffected.
+    let (code, out, err) = run(d, &["--env", "alice", "plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+}

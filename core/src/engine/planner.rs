@@ -972,6 +972,26 @@ impl Engine<'_> {
             if importing.is_some() && action == Action::Create {
                 action = Action::NoOp;
             }
+            if action == Action::Create
+                && !self.offline
+                && importing.is_none()
+                && self.settings.mode == Some(crate::lang::environment::EnvMode::Development)
+                && config.values().all(Value::is_wholly_known)
+            {
+                match kind.name_taken(&ctx, &config).await {
+                    Ok(Some(what)) => diags.push(
+                        Diagnostic::error(format!("{address}: the name is taken by {what}"))
+                            .at(r.span.clone())
+                            .detail("This state does not manage that object, and brickform does not take over objects of another state or another developer, nor add a twin with the same name.")
+                            .hint("give this one another name (through a variable or the development presets), or import the existing object if it should be managed here"),
+                    ),
+                    Ok(None) => {}
+                    Err(e) => diags.push(
+                        Diagnostic::error(format!("{address}: cannot check whether its name is free: {}", e.message))
+                            .at(r.span.clone()),
+                    ),
+                }
+            }
             if action.is_replace() && r.lifecycle.prevent_destroy {
                 diags.push(prevent_destroy_error(&address, r.span.clone()));
             }

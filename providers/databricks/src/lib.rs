@@ -22,6 +22,8 @@ use std::sync::{Arc, RwLock};
 #[derive(Default)]
 pub struct Shared {
     client: RwLock<Option<Client>>,
+    /// The user the client acts as, asked once (SCIM Me) when first needed.
+    user: tokio::sync::OnceCell<Option<String>>,
 }
 
 impl Shared {
@@ -32,6 +34,25 @@ impl Shared {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or_else(|| ProviderError::other("the databricks provider is not configured"))
+    }
+
+    /// The user name the client acts as; `None` when the workspace does not say.
+    pub async fn current_user(&self) -> ProviderResult<Option<String>> {
+        let client = self.client()?;
+        self.user
+            .get_or_try_init(|| async move {
+                let me = client
+                    .get("/api/2.0/preview/scim/v2/Me", &[])
+                    .await
+                    .map_err(ProviderError::from)?;
+                Ok::<_, ProviderError>(
+                    me.get("userName")
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::to_string),
+                )
+            })
+            .await
+            .cloned()
     }
 
     fn set(&self, c: Client) {
@@ -112,15 +133,7 @@ impl Provider for DatabricksProvider {
         data::all(&self.shared)
     }
     async fn current_user(&self) -> ProviderResult<Option<String>> {
-        let client = self.shared.client()?;
-        let me = client
-            .get("/api/2.0/preview/scim/v2/Me", &[])
-            .await
-            .map_err(ProviderError::from)?;
-        Ok(me
-            .get("userName")
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_string))
+        self.shared.current_user().await
     }
 
     async fn configure(&self, config: &Object) -> ProviderResult<()> {

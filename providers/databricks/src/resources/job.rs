@@ -573,6 +573,34 @@ impl ResourceKind for Job {
         }
     }
 
+    async fn name_taken(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Option<String>> {
+        let Some(name) = str_attr(config, "name") else {
+            return Ok(None);
+        };
+        let client = self.shared.client()?;
+        let jobs = client
+            .list_all("/api/2.2/jobs/list", &[("name", name.to_string())], "jobs")
+            .await
+            .map_err(err)?;
+        let mine = owner(ctx);
+        Ok(jobs
+            .iter()
+            .find(|j| {
+                j.pointer(&format!("/settings/tags/{OWNER_TAG}"))
+                    .and_then(Json::as_str)
+                    != Some(mine.as_str())
+            })
+            .map(|j| {
+                let id = j.get("job_id").and_then(Json::as_i64).unwrap_or_default();
+                let by = j
+                    .get("creator_user_name")
+                    .and_then(Json::as_str)
+                    .map(|c| format!(", created by {c}"))
+                    .unwrap_or_default();
+                format!("job {id} \"{name}\"{by}")
+            }))
+    }
+
     fn natural_key(&self, ctx: &OpContext, config: &Object) -> Option<String> {
         // The name narrows the search (jobs/list filters by it); the tag decides.
         Some(format!(

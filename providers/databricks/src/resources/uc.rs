@@ -51,6 +51,22 @@ pub struct UcKind {
 }
 
 impl UcKind {
+    /// The error for a name that is already taken by an object this state does not manage.
+    fn taken(&self, ctx: &OpContext, name: &str, owner: Option<&str>) -> ProviderError {
+        let what = self.spec.type_name.trim_start_matches("databricks_");
+        let by = owner.map(|o| format!(" (owner {o})")).unwrap_or_default();
+        ProviderError::new(
+            ErrorKind::AlreadyExists,
+            format!(
+                "{what} {name} already exists{by} and this state does not manage it; brickform does not take over objects it did not create"
+            ),
+        )
+        .with_detail(format!(
+            "Another state or another developer owns it. Give yours another name (for example through a variable per environment or developer), or, if it should be managed here, import it: brickform import {} {name}",
+            ctx.address
+        ))
+    }
+
     fn path(&self, full_name: &str) -> String {
         format!(
             "/api/2.1/unity-catalog/{}/{}",
@@ -115,6 +131,22 @@ impl ResourceKind for UcKind {
         }
     }
 
+    async fn name_taken(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Option<String>> {
+        let name = self.full_name(config);
+        let found = match self.read(ctx, &name, &Object::new()).await {
+            Ok(r) => r,
+            Err(e) if e.kind == ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        let what = self.spec.type_name.trim_start_matches("databricks_");
+        Ok(
+            found.map(|r| match r.attrs.get("owner").and_then(Value::as_str) {
+                Some(o) => format!("{what} {name} (owner {o})"),
+                None => format!("{what} {name}"),
+            }),
+        )
+    }
+
     fn protected(&self) -> bool {
         matches!(
             self.spec.type_name,
@@ -159,6 +191,22 @@ impl ResourceKind for UcKind {
             Err(e) if e.kind == ErrorKind::AlreadyExists && e.after_retry => {
                 let name = self.full_name(config);
                 self.find_by_key(ctx, &name).await?.ok_or_else(|| err(e))?
+            }
+            // Somebody else's (another state's, another developer's): never shared silently.
+            Err(e) if e.kind == ErrorKind::AlreadyExists => {
+                let name = self.full_name(config);
+                let owner = self
+                    .read(ctx, &name, &Object::new())
+                    .await
+                    .ok()
+                    .flatten()
+                    .and_then(|r| {
+                        r.attrs
+                            .get("owner")
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    });
+                return Err(self.taken(ctx, &name, owner.as_deref()));
             }
             Err(e) => return Err(err(e)),
         };
@@ -356,10 +404,22 @@ impl ResourceKind for UcKind {
     }
 
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
-        match self.read(ctx, key, &Object::new()).await {
-            Ok(r) => Ok(r),
-            Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
+        let found = match self.read(ctx, key, &Object::new()).await {
+            Ok(r) => r,
+            Err(e) if e.kind == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        // Unity Catalog objects carry no ownership tag: the object a lost create made is
+        // owned by whoever made it. One owned by somebody else is not ours to adopt.
+        if let Some(r) = &found {
+            let owner = r.attrs.get("owner").and_then(Value::as_str);
+            let me = self.shared.current_user().await?;
+            if let (Some(owner), Some(me)) = (owner, me.as_deref())
+                && !owner.eq_ignore_ascii_case(me)
+            {
+                return Err(self.taken(ctx, key, Some(owner)));
+            }
         }
+        Ok(found)
     }
 }
