@@ -12,7 +12,7 @@ use brickform_core::lang::load::{Config, load_dir};
 use brickform_core::plan::{Action, PlanMode, render_json, render_markdown, render_text};
 use brickform_core::provider::Registry;
 use brickform_core::value::Value;
-use brickform_state::{Backend, LocalBackend, LockInfo, StateDocument, recover};
+use brickform_state::{Backend, LocalBackend, StateDocument, recover};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,8 +40,20 @@ impl Ctx {
         }
     }
 
-    fn backend(&self) -> Arc<dyn Backend> {
-        Arc::new(LocalBackend::new(&self.dir))
+    /// The backend the configuration's `backend` block names, connected (a volume through
+    /// `providers`' connection, so they must outlive it).
+    pub(crate) async fn backend(
+        &self,
+        config: &Config,
+        vars: &Variables,
+        env: &str,
+        providers: &Providers,
+    ) -> anyhow::Result<Arc<dyn Backend>> {
+        let spec = crate::backend::BackendSpec::of(config).map_err(|d| {
+            print_diags(&d, config);
+            anyhow!("invalid backend block")
+        })?;
+        crate::backend::connect(&spec, self, config, vars, env, providers).await
     }
 }
 
@@ -251,14 +263,30 @@ pub async fn init(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let env = environment(ctx, &config);
+    let spec = match crate::backend::BackendSpec::of(&config) {
+        Ok(spec) => spec,
+        Err(diags) => {
+            print_diags(&diags, &config);
+            return Ok(ExitCode::from(1));
+        }
+    };
     let state_dir = ctx.dir.join(".brickform").join("state");
-    std::fs::create_dir_all(&state_dir)
-        .with_context(|| format!("creating {}", state_dir.display()))?;
+    if spec == crate::backend::BackendSpec::Local {
+        std::fs::create_dir_all(&state_dir)
+            .with_context(|| format!("creating {}", state_dir.display()))?;
+    }
     println!(
         "brickform has been initialized in {} (environment \"{env}\").",
         ctx.dir.display()
     );
-    println!("State is kept in {}.", state_dir.display());
+    match spec {
+        crate::backend::BackendSpec::Volume { path, .. } => {
+            println!("State is kept in the volume directory {path}.")
+        }
+        crate::backend::BackendSpec::Local => {
+            println!("State is kept in {}.", state_dir.display())
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -272,6 +300,9 @@ pub async fn validate(ctx: &Ctx, args: &VarArgs, json: bool) -> anyhow::Result<E
         diags.extend(vd);
         let engine = Engine::new(&config, &registry, &vars, &env);
         diags.extend(engine.validate().await);
+        if let Err(d) = crate::backend::BackendSpec::of(&config) {
+            diags.extend(d);
+        }
     }
     diags.sort();
     if json {
@@ -329,7 +360,7 @@ pub fn fmt(ctx: &Ctx, check: bool) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn parse_duration(s: &str) -> anyhow::Result<Duration> {
+pub(crate) fn parse_duration(s: &str) -> anyhow::Result<Duration> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
     let n: u64 = num
@@ -341,6 +372,17 @@ fn parse_duration(s: &str) -> anyhow::Result<Duration> {
         "m" => Duration::from_secs(n * 60),
         _ => bail!("invalid duration {s:?}; use forms like 30s or 2m"),
     })
+}
+
+/// `30s`, `2m`, `1m30s`: a duration as `--lock-timeout` takes it.
+pub(crate) fn format_duration(d: Duration) -> String {
+    let (m, s) = (d.as_secs() / 60, d.as_secs() % 60);
+    match (m, s) {
+        (0, 0) => format!("{}ms", d.as_millis()),
+        (0, s) => format!("{s}s"),
+        (m, 0) => format!("{m}m"),
+        (m, s) => format!("{m}m{s}s"),
+    }
 }
 
 struct Session {
@@ -355,6 +397,9 @@ struct Session {
     unresolved: Vec<brickform_state::Intent>,
     /// Whether the state was on disk (or has been saved) when the command started.
     saved: bool,
+    /// Declared after the lock: a volume lock is released through their connection (and the
+    /// local workspace they may run), so they must be dropped after it.
+    providers: Providers,
 }
 
 /// Finishes what a crash interrupted (see the engine's recovery), then saves.
@@ -390,7 +435,15 @@ async fn open(ctx: &Ctx, args: &PlanArgs, operation: &str) -> Result<Session, Ex
     let config = load(ctx)?;
     let env = environment(ctx, &config);
     let vars = variables(&config, &args.vars, &env, false)?;
-    let backend = ctx.backend();
+    let fail = |e: anyhow::Error| {
+        eprintln!("Error: {e:#}");
+        ExitCode::from(1)
+    };
+    let providers = providers(ctx, &config).await.map_err(fail)?;
+    let backend = ctx
+        .backend(&config, &vars, &env, &providers)
+        .await
+        .map_err(fail)?;
     let timeout = match parse_duration(&args.lock_timeout) {
         Ok(t) => t,
         Err(e) => {
@@ -398,19 +451,7 @@ async fn open(ctx: &Ctx, args: &PlanArgs, operation: &str) -> Result<Session, Ex
             return Err(ExitCode::from(1));
         }
     };
-    let lock = match backend.lock(&env, LockInfo::new(operation), timeout).await {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("Error acquiring the state lock\n\n{e}");
-            if let Some(h) = e.lock_holder() {
-                eprintln!("\n{h}");
-            }
-            eprintln!(
-                "\nbrickform acquires a state lock to protect the state from being written by multiple users at the same time. Wait for the other operation to finish, or use `brickform force-unlock ID` if it was abandoned."
-            );
-            return Err(ExitCode::from(1));
-        }
-    };
+    let lock = crate::backend::lock_state(&backend, &env, operation, timeout).await?;
     let rec = match recover(backend.clone(), &env).await {
         Ok(r) => r,
         Err(e) => {
@@ -439,6 +480,7 @@ async fn open(ctx: &Ctx, args: &PlanArgs, operation: &str) -> Result<Session, Ex
         journal: rec.journal,
         unresolved,
         saved: rec.existed || operation != "plan",
+        providers,
     })
 }
 
@@ -482,7 +524,7 @@ pub(crate) async fn plan_for_promote(
         Ok(s) => s,
         Err(_) => return Ok(None),
     };
-    let p = providers(ctx, &s.config).await?;
+    let p = &s.providers;
     let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
     if finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved)
         .await
@@ -518,7 +560,7 @@ pub async fn plan(
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let p = providers(ctx, &s.config).await?;
+    let p = &s.providers;
     let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
     if let Err(code) = finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved).await
     {
@@ -561,6 +603,7 @@ pub async fn plan(
             replace: args.replace.clone(),
             destroy: args.destroy,
             refresh_only: args.refresh_only,
+            allow_destroy: args.allow_destroy,
             plan: planned.plan.clone(),
         };
         write_private(&path, serde_json::to_vec_pretty(&saved)?.as_slice())?;
@@ -663,11 +706,10 @@ pub async fn apply(
         args.replace = sp.replace.clone();
         args.destroy = sp.destroy;
         args.refresh_only = sp.refresh_only;
+        args.allow_destroy = sp.allow_destroy;
         ctx_env = Ctx {
-            dir: ctx.dir.clone(),
             environment: Some(sp.environment.clone()),
-            color: ctx.color,
-            local: ctx.local,
+            ..ctx.clone()
         };
         &ctx_env
     } else {
@@ -694,7 +736,7 @@ pub async fn apply(
             return Ok(ExitCode::from(1));
         }
     }
-    let p = providers(ctx, &s.config).await?;
+    let p = &s.providers;
     let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
     if let Err(code) = finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved).await
     {
@@ -707,15 +749,50 @@ pub async fn apply(
         return Ok(ExitCode::from(1));
     };
     if let Some(sp) = &saved {
-        let actions = |p: &brickform_core::plan::Plan| {
+        // The same actions, and the same values for every field they change: a file the
+        // configuration reads (a CSV, a notebook's source) is not covered by the
+        // configuration hash, but what it changes shows here.
+        let changes = |p: &brickform_core::plan::Plan| {
             p.changes
                 .iter()
-                .map(|c| (c.address.clone(), c.action))
-                .collect::<Vec<_>>()
+                .map(|c| {
+                    let fields: Vec<String> = c
+                        .fields
+                        .iter()
+                        .map(|f| {
+                            format!(
+                                "{:?}={}",
+                                f.path,
+                                f.after
+                                    .as_ref()
+                                    .map(|v| v.0.to_json().to_string())
+                                    .unwrap_or_default()
+                            )
+                        })
+                        .collect();
+                    (c.address.clone(), (c.action, fields))
+                })
+                .collect::<std::collections::BTreeMap<_, _>>()
         };
-        if actions(&sp.plan) != actions(&planned.plan) {
+        let (then, now) = (changes(&sp.plan), changes(&planned.plan));
+        if then != now {
+            let differing: Vec<&String> = then
+                .keys()
+                .chain(now.keys())
+                .filter(|a| then.get(*a) != now.get(*a))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let shown: Vec<&str> = differing.iter().take(5).map(|a| a.as_str()).collect();
+            let more = differing.len().saturating_sub(shown.len());
             eprintln!(
-                "Error: Saved plan is stale: the live objects changed since the plan was created, so its actions no longer hold. Create a new plan."
+                "Error: Saved plan is stale: the live objects changed since the plan was created, so its actions no longer hold. Create a new plan.\n  Planned differently now: {}{}.\n  (Files the configuration reads, such as a CSV or a notebook source, count too.)",
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
             );
             return Ok(ExitCode::from(1));
         }
@@ -873,16 +950,47 @@ pub async fn apply(
     })
 }
 
-async fn load_state(ctx: &Ctx) -> anyhow::Result<(String, Option<StateDocument>)> {
-    let env = match &ctx.environment {
-        Some(e) => e.clone(),
-        None => {
-            let (config, _) = load_dir(&ctx.dir);
-            environment(ctx, &config)
-        }
-    };
-    let doc = ctx.backend().load(&env).await.map_err(|e| anyhow!("{e}"))?;
-    Ok((env, doc))
+/// The backend for commands that read or edit the state without planning, with what keeps
+/// it reachable.
+struct StateAccess {
+    env: String,
+    backend: Arc<dyn Backend>,
+    _providers: Option<Providers>,
+}
+
+async fn state_access(ctx: &Ctx) -> anyhow::Result<StateAccess> {
+    let (config, _) = load_dir(&ctx.dir);
+    let env = environment(ctx, &config);
+    let spec = crate::backend::BackendSpec::of(&config).map_err(|d| {
+        print_diags(&d, &config);
+        anyhow!("invalid backend block")
+    })?;
+    if spec == crate::backend::BackendSpec::Local {
+        return Ok(StateAccess {
+            env,
+            backend: Arc::new(LocalBackend::new(&ctx.dir)),
+            _providers: None,
+        });
+    }
+    let vars = variables(&config, &VarArgs::default(), &env, true)
+        .map_err(|_| anyhow!("cannot resolve the variables the provider settings need"))?;
+    let providers = providers(ctx, &config).await?;
+    let backend = crate::backend::connect(&spec, ctx, &config, &vars, &env, &providers).await?;
+    Ok(StateAccess {
+        env,
+        backend,
+        _providers: Some(providers),
+    })
+}
+
+async fn load_state(ctx: &Ctx) -> anyhow::Result<(StateAccess, Option<StateDocument>)> {
+    let access = state_access(ctx).await?;
+    let doc = access
+        .backend
+        .load(&access.env)
+        .await
+        .map_err(|e| anyhow!("{e}"))?;
+    Ok((access, doc))
 }
 
 pub async fn show(ctx: &Ctx, file: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
@@ -900,7 +1008,8 @@ pub async fn show(ctx: &Ctx, file: Option<PathBuf>, json: bool) -> anyhow::Resul
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let (env, doc) = load_state(ctx).await?;
+    let (access, doc) = load_state(ctx).await?;
+    let env = &access.env;
     let Some(doc) = doc else {
         println!("No state (environment \"{env}\").");
         return Ok(ExitCode::SUCCESS);
@@ -1051,8 +1160,8 @@ pub fn graph(ctx: &Ctx, format: &str) -> anyhow::Result<ExitCode> {
 }
 
 pub async fn state(ctx: &Ctx, cmd: StateCommand) -> anyhow::Result<ExitCode> {
-    let (env, doc) = load_state(ctx).await?;
-    let backend = ctx.backend();
+    let (access, doc) = load_state(ctx).await?;
+    let (env, backend) = (access.env.clone(), access.backend.clone());
     match cmd {
         StateCommand::List => {
             for r in doc.iter().flat_map(|d| d.resources()) {
@@ -1071,10 +1180,12 @@ pub async fn state(ctx: &Ctx, cmd: StateCommand) -> anyhow::Result<ExitCode> {
             None => println!("{{}}"),
         },
         StateCommand::Rm { addresses } => {
-            let _lock = backend
-                .lock(&env, LockInfo::new("state rm"), Duration::ZERO)
+            let _lock = match crate::backend::lock_state(&backend, &env, "state rm", Duration::ZERO)
                 .await
-                .map_err(|e| anyhow!("{e}"))?;
+            {
+                Ok(l) => l,
+                Err(code) => return Ok(code),
+            };
             let mut d = doc.ok_or_else(|| anyhow!("no state for environment \"{env}\""))?;
             for a in &addresses {
                 if d.remove(a).is_none() {
@@ -1093,10 +1204,12 @@ pub async fn state(ctx: &Ctx, cmd: StateCommand) -> anyhow::Result<ExitCode> {
             );
         }
         StateCommand::Mv { from, to } => {
-            let _lock = backend
-                .lock(&env, LockInfo::new("state mv"), Duration::ZERO)
+            let _lock = match crate::backend::lock_state(&backend, &env, "state mv", Duration::ZERO)
                 .await
-                .map_err(|e| anyhow!("{e}"))?;
+            {
+                Ok(l) => l,
+                Err(code) => return Ok(code),
+            };
             let mut d = doc.ok_or_else(|| anyhow!("no state for environment \"{env}\""))?;
             d.mv(&from, &to).map_err(|e| anyhow!("{e}"))?;
             backend
@@ -1105,11 +1218,20 @@ pub async fn state(ctx: &Ctx, cmd: StateCommand) -> anyhow::Result<ExitCode> {
                 .map_err(|e| anyhow!("{e}"))?;
             println!("Move \"{from}\" to \"{to}\"\nSuccessfully moved 1 object(s).");
         }
+        // Dispatched to `backend::migrate` by `main`.
+        StateCommand::Migrate { .. } => {}
         StateCommand::Push { file } => {
-            let _lock = backend
-                .lock(&env, LockInfo::new("state push"), Duration::ZERO)
-                .await
-                .map_err(|e| anyhow!("{e}"))?;
+            let _lock = match crate::backend::lock_state(
+                &backend,
+                &env,
+                "state push",
+                Duration::ZERO,
+            )
+            .await
+            {
+                Ok(l) => l,
+                Err(code) => return Ok(code),
+            };
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {}", file.display()))?;
             let mut incoming: StateDocument = serde_json::from_str(&text)
@@ -1129,7 +1251,9 @@ pub async fn env_list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let current = environment(ctx, &config);
     let mut names: Vec<String> = config.environments.keys().cloned().collect();
     names.extend(
-        ctx.backend()
+        state_access(ctx)
+            .await?
+            .backend
             .environments()
             .await
             .map_err(|e| anyhow!("{e}"))?,
@@ -1144,9 +1268,10 @@ pub async fn env_list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
 }
 
 pub async fn force_unlock(ctx: &Ctx, id: &str) -> anyhow::Result<ExitCode> {
-    let (env, _) = load_state(ctx).await?;
-    ctx.backend()
-        .force_unlock(&env, id)
+    let access = state_access(ctx).await?;
+    access
+        .backend
+        .force_unlock(&access.env, id)
         .await
         .map_err(|e| anyhow!("{e}"))?;
     println!("brickform state has been successfully unlocked!");
@@ -1168,7 +1293,7 @@ pub async fn import(
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let p = providers(ctx, &s.config).await?;
+    let p = &s.providers;
     let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
     if let Err(code) = finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved).await
     {

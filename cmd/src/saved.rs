@@ -24,6 +24,9 @@ pub struct SavedPlan {
     pub replace: Vec<String>,
     pub destroy: bool,
     pub refresh_only: bool,
+    /// `--allow-destroy`: the reviewed plan deletes protected objects on purpose.
+    #[serde(default)]
+    pub allow_destroy: bool,
     pub plan: Plan,
 }
 

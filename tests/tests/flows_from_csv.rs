@@ -136,6 +136,23 @@ fn two_hundred_flows_from_csv_and_one_more_row_is_one_more_flow() {
     let rows: Vec<Value> = serde_json::from_str(&file_text(&local_dump(d), ONBOARDING)).unwrap();
     assert_eq!(rows.len(), 201);
 
+    // A saved plan is refused when the CSV it was made from changed afterwards: the file is
+    // not configuration, but what it changes is.
+    let plan_file = d.join("reviewed.plan");
+    run_ok(
+        d,
+        &["plan", "--local", "--out", plan_file.to_str().unwrap()],
+        &[],
+    );
+    let text = std::fs::read_to_string(&csv)
+        .unwrap()
+        .replace("invoices_apac_002", "invoices_apac_two");
+    std::fs::write(&csv, text).unwrap();
+    let (code, out, err) = run(d, &["apply", "--local", plan_file.to_str().unwrap()], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("Saved plan is stale"), "{err}");
+    assert!(err.contains("sdp_meta_flow.table[\"2\"]"), "{err}");
+
     let out = run_ok(d, &["destroy", "--local", "--auto-approve"], &[]);
     assert!(out.contains("0 left behind"), "{out}");
     assert_eq!(common::objects(&local_dump(d)), Vec::<String>::new());

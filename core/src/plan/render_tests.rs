@@ -1043,3 +1043,529 @@ fn path_within_tolerates_missing_indexes() {
     assert!(!path_within(&p(&["task", "0", "x"]), &p(&["task", "1"])));
     assert!(path_within(&p(&["x"]), &[]));
 }
+
+// Markdown for pull requests: graph addresses, long plans, and the shape GitHub and GitLab
+// render (checked by `markdown_is_well_formed`; the Mermaid blocks of the snapshots are also
+// parsed by mermaid itself in tests/mermaid).
+
+/// An instance of `type_name.name` with an instance key.
+fn instance(type_name: &str, name: &str, key: InstanceKey, action: Action) -> ResourceChange {
+    let mut c = rc(type_name, name, action);
+    c.address = match &key {
+        InstanceKey::Index(i) => format!("{type_name}.{name}[{i}]"),
+        InstanceKey::Key(k) => format!("{type_name}.{name}[\"{k}\"]"),
+    };
+    c.index = Some(key);
+    c
+}
+
+/// Addresses Mermaid could misread (quotes, brackets, `#…;` entities, `:`/`;`/`%`, angle
+/// brackets, backticks, non-ASCII) and dependencies on whole `for_each` resources, on
+/// unchanged instances and on resources the plan does not hold.
+fn graph_addresses_plan() -> Plan {
+    let key = |k: &str| InstanceKey::Key(k.to_string());
+    let mut raw = instance("databricks_schema", "layer", key("raw"), Action::Create);
+    raw.after = Some(ser_obj(obj(vec![
+        ("name", s("raw")),
+        ("id", Value::Unknown),
+    ])));
+    let raw = with_top_fields(raw);
+    let mut bronze = instance("databricks_schema", "layer", key("bronze"), Action::NoOp);
+    bronze.before = Some(ser_obj(obj(vec![("name", s("bronze"))])));
+    bronze.after = bronze.before.clone();
+
+    let flow = |k: &str| {
+        let mut f = instance("sdp_meta_flow", "t", key(k), Action::Create);
+        f.after = Some(ser_obj(obj(vec![
+            ("data_flow_id", s(k)),
+            ("source_table", s(&format!("raw.{k}"))),
+        ])));
+        f.dependencies = vec![
+            "databricks_schema.layer".into(),
+            "databricks_volume.conf".into(),
+        ];
+        with_top_fields(f)
+    };
+    let mut job = instance("databricks_job", "x", InstanceKey::Index(0), Action::Update);
+    job.before = Some(ser_obj(obj(vec![("id", s("7")), ("name", s("onboard"))])));
+    job.after = Some(ser_obj(obj(vec![
+        ("id", s("7")),
+        ("name", s("onboard all")),
+    ])));
+    job.dependencies = vec!["sdp_meta_flow.t".into()];
+    let job = with_top_fields(job);
+
+    let mut pipeline = rc("databricks_pipeline", "bronze", Action::DeleteThenCreate);
+    pipeline.reason = Some(ActionReason::ReplaceBecauseCannotUpdate);
+    pipeline.before = Some(ser_obj(obj(vec![("catalog", s("old"))])));
+    pipeline.after = Some(ser_obj(obj(vec![("catalog", s("new"))])));
+    pipeline.dependencies = vec![
+        "sdp_meta_flow.t[\"201\"]".into(),
+        "databricks_schema.layer[\"bronze\"]".into(),
+    ];
+    let mut pipeline = with_top_fields(pipeline);
+    pipeline.fields[0].forces_replacement = true;
+
+    let mut old = rc("databricks_volume", "old", Action::Delete);
+    old.before = Some(ser_obj(obj(vec![("name", s("old"))])));
+    old.dependencies = vec!["databricks_schema.layer[\"raw\"]".into()];
+    let old = with_top_fields(old);
+
+    plan(vec![
+        raw,
+        bronze,
+        flow("201"),
+        flow("a#quot;b"),
+        flow("weird: key; 100% <b>&amp;</b> `x` é \"q\""),
+        flow("%%{init: {}}%%"),
+        job,
+        pipeline,
+        old,
+    ])
+}
+
+/// A plan the size of examples/flows-from-csv: `flows` sdp-meta flows created in two groups,
+/// with their schemas, pipelines and onboarding file, plus drift on two objects.
+fn large_plan(flows: usize) -> Plan {
+    let mut changes = Vec::new();
+    for layer in ["bronze", "silver"] {
+        let mut sc = instance(
+            "databricks_schema",
+            "layer",
+            InstanceKey::Key(layer.into()),
+            Action::Create,
+        );
+        sc.after = Some(ser_obj(obj(vec![
+            ("catalog_name", s("csv_flows")),
+            ("name", s(layer)),
+            ("id", Value::Unknown),
+        ])));
+        sc.dependencies = vec!["databricks_catalog.main".into()];
+        changes.push(with_top_fields(sc));
+    }
+    for group in ["finance", "retail"] {
+        let mut p = instance(
+            "databricks_pipeline",
+            "layer",
+            InstanceKey::Key(format!("{group}_bronze")),
+            Action::Update,
+        );
+        p.before = Some(ser_obj(obj(vec![
+            ("id", s("p-1")),
+            ("name", s(&format!("{group} bronze"))),
+            ("development", Value::Bool(false)),
+        ])));
+        p.after = Some(ser_obj(obj(vec![
+            ("id", s("p-1")),
+            ("name", s(&format!("{group} bronze"))),
+            ("development", Value::Bool(true)),
+        ])));
+        p.dependencies = vec!["databricks_schema.layer".into()];
+        changes.push(with_top_fields(p));
+    }
+    for i in 0..flows {
+        let group = if i % 2 == 0 { "retail" } else { "finance" };
+        let id = format!("{i:04}");
+        let mut f = instance(
+            "sdp_meta_flow",
+            "t",
+            InstanceKey::Key(id.clone()),
+            Action::Create,
+        );
+        f.after = Some(ser_obj(obj(vec![
+            ("data_flow_id", s(&id)),
+            ("data_flow_group", s(group)),
+            ("source_format", s("cloudFiles")),
+            (
+                "source_path",
+                s(&format!("/Volumes/csv_flows/raw/landing/{id}/")),
+            ),
+            ("bronze_table", s(&format!("csv_flows.bronze.t_{id}"))),
+            ("silver_table", s(&format!("csv_flows.silver.t_{id}"))),
+            (
+                "reader_options",
+                obj(vec![("cloudFiles.format", s("csv")), ("header", s("true"))]),
+            ),
+            ("id", Value::Unknown),
+        ])));
+        f.dependencies = vec![
+            "databricks_schema.layer".into(),
+            format!("databricks_pipeline.layer[\"{group}_bronze\"]"),
+        ];
+        changes.push(with_top_fields(f));
+    }
+    let mut p = plan(changes);
+    let drifted = |address: &str| {
+        let mut f = fc(
+            &["comment"],
+            Some(s("managed")),
+            Some(s("edited")),
+            FieldReason::Drift,
+        );
+        f.live = Some(SerValue(s("edited")));
+        Drift {
+            address: address.into(),
+            type_name: "databricks_pipeline".into(),
+            name: "layer".into(),
+            deleted: false,
+            fields: vec![f],
+            block_paths: Vec::new(),
+            sensitive_paths: Vec::new(),
+        }
+    };
+    p.drift = vec![
+        drifted("databricks_pipeline.layer[\"finance_bronze\"]"),
+        drifted("databricks_pipeline.layer[\"retail_bronze\"]"),
+    ];
+    p
+}
+
+#[test]
+fn markdown_graph_addresses_snapshot() {
+    insta::assert_snapshot!(
+        "markdown_graph_addresses",
+        render_markdown::render(&graph_addresses_plan())
+    );
+}
+
+#[test]
+fn markdown_shortened_snapshot() {
+    // A small budget so the snapshot stays readable: both drift sections and the first
+    // changes keep their diff, the rest are listed.
+    insta::assert_snapshot!(
+        "markdown_shortened",
+        render_markdown::render_with_limit(&large_plan(6), Some(5_000))
+    );
+}
+
+#[test]
+fn markdown_large_graph_snapshot() {
+    // 250 flows: the Markdown is shortened and the graph drawn one node per resource.
+    let md = render_markdown::render(&large_plan(250));
+    let graph = &md[md.find("#### Dependency graph").unwrap()..];
+    insta::assert_snapshot!("markdown_large_graph", graph);
+}
+
+/// Checks the Mermaid block of a rendering against the subset of the flowchart grammar the
+/// renderer writes, and the limits GitHub draws within. Returns the number of nodes.
+fn check_mermaid(md: &str) -> usize {
+    let Some(start) = md.find("```mermaid\n") else {
+        return 0;
+    };
+    let body = &md[start + "```mermaid\n".len()..];
+    let body = &body[..body.find("```\n").expect("the mermaid block is closed")];
+    assert!(body.len() < 50_000, "mermaid's maxTextSize");
+    let mut lines = body.lines();
+    assert_eq!(lines.next(), Some("flowchart LR"));
+    let mut nodes = std::collections::BTreeSet::new();
+    let mut classes = std::collections::BTreeSet::new();
+    let mut edges = 0;
+    let node_id = |id: &str, nodes: &std::collections::BTreeSet<String>| {
+        assert!(
+            nodes.contains(id),
+            "edge or class names undeclared node {id}"
+        );
+    };
+    for line in lines {
+        let l = line
+            .strip_prefix("  ")
+            .unwrap_or_else(|| panic!("unindented line {line:?}"));
+        if let Some((a, b)) = l.split_once(" --> ") {
+            node_id(a, &nodes);
+            node_id(b, &nodes);
+            assert_ne!(a, b, "self loop");
+            edges += 1;
+        } else if let Some(rest) = l.strip_prefix("classDef ") {
+            let (name, style) = rest.split_once(' ').expect("classDef NAME STYLE");
+            assert!(name.chars().all(|c| c.is_ascii_lowercase()), "{name}");
+            assert!(!style.contains(';') && !style.contains(' ') || style.contains("dasharray"));
+            classes.insert(name.to_string());
+        } else if let Some(rest) = l.strip_prefix("class ") {
+            let (ids, name) = rest.split_once(' ').expect("class IDS NAME");
+            assert!(
+                classes.contains(name),
+                "class {name} used before its classDef"
+            );
+            for id in ids.split(',') {
+                node_id(id, &nodes);
+            }
+        } else {
+            let (id, label) = l.split_once('[').unwrap_or_else(|| panic!("{l:?}"));
+            assert!(id.starts_with('n') && id[1..].chars().all(|c| c.is_ascii_digit()));
+            let label = label
+                .strip_prefix('"')
+                .and_then(|x| x.strip_suffix("\"]"))
+                .unwrap_or_else(|| panic!("unquoted label {l:?}"));
+            // Only safe characters, and `#…;` entities that Mermaid decodes.
+            let mut rest = label;
+            while let Some(i) = rest.find('#') {
+                let (before, after) = rest.split_at(i);
+                assert!(
+                    before
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_.-[]/(), ".contains(c)),
+                    "unsafe character in label {label:?}"
+                );
+                let end = after.find(';').expect("an entity ends with ;");
+                let name = &after[1..end];
+                assert!(
+                    name == "quot" || name.chars().all(|c| c.is_ascii_digit()),
+                    "entity {name} in {label:?}"
+                );
+                rest = &after[end + 1..];
+            }
+            assert!(
+                rest.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_.-[]/(), ".contains(c)),
+                "unsafe character in label {label:?}"
+            );
+            assert!(nodes.insert(id.to_string()), "node {id} declared twice");
+        }
+    }
+    assert!(
+        nodes.len() <= 150 && edges <= 400,
+        "{} nodes, {edges} edges",
+        nodes.len()
+    );
+    nodes.len()
+}
+
+/// Decodes a label written by the renderer back to the address.
+fn mermaid_unlabel(label: &str) -> String {
+    let mut out = String::new();
+    let mut rest = label;
+    while let Some(i) = rest.find('#') {
+        out.push_str(&rest[..i]);
+        let end = i + rest[i..].find(';').unwrap();
+        let name = &rest[i + 1..end];
+        if name == "quot" {
+            out.push('"');
+        } else {
+            out.push(char::from_u32(name.parse().unwrap()).unwrap());
+        }
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `<details>` blocks balance, every fence closes, drift comes before the resource
+/// changes, and the Mermaid block is well formed.
+fn check_markdown(name: &str, md: &str) {
+    assert_eq!(
+        md.matches("<details>").count(),
+        md.matches("</details>").count(),
+        "{name}"
+    );
+    let mut fence: Option<String> = None;
+    for line in md.lines() {
+        let ticks = line.len() - line.trim_start_matches('`').len();
+        match &fence {
+            None if ticks >= 3 => fence = Some("`".repeat(ticks)),
+            Some(f) if line == f => fence = None,
+            _ => {}
+        }
+    }
+    assert!(fence.is_none(), "{name}: unclosed fence");
+    if let (Some(d), Some(c)) = (
+        md.find("#### Changed outside of brickform"),
+        md.find("#### Resource changes"),
+    ) {
+        assert!(d < c, "{name}: drift comes first");
+    }
+    if let (Some(t), Some(d)) = (md.find("| ➕ Add"), md.find("#### Changed outside")) {
+        assert!(t < d, "{name}: the summary table comes first");
+    }
+    check_mermaid(md);
+}
+
+#[test]
+fn markdown_is_well_formed() {
+    let mut plans = all_plans();
+    plans.push(("graph_addresses", graph_addresses_plan()));
+    plans.push(("large", large_plan(250)));
+    plans.push(("huge", large_plan(3_000)));
+    for (name, p) in plans {
+        let md = render_markdown::render(&p);
+        check_markdown(name, &md);
+        assert!(md.len() <= render_markdown::DEFAULT_MAX_BYTES, "{name}");
+        // One collapsed section per drifted object and per changed resource, unless the
+        // plan was shortened.
+        if !md.contains("too long for one comment") {
+            let sections = p.drift.len()
+                + if p.mode == PlanMode::RefreshOnly {
+                    0
+                } else {
+                    render_text::shown_changes(&p).len()
+                };
+            assert_eq!(md.matches("<details><summary>").count(), sections, "{name}");
+        }
+    }
+}
+
+#[test]
+fn mermaid_graph_holds_changed_resources_and_their_dependencies() {
+    let p = graph_addresses_plan();
+    let md = render_markdown::render(&p);
+    let start = md.find("```mermaid\n").unwrap();
+    let block = &md[start..start + md[start..].find("\n```\n").unwrap()];
+    let mut labels: std::collections::BTreeMap<String, String> = Default::default();
+    let mut class_of = std::collections::BTreeMap::new();
+    let mut edges = std::collections::BTreeSet::new();
+    for l in block.lines().skip(2).map(str::trim) {
+        if let Some((a, b)) = l.split_once(" --> ") {
+            edges.insert((labels[a].clone(), labels[b].clone()));
+        } else if let Some(rest) = l.strip_prefix("class ") {
+            let (ids, class) = rest.split_once(' ').unwrap();
+            for id in ids.split(',') {
+                class_of.insert(labels[id].clone(), class.to_string());
+            }
+        } else if let Some((id, label)) = l.split_once("[\"") {
+            labels.insert(
+                id.to_string(),
+                mermaid_unlabel(label.strip_suffix("\"]").unwrap()),
+            );
+        }
+    }
+    // Every shown change is a node, coloured by its action.
+    for c in render_text::shown_changes(&p) {
+        let class = match c.action {
+            Action::Create => "create",
+            Action::Update => "update",
+            Action::Delete => "delete",
+            Action::DeleteThenCreate | Action::CreateThenDelete => "replace",
+            _ => "noop",
+        };
+        assert_eq!(
+            class_of.get(&c.address).map(String::as_str),
+            Some(class),
+            "{}",
+            c.address
+        );
+    }
+    let e = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let weird = "sdp_meta_flow.t[\"weird: key; 100% <b>&amp;</b> `x` é \"q\"\"]";
+    // A dependency on a whole for_each resource stands for each of its instances, changed
+    // (raw) or not (bronze, dashed).
+    assert!(
+        edges.contains(&e("databricks_schema.layer[\"raw\"]", weird)),
+        "{edges:?}"
+    );
+    assert!(edges.contains(&e("databricks_schema.layer[\"bronze\"]", weird)));
+    assert_eq!(class_of["databricks_schema.layer[\"bronze\"]"], "noop");
+    // A dependency the plan does not hold is drawn unchanged.
+    assert!(edges.contains(&e("databricks_volume.conf", "sdp_meta_flow.t[\"201\"]")));
+    assert_eq!(class_of["databricks_volume.conf"], "noop");
+    assert!(edges.contains(&e(weird, "databricks_job.x[0]")));
+    assert!(edges.contains(&e(
+        "sdp_meta_flow.t[\"%%{init: {}}%%\"]",
+        "databricks_job.x[0]"
+    )));
+    assert!(edges.contains(&e("sdp_meta_flow.t[\"201\"]", "databricks_pipeline.bronze")));
+    assert!(edges.contains(&e(
+        "databricks_schema.layer[\"raw\"]",
+        "databricks_volume.old"
+    )));
+    assert_eq!(edges.len(), 19, "{edges:?}");
+}
+
+#[test]
+fn long_plans_are_shortened_to_fit_a_comment() {
+    let p = large_plan(250);
+    let full = render_markdown::render_with_limit(&p, None);
+    assert!(
+        full.len() > render_markdown::GITHUB_COMMENT_LIMIT,
+        "{}",
+        full.len()
+    );
+    assert!(!full.contains("too long"));
+
+    let md = render_markdown::render(&p);
+    assert!(
+        md.len() <= render_markdown::DEFAULT_MAX_BYTES,
+        "{}",
+        md.len()
+    );
+    // The summary and the graph are whole; the note says what is missing.
+    assert!(md.contains("| 252 | 2 | 0 | 0 | 2 |"), "{}", &md[..400]);
+    assert!(md.contains("`Plan: 252 to add, 2 to change, 0 to destroy.`"));
+    assert!(md.contains("> **Note:** This plan is too long for one comment."));
+    assert!(md.contains("sdp_meta_flow.t (250 instances)"));
+    // Drift first and in full; then as many diffs as fit; every other change is named.
+    assert_eq!(md.matches("has changed</summary>\n\n```diff").count(), 2);
+    let shown = md.matches("</summary>\n\n```diff").count() - 2;
+    let listed = md.matches("<li>").count();
+    assert!(shown > 20, "{shown}");
+    assert_eq!(shown + listed, 254);
+    assert!(md.contains(&format!(
+        "only {} of 256 sections below are shown with their diff",
+        shown + 2
+    )));
+    assert!(md.contains(&format!(
+        "<details><summary>{listed} more resource changes, without their diff</summary>"
+    )));
+    for c in render_text::shown_changes(&p) {
+        assert!(
+            md.contains(&format!("<code>{}</code>", c.address)),
+            "{}",
+            c.address
+        );
+    }
+
+    // So many changes that not every address fits: those that do are listed, the rest
+    // counted, and the summary and the graph are still there.
+    let p = large_plan(3_000);
+    let md = render_markdown::render(&p);
+    assert!(
+        md.len() <= render_markdown::DEFAULT_MAX_BYTES,
+        "{}",
+        md.len()
+    );
+    assert!(md.contains("`Plan: 3002 to add, 2 to change, 0 to destroy.`"));
+    assert!(md.contains("sdp_meta_flow.t (3000 instances)"));
+    let listed = md.matches("<li>").count() - 1;
+    let more: usize = md
+        .split("<li>… and ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert_eq!(listed + more, 3_006);
+    assert!(md.contains(&format!("except {more} that do not fit either")));
+}
+
+#[test]
+fn shortened_plans_keep_destructive_diffs_first() {
+    // A deletion and a replacement that sort after 250 creations still keep their diff;
+    // with 3,000 creations they are still named.
+    let gone = |flows: usize| {
+        let mut p = large_plan(flows);
+        let mut del = rc("sdp_meta_flow", "zz_gone", Action::Delete);
+        del.before = Some(ser_obj(obj(vec![("data_flow_id", s("old"))])));
+        let mut rep = rc("sdp_meta_flow", "zz_moved", Action::DeleteThenCreate);
+        rep.before = Some(ser_obj(obj(vec![("data_flow_group", s("a"))])));
+        rep.after = Some(ser_obj(obj(vec![("data_flow_group", s("b"))])));
+        let mut rep = with_top_fields(rep);
+        rep.fields[0].forces_replacement = true;
+        p.changes.push(with_top_fields(del));
+        p.changes.push(rep);
+        p
+    };
+    let md = render_markdown::render(&gone(250));
+    check_markdown("gone", &md);
+    assert!(md.contains(
+        "<details><summary>🔴 <code>-</code> <code>sdp_meta_flow.zz_gone</code> will be destroyed"
+    ));
+    assert!(md.contains(
+        "<details><summary>🟠 <code>-/+</code> <code>sdp_meta_flow.zz_moved</code> must be replaced"
+    ));
+    let md = render_markdown::render(&gone(3_000));
+    check_markdown("gone", &md);
+    assert!(md.len() <= render_markdown::DEFAULT_MAX_BYTES);
+    assert!(md.contains("<li>🔴 <code>-</code> <code>sdp_meta_flow.zz_gone</code>"));
+    assert!(md.contains("<li>🟠 <code>-/+</code> <code>sdp_meta_flow.zz_moved</code>"));
+    // Drift is named first, in the list of objects changed outside brickform.
+    assert!(md.contains(
+        "<li>🟡 <code>databricks_pipeline.layer[\"finance_bronze\"]</code> has changed</li>"
+    ));
+}
