@@ -1,6 +1,7 @@
 //! The `brickform` command.
 
 mod auth;
+mod backend;
 mod diag;
 mod flows;
 mod local;
@@ -9,6 +10,7 @@ mod promote;
 mod run;
 mod saved;
 mod schema;
+mod volume_store;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -212,6 +214,18 @@ pub enum StateCommand {
     Pull,
     /// Replace the state with a document from a file (lineage must match).
     Push { file: PathBuf },
+    /// Copy the state to another backend: --to local, or --to volume:/Volumes/C/S/V/DIR.
+    Migrate {
+        /// Where the state should go.
+        #[arg(long = "to", value_name = "BACKEND")]
+        to: String,
+        /// Every environment the current backend holds, not only the selected one.
+        #[arg(long)]
+        all: bool,
+        /// Wait this long for each state lock (e.g. 30s).
+        #[arg(long = "lock-timeout", default_value = "0s")]
+        lock_timeout: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -334,6 +348,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Show { file, json } => ops::show(&ctx, file, json).await,
         Command::Output { name, json, raw } => ops::output(&ctx, name, json, raw).await,
         Command::Graph { format } => ops::graph(&ctx, &format),
+        Command::State(StateCommand::Migrate {
+            to,
+            all,
+            lock_timeout,
+        }) => backend::migrate(&ctx, &to, all, &lock_timeout).await,
         Command::State(c) => ops::state(&ctx, c).await,
         Command::Env(EnvCommand::List) => ops::env_list(&ctx).await,
         Command::ForceUnlock { id } => ops::force_unlock(&ctx, &id).await,

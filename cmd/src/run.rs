@@ -78,11 +78,9 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(v) => v,
         Err(code) => return Ok(code),
     };
-    let backend = brickform_state::LocalBackend::new(&ctx.dir);
-    let Some(doc) = brickform_state::Backend::load(&backend, &env)
-        .await
-        .map_err(|e| anyhow!("{e}"))?
-    else {
+    let p = ops::providers(ctx, &config).await?;
+    let backend = ctx.backend(&config, &vars, &env, &p).await?;
+    let Some(doc) = backend.load(&env).await.map_err(|e| anyhow!("{e}"))? else {
         eprintln!(
             "Error: there is no state for environment \"{env}\"; apply the configuration first."
         );
@@ -95,7 +93,6 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(1));
     };
-    let p = ops::providers(ctx, &config).await?;
     let engine = Engine::new(&config, &p.registry, &vars, &env);
     let diags = engine.configure(&doc).await;
     if diags.has_errors() {

@@ -112,6 +112,26 @@ pub enum StateError {
     )]
     WalOrphanResult { seq: u64, intent_seq: u64 },
 
+    /// A remote store (a Unity Catalog volume) failed or answered something unusable.
+    #[error("cannot {action} {location}: {message}")]
+    Remote {
+        action: &'static str,
+        location: String,
+        message: String,
+    },
+
+    /// The lock this process held was removed or taken over by someone else (after it
+    /// expired, or with `force-unlock`); writing the state now could overwrite theirs.
+    #[error(
+        "the state lock {location} is no longer held by this run ({reason}); stopping before anything more is written to the state"
+    )]
+    LockLost { location: String, reason: String },
+
+    /// The write-ahead log in a volume does not read back as one log: a batch is missing or
+    /// another writer wrote a batch this run also wrote.
+    #[error("write-ahead log {location}: {reason}")]
+    WalInconsistent { location: String, reason: String },
+
     #[error("cannot encode {what}: {source}")]
     Encode {
         what: &'static str,

@@ -17,7 +17,10 @@ pub mod lock;
 pub mod wal;
 
 pub use address::{Address, IndexKey, ResourceMode};
-pub use backend::{Backend, Journal, LocalBackend, Recovery, StateLock, recover};
+pub use backend::{
+    Backend, Journal, LocalBackend, ObjectStore, Recovery, StateLock, StoreError, VolumeBackend,
+    recover,
+};
 pub use document::{OutputState, ResourceState, ResourceStatus, STATE_VERSION, StateDocument};
 pub use error::{Result, StateError};
 pub use fingerprint::{fingerprint, fingerprint_matches};

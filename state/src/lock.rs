@@ -43,6 +43,15 @@ impl LockInfo {
             path: String::new(),
         }
     }
+
+    /// One line for error messages: `alice@laptop (operation apply, since 2025-01-01T10:00:00Z,
+    /// id 0f…)`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} (operation {}, since {}, id {})",
+            self.who, self.operation, self.created, self.id
+        )
+    }
 }
 
 impl fmt::Display for LockInfo {

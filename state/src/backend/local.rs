@@ -33,10 +33,10 @@ impl StateLock for FileLock {
 
 /// Enough of a state file to decide whether it may be overwritten.
 #[derive(Deserialize)]
-struct Header {
-    version: u32,
-    lineage: uuid::Uuid,
-    serial: u64,
+pub(super) struct Header {
+    pub(super) version: u32,
+    pub(super) lineage: uuid::Uuid,
+    pub(super) serial: u64,
 }
 
 impl LocalBackend {
@@ -336,7 +336,7 @@ pub fn validate_environment(env: &str) -> Result<()> {
     }
 }
 
-fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header> {
+pub(super) fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header> {
     let header: Header = serde_json::from_slice(bytes).map_err(|source| StateError::Corrupt {
         path: path.to_path_buf(),
         source,

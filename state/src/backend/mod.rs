@@ -1,8 +1,9 @@
 //! Where states live. A backend stores one state, one lock and one write-ahead log per
-//! environment; `local` keeps them under `.brickform/state/`, a later `volume` backend in a
-//! Unity Catalog volume over HTTP, hence the async trait.
+//! environment; `local` keeps them under `.brickform/state/`, `volume` in a Unity Catalog
+//! volume over HTTP (through an `ObjectStore` the binary provides), hence the async trait.
 
 pub mod local;
+pub mod volume;
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -17,10 +18,16 @@ use crate::lock::LockInfo;
 use crate::wal::{self, Intent, Outcome, ResultRecord, WalOp, WalRecord};
 
 pub use local::LocalBackend;
+pub use volume::{DEFAULT_LOCK_EXPIRY, ObjectStore, StoreError, VolumeBackend};
 
 /// A held state lock; dropping it releases the lock.
 pub trait StateLock: Send + Sync + Debug {
     fn info(&self) -> &LockInfo;
+
+    /// The holder of the expired lock this one replaced, if taking it meant a takeover.
+    fn took_over(&self) -> Option<&LockInfo> {
+        None
+    }
 }
 
 #[async_trait]
