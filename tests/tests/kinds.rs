@@ -559,19 +559,20 @@ resource "databricks_volume" "v" {{
 
 #[test]
 fn volume_file_updates_its_content_and_is_destroyed() {
-    let path = "${databricks_volume.v.volume_path}/in/data.csv";
+    // A space in the name: the path reaches the service percent-encoded once, not twice.
+    let path = "${databricks_volume.v.volume_path}/in/data file.csv";
     invariant(Case {
         address: "databricks_file.x",
         local_flag: false,
         config: content("databricks_file", path, "id\\n1\\n", &volume_parents()),
-        made: &["file:/Volumes/inv_file_cat/raw/landing/in/data.csv"],
+        made: &["file:/Volumes/inv_file_cat/raw/landing/in/data file.csv"],
         steps: vec![Step {
             what: "content",
             config: content("databricks_file", path, "id\\n1\\n2\\n", &volume_parents()),
             expect: Expect::Update(&["content_base64", "content_sha256"]),
             shows: "~ content_sha256",
             vars: &[],
-            present: &["file:/Volumes/inv_file_cat/raw/landing/in/data.csv"],
+            present: &["file:/Volumes/inv_file_cat/raw/landing/in/data file.csv"],
             absent: &[],
         }],
     });

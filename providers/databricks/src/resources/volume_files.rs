@@ -1,5 +1,6 @@
 //! Files in Unity Catalog volumes through the Files API: what `databricks_file` and
-//! `sdp_meta_onboarding` both upload, fingerprint and delete.
+//! `sdp_meta_onboarding` both upload, fingerprint and delete. Paths are given raw: the
+//! client percent-encodes them (once).
 
 use super::{err, gone_ok, none_if_missing};
 use crate::client::Client;
@@ -9,17 +10,13 @@ use brickform_core::provider::ProviderResult;
 pub async fn upload(client: &Client, path: &str, bytes: Vec<u8>) -> ProviderResult<()> {
     if let Some(dir) = parent(path) {
         client
-            .put_bytes(
-                &format!("/api/2.0/fs/directories{}", encode_path(dir)),
-                &[],
-                Vec::new(),
-            )
+            .put_bytes(&format!("/api/2.0/fs/directories{dir}"), &[], Vec::new())
             .await
             .map_err(err)?;
     }
     client
         .put_bytes(
-            &format!("/api/2.0/fs/files{}", encode_path(path)),
+            &format!("/api/2.0/fs/files{path}"),
             &[("overwrite", "true".into())],
             bytes,
         )
@@ -30,11 +27,7 @@ pub async fn upload(client: &Client, path: &str, bytes: Vec<u8>) -> ProviderResu
 /// Size and modification time, so a refresh notices a change without downloading the file.
 /// `None` when the file is gone.
 pub async fn fingerprint(client: &Client, path: &str) -> ProviderResult<Option<String>> {
-    let meta = none_if_missing(
-        client
-            .head(&format!("/api/2.0/fs/files{}", encode_path(path)))
-            .await,
-    )?;
+    let meta = none_if_missing(client.head(&format!("/api/2.0/fs/files{path}")).await)?;
     Ok(meta.flatten().map(|m| {
         format!(
             "size:{};modified:{}",
@@ -46,18 +39,14 @@ pub async fn fingerprint(client: &Client, path: &str) -> ProviderResult<Option<S
 
 /// The file's content; `None` when it is gone.
 pub async fn download(client: &Client, path: &str) -> ProviderResult<Option<Vec<u8>>> {
-    none_if_missing(
-        client
-            .get_bytes(&format!("/api/2.0/fs/files{}", encode_path(path)))
-            .await,
-    )
+    none_if_missing(client.get_bytes(&format!("/api/2.0/fs/files{path}")).await)
 }
 
 /// Deletes a file; a file already gone counts as deleted.
 pub async fn delete(client: &Client, path: &str) -> ProviderResult<()> {
     gone_ok(
         client
-            .delete(&format!("/api/2.0/fs/files{}", encode_path(path)), &[])
+            .delete(&format!("/api/2.0/fs/files{path}"), &[])
             .await,
     )
 }
@@ -65,10 +54,7 @@ pub async fn delete(client: &Client, path: &str) -> ProviderResult<()> {
 /// Deletes an empty directory; one that is gone or still holds something is left alone.
 pub async fn remove_empty_directory(client: &Client, path: &str) {
     let _ = client
-        .delete(
-            &format!("/api/2.0/fs/directories{}", encode_path(path)),
-            &[],
-        )
+        .delete(&format!("/api/2.0/fs/directories{path}"), &[])
         .await;
 }
 
@@ -76,24 +62,4 @@ pub fn parent(path: &str) -> Option<&str> {
     path.rsplit_once('/')
         .map(|(p, _)| p)
         .filter(|p| !p.is_empty())
-}
-
-/// Files API paths keep `/` and escape the rest, like the official SDK.
-fn encode_path(p: &str) -> String {
-    p.split('/')
-        .map(urlencoding_segment)
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-fn urlencoding_segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
