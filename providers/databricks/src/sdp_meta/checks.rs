@@ -1882,11 +1882,15 @@ impl Build {
     }
 }
 
-/// What the runner notebook passes to sdp-meta.
-#[derive(Debug, Clone, Copy)]
+/// What the runner notebook passes to sdp-meta, and for which groups' pipelines.
+#[derive(Debug, Clone)]
 struct Runner {
     bronze_fn: Tri<bool>,
     silver_fn: Tri<bool>,
+    /// The groups whose pipelines run this runner; `None` for every group.
+    groups: Option<Vec<String>>,
+    /// The groups are not known yet: nothing is decided about any group.
+    groups_unknown: bool,
 }
 
 impl Runner {
@@ -1898,21 +1902,51 @@ impl Runner {
             _ => Tri::Unknown,
         };
         match block(o, "runner") {
-            Tri::Known(b) => Runner {
-                bronze_fn: flag(b, "bronze_snapshot_function"),
-                silver_fn: flag(b, "silver_snapshot_function"),
-            },
+            Tri::Known(b) => {
+                let (groups, groups_unknown) = match get(b, "groups") {
+                    Tri::Known(Value::List(l)) => (
+                        Some(
+                            l.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string)
+                                .collect(),
+                        ),
+                        l.iter().any(|v| matches!(v, Value::Unknown)),
+                    ),
+                    Tri::Unknown => (None, true),
+                    _ => (None, false),
+                };
+                Runner {
+                    bronze_fn: flag(b, "bronze_snapshot_function"),
+                    silver_fn: flag(b, "silver_snapshot_function"),
+                    groups,
+                    groups_unknown,
+                }
+            }
             Tri::Absent => Runner {
                 bronze_fn: Tri::Known(false),
                 silver_fn: Tri::Known(false),
+                groups: None,
+                groups_unknown: false,
             },
             Tri::Unknown => Runner {
                 bronze_fn: Tri::Unknown,
                 silver_fn: Tri::Unknown,
+                groups: None,
+                groups_unknown: true,
             },
         }
     }
-    fn function(&self, layer: Layer) -> Tri<bool> {
+    /// Whether the pipelines of `group` pass the layer's snapshot function.
+    fn function(&self, layer: Layer, group: Option<&str>) -> Tri<bool> {
+        if self.groups_unknown {
+            return Tri::Unknown;
+        }
+        if let (Some(groups), Some(g)) = (&self.groups, group)
+            && !groups.iter().any(|x| x == g)
+        {
+            return Tri::Known(false);
+        }
         match layer {
             Layer::Bronze => self.bronze_fn,
             Layer::Silver => self.silver_fn,
@@ -2266,7 +2300,8 @@ fn cross_flow_rules(flows: &[Value], ctx: &OnboardingCtx, out: &mut Vec<Finding>
         return;
     }
     for ((group, layer), facts) in groups {
-        let (Tri::Known(true), Some(first)) = (ctx.runner.function(layer), facts.first_other)
+        let (Tri::Known(true), Some(first)) =
+            (ctx.runner.function(layer, Some(group)), facts.first_other)
         else {
             continue;
         };
@@ -2353,7 +2388,11 @@ fn runner_rules(v: &FlowView, ctx: &OnboardingCtx, r: &mut Report) {
         return;
     }
     let at = At::root().key("source").key("snapshot_format");
-    let function = ctx.runner.bronze_fn;
+    let group = match v.group {
+        Tri::Known(g) => Some(g),
+        _ => None,
+    };
+    let function = ctx.runner.function(Layer::Bronze, group);
     match v.snapshot_format() {
         Tri::Known("delta") => match (function, ctx.build) {
             (Tri::Known(false), Build::PreFix) => r.error(
@@ -3105,6 +3144,47 @@ mod tests {
         expect(&fs, WARN, "V12", "flows.0", "silently ignores the function");
         none(&fs, "V9");
         none(&check_ob(ob_attrs(), &[dtix()]), "V12");
+    }
+
+    #[test]
+    fn a_runner_for_the_snapshot_group_only_leaves_the_other_groups_alone() {
+        // dtix alone in group S, whose runner passes the function; intpk in A1 without it.
+        let mut snapshot_group = dtix();
+        snapshot_group["data_flow_group"] = json!("S");
+        let pre = with(
+            ob_attrs(),
+            &[
+                ("/sdp_meta_version", json!("0.1.0")),
+                ("/dependency", J::Null),
+                (
+                    "/runner",
+                    json!({"bronze_snapshot_function": true, "groups": ["S"]}),
+                ),
+            ],
+        );
+        let fs = check_ob(pre.clone(), &[intpk(), snapshot_group.clone()]);
+        assert!(
+            !fs.iter()
+                .any(|f| matches!(f.rule.as_deref(), Some("V9" | "V11"))),
+            "{fs:#?}"
+        );
+        // A snapshot flow in a group the runner does not serve has no function (#266).
+        let elsewhere = with(
+            pre,
+            &[(
+                "/runner",
+                json!({"bronze_snapshot_function": true, "groups": ["A1"]}),
+            )],
+        );
+        let fs = check_ob(elsewhere, &[intpk(), snapshot_group]);
+        expect(
+            &fs,
+            ERR,
+            "V9",
+            "flows.1",
+            "runner passes no bronze_next_snapshot_and_version",
+        );
+        expect(&fs, ERR, "V11", "flows.0", "group \"A1\"");
     }
 
     #[test]

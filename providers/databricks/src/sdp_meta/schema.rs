@@ -560,7 +560,11 @@ pub fn onboarding_schema() -> Schema {
                     .attr(flag(
                         "silver_snapshot_function",
                         "The runner passes silver_next_snapshot_and_version.",
-                    )),
+                    ))
+                    .attr(
+                        Attribute::optional("groups", AttrType::List(Box::new(string())))
+                            .describe("The groups whose pipelines run this runner; default every group. Snapshot functions are usually passed only where snapshot flows run."),
+                    ),
             )
             .describe("What the pipelines' runner notebook passes to sdp-meta (used by the checks)."),
         )
