@@ -75,6 +75,11 @@ struct Locals {
 }
 
 impl Locals {
+    /// Where the innermost binding of `name` is.
+    fn position(&self, name: &str) -> Option<usize> {
+        self.vars.iter().rposition(|(n, _)| n == name)
+    }
+
     fn get(&self, name: &str) -> Option<&Value> {
         self.vars
             .iter()
@@ -196,6 +201,20 @@ impl<'a> Evaluator<'a> {
                     // resource type's root holds every instance of that type.
                     let (cur, done) = self.descend(base, &ops)?;
                     return self.apply_ops(cur.clone(), &ops[done..], &t.operators, t.expr.span());
+                }
+                // The same for a name bound here (`each`, `count`, an iterator) when only
+                // attributes are read (`each.value.table`): the binding is lent out while
+                // descending, since nothing on that path can read it.
+                if let E::Variable(root) = &t.expr
+                    && ops.iter().all(|o| matches!(o, Op::GetAttr(_)))
+                    && let Some(at) = self.locals.position(root.value().as_str())
+                {
+                    let lent = std::mem::replace(&mut self.locals.vars[at].1, Value::Null);
+                    let read = self.descend(&lent, &ops).and_then(|(cur, done)| {
+                        self.apply_ops(cur.clone(), &ops[done..], &t.operators, t.expr.span())
+                    });
+                    self.locals.vars[at].1 = lent;
+                    return read;
                 }
                 let base = self.eval(&t.expr)?;
                 self.apply_ops(base, &ops, &t.operators, t.expr.span())
