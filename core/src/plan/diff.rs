@@ -392,10 +392,12 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             if changed && !ignored {
                 out.fields.push(FieldChange {
                     path: key(name),
+                    // Set before (a fingerprint is stored): an update of a hidden value,
+                    // not an addition.
                     before: prior
                         .sensitive
                         .contains_key(name)
-                        .then(|| SerValue(Value::Null)),
+                        .then(|| SerValue(masked(&Value::Bool(true)))),
                     after: Some(SerValue(masked(&config))),
                     live: None,
                     reason: FieldReason::Configuration,

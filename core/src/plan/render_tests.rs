@@ -1569,3 +1569,21 @@ fn shortened_plans_keep_destructive_diffs_first() {
         "<li>🟡 <code>databricks_pipeline.layer[\"finance_bronze\"]</code> has changed</li>"
     ));
 }
+
+#[test]
+fn a_changed_write_only_value_is_an_update_not_an_addition() {
+    let hidden = || Some(Value::from("(sensitive value)"));
+    let mut c = rc("databricks_connection", "c", Action::Update);
+    let mut obj = Object::new();
+    obj.insert("name".into(), Value::from("src"));
+    obj.insert("options".into(), Value::from("(sensitive value)"));
+    c.before = Some(SerObject(obj.clone()));
+    c.after = Some(SerObject(obj));
+    c.sensitive_paths = vec![p(&["options"])];
+    let mut f = fc(&["options"], hidden(), hidden(), FieldReason::Configuration);
+    f.sensitive = true;
+    c.fields.push(f);
+    let out = text(&plan(vec![c]));
+    assert!(out.contains("~ options = (sensitive value)"), "{out}");
+    assert!(!out.contains("+ options"), "{out}");
+}

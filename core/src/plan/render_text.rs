@@ -828,6 +828,14 @@ impl<'a> Differ<'a> {
         if !same_shown(r.old, r.new) {
             return true;
         }
+        // A hidden value that changed looks the same before and after.
+        if self
+            .fields
+            .iter()
+            .any(|f| f.sensitive && f.path == path && f.before.is_some() && f.after.is_some())
+        {
+            return true;
+        }
         // A drift field deeper down can differ even where `before` equals `after`.
         self.annotate
             && self.fields.iter().any(|f| {
