@@ -335,9 +335,10 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         }))
         .collect();
 
+    // Once per object, not per field: it copies the whole object.
+    let prior_merged = input.prior.map(|p| p.merged());
     for f in &fields {
         let name = f.name;
-        let prior_merged = input.prior.map(|p| p.merged());
         let reported = input
             .live
             .and_then(|l| l.get(name))
