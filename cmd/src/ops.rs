@@ -92,16 +92,11 @@ fn literal_host(body: &hcl_edit::structure::Body) -> Option<String> {
 /// "local"` is the default one, `host = "local:NAME"` a named one; the environment's
 /// provider block wins over the top-level one. `None` when the host is not local.
 fn wanted_local(config: &Config, env: &str) -> Option<Option<String>> {
-    let env_host = config
-        .environments
-        .get(env)
-        .and_then(|e| {
-            e.body.body.blocks().find(|b| {
-                b.ident.as_str() == "provider"
-                    && b.labels.first().map(|l| l.as_str()) == Some("databricks")
-            })
-        })
-        .and_then(|b| literal_host(&b.body));
+    let (settings, _) = brickform_core::lang::environment::resolve(config, env);
+    let env_host = settings
+        .providers
+        .get("databricks")
+        .and_then(|b| literal_host(&b.body.body));
     let host = env_host.or_else(|| {
         config
             .providers
@@ -513,6 +508,20 @@ fn variables_fingerprint(doc: &StateDocument, vars: &Variables) -> String {
     doc.fingerprint(&j)
 }
 
+/// Opens the environment's state and plans it as `plan` does; diagnostics are printed.
+async fn fresh_plan(ctx: &Ctx, args: &PlanArgs) -> Result<(Session, Planned), ExitCode> {
+    let mut s = open(ctx, args, "plan").await?;
+    let p = &s.providers;
+    let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
+    finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved).await?;
+    let (planned, diags) = engine.plan(&s.doc, &request(args, false)).await;
+    print_diags(&diags, &s.config);
+    match planned {
+        Some(planned) => Ok((s, planned)),
+        None => Err(ExitCode::from(1)),
+    }
+}
+
 /// The plan of `ctx`'s environment for `promote`, with the user the development presets
 /// would name and the environment's variables. `None` when planning failed (diagnostics
 /// printed).
@@ -520,26 +529,12 @@ pub(crate) async fn plan_for_promote(
     ctx: &Ctx,
     args: &PlanArgs,
 ) -> anyhow::Result<Option<(Planned, Option<String>, Variables)>> {
-    let mut s = match open(ctx, args, "plan").await {
-        Ok(s) => s,
-        Err(_) => return Ok(None),
-    };
-    let p = &s.providers;
-    let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
-    if finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved)
-        .await
-        .is_err()
-    {
-        return Ok(None);
-    }
-    let (planned, diags) = engine.plan(&s.doc, &request(args, false)).await;
-    print_diags(&diags, &s.config);
-    let Some(planned) = planned else {
+    let Ok((s, planned)) = fresh_plan(ctx, args).await else {
         return Ok(None);
     };
     // Who would get the development presets: the user the target's provider acts as.
     let mut user = None;
-    for provider in &p.registry.providers {
+    for provider in &s.providers.registry.providers {
         if let Ok(Some(u)) = provider.current_user().await {
             user = Some(u);
             break;
@@ -556,21 +551,9 @@ pub async fn plan(
     markdown: bool,
     detailed: bool,
 ) -> anyhow::Result<ExitCode> {
-    let mut s = match open(ctx, args, "plan").await {
-        Ok(s) => s,
+    let (mut s, planned) = match fresh_plan(ctx, args).await {
+        Ok(done) => done,
         Err(code) => return Ok(code),
-    };
-    let p = &s.providers;
-    let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
-    if let Err(code) = finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved).await
-    {
-        return Ok(code);
-    }
-    let req = request(args, false);
-    let (planned, diags) = engine.plan(&s.doc, &req).await;
-    print_diags(&diags, &s.config);
-    let Some(planned) = planned else {
-        return Ok(ExitCode::from(1));
     };
     if json {
         println!(

@@ -139,27 +139,15 @@ impl ObjectStore for FilesApiStore {
 
     async fn list(&self, dir: &str) -> Result<Vec<String>, StoreError> {
         let path = format!("/api/2.0/fs/directories{}", self.path(dir));
-        let mut names = Vec::new();
-        let mut token: Option<String> = None;
-        loop {
-            let query: Vec<(&str, String)> =
-                token.iter().map(|t| ("page_token", t.clone())).collect();
-            let page = match self.client.get(&path, &query).await {
-                Ok(page) => page,
-                Err(e) if e.is_not_found() => return Ok(names),
-                Err(e) => return Err(store_error(e)),
-            };
-            for entry in page["contents"].as_array().into_iter().flatten() {
-                if entry["is_directory"] != Value::Bool(true)
-                    && let Some(name) = entry["name"].as_str()
-                {
-                    names.push(name.to_string());
-                }
-            }
-            match page["next_page_token"].as_str() {
-                Some(t) if !t.is_empty() => token = Some(t.to_string()),
-                _ => return Ok(names),
-            }
-        }
+        let entries = match self.client.list_all(&path, &[], "contents").await {
+            Ok(entries) => entries,
+            Err(e) if e.is_not_found() => return Ok(Vec::new()),
+            Err(e) => return Err(store_error(e)),
+        };
+        Ok(entries
+            .iter()
+            .filter(|e| e["is_directory"] != Value::Bool(true))
+            .filter_map(|e| e["name"].as_str().map(str::to_string))
+            .collect())
     }
 }

@@ -316,6 +316,24 @@ impl Presets {
     }
 }
 
+/// One field a development preset changed, with the note the plan shows for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresetChange {
+    /// Dotted path of the field: `name`, `schedule.pause_status`.
+    pub field: String,
+    /// `name prefixed with "[dev alice] "`.
+    pub note: String,
+}
+
+impl PresetChange {
+    pub fn new(field: impl Into<String>, note: impl Into<String>) -> Self {
+        PresetChange {
+            field: field.into(),
+            note: note.into(),
+        }
+    }
+}
+
 /// How bad a [`Finding`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FindingLevel {
@@ -426,10 +444,9 @@ pub trait ResourceKind: Send + Sync {
         Object::new()
     }
 
-    /// Applies the development presets to a decoded configuration; returns one line per
-    /// change for the plan (`name prefixed with "[dev alice] "`). Kinds without presets
-    /// change nothing.
-    fn apply_presets(&self, _presets: &Presets, _config: &mut Object) -> Vec<String> {
+    /// Applies the development presets to a decoded configuration; returns each field it
+    /// changed, with the note the plan shows. Kinds without presets change nothing.
+    fn apply_presets(&self, _presets: &Presets, _config: &mut Object) -> Vec<PresetChange> {
         Vec::new()
     }
 

@@ -17,6 +17,9 @@ use brickform_state::StateDocument;
 pub use inputs::{VarInputs, Variables};
 pub use planner::{block_paths, instance_address};
 
+/// What the development presets changed, by instance address.
+pub type PresetNotes = std::collections::BTreeMap<String, Vec<crate::provider::PresetChange>>;
+
 /// What a plan is asked to do.
 #[derive(Debug, Clone, Default)]
 pub struct PlanRequest {
@@ -67,7 +70,7 @@ pub struct Engine<'a> {
     /// Development presets, once the providers are configured (they need the user's name).
     presets: std::sync::OnceLock<Option<crate::provider::Presets>>,
     /// What the presets changed, by address, in the last plan.
-    preset_notes: std::sync::Mutex<std::collections::BTreeMap<String, Vec<String>>>,
+    preset_notes: std::sync::Mutex<PresetNotes>,
 }
 
 impl<'a> Engine<'a> {
@@ -92,7 +95,7 @@ impl<'a> Engine<'a> {
     }
 
     /// What the development presets changed in the last plan, by address.
-    pub fn preset_notes(&self) -> std::collections::BTreeMap<String, Vec<String>> {
+    pub fn preset_notes(&self) -> PresetNotes {
         self.preset_notes
             .lock()
             .map(|n| n.clone())
@@ -105,11 +108,7 @@ impl<'a> Engine<'a> {
     pub async fn resolve_offline(
         &self,
         user: Option<&str>,
-    ) -> (
-        Option<Planned>,
-        std::collections::BTreeMap<String, Vec<String>>,
-        Diagnostics,
-    ) {
+    ) -> (Option<Planned>, PresetNotes, Diagnostics) {
         let engine = Engine {
             config: self.config,
             registry: self.registry,

@@ -360,7 +360,7 @@ impl Engine<'_> {
         };
         let mut specs: Vec<InstanceSpec> = Vec::new();
         let mut produced: HashSet<String> = HashSet::new();
-        let mut preset_notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut preset_notes = super::PresetNotes::new();
         let import_ids = self.import_ids(&world, &mut diags);
 
         let mut refreshed = if req.refresh && !self.offline {
@@ -607,7 +607,7 @@ impl Engine<'_> {
                 let mut what: Vec<&str> = preset_notes
                     .values()
                     .flatten()
-                    .map(String::as_str)
+                    .map(|c| c.note.as_str())
                     .collect();
                 what.sort();
                 what.dedup();
@@ -645,7 +645,7 @@ impl Engine<'_> {
         plan: &mut Plan,
         specs: &mut Vec<InstanceSpec>,
         produced: &mut HashSet<String>,
-        preset_notes: &mut BTreeMap<String, Vec<String>>,
+        preset_notes: &mut super::PresetNotes,
         diags: &mut Diagnostics,
     ) {
         let base = r.address();

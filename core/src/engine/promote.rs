@@ -60,8 +60,8 @@ impl Difference {
 pub struct Side<'a> {
     pub planned: &'a Planned,
     pub vars: &'a Object,
-    /// Development preset notes by address (empty outside development mode).
-    pub presets: &'a BTreeMap<String, Vec<String>>,
+    /// What the development presets changed, by address (empty outside development mode).
+    pub presets: &'a super::PresetNotes,
 }
 
 fn after_objects(p: &Planned) -> BTreeMap<String, Object> {
@@ -211,17 +211,12 @@ impl Explainer<'_> {
     }
 }
 
-/// Which preset note explains a field, if one does.
-fn preset_for(field: &str, notes: &[String]) -> Option<String> {
-    let top = field.split('.').next().unwrap_or(field);
-    notes
+/// The preset change that explains a field, if one does: the field itself or one inside it.
+fn preset_for(field: &str, changes: &[crate::provider::PresetChange]) -> Option<String> {
+    changes
         .iter()
-        .find(|n| {
-            (top == "name" && n.contains("prefixed"))
-                || (field.ends_with("pause_status") && n.starts_with(&format!("{top} paused")))
-                || (top == "development" && n.contains("development mode"))
-        })
-        .cloned()
+        .find(|c| field == c.field || field.starts_with(&format!("{}.", c.field)))
+        .map(|c| c.note.clone())
 }
 
 /// Every difference between the two sides' planned values, explained. Attributes only the
@@ -418,7 +413,10 @@ resource "t_thing" "a" {
         let vars_to = Object::from_iter([("v".to_string(), Value::from("prod"))]);
         let notes = BTreeMap::from([(
             "t_thing.a".to_string(),
-            vec!["name prefixed with \"[dev a] \"".to_string()],
+            vec![crate::provider::PresetChange::new(
+                "name",
+                "name prefixed with \"[dev a] \"",
+            )],
         )]);
         let none = BTreeMap::new();
         let is_computed = |_: &str, a: &str| a == "id_like";

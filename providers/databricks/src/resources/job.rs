@@ -481,13 +481,13 @@ impl ResourceKind for Job {
         &self,
         p: &brickform_core::provider::Presets,
         config: &mut Object,
-    ) -> Vec<String> {
-        let mut notes: Vec<String> = super::presets::name(p, config).into_iter().collect();
-        notes.extend(super::presets::pause(
+    ) -> Vec<brickform_core::provider::PresetChange> {
+        let mut changes: Vec<_> = super::presets::name(p, config).into_iter().collect();
+        changes.extend(super::presets::pause(
             config,
             &["schedule", "trigger", "continuous"],
         ));
-        notes
+        changes
     }
 
     fn production_findings(&self, config: &Object) -> Vec<brickform_core::provider::Finding> {

@@ -621,13 +621,16 @@ impl ResourceKind for PipelineKind {
         &self,
         p: &brickform_core::provider::Presets,
         config: &mut Object,
-    ) -> Vec<String> {
-        let mut notes: Vec<String> = super::presets::name(p, config).into_iter().collect();
+    ) -> Vec<brickform_core::provider::PresetChange> {
+        let mut changes: Vec<_> = super::presets::name(p, config).into_iter().collect();
         if config.get("development").and_then(Value::as_bool) != Some(true) {
             config.insert("development".into(), Value::Bool(true));
-            notes.push("pipelines in development mode".into());
+            changes.push(brickform_core::provider::PresetChange::new(
+                "development",
+                "pipelines in development mode",
+            ));
         }
-        notes
+        changes
     }
 
     fn production_findings(&self, config: &Object) -> Vec<brickform_core::provider::Finding> {

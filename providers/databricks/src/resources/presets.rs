@@ -5,36 +5,42 @@
 //! catalog already namespaces them, and renaming one per developer would split data that is
 //! meant to be shared); brickform refuses to take over one that someone else owns instead.
 
-use brickform_core::provider::{Finding, Presets};
+use brickform_core::provider::{Finding, PresetChange, Presets};
 use brickform_core::value::{Object, Value};
 
-/// Prefixes `config[key]` unless it already carries the prefix; returns the note.
-pub fn prefix(config: &mut Object, key: &str, prefix: &str) -> Option<String> {
+/// Prefixes `config[key]` unless it already carries the prefix.
+pub fn prefix(config: &mut Object, key: &str, prefix: &str) -> Option<PresetChange> {
     let name = config.get(key).and_then(Value::as_str)?.to_string();
     if name.starts_with(prefix) {
         return None;
     }
     config.insert(key.into(), Value::from(format!("{prefix}{name}")));
-    Some(format!("{key} prefixed with \"{prefix}\""))
+    Some(PresetChange::new(
+        key,
+        format!("{key} prefixed with \"{prefix}\""),
+    ))
 }
 
 /// The job and pipeline name prefix.
-pub fn name(presets: &Presets, config: &mut Object) -> Option<String> {
+pub fn name(presets: &Presets, config: &mut Object) -> Option<PresetChange> {
     prefix(config, "name", &presets.name_prefix())
 }
 
 /// Pauses the single blocks (`schedule`, `trigger`, `continuous`) that are present.
-pub fn pause(config: &mut Object, blocks: &[&str]) -> Vec<String> {
-    let mut notes = Vec::new();
+pub fn pause(config: &mut Object, blocks: &[&str]) -> Vec<PresetChange> {
+    let mut changes = Vec::new();
     for b in blocks {
         if let Some(Value::Object(o)) = config.get_mut(*b)
             && o.get("pause_status").and_then(Value::as_str) != Some("PAUSED")
         {
             o.insert("pause_status".into(), Value::from("PAUSED"));
-            notes.push(format!("{b} paused"));
+            changes.push(PresetChange::new(
+                format!("{b}.pause_status"),
+                format!("{b} paused"),
+            ));
         }
     }
-    notes
+    changes
 }
 
 /// In production, a paused schedule or trigger never runs: the pause belongs to development.

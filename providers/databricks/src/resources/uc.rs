@@ -120,11 +120,14 @@ impl ResourceKind for UcKind {
         &self,
         p: &brickform_core::provider::Presets,
         config: &mut Object,
-    ) -> Vec<String> {
+    ) -> Vec<brickform_core::provider::PresetChange> {
         if self.spec.type_name == "databricks_schema" && p.prefix_schemas {
             super::presets::prefix(config, "name", &p.schema_prefix())
                 .into_iter()
-                .map(|n| format!("schema {n}"))
+                .map(|mut c| {
+                    c.note = format!("schema {}", c.note);
+                    c
+                })
                 .collect()
         } else {
             Vec::new()
