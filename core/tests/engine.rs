@@ -670,3 +670,184 @@ resource "test_thing" "follower" {
         "{diags:?}"
     );
 }
+
+/// Plans `src` against the harness's state with the given request.
+async fn plan_with(
+    h: &Harness,
+    src: &str,
+    req: PlanRequest,
+) -> (
+    Option<brickform_core::plan::Plan>,
+    brickform_core::lang::diagnostics::Diagnostics,
+) {
+    let (config, _) = load_sources(
+        h.dir.path(),
+        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+    );
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let engine = Engine::new(&config, &h.registry, &vars, "default");
+    let state = h.state().await;
+    let (planned, diags) = engine.plan(&state, &req).await;
+    (planned.map(|p| p.plan), diags)
+}
+
+#[tokio::test]
+async fn a_targeted_destroy_takes_dependents_never_dependencies() {
+    let h = Harness::new();
+    let src = r#"
+resource "test_thing" "base" { name = "base" }
+resource "test_thing" "mid" {
+  name   = "mid"
+  parent = test_thing.base.id
+}
+resource "test_thing" "leaf" {
+  count  = 2
+  name   = "leaf${count.index}"
+  parent = test_thing.mid.id
+}
+resource "test_thing" "other" {
+  name   = "other"
+  parent = test_thing.base.id
+  lifecycle { prevent_destroy = true }
+}
+"#;
+    h.run(src, PlanMode::Normal, true).await;
+    let (plan, diags) = plan_with(
+        &h,
+        src,
+        PlanRequest {
+            mode: PlanMode::Destroy,
+            refresh: true,
+            targets: vec!["test_thing.mid".into()],
+            ..Default::default()
+        },
+    )
+    .await;
+    // `other` is guarded but not targeted: it does not block this destroy.
+    let plan = plan.unwrap_or_else(|| panic!("{diags:?}"));
+    let mut deleted: Vec<&str> = plan
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::Delete)
+        .map(|c| c.address.as_str())
+        .collect();
+    deleted.sort();
+    assert_eq!(
+        deleted,
+        ["test_thing.leaf[0]", "test_thing.leaf[1]", "test_thing.mid"]
+    );
+    assert!(
+        plan.changes.iter().all(|c| c.action == Action::Delete),
+        "nothing else is in a targeted destroy: {:?}",
+        plan.changes
+    );
+
+    // A normal targeted plan keeps what the target depends on instead.
+    let changed = src.replace("\"leaf${count.index}\"", "\"leaf_${count.index}\"");
+    let (plan, _) = plan_with(
+        &h,
+        &changed,
+        PlanRequest {
+            refresh: true,
+            targets: vec!["test_thing.leaf[1]".into()],
+            ..Default::default()
+        },
+    )
+    .await;
+    let plan = plan.unwrap();
+    let mut kept: Vec<&str> = plan.changes.iter().map(|c| c.address.as_str()).collect();
+    kept.sort();
+    assert_eq!(
+        kept,
+        ["test_thing.base", "test_thing.leaf[1]", "test_thing.mid"]
+    );
+
+    // Applying the targeted destroy leaves the target's dependencies in place.
+    let (config, _) = load_sources(
+        h.dir.path(),
+        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+    );
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let engine = Engine::new(&config, &h.registry, &vars, "default");
+    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(h.dir.path()));
+    let rec = recover(backend.clone(), "default").await.unwrap();
+    let (planned, _) = engine
+        .plan(
+            &rec.document,
+            &PlanRequest {
+                mode: PlanMode::Destroy,
+                refresh: true,
+                targets: vec!["test_thing.mid".into()],
+                ..Default::default()
+            },
+        )
+        .await;
+    let opts = ApplyOptions {
+        parallelism: 4,
+        cancel: CancellationToken::new(),
+        on_event: Arc::new(|_| {}),
+    };
+    let (mut doc, report) = engine
+        .apply(&planned.unwrap(), rec.document, rec.journal, opts)
+        .await;
+    assert!(report.failed.is_empty());
+    backend.save("default", &mut doc).await.unwrap();
+    let left: Vec<String> = h
+        .state()
+        .await
+        .resources()
+        .iter()
+        .map(|r| r.address.clone())
+        .collect();
+    assert_eq!(left, ["test_thing.base", "test_thing.other"]);
+    let names: Vec<String> = h
+        .svc
+        .objects
+        .lock()
+        .unwrap()
+        .values()
+        .filter_map(|o| o.get("name").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[tokio::test]
+async fn target_and_replace_addresses_that_match_nothing_are_errors() {
+    let h = Harness::new();
+    let src = r#"
+resource "test_thing" "nightly_job" { name = "n" }
+"#;
+    h.run(src, PlanMode::Normal, true).await;
+    for req in [
+        PlanRequest {
+            refresh: true,
+            targets: vec!["test_thing.nightly_jbo".into()],
+            ..Default::default()
+        },
+        PlanRequest {
+            mode: PlanMode::Destroy,
+            refresh: true,
+            targets: vec!["test_thing.nightly_jbo".into()],
+            ..Default::default()
+        },
+        PlanRequest {
+            refresh: true,
+            replace: vec!["test_thing.nightly_jbo".into()],
+            ..Default::default()
+        },
+    ] {
+        let (plan, diags) = plan_with(&h, src, req).await;
+        assert!(plan.is_none());
+        let d = diags
+            .iter()
+            .find(|d| {
+                d.summary
+                    .contains("test_thing.nightly_jbo matches no resource")
+            })
+            .unwrap_or_else(|| panic!("{diags:?}"));
+        assert_eq!(
+            d.hint.as_deref(),
+            Some("did you mean `test_thing.nightly_job`?")
+        );
+    }
+}

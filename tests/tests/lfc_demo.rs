@@ -205,6 +205,33 @@ fn lfc_demo_applies_with_no_input_agrees_everywhere_and_destroys_to_nothing() {
     let (code, out, err) = run(d, &["plan", "--local", "--detailed-exitcode"], &[]);
     assert_eq!(code, 0, "{out}{err}");
 
+    // A targeted destroy removes the target and what depends on it, never what it depends
+    // on (the ingestion pipeline, the gateway, the catalog the job runs against).
+    let out = run_ok(
+        d,
+        &[
+            "destroy",
+            "--local",
+            "--target",
+            "databricks_job.lfc_scheduler",
+            "--auto-approve",
+        ],
+        &[],
+    );
+    assert!(
+        out.contains("Destroy complete! 1 destroyed, 18 left behind."),
+        "{out}"
+    );
+    let dump = local_dump(d);
+    assert_eq!(dump["pipelines"].as_object().map(|p| p.len()), Some(4));
+    let (code, out, err) = run(d, &["plan", "--local", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("Plan: 1 to add, 0 to change, 0 to destroy."),
+        "{out}"
+    );
+    run_ok(d, &["apply", "--local", "--auto-approve"], &[]);
+
     // Destroy: jobs before the pipelines they run, the ingestion pipeline before its gateway
     // before the destination schema, the files before their volume before its schema.
     let out = run_ok(d, &["destroy", "--local", "--auto-approve"], &[]);

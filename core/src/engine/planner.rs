@@ -577,23 +577,28 @@ impl Engine<'_> {
                     c.action = Action::NoOp;
                 }
             }
-            for r in state.resources() {
-                let base = r.address.split('[').next().unwrap_or(&r.address);
-                if config
-                    .resources
-                    .get(base)
-                    .is_some_and(|res| res.lifecycle.prevent_destroy)
-                {
-                    diags.push(prevent_destroy_error(
-                        &r.address,
-                        config.resources.get(base).and_then(|res| res.span.clone()),
-                    ));
-                }
+        }
+        for r in &req.replace {
+            if !plan.changes.iter().any(|c| &c.address == r) {
+                diags.push(unknown_address_error("--replace", r, &plan));
             }
         }
         if !req.targets.is_empty() {
-            self.apply_targets(&mut plan, &mut specs, req, &cg);
+            self.apply_targets(&mut plan, &mut specs, req, &state, &mut diags);
             plan.warnings.push("Resource targeting is in effect: the plan may be incomplete. Use --target only to recover from mistakes, not for routine changes.".into());
+        }
+        if req.mode == PlanMode::Destroy {
+            // Only what this destroy deletes (a `--target` narrows it) is guarded.
+            for c in plan.changes.iter().filter(|c| c.action == Action::Delete) {
+                let base = c.address.split('[').next().unwrap_or(&c.address);
+                if let Some(res) = config
+                    .resources
+                    .get(base)
+                    .filter(|res| res.lifecycle.prevent_destroy)
+                {
+                    diags.push(prevent_destroy_error(&c.address, res.span.clone()));
+                }
+            }
         }
         if self.settings.protect && !req.allow_destroy {
             diags.extend(self.protected_changes(&plan));
@@ -1359,31 +1364,58 @@ impl Engine<'_> {
         out
     }
 
+    /// Narrows a plan to `--target` addresses. Applying a target needs what it depends on, so
+    /// a normal plan keeps the targets and their dependencies; destroying a target takes what
+    /// depends on it with it (it could not stay behind without it), and never what the target
+    /// itself depends on.
     fn apply_targets(
         &self,
         plan: &mut Plan,
         specs: &mut Vec<InstanceSpec>,
         req: &PlanRequest,
-        _cg: &ConfigGraph,
+        state: &StateDocument,
+        diags: &mut Diagnostics,
     ) {
-        // Targets and everything they depend on.
-        let mut keep: HashSet<String> = HashSet::new();
-        let mut stack: Vec<String> = Vec::new();
-        for c in &plan.changes {
-            let base = c.address.split('[').next().unwrap_or(&c.address);
-            if req.targets.iter().any(|t| t == &c.address || t == base) {
-                stack.push(c.address.clone());
+        let base_of = |a: &str| a.split('[').next().unwrap_or(a).to_string();
+        let matches = |target: &str, address: &str| target == address || target == base_of(address);
+        for t in &req.targets {
+            if !plan.changes.iter().any(|c| matches(t, &c.address)) {
+                diags.push(unknown_address_error("--target", t, plan));
             }
         }
+        // What each instance depends on: the configuration's references, and for instances
+        // being deleted also what the state recorded when they were applied.
+        let depends_on = |c: &ResourceChange| -> Vec<String> {
+            let mut d = c.dependencies.clone();
+            if let Some(r) = state.get(&c.address) {
+                d.extend(r.dependencies.iter().cloned());
+            }
+            d
+        };
+        let destroying = req.mode == PlanMode::Destroy;
+        let mut keep: HashSet<String> = HashSet::new();
+        let mut stack: Vec<String> = plan
+            .changes
+            .iter()
+            .filter(|c| req.targets.iter().any(|t| matches(t, &c.address)))
+            .map(|c| c.address.clone())
+            .collect();
         while let Some(a) = stack.pop() {
             if !keep.insert(a.clone()) {
                 continue;
             }
-            if let Some(c) = plan.changes.iter().find(|c| c.address == a) {
-                for d in &c.dependencies {
+            if destroying {
+                // Dependents: instances that name `a` (or its resource) among their dependencies.
+                let a_base = base_of(&a);
+                for c in &plan.changes {
+                    if depends_on(c).iter().any(|d| *d == a || *d == a_base) {
+                        stack.push(c.address.clone());
+                    }
+                }
+            } else if let Some(c) = plan.changes.iter().find(|c| c.address == a) {
+                for d in depends_on(c) {
                     for c2 in &plan.changes {
-                        let base = c2.address.split('[').next().unwrap_or(&c2.address);
-                        if base == d {
+                        if c2.address == d || base_of(&c2.address) == d {
                             stack.push(c2.address.clone());
                         }
                     }
@@ -1400,6 +1432,32 @@ impl Engine<'_> {
             }
         }
     }
+}
+
+/// An address given on the command line that names no instance of the plan, with the closest
+/// one it may have meant.
+fn unknown_address_error(flag: &str, address: &str, plan: &Plan) -> Diagnostic {
+    let mut known: Vec<&str> = plan.changes.iter().map(|c| c.address.as_str()).collect();
+    let bases: Vec<&str> = known
+        .iter()
+        .map(|a| a.split('[').next().unwrap_or(a))
+        .collect();
+    known.extend(bases);
+    known.sort();
+    known.dedup();
+    Diagnostic::error(format!("{flag} {address} matches no resource"))
+        .detail(format!(
+            "Neither the configuration nor the state has an instance at {address}, so the plan would silently do nothing for it."
+        ))
+        .hint(
+            crate::lang::diagnostics::did_you_mean(address, known.iter().copied()).unwrap_or_else(
+                || match known.len() {
+                    0 => "the plan has no resources".to_string(),
+                    n if n <= 10 => format!("the plan's addresses: {}", known.join(", ")),
+                    n => format!("the plan's addresses (first 10 of {n}): {}", known[..10].join(", ")),
+                },
+            ),
+        )
 }
 
 /// A value that cannot change in place but changes exactly as a dependency is renamed in
