@@ -198,12 +198,27 @@ impl BlockType {
     }
 }
 
+/// How an update reaches the service, which decides what happens to a field the
+/// configuration leaves out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Writes {
+    /// Only the fields sent change (a PATCH): a field the configuration never set keeps
+    /// whatever value it has live; one removed from the configuration is cleared.
+    #[default]
+    Merge,
+    /// The whole object is written at every update (a reset, a full-spec PUT): a field the
+    /// configuration leaves out goes back to the service's default, however it was set live.
+    Whole,
+}
+
 /// The shape of a resource kind, a data source, a provider configuration or a nested block.
 #[derive(Debug, Clone, Default)]
 pub struct Schema {
     pub attributes: Vec<Attribute>,
     pub blocks: Vec<BlockType>,
     pub description: &'static str,
+    /// How updates are written (a resource kind's top-level schema; nested blocks follow it).
+    pub writes: Writes,
 }
 
 impl Schema {
@@ -220,6 +235,11 @@ impl Schema {
     }
     pub fn describe(mut self, d: &'static str) -> Self {
         self.description = d;
+        self
+    }
+    /// Updates write the whole object (see [`Writes::Whole`]).
+    pub fn whole_writes(mut self) -> Self {
+        self.writes = Writes::Whole;
         self
     }
     pub fn attribute(&self, name: &str) -> Option<&Attribute> {

@@ -147,7 +147,7 @@ fn changes_made_outside_are_shown_with_before_live_after_and_put_back() {
         );
     }
 
-    // The JSON plan carries before (last applied), live and after for each drifted field.
+    // The JSON plan carries before (the value now), live and after for each drifted field.
     let (code, out, err) = bf(d, &serve, &["plan", "--json"]);
     assert_eq!(code, 0, "{err}");
     let j: Value = serde_json::from_str(&out).unwrap();
@@ -157,7 +157,7 @@ fn changes_made_outside_are_shown_with_before_live_after_and_put_back() {
     assert_eq!(
         (&f["before"], &f["live"], &f["after"], &f["reason"]),
         (
-            &json!("one"),
+            &json!("changed by hand"),
             &json!("changed by hand"),
             &json!("one"),
             &json!("drift")

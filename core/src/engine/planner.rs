@@ -243,6 +243,23 @@ pub fn block_paths(schema: &Schema) -> Vec<Vec<String>> {
     out
 }
 
+/// Keyed blocks of a schema with their key attribute, for renderers.
+pub fn block_keys(schema: &Schema) -> Vec<(Vec<String>, String)> {
+    fn walk(s: &Schema, prefix: &[String], out: &mut Vec<(Vec<String>, String)>) {
+        for b in &s.blocks {
+            let mut p = prefix.to_vec();
+            p.push(b.name.to_string());
+            if let crate::provider::Nesting::Keyed(k) = b.nesting {
+                out.push((p.clone(), k.to_string()));
+            }
+            walk(&b.schema, &p, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, &[], &mut out);
+    out
+}
+
 fn sensitive_schema_paths(schema: &Schema) -> Vec<Vec<PathStep>> {
     schema
         .attributes
@@ -470,6 +487,7 @@ impl Engine<'_> {
                 after: None,
                 fields: Vec::new(),
                 block_paths: block_paths(&schema),
+                block_keys: block_keys(&schema),
                 sensitive_paths: sensitive_schema_paths(&schema),
                 importing: None,
                 moved_from: None,
@@ -756,6 +774,7 @@ impl Engine<'_> {
                     after: Some(SerObject(value)),
                     fields: Vec::new(),
                     block_paths: block_paths(ds.schema()),
+                    block_keys: block_keys(ds.schema()),
                     sensitive_paths: Vec::new(),
                     importing: None,
                     moved_from: None,
@@ -1031,6 +1050,7 @@ impl Engine<'_> {
                     deleted: true,
                     fields: Vec::new(),
                     block_paths: block_paths(schema),
+                    block_keys: block_keys(schema),
                     sensitive_paths: sensitive_schema_paths(schema),
                 });
             } else if !d.drift.is_empty() {
@@ -1041,6 +1061,7 @@ impl Engine<'_> {
                     deleted: false,
                     fields: d.drift.clone(),
                     block_paths: block_paths(schema),
+                    block_keys: block_keys(schema),
                     sensitive_paths: sensitive_schema_paths(schema),
                 });
             }
@@ -1133,6 +1154,7 @@ impl Engine<'_> {
                 after: Some(SerObject(without_sensitive(&after, &all_sensitive))),
                 fields,
                 block_paths: block_paths(schema),
+                block_keys: block_keys(schema),
                 sensitive_paths: all_sensitive,
                 importing,
                 moved_from: moved_from.get(&address).cloned(),

@@ -369,6 +369,7 @@ mod tests {
             after: Value::from_json(&after).as_object().cloned().map(SerObject),
             fields: Vec::new(),
             block_paths: Vec::new(),
+            block_keys: Vec::new(),
             sensitive_paths: Vec::new(),
             importing: None,
             moved_from: None,

@@ -9,7 +9,7 @@
 
 use super::model::{FieldChange, FieldReason, SerValue};
 use crate::lang::eval::values_equal;
-use crate::provider::{BlockType, Nesting, Normalize, Presence, Schema};
+use crate::provider::{BlockType, Nesting, Normalize, Presence, Schema, Writes};
 use crate::value::{Object, PathStep, Value};
 
 /// What state remembers of an instance.
@@ -174,25 +174,41 @@ fn same(config: &Value, live: &Value, server_default: Option<&Value>) -> bool {
 
 /// Nested blocks are equal when each configured field matches: fields the service reports
 /// that the schema does not know are ignored, and keyed blocks arrive sorted by key. Against
-/// a live object (`lenient`), what the configuration leaves unset is the service's business:
-/// its defaults, its optional+computed values, whole blocks it fills in by itself. Against
-/// the last applied configuration every difference counts, so removing a block is a change.
-fn block_equal(bt: &BlockType, a: &Value, b: &Value, lenient: bool) -> bool {
+/// a live object (`lenient`), the service's defaults and optional+computed values match what
+/// the configuration leaves unset, and so does a whole block the service fills in by itself
+/// — when updates merge; when they write the whole object (`writes`), a block the
+/// configuration lacks is written away, so it matches only if it holds nothing but defaults.
+/// Against the last applied configuration every difference counts, so removing a block is a
+/// change.
+fn block_equal(bt: &BlockType, a: &Value, b: &Value, lenient: bool, writes: Writes) -> bool {
     let empty = |v: &Value| match v {
         Value::Null => true,
         Value::List(l) => l.is_empty(),
         Value::Object(o) => o.is_empty(),
         _ => false,
     };
+    let defaults_only = |v: &Value| {
+        let none = Object::new();
+        match v {
+            Value::Object(o) => object_equal(&bt.schema, &none, o, true, writes),
+            Value::List(items) => items.iter().all(|i| {
+                i.as_object()
+                    .is_some_and(|o| object_equal(&bt.schema, &none, o, true, writes))
+            }),
+            _ => false,
+        }
+    };
     match (a, b) {
         (Value::Unknown, _) | (_, Value::Unknown) => false,
         _ if empty(a) && empty(b) => true,
-        _ if lenient && empty(a) => true,
-        (Value::Object(x), Value::Object(y)) => object_equal(&bt.schema, x, y, lenient),
+        _ if lenient && empty(a) => writes == Writes::Merge || defaults_only(b),
+        (Value::Object(x), Value::Object(y)) => object_equal(&bt.schema, x, y, lenient, writes),
         (Value::List(x), Value::List(y)) => {
             x.len() == y.len()
                 && x.iter().zip(y).all(|(p, q)| match (p, q) {
-                    (Value::Object(p), Value::Object(q)) => object_equal(&bt.schema, p, q, lenient),
+                    (Value::Object(p), Value::Object(q)) => {
+                        object_equal(&bt.schema, p, q, lenient, writes)
+                    }
                     _ => values_equal(p, q),
                 })
         }
@@ -200,7 +216,7 @@ fn block_equal(bt: &BlockType, a: &Value, b: &Value, lenient: bool) -> bool {
     }
 }
 
-fn object_equal(schema: &Schema, a: &Object, b: &Object, lenient: bool) -> bool {
+fn object_equal(schema: &Schema, a: &Object, b: &Object, lenient: bool, writes: Writes) -> bool {
     let null = Value::Null;
     schema.attributes.iter().all(|attr| {
         let av = a.get(attr.name).unwrap_or(&null);
@@ -224,24 +240,36 @@ fn object_equal(schema: &Schema, a: &Object, b: &Object, lenient: bool) -> bool 
             a.get(bt.name).unwrap_or(&null),
             b.get(bt.name).unwrap_or(&null),
             lenient,
+            writes,
         )
     })
 }
 
-/// Fills what `after` leaves unset from `current` where the service decides the value
-/// (server defaults, optional+computed attributes, blocks it adds), recursing into nested
-/// blocks (keyed ones matched by key), so a plan shows only the changes that will happen.
+/// Fills what `after` leaves unset with what the service will hold after the update:
+/// optional+computed and computed attributes keep their current values; a server default
+/// keeps the current value when updates merge, and is the default itself when they write the
+/// whole object (the update puts it back); blocks the service adds are kept when they would
+/// survive the update. Recurses into nested blocks (keyed ones matched by key), so a plan
+/// shows only the changes that will happen, and every one of them.
 pub fn keep_service_values(schema: &Schema, after: &mut Object, current: &Object) {
+    keep_values(schema, after, current, schema.writes)
+}
+
+fn keep_values(schema: &Schema, after: &mut Object, current: &Object, writes: Writes) {
     for a in &schema.attributes {
         let unset = after.get(a.name).is_none_or(Value::is_null);
-        let service_decides = a.server_default.is_some()
-            || matches!(a.presence, Presence::OptionalComputed | Presence::Computed);
-        if unset
-            && service_decides
-            && !a.sensitive
-            && let Some(v) = current.get(a.name)
-        {
+        if !unset || a.sensitive {
+            continue;
+        }
+        let service_decides = matches!(a.presence, Presence::OptionalComputed | Presence::Computed);
+        let Some(v) = current.get(a.name).filter(|v| !v.is_null()) else {
+            // The service does not report it either way.
+            continue;
+        };
+        if service_decides || (a.server_default.is_some() && writes == Writes::Merge) {
             after.insert(a.name.to_string(), v.clone());
+        } else if let Some(d) = &a.server_default {
+            after.insert(a.name.to_string(), d.clone());
         }
     }
     for bt in &schema.blocks {
@@ -258,13 +286,13 @@ pub fn keep_service_values(schema: &Schema, after: &mut Object, current: &Object
         if is_empty {
             // A block the configuration does not have but the service shows (empty
             // notification settings and the like) is the service's.
-            if block_equal(bt, &Value::Null, cur, true) {
+            if block_equal(bt, &Value::Null, cur, true, writes) {
                 *slot = cur.clone();
             }
             continue;
         }
         match (slot, cur) {
-            (Value::Object(a), Value::Object(c)) => keep_service_values(&bt.schema, a, c),
+            (Value::Object(a), Value::Object(c)) => keep_values(&bt.schema, a, c, writes),
             (Value::List(items), Value::List(cur_items)) => {
                 for (i, item) in items.iter_mut().enumerate() {
                     let Value::Object(a) = item else { continue };
@@ -275,7 +303,7 @@ pub fn keep_service_values(schema: &Schema, after: &mut Object, current: &Object
                         _ => cur_items.get(i),
                     };
                     if let Some(Value::Object(c)) = matching {
-                        keep_service_values(&bt.schema, a, c);
+                        keep_values(&bt.schema, a, c, writes);
                     }
                 }
             }
@@ -287,6 +315,7 @@ pub fn keep_service_values(schema: &Schema, after: &mut Object, current: &Object
 pub fn diff(input: &DiffInput) -> DiffOutput {
     let mut out = DiffOutput::default();
     let schema = input.schema;
+    let writes = schema.writes;
     // Attribute and block names in schema order, with their properties.
     struct Field<'s> {
         name: &'s str,
@@ -299,9 +328,9 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
     impl Field<'_> {
         /// Whether `a` (configured) and `b` (applied or live) mean the same, with nested
         /// blocks compared field by field under their own schema.
-        fn equal(&self, a: &Value, b: &Value, with_default: bool) -> bool {
+        fn equal(&self, a: &Value, b: &Value, with_default: bool, writes: Writes) -> bool {
             match self.block {
-                Some(bt) => block_equal(bt, a, b, with_default),
+                Some(bt) => block_equal(bt, a, b, with_default, writes),
                 None => same(
                     a,
                     b,
@@ -414,14 +443,47 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         let applied = prior.config.get(name).cloned().unwrap_or(Value::Null);
         let live = input.live.and_then(|l| l.get(name)).cloned();
 
-        // Drift: the live object moved away from what was applied, on a field the user set.
-        if let Some(l) = &live
-            && !applied.is_null()
-            && !f.equal(&applied, l, true)
+        // What the service holds after an update when the configuration leaves the field
+        // out: merged updates do not touch it (a value it was given before is cleared);
+        // whole writes put the service's default back.
+        let unset_target = match writes {
+            Writes::Merge if applied.is_null() => live.clone().or(reported.clone()),
+            Writes::Merge => None,
+            // A value the service does not report stays unreported.
+            Writes::Whole => reported
+                .as_ref()
+                .filter(|v| !v.is_null())
+                .and(f.server_default.cloned()),
+        }
+        .unwrap_or(Value::Null);
+
+        // Drift: the live object moved away from what was applied, on a field the user set
+        // — or, where updates write the whole object, away from the default of a field the
+        // user left out, which the next update puts back.
+        let drift_base = if applied.is_null() && config.is_null() && writes == Writes::Whole {
+            Some(Value::Null)
+        } else if !applied.is_null() {
+            Some(applied.clone())
+        } else {
+            None
+        };
+        if let (Some(l), Some(base)) = (&live, &drift_base)
+            && !f.equal(base, l, true, writes)
         {
             out.drift.push(FieldChange {
                 path: key(name),
-                before: Some(SerValue(applied.clone())),
+                before: Some(SerValue(if base.is_null() {
+                    unset_target.clone()
+                } else if writes == Writes::Whole {
+                    // The applied value as the service held it: with the defaults the
+                    // write filled in, so a paused schedule shows as UNPAUSED -> PAUSED.
+                    let mut was = Object::from_iter([(name.to_string(), base.clone())]);
+                    let now = Object::from_iter([(name.to_string(), l.clone())]);
+                    keep_values(schema, &mut was, &now, writes);
+                    was.swap_remove(name).unwrap_or(Value::Null)
+                } else {
+                    base.clone()
+                })),
                 after: Some(SerValue(l.clone())),
                 live: Some(SerValue(l.clone())),
                 reason: FieldReason::Drift,
@@ -456,8 +518,15 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         // or adopted object records what the service filled in).
         let config_changed = matches!(config, Value::Unknown)
             || config.contains_unknown()
-            || !f.equal(&config, &applied, config.is_null() && f.block.is_none());
-        let live_differs = live.as_ref().is_some_and(|l| !f.equal(&config, l, true));
+            || !f.equal(
+                &config,
+                &applied,
+                config.is_null() && f.block.is_none(),
+                writes,
+            );
+        let live_differs = live
+            .as_ref()
+            .is_some_and(|l| !f.equal(&config, l, true, writes));
         if config_changed || live_differs {
             let reason = if config.contains_unknown() {
                 FieldReason::KnownAfterApply
@@ -466,17 +535,18 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             } else {
                 FieldReason::Drift
             };
-            // A field left unset whose live value is only a server value is not managed.
-            let unmanaged = config.is_null() && applied.is_null();
+            // A field never set keeps its live value where updates merge: not managed.
+            let unmanaged = writes == Writes::Merge && config.is_null() && applied.is_null();
             if !unmanaged {
                 out.fields.push(FieldChange {
                     path: key(name),
-                    before: Some(SerValue(if reason == FieldReason::Drift {
-                        applied.clone()
+                    // From what is there now to what the update writes.
+                    before: Some(SerValue(live.clone().unwrap_or(applied.clone()))),
+                    after: Some(SerValue(if config.is_null() {
+                        unset_target.clone()
                     } else {
-                        live.clone().unwrap_or(applied.clone())
+                        config.clone()
                     })),
-                    after: Some(SerValue(config.clone())),
                     live: live.clone().map(SerValue),
                     reason,
                     forces_replacement: f.replace_on_change,
@@ -485,8 +555,8 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                 out.replace |= f.replace_on_change;
             }
         }
-        let after = if config.is_null() && f.presence == Presence::OptionalComputed {
-            reported.unwrap_or(Value::Null)
+        let after = if config.is_null() {
+            unset_target
         } else {
             config
         };
@@ -724,5 +794,97 @@ mod tests {
         });
         assert_eq!(d.drift.len(), 1);
         assert_eq!(d.fields.len(), 1);
+    }
+
+    #[test]
+    fn whole_writes_plan_unset_fields_back_to_their_defaults_and_merges_keep_them() {
+        use crate::provider::{BlockType, Writes};
+        let notify = Schema::new().attr(Attribute::optional("on_failure", AttrType::Any));
+        let schema = |writes: Writes| Schema {
+            writes,
+            ..Schema::new()
+                .attr(Attribute::required("name", AttrType::String))
+                .attr(Attribute::optional("max_runs", AttrType::Number).server_default(1i64))
+                .attr(Attribute::optional("description", AttrType::String))
+                .block(BlockType::single("notify", notify.clone()))
+        };
+        let config = obj(&[("name", "j".into())]);
+        let prior = Prior {
+            config: config.clone(),
+            ..Prior::default()
+        };
+        // Changed outside: more runs, a description, a failure recipient.
+        let live = obj(&[
+            ("name", "j".into()),
+            ("max_runs", Value::from(5i64)),
+            ("description", "by hand".into()),
+            (
+                "notify",
+                Value::Object(obj(&[(
+                    "on_failure",
+                    Value::List(vec!["ops@example.com".into()]),
+                )])),
+            ),
+        ]);
+        let ignore = |_: &str| false;
+        let fp = |_: &Value, _: &str| true;
+        let run = |writes: Writes| {
+            let s = schema(writes);
+            let mut d = diff(&DiffInput {
+                schema: &s,
+                config: &config,
+                prior: Some(&prior),
+                live: Some(&live),
+                ignore: &ignore,
+                fingerprint_matches: &fp,
+            });
+            keep_service_values(&s, &mut d.after, &live);
+            d
+        };
+
+        let whole = run(Writes::Whole);
+        let changed: Vec<(String, Option<Value>, Option<Value>)> = whole
+            .fields
+            .iter()
+            .map(|f| {
+                (
+                    crate::value::path_string(&f.path),
+                    f.before.clone().map(|v| v.0),
+                    f.after.clone().map(|v| v.0),
+                )
+            })
+            .collect();
+        assert_eq!(
+            changed,
+            [
+                (
+                    "max_runs".into(),
+                    Some(Value::from(5i64)),
+                    Some(Value::from(1i64))
+                ),
+                (
+                    "description".into(),
+                    Some("by hand".into()),
+                    Some(Value::Null)
+                ),
+                (
+                    "notify".into(),
+                    live.get("notify").cloned(),
+                    Some(Value::Null)
+                ),
+            ]
+        );
+        assert!(whole.fields.iter().all(|f| f.reason == FieldReason::Drift));
+        assert_eq!(whole.after["max_runs"], Value::from(1i64));
+        assert_eq!(whole.after["notify"], Value::Null);
+        assert_eq!(whole.drift.len(), 3);
+
+        // Merged updates leave what was never configured as it is: no change, and the plan's
+        // `after` is the live value.
+        let merge = run(Writes::Merge);
+        assert!(merge.fields.is_empty(), "{:?}", merge.fields);
+        assert_eq!(merge.after["max_runs"], Value::from(5i64));
+        assert_eq!(merge.after["description"], Value::from("by hand"));
+        assert_eq!(merge.after["notify"], live["notify"]);
     }
 }

@@ -136,6 +136,10 @@ pub struct ResourceChange {
     /// Paths (without list indexes) that are nested blocks rather than attributes, so the
     /// renderers can write `task { … }` instead of `task = [ … ]`.
     pub block_paths: Vec<Vec<String>>,
+    /// Keyed blocks (paths without list indexes) with their key attribute: a changed `task`
+    /// always shows its `task_key`, so a reviewer knows which one changes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub block_keys: Vec<(Vec<String>, String)>,
     /// Paths of sensitive attributes; their values are never rendered.
     pub sensitive_paths: Vec<Vec<PathStep>>,
     /// Set when the instance is being imported: the id it is imported from.
@@ -157,6 +161,8 @@ pub struct Drift {
     /// `before` = last applied, `after` = live value.
     pub fields: Vec<FieldChange>,
     pub block_paths: Vec<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub block_keys: Vec<(Vec<String>, String)>,
     pub sensitive_paths: Vec<Vec<PathStep>>,
 }
 

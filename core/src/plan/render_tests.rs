@@ -68,6 +68,7 @@ fn rc(type_name: &str, name: &str, action: Action) -> ResourceChange {
         after: None,
         fields: Vec::new(),
         block_paths: Vec::new(),
+        block_keys: Vec::new(),
         sensitive_paths: Vec::new(),
         importing: None,
         moved_from: None,
@@ -495,6 +496,7 @@ fn drift_plan() -> Plan {
             deleted: false,
             fields: vec![d_comment, d_tag],
             block_paths: Vec::new(),
+            block_keys: Vec::new(),
             sensitive_paths: Vec::new(),
         },
         Drift {
@@ -504,6 +506,7 @@ fn drift_plan() -> Plan {
             deleted: true,
             fields: vec![fc(&["name"], Some(s("files")), None, FieldReason::Drift)],
             block_paths: Vec::new(),
+            block_keys: Vec::new(),
             sensitive_paths: Vec::new(),
         },
     ];
@@ -732,6 +735,7 @@ fn sensitive_plan() -> Plan {
         deleted: false,
         fields: vec![drift_pw],
         block_paths: Vec::new(),
+        block_keys: Vec::new(),
         sensitive_paths: vec![p(&["options", "password"])],
     }];
     pl.outputs = vec![
@@ -1210,6 +1214,7 @@ fn large_plan(flows: usize) -> Plan {
             deleted: false,
             fields: vec![f],
             block_paths: Vec::new(),
+            block_keys: Vec::new(),
             sensitive_paths: Vec::new(),
         }
     };

@@ -567,6 +567,7 @@ pub(crate) fn resource_lines(rc: &ResourceChange, sty: Sty, show_unchanged: bool
         annotate: true,
         fields: &rc.fields,
         block_paths: &rc.block_paths,
+        block_keys: &rc.block_keys,
         sensitive: &sensitive,
     };
     let before = rc.before.as_ref().map(|o| &o.0);
@@ -606,6 +607,7 @@ pub(crate) fn drift_lines(d: &Drift, sty: Sty) -> Vec<Line> {
         annotate: false,
         fields: &[],
         block_paths: &d.block_paths,
+        block_keys: &d.block_keys,
         sensitive: &sensitive,
     };
     let (before, after) = d.partial_objects();
@@ -650,6 +652,7 @@ pub(crate) fn output_lines(outputs: &[OutputChange], sty: Sty, show_unchanged: b
             annotate: false,
             fields: &[],
             block_paths: &[],
+            block_keys: &[],
             sensitive: &[],
         };
         differ.entry(
@@ -746,6 +749,7 @@ struct Differ<'a> {
     annotate: bool,
     fields: &'a [FieldChange],
     block_paths: &'a [Vec<String>],
+    block_keys: &'a [(Vec<String>, String)],
     sensitive: &'a [Vec<PathStep>],
 }
 
@@ -759,6 +763,20 @@ impl<'a> Differ<'a> {
 
     fn is_sensitive(&self, path: &[PathStep]) -> bool {
         self.sensitive.iter().any(|s| path_within(path, s))
+    }
+
+    /// Whether `key` is the key attribute of the keyed block at `path` (a task's task_key).
+    fn is_block_key(&self, path: &[PathStep], key: &str) -> bool {
+        let keys: Vec<&str> = path
+            .iter()
+            .filter_map(|s| match s {
+                PathStep::Key(k) => Some(k.as_str()),
+                PathStep::Index(_) => None,
+            })
+            .collect();
+        self.block_keys.iter().any(|(p, k)| {
+            k == key && p.len() == keys.len() && p.iter().zip(&keys).all(|(x, y)| x == y)
+        })
     }
 
     fn is_block(&self, path: &[PathStep]) -> bool {
@@ -1176,7 +1194,8 @@ impl<'a> Differ<'a> {
             if present(b).is_none() && present(a).is_none() && !changed {
                 continue;
             }
-            if changed || self.show_unchanged || (is_identifying(k) && !self.sparse) {
+            let identifying = is_identifying(k) || self.is_block_key(path, k);
+            if changed || self.show_unchanged || (identifying && !self.sparse) {
                 shown.push((k, p, b, a));
             } else {
                 hidden_attrs += 1;
@@ -1429,6 +1448,7 @@ impl<'a> Differ<'a> {
             annotate: false,
             fields: &[],
             block_paths: &[],
+            block_keys: &[],
             sensitive: &[],
         };
         let mut lines = Vec::new();

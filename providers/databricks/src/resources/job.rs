@@ -232,6 +232,8 @@ fn task_schema(nested: bool) -> Schema {
 pub fn schema() -> Schema {
     Schema::new()
         .describe("A job (Jobs API 2.2) with its tasks, compute, triggers and notifications.")
+        // Every update is a jobs/reset: what the configuration leaves out is reset.
+        .whole_writes()
         .attr(Attribute::required("name", s()))
         .attr(Attribute::optional("description", s()))
         .attr(Attribute::optional("timeout_seconds", n()).server_default(0i64))

@@ -140,6 +140,8 @@ fn run_as_block() -> BlockType {
 pub fn common_schema(description: &'static str) -> Schema {
     Schema::new()
         .describe(description)
+        // Every update is a full-spec PUT: what the configuration leaves out is reset.
+        .whole_writes()
         .attr(Attribute::required("name", string()).describe("Display name."))
         .attr(
             Attribute::optional("catalog", string())

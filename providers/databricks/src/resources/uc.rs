@@ -67,6 +67,22 @@ impl UcKind {
         ))
     }
 
+    /// The value that clears an updatable field, by its type: an empty comment, an empty
+    /// map. `None` for fields that cannot be cleared (an enum, an owner): those are
+    /// optional+computed, so leaving them out keeps the live value.
+    fn cleared(&self, field: &str) -> Option<Json> {
+        use brickform_core::provider::{AttrType, Presence};
+        let a = self.schema.attribute(field)?;
+        if a.presence != Presence::Optional {
+            return None;
+        }
+        match a.ty {
+            AttrType::String => Some(Json::String(String::new())),
+            AttrType::Map(_) => Some(Json::Object(Map::new())),
+            _ => None,
+        }
+    }
+
     fn path(&self, full_name: &str) -> String {
         format!(
             "/api/2.1/unity-catalog/{}/{}",
@@ -364,9 +380,13 @@ impl ResourceKind for UcKind {
                 if let Some(j) = want {
                     patch.insert(f.to_string(), j);
                 }
-            } else if want.is_none() && have.is_some() && matches!(*f, "comment") {
-                // Removing a comment from the configuration clears it.
-                patch.insert(f.to_string(), Json::String(String::new()));
+            } else if want.is_none()
+                && have.is_some()
+                && let Some(empty) = self.cleared(f)
+            {
+                // A field removed from the configuration is cleared: a PATCH leaves out
+                // what it does not name, so the removal must be sent.
+                patch.insert(f.to_string(), empty);
             }
         }
         if patch.is_empty() {
