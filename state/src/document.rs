@@ -313,9 +313,11 @@ impl StateDocument {
     pub fn redact<S: AsRef<str>>(&self, resource: &mut ResourceState, paths: &[S]) {
         for path in paths {
             let path = path.as_ref();
-            let taken = take_path(&mut resource.config, path)
-                .or_else(|| take_path(&mut resource.computed, path));
-            if let Some(value) = taken {
+            // Out of both: the service reports back what it was sent (a comment built
+            // from a secret), and the fingerprint is of the configured value.
+            let configured = take_path(&mut resource.config, path);
+            let reported = take_path(&mut resource.computed, path);
+            if let Some(value) = configured.or(reported) {
                 resource
                     .sensitive
                     .insert(path.to_string(), self.fingerprint(&value));

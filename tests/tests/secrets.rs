@@ -140,3 +140,96 @@ fn sensitive_values_never_reach_state_plans_logs_or_output() {
     let (out, _) = step(&["destroy", "--auto-approve"], &new_pw, 0);
     assert!(out.contains("0 left behind"), "{out}");
 }
+
+/// A value built from a sensitive one is sensitive too: hidden in every plan, kept in state
+/// only as a fingerprint, passed on sensitive to what reads it, and the plan converges.
+#[test]
+fn values_derived_from_sensitive_ones_stay_secret_and_converge() {
+    let text = format!(
+        r#"
+provider "databricks" {{ host = "local" }}
+variable "pw" {{
+  default   = "{PASSWORD}"
+  sensitive = true
+}}
+resource "databricks_catalog" "c" {{
+  name    = "derived_cat"
+  comment = "copy of ${{var.pw}}"
+}}
+resource "databricks_schema" "s" {{
+  catalog_name = databricks_catalog.c.name
+  name         = "s"
+  comment      = databricks_catalog.c.comment
+}}
+output "comment" {{
+  value     = databricks_catalog.c.comment
+  sensitive = true
+}}
+"#
+    );
+    let dir = config(&[("main.bf.hcl", &text)]);
+    let d = dir.path();
+    let ok = |args: &[&str]| {
+        let (code, out, err) = run(d, args, &[]);
+        assert_eq!(code, 0, "{args:?}\n{out}{err}");
+        clean(&format!("brickform {args:?}"), &format!("{out}{err}"));
+        out
+    };
+    let saved = d.join("plan.bin").display().to_string();
+    let update = d.join("update.bin").display().to_string();
+    let out = ok(&["plan", "-out", &saved]);
+    let hidden = out
+        .lines()
+        .filter(|l| l.contains("+ comment") && l.contains("= (sensitive value)"))
+        .count();
+    // The catalog's and the schema's comment, and the output.
+    assert_eq!(hidden, 3, "{out}");
+    ok(&["apply", &saved]);
+    for args in [
+        &["show"][..],
+        &["show", "--json"][..],
+        &["state", "pull"][..],
+        &["state", "show", "databricks_catalog.c"][..],
+        &["state", "show", "databricks_schema.s"][..],
+        &["output"][..],
+    ] {
+        ok(args);
+    }
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "the plan converges:\n{out}{err}");
+    // A new secret: an update of hidden values, saved without either value.
+    let new_pw = format!("pw={NEW_PASSWORD}");
+    let out = ok(&["plan", "--var", &new_pw, "-out", &update]);
+    assert!(
+        out.contains("Plan: 0 to add, 2 to change, 0 to destroy."),
+        "{out}"
+    );
+    for f in files_under(&d.join(".brickform"))
+        .into_iter()
+        .chain([d.join("plan.bin"), d.join("update.bin")])
+    {
+        // The local workspace is the service: it holds the comment it was sent.
+        if f.starts_with(d.join(".brickform/local")) {
+            continue;
+        }
+        clean(
+            &f.display().to_string(),
+            &String::from_utf8_lossy(&std::fs::read(&f).unwrap()),
+        );
+    }
+    // An output that reads the derived value must be marked sensitive.
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        text.replace("  sensitive = true\n}\n\"#", "}\n\"#")
+            .replace(
+                "value     = databricks_catalog.c.comment\n  sensitive = true",
+                "value = databricks_catalog.c.comment",
+            ),
+    )
+    .unwrap();
+    let (code, out, err) = run(d, &["plan"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("Output refers to sensitive values"), "{err}");
+    std::fs::write(d.join("main.bf.hcl"), &text).unwrap();
+    ok(&["destroy", "--auto-approve"]);
+}

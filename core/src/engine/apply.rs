@@ -127,6 +127,13 @@ impl Engine<'_> {
                 }
                 _ => c.after.as_ref().map(|o| o.0.clone()),
             };
+            if c.mode == Mode::Managed {
+                for p in &c.sensitive_paths {
+                    if let Some(PathStep::Key(k)) = p.first() {
+                        world.mark_sensitive(&c.type_name, &c.name, k);
+                    }
+                }
+            }
             if let Some(v) = value
                 && spec.resource.is_some()
             {
@@ -155,7 +162,13 @@ impl Engine<'_> {
         for (i, c) in plan.changes.iter().enumerate() {
             // An import whose object already matches is a no-op that still must run: it
             // records the object in state.
-            if c.action == Action::NoOp && c.importing.is_none() {
+            // Unchanged instances are skipped, except those holding sensitive values: the
+            // plan does not carry them, so the configuration is evaluated again to give
+            // references (outputs, other resources) the real values.
+            if c.action == Action::NoOp
+                && c.importing.is_none()
+                && (c.mode != Mode::Managed || c.sensitive_paths.is_empty())
+            {
                 continue;
             }
             let nodes = match c.action {
@@ -250,6 +263,13 @@ impl Engine<'_> {
                     Part::Whole => change.action,
                 };
                 let cancel = opts.cancel.clone();
+                // Re-reading an unchanged instance's sensitive values is not progress to show.
+                let quiet = change.action == Action::NoOp && change.importing.is_none();
+                let on_event = move |e: ApplyEvent| {
+                    if !quiet || matches!(e, ApplyEvent::Failed { .. }) {
+                        on_event(e)
+                    }
+                };
                 set.spawn(async move {
                     let _permit = sem.acquire_owned().await;
                     // Interrupted while waiting for a slot: this one does not start.
@@ -731,7 +751,7 @@ async fn run_node(
                         .await
                         .map_err(|e| e.to_string())?;
                     drop(doc);
-                    set_world(shared, change, &rs);
+                    set_world(shared, change, &rs, &config, &sensitive);
                     Ok(Some(remote.id))
                 }
                 Err(e) => {
@@ -766,6 +786,13 @@ async fn run_node(
             kind.delete(ctx, &old, &prior_obj())
                 .await
                 .map_err(|e| error_text(&e))?;
+            Ok(None)
+        }
+        Action::NoOp if change.importing.is_none() => {
+            let (config, sensitive) = evaluate(&work, shared, kind.schema(), &change.address)?;
+            let base = change.after.as_ref().or(change.before.as_ref());
+            let v = base.map(|o| o.0.clone()).unwrap_or_default();
+            set_world_value(shared, change, v, &config, &sensitive);
             Ok(None)
         }
         Action::Update | Action::NoOp | Action::Read => {
@@ -820,7 +847,7 @@ async fn run_node(
                         .await
                         .map_err(|e| e.to_string())?;
                     drop(doc);
-                    set_world(shared, change, &rs);
+                    set_world(shared, change, &rs, &config, &sensitive);
                     Ok(Some(remote.id))
                 }
                 Err(e) => {
@@ -854,14 +881,42 @@ async fn run_node(
     }
 }
 
-fn set_world(shared: &Shared, change: &ResourceChange, rs: &ResourceState) {
+/// What references to an applied instance see: the recorded state, with the sensitive values
+/// state holds only as fingerprints taken from the evaluated configuration (in memory only),
+/// and marked sensitive so whatever reads them is too.
+fn set_world(
+    shared: &Shared,
+    change: &ResourceChange,
+    rs: &ResourceState,
+    config: &Object,
+    sensitive: &[Vec<PathStep>],
+) {
     let mut v = json_object(&rs.computed);
     for (k, val) in json_object(&rs.config) {
         if !val.is_null() || !v.contains_key(&k) {
             v.insert(k, val);
         }
     }
-    lock(&shared.world).set_instance(
+    set_world_value(shared, change, v, config, sensitive);
+}
+
+fn set_world_value(
+    shared: &Shared,
+    change: &ResourceChange,
+    mut v: Object,
+    config: &Object,
+    sensitive: &[Vec<PathStep>],
+) {
+    let mut world = lock(&shared.world);
+    for p in sensitive.iter().chain(&change.sensitive_paths) {
+        if let Some(PathStep::Key(k)) = p.first() {
+            if let Some(val) = config.get(k) {
+                v.insert(k.clone(), val.clone());
+            }
+            world.mark_sensitive(&change.type_name, &change.name, k);
+        }
+    }
+    world.set_instance(
         Mode::Managed,
         &change.type_name,
         &change.name,

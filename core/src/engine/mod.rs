@@ -6,6 +6,7 @@ mod planner;
 pub mod promote;
 mod recover;
 mod refresh;
+mod sensitive;
 pub mod world;
 
 use crate::lang::diagnostics::Diagnostics;

@@ -289,14 +289,7 @@ pub(super) fn json_object(m: &serde_json::Map<String, serde_json::Value>) -> Obj
 
 fn without_sensitive(o: &Object, paths: &[Vec<PathStep>]) -> Object {
     let mut o = o.clone();
-    for p in paths {
-        if let [PathStep::Key(k)] = p.as_slice()
-            && let Some(v) = o.get_mut(k)
-            && !v.is_null()
-        {
-            *v = Value::Null;
-        }
-    }
+    super::sensitive::redact_object(&mut o, paths);
     o
 }
 
@@ -858,6 +851,11 @@ impl Engine<'_> {
                 base_dir: self.config.dir.clone(),
             };
             let mut prior = prior_of(state, &address);
+            if let Some((_, p)) = prior.as_mut() {
+                super::sensitive::restore(p, &config, schema, &|v, fp| {
+                    state.fingerprint_matches(&v.to_json(), fp)
+                });
+            }
             let mut importing = None;
             if prior.is_none()
                 && let Some(import_id) = import_ids.get(&address)
@@ -1041,6 +1039,13 @@ impl Engine<'_> {
                     after.insert(a.name.to_string(), v);
                 }
             }
+            let mut all_sensitive = sensitive_schema_paths(schema);
+            all_sensitive.extend(sensitive_paths.iter().cloned());
+            for p in &all_sensitive {
+                if let Some(PathStep::Key(k)) = p.first() {
+                    world.mark_sensitive(&r.type_name, &r.name, k);
+                }
+            }
             // Drift section.
             if deleted_outside {
                 plan.drift.push(Drift {
@@ -1059,7 +1064,15 @@ impl Engine<'_> {
                     type_name: r.type_name.clone(),
                     name: r.name.clone(),
                     deleted: false,
-                    fields: d.drift.clone(),
+                    fields: d
+                        .drift
+                        .iter()
+                        .cloned()
+                        .map(|mut f| {
+                            super::sensitive::redact_field(&mut f, &all_sensitive);
+                            f
+                        })
+                        .collect(),
                     block_paths: block_paths(schema),
                     block_keys: block_keys(schema),
                     sensitive_paths: sensitive_schema_paths(schema),
@@ -1067,8 +1080,6 @@ impl Engine<'_> {
             }
 
             let mut fields: Vec<FieldChange> = d.fields.clone();
-            let mut all_sensitive = sensitive_schema_paths(schema);
-            all_sensitive.extend(sensitive_paths.iter().cloned());
             for f in fields.iter_mut() {
                 // The planned value with what the service keeps (see keep_service_values).
                 if let ([PathStep::Key(k)], Some(a)) = (f.path.as_slice(), &f.after)
@@ -1078,9 +1089,7 @@ impl Engine<'_> {
                 {
                     f.after = Some(SerValue(v.clone()));
                 }
-                if all_sensitive.iter().any(|p| f.path.starts_with(p)) {
-                    f.sensitive = true;
-                }
+                super::sensitive::redact_field(f, &all_sensitive);
             }
             if action == Action::Create || action.is_replace() {
                 for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {

@@ -10,6 +10,9 @@ use std::collections::{HashMap, HashSet};
 pub struct World {
     roots: HashMap<String, Value>,
     sensitive_vars: HashSet<String>,
+    /// `TYPE.NAME.ATTR` of managed resources whose attribute is sensitive: marked so by the
+    /// schema, or derived from a sensitive value.
+    sensitive_attrs: HashSet<String>,
 }
 
 impl World {
@@ -42,7 +45,14 @@ impl World {
         World {
             roots,
             sensitive_vars,
+            sensitive_attrs: HashSet::new(),
         }
+    }
+
+    /// Marks a resource's attribute sensitive (for every instance of the resource).
+    pub fn mark_sensitive(&mut self, type_name: &str, name: &str, attr: &str) {
+        self.sensitive_attrs
+            .insert(format!("{type_name}.{name}.{attr}"));
     }
 
     pub fn set_local(&mut self, name: &str, v: Value) {
@@ -129,8 +139,19 @@ impl Roots for World {
     fn root(&self, name: &str) -> Option<&Value> {
         self.roots.get(name)
     }
-    fn is_sensitive(&self, root: &str, attr: &str) -> bool {
-        root == "var" && self.sensitive_vars.contains(attr)
+    fn is_sensitive(&self, root: &str, attrs: &[&str]) -> bool {
+        match (root, attrs) {
+            ("var", [name, ..]) => self.sensitive_vars.contains(*name),
+            (_, [name]) => {
+                // A whole instance holds its sensitive attributes.
+                let prefix = format!("{root}.{name}.");
+                self.sensitive_attrs.iter().any(|a| a.starts_with(&prefix))
+            }
+            (_, [name, attr, ..]) => self
+                .sensitive_attrs
+                .contains(&format!("{root}.{name}.{attr}")),
+            _ => false,
+        }
     }
     fn missing_root(&self, name: &str) -> String {
         format!("There is no resource type or variable named \"{name}\".")

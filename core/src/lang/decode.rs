@@ -441,8 +441,8 @@ mod tests {
         fn root(&self, name: &str) -> Option<&Value> {
             self.0.get(name)
         }
-        fn is_sensitive(&self, root: &str, attr: &str) -> bool {
-            root == "var" && attr == "pw"
+        fn is_sensitive(&self, root: &str, attrs: &[&str]) -> bool {
+            root == "var" && attrs.first() == Some(&"pw")
         }
     }
 

@@ -58,8 +58,9 @@ pub trait Roots {
     /// The value of a root name, e.g. `var` → object of variables, `databricks_catalog` →
     /// object of resources by name.
     fn root(&self, name: &str) -> Option<&Value>;
-    /// Whether reading `root.attr` reveals a sensitive value (sensitive variables).
-    fn is_sensitive(&self, _root: &str, _attr: &str) -> bool {
+    /// Whether reading `root.a.b…` (the attribute names read, list indexes left out) reveals a
+    /// sensitive value: a sensitive variable, a resource's sensitive attribute.
+    fn is_sensitive(&self, _root: &str, _attrs: &[&str]) -> bool {
         false
     }
     /// The message for a reference to a root that does not exist.
@@ -183,14 +184,21 @@ impl<'a> Evaluator<'a> {
             },
             E::FuncCall(call) => self.eval_call(call, e.span()),
             E::Traversal(t) => {
-                if let (E::Variable(root), Some(Op::GetAttr(attr))) =
-                    (&t.expr, t.operators.first().map(|o| o.value()))
+                if let E::Variable(root) = &t.expr
                     && self.locals.get(root.value().as_str()).is_none()
-                    && self
-                        .roots
-                        .is_sensitive(root.value().as_str(), attr.value().as_str())
                 {
-                    self.touched_sensitive = true;
+                    let attrs: Vec<&str> = t
+                        .operators
+                        .iter()
+                        .filter_map(|o| match o.value() {
+                            Op::GetAttr(a) => Some(a.value().as_str()),
+                            _ => None,
+                        })
+                        .take(2)
+                        .collect();
+                    if !attrs.is_empty() && self.roots.is_sensitive(root.value().as_str(), &attrs) {
+                        self.touched_sensitive = true;
+                    }
                 }
                 let ops: Vec<&Op> = t.operators.iter().map(|o| o.value()).collect();
                 if let E::Variable(root) = &t.expr
@@ -1058,8 +1066,8 @@ mod tests {
         fn root(&self, name: &str) -> Option<&Value> {
             self.0.get(name)
         }
-        fn is_sensitive(&self, root: &str, attr: &str) -> bool {
-            root == "var" && attr == "secret"
+        fn is_sensitive(&self, root: &str, attrs: &[&str]) -> bool {
+            root == "var" && attrs.first() == Some(&"secret")
         }
     }
 
