@@ -753,7 +753,8 @@ pub async fn apply(
                             )
                         })
                         .collect();
-                    (c.address.clone(), (c.action, fields))
+                    // What a container's delete takes with it must be what was reviewed.
+                    (c.address.clone(), (c.action, fields, c.contents.clone()))
                 })
                 .collect::<std::collections::BTreeMap<_, _>>()
         };

@@ -544,6 +544,33 @@ pub trait ResourceKind: Send + Sync {
         Ok(None)
     }
 
+    /// Where the object lives, as a `/`-separated path whose prefixes are the containers it
+    /// lies in (`uc/main/raw/landing/in/data.csv` for a file in a volume). Given the
+    /// object's attributes (configuration and reported values). `None` for objects that lie
+    /// in no container the engine should know of.
+    fn location(&self, _attrs: &Object) -> Option<String> {
+        None
+    }
+
+    /// Whether deleting this object, as last applied, deletes what lies inside it (a catalog
+    /// with `force_destroy`, a volume, a folder deleted recursively): the engine then plans
+    /// what the delete takes with it and names it.
+    fn deletes_contents(&self, _attrs: &Object) -> bool {
+        false
+    }
+
+    /// The locations (see [`ResourceKind::location`]) of the live objects inside this one, at
+    /// any depth, so a plan can count those this state does not manage and apply can refuse
+    /// when they changed since the plan. Called only when `deletes_contents` holds.
+    async fn contents(
+        &self,
+        _ctx: &OpContext,
+        _id: &str,
+        _attrs: &Object,
+    ) -> ProviderResult<Vec<String>> {
+        Ok(Vec::new())
+    }
+
     /// Reads many objects at once where the service makes that cheaper (one list call per
     /// parent instead of one GET per object). `None` when the kind has no cheaper way; the
     /// engine then reads the objects one by one, in parallel.

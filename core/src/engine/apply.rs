@@ -80,6 +80,8 @@ struct Shared {
     world: Mutex<World>,
     doc: tokio::sync::Mutex<StateDocument>,
     journal: Journal,
+    /// Where each managed instance lived when apply started, for containers' checks.
+    locations: std::collections::BTreeMap<String, String>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -148,10 +150,12 @@ impl Engine<'_> {
         }
         let (local_order, locals_read_resources) = self.local_order();
         self.evaluate_locals(&mut world, &local_order);
+        let locations = super::containers::managed_locations(self.registry, &doc);
         let shared = Arc::new(Shared {
             world: Mutex::new(world),
             doc: tokio::sync::Mutex::new(doc),
             journal,
+            locations,
         });
 
         // The graph of instances that do something. A replacement is two nodes, its delete
@@ -696,6 +700,18 @@ async fn run_node(
     let delete = |id: String| {
         let kind = kind.clone();
         async move {
+            // A container's delete takes what lies in it: only what the plan named.
+            if let (Some(seen), Some(loc)) = (
+                change.contents.as_ref().and_then(|c| c.unmanaged.as_ref()),
+                shared.locations.get(&change.address),
+            ) {
+                let listing = kind
+                    .contents(ctx, &id, &prior_obj())
+                    .await
+                    .map_err(|e| format!("cannot list what it holds: {}", error_text(&e)))?;
+                let now = super::containers::unmanaged(listing, loc, shared.locations.values());
+                super::containers::check_unchanged(&change.address, seen, &now)?;
+            }
             let seq = journal
                 .intent(
                     WalOp::Delete,

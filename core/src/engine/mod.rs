@@ -1,6 +1,7 @@
 //! The engine: plans a configuration against state and the live world, and applies plans.
 
 pub mod apply;
+mod containers;
 pub mod inputs;
 mod planner;
 pub mod promote;

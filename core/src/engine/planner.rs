@@ -483,6 +483,8 @@ impl Engine<'_> {
                 block_keys: block_keys(&schema),
                 sensitive_paths: sensitive_schema_paths(&schema),
                 importing: None,
+                contents: None,
+                container: None,
                 moved_from: None,
                 dependencies: r.dependencies.clone(),
             };
@@ -588,6 +590,9 @@ impl Engine<'_> {
                     c.action = Action::NoOp;
                 }
             }
+        }
+        if req.mode != PlanMode::RefreshOnly {
+            self.plan_containers(&mut plan, &state, &mut diags).await;
         }
         for r in &req.replace {
             if !plan.changes.iter().any(|c| &c.address == r) {
@@ -770,6 +775,8 @@ impl Engine<'_> {
                     block_keys: block_keys(ds.schema()),
                     sensitive_paths: Vec::new(),
                     importing: None,
+                    contents: None,
+                    container: None,
                     moved_from: None,
                     dependencies: dependencies.clone(),
                 });
@@ -1166,6 +1173,8 @@ impl Engine<'_> {
                 block_keys: block_keys(schema),
                 sensitive_paths: all_sensitive,
                 importing,
+                contents: None,
+                container: None,
                 moved_from: moved_from.get(&address).cloned(),
                 dependencies: dependencies.clone(),
             });

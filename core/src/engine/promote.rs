@@ -372,6 +372,8 @@ mod tests {
             block_keys: Vec::new(),
             sensitive_paths: Vec::new(),
             importing: None,
+            contents: None,
+            container: None,
             moved_from: None,
             dependencies: Vec::new(),
         };

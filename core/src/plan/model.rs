@@ -52,6 +52,8 @@ pub enum ActionReason {
     ReplaceByRequest,
     /// `lifecycle { replace_triggered_by }`.
     ReplaceByTriggers,
+    /// The container the object lies in is replaced, which takes the object with it.
+    ReplaceBecauseContainerReplaced,
     /// The object was deleted outside brickform; it is created again.
     CreateBecauseDeletedOutside,
     DeleteBecauseNoResourceConfig,
@@ -144,10 +146,28 @@ pub struct ResourceChange {
     pub sensitive_paths: Vec<Vec<PathStep>>,
     /// Set when the instance is being imported: the id it is imported from.
     pub importing: Option<String>,
+    /// For a delete or replace that deletes what lies inside the object: what goes with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contents: Option<Contents>,
+    /// Set when this instance is deleted or replaced because the container it lies in is:
+    /// the container's address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
     /// Set when a `moved` block (or `state mv`) renamed the instance.
     pub moved_from: Option<String>,
     /// Addresses this instance depends on.
     pub dependencies: Vec<String>,
+}
+
+/// What a container's delete takes with it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Contents {
+    /// Managed instances inside it; each has its own delete or replace in the plan.
+    pub managed: Vec<String>,
+    /// Locations of the live objects inside it that this state does not manage, as the
+    /// plan saw them (`None` when they could not be listed: an offline plan). Apply refuses
+    /// to delete the container when they differ.
+    pub unmanaged: Option<Vec<String>>,
 }
 
 /// A change made outside brickform, found by refresh.

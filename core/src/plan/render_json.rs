@@ -71,6 +71,15 @@ fn resource_change(rc: &ResourceChange) -> Json {
     if let Some(id) = &rc.importing {
         change.insert("importing".into(), json!({ "id": id }));
     }
+    if let Some(c) = &rc.contents {
+        change.insert(
+            "deletes_contents".into(),
+            json!({ "managed": c.managed, "unmanaged": c.unmanaged }),
+        );
+    }
+    if let Some(c) = &rc.container {
+        change.insert("container".into(), json!(c));
+    }
     change.insert(
         "fields".into(),
         Json::Array(rc.fields.iter().map(|f| field(f, &sensitive)).collect()),

@@ -71,6 +71,8 @@ fn rc(type_name: &str, name: &str, action: Action) -> ResourceChange {
         block_keys: Vec::new(),
         sensitive_paths: Vec::new(),
         importing: None,
+        contents: None,
+        container: None,
         moved_from: None,
         dependencies: Vec::new(),
     }

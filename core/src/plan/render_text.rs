@@ -474,6 +474,12 @@ pub(crate) fn headline(rc: &ResourceChange) -> Headline {
             Some(ActionReason::ReplaceByTriggers) => {
                 "will be replaced due to changes in replace_triggered_by".to_string()
             }
+            Some(ActionReason::ReplaceBecauseContainerReplaced) => {
+                if let Some(c) = &rc.container {
+                    notes.push(format!("(it lies in {c}, which is replaced)"));
+                }
+                "must be replaced".to_string()
+            }
             _ => "must be replaced".to_string(),
         },
         Action::Delete => {
@@ -527,11 +533,42 @@ pub(crate) fn headline(rc: &ResourceChange) -> Headline {
     if let Some(id) = &rc.importing {
         notes.push(format!("(imported from {})", quote(id)));
     }
+    if let Some(c) = &rc.contents {
+        notes.extend(contents_notes(c));
+    }
     Headline {
         address,
         verb,
         notes,
     }
+}
+
+/// What a container's delete takes with it, in words.
+pub(crate) fn contents_notes(c: &crate::plan::Contents) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !c.managed.is_empty() {
+        notes.push(format!(
+            "(deletes with it what lies inside: {})",
+            c.managed.join(", ")
+        ));
+    }
+    match c.unmanaged.as_deref() {
+        Some([]) | None => {}
+        Some(u) => {
+            let shown: Vec<&str> = u.iter().take(5).map(String::as_str).collect();
+            let more = if u.len() > 5 {
+                format!(", and {} more", u.len() - 5)
+            } else {
+                String::new()
+            };
+            notes.push(format!(
+                "(also deletes {} this state does not manage: {}{more})",
+                plural(u.len(), "object", "objects"),
+                shown.join(", ")
+            ));
+        }
+    }
+    notes
 }
 
 fn headline_lines(h: &Headline, sty: Sty) -> Vec<Line> {

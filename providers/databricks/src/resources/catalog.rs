@@ -73,6 +73,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             ],
             always_send: &[],
             force_delete: true,
+            holds: super::uc::Holds::WhenForced,
             derive,
             after_create: Some(drop_default_schema),
         },

@@ -63,6 +63,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             update_fields: &["options", "owner"],
             always_send: &["options"],
             force_delete: false,
+            holds: super::uc::Holds::Nothing,
             derive,
             after_create: None,
         },

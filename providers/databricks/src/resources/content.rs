@@ -308,6 +308,14 @@ impl ResourceKind for ContentKind {
         Some(self.object_path(config))
     }
 
+    fn location(&self, attrs: &Object) -> Option<String> {
+        let path = self.object_path(attrs);
+        match self.store {
+            Store::VolumeFile => super::locations::volume_path(&path),
+            _ => Some(super::locations::workspace(&path)),
+        }
+    }
+
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
         self.import(ctx, key).await
     }

@@ -152,6 +152,21 @@ impl ResourceKind for Directory {
     fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
         str_attr(config, "path").map(|p| p.trim_end_matches('/').to_string())
     }
+    fn location(&self, attrs: &Object) -> Option<String> {
+        str_attr(attrs, "path").map(super::locations::workspace)
+    }
+    /// Only a recursive delete takes what is inside; otherwise the service refuses to
+    /// delete a folder that is not empty.
+    fn deletes_contents(&self, attrs: &Object) -> bool {
+        attrs
+            .get("delete_recursive")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+    async fn contents(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Vec<String>> {
+        let client = self.shared.client()?;
+        super::locations::workspace_tree(&client, id).await
+    }
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
         self.read(ctx, key, &Object::new()).await
     }

@@ -9,6 +9,7 @@ pub mod ingestion_gateway;
 pub mod ingestion_pipeline;
 pub mod job;
 pub mod job_run;
+pub mod locations;
 pub mod notebook;
 pub mod pipeline;
 pub mod pipeline_spec;

@@ -357,6 +357,13 @@ impl ResourceKind for Onboarding {
     ) -> ProviderResult<Remote> {
         self.sync(config, Some(prior)).await
     }
+    /// Its files lie in one folder of a volume, which it owns.
+    fn location(&self, attrs: &Object) -> Option<String> {
+        let volume = text(attrs, "volume_path")?;
+        let directory =
+            text(attrs, "directory").unwrap_or(crate::sdp_meta::schema::DEFAULT_DIRECTORY);
+        super::locations::volume_path(&format!("{}/{directory}", volume.trim_end_matches('/')))
+    }
     async fn delete(&self, _ctx: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
         let client = self.shared.client()?;
         let mut paths: Vec<String> = file_set(prior).into_keys().collect();

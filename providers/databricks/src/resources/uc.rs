@@ -27,10 +27,24 @@ pub struct UcSpec {
     pub always_send: &'static [&'static str],
     /// Whether delete takes `force` (from the `force_destroy` attribute).
     pub force_delete: bool,
+    /// What a delete takes with it.
+    pub holds: Holds,
     /// Adds computed attributes derived from the response (`volume_path`).
     pub derive: fn(&mut Object),
     /// Runs after a create (the catalog removes its auto-created `default` schema).
     pub after_create: Option<AfterCreate>,
+}
+
+/// What a securable's delete takes with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// Nothing brickform tracks (a connection).
+    Nothing,
+    /// A catalog's schemas, a schema's volumes — with `force_destroy`; without it the
+    /// service refuses to delete a container that is not empty.
+    WhenForced,
+    /// A volume's files: always.
+    Always,
 }
 
 /// A step run after a securable is created, given the client and the new full name.
@@ -424,6 +438,39 @@ impl ResourceKind for UcKind {
     /// A securable is found by its full name, which the configuration determines.
     fn natural_key(&self, _ctx: &OpContext, config: &Object) -> Option<String> {
         Some(self.full_name(config))
+    }
+
+    fn location(&self, attrs: &Object) -> Option<String> {
+        let known = self
+            .spec
+            .name_parts
+            .iter()
+            .all(|p| str_attr(attrs, p).is_some());
+        (known && self.spec.holds != Holds::Nothing)
+            .then(|| super::locations::uc(&self.full_name(attrs)))
+    }
+
+    fn deletes_contents(&self, attrs: &Object) -> bool {
+        match self.spec.holds {
+            Holds::Nothing => false,
+            Holds::WhenForced => attrs
+                .get("force_destroy")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            Holds::Always => true,
+        }
+    }
+
+    async fn contents(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Vec<String>> {
+        let client = self.shared.client()?;
+        match self.spec.collection {
+            "catalogs" => super::locations::catalog_contents(&client, id).await,
+            "schemas" => super::locations::schema_contents(&client, id).await,
+            _ => {
+                let dir = format!("/Volumes/{}", id.replace('.', "/"));
+                super::locations::volume_files(&client, &dir).await
+            }
+        }
     }
 
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {

@@ -90,6 +90,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             update_fields: &["comment", "owner"],
             always_send: &[],
             force_delete: false,
+            holds: super::uc::Holds::Always,
             derive,
             after_create: None,
         },

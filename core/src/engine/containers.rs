@@ -1,0 +1,269 @@
+//! Containers: objects whose delete takes what lies inside them (a catalog deleted with
+//! `force_destroy`, a volume and its files, a folder deleted recursively). A plan must name
+//! everything such a delete removes: the managed instances inside it are planned with it
+//! (replaced when the container is replaced), and the live objects this state does not
+//! manage are counted and listed; apply refuses the delete when those changed since the
+//! plan. Kinds say where their objects live ([`ResourceKind::location`]); the engine knows
+//! nothing else of them.
+
+use super::Engine;
+use super::planner::prior_of;
+use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::plan::{Action, ActionReason, Contents, Plan};
+use crate::provider::OpContext;
+use crate::value::Value;
+use brickform_state::StateDocument;
+use std::collections::BTreeMap;
+
+/// Whether `loc` lies inside `container` (at any depth).
+pub(super) fn inside(loc: &str, container: &str) -> bool {
+    loc.len() > container.len()
+        && loc.starts_with(container)
+        && loc.as_bytes().get(container.len()) == Some(&b'/')
+}
+
+/// The locations of every managed instance in `state`, by address.
+pub(super) fn managed_locations(
+    registry: &crate::provider::Registry,
+    state: &StateDocument,
+) -> BTreeMap<String, String> {
+    state
+        .resources()
+        .iter()
+        .filter(|r| r.mode == brickform_state::ResourceMode::Managed)
+        .filter_map(|r| {
+            let kind = registry.kind(&r.resource_type)?;
+            let (_, prior) = prior_of(state, &r.address)?;
+            Some((r.address.clone(), kind.location(&prior.merged())?))
+        })
+        .collect()
+}
+
+/// What of a container's live contents this state does not manage: not a managed object in
+/// it, not inside one (that one's business), not a folder on the way to one.
+pub(super) fn unmanaged<'a>(
+    listing: Vec<String>,
+    container: &str,
+    managed: impl Iterator<Item = &'a String>,
+) -> Vec<String> {
+    let within: Vec<&String> = managed.filter(|m| inside(m, container)).collect();
+    let mut out: Vec<String> = listing
+        .into_iter()
+        .filter(|l| l != container)
+        .filter(|l| {
+            !within
+                .iter()
+                .any(|m| *m == l || inside(l, m) || inside(m, l))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Compares what a container holds now with what the plan saw; `Err` says what changed.
+pub(super) fn check_unchanged(
+    address: &str,
+    seen: &[String],
+    now: &[String],
+) -> Result<(), String> {
+    let new: Vec<&String> = now.iter().filter(|l| !seen.contains(l)).collect();
+    let gone: Vec<&String> = seen.iter().filter(|l| !now.contains(l)).collect();
+    if new.is_empty() && gone.is_empty() {
+        return Ok(());
+    }
+    let list = |v: &[&String]| {
+        let shown: Vec<&str> = v.iter().take(5).map(|s| s.as_str()).collect();
+        let more = v.len().saturating_sub(5);
+        if more > 0 {
+            format!("{} and {more} more", shown.join(", "))
+        } else {
+            shown.join(", ")
+        }
+    };
+    let mut what = Vec::new();
+    if !new.is_empty() {
+        what.push(format!("{} new ({})", new.len(), list(&new)));
+    }
+    if !gone.is_empty() {
+        what.push(format!("{} gone ({})", gone.len(), list(&gone)));
+    }
+    Err(format!(
+        "{address} was not deleted: what it holds changed since the plan ({}); run plan again to see what the delete takes with it",
+        what.join(", ")
+    ))
+}
+
+impl Engine<'_> {
+    /// Plans what deleting or replacing containers takes with them (see the module doc).
+    /// Runs on the finished list of changes, before `--target` narrows it, so a targeted
+    /// destroy of a container includes what lies in it.
+    pub(super) async fn plan_containers(
+        &self,
+        plan: &mut Plan,
+        state: &StateDocument,
+        diags: &mut Diagnostics,
+    ) {
+        let locations = managed_locations(self.registry, state);
+        // Containment is a dependency: what lies inside is created after its container and
+        // deleted before it, and a targeted destroy of the container takes it along.
+        // Where objects are now (state) and where they will be (the plan's `after`).
+        let base_of = |a: &str| a.split('[').next().unwrap_or(a).to_string();
+        let mut placed: Vec<(String, String)> = locations
+            .iter()
+            .map(|(a, l)| (a.clone(), l.clone()))
+            .collect();
+        for c in &plan.changes {
+            if let (Some(kind), Some(after)) = (self.registry.kind(&c.type_name), &c.after)
+                && let Some(loc) = kind.location(&after.0)
+            {
+                placed.push((c.address.clone(), loc));
+            }
+        }
+        for c in plan.changes.iter_mut() {
+            let own = base_of(&c.address);
+            let mine: Vec<&String> = placed
+                .iter()
+                .filter(|(a, _)| *a == c.address)
+                .map(|(_, l)| l)
+                .collect();
+            for (other, other_loc) in &placed {
+                let dep = base_of(other);
+                if dep != own
+                    && !c.dependencies.contains(&dep)
+                    && mine.iter().any(|l| inside(l, other_loc))
+                {
+                    c.dependencies.push(dep);
+                }
+            }
+        }
+
+        for i in 0..plan.changes.len() {
+            let c = &plan.changes[i];
+            if !(c.action == Action::Delete || c.action.is_replace()) {
+                continue;
+            }
+            let Some(kind) = self.registry.kind(&c.type_name).cloned() else {
+                continue;
+            };
+            let Some((id, prior)) = prior_of(state, &c.address) else {
+                continue;
+            };
+            let attrs = prior.merged();
+            let Some(loc) = locations.get(&c.address).cloned() else {
+                continue;
+            };
+            if !kind.deletes_contents(&attrs) {
+                continue;
+            }
+            let address = c.address.clone();
+            let replaced = c.action.is_replace();
+            let mut managed: Vec<String> = locations
+                .iter()
+                .filter(|(a, l)| **a != address && inside(l, &loc))
+                .map(|(a, _)| a.clone())
+                .collect();
+            managed.sort();
+            for m in &managed {
+                let Some(j) = plan.changes.iter().position(|x| &x.address == m) else {
+                    continue;
+                };
+                let inner = &mut plan.changes[j];
+                if inner.action == Action::Delete || inner.action.is_replace() {
+                    continue;
+                }
+                if replaced && matches!(inner.action, Action::NoOp | Action::Update) {
+                    self.replace_with_container(inner, &address);
+                } else {
+                    diags.push(
+                        Diagnostic::error(format!(
+                            "{m} lies in {address}, which this plan deletes with everything in it"
+                        ))
+                        .detail(format!(
+                            "Deleting {address} deletes {m} too, but the configuration keeps {m}."
+                        ))
+                        .hint(format!(
+                            "remove {m} from the configuration as well (a `removed` block keeps the object out of state without destroying anything else), or keep {address}"
+                        )),
+                    );
+                }
+            }
+            let unmanaged_seen = if self.offline {
+                None
+            } else {
+                let ctx = OpContext {
+                    address: address.clone(),
+                    lineage: state.lineage().to_string(),
+                    environment: self.environment.clone(),
+                    base_dir: self.config.dir.clone(),
+                };
+                match kind.contents(&ctx, &id, &attrs).await {
+                    Ok(listing) => Some(unmanaged(listing, &loc, locations.values())),
+                    Err(e) => {
+                        diags.push(Diagnostic::error(format!(
+                            "{address}: cannot list what it holds, which its delete would remove: {}",
+                            e.message
+                        )));
+                        None
+                    }
+                }
+            };
+            plan.changes[i].contents = Some(Contents {
+                managed,
+                unmanaged: unmanaged_seen,
+            });
+        }
+    }
+
+    /// An unchanged or updated instance inside a replaced container is replaced with it.
+    fn replace_with_container(&self, c: &mut crate::plan::ResourceChange, container: &str) {
+        c.action = Action::DeleteThenCreate;
+        c.reason = Some(ActionReason::ReplaceBecauseContainerReplaced);
+        c.container = Some(container.to_string());
+        // A new object: what only the service tells is known after apply.
+        if let (Some(kind), Some(after)) = (self.registry.kind(&c.type_name), c.after.as_mut()) {
+            let schema = kind.schema();
+            let known = kind.plan_computed(&after.0);
+            for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {
+                let v = known
+                    .get(a.name)
+                    .filter(|v| !matches!(v, Value::Unknown))
+                    .cloned()
+                    .unwrap_or(Value::Unknown);
+                after.0.insert(a.name.to_string(), v);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn containment_and_unmanaged_contents() {
+        assert!(inside("uc/c/s", "uc/c"));
+        assert!(!inside("uc/cat", "uc/c"));
+        assert!(!inside("uc/c", "uc/c"));
+        let managed = [
+            "uc/c".to_string(),
+            "uc/c/s/v/in/data.csv".to_string(),
+            "uc/c/s/v/conf".to_string(),
+        ];
+        let listing = vec![
+            "uc/c/s/v".into(),
+            "uc/c/s/v/in".into(),
+            "uc/c/s/v/in/data.csv".into(),
+            "uc/c/s/v/in/other.csv".into(),
+            "uc/c/s/v/conf/onboarding.json".into(),
+            "uc/c/s/v/notes.txt".into(),
+        ];
+        assert_eq!(
+            unmanaged(listing, "uc/c/s/v", managed.iter()),
+            ["uc/c/s/v/in/other.csv", "uc/c/s/v/notes.txt"]
+        );
+        assert!(check_unchanged("v", &["a".into()], &["a".into()]).is_ok());
+        let e = check_unchanged("v", &["a".into()], &["a".into(), "b".into()]).unwrap_err();
+        assert!(e.contains("1 new (b)"), "{e}");
+    }
+}

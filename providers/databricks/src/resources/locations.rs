@@ -1,0 +1,157 @@
+//! Where objects live, as the engine's container paths (`ResourceKind::location`): Unity
+//! Catalog objects and the files in volumes under `uc/<catalog>/<schema>/<volume>/…`,
+//! workspace objects under `ws/<path>`. A catalog's delete with force_destroy takes what is
+//! under its location; so do a volume's and a folder's recursive delete. Also the listings
+//! of what a container holds live, in the same form.
+
+use super::none_if_missing;
+use crate::client::Client;
+use brickform_core::provider::ProviderResult;
+use serde_json::Value as Json;
+
+/// A Unity Catalog object by its full name (`main.raw.landing`).
+pub fn uc(full_name: &str) -> String {
+    format!("uc/{}", full_name.to_lowercase().replace('.', "/"))
+}
+
+/// A file or folder in a volume, by its path (`/Volumes/main/raw/landing/in/a.csv`): the
+/// catalog, schema and volume names are case-insensitive, the rest is not.
+pub fn volume_path(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/Volumes/")?;
+    let parts: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+    if parts.len() < 3 {
+        return None;
+    }
+    let mut out = vec!["uc".to_string()];
+    out.extend(parts[..3].iter().map(|p| p.to_lowercase()));
+    out.extend(parts[3..].iter().map(|p| p.to_string()));
+    Some(out.join("/"))
+}
+
+/// A workspace object by its path; `/Workspace/x` and `/x` are the same object.
+pub fn workspace(path: &str) -> String {
+    let p = path.strip_prefix("/Workspace").unwrap_or(path);
+    format!("ws/{}", p.trim_matches('/'))
+}
+
+/// Every file under a volume folder (`/Volumes/c/s/v`), at any depth.
+pub async fn volume_files(client: &Client, dir: &str) -> ProviderResult<Vec<String>> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.trim_end_matches('/').to_string()];
+    while let Some(d) = todo.pop() {
+        let listed = none_if_missing(
+            client
+                .list_all(&format!("/api/2.0/fs/directories{d}"), &[], "contents")
+                .await,
+        )?;
+        for entry in listed.unwrap_or_default() {
+            let Some(path) = entry.get("path").and_then(Json::as_str) else {
+                continue;
+            };
+            if entry.get("is_directory").and_then(Json::as_bool) == Some(true) {
+                todo.push(path.trim_end_matches('/').to_string());
+            } else if let Some(loc) = volume_path(path) {
+                out.push(loc);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The volumes of a schema (`c.s`) and the files in them.
+pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult<Vec<String>> {
+    let (catalog, schema) = full_name.split_once('.').unwrap_or((full_name, ""));
+    let query = [
+        ("catalog_name", catalog.to_string()),
+        ("schema_name", schema.to_string()),
+    ];
+    let volumes = none_if_missing(
+        client
+            .list_all("/api/2.1/unity-catalog/volumes", &query, "volumes")
+            .await,
+    )?
+    .unwrap_or_default();
+    let mut out = Vec::new();
+    for v in volumes {
+        let Some(name) = v.get("full_name").and_then(Json::as_str) else {
+            continue;
+        };
+        out.push(uc(name));
+        let dir = format!("/Volumes/{}", name.replace('.', "/"));
+        out.extend(volume_files(client, &dir).await?);
+    }
+    Ok(out)
+}
+
+/// The schemas of a catalog, their volumes and the files in them. The service's own
+/// `information_schema` goes with the catalog and is nobody's to manage.
+pub async fn catalog_contents(client: &Client, catalog: &str) -> ProviderResult<Vec<String>> {
+    let schemas = none_if_missing(
+        client
+            .list_all(
+                "/api/2.1/unity-catalog/schemas",
+                &[("catalog_name", catalog.to_string())],
+                "schemas",
+            )
+            .await,
+    )?
+    .unwrap_or_default();
+    let mut out = Vec::new();
+    for s in schemas {
+        let Some(name) = s.get("full_name").and_then(Json::as_str) else {
+            continue;
+        };
+        if name.ends_with(".information_schema") {
+            continue;
+        }
+        out.push(uc(name));
+        out.extend(schema_contents(client, name).await?);
+    }
+    Ok(out)
+}
+
+/// Every object under a workspace folder, at any depth.
+pub async fn workspace_tree(client: &Client, dir: &str) -> ProviderResult<Vec<String>> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_string()];
+    while let Some(d) = todo.pop() {
+        let listed = none_if_missing(
+            client
+                .get("/api/2.0/workspace/list", &[("path", d.clone())])
+                .await,
+        )?;
+        let objects = listed
+            .as_ref()
+            .and_then(|l| l.get("objects"))
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for o in objects {
+            let Some(path) = o.get("path").and_then(Json::as_str) else {
+                continue;
+            };
+            out.push(workspace(path));
+            if o.get("object_type").and_then(Json::as_str) == Some("DIRECTORY") {
+                todo.push(path.to_string());
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_nest_as_the_objects_do() {
+        assert_eq!(uc("Main.Raw"), "uc/main/raw");
+        assert_eq!(
+            volume_path("/Volumes/Main/raw/Landing/In/A.csv").as_deref(),
+            Some("uc/main/raw/landing/In/A.csv")
+        );
+        assert_eq!(volume_path("/Volumes/main/raw"), None);
+        assert_eq!(workspace("/Workspace/Users/a/x/"), "ws/Users/a/x");
+        assert_eq!(workspace("/Users/a/x"), "ws/Users/a/x");
+    }
+}

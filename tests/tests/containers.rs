@@ -1,0 +1,159 @@
+//! A delete or replace of a container (a volume, a catalog or schema with force_destroy, a
+//! folder deleted recursively) names everything it takes with it: the managed objects inside
+//! are planned with it, the live objects this state does not manage are counted and listed,
+//! and a saved plan is refused when those changed since it was made.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Serve, config, run};
+use serde_json::{Value, json};
+use std::path::Path;
+
+const TOKEN: (&str, &str) = ("DATABRICKS_TOKEN", "e2e-token");
+
+fn bf(d: &Path, serve: &Serve, args: &[&str]) -> (i32, String, String) {
+    let host = format!("host={}", serve.url);
+    let mut a: Vec<&str> = args.to_vec();
+    a.extend(["--var", &host]);
+    run(d, &a, &[TOKEN])
+}
+
+fn bf_ok(d: &Path, serve: &Serve, args: &[&str]) -> String {
+    let (code, out, err) = bf(d, serve, args);
+    assert_eq!(code, 0, "brickform {args:?}\n{out}\n{err}");
+    out
+}
+
+const CONFIG: &str = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_catalog" "c" {
+  name          = "cont_cat"
+  force_destroy = true
+}
+resource "databricks_schema" "s" {
+  catalog_name = databricks_catalog.c.name
+  name         = "raw"
+}
+resource "databricks_volume" "v" {
+  catalog_name = databricks_catalog.c.name
+  schema_name  = databricks_schema.s.name
+  name         = "landing"
+  volume_type  = "MANAGED"
+}
+# A literal path: the file lies in the volume without referring to it.
+resource "databricks_file" "f" {
+  content_base64 = base64encode("id\n1\n")
+  path           = "/Volumes/cont_cat/raw/landing/in/x.csv"
+}
+"#;
+
+fn put(serve: &Serve, path: &str) {
+    let (s, body) = common::http_auth(
+        "PUT",
+        &format!("{}/api/2.0/fs/files{path}?overwrite=true", serve.url),
+        Some(b"by hand"),
+        "application/octet-stream",
+        &serve.token,
+    );
+    assert!(s < 300, "{s} {}", String::from_utf8_lossy(&body));
+}
+
+fn resource<'a>(plan: &'a Value, address: &str) -> &'a Value {
+    plan["resource_changes"]
+        .as_array()
+        .and_then(|l| l.iter().find(|c| c["address"] == address))
+        .unwrap_or_else(|| panic!("{address} not in {plan}"))
+}
+
+#[test]
+fn a_replaced_volume_takes_its_files_and_says_so() {
+    let dir = config(&[("main.bf.hcl", CONFIG)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    // The file is created after its volume although it does not refer to it.
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}{err}");
+    put(&serve, "/Volumes/cont_cat/raw/landing/notes.txt");
+
+    let external = CONFIG.replace(
+        "volume_type  = \"MANAGED\"",
+        "volume_type  = \"EXTERNAL\"\n  storage_location = \"s3://bucket/landing\"",
+    );
+    std::fs::write(d.join("main.bf.hcl"), &external).unwrap();
+    let out = bf_ok(d, &serve, &["plan"]);
+    for line in [
+        "# databricks_file.f must be replaced",
+        "# (it lies in databricks_volume.v, which is replaced)",
+        "# (deletes with it what lies inside: databricks_file.f)",
+        "# (also deletes 1 object this state does not manage: uc/cont_cat/raw/landing/notes.txt)",
+        "Plan: 2 to add, 0 to change, 2 to destroy.",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    let plan: Value = serde_json::from_str(&bf_ok(d, &serve, &["plan", "--json"])).unwrap();
+    assert_eq!(
+        resource(&plan, "databricks_volume.v")["change"]["deletes_contents"],
+        json!({"managed": ["databricks_file.f"], "unmanaged": ["uc/cont_cat/raw/landing/notes.txt"]})
+    );
+    let f = resource(&plan, "databricks_file.f");
+    assert_eq!(
+        f["action_reason"],
+        json!("replace_because_container_replaced")
+    );
+    assert_eq!(f["change"]["container"], json!("databricks_volume.v"));
+
+    // Something new in the volume after the plan: the saved plan no longer holds.
+    let saved = d.join("replace.bin").display().to_string();
+    bf_ok(d, &serve, &["plan", "-out", &saved]);
+    put(&serve, "/Volumes/cont_cat/raw/landing/late.csv");
+    let (code, out, err) = bf(d, &serve, &["apply", &saved]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("Saved plan is stale"), "{err}");
+    assert!(err.contains("databricks_volume.v"), "{err}");
+    let dump = serve.dump();
+    assert!(dump.to_string().contains("late.csv"), "nothing was deleted");
+
+    // Applied as planned anew: the managed file is there again, in the new volume.
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (s, _) = serve.call(
+        "HEAD",
+        "/api/2.0/fs/files/Volumes/cont_cat/raw/landing/in/x.csv",
+        None,
+    );
+    assert_eq!(s, 200);
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // A targeted destroy of the volume takes the file that lies in it.
+    let out = bf_ok(
+        d,
+        &serve,
+        &[
+            "destroy",
+            "--target",
+            "databricks_volume.v",
+            "--auto-approve",
+        ],
+    );
+    assert!(
+        out.contains("Destroy complete! 2 destroyed, 2 left behind."),
+        "{out}"
+    );
+
+    // Destroying the catalog (force_destroy) counts what it holds that nobody manages.
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    serve.ok(
+        "POST",
+        "/api/2.1/unity-catalog/schemas",
+        Some(json!({"catalog_name": "cont_cat", "name": "scratch"})),
+    );
+    let out = bf_ok(d, &serve, &["plan", "--destroy"]);
+    assert!(
+        out.contains("# (also deletes 1 object this state does not manage: uc/cont_cat/scratch)"),
+        "{out}"
+    );
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+}
