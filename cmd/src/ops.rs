@@ -127,11 +127,7 @@ pub(crate) fn registry() -> Registry {
 }
 
 /// Providers for commands that do, starting the local workspace when asked for.
-pub(crate) async fn providers(
-    ctx: &Ctx,
-    config: &Config,
-    env: &str,
-) -> anyhow::Result<Providers> {
+pub(crate) async fn providers(ctx: &Ctx, config: &Config, env: &str) -> anyhow::Result<Providers> {
     let mut registry = Registry::new();
     let mut running = None;
     let mut local = None;

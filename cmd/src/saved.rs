@@ -2,10 +2,10 @@
 //! hash of the configuration files and the environment, so a plan made for another state
 //! or before the world moved on is refused. Variable values are kept only as fingerprints.
 
+use brickform_core::lang::load::Config;
 use brickform_core::plan::Plan;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use brickform_core::lang::load::Config;
 
 pub const FORMAT: &str = "brickform-plan";
 

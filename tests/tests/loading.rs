@@ -114,7 +114,11 @@ fn an_unreadable_configuration_file_is_an_error_and_nothing_is_deleted() {
             assert!(!out.contains("Success!"), "{what}: {out}");
             assert!(!out.contains("destroy"), "{what}: {out}");
         }
-        assert_eq!((live(d), state_text(d)), before, "{what}: something changed");
+        assert_eq!(
+            (live(d), state_text(d)),
+            before,
+            "{what}: something changed"
+        );
         if main.is_dir() && !main.is_symlink() {
             std::fs::remove_dir(&main).unwrap();
         } else {
@@ -163,9 +167,8 @@ fn no_configuration_with_a_non_empty_state_refuses_to_plan_deleting_everything()
         let (code, out, err) = run(d, args, &[]);
         assert_eq!(code, 1, "{args:?}\n{out}\n{err}");
         assert!(
-            err.contains(
-                "No *.bf.hcl files in ",
-            ) && err.contains("; the state of environment \"default\" manages 2 objects")
+            err.contains("No *.bf.hcl files in ")
+                && err.contains("; the state of environment \"default\" manages 2 objects")
                 && err.contains("`brickform destroy`"),
             "{args:?}\n{err}"
         );
@@ -195,7 +198,10 @@ fn no_configuration_with_a_non_empty_state_refuses_to_plan_deleting_everything()
 #[test]
 fn a_directory_of_terraform_files_says_brickform_reads_bf_hcl() {
     let dir = config(&[
-        ("main.tf", "resource \"databricks_catalog\" \"c\" {\n  name = \"x\"\n}\n"),
+        (
+            "main.tf",
+            "resource \"databricks_catalog\" \"c\" {\n  name = \"x\"\n}\n",
+        ),
         ("variables.tf", "variable \"x\" {}\n"),
     ]);
     for args in [&["validate"][..], &["plan"], &["apply", "--auto-approve"]] {

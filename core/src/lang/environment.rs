@@ -255,7 +255,10 @@ mod tests {
         assert_eq!(select(&c, Some("prod")).unwrap(), "prod");
         let d = select(&c, Some("prd")).unwrap_err();
         assert!(d.is_error());
-        assert_eq!(d.summary, "There is no environment \"prd\" in the configuration");
+        assert_eq!(
+            d.summary,
+            "There is no environment \"prd\" in the configuration"
+        );
         assert_eq!(d.hint.as_deref(), Some("did you mean `prod`?"));
         assert!(d.detail.unwrap().contains("\"prod\", \"dev\""));
     }

@@ -245,7 +245,10 @@ fn not_a_file(path: &Path) -> Option<String> {
         file_type_name(&ft)
     };
     Some(if is_link {
-        format!("it is a symbolic link to {}, which is {what}, not a file", target())
+        format!(
+            "it is a symbolic link to {}, which is {what}, not a file",
+            target()
+        )
     } else {
         format!("it is {what}, not a file")
     })
@@ -364,7 +367,10 @@ pub fn read_config_files(dir: &Path) -> (Vec<ConfigFile>, Diagnostics) {
 /// returned configuration holds whatever could be understood.
 pub fn load_dir(dir: &Path) -> (Config, Diagnostics) {
     let (files, mut diags) = read_config_files(dir);
-    let inputs = files.into_iter().map(|f| (f.name, f.path, f.text)).collect();
+    let inputs = files
+        .into_iter()
+        .map(|f| (f.name, f.path, f.text))
+        .collect();
     let (mut config, more) = load_sources(dir, inputs);
     config.dir = dir.to_path_buf();
     diags.extend(more);
@@ -1474,7 +1480,13 @@ output "o" {}
             "is a named pipe (FIFO), not a file",
         );
         one(
-            &|p| std::fs::write(p.join("x.bf.hcl"), b"output \"o\" {\n  value = \"caf\xe9\"\n}\n").unwrap(),
+            &|p| {
+                std::fs::write(
+                    p.join("x.bf.hcl"),
+                    b"output \"o\" {\n  value = \"caf\xe9\"\n}\n",
+                )
+                .unwrap()
+            },
             "is not UTF-8 text (the first invalid byte is at line 2, column 15)",
         );
         // A file that stats as regular but fails to read (also as root, where a file
@@ -1523,7 +1535,10 @@ output "o" {}
         let (c, diags) = load_dir(d);
         assert!(diags.is_empty(), "{diags:?}");
         assert_eq!(
-            c.sources.files().map(|(_, f)| f.name.clone()).collect::<Vec<_>>(),
+            c.sources
+                .files()
+                .map(|(_, f)| f.name.clone())
+                .collect::<Vec<_>>(),
             ["main.bf.hcl"]
         );
     }
@@ -1538,8 +1553,18 @@ output "o" {}
         let e: Vec<&Diagnostic> = diags.errors().collect();
         assert_eq!(e.len(), 1, "{diags:?}");
         assert!(e[0].summary.contains("only Terraform files"), "{:?}", e[0]);
-        assert!(e[0].detail.as_deref().unwrap_or("").contains("main.tf, vars.tf.json"));
-        assert!(e[0].hint.as_deref().unwrap_or("").contains("main.tf → main.bf.hcl"));
+        assert!(
+            e[0].detail
+                .as_deref()
+                .unwrap_or("")
+                .contains("main.tf, vars.tf.json")
+        );
+        assert!(
+            e[0].hint
+                .as_deref()
+                .unwrap_or("")
+                .contains("main.tf → main.bf.hcl")
+        );
         // Beside a configuration they are someone else's files.
         std::fs::write(d.join("main.bf.hcl"), "").unwrap();
         assert!(load_dir(d).1.is_empty());
