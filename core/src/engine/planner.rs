@@ -351,6 +351,7 @@ impl Engine<'_> {
             self.vars.sensitive.clone(),
             &self.environment,
             &config.dir,
+            self.registry,
         );
         let mut plan = Plan {
             mode: req.mode,
@@ -1157,6 +1158,7 @@ impl Engine<'_> {
             self.vars.sensitive.clone(),
             &self.environment,
             &config.dir,
+            self.registry,
         );
         for id in order {
             if let Some(name) = id.strip_prefix("local.")

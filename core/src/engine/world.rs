@@ -3,13 +3,51 @@
 
 use crate::lang::eval::Roots;
 use crate::plan::{InstanceKey, Mode};
+use crate::provider::{Nesting, Registry, Schema};
 use crate::value::{Object, Value};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 #[derive(Debug, Default, Clone)]
 pub struct World {
     roots: HashMap<String, Value>,
     sensitive_vars: HashSet<String>,
+    /// The schema of every resource kind (by type) and data source (by `data.TYPE`): an
+    /// instance holds every attribute its schema declares.
+    schemas: Arc<HashMap<String, Schema>>,
+}
+
+/// Completes an instance's value with every attribute and nested block its schema declares
+/// and the value lacks: null (an empty list for repeated blocks) where the service said
+/// nothing (a computed attribute some variants of an object do not have), the state was
+/// written before the attribute existed, or the kind never reports it. A reference to a
+/// declared attribute then reads null instead of failing — which would block every plan and
+/// destroy of a configuration that reads it.
+pub fn complete(schema: &Schema, o: &mut Object) {
+    for a in &schema.attributes {
+        if !o.contains_key(a.name) {
+            o.insert(a.name.to_string(), Value::Null);
+        }
+    }
+    for b in &schema.blocks {
+        match (o.get_mut(b.name), &b.nesting) {
+            (None, Nesting::Single) => {
+                o.insert(b.name.to_string(), Value::Null);
+            }
+            (None, Nesting::List | Nesting::Keyed(_)) => {
+                o.insert(b.name.to_string(), Value::List(Vec::new()));
+            }
+            (Some(Value::Object(inner)), _) => complete(&b.schema, inner),
+            (Some(Value::List(items)), _) => {
+                for item in items {
+                    if let Value::Object(inner) = item {
+                        complete(&b.schema, inner);
+                    }
+                }
+            }
+            (Some(_), _) => {}
+        }
+    }
 }
 
 impl World {
@@ -18,6 +56,7 @@ impl World {
         sensitive_vars: HashSet<String>,
         environment: &str,
         dir: &std::path::Path,
+        registry: &Registry,
     ) -> Self {
         let mut roots = HashMap::new();
         roots.insert("var".to_string(), Value::Object(vars));
@@ -39,9 +78,21 @@ impl World {
                 Value::from(environment),
             )])),
         );
+        let schemas = registry
+            .kinds
+            .iter()
+            .map(|(t, k)| (t.to_string(), k.schema().clone()))
+            .chain(
+                registry
+                    .data_sources
+                    .iter()
+                    .map(|(t, d)| (format!("data.{t}"), d.schema().clone())),
+            )
+            .collect();
         World {
             roots,
             sensitive_vars,
+            schemas: Arc::new(schemas),
         }
     }
 
@@ -80,8 +131,15 @@ impl World {
         type_name: &str,
         name: &str,
         key: Option<&InstanceKey>,
-        v: Value,
+        mut v: Value,
     ) {
+        let schema = match mode {
+            Mode::Managed => self.schemas.get(type_name),
+            Mode::Data => self.schemas.get(&format!("data.{type_name}")),
+        };
+        if let (Some(schema), Value::Object(o)) = (schema, &mut v) {
+            complete(schema, o);
+        }
         let slot = self.resource_slot(mode, type_name);
         match key {
             None => {

@@ -443,8 +443,9 @@ impl PipelineKind {
     }
 
     /// A GET answer as attributes shaped like the configuration, with the computed ones.
-    /// `prior` is what the engine last applied (empty on import and recovery).
-    fn remote(&self, host: &str, resp: &Json, prior: &Object) -> Option<Remote> {
+    /// `prior` is what the engine last applied (empty on import and recovery); `pages` is
+    /// where the workspace shows pipelines (`https://HOST/pipelines`).
+    fn remote(&self, pages: &str, resp: &Json, prior: &Object) -> Option<Remote> {
         let id = resp.get("pipeline_id").and_then(Json::as_str)?.to_string();
         let empty = Map::new();
         let spec = resp.get("spec").and_then(Json::as_object).unwrap_or(&empty);
@@ -533,10 +534,7 @@ impl PipelineKind {
         attrs.insert("id".into(), Value::from(id.as_str()));
         attrs.insert("state".into(), text("state"));
         attrs.insert("health".into(), text("health"));
-        attrs.insert(
-            "url".into(),
-            Value::from(format!("{}/pipelines/{id}", host)),
-        );
+        attrs.insert("url".into(), Value::from(format!("{pages}/{id}")));
         attrs.insert(
             "last_modified".into(),
             resp.get("last_modified")
@@ -571,7 +569,7 @@ impl PipelineKind {
         let Some(resp) = self.get(client, id).await? else {
             return Ok(None);
         };
-        self.remote(client.host(), &resp, prior)
+        self.remote(&self.shared.web_url("pipelines"), &resp, prior)
             .map(Some)
             .ok_or_else(|| {
                 ProviderError::other(format!("pipeline {id}: answer without pipeline_id"))
@@ -757,7 +755,7 @@ impl ResourceKind for PipelineKind {
                 .pointer(&format!("/spec/tags/{OWNER_TAG}"))
                 .and_then(Json::as_str);
             if owner == Some(tag) {
-                return Ok(self.remote(client.host(), &resp, &Object::new()));
+                return Ok(self.remote(&self.shared.web_url("pipelines"), &resp, &Object::new()));
             }
         }
         Ok(None)
