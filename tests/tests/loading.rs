@@ -268,3 +268,101 @@ fn an_undeclared_environment_is_an_error_with_did_you_mean_for_every_command() {
     let (code, out, err) = run(plain.path(), &["--env", "anything", "plan"], &[]);
     assert_eq!(code, 0, "{out}\n{err}");
 }
+
+/// Runs the binary in working directory `cwd` with `-C chdir` and `args`.
+fn run_from(cwd: &Path, chdir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = brickform(chdir)
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .unwrap();
+    let (o, e) = common::texts(&out);
+    (out.status.code().unwrap_or(-1), o, e)
+}
+
+#[test]
+fn relative_paths_read_the_configuration_directory_whatever_c_and_the_working_directory() {
+    let top = tempfile::tempdir().unwrap();
+    let cfg = top.path().join("cfg");
+    let elsewhere = top.path().join("elsewhere");
+    std::fs::create_dir_all(cfg.join("src")).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(cfg.join("f.txt"), "in the configuration directory").unwrap();
+    std::fs::write(cfg.join("src/etl.py"), "print('etl')").unwrap();
+    // Decoys where a wrong base would find a file.
+    std::fs::write(top.path().join("f.txt"), "in the working directory").unwrap();
+    std::fs::create_dir_all(top.path().join("cfg/cfg")).unwrap();
+    std::fs::write(top.path().join("cfg/cfg/f.txt"), "in DIR/DIR").unwrap();
+    std::fs::write(
+        cfg.join("main.bf.hcl"),
+        format!(
+            r#"{PROVIDER}
+resource "databricks_notebook" "module" {{
+  path   = "/Shared/paths/module.py"
+  source = "${{path.module}}/src/etl.py"
+}}
+
+resource "databricks_notebook" "plain" {{
+  path   = "/Shared/paths/plain.py"
+  source = "src/etl.py"
+}}
+
+output "module_file" {{
+  value = file("${{path.module}}/f.txt")
+}}
+
+output "plain_file" {{
+  value = file("f.txt")
+}}
+
+output "module" {{
+  value = path.module
+}}
+
+output "root" {{
+  value = path.root
+}}
+"#
+        ),
+    )
+    .unwrap();
+    let absolute = cfg.canonicalize().unwrap();
+    let runs: [(&Path, &Path); 3] = [
+        (top.path(), Path::new("cfg")),
+        (&cfg, Path::new(".")),
+        (&elsewhere, &absolute),
+    ];
+    let (code, out, err) = run_from(runs[0].0, runs[0].1, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("2 added"), "{out}");
+    for (cwd, chdir) in runs {
+        let (code, out, err) = run_from(cwd, chdir, &["plan", "--detailed-exitcode"]);
+        assert_eq!(
+            code, 0,
+            "from {cwd:?} with -C {chdir:?}: not empty\n{out}\n{err}"
+        );
+        let (code, out, err) = run_from(cwd, chdir, &["output", "--json"]);
+        assert_eq!(code, 0, "{out}\n{err}");
+        let o: serde_json::Value = serde_json::from_str(&out).unwrap();
+        for name in ["module_file", "plain_file"] {
+            assert_eq!(
+                o[name]["value"], "in the configuration directory",
+                "{name} from {cwd:?} with -C {chdir:?}"
+            );
+        }
+        assert_eq!(o["module"]["value"], ".");
+        assert_eq!(o["root"]["value"], ".");
+    }
+    // Both notebooks hold the file of the configuration directory.
+    let dump = local_dump(&cfg);
+    for p in ["/Shared/paths/module", "/Shared/paths/plain"] {
+        assert!(objects(&dump).contains(&format!("workspace:{p}")), "{p}");
+    }
+    // A changed source file is seen the same way from every directory.
+    std::fs::write(cfg.join("src/etl.py"), "print('etl 2')").unwrap();
+    for (cwd, chdir) in runs {
+        let (code, out, err) = run_from(cwd, chdir, &["plan", "--detailed-exitcode"]);
+        assert_eq!(code, 2, "from {cwd:?} with -C {chdir:?}\n{out}\n{err}");
+        assert!(out.contains("2 to change"), "{out}");
+    }
+}

@@ -62,13 +62,19 @@ impl World {
         roots.insert("var".to_string(), Value::Object(vars));
         roots.insert("local".to_string(), Value::Object(Object::new()));
         roots.insert("data".to_string(), Value::Object(Object::new()));
-        let dir = dir.display().to_string();
+        // `-C DIR` works as Terraform's `-chdir`: relative paths (in `file()`, in `source`)
+        // are read from the configuration directory, so the directory of the (root) module
+        // is `.` relative to it — the same on every machine and from every working
+        // directory. `path.cwd` is where the command was started, absolute, as in Terraform.
+        let cwd = std::env::current_dir()
+            .map(|c| c.display().to_string())
+            .unwrap_or_else(|_| dir.display().to_string());
         roots.insert(
             "path".to_string(),
             Value::Object(Object::from_iter([
-                ("root".to_string(), Value::from(dir.clone())),
-                ("module".to_string(), Value::from(dir.clone())),
-                ("cwd".to_string(), Value::from(dir)),
+                ("root".to_string(), Value::from(".")),
+                ("module".to_string(), Value::from(".")),
+                ("cwd".to_string(), Value::from(cwd)),
             ])),
         );
         roots.insert(
