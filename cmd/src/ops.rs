@@ -176,7 +176,7 @@ pub(crate) fn load(ctx: &Ctx) -> Result<Config, ExitCode> {
 /// no declared environment is reported, and fails the command.
 pub(crate) fn environment(ctx: &Ctx, config: &Config) -> Result<String, ExitCode> {
     brickform_core::lang::environment::select(config, ctx.environment.as_deref()).map_err(|d| {
-        print_diags(&d.into(), config);
+        print_diags(&(*d).into(), config);
         ExitCode::from(1)
     })
 }
@@ -287,7 +287,7 @@ pub async fn validate(ctx: &Ctx, args: &VarArgs, json: bool) -> anyhow::Result<E
     let registry = registry();
     let env = brickform_core::lang::environment::select(&config, ctx.environment.as_deref());
     if let Err(d) = &env {
-        diags.push(d.clone());
+        diags.push((**d).clone());
     }
     if let (false, Ok(env)) = (diags.has_errors(), env) {
         let inputs = var_inputs(args, true)?;
@@ -946,6 +946,7 @@ async fn state_access(ctx: &Ctx) -> anyhow::Result<StateAccess> {
     let (config, _) = load_dir(&ctx.dir);
     let env = brickform_core::lang::environment::select(&config, ctx.environment.as_deref())
         .map_err(|d| {
+            let d = *d;
             let mut text = d.summary;
             for more in [d.detail, d.hint].into_iter().flatten() {
                 text.push_str("\n  ");

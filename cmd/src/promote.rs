@@ -108,15 +108,15 @@ pub async fn run(
     for env in [from, to] {
         let checked = if config.environments.is_empty() {
             // Promotion compares declared environments, so a name is checked even then.
-            Err(Diagnostic::error(format!(
+            Err(Box::new(Diagnostic::error(format!(
                 "There is no environment \"{env}\" in the configuration"
             ))
-            .detail("promote compares two environments that the configuration declares with environment blocks."))
+            .detail("promote compares two environments that the configuration declares with environment blocks.")))
         } else {
             environment::select(&config, Some(env))
         };
         if let Err(d) = checked {
-            ops::print_diags(&d.into(), &config);
+            ops::print_diags(&(*d).into(), &config);
             return Ok(ExitCode::from(1));
         }
     }

@@ -206,7 +206,7 @@ pub fn resolve(config: &Config, name: &str) -> (EnvironmentSettings, Diagnostics
 /// `default = true`, else `default`. When the configuration declares environments, one asked
 /// for by name must be among them: a misspelt name would otherwise select a fresh, empty state
 /// and plan a second copy of everything into it.
-pub fn select(config: &Config, asked: Option<&str>) -> Result<String, Diagnostic> {
+pub fn select(config: &Config, asked: Option<&str>) -> Result<String, Box<Diagnostic>> {
     let Some(name) = asked else {
         let marked = config
             .environments
@@ -219,9 +219,10 @@ pub fn select(config: &Config, asked: Option<&str>) -> Result<String, Diagnostic
         return Ok(name.to_string());
     }
     let declared: Vec<&str> = config.environments.keys().map(String::as_str).collect();
-    Err(Diagnostic::error(format!(
-        "There is no environment \"{name}\" in the configuration"
-    ))
+    Err(Box::new(
+        Diagnostic::error(format!(
+            "There is no environment \"{name}\" in the configuration"
+        ))
     .detail(format!(
         "The configuration declares the environment{} {}, and a command works in one of them. To add an environment, declare it: environment \"{name}\" {{}}.",
         if declared.len() == 1 { "" } else { "s" },
@@ -231,7 +232,8 @@ pub fn select(config: &Config, asked: Option<&str>) -> Result<String, Diagnostic
             .collect::<Vec<_>>()
             .join(", ")
     ))
-    .maybe_hint(did_you_mean(name, declared.iter().copied())))
+        .maybe_hint(did_you_mean(name, declared.iter().copied())),
+    ))
 }
 
 #[cfg(test)]
