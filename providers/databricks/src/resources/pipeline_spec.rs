@@ -933,7 +933,7 @@ mod tests {
                         "objects": [{"table": {"destination_catalog": "main", "destination_schema": "s",
                                                 "source_table": "t"}}]}}
         });
-        let r = k.remote("https://h", &resp, &prior).unwrap();
+        let r = k.remote("https://h/pipelines", &resp, &prior).unwrap();
         assert_eq!(r.id, "P1");
         for name in [
             "name",
@@ -962,7 +962,7 @@ mod tests {
         // A value the user did set is compared, not masked.
         let mut changed = resp.clone();
         changed["spec"]["clusters"][0]["node_type_id"] = json!("m5.2xlarge");
-        let r = k.remote("https://h", &changed, &prior).unwrap();
+        let r = k.remote("https://h/pipelines", &changed, &prior).unwrap();
         assert!(!values_equal(&r.attrs["cluster"], &prior["cluster"]));
     }
 
