@@ -129,10 +129,11 @@ resource "sdp_meta_flow" "orders" {
     reader_options = { readChangeFeed = "true" }
 
     cdc_apply_changes {
-      keys             = ["id"]
-      sequence_by      = "_commit_version"
-      scd_type         = "1"
-      apply_as_deletes = "_change_type = 'delete'"
+      keys               = ["id"]
+      sequence_by        = "_commit_version"
+      scd_type           = "1"
+      apply_as_deletes   = "_change_type = 'delete'"
+      except_column_list = ["_change_type", "_commit_version", "_commit_timestamp"]
     }
   }
 }
