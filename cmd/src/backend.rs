@@ -342,7 +342,10 @@ pub async fn migrate(
         Ok(c) => c,
         Err(code) => return Ok(code),
     };
-    let env = ops::environment(ctx, &config);
+    let env = match ops::environment(ctx, &config) {
+        Ok(e) => e,
+        Err(code) => return Ok(code),
+    };
     let from_spec = match BackendSpec::of(&config) {
         Ok(s) => s,
         Err(diags) => {
@@ -362,7 +365,7 @@ pub async fn migrate(
         Ok(v) => v,
         Err(code) => return Ok(code),
     };
-    let providers = ops::providers(ctx, &config).await?;
+    let providers = ops::providers(ctx, &config, &env).await?;
     let from = connect(&from_spec, ctx, &config, &vars, &env, &providers).await?;
     let target = connect(&to_spec, ctx, &config, &vars, &env, &providers).await?;
     let envs = if all {

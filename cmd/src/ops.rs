@@ -127,11 +127,11 @@ pub(crate) fn registry() -> Registry {
 }
 
 /// Providers for commands that do, starting the local workspace when asked for.
-pub(crate) async fn providers(ctx: &Ctx, config: &Config) -> anyhow::Result<Providers> {
+pub(crate) async fn providers(ctx: &Ctx, config: &Config, env: &str) -> anyhow::Result<Providers> {
     let mut registry = Registry::new();
     let mut running = None;
     let mut local = None;
-    let wanted = wanted_local(config, &environment(ctx, config));
+    let wanted = wanted_local(config, env);
     if ctx.local || wanted.is_some() {
         let dir = named_local_dir(&ctx.dir, wanted.flatten().as_deref());
         let cfg = brickform_emulator::EmulatorConfig {
@@ -172,19 +172,13 @@ pub(crate) fn load(ctx: &Ctx) -> Result<Config, ExitCode> {
     Ok(config)
 }
 
-/// The environment: `--env`, else the one marked `default = true`, else `default`.
-pub(crate) fn environment(ctx: &Ctx, config: &Config) -> String {
-    if let Some(e) = &ctx.environment {
-        return e.clone();
-    }
-    for (name, env) in &config.environments {
-        if let Some(a) = env.body.body.get_attribute("default")
-            && matches!(&a.value, hcl_edit::expr::Expression::Bool(b) if *b.value())
-        {
-            return name.clone();
-        }
-    }
-    "default".to_string()
+/// The environment the command works in (see `environment::select`); an `--env` that names
+/// no declared environment is reported, and fails the command.
+pub(crate) fn environment(ctx: &Ctx, config: &Config) -> Result<String, ExitCode> {
+    brickform_core::lang::environment::select(config, ctx.environment.as_deref()).map_err(|d| {
+        print_diags(&(*d).into(), config);
+        ExitCode::from(1)
+    })
 }
 
 pub(crate) fn var_inputs(args: &VarArgs, allow_unknown: bool) -> Result<VarInputs, anyhow::Error> {
@@ -257,7 +251,10 @@ pub async fn init(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         Ok(c) => c,
         Err(code) => return Ok(code),
     };
-    let env = environment(ctx, &config);
+    let env = match environment(ctx, &config) {
+        Ok(e) => e,
+        Err(code) => return Ok(code),
+    };
     let spec = match crate::backend::BackendSpec::of(&config) {
         Ok(spec) => spec,
         Err(diags) => {
@@ -288,8 +285,11 @@ pub async fn init(ctx: &Ctx) -> anyhow::Result<ExitCode> {
 pub async fn validate(ctx: &Ctx, args: &VarArgs, json: bool) -> anyhow::Result<ExitCode> {
     let (config, mut diags) = load_dir(&ctx.dir);
     let registry = registry();
-    if !diags.has_errors() {
-        let env = environment(ctx, &config);
+    let env = brickform_core::lang::environment::select(&config, ctx.environment.as_deref());
+    if let Err(d) = &env {
+        diags.push((**d).clone());
+    }
+    if let (false, Ok(env)) = (diags.has_errors(), env) {
         let inputs = var_inputs(args, true)?;
         let (vars, vd) = inputs::resolve(&config, &inputs, Some(&env));
         diags.extend(vd);
@@ -319,11 +319,12 @@ pub async fn validate(ctx: &Ctx, args: &VarArgs, json: bool) -> anyhow::Result<E
 }
 
 pub fn fmt(ctx: &Ctx, check: bool) -> anyhow::Result<ExitCode> {
-    let files = brickform_core::lang::load::config_files(&ctx.dir)?;
+    let (files, diags) = brickform_core::lang::load::read_config_files(&ctx.dir);
+    diag::print(&diags, &Default::default());
     let mut changed = Vec::new();
-    let mut failed = false;
-    for f in files {
-        let text = std::fs::read_to_string(&f)?;
+    let mut failed = diags.has_errors();
+    for file in files {
+        let (f, text) = (file.path, file.text);
         match brickform_core::lang::fmt::format_source(&text) {
             Ok(out) if out != text => {
                 changed.push(f.clone());
@@ -428,13 +429,13 @@ async fn finish_interrupted(
 
 async fn open(ctx: &Ctx, args: &PlanArgs, operation: &str) -> Result<Session, ExitCode> {
     let config = load(ctx)?;
-    let env = environment(ctx, &config);
+    let env = environment(ctx, &config)?;
     let vars = variables(&config, &args.vars, &env, false)?;
     let fail = |e: anyhow::Error| {
         eprintln!("Error: {e:#}");
         ExitCode::from(1)
     };
-    let providers = providers(ctx, &config).await.map_err(fail)?;
+    let providers = providers(ctx, &config, &env).await.map_err(fail)?;
     let backend = ctx
         .backend(&config, &vars, &env, &providers)
         .await
@@ -580,7 +581,7 @@ pub async fn plan(
             environment: s.env.clone(),
             lineage: s.doc.lineage().to_string(),
             serial: s.doc.serial(),
-            config_hash: saved::config_hash(&s.config.dir)?,
+            config_hash: saved::config_hash(&s.config),
             variables: variables_fingerprint(&s.doc, &s.vars),
             targets: args.targets.clone(),
             replace: args.replace.clone(),
@@ -707,7 +708,7 @@ pub async fn apply(
             Some("Saved plan does not match the given state: the plan was created for a different state (its lineage differs). It cannot be applied here.".to_string())
         } else if sp.serial != s.doc.serial() {
             Some("Saved plan is stale: the given plan file can no longer be applied because the state was changed by another operation after the plan was created. Create a new plan.".to_string())
-        } else if sp.config_hash != saved::config_hash(&s.config.dir)? {
+        } else if sp.config_hash != saved::config_hash(&s.config) {
             Some("Saved plan is stale: the configuration files changed after the plan was created. Create a new plan.".to_string())
         } else if sp.variables != variables_fingerprint(&s.doc, &s.vars) {
             Some("Saved plan is stale: the variable values differ from those the plan was created with. Create a new plan.".to_string())
@@ -944,7 +945,16 @@ struct StateAccess {
 
 async fn state_access(ctx: &Ctx) -> anyhow::Result<StateAccess> {
     let (config, _) = load_dir(&ctx.dir);
-    let env = environment(ctx, &config);
+    let env = brickform_core::lang::environment::select(&config, ctx.environment.as_deref())
+        .map_err(|d| {
+            let d = *d;
+            let mut text = d.summary;
+            for more in [d.detail, d.hint].into_iter().flatten() {
+                text.push_str("\n  ");
+                text.push_str(&more);
+            }
+            anyhow!(text)
+        })?;
     let spec = crate::backend::BackendSpec::of(&config).map_err(|d| {
         print_diags(&d, &config);
         anyhow!("invalid backend block")
@@ -958,7 +968,7 @@ async fn state_access(ctx: &Ctx) -> anyhow::Result<StateAccess> {
     }
     let vars = variables(&config, &VarArgs::default(), &env, true)
         .map_err(|_| anyhow!("cannot resolve the variables the provider settings need"))?;
-    let providers = providers(ctx, &config).await?;
+    let providers = providers(ctx, &config, &env).await?;
     let backend = crate::backend::connect(&spec, ctx, &config, &vars, &env, &providers).await?;
     Ok(StateAccess {
         env,
@@ -1232,7 +1242,10 @@ pub async fn state(ctx: &Ctx, cmd: StateCommand) -> anyhow::Result<ExitCode> {
 
 pub async fn env_list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let (config, _) = load_dir(&ctx.dir);
-    let current = environment(ctx, &config);
+    let current = match environment(ctx, &config) {
+        Ok(e) => e,
+        Err(code) => return Ok(code),
+    };
     let mut names: Vec<String> = config.environments.keys().cloned().collect();
     names.extend(
         state_access(ctx)

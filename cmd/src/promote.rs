@@ -7,7 +7,8 @@ use crate::ops::{self, Ctx};
 use brickform_core::engine::Engine;
 use brickform_core::engine::inputs;
 use brickform_core::engine::promote::{Difference, Explanation, Side, compare};
-use brickform_core::lang::environment::EnvMode;
+use brickform_core::lang::diagnostics::Diagnostic;
+use brickform_core::lang::environment::{self, EnvMode};
 use brickform_core::plan::render_text;
 use brickform_core::value::Value;
 use std::process::ExitCode;
@@ -105,8 +106,17 @@ pub async fn run(
         Err(code) => return Ok(code),
     };
     for env in [from, to] {
-        if !config.environments.contains_key(env) {
-            eprintln!("Error: there is no environment \"{env}\" in the configuration");
+        let checked = if config.environments.is_empty() {
+            // Promotion compares declared environments, so a name is checked even then.
+            Err(Box::new(Diagnostic::error(format!(
+                "There is no environment \"{env}\" in the configuration"
+            ))
+            .detail("promote compares two environments that the configuration declares with environment blocks.")))
+        } else {
+            environment::select(&config, Some(env))
+        };
+        if let Err(d) = checked {
+            ops::print_diags(&(*d).into(), &config);
             return Ok(ExitCode::from(1));
         }
     }

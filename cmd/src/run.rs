@@ -73,12 +73,15 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(c) => c,
         Err(code) => return Ok(code),
     };
-    let env = ops::environment(ctx, &config);
+    let env = match ops::environment(ctx, &config) {
+        Ok(e) => e,
+        Err(code) => return Ok(code),
+    };
     let vars = match ops::variables(&config, &args.vars, &env, false) {
         Ok(v) => v,
         Err(code) => return Ok(code),
     };
-    let p = ops::providers(ctx, &config).await?;
+    let p = ops::providers(ctx, &config, &env).await?;
     let backend = ctx.backend(&config, &vars, &env, &p).await?;
     let Some(doc) = backend.load(&env).await.map_err(|e| anyhow!("{e}"))? else {
         eprintln!(

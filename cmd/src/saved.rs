@@ -2,10 +2,10 @@
 //! hash of the configuration files and the environment, so a plan made for another state
 //! or before the world moved on is refused. Variable values are kept only as fingerprints.
 
+use brickform_core::lang::load::Config;
 use brickform_core::plan::Plan;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::path::Path;
 
 pub const FORMAT: &str = "brickform-plan";
 
@@ -30,18 +30,15 @@ pub struct SavedPlan {
     pub plan: Plan,
 }
 
-/// A hash of every configuration file (name and content) of the directory.
-pub fn config_hash(dir: &Path) -> anyhow::Result<String> {
+/// A hash of every configuration file (name and content) of the configuration, as it was
+/// loaded: the files checked are exactly those the plan was made from.
+pub fn config_hash(config: &Config) -> String {
     let mut h = Sha256::new();
-    for f in brickform_core::lang::load::config_files(dir)? {
-        let name = f
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        h.update(name.as_bytes());
+    for (_, f) in config.sources.files() {
+        h.update(f.name.as_bytes());
         h.update([0]);
-        h.update(std::fs::read(&f)?);
+        h.update(f.text.as_bytes());
         h.update([0]);
     }
-    Ok(format!("sha256:{:x}", h.finalize()))
+    format!("sha256:{:x}", h.finalize())
 }

@@ -42,6 +42,8 @@ fn thing_schema() -> Schema {
         .attr(Attribute::optional("secret", AttrType::String).sensitive())
         .attr(Attribute::optional_computed("owner", AttrType::String))
         .attr(Attribute::computed("id", AttrType::String))
+        // Declared, never reported by the service (as some variants of real objects do).
+        .attr(Attribute::computed("url", AttrType::String))
         .block(BlockType::keyed(
             "item",
             "key",
@@ -168,7 +170,9 @@ impl Provider for TestProvider {
     }
     fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
         vec![Arc::new(Info {
-            schema: Schema::new().attr(Attribute::computed("user", AttrType::String)),
+            schema: Schema::new()
+                .attr(Attribute::computed("user", AttrType::String))
+                .attr(Attribute::computed("region", AttrType::String)),
         })]
     }
     async fn configure(&self, settings: &Object) -> ProviderResult<()> {
@@ -850,4 +854,61 @@ resource "test_thing" "nightly_job" { name = "n" }
             Some("did you mean `test_thing.nightly_job`?")
         );
     }
+}
+
+#[tokio::test]
+async fn a_computed_attribute_the_service_never_reports_reads_as_null() {
+    let h = Harness::new();
+    let src = r#"
+data "test_info" "me" {}
+resource "test_thing" "a" {
+  name = "a"
+}
+resource "test_thing" "b" {
+  name    = "b"
+  comment = "after ${coalesce(test_thing.a.url, "none")}"
+}
+output "url" { value = test_thing.a.url }
+output "region" { value = data.test_info.me.region }
+output "items" { value = length(test_thing.a.item) }
+"#;
+    let (_, report) = h.run(src, PlanMode::Normal, true).await;
+    let report = report.unwrap();
+    assert!(report.failed.is_empty(), "{report:?}");
+    let outputs: BTreeMap<&str, &Value> = report
+        .outputs
+        .iter()
+        .map(|(n, v, _)| (n.as_str(), v))
+        .collect();
+    assert_eq!(outputs["url"], &Value::Null);
+    assert_eq!(outputs["region"], &Value::Null);
+    assert_eq!(outputs["items"], &Value::from_i64(0));
+    // State records it, as null.
+    let state = h.state().await;
+    let a = state.get("test_thing.a").unwrap();
+    assert_eq!(a.computed.get("url"), Some(&serde_json::Value::Null));
+    assert_eq!(
+        state.get("test_thing.b").unwrap().config["comment"],
+        serde_json::json!("after none")
+    );
+    // Every later plan reads it too, and so does destroy.
+    let (plan, _) = h.run(src, PlanMode::Normal, false).await;
+    assert!(!plan.has_changes(), "{:#?}", plan.changes);
+    assert!(
+        plan.outputs.iter().all(|o| o.action == Action::NoOp),
+        "{:#?}",
+        plan.outputs
+    );
+
+    // A state written before the attribute existed lacks it altogether: still no failure.
+    let backend = LocalBackend::new(h.dir.path());
+    let mut doc = h.state().await;
+    doc.get_mut("test_thing.a").unwrap().computed.remove("url");
+    backend.save("default", &mut doc).await.unwrap();
+    let (plan, _) = h.run(src, PlanMode::Normal, false).await;
+    assert!(!plan.has_changes(), "{:#?}", plan.changes);
+    let (_, report) = h.run(src, PlanMode::Destroy, true).await;
+    let report = report.unwrap();
+    assert!(report.failed.is_empty(), "{report:?}");
+    assert_eq!(report.destroyed, 2);
 }

@@ -86,7 +86,14 @@ pub struct OutputState {
 impl OutputState {
     /// The value, absent for sensitive outputs.
     pub fn value(&self) -> Option<&Value> {
-        self.value.as_ref()
+        // JSON reads `"value": null` back as no value at all; for an output that is not
+        // sensitive, that is its value (an attribute the service left unset), not a secret.
+        static NULL: Value = Value::Null;
+        match &self.value {
+            Some(v) => Some(v),
+            None if !self.sensitive => Some(&NULL),
+            None => None,
+        }
     }
     pub fn sensitive(&self) -> bool {
         self.sensitive
@@ -407,6 +414,17 @@ mod tests {
         json["resources"].as_array_mut().unwrap().push(first);
         let err = serde_json::from_value::<StateDocument>(json).unwrap_err();
         assert!(err.to_string().contains("appears twice"), "{err}");
+    }
+
+    #[test]
+    fn a_null_output_reads_back_as_null_and_a_sensitive_one_as_nothing() {
+        let mut doc = StateDocument::new("dev");
+        doc.set_output("url", Value::Null, false);
+        doc.set_output("pw", json!("secret"), true);
+        let back: StateDocument =
+            serde_json::from_str(&serde_json::to_string(&doc).unwrap()).unwrap();
+        assert_eq!(back.outputs()["url"].value(), Some(&Value::Null));
+        assert_eq!(back.outputs()["pw"].value(), None);
     }
 
     #[test]

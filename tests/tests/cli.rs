@@ -726,11 +726,14 @@ fn state_and_env_commands() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("No instance found"));
+    // An environment the configuration does not declare is refused, even with a state.
     brickform(d)
         .args(["-e", "qa", "state", "list"])
         .assert()
-        .code(0)
-        .stdout("");
+        .code(1)
+        .stderr(predicate::str::contains(
+            "There is no environment \"qa\" in the configuration",
+        ));
 
     // Declared environments and those with a state; the current one starred.
     brickform(d)

@@ -121,6 +121,7 @@ impl Engine<'_> {
             self.vars.sensitive.clone(),
             &self.environment,
             &self.config.dir,
+            self.registry,
         );
         for (c, spec) in plan.changes.iter().zip(&planned.specs) {
             let value = match c.action {
@@ -638,6 +639,11 @@ pub(super) fn state_entry(
         .filter(|(k, _)| schema.attribute(k).is_some() || schema.block_type(k).is_some())
         .map(|(k, v)| (k.clone(), v.to_json()))
         .collect();
+    // Every computed attribute is recorded, null where the service said nothing (a foreign
+    // catalog has no storage location), so state says what the object has.
+    for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {
+        rs.computed.entry(a.name).or_insert(serde_json::Value::Null);
+    }
     rs.dependencies = dependencies.to_vec();
     doc.redact(&mut rs, &dot_paths(&sensitive_paths));
     Ok(rs)

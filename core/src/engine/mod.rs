@@ -10,7 +10,7 @@ mod refresh;
 mod sensitive;
 pub mod world;
 
-use crate::lang::diagnostics::Diagnostics;
+use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::Config;
 use crate::plan::{InstanceKey, Plan, PlanMode};
 use crate::provider::Registry;
@@ -149,7 +149,51 @@ impl<'a> Engine<'a> {
         state: &StateDocument,
         req: &PlanRequest,
     ) -> (Option<Planned>, Diagnostics) {
+        if let Some(d) = self.no_configuration(state, req.mode) {
+            if d.is_error() {
+                return (None, d.into());
+            }
+            let (planned, mut diags) = self.build_plan(state, req).await;
+            diags.push(d);
+            return (planned, diags);
+        }
         self.build_plan(state, req).await
+    }
+
+    /// A directory without configuration files: planning it normally would delete
+    /// everything the state manages, which is what a wrong `-C`, a checkout of another
+    /// branch or files moved away look like, not an intent. That plan is refused (destroy
+    /// says it on purpose); with nothing in state there is nothing to plan, and a warning
+    /// says why.
+    fn no_configuration(&self, state: &StateDocument, mode: PlanMode) -> Option<Diagnostic> {
+        if self.config.sources.files().next().is_some() {
+            return None;
+        }
+        let dir = self.config.dir.display();
+        let suffix = crate::lang::load::CONFIG_SUFFIX;
+        let managed = state
+            .resources()
+            .iter()
+            .filter(|r| r.mode == brickform_state::ResourceMode::Managed)
+            .count();
+        if managed == 0 {
+            return Some(
+                Diagnostic::warning(format!("No *{suffix} files in {dir}"))
+                    .detail("There is no configuration here, and the state manages nothing: there is nothing to plan."),
+            );
+        }
+        if mode != PlanMode::Normal {
+            return None;
+        }
+        Some(
+            Diagnostic::error(format!(
+                "No *{suffix} files in {dir}; the state of environment \"{}\" manages {managed} object{}",
+                self.environment,
+                if managed == 1 { "" } else { "s" }
+            ))
+            .detail("Planning without a configuration would delete every object the state manages. If the configuration is elsewhere, run brickform there (-C DIR); if its files are gone by mistake, restore them.")
+            .hint("to delete everything this state manages, run `brickform destroy`"),
+        )
     }
 
     /// Everything `validate` checks: structure, references, cycles, types, expressions,
@@ -167,7 +211,17 @@ impl<'a> Engine<'a> {
             preset_notes: Default::default(),
         };
         let state = StateDocument::new(&self.environment);
-        let (_, diags) = engine.build_plan(&state, &PlanRequest::default()).await;
+        let (_, mut diags) = engine.build_plan(&state, &PlanRequest::default()).await;
+        if self.config.sources.files().next().is_none() {
+            diags.push(
+                Diagnostic::warning(format!(
+                    "No *{} files in {}",
+                    crate::lang::load::CONFIG_SUFFIX,
+                    self.config.dir.display()
+                ))
+                .detail("There is no configuration here to validate."),
+            );
+        }
         diags
     }
 }

@@ -361,6 +361,7 @@ impl Engine<'_> {
             self.vars.sensitive.clone(),
             &self.environment,
             &config.dir,
+            self.registry,
         );
         let mut plan = Plan {
             mode: req.mode,
@@ -1202,6 +1203,7 @@ impl Engine<'_> {
             self.vars.sensitive.clone(),
             &self.environment,
             &config.dir,
+            self.registry,
         );
         for id in order {
             if let Some(name) = id.strip_prefix("local.")

@@ -3,8 +3,10 @@
 
 use crate::lang::eval::Roots;
 use crate::plan::{InstanceKey, Mode};
+use crate::provider::{Nesting, Registry, Schema};
 use crate::value::{Object, Value};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 #[derive(Debug, Default, Clone)]
 pub struct World {
@@ -13,6 +15,42 @@ pub struct World {
     /// `TYPE.NAME.ATTR` of managed resources whose attribute is sensitive: marked so by the
     /// schema, or derived from a sensitive value.
     sensitive_attrs: HashSet<String>,
+    /// The schema of every resource kind (by type) and data source (by `data.TYPE`): an
+    /// instance holds every attribute its schema declares.
+    schemas: Arc<HashMap<String, Schema>>,
+}
+
+/// Completes an instance's value with every attribute and nested block its schema declares
+/// and the value lacks: null (an empty list for repeated blocks) where the service said
+/// nothing (a computed attribute some variants of an object do not have), the state was
+/// written before the attribute existed, or the kind never reports it. A reference to a
+/// declared attribute then reads null instead of failing — which would block every plan and
+/// destroy of a configuration that reads it.
+pub fn complete(schema: &Schema, o: &mut Object) {
+    for a in &schema.attributes {
+        if !o.contains_key(a.name) {
+            o.insert(a.name.to_string(), Value::Null);
+        }
+    }
+    for b in &schema.blocks {
+        match (o.get_mut(b.name), &b.nesting) {
+            (None, Nesting::Single) => {
+                o.insert(b.name.to_string(), Value::Null);
+            }
+            (None, Nesting::List | Nesting::Keyed(_)) => {
+                o.insert(b.name.to_string(), Value::List(Vec::new()));
+            }
+            (Some(Value::Object(inner)), _) => complete(&b.schema, inner),
+            (Some(Value::List(items)), _) => {
+                for item in items {
+                    if let Value::Object(inner) = item {
+                        complete(&b.schema, inner);
+                    }
+                }
+            }
+            (Some(_), _) => {}
+        }
+    }
 }
 
 impl World {
@@ -21,18 +59,25 @@ impl World {
         sensitive_vars: HashSet<String>,
         environment: &str,
         dir: &std::path::Path,
+        registry: &Registry,
     ) -> Self {
         let mut roots = HashMap::new();
         roots.insert("var".to_string(), Value::Object(vars));
         roots.insert("local".to_string(), Value::Object(Object::new()));
         roots.insert("data".to_string(), Value::Object(Object::new()));
-        let dir = dir.display().to_string();
+        // `-C DIR` works as Terraform's `-chdir`: relative paths (in `file()`, in `source`)
+        // are read from the configuration directory, so the directory of the (root) module
+        // is `.` relative to it — the same on every machine and from every working
+        // directory. `path.cwd` is where the command was started, absolute, as in Terraform.
+        let cwd = std::env::current_dir()
+            .map(|c| c.display().to_string())
+            .unwrap_or_else(|_| dir.display().to_string());
         roots.insert(
             "path".to_string(),
             Value::Object(Object::from_iter([
-                ("root".to_string(), Value::from(dir.clone())),
-                ("module".to_string(), Value::from(dir.clone())),
-                ("cwd".to_string(), Value::from(dir)),
+                ("root".to_string(), Value::from(".")),
+                ("module".to_string(), Value::from(".")),
+                ("cwd".to_string(), Value::from(cwd)),
             ])),
         );
         roots.insert(
@@ -42,10 +87,22 @@ impl World {
                 Value::from(environment),
             )])),
         );
+        let schemas = registry
+            .kinds
+            .iter()
+            .map(|(t, k)| (t.to_string(), k.schema().clone()))
+            .chain(
+                registry
+                    .data_sources
+                    .iter()
+                    .map(|(t, d)| (format!("data.{t}"), d.schema().clone())),
+            )
+            .collect();
         World {
             roots,
             sensitive_vars,
             sensitive_attrs: HashSet::new(),
+            schemas: Arc::new(schemas),
         }
     }
 
@@ -90,8 +147,15 @@ impl World {
         type_name: &str,
         name: &str,
         key: Option<&InstanceKey>,
-        v: Value,
+        mut v: Value,
     ) {
+        let schema = match mode {
+            Mode::Managed => self.schemas.get(type_name),
+            Mode::Data => self.schemas.get(&format!("data.{type_name}")),
+        };
+        if let (Some(schema), Value::Object(o)) = (schema, &mut v) {
+            complete(schema, o);
+        }
         let slot = self.resource_slot(mode, type_name);
         match key {
             None => {

@@ -201,3 +201,77 @@ pub fn resolve(config: &Config, name: &str) -> (EnvironmentSettings, Diagnostics
     }
     (chosen, diags)
 }
+
+/// The environment a command works in: the one asked for (`--env`), else the one marked
+/// `default = true`, else `default`. When the configuration declares environments, one asked
+/// for by name must be among them: a misspelt name would otherwise select a fresh, empty state
+/// and plan a second copy of everything into it.
+pub fn select(config: &Config, asked: Option<&str>) -> Result<String, Box<Diagnostic>> {
+    let Some(name) = asked else {
+        let marked = config
+            .environments
+            .values()
+            .find(|b| read(b).0.default)
+            .map(|b| b.name.clone());
+        return Ok(marked.unwrap_or_else(|| "default".to_string()));
+    };
+    if config.environments.is_empty() || config.environments.contains_key(name) {
+        return Ok(name.to_string());
+    }
+    let declared: Vec<&str> = config.environments.keys().map(String::as_str).collect();
+    Err(Box::new(
+        Diagnostic::error(format!(
+            "There is no environment \"{name}\" in the configuration"
+        ))
+    .detail(format!(
+        "The configuration declares the environment{} {}, and a command works in one of them. To add an environment, declare it: environment \"{name}\" {{}}.",
+        if declared.len() == 1 { "" } else { "s" },
+        declared
+            .iter()
+            .map(|d| format!("\"{d}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+        .maybe_hint(did_you_mean(name, declared.iter().copied())),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn config(src: &str) -> Config {
+        let (c, d) = super::super::load::load_sources(
+            Path::new("."),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+        );
+        assert!(!d.has_errors(), "{d:?}");
+        c
+    }
+
+    #[test]
+    fn an_undeclared_environment_is_an_error_with_did_you_mean() {
+        let c = config("environment \"prod\" {}\nenvironment \"dev\" {\n  default = true\n}\n");
+        assert_eq!(select(&c, None).unwrap(), "dev");
+        assert_eq!(select(&c, Some("prod")).unwrap(), "prod");
+        let d = select(&c, Some("prd")).unwrap_err();
+        assert!(d.is_error());
+        assert_eq!(
+            d.summary,
+            "There is no environment \"prd\" in the configuration"
+        );
+        assert_eq!(d.hint.as_deref(), Some("did you mean `prod`?"));
+        assert!(d.detail.unwrap().contains("\"prod\", \"dev\""));
+    }
+
+    #[test]
+    fn without_environment_blocks_any_name_selects_its_own_state() {
+        let c = config("output \"o\" {\n  value = 1\n}\n");
+        assert_eq!(select(&c, None).unwrap(), "default");
+        assert_eq!(select(&c, Some("anything")).unwrap(), "anything");
+        // Declared environments, none marked default: the implicit one stays `default`.
+        let c = config("environment \"prod\" {}\n");
+        assert_eq!(select(&c, None).unwrap(), "default");
+    }
+}

@@ -197,50 +197,180 @@ const TOP_LEVEL: &[&str] = &[
     "removed",
 ];
 
-/// Lists the configuration files of a directory, sorted by name.
-pub fn config_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| {
-            p.is_file()
-                && p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.ends_with(CONFIG_SUFFIX))
-        })
-        .collect();
-    files.sort();
-    Ok(files)
+/// One configuration file as read from disk.
+#[derive(Debug, Clone)]
+pub struct ConfigFile {
+    /// The file name, as diagnostics show it.
+    pub name: String,
+    pub path: PathBuf,
+    pub text: String,
 }
 
-/// Loads every configuration file of `dir`. Diagnostics hold every problem found; the
-/// returned configuration holds whatever could be understood.
-pub fn load_dir(dir: &Path) -> (Config, Diagnostics) {
+/// Whether a directory entry is left out of the configuration on purpose: hidden files
+/// (`.name`) and editor droppings (`#name#`, `name~`), as Terraform does. Emacs keeps its lock
+/// file `.#main.bf.hcl` as a dangling symbolic link while a file is being edited; reading it
+/// would fail every command run meanwhile.
+fn ignored(name: &str) -> bool {
+    name.starts_with('.') || name.ends_with('~') || (name.starts_with('#') && name.ends_with('#'))
+}
+
+/// Why an entry named like a configuration file cannot be read as one, checked before it
+/// is opened: a named pipe would block the reader forever, a directory or a dangling link
+/// fails only later and less clearly. `None` for a regular file (or a link to one).
+fn not_a_file(path: &Path) -> Option<String> {
+    let link = std::fs::symlink_metadata(path).ok();
+    let is_link = link.as_ref().is_some_and(|m| m.file_type().is_symlink());
+    let target = || {
+        std::fs::read_link(path)
+            .map(|t| t.display().to_string())
+            .unwrap_or_else(|_| "?".into())
+    };
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if is_link && e.kind() == std::io::ErrorKind::NotFound => {
+            return Some(format!(
+                "it is a symbolic link to {}, which does not exist",
+                target()
+            ));
+        }
+        Err(e) => return Some(e.to_string()),
+    };
+    let ft = meta.file_type();
+    if ft.is_file() {
+        return None;
+    }
+    let what = if ft.is_dir() {
+        "a directory"
+    } else {
+        file_type_name(&ft)
+    };
+    Some(if is_link {
+        format!(
+            "it is a symbolic link to {}, which is {what}, not a file",
+            target()
+        )
+    } else {
+        format!("it is {what}, not a file")
+    })
+}
+
+#[cfg(unix)]
+fn file_type_name(ft: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_block_device() || ft.is_char_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(not(unix))]
+fn file_type_name(_ft: &std::fs::FileType) -> &'static str {
+    "not a regular file"
+}
+
+/// Reads every configuration file of `dir` (`*.bf.hcl`), sorted by name. An entry with that
+/// name that cannot be read as a configuration file — a dangling symbolic link, a directory,
+/// a named pipe, no permission, text that is not UTF-8 — is an error naming it and why, never
+/// skipped: a configuration with a file silently missing plans to delete what that file
+/// declared. A directory with no configuration file but Terraform files says how to name
+/// them.
+pub fn read_config_files(dir: &Path) -> (Vec<ConfigFile>, Diagnostics) {
     let mut diags = Diagnostics::new();
-    let files = match config_files(dir) {
-        Ok(f) => f,
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
         Err(e) => {
             diags.push(Diagnostic::error(format!(
                 "Cannot read the configuration directory {}: {e}",
                 dir.display()
             )));
-            return (Config::default(), diags);
+            return (Vec::new(), diags);
         }
     };
-    let mut inputs = Vec::new();
-    for path in files {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        match std::fs::read_to_string(&path) {
-            Ok(text) => inputs.push((name, path, text)),
-            Err(e) => diags.push(Diagnostic::error(format!(
-                "Cannot read {}: {e}",
-                path.display()
-            ))),
+    let mut paths = Vec::new();
+    let mut terraform = Vec::new();
+    for entry in entries {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                diags.push(Diagnostic::error(format!(
+                    "Cannot read the configuration directory {}: {e}",
+                    dir.display()
+                )));
+                continue;
+            }
+        };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if ignored(&name) {
+            continue;
+        }
+        if name.ends_with(CONFIG_SUFFIX) {
+            paths.push((name, entry.path()));
+        } else if name.ends_with(".tf") || name.ends_with(".tf.json") {
+            terraform.push(name);
         }
     }
+    paths.sort();
+    let mut files = Vec::new();
+    for (name, path) in paths {
+        let cannot = |why: String| {
+            Diagnostic::error(format!("Cannot read the configuration file {}", path.display()))
+                .detail(format!(
+                    "{why}. Every {CONFIG_SUFFIX} file of the directory is part of the configuration; fix it, or rename it so that its name does not end in {CONFIG_SUFFIX}."
+                ))
+        };
+        if let Some(why) = not_a_file(&path) {
+            diags.push(cannot(why));
+            continue;
+        }
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) => {
+                diags.push(cannot(e.to_string()));
+                continue;
+            }
+        };
+        match String::from_utf8(bytes) {
+            Ok(text) => files.push(ConfigFile { name, path, text }),
+            Err(e) => {
+                let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+                let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
+                let column = valid.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+                diags.push(cannot(format!(
+                    "it is not UTF-8 text (the first invalid byte is at line {line}, column {column}); configuration files are read as UTF-8, so convert it, for example with iconv"
+                )));
+            }
+        }
+    }
+    if files.is_empty() && !diags.has_errors() && !terraform.is_empty() {
+        terraform.sort();
+        diags.push(
+            Diagnostic::error(format!(
+                "No *{CONFIG_SUFFIX} files in {}, only Terraform files",
+                dir.display()
+            ))
+            .detail(format!(
+                "brickform reads configuration from files whose names end in {CONFIG_SUFFIX}; it found {} and no {CONFIG_SUFFIX} file.",
+                terraform.join(", ")
+            ))
+            .hint(format!("rename them to end in {CONFIG_SUFFIX}: main.tf → main{CONFIG_SUFFIX}")),
+        );
+    }
+    (files, diags)
+}
+
+/// Loads every configuration file of `dir`. Diagnostics hold every problem found; the
+/// returned configuration holds whatever could be understood.
+pub fn load_dir(dir: &Path) -> (Config, Diagnostics) {
+    let (files, mut diags) = read_config_files(dir);
+    let inputs = files
+        .into_iter()
+        .map(|f| (f.name, f.path, f.text))
+        .collect();
     let (mut config, more) = load_sources(dir, inputs);
     config.dir = dir.to_path_buf();
     diags.extend(more);
@@ -1296,6 +1426,150 @@ output "o" {}
         );
         assert_eq!(d.0[0].hint.as_deref(), Some("did you mean `resource`?"));
         assert!(d.iter().all(|d| d.span.is_some()));
+    }
+
+    /// The summaries and details of a directory's loading errors.
+    fn load_errors(dir: &Path) -> Vec<String> {
+        let (_, d) = load_dir(dir);
+        d.errors()
+            .map(|d| format!("{}: {}", d.summary, d.detail.clone().unwrap_or_default()))
+            .collect()
+    }
+
+    #[test]
+    fn a_configuration_file_that_cannot_be_read_is_an_error_never_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("main.bf.hcl"), "output \"o\" {\n  value = 1\n}\n").unwrap();
+        let one = |setup: &dyn Fn(&Path), why: &str| {
+            let sub = tempfile::tempdir().unwrap();
+            setup(sub.path());
+            let errors = load_errors(sub.path());
+            assert_eq!(errors.len(), 1, "{why}: {errors:?}");
+            assert!(
+                errors[0].starts_with("Cannot read the configuration file ")
+                    && errors[0].contains("x.bf.hcl")
+                    && errors[0].contains(why),
+                "{why}: {errors:?}"
+            );
+        };
+        one(
+            &|p| std::os::unix::fs::symlink("gone.bf.hcl", p.join("x.bf.hcl")).unwrap(),
+            "is a symbolic link to gone.bf.hcl, which does not exist",
+        );
+        one(
+            &|p| std::fs::create_dir(p.join("x.bf.hcl")).unwrap(),
+            "is a directory, not a file",
+        );
+        one(
+            &|p| {
+                std::fs::create_dir(p.join("sub")).unwrap();
+                std::os::unix::fs::symlink("sub", p.join("x.bf.hcl")).unwrap()
+            },
+            "is a symbolic link to sub, which is a directory, not a file",
+        );
+        one(
+            &|p| {
+                // Opened for reading, a named pipe would block the loader forever.
+                let made = std::process::Command::new("mkfifo")
+                    .arg(p.join("x.bf.hcl"))
+                    .status()
+                    .unwrap();
+                assert!(made.success());
+            },
+            "is a named pipe (FIFO), not a file",
+        );
+        one(
+            &|p| {
+                std::fs::write(
+                    p.join("x.bf.hcl"),
+                    b"output \"o\" {\n  value = \"caf\xe9\"\n}\n",
+                )
+                .unwrap()
+            },
+            "is not UTF-8 text (the first invalid byte is at line 2, column 15)",
+        );
+        // A file that stats as regular but fails to read (also as root, where a file
+        // without permissions can still be read).
+        one(
+            &|p| std::os::unix::fs::symlink("/proc/self/mem", p.join("x.bf.hcl")).unwrap(),
+            "Input/output error",
+        );
+        // The readable files beside an unreadable one still load, so every problem shows.
+        std::os::unix::fs::symlink("gone", d.join("x.bf.hcl")).unwrap();
+        let (c, diags) = load_dir(d);
+        assert!(diags.has_errors());
+        assert!(c.outputs.contains_key("o"));
+    }
+
+    #[test]
+    fn a_file_without_read_permission_is_an_error() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("x.bf.hcl");
+        std::fs::write(&f, "").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let errors = load_errors(dir.path());
+        // A privileged user reads it anyway; then nothing is wrong with it.
+        match std::fs::File::open(&f) {
+            Err(e) => {
+                assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied);
+                assert_eq!(errors.len(), 1, "{errors:?}");
+                assert!(errors[0].contains("ermission denied"), "{errors:?}");
+            }
+            Ok(_) => assert!(errors.is_empty(), "{errors:?}"),
+        }
+    }
+
+    #[test]
+    fn hidden_files_and_editor_droppings_are_not_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // Emacs' lock file: a dangling link while main.bf.hcl is being edited.
+        std::os::unix::fs::symlink("user@host.123:456", d.join(".#main.bf.hcl")).unwrap();
+        std::fs::write(d.join("#main.bf.hcl#"), "not hcl {").unwrap();
+        std::fs::write(d.join(".hidden.bf.hcl"), "not hcl {").unwrap();
+        std::fs::create_dir(d.join(".brickform")).unwrap();
+        std::fs::write(d.join(".brickform/x.bf.hcl"), "not hcl {").unwrap();
+        std::fs::write(d.join("main.bf.hcl"), "output \"o\" {\n  value = 1\n}\n").unwrap();
+        let (c, diags) = load_dir(d);
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(
+            c.sources
+                .files()
+                .map(|(_, f)| f.name.clone())
+                .collect::<Vec<_>>(),
+            ["main.bf.hcl"]
+        );
+    }
+
+    #[test]
+    fn a_directory_of_terraform_files_says_brickform_reads_bf_hcl() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("main.tf"), "").unwrap();
+        std::fs::write(d.join("vars.tf.json"), "{}").unwrap();
+        let (_, diags) = load_dir(d);
+        let e: Vec<&Diagnostic> = diags.errors().collect();
+        assert_eq!(e.len(), 1, "{diags:?}");
+        assert!(e[0].summary.contains("only Terraform files"), "{:?}", e[0]);
+        assert!(
+            e[0].detail
+                .as_deref()
+                .unwrap_or("")
+                .contains("main.tf, vars.tf.json")
+        );
+        assert!(
+            e[0].hint
+                .as_deref()
+                .unwrap_or("")
+                .contains("main.tf → main.bf.hcl")
+        );
+        // Beside a configuration they are someone else's files.
+        std::fs::write(d.join("main.bf.hcl"), "").unwrap();
+        assert!(load_dir(d).1.is_empty());
+        // An empty directory is not an error here (commands decide what it means).
+        assert!(load_dir(tempfile::tempdir().unwrap().path()).1.is_empty());
     }
 
     #[test]

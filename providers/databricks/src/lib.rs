@@ -24,6 +24,8 @@ pub struct Shared {
     client: RwLock<Option<Client>>,
     /// The user the client acts as, asked once (SCIM Me) when first needed.
     user: tokio::sync::OnceCell<Option<String>>,
+    /// Where the workspace's pages are, for the `url` attributes (see [`Shared::web_url`]).
+    web_host: RwLock<String>,
 }
 
 impl Shared {
@@ -55,8 +57,19 @@ impl Shared {
             .cloned()
     }
 
-    fn set(&self, c: Client) {
+    fn set(&self, c: Client, web_host: String) {
         *self.client.write().unwrap_or_else(|p| p.into_inner()) = Some(c);
+        *self.web_host.write().unwrap_or_else(|p| p.into_inner()) = web_host;
+    }
+
+    /// The address of a page of the workspace UI, `path` after the host (`#job/42`), as the
+    /// Terraform provider forms its `url` attributes. A local workspace started for one
+    /// command listens on a new port each time, and has no pages anyway: its URLs name it as
+    /// the configuration does (`local/#job/42`), so they stay the same from one run to the
+    /// next instead of showing as a changed output on every plan.
+    pub fn web_url(&self, path: &str) -> String {
+        let host = self.web_host.read().unwrap_or_else(|p| p.into_inner());
+        format!("{}/{path}", host.trim_end_matches('/'))
     }
 }
 
@@ -169,7 +182,14 @@ impl Provider for DatabricksProvider {
         let client = Client::connect(&settings, &move |k| env(k), self.options.secrets.as_ref())
             .await
             .map_err(|e| ProviderError::invalid(e.to_string()))?;
-        self.shared.set(client);
+        let web_host = if self.options.local.is_some() {
+            text(config, "host")
+                .filter(|h| h.starts_with("local"))
+                .unwrap_or_else(|| "local".to_string())
+        } else {
+            client.host().to_string()
+        };
+        self.shared.set(client, web_host);
         Ok(())
     }
 }

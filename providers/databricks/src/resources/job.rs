@@ -384,6 +384,11 @@ impl Job {
             }
         }
         attrs.insert("id".into(), Value::from(id.as_str()));
+        // The job's page, as the Terraform provider forms it.
+        attrs.insert(
+            "url".into(),
+            Value::from(self.shared.web_url(&format!("#job/{id}"))),
+        );
         for k in ["creator_user_name", "run_as_user_name"] {
             if let Some(v) = job.get(k) {
                 attrs.insert(k.into(), Value::from_json(v));

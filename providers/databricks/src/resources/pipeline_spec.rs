@@ -445,8 +445,9 @@ impl PipelineKind {
     }
 
     /// A GET answer as attributes shaped like the configuration, with the computed ones.
-    /// `prior` is what the engine last applied (empty on import and recovery).
-    fn remote(&self, host: &str, resp: &Json, prior: &Object) -> Option<Remote> {
+    /// `prior` is what the engine last applied (empty on import and recovery); `pages` is
+    /// where the workspace shows pipelines (`https://HOST/pipelines`).
+    fn remote(&self, pages: &str, resp: &Json, prior: &Object) -> Option<Remote> {
         let id = resp.get("pipeline_id").and_then(Json::as_str)?.to_string();
         let empty = Map::new();
         let spec = resp.get("spec").and_then(Json::as_object).unwrap_or(&empty);
@@ -535,10 +536,7 @@ impl PipelineKind {
         attrs.insert("id".into(), Value::from(id.as_str()));
         attrs.insert("state".into(), text("state"));
         attrs.insert("health".into(), text("health"));
-        attrs.insert(
-            "url".into(),
-            Value::from(format!("{}/pipelines/{id}", host)),
-        );
+        attrs.insert("url".into(), Value::from(format!("{pages}/{id}")));
         attrs.insert(
             "last_modified".into(),
             resp.get("last_modified")
@@ -573,7 +571,7 @@ impl PipelineKind {
         let Some(resp) = self.get(client, id).await? else {
             return Ok(None);
         };
-        self.remote(client.host(), &resp, prior)
+        self.remote(&self.shared.web_url("pipelines"), &resp, prior)
             .map(Some)
             .ok_or_else(|| {
                 ProviderError::other(format!("pipeline {id}: answer without pipeline_id"))
@@ -759,7 +757,7 @@ impl ResourceKind for PipelineKind {
                 .pointer(&format!("/spec/tags/{OWNER_TAG}"))
                 .and_then(Json::as_str);
             if owner == Some(tag) {
-                return Ok(self.remote(client.host(), &resp, &Object::new()));
+                return Ok(self.remote(&self.shared.web_url("pipelines"), &resp, &Object::new()));
             }
         }
         Ok(None)
@@ -937,7 +935,7 @@ mod tests {
                         "objects": [{"table": {"destination_catalog": "main", "destination_schema": "s",
                                                 "source_table": "t"}}]}}
         });
-        let r = k.remote("https://h", &resp, &prior).unwrap();
+        let r = k.remote("https://h/pipelines", &resp, &prior).unwrap();
         assert_eq!(r.id, "P1");
         for name in [
             "name",
@@ -966,7 +964,7 @@ mod tests {
         // A value the user did set is compared, not masked.
         let mut changed = resp.clone();
         changed["spec"]["clusters"][0]["node_type_id"] = json!("m5.2xlarge");
-        let r = k.remote("https://h", &changed, &prior).unwrap();
+        let r = k.remote("https://h/pipelines", &changed, &prior).unwrap();
         assert!(!values_equal(&r.attrs["cluster"], &prior["cluster"]));
     }
 

@@ -668,7 +668,13 @@ pub(crate) mod testing {
             "{}",
             diags.render_plain(&config.sources)
         );
-        let world = World::new(Object::new(), HashSet::new(), "test", dir);
+        let world = World::new(
+            Object::new(),
+            HashSet::new(),
+            "test",
+            dir,
+            &brickform_core::provider::Registry::new(),
+        );
         let schema = flow_schema();
         config
             .resources

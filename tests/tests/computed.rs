@@ -1,0 +1,356 @@
+//! Every computed attribute of every resource kind and data source is set or null, never
+//! missing: one configuration with a resource of every kind (and the variants the service
+//! answers with fewer attributes: a HIVE_METASTORE connection, a foreign catalog) and every
+//! data source, reading every computed attribute through an output, applies, plans no
+//! change, and destroys. The outputs come from `brickform schema`, so a new computed
+//! attribute is read by this test as soon as it is declared, and a new kind fails it until
+//! the configuration below has one.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{config, local_dump, objects, run, run_ok};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// One resource of every kind, and every data source.
+const EVERY_KIND: &str = r#"
+provider "databricks" {
+  host = "local"
+}
+
+data "databricks_current_user" "me" {}
+
+resource "databricks_catalog" "main" {
+  name          = "every_kind"
+  force_destroy = true
+}
+
+resource "databricks_schema" "raw" {
+  catalog_name  = databricks_catalog.main.name
+  name          = "raw"
+  force_destroy = true
+}
+
+resource "databricks_volume" "landing" {
+  catalog_name = databricks_catalog.main.name
+  schema_name  = databricks_schema.raw.name
+  name         = "landing"
+  volume_type  = "MANAGED"
+}
+
+resource "databricks_file" "csv" {
+  path           = "${databricks_volume.landing.volume_path}/in/data.csv"
+  content_base64 = base64encode("id\n1\n")
+}
+
+resource "databricks_connection" "sqlserver" {
+  name            = "every_kind_sqlserver"
+  connection_type = "SQLSERVER"
+  options = {
+    host     = "db.example.com"
+    port     = "1433"
+    user     = "app"
+    password = "local-only"
+  }
+}
+
+# Federation of the workspace's own Hive metastore: the service reports no url and no
+# credential type for it.
+resource "databricks_connection" "hms" {
+  name            = "every_kind_hms"
+  connection_type = "HIVE_METASTORE"
+  options = {
+    builtin = "true"
+  }
+}
+
+# A foreign catalog has no storage location.
+resource "databricks_catalog" "foreign" {
+  name            = "every_kind_hms"
+  connection_name = databricks_connection.hms.name
+  options = {
+    authorized_paths = "s3://bucket/hms"
+  }
+}
+
+data "databricks_catalog" "foreign" {
+  name = databricks_catalog.foreign.name
+}
+
+data "databricks_connection" "hms" {
+  name = databricks_connection.hms.name
+}
+
+data "databricks_schema" "raw" {
+  catalog_name = databricks_schema.raw.catalog_name
+  name         = databricks_schema.raw.name
+}
+
+resource "databricks_ingestion_gateway" "gw" {
+  name                    = "every_kind_gw"
+  connection_name         = databricks_connection.sqlserver.name
+  gateway_storage_catalog = databricks_catalog.main.name
+  gateway_storage_schema  = databricks_schema.raw.name
+}
+
+resource "databricks_ingestion_pipeline" "ig" {
+  name                 = "every_kind_ig"
+  catalog              = databricks_catalog.main.name
+  schema               = databricks_schema.raw.name
+  serverless           = true
+  ingestion_gateway_id = databricks_ingestion_gateway.gw.id
+
+  object {
+    table {
+      source_catalog      = "src"
+      source_schema       = "dbo"
+      source_table        = "orders"
+      destination_catalog = databricks_catalog.main.name
+      destination_schema  = databricks_schema.raw.name
+    }
+  }
+}
+
+resource "sdp_meta_flow" "orders" {
+  data_flow_id    = "1"
+  data_flow_group = "G1"
+  source_system   = "sqlserver"
+
+  source {
+    format          = "delta"
+    ingestion_table = databricks_ingestion_pipeline.ig.table["orders"]
+  }
+
+  bronze {
+    database       = "${databricks_catalog.main.name}.${databricks_schema.raw.name}"
+    table          = "orders_bronze"
+    reader_options = { readChangeFeed = "true" }
+
+    cdc_apply_changes {
+      keys               = ["id"]
+      sequence_by        = "_commit_version"
+      scd_type           = "1"
+      apply_as_deletes   = "_change_type = 'delete'"
+      except_column_list = ["_change_type", "_commit_version", "_commit_timestamp"]
+    }
+  }
+}
+
+resource "sdp_meta_onboarding" "g1" {
+  volume_path = databricks_volume.landing.volume_path
+  env         = "dev"
+  flows       = [sdp_meta_flow.orders]
+  database    = "${databricks_catalog.main.name}.${databricks_schema.raw.name}"
+}
+
+resource "databricks_directory" "code" {
+  path             = "${data.databricks_current_user.me.home}/every_kind"
+  delete_recursive = true
+}
+
+resource "databricks_notebook" "etl" {
+  path           = "${databricks_directory.code.path}/etl.py"
+  content_base64 = base64encode("print(1)")
+}
+
+resource "databricks_workspace_file" "conf" {
+  path           = "${databricks_directory.code.path}/conf.json"
+  content_base64 = base64encode("{}")
+}
+
+resource "databricks_pipeline" "bronze" {
+  name       = "every_kind_bronze"
+  catalog    = databricks_catalog.main.name
+  schema     = databricks_schema.raw.name
+  serverless = true
+
+  library {
+    notebook {
+      path = databricks_notebook.etl.path
+    }
+  }
+}
+
+resource "databricks_job" "nightly" {
+  name = "every_kind_nightly"
+
+  task {
+    task_key = "etl"
+    notebook_task {
+      notebook_path = databricks_notebook.etl.path
+    }
+  }
+
+  task {
+    task_key = "bronze"
+    depends_on {
+      task_key = "etl"
+    }
+    pipeline_task {
+      pipeline_id = databricks_pipeline.bronze.id
+    }
+  }
+}
+
+resource "databricks_job_run" "once" {
+  job_id = databricks_job.nightly.id
+}
+
+resource "databricks_secret_scope" "app" {
+  name = "every-kind"
+}
+
+resource "databricks_secret" "token" {
+  scope        = databricks_secret_scope.app.name
+  key          = "token"
+  string_value = "local-only"
+}
+"#;
+
+/// `(mode, type, name)` of every `resource` and `data` block of a configuration text.
+fn blocks(text: &str) -> Vec<(&'static str, String, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let (mode, rest) = if let Some(r) = l.strip_prefix("resource ") {
+                ("resource", r)
+            } else {
+                ("data", l.strip_prefix("data ")?)
+            };
+            let mut labels = rest.split('"').filter(|s| !s.trim().is_empty());
+            let t = labels.next()?.to_string();
+            let n = labels.next()?.to_string();
+            Some((mode, t, n))
+        })
+        .collect()
+}
+
+/// An output for every computed attribute of every block, from the schemas the binary
+/// prints; `(output name, attribute)` for each.
+fn outputs(schema: &Value, blocks: &[(&str, String, String)]) -> (String, Vec<(String, String)>) {
+    let mut text = String::new();
+    let mut names = Vec::new();
+    for (mode, t, n) in blocks {
+        let (section, prefix) = match *mode {
+            "resource" => ("resources", String::new()),
+            _ => ("data_sources", "data.".to_string()),
+        };
+        let attrs = schema[section][t]["attributes"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{section} {t} is not in `brickform schema`"));
+        for (a, spec) in attrs {
+            if spec["presence"] != "computed" {
+                continue;
+            }
+            let output = format!("{}{t}__{n}__{a}", prefix.replace('.', "_"));
+            let sensitive = if spec["sensitive"] == true {
+                "\n  sensitive = true"
+            } else {
+                ""
+            };
+            text.push_str(&format!(
+                "output \"{output}\" {{\n  value = {prefix}{t}.{n}.{a}{sensitive}\n}}\n\n"
+            ));
+            names.push((output, format!("{prefix}{t}.{n}.{a}")));
+        }
+    }
+    (text, names)
+}
+
+fn plan_is_empty(d: &Path, when: &str) {
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "plan after {when} is not empty\n{out}\n{err}");
+    assert!(out.contains("No changes."), "{out}");
+}
+
+#[test]
+fn every_computed_attribute_of_every_kind_reads_as_a_value_or_null() {
+    let dir = config(&[("main.bf.hcl", EVERY_KIND)]);
+    let d = dir.path();
+    let schema: Value = serde_json::from_str(&run_ok(d, &["schema"], &[])).unwrap();
+    let blocks = blocks(EVERY_KIND);
+
+    // Every kind and data source the binary ships is in the configuration.
+    for (section, mode) in [("resources", "resource"), ("data_sources", "data")] {
+        let shipped: BTreeSet<&String> = schema[section].as_object().unwrap().keys().collect();
+        let configured: BTreeSet<&String> = blocks
+            .iter()
+            .filter(|(m, _, _)| *m == mode)
+            .map(|(_, t, _)| t)
+            .collect();
+        let missing: Vec<&&String> = shipped.difference(&configured).collect();
+        assert!(
+            missing.is_empty(),
+            "add a {mode} of {missing:?} to EVERY_KIND, so its computed attributes are read"
+        );
+    }
+    let (text, names) = outputs(&schema, &blocks);
+    assert!(names.len() > 50, "{names:?}");
+    std::fs::write(d.join("outputs.bf.hcl"), &text).unwrap();
+
+    let out = run_ok(d, &["apply", "--auto-approve"], &[]);
+    assert!(out.contains("Apply complete!"), "{out}");
+    plan_is_empty(d, "the first apply");
+
+    // Every output was recorded, as a value or as null; the variants the service answers
+    // with fewer attributes read as null.
+    let got: Value = serde_json::from_str(&run_ok(d, &["output", "--json"], &[])).unwrap();
+    for (output, attribute) in &names {
+        assert!(got.get(output).is_some(), "{attribute}: no output\n{got}");
+    }
+    let value = |o: &str| got[o]["value"].clone();
+    for null in [
+        "databricks_connection__hms__url",
+        "databricks_connection__hms__credential_type",
+        "databricks_catalog__foreign__storage_location",
+        "data_databricks_catalog__foreign__storage_location",
+        "data_databricks_connection__hms__url",
+    ] {
+        assert_eq!(value(null), Value::Null, "{null}\n{got}");
+    }
+    assert_eq!(
+        value("databricks_catalog__foreign__catalog_type"),
+        "FOREIGN_CATALOG"
+    );
+    assert_eq!(
+        value("databricks_connection__sqlserver__credential_type"),
+        "USERNAME_PASSWORD"
+    );
+    // A job's URL is its page, as the Terraform provider forms it; a local workspace, whose
+    // address changes with every command, is named as the configuration names it.
+    let job_id = value("databricks_job__nightly__id");
+    assert_eq!(
+        value("databricks_job__nightly__url"),
+        format!("local/#job/{}", job_id.as_str().unwrap()),
+        "{got}"
+    );
+    for o in [
+        "databricks_job__nightly__url",
+        "databricks_pipeline__bronze__url",
+    ] {
+        assert!(
+            value(o).as_str().is_some_and(|u| !u.is_empty()),
+            "{o}: {got}"
+        );
+    }
+
+    // A state written before an attribute existed (or by a kind that never set it): the
+    // reference reads null; plan and destroy go on.
+    let state_path = d.join(".brickform/state/default.json");
+    let mut state: Value =
+        serde_json::from_str(&std::fs::read_to_string(&state_path).unwrap()).unwrap();
+    for r in state["resources"].as_array_mut().unwrap() {
+        if r["address"] == "databricks_job.nightly" {
+            r["computed"].as_object_mut().unwrap().remove("url");
+        }
+    }
+    std::fs::write(&state_path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+    let (code, out, err) = run(d, &["plan", "--refresh=false"], &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    plan_is_empty(d, "the state lost an attribute");
+
+    let out = run_ok(d, &["destroy", "--auto-approve"], &[]);
+    assert!(out.contains(", 0 left behind."), "{out}");
+    assert_eq!(objects(&local_dump(d)), Vec::<String>::new());
+}
