@@ -95,16 +95,58 @@ pub(super) fn configurable(schema: &Schema, attrs: &Object) -> Object {
 }
 
 /// The prior an imported object is planned against: what it holds, as if it had been
-/// applied so.
-pub(super) fn imported_prior(schema: &Schema, remote: &Remote) -> (String, Prior) {
+/// applied from `config`. Where the configuration leaves a nested attribute unset and the
+/// service holds its default, that is what the configuration leads to: recorded as unset,
+/// as an apply would have, so only real differences show as an update.
+pub(super) fn imported_prior(schema: &Schema, remote: &Remote, config: &Object) -> (String, Prior) {
+    let mut applied = configurable(schema, &remote.attrs);
+    settle(schema, &mut applied, config);
     (
         remote.id.clone(),
         Prior {
-            config: configurable(schema, &remote.attrs),
+            config: applied,
             computed: remote.attrs.clone(),
             sensitive: BTreeMap::new(),
         },
     )
+}
+
+fn settle(schema: &Schema, applied: &mut Object, config: &Object) {
+    for a in &schema.attributes {
+        if let (Some(default), Some(v)) = (&a.server_default, applied.get_mut(a.name))
+            && config.get(a.name).is_none_or(Value::is_null)
+            && crate::lang::eval::values_equal(v, default)
+        {
+            *v = Value::Null;
+        }
+    }
+    for b in &schema.blocks {
+        let (Some(have), Some(want)) = (applied.get_mut(b.name), config.get(b.name)) else {
+            continue;
+        };
+        match (have, want) {
+            (Value::Object(h), Value::Object(w)) => settle(&b.schema, h, w),
+            (Value::List(hs), Value::List(ws)) => {
+                for (i, h) in hs.iter_mut().enumerate() {
+                    let Value::Object(h) = h else { continue };
+                    // Keyed blocks pair by key (their order means nothing), others by place.
+                    let w = match b.nesting {
+                        crate::provider::Nesting::Keyed(k) => ws.iter().find(|w| {
+                            w.as_object().and_then(|w| w.get(k)).is_some_and(|wk| {
+                                h.get(k)
+                                    .is_some_and(|hk| crate::lang::eval::values_equal(hk, wk))
+                            })
+                        }),
+                        _ => ws.get(i),
+                    };
+                    if let Some(Value::Object(w)) = w {
+                        settle(&b.schema, h, w);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Why a found object counts as this state's, or why not.
@@ -171,7 +213,7 @@ impl Engine<'_> {
                 "{address} is not in the state, but {} is its object ({why}): the plan imports it instead of creating another.",
                 e.what
             ));
-            return Ok(Some(imported_prior(kind.schema(), &e.remote)));
+            return Ok(Some(imported_prior(kind.schema(), &e.remote, config)));
         }
         // None is this state's. Development environments refuse any taken name themselves.
         if self.settings.mode == Some(crate::lang::environment::EnvMode::Development) {

@@ -844,7 +844,7 @@ impl Engine<'_> {
                     match kind.import(&ctx, import_id).await {
                         Ok(Some(remote)) => {
                             importing = Some(import_id.clone());
-                            prior = Some(super::adopt::imported_prior(schema, &remote));
+                            prior = Some(super::adopt::imported_prior(schema, &remote, &config));
                         }
                         Ok(None) => {
                             diags.push(
@@ -880,6 +880,8 @@ impl Engine<'_> {
                     Ok(None) => {}
                     Err(d) => {
                         diags.push(d.at(r.span.clone()));
+                        let (t, n) = (&r.type_name, &r.name);
+                        world.set_instance(Mode::Managed, t, n, key.as_ref(), Value::Unknown);
                         continue;
                     }
                 }
