@@ -577,3 +577,52 @@ fn a_name_taken_by_an_unknown_owner_is_refused_at_plan() {
         "{err}"
     );
 }
+
+/// `state rm` says what the next plan does for kinds that cannot be found again without an
+/// id, and for instances the configuration no longer declares.
+#[test]
+fn state_rm_says_what_happens_to_kinds_without_a_natural_key() {
+    let with_secret = r#"
+provider "databricks" {
+  host = "local"
+}
+resource "databricks_secret_scope" "sc" {
+  name = "rm-scope"
+}
+resource "databricks_secret" "k" {
+  scope        = databricks_secret_scope.sc.name
+  key          = "api-key"
+  string_value = "v1"
+}
+"#;
+    let dir = config(&[("main.bf.hcl", with_secret)]);
+    let d = dir.path();
+    run_ok(d, &["apply", "--auto-approve"], &[]);
+    let id =
+        serde_json::from_str::<Value>(&run_ok(d, &["state", "show", "databricks_secret.k"], &[]))
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+    let out = run_ok(d, &["state", "rm", "databricks_secret.k"], &[]);
+    assert!(
+        out.contains("cannot find this kind of object again without its id")
+            && out.contains(&format!("brickform import databricks_secret.k {id}")),
+        "{out}"
+    );
+    // An instance the configuration dropped is left alone from now on.
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        "provider \"databricks\" {\n  host = \"local\"\n}\n",
+    )
+    .unwrap();
+    let out = run_ok(d, &["state", "rm", "databricks_secret_scope.sc"], &[]);
+    assert!(
+        out.contains("The configuration does not declare databricks_secret_scope.sc"),
+        "{out}"
+    );
+    assert_eq!(
+        objects(&local_dump(d)),
+        ["scope:rm-scope", "secret:rm-scope|api-key"]
+    );
+}

@@ -381,6 +381,9 @@ impl Engine<'_> {
             base_dir: self.config.dir.clone(),
         };
         let config = super::planner::json_object(&removed.config);
+        if kind.natural_key(&ctx, &config).is_none() {
+            return Some(self.after_forget_offline(removed));
+        }
         let found = kind.find_existing(&ctx, &config).await.ok()?;
         let me = match self.registry.provider_of(kind.type_name()) {
             Some(p) => p.current_user().await.ok().flatten(),
@@ -439,7 +442,7 @@ impl Engine<'_> {
                 removed.id
             ),
             _ => format!(
-                "brickform cannot find this kind of object again without its id: the next plan creates a new one. To manage this one again, import it: brickform import {} {}",
+                "brickform cannot find this kind of object again without its id: the next plan plans a create. To manage this one again instead, import it: brickform import {} {}",
                 removed.address, removed.id
             ),
         }
