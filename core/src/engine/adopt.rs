@@ -190,7 +190,10 @@ impl Engine<'_> {
         let mut ours = Vec::new();
         let mut theirs = Vec::new();
         for e in found {
-            match self.verdict(&e, ctx, state, me.as_deref()).await? {
+            match self
+                .verdict(&e, kind.type_name(), ctx, state, me.as_deref())
+                .await?
+            {
                 Verdict::Ours(why) => ours.push((e, why)),
                 Verdict::NotOurs(why) => theirs.push((e, why)),
             }
@@ -236,12 +239,12 @@ impl Engine<'_> {
     async fn verdict(
         &self,
         found: &Existing,
+        type_name: &str,
         ctx: &OpContext,
         state: &StateDocument,
         me: Option<&str>,
     ) -> Result<Verdict, Diagnostic> {
         let id = found.remote.id.as_str();
-        let type_name = ctx_type(ctx);
         if let Some(other) = state
             .resources()
             .iter()
@@ -351,11 +354,6 @@ fn not_yours(owner: Option<&str>, me: Option<&str>) -> String {
     }
 }
 
-/// The resource type of the instance an operation context names.
-fn ctx_type(ctx: &OpContext) -> &str {
-    ctx.address.split('.').next().unwrap_or_default()
-}
-
 impl Engine<'_> {
     /// What the next plan does about an instance `brickform state rm` just took out of
     /// `state` (which remembers it, see [`StateDocument::forget`]), in words for the user.
@@ -392,7 +390,11 @@ impl Engine<'_> {
         let mut ours = Vec::new();
         let mut theirs = Vec::new();
         for e in found {
-            match self.verdict(&e, &ctx, state, me.as_deref()).await.ok()? {
+            match self
+                .verdict(&e, kind.type_name(), &ctx, state, me.as_deref())
+                .await
+                .ok()?
+            {
                 Verdict::Ours(why) => ours.push((e, why)),
                 Verdict::NotOurs(why) => theirs.push((e, why)),
             }
