@@ -41,6 +41,10 @@ struct ServeArgs {
     /// Time each job task takes, in milliseconds.
     #[arg(long)]
     task_ms: Option<u64>,
+    /// The user every request acts as (owner and creator of what it makes), so two
+    /// developers sharing one workspace can be played one after the other on the same data.
+    #[arg(long)]
+    user: Option<String>,
 }
 
 pub async fn run(args: LocalArgs) -> anyhow::Result<ExitCode> {
@@ -57,12 +61,14 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         run_setup: ms(a.run_setup_ms, d.run_setup),
         task: ms(a.task_ms, d.task),
     };
+    let d_user = EmulatorConfig::default().user_name;
     let config = EmulatorConfig {
         timings,
         port: a.port,
         data_dir: a.data,
         latency: Duration::from_millis(a.latency_ms),
         tokens: a.token.map(|t| vec![t]),
+        user_name: a.user.unwrap_or(d_user),
         ..EmulatorConfig::default()
     };
     let emu = Emulator::start(config).await?;

@@ -513,7 +513,8 @@ fn variables_fingerprint(doc: &StateDocument, vars: &Variables) -> String {
 async fn fresh_plan(ctx: &Ctx, args: &PlanArgs) -> Result<(Session, Planned), ExitCode> {
     let mut s = open(ctx, args, "plan").await?;
     let p = &s.providers;
-    let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
+    let engine =
+        Engine::new(&s.config, &p.registry, &s.vars, &s.env).with_backend(s.backend.clone());
     finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved).await?;
     let (planned, diags) = engine.plan(&s.doc, &request(args, false)).await;
     print_diags(&diags, &s.config);
@@ -721,7 +722,8 @@ pub async fn apply(
         }
     }
     let p = &s.providers;
-    let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
+    let engine =
+        Engine::new(&s.config, &p.registry, &s.vars, &s.env).with_backend(s.backend.clone());
     if let Err(code) = finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved).await
     {
         return Ok(code);
@@ -1181,19 +1183,37 @@ pub async fn state(ctx: &Ctx, cmd: StateCommand) -> anyhow::Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
             let mut d = doc.ok_or_else(|| anyhow!("no state for environment \"{env}\""))?;
+            let mut removed = Vec::new();
             for a in &addresses {
-                if d.remove(a).is_none() {
-                    eprintln!("Error: No instance found for the given address {a}.");
-                    return Ok(ExitCode::from(1));
+                match d.forget(a) {
+                    Some(r) => removed.push(r),
+                    None => {
+                        eprintln!("Error: No instance found for the given address {a}.");
+                        return Ok(ExitCode::from(1));
+                    }
                 }
-                println!("Removed {a}");
             }
             backend
                 .save(&env, &mut d)
                 .await
                 .map_err(|e| anyhow!("{e}"))?;
+            let outlook = after_forget(
+                ctx,
+                &env,
+                &backend,
+                access._providers.as_ref(),
+                &d,
+                &removed,
+            )
+            .await;
+            for (r, next) in removed.iter().zip(outlook) {
+                println!(
+                    "Removed {} from the state; the object is not deleted (id {}).\n  {next}",
+                    r.address, r.id
+                );
+            }
             println!(
-                "Successfully removed {} resource instance(s).",
+                "Successfully removed {} resource instance(s).\n\nTo stop managing an object for good, remove it from the configuration too (or declare a `removed` block with `destroy = false`); to delete it, let the next apply import it again, then run `brickform destroy --target ADDRESS`.",
                 addresses.len()
             );
         }
@@ -1238,6 +1258,47 @@ pub async fn state(ctx: &Ctx, cmd: StateCommand) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// For each instance `state rm` took out of `doc`: what the next plan does about its
+/// object, found the way that plan finds it when the workspace can be reached.
+async fn after_forget(
+    ctx: &Ctx,
+    env: &str,
+    backend: &Arc<dyn Backend>,
+    connected: Option<&Providers>,
+    doc: &StateDocument,
+    removed: &[brickform_state::ResourceState],
+) -> Vec<String> {
+    let (config, _) = load_dir(&ctx.dir);
+    // Variables as far as they are known without asking; a provider setting that needs
+    // one that is not leaves the workspace unreachable, and the offline answer stands.
+    let vars = match var_inputs(&VarArgs::default(), true) {
+        Ok(inputs) => inputs::resolve(&config, &inputs, Some(env)).0,
+        Err(_) => Variables::default(),
+    };
+    // The backend's providers when it has some (a volume backend), so one local workspace
+    // is not started twice on the same data.
+    let started = match connected {
+        Some(_) => None,
+        None => providers(ctx, &config, env).await.ok(),
+    };
+    let offline = registry();
+    let registry = connected
+        .or(started.as_ref())
+        .map_or(&offline, |p| &p.registry);
+    let engine = Engine::new(&config, registry, &vars, env).with_backend(backend.clone());
+    let online = !std::ptr::eq(registry, &offline) && !engine.configure(doc).await.has_errors();
+    let mut out = Vec::new();
+    for r in removed {
+        let looked = if online {
+            engine.after_forget(doc, r).await
+        } else {
+            None
+        };
+        out.push(looked.unwrap_or_else(|| engine.after_forget_offline(r)));
+    }
+    out
 }
 
 pub async fn env_list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
@@ -1291,7 +1352,8 @@ pub async fn import(
         Err(code) => return Ok(code),
     };
     let p = &s.providers;
-    let engine = Engine::new(&s.config, &p.registry, &s.vars, &s.env);
+    let engine =
+        Engine::new(&s.config, &p.registry, &s.vars, &s.env).with_backend(s.backend.clone());
     if let Err(code) = finish_interrupted(&engine, &mut s.doc, &s.journal, &mut s.unresolved).await
     {
         return Ok(code);

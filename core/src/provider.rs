@@ -420,6 +420,32 @@ pub struct Remote {
     pub attrs: Object,
 }
 
+/// A live object found by a kind's natural key, for deciding whether it is this state's.
+#[derive(Debug, Clone)]
+pub struct Existing {
+    pub remote: Remote,
+    /// How messages name it: `job 123 "nightly"`, `catalog main`.
+    pub what: String,
+    /// The ownership tag it carries, for kinds that tag what they create.
+    pub tag: Option<OwnerTag>,
+    /// Who the service says owns or created it (a catalog's owner, a job's creator, the
+    /// user whose home folder holds a notebook), when it says.
+    pub owner: Option<String>,
+    /// It holds the name: creating the configured object would fail or overwrite it (a
+    /// catalog, a path), rather than add a second one beside it (a job).
+    pub exclusive: bool,
+}
+
+/// An ownership tag read back from an object: which state made it, in which environment,
+/// for which address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerTag {
+    pub lineage: String,
+    /// `None` for tags written before the environment was part of them.
+    pub environment: Option<String>,
+    pub address: String,
+}
+
 /// Facts about the operation that a resource kind may need (for ownership tags).
 #[derive(Debug, Clone)]
 pub struct OpContext {
@@ -569,6 +595,33 @@ pub trait ResourceKind: Send + Sync {
         _attrs: &Object,
     ) -> ProviderResult<Vec<String>> {
         Ok(Vec::new())
+    }
+
+    /// The live objects a create of `config` would duplicate or collide with: those its
+    /// natural key finds (for a job, every job of that name), with what they tell about
+    /// their owner. A plan imports the one that is this state's instead of creating another
+    /// (core's `engine::adopt` decides what counts as this state's). The default looks the
+    /// natural key up with [`ResourceKind::find_by_key`].
+    async fn find_existing(
+        &self,
+        ctx: &OpContext,
+        config: &Object,
+    ) -> ProviderResult<Vec<Existing>> {
+        let Some(key) = self.natural_key(ctx, config) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .find_by_key(ctx, &key)
+            .await?
+            .map(|remote| Existing {
+                what: format!("{} {}", self.type_name(), remote.id),
+                remote,
+                tag: None,
+                owner: None,
+                exclusive: true,
+            })
+            .into_iter()
+            .collect())
     }
 
     /// Reads many objects at once where the service makes that cheaper (one list call per

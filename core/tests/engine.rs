@@ -912,3 +912,66 @@ output "items" { value = length(test_thing.a.item) }
     assert!(report.failed.is_empty(), "{report:?}");
     assert_eq!(report.destroyed, 2);
 }
+
+/// `state rm` leaves the object behind and remembers it: the next plan imports it instead
+/// of planning a create (which would fail on the taken name, or make a twin). An object of
+/// the same name that nothing says is this state's is refused by the plan.
+#[tokio::test]
+async fn what_state_rm_removed_is_imported_and_an_unknown_object_is_refused() {
+    let h = Harness::new();
+    let src = "resource \"test_thing\" \"a\" {\n  name = \"a\"\n}\n";
+    h.run(src, PlanMode::Normal, true).await;
+    let backend = LocalBackend::new(h.dir.path());
+    // As the binary does once the applied state is saved.
+    backend.wal_truncate("default").await.unwrap();
+    let mut doc = h.state().await;
+    let id = doc.get("test_thing.a").unwrap().id.clone();
+    doc.forget("test_thing.a").unwrap();
+    backend.save("default", &mut doc).await.unwrap();
+
+    let (plan, report) = h.run(src, PlanMode::Normal, true).await;
+    let c = plan
+        .changes
+        .iter()
+        .find(|c| c.address == "test_thing.a")
+        .unwrap();
+    assert_eq!(c.action, Action::NoOp, "{c:#?}");
+    assert_eq!(c.importing.as_deref(), Some(id.as_str()));
+    assert!(
+        plan.warnings
+            .iter()
+            .any(|w| w.contains("`brickform state rm` took it out of this state")),
+        "{:?}",
+        plan.warnings
+    );
+    assert_eq!(report.unwrap().imported, 1);
+    assert_eq!(h.svc.objects.lock().unwrap().len(), 1, "no duplicate");
+    let doc = h.state().await;
+    assert_eq!(doc.get("test_thing.a").unwrap().id, id);
+    assert!(doc.forgotten("test_thing.a").is_none());
+
+    // A plain `remove` (a lost entry without `state rm`'s record) proves nothing for a kind
+    // without ownership tags: the plan refuses the taken name and says how to import.
+    backend.wal_truncate("default").await.unwrap();
+    let mut doc = h.state().await;
+    doc.remove("test_thing.a");
+    backend.save("default", &mut doc).await.unwrap();
+    let (config, _) = load_sources(
+        h.dir.path(),
+        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+    );
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let engine = Engine::new(&config, &h.registry, &vars, "default");
+    let (planned, d) = engine.plan(&doc, &PlanRequest::default()).await;
+    assert!(planned.is_none());
+    let text = d.render_plain(&config.sources);
+    assert!(
+        text.contains("test_thing.a: the name is taken by test_thing"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("brickform import test_thing.a {id}")),
+        "{text}"
+    );
+    assert!(text.contains("main.bf.hcl:1"), "located: {text}");
+}

@@ -103,6 +103,19 @@ impl OutputState {
     }
 }
 
+/// An instance `state rm` took out of the state while its object lives on. It is the state's
+/// own evidence that the object is the one it managed: a later plan that finds an object of
+/// this type under this id for the same address imports it rather than creating a second one
+/// or refusing a name it took itself. Managing the address again (a create or an import)
+/// clears it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Forgotten {
+    pub address: String,
+    #[serde(rename = "type")]
+    pub resource_type: String,
+    pub id: String,
+}
+
 /// The state of one environment.
 ///
 /// Fields are private so the invariants hold: resources sorted by address with no duplicates,
@@ -117,6 +130,9 @@ pub struct StateDocument {
     resources: Vec<ResourceState>,
     outputs: BTreeMap<String, OutputState>,
     salt: String,
+    /// Sorted by address, one per address.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    forgotten: Vec<Forgotten>,
 }
 
 /// The wire shape, validated into a `StateDocument` so a hand-edited file cannot break the
@@ -132,6 +148,8 @@ struct RawDocument {
     #[serde(default)]
     outputs: BTreeMap<String, OutputState>,
     salt: String,
+    #[serde(default)]
+    forgotten: Vec<Forgotten>,
 }
 
 impl TryFrom<RawDocument> for StateDocument {
@@ -146,6 +164,15 @@ impl TryFrom<RawDocument> for StateDocument {
         if raw.salt.is_empty() {
             return Err("the salt is empty".to_string());
         }
+        let mut forgotten = raw.forgotten;
+        forgotten.sort_by(|a, b| a.address.cmp(&b.address));
+        forgotten.dedup_by(|a, b| a.address == b.address);
+        // An address back in the state is managed again.
+        forgotten.retain(|f| {
+            resources
+                .binary_search_by(|r| r.address.as_str().cmp(&f.address))
+                .is_err()
+        });
         Ok(StateDocument {
             version: raw.version,
             lineage: raw.lineage,
@@ -154,6 +181,7 @@ impl TryFrom<RawDocument> for StateDocument {
             resources,
             outputs: raw.outputs,
             salt: raw.salt,
+            forgotten,
         })
     }
 }
@@ -169,6 +197,7 @@ impl StateDocument {
             resources: Vec::new(),
             outputs: BTreeMap::new(),
             salt: fingerprint::new_salt(),
+            forgotten: Vec::new(),
         }
     }
 
@@ -215,6 +244,7 @@ impl StateDocument {
         match self.position(&resource.address) {
             Ok(_) => Err(StateError::AddressExists(resource.address)),
             Err(i) => {
+                self.unforget(&resource.address);
                 self.resources.insert(i, resource);
                 Ok(())
             }
@@ -234,6 +264,7 @@ impl StateDocument {
         match self.position(&resource.address) {
             Ok(i) => Some(std::mem::replace(&mut self.resources[i], resource)),
             Err(i) => {
+                self.unforget(&resource.address);
                 self.resources.insert(i, resource);
                 None
             }
@@ -244,6 +275,42 @@ impl StateDocument {
         self.position(address)
             .ok()
             .map(|i| self.resources.remove(i))
+    }
+
+    /// `state rm`: removes a resource whose object lives on, remembering its type and id for
+    /// the address (see [`Forgotten`]).
+    pub fn forget(&mut self, address: &str) -> Option<ResourceState> {
+        let removed = self.remove(address)?;
+        let entry = Forgotten {
+            address: removed.address.clone(),
+            resource_type: removed.resource_type.clone(),
+            id: removed.id.clone(),
+        };
+        match self
+            .forgotten
+            .binary_search_by(|f| f.address.as_str().cmp(address))
+        {
+            Ok(i) => self.forgotten[i] = entry,
+            Err(i) => self.forgotten.insert(i, entry),
+        }
+        Some(removed)
+    }
+
+    /// What `state rm` remembered for `address`.
+    pub fn forgotten(&self, address: &str) -> Option<&Forgotten> {
+        self.forgotten
+            .binary_search_by(|f| f.address.as_str().cmp(address))
+            .ok()
+            .map(|i| &self.forgotten[i])
+    }
+
+    fn unforget(&mut self, address: &str) {
+        if let Ok(i) = self
+            .forgotten
+            .binary_search_by(|f| f.address.as_str().cmp(address))
+        {
+            self.forgotten.remove(i);
+        }
     }
 
     /// Renames a resource (a `moved` block or `state mv`), keeping its name and index key in step
@@ -446,6 +513,36 @@ mod tests {
         assert!(doc.remove("t.a").is_some());
         assert!(doc.get("t.a").is_none());
         assert!(doc.remove("t.a").is_none());
+    }
+
+    #[test]
+    fn forget_remembers_the_object_until_the_address_is_managed_again() {
+        let mut doc = StateDocument::new("dev");
+        doc.insert(resource("t.a")).unwrap();
+        doc.insert(resource("t.b")).unwrap();
+        assert!(doc.forget("t.a").is_some());
+        assert!(doc.forget("t.zz").is_none());
+        assert!(doc.get("t.a").is_none());
+        let f = doc.forgotten("t.a").unwrap();
+        assert_eq!((f.resource_type.as_str(), f.id.as_str()), ("t", "id-t.a"));
+        assert!(doc.forgotten("t.b").is_none());
+
+        // It survives a round trip, and a plain `remove` records nothing.
+        doc.remove("t.b");
+        let back: StateDocument =
+            serde_json::from_value(serde_json::to_value(&doc).unwrap()).unwrap();
+        assert_eq!(back, doc);
+        assert!(back.forgotten("t.b").is_none());
+
+        // Importing or creating the address again clears it.
+        doc.insert(resource("t.a")).unwrap();
+        assert!(doc.forgotten("t.a").is_none());
+        doc.forget("t.a");
+        doc.upsert(resource("t.a"));
+        assert!(doc.forgotten("t.a").is_none());
+        // A state without any keeps its old shape on disk.
+        let json = serde_json::to_value(&doc).unwrap();
+        assert!(json.get("forgotten").is_none());
     }
 
     #[test]

@@ -21,7 +21,9 @@ pub use backend::{
     Backend, Journal, LocalBackend, ObjectStore, Recovery, StateLock, StoreError, VolumeBackend,
     recover,
 };
-pub use document::{OutputState, ResourceState, ResourceStatus, STATE_VERSION, StateDocument};
+pub use document::{
+    Forgotten, OutputState, ResourceState, ResourceStatus, STATE_VERSION, StateDocument,
+};
 pub use error::{Result, StateError};
 pub use fingerprint::{fingerprint, fingerprint_matches};
 pub use lock::LockInfo;

@@ -1,5 +1,6 @@
 //! The engine: plans a configuration against state and the live world, and applies plans.
 
+mod adopt;
 pub mod apply;
 mod containers;
 pub mod inputs;
@@ -73,6 +74,8 @@ pub struct Engine<'a> {
     presets: std::sync::OnceLock<Option<crate::provider::Presets>>,
     /// What the presets changed, by address, in the last plan.
     preset_notes: std::sync::Mutex<PresetNotes>,
+    /// The backend's other states, which say whose a found object is (see `adopt`).
+    other_states: adopt::OtherStates,
 }
 
 impl<'a> Engine<'a> {
@@ -93,7 +96,17 @@ impl<'a> Engine<'a> {
             offline: false,
             presets: std::sync::OnceLock::new(),
             preset_notes: Default::default(),
+            other_states: Default::default(),
         }
+    }
+
+    /// Lets plans read the other environments' states of `backend`, so an object another
+    /// state manages is never imported into this one (see `adopt`). Without it, a plan
+    /// imports only what this state's own evidence (its ownership tag, `state rm`) says is
+    /// its own.
+    pub fn with_backend(mut self, backend: std::sync::Arc<dyn brickform_state::Backend>) -> Self {
+        self.other_states = adopt::OtherStates::new(backend);
+        self
     }
 
     /// What the development presets changed in the last plan, by address.
@@ -121,6 +134,7 @@ impl<'a> Engine<'a> {
             offline: true,
             presets: std::sync::OnceLock::new(),
             preset_notes: Default::default(),
+            other_states: Default::default(),
         };
         let development =
             self.settings.mode == Some(crate::lang::environment::EnvMode::Development);
@@ -209,6 +223,7 @@ impl<'a> Engine<'a> {
             offline: true,
             presets: std::sync::OnceLock::new(),
             preset_notes: Default::default(),
+            other_states: Default::default(),
         };
         let state = StateDocument::new(&self.environment);
         let (_, mut diags) = engine.build_plan(&state, &PlanRequest::default()).await;

@@ -874,25 +874,7 @@ impl Engine<'_> {
                     match kind.import(&ctx, import_id).await {
                         Ok(Some(remote)) => {
                             importing = Some(import_id.clone());
-                            let configurable: Object = remote
-                                .attrs
-                                .iter()
-                                .filter(|(k, _)| {
-                                    schema
-                                        .attribute(k)
-                                        .is_some_and(|a| a.can_configure() && !a.sensitive)
-                                        || schema.block_type(k).is_some()
-                                })
-                                .map(|(k, v)| (k.clone(), v.clone()))
-                                .collect();
-                            prior = Some((
-                                remote.id.clone(),
-                                Prior {
-                                    config: configurable,
-                                    computed: remote.attrs.clone(),
-                                    sensitive: BTreeMap::new(),
-                                },
-                            ));
+                            prior = Some(super::adopt::imported_prior(schema, &remote, &config));
                         }
                         Ok(None) => {
                             diags.push(
@@ -912,6 +894,25 @@ impl Engine<'_> {
                             );
                             continue;
                         }
+                    }
+                }
+            }
+            // An object the state lost track of is imported, not made twice (see adopt).
+            if prior.is_none() && importing.is_none() {
+                match self
+                    .adopt(&kind, &ctx, &config, state, req.mode, &mut plan.warnings)
+                    .await
+                {
+                    Ok(Some(found)) => {
+                        importing = Some(found.0.clone());
+                        prior = Some(found);
+                    }
+                    Ok(None) => {}
+                    Err(d) => {
+                        diags.push(d.at(r.span.clone()));
+                        let (t, n) = (&r.type_name, &r.name);
+                        world.set_instance(Mode::Managed, t, n, key.as_ref(), Value::Unknown);
+                        continue;
                     }
                 }
             }

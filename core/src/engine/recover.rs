@@ -45,18 +45,7 @@ impl Engine<'_> {
                 (WalOp::Create | WalOp::Import, Some(kind)) => match &intent.natural_key {
                     Some(key) => match kind.find_by_key(&ctx, key).await {
                         Ok(Some(remote)) => {
-                            let schema = kind.schema();
-                            let config: Object = remote
-                                .attrs
-                                .iter()
-                                .filter(|(k, _)| {
-                                    schema
-                                        .attribute(k)
-                                        .is_some_and(|a| a.can_configure() && !a.sensitive)
-                                        || schema.block_type(k).is_some()
-                                })
-                                .map(|(k, v)| (k.clone(), v.clone()))
-                                .collect();
+                            let config = super::adopt::configurable(kind.schema(), &remote.attrs);
                             let provider = self
                                 .registry
                                 .provider_of(&intent.resource_type)
@@ -195,18 +184,7 @@ impl Engine<'_> {
                 );
             }
         };
-        let schema = kind.schema();
-        let config: Object = remote
-            .attrs
-            .iter()
-            .filter(|(k, _)| {
-                schema
-                    .attribute(k)
-                    .is_some_and(|a| a.can_configure() && !a.sensitive)
-                    || schema.block_type(k).is_some()
-            })
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let config = super::adopt::configurable(kind.schema(), &remote.attrs);
         let provider = self
             .registry
             .provider_of(&resource.type_name)

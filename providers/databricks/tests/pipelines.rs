@@ -601,7 +601,7 @@ resource "databricks_pipeline" "p" {
     let st = ws.state().await;
     let lineage = st.lineage().to_string();
     let rs = st.get("databricks_pipeline.p").unwrap();
-    let want = format!("{lineage}/databricks_pipeline.p");
+    let want = format!("{lineage}/default/databricks_pipeline.p");
     let posts = ws.requests("POST", "/api/2.0/pipelines").await;
     assert_eq!(posts[0]["tags"], json!({"team": "data", "brickform": want}));
     let live = ws.get(&format!("/api/2.0/pipelines/{}", rs.id)).await;
@@ -636,7 +636,7 @@ resource "databricks_pipeline" "p" {
         reqwest::Method::POST,
         "/api/2.0/pipelines",
         Some(json!({"name": "tagged", "allow_duplicate_names": true,
-                    "tags": {"brickform": format!("{lineage}/databricks_pipeline.q")}})),
+                    "tags": {"brickform": format!("{lineage}/default/databricks_pipeline.q")}})),
     )
     .await;
     let found = kind.find_by_key(&ctx, &key).await.unwrap().unwrap();

@@ -319,4 +319,26 @@ impl ResourceKind for ContentKind {
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
         self.import(ctx, key).await
     }
+
+    async fn find_existing(
+        &self,
+        ctx: &OpContext,
+        config: &Object,
+    ) -> ProviderResult<Vec<brickform_core::provider::Existing>> {
+        let what = match self.store {
+            Store::Notebook => "notebook",
+            Store::WorkspaceFile => "workspace file",
+            Store::VolumeFile => "file",
+        };
+        let path = self.object_path(config);
+        if path.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .import(ctx, &path)
+            .await?
+            .map(|r| super::existing_at(what, r))
+            .into_iter()
+            .collect())
+    }
 }

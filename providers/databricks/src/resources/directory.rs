@@ -170,4 +170,20 @@ impl ResourceKind for Directory {
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
         self.read(ctx, key, &Object::new()).await
     }
+
+    async fn find_existing(
+        &self,
+        ctx: &OpContext,
+        config: &Object,
+    ) -> ProviderResult<Vec<brickform_core::provider::Existing>> {
+        let Some(path) = self.natural_key(ctx, config).filter(|p| !p.is_empty()) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .read(ctx, &path, config)
+            .await?
+            .map(|r| super::existing_at("folder", r))
+            .into_iter()
+            .collect())
+    }
 }

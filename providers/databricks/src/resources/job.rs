@@ -3,8 +3,9 @@
 //! Tasks are keyed by `task_key`, so reordering them in the file changes nothing; updates
 //! send the complete settings with `jobs/reset`, so what the configuration says is what the
 //! job holds; reads follow `next_page_token` for jobs with more than 100 tasks. The job
-//! carries a `brickform` tag naming its owner (state lineage and address), stripped on
-//! read, so an interrupted create can be found again.
+//! carries a `brickform` tag naming its owner (state lineage, environment and address; see
+//! `ownership`), stripped on read, so an interrupted create or a lost state entry can be
+//! found again.
 
 use super::wire::{Renames, from_wire, to_wire};
 use super::{err, str_attr};
@@ -12,15 +13,15 @@ use crate::Shared;
 use crate::client::{ApiError, Client};
 use async_trait::async_trait;
 use brickform_core::provider::{
-    AttrType, Attribute, BlockType, ErrorKind, OpContext, ProviderError, ProviderResult, Remote,
-    ResourceKind, Schema,
+    AttrType, Attribute, BlockType, ErrorKind, Existing, OpContext, ProviderError, ProviderResult,
+    Remote, ResourceKind, Schema,
 };
 use brickform_core::value::{Object, Value};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
-/// The ownership tag's key.
-pub const OWNER_TAG: &str = "brickform";
+pub use super::ownership::OWNER_TAG;
+use super::ownership::value as owner;
 
 const RENAMES: Renames = &[
     ("", "task", "tasks"),
@@ -398,11 +399,6 @@ impl Job {
     }
 }
 
-/// The owner a job or pipeline is tagged with: the state lineage and the address.
-pub fn owner(ctx: &OpContext) -> String {
-    format!("{}/{}", ctx.lineage, ctx.address)
-}
-
 fn job_id(id: &str) -> ProviderResult<i64> {
     id.parse()
         .map_err(|_| ProviderError::invalid(format!("a job id is a number, got {id:?}")))
@@ -415,18 +411,40 @@ pub fn job_missing(e: &ApiError) -> bool {
         || (e.error_code == "INVALID_PARAMETER_VALUE" && e.message.contains("does not exist"))
 }
 
+/// The jobs named `name` (the list filter is exact, case-insensitive), without their tasks.
+async fn named_jobs(client: &Client, name: &str) -> Result<Vec<Json>, ApiError> {
+    client
+        .list_all("/api/2.2/jobs/list", &[("name", name.to_string())], "jobs")
+        .await
+}
+
+/// The ownership tag a listed or read job carries, as written.
+fn tag_of(job: &Json) -> Option<&str> {
+    job.pointer(&format!("/settings/tags/{OWNER_TAG}"))
+        .and_then(Json::as_str)
+}
+
+/// How messages name a job: `job 123 "nightly" (created by a@b.c)`.
+fn describe(job: &Json) -> String {
+    let id = job.get("job_id").and_then(Json::as_i64).unwrap_or_default();
+    let name = job
+        .pointer("/settings/name")
+        .and_then(Json::as_str)
+        .unwrap_or("Untitled");
+    let by = job
+        .get("creator_user_name")
+        .and_then(Json::as_str)
+        .map(|c| format!(" (created by {c})"))
+        .unwrap_or_default();
+    format!("job {id} \"{name}\"{by}")
+}
+
 /// The ids of jobs named `name` that carry the ownership tag `owner`.
 async fn owned_jobs(client: &Client, name: &str, owner: &str) -> Result<Vec<i64>, ApiError> {
-    let jobs = client
-        .list_all("/api/2.2/jobs/list", &[("name", name.to_string())], "jobs")
-        .await?;
-    Ok(jobs
+    Ok(named_jobs(client, name)
+        .await?
         .iter()
-        .filter(|j| {
-            j.pointer(&format!("/settings/tags/{OWNER_TAG}"))
-                .and_then(Json::as_str)
-                == Some(owner)
-        })
+        .filter(|j| tag_of(j) == Some(owner))
         .filter_map(|j| j.get("job_id").and_then(Json::as_i64))
         .collect())
 }
@@ -585,27 +603,46 @@ impl ResourceKind for Job {
             return Ok(None);
         };
         let client = self.shared.client()?;
-        let jobs = client
-            .list_all("/api/2.2/jobs/list", &[("name", name.to_string())], "jobs")
-            .await
-            .map_err(err)?;
         let mine = owner(ctx);
-        Ok(jobs
+        Ok(named_jobs(&client, name)
+            .await
+            .map_err(err)?
             .iter()
-            .find(|j| {
-                j.pointer(&format!("/settings/tags/{OWNER_TAG}"))
-                    .and_then(Json::as_str)
-                    != Some(mine.as_str())
-            })
-            .map(|j| {
-                let id = j.get("job_id").and_then(Json::as_i64).unwrap_or_default();
-                let by = j
+            .find(|j| tag_of(j) != Some(mine.as_str()))
+            .map(describe))
+    }
+
+    /// Every job of the configured name, with the ownership tag it carries and its creator:
+    /// names are not unique, so a job of the same name is not in the way of a create.
+    async fn find_existing(
+        &self,
+        _ctx: &OpContext,
+        config: &Object,
+    ) -> ProviderResult<Vec<Existing>> {
+        let Some(name) = str_attr(config, "name") else {
+            return Ok(Vec::new());
+        };
+        let client = self.shared.client()?;
+        let mut out = Vec::new();
+        for listed in named_jobs(&client, name).await.map_err(err)? {
+            let Some(id) = listed.get("job_id").and_then(Json::as_i64) else {
+                continue;
+            };
+            let Some(full) = get_job(&client, id).await.map_err(err)? else {
+                continue;
+            };
+            out.push(Existing {
+                what: describe(&full),
+                tag: tag_of(&full).and_then(super::ownership::parse),
+                owner: full
                     .get("creator_user_name")
                     .and_then(Json::as_str)
-                    .map(|c| format!(", created by {c}"))
-                    .unwrap_or_default();
-                format!("job {id} \"{name}\"{by}")
-            }))
+                    .map(str::to_string),
+                exclusive: false,
+                remote: self.remote(&full),
+            });
+        }
+        Ok(out)
     }
 
     fn natural_key(&self, ctx: &OpContext, config: &Object) -> Option<String> {

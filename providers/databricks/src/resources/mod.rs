@@ -11,6 +11,7 @@ pub mod job;
 pub mod job_run;
 pub mod locations;
 pub mod notebook;
+pub mod ownership;
 pub mod pipeline;
 pub mod pipeline_spec;
 pub mod presets;
@@ -102,6 +103,29 @@ pub fn attrs_from(schema: &Schema, resp: &Json) -> Object {
         }
     }
     out
+}
+
+/// The user whose home folder holds a workspace path (`/Users/<user>/…`, also under
+/// `/Workspace`): the owner of what lies there.
+pub fn home_owner(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/Workspace").unwrap_or(path);
+    let (user, _) = rest.strip_prefix("/Users/")?.split_once('/')?;
+    (!user.is_empty()).then(|| user.to_string())
+}
+
+/// A workspace object found at its path (a path holds one object): owned by the user whose
+/// home folder it is in, if it is in one.
+pub fn existing_at(
+    what: &str,
+    remote: brickform_core::provider::Remote,
+) -> brickform_core::provider::Existing {
+    brickform_core::provider::Existing {
+        what: format!("{what} {}", remote.id),
+        tag: None,
+        owner: home_owner(&remote.id),
+        exclusive: true,
+        remote,
+    }
 }
 
 pub fn str_attr<'a>(o: &'a Object, k: &str) -> Option<&'a str> {

@@ -15,8 +15,9 @@
 //!   server defaults at the top level, and these must never show as drift.
 //! - Lakeflow Connect kinds take their definition's fields at the top level; the kind says
 //!   which HCL names live inside `gateway_definition` / `ingestion_definition` on the wire.
-//! - Ownership: every pipeline carries the tag `brickform = "<lineage>/<address>"`, added on
-//!   create and update and stripped on read, so an interrupted create can be found again.
+//! - Ownership: every pipeline carries the tag `brickform = "<lineage>/<environment>/<address>"`
+//!   (see `ownership`), added on create and update and stripped on read, so an interrupted
+//!   create or a lost state entry can be found again.
 
 use super::{err, gone_ok, json_of, none_if_missing, str_attr};
 use crate::Shared;
@@ -24,15 +25,15 @@ use crate::client::Client;
 use async_trait::async_trait;
 use brickform_core::lang::eval::values_equal;
 use brickform_core::provider::{
-    AttrType, Attribute, BlockType, ErrorKind, Nesting, Normalize, OpContext, Presence,
+    AttrType, Attribute, BlockType, ErrorKind, Existing, Nesting, Normalize, OpContext, Presence,
     ProviderError, ProviderResult, Remote, ResourceKind, Schema,
 };
 use brickform_core::value::{Object, Value};
 use serde_json::{Map, Value as Json};
 use std::sync::Arc;
 
-/// The tag key that marks a pipeline as owned by a brickform state.
-pub const OWNER_TAG: &str = "brickform";
+pub use super::ownership::OWNER_TAG;
+use super::ownership::value as owner_tag;
 
 /// Attributes only brickform knows: never sent in the spec, kept from the prior state on read.
 const LOCAL: &[&str] = &["cascade"];
@@ -234,25 +235,6 @@ fn wire_name(hcl: &str) -> &str {
         "object" => "objects",
         other => other,
     }
-}
-
-/// The ownership tag's value. Pipeline tags are forwarded to cloud resources as cluster
-/// tags, which accept only letters, digits, spaces and `+-=._:/@`; anything else in an
-/// address (the `["key"]` of a for_each instance) is written `:XX` (hex), and `:` itself
-/// too, so the encoding stays one-to-one. Plain addresses are unchanged.
-pub fn owner_tag(ctx: &OpContext) -> String {
-    let mut out = format!("{}/", ctx.lineage);
-    for c in ctx.address.chars() {
-        if c.is_ascii_alphanumeric() || " +-=._/@".contains(c) {
-            out.push(c);
-        } else {
-            let mut buf = [0u8; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                out.push_str(&format!(":{b:02X}"));
-            }
-        }
-    }
-    out
 }
 
 /// Separates the name from the ownership tag in a natural key (a character no name or
@@ -728,8 +710,70 @@ impl ResourceKind for PipelineKind {
             return Ok(None);
         };
         let client = self.shared.client()?;
-        // `%` and `_` are LIKE wildcards: they only widen the candidates, which the tag
-        // check narrows again. A quote cannot be written inside the filter, so such a
+        for resp in self.named(&client, name).await? {
+            if tag_of(&resp) == Some(tag) {
+                return Ok(self.remote(&self.shared.web_url("pipelines"), &resp, &Object::new()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Every pipeline of the configured name with the ownership tag it carries and its
+    /// creator. A name is taken unless the configuration allows duplicate names.
+    async fn find_existing(
+        &self,
+        _ctx: &OpContext,
+        config: &Object,
+    ) -> ProviderResult<Vec<Existing>> {
+        let Some(name) = str_attr(config, "name") else {
+            return Ok(Vec::new());
+        };
+        let client = self.shared.client()?;
+        let noun = self
+            .flavor
+            .type_name
+            .trim_start_matches("databricks_")
+            .replace('_', " ");
+        let exclusive = config.get("allow_duplicate_names").and_then(Value::as_bool) != Some(true);
+        let mut out = Vec::new();
+        for resp in self.named(&client, name).await? {
+            let Some(remote) =
+                self.remote(&self.shared.web_url("pipelines"), &resp, &Object::new())
+            else {
+                continue;
+            };
+            let creator = resp
+                .get("creator_user_name")
+                .and_then(Json::as_str)
+                .map(str::to_string);
+            let by = creator
+                .as_deref()
+                .map(|c| format!(" (created by {c})"))
+                .unwrap_or_default();
+            out.push(Existing {
+                what: format!("{noun} {} \"{name}\"{by}", remote.id),
+                tag: tag_of(&resp).and_then(super::ownership::parse),
+                owner: creator,
+                exclusive,
+                remote,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// The ownership tag a pipeline read carries, as written.
+fn tag_of(resp: &Json) -> Option<&str> {
+    resp.pointer(&format!("/spec/tags/{OWNER_TAG}"))
+        .and_then(Json::as_str)
+}
+
+impl PipelineKind {
+    /// The pipelines named exactly `name`, read in full (the list answers statuses without
+    /// specs or tags, so each candidate costs a GET; filtering by name keeps them few).
+    async fn named(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
+        // `%` and `_` are LIKE wildcards: they only widen the candidates, which the exact
+        // comparison narrows again. A quote cannot be written inside the filter, so such a
         // name lists every pipeline instead.
         let query = if name.contains('\'') {
             Vec::new()
@@ -740,6 +784,7 @@ impl ResourceKind for PipelineKind {
             .list_all("/api/2.0/pipelines", &query, "statuses")
             .await
             .map_err(err)?;
+        let mut out = Vec::new();
         for s in statuses {
             if s.get("name").and_then(Json::as_str) != Some(name) {
                 continue;
@@ -747,20 +792,14 @@ impl ResourceKind for PipelineKind {
             let Some(id) = s.get("pipeline_id").and_then(Json::as_str) else {
                 continue;
             };
-            let resp = match self.get(&client, id).await {
-                Ok(Some(r)) => r,
-                Ok(None) => continue,
-                Err(e) if e.kind == ErrorKind::NotFound => continue,
+            match self.get(client, id).await {
+                Ok(Some(r)) => out.push(r),
+                Ok(None) => {}
+                Err(e) if e.kind == ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
-            };
-            let owner = resp
-                .pointer(&format!("/spec/tags/{OWNER_TAG}"))
-                .and_then(Json::as_str);
-            if owner == Some(tag) {
-                return Ok(self.remote(&self.shared.web_url("pipelines"), &resp, &Object::new()));
             }
         }
-        Ok(None)
+        Ok(out)
     }
 }
 
@@ -897,7 +936,7 @@ mod tests {
         assert_eq!(body["clusters"], json!([{"num_workers": 0}]));
         assert_eq!(
             body["tags"],
-            json!({"team": "x", "brickform": "L/databricks_ingestion_pipeline.p"})
+            json!({"team": "x", "brickform": "L/default/databricks_ingestion_pipeline.p"})
         );
         assert_eq!(body["ingestion_definition"]["connection_name"], "sf");
         assert_eq!(
@@ -979,14 +1018,5 @@ mod tests {
         let resp = json!({"pipeline_id": "P2", "spec": {"name": "x", "storage": "dbfs:/mine"}});
         let r = k.remote("h", &resp, &Object::new()).unwrap();
         assert_eq!(r.attrs["storage"], Value::from("dbfs:/mine"));
-    }
-
-    #[test]
-    fn owner_tag_encoding_is_tag_safe_and_one_to_one() {
-        let mut c = ctx();
-        c.address = "databricks_pipeline.p[\"a:b\"]".into();
-        assert_eq!(owner_tag(&c), "L/databricks_pipeline.p:5B:22a:3Ab:22:5D");
-        c.address = "databricks_pipeline.p[0]".into();
-        assert_eq!(owner_tag(&c), "L/databricks_pipeline.p:5B0:5D");
     }
 }

@@ -123,4 +123,27 @@ impl ResourceKind for SecretScope {
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
         self.read(ctx, key, &Object::new()).await
     }
+
+    /// The scope of the configured name. The service says nothing about who made it.
+    async fn find_existing(
+        &self,
+        ctx: &OpContext,
+        config: &Object,
+    ) -> ProviderResult<Vec<brickform_core::provider::Existing>> {
+        let Some(name) = str_attr(config, "name") else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .read(ctx, name, config)
+            .await?
+            .map(|remote| brickform_core::provider::Existing {
+                what: format!("secret scope {name}"),
+                tag: None,
+                owner: None,
+                exclusive: true,
+                remote,
+            })
+            .into_iter()
+            .collect())
+    }
 }

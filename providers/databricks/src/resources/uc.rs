@@ -6,7 +6,7 @@ use super::{attrs_from, body_of, err, gone_ok, json_of, none_if_missing, str_att
 use crate::Shared;
 use async_trait::async_trait;
 use brickform_core::provider::{
-    ErrorKind, OpContext, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
+    ErrorKind, Existing, OpContext, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
 };
 use brickform_core::value::{Object, Value};
 use serde_json::{Map, Value as Json};
@@ -165,19 +165,47 @@ impl ResourceKind for UcKind {
     }
 
     async fn name_taken(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Option<String>> {
+        Ok(self
+            .find_existing(ctx, config)
+            .await?
+            .into_iter()
+            .next()
+            .map(|e| e.what))
+    }
+
+    /// The securable of the configured full name, with its owner. Unity Catalog objects
+    /// carry no ownership tag: the owner is all the service says about whose it is.
+    async fn find_existing(
+        &self,
+        ctx: &OpContext,
+        config: &Object,
+    ) -> ProviderResult<Vec<Existing>> {
         let name = self.full_name(config);
+        if name.split('.').any(str::is_empty) {
+            return Ok(Vec::new());
+        }
         let found = match self.read(ctx, &name, &Object::new()).await {
             Ok(r) => r,
             Err(e) if e.kind == ErrorKind::NotFound => None,
             Err(e) => return Err(e),
         };
         let what = self.spec.type_name.trim_start_matches("databricks_");
-        Ok(
-            found.map(|r| match r.attrs.get("owner").and_then(Value::as_str) {
-                Some(o) => format!("{what} {name} (owner {o})"),
-                None => format!("{what} {name}"),
-            }),
-        )
+        Ok(found
+            .map(|remote| {
+                let owner = str_attr(&remote.attrs, "owner").map(str::to_string);
+                Existing {
+                    what: match &owner {
+                        Some(o) => format!("{what} {name} (owner {o})"),
+                        None => format!("{what} {name}"),
+                    },
+                    tag: None,
+                    owner,
+                    exclusive: true,
+                    remote,
+                }
+            })
+            .into_iter()
+            .collect())
     }
 
     fn protected(&self) -> bool {

@@ -1,0 +1,452 @@
+//! Finding again what the state lost track of, so a plan imports an object instead of
+//! making a second copy of it (or failing on a name the state took itself).
+//!
+//! Before a create is planned for an instance the state does not hold, the kind looks the
+//! object up by its natural key ([`ResourceKind::find_existing`]: a job by its name, a
+//! catalog by its full name, a notebook by its path). What is found is imported, planned the
+//! way an `import` block plans one (the change says `importing`, then is compared with the
+//! configuration), only when the evidence says it is this state's:
+//!
+//! 1. it carries this state's ownership tag for this address (same lineage, same address):
+//!    the state made it and lost the entry (`brickform state rm`);
+//! 2. `state rm` recorded this address with this object's id
+//!    ([`Forgotten`](brickform_state::Forgotten)): the state
+//!    managed it until then. This covers the kinds that carry no tag (Unity Catalog objects,
+//!    workspace paths, secret scopes);
+//! 3. the state itself was lost (a new lineage): the object carries an ownership tag for the
+//!    same address and the same environment, the user brickform runs as created it, and the
+//!    lineage in the tag is no state's of this backend. Another developer's object fails the
+//!    second test, another environment's the first, a state that still exists the third;
+//! 4. the state was lost and the kind tags nothing: the service says the object is owned by
+//!    the user brickform runs as (a catalog's owner; a notebook in that user's home folder),
+//!    and no other state of this backend manages it.
+//!
+//! Whatever the rule, an object another state of this backend manages is that state's, and
+//! one this state manages under another address is not this address's. Everything else is
+//! somebody else's: when it holds the name (a catalog, a path), the plan fails naming it and
+//! how to import it, instead of an apply that fails or overwrites it; when it does not (a job
+//! of the same name), the create goes ahead with a warning. Development environments leave
+//! that to their own rule (a plan there refuses any name another state or developer holds).
+//! Several objects that all count as this state's are an error that lists them: brickform
+//! does not pick one.
+//!
+//! What no evidence can tell: a state of the same user and environment name kept in another
+//! backend (a second checkout with its own local state). Rules 3 and 4 would take its object;
+//! the plan then says where the object came from, in a warning, before anything is applied.
+
+use super::Engine;
+use crate::lang::diagnostics::Diagnostic;
+use crate::plan::PlanMode;
+use crate::plan::diff::Prior;
+use crate::provider::{Existing, OpContext, Remote, ResourceKind, Schema};
+use crate::value::{Object, Value};
+use brickform_state::{Backend, StateDocument};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// What the other states of the backend hold, read once per command when first needed.
+#[derive(Default)]
+pub(super) struct OtherStates {
+    backend: Option<Arc<dyn Backend>>,
+    loaded: tokio::sync::OnceCell<Result<Vec<StateDocument>, String>>,
+}
+
+impl OtherStates {
+    pub(super) fn new(backend: Arc<dyn Backend>) -> Self {
+        OtherStates {
+            backend: Some(backend),
+            loaded: Default::default(),
+        }
+    }
+
+    /// The states of every other environment; `None` when the engine was given no backend.
+    async fn get(&self, environment: &str) -> Option<&Result<Vec<StateDocument>, String>> {
+        let backend = self.backend.as_ref()?;
+        Some(
+            self.loaded
+                .get_or_init(|| async {
+                    let mut out = Vec::new();
+                    let envs = backend.environments().await.map_err(|e| e.to_string())?;
+                    for env in envs.iter().filter(|e| e.as_str() != environment) {
+                        if let Some(doc) = backend.load(env).await.map_err(|e| e.to_string())? {
+                            out.push(doc);
+                        }
+                    }
+                    Ok(out)
+                })
+                .await,
+        )
+    }
+}
+
+/// The configurable, non-sensitive attributes of a read object: the configuration it
+/// would have had, for an import or a recovered create.
+pub(super) fn configurable(schema: &Schema, attrs: &Object) -> Object {
+    attrs
+        .iter()
+        .filter(|(k, _)| {
+            schema
+                .attribute(k)
+                .is_some_and(|a| a.can_configure() && !a.sensitive)
+                || schema.block_type(k).is_some()
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// The prior an imported object is planned against: what it holds, as if it had been
+/// applied from `config`. Where the configuration leaves a nested attribute unset and the
+/// service holds its default, that is what the configuration leads to: recorded as unset,
+/// as an apply would have, so only real differences show as an update.
+pub(super) fn imported_prior(schema: &Schema, remote: &Remote, config: &Object) -> (String, Prior) {
+    let mut applied = configurable(schema, &remote.attrs);
+    settle(schema, &mut applied, config);
+    (
+        remote.id.clone(),
+        Prior {
+            config: applied,
+            computed: remote.attrs.clone(),
+            sensitive: BTreeMap::new(),
+        },
+    )
+}
+
+fn settle(schema: &Schema, applied: &mut Object, config: &Object) {
+    for a in &schema.attributes {
+        if let (Some(default), Some(v)) = (&a.server_default, applied.get_mut(a.name))
+            && config.get(a.name).is_none_or(Value::is_null)
+            && crate::lang::eval::values_equal(v, default)
+        {
+            *v = Value::Null;
+        }
+    }
+    for b in &schema.blocks {
+        let (Some(have), Some(want)) = (applied.get_mut(b.name), config.get(b.name)) else {
+            continue;
+        };
+        match (have, want) {
+            (Value::Object(h), Value::Object(w)) => settle(&b.schema, h, w),
+            (Value::List(hs), Value::List(ws)) => {
+                for (i, h) in hs.iter_mut().enumerate() {
+                    let Value::Object(h) = h else { continue };
+                    // Keyed blocks pair by key (their order means nothing), others by place.
+                    let w = match b.nesting {
+                        crate::provider::Nesting::Keyed(k) => ws.iter().find(|w| {
+                            w.as_object().and_then(|w| w.get(k)).is_some_and(|wk| {
+                                h.get(k)
+                                    .is_some_and(|hk| crate::lang::eval::values_equal(hk, wk))
+                            })
+                        }),
+                        _ => ws.get(i),
+                    };
+                    if let Some(Value::Object(w)) = w {
+                        settle(&b.schema, h, w);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Why a found object counts as this state's, or why not.
+enum Verdict {
+    Ours(String),
+    NotOurs(String),
+}
+
+impl Engine<'_> {
+    /// For an instance about to be planned as a create: the object to import instead, if
+    /// one is this state's (see the module documentation). Notes for the plan go to
+    /// `warnings`; an error means the create must not be planned.
+    pub(super) async fn adopt(
+        &self,
+        kind: &Arc<dyn ResourceKind>,
+        ctx: &OpContext,
+        config: &Object,
+        state: &StateDocument,
+        mode: PlanMode,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<(String, Prior)>, Diagnostic> {
+        if self.offline || mode != PlanMode::Normal || !config.values().all(Value::is_wholly_known)
+        {
+            return Ok(None);
+        }
+        let address = ctx.address.as_str();
+        let found = kind.find_existing(ctx, config).await.map_err(|e| {
+            Diagnostic::error(format!(
+                "{address}: cannot check whether it exists already: {}",
+                e.message
+            ))
+            .detail(e.detail.clone().unwrap_or_default())
+        })?;
+        if found.is_empty() {
+            return Ok(None);
+        }
+        let me = match self.registry.provider_of(kind.type_name()) {
+            Some(p) => p.current_user().await.ok().flatten(),
+            None => None,
+        };
+        let mut ours = Vec::new();
+        let mut theirs = Vec::new();
+        for e in found {
+            match self
+                .verdict(&e, kind.type_name(), ctx, state, me.as_deref())
+                .await?
+            {
+                Verdict::Ours(why) => ours.push((e, why)),
+                Verdict::NotOurs(why) => theirs.push((e, why)),
+            }
+        }
+        if ours.len() > 1 {
+            let list: Vec<String> = ours.iter().map(|(e, _)| e.what.clone()).collect();
+            return Err(Diagnostic::error(format!(
+                "{address}: {} objects are this state's: {}",
+                ours.len(),
+                list.join("; ")
+            ))
+            .detail("The state does not hold this instance, and each of them carries what says it is this one. brickform does not pick one: delete the copies that should not exist, or import the right one with `brickform import`.")
+            .hint(format!(
+                "brickform import {address} {}",
+                ours.first().map(|(e, _)| e.remote.id.as_str()).unwrap_or("ID")
+            )));
+        }
+        if let Some((e, why)) = ours.pop() {
+            warnings.push(format!(
+                "{address} is not in the state, but {} is its object ({why}): the plan imports it instead of creating another.",
+                e.what
+            ));
+            return Ok(Some(imported_prior(kind.schema(), &e.remote, config)));
+        }
+        // None is this state's. Development environments refuse any taken name themselves.
+        if self.settings.mode == Some(crate::lang::environment::EnvMode::Development) {
+            return Ok(None);
+        }
+        if let Some((e, why)) = theirs.iter().find(|(e, _)| e.exclusive) {
+            return Err(Diagnostic::error(format!("{address}: the name is taken by {}", e.what))
+                .detail(format!("This state does not manage it, and nothing says it is this state's: {why}. brickform does not take over objects it cannot tell are its own; creating this one would fail or overwrite it."))
+                .hint(format!("if it should be managed here, import it (`brickform import {address} {}`, or an import block); otherwise give this one another name", e.remote.id)));
+        }
+        for (e, why) in &theirs {
+            warnings.push(format!(
+                "{address}: {} has the same name but is not this state's ({why}); a new one is created beside it.",
+                e.what
+            ));
+        }
+        Ok(None)
+    }
+
+    async fn verdict(
+        &self,
+        found: &Existing,
+        type_name: &str,
+        ctx: &OpContext,
+        state: &StateDocument,
+        me: Option<&str>,
+    ) -> Result<Verdict, Diagnostic> {
+        let id = found.remote.id.as_str();
+        if let Some(other) = state
+            .resources()
+            .iter()
+            .find(|r| r.resource_type == type_name && r.id == id && r.address != ctx.address)
+        {
+            return Ok(Verdict::NotOurs(format!(
+                "this state manages it as {}",
+                other.address
+            )));
+        }
+        let others = match self.other_states.get(&self.environment).await {
+            Some(Ok(docs)) => Some(docs.as_slice()),
+            Some(Err(e)) => {
+                return Err(Diagnostic::error(format!(
+                    "{}: cannot read the other states of this backend to tell whether {} is theirs: {e}",
+                    ctx.address, found.what
+                )));
+            }
+            None => None,
+        };
+        for doc in others.unwrap_or_default() {
+            if let Some(r) = doc
+                .resources()
+                .iter()
+                .find(|r| r.resource_type == type_name && r.id == id)
+            {
+                return Ok(Verdict::NotOurs(format!(
+                    "the state of environment \"{}\" manages it as {}",
+                    doc.environment(),
+                    r.address
+                )));
+            }
+        }
+        let lineage = state.lineage().to_string();
+        let mine = |owner: Option<&str>| matches!((owner, me), (Some(o), Some(m)) if o.eq_ignore_ascii_case(m));
+        if let Some(tag) = &found.tag
+            && tag.lineage == lineage
+            && tag.address == ctx.address
+        {
+            return Ok(Verdict::Ours(
+                "it carries this state's ownership tag for this address".into(),
+            ));
+        }
+        if let Some(f) = state.forgotten(&ctx.address)
+            && f.resource_type == type_name
+            && f.id == id
+        {
+            return Ok(Verdict::Ours(
+                "`brickform state rm` took it out of this state".into(),
+            ));
+        }
+        match &found.tag {
+            Some(tag) if tag.lineage == lineage => Ok(Verdict::NotOurs(format!(
+                "this state's ownership tag on it names {}",
+                tag.address
+            ))),
+            Some(tag) if tag.address != ctx.address => Ok(Verdict::NotOurs(format!(
+                "its ownership tag names {} of another state",
+                tag.address
+            ))),
+            Some(tag) if tag.environment.as_deref() != Some(&self.environment) => {
+                Ok(Verdict::NotOurs(match &tag.environment {
+                    Some(env) => format!(
+                        "its ownership tag names environment \"{env}\" of another state"
+                    ),
+                    None => "its ownership tag names another state and no environment".into(),
+                }))
+            }
+            Some(tag) if others.is_none_or(|docs| {
+                docs.iter().any(|d| d.lineage().to_string() == tag.lineage)
+            }) =>
+            {
+                Ok(Verdict::NotOurs(format!(
+                    "its ownership tag names state {}, which may still exist",
+                    tag.lineage
+                )))
+            }
+            Some(tag) if !mine(found.owner.as_deref()) => Ok(Verdict::NotOurs(format!(
+                "its ownership tag names state {}, and {}",
+                tag.lineage,
+                not_yours(found.owner.as_deref(), me)
+            ))),
+            Some(tag) => Ok(Verdict::Ours(format!(
+                "it carries the ownership tag of state {} of environment \"{}\" for this address, which this backend no longer holds, and you created it",
+                tag.lineage, self.environment
+            ))),
+            None if others.is_none() => Ok(Verdict::NotOurs(
+                "it carries no ownership tag, and the other states of this backend cannot be checked".into(),
+            )),
+            None if !mine(found.owner.as_deref()) => Ok(Verdict::NotOurs(format!(
+                "it carries no ownership tag, and {}",
+                not_yours(found.owner.as_deref(), me)
+            ))),
+            None => Ok(Verdict::Ours(
+                "you own it and no state of this backend manages it: the state that made it is gone, or it was made outside brickform".into(),
+            )),
+        }
+    }
+}
+
+/// Why an owner does not prove the object is the current user's.
+fn not_yours(owner: Option<&str>, me: Option<&str>) -> String {
+    match (owner, me) {
+        (Some(o), Some(_)) => format!("{o} owns it, not you"),
+        (None, _) => "the service does not say who owns it".into(),
+        (Some(o), None) => format!("{o} owns it, and brickform cannot tell who you are"),
+    }
+}
+
+impl Engine<'_> {
+    /// What the next plan does about an instance `brickform state rm` just took out of
+    /// `state` (which remembers it, see [`StateDocument::forget`]), in words for the user.
+    /// Looks the object up as that plan will, so call it with the providers configured;
+    /// `None` when the lookup cannot be made (the caller then says what it can without it).
+    pub async fn after_forget(
+        &self,
+        state: &StateDocument,
+        removed: &brickform_state::ResourceState,
+    ) -> Option<String> {
+        let address = removed.address.as_str();
+        let base = address.split('[').next().unwrap_or(address);
+        if !self.config.resources.contains_key(base) {
+            return Some(format!(
+                "The configuration does not declare {base}: brickform leaves the object alone from now on."
+            ));
+        }
+        let kind = self.registry.kind(&removed.resource_type)?.clone();
+        let ctx = OpContext {
+            address: address.to_string(),
+            lineage: state.lineage().to_string(),
+            environment: self.environment.clone(),
+            base_dir: self.config.dir.clone(),
+        };
+        let config = super::planner::json_object(&removed.config);
+        if kind.natural_key(&ctx, &config).is_none() {
+            return Some(self.after_forget_offline(removed));
+        }
+        let found = kind.find_existing(&ctx, &config).await.ok()?;
+        let me = match self.registry.provider_of(kind.type_name()) {
+            Some(p) => p.current_user().await.ok().flatten(),
+            None => None,
+        };
+        let mut ours = Vec::new();
+        let mut theirs = Vec::new();
+        for e in found {
+            match self
+                .verdict(&e, kind.type_name(), &ctx, state, me.as_deref())
+                .await
+                .ok()?
+            {
+                Verdict::Ours(why) => ours.push((e, why)),
+                Verdict::NotOurs(why) => theirs.push((e, why)),
+            }
+        }
+        Some(match (ours.as_slice(), theirs.first()) {
+            ([(e, why)], _) => format!(
+                "{} still exists: the next plan finds it ({why}) and imports it again instead of creating another.",
+                e.what
+            ),
+            ([], None) => format!(
+                "No live object was found for it (id {}): the next plan creates a new one.",
+                removed.id
+            ),
+            ([], Some((e, why))) => format!(
+                "{} exists, but the next plan does not take it as this state's ({why}): it {}.",
+                e.what,
+                if e.exclusive {
+                    "fails, naming the object and how to import it"
+                } else {
+                    "creates another one beside it"
+                }
+            ),
+            (many, _) => format!(
+                "{} objects count as this one ({}): the next plan fails and lists them.",
+                many.len(),
+                many.iter()
+                    .map(|(e, _)| e.what.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        })
+    }
+
+    /// What can be said about the next plan without looking: whether the kind can find the
+    /// object again at all.
+    pub fn after_forget_offline(&self, removed: &brickform_state::ResourceState) -> String {
+        let ctx = OpContext {
+            address: removed.address.clone(),
+            lineage: String::new(),
+            environment: self.environment.clone(),
+            base_dir: self.config.dir.clone(),
+        };
+        let config = super::planner::json_object(&removed.config);
+        match self.registry.kind(&removed.resource_type) {
+            Some(kind) if kind.natural_key(&ctx, &config).is_some() => format!(
+                "The next plan looks the object up and imports it again instead of creating another ({} was not checked now: the workspace could not be reached).",
+                removed.id
+            ),
+            _ => format!(
+                "brickform cannot find this kind of object again without its id: the next plan plans a create. To manage this one again instead, import it: brickform import {} {}",
+                removed.address, removed.id
+            ),
+        }
+    }
+}
