@@ -233,14 +233,13 @@ impl Attribute {
         });
         self
     }
-    /// An enumerated attribute whose values the service accepts in any case; it is compared
-    /// upper-case, as the service reports it.
+    /// An enumerated attribute whose values the service accepts in any case (add
+    /// `.normalize(Normalize::UpperCase)` when the service reports them upper-case).
     pub fn one_of_any_case(mut self, values: &'static [&'static str]) -> Self {
         self.allowed = Some(Allowed {
             values,
             any_case: true,
         });
-        self.normalize = Normalize::UpperCase;
         self
     }
     /// A rule every known value must follow.

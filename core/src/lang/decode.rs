@@ -318,8 +318,8 @@ impl<'e, 'r> Decoder<'e, 'r> {
                 _ => expr.span(),
             };
             let detail = match index {
-                Some(i) => format!("Element {i} of \"{}\": {}.", def.name, r.message),
-                None => format!("\"{}\": {}.", def.name, r.message),
+                Some(i) => format!("Element {i}: {}.", r.message),
+                None => format!("{}.", r.message),
             };
             self.diags.push(
                 Diagnostic::error(format!("Invalid value for {}", def.name))
@@ -615,7 +615,7 @@ task "c" {}
         }
         Schema::new()
             .attr(Attribute::optional("kind", AttrType::String).one_of(&["MANAGED", "EXTERNAL"]))
-            .attr(Attribute::optional("tier", AttrType::String).one_of_any_case(&["CORE", "PRO"]))
+            .attr(Attribute::optional("tier", AttrType::String).one_of_any_case(&["CORE", "PRO"]).normalize(crate::provider::Normalize::UpperCase))
             .attr(Attribute::optional("code", AttrType::String).check(no_spaces))
             .block(BlockType::list(
                 "rule",
