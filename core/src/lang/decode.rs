@@ -615,7 +615,11 @@ task "c" {}
         }
         Schema::new()
             .attr(Attribute::optional("kind", AttrType::String).one_of(&["MANAGED", "EXTERNAL"]))
-            .attr(Attribute::optional("tier", AttrType::String).one_of_any_case(&["CORE", "PRO"]).normalize(crate::provider::Normalize::UpperCase))
+            .attr(
+                Attribute::optional("tier", AttrType::String)
+                    .one_of_any_case(&["CORE", "PRO"])
+                    .normalize(crate::provider::Normalize::UpperCase),
+            )
             .attr(Attribute::optional("code", AttrType::String).check(no_spaces))
             .block(BlockType::list(
                 "rule",

@@ -1,7 +1,7 @@
 //! `databricks_catalog`: a Unity Catalog catalog.
 
-use super::values;
 use super::uc::{UcKind, UcSpec, futures_util_box::BoxFuture};
+use super::values;
 use crate::Shared;
 use crate::client::Client;
 use brickform_core::provider::{AttrType, Attribute, Normalize, ProviderResult, Schema};

@@ -175,7 +175,9 @@ fn new_cluster() -> BlockType {
             .attr(Attribute::optional("policy_id", s()))
             .attr(Attribute::optional("data_security_mode", s()).one_of(DATA_SECURITY_MODES))
             .attr(Attribute::optional("single_user_name", s()))
-            .attr(Attribute::optional("runtime_engine", s()).one_of(&["STANDARD", "PHOTON", "NULL"]))
+            .attr(
+                Attribute::optional("runtime_engine", s()).one_of(&["STANDARD", "PHOTON", "NULL"]),
+            )
             .attr(Attribute::optional("spark_conf", map()))
             .attr(Attribute::optional("spark_env_vars", map()))
             .attr(Attribute::optional("custom_tags", map()))
@@ -216,7 +218,11 @@ fn task_schema(nested: bool) -> Schema {
     let mut schema = Schema::new()
         .attr(Attribute::required("task_key", s()))
         .attr(Attribute::optional("description", s()))
-        .attr(Attribute::optional("run_if", s()).server_default("ALL_SUCCESS").one_of(RUN_IF))
+        .attr(
+            Attribute::optional("run_if", s())
+                .server_default("ALL_SUCCESS")
+                .one_of(RUN_IF),
+        )
         .attr(Attribute::optional("existing_cluster_id", s()))
         .attr(Attribute::optional("job_cluster_key", s()))
         .attr(Attribute::optional("environment_key", s()))
@@ -225,7 +231,16 @@ fn task_schema(nested: bool) -> Schema {
         .attr(Attribute::optional("min_retry_interval_millis", n()).server_default(0i64))
         .attr(Attribute::optional("retry_on_timeout", b()).server_default(false))
         .attr(Attribute::optional("disabled", b()).server_default(false))
-        .block(BlockType::list("depends_on", Schema::new().attr(Attribute::required("task_key", s())).attr(Attribute::optional("outcome", s()).one_of(&["true", "false"]).describe("For a dependency on a condition_task: the result it needs."))))
+        .block(BlockType::list(
+            "depends_on",
+            Schema::new()
+                .attr(Attribute::required("task_key", s()))
+                .attr(
+                    Attribute::optional("outcome", s())
+                        .one_of(&["true", "false"])
+                        .describe("For a dependency on a condition_task: the result it needs."),
+                ),
+        ))
         .block(BlockType::single(
             "notebook_task",
             Schema::new()
@@ -236,7 +251,9 @@ fn task_schema(nested: bool) -> Schema {
         ))
         .block(BlockType::single(
             "pipeline_task",
-            Schema::new().attr(Attribute::required("pipeline_id", s())).attr(Attribute::optional("full_refresh", b()).server_default(false)),
+            Schema::new()
+                .attr(Attribute::required("pipeline_id", s()))
+                .attr(Attribute::optional("full_refresh", b()).server_default(false)),
         ))
         .block(BlockType::single(
             "python_wheel_task",
@@ -248,23 +265,39 @@ fn task_schema(nested: bool) -> Schema {
         ))
         .block(BlockType::single(
             "spark_python_task",
-            Schema::new().attr(Attribute::required("python_file", s())).attr(Attribute::optional("parameters", strings())).attr(Attribute::optional("source", s()).one_of(SOURCE)),
+            Schema::new()
+                .attr(Attribute::required("python_file", s()))
+                .attr(Attribute::optional("parameters", strings()))
+                .attr(Attribute::optional("source", s()).one_of(SOURCE)),
         ))
         .block(BlockType::single(
             "sql_task",
             Schema::new()
                 .attr(Attribute::required("warehouse_id", s()))
                 .attr(Attribute::optional("parameters", map()))
-                .block(BlockType::single("query", Schema::new().attr(Attribute::required("query_id", s()))))
-                .block(BlockType::single("file", Schema::new().attr(Attribute::required("path", s())).attr(Attribute::optional("source", s()).one_of(SOURCE)))),
+                .block(BlockType::single(
+                    "query",
+                    Schema::new().attr(Attribute::required("query_id", s())),
+                ))
+                .block(BlockType::single(
+                    "file",
+                    Schema::new()
+                        .attr(Attribute::required("path", s()))
+                        .attr(Attribute::optional("source", s()).one_of(SOURCE)),
+                )),
         ))
         .block(BlockType::single(
             "condition_task",
-            Schema::new().attr(Attribute::required("op", s()).one_of(CONDITION_OPS)).attr(Attribute::required("left", s())).attr(Attribute::required("right", s())),
+            Schema::new()
+                .attr(Attribute::required("op", s()).one_of(CONDITION_OPS))
+                .attr(Attribute::required("left", s()))
+                .attr(Attribute::required("right", s())),
         ))
         .block(BlockType::single(
             "run_job_task",
-            Schema::new().attr(Attribute::required("job_id", n())).attr(Attribute::optional("job_parameters", map())),
+            Schema::new()
+                .attr(Attribute::required("job_id", n()))
+                .attr(Attribute::optional("job_parameters", map())),
         ))
         .block(new_cluster())
         .block(library())
@@ -512,7 +545,9 @@ fn check_task(
 fn check_tasks(config: &Object) -> Vec<Finding> {
     let mut out = Vec::new();
     let keys_of = |block: &str, k: &str| -> Vec<&str> {
-        list(config, block).filter_map(|(_, o)| known_str(o, k)).collect()
+        list(config, block)
+            .filter_map(|(_, o)| known_str(o, k))
+            .collect()
     };
     let clusters = keys_of("job_cluster", "job_cluster_key");
     let environments = keys_of("environment", "environment_key");
@@ -550,9 +585,7 @@ fn check_tasks(config: &Object) -> Vec<Finding> {
                         target,
                         task_keys.iter().copied().filter(|k| *k != name),
                     )
-                    .unwrap_or_else(|| {
-                        format!("the job's tasks are {}", quoted_list(&task_keys))
-                    });
+                    .unwrap_or_else(|| format!("the job's tasks are {}", quoted_list(&task_keys)));
                     out.push(
                         Finding::error(
                             &[],
@@ -605,7 +638,10 @@ fn check_tasks(config: &Object) -> Vec<Finding> {
                     out.push(
                         Finding::error(
                             &[],
-                            format!("the job's tasks depend on each other in a cycle: {}", names.join(" → ")),
+                            format!(
+                                "the job's tasks depend on each other in a cycle: {}",
+                                names.join(" → ")
+                            ),
                         )
                         .at(path.clone())
                         .hint("remove one of these depends_on entries"),

@@ -1,7 +1,7 @@
 //! `databricks_schema`: a Unity Catalog schema.
 
-use super::values;
 use super::uc::{UcKind, UcSpec};
+use super::values;
 use crate::Shared;
 use brickform_core::provider::{AttrType, Attribute, Normalize, Schema};
 use brickform_core::value::{Object, Value};

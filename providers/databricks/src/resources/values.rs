@@ -69,11 +69,10 @@ pub fn quartz_cron(expr: &str) -> Result<(), Rejection> {
         }
     }
     if expr.contains('@') {
-        return Err(Rejection::new(format!(
-            "{}: Quartz has no @ nicknames",
-            quote(expr)
-        ))
-        .hint("write the fields out, e.g. \"0 0 0 * * ?\" for daily at midnight"));
+        return Err(
+            Rejection::new(format!("{}: Quartz has no @ nicknames", quote(expr)))
+                .hint("write the fields out, e.g. \"0 0 0 * * ?\" for daily at midnight"),
+        );
     }
     let (dom, dow) = (fields[3], fields[5]);
     for (i, f) in fields.iter().enumerate() {
@@ -132,7 +131,11 @@ pub fn quartz_cron(expr: &str) -> Result<(), Rejection> {
 
 /// `LW`, `L-3`, `L-3W`.
 fn is_last_day_offset(dom: &str) -> bool {
-    let Some(rest) = dom.to_ascii_uppercase().strip_prefix('L').map(str::to_string) else {
+    let Some(rest) = dom
+        .to_ascii_uppercase()
+        .strip_prefix('L')
+        .map(str::to_string)
+    else {
         return false;
     };
     let rest = rest.strip_suffix('W').unwrap_or(&rest);
@@ -262,10 +265,14 @@ fn is_offset_id(id: &str) -> bool {
     let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     let (hours, minutes, seconds) = match parts.as_slice() {
         [h] if numeric(h) && h.len() <= 2 => (h.to_string(), "0".to_string(), "0".to_string()),
-        [hm] if numeric(hm) && hm.len() == 4 => (hm[..2].to_string(), hm[2..].to_string(), "0".into()),
-        [hms] if numeric(hms) && hms.len() == 6 => {
-            (hms[..2].to_string(), hms[2..4].to_string(), hms[4..].to_string())
+        [hm] if numeric(hm) && hm.len() == 4 => {
+            (hm[..2].to_string(), hm[2..].to_string(), "0".into())
         }
+        [hms] if numeric(hms) && hms.len() == 6 => (
+            hms[..2].to_string(),
+            hms[2..4].to_string(),
+            hms[4..].to_string(),
+        ),
         [h, m] if numeric(h) && h.len() == 2 && numeric(m) && m.len() == 2 => {
             (h.to_string(), m.to_string(), "0".into())
         }
@@ -274,8 +281,11 @@ fn is_offset_id(id: &str) -> bool {
         }
         _ => return false,
     };
-    let (Ok(h), Ok(m), Ok(s)) = (hours.parse::<u32>(), minutes.parse::<u32>(), seconds.parse::<u32>())
-    else {
+    let (Ok(h), Ok(m), Ok(s)) = (
+        hours.parse::<u32>(),
+        minutes.parse::<u32>(),
+        seconds.parse::<u32>(),
+    ) else {
         return false;
     };
     h <= 18 && m < 60 && s < 60 && (h < 18 || (m == 0 && s == 0))
@@ -322,7 +332,9 @@ mod tests {
         assert!(r.message.contains("seconds field"), "{r:?}");
         assert_eq!(
             r.hint.as_deref(),
-            Some("write \"0 0 0 2 * ?\" (the Unix expression with a seconds field), or \"0 0 2 * * ?\" if the fields were seconds, minutes, hours, day-of-month and month")
+            Some(
+                "write \"0 0 0 2 * ?\" (the Unix expression with a seconds field), or \"0 0 2 * * ?\" if the fields were seconds, minutes, hours, day-of-month and month"
+            )
         );
         let r = quartz_cron("30 6 * * 1-5").unwrap_err();
         assert!(r.hint.unwrap().starts_with("write \"0 30 6 ? * 2-6\""));
@@ -345,7 +357,13 @@ mod tests {
 
     #[test]
     fn bad_fields_are_rejected() {
-        for e in ["0 0 25 * * ?", "0 61 1 * * ?", "0 0 1 ? * 0", "x 0 1 * * ?", "@daily x y z w v"] {
+        for e in [
+            "0 0 25 * * ?",
+            "0 61 1 * * ?",
+            "0 0 1 ? * 0",
+            "x 0 1 * * ?",
+            "@daily x y z w v",
+        ] {
             assert!(quartz_cron(e).is_err(), "{e}");
         }
     }
