@@ -301,7 +301,7 @@ pub fn schema() -> Schema {
             Schema::new()
                 .attr(Attribute::required("start_hour", AttrType::Number))
                 .attr(Attribute::optional("days_of_week", strings()).one_of(values::DAYS_OF_WEEK))
-                .attr(Attribute::optional_computed("time_zone_id", string()).check(values::time_zone)),
+                .attr(Attribute::optional_computed("time_zone_id", string()).check(values::time_zone).describe("A Java time-zone id, e.g. \"Europe/Zurich\"; the service's when unset.")),
         ))
         .attr(Attribute::computed("source_type", string()).one_of(SOURCE_TYPES).describe("The source database kind, from the connection."))
         .attr(

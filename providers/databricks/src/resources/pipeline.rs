@@ -84,7 +84,7 @@ pub fn schema() -> Schema {
             Schema::new()
                 .attr(Attribute::required("start_hour", AttrType::Number).describe("0-23."))
                 .attr(Attribute::optional("days_of_week", strings()).one_of(values::DAYS_OF_WEEK).describe("Every day when unset."))
-                .attr(Attribute::optional_computed("time_zone_id", string()).check(values::time_zone)),
+                .attr(Attribute::optional_computed("time_zone_id", string()).check(values::time_zone).describe("A Java time-zone id, e.g. \"Europe/Zurich\"; the service's when unset.")),
         ))
         .block(BlockType::single(
             "filters",
@@ -99,8 +99,8 @@ pub fn schema() -> Schema {
                     .block(BlockType::single(
                         "cron",
                         Schema::new()
-                            .attr(Attribute::optional("quartz_cron_schedule", string()).check(values::quartz_cron))
-                            .attr(Attribute::optional("timezone_id", string()).check(values::time_zone)),
+                            .attr(Attribute::optional("quartz_cron_schedule", string()).check(values::quartz_cron).describe("Quartz cron: seconds minutes hours day-of-month month day-of-week [year]."))
+                            .attr(Attribute::optional("timezone_id", string()).check(values::time_zone).describe("A Java time-zone id.")),
                     ))
                     .block(BlockType::single("manual", Schema::new())),
             )
