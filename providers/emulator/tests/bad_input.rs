@@ -366,6 +366,36 @@ async fn targeted_mistakes_name_the_field() {
         (
             "POST",
             "/api/2.0/pipelines".into(),
+            json!({"name": "p", "channel": "PREVEIW"}),
+            "channel",
+        ),
+        (
+            "POST",
+            "/api/2.0/pipelines".into(),
+            json!({"name": "p", "edition": "ADVANCE"}),
+            "edition",
+        ),
+        (
+            "POST",
+            "/api/2.0/pipelines".into(),
+            json!({"name": "p", "notifications": [{"alerts": ["on-update-fail"]}]}),
+            "notifications[0].alerts[0]",
+        ),
+        (
+            "POST",
+            "/api/2.0/pipelines".into(),
+            json!({"name": "p", "restart_window": {"start_hour": 1, "days_of_week": ["MON"]}}),
+            "restart_window.days_of_week[0]",
+        ),
+        (
+            "POST",
+            "/api/2.0/pipelines".into(),
+            json!({"name": "p", "clusters": [{"label": "Default"}]}),
+            "clusters[0].label",
+        ),
+        (
+            "POST",
+            "/api/2.0/pipelines".into(),
             json!({"name": "p", "ingestion_definition": {"connection_name": "sql", "objects": [{"table": {"destination_catalog": "main"}}]}}),
             "ingestion_definition.objects[0].table.destination_schema",
         ),
