@@ -688,7 +688,7 @@ task "c" {}
                 .detail
                 .as_deref()
                 .unwrap()
-                .starts_with("Element 1 of \"days\"")
+                .starts_with("Element 1: \"TUESDY\" is not allowed")
         );
     }
 
