@@ -256,7 +256,7 @@ fn is_offset_id(id: &str) -> bool {
         .find_map(|p| id.strip_prefix(p))
         .unwrap_or(id);
     if rest.is_empty() {
-        return id != "";
+        return !id.is_empty();
     }
     let Some(digits) = rest.strip_prefix('+').or_else(|| rest.strip_prefix('-')) else {
         return false;
