@@ -365,6 +365,24 @@ async fn targeted_mistakes_name_the_field() {
         ),
         (
             "POST",
+            "/api/2.2/jobs/create".into(),
+            json!({"name": "j", "performance_target": "FAST"}),
+            "performance_target",
+        ),
+        (
+            "POST",
+            "/api/2.2/jobs/create".into(),
+            json!({"name": "j", "schedule": {"quartz_cron_expression": "0 0 2 * *", "timezone_id": "UTC"}}),
+            "schedule.quartz_cron_expression",
+        ),
+        (
+            "POST",
+            "/api/2.2/jobs/create".into(),
+            json!({"name": "j", "schedule": {"quartz_cron_expression": "0 0 2 * * ?", "timezone_id": "Europe/Zurch"}}),
+            "schedule.timezone_id",
+        ),
+        (
+            "POST",
             "/api/2.0/pipelines".into(),
             json!({"name": "p", "channel": "PREVEIW"}),
             "channel",
