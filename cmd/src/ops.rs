@@ -641,17 +641,17 @@ fn confirm(destroy: bool) -> bool {
     std::io::stdin().lock().read_line(&mut line).is_ok() && line.trim() == "yes"
 }
 
-fn verb(action: Action) -> (&'static str, &'static str) {
+fn verb(action: Action) -> (&'static str, &'static str, &'static str) {
     match action {
-        Action::Create => ("Creating...", "Creation complete"),
-        Action::Update => ("Modifying...", "Modifications complete"),
-        Action::Delete => ("Destroying...", "Destruction complete"),
+        Action::Create => ("Creating...", "Creation complete", "Creation"),
+        Action::Update => ("Modifying...", "Modifications complete", "Modification"),
+        Action::Delete => ("Destroying...", "Destruction complete", "Destruction"),
         Action::DeleteThenCreate | Action::CreateThenDelete => {
-            ("Replacing...", "Replacement complete")
+            ("Replacing...", "Replacement complete", "Replacement")
         }
-        Action::Read => ("Reading...", "Read complete"),
-        Action::Forget => ("Removing from state...", "Removal complete"),
-        Action::NoOp => ("Importing...", "Import complete"),
+        Action::Read => ("Reading...", "Read complete", "Read"),
+        Action::Forget => ("Removing from state...", "Removal complete", "Removal"),
+        Action::NoOp => ("Importing...", "Import complete", "Import"),
     }
 }
 
@@ -860,7 +860,12 @@ pub async fn apply(
                 elapsed.as_secs()
             );
         }
-        ApplyEvent::Failed { address, error, .. } => eprintln!("{address}: failed: {error}"),
+        // The error itself is printed once, with what to do, when the apply ends.
+        ApplyEvent::Failed {
+            address, action, ..
+        } => {
+            eprintln!("{address}: {} failed", verb(action).2)
+        }
         ApplyEvent::Skipped { address, because } => {
             eprintln!("{address}: skipped: {because}")
         }
@@ -876,8 +881,11 @@ pub async fn apply(
         .await
         .map_err(|e| anyhow!("saving state: {e}"))?;
     let _ = s.backend.wal_truncate(&s.env).await;
-    for (addr, err) in &report.failed {
-        eprintln!("\nError: {addr}: {err}");
+    if !report.failed.is_empty() {
+        eprintln!();
+    }
+    for (addr, failure) in &report.failed {
+        print_diags(&failure.to_diagnostics(addr, &s.config), &s.config);
     }
     if !report.failed.is_empty() || report.interrupted {
         let what = if report.interrupted {
@@ -885,8 +893,15 @@ pub async fn apply(
         } else {
             "failed"
         };
+        // "Run it again" finishes an interrupted or temporarily failed apply; a
+        // configuration the service refused needs changing first.
+        let next = if report.retry_may_help() {
+            "run the command again to finish"
+        } else {
+            "fix what the errors above say, then run the command again"
+        };
         println!(
-            "\n{} {what}. Resources: {} added, {} changed, {} destroyed; {} failed, {} skipped. State was saved: run the command again to finish.",
+            "\n{} {what}. Resources: {} added, {} changed, {} destroyed; {} failed, {} skipped. State was saved: {next}.",
             if destroy { "Destroy" } else { "Apply" },
             report.added,
             report.changed,

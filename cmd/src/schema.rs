@@ -31,6 +31,8 @@ fn schema_json(s: &Schema) -> Value {
                     "forces_replacement": a.replace_on_change,
                     "sensitive": a.sensitive,
                     "server_default": a.server_default.as_ref().map(|v| v.to_json()),
+                    "allowed_values": a.allowed.map(|al| al.values),
+                    "allowed_values_any_case": a.allowed.is_some_and(|al| al.any_case),
                     "description": a.description,
                 }),
             )
@@ -66,6 +68,14 @@ fn markdown_body(s: &Schema, depth: usize, out: &mut String) {
         }
         if let Some(d) = &a.server_default {
             notes.push(format!("default {d}"));
+        }
+        if let Some(al) = &a.allowed {
+            let values: Vec<String> = al.values.iter().map(|v| format!("`{v}`")).collect();
+            notes.push(format!(
+                "one of {}{}",
+                values.join(", "),
+                if al.any_case { " (any case)" } else { "" }
+            ));
         }
         let desc = if a.description.is_empty() {
             String::new()

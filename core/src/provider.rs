@@ -48,6 +48,8 @@ pub enum Normalize {
     TrimTrailingSlash,
     /// JSON documents held as strings: compared structurally.
     Json,
+    /// Enumerations the service accepts in any case and reports upper-case.
+    UpperCase,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +80,97 @@ pub struct Attribute {
     /// path from its name). When one of them changes, the value is known only after apply,
     /// so what reads it is planned too.
     pub derived_from: &'static [&'static str],
+    /// For enumerated attributes: the values the service accepts. A known value outside the
+    /// set is rejected where it is written, before anything is sent; for lists, each element.
+    pub allowed: Option<Allowed>,
+    /// A rule a known value must follow beyond its type and its allowed values (a cron
+    /// expression's syntax, a time-zone id); for lists, each element.
+    pub check: Option<ValueCheck>,
+}
+
+/// The values an enumerated attribute accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allowed {
+    pub values: &'static [&'static str],
+    /// The service accepts the values in any case. Otherwise the comparison is exact (the
+    /// service rejects `managed` for `MANAGED`) and a value that differs only in case is
+    /// suggested in its right case.
+    pub any_case: bool,
+}
+
+/// Why a value was rejected, and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl Rejection {
+    pub fn new(message: impl Into<String>) -> Self {
+        Rejection {
+            message: message.into(),
+            hint: None,
+        }
+    }
+    pub fn hint(mut self, h: impl Into<String>) -> Self {
+        self.hint = Some(h.into());
+        self
+    }
+    pub fn maybe_hint(mut self, h: Option<String>) -> Self {
+        self.hint = h.or(self.hint);
+        self
+    }
+}
+
+/// A provider's rule for one string value: `Err` says what is wrong with it.
+pub type ValueCheck = fn(&str) -> Result<(), Rejection>;
+
+/// Up to this many allowed values are listed in a rejection; longer sets are named by size.
+const LISTED_VALUES: usize = 12;
+
+impl Allowed {
+    pub fn accepts(&self, s: &str) -> bool {
+        self.values
+            .iter()
+            .any(|v| *v == s || (self.any_case && v.eq_ignore_ascii_case(s)))
+    }
+
+    /// `Err` when `s` is not one of the values, with the closest value as a hint.
+    pub fn check(&self, s: &str) -> Result<(), Rejection> {
+        if self.accepts(s) {
+            return Ok(());
+        }
+        let expected = if self.values.len() <= LISTED_VALUES {
+            format!("one of {}", quoted_list(self.values))
+        } else {
+            format!(
+                "one of {} values (`brickform schema` lists them)",
+                self.values.len()
+            )
+        };
+        Err(Rejection::new(format!(
+            "{} is not allowed; expected {expected}",
+            quote_str(s)
+        ))
+        .maybe_hint(crate::lang::diagnostics::did_you_mean_value(
+            s,
+            self.values.iter().copied(),
+        )))
+    }
+}
+
+fn quote_str(s: &str) -> String {
+    crate::value::quote(s)
+}
+
+/// `"A", "B" or "C"`.
+pub fn quoted_list(values: &[&str]) -> String {
+    let quoted: Vec<String> = values.iter().map(|v| quote_str(v)).collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
 }
 
 impl Attribute {
@@ -92,6 +185,8 @@ impl Attribute {
             normalize: Normalize::None,
             server_default: None,
             derived_from: &[],
+            allowed: None,
+            check: None,
         }
     }
     pub fn required(name: &'static str, ty: AttrType) -> Self {
@@ -129,6 +224,56 @@ impl Attribute {
     pub fn server_default(mut self, v: impl Into<Value>) -> Self {
         self.server_default = Some(v.into());
         self
+    }
+    /// An enumerated attribute: the values the service accepts, compared exactly.
+    pub fn one_of(mut self, values: &'static [&'static str]) -> Self {
+        self.allowed = Some(Allowed {
+            values,
+            any_case: false,
+        });
+        self
+    }
+    /// An enumerated attribute whose values the service accepts in any case (add
+    /// `.normalize(Normalize::UpperCase)` when the service reports them upper-case).
+    pub fn one_of_any_case(mut self, values: &'static [&'static str]) -> Self {
+        self.allowed = Some(Allowed {
+            values,
+            any_case: true,
+        });
+        self
+    }
+    /// A rule every known value must follow.
+    pub fn check(mut self, f: ValueCheck) -> Self {
+        self.check = Some(f);
+        self
+    }
+    /// What is wrong with a known value of this attribute: one entry per rejected string,
+    /// with the index of the element for lists and sets. Unknown values and other types
+    /// say nothing.
+    pub fn rejections(&self, v: &Value) -> Vec<(Option<usize>, Rejection)> {
+        if self.allowed.is_none() && self.check.is_none() {
+            return Vec::new();
+        }
+        let one = |s: &str| -> Option<Rejection> {
+            if let Some(a) = &self.allowed
+                && let Err(r) = a.check(s)
+            {
+                return Some(r);
+            }
+            self.check.and_then(|f| f(s).err())
+        };
+        match v {
+            Value::String(s) => one(s).map(|r| (None, r)).into_iter().collect(),
+            Value::List(items) => items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, item)| match item {
+                    Value::String(s) => one(s).map(|r| (Some(i), r)),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
     }
     pub fn is_computed_only(&self) -> bool {
         self.presence == Presence::Computed

@@ -16,6 +16,13 @@ fn resource_reference_is_current() {
         "docs/resources.md is out of date; regenerate it with `cargo run -- schema --markdown > docs/resources.md`"
     );
     assert!(out.contains("### `databricks_job`") && out.contains("matched by `task_key`"));
+    assert!(
+        out.contains(
+            "`volume_type` (string; required; forces replacement; one of `MANAGED`, `EXTERNAL`)"
+        ),
+        "the reference lists allowed values"
+    );
+    assert!(out.contains("one of `CURRENT`, `PREVIEW` (any case)"));
 }
 
 #[test]
@@ -31,6 +38,16 @@ fn schema_json_lists_kinds_and_data_sources() {
         j["resources"]["databricks_connection"]["attributes"]["options"]["sensitive"],
         true
     );
+    assert_eq!(
+        j["resources"]["databricks_volume"]["attributes"]["volume_type"]["allowed_values"],
+        serde_json::json!(["MANAGED", "EXTERNAL"])
+    );
+    let task = &j["resources"]["databricks_job"]["blocks"]["task"]["block"];
+    assert_eq!(
+        task["attributes"]["run_if"]["allowed_values"][1], "ALL_DONE",
+        "nested blocks list their values too"
+    );
+    assert!(j["resources"]["databricks_volume"]["attributes"]["name"]["allowed_values"].is_null());
     assert!(j["data_sources"]["databricks_current_user"].is_object());
     assert!(j["providers"]["databricks"]["attributes"]["host"].is_object());
 }

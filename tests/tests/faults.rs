@@ -122,3 +122,103 @@ fn a_create_whose_response_is_lost_is_adopted_without_a_duplicate() {
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
     assert_eq!(objects(&serve.dump()), Vec::<String>::new());
 }
+
+/// A catalog, a schema and a volume; `volume` is the volume block's extra lines.
+fn volume_config(volume: &str) -> String {
+    format!(
+        r#"variable "host" {{
+  type = string
+}}
+
+provider "databricks" {{
+  host                  = var.host
+  retry_timeout_seconds = 2
+}}
+
+resource "databricks_catalog" "c" {{
+  name = "refused"
+}}
+
+resource "databricks_schema" "s" {{
+  catalog_name = databricks_catalog.c.name
+  name         = "raw"
+}}
+
+resource "databricks_volume" "v" {{
+  catalog_name = databricks_catalog.c.name
+  schema_name  = databricks_schema.s.name
+  name         = "landing"
+{volume}
+}}
+"#
+    )
+}
+
+#[test]
+fn a_configuration_the_service_refuses_is_reported_once_at_its_block_with_what_to_change() {
+    // An external volume needs a storage location: validate cannot know that the service
+    // insists, the service answers 400 INVALID_PARAMETER_VALUE.
+    let dir = config(&[(
+        "main.bf.hcl",
+        &volume_config("  volume_type  = \"EXTERNAL\""),
+    )]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    let message = "storage_location (required for EXTERNAL volumes)";
+    assert_eq!(
+        err.matches(message).count(),
+        1,
+        "the service's message is printed once:\n{err}"
+    );
+    assert!(
+        err.contains("× databricks_volume.v: INVALID_PARAMETER_VALUE"),
+        "{err}"
+    );
+    assert!(
+        err.contains("at main.bf.hcl:19:1"),
+        "located at the volume's block:\n{err}"
+    );
+    assert!(
+        err.contains("the service rejected the configuration of databricks_volume.v: change it"),
+        "{err}"
+    );
+    assert!(
+        err.contains("databricks_volume.v: Creation failed"),
+        "{err}"
+    );
+    assert!(
+        !out.contains("run the command again to finish"),
+        "running it again cannot fix a configuration:\n{out}"
+    );
+    assert!(
+        out.contains("State was saved: fix what the errors above say, then run the command again."),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_failure_that_may_be_temporary_still_says_to_run_the_command_again() {
+    let dir = config(&[(
+        "main.bf.hcl",
+        &volume_config("  volume_type  = \"MANAGED\""),
+    )]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    serve.ok(
+        "POST",
+        "/__emulator/faults",
+        Some(json!({"method": "POST", "path": "/api/2.1/unity-catalog/volumes", "status": 503, "times": 0})),
+    );
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("a temporary failure: run the command again"),
+        "{err}"
+    );
+    assert!(
+        out.contains("State was saved: run the command again to finish."),
+        "{out}"
+    );
+}

@@ -9,9 +9,11 @@
 use super::planner::{decode_instance, json_object, prior_of};
 use super::world::World;
 use super::{Engine, Planned};
+use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::eval::Evaluator;
+use crate::lang::load::Config;
 use crate::plan::{Action, Mode, ResourceChange};
-use crate::provider::{OpContext, Remote, ResourceKind};
+use crate::provider::{ErrorKind, OpContext, Remote, ResourceKind};
 use crate::value::{Object, PathStep, Value};
 use brickform_state::{Journal, Outcome, ResourceState, StateDocument, WalOp};
 use petgraph::Direction;
@@ -45,7 +47,7 @@ pub enum ApplyEvent {
     Failed {
         address: String,
         action: Action,
-        error: String,
+        error: Failure,
     },
     Skipped {
         address: String,
@@ -60,11 +62,130 @@ pub struct ApplyReport {
     pub destroyed: usize,
     pub imported: usize,
     pub forgotten: usize,
-    pub failed: Vec<(String, String)>,
+    pub failed: Vec<(String, Failure)>,
     pub skipped: Vec<String>,
     pub interrupted: bool,
     /// Output values after apply (sensitive ones included; the caller masks them).
     pub outputs: Vec<(String, Value, bool)>,
+}
+
+/// Why an instance could not be applied, classified so the caller can say what to do: a
+/// configuration the service rejects is not fixed by running the command again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub message: String,
+    /// The class of the provider's error; `None` for brickform's own failures (the state,
+    /// the write-ahead log).
+    pub kind: Option<ErrorKind>,
+    /// Configuration problems found when the instance was evaluated again with the values
+    /// its dependencies got, located in the configuration.
+    pub diagnostics: Diagnostics,
+}
+
+impl Failure {
+    pub fn new(kind: Option<ErrorKind>, message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            kind,
+            diagnostics: Diagnostics::new(),
+        }
+    }
+    /// A configuration the service (or brickform, with the values known at apply) refuses.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(Some(ErrorKind::InvalidInput), message)
+    }
+    /// Whether running the same command again may succeed without changing anything.
+    pub fn retry_may_help(&self) -> bool {
+        matches!(
+            self.kind,
+            None | Some(ErrorKind::Transient | ErrorKind::Conflict | ErrorKind::Other)
+        )
+    }
+    pub fn contains(&self, s: &str) -> bool {
+        self.message.contains(s)
+    }
+}
+
+impl Failure {
+    /// What to do about it, by class.
+    fn hint(&self, address: &str) -> Option<String> {
+        Some(match self.kind? {
+            ErrorKind::InvalidInput => format!(
+                "the service rejected the configuration of {address}: change it as the message says, then apply again (running the command again unchanged fails the same way)"
+            ),
+            ErrorKind::PermissionDenied => "the identity brickform acts as lacks a permission this needs: grant it, or configure an identity that has it, then apply again".to_string(),
+            ErrorKind::AlreadyExists => format!(
+                "an object of this name exists outside this state: import it (`brickform import {address} ID`) or give {address} another name"
+            ),
+            ErrorKind::NotFound => format!(
+                "something {address} refers to does not exist: check the names and ids it uses"
+            ),
+            ErrorKind::Conflict => "another change to this object was under way: run the command again when it has finished".to_string(),
+            ErrorKind::Transient => "a temporary failure: run the command again".to_string(),
+            ErrorKind::Other => return None,
+        })
+    }
+
+    /// The failure as diagnostics: the configuration problems found at apply where they
+    /// are written, otherwise one error at the resource's block saying what to do.
+    pub fn to_diagnostics(&self, address: &str, config: &Config) -> Diagnostics {
+        let mut out = Diagnostics::new();
+        for d in self.diagnostics.iter() {
+            let mut d = d.clone();
+            d.summary = format!("{address}: {}", d.summary);
+            out.push(d);
+        }
+        if !out.is_empty() {
+            return out;
+        }
+        let base = address.split('[').next().unwrap_or(address);
+        let span = config.resources.get(base).and_then(|r| r.span.clone());
+        let (first, rest) = self
+            .message
+            .split_once('\n')
+            .map(|(a, b)| (a, Some(b.trim())))
+            .unwrap_or((self.message.as_str(), None));
+        let mut d = Diagnostic::error(format!("{address}: {first}"))
+            .at(span)
+            .maybe_hint(self.hint(address));
+        if let Some(rest) = rest.filter(|r| !r.is_empty()) {
+            d = d.detail(rest);
+        }
+        out.push(d);
+        out
+    }
+}
+
+impl ApplyReport {
+    /// Whether running the same command again may finish the work: it was interrupted, or
+    /// a failure may be temporary. Not when the service refused the configuration.
+    pub fn retry_may_help(&self) -> bool {
+        self.interrupted || self.failed.iter().any(|(_, f)| f.retry_may_help())
+    }
+}
+
+impl From<&crate::provider::ProviderError> for Failure {
+    fn from(e: &crate::provider::ProviderError) -> Self {
+        Failure::new(Some(e.kind), error_text(e))
+    }
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure::new(None, message)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Self {
+        Failure::new(None, message)
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
 }
 
 /// How often a long-running operation reports that it is still going.
@@ -110,7 +231,7 @@ impl Engine<'_> {
             {
                 report.failed.push((
                     c.address.clone(),
-                    format!("cannot move {from} in state: {e}"),
+                    Failure::from(format!("cannot move {from} in state: {e}")),
                 ));
             }
         }
@@ -240,7 +361,7 @@ impl Engine<'_> {
             .collect();
         ready.sort_by_key(|n| g[*n]);
         let mut done: HashSet<NodeIndex> = HashSet::new();
-        let mut set: JoinSet<(NodeIndex, Option<Result<Action, String>>)> = JoinSet::new();
+        let mut set: JoinSet<(NodeIndex, Option<Result<Action, Failure>>)> = JoinSet::new();
         let changes: Arc<Vec<ResourceChange>> = Arc::new(plan.changes.clone());
         loop {
             if opts.cancel.is_cancelled() {
@@ -328,7 +449,7 @@ impl Engine<'_> {
                 Err(e) => {
                     report.failed.push((
                         "(internal)".into(),
-                        format!("a task stopped unexpectedly: {e}"),
+                        Failure::from(format!("a task stopped unexpectedly: {e}")),
                     ));
                     continue;
                 }
@@ -546,9 +667,9 @@ fn evaluate(
     shared: &Shared,
     schema: &crate::provider::Schema,
     address: &str,
-) -> Result<(Object, Vec<Vec<PathStep>>), String> {
+) -> Result<(Object, Vec<Vec<PathStep>>), Failure> {
     let Some(r) = &work.resource else {
-        return Err(format!("{address} has no configuration to evaluate"));
+        return Err(format!("{address} has no configuration to evaluate").into());
     };
     let world = lock(&shared.world);
     let (mut config, sensitive, diags) = decode_instance(
@@ -561,11 +682,15 @@ fn evaluate(
     );
     drop(world);
     if diags.has_errors() {
-        return Err(diags
-            .errors()
-            .map(|d| format!("{}: {}", d.summary, d.detail.clone().unwrap_or_default()))
-            .collect::<Vec<_>>()
-            .join("; "));
+        let mut f = Failure::invalid(
+            diags
+                .errors()
+                .map(|d| format!("{}: {}", d.summary, d.detail.clone().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join("; "),
+        );
+        f.diagnostics = Diagnostics(diags.errors().cloned().collect());
+        return Err(f);
     }
     if config.values().any(Value::contains_unknown) {
         let unknown: Vec<&str> = config
@@ -573,16 +698,17 @@ fn evaluate(
             .filter(|(_, v)| v.contains_unknown())
             .map(|(k, _)| k.as_str())
             .collect();
-        return Err(format!(
+        return Err(Failure::invalid(format!(
             "the value of {} is still unknown after its dependencies were applied",
             unknown.join(", ")
-        ));
+        )));
     }
     if let Some(kind) = &work.kind {
         if let Some(p) = &work.presets {
             kind.apply_presets(p, &mut config);
         }
-        kind.prepare_config(&mut config, &work.base_dir)?;
+        kind.prepare_config(&mut config, &work.base_dir)
+            .map_err(Failure::invalid)?;
     }
     Ok((config, sensitive))
 }
@@ -671,7 +797,7 @@ async fn run_node(
     change: &ResourceChange,
     ctx: &OpContext,
     shared: &Shared,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, Failure> {
     let part = work.part;
     if change.mode == Mode::Data {
         let ds = work
@@ -680,7 +806,7 @@ async fn run_node(
             .ok_or_else(|| format!("unknown data source type {}", change.type_name))?;
         let (config, _) = evaluate(&work, shared, ds.schema(), &change.address)?;
         let mut value = config.clone();
-        value.extend(ds.read(&config).await.map_err(|e| e.message)?);
+        value.extend(ds.read(&config).await.map_err(|e| Failure::from(&e))?);
         lock(&shared.world).set_instance(
             Mode::Data,
             &change.type_name,
@@ -743,7 +869,7 @@ async fn run_node(
                         .result(seq, Outcome::Failed(e.message.clone()), &mut doc)
                         .await
                         .map_err(|e| e.to_string())?;
-                    Err(error_text(&e))
+                    Err(Failure::from(&e))
                 }
             }
         }
@@ -782,7 +908,7 @@ async fn run_node(
                         .result(seq, Outcome::Failed(e.message.clone()), &mut doc)
                         .await
                         .map_err(|e| e.to_string())?;
-                    Err(error_text(&e))
+                    Err(Failure::from(&e))
                 }
             }
         }
@@ -807,7 +933,7 @@ async fn run_node(
             let old = change.id.clone().ok_or("no id recorded for this object")?;
             kind.delete(ctx, &old, &prior_obj())
                 .await
-                .map_err(|e| error_text(&e))?;
+                .map_err(|e| Failure::from(&e))?;
             Ok(None)
         }
         Action::NoOp if change.importing.is_none() => {
@@ -878,7 +1004,7 @@ async fn run_node(
                         .result(seq, Outcome::Failed(e.message.clone()), &mut doc)
                         .await
                         .map_err(|e| e.to_string())?;
-                    Err(error_text(&e))
+                    Err(Failure::from(&e))
                 }
             }
         }

@@ -5,9 +5,10 @@
 use super::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use super::eval::{EvalError, Evaluator};
 use super::source::{FileId, Span};
-use crate::provider::{AttrType, Nesting, Presence, Schema};
+use crate::provider::{AttrType, Attribute, Nesting, Presence, Schema};
 use crate::value::{Object, PathStep, Value};
 use hcl_edit::Span as _;
+use hcl_edit::expr::Expression;
 use hcl_edit::structure::{Block, Body, Structure};
 use std::ops::Range;
 
@@ -143,6 +144,7 @@ impl<'e, 'r> Decoder<'e, 'r> {
                     self.eval.touched_sensitive = before;
                     match convert(&def.ty, v) {
                         Ok(v) => {
+                            self.reject_values(def, &attr.value, &v);
                             out.insert(name.to_string(), v);
                         }
                         Err(msg) => self.diags.push(
@@ -305,6 +307,30 @@ impl<'e, 'r> Decoder<'e, 'r> {
         out
     }
 
+    /// Values the attribute's allowed set or rule rejects, each at the expression that
+    /// wrote it (the list element when the list is written out).
+    fn reject_values(&mut self, def: &Attribute, expr: &Expression, v: &Value) {
+        for (index, r) in def.rejections(v) {
+            let span = match (index, expr) {
+                (Some(i), Expression::Array(items)) => {
+                    items.iter().nth(i).and_then(|e| e.span()).or(expr.span())
+                }
+                _ => expr.span(),
+            };
+            let detail = match index {
+                Some(i) => format!("Element {i}: {}.", r.message),
+                None => format!("{}.", r.message),
+            };
+            self.diags.push(
+                Diagnostic::error(format!("Invalid value for {}", def.name))
+                    .at(self.span(span))
+                    .label("not accepted by the service")
+                    .detail(detail)
+                    .maybe_hint(r.hint),
+            );
+        }
+    }
+
     fn expand_dynamic(&mut self, b: &Block, schema: &Schema, path: &[PathStep]) -> Vec<Value> {
         let name = b.labels.first().map(|l| l.as_str()).unwrap_or("");
         let Some(fe) = b.body.get_attribute("for_each") else {
@@ -433,7 +459,7 @@ pub fn convert(ty: &AttrType, v: Value) -> Result<Value, String> {
 mod tests {
     use super::*;
     use crate::lang::eval::Roots;
-    use crate::provider::{Attribute, BlockType};
+    use crate::provider::BlockType;
     use std::collections::HashMap;
 
     struct R(HashMap<String, Value>);
@@ -576,5 +602,103 @@ task "c" {}
                 "Duplicate task task_key"
             ]
         );
+    }
+
+    fn enum_schema() -> Schema {
+        fn no_spaces(s: &str) -> Result<(), crate::provider::Rejection> {
+            if s.contains(' ') {
+                Err(crate::provider::Rejection::new("spaces are not allowed")
+                    .hint("remove the spaces"))
+            } else {
+                Ok(())
+            }
+        }
+        Schema::new()
+            .attr(Attribute::optional("kind", AttrType::String).one_of(&["MANAGED", "EXTERNAL"]))
+            .attr(
+                Attribute::optional("tier", AttrType::String)
+                    .one_of_any_case(&["CORE", "PRO"])
+                    .normalize(crate::provider::Normalize::UpperCase),
+            )
+            .attr(Attribute::optional("code", AttrType::String).check(no_spaces))
+            .block(BlockType::list(
+                "rule",
+                Schema::new().attr(
+                    Attribute::optional("days", AttrType::List(Box::new(AttrType::String)))
+                        .one_of(&["MONDAY", "TUESDAY"]),
+                ),
+            ))
+    }
+
+    fn decode_with(schema: &Schema, src: &str) -> (Decoded, Diagnostics) {
+        let roots = R(HashMap::from([(
+            "var".to_string(),
+            Value::Object(Object::from_iter([
+                ("later".to_string(), Value::Unknown),
+                ("kind".to_string(), Value::from("MANAGD")),
+            ])),
+        )]));
+        let body: Body = src.parse().unwrap();
+        let mut ev = Evaluator::new(&roots, std::path::Path::new("."));
+        Decoder::new(&mut ev, FileId(0)).decode(&body, schema, Some(0..1))
+    }
+
+    #[test]
+    fn values_outside_the_allowed_set_are_rejected_where_written() {
+        let src = "kind = \"managed\"\ntier = \"pro\"\ncode = \"a b\"\nrule {\n  days = [\"MONDAY\", \"TUESDY\"]\n}\n";
+        let (_, diags) = decode_with(&enum_schema(), src);
+        let found: Vec<(&str, &str, Option<&str>)> = diags
+            .iter()
+            .map(|d| {
+                let r = d.span.as_ref().unwrap().range.clone();
+                (d.summary.as_str(), &src[r], d.hint.as_deref())
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    "Invalid value for kind",
+                    "\"managed\"",
+                    Some("did you mean \"MANAGED\"?")
+                ),
+                (
+                    "Invalid value for code",
+                    "\"a b\"",
+                    Some("remove the spaces")
+                ),
+                (
+                    "Invalid value for days",
+                    "\"TUESDY\"",
+                    Some("did you mean \"TUESDAY\"?")
+                ),
+            ],
+            "any-case values pass, exact ones and rules do not: {diags:?}"
+        );
+        assert!(
+            diags.0[0]
+                .detail
+                .as_deref()
+                .unwrap()
+                .contains("expected one of \"MANAGED\" or \"EXTERNAL\""),
+            "{diags:?}"
+        );
+        assert!(
+            diags.0[2]
+                .detail
+                .as_deref()
+                .unwrap()
+                .starts_with("Element 1: \"TUESDY\" is not allowed")
+        );
+    }
+
+    #[test]
+    fn unknown_values_are_not_checked_and_known_variables_are() {
+        let (d, diags) = decode_with(&enum_schema(), "kind = var.later\ntier = \"Pro\"\n");
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(d.value["kind"], Value::Unknown);
+        let (_, diags) = decode_with(&enum_schema(), "kind = var.kind\n");
+        assert_eq!(diags.0.len(), 1, "{diags:?}");
+        assert_eq!(diags.0[0].summary, "Invalid value for kind");
     }
 }

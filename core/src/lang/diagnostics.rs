@@ -183,7 +183,12 @@ pub fn did_you_mean<'a>(
     given: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<String> {
-    // Close in spelling (a small edit distance) or sharing a long prefix (Jaro-Winkler).
+    closest(given, candidates).map(|c| format!("did you mean `{c}`?"))
+}
+
+/// The closest candidate to `given`, when one is close enough: close in spelling (a small
+/// edit distance) or sharing a long prefix (Jaro-Winkler).
+pub fn closest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let mut best: Option<(f64, &str)> = None;
     for c in candidates {
         let distance = strsim::damerau_levenshtein(given, c);
@@ -193,7 +198,27 @@ pub fn did_you_mean<'a>(
             best = Some((score, c));
         }
     }
-    best.map(|(_, c)| format!("did you mean `{c}`?"))
+    best.map(|(_, c)| c)
+}
+
+/// `did you mean "MANAGED"?` for a value: a candidate that differs only in case first (the
+/// service compares enumerations exactly), else the closest one ignoring case.
+pub fn did_you_mean_value<'a>(
+    given: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    let candidates: Vec<&str> = candidates.into_iter().collect();
+    let found = candidates
+        .iter()
+        .copied()
+        .find(|c| c.eq_ignore_ascii_case(given))
+        .or_else(|| {
+            let folded: Vec<String> = candidates.iter().map(|c| c.to_lowercase()).collect();
+            let best = closest(&given.to_lowercase(), folded.iter().map(String::as_str))?;
+            let i = folded.iter().position(|f| f == best)?;
+            candidates.get(i).copied()
+        })?;
+    Some(format!("did you mean {}?", crate::value::quote(found)))
 }
 
 #[cfg(test)]
@@ -228,5 +253,23 @@ mod tests {
             Some("did you mean `catalog_name`?".into())
         );
         assert_eq!(did_you_mean("zzz", ["catalog_name", "comment"]), None);
+    }
+
+    #[test]
+    fn value_suggestions_fix_case_first() {
+        let types = ["MANAGED", "EXTERNAL"];
+        assert_eq!(
+            did_you_mean_value("MANAGD", types),
+            Some("did you mean \"MANAGED\"?".into())
+        );
+        assert_eq!(
+            did_you_mean_value("managed", types),
+            Some("did you mean \"MANAGED\"?".into())
+        );
+        assert_eq!(
+            did_you_mean_value("externl", types),
+            Some("did you mean \"EXTERNAL\"?".into())
+        );
+        assert_eq!(did_you_mean_value("VIEW", types), None);
     }
 }

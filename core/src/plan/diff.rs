@@ -110,6 +110,7 @@ pub fn normalize_object(schema: &Schema, obj: &mut Object) {
 fn normalize_value(n: Normalize, v: &mut Value) {
     match (n, &mut *v) {
         (Normalize::LowerCase, Value::String(s)) => *s = s.to_lowercase(),
+        (Normalize::UpperCase, Value::String(s)) => *s = s.to_uppercase(),
         (Normalize::TrimTrailingSlash, Value::String(s)) => {
             while s.len() > 1 && s.ends_with('/') {
                 s.pop();

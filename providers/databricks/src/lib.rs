@@ -103,7 +103,7 @@ impl DatabricksProvider {
             .attr(Attribute::optional("client_secret", AttrType::String).sensitive().describe("OAuth machine-to-machine client secret."))
             .attr(Attribute::optional("profile", AttrType::String).describe("Profile of ~/.databrickscfg."))
             .attr(Attribute::optional("config_file", AttrType::String).describe("Path of the configuration file (default ~/.databrickscfg)."))
-            .attr(Attribute::optional("auth_type", AttrType::String).describe("Pin one authentication method: pat or oauth-m2m."))
+            .attr(Attribute::optional("auth_type", AttrType::String).one_of_any_case(&["pat", "oauth-m2m"]).describe("Pin one authentication method."))
             .attr(Attribute::optional("rate_limit", AttrType::Number).describe("Fixed cap on requests per second to the workspace."))
             .attr(Attribute::optional("initial_rate", AttrType::Number).describe("Requests per second the adaptive limiter starts at."))
             .attr(Attribute::optional("retry_timeout_seconds", AttrType::Number).describe("Time budget for retrying one request."));

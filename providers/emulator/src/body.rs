@@ -285,6 +285,34 @@ impl<'a> Obj<'a> {
         }
     }
 
+    /// Like [`Obj::enum_str`] for a field the service takes in any case.
+    pub fn enum_str_any_case(&self, key: &str, allowed: &[&str]) -> ApiResult<Option<&'a str>> {
+        match self.str(key)? {
+            Some(s) if !allowed.iter().any(|a| a.eq_ignore_ascii_case(s)) => {
+                Err(ApiError::invalid(format!(
+                    "Invalid value for field '{}': '{s}' is not one of {}",
+                    self.path(key),
+                    allowed.join(", ")
+                )))
+            }
+            other => Ok(other),
+        }
+    }
+
+    /// Every element of a list of strings is one of `allowed`.
+    pub fn enum_strs(&self, key: &str, allowed: &[&str]) -> ApiResult<()> {
+        for (i, s) in self.strs(key)?.into_iter().enumerate() {
+            if !allowed.contains(&s) {
+                return Err(ApiError::invalid(format!(
+                    "Invalid value for field '{}[{i}]': '{s}' is not one of {}",
+                    self.path(key),
+                    allowed.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Exactly one of `keys` must be present (the API's `oneof`).
     pub fn one_of(&self, keys: &[&'static str]) -> ApiResult<&'static str> {
         let present: Vec<&'static str> = keys.iter().copied().filter(|k| self.has(k)).collect();

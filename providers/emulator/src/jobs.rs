@@ -325,7 +325,7 @@ fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
         for (dp, d) in t.objs("depends_on")? {
             let d = Obj::at(d, &dp);
             let dk = d.req_str("task_key")?;
-            d.str("outcome")?;
+            d.enum_str("outcome", &["true", "false"])?;
             if dk == key || !task_keys.contains(dk) {
                 return Err(ApiError::invalid(format!(
                     "Invalid value for field '{dp}.task_key': task '{key}' depends on '{dk}', which is not another task of this job"
@@ -343,8 +343,26 @@ fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
     }
     if let Some(sch) = o.obj("schedule")? {
         let sch = Obj::at(sch, "schedule");
-        sch.req_str("quartz_cron_expression")?;
-        sch.req_str("timezone_id")?;
+        let cron = sch.req_str("quartz_cron_expression")?;
+        let zone = sch.req_str("timezone_id")?;
+        let quartz = croner::parser::CronParser::builder()
+            .seconds(croner::parser::Seconds::Required)
+            .alternative_weekdays(true)
+            .sloppy_ranges(true)
+            .build();
+        if let Err(e) = quartz.parse(cron) {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field 'schedule.quartz_cron_expression': '{cron}' is not a valid Quartz cron expression: {e}"
+            )));
+        }
+        let known = jiff::tz::TimeZoneDatabase::bundled()
+            .available()
+            .any(|n| n.as_str() == zone);
+        if !known && !matches!(zone, "UTC" | "GMT" | "Z") {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field 'schedule.timezone_id': '{zone}' is not a valid time zone id"
+            )));
+        }
         sch.enum_str("pause_status", PAUSE)?;
     }
     if let Some(c) = o.obj("continuous")? {
@@ -405,6 +423,7 @@ fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
     }
     o.enum_str("edit_mode", &["UI_LOCKED", "EDITABLE"])?;
     o.enum_str("format", &["MULTI_TASK", "SINGLE_TASK"])?;
+    o.enum_str("performance_target", &["PERFORMANCE_OPTIMIZED", "STANDARD"])?;
     Ok(())
 }
 

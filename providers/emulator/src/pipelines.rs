@@ -258,6 +258,16 @@ fn check_ingestion(o: Obj) -> ApiResult<()> {
     Ok(())
 }
 
+const DAYS_OF_WEEK: &[&str] = &[
+    "MONDAY",
+    "TUESDAY",
+    "WEDNESDAY",
+    "THURSDAY",
+    "FRIDAY",
+    "SATURDAY",
+    "SUNDAY",
+];
+
 /// Types and shapes of a create/edit body (no lookups).
 fn check_spec(o: Obj) -> ApiResult<()> {
     for k in [
@@ -265,8 +275,6 @@ fn check_spec(o: Obj) -> ApiResult<()> {
         "catalog",
         "schema",
         "target",
-        "channel",
-        "edition",
         "storage",
         "root_path",
         "budget_policy_id",
@@ -285,6 +293,9 @@ fn check_spec(o: Obj) -> ApiResult<()> {
     ] {
         o.bool(k)?;
     }
+    // Taken in any case, stored upper-case (see build_spec).
+    o.enum_str_any_case("channel", &["CURRENT", "PREVIEW"])?;
+    o.enum_str_any_case("edition", &["CORE", "PRO", "ADVANCED"])?;
     if o.has("schema") && o.has("target") {
         return Err(ApiError::invalid("Only one of schema, target may be set"));
     }
@@ -311,7 +322,7 @@ fn check_spec(o: Obj) -> ApiResult<()> {
     }
     for (p, c) in o.objs("clusters")? {
         let c = Obj::at(c, &p);
-        c.str("label")?;
+        c.enum_str("label", &["default", "updates", "maintenance"])?;
         c.int("num_workers")?;
         if let Some(a) = c.obj("autoscale")? {
             let ap = format!("{p}.autoscale");
@@ -327,7 +338,15 @@ fn check_spec(o: Obj) -> ApiResult<()> {
     for (p, n) in o.objs("notifications")? {
         let n = Obj::at(n, &p);
         n.strs("email_recipients")?;
-        n.strs("alerts")?;
+        n.enum_strs(
+            "alerts",
+            &[
+                "on-update-success",
+                "on-update-failure",
+                "on-update-fatal-failure",
+                "on-flow-failure",
+            ],
+        )?;
     }
     if let Some(e) = o.obj("environment")? {
         let e = Obj::at(e, "environment");
@@ -336,6 +355,7 @@ fn check_spec(o: Obj) -> ApiResult<()> {
     }
     if let Some(r) = o.obj("restart_window")? {
         let r = Obj::at(r, "restart_window");
+        r.enum_strs("days_of_week", DAYS_OF_WEEK)?;
         let h = r.req_int("start_hour")?;
         if !(0..24).contains(&h) {
             return Err(ApiError::invalid(
@@ -492,8 +512,14 @@ fn build_spec(
         }
     }
     drop_empty(&mut spec);
-    spec.entry("channel").or_insert(json!("CURRENT"));
-    spec.entry("edition").or_insert(json!("ADVANCED"));
+    for (k, default) in [("channel", "CURRENT"), ("edition", "ADVANCED")] {
+        let v = spec
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or(default)
+            .to_uppercase();
+        spec.insert(k.into(), json!(v));
+    }
     if !spec.contains_key("catalog") && !spec.contains_key("storage") {
         spec.insert("storage".into(), json!(format!("dbfs:/pipelines/{id}")));
     }

@@ -37,6 +37,8 @@ impl UcLookup {
             let mut attr = Attribute::new(a.name, a.ty.clone(), presence);
             attr.normalize = a.normalize;
             attr.description = a.description;
+            attr.allowed = a.allowed;
+            attr.check = a.check;
             schema = schema.attr(attr);
         }
         UcLookup {

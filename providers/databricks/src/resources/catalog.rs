@@ -1,6 +1,7 @@
 //! `databricks_catalog`: a Unity Catalog catalog.
 
 use super::uc::{UcKind, UcSpec, futures_util_box::BoxFuture};
+use super::values;
 use crate::Shared;
 use crate::client::Client;
 use brickform_core::provider::{AttrType, Attribute, Normalize, ProviderResult, Schema};
@@ -23,14 +24,21 @@ pub fn schema() -> Schema {
         .attr(Attribute::optional("properties", map()))
         .attr(Attribute::optional("options", map()))
         .attr(Attribute::optional_computed("owner", AttrType::String))
-        .attr(Attribute::optional_computed("isolation_mode", AttrType::String))
-        .attr(Attribute::optional_computed("enable_predictive_optimization", AttrType::String))
+        .attr(Attribute::optional_computed("isolation_mode", AttrType::String).one_of(&["OPEN", "ISOLATED", "OPEN_IN_ACCOUNT"]))
+        .attr(Attribute::optional_computed("enable_predictive_optimization", AttrType::String).one_of(values::PREDICTIVE_OPTIMIZATION))
         .attr(Attribute::optional("force_destroy", AttrType::Bool).server_default(false).describe("Delete the catalog even when it holds schemas."))
         .attr(Attribute::computed("id", AttrType::String).derived_from(&["name"]))
         .attr(Attribute::computed("metastore_id", AttrType::String))
         .attr(Attribute::computed("full_name", AttrType::String).derived_from(&["name"]))
         .attr(Attribute::computed("storage_location", AttrType::String))
-        .attr(Attribute::computed("catalog_type", AttrType::String))
+        .attr(Attribute::computed("catalog_type", AttrType::String).one_of(&[
+            "MANAGED_CATALOG",
+            "DELTASHARING_CATALOG",
+            "FOREIGN_CATALOG",
+            "INTERNAL_CATALOG",
+            "MANAGED_ONLINE_CATALOG",
+            "SYSTEM_CATALOG",
+        ]))
 }
 
 /// The service gives every new catalog a `default` schema; brickform manages schemas

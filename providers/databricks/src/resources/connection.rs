@@ -9,6 +9,122 @@ use brickform_core::provider::{AttrType, Attribute, Normalize, Schema};
 use brickform_core::value::Object;
 use std::sync::Arc;
 
+/// `ConnectionType`.
+const CONNECTION_TYPES: &[&str] = &[
+    "ADOBE_COMMERCE",
+    "ADP_WORKFORCE_NOW",
+    "AHA",
+    "AIRTABLE",
+    "AMPLITUDE",
+    "APPFIGURES",
+    "APPLE_APP_STORE",
+    "APPLE_SEARCH_ADS",
+    "ATLASSIAN_ORGANIZATION",
+    "AWIN",
+    "AZURE_MONITOR_LOGS",
+    "BIGLAKE",
+    "BIGQUERY",
+    "CERIDIAN_DAYFORCE",
+    "CONFLUENCE",
+    "DATABRICKS",
+    "DELIGHTED",
+    "DYNAMICS365",
+    "EPIC_CLARITY",
+    "FRESHSERVICE",
+    "FRONT",
+    "GA4_RAW_DATA",
+    "GENESYS",
+    "GITHUB",
+    "GITLAB",
+    "GLUE",
+    "GMAIL",
+    "GONG",
+    "GOOGLE_ANALYTICS",
+    "GOOGLE_CALENDAR",
+    "GOOGLE_CLOUD_LAKEHOUSE",
+    "GOOGLE_WORKSPACE",
+    "GURU",
+    "HIBOB",
+    "HIVE_METASTORE",
+    "HTTP",
+    "HUBSPOT",
+    "ICEBERG_REST",
+    "IRONCLAD",
+    "JDBC",
+    "KINESIS",
+    "LINEAR",
+    "MARKETO",
+    "META_MARKETING",
+    "MICROSOFT_ENTRA_ID",
+    "MONDAY_COM",
+    "MYSQL",
+    "NETSKOPE_LOGS",
+    "NETSUITE",
+    "NOTION",
+    "ORACLE",
+    "ORACLE_ELOQUA",
+    "ORACLE_FUSION_CLOUD",
+    "OUTLOOK",
+    "PAGERDUTY",
+    "PALANTIR",
+    "PARTNERSTACK",
+    "PENDO",
+    "POSTGRESQL",
+    "POWER_BI",
+    "PUBSUB",
+    "QUICKBOOKS",
+    "REDSHIFT",
+    "SALESFORCE",
+    "SALESFORCE_DATA_CLOUD",
+    "SALESLOFT",
+    "SAP_SUCCESSFACTORS",
+    "SAS",
+    "SENDGRID",
+    "SERVICENOW",
+    "SHOPIFY",
+    "SLACK_ACCESS_AND_INTEGRATION_LOGS",
+    "SMARTSHEET",
+    "SNAPCHAT_ADS",
+    "SNOWFLAKE",
+    "SPLUNK",
+    "SQLDW",
+    "SQLSERVER",
+    "SQUARE",
+    "TERADATA",
+    "VERKADA",
+    "WORKDAY_RAAS",
+    "YOUTUBE_ANALYTICS",
+    "ZENDESK",
+    "ZIP",
+    "ZOHO_BOOKS",
+    "ZOOM",
+    "ZOOM_LOGS",
+];
+
+/// `CredentialType`, as the service reports it.
+const CREDENTIAL_TYPES: &[&str] = &[
+    "ANY_STATIC_CREDENTIAL",
+    "BEARER_TOKEN",
+    "EDGEGRID_AKAMAI",
+    "GENERIC_TOKEN_EXCHANGE",
+    "INLINE_YAML",
+    "MUTUAL_TLS",
+    "OAUTH_ACCESS_TOKEN",
+    "OAUTH_DCR",
+    "OAUTH_GOOGLE_SERVICE_ACCOUNT",
+    "OAUTH_M2M",
+    "OAUTH_MTLS",
+    "OAUTH_REFRESH_TOKEN",
+    "OAUTH_RESOURCE_OWNER_PASSWORD",
+    "OAUTH_U2M",
+    "OAUTH_U2M_MAPPING",
+    "OIDC_TOKEN",
+    "PEM_PRIVATE_KEY",
+    "SERVICE_CREDENTIAL",
+    "SSWS_TOKEN",
+    "USERNAME_PASSWORD",
+];
+
 fn map() -> AttrType {
     AttrType::Map(Box::new(AttrType::String))
 }
@@ -21,7 +137,11 @@ pub fn schema() -> Schema {
                 .normalize(Normalize::LowerCase)
                 .describe("Connection name; a change renames it in place."),
         )
-        .attr(Attribute::required("connection_type", AttrType::String).force_new())
+        .attr(
+            Attribute::required("connection_type", AttrType::String)
+                .force_new()
+                .one_of(CONNECTION_TYPES),
+        )
         .attr(
             Attribute::required("options", map())
                 .sensitive()
@@ -40,7 +160,7 @@ pub fn schema() -> Schema {
         .attr(Attribute::computed("connection_id", AttrType::String))
         .attr(Attribute::computed("full_name", AttrType::String).derived_from(&["name"]))
         .attr(Attribute::computed("metastore_id", AttrType::String))
-        .attr(Attribute::computed("credential_type", AttrType::String))
+        .attr(Attribute::computed("credential_type", AttrType::String).one_of(CREDENTIAL_TYPES))
         .attr(Attribute::computed("url", AttrType::String))
 }
 

@@ -13,6 +13,7 @@ use super::pipeline_spec::{
     Flavor, PipelineKind, at_most_one, check_common, common_schema, exactly_one, items, string,
     string_map, strings,
 };
+use super::values;
 use crate::Shared;
 use brickform_core::provider::{AttrType, Attribute, BlockType, Normalize, Schema};
 use brickform_core::value::{Object, Value};
@@ -32,6 +33,119 @@ const DEFINITION: &[&str] = &[
     "full_refresh_window",
 ];
 
+/// `IngestionSourceType`, as the service reports it.
+const SOURCE_TYPES: &[&str] = &[
+    "ADOBE_CAMPAIGNS",
+    "ADOBE_COMMERCE",
+    "ADP_WORKFORCE_NOW",
+    "AHA",
+    "AIRTABLE",
+    "AKAMAI_WAF",
+    "AMPLITUDE",
+    "API_SOURCE",
+    "APPFIGURES",
+    "APPLE_APP_STORE",
+    "APPLE_SEARCH_ADS",
+    "ATLASSIAN_ORGANIZATION",
+    "AWIN",
+    "AZURE_MONITOR_LOGS",
+    "BIGQUERY",
+    "BING_ADS",
+    "CERIDIAN_DAYFORCE",
+    "COMMUNITY",
+    "CONFLUENCE",
+    "CROWDSTRIKE_EVENT_STREAM",
+    "DELIGHTED",
+    "DYNAMICS365",
+    "EPIC_CLARITY",
+    "FOREIGN_CATALOG",
+    "FRESHSERVICE",
+    "FRONT",
+    "GA4_RAW_DATA",
+    "GENESYS",
+    "GITHUB",
+    "GITLAB",
+    "GMAIL",
+    "GONG",
+    "GOOGLE_ADS",
+    "GOOGLE_ANALYTICS",
+    "GOOGLE_CALENDAR",
+    "GOOGLE_DRIVE",
+    "GOOGLE_SEARCH_CONSOLE",
+    "GOOGLE_WORKSPACE",
+    "GUIDEWIRE",
+    "GURU",
+    "HIBOB",
+    "HUBSPOT",
+    "IRONCLAD",
+    "JIRA",
+    "KAFKA",
+    "LINEAR",
+    "LINKEDIN_ADS",
+    "M365_AUDIT_LOGS",
+    "MANAGED_POSTGRESQL",
+    "MARKETO",
+    "META_MARKETING",
+    "MICROSOFT_ENTRA_ID",
+    "MICROSOFT_TEAMS",
+    "MONDAY_COM",
+    "MYSQL",
+    "NETSKOPE_LOGS",
+    "NETSUITE",
+    "NOTION",
+    "OKTA_SYSTEM_LOGS",
+    "ONEDRIVE",
+    "ONE_PASSWORD_EVENT_LOGS",
+    "ORACLE",
+    "ORACLE_ELOQUA",
+    "ORACLE_FUSION_CLOUD",
+    "OUTLOOK",
+    "PAGERDUTY",
+    "PARTNERSTACK",
+    "PENDO",
+    "PINTEREST_ADS",
+    "POSTGRESQL",
+    "POWER_BI",
+    "PROOFPOINT_SIEM",
+    "QUICKBOOKS",
+    "RABBITMQ",
+    "REDDIT_ADS",
+    "REDSHIFT",
+    "SALESFORCE",
+    "SALESFORCE_MARKETING_CLOUD",
+    "SALESLOFT",
+    "SAP_SUCCESSFACTORS",
+    "SAS",
+    "SENDGRID",
+    "SERVICENOW",
+    "SHAREPOINT",
+    "SHOPIFY",
+    "SLACK_ACCESS_AND_INTEGRATION_LOGS",
+    "SLACK_AUDIT_LOGS",
+    "SMARTSHEET",
+    "SNAPCHAT_ADS",
+    "SPLUNK",
+    "SQLDW",
+    "SQLSERVER",
+    "SQUARE",
+    "TERADATA",
+    "TIKTOK_ADS",
+    "VEEVA",
+    "VEEVA_VAULT",
+    "VERKADA",
+    "WIZ_AUDIT_LOGS",
+    "WORKDAY_ACTIVITY_LOGGING",
+    "WORKDAY_HCM",
+    "WORKDAY_RAAS",
+    "X_ADS",
+    "YOUTUBE_ANALYTICS",
+    "ZENDESK",
+    "ZIP",
+    "ZOHO_BOOKS",
+    "ZOOM",
+    "ZOOM_LOGS",
+];
+
 /// The SCD type the service applies when none is configured.
 const DEFAULT_SCD_TYPE: &str = "SCD_TYPE_1";
 
@@ -42,7 +156,8 @@ fn table_configuration() -> BlockType {
         Schema::new()
             .attr(
                 Attribute::optional("scd_type", string())
-                    .describe("SCD_TYPE_1 (the default), SCD_TYPE_2 or APPEND_ONLY."),
+                    .one_of(&["SCD_TYPE_1", "SCD_TYPE_2", "APPEND_ONLY"])
+                    .describe("SCD_TYPE_1 when unset."),
             )
             .attr(Attribute::optional("primary_keys", strings()))
             .attr(
@@ -149,7 +264,7 @@ pub fn schema() -> Schema {
                 .describe("SaaS, query-based or combined CDC connectors; or set ingestion_gateway_id."),
         )
         .attr(Attribute::optional("ingest_from_uc_foreign_catalog", AttrType::Bool).force_new())
-        .attr(Attribute::optional("connector_type", string()).describe("CDC or QUERY_BASED."))
+        .attr(Attribute::optional("connector_type", string()).one_of(&["CDC", "QUERY_BASED"]))
         .attr(Attribute::optional("netsuite_jar_path", string()))
         .block(object_block())
         .block(table_configuration().describe("Defaults for every object."))
@@ -185,10 +300,10 @@ pub fn schema() -> Schema {
             "full_refresh_window",
             Schema::new()
                 .attr(Attribute::required("start_hour", AttrType::Number))
-                .attr(Attribute::optional("days_of_week", strings()))
-                .attr(Attribute::optional_computed("time_zone_id", string())),
+                .attr(Attribute::optional("days_of_week", strings()).one_of(values::DAYS_OF_WEEK))
+                .attr(Attribute::optional_computed("time_zone_id", string()).check(values::time_zone).describe("A Java time-zone id, e.g. \"Europe/Zurich\"; the service's when unset.")),
         ))
-        .attr(Attribute::computed("source_type", string()).describe("The source database kind, from the connection."))
+        .attr(Attribute::computed("source_type", string()).one_of(SOURCE_TYPES).describe("The source database kind, from the connection."))
         .attr(
             Attribute::optional_computed("tables", AttrType::List(Box::new(AttrType::Any)))
                 .describe("Derived, do not set: one entry per table or report object, {kind, source_catalog, source_schema, source_table, destination_table = \"catalog.schema.table\", scd_type}."),
@@ -283,13 +398,6 @@ fn check_table_configuration(o: &Object, what: &str) -> Result<(), String> {
             &["include_columns", "exclude_columns"],
             &format!("{what}table_configuration"),
         )?;
-        if let Some(s) = text(t, "scd_type")
-            && !["SCD_TYPE_1", "SCD_TYPE_2", "APPEND_ONLY"].contains(&s)
-        {
-            return Err(format!(
-                "{what}table_configuration.scd_type must be SCD_TYPE_1, SCD_TYPE_2 or APPEND_ONLY, got {s:?}"
-            ));
-        }
     }
     Ok(())
 }

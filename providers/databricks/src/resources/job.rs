@@ -7,16 +7,18 @@
 //! `ownership`), stripped on read, so an interrupted create or a lost state entry can be
 //! found again.
 
+use super::values;
 use super::wire::{Renames, from_wire, to_wire};
 use super::{err, str_attr};
 use crate::Shared;
 use crate::client::{ApiError, Client};
 use async_trait::async_trait;
+use brickform_core::lang::diagnostics::did_you_mean_value;
 use brickform_core::provider::{
-    AttrType, Attribute, BlockType, ErrorKind, Existing, OpContext, ProviderError, ProviderResult,
-    Remote, ResourceKind, Schema,
+    AttrType, Attribute, BlockType, ErrorKind, Existing, Finding, OpContext, ProviderError,
+    ProviderResult, Remote, ResourceKind, Schema, quoted_list,
 };
-use brickform_core::value::{Object, Value};
+use brickform_core::value::{Object, PathStep, Value, quote};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
@@ -36,6 +38,59 @@ const RENAMES: Renames = &[
     ("git_source", "branch", "git_branch"),
     ("git_source", "tag", "git_tag"),
     ("git_source", "commit", "git_commit"),
+];
+
+/// `RunIf`.
+const RUN_IF: &[&str] = &[
+    "ALL_SUCCESS",
+    "ALL_DONE",
+    "NONE_FAILED",
+    "AT_LEAST_ONE_SUCCESS",
+    "AT_LEAST_ONE_FAILED",
+    "ALL_FAILED",
+];
+/// `Source` of notebook, Python and SQL-file tasks.
+const SOURCE: &[&str] = &["WORKSPACE", "GIT"];
+/// `ConditionTaskOp`.
+const CONDITION_OPS: &[&str] = &[
+    "EQUAL_TO",
+    "NOT_EQUAL",
+    "GREATER_THAN",
+    "GREATER_THAN_OR_EQUAL",
+    "LESS_THAN",
+    "LESS_THAN_OR_EQUAL",
+];
+/// `JobsHealthMetric`.
+const HEALTH_METRICS: &[&str] = &[
+    "RUN_DURATION_SECONDS",
+    "STREAMING_BACKLOG_BYTES",
+    "STREAMING_BACKLOG_RECORDS",
+    "STREAMING_BACKLOG_SECONDS",
+    "STREAMING_BACKLOG_FILES",
+];
+/// `compute.DataSecurityMode`.
+const DATA_SECURITY_MODES: &[&str] = &[
+    "DATA_SECURITY_MODE_AUTO",
+    "DATA_SECURITY_MODE_STANDARD",
+    "DATA_SECURITY_MODE_DEDICATED",
+    "NONE",
+    "SINGLE_USER",
+    "USER_ISOLATION",
+    "LEGACY_TABLE_ACL",
+    "LEGACY_PASSTHROUGH",
+    "LEGACY_SINGLE_USER",
+    "LEGACY_SINGLE_USER_STANDARD",
+];
+/// `GitProvider`; the service compares it without regard to case.
+const GIT_PROVIDERS: &[&str] = &[
+    "gitHub",
+    "gitHubEnterprise",
+    "bitbucketCloud",
+    "bitbucketServer",
+    "azureDevOpsServices",
+    "gitLab",
+    "gitLabEnterpriseEdition",
+    "awsCodeCommit",
 ];
 
 fn s() -> AttrType {
@@ -103,8 +158,8 @@ fn health() -> BlockType {
         Schema::new().block(BlockType::list(
             "rule",
             Schema::new()
-                .attr(Attribute::required("metric", s()))
-                .attr(Attribute::required("op", s()))
+                .attr(Attribute::required("metric", s()).one_of(HEALTH_METRICS))
+                .attr(Attribute::required("op", s()).one_of(&["GREATER_THAN"]))
                 .attr(Attribute::required("value", n())),
         )),
     )
@@ -119,9 +174,11 @@ fn new_cluster() -> BlockType {
             .attr(Attribute::optional("driver_node_type_id", s()))
             .attr(Attribute::optional("num_workers", n()))
             .attr(Attribute::optional("policy_id", s()))
-            .attr(Attribute::optional("data_security_mode", s()))
+            .attr(Attribute::optional("data_security_mode", s()).one_of(DATA_SECURITY_MODES))
             .attr(Attribute::optional("single_user_name", s()))
-            .attr(Attribute::optional("runtime_engine", s()))
+            .attr(
+                Attribute::optional("runtime_engine", s()).one_of(&["STANDARD", "PHOTON", "NULL"]),
+            )
             .attr(Attribute::optional("spark_conf", map()))
             .attr(Attribute::optional("spark_env_vars", map()))
             .attr(Attribute::optional("custom_tags", map()))
@@ -162,7 +219,11 @@ fn task_schema(nested: bool) -> Schema {
     let mut schema = Schema::new()
         .attr(Attribute::required("task_key", s()))
         .attr(Attribute::optional("description", s()))
-        .attr(Attribute::optional("run_if", s()).server_default("ALL_SUCCESS").describe("ALL_SUCCESS (default), ALL_DONE, NONE_FAILED, AT_LEAST_ONE_SUCCESS, AT_LEAST_ONE_FAILED, ALL_FAILED"))
+        .attr(
+            Attribute::optional("run_if", s())
+                .server_default("ALL_SUCCESS")
+                .one_of(RUN_IF),
+        )
         .attr(Attribute::optional("existing_cluster_id", s()))
         .attr(Attribute::optional("job_cluster_key", s()))
         .attr(Attribute::optional("environment_key", s()))
@@ -171,18 +232,29 @@ fn task_schema(nested: bool) -> Schema {
         .attr(Attribute::optional("min_retry_interval_millis", n()).server_default(0i64))
         .attr(Attribute::optional("retry_on_timeout", b()).server_default(false))
         .attr(Attribute::optional("disabled", b()).server_default(false))
-        .block(BlockType::list("depends_on", Schema::new().attr(Attribute::required("task_key", s())).attr(Attribute::optional("outcome", s()))))
+        .block(BlockType::list(
+            "depends_on",
+            Schema::new()
+                .attr(Attribute::required("task_key", s()))
+                .attr(
+                    Attribute::optional("outcome", s())
+                        .one_of(&["true", "false"])
+                        .describe("For a dependency on a condition_task: the result it needs."),
+                ),
+        ))
         .block(BlockType::single(
             "notebook_task",
             Schema::new()
                 .attr(Attribute::required("notebook_path", s()))
                 .attr(Attribute::optional("base_parameters", map()))
-                .attr(Attribute::optional("source", s()))
+                .attr(Attribute::optional("source", s()).one_of(SOURCE))
                 .attr(Attribute::optional("warehouse_id", s())),
         ))
         .block(BlockType::single(
             "pipeline_task",
-            Schema::new().attr(Attribute::required("pipeline_id", s())).attr(Attribute::optional("full_refresh", b()).server_default(false)),
+            Schema::new()
+                .attr(Attribute::required("pipeline_id", s()))
+                .attr(Attribute::optional("full_refresh", b()).server_default(false)),
         ))
         .block(BlockType::single(
             "python_wheel_task",
@@ -194,23 +266,39 @@ fn task_schema(nested: bool) -> Schema {
         ))
         .block(BlockType::single(
             "spark_python_task",
-            Schema::new().attr(Attribute::required("python_file", s())).attr(Attribute::optional("parameters", strings())).attr(Attribute::optional("source", s())),
+            Schema::new()
+                .attr(Attribute::required("python_file", s()))
+                .attr(Attribute::optional("parameters", strings()))
+                .attr(Attribute::optional("source", s()).one_of(SOURCE)),
         ))
         .block(BlockType::single(
             "sql_task",
             Schema::new()
                 .attr(Attribute::required("warehouse_id", s()))
                 .attr(Attribute::optional("parameters", map()))
-                .block(BlockType::single("query", Schema::new().attr(Attribute::required("query_id", s()))))
-                .block(BlockType::single("file", Schema::new().attr(Attribute::required("path", s())).attr(Attribute::optional("source", s())))),
+                .block(BlockType::single(
+                    "query",
+                    Schema::new().attr(Attribute::required("query_id", s())),
+                ))
+                .block(BlockType::single(
+                    "file",
+                    Schema::new()
+                        .attr(Attribute::required("path", s()))
+                        .attr(Attribute::optional("source", s()).one_of(SOURCE)),
+                )),
         ))
         .block(BlockType::single(
             "condition_task",
-            Schema::new().attr(Attribute::required("op", s())).attr(Attribute::required("left", s())).attr(Attribute::required("right", s())),
+            Schema::new()
+                .attr(Attribute::required("op", s()).one_of(CONDITION_OPS))
+                .attr(Attribute::required("left", s()))
+                .attr(Attribute::required("right", s())),
         ))
         .block(BlockType::single(
             "run_job_task",
-            Schema::new().attr(Attribute::required("job_id", n())).attr(Attribute::optional("job_parameters", map())),
+            Schema::new()
+                .attr(Attribute::required("job_id", n()))
+                .attr(Attribute::optional("job_parameters", map())),
         ))
         .block(new_cluster())
         .block(library())
@@ -240,9 +328,13 @@ pub fn schema() -> Schema {
         .attr(Attribute::optional("timeout_seconds", n()).server_default(0i64))
         .attr(Attribute::optional("max_concurrent_runs", n()).server_default(1i64))
         .attr(Attribute::optional("tags", map()))
-        .attr(Attribute::optional("edit_mode", s()))
+        .attr(Attribute::optional("edit_mode", s()).one_of(&["UI_LOCKED", "EDITABLE"]))
         .attr(Attribute::optional("budget_policy_id", s()))
-        .attr(Attribute::optional("performance_target", s()))
+        .attr(
+            Attribute::optional("performance_target", s())
+                .one_of(&["PERFORMANCE_OPTIMIZED", "STANDARD"])
+                .describe("Serverless jobs: how fast runs start and run."),
+        )
         .attr(Attribute::computed("id", s()))
         .attr(Attribute::computed("url", s()))
         .attr(Attribute::computed("creator_user_name", s()))
@@ -281,18 +373,26 @@ pub fn schema() -> Schema {
         .block(BlockType::single(
             "schedule",
             Schema::new()
-                .attr(Attribute::required("quartz_cron_expression", s()))
-                .attr(Attribute::required("timezone_id", s()))
-                .attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED")),
+                .attr(
+                    Attribute::required("quartz_cron_expression", s())
+                        .check(values::quartz_cron)
+                        .describe("Quartz cron: seconds minutes hours day-of-month month day-of-week [year], one of the day fields `?`, e.g. \"0 0 2 * * ?\"."),
+                )
+                .attr(
+                    Attribute::required("timezone_id", s())
+                        .check(values::time_zone)
+                        .describe("A Java time-zone id, e.g. \"Europe/Zurich\" or \"UTC\"."),
+                )
+                .attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED").one_of(values::PAUSE_STATUS)),
         ))
         .block(BlockType::single(
             "continuous",
-            Schema::new().attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED")),
+            Schema::new().attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED").one_of(values::PAUSE_STATUS)),
         ))
         .block(BlockType::single(
             "trigger",
             Schema::new()
-                .attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED"))
+                .attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED").one_of(values::PAUSE_STATUS))
                 .block(BlockType::single(
                     "file_arrival",
                     Schema::new()
@@ -307,7 +407,7 @@ pub fn schema() -> Schema {
                     "table_update",
                     Schema::new()
                         .attr(Attribute::required("table_names", strings()))
-                        .attr(Attribute::optional("condition", s()))
+                        .attr(Attribute::optional("condition", s()).one_of(&["ANY_UPDATED", "ALL_UPDATED"]))
                         .attr(Attribute::optional(
                             "min_time_between_triggers_seconds",
                             n(),
@@ -318,7 +418,7 @@ pub fn schema() -> Schema {
                     "periodic",
                     Schema::new()
                         .attr(Attribute::required("interval", n()))
-                        .attr(Attribute::required("unit", s())),
+                        .attr(Attribute::required("unit", s()).one_of(&["MINUTES", "HOURS", "DAYS", "WEEKS"])),
                 )),
         ))
         .block(email_notifications())
@@ -339,11 +439,222 @@ pub fn schema() -> Schema {
             "git_source",
             Schema::new()
                 .attr(Attribute::required("url", s()))
-                .attr(Attribute::required("provider", s()))
+                .attr(Attribute::required("provider", s()).one_of_any_case(GIT_PROVIDERS))
                 .attr(Attribute::optional("branch", s()))
                 .attr(Attribute::optional("tag", s()))
                 .attr(Attribute::optional("commit", s())),
         ))
+}
+
+/// The blocks that make a task what it is; a task has exactly one.
+const TASK_TYPES: &[&str] = &[
+    "notebook_task",
+    "pipeline_task",
+    "python_wheel_task",
+    "spark_python_task",
+    "sql_task",
+    "condition_task",
+    "run_job_task",
+    "for_each_task",
+];
+
+fn key(k: &str) -> PathStep {
+    PathStep::Key(k.to_string())
+}
+
+fn known_str<'a>(o: &'a Object, k: &str) -> Option<&'a str> {
+    o.get(k).and_then(Value::as_str)
+}
+
+/// The objects of a list block, with their indexes.
+fn list<'a>(o: &'a Object, block: &str) -> impl Iterator<Item = (usize, &'a Object)> {
+    o.get(block)
+        .and_then(Value::as_list)
+        .unwrap_or(&[])
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.as_object().map(|o| (i, o)))
+}
+
+/// One task's own rules: exactly one task type, and the job clusters and environments it
+/// names exist. `at` is the task's path; nested tasks (`for_each_task.task`) too.
+fn check_task(
+    task: &Object,
+    at: &[PathStep],
+    clusters: &[&str],
+    environments: &[&str],
+    out: &mut Vec<Finding>,
+) {
+    let name = known_str(task, "task_key").unwrap_or("?");
+    let types: Vec<&str> = TASK_TYPES
+        .iter()
+        .copied()
+        .filter(|t| task.get(*t).is_some_and(|v| !v.is_null()))
+        .collect();
+    match types.as_slice() {
+        [] => out.push(
+            Finding::error(&[], format!("task {} has no task type", quote(name)))
+                .at(at.to_vec())
+                .hint(format!("add one block of: {}", TASK_TYPES.join(", "))),
+        ),
+        [_] => {}
+        [first, rest @ ..] => {
+            for t in rest {
+                let mut p = at.to_vec();
+                p.push(key(t));
+                out.push(
+                    Finding::error(
+                        &[],
+                        format!("task {} has two task types, {first} and {t}", quote(name)),
+                    )
+                    .at(p)
+                    .hint("a task does one thing: move this block into a task of its own"),
+                );
+            }
+        }
+    }
+    for (attr, declared, block) in [
+        ("job_cluster_key", clusters, "job_cluster"),
+        ("environment_key", environments, "environment"),
+    ] {
+        let Some(v) = known_str(task, attr) else {
+            continue;
+        };
+        if declared.contains(&v) {
+            continue;
+        }
+        let mut p = at.to_vec();
+        p.push(key(attr));
+        let hint = did_you_mean_value(v, declared.iter().copied())
+            .unwrap_or_else(|| format!("declare a {block} block with {attr} = {}", quote(v)));
+        out.push(
+            Finding::error(
+                &[],
+                format!(
+                    "task {} uses {attr} {}, which no {block} block of this job declares",
+                    quote(name),
+                    quote(v)
+                ),
+            )
+            .at(p)
+            .hint(hint),
+        );
+    }
+}
+
+/// The job's tasks as a graph: every `depends_on` names a task of the job, and the
+/// dependencies have no cycle (the service refuses both). Duplicate task keys are the
+/// decoder's (keyed blocks). Unknown values say nothing.
+fn check_tasks(config: &Object) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let keys_of = |block: &str, k: &str| -> Vec<&str> {
+        list(config, block)
+            .filter_map(|(_, o)| known_str(o, k))
+            .collect()
+    };
+    let clusters = keys_of("job_cluster", "job_cluster_key");
+    let environments = keys_of("environment", "environment_key");
+    let tasks: Vec<(usize, &Object)> = list(config, "task").collect();
+    let task_keys: Vec<&str> = tasks
+        .iter()
+        .filter_map(|(_, t)| known_str(t, "task_key"))
+        .collect();
+    // Edges task → dependency, with the path of the depends_on entry that made each.
+    let mut edges: Vec<Vec<(usize, Vec<PathStep>)>> = vec![Vec::new(); tasks.len()];
+    for (n, (i, task)) in tasks.iter().enumerate() {
+        let at = vec![key("task"), PathStep::Index(*i)];
+        check_task(task, &at, &clusters, &environments, &mut out);
+        if let Some(inner) = task
+            .get("for_each_task")
+            .and_then(Value::as_object)
+            .and_then(|f| f.get("task"))
+            .and_then(Value::as_object)
+        {
+            let mut p = at.clone();
+            p.extend([key("for_each_task"), key("task")]);
+            check_task(inner, &p, &clusters, &environments, &mut out);
+        }
+        let name = known_str(task, "task_key").unwrap_or("?");
+        for (j, dep) in list(task, "depends_on") {
+            let Some(target) = known_str(dep, "task_key") else {
+                continue;
+            };
+            let mut p = at.clone();
+            p.extend([key("depends_on"), PathStep::Index(j), key("task_key")]);
+            match task_keys.iter().position(|k| *k == target) {
+                Some(t) => edges[n].push((t, p)),
+                None => {
+                    let hint = did_you_mean_value(
+                        target,
+                        task_keys.iter().copied().filter(|k| *k != name),
+                    )
+                    .unwrap_or_else(|| format!("the job's tasks are {}", quoted_list(&task_keys)));
+                    out.push(
+                        Finding::error(
+                            &[],
+                            format!(
+                                "task {} depends on {}, which is not a task of this job",
+                                quote(name),
+                                quote(target)
+                            ),
+                        )
+                        .at(p)
+                        .hint(hint),
+                    );
+                }
+            }
+        }
+    }
+    // Depth-first search; a dependency on a task still on the stack closes a cycle. Each
+    // cycle is reported once, at the depends_on entry that closes it.
+    let mut state = vec![0u8; tasks.len()]; // 0 new, 1 on the stack, 2 done
+    let mut stack: Vec<usize> = Vec::new();
+    for start in 0..tasks.len() {
+        if state[start] != 0 {
+            continue;
+        }
+        let mut frames: Vec<(usize, usize)> = vec![(start, 0)];
+        state[start] = 1;
+        stack.push(start);
+        while let Some((node, next)) = frames.last_mut() {
+            let node = *node;
+            let Some((target, path)) = edges[node].get(*next) else {
+                state[node] = 2;
+                stack.pop();
+                frames.pop();
+                continue;
+            };
+            *next += 1;
+            match state[*target] {
+                0 => {
+                    state[*target] = 1;
+                    stack.push(*target);
+                    frames.push((*target, 0));
+                }
+                1 => {
+                    let from = stack.iter().position(|t| t == target).unwrap_or(0);
+                    let mut names: Vec<&str> = stack[from..]
+                        .iter()
+                        .map(|t| known_str(tasks[*t].1, "task_key").unwrap_or("?"))
+                        .collect();
+                    names.push(known_str(tasks[*target].1, "task_key").unwrap_or("?"));
+                    out.push(
+                        Finding::error(
+                            &[],
+                            format!(
+                                "the job's tasks depend on each other in a cycle: {}",
+                                names.join(" → ")
+                            ),
+                        )
+                        .at(path.clone())
+                        .hint("remove one of these depends_on entries"),
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 pub struct Job {
@@ -517,6 +828,10 @@ impl ResourceKind for Job {
 
     fn production_findings(&self, config: &Object) -> Vec<brickform_core::provider::Finding> {
         super::presets::no_paused(config, &["schedule", "trigger", "continuous"])
+    }
+
+    fn check(&self, config: &Object) -> Vec<Finding> {
+        check_tasks(config)
     }
 
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {

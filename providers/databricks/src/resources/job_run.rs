@@ -29,7 +29,18 @@ impl JobRun {
             .attr(Attribute::optional("timeout_seconds", AttrType::Number).describe("How long apply waits (default 1 hour)."))
             .attr(Attribute::computed("id", AttrType::String))
             .attr(Attribute::computed("run_id", AttrType::String))
-            .attr(Attribute::computed("result_state", AttrType::String))
+            .attr(Attribute::computed("result_state", AttrType::String).one_of(&[
+                "SUCCESS",
+                "SUCCESS_WITH_FAILURES",
+                "FAILED",
+                "TIMEDOUT",
+                "CANCELED",
+                "MAXIMUM_CONCURRENT_RUNS_REACHED",
+                "EXCLUDED",
+                "UPSTREAM_FAILED",
+                "UPSTREAM_CANCELED",
+                "DISABLED",
+            ]))
             .attr(Attribute::computed("run_page_url", AttrType::String));
         JobRun { schema, shared }
     }

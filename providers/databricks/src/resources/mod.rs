@@ -21,6 +21,7 @@ pub mod sdp_meta_onboarding;
 pub mod secret;
 pub mod secret_scope;
 pub mod uc;
+pub mod values;
 pub mod volume;
 pub mod volume_files;
 pub mod wire;

@@ -12,7 +12,8 @@ pub fn kind(shared: Arc<Shared>) -> ContentKind {
         store: Store::Notebook,
         schema: base_schema("A notebook in the workspace, imported as source code.").attr(
             Attribute::optional_computed("language", AttrType::String)
-                .describe("PYTHON, SQL, SCALA or R; told from the path's extension when unset."),
+                .one_of(&["PYTHON", "SQL", "SCALA", "R"])
+                .describe("Told from the path's extension when unset."),
         ),
         shared,
     }

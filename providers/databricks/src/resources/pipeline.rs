@@ -5,6 +5,7 @@ use super::pipeline_spec::{
     Flavor, PipelineKind, check_common, common_schema, exactly_one, items, no_derive, string,
     string_map, strings,
 };
+use super::values;
 use crate::Shared;
 use brickform_core::provider::{AttrType, Attribute, BlockType, Normalize, Schema};
 use brickform_core::value::{Object, Value};
@@ -82,8 +83,8 @@ pub fn schema() -> Schema {
             "restart_window",
             Schema::new()
                 .attr(Attribute::required("start_hour", AttrType::Number).describe("0-23."))
-                .attr(Attribute::optional("days_of_week", strings()).describe("MONDAY … SUNDAY; every day when unset."))
-                .attr(Attribute::optional_computed("time_zone_id", string())),
+                .attr(Attribute::optional("days_of_week", strings()).one_of(values::DAYS_OF_WEEK).describe("Every day when unset."))
+                .attr(Attribute::optional_computed("time_zone_id", string()).check(values::time_zone).describe("A Java time-zone id, e.g. \"Europe/Zurich\"; the service's when unset.")),
         ))
         .block(BlockType::single(
             "filters",
@@ -98,8 +99,8 @@ pub fn schema() -> Schema {
                     .block(BlockType::single(
                         "cron",
                         Schema::new()
-                            .attr(Attribute::optional("quartz_cron_schedule", string()))
-                            .attr(Attribute::optional("timezone_id", string())),
+                            .attr(Attribute::optional("quartz_cron_schedule", string()).check(values::quartz_cron).describe("Quartz cron: seconds minutes hours day-of-month month day-of-week [year]."))
+                            .attr(Attribute::optional("timezone_id", string()).check(values::time_zone).describe("A Java time-zone id.")),
                     ))
                     .block(BlockType::single("manual", Schema::new())),
             )
@@ -108,7 +109,7 @@ pub fn schema() -> Schema {
         .block(BlockType::single(
             "deployment",
             Schema::new()
-                .attr(Attribute::required("kind", string()).describe("BUNDLE."))
+                .attr(Attribute::required("kind", string()).one_of(&["BUNDLE"]))
                 .attr(Attribute::optional("metadata_file_path", string())),
         ))
 }

@@ -58,14 +58,14 @@ fn cluster_block() -> BlockType {
     let autoscale = Schema::new()
         .attr(Attribute::required("min_workers", AttrType::Number))
         .attr(Attribute::required("max_workers", AttrType::Number))
-        .attr(Attribute::optional("mode", string()).describe("ENHANCED or LEGACY."));
+        .attr(Attribute::optional("mode", string()).one_of(&["ENHANCED", "LEGACY"]));
     BlockType::list(
         "cluster",
         Schema::new()
             .attr(
                 Attribute::optional("label", string())
                     .server_default("default")
-                    .describe("default, updates or maintenance."),
+                    .one_of(&["default", "updates", "maintenance"]),
             )
             .attr(Attribute::optional("num_workers", AttrType::Number))
             .attr(Attribute::optional_computed("node_type_id", string()))
@@ -119,9 +119,12 @@ fn notification_block() -> BlockType {
         "notification",
         Schema::new()
             .attr(Attribute::optional("email_recipients", strings()))
-            .attr(Attribute::optional("alerts", strings()).describe(
-                "on-update-success, on-update-failure, on-update-fatal-failure, on-flow-failure.",
-            )),
+            .attr(Attribute::optional("alerts", strings()).one_of(&[
+                "on-update-success",
+                "on-update-failure",
+                "on-update-fatal-failure",
+                "on-flow-failure",
+            ])),
     )
 }
 
@@ -162,14 +165,20 @@ pub fn common_schema(description: &'static str) -> Schema {
         .attr(Attribute::optional("development", AttrType::Bool).server_default(false))
         .attr(Attribute::optional("photon", AttrType::Bool).server_default(false))
         .attr(
+            // The service takes these in any case and reports them upper-case (the Terraform
+            // provider validates them case-insensitively and suppresses case-only diffs).
             Attribute::optional("channel", string())
                 .server_default("CURRENT")
-                .describe("CURRENT or PREVIEW."),
+                .one_of_any_case(&["CURRENT", "PREVIEW"])
+                .normalize(Normalize::UpperCase)
+                .describe("The runtime release channel."),
         )
         .attr(
             Attribute::optional("edition", string())
                 .server_default("ADVANCED")
-                .describe("CORE, PRO or ADVANCED."),
+                .one_of_any_case(&["CORE", "PRO", "ADVANCED"])
+                .normalize(Normalize::UpperCase)
+                .describe("The product edition."),
         )
         .attr(Attribute::optional("configuration", string_map()))
         .attr(Attribute::optional("tags", string_map()).describe(
@@ -189,8 +198,18 @@ pub fn common_schema(description: &'static str) -> Schema {
         .block(notification_block())
         .block(run_as_block())
         .attr(Attribute::computed("id", string()).describe("The pipeline_id."))
-        .attr(Attribute::computed("state", string()))
-        .attr(Attribute::computed("health", string()))
+        .attr(Attribute::computed("state", string()).one_of(&[
+            "DEPLOYING",
+            "STARTING",
+            "RUNNING",
+            "STOPPING",
+            "DELETED",
+            "RECOVERING",
+            "FAILED",
+            "RESETTING",
+            "IDLE",
+        ]))
+        .attr(Attribute::computed("health", string()).one_of(&["HEALTHY", "UNHEALTHY"]))
         .attr(Attribute::computed("url", string()))
         .attr(Attribute::computed("last_modified", AttrType::Number))
         .attr(Attribute::computed("creator_user_name", string()))

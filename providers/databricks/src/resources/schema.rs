@@ -1,6 +1,7 @@
 //! `databricks_schema`: a Unity Catalog schema.
 
 use super::uc::{UcKind, UcSpec};
+use super::values;
 use crate::Shared;
 use brickform_core::provider::{AttrType, Attribute, Normalize, Schema};
 use brickform_core::value::{Object, Value};
@@ -30,10 +31,10 @@ pub fn schema() -> Schema {
             AttrType::Map(Box::new(AttrType::String)),
         ))
         .attr(Attribute::optional_computed("owner", AttrType::String))
-        .attr(Attribute::optional_computed(
-            "enable_predictive_optimization",
-            AttrType::String,
-        ))
+        .attr(
+            Attribute::optional_computed("enable_predictive_optimization", AttrType::String)
+                .one_of(values::PREDICTIVE_OPTIMIZATION),
+        )
         .attr(
             Attribute::optional("force_destroy", AttrType::Bool)
                 .server_default(false)

@@ -21,10 +21,10 @@ impl SecretScope {
             .describe("A secret scope (Databricks-backed).")
             .attr(Attribute::required("name", AttrType::String).force_new())
             .attr(Attribute::optional("initial_manage_principal", AttrType::String).force_new())
-            .attr(Attribute::optional_computed(
-                "backend_type",
-                AttrType::String,
-            ))
+            .attr(
+                Attribute::optional_computed("backend_type", AttrType::String)
+                    .one_of(&["DATABRICKS", "AZURE_KEYVAULT"]),
+            )
             .attr(Attribute::computed("id", AttrType::String));
         SecretScope { schema, shared }
     }

@@ -27,7 +27,8 @@ pub fn schema() -> Schema {
         .attr(
             Attribute::required("volume_type", AttrType::String)
                 .force_new()
-                .describe("MANAGED or EXTERNAL (EXTERNAL needs storage_location)."),
+                .one_of(&["MANAGED", "EXTERNAL"])
+                .describe("EXTERNAL needs storage_location."),
         )
         .attr(Attribute::optional("comment", AttrType::String))
         .attr(

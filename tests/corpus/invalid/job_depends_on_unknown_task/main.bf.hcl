@@ -1,0 +1,24 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "databricks_job" "nightly" {
+  name = "nightly"
+
+  task {
+    task_key = "extract"
+    notebook_task {
+      notebook_path = "/Shared/extract"
+    }
+  }
+
+  task {
+    task_key = "load"
+    depends_on {
+      task_key = "extrct"
+    }
+    notebook_task {
+      notebook_path = "/Shared/load"
+    }
+  }
+}

@@ -1,0 +1,17 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "databricks_job" "nightly" {
+  name = "nightly"
+
+  task {
+    task_key = "extract"
+    notebook_task {
+      notebook_path = "/Shared/extract"
+    }
+    pipeline_task {
+      pipeline_id = "abc"
+    }
+  }
+}

@@ -1,0 +1,11 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "databricks_job" "nightly" {
+  name = "nightly"
+
+  task {
+    task_key = "extract"
+  }
+}
