@@ -2,8 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
 //! update, replace, drift, failure isolation and destroy, with real state and WAL files.
 
-use async_trait::async_trait;
-use brickform_core::engine::apply::{ApplyOptions, ApplyReport};
+use brickform_core::engine::apply::ApplyOptions;
 use brickform_core::engine::inputs::{VarInputs, resolve};
 use brickform_core::engine::{Engine, PlanRequest};
 use brickform_core::lang::load::load_sources;
@@ -13,250 +12,11 @@ use brickform_core::value::{Object, Value};
 use brickform_state::{Backend, LocalBackend, StateDocument, recover};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-/// An in-memory service with one kind, `test_thing`, and a data source `test_info`.
-#[derive(Default)]
-struct Service {
-    objects: Mutex<BTreeMap<String, Object>>,
-    next: Mutex<u64>,
-    fail_names: Mutex<Vec<String>>,
-    configured: Mutex<Option<Object>>,
-}
-
-struct Thing {
-    svc: Arc<Service>,
-    schema: Schema,
-}
-
-fn thing_schema() -> Schema {
-    Schema::new()
-        .attr(
-            Attribute::required("name", AttrType::String)
-                .force_new()
-                .normalize(Normalize::LowerCase),
-        )
-        .attr(Attribute::optional("comment", AttrType::String))
-        .attr(Attribute::optional("parent", AttrType::String))
-        .attr(Attribute::optional("secret", AttrType::String).sensitive())
-        .attr(Attribute::optional_computed("owner", AttrType::String))
-        .attr(Attribute::computed("id", AttrType::String))
-        // Declared, never reported by the service (as some variants of real objects do).
-        .attr(Attribute::computed("url", AttrType::String))
-        .block(BlockType::keyed(
-            "item",
-            "key",
-            Schema::new().attr(Attribute::required("key", AttrType::String)),
-        ))
-}
-
-#[async_trait]
-impl ResourceKind for Thing {
-    fn type_name(&self) -> &'static str {
-        "test_thing"
-    }
-    fn schema(&self) -> &Schema {
-        &self.schema
-    }
-    async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
-        let name = config
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        if self.svc.fail_names.lock().unwrap().contains(&name) {
-            return Err(ProviderError::invalid(format!("cannot create {name}")));
-        }
-        let mut n = self.svc.next.lock().unwrap();
-        *n += 1;
-        let id = format!("id-{n}");
-        let mut o = config.clone();
-        o.swap_remove("secret");
-        o.insert("id".into(), Value::from(id.as_str()));
-        o.insert("owner".into(), Value::from("service"));
-        self.svc
-            .objects
-            .lock()
-            .unwrap()
-            .insert(id.clone(), o.clone());
-        Ok(Remote { id, attrs: o })
-    }
-    async fn read(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Option<Remote>> {
-        Ok(self.svc.objects.lock().unwrap().get(id).map(|o| Remote {
-            id: id.to_string(),
-            attrs: o.clone(),
-        }))
-    }
-    async fn update(
-        &self,
-        _: &OpContext,
-        id: &str,
-        _: &Object,
-        config: &Object,
-    ) -> ProviderResult<Remote> {
-        let mut objs = self.svc.objects.lock().unwrap();
-        let o = objs
-            .get_mut(id)
-            .ok_or_else(|| ProviderError::not_found("gone"))?;
-        for (k, v) in config {
-            if k != "secret" {
-                o.insert(k.clone(), v.clone());
-            }
-        }
-        Ok(Remote {
-            id: id.to_string(),
-            attrs: o.clone(),
-        })
-    }
-    async fn delete(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<()> {
-        self.svc.objects.lock().unwrap().remove(id);
-        Ok(())
-    }
-    fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
-        config
-            .get("name")
-            .and_then(Value::as_str)
-            .map(str::to_lowercase)
-    }
-    async fn find_by_key(&self, _: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
-        let objs = self.svc.objects.lock().unwrap();
-        Ok(objs
-            .iter()
-            .find(|(_, o)| o.get("name").and_then(Value::as_str) == Some(key))
-            .map(|(id, o)| Remote {
-                id: id.clone(),
-                attrs: o.clone(),
-            }))
-    }
-}
-
-struct Info {
-    schema: Schema,
-}
-#[async_trait]
-impl DataSource for Info {
-    fn type_name(&self) -> &'static str {
-        "test_info"
-    }
-    fn schema(&self) -> &Schema {
-        &self.schema
-    }
-    async fn read(&self, _: &Object) -> ProviderResult<Object> {
-        Ok(Object::from_iter([(
-            "user".to_string(),
-            Value::from("me@example.com"),
-        )]))
-    }
-}
-
-struct TestProvider {
-    svc: Arc<Service>,
-    schema: Schema,
-}
-#[async_trait]
-impl Provider for TestProvider {
-    fn name(&self) -> &'static str {
-        "test"
-    }
-    fn config_schema(&self) -> &Schema {
-        &self.schema
-    }
-    fn resource_kinds(&self) -> Vec<Arc<dyn ResourceKind>> {
-        vec![Arc::new(Thing {
-            svc: self.svc.clone(),
-            schema: thing_schema(),
-        })]
-    }
-    fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
-        vec![Arc::new(Info {
-            schema: Schema::new()
-                .attr(Attribute::computed("user", AttrType::String))
-                .attr(Attribute::computed("region", AttrType::String)),
-        })]
-    }
-    async fn configure(&self, settings: &Object) -> ProviderResult<()> {
-        if settings.get("region").and_then(Value::as_str) == Some("nowhere") {
-            return Err(ProviderError::invalid("no such region"));
-        }
-        *self.svc.configured.lock().unwrap() = Some(settings.clone());
-        Ok(())
-    }
-}
-
-struct Harness {
-    svc: Arc<Service>,
-    registry: Registry,
-    dir: tempfile::TempDir,
-}
-
-impl Harness {
-    fn new() -> Self {
-        let svc = Arc::new(Service::default());
-        let mut registry = Registry::new();
-        registry.register(Arc::new(TestProvider {
-            svc: svc.clone(),
-            schema: Schema::new().attr(Attribute::optional("region", AttrType::String)),
-        }));
-        Harness {
-            svc,
-            registry,
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    async fn run(
-        &self,
-        src: &str,
-        mode: PlanMode,
-        apply: bool,
-    ) -> (brickform_core::plan::Plan, Option<ApplyReport>) {
-        let (config, d) = load_sources(
-            self.dir.path(),
-            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
-        );
-        assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
-        let (vars, d) = resolve(&config, &VarInputs::default(), None);
-        assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
-        let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(self.dir.path()));
-        let rec = recover(backend.clone(), "default").await.unwrap();
-        let mut doc = rec.document;
-        if !rec.existed {
-            backend.save("default", &mut doc).await.unwrap();
-        }
-        let engine = Engine::new(&config, &self.registry, &vars, "default");
-        let (planned, d) = engine
-            .plan(
-                &doc,
-                &PlanRequest {
-                    mode,
-                    refresh: true,
-                    ..Default::default()
-                },
-            )
-            .await;
-        let planned = planned.unwrap_or_else(|| panic!("{}", d.render_plain(&config.sources)));
-        if !apply {
-            return (planned.plan, None);
-        }
-        let opts = ApplyOptions {
-            parallelism: 4,
-            cancel: CancellationToken::new(),
-            on_event: Arc::new(|_| {}),
-        };
-        let (mut doc, report) = engine.apply(&planned, doc, rec.journal, opts).await;
-        backend.save("default", &mut doc).await.unwrap();
-        (planned.plan, Some(report))
-    }
-
-    async fn state(&self) -> StateDocument {
-        LocalBackend::new(self.dir.path())
-            .load("default")
-            .await
-            .unwrap()
-            .unwrap()
-    }
-}
+mod support;
+use support::*;
 
 const CONFIG: &str = r#"
 variable "secret" {
@@ -518,6 +278,7 @@ async fn an_interrupted_create_is_adopted_not_duplicated() {
     let remote = Thing {
         svc: h.svc.clone(),
         schema: thing_schema(),
+        type_name: "test_thing",
     }
     .create(
         &OpContext {

@@ -592,6 +592,7 @@ impl Engine<'_> {
                 }
             }
         }
+        create_before_destroy_spreads(&mut plan);
         if req.mode != PlanMode::RefreshOnly {
             self.plan_containers(&mut plan, &state, &mut diags).await;
         }
@@ -1035,7 +1036,28 @@ impl Engine<'_> {
                 if let Some(l) = &live_attrs {
                     current.extend(l.clone());
                 }
-                crate::plan::diff::keep_service_values(schema, &mut after, &current);
+                crate::plan::diff::keep_service_values(schema, &mut after, &current, &p.config);
+            }
+            if action.is_replace() {
+                // The new object holds what is configured and the service's defaults, not
+                // what the old one had been given outside brickform.
+                for a in schema
+                    .attributes
+                    .iter()
+                    .filter(|a| a.presence == crate::provider::Presence::Optional && !a.sensitive)
+                {
+                    if config.get(a.name).is_none_or(Value::is_null) {
+                        after.insert(
+                            a.name.to_string(),
+                            a.server_default.clone().unwrap_or(Value::Null),
+                        );
+                    }
+                }
+                for b in &schema.blocks {
+                    if config.get(b.name).is_none_or(Value::is_null) {
+                        after.insert(b.name.to_string(), Value::Null);
+                    }
+                }
             }
             if action.is_replace() || action == Action::Create {
                 let known = kind.plan_computed(&config);
@@ -1473,6 +1495,34 @@ impl Engine<'_> {
                 plan.changes.remove(i);
                 specs.remove(i);
             }
+        }
+    }
+}
+
+/// A replaced instance that something replaced with `create_before_destroy` depends on is
+/// replaced that way too (as Terraform does): the dependent's new copy needs the new
+/// dependency before its old copy goes, and the dependency's old copy can go only after
+/// the dependent's — destroying the dependency first would make apply's graph a cycle.
+fn create_before_destroy_spreads(plan: &mut Plan) {
+    loop {
+        let base_of = |a: &str| a.split('[').next().unwrap_or(a).to_string();
+        let needs: HashSet<String> = plan
+            .changes
+            .iter()
+            .filter(|c| c.action == Action::CreateThenDelete)
+            .flat_map(|c| c.dependencies.iter().cloned())
+            .collect();
+        let mut changed = false;
+        for c in plan.changes.iter_mut() {
+            if c.action == Action::DeleteThenCreate
+                && (needs.contains(&c.address) || needs.contains(&base_of(&c.address)))
+            {
+                c.action = Action::CreateThenDelete;
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
         }
     }
 }

@@ -251,12 +251,33 @@ fn object_equal(schema: &Schema, a: &Object, b: &Object, lenient: bool, writes: 
 /// keeps the current value when updates merge, and is the default itself when they write the
 /// whole object (the update puts it back); blocks the service adds are kept when they would
 /// survive the update. Recurses into nested blocks (keyed ones matched by key), so a plan
-/// shows only the changes that will happen, and every one of them.
-pub fn keep_service_values(schema: &Schema, after: &mut Object, current: &Object) {
-    keep_values(schema, after, current, schema.writes)
+/// shows only the changes that will happen, and every one of them. What the last applied
+/// configuration (`applied`) set and the configuration now leaves out is removed by the
+/// update, not kept.
+pub fn keep_service_values(
+    schema: &Schema,
+    after: &mut Object,
+    current: &Object,
+    applied: &Object,
+) {
+    keep_values(schema, after, current, schema.writes, applied)
 }
 
-fn keep_values(schema: &Schema, after: &mut Object, current: &Object, writes: Writes) {
+fn keep_values(
+    schema: &Schema,
+    after: &mut Object,
+    current: &Object,
+    writes: Writes,
+    applied: &Object,
+) {
+    let removed = |name: &str| {
+        applied.get(name).is_some_and(|v| match v {
+            Value::Null => false,
+            Value::List(l) => !l.is_empty(),
+            Value::Object(o) => !o.is_empty(),
+            _ => true,
+        })
+    };
     for a in &schema.attributes {
         let unset = after.get(a.name).is_none_or(Value::is_null);
         if !unset || a.sensitive {
@@ -267,7 +288,9 @@ fn keep_values(schema: &Schema, after: &mut Object, current: &Object, writes: Wr
             // The service does not report it either way.
             continue;
         };
-        if service_decides || (a.server_default.is_some() && writes == Writes::Merge) {
+        if service_decides
+            || (a.server_default.is_some() && writes == Writes::Merge && !removed(a.name))
+        {
             after.insert(a.name.to_string(), v.clone());
         } else if let Some(d) = &a.server_default {
             after.insert(a.name.to_string(), d.clone());
@@ -286,14 +309,17 @@ fn keep_values(schema: &Schema, after: &mut Object, current: &Object, writes: Wr
         };
         if is_empty {
             // A block the configuration does not have but the service shows (empty
-            // notification settings and the like) is the service's.
-            if block_equal(bt, &Value::Null, cur, true, writes) {
+            // notification settings and the like) is the service's — unless the
+            // configuration had it and took it out.
+            if !removed(bt.name) && block_equal(bt, &Value::Null, cur, true, writes) {
                 *slot = cur.clone();
             }
             continue;
         }
         match (slot, cur) {
-            (Value::Object(a), Value::Object(c)) => keep_values(&bt.schema, a, c, writes),
+            (Value::Object(a), Value::Object(c)) => {
+                keep_values(&bt.schema, a, c, writes, &Object::new())
+            }
             (Value::List(items), Value::List(cur_items)) => {
                 for (i, item) in items.iter_mut().enumerate() {
                     let Value::Object(a) = item else { continue };
@@ -304,7 +330,7 @@ fn keep_values(schema: &Schema, after: &mut Object, current: &Object, writes: Wr
                         _ => cur_items.get(i),
                     };
                     if let Some(Value::Object(c)) = matching {
-                        keep_values(&bt.schema, a, c, writes);
+                        keep_values(&bt.schema, a, c, writes, &Object::new());
                     }
                 }
             }
@@ -389,10 +415,11 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
 
         let Some(prior) = input.prior else {
             // Creating: everything configured is new.
-            let after = if config.is_null() && f.presence == Presence::OptionalComputed {
-                Value::Unknown
-            } else {
-                config.clone()
+            // What the configuration leaves out is the service's default, where it has one.
+            let after = match (&config, f.server_default) {
+                (Value::Null, _) if f.presence == Presence::OptionalComputed => Value::Unknown,
+                (Value::Null, Some(d)) if !f.sensitive => d.clone(),
+                _ => config.clone(),
             };
             if !config.is_null() && !is_empty_collection(&config) {
                 out.fields.push(FieldChange {
@@ -480,7 +507,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                     // write filled in, so a paused schedule shows as UNPAUSED -> PAUSED.
                     let mut was = Object::from_iter([(name.to_string(), base.clone())]);
                     let now = Object::from_iter([(name.to_string(), l.clone())]);
-                    keep_values(schema, &mut was, &now, writes);
+                    keep_values(schema, &mut was, &now, writes, &Object::new());
                     was.swap_remove(name).unwrap_or(Value::Null)
                 } else {
                     base.clone()
@@ -839,7 +866,7 @@ mod tests {
                 ignore: &ignore,
                 fingerprint_matches: &fp,
             });
-            keep_service_values(&s, &mut d.after, &live);
+            keep_service_values(&s, &mut d.after, &live, &prior.config);
             d
         };
 

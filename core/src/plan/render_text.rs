@@ -608,7 +608,25 @@ pub(crate) fn resource_lines(rc: &ResourceChange, sty: Sty, show_unchanged: bool
         sensitive: &sensitive,
     };
     let before = rc.before.as_ref().map(|o| &o.0);
-    let after = rc.after.as_ref().map(|o| &o.0);
+    // A new object's `after` holds the service's defaults for what the configuration leaves
+    // out; the text shows what is configured or computed, as Terraform's does.
+    let created: Option<crate::value::Object> = (rc.action == Action::Create).then(|| {
+        rc.after
+            .as_ref()
+            .map(|o| {
+                o.0.iter()
+                    .filter(|(k, v)| {
+                        !v.is_wholly_known()
+                            || rc.fields.iter().any(
+                                |f| matches!(f.path.first(), Some(PathStep::Key(p)) if p == *k),
+                            )
+                    })
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    });
+    let after = created.as_ref().or(rc.after.as_ref().map(|o| &o.0));
     let (old, new) = match rc.action {
         Action::Delete => (before, None),
         // Forgetting changes nothing about the object; show what stays behind.

@@ -1,0 +1,309 @@
+//! The test-only provider the engine tests drive: an in-memory service with one kind,
+//! `test_thing`, and a data source, `test_info`, and a harness that plans and applies
+//! configurations against it with real state and write-ahead log files.
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)] // test helpers may panic
+
+use async_trait::async_trait;
+use brickform_core::engine::apply::{ApplyOptions, ApplyReport};
+use brickform_core::engine::inputs::{VarInputs, resolve};
+use brickform_core::engine::{Engine, PlanRequest};
+use brickform_core::lang::load::load_sources;
+use brickform_core::plan::PlanMode;
+use brickform_core::provider::*;
+use brickform_core::value::{Object, Value};
+use brickform_state::{Backend, LocalBackend, StateDocument, recover};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+/// An in-memory service with one kind, `test_thing`, and a data source `test_info`.
+#[derive(Default)]
+pub struct Service {
+    pub objects: Mutex<BTreeMap<String, Object>>,
+    pub next: Mutex<u64>,
+    pub fail_names: Mutex<Vec<String>>,
+    pub configured: Mutex<Option<Object>>,
+}
+
+/// `test_thing` updates merge (a PATCH); `test_whole` writes the whole object (a reset):
+/// what its configuration leaves out goes back to the default.
+pub struct Thing {
+    pub svc: Arc<Service>,
+    pub schema: Schema,
+    pub type_name: &'static str,
+}
+
+/// `test_whole`: as `test_thing`, written whole, with a `size` the service defaults to 1.
+pub fn whole_schema() -> Schema {
+    thing_schema()
+        .attr(Attribute::optional("size", AttrType::Number).server_default(1i64))
+        .whole_writes()
+}
+
+impl Thing {
+    fn whole(&self) -> bool {
+        self.schema.writes == Writes::Whole
+    }
+}
+
+pub fn thing_schema() -> Schema {
+    Schema::new()
+        .attr(
+            Attribute::required("name", AttrType::String)
+                .force_new()
+                .normalize(Normalize::LowerCase),
+        )
+        .attr(Attribute::optional("comment", AttrType::String))
+        .attr(Attribute::optional("parent", AttrType::String))
+        .attr(Attribute::optional("secret", AttrType::String).sensitive())
+        .attr(Attribute::optional_computed("owner", AttrType::String))
+        .attr(Attribute::computed("id", AttrType::String))
+        // Declared, never reported by the service (as some variants of real objects do).
+        .attr(Attribute::computed("url", AttrType::String))
+        .block(BlockType::keyed(
+            "item",
+            "key",
+            Schema::new().attr(Attribute::required("key", AttrType::String)),
+        ))
+}
+
+#[async_trait]
+impl ResourceKind for Thing {
+    fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
+        let name = config
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if self.svc.fail_names.lock().unwrap().contains(&name) {
+            return Err(ProviderError::invalid(format!("cannot create {name}")));
+        }
+        let mut n = self.svc.next.lock().unwrap();
+        *n += 1;
+        let id = format!("id-{n}");
+        let mut o = config.clone();
+        o.swap_remove("secret");
+        if self.whole() && o.get("size").is_none_or(Value::is_null) {
+            o.insert("size".into(), Value::from(1i64));
+        }
+        o.insert("id".into(), Value::from(id.as_str()));
+        o.insert("owner".into(), Value::from("service"));
+        self.svc
+            .objects
+            .lock()
+            .unwrap()
+            .insert(id.clone(), o.clone());
+        Ok(Remote { id, attrs: o })
+    }
+    async fn read(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Option<Remote>> {
+        Ok(self.svc.objects.lock().unwrap().get(id).map(|o| Remote {
+            id: id.to_string(),
+            attrs: o.clone(),
+        }))
+    }
+    async fn update(
+        &self,
+        _: &OpContext,
+        id: &str,
+        prior: &Object,
+        config: &Object,
+    ) -> ProviderResult<Remote> {
+        let mut objs = self.svc.objects.lock().unwrap();
+        let o = objs
+            .get_mut(id)
+            .ok_or_else(|| ProviderError::not_found("gone"))?;
+        for (k, v) in config {
+            if k == "secret" {
+                continue;
+            }
+            let computed = self
+                .schema
+                .attribute(k)
+                .is_some_and(|a| a.presence == Presence::OptionalComputed);
+            if self.whole() && !(computed && v.is_null()) {
+                // A reset: everything as configured, defaults where it is silent; what the
+                // service computes when unset it computes again.
+                let v = match (k.as_str(), v) {
+                    ("size", Value::Null) => Value::from(1i64),
+                    _ => v.clone(),
+                };
+                o.insert(k.clone(), v);
+            } else if !v.is_null() {
+                o.insert(k.clone(), v.clone());
+            } else if prior.get(k).is_some_and(|p| !p.is_null())
+                && self
+                    .schema
+                    .attribute(k)
+                    .is_some_and(|a| a.presence == Presence::Optional)
+            {
+                // A PATCH sends the removal of what was configured before.
+                o.insert(k.clone(), Value::Null);
+            }
+        }
+        Ok(Remote {
+            id: id.to_string(),
+            attrs: o.clone(),
+        })
+    }
+    async fn delete(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<()> {
+        self.svc.objects.lock().unwrap().remove(id);
+        Ok(())
+    }
+    fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
+        config
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_lowercase)
+    }
+    async fn find_by_key(&self, _: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        let objs = self.svc.objects.lock().unwrap();
+        Ok(objs
+            .iter()
+            .find(|(_, o)| o.get("name").and_then(Value::as_str) == Some(key))
+            .map(|(id, o)| Remote {
+                id: id.clone(),
+                attrs: o.clone(),
+            }))
+    }
+}
+
+pub struct Info {
+    pub schema: Schema,
+}
+#[async_trait]
+impl DataSource for Info {
+    fn type_name(&self) -> &'static str {
+        "test_info"
+    }
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    async fn read(&self, _: &Object) -> ProviderResult<Object> {
+        Ok(Object::from_iter([(
+            "user".to_string(),
+            Value::from("me@example.com"),
+        )]))
+    }
+}
+
+pub struct TestProvider {
+    pub svc: Arc<Service>,
+    pub schema: Schema,
+}
+#[async_trait]
+impl Provider for TestProvider {
+    fn name(&self) -> &'static str {
+        "test"
+    }
+    fn config_schema(&self) -> &Schema {
+        &self.schema
+    }
+    fn resource_kinds(&self) -> Vec<Arc<dyn ResourceKind>> {
+        vec![
+            Arc::new(Thing {
+                svc: self.svc.clone(),
+                schema: thing_schema(),
+                type_name: "test_thing",
+            }),
+            Arc::new(Thing {
+                svc: self.svc.clone(),
+                schema: whole_schema(),
+                type_name: "test_whole",
+            }),
+        ]
+    }
+    fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
+        vec![Arc::new(Info {
+            schema: Schema::new()
+                .attr(Attribute::computed("user", AttrType::String))
+                .attr(Attribute::computed("region", AttrType::String)),
+        })]
+    }
+    async fn configure(&self, settings: &Object) -> ProviderResult<()> {
+        if settings.get("region").and_then(Value::as_str) == Some("nowhere") {
+            return Err(ProviderError::invalid("no such region"));
+        }
+        *self.svc.configured.lock().unwrap() = Some(settings.clone());
+        Ok(())
+    }
+}
+
+pub struct Harness {
+    pub svc: Arc<Service>,
+    pub registry: Registry,
+    pub dir: tempfile::TempDir,
+}
+
+impl Harness {
+    pub fn new() -> Self {
+        let svc = Arc::new(Service::default());
+        let mut registry = Registry::new();
+        registry.register(Arc::new(TestProvider {
+            svc: svc.clone(),
+            schema: Schema::new().attr(Attribute::optional("region", AttrType::String)),
+        }));
+        Harness {
+            svc,
+            registry,
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub async fn run(
+        &self,
+        src: &str,
+        mode: PlanMode,
+        apply: bool,
+    ) -> (brickform_core::plan::Plan, Option<ApplyReport>) {
+        let (config, d) = load_sources(
+            self.dir.path(),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+        );
+        assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
+        let (vars, d) = resolve(&config, &VarInputs::default(), None);
+        assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
+        let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(self.dir.path()));
+        let rec = recover(backend.clone(), "default").await.unwrap();
+        let mut doc = rec.document;
+        if !rec.existed {
+            backend.save("default", &mut doc).await.unwrap();
+        }
+        let engine = Engine::new(&config, &self.registry, &vars, "default");
+        let (planned, d) = engine
+            .plan(
+                &doc,
+                &PlanRequest {
+                    mode,
+                    refresh: true,
+                    ..Default::default()
+                },
+            )
+            .await;
+        let planned = planned.unwrap_or_else(|| panic!("{}", d.render_plain(&config.sources)));
+        if !apply {
+            return (planned.plan, None);
+        }
+        let opts = ApplyOptions {
+            parallelism: 4,
+            cancel: CancellationToken::new(),
+            on_event: Arc::new(|_| {}),
+        };
+        let (mut doc, report) = engine.apply(&planned, doc, rec.journal, opts).await;
+        backend.save("default", &mut doc).await.unwrap();
+        (planned.plan, Some(report))
+    }
+
+    pub async fn state(&self) -> StateDocument {
+        LocalBackend::new(self.dir.path())
+            .load("default")
+            .await
+            .unwrap()
+            .unwrap()
+    }
+}
