@@ -574,3 +574,79 @@ fn generated_configurations_and_edits_keep_the_engine_invariants() {
         panic!("{e}");
     }
 }
+
+/// The minimal cases the generator found, kept so they run whatever the seed gives.
+#[test]
+fn cases_the_generator_found() {
+    let thing = |variant: u8| Res {
+        whole: false,
+        count: None,
+        variant,
+        comment: None,
+        size: None,
+        parent: None,
+        create_before_destroy: false,
+        items: 0,
+    };
+    let whole = |variant: u8| Res {
+        whole: true,
+        ..thing(variant)
+    };
+    let apply = |config: Vec<Option<Res>>, outside: Vec<(usize, Outside)>| Step {
+        config,
+        outside,
+        op: Op::Apply,
+    };
+    let cases: Vec<Vec<Step>> = vec![
+        // A create's after holds the service's default.
+        vec![apply(vec![None, Some(whole(0))], vec![])],
+        // An update keeps what the service reported for a field never configured.
+        vec![
+            apply(vec![Some(thing(0))], vec![]),
+            apply(
+                vec![Some(Res {
+                    items: 1,
+                    ..thing(0)
+                })],
+                vec![(0, Outside::Comment(0))],
+            ),
+        ],
+        // A removed block is removed.
+        vec![
+            apply(
+                vec![Some(Res {
+                    items: 1,
+                    ..thing(1)
+                })],
+                vec![],
+            ),
+            apply(vec![Some(thing(1))], vec![]),
+        ],
+        // A replaced object does not inherit what the old one was given outside.
+        vec![
+            apply(vec![Some(thing(0))], vec![]),
+            apply(vec![Some(thing(1))], vec![(0, Outside::Comment(0))]),
+        ],
+        // create_before_destroy spreads to a replaced dependency.
+        vec![
+            apply(vec![Some(thing(0)), Some(whole(1))], vec![]),
+            apply(
+                vec![
+                    Some(thing(1)),
+                    Some(Res {
+                        parent: Some(0),
+                        create_before_destroy: true,
+                        ..whole(0)
+                    }),
+                ],
+                vec![],
+            ),
+        ],
+    ];
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for (i, steps) in cases.into_iter().enumerate() {
+        if let Err(e) = rt.block_on(run_case(steps)) {
+            panic!("case {i}: {e}");
+        }
+    }
+}
