@@ -245,6 +245,13 @@ impl ResourceKind for UcKind {
             }
         }
         if !patch.is_empty() {
+            // A PATCH that needs some fields every time (a connection's options) needs
+            // them here too.
+            for f in self.spec.always_send {
+                if let Some(j) = config.get(*f).and_then(json_of) {
+                    patch.entry(f.to_string()).or_insert(j);
+                }
+            }
             let resp = client
                 .patch(&self.path(&remote.id), &Json::Object(patch))
                 .await
