@@ -78,6 +78,10 @@ pub struct Attribute {
     /// path from its name). When one of them changes, the value is known only after apply,
     /// so what reads it is planned too.
     pub derived_from: &'static [&'static str],
+    /// For computed attributes: the service sets a new value at every write (a modification
+    /// time, a run state a changed spec restarts), so an update makes it known only after
+    /// apply.
+    pub changes_on_write: bool,
 }
 
 impl Attribute {
@@ -92,6 +96,7 @@ impl Attribute {
             normalize: Normalize::None,
             server_default: None,
             derived_from: &[],
+            changes_on_write: false,
         }
     }
     pub fn required(name: &'static str, ty: AttrType) -> Self {
@@ -124,6 +129,10 @@ impl Attribute {
     }
     pub fn derived_from(mut self, attrs: &'static [&'static str]) -> Self {
         self.derived_from = attrs;
+        self
+    }
+    pub fn changes_on_write(mut self) -> Self {
+        self.changes_on_write = true;
         self
     }
     pub fn server_default(mut self, v: impl Into<Value>) -> Self {

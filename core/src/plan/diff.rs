@@ -562,17 +562,19 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         };
         out.after.insert(name.to_string(), after);
     }
-    // Computed values derived from something that changes are known only after apply.
+    // Computed values derived from something that changes, or set anew by every write, are
+    // known only after apply.
     if input.prior.is_some() {
-        for a in schema
-            .attributes
-            .iter()
-            .filter(|a| a.presence == Presence::Computed && !a.derived_from.is_empty())
-        {
-            let changes = out.fields.iter().any(|f| {
-                matches!(f.path.as_slice(), [PathStep::Key(k)] if a.derived_from.contains(&k.as_str()))
-                    && f.reason != FieldReason::Drift
-            });
+        let writes_happen = !out.fields.is_empty();
+        for a in schema.attributes.iter().filter(|a| {
+            a.presence == Presence::Computed && (!a.derived_from.is_empty() || a.changes_on_write)
+        }) {
+            // Drift counts: the write puts the attribute back, and what derives from it
+            // changes with it (a connection's url from the host it is given again).
+            let changes = (a.changes_on_write && writes_happen)
+                || out.fields.iter().any(|f| {
+                    matches!(f.path.as_slice(), [PathStep::Key(k)] if a.derived_from.contains(&k.as_str()))
+                });
             if changes {
                 let before = out.after.insert(a.name.to_string(), Value::Unknown);
                 out.fields.push(FieldChange {
@@ -886,5 +888,38 @@ mod tests {
         assert_eq!(merge.after["max_runs"], Value::from(5i64));
         assert_eq!(merge.after["description"], Value::from("by hand"));
         assert_eq!(merge.after["notify"], live["notify"]);
+    }
+
+    fn run_with(schema: &Schema, config: &Object, prior: &Prior, live: &Object) -> DiffOutput {
+        let ignore = |_: &str| false;
+        // The fingerprint of a test value is its JSON text.
+        let fp = |v: &Value, fp: &str| v.to_json().to_string() == fp;
+        diff(&DiffInput {
+            schema,
+            config,
+            prior: Some(prior),
+            live: Some(live),
+            ignore: &ignore,
+            fingerprint_matches: &fp,
+        })
+    }
+
+    #[test]
+    fn what_every_write_sets_is_unknown_after_an_update_only() {
+        let schema = Schema::new()
+            .attr(Attribute::optional("comment", AttrType::String))
+            .attr(Attribute::computed("modified", AttrType::Number).changes_on_write());
+        let prior = Prior {
+            config: obj(&[("comment", "a".into())]),
+            computed: obj(&[("modified", Value::from(1i64))]),
+            sensitive: Default::default(),
+        };
+        let live = obj(&[("comment", "a".into()), ("modified", Value::from(1i64))]);
+        let d = run_with(&schema, &obj(&[("comment", "a".into())]), &prior, &live);
+        assert!(d.fields.is_empty());
+        assert_eq!(d.after["modified"], Value::from(1i64));
+        let d = run_with(&schema, &obj(&[("comment", "b".into())]), &prior, &live);
+        assert_eq!(d.after["modified"], Value::Unknown);
+        assert_eq!(d.fields.len(), 2);
     }
 }
