@@ -419,7 +419,27 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                 (Some(fp), v) => !(input.fingerprint_matches)(v, fp),
                 (None, v) => !v.is_null(),
             };
-            if changed && !ignored {
+            // A map the service echoes without its secret entries (a connection's options
+            // come back without the password): an entry it does return that differs from the
+            // configured one was changed outside brickform, and the write puts it back.
+            let echo_drifted = match (&config, input.live.and_then(|l| l.get(name))) {
+                (Value::Object(want), Some(Value::Object(have))) => want
+                    .iter()
+                    .any(|(k, w)| have.get(k).is_some_and(|h| !values_equal(w, h))),
+                _ => false,
+            };
+            if echo_drifted && !changed {
+                out.drift.push(FieldChange {
+                    path: key(name),
+                    before: Some(SerValue(masked(&config))),
+                    after: Some(SerValue(masked(&Value::Bool(true)))),
+                    live: None,
+                    reason: FieldReason::Drift,
+                    forces_replacement: false,
+                    sensitive: true,
+                });
+            }
+            if (changed || echo_drifted) && !ignored {
                 out.fields.push(FieldChange {
                     path: key(name),
                     // Set before (a fingerprint is stored): an update of a hidden value,
@@ -430,7 +450,11 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                         .then(|| SerValue(masked(&Value::Bool(true)))),
                     after: Some(SerValue(masked(&config))),
                     live: None,
-                    reason: FieldReason::Configuration,
+                    reason: if changed {
+                        FieldReason::Configuration
+                    } else {
+                        FieldReason::Drift
+                    },
                     forces_replacement: f.replace_on_change,
                     sensitive: true,
                 });
@@ -902,6 +926,45 @@ mod tests {
             ignore: &ignore,
             fingerprint_matches: &fp,
         })
+    }
+
+    #[test]
+    fn an_echoed_entry_of_a_write_only_map_that_moved_is_drift() {
+        let schema = Schema::new()
+            .attr(Attribute::required(
+                "options",
+                AttrType::Map(Box::new(AttrType::String)),
+            ).sensitive())
+            .attr(Attribute::computed("url", AttrType::String).derived_from(&["options"]));
+        let options = obj(&[("host", "db".into()), ("password", "pw".into())]);
+        let config = obj(&[("options", Value::Object(options.clone()))]);
+        let prior = Prior {
+            config: Object::new(),
+            computed: obj(&[("url", "jdbc://db/".into())]),
+            sensitive: [(
+                "options".to_string(),
+                Value::Object(options).to_json().to_string(),
+            )]
+            .into(),
+        };
+        // The service answers without the password: unchanged.
+        let same = obj(&[
+            ("options", Value::Object(obj(&[("host", "db".into())]))),
+            ("url", "jdbc://db/".into()),
+        ]);
+        let d = run_with(&schema, &config, &prior, &same);
+        assert!(d.fields.is_empty() && d.drift.is_empty(), "{:?}", d.fields);
+        // The host moved: drift, put back, hidden; the url it builds is known after apply.
+        let moved = obj(&[
+            ("options", Value::Object(obj(&[("host", "other".into())]))),
+            ("url", "jdbc://other/".into()),
+        ]);
+        let d = run_with(&schema, &config, &prior, &moved);
+        let f = &d.fields[0];
+        assert_eq!((f.reason, f.sensitive), (FieldReason::Drift, true));
+        assert_ne!(f.after.as_ref().map(|v| v.0.clone()), Some(Value::from("other")));
+        assert_eq!(d.drift.len(), 1);
+        assert_eq!(d.after["url"], Value::Unknown);
     }
 
     #[test]
