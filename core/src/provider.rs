@@ -521,7 +521,9 @@ pub trait ResourceKind: Send + Sync {
         prior: &Object,
     ) -> ProviderResult<Option<Remote>>;
 
-    /// Updates in place. `prior` holds the last applied attributes.
+    /// Updates in place. `prior` holds the last applied attributes: the configured values and
+    /// what the service reported for attributes the configuration does not set itself
+    /// (see `Prior::applied`), never a live value of an optional attribute left unset.
     async fn update(
         &self,
         ctx: &OpContext,

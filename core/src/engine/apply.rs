@@ -818,7 +818,7 @@ async fn run_node(
                 let prior = {
                     let doc = shared.doc.lock().await;
                     prior_of(&doc, &change.address)
-                        .map(|(_, p)| p.merged())
+                        .map(|(_, p)| p.applied(kind.schema()))
                         .unwrap_or_else(prior_obj)
                 };
                 kind.update(ctx, &id, &prior, &config).await

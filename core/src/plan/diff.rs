@@ -34,6 +34,24 @@ impl Prior {
         }
         out
     }
+
+    /// What an update starts from: what was configured, and what the service reported for
+    /// attributes the user does not set (computed ones, optional+computed ones left to the
+    /// service, brickform-only keys). Not the live value of an optional attribute the
+    /// configuration never set: that is not the user's, and a merged update that took it
+    /// for "applied before" would clear it — properties added outside brickform, which the
+    /// plan keeps, went with the next unrelated change.
+    pub fn applied(&self, schema: &Schema) -> Object {
+        let mut out = self.merged();
+        for a in &schema.attributes {
+            let never_set = matches!(a.presence, Presence::Optional | Presence::Required)
+                && self.config.get(a.name).is_some_and(Value::is_null);
+            if never_set {
+                out.insert(a.name.to_string(), Value::Null);
+            }
+        }
+        out
+    }
 }
 
 pub struct DiffInput<'a> {
