@@ -430,3 +430,29 @@ fn what_every_pipeline_edit_changes_is_known_after_apply() {
     assert_ne!(pipeline(&serve)["state"], before["state"]);
     plan_is_empty(d, &serve);
 }
+
+#[test]
+fn properties_added_outside_survive_later_updates() {
+    let cfg = |comment: &str| {
+        format!(
+            "variable \"host\" {{}}\nprovider \"databricks\" {{ host = var.host }}\nresource \"databricks_catalog\" \"c\" {{\n  name    = \"truth_cat\"\n  comment = \"{comment}\"\n}}\n"
+        )
+    };
+    let dir = config(&[("main.bf.hcl", &cfg("one"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let path = "/api/2.1/unity-catalog/catalogs/truth_cat";
+    serve.ok("PATCH", path, Some(json!({"properties": {"env": "data"}})));
+    // Two unrelated updates: after the first, state has seen the properties.
+    for comment in ["two", "three"] {
+        std::fs::write(d.join("main.bf.hcl"), cfg(comment)).unwrap();
+        let plan = plan_json(d, &serve);
+        let c = resource(&plan, "databricks_catalog.c");
+        assert_eq!(c["change"]["after"]["properties"], json!({"env": "data"}), "{c}");
+        bf_ok(d, &serve, &["apply", "--auto-approve"]);
+        let live = serve.ok("GET", path, None);
+        assert_eq!(live["properties"], json!({"env": "data"}), "after {comment}: {live}");
+    }
+    plan_is_empty(d, &serve);
+}
