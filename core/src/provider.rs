@@ -86,6 +86,10 @@ pub struct Attribute {
     /// A rule a known value must follow beyond its type and its allowed values (a cron
     /// expression's syntax, a time-zone id); for lists, each element.
     pub check: Option<ValueCheck>,
+    /// For computed attributes: the service sets a new value at every write (a modification
+    /// time, a run state a changed spec restarts), so an update makes it known only after
+    /// apply.
+    pub changes_on_write: bool,
 }
 
 /// The values an enumerated attribute accepts.
@@ -187,6 +191,7 @@ impl Attribute {
             derived_from: &[],
             allowed: None,
             check: None,
+            changes_on_write: false,
         }
     }
     pub fn required(name: &'static str, ty: AttrType) -> Self {
@@ -219,6 +224,10 @@ impl Attribute {
     }
     pub fn derived_from(mut self, attrs: &'static [&'static str]) -> Self {
         self.derived_from = attrs;
+        self
+    }
+    pub fn changes_on_write(mut self) -> Self {
+        self.changes_on_write = true;
         self
     }
     pub fn server_default(mut self, v: impl Into<Value>) -> Self {
@@ -683,7 +692,9 @@ pub trait ResourceKind: Send + Sync {
         prior: &Object,
     ) -> ProviderResult<Option<Remote>>;
 
-    /// Updates in place. `prior` holds the last applied attributes.
+    /// Updates in place. `prior` holds the last applied attributes: the configured values and
+    /// what the service reported for attributes the configuration does not set itself
+    /// (see `Prior::applied`), never a live value of an optional attribute left unset.
     async fn update(
         &self,
         ctx: &OpContext,

@@ -198,3 +198,286 @@ fn a_changed_task_shows_its_task_key() {
     assert_eq!(keys(&task["before"]), [json!("a"), json!("b")]);
     assert_eq!(keys(&task["after"]), [json!("a"), json!("b")]);
 }
+
+// ---------------------------------------------------------------------------------------
+// Defects the generated cases of tests/python/test_generative_plans.py found (seeds in the
+// commit messages), each reduced to its smallest form.
+
+fn plan_json(d: &Path, serve: &Serve) -> Value {
+    serde_json::from_str(&bf_ok(d, serve, &["plan", "--json"])).unwrap()
+}
+
+fn plan_is_empty(d: &Path, serve: &Serve) {
+    let (code, out, err) = bf(d, serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_saved_plan_that_removes_drifted_tags_applies() {
+    let dir = config(&[("main.bf.hcl", CONFIG)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (id, _) = job_settings(&serve);
+    serve.ok(
+        "POST",
+        "/api/2.2/jobs/update",
+        Some(json!({"job_id": id.parse::<i64>().unwrap(), "new_settings": {"tags": {"tier": "dev"}}})),
+    );
+    // The plan puts the tags back to none: a planned null, which the saved plan must keep.
+    let saved = d.join("p.bin");
+    let saved = saved.to_str().unwrap();
+    bf_ok(d, &serve, &["plan", "--out", saved]);
+    let out = bf_ok(d, &serve, &["apply", saved]);
+    assert!(out.contains("Apply complete!"), "{out}");
+    let (_, live) = job_settings(&serve);
+    assert_eq!(
+        live["tags"].as_object().map(|t| t.contains_key("tier")),
+        Some(false),
+        "{live}"
+    );
+    plan_is_empty(d, &serve);
+}
+
+const CONNECTION: &str = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_connection" "pg" {
+  name            = "truth_pg"
+  connection_type = "POSTGRESQL"
+  comment         = "COMMENT"
+  options = { host = "db.example.com", port = "5432", user = "app", password = "pw" }
+  OWNER
+}
+"#;
+
+fn connection_config(comment: &str, owner: Option<&str>) -> String {
+    CONNECTION.replace("COMMENT", comment).replace(
+        "OWNER",
+        &owner
+            .map(|o| format!("owner = \"{o}\""))
+            .unwrap_or_default(),
+    )
+}
+
+const CONNECTION_PATH: &str = "/api/2.1/unity-catalog/connections/truth_pg";
+
+#[test]
+fn a_connection_with_an_owner_is_created() {
+    let dir = config(&[(
+        "main.bf.hcl",
+        &connection_config("one", Some("someone@example.com")),
+    )]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let live = serve.ok("GET", CONNECTION_PATH, None);
+    assert_eq!(live["owner"], json!("someone@example.com"), "{live}");
+    plan_is_empty(d, &serve);
+}
+
+#[test]
+fn connection_options_changed_outside_are_put_back() {
+    let dir = config(&[("main.bf.hcl", &connection_config("one", None))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    serve.ok(
+        "PATCH",
+        CONNECTION_PATH,
+        Some(json!({"options": {"host": "other.example.com", "port": "5432", "user": "app", "password": "pw"}})),
+    );
+    let (code, text, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 2, "{text}{err}");
+    assert!(text.contains("options = (sensitive value)"), "{text}");
+    // The options stay hidden, in the drift section too (the url is the service's own).
+    let plan = plan_json(d, &serve);
+    let drift = &plan["resource_drift"][0]["change"];
+    assert_eq!(drift["fields"][0]["sensitive"], json!(true), "{plan}");
+    assert_eq!(drift["after"]["options"], Value::Null, "{plan}");
+    assert!(!plan.to_string().contains("\"pw\""), "{plan}");
+    let c = resource(&plan, "databricks_connection.pg");
+    assert_eq!(c["change"]["actions"], json!(["update"]), "{c}");
+    assert_eq!(c["change"]["after_unknown"]["url"], json!(true), "{c}");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let live = serve.ok("GET", CONNECTION_PATH, None);
+    assert_eq!(live["options"]["host"], json!("db.example.com"), "{live}");
+    let state = std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap();
+    assert!(
+        !state.contains("\"host\"") && !state.contains("\"pw\""),
+        "options in state: {state}"
+    );
+    plan_is_empty(d, &serve);
+}
+
+#[test]
+fn a_replaced_connection_is_owned_by_its_creator() {
+    let dir = config(&[("main.bf.hcl", &connection_config("one", None))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    serve.ok(
+        "PATCH",
+        CONNECTION_PATH,
+        Some(json!({"owner": "someone@example.com", "options": {"host": "db.example.com", "port": "5432", "user": "app", "password": "pw"}})),
+    );
+    plan_is_empty(d, &serve);
+    // A new comment replaces the connection: the new one's owner is not the old one's.
+    std::fs::write(d.join("main.bf.hcl"), connection_config("two", None)).unwrap();
+    let plan = plan_json(d, &serve);
+    let c = resource(&plan, "databricks_connection.pg");
+    assert_eq!(c["change"]["actions"], json!(["delete", "create"]), "{c}");
+    assert!(c["change"]["after"].get("owner").is_none(), "{c}");
+    assert_eq!(c["change"]["after_unknown"]["owner"], json!(true), "{c}");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let live = serve.ok("GET", CONNECTION_PATH, None);
+    assert_eq!(live["owner"], json!("local-user@brickform.local"), "{live}");
+    plan_is_empty(d, &serve);
+}
+
+const JOB_WITH_DESCRIPTION: &str = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_job" "nightly" {
+  name        = "nightly"
+  description = "nightly load"
+  schedule {
+    quartz_cron_expression = "0 0 2 * * ?"
+    timezone_id            = "UTC"
+  }
+  task {
+    task_key = "a"
+    notebook_task { notebook_path = "/Shared/a" }
+  }
+}
+"#;
+
+#[test]
+fn job_fields_removed_outside_are_put_back() {
+    let dir = config(&[("main.bf.hcl", JOB_WITH_DESCRIPTION)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (id, _) = job_settings(&serve);
+    serve.ok(
+        "POST",
+        "/api/2.2/jobs/update",
+        Some(json!({"job_id": id.parse::<i64>().unwrap(), "fields_to_remove": ["description", "schedule"]})),
+    );
+    let (code, text, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 2, "{text}{err}");
+    for line in ["description", "schedule"] {
+        assert!(text.contains(line), "{line} not in\n{text}");
+    }
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (_, live) = job_settings(&serve);
+    assert_eq!(live["description"], json!("nightly load"), "{live}");
+    assert_eq!(
+        live["schedule"]["quartz_cron_expression"],
+        json!("0 0 2 * * ?"),
+        "{live}"
+    );
+    plan_is_empty(d, &serve);
+}
+
+const PIPELINE: &str = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_pipeline" "p" {
+  name          = "truth-pipeline"
+  serverless    = true
+  catalog       = "main"
+  schema        = "s"
+  continuous    = CONTINUOUS
+  configuration = { k = "VALUE" }
+}
+"#;
+
+#[test]
+fn what_every_pipeline_edit_changes_is_known_after_apply() {
+    let cfg = |continuous: bool, value: &str| {
+        PIPELINE
+            .replace("CONTINUOUS", &continuous.to_string())
+            .replace("VALUE", value)
+    };
+    let dir = config(&[("main.bf.hcl", &cfg(false, "a"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    serve.ok(
+        "POST",
+        "/api/2.1/unity-catalog/catalogs",
+        Some(json!({"name": "main"})),
+    );
+    serve.ok(
+        "POST",
+        "/api/2.1/unity-catalog/schemas",
+        Some(json!({"name": "s", "catalog_name": "main"})),
+    );
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let pipeline = |serve: &Serve| {
+        let list = serve.ok("GET", "/api/2.0/pipelines", None);
+        let id = list["statuses"][0]["pipeline_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        serve.ok("GET", &format!("/api/2.0/pipelines/{id}"), None)
+    };
+    let before = pipeline(&serve);
+
+    // An edit moves last_modified; the plan must not promise the old one.
+    std::fs::write(d.join("main.bf.hcl"), cfg(false, "b")).unwrap();
+    let plan = plan_json(d, &serve);
+    let c = resource(&plan, "databricks_pipeline.p");
+    assert_eq!(
+        c["change"]["after_unknown"]["last_modified"],
+        json!(true),
+        "{c}"
+    );
+    assert!(c["change"]["after"].get("last_modified").is_none(), "{c}");
+    // Its state stays what it is: only `continuous` starts or stops it.
+    assert_eq!(c["change"]["after"]["state"], before["state"], "{c}");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_ne!(pipeline(&serve)["last_modified"], before["last_modified"]);
+
+    std::fs::write(d.join("main.bf.hcl"), cfg(true, "b")).unwrap();
+    let plan = plan_json(d, &serve);
+    let c = resource(&plan, "databricks_pipeline.p");
+    assert_eq!(c["change"]["after_unknown"]["state"], json!(true), "{c}");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_ne!(pipeline(&serve)["state"], before["state"]);
+    plan_is_empty(d, &serve);
+}
+
+#[test]
+fn properties_added_outside_survive_later_updates() {
+    let cfg = |comment: &str| {
+        format!(
+            "variable \"host\" {{}}\nprovider \"databricks\" {{ host = var.host }}\nresource \"databricks_catalog\" \"c\" {{\n  name    = \"truth_cat\"\n  comment = \"{comment}\"\n}}\n"
+        )
+    };
+    let dir = config(&[("main.bf.hcl", &cfg("one"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let path = "/api/2.1/unity-catalog/catalogs/truth_cat";
+    serve.ok("PATCH", path, Some(json!({"properties": {"env": "data"}})));
+    // Two unrelated updates: after the first, state has seen the properties.
+    for comment in ["two", "three"] {
+        std::fs::write(d.join("main.bf.hcl"), cfg(comment)).unwrap();
+        let plan = plan_json(d, &serve);
+        let c = resource(&plan, "databricks_catalog.c");
+        assert_eq!(
+            c["change"]["after"]["properties"],
+            json!({"env": "data"}),
+            "{c}"
+        );
+        bf_ok(d, &serve, &["apply", "--auto-approve"]);
+        let live = serve.ok("GET", path, None);
+        assert_eq!(
+            live["properties"],
+            json!({"env": "data"}),
+            "after {comment}: {live}"
+        );
+    }
+    plan_is_empty(d, &serve);
+}

@@ -966,24 +966,7 @@ async fn run_node(
                 let prior = {
                     let doc = shared.doc.lock().await;
                     prior_of(&doc, &change.address)
-                        .map(|(_, p)| {
-                            // What was configured, for what the user sets: a value the
-                            // service reported for a field never configured is not one to
-                            // clear. Reported values for the rest (ids, versions).
-                            let mut m = p.merged();
-                            let schema = kind.schema();
-                            let user_set = schema
-                                .attributes
-                                .iter()
-                                .filter(|a| a.presence == crate::provider::Presence::Optional)
-                                .map(|a| a.name)
-                                .chain(schema.blocks.iter().map(|b| b.name));
-                            for name in user_set {
-                                let v = p.config.get(name).cloned().unwrap_or(Value::Null);
-                                m.insert(name.to_string(), v);
-                            }
-                            m
-                        })
+                        .map(|(_, p)| p.applied(kind.schema()))
                         .unwrap_or_else(prior_obj)
                 };
                 kind.update(ctx, &id, &prior, &config).await

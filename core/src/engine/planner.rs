@@ -260,6 +260,17 @@ pub fn block_keys(schema: &Schema) -> Vec<(Vec<String>, String)> {
     out
 }
 
+/// What a new object gets from the service: computed attributes, and — when it replaces
+/// an old one — optional+computed ones the configuration leaves out, which the diff took
+/// from the old object (a replaced connection is owned by its creator, not by the old
+/// one's owner). A create has them unknown already.
+fn service_assigned(a: &crate::provider::Attribute, config: &Object, replace: bool) -> bool {
+    a.is_computed_only()
+        || (replace
+            && a.presence == crate::provider::Presence::OptionalComputed
+            && config.get(a.name).is_none_or(Value::is_null))
+}
+
 fn sensitive_schema_paths(schema: &Schema) -> Vec<Vec<PathStep>> {
     schema
         .attributes
@@ -1061,7 +1072,11 @@ impl Engine<'_> {
             }
             if action.is_replace() || action == Action::Create {
                 let known = kind.plan_computed(&config);
-                for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {
+                for a in schema
+                    .attributes
+                    .iter()
+                    .filter(|a| service_assigned(a, &config, action.is_replace()))
+                {
                     let v = known
                         .get(a.name)
                         .filter(|v| !matches!(v, Value::Unknown))
@@ -1123,7 +1138,11 @@ impl Engine<'_> {
                 super::sensitive::redact_field(f, &all_sensitive);
             }
             if action == Action::Create || action.is_replace() {
-                for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {
+                for a in schema
+                    .attributes
+                    .iter()
+                    .filter(|a| service_assigned(a, &config, action.is_replace()))
+                {
                     let planned = after.get(a.name).cloned().unwrap_or(Value::Unknown);
                     let reason = if planned.is_wholly_known() {
                         FieldReason::Configuration

@@ -34,6 +34,24 @@ impl Prior {
         }
         out
     }
+
+    /// What an update starts from: what was configured, and what the service reported for
+    /// attributes the user does not set (computed ones, optional+computed ones left to the
+    /// service, brickform-only keys). Not the live value of an optional attribute the
+    /// configuration never set: that is not the user's, and a merged update that took it
+    /// for "applied before" would clear it — properties added outside brickform, which the
+    /// plan keeps, went with the next unrelated change.
+    pub fn applied(&self, schema: &Schema) -> Object {
+        let mut out = self.merged();
+        for a in &schema.attributes {
+            let never_set = matches!(a.presence, Presence::Optional | Presence::Required)
+                && self.config.get(a.name).is_some_and(Value::is_null);
+            if never_set {
+                out.insert(a.name.to_string(), Value::Null);
+            }
+        }
+        out
+    }
 }
 
 pub struct DiffInput<'a> {
@@ -447,7 +465,27 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                 (Some(fp), v) => !(input.fingerprint_matches)(v, fp),
                 (None, v) => !v.is_null(),
             };
-            if changed && !ignored {
+            // A map the service echoes without its secret entries (a connection's options
+            // come back without the password): an entry it does return that differs from the
+            // configured one was changed outside brickform, and the write puts it back.
+            let echo_drifted = match (&config, input.live.and_then(|l| l.get(name))) {
+                (Value::Object(want), Some(Value::Object(have))) => want
+                    .iter()
+                    .any(|(k, w)| have.get(k).is_some_and(|h| !values_equal(w, h))),
+                _ => false,
+            };
+            if echo_drifted && !changed {
+                out.drift.push(FieldChange {
+                    path: key(name),
+                    before: Some(SerValue(masked(&config))),
+                    after: Some(SerValue(masked(&Value::Bool(true)))),
+                    live: None,
+                    reason: FieldReason::Drift,
+                    forces_replacement: false,
+                    sensitive: true,
+                });
+            }
+            if (changed || echo_drifted) && !ignored {
                 out.fields.push(FieldChange {
                     path: key(name),
                     // Set before (a fingerprint is stored): an update of a hidden value,
@@ -458,7 +496,11 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                         .then(|| SerValue(masked(&Value::Bool(true)))),
                     after: Some(SerValue(masked(&config))),
                     live: None,
-                    reason: FieldReason::Configuration,
+                    reason: if changed {
+                        FieldReason::Configuration
+                    } else {
+                        FieldReason::Drift
+                    },
                     forces_replacement: f.replace_on_change,
                     sensitive: true,
                 });
@@ -590,17 +632,19 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         };
         out.after.insert(name.to_string(), after);
     }
-    // Computed values derived from something that changes are known only after apply.
+    // Computed values derived from something that changes, or set anew by every write, are
+    // known only after apply.
     if input.prior.is_some() {
-        for a in schema
-            .attributes
-            .iter()
-            .filter(|a| a.presence == Presence::Computed && !a.derived_from.is_empty())
-        {
-            let changes = out.fields.iter().any(|f| {
-                matches!(f.path.as_slice(), [PathStep::Key(k)] if a.derived_from.contains(&k.as_str()))
-                    && f.reason != FieldReason::Drift
-            });
+        let writes_happen = !out.fields.is_empty();
+        for a in schema.attributes.iter().filter(|a| {
+            a.presence == Presence::Computed && (!a.derived_from.is_empty() || a.changes_on_write)
+        }) {
+            // Drift counts: the write puts the attribute back, and what derives from it
+            // changes with it (a connection's url from the host it is given again).
+            let changes = (a.changes_on_write && writes_happen)
+                || out.fields.iter().any(|f| {
+                    matches!(f.path.as_slice(), [PathStep::Key(k)] if a.derived_from.contains(&k.as_str()))
+                });
             if changes {
                 let before = out.after.insert(a.name.to_string(), Value::Unknown);
                 out.fields.push(FieldChange {
@@ -914,5 +958,80 @@ mod tests {
         assert_eq!(merge.after["max_runs"], Value::from(5i64));
         assert_eq!(merge.after["description"], Value::from("by hand"));
         assert_eq!(merge.after["notify"], live["notify"]);
+    }
+
+    fn run_with(schema: &Schema, config: &Object, prior: &Prior, live: &Object) -> DiffOutput {
+        let ignore = |_: &str| false;
+        // The fingerprint of a test value is its JSON text.
+        let fp = |v: &Value, fp: &str| v.to_json().to_string() == fp;
+        diff(&DiffInput {
+            schema,
+            config,
+            prior: Some(prior),
+            live: Some(live),
+            ignore: &ignore,
+            fingerprint_matches: &fp,
+        })
+    }
+
+    #[test]
+    fn an_echoed_entry_of_a_write_only_map_that_moved_is_drift() {
+        let schema = Schema::new()
+            .attr(
+                Attribute::required("options", AttrType::Map(Box::new(AttrType::String)))
+                    .sensitive(),
+            )
+            .attr(Attribute::computed("url", AttrType::String).derived_from(&["options"]));
+        let options = obj(&[("host", "db".into()), ("password", "pw".into())]);
+        let config = obj(&[("options", Value::Object(options.clone()))]);
+        let prior = Prior {
+            config: Object::new(),
+            computed: obj(&[("url", "jdbc://db/".into())]),
+            sensitive: [(
+                "options".to_string(),
+                Value::Object(options).to_json().to_string(),
+            )]
+            .into(),
+        };
+        // The service answers without the password: unchanged.
+        let same = obj(&[
+            ("options", Value::Object(obj(&[("host", "db".into())]))),
+            ("url", "jdbc://db/".into()),
+        ]);
+        let d = run_with(&schema, &config, &prior, &same);
+        assert!(d.fields.is_empty() && d.drift.is_empty(), "{:?}", d.fields);
+        // The host moved: drift, put back, hidden; the url it builds is known after apply.
+        let moved = obj(&[
+            ("options", Value::Object(obj(&[("host", "other".into())]))),
+            ("url", "jdbc://other/".into()),
+        ]);
+        let d = run_with(&schema, &config, &prior, &moved);
+        let f = &d.fields[0];
+        assert_eq!((f.reason, f.sensitive), (FieldReason::Drift, true));
+        assert_ne!(
+            f.after.as_ref().map(|v| v.0.clone()),
+            Some(Value::from("other"))
+        );
+        assert_eq!(d.drift.len(), 1);
+        assert_eq!(d.after["url"], Value::Unknown);
+    }
+
+    #[test]
+    fn what_every_write_sets_is_unknown_after_an_update_only() {
+        let schema = Schema::new()
+            .attr(Attribute::optional("comment", AttrType::String))
+            .attr(Attribute::computed("modified", AttrType::Number).changes_on_write());
+        let prior = Prior {
+            config: obj(&[("comment", "a".into())]),
+            computed: obj(&[("modified", Value::from(1i64))]),
+            sensitive: Default::default(),
+        };
+        let live = obj(&[("comment", "a".into()), ("modified", Value::from(1i64))]);
+        let d = run_with(&schema, &obj(&[("comment", "a".into())]), &prior, &live);
+        assert!(d.fields.is_empty());
+        assert_eq!(d.after["modified"], Value::from(1i64));
+        let d = run_with(&schema, &obj(&[("comment", "b".into())]), &prior, &live);
+        assert_eq!(d.after["modified"], Value::Unknown);
+        assert_eq!(d.fields.len(), 2);
     }
 }

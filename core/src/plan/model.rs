@@ -102,10 +102,13 @@ pub enum FieldReason {
 pub struct FieldChange {
     pub path: Vec<PathStep>,
     /// The last applied value (from state); `None` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "present")]
     pub before: Option<SerValue>,
     /// The planned value; `Some(Unknown)` when known only after apply.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "present")]
     pub after: Option<SerValue>,
     /// The live value read from the service, when refreshed.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "present")]
     pub live: Option<SerValue>,
     pub reason: FieldReason,
     /// This field's change is why the instance is replaced.
@@ -191,7 +194,9 @@ pub struct OutputChange {
     pub name: String,
     /// Create, Update, Delete or NoOp.
     pub action: Action,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "present")]
     pub before: Option<SerValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "present")]
     pub after: Option<SerValue>,
     pub sensitive: bool,
 }
@@ -435,6 +440,26 @@ impl<'de> Deserialize<'de> for SerValue {
         Ok(SerValue(from_json_marked(&j)))
     }
 }
+/// `Option<SerValue>` in saved plans: `None` is left out and `Some` is written even when it
+/// holds null, so a planned null (`after` of a removed map) does not come back as "absent"
+/// — serde's default reads `null` as `None` — and a saved plan compares equal to the same
+/// plan made again.
+mod present {
+    use super::SerValue;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<SerValue>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => v.serialize(s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SerValue>, D::Error> {
+        SerValue::deserialize(d).map(Some)
+    }
+}
+
 impl Serialize for SerObject {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         to_json_marked(&Value::Object(self.0.clone())).serialize(s)
@@ -460,5 +485,33 @@ mod tests {
         assert_eq!(s, r#"[{"$unknown":true},"x"]"#);
         let back: SerValue = serde_json::from_str(&s).unwrap();
         assert_eq!(back, v);
+    }
+
+    #[test]
+    fn a_planned_null_is_not_read_back_as_absent() {
+        let field = |after| FieldChange {
+            path: vec![PathStep::Key("tags".into())],
+            before: Some(SerValue(Value::from("x"))),
+            after,
+            live: None,
+            reason: FieldReason::Drift,
+            forces_replacement: false,
+            sensitive: false,
+        };
+        for f in [field(Some(SerValue(Value::Null))), field(None)] {
+            let back: FieldChange =
+                serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
+            assert_eq!(back, f);
+        }
+        let out = OutputChange {
+            name: "o".into(),
+            action: Action::Update,
+            before: Some(SerValue(Value::Null)),
+            after: None,
+            sensitive: false,
+        };
+        let back: OutputChange =
+            serde_json::from_str(&serde_json::to_string(&out).unwrap()).unwrap();
+        assert_eq!(back, out);
     }
 }

@@ -254,7 +254,8 @@ async fn pipeline_apply_noop_update_replace_destroy() {
     );
     assert_eq!(
         field_names(change(&plan, "databricks_pipeline.p")),
-        ["configuration"]
+        // Every edit moves last_modified.
+        ["configuration", "last_modified"]
     );
     ws.clear_requests().await;
     let report = ws.apply(&v2).await;
@@ -572,7 +573,7 @@ resource "databricks_pipeline" "p" {
     let plan = ws.plan(cfg).await;
     let c = change(&plan, "databricks_pipeline.p");
     assert_eq!(c.action, Action::Update);
-    assert_eq!(field_names(c), ["library"]);
+    assert_eq!(field_names(c), ["library", "last_modified"]);
     assert_eq!(c.fields[0].reason, FieldReason::Drift);
     ws.apply(cfg).await;
     assert_no_changes(&ws.plan(cfg).await);
@@ -838,7 +839,10 @@ async fn gateway_and_ingestion_pipeline() {
         )]
     );
     let c = change(&plan, "databricks_ingestion_pipeline.ing");
-    assert_eq!(field_names(c), ["tables", "table", "object"]);
+    assert_eq!(
+        field_names(c),
+        ["tables", "table", "object", "last_modified"]
+    );
     ws.apply(&v2).await;
     let ing_id = ws.id_of("databricks_ingestion_pipeline.ing").await;
     let live = ws.get(&format!("/api/2.0/pipelines/{ing_id}")).await;
@@ -867,7 +871,8 @@ async fn gateway_and_ingestion_pipeline() {
     );
     assert_eq!(
         field_names(change(&plan, "databricks_ingestion_gateway.gw")),
-        ["continuous"]
+        // Stopping a continuous gateway changes its state.
+        ["continuous", "state", "last_modified"]
     );
     ws.apply(&v3).await;
     assert_eq!(ws.id_of("databricks_ingestion_gateway.gw").await, gw_id);

@@ -161,7 +161,8 @@ pub fn schema() -> Schema {
         .attr(Attribute::computed("full_name", AttrType::String).derived_from(&["name"]))
         .attr(Attribute::computed("metastore_id", AttrType::String))
         .attr(Attribute::computed("credential_type", AttrType::String).one_of(CREDENTIAL_TYPES))
-        .attr(Attribute::computed("url", AttrType::String))
+        // The service builds it from the options (jdbc://host:port/).
+        .attr(Attribute::computed("url", AttrType::String).derived_from(&["options"]))
 }
 
 fn derive(_: &mut Object) {}

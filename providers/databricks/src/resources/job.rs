@@ -8,7 +8,7 @@
 //! found again.
 
 use super::values;
-use super::wire::{Renames, from_wire, to_wire};
+use super::wire::{Renames, absent_is_unset, from_wire, to_wire};
 use super::{err, str_attr};
 use crate::Shared;
 use crate::client::{ApiError, Client};
@@ -688,6 +688,7 @@ impl Job {
         let empty = json!({});
         let settings = job.get("settings").unwrap_or(&empty);
         let mut attrs = from_wire(&self.schema, settings, RENAMES, "");
+        absent_is_unset(&self.schema, &mut attrs);
         // The ownership tag is brickform's bookkeeping, not the user's tags.
         if let Some(Value::Object(tags)) = attrs.get_mut("tags") {
             tags.shift_remove(OWNER_TAG);

@@ -84,16 +84,16 @@ pub fn body_of(config: &Object, fields: &[&str]) -> Json {
     Json::Object(m)
 }
 
-/// The attributes of a schema found in an API response (sensitive ones are never read).
+/// The attributes of a schema found in an API response. A sensitive attribute is read too
+/// (a connection's options come back without their secrets): the engine never stores or
+/// shows it, and compares the entries the service echoes with the configured ones, so a
+/// host changed outside brickform is drift.
 pub fn attrs_from(schema: &Schema, resp: &Json) -> Object {
     let mut out = Object::new();
     let Some(m) = resp.as_object() else {
         return out;
     };
     for a in &schema.attributes {
-        if a.sensitive {
-            continue;
-        }
         if let Some(v) = m.get(a.name) {
             out.insert(a.name.to_string(), Value::from_json(v));
         }

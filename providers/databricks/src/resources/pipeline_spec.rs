@@ -198,20 +198,26 @@ pub fn common_schema(description: &'static str) -> Schema {
         .block(notification_block())
         .block(run_as_block())
         .attr(Attribute::computed("id", string()).describe("The pipeline_id."))
-        .attr(Attribute::computed("state", string()).one_of(&[
-            "DEPLOYING",
-            "STARTING",
-            "RUNNING",
-            "STOPPING",
-            "DELETED",
-            "RECOVERING",
-            "FAILED",
-            "RESETTING",
-            "IDLE",
-        ]))
+        // Turning `continuous` on starts the pipeline, off stops it; every edit moves
+        // last_modified.
+        .attr(
+            Attribute::computed("state", string())
+                .one_of(&[
+                    "DEPLOYING",
+                    "STARTING",
+                    "RUNNING",
+                    "STOPPING",
+                    "DELETED",
+                    "RECOVERING",
+                    "FAILED",
+                    "RESETTING",
+                    "IDLE",
+                ])
+                .derived_from(&["continuous"]),
+        )
         .attr(Attribute::computed("health", string()).one_of(&["HEALTHY", "UNHEALTHY"]))
         .attr(Attribute::computed("url", string()))
-        .attr(Attribute::computed("last_modified", AttrType::Number))
+        .attr(Attribute::computed("last_modified", AttrType::Number).changes_on_write())
         .attr(Attribute::computed("creator_user_name", string()))
         .attr(Attribute::computed("run_as_user_name", string()))
 }

@@ -126,6 +126,8 @@ impl UcKind {
     /// The response as attributes: schema fields, `id` (the full name) and derived ones.
     fn remote(&self, resp: &Json) -> Remote {
         let mut attrs = attrs_from(&self.schema, resp);
+        // A GET answers the whole object: a comment it leaves out is no comment.
+        super::wire::absent_is_unset(&self.schema, &mut attrs);
         let id = resp
             .get("full_name")
             .and_then(Json::as_str)
@@ -287,6 +289,13 @@ impl ResourceKind for UcKind {
             }
         }
         if !patch.is_empty() {
+            // A PATCH that needs some fields every time (a connection's options) needs
+            // them here too.
+            for f in self.spec.always_send {
+                if let Some(j) = config.get(*f).and_then(json_of) {
+                    patch.entry(f.to_string()).or_insert(j);
+                }
+            }
             let resp = client
                 .patch(&self.path(&remote.id), &Json::Object(patch))
                 .await
@@ -519,5 +528,22 @@ impl ResourceKind for UcKind {
             }
         }
         Ok(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn what_the_answer_leaves_out_is_unset() {
+        let k = super::super::catalog::kind(Arc::new(Shared::default()));
+        let r = k.remote(&json!({"name": "c", "full_name": "c", "owner": "me"}));
+        assert_eq!(r.attrs["comment"], Value::Null);
+        assert_eq!(r.attrs["properties"], Value::Null);
+        assert_eq!(r.attrs["owner"], Value::from("me"));
+        assert_eq!(r.id, "c");
     }
 }

@@ -98,6 +98,22 @@ pub fn from_wire(schema: &Schema, json: &Json, renames: Renames, parent: &str) -
     out
 }
 
+/// Marks what a complete answer (a GET of the whole object) leaves out as unset: null
+/// attributes, no blocks. The service omits unset and cleared fields, and the diff must see
+/// them as null — an absent key means "not reported", and would hide a description or a
+/// schedule removed outside brickform.
+pub fn absent_is_unset(schema: &Schema, obj: &mut Object) {
+    for a in schema.attributes.iter().filter(|a| a.can_configure()) {
+        obj.entry(a.name.to_string()).or_insert(Value::Null);
+    }
+    for b in &schema.blocks {
+        obj.entry(b.name.to_string()).or_insert(match b.nesting {
+            Nesting::Single => Value::Null,
+            _ => Value::List(Vec::new()),
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +165,9 @@ mod tests {
         assert_eq!(back["task"], obj["task"]);
         assert_eq!(back["git_source"], obj["git_source"]);
         assert!(!back.contains_key("name"));
+        let mut back = back;
+        absent_is_unset(&schema, &mut back);
+        assert_eq!(back["name"], Value::Null);
+        assert_eq!(back["enabled"], Value::Bool(false));
     }
 }
