@@ -1037,7 +1037,12 @@ impl Engine<'_> {
                 if let Some(l) = &live_attrs {
                     current.extend(l.clone());
                 }
-                crate::plan::diff::keep_service_values(schema, &mut after, &current);
+                crate::plan::diff::keep_service_values(
+                    schema,
+                    &mut after,
+                    &current,
+                    action == Action::Update,
+                );
             }
             if action.is_replace() || action == Action::Create {
                 let known = kind.plan_computed(&config);

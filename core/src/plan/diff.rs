@@ -268,12 +268,21 @@ fn object_equal(schema: &Schema, a: &Object, b: &Object, lenient: bool, writes: 
 /// keeps the current value when updates merge, and is the default itself when they write the
 /// whole object (the update puts it back); blocks the service adds are kept when they would
 /// survive the update. Recurses into nested blocks (keyed ones matched by key), so a plan
-/// shows only the changes that will happen, and every one of them.
-pub fn keep_service_values(schema: &Schema, after: &mut Object, current: &Object) {
-    keep_values(schema, after, current, schema.writes)
+/// shows only the changes that will happen, and every one of them. When the object is
+/// `updating` with a whole write, an optional+computed value the configuration leaves out
+/// is not sent, and the service decides it again: known only after apply (a cluster's node
+/// type changed in the UI is not kept by the next full-spec PUT).
+pub fn keep_service_values(schema: &Schema, after: &mut Object, current: &Object, updating: bool) {
+    keep_values(schema, after, current, schema.writes, updating)
 }
 
-fn keep_values(schema: &Schema, after: &mut Object, current: &Object, writes: Writes) {
+fn keep_values(
+    schema: &Schema,
+    after: &mut Object,
+    current: &Object,
+    writes: Writes,
+    updating: bool,
+) {
     for a in &schema.attributes {
         let unset = after.get(a.name).is_none_or(Value::is_null);
         if !unset || a.sensitive {
@@ -284,7 +293,9 @@ fn keep_values(schema: &Schema, after: &mut Object, current: &Object, writes: Wr
             // The service does not report it either way.
             continue;
         };
-        if service_decides || (a.server_default.is_some() && writes == Writes::Merge) {
+        if a.presence == Presence::OptionalComputed && writes == Writes::Whole && updating {
+            after.insert(a.name.to_string(), Value::Unknown);
+        } else if service_decides || (a.server_default.is_some() && writes == Writes::Merge) {
             after.insert(a.name.to_string(), v.clone());
         } else if let Some(d) = &a.server_default {
             after.insert(a.name.to_string(), d.clone());
@@ -310,7 +321,9 @@ fn keep_values(schema: &Schema, after: &mut Object, current: &Object, writes: Wr
             continue;
         }
         match (slot, cur) {
-            (Value::Object(a), Value::Object(c)) => keep_values(&bt.schema, a, c, writes),
+            (Value::Object(a), Value::Object(c)) => {
+                keep_values(&bt.schema, a, c, writes, updating)
+            }
             (Value::List(items), Value::List(cur_items)) => {
                 for (i, item) in items.iter_mut().enumerate() {
                     let Value::Object(a) = item else { continue };
@@ -321,7 +334,7 @@ fn keep_values(schema: &Schema, after: &mut Object, current: &Object, writes: Wr
                         _ => cur_items.get(i),
                     };
                     if let Some(Value::Object(c)) = matching {
-                        keep_values(&bt.schema, a, c, writes);
+                        keep_values(&bt.schema, a, c, writes, updating);
                     }
                 }
             }
@@ -521,7 +534,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                     // write filled in, so a paused schedule shows as UNPAUSED -> PAUSED.
                     let mut was = Object::from_iter([(name.to_string(), base.clone())]);
                     let now = Object::from_iter([(name.to_string(), l.clone())]);
-                    keep_values(schema, &mut was, &now, writes);
+                    keep_values(schema, &mut was, &now, writes, false);
                     was.swap_remove(name).unwrap_or(Value::Null)
                 } else {
                     base.clone()
@@ -882,7 +895,7 @@ mod tests {
                 ignore: &ignore,
                 fingerprint_matches: &fp,
             });
-            keep_service_values(&s, &mut d.after, &live);
+            keep_service_values(&s, &mut d.after, &live, !d.fields.is_empty());
             d
         };
 
