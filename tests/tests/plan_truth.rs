@@ -231,7 +231,11 @@ fn a_saved_plan_that_removes_drifted_tags_applies() {
     let out = bf_ok(d, &serve, &["apply", saved]);
     assert!(out.contains("Apply complete!"), "{out}");
     let (_, live) = job_settings(&serve);
-    assert_eq!(live["tags"].as_object().map(|t| t.contains_key("tier")), Some(false), "{live}");
+    assert_eq!(
+        live["tags"].as_object().map(|t| t.contains_key("tier")),
+        Some(false),
+        "{live}"
+    );
     plan_is_empty(d, &serve);
 }
 
@@ -250,7 +254,9 @@ resource "databricks_connection" "pg" {
 fn connection_config(comment: &str, owner: Option<&str>) -> String {
     CONNECTION.replace("COMMENT", comment).replace(
         "OWNER",
-        &owner.map(|o| format!("owner = \"{o}\"")).unwrap_or_default(),
+        &owner
+            .map(|o| format!("owner = \"{o}\""))
+            .unwrap_or_default(),
     )
 }
 
@@ -366,7 +372,11 @@ fn job_fields_removed_outside_are_put_back() {
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
     let (_, live) = job_settings(&serve);
     assert_eq!(live["description"], json!("nightly load"), "{live}");
-    assert_eq!(live["schedule"]["quartz_cron_expression"], json!("0 0 2 * * ?"), "{live}");
+    assert_eq!(
+        live["schedule"]["quartz_cron_expression"],
+        json!("0 0 2 * * ?"),
+        "{live}"
+    );
     plan_is_empty(d, &serve);
 }
 
@@ -406,7 +416,10 @@ fn what_every_pipeline_edit_changes_is_known_after_apply() {
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
     let pipeline = |serve: &Serve| {
         let list = serve.ok("GET", "/api/2.0/pipelines", None);
-        let id = list["statuses"][0]["pipeline_id"].as_str().unwrap().to_string();
+        let id = list["statuses"][0]["pipeline_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
         serve.ok("GET", &format!("/api/2.0/pipelines/{id}"), None)
     };
     let before = pipeline(&serve);
@@ -415,7 +428,11 @@ fn what_every_pipeline_edit_changes_is_known_after_apply() {
     std::fs::write(d.join("main.bf.hcl"), cfg(false, "b")).unwrap();
     let plan = plan_json(d, &serve);
     let c = resource(&plan, "databricks_pipeline.p");
-    assert_eq!(c["change"]["after_unknown"]["last_modified"], json!(true), "{c}");
+    assert_eq!(
+        c["change"]["after_unknown"]["last_modified"],
+        json!(true),
+        "{c}"
+    );
     assert!(c["change"]["after"].get("last_modified").is_none(), "{c}");
     // Its state stays what it is: only `continuous` starts or stops it.
     assert_eq!(c["change"]["after"]["state"], before["state"], "{c}");
@@ -449,10 +466,18 @@ fn properties_added_outside_survive_later_updates() {
         std::fs::write(d.join("main.bf.hcl"), cfg(comment)).unwrap();
         let plan = plan_json(d, &serve);
         let c = resource(&plan, "databricks_catalog.c");
-        assert_eq!(c["change"]["after"]["properties"], json!({"env": "data"}), "{c}");
+        assert_eq!(
+            c["change"]["after"]["properties"],
+            json!({"env": "data"}),
+            "{c}"
+        );
         bf_ok(d, &serve, &["apply", "--auto-approve"]);
         let live = serve.ok("GET", path, None);
-        assert_eq!(live["properties"], json!({"env": "data"}), "after {comment}: {live}");
+        assert_eq!(
+            live["properties"],
+            json!({"env": "data"}),
+            "after {comment}: {live}"
+        );
     }
     plan_is_empty(d, &serve);
 }
@@ -477,7 +502,10 @@ fn a_node_type_the_service_holds_is_in_the_plan() {
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
     let list = serve.ok("GET", "/api/2.0/pipelines", None);
-    let id = list["statuses"][0]["pipeline_id"].as_str().unwrap().to_string();
+    let id = list["statuses"][0]["pipeline_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let path = format!("/api/2.0/pipelines/{id}");
     // The node type changed in the UI (left to the service by the configuration).
     let got = serve.ok("GET", &path, None);
@@ -487,9 +515,17 @@ fn a_node_type_the_service_holds_is_in_the_plan() {
     let plan = plan_json(d, &serve);
     let c = resource(&plan, "databricks_pipeline.p");
     assert_eq!(c["change"]["actions"], json!(["no-op"]), "{c}");
-    assert_eq!(c["change"]["after"]["cluster"][0]["node_type_id"], json!("m5.large"), "{c}");
+    assert_eq!(
+        c["change"]["after"]["cluster"][0]["node_type_id"],
+        json!("m5.large"),
+        "{c}"
+    );
     // An edit sends the whole spec without it: the service decides it again.
-    std::fs::write(d.join("main.bf.hcl"), CLASSIC_PIPELINE.replace("VALUE", "b")).unwrap();
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        CLASSIC_PIPELINE.replace("VALUE", "b"),
+    )
+    .unwrap();
     let plan = plan_json(d, &serve);
     let c = resource(&plan, "databricks_pipeline.p");
     assert_eq!(c["change"]["actions"], json!(["update"]), "{c}");

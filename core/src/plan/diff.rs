@@ -321,9 +321,7 @@ fn keep_values(
             continue;
         }
         match (slot, cur) {
-            (Value::Object(a), Value::Object(c)) => {
-                keep_values(&bt.schema, a, c, writes, updating)
-            }
+            (Value::Object(a), Value::Object(c)) => keep_values(&bt.schema, a, c, writes, updating),
             (Value::List(items), Value::List(cur_items)) => {
                 for (i, item) in items.iter_mut().enumerate() {
                     let Value::Object(a) = item else { continue };
@@ -948,7 +946,7 @@ mod tests {
     fn run_with(schema: &Schema, config: &Object, prior: &Prior, live: &Object) -> DiffOutput {
         let ignore = |_: &str| false;
         // The fingerprint of a test value is its JSON text.
-        let fp = |v: &Value, fp: &str| v.to_json().to_string() == fp;
+        let fp = |v: &Value, fp: &str| serde_json::to_string(&v.to_json()).is_ok_and(|s| s == fp);
         diff(&DiffInput {
             schema,
             config,
@@ -962,10 +960,10 @@ mod tests {
     #[test]
     fn an_echoed_entry_of_a_write_only_map_that_moved_is_drift() {
         let schema = Schema::new()
-            .attr(Attribute::required(
-                "options",
-                AttrType::Map(Box::new(AttrType::String)),
-            ).sensitive())
+            .attr(
+                Attribute::required("options", AttrType::Map(Box::new(AttrType::String)))
+                    .sensitive(),
+            )
             .attr(Attribute::computed("url", AttrType::String).derived_from(&["options"]));
         let options = obj(&[("host", "db".into()), ("password", "pw".into())]);
         let config = obj(&[("options", Value::Object(options.clone()))]);
@@ -993,7 +991,10 @@ mod tests {
         let d = run_with(&schema, &config, &prior, &moved);
         let f = &d.fields[0];
         assert_eq!((f.reason, f.sensitive), (FieldReason::Drift, true));
-        assert_ne!(f.after.as_ref().map(|v| v.0.clone()), Some(Value::from("other")));
+        assert_ne!(
+            f.after.as_ref().map(|v| v.0.clone()),
+            Some(Value::from("other"))
+        );
         assert_eq!(d.drift.len(), 1);
         assert_eq!(d.after["url"], Value::Unknown);
     }

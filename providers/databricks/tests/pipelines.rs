@@ -839,7 +839,10 @@ async fn gateway_and_ingestion_pipeline() {
         )]
     );
     let c = change(&plan, "databricks_ingestion_pipeline.ing");
-    assert_eq!(field_names(c), ["tables", "table", "object", "last_modified"]);
+    assert_eq!(
+        field_names(c),
+        ["tables", "table", "object", "last_modified"]
+    );
     ws.apply(&v2).await;
     let ing_id = ws.id_of("databricks_ingestion_pipeline.ing").await;
     let live = ws.get(&format!("/api/2.0/pipelines/{ing_id}")).await;

@@ -24,8 +24,8 @@ use crate::client::Client;
 use async_trait::async_trait;
 use brickform_core::lang::eval::values_equal;
 use brickform_core::provider::{
-    AttrType, Attribute, BlockType, ErrorKind, Nesting, Normalize, OpContext,
-    ProviderError, ProviderResult, Remote, ResourceKind, Schema,
+    AttrType, Attribute, BlockType, ErrorKind, Nesting, Normalize, OpContext, ProviderError,
+    ProviderResult, Remote, ResourceKind, Schema,
 };
 use brickform_core::value::{Object, Value};
 use serde_json::{Map, Value as Json};
@@ -976,7 +976,9 @@ mod tests {
             fingerprint_matches: &fp,
         });
         assert!(
-            d.fields.iter().all(|f| f.path != vec![brickform_core::value::PathStep::Key("cluster".into())]),
+            d.fields
+                .iter()
+                .all(|f| f.path != vec![brickform_core::value::PathStep::Key("cluster".into())]),
             "{:?}",
             d.fields
         );
