@@ -481,3 +481,59 @@ fn properties_added_outside_survive_later_updates() {
     }
     plan_is_empty(d, &serve);
 }
+
+const CLASSIC_PIPELINE: &str = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_pipeline" "p" {
+  name          = "truth-classic"
+  storage       = "dbfs:/truth"
+  configuration = { k = "VALUE" }
+  cluster {
+    num_workers = 1
+  }
+}
+"#;
+
+#[test]
+fn a_node_type_the_service_holds_is_in_the_plan() {
+    let dir = config(&[("main.bf.hcl", &CLASSIC_PIPELINE.replace("VALUE", "a"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let list = serve.ok("GET", "/api/2.0/pipelines", None);
+    let id = list["statuses"][0]["pipeline_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/api/2.0/pipelines/{id}");
+    // The node type changed in the UI (left to the service by the configuration).
+    let got = serve.ok("GET", &path, None);
+    let mut spec = got["spec"].clone();
+    spec["clusters"][0]["node_type_id"] = json!("m5.large");
+    serve.ok("PUT", &path, Some(spec));
+    let plan = plan_json(d, &serve);
+    let c = resource(&plan, "databricks_pipeline.p");
+    assert_eq!(c["change"]["actions"], json!(["no-op"]), "{c}");
+    assert_eq!(
+        c["change"]["after"]["cluster"][0]["node_type_id"],
+        json!("m5.large"),
+        "{c}"
+    );
+    // An edit sends the whole spec without it: the service decides it again.
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        CLASSIC_PIPELINE.replace("VALUE", "b"),
+    )
+    .unwrap();
+    let plan = plan_json(d, &serve);
+    let c = resource(&plan, "databricks_pipeline.p");
+    assert_eq!(c["change"]["actions"], json!(["update"]), "{c}");
+    assert_eq!(
+        c["change"]["after_unknown"]["cluster"][0]["node_type_id"],
+        json!(true),
+        "{c}"
+    );
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    plan_is_empty(d, &serve);
+}

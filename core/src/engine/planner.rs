@@ -1047,7 +1047,13 @@ impl Engine<'_> {
                 if let Some(l) = &live_attrs {
                     current.extend(l.clone());
                 }
-                crate::plan::diff::keep_service_values(schema, &mut after, &current, &p.config);
+                crate::plan::diff::keep_service_values(
+                    schema,
+                    &mut after,
+                    &current,
+                    &p.config,
+                    action == Action::Update,
+                );
             }
             if action.is_replace() {
                 // The new object holds what is configured and the service's defaults, not

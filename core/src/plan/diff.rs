@@ -271,14 +271,18 @@ fn object_equal(schema: &Schema, a: &Object, b: &Object, lenient: bool, writes: 
 /// survive the update. Recurses into nested blocks (keyed ones matched by key), so a plan
 /// shows only the changes that will happen, and every one of them. What the last applied
 /// configuration (`applied`) set and the configuration now leaves out is removed by the
-/// update, not kept.
+/// update, not kept. When the object is `updating` with a whole write, an optional+computed
+/// value the configuration leaves out is not sent, and the service decides it again: known
+/// only after apply (a cluster's node type changed in the UI is not kept by the next
+/// full-spec PUT).
 pub fn keep_service_values(
     schema: &Schema,
     after: &mut Object,
     current: &Object,
     applied: &Object,
+    updating: bool,
 ) {
-    keep_values(schema, after, current, schema.writes, applied)
+    keep_values(schema, after, current, schema.writes, applied, updating)
 }
 
 fn keep_values(
@@ -287,6 +291,7 @@ fn keep_values(
     current: &Object,
     writes: Writes,
     applied: &Object,
+    updating: bool,
 ) {
     let removed = |name: &str| {
         applied.get(name).is_some_and(|v| match v {
@@ -306,7 +311,9 @@ fn keep_values(
             // The service does not report it either way.
             continue;
         };
-        if service_decides
+        if a.presence == Presence::OptionalComputed && writes == Writes::Whole && updating {
+            after.insert(a.name.to_string(), Value::Unknown);
+        } else if service_decides
             || (a.server_default.is_some() && writes == Writes::Merge && !removed(a.name))
         {
             after.insert(a.name.to_string(), v.clone());
@@ -336,7 +343,7 @@ fn keep_values(
         }
         match (slot, cur) {
             (Value::Object(a), Value::Object(c)) => {
-                keep_values(&bt.schema, a, c, writes, &Object::new())
+                keep_values(&bt.schema, a, c, writes, &Object::new(), updating)
             }
             (Value::List(items), Value::List(cur_items)) => {
                 for (i, item) in items.iter_mut().enumerate() {
@@ -348,7 +355,7 @@ fn keep_values(
                         _ => cur_items.get(i),
                     };
                     if let Some(Value::Object(c)) = matching {
-                        keep_values(&bt.schema, a, c, writes, &Object::new());
+                        keep_values(&bt.schema, a, c, writes, &Object::new(), updating);
                     }
                 }
             }
@@ -549,7 +556,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                     // write filled in, so a paused schedule shows as UNPAUSED -> PAUSED.
                     let mut was = Object::from_iter([(name.to_string(), base.clone())]);
                     let now = Object::from_iter([(name.to_string(), l.clone())]);
-                    keep_values(schema, &mut was, &now, writes, &Object::new());
+                    keep_values(schema, &mut was, &now, writes, &Object::new(), false);
                     was.swap_remove(name).unwrap_or(Value::Null)
                 } else {
                     base.clone()
@@ -910,7 +917,7 @@ mod tests {
                 ignore: &ignore,
                 fingerprint_matches: &fp,
             });
-            keep_service_values(&s, &mut d.after, &live, &prior.config);
+            keep_service_values(&s, &mut d.after, &live, &prior.config, !d.fields.is_empty());
             d
         };
 

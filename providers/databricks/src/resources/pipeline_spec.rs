@@ -25,7 +25,7 @@ use crate::client::Client;
 use async_trait::async_trait;
 use brickform_core::lang::eval::values_equal;
 use brickform_core::provider::{
-    AttrType, Attribute, BlockType, ErrorKind, Existing, Nesting, Normalize, OpContext, Presence,
+    AttrType, Attribute, BlockType, ErrorKind, Existing, Nesting, Normalize, OpContext,
     ProviderError, ProviderResult, Remote, ResourceKind, Schema,
 };
 use brickform_core::value::{Object, Value};
@@ -310,11 +310,10 @@ fn is_empty_collection(v: &Value) -> bool {
 }
 
 /// A nested attribute's live value as the diff should see it, given what the user set.
+/// What the service fills in where the user set nothing (a cluster's node type) stays: the
+/// diff leaves optional+computed values to the service, and the plan's after shows them.
 fn mask_nested(a: &Attribute, live: Value, prior: Option<&Value>) -> Value {
     let unset = prior.is_none_or(Value::is_null);
-    if unset && a.presence == Presence::OptionalComputed {
-        return Value::Null;
-    }
     if unset
         && a.server_default
             .as_ref()
@@ -1008,7 +1007,6 @@ mod tests {
             "connection_name",
             "tags",
             "cascade",
-            "cluster",
             "notification",
             "object",
         ] {
@@ -1019,6 +1017,31 @@ mod tests {
                 prior[name]
             );
         }
+        // Node types the service filled in are read as they are (the plan's after shows
+        // them), and the diff leaves them to the service: no change.
+        let cluster = r.attrs["cluster"].to_json();
+        assert_eq!(cluster[0]["driver_node_type_id"], "m5.xlarge");
+        let ignore = |_: &str| false;
+        let fp = |_: &Value, _: &str| true;
+        let applied = brickform_core::plan::diff::Prior {
+            config: prior.clone(),
+            ..Default::default()
+        };
+        let d = brickform_core::plan::diff::diff(&brickform_core::plan::diff::DiffInput {
+            schema: &k.flavor.schema,
+            config: &prior,
+            prior: Some(&applied),
+            live: Some(&r.attrs),
+            ignore: &ignore,
+            fingerprint_matches: &fp,
+        });
+        assert!(
+            d.fields
+                .iter()
+                .all(|f| f.path != vec![brickform_core::value::PathStep::Key("cluster".into())]),
+            "{:?}",
+            d.fields
+        );
         assert_eq!(r.attrs["source_type"], Value::from("SALESFORCE"));
         assert_eq!(r.attrs["url"], Value::from("https://h/pipelines/P1"));
         let tables = r.attrs["tables"].to_json();
