@@ -6,24 +6,11 @@
 
 mod common;
 
-use common::{Serve, config, run};
+use common::{Serve, config};
 use serde_json::{Value, json};
 use std::path::Path;
 
-const TOKEN: (&str, &str) = ("DATABRICKS_TOKEN", "e2e-token");
-
-fn bf(d: &Path, serve: &Serve, args: &[&str]) -> (i32, String, String) {
-    let host = format!("host={}", serve.url);
-    let mut a: Vec<&str> = args.to_vec();
-    a.extend(["--var", &host]);
-    run(d, &a, &[TOKEN])
-}
-
-fn bf_ok(d: &Path, serve: &Serve, args: &[&str]) -> String {
-    let (code, out, err) = bf(d, serve, args);
-    assert_eq!(code, 0, "brickform {args:?}\n{out}\n{err}");
-    out
-}
+use common::{served as bf, served_ok as bf_ok};
 
 const CONFIG: &str = r#"
 variable "host" {}

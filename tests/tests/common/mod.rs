@@ -472,3 +472,21 @@ pub fn every_kind_objects(prefix: &str) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Runs the binary in `dir` against a served workspace: `--var host=URL` and a token, for
+/// configurations whose provider block reads `var.host`.
+#[allow(dead_code)] // not every test file drives a served workspace
+pub fn served(dir: &Path, serve: &Serve, args: &[&str]) -> (i32, String, String) {
+    let host = format!("host={}", serve.url);
+    let mut a: Vec<&str> = args.to_vec();
+    a.extend(["--var", &host]);
+    run(dir, &a, &[("DATABRICKS_TOKEN", "e2e-token")])
+}
+
+/// Like [`served`], but the command must succeed (exit 0).
+#[allow(dead_code)]
+pub fn served_ok(dir: &Path, serve: &Serve, args: &[&str]) -> String {
+    let (code, out, err) = served(dir, serve, args);
+    assert_eq!(code, 0, "brickform {args:?}\n{out}\n{err}");
+    out
+}
