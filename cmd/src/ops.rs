@@ -757,7 +757,13 @@ pub async fn apply(
                         })
                         .collect();
                     // What a container's delete takes with it must be what was reviewed.
-                    (c.address.clone(), (c.action, fields, c.contents.clone()))
+                    // A deposed object's delete shares its replacement's address.
+                    let key = if c.deposed {
+                        format!("{} (deposed {})", c.address, c.id.as_deref().unwrap_or(""))
+                    } else {
+                        c.address.clone()
+                    };
+                    (key, (c.action, fields, c.contents.clone()))
                 })
                 .collect::<std::collections::BTreeMap<_, _>>()
         };

@@ -741,6 +741,12 @@ pub trait ResourceKind: Send + Sync {
         false
     }
 
+    /// A location (see [`ResourceKind::location`]) as the user knows the object: a path or a
+    /// full name, for plans that list what a container's delete takes with it.
+    fn show_location(&self, location: &str) -> String {
+        location.to_string()
+    }
+
     /// The locations (see [`ResourceKind::location`]) of the live objects inside this one, at
     /// any depth, so a plan can count those this state does not manage and apply can refuse
     /// when they changed since the plan. Called only when `deletes_contents` holds.

@@ -133,6 +133,12 @@ pub struct StateDocument {
     /// Sorted by address, one per address.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     forgotten: Vec<Forgotten>,
+    /// Objects a `create_before_destroy` replacement put aside: the new copy holds the
+    /// address, the old one is kept here until its delete is recorded, so a delete that
+    /// failed or was interrupted is planned again rather than forgotten. Sorted by address
+    /// and id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    deposed: Vec<ResourceState>,
 }
 
 /// The wire shape, validated into a `StateDocument` so a hand-edited file cannot break the
@@ -150,6 +156,8 @@ struct RawDocument {
     salt: String,
     #[serde(default)]
     forgotten: Vec<Forgotten>,
+    #[serde(default)]
+    deposed: Vec<ResourceState>,
 }
 
 impl TryFrom<RawDocument> for StateDocument {
@@ -173,7 +181,11 @@ impl TryFrom<RawDocument> for StateDocument {
                 .binary_search_by(|r| r.address.as_str().cmp(&f.address))
                 .is_err()
         });
+        let mut deposed = raw.deposed;
+        deposed.sort_by(|a, b| (&a.address, &a.id).cmp(&(&b.address, &b.id)));
+        deposed.dedup_by(|a, b| a.address == b.address && a.id == b.id);
         Ok(StateDocument {
+            deposed,
             version: raw.version,
             lineage: raw.lineage,
             serial: raw.serial,
@@ -198,6 +210,7 @@ impl StateDocument {
             outputs: BTreeMap::new(),
             salt: fingerprint::new_salt(),
             forgotten: Vec::new(),
+            deposed: Vec::new(),
         }
     }
 
@@ -277,10 +290,45 @@ impl StateDocument {
             .map(|i| self.resources.remove(i))
     }
 
+    /// Objects put aside by `create_before_destroy` replacements (see the field), sorted by
+    /// address and id.
+    pub fn deposed(&self) -> &[ResourceState] {
+        &self.deposed
+    }
+
+    /// Puts the object at `address` aside: it leaves the address (for its replacement) and
+    /// stays in the state until `remove_deposed`.
+    pub fn depose(&mut self, address: &str) -> Option<&ResourceState> {
+        let old = self.remove(address)?;
+        let key = |r: &ResourceState| (r.address.clone(), r.id.clone());
+        let i = match self.deposed.binary_search_by(|d| key(d).cmp(&key(&old))) {
+            Ok(i) => {
+                self.deposed[i] = old;
+                i
+            }
+            Err(i) => {
+                self.deposed.insert(i, old);
+                i
+            }
+        };
+        self.deposed.get(i)
+    }
+
+    /// Drops the deposed object `id` of `address` (its delete was recorded).
+    pub fn remove_deposed(&mut self, address: &str, id: &str) -> Option<ResourceState> {
+        let i = self
+            .deposed
+            .iter()
+            .position(|d| d.address == address && d.id == id)?;
+        Some(self.deposed.remove(i))
+    }
+
     /// `state rm`: removes a resource whose object lives on, remembering its type and id for
     /// the address (see [`Forgotten`]).
     pub fn forget(&mut self, address: &str) -> Option<ResourceState> {
         let removed = self.remove(address)?;
+        // What the instance put aside is let go of with it, as Terraform's `state rm` does.
+        self.deposed.retain(|d| d.address != address);
         let entry = Forgotten {
             address: removed.address.clone(),
             resource_type: removed.resource_type.clone(),
@@ -333,8 +381,8 @@ impl StateDocument {
             .remove(from)
             .ok_or_else(|| StateError::AddressNotFound(from.to_string()))?;
         resource.address = to.to_string();
-        resource.name = target.name;
-        resource.index_key = target.index_key;
+        resource.name = target.name.clone();
+        resource.index_key = target.index_key.clone();
         for other in &mut self.resources {
             for dep in &mut other.dependencies {
                 if dep == from {
@@ -343,6 +391,14 @@ impl StateDocument {
             }
         }
         self.upsert(resource);
+        // What the instance put aside is deleted under its new name.
+        for d in self.deposed.iter_mut().filter(|d| d.address == from) {
+            d.address = to.to_string();
+            d.name = target.name.clone();
+            d.index_key = target.index_key.clone();
+        }
+        self.deposed
+            .sort_by(|a, b| (&a.address, &a.id).cmp(&(&b.address, &b.id)));
         Ok(())
     }
 

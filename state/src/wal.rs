@@ -36,7 +36,9 @@ pub struct Intent {
     /// What the object can be found by if the result never got written (a UC full name, a
     /// workspace path); `None` for kinds found by their ownership tag instead.
     pub natural_key: Option<String>,
-    /// The object's id, when it has one already (update, delete, import).
+    /// The object's id, when it has one already (update, delete, import). For the create of
+    /// a `create_before_destroy` replacement, the id of the object it replaces, which the
+    /// result keeps in state as deposed.
     pub id: Option<String>,
 }
 
@@ -164,12 +166,30 @@ pub fn replay(doc: &mut StateDocument, records: &[WalRecord]) -> Result<Vec<Inte
 
 fn apply(doc: &mut StateDocument, intent: &Intent, outcome: &Outcome) {
     match outcome {
-        Outcome::Created(resource) | Outcome::Updated(resource) | Outcome::Imported(resource) => {
+        Outcome::Created(resource) => {
+            // The create of a create_before_destroy replacement names the object it
+            // replaces: that one is kept, deposed, until its delete is recorded.
+            if let Some(old) = &intent.id
+                && doc
+                    .get(&resource.address)
+                    .is_some_and(|r| &r.id == old && r.id != resource.id)
+            {
+                doc.depose(&resource.address);
+            }
             doc.upsert(resource.clone());
         }
-        Outcome::Deleted {} | Outcome::Forgotten {} => {
-            doc.remove(&intent.address);
+        Outcome::Updated(resource) | Outcome::Imported(resource) => {
+            doc.upsert(resource.clone());
         }
+        Outcome::Deleted {} | Outcome::Forgotten {} => match &intent.id {
+            // The object of the intent is a deposed one when another holds the address.
+            Some(id) if doc.get(&intent.address).is_none_or(|r| &r.id != id) => {
+                doc.remove_deposed(&intent.address, id);
+            }
+            _ => {
+                doc.remove(&intent.address);
+            }
+        },
         Outcome::Failed(_) => {}
     }
 }
@@ -236,6 +256,56 @@ mod tests {
         let mut again = doc.clone();
         replay(&mut again, &records).unwrap();
         assert_eq!(again, doc, "replay is idempotent");
+    }
+
+    #[test]
+    fn a_create_before_destroy_keeps_the_old_object_deposed_until_its_delete() {
+        let mut doc = StateDocument::new("dev");
+        doc.insert(ResourceState::new("t.a", "p", "old").unwrap())
+            .unwrap();
+        let new = ResourceState::new("t.a", "p", "new").unwrap();
+        let with_id = |seq, op, id: &str| match intent(seq, op, "t.a") {
+            WalRecord::Intent(i) => WalRecord::Intent(Intent {
+                id: Some(id.into()),
+                ..i
+            }),
+            r => r,
+        };
+        // The new copy's create names the object it replaces.
+        let created = vec![
+            with_id(1, WalOp::Create, "old"),
+            result(2, 1, Outcome::Created(new.clone())),
+        ];
+        replay(&mut doc, &created).unwrap();
+        assert_eq!(doc.get("t.a"), Some(&new));
+        let deposed: Vec<&str> = doc.deposed().iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(deposed, ["old"]);
+        // Replaying it again changes nothing.
+        let mut again = doc.clone();
+        replay(&mut again, &created).unwrap();
+        assert_eq!(again, doc);
+        // The old copy's delete drops the deposed object, not the new one.
+        let deleted = vec![
+            with_id(3, WalOp::Delete, "old"),
+            result(4, 3, Outcome::Deleted {}),
+        ];
+        replay(&mut doc, &deleted).unwrap();
+        assert_eq!(doc.get("t.a"), Some(&new));
+        assert!(doc.deposed().is_empty());
+        replay(&mut doc, &deleted).unwrap();
+        assert_eq!(doc.get("t.a"), Some(&new), "replay is idempotent");
+        // A create that names nothing replaces what the address held (it was gone).
+        let recreated = ResourceState::new("t.a", "p", "newer").unwrap();
+        replay(
+            &mut doc,
+            &[
+                intent(5, WalOp::Create, "t.a"),
+                result(6, 5, Outcome::Created(recreated.clone())),
+            ],
+        )
+        .unwrap();
+        assert_eq!(doc.get("t.a"), Some(&recreated));
+        assert!(doc.deposed().is_empty());
     }
 
     #[test]

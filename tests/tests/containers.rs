@@ -74,7 +74,7 @@ fn a_replaced_volume_takes_its_files_and_says_so() {
         "# databricks_file.f must be replaced",
         "# (it lies in databricks_volume.v, which is replaced)",
         "# (deletes with it what lies inside: databricks_file.f)",
-        "# (also deletes 1 object this state does not manage: uc/cont_cat/raw/landing/notes.txt)",
+        "# (also deletes 1 object this state does not manage: /Volumes/cont_cat/raw/landing/notes.txt)",
         "Plan: 2 to add, 0 to change, 2 to destroy.",
     ] {
         assert!(out.contains(line), "{line}\n{out}");
@@ -82,7 +82,7 @@ fn a_replaced_volume_takes_its_files_and_says_so() {
     let plan: Value = serde_json::from_str(&bf_ok(d, &serve, &["plan", "--json"])).unwrap();
     assert_eq!(
         resource(&plan, "databricks_volume.v")["change"]["deletes_contents"],
-        json!({"managed": ["databricks_file.f"], "unmanaged": ["uc/cont_cat/raw/landing/notes.txt"]})
+        json!({"managed": ["databricks_file.f"], "unmanaged": ["/Volumes/cont_cat/raw/landing/notes.txt"]})
     );
     let f = resource(&plan, "databricks_file.f");
     assert_eq!(
@@ -138,8 +138,55 @@ fn a_replaced_volume_takes_its_files_and_says_so() {
     );
     let out = bf_ok(d, &serve, &["plan", "--destroy"]);
     assert!(
-        out.contains("# (also deletes 1 object this state does not manage: uc/cont_cat/scratch)"),
+        out.contains("# (also deletes 1 object this state does not manage: cont_cat.scratch)"),
         "{out}"
     );
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+}
+
+#[test]
+fn a_secret_scope_delete_names_the_secrets_it_takes() {
+    let dir = config(&[(
+        "main.bf.hcl",
+        r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_secret_scope" "app" {
+  name = "app"
+}
+resource "databricks_secret" "pw" {
+  scope        = databricks_secret_scope.app.name
+  key          = "db_password"
+  string_value = "s3cret"
+}
+"#,
+    )]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    // A secret put by hand is not this state's; the scope's delete takes it too.
+    serve.ok(
+        "POST",
+        "/api/2.0/secrets/put",
+        Some(json!({"scope": "app", "key": "by_hand", "string_value": "x"})),
+    );
+    let out = bf_ok(d, &serve, &["plan", "--destroy", "-no-color"]);
+    assert!(
+        out.contains("# (deletes with it what lies inside: databricks_secret.pw)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "# (also deletes 1 object this state does not manage: secret by_hand in scope app)"
+        ),
+        "{out}"
+    );
+    let json = bf_ok(d, &serve, &["plan", "--destroy", "--json"]);
+    let plan: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        resource(&plan, "databricks_secret_scope.app")["change"]["deletes_contents"],
+        json!({"managed": ["databricks_secret.pw"], "unmanaged": ["secret by_hand in scope app"]})
+    );
+    let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert!(out.contains("2 destroyed"), "{out}");
 }

@@ -222,3 +222,93 @@ fn a_failure_that_may_be_temporary_still_says_to_run_the_command_again() {
         "{out}"
     );
 }
+
+/// Two catalogs and a schema, replaced with `create_before_destroy` when it moves from one
+/// catalog to the other.
+fn deposed_config(catalog: &str) -> String {
+    format!(
+        r#"variable "host" {{
+  type = string
+}}
+
+provider "databricks" {{
+  host                  = var.host
+  retry_timeout_seconds = 2
+}}
+
+resource "databricks_catalog" "one" {{
+  name = "one"
+}}
+
+resource "databricks_catalog" "two" {{
+  name = "two"
+}}
+
+resource "databricks_schema" "s" {{
+  catalog_name = databricks_catalog.{catalog}.name
+  name         = "raw"
+  lifecycle {{
+    create_before_destroy = true
+  }}
+}}
+"#
+    )
+}
+
+#[test]
+fn the_old_copy_of_a_create_before_destroy_whose_delete_failed_is_deleted_by_the_next_apply() {
+    let dir = config(&[("main.bf.hcl", &deposed_config("one"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+
+    // The new copy is made; deleting the old one is refused once.
+    std::fs::write(d.join("main.bf.hcl"), deposed_config("two")).unwrap();
+    serve.ok(
+        "POST",
+        "/__emulator/faults",
+        Some(json!({"method": "DELETE", "path": "/api/2.1/unity-catalog/schemas/.*", "status": 403, "times": 1})),
+    );
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    let schemas = |serve: &Serve| -> Vec<String> {
+        objects(&serve.dump())
+            .into_iter()
+            .filter(|o| o.starts_with("schema:") && o.ends_with(".raw"))
+            .collect()
+    };
+    assert_eq!(schemas(&serve).len(), 2, "{:?}", schemas(&serve));
+
+    // The state still knows the old copy: the plan deletes it, under its own id.
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["deposed"][0]["id"], "one.raw", "{state}");
+    assert_eq!(state["resources"].as_array().unwrap().len(), 3, "{state}");
+    let out = bf_ok(d, &serve, &["plan", "-no-color"]);
+    assert!(
+        out.contains("# databricks_schema.s (deposed object \"one.raw\") will be destroyed"),
+        "{out}"
+    );
+    assert!(out.contains("0 to add, 0 to change, 1 to destroy"), "{out}");
+    let json = bf_ok(d, &serve, &["plan", "--json"]);
+    let plan: Value = serde_json::from_str(&json).unwrap();
+    let deposed: Vec<&Value> = plan["resource_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c.get("deposed").is_some())
+        .collect();
+    assert_eq!(deposed.len(), 1, "{json}");
+    assert_eq!(deposed[0]["deposed"], "one.raw");
+    assert_eq!(deposed[0]["action_reason"], "delete_because_deposed");
+
+    let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(out.contains("1 destroyed"), "{out}");
+    assert_eq!(schemas(&serve), ["schema:two.raw"]);
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let state = std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap();
+    assert!(!state.contains("deposed"), "{state}");
+}

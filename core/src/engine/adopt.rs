@@ -223,9 +223,24 @@ impl Engine<'_> {
             return Ok(None);
         }
         if let Some((e, why)) = theirs.iter().find(|(e, _)| e.exclusive) {
+            // Held under another address of this state: a rename that the state did not follow.
+            let hint = match state
+                .resources()
+                .iter()
+                .find(|r| r.resource_type == kind.type_name() && r.id == e.remote.id)
+            {
+                Some(other) => format!(
+                    "if it is the same object under a new name, move it in the state (a `moved {{ from = {0}  to = {address} }}` block, or `brickform state mv {0} {address}`); otherwise give this one another name",
+                    other.address
+                ),
+                None => format!(
+                    "if it should be managed here, import it (`brickform import {address} {}`, or an import block); otherwise give this one another name",
+                    e.remote.id
+                ),
+            };
             return Err(Diagnostic::error(format!("{address}: the name is taken by {}", e.what))
                 .detail(format!("This state does not manage it, and nothing says it is this state's: {why}. brickform does not take over objects it cannot tell are its own; creating this one would fail or overwrite it."))
-                .hint(format!("if it should be managed here, import it (`brickform import {address} {}`, or an import block); otherwise give this one another name", e.remote.id)));
+                .hint(hint));
         }
         for (e, why) in &theirs {
             warnings.push(format!(

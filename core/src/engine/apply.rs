@@ -841,7 +841,10 @@ async fn run_node(
                     .contents(ctx, &id, &prior_obj())
                     .await
                     .map_err(|e| format!("cannot list what it holds: {}", error_text(&e)))?;
-                let now = super::containers::unmanaged(listing, loc, shared.locations.values());
+                let now = super::containers::shown(
+                    kind.as_ref(),
+                    super::containers::unmanaged(listing, loc, shared.locations.values()),
+                );
                 super::containers::check_unchanged(&change.address, seen, &now)?;
             }
             let seq = journal
@@ -879,13 +882,18 @@ async fn run_node(
         let work = &work;
         async move {
             let (config, sensitive) = evaluate(work, shared, kind.schema(), &change.address)?;
+            // A create_before_destroy replacement names the object it replaces, which stays
+            // in state (deposed) until its own delete is recorded.
+            let replaces = (change.action == Action::CreateThenDelete)
+                .then(|| change.id.clone())
+                .flatten();
             let seq = journal
                 .intent(
                     WalOp::Create,
                     &change.address,
                     &change.type_name,
                     kind.natural_key(ctx, &config),
-                    None,
+                    replaces,
                 )
                 .await
                 .map_err(|e| e.to_string())?;
@@ -928,13 +936,10 @@ async fn run_node(
             delete(id).await.map(|_| None)
         }
         Action::CreateThenDelete => {
-            // The new object took the old one's place in state; the old one is deleted by
-            // its id.
+            // The new object took the old one's place in state and the old one was kept
+            // there, deposed; it is deleted by its id, and the recorded delete drops it.
             let old = change.id.clone().ok_or("no id recorded for this object")?;
-            kind.delete(ctx, &old, &prior_obj())
-                .await
-                .map_err(|e| Failure::from(&e))?;
-            Ok(None)
+            delete(old).await.map(|_| None)
         }
         Action::NoOp if change.importing.is_none() => {
             let (config, sensitive) = evaluate(&work, shared, kind.schema(), &change.address)?;

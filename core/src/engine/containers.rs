@@ -39,6 +39,17 @@ pub(super) fn managed_locations(
         .collect()
 }
 
+/// Locations as the user knows the objects (the plan lists these, and apply compares them).
+pub(super) fn shown(
+    kind: &dyn crate::provider::ResourceKind,
+    locations: Vec<String>,
+) -> Vec<String> {
+    let mut out: Vec<String> = locations.iter().map(|l| kind.show_location(l)).collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// What of a container's live contents this state does not manage: not a managed object in
 /// it, not inside one (that one's business), not a folder on the way to one.
 pub(super) fn unmanaged<'a>(
@@ -198,7 +209,10 @@ impl Engine<'_> {
                     base_dir: self.config.dir.clone(),
                 };
                 match kind.contents(&ctx, &id, &attrs).await {
-                    Ok(listing) => Some(unmanaged(listing, &loc, locations.values())),
+                    Ok(listing) => Some(shown(
+                        kind.as_ref(),
+                        unmanaged(listing, &loc, locations.values()),
+                    )),
                     Err(e) => {
                         diags.push(Diagnostic::error(format!(
                             "{address}: cannot list what it holds, which its delete would remove: {}",

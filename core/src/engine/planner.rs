@@ -282,14 +282,15 @@ fn sensitive_schema_paths(schema: &Schema) -> Vec<Vec<PathStep>> {
 
 pub(super) fn prior_of(state: &StateDocument, address: &str) -> Option<(String, Prior)> {
     let r = state.get(address)?;
-    Some((
-        r.id.clone(),
-        Prior {
-            config: json_object(&r.config),
-            computed: json_object(&r.computed),
-            sensitive: r.sensitive.clone(),
-        },
-    ))
+    Some((r.id.clone(), prior_from(r)))
+}
+
+fn prior_from(r: &brickform_state::ResourceState) -> Prior {
+    Prior {
+        config: json_object(&r.config),
+        computed: json_object(&r.computed),
+        sensitive: r.sensitive.clone(),
+    }
 }
 
 pub(super) fn json_object(m: &serde_json::Map<String, serde_json::Value>) -> Object {
@@ -454,14 +455,6 @@ impl Engine<'_> {
                     (Action::Delete, reason)
                 }
             };
-            let prior = prior_of(&state, &r.address)
-                .map(|(_, p)| p)
-                .unwrap_or_default();
-            let schema = self
-                .registry
-                .kind(&r.resource_type)
-                .map(|k| k.schema().clone())
-                .unwrap_or_default();
             if action == Action::Delete && req.mode != PlanMode::RefreshOnly {
                 let lifecycle_protected = config
                     .resources
@@ -474,39 +467,54 @@ impl Engine<'_> {
                     ));
                 }
             }
-            let change = ResourceChange {
-                address: r.address.clone(),
-                mode: Mode::Managed,
-                type_name: r.resource_type.clone(),
-                name: r.name.clone(),
-                index: index_key(&r.address),
-                provider: r.provider.clone(),
-                action: if req.mode == PlanMode::RefreshOnly {
-                    Action::NoOp
-                } else {
-                    action
-                },
-                reason: Some(reason),
-                id: Some(r.id.clone()),
-                before: Some(SerObject(prior.merged())),
-                after: None,
-                fields: Vec::new(),
-                block_paths: block_paths(&schema),
-                block_keys: block_keys(&schema),
-                sensitive_paths: sensitive_schema_paths(&schema),
-                importing: None,
-                contents: None,
-                container: None,
-                moved_from: None,
-                dependencies: r.dependencies.clone(),
+            let action = if req.mode == PlanMode::RefreshOnly {
+                Action::NoOp
+            } else {
+                action
             };
+            plan.changes.push(self.removal(r, action, reason));
             specs.push(InstanceSpec {
                 address: r.address.clone(),
                 resource: None,
                 key: None,
                 each_value: None,
             });
-            plan.changes.push(change);
+        }
+
+        // Objects create_before_destroy replacements put aside whose delete did not finish:
+        // deleted now, or only forgotten when they are gone already.
+        if req.mode != PlanMode::RefreshOnly {
+            for r in state.deposed() {
+                let gone = match self.registry.kind(&r.resource_type) {
+                    Some(kind) if req.refresh && !self.offline => {
+                        let ctx = OpContext {
+                            address: r.address.clone(),
+                            lineage: state.lineage().to_string(),
+                            environment: self.environment.clone(),
+                            base_dir: self.config.dir.clone(),
+                        };
+                        matches!(
+                            kind.read(&ctx, &r.id, &prior_from(r).merged()).await,
+                            Ok(None)
+                        )
+                    }
+                    _ => false,
+                };
+                let (action, reason) = if gone {
+                    (Action::Forget, ActionReason::ForgetBecauseGone)
+                } else {
+                    (Action::Delete, ActionReason::DeleteBecauseDeposed)
+                };
+                let mut change = self.removal(r, action, reason);
+                change.deposed = true;
+                plan.changes.push(change);
+                specs.push(InstanceSpec {
+                    address: r.address.clone(),
+                    resource: None,
+                    key: None,
+                    each_value: None,
+                });
+            }
         }
 
         // Outputs.
@@ -791,6 +799,7 @@ impl Engine<'_> {
                     contents: None,
                     container: None,
                     moved_from: None,
+                    deposed: false,
                     dependencies: dependencies.clone(),
                 });
                 specs.push(InstanceSpec {
@@ -1225,6 +1234,7 @@ impl Engine<'_> {
                 contents: None,
                 container: None,
                 moved_from: moved_from.get(&address).cloned(),
+                deposed: false,
                 dependencies: dependencies.clone(),
             });
             specs.push(InstanceSpec {
@@ -1458,6 +1468,44 @@ impl Engine<'_> {
     /// a normal plan keeps the targets and their dependencies; destroying a target takes what
     /// depends on it with it (it could not stay behind without it), and never what the target
     /// itself depends on.
+    /// The planned removal (a delete or forget) of state entry `r`, which the configuration
+    /// does not produce or which was put aside.
+    fn removal(
+        &self,
+        r: &brickform_state::ResourceState,
+        action: Action,
+        reason: ActionReason,
+    ) -> ResourceChange {
+        let schema = self
+            .registry
+            .kind(&r.resource_type)
+            .map(|k| k.schema().clone())
+            .unwrap_or_default();
+        ResourceChange {
+            address: r.address.clone(),
+            mode: Mode::Managed,
+            type_name: r.resource_type.clone(),
+            name: r.name.clone(),
+            index: index_key(&r.address),
+            provider: r.provider.clone(),
+            action,
+            reason: Some(reason),
+            id: Some(r.id.clone()),
+            before: Some(SerObject(prior_from(r).merged())),
+            after: None,
+            fields: Vec::new(),
+            block_paths: block_paths(&schema),
+            block_keys: block_keys(&schema),
+            sensitive_paths: sensitive_schema_paths(&schema),
+            importing: None,
+            contents: None,
+            container: None,
+            moved_from: None,
+            deposed: false,
+            dependencies: r.dependencies.clone(),
+        }
+    }
+
     fn apply_targets(
         &self,
         plan: &mut Plan,

@@ -375,6 +375,7 @@ mod tests {
             contents: None,
             container: None,
             moved_from: None,
+            deposed: false,
             dependencies: Vec::new(),
         };
         Planned {

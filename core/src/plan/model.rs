@@ -62,6 +62,11 @@ pub enum ActionReason {
     DeleteBecauseNoMoveTarget,
     /// `removed` block without destroy.
     ForgetBecauseRemoved,
+    /// An object a `create_before_destroy` replacement put aside, whose delete did not
+    /// finish: it is deleted now.
+    DeleteBecauseDeposed,
+    /// A deposed object that is already gone: only its record goes.
+    ForgetBecauseGone,
     ReadBecauseConfigUnknown,
     ReadBecauseDependencyPending,
 }
@@ -158,6 +163,11 @@ pub struct ResourceChange {
     pub container: Option<String>,
     /// Set when a `moved` block (or `state mv`) renamed the instance.
     pub moved_from: Option<String>,
+    /// Set for the delete of an object a `create_before_destroy` replacement put aside (its
+    /// delete failed or was interrupted): `id` is that object's, and the address belongs to
+    /// its replacement.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deposed: bool,
     /// Addresses this instance depends on.
     pub dependencies: Vec<String>,
 }

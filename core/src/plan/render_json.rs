@@ -89,6 +89,10 @@ fn resource_change(rc: &ResourceChange) -> Json {
     if let Some(prev) = &rc.moved_from {
         o.insert("previous_address".into(), json!(prev));
     }
+    if rc.deposed {
+        // Terraform marks a deposed object's change with its deposed key; ours is its id.
+        o.insert("deposed".into(), json!(rc.id));
+    }
     o.insert("mode".into(), mode_json(rc.mode));
     o.insert("type".into(), json!(rc.type_name));
     o.insert("name".into(), json!(rc.name));

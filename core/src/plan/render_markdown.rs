@@ -608,12 +608,20 @@ fn graph(plan: &Plan, changes: &[&ResourceChange]) -> String {
     if changes.is_empty() {
         return String::new();
     }
+    // The object a create_before_destroy put aside is a node of its own.
+    let key = |rc: &ResourceChange| {
+        if rc.deposed {
+            format!("{} (deposed)", rc.address)
+        } else {
+            rc.address.clone()
+        }
+    };
     let mut g = Graph::default();
     for rc in changes {
-        g.node(&rc.address, class_of(rc.action));
+        g.node(&key(rc), class_of(rc.action));
     }
     for rc in changes {
-        let to = g.node(&rc.address, class_of(rc.action));
+        let to = g.node(&key(rc), class_of(rc.action));
         for dep in &rc.dependencies {
             // A dependency may name a whole resource with count/for_each: it stands for all
             // of its instances in the plan.
@@ -627,7 +635,7 @@ fn graph(plan: &Plan, changes: &[&ResourceChange]) -> String {
                 g.edges.insert((from, to));
             }
             for c in instances {
-                let from = g.node(&c.address, class_of(c.action));
+                let from = g.node(&key(c), class_of(c.action));
                 if from != to {
                     g.edges.insert((from, to));
                 }

@@ -74,6 +74,7 @@ fn rc(type_name: &str, name: &str, action: Action) -> ResourceChange {
         contents: None,
         container: None,
         moved_from: None,
+        deposed: false,
         dependencies: Vec::new(),
     }
 }
@@ -471,7 +472,15 @@ fn import_moved_forget_plan() -> Plan {
     ])));
     let recreated = with_top_fields(recreated);
 
-    plan(vec![imp, imp_upd, mv, mv_upd, forget, read, recreated])
+    let mut deposed = rc("databricks_volume", "vanished", Action::Delete);
+    deposed.reason = Some(ActionReason::DeleteBecauseDeposed);
+    deposed.deposed = true;
+    deposed.id = Some("main.raw.vanished_old".into());
+    deposed.before = Some(ser_obj(obj(vec![("name", s("vanished_old"))])));
+
+    plan(vec![
+        imp, imp_upd, mv, mv_upd, forget, read, recreated, deposed,
+    ])
 }
 
 fn drift_plan() -> Plan {

@@ -509,6 +509,10 @@ pub(crate) fn headline(rc: &ResourceChange) -> Headline {
             notes.extend(because);
             "will be destroyed".to_string()
         }
+        Action::Forget if rc.reason == Some(ActionReason::ForgetBecauseGone) => {
+            notes.push("(it no longer exists)".to_string());
+            "will be removed from the state".to_string()
+        }
         Action::Forget => {
             if rc.reason == Some(ActionReason::ForgetBecauseRemoved) {
                 notes.push("(destroy = false is set in the configuration)".to_string());
@@ -532,6 +536,15 @@ pub(crate) fn headline(rc: &ResourceChange) -> Headline {
     }
     if let Some(id) = &rc.importing {
         notes.push(format!("(imported from {})", quote(id)));
+    }
+    if rc.deposed {
+        // Terraform's words: the object a create_before_destroy replacement put aside.
+        address = format!(
+            "{} (deposed object {})",
+            rc.address,
+            quote(rc.id.as_deref().unwrap_or("?"))
+        );
+        notes.push("(its replacement was created; deleting it did not finish)".to_string());
     }
     if let Some(c) = &rc.contents {
         notes.extend(contents_notes(c));

@@ -23,6 +23,59 @@ pub struct Service {
     pub next: Mutex<u64>,
     pub fail_names: Mutex<Vec<String>>,
     pub configured: Mutex<Option<Object>>,
+    /// An interruption armed for a coming write (see `Cut`).
+    pub cut: Mutex<Option<Cut>>,
+    /// Signalled when a `Cut::Kill` halts a write.
+    pub halted: tokio::sync::Notify,
+}
+
+/// Interrupts an apply at its `after`-th write from now (1 is the next one).
+pub struct Cut {
+    pub after: usize,
+    pub how: CutHow,
+}
+
+pub enum CutHow {
+    /// The write never answers, as if the process were killed waiting for it: with `effect`
+    /// the service made the change first (the answer was lost), without it the request never
+    /// arrived. `Service::halted` is signalled so the caller can drop the apply.
+    Kill { effect: bool },
+    /// Ctrl-C: the token is cancelled as the write starts, and the write completes.
+    Cancel(CancellationToken),
+}
+
+impl Service {
+    /// Counts a write; returns the cut when this is the write it is armed for.
+    fn tick(&self) -> Option<CutHow> {
+        let mut cut = self.cut.lock().unwrap();
+        let c = cut.as_mut()?;
+        c.after = c.after.saturating_sub(1);
+        if c.after == 0 {
+            return cut.take().map(|c| c.how);
+        }
+        None
+    }
+
+    /// Before a write's effect: a kill without effect halts here; a cancel fires.
+    async fn before(&self, cut: &Option<CutHow>) {
+        match cut {
+            Some(CutHow::Kill { effect: false }) => self.halt().await,
+            Some(CutHow::Cancel(token)) => token.cancel(),
+            _ => {}
+        }
+    }
+
+    /// After a write's effect: a kill with effect halts here, the answer lost.
+    async fn after(&self, cut: &Option<CutHow>) {
+        if let Some(CutHow::Kill { effect: true }) = cut {
+            self.halt().await
+        }
+    }
+
+    async fn halt(&self) {
+        self.halted.notify_one();
+        std::future::pending::<()>().await
+    }
 }
 
 /// `test_thing` updates merge (a PATCH); `test_whole` writes the whole object (a reset):
@@ -44,38 +97,9 @@ impl Thing {
     fn whole(&self) -> bool {
         self.schema.writes == Writes::Whole
     }
-}
 
-pub fn thing_schema() -> Schema {
-    Schema::new()
-        .attr(
-            Attribute::required("name", AttrType::String)
-                .force_new()
-                .normalize(Normalize::LowerCase),
-        )
-        .attr(Attribute::optional("comment", AttrType::String))
-        .attr(Attribute::optional("parent", AttrType::String))
-        .attr(Attribute::optional("secret", AttrType::String).sensitive())
-        .attr(Attribute::optional_computed("owner", AttrType::String))
-        .attr(Attribute::computed("id", AttrType::String))
-        // Declared, never reported by the service (as some variants of real objects do).
-        .attr(Attribute::computed("url", AttrType::String))
-        .block(BlockType::keyed(
-            "item",
-            "key",
-            Schema::new().attr(Attribute::required("key", AttrType::String)),
-        ))
-}
-
-#[async_trait]
-impl ResourceKind for Thing {
-    fn type_name(&self) -> &'static str {
-        self.type_name
-    }
-    fn schema(&self) -> &Schema {
-        &self.schema
-    }
-    async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
+    /// What a create does to the service.
+    fn make(&self, config: &Object) -> ProviderResult<Remote> {
         let name = config
             .get("name")
             .and_then(Value::as_str)
@@ -101,19 +125,9 @@ impl ResourceKind for Thing {
             .insert(id.clone(), o.clone());
         Ok(Remote { id, attrs: o })
     }
-    async fn read(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Option<Remote>> {
-        Ok(self.svc.objects.lock().unwrap().get(id).map(|o| Remote {
-            id: id.to_string(),
-            attrs: o.clone(),
-        }))
-    }
-    async fn update(
-        &self,
-        _: &OpContext,
-        id: &str,
-        prior: &Object,
-        config: &Object,
-    ) -> ProviderResult<Remote> {
+
+    /// What an update does to the service.
+    fn change(&self, id: &str, prior: &Object, config: &Object) -> ProviderResult<Remote> {
         let mut objs = self.svc.objects.lock().unwrap();
         let o = objs
             .get_mut(id)
@@ -151,8 +165,68 @@ impl ResourceKind for Thing {
             attrs: o.clone(),
         })
     }
+}
+
+pub fn thing_schema() -> Schema {
+    Schema::new()
+        .attr(
+            Attribute::required("name", AttrType::String)
+                .force_new()
+                .normalize(Normalize::LowerCase),
+        )
+        .attr(Attribute::optional("comment", AttrType::String))
+        .attr(Attribute::optional("parent", AttrType::String))
+        .attr(Attribute::optional("secret", AttrType::String).sensitive())
+        .attr(Attribute::optional_computed("owner", AttrType::String))
+        .attr(Attribute::computed("id", AttrType::String))
+        // Declared, never reported by the service (as some variants of real objects do).
+        .attr(Attribute::computed("url", AttrType::String))
+        .block(BlockType::keyed(
+            "item",
+            "key",
+            Schema::new().attr(Attribute::required("key", AttrType::String)),
+        ))
+}
+
+#[async_trait]
+impl ResourceKind for Thing {
+    fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
+        let cut = self.svc.tick();
+        self.svc.before(&cut).await;
+        let made = self.make(config);
+        self.svc.after(&cut).await;
+        made
+    }
+    async fn read(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Option<Remote>> {
+        Ok(self.svc.objects.lock().unwrap().get(id).map(|o| Remote {
+            id: id.to_string(),
+            attrs: o.clone(),
+        }))
+    }
+    async fn update(
+        &self,
+        _: &OpContext,
+        id: &str,
+        prior: &Object,
+        config: &Object,
+    ) -> ProviderResult<Remote> {
+        let cut = self.svc.tick();
+        self.svc.before(&cut).await;
+        let changed = self.change(id, prior, config);
+        self.svc.after(&cut).await;
+        changed
+    }
     async fn delete(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<()> {
+        let cut = self.svc.tick();
+        self.svc.before(&cut).await;
         self.svc.objects.lock().unwrap().remove(id);
+        self.svc.after(&cut).await;
         Ok(())
     }
     fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {

@@ -163,6 +163,9 @@ impl ResourceKind for Directory {
             .and_then(Value::as_bool)
             .unwrap_or(false)
     }
+    fn show_location(&self, location: &str) -> String {
+        super::locations::shown(location)
+    }
     async fn contents(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Vec<String>> {
         let client = self.shared.client()?;
         super::locations::workspace_tree(&client, id).await

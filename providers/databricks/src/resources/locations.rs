@@ -1,6 +1,6 @@
 //! Where objects live, as the engine's container paths (`ResourceKind::location`): Unity
 //! Catalog objects and the files in volumes under `uc/<catalog>/<schema>/<volume>/…`,
-//! workspace objects under `ws/<path>`. A catalog's delete with force_destroy takes what is
+//! workspace objects under `ws/<path>`, secrets under `secrets/<scope>/<key>`. A catalog's delete with force_destroy takes what is
 //! under its location; so do a volume's and a folder's recursive delete. Also the listings
 //! of what a container holds live, in the same form.
 
@@ -12,6 +12,55 @@ use serde_json::Value as Json;
 /// A Unity Catalog object by its full name (`main.raw.landing`).
 pub fn uc(full_name: &str) -> String {
     format!("uc/{}", full_name.to_lowercase().replace('.', "/"))
+}
+
+/// A location as the user knows the object: `main.raw.landing` for a Unity Catalog object,
+/// `/Volumes/main/raw/landing/in/a.csv` for a file in a volume, `/Shared/x` for a workspace
+/// object.
+pub fn shown(location: &str) -> String {
+    if let Some(rest) = location.strip_prefix("uc/") {
+        let parts: Vec<&str> = rest.split('/').collect();
+        if parts.len() > 3 {
+            return format!("/Volumes/{rest}");
+        }
+        return parts.join(".");
+    }
+    if let Some(rest) = location.strip_prefix("ws/") {
+        return format!("/{rest}");
+    }
+    if let Some(rest) = location.strip_prefix("secrets/") {
+        return match rest.split_once('/') {
+            Some((scope, key)) => format!("secret {key} in scope {scope}"),
+            None => format!("secret scope {rest}"),
+        };
+    }
+    location.to_string()
+}
+
+/// A secret scope, or a secret in one. Scope names and keys are case-sensitive.
+pub fn secret(scope: &str, key: Option<&str>) -> String {
+    match key {
+        Some(k) => format!("secrets/{scope}/{k}"),
+        None => format!("secrets/{scope}"),
+    }
+}
+
+/// The secrets of a scope (a scope's delete takes them with it).
+pub async fn scope_contents(client: &Client, scope: &str) -> ProviderResult<Vec<String>> {
+    let listed = none_if_missing(
+        client
+            .get("/api/2.0/secrets/list", &[("scope", scope.to_string())])
+            .await,
+    )?;
+    Ok(listed
+        .as_ref()
+        .and_then(|l| l.get("secrets"))
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.get("key").and_then(Json::as_str))
+        .map(|k| secret(scope, Some(k)))
+        .collect())
 }
 
 /// A file or folder in a volume, by its path (`/Volumes/main/raw/landing/in/a.csv`): the
@@ -153,5 +202,25 @@ mod tests {
         assert_eq!(volume_path("/Volumes/main/raw"), None);
         assert_eq!(workspace("/Workspace/Users/a/x/"), "ws/Users/a/x");
         assert_eq!(workspace("/Users/a/x"), "ws/Users/a/x");
+    }
+
+    #[test]
+    fn locations_are_shown_as_paths_and_full_names() {
+        for (path_or_name, location) in [
+            (
+                "/Volumes/main/raw/landing/In/A.csv",
+                volume_path("/Volumes/main/raw/landing/In/A.csv").unwrap(),
+            ),
+            ("main.raw.landing", uc("main.raw.landing")),
+            ("main.raw", uc("main.raw")),
+            ("/Users/a/x", workspace("/Workspace/Users/a/x")),
+            ("secret scope app", secret("app", None)),
+            (
+                "secret db_password in scope app",
+                secret("app", Some("db_password")),
+            ),
+        ] {
+            assert_eq!(shown(&location), path_or_name);
+        }
     }
 }

@@ -108,6 +108,12 @@ impl ResourceKind for Secret {
     ) -> ProviderResult<Remote> {
         self.create(ctx, config).await
     }
+    fn location(&self, attrs: &Object) -> Option<String> {
+        Some(super::locations::secret(
+            str_attr(attrs, "scope")?,
+            Some(str_attr(attrs, "key")?),
+        ))
+    }
     async fn delete(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<()> {
         let client = self.shared.client()?;
         let (scope, key) = split(id)?;

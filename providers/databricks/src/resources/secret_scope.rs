@@ -120,6 +120,24 @@ impl ResourceKind for SecretScope {
         str_attr(config, "name").map(str::to_string)
     }
 
+    fn location(&self, attrs: &Object) -> Option<String> {
+        str_attr(attrs, "name").map(|n| super::locations::secret(n, None))
+    }
+
+    /// Deleting a scope deletes the secrets in it.
+    fn deletes_contents(&self, _: &Object) -> bool {
+        true
+    }
+
+    fn show_location(&self, location: &str) -> String {
+        super::locations::shown(location)
+    }
+
+    async fn contents(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Vec<String>> {
+        let client = self.shared.client()?;
+        super::locations::scope_contents(&client, id).await
+    }
+
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
         self.read(ctx, key, &Object::new()).await
     }

@@ -498,6 +498,10 @@ impl ResourceKind for UcKind {
         }
     }
 
+    fn show_location(&self, location: &str) -> String {
+        super::locations::shown(location)
+    }
+
     async fn contents(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Vec<String>> {
         let client = self.shared.client()?;
         match self.spec.collection {
