@@ -23,7 +23,8 @@ use std::process::ExitCode;
     about = "Manage a Databricks lakehouse as code"
 )]
 pub struct Cli {
-    /// Configuration directory (all *.bf.hcl files in it are one configuration).
+    /// Configuration directory (all *.bf.hcl files in it are one configuration). The command
+    /// runs there: relative paths given to it are relative to DIR.
     #[arg(short = 'C', long = "chdir", global = true, default_value = ".")]
     pub dir: PathBuf,
     /// Environment (selects the state and an `environment` block).
@@ -277,8 +278,23 @@ fn terraform_style_args(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<s
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(terraform_style_args(std::env::args_os()));
+    let mut cli = Cli::parse_from(terraform_style_args(std::env::args_os()));
     init_logging();
+    // `-C DIR` works as Terraform's -chdir: the command runs in DIR, so every relative path
+    // it is given (`-out`, a plan file, `--var-file`) is read or written there too.
+    if cli.dir != std::path::Path::new(".") {
+        if let Ok(start) = std::env::current_dir() {
+            brickform_core::engine::world::started_in(start);
+        }
+        if let Err(e) = std::env::set_current_dir(&cli.dir) {
+            eprintln!(
+                "Error: cannot change to the configuration directory {}: {e}",
+                cli.dir.display()
+            );
+            return ExitCode::FAILURE;
+        }
+        cli.dir = ".".into();
+    }
     // Planning large configurations nests deep futures; give them room on a thread of
     // our own rather than rely on the main thread's default stack.
     let worker = std::thread::Builder::new()

@@ -365,4 +365,36 @@ output "root" {{
         assert_eq!(code, 2, "from {cwd:?} with -C {chdir:?}\n{out}\n{err}");
         assert!(out.contains("2 to change"), "{out}");
     }
+    // As with Terraform's -chdir, relative paths given to the command are relative to DIR:
+    // a plan saved with `-C cfg plan --out p.plan` lands in cfg and applies from there.
+    let (code, out, err) = run_from(top.path(), Path::new("cfg"), &["plan", "--out", "p.plan"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        cfg.join("p.plan").is_file(),
+        "the plan file is in the configuration directory"
+    );
+    assert!(!top.path().join("p.plan").exists());
+    let (code, out, err) = run_from(top.path(), Path::new("cfg"), &["apply", "p.plan"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("2 changed"), "{out}");
+}
+
+#[test]
+fn path_cwd_is_where_the_command_was_started_with_chdir() {
+    let top = tempfile::tempdir().unwrap();
+    let cfg = top.path().join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("main.bf.hcl"),
+        "output \"cwd\" {\n  value = path.cwd\n}\n",
+    )
+    .unwrap();
+    let (code, out, err) = run_from(top.path(), Path::new("cfg"), &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = run_from(top.path(), Path::new("cfg"), &["output", "--raw", "cwd"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(
+        Path::new(out.trim()).canonicalize().unwrap(),
+        top.path().canonicalize().unwrap()
+    );
 }

@@ -8,6 +8,15 @@ use crate::value::{Object, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+/// The directory the command was started in, for `path.cwd`, when the process has since
+/// changed to the configuration directory (`-C DIR`, as Terraform's `-chdir`).
+static STARTED_IN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Records where the command was started, before it changes to the configuration directory.
+pub fn started_in(dir: std::path::PathBuf) {
+    let _ = STARTED_IN.set(dir);
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct World {
     roots: HashMap<String, Value>,
@@ -69,9 +78,12 @@ impl World {
         // are read from the configuration directory, so the directory of the (root) module
         // is `.` relative to it — the same on every machine and from every working
         // directory. `path.cwd` is where the command was started, absolute, as in Terraform.
-        let cwd = std::env::current_dir()
+        let cwd = STARTED_IN
+            .get()
+            .cloned()
+            .or_else(|| std::env::current_dir().ok())
             .map(|c| c.display().to_string())
-            .unwrap_or_else(|_| dir.display().to_string());
+            .unwrap_or_else(|| dir.display().to_string());
         roots.insert(
             "path".to_string(),
             Value::Object(Object::from_iter([
