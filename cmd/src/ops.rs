@@ -886,7 +886,10 @@ pub async fn apply(
         .save(&s.env, &mut doc)
         .await
         .map_err(|e| anyhow!("saving state: {e}"))?;
-    let _ = s.backend.wal_truncate(&s.env).await;
+    // Calls whose outcome is unknown stay in the log for the next run to resolve.
+    if report.unresolved == 0 {
+        let _ = s.backend.wal_truncate(&s.env).await;
+    }
     if !report.failed.is_empty() {
         eprintln!();
     }

@@ -419,6 +419,13 @@ pub struct ProviderError {
     pub message: String,
     /// Extra lines of explanation (the service's error code, what to do).
     pub detail: Option<String>,
+    /// The call may have taken effect although it failed: the service answered with a
+    /// server error, or no answer came, after the request may have reached it. A create
+    /// that fails this way is looked up before it counts as not made.
+    pub uncertain: bool,
+    /// A create that made the object and then failed at a later step (setting the fields
+    /// its create call does not take): the object, so it is recorded rather than orphaned.
+    pub made: Option<Box<Remote>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -439,6 +446,8 @@ impl ProviderError {
             kind,
             message: message.into(),
             detail: None,
+            uncertain: false,
+            made: None,
         }
     }
     pub fn not_found(message: impl Into<String>) -> Self {
@@ -452,6 +461,16 @@ impl ProviderError {
     }
     pub fn with_detail(mut self, d: impl Into<String>) -> Self {
         self.detail = Some(d.into());
+        self
+    }
+    /// Marks the failure of a create as one after the object was made (see `made`).
+    pub fn made(mut self, remote: Remote) -> Self {
+        self.made = Some(Box::new(remote));
+        self
+    }
+    /// Marks the call as one that may have taken effect (see `uncertain`).
+    pub fn uncertain(mut self, uncertain: bool) -> Self {
+        self.uncertain = uncertain;
         self
     }
 }
@@ -718,6 +737,16 @@ pub trait ResourceKind: Send + Sync {
     /// the kind cannot find its objects that way.
     fn natural_key(&self, _ctx: &OpContext, _config: &Object) -> Option<String> {
         None
+    }
+
+    /// Finishes a create whose first call made the object when the calls after it may not
+    /// have run: its answer was lost, or brickform was killed before it heard. Runs the steps
+    /// a create takes beyond making the object that do not depend on the configuration
+    /// (removing the `default` schema a new catalog gets) and must be safe to run twice.
+    /// Fields a create sets in a later call are left to the next plan, which sees them
+    /// differ and updates them.
+    async fn complete_create(&self, _ctx: &OpContext, remote: Remote) -> ProviderResult<Remote> {
+        Ok(remote)
     }
 
     /// Finds an object by the key [`ResourceKind::natural_key`] gave. `Ok(None)` when

@@ -22,6 +22,12 @@ fn bf(d: &Path, serve: &Serve, args: &[&str]) -> (i32, String, String) {
 /// Starts `apply` and kills it with SIGKILL after `delay` (if it has not finished).
 /// Returns whether it was killed before it ended.
 fn apply_killed_after(d: &Path, serve: &Serve, delay: Duration) -> bool {
+    let deadline = Instant::now() + delay;
+    apply_killed_when(d, serve, || Instant::now() >= deadline)
+}
+
+/// Starts `apply` and kills it with SIGKILL as soon as `now` holds (if it has not finished).
+fn apply_killed_when(d: &Path, serve: &Serve, mut now: impl FnMut() -> bool) -> bool {
     let mut child = std::process::Command::new(bin())
         .args(["-C"])
         .arg(d)
@@ -33,12 +39,11 @@ fn apply_killed_after(d: &Path, serve: &Serve, delay: Duration) -> bool {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + delay;
     loop {
         if child.try_wait().unwrap().is_some() {
             return false;
         }
-        if Instant::now() >= deadline {
+        if now() {
             child.kill().unwrap();
             child.wait().unwrap();
             return true;
@@ -138,4 +143,55 @@ fn apply_killed_at_random_points_then_run_again_leaves_no_orphan_or_duplicate() 
         "took {:?}",
         started.elapsed()
     );
+}
+
+#[test]
+fn a_kill_between_a_catalogs_create_and_the_removal_of_its_default_schema_is_finished_by_the_next_run()
+ {
+    let dir = config(&[(
+        "main.bf.hcl",
+        r#"variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_catalog" "c" {
+  name = "killcat"
+}
+"#,
+    )]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    // The default schema's removal is answered 503 for ever: the apply keeps retrying it,
+    // and is killed there, with the catalog made and its `default` schema still in it.
+    let default = "/api/2.1/unity-catalog/schemas/killcat.default";
+    serve.ok(
+        "POST",
+        "/__emulator/faults",
+        Some(serde_json::json!({"method": "DELETE", "path": default, "status": 503, "times": 0})),
+    );
+    let killed = apply_killed_when(d, &serve, || {
+        let log = serve.ok(
+            "GET",
+            &format!("/__emulator/requests?method=DELETE&path={default}"),
+            None,
+        );
+        !log["requests"].as_array().unwrap().is_empty()
+    });
+    assert!(killed, "the apply ended before the kill");
+    serve.ok("DELETE", "/__emulator/faults", None);
+    assert!(serve.dump()["schemas"].get("killcat.default").is_some());
+
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        err.contains("Recovered: databricks_catalog.c: adopted killcat"),
+        "{err}"
+    );
+    assert!(
+        serve.dump()["schemas"].get("killcat.default").is_none(),
+        "recovery finished the create"
+    );
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = bf(d, &serve, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(objects(&serve.dump()), Vec::<String>::new());
 }

@@ -312,3 +312,32 @@ fn the_old_copy_of_a_create_before_destroy_whose_delete_failed_is_deleted_by_the
     let state = std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap();
     assert!(!state.contains("deposed"), "{state}");
 }
+
+#[test]
+fn refresh_and_destroy_finish_when_a_fifth_of_reads_fail_with_500_502_or_504() {
+    let dir = config(&[("main.bf.hcl", &every_kind("reads"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    // About 7% each of 500, 502 and 504 on every read, for ever; seeded.
+    for (status, seed, p) in [(500, 21, 0.07), (502, 22, 0.075), (504, 23, 0.081)] {
+        serve.ok(
+            "POST",
+            "/__emulator/faults",
+            Some(json!({"method": "GET", "path": "/api/.*", "status": status, "times": 0, "probability": p, "seed": seed})),
+        );
+    }
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert!(out.contains("9 destroyed, 0 left behind."), "{out}");
+    assert_eq!(objects(&serve.dump()), Vec::<String>::new());
+    let (n, _) = fired(&serve);
+    let reads = serve.ok("GET", "/__emulator/requests?path=/api/.*&method=GET", None);
+    let reads = reads["requests"].as_array().unwrap().len();
+    let share = n as f64 / reads as f64;
+    assert!(
+        (0.1..0.3).contains(&share),
+        "{n} of {reads} reads failed: the faults did not fire as set up"
+    );
+}

@@ -13,7 +13,7 @@ use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::eval::Evaluator;
 use crate::lang::load::Config;
 use crate::plan::{Action, Mode, ResourceChange};
-use crate::provider::{ErrorKind, OpContext, Remote, ResourceKind};
+use crate::provider::{ErrorKind, OpContext, ProviderError, Remote, ResourceKind};
 use crate::value::{Object, PathStep, Value};
 use brickform_state::{Journal, Outcome, ResourceState, StateDocument, WalOp};
 use petgraph::Direction;
@@ -65,6 +65,10 @@ pub struct ApplyReport {
     pub failed: Vec<(String, Failure)>,
     pub skipped: Vec<String>,
     pub interrupted: bool,
+    /// Calls whose outcome is still unknown (a create that may have happened and could not be
+    /// looked up): their intents stay in the write-ahead log, which must not be truncated, so
+    /// the next run resolves them.
+    pub unresolved: usize,
     /// Output values after apply (sensitive ones included; the caller masks them).
     pub outputs: Vec<(String, Value, bool)>,
 }
@@ -532,6 +536,7 @@ impl Engine<'_> {
             ready.sort_by_key(|n| g[*n]);
         }
 
+        report.unresolved = shared.journal.open_intents().await.len();
         // Outputs, from the final world.
         let shared = match Arc::try_unwrap(shared) {
             Ok(s) => s,
@@ -792,6 +797,28 @@ async fn record(
     state_entry(&doc, slot, kind, remote, config, sensitive)
 }
 
+/// Records a made object: in state through the log, and in the world for what refers to it.
+async fn created(
+    shared: &Shared,
+    change: &ResourceChange,
+    kind: &dyn ResourceKind,
+    seq: u64,
+    remote: &Remote,
+    config: &Object,
+    sensitive: &[Vec<PathStep>],
+) -> Result<(), String> {
+    let rs = record(shared, change, kind, remote, config, sensitive).await?;
+    let mut doc = shared.doc.lock().await;
+    shared
+        .journal
+        .result(seq, Outcome::Created(rs.clone()), &mut doc)
+        .await
+        .map_err(|e| e.to_string())?;
+    drop(doc);
+    set_world(shared, change, &rs, config, sensitive);
+    Ok(())
+}
+
 async fn run_node(
     work: Work,
     change: &ResourceChange,
@@ -887,27 +914,100 @@ async fn run_node(
             let replaces = (change.action == Action::CreateThenDelete)
                 .then(|| change.id.clone())
                 .flatten();
+            let natural_key = kind.natural_key(ctx, &config);
             let seq = journal
                 .intent(
                     WalOp::Create,
                     &change.address,
                     &change.type_name,
-                    kind.natural_key(ctx, &config),
+                    natural_key.clone(),
                     replaces,
                 )
                 .await
                 .map_err(|e| e.to_string())?;
-            match kind.create(ctx, &config).await {
+            let made = match kind.create(ctx, &config).await {
+                Ok(remote) => Ok(remote),
+                // The create may have happened though it failed (a server error, a lost
+                // answer): look for the object before counting it as not made, so a second
+                // create cannot make a duplicate.
+                Err(e) if e.uncertain => {
+                    let found = match &natural_key {
+                        Some(key) => kind.find_by_key(ctx, key).await,
+                        None => Ok(None),
+                    };
+                    match found {
+                        Ok(Some(remote)) => {
+                            tracing::debug!(address = %change.address, id = %remote.id, "a create that failed had made the object");
+                            // What the create does after making the object may not have run.
+                            match kind.complete_create(ctx, remote.clone()).await {
+                                Ok(done) => Ok(done),
+                                Err(ce) => {
+                                    // The object is this create's: recorded, never orphaned;
+                                    // what is left undone is reported.
+                                    created(
+                                        shared,
+                                        change,
+                                        kind.as_ref(),
+                                        seq,
+                                        &remote,
+                                        &config,
+                                        &sensitive,
+                                    )
+                                    .await?;
+                                    return Err(Failure::from(&ProviderError {
+                                        message: format!(
+                                            "created {}, but finishing its create failed: {}",
+                                            remote.id, ce.message
+                                        ),
+                                        ..ce
+                                    }));
+                                }
+                            }
+                        }
+                        Ok(None) => Err(e),
+                        Err(lookup) => {
+                            // Neither made nor known to be not made: the intent stays open,
+                            // and the next run looks again before it plans.
+                            return Err(Failure::from(&ProviderError {
+                                message: format!(
+                                    "{} (it may have been created; looking for it failed too: {}; the next run looks again)",
+                                    e.message, lookup.message
+                                ),
+                                ..e
+                            }));
+                        }
+                    }
+                }
+                // Made, then a later step failed: the object is recorded, the failure reported.
+                Err(mut e) if e.made.is_some() => {
+                    if let Some(remote) = e.made.take() {
+                        created(
+                            shared,
+                            change,
+                            kind.as_ref(),
+                            seq,
+                            &remote,
+                            &config,
+                            &sensitive,
+                        )
+                        .await?;
+                    }
+                    return Err(Failure::from(&e));
+                }
+                Err(e) => Err(e),
+            };
+            match made {
                 Ok(remote) => {
-                    let rs =
-                        record(shared, change, kind.as_ref(), &remote, &config, &sensitive).await?;
-                    let mut doc = shared.doc.lock().await;
-                    journal
-                        .result(seq, Outcome::Created(rs.clone()), &mut doc)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    drop(doc);
-                    set_world(shared, change, &rs, &config, &sensitive);
+                    created(
+                        shared,
+                        change,
+                        kind.as_ref(),
+                        seq,
+                        &remote,
+                        &config,
+                        &sensitive,
+                    )
+                    .await?;
                     Ok(Some(remote.id))
                 }
                 Err(e) => {

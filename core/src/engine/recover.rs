@@ -44,7 +44,18 @@ impl Engine<'_> {
             let outcome = match (&intent.op, kind) {
                 (WalOp::Create | WalOp::Import, Some(kind)) => match &intent.natural_key {
                     Some(key) => match kind.find_by_key(&ctx, key).await {
-                        Ok(Some(remote)) => {
+                        Ok(Some(found)) => {
+                            // What the create does after making the object may not have run.
+                            let remote = match kind.complete_create(&ctx, found.clone()).await {
+                                Ok(done) => done,
+                                Err(e) => {
+                                    lines.push(format!(
+                                        "{}: finishing the interrupted create of {} failed: {}",
+                                        intent.address, found.id, e.message
+                                    ));
+                                    found
+                                }
+                            };
                             let config = super::adopt::configurable(kind.schema(), &remote.attrs);
                             let provider = self
                                 .registry

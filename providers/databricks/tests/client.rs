@@ -555,14 +555,44 @@ async fn retry_after_is_honoured() {
 async fn non_retryable_errors_are_final() {
     let emu = emulator().await;
     let c = connect(&pat(&emu.url()), &[], &NoStore).await.unwrap();
-    for status in [400, 404, 409, 500, 502] {
+    for status in [400, 404, 409] {
         fault(&emu, json!({"path": ME, "status": status, "times": 1})).await;
         let before = c.stats().requests;
         let e = c.get(ME, &[]).await.unwrap_err();
         assert_eq!(e.status, status);
         assert_eq!(c.stats().requests - before, 1, "{status} was retried");
     }
+    // A write answered with a server error may have happened: it is not sent again.
+    let create = "/api/2.0/secrets/scopes/create";
+    for status in [500, 502, 504] {
+        fault(&emu, json!({"path": create, "status": status, "times": 1})).await;
+        let before = c.stats().requests;
+        let e = c.post(create, &json!({"scope": "s"})).await.unwrap_err();
+        assert_eq!(e.status, status);
+        assert_eq!(
+            c.stats().requests - before,
+            1,
+            "a write's {status} was retried"
+        );
+    }
     assert_eq!(c.stats().retries, 0);
+}
+
+#[tokio::test]
+async fn reads_are_retried_on_server_errors() {
+    let emu = emulator().await;
+    let c = connect(&pat(&emu.url()), &[], &NoStore).await.unwrap();
+    for status in [500, 502, 504] {
+        fault(&emu, json!({"path": ME, "status": status, "times": 1})).await;
+        let before = c.stats().requests;
+        c.get(ME, &[]).await.unwrap();
+        assert_eq!(
+            c.stats().requests - before,
+            2,
+            "a read's {status} is retried once"
+        );
+    }
+    assert_eq!(c.stats().retries, 3);
 }
 
 #[tokio::test]

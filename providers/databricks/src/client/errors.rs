@@ -71,7 +71,12 @@ impl From<ApiError> for ProviderError {
         } else {
             format!("HTTP {}", e.status)
         };
-        ProviderError::new(e.kind, e.to_string()).with_detail(detail)
+        // A server error or no answer may have come after the change was made; so may any
+        // answer to a repeat of such a request.
+        let uncertain = e.status == 0 || e.status >= 500 || e.after_retry;
+        ProviderError::new(e.kind, e.to_string())
+            .with_detail(detail)
+            .uncertain(uncertain)
     }
 }
 

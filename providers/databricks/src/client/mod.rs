@@ -551,7 +551,8 @@ impl Client {
                         attempt += 1;
                         continue;
                     }
-                    if !retry::retryable_status(raw.status, &err.message) {
+                    let read = method == Method::GET || method == Method::HEAD;
+                    if !retry::retryable_status(raw.status, &err.message, read) {
                         return Err(ApiError {
                             after_retry: uncertain,
                             ..err

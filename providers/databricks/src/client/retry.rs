@@ -1,9 +1,10 @@
 //! When to retry and how long to wait (reference §8.3).
 //!
 //! Retried: 429 and 503 (the service asks to come back later), transport failures (no answer
-//! at all), and the few error messages the official SDK also treats as transient. Everything
-//! else is final: a 400 repeated is still a 400, and retrying a 500 on a non-idempotent create
-//! risks a duplicate.
+//! at all), the few error messages the official SDK also treats as transient, and for reads
+//! (GET, HEAD: nothing changes however often they are sent) also 500, 502 and 504. Everything
+//! else is final: a 400 repeated is still a 400, and retrying a 500 on a create risks a
+//! duplicate (the engine looks for the object instead).
 
 use std::time::Duration;
 
@@ -17,8 +18,11 @@ const TRANSIENT_MESSAGES: &[&str] = &[
     "RPC token bucket limit has been exceeded",
 ];
 
-pub(crate) fn retryable_status(status: u16, message: &str) -> bool {
-    status == 429 || status == 503 || TRANSIENT_MESSAGES.iter().any(|m| message.contains(m))
+pub(crate) fn retryable_status(status: u16, message: &str, read: bool) -> bool {
+    status == 429
+        || status == 503
+        || (read && matches!(status, 500 | 502 | 504))
+        || TRANSIENT_MESSAGES.iter().any(|m| message.contains(m))
 }
 
 /// `Retry-After` in whole seconds. The HTTP-date form is ignored (the caller then uses its own
@@ -56,12 +60,21 @@ mod tests {
 
     #[test]
     fn statuses() {
-        assert!(retryable_status(429, ""));
-        assert!(retryable_status(503, ""));
-        for s in [400, 401, 403, 404, 409, 500, 502, 504] {
-            assert!(!retryable_status(s, "boom"), "{s}");
+        for read in [false, true] {
+            assert!(retryable_status(429, "", read));
+            assert!(retryable_status(503, "", read));
+            for s in [400, 401, 403, 404, 409] {
+                assert!(!retryable_status(s, "boom", read), "{s}");
+            }
+            assert!(retryable_status(500, "Unexpected error: try later", read));
         }
-        assert!(retryable_status(500, "Unexpected error: try later"));
+        for s in [500, 502, 504] {
+            assert!(
+                !retryable_status(s, "boom", false),
+                "a write {s} is not repeated"
+            );
+            assert!(retryable_status(s, "boom", true), "a read {s} is");
+        }
     }
 
     #[test]

@@ -273,9 +273,11 @@ impl ResourceKind for UcKind {
             }
             Err(e) => return Err(err(e)),
         };
-        if let Some(after) = self.spec.after_create {
-            after(&client, &remote.id).await?;
-        }
+        // From here the object exists: a failure says so, and the engine finds it again.
+        remote = self
+            .complete_create(ctx, remote.clone())
+            .await
+            .map_err(|e| e.uncertain(true))?;
         // Fields create does not take (owner, isolation mode, …) are set right after.
         let mut patch = Map::new();
         for f in self.spec.update_fields {
@@ -299,8 +301,18 @@ impl ResourceKind for UcKind {
             let resp = client
                 .patch(&self.path(&remote.id), &Json::Object(patch))
                 .await
-                .map_err(err)?;
+                .map_err(|e| err(e).made(remote.clone()))?;
             remote = self.remote(&resp);
+        }
+        Ok(remote)
+    }
+
+    /// The step after the create call (a catalog's `default` schema goes); it tolerates
+    /// having run already.
+    async fn complete_create(&self, _ctx: &OpContext, remote: Remote) -> ProviderResult<Remote> {
+        if let Some(after) = self.spec.after_create {
+            let client = self.shared.client()?;
+            after(&client, &remote.id).await?;
         }
         Ok(remote)
     }
