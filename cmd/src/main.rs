@@ -332,12 +332,25 @@ fn run_blocking(cli: Cli) -> ExitCode {
 }
 
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("BRICKFORM_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    match tracing_subscriber::EnvFilter::try_from_env("BRICKFORM_LOG") {
+        Ok(filter) => {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::stderr)
+                .try_init();
+        }
+        // Without BRICKFORM_LOG only notices for the user reach the terminal (the client
+        // saying it waits for a host that refuses connections), as plain lines.
+        Err(_) => {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::new("notice=warn"))
+                .with_writer(std::io::stderr)
+                .without_time()
+                .with_target(false)
+                .with_level(false)
+                .try_init();
+        }
+    }
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -341,3 +341,43 @@ fn refresh_and_destroy_finish_when_a_fifth_of_reads_fail_with_500_502_or_504() {
         "{n} of {reads} reads failed: the faults did not fire as set up"
     );
 }
+
+#[test]
+fn a_host_that_refuses_connections_is_reported_once_with_what_to_check() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dir = config(&[(
+        "main.bf.hcl",
+        r#"variable "host" {}
+provider "databricks" {
+  host                  = var.host
+  retry_timeout_seconds = 2
+}
+data "databricks_current_user" "me" {}
+resource "databricks_catalog" "c" {
+  name    = "x"
+  comment = data.databricks_current_user.me.user_name
+}
+"#,
+    )]);
+    let host = format!("host=http://127.0.0.1:{port}");
+    let (code, out, err) = run(
+        dir.path(),
+        &["plan", "--var", &host],
+        &[("DATABRICKS_TOKEN", "e2e-token")],
+    );
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert_eq!(
+        err.matches("refused the connection; trying again").count(),
+        1,
+        "the wait is said once:\n{err}"
+    );
+    assert!(
+        err.contains("nothing accepts connections at http://127.0.0.1:"),
+        "{err}"
+    );
+    assert!(err.contains("check the workspace URL"), "{err}");
+    assert_eq!(err.matches('×').count(), 1, "no follow-on error:\n{err}");
+}

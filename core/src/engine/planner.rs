@@ -768,6 +768,14 @@ impl Engine<'_> {
                                 .at(r.span.clone())
                                 .detail(e.detail.unwrap_or_default()),
                             );
+                            // Unknown, not null: what refers to it reports no second error.
+                            world.set_instance(
+                                Mode::Data,
+                                &r.type_name,
+                                &r.name,
+                                key.as_ref(),
+                                Value::Unknown,
+                            );
                             continue;
                         }
                     }

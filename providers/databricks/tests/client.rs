@@ -636,10 +636,42 @@ async fn transport_errors_are_retried_then_reported() {
     .await
     .unwrap();
     let e = c.get(ME, &[]).await.unwrap_err();
-    assert_eq!((e.status, e.kind), (0, ErrorKind::Transient), "{e}");
+    assert_eq!(e.status, 0, "{e}");
+    assert!(e.message.contains("connection refused"), "{e}");
+    assert!(!e.maybe_sent, "a refused connection carried nothing");
     let s = c.stats();
     assert!(s.transport_errors >= 2 && s.retries >= 1, "{s:?}");
     assert!(!e.to_string().contains("dapi-test-token"));
+}
+
+#[tokio::test]
+async fn a_host_that_does_not_resolve_fails_at_once() {
+    // `.invalid` never resolves (RFC 6761).
+    let c = connect(&pat("https://adb-1.brickform.invalid"), &[], &NoStore)
+        .await
+        .unwrap();
+    let e = c.get(ME, &[]).await.unwrap_err();
+    assert!(e.message.contains("cannot resolve the host"), "{e}");
+    assert_eq!(c.stats().retries, 0, "not retried");
+}
+
+#[tokio::test]
+async fn a_tls_failure_is_not_retried() {
+    use tokio::io::AsyncWriteExt;
+    // Something that answers a TLS hello in plain HTTP.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let _ = sock
+                .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                .await;
+        }
+    });
+    let c = connect(&pat(&url), &[], &NoStore).await.unwrap();
+    let e = c.get(ME, &[]).await.unwrap_err();
+    assert!(e.message.contains("the TLS connection"), "{e}");
+    assert_eq!(c.stats().retries, 0, "not retried");
 }
 
 // ---------------------------------------------------------------- rate limiting

@@ -21,6 +21,9 @@ pub struct ApiError {
     /// may have reached the service (a 503, a lost response). A create that hears
     /// "already exists" from such a repeat most likely made the object itself.
     pub after_retry: bool,
+    /// For a transport failure: the request may have reached the service (a timeout, a reset
+    /// connection), as opposed to failing before anything was sent (DNS, TLS, refused).
+    pub maybe_sent: bool,
 }
 
 impl ApiError {
@@ -35,6 +38,7 @@ impl ApiError {
             message,
             kind,
             after_retry: false,
+            maybe_sent: true,
         }
     }
 
@@ -45,6 +49,20 @@ impl ApiError {
             message: message.into(),
             kind: ErrorKind::Transient,
             after_retry: false,
+            maybe_sent: true,
+        }
+    }
+
+    /// A failure before anything reached the service that repeating will not mend: the host
+    /// does not resolve, its certificate is refused, nothing listens there.
+    pub(crate) fn unreachable(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: 0,
+            error_code: "HOST_UNREACHABLE".into(),
+            message: message.into(),
+            kind: ErrorKind::Other,
+            after_retry: false,
+            maybe_sent: false,
         }
     }
 
@@ -56,6 +74,7 @@ impl ApiError {
             message: message.into(),
             kind: ErrorKind::Other,
             after_retry: false,
+            maybe_sent: true,
         }
     }
 
@@ -73,7 +92,7 @@ impl From<ApiError> for ProviderError {
         };
         // A server error or no answer may have come after the change was made; so may any
         // answer to a repeat of such a request.
-        let uncertain = e.status == 0 || e.status >= 500 || e.after_retry;
+        let uncertain = (e.status == 0 && e.maybe_sent) || e.status >= 500 || e.after_retry;
         ProviderError::new(e.kind, e.to_string())
             .with_detail(detail)
             .uncertain(uncertain)

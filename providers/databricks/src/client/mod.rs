@@ -458,6 +458,7 @@ impl Client {
         let url = self.url(path);
         let log_path = path.split('?').next().unwrap_or(path);
         let deadline = Instant::now() + inner.retry_timeout;
+        let refused_deadline = Instant::now() + REFUSED_FOR.min(inner.retry_timeout);
         let mut attempt: u32 = 0;
         let mut uncertain = false;
         let mut reauthenticated = false;
@@ -568,15 +569,52 @@ impl Client {
                 Err(e) => {
                     inner.transport_errors.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(%method, path = log_path, elapsed_ms, attempt, error = %e, "databricks api transport error");
-                    (ApiError::transport(transport_message(&e)), None)
+                    let message = transport_message(&e);
+                    match transport_cause(&e) {
+                        // Repeating does not make a name resolve or a certificate valid.
+                        Cause::Dns => {
+                            return Err(ApiError::unreachable(format!(
+                                "cannot resolve the host of {}: check the workspace URL ({message})",
+                                inner.host
+                            )));
+                        }
+                        Cause::Tls => {
+                            return Err(ApiError::unreachable(format!(
+                                "the TLS connection to {} failed: check the workspace URL and the certificates this machine trusts ({message})",
+                                inner.host
+                            )));
+                        }
+                        // A workspace (or a proxy) that is restarting refuses for a moment:
+                        // a short while is worth waiting, visibly; then it is unreachable.
+                        Cause::Refused => {
+                            if attempt == 0 {
+                                tracing::warn!(target: "notice", "Warning: {} refused the connection; trying again for up to {}s", inner.host, REFUSED_FOR.as_secs());
+                            }
+                            (ApiError::unreachable(message), None)
+                        }
+                        Cause::Other => (ApiError::transport(message), None),
+                    }
                 }
             };
             // A server error or a lost response may have come after the change was made;
-            // a 429 was turned away before it.
-            uncertain |= err.status == 0 || err.status >= 500;
+            // a 429 was turned away before it, and a refused connection carried nothing.
+            uncertain |= (err.status == 0 && err.maybe_sent) || err.status >= 500;
             attempt += 1;
             let wait = retry::backoff(attempt, retry_after);
-            if Instant::now() + wait > deadline {
+            // A refused connection has its own, shorter while.
+            let until = if err.maybe_sent {
+                deadline
+            } else {
+                refused_deadline
+            };
+            if Instant::now() + wait > until && !err.maybe_sent {
+                return Err(ApiError::unreachable(format!(
+                    "nothing accepts connections at {} (connection refused for {}s): check the workspace URL",
+                    inner.host,
+                    REFUSED_FOR.min(inner.retry_timeout).as_secs()
+                )));
+            }
+            if Instant::now() + wait > until {
                 return Err(ApiError {
                     message: format!(
                         "{} (gave up after {} attempts: retry budget of {}s exhausted)",
@@ -659,6 +697,48 @@ fn check_oauth_url(url: &str) -> Result<(), ClientError> {
     normalize_host(url)
         .map(|_| ())
         .map_err(|e| ClientError::OAuth(format!("refusing OAuth endpoint: {e}")))
+}
+
+/// How long a refused connection is tried again before the host counts as unreachable.
+const REFUSED_FOR: Duration = Duration::from_secs(10);
+
+/// Why no answer came, as far as the error's causes tell.
+enum Cause {
+    Dns,
+    Tls,
+    Refused,
+    Other,
+}
+
+fn transport_cause(e: &reqwest::Error) -> Cause {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    let mut text = String::new();
+    while let Some(s) = src {
+        if let Some(io) = s.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return Cause::Refused;
+        }
+        text.push_str(&s.to_string().to_lowercase());
+        text.push('\n');
+        src = s.source();
+    }
+    // hyper's resolver and rustls name their failures in words only.
+    if text.contains("dns error")
+        || text.contains("failed to lookup address")
+        || text.contains("name or service not known")
+        || text.contains("no such host")
+    {
+        Cause::Dns
+    } else if text.contains("certificate")
+        || text.contains("tls")
+        || text.contains("handshake")
+        || text.contains("corrupt message")
+    {
+        Cause::Tls
+    } else {
+        Cause::Other
+    }
 }
 
 fn transport_message(e: &reqwest::Error) -> String {
