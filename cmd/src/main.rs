@@ -162,7 +162,13 @@ enum Command {
     #[command(subcommand)]
     Env(EnvCommand),
     /// Remove a stale state lock by its id.
-    ForceUnlock { id: String },
+    ForceUnlock {
+        id: String,
+        /// Remove it even though its holder still runs on this host (two runs then write
+        /// the state at once).
+        #[arg(long = "even-if-running")]
+        even_if_running: bool,
+    },
     /// Bring an existing object under management: brickform import ADDR ID.
     Import {
         /// The resource address in the configuration, e.g. databricks_catalog.main.
@@ -384,7 +390,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }) => backend::migrate(&ctx, &to, all, &lock_timeout).await,
         Command::State(c) => ops::state(&ctx, c).await,
         Command::Env(EnvCommand::List) => ops::env_list(&ctx).await,
-        Command::ForceUnlock { id } => ops::force_unlock(&ctx, &id).await,
+        Command::ForceUnlock {
+            id,
+            even_if_running,
+        } => ops::force_unlock(&ctx, &id, even_if_running).await,
         Command::Import { address, id, vars } => ops::import(&ctx, &address, &id, &vars).await,
         Command::Run(args) => run::run(&ctx, args).await,
         Command::Schema { markdown } => schema::run(&ops::registry(), markdown),

@@ -1349,11 +1349,11 @@ pub async fn env_list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn force_unlock(ctx: &Ctx, id: &str) -> anyhow::Result<ExitCode> {
+pub async fn force_unlock(ctx: &Ctx, id: &str, even_if_running: bool) -> anyhow::Result<ExitCode> {
     let access = state_access(ctx).await?;
     access
         .backend
-        .force_unlock(&access.env, id)
+        .force_unlock(&access.env, id, even_if_running)
         .await
         .map_err(|e| anyhow!("{e}"))?;
     println!("brickform state has been successfully unlocked!");

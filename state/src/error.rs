@@ -99,6 +99,12 @@ pub enum StateError {
     #[error("state {} is not locked", path.display())]
     NotLocked { path: PathBuf },
 
+    #[error(
+        "the lock of {} is held by a run that is still going: {holder}. Removing it would let two runs write the state at once; wait for it or stop it (force-unlock --even-if-running removes it anyway)",
+        path.display()
+    )]
+    HolderRunning { path: PathBuf, holder: String },
+
     #[error("write-ahead log {} is corrupt at line {line}: {source}", path.display())]
     WalCorrupt {
         path: PathBuf,

@@ -29,6 +29,10 @@ pub struct LockInfo {
     pub created: String,
     /// The state the lock protects; filled in by the backend.
     pub path: String,
+    /// The holder's process id, so a force-unlock on the same host can tell whether it still
+    /// runs. Absent in locks written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
 }
 
 impl LockInfo {
@@ -41,7 +45,22 @@ impl LockInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
             created: jiff::Timestamp::now().to_string(),
             path: String::new(),
+            pid: Some(std::process::id()),
         }
+    }
+
+    /// Whether the holder provably still runs: it is a process of this host that exists.
+    /// `false` when that cannot be told (another host, an older lock, no process table).
+    pub fn holder_runs_here(&self) -> bool {
+        let Some(pid) = self.pid else {
+            return false;
+        };
+        let host = whoami::hostname().unwrap_or_default();
+        let on_this_host = self
+            .who
+            .rsplit_once('@')
+            .is_some_and(|(_, h)| !host.is_empty() && h == host);
+        on_this_host && process_exists(pid)
     }
 
     /// One line for error messages: `alice@laptop (operation apply, since 2025-01-01T10:00:00Z,
@@ -64,6 +83,11 @@ impl fmt::Display for LockInfo {
         writeln!(f, "  Version:   {}", self.version)?;
         write!(f, "  Created:   {}", self.created)
     }
+}
+
+/// Whether a process with this id exists (Linux: its `/proc` entry).
+fn process_exists(pid: u32) -> bool {
+    cfg!(target_os = "linux") && Path::new(&format!("/proc/{pid}")).exists()
 }
 
 fn who() -> String {
@@ -161,7 +185,9 @@ pub fn acquire_blocking(path: &Path, info: LockInfo, timeout: Duration) -> Resul
 
 /// Removes the lock at `path` if its holder's ID is `id`. The ID check is what makes this safe
 /// to script: it only ever removes the lock the operator looked at.
-pub fn force_unlock(path: &Path, id: &str) -> Result<()> {
+/// Refused while the holder still runs (the OS lock is held), unless `even_if_running`: two
+/// runs writing one state at once corrupt it.
+pub fn force_unlock(path: &Path, id: &str, even_if_running: bool) -> Result<()> {
     let mut file = match File::open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -183,6 +209,14 @@ pub fn force_unlock(path: &Path, id: &str) -> Result<()> {
             actual: info.id.to_string(),
         });
     }
+    // The kernel holds a file lock only while its holder lives.
+    if !even_if_running && matches!(file.try_lock_shared(), Err(TryLockError::WouldBlock)) {
+        return Err(StateError::HolderRunning {
+            path: path.to_path_buf(),
+            holder: info.summary(),
+        });
+    }
+    let _ = file.unlock();
     std::fs::remove_file(path).map_err(StateError::io("remove lock file", path))
 }
 
@@ -328,14 +362,14 @@ mod tests {
         let path = dir.path().join("dev.lock");
         let held = try_acquire(&path, LockInfo::new("apply")).unwrap();
         let real = held.info().id.to_string();
-        let err = force_unlock(&path, "00000000-0000-0000-0000-000000000000").unwrap_err();
+        let err = force_unlock(&path, "00000000-0000-0000-0000-000000000000", true).unwrap_err();
         match &err {
             StateError::LockIdMismatch { actual, .. } => assert_eq!(actual, &real),
             other => panic!("unexpected {other:?}"),
         }
         assert!(err.to_string().contains(&real));
         assert!(path.exists());
-        force_unlock(&path, &real).unwrap();
+        force_unlock(&path, &real, true).unwrap();
         assert!(!path.exists());
         // A new writer can now lock even though the forced-out holder still has its handle, and
         // the old guard's release must not remove the new holder's file.
@@ -344,7 +378,7 @@ mod tests {
         assert!(path.exists());
         assert_eq!(holder(&path).unwrap().unwrap().id, newer.info().id);
         assert!(matches!(
-            force_unlock(&dir.path().join("none.lock"), &real),
+            force_unlock(&dir.path().join("none.lock"), &real, false),
             Err(StateError::NotLocked { .. })
         ));
     }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use uuid::Uuid;
 
 use crate::document::{ResourceState, StateDocument};
 use crate::error::{Result, StateError};
@@ -40,6 +41,11 @@ pub struct Intent {
     /// a `create_before_destroy` replacement, the id of the object it replaces, which the
     /// result keeps in state as deposed.
     pub id: Option<String>,
+    /// The run that wrote it. Two runs can write one log (a force-unlocked run that still
+    /// went on, and its successor); each numbers its records from where the log was, so a
+    /// sequence number alone does not name one intent. Absent in older logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer: Option<Uuid>,
 }
 
 /// What the API call did. A resource carried here has already had its secrets redacted.
@@ -62,6 +68,13 @@ pub struct ResultRecord {
     pub seq: u64,
     pub intent_seq: u64,
     pub outcome: Outcome,
+    /// The run that wrote it (see `Intent::writer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer: Option<Uuid>,
+    /// The run that wrote the intent: a run that recovers another's interrupted call
+    /// records the result of that run's intent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent_writer: Option<Uuid>,
 }
 
 // Records live only between an append and a write; boxing the resource would only add noise at
@@ -142,26 +155,34 @@ pub fn parse_log(path: &Path, bytes: &[u8]) -> Result<ParsedLog> {
 
 /// Applies every completed call in `records` to `doc`, in log order, and returns the intents
 /// that have no result, in sequence order.
+///
+/// A result whose intent is not in the log is not an error: a second run writing the same
+/// log (after a force-unlock) may have truncated it while the first still went on. Such a
+/// result still records an object it made (it carries the whole resource); a delete or
+/// forget without its intent cannot say what it removed and is skipped.
 pub fn replay(doc: &mut StateDocument, records: &[WalRecord]) -> Result<Vec<Intent>> {
-    let mut pending: BTreeMap<u64, &Intent> = BTreeMap::new();
+    let mut pending: BTreeMap<(Option<Uuid>, u64), &Intent> = BTreeMap::new();
     for record in records {
         match record {
             WalRecord::Intent(intent) => {
-                pending.insert(intent.seq, intent);
+                pending.insert((intent.writer, intent.seq), intent);
             }
             WalRecord::Result(result) => {
-                let intent =
-                    pending
-                        .remove(&result.intent_seq)
-                        .ok_or(StateError::WalOrphanResult {
-                            seq: result.seq,
-                            intent_seq: result.intent_seq,
-                        })?;
-                apply(doc, intent, &result.outcome);
+                match pending.remove(&(result.intent_writer, result.intent_seq)) {
+                    Some(intent) => apply(doc, intent, &result.outcome),
+                    None => match &result.outcome {
+                        Outcome::Created(r) | Outcome::Updated(r) | Outcome::Imported(r) => {
+                            doc.upsert(r.clone());
+                        }
+                        Outcome::Deleted {} | Outcome::Forgotten {} | Outcome::Failed(_) => {}
+                    },
+                }
             }
         }
     }
-    Ok(pending.into_values().cloned().collect())
+    let mut open: Vec<Intent> = pending.into_values().cloned().collect();
+    open.sort_by_key(|i| i.seq);
+    Ok(open)
 }
 
 fn apply(doc: &mut StateDocument, intent: &Intent, outcome: &Outcome) {
@@ -207,6 +228,7 @@ mod tests {
             resource_type: "t".into(),
             natural_key: Some(address.into()),
             id: None,
+            writer: None,
         })
     }
 
@@ -215,6 +237,8 @@ mod tests {
             seq,
             intent_seq,
             outcome,
+            writer: None,
+            intent_writer: None,
         })
     }
 
@@ -309,13 +333,43 @@ mod tests {
     }
 
     #[test]
-    fn orphan_result_is_an_error() {
+    fn two_runs_writing_one_log_are_told_apart() {
+        // A force-unlocked run (a) went on while its successor (b) recovered and wrote; both
+        // numbered records from 1, and b truncated the log once in between.
+        let (a, b) = (Some(Uuid::new_v4()), Some(Uuid::new_v4()));
+        let tagged = |r: WalRecord, w: Option<Uuid>| match r {
+            WalRecord::Intent(i) => WalRecord::Intent(Intent { writer: w, ..i }),
+            WalRecord::Result(r) => WalRecord::Result(ResultRecord {
+                writer: w,
+                intent_writer: w,
+                ..r
+            }),
+        };
+        let ra = ResourceState::new("t.a", "p", "1").unwrap();
+        let rb = ResourceState::new("t.b", "p", "2").unwrap();
+        let records = vec![
+            tagged(intent(1, WalOp::Create, "t.a"), a),
+            tagged(intent(1, WalOp::Create, "t.b"), b),
+            // a's result for its intent 1 must not resolve b's.
+            tagged(result(2, 1, Outcome::Created(ra.clone())), a),
+            tagged(intent(3, WalOp::Create, "t.c"), b),
+            // A result whose intent went with a truncation.
+            tagged(result(9, 7, Outcome::Created(rb.clone())), a),
+            tagged(result(10, 8, Outcome::Deleted {}), a),
+        ];
         let mut doc = StateDocument::new("dev");
-        let err = replay(&mut doc, &[result(2, 1, Outcome::Deleted {})]).unwrap_err();
-        assert!(matches!(
-            err,
-            StateError::WalOrphanResult { intent_seq: 1, .. }
-        ));
+        let open = replay(&mut doc, &records).unwrap();
+        assert_eq!(doc.get("t.a"), Some(&ra));
+        assert_eq!(
+            doc.get("t.b"),
+            Some(&rb),
+            "an object made is still recorded"
+        );
+        let open: Vec<(&str, Option<Uuid>)> = open
+            .iter()
+            .map(|i| (i.address.as_str(), i.writer))
+            .collect();
+        assert_eq!(open, [("t.b", b), ("t.c", b)]);
     }
 
     #[test]

@@ -35,8 +35,8 @@ impl Backend for SlowDisk {
     ) -> Result<Box<dyn StateLock>> {
         self.inner.lock(env, info, timeout).await
     }
-    async fn force_unlock(&self, env: &str, id: &str) -> Result<()> {
-        self.inner.force_unlock(env, id).await
+    async fn force_unlock(&self, env: &str, id: &str, even_if_running: bool) -> Result<()> {
+        self.inner.force_unlock(env, id, even_if_running).await
     }
     async fn lock_holder(&self, env: &str) -> Result<Option<LockInfo>> {
         self.inner.lock_holder(env).await

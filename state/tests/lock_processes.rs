@@ -82,7 +82,7 @@ fn second_process_fails_at_once_with_holder_info() {
 
     // A wrong ID unlocks nothing and names the real one.
     let err = backend
-        .force_unlock_sync("dev", "11111111-1111-1111-1111-111111111111")
+        .force_unlock_sync("dev", "11111111-1111-1111-1111-111111111111", false)
         .unwrap_err();
     match err {
         StateError::LockIdMismatch { actual, .. } => assert_eq!(actual, child_id),
@@ -114,12 +114,18 @@ fn lock_of_a_killed_process_is_taken_over() {
 }
 
 #[test]
-fn force_unlock_with_the_right_id_frees_a_hung_holder() {
+fn force_unlock_refuses_a_running_holder_and_frees_a_hung_one_on_request() {
     let tmp = tempfile::tempdir().unwrap();
     let backend = LocalBackend::in_state_dir(tmp.path());
     let (mut child, child_id) = spawn_holder(tmp.path());
 
-    backend.force_unlock_sync("dev", &child_id).unwrap();
+    // It still runs: refused, unless asked for anyway.
+    let err = backend
+        .force_unlock_sync("dev", &child_id, false)
+        .unwrap_err();
+    assert!(matches!(err, StateError::HolderRunning { .. }), "{err}");
+    assert!(err.to_string().contains(&child_id), "{err}");
+    backend.force_unlock_sync("dev", &child_id, true).unwrap();
     let mine = backend
         .try_lock_sync("dev", LockInfo::new("apply"))
         .unwrap();

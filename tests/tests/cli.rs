@@ -748,7 +748,7 @@ fn state_and_env_commands() {
 }
 
 #[test]
-fn a_held_lock_stops_other_runs_until_force_unlocked() {
+fn a_held_lock_stops_other_runs_and_is_force_unlocked_only_when_its_holder_is_gone_or_on_request() {
     let dir = config(&[("main.bf.hcl", &outputs_config())]);
     let d = dir.path();
     let backend = LocalBackend::new(d);
@@ -787,8 +787,18 @@ fn a_held_lock_stops_other_runs_until_force_unlocked() {
         .assert()
         .code(1);
     brickform(d).args(["plan"]).assert().code(1);
+    // The holder (this test) still runs: removing its lock would let two runs write.
     brickform(d)
         .args(["force-unlock", &id])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "held by a run that is still going",
+        ))
+        .stderr(predicate::str::contains("--even-if-running"));
+    brickform(d).args(["plan"]).assert().code(1);
+    brickform(d)
+        .args(["force-unlock", "--even-if-running", &id])
         .assert()
         .code(0)
         .stdout(predicate::str::contains("successfully unlocked"));

@@ -195,3 +195,70 @@ resource "databricks_catalog" "c" {
     assert_eq!(code, 0, "{out}\n{err}");
     assert_eq!(objects(&serve.dump()), Vec::<String>::new());
 }
+
+#[test]
+fn two_runs_after_a_forced_unlock_never_leave_an_unloadable_state() {
+    let dir = config(&[("main.bf.hcl", &every_kind("twice"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &["--latency-ms", "100"]);
+    let mut first = std::process::Command::new(bin())
+        .arg("-C")
+        .arg(d)
+        .args(["apply", "--auto-approve", "--var"])
+        .arg(format!("host={}", serve.url))
+        .env(TOKEN.0, TOKEN.1)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Once the first run is under way, its lock is forced away (it still runs) and a
+    // second run goes ahead beside it.
+    let lock = d.join(".brickform/state/default.lock");
+    let started = Instant::now();
+    let id = loop {
+        let holder = std::fs::read_to_string(&lock).unwrap_or_default();
+        if let Ok(v) = serde_json::from_str::<Value>(&holder)
+            && let Some(id) = v["id"].as_str()
+        {
+            break id.to_string();
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "no lock");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let (code, _, err) = run(d, &["force-unlock", &id], &[TOKEN]);
+    assert_eq!(code, 1, "a running holder's lock stays: {err}");
+    let (code, out, err) = run(d, &["force-unlock", "--even-if-running", &id], &[TOKEN]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let _ = bf(d, &serve, &["apply", "--auto-approve"]);
+    first.wait().unwrap();
+    // Whatever the two did, the state loads, and the next runs converge. Objects one run
+    // made while the other emptied the log are not provably this state's: the plan refuses
+    // them with their import command, which is run as a user would.
+    for _ in 0..12 {
+        let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+        if code == 0 {
+            break;
+        }
+        assert!(!err.contains("write-ahead log"), "{out}\n{err}");
+        let import = err
+            .split("`brickform import ")
+            .nth(1)
+            .and_then(|rest| rest.split('`').next())
+            .unwrap_or_else(|| {
+                panic!("neither converged nor refused with an import:\n{out}\n{err}")
+            })
+            .to_string();
+        let words: Vec<&str> = import.split_whitespace().collect();
+        bf_ok_import(d, &serve, words[0], words[1]);
+    }
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = bf(d, &serve, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(objects(&serve.dump()), Vec::<String>::new());
+}
+
+fn bf_ok_import(d: &Path, serve: &Serve, address: &str, id: &str) {
+    let (code, out, err) = bf(d, serve, &["import", address, id]);
+    assert_eq!(code, 0, "import {address} {id}\n{out}\n{err}");
+}

@@ -145,8 +145,8 @@ impl LocalBackend {
         lock::try_acquire(&self.lock_path(env)?, info)
     }
 
-    pub fn force_unlock_sync(&self, env: &str, id: &str) -> Result<()> {
-        lock::force_unlock(&self.lock_path(env)?, id)
+    pub fn force_unlock_sync(&self, env: &str, id: &str, even_if_running: bool) -> Result<()> {
+        lock::force_unlock(&self.lock_path(env)?, id, even_if_running)
     }
 
     pub fn environments_sync(&self) -> Result<Vec<String>> {
@@ -294,8 +294,8 @@ impl Backend for LocalBackend {
         }
     }
 
-    async fn force_unlock(&self, env: &str, id: &str) -> Result<()> {
-        self.force_unlock_sync(env, id)
+    async fn force_unlock(&self, env: &str, id: &str, even_if_running: bool) -> Result<()> {
+        self.force_unlock_sync(env, id, even_if_running)
     }
 
     async fn lock_holder(&self, env: &str) -> Result<Option<LockInfo>> {

@@ -48,8 +48,9 @@ pub trait Backend: Send + Sync + Debug {
         timeout: Duration,
     ) -> Result<Box<dyn StateLock>>;
 
-    /// Removes the lock of `env` if its holder's ID is `id`.
-    async fn force_unlock(&self, env: &str, id: &str) -> Result<()>;
+    /// Removes the lock of `env` if its holder's ID is `id` and the holder is not provably
+    /// still running (`even_if_running` skips that check).
+    async fn force_unlock(&self, env: &str, id: &str, even_if_running: bool) -> Result<()>;
 
     /// The holder of the lock of `env`, if it is held.
     async fn lock_holder(&self, env: &str) -> Result<Option<LockInfo>>;
@@ -110,6 +111,7 @@ pub async fn recover(backend: Arc<dyn Backend>, env: &str) -> Result<Recovery> {
         }),
         queue: std::sync::Mutex::new(Vec::new()),
         writer: tokio::sync::Mutex::new(next_seq.saturating_sub(1)),
+        writer_id: uuid::Uuid::new_v4(),
     };
     Ok(Recovery {
         document,
@@ -135,6 +137,8 @@ pub struct Journal {
     queue: std::sync::Mutex<Vec<WalRecord>>,
     /// Held while writing; holds the highest sequence number that is durable.
     writer: tokio::sync::Mutex<u64>,
+    /// This run's mark on its records (see `Intent::writer`).
+    writer_id: uuid::Uuid,
 }
 
 #[derive(Debug)]
@@ -161,6 +165,7 @@ impl Journal {
             resource_type: resource_type.to_string(),
             natural_key,
             id,
+            writer: Some(self.writer_id),
         };
         self.enqueue(WalRecord::Intent(intent.clone()));
         state.next_seq += 1;
@@ -228,6 +233,8 @@ impl Journal {
             seq: state.next_seq,
             intent_seq,
             outcome,
+            writer: Some(self.writer_id),
+            intent_writer: intent.writer,
         };
         let seq = record.seq;
         let wal_record = WalRecord::Result(record);

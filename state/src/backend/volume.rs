@@ -666,7 +666,7 @@ impl Backend for VolumeBackend {
         }
     }
 
-    async fn force_unlock(&self, env: &str, id: &str) -> Result<()> {
+    async fn force_unlock(&self, env: &str, id: &str, even_if_running: bool) -> Result<()> {
         validate_environment(env)?;
         let key = lock_key(env);
         match self.read_lock(env).await? {
@@ -684,6 +684,13 @@ impl Backend for VolumeBackend {
                 given: id.to_string(),
                 actual: h.id.to_string(),
             }),
+            // A holder on this host whose process exists is still running.
+            LockRead::Held(h) if !even_if_running && h.holder_runs_here() => {
+                Err(StateError::HolderRunning {
+                    path: self.path(&key),
+                    holder: h.summary(),
+                })
+            }
             LockRead::Held(h) => {
                 self.store
                     .delete(&key)
@@ -958,6 +965,7 @@ mod tests {
             resource_type: "t".into(),
             natural_key: Some(address.into()),
             id: None,
+            writer: None,
         })
     }
 
@@ -966,6 +974,8 @@ mod tests {
             seq,
             intent_seq,
             outcome: Outcome::Created(ResourceState::new(address, "p", "id-1").unwrap()),
+            writer: None,
+            intent_writer: None,
         })
     }
 
@@ -1194,7 +1204,7 @@ mod tests {
 
         // Someone force-unlocks it and takes the lock.
         let b = backend(&store, expiry);
-        b.force_unlock("dev", &held.info().id.to_string())
+        b.force_unlock("dev", &held.info().id.to_string(), true)
             .await
             .unwrap();
         let theirs = b
@@ -1225,18 +1235,20 @@ mod tests {
         let store = MemStore::new();
         let b = backend(&store, hour());
         assert!(matches!(
-            b.force_unlock("dev", "x").await,
+            b.force_unlock("dev", "x", true).await,
             Err(StateError::NotLocked { .. })
         ));
         let old = abandoned(&store, "dev", Duration::from_secs(60));
         store.put_now(&claim_key("dev", old.id), b"{}");
         let err = b
-            .force_unlock("dev", "00000000-0000-0000-0000-000000000000")
+            .force_unlock("dev", "00000000-0000-0000-0000-000000000000", true)
             .await
             .unwrap_err();
         assert!(err.to_string().contains(&old.id.to_string()), "{err}");
         assert!(store.objects().contains_key("dev.lock"));
-        b.force_unlock("dev", &old.id.to_string()).await.unwrap();
+        b.force_unlock("dev", &old.id.to_string(), false)
+            .await
+            .unwrap();
         assert!(
             store.keys().is_empty(),
             "lock and claim removed: {:?}",
