@@ -18,6 +18,7 @@ mod control;
 mod errors;
 mod files;
 mod jobs;
+mod journal;
 mod pages;
 mod pipelines;
 mod secrets;
@@ -28,7 +29,7 @@ mod workspace;
 
 pub use config::{EmulatorConfig, Timings};
 pub use errors::ApiError;
-pub use store::{PersistError, STATE_FILE};
+pub use store::{JOURNAL_FILE, PersistError, STATE_FILE, read_workspace};
 
 use app::App;
 use axum::Router;
@@ -161,9 +162,9 @@ fn build_app(config: &EmulatorConfig) -> Result<App, EmulatorError> {
     };
     let fresh = loaded.is_none();
     let state = loaded.unwrap_or_else(|| store::State::new(&config.user_name, store::now_ms()));
-    let st = store::Store::new(state, persister);
+    let mut st = store::Store::new(state, persister);
     if fresh && st.data_dir().is_some() {
-        st.save().map_err(|e| PersistError::Io {
+        st.save_all().map_err(|e| PersistError::Io {
             path: config.data_dir.clone().unwrap_or_default(),
             source: std::io::Error::other(e.message),
         })?;

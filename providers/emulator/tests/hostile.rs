@@ -362,3 +362,75 @@ async fn the_request_log_redacts_write_only_values() {
     assert!(form.contains("grant_type=client_credentials"), "{form}");
     assert!(form.contains("client_secret=**REDACTED**"), "{form}");
 }
+
+#[tokio::test]
+async fn a_small_change_to_a_large_workspace_does_not_rewrite_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = EmulatorConfig {
+        data_dir: Some(dir.path().to_path_buf()),
+        ..EmulatorConfig::for_tests()
+    };
+    let c = start_with(cfg.clone()).await;
+    c.ok(CATALOGS, json!({"name": "c"})).await;
+    c.ok(
+        "/api/2.1/unity-catalog/schemas",
+        json!({"name": "s", "catalog_name": "c"}),
+    )
+    .await;
+    c.ok(
+        "/api/2.1/unity-catalog/volumes",
+        json!({"name": "v", "catalog_name": "c", "schema_name": "s", "volume_type": "MANAGED"}),
+    )
+    .await;
+    // 24 MiB of volume files: more than the journal holds before it is folded in.
+    for i in 0..3 {
+        let r = c
+            .http
+            .put(c.url(&format!("/api/2.0/fs/files/Volumes/c/s/v/f{i}.bin")))
+            .bearer_auth("t")
+            .header("content-type", "application/octet-stream")
+            .body(vec![b'x'; 8 << 20])
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+    }
+    let snapshot = dir.path().join(brickform_emulator::STATE_FILE);
+    let journal = dir.path().join(brickform_emulator::JOURNAL_FILE);
+    let before = std::fs::read(&snapshot).unwrap();
+    let journal_before = std::fs::metadata(&journal).unwrap().len();
+    assert!(
+        before.len() > 8 << 20,
+        "the files are in the snapshot by now"
+    );
+
+    c.ok(CATALOGS, json!({"name": "small", "comment": "one more"}))
+        .await;
+    let written = std::fs::metadata(&journal).unwrap().len() - journal_before;
+    // The catalog with its default and information_schema schemas: a few KiB.
+    assert!(written < 16 * 1024, "a new catalog wrote {written} bytes");
+    assert_eq!(
+        std::fs::read(&snapshot).unwrap(),
+        before,
+        "workspace.json was rewritten"
+    );
+
+    // The change is durable: a restart, and a reader of the directory, see it.
+    c.emu.shutdown().await;
+    let on_disk = brickform_emulator::read_workspace(dir.path())
+        .unwrap()
+        .unwrap();
+    assert_eq!(on_disk["catalogs"]["small"]["comment"], "one more");
+    let c = start_with(cfg).await;
+    assert_eq!(
+        c.ok_get(&format!("{CATALOGS}/small")).await["comment"],
+        "one more"
+    );
+    assert_eq!(
+        c.ok_get("/__emulator/state").await["files"]
+            .as_object()
+            .unwrap()
+            .len(),
+        3
+    );
+}
