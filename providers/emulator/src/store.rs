@@ -1,7 +1,8 @@
 //! The workspace's state, its one lock, and its persistence in a directory.
 //!
 //! Every request takes the lock once; mutations persist before the response is sent, so
-//! an acknowledged change survives a crash (write to a temp file, fsync, rename, fsync dir).
+//! an acknowledged change survives a crash: one fsynced journal line per change, folded
+//! into an atomically replaced snapshot now and then (see [`Persister`]).
 
 use crate::config::Timings;
 use crate::errors::{ApiError, ApiResult};
