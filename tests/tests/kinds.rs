@@ -252,7 +252,7 @@ fn invariant(case: Case) {
         "{state_before}"
     );
 
-    let workspace_before = std::fs::read(d.join(".brickform/local/workspace.json")).unwrap();
+    let workspace_before = local_dump(d);
     let (code, out, err) = run(d, &args, &[]);
     assert_eq!(code, 0, "second destroy\n{out}\n{err}");
     assert!(
@@ -261,7 +261,7 @@ fn invariant(case: Case) {
     );
     assert!(!out.contains("Destroying..."), "{out}");
     assert_eq!(
-        std::fs::read(d.join(".brickform/local/workspace.json")).unwrap(),
+        local_dump(d),
         workspace_before,
         "the second destroy changed the workspace"
     );

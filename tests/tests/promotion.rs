@@ -12,8 +12,7 @@ use serde_json::Value;
 use std::path::Path;
 
 fn workspace(d: &Path, name: &str) -> Value {
-    let p = d.join(format!(".brickform/local-{name}/workspace.json"));
-    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+    common::workspace_dump(&d.join(format!(".brickform/local-{name}")))
 }
 
 fn by_name(dump: &Value, kind: &str, name: fn(&Value) -> &Value) -> Vec<(String, Value)> {

@@ -136,6 +136,23 @@ fn sensitive_values_never_reach_state_plans_logs_or_output() {
         dump["connections"]["sec_pg"]["secret_options"]["password"],
         NEW_PASSWORD
     );
+    // Its request log saw every create and update, yet keeps none of the values.
+    let (s, log) = serve.call("GET", "/__emulator/requests", None);
+    assert_eq!(s, 200);
+    let logged = log.to_string();
+    assert!(logged.contains("/api/2.0/secrets/put"), "{logged}");
+    clean("the request log", &logged);
+    // And with a token set, its control endpoints want it: the state holds the secrets.
+    for path in ["/__emulator/state", "/__emulator/requests"] {
+        let (s, _) = common::http_auth(
+            "GET",
+            &format!("{}{path}", serve.url),
+            None,
+            "application/json",
+            "not-the-token",
+        );
+        assert_eq!(s, 401, "{path}");
+    }
 
     let (out, _) = step(&["destroy", "--auto-approve"], &new_pw, 0);
     assert!(out.contains("0 left behind"), "{out}");

@@ -61,15 +61,18 @@ async fn fault(emu: &RunningEmulator, spec: Value) {
 }
 
 async fn logged(emu: &RunningEmulator, path_regex: &str) -> Vec<Value> {
-    let r: Value = reqwest::Client::new()
+    logged_as(emu, None, path_regex).await
+}
+
+/// The request log of a workspace with tokens: its control endpoints want one of them.
+async fn logged_as(emu: &RunningEmulator, token: Option<&str>, path_regex: &str) -> Vec<Value> {
+    let mut req = reqwest::Client::new()
         .get(format!("{}/__emulator/requests", emu.url()))
-        .query(&[("path", path_regex)])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .query(&[("path", path_regex)]);
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let r: Value = req.send().await.unwrap().json().await.unwrap();
     r["requests"].as_array().cloned().unwrap_or_default()
 }
 
@@ -490,16 +493,26 @@ async fn oauth_m2m_flow() {
         c.get(ME, &[]).await.unwrap();
     }
     assert_eq!(
-        logged(&emu, "/.well-known/databricks-config").await.len(),
+        logged_as(
+            &emu,
+            Some("sp-client-secret"),
+            "/.well-known/databricks-config"
+        )
+        .await
+        .len(),
         1
     );
     assert_eq!(
-        logged(&emu, "/oidc/.well-known/oauth-authorization-server")
-            .await
-            .len(),
+        logged_as(
+            &emu,
+            Some("sp-client-secret"),
+            "/oidc/.well-known/oauth-authorization-server"
+        )
+        .await
+        .len(),
         1
     );
-    let tokens = logged(&emu, "/oidc/v1/token").await;
+    let tokens = logged_as(&emu, Some("sp-client-secret"), "/oidc/v1/token").await;
     assert_eq!(tokens.len(), 1, "the token is cached across calls");
     assert!(
         !tokens[0].to_string().contains("sp-client-secret"),

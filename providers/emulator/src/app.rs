@@ -79,7 +79,7 @@ impl App {
     pub fn reset(&self) -> ApiResult<()> {
         let mut store = lock(&self.store);
         store.state = State::new(&self.user, self.now());
-        store.save()
+        store.save_all()
     }
 
     pub fn dump(&self) -> ApiResult<serde_json::Value> {

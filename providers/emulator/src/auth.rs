@@ -15,6 +15,20 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 const TOKEN_LIFETIME_S: i64 = 3600;
+pub const TOKEN_PATH: &str = "/oidc/v1/token";
+
+/// The token endpoint's form body for the request log: only fields known to be public keep
+/// their value (an allow-list, so a percent-encoded `client_secret` cannot slip through).
+pub fn redact_form(form: &str) -> String {
+    form.split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, v)) if matches!(k, "grant_type" | "scope" | "client_id") => format!("{k}={v}"),
+            Some((k, _)) => format!("{k}={}", crate::control::REDACTED),
+            None => pair.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
 
 pub struct Auth {
     /// `None`: any non-empty bearer token is accepted.
@@ -57,6 +71,11 @@ impl Auth {
         }
     }
 
+    /// Whether only configured tokens are accepted (else any non-empty one is).
+    pub fn has_tokens(&self) -> bool {
+        self.allowed.is_some()
+    }
+
     fn client_allowed(&self, secret: &str) -> bool {
         match &self.allowed {
             None => true,
@@ -77,7 +96,7 @@ pub fn routes() -> Router<Arc<App>> {
             "/oidc/.well-known/oauth-authorization-server",
             get(discovery),
         )
-        .route("/oidc/v1/token", post(token))
+        .route(TOKEN_PATH, post(token))
         .route("/api/2.0/preview/scim/v2/Me", get(me))
 }
 

@@ -340,3 +340,54 @@ impl<'a> Obj<'a> {
         }
     }
 }
+
+/// Reads a request body of at most `limit` bytes. A declared `Content-Length` over the limit
+/// is refused before anything is read; a body that grows past it stops being read. 413 for
+/// both, 408 when the body stops arriving (the server's body timeout), 400 when the
+/// connection breaks.
+pub async fn read_limited(
+    headers: &axum::http::HeaderMap,
+    body: axum::body::Body,
+    limit: usize,
+) -> ApiResult<axum::body::Bytes> {
+    let declared = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large(limit));
+    }
+    use http_body_util::BodyExt as _;
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) if caused_by::<http_body_util::LengthLimitError>(&*e) => Err(too_large(limit)),
+        Err(e) if caused_by::<tower_http::timeout::TimeoutError>(&*e) => Err(ApiError::new(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            "REQUEST_TIMEOUT",
+            "The request body stopped arriving.",
+        )),
+        Err(e) => Err(ApiError::invalid(format!(
+            "Cannot read the request body: {e}"
+        ))),
+    }
+}
+
+fn too_large(limit: usize) -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+        "INVALID_PARAMETER_VALUE",
+        format!("The request body is larger than the limit of {limit} bytes."),
+    )
+}
+
+/// Whether `E` is anywhere in the error's source chain (body errors arrive wrapped).
+fn caused_by<E: std::error::Error + 'static>(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if err.is::<E>() {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}

@@ -21,6 +21,19 @@ pub struct EmulatorConfig {
     pub timings: Timings,
     /// How many requests `/__emulator/requests` keeps (oldest dropped first).
     pub request_log_capacity: usize,
+    /// How long a connection may take to send a request's headers, counted from when it is
+    /// opened or finished its previous request: idle keep-alive connections and clients
+    /// that connect and send nothing are closed after this.
+    pub header_timeout: Duration,
+    /// The longest pause allowed while a request body arrives (408 after it).
+    pub body_timeout: Duration,
+    /// The largest API request body, in bytes (413 above it). The real service caps JSON
+    /// requests at about 10 MB (workspace imports of 10 MB arrive base64-encoded).
+    pub body_limit: usize,
+    /// The largest volume file upload (`PUT /api/2.0/fs/files/...`), in bytes. The real
+    /// service takes up to 5 GiB in one request; the local workspace holds files in memory,
+    /// so its default is lower.
+    pub file_body_limit: usize,
 }
 
 impl Default for EmulatorConfig {
@@ -33,6 +46,10 @@ impl Default for EmulatorConfig {
             user_name: "local-user@brickform.local".to_string(),
             timings: Timings::default(),
             request_log_capacity: 5_000,
+            header_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(30),
+            body_limit: 32 * 1024 * 1024,
+            file_body_limit: 1024 * 1024 * 1024,
         }
     }
 }

@@ -21,16 +21,27 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// What the request log shows instead of a write-only value.
+pub const REDACTED: &str = "**REDACTED**";
+
+/// Request paths (prefixes) whose JSON bodies carry write-only values, and what hides them
+/// in the log. Each service knows its own write-only fields.
+type Redact = fn(&mut Value);
+const WRITE_ONLY: &[(&str, Redact)] = &[
+    (crate::uc::CONNECTIONS_PATH, crate::uc::redact_write_only),
+    (crate::secrets::PUT_PATH, crate::secrets::redact_write_only),
+];
+
 /// Bodies larger than this are logged as a size only.
 const LOG_BODY_MAX: usize = 16 * 1024;
-/// The largest request body accepted (Files API uploads included).
-pub const BODY_LIMIT: usize = 512 * 1024 * 1024;
 
 pub struct Control {
     faults: Mutex<Vec<Fault>>,
     latency: Mutex<Latency>,
     limits: Mutex<Vec<RateLimit>>,
     log: Mutex<RequestLog>,
+    body_limit: usize,
+    file_body_limit: usize,
 }
 
 struct RequestLog {
@@ -163,6 +174,17 @@ impl Control {
                 capacity: config.request_log_capacity,
                 seq: 0,
             }),
+            body_limit: config.body_limit,
+            file_body_limit: config.file_body_limit,
+        }
+    }
+
+    /// Volume file uploads carry file contents and get their own, higher limit.
+    fn body_limit(&self, method: &Method, path: &str) -> usize {
+        if method == Method::PUT && path.starts_with(crate::files::FILES_PREFIX) {
+            self.file_body_limit
+        } else {
+            self.body_limit
         }
     }
 
@@ -238,25 +260,7 @@ impl Control {
         None
     }
 
-    fn log_request(
-        &self,
-        method: &Method,
-        path: &str,
-        query: Option<&str>,
-        body: &[u8],
-        binary: bool,
-    ) -> u64 {
-        let body = if body.is_empty() {
-            Value::Null
-        } else if binary || body.len() > LOG_BODY_MAX {
-            json!({"bytes": body.len()})
-        } else if let Ok(v) = serde_json::from_slice::<Value>(body) {
-            v
-        } else if let Ok(s) = std::str::from_utf8(body) {
-            Value::String(s.to_string())
-        } else {
-            json!({"bytes": body.len()})
-        };
+    fn log_request(&self, method: &Method, path: &str, query: Option<&str>, body: Value) -> u64 {
         let mut log = lock(&self.log);
         log.seq += 1;
         let seq = log.seq;
@@ -283,36 +287,44 @@ impl Control {
     }
 }
 
-/// Applied to every API request, in this order: log, latency, auth, rate limit, fault,
-/// handler, after-side-effect fault.
+/// Applied to every API request, in this order: latency, auth, body read (under the size
+/// limit), log, rate limit, fault, handler, after-side-effect fault. Auth looks at the
+/// headers only, so an unauthenticated request is answered without its body being read.
 pub async fn middleware(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
-    let bytes = match axum::body::to_bytes(body, BODY_LIMIT).await {
-        Ok(b) => b,
-        Err(e) => {
-            return ApiError::invalid(format!("Cannot read the request body: {e}")).into_response();
-        }
-    };
     let method = parts.method.clone();
     let path = parts.uri.path().to_string();
     let c = &app.control;
-    // File contents are data, not API requests: the log keeps only their size.
-    let binary = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/octet-stream"));
-    let seq = c.log_request(&method, &path, parts.uri.query(), &bytes, binary);
 
     let delay = c.delay();
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    let response = 'r: {
-        if !crate::auth::is_public(&path)
-            && let Err(e) = app.auth.check(&parts.headers)
-        {
-            break 'r e.into_response();
+    if !crate::auth::is_public(&path)
+        && let Err(e) = app.auth.check(&parts.headers)
+    {
+        let seq = c.log_request(&method, &path, parts.uri.query(), Value::Null);
+        c.log_status(seq, e.status);
+        return e.into_response();
+    }
+    let limit = c.body_limit(&method, &path);
+    let bytes = match crate::body::read_limited(&parts.headers, body, limit).await {
+        Ok(b) => b,
+        Err(e) => {
+            let seq = c.log_request(&method, &path, parts.uri.query(), Value::Null);
+            c.log_status(seq, e.status);
+            return e.into_response();
         }
+    };
+    // File contents are data, not API requests: the log keeps only their size.
+    let binary = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/octet-stream"));
+    let logged = log_body(&path, &bytes, binary);
+    let seq = c.log_request(&method, &path, parts.uri.query(), logged);
+
+    let response = 'r: {
         if let Some(r) = c.rate_limited(&method, &path) {
             break 'r r;
         }
@@ -333,6 +345,47 @@ pub async fn middleware(State(app): State<Arc<App>>, req: Request, next: Next) -
     };
     c.log_status(seq, response.status());
     response
+}
+
+/// Guards `/__emulator/*`: when the workspace has tokens, the control endpoints want one of
+/// them too (they dump secrets and can reset everything); bodies are read under the API limit.
+pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    if app.auth.has_tokens()
+        && let Err(e) = app.auth.check(&parts.headers)
+    {
+        return e.into_response();
+    }
+    match crate::body::read_limited(&parts.headers, body, app.control.body_limit).await {
+        Ok(bytes) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// What the request log keeps of a body: its JSON (write-only values redacted), its text, or
+/// its size.
+fn log_body(path: &str, body: &[u8], binary: bool) -> Value {
+    if body.is_empty() {
+        Value::Null
+    } else if binary || body.len() > LOG_BODY_MAX {
+        json!({"bytes": body.len()})
+    } else if let Ok(mut v) = serde_json::from_slice::<Value>(body) {
+        if let Some((_, redact)) = WRITE_ONLY.iter().find(|(p, _)| path.starts_with(p)) {
+            redact(&mut v);
+        }
+        v
+    } else if let Ok(s) = std::str::from_utf8(body) {
+        if path.starts_with(crate::auth::TOKEN_PATH) {
+            Value::String(crate::auth::redact_form(s))
+        } else {
+            Value::String(s.to_string())
+        }
+    } else {
+        json!({"bytes": body.len()})
+    }
 }
 
 pub fn routes() -> Router<Arc<App>> {

@@ -29,6 +29,9 @@ pub enum FsEntry {
     },
 }
 
+/// Uploads under this path carry file contents (their own body limit, logged by size).
+pub const FILES_PREFIX: &str = "/api/2.0/fs/files/";
+
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
         .route(

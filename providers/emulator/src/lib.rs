@@ -18,6 +18,7 @@ mod control;
 mod errors;
 mod files;
 mod jobs;
+mod journal;
 mod pages;
 mod pipelines;
 mod secrets;
@@ -28,7 +29,7 @@ mod workspace;
 
 pub use config::{EmulatorConfig, Timings};
 pub use errors::ApiError;
-pub use store::{PersistError, STATE_FILE};
+pub use store::{JOURNAL_FILE, PersistError, STATE_FILE, read_workspace};
 
 use app::App;
 use axum::Router;
@@ -82,17 +83,7 @@ impl Emulator {
             })?;
         let (stop, stopped) = oneshot::channel::<()>();
         let router = router(app.clone());
-        let task = tokio::spawn(async move {
-            let shutdown = async {
-                let _ = stopped.await;
-            };
-            if let Err(e) = axum::serve(listener, router)
-                .with_graceful_shutdown(shutdown)
-                .await
-            {
-                tracing::error!("local workspace server stopped: {e}");
-            }
-        });
+        let task = tokio::spawn(serve(listener, router, config.clone(), stopped));
         Ok(RunningEmulator {
             addr,
             app,
@@ -108,6 +99,59 @@ impl Emulator {
     }
 }
 
+/// The accept loop. HTTP/1.1 only: every client of a workspace speaks it, and hyper's
+/// header read timeout (which also closes idle keep-alive connections) is an HTTP/1 setting.
+async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    config: EmulatorConfig,
+    stopped: oneshot::Receiver<()>,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use tower::ServiceExt as _;
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(config.header_timeout);
+    let body_timeout = config.body_timeout;
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(stopped);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait instead of spinning.
+                    tracing::warn!("local workspace: cannot accept a connection: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut stopped => break,
+        };
+        let router = router.clone();
+        let service =
+            hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                // A body that stops arriving fails the read (408) instead of holding the task.
+                let req = req.map(|b| {
+                    axum::body::Body::new(tower_http::timeout::TimeoutBody::new(body_timeout, b))
+                });
+                router.clone().oneshot(req)
+            });
+        let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!("local workspace connection ended: {e}");
+            }
+        });
+    }
+    drop(listener);
+    // In-flight requests finish; idle connections close at once.
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
+}
+
+/// How long a stopping server waits for in-flight requests.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 fn build_app(config: &EmulatorConfig) -> Result<App, EmulatorError> {
     let (persister, loaded) = match &config.data_dir {
         Some(dir) => {
@@ -118,9 +162,9 @@ fn build_app(config: &EmulatorConfig) -> Result<App, EmulatorError> {
     };
     let fresh = loaded.is_none();
     let state = loaded.unwrap_or_else(|| store::State::new(&config.user_name, store::now_ms()));
-    let st = store::Store::new(state, persister);
+    let mut st = store::Store::new(state, persister);
     if fresh && st.data_dir().is_some() {
-        st.save().map_err(|e| PersistError::Io {
+        st.save_all().map_err(|e| PersistError::Io {
             path: config.data_dir.clone().unwrap_or_default(),
             source: std::io::Error::other(e.message),
         })?;
@@ -143,8 +187,13 @@ fn router(app: Arc<App>) -> Router {
             app.clone(),
             control::middleware,
         ));
-    api.merge(control::routes())
-        .layer(DefaultBodyLimit::max(control::BODY_LIMIT))
+    let control = control::routes().layer(axum::middleware::from_fn_with_state(
+        app.clone(),
+        control::guard,
+    ));
+    api.merge(control)
+        // The middlewares read bodies under their own limits; handlers re-read those bytes.
+        .layer(DefaultBodyLimit::disable())
         .with_state(app)
 }
 

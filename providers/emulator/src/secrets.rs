@@ -32,7 +32,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/api/2.0/secrets/scopes/create", post(create_scope))
         .route("/api/2.0/secrets/scopes/delete", post(delete_scope))
         .route("/api/2.0/secrets/scopes/list", get(list_scopes))
-        .route("/api/2.0/secrets/put", post(put_secret))
+        .route(PUT_PATH, post(put_secret))
         .route("/api/2.0/secrets/delete", post(delete_secret))
         .route("/api/2.0/secrets/list", get(list_secrets))
         .route("/api/2.0/secrets/get", get(get_secret))
@@ -121,6 +121,20 @@ async fn list_scopes(AxState(app): AxState<Arc<App>>) -> ApiResult<Json<Value>> 
             .collect();
         Ok(Json(json!({"scopes": scopes})))
     })
+}
+
+pub const PUT_PATH: &str = "/api/2.0/secrets/put";
+
+/// Replaces a secret's value in a `secrets/put` body, for the request log: values are
+/// write-only (`secrets/get` is the one, deliberate, way to read them back).
+pub fn redact_write_only(body: &mut Value) {
+    if let Value::Object(m) = body {
+        for field in ["string_value", "bytes_value"] {
+            if let Some(v) = m.get_mut(field) {
+                *v = Value::String(crate::control::REDACTED.into());
+            }
+        }
+    }
 }
 
 async fn put_secret(

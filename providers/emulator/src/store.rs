@@ -1,14 +1,16 @@
 //! The workspace's state, its one lock, and its persistence in a directory.
 //!
 //! Every request takes the lock once; mutations persist before the response is sent, so
-//! an acknowledged change survives a crash (write to a temp file, fsync, rename, fsync dir).
+//! an acknowledged change survives a crash: one fsynced journal line per change, folded
+//! into an atomically replaced snapshot now and then (see [`Persister`]).
 
 use crate::config::Timings;
 use crate::errors::{ApiError, ApiResult};
+use crate::journal::{Journaled, Record, Tracked};
 use crate::{files, jobs, pipelines, secrets, uc, workspace};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,6 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 pub const STATE_FILE: &str = "workspace.json";
 const LOCK_FILE: &str = "workspace.lock";
+pub const JOURNAL_FILE: &str = "workspace.journal";
 const FORMAT: &str = "brickform-local-workspace";
 const VERSION: u32 = 1;
 
@@ -33,19 +36,23 @@ pub struct State {
     pub metastore_id: String,
     pub workspace_id: i64,
     pub next_id: i64,
-    pub catalogs: BTreeMap<String, Map<String, Value>>,
-    pub schemas: BTreeMap<String, Map<String, Value>>,
-    pub volumes: BTreeMap<String, Map<String, Value>>,
-    pub connections: BTreeMap<String, uc::Connection>,
-    pub pipelines: BTreeMap<String, pipelines::Pipeline>,
-    pub jobs: BTreeMap<i64, jobs::Job>,
-    pub runs: BTreeMap<i64, jobs::Run>,
+    /// The last journal record this snapshot contains (0 in files written before the
+    /// journal existed); later records are replayed on top.
+    #[serde(default)]
+    pub journal_seq: u64,
+    pub catalogs: Tracked<String, Map<String, Value>>,
+    pub schemas: Tracked<String, Map<String, Value>>,
+    pub volumes: Tracked<String, Map<String, Value>>,
+    pub connections: Tracked<String, uc::Connection>,
+    pub pipelines: Tracked<String, pipelines::Pipeline>,
+    pub jobs: Tracked<i64, jobs::Job>,
+    pub runs: Tracked<i64, jobs::Run>,
     /// Runs that have not terminated, so advancing time touches only these.
     #[serde(default)]
     pub active_runs: BTreeSet<i64>,
-    pub workspace: BTreeMap<String, workspace::WsObject>,
-    pub files: BTreeMap<String, files::FsEntry>,
-    pub secret_scopes: BTreeMap<String, secrets::Scope>,
+    pub workspace: Tracked<String, workspace::WsObject>,
+    pub files: Tracked<String, files::FsEntry>,
+    pub secret_scopes: Tracked<String, secrets::Scope>,
 }
 
 impl State {
@@ -56,17 +63,18 @@ impl State {
             metastore_id: uuid::Uuid::new_v4().to_string(),
             workspace_id: 1_000_000_000_000 + i64::from(rand::random::<u32>()),
             next_id: 1_000_001,
-            catalogs: BTreeMap::new(),
-            schemas: BTreeMap::new(),
-            volumes: BTreeMap::new(),
-            connections: BTreeMap::new(),
-            pipelines: BTreeMap::new(),
-            jobs: BTreeMap::new(),
-            runs: BTreeMap::new(),
+            journal_seq: 0,
+            catalogs: Tracked::new(),
+            schemas: Tracked::new(),
+            volumes: Tracked::new(),
+            connections: Tracked::new(),
+            pipelines: Tracked::new(),
+            jobs: Tracked::new(),
+            runs: Tracked::new(),
             active_runs: BTreeSet::new(),
-            workspace: BTreeMap::new(),
-            files: BTreeMap::new(),
-            secret_scopes: BTreeMap::new(),
+            workspace: Tracked::new(),
+            files: Tracked::new(),
+            secret_scopes: Tracked::new(),
         };
         workspace::seed(&mut st, user_name, now);
         st
@@ -77,6 +85,28 @@ impl State {
     pub fn next_id(&mut self) -> i64 {
         self.next_id += 1;
         self.next_id
+    }
+
+    /// Every collection by its field name: the one list the journal writes and replays.
+    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 10] {
+        [
+            ("catalogs", &mut self.catalogs),
+            ("schemas", &mut self.schemas),
+            ("volumes", &mut self.volumes),
+            ("connections", &mut self.connections),
+            ("pipelines", &mut self.pipelines),
+            ("jobs", &mut self.jobs),
+            ("runs", &mut self.runs),
+            ("workspace", &mut self.workspace),
+            ("files", &mut self.files),
+            ("secret_scopes", &mut self.secret_scopes),
+        ]
+    }
+
+    fn clear_changes(&mut self) {
+        for (_, c) in self.collections() {
+            c.clear_changes();
+        }
     }
 }
 
@@ -104,12 +134,29 @@ impl Store {
         Store { state, persister }
     }
 
-    pub fn save(&self) -> ApiResult<()> {
-        match &self.persister {
+    /// Persists what changed since the last call: one journal record (see [`Persister`]).
+    pub fn save(&mut self) -> ApiResult<()> {
+        match &mut self.persister {
             Some(p) => p
-                .save(&self.state)
+                .save(&mut self.state)
                 .map_err(|e| ApiError::internal(format!("Cannot persist the workspace: {e}"))),
-            None => Ok(()),
+            None => {
+                self.state.clear_changes();
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the whole state as the new snapshot (a new or reset workspace).
+    pub fn save_all(&mut self) -> ApiResult<()> {
+        match &mut self.persister {
+            Some(p) => p
+                .compact(&mut self.state)
+                .map_err(|e| ApiError::internal(format!("Cannot persist the workspace: {e}"))),
+            None => {
+                self.state.clear_changes();
+                Ok(())
+            }
         }
     }
 
@@ -130,6 +177,12 @@ pub enum PersistError {
         path: PathBuf,
         source: serde_json::Error,
     },
+    #[error("the workspace journal {path} is damaged at line {line}: {reason}")]
+    Journal {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
     #[error(
         "the workspace file {path} has format {format} version {version}; this emulator reads {FORMAT} version {VERSION}"
     )]
@@ -142,29 +195,155 @@ pub enum PersistError {
     Locked(PathBuf),
 }
 
+/// The journal is compacted into the snapshot once it is larger than the snapshot, so the
+/// bytes written stay proportional to the bytes changed (each change is written at most
+/// about twice) and loading replays at most a snapshot's worth; and not before this size,
+/// so small workspaces are not rewritten every few changes.
+const COMPACT_MIN: u64 = 8 * 1024 * 1024;
+
 /// A workspace directory, held with an exclusive lock so two processes never write it.
+///
+/// `workspace.json` is a snapshot; `workspace.journal` holds one JSON line per persisted
+/// mutation since, with only the entries it changed. A change is acknowledged after its
+/// line is written and fsynced. A crash can leave at most a torn last line, which was
+/// never acknowledged and is dropped on the next open. Compaction writes a new snapshot
+/// atomically (temp file, fsync, rename) that names the last record it holds, then empties
+/// the journal; a crash in between leaves records the snapshot already has, and replay
+/// skips them by their sequence number.
 pub struct Persister {
     dir: PathBuf,
     _lock: File,
+    journal: File,
+    journal_len: u64,
+    snapshot_len: u64,
+    /// The last record written (or contained in the snapshot).
+    seq: u64,
+    /// What the last record or snapshot held of the scalar state, so a mutation that
+    /// changes nothing writes nothing.
+    last_next_id: i64,
+    last_active_runs: BTreeSet<i64>,
+}
+
+/// A workspace as found on disk: the snapshot with the journal replayed, and how much of
+/// the journal is whole.
+struct Loaded {
+    state: State,
+    seq: u64,
+    snapshot_len: u64,
+    journal_valid_len: u64,
+}
+
+fn read_dir_state(dir: &Path) -> Result<Option<Loaded>, PersistError> {
+    let file = dir.join(STATE_FILE);
+    let bytes = match std::fs::read(&file) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(PersistError::Io { path: file, source }),
+    };
+    let mut state: State =
+        serde_json::from_slice(&bytes).map_err(|source| PersistError::Corrupt {
+            path: file.clone(),
+            source,
+        })?;
+    if state.format != FORMAT || state.version != VERSION {
+        return Err(PersistError::Version {
+            path: file,
+            format: state.format,
+            version: state.version,
+        });
+    }
+    let jpath = dir.join(JOURNAL_FILE);
+    let journal = match std::fs::read(&jpath) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(source) => {
+            return Err(PersistError::Io {
+                path: jpath,
+                source,
+            });
+        }
+    };
+    let mut seq = state.journal_seq;
+    let mut valid = 0usize;
+    let bad = |line: usize, reason: String| PersistError::Journal {
+        path: jpath.clone(),
+        line,
+        reason,
+    };
+    // Only newline-terminated lines count: the tail after the last newline is a write
+    // that was cut off, and was never acknowledged.
+    for (i, line) in journal.split_inclusive(|b| *b == b'\n').enumerate() {
+        if !line.ends_with(b"\n") {
+            break;
+        }
+        let record: Record = serde_json::from_slice(line).map_err(|e| bad(i + 1, e.to_string()))?;
+        valid += line.len();
+        if record.seq <= state.journal_seq {
+            continue;
+        }
+        if record.seq != seq + 1 {
+            return Err(bad(
+                i + 1,
+                format!("record {} follows record {seq}", record.seq),
+            ));
+        }
+        state.apply(record).map_err(|e| bad(i + 1, e))?;
+        seq += 1;
+    }
+    Ok(Some(Loaded {
+        state,
+        seq,
+        snapshot_len: bytes.len() as u64,
+        journal_valid_len: valid as u64,
+    }))
+}
+
+/// Reads a workspace directory (snapshot and journal) without locking it: what
+/// `GET /__emulator/state` would return if it were served. For tests and tools that look
+/// at a workspace after the process that served it has stopped.
+pub fn read_workspace(dir: &Path) -> Result<Option<Value>, PersistError> {
+    match read_dir_state(dir)? {
+        None => Ok(None),
+        Some(l) => {
+            serde_json::to_value(&l.state)
+                .map(Some)
+                .map_err(|source| PersistError::Corrupt {
+                    path: dir.join(STATE_FILE),
+                    source,
+                })
+        }
+    }
+}
+
+impl State {
+    fn apply(&mut self, record: Record) -> Result<(), String> {
+        for (name, changes) in record.changes {
+            let Some((_, c)) = self.collections().into_iter().find(|(n, _)| *n == name) else {
+                return Err(format!("unknown collection {name:?}"));
+            };
+            c.apply(changes)?;
+        }
+        self.next_id = record.next_id;
+        self.active_runs = record.active_runs;
+        self.journal_seq = record.seq;
+        Ok(())
+    }
 }
 
 impl Persister {
     pub fn open(dir: &Path) -> Result<(Persister, Option<State>), PersistError> {
-        let io = |source| PersistError::Io {
-            path: dir.to_path_buf(),
-            source,
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| PersistError::Io { path, source }
         };
-        std::fs::create_dir_all(dir).map_err(io)?;
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
         let lock_path = dir.join(LOCK_FILE);
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(&lock_path)
-            .map_err(|source| PersistError::Io {
-                path: lock_path.clone(),
-                source,
-            })?;
+            .map_err(io(&lock_path))?;
         match lock.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -177,53 +356,123 @@ impl Persister {
                 });
             }
         }
-        let file = dir.join(STATE_FILE);
-        let state = match std::fs::read(&file) {
-            Ok(bytes) => {
-                let st: State =
-                    serde_json::from_slice(&bytes).map_err(|source| PersistError::Corrupt {
-                        path: file.clone(),
-                        source,
-                    })?;
-                if st.format != FORMAT || st.version != VERSION {
-                    return Err(PersistError::Version {
-                        path: file,
-                        format: st.format,
-                        version: st.version,
-                    });
-                }
-                Some(st)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(source) => return Err(PersistError::Io { path: file, source }),
+        let loaded = read_dir_state(dir)?;
+        let jpath = dir.join(JOURNAL_FILE);
+        let journal = private_file(OpenOptions::new().create(true).append(true))
+            .open(&jpath)
+            .map_err(io(&jpath))?;
+        let (state, seq, snapshot_len, journal_len) = match loaded {
+            Some(l) => (Some(l.state), l.seq, l.snapshot_len, l.journal_valid_len),
+            None => (None, 0, 0, 0),
         };
+        // Drop a torn tail (or a journal without a snapshot: nothing acknowledged it), so
+        // the next record starts on a line of its own.
+        journal.set_len(journal_len).map_err(io(&jpath))?;
+        // The journal's directory entry must be durable before a record in it is acknowledged.
+        #[cfg(unix)]
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io(dir))?;
+        let (last_next_id, last_active_runs) = state
+            .as_ref()
+            .map(|s| (s.next_id, s.active_runs.clone()))
+            .unwrap_or_default();
         Ok((
             Persister {
                 dir: dir.to_path_buf(),
                 _lock: lock,
+                journal,
+                journal_len,
+                snapshot_len,
+                seq,
+                last_next_id,
+                last_active_runs,
             },
             state,
         ))
     }
 
-    pub fn save(&self, state: &State) -> std::io::Result<()> {
-        let bytes = serde_json::to_vec(state).map_err(std::io::Error::other)?;
-        write_atomic(&self.dir, STATE_FILE, &bytes)
+    /// Appends one record with what changed (nothing if nothing did), or compacts when the
+    /// journal has grown past the snapshot. On failure the changes stay marked, so the
+    /// next save carries them.
+    pub fn save(&mut self, state: &mut State) -> std::io::Result<()> {
+        let mut changes = std::collections::BTreeMap::new();
+        for (name, c) in state.collections() {
+            if c.has_changes() {
+                changes.insert(
+                    name.to_string(),
+                    c.changes().map_err(std::io::Error::other)?,
+                );
+            }
+        }
+        if changes.is_empty()
+            && state.next_id == self.last_next_id
+            && state.active_runs == self.last_active_runs
+        {
+            return Ok(());
+        }
+        let record = Record {
+            seq: self.seq + 1,
+            next_id: state.next_id,
+            active_runs: state.active_runs.clone(),
+            changes,
+        };
+        let mut line = serde_json::to_vec(&record).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        let len = line.len() as u64;
+        if self.journal_len + len > self.snapshot_len.max(COMPACT_MIN) {
+            return self.compact(state);
+        }
+        let written = self
+            .journal
+            .write_all(&line)
+            .and_then(|()| self.journal.sync_data());
+        if let Err(e) = written {
+            // Cut a partial line off again, so the journal stays whole for the next record.
+            let _ = self.journal.set_len(self.journal_len);
+            return Err(e);
+        }
+        self.journal_len += len;
+        self.seq = record.seq;
+        state.journal_seq = record.seq;
+        self.last_next_id = record.next_id;
+        self.last_active_runs = record.active_runs;
+        state.clear_changes();
+        Ok(())
     }
+
+    /// Writes the whole state as the snapshot and empties the journal.
+    pub fn compact(&mut self, state: &mut State) -> std::io::Result<()> {
+        state.journal_seq = self.seq;
+        let bytes = serde_json::to_vec(&*state).map_err(std::io::Error::other)?;
+        write_atomic(&self.dir, STATE_FILE, &bytes)?;
+        self.snapshot_len = bytes.len() as u64;
+        self.journal.set_len(0)?;
+        self.journal.sync_all()?;
+        self.journal_len = 0;
+        self.last_next_id = state.next_id;
+        self.last_active_runs = state.active_runs.clone();
+        state.clear_changes();
+        Ok(())
+    }
+}
+
+/// Files of the workspace are mode 0600: it holds secrets.
+fn private_file(opts: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    opts
 }
 
 /// temp file + fsync + rename + fsync of the directory: readers see the old or the new
 /// file, never a torn one. Mode 0600 because the workspace holds secrets.
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = dir.join(format!(".{name}.tmp"));
-    let mut opts = OpenOptions::new();
-    opts.create(true).write(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let mut f = opts.open(&tmp)?;
+    let mut f =
+        private_file(OpenOptions::new().create(true).write(true).truncate(true)).open(&tmp)?;
     f.write_all(bytes)?;
     f.sync_all()?;
     drop(f);
@@ -252,14 +501,29 @@ pub mod b64 {
 mod tests {
     use super::*;
 
+    fn file(bytes: usize) -> files::FsEntry {
+        files::FsEntry::File {
+            content: vec![b'x'; bytes],
+            modified: 1,
+        }
+    }
+
+    fn dump(st: &State) -> Value {
+        let mut v = serde_json::to_value(st).unwrap();
+        // Which record the snapshot has reached is bookkeeping, not content.
+        v.as_object_mut().unwrap().remove("journal_seq");
+        v
+    }
+
     #[test]
     fn state_round_trips_through_the_directory_and_the_lock_is_exclusive() {
         let dir = tempfile::tempdir().unwrap();
-        let (p, loaded) = Persister::open(dir.path()).unwrap();
+        let (mut p, loaded) = Persister::open(dir.path()).unwrap();
         assert!(loaded.is_none());
         let mut st = State::new("u@x", 1);
+        p.compact(&mut st).unwrap();
         st.catalogs.insert("c".into(), Map::new());
-        p.save(&st).unwrap();
+        p.save(&mut st).unwrap();
         assert!(matches!(
             Persister::open(dir.path()),
             Err(PersistError::Locked(_))
@@ -270,6 +534,150 @@ mod tests {
         assert!(loaded.catalogs.contains_key("c"));
         assert_eq!(loaded.metastore_id, st.metastore_id);
         assert!(!dir.path().join(".workspace.json.tmp").exists());
+    }
+
+    #[test]
+    fn a_small_change_appends_a_small_record_and_leaves_the_snapshot_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut p, _) = Persister::open(dir.path()).unwrap();
+        let mut st = State::new("u@x", 1);
+        st.files.insert("/Volumes/c/s/v/big".into(), file(4 << 20));
+        p.compact(&mut st).unwrap();
+        let snapshot = dir.path().join(STATE_FILE);
+        let before = std::fs::read(&snapshot).unwrap();
+        assert!(before.len() > 4 << 20);
+
+        st.catalogs.insert("c".into(), Map::new());
+        let id = st.next_id();
+        p.save(&mut st).unwrap();
+        if let Some(c) = st.catalogs.get_mut("c") {
+            c.insert("comment".into(), Value::String("hello".into()));
+        }
+        p.save(&mut st).unwrap();
+        // Nothing changed: nothing is written.
+        p.save(&mut st).unwrap();
+        let journal = std::fs::read(dir.path().join(JOURNAL_FILE)).unwrap();
+        assert_eq!(journal.iter().filter(|b| **b == b'\n').count(), 2);
+        assert!(journal.len() < 1024, "{} journal bytes", journal.len());
+        assert_eq!(
+            std::fs::read(&snapshot).unwrap(),
+            before,
+            "snapshot rewritten"
+        );
+
+        drop(p);
+        let (_p, loaded) = Persister::open(dir.path()).unwrap();
+        let loaded = loaded.unwrap();
+        assert_eq!(dump(&loaded), dump(&st));
+        assert_eq!(loaded.next_id, id);
+        assert_eq!(
+            read_workspace(dir.path()).unwrap().map(|mut v| {
+                v.as_object_mut().unwrap().remove("journal_seq");
+                v
+            }),
+            Some(dump(&st))
+        );
+    }
+
+    #[test]
+    fn removals_replay_and_the_journal_compacts_once_it_outgrows_the_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut p, _) = Persister::open(dir.path()).unwrap();
+        let mut st = State::new("u@x", 1);
+        p.compact(&mut st).unwrap();
+        st.catalogs.insert("gone".into(), Map::new());
+        p.save(&mut st).unwrap();
+        st.catalogs.remove("gone");
+        p.save(&mut st).unwrap();
+        // Each of these is larger than the snapshot, so the journal is folded in.
+        for i in 0..3 {
+            st.files.insert(
+                format!("/Volumes/c/s/v/{i}"),
+                file(COMPACT_MIN as usize / 2),
+            );
+            p.save(&mut st).unwrap();
+        }
+        let journal = std::fs::metadata(dir.path().join(JOURNAL_FILE))
+            .unwrap()
+            .len();
+        assert!(journal <= COMPACT_MIN, "{journal}");
+        drop(p);
+        let (_p, loaded) = Persister::open(dir.path()).unwrap();
+        let loaded = loaded.unwrap();
+        assert!(!loaded.catalogs.contains_key("gone"));
+        assert_eq!(loaded.files.len(), 3);
+        assert_eq!(dump(&loaded), dump(&st));
+    }
+
+    #[test]
+    fn a_torn_last_record_is_dropped_and_the_next_one_starts_clean() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut p, _) = Persister::open(dir.path()).unwrap();
+        let mut st = State::new("u@x", 1);
+        p.compact(&mut st).unwrap();
+        st.catalogs.insert("kept".into(), Map::new());
+        p.save(&mut st).unwrap();
+        drop(p);
+        let jpath = dir.path().join(JOURNAL_FILE);
+        let mut j = OpenOptions::new().append(true).open(&jpath).unwrap();
+        j.write_all(b"{\"seq\": 2, \"next_id\": 5, \"chan").unwrap();
+        drop(j);
+
+        let (mut p, loaded) = Persister::open(dir.path()).unwrap();
+        let mut st = loaded.unwrap();
+        assert!(st.catalogs.contains_key("kept"));
+        st.catalogs.insert("after".into(), Map::new());
+        p.save(&mut st).unwrap();
+        drop(p);
+        let (_p, loaded) = Persister::open(dir.path()).unwrap();
+        let loaded = loaded.unwrap();
+        assert!(loaded.catalogs.contains_key("kept") && loaded.catalogs.contains_key("after"));
+    }
+
+    #[test]
+    fn records_the_snapshot_already_holds_are_skipped_after_a_crash_in_compaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut p, _) = Persister::open(dir.path()).unwrap();
+        let mut st = State::new("u@x", 1);
+        p.compact(&mut st).unwrap();
+        st.catalogs.insert("a".into(), Map::new());
+        p.save(&mut st).unwrap();
+        st.catalogs.remove("a");
+        p.save(&mut st).unwrap();
+        let jpath = dir.path().join(JOURNAL_FILE);
+        let stale = std::fs::read(&jpath).unwrap();
+        p.compact(&mut st).unwrap();
+        drop(p);
+        // The snapshot was renamed in, but the journal was not emptied yet.
+        std::fs::write(&jpath, &stale).unwrap();
+        let (mut p, loaded) = Persister::open(dir.path()).unwrap();
+        let mut loaded = loaded.unwrap();
+        assert_eq!(dump(&loaded), dump(&st));
+        // New records continue after the stale ones, and replay still lands on the state.
+        loaded.catalogs.insert("b".into(), Map::new());
+        p.save(&mut loaded).unwrap();
+        drop(p);
+        let (_p, again) = Persister::open(dir.path()).unwrap();
+        let again = again.unwrap();
+        assert!(again.catalogs.contains_key("b") && !again.catalogs.contains_key("a"));
+    }
+
+    #[test]
+    fn a_workspace_file_written_before_the_journal_still_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut v = serde_json::to_value(State::new("u@x", 1)).unwrap();
+        v.as_object_mut().unwrap().remove("journal_seq");
+        v["catalogs"]["old"] = serde_json::json!({"name": "old"});
+        std::fs::write(dir.path().join(STATE_FILE), v.to_string()).unwrap();
+        let (mut p, loaded) = Persister::open(dir.path()).unwrap();
+        let mut st = loaded.unwrap();
+        assert!(st.catalogs.contains_key("old"));
+        st.catalogs.insert("new".into(), Map::new());
+        p.save(&mut st).unwrap();
+        drop(p);
+        let (_p, loaded) = Persister::open(dir.path()).unwrap();
+        let loaded = loaded.unwrap();
+        assert!(loaded.catalogs.contains_key("old") && loaded.catalogs.contains_key("new"));
     }
 
     #[test]
@@ -284,5 +692,17 @@ mod tests {
             std::fs::read(dir.path().join(STATE_FILE)).unwrap(),
             b"{not json"
         );
+    }
+
+    #[test]
+    fn a_damaged_record_before_the_end_is_reported_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut p, _) = Persister::open(dir.path()).unwrap();
+        let mut st = State::new("u@x", 1);
+        p.compact(&mut st).unwrap();
+        drop(p);
+        std::fs::write(dir.path().join(JOURNAL_FILE), b"garbage\n").unwrap();
+        let e = Persister::open(dir.path()).err().unwrap();
+        assert!(matches!(e, PersistError::Journal { line: 1, .. }), "{e}");
     }
 }

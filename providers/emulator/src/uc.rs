@@ -949,11 +949,31 @@ pub fn volume_root(st: &State, path: &str) -> Option<String> {
 
 // ---------- connections ----------
 
+/// Whether a connection option is write-only (stored apart, never returned).
+fn is_secret_option(key: &str) -> bool {
+    SECRET_OPTIONS.contains(&key.to_ascii_lowercase().as_str())
+}
+
 fn split_options(options: &Map<String, Value>) -> (Map<String, Value>, Map<String, Value>) {
     options
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
-        .partition(|(k, _)| !SECRET_OPTIONS.contains(&k.to_ascii_lowercase().as_str()))
+        .partition(|(k, _)| !is_secret_option(k))
+}
+
+/// Request paths whose bodies may carry write-only connection options.
+pub const CONNECTIONS_PATH: &str = "/api/2.1/unity-catalog/connections";
+
+/// Replaces the write-only options of a connection create or update body, for the request
+/// log: the same options the service withholds on read.
+pub fn redact_write_only(body: &mut Value) {
+    if let Some(Value::Object(options)) = body.get_mut("options") {
+        for (k, v) in options.iter_mut() {
+            if is_secret_option(k) {
+                *v = Value::String(crate::control::REDACTED.into());
+            }
+        }
+    }
 }
 
 fn derived_connection_fields(

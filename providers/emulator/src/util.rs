@@ -1,6 +1,7 @@
 //! Small helpers shared by the services.
 
 use crate::errors::{ApiError, ApiResult};
+use crate::journal::Tracked;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -51,7 +52,7 @@ pub fn uc_name(raw: &str, field: &str) -> ApiResult<String> {
 /// Moves every entry whose key starts with `old` to the same key under `new`, letting
 /// `fix` update the moved value. Used by renames that cascade to children.
 pub fn rename_prefix<V>(
-    map: &mut BTreeMap<String, V>,
+    map: &mut Tracked<String, V>,
     old: &str,
     new: &str,
     mut fix: impl FnMut(&str, &mut V),
@@ -71,7 +72,7 @@ pub fn rename_prefix<V>(
 }
 
 /// Removes every entry whose key starts with `prefix`.
-pub fn remove_prefix<V>(map: &mut BTreeMap<String, V>, prefix: &str) -> Vec<String> {
+pub fn remove_prefix<V>(map: &mut Tracked<String, V>, prefix: &str) -> Vec<String> {
     let keys: Vec<String> = map
         .range(prefix.to_string()..)
         .take_while(|(k, _)| k.starts_with(prefix))

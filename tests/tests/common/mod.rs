@@ -277,10 +277,19 @@ pub fn example_copy(name: &str) -> tempfile::TempDir {
 /// The local workspace kept under `dir/.brickform/local`, read from disk (the same format
 /// as `GET /__emulator/state`).
 pub fn local_dump(dir: &Path) -> serde_json::Value {
-    let p = dir.join(".brickform/local/workspace.json");
-    let text =
-        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()));
-    serde_json::from_str(&text).expect("workspace.json is JSON")
+    workspace_dump(&dir.join(".brickform/local"))
+}
+
+/// A workspace directory read from disk (its snapshot with the journal replayed), without
+/// the bookkeeping of which journal record the snapshot has reached.
+pub fn workspace_dump(dir: &Path) -> serde_json::Value {
+    let mut v = brickform_emulator::read_workspace(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .unwrap_or_else(|| panic!("no workspace in {}", dir.display()));
+    if let Some(m) = v.as_object_mut() {
+        m.remove("journal_seq");
+    }
+    v
 }
 
 /// The text of a volume file in a workspace dump.

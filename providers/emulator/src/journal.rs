@@ -1,0 +1,174 @@
+//! Change tracking for the workspace state, and the journal records built from it.
+//!
+//! Every collection of the state is a [`Tracked`] map: it remembers which keys were written
+//! or removed since the last persist. A mutation then costs one journal line holding just
+//! those entries, instead of a rewrite of the whole workspace file.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+use std::borrow::Borrow;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Display;
+use std::ops::Deref;
+use std::str::FromStr;
+
+/// A `BTreeMap` that records the keys changed through it. Reads go through `Deref`; every
+/// way to change it marks what it touches.
+#[derive(Debug, Clone)]
+pub struct Tracked<K: Ord, V> {
+    map: BTreeMap<K, V>,
+    changed: BTreeSet<K>,
+}
+
+impl<K: Ord, V> Default for Tracked<K, V> {
+    fn default() -> Self {
+        Tracked {
+            map: BTreeMap::new(),
+            changed: BTreeSet::new(),
+        }
+    }
+}
+
+impl<K: Ord, V> Deref for Tracked<K, V> {
+    type Target = BTreeMap<K, V>;
+    fn deref(&self) -> &BTreeMap<K, V> {
+        &self.map
+    }
+}
+
+impl<K: Ord + Clone, V> Tracked<K, V> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn insert(&mut self, k: K, v: V) -> Option<V> {
+        self.changed.insert(k.clone());
+        self.map.insert(k, v)
+    }
+
+    pub fn remove<Q>(&mut self, k: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        let (key, v) = self.map.remove_entry(k)?;
+        self.changed.insert(key);
+        Some(v)
+    }
+
+    pub fn get_mut<Q>(&mut self, k: &Q) -> Option<&mut V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        let (key, _) = self.map.get_key_value(k)?;
+        self.changed.insert(key.clone());
+        self.map.get_mut(k)
+    }
+}
+
+impl<K: Ord + Serialize, V: Serialize> Serialize for Tracked<K, V> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.map.serialize(s)
+    }
+}
+
+impl<'de, K: Ord + Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for Tracked<K, V> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Tracked {
+            map: BTreeMap::deserialize(d)?,
+            changed: BTreeSet::new(),
+        })
+    }
+}
+
+/// What the journal needs of a collection, whatever its key and value types.
+pub trait Journaled {
+    fn has_changes(&self) -> bool;
+    /// The changed entries: key → value, or `null` for a removed key.
+    fn changes(&self) -> serde_json::Result<Map<String, Value>>;
+    fn clear_changes(&mut self);
+    /// Replays [`Journaled::changes`] output; the replayed entries are not marked.
+    fn apply(&mut self, changes: Map<String, Value>) -> Result<(), String>;
+}
+
+impl<K, V> Journaled for Tracked<K, V>
+where
+    K: Ord + Clone + Display + FromStr,
+    V: Serialize + DeserializeOwned,
+{
+    fn has_changes(&self) -> bool {
+        !self.changed.is_empty()
+    }
+
+    fn changes(&self) -> serde_json::Result<Map<String, Value>> {
+        let mut out = Map::new();
+        for k in &self.changed {
+            let v = match self.map.get(k) {
+                Some(v) => serde_json::to_value(v)?,
+                None => Value::Null,
+            };
+            out.insert(k.to_string(), v);
+        }
+        Ok(out)
+    }
+
+    fn clear_changes(&mut self) {
+        self.changed.clear();
+    }
+
+    fn apply(&mut self, changes: Map<String, Value>) -> Result<(), String> {
+        for (k, v) in changes {
+            let key = K::from_str(&k).map_err(|_| format!("bad key {k:?}"))?;
+            if v.is_null() {
+                self.map.remove(&key);
+            } else {
+                let v = serde_json::from_value(v).map_err(|e| format!("{k}: {e}"))?;
+                self.map.insert(key, v);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One journal line: the changes of one persisted mutation. `seq` counts records over the
+/// workspace's life; the snapshot notes the last one it contains.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Record {
+    pub seq: u64,
+    pub next_id: i64,
+    pub active_runs: BTreeSet<i64>,
+    /// Collection name → its changed entries.
+    pub changes: BTreeMap<String, Map<String, Value>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_write_is_tracked_and_replays_to_the_same_map() {
+        let mut t: Tracked<i64, String> = Tracked::new();
+        t.insert(1, "a".into());
+        t.insert(2, "b".into());
+        t.insert(3, "c".into());
+        t.clear_changes();
+        assert!(!t.has_changes());
+        if let Some(v) = t.get_mut(&2) {
+            v.push('!');
+        }
+        t.remove(&3);
+        assert!(t.get_mut(&9).is_none());
+        let ch = t.changes().unwrap();
+        assert_eq!(
+            Value::Object(ch.clone()),
+            serde_json::json!({"2": "b!", "3": null})
+        );
+        let mut replay: Tracked<i64, String> =
+            serde_json::from_value(serde_json::json!({"1": "a", "2": "b", "3": "c"})).unwrap();
+        replay.apply(ch).unwrap();
+        assert_eq!(*replay, *t);
+        assert!(!replay.has_changes());
+    }
+}
