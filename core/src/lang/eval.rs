@@ -633,7 +633,7 @@ impl<'a> Evaluator<'a> {
             ));
         }
         let full = self.base_dir.join(&path);
-        let text = std::fs::read_to_string(&full).map_err(|e| {
+        let text = crate::limits::read_text_file(&full).map_err(|e| {
             EvalError::new("Invalid function argument", args[0].span())
                 .detail(format!("templatefile: cannot read {}: {e}", full.display()))
         })?;
