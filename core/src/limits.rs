@@ -15,9 +15,9 @@ use std::path::Path;
 /// 10 MB); the whole file is held in memory.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
-/// The longest string an expression may produce, in bytes. Matches [`MAX_FILE_BYTES`] so any
-/// file that can be read can be a string.
-pub const MAX_STRING_BYTES: usize = 256 * 1024 * 1024;
+/// The longest string an expression may produce, in bytes: `file()` of a larger file is an
+/// error (a larger file can still be uploaded with `source =`, which is not a string).
+pub const MAX_STRING_BYTES: usize = 64 * 1024 * 1024;
 
 /// The most elements one list, set, map or object may hold.
 pub const MAX_COLLECTION_ELEMENTS: usize = 1_000_000;
@@ -30,7 +30,11 @@ pub const MAX_INSTANCES: usize = 100_000;
 /// function result and every rendered template is charged. This bounds memory and time
 /// where each single value stays under the limits above but copies multiply them (a local
 /// that doubles the previous one, a `for` over a `for`).
-pub const MAX_EVALUATION_BYTES: u64 = 1024 * 1024 * 1024;
+pub const MAX_EVALUATION_BYTES: u64 = 256 * 1024 * 1024;
+
+/// What one step of iteration (a `for` element, a splat element) costs against
+/// [`MAX_EVALUATION_BYTES`], so nested loops over small literals are bounded too.
+pub const STEP_BYTES: u64 = ELEMENT_BYTES;
 
 /// What one element of a value costs in [`value_bytes`]: its in-memory size, so a million
 /// empty strings cost about what their memory does.
