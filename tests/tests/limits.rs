@@ -60,7 +60,10 @@ fn a_named_pipe_is_refused_wherever_a_file_is_read() {
         std::fs::write(d.join("main.bf.hcl"), format!("{PROVIDER}{body}")).unwrap();
         let (code, err) = limited(d, args);
         assert_eq!(code, 1, "{args:?}: {err}");
-        assert!(err.contains("named pipe (FIFO), not a file"), "{args:?}: {err}");
+        assert!(
+            err.contains("named pipe (FIFO), not a file"),
+            "{args:?}: {err}"
+        );
         assert!(err.contains(at), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
@@ -173,7 +176,12 @@ fn a_closed_output_pipe_ends_the_command_quietly() {
     )]);
     let d = dir.path();
     run_ok(d, &["apply", "--auto-approve"], &[]);
-    for args in [&["show"][..], &["schema"], &["show", "--json"], &["state", "list"]] {
+    for args in [
+        &["show"][..],
+        &["schema"],
+        &["show", "--json"],
+        &["state", "list"],
+    ] {
         let (code, err) = closed_stdout(d, args);
         // 141: what a shell reports for a tool ended by SIGPIPE (`yes | head`).
         assert_eq!(code, 141, "{args:?}: {err}");
