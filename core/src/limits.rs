@@ -299,6 +299,20 @@ mod tests {
     }
 
     #[test]
+    fn the_language_reference_lists_each_limit() {
+        let doc = include_str!("../../docs/language.md");
+        for row in [
+            format!("| {} MiB |", MAX_FILE_BYTES >> 20),
+            format!("| {} MiB |", MAX_STRING_BYTES >> 20),
+            format!("| {} MiB |", MAX_EVALUATION_BYTES >> 20),
+            format!("at most {MAX_INSTANCES}"),
+            format!("more than the limit of {MAX_COLLECTION_ELEMENTS}"),
+        ] {
+            assert!(doc.contains(&row), "docs/language.md lacks {row:?}");
+        }
+    }
+
+    #[test]
     fn value_bytes_stops_at_the_cap() {
         let big = Value::List(vec![Value::String("x".repeat(100)); 1000]);
         assert!(value_bytes(&big, u64::MAX) > 100_000);
