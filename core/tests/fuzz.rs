@@ -174,7 +174,8 @@ struct Case {
 fn case() -> impl Strategy<Value = Case> {
     (
         prop::collection::vec(expr(), 0..6),
-        prop::option::weighted(0.3, expr()),
+        // A bare number as often as an expression: counts are mostly literals.
+        prop::option::weighted(0.3, prop_oneof![number(), expr()]),
         prop::option::weighted(0.2, expr()),
         prop_oneof![3 => Just("\"x\"".to_string()), 1 => expr()],
         expr(),
