@@ -11,6 +11,9 @@ fn use_color() -> bool {
     std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal()
 }
 
+/// The longest source line shown as a snippet, in bytes.
+const MAX_SNIPPET_LINE: usize = 4096;
+
 fn report(d: &Diagnostic, sources: &SourceMap) -> Report {
     let mut m = MietteDiagnostic::new(d.summary.clone()).with_severity(match d.severity {
         Severity::Error => miette::Severity::Error,
@@ -30,6 +33,21 @@ fn report(d: &Diagnostic, sources: &SourceMap) -> Report {
         .span
         .as_ref()
         .and_then(|s| sources.get(s.file).map(|f| (s, f)));
+    // miette's renderer panics on columns past 65,522, and a snippet of a line that long
+    // helps nobody: such a diagnostic keeps its summary, help and file:line:column only.
+    let file = file.filter(|(span, f)| {
+        let bytes = f.text.as_bytes();
+        let at = span.range.start.min(bytes.len());
+        let start = bytes[..at]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        let end = bytes[at..]
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(bytes.len(), |i| at + i);
+        end - start <= MAX_SNIPPET_LINE
+    });
     if let Some((span, f)) = file {
         let len = span
             .range

@@ -58,8 +58,8 @@ fn local_copy(path: &str, files_root: Option<&Path>, beside: &Path) -> Option<Pa
 }
 
 fn import_file(a: ImportArgs) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&a.file)
-        .with_context(|| format!("reading {}", a.file.display()))?;
+    let text = brickform_core::limits::read_text_file(&a.file)
+        .map_err(|why| anyhow::anyhow!("reading {}: {why}", a.file.display()))?;
     let beside = a
         .file
         .parent()
@@ -68,7 +68,7 @@ fn import_file(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let files_root = a.files_root.clone();
     let read = move |path: &str| {
         local_copy(path, files_root.as_deref(), &beside)
-            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|p| brickform_core::limits::read_text_file(&p).ok())
     };
     let name = a.file.to_string_lossy().into_owned();
     let imported = match import::import(&text, &name, a.onboarding_env.as_deref(), &read) {

@@ -283,7 +283,61 @@ fn terraform_style_args(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<s
     .collect()
 }
 
+/// Exit status of a command whose output pipe closed: what a shell reports for a tool ended
+/// by SIGPIPE (128 + 13), as `yes | head` gives.
+const BROKEN_PIPE_EXIT: i32 = 141;
+
+/// Exit status after a panic: Rust's own for a panicking process, distinct from 1 (an error
+/// in the configuration or the workspace).
+const PANIC_EXIT: i32 = 101;
+
+/// A panic ends the process at once with a one-line report and [`PANIC_EXIT`], whichever
+/// thread it happens on (a runtime worker would otherwise swallow it), instead of a
+/// backtrace and exit 1. A write to a closed stdout or stderr (`brickform show | head`)
+/// panics inside `println!`: that ends the command quietly, as a Unix tool does.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".into());
+        if is_broken_pipe_message(&message) {
+            std::process::exit(BROKEN_PIPE_EXIT);
+        }
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let line = message.lines().next().unwrap_or_default();
+        // stderr may be the closed pipe itself: nothing else can be told then.
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "Error: brickform stopped on an internal error (a bug; please report it): {line}{at}"
+        );
+        std::process::exit(PANIC_EXIT);
+    }));
+}
+
+/// `println!`'s and `eprintln!`'s panic on a closed pipe.
+fn is_broken_pipe_message(message: &str) -> bool {
+    (message.starts_with("failed printing to stdout")
+        || message.starts_with("failed printing to stderr"))
+        && message.contains("Broken pipe")
+}
+
+/// An error that is a write to a closed pipe (a `write_all` on stdout propagated with `?`).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 fn main() -> ExitCode {
+    install_panic_hook();
     let mut cli = Cli::parse_from(terraform_style_args(std::env::args_os()));
     init_logging();
     // `-C DIR` works as Terraform's -chdir: the command runs in DIR, so every relative path
@@ -308,9 +362,11 @@ fn main() -> ExitCode {
         .spawn(move || run_blocking(cli));
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,
+        // The panic hook has ended the process on a panic; this is a thread that could
+        // not be started.
         _ => {
             eprintln!("Error: brickform stopped unexpectedly");
-            ExitCode::FAILURE
+            ExitCode::from(PANIC_EXIT as u8)
         }
     }
 }
@@ -330,6 +386,7 @@ fn run_blocking(cli: Cli) -> ExitCode {
     let result = runtime.block_on(Box::pin(run(cli)));
     match result {
         Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(BROKEN_PIPE_EXIT as u8),
         Err(e) => {
             eprintln!("Error: {e:#}");
             ExitCode::FAILURE
@@ -360,6 +417,11 @@ fn init_logging() {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    // A deliberate panic inside the runtime, so the end-to-end tests see what any panic
+    // looks like to a user (tests/tests/limits.rs).
+    if std::env::var_os("BRICKFORM_TEST_PANIC").is_some() {
+        panic!("BRICKFORM_TEST_PANIC is set");
+    }
     let ctx = ops::Ctx::new(&cli);
     match cli.command {
         Command::Init => ops::init(&ctx).await,

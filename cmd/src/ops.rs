@@ -664,7 +664,7 @@ pub async fn apply(
 ) -> anyhow::Result<ExitCode> {
     let saved: Option<SavedPlan> = match &plan_file {
         Some(p) => {
-            let bytes = std::fs::read(p)
+            let bytes = brickform_core::limits::read_file(p)
                 .with_context(|| format!("reading the plan file {}", p.display()))?;
             let sp: SavedPlan = serde_json::from_slice(&bytes)
                 .map_err(|e| anyhow!("{} is not a brickform plan file: {e}", p.display()))?;
@@ -1015,7 +1015,8 @@ async fn load_state(ctx: &Ctx) -> anyhow::Result<(StateAccess, Option<StateDocum
 
 pub async fn show(ctx: &Ctx, file: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     if let Some(f) = file {
-        let bytes = std::fs::read(&f).with_context(|| format!("reading {}", f.display()))?;
+        let bytes = brickform_core::limits::read_file(&f)
+            .with_context(|| format!("reading {}", f.display()))?;
         let sp: SavedPlan = serde_json::from_slice(&bytes)
             .map_err(|e| anyhow!("{} is not a brickform plan file: {e}", f.display()))?;
         if json {
@@ -1270,8 +1271,8 @@ pub async fn state(ctx: &Ctx, cmd: StateCommand) -> anyhow::Result<ExitCode> {
                 Ok(l) => l,
                 Err(code) => return Ok(code),
             };
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("reading {}", file.display()))?;
+            let text = brickform_core::limits::read_text_file(&file)
+                .map_err(|why| anyhow!("reading {}: {why}", file.display()))?;
             let mut incoming: StateDocument = serde_json::from_str(&text)
                 .map_err(|e| anyhow!("{} is not a state document: {e}", file.display()))?;
             backend

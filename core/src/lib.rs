@@ -4,6 +4,7 @@
 pub mod engine;
 pub mod graph;
 pub mod lang;
+pub mod limits;
 pub mod plan;
 pub mod provider;
 pub mod value;

@@ -90,7 +90,7 @@ pub fn missing_required(
     let from_files: HashSet<String> = inputs
         .files
         .iter()
-        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .filter_map(|f| crate::limits::read_text_file(f).ok())
         .filter_map(|t| t.parse::<hcl_edit::structure::Body>().ok())
         .flat_map(|b| {
             b.attributes()
@@ -181,7 +181,7 @@ pub fn resolve(
     }
 
     for path in &inputs.files {
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::limits::read_text_file(path) {
             Ok(t) => t,
             Err(e) => {
                 diags.push(Diagnostic::error(format!(

@@ -8,6 +8,7 @@ use crate::lang::decode::Decoder;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::eval::Evaluator;
 use crate::lang::load::{IgnoreChanges, Resource};
+use crate::limits::MAX_INSTANCES;
 use crate::plan::diff::{DiffInput, Prior, diff, normalize_object};
 use crate::plan::{
     Action, ActionReason, Drift, FieldChange, FieldReason, InstanceKey, Mode, OutputChange, Plan,
@@ -52,6 +53,10 @@ pub(super) fn expand(
                 None
             }
             v => match v.as_i64() {
+                Some(n) if n >= 0 && n as u64 > MAX_INSTANCES as u64 => {
+                    diags.push(too_many_instances(c.span(), "count", n as u64));
+                    None
+                }
                 Some(n) if n >= 0 => Some(
                     (0..n as usize)
                         .map(|i| (Some(InstanceKey::Index(i)), None))
@@ -84,6 +89,15 @@ pub(super) fn expand(
             );
             None
         };
+        let n = match &v {
+            Value::Object(o) => o.len(),
+            Value::List(l) => l.len(),
+            _ => 0,
+        };
+        if n > MAX_INSTANCES {
+            diags.push(too_many_instances(fe.span(), "for_each", n as u64));
+            return None;
+        }
         return match v {
             Value::Object(o) => {
                 Some(o.into_iter().map(|(k, v)| (Some(InstanceKey::Key(k)), Some(v))).collect())
@@ -111,6 +125,16 @@ pub(super) fn expand(
         };
     }
     Some(vec![(None, None)])
+}
+
+/// A `count` or `for_each` past [`MAX_INSTANCES`]: planning that many would exhaust memory
+/// long before the service accepted them.
+fn too_many_instances(at: Option<crate::lang::source::Span>, argument: &str, n: u64) -> Diagnostic {
+    Diagnostic::error(format!("Invalid {argument} argument"))
+        .at(at)
+        .detail(format!(
+            "The \"{argument}\" argument asks for {n} instances; one resource may have at most {MAX_INSTANCES}."
+        ))
 }
 
 /// Decodes one instance's configuration.

@@ -6,6 +6,7 @@
 
 use super::functions::{self, FunctionContext};
 use super::source::{FileId, Span};
+use crate::limits;
 use crate::value::{Object, Value};
 use hcl_edit::Span as _;
 use hcl_edit::expr::{
@@ -99,6 +100,8 @@ pub struct Evaluator<'a> {
     pub touched_sensitive: bool,
     /// `templatefile` nesting, to stop runaway recursion.
     depth: usize,
+    /// Bytes built or copied so far, against [`limits::MAX_EVALUATION_BYTES`].
+    spent: u64,
 }
 
 impl<'a> Evaluator<'a> {
@@ -109,6 +112,7 @@ impl<'a> Evaluator<'a> {
             locals: Locals::default(),
             touched_sensitive: false,
             depth: 0,
+            spent: 0,
         }
     }
 
@@ -120,6 +124,44 @@ impl<'a> Evaluator<'a> {
     /// Removes the name bound last.
     pub fn unbind(&mut self) {
         self.locals.vars.pop();
+    }
+
+    /// Charges a value about to be copied (or just built) to this evaluation's budget, so
+    /// copies that multiply one another stop with an error, not an allocation failure.
+    fn charge(&mut self, v: &Value, span: &Option<Range<usize>>) -> Result<(), EvalError> {
+        let left = limits::MAX_EVALUATION_BYTES.saturating_sub(self.spent);
+        self.spent = self.spent.saturating_add(limits::value_bytes(v, left));
+        self.check_budget(span)
+    }
+
+    /// Charges fixed work (a `for` iteration) that builds no value of its own yet.
+    fn charge_step(&mut self, span: &Option<Range<usize>>) -> Result<(), EvalError> {
+        self.spent = self.spent.saturating_add(limits::STEP_BYTES);
+        self.check_budget(span)
+    }
+
+    fn check_budget(&self, span: &Option<Range<usize>>) -> Result<(), EvalError> {
+        if self.spent > limits::MAX_EVALUATION_BYTES {
+            return Err(EvalError::new("Evaluation limit reached", span.clone()).detail(format!(
+                "Evaluating this expression builds or copies more than {} MiB of data, the limit for one expression.",
+                limits::MAX_EVALUATION_BYTES >> 20
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether this evaluation ran out of budget: `try` and `can` must not turn that into
+    /// a fallback value, or the work would go on.
+    fn exhausted(&self) -> bool {
+        self.spent > limits::MAX_EVALUATION_BYTES
+    }
+
+    /// A value a function or template produced: within the string and collection limits,
+    /// and charged.
+    fn produced(&mut self, v: &Value, span: Option<Range<usize>>) -> Result<(), EvalError> {
+        self.charge(v, &span)?;
+        limits::check_value(v)
+            .map_err(|why| EvalError::new("Value too large", span).detail(format!("{why}.")))
     }
 
     pub fn eval(&mut self, e: &E) -> EvalResult {
@@ -208,6 +250,7 @@ impl<'a> Evaluator<'a> {
                     // Walk into the root by reference and clone only what is read: a
                     // resource type's root holds every instance of that type.
                     let (cur, done) = self.descend(base, &ops)?;
+                    self.charge(cur, &e.span())?;
                     return self.apply_ops(cur.clone(), &ops[done..], &t.operators, t.expr.span());
                 }
                 // The same for a name bound here (`each`, `count`, an iterator) when only
@@ -219,6 +262,7 @@ impl<'a> Evaluator<'a> {
                 {
                     let lent = std::mem::replace(&mut self.locals.vars[at].1, Value::Null);
                     let read = self.descend(&lent, &ops).and_then(|(cur, done)| {
+                        self.charge(cur, &e.span())?;
                         self.apply_ops(cur.clone(), &ops[done..], &t.operators, t.expr.span())
                     });
                     self.locals.vars[at].1 = lent;
@@ -271,10 +315,15 @@ impl<'a> Evaluator<'a> {
 
     fn lookup_variable(&mut self, name: &str, span: Option<Range<usize>>) -> EvalResult {
         if let Some(v) = self.locals.get(name) {
-            return Ok(v.clone());
+            let v = v.clone();
+            self.charge(&v, &span)?;
+            return Ok(v);
         }
         match self.roots.root(name) {
-            Some(v) => Ok(v.clone()),
+            Some(v) => {
+                self.charge(v, &span)?;
+                Ok(v.clone())
+            }
             None => {
                 Err(EvalError::new("Unknown variable", span).detail(self.roots.missing_root(name)))
             }
@@ -394,6 +443,7 @@ impl<'a> Evaluator<'a> {
                     let mut out = Vec::with_capacity(items.len());
                     let inner_decorated = &decorated[offset + i + 1..offset + i + 1 + take];
                     for item in items {
+                        self.charge_step(&span)?;
                         out.push(self.apply_ops(item, inner, inner_decorated, span.clone())?);
                     }
                     let after_decorated = &decorated[offset + i + 1 + take..];
@@ -444,6 +494,7 @@ impl<'a> Evaluator<'a> {
         let mut any_unknown = false;
         let result = (|| -> Result<(), EvalError> {
             for (k, v) in pairs {
+                self.charge_step(&f.intro.collection_expr.span())?;
                 self.locals.vars.truncate(mark);
                 if let Some(kv) = &key_var {
                     self.locals.vars.push((kv.clone(), k));
@@ -510,6 +561,15 @@ impl<'a> Evaluator<'a> {
         if any_unknown {
             return Ok(Value::Unknown);
         }
+        let n = if f.key_expr.is_some() {
+            obj.len()
+        } else {
+            list.len()
+        };
+        limits::check_collection_len(n).map_err(|why| {
+            EvalError::new("Value too large", f.intro.collection_expr.span())
+                .detail(format!("{why}."))
+        })?;
         Ok(if f.key_expr.is_some() {
             Value::Object(obj)
         } else {
@@ -530,6 +590,7 @@ impl<'a> Evaluator<'a> {
                 for a in &args {
                     match self.eval(a) {
                         Ok(v) => return Ok(v),
+                        Err(e) if self.exhausted() => return Err(e),
                         Err(e) => last_err = Some(e),
                     }
                 }
@@ -546,6 +607,7 @@ impl<'a> Evaluator<'a> {
                 match self.eval(args[0]) {
                     Ok(v) if v.contains_unknown() => Ok(Value::Unknown),
                     Ok(_) => Ok(Value::Bool(true)),
+                    Err(e) if self.exhausted() => Err(e),
                     Err(_) => Ok(Value::Bool(false)),
                 }
             }
@@ -585,15 +647,22 @@ impl<'a> Evaluator<'a> {
                 let ctx = FunctionContext {
                     base_dir: self.base_dir,
                 };
-                functions::call(name, &values, &ctx).map_err(|e| {
+                let v = functions::call(name, &values, &ctx).map_err(|e| {
                     let at = e
                         .arg
                         .and_then(|i| args.get(i))
                         .and_then(|a| a.span())
                         .or(span.clone());
-                    EvalError::new("Invalid function argument", at)
-                        .detail(format!("Call to function \"{name}\" failed: {}", e.message))
-                })
+                    // Errors about the call as a whole already name the function.
+                    let detail = if e.message.starts_with("Call to function") {
+                        e.message
+                    } else {
+                        format!("Call to function \"{name}\" failed: {}", e.message)
+                    };
+                    EvalError::new("Invalid function argument", at).detail(detail)
+                })?;
+                self.produced(&v, span)?;
+                Ok(v)
             }
         }
     }
@@ -633,7 +702,7 @@ impl<'a> Evaluator<'a> {
             ));
         }
         let full = self.base_dir.join(&path);
-        let text = std::fs::read_to_string(&full).map_err(|e| {
+        let text = crate::limits::read_text_file(&full).map_err(|e| {
             EvalError::new("Invalid function argument", args[0].span())
                 .detail(format!("templatefile: cannot read {}: {e}", full.display()))
         })?;
@@ -664,6 +733,7 @@ impl<'a> Evaluator<'a> {
             },
             touched_sensitive: false,
             depth: self.depth + 1,
+            spent: self.spent,
         };
         let result = inner.eval_template(&template, None).map_err(|e| {
             EvalError::new("Error in template", args[0].span()).detail(format!(
@@ -674,7 +744,10 @@ impl<'a> Evaluator<'a> {
             ))
         });
         self.touched_sensitive |= inner.touched_sensitive;
-        result
+        self.spent = inner.spent;
+        let v = result?;
+        self.produced(&v, span)?;
+        Ok(v)
     }
 
     fn eval_template(&mut self, t: &Template, span: Option<Range<usize>>) -> EvalResult {
@@ -694,11 +767,19 @@ impl<'a> Evaluator<'a> {
         }
         let mut pieces = Vec::new();
         let mut unknown = false;
-        self.render_elements(&elements, &mut pieces, &mut unknown, span)?;
+        self.render_elements(&elements, &mut pieces, &mut unknown, span.clone())?;
         if unknown {
             return Ok(Value::Unknown);
         }
-        Ok(Value::String(join_pieces(pieces)))
+        let len = pieces
+            .iter()
+            .fold(0usize, |n, p| n.saturating_add(p.text.len()));
+        limits::check_string_len(len).map_err(|why| {
+            EvalError::new("Value too large", span.clone()).detail(format!("{why}."))
+        })?;
+        let v = Value::String(join_pieces(pieces));
+        self.charge(&v, &span)?;
+        Ok(v)
     }
 
     fn render_elements(
@@ -790,6 +871,10 @@ impl<'a> Evaluator<'a> {
                         let mark = self.locals.vars.len();
                         let inner: Vec<&Element> = fe.template.iter().collect();
                         for (k, v) in pairs {
+                            if let Err(e) = self.charge_step(&fe.collection_expr.span()) {
+                                self.locals.vars.truncate(mark);
+                                return Err(e);
+                            }
                             self.locals.vars.truncate(mark);
                             if let Some(kv) = &fe.key_var {
                                 self.locals.vars.push((kv.value().as_str().to_string(), k));

@@ -214,65 +214,6 @@ fn ignored(name: &str) -> bool {
     name.starts_with('.') || name.ends_with('~') || (name.starts_with('#') && name.ends_with('#'))
 }
 
-/// Why an entry named like a configuration file cannot be read as one, checked before it
-/// is opened: a named pipe would block the reader forever, a directory or a dangling link
-/// fails only later and less clearly. `None` for a regular file (or a link to one).
-fn not_a_file(path: &Path) -> Option<String> {
-    let link = std::fs::symlink_metadata(path).ok();
-    let is_link = link.as_ref().is_some_and(|m| m.file_type().is_symlink());
-    let target = || {
-        std::fs::read_link(path)
-            .map(|t| t.display().to_string())
-            .unwrap_or_else(|_| "?".into())
-    };
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if is_link && e.kind() == std::io::ErrorKind::NotFound => {
-            return Some(format!(
-                "it is a symbolic link to {}, which does not exist",
-                target()
-            ));
-        }
-        Err(e) => return Some(e.to_string()),
-    };
-    let ft = meta.file_type();
-    if ft.is_file() {
-        return None;
-    }
-    let what = if ft.is_dir() {
-        "a directory"
-    } else {
-        file_type_name(&ft)
-    };
-    Some(if is_link {
-        format!(
-            "it is a symbolic link to {}, which is {what}, not a file",
-            target()
-        )
-    } else {
-        format!("it is {what}, not a file")
-    })
-}
-
-#[cfg(unix)]
-fn file_type_name(ft: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if ft.is_fifo() {
-        "a named pipe (FIFO)"
-    } else if ft.is_socket() {
-        "a socket"
-    } else if ft.is_block_device() || ft.is_char_device() {
-        "a device"
-    } else {
-        "not a regular file"
-    }
-}
-
-#[cfg(not(unix))]
-fn file_type_name(_ft: &std::fs::FileType) -> &'static str {
-    "not a regular file"
-}
-
 /// Reads every configuration file of `dir` (`*.bf.hcl`), sorted by name. An entry with that
 /// name that cannot be read as a configuration file — a dangling symbolic link, a directory,
 /// a named pipe, no permission, text that is not UTF-8 — is an error naming it and why, never
@@ -323,27 +264,12 @@ pub fn read_config_files(dir: &Path) -> (Vec<ConfigFile>, Diagnostics) {
                     "{why}. Every {CONFIG_SUFFIX} file of the directory is part of the configuration; fix it, or rename it so that its name does not end in {CONFIG_SUFFIX}."
                 ))
         };
-        if let Some(why) = not_a_file(&path) {
-            diags.push(cannot(why));
-            continue;
-        }
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) => {
-                diags.push(cannot(e.to_string()));
-                continue;
-            }
-        };
-        match String::from_utf8(bytes) {
+        match crate::limits::read_text_file(&path) {
             Ok(text) => files.push(ConfigFile { name, path, text }),
-            Err(e) => {
-                let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-                let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
-                let column = valid.iter().rev().take_while(|b| **b != b'\n').count() + 1;
-                diags.push(cannot(format!(
-                    "it is not UTF-8 text (the first invalid byte is at line {line}, column {column}); configuration files are read as UTF-8, so convert it, for example with iconv"
-                )));
-            }
+            Err(why) if why.starts_with("it is not UTF-8") => diags.push(cannot(format!(
+                "{why}; configuration files are read as UTF-8, so convert it, for example with iconv"
+            ))),
+            Err(why) => diags.push(cannot(why)),
         }
     }
     if files.is_empty() && !diags.has_errors() && !terraform.is_empty() {

@@ -4,7 +4,7 @@
 //! still unknown has a known length and known positions, so `length`, `concat`, `element`
 //! or `keys` can stay exact and "(known after apply)" does not spread further than needed.
 
-use super::{Args, Fail, Outcome, Spec, make_set, to_string_value, values_equal};
+use super::{Args, Fail, Outcome, Spec, equality_key, make_set, to_string_value, values_equal};
 use crate::value::{Object, Value};
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -170,6 +170,14 @@ fn flatten(a: &Args) -> Outcome<Value> {
 
 /// Every combination of one element from each list, in order (Terraform's setproduct).
 fn setproduct(a: &Args) -> Outcome<Value> {
+    // The product's size is known before it is built: refuse one past the limits rather
+    // than run out of memory building it.
+    let mut n = 1usize;
+    for i in 0..a.len() {
+        n = n.saturating_mul(a.list(i)?.len());
+    }
+    a.collection_fits(n)?;
+    a.collection_fits(n.saturating_mul(a.len()))?;
     let mut out: Vec<Vec<Value>> = vec![Vec::new()];
     for i in 0..a.len() {
         let items = a.list(i)?;
@@ -189,12 +197,13 @@ fn setproduct(a: &Args) -> Outcome<Value> {
 
 /// First occurrences, in order.
 fn distinct(a: &Args) -> Outcome<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    for v in a.list(0)? {
-        if !out.iter().any(|seen| values_equal(seen, v)) {
-            out.push(v.clone());
-        }
-    }
+    let mut seen = std::collections::HashSet::new();
+    let out: Vec<Value> = a
+        .list(0)?
+        .iter()
+        .filter(|v| seen.insert(equality_key(v)))
+        .cloned()
+        .collect();
     Ok(Value::List(out))
 }
 
@@ -390,9 +399,16 @@ fn setintersection(a: &Args) -> Outcome<Value> {
     let (first, rest) = sets
         .split_first()
         .ok_or_else(|| a.failed("at least one set is required"))?;
+    let rest: Vec<std::collections::HashSet<String>> = rest
+        .iter()
+        .map(|s| s.iter().map(equality_key).collect())
+        .collect();
     let common = first
         .iter()
-        .filter(|v| rest.iter().all(|s| s.iter().any(|w| values_equal(v, w))))
+        .filter(|v| {
+            let k = equality_key(v);
+            rest.iter().all(|s| s.contains(&k))
+        })
         .cloned();
     Ok(Value::List(make_set(common)?))
 }
@@ -400,9 +416,10 @@ fn setintersection(a: &Args) -> Outcome<Value> {
 fn setsubtract(a: &Args) -> Outcome<Value> {
     let sets = sets(a)?;
     let (from, minus) = (&sets[0], &sets[1]);
+    let minus: std::collections::HashSet<String> = minus.iter().map(equality_key).collect();
     let kept = from
         .iter()
-        .filter(|v| !minus.iter().any(|w| values_equal(v, w)))
+        .filter(|v| !minus.contains(&equality_key(v)))
         .cloned();
     Ok(Value::List(make_set(kept)?))
 }

@@ -291,8 +291,9 @@ fn csvdecode(a: &Args) -> Outcome<Value> {
         Some(r) => r.map_err(parse_error)?,
     };
     let mut names: Vec<String> = Vec::with_capacity(headers.len());
+    let mut seen = std::collections::HashSet::new();
     for h in &headers {
-        if names.iter().any(|n| n == h) {
+        if !seen.insert(h) {
             return Err(a.failed(format_args!(
                 "duplicate column name {}",
                 crate::value::quote(h)
@@ -300,9 +301,20 @@ fn csvdecode(a: &Args) -> Outcome<Value> {
         }
         names.push(h.to_string());
     }
+    // Every row repeats the header names: a long header over many rows multiplies.
+    let per_row = names.iter().map(|n| n.len() as u64 + 64).sum::<u64>();
+    let mut total = 0u64;
     let mut rows = Vec::new();
     for record in records {
         let record = record.map_err(parse_error)?;
+        total = total.saturating_add(per_row + record.as_slice().len() as u64);
+        if total > crate::limits::MAX_EVALUATION_BYTES {
+            return Err(a.failed(format_args!(
+                "the decoded rows would hold more than {} MiB",
+                crate::limits::MAX_EVALUATION_BYTES >> 20
+            )));
+        }
+        a.collection_fits(rows.len() + 1)?;
         if record.len() != names.len() {
             let line = record.position().map(|p| p.line()).unwrap_or(0);
             return Err(a.failed(format_args!(

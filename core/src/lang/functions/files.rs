@@ -49,18 +49,21 @@ fn resolve(a: &Args, i: usize) -> Outcome<(String, PathBuf)> {
     Ok((given, full))
 }
 
+/// Reads argument 0 as a file: a regular file only (a named pipe would block, a device
+/// never end) and at most [`crate::limits::MAX_FILE_BYTES`].
 fn read(a: &Args) -> Outcome<(String, Vec<u8>)> {
+    use crate::limits::ReadError;
     let (given, path) = resolve(a, 0)?;
-    match std::fs::read(&path) {
+    match crate::limits::read_file(&path) {
         Ok(bytes) => Ok((given, bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(a.invalid(
+        Err(ReadError::NotFound(_)) => Err(a.invalid(
             0,
             format_args!(
                 "no file exists at {}; this function works only with files that are distributed as part of the configuration source code, so if this file will be created by a resource in this configuration you must instead obtain this result from an attribute of that resource",
                 crate::value::quote(&given)
             ),
         )),
-        Err(e) => Err(a.invalid(0, format_args!("failed to read {}: {e}", crate::value::quote(&given)))),
+        Err(e) => Err(a.invalid(0, format_args!("cannot read {}: {e}", crate::value::quote(&given)))),
     }
 }
 

@@ -47,6 +47,7 @@ fn formatlist(a: &Args) -> Outcome<Value> {
     }
     let count = rows.map_or(1, |(len, _)| len);
     let mut out = Vec::with_capacity(count);
+    let mut total = 0usize;
     for row in 0..count {
         let row_args: Vec<Value> = rest
             .iter()
@@ -58,7 +59,11 @@ fn formatlist(a: &Args) -> Outcome<Value> {
         if row_args.iter().any(Value::contains_unknown) {
             out.push(Value::Unknown);
         } else {
-            out.push(Value::String(render(a, &fmt, &row_args)?));
+            let row = render(a, &fmt, &row_args)?;
+            // The rows together are held at once: bound them as one string.
+            total = total.saturating_add(row.len());
+            a.string_fits(total)?;
+            out.push(Value::String(row));
         }
     }
     Ok(Value::List(out))
@@ -101,6 +106,9 @@ fn render(a: &Args, fmt: &str, args: &[Value]) -> Outcome<String> {
     let mut i = 0;
     while let Some(&(start, c)) = chars.get(i) {
         i += 1;
+        // Each verb adds at most its width (limited above) or its argument, so checking
+        // as the text grows stops `%1000000d` repeated before it exhausts memory.
+        a.string_fits(out.len())?;
         if c != '%' {
             out.push(c);
             continue;

@@ -254,6 +254,18 @@ impl<'a> Args<'a> {
         })
     }
 
+    /// A string of `len` bytes stays within [`crate::limits::MAX_STRING_BYTES`]; checked
+    /// before building one whose size the arguments multiply.
+    pub(super) fn string_fits(&self, len: usize) -> Outcome<()> {
+        crate::limits::check_string_len(len).map_err(|why| self.failed(why))
+    }
+
+    /// A collection of `len` elements stays within
+    /// [`crate::limits::MAX_COLLECTION_ELEMENTS`]; checked before building it.
+    pub(super) fn collection_fits(&self, len: usize) -> Outcome<()> {
+        crate::limits::check_collection_len(len).map_err(|why| self.failed(why))
+    }
+
     /// Argument `i`, required to be known and non-null.
     pub(super) fn known(&self, i: usize) -> Outcome<&'a Value> {
         match self.get(i) {
@@ -428,6 +440,57 @@ pub(super) fn unify_primitives(items: Vec<Value>) -> Vec<Value> {
 /// Builds a set from elements: mixed primitives are unified to strings as Terraform's type
 /// unification does, then the elements are sorted and deduplicated. Unknown elements make
 /// the set unknown, since they could equal any other element.
+/// A key equal for two values exactly when [`values_equal`] holds (numbers by value, object
+/// keys in any order), so duplicates are found by hashing rather than comparing every
+/// pair: pairwise comparison of a million-element list would not finish.
+pub(super) fn equality_key(v: &Value) -> String {
+    fn walk(v: &Value, out: &mut String) {
+        match v {
+            Value::Null => out.push('z'),
+            Value::Unknown => out.push('u'),
+            Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
+            Value::Number(n) => {
+                // 0.0 and -0.0 are equal numbers.
+                let f = n.as_f64().unwrap_or(0.0);
+                let f = if f == 0.0 { 0.0 } else { f };
+                out.push('n');
+                out.push_str(&f.to_bits().to_string());
+                out.push(';');
+            }
+            Value::String(s) => {
+                out.push('s');
+                out.push_str(&s.len().to_string());
+                out.push(':');
+                out.push_str(s);
+            }
+            Value::List(l) => {
+                out.push('[');
+                for v in l {
+                    walk(v, out);
+                }
+                out.push(']');
+            }
+            Value::Object(o) => {
+                let mut keys: Vec<&String> = o.keys().collect();
+                keys.sort();
+                out.push('{');
+                for k in keys {
+                    out.push_str(&k.len().to_string());
+                    out.push(':');
+                    out.push_str(k);
+                    if let Some(v) = o.get(k) {
+                        walk(v, out);
+                    }
+                }
+                out.push('}');
+            }
+        }
+    }
+    let mut out = String::new();
+    walk(v, &mut out);
+    out
+}
+
 pub(super) fn make_set(items: impl IntoIterator<Item = Value>) -> Outcome<Vec<Value>> {
     let mut items: Vec<Value> = items.into_iter().collect();
     if items.iter().any(Value::contains_unknown) {

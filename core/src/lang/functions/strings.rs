@@ -117,9 +117,23 @@ fn replace(a: &Args) -> Outcome<Value> {
     let with = a.string(2)?;
     if is_regex_pattern(&substr) {
         let re = compile(a, 1, &substr[1..substr.len() - 1])?;
+        // Each match becomes the replacement, whose `$n` references copy at most the
+        // match again each: bound the result before building it.
+        let refs = with.matches('$').count();
+        let grown = re.find_iter(&s).fold(s.len(), |n, m| {
+            n.saturating_add(with.len())
+                .saturating_add(refs.saturating_mul(m.len()))
+        });
+        a.string_fits(grown)?;
         // `$1` / `${name}` references in the replacement work as in Go's ReplaceAllString.
         return string_result(re.replace_all(&s, with.as_str()).into_owned());
     }
+    let matches = if substr.is_empty() {
+        s.chars().count() + 1
+    } else {
+        s.matches(substr.as_str()).count()
+    };
+    a.string_fits(matches.saturating_mul(with.len()).saturating_add(s.len()))?;
     if substr.is_empty() {
         // Go inserts the replacement around every character for an empty search string.
         let mut out = with.clone();
@@ -175,7 +189,11 @@ fn chomp(a: &Args) -> Outcome<Value> {
 fn indent(a: &Args) -> Outcome<Value> {
     let spaces = a.integer(0)?;
     let s = a.string(1)?;
-    let pad = " ".repeat(usize::try_from(spaces).unwrap_or(0));
+    let spaces = usize::try_from(spaces).unwrap_or(0);
+    let lines = s.matches('\n').count();
+    a.string_fits(lines.saturating_mul(spaces).saturating_add(s.len()))?;
+    // No line to indent: the width is never used, however large.
+    let pad = " ".repeat(if lines == 0 { 0 } else { spaces });
     string_result(s.replace('\n', &format!("\n{pad}")))
 }
 

@@ -73,7 +73,9 @@ pub fn content_of(config: &Object, base_dir: &Path) -> Result<Vec<u8>, String> {
         (None, None) => Err("one of source or content_base64 is required".into()),
         (Some(src), None) => {
             let p = base_dir.join(src);
-            std::fs::read(&p).map_err(|e| format!("cannot read source {}: {e}", p.display()))
+            // Only a regular file of bounded size: a named pipe would block the plan.
+            brickform_core::limits::read_file(&p)
+                .map_err(|e| format!("cannot read source {}: {e}", p.display()))
         }
         (None, Some(b64)) => base64::engine::general_purpose::STANDARD
             .decode(b64.trim())
