@@ -336,14 +336,12 @@ impl Persister {
             let path = path.to_path_buf();
             move |source| PersistError::Io { path, source }
         };
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        private_dir(dir).map_err(io(dir))?;
         let lock_path = dir.join(LOCK_FILE);
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
+        let lock = private_file(OpenOptions::new().create(true).truncate(false).write(true))
             .open(&lock_path)
             .map_err(io(&lock_path))?;
+        tighten(&lock_path, 0o600).map_err(io(&lock_path))?;
         match lock.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -361,6 +359,11 @@ impl Persister {
         let journal = private_file(OpenOptions::new().create(true).append(true))
             .open(&jpath)
             .map_err(io(&jpath))?;
+        tighten(&jpath, 0o600).map_err(io(&jpath))?;
+        let snapshot = dir.join(STATE_FILE);
+        if snapshot.exists() {
+            tighten(&snapshot, 0o600).map_err(io(&snapshot))?;
+        }
         let (state, seq, snapshot_len, journal_len) = match loaded {
             Some(l) => (Some(l.state), l.seq, l.snapshot_len, l.journal_valid_len),
             None => (None, 0, 0, 0),
@@ -457,6 +460,35 @@ impl Persister {
     }
 }
 
+/// The workspace directory is mode 0700 (and so is any parent it creates): it holds secrets.
+/// An existing one is tightened, as one made by an older version may be open to all.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)?;
+    tighten(dir, 0o700)
+}
+
+/// Sets `mode` on `path` when it grants more than that.
+fn tighten(path: &Path, mode: u32) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let current = std::fs::metadata(path)?.permissions().mode() & 0o777;
+        if current & !mode != 0 {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+    Ok(())
+}
+
 /// Files of the workspace are mode 0600: it holds secrets.
 fn private_file(opts: &mut OpenOptions) -> &mut OpenOptions {
     #[cfg(unix)]
@@ -500,6 +532,30 @@ pub mod b64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_workspace_directory_and_its_files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let top = tempfile::tempdir().unwrap();
+        // Made by an older version: open to all.
+        let dir = top.path().join(".brickform/local");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(dir.join(LOCK_FILE), b"").unwrap();
+        std::fs::set_permissions(dir.join(LOCK_FILE), std::fs::Permissions::from_mode(0o644))
+            .unwrap();
+        let (_p, _) = Persister::open(&dir).unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&dir.join(LOCK_FILE)), 0o600);
+        assert_eq!(mode(&dir.join(JOURNAL_FILE)), 0o600);
+        // A new one, parents included.
+        let fresh = top.path().join("a/b");
+        let (_q, _) = Persister::open(&fresh).unwrap();
+        assert_eq!(mode(&fresh), 0o700);
+        assert_eq!(mode(&top.path().join("a")), 0o700);
+    }
 
     fn file(bytes: usize) -> files::FsEntry {
         files::FsEntry::File {
