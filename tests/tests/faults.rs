@@ -381,3 +381,41 @@ resource "databricks_catalog" "c" {
     assert!(err.contains("check the workspace URL"), "{err}");
     assert_eq!(err.matches('×').count(), 1, "no follow-on error:\n{err}");
 }
+
+#[test]
+fn a_create_that_fails_after_making_the_object_records_it_and_reports_the_failure() {
+    let dir = config(&[(
+        "main.bf.hcl",
+        r#"variable "host" {}
+provider "databricks" {
+  host                  = var.host
+  retry_timeout_seconds = 2
+}
+resource "databricks_catalog" "c" {
+  name           = "halfway"
+  isolation_mode = "ISOLATED"
+}
+"#,
+    )]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    // The create call works; the call after it that sets isolation_mode is refused once.
+    serve.ok(
+        "POST",
+        "/__emulator/faults",
+        Some(json!({"method": "PATCH", "path": "/api/2.1/unity-catalog/catalogs/.*", "status": 403, "times": 1})),
+    );
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("PERMISSION_DENIED"), "{err}");
+    // The catalog is this state's, not an orphan the next plan refuses.
+    let state = std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap();
+    assert!(state.contains("\"id\": \"halfway\""), "{state}");
+    let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(out.contains("1 changed"), "{out}");
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(serve.dump()["catalogs"]["halfway"]["isolation_mode"], "ISOLATED");
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert_eq!(objects(&serve.dump()), Vec::<String>::new());
+}

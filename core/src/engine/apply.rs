@@ -926,11 +926,10 @@ async fn run_node(
                 .await
                 .map_err(|e| e.to_string())?;
             let made = match kind.create(ctx, &config).await {
-                Ok(remote) => Ok(remote),
                 // The create may have happened though it failed (a server error, a lost
                 // answer): look for the object before counting it as not made, so a second
                 // create cannot make a duplicate.
-                Err(e) if e.uncertain => {
+                Err(e) if e.uncertain && e.made.is_none() => {
                     let found = match &natural_key {
                         Some(key) => kind.find_by_key(ctx, key).await,
                         None => Ok(None),
@@ -941,27 +940,14 @@ async fn run_node(
                             // What the create does after making the object may not have run.
                             match kind.complete_create(ctx, remote.clone()).await {
                                 Ok(done) => Ok(done),
-                                Err(ce) => {
-                                    // The object is this create's: recorded, never orphaned;
-                                    // what is left undone is reported.
-                                    created(
-                                        shared,
-                                        change,
-                                        kind.as_ref(),
-                                        seq,
-                                        &remote,
-                                        &config,
-                                        &sensitive,
-                                    )
-                                    .await?;
-                                    return Err(Failure::from(&ProviderError {
-                                        message: format!(
-                                            "created {}, but finishing its create failed: {}",
-                                            remote.id, ce.message
-                                        ),
-                                        ..ce
-                                    }));
+                                Err(ce) => Err(ProviderError {
+                                    message: format!(
+                                        "created {}, but finishing its create failed: {}",
+                                        remote.id, ce.message
+                                    ),
+                                    ..ce
                                 }
+                                .made(remote)),
                             }
                         }
                         Ok(None) => Err(e),
@@ -978,23 +964,7 @@ async fn run_node(
                         }
                     }
                 }
-                // Made, then a later step failed: the object is recorded, the failure reported.
-                Err(mut e) if e.made.is_some() => {
-                    if let Some(remote) = e.made.take() {
-                        created(
-                            shared,
-                            change,
-                            kind.as_ref(),
-                            seq,
-                            &remote,
-                            &config,
-                            &sensitive,
-                        )
-                        .await?;
-                    }
-                    return Err(Failure::from(&e));
-                }
-                Err(e) => Err(e),
+                other => other,
             };
             match made {
                 Ok(remote) => {
@@ -1009,6 +979,23 @@ async fn run_node(
                     )
                     .await?;
                     Ok(Some(remote.id))
+                }
+                // Made, then a later step failed: the object is recorded, never orphaned,
+                // and the failure reported.
+                Err(mut e) if e.made.is_some() => {
+                    if let Some(remote) = e.made.take() {
+                        created(
+                            shared,
+                            change,
+                            kind.as_ref(),
+                            seq,
+                            &remote,
+                            &config,
+                            &sensitive,
+                        )
+                        .await?;
+                    }
+                    Err(Failure::from(&e))
                 }
                 Err(e) => {
                     let mut doc = shared.doc.lock().await;
