@@ -174,7 +174,15 @@ fn new_cluster() -> BlockType {
             .attr(Attribute::optional("driver_node_type_id", s()))
             .attr(Attribute::optional("num_workers", n()))
             .attr(Attribute::optional("policy_id", s()))
-            .attr(Attribute::optional("data_security_mode", s()).one_of(DATA_SECURITY_MODES))
+            // The service fills in the access mode, elastic disk and the cloud attributes of
+            // where the cluster runs when the request leaves them out: they are the
+            // service's to decide, not drift (as in the Terraform provider, where they are
+            // computed). Each value is the service's own, so the plan's `after` shows it.
+            .attr(
+                Attribute::optional_computed("data_security_mode", s())
+                    .one_of(DATA_SECURITY_MODES),
+            )
+            .attr(Attribute::optional_computed("enable_elastic_disk", b()))
             .attr(Attribute::optional("single_user_name", s()))
             .attr(
                 Attribute::optional("runtime_engine", s()).one_of(&["STANDARD", "PHOTON", "NULL"]),
@@ -187,8 +195,40 @@ fn new_cluster() -> BlockType {
                 Schema::new()
                     .attr(Attribute::required("min_workers", n()))
                     .attr(Attribute::required("max_workers", n())),
+            ))
+            .block(cloud_attributes(
+                "aws_attributes",
+                &["availability", "zone_id", "instance_profile_arn", "ebs_volume_type"],
+                &["first_on_demand", "spot_bid_price_percent", "ebs_volume_count", "ebs_volume_size"],
+            ))
+            .block(cloud_attributes(
+                "azure_attributes",
+                &["availability"],
+                &["first_on_demand", "spot_bid_max_price"],
+            ))
+            .block(cloud_attributes(
+                "gcp_attributes",
+                &["availability", "zone_id", "google_service_account"],
+                &["first_on_demand", "boot_disk_size", "local_ssd_count"],
             )),
     )
+}
+
+/// A cluster's cloud attributes (`aws_attributes` and the like): settable, and filled in by
+/// the service where the configuration leaves them out.
+fn cloud_attributes(
+    name: &'static str,
+    strings: &[&'static str],
+    numbers: &[&'static str],
+) -> BlockType {
+    let mut schema = Schema::new();
+    for a in strings {
+        schema = schema.attr(Attribute::optional_computed(a, s()));
+    }
+    for a in numbers {
+        schema = schema.attr(Attribute::optional_computed(a, n()));
+    }
+    BlockType::single(name, schema)
 }
 
 fn library() -> BlockType {
@@ -232,8 +272,11 @@ fn task_schema(nested: bool) -> Schema {
         .attr(Attribute::optional("min_retry_interval_millis", n()).server_default(0i64))
         .attr(Attribute::optional("retry_on_timeout", b()).server_default(false))
         .attr(Attribute::optional("disabled", b()).server_default(false))
-        .block(BlockType::list(
+        // Keyed: the service answers with the dependencies sorted by task key, whatever
+        // order they were sent in, so their order carries no meaning.
+        .block(BlockType::keyed(
             "depends_on",
+            "task_key",
             Schema::new()
                 .attr(Attribute::required("task_key", s()))
                 .attr(
