@@ -135,3 +135,40 @@ fn a_job_of_more_than_a_hundred_tasks_round_trips() {
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
     plan_is_empty(d, &serve);
 }
+
+#[test]
+fn removing_run_as_runs_the_job_as_its_owner_again() {
+    let with = format!(
+        r#"{PROVIDER}
+resource "databricks_job" "j" {{
+  name = "j"
+  run_as {{ service_principal_name = "9f0c2e4a-1b2c-4d5e-8f90-123456789abc" }}
+  task {{
+    task_key = "a"
+    notebook_task {{ notebook_path = "/Shared/a" }}
+  }}
+}}
+"#
+    );
+    let dir = config(&[("main.bf.hcl", &with)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (_, job) = only_job(&serve);
+    assert_eq!(job["run_as_user_name"], "9f0c2e4a-1b2c-4d5e-8f90-123456789abc");
+    plan_is_empty(d, &serve);
+    let creator = job["creator_user_name"].as_str().unwrap().to_string();
+    // Without run_as the job runs as its owner again, on the service, not only in the plan.
+    let without = with.replace(
+        "  run_as { service_principal_name = \"9f0c2e4a-1b2c-4d5e-8f90-123456789abc\" }\n",
+        "",
+    );
+    assert_ne!(with, without);
+    std::fs::write(d.join("main.bf.hcl"), &without).unwrap();
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 2, "{out}{err}");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (_, job) = only_job(&serve);
+    assert_eq!(job["run_as_user_name"], creator.as_str(), "{job}");
+    plan_is_empty(d, &serve);
+}

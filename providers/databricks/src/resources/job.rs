@@ -726,12 +726,22 @@ impl Job {
         settings
     }
 
-    fn remote(&self, job: &Json) -> Remote {
+    /// The job as brickform shows it. `run_as` naming the job's owner is the service's
+    /// default and reads as unset, unless `configured` (the configuration or the state
+    /// being refreshed) sets it: then it is shown as the service holds it.
+    fn remote(&self, job: &Json, configured: &Object) -> Remote {
         let id = job.get("job_id").map(|v| v.to_string()).unwrap_or_default();
         let empty = json!({});
         let settings = job.get("settings").unwrap_or(&empty);
         let mut attrs = from_wire(&self.schema, settings, RENAMES, "");
         absent_is_unset(&self.schema, &mut attrs);
+        let sets_run_as = configured.get("run_as").is_some_and(|v| !v.is_null());
+        if !sets_run_as
+            && settings.get("run_as").is_some()
+            && settings.get("run_as") == default_run_as(job).as_ref()
+        {
+            attrs.insert("run_as".into(), Value::Null);
+        }
         // The ownership tag is brickform's bookkeeping, not the user's tags.
         if let Some(Value::Object(tags)) = attrs.get_mut("tags") {
             tags.shift_remove(OWNER_TAG);
@@ -752,6 +762,28 @@ impl Job {
         }
         Remote { id, attrs }
     }
+}
+
+/// Whether `s` is a UUID: a service principal's application id, not a user name.
+fn is_uuid(s: &str) -> bool {
+    s.len() == 36
+        && s.char_indices().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => c == '-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// The identity a job runs as when nothing else is said: its owner, who is its creator
+/// unless ownership was handed on. `jobs/reset` without `run_as` keeps the previous
+/// identity instead of going back to this one, so an update whose configuration has no
+/// `run_as` sends it.
+fn default_run_as(job: &Json) -> Option<Json> {
+    let owner = job.get("creator_user_name").and_then(Json::as_str)?;
+    Some(if is_uuid(owner) {
+        json!({ "service_principal_name": owner })
+    } else {
+        json!({ "user_name": owner })
+    })
 }
 
 fn job_id(id: &str) -> ProviderResult<i64> {
@@ -908,32 +940,48 @@ impl ResourceKind for Job {
         let job = get_job(&client, id).await.map_err(err)?.ok_or_else(|| {
             ProviderError::other(format!("job {id} was created but cannot be read"))
         })?;
-        Ok(self.remote(&job))
+        Ok(self.remote(&job, config))
     }
 
     async fn read(
         &self,
         _ctx: &OpContext,
         id: &str,
-        _prior: &Object,
+        prior: &Object,
     ) -> ProviderResult<Option<Remote>> {
         let client = self.shared.client()?;
         Ok(get_job(&client, job_id(id)?)
             .await
             .map_err(err)?
-            .map(|j| self.remote(&j)))
+            .map(|j| self.remote(&j, prior)))
     }
 
     async fn update(
         &self,
         ctx: &OpContext,
         id: &str,
-        _prior: &Object,
+        prior: &Object,
         config: &Object,
     ) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
         let id = job_id(id)?;
-        let body = json!({ "job_id": id, "new_settings": self.settings(ctx, config) });
+        let mut settings = self.settings(ctx, config);
+        if config.get("run_as").is_none_or(Value::is_null) {
+            // Back to the owner: the service would keep whatever identity the job had.
+            let current = match str_attr(prior, "creator_user_name") {
+                Some(c) => json!({ "creator_user_name": c }),
+                None => get_job(&client, id).await.map_err(err)?.ok_or_else(|| {
+                    ProviderError::not_found(format!("job {id} no longer exists"))
+                })?,
+            };
+            let run_as = default_run_as(&current).ok_or_else(|| {
+                ProviderError::other(format!(
+                    "job {id} has no creator to run as; set run_as in the configuration"
+                ))
+            })?;
+            settings["run_as"] = run_as;
+        }
+        let body = json!({ "job_id": id, "new_settings": settings });
         client
             .post("/api/2.2/jobs/reset", &body)
             .await
@@ -942,7 +990,7 @@ impl ResourceKind for Job {
             .await
             .map_err(err)?
             .ok_or_else(|| ProviderError::not_found(format!("job {id} no longer exists")))?;
-        Ok(self.remote(&job))
+        Ok(self.remote(&job, config))
     }
 
     async fn delete(&self, _ctx: &OpContext, id: &str, _prior: &Object) -> ProviderResult<()> {
@@ -998,7 +1046,7 @@ impl ResourceKind for Job {
                     .and_then(Json::as_str)
                     .map(str::to_string),
                 exclusive: false,
-                remote: self.remote(&full),
+                remote: self.remote(&full, &Object::new()),
             });
         }
         Ok(out)
@@ -1018,7 +1066,7 @@ impl ResourceKind for Job {
         let (name, owner) = key.split_once('\u{1f}').unwrap_or(("", key));
         for id in owned_jobs(&client, name, owner).await.map_err(err)? {
             if let Some(full) = get_job(&client, id).await.map_err(err)? {
-                return Ok(Some(self.remote(&full)));
+                return Ok(Some(self.remote(&full, &Object::new())));
             }
         }
         Ok(None)
