@@ -172,3 +172,74 @@ resource "databricks_job" "j" {{
     assert_eq!(job["run_as_user_name"], creator.as_str(), "{job}");
     plan_is_empty(d, &serve);
 }
+
+const FAILING: &str = r#"
+resource "databricks_job" "j" {
+  name = "j"
+  task {
+    task_key = "ok"
+    spark_python_task { python_file = "relative/ok.py" }
+  }
+  task {
+    task_key = "broken"
+    notebook_task { notebook_path = "/Shared/does_not_exist" }
+  }
+}
+"#;
+
+#[test]
+fn a_failed_run_shows_each_failed_tasks_error_from_its_output() {
+    let dir = config(&[("main.bf.hcl", &format!("{PROVIDER}{FAILING}"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (code, out, err) = bf(d, &serve, &["run", "databricks_job.j"]);
+    assert_eq!(code, 1, "{out}{err}");
+    // The service says only "Workload failed"; the cause comes from runs/get-output.
+    let runs = serve.ok("GET", "/api/2.2/jobs/runs/list?expand_tasks=true", None);
+    let run = &runs["runs"][0];
+    let broken = run["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["task_key"] == "broken")
+        .unwrap();
+    assert_eq!(
+        broken["state"]["state_message"],
+        "Workload failed, see run output for details"
+    );
+    assert_eq!(broken["state"]["result_state"], "FAILED");
+    let output = serve.ok(
+        "GET",
+        &format!("/api/2.2/jobs/runs/get-output?run_id={}", broken["run_id"]),
+        None,
+    );
+    assert!(output["error"].as_str().unwrap().contains("/Shared/does_not_exist"));
+    assert!(output["error_trace"].is_string());
+    let shown = format!("{out}{err}");
+    assert!(
+        shown.contains("task broken: FAILED: Notebook not found: /Shared/does_not_exist"),
+        "{shown}"
+    );
+    assert!(
+        err.contains("broken: FAILED: Notebook not found: /Shared/does_not_exist"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_failed_job_run_resource_fails_apply_with_the_tasks_error() {
+    let cfg = format!(
+        "{PROVIDER}{FAILING}\nresource \"databricks_job_run\" \"once\" {{\n  job_id = databricks_job.j.id\n}}\n"
+    );
+    let dir = config(&[("main.bf.hcl", &cfg)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_ne!(code, 0, "{out}{err}");
+    let shown = format!("{out}{err}");
+    assert!(
+        shown.contains("broken: FAILED: Notebook not found: /Shared/does_not_exist"),
+        "{shown}"
+    );
+}
