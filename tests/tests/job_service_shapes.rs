@@ -106,7 +106,9 @@ fn a_job_of_more_than_a_hundred_tasks_round_trips() {
             "  task {{\n    task_key = \"t{i:03}\"\n    notebook_task {{ notebook_path = \"/Shared/n\" }}\n    {dep}\n  }}\n"
         ));
     }
-    let cfg = format!("{PROVIDER}\nresource \"databricks_job\" \"big\" {{\n  name = \"big\"\n{tasks}}}\n");
+    let cfg = format!(
+        "{PROVIDER}\nresource \"databricks_job\" \"big\" {{\n  name = \"big\"\n{tasks}}}\n"
+    );
     let dir = config(&[("main.bf.hcl", &cfg)]);
     let d = dir.path();
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
@@ -155,7 +157,10 @@ resource "databricks_job" "j" {{
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
     let (_, job) = only_job(&serve);
-    assert_eq!(job["run_as_user_name"], "9f0c2e4a-1b2c-4d5e-8f90-123456789abc");
+    assert_eq!(
+        job["run_as_user_name"],
+        "9f0c2e4a-1b2c-4d5e-8f90-123456789abc"
+    );
     plan_is_empty(d, &serve);
     let creator = job["creator_user_name"].as_str().unwrap().to_string();
     // Without run_as the job runs as its owner again, on the service, not only in the plan.
@@ -214,7 +219,12 @@ fn a_failed_run_shows_each_failed_tasks_error_from_its_output() {
         &format!("/api/2.2/jobs/runs/get-output?run_id={}", broken["run_id"]),
         None,
     );
-    assert!(output["error"].as_str().unwrap().contains("/Shared/does_not_exist"));
+    assert!(
+        output["error"]
+            .as_str()
+            .unwrap()
+            .contains("/Shared/does_not_exist")
+    );
     assert!(output["error_trace"].is_string());
     let shown = format!("{out}{err}");
     assert!(

@@ -126,7 +126,12 @@ pub async fn wait_job_run(
             last_state = life.clone();
         }
         let mut tasks: Vec<(String, String, String)> = Vec::new();
-        for t in run.get("tasks").and_then(Json::as_array).into_iter().flatten() {
+        for t in run
+            .get("tasks")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
             let result = text(t, "/state/result_state");
             if result.is_empty() {
                 continue;
@@ -166,7 +171,9 @@ pub async fn wait_job_run(
                 .iter()
                 .filter(|(_, r, _)| !matches!(r.as_str(), "SUCCESS" | "EXCLUDED"))
                 // The run's own message may already say all there is about a task.
-                .filter(|(k, _, m)| !(message.contains(&format!("Task {k} ")) && message.contains(m.as_str())))
+                .filter(|(k, _, m)| {
+                    !(message.contains(&format!("Task {k} ")) && message.contains(m.as_str()))
+                })
                 .map(|(k, r, m)| {
                     if m.is_empty() {
                         format!("{k}: {r}")

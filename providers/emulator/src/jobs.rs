@@ -498,7 +498,11 @@ fn normalize(mut s: Map<String, Value>) -> Map<String, Value> {
                 // ... and with the dependencies sorted by task key, not as sent.
                 if let Some(Value::Array(deps)) = t.get_mut("depends_on") {
                     deps.sort_by(|a, b| {
-                        let k = |v: &Value| v.get("task_key").and_then(Value::as_str).map(str::to_string);
+                        let k = |v: &Value| {
+                            v.get("task_key")
+                                .and_then(Value::as_str)
+                                .map(str::to_string)
+                        };
                         k(a).cmp(&k(b))
                     });
                 }
@@ -523,7 +527,8 @@ fn normalize(mut s: Map<String, Value>) -> Map<String, Value> {
 /// disk off, and the cloud attributes of where the cluster runs. A cluster that names its
 /// own cloud's attributes keeps them.
 fn cluster_defaults(c: &mut Map<String, Value>) {
-    c.entry("data_security_mode").or_insert(json!("SINGLE_USER"));
+    c.entry("data_security_mode")
+        .or_insert(json!("SINGLE_USER"));
     c.entry("enable_elastic_disk").or_insert(json!(false));
     if !["aws_attributes", "azure_attributes", "gcp_attributes"]
         .iter()

@@ -179,8 +179,7 @@ fn new_cluster() -> BlockType {
             // service's to decide, not drift (as in the Terraform provider, where they are
             // computed). Each value is the service's own, so the plan's `after` shows it.
             .attr(
-                Attribute::optional_computed("data_security_mode", s())
-                    .one_of(DATA_SECURITY_MODES),
+                Attribute::optional_computed("data_security_mode", s()).one_of(DATA_SECURITY_MODES),
             )
             .attr(Attribute::optional_computed("enable_elastic_disk", b()))
             .attr(Attribute::optional("single_user_name", s()))
@@ -198,8 +197,18 @@ fn new_cluster() -> BlockType {
             ))
             .block(cloud_attributes(
                 "aws_attributes",
-                &["availability", "zone_id", "instance_profile_arn", "ebs_volume_type"],
-                &["first_on_demand", "spot_bid_price_percent", "ebs_volume_count", "ebs_volume_size"],
+                &[
+                    "availability",
+                    "zone_id",
+                    "instance_profile_arn",
+                    "ebs_volume_type",
+                ],
+                &[
+                    "first_on_demand",
+                    "spot_bid_price_percent",
+                    "ebs_volume_count",
+                    "ebs_volume_size",
+                ],
             ))
             .block(cloud_attributes(
                 "azure_attributes",
