@@ -976,19 +976,30 @@ impl ResourceKind for Job {
         let id = job_id(id)?;
         let mut settings = self.settings(ctx, config);
         if config.get("run_as").is_none_or(Value::is_null) {
-            // Back to the owner: the service would keep whatever identity the job had.
-            let current = match str_attr(prior, "creator_user_name") {
-                Some(c) => json!({ "creator_user_name": c }),
-                None => get_job(&client, id).await.map_err(err)?.ok_or_else(|| {
+            // Back to the owner: the service would keep whatever identity the job had. Sent
+            // only when the job runs as someone else, since only admins may name another
+            // user and a job may be updated by someone other than its creator.
+            let current = match (
+                str_attr(prior, "creator_user_name"),
+                str_attr(prior, "run_as_user_name"),
+            ) {
+                (Some(c), Some(r)) => json!({ "creator_user_name": c, "run_as_user_name": r }),
+                _ => get_job(&client, id).await.map_err(err)?.ok_or_else(|| {
                     ProviderError::not_found(format!("job {id} no longer exists"))
                 })?,
             };
-            let run_as = default_run_as(&current).ok_or_else(|| {
-                ProviderError::other(format!(
-                    "job {id} has no creator to run as; set run_as in the configuration"
-                ))
-            })?;
-            settings["run_as"] = run_as;
+            let runs_as = current.get("run_as_user_name").and_then(Json::as_str);
+            if runs_as.is_some()
+                && runs_as != current.get("creator_user_name").and_then(Json::as_str)
+            {
+                let run_as = default_run_as(&current).ok_or_else(|| {
+                    ProviderError::other(format!(
+                        "job {id} runs as {} and has no creator to go back to; set run_as in the configuration",
+                        runs_as.unwrap_or_default()
+                    ))
+                })?;
+                settings["run_as"] = run_as;
+            }
         }
         let body = json!({ "job_id": id, "new_settings": settings });
         client
