@@ -58,7 +58,10 @@ def test_job_crud_and_a_run_in_dependency_order(w):
     results = {t.task_key: t.state.result_state.value for t in run.tasks}
     assert results == {"ingest": "SUCCESS", "missing": "FAILED", "cleanup": "SUCCESS", "skipped": "UPSTREAM_FAILED"}
     assert run.state.result_state.value == "FAILED"
-    assert "/Shared/jobs/nope" in [t for t in run.tasks if t.task_key == "missing"][0].state.state_message
+    # As on the service: the task says only that it failed; the cause is in its output.
+    missing = [t for t in run.tasks if t.task_key == "missing"][0]
+    assert missing.state.state_message == "Workload failed, see run output for details"
+    assert "/Shared/jobs/nope" in w.jobs.get_run_output(missing.run_id).error
     assert [u.cause.value for u in w.pipelines.list_updates(pid).updates] == ["JOB_TASK"]
     assert [r.run_id for r in w.jobs.list_runs(job_id=job.job_id)] == [run.run_id]
 
@@ -109,7 +112,7 @@ def test_sdp_meta_onboarding_needs_its_file_in_a_volume(w):
         JobEnvironment(environment_key="env", spec=compute.Environment(environment_version="2", dependencies=["sdp-meta"]))])
     run = w.jobs.run_now(job.job_id).result(timeout=timedelta(seconds=30))
     assert run.state.result_state.value == "FAILED"
-    assert "onboarding_file_path" in run.tasks[0].state.state_message
+    assert "onboarding_file_path" in w.jobs.get_run_output(run.tasks[0].run_id).error
 
     import io
     w.files.upload(path, io.BytesIO(b"[]"), overwrite=True)

@@ -75,6 +75,31 @@ fn text(j: &Json, ptr: &str) -> String {
         .to_string()
 }
 
+/// Results of a task whose own code failed; its run output holds the cause.
+fn ran_and_failed(result: &str) -> bool {
+    matches!(result, "FAILED" | "TIMEDOUT" | "INTERNAL_ERROR")
+}
+
+/// Why a task failed, from `runs/get-output`: the service reports a failed task only as
+/// "Workload failed, see run output for details", and keeps the exception (`error`) and
+/// its traceback (`error_trace`) in the task's output. Empty when the output says nothing
+/// or cannot be read: the task's own message stands then.
+async fn task_error(client: &Client, task_run_id: i64) -> String {
+    match client
+        .get(
+            "/api/2.2/jobs/runs/get-output",
+            &[("run_id", task_run_id.to_string())],
+        )
+        .await
+    {
+        Ok(out) => text(&out, "/error"),
+        Err(e) => {
+            tracing::debug!(target: "brickform::run", "runs/get-output of task run {task_run_id}: {e}");
+            String::new()
+        }
+    }
+}
+
 /// Waits for a job run to end, reporting state changes and task results.
 pub async fn wait_job_run(
     client: &Client,
@@ -85,6 +110,8 @@ pub async fn wait_job_run(
     let started = Instant::now();
     let mut last_state = String::new();
     let mut reported: std::collections::HashSet<String> = Default::default();
+    // Each failed task's cause, from its output, fetched once.
+    let mut causes: std::collections::HashMap<String, String> = Default::default();
     let mut attempt = 0;
     loop {
         let run = client
@@ -98,22 +125,31 @@ pub async fn wait_job_run(
             });
             last_state = life.clone();
         }
-        let tasks: Vec<(String, String, String)> = run
+        let mut tasks: Vec<(String, String, String)> = Vec::new();
+        for t in run
             .get("tasks")
             .and_then(Json::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|t| {
-                let result = text(t, "/state/result_state");
-                (!result.is_empty()).then(|| {
-                    (
-                        text(t, "/task_key"),
-                        result,
-                        text(t, "/state/state_message"),
-                    )
-                })
-            })
-            .collect();
+        {
+            let result = text(t, "/state/result_state");
+            if result.is_empty() {
+                continue;
+            }
+            let key = text(t, "/task_key");
+            let mut message = text(t, "/state/state_message");
+            if ran_and_failed(&result) {
+                if !causes.contains_key(&key)
+                    && let Some(id) = t.get("run_id").and_then(Json::as_i64)
+                {
+                    causes.insert(key.clone(), task_error(client, id).await);
+                }
+                if let Some(cause) = causes.get(&key).filter(|c| !c.is_empty()) {
+                    message = cause.clone();
+                }
+            }
+            tasks.push((key, result, message));
+        }
         for (key, result, message) in &tasks {
             if reported.insert(key.clone()) {
                 on(Progress::Task {
@@ -134,8 +170,10 @@ pub async fn wait_job_run(
             let failed_tasks: Vec<String> = tasks
                 .iter()
                 .filter(|(_, r, _)| !matches!(r.as_str(), "SUCCESS" | "EXCLUDED"))
-                // The run's own message already names the task that failed it.
-                .filter(|(k, _, _)| !message.contains(&format!("Task {k} ")))
+                // The run's own message may already say all there is about a task.
+                .filter(|(k, _, m)| {
+                    !(message.contains(&format!("Task {k} ")) && message.contains(m.as_str()))
+                })
                 .map(|(k, r, m)| {
                     if m.is_empty() {
                         format!("{k}: {r}")

@@ -18,6 +18,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
 
+/// What the service reports, on the task and (wrapped) on the run, for a task whose code
+/// failed; the exception is in `runs/get-output`.
+const WORKLOAD_FAILED: &str = "Workload failed, see run output for details";
 /// Reads return at most this many tasks / clusters / parameters / environments per page.
 const GET_PAGE: usize = 100;
 const RUN_IF: &[&str] = &[
@@ -115,6 +118,10 @@ pub struct RunTask {
     /// A condition task's outcome, `"true"` or `"false"`.
     pub outcome: Option<String>,
     pub pipeline_update: Option<(String, String)>,
+    /// Why a task that ran its code failed: what `runs/get-output` reports as `error` (the
+    /// run itself only says "Workload failed, see run output for details").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 pub fn routes() -> Router<Arc<App>> {
@@ -130,6 +137,7 @@ pub fn routes() -> Router<Arc<App>> {
             .route(&format!("/api/{v}/jobs/list"), get(list))
             .route(&format!("/api/{v}/jobs/run-now"), post(run_now))
             .route(&format!("/api/{v}/jobs/runs/get"), get(get_run))
+            .route(&format!("/api/{v}/jobs/runs/get-output"), get(get_output))
             .route(&format!("/api/{v}/jobs/runs/list"), get(list_runs))
             .route(&format!("/api/{v}/jobs/runs/cancel"), post(cancel_run));
     }
@@ -485,10 +493,52 @@ fn normalize(mut s: Map<String, Value>) -> Map<String, Value> {
                 drop_empty(t);
                 t.entry("run_if").or_insert(json!("ALL_SUCCESS"));
                 t.entry("timeout_seconds").or_insert(json!(0));
+                // The service answers with an empty block where the task has none.
+                t.entry("email_notifications").or_insert(json!({}));
+                // ... and with the dependencies sorted by task key, not as sent.
+                if let Some(Value::Array(deps)) = t.get_mut("depends_on") {
+                    deps.sort_by(|a, b| {
+                        let k = |v: &Value| {
+                            v.get("task_key")
+                                .and_then(Value::as_str)
+                                .map(str::to_string)
+                        };
+                        k(a).cmp(&k(b))
+                    });
+                }
+                if let Some(Value::Object(c)) = t.get_mut("new_cluster") {
+                    cluster_defaults(c);
+                }
+            }
+        }
+    }
+    if let Some(Value::Array(clusters)) = s.get_mut("job_clusters") {
+        for jc in clusters.iter_mut() {
+            if let Some(Value::Object(c)) = jc.get_mut("new_cluster") {
+                cluster_defaults(c);
             }
         }
     }
     s
+}
+
+/// What the service fills into a job's `new_cluster` when the request leaves it out (an
+/// AWS workspace, as the Databricks CLI's test server records it): the access mode, elastic
+/// disk off, and the cloud attributes of where the cluster runs. A cluster that names its
+/// own cloud's attributes keeps them.
+fn cluster_defaults(c: &mut Map<String, Value>) {
+    c.entry("data_security_mode")
+        .or_insert(json!("SINGLE_USER"));
+    c.entry("enable_elastic_disk").or_insert(json!(false));
+    if !["aws_attributes", "azure_attributes", "gcp_attributes"]
+        .iter()
+        .any(|k| c.contains_key(*k))
+    {
+        c.insert(
+            "aws_attributes".into(),
+            json!({"availability": "SPOT_WITH_FALLBACK", "zone_id": "us-east-1c"}),
+        );
+    }
 }
 
 fn job_missing(id: i64) -> ApiError {
@@ -577,8 +627,12 @@ async fn get_job(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
             "created_time": job.created_time, "settings": settings,
         }));
         // The SDK loops while the key is present: omit it on the last page, never "".
+        // `has_more` comes with every paged answer, as the service sends it.
         if more {
             out.insert("next_page_token".into(), json!(encode(&(page + 1).to_string())));
+            out.insert("has_more".into(), json!(true));
+        } else if page > 0 {
+            out.insert("has_more".into(), json!(false));
         }
         Ok(Json(Value::Object(out)))
     })
@@ -589,9 +643,17 @@ async fn reset(AxState(app): AxState<Arc<App>>, JsonBody(b): JsonBody) -> Reply 
     let id = job_id_of(o)?;
     let new = o.req_obj("new_settings")?.clone();
     check_settings(&new)?;
-    let new = normalize(new);
+    let mut new = normalize(new);
     app.mutate(|st, _| {
         let job = st.jobs.get_mut(&id).ok_or_else(|| job_missing(id))?;
+        // A full replace, except that settings without `run_as` keep the identity the job
+        // ran as: the service does not go back to the owner (the Databricks CLI's test
+        // server records this against the real service).
+        if !new.contains_key("run_as")
+            && let Some(r) = job.settings.get("run_as")
+        {
+            new.insert("run_as".into(), r.clone());
+        }
         job.settings = new;
         Ok(Json(json!({})))
     })
@@ -812,7 +874,7 @@ async fn run_now(AxState(app): AxState<Arc<App>>, JsonBody(b): JsonBody) -> Repl
             let task_run_id = st.next_id();
             run_tasks.push(RunTask {
                 run_id: task_run_id, task_key: key, spec, state: "PENDING".into(), result: None, message: String::new(),
-                start_time: 0, end_time: 0, planned: None, outcome: None, pipeline_update: None,
+                start_time: 0, end_time: 0, planned: None, outcome: None, pipeline_update: None, error: None,
             });
         }
         let max = job.settings.get("max_concurrent_runs").and_then(Value::as_i64).unwrap_or(1);
@@ -967,6 +1029,42 @@ async fn get_run(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
             v["next_page_token"] = json!(encode(&(page + 1).to_string()));
         }
         Ok(Json(v))
+    })
+}
+
+/// The output of one task run: its metadata, and for a failed task the cause as `error`
+/// and `error_trace`. A job run with tasks has no output of its own, as on the service.
+async fn get_output(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
+    let id = q
+        .int("run_id")?
+        .ok_or_else(|| crate::body::missing("run_id"))?;
+    app.view(|st, ctx| {
+        if st.runs.get(&id).is_some_and(|r| !r.tasks.is_empty()) {
+            return Err(ApiError::invalid(format!(
+                "Retrieving the output of runs with multiple tasks is not supported. Please retrieve the output of each individual task run instead. Run {id} has tasks."
+            )));
+        }
+        let (run, task) = st
+            .runs
+            .values()
+            .find_map(|r| r.tasks.iter().find(|t| t.run_id == id).map(|t| (r, t)))
+            .ok_or_else(|| run_missing(id))?;
+        let (mut meta, _) = run_view(run, None, ctx.now);
+        let view = task_view(task);
+        for k in ["run_id", "task_key", "state", "status", "start_time", "end_time"] {
+            if let Some(v) = view.get(k) {
+                meta[k] = v.clone();
+            }
+        }
+        let mut out = json!({ "metadata": meta });
+        if let Some(e) = &task.error {
+            out["error"] = json!(e);
+            out["error_trace"] = json!(format!(
+                "Traceback (most recent call last):\n  task {}\n{e}",
+                task.task_key
+            ));
+        }
+        Ok(Json(out))
     })
 }
 
@@ -1187,7 +1285,7 @@ fn step_run(st: &mut State, run: &mut Run, ctx: &Ctx) {
                 .tasks
                 .iter()
                 .find(|t| t.result.as_deref() == Some("FAILED"))
-                .map(|t| format!("Task {} failed: {}", t.task_key, t.message))
+                .map(|t| format!("Task {} failed with message: {}.", t.task_key, t.message))
                 .unwrap_or_default(),
         };
         run.result_state = Some(result.into());
@@ -1335,6 +1433,13 @@ fn try_start(st: &mut State, run: &mut Run, i: usize, t0: i64, ctx: &Ctx) -> boo
     }
     let (result, message, outcome) = evaluate(st, &t.spec, &params, run_id, job_id);
     t.outcome = outcome;
+    // A task whose code fails says so only generically; the cause is in its output.
+    let message = if result == "FAILED" {
+        t.error = Some(message);
+        WORKLOAD_FAILED.to_string()
+    } else {
+        message
+    };
     t.planned = Some((result, message));
     t.end_time = ready.saturating_add(task_ms);
     try_finish(st, t, ctx.now);

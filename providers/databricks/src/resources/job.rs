@@ -174,7 +174,14 @@ fn new_cluster() -> BlockType {
             .attr(Attribute::optional("driver_node_type_id", s()))
             .attr(Attribute::optional("num_workers", n()))
             .attr(Attribute::optional("policy_id", s()))
-            .attr(Attribute::optional("data_security_mode", s()).one_of(DATA_SECURITY_MODES))
+            // The service fills in the access mode, elastic disk and the cloud attributes of
+            // where the cluster runs when the request leaves them out: they are the
+            // service's to decide, not drift (as in the Terraform provider, where they are
+            // computed). Each value is the service's own, so the plan's `after` shows it.
+            .attr(
+                Attribute::optional_computed("data_security_mode", s()).one_of(DATA_SECURITY_MODES),
+            )
+            .attr(Attribute::optional_computed("enable_elastic_disk", b()))
             .attr(Attribute::optional("single_user_name", s()))
             .attr(
                 Attribute::optional("runtime_engine", s()).one_of(&["STANDARD", "PHOTON", "NULL"]),
@@ -187,8 +194,50 @@ fn new_cluster() -> BlockType {
                 Schema::new()
                     .attr(Attribute::required("min_workers", n()))
                     .attr(Attribute::required("max_workers", n())),
+            ))
+            .block(cloud_attributes(
+                "aws_attributes",
+                &[
+                    "availability",
+                    "zone_id",
+                    "instance_profile_arn",
+                    "ebs_volume_type",
+                ],
+                &[
+                    "first_on_demand",
+                    "spot_bid_price_percent",
+                    "ebs_volume_count",
+                    "ebs_volume_size",
+                ],
+            ))
+            .block(cloud_attributes(
+                "azure_attributes",
+                &["availability"],
+                &["first_on_demand", "spot_bid_max_price"],
+            ))
+            .block(cloud_attributes(
+                "gcp_attributes",
+                &["availability", "zone_id", "google_service_account"],
+                &["first_on_demand", "boot_disk_size", "local_ssd_count"],
             )),
     )
+}
+
+/// A cluster's cloud attributes (`aws_attributes` and the like): settable, and filled in by
+/// the service where the configuration leaves them out.
+fn cloud_attributes(
+    name: &'static str,
+    strings: &[&'static str],
+    numbers: &[&'static str],
+) -> BlockType {
+    let mut schema = Schema::new();
+    for a in strings {
+        schema = schema.attr(Attribute::optional_computed(a, s()));
+    }
+    for a in numbers {
+        schema = schema.attr(Attribute::optional_computed(a, n()));
+    }
+    BlockType::single(name, schema)
 }
 
 fn library() -> BlockType {
@@ -232,8 +281,11 @@ fn task_schema(nested: bool) -> Schema {
         .attr(Attribute::optional("min_retry_interval_millis", n()).server_default(0i64))
         .attr(Attribute::optional("retry_on_timeout", b()).server_default(false))
         .attr(Attribute::optional("disabled", b()).server_default(false))
-        .block(BlockType::list(
+        // Keyed: the service answers with the dependencies sorted by task key, whatever
+        // order they were sent in, so their order carries no meaning.
+        .block(BlockType::keyed(
             "depends_on",
+            "task_key",
             Schema::new()
                 .attr(Attribute::required("task_key", s()))
                 .attr(
@@ -683,12 +735,22 @@ impl Job {
         settings
     }
 
-    fn remote(&self, job: &Json) -> Remote {
+    /// The job as brickform shows it. `run_as` naming the job's owner is the service's
+    /// default and reads as unset, unless `configured` (the configuration or the state
+    /// being refreshed) sets it: then it is shown as the service holds it.
+    fn remote(&self, job: &Json, configured: &Object) -> Remote {
         let id = job.get("job_id").map(|v| v.to_string()).unwrap_or_default();
         let empty = json!({});
         let settings = job.get("settings").unwrap_or(&empty);
         let mut attrs = from_wire(&self.schema, settings, RENAMES, "");
         absent_is_unset(&self.schema, &mut attrs);
+        let sets_run_as = configured.get("run_as").is_some_and(|v| !v.is_null());
+        if !sets_run_as
+            && settings.get("run_as").is_some()
+            && settings.get("run_as") == default_run_as(job).as_ref()
+        {
+            attrs.insert("run_as".into(), Value::Null);
+        }
         // The ownership tag is brickform's bookkeeping, not the user's tags.
         if let Some(Value::Object(tags)) = attrs.get_mut("tags") {
             tags.shift_remove(OWNER_TAG);
@@ -709,6 +771,28 @@ impl Job {
         }
         Remote { id, attrs }
     }
+}
+
+/// Whether `s` is a UUID: a service principal's application id, not a user name.
+fn is_uuid(s: &str) -> bool {
+    s.len() == 36
+        && s.char_indices().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => c == '-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// The identity a job runs as when nothing else is said: its owner, who is its creator
+/// unless ownership was handed on. `jobs/reset` without `run_as` keeps the previous
+/// identity instead of going back to this one, so an update whose configuration has no
+/// `run_as` sends it.
+fn default_run_as(job: &Json) -> Option<Json> {
+    let owner = job.get("creator_user_name").and_then(Json::as_str)?;
+    Some(if is_uuid(owner) {
+        json!({ "service_principal_name": owner })
+    } else {
+        json!({ "user_name": owner })
+    })
 }
 
 fn job_id(id: &str) -> ProviderResult<i64> {
@@ -865,32 +949,59 @@ impl ResourceKind for Job {
         let job = get_job(&client, id).await.map_err(err)?.ok_or_else(|| {
             ProviderError::other(format!("job {id} was created but cannot be read"))
         })?;
-        Ok(self.remote(&job))
+        Ok(self.remote(&job, config))
     }
 
     async fn read(
         &self,
         _ctx: &OpContext,
         id: &str,
-        _prior: &Object,
+        prior: &Object,
     ) -> ProviderResult<Option<Remote>> {
         let client = self.shared.client()?;
         Ok(get_job(&client, job_id(id)?)
             .await
             .map_err(err)?
-            .map(|j| self.remote(&j)))
+            .map(|j| self.remote(&j, prior)))
     }
 
     async fn update(
         &self,
         ctx: &OpContext,
         id: &str,
-        _prior: &Object,
+        prior: &Object,
         config: &Object,
     ) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
         let id = job_id(id)?;
-        let body = json!({ "job_id": id, "new_settings": self.settings(ctx, config) });
+        let mut settings = self.settings(ctx, config);
+        if config.get("run_as").is_none_or(Value::is_null) {
+            // Back to the owner: the service would keep whatever identity the job had. Sent
+            // only when the job runs as someone else, since only admins may name another
+            // user and a job may be updated by someone other than its creator.
+            let current = match (
+                str_attr(prior, "creator_user_name"),
+                str_attr(prior, "run_as_user_name"),
+            ) {
+                (Some(c), Some(r)) => json!({ "creator_user_name": c, "run_as_user_name": r }),
+                _ => get_job(&client, id).await.map_err(err)?.ok_or_else(|| {
+                    ProviderError::not_found(format!("job {id} no longer exists"))
+                })?,
+            };
+            let runs_as = current.get("run_as_user_name").and_then(Json::as_str);
+            if runs_as.is_some()
+                && runs_as != current.get("creator_user_name").and_then(Json::as_str)
+            {
+                let run_as = default_run_as(&current).ok_or_else(|| {
+                    ProviderError::other(format!(
+                        "job {id} runs as {} and has no creator to go back to; set run_as in the configuration",
+                        runs_as.unwrap_or_default()
+                    ))
+                })?;
+                settings["run_as"] = run_as;
+            }
+        }
+        let body = json!({ "job_id": id, "new_settings": settings });
         client
             .post("/api/2.2/jobs/reset", &body)
             .await
@@ -899,7 +1010,7 @@ impl ResourceKind for Job {
             .await
             .map_err(err)?
             .ok_or_else(|| ProviderError::not_found(format!("job {id} no longer exists")))?;
-        Ok(self.remote(&job))
+        Ok(self.remote(&job, config))
     }
 
     async fn delete(&self, _ctx: &OpContext, id: &str, _prior: &Object) -> ProviderResult<()> {
@@ -955,7 +1066,7 @@ impl ResourceKind for Job {
                     .and_then(Json::as_str)
                     .map(str::to_string),
                 exclusive: false,
-                remote: self.remote(&full),
+                remote: self.remote(&full, &Object::new()),
             });
         }
         Ok(out)
@@ -975,7 +1086,7 @@ impl ResourceKind for Job {
         let (name, owner) = key.split_once('\u{1f}').unwrap_or(("", key));
         for id in owned_jobs(&client, name, owner).await.map_err(err)? {
             if let Some(full) = get_job(&client, id).await.map_err(err)? {
-                return Ok(Some(self.remote(&full)));
+                return Ok(Some(self.remote(&full, &Object::new())));
             }
         }
         Ok(None)
