@@ -844,6 +844,50 @@ fn cases_the_generator_found() {
                 op: Op::Interrupted(2, Interrupt::Kill { effect: false }),
             },
         ],
+        // After state rm, an object is taken back even while what it refers to is being
+        // made (its parent's id unknown): its name is known, so it is found, not duplicated.
+        vec![
+            apply(vec![None, None, Some(thing(0))], vec![]),
+            Step {
+                config: vec![
+                    Some(thing(0)),
+                    None,
+                    Some(Res {
+                        parent: Some(0),
+                        ..thing(0)
+                    }),
+                ],
+                outside: vec![],
+                op: Op::StateRm(0),
+            },
+        ],
+        // A replacement into a name another object holds is refused at plan, before the
+        // old object is deleted for nothing (found by the 5,000-case run).
+        vec![
+            Step {
+                config: vec![None, Some(thing(0)), Some(whole(0)), Some(thing(0))],
+                outside: vec![],
+                op: Op::TargetedDestroy(3),
+            },
+            Step {
+                config: vec![None, None, None, Some(thing(1))],
+                outside: vec![],
+                op: Op::StateRm(2),
+            },
+            Step {
+                config: vec![
+                    None,
+                    None,
+                    None,
+                    Some(Res {
+                        create_before_destroy: true,
+                        ..thing(0)
+                    }),
+                ],
+                outside: vec![],
+                op: Op::Interrupted(1, Interrupt::Kill { effect: true }),
+            },
+        ],
         // A state mv followed by the configuration plans nothing.
         vec![Step {
             config: vec![

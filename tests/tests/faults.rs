@@ -415,7 +415,10 @@ resource "databricks_catalog" "c" {
     assert!(out.contains("1 changed"), "{out}");
     let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert_eq!(serve.dump()["catalogs"]["halfway"]["isolation_mode"], "ISOLATED");
+    assert_eq!(
+        serve.dump()["catalogs"]["halfway"]["isolation_mode"],
+        "ISOLATED"
+    );
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
     assert_eq!(objects(&serve.dump()), Vec::<String>::new());
 }

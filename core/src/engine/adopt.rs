@@ -149,6 +149,27 @@ fn settle(schema: &Schema, applied: &mut Object, config: &Object) {
     }
 }
 
+/// Whether the natural key of `config` is known though some of its values are not (a job
+/// naming a pipeline created in the same plan): the key comes out the same whatever the
+/// unknown values turn out to be, so the object can be looked up now.
+pub(super) fn key_known(kind: &dyn ResourceKind, ctx: &OpContext, config: &Object) -> bool {
+    let with = |filler: &str| -> Object {
+        config
+            .iter()
+            .map(|(k, v)| {
+                let v = if v.is_wholly_known() {
+                    v.clone()
+                } else {
+                    Value::from(filler)
+                };
+                (k.clone(), v)
+            })
+            .collect()
+    };
+    let key = kind.natural_key(ctx, &with("\u{1}one"));
+    key.is_some() && key == kind.natural_key(ctx, &with("\u{1}two"))
+}
+
 /// Why a found object counts as this state's, or why not.
 enum Verdict {
     Ours(String),
@@ -168,8 +189,7 @@ impl Engine<'_> {
         mode: PlanMode,
         warnings: &mut Vec<String>,
     ) -> Result<Option<(String, Prior)>, Diagnostic> {
-        if self.offline || mode != PlanMode::Normal || !config.values().all(Value::is_wholly_known)
-        {
+        if self.offline || mode != PlanMode::Normal || !key_known(kind.as_ref(), ctx, config) {
             return Ok(None);
         }
         let address = ctx.address.as_str();

@@ -1056,6 +1056,41 @@ impl Engine<'_> {
             if importing.is_some() && action == Action::Create {
                 action = Action::NoOp;
             }
+            // A replacement's new object must be creatable: if another object holds its name,
+            // the create would fail after (or, without create_before_destroy, before) the old
+            // one is deleted for nothing.
+            if action.is_replace()
+                && !self.offline
+                && super::adopt::key_known(kind.as_ref(), &ctx, &config)
+                && let Some((old_id, _)) = &prior
+            {
+                match kind.find_existing(&ctx, &config).await {
+                    Ok(found) => {
+                        if let Some(e) =
+                            found.iter().find(|e| e.exclusive && &e.remote.id != old_id)
+                        {
+                            diags.push(
+                                Diagnostic::error(format!("{address}: the name is taken by {}", e.what))
+                                    .at(r.span.clone())
+                                    .detail(format!("{address} must be replaced, and its new object would have the name {} holds: the create would fail, and {} would be deleted for nothing.", e.what, old_id))
+                                    .hint("give it a name nobody holds, or remove or import the other object first"),
+                            );
+                            let (t, n) = (&r.type_name, &r.name);
+                            world.set_instance(Mode::Managed, t, n, key.as_ref(), Value::Unknown);
+                            continue;
+                        }
+                    }
+                    Err(e) => {
+                        diags.push(
+                            Diagnostic::error(format!(
+                                "{address}: cannot check whether its new name is free: {}",
+                                e.message
+                            ))
+                            .at(r.span.clone()),
+                        );
+                    }
+                }
+            }
             if action == Action::Create
                 && !self.offline
                 && importing.is_none()

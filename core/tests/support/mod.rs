@@ -108,6 +108,20 @@ impl Thing {
         if self.svc.fail_names.lock().unwrap().contains(&name) {
             return Err(ProviderError::invalid(format!("cannot create {name}")));
         }
+        // Names are one object's, as in Unity Catalog (both kinds share the namespace).
+        if self
+            .svc
+            .objects
+            .lock()
+            .unwrap()
+            .values()
+            .any(|o| o.get("name").and_then(Value::as_str) == Some(name.as_str()))
+        {
+            return Err(ProviderError::new(
+                ErrorKind::AlreadyExists,
+                format!("{name} already exists"),
+            ));
+        }
         let mut n = self.svc.next.lock().unwrap();
         *n += 1;
         let id = format!("id-{n}");
