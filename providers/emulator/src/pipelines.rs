@@ -61,6 +61,13 @@ pub struct Pipeline {
     pub last_modified: i64,
     /// Oldest first.
     pub updates: Vec<Update>,
+    /// A delete is asynchronous: the pipeline reads as DELETING until this time, then is
+    /// gone (see [`advance`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleting_until: Option<i64>,
+    /// Whether the delete drops the tables the pipeline defined (`cascade`, default true).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_tables: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -544,6 +551,9 @@ fn is_continuous(spec: &Map<String, Value>) -> bool {
 // ---------- views ----------
 
 fn state_of(p: &Pipeline, now: i64) -> (&'static str, &'static str) {
+    if p.deleting_until.is_some() {
+        return ("DELETING", "HEALTHY");
+    }
     let Some(u) = p.updates.last() else {
         return ("IDLE", "HEALTHY");
     };
@@ -635,7 +645,7 @@ async fn create(AxState(app): AxState<Arc<App>>, JsonBody(b): JsonBody) -> Reply
         let id = uuid::Uuid::new_v4().to_string();
         let spec = build_spec(&b, &id, source_type);
         let continuous = is_continuous(&spec);
-        let p = Pipeline { id: id.clone(), spec, parameters, run_as, creator: ctx.user.to_string(), last_modified: ctx.now, updates: Vec::new() };
+        let p = Pipeline { id: id.clone(), spec, parameters, run_as, creator: ctx.user.to_string(), last_modified: ctx.now, updates: Vec::new(), deleting_until: None, keep_tables: false };
         st.pipelines.insert(id.clone(), p);
         // A continuous pipeline starts as soon as it exists, as on the real service.
         if continuous {
@@ -759,10 +769,18 @@ async fn delete(
     PathParam(id): PathParam<String>,
     q: Params,
 ) -> Reply {
-    q.bool("cascade")?;
+    let cascade = q.bool("cascade")?.unwrap_or(true);
     q.bool("force")?;
-    app.mutate(|st, _| {
-        st.pipelines.remove(&id).ok_or_else(|| missing(&id))?;
+    app.mutate(|st, ctx| {
+        let p = st.pipelines.get_mut(&id).ok_or_else(|| missing(&id))?;
+        // A second delete of a pipeline being deleted is accepted and changes nothing.
+        if p.deleting_until.is_none() {
+            if let Some(u) = p.updates.last_mut().filter(|u| u.is_active(ctx.now)) {
+                u.canceled_at = Some(ctx.now);
+            }
+            p.deleting_until = Some(ctx.now.saturating_add(ctx.timings.update_step_ms()));
+            p.keep_tables = !cascade;
+        }
         Ok(Json(json!({})))
     })
 }
@@ -933,6 +951,12 @@ pub fn start(
     request: Map<String, Value>,
 ) -> ApiResult<String> {
     let p = st.pipelines.get(id).ok_or_else(|| missing(id))?;
+    if p.deleting_until.is_some() {
+        return Err(ApiError::conflict(
+            "RESOURCE_CONFLICT",
+            format!("Pipeline '{id}' is being deleted."),
+        ));
+    }
     if let Some(u) = p.updates.last().filter(|u| u.is_active(ctx.now)) {
         return Err(ApiError::conflict(
             "RESOURCE_CONFLICT",
@@ -955,10 +979,68 @@ pub fn start(
         canceled_at: None,
     };
     let uid = update.update_id.clone();
+    let doomed = update.failure.is_some();
+    let tables = if doomed {
+        Vec::new()
+    } else {
+        defined_tables(&update.config)
+    };
     if let Some(p) = st.pipelines.get_mut(id) {
         p.updates.push(update);
     }
+    for t in tables {
+        crate::uc::put_pipeline_table(st, ctx, &t, "STREAMING_TABLE", id);
+    }
     Ok(uid)
+}
+
+/// The tables an update of this spec sets up, as far as the spec tells: an ingestion
+/// pipeline's destination tables (a `table` object's `destination_table`, else its
+/// `source_table`; a `report`'s `destination_table`). A whole-schema object's tables and a
+/// declarative pipeline's datasets are defined by the source and its code, which the local
+/// workspace does not run, so they are not known here.
+fn defined_tables(spec: &Map<String, Value>) -> Vec<String> {
+    let objects = spec
+        .get("ingestion_definition")
+        .and_then(|i| i.get("objects"))
+        .and_then(Value::as_array);
+    let mut out = Vec::new();
+    for obj in objects.into_iter().flatten() {
+        for kind in ["table", "report"] {
+            let Some(t) = obj.get(kind).and_then(Value::as_object) else {
+                continue;
+            };
+            let name = gs(t, &["destination_table"]).or(if kind == "table" {
+                gs(t, &["source_table"])
+            } else {
+                None
+            });
+            if let (Some(c), Some(s), Some(n)) = (
+                gs(t, &["destination_catalog"]),
+                gs(t, &["destination_schema"]),
+                name,
+            ) {
+                out.push(format!("{c}.{s}.{n}"));
+            }
+        }
+    }
+    out
+}
+
+/// Removes the pipelines whose delete has finished, with their tables (unless the delete
+/// kept them). Returns whether anything changed.
+pub fn advance(st: &mut State, ctx: &Ctx) -> bool {
+    let done: Vec<(String, bool)> = st
+        .pipelines
+        .values()
+        .filter(|p| p.deleting_until.is_some_and(|t| t <= ctx.now))
+        .map(|p| (p.id.clone(), p.keep_tables))
+        .collect();
+    for (id, keep) in &done {
+        st.pipelines.remove(id);
+        crate::uc::end_pipeline_tables(st, id, *keep);
+    }
+    !done.is_empty()
 }
 
 async fn start_update(

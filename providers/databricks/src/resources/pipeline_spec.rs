@@ -718,7 +718,21 @@ impl ResourceKind for PipelineKind {
         if let Some(c) = prior.get("cascade").and_then(Value::as_bool) {
             query.push(("cascade", c.to_string()));
         }
-        gone_ok(client.delete(&Self::path(id), &query).await)
+        gone_ok(client.delete(&Self::path(id), &query).await)?;
+        // The service deletes asynchronously (the pipeline reads DELETING, and its tables
+        // are still in their schemas until it is gone): wait, so what depends on it (the
+        // schema) is deleted after it.
+        let what = format!(
+            "{} {id} was deleted but has not gone",
+            self.flavor.type_name
+        );
+        super::wait_until(super::PIPELINE_GONE_WAIT, &what, || async {
+            Ok(self.get(&client, id).await?.map(|p| {
+                let state = p.get("state").and_then(Json::as_str).unwrap_or("present");
+                format!("in state {state}")
+            }))
+        })
+        .await
     }
 
     /// The name and the ownership tag. The list call returns statuses without specs or
