@@ -234,3 +234,47 @@ fn a_forced_schema_delete_lists_the_tables_it_takes_that_this_state_does_not_man
         assert!(out.contains(t), "{t}\n{out}");
     }
 }
+
+fn spec_of(serve: &Serve, name: &str) -> Value {
+    let id = pipeline_id(serve, name);
+    serve.ok("GET", &format!("/api/2.0/pipelines/{id}"), None)["spec"].clone()
+}
+
+#[test]
+fn fields_the_service_fills_survive_an_edit_and_plans_stay_empty() {
+    let dir = config(&[("main.bf.hcl", &config_text(true))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "after create\n{out}\n{err}");
+    let gw = spec_of(&serve, "pt_gw")["gateway_definition"].clone();
+    let ig = spec_of(&serve, "pt_ig")["ingestion_definition"].clone();
+    assert!(gw["gateway_storage_name"].is_string(), "{gw}");
+    assert!(gw["connection_id"].is_string(), "{gw}");
+    assert_eq!(ig["connector_type"], "CDC", "{ig}");
+
+    // A full-spec PUT of each, from a configuration that never set those fields.
+    let edited = config_text(true)
+        .replace(
+            "  gateway_storage_schema  = databricks_schema.s.name\n",
+            "  gateway_storage_schema  = databricks_schema.s.name\n  tags = { team = \"a\" }\n",
+        )
+        .replace(
+            "  continuous           = true\n",
+            "  continuous           = true\n  tags = { team = \"a\" }\n",
+        );
+    std::fs::write(d.join("main.bf.hcl"), edited).unwrap();
+    let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(out.contains("2 changed"), "{out}");
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "after the edit\n{out}\n{err}");
+    let gw2 = spec_of(&serve, "pt_gw")["gateway_definition"].clone();
+    let ig2 = spec_of(&serve, "pt_ig")["ingestion_definition"].clone();
+    assert_eq!(
+        gw2["gateway_storage_name"], gw["gateway_storage_name"],
+        "{gw2}"
+    );
+    assert_eq!(gw2["connection_id"], gw["connection_id"], "{gw2}");
+    assert_eq!(ig2["connector_type"], "CDC", "{ig2}");
+}

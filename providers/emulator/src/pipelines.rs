@@ -536,6 +536,53 @@ fn build_spec(
     spec
 }
 
+/// Fields of the Lakeflow Connect definitions the service fills when a request leaves them
+/// out: a gateway's staging volume name and the id of its connection, an ingestion
+/// pipeline's connector type (through a gateway: CDC). A full-spec PUT that omits them keeps
+/// what the pipeline had, so they survive an edit from a client that never set them.
+fn fill_server_fields(st: &State, spec: &mut Map<String, Value>, old: Option<&Map<String, Value>>) {
+    let id = s_of(spec, "id");
+    let kept = |def: &str, k: &str| old.and_then(|o| o.get(def)).and_then(|d| d.get(k)).cloned();
+    if let Some(Value::Object(g)) = spec.get_mut("gateway_definition") {
+        if !g.contains_key("gateway_storage_name") {
+            let name = kept("gateway_definition", "gateway_storage_name").unwrap_or_else(|| {
+                json!(format!("__databricks_ingestion_gateway_staging_data-{id}"))
+            });
+            g.insert("gateway_storage_name".into(), name);
+        }
+        if !g.contains_key("connection_id") {
+            let conn = gs(g, &["connection_name"])
+                .unwrap_or_default()
+                .to_lowercase();
+            let cid = st
+                .connections
+                .get(&conn)
+                .and_then(|c| c.info.get("connection_id"))
+                .cloned()
+                .or_else(|| kept("gateway_definition", "connection_id"));
+            if let Some(cid) = cid {
+                g.insert("connection_id".into(), cid);
+            }
+        }
+    }
+    if let Some(Value::Object(i)) = spec.get_mut("ingestion_definition")
+        && !i.contains_key("connector_type")
+    {
+        let filled = kept("ingestion_definition", "connector_type")
+            .or_else(|| i.contains_key("ingestion_gateway_id").then(|| json!("CDC")));
+        if let Some(t) = filled {
+            i.insert("connector_type".into(), t);
+        }
+    }
+}
+
+fn s_of(m: &Map<String, Value>, k: &str) -> String {
+    m.get(k)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
 fn name_taken(st: &State, name: &str, except: Option<&str>) -> bool {
     st.pipelines.values().any(|p| {
         Some(p.id.as_str()) != except && p.spec.get("name").and_then(Value::as_str) == Some(name)
@@ -643,7 +690,8 @@ async fn create(AxState(app): AxState<Arc<App>>, JsonBody(b): JsonBody) -> Reply
             return Err(ApiError::conflict("RESOURCE_CONFLICT", format!("A pipeline with name '{name}' already exists. Set allow_duplicate_names to create another.")));
         }
         let id = uuid::Uuid::new_v4().to_string();
-        let spec = build_spec(&b, &id, source_type);
+        let mut spec = build_spec(&b, &id, source_type);
+        fill_server_fields(st, &mut spec, None);
         let continuous = is_continuous(&spec);
         let p = Pipeline { id: id.clone(), spec, parameters, run_as, creator: ctx.user.to_string(), last_modified: ctx.now, updates: Vec::new(), deleting_until: None, keep_tables: false };
         st.pipelines.insert(id.clone(), p);
@@ -709,7 +757,9 @@ async fn edit(
                 format!("A pipeline with name '{name}' already exists."),
             ));
         }
-        let spec = build_spec(&b, &id, source_type);
+        let mut spec = build_spec(&b, &id, source_type);
+        let old_spec = st.pipelines.get(&id).map(|p| p.spec.clone());
+        fill_server_fields(st, &mut spec, old_spec.as_ref());
         let continuous = is_continuous(&spec);
         let Some(p) = st.pipelines.get_mut(&id) else {
             return Err(missing(&id));

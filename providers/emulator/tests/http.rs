@@ -541,6 +541,11 @@ async fn stop_cancels_and_list_filters() {
         .delete(&format!("/api/2.0/pipelines/{gw}?cascade=false"))
         .await;
     assert_eq!(s, 200);
+    // A delete is asynchronous: DELETING for an update step, then gone.
+    let p = c.ok_get(&format!("/api/2.0/pipelines/{gw}")).await;
+    assert_eq!(p["state"], "DELETING");
+    c.ok("/__emulator/clock", json!({"advance_ms": 10_000}))
+        .await;
     let (s, e) = c.get(&format!("/api/2.0/pipelines/{gw}")).await;
     assert_eq!(
         (s, e["error_code"].as_str()),
