@@ -278,3 +278,74 @@ fn fields_the_service_fills_survive_an_edit_and_plans_stay_empty() {
     assert_eq!(gw2["connection_id"], gw["connection_id"], "{gw2}");
     assert_eq!(ig2["connector_type"], "CDC", "{ig2}");
 }
+
+const FOREIGN: &str = r#"
+variable "host" {}
+variable "database" { default = "app" }
+provider "databricks" { host = var.host }
+resource "databricks_connection" "pg" {
+  name            = "fc_pg"
+  connection_type = "POSTGRESQL"
+  options = {
+    host     = "db.example.com"
+    port     = "5432"
+    user     = "app"
+    password = "pw"
+  }
+}
+resource "databricks_catalog" "f" {
+  name            = "fc_cat"
+  connection_name = databricks_connection.pg.name
+  options         = { database = var.database }
+}
+"#;
+
+#[test]
+fn a_foreign_catalog_keeps_its_default_schema_is_replaced_for_new_options_and_follows_a_connection_rename()
+ {
+    let dir = config(&[("main.bf.hcl", FOREIGN)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    // A foreign catalog's `default` is the source's schema: brickform leaves it alone.
+    let log = serve.ok(
+        "GET",
+        "/__emulator/requests?path=/api/2.1/unity-catalog/schemas/.*",
+        None,
+    );
+    let deletes: Vec<&Value> = log["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["method"] == "DELETE")
+        .collect();
+    assert!(deletes.is_empty(), "{deletes:?}");
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // The service does not change a foreign catalog's options in place: brickform replaces it.
+    let (s, e) = serve.call(
+        "PATCH",
+        "/api/2.1/unity-catalog/catalogs/fc_cat",
+        Some(json!({"options": {"database": "other"}})),
+    );
+    assert_eq!(s, 400, "{e}");
+    let out = bf_ok(d, &serve, &["plan", "--var", "database=other"]);
+    assert!(
+        out.contains("# databricks_catalog.f must be replaced"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Plan: 1 to add, 0 to change, 1 to destroy."),
+        "{out}"
+    );
+
+    // A connection's rename carries over to the catalogs that read through it.
+    serve.ok(
+        "PATCH",
+        "/api/2.1/unity-catalog/connections/fc_pg",
+        Some(json!({"new_name": "fc_pg2", "options": {"host": "db.example.com", "port": "5432", "user": "app", "password": "pw"}})),
+    );
+    let c = serve.ok("GET", "/api/2.1/unity-catalog/catalogs/fc_cat", None);
+    assert_eq!(c["connection_name"], "fc_pg2", "{c}");
+}

@@ -438,8 +438,23 @@ async fn update_catalog(
         );
     }
     app.mutate(|st, ctx| {
-        if !st.catalogs.contains_key(&name) {
+        let Some(current) = st.catalogs.get(&name) else {
             return Err(catalog_missing(&name));
+        };
+        // A foreign catalog's options name the source (its database); only the paths it
+        // may read (`authorized_paths`) change in place.
+        if s(current, "catalog_type") == "FOREIGN_CATALOG"
+            && let Some(Value::Object(new)) = set.get("options")
+        {
+            let old = current.get("options").and_then(Value::as_object).cloned().unwrap_or_default();
+            let source = |m: &Map<String, Value>| {
+                m.iter().filter(|(k, _)| *k != "authorized_paths").map(|(k, v)| (k.clone(), v.clone())).collect::<Map<String, Value>>()
+            };
+            if source(&old) != source(new) {
+                return Err(ApiError::invalid(format!(
+                    "Invalid value for field 'options': the options of foreign catalog '{name}' cannot be changed (only authorized_paths)"
+                )));
+            }
         }
         let target = new_name.clone().filter(|n| *n != name);
         if let Some(n) = &target
@@ -1267,6 +1282,20 @@ async fn update_connection(
             c.info.insert("environment_settings".into(), Value::Object(v.clone()));
         }
         let key = target.unwrap_or(name.clone());
+        // Foreign catalogs refer to the connection by name and follow its rename.
+        if key != name {
+            let followers: Vec<String> = st
+                .catalogs
+                .iter()
+                .filter(|(_, cat)| cat.get("connection_name").and_then(Value::as_str) == Some(name.as_str()))
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in followers {
+                if let Some(cat) = st.catalogs.get_mut(&k) {
+                    cat.insert("connection_name".into(), json!(key));
+                }
+            }
+        }
         c.info.insert("name".into(), json!(key));
         c.info.insert("full_name".into(), json!(key));
         audit(&mut c.info, ctx, false);

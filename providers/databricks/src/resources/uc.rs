@@ -47,10 +47,10 @@ pub enum Holds {
     Always,
 }
 
-/// A step run after a securable is created, given the client and the new full name.
+/// A step run after a securable is created, given the client and the new object as read.
 pub type AfterCreate = for<'a> fn(
     &'a crate::client::Client,
-    &'a str,
+    &'a Remote,
 ) -> futures_util_box::BoxFuture<'a, ProviderResult<()>>;
 
 /// A boxed future type without pulling in the futures crate.
@@ -312,7 +312,7 @@ impl ResourceKind for UcKind {
     async fn complete_create(&self, _ctx: &OpContext, remote: Remote) -> ProviderResult<Remote> {
         if let Some(after) = self.spec.after_create {
             let client = self.shared.client()?;
-            after(&client, &remote.id).await?;
+            after(&client, &remote).await?;
         }
         Ok(remote)
     }
