@@ -248,6 +248,7 @@ fn fields_the_service_fills_survive_an_edit_and_plans_stay_empty() {
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
     let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "after create\n{out}\n{err}");
+    assert!(!out.contains("drift"), "after create\n{out}");
     let gw = spec_of(&serve, "pt_gw")["gateway_definition"].clone();
     let ig = spec_of(&serve, "pt_ig")["ingestion_definition"].clone();
     assert!(gw["gateway_storage_name"].is_string(), "{gw}");
@@ -269,6 +270,7 @@ fn fields_the_service_fills_survive_an_edit_and_plans_stay_empty() {
     assert!(out.contains("2 changed"), "{out}");
     let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "after the edit\n{out}\n{err}");
+    assert!(!out.contains("drift"), "after the edit\n{out}");
     let gw2 = spec_of(&serve, "pt_gw")["gateway_definition"].clone();
     let ig2 = spec_of(&serve, "pt_ig")["ingestion_definition"].clone();
     assert_eq!(

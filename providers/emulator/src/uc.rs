@@ -124,8 +124,10 @@ const DB_TYPES: &[&str] = &[
     "SQLDW",
     "TERADATA",
 ];
-/// Options accepted on write and never returned on read.
+/// Options accepted on write and never returned on read. The service withholds the user
+/// name too (the Terraform provider keeps `user` from prior state for that reason).
 pub const SECRET_OPTIONS: &[&str] = &[
+    "user",
     "password",
     "client_secret",
     "access_token",
@@ -799,7 +801,7 @@ async fn delete_schema(
         let prefix = format!("{full}.");
         let tables: Vec<String> = with_prefix(&st.tables, &prefix).map(|(k, _)| k.clone()).collect();
         let volumes: Vec<String> = with_prefix(&st.volumes, &prefix).map(|(k, _)| k.clone()).collect();
-        if !(tables.is_empty() && volumes.is_empty()) && !force {
+        if !force && (!tables.is_empty() || !volumes.is_empty()) {
             return Err(ApiError::not_empty(
                 "SCHEMA_NOT_EMPTY",
                 format!(
@@ -1143,7 +1145,7 @@ fn derived_connection_fields(
             .unwrap_or_default();
         m.insert("url".into(), json!(format!("jdbc://{host}{port}/")));
     }
-    if public.contains_key("user") || secret.contains_key("password") {
+    if secret.contains_key("user") || secret.contains_key("password") {
         m.insert("credential_type".into(), json!("USERNAME_PASSWORD"));
     } else if secret.contains_key("client_secret") {
         m.insert("credential_type".into(), json!("OAUTH_M2M"));

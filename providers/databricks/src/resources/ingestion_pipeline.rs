@@ -433,6 +433,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             schema: schema(),
             definition: Some(("ingestion_definition", DEFINITION)),
             keep_when_absent: &["catalog", "schema"],
+            server_filled: &["connector_type"],
             check,
             derive,
             derived: &["tables", "table", "schemas"],
