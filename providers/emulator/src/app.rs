@@ -4,8 +4,8 @@ use crate::auth::Auth;
 use crate::config::{EmulatorConfig, Timings};
 use crate::control::Control;
 use crate::errors::ApiResult;
-use crate::jobs;
 use crate::store::{Ctx, State, Store, lock, now_ms};
+use crate::{jobs, pipelines};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -59,7 +59,8 @@ impl App {
     pub fn view<T>(&self, f: impl FnOnce(&State, &Ctx) -> ApiResult<T>) -> ApiResult<T> {
         let mut store = lock(&self.store);
         let ctx = self.ctx();
-        if jobs::advance(&mut store.state, &ctx) {
+        let runs = jobs::advance(&mut store.state, &ctx);
+        if pipelines::advance(&mut store.state, &ctx) | runs {
             store.save()?;
         }
         f(&store.state, &ctx)
@@ -71,6 +72,7 @@ impl App {
         let mut store = lock(&self.store);
         let ctx = self.ctx();
         jobs::advance(&mut store.state, &ctx);
+        pipelines::advance(&mut store.state, &ctx);
         let out = f(&mut store.state, &ctx)?;
         store.save()?;
         Ok(out)

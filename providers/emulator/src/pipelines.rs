@@ -61,6 +61,13 @@ pub struct Pipeline {
     pub last_modified: i64,
     /// Oldest first.
     pub updates: Vec<Update>,
+    /// A delete is asynchronous: the pipeline reads as DELETING until this time, then is
+    /// gone (see [`advance`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleting_until: Option<i64>,
+    /// Whether the delete drops the tables the pipeline defined (`cascade`, default true).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_tables: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -529,6 +536,53 @@ fn build_spec(
     spec
 }
 
+/// Fields of the Lakeflow Connect definitions the service fills when a request leaves them
+/// out: a gateway's staging volume name and the id of its connection, an ingestion
+/// pipeline's connector type (through a gateway: CDC). A full-spec PUT that omits them keeps
+/// what the pipeline had, so they survive an edit from a client that never set them.
+fn fill_server_fields(st: &State, spec: &mut Map<String, Value>, old: Option<&Map<String, Value>>) {
+    let id = s_of(spec, "id");
+    let kept = |def: &str, k: &str| old.and_then(|o| o.get(def)).and_then(|d| d.get(k)).cloned();
+    if let Some(Value::Object(g)) = spec.get_mut("gateway_definition") {
+        if !g.contains_key("gateway_storage_name") {
+            let name = kept("gateway_definition", "gateway_storage_name").unwrap_or_else(|| {
+                json!(format!("__databricks_ingestion_gateway_staging_data-{id}"))
+            });
+            g.insert("gateway_storage_name".into(), name);
+        }
+        if !g.contains_key("connection_id") {
+            let conn = gs(g, &["connection_name"])
+                .unwrap_or_default()
+                .to_lowercase();
+            let cid = st
+                .connections
+                .get(&conn)
+                .and_then(|c| c.info.get("connection_id"))
+                .cloned()
+                .or_else(|| kept("gateway_definition", "connection_id"));
+            if let Some(cid) = cid {
+                g.insert("connection_id".into(), cid);
+            }
+        }
+    }
+    if let Some(Value::Object(i)) = spec.get_mut("ingestion_definition")
+        && !i.contains_key("connector_type")
+    {
+        let filled = kept("ingestion_definition", "connector_type")
+            .or_else(|| i.contains_key("ingestion_gateway_id").then(|| json!("CDC")));
+        if let Some(t) = filled {
+            i.insert("connector_type".into(), t);
+        }
+    }
+}
+
+fn s_of(m: &Map<String, Value>, k: &str) -> String {
+    m.get(k)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
 fn name_taken(st: &State, name: &str, except: Option<&str>) -> bool {
     st.pipelines.values().any(|p| {
         Some(p.id.as_str()) != except && p.spec.get("name").and_then(Value::as_str) == Some(name)
@@ -544,6 +598,9 @@ fn is_continuous(spec: &Map<String, Value>) -> bool {
 // ---------- views ----------
 
 fn state_of(p: &Pipeline, now: i64) -> (&'static str, &'static str) {
+    if p.deleting_until.is_some() {
+        return ("DELETING", "HEALTHY");
+    }
     let Some(u) = p.updates.last() else {
         return ("IDLE", "HEALTHY");
     };
@@ -633,9 +690,10 @@ async fn create(AxState(app): AxState<Arc<App>>, JsonBody(b): JsonBody) -> Reply
             return Err(ApiError::conflict("RESOURCE_CONFLICT", format!("A pipeline with name '{name}' already exists. Set allow_duplicate_names to create another.")));
         }
         let id = uuid::Uuid::new_v4().to_string();
-        let spec = build_spec(&b, &id, source_type);
+        let mut spec = build_spec(&b, &id, source_type);
+        fill_server_fields(st, &mut spec, None);
         let continuous = is_continuous(&spec);
-        let p = Pipeline { id: id.clone(), spec, parameters, run_as, creator: ctx.user.to_string(), last_modified: ctx.now, updates: Vec::new() };
+        let p = Pipeline { id: id.clone(), spec, parameters, run_as, creator: ctx.user.to_string(), last_modified: ctx.now, updates: Vec::new(), deleting_until: None, keep_tables: false };
         st.pipelines.insert(id.clone(), p);
         // A continuous pipeline starts as soon as it exists, as on the real service.
         if continuous {
@@ -699,7 +757,9 @@ async fn edit(
                 format!("A pipeline with name '{name}' already exists."),
             ));
         }
-        let spec = build_spec(&b, &id, source_type);
+        let mut spec = build_spec(&b, &id, source_type);
+        let old_spec = st.pipelines.get(&id).map(|p| p.spec.clone());
+        fill_server_fields(st, &mut spec, old_spec.as_ref());
         let continuous = is_continuous(&spec);
         let Some(p) = st.pipelines.get_mut(&id) else {
             return Err(missing(&id));
@@ -759,10 +819,18 @@ async fn delete(
     PathParam(id): PathParam<String>,
     q: Params,
 ) -> Reply {
-    q.bool("cascade")?;
+    let cascade = q.bool("cascade")?.unwrap_or(true);
     q.bool("force")?;
-    app.mutate(|st, _| {
-        st.pipelines.remove(&id).ok_or_else(|| missing(&id))?;
+    app.mutate(|st, ctx| {
+        let p = st.pipelines.get_mut(&id).ok_or_else(|| missing(&id))?;
+        // A second delete of a pipeline being deleted is accepted and changes nothing.
+        if p.deleting_until.is_none() {
+            if let Some(u) = p.updates.last_mut().filter(|u| u.is_active(ctx.now)) {
+                u.canceled_at = Some(ctx.now);
+            }
+            p.deleting_until = Some(ctx.now.saturating_add(ctx.timings.update_step_ms()));
+            p.keep_tables = !cascade;
+        }
         Ok(Json(json!({})))
     })
 }
@@ -933,6 +1001,12 @@ pub fn start(
     request: Map<String, Value>,
 ) -> ApiResult<String> {
     let p = st.pipelines.get(id).ok_or_else(|| missing(id))?;
+    if p.deleting_until.is_some() {
+        return Err(ApiError::conflict(
+            "RESOURCE_CONFLICT",
+            format!("Pipeline '{id}' is being deleted."),
+        ));
+    }
     if let Some(u) = p.updates.last().filter(|u| u.is_active(ctx.now)) {
         return Err(ApiError::conflict(
             "RESOURCE_CONFLICT",
@@ -955,10 +1029,68 @@ pub fn start(
         canceled_at: None,
     };
     let uid = update.update_id.clone();
+    let doomed = update.failure.is_some();
+    let tables = if doomed {
+        Vec::new()
+    } else {
+        defined_tables(&update.config)
+    };
     if let Some(p) = st.pipelines.get_mut(id) {
         p.updates.push(update);
     }
+    for t in tables {
+        crate::uc::put_pipeline_table(st, ctx, &t, "STREAMING_TABLE", id);
+    }
     Ok(uid)
+}
+
+/// The tables an update of this spec sets up, as far as the spec tells: an ingestion
+/// pipeline's destination tables (a `table` object's `destination_table`, else its
+/// `source_table`; a `report`'s `destination_table`). A whole-schema object's tables and a
+/// declarative pipeline's datasets are defined by the source and its code, which the local
+/// workspace does not run, so they are not known here.
+fn defined_tables(spec: &Map<String, Value>) -> Vec<String> {
+    let objects = spec
+        .get("ingestion_definition")
+        .and_then(|i| i.get("objects"))
+        .and_then(Value::as_array);
+    let mut out = Vec::new();
+    for obj in objects.into_iter().flatten() {
+        for kind in ["table", "report"] {
+            let Some(t) = obj.get(kind).and_then(Value::as_object) else {
+                continue;
+            };
+            let name = gs(t, &["destination_table"]).or(if kind == "table" {
+                gs(t, &["source_table"])
+            } else {
+                None
+            });
+            if let (Some(c), Some(s), Some(n)) = (
+                gs(t, &["destination_catalog"]),
+                gs(t, &["destination_schema"]),
+                name,
+            ) {
+                out.push(format!("{c}.{s}.{n}"));
+            }
+        }
+    }
+    out
+}
+
+/// Removes the pipelines whose delete has finished, with their tables (unless the delete
+/// kept them). Returns whether anything changed.
+pub fn advance(st: &mut State, ctx: &Ctx) -> bool {
+    let done: Vec<(String, bool)> = st
+        .pipelines
+        .values()
+        .filter(|p| p.deleting_until.is_some_and(|t| t <= ctx.now))
+        .map(|p| (p.id.clone(), p.keep_tables))
+        .collect();
+    for (id, keep) in &done {
+        st.pipelines.remove(id);
+        crate::uc::end_pipeline_tables(st, id, *keep);
+    }
+    !done.is_empty()
 }
 
 async fn start_update(

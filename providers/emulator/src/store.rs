@@ -43,6 +43,9 @@ pub struct State {
     pub catalogs: Tracked<String, Map<String, Value>>,
     pub schemas: Tracked<String, Map<String, Value>>,
     pub volumes: Tracked<String, Map<String, Value>>,
+    /// Tables by full name; pipelines create them (files written before had none).
+    #[serde(default)]
+    pub tables: Tracked<String, Map<String, Value>>,
     pub connections: Tracked<String, uc::Connection>,
     pub pipelines: Tracked<String, pipelines::Pipeline>,
     pub jobs: Tracked<i64, jobs::Job>,
@@ -67,6 +70,7 @@ impl State {
             catalogs: Tracked::new(),
             schemas: Tracked::new(),
             volumes: Tracked::new(),
+            tables: Tracked::new(),
             connections: Tracked::new(),
             pipelines: Tracked::new(),
             jobs: Tracked::new(),
@@ -88,11 +92,12 @@ impl State {
     }
 
     /// Every collection by its field name: the one list the journal writes and replays.
-    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 10] {
+    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 11] {
         [
             ("catalogs", &mut self.catalogs),
             ("schemas", &mut self.schemas),
             ("volumes", &mut self.volumes),
+            ("tables", &mut self.tables),
             ("connections", &mut self.connections),
             ("pipelines", &mut self.pipelines),
             ("jobs", &mut self.jobs),

@@ -1,4 +1,7 @@
-//! Unity Catalog: catalogs, schemas, volumes and connections.
+//! Unity Catalog: catalogs, schemas, volumes, tables and connections.
+//!
+//! Tables are not created through this API here: pipelines create them (see
+//! [`put_pipeline_table`]), and they can be read, listed and dropped.
 
 use crate::app::App;
 use crate::body::{JsonBody, Obj, Params, PathParam};
@@ -121,8 +124,10 @@ const DB_TYPES: &[&str] = &[
     "SQLDW",
     "TERADATA",
 ];
-/// Options accepted on write and never returned on read.
+/// Options accepted on write and never returned on read. The service withholds the user
+/// name too (the Terraform provider keeps `user` from prior state for that reason).
 pub const SECRET_OPTIONS: &[&str] = &[
+    "user",
     "password",
     "client_secret",
     "access_token",
@@ -168,6 +173,11 @@ pub fn routes() -> Router<Arc<App>> {
             &format!("{UC}/volumes/{{name}}"),
             get(get_volume).patch(update_volume).delete(delete_volume),
         )
+        .route(&format!("{UC}/tables"), get(list_tables))
+        .route(
+            &format!("{UC}/tables/{{name}}"),
+            get(get_table).delete(delete_table),
+        )
         .route(
             &format!("{UC}/connections"),
             get(list_connections).post(create_connection),
@@ -202,6 +212,12 @@ fn volume_missing(full: &str) -> ApiError {
     ApiError::not_found(
         "RESOURCE_DOES_NOT_EXIST",
         format!("Volume '{full}' does not exist."),
+    )
+}
+fn table_missing(full: &str) -> ApiError {
+    ApiError::not_found(
+        "TABLE_DOES_NOT_EXIST",
+        format!("Table '{full}' does not exist."),
     )
 }
 fn connection_missing(name: &str) -> ApiError {
@@ -424,8 +440,23 @@ async fn update_catalog(
         );
     }
     app.mutate(|st, ctx| {
-        if !st.catalogs.contains_key(&name) {
+        let Some(current) = st.catalogs.get(&name) else {
             return Err(catalog_missing(&name));
+        };
+        // A foreign catalog's options name the source (its database); only the paths it
+        // may read (`authorized_paths`) change in place.
+        if s(current, "catalog_type") == "FOREIGN_CATALOG"
+            && let Some(Value::Object(new)) = set.get("options")
+        {
+            let old = current.get("options").and_then(Value::as_object).cloned().unwrap_or_default();
+            let source = |m: &Map<String, Value>| {
+                m.iter().filter(|(k, _)| *k != "authorized_paths").map(|(k, v)| (k.clone(), v.clone())).collect::<Map<String, Value>>()
+            };
+            if source(&old) != source(new) {
+                return Err(ApiError::invalid(format!(
+                    "Invalid value for field 'options': the options of foreign catalog '{name}' cannot be changed (only authorized_paths)"
+                )));
+            }
         }
         let target = new_name.clone().filter(|n| *n != name);
         if let Some(n) = &target
@@ -490,6 +521,15 @@ fn rename_catalog(st: &mut State, old: &str, new: &str) {
             m.insert("full_name".into(), json!(k));
         },
     );
+    rename_prefix(
+        &mut st.tables,
+        &format!("{old}."),
+        &format!("{new}."),
+        |k, m| {
+            m.insert("catalog_name".into(), json!(new));
+            m.insert("full_name".into(), json!(k));
+        },
+    );
     crate::files::rename_tree(st, &format!("/Volumes/{old}/"), &format!("/Volumes/{new}/"));
 }
 
@@ -521,6 +561,7 @@ async fn delete_catalog(
         }
         remove_prefix(&mut st.schemas, &prefix);
         remove_prefix(&mut st.volumes, &prefix);
+        remove_prefix(&mut st.tables, &prefix);
         crate::files::remove_tree(st, &format!("/Volumes/{name}/"));
         st.catalogs.remove(&name);
         Ok(Json(json!({})))
@@ -730,6 +771,15 @@ fn rename_schema(st: &mut State, old: &str, new: &str, leaf: &str) {
             m.insert("full_name".into(), json!(k));
         },
     );
+    rename_prefix(
+        &mut st.tables,
+        &format!("{old}."),
+        &format!("{new}."),
+        |k, m| {
+            m.insert("schema_name".into(), json!(leaf));
+            m.insert("full_name".into(), json!(k));
+        },
+    );
     crate::files::rename_tree(
         st,
         &format!("/Volumes/{}/", old.replace('.', "/")),
@@ -749,17 +799,20 @@ async fn delete_schema(
             return Err(schema_missing(&full));
         }
         let prefix = format!("{full}.");
+        let tables: Vec<String> = with_prefix(&st.tables, &prefix).map(|(k, _)| k.clone()).collect();
         let volumes: Vec<String> = with_prefix(&st.volumes, &prefix).map(|(k, _)| k.clone()).collect();
-        if !volumes.is_empty() && !force {
+        if !force && (!tables.is_empty() || !volumes.is_empty()) {
             return Err(ApiError::not_empty(
                 "SCHEMA_NOT_EMPTY",
                 format!(
-                    "Schema '{full}' is not empty. The schema has 0 tables(s), 0 functions(s), {} volumes(s): {}",
+                    "Schema '{full}' is not empty. The schema has {} tables(s), 0 functions(s), {} volumes(s): {}",
+                    tables.len(),
                     volumes.len(),
-                    volumes.join(", ")
+                    tables.iter().chain(&volumes).cloned().collect::<Vec<_>>().join(", ")
                 ),
             ));
         }
+        remove_prefix(&mut st.tables, &prefix);
         remove_prefix(&mut st.volumes, &prefix);
         crate::files::remove_tree(st, &format!("/Volumes/{}/", full.replace('.', "/")));
         st.schemas.remove(&full);
@@ -947,6 +1000,108 @@ pub fn volume_root(st: &State, path: &str) -> Option<String> {
         .then(|| format!("/Volumes/{c}/{s}/{v}"))
 }
 
+// ---------- tables ----------
+
+/// Creates or refreshes a table a pipeline defines (`TableInfo` of the SDK). An existing
+/// table keeps its id and creation; it is (again) the pipeline's. Nothing if the schema is
+/// gone: the update would fail there.
+pub fn put_pipeline_table(
+    st: &mut State,
+    ctx: &Ctx,
+    full: &str,
+    table_type: &str,
+    pipeline_id: &str,
+) {
+    let full = full.to_lowercase();
+    let mut parts = full.splitn(3, '.');
+    let (Some(catalog), Some(schema), Some(name)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return;
+    };
+    let Some(parent) = st.schemas.get(&format!("{catalog}.{schema}")) else {
+        return;
+    };
+    let base = parent
+        .get("storage_location")
+        .and_then(Value::as_str)
+        .map_or_else(|| metastore_root(st), str::to_string);
+    let metastore = st.metastore_id.clone();
+    let mut m = match st.tables.get(&full) {
+        Some(t) => t.clone(),
+        None => {
+            let id = uuid::Uuid::new_v4().to_string();
+            let mut m = compact(json!({
+                "name": name, "catalog_name": catalog, "schema_name": schema, "full_name": full,
+                "table_id": id, "storage_location": format!("{base}/__unitystorage/tables/{id}"),
+                "data_source_format": "DELTA", "metastore_id": metastore, "securable_type": "TABLE",
+                "browse_only": false,
+            }));
+            audit(&mut m, ctx, true);
+            m
+        }
+    };
+    m.insert("table_type".into(), json!(table_type));
+    m.insert("pipeline_id".into(), json!(pipeline_id));
+    audit(&mut m, ctx, false);
+    st.tables.insert(full, m);
+}
+
+/// The tables a pipeline defined, when it is gone: dropped (a delete cascades to them), or
+/// kept as nobody's (`cascade=false`).
+pub fn end_pipeline_tables(st: &mut State, pipeline_id: &str, keep: bool) {
+    let owned: Vec<String> = st
+        .tables
+        .iter()
+        .filter(|(_, t)| t.get("pipeline_id").and_then(Value::as_str) == Some(pipeline_id))
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in owned {
+        if !keep {
+            st.tables.remove(&k);
+        } else if let Some(t) = st.tables.get_mut(&k) {
+            t.remove("pipeline_id");
+        }
+    }
+}
+
+async fn get_table(AxState(app): AxState<Arc<App>>, PathParam(raw): PathParam<String>) -> Reply {
+    let full = full_name(&raw, 3, "table")?;
+    app.view(|st, _| {
+        st.tables
+            .get(&full)
+            .map(|m| Json(Value::Object(m.clone())))
+            .ok_or_else(|| table_missing(&full))
+    })
+}
+
+async fn list_tables(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
+    let catalog = q.req_str("catalog_name")?.to_lowercase();
+    let schema = q.req_str("schema_name")?.to_lowercase();
+    let page = uc_page(&q, DEFAULT_PAGE)?;
+    app.view(|st, _| {
+        let full = format!("{catalog}.{schema}");
+        if !st.schemas.contains_key(&full) {
+            return Err(schema_missing(&full));
+        }
+        Ok(children_page(
+            "tables",
+            &st.tables,
+            &format!("{full}."),
+            &page,
+        ))
+    })
+}
+
+async fn delete_table(AxState(app): AxState<Arc<App>>, PathParam(raw): PathParam<String>) -> Reply {
+    let full = full_name(&raw, 3, "table")?;
+    app.mutate(|st, _| {
+        st.tables
+            .remove(&full)
+            .ok_or_else(|| table_missing(&full))?;
+        Ok(Json(json!({})))
+    })
+}
+
 // ---------- connections ----------
 
 /// Whether a connection option is write-only (stored apart, never returned).
@@ -990,7 +1145,7 @@ fn derived_connection_fields(
             .unwrap_or_default();
         m.insert("url".into(), json!(format!("jdbc://{host}{port}/")));
     }
-    if public.contains_key("user") || secret.contains_key("password") {
+    if secret.contains_key("user") || secret.contains_key("password") {
         m.insert("credential_type".into(), json!("USERNAME_PASSWORD"));
     } else if secret.contains_key("client_secret") {
         m.insert("credential_type".into(), json!("OAUTH_M2M"));
@@ -1129,6 +1284,20 @@ async fn update_connection(
             c.info.insert("environment_settings".into(), Value::Object(v.clone()));
         }
         let key = target.unwrap_or(name.clone());
+        // Foreign catalogs refer to the connection by name and follow its rename.
+        if key != name {
+            let followers: Vec<String> = st
+                .catalogs
+                .iter()
+                .filter(|(_, cat)| cat.get("connection_name").and_then(Value::as_str) == Some(name.as_str()))
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in followers {
+                if let Some(cat) = st.catalogs.get_mut(&k) {
+                    cat.insert("connection_name".into(), json!(key));
+                }
+            }
+        }
         c.info.insert("name".into(), json!(key));
         c.info.insert("full_name".into(), json!(key));
         audit(&mut c.info, ctx, false);

@@ -279,10 +279,8 @@ async fn connection_secret_options_are_accepted_but_never_returned() {
     let created = c.ok(&format!("{UC}/connections"), body).await;
     assert!(created["options"].get("password").is_none());
     let got = c.ok_get(&format!("{UC}/connections/conn")).await;
-    assert_eq!(
-        got["options"],
-        json!({"host": "h", "port": "1433", "user": "u"})
-    );
+    // Like the password, the user name is accepted and never returned.
+    assert_eq!(got["options"], json!({"host": "h", "port": "1433"}));
     assert_eq!(got["credential_type"], "USERNAME_PASSWORD");
     assert!(!got.to_string().contains("\"p\""));
     let (s, e) = c
@@ -541,6 +539,11 @@ async fn stop_cancels_and_list_filters() {
         .delete(&format!("/api/2.0/pipelines/{gw}?cascade=false"))
         .await;
     assert_eq!(s, 200);
+    // A delete is asynchronous: DELETING for an update step, then gone.
+    let p = c.ok_get(&format!("/api/2.0/pipelines/{gw}")).await;
+    assert_eq!(p["state"], "DELETING");
+    c.ok("/__emulator/clock", json!({"advance_ms": 10_000}))
+        .await;
     let (s, e) = c.get(&format!("/api/2.0/pipelines/{gw}")).await;
     assert_eq!(
         (s, e["error_code"].as_str()),

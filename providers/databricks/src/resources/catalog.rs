@@ -4,8 +4,8 @@ use super::uc::{UcKind, UcSpec, futures_util_box::BoxFuture};
 use super::values;
 use crate::Shared;
 use crate::client::Client;
-use brickform_core::provider::{AttrType, Attribute, Normalize, ProviderResult, Schema};
-use brickform_core::value::Object;
+use brickform_core::provider::{AttrType, Attribute, Normalize, ProviderResult, Remote, Schema};
+use brickform_core::value::{Object, Value};
 use std::sync::Arc;
 
 fn map() -> AttrType {
@@ -14,7 +14,7 @@ fn map() -> AttrType {
 
 pub fn schema() -> Schema {
     Schema::new()
-        .describe("A Unity Catalog catalog. A new catalog's auto-created `default` schema is removed; declare a `default` databricks_schema to keep one.")
+        .describe("A Unity Catalog catalog. A new managed catalog's auto-created `default` schema is removed; declare a `default` databricks_schema to keep one.")
         .attr(Attribute::required("name", AttrType::String).normalize(Normalize::LowerCase).describe("Catalog name; a change renames it in place."))
         .attr(Attribute::optional("comment", AttrType::String))
         .attr(Attribute::optional("storage_root", AttrType::String).force_new().normalize(Normalize::TrimTrailingSlash))
@@ -22,7 +22,7 @@ pub fn schema() -> Schema {
         .attr(Attribute::optional("provider_name", AttrType::String).force_new().normalize(Normalize::LowerCase))
         .attr(Attribute::optional("share_name", AttrType::String).force_new().normalize(Normalize::LowerCase))
         .attr(Attribute::optional("properties", map()))
-        .attr(Attribute::optional("options", map()))
+        .attr(Attribute::optional("options", map()).force_new().describe("Foreign catalog: options of the source (e.g. database); the service does not change them in place, so a change replaces the catalog."))
         .attr(Attribute::optional_computed("owner", AttrType::String))
         .attr(Attribute::optional_computed("isolation_mode", AttrType::String).one_of(&["OPEN", "ISOLATED", "OPEN_IN_ACCOUNT"]))
         .attr(Attribute::optional_computed("enable_predictive_optimization", AttrType::String).one_of(values::PREDICTIVE_OPTIMIZATION))
@@ -41,14 +41,27 @@ pub fn schema() -> Schema {
         ]))
 }
 
-/// The service gives every new catalog a `default` schema; brickform manages schemas
-/// explicitly, so it goes (a configured `default` schema is created again by its own block).
+/// The service gives every new managed catalog a `default` schema; brickform manages
+/// schemas explicitly, so it goes (a configured `default` schema is created again by its own
+/// block). A foreign or shared catalog's schemas are the source's: a `default` there is a
+/// real schema of the source database, not the service's, and is left alone.
 fn drop_default_schema<'a>(
     client: &'a Client,
-    catalog: &'a str,
+    catalog: &'a Remote,
 ) -> BoxFuture<'a, ProviderResult<()>> {
     Box::pin(async move {
-        let path = format!("/api/2.1/unity-catalog/schemas/{catalog}.default");
+        let managed = catalog
+            .attrs
+            .get("catalog_type")
+            .and_then(Value::as_str)
+            .is_none_or(|t| t == "MANAGED_CATALOG");
+        let mirrors = ["connection_name", "provider_name", "share_name"]
+            .iter()
+            .any(|k| catalog.attrs.get(*k).is_some_and(|v| !v.is_null()));
+        if !managed || mirrors {
+            return Ok(());
+        }
+        let path = format!("/api/2.1/unity-catalog/schemas/{}.default", catalog.id);
         super::gone_ok(client.delete(&path, &[("force", "true".to_string())]).await)
     })
 }

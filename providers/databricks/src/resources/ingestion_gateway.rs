@@ -52,6 +52,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             schema: schema(),
             definition: Some(("gateway_definition", DEFINITION)),
             keep_when_absent: &["catalog", "schema"],
+            server_filled: &["gateway_storage_name", "connection_id"],
             check: check_common,
             derive: no_derive,
             derived: &[],

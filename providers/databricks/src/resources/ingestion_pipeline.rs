@@ -264,7 +264,7 @@ pub fn schema() -> Schema {
                 .describe("SaaS, query-based or combined CDC connectors; or set ingestion_gateway_id."),
         )
         .attr(Attribute::optional("ingest_from_uc_foreign_catalog", AttrType::Bool).force_new())
-        .attr(Attribute::optional("connector_type", string()).one_of(&["CDC", "QUERY_BASED"]))
+        .attr(Attribute::optional_computed("connector_type", string()).one_of(&["CDC", "QUERY_BASED"]).describe("CDC or QUERY_BASED; the service fills it (CDC through a gateway) when unset."))
         .attr(Attribute::optional("netsuite_jar_path", string()))
         .block(object_block())
         .block(table_configuration().describe("Defaults for every object."))
@@ -433,6 +433,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             schema: schema(),
             definition: Some(("ingestion_definition", DEFINITION)),
             keep_when_absent: &["catalog", "schema"],
+            server_filled: &["connector_type"],
             check,
             derive,
             derived: &["tables", "table", "schemas"],

@@ -107,20 +107,30 @@ pub async fn volume_files(client: &Client, dir: &str) -> ProviderResult<Vec<Stri
     Ok(out)
 }
 
-/// The volumes of a schema (`c.s`) and the files in them.
+/// The tables of a schema (`c.s`), its volumes and the files in them.
 pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult<Vec<String>> {
     let (catalog, schema) = full_name.split_once('.').unwrap_or((full_name, ""));
     let query = [
         ("catalog_name", catalog.to_string()),
         ("schema_name", schema.to_string()),
     ];
+    let tables = none_if_missing(
+        client
+            .list_all("/api/2.1/unity-catalog/tables", &query, "tables")
+            .await,
+    )?
+    .unwrap_or_default();
+    let mut out: Vec<String> = tables
+        .iter()
+        .filter_map(|t| t.get("full_name").and_then(Json::as_str))
+        .map(uc)
+        .collect();
     let volumes = none_if_missing(
         client
             .list_all("/api/2.1/unity-catalog/volumes", &query, "volumes")
             .await,
     )?
     .unwrap_or_default();
-    let mut out = Vec::new();
     for v in volumes {
         let Some(name) = v.get("full_name").and_then(Json::as_str) else {
             continue;
@@ -132,7 +142,7 @@ pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult
     Ok(out)
 }
 
-/// The schemas of a catalog, their volumes and the files in them. The service's own
+/// The schemas of a catalog, their tables and volumes, and the files in the volumes. The service's own
 /// `information_schema` goes with the catalog and is nobody's to manage.
 pub async fn catalog_contents(client: &Client, catalog: &str) -> ProviderResult<Vec<String>> {
     let schemas = none_if_missing(

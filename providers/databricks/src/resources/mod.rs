@@ -29,10 +29,12 @@ pub mod workspace_file;
 
 use crate::Shared;
 use crate::client::ApiError;
-use brickform_core::provider::{ErrorKind, ProviderError, ResourceKind, Schema};
+use brickform_core::provider::{ErrorKind, ProviderError, ProviderResult, ResourceKind, Schema};
 use brickform_core::value::{Object, Value};
 use serde_json::{Map, Value as Json};
+use std::future::Future;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Every resource kind of the provider.
 pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn ResourceKind>> {
@@ -148,6 +150,39 @@ pub fn none_if_missing<T>(r: Result<T, ApiError>) -> Result<Option<T>, ProviderE
         Ok(v) => Ok(Some(v)),
         Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e.into()),
+    }
+}
+
+/// How long a pipeline's delete waits for it to disappear: like the Terraform provider, so
+/// a destroy does not go on to the schema while the pipeline's tables are still in it.
+pub const PIPELINE_GONE_WAIT: Duration = Duration::from_secs(20 * 60);
+/// How long a schema's or catalog's delete repeats "not empty": what was in it (a deleted
+/// pipeline's tables) can take a moment to go; what someone else keeps there does not.
+pub const NOT_EMPTY_WAIT: Duration = Duration::from_secs(30);
+
+/// Repeats `probe` until it reports done (`None`), within `budget`; `Some(status)` says why
+/// it is not done yet, for the error when the budget runs out. Quick at first, then once a
+/// second.
+pub async fn wait_until<F, Fut>(budget: Duration, what: &str, mut probe: F) -> ProviderResult<()>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ProviderResult<Option<String>>>,
+{
+    let deadline = Instant::now() + budget;
+    let mut attempt: u32 = 0;
+    loop {
+        let Some(status) = probe().await? else {
+            return Ok(());
+        };
+        let pause = Duration::from_millis((100u64 << attempt.min(4)).min(1_000));
+        if Instant::now() + pause > deadline {
+            return Err(ProviderError::new(
+                ErrorKind::Conflict,
+                format!("{what}: still {status} after {}s", budget.as_secs()),
+            ));
+        }
+        attempt += 1;
+        tokio::time::sleep(pause).await;
     }
 }
 

@@ -147,6 +147,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             schema: schema(),
             definition: None,
             keep_when_absent: &[],
+            server_filled: &[],
             check,
             derive: no_derive,
             derived: &[],

@@ -236,6 +236,12 @@ pub struct Flavor {
     /// them back as null forced a replacement on every plan). When absent they keep their
     /// prior value rather than showing as drift.
     pub keep_when_absent: &'static [&'static str],
+    /// Fields of the definition the service fills when the user leaves them out (a
+    /// gateway's staging volume name and connection id, an ingestion pipeline's connector
+    /// type). Left out, they are read as unset (a whole-spec kind would otherwise show the
+    /// filled value as drift on every plan) and an update sends the live value back, so a
+    /// full-spec PUT keeps what the service chose.
+    pub server_filled: &'static [&'static str],
     /// Checks beyond what the schema expresses (exactly-one rules).
     pub check: fn(&Object) -> Result<(), String>,
     /// Adds attributes derived from the HCL-shaped object (the ingestion pipeline's
@@ -531,6 +537,11 @@ impl PipelineKind {
         for k in LOCAL {
             attrs.insert(k.to_string(), prior.get(*k).cloned().unwrap_or(Value::Null));
         }
+        for k in self.flavor.server_filled {
+            if attrs.contains_key(*k) && prior.get(*k).is_none_or(Value::is_null) {
+                attrs.insert(k.to_string(), Value::Null);
+            }
+        }
         (self.flavor.derive)(&mut attrs);
 
         let text = |k: &str| {
@@ -708,6 +719,16 @@ impl ResourceKind for PipelineKind {
         if let (Json::Object(m), Some(lm)) = (&mut body, current.get("last_modified")) {
             m.insert("expected_last_modified".into(), lm.clone());
         }
+        if let (Some((key, _)), Json::Object(m)) = (self.flavor.definition, &mut body) {
+            let live = current.pointer(&format!("/spec/{key}"));
+            if let (Some(Json::Object(def)), Some(Json::Object(live))) = (m.get_mut(key), live) {
+                for k in self.flavor.server_filled {
+                    if let (false, Some(v)) = (def.contains_key(*k), live.get(*k)) {
+                        def.insert(k.to_string(), v.clone());
+                    }
+                }
+            }
+        }
         client.put(&Self::path(id), &body).await.map_err(err)?;
         self.read_back(&client, id, config).await
     }
@@ -718,7 +739,21 @@ impl ResourceKind for PipelineKind {
         if let Some(c) = prior.get("cascade").and_then(Value::as_bool) {
             query.push(("cascade", c.to_string()));
         }
-        gone_ok(client.delete(&Self::path(id), &query).await)
+        gone_ok(client.delete(&Self::path(id), &query).await)?;
+        // The service deletes asynchronously (the pipeline reads DELETING, and its tables
+        // are still in their schemas until it is gone): wait, so what depends on it (the
+        // schema) is deleted after it.
+        let what = format!(
+            "{} {id} was deleted but has not gone",
+            self.flavor.type_name
+        );
+        super::wait_until(super::PIPELINE_GONE_WAIT, &what, || async {
+            Ok(self.get(&client, id).await?.map(|p| {
+                let state = p.get("state").and_then(Json::as_str).unwrap_or("present");
+                format!("in state {state}")
+            }))
+        })
+        .await
     }
 
     /// The name and the ownership tag. The list call returns statuses without specs or

@@ -47,10 +47,10 @@ pub enum Holds {
     Always,
 }
 
-/// A step run after a securable is created, given the client and the new full name.
+/// A step run after a securable is created, given the client and the new object as read.
 pub type AfterCreate = for<'a> fn(
     &'a crate::client::Client,
-    &'a str,
+    &'a Remote,
 ) -> futures_util_box::BoxFuture<'a, ProviderResult<()>>;
 
 /// A boxed future type without pulling in the futures crate.
@@ -312,7 +312,7 @@ impl ResourceKind for UcKind {
     async fn complete_create(&self, _ctx: &OpContext, remote: Remote) -> ProviderResult<Remote> {
         if let Some(after) = self.spec.after_create {
             let client = self.shared.client()?;
-            after(&client, &remote.id).await?;
+            after(&client, &remote).await?;
         }
         Ok(remote)
     }
@@ -477,7 +477,32 @@ impl ResourceKind for UcKind {
                 .unwrap_or(false);
             query.push(("force", force.to_string()));
         }
-        gone_ok(client.delete(&self.path(id), &query).await)
+        // "Not empty" may be about objects that are on their way out (a deleted
+        // pipeline's tables): ask again for a while before giving up.
+        let what = format!("{} {id} cannot be deleted", self.spec.type_name);
+        let refusal = std::sync::Mutex::new(None);
+        let waited = super::wait_until(super::NOT_EMPTY_WAIT, &what, || {
+            let (client, query, path) = (&client, &query, self.path(id));
+            let refusal = &refusal;
+            async move {
+                match client.delete(&path, query).await {
+                    Err(e) if e.error_code.ends_with("_NOT_EMPTY") => {
+                        let status = format!("not empty ({})", e.message);
+                        if let Ok(mut r) = refusal.lock() {
+                            *r = Some(e);
+                        }
+                        Ok(Some(status))
+                    }
+                    r => gone_ok(r).map(|()| None),
+                }
+            }
+        })
+        .await;
+        match (waited, refusal.into_inner().ok().flatten()) {
+            // The service's own words say what is in it.
+            (Err(_), Some(e)) => Err(err(e)),
+            (r, _) => r,
+        }
     }
 
     async fn import(&self, ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {

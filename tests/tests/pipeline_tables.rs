@@ -1,0 +1,353 @@
+//! Tables a pipeline defines live in their schemas, as on the real service: the local
+//! workspace keeps them, a schema holding them refuses a delete without force, a pipeline's
+//! delete is asynchronous (DELETING, then gone) and takes its tables with it, and brickform's
+//! destroy waits for that before it deletes the schema.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Serve, config};
+use common::{served as bf, served_ok as bf_ok};
+use serde_json::{Value, json};
+
+fn config_text(schema_force: bool) -> String {
+    format!(
+        r#"
+variable "host" {{}}
+provider "databricks" {{ host = var.host }}
+resource "databricks_catalog" "c" {{
+  name = "pt_cat"
+}}
+resource "databricks_schema" "s" {{
+  catalog_name  = databricks_catalog.c.name
+  name          = "dest"
+  force_destroy = {schema_force}
+}}
+resource "databricks_connection" "src" {{
+  name            = "pt_src"
+  connection_type = "POSTGRESQL"
+  options = {{
+    host     = "db.example.com"
+    port     = "5432"
+    user     = "app"
+    password = "pw"
+  }}
+}}
+resource "databricks_ingestion_gateway" "gw" {{
+  name                    = "pt_gw"
+  connection_name         = databricks_connection.src.name
+  gateway_storage_catalog = databricks_catalog.c.name
+  gateway_storage_schema  = databricks_schema.s.name
+}}
+resource "databricks_ingestion_pipeline" "ig" {{
+  name                 = "pt_ig"
+  catalog              = databricks_catalog.c.name
+  schema               = databricks_schema.s.name
+  continuous           = true
+  ingestion_gateway_id = databricks_ingestion_gateway.gw.id
+  object {{
+    table {{
+      source_catalog      = "db"
+      source_schema       = "public"
+      source_table        = "orders"
+      destination_catalog = databricks_catalog.c.name
+      destination_schema  = databricks_schema.s.name
+    }}
+  }}
+  object {{
+    table {{
+      source_catalog      = "db"
+      source_schema       = "public"
+      source_table        = "customers"
+      destination_catalog = databricks_catalog.c.name
+      destination_schema  = databricks_schema.s.name
+      destination_table   = "clients"
+    }}
+  }}
+}}
+"#
+    )
+}
+
+/// Every table of `pt_cat.dest`, read one per page.
+fn tables(serve: &Serve) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = serve.ok(
+            "GET",
+            &format!(
+                "/api/2.1/unity-catalog/tables?catalog_name=pt_cat&schema_name=dest&max_results=1&page_token={token}"
+            ),
+            None,
+        );
+        let list = page["tables"].as_array().cloned().unwrap_or_default();
+        assert!(list.len() <= 1, "{page}");
+        out.extend(
+            list.iter()
+                .map(|t| t["full_name"].as_str().unwrap().to_string()),
+        );
+        match page["next_page_token"].as_str() {
+            Some(t) => token = t.to_string(),
+            None => return out,
+        }
+    }
+}
+
+fn pipeline_id(serve: &Serve, name: &str) -> String {
+    let list = serve.ok("GET", "/api/2.0/pipelines", None);
+    list["statuses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .and_then(|p| p["pipeline_id"].as_str())
+        .unwrap_or_else(|| panic!("no pipeline {name} in {list}"))
+        .to_string()
+}
+
+#[test]
+fn an_ingestion_pipeline_keeps_its_tables_in_its_schema_until_its_delete_has_finished() {
+    let dir = config(&[("main.bf.hcl", &config_text(false))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &["--update-step-ms", "2000"]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+
+    // The continuous pipeline's update set up its destination tables.
+    assert_eq!(
+        tables(&serve),
+        ["pt_cat.dest.clients", "pt_cat.dest.orders"]
+    );
+    let id = pipeline_id(&serve, "pt_ig");
+    let t = serve.ok(
+        "GET",
+        "/api/2.1/unity-catalog/tables/pt_cat.dest.orders",
+        None,
+    );
+    assert_eq!(t["pipeline_id"], json!(id), "{t}");
+    assert_eq!(t["table_type"], "STREAMING_TABLE", "{t}");
+    assert_eq!(t["catalog_name"], "pt_cat", "{t}");
+
+    // The schema refuses a delete without force, counting the tables.
+    let (s, e) = serve.call("DELETE", "/api/2.1/unity-catalog/schemas/pt_cat.dest", None);
+    assert_eq!(s, 400, "{e}");
+    assert_eq!(e["error_code"], "SCHEMA_NOT_EMPTY", "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("2 tables(s)"),
+        "{e}"
+    );
+
+    // The pipeline's delete is asynchronous: DELETING first, with its tables still there.
+    serve.ok("DELETE", &format!("/api/2.0/pipelines/{id}"), None);
+    let p = serve.ok("GET", &format!("/api/2.0/pipelines/{id}"), None);
+    assert_eq!(p["state"], "DELETING", "{p}");
+    assert_eq!(tables(&serve).len(), 2);
+    // Then gone, and its tables with it.
+    serve.ok(
+        "POST",
+        "/__emulator/clock",
+        Some(json!({"advance_ms": 5000})),
+    );
+    let (s, _) = serve.call("GET", &format!("/api/2.0/pipelines/{id}"), None);
+    assert_eq!(s, 404);
+    assert!(tables(&serve).is_empty());
+    let (s, _) = serve.call(
+        "GET",
+        "/api/2.1/unity-catalog/tables/pt_cat.dest.orders",
+        None,
+    );
+    assert_eq!(s, 404);
+}
+
+#[test]
+fn destroy_waits_for_the_pipeline_to_go_before_it_deletes_the_schema_its_tables_are_in() {
+    let dir = config(&[("main.bf.hcl", &config_text(false))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &["--update-step-ms", "1000"]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(tables(&serve).len(), 2);
+    let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert!(out.contains("5 destroyed"), "{out}");
+    let (s, _) = serve.call("GET", "/api/2.1/unity-catalog/catalogs/pt_cat", None);
+    assert_eq!(s, 404);
+    // It waited: the schema was never refused.
+    let log = serve.ok(
+        "GET",
+        "/__emulator/requests?path=/api/2.1/unity-catalog/schemas/.*",
+        None,
+    );
+    let refused: Vec<&Value> = log["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["method"] == "DELETE" && r["status"] != 200)
+        .collect();
+    assert!(refused.is_empty(), "{refused:?}");
+}
+
+#[test]
+fn a_schema_refused_once_as_not_empty_is_deleted_on_a_later_try() {
+    let dir = config(&[("main.bf.hcl", &config_text(false))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    serve.ok(
+        "POST",
+        "/__emulator/faults",
+        Some(json!({"method": "DELETE", "path": "/api/2.1/unity-catalog/schemas/pt_cat.dest", "status": 400,
+            "error_code": "SCHEMA_NOT_EMPTY",
+            "message": "Schema 'pt_cat.dest' is not empty. The schema has 1 tables(s), 0 functions(s), 0 volumes(s): pt_cat.dest.orders"})),
+    );
+    let (code, out, err) = bf(d, &serve, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("5 destroyed"), "{out}");
+    let f = serve.ok("GET", "/__emulator/faults", None);
+    assert_eq!(f["faults"][0]["fired"], 1, "{f}");
+}
+
+#[test]
+fn a_forced_schema_delete_lists_the_tables_it_takes_that_this_state_does_not_manage() {
+    let dir = config(&[("main.bf.hcl", &config_text(true))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    // Someone else's pipeline writes a table into the managed schema.
+    let other = serve.ok(
+        "POST",
+        "/api/2.0/pipelines",
+        Some(json!({"name": "theirs", "catalog": "pt_cat", "schema": "dest", "continuous": true,
+            "ingestion_definition": {"connection_name": "pt_src", "objects": [
+                {"table": {"source_table": "events", "destination_catalog": "pt_cat", "destination_schema": "dest"}}]}})),
+    );
+    assert!(other["pipeline_id"].is_string(), "{other}");
+    assert!(tables(&serve).contains(&"pt_cat.dest.events".to_string()));
+    let out = bf_ok(d, &serve, &["plan", "--destroy"]);
+    assert!(
+        out.contains("also deletes 3 objects this state does not manage:"),
+        "{out}"
+    );
+    for t in [
+        "pt_cat.dest.events",
+        "pt_cat.dest.orders",
+        "pt_cat.dest.clients",
+    ] {
+        assert!(out.contains(t), "{t}\n{out}");
+    }
+}
+
+fn spec_of(serve: &Serve, name: &str) -> Value {
+    let id = pipeline_id(serve, name);
+    serve.ok("GET", &format!("/api/2.0/pipelines/{id}"), None)["spec"].clone()
+}
+
+#[test]
+fn fields_the_service_fills_survive_an_edit_and_plans_stay_empty() {
+    let dir = config(&[("main.bf.hcl", &config_text(true))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "after create\n{out}\n{err}");
+    assert!(!out.contains("drift"), "after create\n{out}");
+    let gw = spec_of(&serve, "pt_gw")["gateway_definition"].clone();
+    let ig = spec_of(&serve, "pt_ig")["ingestion_definition"].clone();
+    assert!(gw["gateway_storage_name"].is_string(), "{gw}");
+    assert!(gw["connection_id"].is_string(), "{gw}");
+    assert_eq!(ig["connector_type"], "CDC", "{ig}");
+
+    // A full-spec PUT of each, from a configuration that never set those fields.
+    let edited = config_text(true)
+        .replace(
+            "  gateway_storage_schema  = databricks_schema.s.name\n",
+            "  gateway_storage_schema  = databricks_schema.s.name\n  tags = { team = \"a\" }\n",
+        )
+        .replace(
+            "  continuous           = true\n",
+            "  continuous           = true\n  tags = { team = \"a\" }\n",
+        );
+    std::fs::write(d.join("main.bf.hcl"), edited).unwrap();
+    let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(out.contains("2 changed"), "{out}");
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "after the edit\n{out}\n{err}");
+    assert!(!out.contains("drift"), "after the edit\n{out}");
+    let gw2 = spec_of(&serve, "pt_gw")["gateway_definition"].clone();
+    let ig2 = spec_of(&serve, "pt_ig")["ingestion_definition"].clone();
+    assert_eq!(
+        gw2["gateway_storage_name"], gw["gateway_storage_name"],
+        "{gw2}"
+    );
+    assert_eq!(gw2["connection_id"], gw["connection_id"], "{gw2}");
+    assert_eq!(ig2["connector_type"], "CDC", "{ig2}");
+}
+
+const FOREIGN: &str = r#"
+variable "host" {}
+variable "database" { default = "app" }
+provider "databricks" { host = var.host }
+resource "databricks_connection" "pg" {
+  name            = "fc_pg"
+  connection_type = "POSTGRESQL"
+  options = {
+    host     = "db.example.com"
+    port     = "5432"
+    user     = "app"
+    password = "pw"
+  }
+}
+resource "databricks_catalog" "f" {
+  name            = "fc_cat"
+  connection_name = databricks_connection.pg.name
+  options         = { database = var.database }
+}
+"#;
+
+#[test]
+fn a_foreign_catalog_keeps_its_default_schema_is_replaced_for_new_options_and_follows_a_connection_rename()
+ {
+    let dir = config(&[("main.bf.hcl", FOREIGN)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    // A foreign catalog's `default` is the source's schema: brickform leaves it alone.
+    let log = serve.ok(
+        "GET",
+        "/__emulator/requests?path=/api/2.1/unity-catalog/schemas/.*",
+        None,
+    );
+    let deletes: Vec<&Value> = log["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["method"] == "DELETE")
+        .collect();
+    assert!(deletes.is_empty(), "{deletes:?}");
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // The service does not change a foreign catalog's options in place: brickform replaces it.
+    let (s, e) = serve.call(
+        "PATCH",
+        "/api/2.1/unity-catalog/catalogs/fc_cat",
+        Some(json!({"options": {"database": "other"}})),
+    );
+    assert_eq!(s, 400, "{e}");
+    let out = bf_ok(d, &serve, &["plan", "--var", "database=other"]);
+    assert!(
+        out.contains("# databricks_catalog.f must be replaced"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Plan: 1 to add, 0 to change, 1 to destroy."),
+        "{out}"
+    );
+
+    // A connection's rename carries over to the catalogs that read through it.
+    serve.ok(
+        "PATCH",
+        "/api/2.1/unity-catalog/connections/fc_pg",
+        Some(json!({"new_name": "fc_pg2", "options": {"host": "db.example.com", "port": "5432", "user": "app", "password": "pw"}})),
+    );
+    let c = serve.ok("GET", "/api/2.1/unity-catalog/catalogs/fc_cat", None);
+    assert_eq!(c["connection_name"], "fc_pg2", "{c}");
+}
