@@ -226,6 +226,15 @@ fn a_failed_run_shows_each_failed_tasks_error_from_its_output() {
             .contains("/Shared/does_not_exist")
     );
     assert!(output["error_trace"].is_string());
+    // The run's page is an absolute link into the workspace, as the service gives it.
+    let workspace_id = serve.dump()["workspace_id"].as_i64().unwrap();
+    assert_eq!(
+        run["run_page_url"],
+        format!(
+            "{}/?o={workspace_id}#job/{}/run/{}",
+            serve.url, run["job_id"], run["run_id"]
+        )
+    );
     let shown = format!("{out}{err}");
     assert!(
         shown.contains("task broken: FAILED: Notebook not found: /Shared/does_not_exist"),

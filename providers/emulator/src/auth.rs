@@ -100,7 +100,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/api/2.0/preview/scim/v2/Me", get(me))
 }
 
-fn base_url(headers: &HeaderMap) -> String {
+pub(crate) fn base_url(headers: &HeaderMap) -> String {
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())

@@ -981,7 +981,18 @@ fn task_view(t: &RunTask) -> Value {
     Value::Object(m)
 }
 
-fn run_view(r: &Run, page: Option<usize>, now: i64) -> (Value, bool) {
+/// The run's page in the workspace UI, absolute as the service gives it:
+/// `https://HOST/?o=WORKSPACE_ID#job/JOB/run/RUN`.
+fn run_page_url(site: &str, r: &Run) -> String {
+    format!("{site}#job/{}/run/{}", r.job_id, r.run_id)
+}
+
+/// The base of UI links: the address the client reached this workspace at, and its id.
+fn site(headers: &axum::http::HeaderMap, st: &State) -> String {
+    format!("{}/?o={}", crate::auth::base_url(headers), st.workspace_id)
+}
+
+fn run_view(r: &Run, page: Option<usize>, now: i64, site: &str) -> (Value, bool) {
     let (state, status) = state_json(
         &r.life_cycle_state,
         r.result_state.as_deref(),
@@ -997,7 +1008,7 @@ fn run_view(r: &Run, page: Option<usize>, now: i64) -> (Value, bool) {
         "execution_duration": if end > 0 { (end - r.start_time - r.setup_ms).max(0) } else { 0 },
         "cleanup_duration": 0, "run_duration": if end > 0 { end - r.start_time } else { now - r.start_time },
         "state": state, "status": status, "job_parameters": if r.job_parameters.is_empty() { Value::Null } else { json!(r.job_parameters) },
-        "run_page_url": format!("/jobs/{}/runs/{}", r.job_id, r.run_id),
+        "run_page_url": run_page_url(site, r),
     }));
     let mut more = false;
     if let Some(p) = page {
@@ -1017,14 +1028,18 @@ fn run_view(r: &Run, page: Option<usize>, now: i64) -> (Value, bool) {
     (Value::Object(m), more)
 }
 
-async fn get_run(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
+async fn get_run(
+    AxState(app): AxState<Arc<App>>,
+    headers: axum::http::HeaderMap,
+    q: Params,
+) -> Reply {
     let id = q
         .int("run_id")?
         .ok_or_else(|| crate::body::missing("run_id"))?;
     let page = page_number(q.str("page_token"))?;
     app.view(|st, ctx| {
         let r = st.runs.get(&id).ok_or_else(|| run_missing(id))?;
-        let (mut v, more) = run_view(r, Some(page), ctx.now);
+        let (mut v, more) = run_view(r, Some(page), ctx.now, &site(&headers, st));
         if more {
             v["next_page_token"] = json!(encode(&(page + 1).to_string()));
         }
@@ -1034,7 +1049,11 @@ async fn get_run(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
 
 /// The output of one task run: its metadata, and for a failed task the cause as `error`
 /// and `error_trace`. A job run with tasks has no output of its own, as on the service.
-async fn get_output(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
+async fn get_output(
+    AxState(app): AxState<Arc<App>>,
+    headers: axum::http::HeaderMap,
+    q: Params,
+) -> Reply {
     let id = q
         .int("run_id")?
         .ok_or_else(|| crate::body::missing("run_id"))?;
@@ -1049,7 +1068,7 @@ async fn get_output(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
             .values()
             .find_map(|r| r.tasks.iter().find(|t| t.run_id == id).map(|t| (r, t)))
             .ok_or_else(|| run_missing(id))?;
-        let (mut meta, _) = run_view(run, None, ctx.now);
+        let (mut meta, _) = run_view(run, None, ctx.now, &site(&headers, st));
         let view = task_view(task);
         for k in ["run_id", "task_key", "state", "status", "start_time", "end_time"] {
             if let Some(v) = view.get(k) {
@@ -1068,7 +1087,11 @@ async fn get_output(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
     })
 }
 
-async fn list_runs(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
+async fn list_runs(
+    AxState(app): AxState<Arc<App>>,
+    headers: axum::http::HeaderMap,
+    q: Params,
+) -> Reply {
     let limit = list_limit(&q)?;
     let page = Page {
         limit,
@@ -1103,6 +1126,7 @@ async fn list_runs(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
         let end = page
             .after_key::<i64>()?
             .map_or(Bound::Unbounded, Bound::Excluded);
+        let base = site(&headers, st);
         let iter = st
             .runs
             .range((Bound::Unbounded, end))
@@ -1114,7 +1138,7 @@ async fn list_runs(AxState(app): AxState<Arc<App>>, q: Params) -> Reply {
                 from.is_none_or(|f| r.start_time >= f) && to.is_none_or(|t| r.start_time <= t)
             })
             .skip(offset)
-            .map(|(k, r)| (*k, run_view(r, expand.then_some(0), ctx.now).0));
+            .map(|(k, r)| (*k, run_view(r, expand.then_some(0), ctx.now, &base).0));
         let (runs, next) = page.collect(iter);
         Ok(list_reply("runs", runs, next))
     })
