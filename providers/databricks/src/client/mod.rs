@@ -117,6 +117,11 @@ struct Inner {
     retries: AtomicU64,
     throttled: AtomicU64,
     transport_errors: AtomicU64,
+    /// Set once the host refused connections for the whole while: later calls fail at once
+    /// with the same error instead of each waiting (and warning) again.
+    refused: std::sync::Mutex<Option<ApiError>>,
+    /// The wait for a refusing host is said once, however many calls wait together.
+    refused_warned: std::sync::atomic::AtomicBool,
 }
 
 /// The Databricks API client. Cheap to clone; clones share the connection pool, the token and
@@ -251,6 +256,8 @@ impl Client {
                 retries: AtomicU64::new(0),
                 throttled: AtomicU64::new(0),
                 transport_errors: AtomicU64::new(0),
+                refused: std::sync::Mutex::new(None),
+                refused_warned: std::sync::atomic::AtomicBool::new(false),
             }),
         };
         Ok((client, m2m))
@@ -457,6 +464,14 @@ impl Client {
         let inner = &self.inner;
         let url = self.url(path);
         let log_path = path.split('?').next().unwrap_or(path);
+        if let Some(e) = inner
+            .refused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+        {
+            return Err(e);
+        }
         let deadline = Instant::now() + inner.retry_timeout;
         let refused_deadline = Instant::now() + REFUSED_FOR.min(inner.retry_timeout);
         let mut attempt: u32 = 0;
@@ -587,7 +602,7 @@ impl Client {
                         // A workspace (or a proxy) that is restarting refuses for a moment:
                         // a short while is worth waiting, visibly; then it is unreachable.
                         Cause::Refused => {
-                            if attempt == 0 {
+                            if attempt == 0 && !inner.refused_warned.swap(true, Ordering::Relaxed) {
                                 tracing::warn!(target: "notice", "Warning: {} refused the connection; trying again for up to {}s", inner.host, REFUSED_FOR.as_secs());
                             }
                             (ApiError::unreachable(message), None)
@@ -608,11 +623,16 @@ impl Client {
                 refused_deadline
             };
             if Instant::now() + wait > until && !err.maybe_sent {
-                return Err(ApiError::unreachable(format!(
+                let e = ApiError::unreachable(format!(
                     "nothing accepts connections at {} (connection refused for {}s): check the workspace URL",
                     inner.host,
                     REFUSED_FOR.min(inner.retry_timeout).as_secs()
-                )));
+                ));
+                *inner
+                    .refused
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e.clone());
+                return Err(e);
             }
             if Instant::now() + wait > until {
                 return Err(ApiError {
