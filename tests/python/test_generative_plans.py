@@ -14,7 +14,7 @@ leaves out, renames, deleted tasks and objects — then:
    tag left out), and every known attribute of the plan's `change.after` and the `after` of
    every `change.fields[]` entry must equal what the service holds (`same` lists the
    equivalences allowed); the connection's write-only options must hold the configured
-   values the service returns (all but the password);
+   values the service returns (all but the password and the user, which it withholds);
 4. `brickform plan --detailed-exitcode` must exit 0.
 
 CI runs seeds 0 .. BRICKFORM_GEN_CASES-1 (default `DEFAULT_CASES`), the same cases on every
@@ -627,6 +627,9 @@ def live_objects(w, schemas):
 
 MISSING = object()
 
+# Connection options the service never returns on read.
+WITHHELD_OPTIONS = {"password", "user"}
+
 
 def empty(v):
     return v is None or v is MISSING or v == [] or v == {}
@@ -763,10 +766,11 @@ def check_plan(schemas, plan, live, config):
                 obj_problems.extend(sub)
         problems.extend(([rc["address"]] + p, a, b) for p, a, b in obj_problems)
     # The connection's options are write-only (sensitive, never in the plan); the service
-    # returns those that are not secrets, and they must be the configured ones.
+    # returns those that are not secrets (it withholds the password and the user), and they
+    # must be the configured ones.
     conn = live["connection"].get("options") or {}
     for k, v in config["connection"]["options"].items():
-        if k != "password" and conn.get(k) != v:
+        if k not in WITHHELD_OPTIONS and conn.get(k) != v:
             problems.append(([ADDR["connection"], "options", k], v, conn.get(k)))
     return problems
 

@@ -75,7 +75,8 @@ def test_connection_secrets_are_never_returned(w):
     assert c.name == "sqlconn" and c.connection_id
     assert "password" not in (c.options or {})
     got = w.connections.get("sqlconn")
-    assert got.options == {"host": "db.example.com", "port": "1433", "user": "sa", "trustServerCertificate": "true"}
+    # The password and the user are withheld on read, as the service does.
+    assert got.options == {"host": "db.example.com", "port": "1433", "trustServerCertificate": "true"}
     assert got.connection_type == ConnectionType.SQLSERVER
 
     upd = w.connections.update("sqlconn", options={**opts, "port": "1434"})
