@@ -12,6 +12,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import urllib.request
 
 import pytest
 
@@ -33,6 +34,28 @@ def brickform_bin() -> str:
     return str(path)
 
 
+def workspace_state(data: pathlib.Path) -> dict:
+    """The local workspace kept in `data`, as `brickform local serve` reports it (the files
+    on disk are a snapshot and a journal of later changes, not one document)."""
+    proc = subprocess.Popen(
+        [brickform_bin(), "local", "serve", "--port", "0", "--data", str(data)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("Listening on "), f"{line!r}: {proc.stderr.read()}"
+        url = line.split("Listening on ", 1)[1].strip()
+        with urllib.request.urlopen(url + "/__emulator/state", timeout=30) as r:
+            return json.loads(r.read())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        for stream in (proc.stdout, proc.stderr):
+            stream.close()
+
+
 def apply_example(name: str, tmp_path: pathlib.Path):
     """Applies examples/NAME in a copy; returns (volume files root, onboarding job parameters)."""
     work = tmp_path / name
@@ -44,7 +67,7 @@ def apply_example(name: str, tmp_path: pathlib.Path):
         env={**os.environ, "NO_COLOR": "1"},
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    dump = json.loads((work / ".brickform/local/workspace.json").read_text())
+    dump = workspace_state(work / ".brickform/local")
     root = tmp_path / f"{name}-volumes"
     for path, f in dump["files"].items():
         if f["kind"] == "file":
