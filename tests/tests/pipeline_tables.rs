@@ -343,6 +343,7 @@ fn a_foreign_catalog_keeps_its_default_schema_is_replaced_for_new_options_and_fo
     );
 
     // A connection's rename carries over to the catalogs that read through it.
+    let before = serve.ok("GET", "/api/2.1/unity-catalog/connections/fc_pg", None);
     serve.ok(
         "PATCH",
         "/api/2.1/unity-catalog/connections/fc_pg",
@@ -350,4 +351,28 @@ fn a_foreign_catalog_keeps_its_default_schema_is_replaced_for_new_options_and_fo
     );
     let c = serve.ok("GET", "/api/2.1/unity-catalog/catalogs/fc_cat", None);
     assert_eq!(c["connection_name"], "fc_pg2", "{c}");
+
+    // Renamed outside brickform, the connection is found by its connection_id and renamed
+    // back; the catalog follows the rename back instead of being replaced.
+    let out = bf_ok(d, &serve, &["plan"]);
+    assert!(
+        out.contains("# databricks_connection.pg has changed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Plan: 0 to add, 2 to change, 0 to destroy."),
+        "{out}"
+    );
+    assert!(!out.contains("must be replaced"), "{out}");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let after = serve.ok("GET", "/api/2.1/unity-catalog/catalogs/fc_cat", None);
+    assert_eq!(after["connection_name"], "fc_pg", "{after}");
+    assert_eq!(
+        after["created_at"], c["created_at"],
+        "the catalog was made again"
+    );
+    let conn = serve.ok("GET", "/api/2.1/unity-catalog/connections/fc_pg", None);
+    assert_eq!(conn["connection_id"], before["connection_id"], "{conn}");
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
 }

@@ -1256,7 +1256,12 @@ impl Engine<'_> {
                 }
                 SerObject(without_sensitive(&b, &all_sensitive))
             });
-            let id = prior.as_ref().map(|(id, _)| id.clone());
+            // The id the object has now: a kind may find an object renamed outside brickform
+            // under its new name, which the update then addresses.
+            let id = live
+                .as_ref()
+                .map(|l| l.id.clone())
+                .or_else(|| prior.as_ref().map(|(id, _)| id.clone()));
             // What references to this instance see during the rest of the plan.
             let reference_value = match action {
                 Action::NoOp => {
@@ -1696,7 +1701,8 @@ fn unknown_address_error(flag: &str, address: &str, plan: &Plan) -> Diagnostic {
 /// A value that cannot change in place but changes exactly as a dependency is renamed in
 /// place (a schema's `catalog_name` when its catalog is renamed) follows the rename: the
 /// service moves the child with its parent, so replacing the child would be wrong (and
-/// would fail, the child being already there under the new name).
+/// would fail, the child being already there under the new name). A rename made outside
+/// brickform that the plan puts back is followed the same way.
 fn follow_renames(d: &mut crate::plan::diff::DiffOutput, plan: &Plan, dependencies: &[String]) {
     let renamed: Vec<(&Value, &Value)> = plan
         .changes
@@ -1709,7 +1715,8 @@ fn follow_renames(d: &mut crate::plan::diff::DiffOutput, plan: &Plan, dependenci
         })
         .flat_map(|c| c.fields.iter())
         .filter(|f| {
-            f.reason == FieldReason::Configuration
+            // A rename in the configuration, or one made outside brickform being put back.
+            matches!(f.reason, FieldReason::Configuration | FieldReason::Drift)
                 && matches!(f.path.as_slice(), [PathStep::Key(k)] if k == "name")
         })
         .filter_map(|f| Some((&f.before.as_ref()?.0, &f.after.as_ref()?.0)))

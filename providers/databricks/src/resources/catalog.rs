@@ -97,6 +97,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             holds: super::uc::Holds::WhenForced,
             derive,
             after_create: Some(drop_default_schema),
+            stable_id: None,
         },
         schema: schema(),
         shared,

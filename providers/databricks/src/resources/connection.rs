@@ -187,6 +187,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             holds: super::uc::Holds::Nothing,
             derive,
             after_create: None,
+            stable_id: Some("connection_id"),
         },
         schema: schema(),
         shared,

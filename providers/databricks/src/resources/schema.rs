@@ -82,6 +82,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             holds: super::uc::Holds::WhenForced,
             derive,
             after_create: None,
+            stable_id: Some("schema_id"),
         },
         schema: schema(),
         shared,

@@ -33,6 +33,11 @@ pub struct UcSpec {
     pub derive: fn(&mut Object),
     /// Runs after a create (the catalog removes its auto-created `default` schema).
     pub after_create: Option<AfterCreate>,
+    /// The service's own id of the object (`schema_id`, `volume_id`, `connection_id`),
+    /// which a rename keeps: an object renamed outside brickform is found by it under its
+    /// new name, so the plan renames it back instead of making a second one (and replacing
+    /// what depends on it, such as a foreign catalog reading through a connection).
+    pub stable_id: Option<&'static str>,
 }
 
 /// What a securable's delete takes with it.
@@ -121,6 +126,56 @@ impl UcKind {
             remote.attrs.insert("force_destroy".into(), v.clone());
         }
         remote
+    }
+
+    /// The query of the list call for the objects under `parent` (a catalog's or a
+    /// schema's full name; nothing for top-level securables).
+    fn list_query(&self, parent: &str) -> Vec<(&'static str, String)> {
+        match self.spec.name_parts.len() {
+            2 => vec![("catalog_name", parent.to_string())],
+            3 => {
+                let (c, s) = parent.split_once('.').unwrap_or((parent, ""));
+                vec![
+                    ("catalog_name", c.to_string()),
+                    ("schema_name", s.to_string()),
+                ]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether a listed object is the one `prior` recorded, by the service's own id.
+    fn same_object(&self, listed: &Json, prior: &Object) -> bool {
+        let Some(field) = self.spec.stable_id else {
+            return false;
+        };
+        matches!(
+            (listed.get(field).and_then(Json::as_str), str_attr(prior, field)),
+            (Some(a), Some(b)) if a == b
+        )
+    }
+
+    /// An object no longer under the name `id` may have been renamed outside brickform:
+    /// the listing of its parent holds it under its new name, with the same service id.
+    async fn renamed_outside(&self, id: &str, prior: &Object) -> ProviderResult<Option<Json>> {
+        if self
+            .spec
+            .stable_id
+            .is_none_or(|f| str_attr(prior, f).is_none())
+        {
+            return Ok(None);
+        }
+        let client = self.shared.client()?;
+        let parent = id.rsplit_once('.').map(|(p, _)| p).unwrap_or_default();
+        let query = self.list_query(parent);
+        let path = format!("/api/2.1/unity-catalog/{}", self.spec.collection);
+        let listed = match client.list_all(&path, &query, self.spec.collection).await {
+            Ok(l) => l,
+            // The parent is gone as well: so is the object.
+            Err(e) if e.status == 404 => return Ok(None),
+            Err(e) => return Err(err(e)),
+        };
+        Ok(listed.into_iter().find(|o| self.same_object(o, prior)))
     }
 
     /// The response as attributes: schema fields, `id` (the full name) and derived ones.
@@ -324,7 +379,10 @@ impl ResourceKind for UcKind {
         prior: &Object,
     ) -> ProviderResult<Option<Remote>> {
         let client = self.shared.client()?;
-        let resp = none_if_missing(client.get(&self.path(id), &[]).await)?;
+        let resp = match none_if_missing(client.get(&self.path(id), &[]).await)? {
+            Some(r) => Some(r),
+            None => self.renamed_outside(id, prior).await?,
+        };
         Ok(resp.map(|r| self.remote_with_prior(&r, prior)))
     }
 
@@ -358,17 +416,7 @@ impl ResourceKind for UcKind {
             let client = client.clone();
             let parent = parent.clone();
             let path = format!("/api/2.1/unity-catalog/{}", self.spec.collection);
-            let query: Vec<(&'static str, String)> = match self.spec.name_parts.len() {
-                2 => vec![("catalog_name", parent.clone())],
-                3 => {
-                    let (c, s) = parent.split_once('.').unwrap_or((&parent, ""));
-                    vec![
-                        ("catalog_name", c.to_string()),
-                        ("schema_name", s.to_string()),
-                    ]
-                }
-                _ => Vec::new(),
-            };
+            let query = self.list_query(&parent);
             let items_key = self.spec.collection;
             lists.spawn(async move { (parent, client.list_all(&path, &query, items_key).await) });
         }
@@ -392,9 +440,10 @@ impl ResourceKind for UcKind {
         let mut out = Vec::with_capacity(items.len());
         for (id, prior) in items {
             match listed.get(&parent_of(id)) {
-                Some(Ok(objs)) => {
-                    out.push(Ok(objs.get(id).map(|o| self.remote_with_prior(o, prior))))
-                }
+                Some(Ok(objs)) => out.push(Ok(objs
+                    .get(id)
+                    .or_else(|| objs.values().find(|o| self.same_object(o, prior)))
+                    .map(|o| self.remote_with_prior(o, prior)))),
                 _ => out.push(self.read(ctx, id, prior).await),
             }
         }
@@ -414,9 +463,9 @@ impl ResourceKind for UcKind {
         let moved;
         let id = match self.spec.name_parts.split_last() {
             Some((_, parents)) if !parents.is_empty() => {
-                let leaf = str_attr(prior, "name")
-                    .map(str::to_lowercase)
-                    .unwrap_or_default();
+                // The object's name now: the id's last part (it is the name the object was
+                // last seen under, which a rename outside brickform changed).
+                let leaf = id.rsplit('.').next().unwrap_or(id).to_lowercase();
                 let parent: Vec<String> = parents
                     .iter()
                     .map(|p| str_attr(config, p).unwrap_or("").to_lowercase())
@@ -428,8 +477,9 @@ impl ResourceKind for UcKind {
         };
         let mut patch = Map::new();
         let new_name = str_attr(config, "name").map(str::to_lowercase);
+        let current = id.rsplit('.').next().unwrap_or(id).to_lowercase();
         if let Some(n) = &new_name
-            && str_attr(prior, "name").map(str::to_lowercase).as_deref() != Some(n.as_str())
+            && current != *n
         {
             patch.insert("new_name".into(), Json::String(n.clone()));
         }

@@ -94,6 +94,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             holds: super::uc::Holds::Always,
             derive,
             after_create: None,
+            stable_id: Some("volume_id"),
         },
         schema: schema(),
         shared,
