@@ -47,9 +47,19 @@ struct ServeArgs {
     user: Option<String>,
 }
 
-pub async fn run(args: LocalArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(ctx: &crate::ops::Ctx, args: LocalArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        LocalCommand::Serve(a) => serve(a).await,
+        LocalCommand::Serve(mut a) => {
+            // `--local` names the workspace the other commands use with it: serve that one
+            // (serving an empty one instead would look as if everything had gone).
+            if ctx.local {
+                if a.data.is_some() {
+                    anyhow::bail!("--local serves .brickform/local; leave out --data, or --local");
+                }
+                a.data = Some(crate::ops::local_dir(&ctx.dir));
+            }
+            serve(a).await
+        }
     }
 }
 

@@ -459,7 +459,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Import { address, id, vars } => ops::import(&ctx, &address, &id, &vars).await,
         Command::Run(args) => run::run(&ctx, args).await,
         Command::Schema { markdown } => schema::run(&ops::registry(), markdown),
-        Command::Local(args) => local::run(args).await,
+        Command::Local(args) => local::run(&ctx, args).await,
         Command::Auth(args) => auth::run(args).await,
         Command::Flows(args) => flows::run(args),
         Command::Promote {

@@ -51,6 +51,12 @@ fn quickstart_applies_with_no_drift_and_destroys_to_nothing() {
     ];
     want.sort();
     assert_eq!(made, want);
+    // `local serve --local` serves that same workspace, so the SDK or a browser sees it.
+    {
+        let serve = common::Serve::start_local(d);
+        let listed = serve.ok("GET", "/api/2.1/unity-catalog/catalogs", None);
+        assert_eq!(listed["catalogs"][0]["name"], "quickstart_dev", "{listed}");
+    }
     // The file holds the example's data.csv, byte for byte.
     let dump = local_dump(d);
     let stored = dump["files"]["/Volumes/quickstart_dev/raw/landing/data.csv"]["content"]

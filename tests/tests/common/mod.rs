@@ -99,10 +99,26 @@ pub struct Serve {
 impl Serve {
     /// Starts the server on `data` and waits for its `Listening on` line.
     pub fn start(data: &Path, extra: &[&str]) -> Serve {
-        use std::io::BufRead;
-        let mut child = std::process::Command::new(bin())
+        let mut command = std::process::Command::new(bin());
+        command
             .args(["local", "serve", "--port", "0", "--data"])
-            .arg(data)
+            .arg(data);
+        Serve::launch(command, extra)
+    }
+
+    /// `brickform -C DIR local serve --local`: the workspace that `--local` commands in DIR use.
+    pub fn start_local(dir: &Path) -> Serve {
+        let mut command = std::process::Command::new(bin());
+        command
+            .arg("-C")
+            .arg(dir)
+            .args(["local", "serve", "--local", "--port", "0"]);
+        Serve::launch(command, &[])
+    }
+
+    fn launch(mut command: std::process::Command, extra: &[&str]) -> Serve {
+        use std::io::BufRead;
+        let mut child = command
             .args(extra)
             .env("NO_COLOR", "1")
             .stdout(std::process::Stdio::piped())
