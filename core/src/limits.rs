@@ -32,6 +32,12 @@ pub const MAX_INSTANCES: usize = 100_000;
 /// that doubles the previous one, a `for` over a `for`).
 pub const MAX_EVALUATION_BYTES: u64 = 256 * 1024 * 1024;
 
+/// How much data a whole plan may hold in evaluated values (locals, instances, data
+/// sources), as [`value_bytes`] counts them. Each expression stays under
+/// [`MAX_EVALUATION_BYTES`], but one large value copied into many instances or many locals
+/// could still exhaust memory: this bounds their sum.
+pub const MAX_PLAN_BYTES: u64 = 1024 * 1024 * 1024;
+
 /// What one step of iteration (a `for` element, a splat element) costs against
 /// [`MAX_EVALUATION_BYTES`], so nested loops over small literals are bounded too.
 pub const STEP_BYTES: u64 = ELEMENT_BYTES;

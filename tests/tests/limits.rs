@@ -125,6 +125,25 @@ fn limits_are_located_errors() {
 }
 
 #[test]
+fn a_large_value_copied_into_many_places_stops_the_plan_at_a_limit() {
+    // Each copy is one expression well within its own limit; together they would take
+    // memory without end (before, 40 copies of 32 MiB were simply held).
+    let doubling: String = (1..=21)
+        .map(|i| format!("  s{i} = \"${{local.s{}}}${{local.s{}}}\"\n", i - 1, i - 1))
+        .collect();
+    let copies: String = (1..=40)
+        .map(|i| format!("  c{i} = local.s21\n"))
+        .collect();
+    let body = format!("locals {{\n  s0 = \"0123456789abcdef\"\n{doubling}{copies}}}\n");
+    let dir = config(&[("main.bf.hcl", &format!("{PROVIDER}{body}"))]);
+    let (code, err) = limited(dir.path(), &["plan", "--local"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("Plan limit reached"), "{err}");
+    assert!(err.contains("more than 1024 MiB"), "{err}");
+    assert!(err.contains("main.bf.hcl:"), "{err}");
+}
+
+#[test]
 fn an_error_past_column_65522_is_reported_without_a_snippet() {
     // miette's renderer panics on such a column.
     let long = "a".repeat(70_000);

@@ -295,9 +295,13 @@ impl Engine<'_> {
             // Unchanged instances are skipped, except those holding sensitive values: the
             // plan does not carry them, so the configuration is evaluated again to give
             // references (outputs, other resources) the real values.
+            // A destroy evaluates nothing: what stays needs no values, and the objects it
+            // would read may be the ones going.
             if c.action == Action::NoOp
                 && c.importing.is_none()
-                && (c.mode != Mode::Managed || c.sensitive_paths.is_empty())
+                && (c.mode != Mode::Managed
+                    || c.sensitive_paths.is_empty()
+                    || plan.mode == crate::plan::PlanMode::Destroy)
             {
                 continue;
             }

@@ -427,6 +427,14 @@ impl Engine<'_> {
                         world.set_local(name, Value::Unknown);
                     }
                 }
+                if let Some(why) = world.over_budget() {
+                    diags.push(
+                        Diagnostic::error("Plan limit reached")
+                            .at(l.expr.span())
+                            .detail(why),
+                    );
+                    break;
+                }
                 continue;
             }
             if id.starts_with("var.") || id.starts_with("output.") {
@@ -451,6 +459,14 @@ impl Engine<'_> {
                 &mut diags,
             )
             .await;
+            if let Some(why) = world.over_budget() {
+                diags.push(
+                    Diagnostic::error("Plan limit reached")
+                        .at(r.span.clone())
+                        .detail(why),
+                );
+                break;
+            }
         }
 
         // Instances in state that the configuration no longer produces.
@@ -631,7 +647,9 @@ impl Engine<'_> {
                     c.fields.clear();
                     c.importing = None;
                 } else {
+                    // Not this state's: a destroy neither deletes nor imports it.
                     c.action = Action::NoOp;
+                    c.importing = None;
                 }
             }
         }

@@ -27,6 +27,9 @@ pub struct World {
     /// The schema of every resource kind (by type) and data source (by `data.TYPE`): an
     /// instance holds every attribute its schema declares.
     schemas: Arc<HashMap<String, Schema>>,
+    /// Bytes of the values held (see [`crate::limits::value_bytes`]), against
+    /// [`crate::limits::MAX_PLAN_BYTES`].
+    held: u64,
 }
 
 /// Completes an instance's value with every attribute and nested block its schema declares
@@ -115,7 +118,30 @@ impl World {
             sensitive_vars,
             sensitive_attrs: HashSet::new(),
             schemas: Arc::new(schemas),
+            held: 0,
         }
+    }
+
+    /// The size counted for a value (past twice the limit it no longer matters).
+    fn size(v: &Value) -> u64 {
+        crate::limits::value_bytes(v, crate::limits::MAX_PLAN_BYTES.saturating_mul(2))
+    }
+
+    /// Counts a value of `size` coming in and the one it replaced going out.
+    fn account(&mut self, size: u64, replaced: Option<Value>) {
+        let old = replaced.as_ref().map_or(0, World::size);
+        self.held = self.held.saturating_add(size).saturating_sub(old);
+    }
+
+    /// Whether the values held so far are past [`crate::limits::MAX_PLAN_BYTES`]: the plan
+    /// stops with an error at the block that went over, before memory runs out.
+    pub fn over_budget(&self) -> Option<String> {
+        (self.held > crate::limits::MAX_PLAN_BYTES).then(|| {
+            format!(
+                "The values of this configuration add up to more than {} MiB (locals, resource and data source instances), the limit for one plan. A large value is copied into many places: reference it from one place, or make it smaller.",
+                crate::limits::MAX_PLAN_BYTES >> 20
+            )
+        })
     }
 
     /// Marks a resource's attribute sensitive (for every instance of the resource).
@@ -125,9 +151,12 @@ impl World {
     }
 
     pub fn set_local(&mut self, name: &str, v: Value) {
+        let mut replaced = None;
+        let size = World::size(&v);
         if let Some(Value::Object(o)) = self.roots.get_mut("local") {
-            o.insert(name.to_string(), v);
+            replaced = o.insert(name.to_string(), v);
         }
+        self.account(size, replaced);
     }
 
     fn resource_slot(&mut self, mode: Mode, type_name: &str) -> &mut Object {
@@ -168,30 +197,41 @@ impl World {
         if let (Some(schema), Value::Object(o)) = (schema, &mut v) {
             complete(schema, o);
         }
+        let size = World::size(&v);
         let slot = self.resource_slot(mode, type_name);
-        match key {
-            None => {
-                slot.insert(name.to_string(), v);
-            }
+        // `Some(replaced)` once the value is in; an entry of another shape (a count index
+        // into a for_each map) takes nothing.
+        let stored: Option<Option<Value>> = match key {
+            None => Some(slot.insert(name.to_string(), v)),
             Some(InstanceKey::Index(i)) => {
                 let entry = slot
                     .entry(name.to_string())
                     .or_insert_with(|| Value::List(Vec::new()));
-                if let Value::List(l) = entry {
-                    if l.len() <= *i {
-                        l.resize(*i + 1, Value::Null);
+                match entry {
+                    Value::List(l) => {
+                        // A new slot replaces nothing (the nulls before it are not counted).
+                        let fresh = l.len() <= *i;
+                        if fresh {
+                            l.resize(*i + 1, Value::Null);
+                        }
+                        let old = std::mem::replace(&mut l[*i], v);
+                        Some((!fresh).then_some(old))
                     }
-                    l[*i] = v;
+                    _ => None,
                 }
             }
             Some(InstanceKey::Key(k)) => {
                 let entry = slot
                     .entry(name.to_string())
                     .or_insert_with(|| Value::Object(Object::new()));
-                if let Value::Object(o) = entry {
-                    o.insert(k.clone(), v);
+                match entry {
+                    Value::Object(o) => Some(o.insert(k.clone(), v)),
+                    _ => None,
                 }
             }
+        };
+        if let Some(replaced) = stored {
+            self.account(size, replaced);
         }
     }
 }
@@ -231,5 +271,38 @@ impl Roots for World {
     }
     fn missing_root(&self, name: &str) -> String {
         format!("There is no resource type or variable named \"{name}\".")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn world() -> World {
+        World::new(
+            Default::default(),
+            Default::default(),
+            "default",
+            std::path::Path::new("."),
+            &crate::provider::Registry::default(),
+        )
+    }
+
+    #[test]
+    fn a_value_replaced_is_no_longer_counted() {
+        let mut w = world();
+        let big = Value::String("x".repeat(1000));
+        w.set_local("a", big.clone());
+        let one = w.held;
+        assert!(one >= 1000);
+        w.set_local("a", big.clone());
+        assert_eq!(w.held, one);
+        w.set_instance(Mode::Managed, "t", "n", Some(&InstanceKey::Index(0)), big.clone());
+        w.set_instance(Mode::Managed, "t", "n", Some(&InstanceKey::Index(0)), big.clone());
+        w.set_instance(Mode::Managed, "t", "n", Some(&InstanceKey::Key("k".into())), Value::Null);
+        assert_eq!(w.held, 2 * one);
+        w.set_local("a", Value::Null);
+        assert!(w.held < 2 * one);
+        assert!(w.over_budget().is_none());
     }
 }

@@ -108,6 +108,17 @@ impl ResourceKind for Secret {
     ) -> ProviderResult<Remote> {
         self.create(ctx, config).await
     }
+    /// SCOPE|KEY, the id: a secret is found again by it after a lost answer or a kill.
+    fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
+        Some(format!(
+            "{}|{}",
+            str_attr(config, "scope")?,
+            str_attr(config, "key")?
+        ))
+    }
+    async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        self.read(ctx, key, &Object::new()).await
+    }
     fn location(&self, attrs: &Object) -> Option<String> {
         Some(super::locations::secret(
             str_attr(attrs, "scope")?,
