@@ -1,6 +1,7 @@
 //! The shared application state every handler receives.
 
 use crate::auth::Auth;
+use crate::behaviours::{Behaviour, Behaviours};
 use crate::config::{EmulatorConfig, Timings};
 use crate::control::Control;
 use crate::errors::ApiResult;
@@ -15,6 +16,7 @@ pub struct App {
     pub auth: Auth,
     pub user: String,
     timings: Mutex<Timings>,
+    behaviours: Mutex<Behaviours>,
     /// Added to the wall clock, so tests can move time forward instead of sleeping.
     clock_offset_ms: AtomicI64,
 }
@@ -27,6 +29,7 @@ impl App {
             auth: Auth::new(config.tokens.clone()),
             user: config.user_name.clone(),
             timings: Mutex::new(config.timings),
+            behaviours: Mutex::new(config.behaviours),
             clock_offset_ms: AtomicI64::new(0),
         }
     }
@@ -47,11 +50,25 @@ impl App {
         *lock(&self.timings) = t;
     }
 
+    pub fn behaviours(&self) -> Behaviours {
+        *lock(&self.behaviours)
+    }
+
+    pub fn set_behaviours(&self, b: Behaviours) {
+        *lock(&self.behaviours) = b;
+    }
+
+    /// Whether the real service's behaviour `b` is modelled now.
+    pub fn models(&self, b: Behaviour) -> bool {
+        self.behaviours().on(b)
+    }
+
     fn ctx(&self) -> Ctx<'_> {
         Ctx {
             now: self.now(),
             user: &self.user,
             timings: self.timings(),
+            behaviours: self.behaviours(),
         }
     }
 

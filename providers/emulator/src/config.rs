@@ -1,5 +1,6 @@
 //! How an emulator instance is started: port, persistence, auth and timings.
 
+use crate::behaviours::Behaviours;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -34,6 +35,9 @@ pub struct EmulatorConfig {
     /// service takes up to 5 GiB in one request; the local workspace holds files in memory,
     /// so its default is lower.
     pub file_body_limit: usize,
+    /// Which of the real service's behaviours are modelled: all by default; a focused test
+    /// may turn one off (also at runtime, `POST /__emulator/behaviours`).
+    pub behaviours: Behaviours,
 }
 
 impl Default for EmulatorConfig {
@@ -50,6 +54,7 @@ impl Default for EmulatorConfig {
             body_timeout: Duration::from_secs(30),
             body_limit: 32 * 1024 * 1024,
             file_body_limit: 1024 * 1024 * 1024,
+            behaviours: Behaviours::all(),
         }
     }
 }

@@ -408,6 +408,10 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/__emulator/timings", get(get_timings).post(set_timings))
         .route("/__emulator/clock", get(get_clock).post(advance_clock))
         .route(
+            "/__emulator/behaviours",
+            get(get_behaviours).post(set_behaviours),
+        )
+        .route(
             "/__emulator/health",
             get(|| async { Json(json!({"status": "ok"})) }),
         )
@@ -650,6 +654,27 @@ async fn set_timings(State(app): State<Arc<App>>, JsonBody(b): JsonBody) -> ApiR
     Ok(Json(
         serde_json::to_value(Timings { ..t }).unwrap_or(Value::Null),
     ))
+}
+
+/// `{"behaviours": {"name": on, …}, "descriptions": {"name": "what the service does"}}`.
+async fn get_behaviours(State(app): State<Arc<App>>) -> Json<Value> {
+    let descriptions: Map<String, Value> = crate::behaviours::BEHAVIOURS
+        .iter()
+        .map(|(_, n, d)| ((*n).to_string(), Value::String((*d).to_string())))
+        .collect();
+    Json(json!({"behaviours": app.behaviours().to_json(), "descriptions": descriptions}))
+}
+
+/// `{"async_pipeline_delete": false, …}` turns the named behaviours on or off; the others
+/// stay as they are. An unknown name is a 400 naming the known ones, and changes nothing.
+async fn set_behaviours(
+    State(app): State<Arc<App>>,
+    JsonBody(b): JsonBody,
+) -> ApiResult<Json<Value>> {
+    let mut now = app.behaviours();
+    now.apply(&b).map_err(ApiError::invalid)?;
+    app.set_behaviours(now);
+    Ok(Json(json!({"behaviours": now.to_json()})))
 }
 
 async fn get_clock(State(app): State<Arc<App>>) -> Json<Value> {

@@ -12,6 +12,7 @@
 
 mod app;
 mod auth;
+mod behaviours;
 mod body;
 mod config;
 mod control;
@@ -27,6 +28,7 @@ mod uc;
 mod util;
 mod workspace;
 
+pub use behaviours::{BEHAVIOURS, Behaviour, Behaviours};
 pub use config::{EmulatorConfig, Timings};
 pub use errors::ApiError;
 pub use store::{JOURNAL_FILE, PersistError, STATE_FILE, read_workspace};
@@ -229,6 +231,15 @@ impl RunningEmulator {
     /// Changes how long runs and pipeline updates take, from now on.
     pub fn set_timings(&self, timings: Timings) {
         self.app.set_timings(timings);
+    }
+
+    /// Turns modelled behaviours of the real service on or off, from now on.
+    pub fn set_behaviours(&self, behaviours: Behaviours) {
+        self.app.set_behaviours(behaviours);
+    }
+
+    pub fn behaviours(&self) -> Behaviours {
+        self.app.behaviours()
     }
 
     /// Moves the emulator's clock forward, so timed states advance without sleeping.

@@ -5,6 +5,7 @@
 //! created with, whether it is doomed to fail, and when it was stopped; nothing ticks.
 
 use crate::app::App;
+use crate::behaviours::Behaviour;
 use crate::body::{JsonBody, Obj, Params, PathParam};
 use crate::errors::{ApiError, ApiResult};
 use crate::pages::Page;
@@ -540,7 +541,15 @@ fn build_spec(
 /// out: a gateway's staging volume name and the id of its connection, an ingestion
 /// pipeline's connector type (through a gateway: CDC). A full-spec PUT that omits them keeps
 /// what the pipeline had, so they survive an edit from a client that never set them.
-fn fill_server_fields(st: &State, spec: &mut Map<String, Value>, old: Option<&Map<String, Value>>) {
+fn fill_server_fields(
+    st: &State,
+    ctx: &Ctx,
+    spec: &mut Map<String, Value>,
+    old: Option<&Map<String, Value>>,
+) {
+    if !ctx.behaviours.on(Behaviour::ServerFilledPipelineFields) {
+        return;
+    }
     let id = s_of(spec, "id");
     let kept = |def: &str, k: &str| old.and_then(|o| o.get(def)).and_then(|d| d.get(k)).cloned();
     if let Some(Value::Object(g)) = spec.get_mut("gateway_definition") {
@@ -573,6 +582,29 @@ fn fill_server_fields(st: &State, spec: &mut Map<String, Value>, old: Option<&Ma
         if let Some(t) = filled {
             i.insert("connector_type".into(), t);
         }
+    }
+}
+
+/// A gateway keeps its staging data in a volume it creates in its storage schema, named by
+/// `gateway_storage_name` (by default `__databricks_ingestion_gateway_staging_data-ID`). The
+/// volume is not the gateway's to remove: deleting the gateway leaves it (a Lakeflow Connect
+/// demo's teardown drops the storage schema with force to remove it).
+fn staging_volume(st: &mut State, ctx: &Ctx, spec: &Map<String, Value>) {
+    if !ctx.behaviours.on(Behaviour::GatewayStagingVolume) {
+        return;
+    }
+    let Some(g) = spec.get("gateway_definition").and_then(Value::as_object) else {
+        return;
+    };
+    let id = s_of(spec, "id");
+    let name = gs(g, &["gateway_storage_name"])
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("__databricks_ingestion_gateway_staging_data-{id}"));
+    if let (Some(c), Some(s)) = (
+        gs(g, &["gateway_storage_catalog"]),
+        gs(g, &["gateway_storage_schema"]),
+    ) {
+        crate::uc::put_staging_volume(st, ctx, &c, &s, &name);
     }
 }
 
@@ -691,7 +723,8 @@ async fn create(AxState(app): AxState<Arc<App>>, JsonBody(b): JsonBody) -> Reply
         }
         let id = uuid::Uuid::new_v4().to_string();
         let mut spec = build_spec(&b, &id, source_type);
-        fill_server_fields(st, &mut spec, None);
+        fill_server_fields(st, ctx, &mut spec, None);
+        staging_volume(st, ctx, &spec);
         let continuous = is_continuous(&spec);
         let p = Pipeline { id: id.clone(), spec, parameters, run_as, creator: ctx.user.to_string(), last_modified: ctx.now, updates: Vec::new(), deleting_until: None, keep_tables: false };
         st.pipelines.insert(id.clone(), p);
@@ -759,7 +792,8 @@ async fn edit(
         }
         let mut spec = build_spec(&b, &id, source_type);
         let old_spec = st.pipelines.get(&id).map(|p| p.spec.clone());
-        fill_server_fields(st, &mut spec, old_spec.as_ref());
+        fill_server_fields(st, ctx, &mut spec, old_spec.as_ref());
+        staging_volume(st, ctx, &spec);
         let continuous = is_continuous(&spec);
         let Some(p) = st.pipelines.get_mut(&id) else {
             return Err(missing(&id));
@@ -830,6 +864,10 @@ async fn delete(
             }
             p.deleting_until = Some(ctx.now.saturating_add(ctx.timings.update_step_ms()));
             p.keep_tables = !cascade;
+            if !ctx.behaviours.on(Behaviour::AsyncPipelineDelete) {
+                st.pipelines.remove(&id);
+                crate::uc::end_pipeline_tables(st, &id, !cascade);
+            }
         }
         Ok(Json(json!({})))
     })
@@ -1030,7 +1068,7 @@ pub fn start(
     };
     let uid = update.update_id.clone();
     let doomed = update.failure.is_some();
-    let tables = if doomed {
+    let tables = if doomed || !ctx.behaviours.on(Behaviour::PipelineTables) {
         Vec::new()
     } else {
         defined_tables(&update.config)

@@ -120,6 +120,7 @@ pub struct Ctx<'a> {
     pub now: i64,
     pub user: &'a str,
     pub timings: Timings,
+    pub behaviours: crate::behaviours::Behaviours,
 }
 
 pub fn now_ms() -> i64 {

@@ -4,6 +4,7 @@
 //! [`put_pipeline_table`]), and they can be read, listed and dropped.
 
 use crate::app::App;
+use crate::behaviours::Behaviour;
 use crate::body::{JsonBody, Obj, Params, PathParam};
 use crate::errors::{ApiError, ApiResult};
 use crate::pages::Page;
@@ -192,8 +193,31 @@ pub fn routes() -> Router<Arc<App>> {
 
 type Reply = ApiResult<Json<Value>>;
 
+/// The metastore's storage root. The service's managed volumes without a catalog or schema
+/// root live at `s3://BUCKET/metastore/METASTORE_ID/volumes/VOLUME_ID` (the Databricks CLI's
+/// cloud-recorded acceptance outputs), tables beside them under `tables/`.
 fn metastore_root(st: &State) -> String {
-    format!("s3://brickform-local-metastore/{}", st.metastore_id)
+    format!(
+        "s3://brickform-local-metastore/metastore/{}",
+        st.metastore_id
+    )
+}
+
+/// Where a managed volume or table of this schema lives: under the managed location of the
+/// nearest container with its own storage root (`…/__unitystorage/catalogs/CID/volumes/VID`
+/// or `…/__unitystorage/schemas/SID/tables/TID`, as object paths on the service show), else
+/// under the metastore's root.
+fn managed_base(st: &State, catalog: &str, schema: &Map<String, Value>) -> String {
+    let own = |m: &Map<String, Value>| {
+        m.get("storage_root")
+            .and_then(Value::as_str)
+            .filter(|r| !r.is_empty())
+            .and_then(|_| m.get("storage_location").and_then(Value::as_str))
+            .map(str::to_string)
+    };
+    own(schema)
+        .or_else(|| st.catalogs.get(catalog).and_then(own))
+        .unwrap_or_else(|| metastore_root(st))
 }
 
 fn catalog_missing(name: &str) -> ApiError {
@@ -446,6 +470,7 @@ async fn update_catalog(
         // A foreign catalog's options name the source (its database); only the paths it
         // may read (`authorized_paths`) change in place.
         if s(current, "catalog_type") == "FOREIGN_CATALOG"
+            && ctx.behaviours.on(Behaviour::ForeignCatalogOptionsFixed)
             && let Some(Value::Object(new)) = set.get("options")
         {
             let old = current.get("options").and_then(Value::as_object).cloned().unwrap_or_default();
@@ -596,7 +621,12 @@ fn new_schema(
     let full = format!("{catalog}.{name}");
     let mut m = compact(json!({
         "name": name, "catalog_name": catalog, "full_name": full, "comment": comment, "properties": properties,
-        "storage_root": storage_root, "storage_location": base.map(|b| format!("{b}/__unitystorage/schemas/{id}")),
+        // A schema with its own root has its own managed location; one without uses its
+        // catalog's.
+        "storage_root": storage_root, "storage_location": match storage_root {
+            Some(_) => base.map(|b| format!("{b}/__unitystorage/schemas/{id}")),
+            None => base,
+        },
         "custom_max_retention_hours": retention, "schema_id": id, "metastore_id": st.metastore_id,
         "catalog_type": cat.get("catalog_type"), "securable_type": "SCHEMA", "browse_only": false,
     }));
@@ -860,26 +890,65 @@ async fn create_volume(AxState(app): AxState<Arc<App>>, JsonBody(b): JsonBody) -
                 format!("Volume '{full}' already exists."),
             ));
         }
-        let id = uuid::Uuid::new_v4().to_string();
-        let loc = match location {
-            Some(l) => l.to_string(),
-            None => {
-                let base = parent
-                    .get("storage_location")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| metastore_root(st), str::to_string);
-                format!("{base}/__unitystorage/volumes/{id}")
-            }
-        };
-        let mut m = compact(json!({
-            "name": name, "catalog_name": catalog, "schema_name": schema, "full_name": full,
-            "volume_type": vtype, "comment": comment, "storage_location": loc, "volume_id": id,
-            "metastore_id": st.metastore_id, "browse_only": false,
-        }));
-        audit(&mut m, ctx, true);
-        st.volumes.insert(full, m.clone());
+        let _ = parent;
+        let m = put_volume(st, ctx, &catalog, &schema, &name, vtype, location, comment);
         Ok(Json(Value::Object(m)))
     })
+}
+
+/// Creates a volume in an existing schema (the caller checked the names): a managed one at
+/// its schema's managed location.
+#[allow(clippy::too_many_arguments)]
+fn put_volume(
+    st: &mut State,
+    ctx: &Ctx,
+    catalog: &str,
+    schema: &str,
+    name: &str,
+    vtype: &str,
+    location: Option<&str>,
+    comment: Option<&str>,
+) -> Map<String, Value> {
+    let full = format!("{catalog}.{schema}.{name}");
+    let id = uuid::Uuid::new_v4().to_string();
+    let loc = match location {
+        Some(l) => l.trim_end_matches('/').to_string(),
+        None => {
+            let base = st
+                .schemas
+                .get(&format!("{catalog}.{schema}"))
+                .map_or_else(|| metastore_root(st), |s| managed_base(st, catalog, s));
+            format!("{base}/volumes/{id}")
+        }
+    };
+    let mut m = compact(json!({
+        "name": name, "catalog_name": catalog, "schema_name": schema, "full_name": full,
+        "volume_type": vtype, "comment": comment, "storage_location": loc, "volume_id": id,
+        "metastore_id": st.metastore_id, "browse_only": false,
+    }));
+    audit(&mut m, ctx, true);
+    st.volumes.insert(full, m.clone());
+    m
+}
+
+/// The staging volume an ingestion gateway creates in its storage schema, named by its
+/// `gateway_storage_name`: a managed volume (the SDK's DataStagingOptions: "the system will
+/// automatically create the volume under the catalog and schema"). Nothing if the schema is
+/// gone or the volume is already there (an edit keeps it).
+pub fn put_staging_volume(st: &mut State, ctx: &Ctx, catalog: &str, schema: &str, name: &str) {
+    let (catalog, schema, name) = (
+        catalog.to_lowercase(),
+        schema.to_lowercase(),
+        name.to_lowercase(),
+    );
+    if !st.schemas.contains_key(&format!("{catalog}.{schema}"))
+        || st
+            .volumes
+            .contains_key(&format!("{catalog}.{schema}.{name}"))
+    {
+        return;
+    }
+    put_volume(st, ctx, &catalog, &schema, &name, "MANAGED", None, None);
 }
 
 async fn get_volume(AxState(app): AxState<Arc<App>>, PathParam(raw): PathParam<String>) -> Reply {
@@ -1021,10 +1090,7 @@ pub fn put_pipeline_table(
     let Some(parent) = st.schemas.get(&format!("{catalog}.{schema}")) else {
         return;
     };
-    let base = parent
-        .get("storage_location")
-        .and_then(Value::as_str)
-        .map_or_else(|| metastore_root(st), str::to_string);
+    let base = managed_base(st, catalog, parent);
     let metastore = st.metastore_id.clone();
     let mut m = match st.tables.get(&full) {
         Some(t) => t.clone(),
@@ -1032,7 +1098,7 @@ pub fn put_pipeline_table(
             let id = uuid::Uuid::new_v4().to_string();
             let mut m = compact(json!({
                 "name": name, "catalog_name": catalog, "schema_name": schema, "full_name": full,
-                "table_id": id, "storage_location": format!("{base}/__unitystorage/tables/{id}"),
+                "table_id": id, "storage_location": format!("{base}/tables/{id}"),
                 "data_source_format": "DELTA", "metastore_id": metastore, "securable_type": "TABLE",
                 "browse_only": false,
             }));
@@ -1109,11 +1175,17 @@ fn is_secret_option(key: &str) -> bool {
     SECRET_OPTIONS.contains(&key.to_ascii_lowercase().as_str())
 }
 
-fn split_options(options: &Map<String, Value>) -> (Map<String, Value>, Map<String, Value>) {
+/// The options returned on read, and those withheld. The user name is withheld only while
+/// `withhold_connection_user` is modelled.
+fn split_options(
+    options: &Map<String, Value>,
+    ctx: &Ctx,
+) -> (Map<String, Value>, Map<String, Value>) {
+    let show_user = !ctx.behaviours.on(Behaviour::WithholdConnectionUser);
     options
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
-        .partition(|(k, _)| !is_secret_option(k))
+        .partition(|(k, _)| !is_secret_option(k) || (show_user && k.eq_ignore_ascii_case("user")))
 }
 
 /// Request paths whose bodies may carry write-only connection options.
@@ -1187,7 +1259,7 @@ async fn create_connection(AxState(app): AxState<Arc<App>>, JsonBody(b): JsonBod
                 return Err(ApiError::invalid(format!("Invalid value for field 'parent': '{p}' is not an existing schema (schemas/<catalog>.<schema>)")));
             }
         }
-        let (public, secret) = split_options(options);
+        let (public, secret) = split_options(options, ctx);
         let mut m = compact(json!({
             "name": name, "full_name": name, "connection_type": ctype, "options": public, "comment": comment,
             "properties": properties, "read_only": read_only.unwrap_or(true), "secrets": secrets,
@@ -1268,7 +1340,7 @@ async fn update_connection(
             return Err(ApiError::conflict("RESOURCE_ALREADY_EXISTS", format!("Connection '{t}' already exists.")));
         }
         let Some(mut c) = st.connections.remove(&name) else { return Err(connection_missing(&name)) };
-        let (public, secret) = split_options(options);
+        let (public, secret) = split_options(options, ctx);
         c.info.insert("options".into(), Value::Object(public.clone()));
         c.info.remove("url");
         c.info.remove("credential_type");

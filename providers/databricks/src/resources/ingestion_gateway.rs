@@ -45,6 +45,28 @@ pub fn schema() -> Schema {
         )
 }
 
+/// The staging volume the service creates in the gateway's storage schema, named by
+/// `gateway_storage_name`; it stays when the gateway is deleted, so the gateway's delete
+/// removes it (brickform made the gateway, so what the gateway made is brickform's too).
+/// Unset, the name is the service's default for the gateway (the SDK's DataStagingOptions).
+fn staging_volume(id: &str, prior: &brickform_core::value::Object) -> Vec<String> {
+    let get = |k: &str| prior.get(k).and_then(brickform_core::value::Value::as_str);
+    match (
+        get("gateway_storage_catalog"),
+        get("gateway_storage_schema"),
+        get("gateway_storage_name"),
+    ) {
+        (Some(c), Some(s), n) => vec![format!(
+            "{c}.{s}.{}",
+            n.map_or_else(
+                || format!("__databricks_ingestion_gateway_staging_data-{id}"),
+                str::to_string
+            )
+        )],
+        _ => Vec::new(),
+    }
+}
+
 pub fn kind(shared: Arc<Shared>) -> PipelineKind {
     PipelineKind {
         flavor: Flavor {
@@ -56,6 +78,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             check: check_common,
             derive: no_derive,
             derived: &[],
+            leaves_volumes: staging_volume,
         },
         shared,
     }

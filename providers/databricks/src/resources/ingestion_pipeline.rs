@@ -437,6 +437,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             check,
             derive,
             derived: &["tables", "table", "schemas"],
+            leaves_volumes: super::pipeline_spec::leaves_nothing,
         },
         shared,
     }

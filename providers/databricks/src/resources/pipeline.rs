@@ -151,6 +151,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             check,
             derive: no_derive,
             derived: &[],
+            leaves_volumes: super::pipeline_spec::leaves_nothing,
         },
         shared,
     }

@@ -249,6 +249,15 @@ pub struct Flavor {
     pub derive: fn(&mut Object),
     /// Attributes `derive` fills in; configuring them is an error.
     pub derived: &'static [&'static str],
+    /// Volumes the service creates for the pipeline and leaves behind when it is deleted
+    /// (a gateway's staging volume), as `catalog.schema.volume`: the delete removes them
+    /// after the pipeline has gone, so the schema they are in can be deleted.
+    pub leaves_volumes: fn(&str, &Object) -> Vec<String>,
+}
+
+/// For kinds whose delete leaves nothing behind.
+pub fn leaves_nothing(_: &str, _: &Object) -> Vec<String> {
+    Vec::new()
 }
 
 pub struct PipelineKind {
@@ -753,7 +762,15 @@ impl ResourceKind for PipelineKind {
                 format!("in state {state}")
             }))
         })
-        .await
+        .await?;
+        for volume in (self.flavor.leaves_volumes)(id, prior) {
+            gone_ok(
+                client
+                    .delete(&format!("/api/2.1/unity-catalog/volumes/{volume}"), &[])
+                    .await,
+            )?;
+        }
+        Ok(())
     }
 
     /// The name and the ownership tag. The list call returns statuses without specs or

@@ -1,0 +1,227 @@
+//! The real service's behaviours the local workspace models, each one by name, so that a
+//! focused test can turn one off (`EmulatorConfig::behaviours`, or at runtime
+//! `POST /__emulator/behaviours {"async_pipeline_delete": false}`).
+//!
+//! Every behaviour is on by default: the real service is the reference, and wherever the
+//! emulator is kinder than it our tests pass while real users meet drift or failed destroys.
+//! Each is checked at the one place in the code that models it.
+
+use serde_json::{Map, Value};
+
+/// One modelled behaviour. The names (see [`BEHAVIOURS`]) are the wire names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Behaviour {
+    SortDependsOn,
+    NewClusterDefaults,
+    TaskEmailNotifications,
+    TaskPaging,
+    KeepRunAs,
+    FailedTaskGenericMessage,
+    FailedRunInternalError,
+    AsyncPipelineDelete,
+    PipelineTables,
+    ServerFilledPipelineFields,
+    GatewayStagingVolume,
+    ForeignCatalogOptionsFixed,
+    WithholdConnectionUser,
+}
+
+/// Every behaviour: its wire name and what the service does (shown by `GET`).
+pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
+    (
+        Behaviour::SortDependsOn,
+        "sort_depends_on",
+        "jobs/get returns each task's depends_on sorted by task_key, not as sent",
+    ),
+    (
+        Behaviour::NewClusterDefaults,
+        "new_cluster_defaults",
+        "a job's new_cluster gets data_security_mode, enable_elastic_disk and cloud attributes",
+    ),
+    (
+        Behaviour::TaskEmailNotifications,
+        "task_email_notifications",
+        "jobs/get answers an empty email_notifications for each task that has none",
+    ),
+    (
+        Behaviour::TaskPaging,
+        "task_paging",
+        "jobs/get pages tasks and job clusters (100 a page) and sends has_more",
+    ),
+    (
+        Behaviour::KeepRunAs,
+        "keep_run_as",
+        "jobs/reset without run_as keeps the identity the job ran as",
+    ),
+    (
+        Behaviour::FailedTaskGenericMessage,
+        "failed_task_generic_message",
+        "a failed task says 'Workload failed, see run output for details'; the cause is in runs/get-output",
+    ),
+    (
+        Behaviour::FailedRunInternalError,
+        "failed_run_internal_error",
+        "a run with a failed task ends in life_cycle_state INTERNAL_ERROR (result_state FAILED)",
+    ),
+    (
+        Behaviour::AsyncPipelineDelete,
+        "async_pipeline_delete",
+        "a deleted pipeline reads DELETING for a while before it is gone",
+    ),
+    (
+        Behaviour::PipelineTables,
+        "pipeline_tables",
+        "an ingestion pipeline's update creates its tables in their schemas (which then refuse a delete)",
+    ),
+    (
+        Behaviour::ServerFilledPipelineFields,
+        "server_filled_pipeline_fields",
+        "gateway_storage_name, connection_id and connector_type are filled and survive a full-spec PUT",
+    ),
+    (
+        Behaviour::GatewayStagingVolume,
+        "gateway_staging_volume",
+        "an ingestion gateway creates its staging volume in its storage schema; the volume stays after the gateway",
+    ),
+    (
+        Behaviour::ForeignCatalogOptionsFixed,
+        "foreign_catalog_options_fixed",
+        "a foreign catalog's options (other than authorized_paths) cannot change in place",
+    ),
+    (
+        Behaviour::WithholdConnectionUser,
+        "withhold_connection_user",
+        "a connection's user option is withheld on read, as its password is",
+    ),
+];
+
+impl Behaviour {
+    pub fn name(self) -> &'static str {
+        BEHAVIOURS
+            .iter()
+            .find(|(b, _, _)| *b == self)
+            .map_or("", |(_, n, _)| n)
+    }
+
+    pub fn from_name(name: &str) -> Option<Behaviour> {
+        BEHAVIOURS
+            .iter()
+            .find(|(_, n, _)| *n == name)
+            .map(|(b, _, _)| *b)
+    }
+
+    fn bit(self) -> u32 {
+        1 << (self as u32)
+    }
+}
+
+/// Which behaviours are on. The default is all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Behaviours {
+    on: u32,
+}
+
+impl Default for Behaviours {
+    fn default() -> Self {
+        Behaviours::all()
+    }
+}
+
+impl Behaviours {
+    pub fn all() -> Self {
+        Behaviours {
+            on: BEHAVIOURS.iter().fold(0, |acc, (b, _, _)| acc | b.bit()),
+        }
+    }
+
+    /// No behaviour modelled: the emulator as kind as it can be.
+    pub fn none() -> Self {
+        Behaviours { on: 0 }
+    }
+
+    pub fn on(self, b: Behaviour) -> bool {
+        self.on & b.bit() != 0
+    }
+
+    pub fn set(&mut self, b: Behaviour, on: bool) {
+        if on {
+            self.on |= b.bit();
+        } else {
+            self.on &= !b.bit();
+        }
+    }
+
+    /// These behaviours with `b` turned off.
+    pub fn without(mut self, b: Behaviour) -> Self {
+        self.set(b, false);
+        self
+    }
+
+    /// `{"name": true|false, …}` for every behaviour.
+    pub fn to_json(self) -> Value {
+        Value::Object(
+            BEHAVIOURS
+                .iter()
+                .map(|(b, n, _)| ((*n).to_string(), Value::Bool(self.on(*b))))
+                .collect(),
+        )
+    }
+
+    /// Applies `{"name": bool, …}`. Validated whole before anything changes: an unknown
+    /// name or a value that is not a boolean is an error naming what is accepted.
+    pub fn apply(&mut self, changes: &Map<String, Value>) -> Result<(), String> {
+        let mut next = *self;
+        for (k, v) in changes {
+            let b = Behaviour::from_name(k).ok_or_else(|| {
+                let known: Vec<&str> = BEHAVIOURS.iter().map(|(_, n, _)| *n).collect();
+                format!(
+                    "Unknown behaviour '{k}'. Known behaviours: {}",
+                    known.join(", ")
+                )
+            })?;
+            let on = v.as_bool().ok_or_else(|| {
+                format!("Invalid value for behaviour '{k}': expected true or false")
+            })?;
+            next.set(b, on);
+        }
+        *self = next;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_are_unique_and_round_trip() {
+        for (b, n, _) in BEHAVIOURS {
+            assert_eq!(Behaviour::from_name(n), Some(*b));
+            assert_eq!(b.name(), *n);
+        }
+        let all = Behaviours::all();
+        assert!(BEHAVIOURS.iter().all(|(b, _, _)| all.on(*b)));
+        assert!(
+            BEHAVIOURS
+                .iter()
+                .all(|(b, _, _)| !Behaviours::none().on(*b))
+        );
+    }
+
+    #[test]
+    fn an_unknown_name_changes_nothing_and_names_the_known_ones() {
+        let mut b = Behaviours::all();
+        let changes = json!({"keep_run_as": false, "no_such": false});
+        let err = b.apply(changes.as_object().unwrap()).unwrap_err();
+        assert!(
+            err.contains("'no_such'") && err.contains("async_pipeline_delete"),
+            "{err}"
+        );
+        assert_eq!(b, Behaviours::all());
+        let changes = json!({"keep_run_as": false});
+        b.apply(changes.as_object().unwrap()).unwrap();
+        assert!(!b.on(Behaviour::KeepRunAs));
+        assert_eq!(b.to_json()["keep_run_as"], json!(false));
+    }
+}

@@ -1,0 +1,255 @@
+//! Each modelled behaviour of the real service is on by default, and turning it off really
+//! changes what the local workspace does.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on purpose
+
+mod common;
+
+use brickform_emulator::{BEHAVIOURS, Behaviour, Behaviours, EmulatorConfig, Timings};
+use common::{Client, start, start_with};
+use serde_json::{Value, json};
+
+const UC: &str = "/api/2.1/unity-catalog";
+
+async fn base(c: &Client) {
+    c.ok(&format!("{UC}/catalogs"), json!({"name": "main"}))
+        .await;
+    c.ok(
+        &format!("{UC}/schemas"),
+        json!({"name": "s", "catalog_name": "main"}),
+    )
+    .await;
+    c.ok(
+        &format!("{UC}/connections"),
+        json!({"name": "sql", "connection_type": "SQLSERVER",
+               "options": {"host": "h", "user": "u", "password": "p"}}),
+    )
+    .await;
+}
+
+fn task(key: &str) -> Value {
+    json!({"task_key": key, "notebook_task": {"notebook_path": "/missing"}})
+}
+
+async fn job(c: &Client, settings: Value) -> (i64, Value) {
+    let id = c.ok("/api/2.2/jobs/create", settings).await["job_id"]
+        .as_i64()
+        .unwrap();
+    let got = c.ok_get(&format!("/api/2.2/jobs/get?job_id={id}")).await;
+    (id, got)
+}
+
+/// A failed run of a task whose notebook is missing.
+async fn failed_run(c: &Client) -> Value {
+    let (id, _) = job(c, json!({"name": "j", "tasks": [task("main")]})).await;
+    let run = c.ok("/api/2.2/jobs/run-now", json!({"job_id": id})).await["run_id"]
+        .as_i64()
+        .unwrap();
+    c.ok_get(&format!("/api/2.2/jobs/runs/get?run_id={run}"))
+        .await
+}
+
+async fn gateway(c: &Client) -> String {
+    c.ok("/api/2.0/pipelines", json!({"name": "gw", "continuous": true, "gateway_definition": {
+        "connection_name": "sql", "gateway_storage_catalog": "main", "gateway_storage_schema": "s"}}))
+        .await["pipeline_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// What the behaviour changes, observed through the API.
+async fn observe(b: Behaviour, c: &Client) -> Value {
+    base(c).await;
+    match b {
+        Behaviour::SortDependsOn => {
+            let mut t = task("c");
+            t["depends_on"] = json!([{"task_key": "b"}, {"task_key": "a"}]);
+            let (_, got) = job(c, json!({"tasks": [task("a"), task("b"), t]})).await;
+            got["settings"]["tasks"][2]["depends_on"].clone()
+        }
+        Behaviour::NewClusterDefaults => {
+            let mut t = task("a");
+            t["new_cluster"] = json!({"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge", "num_workers": 1});
+            let (_, got) = job(c, json!({"tasks": [t]})).await;
+            got["settings"]["tasks"][0]["new_cluster"]["data_security_mode"].clone()
+        }
+        Behaviour::TaskEmailNotifications => {
+            let (_, got) = job(c, json!({"tasks": [task("a")]})).await;
+            got["settings"]["tasks"][0]["email_notifications"].clone()
+        }
+        Behaviour::TaskPaging => {
+            let tasks: Vec<Value> = (0..101).map(|i| task(&format!("t{i:03}"))).collect();
+            let (_, got) = job(c, json!({"tasks": tasks})).await;
+            json!([
+                got["settings"]["tasks"].as_array().unwrap().len(),
+                got["has_more"]
+            ])
+        }
+        Behaviour::KeepRunAs => {
+            let (id, _) = job(
+                c,
+                json!({"tasks": [task("a")], "run_as": {"user_name": "other@x"}}),
+            )
+            .await;
+            c.ok(
+                "/api/2.2/jobs/reset",
+                json!({"job_id": id, "new_settings": {"tasks": [task("a")]}}),
+            )
+            .await;
+            c.ok_get(&format!("/api/2.2/jobs/get?job_id={id}")).await["settings"]["run_as"].clone()
+        }
+        Behaviour::FailedTaskGenericMessage => {
+            failed_run(c).await["tasks"][0]["state"]["state_message"].clone()
+        }
+        Behaviour::FailedRunInternalError => {
+            let run = failed_run(c).await;
+            assert_eq!(run["state"]["result_state"], "FAILED");
+            run["state"]["life_cycle_state"].clone()
+        }
+        Behaviour::AsyncPipelineDelete => {
+            // With instant timings a delete takes no time either way.
+            c.emu.set_timings(Timings::default());
+            let id = c.ok("/api/2.0/pipelines", json!({"name": "p"})).await["pipeline_id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            c.delete(&format!("/api/2.0/pipelines/{id}")).await;
+            let (status, body) = c.get(&format!("/api/2.0/pipelines/{id}")).await;
+            json!([status, body["state"]])
+        }
+        Behaviour::PipelineTables => {
+            let gw = gateway(c).await;
+            let ing = c
+                .ok(
+                    "/api/2.0/pipelines",
+                    json!({"name": "ing", "ingestion_definition": {
+                    "ingestion_gateway_id": gw, "objects": [{"table": {"source_table": "t",
+                    "destination_catalog": "main", "destination_schema": "s"}}]}}),
+                )
+                .await["pipeline_id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            c.ok(&format!("/api/2.0/pipelines/{ing}/updates"), json!({}))
+                .await;
+            let t = c
+                .ok_get(&format!("{UC}/tables?catalog_name=main&schema_name=s"))
+                .await;
+            json!(t["tables"].as_array().map_or(0, Vec::len))
+        }
+        Behaviour::ServerFilledPipelineFields => {
+            let gw = gateway(c).await;
+            c.ok_get(&format!("/api/2.0/pipelines/{gw}")).await["spec"]["gateway_definition"]
+                ["gateway_storage_name"]
+                .clone()
+        }
+        Behaviour::GatewayStagingVolume => {
+            let gw = gateway(c).await;
+            let v = c
+                .ok_get(&format!("{UC}/volumes?catalog_name=main&schema_name=s"))
+                .await;
+            let names: Vec<Value> = v["volumes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| json!([v["name"], v["volume_type"]]))
+                .collect();
+            if !names.is_empty() {
+                assert_eq!(
+                    names,
+                    vec![json!([
+                        format!("__databricks_ingestion_gateway_staging_data-{gw}"),
+                        "MANAGED"
+                    ])]
+                );
+                // The volume is not the gateway's: it stays when the gateway goes.
+                c.delete(&format!("/api/2.0/pipelines/{gw}")).await;
+                c.emu.advance_clock(std::time::Duration::from_secs(5));
+                let (status, _) = c.get(&format!("/api/2.0/pipelines/{gw}")).await;
+                assert_eq!(status, 404);
+                let left = c
+                    .ok_get(&format!("{UC}/volumes?catalog_name=main&schema_name=s"))
+                    .await;
+                assert_eq!(left["volumes"].as_array().map_or(0, Vec::len), 1);
+            }
+            json!(names)
+        }
+        Behaviour::ForeignCatalogOptionsFixed => {
+            c.ok(
+                &format!("{UC}/catalogs"),
+                json!({"name": "f", "connection_name": "sql", "options": {"database": "a"}}),
+            )
+            .await;
+            let (status, _) = c
+                .patch(
+                    &format!("{UC}/catalogs/f"),
+                    json!({"options": {"database": "b"}}),
+                )
+                .await;
+            json!(status)
+        }
+        Behaviour::WithholdConnectionUser => {
+            let got = c.ok_get(&format!("{UC}/connections/sql")).await;
+            assert!(got["options"].get("password").is_none());
+            got["options"]["user"].clone()
+        }
+    }
+}
+
+#[tokio::test]
+async fn each_behaviour_is_modelled_by_default_and_turning_it_off_changes_what_is_seen() {
+    for (b, name, _) in BEHAVIOURS {
+        let on = observe(*b, &start().await).await;
+        let off = observe(
+            *b,
+            &start_with(EmulatorConfig {
+                behaviours: Behaviours::all().without(*b),
+                ..EmulatorConfig::for_tests()
+            })
+            .await,
+        )
+        .await;
+        assert_ne!(on, off, "turning off {name} changed nothing: {on}");
+    }
+}
+
+#[tokio::test]
+async fn behaviours_are_listed_and_set_at_runtime_and_unknown_names_are_refused() {
+    let c = start().await;
+    let got = c.ok_get("/__emulator/behaviours").await;
+    assert_eq!(got["behaviours"]["async_pipeline_delete"], true);
+    assert_eq!(
+        got["behaviours"].as_object().unwrap().len(),
+        BEHAVIOURS.len()
+    );
+    assert!(got["descriptions"]["keep_run_as"].as_str().is_some());
+
+    let (status, body) = c
+        .post(
+            "/__emulator/behaviours",
+            json!({"async_pipeline_delete": false, "nope": true}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    let msg = body["message"].as_str().unwrap();
+    assert!(
+        msg.contains("'nope'") && msg.contains("withhold_connection_user"),
+        "{msg}"
+    );
+    assert!(
+        c.emu.behaviours().on(Behaviour::AsyncPipelineDelete),
+        "a refused change changes nothing"
+    );
+
+    let set = c
+        .ok(
+            "/__emulator/behaviours",
+            json!({"async_pipeline_delete": false}),
+        )
+        .await;
+    assert_eq!(set["behaviours"]["async_pipeline_delete"], false);
+    assert_eq!(set["behaviours"]["keep_run_as"], true);
+    // And it takes effect: the delete is immediate.
+    let on = observe(Behaviour::AsyncPipelineDelete, &c).await;
+    assert_eq!(on[0], 404);
+}
