@@ -770,6 +770,14 @@ pub trait ResourceKind: Send + Sync {
         false
     }
 
+    /// Locations (see [`ResourceKind::location`]) of objects elsewhere that the service made
+    /// for this one and that its delete removes too (an ingestion gateway's staging volume
+    /// in its storage schema). A container deleted in the same plan does not count them as
+    /// contents this state does not manage: they are gone before it.
+    fn takes_along(&self, _id: &str, _attrs: &Object) -> Vec<String> {
+        Vec::new()
+    }
+
     /// A location (see [`ResourceKind::location`]) as the user knows the object: a path or a
     /// full name, for plans that list what a container's delete takes with it.
     fn show_location(&self, location: &str) -> String {

@@ -166,7 +166,10 @@ fn apply_killed_at_random_points_then_destroy_leaves_nothing() {
         // Half the rounds go straight to destroy, half apply again first.
         if round % 2 == 1 {
             let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
-            assert_eq!(code, 0, "round {round} (killed after {delay:?}): apply\n{out}\n{err}");
+            assert_eq!(
+                code, 0,
+                "round {round} (killed after {delay:?}): apply\n{out}\n{err}"
+            );
             check_no_orphan(d, &serve.dump(), round);
         }
         let (code, out, err) = bf(d, &serve, &["destroy", "--auto-approve"]);
@@ -178,8 +181,13 @@ fn apply_killed_at_random_points_then_destroy_leaves_nothing() {
         assert_eq!(left, Vec::<String>::new(), "round {round}: {out}");
         destroyed_clean += 1;
     }
-    eprintln!("{killed} of {rounds} applies killed; {destroyed_clean} of {rounds} destroys left nothing");
-    assert!(killed * 2 >= rounds, "only {killed} of {rounds} applies were cut short");
+    eprintln!(
+        "{killed} of {rounds} applies killed; {destroyed_clean} of {rounds} destroys left nothing"
+    );
+    assert!(
+        killed * 2 >= rounds,
+        "only {killed} of {rounds} applies were cut short"
+    );
 }
 
 #[test]

@@ -131,9 +131,7 @@ fn a_large_value_copied_into_many_places_stops_the_plan_at_a_limit() {
     let doubling: String = (1..=21)
         .map(|i| format!("  s{i} = \"${{local.s{}}}${{local.s{}}}\"\n", i - 1, i - 1))
         .collect();
-    let copies: String = (1..=40)
-        .map(|i| format!("  c{i} = local.s21\n"))
-        .collect();
+    let copies: String = (1..=40).map(|i| format!("  c{i} = local.s21\n")).collect();
     let body = format!("locals {{\n  s0 = \"0123456789abcdef\"\n{doubling}{copies}}}\n");
     let dir = config(&[("main.bf.hcl", &format!("{PROVIDER}{body}"))]);
     let (code, err) = limited(dir.path(), &["plan", "--local"]);

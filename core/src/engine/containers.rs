@@ -149,6 +149,18 @@ impl Engine<'_> {
             }
         }
 
+        // What the deletes of this plan remove besides their own objects.
+        let taken_along: Vec<String> = plan
+            .changes
+            .iter()
+            .filter(|c| c.action == Action::Delete || c.action.is_replace())
+            .filter_map(|c| {
+                let kind = self.registry.kind(&c.type_name)?;
+                let (id, prior) = prior_of(state, &c.address)?;
+                Some(kind.takes_along(&id, &prior.merged()))
+            })
+            .flatten()
+            .collect();
         for i in 0..plan.changes.len() {
             let c = &plan.changes[i];
             if !(c.action == Action::Delete || c.action.is_replace()) {
@@ -211,7 +223,7 @@ impl Engine<'_> {
                 match kind.contents(&ctx, &id, &attrs).await {
                     Ok(listing) => Some(shown(
                         kind.as_ref(),
-                        unmanaged(listing, &loc, locations.values()),
+                        unmanaged(listing, &loc, locations.values().chain(&taken_along)),
                     )),
                     Err(e) => {
                         diags.push(Diagnostic::error(format!(

@@ -297,9 +297,27 @@ mod tests {
         assert!(one >= 1000);
         w.set_local("a", big.clone());
         assert_eq!(w.held, one);
-        w.set_instance(Mode::Managed, "t", "n", Some(&InstanceKey::Index(0)), big.clone());
-        w.set_instance(Mode::Managed, "t", "n", Some(&InstanceKey::Index(0)), big.clone());
-        w.set_instance(Mode::Managed, "t", "n", Some(&InstanceKey::Key("k".into())), Value::Null);
+        w.set_instance(
+            Mode::Managed,
+            "t",
+            "n",
+            Some(&InstanceKey::Index(0)),
+            big.clone(),
+        );
+        w.set_instance(
+            Mode::Managed,
+            "t",
+            "n",
+            Some(&InstanceKey::Index(0)),
+            big.clone(),
+        );
+        w.set_instance(
+            Mode::Managed,
+            "t",
+            "n",
+            Some(&InstanceKey::Key("k".into())),
+            Value::Null,
+        );
         assert_eq!(w.held, 2 * one);
         w.set_local("a", Value::Null);
         assert!(w.held < 2 * one);

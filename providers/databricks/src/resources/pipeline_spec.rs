@@ -773,6 +773,13 @@ impl ResourceKind for PipelineKind {
         Ok(())
     }
 
+    fn takes_along(&self, id: &str, attrs: &Object) -> Vec<String> {
+        (self.flavor.leaves_volumes)(id, attrs)
+            .iter()
+            .map(|v| super::locations::uc(v))
+            .collect()
+    }
+
     /// The name and the ownership tag. The list call returns statuses without specs or
     /// tags, so finding the tag means one GET per candidate; filtering the list by the
     /// name first keeps that to the pipelines of that name (usually one).
