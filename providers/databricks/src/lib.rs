@@ -209,3 +209,27 @@ impl Provider for DatabricksProvider {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_in_seconds_are_checked_not_panicked_on() {
+        let with = |v: Value| Object::from_iter([("http_timeout_seconds".to_string(), v)]);
+        let ok = seconds(&with(Value::from_f64(1.5)), "http_timeout_seconds");
+        assert_eq!(
+            ok.ok().flatten(),
+            Some(std::time::Duration::from_millis(1500))
+        );
+        assert!(matches!(
+            seconds(&Object::new(), "http_timeout_seconds"),
+            Ok(None)
+        ));
+        for bad in [-1.0, 0.0, 1e300] {
+            let e = seconds(&with(Value::from_f64(bad)), "http_timeout_seconds");
+            let Err(e) = e else { panic!("{bad} accepted") };
+            assert!(e.message.contains("http_timeout_seconds must be"), "{e:?}");
+        }
+    }
+}
