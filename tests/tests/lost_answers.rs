@@ -182,3 +182,36 @@ fn a_create_that_times_out_leaves_no_duplicate_and_no_orphan() {
         true,
     );
 }
+
+/// Every delete's answer is lost to a dropped connection after the workspace deleted the
+/// object: the client does not send it again, and destroy still finishes in one run (the
+/// engine reads the object back and finds it gone).
+#[test]
+fn a_delete_whose_connection_is_dropped_is_found_done() {
+    let label = "lostdelete";
+    let dir = config(&[("main.bf.hcl", &configuration(label))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    for (method, path) in [("DELETE", ".*"), ("POST", ".*/delete")] {
+        serve.ok(
+            "POST",
+            "/__emulator/faults",
+            Some(json!({"method": method, "path": path, "drop": true, "after_side_effect": true, "times": 0})),
+        );
+    }
+    let (code, out, err) = bf(d, &serve, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let dump = serve.dump();
+    assert_eq!(objects(&dump), Vec::<String>::new());
+    assert_eq!(jobs_and_pipelines(&dump), (0, 0));
+    let faults = serve.ok("GET", "/__emulator/faults", None);
+    for f in faults["faults"].as_array().unwrap() {
+        assert!(f["fired"].as_u64().unwrap() >= 2, "deletes were lost: {f}");
+    }
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["resources"], json!([]), "{state}");
+}
