@@ -1,11 +1,14 @@
 //! Creates whose answer is lost after the service made the object — a 500, 502, 503 or 504,
-//! for every kind — never leave a duplicate or an orphan: the next apply (or the same one)
-//! finds the object it made, and destroy removes everything.
+//! a dropped connection or an answer slower than the HTTP timeout, for every kind — never
+//! leave a duplicate or an orphan: the next apply (or the same one) finds the object it made,
+//! and destroy removes everything.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use common::{Serve, config, every_kind, objects, served as bf, served_ok as bf_ok};
+use common::{
+    Serve, config, every_kind, every_kind_objects, objects, served as bf, served_ok as bf_ok,
+};
 use serde_json::{Value, json};
 
 /// Every kind, and a pipeline and a job (found by their ownership tag, not by a name).
@@ -38,16 +41,21 @@ resource "databricks_job" "nightly" {{
     )
 }
 
-const CREATES: &[&str] = &[
-    "/api/2.1/unity-catalog/catalogs",
-    "/api/2.1/unity-catalog/schemas",
-    "/api/2.1/unity-catalog/volumes",
-    "/api/2.1/unity-catalog/connections",
-    "/api/2.0/secrets/scopes/create",
-    "/api/2.0/secrets/put",
-    "/api/2.0/workspace/import",
-    "/api/2.0/pipelines",
-    "/api/2.[12]/jobs/create",
+/// Each create path, and how many calls the configuration makes there: one per object it
+/// makes, or `None` for an upsert that may be repeated.
+const CREATES: &[(&str, Option<usize>)] = &[
+    ("/api/2.1/unity-catalog/catalogs", Some(1)),
+    ("/api/2.1/unity-catalog/schemas", Some(1)),
+    ("/api/2.1/unity-catalog/volumes", Some(1)),
+    ("/api/2.1/unity-catalog/connections", Some(1)),
+    ("/api/2.0/secrets/scopes/create", Some(1)),
+    // Puts the value whether or not the key exists; a value cannot be read back, so a put
+    // whose answer was lost is simply made again.
+    ("/api/2.0/secrets/put", None),
+    // The notebook and the workspace file.
+    ("/api/2.0/workspace/import", Some(2)),
+    ("/api/2.0/pipelines", Some(1)),
+    ("/api/2.[12]/jobs/create", Some(1)),
 ];
 
 fn jobs_and_pipelines(dump: &Value) -> (usize, usize) {
@@ -55,61 +63,155 @@ fn jobs_and_pipelines(dump: &Value) -> (usize, usize) {
     (n("jobs"), n("pipelines"))
 }
 
+/// Loses the answer of each create once with `lost` (fault fields), applies until complete
+/// (a lost answer may fail one apply, never two), and checks: every fault fired, one job and
+/// one pipeline, everything in state, the next plan empty, destroy leaves nothing.
+///
+/// With `sent_once`, also that no create was sent twice: a lost answer is resolved by looking
+/// the object up, never by repeating the call (a 503 is the exception: the service says it
+/// did nothing, and the client repeats it).
+fn each_create_lost_once(label: &str, lost: Value, provider: &str, sent_once: bool) {
+    let configuration = configuration(label).replace(
+        "provider \"databricks\" {\n  host = var.host\n}",
+        &format!("provider \"databricks\" {{\n  host = var.host\n{provider}}}"),
+    );
+    assert!(configuration.contains(provider), "{label}: provider block");
+    let dir = config(&[("main.bf.hcl", &configuration)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    for (p, _) in CREATES {
+        let mut fault = json!({"method": "POST", "path": p, "times": 1, "after_side_effect": true});
+        fault
+            .as_object_mut()
+            .unwrap()
+            .extend(lost.as_object().unwrap().clone());
+        serve.ok("POST", "/__emulator/faults", Some(fault));
+    }
+    let mut outputs = Vec::new();
+    for _ in 0..2 {
+        let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+        outputs.push(format!("{out}\n{err}"));
+        if code == 0 {
+            break;
+        }
+    }
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(
+        code,
+        0,
+        "{label}: not converged\n{out}\n{err}\n{}",
+        outputs.join("\n----\n")
+    );
+    let faults = serve.ok("GET", "/__emulator/faults", None);
+    for f in faults["faults"].as_array().unwrap() {
+        assert_eq!(f["fired"], 1, "{label}: every answer was lost once: {f}");
+    }
+    let dump = serve.dump();
+    assert_eq!(
+        jobs_and_pipelines(&dump),
+        (1, 1),
+        "{label}: one job and one pipeline\n{}",
+        outputs.join("\n----\n")
+    );
+    if sent_once {
+        let sent = |method: &str, p: &str| {
+            let log = serve.ok(
+                "GET",
+                &format!("/__emulator/requests?method={method}&path={p}"),
+                None,
+            );
+            log["requests"].as_array().unwrap().len()
+        };
+        let mut resent: Vec<String> = CREATES
+            .iter()
+            .filter_map(|(p, made)| Some((p, (*made)?)))
+            .map(|(p, made)| (p, made, sent("POST", p)))
+            .filter(|(_, made, n)| n != made)
+            .map(|(p, made, n)| format!("{p}: {n} calls for {made}"))
+            .collect();
+        let deleted = sent("POST", "/api/2.[12]/jobs/delete");
+        if deleted > 0 {
+            resent.push(format!("{deleted} duplicate jobs made and deleted"));
+        }
+        assert_eq!(resent, Vec::<String>::new(), "{label}: creates sent again");
+    }
+    // Named objects exist once each (a duplicate would have failed its create), and all are
+    // managed: the 9 of every kind, plus the pipeline and the job.
+    assert_eq!(objects(&dump), every_kind_objects(label), "{label}");
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        state["resources"].as_array().unwrap().len(),
+        11,
+        "{label}: {state}"
+    );
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    let dump = serve.dump();
+    assert_eq!(objects(&dump), Vec::<String>::new(), "{label}");
+    assert_eq!(jobs_and_pipelines(&dump), (0, 0), "{label}");
+}
+
 #[test]
 fn a_create_whose_answer_is_lost_with_a_server_error_leaves_no_duplicate_and_no_orphan() {
     for status in [500, 502, 503, 504] {
-        let prefix = format!("lost{status}");
-        let dir = config(&[("main.bf.hcl", &configuration(&prefix))]);
-        let d = dir.path();
-        let serve = Serve::start(&d.join(".brickform/local"), &[]);
-        for p in CREATES {
-            serve.ok(
-                "POST",
-                "/__emulator/faults",
-                Some(json!({"method": "POST", "path": p, "status": status, "times": 1, "after_side_effect": true})),
-            );
-        }
-        // Applied until it is complete: a lost answer may fail one apply, never two.
-        let mut outputs = Vec::new();
-        for _ in 0..2 {
-            let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
-            outputs.push(format!("{out}\n{err}"));
-            if code == 0 {
-                break;
-            }
-        }
-        let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
-        assert_eq!(
-            code,
-            0,
-            "status {status}: not converged\n{out}\n{err}\n{}",
-            outputs.join("\n----\n")
+        each_create_lost_once(
+            &format!("lost{status}"),
+            json!({"status": status}),
+            "",
+            status != 503,
         );
-        let faults = serve.ok("GET", "/__emulator/faults", None);
-        for f in faults["faults"].as_array().unwrap() {
-            assert_eq!(
-                f["fired"], 1,
-                "status {status}: every answer was lost once: {f}"
-            );
-        }
-        let dump = serve.dump();
-        assert_eq!(
-            jobs_and_pipelines(&dump),
-            (1, 1),
-            "status {status}: one job and one pipeline"
-        );
-        let state: Value = serde_json::from_str(
-            &std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(
-            state["resources"].as_array().unwrap().len(),
-            11,
-            "status {status}: {state}"
-        );
-        bf_ok(d, &serve, &["destroy", "--auto-approve"]);
-        let dump = serve.dump();
-        assert_eq!(objects(&dump), Vec::<String>::new(), "status {status}");
-        assert_eq!(jobs_and_pipelines(&dump), (0, 0), "status {status}");
     }
+}
+
+/// The connection closes with no answer after the object was made: the client must not send
+/// the create again (a second job, the first an orphan) but let the engine look for it.
+#[test]
+fn a_create_whose_connection_is_dropped_leaves_no_duplicate_and_no_orphan() {
+    each_create_lost_once("lostdrop", json!({"drop": true}), "", true);
+}
+
+/// The answer comes after the client's HTTP timeout (1 s here, the answer 2 s late).
+#[test]
+fn a_create_that_times_out_leaves_no_duplicate_and_no_orphan() {
+    each_create_lost_once(
+        "losttimeout",
+        json!({"delay_ms": 2000}),
+        "  http_timeout_seconds = 1\n",
+        true,
+    );
+}
+
+/// Every delete's answer is lost to a dropped connection after the workspace deleted the
+/// object: the client does not send it again, and destroy still finishes in one run (the
+/// engine reads the object back and finds it gone).
+#[test]
+fn a_delete_whose_connection_is_dropped_is_found_done() {
+    let label = "lostdelete";
+    let dir = config(&[("main.bf.hcl", &configuration(label))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    for (method, path) in [("DELETE", ".*"), ("POST", ".*/delete")] {
+        serve.ok(
+            "POST",
+            "/__emulator/faults",
+            Some(json!({"method": method, "path": path, "drop": true, "after_side_effect": true, "times": 0})),
+        );
+    }
+    let (code, out, err) = bf(d, &serve, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let dump = serve.dump();
+    assert_eq!(objects(&dump), Vec::<String>::new());
+    assert_eq!(jobs_and_pipelines(&dump), (0, 0));
+    let faults = serve.ok("GET", "/__emulator/faults", None);
+    for f in faults["faults"].as_array().unwrap() {
+        assert!(f["fired"].as_u64().unwrap() >= 2, "deletes were lost: {f}");
+    }
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["resources"], json!([]), "{state}");
 }

@@ -888,7 +888,18 @@ async fn run_node(
                 )
                 .await
                 .map_err(|e| e.to_string())?;
-            let result = kind.delete(ctx, &id, &prior_obj()).await;
+            let result = match kind.delete(ctx, &id, &prior_obj()).await {
+                // The delete may have happened though its answer was lost: if the object is
+                // gone, it was deleted (and is not left in state for the next run to find).
+                Err(e) if e.uncertain => match kind.read(ctx, &id, &prior_obj()).await {
+                    Ok(None) => {
+                        tracing::debug!(address = %change.address, %id, "a delete that failed had deleted the object");
+                        Ok(())
+                    }
+                    _ => Err(e),
+                },
+                other => other,
+            };
             let mut doc = shared.doc.lock().await;
             match result {
                 Ok(()) => {

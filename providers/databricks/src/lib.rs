@@ -106,7 +106,8 @@ impl DatabricksProvider {
             .attr(Attribute::optional("auth_type", AttrType::String).one_of_any_case(&["pat", "oauth-m2m"]).describe("Pin one authentication method."))
             .attr(Attribute::optional("rate_limit", AttrType::Number).describe("Fixed cap on requests per second to the workspace."))
             .attr(Attribute::optional("initial_rate", AttrType::Number).describe("Requests per second the adaptive limiter starts at."))
-            .attr(Attribute::optional("retry_timeout_seconds", AttrType::Number).describe("Time budget for retrying one request."));
+            .attr(Attribute::optional("retry_timeout_seconds", AttrType::Number).describe("Time budget for retrying one request (default 300)."))
+            .attr(Attribute::optional("http_timeout_seconds", AttrType::Number).describe("Timeout of one HTTP exchange (default 60). A write that times out is not sent again: brickform looks for what it may have made."));
         DatabricksProvider {
             shared: Arc::new(Shared::default()),
             options,
@@ -129,6 +130,24 @@ pub fn wants_local(settings: &Object) -> bool {
 
 fn text(o: &Object, k: &str) -> Option<String> {
     o.get(k).and_then(Value::as_str).map(str::to_string)
+}
+
+/// A duration setting in seconds: positive and at most a day (`Duration::from_secs_f64`
+/// panics on negative, NaN or huge values, so they are refused here with the setting's name).
+fn seconds(o: &Object, k: &str) -> ProviderResult<Option<std::time::Duration>> {
+    const MAX: f64 = 24.0 * 3600.0;
+    match o.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .filter(|s| *s > 0.0 && *s <= MAX)
+            .map(|s| Some(std::time::Duration::from_secs_f64(s)))
+            .ok_or_else(|| {
+                ProviderError::invalid(format!(
+                    "{k} must be a number of seconds above 0 and at most {MAX}"
+                ))
+            }),
+    }
 }
 
 #[async_trait]
@@ -160,11 +179,8 @@ impl Provider for DatabricksProvider {
             auth_type: text(config, "auth_type"),
             rate_limit: config.get("rate_limit").and_then(Value::as_f64),
             initial_rate: config.get("initial_rate").and_then(Value::as_f64),
-            retry_timeout: config
-                .get("retry_timeout_seconds")
-                .and_then(Value::as_f64)
-                .map(std::time::Duration::from_secs_f64),
-            http_timeout: None,
+            retry_timeout: seconds(config, "retry_timeout_seconds")?,
+            http_timeout: seconds(config, "http_timeout_seconds")?,
         };
         if let Some((url, token)) = &self.options.local {
             settings.host = Some(url.clone());
@@ -191,5 +207,29 @@ impl Provider for DatabricksProvider {
         };
         self.shared.set(client, web_host);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_in_seconds_are_checked_not_panicked_on() {
+        let with = |v: Value| Object::from_iter([("http_timeout_seconds".to_string(), v)]);
+        let ok = seconds(&with(Value::from_f64(1.5)), "http_timeout_seconds");
+        assert_eq!(
+            ok.ok().flatten(),
+            Some(std::time::Duration::from_millis(1500))
+        );
+        assert!(matches!(
+            seconds(&Object::new(), "http_timeout_seconds"),
+            Ok(None)
+        ));
+        for bad in [-1.0, 0.0, 1e300] {
+            let e = seconds(&with(Value::from_f64(bad)), "http_timeout_seconds");
+            let Err(e) = e else { panic!("{bad} accepted") };
+            assert!(e.message.contains("http_timeout_seconds must be"), "{e:?}");
+        }
     }
 }

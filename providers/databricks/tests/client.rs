@@ -657,6 +657,70 @@ async fn transport_errors_are_retried_then_reported() {
     assert!(!e.to_string().contains("dapi-test-token"));
 }
 
+/// A write whose connection is dropped, or whose answer outlasts the HTTP timeout, after the
+/// workspace carried it out is sent exactly once and fails as uncertain (the engine then
+/// looks for what it made); a read in the same plight is simply sent again.
+#[tokio::test]
+async fn a_write_whose_answer_is_lost_in_transport_is_sent_once_and_uncertain() {
+    let emu = emulator().await;
+    let c = connect(
+        &Settings {
+            http_timeout: Some(Duration::from_millis(500)),
+            ..pat(&emu.url())
+        },
+        &[],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    let create = "/api/2.0/secrets/scopes/create";
+    for (scope, lost) in [
+        ("dropped", json!({"drop": true})),
+        ("late", json!({"delay_ms": 1500})),
+    ] {
+        let mut spec =
+            json!({"method": "POST", "path": create, "times": 1, "after_side_effect": true});
+        spec.as_object_mut()
+            .unwrap()
+            .extend(lost.as_object().unwrap().clone());
+        fault(&emu, spec).await;
+        let before = c.stats().requests;
+        let e = c.post(create, &json!({"scope": scope})).await.unwrap_err();
+        assert_eq!(e.status, 0, "{scope}: {e}");
+        assert!(e.maybe_sent, "{scope}: {e}");
+        assert!(e.message.contains("not sent again"), "{scope}: {e}");
+        assert!(ProviderError::from(e).uncertain, "{scope}");
+        assert_eq!(c.stats().requests - before, 1, "{scope}: sent once");
+        let sent: Vec<Value> = logged(&emu, create)
+            .await
+            .into_iter()
+            .filter(|r| r["body"]["scope"] == scope)
+            .collect();
+        assert_eq!(
+            sent.len(),
+            1,
+            "{scope}: the workspace saw one request: {sent:?}"
+        );
+    }
+    // Both were carried out: the engine's lookup will find them.
+    let scopes = c.get("/api/2.0/secrets/scopes/list", &[]).await.unwrap();
+    for scope in ["dropped", "late"] {
+        assert!(scopes.to_string().contains(scope), "{scopes}");
+    }
+    assert_eq!(c.stats().retries, 0, "no write was repeated");
+    // A read is repeated: nothing changes however often it is sent.
+    for lost in [json!({"drop": true}), json!({"delay_ms": 1500})] {
+        let mut spec = json!({"method": "GET", "path": ME, "times": 1});
+        spec.as_object_mut()
+            .unwrap()
+            .extend(lost.as_object().unwrap().clone());
+        fault(&emu, spec).await;
+        let before = c.stats().requests;
+        c.get(ME, &[]).await.unwrap();
+        assert_eq!(c.stats().requests - before, 2, "{lost}: read once more");
+    }
+}
+
 #[tokio::test]
 async fn a_host_that_does_not_resolve_fails_at_once() {
     // `.invalid` never resolves (RFC 6761).

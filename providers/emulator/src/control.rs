@@ -99,9 +99,17 @@ impl Matcher {
 struct Fault {
     id: u64,
     matcher: Matcher,
-    status: StatusCode,
+    /// The injected error answer; `None` when the fault only holds the real answer
+    /// (`delay_ms` alone) or drops the connection.
+    status: Option<StatusCode>,
     body: Value,
     retry_after: Option<u64>,
+    /// Close the connection instead of answering: the client sees a reset or an incomplete
+    /// message, as when a proxy or the service dies mid-request.
+    drop: bool,
+    /// Hold the answer this long before sending it (or before dropping), so a client with a
+    /// shorter timeout gives up first.
+    delay: Option<Duration>,
     /// Let this many matching requests through first.
     after: u64,
     /// Fire this many times; 0 means every time.
@@ -117,16 +125,54 @@ struct Fault {
 }
 
 impl Fault {
-    fn response(&self) -> Response {
-        let mut r = (self.status, Json(self.body.clone())).into_response();
-        if let Some(s) = self.retry_after
-            && let Ok(v) = HeaderValue::from_str(&s.to_string())
-        {
-            r.headers_mut().insert(header::RETRY_AFTER, v);
+    fn fired(&self) -> Fired {
+        let response = self.status.map(|status| {
+            let mut r = (status, Json(self.body.clone())).into_response();
+            if let Some(s) = self.retry_after
+                && let Ok(v) = HeaderValue::from_str(&s.to_string())
+            {
+                r.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            r
+        });
+        Fired {
+            response,
+            after_side_effect: self.after_side_effect,
+            drop: self.drop,
+            delay: self.delay,
         }
-        r
     }
 }
+
+/// What a fault that fires does to one request.
+struct Fired {
+    /// The injected answer; `None`: the handler's own (or none, when dropped).
+    response: Option<Response>,
+    /// Perform the request first.
+    after_side_effect: bool,
+    drop: bool,
+    delay: Option<Duration>,
+}
+
+/// Marks a response that must not be sent: the accept loop closes the connection instead
+/// (see `serve` in lib.rs). The response itself is what an embedder of the bare router sees.
+#[derive(Clone, Copy)]
+pub struct DropConnection;
+
+fn dropped() -> Response {
+    let mut r = ApiError::new(
+        StatusCode::BAD_GATEWAY,
+        "CONNECTION_DROPPED",
+        "The connection was dropped by an injected fault.",
+    )
+    .into_response();
+    r.extensions_mut().insert(DropConnection);
+    r
+}
+
+/// The longest `delay_ms` a fault may hold an answer: long enough for any client timeout a
+/// test sets, short enough that a typo does not park a connection for hours.
+const MAX_FAULT_DELAY_MS: u64 = 10 * 60 * 1000;
 
 #[derive(Default, Clone, Copy)]
 struct Latency {
@@ -237,8 +283,8 @@ impl Control {
         None
     }
 
-    /// The first fault that fires for this request: `(response, after_side_effect)`.
-    fn fault(&self, method: &Method, path: &str) -> Option<(Response, bool)> {
+    /// The first fault that fires for this request.
+    fn fault(&self, method: &Method, path: &str) -> Option<Fired> {
         let mut faults = lock(&self.faults);
         for f in faults
             .iter_mut()
@@ -255,7 +301,7 @@ impl Control {
                 continue;
             }
             f.fired += 1;
-            return Some((f.response(), f.after_side_effect));
+            return Some(f.fired());
         }
         None
     }
@@ -275,6 +321,11 @@ impl Control {
     }
 
     fn log_status(&self, seq: u64, status: StatusCode) {
+        self.log_outcome(seq, json!(status.as_u16()), false);
+    }
+
+    /// Records the answer's status, or that the connection was dropped (status null).
+    fn log_outcome(&self, seq: u64, status: Value, dropped: bool) {
         let mut log = lock(&self.log);
         if let Some(e) = log
             .entries
@@ -282,7 +333,10 @@ impl Control {
             .rev()
             .find(|e| e["seq"] == json!(seq))
         {
-            e["status"] = json!(status.as_u16());
+            e["status"] = status;
+            if dropped {
+                e["dropped"] = json!(true);
+            }
         }
     }
 }
@@ -328,22 +382,40 @@ pub async fn middleware(State(app): State<Arc<App>>, req: Request, next: Next) -
         if let Some(r) = c.rate_limited(&method, &path) {
             break 'r r;
         }
-        let fault = c.fault(&method, &path);
-        match fault {
-            Some((r, false)) => r,
-            Some((r, true)) => {
-                let _ = next
-                    .run(Request::from_parts(parts, Body::from(bytes)))
-                    .await;
-                r
-            }
-            None => {
-                next.run(Request::from_parts(parts, Body::from(bytes)))
-                    .await
-            }
+        let Some(f) = c.fault(&method, &path) else {
+            break 'r next
+                .run(Request::from_parts(parts, Body::from(bytes)))
+                .await;
+        };
+        let mut request = Some((next, Request::from_parts(parts, Body::from(bytes))));
+        let mut answer = None;
+        if f.after_side_effect
+            && let Some((next, req)) = request.take()
+        {
+            answer = Some(next.run(req).await);
+        }
+        if let Some(d) = f.delay {
+            tokio::time::sleep(d).await;
+        }
+        if f.drop {
+            break 'r dropped();
+        }
+        if let Some(r) = f.response {
+            break 'r r;
+        }
+        // `delay_ms` alone: the real answer, late; without `after_side_effect` the request is
+        // performed only after the wait (if the client has not closed the connection by then).
+        match (answer, request) {
+            (Some(a), _) => a,
+            (None, Some((next, req))) => next.run(req).await,
+            (None, None) => dropped(),
         }
     };
-    c.log_status(seq, response.status());
+    if response.extensions().get::<DropConnection>().is_some() {
+        c.log_outcome(seq, Value::Null, true);
+    } else {
+        c.log_status(seq, response.status());
+    }
     response
 }
 
@@ -440,17 +512,51 @@ impl Fault {
     fn parse(id: u64, b: &Map<String, Value>) -> ApiResult<Fault> {
         let o = Obj::root(b);
         let matcher = Matcher::parse(o)?;
-        let code = o.int("status")?.unwrap_or(503);
-        let status = u16::try_from(code)
-            .ok()
-            .and_then(|c| StatusCode::from_u16(c).ok())
-            .filter(|s| s.as_u16() >= 200)
-            .ok_or_else(|| {
-                ApiError::invalid(format!("Invalid value for field 'status': {code}"))
-            })?;
-        let body = match o.get("body") {
-            Some(v) => v.clone(),
-            None => json!({
+        let drop = o.bool("drop")?.unwrap_or(false);
+        let delay = match non_negative(o, "delay_ms")? {
+            Some(ms) if ms > MAX_FAULT_DELAY_MS => {
+                return Err(ApiError::invalid(format!(
+                    "Invalid value for field 'delay_ms': {ms}; at most {MAX_FAULT_DELAY_MS}"
+                )));
+            }
+            ms => ms.map(Duration::from_millis),
+        };
+        let given = |k: &str| o.get(k).is_some_and(|v| !v.is_null());
+        // The fields that shape an injected answer, which a dropped connection never sends
+        // and a delay alone (the real answer, late) does not make.
+        let answer_fields = ["status", "body", "error_code", "message", "retry_after"];
+        if drop && let Some(k) = answer_fields.iter().find(|k| given(k)) {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field '{k}': a fault with 'drop' sends no answer"
+            )));
+        }
+        if delay.is_some()
+            && !given("status")
+            && let Some(k) = answer_fields[1..].iter().find(|k| given(k))
+        {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field '{k}': it shapes an injected answer; set 'status' too (without it, 'delay_ms' holds the real answer)"
+            )));
+        }
+        let status = match o.int("status")? {
+            None if drop || delay.is_some() => None,
+            code => {
+                let code = code.unwrap_or(503);
+                Some(
+                    u16::try_from(code)
+                        .ok()
+                        .and_then(|c| StatusCode::from_u16(c).ok())
+                        .filter(|s| s.as_u16() >= 200)
+                        .ok_or_else(|| {
+                            ApiError::invalid(format!("Invalid value for field 'status': {code}"))
+                        })?,
+                )
+            }
+        };
+        let body = match (o.get("body"), status) {
+            (_, None) => Value::Null,
+            (Some(v), _) => v.clone(),
+            (None, Some(status)) => json!({
                 "error_code": o.str("error_code")?.unwrap_or(default_code(status)),
                 "message": o.str("message")?.unwrap_or("Injected fault"),
             }),
@@ -472,6 +578,8 @@ impl Fault {
             status,
             body,
             retry_after: non_negative(o, "retry_after")?,
+            drop,
+            delay,
             after: non_negative(o, "after")?.unwrap_or(0),
             times: non_negative(o, "times")?.unwrap_or(1),
             after_side_effect: o.bool("after_side_effect")?.unwrap_or(false),
@@ -493,7 +601,15 @@ async fn list_faults(State(app): State<Arc<App>>) -> Json<Value> {
         .map(|f| {
             let mut m = f.matcher.describe();
             m.insert("id".into(), json!(f.id));
-            m.insert("status".into(), json!(f.status.as_u16()));
+            m.insert("status".into(), json!(f.status.map(|s| s.as_u16())));
+            m.insert("drop".into(), json!(f.drop));
+            m.insert(
+                "delay_ms".into(),
+                json!(
+                    f.delay
+                        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+                ),
+            );
             m.insert("body".into(), f.body.clone());
             m.insert("after".into(), json!(f.after));
             m.insert("times".into(), json!(f.times));
@@ -731,5 +847,147 @@ mod tests {
         for bad in [json!(1.5), json!(-0.1), json!("half")] {
             assert!(parse(json!({"probability": bad})).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn drop_and_delay_faults_parse_and_refuse_what_they_cannot_do() {
+        let f = parse(json!({"drop": true, "after_side_effect": true})).unwrap();
+        assert!(f.drop && f.status.is_none() && f.delay.is_none());
+        let f = parse(json!({"delay_ms": 2000})).unwrap();
+        assert_eq!(f.delay, Some(Duration::from_secs(2)));
+        assert!(f.status.is_none(), "a delay alone holds the real answer");
+        let f = parse(json!({"delay_ms": 10, "status": 500})).unwrap();
+        assert_eq!(f.status, Some(StatusCode::INTERNAL_SERVER_ERROR));
+        let f = parse(json!({"drop": true, "delay_ms": 5})).unwrap();
+        assert!(f.drop && f.delay.is_some());
+        // Without either, the old default stays.
+        assert_eq!(
+            parse(json!({})).unwrap().status,
+            Some(StatusCode::SERVICE_UNAVAILABLE)
+        );
+        let message = |body: Value| match parse(body) {
+            Ok(_) => String::new(),
+            Err(e) => e.message,
+        };
+        for (bad, says) in [
+            (json!({"drop": true, "status": 500}), "'status'"),
+            (json!({"drop": true, "body": {}}), "'body'"),
+            (json!({"drop": true, "retry_after": 1}), "'retry_after'"),
+            (json!({"drop": "yes"}), "drop"),
+            (json!({"delay_ms": 10, "message": "m"}), "set 'status' too"),
+            (json!({"delay_ms": -1}), "must not be negative"),
+            (json!({"delay_ms": "1s"}), "delay_ms"),
+            (json!({"delay_ms": MAX_FAULT_DELAY_MS + 1}), "at most"),
+        ] {
+            let m = message(bad.clone());
+            assert!(m.contains(says), "{bad}: {m:?}");
+        }
+        // `times` and `probability` apply to them as to any fault.
+        let c = with_fault(json!({"drop": true, "times": 2}));
+        let fired: Vec<bool> = (0..4)
+            .map(|_| {
+                c.fault(&Method::POST, "/api/x")
+                    .is_some_and(|f| f.drop && f.response.is_none())
+            })
+            .collect();
+        assert_eq!(fired, [true, true, false, false]);
+        let n = fired_n(
+            &with_fault(json!({"delay_ms": 1, "times": 0, "probability": 0.5, "seed": 3})),
+            400,
+        );
+        assert!((120..=280).contains(&n), "{n} of 400 at p = 0.5");
+    }
+
+    fn fired_n(control: &Control, n: usize) -> usize {
+        fired(control, n).iter().filter(|f| **f).count()
+    }
+
+    /// The router marks a dropped answer (the accept loop closes the connection for it) after
+    /// performing the request when `after_side_effect` is set, and holds a delayed answer.
+    #[tokio::test]
+    async fn a_dropped_answer_is_marked_and_a_delayed_one_is_held() {
+        use tower::ServiceExt as _;
+        let router = crate::Emulator::router(&EmulatorConfig::for_tests()).unwrap();
+        let call = |method: &str, path: &str, body: Value| {
+            let router = router.clone();
+            let req = axum::http::Request::builder()
+                .method(method)
+                .uri(path)
+                .header(header::AUTHORIZATION, "Bearer t")
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body.to_string()))
+                .unwrap();
+            async move { router.oneshot(req).await.unwrap() }
+        };
+        let scopes = "/api/2.0/secrets/scopes/create";
+        let r = call(
+            "POST",
+            "/__emulator/faults",
+            json!({"method": "POST", "path": scopes, "drop": true, "after_side_effect": true}),
+        )
+        .await;
+        assert_eq!(r.status(), StatusCode::OK);
+        let r = call("POST", scopes, json!({"scope": "made"})).await;
+        assert!(r.extensions().get::<DropConnection>().is_some());
+        let r = call("POST", scopes, json!({"scope": "made"})).await;
+        assert_eq!(
+            r.status(),
+            StatusCode::CONFLICT,
+            "the dropped create was performed, so a second one hears it exists"
+        );
+
+        let r = call(
+            "POST",
+            "/__emulator/faults",
+            json!({"method": "POST", "path": scopes, "drop": true}),
+        )
+        .await;
+        assert_eq!(r.status(), StatusCode::OK);
+        let r = call("POST", scopes, json!({"scope": "never"})).await;
+        assert!(r.extensions().get::<DropConnection>().is_some());
+        let r = call("POST", scopes, json!({"scope": "never"})).await;
+        assert_eq!(r.status(), StatusCode::OK, "dropped before the side effect");
+
+        let r = call(
+            "POST",
+            "/__emulator/faults",
+            json!({"method": "POST", "path": scopes, "delay_ms": 300, "after_side_effect": true}),
+        )
+        .await;
+        assert_eq!(r.status(), StatusCode::OK);
+        let t = Instant::now();
+        let r = call("POST", scopes, json!({"scope": "late"})).await;
+        assert!(
+            t.elapsed() >= Duration::from_millis(300),
+            "{:?}",
+            t.elapsed()
+        );
+        assert_eq!(r.status(), StatusCode::OK, "the real answer, late");
+        assert!(r.extensions().get::<DropConnection>().is_none());
+
+        let r = call(
+            "GET",
+            "/__emulator/requests?path=/api/2.0/secrets/scopes/create",
+            Value::Null,
+        )
+        .await;
+        let bytes = axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap();
+        let log: Value = serde_json::from_slice(&bytes).unwrap();
+        let outcomes: Vec<(Value, bool)> = log["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["status"].clone(), e["dropped"] == json!(true)))
+            .collect();
+        assert_eq!(
+            outcomes,
+            [
+                (Value::Null, true),
+                (json!(409), false),
+                (Value::Null, true),
+                (json!(200), false),
+                (json!(200), false),
+            ]
+        );
     }
 }

@@ -137,7 +137,20 @@ async fn serve(
                 let req = req.map(|b| {
                     axum::body::Body::new(tower_http::timeout::TimeoutBody::new(body_timeout, b))
                 });
-                router.clone().oneshot(req)
+                let answer = router.clone().oneshot(req);
+                async move {
+                    let Ok(response) = answer.await;
+                    // An injected `drop` fault: failing the service makes hyper close the
+                    // connection without writing anything, so the client sees no answer.
+                    if response
+                        .extensions()
+                        .get::<control::DropConnection>()
+                        .is_some()
+                    {
+                        return Err(DroppedByFault);
+                    }
+                    Ok(response)
+                }
             });
         let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
@@ -150,6 +163,11 @@ async fn serve(
     // In-flight requests finish; idle connections close at once.
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
 }
+
+/// Why the accept loop closed a connection without answering.
+#[derive(Debug, thiserror::Error)]
+#[error("connection dropped by an injected fault")]
+struct DroppedByFault;
 
 /// How long a stopping server waits for in-flight requests.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);

@@ -477,6 +477,11 @@ impl Client {
         let mut attempt: u32 = 0;
         let mut uncertain = false;
         let mut reauthenticated = false;
+        // Sending these again changes nothing: reads, and the OAuth token request (a form).
+        // A write whose answer was lost is not repeated blindly (a second jobs/create makes a
+        // second job): it fails as uncertain and the engine looks for what it made.
+        let repeatable =
+            method == Method::GET || method == Method::HEAD || matches!(body, Body::Form(_));
         loop {
             let authorization = match auth {
                 AuthMode::Api => Some(self.bearer().await?),
@@ -535,7 +540,7 @@ impl Client {
                 Err(e) => Err(e),
             };
             let elapsed_ms = started.elapsed().as_millis() as u64;
-            let (err, retry_after) = match result {
+            let (err, retry_after, refused) = match result {
                 Ok(raw) if (200..300).contains(&raw.status) => {
                     inner.limiter.on_success(permit);
                     tracing::debug!(%method, path = log_path, status = raw.status, elapsed_ms, attempt, "databricks api");
@@ -567,8 +572,7 @@ impl Client {
                         attempt += 1;
                         continue;
                     }
-                    let read = method == Method::GET || method == Method::HEAD;
-                    if !retry::retryable_status(raw.status, &err.message, read) {
+                    if !retry::retryable_status(raw.status, &err.message, repeatable) {
                         return Err(ApiError {
                             after_retry: uncertain,
                             ..err
@@ -579,7 +583,7 @@ impl Client {
                             .get(reqwest::header::RETRY_AFTER)
                             .and_then(|v| v.to_str().ok()),
                     );
-                    (err, after)
+                    (err, after, false)
                 }
                 Err(e) => {
                     inner.transport_errors.fetch_add(1, Ordering::Relaxed);
@@ -605,9 +609,30 @@ impl Client {
                             if attempt == 0 && !inner.refused_warned.swap(true, Ordering::Relaxed) {
                                 tracing::warn!(target: "notice", "Warning: {} refused the connection; trying again for up to {}s", inner.host, REFUSED_FOR.as_secs());
                             }
-                            (ApiError::unreachable(message), None)
+                            (ApiError::unreachable(message), None, true)
                         }
-                        Cause::Other => (ApiError::transport(message), None),
+                        // No connection was made (a connect timeout, an unreachable network):
+                        // nothing reached the service, so any call may be tried again.
+                        Cause::NotConnected => (
+                            ApiError {
+                                maybe_sent: false,
+                                ..ApiError::transport(message)
+                            },
+                            None,
+                            false,
+                        ),
+                        // A timeout, a reset or a cut answer: the request may have been
+                        // carried out.
+                        Cause::Other if !repeatable => {
+                            return Err(ApiError {
+                                message: format!(
+                                    "{message} (not sent again: the workspace may have carried it out)"
+                                ),
+                                after_retry: uncertain,
+                                ..ApiError::transport(message.clone())
+                            });
+                        }
+                        Cause::Other => (ApiError::transport(message), None, false),
                     }
                 }
             };
@@ -617,12 +642,8 @@ impl Client {
             attempt += 1;
             let wait = retry::backoff(attempt, retry_after);
             // A refused connection has its own, shorter while.
-            let until = if err.maybe_sent {
-                deadline
-            } else {
-                refused_deadline
-            };
-            if Instant::now() + wait > until && !err.maybe_sent {
+            let until = if refused { refused_deadline } else { deadline };
+            if Instant::now() + wait > until && refused {
                 let e = ApiError::unreachable(format!(
                     "nothing accepts connections at {} (connection refused for {}s): check the workspace URL",
                     inner.host,
@@ -727,6 +748,9 @@ enum Cause {
     Dns,
     Tls,
     Refused,
+    /// Connecting failed otherwise (timed out, network unreachable): nothing was sent.
+    NotConnected,
+    /// The request may have been sent: a timeout, a reset, an incomplete answer.
     Other,
 }
 
@@ -756,6 +780,8 @@ fn transport_cause(e: &reqwest::Error) -> Cause {
         || text.contains("corrupt message")
     {
         Cause::Tls
+    } else if e.is_connect() {
+        Cause::NotConnected
     } else {
         Cause::Other
     }

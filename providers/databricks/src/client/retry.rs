@@ -1,10 +1,11 @@
 //! When to retry and how long to wait (reference §8.3).
 //!
-//! Retried: 429 and 503 (the service asks to come back later), transport failures (no answer
-//! at all), the few error messages the official SDK also treats as transient, and for reads
-//! (GET, HEAD: nothing changes however often they are sent) also 500, 502 and 504. Everything
-//! else is final: a 400 repeated is still a 400, and retrying a 500 on a create risks a
-//! duplicate (the engine looks for the object instead).
+//! Retried: 429 and 503 (the service asks to come back later), the few error messages the
+//! official SDK also treats as transient, connections that were never made (refused, connect
+//! timeout), and for reads (GET, HEAD, the OAuth token request: nothing changes however often
+//! they are sent) also 500, 502, 504 and lost answers (a timeout, a reset). Everything else is
+//! final: a 400 repeated is still a 400, and repeating a create whose answer was lost to a 500
+//! or a timeout risks a duplicate (the engine looks for the object instead).
 
 use std::time::Duration;
 

@@ -748,7 +748,19 @@ impl ResourceKind for PipelineKind {
         if let Some(c) = prior.get("cascade").and_then(Value::as_bool) {
             query.push(("cascade", c.to_string()));
         }
-        gone_ok(client.delete(&Self::path(id), &query).await)?;
+        if let Err(e) = gone_ok(client.delete(&Self::path(id), &query).await) {
+            // A delete whose answer was lost may have been carried out: a pipeline that now
+            // reads DELETING (or is gone) was deleted, and is waited for like any other.
+            let deleting = e.uncertain
+                && match self.get(&client, id).await {
+                    Ok(None) => true,
+                    Ok(Some(p)) => p.get("state").and_then(Json::as_str) == Some("DELETING"),
+                    Err(_) => false,
+                };
+            if !deleting {
+                return Err(e);
+            }
+        }
         // The service deletes asynchronously (the pipeline reads DELETING, and its tables
         // are still in their schemas until it is gone): wait, so what depends on it (the
         // schema) is deleted after it.
