@@ -279,7 +279,7 @@ impl<N, L> Dag<N, L> {
             .map(|(i, o)| match o {
                 Some(o) => o,
                 None => {
-                    let o = Outcome::NotStarted;
+                    let o = Outcome::NotStarted { stop: stopped };
                     settled(NodeId(i), &o);
                     o
                 }
@@ -338,9 +338,11 @@ pub enum Outcome<T, E> {
     Skipped {
         cause: NodeId,
     },
-    /// Not started: the walk was cancelled or stopped by a fatal error first, or the node
-    /// is on a cycle.
-    NotStarted,
+    /// Not started: the walk stopped first (`stop` says why), or the node is on a cycle
+    /// (`stop` is `None`).
+    NotStarted {
+        stop: Option<Stop>,
+    },
 }
 
 impl<T, E> Outcome<T, E> {
@@ -483,7 +485,7 @@ mod tests {
                         Outcome::Failed(_) => "failed".to_string(),
                         Outcome::Panicked(m) => format!("panicked: {m}"),
                         Outcome::Skipped { cause } => format!("skipped: {}", d[*cause].name),
-                        Outcome::NotStarted => "not started".to_string(),
+                        Outcome::NotStarted { .. } => "not started".to_string(),
                     };
                     trace
                         .settled
@@ -574,8 +576,15 @@ mod tests {
         let (walk, t) = run(&d, 2, CancellationToken::new()).await;
         assert_eq!(walk.stopped, Some(Stop::Cancelled));
         assert!(walk.outcomes[0].is_done() && walk.outcomes[1].is_done());
-        assert!(matches!(walk.outcomes[2], Outcome::NotStarted));
-        assert!(matches!(walk.outcomes[3], Outcome::NotStarted));
+        let cancelled = |o: &Outcome<_, _>| {
+            matches!(
+                o,
+                Outcome::NotStarted {
+                    stop: Some(Stop::Cancelled)
+                }
+            )
+        };
+        assert!(cancelled(&walk.outcomes[2]) && cancelled(&walk.outcomes[3]));
         assert!(walk.outcomes[4].is_done());
         assert_eq!(*t.started.lock().unwrap(), vec!["a", "stop", "d"]);
         assert_eq!(
@@ -640,8 +649,8 @@ mod tests {
             walk.outcomes[1],
             Outcome::Failed(Oops { fatal: true })
         ));
-        assert!(matches!(walk.outcomes[2], Outcome::NotStarted));
-        assert!(matches!(walk.outcomes[3], Outcome::NotStarted));
+        let stopped = |o: &Outcome<_, _>| matches!(o, Outcome::NotStarted { stop: Some(Stop::Fatal(n)) } if *n == NodeId(1));
+        assert!(stopped(&walk.outcomes[2]) && stopped(&walk.outcomes[3]));
         assert_eq!(*t.started.lock().unwrap(), vec!["slow", "lock"]);
         assert_eq!(
             settled(&t),
@@ -733,7 +742,14 @@ mod tests {
             &[("a", "b"), ("b", "a")],
         );
         let (walk, t) = run(&d, 2, CancellationToken::new()).await;
-        assert!(matches!(walk.outcomes[0], Outcome::NotStarted));
+        assert!(matches!(
+            walk.outcomes[0],
+            Outcome::NotStarted { stop: None }
+        ));
+        assert!(matches!(
+            walk.outcomes[1],
+            Outcome::NotStarted { stop: None }
+        ));
         assert!(walk.outcomes[2].is_done());
         assert_eq!(*t.started.lock().unwrap(), vec!["free"]);
     }
