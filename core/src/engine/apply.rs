@@ -1,10 +1,11 @@
 //! Applying a plan: a parallel walk of the instance graph (DESIGN §6).
 //!
-//! A node starts when everything it depends on has finished, at most `parallelism` at once.
-//! Its configuration is evaluated again with the real values of its dependencies, so every
-//! request carries known values. A failure skips the node's dependents; independent
-//! branches finish. Every mutating call is bracketed by write-ahead log records, so a crash
-//! at any point loses nothing.
+//! The walk is `dag::Dag::walk`: a node starts when everything it depends on has finished,
+//! at most `parallelism` at once. Its configuration is evaluated again with the real values
+//! of its dependencies, so every request carries known values. A failure skips the node's
+//! dependents; independent branches finish. Every mutating call is bracketed by write-ahead
+//! log records, so a crash at any point loses nothing; when the log cannot be written (the
+//! lock was lost), nothing more can be, and the walk stops.
 
 use super::planner::{decode_instance, json_object, prior_of};
 use super::world::World;
