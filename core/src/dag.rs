@@ -504,7 +504,7 @@ mod tests {
 
     use Act::*;
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_diamond_runs_each_node_after_its_dependencies() {
         let d = dag(
             &[
@@ -524,7 +524,7 @@ mod tests {
         assert_eq!(t.most.load(Ordering::SeqCst), 2);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_failure_skips_its_dependents_transitively_and_independents_run() {
         let d = dag(
             &[
@@ -559,7 +559,7 @@ mod tests {
         assert!(!t.started.lock().unwrap().contains(&"b"));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn cancelling_starts_nothing_more_and_reports_what_did_not_start() {
         let d = dag(
             &[
@@ -599,7 +599,7 @@ mod tests {
         );
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_walk_cancelled_before_it_starts_runs_nothing() {
         let d = dag(&[("a", Pass, 0), ("b", Pass, 0)], &[("a", "b")]);
         let cancel = CancellationToken::new();
@@ -610,7 +610,7 @@ mod tests {
         assert_eq!(settled(&t), vec!["a not started", "b not started"]);
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_panic_is_its_nodes_failure_and_skips_its_dependents() {
         let d = dag(
             &[("a", Panic, 0), ("b", Pass, 0), ("c", Pass, 5)],
@@ -631,7 +631,7 @@ mod tests {
         );
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_fatal_error_lets_running_nodes_finish_and_starts_nothing_more() {
         let d = dag(
             &[
@@ -663,7 +663,7 @@ mod tests {
         );
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn ready_nodes_start_in_node_order() {
         // One at a time: whatever became ready, the node added first goes first, so e
         // (ready once a finishes) goes before c and d, which were ready from the start.
@@ -683,7 +683,7 @@ mod tests {
         }
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn no_more_than_parallelism_nodes_run_at_once() {
         let names: Vec<&'static str> = (0..24)
             .map(|i| &*Box::leak(format!("n{i}").into_boxed_str()))
@@ -735,7 +735,7 @@ mod tests {
         );
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn nodes_on_a_cycle_are_not_started_and_the_walk_ends() {
         let d = dag(
             &[("a", Pass, 0), ("b", Pass, 0), ("free", Pass, 0)],
