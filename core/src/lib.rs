@@ -1,6 +1,7 @@
 //! The brickform engine: the configuration language, the dependency graph, plans and the
 //! apply engine, and the interface providers implement. Nothing here knows about Databricks.
 
+pub mod dag;
 pub mod engine;
 pub mod graph;
 pub mod lang;

@@ -736,3 +736,71 @@ async fn what_state_rm_removed_is_imported_and_an_unknown_object_is_refused() {
     );
     assert!(text.contains("main.bf.hcl:1"), "located: {text}");
 }
+
+/// The write-ahead log stops accepting writes (the lock was lost to another run): the apply
+/// stops, since no further call could be recorded. Calls in flight finish; nothing new
+/// starts, and what did not start is reported as skipped, with why the apply stopped.
+#[tokio::test]
+async fn a_lost_lock_stops_the_apply_instead_of_failing_one_resource() {
+    let h = Harness::new();
+    *h.wal_writes_left.lock().unwrap() = Some(0);
+    let names = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    let src: String = names
+        .iter()
+        .map(|n| format!("resource \"test_thing\" \"{n}\" {{ name = \"{n}\" }}\n"))
+        .collect();
+    let (_, report) = h.run(&src, PlanMode::Normal, true).await;
+    let report = report.unwrap();
+    let stopped = report.stopped.as_deref().unwrap_or_default();
+    assert!(
+        stopped.contains("could not be recorded") && stopped.contains("held by another run"),
+        "{report:?}"
+    );
+    // At most the harness's parallelism (4) had started when the first write failed.
+    assert!(
+        (1..=4).contains(&report.failed.len()),
+        "only the nodes already running fail: {report:?}"
+    );
+    assert_eq!(report.failed.len() + report.skipped.len(), names.len());
+    assert!(!report.interrupted);
+    assert!(report.retry_may_help(), "{report:?}");
+    // Nothing was sent without its intent on record.
+    assert!(h.svc.objects.lock().unwrap().is_empty());
+}
+
+/// A node whose work panics is reported at its own address, and what depends on it as
+/// skipped; independent nodes finish.
+#[tokio::test]
+async fn a_panicking_node_is_reported_at_its_address_with_its_dependents() {
+    let h = Harness::new();
+    h.svc.panic_names.lock().unwrap().push("boom".into());
+    let src = r#"
+resource "test_thing" "boom" { name = "boom" }
+resource "test_thing" "after" {
+  name   = "after"
+  parent = test_thing.boom.id
+}
+resource "test_thing" "later" {
+  name   = "later"
+  parent = test_thing.after.id
+}
+resource "test_thing" "free" { name = "free" }
+"#;
+    let (_, report) = h.run(src, PlanMode::Normal, true).await;
+    let report = report.unwrap();
+    assert_eq!(report.failed.len(), 1, "{report:?}");
+    assert_eq!(report.failed[0].0, "test_thing.boom");
+    assert!(
+        report.failed[0].1.contains("the provider broke on boom"),
+        "{report:?}"
+    );
+    assert_eq!(
+        report.skipped,
+        vec![
+            "test_thing.after".to_string(),
+            "test_thing.later".to_string()
+        ]
+    );
+    assert_eq!(report.added, 1);
+    assert!(h.state().await.get("test_thing.free").is_some());
+}

@@ -1,28 +1,27 @@
 //! Applying a plan: a parallel walk of the instance graph (DESIGN §6).
 //!
-//! A node starts when everything it depends on has finished, at most `parallelism` at once.
-//! Its configuration is evaluated again with the real values of its dependencies, so every
-//! request carries known values. A failure skips the node's dependents; independent
-//! branches finish. Every mutating call is bracketed by write-ahead log records, so a crash
-//! at any point loses nothing.
+//! The walk is `dag::Dag::walk`: a node starts when everything it depends on has finished,
+//! at most `parallelism` at once. Its configuration is evaluated again with the real values
+//! of its dependencies, so every request carries known values. A failure skips the node's
+//! dependents; independent branches finish. Every mutating call is bracketed by write-ahead
+//! log records, so a crash at any point loses nothing; when the log cannot be written (the
+//! lock was lost), nothing more can be, and the walk stops.
 
 use super::planner::{decode_instance, json_object, prior_of};
 use super::world::World;
 use super::{Engine, Planned};
+use crate::dag::{self, Dag, NodeError as _, NodeId, Outcome, Stop, WalkOptions};
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::eval::Evaluator;
 use crate::lang::load::Config;
 use crate::plan::{Action, Mode, ResourceChange};
 use crate::provider::{ErrorKind, OpContext, ProviderError, Remote, ResourceKind};
 use crate::value::{Object, PathStep, Value};
-use brickform_state::{Journal, Outcome, ResourceState, StateDocument, WalOp};
-use petgraph::Direction;
-use petgraph::stable_graph::{NodeIndex, StableDiGraph};
-use std::collections::{HashMap, HashSet};
+use brickform_state::Outcome as WalOutcome;
+use brickform_state::{Journal, ResourceState, StateDocument, StateError, WalOp};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 /// Progress of an apply, for the terminal.
@@ -65,6 +64,10 @@ pub struct ApplyReport {
     pub failed: Vec<(String, Failure)>,
     pub skipped: Vec<String>,
     pub interrupted: bool,
+    /// Why the apply stopped before trying everything, when going on was not safe (the
+    /// write-ahead log could not be written, the lock was lost); what did not start is in
+    /// `skipped`.
+    pub stopped: Option<String>,
     /// Calls whose outcome is still unknown (a create that may have happened and could not be
     /// looked up): their intents stay in the write-ahead log, which must not be truncated, so
     /// the next run resolves them.
@@ -192,6 +195,97 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// Why one node of the apply failed, by where the failure came from.
+#[derive(Debug)]
+enum NodeError {
+    /// The provider's call failed (the service refused it, or could not be reached).
+    Provider(ProviderError),
+    /// The instance's configuration, evaluated again with the values its dependencies
+    /// got, cannot be sent: `diagnostics` locates the problems where there are any.
+    Evaluation {
+        message: String,
+        diagnostics: Diagnostics,
+    },
+    /// The write-ahead log could not be written (among the causes: the state's lock was
+    /// lost to another run). Fatal: no further call could be recorded, so none is made.
+    Journal(StateError),
+    /// What brickform itself cannot do for this node: nothing recorded to act on, a type no
+    /// provider has, a container whose contents changed since the plan, a state entry that
+    /// cannot be made.
+    Engine(String),
+}
+
+impl NodeError {
+    fn invalid(message: impl Into<String>) -> Self {
+        NodeError::Evaluation {
+            message: message.into(),
+            diagnostics: Diagnostics::new(),
+        }
+    }
+
+    /// The failure as reported: classified by the provider's error kind, a configuration
+    /// problem as one the service would refuse, brickform's own failures unclassified.
+    fn failure(&self) -> Failure {
+        match self {
+            NodeError::Provider(e) => Failure::from(e),
+            NodeError::Evaluation {
+                message,
+                diagnostics,
+            } => Failure {
+                diagnostics: diagnostics.clone(),
+                ..Failure::invalid(message.clone())
+            },
+            NodeError::Journal(e) => Failure::new(None, e.to_string()),
+            NodeError::Engine(message) => Failure::new(None, message.clone()),
+        }
+    }
+}
+
+impl dag::NodeError for NodeError {
+    fn is_fatal(&self) -> bool {
+        matches!(self, NodeError::Journal(_))
+    }
+}
+
+impl std::fmt::Display for NodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.failure().message)
+    }
+}
+
+impl From<ProviderError> for NodeError {
+    fn from(e: ProviderError) -> Self {
+        NodeError::Provider(e)
+    }
+}
+
+impl From<StateError> for NodeError {
+    fn from(e: StateError) -> Self {
+        NodeError::Journal(e)
+    }
+}
+
+impl From<String> for NodeError {
+    fn from(message: String) -> Self {
+        NodeError::Engine(message)
+    }
+}
+
+impl From<&str> for NodeError {
+    fn from(message: &str) -> Self {
+        NodeError::Engine(message.to_string())
+    }
+}
+
+/// Each half of a replacement reports as what it does.
+fn shown_action(action: Action, part: Part) -> Action {
+    match part {
+        Part::Delete => Action::Delete,
+        Part::Create => Action::Create,
+        Part::Whole => action,
+    }
+}
+
 /// How often a long-running operation reports that it is still going.
 const STILL_RUNNING_EVERY: Duration = Duration::from_secs(10);
 
@@ -286,9 +380,10 @@ impl Engine<'_> {
 
         // The graph of instances that do something. A replacement is two nodes, its delete
         // and its create, so a parent replaced together with its children can be deleted
-        // after them and created before them.
-        let mut g: StableDiGraph<(usize, Part), ()> = StableDiGraph::new();
-        let mut parts_of: HashMap<usize, (Option<NodeIndex>, Option<NodeIndex>)> = HashMap::new();
+        // after them and created before them. Nodes are added in plan order, the delete of a
+        // replacement before its create, which is the order ready nodes start in.
+        let mut g: Dag<(usize, Part), &'static str> = Dag::new();
+        let mut parts_of: HashMap<usize, (Option<NodeId>, Option<NodeId>)> = HashMap::new();
         for (i, c) in plan.changes.iter().enumerate() {
             // An import whose object already matches is a no-op that still must run: it
             // records the object in state.
@@ -309,13 +404,13 @@ impl Engine<'_> {
                 Action::DeleteThenCreate => {
                     let d = g.add_node((i, Part::Delete));
                     let k = g.add_node((i, Part::Create));
-                    g.update_edge(d, k, ());
+                    g.add_edge(d, k, "replacement order");
                     (Some(d), Some(k))
                 }
                 Action::CreateThenDelete => {
                     let d = g.add_node((i, Part::Delete));
                     let k = g.add_node((i, Part::Create));
-                    g.update_edge(k, d, ());
+                    g.add_edge(k, d, "replacement order");
                     (Some(d), Some(k))
                 }
                 Action::Delete | Action::Forget => (Some(g.add_node((i, Part::Whole))), None),
@@ -342,154 +437,102 @@ impl Engine<'_> {
                     };
                     // Made (created or updated) after what it depends on is made.
                     if let (Some(a), Some(b)) = (make_j, make_i) {
-                        g.update_edge(a, b, ());
+                        g.add_edge(a, b, "made after its dependency");
                     }
                     // Deleted before what it depends on is deleted.
                     if let (Some(a), Some(b)) = (del_i, del_j) {
-                        g.update_edge(a, b, ());
+                        g.add_edge(a, b, "deleted before its dependency");
                     }
                     // Going away before what it depends on changes.
                     if let (Some(a), None, Some(b)) = (del_i, make_i, make_j) {
-                        g.update_edge(a, b, ());
+                        g.add_edge(a, b, "gone before its dependency changes");
                     }
                 }
             }
         }
 
         // Parallel walk.
-        let sem = Arc::new(Semaphore::new(opts.parallelism.max(1)));
-        let mut indeg: HashMap<NodeIndex, usize> = g
-            .node_indices()
-            .map(|n| (n, g.neighbors_directed(n, Direction::Incoming).count()))
-            .collect();
-        let mut ready: Vec<NodeIndex> = indeg
-            .iter()
-            .filter(|(_, d)| **d == 0)
-            .map(|(n, _)| *n)
-            .collect();
-        ready.sort_by_key(|n| g[*n]);
-        let mut done: HashSet<NodeIndex> = HashSet::new();
-        let mut set: JoinSet<(NodeIndex, Option<Result<Action, Failure>>)> = JoinSet::new();
         let changes: Arc<Vec<ResourceChange>> = Arc::new(plan.changes.clone());
-        loop {
-            if opts.cancel.is_cancelled() {
-                report.interrupted = true;
-                ready.clear();
-            }
-            for n in ready.drain(..) {
-                let (index, part) = g[n];
-                let change = changes[index].clone();
-                let shared = shared.clone();
-                let sem = sem.clone();
-                let on_event = opts.on_event.clone();
-                let ctx = OpContext {
+        let walk_opts = WalkOptions {
+            parallelism: opts.parallelism,
+            cancel: opts.cancel.clone(),
+        };
+        let start = |n: NodeId| {
+            let (index, part) = g[n];
+            let change = changes[index].clone();
+            let shared = shared.clone();
+            let on_event = opts.on_event.clone();
+            let ctx = OpContext {
+                address: change.address.clone(),
+                lineage: lineage.clone(),
+                environment: self.environment.clone(),
+                base_dir: self.config.dir.clone(),
+            };
+            let mut work = self.prepare(index, &change, planned);
+            work.part = part;
+            let shown = shown_action(change.action, part);
+            // Re-reading an unchanged instance's sensitive values is not progress to show.
+            let quiet = change.action == Action::NoOp && change.importing.is_none();
+            let on_event = move |e: ApplyEvent| {
+                if !quiet || matches!(e, ApplyEvent::Failed { .. }) {
+                    on_event(e)
+                }
+            };
+            async move {
+                let started = Instant::now();
+                on_event(ApplyEvent::Started {
                     address: change.address.clone(),
-                    lineage: lineage.clone(),
-                    environment: self.environment.clone(),
-                    base_dir: self.config.dir.clone(),
-                };
-                let mut work = self.prepare(index, &change, planned);
-                work.part = part;
-                // Each half of a replacement reports as what it does.
-                let shown = match part {
-                    Part::Delete => Action::Delete,
-                    Part::Create => Action::Create,
-                    Part::Whole => change.action,
-                };
-                let cancel = opts.cancel.clone();
-                // Re-reading an unchanged instance's sensitive values is not progress to show.
-                let quiet = change.action == Action::NoOp && change.importing.is_none();
-                let on_event = move |e: ApplyEvent| {
-                    if !quiet || matches!(e, ApplyEvent::Failed { .. }) {
-                        on_event(e)
-                    }
-                };
-                set.spawn(async move {
-                    let _permit = sem.acquire_owned().await;
-                    // Interrupted while waiting for a slot: this one does not start.
-                    if cancel.is_cancelled() {
-                        return (n, None);
-                    }
-                    let started = Instant::now();
-                    on_event(ApplyEvent::Started {
-                        address: change.address.clone(),
-                        action: shown,
-                        id: change.id.clone(),
-                    });
-                    let node = run_node(work, &change, &ctx, &shared);
-                    tokio::pin!(node);
-                    // Long waits (pipeline updates, job runs) say they are still going.
-                    let mut ticker = tokio::time::interval_at(
-                        tokio::time::Instant::now() + STILL_RUNNING_EVERY,
-                        STILL_RUNNING_EVERY,
-                    );
-                    let result = loop {
-                        tokio::select! {
-                            r = &mut node => break r,
-                            _ = ticker.tick() => on_event(ApplyEvent::StillRunning {
-                                address: change.address.clone(),
-                                action: shown,
-                                elapsed: started.elapsed(),
-                            }),
-                        }
-                    };
-                    match &result {
-                        Ok(id) => on_event(ApplyEvent::Finished {
+                    action: shown,
+                    id: change.id.clone(),
+                });
+                let node = run_node(work, &change, &ctx, &shared);
+                tokio::pin!(node);
+                // Long waits (pipeline updates, job runs) say they are still going.
+                let mut ticker = tokio::time::interval_at(
+                    tokio::time::Instant::now() + STILL_RUNNING_EVERY,
+                    STILL_RUNNING_EVERY,
+                );
+                let result = loop {
+                    tokio::select! {
+                        r = &mut node => break r,
+                        _ = ticker.tick() => on_event(ApplyEvent::StillRunning {
                             address: change.address.clone(),
                             action: shown,
-                            id: id.clone(),
                             elapsed: started.elapsed(),
                         }),
-                        Err(e) => on_event(ApplyEvent::Failed {
-                            address: change.address.clone(),
-                            action: shown,
-                            error: e.clone(),
-                        }),
                     }
-                    (n, Some(result.map(|_| change.action)))
-                });
-            }
-            let Some(joined) = set.join_next().await else {
-                break;
-            };
-            let (n, result) = match joined {
-                Ok(r) => r,
-                Err(e) => {
-                    report.failed.push((
-                        "(internal)".into(),
-                        Failure::from(format!("a task stopped unexpectedly: {e}")),
-                    ));
-                    continue;
+                };
+                match &result {
+                    Ok(id) => on_event(ApplyEvent::Finished {
+                        address: change.address.clone(),
+                        action: shown,
+                        id: id.clone(),
+                        elapsed: started.elapsed(),
+                    }),
+                    Err(e) => on_event(ApplyEvent::Failed {
+                        address: change.address.clone(),
+                        action: shown,
+                        error: e.failure(),
+                    }),
                 }
-            };
-            done.insert(n);
+                result.map(|_| ())
+            }
+        };
+        // What each node came to, in the report, before anything that depends on it starts.
+        let settled = |n: NodeId, outcome: &Outcome<(), NodeError>| {
             let (index, part) = g[n];
             let change = &plan.changes[index];
-            let Some(result) = result else {
-                report.interrupted = true;
-                report.skipped.push(change.address.clone());
+            let address = change.address.clone();
+            let skipped = |report: &mut ApplyReport, because: String| {
                 (opts.on_event)(ApplyEvent::Skipped {
-                    address: change.address.clone(),
-                    because: "the apply was interrupted before it started".into(),
+                    address: address.clone(),
+                    because,
                 });
-                let mut stack = vec![n];
-                while let Some(m) = stack.pop() {
-                    for t in g
-                        .neighbors_directed(m, Direction::Outgoing)
-                        .collect::<Vec<_>>()
-                    {
-                        if done.insert(t) {
-                            report.skipped.push(plan.changes[g[t].0].address.clone());
-                            stack.push(t);
-                        }
-                    }
-                }
-                continue;
+                report.skipped.push(address.clone());
             };
-            let ok = result.is_ok();
-            match result {
-                Ok(action) => {
-                    match action {
+            match outcome {
+                Outcome::Done(()) => {
+                    match change.action {
                         Action::Create => report.added += 1,
                         Action::Update => report.changed += 1,
                         Action::Delete => report.destroyed += 1,
@@ -508,37 +551,46 @@ impl Engine<'_> {
                         self.evaluate_locals(&mut lock(&shared.world), &local_order);
                     }
                 }
-                Err(e) => report.failed.push((change.address.clone(), e)),
-            }
-            let mut stack = vec![(n, ok, change.address.clone())];
-            while let Some((m, m_ok, why)) = stack.pop() {
-                let targets: Vec<NodeIndex> =
-                    g.neighbors_directed(m, Direction::Outgoing).collect();
-                for t in targets {
-                    if done.contains(&t) {
-                        continue;
+                Outcome::Failed(e) => {
+                    if e.is_fatal() && report.stopped.is_none() {
+                        report.stopped = Some(format!("{address} could not be recorded: {e}"));
                     }
-                    if !m_ok {
-                        done.insert(t);
-                        let addr = plan.changes[g[t].0].address.clone();
-                        (opts.on_event)(ApplyEvent::Skipped {
-                            address: addr.clone(),
-                            because: format!("{why} failed"),
-                        });
-                        report.skipped.push(addr.clone());
-                        stack.push((t, false, why.clone()));
-                        continue;
-                    }
-                    if let Some(d) = indeg.get_mut(&t) {
-                        *d -= 1;
-                        if *d == 0 {
-                            ready.push(t);
+                    report.failed.push((address.clone(), e.failure()));
+                }
+                Outcome::Panicked(message) => {
+                    let failure = Failure::from(format!(
+                        "brickform failed while applying this (a bug): {message}"
+                    ));
+                    (opts.on_event)(ApplyEvent::Failed {
+                        address: address.clone(),
+                        action: shown_action(change.action, part),
+                        error: failure.clone(),
+                    });
+                    report.failed.push((address.clone(), failure));
+                }
+                Outcome::Skipped { cause } => {
+                    let cause = &plan.changes[g[*cause].0].address;
+                    skipped(&mut report, format!("{cause} failed"));
+                }
+                Outcome::NotStarted { stop } => {
+                    let because = match stop {
+                        Some(Stop::Fatal(cause)) => format!(
+                            "the apply stopped when {} could not be recorded",
+                            plan.changes[g[*cause].0].address
+                        ),
+                        // Only the graph's own cycles leave a node unstarted without a stop;
+                        // the plan's graph has none.
+                        None => "it waits for itself".to_string(),
+                        Some(Stop::Cancelled) => {
+                            "the apply was interrupted before it started".to_string()
                         }
-                    }
+                    };
+                    skipped(&mut report, because);
                 }
             }
-            ready.sort_by_key(|n| g[*n]);
-        }
+        };
+        let walk = g.walk(&walk_opts, start, settled).await;
+        report.interrupted = walk.stopped == Some(Stop::Cancelled);
 
         report.unresolved = shared.journal.open_intents().await.len();
         // Outputs, from the final world.
@@ -676,7 +728,7 @@ fn evaluate(
     shared: &Shared,
     schema: &crate::provider::Schema,
     address: &str,
-) -> Result<(Object, Vec<Vec<PathStep>>), Failure> {
+) -> Result<(Object, Vec<Vec<PathStep>>), NodeError> {
     let Some(r) = &work.resource else {
         return Err(format!("{address} has no configuration to evaluate").into());
     };
@@ -691,15 +743,14 @@ fn evaluate(
     );
     drop(world);
     if diags.has_errors() {
-        let mut f = Failure::invalid(
-            diags
+        return Err(NodeError::Evaluation {
+            message: diags
                 .errors()
                 .map(|d| format!("{}: {}", d.summary, d.detail.clone().unwrap_or_default()))
                 .collect::<Vec<_>>()
                 .join("; "),
-        );
-        f.diagnostics = Diagnostics(diags.errors().cloned().collect());
-        return Err(f);
+            diagnostics: Diagnostics(diags.errors().cloned().collect()),
+        });
     }
     if config.values().any(Value::contains_unknown) {
         let unknown: Vec<&str> = config
@@ -707,7 +758,7 @@ fn evaluate(
             .filter(|(_, v)| v.contains_unknown())
             .map(|(k, _)| k.as_str())
             .collect();
-        return Err(Failure::invalid(format!(
+        return Err(NodeError::invalid(format!(
             "the value of {} is still unknown after its dependencies were applied",
             unknown.join(", ")
         )));
@@ -717,7 +768,7 @@ fn evaluate(
             kind.apply_presets(p, &mut config);
         }
         kind.prepare_config(&mut config, &work.base_dir)
-            .map_err(Failure::invalid)?;
+            .map_err(NodeError::invalid)?;
     }
     Ok((config, sensitive))
 }
@@ -791,14 +842,14 @@ async fn record(
     remote: &Remote,
     config: &Object,
     sensitive: &[Vec<PathStep>],
-) -> Result<ResourceState, String> {
+) -> Result<ResourceState, NodeError> {
     let doc = shared.doc.lock().await;
     let slot = Slot {
         address: &change.address,
         provider: &change.provider,
         dependencies: &change.dependencies,
     };
-    state_entry(&doc, slot, kind, remote, config, sensitive)
+    Ok(state_entry(&doc, slot, kind, remote, config, sensitive)?)
 }
 
 /// Records a made object: in state through the log, and in the world for what refers to it.
@@ -810,14 +861,13 @@ async fn created(
     remote: &Remote,
     config: &Object,
     sensitive: &[Vec<PathStep>],
-) -> Result<(), String> {
+) -> Result<(), NodeError> {
     let rs = record(shared, change, kind, remote, config, sensitive).await?;
     let mut doc = shared.doc.lock().await;
     shared
         .journal
-        .result(seq, Outcome::Created(rs.clone()), &mut doc)
-        .await
-        .map_err(|e| e.to_string())?;
+        .result(seq, WalOutcome::Created(rs.clone()), &mut doc)
+        .await?;
     drop(doc);
     set_world(shared, change, &rs, config, sensitive);
     Ok(())
@@ -828,7 +878,7 @@ async fn run_node(
     change: &ResourceChange,
     ctx: &OpContext,
     shared: &Shared,
-) -> Result<Option<String>, Failure> {
+) -> Result<Option<String>, NodeError> {
     let part = work.part;
     if change.mode == Mode::Data {
         let ds = work
@@ -837,7 +887,7 @@ async fn run_node(
             .ok_or_else(|| format!("unknown data source type {}", change.type_name))?;
         let (config, _) = evaluate(&work, shared, ds.schema(), &change.address)?;
         let mut value = config.clone();
-        value.extend(ds.read(&config).await.map_err(|e| Failure::from(&e))?);
+        value.extend(ds.read(&config).await?);
         lock(&shared.world).set_instance(
             Mode::Data,
             &change.type_name,
@@ -868,10 +918,9 @@ async fn run_node(
                 change.contents.as_ref().and_then(|c| c.unmanaged.as_ref()),
                 shared.locations.get(&change.address),
             ) {
-                let listing = kind
-                    .contents(ctx, &id, &prior_obj())
-                    .await
-                    .map_err(|e| format!("cannot list what it holds: {}", error_text(&e)))?;
+                let listing = kind.contents(ctx, &id, &prior_obj()).await.map_err(|e| {
+                    NodeError::Engine(format!("cannot list what it holds: {}", error_text(&e)))
+                })?;
                 let now = super::containers::shown(
                     kind.as_ref(),
                     super::containers::unmanaged(listing, loc, shared.locations.values()),
@@ -886,8 +935,7 @@ async fn run_node(
                     None,
                     Some(id.clone()),
                 )
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
             let result = match kind.delete(ctx, &id, &prior_obj()).await {
                 // The delete may have happened though its answer was lost: if the object is
                 // gone, it was deleted (and is not left in state for the next run to find).
@@ -904,17 +952,15 @@ async fn run_node(
             match result {
                 Ok(()) => {
                     journal
-                        .result(seq, Outcome::Deleted {}, &mut doc)
-                        .await
-                        .map_err(|e| e.to_string())?;
+                        .result(seq, WalOutcome::Deleted {}, &mut doc)
+                        .await?;
                     Ok(())
                 }
                 Err(e) => {
                     journal
-                        .result(seq, Outcome::Failed(e.message.clone()), &mut doc)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    Err(Failure::from(&e))
+                        .result(seq, WalOutcome::Failed(e.message.clone()), &mut doc)
+                        .await?;
+                    Err(NodeError::Provider(e))
                 }
             }
         }
@@ -938,8 +984,7 @@ async fn run_node(
                     natural_key.clone(),
                     replaces,
                 )
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
             let made = match kind.create(ctx, &config).await {
                 // The create may have happened though it failed (a server error, a lost
                 // answer): look for the object before counting it as not made, so a second
@@ -969,7 +1014,7 @@ async fn run_node(
                         Err(lookup) => {
                             // Neither made nor known to be not made: the intent stays open,
                             // and the next run looks again before it plans.
-                            return Err(Failure::from(&ProviderError {
+                            return Err(NodeError::Provider(ProviderError {
                                 message: format!(
                                     "{} (it may have been created; looking for it failed too: {}; the next run looks again)",
                                     e.message, lookup.message
@@ -1010,15 +1055,14 @@ async fn run_node(
                         )
                         .await?;
                     }
-                    Err(Failure::from(&e))
+                    Err(NodeError::Provider(e))
                 }
                 Err(e) => {
                     let mut doc = shared.doc.lock().await;
                     journal
-                        .result(seq, Outcome::Failed(e.message.clone()), &mut doc)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    Err(Failure::from(&e))
+                        .result(seq, WalOutcome::Failed(e.message.clone()), &mut doc)
+                        .await?;
+                    Err(NodeError::Provider(e))
                 }
             }
         }
@@ -1067,8 +1111,7 @@ async fn run_node(
                     None,
                     Some(id.clone()),
                 )
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
             let result = if change.action == Action::Update {
                 let prior = {
                     let doc = shared.doc.lock().await;
@@ -1092,15 +1135,12 @@ async fn run_node(
                     let rs =
                         record(shared, change, kind.as_ref(), &remote, &config, &sensitive).await?;
                     let outcome = if importing {
-                        Outcome::Imported(rs.clone())
+                        WalOutcome::Imported(rs.clone())
                     } else {
-                        Outcome::Updated(rs.clone())
+                        WalOutcome::Updated(rs.clone())
                     };
                     let mut doc = shared.doc.lock().await;
-                    journal
-                        .result(seq, outcome, &mut doc)
-                        .await
-                        .map_err(|e| e.to_string())?;
+                    journal.result(seq, outcome, &mut doc).await?;
                     drop(doc);
                     set_world(shared, change, &rs, &config, &sensitive);
                     Ok(Some(remote.id))
@@ -1108,10 +1148,9 @@ async fn run_node(
                 Err(e) => {
                     let mut doc = shared.doc.lock().await;
                     journal
-                        .result(seq, Outcome::Failed(e.message.clone()), &mut doc)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    Err(Failure::from(&e))
+                        .result(seq, WalOutcome::Failed(e.message.clone()), &mut doc)
+                        .await?;
+                    Err(NodeError::Provider(e))
                 }
             }
         }
@@ -1124,13 +1163,11 @@ async fn run_node(
                     None,
                     change.id.clone(),
                 )
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
             let mut doc = shared.doc.lock().await;
             journal
-                .result(seq, Outcome::Forgotten {}, &mut doc)
-                .await
-                .map_err(|e| e.to_string())?;
+                .result(seq, WalOutcome::Forgotten {}, &mut doc)
+                .await?;
             Ok(None)
         }
     }

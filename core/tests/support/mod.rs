@@ -11,7 +11,9 @@ use brickform_core::lang::load::load_sources;
 use brickform_core::plan::PlanMode;
 use brickform_core::provider::*;
 use brickform_core::value::{Object, Value};
-use brickform_state::{Backend, LocalBackend, StateDocument, recover};
+use brickform_state::{
+    Backend, LocalBackend, LockInfo, StateDocument, StateError, StateLock, WalRecord, recover,
+};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
@@ -22,6 +24,8 @@ pub struct Service {
     pub objects: Mutex<BTreeMap<String, Object>>,
     pub next: Mutex<u64>,
     pub fail_names: Mutex<Vec<String>>,
+    /// Names whose create panics, as a bug in a provider would.
+    pub panic_names: Mutex<Vec<String>>,
     pub configured: Mutex<Option<Object>>,
     /// An interruption armed for a coming write (see `Cut`).
     pub cut: Mutex<Option<Cut>>,
@@ -107,6 +111,9 @@ impl Thing {
             .to_string();
         if self.svc.fail_names.lock().unwrap().contains(&name) {
             return Err(ProviderError::invalid(format!("cannot create {name}")));
+        }
+        if self.svc.panic_names.lock().unwrap().contains(&name) {
+            panic!("the provider broke on {name}");
         }
         // Names are one object's, as in Unity Catalog (both kinds share the namespace).
         if self
@@ -326,6 +333,78 @@ pub struct Harness {
     pub svc: Arc<Service>,
     pub registry: Registry,
     pub dir: tempfile::TempDir,
+    /// How many more write-ahead log writes succeed; `None`: all of them.
+    pub wal_writes_left: Arc<Mutex<Option<usize>>>,
+}
+
+/// The local backend whose write-ahead log stops accepting writes after a number of them,
+/// as when the state's lock is lost to another run: every later write fails.
+#[derive(Debug)]
+struct LosesLock {
+    inner: LocalBackend,
+    left: Arc<Mutex<Option<usize>>>,
+}
+
+#[async_trait]
+impl Backend for LosesLock {
+    async fn load(&self, env: &str) -> brickform_state::Result<Option<StateDocument>> {
+        self.inner.load(env).await
+    }
+    async fn save(&self, env: &str, doc: &mut StateDocument) -> brickform_state::Result<()> {
+        self.inner.save(env, doc).await
+    }
+    async fn lock(
+        &self,
+        env: &str,
+        info: LockInfo,
+        timeout: std::time::Duration,
+    ) -> brickform_state::Result<Box<dyn StateLock>> {
+        self.inner.lock(env, info, timeout).await
+    }
+    async fn force_unlock(
+        &self,
+        env: &str,
+        id: &str,
+        even_if_running: bool,
+    ) -> brickform_state::Result<()> {
+        self.inner.force_unlock(env, id, even_if_running).await
+    }
+    async fn lock_holder(&self, env: &str) -> brickform_state::Result<Option<LockInfo>> {
+        self.inner.lock_holder(env).await
+    }
+    async fn environments(&self) -> brickform_state::Result<Vec<String>> {
+        self.inner.environments().await
+    }
+    async fn wal_append(&self, env: &str, record: &WalRecord) -> brickform_state::Result<()> {
+        self.wal_append_many(env, std::slice::from_ref(record))
+            .await
+    }
+    async fn wal_append_many(
+        &self,
+        env: &str,
+        records: &[WalRecord],
+    ) -> brickform_state::Result<()> {
+        {
+            let mut left = self.left.lock().unwrap();
+            match left.as_mut() {
+                Some(0) => {
+                    return Err(StateError::LockLost {
+                        location: "test".into(),
+                        reason: "it is held by another run".into(),
+                    });
+                }
+                Some(n) => *n -= 1,
+                None => {}
+            }
+        }
+        self.inner.wal_append_many(env, records).await
+    }
+    async fn wal_read(&self, env: &str) -> brickform_state::Result<Vec<WalRecord>> {
+        self.inner.wal_read(env).await
+    }
+    async fn wal_truncate(&self, env: &str) -> brickform_state::Result<()> {
+        self.inner.wal_truncate(env).await
+    }
 }
 
 impl Harness {
@@ -340,6 +419,7 @@ impl Harness {
             svc,
             registry,
             dir: tempfile::tempdir().unwrap(),
+            wal_writes_left: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -356,7 +436,10 @@ impl Harness {
         assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
         let (vars, d) = resolve(&config, &VarInputs::default(), None);
         assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
-        let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(self.dir.path()));
+        let backend: Arc<dyn Backend> = Arc::new(LosesLock {
+            inner: LocalBackend::new(self.dir.path()),
+            left: self.wal_writes_left.clone(),
+        });
         let rec = recover(backend.clone(), "default").await.unwrap();
         let mut doc = rec.document;
         if !rec.existed {

@@ -1,0 +1,756 @@
+//! A generic dependency graph and its parallel walk.
+//!
+//! The graph holds nodes of any type and labelled edges: an edge `a → b` says `a` must finish
+//! before `b` starts, and its label says why (a reference, `depends_on`, a container and what
+//! it holds, the order of a replacement's halves), so a cycle can be reported as
+//! `a → b (reference) → a (depends_on)`.
+//!
+//! [`Dag::walk`] runs every node once its dependencies have finished, at most `parallelism`
+//! at once, and settles each node exactly once:
+//! - a node whose work fails or panics fails, and everything that depends on it, directly or
+//!   not, is skipped with that node named as the cause; independent nodes go on;
+//! - cancelling the token stops the walk: running nodes finish, nothing new starts, and the
+//!   nodes not started are reported as such;
+//! - an error that says it is fatal ([`NodeError::is_fatal`]: the lock was lost, the
+//!   write-ahead log cannot be written) stops the walk the same way, and the outcome names
+//!   the node whose error it was.
+//!
+//! Among the nodes ready to start, the one added first starts first, so a walk with the same
+//! graph and the same results starts nodes in the same order.
+
+use petgraph::Direction;
+use petgraph::algo::{astar, tarjan_scc};
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::NodeFiltered;
+use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// A node of a [`Dag`]: its position in the order nodes were added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(usize);
+
+impl NodeId {
+    /// The node's position in the order nodes were added, from 0.
+    pub fn index(self) -> usize {
+        self.0
+    }
+    fn ix(self) -> NodeIndex {
+        NodeIndex::new(self.0)
+    }
+}
+
+/// A directed graph whose edges say why they exist.
+#[derive(Debug, Clone)]
+pub struct Dag<N, L> {
+    graph: DiGraph<N, L>,
+}
+
+impl<N, L> Default for Dag<N, L> {
+    fn default() -> Self {
+        Dag {
+            graph: DiGraph::new(),
+        }
+    }
+}
+
+impl<N, L> std::ops::Index<NodeId> for Dag<N, L> {
+    type Output = N;
+    fn index(&self, id: NodeId) -> &N {
+        &self.graph[id.ix()]
+    }
+}
+
+impl<N, L> Dag<N, L> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add_node(&mut self, node: N) -> NodeId {
+        NodeId(self.graph.add_node(node).index())
+    }
+
+    /// `from` finishes before `to` starts, because of `label`. A second edge between the same
+    /// two nodes keeps the first one's label: one reason is enough to order them.
+    pub fn add_edge(&mut self, from: NodeId, to: NodeId, label: L) {
+        if self.graph.find_edge(from.ix(), to.ix()).is_none() {
+            self.graph.add_edge(from.ix(), to.ix(), label);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.graph.node_count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.graph.node_count() == 0
+    }
+
+    /// Every node, in the order they were added.
+    pub fn nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.graph.node_indices().map(|n| NodeId(n.index()))
+    }
+
+    /// The nodes that wait for `id`, in node order.
+    pub fn dependents(&self, id: NodeId) -> Vec<NodeId> {
+        self.neighbors(id, Direction::Outgoing)
+    }
+
+    /// The nodes `id` waits for, in node order.
+    pub fn dependencies(&self, id: NodeId) -> Vec<NodeId> {
+        self.neighbors(id, Direction::Incoming)
+    }
+
+    fn neighbors(&self, id: NodeId, dir: Direction) -> Vec<NodeId> {
+        let mut v: Vec<NodeId> = self
+            .graph
+            .neighbors_directed(id.ix(), dir)
+            .map(|n| NodeId(n.index()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The label of the edge `from → to`, if there is one.
+    pub fn label(&self, from: NodeId, to: NodeId) -> Option<&L> {
+        self.graph
+            .find_edge(from.ix(), to.ix())
+            .map(|e| &self.graph[e])
+    }
+
+    /// One cycle per group of nodes that wait for each other, each from its first node (in
+    /// node order) along a shortest way back to it; empty when the graph has none.
+    pub fn cycles(&self) -> Vec<Cycle<L>>
+    where
+        L: Clone,
+    {
+        let mut out = Vec::new();
+        for scc in tarjan_scc(&self.graph) {
+            let Some(&start) = scc.iter().min() else {
+                continue;
+            };
+            if scc.len() == 1 && !self.graph.contains_edge(start, start) {
+                continue;
+            }
+            let inside = NodeFiltered::from_fn(&self.graph, |n: NodeIndex| scc.contains(&n));
+            // The shortest way back to `start` goes through one of its successors.
+            let mut successors: Vec<NodeIndex> = self
+                .graph
+                .neighbors_directed(start, Direction::Outgoing)
+                .filter(|n| scc.contains(n))
+                .collect();
+            successors.sort();
+            successors.dedup();
+            let best = successors
+                .into_iter()
+                .filter_map(|s| astar(&inside, s, |n| n == start, |_| 1usize, |_| 0))
+                .min_by_key(|(cost, _)| *cost);
+            let Some((_, back)) = best else {
+                continue;
+            };
+            // `back` runs from the successor to `start`; the cycle is start, successor, …
+            let mut nodes = vec![start];
+            nodes.extend(back);
+            let steps = nodes
+                .windows(2)
+                .filter_map(|w| {
+                    let e = self.graph.find_edge(w[0], w[1])?;
+                    Some((NodeId(w[0].index()), self.graph[e].clone()))
+                })
+                .collect();
+            out.push(Cycle { steps });
+        }
+        out.sort_by_key(|c| c.steps.first().map(|s| s.0));
+        out
+    }
+
+    /// Runs every node: `start` gives the work of a node once all it depends on has
+    /// finished, and `settled` hears each node's outcome as it is known, before any node
+    /// that depends on it starts (so it may record what those nodes will read). Returns every
+    /// node's outcome and why the walk stopped early, if it did.
+    ///
+    /// Nodes on a cycle never become ready; they end as not started (check [`Dag::cycles`]
+    /// first). Must run inside a Tokio runtime: each node's work is a task of its own.
+    pub async fn walk<T, E, S, Fut, H>(
+        &self,
+        opts: &WalkOptions,
+        mut start: S,
+        mut settled: H,
+    ) -> Walk<T, E>
+    where
+        T: Send + 'static,
+        E: NodeError + Send + 'static,
+        S: FnMut(NodeId) -> Fut,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        H: FnMut(NodeId, &Outcome<T, E>),
+    {
+        let n = self.graph.node_count();
+        let mut outcomes: Vec<Option<Outcome<T, E>>> = (0..n).map(|_| None).collect();
+        let mut waiting: Vec<usize> = self
+            .graph
+            .node_indices()
+            .map(|i| {
+                self.graph
+                    .neighbors_directed(i, Direction::Incoming)
+                    .count()
+            })
+            .collect();
+        let mut ready: BTreeSet<NodeId> = self.nodes().filter(|id| waiting[id.0] == 0).collect();
+        let mut running: JoinSet<Result<T, E>> = JoinSet::new();
+        let mut tasks: HashMap<tokio::task::Id, NodeId> = HashMap::new();
+        let mut stopped: Option<Stop> = None;
+        let parallelism = opts.parallelism.max(1);
+
+        let mut settle = |id: NodeId, outcome: Outcome<T, E>, outcomes: &mut Vec<_>| {
+            settled(id, &outcome);
+            outcomes[id.0] = Some(outcome);
+        };
+
+        loop {
+            if stopped.is_none() && opts.cancel.is_cancelled() {
+                stopped = Some(Stop::Cancelled);
+            }
+            if stopped.is_none() {
+                while running.len() < parallelism {
+                    let Some(id) = ready.pop_first() else {
+                        break;
+                    };
+                    let handle = running.spawn(start(id));
+                    tasks.insert(handle.id(), id);
+                }
+            }
+            let Some(joined) = running.join_next_with_id().await else {
+                break;
+            };
+            let (id, outcome) = match joined {
+                Ok((task, Ok(value))) => (tasks.remove(&task), Outcome::Done(value)),
+                Ok((task, Err(e))) => (tasks.remove(&task), Outcome::Failed(e)),
+                Err(e) => {
+                    let id = tasks.remove(&e.id());
+                    let message = if e.is_panic() {
+                        panic_message(e.into_panic())
+                    } else {
+                        // Only the walk aborts its tasks, and it does not; say so if it ever does.
+                        "its task was cancelled".to_string()
+                    };
+                    (id, Outcome::Panicked(message))
+                }
+            };
+            // Every task was recorded when spawned.
+            let Some(id) = id else { continue };
+            let ok = matches!(outcome, Outcome::Done(_));
+            if let Outcome::Failed(e) = &outcome
+                && e.is_fatal()
+                && stopped.is_none()
+            {
+                stopped = Some(Stop::Fatal(id));
+            }
+            settle(id, outcome, &mut outcomes);
+            if ok {
+                for d in self.dependents(id) {
+                    waiting[d.0] -= 1;
+                    if waiting[d.0] == 0 {
+                        ready.insert(d);
+                    }
+                }
+                continue;
+            }
+            // Everything downstream of a failure is skipped, naming the failure; nearer
+            // nodes first, each level in node order.
+            let mut level = self.dependents(id);
+            while !level.is_empty() {
+                let mut next = BTreeSet::new();
+                for d in level {
+                    if outcomes[d.0].is_some() {
+                        continue;
+                    }
+                    ready.remove(&d);
+                    settle(d, Outcome::Skipped { cause: id }, &mut outcomes);
+                    next.extend(self.dependents(d));
+                }
+                level = next.into_iter().collect();
+            }
+        }
+
+        let outcomes = outcomes
+            .into_iter()
+            .enumerate()
+            .map(|(i, o)| match o {
+                Some(o) => o,
+                None => {
+                    let o = Outcome::NotStarted { stop: stopped };
+                    settled(NodeId(i), &o);
+                    o
+                }
+            })
+            .collect();
+        Walk { outcomes, stopped }
+    }
+}
+
+/// A cycle: each node with the label of the edge that leads from it to the next; the last
+/// edge leads back to the first node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cycle<L> {
+    pub steps: Vec<(NodeId, L)>,
+}
+
+impl<L: std::fmt::Display> Cycle<L> {
+    /// The cycle as `a → b (label of a → b) → a (label of b → a)`, naming nodes with `name`.
+    pub fn render(&self, name: impl Fn(NodeId) -> String) -> String {
+        let Some((first, _)) = self.steps.first() else {
+            return String::new();
+        };
+        let mut text = name(*first);
+        for (i, (_, label)) in self.steps.iter().enumerate() {
+            let to = self.steps.get(i + 1).map_or(*first, |s| s.0);
+            text.push_str(&format!(" → {} ({label})", name(to)));
+        }
+        text
+    }
+}
+
+/// How a walk runs.
+#[derive(Debug, Clone)]
+pub struct WalkOptions {
+    /// How many nodes may run at once (0 counts as 1).
+    pub parallelism: usize,
+    /// Cancelled: nodes not started yet are not started.
+    pub cancel: CancellationToken,
+}
+
+/// An error of a node's work: whether it stops the whole walk, not just what depends on it.
+pub trait NodeError {
+    /// True when going on would do harm: the walk starts nothing more.
+    fn is_fatal(&self) -> bool;
+}
+
+/// What became of a node.
+#[derive(Debug)]
+pub enum Outcome<T, E> {
+    Done(T),
+    Failed(E),
+    /// Its work panicked, with the panic's message.
+    Panicked(String),
+    /// Not run because `cause`, something it depends on (directly or not), failed or
+    /// panicked.
+    Skipped {
+        cause: NodeId,
+    },
+    /// Not started: the walk stopped first (`stop` says why), or the node is on a cycle
+    /// (`stop` is `None`).
+    NotStarted {
+        stop: Option<Stop>,
+    },
+}
+
+impl<T, E> Outcome<T, E> {
+    pub fn is_done(&self) -> bool {
+        matches!(self, Outcome::Done(_))
+    }
+}
+
+/// Why a walk stopped before running every node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The token was cancelled.
+    Cancelled,
+    /// This node's error was fatal.
+    Fatal(NodeId),
+}
+
+/// The outcome of a walk.
+#[derive(Debug)]
+pub struct Walk<T, E> {
+    /// Each node's outcome, by [`NodeId::index`].
+    pub outcomes: Vec<Outcome<T, E>>,
+    pub stopped: Option<Stop>,
+}
+
+impl<T, E> std::ops::Index<NodeId> for Walk<T, E> {
+    type Output = Outcome<T, E>;
+    fn index(&self, id: NodeId) -> &Outcome<T, E> {
+        &self.outcomes[id.0]
+    }
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(payload) => match payload.downcast::<&'static str>() {
+            Ok(s) => (*s).to_string(),
+            Err(_) => "a panic without a message".to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    #[derive(Debug, PartialEq)]
+    struct Oops {
+        fatal: bool,
+    }
+    impl NodeError for Oops {
+        fn is_fatal(&self) -> bool {
+            self.fatal
+        }
+    }
+
+    /// What a test node does.
+    #[derive(Clone, Copy)]
+    enum Act {
+        Pass,
+        Fail,
+        Fatal,
+        Panic,
+        Cancel,
+    }
+
+    /// A graph of named nodes: `(name, act, sleep ms)`; edges `(from, to)` by name.
+    fn dag(nodes: &[(&'static str, Act, u64)], edges: &[(&str, &str)]) -> Dag<Node, &'static str> {
+        let mut d = Dag::new();
+        let mut ids = HashMap::new();
+        for &(name, act, ms) in nodes {
+            ids.insert(name, d.add_node(Node { name, act, ms }));
+        }
+        for (a, b) in edges {
+            d.add_edge(ids[a], ids[b], "depends_on");
+        }
+        d
+    }
+
+    #[derive(Clone, Copy)]
+    struct Node {
+        name: &'static str,
+        act: Act,
+        ms: u64,
+    }
+
+    #[derive(Default)]
+    struct Trace {
+        started: Mutex<Vec<&'static str>>,
+        finished: Mutex<Vec<&'static str>>,
+        settled: Mutex<Vec<String>>,
+        now: AtomicUsize,
+        most: AtomicUsize,
+    }
+
+    async fn run(
+        d: &Dag<Node, &'static str>,
+        parallelism: usize,
+        cancel: CancellationToken,
+    ) -> (Walk<&'static str, Oops>, Arc<Trace>) {
+        let trace = Arc::new(Trace::default());
+        let opts = WalkOptions {
+            parallelism,
+            cancel: cancel.clone(),
+        };
+        let t = trace.clone();
+        let walk = d
+            .walk(
+                &opts,
+                |id| {
+                    let node = d[id];
+                    let t = t.clone();
+                    let cancel = cancel.clone();
+                    async move {
+                        t.started.lock().unwrap().push(node.name);
+                        let now = t.now.fetch_add(1, Ordering::SeqCst) + 1;
+                        t.most.fetch_max(now, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(node.ms)).await;
+                        t.now.fetch_sub(1, Ordering::SeqCst);
+                        t.finished.lock().unwrap().push(node.name);
+                        match node.act {
+                            Act::Pass => Ok(node.name),
+                            Act::Fail => Err(Oops { fatal: false }),
+                            Act::Fatal => Err(Oops { fatal: true }),
+                            Act::Panic => panic!("{} broke", node.name),
+                            Act::Cancel => {
+                                cancel.cancel();
+                                Ok(node.name)
+                            }
+                        }
+                    }
+                },
+                |id, o| {
+                    let what = match o {
+                        Outcome::Done(_) => "done".to_string(),
+                        Outcome::Failed(_) => "failed".to_string(),
+                        Outcome::Panicked(m) => format!("panicked: {m}"),
+                        Outcome::Skipped { cause } => format!("skipped: {}", d[*cause].name),
+                        Outcome::NotStarted { .. } => "not started".to_string(),
+                    };
+                    trace
+                        .settled
+                        .lock()
+                        .unwrap()
+                        .push(format!("{} {what}", d[id].name));
+                },
+            )
+            .await;
+        (walk, trace)
+    }
+
+    fn settled(t: &Trace) -> Vec<String> {
+        t.settled.lock().unwrap().clone()
+    }
+
+    use Act::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_diamond_runs_each_node_after_its_dependencies() {
+        let d = dag(
+            &[
+                ("a", Pass, 5),
+                ("b", Pass, 20),
+                ("c", Pass, 5),
+                ("d", Pass, 0),
+            ],
+            &[("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")],
+        );
+        let (walk, t) = run(&d, 4, CancellationToken::new()).await;
+        assert!(walk.stopped.is_none());
+        assert!(walk.outcomes.iter().all(Outcome::is_done));
+        assert_eq!(*t.started.lock().unwrap(), vec!["a", "b", "c", "d"]);
+        // d starts only when both b and c have finished; b and c ran side by side.
+        assert_eq!(*t.finished.lock().unwrap(), vec!["a", "c", "b", "d"]);
+        assert_eq!(t.most.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failure_skips_its_dependents_transitively_and_independents_run() {
+        let d = dag(
+            &[
+                ("a", Fail, 0),
+                ("b", Pass, 0),
+                ("c", Pass, 0),
+                ("x", Pass, 10),
+                ("y", Pass, 0),
+            ],
+            &[("a", "b"), ("b", "c"), ("x", "y")],
+        );
+        let (walk, t) = run(&d, 4, CancellationToken::new()).await;
+        assert!(walk.stopped.is_none(), "a failure is not fatal");
+        assert!(matches!(
+            walk.outcomes[0],
+            Outcome::Failed(Oops { fatal: false })
+        ));
+        let a = NodeId(0);
+        assert!(matches!(walk.outcomes[1], Outcome::Skipped { cause } if cause == a));
+        assert!(matches!(walk.outcomes[2], Outcome::Skipped { cause } if cause == a));
+        assert!(walk.outcomes[3].is_done() && walk.outcomes[4].is_done());
+        assert_eq!(
+            settled(&t),
+            vec![
+                "a failed",
+                "b skipped: a",
+                "c skipped: a",
+                "x done",
+                "y done"
+            ]
+        );
+        assert!(!t.started.lock().unwrap().contains(&"b"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn cancelling_starts_nothing_more_and_reports_what_did_not_start() {
+        let d = dag(
+            &[
+                ("a", Pass, 0),
+                ("stop", Cancel, 10),
+                ("b", Pass, 0),
+                ("c", Pass, 0),
+                ("d", Pass, 0),
+            ],
+            &[("stop", "b"), ("b", "c")],
+        );
+        // Two at a time: a and stop start; a finishes first and d takes its slot only if
+        // the walk was not cancelled yet: it was not, so d runs.
+        let (walk, t) = run(&d, 2, CancellationToken::new()).await;
+        assert_eq!(walk.stopped, Some(Stop::Cancelled));
+        assert!(walk.outcomes[0].is_done() && walk.outcomes[1].is_done());
+        let cancelled = |o: &Outcome<_, _>| {
+            matches!(
+                o,
+                Outcome::NotStarted {
+                    stop: Some(Stop::Cancelled)
+                }
+            )
+        };
+        assert!(cancelled(&walk.outcomes[2]) && cancelled(&walk.outcomes[3]));
+        assert!(walk.outcomes[4].is_done());
+        assert_eq!(*t.started.lock().unwrap(), vec!["a", "stop", "d"]);
+        assert_eq!(
+            settled(&t),
+            vec![
+                "a done",
+                "d done",
+                "stop done",
+                "b not started",
+                "c not started"
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_walk_cancelled_before_it_starts_runs_nothing() {
+        let d = dag(&[("a", Pass, 0), ("b", Pass, 0)], &[("a", "b")]);
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let (walk, t) = run(&d, 2, cancel).await;
+        assert_eq!(walk.stopped, Some(Stop::Cancelled));
+        assert!(t.started.lock().unwrap().is_empty());
+        assert_eq!(settled(&t), vec!["a not started", "b not started"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_panic_is_its_nodes_failure_and_skips_its_dependents() {
+        let d = dag(
+            &[("a", Panic, 0), ("b", Pass, 0), ("c", Pass, 5)],
+            &[("a", "b")],
+        );
+        let (walk, t) = run(&d, 2, CancellationToken::new()).await;
+        assert!(walk.stopped.is_none());
+        assert!(
+            matches!(&walk.outcomes[0], Outcome::Panicked(m) if m == "a broke"),
+            "{:?}",
+            walk.outcomes[0]
+        );
+        assert!(matches!(walk.outcomes[1], Outcome::Skipped { cause } if cause == NodeId(0)));
+        assert!(walk.outcomes[2].is_done());
+        assert_eq!(
+            settled(&t),
+            vec!["a panicked: a broke", "b skipped: a", "c done"]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_fatal_error_lets_running_nodes_finish_and_starts_nothing_more() {
+        let d = dag(
+            &[
+                ("slow", Pass, 40),
+                ("lock", Fatal, 5),
+                ("after_slow", Pass, 0),
+                ("other", Pass, 0),
+            ],
+            &[("slow", "after_slow")],
+        );
+        let (walk, t) = run(&d, 2, CancellationToken::new()).await;
+        assert_eq!(walk.stopped, Some(Stop::Fatal(NodeId(1))));
+        assert!(walk.outcomes[0].is_done(), "the running node finished");
+        assert!(matches!(
+            walk.outcomes[1],
+            Outcome::Failed(Oops { fatal: true })
+        ));
+        let stopped = |o: &Outcome<_, _>| matches!(o, Outcome::NotStarted { stop: Some(Stop::Fatal(n)) } if *n == NodeId(1));
+        assert!(stopped(&walk.outcomes[2]) && stopped(&walk.outcomes[3]));
+        assert_eq!(*t.started.lock().unwrap(), vec!["slow", "lock"]);
+        assert_eq!(
+            settled(&t),
+            vec![
+                "lock failed",
+                "slow done",
+                "after_slow not started",
+                "other not started"
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ready_nodes_start_in_node_order() {
+        // One at a time: whatever became ready, the node added first goes first, so e
+        // (ready once a finishes) goes before c and d, which were ready from the start.
+        let d = dag(
+            &[
+                ("a", Pass, 0),
+                ("e", Pass, 0),
+                ("c", Pass, 0),
+                ("d", Pass, 0),
+                ("b", Pass, 0),
+            ],
+            &[("a", "e"), ("d", "b")],
+        );
+        for _ in 0..5 {
+            let (_, t) = run(&d, 1, CancellationToken::new()).await;
+            assert_eq!(*t.started.lock().unwrap(), vec!["a", "e", "c", "d", "b"]);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_more_than_parallelism_nodes_run_at_once() {
+        let names: Vec<&'static str> = (0..24)
+            .map(|i| &*Box::leak(format!("n{i}").into_boxed_str()))
+            .collect();
+        let nodes: Vec<_> = names.iter().map(|n| (*n, Pass, 3)).collect();
+        // Two layers: every even node waits for the one before it.
+        let edges: Vec<_> = (0..12).map(|i| (names[2 * i], names[2 * i + 1])).collect();
+        let d = dag(&nodes, &edges);
+        for bound in [1, 3, 5] {
+            let (walk, t) = run(&d, bound, CancellationToken::new()).await;
+            assert!(walk.outcomes.iter().all(Outcome::is_done));
+            assert_eq!(t.most.load(Ordering::SeqCst), bound, "bound {bound}");
+        }
+    }
+
+    #[test]
+    fn a_cycle_is_named_with_its_labels() {
+        let mut d: Dag<&str, &str> = Dag::new();
+        let a = d.add_node("a");
+        let b = d.add_node("b");
+        let c = d.add_node("c");
+        let x = d.add_node("x");
+        let y = d.add_node("y");
+        d.add_edge(a, b, "reference");
+        d.add_edge(b, c, "depends_on");
+        d.add_edge(c, a, "container");
+        // A longer way round is not the one named.
+        d.add_edge(b, x, "replacement order");
+        d.add_edge(x, y, "reference");
+        d.add_edge(y, a, "reference");
+        let cycles = d.cycles();
+        assert_eq!(cycles.len(), 1);
+        assert_eq!(
+            cycles[0].render(|n| d[n].to_string()),
+            "a → b (reference) → c (depends_on) → a (container)"
+        );
+        assert_eq!(d.label(c, a), Some(&"container"));
+        let mut acyclic: Dag<&str, &str> = Dag::new();
+        let p = acyclic.add_node("p");
+        let q = acyclic.add_node("q");
+        acyclic.add_edge(p, q, "reference");
+        assert!(acyclic.cycles().is_empty());
+        let mut own: Dag<&str, &str> = Dag::new();
+        let s = own.add_node("s");
+        own.add_edge(s, s, "reference");
+        assert_eq!(
+            own.cycles()[0].render(|n| own[n].to_string()),
+            "s → s (reference)"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn nodes_on_a_cycle_are_not_started_and_the_walk_ends() {
+        let d = dag(
+            &[("a", Pass, 0), ("b", Pass, 0), ("free", Pass, 0)],
+            &[("a", "b"), ("b", "a")],
+        );
+        let (walk, t) = run(&d, 2, CancellationToken::new()).await;
+        assert!(matches!(
+            walk.outcomes[0],
+            Outcome::NotStarted { stop: None }
+        ));
+        assert!(matches!(
+            walk.outcomes[1],
+            Outcome::NotStarted { stop: None }
+        ));
+        assert!(walk.outcomes[2].is_done());
+        assert_eq!(*t.started.lock().unwrap(), vec!["free"]);
+    }
+}
