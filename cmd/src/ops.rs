@@ -935,11 +935,21 @@ pub async fn apply(
             report.added, report.changed, report.destroyed
         );
     }
-    if !report.skipped.is_empty() {
-        println!(
-            "Skipped because a dependency failed: {}",
-            report.skipped.join(", ")
+    if let Some(why) = &report.stopped {
+        eprintln!(
+            "The {} stopped: {why}.",
+            if destroy { "destroy" } else { "apply" }
         );
+    }
+    if !report.skipped.is_empty() {
+        let why = if report.interrupted {
+            "Not started (interrupted)"
+        } else if report.stopped.is_some() {
+            "Not started (stopped)"
+        } else {
+            "Skipped because a dependency failed"
+        };
+        println!("{why}: {}", report.skipped.join(", "));
     }
     if !destroy && !report.outputs.is_empty() {
         println!("\nOutputs:\n");

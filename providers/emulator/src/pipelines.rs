@@ -604,7 +604,7 @@ fn staging_volume(st: &mut State, ctx: &Ctx, spec: &Map<String, Value>) {
         gs(g, &["gateway_storage_catalog"]),
         gs(g, &["gateway_storage_schema"]),
     ) {
-        crate::uc::put_staging_volume(st, ctx, &c, &s, &name);
+        crate::uc::put_staging_volume(st, ctx, c, s, &name);
     }
 }
 
