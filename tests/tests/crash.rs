@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{Rng, Serve, bin, config, every_kind, every_kind_objects, objects, run};
+use common::{
+    Rng, Serve, bin, config, every_kind, every_kind_and_runnables, every_kind_objects, objects, run,
+};
 use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -151,7 +153,9 @@ fn kill_rounds() -> usize {
 #[test]
 fn apply_killed_at_random_points_then_destroy_leaves_nothing() {
     let rounds = kill_rounds();
-    let dir = config(&[("main.bf.hcl", &every_kind("kd"))]);
+    // Jobs and pipelines too: their creates are found again by ownership tag, and a
+    // job's create is followed by its read-back.
+    let dir = config(&[("main.bf.hcl", &every_kind_and_runnables("kd"))]);
     let d = dir.path();
     // Slow enough that a kill at a random moment lands inside the apply, between any two
     // calls of it (a catalog's create and the removal of its `default` schema among them).
@@ -177,8 +181,12 @@ fn apply_killed_at_random_points_then_destroy_leaves_nothing() {
             code, 0,
             "round {round} (killed after {delay:?}): destroy\n{out}\n{err}"
         );
-        let left = objects(&serve.dump());
-        assert_eq!(left, Vec::<String>::new(), "round {round}: {out}");
+        let dump = serve.dump();
+        assert_eq!(objects(&dump), Vec::<String>::new(), "round {round}: {out}");
+        for k in ["jobs", "pipelines"] {
+            let n = dump[k].as_object().map_or(0, |m| m.len());
+            assert_eq!(n, 0, "round {round}: {n} {k} left\n{out}");
+        }
         destroyed_clean += 1;
     }
     eprintln!(

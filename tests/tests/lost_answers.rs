@@ -7,39 +7,10 @@
 mod common;
 
 use common::{
-    Serve, config, every_kind, every_kind_objects, objects, served as bf, served_ok as bf_ok,
+    Serve, config, every_kind_and_runnables, every_kind_objects, objects, served as bf,
+    served_ok as bf_ok,
 };
 use serde_json::{Value, json};
-
-/// Every kind, and a pipeline and a job (found by their ownership tag, not by a name).
-fn configuration(prefix: &str) -> String {
-    format!(
-        r#"{}
-resource "databricks_pipeline" "p" {{
-  name       = "{prefix}_refine"
-  catalog    = databricks_catalog.c.name
-  schema     = databricks_schema.s.name
-  serverless = true
-  library {{
-    notebook {{
-      path = databricks_notebook.nb.path
-    }}
-  }}
-}}
-
-resource "databricks_job" "nightly" {{
-  name = "{prefix}_nightly"
-  task {{
-    task_key = "refine"
-    pipeline_task {{
-      pipeline_id = databricks_pipeline.p.id
-    }}
-  }}
-}}
-"#,
-        every_kind(prefix)
-    )
-}
 
 /// Each create path, and how many calls the configuration makes there: one per object it
 /// makes, or `None` for an upsert that may be repeated.
@@ -71,7 +42,7 @@ fn jobs_and_pipelines(dump: &Value) -> (usize, usize) {
 /// the object up, never by repeating the call (a 503 is the exception: the service says it
 /// did nothing, and the client repeats it).
 fn each_create_lost_once(label: &str, lost: Value, provider: &str, sent_once: bool) {
-    let configuration = configuration(label).replace(
+    let configuration = every_kind_and_runnables(label).replace(
         "provider \"databricks\" {\n  host = var.host\n}",
         &format!("provider \"databricks\" {{\n  host = var.host\n{provider}}}"),
     );
@@ -189,7 +160,7 @@ fn a_create_that_times_out_leaves_no_duplicate_and_no_orphan() {
 #[test]
 fn a_delete_whose_connection_is_dropped_is_found_done() {
     let label = "lostdelete";
-    let dir = config(&[("main.bf.hcl", &configuration(label))]);
+    let dir = config(&[("main.bf.hcl", &every_kind_and_runnables(label))]);
     let d = dir.path();
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
