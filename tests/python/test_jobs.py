@@ -4,7 +4,7 @@ import base64
 from datetime import timedelta
 
 import pytest
-from databricks.sdk.errors import NotFound
+from databricks.sdk.errors import NotFound, OperationFailed
 from databricks.sdk.service import compute
 from databricks.sdk.service.jobs import (
     CronSchedule,
@@ -53,8 +53,13 @@ def test_job_crud_and_a_run_in_dependency_order(w):
     assert got.settings.name == "nightly" and len(got.settings.tasks) == 4
     assert got.creator_user_name
 
-    run = w.jobs.run_now(job.job_id, job_parameters={"env": "prod"}).result(timeout=timedelta(seconds=30))
-    assert run.state.life_cycle_state.value == "TERMINATED"
+    waiter = w.jobs.run_now(job.job_id, job_parameters={"env": "prod"})
+    # A run with a failed task ends INTERNAL_ERROR / FAILED, as the service reports it; the
+    # SDK's waiter treats that life-cycle state as a failure.
+    with pytest.raises(OperationFailed, match="INTERNAL_ERROR"):
+        waiter.result(timeout=timedelta(seconds=30))
+    run = w.jobs.get_run(waiter.run_id)
+    assert run.state.life_cycle_state.value == "INTERNAL_ERROR"
     results = {t.task_key: t.state.result_state.value for t in run.tasks}
     assert results == {"ingest": "SUCCESS", "missing": "FAILED", "cleanup": "SUCCESS", "skipped": "UPSTREAM_FAILED"}
     assert run.state.result_state.value == "FAILED"
@@ -110,7 +115,10 @@ def test_sdp_meta_onboarding_needs_its_file_in_a_volume(w):
                           "env": "dev", "uc_enabled": "True"}))
     job = w.jobs.create(name="onboard", tasks=[task], environments=[
         JobEnvironment(environment_key="env", spec=compute.Environment(environment_version="2", dependencies=["sdp-meta"]))])
-    run = w.jobs.run_now(job.job_id).result(timeout=timedelta(seconds=30))
+    waiter = w.jobs.run_now(job.job_id)
+    with pytest.raises(OperationFailed, match="INTERNAL_ERROR"):
+        waiter.result(timeout=timedelta(seconds=30))
+    run = w.jobs.get_run(waiter.run_id)
     assert run.state.result_state.value == "FAILED"
     assert "onboarding_file_path" in w.jobs.get_run_output(run.tasks[0].run_id).error
 
