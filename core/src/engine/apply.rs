@@ -572,21 +572,10 @@ impl Engine<'_> {
                     let cause = &plan.changes[g[*cause].0].address;
                     skipped(&mut report, format!("{cause} failed"));
                 }
-                Outcome::NotStarted { stop } => {
-                    let because = match stop {
-                        Some(Stop::Fatal(cause)) => format!(
-                            "the apply stopped when {} could not be recorded",
-                            plan.changes[g[*cause].0].address
-                        ),
-                        // Only the graph's own cycles leave a node unstarted without a stop;
-                        // the plan's graph has none.
-                        None => "it waits for itself".to_string(),
-                        Some(Stop::Cancelled) => {
-                            "the apply was interrupted before it started".to_string()
-                        }
-                    };
-                    skipped(&mut report, because);
-                }
+                // The walk stopped (interrupted, or a fatal error) before these started. Not
+                // announced one by one (an interrupted apply of many instances would print a
+                // line for each): the summary lists them with the reason.
+                Outcome::NotStarted { .. } => report.skipped.push(address.clone()),
             }
         };
         let walk = g.walk(&walk_opts, start, settled).await;
