@@ -478,34 +478,25 @@ impl ProviderError {
 pub type ProviderResult<T> = Result<T, ProviderError>;
 
 /// The development presets of an environment in `mode = "development"` (DESIGN §4), which
-/// keep a developer's objects apart from everyone else's.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// keep a developer's objects apart from everyone else's. The engine knows who they are for
+/// and what the environment block says; what they change is each kind's own
+/// ([`ResourceKind::apply_presets`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Presets {
     /// The developer's short name (the part of the user name before `@`), for prefixes.
     pub user: String,
-    /// Unity Catalog schemas are prefixed too.
-    pub prefix_schemas: bool,
+    /// The providers' settings in the environment block, as written (see
+    /// [`Provider::environment_schema`]).
+    pub settings: Object,
 }
 
 impl Presets {
-    /// The prefix of job and pipeline names: `[dev alice] `.
-    pub fn name_prefix(&self) -> String {
-        format!("[dev {}] ", self.user)
-    }
-    /// The prefix of schema names: `dev_alice_`.
-    pub fn schema_prefix(&self) -> String {
-        let user: String = self
-            .user
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        format!("dev_{user}_")
+    /// The presets for the user a provider acts as (see [`Provider::current_user`]).
+    pub fn new(user_name: &str, settings: &Object) -> Self {
+        Presets {
+            user: user_name.split('@').next().unwrap_or(user_name).to_string(),
+            settings: settings.clone(),
+        }
     }
 }
 
@@ -860,6 +851,26 @@ pub trait Provider: Send + Sync {
     /// when the provider has no notion of one.
     async fn current_user(&self) -> ProviderResult<Option<String>> {
         Ok(None)
+    }
+
+    /// The settings this provider reads from `environment` blocks, beside the engine's own
+    /// (`default`, `mode`, `protect`, `variables`): what its kinds' development presets and
+    /// production rules depend on. Each is written as a literal of its type, since the
+    /// environment decides how the rest of the configuration is read. `None` when it reads
+    /// none.
+    fn environment_schema(&self) -> Option<&Schema> {
+        None
+    }
+
+    /// Problems of an environment block's settings (those of [`Self::environment_schema`],
+    /// as written) given its mode: a setting that means something in one mode only. Reported
+    /// at the environment block when they carry no location of their own.
+    fn check_environment(
+        &self,
+        _mode: Option<crate::lang::environment::EnvMode>,
+        _settings: &Object,
+    ) -> Vec<crate::lang::diagnostics::Diagnostic> {
+        Vec::new()
     }
 }
 
