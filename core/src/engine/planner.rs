@@ -1728,8 +1728,8 @@ fn unknown_address_error(flag: &str, address: &str, plan: &Plan) -> Diagnostic {
 }
 
 /// A value that cannot change in place but changes exactly as a dependency is renamed in
-/// place (a schema's `catalog_name` when its catalog is renamed) follows the rename: the
-/// service moves the child with its parent, so replacing the child would be wrong (and
+/// place (a child's reference to its parent's name, when the parent is renamed) follows the
+/// rename: the service moves the child with its parent, so replacing the child would be wrong (and
 /// would fail, the child being already there under the new name). A rename made outside
 /// brickform that the plan puts back is followed the same way.
 fn follow_renames(d: &mut crate::plan::diff::DiffOutput, plan: &Plan, dependencies: &[String]) {

@@ -163,7 +163,7 @@ pub fn read(block: &NamedBlock, registry: &Registry) -> (EnvironmentSettings, Di
                     diags.push(
                         Diagnostic::error("Missing provider name")
                             .at(span_of(file, b.ident.span()))
-                            .detail("Write the provider's name: provider \"databricks\" { … }."),
+                            .detail("Write the provider's name: provider \"NAME\" { … }."),
                     );
                     continue;
                 };
