@@ -66,7 +66,6 @@ fn core_code_names_no_databricks_concept() {
     let mut used = vec![false; ALLOWED.len()];
     walk_module(
         &src.join("lib.rs"),
-        &src,
         true,
         &mut files,
         &mut |file, word, line, text| {
@@ -138,7 +137,6 @@ fn dbfs() {}
 /// the file owns its directory (`lib.rs`, `mod.rs`), where its child modules are.
 fn walk_module(
     path: &Path,
-    src: &Path,
     dir_owner: bool,
     files: &mut Vec<PathBuf>,
     report: &mut dyn FnMut(&Path, &str, usize, &str),
@@ -161,7 +159,7 @@ fn walk_module(
         .collect::<proc_macro2::TokenStream>();
     scan_tokens(stream, &mut |w, line, t| report(path, w, line, t));
     for (child, owner) in children {
-        walk_module(&child, src, owner, files, report);
+        walk_module(&child, owner, files, report);
     }
 }
 
