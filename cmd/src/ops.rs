@@ -92,7 +92,12 @@ fn literal_host(body: &hcl_edit::structure::Body) -> Option<String> {
 /// "local"` is the default one, `host = "local:NAME"` a named one; the environment's
 /// provider block wins over the top-level one. `None` when the host is not local.
 fn wanted_local(config: &Config, env: &str) -> Option<Option<String>> {
-    let (settings, _) = brickform_core::lang::environment::resolve(config, env);
+    let (settings, _) = brickform_core::lang::environment::resolve(
+        config,
+        env,
+        // Only the provider blocks are read here, before the providers exist.
+        &brickform_core::provider::Registry::default(),
+    );
     let env_host = settings
         .providers
         .get("databricks")

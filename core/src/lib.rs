@@ -1,5 +1,6 @@
 //! The brickform engine: the configuration language, the dependency graph, plans and the
-//! apply engine, and the interface providers implement. Nothing here knows about Databricks.
+//! apply engine, and the interface providers implement. Nothing here knows any one
+//! provider's objects.
 
 pub mod dag;
 pub mod engine;

@@ -2,7 +2,7 @@
 //!
 //! Each exists so that hostile or mistaken input ends in a located error instead of an
 //! allocation failure (which aborts the process), a panic or a command that never returns.
-//! The values are far above anything the Databricks service itself accepts, so a working
+//! The values are far above anything a provider's service itself accepts, so a working
 //! configuration never meets them; docs/language.md lists them for users.
 
 use crate::value::Value;
@@ -11,8 +11,8 @@ use std::path::Path;
 
 /// The largest file brickform reads: configuration files, `--var-file`s, `file()` and the
 /// other file functions, `templatefile`, a resource's `source =`, saved plans. Larger than
-/// any notebook, workspace file or library a configuration ships (workspace imports stop at
-/// 10 MB); the whole file is held in memory.
+/// any file a configuration ships to a service (imports of source files stop at 10 MB on
+/// the ones brickform knows); the whole file is held in memory.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The longest string an expression may produce, in bytes: `file()` of a larger file is an

@@ -4,7 +4,7 @@
 //! whether they are required, optional or computed, which changes force a replacement, which
 //! values are sensitive (write-only), how values are normalised and which server defaults must
 //! not show as drift. The engine drives validation, diffing and rendering from that schema and
-//! calls the kind's CRUD operations; it never knows what a Databricks object is.
+//! calls the kind's CRUD operations; it never knows what any one provider's objects are.
 
 use crate::value::{Object, Value};
 use async_trait::async_trait;
@@ -42,7 +42,7 @@ impl AttrType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Normalize {
     None,
-    /// Case-insensitive names (Unity Catalog).
+    /// Case-insensitive names.
     LowerCase,
     /// Paths where a trailing slash means nothing.
     TrimTrailingSlash,
@@ -76,7 +76,7 @@ pub struct Attribute {
     /// The value the service assumes when the attribute is not set. A live value equal to it
     /// is not drift when the configuration leaves the attribute out.
     pub server_default: Option<Value>,
-    /// For computed attributes: the configured attributes it is derived from (a volume's
+    /// For computed attributes: the configured attributes it is derived from (an object's
     /// path from its name). When one of them changes, the value is known only after apply,
     /// so what reads it is planned too.
     pub derived_from: &'static [&'static str],
@@ -299,7 +299,7 @@ pub enum Nesting {
     Single,
     /// Repeated blocks, order significant; the value is a list of objects.
     List,
-    /// Repeated blocks identified by the value of one attribute (job tasks by `task_key`):
+    /// Repeated blocks identified by the value of one attribute (tasks by `task_key`):
     /// reordering them in the file changes nothing.
     Keyed(&'static str),
 }
@@ -478,34 +478,25 @@ impl ProviderError {
 pub type ProviderResult<T> = Result<T, ProviderError>;
 
 /// The development presets of an environment in `mode = "development"` (DESIGN §4), which
-/// keep a developer's objects apart from everyone else's.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// keep a developer's objects apart from everyone else's. The engine knows who they are for
+/// and what the environment block says; what they change is each kind's own
+/// ([`ResourceKind::apply_presets`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Presets {
     /// The developer's short name (the part of the user name before `@`), for prefixes.
     pub user: String,
-    /// Unity Catalog schemas are prefixed too.
-    pub prefix_schemas: bool,
+    /// The providers' settings in the environment block, as written (see
+    /// [`Provider::environment_schema`]).
+    pub settings: Object,
 }
 
 impl Presets {
-    /// The prefix of job and pipeline names: `[dev alice] `.
-    pub fn name_prefix(&self) -> String {
-        format!("[dev {}] ", self.user)
-    }
-    /// The prefix of schema names: `dev_alice_`.
-    pub fn schema_prefix(&self) -> String {
-        let user: String = self
-            .user
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        format!("dev_{user}_")
+    /// The presets for the user a provider acts as (see [`Provider::current_user`]).
+    pub fn new(user_name: &str, settings: &Object) -> Self {
+        Presets {
+            user: user_name.split('@').next().unwrap_or(user_name).to_string(),
+            settings: settings.clone(),
+        }
     }
 }
 
@@ -597,15 +588,16 @@ pub struct Remote {
 #[derive(Debug, Clone)]
 pub struct Existing {
     pub remote: Remote,
-    /// How messages name it: `job 123 "nightly"`, `catalog main`.
+    /// How messages name it: `KIND ID "NAME"`, `KIND NAME`.
     pub what: String,
     /// The ownership tag it carries, for kinds that tag what they create.
     pub tag: Option<OwnerTag>,
-    /// Who the service says owns or created it (a catalog's owner, a job's creator, the
-    /// user whose home folder holds a notebook), when it says.
+    /// Who the service says owns or created it (its owner, its creator, the user
+    /// whose home folder holds it), when it says.
     pub owner: Option<String>,
     /// It holds the name: creating the configured object would fail or overwrite it (a
-    /// catalog, a path), rather than add a second one beside it (a job).
+    /// unique name, a path), rather than add a second one beside it (a name that need not be
+    /// unique).
     pub exclusive: bool,
 }
 
@@ -622,7 +614,7 @@ pub struct OwnerTag {
 /// Facts about the operation that a resource kind may need (for ownership tags).
 #[derive(Debug, Clone)]
 pub struct OpContext {
-    /// The instance's address, e.g. `databricks_job.nightly`.
+    /// The instance's address, e.g. `TYPE.NAME`.
     pub address: String,
     /// The state lineage, so objects can be tagged as owned by this state.
     pub lineage: String,
@@ -653,8 +645,8 @@ pub trait ResourceKind: Send + Sync {
         Ok(())
     }
 
-    /// Computed attributes whose values follow from the configuration alone (a volume's
-    /// `volume_path` from its names), so a create's plan shows them and what reads them can
+    /// Computed attributes whose values follow from the configuration alone (a path
+    /// derived from its names), so a create's plan shows them and what reads them can
     /// be planned in full. Also asked, when the configuration holds values known only after
     /// apply (so `prepare_config` cannot run), for the optional attributes `prepare_config`
     /// would derive. Values may be partly unknown; attributes left out are "known after
@@ -670,13 +662,13 @@ pub trait ResourceKind: Send + Sync {
     }
 
     /// What an environment in `mode = "production"` refuses in this kind's configuration
-    /// (a pipeline in development mode, a paused schedule).
+    /// (a development-only setting, a paused schedule).
     fn production_findings(&self, _config: &Object) -> Vec<Finding> {
         Vec::new()
     }
 
     /// Before a create is planned in a development environment, where several developers
-    /// share a workspace: a description of the object this state does not manage that
+    /// share a service: a description of the object this state does not manage that
     /// already has the name (another state's, another developer's), or `None` when the name
     /// is free. brickform refuses to take such an object over or to add a same-named twin.
     async fn name_taken(
@@ -688,7 +680,7 @@ pub trait ResourceKind: Send + Sync {
     }
 
     /// Whether a `protect = true` environment guards this kind's objects against delete and
-    /// replace (data lives in them: catalogs, schemas, volumes, pipelines).
+    /// replace (data lives in them). Messages of protected environments name these kinds.
     fn protected(&self) -> bool {
         false
     }
@@ -730,8 +722,8 @@ pub trait ResourceKind: Send + Sync {
         self.read(ctx, id, &Object::new()).await
     }
 
-    /// The key that finds the object a create made, without its id: a Unity Catalog full
-    /// name, a workspace path, or an ownership tag (address and state lineage) for objects
+    /// The key that finds the object a create made, without its id: a unique full
+    /// name, a path, or an ownership tag (address and state lineage) for objects
     /// with server-assigned ids. Written to the write-ahead log before the create is sent,
     /// so a crash between the request and its recorded result loses nothing. `None` when
     /// the kind cannot find its objects that way.
@@ -742,7 +734,7 @@ pub trait ResourceKind: Send + Sync {
     /// Finishes a create whose first call made the object when the calls after it may not
     /// have run: its answer was lost, or brickform was killed before it heard. Runs the steps
     /// a create takes beyond making the object that do not depend on the configuration
-    /// (removing the `default` schema a new catalog gets) and must be safe to run twice.
+    /// (removing a default child the service adds to a new object) and must be safe to run twice.
     /// Fields a create sets in a later call are left to the next plan, which sees them
     /// differ and updates them.
     async fn complete_create(&self, _ctx: &OpContext, remote: Remote) -> ProviderResult<Remote> {
@@ -756,23 +748,23 @@ pub trait ResourceKind: Send + Sync {
     }
 
     /// Where the object lives, as a `/`-separated path whose prefixes are the containers it
-    /// lies in (`uc/main/raw/landing/in/data.csv` for a file in a volume). Given the
+    /// lies in (`store/folder/data.csv` for a file in a folder of a store). Given the
     /// object's attributes (configuration and reported values). `None` for objects that lie
     /// in no container the engine should know of.
     fn location(&self, _attrs: &Object) -> Option<String> {
         None
     }
 
-    /// Whether deleting this object, as last applied, deletes what lies inside it (a catalog
-    /// with `force_destroy`, a volume, a folder deleted recursively): the engine then plans
+    /// Whether deleting this object, as last applied, deletes what lies inside it (a
+    /// namespace deleted with a force flag, a store of files, a folder deleted recursively): the engine then plans
     /// what the delete takes with it and names it.
     fn deletes_contents(&self, _attrs: &Object) -> bool {
         false
     }
 
     /// Locations (see [`ResourceKind::location`]) of objects elsewhere that the service made
-    /// for this one and that its delete removes too (an ingestion gateway's staging volume
-    /// in its storage schema). A container deleted in the same plan does not count them as
+    /// for this one and that its delete removes too (a staging area the
+    /// service made for it elsewhere). A container deleted in the same plan does not count them as
     /// contents this state does not manage: they are gone before it.
     fn takes_along(&self, _id: &str, _attrs: &Object) -> Vec<String> {
         Vec::new()
@@ -797,7 +789,7 @@ pub trait ResourceKind: Send + Sync {
     }
 
     /// The live objects a create of `config` would duplicate or collide with: those its
-    /// natural key finds (for a job, every job of that name), with what they tell about
+    /// natural key finds (for names that need not be unique, every object of that name), with what they tell about
     /// their owner. A plan imports the one that is this state's instead of creating another
     /// (core's `engine::adopt` decides what counts as this state's). The default looks the
     /// natural key up with [`ResourceKind::find_by_key`].
@@ -860,6 +852,26 @@ pub trait Provider: Send + Sync {
     /// when the provider has no notion of one.
     async fn current_user(&self) -> ProviderResult<Option<String>> {
         Ok(None)
+    }
+
+    /// The settings this provider reads from `environment` blocks, beside the engine's own
+    /// (`default`, `mode`, `protect`, `variables`): what its kinds' development presets and
+    /// production rules depend on. Each is written as a literal of its type, since the
+    /// environment decides how the rest of the configuration is read. `None` when it reads
+    /// none.
+    fn environment_schema(&self) -> Option<&Schema> {
+        None
+    }
+
+    /// Problems of an environment block's settings (those of [`Self::environment_schema`],
+    /// as written) given its mode: a setting that means something in one mode only. Reported
+    /// at the environment block when they carry no location of their own.
+    fn check_environment(
+        &self,
+        _mode: Option<crate::lang::environment::EnvMode>,
+        _settings: &Object,
+    ) -> Vec<crate::lang::diagnostics::Diagnostic> {
+        Vec::new()
     }
 }
 

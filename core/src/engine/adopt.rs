@@ -2,8 +2,8 @@
 //! making a second copy of it (or failing on a name the state took itself).
 //!
 //! Before a create is planned for an instance the state does not hold, the kind looks the
-//! object up by its natural key ([`ResourceKind::find_existing`]: a job by its name, a
-//! catalog by its full name, a notebook by its path). What is found is imported, planned the
+//! object up by its natural key ([`ResourceKind::find_existing`]: by its name, its full
+//! name in a namespace, its path). What is found is imported, planned the
 //! way an `import` block plans one (the change says `importing`, then is compared with the
 //! configuration), only when the evidence says it is this state's:
 //!
@@ -11,21 +11,21 @@
 //!    the state made it and lost the entry (`brickform state rm`);
 //! 2. `state rm` recorded this address with this object's id
 //!    ([`Forgotten`](brickform_state::Forgotten)): the state
-//!    managed it until then. This covers the kinds that carry no tag (Unity Catalog objects,
-//!    workspace paths, secret scopes);
+//!    managed it until then. This covers the kinds that carry no tag (objects known by
+//!    a unique name or a path);
 //! 3. the state itself was lost (a new lineage): the object carries an ownership tag for the
 //!    same address and the same environment, the user brickform runs as created it, and the
 //!    lineage in the tag is no state's of this backend. Another developer's object fails the
 //!    second test, another environment's the first, a state that still exists the third;
 //! 4. the state was lost and the kind tags nothing: the service says the object is owned by
-//!    the user brickform runs as (a catalog's owner; a notebook in that user's home folder),
+//!    the user brickform runs as (the object's owner; a file in that user's home folder),
 //!    and no other state of this backend manages it.
 //!
 //! Whatever the rule, an object another state of this backend manages is that state's, and
 //! one this state manages under another address is not this address's. Everything else is
-//! somebody else's: when it holds the name (a catalog, a path), the plan fails naming it and
-//! how to import it, instead of an apply that fails or overwrites it; when it does not (a job
-//! of the same name), the create goes ahead with a warning. Development environments leave
+//! somebody else's: when it holds the name (a unique name, a path), the plan fails naming it and
+//! how to import it, instead of an apply that fails or overwrites it; when it does not (an object
+//! whose names need not be unique), the create goes ahead with a warning. Development environments leave
 //! that to their own rule (a plan there refuses any name another state or developer holds).
 //! Several objects that all count as this state's are an error that lists them: brickform
 //! does not pick one.
@@ -149,8 +149,8 @@ fn settle(schema: &Schema, applied: &mut Object, config: &Object) {
     }
 }
 
-/// Whether the natural key of `config` is known though some of its values are not (a job
-/// naming a pipeline created in the same plan): the key comes out the same whatever the
+/// Whether the natural key of `config` is known though some of its values are not (an object
+/// referring by id to another created in the same plan): the key comes out the same whatever the
 /// unknown values turn out to be, so the object can be looked up now.
 pub(super) fn key_known(kind: &dyn ResourceKind, ctx: &OpContext, config: &Object) -> bool {
     let with = |filler: &str| -> Object {
@@ -475,7 +475,7 @@ impl Engine<'_> {
         let config = super::planner::json_object(&removed.config);
         match self.registry.kind(&removed.resource_type) {
             Some(kind) if kind.natural_key(&ctx, &config).is_some() => format!(
-                "The next plan looks the object up and imports it again instead of creating another ({} was not checked now: the workspace could not be reached).",
+                "The next plan looks the object up and imports it again instead of creating another ({} was not checked now: the service could not be reached).",
                 removed.id
             ),
             _ => format!(

@@ -1,5 +1,5 @@
-//! Containers: objects whose delete takes what lies inside them (a catalog deleted with
-//! `force_destroy`, a volume and its files, a folder deleted recursively). A plan must name
+//! Containers: objects whose delete takes what lies inside them (a namespace deleted
+//! with a force flag, a store and its files, a folder deleted recursively). A plan must name
 //! everything such a delete removes: the managed instances inside it are planned with it
 //! (replaced when the container is replaced), and the live objects this state does not
 //! manage are counted and listed; apply refuses the delete when those changed since the

@@ -85,7 +85,8 @@ impl<'a> Engine<'a> {
         vars: &'a Variables,
         environment: &str,
     ) -> Self {
-        let (settings, settings_diags) = crate::lang::environment::resolve(config, environment);
+        let (settings, settings_diags) =
+            crate::lang::environment::resolve(config, environment, registry);
         Engine {
             config,
             registry,
@@ -139,10 +140,7 @@ impl<'a> Engine<'a> {
         let development =
             self.settings.mode == Some(crate::lang::environment::EnvMode::Development);
         let _ = engine.presets.set(match (development, user) {
-            (true, Some(u)) => Some(crate::provider::Presets {
-                user: u.split('@').next().unwrap_or(u).to_string(),
-                prefix_schemas: self.settings.prefix_schemas,
-            }),
+            (true, Some(u)) => Some(crate::provider::Presets::new(u, &self.settings.settings)),
             _ => None,
         });
         let state = StateDocument::new(&self.environment);

@@ -191,6 +191,19 @@ impl Engine<'_> {
     /// command says --allow-destroy.
     fn protected_changes(&self, plan: &Plan) -> Diagnostics {
         let mut diags = Diagnostics::new();
+        // The kinds that say data lives in their objects, named in the message.
+        let protected: Vec<&str> = self
+            .registry
+            .kinds
+            .iter()
+            .filter(|(_, k)| k.protected())
+            .map(|(name, _)| *name)
+            .collect();
+        let types = match protected.split_last() {
+            Some((last, [])) => last.to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
         for c in &plan.changes {
             let destroys = c.action == Action::Delete || c.action.is_replace();
             let guarded = c.mode == Mode::Managed
@@ -212,7 +225,7 @@ impl Engine<'_> {
                         self.environment
                     ))
                     .at(span)
-                    .detail("Environment blocks with protect = true do not delete or replace catalogs, schemas, volumes or pipelines: the data in them would go too.")
+                    .detail(format!("Environment blocks with protect = true do not delete or replace objects of type {types}: the data in them would go too."))
                     .hint("if this is intended, run the command again with --allow-destroy"),
                 );
             }
@@ -1504,11 +1517,9 @@ impl Engine<'_> {
                 ),
             }
         }
-        let short = user.map(|u| u.split('@').next().unwrap_or(&u).to_string());
-        let _ = self.presets.set(short.map(|user| crate::provider::Presets {
-            user,
-            prefix_schemas: self.settings.prefix_schemas,
-        }));
+        let _ = self
+            .presets
+            .set(user.map(|u| crate::provider::Presets::new(&u, &self.settings.settings)));
         diags
     }
 
@@ -1717,8 +1728,8 @@ fn unknown_address_error(flag: &str, address: &str, plan: &Plan) -> Diagnostic {
 }
 
 /// A value that cannot change in place but changes exactly as a dependency is renamed in
-/// place (a schema's `catalog_name` when its catalog is renamed) follows the rename: the
-/// service moves the child with its parent, so replacing the child would be wrong (and
+/// place (a child's reference to its parent's name, when the parent is renamed) follows the
+/// rename: the service moves the child with its parent, so replacing the child would be wrong (and
 /// would fail, the child being already there under the new name). A rename made outside
 /// brickform that the plan puts back is followed the same way.
 fn follow_renames(d: &mut crate::plan::diff::DiffOutput, plan: &Plan, dependencies: &[String]) {

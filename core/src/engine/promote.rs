@@ -21,7 +21,7 @@ pub enum Explanation {
     EnvironmentName,
     /// A development preset of the source environment (name prefix, paused schedule, …).
     Preset(String),
-    /// It follows from another difference: `databricks_catalog.main.name`, `local.x`.
+    /// It follows from another difference: `TYPE.NAME.ATTR`, `local.x`.
     Follows(String),
     /// Nothing declared explains it.
     Unexplained,

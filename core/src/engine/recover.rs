@@ -94,7 +94,7 @@ impl Engine<'_> {
                         }
                     },
                     None => {
-                        lines.push(format!("{}: an interrupted create cannot be looked up; check the workspace for a duplicate", intent.address));
+                        lines.push(format!("{}: an interrupted create cannot be looked up; check the service for a duplicate", intent.address));
                         failed("no natural key")
                     }
                 },
@@ -229,7 +229,7 @@ impl Engine<'_> {
 
 impl Engine<'_> {
     /// Configures the providers the configuration and `state` use (commands that talk to
-    /// the workspace without planning, such as `brickform run`).
+    /// the service without planning, such as `brickform run`).
     pub async fn configure(&self, state: &StateDocument) -> Diagnostics {
         let (cg, _) = crate::graph::build(self.config);
         self.configure_providers(&cg.order().unwrap_or_default(), state)

@@ -1,7 +1,7 @@
 //! Diagnostics: located errors and warnings about a configuration.
 //!
 //! The engine collects them instead of stopping at the first, so `validate` reports every
-//! problem at once. Rendering (with source snippets) is the binary's job.
+//! problem at once. Rendering (with source snippets) is left to the binary.
 
 use super::source::{SourceMap, Span};
 use std::fmt;
@@ -23,7 +23,7 @@ pub struct Diagnostic {
     pub span: Option<Span>,
     /// The label shown under the source snippet.
     pub label: Option<String>,
-    /// What to do about it ("did you mean `catalog_name`?").
+    /// What to do about it ("did you mean `name`?").
     pub hint: Option<String>,
 }
 

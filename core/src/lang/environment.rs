@@ -3,25 +3,30 @@
 //! ```hcl
 //! environment "dev" {
 //!   default        = true
-//!   mode           = "development"   # presets: name prefixes, paused schedules, dev pipelines
-//!   prefix_schemas = true            # also prefix Unity Catalog schemas
-//!   variables      = { catalog = "sales_dev" }
-//!   provider "databricks" { profile = "dev" }
+//!   mode           = "development"   # development presets, as each kind defines them
+//!   some_setting   = true            # a setting a provider declares (environment_schema)
+//!   variables      = { prefix = "dev" }
+//!   provider "NAME" { profile = "dev" }
 //! }
 //!
 //! environment "prod" {
 //!   mode    = "production"           # rejects development settings
 //!   protect = true                   # no delete or replace of data objects without --allow-destroy
-//!   provider "databricks" { host = "https://prod.cloud.databricks.com" }
+//!   provider "NAME" { host = "https://prod.example.com" }
 //! }
 //! ```
 //!
-//! Everything but `variables` and the provider settings is a literal: it decides how the rest
-//! of the configuration is read, so it cannot depend on it.
+//! Everything but `variables` and the provider blocks is a literal: it decides how the rest
+//! of the configuration is read, so it cannot depend on it. Beside the engine's own settings,
+//! an environment block takes those the providers declare
+//! ([`Provider::environment_schema`](crate::provider::Provider::environment_schema)); what
+//! they mean is the provider's.
 
 use super::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use super::load::{Body, Config, NamedBlock};
 use super::source::Span;
+use crate::provider::{AttrType, Registry};
+use crate::value::{Object, Value};
 use hcl_edit::Span as _;
 use hcl_edit::expr::Expression;
 use hcl_edit::structure::Structure;
@@ -31,8 +36,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EnvMode {
-    /// Presets keep a developer's copy apart: names prefixed, schedules paused, pipelines in
-    /// development mode.
+    /// Presets keep a developer's copy apart from everyone else's (each kind says how:
+    /// names prefixed, schedules paused, …).
     Development,
     /// Development settings are refused.
     Production,
@@ -53,9 +58,10 @@ pub struct EnvironmentSettings {
     pub name: String,
     pub default: bool,
     pub mode: Option<EnvMode>,
-    /// Development presets also prefix Unity Catalog schemas.
-    pub prefix_schemas: bool,
-    /// Deleting or replacing a catalog, schema, volume or pipeline needs `--allow-destroy`.
+    /// The settings the providers declare, as written (see
+    /// [`Provider::environment_schema`](crate::provider::Provider::environment_schema)).
+    pub settings: Object,
+    /// Deleting or replacing an object of a protected kind needs `--allow-destroy`.
     pub protect: bool,
     /// `provider "NAME"` blocks: settings that override the top-level provider block's.
     pub providers: BTreeMap<String, NamedBlock>,
@@ -63,15 +69,30 @@ pub struct EnvironmentSettings {
     pub span: Option<Span>,
 }
 
-const ATTRIBUTES: &[&str] = &["default", "mode", "prefix_schemas", "protect", "variables"];
+/// The engine's own settings; the providers declare theirs.
+const ATTRIBUTES: &[&str] = &["default", "mode", "protect", "variables"];
 
 fn span_of(file: super::source::FileId, r: Option<std::ops::Range<usize>>) -> Option<Span> {
     r.map(|r| Span::new(file, r))
 }
 
-/// Reads and checks an `environment` block.
-pub fn read(block: &NamedBlock) -> (EnvironmentSettings, Diagnostics) {
+/// Reads and checks an `environment` block, with the settings the providers of `registry`
+/// declare.
+pub fn read(block: &NamedBlock, registry: &Registry) -> (EnvironmentSettings, Diagnostics) {
     let mut diags = Diagnostics::new();
+    let declared: Vec<&crate::provider::Attribute> = registry
+        .providers
+        .iter()
+        .filter_map(|p| p.environment_schema())
+        .flat_map(|s| s.attributes.iter())
+        .collect();
+    let mut accepted: Vec<&str> = ATTRIBUTES
+        .iter()
+        .copied()
+        .chain(declared.iter().map(|a| a.name))
+        .collect();
+    accepted.sort_unstable();
+    accepted.dedup();
     let file = block.body.file;
     let mut out = EnvironmentSettings {
         name: block.name.clone(),
@@ -98,7 +119,6 @@ pub fn read(block: &NamedBlock) -> (EnvironmentSettings, Diagnostics) {
                 };
                 match key {
                     "default" => out.default = literal_bool(&mut diags).unwrap_or(false),
-                    "prefix_schemas" => out.prefix_schemas = literal_bool(&mut diags).unwrap_or(false),
                     "protect" => out.protect = literal_bool(&mut diags).unwrap_or(false),
                     "mode" => {
                         out.mode = match &a.value {
@@ -120,15 +140,22 @@ pub fn read(block: &NamedBlock) -> (EnvironmentSettings, Diagnostics) {
                     }
                     // Read with the variables (engine::inputs).
                     "variables" => {}
-                    other => diags.push(
-                        Diagnostic::error("Unsupported argument")
-                            .at(span_of(file, a.key.span()))
-                            .detail(format!(
-                                "An environment block takes {}, and provider blocks; not \"{other}\".",
-                                ATTRIBUTES.join(", ")
-                            ))
-                            .maybe_hint(did_you_mean(other, ATTRIBUTES.iter().copied())),
-                    ),
+                    other => match declared.iter().find(|d| d.name == other) {
+                        Some(setting) => {
+                            if let Some(v) = literal(&a.value, &setting.ty, key, at, &mut diags) {
+                                out.settings.insert(key.to_string(), v);
+                            }
+                        }
+                        None => diags.push(
+                            Diagnostic::error("Unsupported argument")
+                                .at(span_of(file, a.key.span()))
+                                .detail(format!(
+                                    "An environment block takes {}, and provider blocks; not \"{other}\".",
+                                    accepted.join(", ")
+                                ))
+                                .maybe_hint(did_you_mean(other, accepted.iter().copied())),
+                        ),
+                    },
                 }
             }
             Structure::Block(b) if b.ident.as_str() == "provider" => {
@@ -136,7 +163,7 @@ pub fn read(block: &NamedBlock) -> (EnvironmentSettings, Diagnostics) {
                     diags.push(
                         Diagnostic::error("Missing provider name")
                             .at(span_of(file, b.ident.span()))
-                            .detail("Write the provider's name: provider \"databricks\" { … }."),
+                            .detail("Write the provider's name: provider \"NAME\" { … }."),
                     );
                     continue;
                 };
@@ -162,19 +189,54 @@ pub fn read(block: &NamedBlock) -> (EnvironmentSettings, Diagnostics) {
             ),
         }
     }
-    if out.prefix_schemas && out.mode != Some(EnvMode::Development) {
-        diags.push(
-            Diagnostic::error("prefix_schemas needs development mode")
-                .at(out.span.clone())
-                .detail("Schema prefixes are a development preset; set mode = \"development\" or remove prefix_schemas."),
-        );
+    for p in &registry.providers {
+        for d in p.check_environment(out.mode, &out.settings) {
+            let d = match d.span {
+                Some(_) => d,
+                None => d.at(out.span.clone()),
+            };
+            diags.push(d);
+        }
     }
     (out, diags)
 }
 
+/// A provider setting's value, written as a literal of its declared type.
+fn literal(
+    expr: &Expression,
+    ty: &AttrType,
+    key: &str,
+    at: Option<Span>,
+    diags: &mut Diagnostics,
+) -> Option<Value> {
+    let value = match (ty, expr) {
+        (AttrType::Bool, Expression::Bool(b)) => Some(Value::Bool(*b.value())),
+        (AttrType::String, Expression::String(s)) => Some(Value::from(s.value().as_str())),
+        (AttrType::Number, Expression::Number(n)) => n.value().as_f64().map(Value::from_f64),
+        _ => None,
+    };
+    if value.is_none() {
+        let what = match ty {
+            AttrType::Bool => "true or false".to_string(),
+            AttrType::String => "a string".to_string(),
+            other => format!("a {}", other.describe()),
+        };
+        diags.push(
+            Diagnostic::error("Invalid environment setting")
+                .at(at)
+                .detail(format!("\"{key}\" must be {what}, written as a literal.")),
+        );
+    }
+    value
+}
+
 /// The settings of environment `name` (an undeclared environment has none), and the
-/// problems of every environment block.
-pub fn resolve(config: &Config, name: &str) -> (EnvironmentSettings, Diagnostics) {
+/// problems of every environment block (with the settings `registry`'s providers declare).
+pub fn resolve(
+    config: &Config,
+    name: &str,
+    registry: &Registry,
+) -> (EnvironmentSettings, Diagnostics) {
     let mut diags = Diagnostics::new();
     let mut chosen = EnvironmentSettings {
         name: name.to_string(),
@@ -182,7 +244,7 @@ pub fn resolve(config: &Config, name: &str) -> (EnvironmentSettings, Diagnostics
     };
     let mut defaults = Vec::new();
     for block in config.environments.values() {
-        let (s, d) = read(block);
+        let (s, d) = read(block, registry);
         diags.extend(d);
         if s.default {
             defaults.push(s.name.clone());
@@ -211,7 +273,7 @@ pub fn select(config: &Config, asked: Option<&str>) -> Result<String, Box<Diagno
         let marked = config
             .environments
             .values()
-            .find(|b| read(b).0.default)
+            .find(|b| read(b, &Registry::default()).0.default)
             .map(|b| b.name.clone());
         return Ok(marked.unwrap_or_else(|| "default".to_string()));
     };
@@ -263,6 +325,97 @@ mod tests {
         );
         assert_eq!(d.hint.as_deref(), Some("did you mean `prod`?"));
         assert!(d.detail.unwrap().contains("\"prod\", \"dev\""));
+    }
+
+    /// A provider that declares one environment setting, meaningful in development only.
+    struct Declares(crate::provider::Schema);
+
+    #[async_trait::async_trait]
+    impl crate::provider::Provider for Declares {
+        fn name(&self) -> &'static str {
+            "test"
+        }
+        fn config_schema(&self) -> &crate::provider::Schema {
+            &self.0
+        }
+        fn resource_kinds(&self) -> Vec<std::sync::Arc<dyn crate::provider::ResourceKind>> {
+            Vec::new()
+        }
+        fn data_sources(&self) -> Vec<std::sync::Arc<dyn crate::provider::DataSource>> {
+            Vec::new()
+        }
+        async fn configure(&self, _: &Object) -> crate::provider::ProviderResult<()> {
+            Ok(())
+        }
+        fn environment_schema(&self) -> Option<&crate::provider::Schema> {
+            Some(&self.0)
+        }
+        fn check_environment(&self, mode: Option<EnvMode>, settings: &Object) -> Vec<Diagnostic> {
+            if settings.contains_key("tidy_names") && mode != Some(EnvMode::Development) {
+                vec![Diagnostic::error("tidy_names needs development mode")]
+            } else {
+                Vec::new()
+            }
+        }
+    }
+
+    fn registry() -> Registry {
+        let mut r = Registry::new();
+        r.register(std::sync::Arc::new(Declares(
+            crate::provider::Schema::new().attr(crate::provider::Attribute::optional(
+                "tidy_names",
+                AttrType::Bool,
+            )),
+        )));
+        r
+    }
+
+    fn summaries(d: &Diagnostics) -> Vec<String> {
+        d.iter().map(|d| d.summary.clone()).collect()
+    }
+
+    #[test]
+    fn a_provider_declares_the_settings_it_reads_and_checks_them_against_the_mode() {
+        let c = config("environment \"dev\" {\n  mode = \"development\"\n  tidy_names = true\n}\n");
+        let (s, d) = resolve(&c, "dev", &registry());
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(s.settings.get("tidy_names"), Some(&Value::Bool(true)));
+
+        // Written as something else than a literal of its type.
+        let c =
+            config("environment \"dev\" {\n  mode = \"development\"\n  tidy_names = \"yes\"\n}\n");
+        let (s, d) = resolve(&c, "dev", &registry());
+        assert_eq!(summaries(&d), ["Invalid environment setting"]);
+        assert_eq!(
+            d.0[0].detail.as_deref(),
+            Some("\"tidy_names\" must be true or false, written as a literal.")
+        );
+        assert!(d.0[0].span.is_some());
+        assert!(s.settings.is_empty());
+
+        // The provider's own rule, reported at the block.
+        let c = config("environment \"prod\" {\n  tidy_names = true\n}\n");
+        let (_, d) = resolve(&c, "prod", &registry());
+        assert_eq!(summaries(&d), ["tidy_names needs development mode"]);
+        assert!(d.0[0].span.is_some());
+    }
+
+    #[test]
+    fn an_undeclared_setting_is_an_error_that_lists_the_declared_ones() {
+        let c = config("environment \"dev\" {\n  tidy_name = true\n}\n");
+        let (_, d) = resolve(&c, "dev", &registry());
+        assert_eq!(summaries(&d), ["Unsupported argument"]);
+        assert_eq!(
+            d.0[0].detail.as_deref(),
+            Some(
+                "An environment block takes default, mode, protect, tidy_names, variables, and provider blocks; not \"tidy_name\"."
+            )
+        );
+        assert_eq!(d.0[0].hint.as_deref(), Some("did you mean `tidy_names`?"));
+        // Without the provider, the setting is unknown.
+        let c = config("environment \"dev\" {\n  tidy_names = true\n}\n");
+        let (_, d) = resolve(&c, "dev", &Registry::new());
+        assert_eq!(summaries(&d), ["Unsupported argument"]);
     }
 
     #[test]

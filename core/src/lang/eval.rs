@@ -56,7 +56,7 @@ pub type EvalResult = Result<Value, EvalError>;
 
 /// Where the root names of references (`var`, `local`, resource types, `data`, …) come from.
 pub trait Roots {
-    /// The value of a root name, e.g. `var` → object of variables, `databricks_catalog` →
+    /// The value of a root name, e.g. `var` → object of variables, a resource type →
     /// object of resources by name.
     fn root(&self, name: &str) -> Option<&Value>;
     /// Whether reading `root.a.b…` (the attribute names read, list indexes left out) reveals a

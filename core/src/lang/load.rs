@@ -821,7 +821,7 @@ fn load_block(config: &mut Config, file: FileId, b: Block, diags: &mut Diagnosti
                     None => diags.push(
                         Diagnostic::error("Invalid import address")
                             .at(span_of(file, to.span()))
-                            .detail("\"to\" must be a resource address such as databricks_catalog.main or databricks_schema.s[\"raw\"]."),
+                            .detail("\"to\" must be a resource address such as TYPE.NAME or TYPE.NAME[\"KEY\"]."),
                     ),
                 },
                 _ => diags.push(
@@ -996,7 +996,7 @@ fn load_lifecycle(file: FileId, b: &Block, diags: &mut Diagnostics) -> Lifecycle
                     other => diags.push(
                         Diagnostic::error("Invalid replace_triggered_by")
                             .at(span_of(file, other.span()))
-                            .detail("replace_triggered_by must be a list of references, such as [databricks_job.etl.id]."),
+                            .detail("replace_triggered_by must be a list of references, such as [TYPE.NAME.ATTR]."),
                     ),
                 },
                 _ => unsupported_in(file, s, "lifecycle", &["prevent_destroy", "create_before_destroy", "ignore_changes", "replace_triggered_by"], diags),
@@ -1131,9 +1131,7 @@ fn reference_list(file: FileId, e: &Expression, diags: &mut Diagnostics) -> Vec<
         diags.push(
             Diagnostic::error("Invalid depends_on")
                 .at(span_of(file, e.span()))
-                .detail(
-                    "depends_on must be a list of references, such as [databricks_schema.raw].",
-                ),
+                .detail("depends_on must be a list of references, such as [TYPE.NAME]."),
         );
         return Vec::new();
     };
@@ -1144,7 +1142,7 @@ fn reference_list(file: FileId, e: &Expression, diags: &mut Diagnostics) -> Vec<
             None => diags.push(
                 Diagnostic::error("Invalid depends_on reference")
                     .at(span_of(file, item.span()))
-                    .detail("Each entry must name a resource or data source, such as databricks_schema.raw or data.databricks_current_user.me."),
+                    .detail("Each entry must name a resource or data source, such as TYPE.NAME or data.TYPE.NAME."),
             ),
         }
     }
@@ -1196,7 +1194,7 @@ fn instance_reference(file: FileId, e: &Expression) -> Option<(String, Option<Ex
     Some((target, key))
 }
 
-/// The text of an address expression as written, e.g. `databricks_schema.s["raw"]`.
+/// The text of an address expression as written, e.g. `TYPE.NAME["KEY"]`.
 fn address_text(e: &Expression) -> Option<String> {
     reference_target(e)?;
     let Expression::Traversal(t) = e else {

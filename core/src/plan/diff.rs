@@ -273,7 +273,7 @@ fn object_equal(schema: &Schema, a: &Object, b: &Object, lenient: bool, writes: 
 /// configuration (`applied`) set and the configuration now leaves out is removed by the
 /// update, not kept. When the object is `updating` with a whole write, an optional+computed
 /// value the configuration leaves out is not sent, and the service decides it again: known
-/// only after apply (a cluster's node type changed in the UI is not kept by the next
+/// only after apply (a setting changed outside brickform is not kept by the next
 /// full-spec PUT).
 pub fn keep_service_values(
     schema: &Schema,

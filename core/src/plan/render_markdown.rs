@@ -23,7 +23,7 @@ pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
 /// The size [`render`] stays under, in bytes (a byte count is never below the character
 /// count GitHub applies). The margin below [`GITHUB_COMMENT_LIMIT`] leaves room for what a
 /// CI script adds around the plan: a marker to find its comment again, a heading, a link to
-/// the job.
+/// the CI run.
 pub const DEFAULT_MAX_BYTES: usize = 60_000;
 
 /// Above this many nodes a Mermaid graph is unreadable; the graph then shows one node per

@@ -91,6 +91,8 @@ pub struct DatabricksProvider {
     shared: Arc<Shared>,
     options: Options,
     schema: Schema,
+    /// The settings of `environment` blocks its kinds' presets read.
+    environment_schema: Schema,
 }
 
 impl DatabricksProvider {
@@ -112,6 +114,7 @@ impl DatabricksProvider {
             shared: Arc::new(Shared::default()),
             options,
             schema,
+            environment_schema: resources::presets::environment_schema(),
         }
     }
 
@@ -166,6 +169,16 @@ impl Provider for DatabricksProvider {
     }
     async fn current_user(&self) -> ProviderResult<Option<String>> {
         self.shared.current_user().await
+    }
+    fn environment_schema(&self) -> Option<&Schema> {
+        Some(&self.environment_schema)
+    }
+    fn check_environment(
+        &self,
+        mode: Option<brickform_core::lang::environment::EnvMode>,
+        settings: &Object,
+    ) -> Vec<brickform_core::lang::diagnostics::Diagnostic> {
+        resources::presets::check_environment(mode, settings)
     }
 
     async fn configure(&self, config: &Object) -> ProviderResult<()> {

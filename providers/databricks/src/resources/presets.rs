@@ -5,8 +5,66 @@
 //! catalog already namespaces them, and renaming one per developer would split data that is
 //! meant to be shared); brickform refuses to take over one that someone else owns instead.
 
-use brickform_core::provider::{Finding, PresetChange, Presets};
+use brickform_core::lang::diagnostics::Diagnostic;
+use brickform_core::lang::environment::EnvMode;
+use brickform_core::provider::{AttrType, Attribute, Finding, PresetChange, Presets, Schema};
 use brickform_core::value::{Object, Value};
+
+/// The environment setting that asks for schema prefixes.
+const PREFIX_SCHEMAS: &str = "prefix_schemas";
+
+/// The settings of `environment` blocks the presets read (the provider's
+/// `environment_schema`).
+pub fn environment_schema() -> Schema {
+    Schema::new().attr(
+        Attribute::optional(PREFIX_SCHEMAS, AttrType::Bool)
+            .describe("Development presets also prefix Unity Catalog schemas."),
+    )
+}
+
+/// The problems of an environment block's settings: schema prefixes are a preset, so they
+/// need development mode.
+pub fn check_environment(mode: Option<EnvMode>, settings: &Object) -> Vec<Diagnostic> {
+    let prefixes = settings.get(PREFIX_SCHEMAS).and_then(Value::as_bool) == Some(true);
+    if prefixes && mode != Some(EnvMode::Development) {
+        vec![
+            Diagnostic::error("prefix_schemas needs development mode")
+                .detail("Schema prefixes are a development preset; set mode = \"development\" or remove prefix_schemas."),
+        ]
+    } else {
+        Vec::new()
+    }
+}
+
+/// The prefix of job and pipeline names: `[dev alice] `.
+pub fn name_prefix(presets: &Presets) -> String {
+    format!("[dev {}] ", presets.user)
+}
+
+/// Whether the environment asks for schema prefixes.
+pub fn prefixes_schemas(presets: &Presets) -> bool {
+    presets
+        .settings
+        .get(PREFIX_SCHEMAS)
+        .and_then(Value::as_bool)
+        == Some(true)
+}
+
+/// The prefix of schema names: `dev_alice_`.
+pub fn schema_prefix(presets: &Presets) -> String {
+    let user: String = presets
+        .user
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("dev_{user}_")
+}
 
 /// Prefixes `config[key]` unless it already carries the prefix.
 pub fn prefix(config: &mut Object, key: &str, prefix: &str) -> Option<PresetChange> {
@@ -23,7 +81,7 @@ pub fn prefix(config: &mut Object, key: &str, prefix: &str) -> Option<PresetChan
 
 /// The job and pipeline name prefix.
 pub fn name(presets: &Presets, config: &mut Object) -> Option<PresetChange> {
-    prefix(config, "name", &presets.name_prefix())
+    prefix(config, "name", &name_prefix(presets))
 }
 
 /// Pauses the single blocks (`schedule`, `trigger`, `continuous`) that are present.
@@ -79,5 +137,28 @@ pub fn no_development(config: &Object) -> Vec<Finding> {
         ]
     } else {
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_prefixes_come_from_the_environment_setting_and_need_development_mode() {
+        let on = Object::from_iter([(PREFIX_SCHEMAS.to_string(), Value::Bool(true))]);
+        let p = Presets::new("Jane.Doe@example.com", &on);
+        assert!(prefixes_schemas(&p));
+        assert_eq!(schema_prefix(&p), "dev_jane_doe_");
+        assert_eq!(name_prefix(&p), "[dev Jane.Doe] ");
+        assert!(!prefixes_schemas(&Presets::new("jane", &Object::new())));
+
+        assert!(check_environment(Some(EnvMode::Development), &on).is_empty());
+        let d = check_environment(Some(EnvMode::Production), &on);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].summary, "prefix_schemas needs development mode");
+        assert_eq!(check_environment(None, &on).len(), 1);
+        assert!(check_environment(None, &Object::new()).is_empty());
+        assert!(environment_schema().attribute(PREFIX_SCHEMAS).is_some());
     }
 }

@@ -208,8 +208,8 @@ impl ResourceKind for UcKind {
         p: &brickform_core::provider::Presets,
         config: &mut Object,
     ) -> Vec<brickform_core::provider::PresetChange> {
-        if self.spec.type_name == "databricks_schema" && p.prefix_schemas {
-            super::presets::prefix(config, "name", &p.schema_prefix())
+        if self.spec.type_name == "databricks_schema" && super::presets::prefixes_schemas(p) {
+            super::presets::prefix(config, "name", &super::presets::schema_prefix(p))
                 .into_iter()
                 .map(|mut c| {
                     c.note = format!("schema {}", c.note);
