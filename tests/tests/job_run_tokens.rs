@@ -110,6 +110,51 @@ fn a_lost_run_now_answer_starts_one_run() {
     }
 }
 
+/// The repeat's answer is lost too: the apply fails saying the next one repeats the create,
+/// the state keeps the token, and the next apply gets the run the first call started.
+#[test]
+fn a_run_now_lost_twice_is_resolved_by_the_next_apply() {
+    let dir = config(&[("main.bf.hcl", CFG)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    serve.ok(
+        "POST",
+        "/__emulator/faults",
+        Some(json!({"method": "POST", "path": RUN_NOW, "times": 2, "after_side_effect": true, "status": 500})),
+    );
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_ne!(code, 0, "{out}\n{err}");
+    assert!(
+        err.contains("the next apply repeats the create with the same token"),
+        "{err}"
+    );
+    let kept = state(d)["pending_tokens"]["databricks_job_run.once"].clone();
+    assert!(kept.is_string(), "{}", state(d));
+    assert_eq!(runs(&serve).len(), 1);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let ids = runs(&serve);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert_eq!(recorded_run(d), Some(ids[0]));
+    assert!(state(d).get("pending_tokens").is_none());
+    let log = serve.ok(
+        "GET",
+        &format!("/__emulator/requests?method=POST&path={RUN_NOW}"),
+        None,
+    );
+    let tokens: Vec<&Value> = log["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["body"]["idempotency_token"])
+        .collect();
+    assert_eq!(
+        tokens,
+        [&kept, &kept, &kept],
+        "one token for all three calls"
+    );
+    plan_is_empty(d, &serve);
+}
+
 /// Starts `apply` and kills it (SIGKILL) once a run of the job exists, while the run-now
 /// answer is held back: the run was started and brickform never heard of it.
 fn apply_killed_after_run_now(d: &Path, serve: &Serve) {
