@@ -236,7 +236,13 @@ fn apply(doc: &mut StateDocument, intent: &Intent, outcome: &Outcome) {
                 doc.set_pending_token(&intent.address, token);
             }
         }
-        Outcome::Failed(_) => {}
+        // The service answered a create with its token, and made nothing: the token found no
+        // run to return (or one it refuses, a deleted run's), so the next create starts afresh.
+        Outcome::Failed(_) => {
+            if intent.op == WalOp::Create && intent.token.is_some() {
+                doc.clear_pending_token(&intent.address);
+            }
+        }
     }
 }
 
@@ -433,6 +439,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(other.pending_token("t.run"), None);
+        // A create with it that the service refused keeps nothing either.
+        let mut refused = doc.clone();
+        let again = match intent(5, WalOp::Create, "t.run") {
+            WalRecord::Intent(i) => WalRecord::Intent(Intent {
+                token: Some("tok-1".into()),
+                ..i
+            }),
+            r => r,
+        };
+        replay(
+            &mut refused,
+            &[again, result(6, 5, Outcome::Failed("deleted run".into()))],
+        )
+        .unwrap();
+        assert_eq!(refused.pending_token("t.run"), None);
         // The next create of the address is recorded: the token is done with.
         let made = ResourceState::new("t.run", "p", "7").unwrap();
         replay(
