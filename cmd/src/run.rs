@@ -121,7 +121,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<ExitCode> {
                     .ok_or_else(|| anyhow!("invalid --param {p:?}: expected NAME=VALUE"))?;
                 params.push((k.to_string(), v.to_string()));
             }
-            let run_id = runner::start_job_run(&client, job_id, &params).await?;
+            let run_id = runner::start_job_run(&client, job_id, &params, None).await?;
             println!("{}: started run {run_id} of job {job_id}", args.address);
             if args.no_wait {
                 return Ok(ExitCode::SUCCESS);

@@ -621,6 +621,11 @@ pub struct OpContext {
     pub environment: String,
     /// The configuration directory: relative `source` paths are resolved against it.
     pub base_dir: std::path::PathBuf,
+    /// For the create of a kind whose [`ResourceKind::create_token`] holds: the token to send
+    /// with it. The same token is given again when the create is repeated (after a lost
+    /// answer, or in the next run after an interrupted one), so the service returns what the
+    /// first call made. `None` for every other operation.
+    pub create_token: Option<String>,
 }
 
 /// A resource kind. Implementations hold their provider's client.
@@ -729,6 +734,15 @@ pub trait ResourceKind: Send + Sync {
     /// the kind cannot find its objects that way.
     fn natural_key(&self, _ctx: &OpContext, _config: &Object) -> Option<String> {
         None
+    }
+
+    /// Whether the create takes a token that makes repeating it safe: given the same token
+    /// (in [`OpContext::create_token`]), the service returns what the first call with that
+    /// token made rather than making another. For kinds with no natural key whose objects
+    /// cannot be looked up by anything the create sent: a create whose answer was lost is
+    /// repeated with its token instead of looked up.
+    fn create_token(&self) -> bool {
+        false
     }
 
     /// Finishes a create whose first call made the object when the calls after it may not

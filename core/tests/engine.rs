@@ -286,6 +286,7 @@ async fn an_interrupted_create_is_adopted_not_duplicated() {
             lineage: String::new(),
             environment: "default".into(),
             base_dir: h.dir.path().into(),
+            create_token: None,
         },
         &Object::from_iter([("name".to_string(), Value::from("a"))]),
     )

@@ -139,6 +139,13 @@ pub struct StateDocument {
     /// and id.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     deposed: Vec<ResourceState>,
+    /// Tokens of creates whose outcome is unknown and which cannot be looked up, by address:
+    /// the create of a kind that takes a token (repeating it with the same token returns what
+    /// the first call made) was cut off before its result, so the next create of the address
+    /// sends the same token instead of a fresh one, and gets that object rather than a second.
+    /// Recording the address's create (or an import) clears it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pending_tokens: BTreeMap<String, String>,
 }
 
 /// The wire shape, validated into a `StateDocument` so a hand-edited file cannot break the
@@ -158,6 +165,8 @@ struct RawDocument {
     forgotten: Vec<Forgotten>,
     #[serde(default)]
     deposed: Vec<ResourceState>,
+    #[serde(default)]
+    pending_tokens: BTreeMap<String, String>,
 }
 
 impl TryFrom<RawDocument> for StateDocument {
@@ -194,6 +203,7 @@ impl TryFrom<RawDocument> for StateDocument {
             outputs: raw.outputs,
             salt: raw.salt,
             forgotten,
+            pending_tokens: raw.pending_tokens,
         })
     }
 }
@@ -211,6 +221,7 @@ impl StateDocument {
             salt: fingerprint::new_salt(),
             forgotten: Vec::new(),
             deposed: Vec::new(),
+            pending_tokens: BTreeMap::new(),
         }
     }
 
@@ -288,6 +299,27 @@ impl StateDocument {
         self.position(address)
             .ok()
             .map(|i| self.resources.remove(i))
+    }
+
+    /// The token of an unresolved create of `address` (see the field).
+    pub fn pending_token(&self, address: &str) -> Option<&str> {
+        self.pending_tokens.get(address).map(String::as_str)
+    }
+
+    /// Addresses holding a pending token, sorted.
+    pub fn pending_token_addresses(&self) -> impl Iterator<Item = &str> {
+        self.pending_tokens.keys().map(String::as_str)
+    }
+
+    /// Keeps `token` for the next create of `address` (see the field).
+    pub fn set_pending_token(&mut self, address: &str, token: &str) {
+        self.pending_tokens
+            .insert(address.to_string(), token.to_string());
+    }
+
+    /// Drops the pending token of `address`, if any.
+    pub fn clear_pending_token(&mut self, address: &str) -> Option<String> {
+        self.pending_tokens.remove(address)
     }
 
     /// Objects put aside by `create_before_destroy` replacements (see the field), sorted by

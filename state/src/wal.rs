@@ -46,6 +46,12 @@ pub struct Intent {
     /// sequence number alone does not name one intent. Absent in older logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer: Option<Uuid>,
+    /// For the create of a kind that takes a token (repeating the create with the same token
+    /// returns what the first call made): the token sent. An interrupted create with a token
+    /// is not looked up; the token is kept for the next create of the address. Absent in
+    /// older logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 /// What the API call did. A resource carried here has already had its secrets redacted.
@@ -60,6 +66,10 @@ pub enum Outcome {
     Forgotten {},
     /// The call failed and changed nothing that brickform tracks.
     Failed(String),
+    /// A create with a token whose outcome is unknown and cannot be found out without
+    /// repeating it: the intent's token is kept in the state (`pending_token`) so the next
+    /// create of the address sends it again and gets what this one may have made.
+    Pending {},
 }
 
 /// Written (and fsynced) after the API call.
@@ -174,7 +184,10 @@ pub fn replay(doc: &mut StateDocument, records: &[WalRecord]) -> Result<Vec<Inte
                         Outcome::Created(r) | Outcome::Updated(r) | Outcome::Imported(r) => {
                             doc.upsert(r.clone());
                         }
-                        Outcome::Deleted {} | Outcome::Forgotten {} | Outcome::Failed(_) => {}
+                        Outcome::Deleted {}
+                        | Outcome::Forgotten {}
+                        | Outcome::Failed(_)
+                        | Outcome::Pending {} => {}
                     },
                 }
             }
@@ -197,9 +210,16 @@ fn apply(doc: &mut StateDocument, intent: &Intent, outcome: &Outcome) {
             {
                 doc.depose(&resource.address);
             }
+            // What an earlier, unresolved create of the address may have made is what this
+            // one got, sent with its token; or an object the address no longer wants.
+            doc.clear_pending_token(&resource.address);
             doc.upsert(resource.clone());
         }
-        Outcome::Updated(resource) | Outcome::Imported(resource) => {
+        Outcome::Imported(resource) => {
+            doc.clear_pending_token(&resource.address);
+            doc.upsert(resource.clone());
+        }
+        Outcome::Updated(resource) => {
             doc.upsert(resource.clone());
         }
         Outcome::Deleted {} | Outcome::Forgotten {} => match &intent.id {
@@ -211,7 +231,18 @@ fn apply(doc: &mut StateDocument, intent: &Intent, outcome: &Outcome) {
                 doc.remove(&intent.address);
             }
         },
-        Outcome::Failed(_) => {}
+        Outcome::Pending {} => {
+            if let Some(token) = &intent.token {
+                doc.set_pending_token(&intent.address, token);
+            }
+        }
+        // The service answered a create with its token, and made nothing: the token found no
+        // run to return (or one it refuses, a deleted run's), so the next create starts afresh.
+        Outcome::Failed(_) => {
+            if intent.op == WalOp::Create && intent.token.is_some() {
+                doc.clear_pending_token(&intent.address);
+            }
+        }
     }
 }
 
@@ -229,6 +260,7 @@ mod tests {
             natural_key: Some(address.into()),
             id: None,
             writer: None,
+            token: None,
         })
     }
 
@@ -370,6 +402,75 @@ mod tests {
             .map(|i| (i.address.as_str(), i.writer))
             .collect();
         assert_eq!(open, [("t.b", b), ("t.c", b)]);
+    }
+
+    #[test]
+    fn an_unresolved_create_with_a_token_keeps_it_until_the_address_is_created() {
+        let with_token = match intent(1, WalOp::Create, "t.run") {
+            WalRecord::Intent(i) => WalRecord::Intent(Intent {
+                natural_key: None,
+                token: Some("tok-1".into()),
+                ..i
+            }),
+            r => r,
+        };
+        // An intent written before tokens existed still loads.
+        let old = "{\"record\":\"intent\",\"seq\":1,\"op\":\"create\",\"address\":\"t.a\",\"type\":\"t\",\"natural_key\":null,\"id\":null}";
+        let back: WalRecord = serde_json::from_str(old).unwrap();
+        assert!(matches!(
+            back,
+            WalRecord::Intent(Intent { token: None, .. })
+        ));
+
+        let mut doc = StateDocument::new("dev");
+        let pending = vec![with_token.clone(), result(2, 1, Outcome::Pending {})];
+        replay(&mut doc, &pending).unwrap();
+        assert_eq!(doc.pending_token("t.run"), Some("tok-1"));
+        assert!(doc.get("t.run").is_none());
+        // It survives a save and load of the document.
+        let text = serde_json::to_string(&doc).unwrap();
+        let loaded: StateDocument = serde_json::from_str(&text).unwrap();
+        assert_eq!(loaded.pending_token("t.run"), Some("tok-1"));
+        // A failed create keeps nothing.
+        let mut other = StateDocument::new("dev");
+        replay(
+            &mut other,
+            &[with_token, result(2, 1, Outcome::Failed("no".into()))],
+        )
+        .unwrap();
+        assert_eq!(other.pending_token("t.run"), None);
+        // A create with it that the service refused keeps nothing either.
+        let mut refused = doc.clone();
+        let again = match intent(5, WalOp::Create, "t.run") {
+            WalRecord::Intent(i) => WalRecord::Intent(Intent {
+                token: Some("tok-1".into()),
+                ..i
+            }),
+            r => r,
+        };
+        replay(
+            &mut refused,
+            &[again, result(6, 5, Outcome::Failed("deleted run".into()))],
+        )
+        .unwrap();
+        assert_eq!(refused.pending_token("t.run"), None);
+        // The next create of the address is recorded: the token is done with.
+        let made = ResourceState::new("t.run", "p", "7").unwrap();
+        replay(
+            &mut doc,
+            &[
+                intent(3, WalOp::Create, "t.run"),
+                result(4, 3, Outcome::Created(made)),
+            ],
+        )
+        .unwrap();
+        assert_eq!(doc.pending_token("t.run"), None);
+        assert!(
+            serde_json::to_value(&doc)
+                .unwrap()
+                .get("pending_tokens")
+                .is_none()
+        );
     }
 
     #[test]

@@ -412,6 +412,7 @@ impl Engine<'_> {
             lineage: state.lineage().to_string(),
             environment: self.environment.clone(),
             base_dir: self.config.dir.clone(),
+            create_token: None,
         };
         let config = super::planner::json_object(&removed.config);
         if kind.natural_key(&ctx, &config).is_none() {
@@ -470,6 +471,7 @@ impl Engine<'_> {
             address: removed.address.clone(),
             lineage: String::new(),
             environment: self.environment.clone(),
+            create_token: None,
             base_dir: self.config.dir.clone(),
         };
         let config = super::planner::json_object(&removed.config);

@@ -467,6 +467,7 @@ impl Engine<'_> {
                 lineage: lineage.clone(),
                 environment: self.environment.clone(),
                 base_dir: self.config.dir.clone(),
+                create_token: None,
             };
             let mut work = self.prepare(index, &change, planned);
             work.part = part;
@@ -606,6 +607,7 @@ impl Engine<'_> {
         mut report: ApplyReport,
     ) -> (StateDocument, ApplyReport) {
         let destroying = plan.mode == crate::plan::PlanMode::Destroy;
+        self.drop_pending_tokens(&mut doc, plan);
         for (name, o) in &self.config.outputs {
             if destroying {
                 doc.remove_output(name);
@@ -681,6 +683,30 @@ impl Engine<'_> {
             each_value: spec.each_value.clone(),
             base_dir: self.config.dir.clone(),
             presets: self.presets().cloned(),
+        }
+    }
+}
+
+impl Engine<'_> {
+    /// Drops the tokens of unresolved creates (see `StateDocument::pending_token`) that no
+    /// create will use: all of them after a destroy (what such a create may have made is
+    /// removed with the rest, or, for a kind whose delete only forgets, forgotten), and those
+    /// of resources no longer in the configuration. A targeted plan keeps them.
+    fn drop_pending_tokens(&self, doc: &mut StateDocument, plan: &crate::plan::Plan) {
+        if plan.targeted {
+            return;
+        }
+        let destroying = plan.mode == crate::plan::PlanMode::Destroy;
+        let unused: Vec<String> = doc
+            .pending_token_addresses()
+            .filter(|a| {
+                let base = a.split('[').next().unwrap_or(a);
+                destroying || !self.config.resources.contains_key(base)
+            })
+            .map(str::to_string)
+            .collect();
+        for a in unused {
+            doc.clear_pending_token(&a);
         }
     }
 }
@@ -965,16 +991,56 @@ async fn run_node(
                 .then(|| change.id.clone())
                 .flatten();
             let natural_key = kind.natural_key(ctx, &config);
+            // A kind whose create takes a token sends the token of an earlier create of this
+            // address whose outcome stayed unknown, so it gets what that one may have made;
+            // otherwise a fresh one.
+            let token = if kind.create_token() {
+                let doc = shared.doc.lock().await;
+                Some(
+                    doc.pending_token(&change.address)
+                        .map(str::to_string)
+                        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+                )
+            } else {
+                None
+            };
             let seq = journal
-                .intent(
-                    WalOp::Create,
+                .intent_with_token(
                     &change.address,
                     &change.type_name,
                     natural_key.clone(),
                     replaces,
+                    token.clone(),
                 )
                 .await?;
+            let ctx = &OpContext {
+                create_token: token.clone(),
+                ..ctx.clone()
+            };
             let made = match kind.create(ctx, &config).await {
+                // With its token, a create whose answer was lost is safe to repeat: the
+                // service answers with what the first call made, or makes it now.
+                Err(e) if e.uncertain && e.made.is_none() && token.is_some() => {
+                    tracing::debug!(address = %change.address, error = %e.message, "repeating an uncertain create with its token");
+                    match kind.create(ctx, &config).await {
+                        Err(again) if again.uncertain && again.made.is_none() => {
+                            // Still unknown: the token is kept in state, and the next run's
+                            // create of this address sends it again.
+                            let mut doc = shared.doc.lock().await;
+                            journal
+                                .result(seq, WalOutcome::Pending {}, &mut doc)
+                                .await?;
+                            return Err(NodeError::Provider(ProviderError {
+                                message: format!(
+                                    "{} (it may have been created; the next apply repeats the create with the same token, which returns what it made)",
+                                    again.message
+                                ),
+                                ..again
+                            }));
+                        }
+                        other => other,
+                    }
+                }
                 // The create may have happened though it failed (a server error, a lost
                 // answer): look for the object before counting it as not made, so a second
                 // create cannot make a duplicate.

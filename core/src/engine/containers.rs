@@ -219,6 +219,7 @@ impl Engine<'_> {
                     lineage: state.lineage().to_string(),
                     environment: self.environment.clone(),
                     base_dir: self.config.dir.clone(),
+                    create_token: None,
                 };
                 match kind.contents(&ctx, &id, &attrs).await {
                     Ok(listing) => Some(shown(

@@ -545,6 +545,7 @@ impl Engine<'_> {
                             lineage: state.lineage().to_string(),
                             environment: self.environment.clone(),
                             base_dir: self.config.dir.clone(),
+                            create_token: None,
                         };
                         matches!(
                             kind.read(&ctx, &r.id, &prior_from(r).merged()).await,
@@ -940,6 +941,7 @@ impl Engine<'_> {
                 address: address.clone(),
                 lineage: state.lineage().to_string(),
                 environment: self.environment.clone(),
+                create_token: None,
                 base_dir: self.config.dir.clone(),
             };
             let mut prior = prior_of(state, &address);

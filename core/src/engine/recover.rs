@@ -3,6 +3,8 @@
 //! happened, before anything is planned:
 //! - a create is looked up by the natural key logged with it; an object found is adopted
 //!   into state (no duplicate is made), none found means the create never happened;
+//! - a create that sent a token (a kind whose repeated create returns what the first made)
+//!   keeps the token in state for the next create of the address, which sends it again;
 //! - a delete is checked by reading the object: gone means done;
 //! - an update is left to the next plan, which compares the live object again.
 
@@ -38,10 +40,21 @@ impl Engine<'_> {
                 lineage: doc.lineage().to_string(),
                 environment: self.environment.clone(),
                 base_dir: self.config.dir.clone(),
+                create_token: None,
             };
             let kind = self.registry.kind(&intent.resource_type).cloned();
             let failed = |why: &str| Outcome::Failed(format!("interrupted: {why}"));
             let outcome = match (&intent.op, kind) {
+                // Only repeating the create would tell whether it happened, and that is for
+                // the next create of the address (not, say, a destroy): it sends this token
+                // again and gets what this one made, if anything.
+                (WalOp::Create, _) if intent.token.is_some() => {
+                    lines.push(format!(
+                        "{}: the interrupted create cannot be looked up; its token is kept, so the next apply's create of it gets what it may have made instead of a second one",
+                        intent.address
+                    ));
+                    Outcome::Pending {}
+                }
                 (WalOp::Create | WalOp::Import, Some(kind)) => match &intent.natural_key {
                     Some(key) => match kind.find_by_key(&ctx, key).await {
                         Ok(Some(found)) => {
@@ -180,6 +193,7 @@ impl Engine<'_> {
             address: address.to_string(),
             lineage: doc.lineage().to_string(),
             environment: self.environment.clone(),
+            create_token: None,
             base_dir: self.config.dir.clone(),
         };
         let remote = match kind.import(&ctx, id).await {

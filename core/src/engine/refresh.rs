@@ -65,6 +65,7 @@ impl Engine<'_> {
                 lineage: lineage.clone(),
                 environment: self.environment.clone(),
                 base_dir: self.config.dir.clone(),
+                create_token: None,
             };
             let sem = sem.clone();
             kinds.spawn(async move { read_kind(kind, ctx, items, sem).await });

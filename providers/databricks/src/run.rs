@@ -47,13 +47,19 @@ fn poll_interval(attempt: u32) -> Duration {
     Duration::from_millis((100u64 << attempt.min(4)).min(1_000))
 }
 
-/// Starts a run of a job; returns its run id.
+/// Starts a run of a job; returns its run id. With `token` (the service's
+/// `idempotency_token`, at most 64 characters), a repeat of the call returns the run the
+/// first call with that token started instead of starting another.
 pub async fn start_job_run(
     client: &Client,
     job_id: i64,
     params: &[(String, String)],
+    token: Option<&str>,
 ) -> Result<i64, RunError> {
     let mut body = json!({ "job_id": job_id });
+    if let Some(t) = token {
+        body["idempotency_token"] = Json::String(t.to_string());
+    }
     if !params.is_empty() {
         body["job_parameters"] = Json::Object(
             params

@@ -629,6 +629,7 @@ resource "databricks_pipeline" "p" {
         lineage: lineage.clone(),
         environment: "default".into(),
         base_dir: ws.dir.path().to_path_buf(),
+        create_token: None,
     };
     let mut config = brickform_core::value::Object::new();
     config.insert("name".into(), "tagged".into());

@@ -157,6 +157,39 @@ impl Journal {
         natural_key: Option<String>,
         id: Option<String>,
     ) -> Result<u64> {
+        self.log_intent(address, resource_type, natural_key, id, None, op)
+            .await
+    }
+
+    /// Logs a create that sends `token` (see `Intent::token`), like [`Journal::intent`].
+    pub async fn intent_with_token(
+        &self,
+        address: &str,
+        resource_type: &str,
+        natural_key: Option<String>,
+        replaces: Option<String>,
+        token: Option<String>,
+    ) -> Result<u64> {
+        self.log_intent(
+            address,
+            resource_type,
+            natural_key,
+            replaces,
+            token,
+            WalOp::Create,
+        )
+        .await
+    }
+
+    async fn log_intent(
+        &self,
+        address: &str,
+        resource_type: &str,
+        natural_key: Option<String>,
+        id: Option<String>,
+        token: Option<String>,
+        op: WalOp,
+    ) -> Result<u64> {
         let mut state = self.inner.lock().await;
         let intent = Intent {
             seq: state.next_seq,
@@ -166,6 +199,7 @@ impl Journal {
             natural_key,
             id,
             writer: Some(self.writer_id),
+            token,
         };
         self.enqueue(WalRecord::Intent(intent.clone()));
         state.next_seq += 1;

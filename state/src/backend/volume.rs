@@ -966,6 +966,7 @@ mod tests {
             natural_key: Some(address.into()),
             id: None,
             writer: None,
+            token: None,
         })
     }
 

@@ -63,6 +63,7 @@ impl DataSource for UcLookup {
             lineage: String::new(),
             environment: String::new(),
             base_dir: Default::default(),
+            create_token: None,
         };
         let key = self.kind.natural_key(&ctx, config).unwrap_or_default();
         match self.kind.find_by_key(&ctx, &key).await? {

@@ -5,7 +5,7 @@
 use super::job::job_missing;
 use super::{err, str_attr};
 use crate::Shared;
-use crate::run::{Progress, start_job_run, wait_job_run};
+use crate::run::{Progress, RunError, start_job_run, wait_job_run};
 use async_trait::async_trait;
 use brickform_core::provider::{
     AttrType, Attribute, OpContext, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
@@ -55,6 +55,12 @@ impl ResourceKind for JobRun {
         &self.schema
     }
 
+    /// jobs/run-now takes an `idempotency_token`: "if a run with the provided token already
+    /// exists, the request does not create a new run but returns the ID of the existing run".
+    fn create_token(&self) -> bool {
+        true
+    }
+
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
         let job_id: i64 = str_attr(config, "job_id")
@@ -74,9 +80,16 @@ impl ResourceKind for JobRun {
             .and_then(Value::as_f64)
             .map(Duration::from_secs_f64)
             .unwrap_or(Duration::from_secs(3600));
-        let run_id = start_job_run(&client, job_id, &params)
+        // The token the engine gives makes the run-now safe to repeat: a lost answer, or a
+        // kill before it came, is resolved by sending it again, which returns the run it
+        // started (a run has no name to be found by).
+        let token = ctx.create_token.as_deref();
+        let run_id = start_job_run(&client, job_id, &params, token)
             .await
-            .map_err(|e| ProviderError::other(e.to_string()))?;
+            .map_err(|e| match e {
+                RunError::Api(e) => err(e),
+                e => ProviderError::other(e.to_string()),
+            })?;
         let address = ctx.address.clone();
         let on = move |p: Progress| {
             if let Progress::State { state, elapsed } = p {
@@ -85,7 +98,12 @@ impl ResourceKind for JobRun {
         };
         let outcome = wait_job_run(&client, run_id, timeout, &on)
             .await
-            .map_err(|e| ProviderError::other(format!("run {run_id}: {e}")))?;
+            .map_err(|e| {
+                // The run was started and how it ends is unknown: with the token, the create
+                // may be repeated, which finds this run and waits for it again.
+                let unknown = token.is_some() && matches!(e, RunError::Api(_));
+                ProviderError::other(format!("run {run_id}: {e}")).uncertain(unknown)
+            })?;
         if !outcome.succeeded {
             return Err(ProviderError::other(format!(
                 "run {run_id} of job {job_id} ended {}",

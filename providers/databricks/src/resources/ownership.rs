@@ -82,6 +82,7 @@ mod tests {
             lineage: "L".into(),
             environment: "dev".into(),
             base_dir: std::path::PathBuf::new(),
+            create_token: None,
         }
     }
 

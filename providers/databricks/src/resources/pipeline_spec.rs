@@ -979,6 +979,7 @@ mod tests {
             lineage: "L".into(),
             environment: "default".into(),
             base_dir: std::path::PathBuf::new(),
+            create_token: None,
         }
     }
 
