@@ -1,5 +1,5 @@
 //! The object store of the `volume` state backend: a directory in a Unity Catalog volume,
-//! through the Files API (reference §6).
+//! through the Files API (docs/architecture.md, Wire facts).
 //!
 //! - get: `GET /api/2.0/fs/files{path}`, 404 is "no object";
 //! - put-if-absent: `PUT /api/2.0/fs/files{path}?overwrite=false`, `ALREADY_EXISTS` (409) is
@@ -109,9 +109,9 @@ impl ObjectStore for FilesApiStore {
             .await
         {
             Ok(()) => Ok(true),
-            // Reference §6: with overwrite=false an existing file is `ALREADY_EXISTS`. When it
-            // answers a retry of a request that landed, the object is ours; the backend reads
-            // it back and tells.
+            // With overwrite=false the Files API answers an existing file with
+            // `ALREADY_EXISTS`. When it answers a retry of a request that landed, the object
+            // is ours; the backend reads it back and tells.
             Err(e) if e.kind == ErrorKind::AlreadyExists => Ok(false),
             Err(e) => Err(store_error(e)),
         }

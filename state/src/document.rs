@@ -1,4 +1,5 @@
-//! The state document (DESIGN §4): what brickform last applied in one environment.
+//! The state document (docs/architecture.md, State): what brickform last applied in one
+//! environment.
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,5 @@
-//! brickform state (DESIGN §4): the state document, the write-ahead log that makes apply crash
-//! safe, the state lock, and the backends that store them.
+//! brickform state (docs/architecture.md, State): the state document, the write-ahead log that
+//! makes apply crash safe, the state lock, and the backends that store them.
 //!
 //! A command's life with state:
 //! 1. `backend.lock(env, LockInfo::new("apply"), timeout)` and keep the guard alive;

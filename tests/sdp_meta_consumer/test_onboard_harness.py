@@ -189,7 +189,7 @@ def test_duplicate_data_flow_ids_fail(spark, fixtures_root):
 
 
 def test_bronze_dqe_without_any_bronze_quarantine_table_key_fails(spark, fixtures_root):
-    # reference §1.13: 0.1.0 indexes onboarding_row["bronze_quarantine_table"] directly
+    # V4 (docs/architecture.md): 0.1.0 indexes onboarding_row["bronze_quarantine_table"] directly
     with pytest.raises(harness.OnboardingError) as e:
         harness.onboard(fixtures_root, f"{CONF}/dqe_without_quarantine_key.json", PARAMS, spark=spark)
     assert e.value.type_name == "PySparkValueError"

@@ -1,5 +1,5 @@
-//! The three-way comparison of one resource instance (DESIGN §5): the configuration now,
-//! the configuration last applied (state) and the live object (refresh).
+//! The three-way comparison of one resource instance (docs/architecture.md, Plan): the
+//! configuration now, the configuration last applied (state) and the live object (refresh).
 //!
 //! - A configured value that differs from the last applied one is a configuration change.
 //! - A live value that moved away from the last applied one, on a field the user manages,

@@ -1,4 +1,5 @@
-//! States in a Unity Catalog volume, shared by a team (DESIGN §4, `backend "volume"`).
+//! States in a Unity Catalog volume, shared by a team (`backend "volume"`; docs/architecture.md,
+//! State).
 //!
 //! The backend sees the volume through [`ObjectStore`]: get, put (create or replace a whole
 //! object), put-if-absent, delete and list. The binary implements it with the Databricks

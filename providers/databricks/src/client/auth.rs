@@ -1,4 +1,5 @@
-//! Credential resolution (DESIGN §7, reference §9) and the OAuth M2M token source.
+//! Credential resolution (docs/architecture.md, The Databricks client) and the OAuth M2M token
+//! source.
 //!
 //! Order: explicit settings, then `DATABRICKS_*` environment variables, then a
 //! `~/.databrickscfg` profile, then the OS keyring. Each attribute is filled from the first
@@ -115,7 +116,7 @@ fn fill<T>(slot: &mut Option<Sourced<T>>, value: Option<T>, source: &Source) {
     }
 }
 
-/// Resolves host and credentials in DESIGN §7's order.
+/// Resolves host and credentials: explicit settings, environment, `~/.databrickscfg`, keyring.
 pub(crate) fn resolve(
     settings: &Settings,
     env: &dyn Fn(&str) -> Option<String>,
@@ -383,8 +384,8 @@ fn expand_home(p: &std::path::Path, env: &dyn Fn(&str) -> Option<String>) -> Pat
 }
 
 /// Normalises a host like the SDK (`https://` added to a bare host, trailing `/` and `:443`
-/// removed) and enforces DESIGN §7: `https` only, except loopback hosts, where the local
-/// workspace serves plain http. Tokens must never cross a network in clear text.
+/// removed) and allows `https` only, except for loopback hosts, where the local workspace
+/// serves plain http. Tokens must never cross a network in clear text.
 pub fn normalize_host(raw: &str) -> Result<String, ClientError> {
     let raw = raw.trim();
     let invalid = |reason: &str| ClientError::InvalidHost {

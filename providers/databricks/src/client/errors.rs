@@ -27,7 +27,8 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// Builds the error from a status and the raw body, in the body shapes reference §8.1 lists.
+    /// Builds the error from a status and the raw body, in any of the body shapes the service
+    /// uses (see `parse_error_body`).
     pub(crate) fn from_response(status: u16, reason: &str, body: &[u8]) -> ApiError {
         let (code, message) = parse_error_body(status, reason, body);
         let error_code = code.unwrap_or_else(|| status_code_name(status).to_string());
@@ -209,8 +210,9 @@ fn status_code_name(status: u16) -> &'static str {
     }
 }
 
-/// `error_code` first, HTTP status second (reference §8.2): real Unity Catalog has answered
-/// `CATALOG_ALREADY_EXISTS` with 400, so the status alone would call an existing object bad input.
+/// `error_code` first, HTTP status second (docs/architecture.md, The Databricks client): real
+/// Unity Catalog has answered `CATALOG_ALREADY_EXISTS` with 400, so the status alone would call
+/// an existing object bad input.
 pub(crate) fn classify(error_code: &str, status: u16) -> ErrorKind {
     if let Some(kind) = classify_code(error_code) {
         return kind;

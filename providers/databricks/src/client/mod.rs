@@ -173,7 +173,7 @@ struct Raw {
 }
 
 impl Client {
-    /// Resolves credentials in DESIGN §7's order: explicit settings, `DATABRICKS_*` env vars,
+    /// Resolves credentials in this order: explicit settings, `DATABRICKS_*` env vars,
     /// a `~/.databrickscfg` profile (same keys and precedence as the official SDK), then the OS
     /// keyring (token stored by `brickform auth login`). `env` and `secrets` are injected so
     /// tests never touch the real environment or keyring.

@@ -1,5 +1,5 @@
-//! Pagination (reference §0.1): every list call follows `next_page_token` until it is absent or
-//! empty, asking for the largest page each API allows so a refresh takes few round trips.
+//! Pagination: every list call follows `next_page_token` until it is absent or empty, asking
+//! for the largest page each API allows so a refresh takes few round trips.
 
 use serde_json::Value;
 

@@ -1,4 +1,4 @@
-//! When to retry and how long to wait (reference §8.3).
+//! When to retry and how long to wait (docs/architecture.md, The Databricks client).
 //!
 //! Retried: 429 and 503 (the service asks to come back later), the few error messages the
 //! official SDK also treats as transient, connections that were never made (refused, connect

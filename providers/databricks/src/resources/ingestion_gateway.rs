@@ -1,5 +1,5 @@
 //! `databricks_ingestion_gateway`: a Lakeflow Connect gateway, a pipeline with a
-//! `gateway_definition` (reference §3) whose fields are written at the top level. It stages
+//! `gateway_definition` whose fields are written at the top level. It stages
 //! snapshots and change data of a database reached through a UC connection into a volume.
 //!
 //! The connection and the staging location are immutable on the service, so a change to any

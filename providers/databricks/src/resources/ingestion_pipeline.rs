@@ -1,5 +1,5 @@
 //! `databricks_ingestion_pipeline`: a Lakeflow Connect ingestion pipeline, a pipeline with an
-//! `ingestion_definition` (reference §3) whose fields are written at the top level. It reads
+//! `ingestion_definition` whose fields are written at the top level. It reads
 //! from a gateway (`ingestion_gateway_id`) or directly through a connection
 //! (`connection_name`: SaaS and query-based connectors) and writes streaming tables.
 //!

@@ -1,5 +1,5 @@
-//! `databricks_pipeline`: a Lakeflow declarative pipeline (reference §2), every field of the
-//! spec. Attribute and block names follow the Terraform provider's `databricks_pipeline`.
+//! `databricks_pipeline`: a Lakeflow declarative pipeline (`/api/2.0/pipelines`), every field
+//! of the spec. Attribute and block names follow the Terraform provider's `databricks_pipeline`.
 
 use super::pipeline_spec::{
     Flavor, PipelineKind, check_common, common_schema, exactly_one, items, no_derive, string,

@@ -99,8 +99,8 @@ fn onboarding_content(path: &str, json: &str) -> String {
     }
 }
 
-/// sdp-meta converts a YAML onboarding file to JSON next to it (reference §1.1); destroy
-/// removes that file too.
+/// sdp-meta converts a YAML onboarding file to JSON next to it (`<name>_yml_converted.json`);
+/// destroy removes that file too.
 fn converted_copy(path: &str) -> Option<String> {
     if !render::is_yaml(path) {
         return None;

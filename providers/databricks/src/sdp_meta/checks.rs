@@ -1,7 +1,8 @@
-//! Static checks of sdp-meta flows and onboardings: the rules of the sdp-meta validator
-//! checklist (V1–V26, `shared/reference/sdp-meta.md` §6) that can be decided from the
-//! configuration, and the onboarding pre-flight of released sdp-meta 0.1.0 (§1.12), so a mistake
-//! shows at `validate` / `plan` instead of in the onboarding job or at pipeline start.
+//! Static checks of sdp-meta flows and onboardings: the sdp-meta rules (V1–V26,
+//! docs/architecture.md, sdp-meta rules) that can be decided from the configuration, and the
+//! onboarding pre-flight of released sdp-meta 0.1.0 (docs/architecture.md, sdp-meta onboarding
+//! facts), so a mistake shows at `validate` / `plan` instead of in the onboarding job or at
+//! pipeline start.
 //!
 //! [`check_flow`] runs on one `sdp_meta_flow` configuration and reports everything that depends
 //! on that flow alone. [`check_onboarding`] runs on an `sdp_meta_onboarding` configuration and

@@ -420,8 +420,8 @@ fn take(m: &mut Map<String, Json>, key: &str) -> Option<Json> {
     m.shift_remove(key).filter(|v| !v.is_null())
 }
 
-/// The bases of the env-suffixed top-level keys (reference §1.3), for recognising keys of
-/// other envs.
+/// The bases of the env-suffixed top-level keys (docs/architecture.md, sdp-meta onboarding
+/// facts), for recognising keys of other envs.
 const ENV_KEY_BASES: &[&str] = &[
     "database_quarantine_",
     "catalog_quarantine_",
@@ -1323,7 +1323,7 @@ mod tests {
         ])
     }
 
-    /// One row per key family (reference §1), env prod.
+    /// One row per family of onboarding keys, env prod.
     fn rows() -> Json {
         serde_json::from_str(include_str!(
             "../../tests/fixtures/sdp_meta/roundtrip_onboarding.json"

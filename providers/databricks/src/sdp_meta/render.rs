@@ -1,14 +1,15 @@
 //! Rendering an `sdp_meta_onboarding` and its flows into the files released sdp-meta 0.1.0
-//! reads (reference/sdp-meta.md §1) and the values the rest of a configuration needs: the
-//! onboarding job's named parameters (§2.1) and each group's pipeline configuration (§2.3).
+//! reads and the values the rest of a configuration needs: the onboarding job's named
+//! parameters and each group's pipeline configuration (docs/architecture.md, sdp-meta
+//! onboarding facts).
 //!
 //! Pure functions over decoded configuration objects. The onboarding file is a JSON array of
 //! flow rows, one per flow in the given order, each with a fixed key order: `data_flow_id`,
 //! `data_flow_group`, `source_system`, `source_format`, `source_details`, then the `bronze_*`
 //! keys, then the `silver_*` keys. Unset fields are left out (never `""`, which would break
-//! Spark's type unification, §1.1a), except `<layer>_quarantine_table`, which every row
+//! Spark's type unification over the rows), except `<layer>_quarantine_table`, which every row
 //! carries (null when unset) as soon as any row of the file has expectations for that layer
-//! (§1.13, V4).
+//! (0.1.0 indexes the key directly and fails when no row has it: V4).
 //!
 //! Besides the onboarding file the set holds one expectations file per flow and layer that
 //! has an `expectations` block (`dqe/<data_flow_id>/<layer>_expectations.json`) and one
@@ -470,7 +471,8 @@ pub fn render(onboarding: &Object) -> Result<Rendered, RenderError> {
         return Err(top.err("flows", "an onboarding needs at least one flow"));
     }
 
-    // First pass: ids (unique), and which layers have expectations anywhere (§1.13).
+    // First pass: ids (unique), and which layers have expectations anywhere (any row with
+    // expectations makes every row carry that layer's quarantine_table key, V4).
     let mut ids: Vec<Cow<'_, str>> = Vec::with_capacity(flows.len());
     let mut seen: HashMap<String, usize> = HashMap::with_capacity(flows.len());
     let mut facts = Facts {
@@ -764,7 +766,7 @@ fn source_details(src: At<'_>, env: &str) -> Result<(String, Map<String, Json>),
     if let Some(catalog) = src.str("source_catalog")? {
         if table_like {
             // sdp-meta 0.1.0's delta and snapshot readers ignore source_catalog_{env}: the
-            // catalog must be part of source_database (reference §1.4).
+            // catalog must be part of source_database (V15).
             database = Some(match database {
                 None => {
                     return Err(src.err(
@@ -1099,7 +1101,8 @@ fn sinks(b: At<'_>, path: &str) -> Result<Option<Json>, RenderError> {
     Ok(Some(Json::Array(out)))
 }
 
-/// The expectation categories of a DQE file, in the order they are rendered (§1.10).
+/// The expectation categories of a DQE file, in the order they are rendered
+/// (docs/architecture.md, sdp-meta onboarding facts).
 pub const DQE_KEYS: &[&str] = &[
     "expect",
     "expect_all",

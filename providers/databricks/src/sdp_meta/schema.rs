@@ -21,7 +21,8 @@ pub const DEFAULT_BRONZE_SPEC_TABLE: &str = "bronze_dataflowspec";
 pub const DEFAULT_SILVER_SPEC_TABLE: &str = "silver_dataflowspec";
 pub const DEFAULT_IMPORT_AUTHOR: &str = "brickform";
 pub const DEFAULT_VERSION: &str = "v1";
-/// sdp-meta takes the overwrite path only for exactly `"True"` (reference §1.13).
+/// sdp-meta takes the overwrite path only for exactly `"True"`; anything else merges into a
+/// dataflowspec table that must already exist (docs/architecture.md, sdp-meta onboarding facts).
 pub const DEFAULT_OVERWRITE: &str = "True";
 pub const DEFAULT_UC_ENABLED: bool = true;
 
@@ -173,7 +174,8 @@ fn source() -> BlockType {
     .describe("Where the bronze layer reads from (source_format and source_details). Required when the flow has a bronze layer.")
 }
 
-/// The optional fields of `<layer>_cdc_apply_changes` shared with `_flows` (reference §1.5).
+/// The optional fields of `<layer>_cdc_apply_changes` shared with `_flows` (docs/architecture.md,
+/// sdp-meta onboarding facts, CDC).
 fn cdc_common(schema: Schema) -> Schema {
     schema
         .attr(Attribute::required("keys", strings()).describe("The primary key columns."))
