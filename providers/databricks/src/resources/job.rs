@@ -889,6 +889,13 @@ pub async fn get_job(client: &Client, id: i64) -> Result<Option<Json>, ApiError>
     Ok(Some(job))
 }
 
+/// A job is run with `brickform run`: `run-now`, then its tasks as they end.
+impl super::DatabricksKind for Job {
+    fn runner(&self) -> Option<Arc<dyn crate::run::Runner>> {
+        Some(Arc::new(crate::run::JobRunner))
+    }
+}
+
 #[async_trait]
 impl ResourceKind for Job {
     fn type_name(&self) -> &'static str {

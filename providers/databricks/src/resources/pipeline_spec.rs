@@ -619,6 +619,14 @@ impl PipelineKind {
     }
 }
 
+/// Every pipeline kind (a Lakeflow Connect gateway and ingestion pipeline are pipelines too)
+/// is run with `brickform run`: an update, a full refresh or a validation.
+impl super::DatabricksKind for PipelineKind {
+    fn runner(&self) -> Option<Arc<dyn crate::run::Runner>> {
+        Some(Arc::new(crate::run::PipelineRunner))
+    }
+}
+
 #[async_trait]
 impl ResourceKind for PipelineKind {
     fn type_name(&self) -> &'static str {
