@@ -11,7 +11,7 @@ use super::values;
 use super::wire::{Renames, absent_is_unset, from_wire, to_wire};
 use super::{err, str_attr};
 use crate::Shared;
-use crate::client::{ApiError, Client};
+use crate::client::{ApiError, Client, PageSize};
 use async_trait::async_trait;
 use brickform_core::lang::diagnostics::did_you_mean_value;
 use brickform_core::provider::{
@@ -709,6 +709,9 @@ fn check_tasks(config: &Object) -> Vec<Finding> {
     out
 }
 
+/// The page size of `jobs/list`: its largest page.
+pub const LIST_PAGE: PageSize = PageSize::new("limit", "100");
+
 pub struct Job {
     schema: Schema,
     shared: Arc<Shared>,
@@ -810,7 +813,12 @@ pub fn job_missing(e: &ApiError) -> bool {
 /// The jobs named `name` (the list filter is exact, case-insensitive), without their tasks.
 async fn named_jobs(client: &Client, name: &str) -> Result<Vec<Json>, ApiError> {
     client
-        .list_all("/api/2.2/jobs/list", &[("name", name.to_string())], "jobs")
+        .list_all(
+            "/api/2.2/jobs/list",
+            &[("name", name.to_string())],
+            "jobs",
+            Some(LIST_PAGE),
+        )
         .await
 }
 

@@ -214,3 +214,43 @@ pub fn gone_ok(r: Result<Json, ApiError>) -> Result<(), ProviderError> {
         Err(e) => Err(e.into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each kind declares itself protected or runnable; these are the kinds that do.
+    #[test]
+    fn kinds_declare_protection_and_runners() {
+        let kinds = all(&Arc::new(Shared::default()));
+        let names = |f: &dyn Fn(&dyn DatabricksKind) -> bool| -> Vec<&'static str> {
+            let mut v: Vec<_> = kinds
+                .iter()
+                .filter(|k| f(k.as_ref()))
+                .map(|k| k.type_name())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            names(&|k| k.protected()),
+            [
+                "databricks_catalog",
+                "databricks_ingestion_gateway",
+                "databricks_ingestion_pipeline",
+                "databricks_pipeline",
+                "databricks_schema",
+                "databricks_volume",
+            ]
+        );
+        assert_eq!(
+            names(&|k| k.runner().is_some()),
+            [
+                "databricks_ingestion_gateway",
+                "databricks_ingestion_pipeline",
+                "databricks_job",
+                "databricks_pipeline",
+            ]
+        );
+    }
+}

@@ -21,7 +21,7 @@
 
 use super::{err, gone_ok, json_of, none_if_missing, str_attr};
 use crate::Shared;
-use crate::client::Client;
+use crate::client::{Client, PageSize};
 use async_trait::async_trait;
 use brickform_core::lang::eval::values_equal;
 use brickform_core::provider::{
@@ -34,6 +34,9 @@ use std::sync::Arc;
 
 pub use super::ownership::OWNER_TAG;
 use super::ownership::value as owner_tag;
+
+/// The page size of the pipelines list: its largest page.
+pub const LIST_PAGE: PageSize = PageSize::new("max_results", "100");
 
 /// Attributes only brickform knows: never sent in the spec, kept from the prior state on read.
 const LOCAL: &[&str] = &["cascade"];
@@ -884,7 +887,7 @@ impl PipelineKind {
             vec![("filter", format!("name LIKE '{name}'"))]
         };
         let statuses = client
-            .list_all("/api/2.0/pipelines", &query, "statuses")
+            .list_all("/api/2.0/pipelines", &query, "statuses", Some(LIST_PAGE))
             .await
             .map_err(err)?;
         let mut out = Vec::new();
