@@ -1091,6 +1091,90 @@ invariants! {
     sdp_meta_onboarding_updates_and_is_destroyed: "sdp_meta_onboarding" => sdp_meta_onboarding_case(),
 }
 
+/// `brickform run` runs what the kind's runner says: a job's run, a pipeline's update (a
+/// full refresh confirmed first), and refuses kinds that have no runner.
+#[test]
+fn run_starts_what_each_runnable_kind_runs() {
+    // The job runs the pipeline's notebook.
+    let config_text = format!(
+        "{}\nresource \"databricks_job\" \"j\" {{\n  name = \"run_job\"\n  task {{\n    task_key = \"etl\"\n    notebook_task {{\n      notebook_path = databricks_notebook.nb.path\n    }}\n  }}\n}}\n",
+        pipeline("run_pipeline")
+    );
+    let dir = config(&[("main.bf.hcl", &config_text)]);
+    let d = dir.path();
+    run_ok(d, &["apply", "--auto-approve"], &[]);
+    let id_of = |address: &str| -> String {
+        let shown: Value =
+            serde_json::from_str(&run_ok(d, &["state", "show", address], &[])).unwrap();
+        shown["id"].as_str().unwrap().to_string()
+    };
+    let (job_id, pipeline_id) = (id_of("databricks_job.j"), id_of("databricks_pipeline.p"));
+
+    let out = run_ok(d, &["run", "databricks_job.j"], &[]);
+    assert!(
+        out.contains("databricks_job.j: started run ")
+            && out.contains(&format!(" of job {job_id}\n"))
+            && out.contains("  task etl: SUCCESS")
+            && out.contains("succeeded (SUCCESS)."),
+        "{out}"
+    );
+    let (code, _, err) = run(d, &["run", "databricks_job.j", "--param", "no-equals"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("invalid --param \"no-equals\": expected NAME=VALUE"),
+        "{err}"
+    );
+
+    let out = run_ok(d, &["run", "databricks_pipeline.p"], &[]);
+    assert!(
+        out.contains("databricks_pipeline.p: started update ")
+            && out.contains(&format!(" of pipeline {pipeline_id}\n"))
+            && out.contains("databricks_pipeline.p: update ")
+            && out.contains(" succeeded (COMPLETED)."),
+        "{out}"
+    );
+    // A full refresh is confirmed first; with no terminal to ask in, only --auto-approve does.
+    let (code, out, err) = run(d, &["run", "databricks_pipeline.p", "--full-refresh"], &[]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains(
+            "Error: a full refresh recomputes every table from scratch; confirm with --auto-approve when not running in a terminal."
+        ) && !out.contains("started"),
+        "{out}\n{err}"
+    );
+    let out = run_ok(
+        d,
+        &[
+            "run",
+            "databricks_pipeline.p",
+            "--full-refresh",
+            "--auto-approve",
+            "--no-wait",
+        ],
+        &[],
+    );
+    assert!(
+        out.contains("started update ") && !out.contains("succeeded"),
+        "{out}"
+    );
+    // A job has no full refresh to confirm: the flag asks nothing of it.
+    run_ok(
+        d,
+        &["run", "databricks_job.j", "--full-refresh", "--no-wait"],
+        &[],
+    );
+
+    let (code, _, err) = run(d, &["run", "databricks_schema.s"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(
+            "Error: databricks_schema.s is a databricks_schema; only jobs and pipelines can be run."
+        ),
+        "{err}"
+    );
+    run_ok(d, &["destroy", "--auto-approve"], &[]);
+}
+
 /// Every resource kind the binary ships (as `brickform schema` lists them) has an invariant
 /// case above: a new kind fails this test until it has one.
 #[test]
