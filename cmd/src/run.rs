@@ -4,7 +4,7 @@
 use crate::ops::{self, Ctx};
 use anyhow::anyhow;
 use brickform_core::engine::Engine;
-use brickform_databricks::run::{self as runner, Progress, UpdateRequest};
+use brickform_databricks::run::{Progress, RunRequest, UpdateRequest};
 use clap::Args;
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
@@ -105,73 +105,51 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<ExitCode> {
     let client = p.databricks.shared().client().map_err(|e| anyhow!("{e}"))?;
     let timeout = Duration::from_secs(args.timeout);
     let on = progress_printer();
-    let outcome = match resource.resource_type.as_str() {
-        "databricks_job" => {
-            let job_id: i64 = resource.id.parse().map_err(|_| {
-                anyhow!(
-                    "{} has a non-numeric job id {:?}",
-                    args.address,
-                    resource.id
-                )
-            })?;
-            let mut params = Vec::new();
-            for p in &args.params {
-                let (k, v) = p
-                    .split_once('=')
-                    .ok_or_else(|| anyhow!("invalid --param {p:?}: expected NAME=VALUE"))?;
-                params.push((k.to_string(), v.to_string()));
-            }
-            let run_id = runner::start_job_run(&client, job_id, &params, None).await?;
-            println!("{}: started run {run_id} of job {job_id}", args.address);
-            if args.no_wait {
-                return Ok(ExitCode::SUCCESS);
-            }
-            runner::wait_job_run(&client, run_id, timeout, &on).await?
-        }
-        "databricks_pipeline"
-        | "databricks_ingestion_pipeline"
-        | "databricks_ingestion_gateway" => {
-            if args.full_refresh && !args.auto_approve {
-                if !std::io::stdin().is_terminal() {
-                    eprintln!(
-                        "Error: a full refresh recomputes every table from scratch; confirm with --auto-approve when not running in a terminal."
-                    );
-                    return Ok(ExitCode::from(1));
-                }
-                print!(
-                    "A full refresh of {} recomputes every table from scratch and may take long.\n  Only 'yes' will be accepted to confirm.\n\n  Enter a value: ",
-                    args.address
-                );
-                let _ = std::io::stdout().flush();
-                let mut line = String::new();
-                if std::io::stdin().lock().read_line(&mut line).is_err() || line.trim() != "yes" {
-                    println!("\nRun cancelled.");
-                    return Ok(ExitCode::from(1));
-                }
-            }
-            let req = UpdateRequest {
-                full_refresh: args.full_refresh,
-                refresh_selection: args.refresh.clone(),
-                validate_only: args.validate_only,
-            };
-            let update_id = runner::start_pipeline_update(&client, &resource.id, &req).await?;
-            println!(
-                "{}: started update {update_id} of pipeline {}",
-                args.address, resource.id
-            );
-            if args.no_wait {
-                return Ok(ExitCode::SUCCESS);
-            }
-            runner::wait_pipeline_update(&client, &resource.id, &update_id, timeout, &on).await?
-        }
-        other => {
+    // The kind says whether and how its objects run; the command asks, prints and waits.
+    let Some(runner) = p.databricks.runner(&resource.resource_type) else {
+        eprintln!(
+            "Error: {} is a {}; only jobs and pipelines can be run.",
+            args.address, resource.resource_type
+        );
+        return Ok(ExitCode::from(1));
+    };
+    let req = RunRequest {
+        params: args.params.clone(),
+        update: UpdateRequest {
+            full_refresh: args.full_refresh,
+            refresh_selection: args.refresh.clone(),
+            validate_only: args.validate_only,
+        },
+    };
+    if let Some(ask) = runner.confirmation(&args.address, &req)
+        && !args.auto_approve
+    {
+        if !std::io::stdin().is_terminal() {
             eprintln!(
-                "Error: {} is a {other}; only jobs and pipelines can be run.",
-                args.address
+                "Error: {}; confirm with --auto-approve when not running in a terminal.",
+                ask.why
             );
             return Ok(ExitCode::from(1));
         }
-    };
+        print!(
+            "{}\n  Only 'yes' will be accepted to confirm.\n\n  Enter a value: ",
+            ask.prompt
+        );
+        let _ = std::io::stdout().flush();
+        let mut line = String::new();
+        if std::io::stdin().lock().read_line(&mut line).is_err() || line.trim() != "yes" {
+            println!("\nRun cancelled.");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    let started = runner
+        .start(&client, &args.address, &resource.id, &req)
+        .await?;
+    println!("{}: {}", args.address, started.message);
+    if args.no_wait {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let outcome = runner.wait(&client, &started, timeout, &on).await?;
     if std::io::stdout().is_terminal() {
         println!();
     }

@@ -139,7 +139,8 @@ impl ObjectStore for FilesApiStore {
 
     async fn list(&self, dir: &str) -> Result<Vec<String>, StoreError> {
         let path = format!("/api/2.0/fs/directories{}", self.path(dir));
-        let entries = match self.client.list_all(&path, &[], "contents").await {
+        let page = Some(brickform_databricks::resources::volume_files::DIRECTORY_PAGE);
+        let entries = match self.client.list_all(&path, &[], "contents", page).await {
             Ok(entries) => entries,
             Err(e) if e.is_not_found() => return Ok(Vec::new()),
             Err(e) => return Err(store_error(e)),

@@ -121,6 +121,15 @@ impl DatabricksProvider {
     pub fn shared(&self) -> Arc<Shared> {
         self.shared.clone()
     }
+
+    /// How `brickform run` runs the objects of a kind: the kind's own runner, `None` when
+    /// the kind is not this provider's or its objects cannot be run.
+    pub fn runner(&self, type_name: &str) -> Option<Arc<dyn run::Runner>> {
+        resources::all(&self.shared)
+            .into_iter()
+            .find(|k| k.type_name() == type_name)
+            .and_then(|k| k.runner())
+    }
 }
 
 /// Whether a provider block asks for the local workspace.
@@ -163,6 +172,9 @@ impl Provider for DatabricksProvider {
     }
     fn resource_kinds(&self) -> Vec<Arc<dyn ResourceKind>> {
         resources::all(&self.shared)
+            .into_iter()
+            .map(|k| k as Arc<dyn ResourceKind>)
+            .collect()
     }
     fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
         data::all(&self.shared)

@@ -1,5 +1,7 @@
 //! Running things: a job run (run-now, then waiting for its end) and a pipeline update.
-//! Used by the `databricks_job_run` kind and by `brickform run`.
+//! Used by the `databricks_job_run` kind and by `brickform run`, which asks a kind for its
+//! [`Runner`] (see `resources::DatabricksKind::runner`): the kind says how its objects are
+//! started and followed, the command only prints.
 
 use crate::client::{ApiError, Client};
 use serde_json::{Value as Json, json};
@@ -39,6 +41,145 @@ pub enum RunError {
     Timeout(Duration),
     #[error("{0}")]
     Unexpected(String),
+}
+
+/// What `brickform run` was asked to do, as given on its command line. A runner reads what
+/// applies to it and ignores the rest (a job has no full refresh, a pipeline no parameters).
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    /// Job parameters, `NAME=VALUE` each.
+    pub params: Vec<String>,
+    pub update: UpdateRequest,
+}
+
+/// A run or update that has started.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Started {
+    /// The id of the object run (the job, the pipeline).
+    pub object: String,
+    /// The id of the run or update.
+    pub id: String,
+    /// What started, after the address: `started run 7 of job 3`.
+    pub message: String,
+}
+
+/// A question `brickform run` must have answered `yes` before it starts a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confirmation {
+    /// Why it asks, for the error when there is no terminal to ask in.
+    pub why: String,
+    /// The question's first line.
+    pub prompt: String,
+}
+
+/// How a runnable kind's objects are started and followed to their end.
+#[async_trait::async_trait]
+pub trait Runner: Send + Sync {
+    /// What must be confirmed before this run starts, if anything.
+    fn confirmation(&self, _address: &str, _req: &RunRequest) -> Option<Confirmation> {
+        None
+    }
+    /// Starts a run of the object `id` (the id in the state) of `address`.
+    async fn start(
+        &self,
+        client: &Client,
+        address: &str,
+        id: &str,
+        req: &RunRequest,
+    ) -> Result<Started, RunError>;
+    /// Waits for a started run to end, reporting its progress.
+    async fn wait(
+        &self,
+        client: &Client,
+        started: &Started,
+        timeout: Duration,
+        on: &(dyn Fn(Progress) + Send + Sync),
+    ) -> Result<Outcome, RunError>;
+}
+
+/// The runner of jobs: `run-now` with the parameters, then the run's state and its tasks.
+pub struct JobRunner;
+
+#[async_trait::async_trait]
+impl Runner for JobRunner {
+    async fn start(
+        &self,
+        client: &Client,
+        address: &str,
+        id: &str,
+        req: &RunRequest,
+    ) -> Result<Started, RunError> {
+        let job_id: i64 = id.parse().map_err(|_| {
+            RunError::Unexpected(format!("{address} has a non-numeric job id {id:?}"))
+        })?;
+        let mut params = Vec::new();
+        for p in &req.params {
+            let (k, v) = p.split_once('=').ok_or_else(|| {
+                RunError::Unexpected(format!("invalid --param {p:?}: expected NAME=VALUE"))
+            })?;
+            params.push((k.to_string(), v.to_string()));
+        }
+        let run_id = start_job_run(client, job_id, &params, None).await?;
+        Ok(Started {
+            object: id.to_string(),
+            id: run_id.to_string(),
+            message: format!("started run {run_id} of job {job_id}"),
+        })
+    }
+
+    async fn wait(
+        &self,
+        client: &Client,
+        started: &Started,
+        timeout: Duration,
+        on: &(dyn Fn(Progress) + Send + Sync),
+    ) -> Result<Outcome, RunError> {
+        let run_id: i64 = started.id.parse().map_err(|_| {
+            RunError::Unexpected(format!("run-now returned run id {:?}", started.id))
+        })?;
+        wait_job_run(client, run_id, timeout, on).await
+    }
+}
+
+/// The runner of pipelines (and of the Lakeflow Connect kinds, which are pipelines): an
+/// update, then its state. A full refresh recomputes every table, so it is confirmed first.
+pub struct PipelineRunner;
+
+#[async_trait::async_trait]
+impl Runner for PipelineRunner {
+    fn confirmation(&self, address: &str, req: &RunRequest) -> Option<Confirmation> {
+        req.update.full_refresh.then(|| Confirmation {
+            why: "a full refresh recomputes every table from scratch".into(),
+            prompt: format!(
+                "A full refresh of {address} recomputes every table from scratch and may take long."
+            ),
+        })
+    }
+
+    async fn start(
+        &self,
+        client: &Client,
+        _address: &str,
+        id: &str,
+        req: &RunRequest,
+    ) -> Result<Started, RunError> {
+        let update_id = start_pipeline_update(client, id, &req.update).await?;
+        Ok(Started {
+            object: id.to_string(),
+            message: format!("started update {update_id} of pipeline {id}"),
+            id: update_id,
+        })
+    }
+
+    async fn wait(
+        &self,
+        client: &Client,
+        started: &Started,
+        timeout: Duration,
+        on: &(dyn Fn(Progress) + Send + Sync),
+    ) -> Result<Outcome, RunError> {
+        wait_pipeline_update(client, &started.object, &started.id, timeout, on).await
+    }
 }
 
 /// The pause between polls: quick at first so short runs end quickly, then once a second,

@@ -854,6 +854,7 @@ async fn list_all_follows_pages() {
                 ("max_results", "100".into()),
             ],
             "schemas",
+            Some(brickform_databricks::resources::schema::LIST_PAGE),
         )
         .await
         .unwrap();
@@ -877,6 +878,7 @@ async fn list_all_follows_pages() {
             &format!("{UC}/schemas"),
             &[("catalog_name", "pages".into())],
             "schemas",
+            Some(brickform_databricks::resources::schema::LIST_PAGE),
         )
         .await
         .unwrap();
@@ -967,7 +969,12 @@ async fn files_api_bytes_and_head() {
     assert_eq!(meta.content_length, Some(3000));
     assert!(meta.last_modified.is_some());
     let listed = c
-        .list_all("/api/2.0/fs/directories/Volumes/f/s/v/dir", &[], "contents")
+        .list_all(
+            "/api/2.0/fs/directories/Volumes/f/s/v/dir",
+            &[],
+            "contents",
+            Some(brickform_databricks::resources::volume_files::DIRECTORY_PAGE),
+        )
         .await
         .unwrap();
     assert_eq!(listed.len(), 1);

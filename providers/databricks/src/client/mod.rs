@@ -25,6 +25,7 @@ use serde_json::Value;
 
 pub use auth::{AuthType, CredentialInfo, Source, normalize_host};
 pub use errors::{ApiError, ClientError};
+pub use pages::PageSize;
 pub use secrets::{KEYRING_HINT, KeyringStore, MemoryStore, NoStore, SecretStore};
 
 use auth::{Credentials, M2m};

@@ -5,44 +5,39 @@ use serde_json::Value;
 
 use super::{ApiError, Client};
 
-/// The page-size parameter and value for a list path, per API. UC lists take `max_results=0`
-/// ("server picks", what the SDK sends), except volumes, which have no such default.
-fn page_size_param(path: &str) -> Option<(&'static str, &'static str)> {
-    let path = path.trim_end_matches('/');
-    if path.starts_with("/api/2.1/unity-catalog/volumes") {
-        None
-    } else if path.starts_with("/api/2.1/unity-catalog/") {
-        Some(("max_results", "0"))
-    } else if path == "/api/2.0/pipelines" {
-        Some(("max_results", "100"))
-    } else if path.ends_with("/jobs/list") {
-        Some(("limit", "100"))
-    } else if path.ends_with("/jobs/runs/list") {
-        // The real service caps runs pages lower than jobs pages.
-        Some(("limit", "25"))
-    } else if path.starts_with("/api/2.0/fs/directories") {
-        Some(("page_size", "1000"))
-    } else {
-        None
+/// How a list API is asked for its largest page: the parameter and its value. Each kind
+/// declares its list call's page size next to its schema (UC lists take `max_results=0`,
+/// "server picks", what the SDK sends; jobs take `limit=100`); `None` for APIs with no
+/// such parameter or no useful default (UC volumes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageSize {
+    pub param: &'static str,
+    pub value: &'static str,
+}
+
+impl PageSize {
+    pub const fn new(param: &'static str, value: &'static str) -> Self {
+        PageSize { param, value }
     }
 }
 
 impl Client {
     /// Every page of a list call. `items_key` is the array in each page (`catalogs`, `jobs`,
     /// `statuses`, `contents`, …); a page without it counts as empty (pages may be empty yet
-    /// carry a token). A page-size parameter already in `query` wins over the per-API default.
+    /// carry a token). `page` is the caller's page size; one already in `query` wins.
     pub async fn list_all(
         &self,
         path: &str,
         query: &[(&str, String)],
         items_key: &str,
+        page: Option<PageSize>,
     ) -> Result<Vec<Value>, ApiError> {
         let mut base: Vec<(&str, String)> = query
             .iter()
             .filter(|(k, _)| *k != "page_token")
             .cloned()
             .collect();
-        if let Some((param, value)) = page_size_param(path)
+        if let Some(PageSize { param, value }) = page
             && !base.iter().any(|(k, _)| *k == param)
         {
             base.push((param, value.to_string()));
@@ -73,31 +68,5 @@ impl Client {
                 _ => return Ok(items),
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn page_sizes() {
-        assert_eq!(
-            page_size_param("/api/2.1/unity-catalog/schemas"),
-            Some(("max_results", "0"))
-        );
-        assert_eq!(page_size_param("/api/2.1/unity-catalog/volumes"), None);
-        assert_eq!(
-            page_size_param("/api/2.2/jobs/list"),
-            Some(("limit", "100"))
-        );
-        assert_eq!(
-            page_size_param("/api/2.0/pipelines"),
-            Some(("max_results", "100"))
-        );
-        assert_eq!(
-            page_size_param("/api/2.0/fs/directories/Volumes/a"),
-            Some(("page_size", "1000"))
-        );
     }
 }

@@ -4,6 +4,7 @@ use super::uc::{UcKind, UcSpec, futures_util_box::BoxFuture};
 use super::values;
 use crate::Shared;
 use crate::client::Client;
+use crate::client::PageSize;
 use brickform_core::provider::{AttrType, Attribute, Normalize, ProviderResult, Remote, Schema};
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
@@ -68,6 +69,9 @@ fn drop_default_schema<'a>(
 
 fn derive(_: &mut Object) {}
 
+/// The page size of `catalogs` lists: `max_results=0`, "server picks" (what the SDK sends).
+pub const LIST_PAGE: PageSize = PageSize::new("max_results", "0");
+
 pub fn kind(shared: Arc<Shared>) -> UcKind {
     UcKind {
         spec: UcSpec {
@@ -93,6 +97,9 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
                 "enable_predictive_optimization",
             ],
             always_send: &[],
+            clear_when_unset: &["comment", "properties", "options"],
+            protected: true,
+            list_page: Some(LIST_PAGE),
             force_delete: true,
             holds: super::uc::Holds::WhenForced,
             derive,

@@ -5,6 +5,7 @@
 
 use super::uc::{UcKind, UcSpec};
 use crate::Shared;
+use crate::client::PageSize;
 use brickform_core::provider::{AttrType, Attribute, Normalize, Schema};
 use brickform_core::value::Object;
 use std::sync::Arc;
@@ -167,6 +168,9 @@ pub fn schema() -> Schema {
 
 fn derive(_: &mut Object) {}
 
+/// The page size of `connections` lists: `max_results=0`, "server picks" (what the SDK sends).
+pub const LIST_PAGE: PageSize = PageSize::new("max_results", "0");
+
 pub fn kind(shared: Arc<Shared>) -> UcKind {
     UcKind {
         spec: UcSpec {
@@ -183,6 +187,9 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             ],
             update_fields: &["options", "owner"],
             always_send: &["options"],
+            clear_when_unset: &[],
+            protected: false,
+            list_page: Some(LIST_PAGE),
             force_delete: false,
             holds: super::uc::Holds::Nothing,
             derive,

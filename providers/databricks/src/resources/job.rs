@@ -11,7 +11,7 @@ use super::values;
 use super::wire::{Renames, absent_is_unset, from_wire, to_wire};
 use super::{err, str_attr};
 use crate::Shared;
-use crate::client::{ApiError, Client};
+use crate::client::{ApiError, Client, PageSize};
 use async_trait::async_trait;
 use brickform_core::lang::diagnostics::did_you_mean_value;
 use brickform_core::provider::{
@@ -23,7 +23,7 @@ use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
 pub use super::ownership::OWNER_TAG;
-use super::ownership::value as owner;
+use super::ownership::{self, Tagged};
 
 const RENAMES: Renames = &[
     ("", "task", "tasks"),
@@ -709,6 +709,9 @@ fn check_tasks(config: &Object) -> Vec<Finding> {
     out
 }
 
+/// The page size of `jobs/list`: its largest page.
+pub const LIST_PAGE: PageSize = PageSize::new("limit", "100");
+
 pub struct Job {
     schema: Schema,
     shared: Arc<Shared>,
@@ -725,12 +728,8 @@ impl Job {
     /// The settings to send: the configuration plus the ownership tag.
     fn settings(&self, ctx: &OpContext, config: &Object) -> Json {
         let mut settings = to_wire(&self.schema, config, RENAMES, "");
-        let tags = settings.as_object_mut().and_then(|m| {
-            m.entry("tags").or_insert_with(|| json!({}));
-            m.get_mut("tags").and_then(Json::as_object_mut)
-        });
-        if let Some(tags) = tags {
-            tags.insert(OWNER_TAG.into(), Json::String(owner(ctx)));
+        if let Some(m) = settings.as_object_mut() {
+            ownership::tag_body(m, ctx);
         }
         settings
     }
@@ -751,13 +750,7 @@ impl Job {
         {
             attrs.insert("run_as".into(), Value::Null);
         }
-        // The ownership tag is brickform's bookkeeping, not the user's tags.
-        if let Some(Value::Object(tags)) = attrs.get_mut("tags") {
-            tags.shift_remove(OWNER_TAG);
-            if tags.is_empty() {
-                attrs.insert("tags".into(), Value::Null);
-            }
-        }
+        ownership::strip(&mut attrs);
         attrs.insert("id".into(), Value::from(id.as_str()));
         // The job's page, as the Terraform provider forms it.
         attrs.insert(
@@ -810,29 +803,28 @@ pub fn job_missing(e: &ApiError) -> bool {
 /// The jobs named `name` (the list filter is exact, case-insensitive), without their tasks.
 async fn named_jobs(client: &Client, name: &str) -> Result<Vec<Json>, ApiError> {
     client
-        .list_all("/api/2.2/jobs/list", &[("name", name.to_string())], "jobs")
+        .list_all(
+            "/api/2.2/jobs/list",
+            &[("name", name.to_string())],
+            "jobs",
+            Some(LIST_PAGE),
+        )
         .await
 }
 
 /// The ownership tag a listed or read job carries, as written.
 fn tag_of(job: &Json) -> Option<&str> {
-    job.pointer(&format!("/settings/tags/{OWNER_TAG}"))
-        .and_then(Json::as_str)
+    ownership::tag_of(job, Job::TAGS)
 }
 
-/// How messages name a job: `job 123 "nightly" (created by a@b.c)`.
-fn describe(job: &Json) -> String {
+/// How messages name a job: `job 123 "nightly"`.
+fn what(job: &Json) -> String {
     let id = job.get("job_id").and_then(Json::as_i64).unwrap_or_default();
     let name = job
         .pointer("/settings/name")
         .and_then(Json::as_str)
         .unwrap_or("Untitled");
-    let by = job
-        .get("creator_user_name")
-        .and_then(Json::as_str)
-        .map(|c| format!(" (created by {c})"))
-        .unwrap_or_default();
-    format!("job {id} \"{name}\"{by}")
+    format!("job {id} \"{name}\"")
 }
 
 /// The ids of jobs named `name` that carry the ownership tag `owner`.
@@ -843,6 +835,29 @@ async fn owned_jobs(client: &Client, name: &str, owner: &str) -> Result<Vec<i64>
         .filter(|j| tag_of(j) == Some(owner))
         .filter_map(|j| j.get("job_id").and_then(Json::as_i64))
         .collect())
+}
+
+/// Jobs are found by name and ownership tag; a listed job carries its tags.
+#[async_trait]
+impl Tagged for Job {
+    const TAGS: &'static str = "/settings/tags";
+    const LISTED_WITH_TAGS: bool = true;
+
+    async fn listed(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
+        named_jobs(client, name).await.map_err(err)
+    }
+    async fn full(&self, client: &Client, listed: &Json) -> ProviderResult<Option<Json>> {
+        match listed.get("job_id").and_then(Json::as_i64) {
+            Some(id) => get_job(client, id).await.map_err(err),
+            None => Ok(None),
+        }
+    }
+    fn remote(&self, full: &Json) -> Option<Remote> {
+        Some(Job::remote(self, full, &Object::new()))
+    }
+    fn what(&self, full: &Json) -> String {
+        what(full)
+    }
 }
 
 /// Reads a job with every page of its tasks, clusters, parameters and environments.
@@ -889,6 +904,13 @@ pub async fn get_job(client: &Client, id: i64) -> Result<Option<Json>, ApiError>
     Ok(Some(job))
 }
 
+/// A job is run with `brickform run`: `run-now`, then its tasks as they end.
+impl super::DatabricksKind for Job {
+    fn runner(&self) -> Option<Arc<dyn crate::run::Runner>> {
+        Some(Arc::new(crate::run::JobRunner))
+    }
+}
+
 #[async_trait]
 impl ResourceKind for Job {
     fn type_name(&self) -> &'static str {
@@ -933,7 +955,8 @@ impl ResourceKind for Job {
             // An earlier attempt may have created the job before its answer was lost: keep
             // this one and delete any other job carrying the same owner tag.
             let name = str_attr(config, "name").unwrap_or("").to_string();
-            for other in owned_jobs(&client, &name, &owner(ctx)).await.map_err(err)? {
+            let tag = ownership::value(ctx);
+            for other in owned_jobs(&client, &name, &tag).await.map_err(err)? {
                 if other != id {
                     match client
                         .post("/api/2.2/jobs/delete", &json!({ "job_id": other }))
@@ -1030,13 +1053,13 @@ impl ResourceKind for Job {
             return Ok(None);
         };
         let client = self.shared.client()?;
-        let mine = owner(ctx);
+        let mine = ownership::value(ctx);
         Ok(named_jobs(&client, name)
             .await
             .map_err(err)?
             .iter()
             .find(|j| tag_of(j) != Some(mine.as_str()))
-            .map(describe))
+            .map(|j| ownership::described(what(j), j)))
     }
 
     /// Every job of the configured name, with the ownership tag it carries and its creator:
@@ -1050,45 +1073,16 @@ impl ResourceKind for Job {
             return Ok(Vec::new());
         };
         let client = self.shared.client()?;
-        let mut out = Vec::new();
-        for listed in named_jobs(&client, name).await.map_err(err)? {
-            let Some(id) = listed.get("job_id").and_then(Json::as_i64) else {
-                continue;
-            };
-            let Some(full) = get_job(&client, id).await.map_err(err)? else {
-                continue;
-            };
-            out.push(Existing {
-                what: describe(&full),
-                tag: tag_of(&full).and_then(super::ownership::parse),
-                owner: full
-                    .get("creator_user_name")
-                    .and_then(Json::as_str)
-                    .map(str::to_string),
-                exclusive: false,
-                remote: self.remote(&full, &Object::new()),
-            });
-        }
-        Ok(out)
+        ownership::find_existing(self, &client, name, false).await
     }
 
     fn natural_key(&self, ctx: &OpContext, config: &Object) -> Option<String> {
-        // The name narrows the search (jobs/list filters by it); the tag decides.
-        Some(format!(
-            "{}\u{1f}{}",
-            str_attr(config, "name").unwrap_or(""),
-            owner(ctx)
-        ))
+        Some(ownership::key(str_attr(config, "name").unwrap_or(""), ctx))
     }
 
     async fn find_by_key(&self, _ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
         let client = self.shared.client()?;
-        let (name, owner) = key.split_once('\u{1f}').unwrap_or(("", key));
-        for id in owned_jobs(&client, name, owner).await.map_err(err)? {
-            if let Some(full) = get_job(&client, id).await.map_err(err)? {
-                return Ok(Some(self.remote(&full, &Object::new())));
-            }
-        }
-        Ok(None)
+        let (name, tag) = ownership::split_key(key).unwrap_or(("", key));
+        ownership::find_by_key(self, &client, name, tag).await
     }
 }

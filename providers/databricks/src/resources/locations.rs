@@ -5,7 +5,11 @@
 //! of what a container holds live, in the same form.
 
 use super::none_if_missing;
-use crate::client::Client;
+use crate::client::{Client, PageSize};
+
+/// The page size of table lists (no kind of this provider manages tables): "server picks",
+/// like the other securables' lists.
+const TABLES_PAGE: PageSize = PageSize::new("max_results", "0");
 use brickform_core::provider::ProviderResult;
 use serde_json::Value as Json;
 
@@ -90,7 +94,12 @@ pub async fn volume_files(client: &Client, dir: &str) -> ProviderResult<Vec<Stri
     while let Some(d) = todo.pop() {
         let listed = none_if_missing(
             client
-                .list_all(&format!("/api/2.0/fs/directories{d}"), &[], "contents")
+                .list_all(
+                    &format!("/api/2.0/fs/directories{d}"),
+                    &[],
+                    "contents",
+                    Some(super::volume_files::DIRECTORY_PAGE),
+                )
                 .await,
         )?;
         for entry in listed.unwrap_or_default() {
@@ -116,7 +125,12 @@ pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult
     ];
     let tables = none_if_missing(
         client
-            .list_all("/api/2.1/unity-catalog/tables", &query, "tables")
+            .list_all(
+                "/api/2.1/unity-catalog/tables",
+                &query,
+                "tables",
+                Some(TABLES_PAGE),
+            )
             .await,
     )?
     .unwrap_or_default();
@@ -127,7 +141,12 @@ pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult
         .collect();
     let volumes = none_if_missing(
         client
-            .list_all("/api/2.1/unity-catalog/volumes", &query, "volumes")
+            .list_all(
+                "/api/2.1/unity-catalog/volumes",
+                &query,
+                "volumes",
+                super::volume::LIST_PAGE,
+            )
             .await,
     )?
     .unwrap_or_default();
@@ -151,6 +170,7 @@ pub async fn catalog_contents(client: &Client, catalog: &str) -> ProviderResult<
                 "/api/2.1/unity-catalog/schemas",
                 &[("catalog_name", catalog.to_string())],
                 "schemas",
+                Some(super::schema::LIST_PAGE),
             )
             .await,
     )?

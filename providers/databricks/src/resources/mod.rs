@@ -36,8 +36,28 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// A resource kind of this provider: what the engine asks of it ([`ResourceKind`]), and what
+/// only this provider's commands ask of it.
+pub trait DatabricksKind: ResourceKind {
+    /// How `brickform run` starts the kind's objects and follows them to their end; `None`
+    /// for kinds whose objects cannot be run.
+    fn runner(&self) -> Option<Arc<dyn crate::run::Runner>> {
+        None
+    }
+}
+
+// The kinds that cannot be run. Runnable ones implement the trait in their own file.
+impl DatabricksKind for uc::UcKind {}
+impl DatabricksKind for content::ContentKind {}
+impl DatabricksKind for directory::Directory {}
+impl DatabricksKind for secret_scope::SecretScope {}
+impl DatabricksKind for secret::Secret {}
+impl DatabricksKind for job_run::JobRun {}
+impl DatabricksKind for sdp_meta_flow::Flow {}
+impl DatabricksKind for sdp_meta_onboarding::Onboarding {}
+
 /// Every resource kind of the provider.
-pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn ResourceKind>> {
+pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
     vec![
         Arc::new(catalog::kind(shared.clone())),
         Arc::new(schema::kind(shared.clone())),
@@ -192,5 +212,45 @@ pub fn gone_ok(r: Result<Json, ApiError>) -> Result<(), ProviderError> {
         Ok(_) => Ok(()),
         Err(e) if e.kind == ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each kind declares itself protected or runnable; these are the kinds that do.
+    #[test]
+    fn kinds_declare_protection_and_runners() {
+        let kinds = all(&Arc::new(Shared::default()));
+        let names = |f: &dyn Fn(&dyn DatabricksKind) -> bool| -> Vec<&'static str> {
+            let mut v: Vec<_> = kinds
+                .iter()
+                .filter(|k| f(k.as_ref()))
+                .map(|k| k.type_name())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            names(&|k| k.protected()),
+            [
+                "databricks_catalog",
+                "databricks_ingestion_gateway",
+                "databricks_ingestion_pipeline",
+                "databricks_pipeline",
+                "databricks_schema",
+                "databricks_volume",
+            ]
+        );
+        assert_eq!(
+            names(&|k| k.runner().is_some()),
+            [
+                "databricks_ingestion_gateway",
+                "databricks_ingestion_pipeline",
+                "databricks_job",
+                "databricks_pipeline",
+            ]
+        );
     }
 }

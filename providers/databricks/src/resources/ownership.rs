@@ -11,8 +11,16 @@
 //! one-to-one and plain addresses read as they are. Environment names are letters, digits,
 //! `-` and `_` (no `.`, no `/`), and every address holds a `.`: a tag written before the
 //! environment was part of it (`<lineage>/<address>`) still reads, with no environment.
+//!
+//! A kind whose objects are found this way implements [`Tagged`] (how its objects are listed
+//! by name and read in full) and uses the functions here for the rest: the tag on the wire,
+//! the natural key, [`find_by_key`] and [`find_existing`].
 
-use brickform_core::provider::{OpContext, OwnerTag};
+use crate::client::Client;
+use async_trait::async_trait;
+use brickform_core::provider::{Existing, OpContext, OwnerTag, ProviderResult, Remote};
+use brickform_core::value::{Object, Value};
+use serde_json::{Map, Value as Json};
 
 /// The tag's key.
 pub const OWNER_TAG: &str = "brickform";
@@ -53,6 +61,151 @@ pub fn parse(value: &str) -> Option<OwnerTag> {
         environment,
         address,
     })
+}
+
+/// Adds the ownership tag to the `tags` map of a request body, making the map if needed.
+pub fn tag_body(body: &mut Map<String, Json>, ctx: &OpContext) {
+    let tags = body
+        .entry("tags")
+        .or_insert_with(|| Json::Object(Map::new()));
+    if !tags.is_object() {
+        *tags = Json::Object(Map::new());
+    }
+    if let Some(tags) = tags.as_object_mut() {
+        tags.insert(OWNER_TAG.into(), Json::String(value(ctx)));
+    }
+}
+
+/// Removes the ownership tag from the attributes read back: it is brickform's bookkeeping,
+/// not the user's tags, so it is never drift; `tags` holding nothing else is unset.
+pub fn strip(attrs: &mut Object) {
+    if let Some(Value::Object(tags)) = attrs.get_mut("tags") {
+        tags.shift_remove(OWNER_TAG);
+        if tags.is_empty() {
+            attrs.insert("tags".into(), Value::Null);
+        }
+    }
+}
+
+/// A configuration that sets the ownership tag itself is refused: the value would be
+/// overwritten, then stripped on read — endless drift.
+pub fn check_not_reserved(config: &Object) -> Result<(), String> {
+    if config
+        .get("tags")
+        .and_then(Value::as_object)
+        .is_some_and(|t| t.contains_key(OWNER_TAG))
+    {
+        return Err(format!(
+            "tags: the key {OWNER_TAG:?} is reserved for brickform's ownership tag"
+        ));
+    }
+    Ok(())
+}
+
+/// Separates the name from the ownership tag in a natural key (a character no name or tag
+/// contains).
+const KEY_SEP: char = '\u{1f}';
+
+/// The natural key of an object found by tag: its name narrows the list call, the tag
+/// decides.
+pub fn key(name: &str, ctx: &OpContext) -> String {
+    format!("{name}{KEY_SEP}{}", value(ctx))
+}
+
+/// The name and the tag value of a natural key made by [`key`].
+pub fn split_key(key: &str) -> Option<(&str, &str)> {
+    key.split_once(KEY_SEP)
+}
+
+/// The ownership tag an object read from the service carries, as written; `tags` is where
+/// the object holds its tags (`/settings/tags` for a job).
+pub fn tag_of<'a>(obj: &'a Json, tags: &str) -> Option<&'a str> {
+    obj.pointer(tags)?.get(OWNER_TAG)?.as_str()
+}
+
+/// A kind whose objects are found by name and ownership tag: names are not unique, and
+/// the ids are the service's.
+#[async_trait]
+pub trait Tagged: Send + Sync {
+    /// Where a full read of an object holds its tags (a JSON pointer).
+    const TAGS: &'static str;
+    /// Whether what [`Tagged::listed`] returns carries the tags too (a listed job does, a
+    /// pipeline's status does not), so objects of other owners need not be read in full.
+    const LISTED_WITH_TAGS: bool;
+
+    /// The objects named `name`, as the list call answers.
+    async fn listed(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>>;
+    /// A listed object read in full; `None` when it is gone.
+    async fn full(&self, client: &Client, listed: &Json) -> ProviderResult<Option<Json>>;
+    /// A full read as the kind's attributes, read for no prior configuration.
+    fn remote(&self, full: &Json) -> Option<Remote>;
+    /// How messages name a full read: `job 123 "nightly"`.
+    fn what(&self, full: &Json) -> String;
+}
+
+/// Who created an object, as the service says.
+fn creator(full: &Json) -> Option<String> {
+    full.get("creator_user_name")
+        .and_then(Json::as_str)
+        .map(str::to_string)
+}
+
+/// How messages name an object: `what` and who created it, `job 123 "nightly" (created by
+/// a@b.c)`.
+pub fn described(what: String, obj: &Json) -> String {
+    match creator(obj) {
+        Some(c) => format!("{what} (created by {c})"),
+        None => what,
+    }
+}
+
+/// The first object named `name` carrying the tag value `tag` (see [`split_key`]).
+pub async fn find_by_key<K: Tagged>(
+    kind: &K,
+    client: &Client,
+    name: &str,
+    tag: &str,
+) -> ProviderResult<Option<Remote>> {
+    for listed in kind.listed(client, name).await? {
+        if K::LISTED_WITH_TAGS && tag_of(&listed, K::TAGS) != Some(tag) {
+            continue;
+        }
+        let Some(full) = kind.full(client, &listed).await? else {
+            continue;
+        };
+        if tag_of(&full, K::TAGS) == Some(tag) {
+            return Ok(kind.remote(&full));
+        }
+    }
+    Ok(None)
+}
+
+/// Every object named `name`, with the ownership tag it carries and its creator, for the
+/// engine to tell this state's from others'. `exclusive`: an object of that name is in the
+/// way of a create (see [`Existing::exclusive`]).
+pub async fn find_existing<K: Tagged>(
+    kind: &K,
+    client: &Client,
+    name: &str,
+    exclusive: bool,
+) -> ProviderResult<Vec<Existing>> {
+    let mut out = Vec::new();
+    for listed in kind.listed(client, name).await? {
+        let Some(full) = kind.full(client, &listed).await? else {
+            continue;
+        };
+        let Some(remote) = kind.remote(&full) else {
+            continue;
+        };
+        out.push(Existing {
+            what: described(kind.what(&full), &full),
+            tag: tag_of(&full, K::TAGS).and_then(parse),
+            owner: creator(&full),
+            exclusive,
+            remote,
+        });
+    }
+    Ok(out)
 }
 
 fn decode(s: &str) -> Option<String> {
@@ -126,5 +279,29 @@ mod tests {
         ] {
             assert_eq!(parse(junk), None, "{junk:?}");
         }
+    }
+
+    #[test]
+    fn the_tag_is_added_on_the_wire_and_stripped_on_read() {
+        let c = ctx("databricks_job.j");
+        let mut body = Map::new();
+        tag_body(&mut body, &c);
+        let body = Json::Object(body);
+        assert_eq!(tag_of(&body, "/tags"), Some(value(&c).as_str()));
+        assert_eq!(
+            parse(tag_of(&body, "/tags").unwrap()).unwrap().address,
+            c.address
+        );
+
+        let mut attrs = Object::new();
+        attrs.insert("tags".into(), Value::from_json(&body["tags"]));
+        assert!(check_not_reserved(&attrs).is_err());
+        strip(&mut attrs);
+        assert_eq!(attrs["tags"], Value::Null);
+        assert!(check_not_reserved(&attrs).is_ok());
+
+        let k = key("nightly", &c);
+        assert_eq!(split_key(&k), Some(("nightly", value(&c).as_str())));
+        assert_eq!(split_key("no separator"), None);
     }
 }

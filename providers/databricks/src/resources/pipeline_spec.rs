@@ -21,7 +21,7 @@
 
 use super::{err, gone_ok, json_of, none_if_missing, str_attr};
 use crate::Shared;
-use crate::client::Client;
+use crate::client::{Client, PageSize};
 use async_trait::async_trait;
 use brickform_core::lang::eval::values_equal;
 use brickform_core::provider::{
@@ -33,7 +33,10 @@ use serde_json::{Map, Value as Json};
 use std::sync::Arc;
 
 pub use super::ownership::OWNER_TAG;
-use super::ownership::value as owner_tag;
+use super::ownership::{self, Tagged};
+
+/// The page size of the pipelines list: its largest page.
+pub const LIST_PAGE: PageSize = PageSize::new("max_results", "100");
 
 /// Attributes only brickform knows: never sent in the spec, kept from the prior state on read.
 const LOCAL: &[&str] = &["cascade"];
@@ -277,10 +280,6 @@ fn wire_name(hcl: &str) -> &str {
     }
 }
 
-/// Separates the name from the ownership tag in a natural key (a character no name or
-/// tag contains).
-const KEY_SEP: char = '\u{1f}';
-
 // ---------- HCL → wire ----------
 
 /// A nested block's object as JSON: configured attributes only, nested blocks recursively,
@@ -453,12 +452,7 @@ impl PipelineKind {
                 target.insert(wire_name(b.name).to_string(), j);
             }
         }
-        let mut tags = match top.remove("tags") {
-            Some(Json::Object(m)) => m,
-            _ => Map::new(),
-        };
-        tags.insert(OWNER_TAG.into(), Json::String(owner_tag(ctx)));
-        top.insert("tags".into(), Json::Object(tags));
+        ownership::tag_body(&mut top, ctx);
         if let Some((key, _)) = self.flavor.definition {
             top.insert(key.into(), Json::Object(def));
         }
@@ -511,13 +505,7 @@ impl PipelineKind {
             );
         }
 
-        // The ownership tag is brickform's, not the user's: never drift, never in `tags`.
-        if let Some(Value::Object(tags)) = attrs.get_mut("tags") {
-            tags.shift_remove(OWNER_TAG);
-            if tags.is_empty() {
-                attrs.insert("tags".into(), Value::Null);
-            }
-        }
+        ownership::strip(&mut attrs);
         // The service stores a Hive-metastore pipeline under `dbfs:/pipelines/<id>` when no
         // storage was given; that is its default, not a configured value.
         if attrs.get("storage").and_then(Value::as_str) == Some(&format!("dbfs:/pipelines/{id}")) {
@@ -616,6 +604,14 @@ impl PipelineKind {
                 self.flavor.type_name
             ))
         })
+    }
+}
+
+/// Every pipeline kind (a Lakeflow Connect gateway and ingestion pipeline are pipelines too)
+/// is run with `brickform run`: an update, a full refresh or a validation.
+impl super::DatabricksKind for PipelineKind {
+    fn runner(&self) -> Option<Arc<dyn crate::run::Runner>> {
+        Some(Arc::new(crate::run::PipelineRunner))
     }
 }
 
@@ -796,21 +792,15 @@ impl ResourceKind for PipelineKind {
     /// tags, so finding the tag means one GET per candidate; filtering the list by the
     /// name first keeps that to the pipelines of that name (usually one).
     fn natural_key(&self, ctx: &OpContext, config: &Object) -> Option<String> {
-        let name = str_attr(config, "name")?;
-        Some(format!("{name}{KEY_SEP}{}", owner_tag(ctx)))
+        Some(ownership::key(str_attr(config, "name")?, ctx))
     }
 
     async fn find_by_key(&self, _ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
-        let Some((name, tag)) = key.split_once(KEY_SEP) else {
+        let Some((name, tag)) = ownership::split_key(key) else {
             return Ok(None);
         };
         let client = self.shared.client()?;
-        for resp in self.named(&client, name).await? {
-            if tag_of(&resp) == Some(tag) {
-                return Ok(self.remote(&self.shared.web_url("pipelines"), &resp, &Object::new()));
-            }
-        }
-        Ok(None)
+        ownership::find_by_key(self, &client, name, tag).await
     }
 
     /// Every pipeline of the configured name with the ownership tag it carries and its
@@ -824,48 +814,57 @@ impl ResourceKind for PipelineKind {
             return Ok(Vec::new());
         };
         let client = self.shared.client()?;
+        let exclusive = config.get("allow_duplicate_names").and_then(Value::as_bool) != Some(true);
+        ownership::find_existing(self, &client, name, exclusive).await
+    }
+}
+
+/// Pipelines are found by name and ownership tag; the list answers statuses without tags,
+/// so each candidate is read in full.
+#[async_trait]
+impl Tagged for PipelineKind {
+    const TAGS: &'static str = "/spec/tags";
+    const LISTED_WITH_TAGS: bool = false;
+
+    async fn listed(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
+        self.named(client, name).await
+    }
+    async fn full(&self, client: &Client, listed: &Json) -> ProviderResult<Option<Json>> {
+        let Some(id) = listed.get("pipeline_id").and_then(Json::as_str) else {
+            return Ok(None);
+        };
+        match self.get(client, id).await {
+            Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
+            r => r,
+        }
+    }
+    fn remote(&self, full: &Json) -> Option<Remote> {
+        PipelineKind::remote(
+            self,
+            &self.shared.web_url("pipelines"),
+            full,
+            &Object::new(),
+        )
+    }
+    fn what(&self, full: &Json) -> String {
         let noun = self
             .flavor
             .type_name
             .trim_start_matches("databricks_")
             .replace('_', " ");
-        let exclusive = config.get("allow_duplicate_names").and_then(Value::as_bool) != Some(true);
-        let mut out = Vec::new();
-        for resp in self.named(&client, name).await? {
-            let Some(remote) =
-                self.remote(&self.shared.web_url("pipelines"), &resp, &Object::new())
-            else {
-                continue;
-            };
-            let creator = resp
-                .get("creator_user_name")
-                .and_then(Json::as_str)
-                .map(str::to_string);
-            let by = creator
-                .as_deref()
-                .map(|c| format!(" (created by {c})"))
-                .unwrap_or_default();
-            out.push(Existing {
-                what: format!("{noun} {} \"{name}\"{by}", remote.id),
-                tag: tag_of(&resp).and_then(super::ownership::parse),
-                owner: creator,
-                exclusive,
-                remote,
-            });
-        }
-        Ok(out)
+        let id = full.get("pipeline_id").and_then(Json::as_str).unwrap_or("");
+        let name = full
+            .pointer("/spec/name")
+            .or_else(|| full.get("name"))
+            .and_then(Json::as_str)
+            .unwrap_or("");
+        format!("{noun} {id} \"{name}\"")
     }
 }
 
-/// The ownership tag a pipeline read carries, as written.
-fn tag_of(resp: &Json) -> Option<&str> {
-    resp.pointer(&format!("/spec/tags/{OWNER_TAG}"))
-        .and_then(Json::as_str)
-}
-
 impl PipelineKind {
-    /// The pipelines named exactly `name`, read in full (the list answers statuses without
-    /// specs or tags, so each candidate costs a GET; filtering by name keeps them few).
+    /// The pipelines named exactly `name`, as the list answers them: statuses, without
+    /// specs or tags.
     async fn named(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
         // `%` and `_` are LIKE wildcards: they only widen the candidates, which the exact
         // comparison narrows again. A quote cannot be written inside the filter, so such a
@@ -876,25 +875,13 @@ impl PipelineKind {
             vec![("filter", format!("name LIKE '{name}'"))]
         };
         let statuses = client
-            .list_all("/api/2.0/pipelines", &query, "statuses")
+            .list_all("/api/2.0/pipelines", &query, "statuses", Some(LIST_PAGE))
             .await
             .map_err(err)?;
-        let mut out = Vec::new();
-        for s in statuses {
-            if s.get("name").and_then(Json::as_str) != Some(name) {
-                continue;
-            }
-            let Some(id) = s.get("pipeline_id").and_then(Json::as_str) else {
-                continue;
-            };
-            match self.get(client, id).await {
-                Ok(Some(r)) => out.push(r),
-                Ok(None) => {}
-                Err(e) if e.kind == ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(out)
+        Ok(statuses
+            .into_iter()
+            .filter(|s| s.get("name").and_then(Json::as_str) == Some(name))
+            .collect())
     }
 }
 
@@ -947,14 +934,7 @@ pub fn items<'a>(o: &'a Object, block: &str) -> impl Iterator<Item = &'a Object>
 /// Checks every pipeline kind shares: `run_as` names one identity, and the ownership tag
 /// is brickform's (a user value would be overwritten, then stripped on read: endless drift).
 pub fn check_common(o: &Object) -> Result<(), String> {
-    if o.get("tags")
-        .and_then(Value::as_object)
-        .is_some_and(|t| t.contains_key(OWNER_TAG))
-    {
-        return Err(format!(
-            "tags: the key {OWNER_TAG:?} is reserved for brickform's ownership tag"
-        ));
-    }
+    ownership::check_not_reserved(o)?;
     if let Some(r) = o.get("run_as").and_then(Value::as_object) {
         exactly_one(
             r,

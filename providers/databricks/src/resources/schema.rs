@@ -3,6 +3,7 @@
 use super::uc::{UcKind, UcSpec};
 use super::values;
 use crate::Shared;
+use crate::client::PageSize;
 use brickform_core::provider::{AttrType, Attribute, Normalize, Schema};
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
@@ -58,6 +59,9 @@ fn derive(attrs: &mut Object) {
     }
 }
 
+/// The page size of `schemas` lists: `max_results=0`, "server picks" (what the SDK sends).
+pub const LIST_PAGE: PageSize = PageSize::new("max_results", "0");
+
 pub fn kind(shared: Arc<Shared>) -> UcKind {
     UcKind {
         spec: UcSpec {
@@ -78,6 +82,9 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
                 "enable_predictive_optimization",
             ],
             always_send: &[],
+            clear_when_unset: &["comment", "properties"],
+            protected: true,
+            list_page: Some(LIST_PAGE),
             force_delete: true,
             holds: super::uc::Holds::WhenForced,
             derive,

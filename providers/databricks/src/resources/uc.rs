@@ -25,6 +25,16 @@ pub struct UcSpec {
     pub update_fields: &'static [&'static str],
     /// Fields PATCH needs every time (a connection's `options`).
     pub always_send: &'static [&'static str],
+    /// Update fields that are cleared when the configuration stops setting them: a PATCH
+    /// leaves out what it does not name, so the removal is sent as the empty value of the
+    /// field's type (an empty comment, an empty map). Fields not listed (an enum, an owner:
+    /// optional+computed) keep their live value when left out.
+    pub clear_when_unset: &'static [&'static str],
+    /// Whether a `protect = true` environment guards the objects against delete and
+    /// replace (data lives in them).
+    pub protected: bool,
+    /// The page size of the collection's list call (`None`: the API has no useful one).
+    pub list_page: Option<crate::client::PageSize>,
     /// Whether delete takes `force` (from the `force_destroy` attribute).
     pub force_delete: bool,
     /// What a delete takes with it.
@@ -63,6 +73,16 @@ pub mod futures_util_box {
     pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 }
 
+/// The value that clears a field of this type, for the types that have one.
+fn empty_value(ty: &brickform_core::provider::AttrType) -> Option<Json> {
+    use brickform_core::provider::AttrType;
+    match ty {
+        AttrType::String => Some(Json::String(String::new())),
+        AttrType::Map(_) => Some(Json::Object(Map::new())),
+        _ => None,
+    }
+}
+
 pub struct UcKind {
     pub spec: UcSpec,
     pub schema: Schema,
@@ -86,20 +106,13 @@ impl UcKind {
         ))
     }
 
-    /// The value that clears an updatable field, by its type: an empty comment, an empty
-    /// map. `None` for fields that cannot be cleared (an enum, an owner): those are
-    /// optional+computed, so leaving them out keeps the live value.
+    /// The value that clears an updatable field the kind declares cleared when unset, by its
+    /// type: an empty comment, an empty map. `None` for the others.
     fn cleared(&self, field: &str) -> Option<Json> {
-        use brickform_core::provider::{AttrType, Presence};
-        let a = self.schema.attribute(field)?;
-        if a.presence != Presence::Optional {
+        if !self.spec.clear_when_unset.contains(&field) {
             return None;
         }
-        match a.ty {
-            AttrType::String => Some(Json::String(String::new())),
-            AttrType::Map(_) => Some(Json::Object(Map::new())),
-            _ => None,
-        }
+        empty_value(&self.schema.attribute(field)?.ty)
     }
 
     fn path(&self, full_name: &str) -> String {
@@ -169,7 +182,10 @@ impl UcKind {
         let parent = id.rsplit_once('.').map(|(p, _)| p).unwrap_or_default();
         let query = self.list_query(parent);
         let path = format!("/api/2.1/unity-catalog/{}", self.spec.collection);
-        let listed = match client.list_all(&path, &query, self.spec.collection).await {
+        let listed = match client
+            .list_all(&path, &query, self.spec.collection, self.spec.list_page)
+            .await
+        {
             Ok(l) => l,
             // The parent is gone as well: so is the object.
             Err(e) if e.status == 404 => return Ok(None),
@@ -266,10 +282,7 @@ impl ResourceKind for UcKind {
     }
 
     fn protected(&self) -> bool {
-        matches!(
-            self.spec.type_name,
-            "databricks_catalog" | "databricks_schema" | "databricks_volume"
-        )
+        self.spec.protected
     }
 
     fn plan_computed(&self, config: &Object) -> Object {
@@ -417,8 +430,13 @@ impl ResourceKind for UcKind {
             let parent = parent.clone();
             let path = format!("/api/2.1/unity-catalog/{}", self.spec.collection);
             let query = self.list_query(&parent);
-            let items_key = self.spec.collection;
-            lists.spawn(async move { (parent, client.list_all(&path, &query, items_key).await) });
+            let (items_key, page) = (self.spec.collection, self.spec.list_page);
+            lists.spawn(async move {
+                (
+                    parent,
+                    client.list_all(&path, &query, items_key, page).await,
+                )
+            });
         }
         let mut listed: std::collections::HashMap<
             String,
@@ -636,5 +654,32 @@ mod tests {
         assert_eq!(r.attrs["properties"], Value::Null);
         assert_eq!(r.attrs["owner"], Value::from("me"));
         assert_eq!(r.id, "c");
+    }
+
+    /// What a securable declares cleared when unset must be an optional field it updates
+    /// whose type has an empty value; otherwise the declaration would do nothing.
+    #[test]
+    fn fields_cleared_when_unset_can_be_cleared() {
+        use brickform_core::provider::Presence;
+        let shared = Arc::new(Shared::default());
+        for kind in [
+            super::super::catalog::kind(shared.clone()),
+            super::super::schema::kind(shared.clone()),
+            super::super::volume::kind(shared.clone()),
+            super::super::connection::kind(shared.clone()),
+        ] {
+            for f in kind.spec.clear_when_unset {
+                let a = kind.schema.attribute(f).unwrap();
+                assert_eq!(
+                    a.presence,
+                    Presence::Optional,
+                    "{} {f}",
+                    kind.spec.type_name
+                );
+                assert!(kind.spec.update_fields.contains(f), "{f}");
+                assert!(!kind.spec.always_send.contains(f), "{f}");
+                assert!(kind.cleared(f).is_some(), "{} {f}", kind.spec.type_name);
+            }
+        }
     }
 }

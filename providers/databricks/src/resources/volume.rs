@@ -2,6 +2,7 @@
 
 use super::uc::{UcKind, UcSpec};
 use crate::Shared;
+use crate::client::PageSize;
 use brickform_core::provider::{AttrType, Attribute, Normalize, Schema};
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
@@ -74,6 +75,10 @@ fn derive(attrs: &mut Object) {
     attrs.insert("volume_path".into(), Value::from(path));
 }
 
+/// The page size of `volumes` lists: none. Unlike the other securables' lists, the
+/// service has no "server picks" value for it.
+pub const LIST_PAGE: Option<PageSize> = None;
+
 pub fn kind(shared: Arc<Shared>) -> UcKind {
     UcKind {
         spec: UcSpec {
@@ -90,6 +95,9 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             ],
             update_fields: &["comment", "owner"],
             always_send: &[],
+            clear_when_unset: &["comment"],
+            protected: true,
+            list_page: LIST_PAGE,
             force_delete: false,
             holds: super::uc::Holds::Always,
             derive,

@@ -3,7 +3,10 @@
 //! client percent-encodes them (once).
 
 use super::{err, gone_ok, none_if_missing};
-use crate::client::Client;
+use crate::client::{Client, PageSize};
+
+/// The page size of a volume directory's listing (`fs/directories`): its largest page.
+pub const DIRECTORY_PAGE: PageSize = PageSize::new("page_size", "1000");
 use brickform_core::provider::ProviderResult;
 
 /// Uploads `bytes` to `path`, creating its directory first (the Files API does not).
