@@ -477,10 +477,10 @@ impl ProviderError {
 
 pub type ProviderResult<T> = Result<T, ProviderError>;
 
-/// The development presets of an environment in `mode = "development"` (DESIGN §4), which
-/// keep a developer's objects apart from everyone else's. The engine knows who they are for
-/// and what the environment block says; what they change is each kind's own
-/// ([`ResourceKind::apply_presets`]).
+/// The development presets of an environment in `mode = "development"`, which keep a
+/// developer's objects apart from everyone else's (docs/promote-dev-to-prod.md). The engine
+/// knows who they are for and what the environment block says; what they change is each
+/// kind's own ([`ResourceKind::apply_presets`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Presets {
     /// The developer's short name (the part of the user name before `@`), for prefixes.

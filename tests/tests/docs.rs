@@ -120,18 +120,6 @@ fn project_files() -> Vec<(String, String)> {
     out
 }
 
-/// Files whose comments still cite the outside design notes, because other work was editing
-/// them when the references were replaced. TEMPORARY: the replacement text for each is in the
-/// report of the change that added this test; apply it, then delete the file from this list
-/// (the test fails on an entry that no longer needs to be here, so the list only shrinks).
-const NOT_YET_SELF_CONTAINED: &[&str] = &[
-    "core/src/engine/apply.rs",
-    "core/src/engine/planner.rs",
-    "core/src/provider.rs",
-    "providers/databricks/src/resources/presets.rs",
-    "providers/databricks/src/resources/pipeline_spec.rs",
-];
-
 #[test]
 fn docs_and_comments_refer_to_nothing_outside_the_repository() {
     // Spelled in pieces so this file does not match itself.
@@ -148,7 +136,6 @@ fn docs_and_comments_refer_to_nothing_outside_the_repository() {
     .map(|p| p.concat())
     .collect();
     let mut found = Vec::new();
-    let mut stale = Vec::new();
     let files = project_files();
     assert!(
         files.iter().any(|(p, _)| p == "docs/architecture.md"),
@@ -161,23 +148,13 @@ fn docs_and_comments_refer_to_nothing_outside_the_repository() {
             .filter(|(_, l)| outside.iter().any(|o| l.contains(o.as_str())))
             .map(|(i, l)| format!("{path}:{}: {}", i + 1, l.trim()))
             .collect();
-        if NOT_YET_SELF_CONTAINED.contains(&path.as_str()) {
-            if hits.is_empty() {
-                stale.push(path.clone());
-            }
-        } else {
-            found.extend(hits);
-        }
+        found.extend(hits);
     }
     assert!(
         found.is_empty(),
         "these lines refer to documents outside the repository; say it here, or point at a \
          section of docs/architecture.md or another project doc:\n{}",
         found.join("\n")
-    );
-    assert!(
-        stale.is_empty(),
-        "these files are self-contained now; remove them from NOT_YET_SELF_CONTAINED: {stale:?}"
     );
 }
 

@@ -1,4 +1,5 @@
-//! Applying a plan: a parallel walk of the instance graph (DESIGN §6).
+//! Applying a plan: a parallel walk of the instance graph (docs/architecture.md, Apply and
+//! destroy).
 //!
 //! The walk is `dag::Dag::walk`: a node starts when everything it depends on has finished,
 //! at most `parallelism` at once. Its configuration is evaluated again with the real values

@@ -1,5 +1,5 @@
 //! Building a plan: evaluate the configuration in dependency order, expand `count` and
-//! `for_each`, refresh what state knows, and compare (DESIGN §5).
+//! `for_each`, refresh what state knows, and compare (docs/architecture.md, Plan).
 
 use super::world::World;
 use super::{Engine, InstanceSpec, PlanRequest, Planned};

@@ -1,6 +1,7 @@
 //! What `databricks_pipeline`, `databricks_ingestion_gateway` and
-//! `databricks_ingestion_pipeline` share: all three are the same REST object (a pipeline,
-//! reference §2–3), so they share one life cycle and one translation between HCL and the wire.
+//! `databricks_ingestion_pipeline` share: all three are the same REST object (a pipeline at
+//! `/api/2.0/pipelines`), so they share one life cycle and one translation between HCL and
+//! the wire.
 //!
 //! - Create is `POST /api/2.0/pipelines` with the whole spec; update is a full-spec
 //!   `PUT /api/2.0/pipelines/{id}` (an edit replaces the spec, so every configured field is
@@ -466,7 +467,8 @@ impl PipelineKind {
         let id = resp.get("pipeline_id").and_then(Json::as_str)?.to_string();
         let empty = Map::new();
         let spec = resp.get("spec").and_then(Json::as_object).unwrap_or(&empty);
-        // `parameters` and `run_as` come back at the top level, not inside `spec` (§2.3).
+        // `parameters` and `run_as` come back at the top level, not inside `spec`
+        // (docs/architecture.md, Wire facts).
         let mut view = spec.clone();
         for k in ["parameters", "run_as"] {
             if let Some(v) = resp.get(k) {
@@ -572,7 +574,8 @@ impl PipelineKind {
 
     async fn get(&self, client: &Client, id: &str) -> ProviderResult<Option<Json>> {
         let resp = none_if_missing(client.get(&Self::path(id), &[]).await)?;
-        // A deleted pipeline may still answer for a while, with state DELETED (§11).
+        // A deleted pipeline may still answer for a while, with state DELETED: that counts as
+        // gone (docs/architecture.md, Wire facts).
         Ok(resp.filter(|r| r.get("state").and_then(Json::as_str) != Some("DELETED")))
     }
 

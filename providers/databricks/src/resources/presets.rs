@@ -1,9 +1,10 @@
-//! Development presets and production rules (DESIGN §4), as the kinds share them: jobs and
-//! pipelines get a `[dev <user>] ` name prefix, schedules and triggers are paused, pipelines
-//! run in development mode, and Unity Catalog schemas get a `dev_<user>_` prefix only when
-//! the environment asks for it. Catalogs, volumes and connections are never prefixed (the
-//! catalog already namespaces them, and renaming one per developer would split data that is
-//! meant to be shared); brickform refuses to take over one that someone else owns instead.
+//! Development presets and production rules (docs/promote-dev-to-prod.md), as the kinds
+//! share them: jobs and pipelines get a `[dev <user>] ` name prefix, schedules and triggers
+//! are paused, pipelines run in development mode, and Unity Catalog schemas get a
+//! `dev_<user>_` prefix only when the environment asks for it. Catalogs, volumes and
+//! connections are never prefixed (the catalog already namespaces them, and renaming one per
+//! developer would split data that is meant to be shared); brickform refuses to take over one
+//! that someone else owns instead.
 
 use brickform_core::lang::diagnostics::Diagnostic;
 use brickform_core::lang::environment::EnvMode;
