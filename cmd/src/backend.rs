@@ -187,20 +187,11 @@ impl BackendSpec {
 /// Checks a volume path and drops a trailing `/`: `/Volumes/` then catalog, schema and volume
 /// names, then any directories.
 fn volume_path(raw: &str) -> Result<String, String> {
-    let trimmed = raw.trim_end_matches('/');
-    let segments: Vec<&str> = trimmed.split('/').collect();
-    let ok = segments.first() == Some(&"")
-        && segments.get(1) == Some(&"Volumes")
-        && segments.len() >= 5
-        && segments[1..]
-            .iter()
-            .all(|s| !s.is_empty() && *s != "." && *s != "..");
-    if ok {
-        Ok(trimmed.to_string())
-    } else {
-        Err(format!(
+    match brickform_databricks::volume_path::VolumePath::parse(raw) {
+        Some(p) if !p.rest.is_empty() => Ok(p.path()),
+        _ => Err(format!(
             "\"{raw}\" is not a directory in a volume: write /Volumes/CATALOG/SCHEMA/VOLUME/DIR (the volume must exist)."
-        ))
+        )),
     }
 }
 

@@ -70,14 +70,10 @@ pub async fn scope_contents(client: &Client, scope: &str) -> ProviderResult<Vec<
 /// A file or folder in a volume, by its path (`/Volumes/main/raw/landing/in/a.csv`): the
 /// catalog, schema and volume names are case-insensitive, the rest is not.
 pub fn volume_path(path: &str) -> Option<String> {
-    let rest = path.strip_prefix("/Volumes/")?;
-    let parts: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
-    if parts.len() < 3 {
-        return None;
-    }
+    let p = crate::volume_path::VolumePath::parse(path)?;
     let mut out = vec!["uc".to_string()];
-    out.extend(parts[..3].iter().map(|p| p.to_lowercase()));
-    out.extend(parts[3..].iter().map(|p| p.to_string()));
+    out.extend(p.names().iter().map(|n| n.to_lowercase()));
+    out.extend(p.rest);
     Some(out.join("/"))
 }
 

@@ -1975,9 +1975,9 @@ fn attribute_rules(o: &Object, out: &mut Vec<Finding>) {
 
     if let Tri::Known(p) = text(o, "volume_path") {
         let at = root.key("volume_path");
-        let segments: Vec<&str> = p
-            .strip_prefix("/Volumes/")
-            .map(|rest| rest.split('/').filter(|s| !s.is_empty()).collect())
+        let volume = crate::volume_path::VolumePath::parse(p).filter(|v| v.rest.is_empty());
+        let segments: Vec<String> = volume
+            .map(|v| v.names().map(str::to_string).to_vec())
             .unwrap_or_default();
         if segments.len() != 3 {
             r.error(
@@ -1988,7 +1988,7 @@ fn attribute_rules(o: &Object, out: &mut Vec<Finding>) {
                 "use a volume's volume_path, e.g. databricks_volume.conf.volume_path",
             );
         } else {
-            for s in segments {
+            for s in &segments {
                 if let Some(problem) = identifier_problem(s) {
                     r.error(
                         "V1",

@@ -215,19 +215,15 @@ fn basename(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
 }
 
-/// `/Volumes/c/s/v/dir/sub/file.json` → (`/Volumes/c/s/v`, `dir/sub`, `file.json`).
+/// `/Volumes/c/s/v/dir/sub/file.json` → (`/Volumes/c/s/v`, `dir/sub`, `file.json`): a file
+/// at least one directory below its volume.
 fn volume_parts(path: &str) -> Option<(String, String, String)> {
-    let rest = path.strip_prefix("/Volumes/")?;
-    let parts: Vec<&str> = rest.split('/').collect();
-    if parts.len() < 5 || parts.iter().any(|p| p.is_empty()) {
+    let p = crate::volume_path::VolumePath::parse(path)?;
+    let (file, dirs) = p.rest.split_last()?;
+    if dirs.is_empty() {
         return None;
     }
-    let (file, dirs) = parts.split_last()?;
-    Some((
-        format!("/Volumes/{}", dirs[..3].join("/")),
-        dirs[3..].join("/"),
-        file.to_string(),
-    ))
+    Some((p.volume_root(), dirs.join("/"), file.clone()))
 }
 
 /// A unique resource name.
