@@ -1,16 +1,14 @@
 //! The object store of the `volume` state backend: a directory in a Unity Catalog volume,
-//! through the Files API (docs/architecture.md, Wire facts).
+//! through the client's Files API calls (docs/architecture.md, Wire facts).
 //!
-//! - get: `GET /api/2.0/fs/files{path}`, 404 is "no object";
-//! - put-if-absent: `PUT /api/2.0/fs/files{path}?overwrite=false`, `ALREADY_EXISTS` (409) is
-//!   "an object is there";
-//! - put: the same with `overwrite=true`, one single-shot request that replaces the object;
-//! - delete: `DELETE /api/2.0/fs/files{path}`, 404 is "there was none";
-//! - list: `GET /api/2.0/fs/directories{path}`, paged, 404 is an empty directory.
+//! - get: no file is "no object";
+//! - put-if-absent: a write without overwrite; `ALREADY_EXISTS` is "an object is there";
+//! - put: a write with overwrite, one single-shot request that replaces the object;
+//! - delete: a file already gone is "there was none";
+//! - list: the directory's files (a directory that does not exist is empty).
 //!
-//! Parent directories are created (`PUT /api/2.0/fs/directories{dir}`, idempotent) once per
-//! process before the first write into them, since the Files API does not create them.
-//! Paths are passed raw: the client escapes them as the official SDK does.
+//! Parent directories are made once per process before the first write into them, since the
+//! Files API does not make them.
 
 use async_trait::async_trait;
 use brickform_core::provider::ErrorKind;
@@ -54,10 +52,6 @@ impl FilesApiStore {
         }
     }
 
-    fn file(&self, key: &str) -> String {
-        format!("/api/2.0/fs/files{}", self.path(key))
-    }
-
     async fn ensure_parent(&self, key: &str) -> Result<(), StoreError> {
         let path = self.path(key);
         let Some((dir, _)) = path.rsplit_once('/') else {
@@ -71,10 +65,7 @@ impl FilesApiStore {
         {
             return Ok(());
         }
-        self.client
-            .put_bytes(&format!("/api/2.0/fs/directories{dir}"), &[], Vec::new())
-            .await
-            .map_err(store_error)?;
+        self.client.directory_make(dir).await.map_err(store_error)?;
         self.dirs
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -90,22 +81,17 @@ impl ObjectStore for FilesApiStore {
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        match self.client.get_bytes(&self.file(key)).await {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.is_not_found() => Ok(None),
-            Err(e) => Err(store_error(e)),
-        }
+        self.client
+            .file_get(&self.path(key))
+            .await
+            .map_err(store_error)
     }
 
     async fn put_if_absent(&self, key: &str, bytes: &[u8]) -> Result<bool, StoreError> {
         self.ensure_parent(key).await?;
         match self
             .client
-            .put_bytes(
-                &self.file(key),
-                &[("overwrite", "false".into())],
-                bytes.to_vec(),
-            )
+            .file_put(&self.path(key), bytes.to_vec(), false)
             .await
         {
             Ok(()) => Ok(true),
@@ -120,31 +106,24 @@ impl ObjectStore for FilesApiStore {
     async fn put(&self, key: &str, bytes: &[u8]) -> Result<(), StoreError> {
         self.ensure_parent(key).await?;
         self.client
-            .put_bytes(
-                &self.file(key),
-                &[("overwrite", "true".into())],
-                bytes.to_vec(),
-            )
+            .file_put(&self.path(key), bytes.to_vec(), true)
             .await
             .map_err(store_error)
     }
 
     async fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        match self.client.delete(&self.file(key), &[]).await {
-            Ok(_) => Ok(true),
-            Err(e) if e.is_not_found() => Ok(false),
-            Err(e) => Err(store_error(e)),
-        }
+        self.client
+            .file_delete(&self.path(key))
+            .await
+            .map_err(store_error)
     }
 
     async fn list(&self, dir: &str) -> Result<Vec<String>, StoreError> {
-        let path = format!("/api/2.0/fs/directories{}", self.path(dir));
-        let page = Some(brickform_databricks::resources::volume_files::DIRECTORY_PAGE);
-        let entries = match self.client.list_all(&path, &[], "contents", page).await {
-            Ok(entries) => entries,
-            Err(e) if e.is_not_found() => return Ok(Vec::new()),
-            Err(e) => return Err(store_error(e)),
-        };
+        let entries = self
+            .client
+            .directory_list(&self.path(dir))
+            .await
+            .map_err(store_error)?;
         Ok(entries
             .iter()
             .filter(|e| e["is_directory"] != Value::Bool(true))

@@ -973,7 +973,7 @@ async fn files_api_bytes_and_head() {
             "/api/2.0/fs/directories/Volumes/f/s/v/dir",
             &[],
             "contents",
-            Some(brickform_databricks::resources::volume_files::DIRECTORY_PAGE),
+            Some(brickform_databricks::client::files::DIRECTORY_PAGE),
         )
         .await
         .unwrap();

@@ -9,6 +9,7 @@
 mod auth;
 mod config_file;
 mod errors;
+pub mod files;
 mod limiter;
 mod pages;
 mod retry;

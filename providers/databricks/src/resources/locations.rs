@@ -88,17 +88,8 @@ pub async fn volume_files(client: &Client, dir: &str) -> ProviderResult<Vec<Stri
     let mut out = Vec::new();
     let mut todo = vec![dir.trim_end_matches('/').to_string()];
     while let Some(d) = todo.pop() {
-        let listed = none_if_missing(
-            client
-                .list_all(
-                    &format!("/api/2.0/fs/directories{d}"),
-                    &[],
-                    "contents",
-                    Some(super::volume_files::DIRECTORY_PAGE),
-                )
-                .await,
-        )?;
-        for entry in listed.unwrap_or_default() {
+        let listed = client.directory_list(&d).await.map_err(super::err)?;
+        for entry in listed {
             let Some(path) = entry.get("path").and_then(Json::as_str) else {
                 continue;
             };
