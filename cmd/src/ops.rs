@@ -582,7 +582,7 @@ pub async fn plan(
         }
         let saved = SavedPlan {
             format: saved::FORMAT.into(),
-            format_version: 1,
+            format_version: saved::FORMAT_VERSION,
             brickform_version: env!("CARGO_PKG_VERSION").into(),
             environment: s.env.clone(),
             lineage: s.doc.lineage().to_string(),
@@ -668,16 +668,7 @@ pub async fn apply(
     destroy: bool,
 ) -> anyhow::Result<ExitCode> {
     let saved: Option<SavedPlan> = match &plan_file {
-        Some(p) => {
-            let bytes = brickform_core::limits::read_file(p)
-                .with_context(|| format!("reading the plan file {}", p.display()))?;
-            let sp: SavedPlan = serde_json::from_slice(&bytes)
-                .map_err(|e| anyhow!("{} is not a brickform plan file: {e}", p.display()))?;
-            if sp.format != saved::FORMAT {
-                bail!("{} is not a brickform plan file", p.display());
-            }
-            Some(sp)
-        }
+        Some(p) => Some(saved::read(p)?),
         None => None,
     };
     let mut args = args.clone();
@@ -1030,10 +1021,7 @@ async fn load_state(ctx: &Ctx) -> anyhow::Result<(StateAccess, Option<StateDocum
 
 pub async fn show(ctx: &Ctx, file: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     if let Some(f) = file {
-        let bytes = brickform_core::limits::read_file(&f)
-            .with_context(|| format!("reading {}", f.display()))?;
-        let sp: SavedPlan = serde_json::from_slice(&bytes)
-            .map_err(|e| anyhow!("{} is not a brickform plan file: {e}", f.display()))?;
+        let sp = saved::read(&f)?;
         if json {
             println!(
                 "{}",
