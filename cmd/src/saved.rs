@@ -36,7 +36,7 @@ pub fn read(path: &std::path::Path) -> anyhow::Result<SavedPlan> {
     match header.format_version {
         Some(FORMAT_VERSION) => {}
         Some(v) => bail!(
-            "{} is a plan file of format version {v}{}; this brickform ({}) reads format version {FORMAT_VERSION}. Create the plan again with this brickform.",
+            "Saved plan cannot be read by this brickform: {} is in plan file format version {v}{}; this brickform ({}) reads format version {FORMAT_VERSION}. Create a new plan with this brickform.",
             path.display(),
             header
                 .brickform_version
@@ -45,7 +45,7 @@ pub fn read(path: &std::path::Path) -> anyhow::Result<SavedPlan> {
             env!("CARGO_PKG_VERSION"),
         ),
         None => bail!(
-            "{} is a brickform plan file without a format version; this brickform reads format version {FORMAT_VERSION}. Create the plan again.",
+            "Saved plan cannot be read by this brickform: {} has no plan file format version; this brickform reads format version {FORMAT_VERSION}. Create a new plan with this brickform.",
             path.display()
         ),
     }

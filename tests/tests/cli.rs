@@ -472,7 +472,7 @@ fn plan_files_of_another_format_version_are_refused() {
     let (_, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("without a format version") && stderr.contains("format version 1"),
+        stderr.contains("no plan file format version") && stderr.contains("format version 1"),
         "{stderr}"
     );
     // Nothing was applied; the original plan still applies.
