@@ -241,40 +241,51 @@ pub enum EnvCommand {
     List,
 }
 
-/// Long options Terraform users write with a single dash (`-out=plan`, `-var x=1`).
-const TERRAFORM_STYLE: &[&str] = &[
-    "out",
-    "var",
-    "var-file",
-    "target",
-    "replace",
-    "refresh",
-    "refresh-only",
-    "destroy",
-    "auto-approve",
-    "allow-destroy",
-    "detailed-exitcode",
-    "json",
-    "markdown",
-    "parallelism",
-    "lock-timeout",
-    "no-color",
-    "chdir",
-    "check",
-    "raw",
-    "input",
-    "local",
-    "env",
-    "format",
-];
+/// Every long option of the command line, in every subcommand (global ones, flattened
+/// argument groups, clap's own `--help` and `--version`): Terraform users write them with a
+/// single dash (`-out=plan`, `-var x=1`). Read from clap's command tree so a new flag is
+/// covered the day it is declared.
+fn long_options(cmd: &clap::Command) -> std::collections::BTreeSet<String> {
+    fn collect(cmd: &clap::Command, into: &mut std::collections::BTreeSet<String>) {
+        for arg in cmd.get_arguments() {
+            for long in arg.get_long_and_visible_aliases().into_iter().flatten() {
+                into.insert(long.to_string());
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            collect(sub, into);
+        }
+    }
+    // Building propagates global options and adds help and version, as parsing does.
+    let mut cmd = cmd.clone();
+    cmd.build();
+    let mut into = std::collections::BTreeSet::new();
+    collect(&cmd, &mut into);
+    into
+}
 
-/// Rewrites `-out=x` to `--out=x` so habits carry over; short flags (`-C`, `-e`) are untouched.
-fn terraform_style_args(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+/// Rewrites `-out=x` to `--out=x` so habits carry over. Short flags (`-C`, `-e`) and words
+/// that name no long option (a value `-1`) are untouched, and so is everything after `--`.
+/// A one-letter long name would read as a short flag, so it is never rewritten.
+fn terraform_style_args(
+    args: impl Iterator<Item = std::ffi::OsString>,
+    long: &std::collections::BTreeSet<String>,
+) -> Vec<std::ffi::OsString> {
+    let mut rest_is_positional = false;
     args.map(|a| {
         let Some(s) = a.to_str() else { return a };
+        if rest_is_positional {
+            return a;
+        }
+        if s == "--" {
+            rest_is_positional = true;
+            return a;
+        }
         if let Some(rest) = s.strip_prefix('-')
             && !rest.starts_with('-')
-            && TERRAFORM_STYLE.contains(&rest.split('=').next().unwrap_or(""))
+            && let Some(name) = rest.split('=').next()
+            && name.chars().count() > 1
+            && long.contains(name)
         {
             return format!("-{s}").into();
         }
@@ -338,7 +349,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 fn main() -> ExitCode {
     install_panic_hook();
-    let mut cli = Cli::parse_from(terraform_style_args(std::env::args_os()));
+    let long = long_options(&<Cli as clap::CommandFactory>::command());
+    let mut cli = Cli::parse_from(terraform_style_args(std::env::args_os(), &long));
     init_logging();
     // `-C DIR` works as Terraform's -chdir: the command runs in DIR, so every relative path
     // it is given (`-out`, a plan file, `--var-file`) is read or written there too.
@@ -474,10 +486,21 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
+
+    fn rewrite(args: &[&str]) -> Vec<String> {
+        terraform_style_args(
+            args.iter().map(std::ffi::OsString::from),
+            &long_options(&Cli::command()),
+        )
+        .into_iter()
+        .map(|a| a.into_string().unwrap())
+        .collect()
+    }
 
     #[test]
     fn single_dash_long_options_are_accepted() {
-        let args = [
+        let got = rewrite(&[
             "brickform",
             "plan",
             "-out=p.plan",
@@ -486,12 +509,7 @@ mod tests {
             "-C",
             "dir",
             "-detailed-exitcode",
-        ]
-        .map(std::ffi::OsString::from);
-        let got: Vec<String> = terraform_style_args(args.into_iter())
-            .into_iter()
-            .map(|a| a.into_string().unwrap())
-            .collect();
+        ]);
         assert_eq!(
             got,
             [
@@ -505,14 +523,98 @@ mod tests {
                 "--detailed-exitcode"
             ]
         );
-        let cli = Cli::try_parse_from(terraform_style_args(
-            ["brickform", "plan", "-out=p.plan"]
-                .map(std::ffi::OsString::from)
-                .into_iter(),
-        ))
-        .unwrap();
+        let cli = Cli::try_parse_from(rewrite(&["brickform", "plan", "-out=p.plan"])).unwrap();
         assert!(
             matches!(cli.command, Command::Plan { out: Some(ref p), .. } if p.to_str() == Some("p.plan"))
         );
+    }
+
+    /// Every subcommand (by its path from the root) with the command it names.
+    fn subcommands(
+        cmd: &clap::Command,
+        path: Vec<String>,
+        into: &mut Vec<(Vec<String>, clap::Command)>,
+    ) {
+        into.push((path.clone(), cmd.clone()));
+        for sub in cmd.get_subcommands() {
+            // clap's own `help` subcommand takes subcommand names, not options.
+            if sub.get_name() == "help" {
+                continue;
+            }
+            let mut p = path.clone();
+            p.push(sub.get_name().to_string());
+            subcommands(sub, p, into);
+        }
+    }
+
+    #[test]
+    fn every_long_option_of_every_subcommand_is_accepted_with_one_dash() {
+        let mut root = Cli::command();
+        root.build();
+        let mut all = Vec::new();
+        subcommands(&root, Vec::new(), &mut all);
+        let mut checked = 0;
+        for (path, cmd) in &all {
+            for arg in cmd.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                let word = if arg.get_action().takes_values() {
+                    format!("-{long}=1")
+                } else {
+                    format!("-{long}")
+                };
+                let mut argv = vec!["brickform".to_string()];
+                argv.extend(path.iter().cloned());
+                argv.push(word.clone());
+                let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+                let got = rewrite(&argv);
+                assert_eq!(
+                    got.last().map(String::as_str),
+                    Some(format!("-{word}").as_str()),
+                    "{word} in `{}` is not rewritten",
+                    path.join(" ")
+                );
+                // The value may be refused and a positional may be missing; the option
+                // itself must be known.
+                if let Err(e) = Cli::try_parse_from(&got) {
+                    assert_ne!(
+                        e.kind(),
+                        clap::error::ErrorKind::UnknownArgument,
+                        "{word} in `{}`: {e}",
+                        path.join(" ")
+                    );
+                }
+                checked += 1;
+            }
+        }
+        // The flags the hand-written list used to miss are among them.
+        let long = long_options(&Cli::command());
+        for name in [
+            "full-refresh",
+            "no-wait",
+            "param",
+            "timeout",
+            "to",
+            "validate-only",
+        ] {
+            assert!(long.contains(name), "{name}");
+        }
+        assert!(checked > 50, "only {checked} options checked");
+    }
+
+    #[test]
+    fn single_dash_words_that_name_no_option_are_left_alone() {
+        let argv = [
+            "brickform",
+            "plan",
+            "--var",
+            "-1",
+            "-5",
+            "-e",
+            "dev",
+            "-nonesuch",
+            "--",
+            "-json",
+        ];
+        assert_eq!(rewrite(&argv), argv);
     }
 }

@@ -582,7 +582,7 @@ pub async fn plan(
         }
         let saved = SavedPlan {
             format: saved::FORMAT.into(),
-            format_version: 1,
+            format_version: saved::FORMAT_VERSION,
             brickform_version: env!("CARGO_PKG_VERSION").into(),
             environment: s.env.clone(),
             lineage: s.doc.lineage().to_string(),
@@ -668,16 +668,7 @@ pub async fn apply(
     destroy: bool,
 ) -> anyhow::Result<ExitCode> {
     let saved: Option<SavedPlan> = match &plan_file {
-        Some(p) => {
-            let bytes = brickform_core::limits::read_file(p)
-                .with_context(|| format!("reading the plan file {}", p.display()))?;
-            let sp: SavedPlan = serde_json::from_slice(&bytes)
-                .map_err(|e| anyhow!("{} is not a brickform plan file: {e}", p.display()))?;
-            if sp.format != saved::FORMAT {
-                bail!("{} is not a brickform plan file", p.display());
-            }
-            Some(sp)
-        }
+        Some(p) => Some(saved::read(p)?),
         None => None,
     };
     let mut args = args.clone();
@@ -740,47 +731,10 @@ pub async fn apply(
         return Ok(ExitCode::from(1));
     };
     if let Some(sp) = &saved {
-        // The same actions, and the same values for every field they change: a file the
-        // configuration reads (a CSV, a notebook's source) is not covered by the
-        // configuration hash, but what it changes shows here.
-        let changes = |p: &brickform_core::plan::Plan| {
-            p.changes
-                .iter()
-                .map(|c| {
-                    let fields: Vec<String> = c
-                        .fields
-                        .iter()
-                        .map(|f| {
-                            format!(
-                                "{:?}={}",
-                                f.path,
-                                f.after
-                                    .as_ref()
-                                    .map(|v| v.0.to_json().to_string())
-                                    .unwrap_or_default()
-                            )
-                        })
-                        .collect();
-                    // What a container's delete takes with it must be what was reviewed.
-                    // A deposed object's delete shares its replacement's address.
-                    let key = if c.deposed {
-                        format!("{} (deposed {})", c.address, c.id.as_deref().unwrap_or(""))
-                    } else {
-                        c.address.clone()
-                    };
-                    (key, (c.action, fields, c.contents.clone()))
-                })
-                .collect::<std::collections::BTreeMap<_, _>>()
-        };
-        let (then, now) = (changes(&sp.plan), changes(&planned.plan));
-        if then != now {
-            let differing: Vec<&String> = then
-                .keys()
-                .chain(now.keys())
-                .filter(|a| then.get(*a) != now.get(*a))
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect();
+        // The same actions, and the same values for every field they change (what counts
+        // is decided in brickform_core::plan::saved).
+        let differing = brickform_core::plan::saved::differing_changes(&sp.plan, &planned.plan);
+        if !differing.is_empty() {
             let shown: Vec<&str> = differing.iter().take(5).map(|a| a.as_str()).collect();
             let more = differing.len().saturating_sub(shown.len());
             eprintln!(
@@ -1030,10 +984,7 @@ async fn load_state(ctx: &Ctx) -> anyhow::Result<(StateAccess, Option<StateDocum
 
 pub async fn show(ctx: &Ctx, file: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     if let Some(f) = file {
-        let bytes = brickform_core::limits::read_file(&f)
-            .with_context(|| format!("reading {}", f.display()))?;
-        let sp: SavedPlan = serde_json::from_slice(&bytes)
-            .map_err(|e| anyhow!("{} is not a brickform plan file: {e}", f.display()))?;
+        let sp = saved::read(&f)?;
         if json {
             println!(
                 "{}",

@@ -424,6 +424,66 @@ fn stale_saved_plans_are_refused() {
 }
 
 #[test]
+fn plan_files_of_another_format_version_are_refused() {
+    let dir = config(&[("main.bf.hcl", &outputs_config())]);
+    let d = dir.path();
+    let plan = d.join("p.plan");
+    brickform(d)
+        .args(["plan", "--out"])
+        .arg(&plan)
+        .assert()
+        .code(0);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    assert_eq!(written["format_version"], 1);
+
+    // A newer brickform's plan: version 2, and a layout this one does not know (its
+    // `plan` field renamed), so only the version check can tell what is wrong.
+    let mut newer = written.clone();
+    newer["format_version"] = 2.into();
+    newer["brickform_version"] = "9.9.9".into();
+    let body = newer.as_object_mut().unwrap().remove("plan").unwrap();
+    newer["plan_v2"] = body;
+    let newer_file = d.join("newer.plan");
+    std::fs::write(&newer_file, newer.to_string()).unwrap();
+    for args in [&["apply"][..], &["show"]] {
+        let out = brickform(d).args(args).arg(&newer_file).output().unwrap();
+        let (stdout, stderr) = texts(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("format version 2")
+                && stderr.contains("brickform 9.9.9")
+                && stderr.contains("reads format version 1")
+                && !stderr.contains("missing field")
+                && !stderr.contains("panicked"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stdout.contains("Apply complete"), "{stdout}");
+    }
+
+    // No version at all.
+    let mut unversioned = written.clone();
+    unversioned
+        .as_object_mut()
+        .unwrap()
+        .remove("format_version");
+    std::fs::write(&newer_file, unversioned.to_string()).unwrap();
+    let out = brickform(d).arg("apply").arg(&newer_file).output().unwrap();
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no plan file format version") && stderr.contains("format version 1"),
+        "{stderr}"
+    );
+    // Nothing was applied; the original plan still applies.
+    brickform(d)
+        .args(["output", "--json"])
+        .assert()
+        .stdout("{}\n");
+    brickform(d).arg("apply").arg(&plan).assert().code(0);
+}
+
+#[test]
 fn saved_plans_belong_to_their_state_and_environment() {
     let text = outputs_config();
     let a = config(&[("main.bf.hcl", &text)]);

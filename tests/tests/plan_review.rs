@@ -663,6 +663,19 @@ fn saved_plan_is_applied_later_in_another_process_or_refused() {
         "Saved plan is stale: the live objects changed since the plan was created",
     ));
 
+    // A plan file from a brickform with another plan file format.
+    let mut newer: Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    newer["format_version"] = 2.into();
+    let newer_file = d.join("newer.plan");
+    std::fs::write(&newer_file, newer.to_string()).unwrap();
+    refusals.push(refused(
+        d,
+        &newer_file,
+        &[],
+        &pw(PW2),
+        "Saved plan cannot be read by this brickform:",
+    ));
+
     // The guide's table of refusals quotes these messages as they are.
     let guide = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),

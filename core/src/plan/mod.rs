@@ -5,5 +5,6 @@ pub mod model;
 pub mod render_json;
 pub mod render_markdown;
 pub mod render_text;
+pub mod saved;
 
 pub use model::*;
