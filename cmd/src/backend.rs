@@ -188,8 +188,9 @@ impl BackendSpec {
 /// names, then any directories.
 fn volume_path(raw: &str) -> Result<String, String> {
     match brickform_databricks::volume_path::VolumePath::parse(raw) {
-        Some(p) if !p.rest.is_empty() => Ok(p.path()),
-        _ => Err(format!(
+        // The volume itself, or a directory in it.
+        Some(p) => Ok(p.path()),
+        None => Err(format!(
             "\"{raw}\" is not a directory in a volume: write /Volumes/CATALOG/SCHEMA/VOLUME/DIR (the volume must exist)."
         )),
     }
