@@ -292,6 +292,48 @@ pub fn quote_key(k: &str) -> String {
     if ident { k.to_string() } else { quote(k) }
 }
 
+/// An object key in generated HCL source: bare when it is a plain identifier that is not a
+/// keyword, quoted otherwise.
+pub fn source_key(k: &str) -> String {
+    let plain = k
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !matches!(k, "true" | "false" | "null" | "for" | "in" | "if");
+    if plain {
+        k.to_string()
+    } else {
+        source_string(k)
+    }
+}
+
+/// A quoted HCL string literal for generated source, whose value is exactly `s`: escapes, and
+/// `${` / `%{` doubled so they are not templates. ([`quote`] is for showing a value, as a
+/// plan does, and leaves templates as they are.)
+pub fn source_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '$' | '%' if chars.peek() == Some(&'{') => {
+                out.push(c);
+                out.push(c);
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@ use super::render::{DQE_KEYS, EVENTHUB_KEYS, KAFKA_KEYS, is_yaml};
 use brickform_core::lang::fmt::format_source;
 use brickform_core::lang::functions::{FunctionContext, call};
 use brickform_core::value::Value;
+use brickform_core::value::{source_key, source_string};
 use serde_json::{Map, Value as Json};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -197,10 +198,13 @@ fn skeleton(file_name: &str, env: &str, addresses: &[String]) -> String {
     );
     s.push_str("# dataflowspec tables (and check volume_path) before uncommenting.\n");
     s.push_str("# resource \"sdp_meta_onboarding\" \"onboarding\" {\n");
-    s.push_str(&format!("#   volume_path = {}\n", hcl_string(&volume)));
-    s.push_str(&format!("#   directory   = {}\n", hcl_string(&directory)));
-    s.push_str(&format!("#   file_name   = {}\n", hcl_string(&base)));
-    s.push_str(&format!("#   env         = {}\n", hcl_string(env)));
+    s.push_str(&format!("#   volume_path = {}\n", source_string(&volume)));
+    s.push_str(&format!(
+        "#   directory   = {}\n",
+        source_string(&directory)
+    ));
+    s.push_str(&format!("#   file_name   = {}\n", source_string(&base)));
+    s.push_str(&format!("#   env         = {}\n", source_string(env)));
     s.push_str("#   database    = \"<catalog>.<schema>\"\n");
     s.push_str("#   flows = [\n");
     for a in addresses {
@@ -292,7 +296,7 @@ fn write_body(items: &[Item], depth: usize, out: &mut String) {
                         body.split_first()
                 {
                     out.push(' ');
-                    out.push_str(&hcl_string(label));
+                    out.push_str(&source_string(label));
                     body = rest;
                 }
                 out.push_str(" {\n");
@@ -314,7 +318,7 @@ fn write_expr(j: &Json, depth: usize, out: &mut String) {
         Json::Null => out.push_str("null"),
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Json::Number(n) => out.push_str(&n.to_string()),
-        Json::String(s) => out.push_str(&hcl_string(s)),
+        Json::String(s) => out.push_str(&source_string(s)),
         Json::Array(a) if a.is_empty() => out.push_str("[]"),
         Json::Array(a) => {
             let inline: Vec<String> = if a.iter().all(is_scalar) {
@@ -351,7 +355,7 @@ fn write_expr(j: &Json, depth: usize, out: &mut String) {
             out.push_str("{\n");
             for (k, v) in o {
                 out.push_str(&indent);
-                out.push_str(&hcl_key(k));
+                out.push_str(&source_key(k));
                 out.push_str(" = ");
                 write_expr(v, depth + 1, out);
                 out.push('\n');
@@ -360,42 +364,6 @@ fn write_expr(j: &Json, depth: usize, out: &mut String) {
             out.push('}');
         }
     }
-}
-
-/// An object key: bare when it is a plain identifier, quoted otherwise.
-fn hcl_key(k: &str) -> String {
-    let plain = k
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !matches!(k, "true" | "false" | "null" | "for" | "in" | "if");
-    if plain { k.to_string() } else { hcl_string(k) }
-}
-
-/// A quoted HCL string literal whose value is exactly `s`: escapes, and `${` / `%{`
-/// doubled so they are not templates.
-pub fn hcl_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '$' | '%' if chars.peek() == Some(&'{') => {
-                out.push(c);
-                out.push(c);
-            }
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 // ---------- rows to flows ----------
@@ -1638,12 +1606,12 @@ mod tests {
     #[test]
     fn hcl_strings_escape_templates() {
         assert_eq!(
-            hcl_string("a${b}%{c}$d%e\"\\\u{1}"),
+            source_string("a${b}%{c}$d%e\"\\\u{1}"),
             r#""a$${b}%%{c}$d%e\"\\\u0001""#
         );
-        assert_eq!(hcl_key("cloudFiles.format"), "\"cloudFiles.format\"");
-        assert_eq!(hcl_key("header"), "header");
-        assert_eq!(hcl_key("null"), "\"null\"");
+        assert_eq!(source_key("cloudFiles.format"), "\"cloudFiles.format\"");
+        assert_eq!(source_key("header"), "header");
+        assert_eq!(source_key("null"), "\"null\"");
         // What the literals decode to.
         let tricky = [
             "a${b}",
@@ -1668,8 +1636,8 @@ mod tests {
         for (i, t) in tricky.iter().enumerate() {
             src.push_str(&format!(
                 "      {} = {}\n",
-                hcl_key(&format!("k{i}.{t}")),
-                hcl_string(t)
+                source_key(&format!("k{i}.{t}")),
+                source_string(t)
             ));
         }
         src.push_str("    }\n  }\n}\n");
