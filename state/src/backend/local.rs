@@ -98,35 +98,11 @@ impl LocalBackend {
     }
 
     pub fn save_sync(&self, env: &str, doc: &mut StateDocument) -> Result<()> {
-        if doc.environment() != env {
-            return Err(StateError::EnvironmentMismatch {
-                requested: env.to_string(),
-                ours: doc.environment().to_string(),
-            });
-        }
+        super::check_environment(env, doc)?;
         let path = self.state_path(env)?;
         self.ensure_dir()?;
         let previous = read_if_exists(&path)?;
-        if let Some(bytes) = &previous {
-            let header = parse_header(&path, bytes)?;
-            if header.lineage != doc.lineage() {
-                return Err(StateError::LineageMismatch {
-                    path,
-                    on_disk: header.lineage.to_string(),
-                    ours: doc.lineage().to_string(),
-                });
-            }
-            if header.serial > doc.serial() {
-                return Err(StateError::StaleSerial {
-                    path,
-                    on_disk: header.serial,
-                    ours: doc.serial(),
-                });
-            }
-        }
-        // Bump a copy so a failed write leaves the caller's serial matching the disk.
-        let mut next = doc.clone();
-        next.bump_serial();
+        let next = super::checked_next(env, doc, &path, previous.as_deref())?;
         let mut json = serde_json::to_vec_pretty(&next).map_err(|source| StateError::Encode {
             what: "state",
             source,

@@ -297,3 +297,47 @@ impl Journal {
         self.inner.lock().await.open.values().cloned().collect()
     }
 }
+
+/// What every backend checks before it replaces a stored state: `doc` is the state of `env`,
+/// and the stored one (`previous`, if any) has its lineage and no newer serial, so a save
+/// never overwrites another state or one written meanwhile. Returns the copy to write, its
+/// serial bumped (the caller's stays as the store's until the write lands).
+pub(crate) fn checked_next(
+    env: &str,
+    doc: &StateDocument,
+    path: &std::path::Path,
+    previous: Option<&[u8]>,
+) -> Result<StateDocument> {
+    check_environment(env, doc)?;
+    if let Some(bytes) = previous {
+        let header = local::parse_header(path, bytes)?;
+        if header.lineage != doc.lineage() {
+            return Err(StateError::LineageMismatch {
+                path: path.to_path_buf(),
+                on_disk: header.lineage.to_string(),
+                ours: doc.lineage().to_string(),
+            });
+        }
+        if header.serial > doc.serial() {
+            return Err(StateError::StaleSerial {
+                path: path.to_path_buf(),
+                on_disk: header.serial,
+                ours: doc.serial(),
+            });
+        }
+    }
+    let mut next = doc.clone();
+    next.bump_serial();
+    Ok(next)
+}
+
+/// A document saved under another environment's name would become that environment's state.
+pub(crate) fn check_environment(env: &str, doc: &StateDocument) -> Result<()> {
+    if doc.environment() != env {
+        return Err(StateError::EnvironmentMismatch {
+            requested: env.to_string(),
+            ours: doc.environment().to_string(),
+        });
+    }
+    Ok(())
+}

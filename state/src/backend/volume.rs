@@ -601,36 +601,13 @@ impl Backend for VolumeBackend {
 
     async fn save(&self, env: &str, doc: &mut StateDocument) -> Result<()> {
         validate_environment(env)?;
-        if doc.environment() != env {
-            return Err(StateError::EnvironmentMismatch {
-                requested: env.to_string(),
-                ours: doc.environment().to_string(),
-            });
-        }
+        super::check_environment(env, doc)?;
         self.check_lock(env, true).await?;
         let key = state_key(env);
         let path = self.path(&key);
         // What is stored now says whether someone else wrote since `doc` was loaded.
         let previous = self.get(&key, "read state").await?;
-        if let Some(bytes) = &previous {
-            let header = parse_header(&path, bytes)?;
-            if header.lineage != doc.lineage() {
-                return Err(StateError::LineageMismatch {
-                    path,
-                    on_disk: header.lineage.to_string(),
-                    ours: doc.lineage().to_string(),
-                });
-            }
-            if header.serial > doc.serial() {
-                return Err(StateError::StaleSerial {
-                    path,
-                    on_disk: header.serial,
-                    ours: doc.serial(),
-                });
-            }
-        }
-        let mut next = doc.clone();
-        next.bump_serial();
+        let next = super::checked_next(env, doc, &path, previous.as_deref())?;
         let mut json = encode(&next, "state")?;
         json.push(b'\n');
         if let Some(bytes) = &previous {
