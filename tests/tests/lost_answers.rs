@@ -186,3 +186,79 @@ fn a_delete_whose_connection_is_dropped_is_found_done() {
     .unwrap();
     assert_eq!(state["resources"], json!([]), "{state}");
 }
+
+/// An sdp-meta onboarding: its create uploads several files, any of which can lose its answer.
+const ONBOARDING: &str = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_catalog" "c" {
+  name          = "lo_sdp_cat"
+  force_destroy = true
+}
+resource "databricks_schema" "s" {
+  catalog_name  = databricks_catalog.c.name
+  name          = "raw"
+  force_destroy = true
+}
+resource "databricks_volume" "conf" {
+  catalog_name = databricks_schema.s.catalog_name
+  schema_name  = databricks_schema.s.name
+  name         = "conf"
+  volume_type  = "MANAGED"
+}
+resource "sdp_meta_flow" "t" {
+  data_flow_id    = "1"
+  data_flow_group = "g1"
+  source {
+    format = "delta"
+    table  = "${databricks_catalog.c.name}.raw.src"
+  }
+  bronze {
+    database = "${databricks_catalog.c.name}.${databricks_schema.s.name}"
+    table    = "orders"
+  }
+}
+resource "sdp_meta_onboarding" "o" {
+  volume_path = databricks_volume.conf.volume_path
+  env         = "dev"
+  flows       = [sdp_meta_flow.t]
+  database    = "${databricks_catalog.c.name}.${databricks_schema.s.name}"
+}
+"#;
+
+#[test]
+fn an_onboarding_upload_whose_answer_is_lost_is_found_by_its_files() {
+    let dir = config(&[("main.bf.hcl", ONBOARDING)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    serve.ok(
+        "POST",
+        "/__emulator/faults",
+        Some(json!({"method": "PUT", "path": "/api/2.0/fs/files/Volumes/lo_sdp_cat/raw/conf/.*", "status": 500, "times": 1, "after_side_effect": true})),
+    );
+    // The apply that lost the answer finds what it uploaded and records it, so a destroy
+    // run now (instead of another apply) removes those files too.
+    let (_, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    let outputs = vec![format!("{out}\n{err}")];
+    let f = serve.ok("GET", "/__emulator/faults", None);
+    assert_eq!(f["faults"][0]["fired"], 1, "{f}");
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap(),
+    )
+    .unwrap();
+    let onboardings = state["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["type"] == "sdp_meta_onboarding")
+        .count();
+    assert_eq!(onboardings, 1, "{outputs:#?}");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(
+        code, 0,
+        "plan after the applies\n{out}\n{err}\n{outputs:#?}"
+    );
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert_eq!(objects(&serve.dump()), Vec::<String>::new());
+}

@@ -376,6 +376,49 @@ impl ResourceKind for Onboarding {
         }
         self.remove(&client, paths).await
     }
+    /// The files the create writes (onboarding file first), as a JSON list: after a lost
+    /// answer or a kill, what was uploaded is found by them, and a destroy removes them all.
+    fn natural_key(&self, _ctx: &OpContext, config: &Object) -> Option<String> {
+        let onboarding = text(config, "onboarding_file_path")?;
+        let files: Vec<String> = std::iter::once(onboarding.to_string())
+            .chain(file_set(config).into_keys().filter(|p| p != onboarding))
+            .collect();
+        serde_json::to_string(&files).ok()
+    }
+
+    /// The files of `key` that are there (none: not made). Their content is left to the next
+    /// read, which finds no recorded fingerprint and reads each back, so the plan compares it.
+    async fn find_by_key(&self, _ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        let files: Vec<String> = serde_json::from_str(key)
+            .map_err(|e| ProviderError::other(format!("not a file list: {e}")))?;
+        let Some(onboarding) = files.first().cloned() else {
+            return Ok(None);
+        };
+        let client = self.shared.client()?;
+        let live = fingerprints(&client, files).await?;
+        if live.values().all(Option::is_none) {
+            return Ok(None);
+        }
+        let mut attrs = Object::new();
+        attrs.insert(
+            "onboarding_file_path".into(),
+            Value::from(onboarding.as_str()),
+        );
+        attrs.insert("onboarding_json".into(), Value::from(""));
+        // Only the files that are there: a create cut short shows the missing ones as a
+        // change on the next plan, and a destroy removes what was uploaded.
+        let others: Object = live
+            .iter()
+            .filter(|(p, f)| **p != onboarding && f.is_some())
+            .map(|(p, _)| (p.clone(), Value::from("")))
+            .collect();
+        attrs.insert("files".into(), Value::Object(others));
+        Ok(Some(Remote {
+            id: onboarding,
+            attrs,
+        }))
+    }
+
     async fn import(&self, _ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
         let client = self.shared.client()?;
         let Some(bytes) = volume_files::download(&client, id).await? else {
