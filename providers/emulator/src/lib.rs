@@ -131,6 +131,10 @@ async fn serve(
             _ = &mut stopped => break,
         };
         let router = router.clone();
+        // A second handle on the socket, so a `drop` fault can make its close a reset.
+        let reset_handle = std::sync::Arc::new(std::sync::Mutex::new(
+            socket2::SockRef::from(&stream).try_clone().ok(),
+        ));
         let service =
             hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                 // A body that stops arriving fails the read (408) instead of holding the task.
@@ -138,15 +142,24 @@ async fn serve(
                     axum::body::Body::new(tower_http::timeout::TimeoutBody::new(body_timeout, b))
                 });
                 let answer = router.clone().oneshot(req);
+                let reset_handle = reset_handle.clone();
                 async move {
                     let Ok(response) = answer.await;
                     // An injected `drop` fault: failing the service makes hyper close the
-                    // connection without writing anything, so the client sees no answer.
+                    // connection without writing anything, so the client sees no answer; with
+                    // SO_LINGER 0 the close is a reset (RST), as from a peer that crashed.
                     if response
                         .extensions()
                         .get::<control::DropConnection>()
                         .is_some()
                     {
+                        let handle = reset_handle
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .take();
+                        if let Some(socket) = handle {
+                            let _ = socket.set_linger(Some(std::time::Duration::ZERO));
+                        }
                         return Err(DroppedByFault);
                     }
                     Ok(response)
