@@ -11,6 +11,15 @@ pub use brickform_state::address::{
     AddressError, InstanceAddr, InstanceKey, ResourceAddr, ResourceMode, base_of, key_of, quote,
 };
 
+/// An instance address from its block's address text (`TYPE.NAME`, `data.TYPE.NAME`) and its
+/// key: `TYPE.NAME`, `TYPE.NAME[0]`, `TYPE.NAME["k"]`.
+pub fn instance_address(base: &str, key: Option<&InstanceKey>) -> String {
+    match key {
+        None => base.to_string(),
+        Some(key) => format!("{base}[{key}]"),
+    }
+}
+
 /// One node of the configuration graph: `TYPE.NAME`, `data.TYPE.NAME`, `var.NAME`,
 /// `local.NAME` or `output.NAME`. Displays as the id the graph, its errors and `graph`
 /// output show.
@@ -130,6 +139,7 @@ mod tests {
             prop_assert_eq!(InstanceAddr::parse(&text), Ok(addr.clone()));
             prop_assert_eq!(base_of(&text), addr.resource.to_string());
             prop_assert_eq!(key_of(&text), addr.key.clone());
+            prop_assert_eq!(instance_address(base_of(&text), addr.key.as_ref()), text.clone());
             let id = NodeId::parse(base_of(&text)).unwrap();
             prop_assert_eq!(id, NodeId::Resource(addr.resource.clone()));
         }
