@@ -2,7 +2,7 @@
 //!
 //! The resource and instance addresses, the mode and the instance key are defined in the
 //! state crate (state records them, and this crate depends on it) and re-exported here, so
-//! plan, state and graph share one of each. [`NodeId`] is the engine's own: what a node of
+//! plan, state and graph share one of each. [`ConfigNode`] is the engine's own: what a node of
 //! the configuration graph stands for.
 
 use std::fmt;
@@ -24,7 +24,7 @@ pub fn instance_address(base: &str, key: Option<&InstanceKey>) -> String {
 /// `local.NAME` or `output.NAME`. Displays as the id the graph, its errors and `graph`
 /// output show.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum NodeId {
+pub enum ConfigNode {
     /// A managed resource or a data source (by its mode).
     Resource(ResourceAddr),
     Variable(String),
@@ -32,44 +32,46 @@ pub enum NodeId {
     Output(String),
 }
 
-impl NodeId {
+impl ConfigNode {
     /// Reads a node id. Lexical like [`base_of`]: a resource's type and name are taken as
     /// the configuration declared them (the loader reports invalid names itself). `None`
     /// for a text that is none of the forms.
-    pub fn parse(id: &str) -> Option<NodeId> {
+    pub fn parse(id: &str) -> Option<ConfigNode> {
         if let Some(name) = id.strip_prefix("var.") {
-            return Some(NodeId::Variable(name.to_string()));
+            return Some(ConfigNode::Variable(name.to_string()));
         }
         if let Some(name) = id.strip_prefix("local.") {
-            return Some(NodeId::Local(name.to_string()));
+            return Some(ConfigNode::Local(name.to_string()));
         }
         if let Some(name) = id.strip_prefix("output.") {
-            return Some(NodeId::Output(name.to_string()));
+            return Some(ConfigNode::Output(name.to_string()));
         }
         let (mode, rest) = match id.strip_prefix("data.") {
             Some(rest) => (ResourceMode::Data, rest),
             None => (ResourceMode::Managed, id),
         };
         let (type_name, name) = rest.split_once('.')?;
-        Some(NodeId::Resource(ResourceAddr::new(mode, type_name, name)))
+        Some(ConfigNode::Resource(ResourceAddr::new(
+            mode, type_name, name,
+        )))
     }
 
     /// The resource this node is, when it is one (a managed resource or a data source).
     pub fn resource(&self) -> Option<&ResourceAddr> {
         match self {
-            NodeId::Resource(r) => Some(r),
+            ConfigNode::Resource(r) => Some(r),
             _ => None,
         }
     }
 }
 
-impl fmt::Display for NodeId {
+impl fmt::Display for ConfigNode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            NodeId::Resource(r) => write!(f, "{r}"),
-            NodeId::Variable(n) => write!(f, "var.{n}"),
-            NodeId::Local(n) => write!(f, "local.{n}"),
-            NodeId::Output(n) => write!(f, "output.{n}"),
+            ConfigNode::Resource(r) => write!(f, "{r}"),
+            ConfigNode::Variable(n) => write!(f, "var.{n}"),
+            ConfigNode::Local(n) => write!(f, "local.{n}"),
+            ConfigNode::Output(n) => write!(f, "output.{n}"),
         }
     }
 }
@@ -89,15 +91,19 @@ mod tests {
             ("local.cat", false),
             ("output.o", false),
         ] {
-            let id = NodeId::parse(text).unwrap();
+            let id = ConfigNode::parse(text).unwrap();
             assert_eq!(id.to_string(), text);
             assert_eq!(id.resource().is_some(), resource, "{text}");
         }
         assert_eq!(
-            NodeId::parse("data.t.n").unwrap().resource().unwrap().mode,
+            ConfigNode::parse("data.t.n")
+                .unwrap()
+                .resource()
+                .unwrap()
+                .mode,
             ResourceMode::Data
         );
-        assert_eq!(NodeId::parse("nodot"), None);
+        assert_eq!(ConfigNode::parse("nodot"), None);
     }
 
     #[test]
@@ -140,8 +146,8 @@ mod tests {
             prop_assert_eq!(base_of(&text), addr.resource.to_string());
             prop_assert_eq!(key_of(&text), addr.key.clone());
             prop_assert_eq!(instance_address(base_of(&text), addr.key.as_ref()), text.clone());
-            let id = NodeId::parse(base_of(&text)).unwrap();
-            prop_assert_eq!(id, NodeId::Resource(addr.resource.clone()));
+            let id = ConfigNode::parse(base_of(&text)).unwrap();
+            prop_assert_eq!(id, ConfigNode::Resource(addr.resource.clone()));
         }
 
         #[test]
@@ -150,7 +156,7 @@ mod tests {
                 prop_assert_eq!(InstanceAddr::parse(&a.to_string()), Ok(a));
             }
             let _ = key_of(&text);
-            let _ = NodeId::parse(&text);
+            let _ = ConfigNode::parse(&text);
         }
     }
 }

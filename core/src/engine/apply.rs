@@ -11,7 +11,7 @@
 use super::planner::{decode_instance, json_object, prior_of};
 use super::world::World;
 use super::{Engine, Planned};
-use crate::addrs::base_of;
+use crate::addrs::{ConfigNode, base_of};
 use crate::dag::{self, Dag, NodeError as _, NodeId, Outcome, Stop, WalkOptions};
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::eval::Evaluator;
@@ -643,7 +643,7 @@ impl Engine<'_> {
             .order()
             .unwrap_or_default()
             .into_iter()
-            .filter(|id| id.starts_with("local."))
+            .filter(|id| matches!(ConfigNode::parse(id), Some(ConfigNode::Local(_))))
             .collect();
         let reads_resources = order
             .iter()

@@ -3,7 +3,7 @@
 
 use super::world::World;
 use super::{Engine, InstanceSpec, PlanRequest, Planned};
-use crate::addrs::{base_of, instance_address, key_of};
+use crate::addrs::{ConfigNode, base_of, instance_address, key_of};
 use crate::graph::{self, ConfigGraph};
 use crate::lang::decode::Decoder;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
@@ -421,7 +421,8 @@ impl Engine<'_> {
             std::collections::HashMap::new()
         };
         for id in &order {
-            if let Some(name) = id.strip_prefix("local.") {
+            if let Some(ConfigNode::Local(name)) = ConfigNode::parse(id) {
+                let name = name.as_str();
                 let Some(l) = config.locals.get(name) else {
                     continue;
                 };
@@ -442,7 +443,10 @@ impl Engine<'_> {
                 }
                 continue;
             }
-            if id.starts_with("var.") || id.starts_with("output.") {
+            if matches!(
+                ConfigNode::parse(id),
+                Some(ConfigNode::Variable(_) | ConfigNode::Output(_))
+            ) {
                 continue;
             }
             let Some(r) = config.resources.get(id) else {

@@ -351,10 +351,7 @@ impl ResourceChange {
 
     /// The address without its instance key: `x.y["a"]` → `x.y`.
     pub fn resource_address(&self) -> &str {
-        match self.address.find('[') {
-            Some(i) => &self.address[..i],
-            None => &self.address,
-        }
+        crate::addrs::base_of(&self.address)
     }
 }
 
@@ -370,10 +367,9 @@ impl Drift {
     }
 
     pub fn mode(&self) -> Mode {
-        if self.address.starts_with("data.") {
-            Mode::Data
-        } else {
-            Mode::Managed
+        match crate::addrs::ConfigNode::parse(crate::addrs::base_of(&self.address)) {
+            Some(crate::addrs::ConfigNode::Resource(r)) => r.mode,
+            _ => Mode::Managed,
         }
     }
 }
