@@ -653,13 +653,13 @@ impl Engine<'_> {
 
     fn evaluate_locals(&self, world: &mut World, order: &[String]) {
         for id in order {
-            if let Some(name) = id.strip_prefix("local.")
-                && let Some(l) = self.config.locals.get(name)
+            if let Some(ConfigNode::Local(name)) = ConfigNode::parse(id)
+                && let Some(l) = self.config.locals.get(&name)
             {
                 let v = Evaluator::new(&*world, &self.config.dir)
                     .eval(&l.expr.expr)
                     .unwrap_or(Value::Unknown);
-                world.set_local(name, v);
+                world.set_local(&name, v);
             }
         }
     }

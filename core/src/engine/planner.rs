@@ -1365,13 +1365,13 @@ impl Engine<'_> {
             self.registry,
         );
         for id in order {
-            if let Some(name) = id.strip_prefix("local.")
-                && let Some(l) = config.locals.get(name)
+            if let Some(ConfigNode::Local(name)) = ConfigNode::parse(id)
+                && let Some(l) = config.locals.get(&name)
             {
                 let v = Evaluator::new(&world, &config.dir)
                     .eval(&l.expr.expr)
                     .unwrap_or(Value::Unknown);
-                world.set_local(name, v);
+                world.set_local(&name, v);
             }
         }
         let mut settings: BTreeMap<&str, Object> = BTreeMap::new();

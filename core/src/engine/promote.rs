@@ -4,7 +4,7 @@
 //! flagged: it is what a reviewer should look at before promoting.
 
 use super::Planned;
-use crate::addrs::base_of;
+use crate::addrs::{ConfigNode, base_of};
 use crate::lang::load::Config;
 use crate::lang::refs::{Ref, body_refs, expr_refs};
 use crate::plan::Mode;
@@ -179,7 +179,7 @@ impl Explainer<'_> {
                 }
                 "local" => {
                     if let Some(name) = r.attrs.first()
-                        && seen.insert(format!("local.{name}"))
+                        && seen.insert(ConfigNode::Local(name.clone()).to_string())
                         && let Some(l) = self.config.locals.get(name)
                     {
                         out.extend(self.explain_refs(&expr_refs(&l.expr.expr), seen));
