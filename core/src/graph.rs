@@ -5,6 +5,7 @@
 //! The graph also finds references to undeclared objects and cycles, each reported with the
 //! attribute that made the reference.
 
+use crate::addrs::ConfigNode;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use crate::lang::load::{Config, Expr};
 use crate::lang::refs::{Ref, body_refs, expr_refs};
@@ -78,7 +79,9 @@ impl ConfigGraph {
             if is_resource_id(&d) {
                 // What a data source reads from is a dependency too: a schema created from a
                 // lookup of a managed catalog must still go before that catalog on destroy.
-                if d.starts_with("data.") {
+                if ConfigNode::parse(&d).and_then(|n| n.resource().map(|r| r.mode))
+                    == Some(Mode::Data)
+                {
                     stack.extend(self.dependencies(&d));
                 }
                 out.insert(d);
@@ -119,7 +122,7 @@ impl ConfigGraph {
 
 /// `TYPE.NAME` and `data.TYPE.NAME` ids are resources; `var.`, `local.`, `output.` are not.
 pub fn is_resource_id(id: &str) -> bool {
-    !(id.starts_with("var.") || id.starts_with("local.") || id.starts_with("output."))
+    ConfigNode::parse(id).is_some_and(|n| n.resource().is_some())
 }
 
 /// Builds the graph and reports undeclared references and cycles.
@@ -127,16 +130,16 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
     let mut g = ConfigGraph::default();
     let mut diags = Diagnostics::new();
     for name in config.variables.keys() {
-        g.ensure(&format!("var.{name}"));
+        g.ensure(&ConfigNode::Variable(name.clone()).to_string());
     }
     for name in config.locals.keys() {
-        g.ensure(&format!("local.{name}"));
+        g.ensure(&ConfigNode::Local(name.clone()).to_string());
     }
     for addr in config.resources.keys() {
         g.ensure(addr);
     }
     for name in config.outputs.keys() {
-        g.ensure(&format!("output.{name}"));
+        g.ensure(&ConfigNode::Output(name.clone()).to_string());
     }
     let resource_types: HashSet<&str> = config
         .resources
@@ -195,7 +198,7 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
         }
     }
     for (name, l) in &config.locals {
-        let id = format!("local.{name}");
+        let id = ConfigNode::Local(name.clone()).to_string();
         add_refs(
             &mut g,
             &mut diags,
@@ -283,7 +286,7 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
         }
     }
     for (name, o) in &config.outputs {
-        let id = format!("output.{name}");
+        let id = ConfigNode::Output(name.clone()).to_string();
         add_refs(
             &mut g,
             &mut diags,

@@ -2,6 +2,7 @@
 //! apply engine, and the interface providers implement. Nothing here knows any one
 //! provider's objects.
 
+pub mod addrs;
 pub mod dag;
 pub mod engine;
 pub mod graph;

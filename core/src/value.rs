@@ -262,24 +262,9 @@ impl fmt::Display for Value {
     }
 }
 
-/// Quotes a string the way HCL writes a string literal.
-pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '$' => out.push('$'),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+/// Quotes a string the way HCL writes a string literal: the one quoter of string values and
+/// instance keys, defined with the addresses in the state crate, which cannot depend on this one.
+pub use crate::addrs::quote;
 
 /// Object keys are written bare when they are identifiers, quoted otherwise.
 pub fn quote_key(k: &str) -> String {

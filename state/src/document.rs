@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::address::{Address, IndexKey, ResourceMode};
+use crate::address::{InstanceAddr, InstanceKey, ResourceMode};
 use crate::error::{Result, StateError};
 use crate::fingerprint;
 
@@ -28,7 +28,7 @@ pub struct ResourceState {
     #[serde(rename = "type")]
     pub resource_type: String,
     pub name: String,
-    pub index_key: Option<IndexKey>,
+    pub index_key: Option<InstanceKey>,
     pub provider: String,
     pub id: String,
     /// Last-applied desired attributes, references resolved, sensitive values removed.
@@ -54,13 +54,13 @@ impl ResourceState {
     /// A resource with empty attributes; `mode`, `type`, `name` and `index_key` come from the
     /// address so they cannot disagree with it.
     pub fn new(address: &str, provider: &str, id: &str) -> Result<ResourceState> {
-        let parsed = Address::parse(address)?;
+        let parsed = InstanceAddr::parse(address)?;
         Ok(ResourceState {
             address: address.to_string(),
-            mode: parsed.mode,
-            resource_type: parsed.resource_type,
-            name: parsed.name,
-            index_key: parsed.index_key,
+            mode: parsed.resource.mode,
+            resource_type: parsed.resource.type_name,
+            name: parsed.resource.name,
+            index_key: parsed.key,
             provider: provider.to_string(),
             id: id.to_string(),
             config: Map::new(),
@@ -402,9 +402,9 @@ impl StateDocument {
             to: to.to_string(),
             reason: reason.to_string(),
         };
-        let source = Address::parse(from)?;
-        let target = Address::parse(to)?;
-        if source.mode != target.mode || source.resource_type != target.resource_type {
+        let source = InstanceAddr::parse(from)?.resource;
+        let target = InstanceAddr::parse(to)?;
+        if source.mode != target.resource.mode || source.type_name != target.resource.type_name {
             return Err(invalid("a move keeps the resource type and mode"));
         }
         if self.get(to).is_some() {
@@ -414,8 +414,8 @@ impl StateDocument {
             .remove(from)
             .ok_or_else(|| StateError::AddressNotFound(from.to_string()))?;
         resource.address = to.to_string();
-        resource.name = target.name.clone();
-        resource.index_key = target.index_key.clone();
+        resource.name = target.resource.name.clone();
+        resource.index_key = target.key.clone();
         for other in &mut self.resources {
             for dep in &mut other.dependencies {
                 if dep == from {
@@ -427,8 +427,8 @@ impl StateDocument {
         // What the instance put aside is deleted under its new name.
         for d in self.deposed.iter_mut().filter(|d| d.address == from) {
             d.address = to.to_string();
-            d.name = target.name.clone();
-            d.index_key = target.index_key.clone();
+            d.name = target.resource.name.clone();
+            d.index_key = target.key.clone();
         }
         self.deposed
             .sort_by(|a, b| (&a.address, &a.id).cmp(&(&b.address, &b.id)));
@@ -648,7 +648,7 @@ mod tests {
         assert!(doc.get("databricks_catalog.old").is_none());
         let moved = doc.get("databricks_catalog.new[\"eu\"]").unwrap();
         assert_eq!(moved.name, "new");
-        assert_eq!(moved.index_key, Some(IndexKey::Str("eu".into())));
+        assert_eq!(moved.index_key, Some(InstanceKey::Key("eu".into())));
         assert_eq!(moved.id, "id-databricks_catalog.old");
         assert_eq!(
             doc.get("databricks_schema.s").unwrap().dependencies,

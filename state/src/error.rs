@@ -175,3 +175,12 @@ fn describe_holder(holder: Option<&LockInfo>) -> String {
         None => "Lock Info: (not yet written by the holder)".to_string(),
     }
 }
+
+impl From<crate::address::AddressError> for StateError {
+    fn from(e: crate::address::AddressError) -> StateError {
+        StateError::InvalidAddress {
+            address: e.address,
+            reason: e.reason.to_string(),
+        }
+    }
+}

@@ -16,7 +16,7 @@ pub mod fingerprint;
 pub mod lock;
 pub mod wal;
 
-pub use address::{Address, IndexKey, ResourceMode};
+pub use address::{AddressError, InstanceAddr, InstanceKey, ResourceAddr, ResourceMode};
 pub use backend::{
     Backend, Journal, LocalBackend, ObjectStore, Recovery, StateLock, StoreError, VolumeBackend,
     recover,

@@ -35,6 +35,7 @@
 //! the plan then says where the object came from, in a warning, before anything is applied.
 
 use super::Engine;
+use crate::addrs::base_of;
 use crate::lang::diagnostics::Diagnostic;
 use crate::plan::PlanMode;
 use crate::plan::diff::Prior;
@@ -400,7 +401,7 @@ impl Engine<'_> {
         removed: &brickform_state::ResourceState,
     ) -> Option<String> {
         let address = removed.address.as_str();
-        let base = address.split('[').next().unwrap_or(address);
+        let base = base_of(address);
         if !self.config.resources.contains_key(base) {
             return Some(format!(
                 "The configuration does not declare {base}: brickform leaves the object alone from now on."

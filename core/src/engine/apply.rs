@@ -11,6 +11,7 @@
 use super::planner::{decode_instance, json_object, prior_of};
 use super::world::World;
 use super::{Engine, Planned};
+use crate::addrs::{ConfigNode, base_of};
 use crate::dag::{self, Dag, NodeError as _, NodeId, Outcome, Stop, WalkOptions};
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::eval::Evaluator;
@@ -146,7 +147,7 @@ impl Failure {
         if !out.is_empty() {
             return out;
         }
-        let base = address.split('[').next().unwrap_or(address);
+        let base = base_of(address);
         let span = config.resources.get(base).and_then(|r| r.span.clone());
         let (first, rest) = self
             .message
@@ -642,7 +643,7 @@ impl Engine<'_> {
             .order()
             .unwrap_or_default()
             .into_iter()
-            .filter(|id| id.starts_with("local."))
+            .filter(|id| matches!(ConfigNode::parse(id), Some(ConfigNode::Local(_))))
             .collect();
         let reads_resources = order
             .iter()
@@ -652,13 +653,13 @@ impl Engine<'_> {
 
     fn evaluate_locals(&self, world: &mut World, order: &[String]) {
         for id in order {
-            if let Some(name) = id.strip_prefix("local.")
-                && let Some(l) = self.config.locals.get(name)
+            if let Some(ConfigNode::Local(name)) = ConfigNode::parse(id)
+                && let Some(l) = self.config.locals.get(&name)
             {
                 let v = Evaluator::new(&*world, &self.config.dir)
                     .eval(&l.expr.expr)
                     .unwrap_or(Value::Unknown);
-                world.set_local(name, v);
+                world.set_local(&name, v);
             }
         }
     }
@@ -701,7 +702,7 @@ impl Engine<'_> {
         let unused: Vec<String> = doc
             .pending_token_addresses()
             .filter(|a| {
-                let base = a.split('[').next().unwrap_or(a);
+                let base = base_of(a);
                 destroying || !self.config.resources.contains_key(base)
             })
             .map(str::to_string)
@@ -735,7 +736,7 @@ struct Work {
 }
 
 fn base_address(c: &ResourceChange) -> &str {
-    c.address.split('[').next().unwrap_or(&c.address)
+    base_of(&c.address)
 }
 
 /// Evaluates the instance's configuration with the values known now.

@@ -8,6 +8,7 @@
 
 use super::Engine;
 use super::planner::prior_of;
+use crate::addrs::base_of;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::plan::{Action, ActionReason, Contents, Plan};
 use crate::provider::OpContext;
@@ -119,7 +120,6 @@ impl Engine<'_> {
         // Containment is a dependency: what lies inside is created after its container and
         // deleted before it, and a targeted destroy of the container takes it along.
         // Where objects are now (state) and where they will be (the plan's `after`).
-        let base_of = |a: &str| a.split('[').next().unwrap_or(a).to_string();
         let mut placed: Vec<(String, String)> = locations
             .iter()
             .map(|(a, l)| (a.clone(), l.clone()))
@@ -139,7 +139,7 @@ impl Engine<'_> {
                 .map(|(_, l)| l)
                 .collect();
             for (other, other_loc) in &placed {
-                let dep = base_of(other);
+                let dep = base_of(other).to_string();
                 if dep != own
                     && !c.dependencies.contains(&dep)
                     && mine.iter().any(|l| inside(l, other_loc))

@@ -11,6 +11,7 @@ mod refresh;
 mod sensitive;
 pub mod world;
 
+pub use crate::addrs::instance_address;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::Config;
 use crate::plan::{InstanceKey, Plan, PlanMode};
@@ -18,7 +19,7 @@ use crate::provider::Registry;
 use crate::value::Value;
 use brickform_state::StateDocument;
 pub use inputs::{VarInputs, Variables};
-pub use planner::{block_paths, instance_address};
+pub use planner::block_paths;
 
 /// What the development presets changed, by instance address.
 pub type PresetNotes = std::collections::BTreeMap<String, Vec<crate::provider::PresetChange>>;

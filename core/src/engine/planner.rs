@@ -3,6 +3,7 @@
 
 use super::world::World;
 use super::{Engine, InstanceSpec, PlanRequest, Planned};
+use crate::addrs::{ConfigNode, base_of, instance_address, key_of};
 use crate::graph::{self, ConfigGraph};
 use crate::lang::decode::Decoder;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
@@ -18,15 +19,6 @@ use crate::provider::{OpContext, Remote, Schema};
 use crate::value::{Object, PathStep, Value};
 use brickform_state::StateDocument;
 use std::collections::{BTreeMap, HashSet};
-
-/// An instance address: `TYPE.NAME`, `TYPE.NAME[0]`, `TYPE.NAME["k"]`.
-pub fn instance_address(base: &str, key: Option<&InstanceKey>) -> String {
-    match key {
-        None => base.to_string(),
-        Some(InstanceKey::Index(i)) => format!("{base}[{i}]"),
-        Some(InstanceKey::Key(k)) => format!("{base}[{}]", crate::value::quote(k)),
-    }
-}
 
 /// The instances a resource expands to, with their `each.value`.
 pub(super) fn expand(
@@ -215,7 +207,7 @@ impl Engine<'_> {
                 let span = self
                     .config
                     .resources
-                    .get(c.address.split('[').next().unwrap_or(&c.address))
+                    .get(base_of(&c.address))
                     .and_then(|r| r.span.clone());
                 diags.push(
                     Diagnostic::error(format!(
@@ -429,7 +421,8 @@ impl Engine<'_> {
             std::collections::HashMap::new()
         };
         for id in &order {
-            if let Some(name) = id.strip_prefix("local.") {
+            if let Some(ConfigNode::Local(name)) = ConfigNode::parse(id) {
+                let name = name.as_str();
                 let Some(l) = config.locals.get(name) else {
                     continue;
                 };
@@ -450,7 +443,10 @@ impl Engine<'_> {
                 }
                 continue;
             }
-            if id.starts_with("var.") || id.starts_with("output.") {
+            if matches!(
+                ConfigNode::parse(id),
+                Some(ConfigNode::Variable(_) | ConfigNode::Output(_))
+            ) {
                 continue;
             }
             let Some(r) = config.resources.get(id) else {
@@ -492,7 +488,7 @@ impl Engine<'_> {
             if produced.contains(&r.address) || r.mode != brickform_state::ResourceMode::Managed {
                 continue;
             }
-            let base = r.address.split('[').next().unwrap_or(&r.address);
+            let base = base_of(&r.address);
             let (action, reason) = match removed
                 .get(r.address.as_str())
                 .or_else(|| removed.get(base))
@@ -683,7 +679,7 @@ impl Engine<'_> {
         if req.mode == PlanMode::Destroy {
             // Only what this destroy deletes (a `--target` narrows it) is guarded.
             for c in plan.changes.iter().filter(|c| c.action == Action::Delete) {
-                let base = c.address.split('[').next().unwrap_or(&c.address);
+                let base = base_of(&c.address);
                 if let Some(res) = config
                     .resources
                     .get(base)
@@ -1369,13 +1365,13 @@ impl Engine<'_> {
             self.registry,
         );
         for id in order {
-            if let Some(name) = id.strip_prefix("local.")
-                && let Some(l) = config.locals.get(name)
+            if let Some(ConfigNode::Local(name)) = ConfigNode::parse(id)
+                && let Some(l) = config.locals.get(&name)
             {
                 let v = Evaluator::new(&world, &config.dir)
                     .eval(&l.expr.expr)
                     .unwrap_or(Value::Unknown);
-                world.set_local(name, v);
+                world.set_local(&name, v);
             }
         }
         let mut settings: BTreeMap<&str, Object> = BTreeMap::new();
@@ -1589,7 +1585,7 @@ impl Engine<'_> {
             mode: Mode::Managed,
             type_name: r.resource_type.clone(),
             name: r.name.clone(),
-            index: index_key(&r.address),
+            index: key_of(&r.address),
             provider: r.provider.clone(),
             action,
             reason: Some(reason),
@@ -1617,7 +1613,6 @@ impl Engine<'_> {
         state: &StateDocument,
         diags: &mut Diagnostics,
     ) {
-        let base_of = |a: &str| a.split('[').next().unwrap_or(a).to_string();
         let matches = |target: &str, address: &str| target == address || target == base_of(address);
         for t in &req.targets {
             if !plan.changes.iter().any(|c| matches(t, &c.address)) {
@@ -1681,7 +1676,6 @@ impl Engine<'_> {
 /// the dependent's — destroying the dependency first would make apply's graph a cycle.
 fn create_before_destroy_spreads(plan: &mut Plan) {
     loop {
-        let base_of = |a: &str| a.split('[').next().unwrap_or(a).to_string();
         let needs: HashSet<String> = plan
             .changes
             .iter()
@@ -1691,7 +1685,7 @@ fn create_before_destroy_spreads(plan: &mut Plan) {
         let mut changed = false;
         for c in plan.changes.iter_mut() {
             if c.action == Action::DeleteThenCreate
-                && (needs.contains(&c.address) || needs.contains(&base_of(&c.address)))
+                && (needs.contains(&c.address) || needs.contains(base_of(&c.address)))
             {
                 c.action = Action::CreateThenDelete;
                 changed = true;
@@ -1707,10 +1701,7 @@ fn create_before_destroy_spreads(plan: &mut Plan) {
 /// one it may have meant.
 fn unknown_address_error(flag: &str, address: &str, plan: &Plan) -> Diagnostic {
     let mut known: Vec<&str> = plan.changes.iter().map(|c| c.address.as_str()).collect();
-    let bases: Vec<&str> = known
-        .iter()
-        .map(|a| a.split('[').next().unwrap_or(a))
-        .collect();
+    let bases: Vec<&str> = known.iter().map(|a| base_of(a)).collect();
     known.extend(bases);
     known.sort();
     known.dedup();
@@ -1783,7 +1774,7 @@ fn replace_triggered(r: &Resource, plan: &Plan) -> bool {
         .iter()
         .filter(|c| !matches!(c.action, Action::NoOp | Action::Read))
         .any(|c| {
-            let base = c.address.split('[').next().unwrap_or(&c.address);
+            let base = base_of(&c.address);
             targets.iter().any(|t| t == base)
         })
 }
@@ -1792,15 +1783,4 @@ fn prevent_destroy_error(address: &str, span: Option<crate::lang::source::Span>)
     Diagnostic::error("Instance cannot be destroyed")
         .at(span)
         .detail(format!("Resource {address} has lifecycle.prevent_destroy set, but the plan calls for this resource to be destroyed. To avoid this error and continue with the plan, either disable lifecycle.prevent_destroy or reduce the scope of the plan using the --target flag."))
-}
-
-fn index_key(address: &str) -> Option<InstanceKey> {
-    let (_, rest) = address.split_once('[')?;
-    let inner = rest.strip_suffix(']')?;
-    if let Ok(i) = inner.parse::<usize>() {
-        return Some(InstanceKey::Index(i));
-    }
-    serde_json::from_str::<String>(inner)
-        .ok()
-        .map(InstanceKey::Key)
 }

@@ -4,6 +4,7 @@
 //! flagged: it is what a reviewer should look at before promoting.
 
 use super::Planned;
+use crate::addrs::{ConfigNode, base_of};
 use crate::lang::load::Config;
 use crate::lang::refs::{Ref, body_refs, expr_refs};
 use crate::plan::Mode;
@@ -178,7 +179,7 @@ impl Explainer<'_> {
                 }
                 "local" => {
                     if let Some(name) = r.attrs.first()
-                        && seen.insert(format!("local.{name}"))
+                        && seen.insert(ConfigNode::Local(name.clone()).to_string())
                         && let Some(l) = self.config.locals.get(name)
                     {
                         out.extend(self.explain_refs(&expr_refs(&l.expr.expr), seen));
@@ -292,7 +293,7 @@ pub fn compare(
     raw.into_iter()
         .filter(|r| r.4)
         .map(|(address, field, f, t, _)| {
-            let base = address.split('[').next().unwrap_or(&address);
+            let base = base_of(&address);
             let resource = config.resources.get(base);
             let mut why = Vec::new();
             if let Some(note) = from.presets.get(&address).and_then(|n| preset_for(&field, n)) {

@@ -10,6 +10,7 @@
 
 use super::Engine;
 use super::apply::{Slot, state_entry};
+use crate::addrs::base_of;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::provider::OpContext;
 use crate::value::Object;
@@ -159,7 +160,7 @@ impl Engine<'_> {
         address: &str,
         id: &str,
     ) -> Result<String, Diagnostics> {
-        let base = address.split('[').next().unwrap_or(address);
+        let base = base_of(address);
         let Some(resource) = self.config.resources.get(base) else {
             return Err(Diagnostic::error("Configuration for import target does not exist")
                 .detail(format!("The configuration does not declare {base}. Add a resource block for it before importing, so brickform knows how to manage it."))

@@ -71,20 +71,9 @@ pub enum ActionReason {
     ReadBecauseDependencyPending,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    Managed,
-    Data,
-}
-
-/// The key of one instance of a resource with `count` or `for_each`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum InstanceKey {
-    Index(usize),
-    Key(String),
-}
+/// The plan's names for the shared address types (one mode and one instance key for plan,
+/// state and graph).
+pub use crate::addrs::{InstanceKey, ResourceMode as Mode};
 
 /// Why one field changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -362,10 +351,7 @@ impl ResourceChange {
 
     /// The address without its instance key: `x.y["a"]` → `x.y`.
     pub fn resource_address(&self) -> &str {
-        match self.address.find('[') {
-            Some(i) => &self.address[..i],
-            None => &self.address,
-        }
+        crate::addrs::base_of(&self.address)
     }
 }
 
@@ -381,10 +367,9 @@ impl Drift {
     }
 
     pub fn mode(&self) -> Mode {
-        if self.address.starts_with("data.") {
-            Mode::Data
-        } else {
-            Mode::Managed
+        match crate::addrs::ConfigNode::parse(crate::addrs::base_of(&self.address)) {
+            Some(crate::addrs::ConfigNode::Resource(r)) => r.mode,
+            _ => Mode::Managed,
         }
     }
 }

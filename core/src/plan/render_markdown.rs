@@ -563,14 +563,14 @@ impl Graph {
         let mut members: BTreeMap<(&str, &'static str), Vec<&str>> = BTreeMap::new();
         for (addr, class) in &self.nodes {
             members
-                .entry((resource_of(addr), class))
+                .entry((crate::addrs::base_of(addr), class))
                 .or_default()
                 .push(addr);
         }
         let label = |addr: &str, class: &'static str| -> String {
-            match members.get(&(resource_of(addr), class)) {
+            match members.get(&(crate::addrs::base_of(addr), class)) {
                 Some(m) if m.len() > 1 => {
-                    format!("{} ({} instances)", resource_of(addr), m.len())
+                    format!("{} ({} instances)", crate::addrs::base_of(addr), m.len())
                 }
                 _ => addr.to_string(),
             }
@@ -589,15 +589,6 @@ impl Graph {
             }
         }
         g
-    }
-}
-
-/// The resource address of an instance address: `x.y["a"]` → `x.y`. Types and names hold no
-/// `[`, so the first one starts the instance key.
-fn resource_of(addr: &str) -> &str {
-    match addr.find('[') {
-        Some(i) => &addr[..i],
-        None => addr,
     }
 }
 

@@ -1,0 +1,162 @@
+//! Typed addresses: resources, their instances, and the nodes of the configuration graph.
+//!
+//! The resource and instance addresses, the mode and the instance key are defined in the
+//! state crate (state records them, and this crate depends on it) and re-exported here, so
+//! plan, state and graph share one of each. [`ConfigNode`] is the engine's own: what a node of
+//! the configuration graph stands for.
+
+use std::fmt;
+
+pub use brickform_state::address::{
+    AddressError, InstanceAddr, InstanceKey, ResourceAddr, ResourceMode, base_of, key_of, quote,
+};
+
+/// An instance address from its block's address text (`TYPE.NAME`, `data.TYPE.NAME`) and its
+/// key: `TYPE.NAME`, `TYPE.NAME[0]`, `TYPE.NAME["k"]`.
+pub fn instance_address(base: &str, key: Option<&InstanceKey>) -> String {
+    match key {
+        None => base.to_string(),
+        Some(key) => format!("{base}[{key}]"),
+    }
+}
+
+/// One node of the configuration graph: `TYPE.NAME`, `data.TYPE.NAME`, `var.NAME`,
+/// `local.NAME` or `output.NAME`. Displays as the id the graph, its errors and `graph`
+/// output show.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ConfigNode {
+    /// A managed resource or a data source (by its mode).
+    Resource(ResourceAddr),
+    Variable(String),
+    Local(String),
+    Output(String),
+}
+
+impl ConfigNode {
+    /// Reads a node id. Lexical like [`base_of`]: a resource's type and name are taken as
+    /// the configuration declared them (the loader reports invalid names itself). `None`
+    /// for a text that is none of the forms.
+    pub fn parse(id: &str) -> Option<ConfigNode> {
+        if let Some(name) = id.strip_prefix("var.") {
+            return Some(ConfigNode::Variable(name.to_string()));
+        }
+        if let Some(name) = id.strip_prefix("local.") {
+            return Some(ConfigNode::Local(name.to_string()));
+        }
+        if let Some(name) = id.strip_prefix("output.") {
+            return Some(ConfigNode::Output(name.to_string()));
+        }
+        let (mode, rest) = match id.strip_prefix("data.") {
+            Some(rest) => (ResourceMode::Data, rest),
+            None => (ResourceMode::Managed, id),
+        };
+        let (type_name, name) = rest.split_once('.')?;
+        Some(ConfigNode::Resource(ResourceAddr::new(
+            mode, type_name, name,
+        )))
+    }
+
+    /// The resource this node is, when it is one (a managed resource or a data source).
+    pub fn resource(&self) -> Option<&ResourceAddr> {
+        match self {
+            ConfigNode::Resource(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ConfigNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigNode::Resource(r) => write!(f, "{r}"),
+            ConfigNode::Variable(n) => write!(f, "var.{n}"),
+            ConfigNode::Local(n) => write!(f, "local.{n}"),
+            ConfigNode::Output(n) => write!(f, "output.{n}"),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn node_ids_round_trip_and_tell_resources_apart() {
+        for (text, resource) in [
+            ("t.n", true),
+            ("data.t.n", true),
+            ("var.env", false),
+            ("local.cat", false),
+            ("output.o", false),
+        ] {
+            let id = ConfigNode::parse(text).unwrap();
+            assert_eq!(id.to_string(), text);
+            assert_eq!(id.resource().is_some(), resource, "{text}");
+        }
+        assert_eq!(
+            ConfigNode::parse("data.t.n")
+                .unwrap()
+                .resource()
+                .unwrap()
+                .mode,
+            ResourceMode::Data
+        );
+        assert_eq!(ConfigNode::parse("nodot"), None);
+    }
+
+    #[test]
+    fn instance_keys_format_as_the_plan_shows_them() {
+        let r = ResourceAddr::new(ResourceMode::Managed, "t", "n");
+        assert_eq!(r.instance(None).to_string(), "t.n");
+        assert_eq!(
+            r.instance(Some(InstanceKey::Index(2))).to_string(),
+            "t.n[2]"
+        );
+        assert_eq!(
+            r.instance(Some(InstanceKey::Key("a\"b\\c\nd".into())))
+                .to_string(),
+            "t.n[\"a\\\"b\\\\c\\nd\"]"
+        );
+    }
+
+    fn identifier() -> impl Strategy<Value = String> {
+        "[a-zA-Z_][a-zA-Z0-9_-]{0,12}"
+    }
+
+    fn instance_addr() -> impl Strategy<Value = InstanceAddr> {
+        let mode = prop_oneof![Just(ResourceMode::Managed), Just(ResourceMode::Data)];
+        let key = prop_oneof![
+            Just(None),
+            any::<usize>().prop_map(|i| Some(InstanceKey::Index(i))),
+            any::<String>().prop_map(|k| Some(InstanceKey::Key(k))),
+        ];
+        (mode, identifier(), identifier(), key).prop_map(|(mode, t, n, key)| InstanceAddr {
+            resource: ResourceAddr::new(mode, &t, &n),
+            key,
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn instance_addresses_round_trip(addr in instance_addr()) {
+            let text = addr.to_string();
+            prop_assert_eq!(InstanceAddr::parse(&text), Ok(addr.clone()));
+            prop_assert_eq!(base_of(&text), addr.resource.to_string());
+            prop_assert_eq!(key_of(&text), addr.key.clone());
+            prop_assert_eq!(instance_address(base_of(&text), addr.key.as_ref()), text.clone());
+            let id = ConfigNode::parse(base_of(&text)).unwrap();
+            prop_assert_eq!(id, ConfigNode::Resource(addr.resource.clone()));
+        }
+
+        #[test]
+        fn any_text_parses_or_is_refused_without_panic(text in any::<String>()) {
+            if let Ok(a) = InstanceAddr::parse(&text) {
+                prop_assert_eq!(InstanceAddr::parse(&a.to_string()), Ok(a));
+            }
+            let _ = key_of(&text);
+            let _ = ConfigNode::parse(&text);
+        }
+    }
+}
