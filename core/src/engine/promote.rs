@@ -357,27 +357,8 @@ mod tests {
 
     fn planned(after: serde_json::Value) -> Planned {
         let change = ResourceChange {
-            address: "t_thing.a".into(),
-            mode: Mode::Managed,
-            type_name: "t_thing".into(),
-            name: "a".into(),
-            index: None,
-            provider: "t".into(),
-            action: Action::Create,
-            reason: None,
-            id: None,
-            before: None,
             after: Value::from_json(&after).as_object().cloned().map(SerObject),
-            fields: Vec::new(),
-            block_paths: Vec::new(),
-            block_keys: Vec::new(),
-            sensitive_paths: Vec::new(),
-            importing: None,
-            contents: None,
-            container: None,
-            moved_from: None,
-            deposed: false,
-            dependencies: Vec::new(),
+            ..ResourceChange::bare("t_thing", "a", "t", Action::Create)
         };
         Planned {
             plan: Plan {

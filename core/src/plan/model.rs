@@ -342,6 +342,37 @@ fn objects_from_fields(fields: &[FieldChange]) -> (Object, Object) {
     (into_obj(before), into_obj(after))
 }
 
+#[cfg(test)]
+impl ResourceChange {
+    /// A managed instance's change with nothing but its names and action set: what unit
+    /// tests start from.
+    pub(crate) fn bare(type_name: &str, name: &str, provider: &str, action: Action) -> Self {
+        ResourceChange {
+            address: format!("{type_name}.{name}"),
+            mode: Mode::Managed,
+            type_name: type_name.to_string(),
+            name: name.to_string(),
+            index: None,
+            provider: provider.to_string(),
+            action,
+            reason: None,
+            id: None,
+            before: None,
+            after: None,
+            fields: Vec::new(),
+            block_paths: Vec::new(),
+            block_keys: Vec::new(),
+            sensitive_paths: Vec::new(),
+            importing: None,
+            contents: None,
+            container: None,
+            moved_from: None,
+            deposed: false,
+            dependencies: Vec::new(),
+        }
+    }
+}
+
 impl ResourceChange {
     /// True when the value at `path` must never be shown: declared sensitive, or inside a
     /// field marked sensitive.

@@ -54,29 +54,7 @@ fn fc(
 }
 
 fn rc(type_name: &str, name: &str, action: Action) -> ResourceChange {
-    ResourceChange {
-        address: format!("{type_name}.{name}"),
-        mode: Mode::Managed,
-        type_name: type_name.to_string(),
-        name: name.to_string(),
-        index: None,
-        provider: "databricks".to_string(),
-        action,
-        reason: None,
-        id: None,
-        before: None,
-        after: None,
-        fields: Vec::new(),
-        block_paths: Vec::new(),
-        block_keys: Vec::new(),
-        sensitive_paths: Vec::new(),
-        importing: None,
-        contents: None,
-        container: None,
-        moved_from: None,
-        deposed: false,
-        dependencies: Vec::new(),
-    }
+    ResourceChange::bare(type_name, name, "databricks", action)
 }
 
 /// Fills `fields` from top-level differences of `before` and `after`, the way the planner

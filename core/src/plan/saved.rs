@@ -66,32 +66,14 @@ pub fn differing_changes(saved: &Plan, fresh: &Plan) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::model::{FieldChange, FieldReason, Mode, SerValue};
+    use crate::plan::model::{FieldChange, FieldReason, SerValue};
     use crate::value::Value;
 
     fn change(address: &str, action: Action) -> ResourceChange {
         ResourceChange {
             address: address.to_string(),
-            mode: Mode::Managed,
-            type_name: "test_thing".to_string(),
             name: address.to_string(),
-            index: None,
-            provider: "test".to_string(),
-            action,
-            reason: None,
-            id: None,
-            before: None,
-            after: None,
-            fields: Vec::new(),
-            block_paths: Vec::new(),
-            block_keys: Vec::new(),
-            sensitive_paths: Vec::new(),
-            importing: None,
-            contents: None,
-            container: None,
-            moved_from: None,
-            deposed: false,
-            dependencies: Vec::new(),
+            ..ResourceChange::bare("test_thing", address, "test", action)
         }
     }
 
