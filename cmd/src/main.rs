@@ -367,25 +367,11 @@ fn main() -> ExitCode {
         }
         cli.dir = ".".into();
     }
-    // Planning large configurations nests deep futures; give them room on a thread of
-    // our own rather than rely on the main thread's default stack.
-    let worker = std::thread::Builder::new()
-        .stack_size(64 * 1024 * 1024)
-        .spawn(move || run_blocking(cli));
-    match worker.map(|h| h.join()) {
-        Ok(Ok(code)) => code,
-        // The panic hook has ended the process on a panic; this is a thread that could
-        // not be started.
-        _ => {
-            eprintln!("Error: brickform stopped unexpectedly");
-            ExitCode::from(PANIC_EXIT as u8)
-        }
-    }
+    run_blocking(cli)
 }
 
 fn run_blocking(cli: Cli) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .thread_stack_size(16 * 1024 * 1024)
         .enable_all()
         .build()
     {

@@ -22,9 +22,8 @@ use petgraph::Direction;
 use petgraph::algo::{astar, tarjan_scc};
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::NodeFiltered;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::future::Future;
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 /// A node of a [`Dag`]: its position in the order nodes were added.
@@ -176,7 +175,7 @@ impl<N, L> Dag<N, L> {
         &self,
         opts: &WalkOptions,
         mut start: S,
-        mut settled: H,
+        settled: H,
     ) -> Walk<T, E>
     where
         T: Send + 'static,
@@ -185,6 +184,71 @@ impl<N, L> Dag<N, L> {
         Fut: Future<Output = Result<T, E>> + Send + 'static,
         H: FnMut(NodeId, &Outcome<T, E>),
     {
+        self.run(
+            opts,
+            |id| {
+                // Dropping the walk (the apply it runs is dropped) stops its tasks too.
+                let task = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(start(id)));
+                async move {
+                    task.await.map_err(|e| {
+                        if e.is_panic() {
+                            panic_message(e.into_panic())
+                        } else {
+                            // Only the walk aborts its tasks, and it does not; say so if it ever does.
+                            "its task was cancelled".to_string()
+                        }
+                    })
+                }
+            },
+            settled,
+        )
+        .await
+    }
+
+    /// [`Dag::walk`] with every node's work a future of the calling task rather than a task of
+    /// its own, so the work may borrow (the configuration, the registry) and need not be
+    /// `Send`. Nodes still overlap wherever they wait (on the network); what they compute runs
+    /// one at a time. A panic is caught and reported as its node's outcome.
+    pub async fn walk_local<T, E, S, Fut, H>(
+        &self,
+        opts: &WalkOptions,
+        mut start: S,
+        settled: H,
+    ) -> Walk<T, E>
+    where
+        E: NodeError,
+        S: FnMut(NodeId) -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        H: FnMut(NodeId, &Outcome<T, E>),
+    {
+        use futures_util::FutureExt as _;
+        self.run(
+            opts,
+            |id| {
+                std::panic::AssertUnwindSafe(start(id))
+                    .catch_unwind()
+                    .map(|r| r.map_err(panic_message))
+            },
+            settled,
+        )
+        .await
+    }
+
+    /// The walk itself: `start` gives a node's work, whose output is its result, or the
+    /// message of the panic that ended it.
+    async fn run<T, E, S, Fut, H>(
+        &self,
+        opts: &WalkOptions,
+        mut start: S,
+        mut settled: H,
+    ) -> Walk<T, E>
+    where
+        E: NodeError,
+        S: FnMut(NodeId) -> Fut,
+        Fut: Future<Output = Result<Result<T, E>, String>>,
+        H: FnMut(NodeId, &Outcome<T, E>),
+    {
+        use futures_util::StreamExt as _;
         let n = self.graph.node_count();
         let mut outcomes: Vec<Option<Outcome<T, E>>> = (0..n).map(|_| None).collect();
         let mut waiting: Vec<usize> = self
@@ -197,8 +261,7 @@ impl<N, L> Dag<N, L> {
             })
             .collect();
         let mut ready: BTreeSet<NodeId> = self.nodes().filter(|id| waiting[id.0] == 0).collect();
-        let mut running: JoinSet<Result<T, E>> = JoinSet::new();
-        let mut tasks: HashMap<tokio::task::Id, NodeId> = HashMap::new();
+        let mut running = futures_util::stream::FuturesUnordered::new();
         let mut stopped: Option<Stop> = None;
         let parallelism = opts.parallelism.max(1);
 
@@ -216,29 +279,18 @@ impl<N, L> Dag<N, L> {
                     let Some(id) = ready.pop_first() else {
                         break;
                     };
-                    let handle = running.spawn(start(id));
-                    tasks.insert(handle.id(), id);
+                    let work = start(id);
+                    running.push(async move { (id, work.await) });
                 }
             }
-            let Some(joined) = running.join_next_with_id().await else {
+            let Some((id, result)) = running.next().await else {
                 break;
             };
-            let (id, outcome) = match joined {
-                Ok((task, Ok(value))) => (tasks.remove(&task), Outcome::Done(value)),
-                Ok((task, Err(e))) => (tasks.remove(&task), Outcome::Failed(e)),
-                Err(e) => {
-                    let id = tasks.remove(&e.id());
-                    let message = if e.is_panic() {
-                        panic_message(e.into_panic())
-                    } else {
-                        // Only the walk aborts its tasks, and it does not; say so if it ever does.
-                        "its task was cancelled".to_string()
-                    };
-                    (id, Outcome::Panicked(message))
-                }
+            let outcome = match result {
+                Ok(Ok(value)) => Outcome::Done(value),
+                Ok(Err(e)) => Outcome::Failed(e),
+                Err(message) => Outcome::Panicked(message),
             };
-            // Every task was recorded when spawned.
-            let Some(id) = id else { continue };
             let ok = matches!(outcome, Outcome::Done(_));
             if let Outcome::Failed(e) = &outcome
                 && e.is_fatal()
@@ -389,6 +441,7 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use std::collections::HashMap;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
@@ -442,10 +495,31 @@ mod tests {
         most: AtomicUsize,
     }
 
+    /// Runs a test in both walks: a task per node ([`Dag::walk`]) and one task for all
+    /// ([`Dag::walk_local`]).
+    macro_rules! both_walks {
+        ($name:ident, $local:ident, $body:block) => {
+            mod $name {
+                use super::*;
+                #[tokio::test(start_paused = true)]
+                async fn spawned() {
+                    let $local = false;
+                    $body
+                }
+                #[tokio::test(start_paused = true)]
+                async fn local() {
+                    let $local = true;
+                    $body
+                }
+            }
+        };
+    }
+
     async fn run(
         d: &Dag<Node, &'static str>,
         parallelism: usize,
         cancel: CancellationToken,
+        local: bool,
     ) -> (Walk<&'static str, Oops>, Arc<Trace>) {
         let trace = Arc::new(Trace::default());
         let opts = WalkOptions {
@@ -453,48 +527,48 @@ mod tests {
             cancel: cancel.clone(),
         };
         let t = trace.clone();
-        let walk = d
-            .walk(
-                &opts,
-                |id| {
-                    let node = d[id];
-                    let t = t.clone();
-                    let cancel = cancel.clone();
-                    async move {
-                        t.started.lock().unwrap().push(node.name);
-                        let now = t.now.fetch_add(1, Ordering::SeqCst) + 1;
-                        t.most.fetch_max(now, Ordering::SeqCst);
-                        tokio::time::sleep(Duration::from_millis(node.ms)).await;
-                        t.now.fetch_sub(1, Ordering::SeqCst);
-                        t.finished.lock().unwrap().push(node.name);
-                        match node.act {
-                            Act::Pass => Ok(node.name),
-                            Act::Fail => Err(Oops { fatal: false }),
-                            Act::Fatal => Err(Oops { fatal: true }),
-                            Act::Panic => panic!("{} broke", node.name),
-                            Act::Cancel => {
-                                cancel.cancel();
-                                Ok(node.name)
-                            }
-                        }
+        let start = |id: NodeId| {
+            let node = d[id];
+            let t = t.clone();
+            let cancel = cancel.clone();
+            async move {
+                t.started.lock().unwrap().push(node.name);
+                let now = t.now.fetch_add(1, Ordering::SeqCst) + 1;
+                t.most.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(node.ms)).await;
+                t.now.fetch_sub(1, Ordering::SeqCst);
+                t.finished.lock().unwrap().push(node.name);
+                match node.act {
+                    Act::Pass => Ok(node.name),
+                    Act::Fail => Err(Oops { fatal: false }),
+                    Act::Fatal => Err(Oops { fatal: true }),
+                    Act::Panic => panic!("{} broke", node.name),
+                    Act::Cancel => {
+                        cancel.cancel();
+                        Ok(node.name)
                     }
-                },
-                |id, o| {
-                    let what = match o {
-                        Outcome::Done(_) => "done".to_string(),
-                        Outcome::Failed(_) => "failed".to_string(),
-                        Outcome::Panicked(m) => format!("panicked: {m}"),
-                        Outcome::Skipped { cause } => format!("skipped: {}", d[*cause].name),
-                        Outcome::NotStarted { .. } => "not started".to_string(),
-                    };
-                    trace
-                        .settled
-                        .lock()
-                        .unwrap()
-                        .push(format!("{} {what}", d[id].name));
-                },
-            )
-            .await;
+                }
+            }
+        };
+        let settled = |id: NodeId, o: &Outcome<&'static str, Oops>| {
+            let what = match o {
+                Outcome::Done(_) => "done".to_string(),
+                Outcome::Failed(_) => "failed".to_string(),
+                Outcome::Panicked(m) => format!("panicked: {m}"),
+                Outcome::Skipped { cause } => format!("skipped: {}", d[*cause].name),
+                Outcome::NotStarted { .. } => "not started".to_string(),
+            };
+            trace
+                .settled
+                .lock()
+                .unwrap()
+                .push(format!("{} {what}", d[id].name));
+        };
+        let walk = if local {
+            d.walk_local(&opts, start, settled).await
+        } else {
+            d.walk(&opts, start, settled).await
+        };
         (walk, trace)
     }
 
@@ -504,8 +578,7 @@ mod tests {
 
     use Act::*;
 
-    #[tokio::test(start_paused = true)]
-    async fn a_diamond_runs_each_node_after_its_dependencies() {
+    both_walks!(a_diamond_runs_each_node_after_its_dependencies, local, {
         let d = dag(
             &[
                 ("a", Pass, 5),
@@ -515,156 +588,166 @@ mod tests {
             ],
             &[("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")],
         );
-        let (walk, t) = run(&d, 4, CancellationToken::new()).await;
+        let (walk, t) = run(&d, 4, CancellationToken::new(), local).await;
         assert!(walk.stopped.is_none());
         assert!(walk.outcomes.iter().all(Outcome::is_done));
         assert_eq!(*t.started.lock().unwrap(), vec!["a", "b", "c", "d"]);
         // d starts only when both b and c have finished; b and c ran side by side.
         assert_eq!(*t.finished.lock().unwrap(), vec!["a", "c", "b", "d"]);
         assert_eq!(t.most.load(Ordering::SeqCst), 2);
-    }
+    });
 
-    #[tokio::test(start_paused = true)]
-    async fn a_failure_skips_its_dependents_transitively_and_independents_run() {
-        let d = dag(
-            &[
-                ("a", Fail, 0),
-                ("b", Pass, 0),
-                ("c", Pass, 0),
-                ("x", Pass, 10),
-                ("y", Pass, 0),
-            ],
-            &[("a", "b"), ("b", "c"), ("x", "y")],
-        );
-        let (walk, t) = run(&d, 4, CancellationToken::new()).await;
-        assert!(walk.stopped.is_none(), "a failure is not fatal");
-        assert!(matches!(
-            walk.outcomes[0],
-            Outcome::Failed(Oops { fatal: false })
-        ));
-        let a = NodeId(0);
-        assert!(matches!(walk.outcomes[1], Outcome::Skipped { cause } if cause == a));
-        assert!(matches!(walk.outcomes[2], Outcome::Skipped { cause } if cause == a));
-        assert!(walk.outcomes[3].is_done() && walk.outcomes[4].is_done());
-        assert_eq!(
-            settled(&t),
-            vec![
-                "a failed",
-                "b skipped: a",
-                "c skipped: a",
-                "x done",
-                "y done"
-            ]
-        );
-        assert!(!t.started.lock().unwrap().contains(&"b"));
-    }
+    both_walks!(
+        a_failure_skips_its_dependents_transitively_and_independents_run,
+        local,
+        {
+            let d = dag(
+                &[
+                    ("a", Fail, 0),
+                    ("b", Pass, 0),
+                    ("c", Pass, 0),
+                    ("x", Pass, 10),
+                    ("y", Pass, 0),
+                ],
+                &[("a", "b"), ("b", "c"), ("x", "y")],
+            );
+            let (walk, t) = run(&d, 4, CancellationToken::new(), local).await;
+            assert!(walk.stopped.is_none(), "a failure is not fatal");
+            assert!(matches!(
+                walk.outcomes[0],
+                Outcome::Failed(Oops { fatal: false })
+            ));
+            let a = NodeId(0);
+            assert!(matches!(walk.outcomes[1], Outcome::Skipped { cause } if cause == a));
+            assert!(matches!(walk.outcomes[2], Outcome::Skipped { cause } if cause == a));
+            assert!(walk.outcomes[3].is_done() && walk.outcomes[4].is_done());
+            assert_eq!(
+                settled(&t),
+                vec![
+                    "a failed",
+                    "b skipped: a",
+                    "c skipped: a",
+                    "x done",
+                    "y done"
+                ]
+            );
+            assert!(!t.started.lock().unwrap().contains(&"b"));
+        }
+    );
 
-    #[tokio::test(start_paused = true)]
-    async fn cancelling_starts_nothing_more_and_reports_what_did_not_start() {
-        let d = dag(
-            &[
-                ("a", Pass, 0),
-                ("stop", Cancel, 10),
-                ("b", Pass, 0),
-                ("c", Pass, 0),
-                ("d", Pass, 0),
-            ],
-            &[("stop", "b"), ("b", "c")],
-        );
-        // Two at a time: a and stop start; a finishes first and d takes its slot only if
-        // the walk was not cancelled yet: it was not, so d runs.
-        let (walk, t) = run(&d, 2, CancellationToken::new()).await;
-        assert_eq!(walk.stopped, Some(Stop::Cancelled));
-        assert!(walk.outcomes[0].is_done() && walk.outcomes[1].is_done());
-        let cancelled = |o: &Outcome<_, _>| {
-            matches!(
-                o,
-                Outcome::NotStarted {
-                    stop: Some(Stop::Cancelled)
-                }
-            )
-        };
-        assert!(cancelled(&walk.outcomes[2]) && cancelled(&walk.outcomes[3]));
-        assert!(walk.outcomes[4].is_done());
-        assert_eq!(*t.started.lock().unwrap(), vec!["a", "stop", "d"]);
-        assert_eq!(
-            settled(&t),
-            vec![
-                "a done",
-                "d done",
-                "stop done",
-                "b not started",
-                "c not started"
-            ]
-        );
-    }
+    both_walks!(
+        cancelling_starts_nothing_more_and_reports_what_did_not_start,
+        local,
+        {
+            let d = dag(
+                &[
+                    ("a", Pass, 0),
+                    ("stop", Cancel, 10),
+                    ("b", Pass, 0),
+                    ("c", Pass, 0),
+                    ("d", Pass, 0),
+                ],
+                &[("stop", "b"), ("b", "c")],
+            );
+            // Two at a time: a and stop start; a finishes first and d takes its slot only if
+            // the walk was not cancelled yet: it was not, so d runs.
+            let (walk, t) = run(&d, 2, CancellationToken::new(), local).await;
+            assert_eq!(walk.stopped, Some(Stop::Cancelled));
+            assert!(walk.outcomes[0].is_done() && walk.outcomes[1].is_done());
+            let cancelled = |o: &Outcome<_, _>| {
+                matches!(
+                    o,
+                    Outcome::NotStarted {
+                        stop: Some(Stop::Cancelled)
+                    }
+                )
+            };
+            assert!(cancelled(&walk.outcomes[2]) && cancelled(&walk.outcomes[3]));
+            assert!(walk.outcomes[4].is_done());
+            assert_eq!(*t.started.lock().unwrap(), vec!["a", "stop", "d"]);
+            assert_eq!(
+                settled(&t),
+                vec![
+                    "a done",
+                    "d done",
+                    "stop done",
+                    "b not started",
+                    "c not started"
+                ]
+            );
+        }
+    );
 
-    #[tokio::test(start_paused = true)]
-    async fn a_walk_cancelled_before_it_starts_runs_nothing() {
+    both_walks!(a_walk_cancelled_before_it_starts_runs_nothing, local, {
         let d = dag(&[("a", Pass, 0), ("b", Pass, 0)], &[("a", "b")]);
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let (walk, t) = run(&d, 2, cancel).await;
+        let (walk, t) = run(&d, 2, cancel, local).await;
         assert_eq!(walk.stopped, Some(Stop::Cancelled));
         assert!(t.started.lock().unwrap().is_empty());
         assert_eq!(settled(&t), vec!["a not started", "b not started"]);
-    }
+    });
 
-    #[tokio::test(start_paused = true)]
-    async fn a_panic_is_its_nodes_failure_and_skips_its_dependents() {
-        let d = dag(
-            &[("a", Panic, 0), ("b", Pass, 0), ("c", Pass, 5)],
-            &[("a", "b")],
-        );
-        let (walk, t) = run(&d, 2, CancellationToken::new()).await;
-        assert!(walk.stopped.is_none());
-        assert!(
-            matches!(&walk.outcomes[0], Outcome::Panicked(m) if m == "a broke"),
-            "{:?}",
-            walk.outcomes[0]
-        );
-        assert!(matches!(walk.outcomes[1], Outcome::Skipped { cause } if cause == NodeId(0)));
-        assert!(walk.outcomes[2].is_done());
-        assert_eq!(
-            settled(&t),
-            vec!["a panicked: a broke", "b skipped: a", "c done"]
-        );
-    }
+    both_walks!(
+        a_panic_is_its_nodes_failure_and_skips_its_dependents,
+        local,
+        {
+            let d = dag(
+                &[("a", Panic, 0), ("b", Pass, 0), ("c", Pass, 5)],
+                &[("a", "b")],
+            );
+            let (walk, t) = run(&d, 2, CancellationToken::new(), local).await;
+            assert!(walk.stopped.is_none());
+            assert!(
+                matches!(&walk.outcomes[0], Outcome::Panicked(m) if m == "a broke"),
+                "{:?}",
+                walk.outcomes[0]
+            );
+            assert!(matches!(walk.outcomes[1], Outcome::Skipped { cause } if cause == NodeId(0)));
+            assert!(walk.outcomes[2].is_done());
+            assert_eq!(
+                settled(&t),
+                vec!["a panicked: a broke", "b skipped: a", "c done"]
+            );
+        }
+    );
 
-    #[tokio::test(start_paused = true)]
-    async fn a_fatal_error_lets_running_nodes_finish_and_starts_nothing_more() {
-        let d = dag(
-            &[
-                ("slow", Pass, 40),
-                ("lock", Fatal, 5),
-                ("after_slow", Pass, 0),
-                ("other", Pass, 0),
-            ],
-            &[("slow", "after_slow")],
-        );
-        let (walk, t) = run(&d, 2, CancellationToken::new()).await;
-        assert_eq!(walk.stopped, Some(Stop::Fatal(NodeId(1))));
-        assert!(walk.outcomes[0].is_done(), "the running node finished");
-        assert!(matches!(
-            walk.outcomes[1],
-            Outcome::Failed(Oops { fatal: true })
-        ));
-        let stopped = |o: &Outcome<_, _>| matches!(o, Outcome::NotStarted { stop: Some(Stop::Fatal(n)) } if *n == NodeId(1));
-        assert!(stopped(&walk.outcomes[2]) && stopped(&walk.outcomes[3]));
-        assert_eq!(*t.started.lock().unwrap(), vec!["slow", "lock"]);
-        assert_eq!(
-            settled(&t),
-            vec![
-                "lock failed",
-                "slow done",
-                "after_slow not started",
-                "other not started"
-            ]
-        );
-    }
+    both_walks!(
+        a_fatal_error_lets_running_nodes_finish_and_starts_nothing_more,
+        local,
+        {
+            let d = dag(
+                &[
+                    ("slow", Pass, 40),
+                    ("lock", Fatal, 5),
+                    ("after_slow", Pass, 0),
+                    ("other", Pass, 0),
+                ],
+                &[("slow", "after_slow")],
+            );
+            let (walk, t) = run(&d, 2, CancellationToken::new(), local).await;
+            assert_eq!(walk.stopped, Some(Stop::Fatal(NodeId(1))));
+            assert!(walk.outcomes[0].is_done(), "the running node finished");
+            assert!(matches!(
+                walk.outcomes[1],
+                Outcome::Failed(Oops { fatal: true })
+            ));
+            let stopped = |o: &Outcome<_, _>| matches!(o, Outcome::NotStarted { stop: Some(Stop::Fatal(n)) } if *n == NodeId(1));
+            assert!(stopped(&walk.outcomes[2]) && stopped(&walk.outcomes[3]));
+            assert_eq!(*t.started.lock().unwrap(), vec!["slow", "lock"]);
+            assert_eq!(
+                settled(&t),
+                vec![
+                    "lock failed",
+                    "slow done",
+                    "after_slow not started",
+                    "other not started"
+                ]
+            );
+        }
+    );
 
-    #[tokio::test(start_paused = true)]
-    async fn ready_nodes_start_in_node_order() {
+    both_walks!(ready_nodes_start_in_node_order, local, {
         // One at a time: whatever became ready, the node added first goes first, so e
         // (ready once a finishes) goes before c and d, which were ready from the start.
         let d = dag(
@@ -678,13 +761,12 @@ mod tests {
             &[("a", "e"), ("d", "b")],
         );
         for _ in 0..5 {
-            let (_, t) = run(&d, 1, CancellationToken::new()).await;
+            let (_, t) = run(&d, 1, CancellationToken::new(), local).await;
             assert_eq!(*t.started.lock().unwrap(), vec!["a", "e", "c", "d", "b"]);
         }
-    }
+    });
 
-    #[tokio::test(start_paused = true)]
-    async fn no_more_than_parallelism_nodes_run_at_once() {
+    both_walks!(no_more_than_parallelism_nodes_run_at_once, local, {
         let names: Vec<&'static str> = (0..24)
             .map(|i| &*Box::leak(format!("n{i}").into_boxed_str()))
             .collect();
@@ -693,11 +775,11 @@ mod tests {
         let edges: Vec<_> = (0..12).map(|i| (names[2 * i], names[2 * i + 1])).collect();
         let d = dag(&nodes, &edges);
         for bound in [1, 3, 5] {
-            let (walk, t) = run(&d, bound, CancellationToken::new()).await;
+            let (walk, t) = run(&d, bound, CancellationToken::new(), local).await;
             assert!(walk.outcomes.iter().all(Outcome::is_done));
             assert_eq!(t.most.load(Ordering::SeqCst), bound, "bound {bound}");
         }
-    }
+    });
 
     #[test]
     fn a_cycle_is_named_with_its_labels() {
@@ -735,13 +817,12 @@ mod tests {
         );
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn nodes_on_a_cycle_are_not_started_and_the_walk_ends() {
+    both_walks!(nodes_on_a_cycle_are_not_started_and_the_walk_ends, local, {
         let d = dag(
             &[("a", Pass, 0), ("b", Pass, 0), ("free", Pass, 0)],
             &[("a", "b"), ("b", "a")],
         );
-        let (walk, t) = run(&d, 2, CancellationToken::new()).await;
+        let (walk, t) = run(&d, 2, CancellationToken::new(), local).await;
         assert!(matches!(
             walk.outcomes[0],
             Outcome::NotStarted { stop: None }
@@ -752,5 +833,69 @@ mod tests {
         ));
         assert!(walk.outcomes[2].is_done());
         assert_eq!(*t.started.lock().unwrap(), vec!["free"]);
+    });
+
+    #[tokio::test(start_paused = true)]
+    async fn the_local_walk_lets_nodes_borrow_and_overlap_where_they_wait() {
+        let d = dag(
+            &[("a", Pass, 0), ("b", Pass, 0), ("c", Pass, 0)],
+            &[("a", "c"), ("b", "c")],
+        );
+        // Borrowed, not 'static: what the plan's nodes do with the configuration.
+        let log = Mutex::new(Vec::new());
+        let opts = WalkOptions {
+            parallelism: 3,
+            cancel: CancellationToken::new(),
+        };
+        let begun = tokio::time::Instant::now();
+        let walk = d
+            .walk_local(
+                &opts,
+                |id| {
+                    let (log, name) = (&log, d[id].name);
+                    async move {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        log.lock().unwrap().push(name);
+                        Ok::<_, Oops>(())
+                    }
+                },
+                |_, _| {},
+            )
+            .await;
+        assert!(walk.outcomes.iter().all(Outcome::is_done));
+        assert_eq!(*log.lock().unwrap(), vec!["a", "b", "c"]);
+        // a and b waited at the same time: two waits, not three.
+        assert_eq!(begun.elapsed(), Duration::from_millis(20));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn dropping_a_walk_stops_its_tasks() {
+        let d = dag(&[("slow", Pass, 0)], &[]);
+        let finished = Arc::new(AtomicUsize::new(0));
+        let opts = WalkOptions {
+            parallelism: 1,
+            cancel: CancellationToken::new(),
+        };
+        let f = finished.clone();
+        let walk = d.walk(
+            &opts,
+            move |_| {
+                let f = f.clone();
+                async move {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    f.fetch_add(1, Ordering::SeqCst);
+                    Ok::<_, Oops>(())
+                }
+            },
+            |_, _| {},
+        );
+        // The walk is dropped mid-way, as a killed apply is.
+        let _ = tokio::time::timeout(Duration::from_millis(10), walk).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(
+            finished.load(Ordering::SeqCst),
+            0,
+            "the task ran on after the walk was dropped"
+        );
     }
 }

@@ -46,21 +46,38 @@ pub const STEP_BYTES: u64 = ELEMENT_BYTES;
 /// empty strings cost about what their memory does.
 const ELEMENT_BYTES: u64 = std::mem::size_of::<Value>() as u64;
 
+/// How deeply lists, maps and objects may nest in a value the plan holds (a local, an
+/// instance with its attributes, an output). Far past any service's documents, and low
+/// enough that whatever walks a value (state and plan files, renderers, diffs) never
+/// nests deeper than JSON readers accept.
+pub const MAX_VALUE_DEPTH: usize = 64;
+
 /// The approximate memory a value holds: its elements plus the bytes of its strings and
 /// keys. Stops counting once past `cap` (it is only compared against a limit), so measuring
 /// a huge value costs no more than the limit.
 pub fn value_bytes(v: &Value, cap: u64) -> u64 {
+    measure(v, cap).0
+}
+
+/// [`value_bytes`], and how deeply the value nests (a scalar is 0, `[1]` is 1), as far as
+/// it was measured.
+pub fn measure(v: &Value, cap: u64) -> (u64, usize) {
     let mut total = 0u64;
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
+    let mut deepest = 0;
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
         total = total.saturating_add(ELEMENT_BYTES);
         match v {
             Value::String(s) => total = total.saturating_add(s.len() as u64),
-            Value::List(l) => stack.extend(l.iter()),
+            Value::List(l) => {
+                deepest = deepest.max(depth + 1);
+                stack.extend(l.iter().map(|v| (v, depth + 1)));
+            }
             Value::Object(o) => {
+                deepest = deepest.max(depth + 1);
                 for (k, v) in o {
                     total = total.saturating_add(k.len() as u64);
-                    stack.push(v);
+                    stack.push((v, depth + 1));
                 }
             }
             _ => {}
@@ -69,7 +86,17 @@ pub fn value_bytes(v: &Value, cap: u64) -> u64 {
             break;
         }
     }
-    total
+    (total, deepest)
+}
+
+/// A value nesting `depth` levels is too deep.
+pub fn check_depth(depth: usize) -> Result<(), String> {
+    if depth > MAX_VALUE_DEPTH {
+        return Err(format!(
+            "the value nests lists, maps or objects {depth} levels deep, more than the limit of {MAX_VALUE_DEPTH}"
+        ));
+    }
+    Ok(())
 }
 
 /// The first limit a value breaks — a string over [`MAX_STRING_BYTES`] or a collection over

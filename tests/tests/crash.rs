@@ -118,7 +118,10 @@ fn apply_killed_at_random_points_then_run_again_leaves_no_orphan_or_duplicate() 
             "round {round}: exactly the configured objects"
         );
         check_no_orphan(d, &after, round);
-        for o in objects(&dump) {
+        // A new catalog's `default` schema is the service's: a create cut after the catalog
+        // was made is finished by removing it, as an uncut one is.
+        let made_by_service = |o: &String| o == "schema:crash_cat.default";
+        for o in objects(&dump).into_iter().filter(|o| !made_by_service(o)) {
             assert!(
                 objects(&after).contains(&o),
                 "round {round}: {o} existed after the kill and is gone"

@@ -87,6 +87,11 @@ fn limits_are_located_errors() {
     let doubling: String = (1..=40)
         .map(|i| format!("  s{i} = \"${{local.s{}}}${{local.s{}}}\"\n", i - 1, i - 1))
         .collect();
+    // Each level wraps the one before: past 64, state and plan files could not be read
+    // back, and walking the value could overflow a thread's stack.
+    let nesting: String = (1..=65)
+        .map(|i| format!("  n{i} = [local.n{}]\n", i - 1))
+        .collect();
     let cases = [
         (
             "resource \"databricks_catalog\" \"c\" {\n  count = 1e18\n  name  = \"c${count.index}\"\n}\n".to_string(),
@@ -107,6 +112,16 @@ fn limits_are_located_errors() {
             "locals {\n  r = range(1000)\n  x = setproduct(local.r, local.r, local.r)\n}\n".to_string(),
             "more than the limit of 1000000",
             "main.bf.hcl:6:7",
+        ),
+        (
+            format!("locals {{\n  n0 = 1\n{nesting}}}\n"),
+            "65 levels deep, more than the limit of 64",
+            "main.bf.hcl:",
+        ),
+        (
+            format!("locals {{\n  n0 = 1\n{}}}\noutput \"o\" {{\n  value = [local.n64]\n}}\n", &nesting[..nesting.find("  n65").unwrap_or(0)]),
+            "65 levels deep, more than the limit of 64",
+            "main.bf.hcl:72:11",
         ),
         (
             format!("locals {{\n  s0 = \"0123456789abcdef\"\n{doubling}}}\n"),

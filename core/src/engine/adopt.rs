@@ -80,27 +80,12 @@ impl OtherStates {
     }
 }
 
-/// The configurable, non-sensitive attributes of a read object: the configuration it
-/// would have had, for an import or a recovered create.
-pub(super) fn configurable(schema: &Schema, attrs: &Object) -> Object {
-    attrs
-        .iter()
-        .filter(|(k, _)| {
-            schema
-                .attribute(k)
-                .is_some_and(|a| a.can_configure() && !a.sensitive)
-                || schema.block_type(k).is_some()
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
 /// The prior an imported object is planned against: what it holds, as if it had been
 /// applied from `config`. Where the configuration leaves a nested attribute unset and the
 /// service holds its default, that is what the configuration leads to: recorded as unset,
 /// as an apply would have, so only real differences show as an update.
 pub(super) fn imported_prior(schema: &Schema, remote: &Remote, config: &Object) -> (String, Prior) {
-    let mut applied = configurable(schema, &remote.attrs);
+    let mut applied = super::instance::configurable(schema, &remote.attrs);
     settle(schema, &mut applied, config);
     (
         remote.id.clone(),
@@ -415,7 +400,7 @@ impl Engine<'_> {
             base_dir: self.config.dir.clone(),
             create_token: None,
         };
-        let config = super::planner::json_object(&removed.config);
+        let config = super::instance::json_object(&removed.config);
         if kind.natural_key(&ctx, &config).is_none() {
             return Some(self.after_forget_offline(removed));
         }
@@ -475,7 +460,7 @@ impl Engine<'_> {
             create_token: None,
             base_dir: self.config.dir.clone(),
         };
-        let config = super::planner::json_object(&removed.config);
+        let config = super::instance::json_object(&removed.config);
         match self.registry.kind(&removed.resource_type) {
             Some(kind) if kind.natural_key(&ctx, &config).is_some() => format!(
                 "The next plan looks the object up and imports it again instead of creating another ({} was not checked now: the service could not be reached).",

@@ -8,7 +8,7 @@
 //! log records, so a crash at any point loses nothing; when the log cannot be written (the
 //! lock was lost), nothing more can be, and the walk stops.
 
-use super::planner::{decode_instance, json_object, prior_of};
+use super::instance::{Slot, decode_instance, json_object, prior_of, state_entry};
 use super::world::World;
 use super::{Engine, Planned};
 use crate::addrs::{ConfigNode, base_of};
@@ -788,68 +788,6 @@ fn evaluate(
             .map_err(NodeError::invalid)?;
     }
     Ok((config, sensitive))
-}
-
-fn dot_paths(paths: &[Vec<PathStep>]) -> Vec<String> {
-    paths
-        .iter()
-        .map(|p| {
-            p.iter()
-                .map(|s| match s {
-                    PathStep::Key(k) => k.clone(),
-                    PathStep::Index(i) => i.to_string(),
-                })
-                .collect::<Vec<_>>()
-                .join(".")
-        })
-        .collect()
-}
-
-/// Where an object belongs in state.
-pub(super) struct Slot<'a> {
-    pub address: &'a str,
-    pub provider: &'a str,
-    pub dependencies: &'a [String],
-}
-
-/// The state entry of an object: the configuration that was applied (sensitive values
-/// replaced by fingerprints) and what the service reported.
-pub(super) fn state_entry(
-    doc: &StateDocument,
-    slot: Slot,
-    kind: &dyn ResourceKind,
-    remote: &Remote,
-    config: &Object,
-    sensitive: &[Vec<PathStep>],
-) -> Result<ResourceState, String> {
-    let (address, provider, dependencies) = (slot.address, slot.provider, slot.dependencies);
-    let mut rs = ResourceState::new(address, provider, &remote.id).map_err(|e| e.to_string())?;
-    let schema = kind.schema();
-    let mut sensitive_paths: Vec<Vec<PathStep>> = schema
-        .attributes
-        .iter()
-        .filter(|a| a.sensitive)
-        .map(|a| vec![PathStep::Key(a.name.to_string())])
-        .collect();
-    sensitive_paths.extend(sensitive.iter().cloned());
-    rs.config = config
-        .iter()
-        .map(|(k, v)| (k.clone(), v.to_json()))
-        .collect();
-    rs.computed = remote
-        .attrs
-        .iter()
-        .filter(|(k, _)| schema.attribute(k).is_some() || schema.block_type(k).is_some())
-        .map(|(k, v)| (k.clone(), v.to_json()))
-        .collect();
-    // Every computed attribute is recorded, null where the service said nothing (a foreign
-    // catalog has no storage location), so state says what the object has.
-    for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {
-        rs.computed.entry(a.name).or_insert(serde_json::Value::Null);
-    }
-    rs.dependencies = dependencies.to_vec();
-    doc.redact(&mut rs, &dot_paths(&sensitive_paths));
-    Ok(rs)
 }
 
 async fn record(

@@ -7,12 +7,11 @@
 //! nothing else of them.
 
 use super::Engine;
-use super::planner::prior_of;
+use super::instance::prior_of;
 use crate::addrs::base_of;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::plan::{Action, ActionReason, Contents, Plan};
 use crate::provider::OpContext;
-use crate::value::Value;
 use brickform_state::StateDocument;
 use std::collections::BTreeMap;
 
@@ -249,16 +248,8 @@ impl Engine<'_> {
         c.container = Some(container.to_string());
         // A new object: what only the service tells is known after apply.
         if let (Some(kind), Some(after)) = (self.registry.kind(&c.type_name), c.after.as_mut()) {
-            let schema = kind.schema();
-            let known = kind.plan_computed(&after.0);
-            for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {
-                let v = known
-                    .get(a.name)
-                    .filter(|v| !matches!(v, Value::Unknown))
-                    .cloned()
-                    .unwrap_or(Value::Unknown);
-                after.0.insert(a.name.to_string(), v);
-            }
+            let config = after.0.clone();
+            super::instance::fill_service_assigned(kind.as_ref(), &config, false, &mut after.0);
         }
     }
 }

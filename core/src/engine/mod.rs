@@ -4,8 +4,10 @@ mod adopt;
 pub mod apply;
 mod containers;
 pub mod inputs;
+mod instance;
 mod planner;
 pub mod promote;
+mod providers;
 mod recover;
 mod refresh;
 mod sensitive;
@@ -73,8 +75,6 @@ pub struct Engine<'a> {
     pub offline: bool,
     /// Development presets, once the providers are configured (they need the user's name).
     presets: std::sync::OnceLock<Option<crate::provider::Presets>>,
-    /// What the presets changed, by address, in the last plan.
-    preset_notes: std::sync::Mutex<PresetNotes>,
     /// The backend's other states, which say whose a found object is (see `adopt`).
     other_states: adopt::OtherStates,
 }
@@ -97,7 +97,6 @@ impl<'a> Engine<'a> {
             settings_diags,
             offline: false,
             presets: std::sync::OnceLock::new(),
-            preset_notes: Default::default(),
             other_states: Default::default(),
         }
     }
@@ -109,14 +108,6 @@ impl<'a> Engine<'a> {
     pub fn with_backend(mut self, backend: std::sync::Arc<dyn brickform_state::Backend>) -> Self {
         self.other_states = adopt::OtherStates::new(backend);
         self
-    }
-
-    /// What the development presets changed in the last plan, by address.
-    pub fn preset_notes(&self) -> PresetNotes {
-        self.preset_notes
-            .lock()
-            .map(|n| n.clone())
-            .unwrap_or_default()
     }
 
     /// The configuration as this environment resolves it, without state or network: every
@@ -135,7 +126,6 @@ impl<'a> Engine<'a> {
             settings_diags: self.settings_diags.clone(),
             offline: true,
             presets: std::sync::OnceLock::new(),
-            preset_notes: Default::default(),
             other_states: Default::default(),
         };
         let development =
@@ -145,9 +135,7 @@ impl<'a> Engine<'a> {
             _ => None,
         });
         let state = StateDocument::new(&self.environment);
-        let (planned, diags) = engine.build_plan(&state, &PlanRequest::default()).await;
-        let notes = engine.preset_notes();
-        (planned, notes, diags)
+        engine.build_plan(&state, &PlanRequest::default()).await
     }
 
     /// The development presets in force, if the environment is in development mode and the
@@ -166,11 +154,12 @@ impl<'a> Engine<'a> {
             if d.is_error() {
                 return (None, d.into());
             }
-            let (planned, mut diags) = self.build_plan(state, req).await;
+            let (planned, _, mut diags) = self.build_plan(state, req).await;
             diags.push(d);
             return (planned, diags);
         }
-        self.build_plan(state, req).await
+        let (planned, _, diags) = self.build_plan(state, req).await;
+        (planned, diags)
     }
 
     /// A directory without configuration files: planning it normally would delete
@@ -221,11 +210,10 @@ impl<'a> Engine<'a> {
             settings_diags: self.settings_diags.clone(),
             offline: true,
             presets: std::sync::OnceLock::new(),
-            preset_notes: Default::default(),
             other_states: Default::default(),
         };
         let state = StateDocument::new(&self.environment);
-        let (_, mut diags) = engine.build_plan(&state, &PlanRequest::default()).await;
+        let (_, _, mut diags) = engine.build_plan(&state, &PlanRequest::default()).await;
         if self.config.sources.files().next().is_none() {
             diags.push(
                 Diagnostic::warning(format!(

@@ -9,7 +9,7 @@
 //! - an update is left to the next plan, which compares the live object again.
 
 use super::Engine;
-use super::apply::{Slot, state_entry};
+use super::instance::{Slot, state_entry};
 use crate::addrs::base_of;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::provider::OpContext;
@@ -70,7 +70,8 @@ impl Engine<'_> {
                                     found
                                 }
                             };
-                            let config = super::adopt::configurable(kind.schema(), &remote.attrs);
+                            let config =
+                                super::instance::configurable(kind.schema(), &remote.attrs);
                             let provider = self
                                 .registry
                                 .provider_of(&intent.resource_type)
@@ -210,7 +211,7 @@ impl Engine<'_> {
                 );
             }
         };
-        let config = super::adopt::configurable(kind.schema(), &remote.attrs);
+        let config = super::instance::configurable(kind.schema(), &remote.attrs);
         let provider = self
             .registry
             .provider_of(&resource.type_name)

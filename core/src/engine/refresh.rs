@@ -5,7 +5,7 @@
 //! one call (a list per parent) does so. A plan is then bounded by the service, not by
 //! reading objects one after another.
 
-use super::planner::prior_of;
+use super::instance::prior_of;
 use super::{Engine, PlanRequest};
 use crate::provider::{OpContext, ProviderResult, Remote};
 use brickform_state::{ResourceMode, StateDocument};

@@ -30,6 +30,8 @@ pub struct World {
     /// Bytes of the values held (see [`crate::limits::value_bytes`]), against
     /// [`crate::limits::MAX_PLAN_BYTES`].
     held: u64,
+    /// The deepest value held, against [`crate::limits::MAX_VALUE_DEPTH`].
+    deepest: usize,
 }
 
 /// Completes an instance's value with every attribute and nested block its schema declares
@@ -119,23 +121,30 @@ impl World {
             sensitive_attrs: HashSet::new(),
             schemas: Arc::new(schemas),
             held: 0,
+            deepest: 0,
         }
     }
 
-    /// The size counted for a value (past twice the limit it no longer matters).
-    fn size(v: &Value) -> u64 {
-        crate::limits::value_bytes(v, crate::limits::MAX_PLAN_BYTES.saturating_mul(2))
+    /// The size counted for a value (past twice the limit it no longer matters), and its
+    /// depth.
+    fn size(v: &Value) -> (u64, usize) {
+        crate::limits::measure(v, crate::limits::MAX_PLAN_BYTES.saturating_mul(2))
     }
 
     /// Counts a value of `size` coming in and the one it replaced going out.
-    fn account(&mut self, size: u64, replaced: Option<Value>) {
-        let old = replaced.as_ref().map_or(0, World::size);
+    fn account(&mut self, (size, depth): (u64, usize), replaced: Option<Value>) {
+        let old = replaced.as_ref().map_or(0, |v| World::size(v).0);
         self.held = self.held.saturating_add(size).saturating_sub(old);
+        self.deepest = self.deepest.max(depth);
     }
 
     /// Whether the values held so far are past [`crate::limits::MAX_PLAN_BYTES`]: the plan
     /// stops with an error at the block that went over, before memory runs out.
+    /// A value nested past [`crate::limits::MAX_VALUE_DEPTH`] stops it the same way.
     pub fn over_budget(&self) -> Option<String> {
+        if let Err(why) = crate::limits::check_depth(self.deepest) {
+            return Some(format!("One of its values is too deep: {why}."));
+        }
         (self.held > crate::limits::MAX_PLAN_BYTES).then(|| {
             format!(
                 "The values of this configuration add up to more than {} MiB (locals, resource and data source instances), the limit for one plan. A large value is copied into many places: reference it from one place, or make it smaller.",

@@ -38,7 +38,7 @@ pub struct Phase {
     pub calls: usize,
 }
 
-async fn count_requests(url: &str) -> usize {
+pub async fn count_requests(url: &str) -> usize {
     let log: serde_json::Value = reqwest::get(format!("{url}/__emulator/requests"))
         .await
         .unwrap()
@@ -60,6 +60,50 @@ pub async fn control(url: &str, path: &str, body: serde_json::Value) {
         "{path}: {}",
         r.text().await.unwrap_or_default()
     );
+}
+
+/// A configuration loaded for the local workspace at `url`, in a directory of its own.
+pub struct Setup {
+    pub dir: tempfile::TempDir,
+    registry: Registry,
+    config: brickform_core::lang::load::Config,
+    vars: brickform_core::engine::Variables,
+}
+
+impl Setup {
+    pub fn new(url: &str, text: &str) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let mut registry = Registry::new();
+        registry.register(Arc::new(DatabricksProvider::new(Options {
+            local: Some((url.to_string(), "t".into())),
+            secrets: Arc::new(MemoryStore::new()),
+            env: Arc::new(|_: &str| None),
+        })));
+        let (config, d) = load_sources(
+            dir.path(),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), text.to_string())],
+        );
+        assert!(!d.has_errors(), "{d:?}");
+        let (vars, _) = resolve(&config, &VarInputs::default(), None);
+        Setup {
+            dir,
+            registry,
+            config,
+            vars,
+        }
+    }
+
+    pub fn engine(&self) -> Engine<'_> {
+        Engine::new(&self.config, &self.registry, &self.vars, "bench")
+    }
+}
+
+pub async fn reset_requests(url: &str) {
+    reqwest::Client::new()
+        .delete(format!("{url}/__emulator/requests"))
+        .send()
+        .await
+        .unwrap();
 }
 
 pub fn bound(calls: usize, depth: usize, rate_limit: Option<f64>) -> Duration {
@@ -91,24 +135,9 @@ pub async fn scenario(label: &str, work: &Workload, rate_limit: Option<f64>) -> 
         )
         .await;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let mut registry = Registry::new();
-    registry.register(Arc::new(DatabricksProvider::new(Options {
-        local: Some((url.clone(), "t".into())),
-        secrets: Arc::new(MemoryStore::new()),
-        env: Arc::new(|_: &str| None),
-    })));
-    let (config, d) = load_sources(
-        dir.path(),
-        vec![(
-            "main.bf.hcl".into(),
-            "main.bf.hcl".into(),
-            work.config.clone(),
-        )],
-    );
-    assert!(!d.has_errors(), "{d:?}");
-    let (vars, _) = resolve(&config, &VarInputs::default(), None);
-    let engine = Engine::new(&config, &registry, &vars, "bench");
+    let setup = Setup::new(&url, &work.config);
+    let engine = setup.engine();
+    let dir = &setup.dir;
     let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(dir.path()));
     let mut phases = Vec::new();
     for (name, mode) in [
@@ -121,11 +150,7 @@ pub async fn scenario(label: &str, work: &Workload, rate_limit: Option<f64>) -> 
         if !rec.existed {
             backend.save("bench", &mut doc).await.unwrap();
         }
-        reqwest::Client::new()
-            .delete(format!("{url}/__emulator/requests"))
-            .send()
-            .await
-            .unwrap();
+        reset_requests(&url).await;
         let started = Instant::now();
         let req = PlanRequest {
             mode,

@@ -1,0 +1,203 @@
+//! What plan, refresh, apply and recovery all do with one instance: decode its configuration,
+//! read what state holds for it, write what the service answered back into state, and say
+//! which attributes the service assigns.
+
+use super::world::World;
+use crate::addrs::instance_address;
+use crate::lang::decode::Decoder;
+use crate::lang::diagnostics::Diagnostics;
+use crate::lang::eval::Evaluator;
+use crate::lang::load::Resource;
+use crate::plan::InstanceKey;
+use crate::plan::diff::{Prior, normalize_object};
+use crate::provider::{Remote, ResourceKind, Schema};
+use crate::value::{Object, PathStep, Value};
+use brickform_state::{ResourceState, StateDocument};
+
+/// Decodes one instance's configuration.
+pub(crate) fn decode_instance(
+    r: &Resource,
+    schema: &Schema,
+    world: &World,
+    base_dir: &std::path::Path,
+    key: Option<&InstanceKey>,
+    each_value: Option<&Value>,
+) -> (Object, Vec<Vec<PathStep>>, Diagnostics) {
+    let mut ev = Evaluator::new(world, base_dir);
+    match key {
+        Some(InstanceKey::Index(i)) => ev.bind(
+            "count",
+            Value::Object(Object::from_iter([(
+                "index".to_string(),
+                Value::from_i64(*i as i64),
+            )])),
+        ),
+        Some(InstanceKey::Key(k)) => ev.bind(
+            "each",
+            Value::Object(Object::from_iter([
+                ("key".to_string(), Value::from(k.as_str())),
+                (
+                    "value".to_string(),
+                    each_value.cloned().unwrap_or(Value::Null),
+                ),
+            ])),
+        ),
+        None => {}
+    }
+    let header = r.span.as_ref().map(|s| s.range.clone());
+    let (decoded, mut diags) =
+        Decoder::new(&mut ev, r.body.file).decode(&r.body.body, schema, header);
+    if key.is_some() {
+        // Each instance is evaluated separately; say which one went wrong.
+        let address = instance_address(&r.address(), key);
+        for d in diags.0.iter_mut() {
+            let note = format!("(in {address})");
+            d.detail = Some(match d.detail.take() {
+                Some(text) => format!("{text} {note}"),
+                None => note,
+            });
+        }
+    }
+    let mut value = decoded.value;
+    normalize_object(schema, &mut value);
+    (value, decoded.sensitive_paths, diags)
+}
+
+/// What a new object gets from the service: computed attributes, and — when it replaces
+/// an old one — optional+computed ones the configuration leaves out, which the diff took
+/// from the old object (a replaced connection is owned by its creator, not by the old
+/// one's owner). A create has them unknown already.
+pub(super) fn service_assigned(
+    a: &crate::provider::Attribute,
+    config: &Object,
+    replace: bool,
+) -> bool {
+    a.is_computed_only()
+        || (replace
+            && a.presence == crate::provider::Presence::OptionalComputed
+            && config.get(a.name).is_none_or(Value::is_null))
+}
+
+pub(super) fn sensitive_schema_paths(schema: &Schema) -> Vec<Vec<PathStep>> {
+    schema
+        .attributes
+        .iter()
+        .filter(|a| a.sensitive)
+        .map(|a| vec![PathStep::Key(a.name.to_string())])
+        .collect()
+}
+
+pub(super) fn prior_of(state: &StateDocument, address: &str) -> Option<(String, Prior)> {
+    let r = state.get(address)?;
+    Some((r.id.clone(), prior_from(r)))
+}
+
+pub(super) fn prior_from(r: &brickform_state::ResourceState) -> Prior {
+    Prior {
+        config: json_object(&r.config),
+        computed: json_object(&r.computed),
+        sensitive: r.sensitive.clone(),
+    }
+}
+
+pub(super) fn json_object(m: &serde_json::Map<String, serde_json::Value>) -> Object {
+    m.iter()
+        .map(|(k, v)| (k.clone(), Value::from_json(v)))
+        .collect()
+}
+
+/// The configurable, non-sensitive attributes of a read object: the configuration it
+/// would have had, for an import or a recovered create.
+pub(super) fn configurable(schema: &Schema, attrs: &Object) -> Object {
+    attrs
+        .iter()
+        .filter(|(k, _)| {
+            schema
+                .attribute(k)
+                .is_some_and(|a| a.can_configure() && !a.sensitive)
+                || schema.block_type(k).is_some()
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Sets, in `after`, every attribute the service assigns to a new object (see
+/// [`service_assigned`]) to what the kind can tell from the configuration, or unknown.
+pub(super) fn fill_service_assigned(
+    kind: &dyn ResourceKind,
+    config: &Object,
+    replace: bool,
+    after: &mut Object,
+) {
+    let known = kind.plan_computed(config);
+    for a in kind
+        .schema()
+        .attributes
+        .iter()
+        .filter(|a| service_assigned(a, config, replace))
+    {
+        let v = known
+            .get(a.name)
+            .filter(|v| !matches!(v, Value::Unknown))
+            .cloned()
+            .unwrap_or(Value::Unknown);
+        after.insert(a.name.to_string(), v);
+    }
+}
+
+fn dot_paths(paths: &[Vec<PathStep>]) -> Vec<String> {
+    paths
+        .iter()
+        .map(|p| {
+            p.iter()
+                .map(|s| match s {
+                    PathStep::Key(k) => k.clone(),
+                    PathStep::Index(i) => i.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(".")
+        })
+        .collect()
+}
+
+/// Where an object belongs in state.
+pub(super) struct Slot<'a> {
+    pub address: &'a str,
+    pub provider: &'a str,
+    pub dependencies: &'a [String],
+}
+
+/// The state entry of an object: the configuration that was applied (sensitive values
+/// replaced by fingerprints) and what the service reported.
+pub(super) fn state_entry(
+    doc: &StateDocument,
+    slot: Slot,
+    kind: &dyn ResourceKind,
+    remote: &Remote,
+    config: &Object,
+    sensitive: &[Vec<PathStep>],
+) -> Result<ResourceState, String> {
+    let (address, provider, dependencies) = (slot.address, slot.provider, slot.dependencies);
+    let mut rs = ResourceState::new(address, provider, &remote.id).map_err(|e| e.to_string())?;
+    let schema = kind.schema();
+    let mut sensitive_paths = sensitive_schema_paths(schema);
+    sensitive_paths.extend(sensitive.iter().cloned());
+    rs.config = config
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect();
+    rs.computed = remote
+        .attrs
+        .iter()
+        .filter(|(k, _)| schema.attribute(k).is_some() || schema.block_type(k).is_some())
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect();
+    // Every computed attribute is recorded, null where the service said nothing (a foreign
+    // catalog has no storage location), so state says what the object has.
+    for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {
+        rs.computed.entry(a.name).or_insert(serde_json::Value::Null);
+    }
+    rs.dependencies = dependencies.to_vec();
+    doc.redact(&mut rs, &dot_paths(&sensitive_paths));
+    Ok(rs)
+}

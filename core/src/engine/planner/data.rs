@@ -1,0 +1,141 @@
+//! Planning one instance of a data source: read now when everything it reads from is known
+//! and unchanged, else during apply.
+
+use super::walk::{InstanceOutcome, InstancePlan, PlanWalk};
+use super::{block_keys, block_paths};
+use crate::addrs::instance_address;
+use crate::engine::InstanceSpec;
+use crate::engine::instance::decode_instance;
+use crate::engine::world::World;
+use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::lang::load::Resource;
+use crate::plan::{Action, ActionReason, InstanceKey, Mode, ResourceChange, SerObject};
+use crate::provider::DataSource;
+use crate::value::{Object, Value};
+use std::sync::Arc;
+
+/// A data source block and what all its instances share.
+pub(super) struct Lookup<'r> {
+    pub resource: &'r Resource,
+    pub source: Arc<dyn DataSource>,
+    pub provider: String,
+    pub dependencies: Vec<String>,
+}
+
+/// One instance's decoded arguments.
+pub(super) struct Arguments {
+    key: Option<InstanceKey>,
+    each: Option<Value>,
+    config: Object,
+}
+
+impl PlanWalk<'_, '_> {
+    /// Decodes one instance's arguments; `None` when they have errors (in `diags`).
+    pub(super) fn lookup_arguments(
+        &self,
+        lookup: &Lookup<'_>,
+        world: &World,
+        key: Option<InstanceKey>,
+        each: Option<Value>,
+        diags: &mut Diagnostics,
+    ) -> Option<Arguments> {
+        let (config, _, d) = decode_instance(
+            lookup.resource,
+            lookup.source.schema(),
+            world,
+            &self.engine.config.dir,
+            key.as_ref(),
+            each.as_ref(),
+        );
+        let failed = d.has_errors();
+        diags.extend(d);
+        (!failed).then_some(Arguments { key, each, config })
+    }
+
+    /// Reads the instance now if it can, or plans its read for apply.
+    pub(super) async fn plan_lookup(&self, lookup: &Lookup<'_>, a: Arguments) -> InstanceOutcome {
+        let mut out = InstanceOutcome {
+            key: a.key.clone(),
+            ..Default::default()
+        };
+        let (r, ds) = (lookup.resource, lookup.source.as_ref());
+        let base = r.address();
+        let address = instance_address(&base, a.key.as_ref());
+        let mut value = a.config.clone();
+        for attr in ds
+            .schema()
+            .attributes
+            .iter()
+            .filter(|a| a.is_computed_only())
+        {
+            value.insert(attr.name.to_string(), Value::Unknown);
+        }
+        let mut action = Action::Read;
+        let mut reason = Some(ActionReason::ReadBecauseConfigUnknown);
+        // A lookup of something this plan creates or changes reads it during apply,
+        // after that change, not now (when it may not exist yet).
+        let pending = super::decide::dependency_pending(
+            &super::walk::lock(&self.settled),
+            &lookup.dependencies,
+        );
+        if pending {
+            reason = Some(ActionReason::ReadBecauseDependencyPending);
+        }
+        if !self.engine.offline && !pending && a.config.values().all(Value::is_wholly_known) {
+            let _call = self.calls.acquire().await.ok();
+            match ds.read(&a.config).await {
+                Ok(v) => {
+                    value = a.config.clone();
+                    value.extend(v);
+                    action = Action::NoOp;
+                    reason = None;
+                }
+                Err(e) => {
+                    out.diags.push(
+                        Diagnostic::error(format!("Error reading {address}: {}", e.message))
+                            .at(r.span.clone())
+                            .detail(e.detail.unwrap_or_default()),
+                    );
+                    // Unknown, not null: what refers to it reports no second error.
+                    out.value = Some(Value::Unknown);
+                    return out;
+                }
+            }
+        }
+        out.value = Some(Value::Object(value.clone()));
+        out.planned = Some(InstancePlan {
+            change: ResourceChange {
+                address: address.clone(),
+                mode: Mode::Data,
+                type_name: r.type_name.clone(),
+                name: r.name.clone(),
+                index: a.key.clone(),
+                provider: lookup.provider.clone(),
+                action,
+                reason,
+                id: None,
+                before: None,
+                after: Some(SerObject(value)),
+                fields: Vec::new(),
+                block_paths: block_paths(ds.schema()),
+                block_keys: block_keys(ds.schema()),
+                sensitive_paths: Vec::new(),
+                importing: None,
+                contents: None,
+                container: None,
+                moved_from: None,
+                deposed: false,
+                dependencies: lookup.dependencies.clone(),
+            },
+            spec: InstanceSpec {
+                address,
+                resource: Some(base),
+                key: a.key,
+                each_value: a.each,
+            },
+            drift: None,
+            sensitive_keys: Vec::new(),
+        });
+        out
+    }
+}

@@ -1,0 +1,477 @@
+//! The pure steps of planning a managed instance: which action its diff calls for, what the
+//! planned object holds, and what references to it see. Nothing here calls a provider.
+
+use crate::lang::load::Resource;
+use crate::plan::diff::{DiffOutput, Prior};
+use crate::plan::{Action, ActionReason, FieldChange, FieldReason, ResourceChange, SerValue};
+use crate::provider::{Presence, ResourceKind};
+use crate::value::{Object, PathStep, Value};
+use std::collections::HashMap;
+
+/// What the instances planned so far tell the resources that depend on them, by resource
+/// address (`TYPE.NAME`, `data.TYPE.NAME`).
+pub(super) type SettledMap = HashMap<String, Vec<Settled>>;
+
+/// What a dependent needs to know of one planned instance.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Settled {
+    pub action: Action,
+    /// An update that renames it: its name before and after (a rename in the configuration,
+    /// or one made outside brickform being put back).
+    pub renamed: Option<(Value, Value)>,
+}
+
+impl Settled {
+    pub fn of(c: &ResourceChange) -> Self {
+        let renamed = (c.action == Action::Update)
+            .then(|| {
+                c.fields.iter().find_map(|f| {
+                    let name = matches!(f.path.as_slice(), [PathStep::Key(k)] if k == "name");
+                    let why = matches!(f.reason, FieldReason::Configuration | FieldReason::Drift);
+                    if name && why {
+                        Some((f.before.as_ref()?.0.clone(), f.after.as_ref()?.0.clone()))
+                    } else {
+                        None
+                    }
+                })
+            })
+            .flatten();
+        Settled {
+            action: c.action,
+            renamed,
+        }
+    }
+
+    fn changes(&self) -> bool {
+        !matches!(self.action, Action::NoOp | Action::Read)
+    }
+}
+
+/// Whether something in `dependencies` changes in this plan (a lookup of it then waits for
+/// apply).
+pub(super) fn dependency_pending(settled: &SettledMap, dependencies: &[String]) -> bool {
+    dependencies
+        .iter()
+        .filter_map(|d| settled.get(d))
+        .flatten()
+        .any(Settled::changes)
+}
+
+/// A value that cannot change in place but changes exactly as a dependency is renamed in
+/// place (a child's reference to its parent's name, when the parent is renamed) follows the
+/// rename: the service moves the child with its parent, so replacing the child would be wrong (and
+/// would fail, the child being already there under the new name). A rename made outside
+/// brickform that the plan puts back is followed the same way.
+pub(super) fn follow_renames(d: &mut DiffOutput, settled: &SettledMap, dependencies: &[String]) {
+    let renamed: Vec<&(Value, Value)> = dependencies
+        .iter()
+        .filter_map(|dep| settled.get(dep))
+        .flatten()
+        .filter_map(|s| s.renamed.as_ref())
+        .collect();
+    if renamed.is_empty() {
+        return;
+    }
+    let mut still_replaced = false;
+    for f in d.fields.iter_mut().filter(|f| f.forces_replacement) {
+        let follows = matches!((&f.before, &f.after), (Some(b), Some(a)) if renamed.iter().any(|(ob, oa)| crate::lang::eval::values_equal(ob, &b.0) && crate::lang::eval::values_equal(oa, &a.0)));
+        if follows {
+            f.forces_replacement = false;
+        } else {
+            still_replaced = true;
+        }
+    }
+    d.replace = still_replaced;
+}
+
+/// `lifecycle.replace_triggered_by`: a referenced resource that changes in this plan.
+pub(super) fn replace_triggered(r: &Resource, settled: &SettledMap) -> bool {
+    r.lifecycle
+        .replace_triggered_by
+        .iter()
+        .flat_map(|t| crate::lang::refs::expr_refs(&t.expr))
+        .filter_map(|rf| rf.target())
+        .filter_map(|t| settled.get(&t))
+        .flatten()
+        .any(Settled::changes)
+}
+
+/// Why an instance is replaced, when something asks for it besides its diff.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct ReplaceAsked {
+    /// `--replace` names it.
+    pub by_request: bool,
+    /// `replace_triggered_by` names something that changes.
+    pub by_triggers: bool,
+}
+
+/// The action an instance's diff calls for, and why. `prior` is whether the instance has an
+/// object to compare with (none when it is new, or was deleted outside brickform).
+pub(super) fn decide(
+    prior: bool,
+    deleted_outside: bool,
+    importing: bool,
+    d: &DiffOutput,
+    asked: ReplaceAsked,
+    create_before_destroy: bool,
+) -> (Action, Option<ActionReason>) {
+    let mut action = if !prior {
+        Action::Create
+    } else if asked.by_request || d.replace || asked.by_triggers {
+        if create_before_destroy {
+            Action::CreateThenDelete
+        } else {
+            Action::DeleteThenCreate
+        }
+    } else if d.fields.is_empty() {
+        Action::NoOp
+    } else {
+        Action::Update
+    };
+    let reason = if deleted_outside {
+        Some(ActionReason::CreateBecauseDeletedOutside)
+    } else if asked.by_request && action.is_replace() {
+        Some(ActionReason::ReplaceByRequest)
+    } else if asked.by_triggers && action.is_replace() {
+        Some(ActionReason::ReplaceByTriggers)
+    } else if action.is_replace() {
+        Some(ActionReason::ReplaceBecauseCannotUpdate)
+    } else {
+        None
+    };
+    // An imported object exists already: there is nothing to create.
+    if importing && action == Action::Create {
+        action = Action::NoOp;
+    }
+    (action, reason)
+}
+
+/// What the object holds after apply: the diff's planned object, with what the service keeps
+/// where the configuration is silent (an update), the defaults a new object gets (a
+/// replacement), and what only the service assigns (a new object).
+pub(super) fn planned_after(
+    kind: &dyn ResourceKind,
+    action: Action,
+    config: &Object,
+    prior: Option<&Prior>,
+    live: Option<&Object>,
+    diff_after: &Object,
+) -> Object {
+    let schema = kind.schema();
+    let mut after = diff_after.clone();
+    if let (Some(p), Action::Update | Action::NoOp) = (prior, action) {
+        // What the service fills in where the configuration is silent stays as it is;
+        // showing it as removed would be noise, not a change.
+        let mut current = p.merged();
+        if let Some(l) = live {
+            current.extend(l.clone());
+        }
+        crate::plan::diff::keep_service_values(
+            schema,
+            &mut after,
+            &current,
+            &p.config,
+            action == Action::Update,
+        );
+    }
+    if action.is_replace() {
+        // The new object holds what is configured and the service's defaults, not
+        // what the old one had been given outside brickform.
+        for a in schema
+            .attributes
+            .iter()
+            .filter(|a| a.presence == Presence::Optional && !a.sensitive)
+        {
+            if config.get(a.name).is_none_or(Value::is_null) {
+                after.insert(
+                    a.name.to_string(),
+                    a.server_default.clone().unwrap_or(Value::Null),
+                );
+            }
+        }
+        for b in &schema.blocks {
+            if config.get(b.name).is_none_or(Value::is_null) {
+                after.insert(b.name.to_string(), Value::Null);
+            }
+        }
+    }
+    if action.is_replace() || action == Action::Create {
+        crate::engine::instance::fill_service_assigned(
+            kind,
+            config,
+            action.is_replace(),
+            &mut after,
+        );
+    }
+    after
+}
+
+/// The field changes shown: the diff's, each with the planned value of `after` (what the
+/// service keeps included), and for a new object what the service assigns.
+pub(super) fn planned_fields(
+    kind: &dyn ResourceKind,
+    action: Action,
+    config: &Object,
+    diff_fields: &[FieldChange],
+    after: &Object,
+    sensitive: &[Vec<PathStep>],
+) -> Vec<FieldChange> {
+    let mut fields: Vec<FieldChange> = diff_fields.to_vec();
+    for f in fields.iter_mut() {
+        if let ([PathStep::Key(k)], Some(a)) = (f.path.as_slice(), &f.after)
+            && !matches!(a.0, Value::Unknown)
+            && !f.sensitive
+            && let Some(v) = after.get(k)
+        {
+            f.after = Some(SerValue(v.clone()));
+        }
+        crate::engine::sensitive::redact_field(f, sensitive);
+    }
+    if action == Action::Create || action.is_replace() {
+        for a in
+            kind.schema().attributes.iter().filter(|a| {
+                crate::engine::instance::service_assigned(a, config, action.is_replace())
+            })
+        {
+            let planned = after.get(a.name).cloned().unwrap_or(Value::Unknown);
+            let reason = if planned.is_wholly_known() {
+                FieldReason::Configuration
+            } else {
+                FieldReason::KnownAfterApply
+            };
+            fields.push(FieldChange {
+                path: vec![PathStep::Key(a.name.to_string())],
+                before: None,
+                after: Some(SerValue(planned)),
+                live: None,
+                reason,
+                forces_replacement: false,
+                sensitive: false,
+            });
+        }
+    }
+    fields
+}
+
+/// The object as it is now: what state recorded, updated by what the service reports.
+pub(super) fn current(prior: Option<&Prior>, live: Option<&Object>) -> Option<Object> {
+    prior.map(|p| {
+        let mut b = p.merged();
+        if let Some(l) = live {
+            b.extend(l.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        b
+    })
+}
+
+/// What references to the instance see during the rest of the plan: for an unchanged one,
+/// what it holds with its configuration over it; otherwise the planned object.
+pub(super) fn reference_value(
+    action: Action,
+    prior: Option<&Prior>,
+    live: Option<&Object>,
+    config: &Object,
+    after: &Object,
+) -> Object {
+    match action {
+        Action::NoOp => {
+            let mut v = current(prior, live).unwrap_or_default();
+            v.extend(
+                config
+                    .iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| (k.clone(), v.clone())),
+            );
+            v
+        }
+        _ => after.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diff(fields: Vec<FieldChange>, replace: bool) -> DiffOutput {
+        DiffOutput {
+            fields,
+            drift: Vec::new(),
+            replace,
+            after: Object::new(),
+        }
+    }
+
+    fn field(path: &str, before: Value, after: Value, forces: bool) -> FieldChange {
+        FieldChange {
+            path: vec![PathStep::Key(path.to_string())],
+            before: Some(SerValue(before)),
+            after: Some(SerValue(after)),
+            live: None,
+            reason: FieldReason::Configuration,
+            forces_replacement: forces,
+            sensitive: false,
+        }
+    }
+
+    #[test]
+    fn an_instance_without_prior_is_created_and_an_imported_one_is_not() {
+        let d = diff(Vec::new(), false);
+        let none = ReplaceAsked::default();
+        assert_eq!(
+            decide(false, false, false, &d, none, false),
+            (Action::Create, None)
+        );
+        assert_eq!(
+            decide(false, false, true, &d, none, false),
+            (Action::NoOp, None)
+        );
+        assert_eq!(
+            decide(false, true, false, &d, none, false),
+            (
+                Action::Create,
+                Some(ActionReason::CreateBecauseDeletedOutside)
+            )
+        );
+    }
+
+    #[test]
+    fn a_diff_that_cannot_update_replaces_in_the_order_lifecycle_asks() {
+        let d = diff(vec![field("name", "a".into(), "b".into(), true)], true);
+        let none = ReplaceAsked::default();
+        assert_eq!(
+            decide(true, false, false, &d, none, false),
+            (
+                Action::DeleteThenCreate,
+                Some(ActionReason::ReplaceBecauseCannotUpdate)
+            )
+        );
+        assert_eq!(
+            decide(true, false, false, &d, none, true).0,
+            Action::CreateThenDelete
+        );
+    }
+
+    #[test]
+    fn a_requested_replacement_says_so_before_triggers() {
+        let d = diff(Vec::new(), false);
+        let both = ReplaceAsked {
+            by_request: true,
+            by_triggers: true,
+        };
+        assert_eq!(
+            decide(true, false, false, &d, both, false).1,
+            Some(ActionReason::ReplaceByRequest)
+        );
+        let triggers = ReplaceAsked {
+            by_request: false,
+            by_triggers: true,
+        };
+        assert_eq!(
+            decide(true, false, false, &d, triggers, false).1,
+            Some(ActionReason::ReplaceByTriggers)
+        );
+    }
+
+    #[test]
+    fn no_field_changes_is_no_op_and_some_is_an_update() {
+        let none = ReplaceAsked::default();
+        assert_eq!(
+            decide(true, false, false, &diff(Vec::new(), false), none, false).0,
+            Action::NoOp
+        );
+        let d = diff(vec![field("comment", "a".into(), "b".into(), false)], false);
+        assert_eq!(
+            decide(true, false, false, &d, none, false).0,
+            Action::Update
+        );
+    }
+
+    fn renamed_parent(action: Action) -> SettledMap {
+        let mut m = SettledMap::new();
+        m.insert(
+            "t.parent".into(),
+            vec![Settled {
+                action,
+                renamed: (action == Action::Update).then(|| ("old".into(), "new".into())),
+            }],
+        );
+        m
+    }
+
+    #[test]
+    fn a_child_follows_its_parents_rename_instead_of_being_replaced() {
+        let mut d = diff(
+            vec![field("catalog", "old".into(), "new".into(), true)],
+            true,
+        );
+        follow_renames(
+            &mut d,
+            &renamed_parent(Action::Update),
+            &["t.parent".into()],
+        );
+        assert!(!d.replace);
+        assert!(!d.fields[0].forces_replacement);
+    }
+
+    #[test]
+    fn a_change_that_is_not_the_rename_still_replaces() {
+        let mut d = diff(
+            vec![
+                field("catalog", "old".into(), "new".into(), true),
+                field("storage", "x".into(), "y".into(), true),
+            ],
+            true,
+        );
+        follow_renames(
+            &mut d,
+            &renamed_parent(Action::Update),
+            &["t.parent".into()],
+        );
+        assert!(d.replace);
+        // A rename of something it does not depend on is not followed.
+        let mut d = diff(
+            vec![field("catalog", "old".into(), "new".into(), true)],
+            true,
+        );
+        follow_renames(&mut d, &renamed_parent(Action::Update), &["t.other".into()]);
+        assert!(d.replace);
+    }
+
+    #[test]
+    fn only_a_dependency_that_changes_is_pending() {
+        let deps = ["t.parent".to_string()];
+        assert!(dependency_pending(&renamed_parent(Action::Update), &deps));
+        assert!(!dependency_pending(&renamed_parent(Action::NoOp), &deps));
+        assert!(!dependency_pending(&renamed_parent(Action::Read), &deps));
+        assert!(!dependency_pending(
+            &renamed_parent(Action::Update),
+            &["t.other".into()]
+        ));
+    }
+
+    #[test]
+    fn an_unchanged_instance_is_seen_as_it_is_with_its_configuration_over_it() {
+        let prior = Prior {
+            config: Object::from_iter([("name".to_string(), Value::from("a"))]),
+            computed: Object::from_iter([
+                ("id".to_string(), Value::from("1")),
+                ("owner".to_string(), Value::from("me")),
+            ]),
+            sensitive: Default::default(),
+        };
+        let live = Object::from_iter([("owner".to_string(), Value::from("you"))]);
+        let config = Object::from_iter([
+            ("name".to_string(), Value::from("a")),
+            ("comment".to_string(), Value::Null),
+        ]);
+        let after = Object::from_iter([("name".to_string(), Value::Unknown)]);
+        let seen = reference_value(Action::NoOp, Some(&prior), Some(&live), &config, &after);
+        assert_eq!(seen.get("owner"), Some(&Value::from("you")));
+        assert_eq!(seen.get("id"), Some(&Value::from("1")));
+        assert_eq!(seen.get("name"), Some(&Value::from("a")));
+        assert_eq!(
+            reference_value(Action::Update, Some(&prior), Some(&live), &config, &after),
+            after
+        );
+    }
+}

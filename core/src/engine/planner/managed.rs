@@ -1,0 +1,519 @@
+//! Planning one instance of a managed resource, step by step: decode and check its
+//! configuration, find its prior object (state, an `import` block, or an object state lost
+//! track of), refresh it, diff, decide the action, guard it, and record the change.
+
+use super::decide::{self, ReplaceAsked};
+use super::walk::{InstanceOutcome, InstancePlan, PlanWalk};
+use super::{block_keys, block_paths, guards::prevent_destroy_error, without_sensitive};
+use crate::addrs::instance_address;
+use crate::engine::instance::{decode_instance, prior_of, sensitive_schema_paths};
+use crate::engine::world::World;
+use crate::engine::{InstanceSpec, PresetNotes};
+use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::lang::environment::EnvMode;
+use crate::lang::load::{IgnoreChanges, Resource};
+use crate::plan::diff::{DiffInput, Prior, diff, normalize_object};
+use crate::plan::{Action, Drift, InstanceKey, Mode, PlanMode, ResourceChange, SerObject};
+use crate::provider::{OpContext, Remote, ResourceKind};
+use crate::value::{Object, PathStep, Value};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// One instance, decoded and checked: what the rest of its planning works from.
+pub(super) struct Prepared {
+    pub address: String,
+    pub key: Option<InstanceKey>,
+    pub each: Option<Value>,
+    pub config: Object,
+    /// Paths the configuration made sensitive (a sensitive variable's value).
+    pub sensitive_paths: Vec<Vec<PathStep>>,
+}
+
+/// The resource block an instance comes from, and what all its instances share.
+pub(super) struct Block<'r> {
+    pub resource: &'r Resource,
+    pub kind: Arc<dyn ResourceKind>,
+    pub provider: String,
+    pub dependencies: Vec<String>,
+}
+
+/// Why an instance's prior could not be found: the diagnostic, and whether references to the
+/// instance then see an unknown value.
+struct NoPrior {
+    diag: Diagnostic,
+    unknown: bool,
+}
+
+impl PlanWalk<'_, '_> {
+    /// Decodes one instance and runs the kind's checks, the development presets and its
+    /// own preparation; the configuration is what apply will send. `None` when it has
+    /// errors (in `diags`).
+    pub(super) fn prepare(
+        &self,
+        block: &Block<'_>,
+        world: &World,
+        key: Option<InstanceKey>,
+        each: Option<Value>,
+        preset_notes: &mut PresetNotes,
+        diags: &mut Diagnostics,
+    ) -> Option<Prepared> {
+        let (r, kind) = (block.resource, block.kind.as_ref());
+        let engine = self.engine;
+        let schema = kind.schema();
+        let address = instance_address(&r.address(), key.as_ref());
+        let (mut config, sensitive_paths, mut d) = decode_instance(
+            r,
+            schema,
+            world,
+            &engine.config.dir,
+            key.as_ref(),
+            each.as_ref(),
+        );
+        if !d.has_errors() {
+            d.extend(findings(kind.check(&config), r, &address, &config, schema));
+            if engine.settings.mode == Some(EnvMode::Production) {
+                let found = kind.production_findings(&config);
+                d.extend(findings(found, r, &address, &config, schema));
+            }
+        }
+        if !d.has_errors()
+            && let Some(p) = engine.presets()
+        {
+            let notes = kind.apply_presets(p, &mut config);
+            if !notes.is_empty() {
+                preset_notes.insert(address.clone(), notes);
+            }
+        }
+        if !d.has_errors() && config.values().all(Value::is_wholly_known) {
+            if let Err(msg) = kind.prepare_config(&mut config, &engine.config.dir) {
+                d.push(
+                    Diagnostic::error(format!("Invalid configuration for {address}"))
+                        .at(r.span.clone())
+                        .detail(msg),
+                );
+            }
+        } else if !d.has_errors() {
+            // What prepare_config would derive, as far as the known values tell; the
+            // rest is known after apply.
+            for (k, v) in kind.plan_computed(&config) {
+                if schema.attribute(&k).is_some_and(|a| a.can_configure())
+                    && config.get(&k).is_none_or(Value::is_null)
+                {
+                    config.insert(k, v);
+                }
+            }
+        }
+        let failed = d.has_errors();
+        diags.extend(d);
+        (!failed).then_some(Prepared {
+            address,
+            key,
+            each,
+            config,
+            sensitive_paths,
+        })
+    }
+
+    /// Plans one prepared instance against the service.
+    pub(super) async fn plan_managed(&self, block: &Block<'_>, p: Prepared) -> InstanceOutcome {
+        let _call = self.calls.acquire().await.ok();
+        let mut out = InstanceOutcome {
+            key: p.key.clone(),
+            ..Default::default()
+        };
+        let (r, kind) = (block.resource, block.kind.as_ref());
+        let engine = self.engine;
+        let state = self.state;
+        let ctx = OpContext {
+            address: p.address.clone(),
+            lineage: state.lineage().to_string(),
+            environment: engine.environment.clone(),
+            create_token: None,
+            base_dir: engine.config.dir.clone(),
+        };
+        let (prior, importing) = match self.prior(block, &ctx, &p.config, &mut out.warnings).await {
+            Ok(found) => found,
+            Err(e) => {
+                out.diags.push(e.diag);
+                out.value = e.unknown.then_some(Value::Unknown);
+                return out;
+            }
+        };
+        let (live, deleted_outside) =
+            match self.refresh(block, &ctx, prior.as_ref(), &importing).await {
+                Ok(read) => read,
+                Err(d) => {
+                    out.diags.push(d);
+                    return out;
+                }
+            };
+        let schema = kind.schema();
+        let mut live_attrs = live.as_ref().map(|l| l.attrs.clone());
+        if let Some(l) = live_attrs.as_mut() {
+            normalize_object(schema, l);
+        }
+        let effective_prior = if deleted_outside {
+            None
+        } else {
+            prior.as_ref().map(|(_, p)| p)
+        };
+        let mut d = {
+            let ignore_all = matches!(r.lifecycle.ignore_changes, IgnoreChanges::All);
+            let ignore_names: HashSet<String> = match &r.lifecycle.ignore_changes {
+                IgnoreChanges::Paths(ps) => ps
+                    .iter()
+                    .filter_map(|(p, _)| match p.first() {
+                        Some(PathStep::Key(k)) => Some(k.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => HashSet::new(),
+            };
+            let ignore = |name: &str| ignore_all && prior.is_some() || ignore_names.contains(name);
+            let fp = |v: &Value, fp: &str| state.fingerprint_matches(&v.to_json(), fp);
+            diff(&DiffInput {
+                schema,
+                config: &p.config,
+                prior: effective_prior,
+                live: live_attrs.as_ref(),
+                ignore: &ignore,
+                fingerprint_matches: &fp,
+            })
+        };
+        let asked = {
+            let settled = super::walk::lock(&self.settled);
+            decide::follow_renames(&mut d, &settled, &block.dependencies);
+            ReplaceAsked {
+                by_request: self.req.replace.iter().any(|a| a == &p.address),
+                by_triggers: decide::replace_triggered(r, &settled),
+            }
+        };
+        let (action, reason) = decide::decide(
+            effective_prior.is_some(),
+            deleted_outside,
+            importing.is_some(),
+            &d,
+            asked,
+            r.lifecycle.create_before_destroy,
+        );
+        let old_id = prior.as_ref().map(|(id, _)| id.as_str());
+        if let Err(d) = self
+            .check_names(block, &ctx, &p, action, old_id, &importing, &mut out.diags)
+            .await
+        {
+            out.diags.push(d);
+            out.value = Some(Value::Unknown);
+            return out;
+        }
+        if action.is_replace() && r.lifecycle.prevent_destroy {
+            out.diags
+                .push(prevent_destroy_error(&p.address, r.span.clone()));
+        }
+
+        // Record.
+        let after = decide::planned_after(
+            kind,
+            action,
+            &p.config,
+            effective_prior,
+            live_attrs.as_ref(),
+            &d.after,
+        );
+        let mut all_sensitive = sensitive_schema_paths(schema);
+        all_sensitive.extend(p.sensitive_paths.iter().cloned());
+        let drift = if deleted_outside || !d.drift.is_empty() {
+            Some(Drift {
+                address: p.address.clone(),
+                type_name: r.type_name.clone(),
+                name: r.name.clone(),
+                deleted: deleted_outside,
+                fields: if deleted_outside {
+                    Vec::new()
+                } else {
+                    d.drift
+                        .iter()
+                        .cloned()
+                        .map(|mut f| {
+                            crate::engine::sensitive::redact_field(&mut f, &all_sensitive);
+                            f
+                        })
+                        .collect()
+                },
+                block_paths: block_paths(schema),
+                block_keys: block_keys(schema),
+                sensitive_paths: sensitive_schema_paths(schema),
+            })
+        } else {
+            None
+        };
+        let fields =
+            decide::planned_fields(kind, action, &p.config, &d.fields, &after, &all_sensitive);
+        let action = if self.req.mode == PlanMode::RefreshOnly {
+            Action::NoOp
+        } else {
+            action
+        };
+        let before = decide::current(effective_prior, live_attrs.as_ref())
+            .map(|b| SerObject(without_sensitive(&b, &all_sensitive)));
+        // The id the object has now: a kind may find an object renamed outside brickform
+        // under its new name, which the update then addresses.
+        let id = live
+            .as_ref()
+            .map(|l| l.id.clone())
+            .or_else(|| prior.as_ref().map(|(id, _)| id.clone()));
+        out.value = Some(Value::Object(decide::reference_value(
+            action,
+            effective_prior,
+            live_attrs.as_ref(),
+            &p.config,
+            &after,
+        )));
+        let sensitive_keys = all_sensitive
+            .iter()
+            .filter_map(|path| match path.first() {
+                Some(PathStep::Key(k)) => Some(k.clone()),
+                _ => None,
+            })
+            .collect();
+        let change = ResourceChange {
+            address: p.address.clone(),
+            mode: Mode::Managed,
+            type_name: r.type_name.clone(),
+            name: r.name.clone(),
+            index: p.key.clone(),
+            provider: block.provider.clone(),
+            action,
+            reason,
+            id,
+            before,
+            after: Some(SerObject(without_sensitive(&after, &all_sensitive))),
+            fields,
+            block_paths: block_paths(schema),
+            block_keys: block_keys(schema),
+            sensitive_paths: all_sensitive,
+            importing,
+            contents: None,
+            container: None,
+            moved_from: self.moved_from.get(&p.address).cloned(),
+            deposed: false,
+            dependencies: block.dependencies.clone(),
+        };
+        out.planned = Some(InstancePlan {
+            change,
+            spec: InstanceSpec {
+                address: p.address,
+                resource: Some(r.address()),
+                key: p.key,
+                each_value: p.each,
+            },
+            drift,
+            sensitive_keys,
+        });
+        out
+    }
+
+    /// The object the instance is compared with, and the id it is imported from if it is
+    /// imported: what state holds; else what an `import` block names; else an object the
+    /// state lost track of (see adopt).
+    async fn prior(
+        &self,
+        block: &Block<'_>,
+        ctx: &OpContext,
+        config: &Object,
+        warnings: &mut Vec<String>,
+    ) -> Result<(Option<(String, Prior)>, Option<String>), NoPrior> {
+        let (r, kind) = (block.resource, &block.kind);
+        let (engine, state, address) = (self.engine, self.state, ctx.address.as_str());
+        let schema = kind.schema();
+        let mut prior = prior_of(state, address);
+        if let Some((_, p)) = prior.as_mut() {
+            crate::engine::sensitive::restore(p, config, schema, &|v, fp| {
+                state.fingerprint_matches(&v.to_json(), fp)
+            });
+        }
+        let mut importing = None;
+        if prior.is_none()
+            && let Some(import_id) = self.import_ids.get(address)
+        {
+            if engine.offline {
+                importing = Some(import_id.clone());
+            } else {
+                match kind.import(ctx, import_id).await {
+                    Ok(Some(remote)) => {
+                        importing = Some(import_id.clone());
+                        prior = Some(crate::engine::adopt::imported_prior(
+                            schema, &remote, config,
+                        ));
+                    }
+                    Ok(None) => {
+                        return Err(NoPrior {
+                            diag: Diagnostic::error("Cannot import non-existent remote object")
+                                .at(r.span.clone())
+                                .detail(format!("While attempting to import an existing object to \"{address}\", the provider detected that no object exists with the given id \"{import_id}\". Only pre-existing objects can be imported; check that the id is correct.")),
+                            unknown: false,
+                        });
+                    }
+                    Err(e) => {
+                        return Err(NoPrior {
+                            diag: Diagnostic::error(format!(
+                                "Error importing {address}: {}",
+                                e.message
+                            ))
+                            .at(r.span.clone()),
+                            unknown: false,
+                        });
+                    }
+                }
+            }
+        }
+        // An object the state lost track of is imported, not made twice (see adopt).
+        if prior.is_none() && importing.is_none() {
+            match engine
+                .adopt(kind, ctx, config, state, self.req.mode, warnings)
+                .await
+            {
+                Ok(Some(found)) => {
+                    importing = Some(found.0.clone());
+                    prior = Some(found);
+                }
+                Ok(None) => {}
+                Err(d) => {
+                    return Err(NoPrior {
+                        diag: d.at(r.span.clone()),
+                        unknown: true,
+                    });
+                }
+            }
+        }
+        Ok((prior, importing))
+    }
+
+    /// The object as the service holds it now (read before the walk where the kind reads in
+    /// batches), and whether it was deleted outside brickform.
+    async fn refresh(
+        &self,
+        block: &Block<'_>,
+        ctx: &OpContext,
+        prior: Option<&(String, Prior)>,
+        importing: &Option<String>,
+    ) -> Result<(Option<Remote>, bool), Diagnostic> {
+        let Some((id, p)) = prior else {
+            return Ok((None, false));
+        };
+        if !self.req.refresh || self.engine.offline || importing.is_some() {
+            return Ok((None, false));
+        }
+        let address = ctx.address.as_str();
+        let read_before = super::walk::lock(&self.refreshed).remove(address);
+        let read = match read_before {
+            Some(r) => r,
+            None => block.kind.read(ctx, id, &p.merged()).await,
+        };
+        match read {
+            Ok(Some(remote)) => Ok((Some(remote), false)),
+            Ok(None) => Ok((None, true)),
+            Err(e) => Err(
+                Diagnostic::error(format!("Error refreshing {address}: {}", e.message))
+                    .at(block.resource.span.clone())
+                    .detail(e.detail.unwrap_or_default()),
+            ),
+        }
+    }
+
+    /// The name a new object will have must be free: a replacement's new object must be
+    /// creatable (if another object holds its name, the create would fail after — or,
+    /// without create_before_destroy, before — the old one is deleted for nothing; that
+    /// stops the instance), and in development mode a create must not take a name an
+    /// object of another state or developer holds (reported in `diags`).
+    #[allow(clippy::too_many_arguments)]
+    async fn check_names(
+        &self,
+        block: &Block<'_>,
+        ctx: &OpContext,
+        p: &Prepared,
+        action: Action,
+        old_id: Option<&str>,
+        importing: &Option<String>,
+        diags: &mut Diagnostics,
+    ) -> Result<(), Diagnostic> {
+        let (r, kind, engine) = (block.resource, block.kind.as_ref(), self.engine);
+        let (address, config) = (&p.address, &p.config);
+        if action.is_replace()
+            && !engine.offline
+            && crate::engine::adopt::key_known(kind, ctx, config)
+            && let Some(old_id) = old_id
+        {
+            match kind.find_existing(ctx, config).await {
+                Ok(found) => {
+                    if let Some(e) = found.iter().find(|e| e.exclusive && e.remote.id != old_id) {
+                        return Err(Diagnostic::error(format!("{address}: the name is taken by {}", e.what))
+                            .at(r.span.clone())
+                            .detail(format!("{address} must be replaced, and its new object would have the name {} holds: the create would fail, and {} would be deleted for nothing.", e.what, old_id))
+                            .hint("give it a name nobody holds, or remove or import the other object first"));
+                    }
+                }
+                Err(e) => {
+                    diags.push(
+                        Diagnostic::error(format!(
+                            "{address}: cannot check whether its new name is free: {}",
+                            e.message
+                        ))
+                        .at(r.span.clone()),
+                    );
+                }
+            }
+        }
+        if action == Action::Create
+            && !engine.offline
+            && importing.is_none()
+            && engine.settings.mode == Some(EnvMode::Development)
+            && config.values().all(Value::is_wholly_known)
+        {
+            match kind.name_taken(ctx, config).await {
+                Ok(Some(what)) => diags.push(
+                    Diagnostic::error(format!("{address}: the name is taken by {what}"))
+                        .at(r.span.clone())
+                        .detail("This state does not manage that object, and brickform does not take over objects of another state or another developer, nor add a twin with the same name.")
+                        .hint("give this one another name (through a variable or the development presets), or import the existing object if it should be managed here"),
+                ),
+                Ok(None) => {}
+                Err(e) => diags.push(
+                    Diagnostic::error(format!("{address}: cannot check whether its name is free: {}", e.message))
+                        .at(r.span.clone()),
+                ),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A kind's static findings as diagnostics, each at the field it concerns.
+fn findings(
+    found: Vec<crate::provider::Finding>,
+    r: &Resource,
+    address: &str,
+    config: &Object,
+    schema: &crate::provider::Schema,
+) -> Diagnostics {
+    use crate::provider::FindingLevel;
+    let mut out = Diagnostics::new();
+    for f in found {
+        let span = crate::lang::load::locate(&r.body.body, &f.path, config, schema)
+            .map(|range| crate::lang::source::Span::new(r.body.file, range))
+            .or_else(|| r.span.clone());
+        let summary = match &f.rule {
+            Some(rule) => format!("{address}: {} [{rule}]", f.message),
+            None => format!("{address}: {}", f.message),
+        };
+        let mut d = match f.level {
+            FindingLevel::Error => Diagnostic::error(summary),
+            FindingLevel::Warning => Diagnostic::warning(summary),
+        }
+        .at(span);
+        if let Some(h) = f.hint {
+            d = d.hint(h);
+        }
+        out.push(d);
+    }
+    out
+}

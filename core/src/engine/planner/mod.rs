@@ -1,0 +1,261 @@
+//! Building a plan (docs/architecture.md, Plan): the configuration's graph is walked in
+//! dependency order, each resource expanded (`count`, `for_each`), decoded, compared with
+//! what state and the service hold, and given an action; then come what state holds and the
+//! configuration no longer does, outputs, and the guards on what would be destroyed.
+//!
+//! - `walk`: the parallel walk and what nodes share;
+//! - `managed`, `data`: the steps of one instance; `decide`: the pure ones among them;
+//! - `expand`, `imports`: what the walk needs first;
+//! - `removals`, `outputs`, `targets`, `guards`: what comes after.
+
+mod data;
+mod decide;
+mod expand;
+mod guards;
+mod imports;
+mod managed;
+mod outputs;
+mod removals;
+mod targets;
+mod walk;
+
+use super::world::World;
+use super::{Engine, InstanceSpec, PlanRequest, Planned, PresetNotes};
+use crate::graph;
+use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::plan::{Mode, Plan, PlanMode};
+use crate::provider::Schema;
+use crate::value::{Object, PathStep};
+use brickform_state::StateDocument;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Mutex;
+
+/// Provider calls in flight while planning when the command does not say (`--parallelism`).
+pub(super) const DEFAULT_PARALLELISM: usize = 10;
+
+impl Engine<'_> {
+    /// Plans the configuration against `state`; returns the plan, what the development
+    /// presets changed (by address) and the diagnostics, warnings included.
+    pub(super) async fn build_plan(
+        &self,
+        state: &StateDocument,
+        req: &PlanRequest,
+    ) -> (Option<Planned>, PresetNotes, Diagnostics) {
+        let config = self.config;
+        let mut diags = self.settings_diags.clone();
+        let (cg, gd) = graph::build(config);
+        diags.extend(gd);
+        diags.extend(self.unknown_types());
+        if diags.has_errors() {
+            return (None, PresetNotes::new(), diags);
+        }
+        let Some(order) = cg.order() else {
+            return (None, PresetNotes::new(), diags);
+        };
+        diags.extend(self.configure_providers(&order, state).await);
+        if diags.has_errors() {
+            return (None, PresetNotes::new(), diags);
+        }
+
+        // `moved` blocks rename state entries before anything is compared.
+        let mut state = state.clone();
+        let mut moved_from: BTreeMap<String, String> = BTreeMap::new();
+        for m in &config.moved {
+            if state.get(&m.from).is_some()
+                && state.get(&m.to).is_none()
+                && state.mv(&m.from, &m.to).is_ok()
+            {
+                moved_from.insert(m.to.clone(), m.from.clone());
+            }
+        }
+
+        let world = World::new(
+            self.vars.values.clone(),
+            self.vars.sensitive.clone(),
+            &self.environment,
+            &config.dir,
+            self.registry,
+        );
+        let mut plan = Plan {
+            mode: req.mode,
+            environment: self.environment.clone(),
+            targeted: !req.targets.is_empty(),
+            ..Plan::default()
+        };
+        let import_ids = self.import_ids(&world, &mut diags);
+        let refreshed = if req.refresh && !self.offline {
+            self.refresh_all(&state, req, &import_ids).await
+        } else {
+            std::collections::HashMap::new()
+        };
+        let parallelism = match req.parallelism {
+            0 => DEFAULT_PARALLELISM,
+            n => n,
+        };
+        let walk = walk::PlanWalk {
+            engine: self,
+            graph: &cg,
+            state: &state,
+            req,
+            moved_from: &moved_from,
+            import_ids: &import_ids,
+            refreshed: Mutex::new(refreshed),
+            world: Mutex::new(world),
+            settled: Mutex::default(),
+            calls: tokio::sync::Semaphore::new(parallelism),
+            parallelism,
+        };
+        let nodes = walk.run(&order).await;
+        let world = walk
+            .world
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+
+        let mut specs: Vec<InstanceSpec> = Vec::new();
+        let mut produced: HashSet<String> = HashSet::new();
+        let mut preset_notes = PresetNotes::new();
+        for node in nodes {
+            plan.changes.extend(node.changes);
+            specs.extend(node.specs);
+            plan.drift.extend(node.drift);
+            plan.warnings.extend(node.warnings);
+            produced.extend(node.produced);
+            preset_notes.extend(node.preset_notes);
+            diags.extend(node.diags);
+        }
+
+        for (change, spec) in self.orphans(&state, req, &produced, &mut diags) {
+            plan.changes.push(change);
+            specs.push(spec);
+        }
+        for (change, spec) in self.deposed(&state, req).await {
+            plan.changes.push(change);
+            specs.push(spec);
+        }
+        plan.outputs = self.plan_outputs(&world, &state, req, &mut diags);
+
+        if req.mode == PlanMode::Destroy {
+            guards::destroy_only(&mut plan, &state);
+        }
+        guards::create_before_destroy_spreads(&mut plan);
+        if req.mode != PlanMode::RefreshOnly {
+            self.plan_containers(&mut plan, &state, &mut diags).await;
+        }
+        for r in &req.replace {
+            if !plan.changes.iter().any(|c| &c.address == r) {
+                diags.push(targets::unknown_address_error("--replace", r, &plan));
+            }
+        }
+        if !req.targets.is_empty() {
+            self.apply_targets(&mut plan, &mut specs, req, &state, &mut diags);
+            plan.warnings.push("Resource targeting is in effect: the plan may be incomplete. Use --target only to recover from mistakes, not for routine changes.".into());
+        }
+        if req.mode == PlanMode::Destroy {
+            diags.extend(self.destroy_guards(&plan));
+        }
+        if self.settings.protect && !req.allow_destroy {
+            diags.extend(self.protected_changes(&plan));
+        }
+        if let Some(warning) = self.presets_warning(&preset_notes) {
+            plan.warnings.push(warning);
+        }
+        diags.sort();
+        if diags.has_errors() {
+            return (None, preset_notes, diags);
+        }
+        (Some(Planned { plan, specs }), preset_notes, diags)
+    }
+
+    /// Resource and data source types no provider has.
+    fn unknown_types(&self) -> Diagnostics {
+        let mut diags = Diagnostics::new();
+        for r in self.config.resources.values() {
+            let known = match r.mode {
+                Mode::Managed => self.registry.kind(&r.type_name).is_some(),
+                Mode::Data => self.registry.data_source(&r.type_name).is_some(),
+            };
+            if known {
+                continue;
+            }
+            let names: Vec<&str> = match r.mode {
+                Mode::Managed => self.registry.kinds.keys().copied().collect(),
+                Mode::Data => self.registry.data_sources.keys().copied().collect(),
+            };
+            let (summary, what) = match r.mode {
+                Mode::Data => ("Invalid data source", "data source"),
+                Mode::Managed => ("Invalid resource type", "resource type"),
+            };
+            diags.push(
+                Diagnostic::error(summary)
+                    .at(r.type_span.clone())
+                    .detail(format!(
+                        "The provider does not support {what} \"{}\".",
+                        r.type_name
+                    ))
+                    .maybe_hint(crate::lang::diagnostics::did_you_mean(&r.type_name, names)),
+            );
+        }
+        diags
+    }
+
+    /// One warning that says what the development presets changed, if they changed anything.
+    fn presets_warning(&self, notes: &PresetNotes) -> Option<String> {
+        let p = self.presets()?;
+        let touched = notes.len();
+        if touched == 0 {
+            return None;
+        }
+        let mut what: Vec<&str> = notes.values().flatten().map(|c| c.note.as_str()).collect();
+        what.sort();
+        what.dedup();
+        Some(format!(
+            "Development presets of environment \"{}\" (user {}) apply to {}: {}.",
+            self.environment,
+            p.user,
+            if touched == 1 {
+                "1 resource".to_string()
+            } else {
+                format!("{touched} resources")
+            },
+            what.join("; ")
+        ))
+    }
+}
+
+/// Paths of a schema's nested blocks, for renderers.
+pub fn block_paths(schema: &Schema) -> Vec<Vec<String>> {
+    fn walk(s: &Schema, prefix: &[String], out: &mut Vec<Vec<String>>) {
+        for b in &s.blocks {
+            let mut p = prefix.to_vec();
+            p.push(b.name.to_string());
+            out.push(p.clone());
+            walk(&b.schema, &p, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, &[], &mut out);
+    out
+}
+
+/// Keyed blocks of a schema with their key attribute, for renderers.
+pub fn block_keys(schema: &Schema) -> Vec<(Vec<String>, String)> {
+    fn walk(s: &Schema, prefix: &[String], out: &mut Vec<(Vec<String>, String)>) {
+        for b in &s.blocks {
+            let mut p = prefix.to_vec();
+            p.push(b.name.to_string());
+            if let crate::provider::Nesting::Keyed(k) = b.nesting {
+                out.push((p.clone(), k.to_string()));
+            }
+            walk(&b.schema, &p, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, &[], &mut out);
+    out
+}
+
+fn without_sensitive(o: &Object, paths: &[Vec<PathStep>]) -> Object {
+    let mut o = o.clone();
+    super::sensitive::redact_object(&mut o, paths);
+    o
+}

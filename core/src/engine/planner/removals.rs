@@ -1,0 +1,161 @@
+//! What state holds and the configuration no longer produces: orphans to delete or forget,
+//! and objects a `create_before_destroy` replacement put aside.
+
+use super::guards::prevent_destroy_error;
+use super::{block_keys, block_paths};
+use crate::addrs::{base_of, key_of};
+use crate::engine::instance::{prior_from, sensitive_schema_paths};
+use crate::engine::{Engine, InstanceSpec, PlanRequest};
+use crate::lang::diagnostics::Diagnostics;
+use crate::plan::{Action, ActionReason, Mode, PlanMode, ResourceChange, SerObject};
+use crate::provider::OpContext;
+use brickform_state::StateDocument;
+use std::collections::{BTreeMap, HashSet};
+
+impl Engine<'_> {
+    /// Instances in state that the configuration no longer produces (`produced` holds the
+    /// addresses it does): deleted, or forgotten where a `removed` block says so.
+    pub(super) fn orphans(
+        &self,
+        state: &StateDocument,
+        req: &PlanRequest,
+        produced: &HashSet<String>,
+        diags: &mut Diagnostics,
+    ) -> Vec<(ResourceChange, InstanceSpec)> {
+        let config = self.config;
+        let removed: BTreeMap<&str, bool> = config
+            .removed
+            .iter()
+            .map(|r| (r.from.as_str(), r.destroy))
+            .collect();
+        let mut out = Vec::new();
+        for r in state.resources() {
+            if produced.contains(&r.address) || r.mode != brickform_state::ResourceMode::Managed {
+                continue;
+            }
+            let base = base_of(&r.address);
+            let (action, reason) = match removed
+                .get(r.address.as_str())
+                .or_else(|| removed.get(base))
+            {
+                Some(false) => (Action::Forget, ActionReason::ForgetBecauseRemoved),
+                _ => {
+                    let reason = match config.resources.get(base) {
+                        None => ActionReason::DeleteBecauseNoResourceConfig,
+                        Some(res) if res.count.is_some() => ActionReason::DeleteBecauseCountIndex,
+                        Some(res) if res.for_each.is_some() => ActionReason::DeleteBecauseEachKey,
+                        Some(_) => ActionReason::DeleteBecauseNoResourceConfig,
+                    };
+                    (Action::Delete, reason)
+                }
+            };
+            if action == Action::Delete && req.mode != PlanMode::RefreshOnly {
+                let lifecycle_protected = config
+                    .resources
+                    .get(base)
+                    .is_some_and(|res| res.lifecycle.prevent_destroy);
+                if lifecycle_protected {
+                    diags.push(prevent_destroy_error(
+                        &r.address,
+                        config.resources.get(base).and_then(|res| res.span.clone()),
+                    ));
+                }
+            }
+            let action = if req.mode == PlanMode::RefreshOnly {
+                Action::NoOp
+            } else {
+                action
+            };
+            out.push((self.removal(r, action, reason), state_only(&r.address)));
+        }
+        out
+    }
+
+    /// Objects `create_before_destroy` replacements put aside whose delete did not finish:
+    /// deleted now, or only forgotten when they are gone already.
+    pub(super) async fn deposed(
+        &self,
+        state: &StateDocument,
+        req: &PlanRequest,
+    ) -> Vec<(ResourceChange, InstanceSpec)> {
+        let mut out = Vec::new();
+        if req.mode == PlanMode::RefreshOnly {
+            return out;
+        }
+        for r in state.deposed() {
+            let gone = match self.registry.kind(&r.resource_type) {
+                Some(kind) if req.refresh && !self.offline => {
+                    let ctx = OpContext {
+                        address: r.address.clone(),
+                        lineage: state.lineage().to_string(),
+                        environment: self.environment.clone(),
+                        base_dir: self.config.dir.clone(),
+                        create_token: None,
+                    };
+                    matches!(
+                        kind.read(&ctx, &r.id, &prior_from(r).merged()).await,
+                        Ok(None)
+                    )
+                }
+                _ => false,
+            };
+            let (action, reason) = if gone {
+                (Action::Forget, ActionReason::ForgetBecauseGone)
+            } else {
+                (Action::Delete, ActionReason::DeleteBecauseDeposed)
+            };
+            let mut change = self.removal(r, action, reason);
+            change.deposed = true;
+            out.push((change, state_only(&r.address)));
+        }
+        out
+    }
+
+    /// The planned removal (a delete or forget) of state entry `r`, which the configuration
+    /// does not produce or which was put aside.
+    fn removal(
+        &self,
+        r: &brickform_state::ResourceState,
+        action: Action,
+        reason: ActionReason,
+    ) -> ResourceChange {
+        let schema = self
+            .registry
+            .kind(&r.resource_type)
+            .map(|k| k.schema().clone())
+            .unwrap_or_default();
+        ResourceChange {
+            address: r.address.clone(),
+            mode: Mode::Managed,
+            type_name: r.resource_type.clone(),
+            name: r.name.clone(),
+            index: key_of(&r.address),
+            provider: r.provider.clone(),
+            action,
+            reason: Some(reason),
+            id: Some(r.id.clone()),
+            before: Some(SerObject(prior_from(r).merged())),
+            after: None,
+            fields: Vec::new(),
+            block_paths: block_paths(&schema),
+            block_keys: block_keys(&schema),
+            sensitive_paths: sensitive_schema_paths(&schema),
+            importing: None,
+            contents: None,
+            container: None,
+            moved_from: None,
+            deposed: false,
+            dependencies: r.dependencies.clone(),
+        }
+    }
+}
+
+/// The apply spec of an instance only state knows: nothing to evaluate.
+fn state_only(address: &str) -> InstanceSpec {
+    InstanceSpec {
+        address: address.to_string(),
+        resource: None,
+        key: None,
+        each_value: None,
+    }
+}

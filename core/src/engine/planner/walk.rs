@@ -1,0 +1,325 @@
+//! The plan's walk of the configuration graph: each node (a local, a resource block) is
+//! planned once everything it refers to is, independent ones at the same time, so lookups,
+//! imports and name checks overlap. What a node yields is merged in the graph's order
+//! afterwards, so a plan comes out the same whatever finished first.
+
+use super::data::Lookup;
+use super::decide::{Settled, SettledMap};
+use super::managed::Block;
+use crate::addrs::ConfigNode;
+use crate::dag::{Dag, NodeError, Outcome, WalkOptions};
+use crate::engine::refresh::Refreshed;
+use crate::engine::world::World;
+use crate::engine::{Engine, InstanceSpec, PlanRequest, PresetNotes};
+use crate::graph::ConfigGraph;
+use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::lang::eval::Evaluator;
+use crate::lang::load::Resource;
+use crate::plan::{Drift, Mode, ResourceChange};
+use crate::value::{Object, Value};
+use brickform_state::StateDocument;
+use futures_util::StreamExt as _;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, MutexGuard};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+/// Everything the nodes of one plan share.
+pub(super) struct PlanWalk<'p, 'a> {
+    pub engine: &'p Engine<'a>,
+    pub graph: &'p ConfigGraph,
+    pub state: &'p StateDocument,
+    pub req: &'p PlanRequest,
+    pub moved_from: &'p BTreeMap<String, String>,
+    pub import_ids: &'p BTreeMap<String, String>,
+    /// Reads made before the walk (batched by kind), taken by the instances they are for.
+    pub refreshed: Mutex<Refreshed>,
+    /// The values expressions see: a node writes its own once it is planned, before its
+    /// dependents start.
+    pub world: Mutex<World>,
+    /// What the instances planned so far tell their dependents.
+    pub settled: Mutex<SettledMap>,
+    /// Bounds the provider calls in flight to the plan's parallelism.
+    pub calls: Semaphore,
+    /// How many instances of one resource are planned at once.
+    pub parallelism: usize,
+}
+
+/// What planning one node yields, merged into the plan in graph order.
+#[derive(Default)]
+pub(super) struct NodePlan {
+    pub changes: Vec<ResourceChange>,
+    pub specs: Vec<InstanceSpec>,
+    pub drift: Vec<Drift>,
+    /// Managed instance addresses the configuration produces (decoded or not).
+    pub produced: Vec<String>,
+    pub preset_notes: PresetNotes,
+    pub warnings: Vec<String>,
+    pub diags: Diagnostics,
+}
+
+/// What planning one instance yields.
+#[derive(Default)]
+pub(super) struct InstanceOutcome {
+    pub key: Option<crate::plan::InstanceKey>,
+    pub diags: Diagnostics,
+    pub warnings: Vec<String>,
+    /// What references to the instance see; `None` leaves what its resource declared.
+    pub value: Option<Value>,
+    pub planned: Option<InstancePlan>,
+}
+
+/// A planned instance.
+pub(super) struct InstancePlan {
+    pub change: ResourceChange,
+    pub spec: InstanceSpec,
+    pub drift: Option<Drift>,
+    /// Top-level attributes that references to it must treat as sensitive.
+    pub sensitive_keys: Vec<String>,
+}
+
+/// The plan went past a limit of the evaluation: nothing more is planned.
+pub(super) struct OverBudget {
+    pub node: NodePlan,
+    pub why: Diagnostic,
+}
+
+impl NodeError for OverBudget {
+    fn is_fatal(&self) -> bool {
+        true
+    }
+}
+
+/// A lock that a panic elsewhere does not poison: the walk reports the panic itself.
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl PlanWalk<'_, '_> {
+    /// Walks the graph; returns what each node yielded, in `order` (dependencies first).
+    pub async fn run(&self, order: &[String]) -> Vec<NodePlan> {
+        let mut dag: Dag<usize, ()> = Dag::new();
+        let ids: HashMap<&str, crate::dag::NodeId> = order
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.as_str(), dag.add_node(i)))
+            .collect();
+        for id in order {
+            for dep in self.graph.dependencies(id) {
+                if let (Some(&from), Some(&to)) = (ids.get(dep.as_str()), ids.get(id.as_str())) {
+                    dag.add_edge(from, to, ());
+                }
+            }
+        }
+        let opts = WalkOptions {
+            parallelism: self.parallelism,
+            cancel: CancellationToken::new(),
+        };
+        let walk = dag
+            .walk_local(&opts, |n| self.plan_node(&order[dag[n]]), |_, _| {})
+            .await;
+        let mut out = Vec::with_capacity(order.len());
+        for (i, outcome) in walk.outcomes.into_iter().enumerate() {
+            match outcome {
+                Outcome::Done(node) => out.push(node),
+                Outcome::Failed(OverBudget { mut node, why }) => {
+                    node.diags.push(why);
+                    out.push(node);
+                }
+                Outcome::Panicked(message) => {
+                    let mut node = NodePlan::default();
+                    node.diags.push(
+                        Diagnostic::error(format!("Internal error planning {}", order[i]))
+                            .detail(message),
+                    );
+                    out.push(node);
+                }
+                // Planning stopped at a limit (reported by the node that reached it), or
+                // what it depends on panicked (reported too).
+                Outcome::Skipped { .. } | Outcome::NotStarted { .. } => {}
+            }
+        }
+        out
+    }
+
+    async fn plan_node(&self, id: &str) -> Result<NodePlan, OverBudget> {
+        let mut node = NodePlan::default();
+        let config = self.engine.config;
+        let at = match ConfigNode::parse(id) {
+            Some(ConfigNode::Local(name)) => {
+                let Some(l) = config.locals.get(&name) else {
+                    return Ok(node);
+                };
+                let mut world = lock(&self.world);
+                let v = Evaluator::new(&*world, &config.dir).eval(&l.expr.expr);
+                match v {
+                    Ok(v) => world.set_local(&name, v),
+                    Err(e) => {
+                        node.diags.push(e.to_diagnostic(l.expr.file));
+                        world.set_local(&name, Value::Unknown);
+                    }
+                }
+                l.expr.span()
+            }
+            Some(ConfigNode::Variable(_) | ConfigNode::Output(_)) => return Ok(node),
+            _ => {
+                let Some(r) = config.resources.get(id) else {
+                    return Ok(node);
+                };
+                self.plan_resource(r, &mut node).await;
+                r.span.clone()
+            }
+        };
+        match lock(&self.world).over_budget() {
+            Some(why) => Err(OverBudget {
+                node,
+                why: Diagnostic::error("Plan limit reached").at(at).detail(why),
+            }),
+            None => Ok(node),
+        }
+    }
+
+    /// Plans every instance of a resource block: expanded and decoded under the world's
+    /// lock, then planned against the service at most `parallelism` at once, then written
+    /// back for what refers to them.
+    async fn plan_resource(&self, r: &Resource, node: &mut NodePlan) {
+        let engine = self.engine;
+        let dependencies = self.graph.resource_dependencies(&r.address());
+        let provider = engine
+            .registry
+            .provider_of(&r.type_name)
+            .map(|p| p.name().to_string())
+            .unwrap_or_default();
+        let outcomes: Vec<InstanceOutcome> = match r.mode {
+            Mode::Data => {
+                let Some(source) = engine.registry.data_source(&r.type_name).cloned() else {
+                    return;
+                };
+                let lookup = Lookup {
+                    resource: r,
+                    source,
+                    provider,
+                    dependencies,
+                };
+                let Some(instances) = self.declare(r, node) else {
+                    return;
+                };
+                let arguments: Vec<_> = {
+                    let world = lock(&self.world);
+                    instances
+                        .into_iter()
+                        .filter_map(|(key, each)| {
+                            self.lookup_arguments(&lookup, &world, key, each, &mut node.diags)
+                        })
+                        .collect()
+                };
+                futures_util::stream::iter(arguments)
+                    .map(|a| self.plan_lookup(&lookup, a))
+                    .buffered(self.parallelism)
+                    .collect()
+                    .await
+            }
+            Mode::Managed => {
+                let Some(kind) = engine.registry.kind(&r.type_name).cloned() else {
+                    return;
+                };
+                let block = Block {
+                    resource: r,
+                    kind,
+                    provider,
+                    dependencies,
+                };
+                let Some(instances) = self.declare(r, node) else {
+                    return;
+                };
+                let prepared: Vec<_> = {
+                    let mut world = lock(&self.world);
+                    let mut prepared = Vec::new();
+                    for (key, each) in instances {
+                        node.produced
+                            .push(crate::addrs::instance_address(&r.address(), key.as_ref()));
+                        let p = self.prepare(
+                            &block,
+                            &world,
+                            key.clone(),
+                            each,
+                            &mut node.preset_notes,
+                            &mut node.diags,
+                        );
+                        match p {
+                            Some(p) => prepared.push(p),
+                            None => {
+                                let (t, n) = (&r.type_name, &r.name);
+                                world.set_instance(
+                                    Mode::Managed,
+                                    t,
+                                    n,
+                                    key.as_ref(),
+                                    Value::Unknown,
+                                );
+                            }
+                        }
+                    }
+                    prepared
+                };
+                futures_util::stream::iter(prepared)
+                    .map(|p| self.plan_managed(&block, p))
+                    .buffered(self.parallelism)
+                    .collect()
+                    .await
+            }
+        };
+        self.record(r, outcomes, node);
+    }
+
+    /// Expands `count` / `for_each` and declares the resource's shape for references; `None`
+    /// when the expansion fails (the resource is then unknown to what refers to it).
+    fn declare(
+        &self,
+        r: &Resource,
+        node: &mut NodePlan,
+    ) -> Option<Vec<(Option<crate::plan::InstanceKey>, Option<Value>)>> {
+        let mut world = lock(&self.world);
+        let Some(instances) =
+            super::expand::expand(r, &world, &self.engine.config.dir, &mut node.diags)
+        else {
+            world.declare_resource(r.mode, &r.type_name, &r.name, Value::Unknown);
+            return None;
+        };
+        let shape = if r.count.is_some() {
+            Value::List(Vec::new())
+        } else if r.for_each.is_some() {
+            Value::Object(Object::new())
+        } else {
+            Value::Null
+        };
+        world.declare_resource(r.mode, &r.type_name, &r.name, shape);
+        Some(instances)
+    }
+
+    /// Writes the planned instances back: into the world for references, into what
+    /// dependents are told, and into the node's share of the plan, in instance order.
+    fn record(&self, r: &Resource, outcomes: Vec<InstanceOutcome>, node: &mut NodePlan) {
+        let mut world = lock(&self.world);
+        let mut settled = Vec::new();
+        for o in outcomes {
+            node.diags.extend(o.diags);
+            node.warnings.extend(o.warnings);
+            if let Some(p) = &o.planned {
+                for k in &p.sensitive_keys {
+                    world.mark_sensitive(&r.type_name, &r.name, k);
+                }
+            }
+            if let Some(v) = o.value {
+                world.set_instance(r.mode, &r.type_name, &r.name, o.key.as_ref(), v);
+            }
+            if let Some(p) = o.planned {
+                settled.push(Settled::of(&p.change));
+                node.drift.extend(p.drift);
+                node.changes.push(p.change);
+                node.specs.push(p.spec);
+            }
+        }
+        lock(&self.settled).insert(r.address(), settled);
+    }
+}
