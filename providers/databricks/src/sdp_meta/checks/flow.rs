@@ -159,21 +159,21 @@ pub(super) fn structure_rules(v: &FlowView, r: &mut Report) {
     let root = At::root();
     match (v.source, v.bronze, v.silver) {
         (Tri::Absent, Tri::Absent, Tri::Absent) => r.error(
-            "layer",
+            &rules::LAYER,
             &root,
             "the flow has no source, bronze or silver block",
             "sdp-meta onboards nothing for it",
             "add source and bronze blocks (a bronze layer) and/or a silver block",
         ),
         (Tri::Known(_), Tri::Absent, _) => r.error(
-            "layer",
+            &rules::LAYER,
             &root.key("source"),
             "source is set but there is no bronze block",
             "sdp-meta writes a source into a bronze table, so the flow needs bronze { database, table }",
             "add a bronze block with database and table, or remove source",
         ),
         (Tri::Absent, Tri::Known(_), Tri::Absent) => r.error(
-            "layer",
+            &rules::LAYER,
             &root.key("bronze"),
             "bronze is set without source and without silver",
             "without a source the bronze block only names the table a silver layer reads, and there is no silver block",
@@ -187,7 +187,7 @@ pub(super) fn structure_rules(v: &FlowView, r: &mut Report) {
         && configured(s, "cdc_apply_changes_flows") == Some(false)
     {
         r.error(
-            "layer",
+            &rules::LAYER,
             &root.key("silver"),
             "silver has no bronze table to read",
             "sdp-meta reads silver from bronze_database/bronze_table and fails with \"Missing bronze source fields\"",
@@ -206,7 +206,7 @@ pub(super) fn structure_rules(v: &FlowView, r: &mut Report) {
             .collect();
         if !ignored.is_empty() {
             r.warn(
-                "layer",
+                &rules::LAYER,
                 &root.key("bronze"),
                 &format!("bronze sets {} but the flow has no source", ignored.join(", ")),
                 "without a source sdp-meta makes no bronze row for this flow; the bronze block only names the table silver reads, and these settings are ignored",

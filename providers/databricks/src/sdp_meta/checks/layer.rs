@@ -32,7 +32,7 @@ pub(super) fn layer_rules(v: &FlowView, layer: Layer, blk: &Object, r: &mut Repo
         && option(blk, "table_properties", "pipelines.autoOptimize.zOrderCols").is_known()
     {
         r.error(
-            "exclusive",
+            &rules::EXCLUSIVE,
             &at.key("cluster_by"),
             &format!("{ln}.cluster_by is set together with table_properties \"pipelines.autoOptimize.zOrderCols\""),
             "sdp-meta onboarding fails with \"Cannot support zOrder and cluster_by together\"",
@@ -56,7 +56,7 @@ pub(super) fn layer_rules(v: &FlowView, layer: Layer, blk: &Object, r: &mut Repo
             && let Some(problem) = row_filter_problem(s)
         {
             r.error(
-                "row_filter",
+                &rules::ROW_FILTER,
                 &at.key(k),
                 &format!("{ln}.{k} {problem}"),
                 "sdp-meta onboarding rejects row filters with statement separators, comments, backticks or DDL/DML keywords, or longer than 2000 characters",
@@ -70,7 +70,7 @@ pub(super) fn layer_rules(v: &FlowView, layer: Layer, blk: &Object, r: &mut Repo
         && configured(blk, "transformation_file") == Some(true)
     {
         r.error(
-            "exclusive",
+            &rules::EXCLUSIVE,
             &at.key("transformation_file"),
             "silver.transformation_file is set together with silver.select_exp / where_clause",
             "the onboarding names one silver transformations file: either the rendered one or yours",
@@ -120,7 +120,7 @@ pub(super) fn cdc_rules(layer: Layer, blk: &Object, at: &At, r: &mut Report) {
     }
     if cdc.is_known() && flows.is_known() {
         r.error(
-            "V14",
+            &rules::V14,
             &at.key("cdc_apply_changes_flows"),
             &format!("{ln}.cdc_apply_changes and {ln}.cdc_apply_changes_flows are both set"),
             &format!("sdp-meta rejects it: \"both {ln}_cdc_apply_changes and {ln}_cdc_apply_changes_flows are set; use one or the other\""),
@@ -134,7 +134,7 @@ pub(super) fn cdc_rules(layer: Layer, blk: &Object, at: &At, r: &mut Report) {
             "cdc_apply_changes_flows"
         };
         r.error(
-            "exclusive",
+            &rules::EXCLUSIVE,
             &at.key("apply_changes_from_snapshot"),
             &format!("{ln}.apply_changes_from_snapshot and {ln}.{other} are both set"),
             "a table is written either from a change stream or from snapshots, not both",
@@ -197,7 +197,7 @@ pub(super) fn scd_type_rule(c: &Object, at: &At, why_missing: &str, r: &mut Repo
             };
             if !ok {
                 r.error(
-                    "scd_type",
+                    &rules::SCD_TYPE,
                     &at,
                     &format!("{} = {v} is not supported", at.text),
                     "sdp-meta accepts scd_type \"1\" or \"2\"",
@@ -217,7 +217,7 @@ pub(super) fn cdc_flow_list_rules(layer: Layer, f: &Object, at: &At, r: &mut Rep
     let list_unknown = matches!(f.get("flow"), Some(Value::List(l)) if l.iter().any(|x| matches!(x, Value::Unknown)));
     if list.is_empty() && !list_unknown {
         r.error(
-            "required",
+            &rules::REQUIRED,
             &at.key("flow"),
             &format!("{} has no flow block", at.text),
             &format!("sdp-meta rejects it: \"{ln}_cdc_apply_changes_flows.flows must be a non-empty list\""),
@@ -239,7 +239,7 @@ pub(super) fn cdc_flow_list_rules(layer: Layer, f: &Object, at: &At, r: &mut Rep
                 "give the flow block a name label",
             ),
             Tri::Known(n) if !seen.insert(n) => r.error(
-                "name",
+                &rules::NAME,
                 &fa,
                 &format!("{} repeats the flow name {}", fa.text, quote(n)),
                 "sdp-meta uses the name as the DLT view and flow name, so flow names must be unique",
@@ -254,7 +254,7 @@ pub(super) fn cdc_flow_list_rules(layer: Layer, f: &Object, at: &At, r: &mut Rep
                 &format!("set source_format to one of: {}", allowed.join(", ")),
             ),
             Tri::Known(sf) if !allowed.contains(&sf.to_ascii_lowercase().as_str()) => r.error(
-                "format",
+                &rules::FORMAT,
                 &fa.key("source_format"),
                 &format!(
                     "{}.source_format = {} is not supported for {ln}",
@@ -290,7 +290,7 @@ pub(super) fn expectations_rules(layer: Layer, blk: &Object, at: &At, r: &mut Re
     let exp = block(blk, "expectations");
     if exp.is_known() && configured(blk, "expectations_file") == Some(true) {
         r.error(
-            "exclusive",
+            &rules::EXCLUSIVE,
             &at.key("expectations_file"),
             &format!("{ln}.expectations and {ln}.expectations_file are both set"),
             "the onboarding names one expectations file per flow and layer: either the rendered one or yours",
@@ -319,7 +319,7 @@ pub(super) fn expectations_rules(layer: Layer, blk: &Object, at: &At, r: &mut Re
             (format!("{ln}.expectations has no rules"), ea.clone())
         };
         r.error(
-            "V5",
+            &rules::V5,
             &at,
             &what,
             &format!("without CDC sdp-meta declares the {ln} table only with expect, drop or fail rules, so the table is never created"),
@@ -338,7 +338,7 @@ pub(super) fn expectations_rules(layer: Layer, blk: &Object, at: &At, r: &mut Re
         };
         if target == Some(false) {
             r.warn(
-                "V6",
+                &rules::V6,
                 &ea.key("expect_or_quarantine"),
                 &format!("{ln}.expectations.expect_or_quarantine without {ln}.quarantine {{ table, database }}"),
                 "sdp-meta skips the quarantine table silently (\"Quarantine table name is empty or None\"), so the bad rows go nowhere",
@@ -353,7 +353,7 @@ pub(super) fn expectations_rules(layer: Layer, blk: &Object, at: &At, r: &mut Re
     ] {
         if configured(e, one) == Some(true) && configured(e, all) == Some(true) {
             r.warn(
-                "V7",
+                &rules::V7,
                 &ea.key(all),
                 &format!("{ln}.expectations sets both {one} and {all}"),
                 &format!("sdp-meta treats them as aliases and uses {one}, so the {all} rules are silently ignored"),
@@ -380,7 +380,7 @@ pub(super) fn append_flow_rules(blk: &Object, at: &At, r: &mut Report) {
                 "give the append_flow block a name label",
             ),
             Tri::Known(n) if !seen.insert(n.to_ascii_lowercase()) => r.error(
-                "name",
+                &rules::NAME,
                 &fa,
                 &format!("{} repeats the append flow name {}", fa.text, quote(n)),
                 "the name is the DLT flow and view name, which must be unique",
@@ -395,7 +395,7 @@ pub(super) fn append_flow_rules(blk: &Object, at: &At, r: &mut Report) {
                 &format!("set source_format to one of: {FORMATS}"),
             ),
             Tri::Known(sf) if Format::parse(sf).is_none() => r.error(
-                "format",
+                &rules::FORMAT,
                 &fa.key("source_format"),
                 &format!("{}.source_format = {} is not supported", fa.text, quote(sf)),
                 &format!("sdp-meta supports {FORMATS} (case-insensitive)"),
@@ -425,7 +425,7 @@ pub(super) fn sink_rules(blk: &Object, at: &At, r: &mut Report) {
         match label {
             Tri::Absent => r.missing(&sa.key(LABEL_ATTR), why, "give the sink block a name label"),
             Tri::Known(n) if !seen.insert(n.to_ascii_lowercase()) => r.error(
-                "name",
+                &rules::NAME,
                 &sa,
                 &format!("{} repeats the sink name {}", sa.text, quote(n)),
                 "sdp-meta lower-cases sink names, so the two sinks collide",
@@ -446,7 +446,7 @@ pub(super) fn sink_rules(blk: &Object, at: &At, r: &mut Report) {
                 let lower = f.to_ascii_lowercase();
                 if !["delta", "kafka", "eventhub"].contains(&lower.as_str()) {
                     r.error(
-                        "format",
+                        &rules::FORMAT,
                         &sa.key("format"),
                         &format!("{}.format = {} is not supported", sa.text, quote(f)),
                         &format!(
@@ -489,7 +489,7 @@ pub(super) fn sink_rules(blk: &Object, at: &At, r: &mut Report) {
                     }
                 };
                 r.error(
-                        "V25",
+                        &rules::V25,
                         &sa.key("options"),
                         &format!("{}.options has neither path nor tablename", sa.text),
                         &why,
@@ -566,7 +566,7 @@ pub(super) fn change_feed_columns_rule(layer: Layer, blk: &Object, at: &At, r: &
     }
     let ln = layer.name();
     r.warn(
-        "V19",
+        &rules::V19,
         &at.key("cdc_apply_changes").key("except_column_list"),
         &format!(
             "{ln} reads the change feed but {ln}.cdc_apply_changes.except_column_list lacks {}",

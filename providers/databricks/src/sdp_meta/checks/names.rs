@@ -35,7 +35,7 @@ pub(super) fn check_identifier(o: &Object, k: &str, at: &At, r: &mut Report) {
         && let Some(problem) = identifier_problem(s)
     {
         r.error(
-            "V1",
+            &rules::V1,
             &at.key(k),
             &format!("{} = {}", at.key(k).text, quote(s)),
             &problem,
@@ -55,7 +55,7 @@ pub(super) fn check_database_value(s: &str, at: &At, r: &mut Report) {
     let parts: Vec<&str> = s.split('.').collect();
     if parts.len() > 2 {
         r.error(
-            "V2",
+            &rules::V2,
             at,
             &format!("{} = {} has {} dotted parts", at.text, quote(s), parts.len()),
             "sdp-meta accepts a schema or catalog.schema only (max_parts = 2)",
@@ -66,7 +66,7 @@ pub(super) fn check_database_value(s: &str, at: &At, r: &mut Report) {
     for part in parts {
         if let Some(problem) = identifier_problem(part) {
             r.error(
-                "V1",
+                &rules::V1,
                 at,
                 &format!("{} = {}: segment {}", at.text, quote(s), quote(part)),
                 &problem,
@@ -87,7 +87,7 @@ pub(super) fn check_columns(o: &Object, k: &str, at: &At, allow_blank: bool, r: 
         if c.trim().is_empty() {
             if !allow_blank {
                 r.error(
-                    "V1",
+                    &rules::V1,
                     &at,
                     &format!("{} has a blank entry", at.text),
                     "sdp-meta passes the list to the pipeline verbatim, where a blank column name fails",
@@ -98,7 +98,7 @@ pub(super) fn check_columns(o: &Object, k: &str, at: &At, allow_blank: bool, r: 
         }
         if let Some(problem) = identifier_problem(c) {
             r.error(
-                "V1",
+                &rules::V1,
                 &at,
                 &format!("{} entry {}", at.text, quote(c)),
                 &problem,
@@ -118,7 +118,7 @@ pub(super) fn check_sequence_by(s: &str, at: &At, r: &mut Report) {
         };
         if let Some(problem) = problem {
             r.error(
-                "V1",
+                &rules::V1,
                 at,
                 &format!("{} = {}: entry {}", at.text, quote(s), quote(entry)),
                 &problem,

@@ -34,7 +34,7 @@ impl Build {
                 out,
             };
             r.warn(
-                "version",
+                &rules::VERSION,
                 &At::root().key("sdp_meta_version"),
                 &format!("sdp_meta_version = {} is not a build brickform knows", quote(version)),
                 "brickform knows 0.1.0, 0.1.1 (upstream main) and wheels built from the PR #267 branch (\"+pr267\"), and checks this one as if it lacked the fixes for #265, #266 and #268",
@@ -143,7 +143,7 @@ pub(super) fn attribute_rules(o: &Object, out: &mut Vec<Finding>) {
             .unwrap_or_default();
         if segments.len() != 3 {
             r.error(
-                "volume",
+                &rules::VOLUME,
                 &at,
                 &format!("volume_path = {} is not a volume's path", quote(p)),
                 "the files are uploaded to a Unity Catalog volume, /Volumes/<catalog>/<schema>/<volume>",
@@ -153,7 +153,7 @@ pub(super) fn attribute_rules(o: &Object, out: &mut Vec<Finding>) {
             for s in &segments {
                 if let Some(problem) = identifier_problem(s) {
                     r.error(
-                        "V1",
+                        &rules::V1,
                         &at,
                         &format!("volume_path = {}: segment {}", quote(p), quote(s)),
                         &problem,
@@ -170,7 +170,7 @@ pub(super) fn attribute_rules(o: &Object, out: &mut Vec<Finding>) {
             .any(|e| lower.ends_with(e))
         {
             r.error(
-                "file_name",
+                &rules::FILE_NAME,
                 &root.key("file_name"),
                 &format!("file_name = {} has an unsupported extension", quote(f)),
                 "sdp-meta fails with \"Onboarding file format not supported! Please provide a .json, .yml, or .yaml file\"",
@@ -182,7 +182,7 @@ pub(super) fn attribute_rules(o: &Object, out: &mut Vec<Finding>) {
         && s != "True"
     {
         r.warn(
-            "V21",
+            &rules::V21,
             &root.key("overwrite"),
             &format!("overwrite = {} is not exactly \"True\"", quote(s)),
             "sdp-meta then merges into the dataflowspec tables: that fails when they do not exist yet, and flows removed from the configuration stay in them",
@@ -200,7 +200,7 @@ pub(super) fn dependency_rules(dep: &str, o: &Object, r: &mut Report) {
     let hint = "use \"databricks-labs-sdp-meta==<version>\" or the path of a wheel on a volume (/Volumes/…/databricks_labs_sdp_meta-<version>-py3-none-any.whl)";
     if d.is_empty() || d == "__SET_ME__" {
         r.error(
-            "V26",
+            &rules::V26,
             &at,
             &format!("dependency = {}", quote(dep)),
             "the runner installs nothing usable (the DAB runner raises ValueError on __SET_ME__)",
@@ -224,7 +224,7 @@ pub(super) fn dependency_rules(dep: &str, o: &Object, r: &mut Report) {
         .collect();
     if name == "sdp-meta" {
         r.error(
-            "V26",
+            &rules::V26,
             &at,
             &format!("dependency = {} names the PyPI project sdp-meta", quote(dep)),
             "no such project exists on PyPI (sdp-meta 0.1.0's CLI pins it by mistake); the install fails",
@@ -256,7 +256,7 @@ pub(super) fn dependency_rules(dep: &str, o: &Object, r: &mut Report) {
         && pinned != declared
     {
         r.warn(
-            "version",
+            &rules::VERSION,
             &at,
             &format!("dependency installs sdp-meta {pinned} but sdp_meta_version = {}", quote(declared)),
             "brickform checks the flows against sdp_meta_version, so the version checks may not match what the pipelines run",
@@ -315,7 +315,7 @@ pub(super) fn cross_flow_rules(flows: &[Value], ctx: &OnboardingCtx, out: &mut V
         if let Tri::Known(id) = v.id {
             if let Some(&first) = ids.get(id) {
                 r.error(
-                    "V24",
+                    &rules::V24,
                     &At::root().key("data_flow_id"),
                     &format!("data_flow_id {} is also used by flows[{first}]", quote(id)),
                     "sdp-meta onboarding fails with \"onboarding file have duplicated data_flow_ids!\"",
@@ -352,7 +352,7 @@ pub(super) fn cross_flow_rules(flows: &[Value], ctx: &OnboardingCtx, out: &mut V
             if first_writer && let Tri::Known(g) = v.group {
                 match bronze_names.get(&(g, key.1.clone())) {
                     Some((first, db)) if *db != key.0 => r.warn(
-                        "V23",
+                        &rules::V23,
                         &At::root().key("bronze").key("table"),
                         &format!(
                             "bronze.table {} is also written by {} in group {} (schema {db})",
@@ -386,7 +386,7 @@ pub(super) fn cross_flow_rules(flows: &[Value], ctx: &OnboardingCtx, out: &mut V
             if first_writer {
                 match silver_names.get(&key.1) {
                     Some((first, db)) if *db != key.0 => r.warn(
-                        "V24",
+                        &rules::V24,
                         &At::root().key("silver").key("table"),
                         &format!(
                             "silver.table {} is also the silver table of {} (schema {db})",
@@ -506,7 +506,7 @@ pub(super) fn cross_flow_rules(flows: &[Value], ctx: &OnboardingCtx, out: &mut V
             out,
         };
         r.error(
-            "V11",
+            &rules::V11,
             &field,
             &format!("{what}, the runner passes {ln}_next_snapshot_and_version, and {group_is}"),
             &format!("sdp-meta before the #268 fix applies the function to every {ln} flow of the pipeline and registers no input view for this flow{others}, whose writes fail with dataset-not-found"),
@@ -532,7 +532,7 @@ pub(super) fn same_target(
 ) {
     let ln = layer.name();
     r.error(
-        "target",
+        &rules::TARGET,
         &At::root().key(ln).key("table"),
         &format!(
             "{ln} table {}.{} is also written by {}",
@@ -559,14 +559,14 @@ pub(super) fn runner_rules(v: &FlowView, ctx: &OnboardingCtx, r: &mut Report) {
     match v.snapshot_format() {
         Tri::Known("delta") => match (function, ctx.build) {
             (Tri::Known(false), Build::PreFix) => r.error(
-                "V9",
+                &rules::V9,
                 &at,
                 "source.snapshot_format = \"delta\" and the runner passes no bronze_next_snapshot_and_version",
                 "sdp-meta before the #266 fix fails at pipeline start with \"Snapshot reader function not provided!\"",
                 "set runner { bronze_snapshot_function = true } and pass bronze_next_snapshot_and_version in the runner, or run a build with the fixes (sdp_meta_version \"<version>+pr267\")",
             ),
             (Tri::Known(true), Build::PreFix) => r.warn(
-                "V12",
+                &rules::V12,
                 &at,
                 "the runner passes bronze_next_snapshot_and_version but source.snapshot_format = \"delta\"",
                 "sdp-meta before the #268 fix reads the built-in view and silently ignores the function (a full scan every run, and no column renames, so keys such as lfc_end_at cannot resolve)",
@@ -575,7 +575,7 @@ pub(super) fn runner_rules(v: &FlowView, ctx: &OnboardingCtx, r: &mut Report) {
             _ => {}
         },
         Tri::Known(sf) if function == Tri::Known(false) && sf != "delta" => r.error(
-            "V9",
+            &rules::V9,
             &at,
             &format!("source.snapshot_format = {} and the runner passes no bronze_next_snapshot_and_version", quote(sf)),
             "only delta snapshots have a built-in reader; sdp-meta fails at pipeline start with \"Snapshot reader function not provided!\"",
@@ -609,7 +609,7 @@ pub(super) fn dq_cdc_rule(layer: Layer, l: &Object, build: Build, r: &mut Report
         ),
     };
     r.warn(
-        "V13",
+        &rules::V13,
         &At::root().key(ln).key("cdc_apply_changes"),
         &format!("{ln} has expectations together with {ln}.cdc_apply_changes"),
         &why,
@@ -624,7 +624,7 @@ pub(super) fn non_uc_rules(v: &FlowView, r: &mut Report) {
     };
     if configured(b, "path") == Some(false) {
         r.error(
-            "uc_path",
+            &rules::UC_PATH,
             &At::root().key("bronze").key("path"),
             "bronze.path is not set and the onboarding has uc_enabled = false",
             "without Unity Catalog sdp-meta onboarding fails with \"bronze_table_path_<env> not provided\"",
@@ -636,7 +636,7 @@ pub(super) fn non_uc_rules(v: &FlowView, r: &mut Report) {
         && configured(src, "source_path") == Some(false)
     {
         r.error(
-            "uc_path",
+            &rules::UC_PATH,
             &At::root().key("source").key("source_path"),
             "source.source_path is not set for a snapshot source and the onboarding has uc_enabled = false",
             "sdp-meta fails with \"source_path_<env> is missing in the source_details for snapshot source (required when Unity Catalog is not enabled)\"",

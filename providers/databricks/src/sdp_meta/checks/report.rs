@@ -50,12 +50,21 @@ impl Report<'_> {
     pub(super) fn push(
         &mut self,
         level: FindingLevel,
-        rule: &str,
+        rule: &Rule,
         at: &At,
         what: &str,
         why: &str,
         hint: &str,
     ) {
+        // The table's level is what the docs promise; the unit tests hold the checks to it.
+        if cfg!(test) {
+            assert!(
+                rule.level.allows(level),
+                "{} is reported as {level:?}, but the rules table says {:?}",
+                rule.id,
+                rule.level
+            );
+        }
         // The rule id is shown after the message by whoever reports the finding.
         let message = match self.flow {
             Some(flow) => format!("{flow}: {what}: {why}"),
@@ -69,18 +78,18 @@ impl Report<'_> {
             FindingLevel::Error => Finding::error(&[], message),
             FindingLevel::Warning => Finding::warning(&[], message),
         };
-        self.out.push(finding.at(path).rule(rule).hint(hint));
+        self.out.push(finding.at(path).rule(rule.id).hint(hint));
     }
-    pub(super) fn error(&mut self, rule: &str, at: &At, what: &str, why: &str, hint: &str) {
+    pub(super) fn error(&mut self, rule: &Rule, at: &At, what: &str, why: &str, hint: &str) {
         self.push(FindingLevel::Error, rule, at, what, why, hint);
     }
-    pub(super) fn warn(&mut self, rule: &str, at: &At, what: &str, why: &str, hint: &str) {
+    pub(super) fn warn(&mut self, rule: &Rule, at: &At, what: &str, why: &str, hint: &str) {
         self.push(FindingLevel::Warning, rule, at, what, why, hint);
     }
     /// A mandatory field that is not set.
     pub(super) fn missing(&mut self, at: &At, why: &str, hint: &str) {
         self.error(
-            "required",
+            &rules::REQUIRED,
             at,
             &format!("{} is not set", at.text),
             why,

@@ -10,7 +10,7 @@ pub(super) fn source_rules(v: &FlowView, src: &Object, r: &mut Report) {
             Some(f) => f,
             None => {
                 r.error(
-                    "format",
+                    &rules::FORMAT,
                     &at.key("format"),
                     &format!("source.format = {} is not supported", quote(s)),
                     &format!("sdp-meta supports {FORMATS} (case-insensitive)"),
@@ -49,7 +49,7 @@ pub(super) fn source_rules(v: &FlowView, src: &Object, r: &mut Report) {
     for (field, allowed, for_what) in ignored {
         if wrong(field, allowed) {
             r.error(
-                "source",
+                &rules::SOURCE,
                 &at.key(field),
                 &format!("source.{field} is set but {fmt_text}"),
                 &format!("sdp-meta uses source.{field} only for {for_what} sources, so it would be ignored"),
@@ -67,7 +67,7 @@ pub(super) fn source_rules(v: &FlowView, src: &Object, r: &mut Report) {
         for field in table_fields {
             if configured(src, field) == Some(true) {
                 r.error(
-                    "source",
+                    &rules::SOURCE,
                     &at.key(field),
                     &format!("source.{field} is set but {fmt_text}"),
                     &format!(
@@ -98,7 +98,7 @@ pub(super) fn source_rules(v: &FlowView, src: &Object, r: &mut Report) {
                 && option_ci(b, "reader_options", "cloudFiles.format").is_absent()
             {
                 r.error(
-                    "source",
+                    &rules::SOURCE,
                     &At::root().key("bronze").key("reader_options"),
                     "bronze.reader_options has no \"cloudFiles.format\"",
                     "Auto Loader needs the file format; the pipeline fails at start",
@@ -115,14 +115,14 @@ pub(super) fn source_rules(v: &FlowView, src: &Object, r: &mut Report) {
                 "set source.snapshot_format = \"delta\" (a table) or a file format such as \"csv\" or \"parquet\"",
             ),
             Tri::Known(sf) if sf != "delta" && sf.eq_ignore_ascii_case("delta") => r.error(
-                "source",
+                &rules::SOURCE,
                 &at.key("snapshot_format"),
                 &format!("source.snapshot_format = {}", quote(sf)),
                 "sdp-meta compares snapshot_format with \"delta\" exactly, so this is treated as a file snapshot needing a custom reader function",
                 "write snapshot_format = \"delta\" in lower case",
             ),
             Tri::Known(sf) if sf != "delta" && configured(src, "source_path") == Some(false) => r.warn(
-                "source",
+                &rules::SOURCE,
                 &at.key("source_path"),
                 &format!("source.snapshot_format = {} without source.source_path", quote(sf)),
                 "a file snapshot is read by the runner's bronze_next_snapshot_and_version from sourceDetails.path, and sdp-meta requires it when Unity Catalog is not enabled",
@@ -146,7 +146,7 @@ pub(super) fn table_rules(src: &Object, at: &At, fmt: Format, r: &mut Report) {
     let ways = [ing, tbl, sdb || stb].iter().filter(|x| **x).count();
     if ways > 1 {
         r.error(
-            "source",
+            &rules::SOURCE,
             at,
             "source names its table more than one way",
             "ingestion_table, table and source_database + source_table are alternatives; brickform would have to guess which one sdp-meta should read",
@@ -164,7 +164,7 @@ pub(super) fn table_rules(src: &Object, at: &At, fmt: Format, r: &mut Report) {
             ("source_table", "source_database")
         };
         r.error(
-            "source",
+            &rules::SOURCE,
             &at.key(unset),
             &format!("source.{set} is set without source.{unset}"),
             "the delta reader reads source_database.source_table and fails with KeyError without both",
@@ -175,13 +175,13 @@ pub(super) fn table_rules(src: &Object, at: &At, fmt: Format, r: &mut Report) {
     if ways == 0 && built_in_reader {
         let (rule, what, why) = if fmt == Format::Delta {
             (
-                "source",
+                &rules::SOURCE,
                 "source.format = \"delta\" has no table",
                 "the delta reader streams from source_database.source_table; sdp-meta fails with KeyError 'source_database'",
             )
         } else {
             (
-                "V10",
+                &rules::V10,
                 "source.snapshot_format = \"delta\" has no table",
                 "the built-in snapshot view reads source_database.source_table (source_path is ignored); sdp-meta fails with KeyError 'source_database'",
             )
@@ -199,7 +199,7 @@ pub(super) fn table_rules(src: &Object, at: &At, fmt: Format, r: &mut Report) {
         let parts = t.split('.').count();
         if !(2..=3).contains(&parts) {
             r.error(
-                "source",
+                &rules::SOURCE,
                 &at.key("table"),
                 &format!("source.table = {} has {parts} dotted part(s)", quote(t)),
                 "brickform splits the full name into source_database and source_table, so it needs schema.table or catalog.schema.table",
@@ -211,7 +211,7 @@ pub(super) fn table_rules(src: &Object, at: &At, fmt: Format, r: &mut Report) {
         && db.split('.').count() > 2
     {
         r.error(
-            "source",
+            &rules::SOURCE,
             &at.key("source_database"),
             &format!("source.source_database = {} has more than two dotted parts", quote(db)),
             "the reader reads <source_database>.<source_table>, which would have more than three parts",
@@ -225,7 +225,7 @@ pub(super) fn kafka_rules(src: &Object, at: &At, r: &mut Report) {
         Tri::Known(k) => k,
         Tri::Absent => {
             r.error(
-                "source",
+                &rules::SOURCE,
                 &at.key("kafka"),
                 "source.format = \"kafka\" has no kafka block",
                 "sdp-meta fails with \"Kafka topic details not found\" / \"Kafka broker details not found\"",
@@ -295,7 +295,7 @@ pub(super) fn kafka_rules(src: &Object, at: &At, r: &mut Report) {
             .collect();
         if !absent.is_empty() {
             r.error(
-                "source",
+                &rules::SOURCE,
                 &at.key("options"),
                 &format!(
                     "source.kafka.options sets SSL store locations without {}",
@@ -313,7 +313,7 @@ pub(super) fn eventhub_rules(src: &Object, at: &At, r: &mut Report) {
         Tri::Known(e) => e,
         Tri::Absent => {
             r.error(
-                "source",
+                &rules::SOURCE,
                 &at.key("eventhub"),
                 "source.format = \"eventhub\" has no eventhub block",
                 "sdp-meta needs the Event Hubs namespace, name, port, access key name and secret scope",
@@ -348,7 +348,7 @@ pub(super) fn snapshot_source_rules(v: &FlowView, b: &Object, r: &mut Report) {
     let at = At::root().key("bronze");
     if fmt == Format::Snapshot && snap == Some(false) {
         r.error(
-            "V8",
+            &rules::V8,
             &at,
             "source.format = \"snapshot\" needs bronze.apply_changes_from_snapshot",
             "sdp-meta fails at pipeline start with AttributeError",
@@ -357,7 +357,7 @@ pub(super) fn snapshot_source_rules(v: &FlowView, b: &Object, r: &mut Report) {
     }
     if fmt != Format::Snapshot && snap == Some(true) {
         r.error(
-            "source",
+            &rules::SOURCE,
             &at.key("apply_changes_from_snapshot"),
             &format!("bronze.apply_changes_from_snapshot with source.format = {}", quote(fmt.name())),
             "snapshot CDC reads a snapshot source; sdp-meta has no snapshot to give it",
@@ -397,7 +397,7 @@ pub(super) fn lakeflow_connect_rules(v: &FlowView, src: &Object, b: &Object, r: 
     if fmt == Format::Delta && scd2 == Some(true) {
         if cdc == Some(true) {
             r.error(
-                "V16",
+                &rules::V16,
                 &at.key("cdc_apply_changes"),
                 &format!("{name} (SCD_TYPE_2, with __START_AT/__END_AT) feeds bronze.cdc_apply_changes"),
                 "DLT rejects the system-reserved columns __START_AT/__END_AT (\"Please rename the following system reserved columns\"), even with scd_type = \"1\"",
@@ -405,7 +405,7 @@ pub(super) fn lakeflow_connect_rules(v: &FlowView, src: &Object, b: &Object, r: 
             );
         } else if rcf == Some(false) && cdc == Some(false) {
             r.error(
-                "V17",
+                &rules::V17,
                 &at.key("reader_options"),
                 &format!("{name} (SCD_TYPE_2) is read as a plain stream"),
                 "Lakeflow Connect writes it with MERGE commits, which break a plain streaming read",
@@ -416,14 +416,14 @@ pub(super) fn lakeflow_connect_rules(v: &FlowView, src: &Object, b: &Object, r: 
     if fmt == Format::Delta && scd1 {
         match (rcf, cdc) {
             (Some(false), _) => r.error(
-                "V17",
+                &rules::V17,
                 &at.key("reader_options"),
                 &format!("{name} (SCD_TYPE_1) is read without bronze.reader_options readChangeFeed = \"true\""),
                 "Lakeflow Connect applies changes with MERGE commits, which break a plain streaming read",
                 "set bronze.reader_options = { readChangeFeed = \"true\" } and add bronze.cdc_apply_changes { keys = [...] sequence_by = \"_commit_version\" scd_type = \"1\" apply_as_deletes = \"_change_type = 'delete'\" }",
             ),
             (Some(true), Some(false)) => r.error(
-                "V17",
+                &rules::V17,
                 &at,
                 &format!("{name} (SCD_TYPE_1) is read with readChangeFeed but without bronze.cdc_apply_changes"),
                 "the change feed's inserts, update images and deletes would be appended to bronze as rows",
@@ -443,7 +443,7 @@ pub(super) fn lakeflow_connect_rules(v: &FlowView, src: &Object, b: &Object, r: 
             .find(|k| k.eq_ignore_ascii_case("__START_AT") || k.eq_ignore_ascii_case("__END_AT"))
         {
             r.error(
-                "V16",
+                &rules::V16,
                 &at,
                 &format!("bronze.apply_changes_from_snapshot.keys names the reserved column {}", quote(k)),
                 &format!("DLT strips __START_AT/__END_AT from {name}, so the key cannot resolve"),
@@ -451,7 +451,7 @@ pub(super) fn lakeflow_connect_rules(v: &FlowView, src: &Object, b: &Object, r: 
             );
         } else if keys.iter().any(|k| k.eq_ignore_ascii_case("lfc_start_at")) {
             r.warn(
-                "V16",
+                &rules::V16,
                 &at,
                 "bronze.apply_changes_from_snapshot.keys includes lfc_start_at",
                 &format!("rows of {name}'s SCD2 history can share __START_AT, which fails with APPLY_CHANGES_FROM_SNAPSHOT_ERROR.DUPLICATE_KEY_VIOLATION"),
@@ -495,14 +495,14 @@ pub(super) fn silver_reads_bronze_rules(
     let at = At::root().key("silver");
     match (reads_change_feed(s), configured(s, "cdc_apply_changes")) {
         (Some(false), _) => r.error(
-            "V18",
+            &rules::V18,
             &at.key("reader_options"),
             &format!("silver streams from {target} without silver.reader_options readChangeFeed = \"true\""),
             "AUTO CDC updates and deletes rows, so the second run fails with DELTA_SOURCE_TABLE_IGNORE_CHANGES",
             "set silver.reader_options = { readChangeFeed = \"true\" } and add silver.cdc_apply_changes { keys = [...] sequence_by = \"_commit_version\" scd_type = \"1\" }",
         ),
         (Some(true), Some(false)) => r.warn(
-            "V18",
+            &rules::V18,
             &at,
             &format!("silver reads the change feed of {target} without silver.cdc_apply_changes"),
             "every change event (inserts, update images, deletes) would be appended to silver as a row",

@@ -124,6 +124,10 @@ fn p(s: &str) -> Vec<PathStep> {
 /// Exactly one finding of `rule`, with that level, path and message fragment.
 #[track_caller]
 fn expect(fs: &[Finding], level: FindingLevel, rule: &str, path: &str, text: &str) {
+    assert!(
+        rules::RULES.iter().any(|r| r.id == rule),
+        "{rule} is a rule of the table"
+    );
     let hits: Vec<&Finding> = fs
         .iter()
         .filter(|f| f.rule.as_deref() == Some(rule))
