@@ -1,0 +1,508 @@
+//! The one mapping between `sdp_meta_flow`'s attributes and the keys of sdp-meta's onboarding
+//! file (docs/architecture.md, sdp-meta onboarding facts), as data. [`super::render`] walks
+//! it to write rows, [`super::import`] walks the same tables to read rows back, and the checks
+//! spell sdp-meta's keys with it.
+//!
+//! A table lists the fields of one block in the order the rows carry them (render writes
+//! them in this order); import reads them in the order the block's schema declares them, so
+//! its configuration and its warnings follow the schema. Each field names its attribute, its
+//! key, and how the value is converted. Fields that need code name it ([`Special`]); the
+//! walkers say what that code does.
+
+/// How a key is spelled in a row of a given layer and env.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    /// As written.
+    Plain(&'static str),
+    /// `<key>_<env>`.
+    Env(&'static str),
+    /// `<layer>_<key>`.
+    Layer(&'static str),
+    /// `<layer>_<key>_<env>`.
+    LayerEnv(&'static str),
+}
+
+impl Key {
+    /// The key in a row of `layer` for `env`.
+    pub fn spell(self, layer: &str, env: &str) -> String {
+        match self {
+            Key::Plain(k) => k.to_string(),
+            Key::Env(k) => format!("{k}_{env}"),
+            Key::Layer(k) => format!("{layer}_{k}"),
+            Key::LayerEnv(k) => format!("{layer}_{k}_{env}"),
+        }
+    }
+
+    /// The key of `layer` with the env written `<env>`, for messages.
+    pub fn generic(self, layer: &str) -> String {
+        self.spell(layer, "<env>")
+    }
+}
+
+/// How a value is converted between the attribute and the key.
+#[derive(Debug, Clone, Copy)]
+pub enum Conv {
+    /// A string (import also takes numbers and bools, as HCL would convert them).
+    Str,
+    /// A bool (import also takes `"true"` / `"false"` in any case).
+    Bool,
+    /// A bool the row carries as the string `"True"` / `"False"`.
+    BoolText,
+    /// A bool that sdp-meta requires: `false` when unset.
+    BoolOrFalse,
+    /// A list of strings (import also takes one string).
+    List,
+    /// A list of strings, left out when empty; import also takes its string form
+    /// `"['a','b']"` (sdp-meta rejects a plain `"a,b"`, V20).
+    ListOrListString,
+    /// A list of strings the row carries as `"a,b"` (V20), left out when empty.
+    CommaList,
+    /// A map of strings, left out when empty.
+    Map,
+    /// A map of strings that sdp-meta requires: `{}` when unset.
+    MapOrEmpty,
+    /// Other keys of the same object, verbatim: the attribute's map is merged into the object
+    /// (a key set twice is an error); import takes every key left when the source format is
+    /// the block's name (`kafka`, `eventhub`).
+    Verbatim,
+    /// A free-form object verbatim, with the typed fields of the table merged into it
+    /// (nested flows' `source_details` with `source_path_<env>`).
+    Details(&'static [Field]),
+    /// A single block ↔ an object under the key.
+    Block(&'static [Field]),
+    /// A single block ↔ an object under the key, left out when it has no field set.
+    BlockUnlessEmpty(&'static [Field]),
+    /// Repeated blocks ↔ a list of objects under the key, left out when there are none.
+    Items(&'static [Field]),
+    /// Repeated blocks ↔ a list of objects under the key that sdp-meta requires (`[]`).
+    ItemsOrEmpty(&'static [Field]),
+    /// A single block whose fields sit in the same object as the block's parent
+    /// (`quarantine`, `kafka`, `eventhub`); the key is not used.
+    Flat(&'static [Field]),
+    /// A string; unset, it is written as null when any row of the file has expectations for
+    /// the layer, since 0.1.0 indexes the key directly (V4).
+    StrOrNullWithExpectations,
+    /// Code.
+    Special(Special),
+}
+
+/// The fields whose conversion is code, named for the walkers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Special {
+    /// `source_database` / `source_table`: render also takes them from `table` or
+    /// `ingestion_table` (`catalog.schema.table`, split), and folds `source_catalog` into
+    /// `source_database` for delta and snapshot sources (V15); import writes them as given.
+    SourceTable,
+    /// `source_catalog_<env>`: only for formats other than delta and snapshot (V15); import
+    /// warns when a delta or snapshot row relies on it.
+    SourceCatalog,
+    /// The layer's expectations: an `expectations` block is rendered to a file brickform
+    /// writes (`dqe/<data_flow_id>/<layer>_expectations.json`, keys of [`EXPECTATIONS`]),
+    /// `expectations_file` is referenced as it is; import inlines a file it can read.
+    Expectations,
+    /// Silver's `select_exp` / `where_clause` go to the transformations file brickform writes
+    /// (keys of [`TRANSFORMATION`]), `transformation_file` is referenced as it is; every
+    /// silver row without CDC flows references one. Import inlines an entry it can read.
+    Transformation,
+}
+
+/// One field: the attribute, the key, the conversion.
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    pub attr: &'static str,
+    pub key: Key,
+    pub conv: Conv,
+}
+
+const fn f(attr: &'static str, key: Key, conv: Conv) -> Field {
+    Field { attr, key, conv }
+}
+
+/// A field whose key is its attribute's name.
+const fn same(attr: &'static str, conv: Conv) -> Field {
+    f(attr, Key::Plain(attr), conv)
+}
+
+use Conv::*;
+use Key::*;
+
+/// The flow's identity, first in every row.
+pub const DATA_FLOW_ID: Field = same("data_flow_id", Str);
+
+/// The flow's other top-level fields, after `data_flow_id`.
+pub const FLOW: &[Field] = &[same("data_flow_group", Str), same("source_system", Str)];
+
+/// `source.format`, a top-level key; the other `source` fields are in `source_details`.
+pub const SOURCE_FORMAT: Field = f("format", Plain("source_format"), Str);
+
+/// The key of the object holding the `source` block's other fields.
+pub const SOURCE_DETAILS_KEY: &str = "source_details";
+
+/// `source` ↔ `source_details`.
+pub const SOURCE_DETAILS: &[Field] = &[
+    f("source_path", Env("source_path"), Str),
+    f(
+        "source_catalog",
+        Env("source_catalog"),
+        Special(Special::SourceCatalog),
+    ),
+    same("source_database", Special(Special::SourceTable)),
+    same("source_table", Special(Special::SourceTable)),
+    same("snapshot_format", Str),
+    same("source_schema_path", Str),
+    same("source_metadata", BlockUnlessEmpty(SOURCE_METADATA)),
+    f("kafka", Plain(""), Flat(KAFKA)),
+    f("eventhub", Plain(""), Flat(EVENTHUB)),
+];
+
+/// `source.source_metadata` ↔ `source_details.source_metadata`.
+pub const SOURCE_METADATA: &[Field] = &[
+    same("include_autoloader_metadata_column", BoolText),
+    same("autoloader_metadata_col_name", Str),
+    same("select_metadata_cols", Map),
+];
+
+/// `source.kafka`, in `source_details`.
+pub const KAFKA: &[Field] = &[
+    f("bootstrap_servers", Plain("kafka.bootstrap.servers"), Str),
+    f(
+        "servers_secrets_scope_name",
+        Plain("kafka_source_servers_secrets_scope_name"),
+        Str,
+    ),
+    f(
+        "servers_secrets_scope_key",
+        Plain("kafka_source_servers_secrets_scope_key"),
+        Str,
+    ),
+    same("subscribe", Str),
+    f("options", Plain(""), Verbatim),
+];
+
+/// `source.eventhub`, in `source_details`.
+pub const EVENTHUB: &[Field] = &[
+    f("namespace", Plain("eventhub.namespace"), Str),
+    f("port", Plain("eventhub.port"), Str),
+    f("name", Plain("eventhub.name"), Str),
+    f("access_key_name", Plain("eventhub.accessKeyName"), Str),
+    f(
+        "access_key_secret_name",
+        Plain("eventhub.accessKeySecretName"),
+        Str,
+    ),
+    f(
+        "secrets_scope_name",
+        Plain("eventhub.secretsScopeName"),
+        Str,
+    ),
+    f("options", Plain(""), Verbatim),
+];
+
+/// `bronze` / `silver` ↔ the row's `<layer>_*` keys.
+pub const LAYER: &[Field] = &[
+    f("database", LayerEnv("database"), Str),
+    f("catalog", LayerEnv("catalog"), Str),
+    f("table", Layer("table"), Str),
+    f("comment", Layer("table_comment"), Str),
+    f("path", LayerEnv("table_path"), Str),
+    f(
+        "transformation_file",
+        LayerEnv("transformation_json"),
+        Special(Special::Transformation),
+    ),
+    f("reader_options", Layer("reader_options"), Map),
+    f("table_properties", Layer("table_properties"), Map),
+    f("partition_columns", Layer("partition_columns"), CommaList),
+    f("cluster_by", Layer("cluster_by"), ListOrListString),
+    f("cluster_by_auto", Layer("cluster_by_auto"), Bool),
+    f("row_filter", Layer("row_filter"), Str),
+    f("cdc_apply_changes", Layer("cdc_apply_changes"), Block(CDC)),
+    f(
+        "cdc_apply_changes_flows",
+        Layer("cdc_apply_changes_flows"),
+        Block(CDC_FLOWS),
+    ),
+    f(
+        "apply_changes_from_snapshot",
+        Layer("apply_changes_from_snapshot"),
+        Block(SNAPSHOT),
+    ),
+    f(
+        "expectations_file",
+        LayerEnv("data_quality_expectations_json"),
+        Special(Special::Expectations),
+    ),
+    f("quarantine", Plain(""), Flat(QUARANTINE)),
+    f("quarantine_row_filter", Layer("quarantine_row_filter"), Str),
+    f("append_flow", Layer("append_flows"), Items(APPEND_FLOW)),
+    f("sink", Layer("sinks"), Items(SINK)),
+];
+
+/// `<layer>.quarantine`, in the row.
+pub const QUARANTINE: &[Field] = &[
+    f(
+        "table",
+        Layer("quarantine_table"),
+        StrOrNullWithExpectations,
+    ),
+    f("database", LayerEnv("database_quarantine"), Str),
+    f("catalog", LayerEnv("catalog_quarantine"), Str),
+    f("comment", Layer("quarantine_table_comment"), Str),
+    f("path", LayerEnv("quarantine_table_path"), Str),
+    f(
+        "partitions",
+        Layer("quarantine_table_partitions"),
+        CommaList,
+    ),
+    f(
+        "table_properties",
+        Layer("quarantine_table_properties"),
+        Map,
+    ),
+    f(
+        "cluster_by",
+        Layer("quarantine_table_cluster_by"),
+        ListOrListString,
+    ),
+    f(
+        "cluster_by_auto",
+        Layer("quarantine_table_cluster_by_auto"),
+        Bool,
+    ),
+];
+
+/// `<layer>.cdc_apply_changes` ↔ `<layer>_cdc_apply_changes`.
+pub const CDC: &[Field] = &[
+    same("keys", List),
+    same("sequence_by", Str),
+    same("scd_type", Str),
+    same("where", Str),
+    same("ignore_null_updates", Bool),
+    same("apply_as_deletes", Str),
+    same("apply_as_truncates", Str),
+    same("column_list", List),
+    same("except_column_list", List),
+    same("track_history_column_list", List),
+    same("track_history_except_column_list", List),
+    same("flow_name", Str),
+    same("once", Bool),
+    same("ignore_null_updates_column_list", List),
+    same("ignore_null_updates_except_column_list", List),
+];
+
+/// `<layer>.cdc_apply_changes_flows` ↔ `<layer>_cdc_apply_changes_flows`: the fields of
+/// [`CDC`] but `flow_name` and `once`, which are per flow, and the flows.
+pub const CDC_FLOWS: &[Field] = &[
+    same("keys", List),
+    same("sequence_by", Str),
+    same("scd_type", Str),
+    same("where", Str),
+    same("ignore_null_updates", Bool),
+    same("apply_as_deletes", Str),
+    same("apply_as_truncates", Str),
+    same("column_list", List),
+    same("except_column_list", List),
+    same("track_history_column_list", List),
+    same("track_history_except_column_list", List),
+    same("ignore_null_updates_column_list", List),
+    same("ignore_null_updates_except_column_list", List),
+    f("flow", Plain("flows"), ItemsOrEmpty(CDC_FLOW)),
+];
+
+/// A `flow` of `cdc_apply_changes_flows`.
+pub const CDC_FLOW: &[Field] = &[
+    same("name", Str),
+    same("source_format", Str),
+    same("source_details", Details(NESTED_SOURCE)),
+    same("reader_options", Map),
+    same("select_exp", List),
+    same("where_clause", List),
+    same("once", Bool),
+];
+
+/// The typed fields of a nested flow's `source_details`.
+pub const NESTED_SOURCE: &[Field] = &[f("source_path", Env("source_path"), Str)];
+
+/// The typed fields of an append flow's `source_details`.
+pub const APPEND_SOURCE: &[Field] = &[
+    f("source_path", Env("source_path"), Str),
+    same("source_schema_path", Str),
+];
+
+/// `<layer>.apply_changes_from_snapshot` ↔ `<layer>_apply_changes_from_snapshot`.
+pub const SNAPSHOT: &[Field] = &[
+    same("keys", List),
+    same("scd_type", Str),
+    same("track_history_column_list", List),
+    same("track_history_except_column_list", List),
+];
+
+/// `<layer>.append_flow` ↔ `<layer>_append_flows`.
+pub const APPEND_FLOW: &[Field] = &[
+    same("name", Str),
+    same("source_format", Str),
+    same("create_streaming_table", BoolOrFalse),
+    same("source_details", Details(APPEND_SOURCE)),
+    same("reader_options", Map),
+    same("spark_conf", Map),
+    same("comment", Str),
+    same("once", Bool),
+];
+
+/// `<layer>.sink` ↔ `<layer>_sinks`.
+pub const SINK: &[Field] = &[
+    same("name", Str),
+    same("format", Str),
+    same("options", MapOrEmpty),
+    same("select_exp", List),
+    same("where_clause", Str),
+];
+
+/// `<layer>.expectations` ↔ the keys of an expectations file, in the order they are written
+/// (docs/architecture.md, sdp-meta onboarding facts).
+pub const EXPECTATIONS: &[Field] = &[
+    same("expect", Map),
+    same("expect_all", Map),
+    same("expect_or_drop", Map),
+    same("expect_all_or_drop", Map),
+    same("expect_or_fail", Map),
+    same("expect_all_or_fail", Map),
+    same("expect_or_quarantine", Map),
+];
+
+/// Silver's `select_exp` / `where_clause` ↔ an entry of the transformations file (after its
+/// `target_table`, the silver table).
+pub const TRANSFORMATION: &[Field] = &[same("select_exp", List), same("where_clause", List)];
+
+/// The key a layer attribute or block is written to, spelled for messages
+/// (`bronze_database_<env>`); `None` for attributes of no key of their own.
+pub fn layer_key(layer: &str, attr: &str) -> Option<String> {
+    LAYER
+        .iter()
+        .find(|f| f.attr == attr && !matches!(f.conv, Flat(_)))
+        .map(|f| f.key.generic(layer))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::sdp_meta::schema::flow_schema;
+    use brickform_core::provider::Schema;
+
+    /// Every table's attributes exist in the block it maps, and every attribute and block of
+    /// the flow schema is in some table or named here: nothing is mapped by hand elsewhere.
+    #[test]
+    fn tables_and_schema_agree() {
+        fn walk(table: &[Field], schema: &Schema, path: &str, seen: &mut Vec<String>) {
+            for fl in table {
+                let here = format!("{path}{}", fl.attr);
+                let sub = |name: &str| {
+                    schema
+                        .blocks
+                        .iter()
+                        .find(|b| b.name == name)
+                        .map(|b| &b.schema)
+                        .unwrap_or_else(|| panic!("{here} is a block of the schema"))
+                };
+                match fl.conv {
+                    Block(t) | BlockUnlessEmpty(t) | Items(t) | ItemsOrEmpty(t) | Flat(t) => {
+                        walk(t, sub(fl.attr), &format!("{here}."), seen)
+                    }
+                    Details(t) => {
+                        walk(t, schema, path, seen);
+                        assert!(schema.attributes.iter().any(|a| a.name == fl.attr));
+                    }
+                    _ => assert!(
+                        schema.attributes.iter().any(|a| a.name == fl.attr)
+                            || (fl.attr == "transformation_file"),
+                        "{here} is an attribute of the schema"
+                    ),
+                }
+                seen.push(here);
+            }
+        }
+        let schema = flow_schema();
+        let mut seen = Vec::new();
+        walk(&[DATA_FLOW_ID], &schema, "", &mut seen);
+        walk(FLOW, &schema, "", &mut seen);
+        let source = &schema
+            .blocks
+            .iter()
+            .find(|b| b.name == "source")
+            .unwrap()
+            .schema;
+        walk(&[SOURCE_FORMAT], source, "source.", &mut seen);
+        walk(SOURCE_DETAILS, source, "source.", &mut seen);
+        let silver = &schema
+            .blocks
+            .iter()
+            .find(|b| b.name == "silver")
+            .unwrap()
+            .schema;
+        for layer in ["bronze", "silver"] {
+            let s = &schema
+                .blocks
+                .iter()
+                .find(|b| b.name == layer)
+                .unwrap()
+                .schema;
+            walk(LAYER, s, &format!("{layer}."), &mut seen);
+            let dqe = &s
+                .blocks
+                .iter()
+                .find(|b| b.name == "expectations")
+                .unwrap()
+                .schema;
+            walk(
+                EXPECTATIONS,
+                dqe,
+                &format!("{layer}.expectations."),
+                &mut seen,
+            );
+        }
+        walk(TRANSFORMATION, silver, "silver.", &mut seen);
+        // Attributes of no key of their own, written by the code of a special field.
+        for by_code in [
+            "source",
+            "bronze",
+            "silver",
+            "source.table",
+            "source.ingestion_table",
+            "bronze.expectations",
+            "silver.expectations",
+        ] {
+            seen.push(by_code.to_string());
+        }
+        fn all(schema: &Schema, path: &str, out: &mut Vec<String>) {
+            for a in &schema.attributes {
+                out.push(format!("{path}{}", a.name));
+            }
+            for b in &schema.blocks {
+                out.push(format!("{path}{}", b.name));
+                all(&b.schema, &format!("{path}{}.", b.name), out);
+            }
+        }
+        let mut every = Vec::new();
+        all(&schema, "", &mut every);
+        let missing: Vec<&String> = every.iter().filter(|p| !seen.contains(p)).collect();
+        assert!(missing.is_empty(), "not in a field table: {missing:?}");
+    }
+
+    #[test]
+    fn keys_are_spelled_per_layer_and_env() {
+        assert_eq!(
+            LayerEnv("database").spell("bronze", "dev"),
+            "bronze_database_dev"
+        );
+        assert_eq!(
+            layer_key("silver", "cdc_apply_changes").as_deref(),
+            Some("silver_cdc_apply_changes")
+        );
+        assert_eq!(
+            layer_key("bronze", "database").as_deref(),
+            Some("bronze_database_<env>")
+        );
+        assert_eq!(layer_key("bronze", "quarantine"), None);
+    }
+}
