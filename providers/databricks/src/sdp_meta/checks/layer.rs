@@ -2,6 +2,12 @@
 
 use super::*;
 
+/// The onboarding key of a layer attribute, as sdp-meta's messages name it
+/// (`bronze_database_<env>`).
+fn key(layer: &str, attr: &str) -> String {
+    crate::sdp_meta::fields::layer_key(layer, attr).unwrap_or_else(|| format!("{layer}_{attr}"))
+}
+
 /// The rules of one layer block (bronze or silver).
 pub(super) fn layer_rules(v: &FlowView, layer: Layer, blk: &Object, r: &mut Report) {
     let at = At::root().key(layer.name());
@@ -10,7 +16,11 @@ pub(super) fn layer_rules(v: &FlowView, layer: Layer, blk: &Object, r: &mut Repo
         if text(blk, k).is_absent() {
             r.missing(
                 &at.key(k),
-                &format!("sdp-meta needs {ln}_database_<env> and {ln}_table for every {ln} row (and silver rows read the bronze ones)"),
+                &format!(
+                    "sdp-meta needs {} and {} for every {ln} row (and silver rows read the bronze ones)",
+                    key(ln, "database"),
+                    key(ln, "table")
+                ),
                 &format!("set {ln}.{k}"),
             );
         }
@@ -88,19 +98,20 @@ pub(super) fn cdc_rules(layer: Layer, blk: &Object, at: &At, r: &mut Report) {
         cdc_common_rules(
             c,
             &at.key("cdc_apply_changes"),
-            &format!("{ln}_cdc_apply_changes"),
+            &key(ln, "cdc_apply_changes"),
             r,
         );
     }
     if let Tri::Known(f) = flows {
         let fa = at.key("cdc_apply_changes_flows");
-        cdc_common_rules(f, &fa, &format!("{ln}_cdc_apply_changes_flows"), r);
+        cdc_common_rules(f, &fa, &key(ln, "cdc_apply_changes_flows"), r);
         cdc_flow_list_rules(layer, f, &fa, r);
     }
     if let Tri::Known(s) = snap {
         let sa = at.key("apply_changes_from_snapshot");
         let why = format!(
-            "sdp-meta onboarding fails with \"mandatory missing atrributes for {ln}_apply_changes_from_snapshot\""
+            "sdp-meta onboarding fails with \"mandatory missing atrributes for {}\"",
+            key(ln, "apply_changes_from_snapshot")
         );
         if configured(s, "keys") == Some(false) {
             r.missing(
@@ -123,7 +134,11 @@ pub(super) fn cdc_rules(layer: Layer, blk: &Object, at: &At, r: &mut Report) {
             &rules::V14,
             &at.key("cdc_apply_changes_flows"),
             &format!("{ln}.cdc_apply_changes and {ln}.cdc_apply_changes_flows are both set"),
-            &format!("sdp-meta rejects it: \"both {ln}_cdc_apply_changes and {ln}_cdc_apply_changes_flows are set; use one or the other\""),
+            &format!(
+                "sdp-meta rejects it: \"both {} and {} are set; use one or the other\"",
+                key(ln, "cdc_apply_changes"),
+                key(ln, "cdc_apply_changes_flows")
+            ),
             "keep cdc_apply_changes (one source) or cdc_apply_changes_flows (several sources)",
         );
     }
@@ -220,7 +235,10 @@ pub(super) fn cdc_flow_list_rules(layer: Layer, f: &Object, at: &At, r: &mut Rep
             &rules::REQUIRED,
             &at.key("flow"),
             &format!("{} has no flow block", at.text),
-            &format!("sdp-meta rejects it: \"{ln}_cdc_apply_changes_flows.flows must be a non-empty list\""),
+            &format!(
+                "sdp-meta rejects it: \"{}.flows must be a non-empty list\"",
+                key(ln, "cdc_apply_changes_flows")
+            ),
             "add one flow \"<name>\" { source_format = \"delta\" source_details = { … } } per source",
         );
     }
@@ -235,7 +253,10 @@ pub(super) fn cdc_flow_list_rules(layer: Layer, f: &Object, at: &At, r: &mut Rep
         match label {
             Tri::Absent => r.missing(
                 &fa.key(LABEL_ATTR),
-                &format!("sdp-meta rejects it: \"{ln}_cdc_apply_changes_flows.flows[{i}].name is required\""),
+                &format!(
+                    "sdp-meta rejects it: \"{}.flows[{i}].name is required\"",
+                    key(ln, "cdc_apply_changes_flows")
+                ),
                 "give the flow block a name label",
             ),
             Tri::Known(n) if !seen.insert(n) => r.error(
