@@ -506,3 +506,331 @@ mod tests {
         assert_eq!(layer_key("bronze", "quarantine"), None);
     }
 }
+
+/// For generated flows, importing what render writes gives the flow back, for every field of
+/// the tables.
+#[cfg(test)]
+mod round_trip {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::sdp_meta::import::import;
+    use crate::sdp_meta::render::render;
+    use crate::sdp_meta::schema::flow_schema;
+    use crate::sdp_meta::schema::testing::{decode_flows, onboarding};
+    use brickform_core::provider::{Presence, Schema};
+    use brickform_core::value::{Object, Value, source_key, source_string};
+    use proptest::prelude::*;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
+    use serde_json::{Map, Value as Json, json};
+
+    /// Random choices for one generated flow.
+    struct Gen(TestRng);
+
+    impl Gen {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0.next_u64() % n
+        }
+        fn chance(&mut self, percent: u64) -> bool {
+            self.below(100) < percent
+        }
+        /// A column-like name: it survives the comma lists.
+        fn ident(&mut self) -> String {
+            const WORDS: [&str; 6] = ["id", "ts", "name", "amount", "region", "_op"];
+            format!("{}{}", WORDS[self.below(6) as usize], self.below(10))
+        }
+        /// Text with what quoting must keep: quotes, template markers, backslashes, spaces.
+        fn text(&mut self) -> String {
+            const PARTS: [&str; 10] = [
+                "a", "Z9", " ", "\"", "${x}", "%{y}", "\\", "é", "'q'", "a.b",
+            ];
+            (0..1 + self.below(4))
+                .map(|_| PARTS[self.below(10) as usize])
+                .collect()
+        }
+        fn list(&mut self) -> Vec<String> {
+            (0..1 + self.below(3)).map(|_| self.ident()).collect()
+        }
+        fn map(&mut self) -> Vec<(String, String)> {
+            (0..1 + self.below(2))
+                .map(|i| (format!("opt_{i}.{}", self.ident()), self.text()))
+                .collect()
+        }
+    }
+
+    fn hcl_list(items: &[String]) -> String {
+        let items: Vec<String> = items.iter().map(|s| source_string(s)).collect();
+        format!("[{}]", items.join(", "))
+    }
+
+    fn hcl_map(items: &[(String, String)]) -> String {
+        let items: Vec<String> = items
+            .iter()
+            .map(|(k, v)| format!("{} = {}", source_key(k), source_string(v)))
+            .collect();
+        format!("{{ {} }}", items.join(", "))
+    }
+
+    /// What to leave out of a block: attributes another field of the flow excludes.
+    type Skip<'s> = &'s dyn Fn(&str) -> bool;
+
+    fn sub<'s>(schema: &'s Schema, name: &str) -> &'s Schema {
+        &schema
+            .blocks
+            .iter()
+            .find(|b| b.name == name)
+            .unwrap()
+            .schema
+    }
+
+    /// The body of a block of `table` (of `schema`): its required fields and some others.
+    fn body(g: &mut Gen, table: &[Field], schema: &Schema, skip: Skip<'_>, out: &mut String) {
+        for f in table {
+            let required = schema
+                .attributes
+                .iter()
+                .any(|x| x.name == f.attr && x.presence == Presence::Required);
+            if skip(f.attr) || !(required || g.chance(55)) {
+                continue;
+            }
+            let a = f.attr;
+            match f.conv {
+                Str | StrOrNullWithExpectations => {
+                    out.push_str(&format!("{a} = {}\n", source_string(&g.text())))
+                }
+                Bool | BoolText | BoolOrFalse => out.push_str(&format!("{a} = {}\n", g.chance(50))),
+                List | ListOrListString | CommaList => {
+                    let l = g.list();
+                    out.push_str(&format!("{a} = {}\n", hcl_list(&l)))
+                }
+                Map | MapOrEmpty | Verbatim | Details(_) => {
+                    let m = g.map();
+                    out.push_str(&format!("{a} = {}\n", hcl_map(&m)));
+                    if let Details(typed) = f.conv {
+                        body(g, typed, schema, skip, out);
+                    }
+                }
+                Block(t) | BlockUnlessEmpty(t) | Flat(t) => {
+                    out.push_str(&format!("{a} {{\n"));
+                    body(g, t, sub(schema, a), skip, out);
+                    out.push_str("}\n");
+                }
+                Items(t) | ItemsOrEmpty(t) => {
+                    for i in 0..g.below(3) {
+                        out.push_str(&format!("{a} \"{a}_{i}\" {{\n"));
+                        body(g, t, sub(schema, a), &|n| n == "name" || skip(n), out);
+                        out.push_str("}\n");
+                    }
+                }
+                Special(Special::SourceTable | Special::SourceCatalog) => {
+                    out.push_str(&format!("{a} = {}\n", source_string(&g.ident())))
+                }
+                Special(Special::Expectations) => {
+                    if g.chance(50) {
+                        out.push_str("expectations {\n");
+                        body(
+                            g,
+                            EXPECTATIONS,
+                            sub(schema, "expectations"),
+                            &|_| false,
+                            out,
+                        );
+                        out.push_str("}\n");
+                    } else {
+                        out.push_str(&format!(
+                            "{a} = \"/Volumes/x/y/z/dqe_{}.json\"\n",
+                            g.ident()
+                        ));
+                    }
+                }
+                Special(Special::Transformation) => {}
+            }
+        }
+    }
+
+    const FORMATS: [&str; 5] = ["cloudFiles", "delta", "kafka", "eventhub", "snapshot"];
+
+    /// One flow in HCL: a source with bronze, silver, or both.
+    fn flow(g: &mut Gen) -> String {
+        let schema = flow_schema();
+        let mut out = String::from("resource \"sdp_meta_flow\" \"f\" {\n");
+        out.push_str("data_flow_id = \"1\"\n");
+        out.push_str(&format!("data_flow_group = {}\n", source_string(&g.text())));
+        body(g, FLOW, &schema, &|n| n == "data_flow_group", &mut out);
+        let with_source = g.chance(75);
+        if with_source {
+            let format = FORMATS[g.below(5) as usize];
+            out.push_str(&format!("source {{\nformat = \"{format}\"\n"));
+            let table_like = matches!(format, "delta" | "snapshot");
+            body(
+                g,
+                SOURCE_DETAILS,
+                sub(&schema, "source"),
+                &|n| {
+                    (n == "source_catalog" && table_like)
+                        || (n == "kafka" && format != "kafka")
+                        || (n == "eventhub" && format != "eventhub")
+                },
+                &mut out,
+            );
+            out.push_str("}\n");
+        }
+        for layer in ["bronze", "silver"] {
+            let wanted = match layer {
+                "bronze" => with_source,
+                _ => !with_source || g.chance(50),
+            };
+            if !wanted {
+                continue;
+            }
+            out.push_str(&format!("{layer} {{\n"));
+            out.push_str(&format!("database = \"main.{}\"\n", g.ident()));
+            out.push_str(&format!("table = \"{layer}_{}\"\n", g.ident()));
+            let cdc_flows = g.chance(25);
+            let inline = layer == "silver" && !cdc_flows && g.chance(50);
+            let ls = sub(&schema, layer);
+            body(
+                g,
+                LAYER,
+                ls,
+                &|n| {
+                    n == "database"
+                        || n == "table"
+                        || (n == "cdc_apply_changes_flows" && !cdc_flows)
+                },
+                &mut out,
+            );
+            if layer == "silver" && !cdc_flows {
+                if inline {
+                    body(g, TRANSFORMATION, ls, &|_| false, &mut out);
+                } else if g.chance(30) {
+                    out.push_str("transformation_file = \"/Volumes/x/y/z/t.json\"\n");
+                }
+            }
+            out.push_str("}\n");
+        }
+        out.push_str("}\n");
+        out
+    }
+
+    fn get<'o>(o: &'o Object, k: &str) -> Option<&'o Value> {
+        o.get(k).filter(|v| !v.is_null())
+    }
+
+    /// The flow as the tables see it: every field by attribute, with the values render
+    /// gives to unset and empty ones, and repeated blocks by name.
+    fn project(o: &Object, table: &[Field], out: &mut Map<String, Json>) {
+        for f in table {
+            let a = f.attr;
+            let v = get(o, a);
+            let empty = |v: &Value| match v {
+                Value::List(l) => l.is_empty(),
+                Value::Object(m) => m.values().all(Value::is_null),
+                _ => false,
+            };
+            let j = match f.conv {
+                Map | CommaList | ListOrListString => v.filter(|v| !empty(v)).map(Value::to_json),
+                BoolOrFalse => Some(v.map(Value::to_json).unwrap_or(json!(false))),
+                MapOrEmpty => Some(v.map(Value::to_json).unwrap_or(json!({}))),
+                Block(t) | BlockUnlessEmpty(t) | Flat(t) => {
+                    v.and_then(Value::as_object).and_then(|b| {
+                        let mut m = Map::new();
+                        project(b, t, &mut m);
+                        let keep = match f.conv {
+                            Block(_) => true,
+                            _ => !m.is_empty(),
+                        };
+                        keep.then_some(Json::Object(m))
+                    })
+                }
+                Items(t) | ItemsOrEmpty(t) => {
+                    let mut items: Vec<Json> = v
+                        .and_then(Value::as_list)
+                        .unwrap_or_default()
+                        .iter()
+                        .filter_map(Value::as_object)
+                        .map(|b| {
+                            let mut m = Map::new();
+                            project(b, t, &mut m);
+                            Json::Object(m)
+                        })
+                        .collect();
+                    items.sort_by_key(|i| i["name"].to_string());
+                    match (f.conv, items.is_empty()) {
+                        (Items(_), true) => None,
+                        _ => Some(Json::Array(items)),
+                    }
+                }
+                Details(typed) => {
+                    project(o, typed, out);
+                    v.filter(|v| !empty(v)).map(Value::to_json)
+                }
+                Special(Special::Expectations) => {
+                    if let Some(b) = get(o, "expectations").and_then(Value::as_object) {
+                        let mut m = Map::new();
+                        project(b, EXPECTATIONS, &mut m);
+                        out.insert("expectations".into(), Json::Object(m));
+                    }
+                    v.map(Value::to_json)
+                }
+                Special(Special::Transformation) => {
+                    project(o, TRANSFORMATION, out);
+                    v.map(Value::to_json)
+                }
+                _ => v.map(Value::to_json),
+            };
+            if let Some(j) = j {
+                out.insert(a.to_string(), j);
+            }
+        }
+    }
+
+    fn projection(flow: &Object) -> Json {
+        let mut out = Map::new();
+        project(flow, &[DATA_FLOW_ID], &mut out);
+        project(flow, FLOW, &mut out);
+        if let Some(src) = get(flow, "source").and_then(Value::as_object) {
+            let mut m = Map::new();
+            project(src, &[SOURCE_FORMAT], &mut m);
+            project(src, SOURCE_DETAILS, &mut m);
+            out.insert("source".into(), Json::Object(m));
+        }
+        for layer in ["bronze", "silver"] {
+            if let Some(l) = get(flow, layer).and_then(Value::as_object) {
+                let mut m = Map::new();
+                project(l, LAYER, &mut m);
+                out.insert(layer.into(), Json::Object(m));
+            }
+        }
+        Json::Object(out)
+    }
+
+    proptest! {
+        #[test]
+        fn import_of_render_gives_the_flow_back(seed in any::<u64>()) {
+            let mut bytes = [0u8; 32];
+            bytes[..8].copy_from_slice(&seed.to_le_bytes());
+            let mut g = Gen(TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+            let src = flow(&mut g);
+            let original = decode_flows(&src).remove(0);
+            let rendered = render(&onboarding(vec![original.clone()], json!({}))).unwrap();
+            let files = rendered.files.clone();
+            let imported = import(
+                &rendered.onboarding_json,
+                "onboarding.json",
+                None,
+                &|p: &str| files.get(p).cloned(),
+            )
+            .unwrap();
+            prop_assert!(imported.warnings.is_empty(), "{:#?}\n{src}", imported.warnings);
+            let back = decode_flows(&imported.hcl).remove(0);
+            prop_assert_eq!(
+                projection(&back),
+                projection(&original),
+                "\n{}\n{}\n{}",
+                src,
+                rendered.onboarding_json,
+                imported.hcl
+            );
+        }
+    }
+}
