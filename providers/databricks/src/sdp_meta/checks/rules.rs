@@ -1,8 +1,8 @@
 //! The sdp-meta rules as data: brickform's list of the ways an sdp-meta onboarding goes wrong
 //! (V1–V26) and the checks named by what they check. Findings carry a rule of this table
 //! ([`super::report::Report`] takes one, so an id cannot be spelled differently in a check);
-//! the rule tables of docs/sdp-meta-flows.md (what `validate` reports) and of
-//! docs/architecture.md, sdp-meta rules (every V-rule and why it matters) are generated from
+//! the rule tables of docs/sdp-meta-flows.md (what `validate` reports) and of the list of
+//! every V-rule and why it matters (docs/architecture.md, sdp-meta rules) are generated from
 //! it, and a test fails when either is out of date.
 //!
 //! The comment on each rule says which check reports it and where the finding points.
@@ -404,7 +404,7 @@ pub fn checks_markdown() -> String {
     out
 }
 
-/// Every V-rule and why it matters: the table of docs/architecture.md, sdp-meta rules.
+/// Every V-rule and why it matters (docs/architecture.md, sdp-meta rules).
 pub fn rules_markdown() -> String {
     let mut out =
         String::from("| Rule | Level | Condition | Why it matters |\n|---|---|---|---|\n");
