@@ -383,6 +383,102 @@ pub fn layer_key(layer: &str, attr: &str) -> Option<String> {
         .map(|f| f.key.generic(layer))
 }
 
+/// How a conversion shows in the docs.
+fn how(conv: Conv) -> &'static str {
+    match conv {
+        Str => "string",
+        Bool => "bool",
+        BoolText => "bool, as `\"True\"` / `\"False\"`",
+        BoolOrFalse => "bool, `false` when unset",
+        List => "list",
+        ListOrListString => "list, left out when empty",
+        CommaList => "list, as `\"a,b\"`, left out when empty",
+        Map => "map, left out when empty",
+        MapOrEmpty => "map, `{}` when unset",
+        Verbatim => "its keys, verbatim, in the same object",
+        Details(_) => "object, verbatim, with the fields below",
+        Block(_) => "object",
+        BlockUnlessEmpty(_) => "object, left out when empty",
+        Items(_) => "list of objects, left out when there are none",
+        ItemsOrEmpty(_) => "list of objects",
+        Flat(_) => "its fields, in the same object",
+        StrOrNullWithExpectations => {
+            "string; null when unset and a row of the file has expectations for the layer (V4)"
+        }
+        Special(Special::SourceTable) => {
+            "string; also from `table` or `ingestion_table` (`catalog.schema.table`, split), with `source_catalog` folded in for delta and snapshot (V15)"
+        }
+        Special(Special::SourceCatalog) => "string; formats other than delta and snapshot (V15)",
+        Special(Special::Expectations) => {
+            "the expectations file brickform writes from `expectations` (keys below), or `expectations_file` as given"
+        }
+        Special(Special::Transformation) => {
+            "the transformations file brickform writes (with `select_exp` / `where_clause`, keys below), or `transformation_file` as given; left out with `cdc_apply_changes_flows`"
+        }
+    }
+}
+
+/// One row per field of `table`, and the rows of its blocks. `file`: the file other than the
+/// onboarding file the keys are in.
+fn rows(table: &[Field], attr_path: &str, key_path: &str, file: &str, out: &mut String) {
+    for f in table {
+        // Only silver has a transformation.
+        let (attr_path, layer) = match f.conv {
+            Special(Special::Transformation) => ("silver.", "silver"),
+            _ => (attr_path, "<layer>"),
+        };
+        let attr = format!("{attr_path}{}", f.attr);
+        let key = format!("{key_path}{}", f.key.spell(layer, "{env}"));
+        match f.conv {
+            Flat(t) => rows(t, &format!("{attr}."), key_path, file, out),
+            Verbatim => out.push_str(&format!("| `{attr}` | `{key_path}*` | {} |\n", how(f.conv))),
+            _ => out.push_str(&format!("| `{attr}` | `{key}`{file} | {} |\n", how(f.conv))),
+        }
+        match f.conv {
+            Block(t) | BlockUnlessEmpty(t) => {
+                rows(t, &format!("{attr}."), &format!("{key}."), file, out)
+            }
+            Items(t) | ItemsOrEmpty(t) => {
+                rows(t, &format!("{attr}[]."), &format!("{key}[]."), file, out)
+            }
+            Details(t) => rows(t, attr_path, &format!("{key}."), file, out),
+            Special(Special::Expectations) => rows(
+                EXPECTATIONS,
+                &format!("{attr_path}expectations."),
+                "",
+                " in the expectations file",
+                out,
+            ),
+            Special(Special::Transformation) => rows(
+                TRANSFORMATION,
+                attr_path,
+                "",
+                " in the transformations file's entry",
+                out,
+            ),
+            _ => {}
+        }
+    }
+}
+
+/// The table of docs/sdp-meta-flows.md: every attribute of `sdp_meta_flow` and the key it is
+/// written to, generated from the tables above.
+pub fn markdown() -> String {
+    let mut out = String::from("| Attribute | Onboarding key | Written as |\n|---|---|---|\n");
+    rows(&[DATA_FLOW_ID], "", "", "", &mut out);
+    rows(FLOW, "", "", "", &mut out);
+    rows(&[SOURCE_FORMAT], "source.", "", "", &mut out);
+    rows(
+        SOURCE_DETAILS,
+        "source.",
+        &format!("{SOURCE_DETAILS_KEY}."),
+        "",
+        &mut out,
+    );
+    rows(LAYER, "<layer>.", "", "", &mut out);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -487,6 +583,23 @@ mod tests {
         all(&schema, "", &mut every);
         let missing: Vec<&String> = every.iter().filter(|p| !seen.contains(p)).collect();
         assert!(missing.is_empty(), "not in a field table: {missing:?}");
+    }
+
+    #[test]
+    fn the_docs_field_table_is_current() {
+        crate::sdp_meta::schema::testing::check_doc_section(
+            "sdp-meta-flows.md",
+            "sdp-meta fields",
+            &markdown(),
+        );
+        let md = markdown();
+        assert!(md.contains(
+            "| `<layer>.quarantine.database` | `<layer>_database_quarantine_{env}` | string |"
+        ));
+        assert!(md.contains("| `source.kafka.options` | `source_details.*` |"));
+        assert!(md.contains(
+            "| `<layer>.append_flow[].source_path` | `<layer>_append_flows[].source_details.source_path_{env}` |"
+        ));
     }
 
     #[test]
