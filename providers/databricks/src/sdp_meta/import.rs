@@ -597,7 +597,8 @@ impl Importer<'_> {
                 items.push(Item::Block(layer, body));
             }
         }
-        let [bronze_table, silver_table] = [tables[0].take(), tables[1].take()];
+        let mut tables = tables.into_iter();
+        let (bronze_table, silver_table) = (tables.next().flatten(), tables.next().flatten());
 
         // What is left: other envs' keys (ignored by sdp-meta) and keys the schema lacks.
         for (key, _) in row.iter().filter(|(_, v)| !v.is_null()) {
