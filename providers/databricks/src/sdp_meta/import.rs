@@ -8,10 +8,19 @@
 //! `expectations` blocks and `select_exp` / `where_clause`; files that cannot be read stay
 //! referenced by path (`expectations_file`, `transformation_file`). Whatever the flow schema
 //! cannot express is reported as a warning, never dropped silently.
+//!
+//! The keys are read by walking the tables of [`super::fields`], the ones rendering writes
+//! with, in the order the flow schema declares the attributes.
 
-use super::render::{DQE_KEYS, EVENTHUB_KEYS, KAFKA_KEYS, is_yaml};
+use super::fields::{
+    Conv, DATA_FLOW_ID, EXPECTATIONS, FLOW, Field, Key, LAYER, SOURCE_DETAILS, SOURCE_DETAILS_KEY,
+    SOURCE_FORMAT, Special, TRANSFORMATION,
+};
+use super::render::is_yaml;
+use super::schema::{LAYERS, flow_schema};
 use brickform_core::lang::fmt::format_source;
 use brickform_core::lang::functions::{FunctionContext, call};
+use brickform_core::provider::Schema;
 use brickform_core::value::Value;
 use brickform_core::value::{source_key, source_string};
 use serde_json::{Map, Value as Json};
@@ -148,8 +157,11 @@ pub fn import(
         },
     };
 
+    let schema = flow_schema();
     let mut im = Importer {
         env: &env,
+        schema: &schema,
+        env_key_bases: env_key_bases(),
         read_file,
         warnings: Vec::new(),
         transformations: HashMap::new(),
@@ -368,11 +380,25 @@ fn write_expr(j: &Json, depth: usize, out: &mut String) {
 
 // ---------- rows to flows ----------
 
+/// What reading a flow's fields needs besides the fields.
+struct Rd<'r> {
+    /// The flow's id, for warnings.
+    id: &'r str,
+    /// The layer being read (`bronze` / `silver`), empty outside the layers.
+    layer: &'static str,
+    /// The source format, lower-cased.
+    format: String,
+}
+
 /// A parsed silver transformations file: entries by target table.
 type Transformations = HashMap<String, Vec<Map<String, Json>>>;
 
 struct Importer<'a> {
     env: &'a str,
+    /// The flow schema, whose order the configuration follows.
+    schema: &'a Schema,
+    /// The env-suffixed key bases ([`env_key_bases`]).
+    env_key_bases: Vec<String>,
     read_file: &'a dyn Fn(&str) -> Option<String>,
     warnings: Vec<String>,
     /// Transformations files read so far, by path (`None`: unreadable or invalid).
@@ -383,19 +409,6 @@ struct Importer<'a> {
 fn take(m: &mut Map<String, Json>, key: &str) -> Option<Json> {
     m.shift_remove(key).filter(|v| !v.is_null())
 }
-
-/// The bases of the env-suffixed top-level keys (docs/architecture.md, sdp-meta onboarding
-/// facts), for recognising keys of other envs.
-const ENV_KEY_BASES: &[&str] = &[
-    "database_quarantine_",
-    "catalog_quarantine_",
-    "quarantine_table_path_",
-    "data_quality_expectations_json_",
-    "transformation_json_",
-    "table_path_",
-    "database_",
-    "catalog_",
-];
 
 impl Importer<'_> {
     fn warn(&mut self, id: &str, message: impl AsRef<str>) {
@@ -535,7 +548,7 @@ impl Importer<'_> {
     /// A flow's resource name and body.
     fn flow(&mut self, index: usize, mut row: Map<String, Json>) -> (String, Vec<Item>) {
         let env = self.env.to_string();
-        let id = match take(&mut row, "data_flow_id") {
+        let id = match take(&mut row, DATA_FLOW_ID.attr) {
             Some(Json::String(s)) => s,
             Some(Json::Number(n)) => n.to_string(),
             other => {
@@ -550,36 +563,42 @@ impl Importer<'_> {
                 id
             }
         };
-        let mut items = vec![Item::Attr("data_flow_id", Json::String(id.clone()))];
-        match take(&mut row, "data_flow_group").and_then(|g| self.string(&id, "data_flow_group", g))
+        let mut items = vec![Item::Attr(DATA_FLOW_ID.attr, Json::String(id.clone()))];
+        let schema = self.schema;
+        let mut rd = Rd {
+            id: &id,
+            layer: "",
+            format: String::new(),
+        };
+        items.extend(self.read_fields(&rd, "", &mut row, FLOW, schema, ""));
+        if !items
+            .iter()
+            .any(|i| matches!(i, Item::Attr("data_flow_group", _)))
         {
-            Some(g) => items.push(Item::Attr("data_flow_group", g)),
-            None => self.warn(&id, "data_flow_group is missing; the flow needs one"),
-        }
-        if let Some(v) =
-            take(&mut row, "source_system").and_then(|v| self.string(&id, "source_system", v))
-        {
-            items.push(Item::Attr("source_system", v));
+            self.warn(&id, "data_flow_group is missing; the flow needs one");
         }
 
-        let has_source = ["source_format", "source_details"]
+        let has_source = [SOURCE_FORMAT.key, Key::Plain(SOURCE_DETAILS_KEY)]
             .iter()
-            .any(|k| row.get(*k).is_some_and(|v| !v.is_null()));
+            .any(|k| row.get(&k.spell("", &env)).is_some_and(|v| !v.is_null()));
         if has_source {
-            items.push(Item::Block("source", self.source(&id, &mut row)));
+            items.push(Item::Block("source", self.source(&mut rd, &mut row)));
         }
-        let bronze = self.layer(&id, "bronze", &mut row);
-        let bronze_table = table_of(&bronze);
-        if !bronze.is_empty() {
-            self.require(&id, "bronze", &bronze);
-            items.push(Item::Block("bronze", bronze));
+        let mut tables = Vec::new();
+        for layer in LAYERS {
+            rd.layer = layer;
+            let body = match sub_schema(schema, layer) {
+                Some(s) => self.read_fields(&rd, "", &mut row, LAYER, s, layer),
+                None => Vec::new(),
+            };
+            tables.push(table_of(&body));
+            if !body.is_empty() {
+                self.require(&id, layer, &body);
+                items.push(Item::Block(layer, body));
+            }
         }
-        let silver = self.layer(&id, "silver", &mut row);
-        let silver_table = table_of(&silver);
-        if !silver.is_empty() {
-            self.require(&id, "silver", &silver);
-            items.push(Item::Block("silver", silver));
-        }
+        let mut tables = tables.into_iter();
+        let (bronze_table, silver_table) = (tables.next().flatten(), tables.next().flatten());
 
         // What is left: other envs' keys (ignored by sdp-meta) and keys the schema lacks.
         for (key, _) in row.iter().filter(|(_, v)| !v.is_null()) {
@@ -604,14 +623,15 @@ impl Importer<'_> {
 
     /// The env a key of another env is suffixed with.
     fn other_env(&self, key: &str) -> Option<String> {
-        for layer in ["bronze_", "silver_"] {
-            let Some(rest) = key.strip_prefix(layer) else {
+        for layer in LAYERS {
+            let Some(rest) = key.strip_prefix(layer).and_then(|r| r.strip_prefix('_')) else {
                 continue;
             };
             // Keys of this env are consumed before this is asked.
-            if let Some(env) = ENV_KEY_BASES
+            if let Some(env) = self
+                .env_key_bases
                 .iter()
-                .find_map(|base| rest.strip_prefix(base))
+                .find_map(|base| rest.strip_prefix(base.as_str()))
                 .filter(|env| !env.is_empty() && *env != self.env)
             {
                 return Some(env.to_string());
@@ -626,30 +646,32 @@ impl Importer<'_> {
                 .iter()
                 .any(|i| matches!(i, Item::Attr(n, _) if *n == field))
             {
-                let key = if field == "database" {
-                    format!("{layer}_database_{}", self.env)
-                } else {
-                    format!("{layer}_table")
-                };
+                let key = LAYER
+                    .iter()
+                    .find(|f| f.attr == field)
+                    .map(|f| f.key.spell(layer, self.env))
+                    .unwrap_or_default();
                 self.warn(id, format!("{key} is missing; {layer}.{field} is required"));
             }
         }
     }
 
-    fn source(&mut self, id: &str, row: &mut Map<String, Json>) -> Vec<Item> {
+    fn source(&mut self, rd: &mut Rd<'_>, row: &mut Map<String, Json>) -> Vec<Item> {
+        let id = rd.id;
         let env = self.env.to_string();
         let mut items = Vec::new();
-        let format = take(row, "source_format").and_then(|f| self.string(id, "source_format", f));
+        let format_key = SOURCE_FORMAT.key.spell("", &env);
+        let format = take(row, &format_key).and_then(|f| self.string(id, &format_key, f));
         let fmt = format
             .as_ref()
             .and_then(Json::as_str)
             .map(str::to_ascii_lowercase)
             .unwrap_or_default();
         match format {
-            Some(f) => items.push(Item::Attr("format", f)),
+            Some(f) => items.push(Item::Attr(SOURCE_FORMAT.attr, f)),
             None => self.warn(id, "source_format is missing; source.format is required"),
         }
-        let mut details = match take(row, "source_details") {
+        let mut details = match take(row, SOURCE_DETAILS_KEY) {
             Some(Json::Object(o)) => o,
             Some(other) => {
                 self.warn(
@@ -660,96 +682,16 @@ impl Importer<'_> {
             }
             None => Map::new(),
         };
-        let put = |me: &mut Self,
-                   key: &str,
-                   attr: &'static str,
-                   items: &mut Vec<Item>,
-                   d: &mut Map<String, Json>| {
-            if let Some(v) =
-                take(d, key).and_then(|v| me.string(id, &format!("source_details.{key}"), v))
-            {
-                items.push(Item::Attr(attr, v));
-            }
-        };
-        put(
-            self,
-            "source_database",
-            "source_database",
-            &mut items,
-            &mut details,
-        );
-        put(
-            self,
-            "source_table",
-            "source_table",
-            &mut items,
-            &mut details,
-        );
-        let catalog_key = format!("source_catalog_{env}");
-        if details.get(&catalog_key).is_some_and(|v| !v.is_null())
-            && matches!(fmt.as_str(), "delta" | "snapshot")
-        {
-            self.warn(
-                id,
-                format!("source_details.{catalog_key} is ignored by sdp-meta 0.1.0's {fmt} reader; brickform renders source_catalog into source_database instead"),
-            );
-        }
-        put(
-            self,
-            &catalog_key,
-            "source_catalog",
-            &mut items,
-            &mut details,
-        );
-        put(
-            self,
-            "snapshot_format",
-            "snapshot_format",
-            &mut items,
-            &mut details,
-        );
-        put(
-            self,
-            &format!("source_path_{env}"),
-            "source_path",
-            &mut items,
-            &mut details,
-        );
-        put(
-            self,
-            "source_schema_path",
-            "source_schema_path",
-            &mut items,
-            &mut details,
-        );
-        if let Some(meta) = take(&mut details, "source_metadata")
-            && let Some(block) = self.source_metadata(id, meta)
-        {
-            items.push(Item::Block("source_metadata", block));
-        }
-        let streaming = [
-            ("kafka", KAFKA_KEYS, fmt == "kafka"),
-            ("eventhub", EVENTHUB_KEYS, fmt == "eventhub"),
-        ];
-        for (block, keys, is_format) in streaming {
-            let mut body = Vec::new();
-            for (attr, key) in keys {
-                if let Some(v) = take(&mut details, key)
-                    .and_then(|v| self.string(id, &format!("source_details.{key}"), v))
-                {
-                    body.push(Item::Attr(attr, v));
-                }
-            }
-            if is_format && !details.is_empty() {
-                // Every other key is passed to the reader verbatim.
-                let rest = std::mem::take(&mut details);
-                if let Some(options) = self.string_map(id, "source_details", Json::Object(rest)) {
-                    body.push(Item::Attr("options", options));
-                }
-            }
-            if !body.is_empty() {
-                items.push(Item::Block(block, body));
-            }
+        rd.format = fmt.clone();
+        if let Some(s) = sub_schema(self.schema, "source") {
+            items.extend(self.read_fields(
+                rd,
+                SOURCE_DETAILS_KEY,
+                &mut details,
+                SOURCE_DETAILS,
+                s,
+                "source",
+            ));
         }
         for (key, _) in details.iter().filter(|(_, v)| !v.is_null()) {
             let message = match key
@@ -768,165 +710,179 @@ impl Importer<'_> {
         items
     }
 
-    fn source_metadata(&mut self, id: &str, meta: Json) -> Option<Vec<Item>> {
-        let Json::Object(mut m) = meta else {
-            self.warn(
-                id,
-                "source_details.source_metadata is not an object; dropped",
-            );
-            return None;
-        };
+    /// Reads the fields of `table` from `o` (at `path` in the row, for messages) as the
+    /// attributes and blocks of a block of `schema` named `owner`, in the schema's order. The
+    /// keys read are removed from `o`; what is left is the caller's to report.
+    fn read_fields(
+        &mut self,
+        rd: &Rd<'_>,
+        path: &str,
+        o: &mut Map<String, Json>,
+        table: &'static [Field],
+        schema: &Schema,
+        owner: &str,
+    ) -> Vec<Item> {
+        let id = rd.id;
+        let mut order: Vec<&'static Field> = table.iter().collect();
+        order.sort_by_key(|f| schema_position(schema, f.attr));
         let mut items = Vec::new();
-        if let Some(v) = take(&mut m, "include_autoloader_metadata_column")
-            .and_then(|v| self.bool(id, "source_metadata.include_autoloader_metadata_column", v))
-        {
-            items.push(Item::Attr("include_autoloader_metadata_column", v));
-        }
-        if let Some(v) = take(&mut m, "autoloader_metadata_col_name")
-            .and_then(|v| self.string(id, "source_metadata.autoloader_metadata_col_name", v))
-        {
-            items.push(Item::Attr("autoloader_metadata_col_name", v));
-        }
-        if let Some(v) = take(&mut m, "select_metadata_cols")
-            .and_then(|v| self.string_map(id, "source_metadata.select_metadata_cols", v))
-        {
-            items.push(Item::Attr("select_metadata_cols", v));
-        }
-        for (key, _) in m.iter().filter(|(_, v)| !v.is_null()) {
-            self.warn(
-                id,
-                format!("source_details.source_metadata.{key} is not supported; dropped"),
-            );
-        }
-        Some(items)
-    }
-
-    /// One layer's fields (empty when the row has none).
-    fn layer(&mut self, id: &str, layer: &str, row: &mut Map<String, Json>) -> Vec<Item> {
-        let env = self.env.to_string();
-        let k = |s: &str| format!("{layer}_{s}");
-        let ke = |s: &str| format!("{layer}_{s}_{env}");
-        let mut items = Vec::new();
-        macro_rules! field {
-            ($key:expr, $attr:literal, $conv:ident) => {{
-                let key = $key;
-                if let Some(v) = take(row, &key).and_then(|v| self.$conv(id, &key, v)) {
-                    items.push(Item::Attr($attr, v));
+        for f in order {
+            let key = f.key.spell(rd.layer, self.env);
+            let at = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            let name = f.attr;
+            let taken = |o: &mut Map<String, Json>| take(o, &key);
+            let value = match f.conv {
+                Conv::Str
+                | Conv::StrOrNullWithExpectations
+                | Conv::Special(Special::SourceTable) => {
+                    taken(o).and_then(|v| self.string(id, &at, v))
                 }
-            }};
+                Conv::Bool | Conv::BoolText | Conv::BoolOrFalse => {
+                    taken(o).and_then(|v| self.bool(id, &at, v))
+                }
+                Conv::List => taken(o).and_then(|v| self.strings(id, &at, v)),
+                Conv::ListOrListString => taken(o).and_then(|v| self.cluster_list(id, &at, v)),
+                Conv::CommaList => taken(o).and_then(|v| self.partition_list(id, &at, v)),
+                Conv::Map | Conv::MapOrEmpty => taken(o).and_then(|v| self.string_map(id, &at, v)),
+                Conv::Verbatim => {
+                    // Every other key is passed to the reader verbatim.
+                    if rd.format != owner || o.is_empty() {
+                        continue;
+                    }
+                    let rest = std::mem::take(o);
+                    self.string_map(id, path, Json::Object(rest))
+                }
+                Conv::Special(Special::SourceCatalog) => {
+                    let fmt = &rd.format;
+                    if o.get(&key).is_some_and(|v| !v.is_null())
+                        && matches!(fmt.as_str(), "delta" | "snapshot")
+                    {
+                        self.warn(
+                            id,
+                            format!("{at} is ignored by sdp-meta 0.1.0's {fmt} reader; brickform renders source_catalog into source_database instead"),
+                        );
+                    }
+                    taken(o).and_then(|v| self.string(id, &at, v))
+                }
+                Conv::Details(typed) => {
+                    // The typed fields are lifted out; the rest stays verbatim.
+                    if let Some(Json::Object(d)) = o.get_mut(&key) {
+                        items.extend(self.read_fields(rd, &at, d, typed, schema, owner));
+                        if d.is_empty() {
+                            o.shift_remove(&key);
+                        }
+                    }
+                    match taken(o) {
+                        Some(v @ Json::Object(_)) => Some(v),
+                        Some(other) => {
+                            self.warn(
+                                id,
+                                format!("{at} is {}, not an object; dropped", json_type(&other)),
+                            );
+                            None
+                        }
+                        None => None,
+                    }
+                }
+                Conv::Block(t) | Conv::BlockUnlessEmpty(t) => {
+                    let Some(sub) = sub_schema(schema, name) else {
+                        continue;
+                    };
+                    match taken(o) {
+                        Some(Json::Object(mut m)) => {
+                            let body = self.read_fields(rd, &at, &mut m, t, sub, name);
+                            self.unsupported(id, &at, &m);
+                            items.push(Item::Block(name, body));
+                        }
+                        Some(other) => self.warn(
+                            id,
+                            format!("{at} is {}, not an object; dropped", json_type(&other)),
+                        ),
+                        None => {}
+                    }
+                    continue;
+                }
+                Conv::Items(t) | Conv::ItemsOrEmpty(t) => {
+                    let Some(sub) = sub_schema(schema, name) else {
+                        continue;
+                    };
+                    match taken(o) {
+                        Some(Json::Array(list)) => {
+                            for (i, item) in list.into_iter().enumerate() {
+                                let Json::Object(mut m) = item else {
+                                    self.warn(id, format!("{at}[{i}] is not an object; dropped"));
+                                    continue;
+                                };
+                                let p = format!("{at}[{i}]");
+                                let body = self.read_fields(rd, &p, &mut m, t, sub, name);
+                                self.unsupported(id, &p, &m);
+                                items.push(Item::Block(name, body));
+                            }
+                        }
+                        Some(other) => self.warn(
+                            id,
+                            format!("{at} is {}, not a list; dropped", json_type(&other)),
+                        ),
+                        None => {}
+                    }
+                    continue;
+                }
+                Conv::Flat(t) => {
+                    let Some(sub) = sub_schema(schema, name) else {
+                        continue;
+                    };
+                    let body = self.read_fields(rd, path, o, t, sub, name);
+                    if !body.is_empty() {
+                        items.push(Item::Block(name, body));
+                    }
+                    continue;
+                }
+                Conv::Special(Special::Expectations) => {
+                    if let Some(file) = taken(o).and_then(|v| self.string(id, &at, v)) {
+                        let file = file.as_str().unwrap_or_default().to_string();
+                        match self.expectations(id, &at, &file) {
+                            Some(block) => items.push(Item::Block("expectations", block)),
+                            None => items.push(Item::Attr(name, Json::String(file))),
+                        }
+                    }
+                    continue;
+                }
+                Conv::Special(Special::Transformation) => {
+                    if rd.layer != "silver" {
+                        continue;
+                    }
+                    if let Some(file) = taken(o).and_then(|v| self.string(id, &at, v)) {
+                        let file = file.as_str().unwrap_or_default().to_string();
+                        let table = table_of(&items);
+                        match self.transformation(id, &file, table.as_deref()) {
+                            Some(fields) => items.extend(fields),
+                            None => items.push(Item::Attr(name, Json::String(file))),
+                        }
+                    }
+                    continue;
+                }
+            };
+            if let Some(v) = value {
+                items.push(Item::Attr(name, v));
+            }
         }
-        field!(ke("database"), "database", string);
-        field!(ke("catalog"), "catalog", string);
-        field!(k("table"), "table", string);
-        field!(k("table_comment"), "comment", string);
-        field!(ke("table_path"), "path", string);
-        field!(k("reader_options"), "reader_options", string_map);
-        field!(k("table_properties"), "table_properties", string_map);
-        field!(k("partition_columns"), "partition_columns", partition_list);
-        field!(k("cluster_by"), "cluster_by", cluster_list);
-        field!(k("cluster_by_auto"), "cluster_by_auto", bool);
-        field!(k("row_filter"), "row_filter", string);
-        field!(k("quarantine_row_filter"), "quarantine_row_filter", string);
-
-        let table = items.iter().find_map(|i| match i {
-            Item::Attr("table", Json::String(t)) => Some(t.clone()),
-            _ => None,
+        // Attributes first, then blocks, each in the schema's order, as the formatter and
+        // the docs show them.
+        items.sort_by_key(|i| match i {
+            Item::Attr(n, _) | Item::Block(n, _) => schema_position(schema, n),
         });
-
-        let mut blocks = Vec::new();
-        let dqe_key = ke("data_quality_expectations_json");
-        if let Some(path) = take(row, &dqe_key).and_then(|v| self.string(id, &dqe_key, v)) {
-            let path = path.as_str().unwrap_or_default().to_string();
-            match self.expectations(id, &dqe_key, &path) {
-                Some(block) => blocks.push(Item::Block("expectations", block)),
-                None => items.push(Item::Attr("expectations_file", Json::String(path))),
-            }
-        }
-        if layer == "silver" {
-            let tkey = ke("transformation_json");
-            if let Some(path) = take(row, &tkey).and_then(|v| self.string(id, &tkey, v)) {
-                let path = path.as_str().unwrap_or_default().to_string();
-                match self.transformation(id, &path, table.as_deref()) {
-                    Some(fields) => items.extend(fields),
-                    None => items.push(Item::Attr("transformation_file", Json::String(path))),
-                }
-            }
-        }
-
-        let mut all = items;
-        if let Some(v) = take(row, &k("cdc_apply_changes"))
-            && let Some(b) = self.cdc(id, &k("cdc_apply_changes"), v, false)
-        {
-            all.push(Item::Block("cdc_apply_changes", b));
-        }
-        if let Some(v) = take(row, &k("cdc_apply_changes_flows"))
-            && let Some(b) = self.cdc(id, &k("cdc_apply_changes_flows"), v, true)
-        {
-            all.push(Item::Block("cdc_apply_changes_flows", b));
-        }
-        if let Some(v) = take(row, &k("apply_changes_from_snapshot")) {
-            let key = k("apply_changes_from_snapshot");
-            if let Some(b) = self.fields_block(id, &key, v, SNAPSHOT_FIELDS) {
-                all.push(Item::Block("apply_changes_from_snapshot", b));
-            }
-        }
-        all.extend(blocks);
-        let quarantine = self.quarantine(id, layer, row);
-        if !quarantine.is_empty() {
-            all.push(Item::Block("quarantine", quarantine));
-        }
-        if let Some(v) = take(row, &k("append_flows")) {
-            for b in self.named_items(id, &k("append_flows"), v, APPEND_FLOW_FIELDS, true) {
-                all.push(Item::Block("append_flow", b));
-            }
-        }
-        if let Some(v) = take(row, &k("sinks")) {
-            for b in self.named_items(id, &k("sinks"), v, SINK_FIELDS, false) {
-                all.push(Item::Block("sink", b));
-            }
-        }
-        // Attributes first, then blocks, as the formatter and the docs show them.
-        let (mut attrs, blocks): (Vec<Item>, Vec<Item>) =
-            all.into_iter().partition(|i| matches!(i, Item::Attr(..)));
-        attrs.extend(blocks);
-        attrs
+        items
     }
 
-    fn quarantine(&mut self, id: &str, layer: &str, row: &mut Map<String, Json>) -> Vec<Item> {
-        let env = self.env.to_string();
-        let k = |s: &str| format!("{layer}_{s}");
-        let ke = |s: &str| format!("{layer}_{s}_{env}");
-        let mut items = Vec::new();
-        macro_rules! field {
-            ($key:expr, $attr:literal, $conv:ident) => {{
-                let key = $key;
-                if let Some(v) = take(row, &key).and_then(|v| self.$conv(id, &key, v)) {
-                    items.push(Item::Attr($attr, v));
-                }
-            }};
+    /// Warns about the keys of an object no field took.
+    fn unsupported(&mut self, id: &str, at: &str, left: &Map<String, Json>) {
+        for (k, _) in left.iter().filter(|(_, v)| !v.is_null()) {
+            self.warn(id, format!("{at}.{k} is not supported; dropped"));
         }
-        field!(ke("database_quarantine"), "database", string);
-        field!(ke("catalog_quarantine"), "catalog", string);
-        field!(k("quarantine_table"), "table", string);
-        field!(k("quarantine_table_comment"), "comment", string);
-        field!(ke("quarantine_table_path"), "path", string);
-        field!(
-            k("quarantine_table_partitions"),
-            "partitions",
-            partition_list
-        );
-        field!(
-            k("quarantine_table_properties"),
-            "table_properties",
-            string_map
-        );
-        field!(k("quarantine_table_cluster_by"), "cluster_by", cluster_list);
-        field!(
-            k("quarantine_table_cluster_by_auto"),
-            "cluster_by_auto",
-            bool
-        );
-        items
     }
 
     /// An expectations file as an `expectations` block, when it can be read and says only
@@ -943,7 +899,11 @@ impl Importer<'_> {
         };
         let mut items = Vec::new();
         for (category, rules) in &doc {
-            let Some(attr) = DQE_KEYS.iter().find(|k| **k == category.as_str()) else {
+            let Some(attr) = EXPECTATIONS
+                .iter()
+                .find(|f| matches!(f.key, Key::Plain(k) if k == category))
+                .map(|f| f.attr)
+            else {
                 self.warn(id, format!("{key}: {path} has {category:?}, which the expectations block does not support; kept as expectations_file"));
                 return None;
             };
@@ -960,10 +920,10 @@ impl Importer<'_> {
                 self.warn(id, format!("{key}: {path}: {category} has a rule that is not a string; kept as expectations_file"));
                 return None;
             }
-            items.push((*attr, Json::Object(rules.clone())));
+            items.push((attr, Json::Object(rules.clone())));
         }
         // In the block's order.
-        items.sort_by_key(|(attr, _)| DQE_KEYS.iter().position(|k| k == attr));
+        items.sort_by_key(|(attr, _)| EXPECTATIONS.iter().position(|f| f.attr == *attr));
         Some(items.into_iter().map(|(a, v)| Item::Attr(a, v)).collect())
     }
 
@@ -1008,14 +968,12 @@ impl Importer<'_> {
             return Some(items);
         };
         entry.shift_remove("target_table");
-        for (key, attr) in [
-            ("select_exp", "select_exp"),
-            ("where_clause", "where_clause"),
-        ] {
+        for f in TRANSFORMATION {
+            let key = f.key.spell("silver", self.env);
             if let Some(v) =
-                take(&mut entry, key).and_then(|v| self.strings(id, &format!("{path}: {key}"), v))
+                take(&mut entry, &key).and_then(|v| self.strings(id, &format!("{path}: {key}"), v))
             {
-                items.push(Item::Attr(attr, v));
+                items.push(Item::Attr(f.attr, v));
             }
         }
         for (key, _) in entry.iter().filter(|(_, v)| !v.is_null()) {
@@ -1029,145 +987,6 @@ impl Importer<'_> {
         }
         Some(items)
     }
-
-    /// A block of known fields from an object; unknown keys are warned about.
-    fn fields_block(
-        &mut self,
-        id: &str,
-        key: &str,
-        v: Json,
-        fields: &[(&'static str, Conv)],
-    ) -> Option<Vec<Item>> {
-        let Json::Object(mut o) = v else {
-            self.warn(
-                id,
-                format!("{key} is {}, not an object; dropped", json_type(&v)),
-            );
-            return None;
-        };
-        let items = self.fields(id, key, &mut o, fields);
-        for (k, _) in o.iter().filter(|(_, v)| !v.is_null()) {
-            self.warn(id, format!("{key}.{k} is not supported; dropped"));
-        }
-        Some(items)
-    }
-
-    fn fields(
-        &mut self,
-        id: &str,
-        key: &str,
-        o: &mut Map<String, Json>,
-        fields: &[(&'static str, Conv)],
-    ) -> Vec<Item> {
-        let mut items = Vec::new();
-        for (name, conv) in fields {
-            let Some(v) = take(o, name) else { continue };
-            let path = format!("{key}.{name}");
-            let v = match conv {
-                Conv::Str => self.string(id, &path, v),
-                Conv::Bool => self.bool(id, &path, v),
-                Conv::List => self.strings(id, &path, v),
-                Conv::Map => self.string_map(id, &path, v),
-                Conv::AnyMap => match v {
-                    Json::Object(_) => Some(v),
-                    other => {
-                        self.warn(
-                            id,
-                            format!("{path} is {}, not an object; dropped", json_type(&other)),
-                        );
-                        None
-                    }
-                },
-            };
-            if let Some(v) = v {
-                items.push(Item::Attr(name, v));
-            }
-        }
-        items
-    }
-
-    fn cdc(&mut self, id: &str, key: &str, v: Json, multi: bool) -> Option<Vec<Item>> {
-        let Json::Object(mut o) = v else {
-            self.warn(
-                id,
-                format!("{key} is {}, not an object; dropped", json_type(&v)),
-            );
-            return None;
-        };
-        let fields: Vec<(&'static str, Conv)> = CDC_FIELDS
-            .iter()
-            .copied()
-            .filter(|(n, _)| !multi || (*n != "flow_name" && *n != "once"))
-            .collect();
-        let mut items = self.fields(id, key, &mut o, &fields);
-        if multi && let Some(flows) = take(&mut o, "flows") {
-            for b in self.named_items(id, &format!("{key}.flows"), flows, CDC_FLOW_FIELDS, false) {
-                items.push(Item::Block("flow", b));
-            }
-        }
-        for (k, _) in o.iter().filter(|(_, v)| !v.is_null()) {
-            self.warn(id, format!("{key}.{k} is not supported; dropped"));
-        }
-        Some(items)
-    }
-
-    /// The items of `<layer>_append_flows`, `<layer>_sinks` or `.flows`: each with its
-    /// `source_details.source_path_{env}` (and, for append flows, `source_schema_path`)
-    /// lifted into attributes.
-    fn named_items(
-        &mut self,
-        id: &str,
-        key: &str,
-        v: Json,
-        fields: &[(&'static str, Conv)],
-        schema_path: bool,
-    ) -> Vec<Vec<Item>> {
-        let Json::Array(list) = v else {
-            self.warn(
-                id,
-                format!("{key} is {}, not a list; dropped", json_type(&v)),
-            );
-            return Vec::new();
-        };
-        let env = self.env.to_string();
-        let mut out = Vec::new();
-        for (i, item) in list.into_iter().enumerate() {
-            let Json::Object(mut o) = item else {
-                self.warn(id, format!("{key}[{i}] is not an object; dropped"));
-                continue;
-            };
-            let path = format!("{key}[{i}]");
-            let mut lifted = Vec::new();
-            if let Some(Json::Object(d)) = o.get_mut("source_details") {
-                let source_path = format!("source_path_{env}");
-                if let Some(v) = take(d, &source_path) {
-                    lifted.push(("source_path", v));
-                }
-                if schema_path && let Some(v) = take(d, "source_schema_path") {
-                    lifted.push(("source_schema_path", v));
-                }
-                if d.is_empty() {
-                    o.shift_remove("source_details");
-                }
-            }
-            let mut items = self.fields(id, &path, &mut o, fields);
-            for (attr, v) in lifted {
-                if let Some(v) = self.string(id, &format!("{path}.source_details.{attr}"), v) {
-                    // After source_details, where the schema declares them.
-                    let at = items
-                        .iter()
-                        .position(|i| matches!(i, Item::Attr(n, _) if FIELD_ORDER_AFTER_DETAILS.contains(n)))
-                        .unwrap_or(items.len());
-                    items.insert(at, Item::Attr(attr, v));
-                }
-            }
-            for (k, _) in o.iter().filter(|(_, v)| !v.is_null()) {
-                self.warn(id, format!("{path}.{k} is not supported; dropped"));
-            }
-            out.push(items);
-        }
-        out
-    }
 }
 
 fn table_of(items: &[Item]) -> Option<String> {
@@ -1177,78 +996,52 @@ fn table_of(items: &[Item]) -> Option<String> {
     })
 }
 
-#[derive(Clone, Copy)]
-enum Conv {
-    Str,
-    Bool,
-    List,
-    Map,
-    AnyMap,
+/// Where an attribute or block comes in a block of `schema`: attributes first, then blocks,
+/// each in the order declared.
+fn schema_position(schema: &Schema, name: &str) -> usize {
+    schema
+        .attributes
+        .iter()
+        .position(|a| a.name == name)
+        .or_else(|| {
+            schema
+                .blocks
+                .iter()
+                .position(|b| b.name == name)
+                .map(|i| schema.attributes.len() + i)
+        })
+        .unwrap_or(usize::MAX)
 }
 
-const CDC_FIELDS: &[(&str, Conv)] = &[
-    ("keys", Conv::List),
-    ("sequence_by", Conv::Str),
-    ("scd_type", Conv::Str),
-    ("where", Conv::Str),
-    ("ignore_null_updates", Conv::Bool),
-    ("apply_as_deletes", Conv::Str),
-    ("apply_as_truncates", Conv::Str),
-    ("column_list", Conv::List),
-    ("except_column_list", Conv::List),
-    ("track_history_column_list", Conv::List),
-    ("track_history_except_column_list", Conv::List),
-    ("ignore_null_updates_column_list", Conv::List),
-    ("ignore_null_updates_except_column_list", Conv::List),
-    ("flow_name", Conv::Str),
-    ("once", Conv::Bool),
-];
+fn sub_schema<'s>(schema: &'s Schema, name: &str) -> Option<&'s Schema> {
+    schema
+        .blocks
+        .iter()
+        .find(|b| b.name == name)
+        .map(|b| &b.schema)
+}
 
-const SNAPSHOT_FIELDS: &[(&str, Conv)] = &[
-    ("keys", Conv::List),
-    ("scd_type", Conv::Str),
-    ("track_history_column_list", Conv::List),
-    ("track_history_except_column_list", Conv::List),
-];
-
-const CDC_FLOW_FIELDS: &[(&str, Conv)] = &[
-    ("name", Conv::Str),
-    ("source_format", Conv::Str),
-    ("source_details", Conv::AnyMap),
-    ("reader_options", Conv::Map),
-    ("select_exp", Conv::List),
-    ("where_clause", Conv::List),
-    ("once", Conv::Bool),
-];
-
-const APPEND_FLOW_FIELDS: &[(&str, Conv)] = &[
-    ("name", Conv::Str),
-    ("source_format", Conv::Str),
-    ("create_streaming_table", Conv::Bool),
-    ("source_details", Conv::AnyMap),
-    ("reader_options", Conv::Map),
-    ("spark_conf", Conv::Map),
-    ("comment", Conv::Str),
-    ("once", Conv::Bool),
-];
-
-const SINK_FIELDS: &[(&str, Conv)] = &[
-    ("name", Conv::Str),
-    ("format", Conv::Str),
-    ("options", Conv::Map),
-    ("select_exp", Conv::List),
-    ("where_clause", Conv::Str),
-];
-
-/// Attributes that come after `source_path` / `source_schema_path` in nested flows.
-const FIELD_ORDER_AFTER_DETAILS: &[&str] = &[
-    "reader_options",
-    "spark_conf",
-    "comment",
-    "select_exp",
-    "where_clause",
-    "once",
-];
+/// The bases of the env-suffixed keys of a layer (`database_`, `database_quarantine_`, …),
+/// longest first so that a key is matched by its own base, for recognising keys of other
+/// envs.
+fn env_key_bases() -> Vec<String> {
+    fn walk(table: &[Field], out: &mut Vec<String>) {
+        for f in table {
+            match f.conv {
+                Conv::Flat(t) => walk(t, out),
+                _ => {
+                    if let Key::LayerEnv(base) = f.key {
+                        out.push(format!("{base}_"));
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(LAYER, &mut out);
+    out.sort_by_key(|b| std::cmp::Reverse(b.len()));
+    out
+}
 
 #[cfg(test)]
 mod tests {

@@ -16,7 +16,14 @@
 //! `silver_transformations.json` with the select/where of every silver flow that sets them,
 //! referenced by every silver row (0.1.0 requires the key unless the row uses
 //! `silver_cdc_apply_changes_flows`).
+//!
+//! A flow's keys are written by walking the tables of [`super::fields`], in their order.
 
+use super::checks::LABEL_ATTR;
+use super::fields::{
+    Conv, DATA_FLOW_ID, EXPECTATIONS, FLOW, Field, LAYER, SOURCE_DETAILS, SOURCE_DETAILS_KEY,
+    SOURCE_FORMAT, Special, TRANSFORMATION,
+};
 use super::schema::{
     DEFAULT_BRONZE_SPEC_TABLE, DEFAULT_DIRECTORY, DEFAULT_FILE_NAME, DEFAULT_IMPORT_AUTHOR,
     DEFAULT_OVERWRITE, DEFAULT_SILVER_SPEC_TABLE, DEFAULT_UC_ENABLED, DEFAULT_VERSION, flow_schema,
@@ -677,6 +684,28 @@ fn pretty(j: &Json) -> String {
 
 // ---------- one flow ----------
 
+/// What writing a flow's fields needs besides the fields.
+struct Cx<'c> {
+    env: &'c str,
+    base: &'c str,
+    id: &'c str,
+    /// The layer being written (`bronze` / `silver`), empty outside the layers.
+    layer: &'static str,
+    /// Whether any row of the file has expectations for this layer (V4).
+    any_dqe: bool,
+    out: &'c mut Output,
+    /// The source's table, decided before `source_details` is written.
+    source: SourceTable,
+}
+
+/// The source's `source_database`, `source_table` and `source_catalog_<env>` as rendered.
+#[derive(Default)]
+struct SourceTable {
+    database: Option<String>,
+    table: Option<String>,
+    catalog: Option<String>,
+}
+
 fn render_flow(
     flow: At<'_>,
     id: &str,
@@ -684,14 +713,22 @@ fn render_flow(
     facts: &Facts,
     out: &mut Output,
 ) -> Result<Map<String, Json>, RenderError> {
+    let mut cx = Cx {
+        env: &s.env,
+        base: &s.base,
+        id,
+        layer: "",
+        any_dqe: false,
+        out,
+        source: SourceTable::default(),
+    };
     let mut row = Map::new();
-    put(&mut row, "data_flow_id", id);
-    put_str(&mut row, "data_flow_group", flow.str("data_flow_group")?);
-    put_str(&mut row, "source_system", flow.str("source_system")?);
+    put(&mut row, DATA_FLOW_ID.attr, id);
+    write_fields(&mut row, flow, FLOW, &mut cx)?;
     if let Some(src) = flow.block("source", "source.")? {
-        let (format, details) = source_details(src, &s.env)?;
-        put(&mut row, "source_format", format);
-        put(&mut row, "source_details", Json::Object(details));
+        let (format, details) = source_details(src, &mut cx)?;
+        put(&mut row, SOURCE_FORMAT.key.spell("", cx.env), format);
+        put(&mut row, SOURCE_DETAILS_KEY, Json::Object(details));
     }
     for (layer, any_dqe) in [("bronze", facts.bronze_dqe), ("silver", facts.silver_dqe)] {
         let path = if layer == "bronze" {
@@ -699,29 +736,261 @@ fn render_flow(
         } else {
             "silver."
         };
+        cx.layer = layer;
+        cx.any_dqe = any_dqe;
         match flow.block(layer, path)? {
-            Some(l) => render_layer(&mut row, layer, l, id, s, any_dqe, out)?,
-            None if any_dqe => put(&mut row, format!("{layer}_quarantine_table"), Json::Null),
-            None => {}
+            Some(l) => write_fields(&mut row, l, LAYER, &mut cx)?,
+            None => absent_flat(&mut row, LAYER, &cx),
         }
     }
     Ok(row)
 }
 
-fn source_details(src: At<'_>, env: &str) -> Result<(String, Map<String, Json>), RenderError> {
-    let format_raw = src
-        .str("format")?
-        .ok_or_else(|| src.err("format", "required"))?;
-    let format = canonical_format(&format_raw).into_owned();
-    let table_like = matches!(format.as_str(), "delta" | "snapshot");
-    let mut d = Map::new();
-    put_str(
-        &mut d,
-        format!("source_path_{env}"),
-        src.str("source_path")?,
-    );
+/// What a flat block that is not set still writes: the quarantine table's null (V4), also
+/// when the whole layer is absent.
+fn absent_flat(out: &mut Map<String, Json>, table: &[Field], cx: &Cx<'_>) {
+    for f in table {
+        match f.conv {
+            Conv::Flat(t) => absent_flat(out, t, cx),
+            Conv::StrOrNullWithExpectations if cx.any_dqe => {
+                put(out, f.key.spell(cx.layer, cx.env), Json::Null);
+            }
+            _ => {}
+        }
+    }
+}
 
-    // The source table: a Lakeflow Connect destination, a full name, or database + table.
+/// Writes the fields of `table` that `at` sets into `out`, in the table's order.
+fn write_fields(
+    out: &mut Map<String, Json>,
+    at: At<'_>,
+    table: &[Field],
+    cx: &mut Cx<'_>,
+) -> Result<(), RenderError> {
+    for f in table {
+        let key = f.key.spell(cx.layer, cx.env);
+        let name = f.attr;
+        match f.conv {
+            Conv::Str => put_str(out, key, at.str(name)?),
+            Conv::Bool => {
+                if let Some(v) = at.bool(name)? {
+                    put(out, key, v);
+                }
+            }
+            Conv::BoolText => {
+                if let Some(b) = at.bool(name)? {
+                    put(out, key, if b { "True" } else { "False" });
+                }
+            }
+            // Mandatory for sdp-meta; false unless set.
+            Conv::BoolOrFalse => put(out, key, at.bool(name)?.unwrap_or(false)),
+            Conv::List => {
+                if let Some(v) = at.strings(name)? {
+                    put(out, key, json_strings(v));
+                }
+            }
+            Conv::ListOrListString => {
+                if let Some(v) = at.strings(name)?.filter(|c| !c.is_empty()) {
+                    put(out, key, json_strings(v));
+                }
+            }
+            Conv::CommaList => {
+                if let Some(v) = at.strings(name)?.filter(|c| !c.is_empty()) {
+                    put(out, key, v.join(","));
+                }
+            }
+            Conv::Map => {
+                if let Some(m) = at.string_map(name)? {
+                    put(out, key, Json::Object(m));
+                }
+            }
+            // Mandatory for sdp-meta.
+            Conv::MapOrEmpty => put(
+                out,
+                key,
+                Json::Object(at.string_map(name)?.unwrap_or_default()),
+            ),
+            Conv::Verbatim => {
+                if let Some(m) = at.string_map(name)? {
+                    merge(out, m, at, name)?;
+                }
+            }
+            Conv::StrOrNullWithExpectations => match at.str(name)? {
+                Some(v) => put(out, key, v.into_owned()),
+                None if cx.any_dqe => put(out, key, Json::Null),
+                None => {}
+            },
+            Conv::Details(typed) => {
+                let mut d = at.any_map(name)?.unwrap_or_default();
+                let mut own = Map::new();
+                write_fields(&mut own, at, typed, cx)?;
+                for (k, v) in own {
+                    if d.contains_key(&k) {
+                        return Err(at.err(
+                            name,
+                            format!(
+                                "sets {k:?}, which another attribute of this block already sets"
+                            ),
+                        ));
+                    }
+                    d.insert(k, v);
+                }
+                put(out, key, Json::Object(d));
+            }
+            Conv::Block(t) | Conv::BlockUnlessEmpty(t) => {
+                let path = format!("{}{name}.", at.path);
+                if let Some(b) = at.block(name, &path)? {
+                    let mut m = Map::new();
+                    write_fields(&mut m, b, t, cx)?;
+                    if !(m.is_empty() && matches!(f.conv, Conv::BlockUnlessEmpty(_))) {
+                        put(out, key, Json::Object(m));
+                    }
+                }
+            }
+            Conv::Items(t) | Conv::ItemsOrEmpty(t) => {
+                let items = at.items(name)?;
+                if items.is_empty() && matches!(f.conv, Conv::Items(_)) {
+                    continue;
+                }
+                let mut list = Vec::with_capacity(items.len());
+                for item in items {
+                    let label = item
+                        .get(LABEL_ATTR)
+                        .map(|v| v.to_string())
+                        .unwrap_or_default();
+                    let path = format!("{}{name}[{label}].", at.path);
+                    let it = At {
+                        obj: item,
+                        flow: at.flow,
+                        path: &path,
+                    };
+                    let mut m = Map::new();
+                    write_fields(&mut m, it, t, cx)?;
+                    list.push(Json::Object(m));
+                }
+                put(out, key, Json::Array(list));
+            }
+            Conv::Flat(t) => {
+                let path = format!("{}{name}.", at.path);
+                match at.block(name, &path)? {
+                    Some(b) => write_fields(out, b, t, cx)?,
+                    None => absent_flat(out, t, cx),
+                }
+            }
+            Conv::Special(Special::SourceTable) => {
+                let v = if name == "source_table" {
+                    cx.source.table.take()
+                } else {
+                    cx.source.database.take()
+                };
+                if let Some(v) = v {
+                    put(out, key, v);
+                }
+            }
+            Conv::Special(Special::SourceCatalog) => {
+                if let Some(c) = cx.source.catalog.take() {
+                    put(out, key, c);
+                }
+            }
+            Conv::Special(Special::Transformation) => {
+                if cx.layer == "silver" {
+                    transformation(out, at, key, cx)?;
+                }
+            }
+            Conv::Special(Special::Expectations) => expectations(out, at, key, cx)?,
+        }
+    }
+    Ok(())
+}
+
+/// Silver's select/where: an entry of the transformations file, or the file given.
+fn transformation(
+    out: &mut Map<String, Json>,
+    l: At<'_>,
+    key: String,
+    cx: &mut Cx<'_>,
+) -> Result<(), RenderError> {
+    let file = l.str("transformation_file")?;
+    let mut inline = false;
+    for f in TRANSFORMATION {
+        inline |= l.strings(f.attr)?.is_some();
+    }
+    if file.is_some() && inline {
+        return Err(l.err(
+            "transformation_file",
+            "set transformation_file or select_exp / where_clause, not both",
+        ));
+    }
+    if inline {
+        let mut entry = Map::new();
+        put_str(&mut entry, "target_table", l.str("table")?);
+        write_fields(&mut entry, l, TRANSFORMATION, cx)?;
+        cx.out.transformations.push(Json::Object(entry));
+    }
+    if let Some(f) = file {
+        put(out, key, f.into_owned());
+    } else if l.get("cdc_apply_changes_flows").is_none() {
+        cx.out.transformations_used = true;
+        put(out, key, transformations_path(cx.base));
+    }
+    Ok(())
+}
+
+/// A layer's expectations: a file brickform writes, or the file given.
+fn expectations(
+    out: &mut Map<String, Json>,
+    l: At<'_>,
+    key: String,
+    cx: &mut Cx<'_>,
+) -> Result<(), RenderError> {
+    let path = format!("{}expectations.", l.path);
+    let dqe = l.block("expectations", &path)?;
+    let dqe_file = l.str("expectations_file")?;
+    match (dqe, dqe_file) {
+        (Some(_), Some(_)) => {
+            return Err(l.err(
+                "expectations_file",
+                "set the expectations block or expectations_file, not both",
+            ));
+        }
+        (Some(b), None) => {
+            let id = cx.id;
+            if id.contains('/') || id == "." || id == ".." {
+                return Err(l.err(
+                    "expectations",
+                    format!("data_flow_id {id:?} cannot name the expectations file's directory; use expectations_file"),
+                ));
+            }
+            let mut m = Map::new();
+            write_fields(&mut m, b, EXPECTATIONS, cx)?;
+            let file = expectations_path(cx.base, id, cx.layer);
+            cx.out.files.insert(file.clone(), pretty(&Json::Object(m)));
+            put(out, key, file);
+        }
+        (None, Some(f)) => put(out, key, f.into_owned()),
+        (None, None) => {}
+    }
+    Ok(())
+}
+
+/// The source's format and `source_details`.
+fn source_details(
+    src: At<'_>,
+    cx: &mut Cx<'_>,
+) -> Result<(String, Map<String, Json>), RenderError> {
+    let format_raw = src
+        .str(SOURCE_FORMAT.attr)?
+        .ok_or_else(|| src.err(SOURCE_FORMAT.attr, "required"))?;
+    let format = canonical_format(&format_raw).into_owned();
+    cx.source = source_table(src, matches!(format.as_str(), "delta" | "snapshot"))?;
+    let mut d = Map::new();
+    write_fields(&mut d, src, SOURCE_DETAILS, cx)?;
+    Ok((format, d))
+}
+
+/// The source table: a Lakeflow Connect destination, a full name, or database + table; and
+/// the catalog, folded into the database for the table-like formats.
+fn source_table(src: At<'_>, table_like: bool) -> Result<SourceTable, RenderError> {
     let from_ingestion = match src.get("ingestion_table") {
         None => None,
         Some(Value::String(t)) => Some(t.as_str()),
@@ -763,6 +1032,7 @@ fn source_details(src: At<'_>, env: &str) -> Result<(String, Map<String, Json>),
         }
         None => (src.str("source_database")?, src.str("source_table")?),
     };
+    let mut catalog_key = None;
     if let Some(catalog) = src.str("source_catalog")? {
         if table_like {
             // sdp-meta 0.1.0's delta and snapshot readers ignore source_catalog_{env}: the
@@ -787,86 +1057,15 @@ fn source_details(src: At<'_>, env: &str) -> Result<(String, Map<String, Json>),
                 }
             });
         } else {
-            put(
-                &mut d,
-                format!("source_catalog_{env}"),
-                catalog.into_owned(),
-            );
+            catalog_key = Some(catalog.into_owned());
         }
     }
-    put_str(&mut d, "source_database", database);
-    put_str(&mut d, "source_table", table);
-    put_str(&mut d, "snapshot_format", src.str("snapshot_format")?);
-    put_str(&mut d, "source_schema_path", src.str("source_schema_path")?);
-    if let Some(m) = src.block("source_metadata", "source.source_metadata.")? {
-        let mut meta = Map::new();
-        if let Some(b) = m.bool("include_autoloader_metadata_column")? {
-            put(
-                &mut meta,
-                "include_autoloader_metadata_column",
-                if b { "True" } else { "False" },
-            );
-        }
-        put_str(
-            &mut meta,
-            "autoloader_metadata_col_name",
-            m.str("autoloader_metadata_col_name")?,
-        );
-        if let Some(cols) = m.string_map("select_metadata_cols")? {
-            put(&mut meta, "select_metadata_cols", Json::Object(cols));
-        }
-        if !meta.is_empty() {
-            put(&mut d, "source_metadata", Json::Object(meta));
-        }
-    }
-    let families: [Family; 2] = [
-        ("kafka", "source.kafka.", KAFKA_KEYS),
-        ("eventhub", "source.eventhub.", EVENTHUB_KEYS),
-    ];
-    for (block, path, keys) in families {
-        let Some(b) = src.block(block, path)? else {
-            continue;
-        };
-        for (attr, key) in keys {
-            put_str(&mut d, *key, b.str(attr)?);
-        }
-        if let Some(options) = b.string_map("options")? {
-            merge(&mut d, options, b, "options")?;
-        }
-    }
-    Ok((format, d))
+    Ok(SourceTable {
+        database: database.map(Cow::into_owned),
+        table: table.map(Cow::into_owned),
+        catalog: catalog_key,
+    })
 }
-
-/// A streaming source block: its name, its path for messages, and its attribute → key pairs.
-type Family = (
-    &'static str,
-    &'static str,
-    &'static [(&'static str, &'static str)],
-);
-
-/// The kafka block's attributes and the source_details keys they render to.
-pub const KAFKA_KEYS: &[(&str, &str)] = &[
-    ("bootstrap_servers", "kafka.bootstrap.servers"),
-    (
-        "servers_secrets_scope_name",
-        "kafka_source_servers_secrets_scope_name",
-    ),
-    (
-        "servers_secrets_scope_key",
-        "kafka_source_servers_secrets_scope_key",
-    ),
-    ("subscribe", "subscribe"),
-];
-
-/// The eventhub block's attributes and the source_details keys they render to.
-pub const EVENTHUB_KEYS: &[(&str, &str)] = &[
-    ("namespace", "eventhub.namespace"),
-    ("port", "eventhub.port"),
-    ("name", "eventhub.name"),
-    ("access_key_name", "eventhub.accessKeyName"),
-    ("access_key_secret_name", "eventhub.accessKeySecretName"),
-    ("secrets_scope_name", "eventhub.secretsScopeName"),
-];
 
 /// Adds `extra` to `into`; a key both set is an error (the typed attribute and the verbatim
 /// map would disagree about which wins).
@@ -884,404 +1083,6 @@ fn merge(
             ));
         }
         into.insert(k, v);
-    }
-    Ok(())
-}
-
-/// The CDC fields after the three mandatory ones, in the order they are rendered.
-const CDC_OPTIONAL: &[(&str, Kind)] = &[
-    ("where", Kind::Str),
-    ("ignore_null_updates", Kind::Bool),
-    ("apply_as_deletes", Kind::Str),
-    ("apply_as_truncates", Kind::Str),
-    ("column_list", Kind::List),
-    ("except_column_list", Kind::List),
-    ("track_history_column_list", Kind::List),
-    ("track_history_except_column_list", Kind::List),
-    ("flow_name", Kind::Str),
-    ("once", Kind::Bool),
-    ("ignore_null_updates_column_list", Kind::List),
-    ("ignore_null_updates_except_column_list", Kind::List),
-];
-
-#[derive(Clone, Copy)]
-enum Kind {
-    Str,
-    Bool,
-    List,
-    Map,
-}
-
-/// Copies the named fields of a block that are set, in order.
-fn copy_fields(
-    out: &mut Map<String, Json>,
-    b: At<'_>,
-    fields: &[(&str, Kind)],
-) -> Result<(), RenderError> {
-    for (name, kind) in fields {
-        match kind {
-            Kind::Str => put_str(out, *name, b.str(name)?),
-            Kind::Bool => {
-                if let Some(v) = b.bool(name)? {
-                    put(out, *name, v);
-                }
-            }
-            Kind::List => {
-                if let Some(v) = b.strings(name)? {
-                    put(out, *name, json_strings(v));
-                }
-            }
-            Kind::Map => {
-                if let Some(v) = b.string_map(name)? {
-                    put(out, *name, Json::Object(v));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-const CDC_MANDATORY: &[(&str, Kind)] = &[
-    ("keys", Kind::List),
-    ("sequence_by", Kind::Str),
-    ("scd_type", Kind::Str),
-];
-
-fn cdc(b: At<'_>) -> Result<Json, RenderError> {
-    let mut m = Map::new();
-    copy_fields(&mut m, b, CDC_MANDATORY)?;
-    copy_fields(&mut m, b, CDC_OPTIONAL)?;
-    Ok(Json::Object(m))
-}
-
-/// `source_details` of a nested flow: the verbatim map plus `source_path` (and
-/// `source_schema_path` for append flows).
-fn nested_details(item: At<'_>, env: &str, schema_path: bool) -> Result<Json, RenderError> {
-    let mut d = item.any_map("source_details")?.unwrap_or_default();
-    let mut typed = Map::new();
-    put_str(
-        &mut typed,
-        format!("source_path_{env}"),
-        item.str("source_path")?,
-    );
-    if schema_path {
-        put_str(
-            &mut typed,
-            "source_schema_path",
-            item.str("source_schema_path")?,
-        );
-    }
-    for (k, v) in typed {
-        if d.contains_key(&k) {
-            return Err(item.err(
-                "source_details",
-                format!("sets {k:?}, which another attribute of this block already sets"),
-            ));
-        }
-        d.insert(k, v);
-    }
-    Ok(Json::Object(d))
-}
-
-fn cdc_flows(b: At<'_>, env: &str, path: &str) -> Result<Json, RenderError> {
-    let mut m = Map::new();
-    copy_fields(&mut m, b, CDC_MANDATORY)?;
-    copy_fields(
-        &mut m,
-        b,
-        &CDC_OPTIONAL
-            .iter()
-            .copied()
-            .filter(|(n, _)| *n != "flow_name" && *n != "once")
-            .collect::<Vec<_>>(),
-    )?;
-    let mut flows = Vec::new();
-    for item in b.items("flow")? {
-        let name = item.get("name").map(|v| v.to_string()).unwrap_or_default();
-        let p = format!("{path}flow[{name}].");
-        let at = At {
-            obj: item,
-            flow: b.flow,
-            path: &p,
-        };
-        let mut f = Map::new();
-        copy_fields(
-            &mut f,
-            at,
-            &[("name", Kind::Str), ("source_format", Kind::Str)],
-        )?;
-        put(&mut f, "source_details", nested_details(at, env, false)?);
-        copy_fields(
-            &mut f,
-            at,
-            &[
-                ("reader_options", Kind::Map),
-                ("select_exp", Kind::List),
-                ("where_clause", Kind::List),
-                ("once", Kind::Bool),
-            ],
-        )?;
-        flows.push(Json::Object(f));
-    }
-    put(&mut m, "flows", Json::Array(flows));
-    Ok(Json::Object(m))
-}
-
-fn append_flows(b: At<'_>, env: &str, path: &str) -> Result<Option<Json>, RenderError> {
-    let items = b.items("append_flow")?;
-    if items.is_empty() {
-        return Ok(None);
-    }
-    let mut flows = Vec::with_capacity(items.len());
-    for item in items {
-        let name = item.get("name").map(|v| v.to_string()).unwrap_or_default();
-        let p = format!("{path}append_flow[{name}].");
-        let at = At {
-            obj: item,
-            flow: b.flow,
-            path: &p,
-        };
-        let mut f = Map::new();
-        copy_fields(
-            &mut f,
-            at,
-            &[("name", Kind::Str), ("source_format", Kind::Str)],
-        )?;
-        // Mandatory for sdp-meta; false unless set.
-        put(
-            &mut f,
-            "create_streaming_table",
-            at.bool("create_streaming_table")?.unwrap_or(false),
-        );
-        put(&mut f, "source_details", nested_details(at, env, true)?);
-        copy_fields(
-            &mut f,
-            at,
-            &[
-                ("reader_options", Kind::Map),
-                ("spark_conf", Kind::Map),
-                ("comment", Kind::Str),
-                ("once", Kind::Bool),
-            ],
-        )?;
-        flows.push(Json::Object(f));
-    }
-    Ok(Some(Json::Array(flows)))
-}
-
-fn sinks(b: At<'_>, path: &str) -> Result<Option<Json>, RenderError> {
-    let items = b.items("sink")?;
-    if items.is_empty() {
-        return Ok(None);
-    }
-    let mut out = Vec::with_capacity(items.len());
-    for item in items {
-        let name = item.get("name").map(|v| v.to_string()).unwrap_or_default();
-        let p = format!("{path}sink[{name}].");
-        let at = At {
-            obj: item,
-            flow: b.flow,
-            path: &p,
-        };
-        let mut f = Map::new();
-        copy_fields(&mut f, at, &[("name", Kind::Str), ("format", Kind::Str)])?;
-        // Mandatory for sdp-meta.
-        put(
-            &mut f,
-            "options",
-            Json::Object(at.string_map("options")?.unwrap_or_default()),
-        );
-        copy_fields(
-            &mut f,
-            at,
-            &[("select_exp", Kind::List), ("where_clause", Kind::Str)],
-        )?;
-        out.push(Json::Object(f));
-    }
-    Ok(Some(Json::Array(out)))
-}
-
-/// The expectation categories of a DQE file, in the order they are rendered
-/// (docs/architecture.md, sdp-meta onboarding facts).
-pub const DQE_KEYS: &[&str] = &[
-    "expect",
-    "expect_all",
-    "expect_or_drop",
-    "expect_all_or_drop",
-    "expect_or_fail",
-    "expect_all_or_fail",
-    "expect_or_quarantine",
-];
-
-fn render_layer(
-    row: &mut Map<String, Json>,
-    layer: &'static str,
-    l: At<'_>,
-    id: &str,
-    s: &Settings<'_>,
-    any_dqe: bool,
-    out: &mut Output,
-) -> Result<(), RenderError> {
-    let env = s.env.as_ref();
-    let path = l.path;
-    let k = |suffix: &str| format!("{layer}_{suffix}");
-    let ke = |suffix: &str| format!("{layer}_{suffix}_{env}");
-
-    put_str(row, ke("database"), l.str("database")?);
-    put_str(row, ke("catalog"), l.str("catalog")?);
-    put_str(row, k("table"), l.str("table")?);
-    put_str(row, k("table_comment"), l.str("comment")?);
-    put_str(row, ke("table_path"), l.str("path")?);
-
-    if layer == "silver" {
-        let file = l.str("transformation_file")?;
-        let select = l.strings("select_exp")?;
-        let wheres = l.strings("where_clause")?;
-        if file.is_some() && (select.is_some() || wheres.is_some()) {
-            return Err(l.err(
-                "transformation_file",
-                "set transformation_file or select_exp / where_clause, not both",
-            ));
-        }
-        if select.is_some() || wheres.is_some() {
-            let mut entry = Map::new();
-            put_str(&mut entry, "target_table", l.str("table")?);
-            if let Some(v) = select {
-                put(&mut entry, "select_exp", json_strings(v));
-            }
-            if let Some(v) = wheres {
-                put(&mut entry, "where_clause", json_strings(v));
-            }
-            out.transformations.push(Json::Object(entry));
-        }
-        if let Some(f) = file {
-            put(row, ke("transformation_json"), f.into_owned());
-        } else if l.get("cdc_apply_changes_flows").is_none() {
-            out.transformations_used = true;
-            put(
-                row,
-                ke("transformation_json"),
-                transformations_path(&s.base),
-            );
-        }
-    }
-
-    if let Some(m) = l.string_map("reader_options")? {
-        put(row, k("reader_options"), Json::Object(m));
-    }
-    if let Some(m) = l.string_map("table_properties")? {
-        put(row, k("table_properties"), Json::Object(m));
-    }
-    if let Some(cols) = l.strings("partition_columns")?.filter(|c| !c.is_empty()) {
-        put(row, k("partition_columns"), cols.join(","));
-    }
-    if let Some(cols) = l.strings("cluster_by")?.filter(|c| !c.is_empty()) {
-        put(row, k("cluster_by"), json_strings(cols));
-    }
-    if let Some(b) = l.bool("cluster_by_auto")? {
-        put(row, k("cluster_by_auto"), b);
-    }
-    put_str(row, k("row_filter"), l.str("row_filter")?);
-
-    let p_cdc = format!("{path}cdc_apply_changes.");
-    if let Some(b) = l.block("cdc_apply_changes", &p_cdc)? {
-        put(row, k("cdc_apply_changes"), cdc(b)?);
-    }
-    let p_flows = format!("{path}cdc_apply_changes_flows.");
-    if let Some(b) = l.block("cdc_apply_changes_flows", &p_flows)? {
-        put(
-            row,
-            k("cdc_apply_changes_flows"),
-            cdc_flows(b, env, &p_flows)?,
-        );
-    }
-    let p_snap = format!("{path}apply_changes_from_snapshot.");
-    if let Some(b) = l.block("apply_changes_from_snapshot", &p_snap)? {
-        let mut m = Map::new();
-        copy_fields(
-            &mut m,
-            b,
-            &[
-                ("keys", Kind::List),
-                ("scd_type", Kind::Str),
-                ("track_history_column_list", Kind::List),
-                ("track_history_except_column_list", Kind::List),
-            ],
-        )?;
-        put(row, k("apply_changes_from_snapshot"), Json::Object(m));
-    }
-
-    let p_dqe = format!("{path}expectations.");
-    let dqe = l.block("expectations", &p_dqe)?;
-    let dqe_file = l.str("expectations_file")?;
-    match (dqe, dqe_file) {
-        (Some(_), Some(_)) => {
-            return Err(l.err(
-                "expectations_file",
-                "set the expectations block or expectations_file, not both",
-            ));
-        }
-        (Some(b), None) => {
-            if id.contains('/') || id == "." || id == ".." {
-                return Err(l.err(
-                    "expectations",
-                    format!("data_flow_id {id:?} cannot name the expectations file's directory; use expectations_file"),
-                ));
-            }
-            let mut m = Map::new();
-            for key in DQE_KEYS {
-                if let Some(rules) = b.string_map(key)? {
-                    put(&mut m, *key, Json::Object(rules));
-                }
-            }
-            let file = expectations_path(&s.base, id, layer);
-            out.files.insert(file.clone(), pretty(&Json::Object(m)));
-            put(row, ke("data_quality_expectations_json"), file);
-        }
-        (None, Some(f)) => put(row, ke("data_quality_expectations_json"), f.into_owned()),
-        (None, None) => {}
-    }
-
-    let p_q = format!("{path}quarantine.");
-    let q = l.block("quarantine", &p_q)?;
-    let q_table = match q {
-        Some(q) => q.str("table")?,
-        None => None,
-    };
-    match q_table {
-        Some(t) => put(row, k("quarantine_table"), t.into_owned()),
-        None if any_dqe => put(row, k("quarantine_table"), Json::Null),
-        None => {}
-    }
-    if let Some(q) = q {
-        put_str(row, ke("database_quarantine"), q.str("database")?);
-        put_str(row, ke("catalog_quarantine"), q.str("catalog")?);
-        put_str(row, k("quarantine_table_comment"), q.str("comment")?);
-        put_str(row, ke("quarantine_table_path"), q.str("path")?);
-        if let Some(cols) = q.strings("partitions")?.filter(|c| !c.is_empty()) {
-            put(row, k("quarantine_table_partitions"), cols.join(","));
-        }
-        if let Some(m) = q.string_map("table_properties")? {
-            put(row, k("quarantine_table_properties"), Json::Object(m));
-        }
-        if let Some(cols) = q.strings("cluster_by")?.filter(|c| !c.is_empty()) {
-            put(row, k("quarantine_table_cluster_by"), json_strings(cols));
-        }
-        if let Some(b) = q.bool("cluster_by_auto")? {
-            put(row, k("quarantine_table_cluster_by_auto"), b);
-        }
-    }
-    put_str(
-        row,
-        k("quarantine_row_filter"),
-        l.str("quarantine_row_filter")?,
-    );
-
-    if let Some(af) = append_flows(l, env, path)? {
-        put(row, k("append_flows"), af);
-    }
-    if let Some(sk) = sinks(l, path)? {
-        put(row, k("sinks"), sk);
     }
     Ok(())
 }

@@ -695,6 +695,35 @@ pub(crate) mod testing {
             .collect()
     }
 
+    /// Checks the text between `<!-- BEGIN name: … -->` and `<!-- END name -->` of a doc
+    /// against `want`, generated from data; with `UPDATE_DOCS=1` the doc is rewritten.
+    pub fn check_doc_section(doc: &str, name: &str, want: &str) {
+        let path = format!("{}/../../docs/{doc}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let begin = format!(
+            "<!-- BEGIN {name}: generated from providers/databricks/src/sdp_meta; do not edit -->\n"
+        );
+        let end = format!("<!-- END {name} -->");
+        let start = text
+            .find(&begin)
+            .unwrap_or_else(|| panic!("{doc} has {begin:?}"))
+            + begin.len();
+        let stop = start
+            + text[start..]
+                .find(&end)
+                .unwrap_or_else(|| panic!("{doc} has {end:?}"));
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            let updated = format!("{}{want}{}", &text[..start], &text[stop..]);
+            std::fs::write(&path, updated).unwrap();
+            return;
+        }
+        assert!(
+            text[start..stop] == *want,
+            "the {name} table of docs/{doc} is out of date; regenerate it with \
+             `UPDATE_DOCS=1 cargo test -p brickform-databricks --lib sdp_meta`"
+        );
+    }
+
     /// An onboarding object with the flows and the given attributes (JSON); the other
     /// attributes null, as decoded.
     pub fn onboarding(flows: Vec<Object>, attrs: serde_json::Value) -> Object {
