@@ -19,6 +19,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
 
+mod tasks;
+
 /// What the service reports, on the task and (wrapped) on the run, for a task whose code
 /// failed; the exception is in `runs/get-output`.
 const WORKLOAD_FAILED: &str = "Workload failed, see run output for details";
@@ -32,35 +34,7 @@ const RUN_IF: &[&str] = &[
     "AT_LEAST_ONE_FAILED",
     "ALL_FAILED",
 ];
-const CONDITION_OPS: &[&str] = &[
-    "EQUAL_TO",
-    "NOT_EQUAL",
-    "GREATER_THAN",
-    "GREATER_THAN_OR_EQUAL",
-    "LESS_THAN",
-    "LESS_THAN_OR_EQUAL",
-];
 const PAUSE: &[&str] = &["PAUSED", "UNPAUSED"];
-const TASK_TYPES: &[&str] = &[
-    "notebook_task",
-    "pipeline_task",
-    "python_wheel_task",
-    "spark_python_task",
-    "spark_jar_task",
-    "spark_submit_task",
-    "sql_task",
-    "condition_task",
-    "for_each_task",
-    "run_job_task",
-    "dbt_task",
-    "dashboard_task",
-    "alert_task",
-    "power_bi_task",
-    "clean_rooms_notebook_task",
-    "dbt_platform_task",
-    "gen_ai_compute_task",
-    "python_operator_task",
-];
 /// Keyed arrays that `jobs/update` merges by key instead of replacing.
 const MERGED: &[(&str, &str)] = &[
     ("tasks", "task_key"),
@@ -148,53 +122,6 @@ pub fn routes() -> Router<Arc<App>> {
 type Reply = ApiResult<Json<Value>>;
 
 // ---------- settings validation ----------
-
-fn check_task_type(t: Obj, kind: &str) -> ApiResult<()> {
-    let Some(m) = t.obj(kind)? else { return Ok(()) };
-    let p = t.path(kind);
-    let o = Obj::at(m, &p);
-    match kind {
-        "notebook_task" => {
-            o.req_str("notebook_path")?;
-            o.str_map("base_parameters")?;
-            o.enum_str("source", &["WORKSPACE", "GIT"])?;
-        }
-        "pipeline_task" => {
-            o.req_str("pipeline_id")?;
-            o.bool("full_refresh")?;
-        }
-        "python_wheel_task" => {
-            o.req_str("package_name")?;
-            o.req_str("entry_point")?;
-            o.strs("parameters")?;
-            o.str_map("named_parameters")?;
-        }
-        "spark_python_task" => {
-            o.req_str("python_file")?;
-            o.strs("parameters")?;
-        }
-        "sql_task" => {
-            o.req_str("warehouse_id")?;
-        }
-        "condition_task" => {
-            o.enum_str("op", CONDITION_OPS)?
-                .ok_or_else(|| crate::body::missing(&o.path("op")))?;
-            o.str("left")?
-                .ok_or_else(|| crate::body::missing(&o.path("left")))?;
-            o.str("right")?
-                .ok_or_else(|| crate::body::missing(&o.path("right")))?;
-        }
-        "for_each_task" => {
-            o.req_str("inputs")?;
-            o.req_obj("task")?;
-        }
-        "run_job_task" => {
-            o.req_int("job_id")?;
-        }
-        _ => {}
-    }
-    Ok(())
-}
 
 /// Checks a complete JobSettings object (create, reset, and the result of an update).
 fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
@@ -296,11 +223,12 @@ fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
         for k in ["disabled", "retry_on_timeout"] {
             t.bool(k)?;
         }
-        let kinds: Vec<&str> = TASK_TYPES.iter().copied().filter(|k| t.has(k)).collect();
+        let kinds: Vec<&tasks::TaskType> =
+            tasks::TASK_TYPES.iter().filter(|k| t.has(k.name)).collect();
         let other_kind = t
             .map
             .keys()
-            .any(|k| k.ends_with("_task") && !TASK_TYPES.contains(&k.as_str()));
+            .any(|k| k.ends_with("_task") && !tasks::is_known(k));
         match kinds.len() {
             0 if !other_kind => {
                 return Err(ApiError::invalid(format!(
@@ -310,13 +238,17 @@ fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
             n if n > 1 => {
                 return Err(ApiError::invalid(format!(
                     "Task '{key}' ({p}) sets more than one task type: {}",
-                    kinds.join(", ")
+                    kinds.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
                 )));
             }
             _ => {}
         }
         for k in &kinds {
-            check_task_type(t, k)?;
+            if let Some(check) = k.check
+                && let Some(m) = t.obj(k.name)?
+            {
+                check(Obj::at(m, &t.path(k.name)))?;
+            }
         }
         for (field, kind) in [
             ("environment_key", "environments"),
@@ -1451,48 +1383,43 @@ fn try_start(st: &mut State, run: &mut Run, i: usize, t0: i64, ctx: &Ctx) -> boo
         finish(t, "DISABLED", "The task is disabled.", ready);
         return true;
     }
-    if let Some(pt) = t.spec.get("pipeline_task").and_then(Value::as_object) {
-        let pid = pt
-            .get("pipeline_id")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let mut req = Map::new();
-        if full_refresh
-            || pt
-                .get("full_refresh")
-                .and_then(Value::as_bool)
-                .unwrap_or(false)
-        {
-            req.insert("full_refresh".into(), json!(true));
-        }
-        let at = Ctx {
-            now: ready,
-            user: ctx.user,
-            timings: ctx.timings,
-            behaviours: ctx.behaviours,
-        };
-        match crate::pipelines::start(st, &at, &pid, "JOB_TASK", req) {
-            Ok(uid) => t.pipeline_update = Some((pid, uid)),
-            Err(e) => {
-                t.planned = Some(("FAILED".into(), e.message));
-                t.end_time = ready;
-            }
-        }
-        try_finish(st, t, ctx.now);
-        return true;
-    }
-    let (result, message, outcome) = evaluate(st, &t.spec, &params, run_id, job_id);
-    t.outcome = outcome;
-    // A task whose code fails says so only generically; the cause is in its output.
-    let message = if result == "FAILED" && ctx.behaviours.on(Behaviour::FailedTaskGenericMessage) {
-        t.error = Some(message);
-        WORKLOAD_FAILED.to_string()
-    } else {
-        message
+    let at = Ctx {
+        now: ready,
+        user: ctx.user,
+        timings: ctx.timings,
+        behaviours: ctx.behaviours,
     };
-    t.planned = Some((result, message));
-    t.end_time = ready.saturating_add(task_ms);
+    let env = tasks::TaskEnv {
+        ctx: &at,
+        params: &params,
+        run_id,
+        job_id,
+        full_refresh,
+    };
+    match tasks::start(st, &t.spec, &env) {
+        tasks::Started::AwaitsUpdate(pid, uid) => t.pipeline_update = Some((pid, uid)),
+        tasks::Started::Refused(message) => {
+            t.planned = Some(("FAILED".into(), message));
+            t.end_time = ready;
+        }
+        tasks::Started::Ran {
+            result,
+            message,
+            outcome,
+        } => {
+            t.outcome = outcome;
+            // A task whose code fails says so only generically; the cause is in its output.
+            let message =
+                if result == "FAILED" && ctx.behaviours.on(Behaviour::FailedTaskGenericMessage) {
+                    t.error = Some(message);
+                    WORKLOAD_FAILED.to_string()
+                } else {
+                    message
+                };
+            t.planned = Some((result, message));
+            t.end_time = ready.saturating_add(task_ms);
+        }
+    }
     try_finish(st, t, ctx.now);
     true
 }
@@ -1536,162 +1463,6 @@ fn try_finish(st: &State, t: &mut RunTask, now: i64) -> bool {
     let end = t.end_time;
     finish(t, &result, &message, end);
     true
-}
-
-/// `{{job.parameters.x}}`, `{{job.id}}` and `{{job.run_id}}` references in task parameters.
-fn substitute(s: &str, params: &BTreeMap<String, String>, run_id: i64, job_id: i64) -> String {
-    let mut out = s
-        .replace("{{job.id}}", &job_id.to_string())
-        .replace("{{job.run_id}}", &run_id.to_string())
-        .replace("{{run.id}}", &run_id.to_string());
-    for (k, v) in params {
-        out = out
-            .replace(&format!("{{{{job.parameters.{k}}}}}", k = k), v)
-            .replace(&format!("{{{{job.parameters.`{k}`}}}}"), v);
-    }
-    out
-}
-
-/// What a non-pipeline task does: `(result, message, condition outcome)`.
-fn evaluate(
-    st: &State,
-    spec: &Map<String, Value>,
-    params: &BTreeMap<String, String>,
-    run_id: i64,
-    job_id: i64,
-) -> (String, String, Option<String>) {
-    let ok = || ("SUCCESS".to_string(), String::new(), None);
-    let fail = |m: String| ("FAILED".to_string(), m, None);
-    let sub = |s: &str| substitute(s, params, run_id, job_id);
-    if let Some(nt) = spec.get("notebook_task").and_then(Value::as_object) {
-        let path = sub(nt
-            .get("notebook_path")
-            .and_then(Value::as_str)
-            .unwrap_or_default());
-        let git = nt.get("source").and_then(Value::as_str) == Some("GIT");
-        if !git && !crate::workspace::runnable_exists(st, &path) {
-            return fail(format!("Notebook not found: {path}"));
-        }
-        return ok();
-    }
-    if let Some(sp) = spec.get("spark_python_task").and_then(Value::as_object) {
-        let file = sub(sp
-            .get("python_file")
-            .and_then(Value::as_str)
-            .unwrap_or_default());
-        let missing = if file.starts_with("/Volumes/") {
-            !crate::files::file_exists(st, &file)
-        } else {
-            file.starts_with('/') && !crate::workspace::runnable_exists(st, &file)
-        };
-        return if missing {
-            fail(format!("File not found: {file}"))
-        } else {
-            ok()
-        };
-    }
-    if let Some(w) = spec.get("python_wheel_task").and_then(Value::as_object) {
-        return evaluate_wheel(st, w, &sub);
-    }
-    if let Some(c) = spec.get("condition_task").and_then(Value::as_object) {
-        let get = |k: &str| sub(c.get(k).and_then(Value::as_str).unwrap_or_default());
-        let (l, r) = (get("left"), get("right"));
-        let op = c.get("op").and_then(Value::as_str).unwrap_or("EQUAL_TO");
-        let result = match op {
-            "EQUAL_TO" => Some(l == r),
-            "NOT_EQUAL" => Some(l != r),
-            _ => match (l.trim().parse::<f64>(), r.trim().parse::<f64>()) {
-                (Ok(a), Ok(b)) => Some(match op {
-                    "GREATER_THAN" => a > b,
-                    "GREATER_THAN_OR_EQUAL" => a >= b,
-                    "LESS_THAN" => a < b,
-                    _ => a <= b,
-                }),
-                _ => None,
-            },
-        };
-        return match result {
-            Some(b) => ("SUCCESS".into(), String::new(), Some(b.to_string())),
-            None => fail(format!(
-                "Cannot compare '{l}' and '{r}' numerically with {op}"
-            )),
-        };
-    }
-    if let Some(rj) = spec.get("run_job_task").and_then(Value::as_object) {
-        let id = rj
-            .get("job_id")
-            .and_then(|v| v.as_i64().or_else(|| v.as_str()?.parse().ok()))
-            .unwrap_or(0);
-        return if st.jobs.contains_key(&id) {
-            ok()
-        } else {
-            fail(format!("Job {id} does not exist."))
-        };
-    }
-    ok()
-}
-
-/// sdp-meta's onboarding wheel (`databricks_labs_sdp_meta`, entry point `run`) reads its
-/// onboarding file from a volume and writes into an existing `database` schema.
-fn evaluate_wheel(
-    st: &State,
-    w: &Map<String, Value>,
-    sub: &dyn Fn(&str) -> String,
-) -> (String, String, Option<String>) {
-    let package = w
-        .get("package_name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let entry = w
-        .get("entry_point")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if package != "databricks_labs_sdp_meta" || entry != "run" {
-        return ("SUCCESS".into(), String::new(), None);
-    }
-    let mut named: BTreeMap<String, String> = BTreeMap::new();
-    for (k, v) in w
-        .get("named_parameters")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        named.insert(k.clone(), sub(v.as_str().unwrap_or_default()));
-    }
-    for p in w
-        .get("parameters")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-    {
-        if let Some((k, v)) = p.trim_start_matches('-').split_once('=') {
-            named.insert(k.to_string(), sub(v));
-        }
-    }
-    let fail = |m: String| ("FAILED".to_string(), m, None);
-    let Some(path) = named.get("onboarding_file_path") else {
-        return fail(
-            "sdp-meta onboarding: the named parameter onboarding_file_path is missing.".into(),
-        );
-    };
-    if !path.starts_with("/Volumes/") || !crate::files::file_exists(st, path) {
-        return fail(format!(
-            "sdp-meta onboarding: onboarding_file_path '{path}' is not a file in a volume."
-        ));
-    }
-    let uc = named
-        .get("uc_enabled")
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    if uc
-        && let Some(db) = named.get("database")
-        && !st.schemas.contains_key(&db.to_lowercase())
-    {
-        return fail(format!(
-            "sdp-meta onboarding: database '{db}' is not an existing schema (catalog.schema)."
-        ));
-    }
-    ("SUCCESS".into(), String::new(), None)
 }
 
 fn run_result(tasks: &[RunTask]) -> &'static str {
@@ -1779,16 +1550,5 @@ mod tests {
         deps.insert("a".to_string(), vec!["b".to_string()]);
         deps.insert("b".to_string(), vec!["a".to_string()]);
         assert_eq!(find_cycle(&deps).unwrap(), vec!["a", "b", "a"]);
-    }
-
-    #[test]
-    fn parameters_are_substituted() {
-        let mut p = BTreeMap::new();
-        p.insert("env".to_string(), "dev".to_string());
-        assert_eq!(
-            substitute("/Volumes/c/{{job.parameters.env}}/x", &p, 7, 9),
-            "/Volumes/c/dev/x"
-        );
-        assert_eq!(substitute("{{job.id}}-{{job.run_id}}", &p, 7, 9), "9-7");
     }
 }
