@@ -141,7 +141,7 @@ pub fn is_known(name: &str) -> bool {
 }
 
 /// The known task type a task spec sets (the first in table order), with its object.
-pub fn of<'a>(spec: &'a Map<String, Value>) -> Option<(&'static TaskType, &'a Map<String, Value>)> {
+pub fn of(spec: &Map<String, Value>) -> Option<(&'static TaskType, &Map<String, Value>)> {
     TASK_TYPES
         .iter()
         .find_map(|t| spec.get(t.name).and_then(Value::as_object).map(|o| (t, o)))
