@@ -1,7 +1,7 @@
 //! The shared application state every handler receives.
 
 use crate::auth::Auth;
-use crate::behaviours::{Behaviour, Behaviours};
+use crate::behaviours::Behaviours;
 use crate::config::{EmulatorConfig, Timings};
 use crate::control::Control;
 use crate::errors::ApiResult;
@@ -64,11 +64,6 @@ impl App {
 
     pub fn set_behaviours(&self, b: Behaviours) {
         *lock(&self.behaviours) = b;
-    }
-
-    /// Whether the real service's behaviour `b` is modelled now.
-    pub fn models(&self, b: Behaviour) -> bool {
-        self.behaviours().on(b)
     }
 
     fn ctx(&self) -> Ctx<'_> {
