@@ -9,6 +9,9 @@ use crate::store::{Ctx, State, Store, lock, now_ms};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+/// The app as axum hands it to a handler.
+pub type AppState = axum::extract::State<std::sync::Arc<App>>;
+
 /// What a domain does when time has passed: moves its timed states forward to `ctx.now`
 /// (runs progress, deletes finish). Returns whether it changed anything, so a read that
 /// advanced time persists that progress.

@@ -235,18 +235,12 @@ pub fn file_exists(st: &State, raw: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::behaviours::Behaviours;
-    use crate::config::Timings;
-    use serde_json::Map;
 
     fn ctx(now: i64) -> Ctx<'static> {
-        Ctx {
-            now,
-            user: "u@x",
-            timings: Timings::default(),
-            behaviours: Behaviours::default(),
-        }
+        Ctx::for_test(now, 100)
     }
+
+    use serde_json::Map;
 
     fn with_volume() -> State {
         let mut st = State::new("u@x", 0);

@@ -1,7 +1,7 @@
 //! The Files API over HTTP: raw bodies in and out, ranges, and the headers the SDK reads.
 
 use super::model::{self, normalize};
-use crate::app::App;
+use crate::app::{App, AppState};
 use crate::body::{Params, PathParam};
 use crate::errors::{ApiError, ApiResult};
 use crate::pages::Page;
@@ -14,8 +14,6 @@ use axum::routing::{post, put};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 use std::sync::Arc;
-
-type AppState = AxState<Arc<App>>;
 
 pub fn routes() -> Router<Arc<App>> {
     Router::new()

@@ -662,21 +662,9 @@ pub fn cancel_run(st: &mut State, ctx: &Ctx, id: i64) -> ApiResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Timings;
-    use std::time::Duration;
 
     fn ctx(now: i64) -> Ctx<'static> {
-        let step = Duration::from_millis(100);
-        Ctx {
-            now,
-            user: "u@x",
-            timings: Timings {
-                update_step: step,
-                run_setup: step,
-                task: step,
-            },
-            behaviours: Behaviours::default(),
-        }
+        Ctx::for_test(now, 100)
     }
 
     fn settings(v: Value) -> Map<String, Value> {

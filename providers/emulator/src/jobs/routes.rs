@@ -3,7 +3,8 @@
 
 use super::model::{self, JobsQuery, RunNow, RunsQuery};
 use super::settings::{MERGED, check_settings, normalize};
-use crate::app::App;
+use crate::app::{App, AppState};
+use crate::body::done;
 use crate::body::{JsonBody, Obj, Params};
 use crate::errors::{ApiError, ApiResult};
 use crate::pages::Page;
@@ -35,11 +36,6 @@ pub fn routes() -> Router<Arc<App>> {
 }
 
 type Reply = ApiResult<Json<Value>>;
-type AppState = AxState<Arc<App>>;
-
-fn done() -> Json<Value> {
-    Json(json!({}))
-}
 
 fn job_id_of(o: Obj) -> ApiResult<i64> {
     o.req_int("job_id")

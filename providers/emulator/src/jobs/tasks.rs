@@ -384,16 +384,9 @@ fn wheel(st: &mut State, w: &Map<String, Value>, env: &TaskEnv) -> Started {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::behaviours::Behaviours;
-    use crate::config::Timings;
 
     fn ctx() -> Ctx<'static> {
-        Ctx {
-            now: 1,
-            user: "u@x",
-            timings: Timings::default(),
-            behaviours: Behaviours::default(),
-        }
+        Ctx::for_test(1_000, 100)
     }
 
     fn run(st: &mut State, spec: Value) -> Started {

@@ -579,22 +579,9 @@ pub fn stop(st: &mut State, ctx: &Ctx, id: &str) -> ApiResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::behaviours::Behaviours;
-    use crate::config::Timings;
-    use std::time::Duration;
 
     fn ctx(now: i64) -> Ctx<'static> {
-        let step = Duration::from_millis(100);
-        Ctx {
-            now,
-            user: "u@x",
-            timings: Timings {
-                update_step: step,
-                run_setup: step,
-                task: step,
-            },
-            behaviours: Behaviours::default(),
-        }
+        Ctx::for_test(now, 100)
     }
 
     fn create(st: &mut State, body: Value) -> ApiResult<String> {

@@ -3,7 +3,8 @@
 
 use super::model::{self, PipelineRequest, parse_filter};
 use super::spec::check_spec;
-use crate::app::App;
+use crate::app::{App, AppState};
+use crate::body::done;
 use crate::body::{JsonBody, Obj, Params, PathParam};
 use crate::errors::{ApiError, ApiResult};
 use crate::pages::Page;
@@ -43,11 +44,6 @@ pub fn routes() -> Router<Arc<App>> {
 }
 
 type Reply = ApiResult<Json<Value>>;
-type AppState = AxState<Arc<App>>;
-
-fn done() -> Json<Value> {
-    Json(json!({}))
-}
 
 /// The fields of a create or edit body besides the spec (`check_spec` has checked it).
 fn request<'a>(o: Obj<'a>, body: &'a Map<String, Value>) -> ApiResult<PipelineRequest<'a>> {

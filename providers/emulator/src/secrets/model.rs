@@ -130,16 +130,9 @@ pub fn get_secret<'a>(st: &'a State, scope: &str, key: &str) -> ApiResult<&'a [u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::behaviours::Behaviours;
-    use crate::config::Timings;
 
     fn ctx(now: i64) -> Ctx<'static> {
-        Ctx {
-            now,
-            user: "u@x",
-            timings: Timings::default(),
-            behaviours: Behaviours::default(),
-        }
+        Ctx::for_test(now, 100)
     }
 
     #[test]

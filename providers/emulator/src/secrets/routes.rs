@@ -1,7 +1,8 @@
 //! The Secrets API over HTTP.
 
 use super::model::{self, MAX_VALUE, check_name};
-use crate::app::App;
+use crate::app::{App, AppState};
+use crate::body::done;
 use crate::body::{JsonBody, Obj, Params};
 use crate::errors::{ApiError, ApiResult};
 use axum::extract::State as AxState;
@@ -26,11 +27,6 @@ pub fn routes() -> Router<Arc<App>> {
 }
 
 type Reply = ApiResult<Json<Value>>;
-type AppState = AxState<Arc<App>>;
-
-fn done() -> Json<Value> {
-    Json(json!({}))
-}
 
 /// Replaces a secret's value in a `secrets/put` body, for the request log: values are
 /// write-only (`secrets/get` is the one, deliberate, way to read them back).

@@ -4,7 +4,7 @@
 use super::CONNECTION_TYPES;
 use super::model::{self, NewCatalog, NewConnection, NewSchema, NewVolume};
 use super::securables::{Kind, SECURABLES, Securable};
-use crate::app::App;
+use crate::app::{App, AppState};
 use crate::body::{JsonBody, Obj, Params, PathParam};
 use crate::errors::ApiResult;
 use crate::pages::Page;
@@ -21,7 +21,6 @@ const UC: &str = "/api/2.1/unity-catalog";
 pub const CONNECTIONS_PATH: &str = "/api/2.1/unity-catalog/connections";
 
 type Reply = ApiResult<Json<Value>>;
-type AppState = AxState<Arc<App>>;
 
 pub fn routes() -> Router<Arc<App>> {
     SECURABLES.iter().fold(Router::new(), |r, sec| {

@@ -624,18 +624,12 @@ pub fn files_root(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::behaviours::Behaviours;
-    use crate::config::Timings;
-    use crate::uc::model::{self, NewCatalog, NewConnection, NewSchema, NewVolume};
 
     fn ctx() -> Ctx<'static> {
-        Ctx {
-            now: 1_000,
-            user: "u@x",
-            timings: Timings::default(),
-            behaviours: Behaviours::default(),
-        }
+        Ctx::for_test(1_000, 100)
     }
+
+    use crate::uc::model::{self, NewCatalog, NewConnection, NewSchema, NewVolume};
 
     /// A workspace with catalog `main`, schema `main.s` and volume `main.s.v`.
     fn workspace() -> State {

@@ -320,16 +320,9 @@ pub fn delete(st: &mut State, path: &str, recursive: bool) -> ApiResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::behaviours::Behaviours;
-    use crate::config::Timings;
 
     fn ctx(now: i64) -> Ctx<'static> {
-        Ctx {
-            now,
-            user: "u@x",
-            timings: Timings::default(),
-            behaviours: Behaviours::default(),
-        }
+        Ctx::for_test(now, 100)
     }
 
     fn import(path: &str, format: &str, content: &[u8]) -> ImportRequest {

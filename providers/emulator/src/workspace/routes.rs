@@ -3,7 +3,8 @@
 
 use super::model;
 use super::{FORMATS, LANGUAGES};
-use crate::app::App;
+use crate::app::{App, AppState};
+use crate::body::done;
 use crate::body::{JsonBody, Obj, Params, parse_object};
 use crate::errors::{ApiError, ApiResult};
 use axum::body::Bytes;
@@ -17,10 +18,6 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-fn done() -> Json<Value> {
-    Json(json!({}))
-}
-
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/api/2.0/workspace/mkdirs", post(mkdirs))
@@ -31,7 +28,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/api/2.0/workspace/delete", post(delete))
 }
 
-async fn mkdirs(AxState(app): AxState<Arc<App>>, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
+async fn mkdirs(AxState(app): AppState, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
     let path = model::normalize(Obj::root(&b).req_str("path")?)?;
     app.mutate(|st, ctx| model::mkdirs_in(st, &path, ctx.now).map(|()| done()))
 }
@@ -90,7 +87,7 @@ async fn from_multipart(mut mp: Multipart) -> ApiResult<model::ImportRequest> {
     })
 }
 
-async fn import(AxState(app): AxState<Arc<App>>, req: Request) -> ApiResult<Json<Value>> {
+async fn import(AxState(app): AppState, req: Request) -> ApiResult<Json<Value>> {
     let multipart = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -110,7 +107,7 @@ async fn import(AxState(app): AxState<Arc<App>>, req: Request) -> ApiResult<Json
     app.mutate(|st, ctx| model::do_import(st, ctx, r).map(|()| done()))
 }
 
-async fn export(AxState(app): AxState<Arc<App>>, q: Params) -> ApiResult<Response> {
+async fn export(AxState(app): AppState, q: Params) -> ApiResult<Response> {
     let path = model::normalize(q.req_str("path")?)?;
     if let Some(f) = q.str("format") {
         model::check_enum("format", f, FORMATS)?;
@@ -128,18 +125,18 @@ async fn export(AxState(app): AxState<Arc<App>>, q: Params) -> ApiResult<Respons
     Ok(Json(json!({"content": STANDARD.encode(content), "file_type": ftype})).into_response())
 }
 
-async fn get_status(AxState(app): AxState<Arc<App>>, q: Params) -> ApiResult<Json<Value>> {
+async fn get_status(AxState(app): AppState, q: Params) -> ApiResult<Json<Value>> {
     let path = model::normalize(q.req_str("path")?)?;
     app.view(|st, _| model::get_status(st, &path).map(Json))
 }
 
-async fn list(AxState(app): AxState<Arc<App>>, q: Params) -> ApiResult<Json<Value>> {
+async fn list(AxState(app): AppState, q: Params) -> ApiResult<Json<Value>> {
     let path = model::normalize(q.req_str("path")?)?;
     let after = q.int("notebooks_modified_after")?;
     app.view(|st, _| Ok(Json(json!({"objects": model::list(st, &path, after)?}))))
 }
 
-async fn delete(AxState(app): AxState<Arc<App>>, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
+async fn delete(AxState(app): AppState, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
     let o = Obj::root(&b);
     let path = model::normalize(o.req_str("path")?)?;
     let recursive = o.bool("recursive")?.unwrap_or(false);
