@@ -112,7 +112,7 @@ pub fn create_catalog(st: &mut State, ctx: &Ctx, c: NewCatalog) -> ApiResult<Map
     };
     let managed = catalog_type == "MANAGED_CATALOG";
     let name = c.name.clone();
-    let m = securable(Kind::Catalog).create(st, &[], &c.name, |st, _| {
+    let m = securable(Kind::Catalog).create(st, &[], &c.name, |st| {
         if let Some(conn) = &c.connection_name
             && !st.connections.contains_key(conn)
         {
@@ -278,7 +278,7 @@ fn schema_info(st: &State, ctx: &Ctx, n: &NewSchema) -> ApiResult<Map<String, Va
 }
 
 pub fn create_schema(st: &mut State, ctx: &Ctx, n: NewSchema) -> ApiResult<Map<String, Value>> {
-    securable(Kind::Schema).create(st, &[&n.catalog], &n.name, |st, _| {
+    securable(Kind::Schema).create(st, &[&n.catalog], &n.name, |st| {
         let mut m = schema_info(st, ctx, &n)?;
         if let Some(p) = n.enable_predictive_optimization {
             m.insert("enable_predictive_optimization".into(), json!(p));
@@ -358,7 +358,7 @@ impl NewVolume<'_> {
 }
 
 pub fn create_volume(st: &mut State, ctx: &Ctx, v: NewVolume) -> ApiResult<Map<String, Value>> {
-    securable(Kind::Volume).create(st, &[&v.catalog, &v.schema], &v.name, |st, _| {
+    securable(Kind::Volume).create(st, &[&v.catalog, &v.schema], &v.name, |st| {
         Ok(volume_info(st, ctx, &v))
     })
 }
@@ -549,7 +549,7 @@ pub fn create_connection(
     n: NewConnection,
 ) -> ApiResult<Map<String, Value>> {
     let (public, secret) = split_options(n.options, ctx);
-    let m = securable(Kind::Connection).create(st, &[], &n.name, |st, _| {
+    let m = securable(Kind::Connection).create(st, &[], &n.name, |st| {
         if let Some(p) = n.parent {
             let schema = p.strip_prefix("schemas/").map(str::to_lowercase);
             if !schema.as_ref().is_some_and(|s| st.schemas.contains_key(s)) {

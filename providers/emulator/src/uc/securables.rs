@@ -484,13 +484,13 @@ impl Securable {
     }
 
     /// Creates the securable `name` under the parents named in order (catalog, schema),
-    /// which must exist, with the info `build` makes for its full name.
+    /// which must exist, with the info `build` makes (once the name is known to be free).
     pub fn create(
         &self,
         st: &mut State,
         parents: &[&str],
         name: &str,
-        build: impl FnOnce(&State, &str) -> ApiResult<Map<String, Value>>,
+        build: impl FnOnce(&State) -> ApiResult<Map<String, Value>>,
     ) -> ApiResult<Map<String, Value>> {
         let mut key = String::new();
         for (ancestor, part) in self.ancestors().into_iter().zip(parents) {
@@ -510,7 +510,7 @@ impl Securable {
         if self.has(st, &key) {
             return Err(self.exists(&key));
         }
-        let info = build(st, &key)?;
+        let info = build(st)?;
         (self.entries_mut)(st).insert_info(&key, info.clone());
         Ok(info)
     }
