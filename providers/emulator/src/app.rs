@@ -1,17 +1,27 @@
 //! The shared application state every handler receives.
 
 use crate::auth::Auth;
-use crate::behaviours::{Behaviour, Behaviours};
+use crate::behaviours::Behaviours;
 use crate::config::{EmulatorConfig, Timings};
 use crate::control::Control;
 use crate::errors::ApiResult;
 use crate::store::{Ctx, State, Store, lock, now_ms};
-use crate::{jobs, pipelines};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+/// The app as axum hands it to a handler.
+pub type AppState = axum::extract::State<std::sync::Arc<App>>;
+
+/// What a domain does when time has passed: moves its timed states forward to `ctx.now`
+/// (runs progress, deletes finish). Returns whether it changed anything, so a read that
+/// advanced time persists that progress.
+pub type ClockHook = fn(&mut State, &Ctx) -> bool;
+
 pub struct App {
     store: Mutex<Store>,
+    /// Run in order before every request touches the state; the domains register them
+    /// (see `DOMAINS` in lib.rs), so the app knows nothing of jobs or pipelines.
+    clock_hooks: Vec<ClockHook>,
     pub control: Control,
     pub auth: Auth,
     pub user: String,
@@ -22,9 +32,10 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(config: &EmulatorConfig, store: Store) -> App {
+    pub fn new(config: &EmulatorConfig, store: Store, clock_hooks: Vec<ClockHook>) -> App {
         App {
             store: Mutex::new(store),
+            clock_hooks,
             control: Control::new(config),
             auth: Auth::new(config.tokens.clone()),
             user: config.user_name.clone(),
@@ -58,11 +69,6 @@ impl App {
         *lock(&self.behaviours) = b;
     }
 
-    /// Whether the real service's behaviour `b` is modelled now.
-    pub fn models(&self, b: Behaviour) -> bool {
-        self.behaviours().on(b)
-    }
-
     fn ctx(&self) -> Ctx<'_> {
         Ctx {
             now: self.now(),
@@ -72,12 +78,20 @@ impl App {
         }
     }
 
-    /// Read access. Runs advance first (by elapsed time), and that progress is persisted.
+    /// Runs every clock hook (each one, even after one reported a change). Returns whether
+    /// any changed the state.
+    fn tick(&self, state: &mut State, ctx: &Ctx) -> bool {
+        self.clock_hooks
+            .iter()
+            .fold(false, |changed, hook| hook(state, ctx) | changed)
+    }
+
+    /// Read access. Timed states advance first (by elapsed time), and that progress is
+    /// persisted.
     pub fn view<T>(&self, f: impl FnOnce(&State, &Ctx) -> ApiResult<T>) -> ApiResult<T> {
         let mut store = lock(&self.store);
         let ctx = self.ctx();
-        let runs = jobs::advance(&mut store.state, &ctx);
-        if pipelines::advance(&mut store.state, &ctx) | runs {
+        if self.tick(&mut store.state, &ctx) {
             store.save()?;
         }
         f(&store.state, &ctx)
@@ -88,8 +102,7 @@ impl App {
     pub fn mutate<T>(&self, f: impl FnOnce(&mut State, &Ctx) -> ApiResult<T>) -> ApiResult<T> {
         let mut store = lock(&self.store);
         let ctx = self.ctx();
-        jobs::advance(&mut store.state, &ctx);
-        pipelines::advance(&mut store.state, &ctx);
+        self.tick(&mut store.state, &ctx);
         let out = f(&mut store.state, &ctx)?;
         store.save()?;
         Ok(out)
@@ -109,5 +122,40 @@ impl App {
 
     pub fn save(&self) -> ApiResult<()> {
         lock(&self.store).save()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app(hooks: Vec<ClockHook>) -> App {
+        let config = EmulatorConfig::for_tests();
+        App::new(&config, Store::new(State::new("u@x", 1), None), hooks)
+    }
+
+    #[test]
+    fn every_clock_hook_runs_in_order_before_each_access() {
+        // Each hook leaves its mark in the id counter: the first doubles, the second adds
+        // one, so the order shows in the result.
+        fn double(st: &mut State, _: &Ctx) -> bool {
+            st.next_id *= 2;
+            true
+        }
+        fn add_one(st: &mut State, _: &Ctx) -> bool {
+            st.next_id += 1;
+            false
+        }
+        let a = app(vec![double, add_one]);
+        let start = a.view(|st, _| Ok(st.next_id)).unwrap();
+        let after = a.mutate(|st, _| Ok(st.next_id)).unwrap();
+        assert_eq!(after, start * 2 + 1);
+    }
+
+    #[test]
+    fn an_app_without_hooks_leaves_the_state_alone() {
+        let a = app(Vec::new());
+        let one = a.view(|st, _| Ok(st.next_id)).unwrap();
+        assert_eq!(a.view(|st, _| Ok(st.next_id)).unwrap(), one);
     }
 }

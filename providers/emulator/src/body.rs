@@ -8,6 +8,11 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+/// The `{}` answer of the calls that return nothing.
+pub fn done() -> axum::Json<Value> {
+    axum::Json(Value::Object(Map::new()))
+}
+
 /// A JSON object body. An empty body counts as `{}` because the SDK sends none on
 /// calls such as `pipelines/{id}/stop`.
 pub struct JsonBody(pub Map<String, Value>);

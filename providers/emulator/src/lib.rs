@@ -202,18 +202,54 @@ fn build_app(config: &EmulatorConfig) -> Result<App, EmulatorError> {
             source: std::io::Error::other(e.message),
         })?;
     }
-    Ok(App::new(config, st))
+    let hooks = DOMAINS.iter().filter_map(|d| d.clock).collect();
+    Ok(App::new(config, st, hooks))
 }
 
+/// One service area of the workspace: its routes, and what it does when time passes.
+struct Domain {
+    routes: fn() -> Router<Arc<App>>,
+    clock: Option<app::ClockHook>,
+}
+
+/// Every domain the workspace serves. Clock hooks run in this order: jobs before
+/// pipelines, so a job's pipeline task sees its update end before a finished pipeline
+/// delete removes the pipeline.
+const DOMAINS: &[Domain] = &[
+    Domain {
+        routes: auth::routes,
+        clock: None,
+    },
+    Domain {
+        routes: uc::routes,
+        clock: None,
+    },
+    Domain {
+        routes: jobs::routes,
+        clock: Some(jobs::advance),
+    },
+    Domain {
+        routes: pipelines::routes,
+        clock: Some(pipelines::advance),
+    },
+    Domain {
+        routes: workspace::routes,
+        clock: None,
+    },
+    Domain {
+        routes: files::routes,
+        clock: None,
+    },
+    Domain {
+        routes: secrets::routes,
+        clock: None,
+    },
+];
+
 fn router(app: Arc<App>) -> Router {
-    let api = Router::new()
-        .merge(auth::routes())
-        .merge(uc::routes())
-        .merge(pipelines::routes())
-        .merge(jobs::routes())
-        .merge(workspace::routes())
-        .merge(files::routes())
-        .merge(secrets::routes())
+    let api = DOMAINS
+        .iter()
+        .fold(Router::new(), |r, d| r.merge((d.routes)()))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(

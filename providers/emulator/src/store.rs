@@ -123,6 +123,24 @@ pub struct Ctx<'a> {
     pub behaviours: crate::behaviours::Behaviours,
 }
 
+#[cfg(test)]
+impl Ctx<'static> {
+    /// A context for model tests: the time, and every simulated step taking `step_ms`.
+    pub fn for_test(now: i64, step_ms: u64) -> Ctx<'static> {
+        let step = std::time::Duration::from_millis(step_ms);
+        Ctx {
+            now,
+            user: "u@x",
+            timings: Timings {
+                update_step: step,
+                run_setup: step,
+                task: step,
+            },
+            behaviours: crate::behaviours::Behaviours::default(),
+        }
+    }
+}
+
 pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

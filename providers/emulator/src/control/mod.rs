@@ -1,39 +1,31 @@
 //! `/__emulator/…`: fault injection, latency, rate limits, reset, request log, state dump,
-//! timings and clock. Also the middleware that applies them to every API request.
+//! timings and clock. This module holds the rules (faults, latency, rate limits, the request
+//! log) and what they decide; [`middleware`] applies them to every API request and [`routes`]
+//! serves the endpoints.
 
-use crate::app::App;
-use crate::body::{JsonBody, Obj};
-use crate::config::{EmulatorConfig, Timings};
+mod middleware;
+mod routes;
+
+pub use middleware::{guard, middleware};
+pub use routes::routes;
+
+use crate::body::Obj;
+use crate::config::EmulatorConfig;
 use crate::errors::{ApiError, ApiResult};
 use crate::store::lock;
-use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::Json;
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// What the request log shows instead of a write-only value.
 pub const REDACTED: &str = "**REDACTED**";
-
-/// Request paths (prefixes) whose JSON bodies carry write-only values, and what hides them
-/// in the log. Each service knows its own write-only fields.
-type Redact = fn(&mut Value);
-const WRITE_ONLY: &[(&str, Redact)] = &[
-    (crate::uc::CONNECTIONS_PATH, crate::uc::redact_write_only),
-    (crate::secrets::PUT_PATH, crate::secrets::redact_write_only),
-];
-
-/// Bodies larger than this are logged as a size only.
-const LOG_BODY_MAX: usize = 16 * 1024;
 
 pub struct Control {
     faults: Mutex<Vec<Fault>>,
@@ -341,154 +333,6 @@ impl Control {
     }
 }
 
-/// Applied to every API request, in this order: latency, auth, body read (under the size
-/// limit), log, rate limit, fault, handler, after-side-effect fault. Auth looks at the
-/// headers only, so an unauthenticated request is answered without its body being read.
-pub async fn middleware(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
-    let (parts, body) = req.into_parts();
-    let method = parts.method.clone();
-    let path = parts.uri.path().to_string();
-    let c = &app.control;
-
-    let delay = c.delay();
-    if !delay.is_zero() {
-        tokio::time::sleep(delay).await;
-    }
-    if !crate::auth::is_public(&path)
-        && let Err(e) = app.auth.check(&parts.headers)
-    {
-        let seq = c.log_request(&method, &path, parts.uri.query(), Value::Null);
-        c.log_status(seq, e.status);
-        return e.into_response();
-    }
-    let limit = c.body_limit(&method, &path);
-    let bytes = match crate::body::read_limited(&parts.headers, body, limit).await {
-        Ok(b) => b,
-        Err(e) => {
-            let seq = c.log_request(&method, &path, parts.uri.query(), Value::Null);
-            c.log_status(seq, e.status);
-            return e.into_response();
-        }
-    };
-    // File contents are data, not API requests: the log keeps only their size.
-    let binary = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/octet-stream"));
-    let logged = log_body(&path, &bytes, binary);
-    let seq = c.log_request(&method, &path, parts.uri.query(), logged);
-
-    let response = 'r: {
-        if let Some(r) = c.rate_limited(&method, &path) {
-            break 'r r;
-        }
-        let Some(f) = c.fault(&method, &path) else {
-            break 'r next
-                .run(Request::from_parts(parts, Body::from(bytes)))
-                .await;
-        };
-        let mut request = Some((next, Request::from_parts(parts, Body::from(bytes))));
-        let mut answer = None;
-        if f.after_side_effect
-            && let Some((next, req)) = request.take()
-        {
-            answer = Some(next.run(req).await);
-        }
-        if let Some(d) = f.delay {
-            tokio::time::sleep(d).await;
-        }
-        if f.drop {
-            break 'r dropped();
-        }
-        if let Some(r) = f.response {
-            break 'r r;
-        }
-        // `delay_ms` alone: the real answer, late; without `after_side_effect` the request is
-        // performed only after the wait (if the client has not closed the connection by then).
-        match (answer, request) {
-            (Some(a), _) => a,
-            (None, Some((next, req))) => next.run(req).await,
-            (None, None) => dropped(),
-        }
-    };
-    if response.extensions().get::<DropConnection>().is_some() {
-        c.log_outcome(seq, Value::Null, true);
-    } else {
-        c.log_status(seq, response.status());
-    }
-    response
-}
-
-/// Guards `/__emulator/*`: when the workspace has tokens, the control endpoints want one of
-/// them too (they dump secrets and can reset everything); bodies are read under the API limit.
-pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
-    let (parts, body) = req.into_parts();
-    if app.auth.has_tokens()
-        && let Err(e) = app.auth.check(&parts.headers)
-    {
-        return e.into_response();
-    }
-    match crate::body::read_limited(&parts.headers, body, app.control.body_limit).await {
-        Ok(bytes) => {
-            next.run(Request::from_parts(parts, Body::from(bytes)))
-                .await
-        }
-        Err(e) => e.into_response(),
-    }
-}
-
-/// What the request log keeps of a body: its JSON (write-only values redacted), its text, or
-/// its size.
-fn log_body(path: &str, body: &[u8], binary: bool) -> Value {
-    if body.is_empty() {
-        Value::Null
-    } else if binary || body.len() > LOG_BODY_MAX {
-        json!({"bytes": body.len()})
-    } else if let Ok(mut v) = serde_json::from_slice::<Value>(body) {
-        if let Some((_, redact)) = WRITE_ONLY.iter().find(|(p, _)| path.starts_with(p)) {
-            redact(&mut v);
-        }
-        v
-    } else if let Ok(s) = std::str::from_utf8(body) {
-        if path.starts_with(crate::auth::TOKEN_PATH) {
-            Value::String(crate::auth::redact_form(s))
-        } else {
-            Value::String(s.to_string())
-        }
-    } else {
-        json!({"bytes": body.len()})
-    }
-}
-
-pub fn routes() -> Router<Arc<App>> {
-    Router::new()
-        .route(
-            "/__emulator/faults",
-            post(add_fault).get(list_faults).delete(clear_faults),
-        )
-        .route(
-            "/__emulator/latency",
-            post(set_latency).get(get_latency).delete(clear_latency),
-        )
-        .route(
-            "/__emulator/rate-limits",
-            post(add_limit).get(list_limits).delete(clear_limits),
-        )
-        .route("/__emulator/requests", get(requests).delete(clear_requests))
-        .route("/__emulator/reset", post(reset))
-        .route("/__emulator/state", get(state))
-        .route("/__emulator/timings", get(get_timings).post(set_timings))
-        .route("/__emulator/clock", get(get_clock).post(advance_clock))
-        .route(
-            "/__emulator/behaviours",
-            get(get_behaviours).post(set_behaviours),
-        )
-        .route(
-            "/__emulator/health",
-            get(|| async { Json(json!({"status": "ok"})) }),
-        )
-}
-
 fn non_negative(o: Obj, key: &str) -> ApiResult<Option<u64>> {
     match o.int(key)? {
         None => Ok(None),
@@ -498,13 +342,6 @@ fn non_negative(o: Obj, key: &str) -> ApiResult<Option<u64>> {
             ))
         }),
     }
-}
-
-async fn add_fault(State(app): State<Arc<App>>, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
-    let mut faults = lock(&app.control.faults);
-    let id = faults.iter().map(|f| f.id).max().unwrap_or(0) + 1;
-    faults.push(Fault::parse(id, &b)?);
-    Ok(Json(json!({"id": id})))
 }
 
 impl Fault {
@@ -594,222 +431,10 @@ impl Fault {
     }
 }
 
-async fn list_faults(State(app): State<Arc<App>>) -> Json<Value> {
-    let faults = lock(&app.control.faults);
-    let list: Vec<Value> = faults
-        .iter()
-        .map(|f| {
-            let mut m = f.matcher.describe();
-            m.insert("id".into(), json!(f.id));
-            m.insert("status".into(), json!(f.status.map(|s| s.as_u16())));
-            m.insert("drop".into(), json!(f.drop));
-            m.insert(
-                "delay_ms".into(),
-                json!(
-                    f.delay
-                        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-                ),
-            );
-            m.insert("body".into(), f.body.clone());
-            m.insert("after".into(), json!(f.after));
-            m.insert("times".into(), json!(f.times));
-            m.insert("after_side_effect".into(), json!(f.after_side_effect));
-            m.insert("probability".into(), json!(f.probability));
-            m.insert("fired".into(), json!(f.fired));
-            Value::Object(m)
-        })
-        .collect();
-    Json(json!({"faults": list}))
-}
-
-async fn clear_faults(State(app): State<Arc<App>>) -> Json<Value> {
-    lock(&app.control.faults).clear();
-    Json(json!({}))
-}
-
-async fn set_latency(State(app): State<Arc<App>>, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
-    let o = Obj::root(&b);
-    let l = match (
-        non_negative(o, "fixed_ms")?,
-        non_negative(o, "min_ms")?,
-        non_negative(o, "max_ms")?,
-    ) {
-        (Some(f), None, None) => Latency {
-            min_ms: f,
-            max_ms: f,
-        },
-        (None, Some(a), Some(b)) if a <= b => Latency {
-            min_ms: a,
-            max_ms: b,
-        },
-        _ => {
-            return Err(ApiError::invalid(
-                "Set either 'fixed_ms', or 'min_ms' and 'max_ms' with min_ms <= max_ms",
-            ));
-        }
-    };
-    *lock(&app.control.latency) = l;
-    Ok(Json(json!({"min_ms": l.min_ms, "max_ms": l.max_ms})))
-}
-
-async fn get_latency(State(app): State<Arc<App>>) -> Json<Value> {
-    let l = *lock(&app.control.latency);
-    Json(json!({"min_ms": l.min_ms, "max_ms": l.max_ms}))
-}
-
-async fn clear_latency(State(app): State<Arc<App>>) -> Json<Value> {
-    *lock(&app.control.latency) = Latency::default();
-    Json(json!({}))
-}
-
-async fn add_limit(State(app): State<Arc<App>>, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
-    let o = Obj::root(&b);
-    let matcher = Matcher::parse(o)?;
-    let per_second = match o.get("per_second") {
-        Some(Value::Number(n)) => n.as_f64().filter(|f| *f > 0.0),
-        _ => None,
-    }
-    .ok_or_else(|| {
-        ApiError::invalid("Invalid value for field 'per_second': expected a number > 0")
-    })?;
-    let burst = non_negative(o, "burst")?
-        .map_or(per_second.ceil(), |b| b as f64)
-        .max(1.0);
-    lock(&app.control.limits).push(RateLimit {
-        matcher,
-        per_second,
-        burst,
-        tokens: burst,
-        last: Instant::now(),
-        retry_after: non_negative(o, "retry_after")?,
-    });
-    Ok(Json(json!({})))
-}
-
-async fn list_limits(State(app): State<Arc<App>>) -> Json<Value> {
-    let limits = lock(&app.control.limits);
-    let list: Vec<Value> = limits
-        .iter()
-        .map(|l| {
-            let mut m = l.matcher.describe();
-            m.insert("per_second".into(), json!(l.per_second));
-            m.insert("burst".into(), json!(l.burst));
-            Value::Object(m)
-        })
-        .collect();
-    Json(json!({"rate_limits": list}))
-}
-
-async fn clear_limits(State(app): State<Arc<App>>) -> Json<Value> {
-    lock(&app.control.limits).clear();
-    Json(json!({}))
-}
-
-async fn requests(
-    State(app): State<Arc<App>>,
-    crate::body::Params(q): crate::body::Params,
-) -> ApiResult<Json<Value>> {
-    let q = crate::body::Params(q);
-    let path =
-        match q.str("path") {
-            Some(p) => Some(Regex::new(&format!("^(?:{p})$")).map_err(|e| {
-                ApiError::invalid(format!("Invalid value for parameter 'path': {e}"))
-            })?),
-            None => None,
-        };
-    let method = q.str("method").map(str::to_ascii_uppercase);
-    let log = lock(&app.control.log);
-    let list: Vec<Value> = log
-        .entries
-        .iter()
-        .filter(|e| method.as_deref().is_none_or(|m| e["method"] == m))
-        .filter(|e| {
-            path.as_ref()
-                .is_none_or(|r| e["path"].as_str().is_some_and(|p| r.is_match(p)))
-        })
-        .cloned()
-        .collect();
-    Ok(Json(json!({"requests": list})))
-}
-
-async fn clear_requests(State(app): State<Arc<App>>) -> Json<Value> {
-    lock(&app.control.log).entries.clear();
-    Json(json!({}))
-}
-
-async fn reset(State(app): State<Arc<App>>) -> ApiResult<Json<Value>> {
-    app.reset()?;
-    app.control.clear();
-    Ok(Json(json!({})))
-}
-
-async fn state(State(app): State<Arc<App>>) -> ApiResult<Json<Value>> {
-    app.dump().map(Json)
-}
-
-async fn get_timings(State(app): State<Arc<App>>) -> Json<Value> {
-    Json(serde_json::to_value(app.timings()).unwrap_or(Value::Null))
-}
-
-async fn set_timings(State(app): State<Arc<App>>, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
-    let o = Obj::root(&b);
-    let mut t = app.timings();
-    let ms = |k: &str| -> ApiResult<Option<Duration>> {
-        Ok(non_negative(o, k)?.map(Duration::from_millis))
-    };
-    if let Some(d) = ms("update_step")? {
-        t.update_step = d;
-    }
-    if let Some(d) = ms("run_setup")? {
-        t.run_setup = d;
-    }
-    if let Some(d) = ms("task")? {
-        t.task = d;
-    }
-    app.set_timings(t);
-    Ok(Json(
-        serde_json::to_value(Timings { ..t }).unwrap_or(Value::Null),
-    ))
-}
-
-/// `{"behaviours": {"name": on, …}, "descriptions": {"name": "what the service does"}}`.
-async fn get_behaviours(State(app): State<Arc<App>>) -> Json<Value> {
-    let descriptions: Map<String, Value> = crate::behaviours::BEHAVIOURS
-        .iter()
-        .map(|(_, n, d)| ((*n).to_string(), Value::String((*d).to_string())))
-        .collect();
-    Json(json!({"behaviours": app.behaviours().to_json(), "descriptions": descriptions}))
-}
-
-/// `{"async_pipeline_delete": false, …}` turns the named behaviours on or off; the others
-/// stay as they are. An unknown name is a 400 naming the known ones, and changes nothing.
-async fn set_behaviours(
-    State(app): State<Arc<App>>,
-    JsonBody(b): JsonBody,
-) -> ApiResult<Json<Value>> {
-    let mut now = app.behaviours();
-    now.apply(&b).map_err(ApiError::invalid)?;
-    app.set_behaviours(now);
-    Ok(Json(json!({"behaviours": now.to_json()})))
-}
-
-async fn get_clock(State(app): State<Arc<App>>) -> Json<Value> {
-    Json(json!({"now_ms": app.now()}))
-}
-
-async fn advance_clock(
-    State(app): State<Arc<App>>,
-    JsonBody(b): JsonBody,
-) -> ApiResult<Json<Value>> {
-    let ms = non_negative(Obj::root(&b), "advance_ms")?
-        .ok_or_else(|| crate::body::missing("advance_ms"))?;
-    app.advance_clock(i64::try_from(ms).unwrap_or(i64::MAX));
-    Ok(Json(json!({"now_ms": app.now()})))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::body::Body;
 
     fn fired(control: &Control, n: usize) -> Vec<bool> {
         (0..n)

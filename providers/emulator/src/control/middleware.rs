@@ -1,0 +1,143 @@
+//! The middleware every API request passes: latency, auth, the body read under its limit,
+//! the request log, rate limits and faults; and the guard of the control endpoints.
+
+use super::{DropConnection, dropped};
+use crate::app::App;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Request paths (prefixes) whose JSON bodies carry write-only values, and what hides them
+/// in the log. Each service knows its own write-only fields.
+type Redact = fn(&mut Value);
+
+const WRITE_ONLY: &[(&str, Redact)] = &[
+    (crate::uc::CONNECTIONS_PATH, crate::uc::redact_write_only),
+    (crate::secrets::PUT_PATH, crate::secrets::redact_write_only),
+];
+
+/// Bodies larger than this are logged as a size only.
+const LOG_BODY_MAX: usize = 16 * 1024;
+
+/// Applied to every API request, in this order: latency, auth, body read (under the size
+/// limit), log, rate limit, fault, handler, after-side-effect fault. Auth looks at the
+/// headers only, so an unauthenticated request is answered without its body being read.
+pub async fn middleware(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    let method = parts.method.clone();
+    let path = parts.uri.path().to_string();
+    let c = &app.control;
+
+    let delay = c.delay();
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    if !crate::auth::is_public(&path)
+        && let Err(e) = app.auth.check(&parts.headers)
+    {
+        let seq = c.log_request(&method, &path, parts.uri.query(), Value::Null);
+        c.log_status(seq, e.status);
+        return e.into_response();
+    }
+    let limit = c.body_limit(&method, &path);
+    let bytes = match crate::body::read_limited(&parts.headers, body, limit).await {
+        Ok(b) => b,
+        Err(e) => {
+            let seq = c.log_request(&method, &path, parts.uri.query(), Value::Null);
+            c.log_status(seq, e.status);
+            return e.into_response();
+        }
+    };
+    // File contents are data, not API requests: the log keeps only their size.
+    let binary = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/octet-stream"));
+    let logged = log_body(&path, &bytes, binary);
+    let seq = c.log_request(&method, &path, parts.uri.query(), logged);
+
+    let response = 'r: {
+        if let Some(r) = c.rate_limited(&method, &path) {
+            break 'r r;
+        }
+        let Some(f) = c.fault(&method, &path) else {
+            break 'r next
+                .run(Request::from_parts(parts, Body::from(bytes)))
+                .await;
+        };
+        let mut request = Some((next, Request::from_parts(parts, Body::from(bytes))));
+        let mut answer = None;
+        if f.after_side_effect
+            && let Some((next, req)) = request.take()
+        {
+            answer = Some(next.run(req).await);
+        }
+        if let Some(d) = f.delay {
+            tokio::time::sleep(d).await;
+        }
+        if f.drop {
+            break 'r dropped();
+        }
+        if let Some(r) = f.response {
+            break 'r r;
+        }
+        // `delay_ms` alone: the real answer, late; without `after_side_effect` the request is
+        // performed only after the wait (if the client has not closed the connection by then).
+        match (answer, request) {
+            (Some(a), _) => a,
+            (None, Some((next, req))) => next.run(req).await,
+            (None, None) => dropped(),
+        }
+    };
+    if response.extensions().get::<DropConnection>().is_some() {
+        c.log_outcome(seq, Value::Null, true);
+    } else {
+        c.log_status(seq, response.status());
+    }
+    response
+}
+
+/// Guards `/__emulator/*`: when the workspace has tokens, the control endpoints want one of
+/// them too (they dump secrets and can reset everything); bodies are read under the API limit.
+pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    if app.auth.has_tokens()
+        && let Err(e) = app.auth.check(&parts.headers)
+    {
+        return e.into_response();
+    }
+    match crate::body::read_limited(&parts.headers, body, app.control.body_limit).await {
+        Ok(bytes) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// What the request log keeps of a body: its JSON (write-only values redacted), its text, or
+/// its size.
+fn log_body(path: &str, body: &[u8], binary: bool) -> Value {
+    if body.is_empty() {
+        Value::Null
+    } else if binary || body.len() > LOG_BODY_MAX {
+        json!({"bytes": body.len()})
+    } else if let Ok(mut v) = serde_json::from_slice::<Value>(body) {
+        if let Some((_, redact)) = WRITE_ONLY.iter().find(|(p, _)| path.starts_with(p)) {
+            redact(&mut v);
+        }
+        v
+    } else if let Ok(s) = std::str::from_utf8(body) {
+        if path.starts_with(crate::auth::TOKEN_PATH) {
+            Value::String(crate::auth::redact_form(s))
+        } else {
+            Value::String(s.to_string())
+        }
+    } else {
+        json!({"bytes": body.len()})
+    }
+}

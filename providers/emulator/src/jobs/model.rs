@@ -1,0 +1,813 @@
+//! What the Jobs API does to the workspace state, apart from HTTP: jobs created, read,
+//! replaced, merged and deleted; runs started, read, listed and canceled; and the views the
+//! API answers with.
+
+use super::engine::{advance, cancel};
+use super::settings::{MERGED, check_settings, merge_by_key, normalize};
+use super::{Job, Run, RunTask};
+use crate::behaviours::{Behaviour, Behaviours};
+use crate::errors::{ApiError, ApiResult};
+use crate::pages::{Page, encode};
+use crate::store::{Ctx, State};
+use crate::util::compact;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+/// Reads return at most this many tasks / clusters / parameters / environments per page.
+pub const GET_PAGE: usize = 100;
+
+/// Arrays that `jobs/get` pages at 100 items.
+pub const PAGED: &[&str] = &["tasks", "job_clusters", "parameters", "environments"];
+
+pub fn job_missing(id: i64) -> ApiError {
+    ApiError::job_missing("Job", id)
+}
+
+pub fn run_missing(id: i64) -> ApiError {
+    ApiError::job_missing("Run", id)
+}
+
+/// `settings` with each paged array cut to page `page`; whether a later page has items.
+pub fn paged_settings(
+    settings: &Map<String, Value>,
+    page: usize,
+    b: Behaviours,
+) -> (Map<String, Value>, bool) {
+    if !b.on(Behaviour::TaskPaging) {
+        return (settings.clone(), false);
+    }
+    let mut out = settings.clone();
+    let mut more = false;
+    for k in PAGED {
+        if let Some(Value::Array(a)) = settings.get(*k) {
+            let from = page * GET_PAGE;
+            let slice: Vec<Value> = a.iter().skip(from).take(GET_PAGE).cloned().collect();
+            more |= a.len() > from + GET_PAGE;
+            if slice.is_empty() {
+                out.remove(*k);
+            } else {
+                out.insert((*k).into(), Value::Array(slice));
+            }
+        }
+    }
+    (out, more)
+}
+
+pub fn run_as_name(settings: &Map<String, Value>, creator: &str) -> String {
+    settings
+        .get("run_as")
+        .and_then(|r| {
+            r.get("user_name")
+                .or_else(|| r.get("service_principal_name"))
+        })
+        .and_then(Value::as_str)
+        .unwrap_or(creator)
+        .to_string()
+}
+
+pub fn base_job(job: &Job, expand: bool) -> Value {
+    let mut settings = job.settings.clone();
+    if !expand {
+        for k in PAGED {
+            settings.remove(*k);
+        }
+    }
+    json!({"job_id": job.job_id, "creator_user_name": job.creator, "created_time": job.created_time, "settings": settings})
+}
+
+pub fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+pub fn result_details(result: &str) -> (&'static str, &'static str) {
+    match result {
+        "SUCCESS" | "SUCCESS_WITH_FAILURES" => ("SUCCESS", "SUCCESS"),
+        "CANCELED" => ("USER_CANCELED", "SUCCESS"),
+        "UPSTREAM_CANCELED" => ("USER_CANCELED", "SUCCESS"),
+        "UPSTREAM_FAILED" => ("RUN_EXECUTION_ERROR", "CLIENT_ERROR"),
+        "EXCLUDED" | "DISABLED" => ("SKIPPED", "SUCCESS"),
+        "MAXIMUM_CONCURRENT_RUNS_REACHED" => ("MAX_CONCURRENT_RUNS_EXCEEDED", "CLIENT_ERROR"),
+        _ => ("RUN_EXECUTION_ERROR", "CLIENT_ERROR"),
+    }
+}
+
+pub fn state_json(
+    life: &str,
+    result: Option<&str>,
+    message: &str,
+    cancelled: bool,
+) -> (Value, Value) {
+    let state = Value::Object(compact(json!({
+        "life_cycle_state": life, "result_state": result, "state_message": message,
+        "user_cancelled_or_timedout": cancelled,
+    })));
+    let v2 = match life {
+        "TERMINATED" | "SKIPPED" | "INTERNAL_ERROR" => {
+            let (code, kind) = result_details(result.unwrap_or("FAILED"));
+            json!({"state": "TERMINATED", "termination_details": {"code": code, "type": kind, "message": message}})
+        }
+        "QUEUED" => {
+            json!({"state": "QUEUED", "queue_details": {"code": "MAX_CONCURRENT_RUNS_REACHED", "message": message}})
+        }
+        other => json!({"state": other}),
+    };
+    (state, v2)
+}
+
+pub fn task_view(t: &RunTask) -> Value {
+    let mut m = t.spec.clone();
+    let life = if t.state == "PENDING" {
+        "PENDING"
+    } else {
+        t.state.as_str()
+    };
+    let (state, status) = state_json(
+        life,
+        t.result.as_deref(),
+        &t.message,
+        t.result.as_deref() == Some("CANCELED"),
+    );
+    m.insert("run_id".into(), json!(t.run_id));
+    m.insert("state".into(), state);
+    m.insert("status".into(), status);
+    m.insert("start_time".into(), json!(t.start_time));
+    m.insert("end_time".into(), json!(t.end_time));
+    m.insert("setup_duration".into(), json!(0));
+    m.insert(
+        "execution_duration".into(),
+        json!(if t.end_time > 0 {
+            t.end_time - t.start_time
+        } else {
+            0
+        }),
+    );
+    m.insert("cleanup_duration".into(), json!(0));
+    m.insert("attempt_number".into(), json!(0));
+    if let (Some(o), Some(Value::Object(c))) = (&t.outcome, m.get_mut("condition_task")) {
+        c.insert("outcome".into(), json!(o));
+    }
+    Value::Object(m)
+}
+
+/// The run's page in the workspace UI, absolute as the service gives it:
+/// `https://HOST/?o=WORKSPACE_ID#job/JOB/run/RUN`.
+pub fn run_page_url(site: &str, r: &Run) -> String {
+    format!("{site}#job/{}/run/{}", r.job_id, r.run_id)
+}
+
+pub fn run_view(r: &Run, page: Option<usize>, now: i64, site: &str) -> (Value, bool) {
+    let (state, status) = state_json(
+        &r.life_cycle_state,
+        r.result_state.as_deref(),
+        &r.state_message,
+        r.canceled,
+    );
+    let end = r.end_time.unwrap_or(0);
+    let mut m = compact(json!({
+        "job_id": r.job_id, "run_id": r.run_id, "original_attempt_run_id": r.run_id, "number_in_job": r.number_in_job,
+        "creator_user_name": r.creator, "run_name": r.run_name, "run_type": "JOB_RUN", "trigger": "ONE_TIME",
+        "format": "MULTI_TASK", "start_time": r.start_time, "end_time": end,
+        "setup_duration": r.setup_ms.min((if end > 0 { end } else { now }) - r.start_time).max(0),
+        "execution_duration": if end > 0 { (end - r.start_time - r.setup_ms).max(0) } else { 0 },
+        "cleanup_duration": 0, "run_duration": if end > 0 { end - r.start_time } else { now - r.start_time },
+        "state": state, "status": status, "job_parameters": if r.job_parameters.is_empty() { Value::Null } else { json!(r.job_parameters) },
+        "run_page_url": run_page_url(site, r),
+    }));
+    let mut more = false;
+    if let Some(p) = page {
+        let from = p * GET_PAGE;
+        let tasks: Vec<Value> = r
+            .tasks
+            .iter()
+            .skip(from)
+            .take(GET_PAGE)
+            .map(task_view)
+            .collect();
+        more = r.tasks.len() > from + GET_PAGE;
+        if !tasks.is_empty() {
+            m.insert("tasks".into(), Value::Array(tasks));
+        }
+    }
+    (Value::Object(m), more)
+}
+
+/// The base of UI links: the address the client reached this workspace at, and its id.
+fn site(base_url: &str, st: &State) -> String {
+    format!("{base_url}/?o={}", st.workspace_id)
+}
+
+// ---------- jobs ----------
+
+/// Creates a job with settings already checked and stored as [`normalize`] makes them.
+pub fn create_job(st: &mut State, ctx: &Ctx, settings: Map<String, Value>) -> i64 {
+    let id = st.next_id();
+    st.jobs.insert(
+        id,
+        Job {
+            job_id: id,
+            created_time: ctx.now,
+            creator: ctx.user.to_string(),
+            settings,
+        },
+    );
+    id
+}
+
+/// A job as `jobs/get` answers: page `page` of its paged arrays.
+pub fn get_job(st: &State, ctx: &Ctx, id: i64, page: usize) -> ApiResult<Map<String, Value>> {
+    let job = st.jobs.get(&id).ok_or_else(|| job_missing(id))?;
+    let (settings, more) = paged_settings(&job.settings, page, ctx.behaviours);
+    let mut out = compact(json!({
+        "job_id": job.job_id, "creator_user_name": job.creator,
+        "run_as_user_name": run_as_name(&job.settings, &job.creator),
+        "created_time": job.created_time, "settings": settings,
+    }));
+    // The SDK loops while the key is present: omit it on the last page, never "".
+    // `has_more` comes with every paged answer, as the service sends it.
+    if more {
+        out.insert(
+            "next_page_token".into(),
+            json!(encode(&(page + 1).to_string())),
+        );
+        out.insert("has_more".into(), json!(true));
+    } else if page > 0 {
+        out.insert("has_more".into(), json!(false));
+    }
+    Ok(out)
+}
+
+/// Replaces a job's settings with `new` (checked and normalized).
+pub fn reset_job(st: &mut State, ctx: &Ctx, id: i64, mut new: Map<String, Value>) -> ApiResult<()> {
+    let job = st.jobs.get_mut(&id).ok_or_else(|| job_missing(id))?;
+    // A full replace, except that settings without `run_as` keep the identity the job
+    // ran as: the service does not go back to the owner (the Databricks CLI's test
+    // server records this against the real service).
+    if ctx.behaviours.on(Behaviour::KeepRunAs)
+        && !new.contains_key("run_as")
+        && let Some(r) = job.settings.get("run_as")
+    {
+        new.insert("run_as".into(), r.clone());
+    }
+    job.settings = new;
+    Ok(())
+}
+
+/// A `jobs/update`: the fields to remove (`tasks/KEY` removes one task), then the new
+/// settings, keyed arrays merged by key; the result must be valid settings.
+pub fn update_job(
+    st: &mut State,
+    ctx: &Ctx,
+    id: i64,
+    new: &Map<String, Value>,
+    remove: &[String],
+) -> ApiResult<()> {
+    let job = st.jobs.get(&id).ok_or_else(|| job_missing(id))?;
+    let mut s = job.settings.clone();
+    for f in remove {
+        match f.split_once('/') {
+            Some((arr, key)) => {
+                let Some((_, kf)) = MERGED.iter().find(|(a, _)| *a == arr) else {
+                    return Err(ApiError::invalid(format!(
+                        "Invalid value for field 'fields_to_remove': '{f}' (nested removal is only for tasks, job_clusters, environments)"
+                    )));
+                };
+                let list = s.get_mut(arr).and_then(Value::as_array_mut);
+                let Some(list) = list.filter(|l| {
+                    l.iter()
+                        .any(|x| x.get(*kf).and_then(Value::as_str) == Some(key))
+                }) else {
+                    return Err(ApiError::invalid(format!(
+                        "Invalid value for field 'fields_to_remove': '{f}' does not exist in the job"
+                    )));
+                };
+                list.retain(|x| x.get(*kf).and_then(Value::as_str) != Some(key));
+            }
+            None => {
+                s.remove(f);
+            }
+        }
+    }
+    for (k, v) in new {
+        match (MERGED.iter().find(|(a, _)| a == k), s.get_mut(k), v) {
+            (Some((_, key)), Some(Value::Array(old)), Value::Array(items)) => {
+                merge_by_key(old, items, key);
+            }
+            _ => {
+                s.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    check_settings(&s)?;
+    let s = normalize(s, ctx.behaviours);
+    if let Some(job) = st.jobs.get_mut(&id) {
+        job.settings = s;
+    }
+    Ok(())
+}
+
+/// Deletes a job and cancels its active runs.
+pub fn delete_job(st: &mut State, ctx: &Ctx, id: i64) -> ApiResult<()> {
+    st.jobs.remove(&id).ok_or_else(|| job_missing(id))?;
+    let active: Vec<i64> = st
+        .active_runs
+        .iter()
+        .copied()
+        .filter(|r| st.runs.get(r).is_some_and(|r| r.job_id == id))
+        .collect();
+    for r in active {
+        cancel(st, r, ctx.now);
+    }
+    Ok(())
+}
+
+/// A `jobs/list` request.
+pub struct JobsQuery {
+    pub page: Page,
+    pub offset: usize,
+    pub expand_tasks: bool,
+    /// Lower-cased: jobs whose name equals it, ignoring case.
+    pub name: Option<String>,
+}
+
+pub fn list_jobs(st: &State, q: &JobsQuery) -> ApiResult<(Vec<Value>, Option<String>)> {
+    let start = q
+        .page
+        .after_key::<i64>()?
+        .map_or(Bound::Unbounded, Bound::Excluded);
+    let iter = st
+        .jobs
+        .range((start, Bound::Unbounded))
+        .filter(|(_, j)| {
+            q.name.as_deref().is_none_or(|n| {
+                j.settings
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|x| x.to_lowercase() == n)
+            })
+        })
+        .skip(q.offset)
+        .map(|(k, j)| (*k, base_job(j, q.expand_tasks)));
+    Ok(q.page.collect(iter))
+}
+
+// ---------- runs ----------
+
+/// A `jobs/run-now` request, its fields checked.
+#[derive(Debug, Default)]
+pub struct RunNow {
+    pub job_id: i64,
+    /// Scalars by name.
+    pub job_parameters: Map<String, Value>,
+    pub idempotency_token: Option<String>,
+    /// Task keys to run; empty: all.
+    pub only: Vec<String>,
+    /// `queue.enabled`, overriding the job's setting.
+    pub queue: Option<bool>,
+    /// `pipeline_params.full_refresh`.
+    pub full_refresh: bool,
+}
+
+/// The run a `run-now` started (or, for a repeated idempotency token, started before).
+#[derive(Debug, PartialEq, Eq)]
+pub struct RunStarted {
+    pub run_id: i64,
+    pub number_in_job: i64,
+}
+
+pub fn run_now(st: &mut State, ctx: &Ctx, r: RunNow) -> ApiResult<RunStarted> {
+    let id = r.job_id;
+    let job = st.jobs.get(&id).ok_or_else(|| job_missing(id))?.clone();
+    if let Some(t) = &r.idempotency_token
+        && let Some(run) = st
+            .runs
+            .values()
+            .find(|run| run.job_id == id && run.idempotency_token.as_ref() == Some(t))
+    {
+        return Ok(RunStarted {
+            run_id: run.run_id,
+            number_in_job: run.number_in_job,
+        });
+    }
+    let tasks = job
+        .settings
+        .get("tasks")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let only = &r.only;
+    for k in only {
+        if !tasks
+            .iter()
+            .any(|t| t.get("task_key").and_then(Value::as_str) == Some(k))
+        {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field 'only': task '{k}' is not in job {id}"
+            )));
+        }
+    }
+    let mut params = BTreeMap::new();
+    let mut job_parameters = Vec::new();
+    for p in job
+        .settings
+        .get("parameters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = p
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let default = p
+            .get("default")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let value = r
+            .job_parameters
+            .get(&name)
+            .map(scalar)
+            .unwrap_or_else(|| default.clone());
+        job_parameters.push(json!({"name": name, "default": default, "value": value}));
+        params.insert(name, value);
+    }
+    for (k, v) in &r.job_parameters {
+        params.entry(k.clone()).or_insert_with(|| scalar(v));
+    }
+    let run_id = st.next_id();
+    let number_in_job = st.runs.values().filter(|r| r.job_id == id).count() as i64 + 1;
+    let mut run_tasks = Vec::new();
+    for t in tasks.iter().filter_map(Value::as_object) {
+        let key = t
+            .get("task_key")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if !only.is_empty() && !only.contains(&key) {
+            continue;
+        }
+        let mut spec = t.clone();
+        if !only.is_empty()
+            && let Some(Value::Array(d)) = spec.get_mut("depends_on")
+        {
+            d.retain(|x| {
+                x.get("task_key")
+                    .and_then(Value::as_str)
+                    .is_some_and(|k| only.iter().any(|o| o == k))
+            });
+        }
+        let task_run_id = st.next_id();
+        run_tasks.push(RunTask {
+            run_id: task_run_id,
+            task_key: key,
+            spec,
+            state: "PENDING".into(),
+            result: None,
+            message: String::new(),
+            start_time: 0,
+            end_time: 0,
+            planned: None,
+            outcome: None,
+            pipeline_update: None,
+            error: None,
+        });
+    }
+    let max = job
+        .settings
+        .get("max_concurrent_runs")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let running = st
+        .active_runs
+        .iter()
+        .filter(|r| {
+            st.runs
+                .get(r)
+                .is_some_and(|r| r.job_id == id && r.tasks_from.is_some())
+        })
+        .count() as i64;
+    let queue_enabled = r.queue.unwrap_or_else(|| {
+        job.settings
+            .get("queue")
+            .and_then(|q| q.get("enabled"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    });
+    let setup_ms = ctx.timings.run_setup_ms();
+    let mut run = Run {
+        run_id,
+        job_id: id,
+        number_in_job,
+        run_name: job
+            .settings
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("Untitled")
+            .to_string(),
+        creator: ctx.user.to_string(),
+        start_time: ctx.now,
+        tasks_from: Some(ctx.now.saturating_add(setup_ms)),
+        end_time: None,
+        life_cycle_state: "PENDING".into(),
+        result_state: None,
+        state_message: String::new(),
+        canceled: false,
+        setup_ms,
+        task_ms: ctx.timings.task_ms(),
+        job_parameters,
+        params,
+        full_refresh: r.full_refresh,
+        idempotency_token: r.idempotency_token,
+        tasks: run_tasks,
+    };
+    if running >= max {
+        if queue_enabled && max > 0 {
+            run.tasks_from = None;
+            run.life_cycle_state = "QUEUED".into();
+            run.state_message =
+                "Waiting for other runs of this job to finish (max_concurrent_runs).".into();
+        } else {
+            run.life_cycle_state = "SKIPPED".into();
+            run.result_state = Some("MAXIMUM_CONCURRENT_RUNS_REACHED".into());
+            run.state_message = format!(
+                "Skipped: the job already has {running} active run(s) and max_concurrent_runs is {max}."
+            );
+            run.end_time = Some(ctx.now);
+        }
+    }
+    if run.end_time.is_none() {
+        st.active_runs.insert(run_id);
+    }
+    st.runs.insert(run_id, run);
+    advance(st, ctx);
+    Ok(RunStarted {
+        run_id,
+        number_in_job,
+    })
+}
+
+/// A run as `runs/get` answers: page `page` of its tasks. `base_url` is the address the
+/// client reached the workspace at (for the run's page URL).
+pub fn get_run(st: &State, ctx: &Ctx, id: i64, page: usize, base_url: &str) -> ApiResult<Value> {
+    let r = st.runs.get(&id).ok_or_else(|| run_missing(id))?;
+    let (mut v, more) = run_view(r, Some(page), ctx.now, &site(base_url, st));
+    if more {
+        v["next_page_token"] = json!(encode(&(page + 1).to_string()));
+    }
+    Ok(v)
+}
+
+/// The output of one task run: its metadata, and for a failed task the cause as `error`
+/// and `error_trace`. A job run with tasks has no output of its own, as on the service.
+pub fn get_output(st: &State, ctx: &Ctx, id: i64, base_url: &str) -> ApiResult<Value> {
+    if st.runs.get(&id).is_some_and(|r| !r.tasks.is_empty()) {
+        return Err(ApiError::invalid(format!(
+            "Retrieving the output of runs with multiple tasks is not supported. Please retrieve the output of each individual task run instead. Run {id} has tasks."
+        )));
+    }
+    let (run, task) = st
+        .runs
+        .values()
+        .find_map(|r| r.tasks.iter().find(|t| t.run_id == id).map(|t| (r, t)))
+        .ok_or_else(|| run_missing(id))?;
+    let (mut meta, _) = run_view(run, None, ctx.now, &site(base_url, st));
+    let view = task_view(task);
+    for k in [
+        "run_id",
+        "task_key",
+        "state",
+        "status",
+        "start_time",
+        "end_time",
+    ] {
+        if let Some(v) = view.get(k) {
+            meta[k] = v.clone();
+        }
+    }
+    let mut out = json!({ "metadata": meta });
+    if let Some(e) = &task.error {
+        out["error"] = json!(e);
+        out["error_trace"] = json!(format!(
+            "Traceback (most recent call last):\n  task {}\n{e}",
+            task.task_key
+        ));
+    }
+    Ok(out)
+}
+
+/// A `runs/list` request, its parameters checked.
+pub struct RunsQuery {
+    pub page: Page,
+    pub job_id: Option<i64>,
+    pub active_only: bool,
+    pub completed_only: bool,
+    pub expand_tasks: bool,
+    pub start_time_from: Option<i64>,
+    pub start_time_to: Option<i64>,
+    pub offset: usize,
+}
+
+/// Runs newest first.
+pub fn list_runs(
+    st: &State,
+    ctx: &Ctx,
+    q: &RunsQuery,
+    base_url: &str,
+) -> ApiResult<(Vec<Value>, Option<String>)> {
+    if let Some(j) = q.job_id
+        && !st.jobs.contains_key(&j)
+        && !st.runs.values().any(|r| r.job_id == j)
+    {
+        return Err(job_missing(j));
+    }
+    let end = q
+        .page
+        .after_key::<i64>()?
+        .map_or(Bound::Unbounded, Bound::Excluded);
+    let base = site(base_url, st);
+    let (from, to) = (q.start_time_from, q.start_time_to);
+    let iter = st
+        .runs
+        .range((Bound::Unbounded, end))
+        .rev()
+        .filter(|(_, r)| q.job_id.is_none_or(|j| r.job_id == j))
+        .filter(|(_, r)| !q.active_only || r.end_time.is_none())
+        .filter(|(_, r)| !q.completed_only || r.end_time.is_some())
+        .filter(|(_, r)| {
+            from.is_none_or(|f| r.start_time >= f) && to.is_none_or(|t| r.start_time <= t)
+        })
+        .skip(q.offset)
+        .map(|(k, r)| {
+            (
+                *k,
+                run_view(r, q.expand_tasks.then_some(0), ctx.now, &base).0,
+            )
+        });
+    Ok(q.page.collect(iter))
+}
+
+pub fn cancel_run(st: &mut State, ctx: &Ctx, id: i64) -> ApiResult<()> {
+    if !st.runs.contains_key(&id) {
+        return Err(run_missing(id));
+    }
+    cancel(st, id, ctx.now);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(now: i64) -> Ctx<'static> {
+        Ctx::for_test(now, 100)
+    }
+
+    fn settings(v: Value) -> Map<String, Value> {
+        let Value::Object(m) = v else {
+            panic!("not an object")
+        };
+        check_settings(&m).unwrap();
+        normalize(m, Behaviours::default())
+    }
+
+    fn job(st: &mut State) -> i64 {
+        let s = settings(json!({"name": "j", "tasks": [
+            {"task_key": "a", "sql_task": {"warehouse_id": "w"}},
+            {"task_key": "b", "depends_on": [{"task_key": "a"}], "run_job_task": {"job_id": 1}},
+        ]}));
+        create_job(st, &ctx(0), s)
+    }
+
+    fn states(st: &State, run: i64) -> Vec<(String, Option<String>)> {
+        st.runs[&run]
+            .tasks
+            .iter()
+            .map(|t| (t.state.clone(), t.result.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_run_walks_its_tasks_in_order_as_the_clock_advances() {
+        let mut st = State::new("u@x", 0);
+        let id = job(&mut st);
+        let started = run_now(
+            &mut st,
+            &ctx(0),
+            RunNow {
+                job_id: id,
+                ..RunNow::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(started.number_in_job, 1);
+        let run = started.run_id;
+        assert_eq!(st.runs[&run].life_cycle_state, "PENDING");
+        advance(&mut st, &ctx(150));
+        assert_eq!(
+            states(&st, run),
+            [("RUNNING".into(), None), ("PENDING".into(), None)]
+        );
+        advance(&mut st, &ctx(1_000));
+        assert_eq!(
+            states(&st, run),
+            [
+                ("TERMINATED".into(), Some("SUCCESS".into())),
+                ("TERMINATED".into(), Some("FAILED".into()))
+            ]
+        );
+        let r = &st.runs[&run];
+        assert_eq!(r.result_state.as_deref(), Some("FAILED"));
+        assert!(st.active_runs.is_empty());
+        // The run's view says why, from the failed task.
+        let v = get_run(&st, &ctx(1_000), run, 0, "http://h").unwrap();
+        assert_eq!(
+            v["run_page_url"],
+            json!(format!(
+                "http://h/?o={}#job/{id}/run/{run}",
+                st.workspace_id
+            ))
+        );
+    }
+
+    #[test]
+    fn an_idempotency_token_returns_the_run_it_started() {
+        let mut st = State::new("u@x", 0);
+        let id = job(&mut st);
+        let go = || RunNow {
+            job_id: id,
+            idempotency_token: Some("t".into()),
+            ..RunNow::default()
+        };
+        let first = run_now(&mut st, &ctx(0), go()).unwrap();
+        assert_eq!(run_now(&mut st, &ctx(10), go()).unwrap(), first);
+        assert_eq!(st.runs.len(), 1);
+        let e = run_now(
+            &mut st,
+            &ctx(0),
+            RunNow {
+                job_id: id,
+                only: vec!["zz".into()],
+                ..RunNow::default()
+            },
+        )
+        .unwrap_err();
+        assert!(
+            e.message.contains("task 'zz' is not in job"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn an_update_merges_tasks_by_key_and_removes_fields() {
+        let mut st = State::new("u@x", 0);
+        let id = job(&mut st);
+        let new =
+            settings(json!({"tasks": [{"task_key": "c", "sql_task": {"warehouse_id": "x"}}]}));
+        update_job(&mut st, &ctx(0), id, &new, &["tasks/b".into()]).unwrap();
+        let keys: Vec<&str> = st.jobs[&id].settings["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["task_key"].as_str())
+            .collect();
+        assert_eq!(keys, ["a", "c"]);
+        let e = update_job(&mut st, &ctx(0), id, &Map::new(), &["tasks/b".into()]).unwrap_err();
+        assert!(
+            e.message.contains("does not exist in the job"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn deleting_a_job_cancels_its_active_runs() {
+        let mut st = State::new("u@x", 0);
+        let id = job(&mut st);
+        let run = run_now(
+            &mut st,
+            &ctx(0),
+            RunNow {
+                job_id: id,
+                ..RunNow::default()
+            },
+        )
+        .unwrap()
+        .run_id;
+        delete_job(&mut st, &ctx(50), id).unwrap();
+        let r = &st.runs[&run];
+        assert_eq!(
+            (r.life_cycle_state.as_str(), r.result_state.as_deref()),
+            ("TERMINATED", Some("CANCELED"))
+        );
+        assert_eq!(
+            delete_job(&mut st, &ctx(60), id).unwrap_err().message,
+            format!("Job {id} does not exist.")
+        );
+    }
+}

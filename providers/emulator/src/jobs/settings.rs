@@ -1,0 +1,410 @@
+//! Job settings: the checks of a complete `JobSettings` object, and the settings as stored
+//! (server defaults filled in, empty collections dropped).
+
+use super::tasks;
+use crate::behaviours::{Behaviour, Behaviours};
+use crate::body::Obj;
+use crate::errors::{ApiError, ApiResult};
+use crate::util::drop_empty;
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, HashSet};
+
+pub const RUN_IF: &[&str] = &[
+    "ALL_SUCCESS",
+    "ALL_DONE",
+    "NONE_FAILED",
+    "AT_LEAST_ONE_SUCCESS",
+    "AT_LEAST_ONE_FAILED",
+    "ALL_FAILED",
+];
+
+pub const PAUSE: &[&str] = &["PAUSED", "UNPAUSED"];
+
+/// Keyed arrays that `jobs/update` merges by key instead of replacing.
+pub const MERGED: &[(&str, &str)] = &[
+    ("tasks", "task_key"),
+    ("job_clusters", "job_cluster_key"),
+    ("environments", "environment_key"),
+];
+
+/// Checks a complete JobSettings object (create, reset, and the result of an update).
+pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
+    let o = Obj::root(s);
+    if let Some(n) = o.str("name")?
+        && n.len() > 4096
+    {
+        return Err(ApiError::invalid(
+            "Invalid value for field 'name': at most 4096 bytes",
+        ));
+    }
+    o.str("description")?;
+    for k in ["timeout_seconds", "max_concurrent_runs"] {
+        if let Some(n) = o.int(k)?
+            && n < 0
+        {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field '{k}': must not be negative"
+            )));
+        }
+    }
+    if o.int("max_concurrent_runs")?.is_some_and(|n| n > 1000) {
+        return Err(ApiError::invalid(
+            "Invalid value for field 'max_concurrent_runs': at most 1000",
+        ));
+    }
+    if let Some(t) = o.str_map("tags")?
+        && t.len() > 25
+    {
+        return Err(ApiError::invalid(
+            "Invalid value for field 'tags': at most 25 tags",
+        ));
+    }
+    let mut keys = HashMap::new();
+    for (kind, key) in [
+        ("job_clusters", "job_cluster_key"),
+        ("environments", "environment_key"),
+    ] {
+        let mut seen = HashSet::new();
+        for (p, m) in o.objs(kind)? {
+            let k = Obj::at(m, &p).req_str(key)?;
+            if !seen.insert(k.to_string()) {
+                return Err(ApiError::invalid(format!(
+                    "Invalid value for field '{p}.{key}': '{k}' is duplicated"
+                )));
+            }
+        }
+        keys.insert(kind, seen);
+    }
+    let mut names = HashSet::new();
+    for (p, m) in o.objs("parameters")? {
+        let po = Obj::at(m, &p);
+        let n = po.req_str("name")?;
+        po.str("default")?
+            .ok_or_else(|| crate::body::missing(&po.path("default")))?;
+        if !names.insert(n.to_string()) {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field '{p}.name': '{n}' is duplicated"
+            )));
+        }
+    }
+    let tasks = o.objs("tasks")?;
+    if tasks.len() > 1000 {
+        return Err(ApiError::invalid(
+            "Invalid value for field 'tasks': at most 1000 tasks",
+        ));
+    }
+    let mut task_keys = HashSet::new();
+    for (p, m) in &tasks {
+        let t = Obj::at(m, p);
+        let key = t.req_str("task_key")?;
+        if key.len() > 100
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field '{p}.task_key': '{key}' (letters, digits, '-' and '_', at most 100)"
+            )));
+        }
+        if !task_keys.insert(key.to_string()) {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field '{p}.task_key': '{key}' is duplicated"
+            )));
+        }
+    }
+    let mut deps: HashMap<String, Vec<String>> = HashMap::new();
+    for (p, m) in &tasks {
+        let t = Obj::at(m, p);
+        let key = t.req_str("task_key")?;
+        t.enum_str("run_if", RUN_IF)?;
+        for k in [
+            "timeout_seconds",
+            "max_retries",
+            "min_retry_interval_millis",
+        ] {
+            t.int(k)?;
+        }
+        for k in ["disabled", "retry_on_timeout"] {
+            t.bool(k)?;
+        }
+        let kinds: Vec<&tasks::TaskType> =
+            tasks::TASK_TYPES.iter().filter(|k| t.has(k.name)).collect();
+        let other_kind = t
+            .map
+            .keys()
+            .any(|k| k.ends_with("_task") && !tasks::is_known(k));
+        match kinds.len() {
+            0 if !other_kind => {
+                return Err(ApiError::invalid(format!(
+                    "Task '{key}' ({p}) must set one task type, e.g. notebook_task or pipeline_task"
+                )));
+            }
+            n if n > 1 => {
+                return Err(ApiError::invalid(format!(
+                    "Task '{key}' ({p}) sets more than one task type: {}",
+                    kinds.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+                )));
+            }
+            _ => {}
+        }
+        for k in &kinds {
+            if let Some(check) = k.check
+                && let Some(m) = t.obj(k.name)?
+            {
+                check(Obj::at(m, &t.path(k.name)))?;
+            }
+        }
+        for (field, kind) in [
+            ("environment_key", "environments"),
+            ("job_cluster_key", "job_clusters"),
+        ] {
+            if let Some(v) = t.str(field)?
+                && !keys.get(kind).is_some_and(|s| s.contains(v))
+            {
+                return Err(ApiError::invalid(format!(
+                    "Invalid value for field '{p}.{field}': '{v}' is not defined in {kind}"
+                )));
+            }
+        }
+        let mut mine = Vec::new();
+        for (dp, d) in t.objs("depends_on")? {
+            let d = Obj::at(d, &dp);
+            let dk = d.req_str("task_key")?;
+            d.enum_str("outcome", &["true", "false"])?;
+            if dk == key || !task_keys.contains(dk) {
+                return Err(ApiError::invalid(format!(
+                    "Invalid value for field '{dp}.task_key': task '{key}' depends on '{dk}', which is not another task of this job"
+                )));
+            }
+            mine.push(dk.to_string());
+        }
+        deps.insert(key.to_string(), mine);
+    }
+    if let Some(cycle) = find_cycle(&deps) {
+        return Err(ApiError::invalid(format!(
+            "The tasks have a dependency cycle: {}",
+            cycle.join(" → ")
+        )));
+    }
+    if let Some(sch) = o.obj("schedule")? {
+        let sch = Obj::at(sch, "schedule");
+        let cron = sch.req_str("quartz_cron_expression")?;
+        let zone = sch.req_str("timezone_id")?;
+        let quartz = croner::parser::CronParser::builder()
+            .seconds(croner::parser::Seconds::Required)
+            .alternative_weekdays(true)
+            .sloppy_ranges(true)
+            .build();
+        if let Err(e) = quartz.parse(cron) {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field 'schedule.quartz_cron_expression': '{cron}' is not a valid Quartz cron expression: {e}"
+            )));
+        }
+        let known = jiff::tz::TimeZoneDatabase::bundled()
+            .available()
+            .any(|n| n.as_str() == zone);
+        if !known && !matches!(zone, "UTC" | "GMT" | "Z") {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field 'schedule.timezone_id': '{zone}' is not a valid time zone id"
+            )));
+        }
+        sch.enum_str("pause_status", PAUSE)?;
+    }
+    if let Some(c) = o.obj("continuous")? {
+        Obj::at(c, "continuous").enum_str("pause_status", PAUSE)?;
+    }
+    if [o.has("schedule"), o.has("continuous"), o.has("trigger")]
+        .iter()
+        .filter(|b| **b)
+        .count()
+        > 1
+    {
+        return Err(ApiError::invalid(
+            "Only one of schedule, continuous, trigger may be set",
+        ));
+    }
+    if let Some(tr) = o.obj("trigger")? {
+        let tr = Obj::at(tr, "trigger");
+        tr.enum_str("pause_status", PAUSE)?;
+        if let Some(p) = tr.obj("periodic")? {
+            let p = Obj::at(p, "trigger.periodic");
+            p.req_int("interval")?;
+            p.enum_str("unit", &["MINUTES", "HOURS", "DAYS", "WEEKS"])?
+                .ok_or_else(|| crate::body::missing("trigger.periodic.unit"))?;
+        }
+        if let Some(f) = tr.obj("file_arrival")? {
+            Obj::at(f, "trigger.file_arrival").req_str("url")?;
+        }
+        if let Some(t) = tr.obj("table_update")? {
+            let t = Obj::at(t, "trigger.table_update");
+            if t.strs("table_names")?.is_empty() {
+                return Err(crate::body::missing("trigger.table_update.table_names"));
+            }
+            t.enum_str("condition", &["ANY_UPDATED", "ALL_UPDATED"])?;
+        }
+    }
+    if let Some(q) = o.obj("queue")? {
+        Obj::at(q, "queue")
+            .bool("enabled")?
+            .ok_or_else(|| crate::body::missing("queue.enabled"))?;
+    }
+    if let Some(r) = o.obj("run_as")? {
+        Obj::at(r, "run_as").one_of(&["user_name", "service_principal_name", "group_name"])?;
+    }
+    for k in [
+        "email_notifications",
+        "webhook_notifications",
+        "notification_settings",
+        "health",
+        "git_source",
+        "deployment",
+    ] {
+        o.obj(k)?;
+    }
+    if let Some(g) = o.obj("git_source")? {
+        let g = Obj::at(g, "git_source");
+        g.req_str("git_url")?;
+        g.req_str("git_provider")?;
+    }
+    o.enum_str("edit_mode", &["UI_LOCKED", "EDITABLE"])?;
+    o.enum_str("format", &["MULTI_TASK", "SINGLE_TASK"])?;
+    o.enum_str("performance_target", &["PERFORMANCE_OPTIMIZED", "STANDARD"])?;
+    Ok(())
+}
+
+pub fn find_cycle(deps: &HashMap<String, Vec<String>>) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        deps: &HashMap<String, Vec<String>>,
+        color: &mut HashMap<String, u8>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        color.insert(n.to_string(), 1);
+        stack.push(n.to_string());
+        for d in deps.get(n).into_iter().flatten() {
+            match color.get(d.as_str()).copied().unwrap_or(0) {
+                1 => {
+                    let start = stack.iter().position(|s| s == d).unwrap_or(0);
+                    let mut c = stack[start..].to_vec();
+                    c.push(d.clone());
+                    return Some(c);
+                }
+                0 => {
+                    if let Some(c) = visit(d, deps, color, stack) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        color.insert(n.to_string(), 2);
+        None
+    }
+    let mut color = HashMap::new();
+    let mut keys: Vec<&String> = deps.keys().collect();
+    keys.sort();
+    for k in keys {
+        if color.get(k.as_str()).copied().unwrap_or(0) == 0
+            && let Some(c) = visit(k, deps, &mut color, &mut Vec::new())
+        {
+            return Some(c);
+        }
+    }
+    None
+}
+
+/// The settings as stored: empty collections dropped (absent == empty), server defaults filled.
+pub fn normalize(mut s: Map<String, Value>, b: Behaviours) -> Map<String, Value> {
+    s.remove("access_control_list");
+    drop_empty(&mut s);
+    s.insert("format".into(), json!("MULTI_TASK"));
+    s.entry("name").or_insert(json!("Untitled"));
+    s.entry("max_concurrent_runs").or_insert(json!(1));
+    s.entry("timeout_seconds").or_insert(json!(0));
+    s.entry("email_notifications").or_insert(json!({}));
+    s.entry("webhook_notifications").or_insert(json!({}));
+    if let Some(Value::Array(tasks)) = s.get_mut("tasks") {
+        for t in tasks.iter_mut() {
+            if let Value::Object(t) = t {
+                drop_empty(t);
+                t.entry("run_if").or_insert(json!("ALL_SUCCESS"));
+                t.entry("timeout_seconds").or_insert(json!(0));
+                // The service answers with an empty block where the task has none.
+                if b.on(Behaviour::TaskEmailNotifications) {
+                    t.entry("email_notifications").or_insert(json!({}));
+                }
+                // ... and with the dependencies sorted by task key, not as sent.
+                if b.on(Behaviour::SortDependsOn)
+                    && let Some(Value::Array(deps)) = t.get_mut("depends_on")
+                {
+                    deps.sort_by(|a, b| {
+                        let k = |v: &Value| {
+                            v.get("task_key")
+                                .and_then(Value::as_str)
+                                .map(str::to_string)
+                        };
+                        k(a).cmp(&k(b))
+                    });
+                }
+                if b.on(Behaviour::NewClusterDefaults)
+                    && let Some(Value::Object(c)) = t.get_mut("new_cluster")
+                {
+                    cluster_defaults(c);
+                }
+            }
+        }
+    }
+    if let Some(Value::Array(clusters)) = s.get_mut("job_clusters") {
+        for jc in clusters.iter_mut() {
+            if b.on(Behaviour::NewClusterDefaults)
+                && let Some(Value::Object(c)) = jc.get_mut("new_cluster")
+            {
+                cluster_defaults(c);
+            }
+        }
+    }
+    s
+}
+
+/// What the service fills into a job's `new_cluster` when the request leaves it out (an
+/// AWS workspace, as the Databricks CLI's test server records it): the access mode, elastic
+/// disk off, and the cloud attributes of where the cluster runs. A cluster that names its
+/// own cloud's attributes keeps them.
+pub fn cluster_defaults(c: &mut Map<String, Value>) {
+    c.entry("data_security_mode")
+        .or_insert(json!("SINGLE_USER"));
+    c.entry("enable_elastic_disk").or_insert(json!(false));
+    if !["aws_attributes", "azure_attributes", "gcp_attributes"]
+        .iter()
+        .any(|k| c.contains_key(*k))
+    {
+        c.insert(
+            "aws_attributes".into(),
+            json!({"availability": "SPOT_WITH_FALLBACK", "zone_id": "us-east-1c"}),
+        );
+    }
+}
+
+pub fn merge_by_key(old: &mut Vec<Value>, new: &[Value], key: &str) {
+    for item in new {
+        let k = item.get(key).cloned();
+        match old.iter_mut().find(|o| o.get(key) == k.as_ref()) {
+            Some(slot) => *slot = item.clone(),
+            None => old.push(item.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cycles_are_named() {
+        let mut deps = HashMap::new();
+        deps.insert("a".to_string(), vec!["b".to_string()]);
+        deps.insert("b".to_string(), vec!["a".to_string()]);
+        assert_eq!(find_cycle(&deps).unwrap(), vec!["a", "b", "a"]);
+    }
+}

@@ -1,0 +1,538 @@
+//! The task types a job task may set, as one table: what each checks in job settings and
+//! what a run of it does. A task type without a simulator succeeds once the run's task
+//! duration has passed; one without checks accepts its object as it is.
+
+use crate::body::Obj;
+use crate::errors::ApiResult;
+use crate::store::{Ctx, State};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// One task type: the key of its object in a task (`notebook_task`), the checks of that
+/// object, and the simulation of its work.
+pub struct TaskType {
+    pub name: &'static str,
+    pub check: Option<fn(Obj) -> ApiResult<()>>,
+    pub simulate: Option<Simulator>,
+}
+
+/// Decides, when a task starts, what its work does. It receives the task type's object
+/// (the value of `notebook_task`, …) and what the run passes to its tasks.
+pub type Simulator = fn(&mut State, &Map<String, Value>, &TaskEnv) -> Started;
+
+/// What a run passes to a task that starts.
+pub struct TaskEnv<'a> {
+    /// The clock at the task's start (its dependencies' end, or the run's setup end).
+    pub ctx: &'a Ctx<'a>,
+    /// Job parameters by name, as resolved for the run.
+    pub params: &'a BTreeMap<String, String>,
+    pub run_id: i64,
+    pub job_id: i64,
+    /// `run-now` asked for a full refresh of the pipelines it runs.
+    pub full_refresh: bool,
+}
+
+impl TaskEnv<'_> {
+    /// `{{job.parameters.x}}`, `{{job.id}}` and `{{job.run_id}}` references resolved.
+    pub fn sub(&self, s: &str) -> String {
+        substitute(s, self.params, self.run_id, self.job_id)
+    }
+}
+
+/// What the work of a task that started does.
+#[derive(Debug, PartialEq)]
+pub enum Started {
+    /// The code ran: the task ends after the run's task duration with this result (and, for
+    /// a condition task, this outcome).
+    Ran {
+        result: String,
+        message: String,
+        outcome: Option<String>,
+    },
+    /// The work could not begin: the task fails at once with this message.
+    Refused(String),
+    /// The task ends when this pipeline update ends: `(pipeline id, update id)`.
+    AwaitsUpdate(String, String),
+}
+
+impl Started {
+    fn success() -> Started {
+        Started::Ran {
+            result: "SUCCESS".into(),
+            message: String::new(),
+            outcome: None,
+        }
+    }
+
+    fn failure(message: String) -> Started {
+        Started::Ran {
+            result: "FAILED".into(),
+            message,
+            outcome: None,
+        }
+    }
+}
+
+const fn checked(name: &'static str, check: fn(Obj) -> ApiResult<()>) -> TaskType {
+    TaskType {
+        name,
+        check: Some(check),
+        simulate: None,
+    }
+}
+
+const fn plain(name: &'static str) -> TaskType {
+    TaskType {
+        name,
+        check: None,
+        simulate: None,
+    }
+}
+
+/// Every task type of the Jobs API 2.2. A task sets exactly one of these (or a `*_task`
+/// this list does not know yet, which is accepted and succeeds).
+pub const TASK_TYPES: &[TaskType] = &[
+    TaskType {
+        name: "notebook_task",
+        check: Some(check_notebook),
+        simulate: Some(notebook),
+    },
+    TaskType {
+        name: "pipeline_task",
+        check: Some(check_pipeline),
+        simulate: Some(pipeline),
+    },
+    TaskType {
+        name: "python_wheel_task",
+        check: Some(check_wheel),
+        simulate: Some(wheel),
+    },
+    TaskType {
+        name: "spark_python_task",
+        check: Some(check_spark_python),
+        simulate: Some(spark_python),
+    },
+    plain("spark_jar_task"),
+    plain("spark_submit_task"),
+    checked("sql_task", check_sql),
+    TaskType {
+        name: "condition_task",
+        check: Some(check_condition),
+        simulate: Some(condition),
+    },
+    checked("for_each_task", check_for_each),
+    TaskType {
+        name: "run_job_task",
+        check: Some(check_run_job),
+        simulate: Some(run_job),
+    },
+    plain("dbt_task"),
+    plain("dashboard_task"),
+    plain("alert_task"),
+    plain("power_bi_task"),
+    plain("clean_rooms_notebook_task"),
+    plain("dbt_platform_task"),
+    plain("gen_ai_compute_task"),
+    plain("python_operator_task"),
+];
+
+pub fn is_known(name: &str) -> bool {
+    TASK_TYPES.iter().any(|t| t.name == name)
+}
+
+/// The known task type a task spec sets (the first in table order), with its object.
+pub fn of(spec: &Map<String, Value>) -> Option<(&'static TaskType, &Map<String, Value>)> {
+    TASK_TYPES
+        .iter()
+        .find_map(|t| spec.get(t.name).and_then(Value::as_object).map(|o| (t, o)))
+}
+
+/// Starts the work of a task: its type's simulator, or success.
+pub fn start(st: &mut State, spec: &Map<String, Value>, env: &TaskEnv) -> Started {
+    match of(spec) {
+        Some((
+            TaskType {
+                simulate: Some(sim),
+                ..
+            },
+            object,
+        )) => sim(st, object, env),
+        _ => Started::success(),
+    }
+}
+
+/// `{{job.parameters.x}}`, `{{job.id}}` and `{{job.run_id}}` references in task parameters.
+pub fn substitute(s: &str, params: &BTreeMap<String, String>, run_id: i64, job_id: i64) -> String {
+    let mut out = s
+        .replace("{{job.id}}", &job_id.to_string())
+        .replace("{{job.run_id}}", &run_id.to_string())
+        .replace("{{run.id}}", &run_id.to_string());
+    for (k, v) in params {
+        out = out
+            .replace(&format!("{{{{job.parameters.{k}}}}}", k = k), v)
+            .replace(&format!("{{{{job.parameters.`{k}`}}}}"), v);
+    }
+    out
+}
+
+fn text<'a>(o: &'a Map<String, Value>, key: &str) -> &'a str {
+    o.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+// ---------- checks ----------
+
+fn check_notebook(o: Obj) -> ApiResult<()> {
+    o.req_str("notebook_path")?;
+    o.str_map("base_parameters")?;
+    o.enum_str("source", &["WORKSPACE", "GIT"])?;
+    Ok(())
+}
+
+fn check_pipeline(o: Obj) -> ApiResult<()> {
+    o.req_str("pipeline_id")?;
+    o.bool("full_refresh")?;
+    Ok(())
+}
+
+fn check_wheel(o: Obj) -> ApiResult<()> {
+    o.req_str("package_name")?;
+    o.req_str("entry_point")?;
+    o.strs("parameters")?;
+    o.str_map("named_parameters")?;
+    Ok(())
+}
+
+fn check_spark_python(o: Obj) -> ApiResult<()> {
+    o.req_str("python_file")?;
+    o.strs("parameters")?;
+    Ok(())
+}
+
+fn check_sql(o: Obj) -> ApiResult<()> {
+    o.req_str("warehouse_id")?;
+    Ok(())
+}
+
+const CONDITION_OPS: &[&str] = &[
+    "EQUAL_TO",
+    "NOT_EQUAL",
+    "GREATER_THAN",
+    "GREATER_THAN_OR_EQUAL",
+    "LESS_THAN",
+    "LESS_THAN_OR_EQUAL",
+];
+
+fn check_condition(o: Obj) -> ApiResult<()> {
+    o.enum_str("op", CONDITION_OPS)?
+        .ok_or_else(|| crate::body::missing(&o.path("op")))?;
+    o.str("left")?
+        .ok_or_else(|| crate::body::missing(&o.path("left")))?;
+    o.str("right")?
+        .ok_or_else(|| crate::body::missing(&o.path("right")))?;
+    Ok(())
+}
+
+fn check_for_each(o: Obj) -> ApiResult<()> {
+    o.req_str("inputs")?;
+    o.req_obj("task")?;
+    Ok(())
+}
+
+fn check_run_job(o: Obj) -> ApiResult<()> {
+    o.req_int("job_id")?;
+    Ok(())
+}
+
+// ---------- simulators ----------
+
+/// A workspace notebook must exist (a Git one is fetched at run time, so it is not checked).
+fn notebook(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    let path = env.sub(text(o, "notebook_path"));
+    let git = o.get("source").and_then(Value::as_str) == Some("GIT");
+    if !git && !crate::workspace::runnable_exists(st, &path) {
+        return Started::failure(format!("Notebook not found: {path}"));
+    }
+    Started::success()
+}
+
+/// A file in a volume or the workspace must exist; a relative path is a Git file.
+fn spark_python(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    let file = env.sub(text(o, "python_file"));
+    let missing = if file.starts_with("/Volumes/") {
+        !crate::files::file_exists(st, &file)
+    } else {
+        file.starts_with('/') && !crate::workspace::runnable_exists(st, &file)
+    };
+    if missing {
+        Started::failure(format!("File not found: {file}"))
+    } else {
+        Started::success()
+    }
+}
+
+/// Starts an update of the pipeline; the task ends with it. A pipeline that cannot start
+/// (missing, being deleted, busy) fails the task at once.
+fn pipeline(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    let pid = text(o, "pipeline_id").to_string();
+    let mut req = Map::new();
+    if env.full_refresh
+        || o.get("full_refresh")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    {
+        req.insert("full_refresh".into(), json!(true));
+    }
+    match crate::pipelines::start(st, env.ctx, &pid, "JOB_TASK", req) {
+        Ok(uid) => Started::AwaitsUpdate(pid, uid),
+        Err(e) => Started::Refused(e.message),
+    }
+}
+
+/// Compares `left` and `right` (as numbers, except for equality); the outcome is the answer.
+fn condition(_: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    let (l, r) = (env.sub(text(o, "left")), env.sub(text(o, "right")));
+    let op = o.get("op").and_then(Value::as_str).unwrap_or("EQUAL_TO");
+    let result = match op {
+        "EQUAL_TO" => Some(l == r),
+        "NOT_EQUAL" => Some(l != r),
+        _ => match (l.trim().parse::<f64>(), r.trim().parse::<f64>()) {
+            (Ok(a), Ok(b)) => Some(match op {
+                "GREATER_THAN" => a > b,
+                "GREATER_THAN_OR_EQUAL" => a >= b,
+                "LESS_THAN" => a < b,
+                _ => a <= b,
+            }),
+            _ => None,
+        },
+    };
+    match result {
+        Some(b) => Started::Ran {
+            result: "SUCCESS".into(),
+            message: String::new(),
+            outcome: Some(b.to_string()),
+        },
+        None => Started::failure(format!(
+            "Cannot compare '{l}' and '{r}' numerically with {op}"
+        )),
+    }
+}
+
+/// The job it runs must exist.
+fn run_job(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
+    let id = o
+        .get("job_id")
+        .and_then(|v| v.as_i64().or_else(|| v.as_str()?.parse().ok()))
+        .unwrap_or(0);
+    if st.jobs.contains_key(&id) {
+        Started::success()
+    } else {
+        Started::failure(format!("Job {id} does not exist."))
+    }
+}
+
+/// sdp-meta's onboarding wheel (`databricks_labs_sdp_meta`, entry point `run`) reads its
+/// onboarding file from a volume and writes into an existing `database` schema; any other
+/// wheel succeeds.
+fn wheel(st: &mut State, w: &Map<String, Value>, env: &TaskEnv) -> Started {
+    if text(w, "package_name") != "databricks_labs_sdp_meta" || text(w, "entry_point") != "run" {
+        return Started::success();
+    }
+    let mut named: BTreeMap<String, String> = BTreeMap::new();
+    for (k, v) in w
+        .get("named_parameters")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        named.insert(k.clone(), env.sub(v.as_str().unwrap_or_default()));
+    }
+    for p in w
+        .get("parameters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        if let Some((k, v)) = p.trim_start_matches('-').split_once('=') {
+            named.insert(k.to_string(), env.sub(v));
+        }
+    }
+    let Some(path) = named.get("onboarding_file_path") else {
+        return Started::failure(
+            "sdp-meta onboarding: the named parameter onboarding_file_path is missing.".into(),
+        );
+    };
+    if !path.starts_with("/Volumes/") || !crate::files::file_exists(st, path) {
+        return Started::failure(format!(
+            "sdp-meta onboarding: onboarding_file_path '{path}' is not a file in a volume."
+        ));
+    }
+    let uc = named
+        .get("uc_enabled")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    if uc
+        && let Some(db) = named.get("database")
+        && !st.schemas.contains_key(&db.to_lowercase())
+    {
+        return Started::failure(format!(
+            "sdp-meta onboarding: database '{db}' is not an existing schema (catalog.schema)."
+        ));
+    }
+    Started::success()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Ctx<'static> {
+        Ctx::for_test(1_000, 100)
+    }
+
+    fn run(st: &mut State, spec: Value) -> Started {
+        let ctx = ctx();
+        let params = BTreeMap::from([("env".to_string(), "dev".to_string())]);
+        let env = TaskEnv {
+            ctx: &ctx,
+            params: &params,
+            run_id: 7,
+            job_id: 9,
+            full_refresh: false,
+        };
+        let Value::Object(spec) = spec else {
+            panic!("not an object")
+        };
+        start(st, &spec, &env)
+    }
+
+    fn failed(m: &str) -> Started {
+        Started::failure(m.to_string())
+    }
+
+    #[test]
+    fn every_task_type_is_listed_once() {
+        let mut names: Vec<_> = TASK_TYPES.iter().map(|t| t.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TASK_TYPES.len());
+        assert!(names.iter().all(|n| n.ends_with("_task")));
+    }
+
+    #[test]
+    fn tasks_fail_on_what_their_type_needs_and_succeed_otherwise() {
+        let mut st = State::new("u@x", 1);
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"notebook_task": {"notebook_path": "/x/{{job.parameters.env}}"}})
+            ),
+            failed("Notebook not found: /x/dev")
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"notebook_task": {"notebook_path": "nb", "source": "GIT"}})
+            ),
+            Started::success()
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"spark_python_task": {"python_file": "/Volumes/c/s/v/a.py"}})
+            ),
+            failed("File not found: /Volumes/c/s/v/a.py")
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"spark_python_task": {"python_file": "a.py"}})
+            ),
+            Started::success()
+        );
+        assert_eq!(
+            run(&mut st, json!({"run_job_task": {"job_id": 5}})),
+            failed("Job 5 does not exist.")
+        );
+        assert_eq!(
+            run(&mut st, json!({"sql_task": {"warehouse_id": "w"}})),
+            Started::success()
+        );
+        assert_eq!(
+            run(&mut st, json!({"some_future_task": {}})),
+            Started::success()
+        );
+    }
+
+    #[test]
+    fn a_condition_task_answers_with_its_outcome() {
+        let mut st = State::new("u@x", 1);
+        let outcome = |s: Started| match s {
+            Started::Ran { outcome, .. } => outcome,
+            other => panic!("{other:?}"),
+        };
+        let cond = |op: &str, l: &str, r: &str| json!({"condition_task": {"op": op, "left": l, "right": r}});
+        assert_eq!(
+            outcome(run(
+                &mut st,
+                cond("EQUAL_TO", "{{job.parameters.env}}", "dev")
+            )),
+            Some("true".into())
+        );
+        assert_eq!(
+            outcome(run(&mut st, cond("GREATER_THAN", "2", "10"))),
+            Some("false".into())
+        );
+        assert_eq!(
+            run(&mut st, cond("LESS_THAN", "a", "1")),
+            failed("Cannot compare 'a' and '1' numerically with LESS_THAN")
+        );
+    }
+
+    #[test]
+    fn a_pipeline_task_that_cannot_start_is_refused() {
+        let mut st = State::new("u@x", 1);
+        match run(&mut st, json!({"pipeline_task": {"pipeline_id": "nope"}})) {
+            Started::Refused(m) => assert!(m.contains("nope"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_onboarding_wheel_needs_its_file() {
+        let mut st = State::new("u@x", 1);
+        let w = |params: Value| {
+            json!({"python_wheel_task": {"package_name": "databricks_labs_sdp_meta",
+                "entry_point": "run", "named_parameters": params}})
+        };
+        assert_eq!(
+            run(&mut st, w(json!({}))),
+            failed("sdp-meta onboarding: the named parameter onboarding_file_path is missing.")
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                w(json!({"onboarding_file_path": "/Volumes/c/s/v/o.json"}))
+            ),
+            failed(
+                "sdp-meta onboarding: onboarding_file_path '/Volumes/c/s/v/o.json' is not a file in a volume."
+            )
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"python_wheel_task": {"package_name": "other", "entry_point": "main"}})
+            ),
+            Started::success()
+        );
+    }
+
+    #[test]
+    fn parameters_are_substituted() {
+        let p = BTreeMap::from([("env".to_string(), "dev".to_string())]);
+        assert_eq!(
+            substitute("/Volumes/c/{{job.parameters.env}}/x", &p, 7, 9),
+            "/Volumes/c/dev/x"
+        );
+        assert_eq!(substitute("{{job.id}}-{{job.run_id}}", &p, 7, 9), "9-7");
+    }
+}

@@ -1,0 +1,24 @@
+//! Secret scopes and secrets: [`model`] is what the API does to the state, [`routes`] the
+//! HTTP side.
+
+mod model;
+mod routes;
+
+pub use routes::{PUT_PATH, redact_write_only, routes};
+
+use crate::store::b64;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Scope {
+    pub backend_type: String,
+    pub secrets: BTreeMap<String, Secret>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Secret {
+    #[serde(with = "b64")]
+    pub value: Vec<u8>,
+    pub last_updated_timestamp: i64,
+}

@@ -1,0 +1,173 @@
+//! What the Secrets API does to the workspace state, apart from HTTP.
+
+use super::{Scope, Secret};
+use crate::errors::{ApiError, ApiResult};
+use crate::store::{Ctx, State};
+use std::collections::BTreeMap;
+
+/// The most a secret's value may hold.
+pub const MAX_VALUE: usize = 128 * 1024;
+
+fn scope_missing(scope: &str) -> ApiError {
+    ApiError::not_found(
+        "RESOURCE_DOES_NOT_EXIST",
+        format!("Scope {scope} does not exist!"),
+    )
+}
+
+fn secret_missing(scope: &str, key: &str) -> ApiError {
+    ApiError::not_found(
+        "RESOURCE_DOES_NOT_EXIST",
+        format!("Secret {key} does not exist in scope {scope}!"),
+    )
+}
+
+/// Scope names and secret keys: alphanumeric, `-`, `_` and `.`, at most 128 characters.
+pub fn check_name(field: &str, v: &str) -> ApiResult<()> {
+    let ok = !v.is_empty()
+        && v.len() <= 128
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(format!(
+            "Invalid value for field '{field}': '{v}' must consist of alphanumeric characters, dashes, underscores and periods, at most 128 characters"
+        )))
+    }
+}
+
+pub fn create_scope(st: &mut State, scope: &str, backend_type: &str) -> ApiResult<()> {
+    if st.secret_scopes.contains_key(scope) {
+        return Err(ApiError::conflict(
+            "RESOURCE_ALREADY_EXISTS",
+            format!("Scope {scope} already exists!"),
+        ));
+    }
+    st.secret_scopes.insert(
+        scope.to_string(),
+        Scope {
+            backend_type: backend_type.to_string(),
+            secrets: BTreeMap::new(),
+        },
+    );
+    Ok(())
+}
+
+/// Deletes a scope with its secrets.
+pub fn delete_scope(st: &mut State, scope: &str) -> ApiResult<()> {
+    st.secret_scopes
+        .remove(scope)
+        .map(|_| ())
+        .ok_or_else(|| scope_missing(scope))
+}
+
+/// Every scope by name, with its backend type.
+pub fn list_scopes(st: &State) -> Vec<(&str, &str)> {
+    st.secret_scopes
+        .iter()
+        .map(|(k, s)| (k.as_str(), s.backend_type.as_str()))
+        .collect()
+}
+
+/// Sets a secret (creating or replacing it).
+pub fn put_secret(
+    st: &mut State,
+    ctx: &Ctx,
+    scope: &str,
+    key: &str,
+    value: Vec<u8>,
+) -> ApiResult<()> {
+    let s = st
+        .secret_scopes
+        .get_mut(scope)
+        .ok_or_else(|| scope_missing(scope))?;
+    s.secrets.insert(
+        key.to_string(),
+        Secret {
+            value,
+            last_updated_timestamp: ctx.now,
+        },
+    );
+    Ok(())
+}
+
+pub fn delete_secret(st: &mut State, scope: &str, key: &str) -> ApiResult<()> {
+    let s = st
+        .secret_scopes
+        .get_mut(scope)
+        .ok_or_else(|| scope_missing(scope))?;
+    s.secrets
+        .remove(key)
+        .map(|_| ())
+        .ok_or_else(|| secret_missing(scope, key))
+}
+
+/// The keys of a scope's secrets, with when each was last set; never the values.
+pub fn list_secrets<'a>(st: &'a State, scope: &str) -> ApiResult<Vec<(&'a str, i64)>> {
+    let s = st
+        .secret_scopes
+        .get(scope)
+        .ok_or_else(|| scope_missing(scope))?;
+    Ok(s.secrets
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.last_updated_timestamp))
+        .collect())
+}
+
+/// A secret's value: the one, deliberate, way to read it back.
+pub fn get_secret<'a>(st: &'a State, scope: &str, key: &str) -> ApiResult<&'a [u8]> {
+    let s = st
+        .secret_scopes
+        .get(scope)
+        .ok_or_else(|| scope_missing(scope))?;
+    s.secrets
+        .get(key)
+        .map(|v| v.value.as_slice())
+        .ok_or_else(|| secret_missing(scope, key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(now: i64) -> Ctx<'static> {
+        Ctx::for_test(now, 100)
+    }
+
+    #[test]
+    fn secrets_live_in_scopes_and_only_get_returns_values() {
+        let mut st = State::new("u@x", 0);
+        assert_eq!(
+            put_secret(&mut st, &ctx(1), "s", "k", b"v".to_vec())
+                .unwrap_err()
+                .message,
+            "Scope s does not exist!"
+        );
+        create_scope(&mut st, "s", "DATABRICKS").unwrap();
+        assert_eq!(
+            create_scope(&mut st, "s", "DATABRICKS").unwrap_err().code,
+            "RESOURCE_ALREADY_EXISTS"
+        );
+        put_secret(&mut st, &ctx(5), "s", "k", b"v1".to_vec()).unwrap();
+        put_secret(&mut st, &ctx(7), "s", "k", b"v2".to_vec()).unwrap();
+        assert_eq!(list_secrets(&st, "s").unwrap(), [("k", 7)]);
+        assert_eq!(get_secret(&st, "s", "k").unwrap(), b"v2");
+        assert_eq!(list_scopes(&st), [("s", "DATABRICKS")]);
+        delete_secret(&mut st, "s", "k").unwrap();
+        assert_eq!(
+            delete_secret(&mut st, "s", "k").unwrap_err().message,
+            "Secret k does not exist in scope s!"
+        );
+        delete_scope(&mut st, "s").unwrap();
+        assert!(delete_scope(&mut st, "s").is_err());
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("key", "a-b_c.d").is_ok());
+        assert!(check_name("key", "a b").is_err());
+        assert!(check_name("key", &"x".repeat(129)).is_err());
+        assert!(check_name("key", "").is_err());
+    }
+}

@@ -1,0 +1,134 @@
+//! The Secrets API over HTTP.
+
+use super::model::{self, MAX_VALUE, check_name};
+use crate::app::{App, AppState};
+use crate::body::done;
+use crate::body::{JsonBody, Obj, Params};
+use crate::errors::{ApiError, ApiResult};
+use axum::extract::State as AxState;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+pub const PUT_PATH: &str = "/api/2.0/secrets/put";
+
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/api/2.0/secrets/scopes/create", post(create_scope))
+        .route("/api/2.0/secrets/scopes/delete", post(delete_scope))
+        .route("/api/2.0/secrets/scopes/list", get(list_scopes))
+        .route(PUT_PATH, post(put_secret))
+        .route("/api/2.0/secrets/delete", post(delete_secret))
+        .route("/api/2.0/secrets/list", get(list_secrets))
+        .route("/api/2.0/secrets/get", get(get_secret))
+}
+
+type Reply = ApiResult<Json<Value>>;
+
+/// Replaces a secret's value in a `secrets/put` body, for the request log: values are
+/// write-only (`secrets/get` is the one, deliberate, way to read them back).
+pub fn redact_write_only(body: &mut Value) {
+    if let Value::Object(m) = body {
+        for field in ["string_value", "bytes_value"] {
+            if let Some(v) = m.get_mut(field) {
+                *v = Value::String(crate::control::REDACTED.into());
+            }
+        }
+    }
+}
+
+async fn create_scope(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+    let o = Obj::root(&b);
+    let scope = o.req_str("scope")?.to_string();
+    check_name("scope", &scope)?;
+    if let Some(p) = o.str("initial_manage_principal")?
+        && p != "users"
+    {
+        return Err(ApiError::invalid(
+            "Invalid value for field 'initial_manage_principal': only 'users' is supported",
+        ));
+    }
+    let backend = o
+        .enum_str("scope_backend_type", &["DATABRICKS", "AZURE_KEYVAULT"])?
+        .unwrap_or("DATABRICKS");
+    if backend == "AZURE_KEYVAULT" {
+        return Err(ApiError::invalid(
+            "Invalid value for field 'scope_backend_type': AZURE_KEYVAULT scopes are not supported by the local workspace",
+        ));
+    }
+    app.mutate(|st, _| model::create_scope(st, &scope, backend).map(|()| done()))
+}
+
+async fn delete_scope(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+    let scope = Obj::root(&b).req_str("scope")?.to_string();
+    app.mutate(|st, _| model::delete_scope(st, &scope).map(|()| done()))
+}
+
+async fn list_scopes(AxState(app): AppState) -> Reply {
+    app.view(|st, _| {
+        let scopes: Vec<Value> = model::list_scopes(st)
+            .into_iter()
+            .map(|(name, backend)| json!({"name": name, "backend_type": backend}))
+            .collect();
+        Ok(Json(json!({"scopes": scopes})))
+    })
+}
+
+async fn put_secret(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+    let o = Obj::root(&b);
+    let scope = o.req_str("scope")?.to_string();
+    let key = o.req_str("key")?.to_string();
+    check_name("key", &key)?;
+    let value = match (o.str("string_value")?, o.str("bytes_value")?) {
+        (Some(s), None) => s.as_bytes().to_vec(),
+        (None, Some(b)) => STANDARD.decode(b).map_err(|_| {
+            ApiError::invalid("Invalid value for field 'bytes_value': not valid base64")
+        })?,
+        (None, None) => {
+            return Err(ApiError::invalid(
+                "Exactly one of string_value, bytes_value must be set",
+            ));
+        }
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid(
+                "Only one of string_value, bytes_value may be set",
+            ));
+        }
+    };
+    if value.len() > MAX_VALUE {
+        return Err(ApiError::invalid(
+            "Invalid value for field 'string_value': a secret is at most 128 KB",
+        ));
+    }
+    app.mutate(|st, ctx| model::put_secret(st, ctx, &scope, &key, value).map(|()| done()))
+}
+
+async fn delete_secret(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+    let o = Obj::root(&b);
+    let scope = o.req_str("scope")?.to_string();
+    let key = o.req_str("key")?.to_string();
+    app.mutate(|st, _| model::delete_secret(st, &scope, &key).map(|()| done()))
+}
+
+async fn list_secrets(AxState(app): AppState, q: Params) -> Reply {
+    let scope = q.req_str("scope")?.to_string();
+    app.view(|st, _| {
+        let secrets: Vec<Value> = model::list_secrets(st, &scope)?
+            .into_iter()
+            .map(|(k, t)| json!({"key": k, "last_updated_timestamp": t}))
+            .collect();
+        Ok(Json(json!({"secrets": secrets})))
+    })
+}
+
+async fn get_secret(AxState(app): AppState, q: Params) -> Reply {
+    let scope = q.req_str("scope")?.to_string();
+    let key = q.req_str("key")?.to_string();
+    app.view(|st, _| {
+        let value = model::get_secret(st, &scope, &key)?;
+        Ok(Json(json!({"key": key, "value": STANDARD.encode(value)})))
+    })
+}

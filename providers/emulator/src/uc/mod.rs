@@ -1,0 +1,140 @@
+//! Unity Catalog: catalogs, schemas, volumes, tables and connections.
+//!
+//! [`securables`] holds the table of securables and the create, get, list, update and
+//! delete they share; [`model`] the securables' own parts and what other domains create
+//! (pipeline tables, staging volumes); [`routes`] the HTTP side. Tables are not created
+//! through this API here: pipelines create them (see [`put_pipeline_table`]), and they can
+//! be read, listed and dropped.
+
+mod model;
+mod routes;
+mod securables;
+
+pub use model::{
+    end_pipeline_tables, put_pipeline_table, put_staging_volume, redact_write_only, volume_root,
+};
+pub use routes::{CONNECTIONS_PATH, routes};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// `ConnectionType` of the Databricks SDK.
+const CONNECTION_TYPES: &[&str] = &[
+    "ADOBE_COMMERCE",
+    "ADP_WORKFORCE_NOW",
+    "AHA",
+    "AIRTABLE",
+    "AMPLITUDE",
+    "APPFIGURES",
+    "APPLE_APP_STORE",
+    "APPLE_SEARCH_ADS",
+    "ATLASSIAN_ORGANIZATION",
+    "AWIN",
+    "AZURE_MONITOR_LOGS",
+    "BIGLAKE",
+    "BIGQUERY",
+    "CERIDIAN_DAYFORCE",
+    "CONFLUENCE",
+    "DATABRICKS",
+    "DELIGHTED",
+    "DYNAMICS365",
+    "EPIC_CLARITY",
+    "FRESHSERVICE",
+    "FRONT",
+    "GA4_RAW_DATA",
+    "GENESYS",
+    "GITHUB",
+    "GITLAB",
+    "GLUE",
+    "GMAIL",
+    "GONG",
+    "GOOGLE_ANALYTICS",
+    "GOOGLE_CALENDAR",
+    "GOOGLE_CLOUD_LAKEHOUSE",
+    "GOOGLE_WORKSPACE",
+    "GURU",
+    "HIBOB",
+    "HIVE_METASTORE",
+    "HTTP",
+    "HUBSPOT",
+    "ICEBERG_REST",
+    "IRONCLAD",
+    "JDBC",
+    "KINESIS",
+    "LINEAR",
+    "MARKETO",
+    "META_MARKETING",
+    "MICROSOFT_ENTRA_ID",
+    "MONDAY_COM",
+    "MYSQL",
+    "NETSKOPE_LOGS",
+    "NETSUITE",
+    "NOTION",
+    "ORACLE",
+    "ORACLE_ELOQUA",
+    "ORACLE_FUSION_CLOUD",
+    "OUTLOOK",
+    "PAGERDUTY",
+    "PALANTIR",
+    "PARTNERSTACK",
+    "PENDO",
+    "POSTGRESQL",
+    "POWER_BI",
+    "PUBSUB",
+    "QUICKBOOKS",
+    "REDSHIFT",
+    "SALESFORCE",
+    "SALESFORCE_DATA_CLOUD",
+    "SALESLOFT",
+    "SAP_SUCCESSFACTORS",
+    "SAS",
+    "SENDGRID",
+    "SERVICENOW",
+    "SHOPIFY",
+    "SLACK_ACCESS_AND_INTEGRATION_LOGS",
+    "SMARTSHEET",
+    "SNAPCHAT_ADS",
+    "SNOWFLAKE",
+    "SPLUNK",
+    "SQLDW",
+    "SQLSERVER",
+    "SQUARE",
+    "TERADATA",
+    "VERKADA",
+    "WORKDAY_RAAS",
+    "YOUTUBE_ANALYTICS",
+    "ZENDESK",
+    "ZIP",
+    "ZOHO_BOOKS",
+    "ZOOM",
+    "ZOOM_LOGS",
+];
+/// Database connectors whose options must name a host.
+const DB_TYPES: &[&str] = &[
+    "SQLSERVER",
+    "MYSQL",
+    "POSTGRESQL",
+    "ORACLE",
+    "REDSHIFT",
+    "SQLDW",
+    "TERADATA",
+];
+/// Options accepted on write and never returned on read. The service withholds the user
+/// name too (the Terraform provider keeps `user` from prior state for that reason).
+const SECRET_OPTIONS: &[&str] = &[
+    "user",
+    "password",
+    "client_secret",
+    "access_token",
+    "bearer_token",
+    "refresh_token",
+    "pem_private_key",
+    "private_key",
+];
+
+/// A connection as stored: the public info plus the secret options kept apart.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Connection {
+    pub info: Map<String, Value>,
+    pub secret_options: Map<String, Value>,
+}
