@@ -1,9 +1,11 @@
 //! Renders configuration diagnostics with source snippets (miette).
 
 use brickform_core::lang::diagnostics::{Diagnostic, Diagnostics, Severity};
+use brickform_core::lang::source::SourceFile;
 use brickform_core::lang::source::SourceMap;
 use miette::{
-    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource, Report,
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, MietteError,
+    MietteSpanContents, Report, SourceCode, SourceSpan, SpanContents,
 };
 use std::io::IsTerminal;
 
@@ -60,10 +62,63 @@ fn report(d: &Diagnostic, sources: &SourceMap) -> Report {
             span.range.start,
             len,
         ));
-        return Report::new(m)
-            .with_source_code(NamedSource::new(f.name.clone(), f.text.to_string()));
+        return Report::new(m).with_source_code(Excerpt::around(f, &span.range));
     }
     Report::new(m)
+}
+
+/// The lines of a file around a diagnostic's span, as miette's source. miette finds a span's
+/// line and column by reading its source from the start, so given the whole file, each of N
+/// diagnostics in it costs the file's length: 10,000 errors took minutes.
+struct Excerpt {
+    name: String,
+    text: String,
+    /// Where `text` starts in the file: its byte offset and 0-based line.
+    offset: usize,
+    first_line: usize,
+}
+
+/// Lines kept around a span: more than the handler shows (one each side).
+const EXCERPT_CONTEXT: usize = 3;
+
+impl Excerpt {
+    fn around(f: &SourceFile, span: &std::ops::Range<usize>) -> Excerpt {
+        let first_line = f.line_of(span.start).saturating_sub(EXCERPT_CONTEXT);
+        let last_line = f.line_of(span.end) + EXCERPT_CONTEXT + 1;
+        let range = f.lines_range(first_line, last_line);
+        Excerpt {
+            name: f.name.clone(),
+            text: f.text.get(range.clone()).unwrap_or_default().to_string(),
+            offset: range.start,
+            first_line,
+        }
+    }
+}
+
+impl SourceCode for Excerpt {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let local = SourceSpan::new(span.offset().saturating_sub(self.offset).into(), span.len());
+        let inner =
+            self.text
+                .as_bytes()
+                .read_span(&local, context_lines_before, context_lines_after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            SourceSpan::new(
+                (inner.span().offset() + self.offset).into(),
+                inner.span().len(),
+            ),
+            inner.line() + self.first_line,
+            inner.column(),
+            inner.line_count() + self.first_line,
+        )))
+    }
 }
 
 /// Writes every diagnostic to stderr.
@@ -79,11 +134,7 @@ pub fn print(diags: &Diagnostics, sources: &SourceMap) {
         .with_context_lines(1)
         .with_wrap_lines(false);
     for d in diags.iter() {
-        let r = report(d, sources);
-        let mut out = String::new();
-        if handler.render_report(&mut out, r.as_ref()).is_err() {
-            out = d.render_plain(sources);
-        }
+        let out = render(&handler, d, sources);
         // The plain location line keeps file:line:column greppable in logs and CI.
         if let Some((file, line, col)) = d.location(sources) {
             eprintln!("{out}  at {file}:{line}:{col}\n");
@@ -91,6 +142,16 @@ pub fn print(diags: &Diagnostics, sources: &SourceMap) {
             eprintln!("{out}");
         }
     }
+}
+
+/// One diagnostic as the handler draws it (plain text when it cannot).
+fn render(handler: &GraphicalReportHandler, d: &Diagnostic, sources: &SourceMap) -> String {
+    let r = report(d, sources);
+    let mut out = String::new();
+    if handler.render_report(&mut out, r.as_ref()).is_err() {
+        out = d.render_plain(sources);
+    }
+    out
 }
 
 /// JSON form for `validate --json`, close to Terraform's.
@@ -124,4 +185,54 @@ pub fn to_json(diags: &Diagnostics, sources: &SourceMap) -> serde_json::Value {
         "warning_count": diags.warnings().count(),
         "diagnostics": items,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use brickform_core::lang::source::Span;
+
+    #[test]
+    fn a_snippet_deep_in_a_file_shows_its_own_lines_and_numbers() {
+        let text: String = (1..=200).map(|i| format!("  line{i} = {i}\n")).collect();
+        let mut sources = SourceMap::new();
+        let file = sources.add(SourceFile::new(
+            "main.bf.hcl".into(),
+            "main.bf.hcl".into(),
+            text.clone(),
+        ));
+        let at = text.find("line150").unwrap();
+        let d = Diagnostic::error("Broken").at(Some(Span::new(file, at..at + 7)));
+        let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
+            .with_context_lines(1)
+            .with_wrap_lines(false);
+        let out = render(&handler, &d, &sources);
+        assert!(out.contains("[main.bf.hcl:150:3]"), "{out}");
+        for (n, l) in [
+            (149, "line149 = 149"),
+            (150, "line150 = 150"),
+            (151, "line151 = 151"),
+        ] {
+            assert!(
+                out.contains(&format!("{n} │   {l}")),
+                "line {n} missing:\n{out}"
+            );
+        }
+        assert!(
+            !out.contains("line148") && !out.contains("line152"),
+            "{out}"
+        );
+        // At the very start and the very end of the file too.
+        for (what, line) in [("line1 ", 1), ("line200", 200)] {
+            let at = text.find(what).unwrap();
+            let d = Diagnostic::error("Broken").at(Some(Span::new(file, at..at + 5)));
+            let out = render(&handler, &d, &sources);
+            assert!(out.contains(&format!("[main.bf.hcl:{line}:3]")), "{out}");
+            assert!(
+                out.contains(&format!("{line} │   line{line} = {line}")),
+                "{out}"
+            );
+        }
+    }
 }

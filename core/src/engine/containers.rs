@@ -13,7 +13,7 @@ use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::plan::{Action, ActionReason, Contents, Plan};
 use crate::provider::OpContext;
 use brickform_state::StateDocument;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Whether `loc` lies inside `container` (at any depth).
 pub(super) fn inside(loc: &str, container: &str) -> bool {
@@ -130,20 +130,33 @@ impl Engine<'_> {
                 placed.push((c.address.clone(), loc));
             }
         }
+        // What is placed at each location, and each address's locations: an object's
+        // containers are the objects placed at the ancestors of its locations.
+        let mut at: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut of: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (i, (a, l)) in placed.iter().enumerate() {
+            at.entry(l.as_str()).or_default().push(i);
+            of.entry(a.as_str()).or_default().push(l.as_str());
+        }
         for c in plan.changes.iter_mut() {
             let own = base_of(&c.address);
-            let mine: Vec<&String> = placed
+            let Some(mine) = of.get(c.address.as_str()) else {
+                continue;
+            };
+            // In the order they were placed, as the dependencies have always been listed.
+            let mut containers: Vec<usize> = mine
                 .iter()
-                .filter(|(a, _)| *a == c.address)
-                .map(|(_, l)| l)
+                .flat_map(|l| l.match_indices('/').map(|(p, _)| &l[..p]))
+                .filter_map(|ancestor| at.get(ancestor))
+                .flatten()
+                .copied()
                 .collect();
-            for (other, other_loc) in &placed {
-                let dep = base_of(other).to_string();
-                if dep != own
-                    && !c.dependencies.contains(&dep)
-                    && mine.iter().any(|l| inside(l, other_loc))
-                {
-                    c.dependencies.push(dep);
+            containers.sort_unstable();
+            containers.dedup();
+            for i in containers {
+                let dep = base_of(&placed[i].0);
+                if dep != own && !c.dependencies.iter().any(|d| d == dep) {
+                    c.dependencies.push(dep.to_string());
                 }
             }
         }

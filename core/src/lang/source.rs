@@ -60,6 +60,18 @@ impl SourceFile {
         (line + 1, col + 1)
     }
 
+    /// The byte range of 0-based lines `first..last` (both clamped to the file), newlines
+    /// included: what a snippet around a span needs without reading the file from its start.
+    pub fn lines_range(&self, first: usize, last: usize) -> std::ops::Range<usize> {
+        let start_of = |l: usize| self.line_starts.get(l).copied().unwrap_or(self.text.len());
+        start_of(first)..start_of(last).max(start_of(first))
+    }
+
+    /// The 0-based line of a byte offset.
+    pub fn line_of(&self, offset: usize) -> usize {
+        self.line_col(offset).0 - 1
+    }
+
     /// The text of a 1-based line, without its newline.
     pub fn line_text(&self, line: usize) -> &str {
         let Some(&start) = self.line_starts.get(line.saturating_sub(1)) else {
