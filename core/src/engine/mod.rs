@@ -38,8 +38,19 @@ pub struct PlanRequest {
     pub replace: Vec<String>,
     /// `--allow-destroy`: a protected environment may delete or replace data objects.
     pub allow_destroy: bool,
-    /// Concurrent reads while refreshing (0 means the default, 10).
+    /// Provider calls in flight while planning: refresh reads, lookups, imports, name checks
+    /// (0 means the default, 10).
     pub parallelism: usize,
+}
+
+impl PlanRequest {
+    /// [`PlanRequest::parallelism`], the default for 0.
+    pub fn calls_in_flight(&self) -> usize {
+        match self.parallelism {
+            0 => 10,
+            n => n,
+        }
+    }
 }
 
 /// How one planned instance is evaluated again at apply time.

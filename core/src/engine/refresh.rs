@@ -17,8 +17,6 @@ use tokio::task::JoinSet;
 /// Read results by instance address.
 pub type Refreshed = HashMap<String, ProviderResult<Option<Remote>>>;
 
-const DEFAULT_PARALLELISM: usize = 10;
-
 impl Engine<'_> {
     pub(super) async fn refresh_all(
         &self,
@@ -26,11 +24,7 @@ impl Engine<'_> {
         req: &PlanRequest,
         importing: &BTreeMap<String, String>,
     ) -> Refreshed {
-        let parallelism = if req.parallelism == 0 {
-            DEFAULT_PARALLELISM
-        } else {
-            req.parallelism
-        };
+        let parallelism = req.calls_in_flight();
         // Group what state knows by kind.
         let mut by_kind: BTreeMap<&str, Vec<(String, String, crate::value::Object)>> =
             BTreeMap::new();

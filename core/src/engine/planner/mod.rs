@@ -30,9 +30,6 @@ use brickform_state::StateDocument;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Mutex;
 
-/// Provider calls in flight while planning when the command does not say (`--parallelism`).
-pub(super) const DEFAULT_PARALLELISM: usize = 10;
-
 impl Engine<'_> {
     /// Plans the configuration against `state`; returns the plan, what the development
     /// presets changed (by address) and the diagnostics, warnings included.
@@ -88,10 +85,7 @@ impl Engine<'_> {
         } else {
             std::collections::HashMap::new()
         };
-        let parallelism = match req.parallelism {
-            0 => DEFAULT_PARALLELISM,
-            n => n,
-        };
+        let parallelism = req.calls_in_flight();
         let walk = walk::PlanWalk {
             engine: self,
             graph: &cg,
