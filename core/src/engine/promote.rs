@@ -8,7 +8,7 @@ use crate::addrs::{ConfigNode, base_of};
 use crate::lang::load::Config;
 use crate::lang::refs::{Ref, body_refs, expr_refs};
 use crate::plan::Mode;
-use crate::value::{Object, Value};
+use crate::value::{Object, PathStep, Value};
 use hcl_edit::structure::Body;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -74,13 +74,13 @@ fn after_objects(p: &Planned) -> BTreeMap<String, Object> {
         .collect()
 }
 
-/// Leaf differences between two values, as dotted paths. Unknown values are not compared:
+/// Leaf differences between two values, with their paths. Unknown values are not compared:
 /// what is known only after apply says nothing about the configuration.
 fn diff_values(
-    path: &str,
+    path: &[PathStep],
     a: Option<&Value>,
     b: Option<&Value>,
-    out: &mut Vec<(String, Option<Value>, Option<Value>)>,
+    out: &mut Vec<(Vec<PathStep>, Option<Value>, Option<Value>)>,
 ) {
     let absent = |v: Option<&Value>| v.is_none_or(Value::is_null);
     if absent(a) && absent(b) {
@@ -89,56 +89,86 @@ fn diff_values(
     if matches!(a, Some(Value::Unknown)) || matches!(b, Some(Value::Unknown)) {
         return;
     }
+    let and = |step: PathStep| {
+        let mut p = path.to_vec();
+        p.push(step);
+        p
+    };
     match (a, b) {
         (Some(Value::Object(x)), Some(Value::Object(y))) => {
             let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
             for k in keys {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                diff_values(&p, x.get(k), y.get(k), out);
+                diff_values(&and(PathStep::Key(k.clone())), x.get(k), y.get(k), out);
             }
         }
         (Some(Value::List(x)), Some(Value::List(y)))
             if x.len() == y.len() && x.iter().chain(y).all(|v| matches!(v, Value::Object(_))) =>
         {
             for (i, (p, q)) in x.iter().zip(y).enumerate() {
-                diff_values(&format!("{path}[{i}]"), Some(p), Some(q), out);
+                diff_values(&and(PathStep::Index(i)), Some(p), Some(q), out);
             }
         }
-        (a, b) if a != b => out.push((path.to_string(), a.cloned(), b.cloned())),
+        (a, b) if a != b => out.push((path.to_vec(), a.cloned(), b.cloned())),
         _ => {}
     }
 }
 
-/// The attribute expression a dotted field path was written with, found in the resource
-/// body (`schedule.pause_status` is `pause_status` inside the `schedule` block).
-fn field_refs(body: &Body, field: &str) -> Option<Vec<Ref>> {
-    let mut parts: Vec<&str> = field.split('.').collect();
+/// A field's path as the comparison shows it: `schedule.pause_status`, `tasks[0].task_key`.
+fn dotted(path: &[PathStep]) -> String {
+    let mut out = String::new();
+    for step in path {
+        match step {
+            PathStep::Key(k) if out.is_empty() => out.push_str(k),
+            PathStep::Key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            PathStep::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// The attribute a path starts with (empty for the whole resource).
+fn top(path: &[PathStep]) -> &str {
+    match path.first() {
+        Some(PathStep::Key(k)) => k,
+        _ => "",
+    }
+}
+
+/// The attribute expression a field was written with, found in the resource body
+/// (`schedule.pause_status` is `pause_status` inside the `schedule` block; a block's index
+/// picks no particular block, as before).
+fn field_refs(body: &Body, path: &[PathStep]) -> Option<Vec<Ref>> {
+    let mut names: Vec<&str> = path
+        .iter()
+        .filter_map(|s| match s {
+            PathStep::Key(k) => Some(k.as_str()),
+            PathStep::Index(_) => None,
+        })
+        .collect();
     let mut body = body;
-    while parts.len() > 1 {
-        let block_name = parts[0].split('[').next().unwrap_or(parts[0]);
-        match body.get_attribute(block_name) {
+    while names.len() > 1 {
+        match body.get_attribute(names[0]) {
             Some(a) => return Some(expr_refs(&a.value)),
             None => {
-                let b = body.get_blocks(block_name).next()?;
+                let b = body.get_blocks(names[0]).next()?;
                 body = &b.body;
-                parts.remove(0);
+                names.remove(0);
             }
         }
     }
-    let name = parts[0].split('[').next().unwrap_or(parts[0]);
-    body.get_attribute(name).map(|a| expr_refs(&a.value))
+    body.get_attribute(names.first()?)
+        .map(|a| expr_refs(&a.value))
 }
 
 /// Narrows an attribute's references to one key of an object it is written as
 /// (`configuration = { landing = … }` for `configuration.landing`).
-fn entry_refs(body: &Body, field: &str) -> Option<Vec<Ref>> {
-    let mut parts = field.split('.');
-    let first = parts.next()?;
-    let key = parts.next()?;
+fn entry_refs(body: &Body, path: &[PathStep]) -> Option<Vec<Ref>> {
+    let [PathStep::Key(first), PathStep::Key(key), ..] = path else {
+        return None;
+    };
     let a = body.get_attribute(first)?;
     let hcl_edit::expr::Expression::Object(o) = &a.value else {
         return None;
@@ -151,7 +181,7 @@ fn entry_refs(body: &Body, field: &str) -> Option<Vec<Ref>> {
             }
             _ => return None,
         };
-        (name == key).then(|| expr_refs(v.expr()))
+        (&name == key).then(|| expr_refs(v.expr()))
     })
 }
 
@@ -239,35 +269,39 @@ pub fn compare(
         .collect();
     let mut raw = Vec::new();
     let addresses: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    // The first side that plans an address says its type.
+    let mut type_of: std::collections::HashMap<&str, &str> = Default::default();
+    for c in from
+        .planned
+        .plan
+        .changes
+        .iter()
+        .chain(&to.planned.plan.changes)
+    {
+        type_of
+            .entry(c.address.as_str())
+            .or_insert(c.type_name.as_str());
+    }
     for addr in &addresses {
         match (a.get(*addr), b.get(*addr)) {
             (Some(x), Some(y)) => {
                 let mut d = Vec::new();
                 diff_values(
-                    "",
+                    &[],
                     Some(&Value::Object(x.clone())),
                     Some(&Value::Object(y.clone())),
                     &mut d,
                 );
-                let type_name = from
-                    .planned
-                    .plan
-                    .changes
-                    .iter()
-                    .chain(&to.planned.plan.changes)
-                    .find(|c| &c.address == *addr)
-                    .map(|c| c.type_name.clone())
-                    .unwrap_or_default();
-                for (field, f, t) in d {
-                    let top = field.split(['.', '[']).next().unwrap_or("");
+                let type_name = type_of.get(addr.as_str()).copied().unwrap_or_default();
+                for (path, f, t) in d {
                     // Computed values explain what reads them, but are not rows themselves.
-                    let shown = !is_computed(&type_name, top);
-                    raw.push(((*addr).clone(), field, f, t, shown));
+                    let shown = !is_computed(type_name, top(&path));
+                    raw.push(((*addr).clone(), path, f, t, shown));
                 }
             }
             (x, y) => raw.push((
                 (*addr).clone(),
-                String::new(),
+                Vec::new(),
                 x.map(|o| Value::Object(o.clone())),
                 y.map(|o| Value::Object(o.clone())),
                 true,
@@ -276,13 +310,9 @@ pub fn compare(
     }
     let differing: BTreeSet<String> = raw
         .iter()
-        .map(|(addr, field, _, _, _)| {
-            let top = field.split(['.', '[']).next().unwrap_or("");
-            if top.is_empty() {
-                addr.clone()
-            } else {
-                format!("{addr}.{top}")
-            }
+        .map(|(addr, path, _, _, _)| match top(path) {
+            "" => addr.clone(),
+            top => format!("{addr}.{top}"),
         })
         .collect();
     let ex = Explainer {
@@ -292,7 +322,8 @@ pub fn compare(
     };
     raw.into_iter()
         .filter(|r| r.4)
-        .map(|(address, field, f, t, _)| {
+        .map(|(address, path, f, t, _)| {
+            let field = dotted(&path);
             let base = base_of(&address);
             let resource = config.resources.get(base);
             let mut why = Vec::new();
@@ -317,7 +348,7 @@ pub fn compare(
                             .collect::<Vec<_>>(),
                     )
                 } else {
-                    entry_refs(&r.body.body, &field).or_else(|| field_refs(&r.body.body, &field))
+                    entry_refs(&r.body.body, &path).or_else(|| field_refs(&r.body.body, &path))
                 };
                 let mut seen = BTreeSet::new();
                 why = match written {
@@ -453,6 +484,71 @@ resource "t_thing" "a" {
             diffs[2].explained_by,
             [Explanation::Preset(
                 "name prefixed with \"[dev a] \"".into()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_key_with_dots_is_explained_by_what_its_own_entry_reads() {
+        // Spark and pipeline settings are written as `"a.b.c" = …`: the key is one step of the
+        // path, not three, so its entry is found and only what it reads explains it (not
+        // var.w, which differs too but leads to the same value here).
+        let (config, d) = load_sources(
+            std::path::Path::new("."),
+            vec![(
+                "main.bf.hcl".into(),
+                "main.bf.hcl".into(),
+                r#"
+variable "v" {}
+variable "w" {}
+resource "t_thing" "a" {
+  configuration = {
+    "pipelines.source" = var.v
+    "pipelines.fixed"  = var.w
+  }
+}
+"#
+                .into(),
+            )],
+        );
+        assert!(!d.has_errors(), "{d:?}");
+        let side = |v: &str| {
+            planned(serde_json::json!({
+                "configuration": { "pipelines.source": v, "pipelines.fixed": "same" }
+            }))
+        };
+        let (from, to) = (side("dev"), side("prod"));
+        let vars = |v: &str, w: &str| {
+            Object::from_iter([
+                ("v".to_string(), Value::from(v)),
+                ("w".to_string(), Value::from(w)),
+            ])
+        };
+        let (vars_from, vars_to) = (vars("dev", "a"), vars("prod", "b"));
+        let none = BTreeMap::new();
+        let diffs = compare(
+            &config,
+            &|_: &str, _: &str| false,
+            &Side {
+                planned: &from,
+                vars: &vars_from,
+                presets: &none,
+            },
+            &Side {
+                planned: &to,
+                vars: &vars_to,
+                presets: &none,
+            },
+        );
+        let got: Vec<(&str, &Vec<Explanation>)> = diffs
+            .iter()
+            .map(|d| (d.field.as_str(), &d.explained_by))
+            .collect();
+        assert_eq!(
+            got,
+            [(
+                "configuration.pipelines.source",
+                &vec![Explanation::Variable("v".into())]
             )]
         );
     }
