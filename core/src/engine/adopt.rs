@@ -393,13 +393,7 @@ impl Engine<'_> {
             ));
         }
         let kind = self.registry.kind(&removed.resource_type)?.clone();
-        let ctx = OpContext {
-            address: address.to_string(),
-            lineage: state.lineage().to_string(),
-            environment: self.environment.clone(),
-            base_dir: self.config.dir.clone(),
-            create_token: None,
-        };
+        let ctx = self.op_context(address, state.lineage());
         let config = super::instance::json_object(&removed.config);
         if kind.natural_key(&ctx, &config).is_none() {
             return Some(self.after_forget_offline(removed));
@@ -453,13 +447,7 @@ impl Engine<'_> {
     /// What can be said about the next plan without looking: whether the kind can find the
     /// object again at all.
     pub fn after_forget_offline(&self, removed: &brickform_state::ResourceState) -> String {
-        let ctx = OpContext {
-            address: removed.address.clone(),
-            lineage: String::new(),
-            environment: self.environment.clone(),
-            create_token: None,
-            base_dir: self.config.dir.clone(),
-        };
+        let ctx = self.op_context(&removed.address, "");
         let config = super::instance::json_object(&removed.config);
         match self.registry.kind(&removed.resource_type) {
             Some(kind) if kind.natural_key(&ctx, &config).is_some() => format!(

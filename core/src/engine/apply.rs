@@ -464,13 +464,7 @@ impl Engine<'_> {
             let change = changes[index].clone();
             let shared = shared.clone();
             let on_event = opts.on_event.clone();
-            let ctx = OpContext {
-                address: change.address.clone(),
-                lineage: lineage.clone(),
-                environment: self.environment.clone(),
-                base_dir: self.config.dir.clone(),
-                create_token: None,
-            };
+            let ctx = self.op_context(&change.address, &lineage);
             let mut work = self.prepare(index, &change, planned);
             work.part = part;
             let shown = shown_action(change.action, part);

@@ -11,7 +11,6 @@ use super::instance::prior_of;
 use crate::addrs::base_of;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::plan::{Action, ActionReason, Contents, Plan};
-use crate::provider::OpContext;
 use brickform_state::StateDocument;
 use std::collections::{BTreeMap, HashMap};
 
@@ -226,13 +225,7 @@ impl Engine<'_> {
             let unmanaged_seen = if self.offline {
                 None
             } else {
-                let ctx = OpContext {
-                    address: address.clone(),
-                    lineage: state.lineage().to_string(),
-                    environment: self.environment.clone(),
-                    base_dir: self.config.dir.clone(),
-                    create_token: None,
-                };
+                let ctx = self.op_context(&address, state.lineage());
                 match kind.contents(&ctx, &id, &attrs).await {
                     Ok(listing) => Some(shown(
                         kind.as_ref(),

@@ -149,6 +149,21 @@ impl<'a> Engine<'a> {
         engine.build_plan(&state, &PlanRequest::default()).await
     }
 
+    /// The context of a provider call for `address`, in the state of `lineage`.
+    pub(super) fn op_context(
+        &self,
+        address: &str,
+        lineage: impl std::fmt::Display,
+    ) -> crate::provider::OpContext {
+        crate::provider::OpContext {
+            address: address.to_string(),
+            lineage: lineage.to_string(),
+            environment: self.environment.clone(),
+            base_dir: self.config.dir.clone(),
+            create_token: None,
+        }
+    }
+
     /// The development presets in force, if the environment is in development mode and the
     /// providers have been configured.
     pub fn presets(&self) -> Option<&crate::provider::Presets> {

@@ -386,6 +386,34 @@ mod tests {
     use crate::lang::load::load_sources;
     use crate::plan::{Action, Plan, ResourceChange, SerObject};
 
+    fn config(src: &str) -> Config {
+        let (config, d) = load_sources(
+            std::path::Path::new("."),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+        );
+        assert!(!d.has_errors(), "{d:?}");
+        config
+    }
+
+    fn side<'a>(
+        planned: &'a Planned,
+        vars: &'a Object,
+        presets: &'a crate::engine::PresetNotes,
+    ) -> Side<'a> {
+        Side {
+            planned,
+            vars,
+            presets,
+        }
+    }
+
+    fn explained(diffs: &[Difference]) -> Vec<(&str, &Vec<Explanation>)> {
+        diffs
+            .iter()
+            .map(|d| (d.field.as_str(), &d.explained_by))
+            .collect()
+    }
+
     fn planned(after: serde_json::Value) -> Planned {
         let change = ResourceChange {
             after: Value::from_json(&after).as_object().cloned().map(SerObject),
@@ -402,12 +430,8 @@ mod tests {
 
     #[test]
     fn differences_are_explained_by_variables_presets_and_the_environment_or_flagged() {
-        let (config, d) = load_sources(
-            std::path::Path::new("."),
-            vec![(
-                "main.bf.hcl".into(),
-                "main.bf.hcl".into(),
-                r#"
+        let config = config(
+            r#"
 variable "v" {}
 resource "t_thing" "a" {
   name    = var.v
@@ -415,11 +439,8 @@ resource "t_thing" "a" {
   comment = "fixed"
   id_like = "computed"
 }
-"#
-                .into(),
-            )],
+"#,
         );
-        assert!(!d.has_errors(), "{d:?}");
         let from = planned(serde_json::json!({
             "name": "dev", "label": "dev-x", "comment": "one", "id_like": 1, "same": true
         }));
@@ -440,23 +461,11 @@ resource "t_thing" "a" {
         let diffs = compare(
             &config,
             &is_computed,
-            &Side {
-                planned: &from,
-                vars: &vars_from,
-                presets: &none,
-            },
-            &Side {
-                planned: &to,
-                vars: &vars_to,
-                presets: &none,
-            },
+            &side(&from, &vars_from, &none),
+            &side(&to, &vars_to, &none),
         );
-        let got: Vec<(&str, &Vec<Explanation>)> = diffs
-            .iter()
-            .map(|d| (d.field.as_str(), &d.explained_by))
-            .collect();
         assert_eq!(
-            got,
+            explained(&diffs),
             [
                 ("comment", &vec![Explanation::Unexplained]),
                 ("label", &vec![Explanation::EnvironmentName]),
@@ -469,16 +478,8 @@ resource "t_thing" "a" {
         let diffs = compare(
             &config,
             &is_computed,
-            &Side {
-                planned: &from,
-                vars: &vars_from,
-                presets: &notes,
-            },
-            &Side {
-                planned: &to,
-                vars: &vars_to,
-                presets: &none,
-            },
+            &side(&from, &vars_from, &notes),
+            &side(&to, &vars_to, &none),
         );
         assert_eq!(
             diffs[2].explained_by,
@@ -493,12 +494,8 @@ resource "t_thing" "a" {
         // Spark and pipeline settings are written as `"a.b.c" = …`: the key is one step of the
         // path, not three, so its entry is found and only what it reads explains it (not
         // var.w, which differs too but leads to the same value here).
-        let (config, d) = load_sources(
-            std::path::Path::new("."),
-            vec![(
-                "main.bf.hcl".into(),
-                "main.bf.hcl".into(),
-                r#"
+        let config = config(
+            r#"
 variable "v" {}
 variable "w" {}
 resource "t_thing" "a" {
@@ -507,17 +504,14 @@ resource "t_thing" "a" {
     "pipelines.fixed"  = var.w
   }
 }
-"#
-                .into(),
-            )],
+"#,
         );
-        assert!(!d.has_errors(), "{d:?}");
-        let side = |v: &str| {
+        let with_source = |v: &str| {
             planned(serde_json::json!({
                 "configuration": { "pipelines.source": v, "pipelines.fixed": "same" }
             }))
         };
-        let (from, to) = (side("dev"), side("prod"));
+        let (from, to) = (with_source("dev"), with_source("prod"));
         let vars = |v: &str, w: &str| {
             Object::from_iter([
                 ("v".to_string(), Value::from(v)),
@@ -529,23 +523,11 @@ resource "t_thing" "a" {
         let diffs = compare(
             &config,
             &|_: &str, _: &str| false,
-            &Side {
-                planned: &from,
-                vars: &vars_from,
-                presets: &none,
-            },
-            &Side {
-                planned: &to,
-                vars: &vars_to,
-                presets: &none,
-            },
+            &side(&from, &vars_from, &none),
+            &side(&to, &vars_to, &none),
         );
-        let got: Vec<(&str, &Vec<Explanation>)> = diffs
-            .iter()
-            .map(|d| (d.field.as_str(), &d.explained_by))
-            .collect();
         assert_eq!(
-            got,
+            explained(&diffs),
             [(
                 "configuration.pipelines.source",
                 &vec![Explanation::Variable("v".into())]

@@ -68,15 +68,9 @@ impl Engine<'_> {
                 // Evaluating it would only repeat the same mistake as another error.
                 continue;
             }
-            let mut ev = Evaluator::new(&world, &config.dir);
-            let header = block.span.as_ref().map(|s| s.range.clone());
-            let (decoded, d) = Decoder::new(&mut ev, block.body.file).decode(
-                &block.body.body,
-                provider.config_schema(),
-                header,
-            );
+            let (decoded, d) = decode_settings(&world, &config.dir, block, provider.as_ref());
             diags.extend(d);
-            settings.insert(provider.name(), decoded.value);
+            settings.insert(provider.name(), decoded);
         }
         // The environment's provider settings override the top-level ones, key by key.
         for (name, block) in &self.settings.providers {
@@ -88,16 +82,10 @@ impl Engine<'_> {
                 );
                 continue;
             };
-            let mut ev = Evaluator::new(&world, &config.dir);
-            let header = block.span.as_ref().map(|s| s.range.clone());
-            let (decoded, d) = Decoder::new(&mut ev, block.body.file).decode(
-                &block.body.body,
-                provider.config_schema(),
-                header,
-            );
+            let (decoded, d) = decode_settings(&world, &config.dir, block, provider.as_ref());
             diags.extend(d);
             let merged = settings.entry(provider.name()).or_default();
-            for (k, v) in decoded.value {
+            for (k, v) in decoded {
                 if !v.is_null() {
                     merged.insert(k, v);
                 }
@@ -185,4 +173,21 @@ impl Engine<'_> {
             .set(user.map(|u| crate::provider::Presets::new(&u, &self.settings.settings)));
         diags
     }
+}
+
+/// A `provider` block (top-level or an environment's) evaluated against its provider's schema.
+fn decode_settings(
+    world: &World,
+    dir: &std::path::Path,
+    block: &crate::lang::load::ProviderBlock,
+    provider: &dyn crate::provider::Provider,
+) -> (Object, Diagnostics) {
+    let mut ev = Evaluator::new(world, dir);
+    let header = block.span.as_ref().map(|s| s.range.clone());
+    let (decoded, d) = Decoder::new(&mut ev, block.body.file).decode(
+        &block.body.body,
+        provider.config_schema(),
+        header,
+    );
+    (decoded.value, d)
 }

@@ -12,7 +12,6 @@ use super::Engine;
 use super::instance::{Slot, state_entry};
 use crate::addrs::base_of;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
-use crate::provider::OpContext;
 use crate::value::Object;
 use brickform_state::{Intent, Journal, Outcome, StateDocument, WalOp};
 
@@ -36,13 +35,7 @@ impl Engine<'_> {
         }
         let mut lines = Vec::new();
         for intent in intents {
-            let ctx = OpContext {
-                address: intent.address.clone(),
-                lineage: doc.lineage().to_string(),
-                environment: self.environment.clone(),
-                base_dir: self.config.dir.clone(),
-                create_token: None,
-            };
+            let ctx = self.op_context(&intent.address, doc.lineage());
             let kind = self.registry.kind(&intent.resource_type).cloned();
             let failed = |why: &str| Outcome::Failed(format!("interrupted: {why}"));
             let outcome = match (&intent.op, kind) {
@@ -191,13 +184,7 @@ impl Engine<'_> {
         if diags.has_errors() {
             return Err(diags);
         }
-        let ctx = OpContext {
-            address: address.to_string(),
-            lineage: doc.lineage().to_string(),
-            environment: self.environment.clone(),
-            create_token: None,
-            base_dir: self.config.dir.clone(),
-        };
+        let ctx = self.op_context(address, doc.lineage());
         let remote = match kind.import(&ctx, id).await {
             Ok(Some(r)) => r,
             Ok(None) => {

@@ -54,13 +54,7 @@ impl Engine<'_> {
             let Some(kind) = self.registry.kind(type_name).cloned() else {
                 continue;
             };
-            let ctx = OpContext {
-                address: type_name.to_string(),
-                lineage: lineage.clone(),
-                environment: self.environment.clone(),
-                base_dir: self.config.dir.clone(),
-                create_token: None,
-            };
+            let ctx = self.op_context(type_name, &lineage);
             let sem = sem.clone();
             kinds.spawn(async move { read_kind(kind, ctx, items, sem).await });
         }

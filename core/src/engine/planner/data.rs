@@ -1,8 +1,8 @@
 //! Planning one instance of a data source: read now when everything it reads from is known
 //! and unchanged, else during apply.
 
+use super::Shape;
 use super::walk::{InstanceOutcome, InstancePlan, PlanWalk};
-use super::{block_keys, block_paths};
 use crate::addrs::instance_address;
 use crate::engine::InstanceSpec;
 use crate::engine::instance::decode_instance;
@@ -20,6 +20,7 @@ pub(super) struct Lookup<'r> {
     pub source: Arc<dyn DataSource>,
     pub provider: String,
     pub dependencies: Vec<String>,
+    pub shape: Shape,
 }
 
 /// One instance's decoded arguments.
@@ -117,8 +118,8 @@ impl PlanWalk<'_, '_> {
                 before: None,
                 after: Some(SerObject(value)),
                 fields: Vec::new(),
-                block_paths: block_paths(ds.schema()),
-                block_keys: block_keys(ds.schema()),
+                block_paths: lookup.shape.block_paths.clone(),
+                block_keys: lookup.shape.block_keys.clone(),
                 sensitive_paths: Vec::new(),
                 importing: None,
                 contents: None,

@@ -4,9 +4,9 @@
 
 use super::decide::{self, ReplaceAsked};
 use super::walk::{InstanceOutcome, InstancePlan, PlanWalk};
-use super::{block_keys, block_paths, guards::prevent_destroy_error, without_sensitive};
+use super::{Shape, guards::prevent_destroy_error, without_sensitive};
 use crate::addrs::instance_address;
-use crate::engine::instance::{decode_instance, prior_of, sensitive_schema_paths};
+use crate::engine::instance::{decode_instance, prior_of};
 use crate::engine::world::World;
 use crate::engine::{InstanceSpec, PresetNotes};
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
@@ -35,6 +35,7 @@ pub(super) struct Block<'r> {
     pub kind: Arc<dyn ResourceKind>,
     pub provider: String,
     pub dependencies: Vec<String>,
+    pub shape: Shape,
 }
 
 /// Why an instance's prior could not be found: the diagnostic, and whether references to the
@@ -124,13 +125,7 @@ impl PlanWalk<'_, '_> {
         let (r, kind) = (block.resource, block.kind.as_ref());
         let engine = self.engine;
         let state = self.state;
-        let ctx = OpContext {
-            address: p.address.clone(),
-            lineage: state.lineage().to_string(),
-            environment: engine.environment.clone(),
-            create_token: None,
-            base_dir: engine.config.dir.clone(),
-        };
+        let ctx = engine.op_context(&p.address, state.lineage());
         let (prior, importing) = match self.prior(block, &ctx, &p.config, &mut out.warnings).await {
             Ok(found) => found,
             Err(e) => {
@@ -219,7 +214,7 @@ impl PlanWalk<'_, '_> {
             live_attrs.as_ref(),
             &d.after,
         );
-        let mut all_sensitive = sensitive_schema_paths(schema);
+        let mut all_sensitive = block.shape.sensitive.clone();
         all_sensitive.extend(p.sensitive_paths.iter().cloned());
         let drift = if deleted_outside || !d.drift.is_empty() {
             Some(Drift {
@@ -239,9 +234,9 @@ impl PlanWalk<'_, '_> {
                         })
                         .collect()
                 },
-                block_paths: block_paths(schema),
-                block_keys: block_keys(schema),
-                sensitive_paths: sensitive_schema_paths(schema),
+                block_paths: block.shape.block_paths.clone(),
+                block_keys: block.shape.block_keys.clone(),
+                sensitive_paths: block.shape.sensitive.clone(),
             })
         } else {
             None
@@ -288,8 +283,8 @@ impl PlanWalk<'_, '_> {
             before,
             after: Some(SerObject(without_sensitive(&after, &all_sensitive))),
             fields,
-            block_paths: block_paths(schema),
-            block_keys: block_keys(schema),
+            block_paths: block.shape.block_paths.clone(),
+            block_keys: block.shape.block_keys.clone(),
             sensitive_paths: all_sensitive,
             importing,
             contents: None,

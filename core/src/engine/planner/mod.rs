@@ -216,6 +216,26 @@ impl Engine<'_> {
     }
 }
 
+/// What a change records of its schema for renderers: computed once per resource block, not
+/// once per instance.
+#[derive(Debug, Clone)]
+pub(super) struct Shape {
+    pub block_paths: Vec<Vec<String>>,
+    pub block_keys: Vec<(Vec<String>, String)>,
+    /// The attributes the schema declares sensitive.
+    pub sensitive: Vec<Vec<PathStep>>,
+}
+
+impl Shape {
+    pub fn of(schema: &Schema) -> Shape {
+        Shape {
+            block_paths: block_paths(schema),
+            block_keys: block_keys(schema),
+            sensitive: super::instance::sensitive_schema_paths(schema),
+        }
+    }
+}
+
 /// Paths of a schema's nested blocks, for renderers.
 pub fn block_paths(schema: &Schema) -> Vec<Vec<String>> {
     fn walk(s: &Schema, prefix: &[String], out: &mut Vec<Vec<String>>) {

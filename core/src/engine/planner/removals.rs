@@ -1,14 +1,13 @@
 //! What state holds and the configuration no longer produces: orphans to delete or forget,
 //! and objects a `create_before_destroy` replacement put aside.
 
+use super::Shape;
 use super::guards::prevent_destroy_error;
-use super::{block_keys, block_paths};
 use crate::addrs::{base_of, key_of};
-use crate::engine::instance::{prior_from, sensitive_schema_paths};
+use crate::engine::instance::prior_from;
 use crate::engine::{Engine, InstanceSpec, PlanRequest};
 use crate::lang::diagnostics::Diagnostics;
 use crate::plan::{Action, ActionReason, Mode, PlanMode, ResourceChange, SerObject};
-use crate::provider::OpContext;
 use brickform_state::StateDocument;
 use std::collections::{BTreeMap, HashSet};
 
@@ -85,13 +84,7 @@ impl Engine<'_> {
         for r in state.deposed() {
             let gone = match self.registry.kind(&r.resource_type) {
                 Some(kind) if req.refresh && !self.offline => {
-                    let ctx = OpContext {
-                        address: r.address.clone(),
-                        lineage: state.lineage().to_string(),
-                        environment: self.environment.clone(),
-                        base_dir: self.config.dir.clone(),
-                        create_token: None,
-                    };
+                    let ctx = self.op_context(&r.address, state.lineage());
                     matches!(
                         kind.read(&ctx, &r.id, &prior_from(r).merged()).await,
                         Ok(None)
@@ -119,11 +112,11 @@ impl Engine<'_> {
         action: Action,
         reason: ActionReason,
     ) -> ResourceChange {
-        let schema = self
+        let shape = self
             .registry
             .kind(&r.resource_type)
-            .map(|k| k.schema().clone())
-            .unwrap_or_default();
+            .map(|k| Shape::of(k.schema()))
+            .unwrap_or_else(|| Shape::of(&Default::default()));
         ResourceChange {
             address: r.address.clone(),
             mode: Mode::Managed,
@@ -137,9 +130,9 @@ impl Engine<'_> {
             before: Some(SerObject(prior_from(r).merged())),
             after: None,
             fields: Vec::new(),
-            block_paths: block_paths(&schema),
-            block_keys: block_keys(&schema),
-            sensitive_paths: sensitive_schema_paths(&schema),
+            block_paths: shape.block_paths,
+            block_keys: shape.block_keys,
+            sensitive_paths: shape.sensitive,
             importing: None,
             contents: None,
             container: None,

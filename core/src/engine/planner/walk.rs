@@ -197,6 +197,7 @@ impl PlanWalk<'_, '_> {
                 };
                 let lookup = Lookup {
                     resource: r,
+                    shape: super::Shape::of(source.schema()),
                     source,
                     provider,
                     dependencies,
@@ -225,6 +226,7 @@ impl PlanWalk<'_, '_> {
                 };
                 let block = Block {
                     resource: r,
+                    shape: super::Shape::of(kind.schema()),
                     kind,
                     provider,
                     dependencies,
