@@ -1,18 +1,18 @@
 //! The `brickform` command.
 
-mod auth;
+mod args;
 mod backend;
+mod commands;
+mod context;
 mod diag;
-mod flows;
-mod local;
-mod ops;
-mod promote;
-mod run;
+mod duration;
+mod failure;
 mod saved;
-mod schema;
 mod volume_store;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
+use commands::*;
+use failure::BROKEN_PIPE_EXIT;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -40,205 +40,48 @@ pub struct Cli {
     command: Command,
 }
 
-#[derive(Args, Clone, Default)]
-pub struct VarArgs {
-    /// Set a variable: --var name=value (repeatable).
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    pub vars: Vec<String>,
-    /// Read variables from an HCL file (repeatable).
-    #[arg(long = "var-file", value_name = "FILE")]
-    pub var_files: Vec<PathBuf>,
-    /// Never prompt for missing variables.
-    #[arg(long = "input", default_value_t = true, action = clap::ArgAction::Set)]
-    pub input: bool,
-}
-
-#[derive(Args, Clone, Default)]
-pub struct PlanArgs {
-    #[command(flatten)]
-    pub vars: VarArgs,
-    /// Only these resources (and what they depend on). Repeatable.
-    #[arg(long = "target", value_name = "ADDR")]
-    pub targets: Vec<String>,
-    /// Replace these resources even if nothing changed. Repeatable.
-    #[arg(long = "replace", value_name = "ADDR")]
-    pub replace: Vec<String>,
-    /// Read live objects first (default true).
-    #[arg(long = "refresh", default_value_t = true, action = clap::ArgAction::Set)]
-    pub refresh: bool,
-    /// Only update state to match live objects.
-    #[arg(long = "refresh-only")]
-    pub refresh_only: bool,
-    /// Plan to destroy everything.
-    #[arg(long = "destroy")]
-    pub destroy: bool,
-    /// Concurrent operations.
-    #[arg(long = "parallelism", default_value_t = 10)]
-    pub parallelism: usize,
-    /// Let an environment with protect = true delete or replace catalogs, schemas, volumes
-    /// and pipelines.
-    #[arg(long = "allow-destroy")]
-    pub allow_destroy: bool,
-    /// Wait this long for the state lock (e.g. 30s).
-    #[arg(long = "lock-timeout", default_value = "0s")]
-    pub lock_timeout: String,
-}
-
 #[derive(Subcommand)]
 enum Command {
     /// Prepare a configuration directory (state folder, check the configuration loads).
-    Init,
+    Init(init::Args),
     /// Check the configuration without any network access.
-    Validate {
-        #[command(flatten)]
-        vars: VarArgs,
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-    },
+    Validate(validate::Args),
     /// Rewrite configuration files in canonical format.
-    Fmt {
-        /// Only check; exit 3 when files need formatting.
-        #[arg(long)]
-        check: bool,
-    },
+    Fmt(fmt::Args),
     /// Show what apply would change.
-    Plan {
-        #[command(flatten)]
-        args: PlanArgs,
-        /// Save the plan to this file for `apply FILE`.
-        #[arg(long = "out", value_name = "FILE")]
-        out: Option<PathBuf>,
-        /// Print the plan as JSON (see docs/plan-json.md).
-        #[arg(long)]
-        json: bool,
-        /// Print the plan as Markdown (for pull requests).
-        #[arg(long)]
-        markdown: bool,
-        /// Exit 0 with no changes, 2 with changes, 1 on error.
-        #[arg(long = "detailed-exitcode")]
-        detailed_exitcode: bool,
-    },
+    Plan(plan::Args),
     /// Make the changes (from a fresh plan, or a saved plan FILE).
-    Apply {
-        /// A plan saved with `plan -out FILE`.
-        plan_file: Option<PathBuf>,
-        #[command(flatten)]
-        args: PlanArgs,
-        /// Do not ask for confirmation.
-        #[arg(long = "auto-approve")]
-        auto_approve: bool,
-    },
+    Apply(apply::Args),
     /// Destroy everything this state manages.
-    Destroy {
-        #[command(flatten)]
-        args: PlanArgs,
-        #[arg(long = "auto-approve")]
-        auto_approve: bool,
-    },
+    Destroy(destroy::Args),
     /// Show the state, or a saved plan.
-    Show {
-        file: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
-    },
+    Show(show::Args),
     /// Print output values.
-    Output {
-        name: Option<String>,
-        #[arg(long)]
-        json: bool,
-        #[arg(long)]
-        raw: bool,
-    },
+    Output(output::Args),
     /// Print the dependency graph (DOT, or SVG/PNG through Graphviz).
-    Graph {
-        #[arg(long, default_value = "dot")]
-        format: String,
-    },
+    Graph(graph::Args),
     /// Inspect and change state.
     #[command(subcommand)]
-    State(StateCommand),
+    State(state::Command),
     /// Environments.
     #[command(subcommand)]
-    Env(EnvCommand),
+    Env(env::Command),
     /// Remove a stale state lock by its id.
-    ForceUnlock {
-        id: String,
-        /// Remove it even though its holder still runs on this host (two runs then write
-        /// the state at once).
-        #[arg(long = "even-if-running")]
-        even_if_running: bool,
-    },
+    ForceUnlock(force_unlock::Args),
     /// Bring an existing object under management: brickform import ADDR ID.
-    Import {
-        /// The resource address in the configuration, e.g. databricks_catalog.main.
-        address: String,
-        /// The object's id in the workspace, e.g. the catalog name.
-        id: String,
-        #[command(flatten)]
-        vars: VarArgs,
-    },
+    Import(import::Args),
     /// Start a job run or a pipeline update and follow it to its end.
-    Run(run::RunArgs),
+    Run(run::Args),
     /// Print the schemas of every resource kind and data source (JSON, or Markdown).
-    Schema {
-        #[arg(long)]
-        markdown: bool,
-    },
+    Schema(schema::Args),
     /// The local workspace: an emulator of the Databricks REST API.
-    Local(local::LocalArgs),
+    Local(local::Args),
     /// Credentials kept in the OS keyring: login, logout, status.
-    Auth(auth::AuthArgs),
+    Auth(auth::Args),
     /// sdp-meta flows: import an existing onboarding file as configuration.
-    Flows(flows::FlowsArgs),
+    Flows(flows::Args),
     /// Plan one environment from another's configuration and show where they differ.
-    Promote {
-        /// The environment the configuration was tried in (e.g. dev).
-        #[arg(long)]
-        from: String,
-        /// The environment to plan (e.g. prod).
-        #[arg(long)]
-        to: String,
-        #[command(flatten)]
-        args: PlanArgs,
-        /// Exit 0 with no changes, 2 with changes, 1 on error.
-        #[arg(long = "detailed-exitcode")]
-        detailed_exitcode: bool,
-    },
-}
-
-#[derive(Subcommand)]
-pub enum StateCommand {
-    /// List the addresses in state.
-    List,
-    /// Show one resource's state.
-    Show { address: String },
-    /// Forget resources without destroying them.
-    Rm { addresses: Vec<String> },
-    /// Rename a resource in state.
-    Mv { from: String, to: String },
-    /// Print the state document.
-    Pull,
-    /// Replace the state with a document from a file (lineage must match).
-    Push { file: PathBuf },
-    /// Copy the state to another backend: --to local, or --to volume:/Volumes/C/S/V/DIR.
-    Migrate {
-        /// Where the state should go.
-        #[arg(long = "to", value_name = "BACKEND")]
-        to: String,
-        /// Every environment the current backend holds, not only the selected one.
-        #[arg(long)]
-        all: bool,
-        /// Wait this long for each state lock (e.g. 30s).
-        #[arg(long = "lock-timeout", default_value = "0s")]
-        lock_timeout: String,
-    },
-}
-
-#[derive(Subcommand)]
-pub enum EnvCommand {
-    /// List environments (declared and with state).
-    List,
+    Promote(promote::Args),
 }
 
 /// Every long option of the command line, in every subcommand (global ones, flattened
@@ -294,10 +137,6 @@ fn terraform_style_args(
     .collect()
 }
 
-/// Exit status of a command whose output pipe closed: what a shell reports for a tool ended
-/// by SIGPIPE (128 + 13), as `yes | head` gives.
-const BROKEN_PIPE_EXIT: i32 = 141;
-
 /// Exit status after a panic: Rust's own for a panicking process, distinct from 1 (an error
 /// in the configuration or the workspace).
 const PANIC_EXIT: i32 = 101;
@@ -315,7 +154,7 @@ fn install_panic_hook() {
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown cause".into());
         if is_broken_pipe_message(&message) {
-            std::process::exit(BROKEN_PIPE_EXIT);
+            std::process::exit(i32::from(BROKEN_PIPE_EXIT));
         }
         let at = info
             .location()
@@ -337,14 +176,6 @@ fn is_broken_pipe_message(message: &str) -> bool {
     (message.starts_with("failed printing to stdout")
         || message.starts_with("failed printing to stderr"))
         && message.contains("Broken pipe")
-}
-
-/// An error that is a write to a closed pipe (a `write_all` on stdout propagated with `?`).
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 fn main() -> ExitCode {
@@ -381,14 +212,9 @@ fn run_blocking(cli: Cli) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(Box::pin(run(cli)));
-    match result {
+    match runtime.block_on(Box::pin(run(cli))) {
         Ok(code) => code,
-        Err(e) if is_broken_pipe(&e) => ExitCode::from(BROKEN_PIPE_EXIT as u8),
-        Err(e) => {
-            eprintln!("Error: {e:#}");
-            ExitCode::FAILURE
-        }
+        Err(failure) => failure.exit(),
     }
 }
 
@@ -414,58 +240,33 @@ fn init_logging() {
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+async fn run(cli: Cli) -> failure::Outcome {
     // A deliberate panic inside the runtime, so the end-to-end tests see what any panic
     // looks like to a user (tests/tests/limits.rs).
     if std::env::var_os("BRICKFORM_TEST_PANIC").is_some() {
         panic!("BRICKFORM_TEST_PANIC is set");
     }
-    let ctx = ops::Ctx::new(&cli);
+    let ctx = context::Ctx::new(&cli);
     match cli.command {
-        Command::Init => ops::init(&ctx).await,
-        Command::Validate { vars, json } => ops::validate(&ctx, &vars, json).await,
-        Command::Fmt { check } => ops::fmt(&ctx, check),
-        Command::Plan {
-            args,
-            out,
-            json,
-            markdown,
-            detailed_exitcode,
-        } => ops::plan(&ctx, &args, out, json, markdown, detailed_exitcode).await,
-        Command::Apply {
-            plan_file,
-            args,
-            auto_approve,
-        } => ops::apply(&ctx, &args, plan_file, auto_approve, false).await,
-        Command::Destroy { args, auto_approve } => {
-            ops::apply(&ctx, &args, None, auto_approve, true).await
-        }
-        Command::Show { file, json } => ops::show(&ctx, file, json).await,
-        Command::Output { name, json, raw } => ops::output(&ctx, name, json, raw).await,
-        Command::Graph { format } => ops::graph(&ctx, &format),
-        Command::State(StateCommand::Migrate {
-            to,
-            all,
-            lock_timeout,
-        }) => backend::migrate(&ctx, &to, all, &lock_timeout).await,
-        Command::State(c) => ops::state(&ctx, c).await,
-        Command::Env(EnvCommand::List) => ops::env_list(&ctx).await,
-        Command::ForceUnlock {
-            id,
-            even_if_running,
-        } => ops::force_unlock(&ctx, &id, even_if_running).await,
-        Command::Import { address, id, vars } => ops::import(&ctx, &address, &id, &vars).await,
-        Command::Run(args) => run::run(&ctx, args).await,
-        Command::Schema { markdown } => schema::run(&ops::registry(), markdown),
-        Command::Local(args) => local::run(&ctx, args).await,
-        Command::Auth(args) => auth::run(args).await,
-        Command::Flows(args) => flows::run(args),
-        Command::Promote {
-            from,
-            to,
-            args,
-            detailed_exitcode,
-        } => promote::run(&ctx, &args, &from, &to, detailed_exitcode).await,
+        Command::Init(a) => init::exec(&ctx, a).await,
+        Command::Validate(a) => validate::exec(&ctx, a).await,
+        Command::Fmt(a) => fmt::exec(&ctx, a),
+        Command::Plan(a) => plan::exec(&ctx, a).await,
+        Command::Apply(a) => apply::exec(&ctx, a).await,
+        Command::Destroy(a) => destroy::exec(&ctx, a).await,
+        Command::Show(a) => show::exec(&ctx, a).await,
+        Command::Output(a) => output::exec(&ctx, a).await,
+        Command::Graph(a) => graph::exec(&ctx, a),
+        Command::State(c) => state::exec(&ctx, c).await,
+        Command::Env(c) => env::exec(&ctx, c).await,
+        Command::ForceUnlock(a) => force_unlock::exec(&ctx, a).await,
+        Command::Import(a) => import::exec(&ctx, a).await,
+        Command::Run(a) => run::exec(&ctx, a).await,
+        Command::Schema(a) => schema::exec(a),
+        Command::Local(a) => local::exec(&ctx, a).await,
+        Command::Auth(a) => auth::exec(a).await,
+        Command::Flows(a) => flows::exec(a),
+        Command::Promote(a) => promote::exec(&ctx, a).await,
     }
 }
 
@@ -511,7 +312,7 @@ mod tests {
         );
         let cli = Cli::try_parse_from(rewrite(&["brickform", "plan", "-out=p.plan"])).unwrap();
         assert!(
-            matches!(cli.command, Command::Plan { out: Some(ref p), .. } if p.to_str() == Some("p.plan"))
+            matches!(cli.command, Command::Plan(ref a) if a.out.as_deref().and_then(|p| p.to_str()) == Some("p.plan"))
         );
     }
 

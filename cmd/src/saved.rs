@@ -2,8 +2,13 @@
 //! hash of the configuration files and the environment, so a plan made for another state
 //! or before the world moved on is refused. Variable values are kept only as fingerprints.
 
+use crate::args::PlanArgs;
+use crate::context::Session;
+use brickform_core::engine::inputs::Variables;
 use brickform_core::lang::load::Config;
 use brickform_core::plan::Plan;
+use brickform_core::value::Value;
+use brickform_state::StateDocument;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -72,6 +77,92 @@ pub struct SavedPlan {
     #[serde(default)]
     pub allow_destroy: bool,
     pub plan: Plan,
+}
+
+impl SavedPlan {
+    /// The plan `s` made for `args`, bound to its state and inputs.
+    pub fn new(s: &Session, args: &PlanArgs, plan: Plan) -> SavedPlan {
+        SavedPlan {
+            format: FORMAT.into(),
+            format_version: FORMAT_VERSION,
+            brickform_version: env!("CARGO_PKG_VERSION").into(),
+            environment: s.env.name.clone(),
+            lineage: s.doc.lineage().to_string(),
+            serial: s.doc.serial(),
+            config_hash: config_hash(&s.env.config),
+            variables: variables_fingerprint(&s.doc, &s.env.vars),
+            targets: args.targets.clone(),
+            replace: args.replace.clone(),
+            destroy: args.destroy,
+            refresh_only: args.refresh_only,
+            allow_destroy: args.allow_destroy,
+            plan,
+        }
+    }
+
+    /// The arguments the plan was made with, for applying it.
+    pub fn args(&self, given: &PlanArgs) -> PlanArgs {
+        PlanArgs {
+            targets: self.targets.clone(),
+            replace: self.replace.clone(),
+            destroy: self.destroy,
+            refresh_only: self.refresh_only,
+            allow_destroy: self.allow_destroy,
+            ..given.clone()
+        }
+    }
+
+    /// Why the plan cannot be applied to the state `s` opened: another state, a state
+    /// written since, other configuration files or other variable values.
+    pub fn stale(&self, s: &Session) -> Option<&'static str> {
+        if self.lineage != s.doc.lineage().to_string() {
+            Some(
+                "Saved plan does not match the given state: the plan was created for a different state (its lineage differs). It cannot be applied here.",
+            )
+        } else if self.serial != s.doc.serial() {
+            Some(
+                "Saved plan is stale: the given plan file can no longer be applied because the state was changed by another operation after the plan was created. Create a new plan.",
+            )
+        } else if self.config_hash != config_hash(&s.env.config) {
+            Some(
+                "Saved plan is stale: the configuration files changed after the plan was created. Create a new plan.",
+            )
+        } else if self.variables != variables_fingerprint(&s.doc, &s.env.vars) {
+            Some(
+                "Saved plan is stale: the variable values differ from those the plan was created with. Create a new plan.",
+            )
+        } else {
+            None
+        }
+    }
+
+    /// Writes the plan readable by its owner only: it holds the configuration's values.
+    pub fn write(&self, path: &std::path::Path) -> anyhow::Result<()> {
+        use anyhow::Context;
+        use std::io::Write;
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let bytes = serde_json::to_vec_pretty(self)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)
+            .with_context(|| format!("writing {}", path.display()))?;
+        // The mode above applies to a new file only; one written over keeps its own.
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("making {} private", path.display()))?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        Ok(())
+    }
+}
+
+/// The variable values as a fingerprint salted by the state: a plan file does not hold
+/// them, yet tells when they changed.
+fn variables_fingerprint(doc: &StateDocument, vars: &Variables) -> String {
+    let j = Value::Object(vars.values.clone()).to_json();
+    doc.fingerprint(&j)
 }
 
 /// A hash of every configuration file (name and content) of the configuration, as it was

@@ -1,6 +1,7 @@
 //! The configuration language: loading `*.bf.hcl` files, evaluating expressions, the
 //! standard library of functions, diagnostics and formatting.
 
+pub mod backend;
 pub mod decode;
 pub mod diagnostics;
 pub mod environment;

@@ -1,17 +1,18 @@
 //! `brickform run ADDR`: start a job run or a pipeline update of a managed resource and
 //! follow it to its end.
 
-use crate::ops::{self, Ctx};
+use crate::context::{self, Ctx, Providers};
+use crate::failure::{Failure, Outcome, fail};
 use anyhow::anyhow;
 use brickform_core::engine::Engine;
 use brickform_databricks::run::{Progress, RunRequest, UpdateRequest};
-use clap::Args;
+
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
-#[derive(Args)]
-pub struct RunArgs {
+#[derive(clap::Args)]
+pub struct Args {
     /// A managed job or pipeline, e.g. databricks_job.nightly.
     address: String,
     /// Job parameter NAME=VALUE (repeatable).
@@ -36,7 +37,7 @@ pub struct RunArgs {
     #[arg(long = "timeout", default_value_t = 3600)]
     timeout: u64,
     #[command(flatten)]
-    vars: crate::VarArgs,
+    vars: crate::args::VarArgs,
 }
 
 fn progress_printer() -> impl Fn(Progress) + Send + Sync {
@@ -68,50 +69,34 @@ fn progress_printer() -> impl Fn(Progress) + Send + Sync {
     }
 }
 
-pub async fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<ExitCode> {
-    let config = match ops::load(ctx) {
-        Ok(c) => c,
-        Err(code) => return Ok(code),
-    };
-    let env = match ops::environment(ctx, &config) {
-        Ok(e) => e,
-        Err(code) => return Ok(code),
-    };
-    let vars = match ops::variables(&config, &args.vars, &env, false) {
-        Ok(v) => v,
-        Err(code) => return Ok(code),
-    };
-    let p = ops::providers(ctx, &config, &env).await?;
-    let backend = ctx.backend(&config, &vars, &env, &p).await?;
+pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
+    let config = context::load(ctx)?;
+    let env = context::environment(ctx, &config)?;
+    let vars = context::variables(&config, &args.vars, &env, false)?;
+    let p = Providers::start(ctx, &config, &env).await?;
+    let spec = context::backend_spec(&config)?;
+    let backend = p.backend(&spec, ctx, &config, &vars, &env).await?;
     let Some(doc) = backend.load(&env).await.map_err(|e| anyhow!("{e}"))? else {
-        eprintln!(
-            "Error: there is no state for environment \"{env}\"; apply the configuration first."
-        );
-        return Ok(ExitCode::from(1));
+        fail!("there is no state for environment \"{env}\"; apply the configuration first.");
     };
     let Some(resource) = doc.get(&args.address) else {
-        eprintln!(
-            "Error: {} is not in the state of environment \"{env}\". `brickform state list` shows what is.",
+        fail!(
+            "{} is not in the state of environment \"{env}\". `brickform state list` shows what is.",
             args.address
         );
-        return Ok(ExitCode::from(1));
     };
     let engine = Engine::new(&config, &p.registry, &vars, &env);
-    let diags = engine.configure(&doc).await;
-    if diags.has_errors() {
-        ops::print_diags(&diags, &config);
-        return Ok(ExitCode::from(1));
-    }
+    context::check(&engine.configure(&doc).await, &config)?;
     let client = p.databricks.shared().client().map_err(|e| anyhow!("{e}"))?;
     let timeout = Duration::from_secs(args.timeout);
     let on = progress_printer();
     // The kind says whether and how its objects run; the command asks, prints and waits.
     let Some(runner) = p.databricks.runner(&resource.resource_type) else {
-        eprintln!(
-            "Error: {} is a {}; only jobs and pipelines can be run.",
-            args.address, resource.resource_type
+        fail!(
+            "{} is a {}; only jobs and pipelines can be run.",
+            args.address,
+            resource.resource_type
         );
-        return Ok(ExitCode::from(1));
     };
     let req = RunRequest {
         params: args.params.clone(),
@@ -125,11 +110,10 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<ExitCode> {
         && !args.auto_approve
     {
         if !std::io::stdin().is_terminal() {
-            eprintln!(
-                "Error: {}; confirm with --auto-approve when not running in a terminal.",
+            fail!(
+                "{}; confirm with --auto-approve when not running in a terminal.",
                 ask.why
             );
-            return Ok(ExitCode::from(1));
         }
         print!(
             "{}\n  Only 'yes' will be accepted to confirm.\n\n  Enter a value: ",
@@ -139,7 +123,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<ExitCode> {
         let mut line = String::new();
         if std::io::stdin().lock().read_line(&mut line).is_err() || line.trim() != "yes" {
             println!("\nRun cancelled.");
-            return Ok(ExitCode::from(1));
+            return Err(Failure::reported());
         }
     }
     let started = runner
@@ -153,22 +137,10 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<ExitCode> {
     if std::io::stdout().is_terminal() {
         println!();
     }
-    if outcome.succeeded {
-        println!(
-            "{}: {} {} succeeded ({}).",
-            args.address,
-            if outcome.tasks.is_empty() {
-                "update"
-            } else {
-                "run"
-            },
-            outcome.id,
-            outcome.result
-        );
-        Ok(ExitCode::SUCCESS)
-    } else {
-        eprintln!(
-            "Error: {}: {} ended {}{}",
+    if !outcome.succeeded {
+        let url = outcome.url.map(|u| format!("\n  {u}")).unwrap_or_default();
+        fail!(
+            "{}: {} ended {}{}{url}",
             args.address,
             outcome.id,
             outcome.result,
@@ -178,9 +150,17 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<ExitCode> {
                 format!(": {}", outcome.message)
             }
         );
-        if let Some(u) = outcome.url {
-            eprintln!("  {u}");
-        }
-        Ok(ExitCode::from(1))
     }
+    println!(
+        "{}: {} {} succeeded ({}).",
+        args.address,
+        if outcome.tasks.is_empty() {
+            "update"
+        } else {
+            "run"
+        },
+        outcome.id,
+        outcome.result
+    );
+    Ok(ExitCode::SUCCESS)
 }

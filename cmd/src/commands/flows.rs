@@ -1,14 +1,15 @@
 //! `brickform flows import FILE`: an existing sdp-meta onboarding file as `sdp_meta_flow`
 //! configuration, printed (or written with `--out`).
 
+use crate::failure::{Outcome, fail};
 use anyhow::Context as _;
 use brickform_databricks::sdp_meta::import;
-use clap::{Args, Subcommand};
+use clap::Subcommand;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-#[derive(Args)]
-pub struct FlowsArgs {
+#[derive(clap::Args)]
+pub struct Args {
     #[command(subcommand)]
     command: FlowsCommand,
 }
@@ -19,7 +20,7 @@ enum FlowsCommand {
     Import(ImportArgs),
 }
 
-#[derive(Args)]
+#[derive(clap::Args)]
 struct ImportArgs {
     /// The onboarding file.
     file: PathBuf,
@@ -37,7 +38,7 @@ struct ImportArgs {
     out: Option<PathBuf>,
 }
 
-pub fn run(args: FlowsArgs) -> anyhow::Result<ExitCode> {
+pub fn exec(args: Args) -> Outcome {
     match args.command {
         FlowsCommand::Import(a) => import_file(a),
     }
@@ -57,7 +58,7 @@ fn local_copy(path: &str, files_root: Option<&Path>, beside: &Path) -> Option<Pa
         .find(|p| p.is_file())
 }
 
-fn import_file(a: ImportArgs) -> anyhow::Result<ExitCode> {
+fn import_file(a: ImportArgs) -> Outcome {
     let text = brickform_core::limits::read_text_file(&a.file)
         .map_err(|why| anyhow::anyhow!("reading {}: {why}", a.file.display()))?;
     let beside = a
@@ -73,10 +74,7 @@ fn import_file(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let name = a.file.to_string_lossy().into_owned();
     let imported = match import::import(&text, &name, a.onboarding_env.as_deref(), &read) {
         Ok(i) => i,
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return Ok(ExitCode::FAILURE);
-        }
+        Err(e) => fail!("{e}"),
     };
     for w in &imported.warnings {
         eprintln!("Warning: {w}");

@@ -1,13 +1,15 @@
 //! `brickform local serve`: run the local workspace as a server.
 
+use crate::context::{self, Ctx};
+use crate::failure::{Outcome, fail};
 use brickform_emulator::{Emulator, EmulatorConfig, Timings};
-use clap::{Args, Subcommand};
+use clap::Subcommand;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-#[derive(Args)]
-pub struct LocalArgs {
+#[derive(clap::Args)]
+pub struct Args {
     #[command(subcommand)]
     command: LocalCommand,
 }
@@ -18,7 +20,7 @@ enum LocalCommand {
     Serve(ServeArgs),
 }
 
-#[derive(Args)]
+#[derive(clap::Args)]
 struct ServeArgs {
     /// Port to listen on (0 picks a free one; the chosen URL is printed).
     #[arg(long, default_value_t = 8765)]
@@ -47,18 +49,18 @@ struct ServeArgs {
     user: Option<String>,
 }
 
-pub async fn run(ctx: &crate::ops::Ctx, args: LocalArgs) -> anyhow::Result<ExitCode> {
+pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     match args.command {
         LocalCommand::Serve(mut a) => {
             // `--local` names the workspace the other commands use with it: serve that one
             // (serving an empty one instead would look as if everything had gone).
             if ctx.local {
                 if a.data.is_some() {
-                    anyhow::bail!("--local serves .brickform/local; leave out --data, or --local");
+                    fail!("--local serves .brickform/local; leave out --data, or --local");
                 }
-                a.data = Some(crate::ops::local_dir(&ctx.dir));
+                a.data = Some(context::local_dir(&ctx.dir));
             }
-            serve(a).await
+            Ok(serve(a).await?)
         }
     }
 }

@@ -2,8 +2,9 @@
 //! it every place where the two environments' resolved configurations differ, with what
 //! explains each difference. A difference nothing declared explains is flagged.
 
-use crate::PlanArgs;
-use crate::ops::{self, Ctx};
+use crate::args::PlanArgs;
+use crate::context::{self, Ctx};
+use crate::failure::{Failure, Outcome};
 use brickform_core::engine::Engine;
 use brickform_core::engine::inputs;
 use brickform_core::engine::promote::{Difference, Explanation, Side, compare};
@@ -12,6 +13,21 @@ use brickform_core::lang::environment::{self, EnvMode};
 use brickform_core::plan::render_text;
 use brickform_core::value::Value;
 use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The environment the configuration was tried in (e.g. dev).
+    #[arg(long)]
+    from: String,
+    /// The environment to plan (e.g. prod).
+    #[arg(long)]
+    to: String,
+    #[command(flatten)]
+    plan: PlanArgs,
+    /// Exit 0 with no changes, 2 with changes, 1 on error.
+    #[arg(long = "detailed-exitcode")]
+    detailed_exitcode: bool,
+}
 
 fn show(v: &Option<Value>) -> String {
     match v {
@@ -90,21 +106,10 @@ fn table(from: &str, to: &str, diffs: &[Difference]) -> String {
     out
 }
 
-pub async fn run(
-    ctx: &Ctx,
-    args: &PlanArgs,
-    from: &str,
-    to: &str,
-    detailed: bool,
-) -> anyhow::Result<ExitCode> {
-    let to_ctx = Ctx {
-        environment: Some(to.to_string()),
-        ..ctx.clone()
-    };
-    let config = match ops::load(&to_ctx) {
-        Ok(c) => c,
-        Err(code) => return Ok(code),
-    };
+pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
+    let (from, to) = (args.from.as_str(), args.to.as_str());
+    let to_ctx = ctx.in_environment(to);
+    let config = context::load(&to_ctx)?;
     for env in [from, to] {
         let checked = if config.environments.is_empty() {
             // Promotion compares declared environments, so a name is checked even then.
@@ -116,27 +121,30 @@ pub async fn run(
             environment::select(&config, Some(env))
         };
         if let Err(d) = checked {
-            ops::print_diags(&(*d).into(), &config);
-            return Ok(ExitCode::from(1));
+            context::check(&(*d).into(), &config)?;
         }
     }
     // The target's plan, exactly as `plan --env TO` makes it.
-    let Some((planned, engine_user, to_vars)) = ops::plan_for_promote(&to_ctx, args).await? else {
-        return Ok(ExitCode::from(1));
-    };
+    let (s, planned) = super::plan::fresh(&to_ctx, &args.plan).await?;
+    // Who would get the development presets: the user the target's provider acts as.
+    let mut engine_user = None;
+    for provider in &s.env.providers.registry.providers {
+        if let Ok(Some(u)) = provider.current_user().await {
+            engine_user = Some(u);
+            break;
+        }
+    }
+    let to_vars = s.env.vars.clone();
     print!(
         "{}",
-        render_text::render(&planned.plan, &ops::text_options(&to_ctx))
+        render_text::render(&planned.plan, &to_ctx.text_options())
     );
 
     // Both environments' resolved configurations, compared.
-    let registry = ops::registry();
-    let inputs_from = ops::var_inputs(&args.vars, false)?;
+    let registry = context::registry();
+    let inputs_from = context::var_inputs(&args.plan.vars, false)?;
     let (from_vars, d) = inputs::resolve(&config, &inputs_from, Some(from));
-    if d.has_errors() {
-        ops::print_diags(&d, &config);
-        return Ok(ExitCode::from(1));
-    }
+    context::check(&d, &config)?;
     let from_engine = Engine::new(&config, &registry, &from_vars, from);
     let to_engine = Engine::new(&config, &registry, &to_vars, to);
     let user = engine_user.as_deref();
@@ -148,9 +156,9 @@ pub async fn run(
     let (fp, fnotes, fd) = from_engine.resolve_offline(user).await;
     let (tp, tnotes, td) = to_engine.resolve_offline(user).await;
     let (Some(fp), Some(tp)) = (fp, tp) else {
-        ops::print_diags(&fd, &config);
-        ops::print_diags(&td, &config);
-        return Ok(ExitCode::from(1));
+        context::print_diags(&fd, &config);
+        context::print_diags(&td, &config);
+        return Err(Failure::reported());
     };
     let is_computed = |type_name: &str, attr: &str| {
         registry
@@ -173,8 +181,8 @@ pub async fn run(
         },
     );
     print!("{}", table(from, to, &diffs));
-    Ok(if detailed && planned.plan.has_changes() {
-        ExitCode::from(2)
+    Ok(if args.detailed_exitcode && planned.plan.has_changes() {
+        ExitCode::from(super::plan::HAS_CHANGES)
     } else {
         ExitCode::SUCCESS
     })

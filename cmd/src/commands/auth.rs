@@ -1,6 +1,7 @@
 //! `brickform auth login|logout|status`: a personal access token kept in the OS keyring, the
 //! last source in the credential order (settings > env > ~/.databrickscfg > keyring).
 
+use crate::failure::{Failure, Outcome};
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -8,12 +9,12 @@ use std::time::Duration;
 use brickform_databricks::client::{
     Client, KeyringStore, NoStore, SecretStore, Settings, normalize_host,
 };
-use clap::{Args, Subcommand};
+use clap::Subcommand;
 
 const SCIM_ME: &str = "/api/2.0/preview/scim/v2/Me";
 
-#[derive(Args)]
-pub struct AuthArgs {
+#[derive(clap::Args)]
+pub struct Args {
     #[command(subcommand)]
     command: AuthCommand,
 }
@@ -44,7 +45,7 @@ enum AuthCommand {
     },
 }
 
-pub async fn run(args: AuthArgs) -> anyhow::Result<ExitCode> {
+pub async fn exec(args: Args) -> Outcome {
     let env = |k: &str| std::env::var(k).ok();
     let store = KeyringStore;
     let mut out = std::io::stdout();
@@ -73,11 +74,10 @@ pub async fn run(args: AuthArgs) -> anyhow::Result<ExitCode> {
             };
             let (text, ok) = status(&settings, &env, &store).await;
             write!(out, "{text}")?;
-            Ok(if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
+            if !ok {
+                return Err(Failure::reported());
+            }
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

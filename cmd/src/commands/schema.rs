@@ -1,6 +1,7 @@
 //! `brickform schema [--markdown]`: the resource kinds and data sources, from the schemas
 //! they declare as data. The Markdown form is the reference in docs/resources.md.
 
+use crate::failure::Outcome;
 use brickform_core::provider::{AttrType, Nesting, Presence, Registry, Schema};
 use serde_json::{Value, json};
 use std::process::ExitCode;
@@ -129,8 +130,15 @@ pub fn markdown(registry: &Registry) -> String {
     out
 }
 
-pub fn run(registry: &Registry, as_markdown: bool) -> anyhow::Result<ExitCode> {
-    if as_markdown {
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(long)]
+    markdown: bool,
+}
+
+pub fn exec(args: Args) -> Outcome {
+    let registry = &crate::context::registry();
+    if args.markdown {
         print!("{}", markdown(registry));
         return Ok(ExitCode::SUCCESS);
     }

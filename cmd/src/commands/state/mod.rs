@@ -1,0 +1,160 @@
+//! `brickform state …`: inspect and change the state without planning.
+
+mod migrate;
+
+use crate::context::{self, Ctx, Providers, StateAccess};
+use crate::failure::{Outcome, fail};
+use anyhow::anyhow;
+use brickform_core::engine::Engine;
+use brickform_core::engine::inputs::{self, Variables};
+use brickform_core::lang::load::load_dir;
+use brickform_state::{Backend, StateDocument};
+use clap::Subcommand;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// List the addresses in state.
+    List,
+    /// Show one resource's state.
+    Show { address: String },
+    /// Forget resources without destroying them.
+    Rm { addresses: Vec<String> },
+    /// Rename a resource in state.
+    Mv { from: String, to: String },
+    /// Print the state document.
+    Pull,
+    /// Replace the state with a document from a file (lineage must match).
+    Push { file: PathBuf },
+    /// Copy the state to another backend: --to local, or --to volume:/Volumes/C/S/V/DIR.
+    Migrate(migrate::Args),
+}
+
+pub async fn exec(ctx: &Ctx, cmd: Command) -> Outcome {
+    if let Command::Migrate(args) = cmd {
+        return migrate::exec(ctx, args).await;
+    }
+    let access = StateAccess::open(ctx).await?;
+    let doc = access.load().await?;
+    let (env, backend) = (access.env.as_str(), &access.backend);
+    // What is written is written under the state's lock; a command that only reads
+    // does not wait for one.
+    let lock = |operation: &'static str| {
+        crate::backend::lock_state(backend, env, operation, Duration::ZERO)
+    };
+    let existing = |doc: Option<StateDocument>| {
+        doc.ok_or_else(|| anyhow!("no state for environment \"{env}\""))
+    };
+    match cmd {
+        Command::List => {
+            for r in doc.iter().flat_map(|d| d.resources()) {
+                println!("{}", r.address);
+            }
+        }
+        Command::Show { address } => {
+            let Some(r) = doc.as_ref().and_then(|d| d.get(&address)) else {
+                fail!("No instance found for the given address {address}.");
+            };
+            println!("{}", serde_json::to_string_pretty(r)?);
+        }
+        Command::Pull => match doc {
+            Some(d) => println!("{}", serde_json::to_string_pretty(&d)?),
+            None => println!("{{}}"),
+        },
+        Command::Rm { addresses } => {
+            let _lock = lock("state rm").await?;
+            let mut d = existing(doc)?;
+            let mut removed = Vec::new();
+            for a in &addresses {
+                match d.forget(a) {
+                    Some(r) => removed.push(r),
+                    None => fail!("No instance found for the given address {a}."),
+                }
+            }
+            backend
+                .save(env, &mut d)
+                .await
+                .map_err(|e| anyhow!("{e}"))?;
+            let outlook =
+                after_forget(ctx, env, backend, access.providers.as_ref(), &d, &removed).await;
+            for (r, next) in removed.iter().zip(outlook) {
+                println!(
+                    "Removed {} from the state; the object is not deleted (id {}).\n  {next}",
+                    r.address, r.id
+                );
+            }
+            println!(
+                "Successfully removed {} resource instance(s).\n\nTo stop managing an object for good, remove it from the configuration too (or declare a `removed` block with `destroy = false`); to delete it, let the next apply import it again, then run `brickform destroy --target ADDRESS`.",
+                addresses.len()
+            );
+        }
+        Command::Mv { from, to } => {
+            let _lock = lock("state mv").await?;
+            let mut d = existing(doc)?;
+            d.mv(&from, &to).map_err(|e| anyhow!("{e}"))?;
+            backend
+                .save(env, &mut d)
+                .await
+                .map_err(|e| anyhow!("{e}"))?;
+            println!("Move \"{from}\" to \"{to}\"\nSuccessfully moved 1 object(s).");
+        }
+        Command::Push { file } => {
+            let _lock = lock("state push").await?;
+            let text = brickform_core::limits::read_text_file(&file)
+                .map_err(|why| anyhow!("reading {}: {why}", file.display()))?;
+            let mut incoming: StateDocument = serde_json::from_str(&text)
+                .map_err(|e| anyhow!("{} is not a state document: {e}", file.display()))?;
+            backend
+                .save(env, &mut incoming)
+                .await
+                .map_err(|e| anyhow!("{e}"))?;
+            println!("State pushed to environment \"{env}\".");
+        }
+        Command::Migrate(_) => {}
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// For each instance `state rm` took out of `doc`: what the next plan does about its
+/// object, found the way that plan finds it when the workspace can be reached.
+async fn after_forget(
+    ctx: &Ctx,
+    env: &str,
+    backend: &Arc<dyn Backend>,
+    connected: Option<&Providers>,
+    doc: &StateDocument,
+    removed: &[brickform_state::ResourceState],
+) -> Vec<String> {
+    let (config, _) = load_dir(&ctx.dir);
+    // Variables as far as they are known without asking; a provider setting that needs
+    // one that is not leaves the workspace unreachable, and the offline answer stands.
+    let vars = match context::var_inputs(&Default::default(), true) {
+        Ok(inputs) => inputs::resolve(&config, &inputs, Some(env)).0,
+        Err(_) => Variables::default(),
+    };
+    // The backend's providers when it has some (a volume backend), so one local workspace
+    // is not started twice on the same data.
+    let started = match connected {
+        Some(_) => None,
+        None => Providers::start(ctx, &config, env).await.ok(),
+    };
+    let offline = context::registry();
+    let registry = connected
+        .or(started.as_ref())
+        .map_or(&offline, |p| &p.registry);
+    let engine = Engine::new(&config, registry, &vars, env).with_backend(backend.clone());
+    let online = !std::ptr::eq(registry, &offline) && !engine.configure(doc).await.has_errors();
+    let mut out = Vec::new();
+    for r in removed {
+        let looked = if online {
+            engine.after_forget(doc, r).await
+        } else {
+            None
+        };
+        out.push(looked.unwrap_or_else(|| engine.after_forget_offline(r)));
+    }
+    out
+}
