@@ -111,6 +111,14 @@ impl<N, L> Dag<N, L> {
         v
     }
 
+    /// Every node, dependencies before what depends on them; `None` when there is a cycle
+    /// (see [`Dag::cycles`]).
+    pub fn order(&self) -> Option<Vec<NodeId>> {
+        petgraph::algo::toposort(&self.graph, None)
+            .ok()
+            .map(|v| v.into_iter().map(|n| NodeId(n.index())).collect())
+    }
+
     /// The label of the edge `from → to`, if there is one.
     pub fn label(&self, from: NodeId, to: NodeId) -> Option<&L> {
         self.graph

@@ -5,16 +5,13 @@
 //! The graph also finds references to undeclared objects and cycles, each reported with the
 //! attribute that made the reference.
 
-use crate::addrs::ConfigNode;
+use crate::addrs::{ConfigNode, ResourceAddr};
+use crate::dag::{Dag, NodeId};
 use crate::lang::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use crate::lang::load::{Config, Expr};
 use crate::lang::refs::{Ref, body_refs, expr_refs};
 use crate::lang::source::Span;
 use crate::plan::Mode;
-use petgraph::Direction;
-use petgraph::algo::{tarjan_scc, toposort};
-use petgraph::stable_graph::{NodeIndex, StableDiGraph};
-use petgraph::visit::EdgeRef;
 use std::collections::{HashMap, HashSet};
 
 /// Why one object depends on another: the attribute that holds the reference.
@@ -24,72 +21,81 @@ pub struct Edge {
     pub span: Option<Span>,
 }
 
+impl std::fmt::Display for Edge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.attribute)
+    }
+}
+
+/// The configuration's objects as the nodes of a [`Dag`], each edge labelled with the
+/// attribute whose reference made it.
 #[derive(Debug, Default)]
 pub struct ConfigGraph {
-    pub graph: StableDiGraph<String, Edge>,
-    index: HashMap<String, NodeIndex>,
+    dag: Dag<ConfigNode, Edge>,
+    index: HashMap<ConfigNode, NodeId>,
 }
 
 impl ConfigGraph {
-    pub fn node(&self, id: &str) -> Option<NodeIndex> {
-        self.index.get(id).copied()
+    /// The graph to walk: a node per object, an edge from what is read to what reads it.
+    pub fn dag(&self) -> &Dag<ConfigNode, Edge> {
+        &self.dag
     }
 
-    fn ensure(&mut self, id: &str) -> NodeIndex {
-        if let Some(n) = self.index.get(id) {
-            return *n;
+    pub fn node(&self, n: &ConfigNode) -> Option<NodeId> {
+        self.index.get(n).copied()
+    }
+
+    fn ensure(&mut self, n: ConfigNode) -> NodeId {
+        if let Some(id) = self.index.get(&n) {
+            return *id;
         }
-        let n = self.graph.add_node(id.to_string());
-        self.index.insert(id.to_string(), n);
-        n
+        let id = self.dag.add_node(n.clone());
+        self.index.insert(n, id);
+        id
     }
 
-    /// Node ids in dependency order (dependencies first). Errors when there is a cycle.
-    pub fn order(&self) -> Option<Vec<String>> {
-        toposort(&self.graph, None)
-            .ok()
-            .map(|v| v.into_iter().map(|n| self.graph[n].clone()).collect())
+    /// The nodes in dependency order (dependencies first); `None` when there is a cycle.
+    pub fn order(&self) -> Option<Vec<NodeId>> {
+        self.dag.order()
     }
 
-    /// The direct dependencies of a node.
-    pub fn dependencies(&self, id: &str) -> Vec<String> {
-        let Some(n) = self.node(id) else {
+    /// The objects in dependency order (dependencies first); `None` when there is a cycle.
+    pub fn ordered_nodes(&self) -> Option<Vec<ConfigNode>> {
+        Some(
+            self.order()?
+                .into_iter()
+                .map(|id| self.dag[id].clone())
+                .collect(),
+        )
+    }
+
+    /// The resources (and data sources) `n` depends on, directly or through variables,
+    /// locals and outputs, as addresses, sorted.
+    pub fn resource_dependencies(&self, n: &ConfigNode) -> Vec<String> {
+        let Some(start) = self.node(n) else {
             return Vec::new();
         };
-        let mut deps: Vec<String> = self
-            .graph
-            .neighbors_directed(n, Direction::Incoming)
-            .map(|m| self.graph[m].clone())
-            .collect();
-        deps.sort();
-        deps.dedup();
-        deps
-    }
-
-    /// The resources (and data sources) a node depends on, directly or through variables,
-    /// locals and outputs.
-    pub fn resource_dependencies(&self, id: &str) -> Vec<String> {
-        let mut out = HashSet::new();
-        let mut stack = self.dependencies(id);
+        let mut out: HashSet<&ResourceAddr> = HashSet::new();
+        let mut stack = self.dag.dependencies(start);
         let mut seen = HashSet::new();
         while let Some(d) = stack.pop() {
-            if !seen.insert(d.clone()) {
+            if !seen.insert(d) {
                 continue;
             }
-            if is_resource_id(&d) {
-                // What a data source reads from is a dependency too: a schema created from a
-                // lookup of a managed catalog must still go before that catalog on destroy.
-                if ConfigNode::parse(&d).and_then(|n| n.resource().map(|r| r.mode))
-                    == Some(Mode::Data)
-                {
-                    stack.extend(self.dependencies(&d));
+            match &self.dag[d] {
+                ConfigNode::Resource(r) => {
+                    // What a data source reads from is a dependency too: a schema created
+                    // from a lookup of a managed catalog must still go before that catalog
+                    // on destroy.
+                    if r.mode == Mode::Data {
+                        stack.extend(self.dag.dependencies(d));
+                    }
+                    out.insert(r);
                 }
-                out.insert(d);
-            } else {
-                stack.extend(self.dependencies(&d));
+                _ => stack.extend(self.dag.dependencies(d)),
             }
         }
-        let mut v: Vec<String> = out.into_iter().collect();
+        let mut v: Vec<String> = out.into_iter().map(|r| r.to_string()).collect();
         v.sort();
         v
     }
@@ -99,14 +105,19 @@ impl ConfigGraph {
         let mut out = String::from(
             "digraph {\n  compound = \"true\"\n  newrank = \"true\"\n  rankdir = \"RL\"\n",
         );
-        let mut resources: Vec<&String> = self.index.keys().filter(|k| is_resource_id(k)).collect();
+        let mut resources: Vec<(String, &ConfigNode)> = self
+            .index
+            .keys()
+            .filter(|n| n.resource().is_some())
+            .map(|n| (n.to_string(), n))
+            .collect();
         resources.sort();
-        for r in &resources {
+        for (r, _) in &resources {
             out.push_str(&format!("  \"{r}\" [label = \"{r}\", shape = \"box\"]\n"));
         }
         let mut edges = Vec::new();
-        for r in &resources {
-            for d in self.resource_dependencies(r) {
+        for (r, n) in &resources {
+            for d in self.resource_dependencies(n) {
                 edges.push(format!("  \"{r}\" -> \"{d}\"\n"));
             }
         }
@@ -120,26 +131,21 @@ impl ConfigGraph {
     }
 }
 
-/// `TYPE.NAME` and `data.TYPE.NAME` ids are resources; `var.`, `local.`, `output.` are not.
-pub fn is_resource_id(id: &str) -> bool {
-    ConfigNode::parse(id).is_some_and(|n| n.resource().is_some())
-}
-
 /// Builds the graph and reports undeclared references and cycles.
 pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
     let mut g = ConfigGraph::default();
     let mut diags = Diagnostics::new();
     for name in config.variables.keys() {
-        g.ensure(&ConfigNode::Variable(name.clone()).to_string());
+        g.ensure(ConfigNode::Variable(name.clone()));
     }
     for name in config.locals.keys() {
-        g.ensure(&ConfigNode::Local(name.clone()).to_string());
+        g.ensure(ConfigNode::Local(name.clone()));
     }
-    for addr in config.resources.keys() {
-        g.ensure(addr);
+    for r in config.resources.values() {
+        g.ensure(r.node());
     }
     for name in config.outputs.keys() {
-        g.ensure(&ConfigNode::Output(name.clone()).to_string());
+        g.ensure(ConfigNode::Output(name.clone()));
     }
     let resource_types: HashSet<&str> = config
         .resources
@@ -149,7 +155,7 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
 
     let add_refs = |g: &mut ConfigGraph,
                     diags: &mut Diagnostics,
-                    from: &str,
+                    from: &ConfigNode,
                     attribute: &str,
                     file,
                     refs: Vec<Ref>,
@@ -160,8 +166,8 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
                 diags.push(d);
                 continue;
             }
-            if let Some(target) = r.target() {
-                if target == from && ctx.is_resource {
+            if let Some(target) = r.node() {
+                if &target == from && ctx.is_resource {
                     diags.push(
                         Diagnostic::error("Self-referential block")
                             .at(span)
@@ -169,9 +175,9 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
                     );
                     continue;
                 }
-                let a = g.ensure(&target);
-                let b = g.ensure(from);
-                g.graph.add_edge(
+                let a = g.ensure(target);
+                let b = g.ensure(from.clone());
+                g.dag.add_edge(
                     a,
                     b,
                     Edge {
@@ -198,7 +204,7 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
         }
     }
     for (name, l) in &config.locals {
-        let id = ConfigNode::Local(name.clone()).to_string();
+        let id = ConfigNode::Local(name.clone());
         add_refs(
             &mut g,
             &mut diags,
@@ -209,7 +215,8 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
             RefContext::default(),
         );
     }
-    for (addr, r) in &config.resources {
+    for r in config.resources.values() {
+        let addr = &r.node();
         let ctx = RefContext {
             is_resource: true,
             has_count: r.count.is_some(),
@@ -273,9 +280,12 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
                 diags.push(undeclared_resource(config, &d.target, d.span.clone()));
                 continue;
             }
-            let a = g.ensure(&d.target);
-            let b = g.ensure(addr);
-            g.graph.add_edge(
+            let Some(target) = ConfigNode::parse(&d.target) else {
+                continue;
+            };
+            let a = g.ensure(target);
+            let b = g.ensure(addr.clone());
+            g.dag.add_edge(
                 a,
                 b,
                 Edge {
@@ -286,7 +296,7 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
         }
     }
     for (name, o) in &config.outputs {
-        let id = ConfigNode::Output(name.clone()).to_string();
+        let id = ConfigNode::Output(name.clone());
         add_refs(
             &mut g,
             &mut diags,
@@ -297,10 +307,12 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
             RefContext::default(),
         );
         for d in &o.depends_on {
-            if config.resources.contains_key(&d.target) {
-                let a = g.ensure(&d.target);
-                let b = g.ensure(&id);
-                g.graph.add_edge(
+            if config.resources.contains_key(&d.target)
+                && let Some(target) = ConfigNode::parse(&d.target)
+            {
+                let a = g.ensure(target);
+                let b = g.ensure(id.clone());
+                g.dag.add_edge(
                     a,
                     b,
                     Edge {
@@ -418,42 +430,40 @@ fn undeclared_resource(config: &Config, target: &str, span: Option<Span>) -> Dia
         }))
 }
 
-/// One diagnostic per cycle, naming it as `a → b → a` with the attribute of each reference.
+/// One diagnostic per cycle, naming it as `a → b → a` with the attribute of each reference,
+/// from its alphabetically first member so the message does not depend on the order the
+/// configuration declares them in.
 fn cycles(g: &ConfigGraph) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for scc in tarjan_scc(&g.graph) {
-        let self_loop = scc.len() == 1 && g.graph.contains_edge(scc[0], scc[0]);
-        if scc.len() < 2 && !self_loop {
+    for cycle in g.dag.cycles() {
+        let mut steps = cycle.steps;
+        let name = |id: NodeId| g.dag[id].to_string();
+        let Some(first) = (0..steps.len()).min_by_key(|&i| name(steps[i].0)) else {
             continue;
+        };
+        steps.rotate_left(first);
+        // Step i leads from its node to the next one (the last back to the first).
+        let to = |i: usize| steps[(i + 1) % steps.len()].0;
+        let mut text = name(steps[0].0);
+        for i in 0..steps.len() {
+            text.push_str(&format!(" → {}", name(to(i))));
         }
-        let members: HashSet<NodeIndex> = scc.iter().copied().collect();
-        // Walk the cycle from its alphabetically first member so the message is stable.
-        let start = *scc
+        let detail = steps
             .iter()
-            .min_by_key(|n| g.graph[**n].clone())
-            .unwrap_or(&scc[0]);
-        let path = cycle_path(g, start, &members);
-        let mut text = g.graph[start].clone();
-        let mut first_span = None;
-        for (edge_attr, to, span) in &path {
-            text.push_str(&format!(" → {}", g.graph[*to]));
-            let _ = edge_attr;
-            if first_span.is_none() {
-                first_span = span.clone();
-            }
-        }
-        let detail = path
-            .iter()
-            .scan(start, |from, (attr, to, _)| {
-                let line = format!("  {} reads {} in \"{attr}\"", g.graph[*to], g.graph[*from]);
-                *from = *to;
-                Some(line)
+            .enumerate()
+            .map(|(i, (from, edge))| {
+                format!(
+                    "  {} reads {} in \"{}\"",
+                    name(to(i)),
+                    name(*from),
+                    edge.attribute
+                )
             })
             .collect::<Vec<_>>()
             .join("\n");
         out.push(
             Diagnostic::error(format!("Cycle: {text}"))
-                .at(first_span)
+                .at(steps.first().and_then(|(_, e)| e.span.clone()))
                 .label("this reference closes the cycle")
                 .detail(format!(
                     "These objects depend on each other, so none can be evaluated first:\n{detail}"
@@ -462,35 +472,6 @@ fn cycles(g: &ConfigGraph) -> Vec<Diagnostic> {
         );
     }
     out
-}
-
-/// A path of edges from `start` back to `start` through `members`.
-/// One step of a cycle: the attribute holding the reference, the node it leads to, where.
-type Step = (String, NodeIndex, Option<Span>);
-
-fn cycle_path(g: &ConfigGraph, start: NodeIndex, members: &HashSet<NodeIndex>) -> Vec<Step> {
-    // Depth-first search for a path back to start.
-    let mut stack: Vec<(NodeIndex, Vec<Step>)> = vec![(start, Vec::new())];
-    let mut seen = HashSet::new();
-    while let Some((n, path)) = stack.pop() {
-        let mut edges: Vec<_> = g.graph.edges_directed(n, Direction::Outgoing).collect();
-        edges.sort_by_key(|e| g.graph[e.target()].clone());
-        for e in edges.into_iter().rev() {
-            let t = e.target();
-            if !members.contains(&t) {
-                continue;
-            }
-            let mut p = path.clone();
-            p.push((e.weight().attribute.clone(), t, e.weight().span.clone()));
-            if t == start {
-                return p;
-            }
-            if seen.insert(t) {
-                stack.push((t, p));
-            }
-        }
-    }
-    Vec::new()
 }
 
 #[cfg(test)]
@@ -521,15 +502,19 @@ output "o" { value = t.job.id }
 "#,
         );
         assert!(d.is_empty(), "{d:?}");
-        let order = g.order().unwrap();
-        let pos = |s: &str| order.iter().position(|x| x == s).unwrap();
+        let order = g.ordered_nodes().unwrap();
+        let pos = |s: &str| order.iter().position(|x| x.to_string() == s).unwrap();
         assert!(pos("var.env") < pos("local.cat"));
         assert!(pos("local.cat") < pos("t.catalog"));
         assert!(pos("t.catalog") < pos("t.schema"));
         assert!(pos("t.schema") < pos("t.job"));
         assert!(pos("t.job") < pos("output.o"));
-        assert_eq!(g.resource_dependencies("t.catalog"), Vec::<String>::new());
-        assert_eq!(g.resource_dependencies("output.o"), vec!["t.job"]);
+        let node = |s: &str| ConfigNode::parse(s).unwrap();
+        assert_eq!(
+            g.resource_dependencies(&node("t.catalog")),
+            Vec::<String>::new()
+        );
+        assert_eq!(g.resource_dependencies(&node("output.o")), vec!["t.job"]);
         let dot = g.to_dot();
         assert!(dot.contains("\"t.schema\" -> \"t.catalog\""), "{dot}");
     }
@@ -547,6 +532,28 @@ resource "t" "b" { y = t.a.id }
         let detail = d.0[0].detail.clone().unwrap();
         assert!(detail.contains("t.b reads t.a in \"y\""), "{detail}");
         assert!(detail.contains("t.a reads t.b in \"x\""), "{detail}");
+    }
+
+    #[test]
+    fn a_cycle_is_named_from_its_alphabetically_first_member_whatever_its_kind() {
+        let (_, d) = graph(
+            r#"
+resource "zt" "a" { x = local.m }
+locals { m = zt.a.id }
+"#,
+        );
+        assert_eq!(d.0.len(), 1);
+        assert_eq!(d.0[0].summary, "Cycle: local.m → zt.a → local.m");
+        let (_, d) = graph(
+            r#"
+resource "at" "a" { x = local.m }
+locals { m = at.a.id }
+"#,
+        );
+        assert_eq!(d.0[0].summary, "Cycle: at.a → local.m → at.a");
+        let detail = d.0[0].detail.clone().unwrap();
+        assert!(detail.contains("local.m reads at.a in \"m\""), "{detail}");
+        assert!(detail.contains("at.a reads local.m in \"x\""), "{detail}");
     }
 
     #[test]

@@ -631,13 +631,13 @@ impl Engine<'_> {
 
     /// Locals in dependency order, and whether any of them reads a resource (only then do
     /// they need evaluating again as resources finish).
-    fn local_order(&self) -> (Vec<String>, bool) {
+    fn local_order(&self) -> (Vec<ConfigNode>, bool) {
         let (cg, _) = crate::graph::build(self.config);
-        let order: Vec<String> = cg
-            .order()
+        let order: Vec<ConfigNode> = cg
+            .ordered_nodes()
             .unwrap_or_default()
             .into_iter()
-            .filter(|id| matches!(ConfigNode::parse(id), Some(ConfigNode::Local(_))))
+            .filter(|n| matches!(n, ConfigNode::Local(_)))
             .collect();
         let reads_resources = order
             .iter()
@@ -645,15 +645,15 @@ impl Engine<'_> {
         (order, reads_resources)
     }
 
-    fn evaluate_locals(&self, world: &mut World, order: &[String]) {
+    fn evaluate_locals(&self, world: &mut World, order: &[ConfigNode]) {
         for id in order {
-            if let Some(ConfigNode::Local(name)) = ConfigNode::parse(id)
-                && let Some(l) = self.config.locals.get(&name)
+            if let ConfigNode::Local(name) = id
+                && let Some(l) = self.config.locals.get(name)
             {
                 let v = Evaluator::new(&*world, &self.config.dir)
                     .eval(&l.expr.expr)
                     .unwrap_or(Value::Unknown);
-                world.set_local(&name, v);
+                world.set_local(name, v);
             }
         }
     }

@@ -16,7 +16,7 @@ impl Engine<'_> {
     /// configures every provider the configuration or the state uses.
     pub(super) async fn configure_providers(
         &self,
-        order: &[String],
+        order: &[ConfigNode],
         state: &StateDocument,
     ) -> Diagnostics {
         let config = self.config;
@@ -30,13 +30,13 @@ impl Engine<'_> {
             self.registry,
         );
         for id in order {
-            if let Some(ConfigNode::Local(name)) = ConfigNode::parse(id)
-                && let Some(l) = config.locals.get(&name)
+            if let ConfigNode::Local(name) = id
+                && let Some(l) = config.locals.get(name)
             {
                 let v = Evaluator::new(&world, &config.dir)
                     .eval(&l.expr.expr)
                     .unwrap_or(Value::Unknown);
-                world.set_local(&name, v);
+                world.set_local(name, v);
             }
         }
         let mut settings: BTreeMap<&str, Object> = BTreeMap::new();

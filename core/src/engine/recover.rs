@@ -28,7 +28,7 @@ impl Engine<'_> {
             return Ok(Vec::new());
         }
         let (cg, _) = crate::graph::build(self.config);
-        let order = cg.order().unwrap_or_default();
+        let order = cg.ordered_nodes().unwrap_or_default();
         let diags = self.configure_providers(&order, doc).await;
         if diags.has_errors() {
             return Err(diags);
@@ -179,7 +179,7 @@ impl Engine<'_> {
         };
         let (cg, _) = crate::graph::build(self.config);
         let diags = self
-            .configure_providers(&cg.order().unwrap_or_default(), doc)
+            .configure_providers(&cg.ordered_nodes().unwrap_or_default(), doc)
             .await;
         if diags.has_errors() {
             return Err(diags);
@@ -204,7 +204,9 @@ impl Engine<'_> {
             .provider_of(&resource.type_name)
             .map(|p| p.name())
             .unwrap_or_default();
-        let dependencies = cg.resource_dependencies(base);
+        let dependencies = crate::addrs::ConfigNode::parse(base)
+            .map(|n| cg.resource_dependencies(&n))
+            .unwrap_or_default();
         let slot = Slot {
             address,
             provider,
@@ -235,7 +237,7 @@ impl Engine<'_> {
     /// the service without planning, such as `brickform run`).
     pub async fn configure(&self, state: &StateDocument) -> Diagnostics {
         let (cg, _) = crate::graph::build(self.config);
-        self.configure_providers(&cg.order().unwrap_or_default(), state)
+        self.configure_providers(&cg.ordered_nodes().unwrap_or_default(), state)
             .await
     }
 }

@@ -135,6 +135,15 @@ pub struct Resource {
 
 impl Resource {
     /// `TYPE.NAME` or `data.TYPE.NAME`.
+    /// This block as a node of the configuration graph.
+    pub fn node(&self) -> crate::addrs::ConfigNode {
+        crate::addrs::ConfigNode::Resource(crate::addrs::ResourceAddr::new(
+            self.mode,
+            &self.type_name,
+            &self.name,
+        ))
+    }
+
     pub fn address(&self) -> String {
         match self.mode {
             Mode::Managed => format!("{}.{}", self.type_name, self.name),

@@ -24,6 +24,26 @@ impl Ref {
     /// The configuration object this names: `var.x`, `local.y`, `TYPE.NAME`,
     /// `data.TYPE.NAME`; `None` for `each`, `count`, `self`, `path`, `brickform` and
     /// references too short to name anything.
+    /// The graph node this reference reads: a variable, a local, a resource or a data source.
+    pub fn node(&self) -> Option<crate::addrs::ConfigNode> {
+        use crate::addrs::{ConfigNode, ResourceAddr, ResourceMode};
+        match self.root.as_str() {
+            "each" | "count" | "self" | "path" | "brickform" => None,
+            "var" => Some(ConfigNode::Variable(self.attrs.first()?.clone())),
+            "local" => Some(ConfigNode::Local(self.attrs.first()?.clone())),
+            "data" => Some(ConfigNode::Resource(ResourceAddr::new(
+                ResourceMode::Data,
+                self.attrs.first()?,
+                self.attrs.get(1)?,
+            ))),
+            root => Some(ConfigNode::Resource(ResourceAddr::new(
+                ResourceMode::Managed,
+                root,
+                self.attrs.first()?,
+            ))),
+        }
+    }
+
     pub fn target(&self) -> Option<String> {
         match self.root.as_str() {
             "each" | "count" | "self" | "path" | "brickform" => None,

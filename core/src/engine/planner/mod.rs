@@ -49,7 +49,9 @@ impl Engine<'_> {
         let Some(order) = cg.order() else {
             return (None, PresetNotes::new(), diags);
         };
-        diags.extend(self.configure_providers(&order, state).await);
+        let nodes: Vec<crate::addrs::ConfigNode> =
+            order.iter().map(|&id| cg.dag()[id].clone()).collect();
+        diags.extend(self.configure_providers(&nodes, state).await);
         if diags.has_errors() {
             return (None, PresetNotes::new(), diags);
         }

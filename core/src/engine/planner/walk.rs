@@ -7,7 +7,7 @@ use super::data::Lookup;
 use super::decide::{Settled, SettledMap};
 use super::managed::Block;
 use crate::addrs::ConfigNode;
-use crate::dag::{Dag, NodeError, Outcome, WalkOptions};
+use crate::dag::{NodeError, NodeId, Outcome, WalkOptions};
 use crate::engine::refresh::Refreshed;
 use crate::engine::world::World;
 use crate::engine::{Engine, InstanceSpec, PlanRequest, PresetNotes};
@@ -19,7 +19,7 @@ use crate::plan::{Drift, Mode, ResourceChange};
 use crate::value::{Object, Value};
 use brickform_state::StateDocument;
 use futures_util::StreamExt as _;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -97,29 +97,22 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl PlanWalk<'_, '_> {
     /// Walks the graph; returns what each node yielded, in `order` (dependencies first).
-    pub async fn run(&self, order: &[String]) -> Vec<NodePlan> {
-        let mut dag: Dag<usize, ()> = Dag::new();
-        let ids: HashMap<&str, crate::dag::NodeId> = order
-            .iter()
-            .enumerate()
-            .map(|(i, id)| (id.as_str(), dag.add_node(i)))
-            .collect();
-        for id in order {
-            for dep in self.graph.dependencies(id) {
-                if let (Some(&from), Some(&to)) = (ids.get(dep.as_str()), ids.get(id.as_str())) {
-                    dag.add_edge(from, to, ());
-                }
-            }
-        }
+    pub async fn run(&self, order: &[NodeId]) -> Vec<NodePlan> {
+        let dag = self.graph.dag();
         let opts = WalkOptions {
             parallelism: self.parallelism,
             cancel: CancellationToken::new(),
         };
         let walk = dag
-            .walk_local(&opts, |n| self.plan_node(&order[dag[n]]), |_, _| {})
+            .walk_local(&opts, |n| self.plan_node(&dag[n]), |_, _| {})
             .await;
+        let mut outcomes: Vec<Option<Outcome<NodePlan, OverBudget>>> =
+            walk.outcomes.into_iter().map(Some).collect();
         let mut out = Vec::with_capacity(order.len());
-        for (i, outcome) in walk.outcomes.into_iter().enumerate() {
+        for &i in order {
+            let Some(outcome) = outcomes.get_mut(i.index()).and_then(Option::take) else {
+                continue;
+            };
             match outcome {
                 Outcome::Done(node) => out.push(node),
                 Outcome::Failed(OverBudget { mut node, why }) => {
@@ -129,7 +122,7 @@ impl PlanWalk<'_, '_> {
                 Outcome::Panicked(message) => {
                     let mut node = NodePlan::default();
                     node.diags.push(
-                        Diagnostic::error(format!("Internal error planning {}", order[i]))
+                        Diagnostic::error(format!("Internal error planning {}", dag[i]))
                             .detail(message),
                     );
                     out.push(node);
@@ -142,28 +135,28 @@ impl PlanWalk<'_, '_> {
         out
     }
 
-    async fn plan_node(&self, id: &str) -> Result<NodePlan, OverBudget> {
+    async fn plan_node(&self, id: &ConfigNode) -> Result<NodePlan, OverBudget> {
         let mut node = NodePlan::default();
         let config = self.engine.config;
-        let at = match ConfigNode::parse(id) {
-            Some(ConfigNode::Local(name)) => {
-                let Some(l) = config.locals.get(&name) else {
+        let at = match id {
+            ConfigNode::Local(name) => {
+                let Some(l) = config.locals.get(name) else {
                     return Ok(node);
                 };
                 let mut world = lock(&self.world);
                 let v = Evaluator::new(&*world, &config.dir).eval(&l.expr.expr);
                 match v {
-                    Ok(v) => world.set_local(&name, v),
+                    Ok(v) => world.set_local(name, v),
                     Err(e) => {
                         node.diags.push(e.to_diagnostic(l.expr.file));
-                        world.set_local(&name, Value::Unknown);
+                        world.set_local(name, Value::Unknown);
                     }
                 }
                 l.expr.span()
             }
-            Some(ConfigNode::Variable(_) | ConfigNode::Output(_)) => return Ok(node),
-            _ => {
-                let Some(r) = config.resources.get(id) else {
+            ConfigNode::Variable(_) | ConfigNode::Output(_) => return Ok(node),
+            ConfigNode::Resource(addr) => {
+                let Some(r) = config.resources.get(&addr.to_string()) else {
                     return Ok(node);
                 };
                 self.plan_resource(r, &mut node).await;
@@ -184,7 +177,7 @@ impl PlanWalk<'_, '_> {
     /// back for what refers to them.
     async fn plan_resource(&self, r: &Resource, node: &mut NodePlan) {
         let engine = self.engine;
-        let dependencies = self.graph.resource_dependencies(&r.address());
+        let dependencies = self.graph.resource_dependencies(&r.node());
         let provider = engine
             .registry
             .provider_of(&r.type_name)
