@@ -164,6 +164,32 @@ fn sensitive_values_never_reach_state_plans_logs_or_output() {
 /// only as a fingerprint, passed on sensitive to what reads it, and the plan converges.
 #[test]
 fn values_derived_from_sensitive_ones_stay_secret_and_converge() {
+    derived_value_stays_secret("", r#""copy of ${var.pw}""#);
+}
+
+/// The same when the value passes through locals: a local built from a sensitive value is
+/// sensitive, and so is a local that reads it.
+#[test]
+fn a_sensitive_value_passed_through_locals_stays_secret() {
+    derived_value_stays_secret(
+        "locals {\n  copy  = \"copy of ${var.pw}\"\n  again = local.copy\n}\n",
+        "local.again",
+    );
+}
+
+/// `sensitive()` makes a value sensitive, as a sensitive variable is; here it restores what
+/// `nonsensitive()` took away.
+#[test]
+fn a_value_marked_with_sensitive_stays_secret() {
+    derived_value_stays_secret(
+        "locals {\n  exposed = \"copy of ${nonsensitive(var.pw)}\"\n}\n",
+        "sensitive(local.exposed)",
+    );
+}
+
+/// Plans, applies, re-plans and rotates a catalog whose comment is `comment` (which reads
+/// `var.pw`, with the blocks `extra` declares), checking the secret is never shown or kept.
+fn derived_value_stays_secret(extra: &str, comment: &str) {
     let text = format!(
         r#"
 provider "databricks" {{ host = "local" }}
@@ -171,9 +197,10 @@ variable "pw" {{
   default   = "{PASSWORD}"
   sensitive = true
 }}
+{extra}
 resource "databricks_catalog" "c" {{
   name    = "derived_cat"
-  comment = "copy of ${{var.pw}}"
+  comment = {comment}
 }}
 resource "databricks_schema" "s" {{
   catalog_name = databricks_catalog.c.name

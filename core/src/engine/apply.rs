@@ -650,10 +650,8 @@ impl Engine<'_> {
             if let ConfigNode::Local(name) = id
                 && let Some(l) = self.config.locals.get(name)
             {
-                let v = Evaluator::new(&*world, &self.config.dir)
-                    .eval(&l.expr.expr)
-                    .unwrap_or(Value::Unknown);
-                world.set_local(name, v);
+                // The plan reported what fails; the value stays unknown.
+                let _ = world.evaluate_local(name, &l.expr.expr, &self.config.dir);
             }
         }
     }

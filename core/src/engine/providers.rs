@@ -33,10 +33,8 @@ impl Engine<'_> {
             if let ConfigNode::Local(name) = id
                 && let Some(l) = config.locals.get(name)
             {
-                let v = Evaluator::new(&world, &config.dir)
-                    .eval(&l.expr.expr)
-                    .unwrap_or(Value::Unknown);
-                world.set_local(name, v);
+                // Errors are reported by the plan, which evaluates locals again.
+                let _ = world.evaluate_local(name, &l.expr.expr, &config.dir);
             }
         }
         let mut settings: BTreeMap<&str, Object> = BTreeMap::new();

@@ -21,6 +21,8 @@ pub fn started_in(dir: std::path::PathBuf) {
 pub struct World {
     roots: HashMap<String, Value>,
     sensitive_vars: HashSet<String>,
+    /// Locals whose value derives from a sensitive one.
+    sensitive_locals: HashSet<String>,
     /// `TYPE.NAME.ATTR` of managed resources whose attribute is sensitive: marked so by the
     /// schema, or derived from a sensitive value.
     sensitive_attrs: HashSet<String>,
@@ -118,6 +120,7 @@ impl World {
         World {
             roots,
             sensitive_vars,
+            sensitive_locals: HashSet::new(),
             sensitive_attrs: HashSet::new(),
             schemas: Arc::new(schemas),
             held: 0,
@@ -159,7 +162,38 @@ impl World {
             .insert(format!("{type_name}.{name}.{attr}"));
     }
 
-    pub fn set_local(&mut self, name: &str, v: Value) {
+    /// Evaluates the local `name` against what the world holds, and keeps its value
+    /// (unknown when evaluating fails) and whether it derives from a sensitive value, so
+    /// what reads the local is sensitive too.
+    pub fn evaluate_local(
+        &mut self,
+        name: &str,
+        expr: &hcl_edit::expr::Expression,
+        dir: &std::path::Path,
+    ) -> Result<(), crate::lang::eval::EvalError> {
+        let (v, sensitive) = {
+            let mut ev = crate::lang::eval::Evaluator::new(&*self, dir);
+            let v = ev.eval(expr);
+            (v, ev.touched_sensitive)
+        };
+        match v {
+            Ok(v) => {
+                self.set_local(name, v, sensitive);
+                Ok(())
+            }
+            Err(e) => {
+                self.set_local(name, Value::Unknown, false);
+                Err(e)
+            }
+        }
+    }
+
+    pub fn set_local(&mut self, name: &str, v: Value, sensitive: bool) {
+        if sensitive {
+            self.sensitive_locals.insert(name.to_string());
+        } else {
+            self.sensitive_locals.remove(name);
+        }
         let mut replaced = None;
         let size = World::size(&v);
         if let Some(Value::Object(o)) = self.roots.get_mut("local") {
@@ -267,6 +301,7 @@ impl Roots for World {
     fn is_sensitive(&self, root: &str, attrs: &[&str]) -> bool {
         match (root, attrs) {
             ("var", [name, ..]) => self.sensitive_vars.contains(*name),
+            ("local", [name, ..]) => self.sensitive_locals.contains(*name),
             (_, [name]) => {
                 // A whole instance holds its sensitive attributes.
                 let prefix = format!("{root}.{name}.");
@@ -301,10 +336,10 @@ mod tests {
     fn a_value_replaced_is_no_longer_counted() {
         let mut w = world();
         let big = Value::String("x".repeat(1000));
-        w.set_local("a", big.clone());
+        w.set_local("a", big.clone(), false);
         let one = w.held;
         assert!(one >= 1000);
-        w.set_local("a", big.clone());
+        w.set_local("a", big.clone(), false);
         assert_eq!(w.held, one);
         w.set_instance(
             Mode::Managed,
@@ -328,8 +363,35 @@ mod tests {
             Value::Null,
         );
         assert_eq!(w.held, 2 * one);
-        w.set_local("a", Value::Null);
+        w.set_local("a", Value::Null, false);
         assert!(w.held < 2 * one);
         assert!(w.over_budget().is_none());
+    }
+
+    #[test]
+    fn a_local_derived_from_a_sensitive_value_is_sensitive() {
+        let mut w = World::new(
+            Object::from_iter([("pw".to_string(), Value::from("hunter2"))]),
+            HashSet::from(["pw".to_string()]),
+            "default",
+            std::path::Path::new("."),
+            &crate::provider::Registry::default(),
+        );
+        let dir = std::path::Path::new(".");
+        let expr = |s: &str| s.parse::<hcl_edit::expr::Expression>().unwrap();
+        w.evaluate_local("p", &expr("\"x-${var.pw}\""), dir)
+            .unwrap();
+        w.evaluate_local("q", &expr("local.p"), dir).unwrap();
+        w.evaluate_local("plain", &expr("\"x\""), dir).unwrap();
+        w.evaluate_local("hidden", &expr("sensitive(\"x\")"), dir)
+            .unwrap();
+        assert!(w.is_sensitive("local", &["p"]));
+        assert!(w.is_sensitive("local", &["q"]));
+        assert!(w.is_sensitive("local", &["hidden"]));
+        assert!(!w.is_sensitive("local", &["plain"]));
+        // Evaluated again (as apply does once resources are known), it is what it is now.
+        w.evaluate_local("p", &expr("nonsensitive(var.pw)"), dir)
+            .unwrap();
+        assert!(!w.is_sensitive("local", &["p"]));
     }
 }

@@ -91,6 +91,19 @@ impl Locals {
     }
 }
 
+/// Functions the evaluator implements itself rather than the standard library: they need
+/// their arguments unevaluated (`try`, `can`), files relative to the template
+/// (`templatefile`), or the evaluation's sensitivity (`sensitive`, `nonsensitive`,
+/// `issensitive`).
+pub const LAZY_FUNCTIONS: &[&str] = &[
+    "try",
+    "can",
+    "templatefile",
+    "sensitive",
+    "nonsensitive",
+    "issensitive",
+];
+
 /// Evaluates expressions against [`Roots`] plus per-instance names.
 pub struct Evaluator<'a> {
     roots: &'a dyn Roots,
@@ -612,6 +625,29 @@ impl<'a> Evaluator<'a> {
                 }
             }
             "templatefile" => self.templatefile(&args, span),
+            // Sensitivity belongs to the evaluation, not to values, so these three act on
+            // what evaluating their argument touched.
+            "sensitive" | "nonsensitive" | "issensitive" => {
+                if args.len() != 1 {
+                    return Err(EvalError::new("Wrong number of function arguments", span)
+                        .detail(format!("Function \"{name}\" expects 1 argument.")));
+                }
+                let before = self.touched_sensitive;
+                self.touched_sensitive = false;
+                let v = self.eval(args[0]);
+                let argument_sensitive = self.touched_sensitive;
+                self.touched_sensitive = match name {
+                    "sensitive" => true,
+                    // The copy is no longer sensitive: only what the rest of the expression
+                    // read counts.
+                    _ => before,
+                };
+                let v = v?;
+                Ok(match name {
+                    "issensitive" => Value::Bool(argument_sensitive),
+                    _ => v,
+                })
+            }
             _ => {
                 let mut values = Vec::with_capacity(args.len());
                 for a in &args {
@@ -638,7 +674,7 @@ impl<'a> Evaluator<'a> {
                         functions::names()
                             .iter()
                             .copied()
-                            .chain(["try", "can", "templatefile"]),
+                            .chain(LAZY_FUNCTIONS.iter().copied()),
                     );
                     return Err(EvalError::new("Call to unknown function", span)
                         .detail(format!("There is no function named \"{name}\"."))
@@ -1159,6 +1195,7 @@ mod tests {
     fn roots() -> TestRoots {
         let var = Value::Object(Object::from_iter([
             ("env".to_string(), Value::from("dev")),
+            ("secret".to_string(), Value::from("hunter2")),
             ("n".to_string(), Value::from(3i64)),
             (
                 "tags".to_string(),
@@ -1341,6 +1378,35 @@ mod tests {
         let mut ev = Evaluator::new(&r, Path::new("."));
         ev.eval(&e).unwrap();
         assert!(!ev.touched_sensitive);
+    }
+
+    #[test]
+    fn sensitivity_is_added_removed_and_asked_for_by_functions() {
+        let r = roots();
+        let run = |src: &str| {
+            let e: E = src.parse().unwrap();
+            let mut ev = Evaluator::new(&r, Path::new("."));
+            let v = ev.eval(&e).unwrap();
+            (v, ev.touched_sensitive)
+        };
+        assert_eq!(run("sensitive(\"x\")"), (Value::from("x"), true));
+        assert!(run("\"${sensitive(1)}-a\"").1);
+        assert!(!run("nonsensitive(var.secret)").1);
+        assert!(!run("upper(nonsensitive(var.secret))").1);
+        // Only the argument is made non-sensitive; the rest of the expression still counts.
+        assert!(run("\"${nonsensitive(var.env)}${var.secret}\"").1);
+        assert!(run("\"${var.secret}${nonsensitive(var.env)}\"").1);
+        // As in current Terraform, nonsensitive of a value that is not sensitive is allowed.
+        assert!(!run("nonsensitive(var.env)").1);
+        assert_eq!(run("issensitive(var.secret)"), (Value::Bool(true), false));
+        assert_eq!(run("issensitive(var.env)"), (Value::Bool(false), false));
+        assert_eq!(
+            run("issensitive(sensitive(var.env))"),
+            (Value::Bool(true), false)
+        );
+        let e: E = "sensitive(1, 2)".parse().unwrap();
+        let err = Evaluator::new(&r, Path::new(".")).eval(&e).unwrap_err();
+        assert_eq!(err.summary, "Wrong number of function arguments");
     }
 
     #[test]

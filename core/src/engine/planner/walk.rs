@@ -13,7 +13,6 @@ use crate::engine::world::World;
 use crate::engine::{Engine, InstanceSpec, PlanRequest, PresetNotes};
 use crate::graph::ConfigGraph;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
-use crate::lang::eval::Evaluator;
 use crate::lang::load::Resource;
 use crate::plan::{Drift, Mode, ResourceChange};
 use crate::value::{Object, Value};
@@ -144,13 +143,8 @@ impl PlanWalk<'_, '_> {
                     return Ok(node);
                 };
                 let mut world = lock(&self.world);
-                let v = Evaluator::new(&*world, &config.dir).eval(&l.expr.expr);
-                match v {
-                    Ok(v) => world.set_local(name, v),
-                    Err(e) => {
-                        node.diags.push(e.to_diagnostic(l.expr.file));
-                        world.set_local(name, Value::Unknown);
-                    }
+                if let Err(e) = world.evaluate_local(name, &l.expr.expr, &config.dir) {
+                    node.diags.push(e.to_diagnostic(l.expr.file));
                 }
                 l.expr.span()
             }
