@@ -9,6 +9,7 @@ use base64::engine::general_purpose::STANDARD;
 use std::path::{Path, PathBuf};
 
 pub(super) static FUNCTIONS: &[Spec] = &[
+    Spec::fixed("abspath", &["path"], abspath),
     Spec::fixed("file", &["path"], file),
     Spec::fixed("filebase64", &["path"], filebase64),
     Spec::fixed("filebase64sha256", &["path"], |a| {
@@ -31,16 +32,79 @@ pub(super) static FUNCTIONS: &[Spec] = &[
     Spec::fixed("filesha512", &["path"], |a| {
         file_digest(a, Algorithm::Sha512, Encoding::Hex)
     }),
+    Spec::fixed("pathexpand", &["path"], pathexpand),
 ];
+
+/// `~` or `~/…` with the home directory in place of `~`, as Terraform (go-homedir) expands
+/// it; any other path unchanged. `~user/…` cannot be expanded.
+fn expand_home(path: &str) -> Result<PathBuf, &'static str> {
+    let Some(rest) = path.strip_prefix('~') else {
+        return Ok(PathBuf::from(path));
+    };
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return Err("cannot expand user-specific home dir");
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or("cannot expand ~: HOME is not set")?;
+    Ok(clean(&Path::new(&home).join(rest.trim_start_matches('/'))))
+}
+
+/// `path` with `.` and `..` steps resolved lexically (symbolic links are not followed), as
+/// Go's `filepath.Clean` does; `..` above the root stays at the root.
+fn clean(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
+            other => out.push(other),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+/// The text of a path with `/` separators.
+fn slashed(path: &Path) -> String {
+    path.to_string_lossy()
+        .replace(std::path::MAIN_SEPARATOR, "/")
+}
+
+/// `pathexpand(path)`: the home directory in place of a leading `~`.
+fn pathexpand(a: &Args) -> Outcome<Value> {
+    let given = a.string(0)?;
+    let expanded = expand_home(&given).map_err(|why| a.invalid(0, why))?;
+    Ok(Value::String(if given.starts_with('~') {
+        slashed(&expanded)
+    } else {
+        given
+    }))
+}
+
+/// `abspath(path)`: an absolute, cleaned path. A relative one is taken from the
+/// configuration directory (where the command runs, as Terraform takes it from its working
+/// directory).
+fn abspath(a: &Args) -> Outcome<Value> {
+    let given = a.string(0)?;
+    let base = std::path::absolute(a.ctx.base_dir).map_err(|e| a.invalid(0, e))?;
+    Ok(Value::String(slashed(&clean(&base.join(&given)))))
+}
 
 /// Resolves argument `i` as a path: `~/` is the home directory, relative paths are taken
 /// from the configuration directory.
 fn resolve(a: &Args, i: usize) -> Outcome<(String, PathBuf)> {
     let given = a.string(i)?;
-    let expanded = match (given.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => Path::new(&home).join(rest),
-        _ => PathBuf::from(&given),
-    };
+    let expanded = expand_home(&given).map_err(|why| a.invalid(i, why))?;
     let full = if expanded.is_absolute() {
         expanded
     } else {
@@ -156,6 +220,37 @@ mod tests {
         args: Vec<Value>,
     ) -> Result<Value, super::super::FunctionError> {
         call(name, &args, &FunctionContext { base_dir: dir })
+    }
+
+    #[test]
+    fn paths_are_made_absolute_and_expanded_as_terraform_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().display().to_string();
+        let abs = |p: &str| run_in(dir.path(), "abspath", vec![s(p)]).unwrap();
+        assert_eq!(abs("a/b/../c.txt"), s(&format!("{root}/a/c.txt")));
+        assert_eq!(abs("./x/./y/"), s(&format!("{root}/x/y")));
+        assert_eq!(abs("/etc/../tmp/./z"), s("/tmp/z"));
+        assert_eq!(abs("/../.."), s("/"));
+        // A relative configuration directory is taken from where the command runs.
+        let cwd = std::env::current_dir().unwrap().display().to_string();
+        assert_eq!(
+            run_in(std::path::Path::new("."), "abspath", vec![s("q")]).unwrap(),
+            s(&format!("{cwd}/q"))
+        );
+        let home = std::env::var("HOME").unwrap();
+        let expand = |p: &str| run_in(dir.path(), "pathexpand", vec![s(p)]);
+        assert_eq!(expand("~/.ssh/id").unwrap(), s(&format!("{home}/.ssh/id")));
+        assert_eq!(expand("~").unwrap(), s(&home));
+        assert_eq!(expand("rel/~/x").unwrap(), s("rel/~/x"));
+        assert_eq!(expand("/abs").unwrap(), s("/abs"));
+        let err = expand("~bob/x").unwrap_err();
+        assert!(
+            err.message.contains("cannot expand user-specific home dir"),
+            "{}",
+            err.message
+        );
+        assert_eq!(err.arg, Some(0));
+        assert!(super::clean(std::path::Path::new("../../a/..")) == std::path::Path::new("../.."));
     }
 
     fn setup() -> tempfile::TempDir {

@@ -17,6 +17,7 @@ pub(super) static FUNCTIONS: &[Spec] = &[
     Spec::fixed("replace", &["str", "substr", "replace"], replace),
     Spec::fixed("split", &["separator", "str"], split),
     Spec::fixed("startswith", &["str", "prefix"], startswith),
+    Spec::fixed("strcontains", &["str", "substr"], strcontains),
     Spec::fixed("strrev", &["str"], strrev),
     Spec::fixed("substr", &["str", "offset", "length"], substr),
     Spec::fixed("title", &["str"], title),
@@ -174,6 +175,10 @@ fn startswith(a: &Args) -> Outcome<Value> {
 
 fn endswith(a: &Args) -> Outcome<Value> {
     Ok(Value::Bool(a.string(0)?.ends_with(a.string(1)?.as_str())))
+}
+
+fn strcontains(a: &Args) -> Outcome<Value> {
+    Ok(Value::Bool(a.string(0)?.contains(a.string(1)?.as_str())))
 }
 
 fn strrev(a: &Args) -> Outcome<Value> {
@@ -420,6 +425,15 @@ mod tests {
             Value::Bool(false)
         );
         assert_eq!(ok("indent", vec![n(2), s("a\nb\nc")]), s("a\n  b\n  c"));
+        assert_eq!(
+            ok("strcontains", vec![s("hello world"), s("o w")]),
+            Value::Bool(true)
+        );
+        assert_eq!(
+            ok("strcontains", vec![s("hello"), s("O")]),
+            Value::Bool(false)
+        );
+        assert_eq!(ok("strcontains", vec![s("x"), s("")]), Value::Bool(true));
         assert!(
             err("startswith", vec![list(vec![]), s("x")])
                 .message
