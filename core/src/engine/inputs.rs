@@ -1,6 +1,8 @@
 //! Input variable values, from lowest to highest precedence: `default`, the selected
-//! `environment` block, `--var-file` files (in order), `BRICKFORM_VAR_<name>` environment
-//! variables and `--var name=value` (in order). Each value is converted to the declared
+//! `environment` block, the variable files of the configuration directory that are read
+//! without being named (`brickform.bfvars.hcl`, then `*.auto.bfvars.hcl` in name order, as
+//! Terraform reads `terraform.tfvars` and `*.auto.tfvars`), `--var-file` files (in order),
+//! `BRICKFORM_VAR_<name>` environment variables and `--var name=value` (in order). Each value is converted to the declared
 //! type and checked against the variable's validations.
 
 use crate::lang::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
@@ -87,9 +89,9 @@ pub fn missing_required(
         .chain(inputs.env.iter().map(|(k, _)| k.clone()))
         .collect();
     let from_env = environment_variable_names(config, environment);
-    let from_files: HashSet<String> = inputs
-        .files
+    let from_files: HashSet<String> = auto_var_files(&config.dir)
         .iter()
+        .chain(&inputs.files)
         .filter_map(|f| crate::limits::read_text_file(f).ok())
         .filter_map(|t| t.parse::<hcl_edit::structure::Body>().ok())
         .flat_map(|b| {
@@ -125,6 +127,38 @@ fn environment_variable_names(config: &Config, environment: Option<&str>) -> Has
 }
 
 /// Resolves every declared variable. `environment` selects an `environment` block.
+/// The file read first from every configuration directory without being named.
+pub const DEFAULT_VAR_FILE: &str = "brickform.bfvars.hcl";
+
+/// What names the variable files read from every configuration directory after
+/// [`DEFAULT_VAR_FILE`], in name order.
+pub const AUTO_VAR_FILE_SUFFIX: &str = ".auto.bfvars.hcl";
+
+/// The variable files `dir` supplies without being named: [`DEFAULT_VAR_FILE`], then the
+/// `*.auto.bfvars.hcl` files in name order. Hidden files are left out, as the loader leaves
+/// them out of the configuration.
+pub fn auto_var_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let default = dir.join(DEFAULT_VAR_FILE);
+    if default.exists() {
+        out.push(default);
+    }
+    let mut auto: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !name.starts_with('.') && name.ends_with(AUTO_VAR_FILE_SUFFIX)
+        })
+        .map(|e| e.path())
+        .collect();
+    auto.sort();
+    out.extend(auto);
+    out
+}
+
 pub fn resolve(
     config: &Config,
     inputs: &VarInputs,
@@ -180,7 +214,7 @@ pub fn resolve(
         }
     }
 
-    for path in &inputs.files {
+    for path in auto_var_files(base).iter().chain(&inputs.files) {
         let text = match crate::limits::read_text_file(path) {
             Ok(t) => t,
             Err(e) => {
@@ -191,7 +225,12 @@ pub fn resolve(
                 continue;
             }
         };
-        let name = path.display().to_string();
+        // Files of the configuration directory are named as they are there.
+        let name = path
+            .strip_prefix(base)
+            .unwrap_or(path)
+            .display()
+            .to_string();
         let (file_cfg, file_diags) = load_var_file(path, &name, text);
         if file_diags.has_errors() {
             for d in file_diags.0 {
@@ -491,6 +530,70 @@ environment "prod" {
         );
         assert_eq!(v.values["env"], Value::from("prod"));
         assert_eq!(v.values["workers"], Value::from(4i64));
+    }
+
+    #[test]
+    fn files_of_the_configuration_directory_are_read_before_named_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join(DEFAULT_VAR_FILE), "env = \"tfvars\"\nworkers = 2\n").unwrap();
+        std::fs::write(d.join("b.auto.bfvars.hcl"), "workers = 3\n").unwrap();
+        std::fs::write(
+            d.join("a.auto.bfvars.hcl"),
+            "workers = 9\ntags = { t = \"a\" }\n",
+        )
+        .unwrap();
+        std::fs::write(d.join(".hidden.auto.bfvars.hcl"), "workers = 1\n").unwrap();
+        std::fs::write(d.join("other.bfvars.hcl"), "workers = 4\n").unwrap();
+        let (c, diags) = crate::lang::load::load_sources(
+            d,
+            vec![("main.bf.hcl".into(), d.join("main.bf.hcl"), SRC.into())],
+        );
+        assert!(!diags.has_errors(), "{diags:?}");
+        let names: Vec<String> = auto_var_files(d)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [DEFAULT_VAR_FILE, "a.auto.bfvars.hcl", "b.auto.bfvars.hcl"]
+        );
+        let password = ("password".to_string(), "x".to_string());
+        let (v, d2) = resolve(
+            &c,
+            &VarInputs {
+                vars: vec![password.clone()],
+                ..Default::default()
+            },
+            None,
+        );
+        assert!(!d2.has_errors(), "{d2:?}");
+        // The default file, then the auto files in name order: b's 3 wins over a's 9.
+        assert_eq!(v.values["env"], Value::from("tfvars"));
+        assert_eq!(v.values["workers"], Value::from(3i64));
+        assert_eq!(v.values["tags"].as_object().unwrap()["t"], Value::from("a"));
+        // A named file wins over them.
+        let (v, _) = resolve(
+            &c,
+            &VarInputs {
+                files: vec![d.join("other.bfvars.hcl")],
+                vars: vec![password],
+                ..Default::default()
+            },
+            None,
+        );
+        assert_eq!(v.values["workers"], Value::from(4i64));
+        // A required variable they set is not asked for.
+        std::fs::write(d.join("b.auto.bfvars.hcl"), "password = \"p\"\n").unwrap();
+        assert!(missing_required(&c, &VarInputs::default(), None).is_empty());
+        // A problem in one is reported under its own name.
+        std::fs::write(d.join("b.auto.bfvars.hcl"), "workers = \n").unwrap();
+        let (_, d3) = resolve(&c, &VarInputs::default(), None);
+        let text = format!("{d3:?}");
+        assert!(
+            d3.has_errors() && text.contains("b.auto.bfvars.hcl"),
+            "{text}"
+        );
     }
 
     #[test]
