@@ -398,3 +398,43 @@ fn path_cwd_is_where_the_command_was_started_with_chdir() {
         top.path().canonicalize().unwrap()
     );
 }
+
+/// A file written for Terraform keeps its `terraform` block: the Databricks provider it
+/// requires is brickform's own (a note says so, on stderr), the configuration applies and
+/// destroys; a Terraform backend in it is refused before anything is planned.
+#[test]
+fn a_terraform_settings_block_is_read_for_what_applies() {
+    let block = "terraform {\n  required_version = \">= 1.5\"\n  required_providers {\n    databricks = {\n      source  = \"databricks/databricks\"\n      version = \">= 1.50\"\n    }\n  }\n}\n";
+    let dir = config(&[("main.bf.hcl", &format!("{block}{PROVIDER}{RESOURCES}"))]);
+    let d = dir.path();
+    let (code, out, err) = run(d, &["apply", "--auto-approve"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("2 added"), "{out}");
+    assert!(err.contains("Terraform settings block"), "{err}");
+    assert!(
+        err.contains(
+            "is brickform's built-in databricks provider; its version constraint is not used"
+        ),
+        "{err}"
+    );
+    let with_backend = block.replace(
+        "  required_version",
+        "  backend \"s3\" {\n    bucket = \"tf-state\"\n  }\n  required_version",
+    );
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        format!("{with_backend}{PROVIDER}{RESOURCES}"),
+    )
+    .unwrap();
+    let (code, out, err) = run(d, &["plan"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("Terraform backend \"s3\" is not where brickform keeps state"),
+        "{err}"
+    );
+    let (code, out, err) = run(d, &["validate"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    std::fs::write(d.join("main.bf.hcl"), format!("{PROVIDER}{RESOURCES}")).unwrap();
+    let out = run_ok(d, &["destroy", "--auto-approve"], &[]);
+    assert!(out.contains("0 left behind"), "{out}");
+}

@@ -38,6 +38,15 @@ pub struct Body {
 pub struct Settings {
     pub required_version: Option<(String, Option<Span>)>,
     pub backend: Option<BackendBlock>,
+    /// `terraform { … }` blocks of files written for Terraform, read for what applies here
+    /// (see `lang::terraform`).
+    pub terraform: Vec<TerraformBlock>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TerraformBlock {
+    pub body: Body,
+    pub span: Option<Span>,
 }
 
 #[derive(Debug, Clone)]
@@ -204,6 +213,7 @@ const TOP_LEVEL: &[&str] = &[
     "import",
     "moved",
     "removed",
+    "terraform",
 ];
 
 /// One configuration file as read from disk.
@@ -480,6 +490,15 @@ fn load_block(config: &mut Config, file: FileId, b: Block, diags: &mut Diagnosti
     let ident = b.ident.as_str().to_string();
     let span = block_span(file, &b);
     match ident.as_str() {
+        "terraform" => {
+            if expect_labels(file, &b, &[], diags).is_none() {
+                return;
+            }
+            config.settings.terraform.push(TerraformBlock {
+                body: Body { file, body: b.body },
+                span,
+            });
+        }
         "brickform" => {
             if expect_labels(file, &b, &[], diags).is_none() {
                 return;

@@ -11,4 +11,5 @@ pub mod functions;
 pub mod load;
 pub mod refs;
 pub mod source;
+pub mod terraform;
 pub mod types;

@@ -43,6 +43,8 @@ impl Engine<'_> {
         let (cg, gd) = graph::build(config);
         diags.extend(gd);
         diags.extend(self.unknown_types());
+        let providers: Vec<&str> = self.registry.providers.iter().map(|p| p.name()).collect();
+        diags.extend(crate::lang::terraform::check(config, &providers));
         if diags.has_errors() {
             return (None, PresetNotes::new(), diags);
         }
