@@ -325,6 +325,22 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
             }
         }
     }
+    // Checks read what the plan knows once everything else is planned; nothing reads
+    // them, so their references are checked without taking part in the order.
+    for c in config.checks.values() {
+        for a in &c.asserts {
+            for e in [&a.condition, &a.error_message] {
+                for r in expr_refs(&e.expr) {
+                    let span = r.span.clone().map(|s| Span::new(e.file, s));
+                    if let Some(d) =
+                        check_ref(config, &r, &resource_types, RefContext::default(), span)
+                    {
+                        diags.push(d);
+                    }
+                }
+            }
+        }
+    }
     for d in cycles(&g) {
         diags.push(d);
     }

@@ -1,6 +1,6 @@
 //! The corpus of invalid resource configurations (`core/tests/corpus/NAME/`), validated in
-//! process through `Engine::validate` with a test-only provider, since the shipped binary has
-//! no provider yet. Each case directory holds `*.bf.hcl` files and `expected.txt`:
+//! process through `Engine::validate` with a test-only provider, so the engine's own
+//! errors are checked without any provider's rules. Each case directory holds `*.bf.hcl` files and `expected.txt`:
 //!
 //! - line 1: the summary of one error diagnostic;
 //! - line 2: where that same diagnostic points, `file:line:column`;

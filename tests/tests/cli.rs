@@ -2,8 +2,8 @@
 //! validate, plan, apply, output, saved plans, variables, fmt, graph, state, env and the
 //! state lock.
 //!
-//! The binary ships without providers for now, so these configurations hold variables,
-//! locals and outputs; resource-level errors are covered in-process by core/tests/corpus.rs.
+//! These configurations hold variables, locals and outputs only, so they need no
+//! workspace; resources are covered by the other end-to-end tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -1,8 +1,9 @@
 //! What a command reads as the configuration, end to end against the local workspace: a
 //! configuration file that cannot be read is an error (never a silent "delete everything"),
 //! a directory without configuration does not plan the deletion of what the state manages,
-//! `--env` must name a declared environment, and relative paths (`path.module`, `source`,
-//! `file()`) mean the same file whatever `-C` and the working directory are.
+//! `--env` must name a declared environment, relative paths (`path.module`, `source`,
+//! `file()`) mean the same file whatever `-C` and the working directory are, and the blocks
+//! of files written for Terraform (`terraform`, `check`) are read for what they mean here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -435,6 +436,66 @@ fn a_terraform_settings_block_is_read_for_what_applies() {
     let (code, out, err) = run(d, &["validate"], &[]);
     assert_eq!(code, 1, "{out}{err}");
     std::fs::write(d.join("main.bf.hcl"), format!("{PROVIDER}{RESOURCES}")).unwrap();
+    let out = run_ok(d, &["destroy", "--auto-approve"], &[]);
+    assert!(out.contains("0 left behind"), "{out}");
+}
+
+/// `check` blocks warn after plan (what is known then) and after apply (the rest), with
+/// their error message, and never change an exit code.
+#[test]
+fn check_assertions_warn_after_plan_and_apply() {
+    let checks = r#"
+check "catalog" {
+  assert {
+    condition     = databricks_catalog.c.name == "load_cat"
+    error_message = "named ${databricks_catalog.c.name}"
+  }
+  assert {
+    condition     = databricks_catalog.c.comment == "documented"
+    error_message = "catalog ${databricks_catalog.c.name} has no comment"
+  }
+  assert {
+    condition     = length(databricks_catalog.c.id) > 100
+    error_message = "the id ${databricks_catalog.c.id} is short"
+  }
+}
+"#;
+    let dir = config(&[("main.bf.hcl", &format!("{PROVIDER}{RESOURCES}{checks}"))]);
+    let d = dir.path();
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(
+        err.matches("Check block assertion failed").count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.contains("check \"catalog\": catalog load_cat has no comment"),
+        "{err}"
+    );
+    assert!(err.contains("main.bf.hcl:"), "{err}");
+    // The id is known once the catalog exists: the apply reports that one too.
+    let (code, out, err) = run(d, &["apply", "--auto-approve"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("the id load_cat is short"), "{err}");
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        err.matches("Check block assertion failed").count(),
+        2,
+        "{err}"
+    );
+    // A check that refers to nothing declared is an error at validate.
+    std::fs::write(
+        d.join("checks.bf.hcl"),
+        "check \"typo\" {\n  assert {\n    condition     = databricks_catalog.cc.name != \"\"\n    error_message = \"x\"\n  }\n}\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(d, &["validate"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("Reference to undeclared resource"), "{err}");
+    assert!(err.contains("checks.bf.hcl:3"), "{err}");
+    std::fs::remove_file(d.join("checks.bf.hcl")).unwrap();
     let out = run_ok(d, &["destroy", "--auto-approve"], &[]);
     assert!(out.contains("0 left behind"), "{out}");
 }

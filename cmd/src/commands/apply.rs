@@ -135,6 +135,8 @@ pub async fn run(
         context::print_diags(&failure.to_diagnostics(addr, &env.config), &env.config);
     }
     summarise(&report, &doc, destroy);
+    // Checks warn; they never fail the apply.
+    context::print_diags(&report.checks, &env.config);
     if report.failed.is_empty() && !report.interrupted {
         Ok(ExitCode::SUCCESS)
     } else {

@@ -76,6 +76,8 @@ pub struct ApplyReport {
     pub unresolved: usize,
     /// Output values after apply (sensitive ones included; the caller masks them).
     pub outputs: Vec<(String, Value, bool)>,
+    /// What the configuration's `check` blocks found once the apply finished: warnings.
+    pub checks: Diagnostics,
 }
 
 /// Why an instance could not be applied, classified so the caller can say what to do: a
@@ -616,6 +618,9 @@ impl Engine<'_> {
                 }
                 Ok(_) | Err(_) => {}
             }
+        }
+        if !destroying {
+            report.checks = crate::engine::checks::evaluate(self.config, &world);
         }
         let stale: Vec<String> = doc
             .outputs()

@@ -2,6 +2,7 @@
 
 mod adopt;
 pub mod apply;
+mod checks;
 mod containers;
 pub mod inputs;
 mod instance;

@@ -103,6 +103,22 @@ pub struct Output {
     pub span: Option<Span>,
 }
 
+/// `check "NAME" { assert { … } }`: conditions reported after plan and apply, as warnings
+/// that never stop either.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub name: String,
+    pub asserts: Vec<Assert>,
+    pub span: Option<Span>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Assert {
+    pub condition: Expr,
+    pub error_message: Expr,
+    pub span: Option<Span>,
+}
+
 /// A static reference to a configuration object, e.g. in `depends_on`.
 #[derive(Debug, Clone)]
 pub struct Reference {
@@ -196,6 +212,7 @@ pub struct Config {
     pub locals: IndexMap<String, Local>,
     pub resources: IndexMap<String, Resource>,
     pub outputs: IndexMap<String, Output>,
+    pub checks: IndexMap<String, Check>,
     pub imports: Vec<Import>,
     pub moved: Vec<Moved>,
     pub removed: Vec<Removed>,
@@ -214,6 +231,7 @@ const TOP_LEVEL: &[&str] = &[
     "moved",
     "removed",
     "terraform",
+    "check",
 ];
 
 /// One configuration file as read from disk.
@@ -409,6 +427,55 @@ fn load_body(config: &mut Config, file: FileId, body: HclBody, diags: &mut Diagn
 
 fn labels(b: &Block) -> Vec<String> {
     b.labels.iter().map(|l| l.as_str().to_string()).collect()
+}
+
+/// An `assert` block of a check: its condition and error message, both required.
+fn check_assert(file: FileId, b: Block, diags: &mut Diagnostics) -> Option<Assert> {
+    let span = block_span(file, &b);
+    expect_labels(file, &b, &[], diags)?;
+    let (mut condition, mut error_message) = (None, None);
+    for s in b.body.into_iter() {
+        match s {
+            Structure::Attribute(a) if a.key.as_str() == "condition" => {
+                condition = Some(Expr {
+                    file,
+                    expr: a.value,
+                })
+            }
+            Structure::Attribute(a) if a.key.as_str() == "error_message" => {
+                error_message = Some(Expr {
+                    file,
+                    expr: a.value,
+                })
+            }
+            other => unsupported_in(
+                file,
+                &other,
+                "assert",
+                &["condition", "error_message"],
+                diags,
+            ),
+        }
+    }
+    let missing = match (&condition, &error_message) {
+        (None, _) => Some("condition"),
+        (_, None) => Some("error_message"),
+        _ => None,
+    };
+    if let Some(m) = missing {
+        diags.push(
+            Diagnostic::error("Missing required argument")
+                .at(span.clone())
+                .detail(format!(
+                    "The argument \"{m}\" is required, but no definition was found."
+                )),
+        );
+    }
+    Some(Assert {
+        condition: condition?,
+        error_message: error_message?,
+        span,
+    })
 }
 
 fn expect_labels(
@@ -819,6 +886,56 @@ fn load_block(config: &mut Config, file: FileId, b: Block, diags: &mut Diagnosti
                         .detail("The argument \"value\" is required, but no definition was found."),
                 ),
             }
+        }
+        "check" => {
+            let Some(ls) = expect_labels(file, &b, &["check name"], diags) else {
+                return;
+            };
+            let name = ls[0].clone();
+            if let Some(prev) = config.checks.get(&name) {
+                duplicate(
+                    diags,
+                    "check block",
+                    &format!("check \"{name}\""),
+                    span,
+                    prev.span.as_ref(),
+                    &config.sources,
+                );
+                return;
+            }
+            let mut asserts = Vec::new();
+            for s in b.body.into_iter() {
+                match s {
+                    Structure::Block(a) if a.ident.as_str() == "assert" => {
+                        if let Some(assert) = check_assert(file, a, diags) {
+                            asserts.push(assert);
+                        }
+                    }
+                    Structure::Block(d) if d.ident.as_str() == "data" => diags.push(
+                        Diagnostic::error("Data sources inside check blocks are not supported")
+                            .at(block_span(file, &d))
+                            .detail("brickform reads data sources only at the top level of the configuration.")
+                            .hint("move this data block out of the check block; the assert can refer to it there as it does now"),
+                    ),
+                    other => unsupported_in(file, &other, "check", &["assert"], diags),
+                }
+            }
+            if asserts.is_empty() {
+                diags.push(
+                    Diagnostic::error("Missing assert block")
+                        .at(span)
+                        .detail("A check block needs at least one assert block: assert { condition = … error_message = \"…\" }."),
+                );
+                return;
+            }
+            config.checks.insert(
+                name.clone(),
+                Check {
+                    name,
+                    asserts,
+                    span,
+                },
+            );
         }
         "import" => {
             if expect_labels(file, &b, &[], diags).is_none() {

@@ -131,6 +131,10 @@ impl Engine<'_> {
             specs.push(spec);
         }
         plan.outputs = self.plan_outputs(&world, &state, req, &mut diags);
+        // A destroy leaves nothing for checks to look at.
+        if req.mode != PlanMode::Destroy {
+            diags.extend(crate::engine::checks::evaluate(config, &world));
+        }
 
         if req.mode == PlanMode::Destroy {
             guards::destroy_only(&mut plan, &state);

@@ -1,0 +1,5 @@
+check "c" {
+  assert {
+    condition = true
+  }
+}

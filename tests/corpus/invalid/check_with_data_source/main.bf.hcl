@@ -1,0 +1,7 @@
+check "c" {
+  data "t" "x" {}
+  assert {
+    condition     = true
+    error_message = "x"
+  }
+}
