@@ -429,6 +429,53 @@ fn labels(b: &Block) -> Vec<String> {
     b.labels.iter().map(|l| l.as_str().to_string()).collect()
 }
 
+/// The `provider` meta-argument: the provider a resource type belongs to (the part of its
+/// type before the first `_`, as in Terraform) is the only one there is. An alias
+/// (`provider = NAME.ALIAS`) names a second configuration of a provider, which brickform
+/// does not have: going on without it would make the changes in the wrong workspace.
+fn check_provider_reference(
+    file: FileId,
+    type_name: &str,
+    value: &Expression,
+    diags: &mut Diagnostics,
+) {
+    let owner = type_name.split('_').next().unwrap_or(type_name);
+    let at = span_of(file, value.span());
+    match value {
+        Expression::Variable(v) if v.as_str() == owner => {}
+        Expression::Variable(v) => diags.push(
+            Diagnostic::error("Invalid provider reference")
+                .at(at)
+                .detail(format!(
+                    "A {type_name} belongs to the provider \"{owner}\", not \"{}\".",
+                    v.as_str()
+                ))
+                .hint(format!("write provider = {owner}, or leave it out")),
+        ),
+        Expression::Traversal(t) => {
+            let name = match &t.expr {
+                Expression::Variable(v) => v.as_str().to_string(),
+                _ => owner.to_string(),
+            };
+            diags.push(
+                Diagnostic::error("Provider aliases are not supported")
+                    .at(at)
+                    .detail(format!(
+                        "This refers to another configuration of provider \"{name}\"; brickform configures one per environment, so this resource would be applied with the default one."
+                    ))
+                    .hint("leave out `provider = …`, and give each workspace its own environment block with its provider settings"),
+            );
+        }
+        _ => diags.push(
+            Diagnostic::error("Invalid provider reference")
+                .at(at)
+                .detail(format!(
+                    "The provider meta-argument names a provider, as in provider = {owner}."
+                )),
+        ),
+    }
+}
+
 /// An `assert` block of a check: its condition and error message, both required.
 fn check_assert(file: FileId, b: Block, diags: &mut Diagnostics) -> Option<Assert> {
     let span = block_span(file, &b);
@@ -1108,7 +1155,9 @@ fn load_resource(
             Structure::Attribute(a) if a.key.as_str() == "depends_on" => {
                 r.depends_on = reference_list(file, &a.value, diags)
             }
-            Structure::Attribute(a) if a.key.as_str() == "provider" => {}
+            Structure::Attribute(a) if a.key.as_str() == "provider" => {
+                check_provider_reference(file, &r.type_name, &a.value, diags);
+            }
             Structure::Block(b) if b.ident.as_str() == "lifecycle" && mode == Mode::Managed => {
                 r.lifecycle = load_lifecycle(file, &b, diags);
             }

@@ -1,0 +1,3 @@
+resource "t" "x" {
+  provider = aws
+}
