@@ -73,21 +73,22 @@ pub fn names() -> &'static [&'static str] {
     &NAMES
 }
 
-static FAMILIES: &[&[Spec]] = &[
-    collections::FUNCTIONS,
-    encoding::FUNCTIONS,
-    files::FUNCTIONS,
-    format::FUNCTIONS,
-    hashing::FUNCTIONS,
-    numeric::FUNCTIONS,
-    strings::FUNCTIONS,
-    types::FUNCTIONS,
+/// Every family of functions, with what it is called in the language reference.
+static FAMILIES: &[(&str, &[Spec])] = &[
+    ("Collections", collections::FUNCTIONS),
+    ("Encoding", encoding::FUNCTIONS),
+    ("Files", files::FUNCTIONS),
+    ("Formatting", format::FUNCTIONS),
+    ("Hashing", hashing::FUNCTIONS),
+    ("Numbers", numeric::FUNCTIONS),
+    ("Strings", strings::FUNCTIONS),
+    ("Types and conversion", types::FUNCTIONS),
 ];
 
 static REGISTRY: LazyLock<HashMap<&'static str, &'static Spec>> = LazyLock::new(|| {
     FAMILIES
         .iter()
-        .flat_map(|f| f.iter())
+        .flat_map(|(_, f)| f.iter())
         .map(|s| (s.name, s))
         .collect()
 });
@@ -563,6 +564,51 @@ pub(super) mod test_support {
 mod tests {
     use super::test_support::*;
     use super::*;
+
+    /// The functions table of docs/language.md, generated from the families.
+    fn reference_table() -> String {
+        let mut out = String::from("| Family | Functions |\n|---|---|\n");
+        let row = |family: &str, names: &mut Vec<&str>| {
+            names.sort_unstable();
+            let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            format!("| {family} | {} |\n", names.join(", "))
+        };
+        for (family, specs) in FAMILIES {
+            out.push_str(&row(family, &mut specs.iter().map(|s| s.name).collect()));
+        }
+        out.push_str(&row(
+            "Evaluated by the language itself",
+            &mut crate::lang::eval::LAZY_FUNCTIONS.to_vec(),
+        ));
+        out
+    }
+
+    #[test]
+    fn the_language_reference_lists_every_function() {
+        let path = format!("{}/../docs/language.md", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let begin =
+            "<!-- BEGIN functions: generated from core/src/lang/functions; do not edit -->\n";
+        let end = "<!-- END functions -->";
+        let start = text
+            .find(begin)
+            .expect("docs/language.md has the functions markers")
+            + begin.len();
+        let stop = start
+            + text[start..]
+                .find(end)
+                .expect("docs/language.md has the end marker");
+        let want = reference_table();
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(&path, format!("{}{want}{}", &text[..start], &text[stop..])).unwrap();
+            return;
+        }
+        assert!(
+            text[start..stop] == want,
+            "the functions table of docs/language.md is out of date; regenerate it with \
+             `UPDATE_DOCS=1 cargo test -p brickform-core --lib functions`"
+        );
+    }
 
     #[test]
     fn names_are_sorted_and_exclude_lazy_functions() {
