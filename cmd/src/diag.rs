@@ -9,8 +9,18 @@ use miette::{
 };
 use std::io::IsTerminal;
 
+/// Set by `--no-color`: diagnostics are drawn without colour, as the rest of the output.
+static NO_COLOR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns colour off for every diagnostic drawn from now on.
+pub fn disable_color() {
+    NO_COLOR.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 fn use_color() -> bool {
-    std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal()
+    !NO_COLOR.load(std::sync::atomic::Ordering::Relaxed)
+        && std::env::var_os("NO_COLOR").is_none()
+        && std::io::stderr().is_terminal()
 }
 
 /// The longest source line shown as a snippet, in bytes.
@@ -191,6 +201,12 @@ pub fn to_json(diags: &Diagnostics, sources: &SourceMap) -> serde_json::Value {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn no_color_turns_colour_off() {
+        disable_color();
+        assert!(!use_color());
+    }
     use brickform_core::lang::source::Span;
 
     #[test]

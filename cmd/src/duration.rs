@@ -3,7 +3,7 @@
 use anyhow::{anyhow, bail};
 use std::time::Duration;
 
-/// Reads `30s`, `2m`, `500ms` or a bare number of seconds.
+/// Reads `30s`, `2m`, `1h`, `500ms` or a bare number of seconds.
 pub fn parse(s: &str) -> anyhow::Result<Duration> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
@@ -14,7 +14,8 @@ pub fn parse(s: &str) -> anyhow::Result<Duration> {
         "" | "s" => Duration::from_secs(n),
         "ms" => Duration::from_millis(n),
         "m" => Duration::from_secs(n.saturating_mul(60)),
-        _ => bail!("invalid duration {s:?}; use forms like 30s or 2m"),
+        "h" => Duration::from_secs(n.saturating_mul(3600)),
+        _ => bail!("invalid duration {s:?}; use forms like 30s, 2m or 1h"),
     })
 }
 
@@ -41,6 +42,7 @@ mod tests {
             ("2m", Duration::from_secs(120)),
             ("90", Duration::from_secs(90)),
             ("250ms", Duration::from_millis(250)),
+            ("2h", Duration::from_secs(7200)),
         ] {
             assert_eq!(parse(text).unwrap(), d, "{text}");
         }

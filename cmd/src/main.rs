@@ -182,6 +182,9 @@ fn main() -> ExitCode {
     install_panic_hook();
     let long = long_options(&<Cli as clap::CommandFactory>::command());
     let mut cli = Cli::parse_from(terraform_style_args(std::env::args_os(), &long));
+    if cli.no_color {
+        diag::disable_color();
+    }
     init_logging();
     // `-C DIR` works as Terraform's -chdir: the command runs in DIR, so every relative path
     // it is given (`-out`, a plan file, `--var-file`) is read or written there too.

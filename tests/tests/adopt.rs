@@ -626,7 +626,7 @@ resource "databricks_job_run" "once" {
     // A run has no natural key: the next plan would start another one.
     let id = serde_json::from_str::<Value>(&run_ok(
         d,
-        &["state", "show", "databricks_job_run.once"],
+        &["state", "show", "databricks_job_run.once", "--json"],
         &[],
     ))
     .unwrap()["id"]

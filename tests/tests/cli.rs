@@ -757,10 +757,38 @@ fn state_and_env_commands() {
         ("test_thing.a", "id-a"),
         ("data.test_info.me", "me"),
     ] {
-        doc.insert(ResourceState::new(addr, "test", id).unwrap())
-            .unwrap();
+        let mut r = ResourceState::new(addr, "test", id).unwrap();
+        r.config.insert("name".into(), serde_json::json!("thing"));
+        r.computed.insert("id".into(), serde_json::json!(id));
+        r.computed
+            .insert("created_by".into(), serde_json::json!("me"));
+        r.sensitive.insert("token".into(), "fingerprint".into());
+        doc.insert(r).unwrap();
     }
     backend.save_sync("default", &mut doc).unwrap();
+    // As `terraform state show` prints it: id once and first, names aligned, a sensitive
+    // attribute named but not shown; the state entry itself with --json.
+    brickform(d)
+        .args(["state", "show", "test_thing.a"])
+        .assert()
+        .code(0)
+        .stdout(
+            "# test_thing.a:\nresource \"test_thing\" \"a\" {\n    id         = \"id-a\"\n    created_by = \"me\"\n    name       = \"thing\"\n    token      = (sensitive value)\n}\n",
+        );
+    brickform(d)
+        .args(["state", "show", "data.test_info.me"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with(
+            "# data.test_info.me:\ndata \"test_info\" \"me\" {\n",
+        ));
+    let out = brickform(d)
+        .args(["state", "show", "test_thing.a", "--json"])
+        .output()
+        .unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["id"], "id-a");
+    assert_eq!(shown["sensitive"]["token"], "fingerprint");
     backend
         .save_sync("qa", &mut StateDocument::new("qa"))
         .unwrap();

@@ -82,7 +82,7 @@ resource "databricks_job" "etl" {{
     assert!(load["new_cluster"]["aws_attributes"].is_object(), "{load}");
     plan_is_empty(d, &serve);
     // The state records what the service holds, so the plan's `after` is the truth.
-    let state = common::run_ok(d, &["state", "show", "databricks_job.etl"], &[]);
+    let state = common::run_ok(d, &["state", "show", "databricks_job.etl", "--json"], &[]);
     assert!(state.contains("SINGLE_USER"), "{state}");
     // A real change still plans as one, and leaves nothing behind after apply.
     let changed = cfg.replace("num_workers   = 2", "num_workers   = 3");
@@ -120,7 +120,7 @@ fn a_job_of_more_than_a_hundred_tasks_round_trips() {
     assert!(first["next_page_token"].is_string());
     let _ = id;
     plan_is_empty(d, &serve);
-    let state = common::run_ok(d, &["state", "show", "databricks_job.big"], &[]);
+    let state = common::run_ok(d, &["state", "show", "databricks_job.big", "--json"], &[]);
     assert!(state.contains("t229"), "the last page was not read");
     // Changing a task on the last page is planned as exactly that change.
     std::fs::write(

@@ -1105,7 +1105,7 @@ fn run_starts_what_each_runnable_kind_runs() {
     run_ok(d, &["apply", "--auto-approve"], &[]);
     let id_of = |address: &str| -> String {
         let shown: Value =
-            serde_json::from_str(&run_ok(d, &["state", "show", address], &[])).unwrap();
+            serde_json::from_str(&run_ok(d, &["state", "show", address, "--json"], &[])).unwrap();
         shown["id"].as_str().unwrap().to_string()
     };
     let (job_id, pipeline_id) = (id_of("databricks_job.j"), id_of("databricks_pipeline.p"));
@@ -1118,6 +1118,13 @@ fn run_starts_what_each_runnable_kind_runs() {
             && out.contains("succeeded (SUCCESS)."),
         "{out}"
     );
+    // --timeout takes durations as --lock-timeout does.
+    let (code, out, err) = run(d, &["run", "databricks_job.j", "--timeout", "1ms"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("gave up waiting after 1ms"), "{err}");
+    let (code, _, err) = run(d, &["run", "databricks_job.j", "--timeout", "soon"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("invalid duration \"soon\""), "{err}");
     let (code, _, err) = run(d, &["run", "databricks_job.j", "--param", "no-equals"], &[]);
     assert_eq!(code, 1, "{err}");
     assert!(

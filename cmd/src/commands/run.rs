@@ -33,9 +33,9 @@ pub struct Args {
     /// Do not ask for confirmation.
     #[arg(long = "auto-approve")]
     auto_approve: bool,
-    /// Give up waiting after this many seconds.
-    #[arg(long = "timeout", default_value_t = 3600)]
-    timeout: u64,
+    /// Give up waiting after this long (e.g. 90s, 30m, 2h; a bare number is seconds).
+    #[arg(long = "timeout", default_value = "1h", value_parser = crate::duration::parse)]
+    timeout: Duration,
     #[command(flatten)]
     vars: crate::args::VarArgs,
 }
@@ -88,7 +88,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     let engine = Engine::new(&config, &p.registry, &vars, &env);
     context::check(&engine.configure(&doc).await, &config)?;
     let client = p.databricks.shared().client().map_err(|e| anyhow!("{e}"))?;
-    let timeout = Duration::from_secs(args.timeout);
+    let timeout = args.timeout;
     let on = progress_printer();
     // The kind says whether and how its objects run; the command asks, prints and waits.
     let Some(runner) = p.databricks.runner(&resource.resource_type) else {

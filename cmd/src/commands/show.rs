@@ -5,6 +5,7 @@ use crate::failure::Outcome;
 use crate::saved;
 use brickform_core::plan::{render_json, render_text};
 use brickform_core::value::Value;
+use brickform_state::{ResourceMode, ResourceState};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -38,25 +39,47 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         return Ok(ExitCode::SUCCESS);
     }
     for r in doc.resources() {
-        println!("# {}:", r.address);
-        println!("resource \"{}\" \"{}\" {{", r.resource_type, r.name);
-        println!("    id = {}", brickform_core::value::quote(&r.id));
-        let mut merged = r.computed.clone();
-        for (k, v) in &r.config {
-            if !v.is_null() {
-                merged.insert(k.clone(), v.clone());
-            }
-        }
-        for (k, v) in &merged {
-            if v.is_null() {
-                continue;
-            }
-            println!("    {k} = {}", Value::from_json(v));
-        }
-        for k in r.sensitive.keys() {
-            println!("    {k} = (sensitive value)");
-        }
-        println!("}}\n");
+        println!("{}", resource_text(r));
     }
     super::output::print(&doc, None, false, false)
+}
+
+/// One instance as `terraform show` and `terraform state show` print it: its address, then
+/// a block with `id` first and every attribute it holds (configured or set by the service),
+/// names aligned; a sensitive attribute is named, never shown.
+pub fn resource_text(r: &ResourceState) -> String {
+    let mut lines: Vec<(String, String)> = vec![("id".into(), brickform_core::value::quote(&r.id))];
+    let mut merged = r.computed.clone();
+    for (k, v) in &r.config {
+        if !v.is_null() {
+            merged.insert(k.clone(), v.clone());
+        }
+    }
+    for (k, v) in &merged {
+        if k == "id" || v.is_null() {
+            continue;
+        }
+        lines.push((k.clone(), Value::from_json(v).to_string()));
+    }
+    for k in r.sensitive.keys() {
+        lines.push((k.clone(), "(sensitive value)".into()));
+    }
+    let width = lines
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    let block = match r.mode {
+        ResourceMode::Managed => "resource",
+        ResourceMode::Data => "data",
+    };
+    let mut out = format!(
+        "# {}:\n{block} \"{}\" \"{}\" {{\n",
+        r.address, r.resource_type, r.name
+    );
+    for (k, v) in lines {
+        out.push_str(&format!("    {k:<width$} = {v}\n"));
+    }
+    out.push_str("}\n");
+    out
 }

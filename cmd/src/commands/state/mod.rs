@@ -19,8 +19,13 @@ use std::time::Duration;
 pub enum Command {
     /// List the addresses in state.
     List,
-    /// Show one resource's state.
-    Show { address: String },
+    /// Show one resource's attributes as `terraform state show` does (its state entry as
+    /// JSON with --json).
+    Show {
+        address: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Forget resources without destroying them.
     Rm { addresses: Vec<String> },
     /// Rename a resource in state.
@@ -54,11 +59,15 @@ pub async fn exec(ctx: &Ctx, cmd: Command) -> Outcome {
                 println!("{}", r.address);
             }
         }
-        Command::Show { address } => {
+        Command::Show { address, json } => {
             let Some(r) = doc.as_ref().and_then(|d| d.get(&address)) else {
                 fail!("No instance found for the given address {address}.");
             };
-            println!("{}", serde_json::to_string_pretty(r)?);
+            if json {
+                println!("{}", serde_json::to_string_pretty(r)?);
+            } else {
+                print!("{}", super::show::resource_text(r));
+            }
         }
         Command::Pull => match doc {
             Some(d) => println!("{}", serde_json::to_string_pretty(&d)?),
