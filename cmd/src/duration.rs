@@ -48,7 +48,7 @@ mod tests {
         }
         assert_eq!(format(Duration::from_secs(90)), "1m30s");
         assert_eq!(format(Duration::from_secs(120)), "2m");
-        assert!(parse("10h").is_err());
+        assert!(parse("10d").is_err());
         assert!(parse("soon").is_err());
         // A number of minutes too large for seconds saturates instead of overflowing.
         assert!(parse(&format!("{}m", u64::MAX)).is_ok());
