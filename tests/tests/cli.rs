@@ -703,6 +703,45 @@ fn fmt_check_then_fmt() {
         .code(0)
         .stdout("");
 
+    // Named files and directories, --diff, and standard input, as terraform fmt takes them.
+    std::fs::create_dir(d.join("sub")).unwrap();
+    std::fs::write(d.join("sub/x.bf.hcl"), messy).unwrap();
+    std::fs::write(d.join("dev.bfvars.hcl"), "a=\"y\"\n").unwrap();
+    brickform(d)
+        .args(["fmt", "--check", "--diff", "sub"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "sub/x.bf.hcl\n--- old/sub/x.bf.hcl\n+++ new/sub/x.bf.hcl\n",
+        ))
+        .stdout(predicate::str::contains(
+            "-default=\"x\"\n-  type = string\n+  default = \"x\"\n",
+        ));
+    assert_eq!(
+        std::fs::read_to_string(d.join("sub/x.bf.hcl")).unwrap(),
+        messy
+    );
+    brickform(d)
+        .args(["fmt", "dev.bfvars.hcl", "sub/x.bf.hcl"])
+        .assert()
+        .code(0)
+        .stdout("dev.bfvars.hcl\nsub/x.bf.hcl\n");
+    assert_eq!(
+        std::fs::read_to_string(d.join("dev.bfvars.hcl")).unwrap(),
+        "a = \"y\"\n"
+    );
+    brickform(d)
+        .args(["fmt", "-"])
+        .write_stdin(messy)
+        .assert()
+        .code(0)
+        .stdout("variable \"a\" {\n  default = \"x\"\n  type    = string\n}\n");
+    brickform(d)
+        .args(["fmt", "notes.txt"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("only configuration files"));
+
     std::fs::write(d.join("bad.bf.hcl"), "locals {\n  a =\n}\n").unwrap();
     brickform(d)
         .args(["fmt", "--check"])

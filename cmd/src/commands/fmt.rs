@@ -1,15 +1,26 @@
-//! `brickform fmt`: rewrite configuration files in canonical format.
+//! `brickform fmt [PATH…]`: rewrite configuration files in canonical format, as
+//! `terraform fmt` does: the configuration directory by default, or the files and
+//! directories given; `-` formats standard input to standard output.
 
 use crate::context::Ctx;
 use crate::diag;
 use crate::failure::{Failure, Outcome};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// Files (*.bf.hcl, *.bfvars.hcl) or directories (their *.bf.hcl files) to format;
+    /// `-` reads standard input and writes the result to standard output. Default: the
+    /// configuration directory.
+    paths: Vec<PathBuf>,
     /// Only check; exit 3 when files need formatting.
     #[arg(long)]
     check: bool,
+    /// Show what formatting changes, as a unified diff.
+    #[arg(long)]
+    diff: bool,
 }
 
 /// Exit status when a file cannot be read or parsed (as `terraform fmt` gives).
@@ -18,41 +29,123 @@ const UNREADABLE: u8 = 2;
 /// Exit status of `--check` when a file needs formatting.
 const NEEDS_FORMATTING: u8 = 3;
 
+/// What `fmt` formats besides a directory's configuration files, when named.
+const FORMATTABLE: &[&str] = &[brickform_core::lang::load::CONFIG_SUFFIX, ".bfvars.hcl"];
+
+/// One text to format: where it came from (as shown) and where it goes.
+struct Source {
+    shown: String,
+    /// `None`: standard input, written back to standard output.
+    path: Option<PathBuf>,
+    text: String,
+}
+
 pub fn exec(ctx: &Ctx, args: Args) -> Outcome {
-    let (files, diags) = brickform_core::lang::load::read_config_files(&ctx.dir);
-    diag::print(&diags, &Default::default());
-    let mut changed = Vec::new();
-    let mut failed = diags.has_errors();
-    for file in files {
-        let (f, text) = (file.path, file.text);
-        match brickform_core::lang::fmt::format_source(&text) {
-            Ok(out) if out != text => {
-                changed.push(f.clone());
-                if !args.check {
-                    std::fs::write(&f, out)?;
-                }
-            }
-            Ok(_) => {}
-            Err(e) => {
-                eprintln!("Error: {}: {e}", f.display());
-                failed = true;
-            }
-        }
+    let mut failed = false;
+    let mut sources = Vec::new();
+    let targets = if args.paths.is_empty() {
+        vec![ctx.dir.clone()]
+    } else {
+        args.paths.clone()
+    };
+    for target in &targets {
+        failed |= !collect(target, args.paths.is_empty(), &mut sources);
     }
-    for f in &changed {
-        println!(
-            "{}",
-            f.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        );
+    let mut changed = false;
+    for s in sources {
+        let formatted = match brickform_core::lang::fmt::format_source(&s.text) {
+            Ok(out) => out,
+            Err(e) => {
+                eprintln!("Error: {}: {e}", s.shown);
+                failed = true;
+                continue;
+            }
+        };
+        let differs = formatted != s.text;
+        changed |= differs;
+        let mut stdout = std::io::stdout().lock();
+        match &s.path {
+            // Standard input: the result is the output, unless only checking or diffing.
+            None if !args.check && !args.diff => stdout.write_all(formatted.as_bytes())?,
+            _ if differs => writeln!(stdout, "{}", s.shown)?,
+            _ => {}
+        }
+        if differs && args.diff {
+            let diff = similar::TextDiff::from_lines(&s.text, &formatted);
+            let old = format!("old/{}", s.shown);
+            let new = format!("new/{}", s.shown);
+            write!(stdout, "{}", diff.unified_diff().header(&old, &new))?;
+        }
+        if let (Some(path), true, false) = (&s.path, differs, args.check) {
+            std::fs::write(path, formatted)?;
+        }
     }
     if failed {
         return Err(Failure::reported_with(UNREADABLE));
     }
-    Ok(if args.check && !changed.is_empty() {
+    Ok(if args.check && changed {
         ExitCode::from(NEEDS_FORMATTING)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Adds what `target` names to `into`; false when something could not be read (reported).
+/// `default` is the configuration directory, whose files are shown by name alone.
+fn collect(target: &Path, default: bool, into: &mut Vec<Source>) -> bool {
+    if target == Path::new("-") {
+        let mut text = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+            eprintln!("Error: reading standard input: {e}");
+            return false;
+        }
+        into.push(Source {
+            shown: "<stdin>".into(),
+            path: None,
+            text,
+        });
+        return true;
+    }
+    if target.is_dir() {
+        let (files, diags) = brickform_core::lang::load::read_config_files(target);
+        diag::print(&diags, &Default::default());
+        for f in files {
+            let shown = if default {
+                f.path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            } else {
+                f.path.display().to_string()
+            };
+            into.push(Source {
+                shown,
+                path: Some(f.path),
+                text: f.text,
+            });
+        }
+        return !diags.has_errors();
+    }
+    let name = target.to_string_lossy();
+    if !FORMATTABLE.iter().any(|suffix| name.ends_with(suffix)) {
+        eprintln!(
+            "Error: {name}: only configuration files ({}) and variable files (*.bfvars.hcl) are formatted",
+            brickform_core::lang::load::CONFIG_SUFFIX
+        );
+        return false;
+    }
+    match brickform_core::limits::read_text_file(target) {
+        Ok(text) => {
+            into.push(Source {
+                shown: name.into_owned(),
+                path: Some(target.to_path_buf()),
+                text,
+            });
+            true
+        }
+        Err(why) => {
+            eprintln!("Error: reading {name}: {why}");
+            false
+        }
+    }
 }
