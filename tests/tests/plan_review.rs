@@ -352,8 +352,9 @@ fn mermaid(md: &str) -> (BTreeMap<String, String>, BTreeSet<(String, String)>) {
     let mut classes = BTreeMap::new();
     let mut edges = BTreeSet::new();
     for l in block.lines().skip(2).map(str::trim) {
+        // Drawn from the dependent; kept here as (dependency, dependent).
         if let Some((a, b)) = l.split_once(" --> ") {
-            edges.insert((ids[a].clone(), ids[b].clone()));
+            edges.insert((ids[b].clone(), ids[a].clone()));
         } else if let Some(rest) = l.strip_prefix("class ") {
             let (list, class) = rest.split_once(' ').unwrap();
             for id in list.split(',') {

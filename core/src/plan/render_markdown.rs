@@ -593,8 +593,8 @@ impl Graph {
 }
 
 /// A Mermaid flowchart of the changed instances and what they depend on; unchanged
-/// dependencies appear dashed for context. Edges point from a dependency to its dependent,
-/// the order in which apply creates them. Too many instances are grouped by resource.
+/// dependencies appear dashed for context. Arrows point from a resource to what it depends
+/// on, as `brickform graph` (and `terraform graph`) draws them. Too many instances are grouped by resource.
 fn graph(plan: &Plan, changes: &[&ResourceChange]) -> String {
     if changes.is_empty() {
         return String::new();
@@ -658,8 +658,9 @@ fn graph(plan: &Plan, changes: &[&ResourceChange]) -> String {
     for (i, (label, _)) in g.nodes.iter().enumerate() {
         let _ = writeln!(out, "  n{i}[\"{}\"]", mermaid_label(label));
     }
-    for (from, to) in &g.edges {
-        let _ = writeln!(out, "  n{from} --> n{to}");
+    // Edges are kept as (dependency, dependent); drawn from the dependent.
+    for (dependency, dependent) in &g.edges {
+        let _ = writeln!(out, "  n{dependent} --> n{dependency}");
     }
     let mut legend = Vec::new();
     for (class, style, text) in CLASSES {
@@ -680,7 +681,7 @@ fn graph(plan: &Plan, changes: &[&ResourceChange]) -> String {
     out.push_str("```\n\n");
     let _ = writeln!(
         out,
-        "<sub>{}. Arrows point from a dependency to what depends on it.{note}</sub>",
+        "<sub>{}. Arrows point from a resource to what it depends on, as in `brickform graph`.{note}</sub>",
         legend.join(" · ")
     );
     out

@@ -1407,8 +1407,9 @@ fn mermaid_graph_holds_changed_resources_and_their_dependencies() {
     let mut class_of = std::collections::BTreeMap::new();
     let mut edges = std::collections::BTreeSet::new();
     for l in block.lines().skip(2).map(str::trim) {
+        // Drawn from the dependent to its dependency; kept as (dependency, dependent).
         if let Some((a, b)) = l.split_once(" --> ") {
-            edges.insert((labels[a].clone(), labels[b].clone()));
+            edges.insert((labels[b].clone(), labels[a].clone()));
         } else if let Some(rest) = l.strip_prefix("class ") {
             let (ids, class) = rest.split_once(' ').unwrap();
             for id in ids.split(',') {
