@@ -153,8 +153,8 @@ resource "databricks_ingestion_pipeline" "ig" {
 
 # Runs the ingestion pipeline every few minutes.
 resource "databricks_job" "lfc_scheduler" {
-  name                = "${local.lfc_prefix}_ig_scheduler"
-  performance_target  = "STANDARD"
+  name               = "${local.lfc_prefix}_ig_scheduler"
+  performance_target = "STANDARD"
 
   schedule {
     quartz_cron_expression = "0 0/${var.trigger_interval_min} * * * ?"

@@ -1,5 +1,6 @@
 //! `examples/quickstart` applied and destroyed on the local workspace (`--local`), from a
-//! copy so the repository's example directory stays clean.
+//! copy so the repository's example directory stays clean; every example formatted and
+//! valid.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -117,4 +118,25 @@ fn b64(b: &[u8]) -> String {
         }
     }
     out
+}
+
+/// Every example is as `brickform fmt` writes it, and validates: they are what newcomers
+/// copy.
+#[test]
+fn every_example_is_formatted_and_valid() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let dir = entry.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        seen += 1;
+        let copy = common::example_copy(dir.file_name().unwrap().to_str().unwrap());
+        let (code, out, err) = common::run(copy.path(), &["fmt", "--check", "--diff"], &[]);
+        assert_eq!(code, 0, "{} is not formatted:\n{out}{err}", dir.display());
+        let (code, out, err) = common::run(copy.path(), &["validate"], &[]);
+        assert_eq!(code, 0, "{}:\n{out}{err}", dir.display());
+    }
+    assert!(seen >= 5, "{seen} examples");
 }
