@@ -108,3 +108,125 @@ fn ctrl_c_stops_scheduling_and_saves_state() {
     let (code, _, _) = run(d, &["destroy", "--auto-approve", "--var", &host], &[TOKEN]);
     assert_eq!(code, 0);
 }
+
+const JOB: &str = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_notebook" "nb" {
+  path           = "/Shared/interrupt/nb"
+  language       = "PYTHON"
+  content_base64 = base64encode("print(1)")
+}
+resource "databricks_job" "j" {
+  name = "interrupt_run"
+  # The first test run is left going while the second starts.
+  max_concurrent_runs = 2
+  task {
+    task_key = "slow"
+    notebook_task {
+      notebook_path = databricks_notebook.nb.path
+    }
+  }
+}
+"#;
+
+/// Starts `brickform run databricks_job.j` (with `extra` arguments), interrupts it once the
+/// run is followed, and returns its exit code, output and the run's id.
+fn interrupted_run(
+    d: &std::path::Path,
+    host: &str,
+    extra: &[&str],
+) -> (Option<i32>, String, String) {
+    let mut child = std::process::Command::new(bin())
+        .arg("-C")
+        .arg(d)
+        .args(["run", "databricks_job.j", "--var", host])
+        .args(extra)
+        .env(TOKEN.0, TOKEN.1)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let mut seen = Vec::new();
+    // The run's page is told once the run is followed; interrupt then.
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push(line.clone());
+        if line.trim_start().starts_with("http") {
+            break;
+        }
+    }
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    seen.extend(lines.map(|l| l.unwrap()));
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        seen.join("\n"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Ctrl-C while `brickform run` follows a job run: without a terminal to ask in, the run
+/// goes on and the command says so (exit 130); with --auto-approve it is cancelled and the
+/// command waits for it to end.
+#[test]
+fn ctrl_c_during_run_says_the_run_goes_on_or_cancels_it() {
+    let dir = config(&[("main.bf.hcl", JOB)]);
+    let d = dir.path();
+    let data = tempfile::tempdir().unwrap();
+    // Each task takes a minute: the run is still going when it is interrupted.
+    let serve = Serve::start(data.path(), &["--task-ms", "60000"]);
+    let host = format!("host={}", serve.url);
+    let (code, out, err) = run(d, &["apply", "--auto-approve", "--var", &host], &[TOKEN]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    let (code, out, err) = interrupted_run(d, &host, &[]);
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert!(out.contains("started run "), "{out}");
+    assert!(
+        err.contains("goes on in the workspace; brickform no longer follows it"),
+        "{err}"
+    );
+    let run_id: String = out
+        .split("started run ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let state = |id: &str| -> String {
+        let (status, body) = common::http_auth(
+            "GET",
+            &format!("{}/api/2.2/jobs/runs/get?run_id={id}", serve.url),
+            None,
+            "application/json",
+            TOKEN.1,
+        );
+        assert_eq!(status, 200);
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        v["state"]["life_cycle_state"].as_str().unwrap().to_string()
+    };
+    let left = state(&run_id);
+    assert!(matches!(left.as_str(), "PENDING" | "RUNNING"), "{left}");
+
+    let (code, out, err) = interrupted_run(d, &host, &["--auto-approve"]);
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    assert!(out.contains("cancelling "), "{out}");
+    assert!(
+        err.contains("was cancelled; it ended CANCELED"),
+        "{out}\n{err}"
+    );
+    let second: String = out
+        .split("started run ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    assert_eq!(state(&second), "TERMINATED");
+}

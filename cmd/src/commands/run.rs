@@ -40,16 +40,35 @@ pub struct Args {
     vars: crate::args::VarArgs,
 }
 
+/// Prints a run's progress. On a terminal one line is kept current (state, elapsed time,
+/// the tasks running) and finished tasks are printed above it; elsewhere each state change
+/// and each finished task is a line of its own, so logs stay short.
 fn progress_printer() -> impl Fn(Progress) + Send + Sync {
     let live = std::io::stdout().is_terminal();
     move |p| match p {
-        Progress::State { state, elapsed } => {
-            if live {
-                print!("\r\x1b[2K{state} [{}s elapsed]", elapsed.as_secs());
-                let _ = std::io::stdout().flush();
+        Progress::State { state, elapsed } if !live => {
+            println!("{state} [{}s elapsed]", elapsed.as_secs());
+        }
+        Progress::State { .. } => {}
+        Progress::Waiting {
+            state,
+            elapsed,
+            running,
+        } if live => {
+            let tasks = if running.is_empty() {
+                String::new()
             } else {
-                println!("{state} [{}s elapsed]", elapsed.as_secs());
+                format!(" running {}", running.join(", "))
+            };
+            print!("\r\x1b[2K{state} [{}s elapsed]{tasks}", elapsed.as_secs());
+            let _ = std::io::stdout().flush();
+        }
+        Progress::Waiting { .. } => {}
+        Progress::Link { url } => {
+            if live {
+                print!("\r\x1b[2K");
             }
+            println!("  {url}");
         }
         Progress::Task {
             task_key,
@@ -57,7 +76,7 @@ fn progress_printer() -> impl Fn(Progress) + Send + Sync {
             message,
         } => {
             if live {
-                println!();
+                print!("\r\x1b[2K");
             }
             let msg = if message.is_empty() {
                 String::new()
@@ -67,6 +86,54 @@ fn progress_printer() -> impl Fn(Progress) + Send + Sync {
             println!("  task {task_key}: {result}{msg}");
         }
     }
+}
+
+/// Exit status after Ctrl-C left a run going: a shell's for a command ended by SIGINT.
+const INTERRUPTED: u8 = 130;
+
+/// How long a cancelled run is waited for to say it ended.
+const CANCEL_WAIT: Duration = Duration::from_secs(300);
+
+/// Ctrl-C while following a run: stop following it, and cancel it when asked to (or with
+/// --auto-approve), so it is never left running without a word.
+async fn interrupted(
+    runner: &dyn brickform_databricks::run::Runner,
+    client: &brickform_databricks::client::Client,
+    started: &brickform_databricks::run::Started,
+    args: &Args,
+    on: &(dyn Fn(Progress) + Send + Sync),
+) -> Outcome {
+    println!();
+    let cancel = args.auto_approve
+        || {
+            if std::io::stdin().is_terminal() {
+                print!(
+                    "Interrupt received. Cancel {} {}? It goes on otherwise.\n  Only 'yes' will be accepted to cancel.\n\n  Enter a value: ",
+                    args.address, started.id
+                );
+                let _ = std::io::stdout().flush();
+                let mut line = String::new();
+                std::io::stdin().lock().read_line(&mut line).is_ok() && line.trim() == "yes"
+            } else {
+                false
+            }
+        };
+    if !cancel {
+        eprintln!(
+            "Interrupted: {}: {} goes on in the workspace; brickform no longer follows it (cancel it with --auto-approve when interrupting, or in the workspace).",
+            args.address, started.id
+        );
+        return Err(Failure::reported_with(INTERRUPTED));
+    }
+    println!("{}: cancelling {}...", args.address, started.id);
+    runner.cancel(client, started).await?;
+    let outcome = runner.wait(client, started, CANCEL_WAIT, on).await?;
+    fail!(
+        "{}: {} was cancelled; it ended {}",
+        args.address,
+        outcome.id,
+        outcome.result
+    );
 }
 
 pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
@@ -133,7 +200,12 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     if args.no_wait {
         return Ok(ExitCode::SUCCESS);
     }
-    let outcome = runner.wait(&client, &started, timeout, &on).await?;
+    let outcome = tokio::select! {
+        outcome = runner.wait(&client, &started, timeout, &on) => outcome?,
+        Ok(()) = tokio::signal::ctrl_c() => {
+            return interrupted(runner.as_ref(), &client, &started, &args, &on).await;
+        }
+    };
     if std::io::stdout().is_terminal() {
         println!();
     }

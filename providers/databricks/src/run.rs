@@ -12,6 +12,15 @@ use std::time::{Duration, Instant};
 pub enum Progress {
     /// The run or update moved to a new state.
     State { state: String, elapsed: Duration },
+    /// Still waiting, after each look at the run: its state, the time since it started and
+    /// the tasks running now (job runs only), so a terminal can keep its line current.
+    Waiting {
+        state: String,
+        elapsed: Duration,
+        running: Vec<String>,
+    },
+    /// Where the run can be watched in the workspace; told once, when first known.
+    Link { url: String },
     /// A task of a job run finished.
     Task {
         task_key: String,
@@ -95,6 +104,9 @@ pub trait Runner: Send + Sync {
         timeout: Duration,
         on: &(dyn Fn(Progress) + Send + Sync),
     ) -> Result<Outcome, RunError>;
+    /// Asks the service to stop a started run (it ends as cancelled; [`Runner::wait`] then
+    /// reports how).
+    async fn cancel(&self, client: &Client, started: &Started) -> Result<(), RunError>;
 }
 
 /// The runner of jobs: `run-now` with the parameters, then the run's state and its tasks.
@@ -139,6 +151,16 @@ impl Runner for JobRunner {
         })?;
         wait_job_run(client, run_id, timeout, on).await
     }
+
+    async fn cancel(&self, client: &Client, started: &Started) -> Result<(), RunError> {
+        let run_id: i64 = started.id.parse().map_err(|_| {
+            RunError::Unexpected(format!("run-now returned run id {:?}", started.id))
+        })?;
+        client
+            .post("/api/2.2/jobs/runs/cancel", &json!({ "run_id": run_id }))
+            .await?;
+        Ok(())
+    }
 }
 
 /// The runner of pipelines (and of the Lakeflow Connect kinds, which are pipelines): an
@@ -179,6 +201,16 @@ impl Runner for PipelineRunner {
         on: &(dyn Fn(Progress) + Send + Sync),
     ) -> Result<Outcome, RunError> {
         wait_pipeline_update(client, &started.object, &started.id, timeout, on).await
+    }
+
+    async fn cancel(&self, client: &Client, started: &Started) -> Result<(), RunError> {
+        client
+            .post(
+                &format!("/api/2.0/pipelines/{}/stop", started.object),
+                &json!({}),
+            )
+            .await?;
+        Ok(())
     }
 }
 
@@ -260,10 +292,17 @@ pub async fn wait_job_run(
     // Each failed task's cause, from its output, fetched once.
     let mut causes: std::collections::HashMap<String, String> = Default::default();
     let mut attempt = 0;
+    let mut linked = false;
     loop {
         let run = client
             .get("/api/2.2/jobs/runs/get", &[("run_id", run_id.to_string())])
             .await?;
+        if !linked && let Some(url) = run.get("run_page_url").and_then(Json::as_str) {
+            on(Progress::Link {
+                url: url.to_string(),
+            });
+            linked = true;
+        }
         let life = text(&run, "/state/life_cycle_state");
         if life != last_state {
             on(Progress::State {
@@ -272,6 +311,19 @@ pub async fn wait_job_run(
             });
             last_state = life.clone();
         }
+        let running: Vec<String> = run
+            .get("tasks")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|t| text(t, "/state/life_cycle_state") == "RUNNING")
+            .map(|t| text(t, "/task_key"))
+            .collect();
+        on(Progress::Waiting {
+            state: life.clone(),
+            elapsed: started.elapsed(),
+            running,
+        });
         let mut tasks: Vec<(String, String, String)> = Vec::new();
         for t in run
             .get("tasks")
@@ -414,6 +466,11 @@ pub async fn wait_pipeline_update(
             });
             last_state = state.clone();
         }
+        on(Progress::Waiting {
+            state: state.clone(),
+            elapsed: started.elapsed(),
+            running: Vec::new(),
+        });
         if matches!(state.as_str(), "COMPLETED" | "FAILED" | "CANCELED") {
             return Ok(Outcome {
                 id: update_id.to_string(),
