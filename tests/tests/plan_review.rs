@@ -386,10 +386,20 @@ fn markdown_plan_for_a_pull_request() {
         );
     });
     write_config(d, true);
+    std::fs::write(
+        d.join("checks.bf.hcl"),
+        "check \"documented\" {\n  assert {\n    condition     = false\n    error_message = \"every catalog needs a comment\"\n  }\n}\n",
+    )
+    .unwrap();
     let (code, md, err) = run(d, &["plan", "--markdown", "--detailed-exitcode"], &pw(PW2));
     assert_eq!(code, 2, "{md}\n{err}");
     assert!(!md.contains(PW1) && !md.contains(PW2));
     assert!(md.len() < 65_536);
+    // The configuration's warnings are in the comment, one plain line each.
+    assert!(
+        md.contains("> **Warning:** checks.bf.hcl:3: Check block assertion failed: check \"documented\": every catalog needs a comment\n"),
+        "{md}"
+    );
 
     // Title, the summary table with the drift count, the sentence CI scripts grep for.
     assert!(md.starts_with("### brickform plan for `default`\n"), "{md}");

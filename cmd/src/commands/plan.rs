@@ -31,20 +31,25 @@ pub struct Args {
 /// Exit status of `--detailed-exitcode` when the plan has changes.
 pub const HAS_CHANGES: u8 = 2;
 
-/// Opens the environment's state and plans it; diagnostics are printed.
-pub async fn fresh(ctx: &Ctx, args: &PlanArgs) -> Result<(Session, Planned), Failure> {
+/// Opens the environment's state and plans it; diagnostics are printed, and the
+/// configuration's warnings are returned as one line each.
+pub async fn fresh(ctx: &Ctx, args: &PlanArgs) -> Result<(Session, Planned, Vec<String>), Failure> {
     let mut s = Session::open(ctx, args, "plan").await?;
     s.finish_interrupted().await?;
     let (planned, diags) = s.env.engine().plan(&s.doc, &args.request(false)).await;
     context::print_diags(&diags, &s.env.config);
+    let warnings = diags
+        .warnings()
+        .map(|d| d.one_line(&s.env.config.sources))
+        .collect();
     match planned {
-        Some(planned) => Ok((s, planned)),
+        Some(planned) => Ok((s, planned, warnings)),
         None => Err(Failure::reported()),
     }
 }
 
 pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
-    let (mut s, planned) = fresh(ctx, &args.plan).await?;
+    let (mut s, planned, warnings) = fresh(ctx, &args.plan).await?;
     let quiet = args.json || args.markdown;
     if args.json {
         println!(
@@ -52,7 +57,10 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             serde_json::to_string_pretty(&render_json::render(&planned.plan))?
         );
     } else if args.markdown {
-        println!("{}", render_markdown::render(&planned.plan));
+        // A pull request shows no terminal: the configuration's warnings go in the comment.
+        let mut shown = planned.plan.clone();
+        shown.warnings.extend(warnings);
+        println!("{}", render_markdown::render(&shown));
     } else {
         print!(
             "{}",

@@ -125,7 +125,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         }
     }
     // The target's plan, exactly as `plan --env TO` makes it.
-    let (s, planned) = super::plan::fresh(&to_ctx, &args.plan).await?;
+    let (s, planned, _) = super::plan::fresh(&to_ctx, &args.plan).await?;
     // Who would get the development presets: the user the target's provider acts as.
     let mut engine_user = None;
     for provider in &s.env.providers.registry.providers {

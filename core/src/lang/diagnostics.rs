@@ -78,6 +78,20 @@ impl Diagnostic {
         Some((file.name.clone(), line, col))
     }
 
+    /// The diagnostic as one plain line, `file:line: summary`, for places that show a list
+    /// of them (a pull-request comment).
+    pub fn one_line(&self, sources: &SourceMap) -> String {
+        let mut summary = self.summary.lines().next().unwrap_or_default().to_string();
+        // The first line of the detail says what the summary is about (a check's message).
+        if let Some(first) = self.detail.as_deref().and_then(|d| d.lines().next()) {
+            summary = format!("{summary}: {}", first.trim_end_matches('.'));
+        }
+        match self.location(sources) {
+            Some((file, line, _)) => format!("{file}:{line}: {summary}"),
+            None => summary.to_string(),
+        }
+    }
+
     /// A plain-text rendering (no colours): used in logs, tests and non-TTY fallbacks.
     pub fn render_plain(&self, sources: &SourceMap) -> String {
         let mut out = String::new();
