@@ -356,8 +356,44 @@ fn import_command_adopts_every_kind() {
         ),
         ("databricks_workspace_file.wf", "/Shared/imp/conf.json"),
         ("databricks_secret_scope.sc", "imp-scope"),
-        ("databricks_secret.k", "imp-scope|api-key"),
+        // The Terraform provider's form of a secret's import id.
+        ("databricks_secret.k", "imp-scope|||api-key"),
     ];
+    // An id not in the kind's form says which form it takes; a connection qualified by
+    // another metastore is refused.
+    for (addr, id, says) in [
+        (
+            "databricks_schema.s",
+            "raw",
+            "a databricks_schema is imported by its full name, CATALOG.NAME; got \"raw\"",
+        ),
+        (
+            "databricks_secret.k",
+            "imp-scope",
+            "a secret is imported as SCOPE|KEY (or the Terraform provider's SCOPE|||KEY)",
+        ),
+        (
+            "databricks_connection.pg",
+            "00000000-0000-0000-0000-000000000000|imp_pg",
+            "imp_pg is in metastore ",
+        ),
+    ] {
+        let (code, out, err) = bf(d, &serve, &["import", addr, id]);
+        assert_eq!(code, 1, "{addr}: {out}{err}");
+        assert!(err.contains(says), "{addr}: {err}");
+    }
+    let metastore = made_metastore(&serve);
+    let (code, out, err) = bf(
+        d,
+        &serve,
+        &[
+            "import",
+            "databricks_connection.pg",
+            &format!("{metastore}|imp_pg"),
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    bf_ok(d, &serve, &["state", "rm", "databricks_connection.pg"]);
     for (addr, id) in ids {
         let out = bf_ok(d, &serve, &["import", addr, id]);
         assert!(out.contains("Import successful!"), "{addr}: {out}");
@@ -368,6 +404,13 @@ fn import_command_adopts_every_kind() {
     assert!(err.contains("already managed"), "{err}");
 
     let list = bf_ok(d, &serve, &["state", "list"]);
+    let shown = bf_ok(d, &serve, &["state", "show", "databricks_secret.k"]);
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.trim_start().starts_with("id ") && l.ends_with("= \"imp-scope|api-key\"")),
+        "the secret keeps brickform's id form: {shown}"
+    );
     let mut listed: Vec<&str> = list.lines().collect();
     listed.sort_unstable();
     let mut want: Vec<&str> = ids.iter().map(|(a, _)| *a).collect();
@@ -407,4 +450,18 @@ fn import_command_adopts_every_kind() {
 
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
     assert_eq!(objects(&serve.dump()), Vec::<String>::new());
+}
+
+/// The metastore the served workspace's catalogs are in.
+fn made_metastore(serve: &Serve) -> String {
+    let (status, body) = common::http_auth(
+        "GET",
+        &format!("{}/api/2.1/unity-catalog/catalogs/imp_cat", serve.url),
+        None,
+        "application/json",
+        "e2e-token",
+    );
+    assert_eq!(status, 200);
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    v["metastore_id"].as_str().unwrap().to_string()
 }

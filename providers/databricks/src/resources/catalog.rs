@@ -105,6 +105,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             derive,
             after_create: Some(drop_default_schema),
             stable_id: None,
+            metastore_qualified_import: false,
         },
         schema: schema(),
         shared,

@@ -195,6 +195,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             derive,
             after_create: None,
             stable_id: Some("connection_id"),
+            metastore_qualified_import: true,
         },
         schema: schema(),
         shared,

@@ -90,6 +90,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             derive,
             after_create: None,
             stable_id: Some("schema_id"),
+            metastore_qualified_import: false,
         },
         schema: schema(),
         shared,

@@ -36,9 +36,18 @@ impl Secret {
     }
 }
 
+/// The scope and key of a secret's id, `SCOPE|KEY`; the Terraform provider's
+/// `SCOPE|||KEY` is read too (neither name may hold a `|`).
 fn split(id: &str) -> ProviderResult<(&str, &str)> {
-    id.split_once('|')
-        .ok_or_else(|| ProviderError::invalid(format!("a secret id is SCOPE|KEY, got {id:?}")))
+    let parts = id
+        .split_once("|||")
+        .or_else(|| id.split_once('|'))
+        .filter(|(s, k)| !s.is_empty() && !k.is_empty() && !s.contains('|') && !k.contains('|'));
+    parts.ok_or_else(|| {
+        ProviderError::invalid(format!(
+            "a secret is imported as SCOPE|KEY (or the Terraform provider's SCOPE|||KEY); got {id:?}"
+        ))
+    })
 }
 
 #[async_trait]
@@ -98,6 +107,12 @@ impl ResourceKind for Secret {
                 attrs,
             }
         }))
+    }
+    /// Imported under its own id form, whichever form the import id was written in.
+    async fn import(&self, ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
+        let (scope, key) = split(id)?;
+        self.read(ctx, &format!("{scope}|{key}"), &Object::new())
+            .await
     }
     async fn update(
         &self,

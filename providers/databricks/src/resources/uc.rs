@@ -48,6 +48,9 @@ pub struct UcSpec {
     /// new name, so the plan renames it back instead of making a second one (and replacing
     /// what depends on it, such as a foreign catalog reading through a connection).
     pub stable_id: Option<&'static str>,
+    /// The import id may be qualified by the metastore, `METASTORE_ID|NAME`, as the
+    /// Terraform provider writes a connection's; the object must then be in that metastore.
+    pub metastore_qualified_import: bool,
 }
 
 /// What a securable's delete takes with it.
@@ -120,6 +123,16 @@ impl UcKind {
             "/api/2.1/unity-catalog/{}/{}",
             self.spec.collection, full_name
         )
+    }
+
+    /// The full name's form, from the name parts: `CATALOG.SCHEMA.NAME`.
+    fn import_format(&self) -> String {
+        self.spec
+            .name_parts
+            .iter()
+            .map(|p| p.trim_end_matches("_name").to_uppercase())
+            .collect::<Vec<_>>()
+            .join(".")
     }
 
     fn full_name(&self, config: &Object) -> String {
@@ -574,7 +587,33 @@ impl ResourceKind for UcKind {
     }
 
     async fn import(&self, ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
-        self.read(ctx, &id.to_lowercase(), &Object::new()).await
+        let (metastore, name) = match id.split_once('|') {
+            Some((m, n)) if self.spec.metastore_qualified_import => (Some(m), n),
+            _ => (None, id),
+        };
+        let parts: Vec<&str> = name.split('.').collect();
+        if parts.len() != self.spec.name_parts.len() || parts.iter().any(|p| p.trim().is_empty()) {
+            return Err(ProviderError::invalid(format!(
+                "a {} is imported by its full name, {}{}; got {id:?}",
+                self.spec.type_name,
+                self.import_format(),
+                if self.spec.metastore_qualified_import {
+                    format!(" (or METASTORE_ID|{})", self.import_format())
+                } else {
+                    String::new()
+                }
+            )));
+        }
+        let found = self.read(ctx, &name.to_lowercase(), &Object::new()).await?;
+        if let (Some(wanted), Some(remote)) = (metastore, &found)
+            && let Some(actual) = str_attr(&remote.attrs, "metastore_id")
+            && !actual.eq_ignore_ascii_case(wanted)
+        {
+            return Err(ProviderError::invalid(format!(
+                "{name} is in metastore {actual}, not {wanted} as the import id says"
+            )));
+        }
+        Ok(found)
     }
 
     /// A securable is found by its full name, which the configuration determines.

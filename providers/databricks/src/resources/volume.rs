@@ -103,6 +103,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             derive,
             after_create: None,
             stable_id: Some("volume_id"),
+            metastore_qualified_import: false,
         },
         schema: schema(),
         shared,
