@@ -373,6 +373,20 @@ pub struct Schema {
     pub description: &'static str,
     /// How updates are written (a resource kind's top-level schema; nested blocks follow it).
     pub writes: Writes,
+    /// Names this schema does not take because another kind holds what they declare.
+    pub elsewhere: Vec<Elsewhere>,
+}
+
+/// An argument or block a schema does not take because another kind declares what it
+/// would (a model where one resource did several things): written anyway, it is reported
+/// where it is, with the kind to use and how the block is rewritten for it.
+#[derive(Debug, Clone)]
+pub struct Elsewhere {
+    pub name: &'static str,
+    /// Why, and which kind to use.
+    pub detail: &'static str,
+    /// The block rewritten for that kind.
+    pub rewrite: &'static str,
 }
 
 impl Schema {
@@ -389,6 +403,11 @@ impl Schema {
     }
     pub fn describe(mut self, d: &'static str) -> Self {
         self.description = d;
+        self
+    }
+    /// `name` belongs to another kind (see [`Elsewhere`]).
+    pub fn elsewhere(mut self, e: Elsewhere) -> Self {
+        self.elsewhere.push(e);
         self
     }
     /// Updates write the whole object (see [`Writes::Whole`]).

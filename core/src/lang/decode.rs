@@ -12,6 +12,15 @@ use hcl_edit::expr::Expression;
 use hcl_edit::structure::{Block, Body, Structure};
 use std::ops::Range;
 
+/// The error for a name another kind holds: where it is, which kind, the rewrite.
+fn elsewhere(e: &crate::provider::Elsewhere, at: Option<Span>) -> Diagnostic {
+    Diagnostic::error(format!("\"{}\" belongs to another kind", e.name))
+        .at(at)
+        .label("not expected here")
+        .detail(e.detail)
+        .hint(format!("rewrite it as:\n{}", e.rewrite))
+}
+
 /// The result of decoding a body.
 #[derive(Debug, Default)]
 pub struct Decoded {
@@ -92,6 +101,10 @@ impl<'e, 'r> Decoder<'e, 'r> {
             match s {
                 Structure::Attribute(attr) => {
                     let name = attr.key.as_str();
+                    if let Some(e) = schema.elsewhere.iter().find(|e| e.name == name) {
+                        self.diags.push(elsewhere(e, self.span(attr.key.span())));
+                        continue;
+                    }
                     let Some(def) = schema.attribute(name) else {
                         let (summary, detail) = if schema.block_type(name).is_some() {
                             (
@@ -173,6 +186,10 @@ impl<'e, 'r> Decoder<'e, 'r> {
                     } else {
                         (b.ident.as_str(), false)
                     };
+                    if let Some(e) = schema.elsewhere.iter().find(|e| e.name == name) {
+                        self.diags.push(elsewhere(e, self.span(b.ident.span())));
+                        continue;
+                    }
                     let Some(bt) = schema.block_type(name) else {
                         let detail = if schema.attribute(name).is_some() {
                             format!(

@@ -7,7 +7,7 @@ use super::pipeline_spec::{
 };
 use super::values;
 use crate::Shared;
-use brickform_core::provider::{AttrType, Attribute, BlockType, Normalize, Schema};
+use brickform_core::provider::{AttrType, Attribute, BlockType, Elsewhere, Normalize, Schema};
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
 
@@ -62,6 +62,18 @@ pub fn schema() -> Schema {
                 .describe("Default run parameters."),
         )
         .attr(Attribute::optional("usage_policy_id", string()))
+        // The Terraform provider declares Lakeflow Connect gateways and ingestion pipelines
+        // as databricks_pipeline with these blocks; here each is a kind of its own.
+        .elsewhere(Elsewhere {
+            name: "gateway_definition",
+            detail: "A Lakeflow Connect ingestion gateway is the databricks_ingestion_gateway kind in brickform: its gateway_definition fields are its own top-level arguments.",
+            rewrite: "resource \"databricks_ingestion_gateway\" \"NAME\" {\n  name                    = \"…\"\n  connection_name         = \"…\"\n  gateway_storage_catalog = \"…\"\n  gateway_storage_schema  = \"…\"\n  gateway_storage_name    = \"…\" # optional\n  # catalog, schema, serverless, cluster, … as on this pipeline\n}",
+        })
+        .elsewhere(Elsewhere {
+            name: "ingestion_definition",
+            detail: "A Lakeflow Connect ingestion pipeline is the databricks_ingestion_pipeline kind in brickform: its ingestion_definition fields are its own top-level arguments, and each entry of objects is an object block.",
+            rewrite: "resource \"databricks_ingestion_pipeline\" \"NAME\" {\n  name                 = \"…\"\n  ingestion_gateway_id = databricks_ingestion_gateway.GATEWAY.id # or connection_name\n  object {\n    table {\n      source_catalog      = \"…\"\n      source_schema       = \"…\"\n      source_table        = \"…\"\n      destination_catalog = \"…\"\n      destination_schema  = \"…\"\n    }\n  }\n}",
+        })
         .block(library_block())
         .block(BlockType::single(
             "environment",
