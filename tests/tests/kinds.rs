@@ -1248,6 +1248,13 @@ output "user" {
 output "alnum" {
   value = data.databricks_current_user.me.alphanumeric
 }
+output "me" {
+  value = {
+    repos     = data.databricks_current_user.me.repos
+    principal = data.databricks_current_user.me.acl_principal_id
+    workspace = data.databricks_current_user.me.workspace_url
+  }
+}
 output "catalog" {
   value = {
     name    = data.databricks_catalog.c.name
@@ -1277,6 +1284,15 @@ output "connection" {
     assert_eq!(v("user"), "local-user@brickform.local", "{j}");
     assert_eq!(v("home"), "/Users/local-user@brickform.local", "{j}");
     assert_eq!(v("alnum"), "local_user_brickform_local", "{j}");
+    // As the Terraform provider's data source has them.
+    assert_eq!(v("me")["repos"], "/Repos/local-user@brickform.local", "{j}");
+    assert_eq!(
+        v("me")["principal"],
+        "users/local-user@brickform.local",
+        "{j}"
+    );
+    // The local workspace as the configuration names it (its port changes every run).
+    assert_eq!(v("me")["workspace"], "local", "{j}");
     assert_eq!(
         v("catalog"),
         serde_json::json!({"name": "ds_cat", "comment": "looked up", "type": "MANAGED_CATALOG"})

@@ -69,8 +69,14 @@ impl Shared {
     /// the configuration does (`local/#job/42`), so they stay the same from one run to the
     /// next instead of showing as a changed output on every plan.
     pub fn web_url(&self, path: &str) -> String {
+        format!("{}/{path}", self.web_host())
+    }
+
+    /// The workspace as its pages are addressed (see [`Shared::web_url`]): its URL, or the
+    /// local workspace as the configuration names it.
+    pub fn web_host(&self) -> String {
         let host = self.web_host.read().unwrap_or_else(|p| p.into_inner());
-        format!("{}/{path}", host.trim_end_matches('/'))
+        host.trim_end_matches('/').to_string()
     }
 }
 

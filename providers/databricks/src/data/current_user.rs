@@ -23,7 +23,19 @@ impl CurrentUser {
             .attr(
                 Attribute::computed("alphanumeric", AttrType::String)
                     .describe("user_name with every non-alphanumeric character replaced by _"),
-            );
+            )
+            .attr(Attribute::computed("repos", AttrType::String).describe("/Repos/<user_name>"))
+            .attr(
+                Attribute::computed("external_id", AttrType::String)
+                    .describe("The identity provider's id of the user, when it has one."),
+            )
+            .attr(
+                Attribute::computed("workspace_url", AttrType::String)
+                    .describe("The workspace brickform talks to."),
+            )
+            .attr(Attribute::computed("acl_principal_id", AttrType::String).describe(
+                "users/<user_name>, or servicePrincipals/<application id> for a service principal: the principal in access control lists.",
+            ));
         CurrentUser { schema, shared }
     }
 }
@@ -54,6 +66,23 @@ impl DataSource for CurrentUser {
         out.insert("display_name".into(), Value::from(s("displayName")));
         out.insert("home".into(), Value::from(format!("/Users/{user}")));
         out.insert("alphanumeric".into(), Value::from(alnum));
+        out.insert("repos".into(), Value::from(format!("/Repos/{user}")));
+        out.insert(
+            "external_id".into(),
+            me.get("externalId")
+                .and_then(Json::as_str)
+                .map_or(Value::Null, Value::from),
+        );
+        // The local workspace is named as the configuration names it: its URL changes with
+        // every command.
+        out.insert("workspace_url".into(), Value::from(self.shared.web_host()));
+        // A service principal's user name is its application id, a UUID.
+        let principal = if uuid::Uuid::parse_str(&user).is_ok() {
+            format!("servicePrincipals/{user}")
+        } else {
+            format!("users/{user}")
+        };
+        out.insert("acl_principal_id".into(), Value::from(principal));
         Ok(out)
     }
 }
