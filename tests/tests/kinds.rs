@@ -1235,6 +1235,19 @@ data "databricks_schema" "s" {
   name         = "gold"
 }
 
+# The Terraform provider's form: the full name alone.
+data "databricks_schema" "full" {
+  name = "ds_cat.gold"
+}
+
+output "full" {
+  value = {
+    name    = data.databricks_schema.full.name
+    catalog = data.databricks_schema.full.catalog_name
+    comment = data.databricks_schema.full.comment
+  }
+}
+
 data "databricks_connection" "pg" {
   name = "ds_pg"
 }
@@ -1299,10 +1312,27 @@ output "connection" {
     );
     assert_eq!(v("schema"), "ds_cat.gold");
     assert_eq!(v("schema_comment"), "gold layer");
+    assert_eq!(
+        v("full"),
+        serde_json::json!({"name": "ds_cat.gold", "catalog": "ds_cat", "comment": "gold layer"})
+    );
     assert_eq!(v("connection"), "POSTGRESQL");
     let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
     assert_eq!(code, 0, "{out}\n{err}");
 
+    // A name that is neither a name with its catalog nor a full name says which to give.
+    std::fs::write(
+        d.join("half.bf.hcl"),
+        "data \"databricks_schema\" \"half\" {\n  name = \"gold\"\n}\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(d, &["plan"], &[]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("give catalog_name and name, or the full name CATALOG.NAME in name alone"),
+        "{err}"
+    );
+    std::fs::remove_file(d.join("half.bf.hcl")).unwrap();
     // A lookup of something that does not exist is an error naming it.
     std::fs::write(
         d.join("missing.bf.hcl"),

@@ -1,5 +1,7 @@
 //! Lookups of existing Unity Catalog securables reuse the resource kind's reading: the
-//! identifying attributes are required, everything else is what the service reports.
+//! identifying attributes are required, everything else is what the service reports. As in
+//! the Terraform provider, `name` may instead be the full name (`catalog.schema`), the
+//! parent attributes then left out.
 
 use crate::Shared;
 use crate::resources::uc::UcKind;
@@ -24,19 +26,23 @@ impl UcLookup {
     ) -> Self {
         let kind = make(shared);
         let mut schema = Schema::new().describe(kind.schema.description);
+        let parts = kind.spec.name_parts;
         for a in &kind.schema.attributes {
             if a.sensitive || a.name == "force_destroy" {
                 continue;
             }
-            let identifying = kind.spec.name_parts.contains(&a.name);
-            let presence = if identifying {
-                Presence::Required
-            } else {
-                Presence::Computed
+            // The parents may be given in `name` instead, as its full name.
+            let presence = match parts.iter().position(|p| *p == a.name) {
+                Some(i) if i + 1 < parts.len() => Presence::Optional,
+                Some(_) => Presence::Required,
+                None => Presence::Computed,
             };
             let mut attr = Attribute::new(a.name, a.ty.clone(), presence);
             attr.normalize = a.normalize;
             attr.description = a.description;
+            if parts.len() > 1 && parts.last() == Some(&a.name) {
+                attr.description = "The name; or the full name (catalog.schema), with the parent attributes left out, as the Terraform provider takes it.";
+            }
             attr.allowed = a.allowed;
             attr.check = a.check;
             schema = schema.attr(attr);
@@ -49,6 +55,45 @@ impl UcLookup {
     }
 }
 
+impl UcLookup {
+    /// The configuration with every name part set: a full name in `name` (when the parents
+    /// are left out) is split into them. Also returns that full name.
+    fn identified(&self, config: &Object) -> ProviderResult<(Object, Option<String>)> {
+        let parts = self.kind.spec.name_parts;
+        let (Some((last, parents)), Some(name)) = (
+            parts.split_last(),
+            config.get("name").and_then(|v| v.as_str()),
+        ) else {
+            return Ok((config.clone(), None));
+        };
+        let given: Vec<&&str> = parents
+            .iter()
+            .filter(|p| config.get(**p).is_some_and(|v| !v.is_null()))
+            .collect();
+        if parents.is_empty() || given.len() == parents.len() {
+            return Ok((config.clone(), None));
+        }
+        let pieces: Vec<&str> = name.split('.').collect();
+        if !given.is_empty() || pieces.len() != parts.len() || pieces.iter().any(|p| p.is_empty()) {
+            return Err(ProviderError::invalid(format!(
+                "{}: give {} and {last}, or the full name {} in {last} alone; got {last} = {name:?}",
+                self.type_name,
+                parents.join(", "),
+                parts
+                    .iter()
+                    .map(|p| p.trim_end_matches("_name").to_uppercase())
+                    .collect::<Vec<_>>()
+                    .join(".")
+            )));
+        }
+        let mut out = config.clone();
+        for (part, piece) in parts.iter().zip(pieces) {
+            out.insert(part.to_string(), brickform_core::value::Value::from(piece));
+        }
+        Ok((out, Some(name.to_string())))
+    }
+}
+
 #[async_trait]
 impl DataSource for UcLookup {
     fn type_name(&self) -> &'static str {
@@ -58,6 +103,8 @@ impl DataSource for UcLookup {
         &self.schema
     }
     async fn read(&self, config: &Object) -> ProviderResult<Object> {
+        let (config, full_name) = self.identified(config)?;
+        let config = &config;
         let ctx = OpContext {
             address: String::new(),
             lineage: String::new(),
@@ -67,11 +114,18 @@ impl DataSource for UcLookup {
         };
         let key = self.kind.natural_key(&ctx, config).unwrap_or_default();
         match self.kind.find_by_key(&ctx, &key).await? {
-            Some(r) => Ok(r
-                .attrs
-                .into_iter()
-                .filter(|(k, _)| self.schema.attribute(k).is_some())
-                .collect()),
+            Some(r) => {
+                let mut out: Object = r
+                    .attrs
+                    .into_iter()
+                    .filter(|(k, _)| self.schema.attribute(k).is_some())
+                    .collect();
+                // `name` stays as written: a full name reads back as one.
+                if let Some(full) = full_name {
+                    out.insert("name".into(), brickform_core::value::Value::from(full));
+                }
+                Ok(out)
+            }
             None => Err(ProviderError::not_found(format!(
                 "{} not found: {}",
                 self.type_name,
