@@ -317,6 +317,12 @@ fn every_computed_attribute_of_every_kind_reads_as_a_value_or_null() {
         value("databricks_connection__sqlserver__credential_type"),
         "USERNAME_PASSWORD"
     );
+    // How cluster configuration refers to a secret, as the Terraform provider forms it.
+    assert_eq!(
+        value("databricks_secret__token__config_reference"),
+        "{{secrets/every-kind/token}}",
+        "{got}"
+    );
     // A job's URL is its page, as the Terraform provider forms it; a local workspace, whose
     // address changes with every command, is named as the configuration names it.
     let job_id = value("databricks_job__nightly__id");

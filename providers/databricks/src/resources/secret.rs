@@ -28,6 +28,11 @@ impl Secret {
                     .describe("The secret; write-only."),
             )
             .attr(Attribute::computed("id", AttrType::String))
+            .attr(
+                Attribute::computed("config_reference", AttrType::String)
+                    .derived_from(&["scope", "key"])
+                    .describe("{{secrets/SCOPE/KEY}}: how Spark configuration and environment variables of clusters refer to the secret."),
+            )
             .attr(Attribute::computed(
                 "last_updated_timestamp",
                 AttrType::Number,
@@ -99,6 +104,10 @@ impl ResourceKind for Secret {
             attrs.insert("scope".into(), Value::from(scope));
             attrs.insert("key".into(), Value::from(key));
             attrs.insert("id".into(), Value::from(id));
+            attrs.insert(
+                "config_reference".into(),
+                Value::from(format!("{{{{secrets/{scope}/{key}}}}}")),
+            );
             if let Some(t) = s.get("last_updated_timestamp") {
                 attrs.insert("last_updated_timestamp".into(), Value::from_json(t));
             }
