@@ -1348,3 +1348,25 @@ output "connection" {
     run_ok(d, &["destroy", "--auto-approve"], &[]);
     assert_eq!(objects(&local_dump(d)), Vec::<String>::new());
 }
+
+/// A notebook whose path has no extension takes its language from its source file's, as
+/// the Terraform provider does; the next plan is empty.
+#[test]
+fn a_notebook_takes_its_language_from_its_source_file() {
+    let text = format!(
+        "{PROVIDER}resource \"databricks_notebook\" \"report\" {{\n  path   = \"/Shared/lang/report\"\n  source = \"report.sql\"\n}}\n"
+    );
+    let dir = config(&[("main.bf.hcl", &text), ("report.sql", "SELECT 1")]);
+    let d = dir.path();
+    run_ok(d, &["apply", "--auto-approve"], &[]);
+    let shown: Value = serde_json::from_str(&run_ok(
+        d,
+        &["state", "show", "databricks_notebook.report", "--json"],
+        &[],
+    ))
+    .unwrap();
+    assert_eq!(shown["config"]["language"], "SQL", "{shown}");
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    run_ok(d, &["destroy", "--auto-approve"], &[]);
+}

@@ -83,10 +83,18 @@ pub fn content_of(config: &Object, base_dir: &Path) -> Result<Vec<u8>, String> {
     }
 }
 
-fn language_of(path: &str, configured: Option<&str>) -> Option<String> {
-    if let Some(l) = configured {
+/// A notebook's language: as configured, else told by the extension of its path, else by
+/// that of its source file (`source = "etl.py"`, as the Terraform provider tells it).
+fn language_of(config: &Object) -> Option<String> {
+    if let Some(l) = str_attr(config, "language") {
         return Some(l.to_uppercase());
     }
+    ["path", "source"]
+        .iter()
+        .find_map(|a| language_of_extension(str_attr(config, a)?))
+}
+
+fn language_of_extension(path: &str) -> Option<String> {
     let ext = Path::new(path).extension()?.to_str()?.to_lowercase();
     Some(
         match ext.as_str() {
@@ -141,8 +149,8 @@ impl ContentKind {
                     "overwrite": true,
                 });
                 if self.store == Store::Notebook {
-                    let lang = language_of(str_attr(config, "path").unwrap_or(""), str_attr(config, "language"))
-                        .ok_or_else(|| ProviderError::invalid("set language (PYTHON, SQL, SCALA or R): it cannot be told from the path"))?;
+                    let lang = language_of(config)
+                        .ok_or_else(|| ProviderError::invalid("set language (PYTHON, SQL, SCALA or R): it cannot be told from the path or the source file"))?;
                     body["format"] = json!("SOURCE");
                     body["language"] = json!(lang);
                 } else {
@@ -161,10 +169,8 @@ impl ContentKind {
         let mut attrs = config.clone();
         attrs.insert("id".into(), Value::from(path.as_str()));
         attrs.insert("remote_fingerprint".into(), Value::from(fingerprint));
-        if let Some(l) = language_of(
-            str_attr(config, "path").unwrap_or(""),
-            str_attr(config, "language"),
-        ) && self.store == Store::Notebook
+        if let Some(l) = language_of(config)
+            && self.store == Store::Notebook
         {
             attrs.insert("language".into(), Value::from(l));
         }
@@ -223,7 +229,7 @@ impl ResourceKind for ContentKind {
             // tells its language: record both as the workspace has them, so an imported
             // notebook (known by its path) compares equal to its configuration.
             let path = str_attr(config, "path").unwrap_or("").to_string();
-            if let Some(lang) = language_of(&path, str_attr(config, "language")) {
+            if let Some(lang) = language_of(config) {
                 config.insert("language".into(), Value::from(lang));
             }
             config.insert("path".into(), Value::from(notebook_path(&path)));

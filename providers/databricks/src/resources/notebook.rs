@@ -13,7 +13,9 @@ pub fn kind(shared: Arc<Shared>) -> ContentKind {
         schema: base_schema("A notebook in the workspace, imported as source code.").attr(
             Attribute::optional_computed("language", AttrType::String)
                 .one_of(&["PYTHON", "SQL", "SCALA", "R"])
-                .describe("Told from the path's extension when unset."),
+                .describe(
+                    "Told from the extension of the path, else of the source file, when unset.",
+                ),
         ),
         shared,
     }
