@@ -30,7 +30,7 @@ use super::schema::{
     onboarding_schema,
 };
 use brickform_core::provider::{AttrType, Schema};
-use brickform_core::value::{Object, Value};
+use brickform_core::value::{Object, Value, quote};
 use serde_json::{Map, Value as Json};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -47,7 +47,8 @@ pub enum RenderError {
         message: String,
     },
     #[error(
-        "flows[{first}] and flows[{second}] both have data_flow_id {data_flow_id:?}; sdp-meta rejects an onboarding file with duplicate data_flow_ids"
+        "flows[{first}] and flows[{second}] both have data_flow_id {}; sdp-meta rejects an onboarding file with duplicate data_flow_ids",
+        quote(.data_flow_id)
     )]
     DuplicateId {
         data_flow_id: String,
@@ -829,7 +830,8 @@ fn write_fields(
                         return Err(at.err(
                             name,
                             format!(
-                                "sets {k:?}, which another attribute of this block already sets"
+                                "sets {}, which another attribute of this block already sets",
+                                quote(&k)
                             ),
                         ));
                     }
@@ -958,7 +960,7 @@ fn expectations(
             if id.contains('/') || id == "." || id == ".." {
                 return Err(l.err(
                     "expectations",
-                    format!("data_flow_id {id:?} cannot name the expectations file's directory; use expectations_file"),
+                    format!("data_flow_id {} cannot name the expectations file's directory; use expectations_file", quote(id)),
                 ));
             }
             let mut m = Map::new();
@@ -1025,7 +1027,10 @@ fn source_table(src: At<'_>, table_like: bool) -> Result<SourceTable, RenderErro
             let (db, t) = split_table(&name).ok_or_else(|| {
                 src.err(
                     key,
-                    format!("{name:?} is not a table name of the form catalog.schema.table"),
+                    format!(
+                        "{} is not a table name of the form catalog.schema.table",
+                        quote(&name)
+                    ),
                 )
             })?;
             (Some(Cow::Owned(db)), Some(Cow::Owned(t)))
@@ -1050,7 +1055,11 @@ fn source_table(src: At<'_>, table_like: bool) -> Result<SourceTable, RenderErro
                     if !first.eq_ignore_ascii_case(&catalog) {
                         return Err(src.err(
                             "source_catalog",
-                            format!("{catalog:?} contradicts the catalog of {db:?}"),
+                            format!(
+                                "{} contradicts the catalog of {}",
+                                quote(&catalog),
+                                quote(&db)
+                            ),
                         ));
                     }
                     db
@@ -1079,7 +1088,10 @@ fn merge(
         if into.contains_key(&k) {
             return Err(at.err(
                 field,
-                format!("sets {k:?}, which another attribute of this block already sets"),
+                format!(
+                    "sets {}, which another attribute of this block already sets",
+                    quote(&k)
+                ),
             ));
         }
         into.insert(k, v);
