@@ -212,7 +212,7 @@ impl PlanWalk<'_, '_> {
             &p.config,
             effective_prior,
             live_attrs.as_ref(),
-            &d.after,
+            std::mem::take(&mut d.after),
         );
         let mut all_sensitive = block.shape.sensitive.clone();
         all_sensitive.extend(p.sensitive_paths.iter().cloned());
@@ -225,9 +225,8 @@ impl PlanWalk<'_, '_> {
                 fields: if deleted_outside {
                     Vec::new()
                 } else {
-                    d.drift
-                        .iter()
-                        .cloned()
+                    std::mem::take(&mut d.drift)
+                        .into_iter()
                         .map(|mut f| {
                             crate::engine::sensitive::redact_field(&mut f, &all_sensitive);
                             f
@@ -241,15 +240,21 @@ impl PlanWalk<'_, '_> {
         } else {
             None
         };
-        let fields =
-            decide::planned_fields(kind, action, &p.config, &d.fields, &after, &all_sensitive);
+        let fields = decide::planned_fields(
+            kind,
+            action,
+            &p.config,
+            std::mem::take(&mut d.fields),
+            &after,
+            &all_sensitive,
+        );
         let action = if self.req.mode == PlanMode::RefreshOnly {
             Action::NoOp
         } else {
             action
         };
         let before = decide::current(effective_prior, live_attrs.as_ref())
-            .map(|b| SerObject(without_sensitive(&b, &all_sensitive)));
+            .map(|b| SerObject(without_sensitive(b, &all_sensitive)));
         // The id the object has now: a kind may find an object renamed outside brickform
         // under its new name, which the update then addresses.
         let id = live
@@ -281,7 +286,7 @@ impl PlanWalk<'_, '_> {
             reason,
             id,
             before,
-            after: Some(SerObject(without_sensitive(&after, &all_sensitive))),
+            after: Some(SerObject(without_sensitive(after, &all_sensitive))),
             fields,
             block_paths: block.shape.block_paths.clone(),
             block_keys: block.shape.block_keys.clone(),

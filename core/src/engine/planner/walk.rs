@@ -303,7 +303,11 @@ impl PlanWalk<'_, '_> {
     /// dependents are told, and into the node's share of the plan, in instance order.
     fn record(&self, r: &Resource, outcomes: Vec<InstanceOutcome>, node: &mut NodePlan) {
         let mut world = lock(&self.world);
-        let mut settled = Vec::new();
+        // Sized once: a vector grown by doubling holds up to twice the changes it has.
+        let planned = outcomes.iter().filter(|o| o.planned.is_some()).count();
+        let mut settled = Vec::with_capacity(planned);
+        node.changes.reserve_exact(planned);
+        node.specs.reserve_exact(planned);
         for o in outcomes {
             node.diags.extend(o.diags);
             node.warnings.extend(o.warnings);
