@@ -51,6 +51,16 @@ impl ConfigGraph {
             .map(|v| v.into_iter().map(|n| self.graph[n].clone()).collect())
     }
 
+    /// Whether anything (a resource, a local, an output) reads the node.
+    pub fn has_dependents(&self, id: &str) -> bool {
+        self.node(id).is_some_and(|n| {
+            self.graph
+                .neighbors_directed(n, Direction::Outgoing)
+                .next()
+                .is_some()
+        })
+    }
+
     /// The direct dependencies of a node.
     pub fn dependencies(&self, id: &str) -> Vec<String> {
         let Some(n) = self.node(id) else {

@@ -21,9 +21,10 @@ pub fn started_in(dir: std::path::PathBuf) {
 pub struct World {
     roots: HashMap<String, Value>,
     sensitive_vars: HashSet<String>,
-    /// `TYPE.NAME.ATTR` of managed resources whose attribute is sensitive: marked so by the
-    /// schema, or derived from a sensitive value.
-    sensitive_attrs: HashSet<String>,
+    /// Attributes of managed resources that are sensitive (marked so by the schema, or
+    /// derived from a sensitive value), by type and name: looked up without building a key
+    /// for every reference evaluated.
+    sensitive_attrs: HashMap<String, HashMap<String, HashSet<String>>>,
     /// The schema of every resource kind (by type) and data source (by `data.TYPE`): an
     /// instance holds every attribute its schema declares.
     schemas: Arc<HashMap<String, Schema>>,
@@ -118,7 +119,7 @@ impl World {
         World {
             roots,
             sensitive_vars,
-            sensitive_attrs: HashSet::new(),
+            sensitive_attrs: HashMap::new(),
             schemas: Arc::new(schemas),
             held: 0,
             deepest: 0,
@@ -153,10 +154,26 @@ impl World {
         })
     }
 
+    /// The size and depth of `Value::Object(o)` as the plan's limits count them, without
+    /// making that value.
+    pub fn measure_object(o: &Object) -> (u64, usize) {
+        crate::limits::measure_object(o, crate::limits::MAX_PLAN_BYTES.saturating_mul(2))
+    }
+
+    /// Counts values the plan holds elsewhere (a planned change nothing refers to) against
+    /// its limits, as if they were held here.
+    pub fn count(&mut self, measured: (u64, usize)) {
+        self.account(measured, None);
+    }
+
     /// Marks a resource's attribute sensitive (for every instance of the resource).
     pub fn mark_sensitive(&mut self, type_name: &str, name: &str, attr: &str) {
         self.sensitive_attrs
-            .insert(format!("{type_name}.{name}.{attr}"));
+            .entry(type_name.to_string())
+            .or_default()
+            .entry(name.to_string())
+            .or_default()
+            .insert(attr.to_string());
     }
 
     pub fn set_local(&mut self, name: &str, v: Value) {
@@ -267,14 +284,17 @@ impl Roots for World {
     fn is_sensitive(&self, root: &str, attrs: &[&str]) -> bool {
         match (root, attrs) {
             ("var", [name, ..]) => self.sensitive_vars.contains(*name),
-            (_, [name]) => {
-                // A whole instance holds its sensitive attributes.
-                let prefix = format!("{root}.{name}.");
-                self.sensitive_attrs.iter().any(|a| a.starts_with(&prefix))
-            }
+            // A whole instance holds its sensitive attributes.
+            (_, [name]) => self
+                .sensitive_attrs
+                .get(root)
+                .and_then(|r| r.get(*name))
+                .is_some_and(|attrs| !attrs.is_empty()),
             (_, [name, attr, ..]) => self
                 .sensitive_attrs
-                .contains(&format!("{root}.{name}.{attr}")),
+                .get(root)
+                .and_then(|r| r.get(*name))
+                .is_some_and(|attrs| attrs.contains(*attr)),
             _ => false,
         }
     }

@@ -415,6 +415,18 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             block: Some(b),
         }))
         .collect();
+    out.after.reserve(fields.len());
+    if input.prior.is_none() {
+        // A create lists every configured field: sized once, as the plan keeps it.
+        out.fields.reserve_exact(
+            fields
+                .iter()
+                .filter(|f| f.presence != Presence::Computed)
+                .filter_map(|f| input.config.get(f.name))
+                .filter(|v| !v.is_null() && !is_empty_collection(v))
+                .count(),
+        );
+    }
 
     // Once per object, not per field: it copies the whole object.
     let prior_merged = input.prior.map(|p| p.merged());

@@ -98,6 +98,7 @@ impl Engine<'_> {
             settled: Mutex::default(),
             calls: tokio::sync::Semaphore::new(parallelism),
             parallelism,
+            lineage: state.lineage().to_string(),
         };
         let nodes = walk.run(&order).await;
         let world = walk
