@@ -318,6 +318,26 @@ mod tests {
     }
 
     #[test]
+    fn a_value_counted_without_being_held_counts_as_much() {
+        let o = Object::from_iter([
+            ("name".to_string(), Value::from("x".repeat(100))),
+            (
+                "tags".to_string(),
+                Value::Object(Object::from_iter([(
+                    "k".to_string(),
+                    Value::List(vec![Value::from("v"), Value::Null]),
+                )])),
+            ),
+        ]);
+        let (mut held, mut counted) = (world(), world());
+        held.set_instance(Mode::Managed, "t", "n", None, Value::Object(o.clone()));
+        counted.count(World::measure_object(&o));
+        assert!(held.held > 100);
+        assert_eq!((counted.held, counted.deepest), (held.held, held.deepest));
+        assert!(!counted.roots.contains_key("t"));
+    }
+
+    #[test]
     fn a_value_replaced_is_no_longer_counted() {
         let mut w = world();
         let big = Value::String("x".repeat(1000));
