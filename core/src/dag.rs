@@ -22,7 +22,7 @@ use petgraph::Direction;
 use petgraph::algo::{astar, tarjan_scc};
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::NodeFiltered;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::future::Future;
 use tokio_util::sync::CancellationToken;
 
@@ -44,12 +44,17 @@ impl NodeId {
 #[derive(Debug, Clone)]
 pub struct Dag<N, L> {
     graph: DiGraph<N, L>,
+    /// The edges added, `(from, to)`: petgraph finds an edge by scanning `from`'s edges,
+    /// which made adding the references to one much-referenced node (a local every block
+    /// reads) quadratic.
+    edges: HashSet<(NodeId, NodeId)>,
 }
 
 impl<N, L> Default for Dag<N, L> {
     fn default() -> Self {
         Dag {
             graph: DiGraph::new(),
+            edges: HashSet::new(),
         }
     }
 }
@@ -73,7 +78,7 @@ impl<N, L> Dag<N, L> {
     /// `from` finishes before `to` starts, because of `label`. A second edge between the same
     /// two nodes keeps the first one's label: one reason is enough to order them.
     pub fn add_edge(&mut self, from: NodeId, to: NodeId, label: L) {
-        if self.graph.find_edge(from.ix(), to.ix()).is_none() {
+        if self.edges.insert((from, to)) {
             self.graph.add_edge(from.ix(), to.ix(), label);
         }
     }

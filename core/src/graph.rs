@@ -69,6 +69,12 @@ impl ConfigGraph {
         )
     }
 
+    /// Whether anything (a resource, a local, an output) reads the node.
+    pub fn has_dependents(&self, n: &ConfigNode) -> bool {
+        self.node(n)
+            .is_some_and(|id| !self.dag.dependents(id).is_empty())
+    }
+
     /// The resources (and data sources) `n` depends on, directly or through variables,
     /// locals and outputs, as addresses, sorted.
     pub fn resource_dependencies(&self, n: &ConfigNode) -> Vec<String> {

@@ -11,5 +11,6 @@ pub mod limits;
 pub mod plan;
 pub mod provider;
 pub mod value;
+pub mod yaml;
 
 pub use value::{Object, PathStep, Value};

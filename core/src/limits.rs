@@ -5,7 +5,7 @@
 //! The values are far above anything a provider's service itself accepts, so a working
 //! configuration never meets them; docs/language.md lists them for users.
 
-use crate::value::Value;
+use crate::value::{Object, Value};
 use std::io::Read;
 use std::path::Path;
 
@@ -62,9 +62,16 @@ pub fn value_bytes(v: &Value, cap: u64) -> u64 {
 /// [`value_bytes`], and how deeply the value nests (a scalar is 0, `[1]` is 1), as far as
 /// it was measured.
 pub fn measure(v: &Value, cap: u64) -> (u64, usize) {
+    match v {
+        // Most values measured are scalars: no stack for them.
+        Value::String(s) => return (ELEMENT_BYTES.saturating_add(s.len() as u64), 0),
+        Value::List(_) | Value::Object(_) => {}
+        _ => return (ELEMENT_BYTES, 0),
+    }
     let mut total = 0u64;
     let mut deepest = 0;
-    let mut stack = vec![(v, 0usize)];
+    let mut stack = Vec::with_capacity(16);
+    stack.push((v, 0usize));
     while let Some((v, depth)) = stack.pop() {
         total = total.saturating_add(ELEMENT_BYTES);
         match v {
@@ -89,6 +96,21 @@ pub fn measure(v: &Value, cap: u64) -> (u64, usize) {
     (total, deepest)
 }
 
+/// [`measure`] of `Value::Object(o)`.
+pub fn measure_object(o: &Object, cap: u64) -> (u64, usize) {
+    let mut total = ELEMENT_BYTES;
+    let mut deepest = 1;
+    for (k, v) in o {
+        let (size, depth) = measure(v, cap.saturating_sub(total));
+        total = total.saturating_add(k.len() as u64).saturating_add(size);
+        deepest = deepest.max(depth + 1);
+        if total > cap {
+            break;
+        }
+    }
+    (total, deepest)
+}
+
 /// A value nesting `depth` levels is too deep.
 pub fn check_depth(depth: usize) -> Result<(), String> {
     if depth > MAX_VALUE_DEPTH {
@@ -102,7 +124,13 @@ pub fn check_depth(depth: usize) -> Result<(), String> {
 /// The first limit a value breaks — a string over [`MAX_STRING_BYTES`] or a collection over
 /// [`MAX_COLLECTION_ELEMENTS`] — as a sentence for a diagnostic.
 pub fn check_value(v: &Value) -> Result<(), String> {
-    let mut stack = vec![v];
+    match v {
+        Value::String(s) => return check_string_len(s.len()),
+        Value::List(_) | Value::Object(_) => {}
+        _ => return Ok(()),
+    }
+    let mut stack = Vec::with_capacity(16);
+    stack.push(v);
     while let Some(v) = stack.pop() {
         match v {
             Value::String(s) => check_string_len(s.len())?,

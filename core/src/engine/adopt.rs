@@ -139,6 +139,10 @@ fn settle(schema: &Schema, applied: &mut Object, config: &Object) {
 /// referring by id to another created in the same plan): the key comes out the same whatever the
 /// unknown values turn out to be, so the object can be looked up now.
 pub(super) fn key_known(kind: &dyn ResourceKind, ctx: &OpContext, config: &Object) -> bool {
+    if config.values().all(Value::is_wholly_known) {
+        // Nothing to fill in: both fillings below would be `config` itself.
+        return kind.natural_key(ctx, config).is_some();
+    }
     let with = |filler: &str| -> Object {
         config
             .iter()
@@ -163,21 +167,29 @@ enum Verdict {
 }
 
 impl Engine<'_> {
-    /// For an instance about to be planned as a create: the object to import instead, if
-    /// one is this state's (see the module documentation). Notes for the plan go to
-    /// `warnings`; an error means the create must not be planned.
+    /// Whether [`Engine::adopt`] looks for an object at all: only in a normal plan that may
+    /// call the service, and only when the configuration's key is known.
+    pub(super) fn may_adopt(
+        &self,
+        kind: &Arc<dyn ResourceKind>,
+        ctx: &OpContext,
+        config: &Object,
+        mode: PlanMode,
+    ) -> bool {
+        !self.offline && mode == PlanMode::Normal && key_known(kind.as_ref(), ctx, config)
+    }
+
+    /// For an instance about to be planned as a create, when [`Engine::may_adopt`] says so:
+    /// the object to import instead, if one is this state's (see the module documentation).
+    /// Notes for the plan go to `warnings`; an error means the create must not be planned.
     pub(super) async fn adopt(
         &self,
         kind: &Arc<dyn ResourceKind>,
         ctx: &OpContext,
         config: &Object,
         state: &StateDocument,
-        mode: PlanMode,
         warnings: &mut Vec<String>,
     ) -> Result<Option<(String, Prior)>, Diagnostic> {
-        if self.offline || mode != PlanMode::Normal || !key_known(kind.as_ref(), ctx, config) {
-            return Ok(None);
-        }
         let address = ctx.address.as_str();
         let found = kind.find_existing(ctx, config).await.map_err(|e| {
             Diagnostic::error(format!(

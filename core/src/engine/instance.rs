@@ -47,7 +47,7 @@ pub(crate) fn decode_instance(
     let header = r.span.as_ref().map(|s| s.range.clone());
     let (decoded, mut diags) =
         Decoder::new(&mut ev, r.body.file).decode(&r.body.body, schema, header);
-    if key.is_some() {
+    if key.is_some() && !diags.0.is_empty() {
         // Each instance is evaluated separately; say which one went wrong.
         let address = instance_address(&r.address(), key);
         for d in diags.0.iter_mut() {

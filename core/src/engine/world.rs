@@ -23,9 +23,10 @@ pub struct World {
     sensitive_vars: HashSet<String>,
     /// Locals whose value derives from a sensitive one.
     sensitive_locals: HashSet<String>,
-    /// `TYPE.NAME.ATTR` of managed resources whose attribute is sensitive: marked so by the
-    /// schema, or derived from a sensitive value.
-    sensitive_attrs: HashSet<String>,
+    /// Attributes of managed resources that are sensitive (marked so by the schema, or
+    /// derived from a sensitive value), by type and name: looked up without building a key
+    /// for every reference evaluated.
+    sensitive_attrs: HashMap<String, HashMap<String, HashSet<String>>>,
     /// The schema of every resource kind (by type) and data source (by `data.TYPE`): an
     /// instance holds every attribute its schema declares.
     schemas: Arc<HashMap<String, Schema>>,
@@ -121,7 +122,7 @@ impl World {
             roots,
             sensitive_vars,
             sensitive_locals: HashSet::new(),
-            sensitive_attrs: HashSet::new(),
+            sensitive_attrs: HashMap::new(),
             schemas: Arc::new(schemas),
             held: 0,
             deepest: 0,
@@ -156,10 +157,26 @@ impl World {
         })
     }
 
+    /// The size and depth of `Value::Object(o)` as the plan's limits count them, without
+    /// making that value.
+    pub fn measure_object(o: &Object) -> (u64, usize) {
+        crate::limits::measure_object(o, crate::limits::MAX_PLAN_BYTES.saturating_mul(2))
+    }
+
+    /// Counts values the plan holds elsewhere (a planned change nothing refers to) against
+    /// its limits, as if they were held here.
+    pub fn count(&mut self, measured: (u64, usize)) {
+        self.account(measured, None);
+    }
+
     /// Marks a resource's attribute sensitive (for every instance of the resource).
     pub fn mark_sensitive(&mut self, type_name: &str, name: &str, attr: &str) {
         self.sensitive_attrs
-            .insert(format!("{type_name}.{name}.{attr}"));
+            .entry(type_name.to_string())
+            .or_default()
+            .entry(name.to_string())
+            .or_default()
+            .insert(attr.to_string());
     }
 
     /// Evaluates the local `name` against what the world holds, and keeps its value
@@ -302,14 +319,17 @@ impl Roots for World {
         match (root, attrs) {
             ("var", [name, ..]) => self.sensitive_vars.contains(*name),
             ("local", [name, ..]) => self.sensitive_locals.contains(*name),
-            (_, [name]) => {
-                // A whole instance holds its sensitive attributes.
-                let prefix = format!("{root}.{name}.");
-                self.sensitive_attrs.iter().any(|a| a.starts_with(&prefix))
-            }
+            // A whole instance holds its sensitive attributes.
+            (_, [name]) => self
+                .sensitive_attrs
+                .get(root)
+                .and_then(|r| r.get(*name))
+                .is_some_and(|attrs| !attrs.is_empty()),
             (_, [name, attr, ..]) => self
                 .sensitive_attrs
-                .contains(&format!("{root}.{name}.{attr}")),
+                .get(root)
+                .and_then(|r| r.get(*name))
+                .is_some_and(|attrs| attrs.contains(*attr)),
             _ => false,
         }
     }
@@ -330,6 +350,26 @@ mod tests {
             std::path::Path::new("."),
             &crate::provider::Registry::default(),
         )
+    }
+
+    #[test]
+    fn a_value_counted_without_being_held_counts_as_much() {
+        let o = Object::from_iter([
+            ("name".to_string(), Value::from("x".repeat(100))),
+            (
+                "tags".to_string(),
+                Value::Object(Object::from_iter([(
+                    "k".to_string(),
+                    Value::List(vec![Value::from("v"), Value::Null]),
+                )])),
+            ),
+        ]);
+        let (mut held, mut counted) = (world(), world());
+        held.set_instance(Mode::Managed, "t", "n", None, Value::Object(o.clone()));
+        counted.count(World::measure_object(&o));
+        assert!(held.held > 100);
+        assert_eq!((counted.held, counted.deepest), (held.held, held.deepest));
+        assert!(!counted.roots.contains_key("t"));
     }
 
     #[test]

@@ -81,7 +81,7 @@ impl<'e, 'r> Decoder<'e, 'r> {
         block_span: Option<Range<usize>>,
         path: &[PathStep],
     ) -> Object {
-        let mut out = Object::new();
+        let mut out = Object::with_capacity(schema.attributes.len() + schema.blocks.len() + 1);
         for a in &schema.attributes {
             if a.presence != Presence::Computed {
                 out.insert(a.name.to_string(), Value::Null);
@@ -149,16 +149,22 @@ impl<'e, 'r> Decoder<'e, 'r> {
                             continue;
                         }
                     };
-                    let mut p = path.to_vec();
-                    p.push(PathStep::Key(name.to_string()));
                     if self.eval.touched_sensitive || def.sensitive {
-                        self.sensitive_paths.push(p.clone());
+                        let mut p = path.to_vec();
+                        p.push(PathStep::Key(name.to_string()));
+                        self.sensitive_paths.push(p);
                     }
                     self.eval.touched_sensitive = before;
                     match convert(&def.ty, v) {
                         Ok(v) => {
                             self.reject_values(def, &attr.value, &v);
-                            out.insert(name.to_string(), v);
+                            // The key is there already (null) unless a label set it.
+                            match out.get_mut(name) {
+                                Some(slot) => *slot = v,
+                                None => {
+                                    out.insert(name.to_string(), v);
+                                }
+                            }
                         }
                         Err(msg) => self.diags.push(
                             Diagnostic::error("Incorrect attribute value type")

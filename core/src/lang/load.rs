@@ -432,7 +432,7 @@ fn labels(b: &Block) -> Vec<String> {
 /// The `provider` meta-argument: the provider a resource type belongs to (the part of its
 /// type before the first `_`, as in Terraform) is the only one there is. An alias
 /// (`provider = NAME.ALIAS`) names a second configuration of a provider, which brickform
-/// does not have: going on without it would make the changes in the wrong workspace.
+/// does not have: going on without it would make the changes with the wrong settings.
 fn check_provider_reference(
     file: FileId,
     type_name: &str,
@@ -463,7 +463,7 @@ fn check_provider_reference(
                     .detail(format!(
                         "This refers to another configuration of provider \"{name}\"; brickform configures one per environment, so this resource would be applied with the default one."
                     ))
-                    .hint("leave out `provider = …`, and give each workspace its own environment block with its provider settings"),
+                    .hint("leave out `provider = …`, and give each target its own environment block with its provider settings"),
             );
         }
         _ => diags.push(

@@ -108,7 +108,7 @@ impl TypeConstraint {
 
     /// Converts a value to this type, or explains why it cannot be.
     pub fn convert(&self, v: Value) -> Result<Value, String> {
-        convert_at(self, v, "")
+        convert_at(self, v, &Path::Root)
     }
 }
 
@@ -147,15 +147,40 @@ fn literal_value(e: &E) -> Option<Value> {
         .ok()
 }
 
-fn at(path: &str) -> String {
+/// Where in the converted value an error is, written out only for an error message: a
+/// conversion that succeeds formats no paths.
+enum Path<'a> {
+    Root,
+    /// `[i]` of a list or tuple.
+    Index(&'a Path<'a>, usize),
+    /// `["k"]` of a map.
+    Key(&'a Path<'a>, &'a str),
+    /// `.k` of an object (`k` at the root).
+    Attr(&'a Path<'a>, &'a str),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Index(p, i) => write!(f, "{p}[{i}]"),
+            Path::Key(p, k) => write!(f, "{p}[{}]", crate::value::quote(k)),
+            Path::Attr(Path::Root, k) => write!(f, "{k}"),
+            Path::Attr(p, k) => write!(f, "{p}.{k}"),
+        }
+    }
+}
+
+fn at(path: &Path) -> String {
+    let path = path.to_string();
     if path.is_empty() {
-        String::new()
+        path
     } else {
         format!(" at {path}")
     }
 }
 
-fn convert_at(t: &TypeConstraint, v: Value, path: &str) -> Result<Value, String> {
+fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, String> {
     if matches!(v, Value::Unknown) || matches!(v, Value::Null) {
         return Ok(v);
     }
@@ -207,7 +232,7 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &str) -> Result<Value, String>
             };
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.into_iter().enumerate() {
-                out.push(convert_at(inner, item, &format!("{path}[{i}]"))?);
+                out.push(convert_at(inner, item, &Path::Index(path, i))?);
             }
             if matches!(t, TypeConstraint::Set(_)) {
                 let mut dedup: Vec<Value> = Vec::with_capacity(out.len());
@@ -229,10 +254,10 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &str) -> Result<Value, String>
                     v.type_name()
                 ));
             };
-            let mut out = Object::new();
+            let mut out = Object::with_capacity(o.len());
             for (k, item) in o {
-                let p = format!("{path}[{}]", crate::value::quote(&k));
-                out.insert(k, convert_at(inner, item, &p)?);
+                let v = convert_at(inner, item, &Path::Key(path, &k))?;
+                out.insert(k, v);
             }
             Ok(Value::Object(out))
         }
@@ -250,7 +275,7 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &str) -> Result<Value, String>
             }
             let mut out = Vec::new();
             for (i, (t, item)) in ts.iter().zip(items).enumerate() {
-                out.push(convert_at(t, item, &format!("{path}[{i}]"))?);
+                out.push(convert_at(t, item, &Path::Index(path, i))?);
             }
             Ok(Value::List(out))
         }
@@ -264,14 +289,9 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &str) -> Result<Value, String>
             };
             let mut out = Object::new();
             for (k, t, opt) in attrs {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
                 match o.swap_remove(k) {
                     Some(item) if !item.is_null() => {
-                        out.insert(k.clone(), convert_at(t, item, &p)?);
+                        out.insert(k.clone(), convert_at(t, item, &Path::Attr(path, k))?);
                     }
                     missing => match opt {
                         Some(Some(default)) => {

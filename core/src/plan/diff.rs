@@ -415,43 +415,57 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             block: Some(b),
         }))
         .collect();
+    out.after.reserve(fields.len());
+    if input.prior.is_none() {
+        // A create lists every configured field: sized once, as the plan keeps it.
+        out.fields.reserve_exact(
+            fields
+                .iter()
+                .filter(|f| f.presence != Presence::Computed)
+                .filter_map(|f| input.config.get(f.name))
+                .filter(|v| !v.is_null() && !is_empty_collection(v))
+                .count(),
+        );
+    }
 
     // Once per object, not per field: it copies the whole object.
     let prior_merged = input.prior.map(|p| p.merged());
+    // Values are borrowed and cloned only into what the diff returns: an instance's values
+    // are copied once per place that keeps them, not once per step.
+    let null = Value::Null;
     for f in &fields {
         let name = f.name;
         let reported = input
             .live
             .and_then(|l| l.get(name))
-            .or_else(|| prior_merged.as_ref().and_then(|m| m.get(name)))
-            .cloned();
+            .or_else(|| prior_merged.as_ref().and_then(|m| m.get(name)));
 
         if f.presence == Presence::Computed {
             let v = match input.prior {
-                Some(_) => reported.unwrap_or(Value::Null),
+                Some(_) => reported.cloned().unwrap_or(Value::Null),
                 None => Value::Unknown,
             };
             out.after.insert(name.to_string(), v);
             continue;
         }
 
-        let config = input.config.get(name).cloned().unwrap_or(Value::Null);
+        let config = input.config.get(name).unwrap_or(&null);
         let ignored = (input.ignore)(name);
 
         let Some(prior) = input.prior else {
             // Creating: everything configured is new.
             // What the configuration leaves out is the service's default, where it has one.
-            let after = match (&config, f.server_default) {
+            let after = match (config, f.server_default) {
                 (Value::Null, _) if f.presence == Presence::OptionalComputed => Value::Unknown,
                 (Value::Null, Some(d)) if !f.sensitive => d.clone(),
                 _ => config.clone(),
             };
-            if !config.is_null() && !is_empty_collection(&config) {
+            if !config.is_null() && !is_empty_collection(config) {
                 out.fields.push(FieldChange {
                     path: key(name),
                     before: None,
                     after: Some(SerValue(if f.sensitive {
-                        masked(&config)
+                        masked(config)
                     } else {
                         config.clone()
                     })),
@@ -467,7 +481,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
 
         if f.sensitive {
             // Write-only: compare the configured value with the stored fingerprint.
-            let changed = match (prior.sensitive.get(name), &config) {
+            let changed = match (prior.sensitive.get(name), config) {
                 (_, Value::Unknown) => true,
                 (Some(fp), v) => !(input.fingerprint_matches)(v, fp),
                 (None, v) => !v.is_null(),
@@ -475,7 +489,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             // A map the service echoes without its secret entries (a connection's options
             // come back without the password): an entry it does return that differs from the
             // configured one was changed outside brickform, and the write puts it back.
-            let echo_drifted = match (&config, input.live.and_then(|l| l.get(name))) {
+            let echo_drifted = match (config, input.live.and_then(|l| l.get(name))) {
                 (Value::Object(want), Some(Value::Object(have))) => want
                     .iter()
                     .any(|(k, w)| have.get(k).is_some_and(|h| !values_equal(w, h))),
@@ -484,7 +498,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             if echo_drifted && !changed {
                 out.drift.push(FieldChange {
                     path: key(name),
-                    before: Some(SerValue(masked(&config))),
+                    before: Some(SerValue(masked(config))),
                     after: Some(SerValue(masked(&Value::Bool(true)))),
                     live: None,
                     reason: FieldReason::Drift,
@@ -501,7 +515,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                         .sensitive
                         .contains_key(name)
                         .then(|| SerValue(masked(&Value::Bool(true)))),
-                    after: Some(SerValue(masked(&config))),
+                    after: Some(SerValue(masked(config))),
                     live: None,
                     reason: if changed {
                         FieldReason::Configuration
@@ -513,38 +527,35 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                 });
                 out.replace |= f.replace_on_change;
             }
-            out.after.insert(name.to_string(), config);
+            out.after.insert(name.to_string(), config.clone());
             continue;
         }
 
-        let applied = prior.config.get(name).cloned().unwrap_or(Value::Null);
-        let live = input.live.and_then(|l| l.get(name)).cloned();
+        let applied = prior.config.get(name).unwrap_or(&null);
+        let live = input.live.and_then(|l| l.get(name));
 
         // What the service holds after an update when the configuration leaves the field
         // out: merged updates do not touch it (a value it was given before is cleared);
         // whole writes put the service's default back.
         let unset_target = match writes {
-            Writes::Merge if applied.is_null() => live.clone().or(reported.clone()),
+            Writes::Merge if applied.is_null() => live.or(reported),
             Writes::Merge => None,
             // A value the service does not report stays unreported.
-            Writes::Whole => reported
-                .as_ref()
-                .filter(|v| !v.is_null())
-                .and(f.server_default.cloned()),
+            Writes::Whole => reported.filter(|v| !v.is_null()).and(f.server_default),
         }
-        .unwrap_or(Value::Null);
+        .unwrap_or(&null);
 
         // Drift: the live object moved away from what was applied, on a field the user set
         // — or, where updates write the whole object, away from the default of a field the
         // user left out, which the next update puts back.
         let drift_base = if applied.is_null() && config.is_null() && writes == Writes::Whole {
-            Some(Value::Null)
+            Some(&null)
         } else if !applied.is_null() {
-            Some(applied.clone())
+            Some(applied)
         } else {
             None
         };
-        if let (Some(l), Some(base)) = (&live, &drift_base)
+        if let (Some(l), Some(base)) = (live, drift_base)
             && !f.equal(base, l, true, writes)
         {
             out.drift.push(FieldChange {
@@ -571,13 +582,13 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
 
         if ignored {
             // Keep whatever is there now.
-            let keep = live.clone().unwrap_or_else(|| applied.clone());
+            let keep = live.unwrap_or(applied);
             out.after.insert(
                 name.to_string(),
                 if keep.is_null() {
-                    reported.unwrap_or(Value::Null)
+                    reported.cloned().unwrap_or(Value::Null)
                 } else {
-                    keep
+                    keep.clone()
                 },
             );
             continue;
@@ -586,8 +597,10 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         if config.is_null() && f.presence == Presence::OptionalComputed {
             // Left to the service (as Terraform's optional+computed attributes are): its
             // value is neither drift nor a change, even when it was configured before.
-            out.after
-                .insert(name.to_string(), reported.unwrap_or(Value::Unknown));
+            out.after.insert(
+                name.to_string(),
+                reported.cloned().unwrap_or(Value::Unknown),
+            );
             continue;
         }
 
@@ -596,14 +609,18 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         let config_changed = matches!(config, Value::Unknown)
             || config.contains_unknown()
             || !f.equal(
-                &config,
-                &applied,
+                config,
+                applied,
                 config.is_null() && f.block.is_none(),
                 writes,
             );
-        let live_differs = live
-            .as_ref()
-            .is_some_and(|l| !f.equal(&config, l, true, writes));
+        let live_differs = live.is_some_and(|l| !f.equal(config, l, true, writes));
+        // What the update leaves in the field.
+        let after = if config.is_null() {
+            unset_target
+        } else {
+            config
+        };
         if config_changed || live_differs {
             let reason = if config.contains_unknown() {
                 FieldReason::KnownAfterApply
@@ -618,13 +635,9 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                 out.fields.push(FieldChange {
                     path: key(name),
                     // From what is there now to what the update writes.
-                    before: Some(SerValue(live.clone().unwrap_or(applied.clone()))),
-                    after: Some(SerValue(if config.is_null() {
-                        unset_target.clone()
-                    } else {
-                        config.clone()
-                    })),
-                    live: live.clone().map(SerValue),
+                    before: Some(SerValue(live.unwrap_or(applied).clone())),
+                    after: Some(SerValue(after.clone())),
+                    live: live.cloned().map(SerValue),
                     reason,
                     forces_replacement: f.replace_on_change,
                     sensitive: false,
@@ -632,12 +645,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                 out.replace |= f.replace_on_change;
             }
         }
-        let after = if config.is_null() {
-            unset_target
-        } else {
-            config
-        };
-        out.after.insert(name.to_string(), after);
+        out.after.insert(name.to_string(), after.clone());
     }
     // Computed values derived from something that changes, or set anew by every write, are
     // known only after apply.

@@ -18,6 +18,8 @@ use std::sync::Arc;
 pub(super) struct Lookup<'r> {
     pub resource: &'r Resource,
     pub source: Arc<dyn DataSource>,
+    /// Whether anything reads the data source (see [`super::managed::Block::referenced`]).
+    pub referenced: bool,
     pub provider: String,
     pub dependencies: Vec<String>,
     pub shape: Shape,
@@ -103,7 +105,11 @@ impl PlanWalk<'_, '_> {
                 }
             }
         }
-        out.value = Some(Value::Object(value.clone()));
+        if lookup.referenced {
+            out.value = Some(Value::Object(value.clone()));
+        } else {
+            out.held = Some(World::measure_object(&value));
+        }
         out.planned = Some(InstancePlan {
             change: ResourceChange {
                 address: address.clone(),

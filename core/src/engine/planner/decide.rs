@@ -155,10 +155,10 @@ pub(super) fn planned_after(
     config: &Object,
     prior: Option<&Prior>,
     live: Option<&Object>,
-    diff_after: &Object,
+    diff_after: Object,
 ) -> Object {
     let schema = kind.schema();
-    let mut after = diff_after.clone();
+    let mut after = diff_after;
     if let (Some(p), Action::Update | Action::NoOp) = (prior, action) {
         // What the service fills in where the configuration is silent stays as it is;
         // showing it as removed would be noise, not a change.
@@ -212,27 +212,31 @@ pub(super) fn planned_fields(
     kind: &dyn ResourceKind,
     action: Action,
     config: &Object,
-    diff_fields: &[FieldChange],
+    diff_fields: Vec<FieldChange>,
     after: &Object,
     sensitive: &[Vec<PathStep>],
 ) -> Vec<FieldChange> {
-    let mut fields: Vec<FieldChange> = diff_fields.to_vec();
+    let mut fields = diff_fields;
     for f in fields.iter_mut() {
         if let ([PathStep::Key(k)], Some(a)) = (f.path.as_slice(), &f.after)
             && !matches!(a.0, Value::Unknown)
             && !f.sensitive
             && let Some(v) = after.get(k)
+            && !identical(&a.0, v)
         {
             f.after = Some(SerValue(v.clone()));
         }
         crate::engine::sensitive::redact_field(f, sensitive);
     }
     if action == Action::Create || action.is_replace() {
-        for a in
-            kind.schema().attributes.iter().filter(|a| {
-                crate::engine::instance::service_assigned(a, config, action.is_replace())
-            })
-        {
+        let assigned: Vec<_> = kind
+            .schema()
+            .attributes
+            .iter()
+            .filter(|a| crate::engine::instance::service_assigned(a, config, action.is_replace()))
+            .collect();
+        fields.reserve_exact(assigned.len());
+        for a in assigned {
             let planned = after.get(a.name).cloned().unwrap_or(Value::Unknown);
             let reason = if planned.is_wholly_known() {
                 FieldReason::Configuration
@@ -251,6 +255,23 @@ pub(super) fn planned_fields(
         }
     }
     fields
+}
+
+/// Whether two values are the same down to the order of their keys (`==` on objects does
+/// not look at order, which a rendered plan shows).
+fn identical(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((kx, vx), (ky, vy))| kx == ky && identical(vx, vy))
+        }
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| identical(p, q))
+        }
+        _ => a == b,
+    }
 }
 
 /// The object as it is now: what state recorded, updated by what the service reports.

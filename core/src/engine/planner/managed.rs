@@ -32,6 +32,11 @@ pub(super) struct Prepared {
 /// The resource block an instance comes from, and what all its instances share.
 pub(super) struct Block<'r> {
     pub resource: &'r Resource,
+    /// The resource's address, `TYPE.NAME`.
+    pub address: String,
+    /// Whether anything reads the resource: only then do its instances get a value in the
+    /// world.
+    pub referenced: bool,
     pub kind: Arc<dyn ResourceKind>,
     pub provider: String,
     pub dependencies: Vec<String>,
@@ -61,7 +66,7 @@ impl PlanWalk<'_, '_> {
         let (r, kind) = (block.resource, block.kind.as_ref());
         let engine = self.engine;
         let schema = kind.schema();
-        let address = instance_address(&r.address(), key.as_ref());
+        let address = instance_address(&block.address, key.as_ref());
         let (mut config, sensitive_paths, mut d) = decode_instance(
             r,
             schema,
@@ -118,29 +123,32 @@ impl PlanWalk<'_, '_> {
     /// Plans one prepared instance against the service.
     pub(super) async fn plan_managed(&self, block: &Block<'_>, p: Prepared) -> InstanceOutcome {
         let _call = self.calls.acquire().await.ok();
-        let mut out = InstanceOutcome {
-            key: p.key.clone(),
-            ..Default::default()
+        // The outcome is put together after the last provider call, so the future planning
+        // an instance (one per instance in flight) does not carry it across the calls.
+        let mut warnings = Vec::new();
+        let mut diags = Diagnostics::new();
+        let failed = |diag: Diagnostic, value: Option<Value>, warnings: Vec<String>| {
+            let mut out = InstanceOutcome {
+                key: p.key.clone(),
+                warnings,
+                value,
+                ..Default::default()
+            };
+            out.diags.push(diag);
+            out
         };
         let (r, kind) = (block.resource, block.kind.as_ref());
         let engine = self.engine;
         let state = self.state;
-        let ctx = engine.op_context(&p.address, state.lineage());
-        let (prior, importing) = match self.prior(block, &ctx, &p.config, &mut out.warnings).await {
+        let ctx = engine.op_context(&p.address, &self.lineage);
+        let (prior, importing) = match self.prior(block, &ctx, &p.config, &mut warnings).await {
             Ok(found) => found,
-            Err(e) => {
-                out.diags.push(e.diag);
-                out.value = e.unknown.then_some(Value::Unknown);
-                return out;
-            }
+            Err(e) => return failed(e.diag, e.unknown.then_some(Value::Unknown), warnings),
         };
         let (live, deleted_outside) =
             match self.refresh(block, &ctx, prior.as_ref(), &importing).await {
                 Ok(read) => read,
-                Err(d) => {
-                    out.diags.push(d);
-                    return out;
-                }
+                Err(d) => return failed(d, None, warnings),
             };
         let schema = kind.schema();
         let mut live_attrs = live.as_ref().map(|l| l.attrs.clone());
@@ -193,13 +201,20 @@ impl PlanWalk<'_, '_> {
         );
         let old_id = prior.as_ref().map(|(id, _)| id.as_str());
         if let Err(d) = self
-            .check_names(block, &ctx, &p, action, old_id, &importing, &mut out.diags)
+            .check_names(block, &ctx, &p, action, old_id, &importing, &mut diags)
             .await
         {
-            out.diags.push(d);
-            out.value = Some(Value::Unknown);
+            let mut out = failed(d, Some(Value::Unknown), warnings);
+            diags.extend(std::mem::take(&mut out.diags));
+            out.diags = diags;
             return out;
         }
+        let mut out = InstanceOutcome {
+            key: p.key.clone(),
+            diags,
+            warnings,
+            ..Default::default()
+        };
         if action.is_replace() && r.lifecycle.prevent_destroy {
             out.diags
                 .push(prevent_destroy_error(&p.address, r.span.clone()));
@@ -212,7 +227,7 @@ impl PlanWalk<'_, '_> {
             &p.config,
             effective_prior,
             live_attrs.as_ref(),
-            &d.after,
+            std::mem::take(&mut d.after),
         );
         let mut all_sensitive = block.shape.sensitive.clone();
         all_sensitive.extend(p.sensitive_paths.iter().cloned());
@@ -225,9 +240,8 @@ impl PlanWalk<'_, '_> {
                 fields: if deleted_outside {
                     Vec::new()
                 } else {
-                    d.drift
-                        .iter()
-                        .cloned()
+                    std::mem::take(&mut d.drift)
+                        .into_iter()
                         .map(|mut f| {
                             crate::engine::sensitive::redact_field(&mut f, &all_sensitive);
                             f
@@ -241,28 +255,38 @@ impl PlanWalk<'_, '_> {
         } else {
             None
         };
-        let fields =
-            decide::planned_fields(kind, action, &p.config, &d.fields, &after, &all_sensitive);
+        let fields = decide::planned_fields(
+            kind,
+            action,
+            &p.config,
+            std::mem::take(&mut d.fields),
+            &after,
+            &all_sensitive,
+        );
         let action = if self.req.mode == PlanMode::RefreshOnly {
             Action::NoOp
         } else {
             action
         };
         let before = decide::current(effective_prior, live_attrs.as_ref())
-            .map(|b| SerObject(without_sensitive(&b, &all_sensitive)));
+            .map(|b| SerObject(without_sensitive(b, &all_sensitive)));
         // The id the object has now: a kind may find an object renamed outside brickform
         // under its new name, which the update then addresses.
         let id = live
             .as_ref()
             .map(|l| l.id.clone())
             .or_else(|| prior.as_ref().map(|(id, _)| id.clone()));
-        out.value = Some(Value::Object(decide::reference_value(
-            action,
-            effective_prior,
-            live_attrs.as_ref(),
-            &p.config,
-            &after,
-        )));
+        if block.referenced {
+            out.value = Some(Value::Object(decide::reference_value(
+                action,
+                effective_prior,
+                live_attrs.as_ref(),
+                &p.config,
+                &after,
+            )));
+        } else {
+            out.held = Some(World::measure_object(&after));
+        }
         let sensitive_keys = all_sensitive
             .iter()
             .filter_map(|path| match path.first() {
@@ -281,7 +305,7 @@ impl PlanWalk<'_, '_> {
             reason,
             id,
             before,
-            after: Some(SerObject(without_sensitive(&after, &all_sensitive))),
+            after: Some(SerObject(without_sensitive(after, &all_sensitive))),
             fields,
             block_paths: block.shape.block_paths.clone(),
             block_keys: block.shape.block_keys.clone(),
@@ -297,7 +321,7 @@ impl PlanWalk<'_, '_> {
             change,
             spec: InstanceSpec {
                 address: p.address,
-                resource: Some(r.address()),
+                resource: Some(block.address.clone()),
                 key: p.key,
                 each_value: p.each,
             },
@@ -361,12 +385,14 @@ impl PlanWalk<'_, '_> {
                 }
             }
         }
-        // An object the state lost track of is imported, not made twice (see adopt).
-        if prior.is_none() && importing.is_none() {
-            match engine
-                .adopt(kind, ctx, config, state, self.req.mode, warnings)
-                .await
-            {
+        // An object the state lost track of is imported, not made twice (see adopt). The
+        // search is boxed: it is a large future that most instances never start, and the
+        // future of every instance in flight would carry its size.
+        if prior.is_none()
+            && importing.is_none()
+            && engine.may_adopt(kind, ctx, config, self.req.mode)
+        {
+            match Box::pin(engine.adopt(kind, ctx, config, state, warnings)).await {
                 Ok(Some(found)) => {
                     importing = Some(found.0.clone());
                     prior = Some(found);

@@ -102,6 +102,7 @@ impl Engine<'_> {
             settled: Mutex::default(),
             calls: tokio::sync::Semaphore::new(parallelism),
             parallelism,
+            lineage: state.lineage().to_string(),
         };
         let nodes = walk.run(&order).await;
         let world = walk
@@ -109,8 +110,11 @@ impl Engine<'_> {
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
 
-        let mut specs: Vec<InstanceSpec> = Vec::new();
-        let mut produced: HashSet<String> = HashSet::new();
+        let planned: usize = nodes.iter().map(|n| n.changes.len()).sum();
+        plan.changes.reserve_exact(planned);
+        let mut specs: Vec<InstanceSpec> = Vec::with_capacity(planned);
+        let mut produced: HashSet<String> =
+            HashSet::with_capacity(nodes.iter().map(|n| n.produced.len()).sum());
         let mut preset_notes = PresetNotes::new();
         for node in nodes {
             plan.changes.extend(node.changes);
@@ -276,8 +280,7 @@ pub fn block_keys(schema: &Schema) -> Vec<(Vec<String>, String)> {
     out
 }
 
-fn without_sensitive(o: &Object, paths: &[Vec<PathStep>]) -> Object {
-    let mut o = o.clone();
+fn without_sensitive(mut o: Object, paths: &[Vec<PathStep>]) -> Object {
     super::sensitive::redact_object(&mut o, paths);
     o
 }

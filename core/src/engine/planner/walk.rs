@@ -42,6 +42,8 @@ pub(super) struct PlanWalk<'p, 'a> {
     pub calls: Semaphore,
     /// How many instances of one resource are planned at once.
     pub parallelism: usize,
+    /// The state's lineage as provider calls are given it, written out once.
+    pub lineage: String,
 }
 
 /// What planning one node yields, merged into the plan in graph order.
@@ -64,7 +66,11 @@ pub(super) struct InstanceOutcome {
     pub diags: Diagnostics,
     pub warnings: Vec<String>,
     /// What references to the instance see; `None` leaves what its resource declared.
+    /// Only set when something reads the resource (see [`PlanWalk::record`]).
     pub value: Option<Value>,
+    /// The size and depth of the values the planned change holds, when `value` is not set
+    /// because nothing reads the resource: counted against the plan's limits all the same.
+    pub held: Option<(u64, usize)>,
     pub planned: Option<InstancePlan>,
 }
 
@@ -172,6 +178,9 @@ impl PlanWalk<'_, '_> {
     async fn plan_resource(&self, r: &Resource, node: &mut NodePlan) {
         let engine = self.engine;
         let dependencies = self.graph.resource_dependencies(&r.node());
+        // Instances nothing reads (most of a large configuration: the leaves) need no value
+        // in the world: their values live in their planned changes only, not in a second copy.
+        let referenced = self.graph.has_dependents(&r.node());
         let provider = engine
             .registry
             .provider_of(&r.type_name)
@@ -184,6 +193,7 @@ impl PlanWalk<'_, '_> {
                 };
                 let lookup = Lookup {
                     resource: r,
+                    referenced,
                     shape: super::Shape::of(source.schema()),
                     source,
                     provider,
@@ -213,6 +223,8 @@ impl PlanWalk<'_, '_> {
                 };
                 let block = Block {
                     resource: r,
+                    address: r.address(),
+                    referenced,
                     shape: super::Shape::of(kind.schema()),
                     kind,
                     provider,
@@ -223,10 +235,9 @@ impl PlanWalk<'_, '_> {
                 };
                 let prepared: Vec<_> = {
                     let mut world = lock(&self.world);
-                    let mut prepared = Vec::new();
+                    let mut prepared = Vec::with_capacity(instances.len());
+                    node.produced.reserve_exact(instances.len());
                     for (key, each) in instances {
-                        node.produced
-                            .push(crate::addrs::instance_address(&r.address(), key.as_ref()));
                         let p = self.prepare(
                             &block,
                             &world,
@@ -236,16 +247,25 @@ impl PlanWalk<'_, '_> {
                             &mut node.diags,
                         );
                         match p {
-                            Some(p) => prepared.push(p),
+                            Some(p) => {
+                                node.produced.push(p.address.clone());
+                                prepared.push(p);
+                            }
                             None => {
-                                let (t, n) = (&r.type_name, &r.name);
-                                world.set_instance(
-                                    Mode::Managed,
-                                    t,
-                                    n,
+                                node.produced.push(crate::addrs::instance_address(
+                                    &block.address,
                                     key.as_ref(),
-                                    Value::Unknown,
-                                );
+                                ));
+                                if referenced {
+                                    let (t, n) = (&r.type_name, &r.name);
+                                    world.set_instance(
+                                        Mode::Managed,
+                                        t,
+                                        n,
+                                        key.as_ref(),
+                                        Value::Unknown,
+                                    );
+                                }
                             }
                         }
                     }
@@ -258,7 +278,7 @@ impl PlanWalk<'_, '_> {
                     .await
             }
         };
-        self.record(r, outcomes, node);
+        self.record(r, referenced, outcomes, node);
     }
 
     /// Expands `count` / `for_each` and declares the resource's shape for references; `None`
@@ -286,11 +306,22 @@ impl PlanWalk<'_, '_> {
         Some(instances)
     }
 
-    /// Writes the planned instances back: into the world for references, into what
-    /// dependents are told, and into the node's share of the plan, in instance order.
-    fn record(&self, r: &Resource, outcomes: Vec<InstanceOutcome>, node: &mut NodePlan) {
+    /// Writes the planned instances back: into the world for references (when something
+    /// reads the resource), into what dependents are told, and into the node's share of the
+    /// plan, in instance order.
+    fn record(
+        &self,
+        r: &Resource,
+        referenced: bool,
+        outcomes: Vec<InstanceOutcome>,
+        node: &mut NodePlan,
+    ) {
         let mut world = lock(&self.world);
-        let mut settled = Vec::new();
+        // Sized once: a vector grown by doubling holds up to twice the changes it has.
+        let planned = outcomes.iter().filter(|o| o.planned.is_some()).count();
+        let mut settled = Vec::with_capacity(planned);
+        node.changes.reserve_exact(planned);
+        node.specs.reserve_exact(planned);
         for o in outcomes {
             node.diags.extend(o.diags);
             node.warnings.extend(o.warnings);
@@ -299,8 +330,13 @@ impl PlanWalk<'_, '_> {
                     world.mark_sensitive(&r.type_name, &r.name, k);
                 }
             }
-            if let Some(v) = o.value {
+            if let Some(v) = o.value
+                && referenced
+            {
                 world.set_instance(r.mode, &r.type_name, &r.name, o.key.as_ref(), v);
+            }
+            if let Some(held) = o.held {
+                world.count(held);
             }
             if let Some(p) = o.planned {
                 settled.push(Settled::of(&p.change));

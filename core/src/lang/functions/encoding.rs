@@ -111,118 +111,12 @@ fn jsondecode(a: &Args) -> Outcome<Value> {
     Ok(normalize_numbers(Value::from_json(&j)))
 }
 
+/// Terraform's `yamlencode`, in the writer's go-yaml style.
 fn yamlencode(a: &Args) -> Outcome<Value> {
-    let mut out = String::new();
-    yaml_block(a.get(0), 0, false, &mut out);
-    Ok(Value::String(out))
-}
-
-/// Writes a value in block style. `inline` means the cursor already sits after `- `, so
-/// the first line must not be indented again.
-fn yaml_block(v: &Value, indent: usize, inline: bool, out: &mut String) {
-    let pad = " ".repeat(indent);
-    match v {
-        Value::Object(o) if !o.is_empty() => {
-            for (i, (k, val)) in sorted(o).into_iter().enumerate() {
-                if !(inline && i == 0) {
-                    out.push_str(&pad);
-                }
-                yaml_quoted(k, out);
-                out.push(':');
-                match val {
-                    Value::Object(m) if !m.is_empty() => {
-                        out.push('\n');
-                        yaml_block(val, indent + 2, false, out);
-                    }
-                    // Sequences under a key are not indented further, as go-yaml writes them.
-                    Value::List(l) if !l.is_empty() => {
-                        out.push('\n');
-                        yaml_block(val, indent, false, out);
-                    }
-                    scalar => {
-                        out.push(' ');
-                        yaml_scalar(scalar, indent + 2, out);
-                        out.push('\n');
-                    }
-                }
-            }
-        }
-        Value::List(l) if !l.is_empty() => {
-            for (i, item) in l.iter().enumerate() {
-                if !(inline && i == 0) {
-                    out.push_str(&pad);
-                }
-                out.push_str("- ");
-                match item {
-                    Value::Object(m) if !m.is_empty() => yaml_block(item, indent + 2, true, out),
-                    Value::List(n) if !n.is_empty() => yaml_block(item, indent + 2, true, out),
-                    scalar => {
-                        yaml_scalar(scalar, indent + 2, out);
-                        out.push('\n');
-                    }
-                }
-            }
-        }
-        scalar => {
-            yaml_scalar(scalar, indent, out);
-            out.push('\n');
-        }
-    }
-}
-
-/// Writes a scalar (or an empty collection) without a trailing newline. Multi-line strings
-/// use the literal block style with their content at `indent`, so they stay readable.
-fn yaml_scalar(v: &Value, indent: usize, out: &mut String) {
-    match v {
-        Value::Null | Value::Unknown => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&number_to_string(n)),
-        Value::String(s) if literal_friendly(s) => {
-            let body = s.strip_suffix('\n');
-            let chomp = match body {
-                None => "-",
-                Some(b) if b.ends_with('\n') => "+",
-                Some(_) => "",
-            };
-            out.push('|');
-            out.push_str(chomp);
-            for line in body.unwrap_or(s).split('\n') {
-                out.push('\n');
-                if !line.is_empty() {
-                    out.push_str(&" ".repeat(indent));
-                    out.push_str(line);
-                }
-            }
-        }
-        Value::String(s) => yaml_quoted(s, out),
-        Value::List(_) => out.push_str("[]"),
-        Value::Object(_) => out.push_str("{}"),
-    }
-}
-
-/// A literal block keeps the string byte for byte only when it has no carriage returns or
-/// control characters and does not start with whitespace (which would need an explicit
-/// indentation indicator).
-fn literal_friendly(s: &str) -> bool {
-    s.contains('\n')
-        && !s.starts_with([' ', '\n', '\t'])
-        && !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t')
-}
-
-fn yaml_quoted(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    Ok(Value::String(crate::yaml::to_string(
+        a.get(0),
+        crate::yaml::Style::GO_YAML,
+    )))
 }
 
 fn yamldecode(a: &Args) -> Outcome<Value> {

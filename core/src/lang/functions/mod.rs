@@ -360,7 +360,7 @@ pub(super) fn to_string_value(v: &Value) -> Option<String> {
 }
 
 /// Renders a number in plain decimal (never exponent notation), as Terraform does.
-pub(super) fn number_to_string(n: &serde_json::Number) -> String {
+pub(crate) fn number_to_string(n: &serde_json::Number) -> String {
     if n.is_i64() || n.is_u64() {
         return n.to_string();
     }

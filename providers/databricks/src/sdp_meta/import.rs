@@ -22,7 +22,7 @@ use brickform_core::lang::fmt::format_source;
 use brickform_core::lang::functions::{FunctionContext, call};
 use brickform_core::provider::Schema;
 use brickform_core::value::Value;
-use brickform_core::value::{source_key, source_string};
+use brickform_core::value::{quote, source_key, source_string};
 use serde_json::{Map, Value as Json};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -521,7 +521,7 @@ impl Importer<'_> {
                     None => {
                         self.warn(
                             id,
-                            format!("{key} is the plain string {s:?}, which sdp-meta 0.1.0 rejects; brickform renders it as a list"),
+                            format!("{key} is the plain string {}, which sdp-meta 0.1.0 rejects; brickform renders it as a list", quote(&s)),
                         );
                         t
                     }
@@ -605,7 +605,11 @@ impl Importer<'_> {
             let message = if key == "silver_quarantine_cluster_by" {
                 "silver_quarantine_cluster_by (a separate quarantine clustering key) is not supported; use quarantine.cluster_by (silver_quarantine_table_cluster_by); dropped".to_string()
             } else if let Some(other) = self.other_env(key) {
-                format!("{key} is for env {other:?}, not {env:?} (sdp-meta ignores it); dropped")
+                format!(
+                    "{key} is for env {}, not {} (sdp-meta ignores it); dropped",
+                    quote(&other),
+                    quote(&env)
+                )
             } else {
                 format!("{key} is not a field sdp_meta_flow supports; dropped")
             };
@@ -699,10 +703,13 @@ impl Importer<'_> {
                 .or(key.strip_prefix("source_catalog_"))
             {
                 Some(e) if !e.is_empty() => format!(
-                    "source_details.{key} is for env {e:?}, not {env:?} (sdp-meta ignores it); dropped"
+                    "source_details.{key} is for env {}, not {} (sdp-meta ignores it); dropped",
+                    quote(e),
+                    quote(&env)
                 ),
                 _ => format!(
-                    "source_details.{key} is not read by sdp-meta for source_format {fmt:?}; dropped"
+                    "source_details.{key} is not read by sdp-meta for source_format {}; dropped",
+                    quote(&fmt)
                 ),
             };
             self.warn(id, message);
@@ -904,7 +911,7 @@ impl Importer<'_> {
                 .find(|f| matches!(f.key, Key::Plain(k) if k == category))
                 .map(|f| f.attr)
             else {
-                self.warn(id, format!("{key}: {path} has {category:?}, which the expectations block does not support; kept as expectations_file"));
+                self.warn(id, format!("{key}: {path} has {}, which the expectations block does not support; kept as expectations_file", quote(category)));
                 return None;
             };
             let Json::Object(rules) = rules else {

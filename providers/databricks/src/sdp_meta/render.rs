@@ -30,7 +30,7 @@ use super::schema::{
     onboarding_schema,
 };
 use brickform_core::provider::{AttrType, Schema};
-use brickform_core::value::{Object, Value};
+use brickform_core::value::{Object, Value, quote};
 use serde_json::{Map, Value as Json};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -47,7 +47,8 @@ pub enum RenderError {
         message: String,
     },
     #[error(
-        "flows[{first}] and flows[{second}] both have data_flow_id {data_flow_id:?}; sdp-meta rejects an onboarding file with duplicate data_flow_ids"
+        "flows[{first}] and flows[{second}] both have data_flow_id {}; sdp-meta rejects an onboarding file with duplicate data_flow_ids",
+        quote(.data_flow_id)
     )]
     DuplicateId {
         data_flow_id: String,
@@ -829,7 +830,8 @@ fn write_fields(
                         return Err(at.err(
                             name,
                             format!(
-                                "sets {k:?}, which another attribute of this block already sets"
+                                "sets {}, which another attribute of this block already sets",
+                                quote(&k)
                             ),
                         ));
                     }
@@ -958,7 +960,7 @@ fn expectations(
             if id.contains('/') || id == "." || id == ".." {
                 return Err(l.err(
                     "expectations",
-                    format!("data_flow_id {id:?} cannot name the expectations file's directory; use expectations_file"),
+                    format!("data_flow_id {} cannot name the expectations file's directory; use expectations_file", quote(id)),
                 ));
             }
             let mut m = Map::new();
@@ -1025,7 +1027,10 @@ fn source_table(src: At<'_>, table_like: bool) -> Result<SourceTable, RenderErro
             let (db, t) = split_table(&name).ok_or_else(|| {
                 src.err(
                     key,
-                    format!("{name:?} is not a table name of the form catalog.schema.table"),
+                    format!(
+                        "{} is not a table name of the form catalog.schema.table",
+                        quote(&name)
+                    ),
                 )
             })?;
             (Some(Cow::Owned(db)), Some(Cow::Owned(t)))
@@ -1050,7 +1055,11 @@ fn source_table(src: At<'_>, table_like: bool) -> Result<SourceTable, RenderErro
                     if !first.eq_ignore_ascii_case(&catalog) {
                         return Err(src.err(
                             "source_catalog",
-                            format!("{catalog:?} contradicts the catalog of {db:?}"),
+                            format!(
+                                "{} contradicts the catalog of {}",
+                                quote(&catalog),
+                                quote(&db)
+                            ),
                         ));
                     }
                     db
@@ -1079,7 +1088,10 @@ fn merge(
         if into.contains_key(&k) {
             return Err(at.err(
                 field,
-                format!("sets {k:?}, which another attribute of this block already sets"),
+                format!(
+                    "sets {}, which another attribute of this block already sets",
+                    quote(&k)
+                ),
             ));
         }
         into.insert(k, v);
@@ -1089,126 +1101,11 @@ fn merge(
 
 // ---------- YAML ----------
 
-/// Writes a JSON value as block-style YAML that PyYAML's `safe_load` reads back as the same
-/// value: every key and string double-quoted, so no value changes type (`on`, `yes`, `1`).
+/// The onboarding file as YAML, for PyYAML's `safe_load` in sdp-meta to read back as the same
+/// rows: keys in the order the rows hold them (the order the JSON file has), every string
+/// quoted on one line so no value changes type (`on`, `yes`, `1`).
 pub fn yaml(v: &Json) -> String {
-    let mut out = String::new();
-    match v {
-        Json::Array(a) if !a.is_empty() => yaml_seq(a, 0, &mut out),
-        Json::Object(o) if !o.is_empty() => yaml_map(o, 0, &mut out),
-        other => {
-            yaml_scalar(other, &mut out);
-            out.push('\n');
-        }
-    }
-    out
-}
-
-fn pad(out: &mut String, n: usize) {
-    out.extend(std::iter::repeat_n(' ', n));
-}
-
-/// A sequence at `indent`; the caller has written nothing of the first line.
-fn yaml_seq(items: &[Json], indent: usize, out: &mut String) {
-    for item in items {
-        pad(out, indent);
-        out.push_str("- ");
-        yaml_inline(item, indent + 2, out);
-    }
-}
-
-/// A mapping whose first key goes where the cursor is (after `- `) and the others at
-/// `indent`.
-fn yaml_map_inline(o: &Map<String, Json>, indent: usize, out: &mut String) {
-    for (i, (k, v)) in o.iter().enumerate() {
-        if i > 0 {
-            pad(out, indent);
-        }
-        yaml_entry(k, v, indent, out);
-    }
-}
-
-fn yaml_map(o: &Map<String, Json>, indent: usize, out: &mut String) {
-    for (k, v) in o {
-        pad(out, indent);
-        yaml_entry(k, v, indent, out);
-    }
-}
-
-fn yaml_entry(k: &str, v: &Json, indent: usize, out: &mut String) {
-    yaml_quote(k, out);
-    out.push(':');
-    match v {
-        Json::Object(m) if !m.is_empty() => {
-            out.push('\n');
-            yaml_map(m, indent + 2, out);
-        }
-        Json::Array(a) if !a.is_empty() => {
-            out.push('\n');
-            yaml_seq(a, indent + 2, out);
-        }
-        scalar => {
-            out.push(' ');
-            yaml_scalar(scalar, out);
-            out.push('\n');
-        }
-    }
-}
-
-/// A value right after `- `: collections continue on this line.
-fn yaml_inline(v: &Json, indent: usize, out: &mut String) {
-    match v {
-        Json::Object(m) if !m.is_empty() => yaml_map_inline(m, indent, out),
-        Json::Array(a) if !a.is_empty() => {
-            // A nested sequence: its first item on this line.
-            for (i, item) in a.iter().enumerate() {
-                if i > 0 {
-                    pad(out, indent);
-                }
-                out.push_str("- ");
-                yaml_inline(item, indent + 2, out);
-            }
-        }
-        scalar => {
-            yaml_scalar(scalar, out);
-            out.push('\n');
-        }
-    }
-}
-
-fn yaml_scalar(v: &Json, out: &mut String) {
-    match v {
-        Json::Null => out.push_str("null"),
-        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Json::Number(n) => out.push_str(&n.to_string()),
-        Json::String(s) => yaml_quote(s, out),
-        Json::Array(_) => out.push_str("[]"),
-        Json::Object(_) => out.push_str("{}"),
-    }
-}
-
-/// A YAML double-quoted scalar. Characters YAML does not allow unescaped in a stream
-/// (controls, DEL, C1 controls other than NEL, surrogates and non-characters) are escaped.
-fn yaml_quote(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            ' '..='~' => out.push(c),
-            '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..='\u{10ffff}'
-                if c != '\u{feff}' =>
-            {
-                out.push(c)
-            }
-            c if (c as u32) <= 0xffff => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push_str(&format!("\\U{:08X}", c as u32)),
-        }
-    }
-    out.push('"');
+    brickform_core::yaml::to_string(v, brickform_core::yaml::Style::ORDERED)
 }
 
 // ---------- derived attributes with unknown inputs ----------
