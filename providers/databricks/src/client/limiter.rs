@@ -11,6 +11,9 @@
 //! - Only one decrease per congestion event: requests already in flight when the rate dropped
 //!   were paced at the old rate, so their 429s say nothing new. Without this guard a burst of
 //!   N concurrent 429s would collapse the rate by 0.7^N.
+//! - A success is any answer that is not a 429 or a server error: a 404 or a 400 is the
+//!   service answering at this rate (a plan asking whether each new name is free hears
+//!   little but 404s, and must not stay at the start for it).
 //! - Every success that had to wait for its slot adds `INCREASE / rate`, i.e. about `INCREASE`
 //!   requests/s per second of saturated traffic. Successes that did not wait prove nothing about
 //!   a higher rate (the caller was slower than the limit), so they do not raise it; that keeps an
