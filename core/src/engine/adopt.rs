@@ -165,7 +165,9 @@ enum Verdict {
 impl Engine<'_> {
     /// For an instance about to be planned as a create: the object to import instead, if
     /// one is this state's (see the module documentation). Notes for the plan go to
-    /// `warnings`; an error means the create must not be planned.
+    /// `warnings`; an error means the create must not be planned. `nothing_there` is set
+    /// when the lookup was made and found no object at all.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn adopt(
         &self,
         kind: &Arc<dyn ResourceKind>,
@@ -174,6 +176,7 @@ impl Engine<'_> {
         state: &StateDocument,
         mode: PlanMode,
         warnings: &mut Vec<String>,
+        nothing_there: &mut bool,
     ) -> Result<Option<(String, Prior)>, Diagnostic> {
         if self.offline || mode != PlanMode::Normal || !key_known(kind.as_ref(), ctx, config) {
             return Ok(None);
@@ -187,6 +190,7 @@ impl Engine<'_> {
             .detail(e.detail.clone().unwrap_or_default())
         })?;
         if found.is_empty() {
+            *nothing_there = true;
             return Ok(None);
         }
         let me = match self.registry.provider_of(kind.type_name()) {

@@ -234,3 +234,25 @@ async fn no_op_plan_reads_jobs_from_the_listing() {
         .collect();
     assert_eq!(others.len(), 3, "{others:?}");
 }
+
+/// A plan of new objects looks up whether each already exists (so a lost state does not
+/// make a second copy), but nothing can lie inside a container that does not exist: the
+/// schemas and volumes of a new catalog are not looked up one by one.
+#[tokio::test]
+async fn nothing_is_looked_up_inside_a_container_found_absent() {
+    let h = Harness::start().await;
+    let (plan, _) = h.run(CONFIG, PlanMode::Normal, false).await;
+    assert_eq!(
+        plan.changes
+            .iter()
+            .filter(|c| c.action == Action::Create)
+            .count(),
+        9
+    );
+    let gets = h.requests("GET").await;
+    assert_eq!(
+        gets,
+        ["/api/2.1/unity-catalog/catalogs/refresh_test"],
+        "only the catalog is looked up"
+    );
+}

@@ -96,6 +96,7 @@ impl Engine<'_> {
             refreshed: Mutex::new(refreshed),
             world: Mutex::new(world),
             settled: Mutex::default(),
+            absent: Mutex::default(),
             calls: tokio::sync::Semaphore::new(parallelism),
             parallelism,
         };

@@ -204,7 +204,7 @@ pub async fn scenario(label: &str, work: &Workload, rate_limit: Option<f64>) -> 
     control(
         &url,
         "latency",
-        serde_json::json!({ "fixed_ms": LATENCY_MS }),
+        serde_json::json!({ "fixed_ms": std::env::var("BENCH_LATENCY_MS").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(LATENCY_MS) }),
     )
     .await;
     if let Some(r) = rate_limit {
