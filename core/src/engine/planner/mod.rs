@@ -134,7 +134,8 @@ impl Engine<'_> {
         }
         guards::create_before_destroy_spreads(&mut plan);
         if req.mode != PlanMode::RefreshOnly {
-            self.plan_containers(&mut plan, &state, &mut diags).await;
+            self.plan_containers(&mut plan, &state, req.calls_in_flight(), &mut diags)
+                .await;
         }
         for r in &req.replace {
             if !plan.changes.iter().any(|c| &c.address == r) {
