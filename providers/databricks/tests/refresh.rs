@@ -256,3 +256,26 @@ async fn nothing_is_looked_up_inside_a_container_found_absent() {
         "only the catalog is looked up"
     );
 }
+
+/// A plan of new jobs looks each up by name and ownership tag (a lost state must not make a
+/// second copy), but the lookups asking at the same time share one listing of every job:
+/// 121 new jobs cost a listing per round of lookups, not a list call each.
+#[tokio::test]
+async fn lookups_of_new_jobs_share_listings() {
+    let h = Harness::start().await;
+    let (plan, _) = h.run(JOBS, PlanMode::Normal, false).await;
+    assert_eq!(
+        plan.changes
+            .iter()
+            .filter(|c| c.action == Action::Create)
+            .count(),
+        124
+    );
+    let listings = h
+        .requests("GET")
+        .await
+        .into_iter()
+        .filter(|p| p == "/api/2.2/jobs/list")
+        .count();
+    assert!(listings <= 30, "{listings} listings for 121 jobs");
+}

@@ -135,6 +135,13 @@ pub trait Tagged: Send + Sync {
 
     /// The objects named `name`, as the list call answers.
     async fn listed(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>>;
+    /// The same, for a plan's lookups of the objects it is about to create: a kind may
+    /// answer them from one listing shared by the lookups asking at the same time (a plan
+    /// of 200 new jobs asks 200 times). Never for what must see the service as it is after
+    /// a write (finding what a create whose answer was lost made): that is [`Tagged::listed`].
+    async fn listed_for_plan(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
+        self.listed(client, name).await
+    }
     /// A listed object read in full; `None` when it is gone.
     async fn full(&self, client: &Client, listed: &Json) -> ProviderResult<Option<Json>>;
     /// A full read as the kind's attributes, read for no prior configuration.
@@ -190,7 +197,7 @@ pub async fn find_existing<K: Tagged>(
     exclusive: bool,
 ) -> ProviderResult<Vec<Existing>> {
     let mut out = Vec::new();
-    for listed in kind.listed(client, name).await? {
+    for listed in kind.listed_for_plan(client, name).await? {
         let Some(full) = kind.full(client, &listed).await? else {
             continue;
         };
