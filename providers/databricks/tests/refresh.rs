@@ -279,3 +279,30 @@ async fn lookups_of_new_jobs_share_listings() {
         .count();
     assert!(listings <= 30, "{listings} listings for 121 jobs");
 }
+
+/// The same for pipelines: 40 new pipelines cost a listing per round of lookups.
+#[tokio::test]
+async fn lookups_of_new_pipelines_share_listings() {
+    let h = Harness::start().await;
+    let config = r#"
+resource "databricks_pipeline" "p" {
+  count      = 40
+  name       = "shared-${count.index}"
+  catalog    = "main"
+  schema     = "jobs"
+  serverless = true
+  library {
+    notebook { path = "/Shared/p" }
+  }
+}
+"#;
+    let (plan, _) = h.run(config, PlanMode::Normal, false).await;
+    assert_eq!(plan.changes.len(), 40);
+    let listings = h
+        .requests("GET")
+        .await
+        .into_iter()
+        .filter(|p| p == "/api/2.0/pipelines")
+        .count();
+    assert!(listings <= 15, "{listings} listings for 40 pipelines");
+}

@@ -717,23 +717,12 @@ pub const LIST_PAGE: PageSize = PageSize::new("limit", "100");
 pub struct Job {
     schema: Schema,
     shared: Arc<Shared>,
-    listing: SharedListing,
+    /// The plan's lookups of jobs, answered from one listing (see `listed_for_plan`).
+    listing: ownership::SharedListing,
 }
 
-/// A listing of every job, shared by the plan's lookups that ask while it is under way
-/// (see [`Tagged::listed_for_plan`]): each round of lookups costs one listing instead of
-/// one filtered list call per job. A workspace of more jobs than [`SHARED_LISTING_PAGES`]
-/// pages hold is asked by name instead, from then on.
-#[derive(Default)]
-struct SharedListing {
-    round: tokio::sync::Mutex<Option<Arc<ListingRound>>>,
-    too_many: std::sync::atomic::AtomicBool,
-}
-
-/// One listing: every job (without tasks), `None` when there were too many to list.
-type ListingRound = tokio::sync::OnceCell<ProviderResult<Option<Arc<Vec<Json>>>>>;
-
-/// The pages a shared listing may take before lookups by name are cheaper.
+/// The pages a listing of every job may take to answer a plan's lookups (300 jobs): past
+/// that, lookups by name are cheaper.
 const SHARED_LISTING_PAGES: usize = 3;
 
 impl Job {
@@ -741,7 +730,7 @@ impl Job {
         Job {
             schema: schema(),
             shared,
-            listing: SharedListing::default(),
+            listing: Default::default(),
         }
     }
 
@@ -939,35 +928,6 @@ async fn named_jobs(client: &Client, name: &str) -> Result<Vec<Json>, ApiError> 
         .await
 }
 
-/// Every job (without tasks), in at most `pages` pages; `None` when there are more.
-async fn all_jobs(client: &Client, pages: usize) -> Result<Option<Arc<Vec<Json>>>, ApiError> {
-    let mut out = Vec::new();
-    let mut token: Option<String> = None;
-    for _ in 0..pages {
-        let mut query = vec![(LIST_PAGE.param, LIST_PAGE.value.to_string())];
-        if let Some(t) = &token {
-            query.push(("page_token", t.clone()));
-        }
-        let page = client.get("/api/2.2/jobs/list", &query).await?;
-        out.extend(
-            page.get("jobs")
-                .and_then(Json::as_array)
-                .into_iter()
-                .flatten()
-                .cloned(),
-        );
-        match page
-            .get("next_page_token")
-            .and_then(Json::as_str)
-            .filter(|t| !t.is_empty())
-        {
-            Some(t) => token = Some(t.to_string()),
-            None => return Ok(Some(Arc::new(out))),
-        }
-    }
-    Ok(None)
-}
-
 /// The ownership tag a listed or read job carries, as written.
 fn tag_of(job: &Json) -> Option<&str> {
     ownership::tag_of(job, Job::TAGS)
@@ -1005,45 +965,33 @@ impl Tagged for Job {
     /// From a listing of every job shared with the lookups asking meanwhile; by name in a
     /// workspace of many jobs.
     async fn listed_for_plan(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
-        use std::sync::atomic::Ordering;
-        if self.listing.too_many.load(Ordering::Relaxed) {
-            return self.listed(client, name).await;
-        }
-        let round = self
-            .listing
-            .round
-            .lock()
-            .await
-            .get_or_insert_with(Default::default)
-            .clone();
-        let all = round
-            .get_or_init(|| async {
-                let all = all_jobs(client, SHARED_LISTING_PAGES).await.map_err(err);
-                // This round is over: a lookup from now on starts the next listing, so
-                // none is answered from one older than itself by more than one call.
-                let mut current = self.listing.round.lock().await;
-                if current.as_ref().is_some_and(|r| Arc::ptr_eq(r, &round)) {
-                    *current = None;
-                }
-                all
-            })
-            .await
-            .clone()?;
-        let Some(all) = all else {
-            self.listing.too_many.store(true, Ordering::Relaxed);
-            return self.listed(client, name).await;
-        };
         // The list call's name filter: exact, ignoring case.
-        let name = name.to_lowercase();
-        Ok(all
-            .iter()
-            .filter(|j| {
-                j.pointer("/settings/name")
-                    .and_then(Json::as_str)
-                    .is_some_and(|n| n.to_lowercase() == name)
-            })
-            .cloned()
-            .collect())
+        let lower = name.to_lowercase();
+        let found = self
+            .listing
+            .find(
+                || async {
+                    client
+                        .list_pages(
+                            "/api/2.2/jobs/list",
+                            "jobs",
+                            LIST_PAGE,
+                            SHARED_LISTING_PAGES,
+                        )
+                        .await
+                        .map_err(err)
+                },
+                |j| {
+                    j.pointer("/settings/name")
+                        .and_then(Json::as_str)
+                        .is_some_and(|n| n.to_lowercase() == lower)
+                },
+            )
+            .await?;
+        match found {
+            Some(jobs) => Ok(jobs),
+            None => self.listed(client, name).await,
+        }
     }
     async fn full(&self, client: &Client, listed: &Json) -> ProviderResult<Option<Json>> {
         match listed.get("job_id").and_then(Json::as_i64) {

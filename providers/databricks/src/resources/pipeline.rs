@@ -154,5 +154,6 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             leaves_volumes: super::pipeline_spec::leaves_nothing,
         },
         shared,
+        listing: Default::default(),
     }
 }
