@@ -265,8 +265,8 @@ impl Engine<'_> {
     /// Lists what the containers a plan deletes hold, all at once within the parallelism.
     /// A container inside another one of them is not listed itself: the outer one's
     /// listing holds everything inside it at any depth (the contract of
-    /// `ResourceKind::contents`), so 500 volumes deleted with their catalog cost the
-    /// catalog's listing, not 500 more.
+    /// `ResourceKind::contents`), so 500 containers deleted with the one holding them cost
+    /// that one's listing, not 500 more.
     #[allow(clippy::too_many_arguments)]
     async fn list_contents(
         &self,
