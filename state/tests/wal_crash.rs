@@ -230,6 +230,9 @@ async fn write_log(dir: &Path) -> Written {
                     End::Failed => Outcome::Failed("PERMISSION_DENIED".into()),
                 };
                 journal.result(seq, outcome, &mut live).await.unwrap();
+                // A result is written with the next group of records; cutting the log at
+                // every record needs each one written on its own.
+                journal.sync().await.unwrap();
                 open.remove(&seq);
             }
         }
@@ -388,4 +391,62 @@ async fn checkpoint_saves_then_truncates_and_replay_is_idempotent() {
     let fresh = recover(backend, "dev").await.unwrap();
     assert!(fresh.unresolved.is_empty());
     same_content(&fresh.document, &full.doc, "after checkpoint");
+}
+
+/// A result is not waited for when its intent can find the object again (a create with a
+/// natural key): it is written with the next record, or by `sync`. A create that nothing
+/// could find again still writes its result before going on.
+#[tokio::test]
+async fn results_ride_with_the_next_record_unless_only_they_can_find_the_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::in_state_dir(dir.path()));
+    let rec = recover(backend.clone(), "dev").await.unwrap();
+    let mut doc = rec.document;
+    backend.save("dev", &mut doc).await.unwrap();
+    let journal = rec.journal;
+    let records = || backend.wal_read("dev");
+
+    let keyed = journal
+        .intent(WalOp::Create, "t.a", "t", Some("a".into()), None)
+        .await
+        .unwrap();
+    let r = ResourceState::new("t.a", "p", "a").unwrap();
+    journal
+        .result(keyed, Outcome::Created(r), &mut doc)
+        .await
+        .unwrap();
+    assert_eq!(records().await.unwrap().len(), 1, "the result waits");
+    assert_eq!(doc.resources().len(), 1, "the document has it at once");
+
+    let unkeyed = journal
+        .intent(WalOp::Create, "t.b", "t", None, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        records().await.unwrap().len(),
+        3,
+        "written with the next intent"
+    );
+    let r = ResourceState::new("t.b", "p", "b").unwrap();
+    journal
+        .result(unkeyed, Outcome::Created(r), &mut doc)
+        .await
+        .unwrap();
+    assert_eq!(
+        records().await.unwrap().len(),
+        4,
+        "only the result finds it"
+    );
+
+    let keyed = journal
+        .intent(WalOp::Delete, "t.a", "t", None, Some("a".into()))
+        .await
+        .unwrap();
+    journal
+        .result(keyed, Outcome::Deleted {}, &mut doc)
+        .await
+        .unwrap();
+    assert_eq!(records().await.unwrap().len(), 5);
+    journal.sync().await.unwrap();
+    assert_eq!(records().await.unwrap().len(), 6);
 }

@@ -182,6 +182,7 @@ impl Engine<'_> {
     /// For an instance about to be planned as a create, when [`Engine::may_adopt`] says so:
     /// the object to import instead, if one is this state's (see the module documentation).
     /// Notes for the plan go to `warnings`; an error means the create must not be planned.
+    /// `nothing_there` is set when the lookup was made and found no object at all.
     pub(super) async fn adopt(
         &self,
         kind: &Arc<dyn ResourceKind>,
@@ -189,6 +190,7 @@ impl Engine<'_> {
         config: &Object,
         state: &StateDocument,
         warnings: &mut Vec<String>,
+        nothing_there: &mut bool,
     ) -> Result<Option<(String, Prior)>, Diagnostic> {
         let address = ctx.address.as_str();
         let found = kind.find_existing(ctx, config).await.map_err(|e| {
@@ -199,6 +201,7 @@ impl Engine<'_> {
             .detail(e.detail.clone().unwrap_or_default())
         })?;
         if found.is_empty() {
+            *nothing_there = true;
             return Ok(None);
         }
         let me = match self.registry.provider_of(kind.type_name()) {

@@ -579,6 +579,13 @@ impl Engine<'_> {
         };
         let walk = g.walk(&walk_opts, start, settled).await;
         report.interrupted = walk.stopped == Some(Stop::Cancelled);
+        // Results are written with the next group of records, not waited for: write the
+        // last ones, so the log holds every call's outcome should saving the state fail.
+        if let Err(e) = shared.journal.sync().await
+            && report.stopped.is_none()
+        {
+            report.stopped = Some(format!("the write-ahead log could not be written: {e}"));
+        }
 
         report.unresolved = shared.journal.open_intents().await.len();
         // Outputs, from the final world.

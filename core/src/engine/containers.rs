@@ -104,6 +104,17 @@ pub(super) fn check_unchanged(
     ))
 }
 
+/// A container whose delete takes what it holds, to be listed.
+struct Listed {
+    /// Its index in the plan's changes, and its address.
+    change: usize,
+    address: String,
+    kind: std::sync::Arc<dyn crate::provider::ResourceKind>,
+    id: String,
+    attrs: crate::value::Object,
+    loc: String,
+}
+
 impl Engine<'_> {
     /// Plans what deleting or replacing containers takes with them (see the module doc).
     /// Runs on the finished list of changes, before `--target` narrows it, so a targeted
@@ -112,6 +123,7 @@ impl Engine<'_> {
         &self,
         plan: &mut Plan,
         state: &StateDocument,
+        parallelism: usize,
         diags: &mut Diagnostics,
     ) {
         let locations = managed_locations(self.registry, state);
@@ -172,6 +184,7 @@ impl Engine<'_> {
             })
             .flatten()
             .collect();
+        let mut to_list: Vec<Listed> = Vec::new();
         for i in 0..plan.changes.len() {
             let c = &plan.changes[i];
             if !(c.action == Action::Delete || c.action.is_replace()) {
@@ -222,28 +235,102 @@ impl Engine<'_> {
                     );
                 }
             }
-            let unmanaged_seen = if self.offline {
-                None
-            } else {
-                let ctx = self.op_context(&address, state.lineage());
-                match kind.contents(&ctx, &id, &attrs).await {
-                    Ok(listing) => Some(shown(
-                        kind.as_ref(),
-                        unmanaged(listing, &loc, locations.values().chain(&taken_along)),
-                    )),
-                    Err(e) => {
-                        diags.push(Diagnostic::error(format!(
-                            "{address}: cannot list what it holds, which its delete would remove: {}",
-                            e.message
-                        )));
-                        None
-                    }
-                }
-            };
             plan.changes[i].contents = Some(Contents {
                 managed,
-                unmanaged: unmanaged_seen,
+                unmanaged: None,
             });
+            if !self.offline {
+                to_list.push(Listed {
+                    change: i,
+                    address: address.clone(),
+                    kind,
+                    id,
+                    attrs,
+                    loc,
+                });
+            }
+        }
+        self.list_contents(
+            plan,
+            state,
+            to_list,
+            &locations,
+            &taken_along,
+            parallelism,
+            diags,
+        )
+        .await;
+    }
+
+    /// Lists what the containers a plan deletes hold, all at once within the parallelism.
+    /// A container inside another one of them is not listed itself: the outer one's
+    /// listing holds everything inside it at any depth (the contract of
+    /// `ResourceKind::contents`), so 500 containers deleted with the one holding them cost
+    /// that one's listing, not 500 more.
+    #[allow(clippy::too_many_arguments)]
+    async fn list_contents(
+        &self,
+        plan: &mut Plan,
+        state: &StateDocument,
+        to_list: Vec<Listed>,
+        locations: &BTreeMap<String, String>,
+        taken_along: &[String],
+        parallelism: usize,
+        diags: &mut Diagnostics,
+    ) {
+        use futures_util::StreamExt as _;
+        // The outermost of the listed containers each one lies in, if any.
+        let outer: Vec<Option<usize>> = to_list
+            .iter()
+            .map(|l| {
+                to_list
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, o)| inside(&l.loc, &o.loc))
+                    .min_by_key(|(_, o)| o.loc.len())
+                    .map(|(j, _)| j)
+            })
+            .collect();
+        let lineage = state.lineage();
+        let listings: HashMap<usize, Result<Vec<String>, String>> = futures_util::stream::iter(
+            to_list
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| outer[*j].is_none()),
+        )
+        .map(|(j, l)| async move {
+            let ctx = self.op_context(&l.address, lineage);
+            let listed = l.kind.contents(&ctx, &l.id, &l.attrs).await;
+            (j, listed.map_err(|e| e.message))
+        })
+        .buffer_unordered(parallelism.max(1))
+        .collect()
+        .await;
+        for (j, l) in to_list.iter().enumerate() {
+            let listing = match outer[j] {
+                None => listings.get(&j).cloned(),
+                Some(o) => listings
+                    .get(&o)
+                    .cloned()
+                    .map(|r| r.map(|all| all.into_iter().filter(|x| inside(x, &l.loc)).collect())),
+            };
+            let seen = match listing {
+                Some(Ok(listing)) => Some(shown(
+                    l.kind.as_ref(),
+                    unmanaged(listing, &l.loc, locations.values().chain(taken_along)),
+                )),
+                Some(Err(message)) => {
+                    diags.push(Diagnostic::error(format!(
+                        "{}: cannot list what it holds, which its delete would remove: {message}",
+                        l.address
+                    )));
+                    None
+                }
+                None => None,
+            };
+            if let Some(c) = plan.changes[l.change].contents.as_mut() {
+                c.unmanaged = seen;
+            }
         }
     }
 

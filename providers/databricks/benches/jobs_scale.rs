@@ -1,8 +1,14 @@
-//! Benchmark (issue 5): apply and no-op plan of 200 jobs with 20 tasks each and 100
-//! pipelines against the local workspace with 20 ms of latency per request, reported against
-//! the bound `max(depth × latency, calls × latency / parallelism)`.
+//! Benchmark (issue 5, issue 13): apply, no-op plan and destroy of 200 jobs with 20 tasks
+//! each and 100 pipelines against the local workspace with 20 ms of latency per request, the
+//! client limiter at its default start, reported against the bound
+//! `max(depth × latency, calls × latency / parallelism)` of the calls made and of the fewest
+//! calls (one write per object to apply, one delete per object to destroy). The no-op plan
+//! reads jobs from `jobs/list` (100 a call) and pipelines one GET each: at most
+//! [`NO_OP_CALLS`] calls.
 //!
 //! Run with `cargo bench -p brickform-databricks --bench jobs_scale`.
+
+#![allow(clippy::unwrap_used)] // a benchmark may panic
 
 mod common;
 
@@ -11,13 +17,14 @@ use common::{LATENCY_MS, PARALLELISM, Workload, scenario};
 const JOBS: usize = 200;
 const TASKS: usize = 20;
 const PIPELINES: usize = 100;
+/// What a no-op plan of this workload may cost: 2 job listings, 100 pipeline reads, the
+/// workspace file, and room for a few more.
+const NO_OP_CALLS: usize = 120;
 
 fn config() -> String {
     format!(
         r#"
-provider "databricks" {{
-  initial_rate = 1000
-}}
+provider "databricks" {{}}
 resource "databricks_workspace_file" "src" {{
   path           = "/Shared/bench/pipeline.sql"
   content_base64 = base64encode("CREATE MATERIALIZED VIEW x AS SELECT 1")
@@ -61,5 +68,16 @@ async fn main() {
         objects: JOBS + PIPELINES + 1,
         depth: 3,
     };
-    scenario("no service rate limit", &work, None).await;
+    let phases = scenario(
+        "no service rate limit, client limiter at its default start",
+        &work,
+        None,
+    )
+    .await;
+    let no_op = phases.iter().find(|p| p.name == "no-op plan").unwrap();
+    println!(
+        "\nno-op plan: {} calls (at most {NO_OP_CALLS})",
+        no_op.calls
+    );
+    assert!(no_op.calls <= NO_OP_CALLS, "{:?}", no_op.endpoints);
 }

@@ -108,6 +108,10 @@ async fn main() {
         None,
     )
     .await;
+    // BENCH_QUICK=1: only the figures that count (the default start), for quick iterations.
+    if std::env::var_os("BENCH_QUICK").is_some() {
+        return;
+    }
     let fast_start = scenario(
         "no service rate limit, client limiter started at 1000 req/s",
         &work(Some(1000.0)),

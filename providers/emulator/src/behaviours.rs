@@ -46,7 +46,7 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
     (
         Behaviour::TaskPaging,
         "task_paging",
-        "jobs/get pages tasks and job clusters (100 a page) and sends has_more",
+        "jobs/get pages tasks and job clusters (100 a page) and sends has_more; jobs/list with expand_tasks shows each job's first page and marks has_more",
     ),
     (
         Behaviour::KeepRunAs,

@@ -596,6 +596,65 @@ async fn jobs_get_pages_tasks_and_omits_the_token_on_the_last_page() {
     );
 }
 
+/// `jobs/list` with `expand_tasks` answers each job as a `BaseJob`: the first 100 tasks,
+/// `has_more` on a job with more (the rest come from `jobs/get`), no `run_as_user_name`;
+/// pages of at most 100 jobs, followed with `page_token`; without `expand_tasks` no tasks.
+#[tokio::test]
+async fn jobs_list_expands_tasks_up_to_a_page_and_marks_the_rest() {
+    let c = start().await;
+    let big: Vec<Value> = (0..130)
+        .map(|i| notebook_task(&format!("t{i:03}"), "/x"))
+        .collect();
+    let big_id = c
+        .ok("/api/2.2/jobs/create", json!({"name": "big", "tasks": big}))
+        .await["job_id"]
+        .as_i64()
+        .unwrap();
+    for i in 0..104 {
+        c.ok(
+            "/api/2.2/jobs/create",
+            json!({"name": format!("small{i}"), "tasks": [notebook_task("a", "/a")]}),
+        )
+        .await;
+    }
+    let (s, e) = c.get("/api/2.2/jobs/list?limit=101").await;
+    assert_eq!(s, 400, "{e}");
+    let first = c
+        .ok_get("/api/2.2/jobs/list?expand_tasks=true&limit=100")
+        .await;
+    let jobs = first["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 100);
+    assert_eq!(first["has_more"], true);
+    let listed_big = jobs.iter().find(|j| j["job_id"] == big_id).unwrap();
+    assert_eq!(
+        listed_big["settings"]["tasks"].as_array().unwrap().len(),
+        100
+    );
+    assert_eq!(listed_big["has_more"], true);
+    assert!(listed_big.get("run_as_user_name").is_none(), "{listed_big}");
+    assert!(listed_big.get("creator_user_name").is_some());
+    let small = jobs.iter().find(|j| j["job_id"] != big_id).unwrap();
+    assert_eq!(small["settings"]["tasks"].as_array().unwrap().len(), 1);
+    assert!(small.get("has_more").is_none(), "{small}");
+    let token = first["next_page_token"].as_str().unwrap();
+    let second = c
+        .ok_get(&format!(
+            "/api/2.2/jobs/list?expand_tasks=true&limit=100&page_token={token}"
+        ))
+        .await;
+    assert_eq!(second["jobs"].as_array().unwrap().len(), 5);
+    assert_eq!(second["has_more"], false);
+    assert!(second.get("next_page_token").is_none());
+    let plain = c.ok_get("/api/2.2/jobs/list?limit=100").await;
+    assert!(plain["jobs"][0]["settings"].get("tasks").is_none());
+    // The rest of the big job's tasks: from jobs/get.
+    let got = c
+        .ok_get(&format!("/api/2.2/jobs/get?job_id={big_id}"))
+        .await;
+    assert!(got.get("run_as_user_name").is_some());
+    assert!(got.get("next_page_token").is_some());
+}
+
 #[tokio::test]
 async fn jobs_update_merges_tasks_by_key_and_removes_fields() {
     let c = start().await;

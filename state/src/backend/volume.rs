@@ -1422,6 +1422,8 @@ mod tests {
                 .result(seq, Outcome::Created(r), &mut doc)
                 .await
                 .unwrap();
+            // A result waits for the next group commit; this one makes it its own.
+            journal.sync().await.unwrap();
         }
         b.save("dev", &mut doc).await.unwrap();
         // Six batches (each record was its own group commit); the truncation dies after

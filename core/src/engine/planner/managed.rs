@@ -331,6 +331,17 @@ impl PlanWalk<'_, '_> {
         out
     }
 
+    /// Whether the object `config` describes would lie inside a container a lookup of
+    /// this plan found not to exist: then it does not exist either, and is not looked up.
+    fn in_absent_container(&self, kind: &Arc<dyn ResourceKind>, config: &Object) -> bool {
+        let Some(loc) = kind.location(config) else {
+            return false;
+        };
+        super::walk::lock(&self.absent)
+            .iter()
+            .any(|a| crate::engine::containers::inside(&loc, a))
+    }
+
     /// The object the instance is compared with, and the id it is imported from if it is
     /// imported: what state holds; else what an `import` block names; else an object the
     /// state lost track of (see adopt).
@@ -391,8 +402,16 @@ impl PlanWalk<'_, '_> {
         if prior.is_none()
             && importing.is_none()
             && engine.may_adopt(kind, ctx, config, self.req.mode)
+            && !self.in_absent_container(kind, config)
         {
-            match Box::pin(engine.adopt(kind, ctx, config, state, warnings)).await {
+            let mut nothing_there = false;
+            let adopted =
+                Box::pin(engine.adopt(kind, ctx, config, state, warnings, &mut nothing_there))
+                    .await;
+            if nothing_there && let Some(loc) = kind.location(config) {
+                super::walk::lock(&self.absent).push(loc);
+            }
+            match adopted {
                 Ok(Some(found)) => {
                     importing = Some(found.0.clone());
                     prior = Some(found);
@@ -489,6 +508,7 @@ impl PlanWalk<'_, '_> {
             && importing.is_none()
             && engine.settings.mode == Some(EnvMode::Development)
             && config.values().all(Value::is_wholly_known)
+            && !self.in_absent_container(&block.kind, config)
         {
             match kind.name_taken(ctx, config).await {
                 Ok(Some(what)) => diags.push(

@@ -100,6 +100,7 @@ impl Engine<'_> {
             refreshed: Mutex::new(refreshed),
             world: Mutex::new(world),
             settled: Mutex::default(),
+            absent: Mutex::default(),
             calls: tokio::sync::Semaphore::new(parallelism),
             parallelism,
             lineage: state.lineage().to_string(),
@@ -145,7 +146,8 @@ impl Engine<'_> {
         }
         guards::create_before_destroy_spreads(&mut plan);
         if req.mode != PlanMode::RefreshOnly {
-            self.plan_containers(&mut plan, &state, &mut diags).await;
+            self.plan_containers(&mut plan, &state, req.calls_in_flight(), &mut diags)
+                .await;
         }
         for r in &req.replace {
             if !plan.changes.iter().any(|c| &c.address == r) {

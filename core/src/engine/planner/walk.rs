@@ -38,6 +38,11 @@ pub(super) struct PlanWalk<'p, 'a> {
     pub world: Mutex<World>,
     /// What the instances planned so far tell their dependents.
     pub settled: Mutex<SettledMap>,
+    /// Locations (see `ResourceKind::location`) whose lookup before a create found
+    /// nothing: nothing can lie inside a container that does not exist, so what the plan
+    /// creates inside one is not looked up (500 new objects inside a new container cost
+    /// one lookup, not 500).
+    pub absent: Mutex<Vec<String>>,
     /// Bounds the provider calls in flight to the plan's parallelism.
     pub calls: Semaphore,
     /// How many instances of one resource are planned at once.

@@ -11,15 +11,22 @@
 //! - Only one decrease per congestion event: requests already in flight when the rate dropped
 //!   were paced at the old rate, so their 429s say nothing new. Without this guard a burst of
 //!   N concurrent 429s would collapse the rate by 0.7^N.
+//! - A success is any answer that is not a 429 or a server error: a 404 or a 400 is the
+//!   service answering at this rate (a plan asking whether each new name is free hears
+//!   little but 404s, and must not stay at the start for it).
 //! - Every success that had to wait for its slot adds `INCREASE / rate`, i.e. about `INCREASE`
 //!   requests/s per second of saturated traffic. Successes that did not wait prove nothing about
 //!   a higher rate (the caller was slower than the limit), so they do not raise it; that keeps an
 //!   idle client from drifting to an absurd rate and then 429-storming when work arrives.
 //! - Until the first 429 the limiter is in slow start, as TCP is: each success that had to
-//!   wait raises the rate by 25%, so it doubles about every 3 saturated requests. Starting
-//!   low is safe for a service whose limit is unknown, but additive growth alone would keep a
-//!   large apply far below what the service accepts for minutes; slow start finds the limit
-//!   in a fraction of a second, and the first 429 hands over to AIMD.
+//!   wait raises the rate by one request per its round trip (`1 / latency` requests/s) or by
+//!   25%, whichever is more. As in TCP, where each acknowledgement adds one segment to the
+//!   window, the rate then doubles every round trip, however low it starts: growth per
+//!   success alone creeps while fewer requests than one per round trip are answered (at 30
+//!   req/s and 20 ms, 0.6 a round trip: 30 to 500 req/s took 0.4 s, a fifth of a 500-object
+//!   apply). Starting low is safe for a service whose limit is unknown, but additive growth
+//!   alone would keep a large apply far below what the service accepts for minutes; slow
+//!   start finds the limit in a fraction of a second, and the first 429 hands over to AIMD.
 //! - A user-set `rate_limit` is a hard ceiling: the rate never exceeds it, but still adapts
 //!   below it.
 //!
@@ -35,8 +42,11 @@ use std::time::{Duration, Instant};
 
 const DECREASE: f64 = 0.7;
 const INCREASE: f64 = 2.0;
-/// Growth per saturated success during slow start.
+/// Growth per saturated success during slow start (at least; see the module doc).
 const SLOW_START_GROWTH: f64 = 1.25;
+/// The shortest round trip slow start counts with, so an answer from the same machine does
+/// not raise the rate without bound.
+const MIN_ROUND_TRIP: Duration = Duration::from_millis(1);
 const MIN_RATE: f64 = 0.5;
 /// Without a user cap the adaptive rate still stops here, far above any Databricks limit.
 const MAX_RATE: f64 = 10_000.0;
@@ -137,9 +147,10 @@ impl Limiter {
         if !permit.waited {
             return;
         }
+        let round_trip = permit.sent_at.elapsed().max(MIN_ROUND_TRIP).as_secs_f64();
         let mut s = self.lock();
         s.rate = if s.slow_start {
-            s.rate * SLOW_START_GROWTH
+            (s.rate * SLOW_START_GROWTH).max(s.rate + 1.0 / round_trip)
         } else {
             s.rate + INCREASE / s.rate
         }
@@ -219,6 +230,19 @@ mod tests {
             after_429,
             l.rate()
         );
+    }
+
+    /// At 30 req/s and 20 ms a round trip, fewer than one answer comes back per round
+    /// trip: slow start still doubles the rate each round trip, as TCP's does.
+    #[tokio::test]
+    async fn slow_start_doubles_per_round_trip_at_a_low_rate() {
+        let l = Limiter::new(30.0, None);
+        let answered = Permit {
+            sent_at: Instant::now() - Duration::from_millis(20),
+            waited: true,
+        };
+        l.on_success(answered);
+        assert!(l.rate() > 75.0, "30 + about one per 20 ms: {}", l.rate());
     }
 
     #[tokio::test]

@@ -561,6 +561,12 @@ impl Client {
                     if raw.status == 429 {
                         inner.throttled.fetch_add(1, Ordering::Relaxed);
                         inner.limiter.on_throttled(permit);
+                    } else if raw.status < 500 {
+                        // The service answered at this rate without turning the call away:
+                        // a 404 of a lookup (a plan asking whether 500 new names are free
+                        // hears little else) proves the rate as well as a 200 does. Only a
+                        // server error says nothing about it.
+                        inner.limiter.on_success(permit);
                     }
                     // An OAuth token can be revoked or expire early; one fresh token is worth
                     // a try before calling the credentials bad.

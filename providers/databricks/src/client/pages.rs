@@ -22,6 +22,36 @@ impl PageSize {
 }
 
 impl Client {
+    /// Every item of a list call if it takes at most `max_pages` pages; `None` when there
+    /// are more (a listing meant to replace a few lookups that would cost more than them).
+    pub async fn list_pages(
+        &self,
+        path: &str,
+        items_key: &str,
+        page: PageSize,
+        max_pages: usize,
+    ) -> Result<Option<Vec<Value>>, ApiError> {
+        let mut items = Vec::new();
+        let mut token: Option<String> = None;
+        for _ in 0..max_pages {
+            let mut q = vec![(page.param, page.value.to_string())];
+            if let Some(t) = &token {
+                q.push(("page_token", t.clone()));
+            }
+            let answer = self.get(path, &q).await?;
+            if let Some(Value::Array(list)) = answer.get(items_key) {
+                items.extend(list.iter().cloned());
+            }
+            match answer.get("next_page_token").and_then(Value::as_str) {
+                Some(t) if !t.is_empty() && token.as_deref() != Some(t) => {
+                    token = Some(t.to_string())
+                }
+                _ => return Ok(Some(items)),
+            }
+        }
+        Ok(None)
+    }
+
     /// Every page of a list call. `items_key` is the array in each page (`catalogs`, `jobs`,
     /// `statuses`, `contents`, …); a page without it counts as empty (pages may be empty yet
     /// carry a token). `page` is the caller's page size; one already in `query` wins.

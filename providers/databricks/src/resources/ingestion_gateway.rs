@@ -81,5 +81,6 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             leaves_volumes: staging_volume,
         },
         shared,
+        listing: Default::default(),
     }
 }

@@ -440,5 +440,6 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             leaves_volumes: super::pipeline_spec::leaves_nothing,
         },
         shared,
+        listing: Default::default(),
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! Tasks are keyed by `task_key`, so reordering them in the file changes nothing; updates
 //! send the complete settings with `jobs/reset`, so what the configuration says is what the
-//! job holds; reads follow `next_page_token` for jobs with more than 100 tasks. The job
+//! job holds; reads follow `next_page_token` for jobs with more than 100 tasks. A refresh
+//! of many jobs reads them from `jobs/list` with their tasks, 100 jobs a call (see
+//! [`Job::read_listed`]). The job
 //! carries a `brickform` tag naming its owner (state lineage, environment and address; see
 //! `ownership`), stripped on read, so an interrupted create or a lost state entry can be
 //! found again.
@@ -715,13 +717,20 @@ pub const LIST_PAGE: PageSize = PageSize::new("limit", "100");
 pub struct Job {
     schema: Schema,
     shared: Arc<Shared>,
+    /// The plan's lookups of jobs, answered from one listing (see `listed_for_plan`).
+    listing: ownership::SharedListing,
 }
+
+/// The pages a listing of every job may take to answer a plan's lookups (300 jobs): past
+/// that, lookups by name are cheaper.
+const SHARED_LISTING_PAGES: usize = 3;
 
 impl Job {
     pub fn new(shared: Arc<Shared>) -> Self {
         Job {
             schema: schema(),
             shared,
+            listing: Default::default(),
         }
     }
 
@@ -763,6 +772,113 @@ impl Job {
             }
         }
         Remote { id, attrs }
+    }
+}
+
+impl Job {
+    /// Reads many jobs from `jobs/list` with their tasks (`expand_tasks`), 100 jobs a call,
+    /// instead of one `jobs/get` each; `None` when a listing cannot be had (the engine then
+    /// reads them one by one).
+    ///
+    /// - The listing stops early once it has cost as many calls as the jobs not yet found
+    ///   would cost read one by one, so a workspace of many more jobs than the state holds
+    ///   costs at most about twice the single reads.
+    /// - A listed job holds at most 100 tasks and job clusters, and says `has_more` when it
+    ///   has more: it is read in full with `jobs/get`, as the SDK's `list` does.
+    /// - A job the listing does not hold (deleted outside brickform, or not reached) is read
+    ///   with `jobs/get`, which says whether it is gone: absence from a list is no proof.
+    /// - A listed job carries no `run_as_user_name` ([`listed_run_as`]); a job whose
+    ///   identity the listing does not tell is read with `jobs/get`.
+    async fn read_listed(
+        &self,
+        client: &Client,
+        items: &[(String, Object)],
+    ) -> Result<Vec<ProviderResult<Option<Remote>>>, ApiError> {
+        let mut wanted: std::collections::HashMap<i64, usize> = Default::default();
+        for (i, (id, _)) in items.iter().enumerate() {
+            if let Ok(n) = id.parse::<i64>() {
+                wanted.insert(n, i);
+            }
+        }
+        let mut listed: Vec<Option<Json>> = vec![None; items.len()];
+        let (mut found, mut calls) = (0usize, 0usize);
+        let mut token: Option<String> = None;
+        loop {
+            let mut query = vec![("expand_tasks", "true".to_string())];
+            query.push((LIST_PAGE.param, LIST_PAGE.value.to_string()));
+            if let Some(t) = &token {
+                query.push(("page_token", t.clone()));
+            }
+            let page = client.get("/api/2.2/jobs/list", &query).await?;
+            calls += 1;
+            for job in page
+                .get("jobs")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let index = job
+                    .get("job_id")
+                    .and_then(Json::as_i64)
+                    .and_then(|id| wanted.get(&id));
+                if let Some(&i) = index
+                    && listed[i].is_none()
+                {
+                    listed[i] = Some(job.clone());
+                    found += 1;
+                }
+            }
+            let next = page
+                .get("next_page_token")
+                .and_then(Json::as_str)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string);
+            let missing = wanted.len() - found;
+            match next {
+                // A server that hands back the token it was given would loop forever.
+                Some(t) if missing > 0 && calls < missing && token.as_deref() != Some(&t) => {
+                    token = Some(t)
+                }
+                _ => break,
+            }
+        }
+        let mut out: Vec<Option<ProviderResult<Option<Remote>>>> = vec![None; items.len()];
+        let mut gets = tokio::task::JoinSet::new();
+        let sem = Arc::new(tokio::sync::Semaphore::new(GETS_IN_FLIGHT));
+        for (i, ((id, prior), job)) in items.iter().zip(listed).enumerate() {
+            let whole = job.filter(|j| j.get("has_more").and_then(Json::as_bool) != Some(true));
+            match whole.map(|j| {
+                let run_as = listed_run_as(&j, prior);
+                (j, run_as)
+            }) {
+                Some((mut j, Some(run_as))) => {
+                    j["run_as_user_name"] = Json::String(run_as);
+                    out[i] = Some(Ok(Some(self.remote(&j, prior))));
+                }
+                _ => {
+                    let (client, sem) = (client.clone(), sem.clone());
+                    let id = id.clone();
+                    gets.spawn(async move {
+                        let _permit = sem.acquire_owned().await;
+                        let read = match job_id(&id) {
+                            Ok(n) => get_job(&client, n).await.map_err(err),
+                            Err(e) => Err(e),
+                        };
+                        (i, read)
+                    });
+                }
+            }
+        }
+        while let Some(joined) = gets.join_next().await {
+            if let Ok((i, read)) = joined {
+                let prior = &items[i].1;
+                out[i] = Some(read.map(|j| j.map(|j| self.remote(&j, prior))));
+            }
+        }
+        Ok(out
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(ProviderError::other("the job read was lost"))))
+            .collect())
     }
 }
 
@@ -846,6 +962,37 @@ impl Tagged for Job {
     async fn listed(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
         named_jobs(client, name).await.map_err(err)
     }
+    /// From a listing of every job shared with the lookups asking meanwhile; by name in a
+    /// workspace of many jobs.
+    async fn listed_for_plan(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
+        // The list call's name filter: exact, ignoring case.
+        let lower = name.to_lowercase();
+        let found = self
+            .listing
+            .find(
+                || async {
+                    client
+                        .list_pages(
+                            "/api/2.2/jobs/list",
+                            "jobs",
+                            LIST_PAGE,
+                            SHARED_LISTING_PAGES,
+                        )
+                        .await
+                        .map_err(err)
+                },
+                |j| {
+                    j.pointer("/settings/name")
+                        .and_then(Json::as_str)
+                        .is_some_and(|n| n.to_lowercase() == lower)
+                },
+            )
+            .await?;
+        match found {
+            Some(jobs) => Ok(jobs),
+            None => self.listed(client, name).await,
+        }
+    }
     async fn full(&self, client: &Client, listed: &Json) -> ProviderResult<Option<Json>> {
         match listed.get("job_id").and_then(Json::as_i64) {
             Some(id) => get_job(client, id).await.map_err(err),
@@ -902,6 +1049,33 @@ pub async fn get_job(client: &Client, id: i64) -> Result<Option<Json>, ApiError>
             .map(str::to_string);
     }
     Ok(Some(job))
+}
+
+/// Below this many jobs a refresh reads them one by one: a listing starts paying off only
+/// when it answers for several.
+const LIST_READ_MIN: usize = 3;
+
+/// Reads at most this many jobs at once where a listing leaves some to `jobs/get`.
+const GETS_IN_FLIGHT: usize = 10;
+
+/// The identity a listed job runs as. `jobs/list` answers a `BaseJob`, which has no
+/// `run_as_user_name`; the settings say it when they name `run_as`. Otherwise the job runs
+/// as its owner, and the value recorded before still holds when it was the owner too (the
+/// creator). `None` when neither tells: the job is read with `jobs/get`.
+fn listed_run_as(job: &Json, prior: &Object) -> Option<String> {
+    if let Some(v) = job.get("run_as_user_name").and_then(Json::as_str) {
+        return Some(v.to_string());
+    }
+    if let Some(r) = job.pointer("/settings/run_as") {
+        return r
+            .get("user_name")
+            .or_else(|| r.get("service_principal_name"))
+            .and_then(Json::as_str)
+            .map(str::to_string);
+    }
+    let recorded = str_attr(prior, "run_as_user_name")?;
+    let creator = job.get("creator_user_name").and_then(Json::as_str)?;
+    (recorded == creator).then(|| recorded.to_string())
 }
 
 /// A job is run with `brickform run`: `run-now`, then its tasks as they end.
@@ -988,6 +1162,19 @@ impl ResourceKind for Job {
             .map(|j| self.remote(&j, prior)))
     }
 
+    /// Many jobs from `jobs/list`, 100 a call ([`Job::read_listed`]).
+    async fn read_many(
+        &self,
+        _ctx: &OpContext,
+        items: &[(String, Object)],
+    ) -> Option<Vec<ProviderResult<Option<Remote>>>> {
+        if items.len() < LIST_READ_MIN {
+            return None;
+        }
+        let client = self.shared.client().ok()?;
+        self.read_listed(&client, items).await.ok()
+    }
+
     async fn update(
         &self,
         ctx: &OpContext,
@@ -1054,9 +1241,9 @@ impl ResourceKind for Job {
         };
         let client = self.shared.client()?;
         let mine = ownership::value(ctx);
-        Ok(named_jobs(&client, name)
-            .await
-            .map_err(err)?
+        Ok(self
+            .listed_for_plan(&client, name)
+            .await?
             .iter()
             .find(|j| tag_of(j) != Some(mine.as_str()))
             .map(|j| ownership::described(what(j), j)))

@@ -10,7 +10,7 @@ use crate::client::{Client, PageSize};
 /// The page size of table lists (no kind of this provider manages tables): "server picks",
 /// like the other securables' lists.
 const TABLES_PAGE: PageSize = PageSize::new("max_results", "0");
-use brickform_core::provider::ProviderResult;
+use brickform_core::provider::{ProviderError, ProviderResult};
 use serde_json::Value as Json;
 
 /// A Unity Catalog object by its full name (`main.raw.landing`).
@@ -137,16 +137,32 @@ pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult
             .await,
     )?
     .unwrap_or_default();
+    // The volumes' files, listed at once (a schema of 50 volumes is 50 listings).
+    let mut listings = tokio::task::JoinSet::new();
+    let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(LISTINGS_IN_FLIGHT));
     for v in volumes {
         let Some(name) = v.get("full_name").and_then(Json::as_str) else {
             continue;
         };
         out.push(uc(name));
         let dir = format!("/Volumes/{}", name.replace('.', "/"));
-        out.extend(volume_files(client, &dir).await?);
+        let (client, sem) = (client.clone(), sem.clone());
+        listings.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            volume_files(&client, &dir).await
+        });
+    }
+    while let Some(listed) = listings.join_next().await {
+        out.extend(listed.map_err(|e| ProviderError::other(e.to_string()))??);
     }
     Ok(out)
 }
+
+/// Listings made at once when a container's contents are read: the volumes of a schema,
+/// and the schemas of a catalog (so up to 30 calls in flight, which the client's limiter
+/// paces).
+const LISTINGS_IN_FLIGHT: usize = 10;
+const SCHEMAS_IN_FLIGHT: usize = 3;
 
 /// The schemas of a catalog, their tables and volumes, and the files in the volumes. The service's own
 /// `information_schema` goes with the catalog and is nobody's to manage.
@@ -163,6 +179,10 @@ pub async fn catalog_contents(client: &Client, catalog: &str) -> ProviderResult<
     )?
     .unwrap_or_default();
     let mut out = Vec::new();
+    // A few schemas at once, each listing its volumes at once: a catalog of ten schemas is
+    // not ten schemas' listings one after another.
+    let mut listings = tokio::task::JoinSet::new();
+    let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(SCHEMAS_IN_FLIGHT));
     for s in schemas {
         let Some(name) = s.get("full_name").and_then(Json::as_str) else {
             continue;
@@ -171,7 +191,14 @@ pub async fn catalog_contents(client: &Client, catalog: &str) -> ProviderResult<
             continue;
         }
         out.push(uc(name));
-        out.extend(schema_contents(client, name).await?);
+        let (client, sem, name) = (client.clone(), sem.clone(), name.to_string());
+        listings.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            schema_contents(&client, &name).await
+        });
+    }
+    while let Some(listed) = listings.join_next().await {
+        out.extend(listed.map_err(|e| ProviderError::other(e.to_string()))??);
     }
     Ok(out)
 }

@@ -135,12 +135,81 @@ pub trait Tagged: Send + Sync {
 
     /// The objects named `name`, as the list call answers.
     async fn listed(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>>;
+    /// The same, for a plan's lookups of the objects it is about to create: a kind may
+    /// answer them from one listing shared by the lookups asking at the same time (a plan
+    /// of 200 new jobs asks 200 times). Never for what must see the service as it is after
+    /// a write (finding what a create whose answer was lost made): that is [`Tagged::listed`].
+    async fn listed_for_plan(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
+        self.listed(client, name).await
+    }
     /// A listed object read in full; `None` when it is gone.
     async fn full(&self, client: &Client, listed: &Json) -> ProviderResult<Option<Json>>;
     /// A full read as the kind's attributes, read for no prior configuration.
     fn remote(&self, full: &Json) -> Option<Remote>;
     /// How messages name a full read: `job 123 "nightly"`.
     fn what(&self, full: &Json) -> String;
+}
+
+/// A listing of every object of a kind, shared by a plan's lookups that ask while it is
+/// under way (see [`Tagged::listed_for_plan`]): a plan of 200 new objects looks each up, and
+/// each round of lookups asking at once then costs one listing instead of one list call
+/// each. The next lookup after a listing ends starts a new one, so no answer is older than
+/// one call. A kind with more objects than its listing may take pages is asked by name
+/// from then on.
+#[derive(Default)]
+pub struct SharedListing {
+    round: tokio::sync::Mutex<Option<std::sync::Arc<ListingRound>>>,
+    too_many: std::sync::atomic::AtomicBool,
+}
+
+/// One listing: every object, `None` when there were too many to list.
+type ListingRound = tokio::sync::OnceCell<ProviderResult<Option<Vec<Json>>>>;
+
+impl SharedListing {
+    /// The listed objects `wanted` accepts, from the listing under way or a new one made
+    /// with `list_all`; `None` when the kind has too many objects to list (`list_all`
+    /// answered `None`, now or before): then the caller asks by name.
+    pub async fn find<F, Fut>(
+        &self,
+        list_all: F,
+        wanted: impl Fn(&Json) -> bool,
+    ) -> ProviderResult<Option<Vec<Json>>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = ProviderResult<Option<Vec<Json>>>>,
+    {
+        use std::sync::atomic::Ordering;
+        if self.too_many.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let round = self
+            .round
+            .lock()
+            .await
+            .get_or_insert_with(Default::default)
+            .clone();
+        let listed = round
+            .get_or_init(|| async {
+                let all = list_all().await;
+                let mut current = self.round.lock().await;
+                if current
+                    .as_ref()
+                    .is_some_and(|r| std::sync::Arc::ptr_eq(r, &round))
+                {
+                    *current = None;
+                }
+                all
+            })
+            .await
+            .clone()?;
+        match listed {
+            Some(all) => Ok(Some(all.into_iter().filter(|o| wanted(o)).collect())),
+            None => {
+                self.too_many.store(true, Ordering::Relaxed);
+                Ok(None)
+            }
+        }
+    }
 }
 
 /// Who created an object, as the service says.
@@ -190,7 +259,7 @@ pub async fn find_existing<K: Tagged>(
     exclusive: bool,
 ) -> ProviderResult<Vec<Existing>> {
     let mut out = Vec::new();
-    for listed in kind.listed(client, name).await? {
+    for listed in kind.listed_for_plan(client, name).await? {
         let Some(full) = kind.full(client, &listed).await? else {
             continue;
         };

@@ -267,7 +267,13 @@ pub fn leaves_nothing(_: &str, _: &Object) -> Vec<String> {
 pub struct PipelineKind {
     pub flavor: Flavor,
     pub shared: Arc<Shared>,
+    /// The plan's lookups of pipelines, answered from one listing (see `listed_for_plan`).
+    pub listing: ownership::SharedListing,
 }
+
+/// The pages a listing of every pipeline may take to answer a plan's lookups (300
+/// pipelines): past that, lookups by name are cheaper.
+const SHARED_LISTING_PAGES: usize = 3;
 
 /// The wire name of an HCL name: repeated blocks are singular in HCL (as in the Terraform
 /// provider), plural arrays on the wire.
@@ -831,6 +837,32 @@ impl Tagged for PipelineKind {
 
     async fn listed(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
         self.named(client, name).await
+    }
+    /// From a listing of every pipeline shared with the lookups asking meanwhile; by name
+    /// in a workspace of many pipelines.
+    async fn listed_for_plan(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
+        let found = self
+            .listing
+            .find(
+                || async {
+                    client
+                        .list_pages(
+                            "/api/2.0/pipelines",
+                            "statuses",
+                            LIST_PAGE,
+                            SHARED_LISTING_PAGES,
+                        )
+                        .await
+                        .map_err(err)
+                },
+                // As `named` compares: exactly.
+                |p| p.get("name").and_then(Json::as_str) == Some(name),
+            )
+            .await?;
+        match found {
+            Some(pipelines) => Ok(pipelines),
+            None => self.named(client, name).await,
+        }
     }
     async fn full(&self, client: &Client, listed: &Json) -> ProviderResult<Option<Json>> {
         let Some(id) = listed.get("pipeline_id").and_then(Json::as_str) else {

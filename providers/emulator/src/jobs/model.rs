@@ -66,14 +66,25 @@ pub fn run_as_name(settings: &Map<String, Value>, creator: &str) -> String {
         .to_string()
 }
 
-pub fn base_job(job: &Job, expand: bool) -> Value {
+/// A job as `jobs/list` answers (a `BaseJob`: no `run_as_user_name`, which only `jobs/get`
+/// reports). With `expand`, its tasks and other paged arrays come as the first page of
+/// `jobs/get` would hold them, at most 100 each, and `has_more` marks a job with more (the
+/// rest come from `jobs/get`); without, none of them.
+pub fn base_job(job: &Job, expand: bool, b: Behaviours) -> Value {
     let mut settings = job.settings.clone();
-    if !expand {
+    let mut more = false;
+    if expand {
+        (settings, more) = paged_settings(&job.settings, 0, b);
+    } else {
         for k in PAGED {
             settings.remove(*k);
         }
     }
-    json!({"job_id": job.job_id, "creator_user_name": job.creator, "created_time": job.created_time, "settings": settings})
+    let mut out = json!({"job_id": job.job_id, "creator_user_name": job.creator, "created_time": job.created_time, "settings": settings});
+    if more {
+        out["has_more"] = json!(true);
+    }
+    out
 }
 
 pub fn scalar(v: &Value) -> String {
@@ -333,7 +344,7 @@ pub struct JobsQuery {
     pub name: Option<String>,
 }
 
-pub fn list_jobs(st: &State, q: &JobsQuery) -> ApiResult<(Vec<Value>, Option<String>)> {
+pub fn list_jobs(st: &State, ctx: &Ctx, q: &JobsQuery) -> ApiResult<(Vec<Value>, Option<String>)> {
     let start = q
         .page
         .after_key::<i64>()?
@@ -350,7 +361,7 @@ pub fn list_jobs(st: &State, q: &JobsQuery) -> ApiResult<(Vec<Value>, Option<Str
             })
         })
         .skip(q.offset)
-        .map(|(k, j)| (*k, base_job(j, q.expand_tasks)));
+        .map(|(k, j)| (*k, base_job(j, q.expand_tasks, ctx.behaviours)));
     Ok(q.page.collect(iter))
 }
 

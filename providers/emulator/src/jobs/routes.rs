@@ -144,7 +144,7 @@ async fn list(AxState(app): AppState, q: Params) -> Reply {
         expand_tasks: q.bool("expand_tasks")?.unwrap_or(false),
         name: q.str("name").map(str::to_lowercase),
     };
-    app.view(|st, _| Ok(list_reply("jobs", model::list_jobs(st, &query)?)))
+    app.view(|st, ctx| Ok(list_reply("jobs", model::list_jobs(st, ctx, &query)?)))
 }
 
 async fn run_now(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
