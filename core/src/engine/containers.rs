@@ -7,7 +7,7 @@
 //! nothing else of them.
 
 use super::Engine;
-use super::instance::prior_of;
+use super::instance::merged_from;
 use crate::addrs::base_of;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::plan::{Action, ActionReason, Contents, Plan};
@@ -32,8 +32,7 @@ pub(super) fn managed_locations(
         .filter(|r| r.mode == brickform_state::ResourceMode::Managed)
         .filter_map(|r| {
             let kind = registry.kind(&r.resource_type)?;
-            let (_, prior) = prior_of(state, &r.address)?;
-            Some((r.address.clone(), kind.location(&prior.merged())?))
+            Some((r.address.clone(), kind.location(&merged_from(r))?))
         })
         .collect()
 }
@@ -179,8 +178,8 @@ impl Engine<'_> {
             .filter(|c| c.action == Action::Delete || c.action.is_replace())
             .filter_map(|c| {
                 let kind = self.registry.kind(&c.type_name)?;
-                let (id, prior) = prior_of(state, &c.address)?;
-                Some(kind.takes_along(&id, &prior.merged()))
+                let r = state.get(&c.address)?;
+                Some(kind.takes_along(&r.id, &merged_from(r)))
             })
             .flatten()
             .collect();
@@ -193,10 +192,10 @@ impl Engine<'_> {
             let Some(kind) = self.registry.kind(&c.type_name).cloned() else {
                 continue;
             };
-            let Some((id, prior)) = prior_of(state, &c.address) else {
+            let Some(r) = state.get(&c.address) else {
                 continue;
             };
-            let attrs = prior.merged();
+            let (id, attrs) = (r.id.clone(), merged_from(r));
             let Some(loc) = locations.get(&c.address).cloned() else {
                 continue;
             };

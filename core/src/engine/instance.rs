@@ -100,6 +100,19 @@ pub(super) fn prior_from(r: &brickform_state::ResourceState) -> Prior {
     }
 }
 
+/// The object as references see it (see [`Prior::merged`]), converted straight from the
+/// state entry: for the many places that need only this view, it spares converting both
+/// halves and then copying them.
+pub(super) fn merged_from(r: &brickform_state::ResourceState) -> Object {
+    let mut out = json_object(&r.computed);
+    for (k, v) in &r.config {
+        if !v.is_null() || !out.contains_key(k) {
+            out.insert(k.clone(), Value::from_json(v));
+        }
+    }
+    out
+}
+
 pub(super) fn json_object(m: &serde_json::Map<String, serde_json::Value>) -> Object {
     m.iter()
         .map(|(k, v)| (k.clone(), Value::from_json(v)))

@@ -4,7 +4,7 @@
 use super::Shape;
 use super::guards::prevent_destroy_error;
 use crate::addrs::{base_of, key_of};
-use crate::engine::instance::prior_from;
+use crate::engine::instance::merged_from;
 use crate::engine::{Engine, InstanceSpec, PlanRequest};
 use crate::lang::diagnostics::Diagnostics;
 use crate::plan::{Action, ActionReason, Mode, PlanMode, ResourceChange, SerObject};
@@ -85,10 +85,7 @@ impl Engine<'_> {
             let gone = match self.registry.kind(&r.resource_type) {
                 Some(kind) if req.refresh && !self.offline => {
                     let ctx = self.op_context(&r.address, state.lineage());
-                    matches!(
-                        kind.read(&ctx, &r.id, &prior_from(r).merged()).await,
-                        Ok(None)
-                    )
+                    matches!(kind.read(&ctx, &r.id, &merged_from(r)).await, Ok(None))
                 }
                 _ => false,
             };
@@ -127,7 +124,7 @@ impl Engine<'_> {
             action,
             reason: Some(reason),
             id: Some(r.id.clone()),
-            before: Some(SerObject(prior_from(r).merged())),
+            before: Some(SerObject(merged_from(r))),
             after: None,
             fields: Vec::new(),
             block_paths: shape.block_paths,
