@@ -173,6 +173,15 @@ fn interrupted_run(
     )
 }
 
+/// The id in `brickform run`'s "started run ID" line.
+fn started_run(out: &str) -> String {
+    out.split("started run ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no started run in {out}"))
+        .to_string()
+}
+
 /// Ctrl-C while `brickform run` follows a job run: without a terminal to ask in, the run
 /// goes on and the command says so (exit 130); with --auto-approve it is cancelled and the
 /// command waits for it to end.
@@ -194,12 +203,7 @@ fn ctrl_c_during_run_says_the_run_goes_on_or_cancels_it() {
         err.contains("goes on in the workspace; brickform no longer follows it"),
         "{err}"
     );
-    let run_id: String = out
-        .split("started run ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap()
-        .to_string();
+    let run_id = started_run(&out);
     let state = |id: &str| -> String {
         let (status, body) = common::http_auth(
             "GET",
@@ -222,11 +226,6 @@ fn ctrl_c_during_run_says_the_run_goes_on_or_cancels_it() {
         err.contains("was cancelled; it ended CANCELED"),
         "{out}\n{err}"
     );
-    let second: String = out
-        .split("started run ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap()
-        .to_string();
+    let second = started_run(&out);
     assert_eq!(state(&second), "TERMINATED");
 }

@@ -6,7 +6,7 @@
 //! type and checked against the variable's validations.
 
 use crate::lang::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
-use crate::lang::eval::{Evaluator, Roots};
+use crate::lang::eval::{Evaluator, Literal, Roots};
 use crate::lang::load::{Config, Expr};
 use crate::lang::source::{SourceMap, Span};
 use crate::lang::types::TypeConstraint;
@@ -48,17 +48,12 @@ pub struct Variables {
     pub sources: Vec<SourceMap>,
 }
 
-struct NoRoots;
-impl Roots for NoRoots {
-    fn root(&self, _: &str) -> Option<&Value> {
-        None
-    }
-    fn missing_root(&self, name: &str) -> String {
-        format!(
-            "Variables may not be used here (\"{name}\" was referenced); a variable value must be a literal."
-        )
-    }
-}
+/// A variable's value is read before anything can be referred to.
+const NO_ROOTS: Literal = Literal(|name| {
+    format!(
+        "Variables may not be used here (\"{name}\" was referenced); a variable value must be a literal."
+    )
+});
 
 struct VarOnly<'a> {
     var: Value,
@@ -171,7 +166,7 @@ pub fn resolve(
     // Candidate expressions or raw strings, lowest precedence first; the last one wins.
     let mut chosen: std::collections::HashMap<String, (Value, Option<Span>)> = Default::default();
     let mut eval_into =
-        |name: &str, e: &Expr, diags: &mut Diagnostics| match Evaluator::new(&NoRoots, base)
+        |name: &str, e: &Expr, diags: &mut Diagnostics| match Evaluator::new(&NO_ROOTS, base)
             .eval(&e.expr)
         {
             Ok(v) => {
@@ -248,7 +243,7 @@ pub fn resolve(
                 diags.push(in_var_file(d, &sources));
                 continue;
             }
-            match Evaluator::new(&NoRoots, base).eval(&e.expr) {
+            match Evaluator::new(&NO_ROOTS, base).eval(&e.expr) {
                 Ok(v) => {
                     chosen.insert(key.clone(), (v, None));
                 }
@@ -417,7 +412,7 @@ fn raw_value(raw: &str) -> Value {
 
 fn parse_typed(raw: &str) -> Option<Value> {
     let e: hcl_edit::expr::Expression = raw.parse().ok()?;
-    Evaluator::new(&NoRoots, Path::new(".")).eval(&e).ok()
+    Evaluator::new(&NO_ROOTS, Path::new(".")).eval(&e).ok()
 }
 
 /// Parses a variables file (HCL attributes `name = value`).

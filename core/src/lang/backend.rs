@@ -9,7 +9,7 @@
 
 use super::decode::Decoder;
 use super::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
-use super::eval::{Evaluator, Roots};
+use super::eval::{Evaluator, Literal};
 use super::load::Config;
 use super::source::Span;
 use crate::provider::Schema;
@@ -49,19 +49,12 @@ impl BackendSettings {
     }
 }
 
-/// A scope with nothing in it: every reference is explained as not allowed here.
-struct Nothing;
-
-impl Roots for Nothing {
-    fn root(&self, _name: &str) -> Option<&Value> {
-        None
-    }
-    fn missing_root(&self, name: &str) -> String {
-        format!(
-            "Backend settings must be literal values: they are read before variables, locals and resources are, so \"{name}\" cannot be used here."
-        )
-    }
-}
+/// Backend settings are read before anything can be referred to.
+const LITERAL: Literal = Literal(|name| {
+    format!(
+        "Backend settings must be literal values: they are read before variables, locals and resources are, so \"{name}\" cannot be used here."
+    )
+});
 
 /// The configuration's `backend` block decoded against its type; `None` without one.
 pub fn decode(
@@ -85,7 +78,7 @@ pub fn decode(
         );
     };
     let file = block.body.file;
-    let mut eval = Evaluator::new(&Nothing, &config.dir);
+    let mut eval = Evaluator::new(&LITERAL, &config.dir);
     let (decoded, diags) = Decoder::new(&mut eval, file).decode(
         &block.body.body,
         &ty.schema,

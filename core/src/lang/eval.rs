@@ -70,6 +70,24 @@ pub trait Roots {
     }
 }
 
+/// A scope with no roots at all, for values that must be literals (variable values,
+/// backend settings): every reference is refused with `why`, which gets the name referred to.
+pub struct Literal(pub fn(&str) -> String);
+
+impl Literal {
+    /// Refused with the default "no variable" message.
+    pub const PLAIN: Literal = Literal(|name| format!("There is no variable named \"{name}\"."));
+}
+
+impl Roots for Literal {
+    fn root(&self, _: &str) -> Option<&Value> {
+        None
+    }
+    fn missing_root(&self, name: &str) -> String {
+        (self.0)(name)
+    }
+}
+
 /// A scope of for-expression variables, `each`, `count` and dynamic-block iterators.
 #[derive(Clone, Default)]
 struct Locals {

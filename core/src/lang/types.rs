@@ -136,13 +136,7 @@ fn parse_attr(e: &E) -> Result<(TypeConstraint, Option<Option<Value>>), String> 
 
 /// Evaluates a literal (no references) expression.
 fn literal_value(e: &E) -> Option<Value> {
-    struct NoRoots;
-    impl super::eval::Roots for NoRoots {
-        fn root(&self, _: &str) -> Option<&Value> {
-            None
-        }
-    }
-    super::eval::Evaluator::new(&NoRoots, std::path::Path::new("."))
+    super::eval::Evaluator::new(&super::eval::Literal::PLAIN, std::path::Path::new("."))
         .eval(e)
         .ok()
 }
