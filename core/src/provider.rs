@@ -873,6 +873,12 @@ pub trait DataSource: Send + Sync {
 #[async_trait]
 pub trait Provider: Send + Sync {
     fn name(&self) -> &'static str;
+    /// The provider's source address as Terraform writes it
+    /// (`registry.terraform.io/NAMESPACE/TYPE`), for plans read by tools written for
+    /// Terraform's. The default puts it in a `brickform` namespace.
+    fn source_address(&self) -> String {
+        format!("registry.terraform.io/brickform/{}", self.name())
+    }
     /// The schema of the `provider` block.
     fn config_schema(&self) -> &Schema;
     fn resource_kinds(&self) -> Vec<Arc<dyn ResourceKind>>;

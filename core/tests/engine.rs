@@ -805,3 +805,131 @@ resource "test_thing" "free" { name = "free" }
     assert_eq!(report.added, 1);
     assert!(h.state().await.get("test_thing.free").is_some());
 }
+
+/// The JSON plan's Terraform sections: the configuration as expressions (a literal as its
+/// value, a reference as what it refers to, a sensitive attribute empty), the planned values
+/// and prior state laid out with blocks as lists, the variables without sensitive ones, the
+/// provider's source address; and no secret anywhere.
+#[tokio::test]
+async fn plan_json_carries_terraforms_sections_without_secrets() {
+    let h = support::Harness::new();
+    let src = r#"
+variable "comment" { default = "hello" }
+variable "token" {
+  default   = "hunter2"
+  sensitive = true
+}
+resource "test_thing" "parent" {
+  name    = "p"
+  comment = var.comment
+  secret  = var.token
+}
+resource "test_thing" "literal" {
+  name    = "l"
+  comment = sensitive("written-in-the-file")
+}
+resource "test_thing" "child" {
+  count  = 2
+  name   = "c${count.index}"
+  parent = test_thing.parent.name
+  dynamic "item" {
+    for_each = ["a"]
+    content { key = item.value }
+  }
+}
+"#;
+    let (plan, _) = h.run(src, PlanMode::Normal, false).await;
+    let doc = brickform_core::plan::render_json::render(&plan);
+    let text = serde_json::to_string(&doc).unwrap();
+    assert!(!text.contains("hunter2"), "{text}");
+    assert!(!text.contains("written-in-the-file"), "{text}");
+    assert_eq!(doc["terraform_version"], "1.9.0");
+    assert_eq!(
+        doc["variables"],
+        serde_json::json!({"comment": {"value": "hello"}})
+    );
+    assert!(doc["timestamp"].as_str().unwrap().ends_with('Z'));
+
+    let conf = &doc["configuration"]["root_module"];
+    let res = |addr: &str| {
+        conf["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["address"] == addr)
+            .unwrap()
+            .clone()
+    };
+    let parent = res("test_thing.parent");
+    assert_eq!(parent["provider_config_key"], "test");
+    assert_eq!(
+        parent["expressions"]["name"],
+        serde_json::json!({"constant_value": "p"})
+    );
+    assert_eq!(
+        parent["expressions"]["comment"],
+        serde_json::json!({"references": ["var.comment"]})
+    );
+    assert_eq!(parent["expressions"]["secret"], serde_json::json!({}));
+    let child = res("test_thing.child");
+    assert_eq!(
+        child["expressions"]["parent"],
+        serde_json::json!({"references": ["test_thing.parent.name", "test_thing.parent"]})
+    );
+    assert_eq!(
+        child["count_expression"],
+        serde_json::json!({"constant_value": 2})
+    );
+    // A dynamic block's iterator is bound by it, not a reference to anything.
+    assert_eq!(
+        child["expressions"]["item"],
+        serde_json::json!([{"key": {}}])
+    );
+    assert_eq!(
+        conf["variables"]["token"],
+        serde_json::json!({"sensitive": true})
+    );
+    assert_eq!(
+        doc["relevant_attributes"],
+        serde_json::json!([{"resource": "test_thing.parent", "attribute": ["name"]}])
+    );
+
+    let planned = doc["planned_values"]["root_module"]["resources"]
+        .as_array()
+        .unwrap();
+    assert_eq!(planned.len(), 4);
+    let c0 = planned
+        .iter()
+        .find(|r| r["address"] == "test_thing.child[0]")
+        .unwrap();
+    assert_eq!(c0["index"], 0);
+    assert_eq!(c0["values"]["item"], serde_json::json!([{"key": "a"}]));
+    let p = planned
+        .iter()
+        .find(|r| r["address"] == "test_thing.parent")
+        .unwrap();
+    assert_eq!(p["values"]["secret"], serde_json::Value::Null);
+    // As Terraform writes them: nested values keep their shape, only sensitive leaves are true.
+    assert_eq!(p["sensitive_values"], serde_json::json!({"item": [], "secret": true}));
+    assert!(
+        doc.get("prior_state").is_none(),
+        "nothing exists before the first apply"
+    );
+
+    // Applied, the next plan has a prior state, and the keys of every value are in order.
+    h.run(src, PlanMode::Normal, true).await;
+    let (plan, _) = h.run(src, PlanMode::Normal, false).await;
+    let doc = brickform_core::plan::render_json::render(&plan);
+    let prior = doc["prior_state"]["values"]["root_module"]["resources"]
+        .as_array()
+        .unwrap();
+    assert_eq!(prior.len(), 4);
+    for r in prior {
+        let keys: Vec<&String> = r["values"].as_object().unwrap().keys().collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+    }
+    assert_eq!(doc["applyable"], false);
+    assert_eq!(doc["complete"], true);
+}

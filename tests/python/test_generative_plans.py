@@ -692,9 +692,16 @@ def defaults_only(schema, obj):
     return not problems
 
 
+def single(v):
+    """A single block as the plan JSON lays it out (a list of at most one, as the Terraform
+    provider does), as the object it is."""
+    return (v[0] if v else None) if isinstance(v, list) else v
+
+
 def compare_block(bt, after, unknown, sensitive, live, path, problems):
     inner = bt["block"]
     if bt["nesting"] == "single":
+        after, unknown, sensitive = single(after), single(unknown), single(sensitive)
         if empty(after):
             if not (empty(live) or defaults_only(inner, live)):
                 problems.append((path, after, live))

@@ -373,14 +373,17 @@ fn medallion_schedule_runs_only_in_production() {
     assert_eq!(prod["environment"], "prod");
     let (dj, pj) = (planned_job(&dev), planned_job(&prod));
     assert_eq!(dj["change"]["actions"], json!(["create"]));
-    assert_eq!(dj["change"]["after"]["schedule"]["pause_status"], "PAUSED");
     assert_eq!(
-        pj["change"]["after"]["schedule"]["pause_status"],
+        dj["change"]["after"]["schedule"][0]["pause_status"],
+        "PAUSED"
+    );
+    assert_eq!(
+        pj["change"]["after"]["schedule"][0]["pause_status"],
         "UNPAUSED"
     );
     assert_eq!(
-        dj["change"]["after"]["schedule"]["quartz_cron_expression"],
-        pj["change"]["after"]["schedule"]["quartz_cron_expression"]
+        dj["change"]["after"]["schedule"][0]["quartz_cron_expression"],
+        pj["change"]["after"]["schedule"][0]["quartz_cron_expression"]
     );
     assert_eq!(dj["change"]["after"]["name"], "shipments-nightly-dev");
     assert_eq!(pj["change"]["after"]["name"], "shipments-nightly-prod");

@@ -96,10 +96,10 @@ fn fields_left_out_that_a_whole_write_resets_are_planned_from_live_to_written() 
     };
     assert_eq!(f("max_concurrent_runs")["before"], json!(5));
     assert_eq!(f("max_concurrent_runs")["after"], json!(1));
-    assert_eq!(f("schedule")["before"]["pause_status"], json!("PAUSED"));
-    assert_eq!(f("schedule")["after"]["pause_status"], json!("UNPAUSED"));
+    assert_eq!(f("schedule")["before"][0]["pause_status"], json!("PAUSED"));
+    assert_eq!(f("schedule")["after"][0]["pause_status"], json!("UNPAUSED"));
     assert_eq!(
-        f("email_notifications")["before"]["on_failure"],
+        f("email_notifications")["before"][0]["on_failure"],
         json!(["ops@example.com"])
     );
     let after = job["change"]["after"].clone();
@@ -109,7 +109,7 @@ fn fields_left_out_that_a_whole_write_resets_are_planned_from_live_to_written() 
     // What the plan said the service would hold is what it holds.
     assert_eq!(after["max_concurrent_runs"], live["max_concurrent_runs"]);
     // The service may leave out a value equal to its default (UNPAUSED).
-    assert_eq!(after["schedule"]["pause_status"], json!("UNPAUSED"));
+    assert_eq!(after["schedule"][0]["pause_status"], json!("UNPAUSED"));
     assert!(
         [json!("UNPAUSED"), Value::Null].contains(&live["schedule"]["pause_status"]),
         "{live}"

@@ -54,7 +54,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&render_json::render(&planned.plan))?
+            serde_json::to_string(&render_json::render(&planned.plan))?
         );
     } else if args.markdown {
         // A pull request shows no terminal: the configuration's warnings go in the comment.

@@ -20,10 +20,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     if let Some(f) = args.file {
         let sp = saved::read(&f)?;
         if args.json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&render_json::render(&sp.plan))?
-            );
+            println!("{}", serde_json::to_string(&render_json::render(&sp.plan))?);
         } else {
             print!("{}", render_text::render(&sp.plan, &ctx.text_options()));
         }

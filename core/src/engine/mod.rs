@@ -3,6 +3,7 @@
 mod adopt;
 pub mod apply;
 mod checks;
+mod configuration;
 mod containers;
 pub mod inputs;
 mod instance;

@@ -221,6 +221,31 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// `--target` was given.
     pub targeted: bool,
+    /// What the plan was made from, for its JSON form (absent from plans saved before it).
+    #[serde(default)]
+    pub context: PlanContext,
+}
+
+/// What a plan was made from beyond its changes, for the JSON form's Terraform sections
+/// (`variables`, `configuration`, `relevant_attributes`, `timestamp`, provider addresses).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PlanContext {
+    /// When the plan was made: RFC 3339, UTC, whole seconds. Empty when unknown.
+    #[serde(default)]
+    pub timestamp: String,
+    /// The root variables' values; sensitive ones are left out.
+    #[serde(default)]
+    pub variables: std::collections::BTreeMap<String, SerValue>,
+    /// Every provider by local name, with its source address
+    /// (`registry.terraform.io/NAMESPACE/TYPE`).
+    #[serde(default)]
+    pub providers: std::collections::BTreeMap<String, String>,
+    /// The configuration as Terraform's JSON plan describes it: expressions, not values.
+    #[serde(default)]
+    pub configuration: serde_json::Value,
+    /// The resource attributes the configuration's references read.
+    #[serde(default)]
+    pub relevant_attributes: Vec<serde_json::Value>,
 }
 
 /// Counts for the summary line.

@@ -1004,10 +1004,11 @@ fn json_follows_terraform_unknown_and_sensitive_rules() {
     // Unknown leaves are omitted from `after` and marked in `after_unknown`.
     assert!(change["after"].get("id").is_none());
     assert_eq!(change["after_unknown"]["id"], true);
-    // As in Terraform, known nested objects stay as `{}` and lists keep their positions.
+    // As in Terraform, known nested objects stay as `{}` and lists keep their positions; a
+    // single block is a one-element list, as the Terraform provider writes it.
     assert_eq!(
         change["after_unknown"]["task"][0],
-        serde_json::json!({"notebook_task": {}, "depends_on": []})
+        serde_json::json!({"depends_on": [], "notebook_task": [{}]})
     );
     assert_eq!(change["after_unknown"]["task"][1]["job_cluster_key"], true);
     assert!(change["after_unknown"].get("name").is_none());

@@ -174,6 +174,10 @@ impl Provider for DatabricksProvider {
     fn name(&self) -> &'static str {
         "databricks"
     }
+    /// The Terraform provider's address, so policies written for its plans match ours.
+    fn source_address(&self) -> String {
+        "registry.terraform.io/databricks/databricks".into()
+    }
     fn config_schema(&self) -> &Schema {
         &self.schema
     }

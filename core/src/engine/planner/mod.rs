@@ -171,7 +171,36 @@ impl Engine<'_> {
         if diags.has_errors() {
             return (None, preset_notes, diags);
         }
+        plan.context = self.plan_context();
         (Some(Planned { plan, specs }), preset_notes, diags)
+    }
+
+    /// What the plan is made from, for its JSON form.
+    fn plan_context(&self) -> crate::plan::PlanContext {
+        let (configuration, relevant_attributes) =
+            crate::engine::configuration::describe(self.config, self.registry);
+        let variables = self
+            .vars
+            .values
+            .iter()
+            .filter(|(k, _)| !self.vars.sensitive.contains(k.as_str()))
+            .map(|(k, v)| (k.clone(), crate::plan::SerValue(v.clone())))
+            .collect();
+        let providers = self
+            .registry
+            .providers
+            .iter()
+            .map(|p| (p.name().to_string(), p.source_address()))
+            .collect();
+        crate::plan::PlanContext {
+            timestamp: jiff::Timestamp::now()
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+                .to_string(),
+            variables,
+            providers,
+            configuration,
+            relevant_attributes,
+        }
     }
 
     /// Resource and data source types no provider has.
