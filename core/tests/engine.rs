@@ -910,7 +910,10 @@ resource "test_thing" "child" {
         .unwrap();
     assert_eq!(p["values"]["secret"], serde_json::Value::Null);
     // As Terraform writes them: nested values keep their shape, only sensitive leaves are true.
-    assert_eq!(p["sensitive_values"], serde_json::json!({"item": [], "secret": true}));
+    assert_eq!(
+        p["sensitive_values"],
+        serde_json::json!({"item": [], "secret": true})
+    );
     assert!(
         doc.get("prior_state").is_none(),
         "nothing exists before the first apply"

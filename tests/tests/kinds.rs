@@ -460,6 +460,10 @@ fn volume_updates_renames_replaces_on_volume_type_and_is_destroyed_case() -> Cas
 }
 
 fn connection(name: &str, comment: &str) -> String {
+    connection_with(name, comment, "")
+}
+
+fn connection_with(name: &str, comment: &str, settings: &str) -> String {
     format!(
         r#"{PROVIDER}
 variable "password" {{
@@ -478,7 +482,7 @@ resource "databricks_connection" "pg" {{
     user     = "app"
     password = var.password
   }}
-}}
+{settings}}}
 "#
     )
 }
@@ -518,6 +522,19 @@ fn connection_replaces_on_comment_updates_options_renames_and_is_destroyed_case(
                 vars: &["--var", "password=second-password"],
                 present: &["connection:inv_pg2"],
                 absent: &["connection:inv_pg"],
+            },
+            Step {
+                what: "environment settings",
+                config: connection_with(
+                    "inv_pg2",
+                    "two",
+                    "  environment_settings {\n    environment_version = \"2\"\n    java_dependencies   = [\"/Volumes/main/drivers/jars/pg.jar\"]\n  }\n",
+                ),
+                expect: Expect::Replace("environment_settings"),
+                shows: "+ environment_version = \"2\"",
+                vars: &["--var", "password=second-password"],
+                present: &["connection:inv_pg2"],
+                absent: &[],
             },
         ],
     }

@@ -6,7 +6,7 @@
 use super::uc::{UcKind, UcSpec};
 use crate::Shared;
 use crate::client::PageSize;
-use brickform_core::provider::{AttrType, Attribute, Normalize, Schema};
+use brickform_core::provider::{AttrType, Attribute, BlockType, Normalize, Schema};
 use brickform_core::value::Object;
 use std::sync::Arc;
 
@@ -157,6 +157,22 @@ pub fn schema() -> Schema {
                 .server_default(true),
         )
         .attr(Attribute::optional_computed("owner", AttrType::String))
+        .block(
+            BlockType::single(
+                "environment_settings",
+                Schema::new()
+                    .attr(Attribute::optional("environment_version", AttrType::String))
+                    .attr(Attribute::optional(
+                        "java_dependencies",
+                        AttrType::List(Box::new(AttrType::String)),
+                    )),
+            )
+            // The update call takes these settings, but how it treats a block left out is
+            // not documented: a change replaces the connection, as `comment` does, so what
+            // the plan shows is what the service holds.
+            .force_new()
+            .describe("The environment the connection's driver runs in (a change replaces the connection)."),
+        )
         .attr(Attribute::computed("id", AttrType::String).derived_from(&["name"]))
         .attr(Attribute::computed("connection_id", AttrType::String))
         .attr(Attribute::computed("full_name", AttrType::String).derived_from(&["name"]))
@@ -184,6 +200,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
                 "comment",
                 "properties",
                 "read_only",
+                "environment_settings",
             ],
             update_fields: &["options", "owner"],
             always_send: &["options"],
