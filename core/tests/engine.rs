@@ -838,7 +838,8 @@ resource "test_thing" "child" {
   }
 }
 "#;
-    let (plan, _) = h.run(src, PlanMode::Normal, false).await;
+    let (mut plan, _) = h.run(src, PlanMode::Normal, false).await;
+    plan.context = h.describe(src);
     let doc = brickform_core::plan::render_json::render(&plan);
     let text = serde_json::to_string(&doc).unwrap();
     assert!(!text.contains("hunter2"), "{text}");
@@ -921,7 +922,8 @@ resource "test_thing" "child" {
 
     // Applied, the next plan has a prior state, and the keys of every value are in order.
     h.run(src, PlanMode::Normal, true).await;
-    let (plan, _) = h.run(src, PlanMode::Normal, false).await;
+    let (mut plan, _) = h.run(src, PlanMode::Normal, false).await;
+    plan.context = h.describe(src);
     let doc = brickform_core::plan::render_json::render(&plan);
     let prior = doc["prior_state"]["values"]["root_module"]["resources"]
         .as_array()

@@ -339,6 +339,17 @@ fn plan_json_of_real_plans_matches_the_documented_schema() {
         actions(&doc)["databricks_schema.moving"],
         json!(["delete", "create"])
     );
+    // The saved plan keeps what it was made from: the configuration and when.
+    assert!(
+        doc["configuration"]["root_module"]["resources"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|r| r["address"] == "databricks_schema.moving")),
+        "{doc}"
+    );
+    assert!(
+        doc["timestamp"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{doc}"
+    );
 }
 
 /// The rendering's Mermaid block: node label → class, and edges as label pairs.

@@ -49,7 +49,12 @@ pub async fn fresh(ctx: &Ctx, args: &PlanArgs) -> Result<(Session, Planned, Vec<
 }
 
 pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
-    let (mut s, planned, warnings) = fresh(ctx, &args.plan).await?;
+    let (mut s, mut planned, warnings) = fresh(ctx, &args.plan).await?;
+    // What the plan was made from: the JSON form prints it, and a saved plan keeps it for
+    // `show --json`.
+    if args.json || args.out.is_some() {
+        planned.plan.context = s.env.engine().describe();
+    }
     let quiet = args.json || args.markdown;
     if args.json {
         println!(

@@ -470,6 +470,17 @@ impl Harness {
         (planned.plan, Some(report))
     }
 
+    /// What a plan of `src` was made from ([`Engine::describe`]).
+    pub fn describe(&self, src: &str) -> brickform_core::plan::PlanContext {
+        let (config, d) = load_sources(
+            self.dir.path(),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+        );
+        assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
+        let (vars, _) = resolve(&config, &VarInputs::default(), None);
+        Engine::new(&config, &self.registry, &vars, "default").describe()
+    }
+
     pub async fn state(&self) -> StateDocument {
         LocalBackend::new(self.dir.path())
             .load("default")

@@ -171,12 +171,16 @@ impl Engine<'_> {
         if diags.has_errors() {
             return (None, preset_notes, diags);
         }
-        plan.context = self.plan_context();
         (Some(Planned { plan, specs }), preset_notes, diags)
     }
 
-    /// What the plan is made from, for its JSON form.
-    fn plan_context(&self) -> crate::plan::PlanContext {
+    /// What a plan is made from, for its JSON form and saved plans ([`Plan::context`]): the
+    /// configuration as expressions, the variables, the providers' addresses, the time. Not
+    /// part of every plan, since only those two read it and a large configuration's
+    /// description costs what its validation does.
+    ///
+    /// [`Plan::context`]: crate::plan::Plan::context
+    pub fn describe(&self) -> crate::plan::PlanContext {
         let (configuration, relevant_attributes) =
             crate::engine::configuration::describe(self.config, self.registry);
         let variables = self
