@@ -331,9 +331,30 @@ fn every_computed_attribute_of_every_kind_reads_as_a_value_or_null() {
         format!("local/#job/{}", job_id.as_str().unwrap()),
         "{got}"
     );
+    // A workspace object's page, path on the workspace file system and id, as the
+    // Terraform provider exports them.
+    let notebook = value("databricks_notebook__etl__id");
+    let notebook = notebook.as_str().unwrap();
+    assert_eq!(
+        value("databricks_notebook__etl__url"),
+        format!("local/#workspace{notebook}"),
+        "{got}"
+    );
+    assert_eq!(
+        value("databricks_notebook__etl__workspace_path"),
+        format!("/Workspace{notebook}"),
+        "{got}"
+    );
+    for o in [
+        "databricks_notebook__etl__object_id",
+        "databricks_workspace_file__conf__object_id",
+    ] {
+        assert!(value(o).as_i64().is_some_and(|id| id > 0), "{o}: {got}");
+    }
     for o in [
         "databricks_job__nightly__url",
         "databricks_pipeline__bronze__url",
+        "databricks_workspace_file__conf__url",
     ] {
         assert!(
             value(o).as_str().is_some_and(|u| !u.is_empty()),

@@ -59,6 +59,35 @@ pub fn base_schema(description: &'static str) -> Schema {
         .attr(Attribute::computed("remote_fingerprint", AttrType::String))
 }
 
+/// What a workspace object (a notebook, a workspace file) has besides: where it is shown
+/// and the service's id of it, as the Terraform provider exports them.
+pub fn workspace_object_schema(schema: Schema) -> Schema {
+    schema
+        .attr(
+            Attribute::computed("url", AttrType::String)
+                .derived_from(&["path"])
+                .describe("The object's page in the workspace."),
+        )
+        .attr(
+            Attribute::computed("workspace_path", AttrType::String)
+                .derived_from(&["path"])
+                .describe("The path on the workspace file system: /Workspace followed by path."),
+        )
+        .attr(
+            Attribute::computed("object_id", AttrType::Number)
+                .describe("The service's id of the object."),
+        )
+}
+
+/// `/Workspace` + `path` (once: a path written with the prefix keeps it).
+fn workspace_path(path: &str) -> String {
+    if path == "/Workspace" || path.starts_with("/Workspace/") {
+        path.to_string()
+    } else {
+        format!("/Workspace{path}")
+    }
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     format!("{:x}", Sha256::digest(bytes))
 }
@@ -169,12 +198,43 @@ impl ContentKind {
         let mut attrs = config.clone();
         attrs.insert("id".into(), Value::from(path.as_str()));
         attrs.insert("remote_fingerprint".into(), Value::from(fingerprint));
+        self.describe_object(client, &path, &mut attrs).await?;
         if let Some(l) = language_of(config)
             && self.store == Store::Notebook
         {
             attrs.insert("language".into(), Value::from(l));
         }
         Ok(Remote { id: path, attrs })
+    }
+
+    /// A workspace object's `url`, `workspace_path` and `object_id` (from its status).
+    async fn describe_object(
+        &self,
+        client: &Client,
+        path: &str,
+        attrs: &mut Object,
+    ) -> ProviderResult<()> {
+        if self.store == Store::VolumeFile {
+            return Ok(());
+        }
+        let status = none_if_missing(
+            client
+                .get(
+                    "/api/2.0/workspace/get-status",
+                    &[("path", path.to_string())],
+                )
+                .await,
+        )?
+        .ok_or_else(|| ProviderError::other(format!("{path} was uploaded but is not there")))?;
+        if let Some(id) = status.get("object_id").and_then(Json::as_i64) {
+            attrs.insert("object_id".into(), Value::from(id));
+        }
+        attrs.insert(
+            "url".into(),
+            Value::from(format!("{}/#workspace{path}", self.shared.web_host())),
+        );
+        attrs.insert("workspace_path".into(), Value::from(workspace_path(path)));
+        Ok(())
     }
 
     /// What the service holds now, as a short fingerprint: the hash of the exported content
@@ -261,6 +321,10 @@ impl ResourceKind for ContentKind {
             );
         }
         attrs.insert("id".into(), Value::from(id));
+        // Objects recorded before these attributes existed get them once.
+        if !attrs.contains_key("object_id") {
+            self.describe_object(&client, id, &mut attrs).await?;
+        }
         Ok(Some(Remote {
             id: id.to_string(),
             attrs,
@@ -302,6 +366,7 @@ impl ResourceKind for ContentKind {
         attrs.insert("path".into(), Value::from(id));
         attrs.insert("id".into(), Value::from(id));
         attrs.insert("remote_fingerprint".into(), Value::from(fp.as_str()));
+        self.describe_object(&client, id, &mut attrs).await?;
         attrs.insert(
             "content_sha256".into(),
             Value::from(format!("imported ({fp})")),

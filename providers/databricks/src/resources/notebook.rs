@@ -1,7 +1,7 @@
 //! `databricks_notebook`: a notebook in the workspace, from a local source file or inline
 //! content.
 
-use super::content::{ContentKind, Store, base_schema};
+use super::content::{ContentKind, Store, base_schema, workspace_object_schema};
 use crate::Shared;
 use brickform_core::provider::{AttrType, Attribute};
 use std::sync::Arc;
@@ -10,12 +10,14 @@ pub fn kind(shared: Arc<Shared>) -> ContentKind {
     ContentKind {
         type_name: "databricks_notebook",
         store: Store::Notebook,
-        schema: base_schema("A notebook in the workspace, imported as source code.").attr(
-            Attribute::optional_computed("language", AttrType::String)
-                .one_of(&["PYTHON", "SQL", "SCALA", "R"])
-                .describe(
-                    "Told from the extension of the path, else of the source file, when unset.",
-                ),
+        schema: workspace_object_schema(
+            base_schema("A notebook in the workspace, imported as source code.").attr(
+                Attribute::optional_computed("language", AttrType::String)
+                    .one_of(&["PYTHON", "SQL", "SCALA", "R"])
+                    .describe(
+                        "Told from the extension of the path, else of the source file, when unset.",
+                    ),
+            ),
         ),
         shared,
     }
