@@ -279,3 +279,76 @@ output "comment" {{
     std::fs::write(d.join("main.bf.hcl"), &text).unwrap();
     ok(&["destroy", "--auto-approve"]);
 }
+
+/// A scope backed by an Azure Key Vault, written as the Terraform provider's docs write it:
+/// it validates, its create sends the vault, and the service refuses it to a caller signed in
+/// with a personal access token (as the real one does), leaving nothing behind. A vault
+/// named for a Databricks-backed scope, or a Key Vault scope without its vault, is refused at
+/// validate where it is written.
+#[test]
+fn a_key_vault_scope_is_sent_with_its_vault_and_refused_to_a_token() {
+    let main = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_secret_scope" "kv" {
+  name = "keyvault-managed"
+  keyvault_metadata {
+    resource_id = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.KeyVault/vaults/kv"
+    dns_name    = "https://kv.vault.azure.net/"
+  }
+}
+"#;
+    let dir = config(&[("main.bf.hcl", main)]);
+    let d = dir.path();
+    let data = tempfile::tempdir().unwrap();
+    let serve = Serve::start(data.path(), &[]);
+    let host = format!("host={}", serve.url);
+    let token = ("DATABRICKS_TOKEN", serve.token.as_str());
+    let (code, out, err) = run(d, &["validate", "--var", &host], &[token]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = run(d, &["apply", "--auto-approve", "--var", &host], &[token]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("Scope with Azure KeyVault must have userAADToken defined!"),
+        "{err}"
+    );
+    // The request carried the vault, as the Secrets API takes it.
+    let log = serve.ok(
+        "GET",
+        "/__emulator/requests?path=/api/2.0/secrets/scopes/create",
+        None,
+    );
+    let create = &log["requests"][0];
+    assert_eq!(
+        create["body"]["scope_backend_type"], "AZURE_KEYVAULT",
+        "{log}"
+    );
+    assert_eq!(
+        create["body"]["backend_azure_keyvault"]["dns_name"], "https://kv.vault.azure.net/",
+        "{log}"
+    );
+    let (_, out, _) = run(d, &["state", "list"], &[]);
+    assert!(!out.contains("databricks_secret_scope.kv"), "{out}");
+    let scopes = serve.ok("GET", "/api/2.0/secrets/scopes/list", None);
+    assert!(!scopes.to_string().contains("keyvault-managed"), "{scopes}");
+
+    for (body, message) in [
+        (
+            "  backend_type = \"AZURE_KEYVAULT\"\n",
+            "an AZURE_KEYVAULT scope needs a keyvault_metadata block",
+        ),
+        (
+            "  backend_type = \"DATABRICKS\"\n  keyvault_metadata {\n    resource_id = \"r\"\n    dns_name    = \"d\"\n  }\n",
+            "a DATABRICKS scope has no Key Vault",
+        ),
+    ] {
+        let text = format!(
+            "provider \"databricks\" {{\n  host = \"local\"\n}}\nresource \"databricks_secret_scope\" \"s\" {{\n  name = \"s\"\n{body}}}\n"
+        );
+        let dir = config(&[("main.bf.hcl", &text)]);
+        let (code, out, err) = run(dir.path(), &["validate", "--no-color"], &[]);
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(err.contains(message), "{err}");
+        assert!(err.contains("main.bf.hcl:"), "located: {err}");
+    }
+}

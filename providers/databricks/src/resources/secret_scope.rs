@@ -1,10 +1,13 @@
-//! `databricks_secret_scope`: a Databricks-backed secret scope.
+//! `databricks_secret_scope`: a secret scope, Databricks-backed or backed by an Azure Key
+//! Vault (`keyvault_metadata`, which the service creates only for a caller signed in with
+//! an Azure AD token: a personal access token is refused).
 
 use super::{err, gone_ok, str_attr};
 use crate::Shared;
 use async_trait::async_trait;
 use brickform_core::provider::{
-    AttrType, Attribute, OpContext, ProviderResult, Remote, ResourceKind, Schema,
+    AttrType, Attribute, BlockType, Finding, OpContext, ProviderResult, Remote, ResourceKind,
+    Schema,
 };
 use brickform_core::value::{Object, Value};
 use serde_json::{Value as Json, json};
@@ -18,19 +21,30 @@ pub struct SecretScope {
 impl SecretScope {
     pub fn new(shared: Arc<Shared>) -> Self {
         let schema = Schema::new()
-            .describe("A secret scope (Databricks-backed).")
+            .describe("A secret scope, Databricks-backed or backed by an Azure Key Vault.")
             .attr(Attribute::required("name", AttrType::String).force_new())
             .attr(Attribute::optional("initial_manage_principal", AttrType::String).force_new())
             .attr(
                 Attribute::optional_computed("backend_type", AttrType::String)
-                    .one_of(&["DATABRICKS", "AZURE_KEYVAULT"]),
+                    .one_of(&["DATABRICKS", "AZURE_KEYVAULT"])
+                    .force_new(),
+            )
+            .block(
+                BlockType::single(
+                    "keyvault_metadata",
+                    Schema::new()
+                        .attr(Attribute::required("resource_id", AttrType::String))
+                        .attr(Attribute::required("dns_name", AttrType::String)),
+                )
+                .force_new()
+                .describe("The Azure Key Vault the scope reads its secrets from: its resource id and DNS name (vault URI). Creating it needs Azure AD sign-in; a personal access token is refused."),
             )
             .attr(Attribute::computed("id", AttrType::String));
         SecretScope { schema, shared }
     }
 }
 
-fn remote(name: &str, backend: Option<&str>) -> Remote {
+fn remote(name: &str, backend: Option<&str>, keyvault: Option<&Json>) -> Remote {
     let mut attrs = Object::new();
     attrs.insert("name".into(), Value::from(name));
     attrs.insert("id".into(), Value::from(name));
@@ -38,10 +52,35 @@ fn remote(name: &str, backend: Option<&str>) -> Remote {
         "backend_type".into(),
         Value::from(backend.unwrap_or("DATABRICKS")),
     );
+    if let Some(kv) = keyvault {
+        let mut m = Object::new();
+        for k in ["resource_id", "dns_name"] {
+            m.insert(
+                k.into(),
+                kv.get(k)
+                    .and_then(Json::as_str)
+                    .map(Value::from)
+                    .unwrap_or(Value::Null),
+            );
+        }
+        attrs.insert("keyvault_metadata".into(), Value::Object(m));
+    }
     Remote {
         id: name.to_string(),
         attrs,
     }
+}
+
+/// The `keyvault_metadata` block of a configuration, as the API's
+/// `backend_azure_keyvault` takes it.
+fn keyvault(config: &Object) -> Option<Json> {
+    let Some(Value::Object(kv)) = config.get("keyvault_metadata") else {
+        return None;
+    };
+    Some(json!({
+        "resource_id": kv.get("resource_id").and_then(Value::as_str),
+        "dns_name": kv.get("dns_name").and_then(Value::as_str),
+    }))
 }
 
 #[async_trait]
@@ -52,12 +91,40 @@ impl ResourceKind for SecretScope {
     fn schema(&self) -> &Schema {
         &self.schema
     }
+    /// A Key Vault scope needs its vault, and the vault makes it one.
+    fn check(&self, config: &Object) -> Vec<Finding> {
+        let backend = str_attr(config, "backend_type");
+        let has_vault = matches!(config.get("keyvault_metadata"), Some(Value::Object(_)));
+        match (backend, has_vault) {
+            (Some("AZURE_KEYVAULT"), false) => vec![
+                Finding::error(
+                    &["backend_type"],
+                    "an AZURE_KEYVAULT scope needs a keyvault_metadata block",
+                )
+                .hint("add keyvault_metadata { resource_id = …, dns_name = … } naming the vault"),
+            ],
+            (Some("DATABRICKS"), true) => vec![
+                Finding::error(
+                    &["keyvault_metadata"],
+                    "a DATABRICKS scope has no Key Vault",
+                )
+                .hint("remove backend_type: keyvault_metadata makes the scope AZURE_KEYVAULT"),
+            ],
+            _ => Vec::new(),
+        }
+    }
+
     async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
         let name = str_attr(config, "name").unwrap_or("");
         let mut body = json!({ "scope": name });
         if let Some(p) = str_attr(config, "initial_manage_principal") {
             body["initial_manage_principal"] = json!(p);
+        }
+        let vault = keyvault(config);
+        if let Some(kv) = &vault {
+            body["scope_backend_type"] = json!("AZURE_KEYVAULT");
+            body["backend_azure_keyvault"] = kv.clone();
         }
         match client.post("/api/2.0/secrets/scopes/create", &body).await {
             Ok(_) => {}
@@ -67,7 +134,11 @@ impl ResourceKind for SecretScope {
                     && e.after_retry => {}
             Err(e) => return Err(err(e)),
         }
-        Ok(remote(name, None))
+        Ok(remote(
+            name,
+            vault.as_ref().map(|_| "AZURE_KEYVAULT"),
+            vault.as_ref(),
+        ))
     }
     async fn read(
         &self,
@@ -87,7 +158,11 @@ impl ResourceKind for SecretScope {
             .flatten()
             .find(|s| s.get("name").and_then(Json::as_str) == Some(id));
         Ok(found.map(|s| {
-            let mut r = remote(id, s.get("backend_type").and_then(Json::as_str));
+            let mut r = remote(
+                id,
+                s.get("backend_type").and_then(Json::as_str),
+                s.get("keyvault_metadata"),
+            );
             if let Some(p) = prior.get("initial_manage_principal") {
                 // Only known at creation; the service does not report it.
                 r.attrs.insert("initial_manage_principal".into(), p.clone());

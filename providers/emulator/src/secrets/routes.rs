@@ -55,8 +55,11 @@ async fn create_scope(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
         .enum_str("scope_backend_type", &["DATABRICKS", "AZURE_KEYVAULT"])?
         .unwrap_or("DATABRICKS");
     if backend == "AZURE_KEYVAULT" {
+        // The service creates a Key Vault-backed scope only for a caller signed in with an
+        // Azure AD token, which it reads the vault with; the local workspace's callers sign in
+        // with personal access tokens or OAuth, which it refuses as the service does.
         return Err(ApiError::invalid(
-            "Invalid value for field 'scope_backend_type': AZURE_KEYVAULT scopes are not supported by the local workspace",
+            "Scope with Azure KeyVault must have userAADToken defined!",
         ));
     }
     app.mutate(|st, _| model::create_scope(st, &scope, backend).map(|()| done()))
