@@ -1387,3 +1387,53 @@ fn a_notebook_takes_its_language_from_its_source_file() {
     assert_eq!(code, 0, "{out}{err}");
     run_ok(d, &["destroy", "--auto-approve"], &[]);
 }
+
+/// A catalog's `metastore_id` may be written, as the Terraform provider allows, and must then
+/// be the metastore the workspace is assigned to: the workspace's own applies and plans
+/// empty; another is refused before anything is created.
+#[test]
+fn a_catalogs_metastore_id_must_be_the_workspaces() {
+    let data = tempfile::tempdir().unwrap();
+    let serve = common::Serve::start(data.path(), &[]);
+    let assigned = serve.ok(
+        "GET",
+        "/api/2.1/unity-catalog/current-metastore-assignment",
+        None,
+    )["metastore_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let host = format!("host={}", serve.url);
+    let token = ("DATABRICKS_TOKEN", serve.token.as_str());
+    let catalog = |name: &str, metastore: &str| {
+        format!(
+            "variable \"host\" {{}}\nprovider \"databricks\" {{ host = var.host }}\nresource \"databricks_catalog\" \"c\" {{\n  name         = \"{name}\"\n  metastore_id = \"{metastore}\"\n}}\n"
+        )
+    };
+    let dir = config(&[("main.bf.hcl", &catalog("in_the_metastore", &assigned))]);
+    let d = dir.path();
+    let (code, out, err) = run(d, &["apply", "--auto-approve", "--var", &host], &[token]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = run(
+        d,
+        &["plan", "--detailed-exitcode", "--var", &host],
+        &[token],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+
+    let dir = config(&[("main.bf.hcl", &catalog("elsewhere", "0000-other"))]);
+    let (code, out, err) = run(
+        dir.path(),
+        &["apply", "--auto-approve", "--var", &host],
+        &[token],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(&format!(
+            "metastore_id must be left out or be the metastore the workspace is assigned to ({assigned}), not 0000-other"
+        )),
+        "{err}"
+    );
+    let (status, _) = serve.call("GET", "/api/2.1/unity-catalog/catalogs/elsewhere", None);
+    assert_eq!(status, 404);
+}

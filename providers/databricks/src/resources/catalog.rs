@@ -5,7 +5,9 @@ use super::values;
 use crate::Shared;
 use crate::client::Client;
 use crate::client::PageSize;
-use brickform_core::provider::{AttrType, Attribute, Normalize, ProviderResult, Remote, Schema};
+use brickform_core::provider::{
+    AttrType, Attribute, Normalize, ProviderError, ProviderResult, Remote, Schema,
+};
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
 
@@ -29,7 +31,7 @@ pub fn schema() -> Schema {
         .attr(Attribute::optional_computed("enable_predictive_optimization", AttrType::String).one_of(values::PREDICTIVE_OPTIMIZATION))
         .attr(Attribute::optional("force_destroy", AttrType::Bool).server_default(false).describe("Delete the catalog even when it holds schemas."))
         .attr(Attribute::computed("id", AttrType::String).derived_from(&["name"]))
-        .attr(Attribute::computed("metastore_id", AttrType::String))
+        .attr(Attribute::optional_computed("metastore_id", AttrType::String).describe("The metastore the catalog is in. When set, it must be the one the workspace is assigned to; a workspace assigned to another metastore since then makes the next apply stop instead of creating the catalog there."))
         .attr(Attribute::computed("full_name", AttrType::String).derived_from(&["name"]))
         .attr(Attribute::computed("storage_location", AttrType::String))
         .attr(Attribute::computed("catalog_type", AttrType::String).one_of(&[
@@ -64,6 +66,34 @@ fn drop_default_schema<'a>(
         }
         let path = format!("/api/2.1/unity-catalog/schemas/{}.default", catalog.id);
         super::gone_ok(client.delete(&path, &[("force", "true".to_string())]).await)
+    })
+}
+
+/// A configured `metastore_id` names the metastore the workspace is assigned to (a catalog
+/// is always made in that one): otherwise the write would put it elsewhere than written, so
+/// it is refused before anything is sent.
+fn metastore_is_the_workspaces<'a>(
+    client: &'a Client,
+    config: &'a Object,
+) -> BoxFuture<'a, ProviderResult<()>> {
+    Box::pin(async move {
+        let Some(wanted) = config.get("metastore_id").and_then(Value::as_str) else {
+            return Ok(());
+        };
+        let current = client
+            .get("/api/2.1/unity-catalog/current-metastore-assignment", &[])
+            .await
+            .map_err(super::err)?;
+        let assigned = current
+            .get("metastore_id")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        if assigned == wanted {
+            return Ok(());
+        }
+        Err(ProviderError::invalid(format!(
+            "metastore_id must be left out or be the metastore the workspace is assigned to ({assigned}), not {wanted}; if the workspace was assigned another metastore, set that one"
+        )))
     })
 }
 
@@ -104,6 +134,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             holds: super::uc::Holds::WhenForced,
             derive,
             after_create: Some(drop_default_schema),
+            before_write: Some(metastore_is_the_workspaces),
             stable_id: None,
             metastore_qualified_import: false,
         },

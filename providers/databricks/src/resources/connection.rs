@@ -211,6 +211,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             holds: super::uc::Holds::Nothing,
             derive,
             after_create: None,
+            before_write: None,
             stable_id: Some("connection_id"),
             metastore_qualified_import: true,
         },

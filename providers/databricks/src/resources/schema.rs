@@ -89,6 +89,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             holds: super::uc::Holds::WhenForced,
             derive,
             after_create: None,
+            before_write: None,
             stable_id: Some("schema_id"),
             metastore_qualified_import: false,
         },

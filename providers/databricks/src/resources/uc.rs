@@ -43,6 +43,9 @@ pub struct UcSpec {
     pub derive: fn(&mut Object),
     /// Runs after a create (the catalog removes its auto-created `default` schema).
     pub after_create: Option<AfterCreate>,
+    /// Checks a configuration against the service before it is written (create and
+    /// update): the catalog's `metastore_id` must be the workspace's.
+    pub before_write: Option<BeforeWrite>,
     /// The service's own id of the object (`schema_id`, `volume_id`, `connection_id`),
     /// which a rename keeps: an object renamed outside brickform is found by it under its
     /// new name, so the plan renames it back instead of making a second one (and replacing
@@ -69,6 +72,11 @@ pub enum Holds {
 pub type AfterCreate = for<'a> fn(
     &'a crate::client::Client,
     &'a Remote,
+) -> futures_util_box::BoxFuture<'a, ProviderResult<()>>;
+
+pub type BeforeWrite = for<'a> fn(
+    &'a crate::client::Client,
+    &'a Object,
 ) -> futures_util_box::BoxFuture<'a, ProviderResult<()>>;
 
 /// A boxed future type without pulling in the futures crate.
@@ -326,6 +334,9 @@ impl ResourceKind for UcKind {
 
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
+        if let Some(check) = self.spec.before_write {
+            check(&client, config).await?;
+        }
         let body = body_of(config, self.spec.create_fields);
         let path = format!("/api/2.1/unity-catalog/{}", self.spec.collection);
         let mut remote = match client.post(&path, &body).await {
@@ -489,6 +500,9 @@ impl ResourceKind for UcKind {
         config: &Object,
     ) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
+        if let Some(check) = self.spec.before_write {
+            check(&client, config).await?;
+        }
         // A parent renamed in this apply moved this object with it: address it under the
         // parent's new name (the plan lets such a change follow the rename).
         let moved;

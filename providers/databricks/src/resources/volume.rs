@@ -102,6 +102,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             holds: super::uc::Holds::Always,
             derive,
             after_create: None,
+            before_write: None,
             stable_id: Some("volume_id"),
             metastore_qualified_import: false,
         },

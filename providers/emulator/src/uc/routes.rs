@@ -23,7 +23,11 @@ pub const CONNECTIONS_PATH: &str = "/api/2.1/unity-catalog/connections";
 type Reply = ApiResult<Json<Value>>;
 
 pub fn routes() -> Router<Arc<App>> {
-    SECURABLES.iter().fold(Router::new(), |r, sec| {
+    let base = Router::new().route(
+        &format!("{UC}/current-metastore-assignment"),
+        get(current_metastore),
+    );
+    SECURABLES.iter().fold(base, |r, sec| {
         let list = get(move |app: AppState, q: Params| list(sec, app, q));
         let collection: MethodRouter<Arc<App>> = match sec.kind {
             Kind::Catalog => list.post(create_catalog),
@@ -47,6 +51,18 @@ pub fn routes() -> Router<Arc<App>> {
         }
         r.route(&format!("{UC}/{}", sec.path), collection)
             .route(&format!("{UC}/{}/{{name}}", sec.path), item)
+    })
+}
+
+/// `GET current-metastore-assignment`: the metastore the workspace is assigned to
+/// (`MetastoreAssignment`).
+async fn current_metastore(AxState(app): AppState) -> Reply {
+    app.view(|st, _| {
+        Ok(Json(serde_json::json!({
+            "metastore_id": st.metastore_id,
+            "workspace_id": st.workspace_id,
+            "default_catalog_name": "main",
+        })))
     })
 }
 
