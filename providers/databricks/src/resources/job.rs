@@ -34,7 +34,6 @@ const RENAMES: Renames = &[
     ("", "environment", "environments"),
     ("task", "library", "libraries"),
     ("task", "depends_on", "depends_on"),
-    ("health", "rule", "rules"),
     ("git_source", "url", "git_url"),
     ("git_source", "provider", "git_provider"),
     ("git_source", "branch", "git_branch"),
@@ -69,19 +68,6 @@ const HEALTH_METRICS: &[&str] = &[
     "STREAMING_BACKLOG_RECORDS",
     "STREAMING_BACKLOG_SECONDS",
     "STREAMING_BACKLOG_FILES",
-];
-/// `compute.DataSecurityMode`.
-const DATA_SECURITY_MODES: &[&str] = &[
-    "DATA_SECURITY_MODE_AUTO",
-    "DATA_SECURITY_MODE_STANDARD",
-    "DATA_SECURITY_MODE_DEDICATED",
-    "NONE",
-    "SINGLE_USER",
-    "USER_ISOLATION",
-    "LEGACY_TABLE_ACL",
-    "LEGACY_PASSTHROUGH",
-    "LEGACY_SINGLE_USER",
-    "LEGACY_SINGLE_USER_STANDARD",
 ];
 /// `GitProvider`; the service compares it without regard to case.
 const GIT_PROVIDERS: &[&str] = &[
@@ -126,6 +112,8 @@ fn email_notifications() -> BlockType {
                 "on_streaming_backlog_exceeded",
                 strings(),
             ))
+            .attr(Attribute::optional("on_maintenance_start", strings()))
+            .attr(Attribute::optional("on_maintenance_complete", strings()))
             .attr(Attribute::optional("no_alert_for_skipped_runs", b()).server_default(false)),
     )
 }
@@ -141,105 +129,34 @@ fn webhook_notifications() -> BlockType {
             .block(ids("on_success"))
             .block(ids("on_failure"))
             .block(ids("on_duration_warning_threshold_exceeded"))
-            .block(ids("on_streaming_backlog_exceeded")),
+            .block(ids("on_streaming_backlog_exceeded"))
+            .block(ids("on_maintenance_start"))
+            .block(ids("on_maintenance_complete")),
     )
 }
 
-fn notification_settings() -> BlockType {
-    BlockType::single(
-        "notification_settings",
-        Schema::new()
-            .attr(Attribute::optional("no_alert_for_skipped_runs", b()).server_default(false))
-            .attr(Attribute::optional("no_alert_for_canceled_runs", b()).server_default(false)),
-    )
+/// `task`: a task's settings, which also say whether to alert only on the last attempt.
+fn notification_settings(task: bool) -> BlockType {
+    let mut schema = Schema::new()
+        .attr(Attribute::optional("no_alert_for_skipped_runs", b()).server_default(false))
+        .attr(Attribute::optional("no_alert_for_canceled_runs", b()).server_default(false));
+    if task {
+        schema = schema.attr(Attribute::optional("alert_on_last_attempt", b()).server_default(false));
+    }
+    BlockType::single("notification_settings", schema)
 }
 
 fn health() -> BlockType {
     BlockType::single(
         "health",
         Schema::new().block(BlockType::list(
-            "rule",
+            "rules",
             Schema::new()
                 .attr(Attribute::required("metric", s()).one_of(HEALTH_METRICS))
                 .attr(Attribute::required("op", s()).one_of(&["GREATER_THAN"]))
                 .attr(Attribute::required("value", n())),
         )),
     )
-}
-
-fn new_cluster() -> BlockType {
-    BlockType::single(
-        "new_cluster",
-        Schema::new()
-            .attr(Attribute::optional("spark_version", s()))
-            .attr(Attribute::optional("node_type_id", s()))
-            .attr(Attribute::optional("driver_node_type_id", s()))
-            .attr(Attribute::optional("num_workers", n()))
-            .attr(Attribute::optional("policy_id", s()))
-            // The service fills in the access mode, elastic disk and the cloud attributes of
-            // where the cluster runs when the request leaves them out: they are the
-            // service's to decide, not drift (as in the Terraform provider, where they are
-            // computed). Each value is the service's own, so the plan's `after` shows it.
-            .attr(
-                Attribute::optional_computed("data_security_mode", s()).one_of(DATA_SECURITY_MODES),
-            )
-            .attr(Attribute::optional_computed("enable_elastic_disk", b()))
-            .attr(Attribute::optional("single_user_name", s()))
-            .attr(
-                Attribute::optional("runtime_engine", s()).one_of(&["STANDARD", "PHOTON", "NULL"]),
-            )
-            .attr(Attribute::optional("spark_conf", map()))
-            .attr(Attribute::optional("spark_env_vars", map()))
-            .attr(Attribute::optional("custom_tags", map()))
-            .block(BlockType::single(
-                "autoscale",
-                Schema::new()
-                    .attr(Attribute::required("min_workers", n()))
-                    .attr(Attribute::required("max_workers", n())),
-            ))
-            .block(cloud_attributes(
-                "aws_attributes",
-                &[
-                    "availability",
-                    "zone_id",
-                    "instance_profile_arn",
-                    "ebs_volume_type",
-                ],
-                &[
-                    "first_on_demand",
-                    "spot_bid_price_percent",
-                    "ebs_volume_count",
-                    "ebs_volume_size",
-                ],
-            ))
-            .block(cloud_attributes(
-                "azure_attributes",
-                &["availability"],
-                &["first_on_demand", "spot_bid_max_price"],
-            ))
-            .block(cloud_attributes(
-                "gcp_attributes",
-                &["availability", "zone_id", "google_service_account"],
-                &["first_on_demand", "boot_disk_size", "local_ssd_count"],
-            )),
-    )
-}
-
-/// A cluster's cloud attributes (`aws_attributes` and the like): settable, and filled in by
-/// the service where the configuration leaves them out.
-fn cloud_attributes(
-    name: &'static str,
-    strings: &[&'static str],
-    numbers: &[&'static str],
-) -> BlockType {
-    let mut schema = Schema::new();
-    for a in strings {
-        schema = schema.attr(Attribute::optional_computed(a, s()));
-    }
-    for a in numbers {
-        schema = schema.attr(Attribute::optional_computed(a, n()));
-    }
-    BlockType::single(name, schema)
 }
 
 fn library() -> BlockType {
@@ -255,15 +172,210 @@ fn library() -> BlockType {
                     .attr(Attribute::required("package", s()))
                     .attr(Attribute::optional("repo", s())),
             ))
+            .attr(Attribute::optional("egg", s()).describe("Deprecated by the service; kept for existing configurations."))
             .block(BlockType::single(
                 "maven",
                 Schema::new()
                     .attr(Attribute::required("coordinates", s()))
                     .attr(Attribute::optional("repo", s()))
                     .attr(Attribute::optional("exclusions", strings())),
+            ))
+            .block(BlockType::single(
+                "cran",
+                Schema::new()
+                    .attr(Attribute::required("package", s()))
+                    .attr(Attribute::optional("repo", s())),
             )),
     )
 }
+
+/// The `*_task` blocks the deprecated single-task syntax takes at the top level of a job
+/// (Jobs API 2.0): [`single_task_fields`].
+const SINGLE_TASK_TYPES: &[&str] = &[
+    "notebook_task",
+    "spark_jar_task",
+    "spark_python_task",
+    "spark_submit_task",
+    "pipeline_task",
+    "python_wheel_task",
+    "dbt_task",
+    "run_job_task",
+];
+
+fn subscriptions(name: &'static str) -> BlockType {
+    BlockType::list(
+        name,
+        Schema::new()
+            .attr(Attribute::optional("user_name", s()))
+            .attr(Attribute::optional("destination_id", s())),
+    )
+    .describe("Each names one of user_name (an email) or destination_id (a notification destination).")
+}
+
+/// One task type's block, by name: the same block serves a task, a nested task and the
+/// deprecated single-task syntax at the job's top level.
+fn task_type(name: &'static str) -> BlockType {
+    let schema = match name {
+        "notebook_task" => Schema::new()
+            .attr(Attribute::required("notebook_path", s()))
+            .attr(Attribute::optional("base_parameters", map()))
+            .attr(Attribute::optional("source", s()).one_of(SOURCE))
+            .attr(Attribute::optional("warehouse_id", s())),
+        "pipeline_task" => Schema::new()
+            .attr(Attribute::required("pipeline_id", s()))
+            .attr(Attribute::optional("full_refresh", b()).server_default(false))
+            .attr(
+                Attribute::optional("full_refresh_selection", strings())
+                    .describe("Tables to reset and recompute."),
+            )
+            .attr(
+                Attribute::optional("refresh_selection", strings())
+                    .describe("Tables to update."),
+            )
+            .attr(Attribute::optional("refresh_flow_selection", strings()))
+            .attr(Attribute::optional("reset_checkpoint_selection", strings()))
+            .attr(Attribute::optional("parameters", map())),
+        "python_wheel_task" => Schema::new()
+            .attr(Attribute::required("package_name", s()))
+            .attr(Attribute::required("entry_point", s()))
+            .attr(Attribute::optional("parameters", strings()))
+            .attr(Attribute::optional("named_parameters", map())),
+        "spark_python_task" => Schema::new()
+            .attr(Attribute::required("python_file", s()))
+            .attr(Attribute::optional("parameters", strings()))
+            .attr(Attribute::optional("source", s()).one_of(SOURCE)),
+        "spark_jar_task" => Schema::new()
+            .attr(
+                Attribute::optional("main_class_name", s())
+                    .describe("The class with the main method, in a JAR given as a library."),
+            )
+            .attr(Attribute::optional("parameters", strings()))
+            .attr(
+                Attribute::optional("jar_uri", s())
+                    .describe("Deprecated by the service: give the JAR as a library."),
+            )
+            // The service sets it; the Terraform provider computes it.
+            .attr(Attribute::optional_computed("run_as_repl", b())),
+        "spark_submit_task" => Schema::new().attr(
+            Attribute::optional("parameters", strings())
+                .describe("spark-submit's command line: --class, --jars, --py-files, --conf, the main file and its arguments."),
+        ),
+        "dbt_task" => Schema::new()
+            .attr(
+                Attribute::required("commands", strings())
+                    .describe("dbt commands run in order; each starts with `dbt`."),
+            )
+            .attr(Attribute::optional("project_directory", s()))
+            .attr(Attribute::optional("profiles_directory", s()))
+            .attr(Attribute::optional("catalog", s()))
+            .attr(Attribute::optional("schema", s()).server_default("default"))
+            .attr(Attribute::optional("warehouse_id", s()))
+            .attr(Attribute::optional("source", s()).one_of(SOURCE)),
+        "sql_task" => Schema::new()
+            .attr(Attribute::required("warehouse_id", s()))
+            .attr(Attribute::optional("parameters", map()))
+            .block(BlockType::single(
+                "query",
+                Schema::new().attr(Attribute::required("query_id", s())),
+            ))
+            .block(BlockType::single(
+                "file",
+                Schema::new()
+                    .attr(Attribute::required("path", s()))
+                    .attr(Attribute::optional("source", s()).one_of(SOURCE)),
+            ))
+            .block(BlockType::single(
+                "alert",
+                Schema::new()
+                    .attr(Attribute::required("alert_id", s()))
+                    .attr(Attribute::optional("pause_subscriptions", b()))
+                    .block(subscriptions("subscriptions")),
+            ))
+            .block(BlockType::single(
+                "dashboard",
+                Schema::new()
+                    .attr(Attribute::required("dashboard_id", s()))
+                    .attr(Attribute::optional("custom_subject", s()))
+                    .attr(Attribute::optional("pause_subscriptions", b()))
+                    .block(subscriptions("subscriptions")),
+            )),
+        "dashboard_task" => Schema::new()
+            .attr(Attribute::required("dashboard_id", s()))
+            .attr(Attribute::optional("warehouse_id", s()))
+            .attr(Attribute::optional("filters", map()))
+            .block(BlockType::single(
+                "subscription",
+                Schema::new()
+                    .attr(Attribute::optional("custom_subject", s()))
+                    .attr(Attribute::optional("paused", b()))
+                    .block(subscriptions("subscribers")),
+            )),
+        "power_bi_task" => Schema::new()
+            .attr(Attribute::required("warehouse_id", s()))
+            .attr(Attribute::required("connection_resource_name", s()))
+            .attr(Attribute::optional("refresh_after_update", b()))
+            .block(
+                BlockType::single(
+                    "power_bi_model",
+                    Schema::new()
+                        .attr(Attribute::required("workspace_name", s()))
+                        .attr(Attribute::required("model_name", s()))
+                        .attr(Attribute::required("storage_mode", s()).one_of(POWER_BI_STORAGE))
+                        .attr(
+                            Attribute::required("authentication_method", s())
+                                .one_of(&["OAUTH", "PAT"]),
+                        )
+                        .attr(Attribute::optional("overwrite_existing", b())),
+                )
+                .min(1),
+            )
+            .block(
+                BlockType::list(
+                    "tables",
+                    Schema::new()
+                        .attr(Attribute::required("catalog", s()))
+                        .attr(Attribute::required("schema", s()))
+                        .attr(Attribute::optional("name", s()))
+                        .attr(Attribute::required("storage_mode", s()).one_of(POWER_BI_STORAGE)),
+                )
+                .min(1),
+            ),
+        "clean_rooms_notebook_task" => Schema::new()
+            .attr(Attribute::required("clean_room_name", s()))
+            .attr(Attribute::required("notebook_name", s()))
+            .attr(Attribute::optional("notebook_base_parameters", map()))
+            .attr(Attribute::optional("etag", s())),
+        "condition_task" => Schema::new()
+            .attr(Attribute::required("op", s()).one_of(CONDITION_OPS))
+            .attr(Attribute::required("left", s()))
+            .attr(Attribute::required("right", s())),
+        "run_job_task" => Schema::new()
+            .attr(Attribute::required("job_id", n()))
+            .attr(Attribute::optional("job_parameters", map()))
+            // The legacy parameters of run-now, passed to the tasks of the job it runs.
+            .attr(Attribute::optional("notebook_params", map()))
+            .attr(Attribute::optional("python_params", strings()))
+            .attr(Attribute::optional("python_named_params", map()))
+            .attr(Attribute::optional("jar_params", strings()))
+            .attr(Attribute::optional("spark_submit_params", strings()))
+            .attr(Attribute::optional("sql_params", map()))
+            .attr(Attribute::optional("dbt_commands", strings()))
+            .block(BlockType::single(
+                "pipeline_params",
+                Schema::new()
+                    .attr(Attribute::optional("full_refresh", b()))
+                    .attr(Attribute::optional("full_refresh_selection", strings()))
+                    .attr(Attribute::optional("refresh_selection", strings()))
+                    .attr(Attribute::optional("refresh_flow_selection", strings()))
+                    .attr(Attribute::optional("reset_checkpoint_selection", strings())),
+            )),
+        _ => Schema::new(),
+    };
+    BlockType::single(name, schema)
+}
+
+/// `jobs.StorageMode` of Power BI tables and models.
+const POWER_BI_STORAGE: &[&str] = &["DIRECT_QUERY", "IMPORT", "DUAL"];
 
 /// A task; `nested` tasks (inside `for_each_task`) cannot hold another `for_each_task`.
 fn task_schema(nested: bool) -> Schema {
@@ -283,6 +395,10 @@ fn task_schema(nested: bool) -> Schema {
         .attr(Attribute::optional("min_retry_interval_millis", n()).server_default(0i64))
         .attr(Attribute::optional("retry_on_timeout", b()).server_default(false))
         .attr(Attribute::optional("disabled", b()).server_default(false))
+        .attr(
+            Attribute::optional("disable_auto_optimization", b())
+                .describe("Serverless tasks: no automatic optimisation (retries among it)."),
+        )
         // Keyed: the service answers with the dependencies sorted by task key, whatever
         // order they were sent in, so their order carries no meaning.
         .block(BlockType::keyed(
@@ -295,71 +411,24 @@ fn task_schema(nested: bool) -> Schema {
                         .one_of(&["true", "false"])
                         .describe("For a dependency on a condition_task: the result it needs."),
                 ),
-        ))
-        .block(BlockType::single(
-            "notebook_task",
-            Schema::new()
-                .attr(Attribute::required("notebook_path", s()))
-                .attr(Attribute::optional("base_parameters", map()))
-                .attr(Attribute::optional("source", s()).one_of(SOURCE))
-                .attr(Attribute::optional("warehouse_id", s())),
-        ))
-        .block(BlockType::single(
-            "pipeline_task",
-            Schema::new()
-                .attr(Attribute::required("pipeline_id", s()))
-                .attr(Attribute::optional("full_refresh", b()).server_default(false)),
-        ))
-        .block(BlockType::single(
-            "python_wheel_task",
-            Schema::new()
-                .attr(Attribute::required("package_name", s()))
-                .attr(Attribute::required("entry_point", s()))
-                .attr(Attribute::optional("parameters", strings()))
-                .attr(Attribute::optional("named_parameters", map())),
-        ))
-        .block(BlockType::single(
-            "spark_python_task",
-            Schema::new()
-                .attr(Attribute::required("python_file", s()))
-                .attr(Attribute::optional("parameters", strings()))
-                .attr(Attribute::optional("source", s()).one_of(SOURCE)),
-        ))
-        .block(BlockType::single(
-            "sql_task",
-            Schema::new()
-                .attr(Attribute::required("warehouse_id", s()))
-                .attr(Attribute::optional("parameters", map()))
-                .block(BlockType::single(
-                    "query",
-                    Schema::new().attr(Attribute::required("query_id", s())),
-                ))
-                .block(BlockType::single(
-                    "file",
-                    Schema::new()
-                        .attr(Attribute::required("path", s()))
-                        .attr(Attribute::optional("source", s()).one_of(SOURCE)),
-                )),
-        ))
-        .block(BlockType::single(
-            "condition_task",
-            Schema::new()
-                .attr(Attribute::required("op", s()).one_of(CONDITION_OPS))
-                .attr(Attribute::required("left", s()))
-                .attr(Attribute::required("right", s())),
-        ))
-        .block(BlockType::single(
-            "run_job_task",
-            Schema::new()
-                .attr(Attribute::required("job_id", n()))
-                .attr(Attribute::optional("job_parameters", map())),
-        ))
-        .block(new_cluster())
+        ));
+    for t in TASK_TYPES.iter().filter(|t| **t != "for_each_task") {
+        schema = schema.block(task_type(t));
+    }
+    schema = schema
+        .block(super::cluster::new_cluster())
         .block(library())
         .block(email_notifications())
         .block(webhook_notifications())
-        .block(notification_settings())
-        .block(health());
+        .block(notification_settings(true))
+        .block(health())
+        .block(BlockType::single(
+            "compute",
+            Schema::new().attr(
+                Attribute::optional("hardware_accelerator", s())
+                    .describe("Serverless GPU compute, e.g. GPU_1xA10."),
+            ),
+        ));
     if !nested {
         schema = schema.block(BlockType::single(
             "for_each_task",
@@ -372,13 +441,45 @@ fn task_schema(nested: bool) -> Schema {
     schema
 }
 
+/// The deprecated single-task syntax (Jobs API 2.0): a job's one task written at its top
+/// level. Accepted with a warning and planned as the equivalent one-task job
+/// ([`Job::prepare_config`]), so what the service holds and reads back is that job.
+fn single_task_fields(mut schema: Schema) -> Schema {
+    for t in SINGLE_TASK_TYPES {
+        schema = schema.block(task_type(t).describe("Deprecated single-task syntax: write it in a task block."));
+    }
+    schema
+        .attr(Attribute::optional("existing_cluster_id", s()).describe("Deprecated single-task syntax: write it in a task block."))
+        .attr(Attribute::optional("max_retries", n()).describe("Deprecated single-task syntax: write it in a task block."))
+        .attr(Attribute::optional("min_retry_interval_millis", n()).describe("Deprecated single-task syntax: write it in a task block."))
+        .attr(Attribute::optional("retry_on_timeout", b()).describe("Deprecated single-task syntax: write it in a task block."))
+        .block(super::cluster::new_cluster().describe("Deprecated single-task syntax: write it in a task block (or a job_cluster)."))
+        .block(library().describe("Deprecated single-task syntax: write it in a task block."))
+}
+
 pub fn schema() -> Schema {
-    Schema::new()
+    let schema = Schema::new()
         .describe("A job (Jobs API 2.2) with its tasks, compute, triggers and notifications.")
         // Every update is a jobs/reset: what the configuration leaves out is reset.
         .whole_writes()
-        .attr(Attribute::required("name", s()))
+        .attr(
+            Attribute::optional("name", s())
+                .server_default(UNTITLED)
+                .describe("Optional, as in the Terraform provider: the service calls a job without one \"Untitled\"."),
+        )
         .attr(Attribute::optional("description", s()))
+        .attr(
+            Attribute::optional("always_running", b())
+                .server_default(false)
+                .describe("Deprecated (as in the Terraform provider; use control_run_state with continuous): after each create and update, the active run is cancelled and a new one started, and apply waits until it runs. brickform-only: never sent."),
+        )
+        .attr(
+            Attribute::optional("control_run_state", b())
+                .server_default(false)
+                .describe("Continuous jobs: an update cancels the active run, so the run the service starts next runs the new settings. brickform-only: never sent."),
+        )
+        .attr(Attribute::optional("usage_policy_id", s()))
+        .attr(Attribute::computed("format", s()))
         .attr(Attribute::optional("timeout_seconds", n()).server_default(0i64))
         .attr(Attribute::optional("max_concurrent_runs", n()).server_default(1i64))
         .attr(Attribute::optional("tags", map()))
@@ -402,7 +503,7 @@ pub fn schema() -> Schema {
             "job_cluster_key",
             Schema::new()
                 .attr(Attribute::required("job_cluster_key", s()))
-                .block(new_cluster()),
+                .block(super::cluster::new_cluster()),
         ))
         .block(BlockType::keyed(
             "environment",
@@ -441,8 +542,25 @@ pub fn schema() -> Schema {
         ))
         .block(BlockType::single(
             "continuous",
-            Schema::new().attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED").one_of(values::PAUSE_STATUS)),
+            Schema::new()
+                .attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED").one_of(values::PAUSE_STATUS))
+                .attr(Attribute::optional("task_retry_mode", s()).one_of(&["NEVER", "ON_FAILURE"])),
         ))
+        .block(BlockType::single(
+            "deployment",
+            Schema::new()
+                .attr(Attribute::required("kind", s()).one_of(&["BUNDLE", "SYSTEM_MANAGED"]))
+                .attr(Attribute::optional("metadata_file_path", s())),
+        ))
+        .block(
+            BlockType::single(
+                "timeouts",
+                Schema::new()
+                    .attr(Attribute::optional("create", s()).check(values::duration).describe("How long a create waits for the run always_running starts, e.g. \"20m\" (the default)."))
+                    .attr(Attribute::optional("update", s()).check(values::duration).describe("How long an update waits for the runs it cancels and starts, e.g. \"20m\" (the default).")),
+            )
+            .describe("Wait limits of apply, as the Terraform provider's timeouts block. brickform-only: never sent."),
+        )
         .block(BlockType::single(
             "trigger",
             Schema::new()
@@ -477,7 +595,7 @@ pub fn schema() -> Schema {
         ))
         .block(email_notifications())
         .block(webhook_notifications())
-        .block(notification_settings())
+        .block(notification_settings(false))
         .block(health())
         .block(BlockType::single(
             "queue",
@@ -487,7 +605,8 @@ pub fn schema() -> Schema {
             "run_as",
             Schema::new()
                 .attr(Attribute::optional("user_name", s()))
-                .attr(Attribute::optional("service_principal_name", s())),
+                .attr(Attribute::optional("service_principal_name", s()))
+                .attr(Attribute::optional("group_name", s())),
         ))
         .block(BlockType::single(
             "git_source",
@@ -496,9 +615,28 @@ pub fn schema() -> Schema {
                 .attr(Attribute::required("provider", s()).one_of_any_case(GIT_PROVIDERS))
                 .attr(Attribute::optional("branch", s()))
                 .attr(Attribute::optional("tag", s()))
-                .attr(Attribute::optional("commit", s())),
-        ))
+                .attr(Attribute::optional("commit", s()))
+                .block(BlockType::single(
+                    "job_source",
+                    Schema::new()
+                        .attr(Attribute::required("job_config_path", s()))
+                        .attr(Attribute::required("import_from_git_branch", s()))
+                        .attr(Attribute::optional("dirty_state", s()).one_of(&["NOT_SYNCED", "DISCONNECTED"])),
+                ))
+                .block(BlockType::single(
+                    "sparse_checkout",
+                    Schema::new().attr(Attribute::optional("patterns", strings())),
+                )),
+        ));
+    single_task_fields(schema)
 }
+
+/// What the service calls a job created without a name.
+const UNTITLED: &str = "Untitled";
+
+/// Attributes only brickform reads: never sent, kept from the configuration or the prior
+/// state on read.
+const LOCAL: &[&str] = &["always_running", "control_run_state", "timeouts"];
 
 /// The blocks that make a task what it is; a task has exactly one.
 const TASK_TYPES: &[&str] = &[
@@ -506,7 +644,13 @@ const TASK_TYPES: &[&str] = &[
     "pipeline_task",
     "python_wheel_task",
     "spark_python_task",
+    "spark_jar_task",
+    "spark_submit_task",
+    "dbt_task",
     "sql_task",
+    "dashboard_task",
+    "power_bi_task",
+    "clean_rooms_notebook_task",
     "condition_task",
     "run_job_task",
     "for_each_task",
@@ -567,6 +711,7 @@ fn check_task(
             }
         }
     }
+    check_sql_task(task, at, out);
     for (attr, declared, block) in [
         ("job_cluster_key", clusters, "job_cluster"),
         ("environment_key", environments, "environment"),
@@ -593,6 +738,155 @@ fn check_task(
             .at(p)
             .hint(hint),
         );
+    }
+}
+
+/// The key the one task of a job written in the deprecated single-task syntax gets.
+const SINGLE_TASK_KEY: &str = "main";
+
+/// The top-level fields of the deprecated single-task syntax a configuration sets, in
+/// schema order.
+fn single_task_set(config: &Object) -> Vec<&'static str> {
+    let schema_names = SINGLE_TASK_TYPES.iter().copied().chain(SINGLE_TASK_SETTINGS.iter().copied());
+    schema_names
+        .filter(|k| match config.get(*k) {
+            None | Some(Value::Null) => false,
+            Some(Value::List(l)) => !l.is_empty(),
+            Some(_) => true,
+        })
+        .collect()
+}
+
+/// The task settings the single-task syntax takes at the top level besides its task type.
+const SINGLE_TASK_SETTINGS: &[&str] = &[
+    "new_cluster",
+    "existing_cluster_id",
+    "library",
+    "max_retries",
+    "min_retry_interval_millis",
+    "retry_on_timeout",
+];
+
+/// The `task { }` block a single-task configuration is the same as, for the warning.
+fn single_task_rewrite(set: &[&str]) -> String {
+    let mut out = format!("task {{\n  task_key = \"{SINGLE_TASK_KEY}\"\n");
+    for k in set {
+        if SINGLE_TASK_TYPES.contains(k) || *k == "new_cluster" || *k == "library" {
+            out.push_str(&format!("  {k} {{ … }}\n"));
+        } else {
+            out.push_str(&format!("  {k} = …\n"));
+        }
+    }
+    out.push('}');
+    out
+}
+
+/// The single-task syntax: a warning at its first field with the rewrite; an error when
+/// it is mixed with `task` blocks (the service takes one or the other).
+fn check_single_task(config: &Object, out: &mut Vec<Finding>) {
+    let set = single_task_set(config);
+    let Some(first) = set.first() else {
+        return;
+    };
+    let has_tasks = list(config, "task").next().is_some();
+    if has_tasks {
+        for k in &set {
+            out.push(
+                Finding::error(&[k], format!("{k} at the top level of a job with task blocks"))
+                    .hint("a job is written either with task blocks or in the deprecated single-task syntax: move it into the task it belongs to"),
+            );
+        }
+        return;
+    }
+    if !set.iter().any(|k| SINGLE_TASK_TYPES.contains(k)) {
+        out.push(
+            Finding::error(&[first], format!("{first} at the top level of a job without a task"))
+                .hint(format!("add a task block, or one of {} beside it", SINGLE_TASK_TYPES.join(", "))),
+        );
+        return;
+    }
+    out.push(
+        Finding::warning(
+            &[first],
+            "the single-task job syntax is deprecated; it is planned as the job with this one task",
+        )
+        .hint(format!(
+            "write the job's task as a task block (the same job, so the plan stays empty):\n{}",
+            single_task_rewrite(&set)
+        )),
+    );
+}
+
+/// Rewrites the deprecated single-task syntax into the one-task job it stands for: the
+/// top-level fields move into a task keyed [`SINGLE_TASK_KEY`], so what is sent, stored and
+/// compared is that job, and a configuration rewritten by hand plans the same.
+fn single_task_to_task(schema: &Schema, config: &mut Object) {
+    let set = single_task_set(config);
+    if set.is_empty() || list(config, "task").next().is_some() {
+        return;
+    }
+    let Some(task_schema) = schema.block_type("task").map(|b| &b.schema) else {
+        return;
+    };
+    let mut task = Object::new();
+    absent_is_unset(task_schema, &mut task);
+    task.insert("task_key".into(), Value::from(SINGLE_TASK_KEY));
+    for k in set {
+        if let Some(v) = config.get_mut(k) {
+            let empty = match v {
+                Value::List(_) => Value::List(Vec::new()),
+                _ => Value::Null,
+            };
+            task.insert(k.to_string(), std::mem::replace(v, empty));
+        }
+    }
+    config.insert("task".into(), Value::List(vec![Value::Object(task)]));
+}
+
+/// Job-wide rules of the configuration that the schema cannot say.
+fn check_job(config: &Object, out: &mut Vec<Finding>) {
+    if config.get("control_run_state").and_then(Value::as_bool) == Some(true)
+        && config.get("continuous").is_none_or(Value::is_null)
+    {
+        out.push(
+            Finding::error(&["control_run_state"], "control_run_state is for continuous jobs")
+                .hint("add a continuous block, or leave control_run_state out"),
+        );
+    }
+    check_single_task(config, out);
+}
+
+/// A `sql_task` runs exactly one of a query, a file, an alert or a dashboard.
+fn check_sql_task(task: &Object, at: &[PathStep], out: &mut Vec<Finding>) {
+    let Some(sql) = task.get("sql_task").and_then(Value::as_object) else {
+        return;
+    };
+    let forms = ["query", "file", "alert", "dashboard"];
+    let set: Vec<&str> = forms
+        .iter()
+        .copied()
+        .filter(|f| sql.get(*f).is_some_and(|v| !v.is_null()))
+        .collect();
+    let mut p = at.to_vec();
+    p.push(key("sql_task"));
+    match set.as_slice() {
+        [_] => {}
+        [] => out.push(
+            Finding::error(&[], "sql_task runs nothing")
+                .at(p)
+                .hint("add one block of: query, file, alert, dashboard"),
+        ),
+        [first, rest @ ..] => {
+            for f in rest {
+                let mut q = p.clone();
+                q.push(key(f));
+                out.push(
+                    Finding::error(&[], format!("sql_task has both {first} and {f}"))
+                        .at(q)
+                        .hint("a sql_task runs one of them: move this one into a task of its own"),
+                );
+            }
+        }
     }
 }
 
@@ -738,6 +1032,9 @@ impl Job {
     fn settings(&self, ctx: &OpContext, config: &Object) -> Json {
         let mut settings = to_wire(&self.schema, config, RENAMES, "");
         if let Some(m) = settings.as_object_mut() {
+            for k in LOCAL {
+                m.remove(*k);
+            }
             ownership::tag_body(m, ctx);
         }
         settings
@@ -760,6 +1057,10 @@ impl Job {
             attrs.insert("run_as".into(), Value::Null);
         }
         ownership::strip(&mut attrs);
+        for k in LOCAL {
+            let kept = configured.get(*k).cloned().unwrap_or(Value::Null);
+            attrs.insert(k.to_string(), kept);
+        }
         attrs.insert("id".into(), Value::from(id.as_str()));
         // The job's page, as the Terraform provider forms it.
         attrs.insert(
@@ -904,6 +1205,12 @@ fn default_run_as(job: &Json) -> Option<Json> {
     })
 }
 
+/// The name a job has on the service: the configured one, or what the service calls a job
+/// without one.
+fn job_name(config: &Object) -> &str {
+    str_attr(config, "name").unwrap_or(UNTITLED)
+}
+
 fn job_id(id: &str) -> ProviderResult<i64> {
     id.parse()
         .map_err(|_| ProviderError::invalid(format!("a job id is a number, got {id:?}")))
@@ -914,6 +1221,116 @@ fn job_id(id: &str) -> ProviderResult<i64> {
 pub fn job_missing(e: &ApiError) -> bool {
     e.kind == ErrorKind::NotFound
         || (e.error_code == "INVALID_PARAMETER_VALUE" && e.message.contains("does not exist"))
+}
+
+/// How long apply waits for the runs `always_running` and `control_run_state` move, when
+/// the `timeouts` block does not say (the Terraform provider's default).
+const RUN_WAIT: std::time::Duration = std::time::Duration::from_secs(20 * 60);
+
+/// The wait limit the configuration's `timeouts` block sets for `op` (`create`, `update`).
+fn wait_limit(config: &Object, op: &str) -> std::time::Duration {
+    config
+        .get("timeouts")
+        .and_then(Value::as_object)
+        .and_then(|t| t.get(op))
+        .and_then(Value::as_str)
+        .and_then(values::parse_duration)
+        .unwrap_or(RUN_WAIT)
+}
+
+/// A job's active runs.
+async fn active_runs(client: &Client, id: i64) -> ProviderResult<Vec<i64>> {
+    let runs = client
+        .get(
+            "/api/2.2/jobs/runs/list",
+            &[("job_id", id.to_string()), ("active_only", "true".into())],
+        )
+        .await
+        .map_err(err)?;
+    Ok(runs
+        .get("runs")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("run_id").and_then(Json::as_i64))
+        .collect())
+}
+
+/// Sleeps before the next look at a run, or fails once `deadline` has passed.
+async fn pause_until(deadline: std::time::Instant, attempt: u32, what: &str) -> ProviderResult<()> {
+    if std::time::Instant::now() >= deadline {
+        return Err(ProviderError::other(format!(
+            "timed out waiting for {what} (raise the wait with timeouts {{ create = \"…\", update = \"…\" }})"
+        )));
+    }
+    let step = std::time::Duration::from_millis((100u64 << attempt.min(4)).min(1_000));
+    tokio::time::sleep(step).await;
+    Ok(())
+}
+
+/// Cancels the job's active runs and waits until they have ended.
+async fn cancel_runs(client: &Client, id: i64, deadline: std::time::Instant) -> ProviderResult<()> {
+    for run in active_runs(client, id).await? {
+        client
+            .post("/api/2.2/jobs/runs/cancel", &json!({ "run_id": run }))
+            .await
+            .map_err(err)?;
+    }
+    let mut attempt = 0;
+    while !active_runs(client, id).await?.is_empty() {
+        pause_until(deadline, attempt, &format!("the runs of job {id} to end")).await?;
+        attempt += 1;
+    }
+    Ok(())
+}
+
+/// Starts a run and waits until it runs (or has already ended well).
+async fn start_and_wait(client: &Client, id: i64, deadline: std::time::Instant) -> ProviderResult<()> {
+    let run = crate::run::start_job_run(client, id, &[], None)
+        .await
+        .map_err(|e| ProviderError::other(format!("job {id}: starting its run: {e}")))?;
+    let mut attempt = 0;
+    loop {
+        let got = client
+            .get("/api/2.2/jobs/runs/get", &[("run_id", run.to_string())])
+            .await
+            .map_err(err)?;
+        let state = |p: &str| got.pointer(p).and_then(Json::as_str).unwrap_or("").to_string();
+        match state("/state/life_cycle_state").as_str() {
+            "RUNNING" => return Ok(()),
+            "TERMINATED" if state("/state/result_state") == "SUCCESS" => return Ok(()),
+            "TERMINATED" | "INTERNAL_ERROR" | "SKIPPED" => {
+                return Err(ProviderError::other(format!(
+                    "job {id}: run {run} ended {} {}: {}",
+                    state("/state/life_cycle_state"),
+                    state("/state/result_state"),
+                    state("/state/state_message"),
+                )));
+            }
+            _ => {}
+        }
+        pause_until(deadline, attempt, &format!("run {run} of job {id} to start")).await?;
+        attempt += 1;
+    }
+}
+
+/// What the job's runs do after a write, as the Terraform provider's lifecycle flags say:
+/// `always_running` restarts the job's run (starts it after a create), `control_run_state`
+/// cancels a continuous job's active run on update so the service starts one with the new
+/// settings. `op` is `create` or `update`, whose wait limit applies.
+async fn control_runs(client: &Client, id: i64, config: &Object, op: &str) -> ProviderResult<()> {
+    let flag = |k: &str| config.get(k).and_then(Value::as_bool) == Some(true);
+    let deadline = std::time::Instant::now() + wait_limit(config, op);
+    if flag("always_running") {
+        if op == "update" {
+            cancel_runs(client, id, deadline).await?;
+        }
+        return start_and_wait(client, id, deadline).await;
+    }
+    if flag("control_run_state") && op == "update" {
+        cancel_runs(client, id, deadline).await?;
+    }
+    Ok(())
 }
 
 /// The jobs named `name` (the list filter is exact, case-insensitive), without their tasks.
@@ -1112,7 +1529,18 @@ impl ResourceKind for Job {
     }
 
     fn check(&self, config: &Object) -> Vec<Finding> {
-        check_tasks(config)
+        let mut out = check_tasks(config);
+        check_job(config, &mut out);
+        out
+    }
+
+    fn prepare_config(
+        &self,
+        config: &mut Object,
+        _base_dir: &std::path::Path,
+    ) -> Result<(), String> {
+        single_task_to_task(&self.schema, config);
+        Ok(())
     }
 
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
@@ -1128,7 +1556,7 @@ impl ResourceKind for Job {
         if uncertain {
             // An earlier attempt may have created the job before its answer was lost: keep
             // this one and delete any other job carrying the same owner tag.
-            let name = str_attr(config, "name").unwrap_or("").to_string();
+            let name = job_name(config).to_string();
             let tag = ownership::value(ctx);
             for other in owned_jobs(&client, &name, &tag).await.map_err(err)? {
                 if other != id {
@@ -1146,7 +1574,13 @@ impl ResourceKind for Job {
         let job = get_job(&client, id).await.map_err(err)?.ok_or_else(|| {
             ProviderError::other(format!("job {id} was created but cannot be read"))
         })?;
-        Ok(self.remote(&job, config))
+        let remote = self.remote(&job, config);
+        // The job exists whatever its run does: a run that does not start fails the
+        // create with the job kept.
+        control_runs(&client, id, config, "create")
+            .await
+            .map_err(|e| e.made(remote.clone()))?;
+        Ok(remote)
     }
 
     async fn read(
@@ -1220,6 +1654,7 @@ impl ResourceKind for Job {
             .await
             .map_err(err)?
             .ok_or_else(|| ProviderError::not_found(format!("job {id} no longer exists")))?;
+        control_runs(&client, id, config, "update").await?;
         Ok(self.remote(&job, config))
     }
 
@@ -1256,15 +1691,12 @@ impl ResourceKind for Job {
         _ctx: &OpContext,
         config: &Object,
     ) -> ProviderResult<Vec<Existing>> {
-        let Some(name) = str_attr(config, "name") else {
-            return Ok(Vec::new());
-        };
         let client = self.shared.client()?;
-        ownership::find_existing(self, &client, name, false).await
+        ownership::find_existing(self, &client, job_name(config), false).await
     }
 
     fn natural_key(&self, ctx: &OpContext, config: &Object) -> Option<String> {
-        Some(ownership::key(str_attr(config, "name").unwrap_or(""), ctx))
+        Some(ownership::key(job_name(config), ctx))
     }
 
     async fn find_by_key(&self, _ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {

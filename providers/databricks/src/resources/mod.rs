@@ -1,6 +1,7 @@
 //! The resource kinds, one file each, and what they share.
 
 pub mod catalog;
+pub mod cluster;
 pub mod connection;
 pub mod content;
 pub mod directory;

@@ -46,7 +46,7 @@ fn library_block() -> BlockType {
 }
 
 pub fn schema() -> Schema {
-    common_schema("A Lakeflow declarative pipeline. Updated in place with a full-spec PUT; replaced only when `storage` changes.")
+    common_schema("A Lakeflow declarative pipeline. Updated in place with a full-spec PUT; replaced only when `storage` changes.", false)
         .attr(
             Attribute::optional("target", string())
                 .describe("Legacy publishing schema; set either schema or target."),

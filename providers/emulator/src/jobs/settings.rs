@@ -147,6 +147,12 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
             }
             _ => {}
         }
+        // spark-submit starts its own driver: it runs on a cluster made for the run only.
+        if t.has("spark_submit_task") && !t.has("new_cluster") && !t.has("job_cluster_key") {
+            return Err(ApiError::invalid(format!(
+                "Task '{key}' ({p}): a spark_submit_task runs only on a new cluster (new_cluster or job_cluster_key)"
+            )));
+        }
         for k in &kinds {
             if let Some(check) = k.check
                 && let Some(m) = t.obj(k.name)?
