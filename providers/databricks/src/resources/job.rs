@@ -308,7 +308,36 @@ fn task_type(name: &'static str) -> BlockType {
                 Schema::new()
                     .attr(Attribute::optional("custom_subject", s()))
                     .attr(Attribute::optional("paused", b()))
-                    .block(subscriptions("subscribers")),
+                    .block(subscriptions("subscribers"))
+                    .block(BlockType::single(
+                        "attachment",
+                        Schema::new()
+                            .block(BlockType::single(
+                                "data_attachment",
+                                Schema::new()
+                                    .attr(Attribute::required("file_format", s()).one_of(&[
+                                        "FILE_FORMAT_CSV",
+                                        "FILE_FORMAT_EXCEL",
+                                        "FILE_FORMAT_TSV",
+                                    ]))
+                                    .attr(Attribute::optional("include_applied_filters", b()))
+                                    .block(BlockType::list(
+                                        "widgets",
+                                        Schema::new()
+                                            .attr(Attribute::required("page_id", s()))
+                                            .attr(Attribute::required("widget_id", s())),
+                                    )),
+                            ))
+                            .block(BlockType::single(
+                                "page_attachment",
+                                Schema::new()
+                                    .attr(Attribute::optional("page_ids", strings()))
+                                    .attr(Attribute::optional("page_selection", s()).one_of(&[
+                                        "PAGE_SELECTION_ALL",
+                                        "PAGE_SELECTION_SUBSET",
+                                    ])),
+                            )),
+                    )),
             )),
         "power_bi_task" => Schema::new()
             .attr(Attribute::required("warehouse_id", s()))
@@ -479,6 +508,7 @@ pub fn schema() -> Schema {
                 .describe("Continuous jobs: an update cancels the active run, so the run the service starts next runs the new settings. brickform-only: never sent."),
         )
         .attr(Attribute::optional("usage_policy_id", s()))
+        .attr(Attribute::optional("parent_path", s()).describe("The workspace folder the job is shown in."))
         .attr(Attribute::computed("format", s()))
         .attr(Attribute::optional("timeout_seconds", n()).server_default(0i64))
         .attr(Attribute::optional("max_concurrent_runs", n()).server_default(1i64))
@@ -514,8 +544,10 @@ pub fn schema() -> Schema {
                     "spec",
                     Schema::new()
                         .attr(Attribute::optional("environment_version", s()))
-                        .attr(Attribute::optional("client", s()))
-                        .attr(Attribute::optional("dependencies", strings())),
+                        .attr(Attribute::optional("client", s()).describe("Deprecated by the service for environment_version."))
+                        .attr(Attribute::optional("base_environment", s()))
+                        .attr(Attribute::optional("dependencies", strings()))
+                        .attr(Attribute::optional("java_dependencies", strings())),
                 )),
         ))
         .block(BlockType::keyed(
@@ -550,7 +582,9 @@ pub fn schema() -> Schema {
             "deployment",
             Schema::new()
                 .attr(Attribute::required("kind", s()).one_of(&["BUNDLE", "SYSTEM_MANAGED"]))
-                .attr(Attribute::optional("metadata_file_path", s())),
+                .attr(Attribute::optional("metadata_file_path", s()))
+                .attr(Attribute::optional("deployment_id", s()))
+                .attr(Attribute::optional("version_id", s())),
         ))
         .block(
             BlockType::single(
