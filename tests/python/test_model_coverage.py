@@ -67,6 +67,9 @@ JOB_NOT_OFFERED = {
     "duration_target": PREVIEW + " (with performance_target COST_OPTIMIZED, not yet a value of it)",
     "environments.spec.project_environment": PREVIEW,
     "git_source.git_snapshot": READ_ONLY + " (the commit a run used)",
+    # ClusterSpec is shared with all-purpose clusters; a job's cluster ends with its run.
+    "tasks.new_cluster.autotermination_minutes": "a job cluster ends with its run (not supported there, as the provider documents)",
+    "job_clusters.new_cluster.autotermination_minutes": "a job cluster ends with its run (not supported there, as the provider documents)",
 }
 
 PIPELINE_NOT_OFFERED = {

@@ -209,6 +209,8 @@ fn node_type_flexibility(name: &'static str) -> BlockType {
 }
 
 /// A job's `new_cluster` (`compute.ClusterSpec`, as the Terraform provider's `new_cluster`).
+/// Without `autotermination_minutes`: a job cluster ends with its run (the provider's
+/// documentation lists it as not supported there).
 pub fn new_cluster() -> BlockType {
     let schema = common(Schema::new())
         .attr(Attribute::optional("spark_version", s()))
@@ -230,7 +232,6 @@ pub fn new_cluster() -> BlockType {
         )
         .attr(Attribute::optional("is_single_node", b()))
         .attr(Attribute::optional("use_ml_runtime", b()))
-        .attr(Attribute::optional("autotermination_minutes", n()))
         .attr(Attribute::optional("idempotency_token", s()))
         .attr(Attribute::optional("remote_disk_throughput", n()))
         .attr(Attribute::optional("total_initial_remote_disk_size", n()))
