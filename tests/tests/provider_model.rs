@@ -277,7 +277,10 @@ fn every_task_type_and_cluster_field_round_trips() {
     assert_eq!(code, 0, "{out}{err}");
     // The deprecated syntax is accepted with a warning located at its task type that
     // shows the task block it stands for.
-    assert!(err.contains("single-task job syntax is deprecated"), "{err}");
+    assert!(
+        err.contains("single-task job syntax is deprecated"),
+        "{err}"
+    );
     assert!(err.contains("main.bf.hcl:217:3"), "{err}");
     assert!(err.contains("task_key = \"main\""), "{err}");
 
@@ -471,7 +474,10 @@ resource "databricks_pipeline" "p" {{
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
     let listed = serve.ok("GET", "/api/2.0/pipelines", None);
-    let id = listed["statuses"][0]["pipeline_id"].as_str().unwrap().to_string();
+    let id = listed["statuses"][0]["pipeline_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let got = serve.ok("GET", &format!("/api/2.0/pipelines/{id}"), None);
     let cluster = &got["spec"]["clusters"][0];
     assert_eq!(cluster["aws_attributes"]["zone_id"], "us-east-1a", "{got}");

@@ -277,7 +277,11 @@ pub fn pipeline_cluster() -> BlockType {
         )
         .attr(Attribute::optional_computed("node_type_id", s()))
         .attr(Attribute::optional_computed("driver_node_type_id", s()))
-        .attr(Attribute::optional_computed("enable_local_disk_encryption", b()))
+        .attr(Attribute::optional_computed(
+            "enable_local_disk_encryption",
+            b(),
+        ))
         .block(autoscale(true));
-    BlockType::list("cluster", schema).describe("Classic compute; leave out with serverless = true.")
+    BlockType::list("cluster", schema)
+        .describe("Classic compute; leave out with serverless = true.")
 }

@@ -141,7 +141,8 @@ fn notification_settings(task: bool) -> BlockType {
         .attr(Attribute::optional("no_alert_for_skipped_runs", b()).server_default(false))
         .attr(Attribute::optional("no_alert_for_canceled_runs", b()).server_default(false));
     if task {
-        schema = schema.attr(Attribute::optional("alert_on_last_attempt", b()).server_default(false));
+        schema =
+            schema.attr(Attribute::optional("alert_on_last_attempt", b()).server_default(false));
     }
     BlockType::single("notification_settings", schema)
 }
@@ -172,7 +173,10 @@ fn library() -> BlockType {
                     .attr(Attribute::required("package", s()))
                     .attr(Attribute::optional("repo", s())),
             ))
-            .attr(Attribute::optional("egg", s()).describe("Deprecated by the service; kept for existing configurations."))
+            .attr(
+                Attribute::optional("egg", s())
+                    .describe("Deprecated by the service; kept for existing configurations."),
+            )
             .block(BlockType::single(
                 "maven",
                 Schema::new()
@@ -209,7 +213,9 @@ fn subscriptions(name: &'static str) -> BlockType {
             .attr(Attribute::optional("user_name", s()))
             .attr(Attribute::optional("destination_id", s())),
     )
-    .describe("Each names one of user_name (an email) or destination_id (a notification destination).")
+    .describe(
+        "Each names one of user_name (an email) or destination_id (a notification destination).",
+    )
 }
 
 /// One task type's block, by name: the same block serves a task, a nested task and the
@@ -475,14 +481,30 @@ fn task_schema(nested: bool) -> Schema {
 /// ([`Job::prepare_config`]), so what the service holds and reads back is that job.
 fn single_task_fields(mut schema: Schema) -> Schema {
     for t in SINGLE_TASK_TYPES {
-        schema = schema.block(task_type(t).describe("Deprecated single-task syntax: write it in a task block."));
+        schema = schema.block(
+            task_type(t).describe("Deprecated single-task syntax: write it in a task block."),
+        );
     }
     schema
-        .attr(Attribute::optional("existing_cluster_id", s()).describe("Deprecated single-task syntax: write it in a task block."))
-        .attr(Attribute::optional("max_retries", n()).describe("Deprecated single-task syntax: write it in a task block."))
-        .attr(Attribute::optional("min_retry_interval_millis", n()).describe("Deprecated single-task syntax: write it in a task block."))
-        .attr(Attribute::optional("retry_on_timeout", b()).describe("Deprecated single-task syntax: write it in a task block."))
-        .block(super::cluster::new_cluster().describe("Deprecated single-task syntax: write it in a task block (or a job_cluster)."))
+        .attr(
+            Attribute::optional("existing_cluster_id", s())
+                .describe("Deprecated single-task syntax: write it in a task block."),
+        )
+        .attr(
+            Attribute::optional("max_retries", n())
+                .describe("Deprecated single-task syntax: write it in a task block."),
+        )
+        .attr(
+            Attribute::optional("min_retry_interval_millis", n())
+                .describe("Deprecated single-task syntax: write it in a task block."),
+        )
+        .attr(
+            Attribute::optional("retry_on_timeout", b())
+                .describe("Deprecated single-task syntax: write it in a task block."),
+        )
+        .block(super::cluster::new_cluster().describe(
+            "Deprecated single-task syntax: write it in a task block (or a job_cluster).",
+        ))
         .block(library().describe("Deprecated single-task syntax: write it in a task block."))
 }
 
@@ -781,7 +803,10 @@ const SINGLE_TASK_KEY: &str = "main";
 /// The top-level fields of the deprecated single-task syntax a configuration sets, in
 /// schema order.
 fn single_task_set(config: &Object) -> Vec<&'static str> {
-    let schema_names = SINGLE_TASK_TYPES.iter().copied().chain(SINGLE_TASK_SETTINGS.iter().copied());
+    let schema_names = SINGLE_TASK_TYPES
+        .iter()
+        .copied()
+        .chain(SINGLE_TASK_SETTINGS.iter().copied());
     schema_names
         .filter(|k| match config.get(*k) {
             None | Some(Value::Null) => false,
@@ -834,8 +859,14 @@ fn check_single_task(config: &Object, out: &mut Vec<Finding>) {
     }
     if !set.iter().any(|k| SINGLE_TASK_TYPES.contains(k)) {
         out.push(
-            Finding::error(&[first], format!("{first} at the top level of a job without a task"))
-                .hint(format!("add a task block, or one of {} beside it", SINGLE_TASK_TYPES.join(", "))),
+            Finding::error(
+                &[first],
+                format!("{first} at the top level of a job without a task"),
+            )
+            .hint(format!(
+                "add a task block, or one of {} beside it",
+                SINGLE_TASK_TYPES.join(", ")
+            )),
         );
         return;
     }
@@ -883,8 +914,11 @@ fn check_job(config: &Object, out: &mut Vec<Finding>) {
         && config.get("continuous").is_none_or(Value::is_null)
     {
         out.push(
-            Finding::error(&["control_run_state"], "control_run_state is for continuous jobs")
-                .hint("add a continuous block, or leave control_run_state out"),
+            Finding::error(
+                &["control_run_state"],
+                "control_run_state is for continuous jobs",
+            )
+            .hint("add a continuous block, or leave control_run_state out"),
         );
     }
     check_single_task(config, out);
@@ -1319,7 +1353,11 @@ async fn cancel_runs(client: &Client, id: i64, deadline: std::time::Instant) -> 
 }
 
 /// Starts a run and waits until it runs (or has already ended well).
-async fn start_and_wait(client: &Client, id: i64, deadline: std::time::Instant) -> ProviderResult<()> {
+async fn start_and_wait(
+    client: &Client,
+    id: i64,
+    deadline: std::time::Instant,
+) -> ProviderResult<()> {
     let run = crate::run::start_job_run(client, id, &[], None)
         .await
         .map_err(|e| ProviderError::other(format!("job {id}: starting its run: {e}")))?;
@@ -1329,7 +1367,12 @@ async fn start_and_wait(client: &Client, id: i64, deadline: std::time::Instant) 
             .get("/api/2.2/jobs/runs/get", &[("run_id", run.to_string())])
             .await
             .map_err(err)?;
-        let state = |p: &str| got.pointer(p).and_then(Json::as_str).unwrap_or("").to_string();
+        let state = |p: &str| {
+            got.pointer(p)
+                .and_then(Json::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
         match state("/state/life_cycle_state").as_str() {
             "RUNNING" => return Ok(()),
             "TERMINATED" if state("/state/result_state") == "SUCCESS" => return Ok(()),
@@ -1343,7 +1386,12 @@ async fn start_and_wait(client: &Client, id: i64, deadline: std::time::Instant) 
             }
             _ => {}
         }
-        pause_until(deadline, attempt, &format!("run {run} of job {id} to start")).await?;
+        pause_until(
+            deadline,
+            attempt,
+            &format!("run {run} of job {id} to start"),
+        )
+        .await?;
         attempt += 1;
     }
 }

@@ -295,7 +295,9 @@ fn is_offset_id(id: &str) -> bool {
 /// positive. jiff reads that form, and its friendlier spellings (`1h 30m`).
 pub fn parse_duration(s: &str) -> Option<std::time::Duration> {
     let d: jiff::SignedDuration = s.trim().parse().ok()?;
-    std::time::Duration::try_from(d).ok().filter(|d| !d.is_zero())
+    std::time::Duration::try_from(d)
+        .ok()
+        .filter(|d| !d.is_zero())
 }
 
 /// [`parse_duration`] as a value check.
@@ -415,9 +417,18 @@ mod tests {
 
     #[test]
     fn durations_read_as_terraform_writes_them() {
-        assert_eq!(parse_duration("20m"), Some(std::time::Duration::from_secs(1200)));
-        assert_eq!(parse_duration("1h30m"), Some(std::time::Duration::from_secs(5400)));
-        assert_eq!(parse_duration("90s"), Some(std::time::Duration::from_secs(90)));
+        assert_eq!(
+            parse_duration("20m"),
+            Some(std::time::Duration::from_secs(1200))
+        );
+        assert_eq!(
+            parse_duration("1h30m"),
+            Some(std::time::Duration::from_secs(5400))
+        );
+        assert_eq!(
+            parse_duration("90s"),
+            Some(std::time::Duration::from_secs(90))
+        );
         for bad in ["", "20", "soon", "0s", "-5m"] {
             assert!(duration(bad).is_err(), "{bad}");
         }

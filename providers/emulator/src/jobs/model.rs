@@ -778,8 +778,9 @@ mod tests {
     fn an_update_merges_tasks_by_key_and_removes_fields() {
         let mut st = State::new("u@x", 0);
         let id = job(&mut st);
-        let new =
-            settings(json!({"tasks": [{"task_key": "c", "sql_task": {"warehouse_id": "x", "query": {"query_id": "q"}}}]}));
+        let new = settings(
+            json!({"tasks": [{"task_key": "c", "sql_task": {"warehouse_id": "x", "query": {"query_id": "q"}}}]}),
+        );
         update_job(&mut st, &ctx(0), id, &new, &["tasks/b".into()]).unwrap();
         let keys: Vec<&str> = st.jobs[&id].settings["tasks"]
             .as_array()

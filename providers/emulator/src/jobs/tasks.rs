@@ -232,7 +232,8 @@ fn check_pipeline_params(o: Obj) -> ApiResult<()> {
         o.strs(k)?;
     }
     if full == Some(true)
-        && (!o.strs("full_refresh_selection")?.is_empty() || !o.strs("refresh_selection")?.is_empty())
+        && (!o.strs("full_refresh_selection")?.is_empty()
+            || !o.strs("refresh_selection")?.is_empty())
     {
         return Err(crate::errors::ApiError::invalid(format!(
             "Invalid value for field '{}': full_refresh cannot be combined with full_refresh_selection or refresh_selection",
@@ -267,7 +268,13 @@ fn check_dbt(o: Obj) -> ApiResult<()> {
             o.path("commands")
         )));
     }
-    for k in ["project_directory", "profiles_directory", "catalog", "schema", "warehouse_id"] {
+    for k in [
+        "project_directory",
+        "profiles_directory",
+        "catalog",
+        "schema",
+        "warehouse_id",
+    ] {
         o.str(k)?;
     }
     if o.enum_str("source", &["WORKSPACE", "GIT"])? == Some("WORKSPACE") {
@@ -365,7 +372,11 @@ fn check_sql(o: Obj) -> ApiResult<()> {
         k => {
             let p = o.path(k);
             let f = Obj::at(o.req_obj(k)?, &p);
-            f.req_str(if k == "alert" { "alert_id" } else { "dashboard_id" })?;
+            f.req_str(if k == "alert" {
+                "alert_id"
+            } else {
+                "dashboard_id"
+            })?;
             f.bool("pause_subscriptions")?;
             f.str("custom_subject")?;
             check_subscriptions(f, "subscriptions")?;
@@ -401,10 +412,20 @@ fn check_for_each(o: Obj) -> ApiResult<()> {
 
 fn check_run_job(o: Obj) -> ApiResult<()> {
     o.req_int("job_id")?;
-    for k in ["job_parameters", "notebook_params", "python_named_params", "sql_params"] {
+    for k in [
+        "job_parameters",
+        "notebook_params",
+        "python_named_params",
+        "sql_params",
+    ] {
         o.str_map(k)?;
     }
-    for k in ["python_params", "jar_params", "spark_submit_params", "dbt_commands"] {
+    for k in [
+        "python_params",
+        "jar_params",
+        "spark_submit_params",
+        "dbt_commands",
+    ] {
         o.strs(k)?;
     }
     if let Some(p) = o.obj("pipeline_params")? {
@@ -526,13 +547,24 @@ fn spark_submit(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Starte
         .map(|a| env.sub(a))
         .collect();
     // Options take a value, except these flags.
-    const FLAGS: &[&str] = &["--verbose", "-v", "--supervise", "--help", "-h", "--version"];
+    const FLAGS: &[&str] = &[
+        "--verbose",
+        "-v",
+        "--supervise",
+        "--help",
+        "-h",
+        "--version",
+    ];
     let mut i = 0;
     let mut app = None;
     while i < args.len() {
         let a = &args[i];
         if a.starts_with('-') {
-            i += if FLAGS.contains(&a.as_str()) || a.contains('=') { 1 } else { 2 };
+            i += if FLAGS.contains(&a.as_str()) || a.contains('=') {
+                1
+            } else {
+                2
+            };
             continue;
         }
         app = Some(a.clone());
@@ -540,9 +572,9 @@ fn spark_submit(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Starte
     }
     match app {
         None => Started::failure("Error: Missing application resource.".into()),
-        Some(a) if !readable(st, &a) => {
-            Started::failure(format!("java.io.FileNotFoundException: File {a} does not exist"))
-        }
+        Some(a) if !readable(st, &a) => Started::failure(format!(
+            "java.io.FileNotFoundException: File {a} does not exist"
+        )),
         Some(_) => Started::success(),
     }
 }
@@ -786,7 +818,10 @@ mod tests {
     fn the_newer_task_types_fail_on_what_they_need() {
         let mut st = State::new("u@x", 1);
         assert_eq!(
-            run(&mut st, json!({"spark_jar_task": {"main_class_name": "a.Main"}})),
+            run(
+                &mut st,
+                json!({"spark_jar_task": {"main_class_name": "a.Main"}})
+            ),
             failed("java.lang.ClassNotFoundException: a.Main")
         );
         assert_eq!(
@@ -806,7 +841,10 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(
-            run(&mut st, json!({"spark_submit_task": {"parameters": ["--class", "a.Main"]}})),
+            run(
+                &mut st,
+                json!({"spark_submit_task": {"parameters": ["--class", "a.Main"]}})
+            ),
             failed("Error: Missing application resource.")
         );
         assert_eq!(
@@ -821,7 +859,9 @@ mod tests {
                 &mut st,
                 json!({"dbt_task": {"commands": ["dbt run"], "source": "WORKSPACE", "project_directory": "/p"}})
             ),
-            failed("Runtime Error: fatal: Not a dbt project (or any of the parent directories). Missing dbt_project.yml file in /p")
+            failed(
+                "Runtime Error: fatal: Not a dbt project (or any of the parent directories). Missing dbt_project.yml file in /p"
+            )
         );
         assert_eq!(
             run(&mut st, json!({"dbt_task": {"commands": ["dbt run"]}})),
