@@ -591,3 +591,79 @@ resource "databricks_job" "j" {
         assert!(err.contains("main.bf.hcl:"), "not located:\n{err}");
     }
 }
+
+#[test]
+fn the_timeouts_block_bounds_the_wait_for_the_run() {
+    let cfg = format!(
+        r#"{PROVIDER}
+resource "databricks_job" "stream" {{
+  name           = "slow"
+  always_running = true
+  timeouts {{ create = "1s" }}
+  task {{
+    task_key = "t"
+    spark_python_task {{ python_file = "dbfs:/stream.py" }}
+  }}
+}}
+"#
+    );
+    let dir = config(&[("main.bf.hcl", &cfg)]);
+    let d = dir.path();
+    // Runs stay PENDING for a minute: longer than the one second the create may wait.
+    let serve = Serve::start(&d.join(".brickform/local"), &["--run-setup-ms", "60000"]);
+    let started = std::time::Instant::now();
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(err.contains("timed out waiting for run"), "{err}");
+    // The job was made, and the state knows it.
+    let state = common::run_ok(d, &["state", "list"], &[]);
+    assert!(state.contains("databricks_job.stream"), "{state}");
+    assert_eq!(jobs(&serve).len(), 1);
+}
+
+#[test]
+fn control_run_state_cancels_the_active_run_of_a_continuous_job_on_update() {
+    let cfg = |description: &str| {
+        format!(
+            r#"{PROVIDER}
+resource "databricks_job" "stream" {{
+  name              = "stream"
+  description       = "{description}"
+  control_run_state = true
+  continuous {{ pause_status = "PAUSED" }}
+  task {{
+    task_key = "t"
+    spark_python_task {{ python_file = "dbfs:/stream.py" }}
+  }}
+}}
+"#
+        )
+    };
+    let dir = config(&[("main.bf.hcl", &cfg("one"))]);
+    let d = dir.path();
+    // A task runs for ten minutes: the run is active when the update comes.
+    let serve = Serve::start(&d.join(".brickform/local"), &["--task-ms", "600000"]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let id = jobs(&serve)[0]["job_id"].as_i64().unwrap();
+    let run = serve.ok(
+        "POST",
+        "/api/2.2/jobs/run-now",
+        Some(serde_json::json!({ "job_id": id })),
+    )["run_id"]
+        .as_i64()
+        .unwrap();
+    let state = |serve: &Serve| {
+        serve.ok("GET", &format!("/api/2.2/jobs/runs/get?run_id={run}"), None)["state"].clone()
+    };
+    assert_ne!(state(&serve)["life_cycle_state"], "TERMINATED");
+    plan_is_empty(d, &serve);
+    std::fs::write(d.join("main.bf.hcl"), cfg("two")).unwrap();
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    // The run that ran the old settings is cancelled.
+    let after = state(&serve);
+    assert_eq!(after["life_cycle_state"], "TERMINATED", "{after}");
+    assert_eq!(after["result_state"], "CANCELED", "{after}");
+    plan_is_empty(d, &serve);
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+}
