@@ -826,23 +826,48 @@ const SINGLE_TASK_SETTINGS: &[&str] = &[
     "retry_on_timeout",
 ];
 
-/// The `task { }` block a single-task configuration is the same as, for the warning.
-fn single_task_rewrite(set: &[&str]) -> String {
+/// The `task { }` block a single-task configuration is the same as, for the warning: its
+/// fields as written, an expression known only after apply as `…` (copy it from where it is).
+fn single_task_rewrite(schema: &Schema, config: &Object, set: &[&str]) -> String {
     let mut out = format!("task {{\n  task_key = \"{SINGLE_TASK_KEY}\"\n");
     for k in set {
-        if SINGLE_TASK_TYPES.contains(k) || *k == "new_cluster" || *k == "library" {
-            out.push_str(&format!("  {k} {{ … }}\n"));
-        } else {
-            out.push_str(&format!("  {k} = …\n"));
+        if let Some(v) = config.get(*k) {
+            write_field(schema, k, v, 1, &mut out);
         }
     }
     out.push('}');
     out
 }
 
+/// One attribute or block of a decoded configuration as HCL, at `depth`; unset ones are
+/// left out.
+fn write_field(schema: &Schema, name: &str, v: &Value, depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    if let Some(block) = schema.block_type(name) {
+        let items: Vec<&Object> = match v {
+            Value::Object(o) => vec![o],
+            Value::List(l) => l.iter().filter_map(Value::as_object).collect(),
+            _ => Vec::new(),
+        };
+        for o in items {
+            out.push_str(&format!("{pad}{name} {{\n"));
+            for (k, inner) in o {
+                write_field(&block.schema, k, inner, depth + 1, out);
+            }
+            out.push_str(&format!("{pad}}}\n"));
+        }
+        return;
+    }
+    match v {
+        Value::Null => {}
+        v if v.is_wholly_known() => out.push_str(&format!("{pad}{name} = {v}\n")),
+        _ => out.push_str(&format!("{pad}{name} = …\n")),
+    }
+}
+
 /// The single-task syntax: a warning at its first field with the rewrite; an error when
 /// it is mixed with `task` blocks (the service takes one or the other).
-fn check_single_task(config: &Object, out: &mut Vec<Finding>) {
+fn check_single_task(schema: &Schema, config: &Object, out: &mut Vec<Finding>) {
     let set = single_task_set(config);
     let Some(first) = set.first() else {
         return;
@@ -877,7 +902,7 @@ fn check_single_task(config: &Object, out: &mut Vec<Finding>) {
         )
         .hint(format!(
             "write the job's task as a task block (the same job, so the plan stays empty):\n{}",
-            single_task_rewrite(&set)
+            single_task_rewrite(schema, config, &set)
         )),
     );
 }
@@ -909,7 +934,7 @@ fn single_task_to_task(schema: &Schema, config: &mut Object) {
 }
 
 /// Job-wide rules of the configuration that the schema cannot say.
-fn check_job(config: &Object, out: &mut Vec<Finding>) {
+fn check_job(schema: &Schema, config: &Object, out: &mut Vec<Finding>) {
     if config.get("control_run_state").and_then(Value::as_bool) == Some(true)
         && config.get("continuous").is_none_or(Value::is_null)
     {
@@ -921,7 +946,7 @@ fn check_job(config: &Object, out: &mut Vec<Finding>) {
             .hint("add a continuous block, or leave control_run_state out"),
         );
     }
-    check_single_task(config, out);
+    check_single_task(schema, config, out);
 }
 
 /// A `sql_task` runs exactly one of a query, a file, an alert or a dashboard.
@@ -1612,7 +1637,7 @@ impl ResourceKind for Job {
 
     fn check(&self, config: &Object) -> Vec<Finding> {
         let mut out = check_tasks(config);
-        check_job(config, &mut out);
+        check_job(&self.schema, config, &mut out);
         out
     }
 
