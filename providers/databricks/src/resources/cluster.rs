@@ -232,7 +232,6 @@ pub fn new_cluster() -> BlockType {
         )
         .attr(Attribute::optional("is_single_node", b()))
         .attr(Attribute::optional("use_ml_runtime", b()))
-        .attr(Attribute::optional("idempotency_token", s()))
         .attr(Attribute::optional("remote_disk_throughput", n()))
         .attr(Attribute::optional("total_initial_remote_disk_size", n()))
         .attr(Attribute::optional("dependency_mode", s()).one_of(&[
