@@ -285,7 +285,10 @@ fn every_task_type_and_cluster_field_round_trips() {
     assert!(err.contains("task_key = \"main\""), "{err}");
     // The rewrite holds the fields as written, ready to paste.
     assert!(err.contains("max_retries = 1"), "{err}");
-    assert!(err.contains("spark_version = \"15.4.x-scala2.12\""), "{err}");
+    assert!(
+        err.contains("spark_version = \"15.4.x-scala2.12\""),
+        "{err}"
+    );
 
     let all = jobs(&serve);
     assert_eq!(all.len(), 2);

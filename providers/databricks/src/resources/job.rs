@@ -1812,3 +1812,116 @@ impl ResourceKind for Job {
         ownership::find_by_key(self, &client, name, tag).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::decoded;
+    use super::*;
+    use brickform_core::provider::FindingLevel;
+
+    fn findings(set: Json) -> Vec<Finding> {
+        let schema = schema();
+        let config = decoded(&schema, set);
+        let mut out = check_tasks(&config);
+        check_job(&schema, &config, &mut out);
+        out
+    }
+
+    #[test]
+    fn the_single_task_syntax_becomes_a_task_keyed_main() {
+        let schema = schema();
+        let mut config = decoded(
+            &schema,
+            json!({"name": "j", "notebook_task": {"notebook_path": "/n"},
+                   "new_cluster": {"num_workers": 1}, "library": [{"jar": "/a.jar"}],
+                   "max_retries": 2}),
+        );
+        single_task_to_task(&schema, &mut config);
+        let task = config["task"].as_list().unwrap()[0].as_object().unwrap();
+        assert_eq!(task["task_key"], Value::from("main"));
+        assert_eq!(task["max_retries"], Value::from(2i64));
+        assert!(task["notebook_task"].as_object().is_some());
+        assert_eq!(task["library"].as_list().map(<[Value]>::len), Some(1));
+        // The task is shaped as a decoded task block: every attribute present.
+        assert_eq!(task["run_if"], Value::Null);
+        assert_eq!(config["notebook_task"], Value::Null);
+        assert_eq!(config["library"], Value::List(Vec::new()));
+        // What is sent is the one-task job.
+        let wire = to_wire(&schema, &config, RENAMES, "");
+        assert_eq!(wire["tasks"][0]["libraries"][0]["jar"], "/a.jar");
+        assert!(wire.get("notebook_task").is_none());
+    }
+
+    #[test]
+    fn the_single_task_syntax_warns_with_its_rewrite_and_refuses_mixing() {
+        let f = findings(
+            json!({"spark_python_task": {"python_file": "a.py"}, "retry_on_timeout": true}),
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].level, FindingLevel::Warning);
+        let hint = f[0].hint.clone().unwrap_or_default();
+        assert!(hint.contains("python_file = \"a.py\""), "{hint}");
+        assert!(hint.contains("retry_on_timeout = true"), "{hint}");
+        let f = findings(json!({"max_retries": 1,
+            "task": [{"task_key": "t", "notebook_task": {"notebook_path": "/n"}}]}));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].level, FindingLevel::Error);
+        let f = findings(json!({"new_cluster": {"num_workers": 1}}));
+        assert!(f[0].message.contains("without a task"), "{f:?}");
+    }
+
+    #[test]
+    fn a_sql_task_runs_one_thing_and_control_run_state_needs_continuous() {
+        let sql = |forms: Json| {
+            let mut t = json!({"task_key": "t", "sql_task": {"warehouse_id": "w"}});
+            for (k, v) in forms.as_object().unwrap() {
+                t["sql_task"][k] = v.clone();
+            }
+            findings(json!({"task": [t]}))
+        };
+        assert!(sql(json!({"alert": {"alert_id": "a"}})).is_empty());
+        assert!(sql(json!({}))[0].message.contains("runs nothing"));
+        let two = sql(json!({"query": {"query_id": "q"}, "file": {"path": "p"}}));
+        assert!(two[0].message.contains("both query and file"), "{two:?}");
+        let nb = json!([{"task_key": "t", "notebook_task": {"notebook_path": "/n"}}]);
+        assert!(
+            findings(json!({"control_run_state": true, "task": nb}))[0]
+                .message
+                .contains("continuous")
+        );
+        assert!(
+            findings(json!({"control_run_state": true, "continuous": {}, "task": nb})).is_empty()
+        );
+    }
+
+    #[test]
+    fn local_settings_are_never_sent() {
+        let schema = schema();
+        let config = decoded(
+            &schema,
+            json!({"always_running": true, "control_run_state": false,
+                   "timeouts": {"create": "5m"}}),
+        );
+        let ctx = OpContext {
+            address: "databricks_job.j".into(),
+            lineage: "L".into(),
+            environment: "default".into(),
+            base_dir: std::path::PathBuf::new(),
+            create_token: None,
+        };
+        let job = Job::new(Arc::new(Shared::default()));
+        let sent = job.settings(&ctx, &config);
+        let keys: Vec<&String> = sent.as_object().unwrap().keys().collect();
+        // Only the ownership tag is sent.
+        assert_eq!(keys, ["tags"], "{sent}");
+        // Read back, they keep what the configuration said.
+        let read = job.remote(&json!({"job_id": 1, "settings": {}}), &config);
+        assert_eq!(read.attrs["always_running"], Value::Bool(true));
+        assert_eq!(read.attrs["timeouts"], config["timeouts"]);
+        assert_eq!(
+            wait_limit(&config, "create"),
+            std::time::Duration::from_secs(300)
+        );
+        assert_eq!(wait_limit(&config, "update"), RUN_WAIT);
+    }
+}

@@ -936,6 +936,7 @@ pub fn no_derive(_: &mut Object) {}
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::super::decoded;
     use super::*;
     use serde_json::json;
 
@@ -947,35 +948,6 @@ mod tests {
             base_dir: std::path::PathBuf::new(),
             create_token: None,
         }
-    }
-
-    /// A configuration as the engine decodes it: every attribute present, null when unset.
-    fn decoded(schema: &Schema, set: Json) -> Object {
-        fn fill(schema: &Schema, set: &Map<String, Json>) -> Object {
-            let mut o = Object::new();
-            for a in schema.attributes.iter().filter(|a| a.can_configure()) {
-                o.insert(
-                    a.name.into(),
-                    set.get(a.name).map(Value::from_json).unwrap_or(Value::Null),
-                );
-            }
-            for b in &schema.blocks {
-                let v = match (set.get(b.name), &b.nesting) {
-                    (Some(Json::Object(m)), _) => Value::Object(fill(&b.schema, m)),
-                    (Some(Json::Array(a)), _) => Value::List(
-                        a.iter()
-                            .filter_map(Json::as_object)
-                            .map(|m| Value::Object(fill(&b.schema, m)))
-                            .collect(),
-                    ),
-                    (_, Nesting::Single) => Value::Null,
-                    _ => Value::List(Vec::new()),
-                };
-                o.insert(b.name.into(), v);
-            }
-            o
-        }
-        fill(schema, set.as_object().unwrap())
     }
 
     fn ingestion() -> PipelineKind {
