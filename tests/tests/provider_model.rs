@@ -579,6 +579,20 @@ resource "databricks_job" "j" {
         (
             r#"
 resource "databricks_job" "j" {
+  task {
+    task_key = "t"
+    dbt_task {
+      commands = ["dbt run"]
+      source   = "GIT"
+    }
+  }
+}
+"#,
+            "dbt_task takes its code from Git, and the job has no git_source",
+        ),
+        (
+            r#"
+resource "databricks_job" "j" {
   timeouts { create = "soon" }
   task {
     task_key = "t"

@@ -933,8 +933,59 @@ fn single_task_to_task(schema: &Schema, config: &mut Object) {
     config.insert("task".into(), Value::List(vec![Value::Object(task)]));
 }
 
+/// Where a task's code says it comes from: `(task type, the object holding source)`.
+const SOURCES: &[(&str, &[&str])] = &[
+    ("notebook_task", &[]),
+    ("spark_python_task", &[]),
+    ("dbt_task", &[]),
+    ("sql_task", &["file"]),
+];
+
+/// Code from Git needs the job's `git_source`: the service refuses a task whose `source` is
+/// `GIT` in a job without one.
+fn check_git_sources(config: &Object, out: &mut Vec<Finding>) {
+    if config.get("git_source").is_some_and(|v| !v.is_null()) {
+        return;
+    }
+    let mut tasks: Vec<(Vec<PathStep>, &Object)> = Vec::new();
+    for (i, t) in list(config, "task") {
+        let at = vec![key("task"), PathStep::Index(i)];
+        if let Some(inner) = t
+            .get("for_each_task")
+            .and_then(Value::as_object)
+            .and_then(|f| f.get("task"))
+            .and_then(Value::as_object)
+        {
+            let mut p = at.clone();
+            p.extend([key("for_each_task"), key("task")]);
+            tasks.push((p, inner));
+        }
+        tasks.push((at, t));
+    }
+    for (at, task) in tasks {
+        for (kind, inner) in SOURCES {
+            let mut o = task.get(*kind).and_then(Value::as_object);
+            let mut p = at.clone();
+            p.push(key(kind));
+            for step in *inner {
+                o = o.and_then(|o| o.get(*step)).and_then(Value::as_object);
+                p.push(key(step));
+            }
+            if o.and_then(|o| known_str(o, "source")) == Some("GIT") {
+                p.push(key("source"));
+                out.push(
+                    Finding::error(&[], format!("{kind} takes its code from Git, and the job has no git_source"))
+                        .at(p)
+                        .hint("add a git_source block naming the repository, or set source = \"WORKSPACE\""),
+                );
+            }
+        }
+    }
+}
+
 /// Job-wide rules of the configuration that the schema cannot say.
 fn check_job(schema: &Schema, config: &Object, out: &mut Vec<Finding>) {
+    check_git_sources(config, out);
     if config.get("control_run_state").and_then(Value::as_bool) == Some(true)
         && config.get("continuous").is_none_or(Value::is_null)
     {
@@ -1892,6 +1943,28 @@ mod tests {
         assert!(
             findings(json!({"control_run_state": true, "continuous": {}, "task": nb})).is_empty()
         );
+    }
+
+    #[test]
+    fn code_from_git_needs_a_git_source() {
+        let task = json!([{"task_key": "t", "dbt_task": {"commands": ["dbt run"], "source": "GIT"}},
+                          {"task_key": "f", "sql_task": {"warehouse_id": "w",
+                              "file": {"path": "q.sql", "source": "GIT"}}}]);
+        let f = findings(json!({"task": task}));
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(f[0].message.contains("no git_source"), "{f:?}");
+        assert_eq!(
+            f[1].path,
+            vec![
+                key("task"),
+                PathStep::Index(1),
+                key("sql_task"),
+                key("file"),
+                key("source")
+            ]
+        );
+        let with = json!({"task": task, "git_source": {"url": "https://x", "provider": "gitHub"}});
+        assert!(findings(with).is_empty());
     }
 
     #[test]

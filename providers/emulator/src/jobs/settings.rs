@@ -147,6 +147,25 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
             }
             _ => {}
         }
+        // Code from Git is checked out from the job's repository.
+        if !o.has("git_source") {
+            for (kind, inner) in [
+                ("notebook_task", None),
+                ("spark_python_task", None),
+                ("dbt_task", None),
+                ("sql_task", Some("file")),
+            ] {
+                let holder = t.get(kind).and_then(|v| match inner {
+                    Some(i) => v.get(i),
+                    None => Some(v),
+                });
+                if holder.and_then(|h| h.get("source")).and_then(Value::as_str) == Some("GIT") {
+                    return Err(ApiError::invalid(format!(
+                        "Task '{key}' ({p}): {kind} has source GIT, but the job has no git_source"
+                    )));
+                }
+            }
+        }
         // spark-submit starts its own driver: it runs on a cluster made for the run only.
         if t.has("spark_submit_task") && !t.has("new_cluster") && !t.has("job_cluster_key") {
             return Err(ApiError::invalid(format!(
@@ -405,6 +424,35 @@ pub fn merge_by_key(old: &mut Vec<Value>, new: &[Value], key: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn refused(v: Value) -> String {
+        let Value::Object(m) = v else {
+            panic!("not an object")
+        };
+        match check_settings(&m) {
+            Err(e) => e.message,
+            Ok(()) => panic!("accepted: {m:?}"),
+        }
+    }
+
+    #[test]
+    fn tasks_are_refused_for_what_they_lack() {
+        let m = refused(json!({"tasks": [{"task_key": "d",
+            "dbt_task": {"commands": ["dbt run"], "source": "GIT"}}]}));
+        assert!(m.contains("has no git_source"), "{m}");
+        let m = refused(json!({"tasks": [{"task_key": "s",
+            "spark_submit_task": {"parameters": ["a.jar"]}}]}));
+        assert!(m.contains("only on a new cluster"), "{m}");
+        let m = refused(json!({"tasks": [{"task_key": "b",
+            "dbt_task": {"commands": ["run"]}}]}));
+        assert!(m.contains("not a dbt command"), "{m}");
+        let m = refused(json!({"tasks": [{"task_key": "q",
+            "sql_task": {"warehouse_id": "w", "query": {"query_id": "q"}, "alert": {"alert_id": "a"}}}]}));
+        assert!(m.contains("Only one of"), "{m}");
+        let m = refused(json!({"tasks": [{"task_key": "p",
+            "pipeline_task": {"pipeline_id": "x", "full_refresh": true, "refresh_selection": ["t"]}}]}));
+        assert!(m.contains("full_refresh cannot be combined"), "{m}");
+    }
 
     #[test]
     fn cycles_are_named() {
