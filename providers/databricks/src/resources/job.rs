@@ -768,6 +768,22 @@ fn check_task(
         }
     }
     check_sql_task(task, at, out);
+    let set = |k: &str| task.get(k).is_some_and(|v| !v.is_null());
+    if set("spark_submit_task") && !set("new_cluster") && !set("job_cluster_key") {
+        let mut p = at.to_vec();
+        p.push(key("spark_submit_task"));
+        out.push(
+            Finding::error(
+                &[],
+                format!(
+                    "task {} runs spark-submit, which needs a cluster of its own",
+                    quote(name)
+                ),
+            )
+            .at(p)
+            .hint("give the task a new_cluster block or a job_cluster_key"),
+        );
+    }
     for (attr, declared, block) in [
         ("job_cluster_key", clusters, "job_cluster"),
         ("environment_key", environments, "environment"),
@@ -1965,6 +1981,23 @@ mod tests {
         );
         let with = json!({"task": task, "git_source": {"url": "https://x", "provider": "gitHub"}});
         assert!(findings(with).is_empty());
+    }
+
+    #[test]
+    fn spark_submit_needs_a_cluster_of_its_own() {
+        let submit = |extra: Json| {
+            let mut t = json!({"task_key": "s", "spark_submit_task": {"parameters": ["a.jar"]}});
+            for (k, v) in extra.as_object().unwrap() {
+                t[k] = v.clone();
+            }
+            findings(json!({"task": [t]}))
+        };
+        assert!(
+            submit(json!({"existing_cluster_id": "c"}))[0]
+                .message
+                .contains("cluster of its own")
+        );
+        assert!(submit(json!({"new_cluster": {"num_workers": 1}})).is_empty());
     }
 
     #[test]
