@@ -687,3 +687,91 @@ resource "databricks_job" "stream" {{
     plan_is_empty(d, &serve);
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
 }
+
+#[test]
+fn the_new_task_types_run_when_well_formed_and_fail_as_the_service_does() {
+    let cfg = format!(
+        r#"{PROVIDER}
+resource "databricks_job" "ok" {{
+  name = "ok"
+  git_source {{
+    url      = "https://github.com/example/project"
+    provider = "gitHub"
+    branch   = "main"
+  }}
+  task {{
+    task_key = "jar"
+    new_cluster {{
+      spark_version = "15.4.x-scala2.12"
+      num_workers   = 1
+    }}
+    spark_jar_task {{ main_class_name = "com.example.Main" }}
+    library {{
+      maven {{ coordinates = "com.example:job:1.0" }}
+    }}
+  }}
+  task {{
+    task_key = "submit"
+    new_cluster {{
+      spark_version = "15.4.x-scala2.12"
+      num_workers   = 1
+    }}
+    spark_submit_task {{ parameters = ["--class", "com.example.Main", "dbfs:/jars/job.jar"] }}
+  }}
+  task {{
+    task_key = "dbt"
+    dbt_task {{
+      commands = ["dbt run"]
+      source   = "GIT"
+    }}
+  }}
+  task {{
+    task_key = "alert"
+    sql_task {{
+      warehouse_id = "wh1"
+      alert {{ alert_id = "a1" }}
+    }}
+  }}
+}}
+
+resource "databricks_job" "broken" {{
+  name = "broken"
+  task {{
+    task_key = "jar"
+    new_cluster {{
+      spark_version = "15.4.x-scala2.12"
+      num_workers   = 1
+    }}
+    spark_jar_task {{ main_class_name = "com.example.Main" }}
+  }}
+  task {{
+    task_key = "clean_room"
+    clean_rooms_notebook_task {{
+      clean_room_name = "partners"
+      notebook_name   = "overlap"
+    }}
+  }}
+}}
+"#
+    );
+    let dir = config(&[("main.bf.hcl", &cfg)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (code, out, err) = bf(d, &serve, &["run", "databricks_job.ok"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = bf(d, &serve, &["run", "databricks_job.broken"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let text = format!("{out}{err}");
+    // A JAR task without its JAR cannot find its class; a clean room that is not there
+    // cannot run its notebook.
+    assert!(
+        text.contains("ClassNotFoundException: com.example.Main"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Clean room 'partners' does not exist."),
+        "{text}"
+    );
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+}

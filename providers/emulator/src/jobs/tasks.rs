@@ -496,8 +496,11 @@ fn pipeline(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
 fn readable(st: &State, path: &str) -> bool {
     if path.starts_with("/Volumes/") {
         crate::files::file_exists(st, path)
+    } else if let Some(rest) = path.strip_prefix("/Workspace/") {
+        // The workspace's files as a cluster sees them.
+        crate::workspace::runnable_exists(st, &format!("/{rest}"))
     } else if path.starts_with('/') {
-        crate::workspace::runnable_exists(st, path.trim_start_matches("/Workspace"))
+        crate::workspace::runnable_exists(st, path)
     } else {
         true
     }
