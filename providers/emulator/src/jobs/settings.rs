@@ -67,6 +67,10 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
         let mut seen = HashSet::new();
         for (p, m) in o.objs(kind)? {
             let k = Obj::at(m, &p).req_str(key)?;
+            if let Some(c) = Obj::at(m, &p).obj("new_cluster")? {
+                let cp = format!("{p}.new_cluster");
+                crate::compute::check_cluster(Obj::at(c, &cp))?;
+            }
             if !seen.insert(k.to_string()) {
                 return Err(ApiError::invalid(format!(
                     "Invalid value for field '{p}.{key}': '{k}' is duplicated"
@@ -146,6 +150,10 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
                 )));
             }
             _ => {}
+        }
+        if let Some(c) = t.obj("new_cluster")? {
+            let cp = t.path("new_cluster");
+            crate::compute::check_cluster(Obj::at(c, &cp))?;
         }
         // Code from Git is checked out from the job's repository.
         if !o.has("git_source") {
@@ -443,6 +451,20 @@ mod tests {
         let m = refused(json!({"tasks": [{"task_key": "s",
             "spark_submit_task": {"parameters": ["a.jar"]}}]}));
         assert!(m.contains("only on a new cluster"), "{m}");
+        let m = refused(
+            json!({"tasks": [{"task_key": "c", "notebook_task": {"notebook_path": "/n"},
+            "new_cluster": {"init_scripts": [{"workspace": {"destination": "/a"}, "dbfs": {"destination": "/b"}}]}}]}),
+        );
+        assert!(
+            m.contains("Only one of tasks[0].new_cluster.init_scripts[0].workspace"),
+            "{m}"
+        );
+        let m = refused(json!({"job_clusters": [{"job_cluster_key": "k",
+            "new_cluster": {"aws_attributes": {"availability": "SPOTTY"}}}]}));
+        assert!(
+            m.contains("job_clusters[0].new_cluster.aws_attributes.availability"),
+            "{m}"
+        );
         let m = refused(json!({"tasks": [{"task_key": "b",
             "dbt_task": {"commands": ["run"]}}]}));
         assert!(m.contains("not a dbt command"), "{m}");
