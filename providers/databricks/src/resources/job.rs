@@ -1690,6 +1690,11 @@ impl ResourceKind for Job {
         p: &brickform_core::provider::Presets,
         config: &mut Object,
     ) -> Vec<brickform_core::provider::PresetChange> {
+        // A job without a name is the service's "Untitled": a developer's is told apart
+        // by the prefix like any other.
+        if config.get("name").is_none_or(Value::is_null) {
+            config.insert("name".into(), Value::from(UNTITLED));
+        }
         let mut changes: Vec<_> = super::presets::name(p, config).into_iter().collect();
         changes.extend(super::presets::pause(
             config,
@@ -1998,6 +2003,15 @@ mod tests {
                 .contains("cluster of its own")
         );
         assert!(submit(json!({"new_cluster": {"num_workers": 1}})).is_empty());
+    }
+
+    #[test]
+    fn a_nameless_job_of_a_developer_is_prefixed_like_any_other() {
+        let job = Job::new(Arc::new(Shared::default()));
+        let mut config = decoded(&schema(), json!({}));
+        let presets = brickform_core::provider::Presets::new("alice", &Object::new());
+        job.apply_presets(&presets, &mut config);
+        assert_eq!(config["name"], Value::from("[dev alice] Untitled"));
     }
 
     #[test]
