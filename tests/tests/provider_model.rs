@@ -775,3 +775,48 @@ resource "databricks_job" "broken" {{
     );
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
 }
+
+#[test]
+fn a_nameless_job_and_pipeline_are_found_again_by_their_ownership_tag() {
+    let cfg = format!(
+        r#"{PROVIDER}
+resource "databricks_job" "nameless" {{
+  task {{
+    task_key = "t"
+    notebook_task {{ notebook_path = "/n" }}
+  }}
+}}
+resource "databricks_pipeline" "nameless" {{
+  catalog    = "main"
+  schema     = "default"
+  serverless = true
+  library {{
+    notebook {{ path = "/Shared/dlt" }}
+  }}
+}}
+"#
+    );
+    let dir = config(&[("main.bf.hcl", &cfg)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    // The state forgets them; the next plan finds them by their tag, not by a name.
+    common::run_ok(
+        d,
+        &[
+            "state",
+            "rm",
+            "databricks_job.nameless",
+            "databricks_pipeline.nameless",
+        ],
+        &[],
+    );
+    let (code, out, err) = bf(d, &serve, &["plan"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("2 to import, 0 to add"), "{out}{err}");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    plan_is_empty(d, &serve);
+    assert_eq!(jobs(&serve).len(), 1, "no second job was made");
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert!(jobs(&serve).is_empty());
+}
