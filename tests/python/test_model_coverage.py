@@ -41,29 +41,21 @@ PIPELINE_RENAMES = {
     "": {"clusters": "cluster", "libraries": "library", "notifications": "notification"},
 }
 
-PREVIEW = "a preview the Terraform provider's databricks_job does not have"
+PREVIEW = "a preview of the service the Terraform provider's databricks_job does not have"
 PIPELINE_PREVIEW = "a preview the Terraform provider's databricks_pipeline does not have"
 READ_ONLY = "read-only: the service reports it, a configuration cannot set it"
 
 JOB_NOT_OFFERED = {
-    # Task types and task fields of previews, absent from the provider's task model.
+    # Previews of the service that the provider's databricks_job (its model is the Go SDK's)
+    # does not have either.
     "tasks.ai_function_task": PREVIEW,
-    "tasks.ai_runtime_task": PREVIEW,
-    "tasks.alert_task": PREVIEW,
-    "tasks.dbt_cloud_task": PREVIEW + " (deprecated for dbt_platform_task)",
-    "tasks.dbt_platform_task": PREVIEW,
-    "tasks.gen_ai_compute_task": PREVIEW,
-    "tasks.python_operator_task": PREVIEW,
     "tasks.environment_variables_key": PREVIEW + " (environment_variables)",
     "environment_variables": PREVIEW,
-    "triggers": PREVIEW + " (several triggers at once; the provider has one trigger block)",
-    "trigger.model": PREVIEW,
+    "triggers.job_completion": PREVIEW,
     "trigger.job_completion": PREVIEW,
-    "trigger.sql_condition": PREVIEW,
-    "schedule.sql_condition": PREVIEW,
     "continuous.maintenance_window": PREVIEW,
-    "job_clusters.serverless_compute": PREVIEW,
-    "job_clusters.serverless_compute_id": PREVIEW,
+    "triggers.continuous.maintenance_window": PREVIEW,
+    "job_clusters.serverless_compute": PREVIEW + " (serverless_compute_id is offered)",
     "duration_target": PREVIEW + " (with performance_target COST_OPTIMIZED, not yet a value of it)",
     "environments.spec.project_environment": PREVIEW,
     "git_source.git_snapshot": READ_ONLY + " (the commit a run used)",

@@ -820,3 +820,147 @@ resource "databricks_pipeline" "nameless" {{
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
     assert!(jobs(&serve).is_empty());
 }
+
+#[test]
+fn the_go_sdk_task_types_and_triggers_of_the_provider_round_trip() {
+    let cfg = format!(
+        r#"{PROVIDER}
+resource "databricks_job" "triggered" {{
+  name = "triggered"
+  triggers {{
+    model {{
+      condition      = "MODEL_VERSION_READY"
+      securable_name = "main.ml.churn"
+    }}
+  }}
+  triggers {{
+    schedule {{
+      quartz_cron_expression = "0 0 2 * * ?"
+      timezone_id            = "UTC"
+    }}
+    sql_condition {{
+      sql_query_id = "q1"
+      warehouse_id = "wh1"
+      trigger_mode = "QUERY_RETURNS_ROWS"
+    }}
+    pause_status = "PAUSED"
+  }}
+  task {{
+    task_key = "alert"
+    alert_task {{
+      alert_id     = "a1"
+      warehouse_id = "wh1"
+      subscribers {{ user_name = "someone@example.com" }}
+    }}
+  }}
+  task {{
+    task_key = "dbt_platform"
+    dbt_platform_task {{
+      connection_resource_name = "dbt"
+      dbt_platform_job_id      = "42"
+    }}
+  }}
+  task {{
+    task_key = "operator"
+    python_operator_task {{
+      main = "my_operators.Refresh"
+      parameters {{
+        name  = "table"
+        value = "orders"
+      }}
+    }}
+  }}
+  task {{
+    task_key = "gen_ai"
+    gen_ai_compute_task {{
+      dl_runtime_image = "databricks/dl-runtime:1"
+      command          = "python train.py"
+      compute {{ num_gpus = 1 }}
+    }}
+  }}
+  task {{
+    task_key = "ai_runtime"
+    ai_runtime_task {{
+      experiment = "/Shared/experiments/churn"
+      deployments {{
+        name = "train"
+        compute {{
+          accelerator_type  = "GPU_1xA10"
+          accelerator_count = 1
+        }}
+      }}
+    }}
+  }}
+}}
+
+resource "databricks_job" "model_triggered" {{
+  name = "model triggered"
+  trigger {{
+    model {{
+      condition = "MODEL_ALIAS_SET"
+      aliases   = ["champion"]
+    }}
+  }}
+  task {{
+    task_key = "t"
+    notebook_task {{ notebook_path = "/Shared/n" }}
+  }}
+}}
+"#
+    );
+    let dir = config(&[("main.bf.hcl", &cfg)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let all = jobs(&serve);
+    let job = all
+        .iter()
+        .find(|j| j["settings"]["name"] == "triggered")
+        .unwrap();
+    assert_eq!(
+        job["settings"]["triggers"][1]["sql_condition"]["trigger_mode"],
+        "QUERY_RETURNS_ROWS"
+    );
+    assert_eq!(
+        task(job, "ai_runtime")["ai_runtime_task"]["deployments"][0]["compute"]["accelerator_count"],
+        1
+    );
+    assert_eq!(
+        task(job, "operator")["python_operator_task"]["parameters"][0]["value"],
+        "orders"
+    );
+    plan_is_empty(d, &serve);
+    // The dbt platform task runs through a connection this workspace does not have.
+    let (code, out, err) = bf(d, &serve, &["run", "databricks_job.triggered"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        format!("{out}{err}").contains("Connection 'dbt' does not exist."),
+        "{out}{err}"
+    );
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+
+    // triggers replaces schedule, trigger and continuous: both is refused, located.
+    let both = r#"
+resource "databricks_job" "j" {
+  schedule {
+    quartz_cron_expression = "0 0 2 * * ?"
+    timezone_id            = "UTC"
+  }
+  triggers {
+    periodic {
+      interval = 1
+      unit     = "HOURS"
+    }
+  }
+  task {
+    task_key = "t"
+    notebook_task { notebook_path = "/n" }
+  }
+}
+"#;
+    let dir = config(&[("main.bf.hcl", &format!("{PROVIDER}{both}"))]);
+    let (code, out, err) = common::run(dir.path(), &["validate"], &[]);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(err.contains("schedule beside triggers"), "{err}");
+    assert!(err.contains("main.bf.hcl:6:3"), "{err}");
+}

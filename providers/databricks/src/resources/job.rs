@@ -404,6 +404,80 @@ fn task_type(name: &'static str) -> BlockType {
                     .attr(Attribute::optional("refresh_flow_selection", strings()))
                     .attr(Attribute::optional("reset_checkpoint_selection", strings())),
             )),
+        "alert_task" => Schema::new()
+            .attr(Attribute::optional("alert_id", s()))
+            .attr(
+                Attribute::optional("workspace_path", s())
+                    .describe("The alert's workspace path, instead of alert_id."),
+            )
+            .attr(Attribute::optional("warehouse_id", s()))
+            .attr(Attribute::optional("parameters", map()))
+            .block(subscriptions("subscribers")),
+        "dbt_platform_task" => Schema::new()
+            .attr(Attribute::optional("connection_resource_name", s()))
+            .attr(Attribute::optional("dbt_platform_job_id", s())),
+        "dbt_cloud_task" => Schema::new()
+            .attr(Attribute::optional("connection_resource_name", s()))
+            .attr(
+                Attribute::optional("dbt_cloud_job_id", n())
+                    .describe("dbt_cloud_task is deprecated by the service for dbt_platform_task."),
+            ),
+        "python_operator_task" => Schema::new()
+            .attr(Attribute::optional("main", s()).describe("The operator to run."))
+            .block(BlockType::list(
+                "parameters",
+                Schema::new()
+                    .attr(Attribute::optional("name", s()))
+                    .attr(Attribute::optional("value", s())),
+            )),
+        "gen_ai_compute_task" => Schema::new()
+            .attr(Attribute::required("dl_runtime_image", s()))
+            .attr(Attribute::optional("command", s()))
+            .attr(Attribute::optional("training_script_path", s()))
+            .attr(Attribute::optional("source", s()).one_of(SOURCE))
+            .attr(Attribute::optional("mlflow_experiment_name", s()))
+            .attr(Attribute::optional("yaml_parameters", s()))
+            .attr(Attribute::optional("yaml_parameters_file_path", s()))
+            .block(BlockType::single(
+                "compute",
+                Schema::new()
+                    .attr(Attribute::required("num_gpus", n()))
+                    .attr(Attribute::optional("gpu_node_pool_id", s()))
+                    .attr(Attribute::optional("gpu_type", s())),
+            )),
+        "ai_runtime_task" => Schema::new()
+            .attr(Attribute::required("experiment", s()))
+            .attr(Attribute::optional("code_source_path", s()))
+            .attr(Attribute::optional("docker_image_url", s()))
+            .attr(Attribute::optional("unity_catalog_image_path", s()))
+            .attr(Attribute::optional("mlflow_artifact_location", s()))
+            .attr(Attribute::optional("mlflow_experiment_directory", s()))
+            .attr(Attribute::optional("mlflow_run", s()))
+            .attr(Attribute::optional("priority_class", s()).one_of(&["BEST_EFFORT", "NORMAL"]))
+            .block(
+                BlockType::list(
+                    "deployments",
+                    Schema::new()
+                        .attr(Attribute::optional("name", s()))
+                        .attr(Attribute::optional("command_path", s()))
+                        .block(
+                            BlockType::single(
+                                "compute",
+                                Schema::new()
+                                    .attr(Attribute::required("accelerator_type", s()).one_of(&[
+                                        "GPU_1xA10",
+                                        "GPU_1xH100",
+                                        "GPU_8xH100",
+                                        "GPU_8xB300",
+                                    ]))
+                                    .attr(Attribute::required("accelerator_count", n()))
+                                    .attr(Attribute::optional("provisioned_capacity_id", s())),
+                            )
+                            .min(1),
+                        ),
+                )
+                .min(1),
+            ),
         _ => Schema::new(),
     };
     BlockType::single(name, schema)
@@ -508,6 +582,108 @@ fn single_task_fields(mut schema: Schema) -> Schema {
         .block(library().describe("Deprecated single-task syntax: write it in a task block."))
 }
 
+fn pause_status() -> Attribute {
+    Attribute::optional("pause_status", s())
+        .server_default("UNPAUSED")
+        .one_of(values::PAUSE_STATUS)
+}
+
+/// A cron schedule; the job's own (`job`) pauses and may wait for a SQL condition, one of
+/// `triggers` does neither itself.
+fn schedule(job: bool) -> BlockType {
+    let mut schema = Schema::new()
+        .attr(
+            Attribute::required("quartz_cron_expression", s())
+                .check(values::quartz_cron)
+                .describe("Quartz cron: seconds minutes hours day-of-month month day-of-week [year], one of the day fields `?`, e.g. \"0 0 2 * * ?\"."),
+        )
+        .attr(
+            Attribute::required("timezone_id", s())
+                .check(values::time_zone)
+                .describe("A Java time-zone id, e.g. \"Europe/Zurich\" or \"UTC\"."),
+        );
+    if job {
+        schema = schema.attr(pause_status()).block(sql_condition());
+    }
+    BlockType::single("schedule", schema)
+}
+
+/// Continuous runs; the job's own pauses, one of `triggers` does not itself.
+fn continuous(job: bool) -> BlockType {
+    let mut schema = Schema::new()
+        .attr(Attribute::optional("task_retry_mode", s()).one_of(&["NEVER", "ON_FAILURE"]));
+    if job {
+        schema = schema.attr(pause_status());
+    }
+    BlockType::single("continuous", schema)
+}
+
+/// A SQL query whose result decides whether a trigger fires.
+fn sql_condition() -> BlockType {
+    BlockType::single(
+        "sql_condition",
+        Schema::new()
+            .attr(Attribute::required("sql_query_id", s()))
+            .attr(Attribute::required("warehouse_id", s()))
+            .attr(
+                Attribute::optional("trigger_mode", s())
+                    .one_of(&["QUERY_RETURNS_ROWS", "RESULT_VALUE_CHANGES"]),
+            ),
+    )
+}
+
+/// The event triggers, as `trigger` and each of `triggers` take them.
+fn trigger_blocks(mut block: BlockType) -> BlockType {
+    let waits = |schema: Schema| {
+        schema
+            .attr(Attribute::optional(
+                "min_time_between_triggers_seconds",
+                n(),
+            ))
+            .attr(Attribute::optional("wait_after_last_change_seconds", n()))
+    };
+    block.schema = block
+        .schema
+        .block(BlockType::single(
+            "file_arrival",
+            waits(Schema::new().attr(Attribute::required("url", s()))),
+        ))
+        .block(BlockType::single(
+            "table_update",
+            waits(
+                Schema::new()
+                    .attr(Attribute::required("table_names", strings()))
+                    .attr(
+                        Attribute::optional("condition", s())
+                            .one_of(&["ANY_UPDATED", "ALL_UPDATED"]),
+                    ),
+            ),
+        ))
+        .block(BlockType::single(
+            "periodic",
+            Schema::new()
+                .attr(Attribute::required("interval", n()))
+                .attr(
+                    Attribute::required("unit", s()).one_of(&["MINUTES", "HOURS", "DAYS", "WEEKS"]),
+                ),
+        ))
+        .block(BlockType::single(
+            "model",
+            waits(
+                Schema::new()
+                    .attr(Attribute::required("condition", s()).one_of(&[
+                        "MODEL_CREATED",
+                        "MODEL_VERSION_READY",
+                        "MODEL_ALIAS_SET",
+                    ]))
+                    .attr(Attribute::optional("securable_name", s()))
+                    .attr(Attribute::optional("aliases", strings())),
+            ),
+        ))
+        .block(sql_condition());
+    block
+}
+
 pub fn schema() -> Schema {
     let schema = Schema::new()
         .describe("A job (Jobs API 2.2) with its tasks, compute, triggers and notifications.")
@@ -555,6 +731,7 @@ pub fn schema() -> Schema {
             "job_cluster_key",
             Schema::new()
                 .attr(Attribute::required("job_cluster_key", s()))
+                .attr(Attribute::optional("serverless_compute_id", s()))
                 .block(super::cluster::new_cluster()),
         ))
         .block(BlockType::keyed(
@@ -579,27 +756,8 @@ pub fn schema() -> Schema {
                 .attr(Attribute::required("name", s()))
                 .attr(Attribute::required("default", s())),
         ))
-        .block(BlockType::single(
-            "schedule",
-            Schema::new()
-                .attr(
-                    Attribute::required("quartz_cron_expression", s())
-                        .check(values::quartz_cron)
-                        .describe("Quartz cron: seconds minutes hours day-of-month month day-of-week [year], one of the day fields `?`, e.g. \"0 0 2 * * ?\"."),
-                )
-                .attr(
-                    Attribute::required("timezone_id", s())
-                        .check(values::time_zone)
-                        .describe("A Java time-zone id, e.g. \"Europe/Zurich\" or \"UTC\"."),
-                )
-                .attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED").one_of(values::PAUSE_STATUS)),
-        ))
-        .block(BlockType::single(
-            "continuous",
-            Schema::new()
-                .attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED").one_of(values::PAUSE_STATUS))
-                .attr(Attribute::optional("task_retry_mode", s()).one_of(&["NEVER", "ON_FAILURE"])),
-        ))
+        .block(schedule(true))
+        .block(continuous(true))
         .block(BlockType::single(
             "deployment",
             Schema::new()
@@ -617,38 +775,20 @@ pub fn schema() -> Schema {
             )
             .describe("Wait limits of apply, as the Terraform provider's timeouts block. brickform-only: never sent."),
         )
-        .block(BlockType::single(
+        .block(trigger_blocks(BlockType::single(
             "trigger",
-            Schema::new()
-                .attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED").one_of(values::PAUSE_STATUS))
-                .block(BlockType::single(
-                    "file_arrival",
-                    Schema::new()
-                        .attr(Attribute::required("url", s()))
-                        .attr(Attribute::optional(
-                            "min_time_between_triggers_seconds",
-                            n(),
-                        ))
-                        .attr(Attribute::optional("wait_after_last_change_seconds", n())),
-                ))
-                .block(BlockType::single(
-                    "table_update",
-                    Schema::new()
-                        .attr(Attribute::required("table_names", strings()))
-                        .attr(Attribute::optional("condition", s()).one_of(&["ANY_UPDATED", "ALL_UPDATED"]))
-                        .attr(Attribute::optional(
-                            "min_time_between_triggers_seconds",
-                            n(),
-                        ))
-                        .attr(Attribute::optional("wait_after_last_change_seconds", n())),
-                ))
-                .block(BlockType::single(
-                    "periodic",
-                    Schema::new()
-                        .attr(Attribute::required("interval", n()))
-                        .attr(Attribute::required("unit", s()).one_of(&["MINUTES", "HOURS", "DAYS", "WEEKS"])),
-                )),
-        ))
+            Schema::new().attr(pause_status()),
+        )))
+        .block(
+            trigger_blocks(BlockType::list(
+                "triggers",
+                Schema::new()
+                    .attr(pause_status())
+                    .block(schedule(false))
+                    .block(continuous(false)),
+            ))
+            .describe("Several triggers at once (a preview of the service); instead of schedule, trigger and continuous."),
+        )
         .block(email_notifications())
         .block(webhook_notifications())
         .block(notification_settings(false))
@@ -709,6 +849,12 @@ const TASK_TYPES: &[&str] = &[
     "clean_rooms_notebook_task",
     "condition_task",
     "run_job_task",
+    "alert_task",
+    "dbt_platform_task",
+    "dbt_cloud_task",
+    "python_operator_task",
+    "gen_ai_compute_task",
+    "ai_runtime_task",
     "for_each_task",
 ];
 
@@ -1002,6 +1148,18 @@ fn check_git_sources(config: &Object, out: &mut Vec<Finding>) {
 /// Job-wide rules of the configuration that the schema cannot say.
 fn check_job(schema: &Schema, config: &Object, out: &mut Vec<Finding>) {
     check_git_sources(config, out);
+    // `triggers` replaces the three legacy ways of starting a job; the service takes one
+    // or the other.
+    if list(config, "triggers").next().is_some() {
+        for k in ["schedule", "trigger", "continuous"] {
+            if config.get(k).is_some_and(|v| !v.is_null()) {
+                out.push(
+                    Finding::error(&[k], format!("{k} beside triggers"))
+                        .hint(format!("write it as one of the triggers blocks (triggers {{ {k} {{ … }} }}), or leave triggers out")),
+                );
+            }
+        }
+    }
     if config.get("control_run_state").and_then(Value::as_bool) == Some(true)
         && config.get("continuous").is_none_or(Value::is_null)
     {
@@ -1698,13 +1856,13 @@ impl ResourceKind for Job {
         let mut changes: Vec<_> = super::presets::name(p, config).into_iter().collect();
         changes.extend(super::presets::pause(
             config,
-            &["schedule", "trigger", "continuous"],
+            &["schedule", "trigger", "continuous", "triggers"],
         ));
         changes
     }
 
     fn production_findings(&self, config: &Object) -> Vec<brickform_core::provider::Finding> {
-        super::presets::no_paused(config, &["schedule", "trigger", "continuous"])
+        super::presets::no_paused(config, &["schedule", "trigger", "continuous", "triggers"])
     }
 
     fn check(&self, config: &Object) -> Vec<Finding> {
@@ -2012,6 +2170,30 @@ mod tests {
         let presets = brickform_core::provider::Presets::new("alice", &Object::new());
         job.apply_presets(&presets, &mut config);
         assert_eq!(config["name"], Value::from("[dev alice] Untitled"));
+    }
+
+    #[test]
+    fn development_pauses_each_of_triggers_and_production_refuses_a_paused_one() {
+        let job = Job::new(Arc::new(Shared::default()));
+        let periodic = json!({"periodic": {"interval": 1, "unit": "HOURS"}});
+        let mut config = decoded(
+            &schema(),
+            json!({"name": "j", "triggers": [periodic, periodic]}),
+        );
+        let presets = brickform_core::provider::Presets::new("alice", &Object::new());
+        let changes = job.apply_presets(&presets, &mut config);
+        assert!(
+            changes
+                .iter()
+                .any(|c| c.field == "triggers[1].pause_status"),
+            "{changes:?}"
+        );
+        let found = job.production_findings(&config);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(
+            found[1].path,
+            vec![key("triggers"), PathStep::Index(1), key("pause_status")]
+        );
     }
 
     #[test]

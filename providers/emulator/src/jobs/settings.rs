@@ -256,6 +256,35 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
             "Only one of schedule, continuous, trigger may be set",
         ));
     }
+    if !o.objs("triggers")?.is_empty()
+        && ["schedule", "continuous", "trigger"]
+            .iter()
+            .any(|k| o.has(k))
+    {
+        return Err(ApiError::invalid(
+            "triggers cannot be set in the same request as schedule, trigger or continuous",
+        ));
+    }
+    for (p, t) in o.objs("triggers")? {
+        let t = Obj::at(t, &p);
+        t.enum_str("pause_status", PAUSE)?;
+        // One way of starting a run each; a SQL condition may stand alone or guard it.
+        const KINDS: &[&str] = &[
+            "schedule",
+            "continuous",
+            "file_arrival",
+            "table_update",
+            "periodic",
+            "model",
+        ];
+        let set: Vec<&str> = KINDS.iter().copied().filter(|k| t.has(k)).collect();
+        if set.len() > 1 || (set.is_empty() && !t.has("sql_condition")) {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field '{p}': a trigger sets exactly one of {}",
+                KINDS.join(", ")
+            )));
+        }
+    }
     if let Some(tr) = o.obj("trigger")? {
         let tr = Obj::at(tr, "trigger");
         tr.enum_str("pause_status", PAUSE)?;

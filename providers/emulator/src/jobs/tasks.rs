@@ -84,14 +84,6 @@ const fn checked(name: &'static str, check: fn(Obj) -> ApiResult<()>) -> TaskTyp
     }
 }
 
-const fn plain(name: &'static str) -> TaskType {
-    TaskType {
-        name,
-        check: None,
-        simulate: None,
-    }
-}
-
 /// Every task type of the Jobs API 2.2. A task sets exactly one of these (or a `*_task`
 /// this list does not know yet, which is accepted and succeeds).
 pub const TASK_TYPES: &[TaskType] = &[
@@ -147,7 +139,11 @@ pub const TASK_TYPES: &[TaskType] = &[
         simulate: Some(dbt),
     },
     checked("dashboard_task", check_dashboard),
-    plain("alert_task"),
+    TaskType {
+        name: "alert_task",
+        check: Some(check_alert),
+        simulate: Some(alert),
+    },
     TaskType {
         name: "power_bi_task",
         check: Some(check_power_bi),
@@ -158,9 +154,31 @@ pub const TASK_TYPES: &[TaskType] = &[
         check: Some(check_clean_rooms),
         simulate: Some(clean_rooms),
     },
-    plain("dbt_platform_task"),
-    plain("gen_ai_compute_task"),
-    plain("python_operator_task"),
+    TaskType {
+        name: "dbt_platform_task",
+        check: Some(check_dbt_platform),
+        simulate: Some(dbt_platform),
+    },
+    TaskType {
+        name: "dbt_cloud_task",
+        check: Some(check_dbt_cloud),
+        simulate: Some(dbt_platform),
+    },
+    TaskType {
+        name: "gen_ai_compute_task",
+        check: Some(check_gen_ai),
+        simulate: Some(gen_ai),
+    },
+    TaskType {
+        name: "python_operator_task",
+        check: Some(check_python_operator),
+        simulate: None,
+    },
+    TaskType {
+        name: "ai_runtime_task",
+        check: Some(check_ai_runtime),
+        simulate: Some(ai_runtime),
+    },
 ];
 
 pub fn is_known(name: &str) -> bool {
@@ -330,6 +348,77 @@ fn check_power_bi(o: Obj) -> ApiResult<()> {
         t.str("name")?;
         t.enum_str("storage_mode", POWER_BI_STORAGE)?
             .ok_or_else(|| crate::body::missing(&t.path("storage_mode")))?;
+    }
+    Ok(())
+}
+
+fn check_alert(o: Obj) -> ApiResult<()> {
+    o.one_of(&["alert_id", "workspace_path"])?;
+    o.str("alert_id")?;
+    o.str("workspace_path")?;
+    o.str("warehouse_id")?;
+    o.str_map("parameters")?;
+    check_subscriptions(o, "subscribers")
+}
+
+fn check_dbt_platform(o: Obj) -> ApiResult<()> {
+    o.req_str("connection_resource_name")?;
+    o.req_str("dbt_platform_job_id")?;
+    Ok(())
+}
+
+fn check_dbt_cloud(o: Obj) -> ApiResult<()> {
+    o.req_str("connection_resource_name")?;
+    o.req_int("dbt_cloud_job_id")?;
+    Ok(())
+}
+
+fn check_gen_ai(o: Obj) -> ApiResult<()> {
+    o.req_str("dl_runtime_image")?;
+    for k in [
+        "command",
+        "training_script_path",
+        "mlflow_experiment_name",
+        "yaml_parameters",
+        "yaml_parameters_file_path",
+    ] {
+        o.str(k)?;
+    }
+    o.enum_str("source", &["WORKSPACE", "GIT"])?;
+    if let Some(c) = o.obj("compute")? {
+        let p = o.path("compute");
+        Obj::at(c, &p).req_int("num_gpus")?;
+    }
+    Ok(())
+}
+
+fn check_python_operator(o: Obj) -> ApiResult<()> {
+    o.req_str("main")?;
+    for (p, m) in o.objs("parameters")? {
+        let m = Obj::at(m, &p);
+        m.str("name")?;
+        m.str("value")?;
+    }
+    Ok(())
+}
+
+fn check_ai_runtime(o: Obj) -> ApiResult<()> {
+    o.req_str("experiment")?;
+    o.enum_str("priority_class", &["BEST_EFFORT", "NORMAL"])?;
+    let deployments = o.objs("deployments")?;
+    if deployments.is_empty() {
+        return Err(crate::body::missing(&o.path("deployments")));
+    }
+    for (p, d) in deployments {
+        let d = Obj::at(d, &p);
+        let cp = d.path("compute");
+        let c = Obj::at(d.req_obj("compute")?, &cp);
+        c.enum_str(
+            "accelerator_type",
+            &["GPU_1xA10", "GPU_1xH100", "GPU_8xH100", "GPU_8xB300"],
+        )?
+        .ok_or_else(|| crate::body::missing(&c.path("accelerator_type")))?;
+        c.req_int("accelerator_count")?;
     }
     Ok(())
 }
@@ -633,6 +722,55 @@ fn power_bi(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
     Started::success()
 }
 
+/// An alert given by its workspace path must be there; alerts given by id are not
+/// modelled, so they run.
+fn alert(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    if let Some(path) = o.get("workspace_path").and_then(Value::as_str) {
+        let path = env.sub(path);
+        if !readable(st, &path) {
+            return Started::Refused(format!("Alert not found: {path}"));
+        }
+    }
+    Started::success()
+}
+
+/// A dbt platform (or dbt Cloud) job runs through a Unity Catalog connection, which must
+/// exist.
+fn dbt_platform(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
+    let conn = text(o, "connection_resource_name");
+    if st.connections.contains_key(&conn.to_lowercase()) {
+        Started::success()
+    } else {
+        Started::Refused(format!("Connection '{conn}' does not exist."))
+    }
+}
+
+/// A training script in the workspace must be there; one from Git is fetched at run time.
+fn gen_ai(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    for k in ["training_script_path", "yaml_parameters_file_path"] {
+        if let Some(path) = o.get(k).and_then(Value::as_str)
+            && o.get("source").and_then(Value::as_str) != Some("GIT")
+        {
+            let path = env.sub(path);
+            if !readable(st, &path) {
+                return Started::failure(format!("File not found: {path}"));
+            }
+        }
+    }
+    Started::success()
+}
+
+/// The workload's code must be there.
+fn ai_runtime(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    if let Some(path) = o.get("code_source_path").and_then(Value::as_str) {
+        let path = env.sub(path);
+        if !readable(st, &path) {
+            return Started::failure(format!("File not found: {path}"));
+        }
+    }
+    Started::success()
+}
+
 /// Clean rooms are not modelled: no clean room exists, so its notebook cannot run.
 fn clean_rooms(_: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
     Started::Refused(format!(
@@ -890,6 +1028,31 @@ mod tests {
                 json!({"clean_rooms_notebook_task": {"clean_room_name": "cr", "notebook_name": "n"}})
             ),
             Started::Refused("Clean room 'cr' does not exist.".into())
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"dbt_platform_task": {"connection_resource_name": "dbt", "dbt_platform_job_id": "1"}})
+            ),
+            Started::Refused("Connection 'dbt' does not exist.".into())
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"gen_ai_compute_task": {"dl_runtime_image": "i", "training_script_path": "/Workspace/t.py"}})
+            ),
+            failed("File not found: /Workspace/t.py")
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"alert_task": {"workspace_path": "/Shared/a.dbalert.json"}})
+            ),
+            Started::Refused("Alert not found: /Shared/a.dbalert.json".into())
+        );
+        assert_eq!(
+            run(&mut st, json!({"alert_task": {"alert_id": "a1"}})),
+            Started::success()
         );
     }
 
