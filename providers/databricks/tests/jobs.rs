@@ -123,7 +123,7 @@ resource "databricks_job" "all" {{
   }}
   notification_settings {{ no_alert_for_skipped_runs = true }}
   health {{
-    rule {{
+    rules {{
       metric = "RUN_DURATION_SECONDS"
       op     = "GREATER_THAN"
       value  = 3600

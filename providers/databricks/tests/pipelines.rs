@@ -376,7 +376,7 @@ resource "databricks_pipeline" "all" {
     custom_tags = {
       "ResourceClass" = "SingleNode"
     }
-    aws_attributes = {
+    aws_attributes {
       availability = "SPOT"
     }
   }

@@ -14,6 +14,7 @@ mod app;
 mod auth;
 mod behaviours;
 mod body;
+mod compute;
 mod config;
 mod control;
 mod errors;

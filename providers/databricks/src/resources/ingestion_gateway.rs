@@ -20,7 +20,7 @@ const DEFINITION: &[&str] = &[
 ];
 
 pub fn schema() -> Schema {
-    common_schema("A Lakeflow Connect ingestion gateway (a pipeline with gateway_definition). Replaced when the connection or the staging location changes.")
+    common_schema("A Lakeflow Connect ingestion gateway (a pipeline with gateway_definition). Replaced when the connection or the staging location changes.", true)
         .attr(
             Attribute::required("connection_name", string())
                 .force_new()

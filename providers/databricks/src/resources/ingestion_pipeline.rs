@@ -251,7 +251,7 @@ fn object_block() -> BlockType {
 }
 
 pub fn schema() -> Schema {
-    common_schema("A Lakeflow Connect ingestion pipeline (a pipeline with ingestion_definition). Replaced when its gateway or connection changes.")
+    common_schema("A Lakeflow Connect ingestion pipeline (a pipeline with ingestion_definition). Replaced when its gateway or connection changes.", true)
         .attr(
             Attribute::optional("ingestion_gateway_id", string())
                 .force_new()

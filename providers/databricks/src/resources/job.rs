@@ -34,7 +34,6 @@ const RENAMES: Renames = &[
     ("", "environment", "environments"),
     ("task", "library", "libraries"),
     ("task", "depends_on", "depends_on"),
-    ("health", "rule", "rules"),
     ("git_source", "url", "git_url"),
     ("git_source", "provider", "git_provider"),
     ("git_source", "branch", "git_branch"),
@@ -69,19 +68,6 @@ const HEALTH_METRICS: &[&str] = &[
     "STREAMING_BACKLOG_RECORDS",
     "STREAMING_BACKLOG_SECONDS",
     "STREAMING_BACKLOG_FILES",
-];
-/// `compute.DataSecurityMode`.
-const DATA_SECURITY_MODES: &[&str] = &[
-    "DATA_SECURITY_MODE_AUTO",
-    "DATA_SECURITY_MODE_STANDARD",
-    "DATA_SECURITY_MODE_DEDICATED",
-    "NONE",
-    "SINGLE_USER",
-    "USER_ISOLATION",
-    "LEGACY_TABLE_ACL",
-    "LEGACY_PASSTHROUGH",
-    "LEGACY_SINGLE_USER",
-    "LEGACY_SINGLE_USER_STANDARD",
 ];
 /// `GitProvider`; the service compares it without regard to case.
 const GIT_PROVIDERS: &[&str] = &[
@@ -126,6 +112,8 @@ fn email_notifications() -> BlockType {
                 "on_streaming_backlog_exceeded",
                 strings(),
             ))
+            .attr(Attribute::optional("on_maintenance_start", strings()))
+            .attr(Attribute::optional("on_maintenance_complete", strings()))
             .attr(Attribute::optional("no_alert_for_skipped_runs", b()).server_default(false)),
     )
 }
@@ -141,105 +129,35 @@ fn webhook_notifications() -> BlockType {
             .block(ids("on_success"))
             .block(ids("on_failure"))
             .block(ids("on_duration_warning_threshold_exceeded"))
-            .block(ids("on_streaming_backlog_exceeded")),
+            .block(ids("on_streaming_backlog_exceeded"))
+            .block(ids("on_maintenance_start"))
+            .block(ids("on_maintenance_complete")),
     )
 }
 
-fn notification_settings() -> BlockType {
-    BlockType::single(
-        "notification_settings",
-        Schema::new()
-            .attr(Attribute::optional("no_alert_for_skipped_runs", b()).server_default(false))
-            .attr(Attribute::optional("no_alert_for_canceled_runs", b()).server_default(false)),
-    )
+/// `task`: a task's settings, which also say whether to alert only on the last attempt.
+fn notification_settings(task: bool) -> BlockType {
+    let mut schema = Schema::new()
+        .attr(Attribute::optional("no_alert_for_skipped_runs", b()).server_default(false))
+        .attr(Attribute::optional("no_alert_for_canceled_runs", b()).server_default(false));
+    if task {
+        schema =
+            schema.attr(Attribute::optional("alert_on_last_attempt", b()).server_default(false));
+    }
+    BlockType::single("notification_settings", schema)
 }
 
 fn health() -> BlockType {
     BlockType::single(
         "health",
         Schema::new().block(BlockType::list(
-            "rule",
+            "rules",
             Schema::new()
                 .attr(Attribute::required("metric", s()).one_of(HEALTH_METRICS))
                 .attr(Attribute::required("op", s()).one_of(&["GREATER_THAN"]))
                 .attr(Attribute::required("value", n())),
         )),
     )
-}
-
-fn new_cluster() -> BlockType {
-    BlockType::single(
-        "new_cluster",
-        Schema::new()
-            .attr(Attribute::optional("spark_version", s()))
-            .attr(Attribute::optional("node_type_id", s()))
-            .attr(Attribute::optional("driver_node_type_id", s()))
-            .attr(Attribute::optional("num_workers", n()))
-            .attr(Attribute::optional("policy_id", s()))
-            // The service fills in the access mode, elastic disk and the cloud attributes of
-            // where the cluster runs when the request leaves them out: they are the
-            // service's to decide, not drift (as in the Terraform provider, where they are
-            // computed). Each value is the service's own, so the plan's `after` shows it.
-            .attr(
-                Attribute::optional_computed("data_security_mode", s()).one_of(DATA_SECURITY_MODES),
-            )
-            .attr(Attribute::optional_computed("enable_elastic_disk", b()))
-            .attr(Attribute::optional("single_user_name", s()))
-            .attr(
-                Attribute::optional("runtime_engine", s()).one_of(&["STANDARD", "PHOTON", "NULL"]),
-            )
-            .attr(Attribute::optional("spark_conf", map()))
-            .attr(Attribute::optional("spark_env_vars", map()))
-            .attr(Attribute::optional("custom_tags", map()))
-            .block(BlockType::single(
-                "autoscale",
-                Schema::new()
-                    .attr(Attribute::required("min_workers", n()))
-                    .attr(Attribute::required("max_workers", n())),
-            ))
-            .block(cloud_attributes(
-                "aws_attributes",
-                &[
-                    "availability",
-                    "zone_id",
-                    "instance_profile_arn",
-                    "ebs_volume_type",
-                ],
-                &[
-                    "first_on_demand",
-                    "spot_bid_price_percent",
-                    "ebs_volume_count",
-                    "ebs_volume_size",
-                ],
-            ))
-            .block(cloud_attributes(
-                "azure_attributes",
-                &["availability"],
-                &["first_on_demand", "spot_bid_max_price"],
-            ))
-            .block(cloud_attributes(
-                "gcp_attributes",
-                &["availability", "zone_id", "google_service_account"],
-                &["first_on_demand", "boot_disk_size", "local_ssd_count"],
-            )),
-    )
-}
-
-/// A cluster's cloud attributes (`aws_attributes` and the like): settable, and filled in by
-/// the service where the configuration leaves them out.
-fn cloud_attributes(
-    name: &'static str,
-    strings: &[&'static str],
-    numbers: &[&'static str],
-) -> BlockType {
-    let mut schema = Schema::new();
-    for a in strings {
-        schema = schema.attr(Attribute::optional_computed(a, s()));
-    }
-    for a in numbers {
-        schema = schema.attr(Attribute::optional_computed(a, n()));
-    }
-    BlockType::single(name, schema)
 }
 
 fn library() -> BlockType {
@@ -255,15 +173,318 @@ fn library() -> BlockType {
                     .attr(Attribute::required("package", s()))
                     .attr(Attribute::optional("repo", s())),
             ))
+            .attr(
+                Attribute::optional("egg", s())
+                    .describe("Deprecated by the service; kept for existing configurations."),
+            )
             .block(BlockType::single(
                 "maven",
                 Schema::new()
                     .attr(Attribute::required("coordinates", s()))
                     .attr(Attribute::optional("repo", s()))
                     .attr(Attribute::optional("exclusions", strings())),
+            ))
+            .block(BlockType::single(
+                "cran",
+                Schema::new()
+                    .attr(Attribute::required("package", s()))
+                    .attr(Attribute::optional("repo", s())),
             )),
     )
 }
+
+/// The `*_task` blocks the deprecated single-task syntax takes at the top level of a job
+/// (Jobs API 2.0): [`single_task_fields`].
+const SINGLE_TASK_TYPES: &[&str] = &[
+    "notebook_task",
+    "spark_jar_task",
+    "spark_python_task",
+    "spark_submit_task",
+    "pipeline_task",
+    "python_wheel_task",
+    "dbt_task",
+    "run_job_task",
+];
+
+fn subscriptions(name: &'static str) -> BlockType {
+    BlockType::list(
+        name,
+        Schema::new()
+            .attr(Attribute::optional("user_name", s()))
+            .attr(Attribute::optional("destination_id", s())),
+    )
+    .describe(
+        "Each names one of user_name (an email) or destination_id (a notification destination).",
+    )
+}
+
+/// One task type's block, by name: the same block serves a task, a nested task and the
+/// deprecated single-task syntax at the job's top level.
+fn task_type(name: &'static str) -> BlockType {
+    let schema = match name {
+        "notebook_task" => Schema::new()
+            .attr(Attribute::required("notebook_path", s()))
+            .attr(Attribute::optional("base_parameters", map()))
+            .attr(Attribute::optional("source", s()).one_of(SOURCE))
+            .attr(Attribute::optional("warehouse_id", s())),
+        "pipeline_task" => Schema::new()
+            .attr(Attribute::required("pipeline_id", s()))
+            .attr(Attribute::optional("full_refresh", b()).server_default(false))
+            .attr(
+                Attribute::optional("full_refresh_selection", strings())
+                    .describe("Tables to reset and recompute."),
+            )
+            .attr(
+                Attribute::optional("refresh_selection", strings())
+                    .describe("Tables to update."),
+            )
+            .attr(Attribute::optional("refresh_flow_selection", strings()))
+            .attr(Attribute::optional("reset_checkpoint_selection", strings()))
+            .attr(Attribute::optional("parameters", map())),
+        "python_wheel_task" => Schema::new()
+            .attr(Attribute::required("package_name", s()))
+            .attr(Attribute::required("entry_point", s()))
+            .attr(Attribute::optional("parameters", strings()))
+            .attr(Attribute::optional("named_parameters", map())),
+        "spark_python_task" => Schema::new()
+            .attr(Attribute::required("python_file", s()))
+            .attr(Attribute::optional("parameters", strings()))
+            .attr(Attribute::optional("source", s()).one_of(SOURCE)),
+        "spark_jar_task" => Schema::new()
+            .attr(
+                Attribute::optional("main_class_name", s())
+                    .describe("The class with the main method, in a JAR given as a library."),
+            )
+            .attr(Attribute::optional("parameters", strings()))
+            .attr(
+                Attribute::optional("jar_uri", s())
+                    .describe("Deprecated by the service: give the JAR as a library."),
+            )
+            // The service sets it; the Terraform provider computes it.
+            .attr(Attribute::optional_computed("run_as_repl", b())),
+        "spark_submit_task" => Schema::new().attr(
+            Attribute::optional("parameters", strings())
+                .describe("spark-submit's command line: --class, --jars, --py-files, --conf, the main file and its arguments."),
+        ),
+        "dbt_task" => Schema::new()
+            .attr(
+                Attribute::required("commands", strings())
+                    .describe("dbt commands run in order; each starts with `dbt`."),
+            )
+            .attr(Attribute::optional("project_directory", s()))
+            .attr(Attribute::optional("profiles_directory", s()))
+            .attr(Attribute::optional("catalog", s()))
+            .attr(Attribute::optional("schema", s()).server_default("default"))
+            .attr(Attribute::optional("warehouse_id", s()))
+            .attr(Attribute::optional("source", s()).one_of(SOURCE)),
+        "sql_task" => Schema::new()
+            .attr(Attribute::required("warehouse_id", s()))
+            .attr(Attribute::optional("parameters", map()))
+            .block(BlockType::single(
+                "query",
+                Schema::new().attr(Attribute::required("query_id", s())),
+            ))
+            .block(BlockType::single(
+                "file",
+                Schema::new()
+                    .attr(Attribute::required("path", s()))
+                    .attr(Attribute::optional("source", s()).one_of(SOURCE)),
+            ))
+            .block(BlockType::single(
+                "alert",
+                Schema::new()
+                    .attr(Attribute::required("alert_id", s()))
+                    .attr(Attribute::optional("pause_subscriptions", b()))
+                    .block(subscriptions("subscriptions")),
+            ))
+            .block(BlockType::single(
+                "dashboard",
+                Schema::new()
+                    .attr(Attribute::required("dashboard_id", s()))
+                    .attr(Attribute::optional("custom_subject", s()))
+                    .attr(Attribute::optional("pause_subscriptions", b()))
+                    .block(subscriptions("subscriptions")),
+            )),
+        "dashboard_task" => Schema::new()
+            .attr(Attribute::required("dashboard_id", s()))
+            .attr(Attribute::optional("warehouse_id", s()))
+            .attr(Attribute::optional("filters", map()))
+            .block(BlockType::single(
+                "subscription",
+                Schema::new()
+                    .attr(Attribute::optional("custom_subject", s()))
+                    .attr(Attribute::optional("paused", b()))
+                    .block(subscriptions("subscribers"))
+                    .block(BlockType::single(
+                        "attachment",
+                        Schema::new()
+                            .block(BlockType::single(
+                                "data_attachment",
+                                Schema::new()
+                                    .attr(Attribute::required("file_format", s()).one_of(&[
+                                        "FILE_FORMAT_CSV",
+                                        "FILE_FORMAT_EXCEL",
+                                        "FILE_FORMAT_TSV",
+                                    ]))
+                                    .attr(Attribute::optional("include_applied_filters", b()))
+                                    .block(BlockType::list(
+                                        "widgets",
+                                        Schema::new()
+                                            .attr(Attribute::required("page_id", s()))
+                                            .attr(Attribute::required("widget_id", s())),
+                                    )),
+                            ))
+                            .block(BlockType::single(
+                                "page_attachment",
+                                Schema::new()
+                                    .attr(Attribute::optional("page_ids", strings()))
+                                    .attr(Attribute::optional("page_selection", s()).one_of(&[
+                                        "PAGE_SELECTION_ALL",
+                                        "PAGE_SELECTION_SUBSET",
+                                    ])),
+                            )),
+                    )),
+            )),
+        "power_bi_task" => Schema::new()
+            .attr(Attribute::required("warehouse_id", s()))
+            .attr(Attribute::required("connection_resource_name", s()))
+            .attr(Attribute::optional("refresh_after_update", b()))
+            .block(
+                BlockType::single(
+                    "power_bi_model",
+                    Schema::new()
+                        .attr(Attribute::required("workspace_name", s()))
+                        .attr(Attribute::required("model_name", s()))
+                        .attr(Attribute::required("storage_mode", s()).one_of(POWER_BI_STORAGE))
+                        .attr(
+                            Attribute::required("authentication_method", s())
+                                .one_of(&["OAUTH", "PAT"]),
+                        )
+                        .attr(Attribute::optional("overwrite_existing", b())),
+                )
+                .min(1),
+            )
+            .block(
+                BlockType::list(
+                    "tables",
+                    Schema::new()
+                        .attr(Attribute::required("catalog", s()))
+                        .attr(Attribute::required("schema", s()))
+                        .attr(Attribute::optional("name", s()))
+                        .attr(Attribute::required("storage_mode", s()).one_of(POWER_BI_STORAGE)),
+                )
+                .min(1),
+            ),
+        "clean_rooms_notebook_task" => Schema::new()
+            .attr(Attribute::required("clean_room_name", s()))
+            .attr(Attribute::required("notebook_name", s()))
+            .attr(Attribute::optional("notebook_base_parameters", map()))
+            .attr(Attribute::optional("etag", s())),
+        "condition_task" => Schema::new()
+            .attr(Attribute::required("op", s()).one_of(CONDITION_OPS))
+            .attr(Attribute::required("left", s()))
+            .attr(Attribute::required("right", s())),
+        "run_job_task" => Schema::new()
+            .attr(Attribute::required("job_id", n()))
+            .attr(Attribute::optional("job_parameters", map()))
+            // The legacy parameters of run-now, passed to the tasks of the job it runs.
+            .attr(Attribute::optional("notebook_params", map()))
+            .attr(Attribute::optional("python_params", strings()))
+            .attr(Attribute::optional("python_named_params", map()))
+            .attr(Attribute::optional("jar_params", strings()))
+            .attr(Attribute::optional("spark_submit_params", strings()))
+            .attr(Attribute::optional("sql_params", map()))
+            .attr(Attribute::optional("dbt_commands", strings()))
+            .block(BlockType::single(
+                "pipeline_params",
+                Schema::new()
+                    .attr(Attribute::optional("full_refresh", b()))
+                    .attr(Attribute::optional("full_refresh_selection", strings()))
+                    .attr(Attribute::optional("refresh_selection", strings()))
+                    .attr(Attribute::optional("refresh_flow_selection", strings()))
+                    .attr(Attribute::optional("reset_checkpoint_selection", strings())),
+            )),
+        "alert_task" => Schema::new()
+            .attr(Attribute::optional("alert_id", s()))
+            .attr(
+                Attribute::optional("workspace_path", s())
+                    .describe("The alert's workspace path, instead of alert_id."),
+            )
+            .attr(Attribute::optional("warehouse_id", s()))
+            .attr(Attribute::optional("parameters", map()))
+            .block(subscriptions("subscribers")),
+        "dbt_platform_task" => Schema::new()
+            .attr(Attribute::optional("connection_resource_name", s()))
+            .attr(Attribute::optional("dbt_platform_job_id", s())),
+        "dbt_cloud_task" => Schema::new()
+            .attr(Attribute::optional("connection_resource_name", s()))
+            .attr(
+                Attribute::optional("dbt_cloud_job_id", n())
+                    .describe("dbt_cloud_task is deprecated by the service for dbt_platform_task."),
+            ),
+        "python_operator_task" => Schema::new()
+            .attr(Attribute::optional("main", s()).describe("The operator to run."))
+            .block(BlockType::list(
+                "parameters",
+                Schema::new()
+                    .attr(Attribute::optional("name", s()))
+                    .attr(Attribute::optional("value", s())),
+            )),
+        "gen_ai_compute_task" => Schema::new()
+            .attr(Attribute::required("dl_runtime_image", s()))
+            .attr(Attribute::optional("command", s()))
+            .attr(Attribute::optional("training_script_path", s()))
+            .attr(Attribute::optional("source", s()).one_of(SOURCE))
+            .attr(Attribute::optional("mlflow_experiment_name", s()))
+            .attr(Attribute::optional("yaml_parameters", s()))
+            .attr(Attribute::optional("yaml_parameters_file_path", s()))
+            .block(BlockType::single(
+                "compute",
+                Schema::new()
+                    .attr(Attribute::required("num_gpus", n()))
+                    .attr(Attribute::optional("gpu_node_pool_id", s()))
+                    .attr(Attribute::optional("gpu_type", s())),
+            )),
+        "ai_runtime_task" => Schema::new()
+            .attr(Attribute::required("experiment", s()))
+            .attr(Attribute::optional("code_source_path", s()))
+            .attr(Attribute::optional("docker_image_url", s()))
+            .attr(Attribute::optional("unity_catalog_image_path", s()))
+            .attr(Attribute::optional("mlflow_artifact_location", s()))
+            .attr(Attribute::optional("mlflow_experiment_directory", s()))
+            .attr(Attribute::optional("mlflow_run", s()))
+            .attr(Attribute::optional("priority_class", s()).one_of(&["BEST_EFFORT", "NORMAL"]))
+            .block(
+                BlockType::list(
+                    "deployments",
+                    Schema::new()
+                        .attr(Attribute::optional("name", s()))
+                        .attr(Attribute::optional("command_path", s()))
+                        .block(
+                            BlockType::single(
+                                "compute",
+                                Schema::new()
+                                    .attr(Attribute::required("accelerator_type", s()).one_of(&[
+                                        "GPU_1xA10",
+                                        "GPU_1xH100",
+                                        "GPU_8xH100",
+                                        "GPU_8xB300",
+                                    ]))
+                                    .attr(Attribute::required("accelerator_count", n()))
+                                    .attr(Attribute::optional("provisioned_capacity_id", s())),
+                            )
+                            .min(1),
+                        ),
+                )
+                .min(1),
+            ),
+        _ => Schema::new(),
+    };
+    BlockType::single(name, schema)
+}
+
+/// `jobs.StorageMode` of Power BI tables and models.
+const POWER_BI_STORAGE: &[&str] = &["DIRECT_QUERY", "IMPORT", "DUAL"];
 
 /// A task; `nested` tasks (inside `for_each_task`) cannot hold another `for_each_task`.
 fn task_schema(nested: bool) -> Schema {
@@ -283,6 +504,10 @@ fn task_schema(nested: bool) -> Schema {
         .attr(Attribute::optional("min_retry_interval_millis", n()).server_default(0i64))
         .attr(Attribute::optional("retry_on_timeout", b()).server_default(false))
         .attr(Attribute::optional("disabled", b()).server_default(false))
+        .attr(
+            Attribute::optional("disable_auto_optimization", b())
+                .describe("Serverless tasks: no automatic optimisation (retries among it)."),
+        )
         // Keyed: the service answers with the dependencies sorted by task key, whatever
         // order they were sent in, so their order carries no meaning.
         .block(BlockType::keyed(
@@ -295,71 +520,24 @@ fn task_schema(nested: bool) -> Schema {
                         .one_of(&["true", "false"])
                         .describe("For a dependency on a condition_task: the result it needs."),
                 ),
-        ))
-        .block(BlockType::single(
-            "notebook_task",
-            Schema::new()
-                .attr(Attribute::required("notebook_path", s()))
-                .attr(Attribute::optional("base_parameters", map()))
-                .attr(Attribute::optional("source", s()).one_of(SOURCE))
-                .attr(Attribute::optional("warehouse_id", s())),
-        ))
-        .block(BlockType::single(
-            "pipeline_task",
-            Schema::new()
-                .attr(Attribute::required("pipeline_id", s()))
-                .attr(Attribute::optional("full_refresh", b()).server_default(false)),
-        ))
-        .block(BlockType::single(
-            "python_wheel_task",
-            Schema::new()
-                .attr(Attribute::required("package_name", s()))
-                .attr(Attribute::required("entry_point", s()))
-                .attr(Attribute::optional("parameters", strings()))
-                .attr(Attribute::optional("named_parameters", map())),
-        ))
-        .block(BlockType::single(
-            "spark_python_task",
-            Schema::new()
-                .attr(Attribute::required("python_file", s()))
-                .attr(Attribute::optional("parameters", strings()))
-                .attr(Attribute::optional("source", s()).one_of(SOURCE)),
-        ))
-        .block(BlockType::single(
-            "sql_task",
-            Schema::new()
-                .attr(Attribute::required("warehouse_id", s()))
-                .attr(Attribute::optional("parameters", map()))
-                .block(BlockType::single(
-                    "query",
-                    Schema::new().attr(Attribute::required("query_id", s())),
-                ))
-                .block(BlockType::single(
-                    "file",
-                    Schema::new()
-                        .attr(Attribute::required("path", s()))
-                        .attr(Attribute::optional("source", s()).one_of(SOURCE)),
-                )),
-        ))
-        .block(BlockType::single(
-            "condition_task",
-            Schema::new()
-                .attr(Attribute::required("op", s()).one_of(CONDITION_OPS))
-                .attr(Attribute::required("left", s()))
-                .attr(Attribute::required("right", s())),
-        ))
-        .block(BlockType::single(
-            "run_job_task",
-            Schema::new()
-                .attr(Attribute::required("job_id", n()))
-                .attr(Attribute::optional("job_parameters", map())),
-        ))
-        .block(new_cluster())
+        ));
+    for t in TASK_TYPES.iter().filter(|t| **t != "for_each_task") {
+        schema = schema.block(task_type(t));
+    }
+    schema = schema
+        .block(super::cluster::new_cluster())
         .block(library())
         .block(email_notifications())
         .block(webhook_notifications())
-        .block(notification_settings())
-        .block(health());
+        .block(notification_settings(true))
+        .block(health())
+        .block(BlockType::single(
+            "compute",
+            Schema::new().attr(
+                Attribute::optional("hardware_accelerator", s())
+                    .describe("Serverless GPU compute, e.g. GPU_1xA10."),
+            ),
+        ));
     if !nested {
         schema = schema.block(BlockType::single(
             "for_each_task",
@@ -372,13 +550,164 @@ fn task_schema(nested: bool) -> Schema {
     schema
 }
 
+/// The deprecated single-task syntax (Jobs API 2.0): a job's one task written at its top
+/// level. Accepted with a warning and planned as the equivalent one-task job
+/// ([`Job::prepare_config`]), so what the service holds and reads back is that job.
+fn single_task_fields(mut schema: Schema) -> Schema {
+    for t in SINGLE_TASK_TYPES {
+        schema = schema.block(
+            task_type(t).describe("Deprecated single-task syntax: write it in a task block."),
+        );
+    }
+    schema
+        .attr(
+            Attribute::optional("existing_cluster_id", s())
+                .describe("Deprecated single-task syntax: write it in a task block."),
+        )
+        .attr(
+            Attribute::optional("max_retries", n())
+                .describe("Deprecated single-task syntax: write it in a task block."),
+        )
+        .attr(
+            Attribute::optional("min_retry_interval_millis", n())
+                .describe("Deprecated single-task syntax: write it in a task block."),
+        )
+        .attr(
+            Attribute::optional("retry_on_timeout", b())
+                .describe("Deprecated single-task syntax: write it in a task block."),
+        )
+        .block(super::cluster::new_cluster().describe(
+            "Deprecated single-task syntax: write it in a task block (or a job_cluster).",
+        ))
+        .block(library().describe("Deprecated single-task syntax: write it in a task block."))
+}
+
+fn pause_status() -> Attribute {
+    Attribute::optional("pause_status", s())
+        .server_default("UNPAUSED")
+        .one_of(values::PAUSE_STATUS)
+}
+
+/// A cron schedule; the job's own (`job`) pauses and may wait for a SQL condition, one of
+/// `triggers` does neither itself.
+fn schedule(job: bool) -> BlockType {
+    let mut schema = Schema::new()
+        .attr(
+            Attribute::required("quartz_cron_expression", s())
+                .check(values::quartz_cron)
+                .describe("Quartz cron: seconds minutes hours day-of-month month day-of-week [year], one of the day fields `?`, e.g. \"0 0 2 * * ?\"."),
+        )
+        .attr(
+            Attribute::required("timezone_id", s())
+                .check(values::time_zone)
+                .describe("A Java time-zone id, e.g. \"Europe/Zurich\" or \"UTC\"."),
+        );
+    if job {
+        schema = schema.attr(pause_status()).block(sql_condition());
+    }
+    BlockType::single("schedule", schema)
+}
+
+/// Continuous runs; the job's own pauses, one of `triggers` does not itself.
+fn continuous(job: bool) -> BlockType {
+    let mut schema = Schema::new()
+        .attr(Attribute::optional("task_retry_mode", s()).one_of(&["NEVER", "ON_FAILURE"]));
+    if job {
+        schema = schema.attr(pause_status());
+    }
+    BlockType::single("continuous", schema)
+}
+
+/// A SQL query whose result decides whether a trigger fires.
+fn sql_condition() -> BlockType {
+    BlockType::single(
+        "sql_condition",
+        Schema::new()
+            .attr(Attribute::required("sql_query_id", s()))
+            .attr(Attribute::required("warehouse_id", s()))
+            .attr(
+                Attribute::optional("trigger_mode", s())
+                    .one_of(&["QUERY_RETURNS_ROWS", "RESULT_VALUE_CHANGES"]),
+            ),
+    )
+}
+
+/// The event triggers, as `trigger` and each of `triggers` take them.
+fn trigger_blocks(mut block: BlockType) -> BlockType {
+    let waits = |schema: Schema| {
+        schema
+            .attr(Attribute::optional(
+                "min_time_between_triggers_seconds",
+                n(),
+            ))
+            .attr(Attribute::optional("wait_after_last_change_seconds", n()))
+    };
+    block.schema = block
+        .schema
+        .block(BlockType::single(
+            "file_arrival",
+            waits(Schema::new().attr(Attribute::required("url", s()))),
+        ))
+        .block(BlockType::single(
+            "table_update",
+            waits(
+                Schema::new()
+                    .attr(Attribute::required("table_names", strings()))
+                    .attr(
+                        Attribute::optional("condition", s())
+                            .one_of(&["ANY_UPDATED", "ALL_UPDATED"]),
+                    ),
+            ),
+        ))
+        .block(BlockType::single(
+            "periodic",
+            Schema::new()
+                .attr(Attribute::required("interval", n()))
+                .attr(
+                    Attribute::required("unit", s()).one_of(&["MINUTES", "HOURS", "DAYS", "WEEKS"]),
+                ),
+        ))
+        .block(BlockType::single(
+            "model",
+            waits(
+                Schema::new()
+                    .attr(Attribute::required("condition", s()).one_of(&[
+                        "MODEL_CREATED",
+                        "MODEL_VERSION_READY",
+                        "MODEL_ALIAS_SET",
+                    ]))
+                    .attr(Attribute::optional("securable_name", s()))
+                    .attr(Attribute::optional("aliases", strings())),
+            ),
+        ))
+        .block(sql_condition());
+    block
+}
+
 pub fn schema() -> Schema {
-    Schema::new()
+    let schema = Schema::new()
         .describe("A job (Jobs API 2.2) with its tasks, compute, triggers and notifications.")
         // Every update is a jobs/reset: what the configuration leaves out is reset.
         .whole_writes()
-        .attr(Attribute::required("name", s()))
+        .attr(
+            Attribute::optional("name", s())
+                .server_default(UNTITLED)
+                .describe("Optional, as in the Terraform provider: the service calls a job without one \"Untitled\"."),
+        )
         .attr(Attribute::optional("description", s()))
+        .attr(
+            Attribute::optional("always_running", b())
+                .server_default(false)
+                .describe("Deprecated (as in the Terraform provider; use control_run_state with continuous): after each create and update, the active run is cancelled and a new one started, and apply waits until it runs. brickform-only: never sent."),
+        )
+        .attr(
+            Attribute::optional("control_run_state", b())
+                .server_default(false)
+                .describe("Continuous jobs: an update cancels the active run, so the run the service starts next runs the new settings. brickform-only: never sent."),
+        )
+        .attr(Attribute::optional("usage_policy_id", s()))
+        .attr(Attribute::optional("parent_path", s()).describe("The workspace folder the job is shown in."))
+        .attr(Attribute::computed("format", s()))
         .attr(Attribute::optional("timeout_seconds", n()).server_default(0i64))
         .attr(Attribute::optional("max_concurrent_runs", n()).server_default(1i64))
         .attr(Attribute::optional("tags", map()))
@@ -402,7 +731,8 @@ pub fn schema() -> Schema {
             "job_cluster_key",
             Schema::new()
                 .attr(Attribute::required("job_cluster_key", s()))
-                .block(new_cluster()),
+                .attr(Attribute::optional("serverless_compute_id", s()))
+                .block(super::cluster::new_cluster()),
         ))
         .block(BlockType::keyed(
             "environment",
@@ -413,8 +743,10 @@ pub fn schema() -> Schema {
                     "spec",
                     Schema::new()
                         .attr(Attribute::optional("environment_version", s()))
-                        .attr(Attribute::optional("client", s()))
-                        .attr(Attribute::optional("dependencies", strings())),
+                        .attr(Attribute::optional("client", s()).describe("Deprecated by the service for environment_version."))
+                        .attr(Attribute::optional("base_environment", s()))
+                        .attr(Attribute::optional("dependencies", strings()))
+                        .attr(Attribute::optional("java_dependencies", strings())),
                 )),
         ))
         .block(BlockType::keyed(
@@ -424,60 +756,42 @@ pub fn schema() -> Schema {
                 .attr(Attribute::required("name", s()))
                 .attr(Attribute::required("default", s())),
         ))
+        .block(schedule(true))
+        .block(continuous(true))
         .block(BlockType::single(
-            "schedule",
+            "deployment",
             Schema::new()
-                .attr(
-                    Attribute::required("quartz_cron_expression", s())
-                        .check(values::quartz_cron)
-                        .describe("Quartz cron: seconds minutes hours day-of-month month day-of-week [year], one of the day fields `?`, e.g. \"0 0 2 * * ?\"."),
-                )
-                .attr(
-                    Attribute::required("timezone_id", s())
-                        .check(values::time_zone)
-                        .describe("A Java time-zone id, e.g. \"Europe/Zurich\" or \"UTC\"."),
-                )
-                .attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED").one_of(values::PAUSE_STATUS)),
+                .attr(Attribute::required("kind", s()).one_of(&["BUNDLE", "SYSTEM_MANAGED"]))
+                .attr(Attribute::optional("metadata_file_path", s()))
+                .attr(Attribute::optional("deployment_id", s()))
+                .attr(Attribute::optional("version_id", s())),
         ))
-        .block(BlockType::single(
-            "continuous",
-            Schema::new().attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED").one_of(values::PAUSE_STATUS)),
-        ))
-        .block(BlockType::single(
+        .block(
+            BlockType::single(
+                "timeouts",
+                Schema::new()
+                    .attr(Attribute::optional("create", s()).check(values::duration).describe("How long a create waits for the run always_running starts, e.g. \"20m\" (the default)."))
+                    .attr(Attribute::optional("update", s()).check(values::duration).describe("How long an update waits for the runs it cancels and starts, e.g. \"20m\" (the default).")),
+            )
+            .describe("Wait limits of apply, as the Terraform provider's timeouts block. brickform-only: never sent."),
+        )
+        .block(trigger_blocks(BlockType::single(
             "trigger",
-            Schema::new()
-                .attr(Attribute::optional("pause_status", s()).server_default("UNPAUSED").one_of(values::PAUSE_STATUS))
-                .block(BlockType::single(
-                    "file_arrival",
-                    Schema::new()
-                        .attr(Attribute::required("url", s()))
-                        .attr(Attribute::optional(
-                            "min_time_between_triggers_seconds",
-                            n(),
-                        ))
-                        .attr(Attribute::optional("wait_after_last_change_seconds", n())),
-                ))
-                .block(BlockType::single(
-                    "table_update",
-                    Schema::new()
-                        .attr(Attribute::required("table_names", strings()))
-                        .attr(Attribute::optional("condition", s()).one_of(&["ANY_UPDATED", "ALL_UPDATED"]))
-                        .attr(Attribute::optional(
-                            "min_time_between_triggers_seconds",
-                            n(),
-                        ))
-                        .attr(Attribute::optional("wait_after_last_change_seconds", n())),
-                ))
-                .block(BlockType::single(
-                    "periodic",
-                    Schema::new()
-                        .attr(Attribute::required("interval", n()))
-                        .attr(Attribute::required("unit", s()).one_of(&["MINUTES", "HOURS", "DAYS", "WEEKS"])),
-                )),
-        ))
+            Schema::new().attr(pause_status()),
+        )))
+        .block(
+            trigger_blocks(BlockType::list(
+                "triggers",
+                Schema::new()
+                    .attr(pause_status())
+                    .block(schedule(false))
+                    .block(continuous(false)),
+            ))
+            .describe("Several triggers at once (a preview of the service); instead of schedule, trigger and continuous."),
+        )
         .block(email_notifications())
         .block(webhook_notifications())
-        .block(notification_settings())
+        .block(notification_settings(false))
         .block(health())
         .block(BlockType::single(
             "queue",
@@ -487,7 +801,8 @@ pub fn schema() -> Schema {
             "run_as",
             Schema::new()
                 .attr(Attribute::optional("user_name", s()))
-                .attr(Attribute::optional("service_principal_name", s())),
+                .attr(Attribute::optional("service_principal_name", s()))
+                .attr(Attribute::optional("group_name", s())),
         ))
         .block(BlockType::single(
             "git_source",
@@ -496,9 +811,28 @@ pub fn schema() -> Schema {
                 .attr(Attribute::required("provider", s()).one_of_any_case(GIT_PROVIDERS))
                 .attr(Attribute::optional("branch", s()))
                 .attr(Attribute::optional("tag", s()))
-                .attr(Attribute::optional("commit", s())),
-        ))
+                .attr(Attribute::optional("commit", s()))
+                .block(BlockType::single(
+                    "job_source",
+                    Schema::new()
+                        .attr(Attribute::required("job_config_path", s()))
+                        .attr(Attribute::required("import_from_git_branch", s()))
+                        .attr(Attribute::optional("dirty_state", s()).one_of(&["NOT_SYNCED", "DISCONNECTED"])),
+                ))
+                .block(BlockType::single(
+                    "sparse_checkout",
+                    Schema::new().attr(Attribute::optional("patterns", strings())),
+                )),
+        ));
+    single_task_fields(schema)
 }
+
+/// What the service calls a job created without a name.
+const UNTITLED: &str = "Untitled";
+
+/// Attributes only brickform reads: never sent, kept from the configuration or the prior
+/// state on read.
+const LOCAL: &[&str] = &["always_running", "control_run_state", "timeouts"];
 
 /// The blocks that make a task what it is; a task has exactly one.
 const TASK_TYPES: &[&str] = &[
@@ -506,9 +840,21 @@ const TASK_TYPES: &[&str] = &[
     "pipeline_task",
     "python_wheel_task",
     "spark_python_task",
+    "spark_jar_task",
+    "spark_submit_task",
+    "dbt_task",
     "sql_task",
+    "dashboard_task",
+    "power_bi_task",
+    "clean_rooms_notebook_task",
     "condition_task",
     "run_job_task",
+    "alert_task",
+    "dbt_platform_task",
+    "dbt_cloud_task",
+    "python_operator_task",
+    "gen_ai_compute_task",
+    "ai_runtime_task",
     "for_each_task",
 ];
 
@@ -567,6 +913,23 @@ fn check_task(
             }
         }
     }
+    check_sql_task(task, at, out);
+    let set = |k: &str| task.get(k).is_some_and(|v| !v.is_null());
+    if set("spark_submit_task") && !set("new_cluster") && !set("job_cluster_key") {
+        let mut p = at.to_vec();
+        p.push(key("spark_submit_task"));
+        out.push(
+            Finding::error(
+                &[],
+                format!(
+                    "task {} runs spark-submit, which needs a cluster of its own",
+                    quote(name)
+                ),
+            )
+            .at(p)
+            .hint("give the task a new_cluster block or a job_cluster_key"),
+        );
+    }
     for (attr, declared, block) in [
         ("job_cluster_key", clusters, "job_cluster"),
         ("environment_key", environments, "environment"),
@@ -593,6 +956,255 @@ fn check_task(
             .at(p)
             .hint(hint),
         );
+    }
+}
+
+/// The key the one task of a job written in the deprecated single-task syntax gets.
+const SINGLE_TASK_KEY: &str = "main";
+
+/// The top-level fields of the deprecated single-task syntax a configuration sets, in
+/// schema order.
+fn single_task_set(config: &Object) -> Vec<&'static str> {
+    let schema_names = SINGLE_TASK_TYPES
+        .iter()
+        .copied()
+        .chain(SINGLE_TASK_SETTINGS.iter().copied());
+    schema_names
+        .filter(|k| match config.get(*k) {
+            None | Some(Value::Null) => false,
+            Some(Value::List(l)) => !l.is_empty(),
+            Some(_) => true,
+        })
+        .collect()
+}
+
+/// The task settings the single-task syntax takes at the top level besides its task type.
+const SINGLE_TASK_SETTINGS: &[&str] = &[
+    "new_cluster",
+    "existing_cluster_id",
+    "library",
+    "max_retries",
+    "min_retry_interval_millis",
+    "retry_on_timeout",
+];
+
+/// The `task { }` block a single-task configuration is the same as, for the warning: its
+/// fields as written, an expression known only after apply as `…` (copy it from where it is).
+fn single_task_rewrite(schema: &Schema, config: &Object, set: &[&str]) -> String {
+    let mut out = format!("task {{\n  task_key = \"{SINGLE_TASK_KEY}\"\n");
+    for k in set {
+        if let Some(v) = config.get(*k) {
+            write_field(schema, k, v, 1, &mut out);
+        }
+    }
+    out.push('}');
+    out
+}
+
+/// One attribute or block of a decoded configuration as HCL, at `depth`; unset ones are
+/// left out.
+fn write_field(schema: &Schema, name: &str, v: &Value, depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    if let Some(block) = schema.block_type(name) {
+        let items: Vec<&Object> = match v {
+            Value::Object(o) => vec![o],
+            Value::List(l) => l.iter().filter_map(Value::as_object).collect(),
+            _ => Vec::new(),
+        };
+        for o in items {
+            out.push_str(&format!("{pad}{name} {{\n"));
+            for (k, inner) in o {
+                write_field(&block.schema, k, inner, depth + 1, out);
+            }
+            out.push_str(&format!("{pad}}}\n"));
+        }
+        return;
+    }
+    match v {
+        Value::Null => {}
+        v if v.is_wholly_known() => out.push_str(&format!("{pad}{name} = {v}\n")),
+        _ => out.push_str(&format!("{pad}{name} = …\n")),
+    }
+}
+
+/// The single-task syntax: a warning at its first field with the rewrite; an error when
+/// it is mixed with `task` blocks (the service takes one or the other).
+fn check_single_task(schema: &Schema, config: &Object, out: &mut Vec<Finding>) {
+    let set = single_task_set(config);
+    let Some(first) = set.first() else {
+        return;
+    };
+    let has_tasks = list(config, "task").next().is_some();
+    if has_tasks {
+        for k in &set {
+            out.push(
+                Finding::error(&[k], format!("{k} at the top level of a job with task blocks"))
+                    .hint("a job is written either with task blocks or in the deprecated single-task syntax: move it into the task it belongs to"),
+            );
+        }
+        return;
+    }
+    if !set.iter().any(|k| SINGLE_TASK_TYPES.contains(k)) {
+        out.push(
+            Finding::error(
+                &[first],
+                format!("{first} at the top level of a job without a task"),
+            )
+            .hint(format!(
+                "add a task block, or one of {} beside it",
+                SINGLE_TASK_TYPES.join(", ")
+            )),
+        );
+        return;
+    }
+    out.push(
+        Finding::warning(
+            &[first],
+            "the single-task job syntax is deprecated; it is planned as the job with this one task",
+        )
+        .hint(format!(
+            "write the job's task as a task block (the same job, so the plan stays empty):\n{}",
+            single_task_rewrite(schema, config, &set)
+        )),
+    );
+}
+
+/// Rewrites the deprecated single-task syntax into the one-task job it stands for: the
+/// top-level fields move into a task keyed [`SINGLE_TASK_KEY`], so what is sent, stored and
+/// compared is that job, and a configuration rewritten by hand plans the same.
+fn single_task_to_task(schema: &Schema, config: &mut Object) {
+    let set = single_task_set(config);
+    if set.is_empty() || list(config, "task").next().is_some() {
+        return;
+    }
+    let Some(task_schema) = schema.block_type("task").map(|b| &b.schema) else {
+        return;
+    };
+    let mut task = Object::new();
+    absent_is_unset(task_schema, &mut task);
+    task.insert("task_key".into(), Value::from(SINGLE_TASK_KEY));
+    for k in set {
+        if let Some(v) = config.get_mut(k) {
+            let empty = match v {
+                Value::List(_) => Value::List(Vec::new()),
+                _ => Value::Null,
+            };
+            task.insert(k.to_string(), std::mem::replace(v, empty));
+        }
+    }
+    config.insert("task".into(), Value::List(vec![Value::Object(task)]));
+}
+
+/// Where a task's code says it comes from: `(task type, the object holding source)`.
+const SOURCES: &[(&str, &[&str])] = &[
+    ("notebook_task", &[]),
+    ("spark_python_task", &[]),
+    ("dbt_task", &[]),
+    ("sql_task", &["file"]),
+];
+
+/// Code from Git needs the job's `git_source`: the service refuses a task whose `source` is
+/// `GIT` in a job without one.
+fn check_git_sources(config: &Object, out: &mut Vec<Finding>) {
+    if config.get("git_source").is_some_and(|v| !v.is_null()) {
+        return;
+    }
+    let mut tasks: Vec<(Vec<PathStep>, &Object)> = Vec::new();
+    for (i, t) in list(config, "task") {
+        let at = vec![key("task"), PathStep::Index(i)];
+        if let Some(inner) = t
+            .get("for_each_task")
+            .and_then(Value::as_object)
+            .and_then(|f| f.get("task"))
+            .and_then(Value::as_object)
+        {
+            let mut p = at.clone();
+            p.extend([key("for_each_task"), key("task")]);
+            tasks.push((p, inner));
+        }
+        tasks.push((at, t));
+    }
+    for (at, task) in tasks {
+        for (kind, inner) in SOURCES {
+            let mut o = task.get(*kind).and_then(Value::as_object);
+            let mut p = at.clone();
+            p.push(key(kind));
+            for step in *inner {
+                o = o.and_then(|o| o.get(*step)).and_then(Value::as_object);
+                p.push(key(step));
+            }
+            if o.and_then(|o| known_str(o, "source")) == Some("GIT") {
+                p.push(key("source"));
+                out.push(
+                    Finding::error(&[], format!("{kind} takes its code from Git, and the job has no git_source"))
+                        .at(p)
+                        .hint("add a git_source block naming the repository, or set source = \"WORKSPACE\""),
+                );
+            }
+        }
+    }
+}
+
+/// Job-wide rules of the configuration that the schema cannot say.
+fn check_job(schema: &Schema, config: &Object, out: &mut Vec<Finding>) {
+    check_git_sources(config, out);
+    // `triggers` replaces the three legacy ways of starting a job; the service takes one
+    // or the other.
+    if list(config, "triggers").next().is_some() {
+        for k in ["schedule", "trigger", "continuous"] {
+            if config.get(k).is_some_and(|v| !v.is_null()) {
+                out.push(
+                    Finding::error(&[k], format!("{k} beside triggers"))
+                        .hint(format!("write it as one of the triggers blocks (triggers {{ {k} {{ … }} }}), or leave triggers out")),
+                );
+            }
+        }
+    }
+    if config.get("control_run_state").and_then(Value::as_bool) == Some(true)
+        && config.get("continuous").is_none_or(Value::is_null)
+    {
+        out.push(
+            Finding::error(
+                &["control_run_state"],
+                "control_run_state is for continuous jobs",
+            )
+            .hint("add a continuous block, or leave control_run_state out"),
+        );
+    }
+    check_single_task(schema, config, out);
+}
+
+/// A `sql_task` runs exactly one of a query, a file, an alert or a dashboard.
+fn check_sql_task(task: &Object, at: &[PathStep], out: &mut Vec<Finding>) {
+    let Some(sql) = task.get("sql_task").and_then(Value::as_object) else {
+        return;
+    };
+    let forms = ["query", "file", "alert", "dashboard"];
+    let set: Vec<&str> = forms
+        .iter()
+        .copied()
+        .filter(|f| sql.get(*f).is_some_and(|v| !v.is_null()))
+        .collect();
+    let mut p = at.to_vec();
+    p.push(key("sql_task"));
+    match set.as_slice() {
+        [_] => {}
+        [] => out.push(
+            Finding::error(&[], "sql_task runs nothing")
+                .at(p)
+                .hint("add one block of: query, file, alert, dashboard"),
+        ),
+        [first, rest @ ..] => {
+            for f in rest {
+                let mut q = p.clone();
+                q.push(key(f));
+                out.push(
+                    Finding::error(&[], format!("sql_task has both {first} and {f}"))
+                        .at(q)
+                        .hint("a sql_task runs one of them: move this one into a task of its own"),
+                );
+            }
+        }
     }
 }
 
@@ -738,6 +1350,9 @@ impl Job {
     fn settings(&self, ctx: &OpContext, config: &Object) -> Json {
         let mut settings = to_wire(&self.schema, config, RENAMES, "");
         if let Some(m) = settings.as_object_mut() {
+            for k in LOCAL {
+                m.remove(*k);
+            }
             ownership::tag_body(m, ctx);
         }
         settings
@@ -760,6 +1375,10 @@ impl Job {
             attrs.insert("run_as".into(), Value::Null);
         }
         ownership::strip(&mut attrs);
+        for k in LOCAL {
+            let kept = configured.get(*k).cloned().unwrap_or(Value::Null);
+            attrs.insert(k.to_string(), kept);
+        }
         attrs.insert("id".into(), Value::from(id.as_str()));
         // The job's page, as the Terraform provider forms it.
         attrs.insert(
@@ -904,6 +1523,12 @@ fn default_run_as(job: &Json) -> Option<Json> {
     })
 }
 
+/// The name a job has on the service: the configured one, or what the service calls a job
+/// without one.
+fn job_name(config: &Object) -> &str {
+    str_attr(config, "name").unwrap_or(UNTITLED)
+}
+
 fn job_id(id: &str) -> ProviderResult<i64> {
     id.parse()
         .map_err(|_| ProviderError::invalid(format!("a job id is a number, got {id:?}")))
@@ -914,6 +1539,130 @@ fn job_id(id: &str) -> ProviderResult<i64> {
 pub fn job_missing(e: &ApiError) -> bool {
     e.kind == ErrorKind::NotFound
         || (e.error_code == "INVALID_PARAMETER_VALUE" && e.message.contains("does not exist"))
+}
+
+/// How long apply waits for the runs `always_running` and `control_run_state` move, when
+/// the `timeouts` block does not say (the Terraform provider's default).
+const RUN_WAIT: std::time::Duration = std::time::Duration::from_secs(20 * 60);
+
+/// The wait limit the configuration's `timeouts` block sets for `op` (`create`, `update`).
+fn wait_limit(config: &Object, op: &str) -> std::time::Duration {
+    config
+        .get("timeouts")
+        .and_then(Value::as_object)
+        .and_then(|t| t.get(op))
+        .and_then(Value::as_str)
+        .and_then(values::parse_duration)
+        .unwrap_or(RUN_WAIT)
+}
+
+/// A job's active runs.
+async fn active_runs(client: &Client, id: i64) -> ProviderResult<Vec<i64>> {
+    let runs = client
+        .get(
+            "/api/2.2/jobs/runs/list",
+            &[("job_id", id.to_string()), ("active_only", "true".into())],
+        )
+        .await
+        .map_err(err)?;
+    Ok(runs
+        .get("runs")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("run_id").and_then(Json::as_i64))
+        .collect())
+}
+
+/// Sleeps before the next look at a run, or fails once `deadline` has passed.
+async fn pause_until(deadline: std::time::Instant, attempt: u32, what: &str) -> ProviderResult<()> {
+    if std::time::Instant::now() >= deadline {
+        return Err(ProviderError::other(format!(
+            "timed out waiting for {what} (raise the wait with timeouts {{ create = \"…\", update = \"…\" }})"
+        )));
+    }
+    let step = std::time::Duration::from_millis((100u64 << attempt.min(4)).min(1_000));
+    tokio::time::sleep(step).await;
+    Ok(())
+}
+
+/// Cancels the job's active runs and waits until they have ended.
+async fn cancel_runs(client: &Client, id: i64, deadline: std::time::Instant) -> ProviderResult<()> {
+    for run in active_runs(client, id).await? {
+        client
+            .post("/api/2.2/jobs/runs/cancel", &json!({ "run_id": run }))
+            .await
+            .map_err(err)?;
+    }
+    let mut attempt = 0;
+    while !active_runs(client, id).await?.is_empty() {
+        pause_until(deadline, attempt, &format!("the runs of job {id} to end")).await?;
+        attempt += 1;
+    }
+    Ok(())
+}
+
+/// Starts a run and waits until it runs (or has already ended well).
+async fn start_and_wait(
+    client: &Client,
+    id: i64,
+    deadline: std::time::Instant,
+) -> ProviderResult<()> {
+    let run = crate::run::start_job_run(client, id, &[], None)
+        .await
+        .map_err(|e| ProviderError::other(format!("job {id}: starting its run: {e}")))?;
+    let mut attempt = 0;
+    loop {
+        let got = client
+            .get("/api/2.2/jobs/runs/get", &[("run_id", run.to_string())])
+            .await
+            .map_err(err)?;
+        let state = |p: &str| {
+            got.pointer(p)
+                .and_then(Json::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        match state("/state/life_cycle_state").as_str() {
+            "RUNNING" => return Ok(()),
+            "TERMINATED" if state("/state/result_state") == "SUCCESS" => return Ok(()),
+            "TERMINATED" | "INTERNAL_ERROR" | "SKIPPED" => {
+                return Err(ProviderError::other(format!(
+                    "job {id}: run {run} ended {} {}: {}",
+                    state("/state/life_cycle_state"),
+                    state("/state/result_state"),
+                    state("/state/state_message"),
+                )));
+            }
+            _ => {}
+        }
+        pause_until(
+            deadline,
+            attempt,
+            &format!("run {run} of job {id} to start"),
+        )
+        .await?;
+        attempt += 1;
+    }
+}
+
+/// What the job's runs do after a write, as the Terraform provider's lifecycle flags say:
+/// `always_running` restarts the job's run (starts it after a create), `control_run_state`
+/// cancels a continuous job's active run on update so the service starts one with the new
+/// settings. `op` is `create` or `update`, whose wait limit applies.
+async fn control_runs(client: &Client, id: i64, config: &Object, op: &str) -> ProviderResult<()> {
+    let flag = |k: &str| config.get(k).and_then(Value::as_bool) == Some(true);
+    let deadline = std::time::Instant::now() + wait_limit(config, op);
+    if flag("always_running") {
+        if op == "update" {
+            cancel_runs(client, id, deadline).await?;
+        }
+        return start_and_wait(client, id, deadline).await;
+    }
+    if flag("control_run_state") && op == "update" {
+        cancel_runs(client, id, deadline).await?;
+    }
+    Ok(())
 }
 
 /// The jobs named `name` (the list filter is exact, case-insensitive), without their tasks.
@@ -1099,20 +1848,36 @@ impl ResourceKind for Job {
         p: &brickform_core::provider::Presets,
         config: &mut Object,
     ) -> Vec<brickform_core::provider::PresetChange> {
+        // A job without a name is the service's "Untitled": a developer's is told apart
+        // by the prefix like any other.
+        if config.get("name").is_none_or(Value::is_null) {
+            config.insert("name".into(), Value::from(UNTITLED));
+        }
         let mut changes: Vec<_> = super::presets::name(p, config).into_iter().collect();
         changes.extend(super::presets::pause(
             config,
-            &["schedule", "trigger", "continuous"],
+            &["schedule", "trigger", "continuous", "triggers"],
         ));
         changes
     }
 
     fn production_findings(&self, config: &Object) -> Vec<brickform_core::provider::Finding> {
-        super::presets::no_paused(config, &["schedule", "trigger", "continuous"])
+        super::presets::no_paused(config, &["schedule", "trigger", "continuous", "triggers"])
     }
 
     fn check(&self, config: &Object) -> Vec<Finding> {
-        check_tasks(config)
+        let mut out = check_tasks(config);
+        check_job(&self.schema, config, &mut out);
+        out
+    }
+
+    fn prepare_config(
+        &self,
+        config: &mut Object,
+        _base_dir: &std::path::Path,
+    ) -> Result<(), String> {
+        single_task_to_task(&self.schema, config);
+        Ok(())
     }
 
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
@@ -1128,7 +1893,7 @@ impl ResourceKind for Job {
         if uncertain {
             // An earlier attempt may have created the job before its answer was lost: keep
             // this one and delete any other job carrying the same owner tag.
-            let name = str_attr(config, "name").unwrap_or("").to_string();
+            let name = job_name(config).to_string();
             let tag = ownership::value(ctx);
             for other in owned_jobs(&client, &name, &tag).await.map_err(err)? {
                 if other != id {
@@ -1146,7 +1911,13 @@ impl ResourceKind for Job {
         let job = get_job(&client, id).await.map_err(err)?.ok_or_else(|| {
             ProviderError::other(format!("job {id} was created but cannot be read"))
         })?;
-        Ok(self.remote(&job, config))
+        let remote = self.remote(&job, config);
+        // The job exists whatever its run does: a run that does not start fails the
+        // create with the job kept.
+        control_runs(&client, id, config, "create")
+            .await
+            .map_err(|e| e.made(remote.clone()))?;
+        Ok(remote)
     }
 
     async fn read(
@@ -1220,6 +1991,7 @@ impl ResourceKind for Job {
             .await
             .map_err(err)?
             .ok_or_else(|| ProviderError::not_found(format!("job {id} no longer exists")))?;
+        control_runs(&client, id, config, "update").await?;
         Ok(self.remote(&job, config))
     }
 
@@ -1256,20 +2028,202 @@ impl ResourceKind for Job {
         _ctx: &OpContext,
         config: &Object,
     ) -> ProviderResult<Vec<Existing>> {
-        let Some(name) = str_attr(config, "name") else {
-            return Ok(Vec::new());
-        };
         let client = self.shared.client()?;
-        ownership::find_existing(self, &client, name, false).await
+        ownership::find_existing(self, &client, job_name(config), false).await
     }
 
     fn natural_key(&self, ctx: &OpContext, config: &Object) -> Option<String> {
-        Some(ownership::key(str_attr(config, "name").unwrap_or(""), ctx))
+        Some(ownership::key(job_name(config), ctx))
     }
 
     async fn find_by_key(&self, _ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
         let client = self.shared.client()?;
         let (name, tag) = ownership::split_key(key).unwrap_or(("", key));
         ownership::find_by_key(self, &client, name, tag).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::decoded;
+    use super::*;
+    use brickform_core::provider::FindingLevel;
+
+    fn findings(set: Json) -> Vec<Finding> {
+        let schema = schema();
+        let config = decoded(&schema, set);
+        let mut out = check_tasks(&config);
+        check_job(&schema, &config, &mut out);
+        out
+    }
+
+    #[test]
+    fn the_single_task_syntax_becomes_a_task_keyed_main() {
+        let schema = schema();
+        let mut config = decoded(
+            &schema,
+            json!({"name": "j", "notebook_task": {"notebook_path": "/n"},
+                   "new_cluster": {"num_workers": 1}, "library": [{"jar": "/a.jar"}],
+                   "max_retries": 2}),
+        );
+        single_task_to_task(&schema, &mut config);
+        let task = config["task"].as_list().unwrap()[0].as_object().unwrap();
+        assert_eq!(task["task_key"], Value::from("main"));
+        assert_eq!(task["max_retries"], Value::from(2i64));
+        assert!(task["notebook_task"].as_object().is_some());
+        assert_eq!(task["library"].as_list().map(<[Value]>::len), Some(1));
+        // The task is shaped as a decoded task block: every attribute present.
+        assert_eq!(task["run_if"], Value::Null);
+        assert_eq!(config["notebook_task"], Value::Null);
+        assert_eq!(config["library"], Value::List(Vec::new()));
+        // What is sent is the one-task job.
+        let wire = to_wire(&schema, &config, RENAMES, "");
+        assert_eq!(wire["tasks"][0]["libraries"][0]["jar"], "/a.jar");
+        assert!(wire.get("notebook_task").is_none());
+    }
+
+    #[test]
+    fn the_single_task_syntax_warns_with_its_rewrite_and_refuses_mixing() {
+        let f = findings(
+            json!({"spark_python_task": {"python_file": "a.py"}, "retry_on_timeout": true}),
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].level, FindingLevel::Warning);
+        let hint = f[0].hint.clone().unwrap_or_default();
+        assert!(hint.contains("python_file = \"a.py\""), "{hint}");
+        assert!(hint.contains("retry_on_timeout = true"), "{hint}");
+        let f = findings(json!({"max_retries": 1,
+            "task": [{"task_key": "t", "notebook_task": {"notebook_path": "/n"}}]}));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].level, FindingLevel::Error);
+        let f = findings(json!({"new_cluster": {"num_workers": 1}}));
+        assert!(f[0].message.contains("without a task"), "{f:?}");
+    }
+
+    #[test]
+    fn a_sql_task_runs_one_thing_and_control_run_state_needs_continuous() {
+        let sql = |forms: Json| {
+            let mut t = json!({"task_key": "t", "sql_task": {"warehouse_id": "w"}});
+            for (k, v) in forms.as_object().unwrap() {
+                t["sql_task"][k] = v.clone();
+            }
+            findings(json!({"task": [t]}))
+        };
+        assert!(sql(json!({"alert": {"alert_id": "a"}})).is_empty());
+        assert!(sql(json!({}))[0].message.contains("runs nothing"));
+        let two = sql(json!({"query": {"query_id": "q"}, "file": {"path": "p"}}));
+        assert!(two[0].message.contains("both query and file"), "{two:?}");
+        let nb = json!([{"task_key": "t", "notebook_task": {"notebook_path": "/n"}}]);
+        assert!(
+            findings(json!({"control_run_state": true, "task": nb}))[0]
+                .message
+                .contains("continuous")
+        );
+        assert!(
+            findings(json!({"control_run_state": true, "continuous": {}, "task": nb})).is_empty()
+        );
+    }
+
+    #[test]
+    fn code_from_git_needs_a_git_source() {
+        let task = json!([{"task_key": "t", "dbt_task": {"commands": ["dbt run"], "source": "GIT"}},
+                          {"task_key": "f", "sql_task": {"warehouse_id": "w",
+                              "file": {"path": "q.sql", "source": "GIT"}}}]);
+        let f = findings(json!({"task": task}));
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(f[0].message.contains("no git_source"), "{f:?}");
+        assert_eq!(
+            f[1].path,
+            vec![
+                key("task"),
+                PathStep::Index(1),
+                key("sql_task"),
+                key("file"),
+                key("source")
+            ]
+        );
+        let with = json!({"task": task, "git_source": {"url": "https://x", "provider": "gitHub"}});
+        assert!(findings(with).is_empty());
+    }
+
+    #[test]
+    fn spark_submit_needs_a_cluster_of_its_own() {
+        let submit = |extra: Json| {
+            let mut t = json!({"task_key": "s", "spark_submit_task": {"parameters": ["a.jar"]}});
+            for (k, v) in extra.as_object().unwrap() {
+                t[k] = v.clone();
+            }
+            findings(json!({"task": [t]}))
+        };
+        assert!(
+            submit(json!({"existing_cluster_id": "c"}))[0]
+                .message
+                .contains("cluster of its own")
+        );
+        assert!(submit(json!({"new_cluster": {"num_workers": 1}})).is_empty());
+    }
+
+    #[test]
+    fn a_nameless_job_of_a_developer_is_prefixed_like_any_other() {
+        let job = Job::new(Arc::new(Shared::default()));
+        let mut config = decoded(&schema(), json!({}));
+        let presets = brickform_core::provider::Presets::new("alice", &Object::new());
+        job.apply_presets(&presets, &mut config);
+        assert_eq!(config["name"], Value::from("[dev alice] Untitled"));
+    }
+
+    #[test]
+    fn development_pauses_each_of_triggers_and_production_refuses_a_paused_one() {
+        let job = Job::new(Arc::new(Shared::default()));
+        let periodic = json!({"periodic": {"interval": 1, "unit": "HOURS"}});
+        let mut config = decoded(
+            &schema(),
+            json!({"name": "j", "triggers": [periodic, periodic]}),
+        );
+        let presets = brickform_core::provider::Presets::new("alice", &Object::new());
+        let changes = job.apply_presets(&presets, &mut config);
+        assert!(
+            changes
+                .iter()
+                .any(|c| c.field == "triggers[1].pause_status"),
+            "{changes:?}"
+        );
+        let found = job.production_findings(&config);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(
+            found[1].path,
+            vec![key("triggers"), PathStep::Index(1), key("pause_status")]
+        );
+    }
+
+    #[test]
+    fn local_settings_are_never_sent() {
+        let schema = schema();
+        let config = decoded(
+            &schema,
+            json!({"always_running": true, "control_run_state": false,
+                   "timeouts": {"create": "5m"}}),
+        );
+        let ctx = OpContext {
+            address: "databricks_job.j".into(),
+            lineage: "L".into(),
+            environment: "default".into(),
+            base_dir: std::path::PathBuf::new(),
+            create_token: None,
+        };
+        let job = Job::new(Arc::new(Shared::default()));
+        let sent = job.settings(&ctx, &config);
+        let keys: Vec<&String> = sent.as_object().unwrap().keys().collect();
+        // Only the ownership tag is sent.
+        assert_eq!(keys, ["tags"], "{sent}");
+        // Read back, they keep what the configuration said.
+        let read = job.remote(&json!({"job_id": 1, "settings": {}}), &config);
+        assert_eq!(read.attrs["always_running"], Value::Bool(true));
+        assert_eq!(read.attrs["timeouts"], config["timeouts"]);
+        assert_eq!(
+            wait_limit(&config, "create"),
+            std::time::Duration::from_secs(300)
+        );
+        assert_eq!(wait_limit(&config, "update"), RUN_WAIT);
     }
 }

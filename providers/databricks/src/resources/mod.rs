@@ -1,6 +1,7 @@
 //! The resource kinds, one file each, and what they share.
 
 pub mod catalog;
+pub mod cluster;
 pub mod connection;
 pub mod content;
 pub mod directory;
@@ -213,6 +214,36 @@ pub fn gone_ok(r: Result<Json, ApiError>) -> Result<(), ProviderError> {
         Err(e) if e.kind == ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// A configuration as the engine decodes it: every attribute present, null when unset.
+#[cfg(test)]
+pub(crate) fn decoded(schema: &Schema, set: Json) -> Object {
+    fn fill(schema: &Schema, set: &Map<String, Json>) -> Object {
+        let mut o = Object::new();
+        for a in schema.attributes.iter().filter(|a| a.can_configure()) {
+            o.insert(
+                a.name.into(),
+                set.get(a.name).map(Value::from_json).unwrap_or(Value::Null),
+            );
+        }
+        for b in &schema.blocks {
+            let v = match (set.get(b.name), &b.nesting) {
+                (Some(Json::Object(m)), _) => Value::Object(fill(&b.schema, m)),
+                (Some(Json::Array(a)), _) => Value::List(
+                    a.iter()
+                        .filter_map(Json::as_object)
+                        .map(|m| Value::Object(fill(&b.schema, m)))
+                        .collect(),
+                ),
+                (_, brickform_core::provider::Nesting::Single) => Value::Null,
+                _ => Value::List(Vec::new()),
+            };
+            o.insert(b.name.into(), v);
+        }
+        o
+    }
+    fill(schema, set.as_object().expect("an object"))
 }
 
 #[cfg(test)]

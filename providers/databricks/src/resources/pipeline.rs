@@ -46,7 +46,7 @@ fn library_block() -> BlockType {
 }
 
 pub fn schema() -> Schema {
-    common_schema("A Lakeflow declarative pipeline. Updated in place with a full-spec PUT; replaced only when `storage` changes.")
+    common_schema("A Lakeflow declarative pipeline. Updated in place with a full-spec PUT; replaced only when `storage` changes.", false)
         .attr(
             Attribute::optional("target", string())
                 .describe("Legacy publishing schema; set either schema or target."),
@@ -62,6 +62,7 @@ pub fn schema() -> Schema {
                 .describe("Default run parameters."),
         )
         .attr(Attribute::optional("usage_policy_id", string()))
+        .attr(Attribute::optional("parent_path", string()).describe("The workspace folder the pipeline is shown in."))
         // The Terraform provider declares Lakeflow Connect gateways and ingestion pipelines
         // as databricks_pipeline with these blocks; here each is a kind of its own.
         .elsewhere(Elsewhere {
@@ -122,7 +123,9 @@ pub fn schema() -> Schema {
             "deployment",
             Schema::new()
                 .attr(Attribute::required("kind", string()).one_of(&["BUNDLE"]))
-                .attr(Attribute::optional("metadata_file_path", string())),
+                .attr(Attribute::optional("metadata_file_path", string()))
+                .attr(Attribute::optional("deployment_id", string()))
+                .attr(Attribute::optional("version_id", string())),
         ))
 }
 

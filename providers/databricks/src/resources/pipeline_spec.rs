@@ -56,67 +56,6 @@ pub fn string_map() -> AttrType {
     AttrType::Map(Box::new(AttrType::String))
 }
 
-/// A classic-compute cluster (`clusters[]` on the wire). The service fills node types and
-/// disk encryption when they are left out; they are optional+computed so that is not drift.
-fn cluster_block() -> BlockType {
-    let autoscale = Schema::new()
-        .attr(Attribute::required("min_workers", AttrType::Number))
-        .attr(Attribute::required("max_workers", AttrType::Number))
-        .attr(Attribute::optional("mode", string()).one_of(&["ENHANCED", "LEGACY"]));
-    BlockType::list(
-        "cluster",
-        Schema::new()
-            .attr(
-                Attribute::optional("label", string())
-                    .server_default("default")
-                    .one_of(&["default", "updates", "maintenance"]),
-            )
-            .attr(Attribute::optional("num_workers", AttrType::Number))
-            .attr(Attribute::optional_computed("node_type_id", string()))
-            .attr(Attribute::optional_computed(
-                "driver_node_type_id",
-                string(),
-            ))
-            .attr(Attribute::optional("policy_id", string()))
-            .attr(Attribute::optional(
-                "apply_policy_default_values",
-                AttrType::Bool,
-            ))
-            .attr(Attribute::optional("instance_pool_id", string()))
-            .attr(Attribute::optional("driver_instance_pool_id", string()))
-            .attr(Attribute::optional("spark_conf", string_map()))
-            .attr(Attribute::optional("spark_env_vars", string_map()))
-            .attr(Attribute::optional("custom_tags", string_map()))
-            .attr(Attribute::optional("ssh_public_keys", strings()))
-            .attr(Attribute::optional_computed(
-                "enable_local_disk_encryption",
-                AttrType::Bool,
-            ))
-            .attr(
-                Attribute::optional("aws_attributes", AttrType::Any)
-                    .describe("Object passed through as the API's aws_attributes."),
-            )
-            .attr(
-                Attribute::optional("azure_attributes", AttrType::Any)
-                    .describe("Object passed through as the API's azure_attributes."),
-            )
-            .attr(
-                Attribute::optional("gcp_attributes", AttrType::Any)
-                    .describe("Object passed through as the API's gcp_attributes."),
-            )
-            .attr(
-                Attribute::optional("cluster_log_conf", AttrType::Any)
-                    .describe("Object passed through as the API's cluster_log_conf."),
-            )
-            .attr(
-                Attribute::optional("init_scripts", AttrType::Any)
-                    .describe("List passed through as the API's init_scripts."),
-            )
-            .block(BlockType::single("autoscale", autoscale)),
-    )
-    .describe("Classic compute; leave out with serverless = true.")
-}
-
 /// `notifications[]` on the wire.
 fn notification_block() -> BlockType {
     BlockType::list(
@@ -145,12 +84,22 @@ fn run_as_block() -> BlockType {
 
 /// The attributes and blocks every pipeline kind has: the pipeline fields that apply to
 /// Lakeflow Connect gateways and ingestion pipelines too.
-pub fn common_schema(description: &'static str) -> Schema {
+/// `name_required`: Lakeflow Connect kinds are found by their name; a
+/// `databricks_pipeline`'s is optional, as in the Terraform provider.
+pub fn common_schema(description: &'static str, name_required: bool) -> Schema {
+    let name = if name_required {
+        Attribute::required("name", string()).describe("Display name.")
+    } else {
+        // Whatever the service names a pipeline created without one is its own choice,
+        // not drift.
+        Attribute::optional_computed("name", string())
+            .describe("Display name; optional, as in the Terraform provider.")
+    };
     Schema::new()
         .describe(description)
         // Every update is a full-spec PUT: what the configuration leaves out is reset.
         .whole_writes()
-        .attr(Attribute::required("name", string()).describe("Display name."))
+        .attr(name)
         .attr(
             Attribute::optional("catalog", string())
                 .normalize(Normalize::LowerCase)
@@ -198,7 +147,7 @@ pub fn common_schema(description: &'static str) -> Schema {
                 .server_default(true)
                 .describe("On destroy, also drop the pipeline's materialized views and streaming tables (the API's `cascade`; default true, as on the service). brickform-only: changing it changes nothing remotely."),
         )
-        .block(cluster_block())
+        .block(super::cluster::pipeline_cluster())
         .block(notification_block())
         .block(run_as_block())
         .attr(Attribute::computed("id", string()).describe("The pipeline_id."))
@@ -800,8 +749,9 @@ impl ResourceKind for PipelineKind {
     /// The name and the ownership tag. The list call returns statuses without specs or
     /// tags, so finding the tag means one GET per candidate; filtering the list by the
     /// name first keeps that to the pipelines of that name (usually one).
+    /// A pipeline without a name is looked for among the pipelines without one.
     fn natural_key(&self, ctx: &OpContext, config: &Object) -> Option<String> {
-        Some(ownership::key(str_attr(config, "name")?, ctx))
+        Some(ownership::key(str_attr(config, "name").unwrap_or(""), ctx))
     }
 
     async fn find_by_key(&self, _ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
@@ -819,11 +769,12 @@ impl ResourceKind for PipelineKind {
         _ctx: &OpContext,
         config: &Object,
     ) -> ProviderResult<Vec<Existing>> {
-        let Some(name) = str_attr(config, "name") else {
-            return Ok(Vec::new());
-        };
+        // No name, no name taken: a nameless pipeline is found by its ownership tag among
+        // the pipelines without a name.
+        let name = str_attr(config, "name").unwrap_or("");
         let client = self.shared.client()?;
-        let exclusive = config.get("allow_duplicate_names").and_then(Value::as_bool) != Some(true);
+        let exclusive = !name.is_empty()
+            && config.get("allow_duplicate_names").and_then(Value::as_bool) != Some(true);
         ownership::find_existing(self, &client, name, exclusive).await
     }
 }
@@ -856,7 +807,7 @@ impl Tagged for PipelineKind {
                         .map_err(err)
                 },
                 // As `named` compares: exactly.
-                |p| p.get("name").and_then(Json::as_str) == Some(name),
+                |p| p.get("name").and_then(Json::as_str).unwrap_or("") == name,
             )
             .await?;
         match found {
@@ -904,7 +855,7 @@ impl PipelineKind {
         // `%` and `_` are LIKE wildcards: they only widen the candidates, which the exact
         // comparison narrows again. A quote cannot be written inside the filter, so such a
         // name lists every pipeline instead.
-        let query = if name.contains('\'') {
+        let query = if name.contains('\'') || name.is_empty() {
             Vec::new()
         } else {
             vec![("filter", format!("name LIKE '{name}'"))]
@@ -915,7 +866,7 @@ impl PipelineKind {
             .map_err(err)?;
         Ok(statuses
             .into_iter()
-            .filter(|s| s.get("name").and_then(Json::as_str) == Some(name))
+            .filter(|s| s.get("name").and_then(Json::as_str).unwrap_or("") == name)
             .collect())
     }
 }
@@ -985,6 +936,7 @@ pub fn no_derive(_: &mut Object) {}
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::super::decoded;
     use super::*;
     use serde_json::json;
 
@@ -996,35 +948,6 @@ mod tests {
             base_dir: std::path::PathBuf::new(),
             create_token: None,
         }
-    }
-
-    /// A configuration as the engine decodes it: every attribute present, null when unset.
-    fn decoded(schema: &Schema, set: Json) -> Object {
-        fn fill(schema: &Schema, set: &Map<String, Json>) -> Object {
-            let mut o = Object::new();
-            for a in schema.attributes.iter().filter(|a| a.can_configure()) {
-                o.insert(
-                    a.name.into(),
-                    set.get(a.name).map(Value::from_json).unwrap_or(Value::Null),
-                );
-            }
-            for b in &schema.blocks {
-                let v = match (set.get(b.name), &b.nesting) {
-                    (Some(Json::Object(m)), _) => Value::Object(fill(&b.schema, m)),
-                    (Some(Json::Array(a)), _) => Value::List(
-                        a.iter()
-                            .filter_map(Json::as_object)
-                            .map(|m| Value::Object(fill(&b.schema, m)))
-                            .collect(),
-                    ),
-                    (_, Nesting::Single) => Value::Null,
-                    _ => Value::List(Vec::new()),
-                };
-                o.insert(b.name.into(), v);
-            }
-            o
-        }
-        fill(schema, set.as_object().unwrap())
     }
 
     fn ingestion() -> PipelineKind {

@@ -9,7 +9,7 @@
 use brickform_core::lang::diagnostics::Diagnostic;
 use brickform_core::lang::environment::EnvMode;
 use brickform_core::provider::{AttrType, Attribute, Finding, PresetChange, Presets, Schema};
-use brickform_core::value::{Object, Value};
+use brickform_core::value::{Object, PathStep, Value};
 
 /// The environment setting that asks for schema prefixes.
 const PREFIX_SCHEMAS: &str = "prefix_schemas";
@@ -85,18 +85,44 @@ pub fn name(presets: &Presets, config: &mut Object) -> Option<PresetChange> {
     prefix(config, "name", &name_prefix(presets))
 }
 
-/// Pauses the single blocks (`schedule`, `trigger`, `continuous`) that are present.
+/// The objects of a block that carry a pause status: a single block's one, or each entry of
+/// a repeated one (`triggers`), with its index.
+fn pausable<'a>(config: &'a mut Object, block: &str) -> Vec<(Option<usize>, &'a mut Object)> {
+    match config.get_mut(block) {
+        Some(Value::Object(o)) => vec![(None, o)],
+        Some(Value::List(l)) => l
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, v)| match v {
+                Value::Object(o) => Some((Some(i), o)),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn field(block: &str, index: Option<usize>) -> String {
+    match index {
+        Some(i) => format!("{block}[{i}]"),
+        None => block.to_string(),
+    }
+}
+
+/// Pauses the blocks (`schedule`, `trigger`, `continuous`, each of `triggers`) that are
+/// present.
 pub fn pause(config: &mut Object, blocks: &[&str]) -> Vec<PresetChange> {
     let mut changes = Vec::new();
     for b in blocks {
-        if let Some(Value::Object(o)) = config.get_mut(*b)
-            && o.get("pause_status").and_then(Value::as_str) != Some("PAUSED")
-        {
-            o.insert("pause_status".into(), Value::from("PAUSED"));
-            changes.push(PresetChange::new(
-                format!("{b}.pause_status"),
-                format!("{b} paused"),
-            ));
+        for (i, o) in pausable(config, b) {
+            if o.get("pause_status").and_then(Value::as_str) != Some("PAUSED") {
+                o.insert("pause_status".into(), Value::from("PAUSED"));
+                let at = field(b, i);
+                changes.push(PresetChange::new(
+                    format!("{at}.pause_status"),
+                    format!("{at} paused"),
+                ));
+            }
         }
     }
     changes
@@ -104,25 +130,36 @@ pub fn pause(config: &mut Object, blocks: &[&str]) -> Vec<PresetChange> {
 
 /// In production, a paused schedule or trigger never runs: the pause belongs to development.
 pub fn no_paused(config: &Object, blocks: &[&str]) -> Vec<Finding> {
-    blocks
-        .iter()
-        .filter(|b| {
-            config
-                .get(**b)
-                .and_then(Value::as_object)
-                .and_then(|o| o.get("pause_status"))
-                .and_then(Value::as_str)
-                == Some("PAUSED")
-        })
-        .map(|b| {
-            Finding::error(
-                &[b, "pause_status"],
-                format!("{b}.pause_status = \"PAUSED\" in a production environment: the job would never run on its own"),
-            )
-            .rule("production")
-            .hint("leave pause_status unset (or \"UNPAUSED\") here; development environments pause schedules by themselves")
-        })
-        .collect()
+    let mut out = Vec::new();
+    for b in blocks {
+        let objects: Vec<(Option<usize>, &Object)> = match config.get(*b) {
+            Some(Value::Object(o)) => vec![(None, o)],
+            Some(Value::List(l)) => l
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.as_object().map(|o| (Some(i), o)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (i, o) in objects {
+            if o.get("pause_status").and_then(Value::as_str) != Some("PAUSED") {
+                continue;
+            }
+            let mut path = vec![PathStep::Key(b.to_string())];
+            path.extend(i.map(PathStep::Index));
+            path.push(PathStep::Key("pause_status".into()));
+            out.push(
+                Finding::error(
+                    &[],
+                    format!("{}.pause_status = \"PAUSED\" in a production environment: the job would never run on its own", field(b, i)),
+                )
+                .at(path)
+                .rule("production")
+                .hint("leave pause_status unset (or \"UNPAUSED\") here; development environments pause schedules by themselves"),
+            );
+        }
+    }
+    out
 }
 
 /// In production, a pipeline in development mode is refused.

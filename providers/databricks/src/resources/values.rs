@@ -291,6 +291,26 @@ fn is_offset_id(id: &str) -> bool {
     h <= 18 && m < 60 && s < 60 && (h < 18 || (m == 0 && s == 0))
 }
 
+/// A duration as Terraform's `timeouts` blocks write it (Go's form: `20m`, `1h30m`, `90s`),
+/// positive. jiff reads that form, and its friendlier spellings (`1h 30m`).
+pub fn parse_duration(s: &str) -> Option<std::time::Duration> {
+    let d: jiff::SignedDuration = s.trim().parse().ok()?;
+    std::time::Duration::try_from(d)
+        .ok()
+        .filter(|d| !d.is_zero())
+}
+
+/// [`parse_duration`] as a value check.
+pub fn duration(s: &str) -> Result<(), Rejection> {
+    match parse_duration(s) {
+        Some(_) => Ok(()),
+        None => Err(Rejection::new(format!(
+            "{} is not a duration: write it as Terraform does, e.g. \"20m\", \"1h30m\" or \"90s\"",
+            quote(s)
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -392,6 +412,25 @@ mod tests {
         assert_eq!(r.hint.as_deref(), Some("did you mean \"Europe/Zurich\"?"));
         for z in ["", "Mars/Olympus", "+25:00", "UTC+"] {
             assert!(time_zone(z).is_err(), "{z}");
+        }
+    }
+
+    #[test]
+    fn durations_read_as_terraform_writes_them() {
+        assert_eq!(
+            parse_duration("20m"),
+            Some(std::time::Duration::from_secs(1200))
+        );
+        assert_eq!(
+            parse_duration("1h30m"),
+            Some(std::time::Duration::from_secs(5400))
+        );
+        assert_eq!(
+            parse_duration("90s"),
+            Some(std::time::Duration::from_secs(90))
+        );
+        for bad in ["", "20", "soon", "0s", "-5m"] {
+            assert!(duration(bad).is_err(), "{bad}");
         }
     }
 }

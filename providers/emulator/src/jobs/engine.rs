@@ -261,6 +261,7 @@ pub fn try_start(st: &mut State, run: &mut Run, i: usize, t0: i64, ctx: &Ctx) ->
         run_id,
         job_id,
         full_refresh,
+        task: &t.spec,
     };
     match tasks::start(st, &t.spec, &env) {
         tasks::Started::AwaitsUpdate(pid, uid) => t.pipeline_update = Some((pid, uid)),

@@ -688,7 +688,7 @@ mod tests {
 
     fn job(st: &mut State) -> i64 {
         let s = settings(json!({"name": "j", "tasks": [
-            {"task_key": "a", "sql_task": {"warehouse_id": "w"}},
+            {"task_key": "a", "sql_task": {"warehouse_id": "w", "query": {"query_id": "q"}}},
             {"task_key": "b", "depends_on": [{"task_key": "a"}], "run_job_task": {"job_id": 1}},
         ]}));
         create_job(st, &ctx(0), s)
@@ -778,8 +778,9 @@ mod tests {
     fn an_update_merges_tasks_by_key_and_removes_fields() {
         let mut st = State::new("u@x", 0);
         let id = job(&mut st);
-        let new =
-            settings(json!({"tasks": [{"task_key": "c", "sql_task": {"warehouse_id": "x"}}]}));
+        let new = settings(
+            json!({"tasks": [{"task_key": "c", "sql_task": {"warehouse_id": "x", "query": {"query_id": "q"}}}]}),
+        );
         update_job(&mut st, &ctx(0), id, &new, &["tasks/b".into()]).unwrap();
         let keys: Vec<&str> = st.jobs[&id].settings["tasks"]
             .as_array()

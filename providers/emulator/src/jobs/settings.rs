@@ -67,6 +67,10 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
         let mut seen = HashSet::new();
         for (p, m) in o.objs(kind)? {
             let k = Obj::at(m, &p).req_str(key)?;
+            if let Some(c) = Obj::at(m, &p).obj("new_cluster")? {
+                let cp = format!("{p}.new_cluster");
+                crate::compute::check_cluster(Obj::at(c, &cp))?;
+            }
             if !seen.insert(k.to_string()) {
                 return Err(ApiError::invalid(format!(
                     "Invalid value for field '{p}.{key}': '{k}' is duplicated"
@@ -147,6 +151,35 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
             }
             _ => {}
         }
+        if let Some(c) = t.obj("new_cluster")? {
+            let cp = t.path("new_cluster");
+            crate::compute::check_cluster(Obj::at(c, &cp))?;
+        }
+        // Code from Git is checked out from the job's repository.
+        if !o.has("git_source") {
+            for (kind, inner) in [
+                ("notebook_task", None),
+                ("spark_python_task", None),
+                ("dbt_task", None),
+                ("sql_task", Some("file")),
+            ] {
+                let holder = t.get(kind).and_then(|v| match inner {
+                    Some(i) => v.get(i),
+                    None => Some(v),
+                });
+                if holder.and_then(|h| h.get("source")).and_then(Value::as_str) == Some("GIT") {
+                    return Err(ApiError::invalid(format!(
+                        "Task '{key}' ({p}): {kind} has source GIT, but the job has no git_source"
+                    )));
+                }
+            }
+        }
+        // spark-submit starts its own driver: it runs on a cluster made for the run only.
+        if t.has("spark_submit_task") && !t.has("new_cluster") && !t.has("job_cluster_key") {
+            return Err(ApiError::invalid(format!(
+                "Task '{key}' ({p}): a spark_submit_task runs only on a new cluster (new_cluster or job_cluster_key)"
+            )));
+        }
         for k in &kinds {
             if let Some(check) = k.check
                 && let Some(m) = t.obj(k.name)?
@@ -222,6 +255,35 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
         return Err(ApiError::invalid(
             "Only one of schedule, continuous, trigger may be set",
         ));
+    }
+    if !o.objs("triggers")?.is_empty()
+        && ["schedule", "continuous", "trigger"]
+            .iter()
+            .any(|k| o.has(k))
+    {
+        return Err(ApiError::invalid(
+            "triggers cannot be set in the same request as schedule, trigger or continuous",
+        ));
+    }
+    for (p, t) in o.objs("triggers")? {
+        let t = Obj::at(t, &p);
+        t.enum_str("pause_status", PAUSE)?;
+        // One way of starting a run each; a SQL condition may stand alone or guard it.
+        const KINDS: &[&str] = &[
+            "schedule",
+            "continuous",
+            "file_arrival",
+            "table_update",
+            "periodic",
+            "model",
+        ];
+        let set: Vec<&str> = KINDS.iter().copied().filter(|k| t.has(k)).collect();
+        if set.len() > 1 || (set.is_empty() && !t.has("sql_condition")) {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field '{p}': a trigger sets exactly one of {}",
+                KINDS.join(", ")
+            )));
+        }
     }
     if let Some(tr) = o.obj("trigger")? {
         let tr = Obj::at(tr, "trigger");
@@ -399,6 +461,49 @@ pub fn merge_by_key(old: &mut Vec<Value>, new: &[Value], key: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn refused(v: Value) -> String {
+        let Value::Object(m) = v else {
+            panic!("not an object")
+        };
+        match check_settings(&m) {
+            Err(e) => e.message,
+            Ok(()) => panic!("accepted: {m:?}"),
+        }
+    }
+
+    #[test]
+    fn tasks_are_refused_for_what_they_lack() {
+        let m = refused(json!({"tasks": [{"task_key": "d",
+            "dbt_task": {"commands": ["dbt run"], "source": "GIT"}}]}));
+        assert!(m.contains("has no git_source"), "{m}");
+        let m = refused(json!({"tasks": [{"task_key": "s",
+            "spark_submit_task": {"parameters": ["a.jar"]}}]}));
+        assert!(m.contains("only on a new cluster"), "{m}");
+        let m = refused(
+            json!({"tasks": [{"task_key": "c", "notebook_task": {"notebook_path": "/n"},
+            "new_cluster": {"init_scripts": [{"workspace": {"destination": "/a"}, "dbfs": {"destination": "/b"}}]}}]}),
+        );
+        assert!(
+            m.contains("Only one of tasks[0].new_cluster.init_scripts[0].workspace"),
+            "{m}"
+        );
+        let m = refused(json!({"job_clusters": [{"job_cluster_key": "k",
+            "new_cluster": {"aws_attributes": {"availability": "SPOTTY"}}}]}));
+        assert!(
+            m.contains("job_clusters[0].new_cluster.aws_attributes.availability"),
+            "{m}"
+        );
+        let m = refused(json!({"tasks": [{"task_key": "b",
+            "dbt_task": {"commands": ["run"]}}]}));
+        assert!(m.contains("not a dbt command"), "{m}");
+        let m = refused(json!({"tasks": [{"task_key": "q",
+            "sql_task": {"warehouse_id": "w", "query": {"query_id": "q"}, "alert": {"alert_id": "a"}}}]}));
+        assert!(m.contains("Only one of"), "{m}");
+        let m = refused(json!({"tasks": [{"task_key": "p",
+            "pipeline_task": {"pipeline_id": "x", "full_refresh": true, "refresh_selection": ["t"]}}]}));
+        assert!(m.contains("full_refresh cannot be combined"), "{m}");
+    }
 
     #[test]
     fn cycles_are_named() {

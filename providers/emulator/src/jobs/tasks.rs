@@ -30,6 +30,9 @@ pub struct TaskEnv<'a> {
     pub job_id: i64,
     /// `run-now` asked for a full refresh of the pipelines it runs.
     pub full_refresh: bool,
+    /// The whole task spec (its libraries, its cluster), for work that depends on more
+    /// than the task type's own object.
+    pub task: &'a Map<String, Value>,
 }
 
 impl TaskEnv<'_> {
@@ -81,14 +84,6 @@ const fn checked(name: &'static str, check: fn(Obj) -> ApiResult<()>) -> TaskTyp
     }
 }
 
-const fn plain(name: &'static str) -> TaskType {
-    TaskType {
-        name,
-        check: None,
-        simulate: None,
-    }
-}
-
 /// Every task type of the Jobs API 2.2. A task sets exactly one of these (or a `*_task`
 /// this list does not know yet, which is accepted and succeeds).
 pub const TASK_TYPES: &[TaskType] = &[
@@ -112,9 +107,21 @@ pub const TASK_TYPES: &[TaskType] = &[
         check: Some(check_spark_python),
         simulate: Some(spark_python),
     },
-    plain("spark_jar_task"),
-    plain("spark_submit_task"),
-    checked("sql_task", check_sql),
+    TaskType {
+        name: "spark_jar_task",
+        check: Some(check_spark_jar),
+        simulate: Some(spark_jar),
+    },
+    TaskType {
+        name: "spark_submit_task",
+        check: Some(check_spark_submit),
+        simulate: Some(spark_submit),
+    },
+    TaskType {
+        name: "sql_task",
+        check: Some(check_sql),
+        simulate: Some(sql),
+    },
     TaskType {
         name: "condition_task",
         check: Some(check_condition),
@@ -126,14 +133,52 @@ pub const TASK_TYPES: &[TaskType] = &[
         check: Some(check_run_job),
         simulate: Some(run_job),
     },
-    plain("dbt_task"),
-    plain("dashboard_task"),
-    plain("alert_task"),
-    plain("power_bi_task"),
-    plain("clean_rooms_notebook_task"),
-    plain("dbt_platform_task"),
-    plain("gen_ai_compute_task"),
-    plain("python_operator_task"),
+    TaskType {
+        name: "dbt_task",
+        check: Some(check_dbt),
+        simulate: Some(dbt),
+    },
+    checked("dashboard_task", check_dashboard),
+    TaskType {
+        name: "alert_task",
+        check: Some(check_alert),
+        simulate: Some(alert),
+    },
+    TaskType {
+        name: "power_bi_task",
+        check: Some(check_power_bi),
+        simulate: Some(power_bi),
+    },
+    TaskType {
+        name: "clean_rooms_notebook_task",
+        check: Some(check_clean_rooms),
+        simulate: Some(clean_rooms),
+    },
+    TaskType {
+        name: "dbt_platform_task",
+        check: Some(check_dbt_platform),
+        simulate: Some(dbt_platform),
+    },
+    TaskType {
+        name: "dbt_cloud_task",
+        check: Some(check_dbt_cloud),
+        simulate: Some(dbt_platform),
+    },
+    TaskType {
+        name: "gen_ai_compute_task",
+        check: Some(check_gen_ai),
+        simulate: Some(gen_ai),
+    },
+    TaskType {
+        name: "python_operator_task",
+        check: Some(check_python_operator),
+        simulate: None,
+    },
+    TaskType {
+        name: "ai_runtime_task",
+        check: Some(check_ai_runtime),
+        simulate: Some(ai_runtime),
+    },
 ];
 
 pub fn is_known(name: &str) -> bool {
@@ -190,7 +235,199 @@ fn check_notebook(o: Obj) -> ApiResult<()> {
 
 fn check_pipeline(o: Obj) -> ApiResult<()> {
     o.req_str("pipeline_id")?;
-    o.bool("full_refresh")?;
+    check_pipeline_params(o)
+}
+
+/// What a pipeline task and a run-job task's `pipeline_params` say about the update.
+fn check_pipeline_params(o: Obj) -> ApiResult<()> {
+    let full = o.bool("full_refresh")?;
+    for k in [
+        "full_refresh_selection",
+        "refresh_selection",
+        "refresh_flow_selection",
+        "reset_checkpoint_selection",
+    ] {
+        o.strs(k)?;
+    }
+    if full == Some(true)
+        && (!o.strs("full_refresh_selection")?.is_empty()
+            || !o.strs("refresh_selection")?.is_empty())
+    {
+        return Err(crate::errors::ApiError::invalid(format!(
+            "Invalid value for field '{}': full_refresh cannot be combined with full_refresh_selection or refresh_selection",
+            o.path("full_refresh")
+        )));
+    }
+    o.str_map("parameters")?;
+    Ok(())
+}
+
+fn check_spark_jar(o: Obj) -> ApiResult<()> {
+    o.req_str("main_class_name")?;
+    o.str("jar_uri")?;
+    o.strs("parameters")?;
+    o.bool("run_as_repl")?;
+    Ok(())
+}
+
+fn check_spark_submit(o: Obj) -> ApiResult<()> {
+    o.strs("parameters")?;
+    Ok(())
+}
+
+fn check_dbt(o: Obj) -> ApiResult<()> {
+    let commands = o.strs("commands")?;
+    if commands.is_empty() {
+        return Err(crate::body::missing(&o.path("commands")));
+    }
+    if let Some(c) = commands.iter().find(|c| !c.trim_start().starts_with("dbt")) {
+        return Err(crate::errors::ApiError::invalid(format!(
+            "Invalid value for field '{}': '{c}' is not a dbt command (each starts with 'dbt')",
+            o.path("commands")
+        )));
+    }
+    for k in [
+        "project_directory",
+        "profiles_directory",
+        "catalog",
+        "schema",
+        "warehouse_id",
+    ] {
+        o.str(k)?;
+    }
+    if o.enum_str("source", &["WORKSPACE", "GIT"])? == Some("WORKSPACE") {
+        o.req_str("project_directory")?;
+    }
+    Ok(())
+}
+
+fn check_subscriptions(o: Obj, key: &str) -> ApiResult<()> {
+    for (p, s) in o.objs(key)? {
+        Obj::at(s, &p).one_of(&["user_name", "destination_id"])?;
+    }
+    Ok(())
+}
+
+fn check_dashboard(o: Obj) -> ApiResult<()> {
+    o.req_str("dashboard_id")?;
+    o.str("warehouse_id")?;
+    o.str_map("filters")?;
+    if let Some(s) = o.obj("subscription")? {
+        let p = o.path("subscription");
+        let s = Obj::at(s, &p);
+        s.str("custom_subject")?;
+        s.bool("paused")?;
+        check_subscriptions(s, "subscribers")?;
+    }
+    Ok(())
+}
+
+const POWER_BI_STORAGE: &[&str] = &["DIRECT_QUERY", "IMPORT", "DUAL"];
+
+fn check_power_bi(o: Obj) -> ApiResult<()> {
+    o.req_str("warehouse_id")?;
+    o.req_str("connection_resource_name")?;
+    o.bool("refresh_after_update")?;
+    let mp = o.path("power_bi_model");
+    let m = Obj::at(o.req_obj("power_bi_model")?, &mp);
+    m.req_str("workspace_name")?;
+    m.req_str("model_name")?;
+    m.enum_str("storage_mode", POWER_BI_STORAGE)?
+        .ok_or_else(|| crate::body::missing(&m.path("storage_mode")))?;
+    m.enum_str("authentication_method", &["OAUTH", "PAT"])?
+        .ok_or_else(|| crate::body::missing(&m.path("authentication_method")))?;
+    m.bool("overwrite_existing")?;
+    let tables = o.objs("tables")?;
+    if tables.is_empty() {
+        return Err(crate::body::missing(&o.path("tables")));
+    }
+    for (p, t) in tables {
+        let t = Obj::at(t, &p);
+        t.req_str("catalog")?;
+        t.req_str("schema")?;
+        t.str("name")?;
+        t.enum_str("storage_mode", POWER_BI_STORAGE)?
+            .ok_or_else(|| crate::body::missing(&t.path("storage_mode")))?;
+    }
+    Ok(())
+}
+
+fn check_alert(o: Obj) -> ApiResult<()> {
+    o.one_of(&["alert_id", "workspace_path"])?;
+    o.str("alert_id")?;
+    o.str("workspace_path")?;
+    o.str("warehouse_id")?;
+    o.str_map("parameters")?;
+    check_subscriptions(o, "subscribers")
+}
+
+fn check_dbt_platform(o: Obj) -> ApiResult<()> {
+    o.req_str("connection_resource_name")?;
+    o.req_str("dbt_platform_job_id")?;
+    Ok(())
+}
+
+fn check_dbt_cloud(o: Obj) -> ApiResult<()> {
+    o.req_str("connection_resource_name")?;
+    o.req_int("dbt_cloud_job_id")?;
+    Ok(())
+}
+
+fn check_gen_ai(o: Obj) -> ApiResult<()> {
+    o.req_str("dl_runtime_image")?;
+    for k in [
+        "command",
+        "training_script_path",
+        "mlflow_experiment_name",
+        "yaml_parameters",
+        "yaml_parameters_file_path",
+    ] {
+        o.str(k)?;
+    }
+    o.enum_str("source", &["WORKSPACE", "GIT"])?;
+    if let Some(c) = o.obj("compute")? {
+        let p = o.path("compute");
+        Obj::at(c, &p).req_int("num_gpus")?;
+    }
+    Ok(())
+}
+
+fn check_python_operator(o: Obj) -> ApiResult<()> {
+    o.req_str("main")?;
+    for (p, m) in o.objs("parameters")? {
+        let m = Obj::at(m, &p);
+        m.str("name")?;
+        m.str("value")?;
+    }
+    Ok(())
+}
+
+fn check_ai_runtime(o: Obj) -> ApiResult<()> {
+    o.req_str("experiment")?;
+    o.enum_str("priority_class", &["BEST_EFFORT", "NORMAL"])?;
+    let deployments = o.objs("deployments")?;
+    if deployments.is_empty() {
+        return Err(crate::body::missing(&o.path("deployments")));
+    }
+    for (p, d) in deployments {
+        let d = Obj::at(d, &p);
+        let cp = d.path("compute");
+        let c = Obj::at(d.req_obj("compute")?, &cp);
+        c.enum_str(
+            "accelerator_type",
+            &["GPU_1xA10", "GPU_1xH100", "GPU_8xH100", "GPU_8xB300"],
+        )?
+        .ok_or_else(|| crate::body::missing(&c.path("accelerator_type")))?;
+        c.req_int("accelerator_count")?;
+    }
+    Ok(())
+}
+
+fn check_clean_rooms(o: Obj) -> ApiResult<()> {
+    o.req_str("clean_room_name")?;
+    o.req_str("notebook_name")?;
+    o.str("etag")?;
+    o.str_map("notebook_base_parameters")?;
     Ok(())
 }
 
@@ -210,6 +447,30 @@ fn check_spark_python(o: Obj) -> ApiResult<()> {
 
 fn check_sql(o: Obj) -> ApiResult<()> {
     o.req_str("warehouse_id")?;
+    o.str_map("parameters")?;
+    match o.one_of(&["query", "file", "alert", "dashboard"])? {
+        "query" => {
+            Obj::at(o.req_obj("query")?, &o.path("query")).req_str("query_id")?;
+        }
+        "file" => {
+            let p = o.path("file");
+            let f = Obj::at(o.req_obj("file")?, &p);
+            f.req_str("path")?;
+            f.enum_str("source", &["WORKSPACE", "GIT"])?;
+        }
+        k => {
+            let p = o.path(k);
+            let f = Obj::at(o.req_obj(k)?, &p);
+            f.req_str(if k == "alert" {
+                "alert_id"
+            } else {
+                "dashboard_id"
+            })?;
+            f.bool("pause_subscriptions")?;
+            f.str("custom_subject")?;
+            check_subscriptions(f, "subscriptions")?;
+        }
+    }
     Ok(())
 }
 
@@ -240,6 +501,26 @@ fn check_for_each(o: Obj) -> ApiResult<()> {
 
 fn check_run_job(o: Obj) -> ApiResult<()> {
     o.req_int("job_id")?;
+    for k in [
+        "job_parameters",
+        "notebook_params",
+        "python_named_params",
+        "sql_params",
+    ] {
+        o.str_map(k)?;
+    }
+    for k in [
+        "python_params",
+        "jar_params",
+        "spark_submit_params",
+        "dbt_commands",
+    ] {
+        o.strs(k)?;
+    }
+    if let Some(p) = o.obj("pipeline_params")? {
+        let path = o.path("pipeline_params");
+        check_pipeline_params(Obj::at(p, &path))?;
+    }
     Ok(())
 }
 
@@ -282,10 +563,220 @@ fn pipeline(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
     {
         req.insert("full_refresh".into(), json!(true));
     }
+    // The tables to refresh, as the pipeline's own start takes them.
+    for k in [
+        "full_refresh_selection",
+        "refresh_selection",
+        "reset_checkpoint_selection",
+        "parameters",
+    ] {
+        if let Some(v) = o.get(k) {
+            req.insert(k.into(), v.clone());
+        }
+    }
     match crate::pipelines::start(st, env.ctx, &pid, "JOB_TASK", req) {
         Ok(uid) => Started::AwaitsUpdate(pid, uid),
         Err(e) => Started::Refused(e.message),
     }
+}
+
+/// A path the task reads must be there: a volume file, a workspace file or notebook, or a
+/// file on a cloud or DBFS location (not modelled, so taken as there).
+fn readable(st: &State, path: &str) -> bool {
+    if path.starts_with("/Volumes/") {
+        crate::files::file_exists(st, path)
+    } else if let Some(rest) = path.strip_prefix("/Workspace/") {
+        // The workspace's files as a cluster sees them.
+        crate::workspace::runnable_exists(st, &format!("/{rest}"))
+    } else if path.starts_with('/') {
+        crate::workspace::runnable_exists(st, path)
+    } else {
+        true
+    }
+}
+
+/// The JAR libraries of the task must be there, and one of them must hold the main class:
+/// without any JAR the class cannot be found.
+fn spark_jar(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    let class = text(o, "main_class_name");
+    let mut jars: Vec<String> = Vec::new();
+    let mut maven = false;
+    for lib in env
+        .task
+        .get("libraries")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(j) = lib.get("jar").and_then(Value::as_str) {
+            jars.push(env.sub(j));
+        }
+        maven |= lib.get("maven").is_some();
+    }
+    if let Some(uri) = o.get("jar_uri").and_then(Value::as_str) {
+        jars.push(env.sub(uri));
+    }
+    if let Some(missing) = jars.iter().find(|j| !readable(st, j)) {
+        return Started::Refused(format!(
+            "Library installation failed for library due to user error. Error messages: File {missing} does not exist"
+        ));
+    }
+    if jars.is_empty() && !maven {
+        return Started::failure(format!("java.lang.ClassNotFoundException: {class}"));
+    }
+    Started::success()
+}
+
+/// spark-submit needs an application (a JAR or a Python file after the options), and what
+/// it names must be there.
+fn spark_submit(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    let args: Vec<String> = o
+        .get("parameters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|a| env.sub(a))
+        .collect();
+    // Options take a value, except these flags.
+    const FLAGS: &[&str] = &[
+        "--verbose",
+        "-v",
+        "--supervise",
+        "--help",
+        "-h",
+        "--version",
+    ];
+    let mut i = 0;
+    let mut app = None;
+    while i < args.len() {
+        let a = &args[i];
+        if a.starts_with('-') {
+            i += if FLAGS.contains(&a.as_str()) || a.contains('=') {
+                1
+            } else {
+                2
+            };
+            continue;
+        }
+        app = Some(a.clone());
+        break;
+    }
+    match app {
+        None => Started::failure("Error: Missing application resource.".into()),
+        Some(a) if !readable(st, &a) => Started::failure(format!(
+            "java.io.FileNotFoundException: File {a} does not exist"
+        )),
+        Some(_) => Started::success(),
+    }
+}
+
+/// A SQL file from the workspace must be there; queries, alerts and dashboards are not
+/// modelled, so they run.
+fn sql(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    if let Some(f) = o.get("file").and_then(Value::as_object)
+        && f.get("source").and_then(Value::as_str) != Some("GIT")
+    {
+        let path = env.sub(text(f, "path"));
+        if !readable(st, &path) {
+            return Started::failure(format!("File not found: {path}"));
+        }
+    }
+    Started::success()
+}
+
+/// A workspace dbt project must hold its `dbt_project.yml`; a Git one is cloned at run
+/// time.
+fn dbt(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    if o.get("source").and_then(Value::as_str) == Some("WORKSPACE") {
+        let dir = env.sub(text(o, "project_directory"));
+        let project = format!("{}/dbt_project.yml", dir.trim_end_matches('/'));
+        if !readable(st, &project) {
+            return Started::failure(format!(
+                "Runtime Error: fatal: Not a dbt project (or any of the parent directories). Missing dbt_project.yml file in {dir}"
+            ));
+        }
+    }
+    Started::success()
+}
+
+/// The connection to Power BI must be a Unity Catalog connection, and the schemas whose
+/// tables are published must exist.
+fn power_bi(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
+    let conn = text(o, "connection_resource_name");
+    if !st.connections.contains_key(&conn.to_lowercase()) {
+        return Started::Refused(format!("Connection '{conn}' does not exist."));
+    }
+    for t in o
+        .get("tables")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+    {
+        let schema = format!("{}.{}", text(t, "catalog"), text(t, "schema")).to_lowercase();
+        if !st.schemas.contains_key(&schema) {
+            return Started::failure(format!("Schema '{schema}' does not exist."));
+        }
+    }
+    Started::success()
+}
+
+/// An alert given by its workspace path must be there; alerts given by id are not
+/// modelled, so they run.
+fn alert(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    if let Some(path) = o.get("workspace_path").and_then(Value::as_str) {
+        let path = env.sub(path);
+        if !readable(st, &path) {
+            return Started::Refused(format!("Alert not found: {path}"));
+        }
+    }
+    Started::success()
+}
+
+/// A dbt platform (or dbt Cloud) job runs through a Unity Catalog connection, which must
+/// exist.
+fn dbt_platform(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
+    let conn = text(o, "connection_resource_name");
+    if st.connections.contains_key(&conn.to_lowercase()) {
+        Started::success()
+    } else {
+        Started::Refused(format!("Connection '{conn}' does not exist."))
+    }
+}
+
+/// A training script in the workspace must be there; one from Git is fetched at run time.
+fn gen_ai(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    for k in ["training_script_path", "yaml_parameters_file_path"] {
+        if let Some(path) = o.get(k).and_then(Value::as_str)
+            && o.get("source").and_then(Value::as_str) != Some("GIT")
+        {
+            let path = env.sub(path);
+            if !readable(st, &path) {
+                return Started::failure(format!("File not found: {path}"));
+            }
+        }
+    }
+    Started::success()
+}
+
+/// The workload's code must be there.
+fn ai_runtime(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    if let Some(path) = o.get("code_source_path").and_then(Value::as_str) {
+        let path = env.sub(path);
+        if !readable(st, &path) {
+            return Started::failure(format!("File not found: {path}"));
+        }
+    }
+    Started::success()
+}
+
+/// Clean rooms are not modelled: no clean room exists, so its notebook cannot run.
+fn clean_rooms(_: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
+    Started::Refused(format!(
+        "Clean room '{}' does not exist.",
+        text(o, "clean_room_name")
+    ))
 }
 
 /// Compares `left` and `right` (as numbers, except for equality); the outcome is the answer.
@@ -392,15 +883,16 @@ mod tests {
     fn run(st: &mut State, spec: Value) -> Started {
         let ctx = ctx();
         let params = BTreeMap::from([("env".to_string(), "dev".to_string())]);
+        let Value::Object(spec) = spec else {
+            panic!("not an object")
+        };
         let env = TaskEnv {
             ctx: &ctx,
             params: &params,
             run_id: 7,
             job_id: 9,
             full_refresh: false,
-        };
-        let Value::Object(spec) = spec else {
-            panic!("not an object")
+            task: &spec,
         };
         start(st, &spec, &env)
     }
@@ -459,6 +951,107 @@ mod tests {
         );
         assert_eq!(
             run(&mut st, json!({"some_future_task": {}})),
+            Started::success()
+        );
+    }
+
+    #[test]
+    fn the_newer_task_types_fail_on_what_they_need() {
+        let mut st = State::new("u@x", 1);
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"spark_jar_task": {"main_class_name": "a.Main"}})
+            ),
+            failed("java.lang.ClassNotFoundException: a.Main")
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"spark_jar_task": {"main_class_name": "a.Main"},
+                       "libraries": [{"maven": {"coordinates": "a:b:1"}}]})
+            ),
+            Started::success()
+        );
+        match run(
+            &mut st,
+            json!({"spark_jar_task": {"main_class_name": "a.Main"},
+                   "libraries": [{"jar": "/Volumes/c/s/v/a.jar"}]}),
+        ) {
+            Started::Refused(m) => assert!(m.contains("/Volumes/c/s/v/a.jar"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"spark_submit_task": {"parameters": ["--class", "a.Main"]}})
+            ),
+            failed("Error: Missing application resource.")
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"spark_submit_task": {"parameters": ["--class", "a.Main", "dbfs:/a.jar", "x"]}})
+            ),
+            Started::success()
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"dbt_task": {"commands": ["dbt run"], "source": "WORKSPACE", "project_directory": "/p"}})
+            ),
+            failed(
+                "Runtime Error: fatal: Not a dbt project (or any of the parent directories). Missing dbt_project.yml file in /p"
+            )
+        );
+        assert_eq!(
+            run(&mut st, json!({"dbt_task": {"commands": ["dbt run"]}})),
+            Started::success()
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"sql_task": {"warehouse_id": "w", "file": {"path": "/q.sql"}}})
+            ),
+            failed("File not found: /q.sql")
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"power_bi_task": {"connection_resource_name": "pbi", "tables": []}})
+            ),
+            Started::Refused("Connection 'pbi' does not exist.".into())
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"clean_rooms_notebook_task": {"clean_room_name": "cr", "notebook_name": "n"}})
+            ),
+            Started::Refused("Clean room 'cr' does not exist.".into())
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"dbt_platform_task": {"connection_resource_name": "dbt", "dbt_platform_job_id": "1"}})
+            ),
+            Started::Refused("Connection 'dbt' does not exist.".into())
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"gen_ai_compute_task": {"dl_runtime_image": "i", "training_script_path": "/Workspace/t.py"}})
+            ),
+            failed("File not found: /Workspace/t.py")
+        );
+        assert_eq!(
+            run(
+                &mut st,
+                json!({"alert_task": {"workspace_path": "/Shared/a.dbalert.json"}})
+            ),
+            Started::Refused("Alert not found: /Shared/a.dbalert.json".into())
+        );
+        assert_eq!(
+            run(&mut st, json!({"alert_task": {"alert_id": "a1"}})),
             Started::success()
         );
     }

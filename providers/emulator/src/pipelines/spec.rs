@@ -164,16 +164,10 @@ pub fn check_spec(o: Obj) -> ApiResult<()> {
     for (p, c) in o.objs("clusters")? {
         let c = Obj::at(c, &p);
         c.enum_str("label", &["default", "updates", "maintenance"])?;
-        c.int("num_workers")?;
+        crate::compute::check_cluster(c)?;
         if let Some(a) = c.obj("autoscale")? {
             let ap = format!("{p}.autoscale");
-            let a = Obj::at(a, &ap);
-            a.req_int("min_workers")?;
-            a.req_int("max_workers")?;
-            a.enum_str("mode", &["ENHANCED", "LEGACY"])?;
-        }
-        for k in ["spark_conf", "spark_env_vars", "custom_tags"] {
-            c.str_map(k)?;
+            Obj::at(a, &ap).enum_str("mode", &["ENHANCED", "LEGACY"])?;
         }
     }
     for (p, n) in o.objs("notifications")? {

@@ -1,0 +1,286 @@
+//! Classic-compute cluster fields, as data: the pieces a job's `new_cluster` (a
+//! `compute.ClusterSpec`) and a pipeline's `cluster` (a `PipelineCluster`) have in common
+//! are declared once here, and each kind takes the set its object has. Names and nesting
+//! follow the Terraform provider (`aws_attributes { … }` as a block, `init_scripts { … }`
+//! repeated), which are also the wire names.
+
+use brickform_core::provider::{AttrType, Attribute, BlockType, Schema};
+
+/// `compute.AwsAvailability`, `AzureAvailability`, `GcpAvailability`.
+const AWS_AVAILABILITY: &[&str] = &["SPOT", "ON_DEMAND", "SPOT_WITH_FALLBACK"];
+const AZURE_AVAILABILITY: &[&str] = &["SPOT_AZURE", "ON_DEMAND_AZURE", "SPOT_WITH_FALLBACK_AZURE"];
+const GCP_AVAILABILITY: &[&str] = &[
+    "PREEMPTIBLE_GCP",
+    "ON_DEMAND_GCP",
+    "PREEMPTIBLE_WITH_FALLBACK_GCP",
+];
+/// `compute.EbsVolumeType`.
+const EBS_VOLUME_TYPES: &[&str] = &["GENERAL_PURPOSE_SSD", "THROUGHPUT_OPTIMIZED_HDD"];
+/// `compute.DataSecurityMode`.
+pub const DATA_SECURITY_MODES: &[&str] = &[
+    "DATA_SECURITY_MODE_AUTO",
+    "DATA_SECURITY_MODE_STANDARD",
+    "DATA_SECURITY_MODE_DEDICATED",
+    "NONE",
+    "SINGLE_USER",
+    "USER_ISOLATION",
+    "LEGACY_TABLE_ACL",
+    "LEGACY_PASSTHROUGH",
+    "LEGACY_SINGLE_USER",
+    "LEGACY_SINGLE_USER_STANDARD",
+];
+/// `compute.RuntimeEngine`.
+const RUNTIME_ENGINES: &[&str] = &["STANDARD", "PHOTON", "NULL"];
+
+fn s() -> AttrType {
+    AttrType::String
+}
+fn n() -> AttrType {
+    AttrType::Number
+}
+fn b() -> AttrType {
+    AttrType::Bool
+}
+fn strings() -> AttrType {
+    AttrType::List(Box::new(AttrType::String))
+}
+fn map() -> AttrType {
+    AttrType::Map(Box::new(AttrType::String))
+}
+
+/// A cloud-attributes block: settable, and filled in by the service where the
+/// configuration leaves its fields out (where the cluster runs is the service's to decide,
+/// as in the Terraform provider, where they are computed).
+fn cloud(name: &'static str, attrs: Vec<Attribute>, blocks: Vec<BlockType>) -> BlockType {
+    let mut schema = Schema::new();
+    for a in attrs {
+        schema = schema.attr(a);
+    }
+    for bl in blocks {
+        schema = schema.block(bl);
+    }
+    BlockType::single(name, schema)
+}
+
+fn filled(name: &'static str, ty: AttrType) -> Attribute {
+    Attribute::optional_computed(name, ty)
+}
+
+pub fn aws_attributes() -> BlockType {
+    cloud(
+        "aws_attributes",
+        vec![
+            filled("availability", s()).one_of(AWS_AVAILABILITY),
+            filled("zone_id", s()),
+            filled("instance_profile_arn", s()),
+            filled("first_on_demand", n()),
+            filled("spot_bid_price_percent", n()),
+            filled("ebs_volume_type", s()).one_of(EBS_VOLUME_TYPES),
+            filled("ebs_volume_count", n()),
+            filled("ebs_volume_size", n()),
+            filled("ebs_volume_iops", n()),
+            filled("ebs_volume_throughput", n()),
+        ],
+        Vec::new(),
+    )
+}
+
+pub fn azure_attributes() -> BlockType {
+    cloud(
+        "azure_attributes",
+        vec![
+            filled("availability", s()).one_of(AZURE_AVAILABILITY),
+            filled("first_on_demand", n()),
+            filled("spot_bid_max_price", n()),
+            filled("capacity_reservation_group", s()),
+        ],
+        vec![BlockType::single(
+            "log_analytics_info",
+            Schema::new()
+                .attr(Attribute::optional("log_analytics_workspace_id", s()))
+                .attr(Attribute::optional("log_analytics_primary_key", s()).sensitive()),
+        )],
+    )
+}
+
+pub fn gcp_attributes() -> BlockType {
+    cloud(
+        "gcp_attributes",
+        vec![
+            filled("availability", s()).one_of(GCP_AVAILABILITY),
+            filled("zone_id", s()),
+            filled("google_service_account", s()),
+            filled("first_on_demand", n()),
+            filled("boot_disk_size", n()),
+            filled("local_ssd_count", n()),
+            filled("use_preemptible_executors", b()),
+            filled("confidential_compute_type", s())
+                .one_of(&["CONFIDENTIAL_COMPUTE_TYPE_NONE", "SEV_SNP"]),
+        ],
+        Vec::new(),
+    )
+}
+
+fn destination(name: &'static str) -> BlockType {
+    BlockType::single(
+        name,
+        Schema::new().attr(Attribute::required("destination", s())),
+    )
+}
+
+fn s3() -> BlockType {
+    BlockType::single(
+        "s3",
+        Schema::new()
+            .attr(Attribute::required("destination", s()))
+            .attr(Attribute::optional("region", s()))
+            .attr(Attribute::optional("endpoint", s()))
+            .attr(Attribute::optional("enable_encryption", b()))
+            .attr(Attribute::optional("encryption_type", s()).one_of(&["sse-s3", "sse-kms"]))
+            .attr(Attribute::optional("kms_key", s()))
+            .attr(Attribute::optional("canned_acl", s())),
+    )
+}
+
+/// `init_scripts[]`: each entry names one place the script is read from.
+pub fn init_scripts() -> BlockType {
+    BlockType::list(
+        "init_scripts",
+        Schema::new()
+            .block(destination("workspace"))
+            .block(destination("volumes"))
+            .block(destination("file"))
+            .block(destination("dbfs"))
+            .block(destination("gcs"))
+            .block(destination("abfss"))
+            .block(s3()),
+    )
+    .describe("Scripts run at cluster start: one of workspace, volumes, file, dbfs, gcs, abfss or s3 per block.")
+}
+
+/// Where the cluster's logs are delivered: one of dbfs, s3 or volumes.
+pub fn cluster_log_conf() -> BlockType {
+    BlockType::single(
+        "cluster_log_conf",
+        Schema::new()
+            .block(destination("dbfs"))
+            .block(destination("volumes"))
+            .block(s3()),
+    )
+}
+
+/// `autoscale`; a pipeline's has the autoscaling `mode` too.
+pub fn autoscale(with_mode: bool) -> BlockType {
+    let mut schema = Schema::new()
+        .attr(Attribute::required("min_workers", n()))
+        .attr(Attribute::required("max_workers", n()));
+    if with_mode {
+        schema = schema.attr(Attribute::optional("mode", s()).one_of(&["ENHANCED", "LEGACY"]));
+    }
+    BlockType::single("autoscale", schema)
+}
+
+/// The fields both a job's `new_cluster` and a pipeline's `cluster` take, the same way.
+pub fn common(schema: Schema) -> Schema {
+    schema
+        .attr(Attribute::optional("num_workers", n()))
+        .attr(Attribute::optional("policy_id", s()))
+        .attr(Attribute::optional("apply_policy_default_values", b()))
+        .attr(Attribute::optional("instance_pool_id", s()))
+        .attr(Attribute::optional("driver_instance_pool_id", s()))
+        .attr(Attribute::optional("spark_conf", map()))
+        .attr(Attribute::optional("spark_env_vars", map()))
+        .attr(Attribute::optional("custom_tags", map()))
+        .attr(Attribute::optional("ssh_public_keys", strings()))
+        .block(aws_attributes())
+        .block(azure_attributes())
+        .block(gcp_attributes())
+        .block(init_scripts())
+        .block(cluster_log_conf())
+}
+
+fn node_type_flexibility(name: &'static str) -> BlockType {
+    BlockType::single(
+        name,
+        Schema::new()
+            .attr(Attribute::optional("alternate_node_type_ids", strings()))
+            .attr(Attribute::optional("aws_context_id", s())),
+    )
+}
+
+/// A job's `new_cluster` (`compute.ClusterSpec`, as the Terraform provider's `new_cluster`).
+/// Without `autotermination_minutes`: a job cluster ends with its run (the provider's
+/// documentation lists it as not supported there).
+pub fn new_cluster() -> BlockType {
+    let schema = common(Schema::new())
+        .attr(Attribute::optional("spark_version", s()))
+        .attr(Attribute::optional("node_type_id", s()))
+        .attr(Attribute::optional("driver_node_type_id", s()))
+        .attr(Attribute::optional("cluster_name", s()))
+        // The service fills in the access mode and elastic disk when the request leaves
+        // them out: they are the service's to decide, not drift (computed in the Terraform
+        // provider too). Each value is the service's own, so the plan's `after` shows it.
+        .attr(Attribute::optional_computed("data_security_mode", s()).one_of(DATA_SECURITY_MODES))
+        .attr(Attribute::optional_computed("enable_elastic_disk", b()))
+        .attr(Attribute::optional_computed("enable_local_disk_encryption", b()))
+        .attr(Attribute::optional("single_user_name", s()))
+        .attr(Attribute::optional("runtime_engine", s()).one_of(RUNTIME_ENGINES))
+        .attr(
+            Attribute::optional("kind", s())
+                .one_of(&["CLASSIC_PREVIEW"])
+                .describe("CLASSIC_PREVIEW: the cluster's form is told by is_single_node, use_ml_runtime and data_security_mode."),
+        )
+        .attr(Attribute::optional("is_single_node", b()))
+        .attr(Attribute::optional("use_ml_runtime", b()))
+        .attr(Attribute::optional("remote_disk_throughput", n()))
+        .attr(Attribute::optional("total_initial_remote_disk_size", n()))
+        .attr(Attribute::optional("dependency_mode", s()).one_of(&[
+            "DEPENDENCY_MODE_AUTO",
+            "DEPENDENCY_MODE_CLUSTER_LIBRARIES",
+            "DEPENDENCY_MODE_ENVIRONMENTS",
+        ]))
+        .block(autoscale(false))
+        .block(BlockType::single(
+            "docker_image",
+            Schema::new()
+                .attr(Attribute::required("url", s()))
+                .block(BlockType::single(
+                    "basic_auth",
+                    Schema::new()
+                        .attr(Attribute::required("username", s()))
+                        .attr(Attribute::required("password", s()).sensitive()),
+                )),
+        ))
+        .block(BlockType::single(
+            "workload_type",
+            Schema::new().block(BlockType::single(
+                "clients",
+                Schema::new()
+                    .attr(Attribute::optional("jobs", b()))
+                    .attr(Attribute::optional("notebooks", b())),
+            )),
+        ))
+        .block(node_type_flexibility("driver_node_type_flexibility"))
+        .block(node_type_flexibility("worker_node_type_flexibility"));
+    BlockType::single("new_cluster", schema)
+}
+
+/// A pipeline's `cluster` (`PipelineCluster`): the node types and disk encryption are
+/// filled in by the service when left out, so they are optional and computed.
+pub fn pipeline_cluster() -> BlockType {
+    let schema = common(Schema::new())
+        .attr(
+            Attribute::optional("label", s())
+                .server_default("default")
+                .one_of(&["default", "updates", "maintenance"]),
+        )
+        .attr(Attribute::optional_computed("node_type_id", s()))
+        .attr(Attribute::optional_computed("driver_node_type_id", s()))
+        .attr(Attribute::optional_computed(
+            "enable_local_disk_encryption",
+            b(),
+        ))
+        .block(autoscale(true));
+    BlockType::list("cluster", schema)
+        .describe("Classic compute; leave out with serverless = true.")
+}
