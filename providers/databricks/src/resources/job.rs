@@ -1333,9 +1333,12 @@ pub struct Job {
     listing: ownership::SharedListing,
 }
 
-/// The pages a listing of every job may take to answer a plan's lookups (300 jobs): past
-/// that, lookups by name are cheaper.
-const SHARED_LISTING_PAGES: usize = 3;
+/// The listing of every job that a plan's lookups share (`jobs/list` with tasks).
+const JOBS_LIST: ownership::ListCall = ownership::ListCall {
+    path: "/api/2.2/jobs/list",
+    items_key: "jobs",
+    page: LIST_PAGE,
+};
 
 impl Job {
     pub fn new(shared: Arc<Shared>) -> Self {
@@ -1716,31 +1719,14 @@ impl Tagged for Job {
     async fn listed_for_plan(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
         // The list call's name filter: exact, ignoring case.
         let lower = name.to_lowercase();
-        let found = self
-            .listing
-            .find(
-                || async {
-                    client
-                        .list_pages(
-                            "/api/2.2/jobs/list",
-                            "jobs",
-                            LIST_PAGE,
-                            SHARED_LISTING_PAGES,
-                        )
-                        .await
-                        .map_err(err)
-                },
-                |j| {
-                    j.pointer("/settings/name")
-                        .and_then(Json::as_str)
-                        .is_some_and(|n| n.to_lowercase() == lower)
-                },
-            )
-            .await?;
-        match found {
-            Some(jobs) => Ok(jobs),
-            None => self.listed(client, name).await,
-        }
+        let named = |j: &Json| {
+            j.pointer("/settings/name")
+                .and_then(Json::as_str)
+                .is_some_and(|n| n.to_lowercase() == lower)
+        };
+        self.listing
+            .find_or(client, &JOBS_LIST, named, || self.listed(client, name))
+            .await
     }
     async fn full(&self, client: &Client, listed: &Json) -> ProviderResult<Option<Json>> {
         match listed.get("job_id").and_then(Json::as_i64) {

@@ -165,11 +165,53 @@ pub struct SharedListing {
 /// One listing: every object, `None` when there were too many to list.
 type ListingRound = tokio::sync::OnceCell<ProviderResult<Option<Vec<Json>>>>;
 
+/// The list call of a [`SharedListing`]: every object of a kind, page by page.
+pub struct ListCall {
+    pub path: &'static str,
+    /// The key of the objects in each page (`jobs`, `statuses`).
+    pub items_key: &'static str,
+    pub page: crate::client::PageSize,
+}
+
+/// The pages a shared listing may take (300 objects at 100 a page): past that, lookups by
+/// name are cheaper.
+const SHARED_LISTING_PAGES: usize = 3;
+
 impl SharedListing {
+    /// The objects `wanted` accepts, from the listing of `call` under way or a new one; when
+    /// the kind has more objects than a listing takes, from `by_name` (the lookup by name
+    /// each caller would otherwise make).
+    pub async fn find_or<Fut>(
+        &self,
+        client: &Client,
+        call: &ListCall,
+        wanted: impl Fn(&Json) -> bool,
+        by_name: impl FnOnce() -> Fut,
+    ) -> ProviderResult<Vec<Json>>
+    where
+        Fut: std::future::Future<Output = ProviderResult<Vec<Json>>>,
+    {
+        let listed = self
+            .find(
+                || async {
+                    client
+                        .list_pages(call.path, call.items_key, call.page, SHARED_LISTING_PAGES)
+                        .await
+                        .map_err(super::err)
+                },
+                wanted,
+            )
+            .await?;
+        match listed {
+            Some(found) => Ok(found),
+            None => by_name().await,
+        }
+    }
+
     /// The listed objects `wanted` accepts, from the listing under way or a new one made
     /// with `list_all`; `None` when the kind has too many objects to list (`list_all`
     /// answered `None`, now or before): then the caller asks by name.
-    pub async fn find<F, Fut>(
+    async fn find<F, Fut>(
         &self,
         list_all: F,
         wanted: impl Fn(&Json) -> bool,

@@ -220,9 +220,12 @@ pub struct PipelineKind {
     pub listing: ownership::SharedListing,
 }
 
-/// The pages a listing of every pipeline may take to answer a plan's lookups (300
-/// pipelines): past that, lookups by name are cheaper.
-const SHARED_LISTING_PAGES: usize = 3;
+/// The listing of every pipeline that a plan's lookups share.
+const PIPELINES_LIST: ownership::ListCall = ownership::ListCall {
+    path: "/api/2.0/pipelines",
+    items_key: "statuses",
+    page: LIST_PAGE,
+};
 
 /// The wire name of an HCL name: repeated blocks are singular in HCL (as in the Terraform
 /// provider), plural arrays on the wire.
@@ -792,28 +795,11 @@ impl Tagged for PipelineKind {
     /// From a listing of every pipeline shared with the lookups asking meanwhile; by name
     /// in a workspace of many pipelines.
     async fn listed_for_plan(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
-        let found = self
-            .listing
-            .find(
-                || async {
-                    client
-                        .list_pages(
-                            "/api/2.0/pipelines",
-                            "statuses",
-                            LIST_PAGE,
-                            SHARED_LISTING_PAGES,
-                        )
-                        .await
-                        .map_err(err)
-                },
-                // As `named` compares: exactly.
-                |p| p.get("name").and_then(Json::as_str).unwrap_or("") == name,
-            )
-            .await?;
-        match found {
-            Some(pipelines) => Ok(pipelines),
-            None => self.named(client, name).await,
-        }
+        // As `named` compares: exactly.
+        let named = |p: &Json| p.get("name").and_then(Json::as_str).unwrap_or("") == name;
+        self.listing
+            .find_or(client, &PIPELINES_LIST, named, || self.named(client, name))
+            .await
     }
     async fn full(&self, client: &Client, listed: &Json) -> ProviderResult<Option<Json>> {
         let Some(id) = listed.get("pipeline_id").and_then(Json::as_str) else {
