@@ -1437,3 +1437,47 @@ fn a_catalogs_metastore_id_must_be_the_workspaces() {
     let (status, _) = serve.call("GET", "/api/2.1/unity-catalog/catalogs/elsewhere", None);
     assert_eq!(status, 404);
 }
+
+/// A notebook from a Jupyter file, as the Terraform provider takes it: its format is told
+/// from the `.ipynb` extension, its language from what the notebook declares; it applies,
+/// plans no change and is destroyed. A DBC archive is refused at validate.
+#[test]
+fn a_jupyter_notebook_is_imported_as_one_and_a_dbc_archive_is_refused() {
+    let ipynb = r#"{"cells": [{"cell_type": "code", "source": ["print(1)"], "metadata": {}, "outputs": [], "execution_count": null}],
+ "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}"#;
+    let main = r#"
+provider "databricks" {
+  host = "local"
+}
+data "databricks_current_user" "me" {}
+resource "databricks_notebook" "nb" {
+  path   = "${data.databricks_current_user.me.home}/jupyter/explore"
+  source = "explore.ipynb"
+}
+output "language" { value = databricks_notebook.nb.language }
+"#;
+    let dir = config(&[("main.bf.hcl", main), ("explore.ipynb", ipynb)]);
+    let d = dir.path();
+    let out = run_ok(d, &["apply", "--auto-approve"], &[]);
+    assert!(out.contains("1 added"), "{out}");
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let shown = run_ok(d, &["output", "language"], &[]);
+    assert_eq!(shown.trim(), "\"PYTHON\"");
+    let dump = local_dump(d);
+    let nb = dump["workspace"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(k, _)| k.ends_with("/jupyter/explore"))
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| panic!("{dump}"));
+    assert_eq!(nb["object_type"], "NOTEBOOK", "{nb}");
+    run_ok(d, &["destroy", "--auto-approve"], &[]);
+
+    let main = "provider \"databricks\" {\n  host = \"local\"\n}\nresource \"databricks_notebook\" \"lesson\" {\n  path   = \"/Shared/lesson\"\n  source = \"lesson.dbc\"\n}\n";
+    let dir = config(&[("main.bf.hcl", main), ("lesson.dbc", "PK")]);
+    let (code, out, err) = run(dir.path(), &["validate"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("DBC archives"), "{err}");
+}

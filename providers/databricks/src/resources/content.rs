@@ -137,9 +137,21 @@ fn language_of_extension(path: &str) -> Option<String> {
     )
 }
 
+/// Whether a notebook's content is a Jupyter notebook: `format = "JUPYTER"`, or an
+/// `.ipynb` path or source file when `format` is unset.
+fn jupyter(config: &Object) -> bool {
+    match str_attr(config, "format") {
+        Some(f) => f == "JUPYTER",
+        None => ["path", "source"]
+            .iter()
+            .filter_map(|k| str_attr(config, k))
+            .any(|p| p.to_ascii_lowercase().ends_with(".ipynb")),
+    }
+}
+
 /// Notebooks are addressed without their file extension.
 fn notebook_path(path: &str) -> String {
-    for ext in [".py", ".sql", ".scala", ".r", ".R"] {
+    for ext in [".py", ".sql", ".scala", ".r", ".R", ".ipynb"] {
         if let Some(p) = path.strip_suffix(ext) {
             return p.to_string();
         }
@@ -177,7 +189,13 @@ impl ContentKind {
                     "content": base64::engine::general_purpose::STANDARD.encode(&bytes),
                     "overwrite": true,
                 });
-                if self.store == Store::Notebook {
+                if self.store == Store::Notebook && jupyter(config) {
+                    // The notebook says its language itself.
+                    body["format"] = json!("JUPYTER");
+                    if let Some(lang) = language_of(config) {
+                        body["language"] = json!(lang);
+                    }
+                } else if self.store == Store::Notebook {
                     let lang = language_of(config)
                         .ok_or_else(|| ProviderError::invalid("set language (PYTHON, SQL, SCALA or R): it cannot be told from the path or the source file"))?;
                     body["format"] = json!("SOURCE");
@@ -228,6 +246,13 @@ impl ContentKind {
         .ok_or_else(|| ProviderError::other(format!("{path} was uploaded but is not there")))?;
         if let Some(id) = status.get("object_id").and_then(Json::as_i64) {
             attrs.insert("object_id".into(), Value::from(id));
+        }
+        // A Jupyter notebook's language is the one its content declares.
+        if self.store == Store::Notebook
+            && attrs.get("language").is_none_or(Value::is_null)
+            && let Some(lang) = status.get("language").and_then(Json::as_str)
+        {
+            attrs.insert("language".into(), Value::from(lang));
         }
         attrs.insert(
             "url".into(),
@@ -285,6 +310,16 @@ impl ResourceKind for ContentKind {
             return Err("path must be an absolute workspace path, such as /Workspace/Shared/x or /Users/me/x".into());
         }
         if self.store == Store::Notebook {
+            if ["path", "source"]
+                .iter()
+                .filter_map(|k| str_attr(config, k))
+                .any(|p| p.to_ascii_lowercase().ends_with(".dbc"))
+            {
+                return Err("DBC archives (several notebooks in one file) are not supported: import each notebook as source code or .ipynb".into());
+            }
+            if str_attr(config, "format").is_none() && jupyter(config) {
+                config.insert("format".into(), Value::from("JUPYTER"));
+            }
             // A notebook lives at its path without the source file's extension, which only
             // tells its language: record both as the workspace has them, so an imported
             // notebook (known by its path) compares equal to its configuration.

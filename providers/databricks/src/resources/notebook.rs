@@ -17,6 +17,12 @@ pub fn kind(shared: Arc<Shared>) -> ContentKind {
                     .describe(
                         "Told from the extension of the path, else of the source file, when unset.",
                     ),
+            )
+            .attr(
+                Attribute::optional("format", AttrType::String)
+                    .one_of(&["SOURCE", "JUPYTER"])
+                    .server_default("SOURCE")
+                    .describe("How the content is written: source code, or a Jupyter notebook (.ipynb, told from the extension of the path or the source file when unset)."),
             ),
         ),
         shared,

@@ -136,8 +136,46 @@ pub fn language_of(path: &str) -> Option<(&'static str, &'static str)> {
     }
 }
 
+/// The path without its last segment's extension (`/a.b/x.ipynb` → `/a.b/x`; a dot in a
+/// folder's name, as in a user's home `/Users/a@b.com/x`, is not an extension).
 pub fn strip_ext(path: &str) -> String {
-    path.rsplit_once('.').map_or(path, |(p, _)| p).to_string()
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    match name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => {
+            if path.contains('/') {
+                format!("{dir}/{stem}")
+            } else {
+                stem.to_string()
+            }
+        }
+        _ => path.to_string(),
+    }
+}
+
+/// The language a Jupyter notebook declares (`metadata.language_info.name`, else
+/// `metadata.kernelspec.language`), as the workspace's language; Python when it declares
+/// none. Content that is not a notebook's JSON is refused.
+fn jupyter_language(content: &[u8]) -> ApiResult<String> {
+    let nb: Value = serde_json::from_slice(content)
+        .ok()
+        .filter(|v: &Value| v.get("cells").is_some_and(Value::is_array))
+        .ok_or_else(|| {
+            ApiError::invalid(
+                "Unable to parse the content as a Jupyter notebook (.ipynb JSON with cells).",
+            )
+        })?;
+    let declared = nb
+        .pointer("/metadata/language_info/name")
+        .or_else(|| nb.pointer("/metadata/kernelspec/language"))
+        .and_then(Value::as_str)
+        .map(str::to_ascii_lowercase);
+    Ok(match declared.as_deref() {
+        Some("sql") => "SQL",
+        Some("scala") => "SCALA",
+        Some("r") => "R",
+        _ => "PYTHON",
+    }
+    .to_string())
 }
 
 /// Decides what an import creates: `(final path, object type, language)`.
@@ -163,11 +201,13 @@ pub fn classify(r: &ImportRequest) -> ApiResult<(String, &'static str, Option<St
             _ => Ok((r.path.clone(), "FILE", None)),
         },
         "RAW" => Ok((r.path.clone(), "FILE", None)),
-        "JUPYTER" => Ok((
-            strip_ext(&r.path),
-            "NOTEBOOK",
-            Some(r.language.clone().unwrap_or_else(|| "PYTHON".into())),
-        )),
+        "JUPYTER" => {
+            let lang = match &r.language {
+                Some(l) => l.clone(),
+                None => jupyter_language(&r.content)?,
+            };
+            Ok((strip_ext(&r.path), "NOTEBOOK", Some(lang)))
+        }
         "HTML" | "R_MARKDOWN" => Ok((
             strip_ext(&r.path),
             "NOTEBOOK",
@@ -333,6 +373,14 @@ mod tests {
             language: None,
             overwrite: false,
         }
+    }
+
+    #[test]
+    fn only_the_last_segment_has_an_extension() {
+        assert_eq!(strip_ext("/Users/a@b.com/x.ipynb"), "/Users/a@b.com/x");
+        assert_eq!(strip_ext("/Users/a@b.com/x"), "/Users/a@b.com/x");
+        assert_eq!(strip_ext("/Shared/.hidden"), "/Shared/.hidden");
+        assert_eq!(strip_ext("x.py"), "x");
     }
 
     #[test]
