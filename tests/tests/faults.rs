@@ -430,3 +430,49 @@ resource "databricks_catalog" "c" {
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
     assert_eq!(objects(&serve.dump()), Vec::<String>::new());
 }
+
+/// `brickform run` whose run-now answer is lost after the service started the run: the
+/// client's repeat carries the same idempotency token, so the service answers with the run
+/// it started, and there is one run, not two.
+#[test]
+fn a_run_whose_answer_is_lost_starts_one_run() {
+    let main = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_job" "j" {
+  name = "run-once"
+  task {
+    task_key = "t"
+    condition_task {
+      op    = "EQUAL_TO"
+      left  = "1"
+      right = "1"
+    }
+  }
+}
+"#;
+    let dir = config(&[("main.bf.hcl", main)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    lose_create_responses(&serve, &["/api/2.2/jobs/run-now"]);
+    let out = bf_ok(d, &serve, &["run", "databricks_job.j", "--no-wait"]);
+    assert!(out.contains("started run "), "{out}");
+    let faults = serve.ok("GET", "/__emulator/faults", None);
+    assert_eq!(faults["faults"][0]["fired"], 1, "{faults}");
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap(),
+    )
+    .unwrap();
+    let job_id = state["resources"][0]["id"].as_str().unwrap().to_string();
+    let runs = serve.ok(
+        "GET",
+        &format!("/api/2.2/jobs/runs/list?job_id={job_id}"),
+        None,
+    );
+    assert_eq!(
+        runs["runs"].as_array().map(Vec::len),
+        Some(1),
+        "one run: {runs}"
+    );
+}

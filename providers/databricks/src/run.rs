@@ -131,7 +131,10 @@ impl Runner for JobRunner {
             })?;
             params.push((k.to_string(), v.to_string()));
         }
-        let run_id = start_job_run(client, job_id, &params, None).await?;
+        // A fresh token for this run: the client repeats a run-now whose answer was lost,
+        // and the token makes the service answer the repeat with the run it started.
+        let token = uuid::Uuid::new_v4().to_string();
+        let run_id = start_job_run(client, job_id, &params, Some(&token)).await?;
         Ok(Started {
             object: id.to_string(),
             id: run_id.to_string(),

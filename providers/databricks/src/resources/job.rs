@@ -1611,7 +1611,9 @@ async fn start_and_wait(
     id: i64,
     deadline: std::time::Instant,
 ) -> ProviderResult<()> {
-    let run = crate::run::start_job_run(client, id, &[], None)
+    // A token, so a repeated run-now (its answer lost) does not start a second run.
+    let token = uuid::Uuid::new_v4().to_string();
+    let run = crate::run::start_job_run(client, id, &[], Some(&token))
         .await
         .map_err(|e| ProviderError::other(format!("job {id}: starting its run: {e}")))?;
     let mut attempt = 0;
