@@ -5,21 +5,8 @@
 mod common;
 
 use common::{Serve, config, every_kind, every_kind_objects, objects, run};
+use common::{served as bf, served_ok as bf_ok};
 use serde_json::{Value, json};
-use std::path::Path;
-
-fn bf(d: &Path, serve: &Serve, args: &[&str]) -> (i32, String, String) {
-    let host = format!("host={}", serve.url);
-    let mut a: Vec<&str> = args.to_vec();
-    a.extend(["--var", &host]);
-    run(d, &a, &[("DATABRICKS_TOKEN", "e2e-token")])
-}
-
-fn bf_ok(d: &Path, serve: &Serve, args: &[&str]) -> String {
-    let (code, out, err) = bf(d, serve, args);
-    assert_eq!(code, 0, "brickform {args:?}\n{out}\n{err}");
-    out
-}
 
 /// How often the faults fired, and how many API requests there were.
 fn fired(serve: &Serve) -> (u64, usize) {
@@ -437,8 +424,6 @@ resource "databricks_catalog" "c" {
 #[test]
 fn a_run_whose_answer_is_lost_starts_one_run() {
     let main = r#"
-variable "host" {}
-provider "databricks" { host = var.host }
 resource "databricks_job" "j" {
   name = "run-once"
   task {
@@ -451,7 +436,8 @@ resource "databricks_job" "j" {
   }
 }
 "#;
-    let dir = config(&[("main.bf.hcl", main)]);
+    let main = format!("{}{main}", common::SERVED_PROVIDER);
+    let dir = config(&[("main.bf.hcl", &main)]);
     let d = dir.path();
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
     bf_ok(d, &serve, &["apply", "--auto-approve"]);

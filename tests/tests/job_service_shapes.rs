@@ -10,17 +10,8 @@ mod common;
 use common::{Serve, config};
 use common::{served as bf, served_ok as bf_ok};
 use serde_json::Value;
-use std::path::Path;
 
-const PROVIDER: &str = r#"
-variable "host" {}
-provider "databricks" { host = var.host }
-"#;
-
-fn plan_is_empty(d: &Path, serve: &Serve) {
-    let (code, out, err) = bf(d, serve, &["plan", "--detailed-exitcode"]);
-    assert_eq!(code, 0, "the plan after apply is not empty:\n{out}{err}");
-}
+use common::{SERVED_PROVIDER as PROVIDER, served_plan_is_empty as plan_is_empty};
 
 fn only_job(serve: &Serve) -> (i64, Value) {
     let jobs = serve.ok("GET", "/api/2.2/jobs/list", None);

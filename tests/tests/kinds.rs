@@ -1403,30 +1403,19 @@ fn a_catalogs_metastore_id_must_be_the_workspaces() {
         .as_str()
         .unwrap()
         .to_string();
-    let host = format!("host={}", serve.url);
-    let token = ("DATABRICKS_TOKEN", serve.token.as_str());
     let catalog = |name: &str, metastore: &str| {
         format!(
-            "variable \"host\" {{}}\nprovider \"databricks\" {{ host = var.host }}\nresource \"databricks_catalog\" \"c\" {{\n  name         = \"{name}\"\n  metastore_id = \"{metastore}\"\n}}\n"
+            "{}resource \"databricks_catalog\" \"c\" {{\n  name         = \"{name}\"\n  metastore_id = \"{metastore}\"\n}}\n",
+            common::SERVED_PROVIDER
         )
     };
     let dir = config(&[("main.bf.hcl", &catalog("in_the_metastore", &assigned))]);
     let d = dir.path();
-    let (code, out, err) = run(d, &["apply", "--auto-approve", "--var", &host], &[token]);
-    assert_eq!(code, 0, "{out}{err}");
-    let (code, out, err) = run(
-        d,
-        &["plan", "--detailed-exitcode", "--var", &host],
-        &[token],
-    );
-    assert_eq!(code, 0, "{out}{err}");
+    common::served_ok(d, &serve, &["apply", "--auto-approve"]);
+    common::served_plan_is_empty(d, &serve);
 
     let dir = config(&[("main.bf.hcl", &catalog("elsewhere", "0000-other"))]);
-    let (code, out, err) = run(
-        dir.path(),
-        &["apply", "--auto-approve", "--var", &host],
-        &[token],
-    );
+    let (code, out, err) = common::served(dir.path(), &serve, &["apply", "--auto-approve"]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains(&format!(

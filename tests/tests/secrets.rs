@@ -288,8 +288,6 @@ output "comment" {{
 #[test]
 fn a_key_vault_scope_is_sent_with_its_vault_and_refused_to_a_token() {
     let main = r#"
-variable "host" {}
-provider "databricks" { host = var.host }
 resource "databricks_secret_scope" "kv" {
   name = "keyvault-managed"
   keyvault_metadata {
@@ -298,15 +296,13 @@ resource "databricks_secret_scope" "kv" {
   }
 }
 "#;
-    let dir = config(&[("main.bf.hcl", main)]);
+    let main = format!("{}{main}", common::SERVED_PROVIDER);
+    let dir = config(&[("main.bf.hcl", &main)]);
     let d = dir.path();
     let data = tempfile::tempdir().unwrap();
     let serve = Serve::start(data.path(), &[]);
-    let host = format!("host={}", serve.url);
-    let token = ("DATABRICKS_TOKEN", serve.token.as_str());
-    let (code, out, err) = run(d, &["validate", "--var", &host], &[token]);
-    assert_eq!(code, 0, "{out}{err}");
-    let (code, out, err) = run(d, &["apply", "--auto-approve", "--var", &host], &[token]);
+    common::served_ok(d, &serve, &["validate"]);
+    let (code, out, err) = common::served(d, &serve, &["apply", "--auto-approve"]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains("Scope with Azure KeyVault must have userAADToken defined!"),

@@ -8,11 +8,13 @@
 //! variable's default, appears as an empty expression.
 
 use crate::lang::eval::{Evaluator, Literal};
-use crate::lang::load::{Body, Config, Expr, Resource};
+use crate::lang::load::{Config, Resource};
 use crate::lang::refs::{Ref, expr_refs};
 use crate::plan::Mode;
 use crate::plan::render_json::{sorted, sorted_json};
 use crate::provider::{Registry, Schema};
+use hcl_edit::expr::Expression;
+use hcl_edit::structure::Body as HclBody;
 use serde_json::{Map, Value as Json, json};
 use std::collections::BTreeSet;
 
@@ -28,7 +30,7 @@ pub(super) fn describe(config: &Config, registry: &Registry) -> (Json, Vec<Json>
         let mut m = Map::new();
         m.insert(
             "expression".into(),
-            expression(config, &o.value, false, &[], &mut relevant),
+            expression(config, &o.value.expr, false, &[], &mut relevant),
         );
         if o.sensitive {
             m.insert("sensitive".into(), json!(true));
@@ -48,7 +50,7 @@ pub(super) fn describe(config: &Config, registry: &Registry) -> (Json, Vec<Json>
         // A sensitive variable's default is a value like any other of it: not written.
         if let Some(d) = &v.default
             && !v.sensitive
-            && let Some(value) = literal(config, d)
+            && let Some(value) = literal(config, &d.expr)
         {
             m.insert("default".into(), value);
         }
@@ -106,7 +108,13 @@ fn provider_config(
         if let (Some(block), Some(p)) = (config.providers.get(name), provider) {
             m.insert(
                 "expressions".into(),
-                body(config, &block.body, Some(p.config_schema()), &[], relevant),
+                body(
+                    config,
+                    &block.body.body,
+                    Some(p.config_schema()),
+                    &[],
+                    relevant,
+                ),
             );
         }
         out.insert(name.to_string(), Json::Object(m));
@@ -142,19 +150,19 @@ fn resource(
     m.insert("provider_config_key".into(), json!(provider));
     m.insert(
         "expressions".into(),
-        body(config, &r.body, schema, &[], relevant),
+        body(config, &r.body.body, schema, &[], relevant),
     );
     m.insert("schema_version".into(), json!(0));
     if let Some(c) = &r.count {
         m.insert(
             "count_expression".into(),
-            expression(config, c, false, &[], relevant),
+            expression(config, &c.expr, false, &[], relevant),
         );
     }
     if let Some(f) = &r.for_each {
         m.insert(
             "for_each_expression".into(),
-            expression(config, f, false, &[], relevant),
+            expression(config, &f.expr, false, &[], relevant),
         );
     }
     if !r.depends_on.is_empty() {
@@ -169,27 +177,23 @@ fn resource(
 /// block's iterator binds, which are not references to anything.
 fn body(
     config: &Config,
-    b: &Body,
+    b: &HclBody,
     schema: Option<&Schema>,
     bound: &[String],
     relevant: &mut BTreeSet<(String, Vec<String>)>,
 ) -> Json {
     let mut out = Map::new();
-    for a in b.body.attributes() {
+    for a in b.attributes() {
         let name = a.key.as_str();
         let sensitive = schema
             .and_then(|s| s.attribute(name))
             .is_some_and(|a| a.sensitive);
-        let e = Expr {
-            file: b.file,
-            expr: a.value.clone(),
-        };
         out.insert(
             name.to_string(),
-            expression(config, &e, sensitive, bound, relevant),
+            expression(config, &a.value, sensitive, bound, relevant),
         );
     }
-    for block in b.body.blocks() {
+    for block in b.blocks() {
         let (name, inner, bound) = if block.ident.as_str() == "dynamic" {
             let Some(label) = block.labels.first().map(|l| l.as_str().to_string()) else {
                 continue;
@@ -207,25 +211,16 @@ fn body(
             };
             let mut bound = bound.to_vec();
             bound.push(iterator);
-            (label, content.body.clone(), bound)
+            (label, &content.body, bound)
         } else {
             (
                 block.ident.as_str().to_string(),
-                block.body.clone(),
+                &block.body,
                 bound.to_vec(),
             )
         };
         let nested = schema.and_then(|s| s.block_type(&name)).map(|t| &t.schema);
-        let described = body(
-            config,
-            &Body {
-                file: b.file,
-                body: inner,
-            },
-            nested,
-            &bound,
-            relevant,
-        );
+        let described = body(config, inner, nested, &bound, relevant);
         match out.entry(name).or_insert_with(|| Json::Array(Vec::new())) {
             Json::Array(list) => list.push(described),
             other => *other = Json::Array(vec![described]),
@@ -238,7 +233,7 @@ fn body(
 /// references it makes; empty for a sensitive attribute.
 fn expression(
     config: &Config,
-    e: &Expr,
+    e: &Expression,
     sensitive: bool,
     bound: &[String],
     relevant: &mut BTreeSet<(String, Vec<String>)>,
@@ -246,7 +241,7 @@ fn expression(
     if sensitive {
         return json!({});
     }
-    let refs: Vec<Ref> = expr_refs(&e.expr)
+    let refs: Vec<Ref> = expr_refs(e)
         .into_iter()
         .filter(|r| !bound.contains(&r.root))
         .collect();
@@ -310,9 +305,9 @@ fn object_of(r: &Ref) -> (Option<String>, Vec<String>) {
 
 /// The value of an expression that refers to nothing, if it has one without evaluation
 /// context (function calls on literals included) and is not made sensitive (`sensitive("…")`).
-fn literal(config: &Config, e: &Expr) -> Option<Json> {
+fn literal(config: &Config, e: &Expression) -> Option<Json> {
     let mut ev = Evaluator::new(&Literal::PLAIN, &config.dir);
-    let v = ev.eval(&e.expr).ok()?;
+    let v = ev.eval(e).ok()?;
     if ev.touched_sensitive || v.contains_unknown() {
         return None;
     }

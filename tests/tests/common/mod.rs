@@ -520,6 +520,21 @@ pub fn served_ok(dir: &Path, serve: &Serve, args: &[&str]) -> String {
     out
 }
 
+/// The provider block of configurations run with [`served`]: the host comes from `var.host`.
+#[allow(dead_code)]
+pub const SERVED_PROVIDER: &str = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+"#;
+
+/// Fails unless a plan against the served workspace is empty (exit 0 of
+/// `--detailed-exitcode`).
+#[allow(dead_code)]
+pub fn served_plan_is_empty(dir: &Path, serve: &Serve) {
+    let (code, out, err) = served(dir, serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "the plan after apply is not empty:\n{out}{err}");
+}
+
 /// Every kind, and a pipeline and a job (found by their ownership tag, not by a name).
 pub fn every_kind_and_runnables(prefix: &str) -> String {
     format!(

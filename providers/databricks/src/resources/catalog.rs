@@ -2,6 +2,7 @@
 
 use super::uc::{UcKind, UcSpec, futures_util_box::BoxFuture};
 use super::values;
+use super::values::ty::map;
 use crate::Shared;
 use crate::client::Client;
 use crate::client::PageSize;
@@ -10,10 +11,6 @@ use brickform_core::provider::{
 };
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
-
-fn map() -> AttrType {
-    AttrType::Map(Box::new(AttrType::String))
-}
 
 pub fn schema() -> Schema {
     Schema::new()

@@ -4,6 +4,7 @@
 //! follow the Terraform provider (`aws_attributes { … }` as a block, `init_scripts { … }`
 //! repeated), which are also the wire names.
 
+use super::values::ty::{b, map, n, s, strings};
 use brickform_core::provider::{AttrType, Attribute, BlockType, Schema};
 
 /// `compute.AwsAvailability`, `AzureAvailability`, `GcpAvailability`.
@@ -31,22 +32,6 @@ pub const DATA_SECURITY_MODES: &[&str] = &[
 ];
 /// `compute.RuntimeEngine`.
 const RUNTIME_ENGINES: &[&str] = &["STANDARD", "PHOTON", "NULL"];
-
-fn s() -> AttrType {
-    AttrType::String
-}
-fn n() -> AttrType {
-    AttrType::Number
-}
-fn b() -> AttrType {
-    AttrType::Bool
-}
-fn strings() -> AttrType {
-    AttrType::List(Box::new(AttrType::String))
-}
-fn map() -> AttrType {
-    AttrType::Map(Box::new(AttrType::String))
-}
 
 /// A cloud-attributes block: settable, and filled in by the service where the
 /// configuration leaves its fields out (where the cluster runs is the service's to decide,

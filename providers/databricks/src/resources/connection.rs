@@ -4,6 +4,7 @@
 //! so it is write-only: state keeps only its fingerprint, and a change is still detected.
 
 use super::uc::{UcKind, UcSpec};
+use super::values::ty::map;
 use crate::Shared;
 use crate::client::PageSize;
 use brickform_core::provider::{AttrType, Attribute, BlockType, Normalize, Schema};
@@ -125,10 +126,6 @@ const CREDENTIAL_TYPES: &[&str] = &[
     "SSWS_TOKEN",
     "USERNAME_PASSWORD",
 ];
-
-fn map() -> AttrType {
-    AttrType::Map(Box::new(AttrType::String))
-}
 
 pub fn schema() -> Schema {
     Schema::new()

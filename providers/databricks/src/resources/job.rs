@@ -10,6 +10,7 @@
 //! found again.
 
 use super::values;
+use super::values::ty::{b, map, n, s, strings};
 use super::wire::{Renames, absent_is_unset, from_wire, to_wire};
 use super::{err, str_attr};
 use crate::Shared;
@@ -17,8 +18,8 @@ use crate::client::{ApiError, Client, PageSize};
 use async_trait::async_trait;
 use brickform_core::lang::diagnostics::did_you_mean_value;
 use brickform_core::provider::{
-    AttrType, Attribute, BlockType, ErrorKind, Existing, Finding, OpContext, ProviderError,
-    ProviderResult, Remote, ResourceKind, Schema, quoted_list,
+    Attribute, BlockType, ErrorKind, Existing, Finding, OpContext, ProviderError, ProviderResult,
+    Remote, ResourceKind, Schema, quoted_list,
 };
 use brickform_core::value::{Object, PathStep, Value, quote};
 use serde_json::{Value as Json, json};
@@ -80,22 +81,6 @@ const GIT_PROVIDERS: &[&str] = &[
     "gitLabEnterpriseEdition",
     "awsCodeCommit",
 ];
-
-fn s() -> AttrType {
-    AttrType::String
-}
-fn n() -> AttrType {
-    AttrType::Number
-}
-fn b() -> AttrType {
-    AttrType::Bool
-}
-fn strings() -> AttrType {
-    AttrType::List(Box::new(AttrType::String))
-}
-fn map() -> AttrType {
-    AttrType::Map(Box::new(AttrType::String))
-}
 
 fn email_notifications() -> BlockType {
     BlockType::single(

@@ -311,6 +311,29 @@ pub fn duration(s: &str) -> Result<(), Rejection> {
     }
 }
 
+/// Short names for the attribute types the kinds' schemas are written with.
+pub mod ty {
+    use brickform_core::provider::AttrType;
+
+    pub fn s() -> AttrType {
+        AttrType::String
+    }
+    pub fn n() -> AttrType {
+        AttrType::Number
+    }
+    pub fn b() -> AttrType {
+        AttrType::Bool
+    }
+    /// A list of strings.
+    pub fn strings() -> AttrType {
+        AttrType::List(Box::new(AttrType::String))
+    }
+    /// A map of strings.
+    pub fn map() -> AttrType {
+        AttrType::Map(Box::new(AttrType::String))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
