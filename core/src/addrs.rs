@@ -8,8 +8,40 @@
 use std::fmt;
 
 pub use brickform_state::address::{
-    AddressError, InstanceAddr, InstanceKey, ResourceAddr, ResourceMode, base_of, key_of, quote,
+    AddressError, InstanceAddr, InstanceKey, ModuleInstance, ModuleStep, ResourceAddr,
+    ResourceMode, base_of, key_of, quote, split_module,
 };
+
+/// A named value of one module instance: a variable, a local or an output.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Scoped {
+    pub module: ModuleInstance,
+    pub name: String,
+}
+
+impl Scoped {
+    pub fn new(module: &ModuleInstance, name: &str) -> Scoped {
+        Scoped {
+            module: module.clone(),
+            name: name.to_string(),
+        }
+    }
+
+    /// A value of the root module.
+    pub fn root(name: &str) -> Scoped {
+        Scoped::new(&ModuleInstance::root(), name)
+    }
+
+    /// How the value is written: `var.x`, `module.m["k"].local.y` (`prefix` is `var`,
+    /// `local` or `output`).
+    pub fn text(&self, prefix: &str) -> String {
+        if self.module.is_root() {
+            format!("{prefix}.{}", self.name)
+        } else {
+            format!("{}.{prefix}.{}", self.module, self.name)
+        }
+    }
+}
 
 /// An instance address from its block's address text (`TYPE.NAME`, `data.TYPE.NAME`) and its
 /// key: `TYPE.NAME`, `TYPE.NAME[0]`, `TYPE.NAME["k"]`.
@@ -21,15 +53,17 @@ pub fn instance_address(base: &str, key: Option<&InstanceKey>) -> String {
 }
 
 /// One node of the configuration graph: `TYPE.NAME`, `data.TYPE.NAME`, `var.NAME`,
-/// `local.NAME` or `output.NAME`. Displays as the id the graph, its errors and `graph`
-/// output show.
+/// `local.NAME` or `output.NAME`, each in its module instance (`module.m.var.NAME`).
+/// Displays as the id the graph, its errors and `graph` output show.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ConfigNode {
     /// A managed resource or a data source (by its mode).
     Resource(ResourceAddr),
-    Variable(String),
-    Local(String),
-    Output(String),
+    /// An input variable: the root's, or a module's, set by its call.
+    Variable(Scoped),
+    Local(Scoped),
+    /// An output: the root's, or a module's, read by its caller as `module.NAME.OUTPUT`.
+    Output(Scoped),
 }
 
 impl ConfigNode {
@@ -37,23 +71,32 @@ impl ConfigNode {
     /// the configuration declared them (the loader reports invalid names itself). `None`
     /// for a text that is none of the forms.
     pub fn parse(id: &str) -> Option<ConfigNode> {
+        let (module, id) = split_module(id).ok()?;
         if let Some(name) = id.strip_prefix("var.") {
-            return Some(ConfigNode::Variable(name.to_string()));
+            return Some(ConfigNode::Variable(Scoped::new(&module, name)));
         }
         if let Some(name) = id.strip_prefix("local.") {
-            return Some(ConfigNode::Local(name.to_string()));
+            return Some(ConfigNode::Local(Scoped::new(&module, name)));
         }
         if let Some(name) = id.strip_prefix("output.") {
-            return Some(ConfigNode::Output(name.to_string()));
+            return Some(ConfigNode::Output(Scoped::new(&module, name)));
         }
         let (mode, rest) = match id.strip_prefix("data.") {
             Some(rest) => (ResourceMode::Data, rest),
             None => (ResourceMode::Managed, id),
         };
         let (type_name, name) = rest.split_once('.')?;
-        Some(ConfigNode::Resource(ResourceAddr::new(
-            mode, type_name, name,
+        Some(ConfigNode::Resource(ResourceAddr::in_module(
+            module, mode, type_name, name,
         )))
+    }
+
+    /// The module instance the node belongs to.
+    pub fn module(&self) -> &ModuleInstance {
+        match self {
+            ConfigNode::Resource(r) => &r.module,
+            ConfigNode::Variable(s) | ConfigNode::Local(s) | ConfigNode::Output(s) => &s.module,
+        }
     }
 
     /// The resource this node is, when it is one (a managed resource or a data source).
@@ -69,9 +112,9 @@ impl fmt::Display for ConfigNode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ConfigNode::Resource(r) => write!(f, "{r}"),
-            ConfigNode::Variable(n) => write!(f, "var.{n}"),
-            ConfigNode::Local(n) => write!(f, "local.{n}"),
-            ConfigNode::Output(n) => write!(f, "output.{n}"),
+            ConfigNode::Variable(n) => f.write_str(&n.text("var")),
+            ConfigNode::Local(n) => f.write_str(&n.text("local")),
+            ConfigNode::Output(n) => f.write_str(&n.text("output")),
         }
     }
 }
@@ -90,6 +133,10 @@ mod tests {
             ("var.env", false),
             ("local.cat", false),
             ("output.o", false),
+            ("module.m[\"k\"].var.x", false),
+            ("module.m.module.n[0].local.y", false),
+            ("module.m.output.o", false),
+            ("module.m[\"a.b\"].data.t.n", true),
         ] {
             let id = ConfigNode::parse(text).unwrap();
             assert_eq!(id.to_string(), text);

@@ -5,10 +5,10 @@
 //! The graph also finds references to undeclared objects and cycles, each reported with the
 //! attribute that made the reference.
 
-use crate::addrs::{ConfigNode, ResourceAddr};
+use crate::addrs::{ConfigNode, ModuleInstance, ResourceAddr, Scoped};
 use crate::dag::{Dag, NodeId};
 use crate::lang::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
-use crate::lang::load::{Config, Expr};
+use crate::lang::load::{Config, Expr, scoped_key};
 use crate::lang::refs::{Ref, body_refs, expr_refs};
 use crate::lang::source::Span;
 use crate::plan::Mode;
@@ -142,41 +142,53 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
     let mut g = ConfigGraph::default();
     let mut diags = Diagnostics::new();
     for name in config.variables.keys() {
-        g.ensure(ConfigNode::Variable(name.clone()));
+        g.ensure(ConfigNode::Variable(Scoped::root(name)));
     }
-    for name in config.locals.keys() {
-        g.ensure(ConfigNode::Local(name.clone()));
+    for v in config.module_variables.values() {
+        g.ensure(ConfigNode::Variable(Scoped::new(&v.module, &v.decl.name)));
+    }
+    for l in config.locals.values() {
+        g.ensure(ConfigNode::Local(Scoped::new(&l.module, &l.name)));
     }
     for r in config.resources.values() {
         g.ensure(r.node());
     }
-    for name in config.outputs.keys() {
-        g.ensure(ConfigNode::Output(name.clone()));
+    for o in config.outputs.values().chain(config.module_outputs.values()) {
+        g.ensure(ConfigNode::Output(Scoped::new(&o.module, &o.name)));
     }
     let resource_types: HashSet<&str> = config
         .resources
         .values()
         .map(|r| r.type_name.as_str())
         .collect();
+    let scope = Scope {
+        config,
+        resource_types: &resource_types,
+    };
 
     let add_refs = |g: &mut ConfigGraph,
                     diags: &mut Diagnostics,
                     from: &ConfigNode,
+                    module: &ModuleInstance,
                     attribute: &str,
                     file,
                     refs: Vec<Ref>,
                     ctx: RefContext| {
         for r in refs {
             let span = r.span.clone().map(|s| Span::new(file, s));
-            if let Some(d) = check_ref(config, &r, &resource_types, ctx, span.clone()) {
+            if let Some(d) = scope.check_ref(module, &r, ctx, span.clone()) {
                 diags.push(d);
                 continue;
             }
-            if let Some(target) = r.node() {
+            let targets = match r.node_in(module) {
+                Some(target) => vec![target],
+                None => scope.module_outputs_read(module, &r),
+            };
+            for target in targets {
                 if &target == from && ctx.is_resource {
                     diags.push(
                         Diagnostic::error("Self-referential block")
-                            .at(span)
+                            .at(span.clone())
                             .detail(format!("Configuration for {from} may not refer to itself.")),
                     );
                     continue;
@@ -188,14 +200,19 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
                     b,
                     Edge {
                         attribute: attribute.to_string(),
-                        span,
+                        span: span.clone(),
                     },
                 );
             }
         }
     };
 
-    for (name, v) in &config.variables {
+    for (name, v) in config
+        .variables
+        .iter()
+        .map(|(n, v)| (n, v))
+        .chain(config.module_variables.values().map(|m| (&m.decl.name, &m.decl)))
+    {
         for val in &v.validations {
             // A validation may only read its own variable.
             for r in expr_refs(&val.condition.expr) {
@@ -209,13 +226,36 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
             }
         }
     }
-    for (name, l) in &config.locals {
-        let id = ConfigNode::Local(name.clone());
+    // A module's variables read the call's arguments, in the caller's module.
+    for v in config.module_variables.values() {
+        let Some(e) = &v.value else { continue };
+        let caller = v.module.parent().map(|(p, _)| p).unwrap_or_default();
+        let info = config.module_instances.get(&v.module);
+        let ctx = RefContext {
+            is_resource: false,
+            has_count: info.is_some_and(|i| i.has_count),
+            has_for_each: info.is_some_and(|i| i.has_for_each),
+        };
+        let id = ConfigNode::Variable(Scoped::new(&v.module, &v.decl.name));
         add_refs(
             &mut g,
             &mut diags,
             &id,
-            name,
+            &caller,
+            &v.decl.name,
+            e.file,
+            expr_refs(&e.expr),
+            ctx,
+        );
+    }
+    for l in config.locals.values() {
+        let id = ConfigNode::Local(Scoped::new(&l.module, &l.name));
+        add_refs(
+            &mut g,
+            &mut diags,
+            &id,
+            &l.module,
+            &l.name,
             l.expr.file,
             expr_refs(&l.expr.expr),
             RefContext::default(),
@@ -223,6 +263,7 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
     }
     for r in config.resources.values() {
         let addr = &r.node();
+        let module = &r.module;
         let ctx = RefContext {
             is_resource: true,
             has_count: r.count.is_some(),
@@ -235,7 +276,7 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
         let file = r.body.file;
         for (attr, e) in [("count", &r.count), ("for_each", &r.for_each)] {
             if let Some(Expr { expr, file }) = e {
-                add_refs(&mut g, &mut diags, addr, attr, *file, expr_refs(expr), meta);
+                add_refs(&mut g, &mut diags, addr, module, attr, *file, expr_refs(expr), meta);
             }
         }
         for a in r.body.body.attributes() {
@@ -243,6 +284,7 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
                 &mut g,
                 &mut diags,
                 addr,
+                module,
                 a.key.as_str(),
                 file,
                 expr_refs(&a.value),
@@ -264,6 +306,7 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
                 &mut g,
                 &mut diags,
                 addr,
+                module,
                 &name,
                 file,
                 body_refs(&inner),
@@ -275,6 +318,7 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
                 &mut g,
                 &mut diags,
                 addr,
+                module,
                 "replace_triggered_by",
                 t.file,
                 expr_refs(&t.expr),
@@ -282,15 +326,132 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
             );
         }
         for d in &r.depends_on {
-            if !config.resources.contains_key(&d.target) {
-                diags.push(undeclared_resource(config, &d.target, d.span.clone()));
-                continue;
+            scope.depends_on(&mut g, &mut diags, addr, d);
+        }
+    }
+    for o in config.outputs.values().chain(config.module_outputs.values()) {
+        let id = ConfigNode::Output(Scoped::new(&o.module, &o.name));
+        add_refs(
+            &mut g,
+            &mut diags,
+            &id,
+            &o.module,
+            "value",
+            o.value.file,
+            expr_refs(&o.value.expr),
+            RefContext::default(),
+        );
+        for d in &o.depends_on {
+            scope.depends_on(&mut g, &mut diags, &id, d);
+        }
+    }
+    // Checks read what the plan knows once everything else is planned; nothing reads
+    // them, so their references are checked without taking part in the order.
+    for c in config.checks.values() {
+        for a in &c.asserts {
+            for e in [&a.condition, &a.error_message] {
+                for r in expr_refs(&e.expr) {
+                    let span = r.span.clone().map(|s| Span::new(e.file, s));
+                    if let Some(d) = scope.check_ref(&c.module, &r, RefContext::default(), span) {
+                        diags.push(d);
+                    }
+                }
             }
-            let Some(target) = ConfigNode::parse(&d.target) else {
-                continue;
-            };
+        }
+    }
+    for d in cycles(&g) {
+        diags.push(d);
+    }
+    // The instances of a module share its blocks: a problem in one is reported once.
+    let mut seen = HashSet::new();
+    diags.0.retain(|d| {
+        seen.insert((
+            d.summary.clone(),
+            d.detail.clone(),
+            d.span.as_ref().map(|s| (s.file, s.range.clone())),
+        ))
+    });
+    (g, diags)
+}
+
+/// What references are checked against: the whole configuration, every module instance's
+/// objects in it.
+struct Scope<'c> {
+    config: &'c Config,
+    resource_types: &'c HashSet<&'c str>,
+}
+
+impl Scope<'_> {
+    /// The instances of call `name` made in `module`.
+    fn call_instances<'s>(
+        &'s self,
+        module: &'s ModuleInstance,
+        name: &'s str,
+    ) -> impl Iterator<Item = &'s crate::lang::load::ModuleInstanceInfo> + 's {
+        self.config.module_instances.values().filter(move |i| {
+            i.path
+                .parent()
+                .is_some_and(|(p, step)| &p == module && step.name == name)
+        })
+    }
+
+    /// The outputs `module.NAME…` read in `module`: the named one of every instance of the
+    /// call, or all of them.
+    fn module_outputs_read(&self, module: &ModuleInstance, r: &Ref) -> Vec<ConfigNode> {
+        if r.root != "module" {
+            return Vec::new();
+        }
+        let Some(call) = r.attrs.first() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for i in self.call_instances(module, call) {
+            for o in &i.outputs {
+                if r.attrs.get(1).is_none_or(|wanted| wanted == o) {
+                    out.push(ConfigNode::Output(Scoped::new(&i.path, o)));
+                }
+            }
+        }
+        out
+    }
+
+    /// An edge for a `depends_on` target (an address from the root: a resource, a data
+    /// source, or a module call, which stands for every resource inside its instances).
+    fn depends_on(
+        &self,
+        g: &mut ConfigGraph,
+        diags: &mut Diagnostics,
+        from: &ConfigNode,
+        d: &crate::lang::load::Reference,
+    ) {
+        let targets: Vec<ConfigNode> = if self.config.resources.contains_key(&d.target) {
+            ConfigNode::parse(&d.target).into_iter().collect()
+        } else {
+            match crate::addrs::split_module(&d.target) {
+                Ok((m, rest)) if rest.is_empty() && !m.is_root() => self
+                    .config
+                    .resources
+                    .values()
+                    .filter(|r| within_call(&m, &r.module))
+                    .map(|r| r.node())
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        let is_call = crate::addrs::split_module(&d.target)
+            .is_ok_and(|(m, rest)| rest.is_empty() && !m.is_root())
+            && self
+                .config
+                .module_instances
+                .keys()
+                .any(|i| crate::addrs::split_module(&d.target).is_ok_and(|(m, _)| within_call(&m, i)));
+        if targets.is_empty() && !is_call {
+            diags.push(undeclared_resource(self.config, &d.target, d.span.clone()));
+            return;
+        }
+        for target in targets {
             let a = g.ensure(target);
-            let b = g.ensure(addr.clone());
+            let b = g.ensure(from.clone());
             g.dag.add_edge(
                 a,
                 b,
@@ -301,56 +462,176 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
             );
         }
     }
-    for (name, o) in &config.outputs {
-        let id = ConfigNode::Output(name.clone());
-        add_refs(
-            &mut g,
-            &mut diags,
-            &id,
-            "value",
-            o.value.file,
-            expr_refs(&o.value.expr),
-            RefContext::default(),
-        );
-        for d in &o.depends_on {
-            if config.resources.contains_key(&d.target)
-                && let Some(target) = ConfigNode::parse(&d.target)
-            {
-                let a = g.ensure(target);
-                let b = g.ensure(id.clone());
-                g.dag.add_edge(
-                    a,
-                    b,
-                    Edge {
-                        attribute: "depends_on".into(),
-                        span: d.span.clone(),
-                    },
-                );
+
+    fn check_ref(
+        &self,
+        module: &ModuleInstance,
+        r: &Ref,
+        ctx: RefContext,
+        span: Option<Span>,
+    ) -> Option<Diagnostic> {
+        let config = self.config;
+        let in_module = |what: &str| {
+            if module.is_root() {
+                String::new()
             } else {
-                diags.push(undeclared_resource(config, &d.target, d.span.clone()));
+                format!(" in {what} {}", module_name(config, module))
             }
-        }
-    }
-    // Checks read what the plan knows once everything else is planned; nothing reads
-    // them, so their references are checked without taking part in the order.
-    for c in config.checks.values() {
-        for a in &c.asserts {
-            for e in [&a.condition, &a.error_message] {
-                for r in expr_refs(&e.expr) {
-                    let span = r.span.clone().map(|s| Span::new(e.file, s));
-                    if let Some(d) =
-                        check_ref(config, &r, &resource_types, RefContext::default(), span)
-                    {
-                        diags.push(d);
+        };
+        match r.root.as_str() {
+            "var" => {
+                let name = r.attrs.first()?;
+                let declared: Vec<&str> = if module.is_root() {
+                    config.variables.keys().map(String::as_str).collect()
+                } else {
+                    config
+                        .module_variables
+                        .values()
+                        .filter(|v| &v.module == module)
+                        .map(|v| v.decl.name.as_str())
+                        .collect()
+                };
+                (!declared.contains(&name.as_str())).then(|| {
+                    Diagnostic::error("Reference to undeclared input variable")
+                        .at(span)
+                        .detail(format!("An input variable with the name \"{name}\" has not been declared{}. This variable can be declared with a variable \"{name}\" {{}} block.", in_module("module")))
+                        .maybe_hint(did_you_mean(name, declared))
+                })
+            }
+            "local" => {
+                let name = r.attrs.first()?;
+                (!config.locals.contains_key(&scoped_key(module, name))).then(|| {
+                    let declared = config
+                        .locals
+                        .values()
+                        .filter(|l| &l.module == module)
+                        .map(|l| l.name.as_str());
+                    Diagnostic::error("Reference to undeclared local value")
+                        .at(span)
+                        .detail(format!("A local value with the name \"{name}\" has not been declared{}.", in_module("module")))
+                        .maybe_hint(did_you_mean(name, declared))
+                })
+            }
+            "module" => {
+                let Some(call) = r.attrs.first() else {
+                    return Some(
+                        Diagnostic::error("Invalid reference")
+                            .at(span)
+                            .detail("\"module\" must be followed by the name of a module call: module.NAME.OUTPUT."),
+                    );
+                };
+                let instances: Vec<_> = self.call_instances(module, call).collect();
+                if instances.is_empty() {
+                    let known_calls = self.config.module_instances.values().filter_map(|i| {
+                        i.path
+                            .parent()
+                            .filter(|(p, _)| p == module)
+                            .map(|(_, s)| s.name.clone())
+                    });
+                    let calls: Vec<String> = known_calls.collect();
+                    let declared = self.declares_call(module, call);
+                    if declared {
+                        // A call with no instances (count = 0, an empty for_each).
+                        return None;
                     }
+                    return Some(
+                        Diagnostic::error("Reference to undeclared module")
+                            .at(span)
+                            .detail(format!("No module call named \"{call}\" is declared{}.", in_module("module")))
+                            .maybe_hint(did_you_mean(call, calls.iter().map(String::as_str))),
+                    );
                 }
+                let output = r.attrs.get(1)?;
+                let outputs = &instances[0].outputs;
+                (!outputs.contains(output)).then(|| {
+                    Diagnostic::error("Unsupported attribute")
+                        .at(span)
+                        .detail(format!(
+                            "The module \"{call}\" ({}) has no output named \"{output}\".",
+                            instances[0].dir
+                        ))
+                        .maybe_hint(did_you_mean(output, outputs.iter().map(String::as_str)))
+                })
+            }
+            "each" => (!ctx.has_for_each).then(|| {
+                Diagnostic::error("Reference to \"each\" in context without for_each")
+                    .at(span)
+                    .detail("The \"each\" object can be used only in \"resource\", \"data\" and \"module\" blocks, and only when the \"for_each\" argument is set.")
+            }),
+            "count" => (!ctx.has_count).then(|| {
+                Diagnostic::error("Reference to \"count\" in non-counted context")
+                    .at(span)
+                    .detail("The \"count\" object can only be used in \"resource\", \"data\" and \"module\" blocks, and only when the \"count\" argument is set.")
+            }),
+            "self" | "path" | "brickform" => None,
+            "data" => {
+                let target = r.target()?;
+                (!config.resources.contains_key(&scoped_key(module, &target)))
+                    .then(|| undeclared_resource(config, &scoped_key(module, &target), span))
+            }
+            root => {
+                if r.attrs.is_empty() {
+                    return Some(
+                        Diagnostic::error("Invalid reference")
+                            .at(span)
+                            .detail(format!("A reference to a resource type must be followed by at least one attribute access, specifying the resource name. \"{root}\" alone refers to nothing."))
+                            .maybe_hint(did_you_mean(root, ["var", "local", "data", "each", "count", "path", "brickform", "module"])),
+                    );
+                }
+                let target = r.target()?;
+                if config.resources.contains_key(&scoped_key(module, &target)) {
+                    return None;
+                }
+                if !self.resource_types.contains(root) {
+                    let hint = did_you_mean(root, ["var", "local", "data", "each", "count", "module"].into_iter().chain(self.resource_types.iter().copied()));
+                    return Some(
+                        Diagnostic::error("Reference to undeclared resource")
+                            .at(span)
+                            .detail(format!("A managed resource \"{root}\" \"{}\" has not been declared{}.", r.attrs[0], if module.is_root() { " in the configuration".to_string() } else { in_module("module") }))
+                            .maybe_hint(hint),
+                    );
+                }
+                Some(undeclared_resource(config, &scoped_key(module, &target), span))
             }
         }
     }
-    for d in cycles(&g) {
-        diags.push(d);
+
+    /// Whether `module`'s configuration declares the call `name`, whatever its instances.
+    fn declares_call(&self, module: &ModuleInstance, name: &str) -> bool {
+        if module.is_root() {
+            return self.config.module_calls.contains_key(name);
+        }
+        let mut calls = &self.config.module_calls;
+        let mut body = None;
+        for step in &module.0 {
+            body = calls.get(&step.name).and_then(|c| c.module.clone());
+            match &body {
+                Some(b) => calls = &b.calls,
+                None => return false,
+            }
+        }
+        body.is_some_and(|b| b.calls.contains_key(name))
     }
-    (g, diags)
+}
+
+/// Whether `inner` is an instance of the call `call` names (any key when `call`'s last
+/// step has none), or lies inside one.
+fn within_call(call: &ModuleInstance, inner: &ModuleInstance) -> bool {
+    let n = call.0.len();
+    if inner.0.len() < n || n == 0 {
+        return false;
+    }
+    call.0.iter().zip(&inner.0).enumerate().all(|(i, (c, m))| {
+        c.name == m.name && (c.key == m.key || (i == n - 1 && c.key.is_none()))
+    })
+}
+
+/// How messages name a module instance: `"source" (module.src["mysql"])`.
+fn module_name(config: &Config, module: &ModuleInstance) -> String {
+    match config.module_instances.get(module) {
+        Some(i) => format!("{} ({module})", i.dir),
+        None => module.to_string(),
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -360,75 +641,8 @@ struct RefContext {
     has_for_each: bool,
 }
 
-fn check_ref(
-    config: &Config,
-    r: &Ref,
-    resource_types: &HashSet<&str>,
-    ctx: RefContext,
-    span: Option<Span>,
-) -> Option<Diagnostic> {
-    match r.root.as_str() {
-        "var" => {
-            let name = r.attrs.first()?;
-            (!config.variables.contains_key(name)).then(|| {
-                Diagnostic::error("Reference to undeclared input variable")
-                    .at(span)
-                    .detail(format!("An input variable with the name \"{name}\" has not been declared. This variable can be declared with a variable \"{name}\" {{}} block."))
-                    .maybe_hint(did_you_mean(name, config.variables.keys().map(String::as_str)))
-            })
-        }
-        "local" => {
-            let name = r.attrs.first()?;
-            (!config.locals.contains_key(name)).then(|| {
-                Diagnostic::error("Reference to undeclared local value")
-                    .at(span)
-                    .detail(format!("A local value with the name \"{name}\" has not been declared."))
-                    .maybe_hint(did_you_mean(name, config.locals.keys().map(String::as_str)))
-            })
-        }
-        "each" => (!ctx.has_for_each).then(|| {
-            Diagnostic::error("Reference to \"each\" in context without for_each")
-                .at(span)
-                .detail("The \"each\" object can be used only in \"resource\" or \"data\" blocks, and only when the \"for_each\" argument is set.")
-        }),
-        "count" => (!ctx.has_count).then(|| {
-            Diagnostic::error("Reference to \"count\" in non-counted context")
-                .at(span)
-                .detail("The \"count\" object can only be used in \"resource\" and \"data\" blocks, and only when the \"count\" argument is set.")
-        }),
-        "self" | "path" | "brickform" => None,
-        "data" => {
-            let target = r.target()?;
-            (!config.resources.contains_key(&target)).then(|| undeclared_resource(config, &target, span))
-        }
-        root => {
-            if r.attrs.is_empty() {
-                return Some(
-                    Diagnostic::error("Invalid reference")
-                        .at(span)
-                        .detail(format!("A reference to a resource type must be followed by at least one attribute access, specifying the resource name. \"{root}\" alone refers to nothing."))
-                        .maybe_hint(did_you_mean(root, ["var", "local", "data", "each", "count", "path", "brickform"])),
-                );
-            }
-            let target = r.target()?;
-            if config.resources.contains_key(&target) {
-                return None;
-            }
-            if !resource_types.contains(root) {
-                let hint = did_you_mean(root, ["var", "local", "data", "each", "count"].into_iter().chain(resource_types.iter().copied()));
-                return Some(
-                    Diagnostic::error("Reference to undeclared resource")
-                        .at(span)
-                        .detail(format!("A managed resource \"{root}\" \"{}\" has not been declared in the configuration.", r.attrs[0]))
-                        .maybe_hint(hint),
-                );
-            }
-            Some(undeclared_resource(config, &target, span))
-        }
-    }
-}
-
-fn undeclared_resource(config: &Config, target: &str, span: Option<Span>) -> Diagnostic {
+fn undeclared_resource(config: &Config, full: &str, span: Option<Span>) -> Diagnostic {
+    let (module, target) = crate::addrs::split_module(full).unwrap_or_default();
     let (kind, rest) = match target.strip_prefix("data.") {
         Some(rest) => ("data resource", rest),
         None => ("managed resource", target),
@@ -437,14 +651,23 @@ fn undeclared_resource(config: &Config, target: &str, span: Option<Span>) -> Dia
     let same_type: Vec<&str> = config
         .resources
         .values()
-        .filter(|r| r.type_name == t && (r.mode == Mode::Data) == target.starts_with("data."))
+        .filter(|r| {
+            r.module == module
+                && r.type_name == t
+                && (r.mode == Mode::Data) == target.starts_with("data.")
+        })
         .map(|r| r.name.as_str())
         .collect();
     Diagnostic::error("Reference to undeclared resource")
         .at(span)
-        .detail(format!(
-            "A {kind} \"{t}\" \"{n}\" has not been declared in the configuration."
-        ))
+        .detail(if module.is_root() {
+            format!("A {kind} \"{t}\" \"{n}\" has not been declared in the configuration.")
+        } else {
+            format!(
+                "A {kind} \"{t}\" \"{n}\" has not been declared in {}.",
+                module_name(config, &module)
+            )
+        })
         .maybe_hint(did_you_mean(n, same_type).map(|h| {
             h.replace('`', "")
                 .replace("did you mean ", &format!("did you mean `{t}."))

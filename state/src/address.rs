@@ -1,5 +1,6 @@
 //! Resource and instance addresses: `TYPE.NAME`, `data.TYPE.NAME`, `TYPE.NAME[0]`,
-//! `TYPE.NAME["key"]`.
+//! `TYPE.NAME["key"]`, each possibly inside a module instance:
+//! `module.src["mysql"].TYPE.NAME`.
 //!
 //! The types live in the state crate because state records them (`mode`, `index_key`) and
 //! the engine (which depends on this crate) plans and applies by them: one mode and one
@@ -26,9 +27,175 @@ pub enum InstanceKey {
     Key(String),
 }
 
-/// A resource block's address: `TYPE.NAME` or `data.TYPE.NAME`.
+/// One step of a module path: `module.NAME`, `module.NAME[0]` or `module.NAME["key"]`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ModuleStep {
+    pub name: String,
+    pub key: Option<InstanceKey>,
+}
+
+/// A module instance: the root module (no steps) or a path of module calls with their
+/// instance keys, `module.src["mysql"].module.conn`. Serialised as that text (empty for the
+/// root), as Terraform writes a resource's `module`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ModuleInstance(pub Vec<ModuleStep>);
+
+impl ModuleInstance {
+    /// The root module.
+    pub fn root() -> ModuleInstance {
+        ModuleInstance(Vec::new())
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The instance of the module call `name` (with `key`) inside this one.
+    pub fn child(&self, name: &str, key: Option<InstanceKey>) -> ModuleInstance {
+        let mut steps = self.0.clone();
+        steps.push(ModuleStep {
+            name: name.to_string(),
+            key,
+        });
+        ModuleInstance(steps)
+    }
+
+    /// The module that calls this one, and the step that calls it; `None` for the root.
+    pub fn parent(&self) -> Option<(ModuleInstance, &ModuleStep)> {
+        let (last, rest) = self.0.split_last()?;
+        Some((ModuleInstance(rest.to_vec()), last))
+    }
+
+    /// Whether `other` is this module instance or one inside it.
+    pub fn contains(&self, other: &ModuleInstance) -> bool {
+        other.0.starts_with(&self.0)
+    }
+
+    /// Reads `module.a`, `module.a["k"].module.b[0]`; the empty text is the root.
+    pub fn parse(text: &str) -> Result<ModuleInstance, AddressError> {
+        let (module, rest) = split_module(text)?;
+        if !rest.is_empty() {
+            return Err(AddressError {
+                address: text.to_string(),
+                reason: "expected module.NAME, optionally with an index",
+            });
+        }
+        Ok(module)
+    }
+}
+
+impl fmt::Display for ModuleInstance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, step) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            write!(f, "module.{}", step.name)?;
+            if let Some(key) = &step.key {
+                write!(f, "[{key}]")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for ModuleInstance {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ModuleInstance {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        ModuleInstance::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Reads the module steps at the start of an address: `module.a["k"].module.b.TYPE.NAME` →
+/// (`module.a["k"].module.b`, `TYPE.NAME`). A text that is only a module address leaves
+/// nothing.
+pub fn split_module(text: &str) -> Result<(ModuleInstance, &str), AddressError> {
+    let invalid = |reason: &'static str| AddressError {
+        address: text.to_string(),
+        reason,
+    };
+    let mut steps = Vec::new();
+    let mut rest = text;
+    while let Some(after) = rest.strip_prefix("module.") {
+        let end = after.find(['.', '[']).unwrap_or(after.len());
+        let name = &after[..end];
+        if !is_identifier(name) {
+            return Err(invalid("the module name is not an identifier"));
+        }
+        let mut tail = &after[end..];
+        let mut key = None;
+        if tail.starts_with('[') {
+            let close = bracket_end(tail).ok_or_else(|| invalid("the module index is not closed"))?;
+            let inner = &tail[1..close];
+            key = Some(parse_key(inner).ok_or_else(|| {
+                invalid("the index must be a whole number or a quoted string")
+            })?);
+            tail = &tail[close + 1..];
+        }
+        steps.push(ModuleStep {
+            name: name.to_string(),
+            key,
+        });
+        rest = match tail.strip_prefix('.') {
+            Some(r) => r,
+            None if tail.is_empty() => tail,
+            None => return Err(invalid("expected `.` after the module step")),
+        };
+    }
+    Ok((ModuleInstance(steps), rest))
+}
+
+/// The position of the `]` that closes the `[` at the start of `text`, a quoted key's own
+/// brackets and escaped quotes skipped.
+fn bracket_end(text: &str) -> Option<usize> {
+    let mut quoted = false;
+    let mut escaped = false;
+    for (i, c) in text.char_indices().skip(1) {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            ']' if !quoted => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The length of the module steps at the start of an address the engine built, with the
+/// `.` after them: lexical, for [`base_of`] and [`key_of`].
+fn module_prefix_len(address: &str) -> usize {
+    let mut at = 0;
+    while let Some(after) = address[at..].strip_prefix("module.") {
+        let start = at + "module.".len();
+        let Some(end) = after.find(['.', '[']) else {
+            return at;
+        };
+        let mut next = start + end;
+        if address[next..].starts_with('[') {
+            match bracket_end(&address[next..]) {
+                Some(close) => next += close + 1,
+                None => return at,
+            }
+        }
+        match address[next..].strip_prefix('.') {
+            Some(_) => at = next + 1,
+            None => return at,
+        }
+    }
+    at
+}
+
+/// A resource block's address: `TYPE.NAME` or `data.TYPE.NAME`, in its module instance.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ResourceAddr {
+    pub module: ModuleInstance,
     pub mode: ResourceMode,
     pub type_name: String,
     pub name: String,
@@ -50,8 +217,20 @@ pub struct AddressError {
 }
 
 impl ResourceAddr {
+    /// A resource of the root module.
     pub fn new(mode: ResourceMode, type_name: &str, name: &str) -> ResourceAddr {
+        ResourceAddr::in_module(ModuleInstance::root(), mode, type_name, name)
+    }
+
+    /// A resource of the module instance `module`.
+    pub fn in_module(
+        module: ModuleInstance,
+        mode: ResourceMode,
+        type_name: &str,
+        name: &str,
+    ) -> ResourceAddr {
         ResourceAddr {
+            module,
             mode,
             type_name: type_name.to_string(),
             name: name.to_string(),
@@ -85,9 +264,10 @@ impl InstanceAddr {
             address: text.to_string(),
             reason,
         };
-        let (mode, rest) = match text.strip_prefix("data.") {
+        let (module, text_after) = split_module(text)?;
+        let (mode, rest) = match text_after.strip_prefix("data.") {
             Some(rest) => (ResourceMode::Data, rest),
-            None => (ResourceMode::Managed, text),
+            None => (ResourceMode::Managed, text_after),
         };
         let (type_name, rest) = rest
             .split_once('.')
@@ -117,7 +297,7 @@ impl InstanceAddr {
             }
         };
         Ok(InstanceAddr {
-            resource: ResourceAddr::new(mode, type_name, name),
+            resource: ResourceAddr::in_module(module, mode, type_name, name),
             key,
         })
     }
@@ -128,17 +308,22 @@ impl InstanceAddr {
     }
 }
 
-/// The block part of an instance address (`TYPE.NAME[0]` → `TYPE.NAME`). Lexical, for texts
-/// the engine built itself: neither the type nor the name holds a `[`, so the first one opens
-/// the key, even when the key itself holds brackets.
+/// The block part of an instance address (`TYPE.NAME[0]` → `TYPE.NAME`,
+/// `module.m["k"].TYPE.NAME[0]` → `module.m["k"].TYPE.NAME`). Lexical, for texts the engine
+/// built itself: after the module steps neither the type nor the name holds a `[`, so the
+/// first one opens the key, even when the key itself holds brackets.
 pub fn base_of(address: &str) -> &str {
-    address.find('[').map_or(address, |i| &address[..i])
+    let at = module_prefix_len(address);
+    address[at..]
+        .find('[')
+        .map_or(address, |i| &address[..at + i])
 }
 
 /// The instance key of an address the engine built (`TYPE.NAME["k"]` → `k`); `None` without
 /// one.
 pub fn key_of(address: &str) -> Option<InstanceKey> {
-    let open = address.find('[')?;
+    let at = module_prefix_len(address);
+    let open = at + address[at..].find('[')?;
     parse_key(address[open..].strip_prefix('[')?.strip_suffix(']')?)
 }
 
@@ -249,6 +434,9 @@ impl fmt::Display for InstanceKey {
 
 impl fmt::Display for ResourceAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.module.is_root() {
+            write!(f, "{}.", self.module)?;
+        }
         if self.mode == ResourceMode::Data {
             f.write_str("data.")?;
         }
@@ -279,6 +467,9 @@ mod tests {
             "sdp_meta_flow.orders[\"eu.orders\"]",
             "data.databricks_current_user.me",
             "t.n[\"a[b]\\\"c\\\\d\\n\"]",
+            "module.src.t.n",
+            "module.src[\"my.sql\"].module.inner[2].data.t.n[\"k\"]",
+            "module.a[\"x]\\\"y\"].t.n[0]",
         ] {
             let address = InstanceAddr::parse(text).unwrap();
             assert_eq!(address.to_string(), text);
@@ -316,11 +507,42 @@ mod tests {
             );
         }
         assert!(ResourceAddr::parse("t.n[0]").is_err());
+        for text in ["module.t.n", "module..t.n", "module.m[x].t.n", "module.m[0]t.n"] {
+            assert!(
+                InstanceAddr::parse(text).is_err(),
+                "{text} should be rejected"
+            );
+        }
+    }
+
+    #[test]
+    fn module_instances_parse_and_nest() {
+        let m = ModuleInstance::parse("module.a[\"k\"].module.b").unwrap();
+        assert_eq!(m.to_string(), "module.a[\"k\"].module.b");
+        let (parent, step) = m.parent().unwrap();
+        assert_eq!(parent.to_string(), "module.a[\"k\"]");
+        assert_eq!(step.name, "b");
+        assert!(parent.contains(&m));
+        assert!(!m.contains(&parent));
+        assert!(ModuleInstance::parse("").unwrap().is_root());
+        assert!(ModuleInstance::parse("module.a.t.n").is_err());
+        let a = InstanceAddr::parse("module.a[\"k\"].module.b.t.n").unwrap();
+        assert_eq!(a.resource.module, m);
     }
 
     #[test]
     fn base_and_key_of_text() {
         assert_eq!(base_of("t.n[\"a[b\"]"), "t.n");
+        assert_eq!(
+            base_of("module.m[\"a[b\"].t.n[\"c\"]"),
+            "module.m[\"a[b\"].t.n"
+        );
+        assert_eq!(base_of("module.m[0].t.n"), "module.m[0].t.n");
+        assert_eq!(
+            key_of("module.m[\"a\"].t.n[1]"),
+            Some(InstanceKey::Index(1))
+        );
+        assert_eq!(key_of("module.m[\"a\"].t.n"), None);
         assert_eq!(base_of("data.t.n"), "data.t.n");
         assert_eq!(key_of("t.n[3]"), Some(InstanceKey::Index(3)));
         assert_eq!(key_of("t.n"), None);

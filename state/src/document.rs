@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::address::{InstanceAddr, InstanceKey, ResourceMode};
+use crate::address::{InstanceAddr, InstanceKey, ModuleInstance, ResourceMode};
 use crate::error::{Result, StateError};
 use crate::fingerprint;
 
@@ -24,6 +24,10 @@ pub enum ResourceStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResourceState {
     pub address: String,
+    /// The module instance the resource belongs to (`module.src["mysql"]`), empty for the
+    /// root module, as Terraform records it.
+    #[serde(default, skip_serializing_if = "ModuleInstance::is_root")]
+    pub module: ModuleInstance,
     pub mode: ResourceMode,
     #[serde(rename = "type")]
     pub resource_type: String,
@@ -57,6 +61,7 @@ impl ResourceState {
         let parsed = InstanceAddr::parse(address)?;
         Ok(ResourceState {
             address: address.to_string(),
+            module: parsed.resource.module,
             mode: parsed.resource.mode,
             resource_type: parsed.resource.type_name,
             name: parsed.resource.name,
@@ -414,6 +419,7 @@ impl StateDocument {
             .remove(from)
             .ok_or_else(|| StateError::AddressNotFound(from.to_string()))?;
         resource.address = to.to_string();
+        resource.module = target.resource.module.clone();
         resource.name = target.resource.name.clone();
         resource.index_key = target.key.clone();
         for other in &mut self.resources {
@@ -427,6 +433,7 @@ impl StateDocument {
         // What the instance put aside is deleted under its new name.
         for d in self.deposed.iter_mut().filter(|d| d.address == from) {
             d.address = to.to_string();
+            d.module = target.resource.module.clone();
             d.name = target.resource.name.clone();
             d.index_key = target.key.clone();
         }
@@ -654,6 +661,20 @@ mod tests {
             doc.get("databricks_schema.s").unwrap().dependencies,
             ["databricks_catalog.new[\"eu\"]"]
         );
+        doc.mv(
+            "databricks_catalog.new[\"eu\"]",
+            "module.uc[\"eu\"].databricks_catalog.main",
+        )
+        .unwrap();
+        let moved = doc
+            .get("module.uc[\"eu\"].databricks_catalog.main")
+            .unwrap();
+        assert_eq!(moved.module.to_string(), "module.uc[\"eu\"]");
+        assert_eq!((moved.name.as_str(), &moved.index_key), ("main", &None));
+        let text = serde_json::to_string(moved).unwrap();
+        assert!(text.contains(r#""module":"module.uc[\"eu\"]""#), "{text}");
+        let back: ResourceState = serde_json::from_str(&text).unwrap();
+        assert_eq!(&back, moved);
         let order: Vec<_> = doc.resources().iter().map(|r| r.address.clone()).collect();
         let mut sorted = order.clone();
         sorted.sort();

@@ -16,7 +16,9 @@ pub mod fingerprint;
 pub mod lock;
 pub mod wal;
 
-pub use address::{AddressError, InstanceAddr, InstanceKey, ResourceAddr, ResourceMode};
+pub use address::{
+    AddressError, InstanceAddr, InstanceKey, ModuleInstance, ModuleStep, ResourceAddr, ResourceMode,
+};
 pub use backend::{
     Backend, Journal, LocalBackend, ObjectStore, Recovery, StateLock, StoreError, VolumeBackend,
     recover,

@@ -346,6 +346,7 @@ impl Engine<'_> {
             &self.config.dir,
             self.registry,
         );
+        world.declare_modules(&*self.config);
         for (c, spec) in plan.changes.iter().zip(&planned.specs) {
             let value = match c.action {
                 Action::NoOp | Action::Read => {
@@ -356,7 +357,7 @@ impl Engine<'_> {
             if c.mode == Mode::Managed {
                 for p in &c.sensitive_paths {
                     if let Some(PathStep::Key(k)) = p.first() {
-                        world.mark_sensitive(&c.type_name, &c.name, k);
+                        world.mark_sensitive(&c.module, &c.type_name, &c.name, k);
                     }
                 }
             }
@@ -364,6 +365,7 @@ impl Engine<'_> {
                 && spec.resource.is_some()
             {
                 world.set_instance(
+                    &c.module,
                     c.mode,
                     &c.type_name,
                     &c.name,
@@ -627,7 +629,7 @@ impl Engine<'_> {
             }
         }
         if !destroying {
-            report.checks = crate::engine::checks::evaluate(self.config, &world);
+            report.checks = crate::engine::checks::evaluate(&*self.config, &world);
         }
         let stale: Vec<String> = doc
             .outputs()
@@ -644,12 +646,12 @@ impl Engine<'_> {
     /// Locals in dependency order, and whether any of them reads a resource (only then do
     /// they need evaluating again as resources finish).
     fn local_order(&self) -> (Vec<ConfigNode>, bool) {
-        let (cg, _) = crate::graph::build(self.config);
+        let (cg, _) = crate::graph::build(&*self.config);
         let order: Vec<ConfigNode> = cg
             .ordered_nodes()
             .unwrap_or_default()
             .into_iter()
-            .filter(|n| matches!(n, ConfigNode::Local(_)))
+            .filter(super::values::is_value)
             .collect();
         let reads_resources = order
             .iter()
@@ -659,12 +661,8 @@ impl Engine<'_> {
 
     fn evaluate_locals(&self, world: &mut World, order: &[ConfigNode]) {
         for id in order {
-            if let ConfigNode::Local(name) = id
-                && let Some(l) = self.config.locals.get(name)
-            {
-                // The plan reported what fails; the value stays unknown.
-                let _ = world.evaluate_local(name, &l.expr.expr, &self.config.dir);
-            }
+            // The plan reported what fails; the value stays unknown.
+            let _ = super::values::evaluate(world, &*self.config, id);
         }
     }
 
@@ -848,6 +846,7 @@ async fn run_node(
         let mut value = config.clone();
         value.extend(ds.read(&config).await?);
         lock(&shared.world).set_instance(
+            &change.module,
             Mode::Data,
             &change.type_name,
             &change.name,
@@ -1204,10 +1203,11 @@ fn set_world_value(
             if let Some(val) = config.get(k) {
                 v.insert(k.clone(), val.clone());
             }
-            world.mark_sensitive(&change.type_name, &change.name, k);
+            world.mark_sensitive(&change.module, &change.type_name, &change.name, k);
         }
     }
     world.set_instance(
+        &change.module,
         Mode::Managed,
         &change.type_name,
         &change.name,

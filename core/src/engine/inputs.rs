@@ -7,7 +7,7 @@
 
 use crate::lang::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use crate::lang::eval::{Evaluator, Literal, Roots};
-use crate::lang::load::{Config, Expr};
+use crate::lang::load::{Config, Expr, Variable};
 use crate::lang::source::{SourceMap, Span};
 use crate::lang::types::TypeConstraint;
 use crate::value::{Object, Value};
@@ -272,20 +272,7 @@ pub fn resolve(
         if v.sensitive {
             out.sensitive.insert(name.clone());
         }
-        let ty = match &v.type_expr {
-            Some(t) => match TypeConstraint::parse(&t.expr) {
-                Ok(ty) => ty,
-                Err(msg) => {
-                    diags.push(
-                        Diagnostic::error("Invalid type specification")
-                            .at(t.span())
-                            .detail(msg),
-                    );
-                    TypeConstraint::Any
-                }
-            },
-            None => TypeConstraint::Any,
-        };
+        let ty = var_type(v, &mut diags);
         let value = match chosen.remove(name) {
             Some((raw, span)) => {
                 // Values given as text on the command line are parsed as the declared type.
@@ -302,17 +289,7 @@ pub fn resolve(
                     }
                     (_, v) => v,
                 };
-                match ty.convert(raw) {
-                    Ok(v) => v,
-                    Err(msg) => {
-                        diags.push(
-                            Diagnostic::error("Invalid value for input variable")
-                                .at(span.or(v.span.clone()))
-                                .detail(format!("The given value is not suitable for var.{name}, which has type {}: {msg}.", ty.describe())),
-                        );
-                        Value::Unknown
-                    }
-                }
+                converted(name, &ty, raw, span.or(v.span.clone()), &mut diags)
             }
             None if inputs.allow_unknown => Value::Unknown,
             None => {
@@ -326,57 +303,135 @@ pub fn resolve(
                 Value::Unknown
             }
         };
-        if value.is_null() && !v.nullable {
-            diags.push(
-                Diagnostic::error("Required variable not set")
-                    .at(v.span.clone())
-                    .detail(format!("The variable \"{name}\" is not nullable, so it must be given a non-null value.")),
-            );
-        }
-        if value.is_wholly_known() {
-            for val in &v.validations {
-                // A condition reading other variables is reported by the graph check.
-                let reads_others = crate::lang::refs::expr_refs(&val.condition.expr)
-                    .iter()
-                    .any(|r| r.root == "var" && r.attrs.first() != Some(name));
-                if reads_others {
-                    continue;
-                }
-                let roots = VarOnly {
-                    var: Value::Object(Object::from_iter([(name.clone(), value.clone())])),
-                    name,
-                };
-                let mut ev = Evaluator::new(&roots, base);
-                match ev.eval(&val.condition.expr) {
-                    Ok(Value::Bool(true)) | Ok(Value::Unknown) => {}
-                    Ok(Value::Bool(false)) => {
-                        let msg = Evaluator::new(&roots, base)
-                            .eval(&val.error_message.expr)
-                            .ok()
-                            .and_then(|m| m.as_str().map(str::to_string))
-                            .unwrap_or_else(|| "The value is not valid.".into());
-                        diags.push(
-                            Diagnostic::error("Invalid value for variable")
-                                .at(val.condition.span())
-                                .label("this condition is false")
-                                .detail(format!("{msg}\n\nThis was checked by the validation rule of var.{name}.")),
-                        );
-                    }
-                    Ok(other) => diags.push(
-                        Diagnostic::error("Invalid variable validation result")
-                            .at(val.condition.span())
-                            .detail(format!(
-                                "The condition must produce a bool, not {}.",
-                                other.type_name()
-                            )),
-                    ),
-                    Err(e) => diags.push(e.to_diagnostic(val.condition.file)),
-                }
-            }
-        }
+        check_value(name, v, &value, base, &mut diags);
         out.values.insert(name.clone(), value);
     }
     (out, diags)
+}
+
+/// A variable's declared type (`any` when it declares none or an invalid one, reported).
+fn var_type(v: &Variable, diags: &mut Diagnostics) -> TypeConstraint {
+    match &v.type_expr {
+        Some(t) => match TypeConstraint::parse(&t.expr) {
+            Ok(ty) => ty,
+            Err(msg) => {
+                diags.push(
+                    Diagnostic::error("Invalid type specification")
+                        .at(t.span())
+                        .detail(msg),
+                );
+                TypeConstraint::Any
+            }
+        },
+        None => TypeConstraint::Any,
+    }
+}
+
+/// A variable's value converted to its type; unknown when it cannot be (reported at `span`).
+fn converted(
+    name: &str,
+    ty: &TypeConstraint,
+    raw: Value,
+    span: Option<Span>,
+    diags: &mut Diagnostics,
+) -> Value {
+    match ty.convert(raw) {
+        Ok(v) => v,
+        Err(msg) => {
+            diags.push(
+                Diagnostic::error("Invalid value for input variable")
+                    .at(span)
+                    .detail(format!(
+                        "The given value is not suitable for var.{name}, which has type {}: {msg}.",
+                        ty.describe()
+                    )),
+            );
+            Value::Unknown
+        }
+    }
+}
+
+/// What a variable's declaration asks of its value: not null unless nullable, and every
+/// validation rule true.
+fn check_value(name: &String, v: &Variable, value: &Value, base: &Path, diags: &mut Diagnostics) {
+    if value.is_null() && !v.nullable {
+        diags.push(
+            Diagnostic::error("Required variable not set")
+                .at(v.span.clone())
+                .detail(format!("The variable \"{name}\" is not nullable, so it must be given a non-null value.")),
+        );
+    }
+    if value.is_wholly_known() {
+        for val in &v.validations {
+            // A condition reading other variables is reported by the graph check.
+            let reads_others = crate::lang::refs::expr_refs(&val.condition.expr)
+                .iter()
+                .any(|r| r.root == "var" && r.attrs.first() != Some(name));
+            if reads_others {
+                continue;
+            }
+            let roots = VarOnly {
+                var: Value::Object(Object::from_iter([(name.clone(), value.clone())])),
+                name,
+            };
+            let mut ev = Evaluator::new(&roots, base);
+            match ev.eval(&val.condition.expr) {
+                Ok(Value::Bool(true)) | Ok(Value::Unknown) => {}
+                Ok(Value::Bool(false)) => {
+                    let msg = Evaluator::new(&roots, base)
+                        .eval(&val.error_message.expr)
+                        .ok()
+                        .and_then(|m| m.as_str().map(str::to_string))
+                        .unwrap_or_else(|| "The value is not valid.".into());
+                    diags.push(
+                        Diagnostic::error("Invalid value for variable")
+                            .at(val.condition.span())
+                            .label("this condition is false")
+                            .detail(format!("{msg}\n\nThis was checked by the validation rule of var.{name}.")),
+                    );
+                }
+                Ok(other) => diags.push(
+                    Diagnostic::error("Invalid variable validation result")
+                        .at(val.condition.span())
+                        .detail(format!(
+                            "The condition must produce a bool, not {}.",
+                            other.type_name()
+                        )),
+                ),
+                Err(e) => diags.push(e.to_diagnostic(val.condition.file)),
+            }
+        }
+    }
+}
+
+/// A module's input variable as its call sets it: `raw` is the call's argument (`None`
+/// when the call leaves it out, so the default applies), converted to the declared type
+/// and checked against its rules.
+pub(crate) fn module_variable_value(
+    name: &String,
+    v: &Variable,
+    raw: Option<Value>,
+    span: Option<Span>,
+    base: &Path,
+    diags: &mut Diagnostics,
+) -> Value {
+    let ty = var_type(v, diags);
+    let raw = match raw {
+        Some(raw) => raw,
+        None => match &v.default {
+            Some(d) => match Evaluator::new(&NO_ROOTS, base).eval(&d.expr) {
+                Ok(v) => v,
+                Err(e) => {
+                    diags.push(e.to_diagnostic(d.file));
+                    Value::Unknown
+                }
+            },
+            None => Value::Null,
+        },
+    };
+    let value = converted(name, &ty, raw, span.or(v.span.clone()), diags);
+    check_value(name, v, &value, base, diags);
+    value
 }
 
 /// A diagnostic about a variables file, whose spans index that file's own source map rather

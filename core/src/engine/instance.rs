@@ -23,27 +23,9 @@ pub(crate) fn decode_instance(
     key: Option<&InstanceKey>,
     each_value: Option<&Value>,
 ) -> (Object, Vec<Vec<PathStep>>, Diagnostics) {
-    let mut ev = Evaluator::new(world, base_dir);
-    match key {
-        Some(InstanceKey::Index(i)) => ev.bind(
-            "count",
-            Value::Object(Object::from_iter([(
-                "index".to_string(),
-                Value::from_i64(*i as i64),
-            )])),
-        ),
-        Some(InstanceKey::Key(k)) => ev.bind(
-            "each",
-            Value::Object(Object::from_iter([
-                ("key".to_string(), Value::from(k.as_str())),
-                (
-                    "value".to_string(),
-                    each_value.cloned().unwrap_or(Value::Null),
-                ),
-            ])),
-        ),
-        None => {}
-    }
+    let at = world.at(&r.module);
+    let mut ev = Evaluator::new(&at, base_dir);
+    crate::lang::repetition::bind_instance(&mut ev, key, each_value);
     let header = r.span.as_ref().map(|s| s.range.clone());
     let (decoded, mut diags) =
         Decoder::new(&mut ev, r.body.file).decode(&r.body.body, schema, header);

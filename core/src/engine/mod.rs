@@ -13,6 +13,7 @@ mod providers;
 mod recover;
 mod refresh;
 mod sensitive;
+mod values;
 pub mod world;
 
 pub use crate::addrs::instance_address;
@@ -76,7 +77,9 @@ pub struct Planned {
 
 /// Everything a plan or apply works from.
 pub struct Engine<'a> {
-    pub config: &'a Config,
+    /// The configuration with its module calls expanded for this environment's variables
+    /// (see `lang::modules`): borrowed as loaded when it calls no module.
+    pub config: std::borrow::Cow<'a, Config>,
     pub registry: &'a Registry,
     pub vars: &'a Variables,
     pub environment: String,
@@ -99,8 +102,19 @@ impl<'a> Engine<'a> {
         vars: &'a Variables,
         environment: &str,
     ) -> Self {
-        let (settings, settings_diags) =
+        let (settings, mut settings_diags) =
             crate::lang::environment::resolve(config, environment, registry);
+        let config = if config.module_calls.is_empty() {
+            std::borrow::Cow::Borrowed(config)
+        } else {
+            let mut expanded = config.clone();
+            settings_diags.extend(crate::lang::modules::expand(
+                &mut expanded,
+                &vars.values,
+                environment,
+            ));
+            std::borrow::Cow::Owned(expanded)
+        };
         Engine {
             config,
             registry,
@@ -131,7 +145,7 @@ impl<'a> Engine<'a> {
         user: Option<&str>,
     ) -> (Option<Planned>, PresetNotes, Diagnostics) {
         let engine = Engine {
-            config: self.config,
+            config: std::borrow::Cow::Borrowed(&*self.config),
             registry: self.registry,
             vars: self.vars,
             environment: self.environment.clone(),
@@ -230,7 +244,7 @@ impl<'a> Engine<'a> {
     /// schemas; no network.
     pub async fn validate(&self) -> Diagnostics {
         let engine = Engine {
-            config: self.config,
+            config: std::borrow::Cow::Borrowed(&*self.config),
             registry: self.registry,
             vars: self.vars,
             environment: self.environment.clone(),

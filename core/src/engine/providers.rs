@@ -19,7 +19,7 @@ impl Engine<'_> {
         order: &[ConfigNode],
         state: &StateDocument,
     ) -> Diagnostics {
-        let config = self.config;
+        let config = &*self.config;
         let mut diags = Diagnostics::new();
         // Provider settings may read variables and locals, not resources.
         let mut world = World::new(
@@ -30,11 +30,12 @@ impl Engine<'_> {
             self.registry,
         );
         for id in order {
-            if let ConfigNode::Local(name) = id
-                && let Some(l) = config.locals.get(name)
+            if let ConfigNode::Local(s) = id
+                && s.module.is_root()
+                && let Some(l) = config.local(s)
             {
                 // Errors are reported by the plan, which evaluates locals again.
-                let _ = world.evaluate_local(name, &l.expr.expr, &config.dir);
+                let _ = world.evaluate_local(&s.module, &s.name, &l.expr.expr, &config.dir);
             }
         }
         let mut settings: BTreeMap<&str, Object> = BTreeMap::new();

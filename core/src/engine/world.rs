@@ -2,6 +2,7 @@
 //! resource instances, data sources, `path` and `brickform`.
 
 use crate::lang::eval::Roots;
+use crate::addrs::ModuleInstance;
 use crate::plan::{InstanceKey, Mode};
 use crate::provider::{Nesting, Registry, Schema};
 use crate::value::{Object, Value};
@@ -17,8 +18,10 @@ pub fn started_in(dir: std::path::PathBuf) {
     let _ = STARTED_IN.set(dir);
 }
 
+/// The names one module instance's expressions see: `var`, `local`, `data`, `module`,
+/// `path`, `brickform` and its resource types, with what of them is sensitive.
 #[derive(Debug, Default, Clone)]
-pub struct World {
+struct Scope {
     roots: HashMap<String, Value>,
     sensitive_vars: HashSet<String>,
     /// Locals whose value derives from a sensitive one.
@@ -27,6 +30,18 @@ pub struct World {
     /// derived from a sensitive value), by type and name: looked up without building a key
     /// for every reference evaluated.
     sensitive_attrs: HashMap<String, HashMap<String, HashSet<String>>>,
+    /// Outputs of the module calls made here that are sensitive, by call and output.
+    sensitive_outputs: HashMap<String, HashSet<String>>,
+}
+
+static EMPTY_SCOPE: std::sync::LazyLock<Scope> = std::sync::LazyLock::new(Scope::default);
+
+#[derive(Debug, Default, Clone)]
+pub struct World {
+    /// Every module instance's names, the root's included.
+    scopes: HashMap<ModuleInstance, Scope>,
+    environment: String,
+    cwd: String,
     /// The schema of every resource kind (by type) and data source (by `data.TYPE`): an
     /// instance holds every attribute its schema declares.
     schemas: Arc<HashMap<String, Schema>>,
@@ -35,6 +50,11 @@ pub struct World {
     held: u64,
     /// The deepest value held, against [`crate::limits::MAX_VALUE_DEPTH`].
     deepest: usize,
+}
+
+/// What expressions of one module instance resolve their names against.
+pub struct At<'w> {
+    scope: &'w Scope,
 }
 
 /// Completes an instance's value with every attribute and nested block its schema declares
@@ -78,10 +98,6 @@ impl World {
         dir: &std::path::Path,
         registry: &Registry,
     ) -> Self {
-        let mut roots = HashMap::new();
-        roots.insert("var".to_string(), Value::Object(vars));
-        roots.insert("local".to_string(), Value::Object(Object::new()));
-        roots.insert("data".to_string(), Value::Object(Object::new()));
         // `-C DIR` works as Terraform's `-chdir`: relative paths (in `file()`, in `source`)
         // are read from the configuration directory, so the directory of the (root) module
         // is `.` relative to it — the same on every machine and from every working
@@ -92,21 +108,6 @@ impl World {
             .or_else(|| std::env::current_dir().ok())
             .map(|c| c.display().to_string())
             .unwrap_or_else(|| dir.display().to_string());
-        roots.insert(
-            "path".to_string(),
-            Value::Object(Object::from_iter([
-                ("root".to_string(), Value::from(".")),
-                ("module".to_string(), Value::from(".")),
-                ("cwd".to_string(), Value::from(cwd)),
-            ])),
-        );
-        roots.insert(
-            "brickform".to_string(),
-            Value::Object(Object::from_iter([(
-                "environment".to_string(),
-                Value::from(environment),
-            )])),
-        );
         let schemas = registry
             .kinds
             .iter()
@@ -118,14 +119,119 @@ impl World {
                     .map(|(t, d)| (format!("data.{t}"), d.schema().clone())),
             )
             .collect();
-        World {
-            roots,
-            sensitive_vars,
-            sensitive_locals: HashSet::new(),
-            sensitive_attrs: HashMap::new(),
+        let mut world = World {
+            scopes: HashMap::new(),
+            environment: environment.to_string(),
+            cwd,
             schemas: Arc::new(schemas),
             held: 0,
             deepest: 0,
+        };
+        let root = world.new_scope(".");
+        world.scopes.insert(ModuleInstance::root(), root);
+        let root = world.scope_mut(&ModuleInstance::root());
+        root.roots.insert("var".to_string(), Value::Object(vars));
+        root.sensitive_vars = sensitive_vars;
+        world
+    }
+
+    /// The names of a module instance before anything is set: `path.module` is `dir`.
+    fn new_scope(&self, dir: &str) -> Scope {
+        let mut roots = HashMap::new();
+        for name in ["var", "local", "data", "module"] {
+            roots.insert(name.to_string(), Value::Object(Object::new()));
+        }
+        roots.insert(
+            "path".to_string(),
+            Value::Object(Object::from_iter([
+                ("root".to_string(), Value::from(".")),
+                ("module".to_string(), Value::from(dir)),
+                ("cwd".to_string(), Value::from(self.cwd.as_str())),
+            ])),
+        );
+        roots.insert(
+            "brickform".to_string(),
+            Value::Object(Object::from_iter([(
+                "environment".to_string(),
+                Value::from(self.environment.as_str()),
+            )])),
+        );
+        Scope {
+            roots,
+            ..Scope::default()
+        }
+    }
+
+    fn scope_mut(&mut self, m: &ModuleInstance) -> &mut Scope {
+        if !self.scopes.contains_key(m) {
+            let fresh = self.new_scope(".");
+            self.scopes.insert(m.clone(), fresh);
+        }
+        // Inserted just above when it was missing.
+        self.scopes
+            .get_mut(m)
+            .unwrap_or_else(|| unreachable!("scope inserted above"))
+    }
+
+    /// The names the expressions of module instance `m` see.
+    pub fn at(&self, m: &ModuleInstance) -> At<'_> {
+        At {
+            scope: self.scopes.get(m).unwrap_or(&EMPTY_SCOPE),
+        }
+    }
+
+    /// Makes the scope of every module instance of `config` (with its `path.module`), and
+    /// declares every call in its caller's `module` as the call repeats: an object of
+    /// outputs, a list of them (`count`) or a map (`for_each`), each output unknown until it
+    /// is evaluated.
+    pub fn declare_modules(&mut self, config: &crate::lang::load::Config) {
+        for (path, info) in &config.module_instances {
+            let mut scope = self.new_scope(&info.dir);
+            if let Some(old) = self.scopes.remove(path) {
+                // Keep what was set already (a plan's values carried into apply).
+                scope = old;
+            }
+            self.scopes.insert(path.clone(), scope);
+            let Some((parent, step)) = path.parent() else {
+                continue;
+            };
+            let outputs = Value::Object(
+                info.outputs
+                    .iter()
+                    .map(|o| (o.clone(), Value::Unknown))
+                    .collect(),
+            );
+            let calls = ensure_object(
+                self.scope_mut(&parent)
+                    .roots
+                    .entry("module".to_string())
+                    .or_insert_with(empty),
+            );
+            let slot = calls.entry(step.name.clone()).or_insert_with(|| {
+                if info.unknown_expansion {
+                    Value::Unknown
+                } else if info.has_count {
+                    Value::List(Vec::new())
+                } else if info.has_for_each {
+                    Value::Object(Object::new())
+                } else {
+                    Value::Null
+                }
+            });
+            match (&step.key, slot) {
+                (_, Value::Unknown) => {}
+                (None, slot) => *slot = outputs,
+                (Some(InstanceKey::Index(i)), Value::List(l)) => {
+                    if l.len() <= *i {
+                        l.resize(*i + 1, Value::Null);
+                    }
+                    l[*i] = outputs;
+                }
+                (Some(InstanceKey::Key(k)), Value::Object(o)) => {
+                    o.insert(k.clone(), outputs);
+                }
+                _ => {}
+            }
         }
     }
 
@@ -170,8 +276,9 @@ impl World {
     }
 
     /// Marks a resource's attribute sensitive (for every instance of the resource).
-    pub fn mark_sensitive(&mut self, type_name: &str, name: &str, attr: &str) {
-        self.sensitive_attrs
+    pub fn mark_sensitive(&mut self, module: &ModuleInstance, type_name: &str, name: &str, attr: &str) {
+        self.scope_mut(module)
+            .sensitive_attrs
             .entry(type_name.to_string())
             .or_default()
             .entry(name.to_string())
@@ -184,50 +291,96 @@ impl World {
     /// what reads the local is sensitive too.
     pub fn evaluate_local(
         &mut self,
+        module: &ModuleInstance,
         name: &str,
         expr: &hcl_edit::expr::Expression,
         dir: &std::path::Path,
     ) -> Result<(), crate::lang::eval::EvalError> {
         let (v, sensitive) = {
-            let mut ev = crate::lang::eval::Evaluator::new(&*self, dir);
+            let at = self.at(module);
+            let mut ev = crate::lang::eval::Evaluator::new(&at, dir);
             let v = ev.eval(expr);
             (v, ev.touched_sensitive)
         };
         match v {
             Ok(v) => {
-                self.set_local(name, v, sensitive);
+                self.set_local(module, name, v, sensitive);
                 Ok(())
             }
             Err(e) => {
-                self.set_local(name, Value::Unknown, false);
+                self.set_local(module, name, Value::Unknown, false);
                 Err(e)
             }
         }
     }
 
-    pub fn set_local(&mut self, name: &str, v: Value, sensitive: bool) {
+    pub fn set_local(&mut self, module: &ModuleInstance, name: &str, v: Value, sensitive: bool) {
+        self.set_named(module, "local", name, v, sensitive);
+    }
+
+    /// Sets a module's input variable, as its call gave it.
+    pub fn set_var(&mut self, module: &ModuleInstance, name: &str, v: Value, sensitive: bool) {
+        self.set_named(module, "var", name, v, sensitive);
+    }
+
+    /// Sets a module's output where its caller reads it: `module.NAME.OUTPUT`, with the
+    /// instance's key when the call repeats. The root's outputs are not read by anything.
+    pub fn set_output(&mut self, module: &ModuleInstance, name: &str, v: Value, sensitive: bool) {
+        let Some((parent, step)) = module.parent() else {
+            return;
+        };
+        let size = World::size(&v);
+        let scope = self.scope_mut(&parent);
+        let flagged = scope.sensitive_outputs.entry(step.name.clone()).or_default();
         if sensitive {
-            self.sensitive_locals.insert(name.to_string());
+            flagged.insert(name.to_string());
         } else {
-            self.sensitive_locals.remove(name);
+            flagged.remove(name);
+        }
+        let calls = ensure_object(scope.roots.entry("module".to_string()).or_insert_with(empty));
+        let slot = match (&step.key, calls.get_mut(&step.name)) {
+            (None, Some(slot)) => Some(slot),
+            (Some(InstanceKey::Index(i)), Some(Value::List(l))) => l.get_mut(*i),
+            (Some(InstanceKey::Key(k)), Some(Value::Object(o))) => o.get_mut(k),
+            _ => None,
+        };
+        let replaced = match slot {
+            Some(slot) => ensure_object(slot).insert(name.to_string(), v),
+            None => return,
+        };
+        self.account(size, replaced);
+    }
+
+    fn set_named(&mut self, module: &ModuleInstance, root: &str, name: &str, v: Value, sensitive: bool) {
+        let scope = self.scope_mut(module);
+        let flagged = if root == "var" {
+            &mut scope.sensitive_vars
+        } else {
+            &mut scope.sensitive_locals
+        };
+        if sensitive {
+            flagged.insert(name.to_string());
+        } else {
+            flagged.remove(name);
         }
         let mut replaced = None;
         let size = World::size(&v);
-        if let Some(Value::Object(o)) = self.roots.get_mut("local") {
+        if let Some(Value::Object(o)) = scope.roots.get_mut(root) {
             replaced = o.insert(name.to_string(), v);
         }
         self.account(size, replaced);
     }
 
-    fn resource_slot(&mut self, mode: Mode, type_name: &str) -> &mut Object {
+    fn resource_slot(&mut self, module: &ModuleInstance, mode: Mode, type_name: &str) -> &mut Object {
+        let scope = self.scope_mut(module);
         let container = match mode {
-            Mode::Managed => self
+            Mode::Managed => scope
                 .roots
                 .entry(type_name.to_string())
                 .or_insert_with(empty),
             Mode::Data => {
                 let data =
-                    ensure_object(self.roots.entry("data".to_string()).or_insert_with(empty));
+                    ensure_object(scope.roots.entry("data".to_string()).or_insert_with(empty));
                 data.entry(type_name.to_string()).or_insert_with(empty)
             }
         };
@@ -237,13 +390,21 @@ impl World {
     /// Declares how a resource repeats, before its instances are set: a single object, a
     /// list (`count`) or a map (`for_each`). An unknown repetition makes the whole resource
     /// unknown.
-    pub fn declare_resource(&mut self, mode: Mode, type_name: &str, name: &str, shape: Value) {
-        self.resource_slot(mode, type_name)
+    pub fn declare_resource(
+        &mut self,
+        module: &ModuleInstance,
+        mode: Mode,
+        type_name: &str,
+        name: &str,
+        shape: Value,
+    ) {
+        self.resource_slot(module, mode, type_name)
             .insert(name.to_string(), shape);
     }
 
     pub fn set_instance(
         &mut self,
+        module: &ModuleInstance,
         mode: Mode,
         type_name: &str,
         name: &str,
@@ -258,7 +419,7 @@ impl World {
             complete(schema, o);
         }
         let size = World::size(&v);
-        let slot = self.resource_slot(mode, type_name);
+        let slot = self.resource_slot(module, mode, type_name);
         // `Some(replaced)` once the value is in; an entry of another shape (a count index
         // into a for_each map) takes nothing.
         let stored: Option<Option<Value>> = match key {
@@ -311,21 +472,30 @@ fn ensure_object(v: &mut Value) -> &mut Object {
     }
 }
 
-impl Roots for World {
+impl Roots for At<'_> {
     fn root(&self, name: &str) -> Option<&Value> {
-        self.roots.get(name)
+        self.scope.roots.get(name)
     }
     fn is_sensitive(&self, root: &str, attrs: &[&str]) -> bool {
+        let s = self.scope;
         match (root, attrs) {
-            ("var", [name, ..]) => self.sensitive_vars.contains(*name),
-            ("local", [name, ..]) => self.sensitive_locals.contains(*name),
+            ("var", [name, ..]) => s.sensitive_vars.contains(*name),
+            ("local", [name, ..]) => s.sensitive_locals.contains(*name),
+            ("module", [call]) => s
+                .sensitive_outputs
+                .get(*call)
+                .is_some_and(|o| !o.is_empty()),
+            ("module", [call, output, ..]) => s
+                .sensitive_outputs
+                .get(*call)
+                .is_some_and(|o| o.contains(*output)),
             // A whole instance holds its sensitive attributes.
-            (_, [name]) => self
+            (_, [name]) => s
                 .sensitive_attrs
                 .get(root)
                 .and_then(|r| r.get(*name))
                 .is_some_and(|attrs| !attrs.is_empty()),
-            (_, [name, attr, ..]) => self
+            (_, [name, attr, ..]) => s
                 .sensitive_attrs
                 .get(root)
                 .and_then(|r| r.get(*name))
@@ -338,9 +508,26 @@ impl Roots for World {
     }
 }
 
+/// The world as the root module's expressions see it.
+impl Roots for World {
+    fn root(&self, name: &str) -> Option<&Value> {
+        self.at(&ModuleInstance::root()).scope.roots.get(name)
+    }
+    fn is_sensitive(&self, root: &str, attrs: &[&str]) -> bool {
+        self.at(&ModuleInstance::root()).is_sensitive(root, attrs)
+    }
+    fn missing_root(&self, name: &str) -> String {
+        self.at(&ModuleInstance::root()).missing_root(name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn root() -> ModuleInstance {
+        ModuleInstance::root()
+    }
 
     fn world() -> World {
         World::new(
@@ -365,23 +552,24 @@ mod tests {
             ),
         ]);
         let (mut held, mut counted) = (world(), world());
-        held.set_instance(Mode::Managed, "t", "n", None, Value::Object(o.clone()));
+        held.set_instance(&root(), Mode::Managed, "t", "n", None, Value::Object(o.clone()));
         counted.count(World::measure_object(&o));
         assert!(held.held > 100);
         assert_eq!((counted.held, counted.deepest), (held.held, held.deepest));
-        assert!(!counted.roots.contains_key("t"));
+        assert!(counted.root("t").is_none());
     }
 
     #[test]
     fn a_value_replaced_is_no_longer_counted() {
         let mut w = world();
         let big = Value::String("x".repeat(1000));
-        w.set_local("a", big.clone(), false);
+        w.set_local(&root(), "a", big.clone(), false);
         let one = w.held;
         assert!(one >= 1000);
-        w.set_local("a", big.clone(), false);
+        w.set_local(&root(), "a", big.clone(), false);
         assert_eq!(w.held, one);
         w.set_instance(
+            &root(),
             Mode::Managed,
             "t",
             "n",
@@ -389,6 +577,7 @@ mod tests {
             big.clone(),
         );
         w.set_instance(
+            &root(),
             Mode::Managed,
             "t",
             "n",
@@ -396,6 +585,7 @@ mod tests {
             big.clone(),
         );
         w.set_instance(
+            &root(),
             Mode::Managed,
             "t",
             "n",
@@ -403,7 +593,7 @@ mod tests {
             Value::Null,
         );
         assert_eq!(w.held, 2 * one);
-        w.set_local("a", Value::Null, false);
+        w.set_local(&root(), "a", Value::Null, false);
         assert!(w.held < 2 * one);
         assert!(w.over_budget().is_none());
     }
@@ -419,18 +609,18 @@ mod tests {
         );
         let dir = std::path::Path::new(".");
         let expr = |s: &str| s.parse::<hcl_edit::expr::Expression>().unwrap();
-        w.evaluate_local("p", &expr("\"x-${var.pw}\""), dir)
+        w.evaluate_local(&root(), "p", &expr("\"x-${var.pw}\""), dir)
             .unwrap();
-        w.evaluate_local("q", &expr("local.p"), dir).unwrap();
-        w.evaluate_local("plain", &expr("\"x\""), dir).unwrap();
-        w.evaluate_local("hidden", &expr("sensitive(\"x\")"), dir)
+        w.evaluate_local(&root(), "q", &expr("local.p"), dir).unwrap();
+        w.evaluate_local(&root(), "plain", &expr("\"x\""), dir).unwrap();
+        w.evaluate_local(&root(), "hidden", &expr("sensitive(\"x\")"), dir)
             .unwrap();
         assert!(w.is_sensitive("local", &["p"]));
         assert!(w.is_sensitive("local", &["q"]));
         assert!(w.is_sensitive("local", &["hidden"]));
         assert!(!w.is_sensitive("local", &["plain"]));
         // Evaluated again (as apply does once resources are known), it is what it is now.
-        w.evaluate_local("p", &expr("nonsensitive(var.pw)"), dir)
+        w.evaluate_local(&root(), "p", &expr("nonsensitive(var.pw)"), dir)
             .unwrap();
         assert!(!w.is_sensitive("local", &["p"]));
     }

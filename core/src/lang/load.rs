@@ -3,6 +3,7 @@
 
 use super::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use super::source::{FileId, SourceFile, SourceMap, Span};
+use crate::addrs::ModuleInstance;
 use crate::plan::Mode;
 use crate::value::PathStep;
 use hcl_edit::Span as _;
@@ -91,6 +92,8 @@ pub struct Local {
     pub name: String,
     pub expr: Expr,
     pub span: Option<Span>,
+    /// The module instance it belongs to (the root for what the root files declare).
+    pub module: ModuleInstance,
 }
 
 #[derive(Debug, Clone)]
@@ -101,6 +104,7 @@ pub struct Output {
     pub description: Option<String>,
     pub depends_on: Vec<Reference>,
     pub span: Option<Span>,
+    pub module: ModuleInstance,
 }
 
 /// `check "NAME" { assert { … } }`: conditions reported after plan and apply, as warnings
@@ -110,6 +114,7 @@ pub struct Check {
     pub name: String,
     pub asserts: Vec<Assert>,
     pub span: Option<Span>,
+    pub module: ModuleInstance,
 }
 
 #[derive(Debug, Clone)]
@@ -156,23 +161,37 @@ pub struct Resource {
     pub body: Body,
     pub span: Option<Span>,
     pub type_span: Option<Span>,
+    /// The module instance it belongs to.
+    pub module: ModuleInstance,
 }
 
 impl Resource {
-    /// `TYPE.NAME` or `data.TYPE.NAME`.
-    /// This block as a node of the configuration graph.
-    pub fn node(&self) -> crate::addrs::ConfigNode {
-        crate::addrs::ConfigNode::Resource(crate::addrs::ResourceAddr::new(
+    /// This block's address in its module.
+    pub fn addr(&self) -> crate::addrs::ResourceAddr {
+        crate::addrs::ResourceAddr::in_module(
+            self.module.clone(),
             self.mode,
             &self.type_name,
             &self.name,
-        ))
+        )
     }
 
+    /// This block as a node of the configuration graph.
+    pub fn node(&self) -> crate::addrs::ConfigNode {
+        crate::addrs::ConfigNode::Resource(self.addr())
+    }
+
+    /// `TYPE.NAME` or `data.TYPE.NAME`, after its module's address when it is in one
+    /// (`module.src["mysql"].TYPE.NAME`).
     pub fn address(&self) -> String {
-        match self.mode {
+        let local = match self.mode {
             Mode::Managed => format!("{}.{}", self.type_name, self.name),
             Mode::Data => format!("data.{}.{}", self.type_name, self.name),
+        };
+        if self.module.is_root() {
+            local
+        } else {
+            format!("{}.{local}", self.module)
         }
     }
 }
@@ -200,8 +219,69 @@ pub struct Removed {
     pub span: Option<Span>,
 }
 
+/// `module "NAME" { source = "./dir" … }`: a call of the module in `dir`, as written.
+#[derive(Debug, Clone)]
+pub struct ModuleCall {
+    pub name: String,
+    /// The `source` as written, and where.
+    pub source: String,
+    pub source_span: Option<Span>,
+    pub count: Option<Expr>,
+    pub for_each: Option<Expr>,
+    pub depends_on: Vec<Reference>,
+    /// The module's input variables as the call sets them.
+    pub inputs: IndexMap<String, (Expr, Option<Span>)>,
+    pub span: Option<Span>,
+    /// The called module, loaded from `source` (see `lang::modules`).
+    pub module: Option<std::sync::Arc<ModuleBody>>,
+}
+
+/// What a module's files declare, loaded once however many instances call it.
+#[derive(Debug, Clone, Default)]
+pub struct ModuleBody {
+    /// The module's directory, relative to the root module's (as `path.module` shows it).
+    pub dir: String,
+    pub variables: IndexMap<String, Variable>,
+    pub locals: IndexMap<String, Local>,
+    pub resources: IndexMap<String, Resource>,
+    pub outputs: IndexMap<String, Output>,
+    pub checks: IndexMap<String, Check>,
+    pub calls: IndexMap<String, ModuleCall>,
+}
+
+/// One instance of a module call, once the calls are expanded (see `lang::modules`).
+#[derive(Debug, Clone)]
+pub struct ModuleInstanceInfo {
+    pub path: ModuleInstance,
+    /// `path.module` inside it.
+    pub dir: String,
+    /// `each.value` for an instance of a call with `for_each`.
+    pub each_value: Option<crate::value::Value>,
+    /// Whether the call has `count` / `for_each` (what its arguments may read).
+    pub has_count: bool,
+    pub has_for_each: bool,
+    /// The call's names of outputs, in order: what `module.NAME` holds.
+    pub outputs: Vec<String>,
+    /// The call block.
+    pub span: Option<Span>,
+    /// The call's `count` / `for_each` was not known (validate without variables): the
+    /// instance stands for them all, and a plan refuses it.
+    pub unknown_expansion: bool,
+}
+
+/// A module's input variable, set by its call: `value` is the call's argument (evaluated in
+/// the caller's module with the instance's `each` / `count`), `None` when the call leaves it
+/// to the default.
+#[derive(Debug, Clone)]
+pub struct ModuleVariable {
+    pub module: ModuleInstance,
+    pub decl: Variable,
+    pub value: Option<Expr>,
+    pub value_span: Option<Span>,
+}
+
 /// A whole configuration.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Config {
     pub dir: PathBuf,
     pub sources: SourceMap,
@@ -216,6 +296,46 @@ pub struct Config {
     pub imports: Vec<Import>,
     pub moved: Vec<Moved>,
     pub removed: Vec<Removed>,
+    /// The root module's `module` blocks as written; once expanded, the objects of every
+    /// module instance are in the maps above (keyed by their full address or
+    /// [`scoped_key`]) and in the three below.
+    pub module_calls: IndexMap<String, ModuleCall>,
+    pub module_instances: IndexMap<ModuleInstance, ModuleInstanceInfo>,
+    pub module_variables: IndexMap<String, ModuleVariable>,
+    pub module_outputs: IndexMap<String, Output>,
+}
+
+/// The key of a module's local, output, check or variable in a configuration's maps: the
+/// name for the root module, `module.m["k"].NAME` inside one.
+pub fn scoped_key(module: &ModuleInstance, name: &str) -> String {
+    if module.is_root() {
+        name.to_string()
+    } else {
+        format!("{module}.{name}")
+    }
+}
+
+impl Config {
+    /// A local by its scoped name.
+    pub fn local(&self, s: &crate::addrs::Scoped) -> Option<&Local> {
+        self.locals.get(&scoped_key(&s.module, &s.name))
+    }
+
+    /// An output: the root's, or a module's.
+    pub fn output(&self, s: &crate::addrs::Scoped) -> Option<&Output> {
+        if s.module.is_root() {
+            self.outputs.get(&s.name)
+        } else {
+            self.module_outputs.get(&scoped_key(&s.module, &s.name))
+        }
+    }
+
+    /// `path.module` of a module instance (`.` for the root).
+    pub fn module_dir(&self, m: &ModuleInstance) -> &str {
+        self.module_instances
+            .get(m)
+            .map_or(".", |i| i.dir.as_str())
+    }
 }
 
 const TOP_LEVEL: &[&str] = &[
@@ -232,6 +352,7 @@ const TOP_LEVEL: &[&str] = &[
     "removed",
     "terraform",
     "check",
+    "module",
 ];
 
 /// One configuration file as read from disk.
@@ -352,10 +473,11 @@ pub fn load_sources(dir: &Path, inputs: Vec<(String, PathBuf, String)>) -> (Conf
             .sources
             .add(SourceFile::new(name, path, text.clone()));
         match text.parse::<HclBody>() {
-            Ok(body) => load_body(&mut config, file, body, &mut diags),
+            Ok(body) => load_body_into(&mut config, file, body, &mut diags),
             Err(e) => diags.push(parse_error(file, &config.sources, &e)),
         }
     }
+    super::modules::load_modules(&mut config, &mut diags);
     (config, diags)
 }
 
@@ -406,7 +528,13 @@ fn block_span(file: FileId, b: &Block) -> Option<Span> {
     Some(Span::new(file, start..end))
 }
 
-fn load_body(config: &mut Config, file: FileId, body: HclBody, diags: &mut Diagnostics) {
+/// Reads the blocks of one file into `config`.
+pub(crate) fn load_body_into(
+    config: &mut Config,
+    file: FileId,
+    body: HclBody,
+    diags: &mut Diagnostics,
+) {
     for structure in body.into_iter() {
         match structure {
             Structure::Attribute(a) => {
@@ -804,6 +932,7 @@ fn load_block(config: &mut Config, file: FileId, b: Block, diags: &mut Diagnosti
                                     expr: a.value,
                                 },
                                 span: aspan,
+                                module: ModuleInstance::root(),
                             },
                         );
                     }
@@ -924,6 +1053,7 @@ fn load_block(config: &mut Config, file: FileId, b: Block, diags: &mut Diagnosti
                             description,
                             depends_on,
                             span,
+                            module: ModuleInstance::root(),
                         },
                     );
                 }
@@ -981,6 +1111,7 @@ fn load_block(config: &mut Config, file: FileId, b: Block, diags: &mut Diagnosti
                     name,
                     asserts,
                     span,
+                    module: ModuleInstance::root(),
                 },
             );
         }
@@ -1071,6 +1202,34 @@ fn load_block(config: &mut Config, file: FileId, b: Block, diags: &mut Diagnosti
                 ),
             }
         }
+        "module" => {
+            let Some(ls) = expect_labels(file, &b, &["module name"], diags) else {
+                return;
+            };
+            let name = ls[0].clone();
+            if let Some(prev) = config.module_calls.get(&name) {
+                duplicate(
+                    diags,
+                    "module call",
+                    &format!("module.{name}"),
+                    span,
+                    prev.span.as_ref(),
+                    &config.sources,
+                );
+                return;
+            }
+            if !valid_identifier(&name) {
+                diags.push(
+                    Diagnostic::error("Invalid module name")
+                        .at(span.clone())
+                        .detail("A name must start with a letter or underscore and may contain only letters, digits, underscores, and dashes."),
+                );
+                return;
+            }
+            if let Some(call) = load_module_call(file, name.clone(), span, b.body, diags) {
+                config.module_calls.insert(name, call);
+            }
+        }
         other => {
             diags.push(
                 Diagnostic::error("Unsupported block type")
@@ -1136,6 +1295,7 @@ fn load_resource(
         },
         span,
         type_span,
+        module: ModuleInstance::root(),
     };
     let mut rest = HclBody::new();
     for s in body.into_iter() {
@@ -1173,6 +1333,132 @@ fn load_resource(
     }
     r.body = Body { file, body: rest };
     r
+}
+
+/// A `module` block: its meta-arguments, and every other argument as an input variable of
+/// the module. The module itself is loaded later (see `lang::modules`).
+fn load_module_call(
+    file: FileId,
+    name: String,
+    span: Option<Span>,
+    body: HclBody,
+    diags: &mut Diagnostics,
+) -> Option<ModuleCall> {
+    let mut call = ModuleCall {
+        name,
+        source: String::new(),
+        source_span: None,
+        count: None,
+        for_each: None,
+        depends_on: Vec::new(),
+        inputs: IndexMap::new(),
+        span: span.clone(),
+        module: None,
+    };
+    let mut source = None;
+    for s in body.into_iter() {
+        match s {
+            Structure::Attribute(a) => {
+                let key_span = span_of(file, a.key.span());
+                let expr = Expr {
+                    file,
+                    expr: a.value,
+                };
+                match a.key.as_str() {
+                    "source" => match literal_string(&expr.expr) {
+                        Some(v) => source = Some((v, expr.span())),
+                        None => diags.push(
+                            Diagnostic::error("Invalid module source")
+                                .at(expr.span())
+                                .detail("The module source must be a literal string, the path of the module's directory such as \"./modules/source\"."),
+                        ),
+                    },
+                    "count" => call.count = Some(expr),
+                    "for_each" => call.for_each = Some(expr),
+                    "depends_on" => call.depends_on = reference_list(file, &expr.expr, diags),
+                    "providers" => check_module_providers(&expr, diags),
+                    "version" => diags.push(
+                        Diagnostic::error("Module version on a local module")
+                            .at(key_span)
+                            .detail("Only modules from a registry have versions; a module in a local directory is used as it is.")
+                            .hint("remove the version argument"),
+                    ),
+                    key => {
+                        call.inputs.insert(key.to_string(), (expr, key_span));
+                    }
+                }
+            }
+            Structure::Block(inner) => diags.push(
+                Diagnostic::error("Unsupported block type")
+                    .at(block_span(file, &inner))
+                    .label("not expected here")
+                    .detail(format!(
+                        "A module call takes arguments only (its source, meta-arguments and the module's input variables); a \"{}\" block is not expected in it.",
+                        inner.ident.as_str()
+                    )),
+            ),
+        }
+    }
+    if call.count.is_some() && call.for_each.is_some() {
+        diags.push(
+            Diagnostic::error("Invalid combination of \"count\" and \"for_each\"")
+                .at(call.for_each.as_ref().and_then(Expr::span))
+                .detail("The \"count\" and \"for_each\" meta-arguments are mutually exclusive; only one may be used to be explicit about the number of module instances."),
+        );
+    }
+    match source {
+        Some((src, src_span)) => {
+            call.source = src;
+            call.source_span = src_span;
+            Some(call)
+        }
+        None => {
+            diags.push(
+                Diagnostic::error("Missing required argument")
+                    .at(span)
+                    .detail("The argument \"source\" is required: the path of the module's directory, such as \"./modules/source\"."),
+            );
+            None
+        }
+    }
+}
+
+/// `providers = { NAME = NAME }` on a module call: a module uses its caller's
+/// default provider, which is all this map can say until provider aliases exist.
+fn check_module_providers(e: &Expr, diags: &mut Diagnostics) {
+    let Expression::Object(o) = &e.expr else {
+        diags.push(
+            Diagnostic::error("Invalid providers argument")
+                .at(e.span())
+                .detail("providers must be a map such as { NAME = NAME }, NAME a provider."),
+        );
+        return;
+    };
+    for (k, v) in o.iter() {
+        let key = match k {
+            hcl_edit::expr::ObjectKey::Ident(i) => i.as_str().to_string(),
+            hcl_edit::expr::ObjectKey::Expression(x) => reference_target(x)
+                .or_else(|| match x {
+                    Expression::Variable(v) => Some(v.as_str().to_string()),
+                    _ => None,
+                })
+                .unwrap_or_default(),
+        };
+        let value = match v.expr() {
+            Expression::Variable(v) => v.as_str().to_string(),
+            other => reference_target(other).unwrap_or_default(),
+        };
+        if key != value {
+            diags.push(
+                Diagnostic::error("Provider aliases are not supported")
+                    .at(span_of(e.file, v.expr().span()))
+                    .detail(format!(
+                        "The module would use provider configuration \"{value}\" as \"{key}\"; brickform passes each module its caller's default provider only."
+                    ))
+                    .hint(format!("write {key} = {key}, or remove the providers argument")),
+            );
+        }
+    }
 }
 
 fn load_lifecycle(file: FileId, b: &Block, diags: &mut Diagnostics) -> Lifecycle {

@@ -26,17 +26,28 @@ impl Ref {
     /// references too short to name anything.
     /// The graph node this reference reads: a variable, a local, a resource or a data source.
     pub fn node(&self) -> Option<crate::addrs::ConfigNode> {
-        use crate::addrs::{ConfigNode, ResourceAddr, ResourceMode};
+        self.node_in(&crate::addrs::ModuleInstance::root())
+    }
+
+    /// The same, for a reference made inside module instance `module`. `None` also for
+    /// `module.NAME…`, which reads the outputs of a call's instances (see the graph).
+    pub fn node_in(
+        &self,
+        module: &crate::addrs::ModuleInstance,
+    ) -> Option<crate::addrs::ConfigNode> {
+        use crate::addrs::{ConfigNode, ResourceAddr, ResourceMode, Scoped};
         match self.root.as_str() {
-            "each" | "count" | "self" | "path" | "brickform" => None,
-            "var" => Some(ConfigNode::Variable(self.attrs.first()?.clone())),
-            "local" => Some(ConfigNode::Local(self.attrs.first()?.clone())),
-            "data" => Some(ConfigNode::Resource(ResourceAddr::new(
+            "each" | "count" | "self" | "path" | "brickform" | "module" => None,
+            "var" => Some(ConfigNode::Variable(Scoped::new(module, self.attrs.first()?))),
+            "local" => Some(ConfigNode::Local(Scoped::new(module, self.attrs.first()?))),
+            "data" => Some(ConfigNode::Resource(ResourceAddr::in_module(
+                module.clone(),
                 ResourceMode::Data,
                 self.attrs.first()?,
                 self.attrs.get(1)?,
             ))),
-            root => Some(ConfigNode::Resource(ResourceAddr::new(
+            root => Some(ConfigNode::Resource(ResourceAddr::in_module(
+                module.clone(),
                 ResourceMode::Managed,
                 root,
                 self.attrs.first()?,
@@ -46,7 +57,7 @@ impl Ref {
 
     pub fn target(&self) -> Option<String> {
         match self.root.as_str() {
-            "each" | "count" | "self" | "path" | "brickform" => None,
+            "each" | "count" | "self" | "path" | "brickform" | "module" => None,
             "data" => Some(format!(
                 "data.{}.{}",
                 self.attrs.first()?,

@@ -113,8 +113,16 @@ pub struct FieldChange {
 /// One resource instance in the plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResourceChange {
-    /// `TYPE.NAME`, `TYPE.NAME[0]`, `TYPE.NAME["key"]`, `data.TYPE.NAME`.
+    /// `TYPE.NAME`, `TYPE.NAME[0]`, `TYPE.NAME["key"]`, `data.TYPE.NAME`, after the module
+    /// instance's address for a resource in one (`module.src["mysql"].TYPE.NAME`).
     pub address: String,
+    /// The module instance of the resource; the root module when absent.
+    #[serde(
+        default,
+        rename = "module_address",
+        skip_serializing_if = "crate::addrs::ModuleInstance::is_root"
+    )]
+    pub module: crate::addrs::ModuleInstance,
     pub mode: Mode,
     pub type_name: String,
     pub name: String,
@@ -374,6 +382,7 @@ impl ResourceChange {
     pub(crate) fn bare(type_name: &str, name: &str, provider: &str, action: Action) -> Self {
         ResourceChange {
             address: format!("{type_name}.{name}"),
+            module: Default::default(),
             mode: Mode::Managed,
             type_name: type_name.to_string(),
             name: name.to_string(),

@@ -113,6 +113,7 @@ impl PlanWalk<'_, '_> {
         out.planned = Some(InstancePlan {
             change: ResourceChange {
                 address: address.clone(),
+                module: r.module.clone(),
                 mode: Mode::Data,
                 type_name: r.type_name.clone(),
                 name: r.name.clone(),

@@ -296,6 +296,7 @@ impl PlanWalk<'_, '_> {
             .collect();
         let change = ResourceChange {
             address: p.address.clone(),
+            module: r.module.clone(),
             mode: Mode::Managed,
             type_name: r.type_name.clone(),
             name: r.name.clone(),

@@ -38,13 +38,13 @@ impl Engine<'_> {
         state: &StateDocument,
         req: &PlanRequest,
     ) -> (Option<Planned>, PresetNotes, Diagnostics) {
-        let config = self.config;
+        let config = &*self.config;
         let mut diags = self.settings_diags.clone();
-        let (cg, gd) = graph::build(config);
+        let (cg, gd) = graph::build(&*config);
         diags.extend(gd);
         diags.extend(self.unknown_types());
         let providers: Vec<&str> = self.registry.providers.iter().map(|p| p.name()).collect();
-        diags.extend(crate::lang::terraform::check(config, &providers));
+        diags.extend(crate::lang::terraform::check(&*config, &providers));
         if diags.has_errors() {
             return (None, PresetNotes::new(), diags);
         }
@@ -70,13 +70,14 @@ impl Engine<'_> {
             }
         }
 
-        let world = World::new(
+        let mut world = World::new(
             self.vars.values.clone(),
             self.vars.sensitive.clone(),
             &self.environment,
             &config.dir,
             self.registry,
         );
+        world.declare_modules(&*config);
         let mut plan = Plan {
             mode: req.mode,
             environment: self.environment.clone(),
@@ -138,7 +139,7 @@ impl Engine<'_> {
         plan.outputs = self.plan_outputs(&world, &state, req, &mut diags);
         // A destroy leaves nothing for checks to look at.
         if req.mode != PlanMode::Destroy {
-            diags.extend(crate::engine::checks::evaluate(config, &world));
+            diags.extend(crate::engine::checks::evaluate(&*config, &world));
         }
 
         if req.mode == PlanMode::Destroy {
@@ -182,7 +183,7 @@ impl Engine<'_> {
     /// [`Plan::context`]: crate::plan::Plan::context
     pub fn describe(&self) -> crate::plan::PlanContext {
         let (configuration, relevant_attributes) =
-            crate::engine::configuration::describe(self.config, self.registry);
+            crate::engine::configuration::describe(&*self.config, self.registry);
         let variables = self
             .vars
             .values

@@ -16,7 +16,7 @@ impl Engine<'_> {
         req: &PlanRequest,
         diags: &mut Diagnostics,
     ) -> Vec<OutputChange> {
-        let config = self.config;
+        let config = &*self.config;
         let mut out = Vec::new();
         for (name, o) in &config.outputs {
             let mut ev = Evaluator::new(world, &config.dir);

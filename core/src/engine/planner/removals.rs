@@ -21,7 +21,7 @@ impl Engine<'_> {
         produced: &HashSet<String>,
         diags: &mut Diagnostics,
     ) -> Vec<(ResourceChange, InstanceSpec)> {
-        let config = self.config;
+        let config = &*self.config;
         let removed: BTreeMap<&str, bool> = config
             .removed
             .iter()
@@ -116,6 +116,7 @@ impl Engine<'_> {
             .unwrap_or_else(|| Shape::of(&Default::default()));
         ResourceChange {
             address: r.address.clone(),
+            module: r.module.clone(),
             mode: Mode::Managed,
             type_name: r.resource_type.clone(),
             name: r.name.clone(),

@@ -100,6 +100,19 @@ impl NodeError for OverBudget {
     }
 }
 
+/// Where a named value is declared, for the error of a plan that reached a limit there.
+fn value_span(config: &crate::lang::load::Config, id: &ConfigNode) -> Option<crate::lang::source::Span> {
+    match id {
+        ConfigNode::Local(s) => config.local(s).and_then(|l| l.expr.span()),
+        ConfigNode::Output(s) => config.output(s).and_then(|o| o.span.clone()),
+        ConfigNode::Variable(s) => config
+            .module_variables
+            .get(&crate::lang::load::scoped_key(&s.module, &s.name))
+            .and_then(|v| v.decl.span.clone()),
+        ConfigNode::Resource(_) => None,
+    }
+}
+
 /// A lock that a panic elsewhere does not poison: the walk reports the panic itself.
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -147,26 +160,28 @@ impl PlanWalk<'_, '_> {
 
     async fn plan_node(&self, id: &ConfigNode) -> Result<NodePlan, OverBudget> {
         let mut node = NodePlan::default();
-        let config = self.engine.config;
+        let config = &*self.engine.config;
         let at = match id {
-            ConfigNode::Local(name) => {
-                let Some(l) = config.locals.get(name) else {
-                    return Ok(node);
-                };
+            ConfigNode::Resource(_) => None,
+            id if crate::engine::values::is_value(id) => {
                 let mut world = lock(&self.world);
-                if let Err(e) = world.evaluate_local(name, &l.expr.expr, &config.dir) {
-                    node.diags.push(e.to_diagnostic(l.expr.file));
-                }
-                l.expr.span()
+                node.diags
+                    .extend(crate::engine::values::evaluate(&mut world, &*config, id));
+                value_span(&*config, id)
             }
-            ConfigNode::Variable(_) | ConfigNode::Output(_) => return Ok(node),
-            ConfigNode::Resource(addr) => {
+            ConfigNode::Variable(_) | ConfigNode::Output(_) | ConfigNode::Local(_) => {
+                return Ok(node);
+            }
+        };
+        let at = match (id, at) {
+            (ConfigNode::Resource(addr), _) => {
                 let Some(r) = config.resources.get(&addr.to_string()) else {
                     return Ok(node);
                 };
                 self.plan_resource(r, &mut node).await;
                 r.span.clone()
             }
+            (_, at) => at,
         };
         match lock(&self.world).over_budget() {
             Some(why) => Err(OverBudget {
@@ -264,6 +279,7 @@ impl PlanWalk<'_, '_> {
                                 if referenced {
                                     let (t, n) = (&r.type_name, &r.name);
                                     world.set_instance(
+                                        &r.module,
                                         Mode::Managed,
                                         t,
                                         n,
@@ -297,7 +313,7 @@ impl PlanWalk<'_, '_> {
         let Some(instances) =
             super::expand::expand(r, &world, &self.engine.config.dir, &mut node.diags)
         else {
-            world.declare_resource(r.mode, &r.type_name, &r.name, Value::Unknown);
+            world.declare_resource(&r.module, r.mode, &r.type_name, &r.name, Value::Unknown);
             return None;
         };
         let shape = if r.count.is_some() {
@@ -307,7 +323,7 @@ impl PlanWalk<'_, '_> {
         } else {
             Value::Null
         };
-        world.declare_resource(r.mode, &r.type_name, &r.name, shape);
+        world.declare_resource(&r.module, r.mode, &r.type_name, &r.name, shape);
         Some(instances)
     }
 
@@ -332,13 +348,13 @@ impl PlanWalk<'_, '_> {
             node.warnings.extend(o.warnings);
             if let Some(p) = &o.planned {
                 for k in &p.sensitive_keys {
-                    world.mark_sensitive(&r.type_name, &r.name, k);
+                    world.mark_sensitive(&r.module, &r.type_name, &r.name, k);
                 }
             }
             if let Some(v) = o.value
                 && referenced
             {
-                world.set_instance(r.mode, &r.type_name, &r.name, o.key.as_ref(), v);
+                world.set_instance(&r.module, r.mode, &r.type_name, &r.name, o.key.as_ref(), v);
             }
             if let Some(held) = o.held {
                 world.count(held);
