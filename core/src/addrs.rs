@@ -9,7 +9,7 @@ use std::fmt;
 
 pub use brickform_state::address::{
     AddressError, InstanceAddr, InstanceKey, ModuleInstance, ModuleStep, ResourceAddr,
-    ResourceMode, base_of, key_of, quote, split_module,
+    ResourceMode, base_of, key_of, quote, split_module, targets,
 };
 
 /// A named value of one module instance: a variable, a local or an output.

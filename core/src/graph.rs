@@ -153,7 +153,11 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
     for r in config.resources.values() {
         g.ensure(r.node());
     }
-    for o in config.outputs.values().chain(config.module_outputs.values()) {
+    for o in config
+        .outputs
+        .values()
+        .chain(config.module_outputs.values())
+    {
         g.ensure(ConfigNode::Output(Scoped::new(&o.module, &o.name)));
     }
     let resource_types: HashSet<&str> = config
@@ -207,12 +211,12 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
         }
     };
 
-    for (name, v) in config
-        .variables
-        .iter()
-        .map(|(n, v)| (n, v))
-        .chain(config.module_variables.values().map(|m| (&m.decl.name, &m.decl)))
-    {
+    for (name, v) in config.variables.iter().map(|(n, v)| (n, v)).chain(
+        config
+            .module_variables
+            .values()
+            .map(|m| (&m.decl.name, &m.decl)),
+    ) {
         for val in &v.validations {
             // A validation may only read its own variable.
             for r in expr_refs(&val.condition.expr) {
@@ -276,7 +280,16 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
         let file = r.body.file;
         for (attr, e) in [("count", &r.count), ("for_each", &r.for_each)] {
             if let Some(Expr { expr, file }) = e {
-                add_refs(&mut g, &mut diags, addr, module, attr, *file, expr_refs(expr), meta);
+                add_refs(
+                    &mut g,
+                    &mut diags,
+                    addr,
+                    module,
+                    attr,
+                    *file,
+                    expr_refs(expr),
+                    meta,
+                );
             }
         }
         for a in r.body.body.attributes() {
@@ -329,7 +342,11 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
             scope.depends_on(&mut g, &mut diags, addr, d);
         }
     }
-    for o in config.outputs.values().chain(config.module_outputs.values()) {
+    for o in config
+        .outputs
+        .values()
+        .chain(config.module_outputs.values())
+    {
         let id = ConfigNode::Output(Scoped::new(&o.module, &o.name));
         add_refs(
             &mut g,
@@ -432,7 +449,7 @@ impl Scope<'_> {
                     .config
                     .resources
                     .values()
-                    .filter(|r| within_call(&m, &r.module))
+                    .filter(|r| m.holds(&r.module))
                     .map(|r| r.node())
                     .collect(),
                 _ => Vec::new(),
@@ -444,7 +461,7 @@ impl Scope<'_> {
                 .config
                 .module_instances
                 .keys()
-                .any(|i| crate::addrs::split_module(&d.target).is_ok_and(|(m, _)| within_call(&m, i)));
+                .any(|i| crate::addrs::split_module(&d.target).is_ok_and(|(m, _)| m.holds(i)));
         if targets.is_empty() && !is_call {
             diags.push(undeclared_resource(self.config, &d.target, d.span.clone()));
             return;
@@ -612,18 +629,6 @@ impl Scope<'_> {
         }
         body.is_some_and(|b| b.calls.contains_key(name))
     }
-}
-
-/// Whether `inner` is an instance of the call `call` names (any key when `call`'s last
-/// step has none), or lies inside one.
-fn within_call(call: &ModuleInstance, inner: &ModuleInstance) -> bool {
-    let n = call.0.len();
-    if inner.0.len() < n || n == 0 {
-        return false;
-    }
-    call.0.iter().zip(&inner.0).enumerate().all(|(i, (c, m))| {
-        c.name == m.name && (c.key == m.key || (i == n - 1 && c.key.is_none()))
-    })
 }
 
 /// How messages name a module instance: `"source" (module.src["mysql"])`.

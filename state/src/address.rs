@@ -71,6 +71,38 @@ impl ModuleInstance {
         other.0.starts_with(&self.0)
     }
 
+    /// Whether `inner` is this module instance, lies inside it, or — when this path's last
+    /// step has no key, as `module.src` — is any instance of that call or lies inside one.
+    /// The root holds nothing: an address in the root is named by its resource.
+    pub fn holds(&self, inner: &ModuleInstance) -> bool {
+        let n = self.0.len();
+        if n == 0 || inner.0.len() < n {
+            return false;
+        }
+        self.0.iter().zip(&inner.0).enumerate().all(|(i, (c, m))| {
+            c.name == m.name && (c.key == m.key || (i == n - 1 && c.key.is_none()))
+        })
+    }
+
+    /// `inner` (which this holds) moved to `to`: this prefix replaced by `to`, the key of an
+    /// instance kept when both name the call without one (`module.a` → `module.b` moves
+    /// `module.a["x"]` to `module.b["x"]`).
+    pub fn moved_to(&self, inner: &ModuleInstance, to: &ModuleInstance) -> ModuleInstance {
+        let n = self.0.len();
+        let mut steps = to.0.clone();
+        if let (Some(last), Some(from_last), Some(matched)) = (
+            steps.last_mut(),
+            self.0.last(),
+            inner.0.get(n.wrapping_sub(1)),
+        ) && last.key.is_none()
+            && from_last.key.is_none()
+        {
+            last.key = matched.key.clone();
+        }
+        steps.extend(inner.0.iter().skip(n).cloned());
+        ModuleInstance(steps)
+    }
+
     /// Reads `module.a`, `module.a["k"].module.b[0]`; the empty text is the root.
     pub fn parse(text: &str) -> Result<ModuleInstance, AddressError> {
         let (module, rest) = split_module(text)?;
@@ -131,11 +163,13 @@ pub fn split_module(text: &str) -> Result<(ModuleInstance, &str), AddressError> 
         let mut tail = &after[end..];
         let mut key = None;
         if tail.starts_with('[') {
-            let close = bracket_end(tail).ok_or_else(|| invalid("the module index is not closed"))?;
+            let close =
+                bracket_end(tail).ok_or_else(|| invalid("the module index is not closed"))?;
             let inner = &tail[1..close];
-            key = Some(parse_key(inner).ok_or_else(|| {
-                invalid("the index must be a whole number or a quoted string")
-            })?);
+            key =
+                Some(parse_key(inner).ok_or_else(|| {
+                    invalid("the index must be a whole number or a quoted string")
+                })?);
             tail = &tail[close + 1..];
         }
         steps.push(ModuleStep {
@@ -305,6 +339,19 @@ impl InstanceAddr {
     /// The block's address as text, without the key: what configuration declares.
     pub fn base(&self) -> String {
         self.resource.to_string()
+    }
+}
+
+/// Whether `target` (as `--target` gives it) names the instance at `address`: the instance,
+/// its resource, or a module it lies in (`module.src` takes every instance of that call,
+/// `module.src["a"]` one of them).
+pub fn targets(target: &str, address: &str) -> bool {
+    if target == address || target == base_of(address) {
+        return true;
+    }
+    match (split_module(target), InstanceAddr::parse(address)) {
+        (Ok((m, "")), Ok(a)) => m.holds(&a.resource.module),
+        _ => false,
     }
 }
 
@@ -507,7 +554,12 @@ mod tests {
             );
         }
         assert!(ResourceAddr::parse("t.n[0]").is_err());
-        for text in ["module.t.n", "module..t.n", "module.m[x].t.n", "module.m[0]t.n"] {
+        for text in [
+            "module.t.n",
+            "module..t.n",
+            "module.m[x].t.n",
+            "module.m[0]t.n",
+        ] {
             assert!(
                 InstanceAddr::parse(text).is_err(),
                 "{text} should be rejected"
@@ -528,6 +580,15 @@ mod tests {
         assert!(ModuleInstance::parse("module.a.t.n").is_err());
         let a = InstanceAddr::parse("module.a[\"k\"].module.b.t.n").unwrap();
         assert_eq!(a.resource.module, m);
+        let call = ModuleInstance::parse("module.a").unwrap();
+        assert!(call.holds(&m));
+        assert!(!ModuleInstance::parse("module.a[\"j\"]").unwrap().holds(&m));
+        assert!(!ModuleInstance::root().holds(&m));
+        let to = ModuleInstance::parse("module.z").unwrap();
+        assert_eq!(
+            call.moved_to(&m, &to).to_string(),
+            "module.z[\"k\"].module.b"
+        );
     }
 
     #[test]

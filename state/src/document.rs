@@ -442,6 +442,36 @@ impl StateDocument {
         Ok(())
     }
 
+    /// Moves every instance inside module `from` (see [`ModuleInstance::holds`]) to the same
+    /// place inside `to`; returns the addresses moved, old and new. Nothing moves when one
+    /// of the new addresses is taken.
+    pub fn mv_module(
+        &mut self,
+        from: &ModuleInstance,
+        to: &ModuleInstance,
+    ) -> Result<Vec<(String, String)>> {
+        let mut moves = Vec::new();
+        for r in &self.resources {
+            if !from.holds(&r.module) {
+                continue;
+            }
+            let module = from.moved_to(&r.module, to);
+            let mut addr = InstanceAddr::parse(&r.address)?;
+            addr.resource.module = module;
+            moves.push((r.address.clone(), addr.to_string()));
+        }
+        if moves.is_empty() {
+            return Err(StateError::AddressNotFound(from.to_string()));
+        }
+        if let Some((_, taken)) = moves.iter().find(|(_, new)| self.get(new).is_some()) {
+            return Err(StateError::AddressExists(taken.clone()));
+        }
+        for (old, new) in &moves {
+            self.mv(old, new)?;
+        }
+        Ok(moves)
+    }
+
     pub fn outputs(&self) -> &BTreeMap<String, OutputState> {
         &self.outputs
     }
@@ -675,6 +705,23 @@ mod tests {
         assert!(text.contains(r#""module":"module.uc[\"eu\"]""#), "{text}");
         let back: ResourceState = serde_json::from_str(&text).unwrap();
         assert_eq!(&back, moved);
+        let moves = doc
+            .mv_module(
+                &ModuleInstance::parse("module.uc").unwrap(),
+                &ModuleInstance::parse("module.lake").unwrap(),
+            )
+            .unwrap();
+        assert_eq!(
+            moves,
+            [(
+                "module.uc[\"eu\"].databricks_catalog.main".to_string(),
+                "module.lake[\"eu\"].databricks_catalog.main".to_string()
+            )]
+        );
+        assert!(
+            doc.get("module.lake[\"eu\"].databricks_catalog.main")
+                .is_some()
+        );
         let order: Vec<_> = doc.resources().iter().map(|r| r.address.clone()).collect();
         let mut sorted = order.clone();
         sorted.sort();

@@ -12,7 +12,20 @@ pub struct Args {
 }
 
 pub fn exec(ctx: &Ctx, args: Args) -> Outcome {
-    let config = context::load(ctx)?;
+    let mut config = context::load(ctx)?;
+    if !config.module_calls.is_empty() {
+        // The graph shows every module instance: the calls expand with the variables known
+        // here (the others unknown, as validate takes them).
+        let env = context::environment(ctx, &config)?;
+        let inputs = brickform_core::engine::VarInputs {
+            allow_unknown: true,
+            ..Default::default()
+        }
+        .with_process_env();
+        let (vars, _) = brickform_core::engine::inputs::resolve(&config, &inputs, Some(&env));
+        let d = brickform_core::lang::modules::expand(&mut config, &vars.values, &env);
+        context::check(&d, &config)?;
+    }
     let (g, diags) = brickform_core::graph::build(&config);
     context::check(&diags, &config)?;
     let dot = g.to_dot();

@@ -21,16 +21,57 @@ use std::collections::BTreeSet;
 /// The `configuration` object, and the `relevant_attributes` its references make.
 pub(super) fn describe(config: &Config, registry: &Registry) -> (Json, Vec<Json>) {
     let mut relevant = BTreeSet::new();
+    let root = module(
+        config,
+        registry,
+        Declared {
+            resources: config
+                .resources
+                .values()
+                .filter(|r| r.module.is_root())
+                .collect(),
+            outputs: config.outputs.values().collect(),
+            variables: config.variables.values().collect(),
+            calls: config.module_calls.values().collect(),
+        },
+        &mut relevant,
+    );
+    let described = json!({
+        "provider_config": provider_config(config, registry, &mut relevant),
+        "root_module": Json::Object(root),
+    });
+    let relevant = relevant
+        .into_iter()
+        .map(|(resource, attribute)| json!({ "resource": resource, "attribute": attribute }))
+        .collect();
+    (described, relevant)
+}
+
+/// What one module declares, as written (a module called many times is described once).
+struct Declared<'c> {
+    resources: Vec<&'c Resource>,
+    outputs: Vec<&'c crate::lang::load::Output>,
+    variables: Vec<&'c crate::lang::load::Variable>,
+    calls: Vec<&'c crate::lang::load::ModuleCall>,
+}
+
+/// A module of `configuration`: its resources, outputs, variables and `module_calls`.
+fn module(
+    config: &Config,
+    registry: &Registry,
+    declared: Declared<'_>,
+    relevant: &mut BTreeSet<(String, Vec<String>)>,
+) -> Map<String, Json> {
     let mut resources = Vec::new();
-    for r in config.resources.values() {
-        resources.push(resource(config, registry, r, &mut relevant));
+    for r in declared.resources {
+        resources.push(resource(config, registry, r, relevant));
     }
     let mut outputs = Map::new();
-    for o in config.outputs.values() {
+    for o in declared.outputs {
         let mut m = Map::new();
         m.insert(
             "expression".into(),
-            expression(config, &o.value.expr, false, &[], &mut relevant),
+            expression(config, &o.value.expr, false, &[], relevant),
         );
         if o.sensitive {
             m.insert("sensitive".into(), json!(true));
@@ -45,7 +86,7 @@ pub(super) fn describe(config: &Config, registry: &Registry) -> (Json, Vec<Json>
         outputs.insert(o.name.clone(), Json::Object(m));
     }
     let mut variables = Map::new();
-    for v in config.variables.values() {
+    for v in declared.variables {
         let mut m = Map::new();
         // A sensitive variable's default is a value like any other of it: not written.
         if let Some(d) = &v.default
@@ -62,25 +103,62 @@ pub(super) fn describe(config: &Config, registry: &Registry) -> (Json, Vec<Json>
         }
         variables.insert(v.name.clone(), Json::Object(m));
     }
-    let mut root = Map::new();
+    let mut calls = Map::new();
+    for c in declared.calls {
+        let mut m = Map::new();
+        m.insert("source".into(), json!(c.source));
+        let mut inputs = Map::new();
+        for (name, (e, _)) in &c.inputs {
+            inputs.insert(
+                name.clone(),
+                expression(config, &e.expr, false, &[], relevant),
+            );
+        }
+        m.insert("expressions".into(), Json::Object(inputs));
+        if let Some(e) = &c.count {
+            m.insert(
+                "count_expression".into(),
+                expression(config, &e.expr, false, &[], relevant),
+            );
+        }
+        if let Some(e) = &c.for_each {
+            m.insert(
+                "for_each_expression".into(),
+                expression(config, &e.expr, false, &[], relevant),
+            );
+        }
+        if !c.depends_on.is_empty() {
+            let deps: Vec<&str> = c.depends_on.iter().map(|d| d.target.as_str()).collect();
+            m.insert("depends_on".into(), json!(deps));
+        }
+        if let Some(body) = &c.module {
+            let inner = Declared {
+                resources: body.resources.values().collect(),
+                outputs: body.outputs.values().collect(),
+                variables: body.variables.values().collect(),
+                calls: body.calls.values().collect(),
+            };
+            m.insert(
+                "module".into(),
+                Json::Object(module(config, registry, inner, relevant)),
+            );
+        }
+        calls.insert(c.name.clone(), Json::Object(m));
+    }
+    let mut out = Map::new();
     if !outputs.is_empty() {
-        root.insert("outputs".into(), Json::Object(outputs));
+        out.insert("outputs".into(), Json::Object(outputs));
     }
     if !resources.is_empty() {
-        root.insert("resources".into(), Json::Array(resources));
+        out.insert("resources".into(), Json::Array(resources));
     }
     if !variables.is_empty() {
-        root.insert("variables".into(), Json::Object(variables));
+        out.insert("variables".into(), Json::Object(variables));
     }
-    let described = json!({
-        "provider_config": provider_config(config, registry, &mut relevant),
-        "root_module": Json::Object(root),
-    });
-    let relevant = relevant
-        .into_iter()
-        .map(|(resource, attribute)| json!({ "resource": resource, "attribute": attribute }))
-        .collect();
-    (described, relevant)
+    if !calls.is_empty() {
+        out.insert("module_calls".into(), Json::Object(calls));
+    }
+    out
 }
 
 /// Every provider the configuration uses, by local name, with its source address and the

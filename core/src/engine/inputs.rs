@@ -358,7 +358,9 @@ fn check_value(name: &String, v: &Variable, value: &Value, base: &Path, diags: &
         diags.push(
             Diagnostic::error("Required variable not set")
                 .at(v.span.clone())
-                .detail(format!("The variable \"{name}\" is not nullable, so it must be given a non-null value.")),
+                .detail(format!(
+                    "The variable \"{name}\" is not nullable, so it must be given a non-null value."
+                )),
         );
     }
     if value.is_wholly_known() {
@@ -387,7 +389,9 @@ fn check_value(name: &String, v: &Variable, value: &Value, base: &Path, diags: &
                         Diagnostic::error("Invalid value for variable")
                             .at(val.condition.span())
                             .label("this condition is false")
-                            .detail(format!("{msg}\n\nThis was checked by the validation rule of var.{name}.")),
+                            .detail(format!(
+                                "{msg}\n\nThis was checked by the validation rule of var.{name}."
+                            )),
                     );
                 }
                 Ok(other) => diags.push(

@@ -209,7 +209,8 @@ impl Explainer<'_> {
                 }
                 "local" => {
                     if let Some(name) = r.attrs.first()
-                        && seen.insert(ConfigNode::Local(crate::addrs::Scoped::root(name)).to_string())
+                        && seen
+                            .insert(ConfigNode::Local(crate::addrs::Scoped::root(name)).to_string())
                         && let Some(l) = self.config.locals.get(name)
                     {
                         out.extend(self.explain_refs(&expr_refs(&l.expr.expr), seen));

@@ -34,8 +34,30 @@ pub(crate) fn evaluate(world: &mut World, config: &Config, id: &ConfigNode) -> D
             let raw = v.value.as_ref().map(|e| {
                 let at = world.at(&caller);
                 let mut ev = Evaluator::new(&at, dir);
-                let key = s.module.0.last().and_then(|step| step.key.as_ref());
-                bind_instance(&mut ev, key, instance.and_then(|i| i.each_value.as_ref()));
+                match instance {
+                    // One instance stands for all of a call whose count or for_each is not
+                    // known yet (validate without variables): its key is unknown too.
+                    Some(i) if i.unknown_expansion => {
+                        let unknown = |names: &[&str]| {
+                            Value::Object(
+                                names
+                                    .iter()
+                                    .map(|n| (n.to_string(), Value::Unknown))
+                                    .collect(),
+                            )
+                        };
+                        if i.has_count {
+                            ev.bind("count", unknown(&["index"]));
+                        }
+                        if i.has_for_each {
+                            ev.bind("each", unknown(&["key", "value"]));
+                        }
+                    }
+                    _ => {
+                        let key = s.module.0.last().and_then(|step| step.key.as_ref());
+                        bind_instance(&mut ev, key, instance.and_then(|i| i.each_value.as_ref()));
+                    }
+                }
                 let out = match ev.eval(&e.expr) {
                     Ok(v) => v,
                     Err(err) => {

@@ -1,8 +1,8 @@
 //! The values references resolve to while planning and applying: variables, locals,
 //! resource instances, data sources, `path` and `brickform`.
 
-use crate::lang::eval::Roots;
 use crate::addrs::ModuleInstance;
+use crate::lang::eval::Roots;
 use crate::plan::{InstanceKey, Mode};
 use crate::provider::{Nesting, Registry, Schema};
 use crate::value::{Object, Value};
@@ -276,7 +276,13 @@ impl World {
     }
 
     /// Marks a resource's attribute sensitive (for every instance of the resource).
-    pub fn mark_sensitive(&mut self, module: &ModuleInstance, type_name: &str, name: &str, attr: &str) {
+    pub fn mark_sensitive(
+        &mut self,
+        module: &ModuleInstance,
+        type_name: &str,
+        name: &str,
+        attr: &str,
+    ) {
         self.scope_mut(module)
             .sensitive_attrs
             .entry(type_name.to_string())
@@ -331,13 +337,21 @@ impl World {
         };
         let size = World::size(&v);
         let scope = self.scope_mut(&parent);
-        let flagged = scope.sensitive_outputs.entry(step.name.clone()).or_default();
+        let flagged = scope
+            .sensitive_outputs
+            .entry(step.name.clone())
+            .or_default();
         if sensitive {
             flagged.insert(name.to_string());
         } else {
             flagged.remove(name);
         }
-        let calls = ensure_object(scope.roots.entry("module".to_string()).or_insert_with(empty));
+        let calls = ensure_object(
+            scope
+                .roots
+                .entry("module".to_string())
+                .or_insert_with(empty),
+        );
         let slot = match (&step.key, calls.get_mut(&step.name)) {
             (None, Some(slot)) => Some(slot),
             (Some(InstanceKey::Index(i)), Some(Value::List(l))) => l.get_mut(*i),
@@ -351,7 +365,14 @@ impl World {
         self.account(size, replaced);
     }
 
-    fn set_named(&mut self, module: &ModuleInstance, root: &str, name: &str, v: Value, sensitive: bool) {
+    fn set_named(
+        &mut self,
+        module: &ModuleInstance,
+        root: &str,
+        name: &str,
+        v: Value,
+        sensitive: bool,
+    ) {
         let scope = self.scope_mut(module);
         let flagged = if root == "var" {
             &mut scope.sensitive_vars
@@ -371,7 +392,12 @@ impl World {
         self.account(size, replaced);
     }
 
-    fn resource_slot(&mut self, module: &ModuleInstance, mode: Mode, type_name: &str) -> &mut Object {
+    fn resource_slot(
+        &mut self,
+        module: &ModuleInstance,
+        mode: Mode,
+        type_name: &str,
+    ) -> &mut Object {
         let scope = self.scope_mut(module);
         let container = match mode {
             Mode::Managed => scope
@@ -552,7 +578,14 @@ mod tests {
             ),
         ]);
         let (mut held, mut counted) = (world(), world());
-        held.set_instance(&root(), Mode::Managed, "t", "n", None, Value::Object(o.clone()));
+        held.set_instance(
+            &root(),
+            Mode::Managed,
+            "t",
+            "n",
+            None,
+            Value::Object(o.clone()),
+        );
         counted.count(World::measure_object(&o));
         assert!(held.held > 100);
         assert_eq!((counted.held, counted.deepest), (held.held, held.deepest));
@@ -611,8 +644,10 @@ mod tests {
         let expr = |s: &str| s.parse::<hcl_edit::expr::Expression>().unwrap();
         w.evaluate_local(&root(), "p", &expr("\"x-${var.pw}\""), dir)
             .unwrap();
-        w.evaluate_local(&root(), "q", &expr("local.p"), dir).unwrap();
-        w.evaluate_local(&root(), "plain", &expr("\"x\""), dir).unwrap();
+        w.evaluate_local(&root(), "q", &expr("local.p"), dir)
+            .unwrap();
+        w.evaluate_local(&root(), "plain", &expr("\"x\""), dir)
+            .unwrap();
         w.evaluate_local(&root(), "hidden", &expr("sensitive(\"x\")"), dir)
             .unwrap();
         assert!(w.is_sensitive("local", &["p"]));

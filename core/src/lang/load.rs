@@ -332,9 +332,7 @@ impl Config {
 
     /// `path.module` of a module instance (`.` for the root).
     pub fn module_dir(&self, m: &ModuleInstance) -> &str {
-        self.module_instances
-            .get(m)
-            .map_or(".", |i| i.dir.as_str())
+        self.module_instances.get(m).map_or(".", |i| i.dir.as_str())
     }
 }
 
@@ -1656,10 +1654,13 @@ pub fn reference_target(e: &Expression) -> Option<String> {
 
 /// A resource address with an optional instance key, for `import { to = … }`.
 fn instance_reference(file: FileId, e: &Expression) -> Option<(String, Option<Expr>)> {
-    let target = reference_target(e)?;
     let Expression::Traversal(t) = e else {
         return None;
     };
+    if matches!(&t.expr, Expression::Variable(v) if v.as_str() == "module") {
+        return module_instance_reference(file, t);
+    }
+    let target = reference_target(e)?;
     let key = t.operators.iter().find_map(|o| match o.value() {
         TraversalOperator::Index(ix) => Some(Expr {
             file,
@@ -1672,6 +1673,71 @@ fn instance_reference(file: FileId, e: &Expression) -> Option<(String, Option<Ex
         _ => None,
     });
     Some((target, key))
+}
+
+/// `module.NAME[KEY]….TYPE.NAME[KEY]` as an import target: the module keys must be
+/// literals (an instance address), the resource's key may be any expression.
+fn module_instance_reference(
+    file: FileId,
+    t: &hcl_edit::expr::Traversal,
+) -> Option<(String, Option<Expr>)> {
+    let ops: Vec<&TraversalOperator> = t.operators.iter().map(|o| o.value()).collect();
+    let mut text = String::from("module");
+    let mut i = 0;
+    loop {
+        let TraversalOperator::GetAttr(call) = ops.get(i)? else {
+            return None;
+        };
+        text.push('.');
+        text.push_str(call.as_str());
+        i += 1;
+        match ops.get(i) {
+            Some(TraversalOperator::Index(Expression::String(k))) => {
+                text.push_str(&format!("[{}]", crate::value::quote(k.value())));
+                i += 1;
+            }
+            Some(TraversalOperator::Index(Expression::Number(n))) => {
+                text.push_str(&format!("[{}]", n.value()));
+                i += 1;
+            }
+            Some(TraversalOperator::LegacyIndex(n)) => {
+                text.push_str(&format!("[{}]", n.value()));
+                i += 1;
+            }
+            _ => {}
+        }
+        match ops.get(i) {
+            Some(TraversalOperator::GetAttr(next)) if next.as_str() == "module" => {
+                // Another call inside this one: the loop reads it.
+                text.push_str(".module");
+                i += 1;
+            }
+            _ => break,
+        }
+    }
+    // What follows the module steps: TYPE.NAME, or data.TYPE.NAME, then an optional key.
+    let mut names = Vec::new();
+    while let Some(TraversalOperator::GetAttr(n)) = ops.get(i) {
+        names.push(n.as_str().to_string());
+        i += 1;
+    }
+    match names.as_slice() {
+        [t, n] => text.push_str(&format!(".{t}.{n}")),
+        _ => return None,
+    }
+    let key = match ops.get(i) {
+        None => None,
+        Some(TraversalOperator::Index(ix)) if i + 1 == ops.len() => Some(Expr {
+            file,
+            expr: ix.clone(),
+        }),
+        Some(TraversalOperator::LegacyIndex(n)) if i + 1 == ops.len() => Some(Expr {
+            file,
+            expr: Expression::Number(hcl_edit::Formatted::new(hcl_edit::Number::from(*n.value()))),
+        }),
+        Some(_) => return None,
+    };
+    Some((text, key))
 }
 
 /// The text of an address expression as written, e.g. `TYPE.NAME["KEY"]`.

@@ -15,11 +15,11 @@
 
 use super::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use super::eval::{Evaluator, Roots};
-use super::repetition::{Expansion, Instances, bind_instance, expansion};
 use super::load::{
-    Config, ModuleBody, ModuleCall, ModuleInstanceInfo, ModuleVariable, Reference, read_config_files,
-    scoped_key,
+    Config, ModuleBody, ModuleCall, ModuleInstanceInfo, ModuleVariable, Reference,
+    read_config_files, scoped_key,
 };
+use super::repetition::{Expansion, Instances, bind_instance, expansion};
 use super::source::SourceFile;
 use crate::addrs::ModuleInstance;
 use crate::value::{Object, Value};
@@ -293,18 +293,18 @@ impl Known {
         loop {
             let before = pending.len();
             pending.retain(|(name, l)| {
-                let ready = super::refs::expr_refs(&l.expr.expr).iter().all(|r| {
-                    match r.root.as_str() {
-                        "var" | "path" | "brickform" => true,
-                        "local" => r.attrs.first().is_some_and(|n| known.contains_key(n)),
-                        _ => false,
-                    }
-                });
+                let ready =
+                    super::refs::expr_refs(&l.expr.expr)
+                        .iter()
+                        .all(|r| match r.root.as_str() {
+                            "var" | "path" | "brickform" => true,
+                            "local" => r.attrs.first().is_some_and(|n| known.contains_key(n)),
+                            _ => false,
+                        });
                 if !ready {
                     return true;
                 }
-                self.roots
-                    .insert("local", Value::Object(known.clone()));
+                self.roots.insert("local", Value::Object(known.clone()));
                 if let Ok(v) = Evaluator::new(&self, base).eval(&l.expr.expr) {
                     known.insert((*name).clone(), v);
                 }
@@ -329,10 +329,7 @@ pub fn expand(config: &mut Config, vars: &Object, environment: &str) -> Diagnost
     }
     let base = config.dir.clone();
     let known = Known::new(vars.clone(), ".", environment).with_locals(
-        config
-            .locals
-            .iter()
-            .filter(|(_, l)| l.module.is_root()),
+        config.locals.iter().filter(|(_, l)| l.module.is_root()),
         &base,
     );
     let calls: Vec<ModuleCall> = config.module_calls.values().cloned().collect();
@@ -369,7 +366,12 @@ fn instances_of(
     for e in call.count.iter().chain(&call.for_each) {
         for r in super::refs::expr_refs(&e.expr) {
             let name = r.attrs.first().cloned().unwrap_or_default();
-            if r.root == "local" && locals.and_then(Value::as_object).and_then(|l| l.get(&name)).is_none() {
+            if r.root == "local"
+                && locals
+                    .and_then(Value::as_object)
+                    .and_then(|l| l.get(&name))
+                    .is_none()
+            {
                 diags.push(
                     Diagnostic::error("Module instances not known before planning")
                         .at(r.span.map(|s| super::source::Span::new(e.file, s)))
@@ -383,7 +385,13 @@ fn instances_of(
             }
         }
     }
-    match expansion(call.count.as_ref(), call.for_each.as_ref(), known, base, diags) {
+    match expansion(
+        call.count.as_ref(),
+        call.for_each.as_ref(),
+        known,
+        base,
+        diags,
+    ) {
         Expansion::Instances(mut i) => {
             i.sort_by(|a, b| a.0.cmp(&b.0));
             Some(i)
@@ -517,8 +525,8 @@ fn expand_call(
         if body.calls.is_empty() {
             continue;
         }
-        let inner = Known::new(inner_vars, &body.dir, environment)
-            .with_locals(body.locals.iter(), &base);
+        let inner =
+            Known::new(inner_vars, &body.dir, environment).with_locals(body.locals.iter(), &base);
         for c in body.calls.values() {
             expand_call(config, &path, &inner, c, &depends, environment, diags);
         }

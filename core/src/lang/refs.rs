@@ -38,7 +38,10 @@ impl Ref {
         use crate::addrs::{ConfigNode, ResourceAddr, ResourceMode, Scoped};
         match self.root.as_str() {
             "each" | "count" | "self" | "path" | "brickform" | "module" => None,
-            "var" => Some(ConfigNode::Variable(Scoped::new(module, self.attrs.first()?))),
+            "var" => Some(ConfigNode::Variable(Scoped::new(
+                module,
+                self.attrs.first()?,
+            ))),
             "local" => Some(ConfigNode::Local(Scoped::new(module, self.attrs.first()?))),
             "data" => Some(ConfigNode::Resource(ResourceAddr::in_module(
                 module.clone(),

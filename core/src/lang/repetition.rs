@@ -140,7 +140,11 @@ fn too_many_instances(at: Option<super::source::Span>, argument: &str, n: u64) -
 
 /// Binds what an instance's expressions see of its key: `count.index`, or `each.key` and
 /// `each.value`.
-pub fn bind_instance(ev: &mut Evaluator<'_>, key: Option<&InstanceKey>, each_value: Option<&Value>) {
+pub fn bind_instance(
+    ev: &mut Evaluator<'_>,
+    key: Option<&InstanceKey>,
+    each_value: Option<&Value>,
+) {
     match key {
         Some(InstanceKey::Index(i)) => ev.bind(
             "count",

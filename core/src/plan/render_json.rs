@@ -15,6 +15,7 @@ use super::model::{
     Action, ActionReason, Drift, FieldChange, FieldReason, InstanceKey, Mode, OutputChange, Plan,
     PlanMode, ResourceChange, SerValue,
 };
+use crate::addrs::ModuleInstance;
 use crate::value::{PathStep, Value};
 use serde_json::{Map, Value as Json, json};
 
@@ -202,7 +203,7 @@ impl Blocks<'_> {
 /// `planned_values`: every object as it will be once the plan is applied (unknown values
 /// left out), and the outputs. After a destroy nothing is left, data sources included.
 fn planned_values(plan: &Plan, by_address: &[&ResourceChange]) -> Json {
-    let resources: Vec<Json> = by_address
+    let resources: Vec<(&ModuleInstance, Json)> = by_address
         .iter()
         .filter(|_| plan.mode != PlanMode::Destroy)
         .filter(|c| !c.deposed && !matches!(c.action, Action::Delete | Action::Forget))
@@ -211,11 +212,9 @@ fn planned_values(plan: &Plan, by_address: &[&ResourceChange]) -> Json {
                 Action::NoOp | Action::Read => c.after.as_ref().or(c.before.as_ref()),
                 _ => c.after.as_ref(),
             }?;
-            Some(state_resource(
-                c,
-                plan,
-                &Value::Object(value.0.clone()),
-                true,
+            Some((
+                &c.module,
+                state_resource(c, plan, &Value::Object(value.0.clone()), true),
             ))
         })
         .collect();
@@ -225,22 +224,58 @@ fn planned_values(plan: &Plan, by_address: &[&ResourceChange]) -> Json {
         .filter(|o| o.action != Action::Delete)
         .filter_map(|o| Some((o.name.clone(), output_value(o, o.after.as_ref()?))))
         .collect();
-    let mut root = Map::new();
-    if !resources.is_empty() {
-        root.insert("resources".into(), Json::Array(resources));
-    }
     let mut m = Map::new();
     if !outputs.is_empty() {
         m.insert("outputs".into(), Json::Object(outputs));
     }
-    m.insert("root_module".into(), Json::Object(root));
+    m.insert("root_module".into(), module_tree(resources));
     Json::Object(m)
+}
+
+/// A module of `planned_values` or `prior_state` as Terraform writes it: its own resources,
+/// then `child_modules`, one per module instance inside it (by address), each the same.
+fn module_tree(resources: Vec<(&ModuleInstance, Json)>) -> Json {
+    fn build(at: &ModuleInstance, all: &[(&ModuleInstance, Json)]) -> Map<String, Json> {
+        let mut m = Map::new();
+        if !at.is_root() {
+            m.insert("address".into(), json!(at.to_string()));
+        }
+        let own: Vec<Json> = all
+            .iter()
+            .filter(|(module, _)| *module == at)
+            .map(|(_, r)| r.clone())
+            .collect();
+        if !own.is_empty() {
+            m.insert("resources".into(), Json::Array(own));
+        }
+        let depth = at.0.len();
+        let mut children: Vec<ModuleInstance> = all
+            .iter()
+            .filter(|(module, _)| module.0.len() > depth && module.0.starts_with(&at.0))
+            .map(|(module, _)| ModuleInstance(module.0[..=depth].to_vec()))
+            .collect();
+        children.sort();
+        children.dedup();
+        if !children.is_empty() {
+            m.insert(
+                "child_modules".into(),
+                Json::Array(
+                    children
+                        .iter()
+                        .map(|c| Json::Object(build(c, all)))
+                        .collect(),
+                ),
+            );
+        }
+        m
+    }
+    Json::Object(build(&ModuleInstance::root(), &resources))
 }
 
 /// `prior_state`: the objects and outputs as they are before the plan is applied (after
 /// refresh); absent when there are none.
 fn prior_state(plan: &Plan, by_address: &[&ResourceChange]) -> Option<Json> {
-    let resources: Vec<Json> = by_address
+    let resources: Vec<(&ModuleInstance, Json)> = by_address
         .iter()
         .filter_map(|c| {
             let before = c.before.as_ref()?;
@@ -250,7 +285,7 @@ fn prior_state(plan: &Plan, by_address: &[&ResourceChange]) -> Option<Json> {
             {
                 m.insert("deposed_key".into(), json!(id));
             }
-            Some(r)
+            Some((&c.module, r))
         })
         .collect();
     let outputs: Map<String, Json> = plan
@@ -261,15 +296,11 @@ fn prior_state(plan: &Plan, by_address: &[&ResourceChange]) -> Option<Json> {
     if resources.is_empty() && outputs.is_empty() {
         return None;
     }
-    let mut root = Map::new();
-    if !resources.is_empty() {
-        root.insert("resources".into(), Json::Array(resources));
-    }
     let mut values = Map::new();
     if !outputs.is_empty() {
         values.insert("outputs".into(), Json::Object(outputs));
     }
-    values.insert("root_module".into(), Json::Object(root));
+    values.insert("root_module".into(), module_tree(resources));
     Some(json!({
         "format_version": "1.0",
         "terraform_version": TERRAFORM_VERSION,
@@ -364,6 +395,9 @@ fn resource_change(rc: &ResourceChange, plan: &Plan) -> Json {
     );
     let mut o = Map::new();
     o.insert("address".into(), json!(rc.address));
+    if !rc.module.is_root() {
+        o.insert("module_address".into(), json!(rc.module.to_string()));
+    }
     if let Some(prev) = &rc.moved_from {
         o.insert("previous_address".into(), json!(prev));
     }
@@ -410,6 +444,14 @@ fn drift(d: &Drift, plan: &Plan) -> Json {
     let planned = plan.changes.iter().find(|c| c.address == d.address);
     let mut o = Map::new();
     o.insert("address".into(), json!(d.address));
+    if let Ok(a) = crate::addrs::InstanceAddr::parse(&d.address)
+        && !a.resource.module.is_root()
+    {
+        o.insert(
+            "module_address".into(),
+            json!(a.resource.module.to_string()),
+        );
+    }
     o.insert("mode".into(), mode_json(d.mode()));
     o.insert("type".into(), json!(d.type_name));
     o.insert("name".into(), json!(d.name));

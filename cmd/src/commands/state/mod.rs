@@ -103,12 +103,25 @@ pub async fn exec(ctx: &Ctx, cmd: Command) -> Outcome {
         Command::Mv { from, to } => {
             let _lock = lock("state mv").await?;
             let mut d = existing(doc)?;
-            d.mv(&from, &to).map_err(|e| anyhow!("{e}"))?;
+            // A module address moves every instance inside it, as `terraform state mv`.
+            let modules = (
+                brickform_state::address::split_module(&from),
+                brickform_state::address::split_module(&to),
+            );
+            let moved = match modules {
+                (Ok((f, "")), Ok((t, ""))) if !f.is_root() && !t.is_root() => {
+                    d.mv_module(&f, &t).map_err(|e| anyhow!("{e}"))?.len()
+                }
+                _ => {
+                    d.mv(&from, &to).map_err(|e| anyhow!("{e}"))?;
+                    1
+                }
+            };
             backend
                 .save(env, &mut d)
                 .await
                 .map_err(|e| anyhow!("{e}"))?;
-            println!("Move \"{from}\" to \"{to}\"\nSuccessfully moved 1 object(s).");
+            println!("Move \"{from}\" to \"{to}\"\nSuccessfully moved {moved} object(s).");
         }
         Command::Push { file } => {
             let _lock = lock("state push").await?;

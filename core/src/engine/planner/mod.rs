@@ -62,6 +62,20 @@ impl Engine<'_> {
         let mut state = state.clone();
         let mut moved_from: BTreeMap<String, String> = BTreeMap::new();
         for m in &config.moved {
+            // A module moved as a whole: every instance inside it.
+            if let (Ok((from, "")), Ok((to, ""))) = (
+                crate::addrs::split_module(&m.from),
+                crate::addrs::split_module(&m.to),
+            ) && !from.is_root()
+                && !to.is_root()
+            {
+                if let Ok(moves) = state.mv_module(&from, &to) {
+                    for (old, new) in moves {
+                        moved_from.insert(new, old);
+                    }
+                }
+                continue;
+            }
             if state.get(&m.from).is_some()
                 && state.get(&m.to).is_none()
                 && state.mv(&m.from, &m.to).is_ok()

@@ -20,7 +20,7 @@ impl Engine<'_> {
         state: &StateDocument,
         diags: &mut Diagnostics,
     ) {
-        let matches = |target: &str, address: &str| target == address || target == base_of(address);
+        let matches = crate::addrs::targets;
         for t in &req.targets {
             if !plan.changes.iter().any(|c| matches(t, &c.address)) {
                 diags.push(unknown_address_error("--target", t, plan));

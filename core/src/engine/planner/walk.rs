@@ -101,7 +101,10 @@ impl NodeError for OverBudget {
 }
 
 /// Where a named value is declared, for the error of a plan that reached a limit there.
-fn value_span(config: &crate::lang::load::Config, id: &ConfigNode) -> Option<crate::lang::source::Span> {
+fn value_span(
+    config: &crate::lang::load::Config,
+    id: &ConfigNode,
+) -> Option<crate::lang::source::Span> {
     match id {
         ConfigNode::Local(s) => config.local(s).and_then(|l| l.expr.span()),
         ConfigNode::Output(s) => config.output(s).and_then(|o| o.span.clone()),
