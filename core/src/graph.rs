@@ -211,7 +211,7 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
         }
     };
 
-    for (name, v) in config.variables.iter().map(|(n, v)| (n, v)).chain(
+    for (name, v) in config.variables.iter().chain(
         config
             .module_variables
             .values()

@@ -133,7 +133,29 @@ fn every_example_is_formatted_and_valid() {
         }
         seen += 1;
         let copy = common::example_copy(dir.file_name().unwrap().to_str().unwrap());
-        let (code, out, err) = common::run(copy.path(), &["fmt", "--check", "--diff"], &[]);
+        // The configuration directory and the modules inside it.
+        let mut dirs = vec![".".to_string()];
+        let mut stack = vec![copy.path().to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    let has_config = std::fs::read_dir(&p).unwrap().any(|f| {
+                        f.unwrap()
+                            .file_name()
+                            .to_string_lossy()
+                            .ends_with(".bf.hcl")
+                    });
+                    if has_config {
+                        dirs.push(p.strip_prefix(copy.path()).unwrap().display().to_string());
+                    }
+                    stack.push(p);
+                }
+            }
+        }
+        let mut args = vec!["fmt", "--check", "--diff"];
+        args.extend(dirs.iter().map(String::as_str));
+        let (code, out, err) = common::run(copy.path(), &args, &[]);
         assert_eq!(code, 0, "{} is not formatted:\n{out}{err}", dir.display());
         let (code, out, err) = common::run(copy.path(), &["validate"], &[]);
         assert_eq!(code, 0, "{}:\n{out}{err}", dir.display());

@@ -346,7 +346,7 @@ impl Engine<'_> {
             &self.config.dir,
             self.registry,
         );
-        world.declare_modules(&*self.config);
+        world.declare_modules(&self.config);
         for (c, spec) in plan.changes.iter().zip(&planned.specs) {
             let value = match c.action {
                 Action::NoOp | Action::Read => {
@@ -629,7 +629,7 @@ impl Engine<'_> {
             }
         }
         if !destroying {
-            report.checks = crate::engine::checks::evaluate(&*self.config, &world);
+            report.checks = crate::engine::checks::evaluate(&self.config, &world);
         }
         let stale: Vec<String> = doc
             .outputs()
@@ -646,7 +646,7 @@ impl Engine<'_> {
     /// Locals in dependency order, and whether any of them reads a resource (only then do
     /// they need evaluating again as resources finish).
     fn local_order(&self) -> (Vec<ConfigNode>, bool) {
-        let (cg, _) = crate::graph::build(&*self.config);
+        let (cg, _) = crate::graph::build(&self.config);
         let order: Vec<ConfigNode> = cg
             .ordered_nodes()
             .unwrap_or_default()
@@ -662,7 +662,7 @@ impl Engine<'_> {
     fn evaluate_locals(&self, world: &mut World, order: &[ConfigNode]) {
         for id in order {
             // The plan reported what fails; the value stays unknown.
-            let _ = super::values::evaluate(world, &*self.config, id);
+            let _ = super::values::evaluate(world, &self.config, id);
         }
     }
 

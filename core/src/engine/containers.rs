@@ -70,36 +70,28 @@ pub(super) fn unmanaged<'a>(
     out
 }
 
-/// Compares what a container holds now with what the plan saw; `Err` says what changed.
+/// Compares what a container holds now with what the plan saw; `Err` says what is new.
+/// Something gone since the plan is no reason to stop: the delete takes less than the plan
+/// listed, never more (an object deleted just before its container may take some of what
+/// the container held along).
 pub(super) fn check_unchanged(
     address: &str,
     seen: &[String],
     now: &[String],
 ) -> Result<(), String> {
     let new: Vec<&String> = now.iter().filter(|l| !seen.contains(l)).collect();
-    let gone: Vec<&String> = seen.iter().filter(|l| !now.contains(l)).collect();
-    if new.is_empty() && gone.is_empty() {
+    if new.is_empty() {
         return Ok(());
     }
-    let list = |v: &[&String]| {
-        let shown: Vec<&str> = v.iter().take(5).map(|s| s.as_str()).collect();
-        let more = v.len().saturating_sub(5);
-        if more > 0 {
-            format!("{} and {more} more", shown.join(", "))
-        } else {
-            shown.join(", ")
-        }
+    let shown: Vec<&str> = new.iter().take(5).map(|s| s.as_str()).collect();
+    let more = match new.len().saturating_sub(5) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
     };
-    let mut what = Vec::new();
-    if !new.is_empty() {
-        what.push(format!("{} new ({})", new.len(), list(&new)));
-    }
-    if !gone.is_empty() {
-        what.push(format!("{} gone ({})", gone.len(), list(&gone)));
-    }
     Err(format!(
-        "{address} was not deleted: what it holds changed since the plan ({}); run plan again to see what the delete takes with it",
-        what.join(", ")
+        "{address} was not deleted: it holds {} new since the plan ({}{more}), which the delete would take with it; run plan again to see what the delete takes",
+        new.len(),
+        shown.join(", ")
     ))
 }
 
@@ -374,6 +366,8 @@ mod tests {
         );
         assert!(check_unchanged("v", &["a".into()], &["a".into()]).is_ok());
         let e = check_unchanged("v", &["a".into()], &["a".into(), "b".into()]).unwrap_err();
-        assert!(e.contains("1 new (b)"), "{e}");
+        assert!(e.contains("1 new since the plan (b)"), "{e}");
+        // Less than the plan listed is deleted: nothing the plan did not name.
+        assert!(check_unchanged("v", &["a".into(), "b".into()], &["b".into()]).is_ok());
     }
 }

@@ -27,7 +27,7 @@ impl Engine<'_> {
         if intents.is_empty() {
             return Ok(Vec::new());
         }
-        let (cg, _) = crate::graph::build(&*self.config);
+        let (cg, _) = crate::graph::build(&self.config);
         let order = cg.ordered_nodes().unwrap_or_default();
         let diags = self.configure_providers(&order, doc).await;
         if diags.has_errors() {
@@ -177,7 +177,7 @@ impl Engine<'_> {
                 .at(resource.type_span.clone())
                 .into());
         };
-        let (cg, _) = crate::graph::build(&*self.config);
+        let (cg, _) = crate::graph::build(&self.config);
         let diags = self
             .configure_providers(&cg.ordered_nodes().unwrap_or_default(), doc)
             .await;
@@ -236,7 +236,7 @@ impl Engine<'_> {
     /// Configures the providers the configuration and `state` use (commands that talk to
     /// the service without planning, such as `brickform run`).
     pub async fn configure(&self, state: &StateDocument) -> Diagnostics {
-        let (cg, _) = crate::graph::build(&*self.config);
+        let (cg, _) = crate::graph::build(&self.config);
         self.configure_providers(&cg.ordered_nodes().unwrap_or_default(), state)
             .await
     }

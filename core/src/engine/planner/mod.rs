@@ -40,11 +40,11 @@ impl Engine<'_> {
     ) -> (Option<Planned>, PresetNotes, Diagnostics) {
         let config = &*self.config;
         let mut diags = self.settings_diags.clone();
-        let (cg, gd) = graph::build(&*config);
+        let (cg, gd) = graph::build(config);
         diags.extend(gd);
         diags.extend(self.unknown_types());
         let providers: Vec<&str> = self.registry.providers.iter().map(|p| p.name()).collect();
-        diags.extend(crate::lang::terraform::check(&*config, &providers));
+        diags.extend(crate::lang::terraform::check(config, &providers));
         if diags.has_errors() {
             return (None, PresetNotes::new(), diags);
         }
@@ -91,7 +91,7 @@ impl Engine<'_> {
             &config.dir,
             self.registry,
         );
-        world.declare_modules(&*config);
+        world.declare_modules(config);
         let mut plan = Plan {
             mode: req.mode,
             environment: self.environment.clone(),
@@ -153,7 +153,7 @@ impl Engine<'_> {
         plan.outputs = self.plan_outputs(&world, &state, req, &mut diags);
         // A destroy leaves nothing for checks to look at.
         if req.mode != PlanMode::Destroy {
-            diags.extend(crate::engine::checks::evaluate(&*config, &world));
+            diags.extend(crate::engine::checks::evaluate(config, &world));
         }
 
         if req.mode == PlanMode::Destroy {
@@ -197,7 +197,7 @@ impl Engine<'_> {
     /// [`Plan::context`]: crate::plan::Plan::context
     pub fn describe(&self) -> crate::plan::PlanContext {
         let (configuration, relevant_attributes) =
-            crate::engine::configuration::describe(&*self.config, self.registry);
+            crate::engine::configuration::describe(&self.config, self.registry);
         let variables = self
             .vars
             .values

@@ -169,8 +169,8 @@ impl PlanWalk<'_, '_> {
             id if crate::engine::values::is_value(id) => {
                 let mut world = lock(&self.world);
                 node.diags
-                    .extend(crate::engine::values::evaluate(&mut world, &*config, id));
-                value_span(&*config, id)
+                    .extend(crate::engine::values::evaluate(&mut world, config, id));
+                value_span(config, id)
             }
             ConfigNode::Variable(_) | ConfigNode::Output(_) | ConfigNode::Local(_) => {
                 return Ok(node);

@@ -1,0 +1,1 @@
+output "x" { value = 1 }

@@ -1,0 +1,3 @@
+module "m" {
+  source = "git::https://example.com/modules.git//uc"
+}

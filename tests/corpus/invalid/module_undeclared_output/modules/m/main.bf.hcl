@@ -1,0 +1,1 @@
+output "schema_name" { value = "s" }

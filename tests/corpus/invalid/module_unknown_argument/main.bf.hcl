@@ -1,0 +1,5 @@
+module "m" {
+  source = "./modules/m"
+  name   = "a"
+  nmae   = "b"
+}

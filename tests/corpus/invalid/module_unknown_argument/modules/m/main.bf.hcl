@@ -1,0 +1,5 @@
+variable "name" { type = string }
+variable "nmae2" {
+  type    = string
+  default = ""
+}

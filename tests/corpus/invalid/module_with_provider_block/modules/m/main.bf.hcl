@@ -1,0 +1,3 @@
+provider "databricks" {
+  host = "https://example.cloud.databricks.com"
+}
