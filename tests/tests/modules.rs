@@ -338,3 +338,49 @@ output "inner_schema" { value = module.inner.schema }
     run_ok(d, &["--local", "destroy", "--auto-approve"], &[]);
     assert_eq!(objects(&local_dump(d)), Vec::<String>::new());
 }
+
+#[test]
+fn an_import_block_adopts_an_object_into_a_module_instance() {
+    let dir = with_module(
+        r#"
+resource "databricks_catalog" "c" { name = "adopt" }
+resource "databricks_schema" "s" {
+  catalog_name = databricks_catalog.c.name
+  name         = "sales"
+}
+"#,
+    );
+    let d = dir.path();
+    run_ok(d, &["--local", "apply", "--auto-approve"], &[]);
+    run_ok(d, &["--local", "state", "rm", "databricks_schema.s"], &[]);
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        r#"
+resource "databricks_catalog" "c" { name = "adopt" }
+module "area" {
+  source   = "./modules/area"
+  for_each = toset(["sales"])
+  catalog  = databricks_catalog.c.name
+  name     = each.key
+}
+import {
+  to = module.area["sales"].databricks_schema.this
+  id = "adopt.sales"
+}
+"#,
+    )
+    .unwrap();
+    let out = run_ok(d, &["--local", "plan"], &[]);
+    assert!(
+        out.contains("# module.area[\"sales\"].databricks_schema.this will be imported"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Plan: 1 to import, 0 to add, 0 to change, 0 to destroy."),
+        "{out}"
+    );
+    run_ok(d, &["--local", "apply", "--auto-approve"], &[]);
+    assert!(state_list(d).contains(&"module.area[\"sales\"].databricks_schema.this".to_string()));
+    let (code, out, err) = run(d, &["--local", "plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+}

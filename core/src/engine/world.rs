@@ -185,13 +185,32 @@ impl World {
     /// outputs, a list of them (`count`) or a map (`for_each`), each output unknown until it
     /// is evaluated.
     pub fn declare_modules(&mut self, config: &crate::lang::load::Config) {
+        for call in &config.module_calls_made {
+            let shape = if call.unknown {
+                Value::Unknown
+            } else if call.has_count {
+                Value::List(Vec::new())
+            } else if call.has_for_each {
+                Value::Object(Object::new())
+            } else {
+                Value::Null
+            };
+            let calls = ensure_object(
+                self.scope_mut(&call.caller)
+                    .roots
+                    .entry("module".to_string())
+                    .or_insert_with(empty),
+            );
+            calls.entry(call.name.clone()).or_insert(shape);
+        }
         for (path, info) in &config.module_instances {
-            let mut scope = self.new_scope(&info.dir);
-            if let Some(old) = self.scopes.remove(path) {
-                // Keep what was set already (a plan's values carried into apply).
-                scope = old;
+            // A scope made already (for a call inside it) keeps what it holds and gets its
+            // `path.module`.
+            let fresh = self.new_scope(&info.dir);
+            let scope = self.scope_mut(path);
+            if let Some(p) = fresh.roots.get("path") {
+                scope.roots.insert("path".to_string(), p.clone());
             }
-            self.scopes.insert(path.clone(), scope);
             let Some((parent, step)) = path.parent() else {
                 continue;
             };

@@ -269,6 +269,17 @@ pub struct ModuleInstanceInfo {
     pub unknown_expansion: bool,
 }
 
+/// A module call as expanded in one calling module instance.
+#[derive(Debug, Clone)]
+pub struct CallMade {
+    pub caller: ModuleInstance,
+    pub name: String,
+    pub has_count: bool,
+    pub has_for_each: bool,
+    /// Its count or for_each was not known (see [`ModuleInstanceInfo::unknown_expansion`]).
+    pub unknown: bool,
+}
+
 /// A module's input variable, set by its call: `value` is the call's argument (evaluated in
 /// the caller's module with the instance's `each` / `count`), `None` when the call leaves it
 /// to the default.
@@ -301,6 +312,9 @@ pub struct Config {
     /// [`scoped_key`]) and in the three below.
     pub module_calls: IndexMap<String, ModuleCall>,
     pub module_instances: IndexMap<ModuleInstance, ModuleInstanceInfo>,
+    /// Every call made once expanded, with how it repeats: `module.NAME` exists for the
+    /// caller even when the call makes no instance (`count = 0`, an empty `for_each`).
+    pub module_calls_made: Vec<CallMade>,
     pub module_variables: IndexMap<String, ModuleVariable>,
     pub module_outputs: IndexMap<String, Output>,
 }

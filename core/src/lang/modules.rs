@@ -444,6 +444,13 @@ fn expand_call(
         Some(i) => (i, false),
         None => (vec![(None, None)], true),
     };
+    config.module_calls_made.push(super::load::CallMade {
+        caller: caller.clone(),
+        name: call.name.clone(),
+        has_count: call.count.is_some(),
+        has_for_each: call.for_each.is_some(),
+        unknown,
+    });
     // What the call's `depends_on` names, from the root; every object inside waits for it.
     let mut depends: Vec<Reference> = inherited.to_vec();
     depends.extend(call.depends_on.iter().map(|d| Reference {
