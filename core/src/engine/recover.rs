@@ -154,6 +154,23 @@ impl Engine<'_> {
         address: &str,
         id: &str,
     ) -> Result<String, Diagnostics> {
+        self.import_known(doc, journal, address, id, &Object::new())
+            .await
+    }
+
+    /// [`Engine::import`], given arguments the caller knows were applied to the object but
+    /// a read cannot tell (a sensitive value the service never returns, what an upload was
+    /// made from): they are recorded as the applied configuration, sensitive ones as
+    /// fingerprints only, so a configuration that still says the same plans no change.
+    /// Names the kind's schema cannot configure are ignored.
+    pub async fn import_known(
+        &self,
+        doc: &mut StateDocument,
+        journal: &Journal,
+        address: &str,
+        id: &str,
+        known: &Object,
+    ) -> Result<String, Diagnostics> {
         let base = base_of(address);
         let Some(resource) = self.config.resources.get(base) else {
             return Err(Diagnostic::error("Configuration for import target does not exist")
@@ -198,7 +215,12 @@ impl Engine<'_> {
                 );
             }
         };
-        let config = super::instance::configurable(kind.schema(), &remote.attrs);
+        let mut config = super::instance::configurable(kind.schema(), &remote.attrs);
+        for (k, v) in known {
+            if kind.schema().attribute(k).is_some_and(|a| a.can_configure()) {
+                config.insert(k.clone(), v.clone());
+            }
+        }
         let provider = self
             .registry
             .provider_of(&resource.type_name)
