@@ -229,7 +229,7 @@ const PIPELINES_LIST: ownership::ListCall = ownership::ListCall {
 
 /// The wire name of an HCL name: repeated blocks are singular in HCL (as in the Terraform
 /// provider), plural arrays on the wire.
-fn wire_name(hcl: &str) -> &str {
+pub(crate) fn wire_name(hcl: &str) -> &str {
     match hcl {
         "cluster" => "clusters",
         "library" => "libraries",
