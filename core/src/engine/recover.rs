@@ -216,8 +216,22 @@ impl Engine<'_> {
             }
         };
         let mut config = super::instance::configurable(kind.schema(), &remote.attrs);
+        // Recorded as if applied from a configuration that leaves the service's defaults
+        // unset, as the planner's imports are (adopt::imported_prior): otherwise every nested
+        // default the service reports (a task's run_if) would plan an update on the next plan.
+        // Nested blocks only: the diff itself treats top-level defaults as unset, and a
+        // configured top-level default (`continuous = false`) must still match.
+        for b in &kind.schema().blocks {
+            if let Some(v) = config.get_mut(b.name) {
+                unset_defaults_in(&b.schema, v);
+            }
+        }
         for (k, v) in known {
-            if kind.schema().attribute(k).is_some_and(|a| a.can_configure()) {
+            if kind
+                .schema()
+                .attribute(k)
+                .is_some_and(|a| a.can_configure())
+            {
                 config.insert(k.clone(), v.clone());
             }
         }
@@ -261,5 +275,37 @@ impl Engine<'_> {
         let (cg, _) = crate::graph::build(self.config);
         self.configure_providers(&cg.ordered_nodes().unwrap_or_default(), state)
             .await
+    }
+}
+
+/// Nulls, in a block's value (one object, or a list of them), the attributes whose value is
+/// the service's default for them, at every depth. A nested default the configuration does
+/// write out plans as an update once, as it would after a planner import.
+fn unset_defaults_in(schema: &crate::provider::Schema, v: &mut crate::value::Value) {
+    match v {
+        crate::value::Value::Object(inner) => unset_defaults(schema, inner),
+        crate::value::Value::List(items) => {
+            for item in items {
+                if let crate::value::Value::Object(inner) = item {
+                    unset_defaults(schema, inner);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn unset_defaults(schema: &crate::provider::Schema, o: &mut Object) {
+    for a in &schema.attributes {
+        if let (Some(default), Some(v)) = (&a.server_default, o.get_mut(a.name))
+            && crate::lang::eval::values_equal(v, default)
+        {
+            *v = crate::value::Value::Null;
+        }
+    }
+    for b in &schema.blocks {
+        if let Some(v) = o.get_mut(b.name) {
+            unset_defaults_in(&b.schema, v);
+        }
     }
 }
