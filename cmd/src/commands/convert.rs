@@ -30,7 +30,10 @@ pub struct Args {
 
 pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     let src = ctx.dir.join(&args.terraform_dir);
-    let out = args.out.as_ref().map_or_else(|| src.clone(), |o| ctx.dir.join(o));
+    let out = args
+        .out
+        .as_ref()
+        .map_or_else(|| src.clone(), |o| ctx.dir.join(o));
     let provider = context::databricks(None);
     let conv = convert_dir(&src, &out, provider.as_ref())?;
 
@@ -57,14 +60,19 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     if conv.not_converted.is_empty() {
         println!("\nEverything was converted.");
     } else {
-        println!("\nNot converted (left out, kept in the output as `# brickform convert:` comments):");
+        println!(
+            "\nNot converted (left out, kept in the output as `# brickform convert:` comments):"
+        );
         for f in &conv.not_converted {
             println!("  {f}");
         }
     }
 
     let Some(state) = &args.state else {
-        println!("\nNext: `brickform -C {} validate`, then `plan`.", out.display());
+        println!(
+            "\nNext: `brickform -C {} validate`, then `plan`.",
+            out.display()
+        );
         return Ok(ExitCode::SUCCESS);
     };
     let adoptions = tfstate::read(&ctx.dir.join(state), &conv, &src, provider.as_ref())?;
@@ -100,6 +108,12 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
                 context::print_diags(&diags, &s.env.config);
                 failed += 1;
             }
+        }
+    }
+    // Outputs the configuration still declares and the state does not hold yet.
+    for (name, value, sensitive) in &adoptions.outputs {
+        if s.env.config.outputs.contains_key(name) && !s.doc.outputs().contains_key(name) {
+            s.doc.set_output(name, value.clone(), *sensitive);
         }
     }
     s.journal

@@ -10,8 +10,8 @@
 //! comment headed `# brickform convert: WHY`, and the [`Conversion`] lists it with the line
 //! of the `.tf` file it came from.
 
-use crate::resources::pipeline_spec::wire_name;
 use crate::Shared;
+use crate::resources::pipeline_spec::wire_name;
 use crate::resources::{ingestion_gateway, ingestion_pipeline, pipeline};
 use brickform_core::provider::{DataSource, Provider, ResourceKind, Schema};
 use hcl_edit::expr::{Expression, Traversal, TraversalOperator};
@@ -160,7 +160,14 @@ fn relocations() -> Vec<Relocation> {
 const META_ATTRIBUTES: &[&str] = &["count", "for_each", "depends_on", "provider"];
 /// Top-level blocks brickform reads as Terraform does.
 const KEPT_BLOCKS: &[&str] = &[
-    "variable", "locals", "output", "moved", "import", "removed", "check", "terraform",
+    "variable",
+    "locals",
+    "output",
+    "moved",
+    "import",
+    "removed",
+    "check",
+    "terraform",
 ];
 
 /// Converts the Terraform configuration in `src` into `out` (which may be `src` itself:
@@ -179,7 +186,7 @@ pub fn convert_dir(
         return Err(ConvertError::Empty(src.to_path_buf()));
     }
     if !same_dir(src, out) {
-        copy_other_files(src, src, out, &mut conv)?;
+        copy_other_files(src, src, out)?;
     }
     conv.changes.sort();
     conv.not_converted.sort();
@@ -218,7 +225,8 @@ fn output_name(name: &str) -> Option<String> {
     if let Some(stem) = name.strip_suffix(".tfvars") {
         return Some(format!("{stem}.bfvars.hcl"));
     }
-    name.strip_suffix(".tf").map(|stem| format!("{stem}.bf.hcl"))
+    name.strip_suffix(".tf")
+        .map(|stem| format!("{stem}.bf.hcl"))
 }
 
 /// Terraform's own files, which are never copied: its state, lock file and plugin cache.
@@ -232,12 +240,7 @@ fn terraform_own(name: &str) -> bool {
         || name.ends_with(".tfplan")
 }
 
-fn copy_other_files(
-    root: &Path,
-    dir: &Path,
-    out_root: &Path,
-    conv: &mut Conversion,
-) -> Result<(), ConvertError> {
+fn copy_other_files(root: &Path, dir: &Path, out_root: &Path) -> Result<(), ConvertError> {
     for path in read_dir_sorted(dir)? {
         let name = name_of(&path);
         // Hidden directories are tools' (.terraform, .git, .brickform), and the output may
@@ -247,7 +250,7 @@ fn copy_other_files(
         }
         let rel = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
         if path.is_dir() {
-            copy_other_files(root, &path, out_root, conv)?;
+            copy_other_files(root, &path, out_root)?;
         } else if path.is_file() && !terraform_own(&name) {
             let target = out_root.join(&rel);
             if target.exists() {
@@ -530,16 +533,14 @@ impl FileCtx<'_> {
 
     /// The original text of a structure, for commenting it out.
     fn source_of(&self, s: &Structure) -> String {
-        s.span()
-            .and_then(|r| self.text.get(r))
-            .map_or_else(
-                || {
-                    let mut one = Body::new();
-                    one.push(s.clone());
-                    one.to_string()
-                },
-                str::to_string,
-            )
+        s.span().and_then(|r| self.text.get(r)).map_or_else(
+            || {
+                let mut one = Body::new();
+                one.push(s.clone());
+                one.to_string()
+            },
+            str::to_string,
+        )
     }
 
     fn convert_body(&mut self, body: &mut Body) {
@@ -557,10 +558,7 @@ impl FileCtx<'_> {
             refs.visit_structure(s);
         }
         for (span, key) in std::mem::take(&mut refs.found) {
-            self.not_converted(
-                span,
-                format!("refers to {key}, which was not converted"),
-            );
+            self.not_converted(span, format!("refers to {key}, which was not converted"));
         }
 
         let mut i = 0;
@@ -615,9 +613,15 @@ impl FileCtx<'_> {
                 let name = label(b, 1).unwrap_or("").to_string();
                 let managed = b.ident.as_str() == "resource";
                 let schema = if managed {
-                    self.kinds.resources.get(type_name.as_str()).map(|k| k.schema().clone())
+                    self.kinds
+                        .resources
+                        .get(type_name.as_str())
+                        .map(|k| k.schema().clone())
                 } else {
-                    self.kinds.data.get(type_name.as_str()).map(|d| d.schema().clone())
+                    self.kinds
+                        .data
+                        .get(type_name.as_str())
+                        .map(|d| d.schema().clone())
                 };
                 if let Some(schema) = schema {
                     let what = format!("{type_name}.{name}");
@@ -707,7 +711,11 @@ impl FileCtx<'_> {
                             Some(bt) => {
                                 let inner = bt.schema.clone();
                                 let at = format!("{what}.{name}");
-                                for c in b.body.blocks_mut().filter(|c| c.ident.as_str() == "content") {
+                                for c in b
+                                    .body
+                                    .blocks_mut()
+                                    .filter(|c| c.ident.as_str() == "content")
+                                {
                                     self.check_body(&mut c.body, &inner, None, depth + 2, &at);
                                 }
                                 None
@@ -743,9 +751,11 @@ impl FileCtx<'_> {
         if let Some(BlockLabel::String(s)) = b.labels.get_mut(0) {
             *s.value_mut() = r.to_kind.to_string();
         }
-        let Some(at) = b.body.iter().position(
-            |s| matches!(s, Structure::Block(d) if d.ident.as_str() == r.block),
-        ) else {
+        let Some(at) = b
+            .body
+            .iter()
+            .position(|s| matches!(s, Structure::Block(d) if d.ident.as_str() == r.block))
+        else {
             return;
         };
         let def = b.body.remove(at);
@@ -794,7 +804,14 @@ impl FileCtx<'_> {
 /// Puts `text`, commented out under a `# brickform convert: WHY` line, where a structure
 /// was removed from `body` at `i`: in front of the structure now at `i`, or at the end.
 /// `prefix` is the removed structure's own leading decor (its comments stay in front).
-fn comment_into(body: &mut Body, i: usize, prefix: Option<String>, why: &str, text: &str, depth: usize) {
+fn comment_into(
+    body: &mut Body,
+    i: usize,
+    prefix: Option<String>,
+    why: &str,
+    text: &str,
+    depth: usize,
+) {
     let indent = "  ".repeat(depth);
     let mut out = String::new();
     if let Some(p) = prefix {
@@ -813,13 +830,21 @@ fn comment_into(body: &mut Body, i: usize, prefix: Option<String>, why: &str, te
         out.push_str(&format!("{indent}# {line}\n").replace("# \n", "#\n"));
     }
     if let Some(next) = body.get_mut(i) {
-        let old = next.decor().prefix().map(|p| p.to_string()).unwrap_or_default();
+        let old = next
+            .decor()
+            .prefix()
+            .map(|p| p.to_string())
+            .unwrap_or_default();
         // One blank line after the comment when there was one before the structure.
         let gap = if old.starts_with('\n') { "\n" } else { "" };
         let old = old.trim_start_matches('\n');
         next.decor_mut().set_prefix(format!("{out}{gap}{old}"));
     } else {
-        let old = body.decor().suffix().map(|p| p.to_string()).unwrap_or_default();
+        let old = body
+            .decor()
+            .suffix()
+            .map(|p| p.to_string())
+            .unwrap_or_default();
         body.decor_mut().set_suffix(format!("{out}{old}"));
     }
 }
@@ -878,5 +903,168 @@ impl VisitMut for RenameRefs<'_> {
             *root.value_mut() = Ident::new(new.as_str());
         }
         visit_mut::visit_traversal_mut(self, t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DatabricksProvider, Options};
+
+    fn provider() -> DatabricksProvider {
+        DatabricksProvider::new(Options {
+            local: None,
+            secrets: Arc::new(crate::client::KeyringStore),
+            env: Arc::new(|_: &str| None),
+        })
+    }
+
+    /// Converts `files` (name, text) and returns the conversion and the written files.
+    fn convert(files: &[(&str, &str)]) -> (Conversion, BTreeMap<String, String>) {
+        let src = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        for (n, t) in files {
+            std::fs::write(src.path().join(n), t).unwrap();
+        }
+        let conv = convert_dir(src.path(), out.path(), &provider()).unwrap();
+        let written = conv
+            .written
+            .iter()
+            .map(|(_, o)| {
+                let text = std::fs::read_to_string(out.path().join(o)).unwrap();
+                (o.display().to_string(), text)
+            })
+            .collect();
+        (conv, written)
+    }
+
+    #[test]
+    fn files_take_brickform_names() {
+        assert_eq!(output_name("main.tf").as_deref(), Some("main.bf.hcl"));
+        assert_eq!(
+            output_name("terraform.tfvars").as_deref(),
+            Some("brickform.bfvars.hcl")
+        );
+        assert_eq!(
+            output_name("prod.auto.tfvars").as_deref(),
+            Some("prod.auto.bfvars.hcl")
+        );
+        assert_eq!(output_name("ci.tfvars").as_deref(), Some("ci.bfvars.hcl"));
+        assert_eq!(output_name("notes.md"), None);
+    }
+
+    #[test]
+    fn a_gateway_pipeline_becomes_the_gateway_kind_and_references_follow() {
+        let (conv, out) = convert(&[
+            (
+                "lfc.tf",
+                r#"resource "databricks_pipeline" "gw" {
+  name = "gw"
+  gateway_definition {
+    connection_name         = "pg"
+    connection_id           = "abc" # deprecated
+    gateway_storage_catalog = "main"
+    gateway_storage_schema  = "stage"
+  }
+}
+"#,
+            ),
+            (
+                "uses.tf",
+                r#"output "gw" {
+  value = "${databricks_pipeline.gw.id}/x"
+}
+locals {
+  ids = [for p in [databricks_pipeline.gw] : p.id]
+}
+"#,
+            ),
+        ]);
+        let lfc = &out["lfc.bf.hcl"];
+        assert!(
+            lfc.starts_with("resource \"databricks_ingestion_gateway\" \"gw\" {\n  name"),
+            "{lfc}"
+        );
+        assert!(lfc.contains("  connection_name         = \"pg\""), "{lfc}");
+        assert!(!lfc.contains("gateway_definition {"), "{lfc}");
+        // A field the kind does not take stays, commented, and is listed with its line.
+        assert!(lfc.contains("# connection_id"), "{lfc}");
+        assert_eq!(conv.not_converted.len(), 1, "{:?}", conv.not_converted);
+        assert_eq!(conv.not_converted[0].line, 5);
+        assert!(
+            conv.not_converted[0]
+                .message
+                .contains("gateway_definition.connection_id")
+        );
+        let uses = &out["uses.bf.hcl"];
+        assert!(
+            uses.contains("\"${databricks_ingestion_gateway.gw.id}/x\""),
+            "{uses}"
+        );
+        assert!(uses.contains("[databricks_ingestion_gateway.gw]"), "{uses}");
+        assert_eq!(
+            conv.address_of("databricks_pipeline", "gw").as_deref(),
+            Some("databricks_ingestion_gateway.gw")
+        );
+    }
+
+    #[test]
+    fn what_a_schema_lacks_is_commented_and_located() {
+        let (conv, out) = convert(&[(
+            "main.tf",
+            r#"resource "databricks_catalog" "c" {
+  name = "c"
+  # owned elsewhere
+  not_an_attribute = 1
+  provisioner "local-exec" {
+    command = "echo"
+  }
+  lifecycle {
+    prevent_destroy = true
+  }
+}
+
+resource "databricks_cluster" "k" {
+  cluster_name = "k"
+}
+
+resource "databricks_schema" "s" {
+  catalog_name = databricks_catalog.c.name
+  name         = databricks_cluster.k.id
+}
+"#,
+        )]);
+        let text = &out["main.bf.hcl"];
+        assert!(text.contains("  # owned elsewhere\n  # brickform convert: databricks_catalog.c: brickform has no attribute not_an_attribute\n  # not_an_attribute = 1"), "{text}");
+        assert!(
+            text.contains("  lifecycle {"),
+            "meta-arguments stay: {text}"
+        );
+        let lines: Vec<(usize, &str)> = conv
+            .not_converted
+            .iter()
+            .map(|f| (f.line, f.message.as_str()))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                (
+                    4,
+                    "databricks_catalog.c: brickform has no attribute not_an_attribute"
+                ),
+                (
+                    5,
+                    "databricks_catalog.c: provisioner blocks are not supported"
+                ),
+                (13, "brickform has no resource kind databricks_cluster"),
+                (
+                    19,
+                    "refers to databricks_cluster.k, which was not converted"
+                ),
+            ]
+        );
+        // The output parses again (what is left out is only comments).
+        assert!(hcl_edit::parser::parse_body(text).is_ok(), "{text}");
+        assert_eq!(conv.resources.len(), 2);
     }
 }

@@ -42,6 +42,8 @@ struct TfState {
     version: u64,
     #[serde(default)]
     resources: Vec<TfResource>,
+    #[serde(default)]
+    outputs: Map<String, Json>,
 }
 
 #[derive(Deserialize)]
@@ -85,6 +87,9 @@ pub struct Adoptions {
     pub adopt: Vec<Adoption>,
     /// Resources of the state that are not adopted, and why.
     pub skipped: Vec<String>,
+    /// The root module's output values: name, value, sensitive. Recorded with the
+    /// resources, so the next plan does not show every output as new.
+    pub outputs: Vec<(String, Json, bool)>,
 }
 
 /// Reads the state at `path` for the resources `conv` converted; `config_dir` is where the
@@ -111,6 +116,12 @@ pub fn read(
     }
     let kinds = provider.resource_kinds();
     let mut out = Adoptions::default();
+    for (name, o) in &state.outputs {
+        if let Some(v) = o.get("value") {
+            let sensitive = o.get("sensitive").and_then(Json::as_bool).unwrap_or(false);
+            out.outputs.push((name.clone(), v.clone(), sensitive));
+        }
+    }
     for r in state.resources.iter().filter(|r| r.mode == "managed") {
         let tf = match &r.module {
             Some(m) => format!("{m}.{}.{}", r.type_name, r.name),
@@ -123,8 +134,9 @@ pub fn read(
             continue;
         }
         if !r.provider.contains("databricks/databricks") {
-            out.skipped
-                .push(format!("{tf}: not a resource of the databricks/databricks provider"));
+            out.skipped.push(format!(
+                "{tf}: not a resource of the databricks/databricks provider"
+            ));
             continue;
         }
         let Some(base) = conv.address_of(&r.type_name, &r.name) else {
@@ -132,7 +144,9 @@ pub fn read(
                 .push(format!("{tf}: not in the converted configuration"));
             continue;
         };
-        let Some(kind) = kinds.iter().find(|k| base.starts_with(&format!("{}.", k.type_name())))
+        let Some(kind) = kinds
+            .iter()
+            .find(|k| base.starts_with(&format!("{}.", k.type_name())))
         else {
             continue;
         };
@@ -164,7 +178,8 @@ pub fn read(
 }
 
 /// What Terraform applied that a read cannot tell: the schema's sensitive arguments, and
-/// the content hash of an upload whose source still has the MD5 the provider recorded.
+/// for an upload whose source still has the MD5 the provider recorded, that source (as
+/// Terraform evaluated it: `${path.module}/x.py` is `./x.py` in both) and its content hash.
 fn known(
     schema: &brickform_core::provider::Schema,
     attrs: &Map<String, Json>,
@@ -194,6 +209,7 @@ fn known(
             && format!("{:x}", md5::Md5::digest(&bytes)) == *md5
         {
             known.insert("content_sha256".into(), Value::from(sha256_hex(&bytes)));
+            known.extend(source);
         }
     }
     known
@@ -219,7 +235,10 @@ mod tests {
         .unwrap();
         let k = known(&secret_schema, &attrs, dir.path());
         assert_eq!(k.get("string_value"), Some(&Value::from("hunter2")));
-        assert!(k.get("scope").is_none(), "only what a read cannot tell: {k:?}");
+        assert!(
+            k.get("scope").is_none(),
+            "only what a read cannot tell: {k:?}"
+        );
 
         let nb = notebook::kind(shared).schema().clone();
         let md5 = format!("{:x}", md5::Md5::digest(b"print(1)\n"));
