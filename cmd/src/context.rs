@@ -194,7 +194,9 @@ fn wanted_local(config: &Config, env: &str) -> Option<Option<String>> {
     }
 }
 
-fn databricks(local: Option<(String, String)>) -> Arc<brickform_databricks::DatabricksProvider> {
+pub fn databricks(
+    local: Option<(String, String)>,
+) -> Arc<brickform_databricks::DatabricksProvider> {
     Arc::new(brickform_databricks::DatabricksProvider::new(
         brickform_databricks::Options {
             local,

@@ -70,6 +70,9 @@ enum Command {
     ForceUnlock(force_unlock::Args),
     /// Bring an existing object under management: brickform import ADDR ID.
     Import(import::Args),
+    /// Rewrite a Terraform configuration for the Databricks provider as brickform
+    /// configuration (and adopt its Terraform state with --state).
+    Convert(convert::Args),
     /// Start a job run or a pipeline update and follow it to its end.
     Run(run::Args),
     /// Print the schemas of every resource kind and data source (JSON, or Markdown).
@@ -264,6 +267,7 @@ async fn run(cli: Cli) -> failure::Outcome {
         Command::Env(c) => env::exec(&ctx, c).await,
         Command::ForceUnlock(a) => force_unlock::exec(&ctx, a).await,
         Command::Import(a) => import::exec(&ctx, a).await,
+        Command::Convert(a) => convert::exec(&ctx, a).await,
         Command::Run(a) => run::exec(&ctx, a).await,
         Command::Schema(a) => schema::exec(a),
         Command::Local(a) => local::exec(&ctx, a).await,

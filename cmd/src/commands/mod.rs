@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod auth;
+pub mod convert;
 pub mod destroy;
 pub mod env;
 pub mod flows;

@@ -154,6 +154,23 @@ impl Engine<'_> {
         address: &str,
         id: &str,
     ) -> Result<String, Diagnostics> {
+        self.import_known(doc, journal, address, id, &Object::new())
+            .await
+    }
+
+    /// [`Engine::import`], given arguments the caller knows were applied to the object but
+    /// a read cannot tell (a sensitive value the service never returns, what an upload was
+    /// made from): they are recorded as the applied configuration, sensitive ones as
+    /// fingerprints only, so a configuration that still says the same plans no change.
+    /// Names the kind's schema cannot configure are ignored.
+    pub async fn import_known(
+        &self,
+        doc: &mut StateDocument,
+        journal: &Journal,
+        address: &str,
+        id: &str,
+        known: &Object,
+    ) -> Result<String, Diagnostics> {
         let base = base_of(address);
         let Some(resource) = self.config.resources.get(base) else {
             return Err(Diagnostic::error("Configuration for import target does not exist")
@@ -198,7 +215,26 @@ impl Engine<'_> {
                 );
             }
         };
-        let config = super::instance::configurable(kind.schema(), &remote.attrs);
+        let mut config = super::instance::configurable(kind.schema(), &remote.attrs);
+        // Recorded as if applied from a configuration that leaves the service's defaults
+        // unset, as the planner's imports are (adopt::imported_prior): otherwise every nested
+        // default the service reports (a task's run_if) would plan an update on the next plan.
+        // Nested blocks only: the diff itself treats top-level defaults as unset, and a
+        // configured top-level default (`continuous = false`) must still match.
+        for b in &kind.schema().blocks {
+            if let Some(v) = config.get_mut(b.name) {
+                unset_defaults_in(&b.schema, v);
+            }
+        }
+        for (k, v) in known {
+            if kind
+                .schema()
+                .attribute(k)
+                .is_some_and(|a| a.can_configure())
+            {
+                config.insert(k.clone(), v.clone());
+            }
+        }
         let provider = self
             .registry
             .provider_of(&resource.type_name)
@@ -239,5 +275,37 @@ impl Engine<'_> {
         let (cg, _) = crate::graph::build(&self.config);
         self.configure_providers(&cg.ordered_nodes().unwrap_or_default(), state)
             .await
+    }
+}
+
+/// Nulls, in a block's value (one object, or a list of them), the attributes whose value is
+/// the service's default for them, at every depth. A nested default the configuration does
+/// write out plans as an update once, as it would after a planner import.
+fn unset_defaults_in(schema: &crate::provider::Schema, v: &mut crate::value::Value) {
+    match v {
+        crate::value::Value::Object(inner) => unset_defaults(schema, inner),
+        crate::value::Value::List(items) => {
+            for item in items {
+                if let crate::value::Value::Object(inner) = item {
+                    unset_defaults(schema, inner);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn unset_defaults(schema: &crate::provider::Schema, o: &mut Object) {
+    for a in &schema.attributes {
+        if let (Some(default), Some(v)) = (&a.server_default, o.get_mut(a.name))
+            && crate::lang::eval::values_equal(v, default)
+        {
+            *v = crate::value::Value::Null;
+        }
+    }
+    for b in &schema.blocks {
+        if let Some(v) = o.get_mut(b.name) {
+            unset_defaults_in(&b.schema, v);
+        }
     }
 }

@@ -9,6 +9,7 @@ pub mod data;
 pub mod resources;
 pub mod run;
 pub mod sdp_meta;
+pub mod terraform;
 pub mod volume_path;
 
 use async_trait::async_trait;

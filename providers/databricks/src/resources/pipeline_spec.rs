@@ -229,7 +229,7 @@ const PIPELINES_LIST: ownership::ListCall = ownership::ListCall {
 
 /// The wire name of an HCL name: repeated blocks are singular in HCL (as in the Terraform
 /// provider), plural arrays on the wire.
-fn wire_name(hcl: &str) -> &str {
+pub(crate) fn wire_name(hcl: &str) -> &str {
     match hcl {
         "cluster" => "clusters",
         "library" => "libraries",
@@ -664,6 +664,33 @@ impl ResourceKind for PipelineKind {
     ) -> ProviderResult<Option<Remote>> {
         let client = self.shared.client()?;
         self.read_with(&client, id, prior).await
+    }
+
+    /// A read with no configuration behind it: the definition's server-filled fields (a
+    /// gateway's staging volume name) are read as the service holds them rather than as
+    /// unset, since nothing says the user left them to the service. Read as unset, a
+    /// configured `gateway_storage_name` would plan the adopted gateway's replacement.
+    async fn import(&self, _ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
+        let client = self.shared.client()?;
+        let Some(resp) = self.get(&client, id).await? else {
+            return Ok(None);
+        };
+        let mut prior = Object::new();
+        if let Some((def, _)) = self.flavor.definition {
+            for k in self.flavor.server_filled {
+                if let Some(v) = resp
+                    .pointer(&format!("/spec/{def}/{k}"))
+                    .filter(|v| !v.is_null())
+                {
+                    prior.insert(k.to_string(), Value::from_json(v));
+                }
+            }
+        }
+        self.remote(&self.shared.web_url("pipelines"), &resp, &prior)
+            .map(Some)
+            .ok_or_else(|| {
+                ProviderError::other(format!("pipeline {id}: answer without pipeline_id"))
+            })
     }
 
     /// A full-spec PUT. `expected_last_modified` comes from a GET made just before: the plan

@@ -1,0 +1,260 @@
+//! A Terraform state (format version 4, as `terraform.tfstate` holds it) read as what
+//! brickform needs to adopt each converted resource: its address, its id, and the values
+//! Terraform applied that the service never returns.
+//!
+//! The objects themselves are read from the workspace by the kinds' own import (the
+//! provider's id formats are accepted there), so brickform's state says what the workspace
+//! holds; the Terraform state adds what only it knows:
+//! - sensitive arguments (a secret's value, a connection's options): kept in brickform's
+//!   state as fingerprints only, so an unchanged value plans nothing and the value itself
+//!   never reaches brickform's state;
+//! - the content a notebook or file was uploaded from: the provider records the MD5 of
+//!   what it uploaded, so when the configuration's source still has that MD5 the
+//!   content counts as applied; when it does not, the next plan uploads it.
+
+use super::convert::Conversion;
+use crate::resources::content::{content_of, sha256_hex};
+use brickform_core::provider::Provider;
+use brickform_core::value::{Object, Value};
+use md5::Digest as _;
+use serde::Deserialize;
+use serde_json::{Map, Value as Json};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TfStateError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not a Terraform state: {source}", path.display())]
+    Json {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{} is a Terraform state of format version {version}; brickform reads version 4 (Terraform 0.12 and later; run `terraform state pull` with a current Terraform to upgrade it)", path.display())]
+    Version { path: PathBuf, version: u64 },
+}
+
+#[derive(Deserialize)]
+struct TfState {
+    version: u64,
+    #[serde(default)]
+    resources: Vec<TfResource>,
+    #[serde(default)]
+    outputs: Map<String, Json>,
+}
+
+#[derive(Deserialize)]
+struct TfResource {
+    #[serde(default)]
+    module: Option<String>,
+    mode: String,
+    #[serde(rename = "type")]
+    type_name: String,
+    name: String,
+    #[serde(default)]
+    provider: String,
+    #[serde(default)]
+    instances: Vec<TfInstance>,
+}
+
+#[derive(Deserialize)]
+struct TfInstance {
+    #[serde(default)]
+    index_key: Option<Json>,
+    #[serde(default)]
+    attributes: Map<String, Json>,
+}
+
+/// One object to adopt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Adoption {
+    /// brickform's instance address (`databricks_ingestion_gateway.gw`, `databricks_schema.s["a"]`).
+    pub address: String,
+    /// Terraform's address of it, for messages.
+    pub terraform_address: String,
+    /// The id, in the provider's format (the kinds' import takes it).
+    pub id: String,
+    /// What Terraform applied that a read cannot tell (see the module's comment).
+    pub known: Object,
+}
+
+/// What a Terraform state says about the converted resources.
+#[derive(Debug, Default)]
+pub struct Adoptions {
+    pub adopt: Vec<Adoption>,
+    /// Resources of the state that are not adopted, and why.
+    pub skipped: Vec<String>,
+    /// The root module's output values: name, value, sensitive. Recorded with the
+    /// resources, so the next plan does not show every output as new.
+    pub outputs: Vec<(String, Json, bool)>,
+}
+
+/// Reads the state at `path` for the resources `conv` converted; `config_dir` is where the
+/// Terraform configuration was (relative `source` paths are relative to it).
+pub fn read(
+    path: &Path,
+    conv: &Conversion,
+    config_dir: &Path,
+    provider: &dyn Provider,
+) -> Result<Adoptions, TfStateError> {
+    let text = std::fs::read_to_string(path).map_err(|source| TfStateError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let state: TfState = serde_json::from_str(&text).map_err(|source| TfStateError::Json {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if state.version != 4 {
+        return Err(TfStateError::Version {
+            path: path.to_path_buf(),
+            version: state.version,
+        });
+    }
+    let kinds = provider.resource_kinds();
+    let mut out = Adoptions::default();
+    for (name, o) in &state.outputs {
+        if let Some(v) = o.get("value") {
+            let sensitive = o.get("sensitive").and_then(Json::as_bool).unwrap_or(false);
+            out.outputs.push((name.clone(), v.clone(), sensitive));
+        }
+    }
+    for r in state.resources.iter().filter(|r| r.mode == "managed") {
+        let tf = match &r.module {
+            Some(m) => format!("{m}.{}.{}", r.type_name, r.name),
+            None => format!("{}.{}", r.type_name, r.name),
+        };
+        if r.module.is_some() {
+            out.skipped.push(format!(
+                "{tf}: resources in modules are not adopted; once converted, import them with `brickform import`"
+            ));
+            continue;
+        }
+        if !r.provider.contains("databricks/databricks") {
+            out.skipped.push(format!(
+                "{tf}: not a resource of the databricks/databricks provider"
+            ));
+            continue;
+        }
+        let Some(base) = conv.address_of(&r.type_name, &r.name) else {
+            out.skipped
+                .push(format!("{tf}: not in the converted configuration"));
+            continue;
+        };
+        let Some(kind) = kinds
+            .iter()
+            .find(|k| base.starts_with(&format!("{}.", k.type_name())))
+        else {
+            continue;
+        };
+        for inst in &r.instances {
+            let key = match &inst.index_key {
+                None | Some(Json::Null) => String::new(),
+                Some(Json::Number(n)) => format!("[{n}]"),
+                Some(Json::String(s)) => format!("[{}]", Json::String(s.clone())),
+                Some(other) => format!("[{other}]"),
+            };
+            let id = match inst.attributes.get("id") {
+                Some(Json::String(s)) => s.clone(),
+                Some(Json::Number(n)) => n.to_string(),
+                _ => {
+                    out.skipped
+                        .push(format!("{tf}{key}: the state records no id for it"));
+                    continue;
+                }
+            };
+            out.adopt.push(Adoption {
+                address: format!("{base}{key}"),
+                terraform_address: format!("{tf}{key}"),
+                id,
+                known: known(kind.schema(), &inst.attributes, config_dir),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// What Terraform applied that a read cannot tell: the schema's sensitive arguments, and
+/// for an upload whose source still has the MD5 the provider recorded, that source (as
+/// Terraform evaluated it: `${path.module}/x.py` is `./x.py` in both) and its content hash.
+fn known(
+    schema: &brickform_core::provider::Schema,
+    attrs: &Map<String, Json>,
+    config_dir: &Path,
+) -> Object {
+    let mut known = Object::new();
+    for a in schema
+        .attributes
+        .iter()
+        .filter(|a| a.sensitive && a.can_configure())
+    {
+        if let Some(v) = attrs.get(a.name).filter(|v| !v.is_null()) {
+            known.insert(a.name.to_string(), Value::from_json(v));
+        }
+    }
+    if schema.attribute("content_sha256").is_some()
+        && let Some(Json::String(md5)) = attrs.get("md5")
+    {
+        let source: Object = ["source", "content_base64"]
+            .iter()
+            .filter_map(|k| {
+                let v = attrs.get(*k).filter(|v| !v.is_null())?;
+                Some((k.to_string(), Value::from_json(v)))
+            })
+            .collect();
+        if let Ok(bytes) = content_of(&source, config_dir)
+            && format!("{:x}", md5::Md5::digest(&bytes)) == *md5
+        {
+            known.insert("content_sha256".into(), Value::from(sha256_hex(&bytes)));
+            known.extend(source);
+        }
+    }
+    known
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Shared;
+    use crate::resources::{notebook, secret};
+    use brickform_core::provider::ResourceKind;
+    use std::sync::Arc;
+
+    #[test]
+    fn sensitive_arguments_and_verified_content_are_known() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("nb.py"), "print(1)\n").unwrap();
+        let shared = Arc::new(Shared::default());
+        let secret_schema = secret::Secret::new(shared.clone()).schema().clone();
+        let attrs: Map<String, Json> = serde_json::from_value(serde_json::json!({
+            "id": "s|||k", "scope": "s", "key": "k", "string_value": "hunter2"
+        }))
+        .unwrap();
+        let k = known(&secret_schema, &attrs, dir.path());
+        assert_eq!(k.get("string_value"), Some(&Value::from("hunter2")));
+        assert!(
+            k.get("scope").is_none(),
+            "only what a read cannot tell: {k:?}"
+        );
+
+        let nb = notebook::kind(shared).schema().clone();
+        let md5 = format!("{:x}", md5::Md5::digest(b"print(1)\n"));
+        let attrs = |md5: &str| -> Map<String, Json> {
+            serde_json::from_value(serde_json::json!({
+                "id": "/Shared/nb", "path": "/Shared/nb", "source": "nb.py", "md5": md5
+            }))
+            .unwrap()
+        };
+        let k = known(&nb, &attrs(&md5), dir.path());
+        assert_eq!(
+            k.get("content_sha256"),
+            Some(&Value::from(sha256_hex(b"print(1)\n")))
+        );
+        // The source changed since Terraform uploaded it: the next plan uploads it.
+        let k = known(&nb, &attrs("0123"), dir.path());
+        assert!(k.get("content_sha256").is_none());
+    }
+}

@@ -1,0 +1,344 @@
+//! `brickform convert`: a Terraform configuration written as the provider's documentation
+//! writes it (tests/fixtures/terraform: every kind brickform has, a Lakeflow Connect gateway
+//! and ingestion pipeline, and what brickform lacks) is rewritten, validates, and — given a
+//! Terraform state of objects that live in the workspace — is adopted so that the next plan
+//! is empty, with no secret in brickform's state.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Serve, run, run_ok, served, served_ok, served_plan_is_empty};
+use serde_json::{Value, json};
+use std::path::Path;
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let tf = dir.path().join("tf");
+    std::fs::create_dir(&tf).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/terraform");
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), tf.join(e.file_name())).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_terraform_configuration_converts_and_validates() {
+    let dir = fixture();
+    let d = dir.path();
+    let out = run_ok(d, &["convert", "tf", "--out", "bf"], &[]);
+    assert!(
+        out.contains("tf/main.tf") || out.contains("main.tf -> main.bf.hcl"),
+        "{out}"
+    );
+    assert!(out.contains("13 resource(s)"), "{out}");
+    // Every change and every left-out block is named with its line.
+    for says in [
+        "main.tf:111: databricks_pipeline.gateway is databricks_ingestion_gateway.gateway",
+        "main.tf:123: databricks_pipeline.ingestion is databricks_ingestion_pipeline.ingestion",
+        "main.tf:7: terraform { backend }",
+        "main.tf:17: provider aliases are not supported",
+        "main.tf:161: databricks_job.this: brickform has no block provider_config",
+        "main.tf:166: brickform has no resource kind databricks_cluster",
+        "main.tf:171: brickform has no data source databricks_spark_version",
+        "main.tf:173: provider = databricks.prod",
+        "main.tf:178: module source \"git::https://example.com/databricks-modules.git\" is not a local directory",
+    ] {
+        assert!(out.contains(says), "missing {says:?} in\n{out}");
+    }
+    let text = std::fs::read_to_string(d.join("bf/main.bf.hcl")).unwrap();
+    // The Lakeflow Connect kinds, their definition fields at the top, objects as object.
+    assert!(
+        text.contains("resource \"databricks_ingestion_gateway\" \"gateway\" {"),
+        "{text}"
+    );
+    assert!(
+        text.contains("resource \"databricks_ingestion_pipeline\" \"ingestion\" {"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("gateway_definition") && !text.contains("ingestion_definition"),
+        "{text}"
+    );
+    assert!(text.contains("  object {\n    table {"), "{text}");
+    // References are rewritten everywhere: arguments, depends_on, outputs, locals.
+    assert!(
+        !text.contains("databricks_pipeline.gateway")
+            && !text.contains("databricks_pipeline.ingestion"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ingestion_gateway_id = databricks_ingestion_gateway.gateway.id"),
+        "{text}"
+    );
+    assert!(
+        text.contains("depends_on = [databricks_ingestion_gateway.gateway]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("value = databricks_ingestion_gateway.gateway.id"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ingestion = databricks_ingestion_pipeline.ingestion.id"),
+        "{text}"
+    );
+    // Comments survive; what is left out stays, commented.
+    assert!(text.contains("# The sandbox catalog."), "{text}");
+    assert!(text.contains("# brickform convert: brickform has no resource kind databricks_cluster\n# resource \"databricks_cluster\" \"shared\" {"), "{text}");
+    assert!(text.contains("#   workspace_id = \"123\""), "{text}");
+    // The sources notebooks are uploaded from came along.
+    assert!(d.join("bf/ldp_demo.py").is_file());
+    assert!(!d.join("bf/main.tf").exists());
+
+    let out = run_ok(&d.join("bf"), &["validate"], &[]);
+    assert!(
+        out.contains("Success! The configuration is valid."),
+        "{out}"
+    );
+    // Converting again gives the same files.
+    run_ok(d, &["convert", "tf", "--out", "bf"], &[]);
+    assert_eq!(
+        std::fs::read_to_string(d.join("bf/main.bf.hcl")).unwrap(),
+        text
+    );
+}
+
+#[test]
+fn input_that_cannot_be_read_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (code, _, err) = run(d, &["convert", "missing"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cannot read"), "{err}");
+    std::fs::create_dir(d.join("empty")).unwrap();
+    let (code, _, err) = run(d, &["convert", "empty"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("holds no Terraform configuration"), "{err}");
+    std::fs::create_dir(d.join("broken")).unwrap();
+    std::fs::write(
+        d.join("broken/main.tf"),
+        "resource \"databricks_catalog\" \"c\" {\n  name = \n}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(d, &["convert", "broken"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("broken/main.tf:2:10: invalid expression"),
+        "{err}"
+    );
+    assert!(!d.join("broken/main.bf.hcl").exists(), "nothing written");
+}
+
+/// A state entry of `dir`'s brickform state.
+fn entry(state: &Value, address: &str) -> Value {
+    state["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["address"] == address)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {address} in {state:#}"))
+}
+
+fn state_of(dir: &Path) -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(dir.join(".brickform/state/default.json")).unwrap(),
+    )
+    .unwrap()
+}
+
+/// One resource of a Terraform state, as the provider writes it.
+fn tf_resource(type_name: &str, name: &str, attributes: Value) -> Value {
+    json!({
+        "mode": "managed",
+        "type": type_name,
+        "name": name,
+        "provider": "provider[\"registry.terraform.io/databricks/databricks\"]",
+        "instances": [{
+            "schema_version": 0,
+            "attributes": attributes,
+            "sensitive_attributes": [],
+            "private": "bnVsbA=="
+        }]
+    })
+}
+
+fn md5_hex(bytes: &[u8]) -> String {
+    use md5::Digest as _;
+    format!("{:x}", md5::Md5::digest(bytes))
+}
+
+#[test]
+fn a_terraform_state_is_adopted_and_the_next_plan_is_empty() {
+    let data = tempfile::tempdir().unwrap();
+    let serve = Serve::start(data.path(), &[]);
+    let dir = fixture();
+    let d = dir.path();
+    run_ok(d, &["convert", "tf", "--out", "made"], &[]);
+    // The objects Terraform made: applied from the converted configuration elsewhere, then
+    // described as the provider's state describes them (its ids and attribute names).
+    served_ok(&d.join("made"), &serve, &["apply", "--auto-approve"]);
+    let made = state_of(&d.join("made"));
+    let id = |a: &str| entry(&made, a)["id"].as_str().unwrap().to_string();
+    let computed = |a: &str, k: &str| entry(&made, a)["computed"][k].clone();
+    let nb = std::fs::read(d.join("tf/ldp_demo.py")).unwrap();
+    let wf = std::fs::read(d.join("tf/module.py")).unwrap();
+    let tfstate = json!({
+        "version": 4,
+        "terraform_version": "1.9.8",
+        "serial": 12,
+        "lineage": "2f1c0d7e-6a43-4c0b-9a55-3b8f3f6f2a10",
+        "outputs": {
+            "gateway_id": {"value": id("databricks_ingestion_gateway.gateway"), "type": "string"}
+        },
+        "resources": [
+            tf_resource("databricks_catalog", "sandbox", json!({
+                "id": "sandbox", "name": "sandbox", "comment": "this catalog is managed by terraform",
+                "properties": {"purpose": "testing"}, "force_destroy": false, "isolation_mode": "OPEN",
+                "metastore_id": computed("databricks_catalog.sandbox", "metastore_id"), "owner": "someone"
+            })),
+            tf_resource("databricks_schema", "things", json!({
+                "id": "sandbox.things", "catalog_name": "sandbox", "name": "things",
+                "comment": "this database is managed by terraform", "properties": {"kind": "various"}
+            })),
+            tf_resource("databricks_volume", "this", json!({
+                "id": "sandbox.things.quickstart_volume", "name": "quickstart_volume",
+                "catalog_name": "sandbox", "schema_name": "things", "volume_type": "MANAGED"
+            })),
+            tf_resource("databricks_connection", "mysql", json!({
+                "id": format!("{}|mysql_connection", computed("databricks_connection.mysql", "metastore_id").as_str().unwrap()),
+                "name": "mysql_connection", "connection_type": "MYSQL",
+                "options": {"host": "test.mysql.database.azure.com", "port": "3306", "user": "user", "password": "password"}
+            })),
+            tf_resource("databricks_secret_scope", "app", json!({
+                "id": "application-secret-scope", "name": "application-secret-scope", "backend_type": "DATABRICKS"
+            })),
+            tf_resource("databricks_secret", "publishing_api", json!({
+                "id": "application-secret-scope|||publishing_api", "scope": "application-secret-scope",
+                "key": "publishing_api", "string_value": "s3cr3t-v4lue", "config_reference": "{{secrets/application-secret-scope/publishing_api}}"
+            })),
+            tf_resource("databricks_directory", "my_custom_directory", json!({
+                "id": "/Shared/my_custom_directory", "path": "/Shared/my_custom_directory", "delete_recursive": false
+            })),
+            tf_resource("databricks_notebook", "ldp_demo", json!({
+                "id": "/Shared/my_custom_directory/ldp_demo", "path": "/Shared/my_custom_directory/ldp_demo",
+                "source": "./ldp_demo.py", "md5": md5_hex(&nb), "language": "PYTHON", "format": "SOURCE"
+            })),
+            tf_resource("databricks_workspace_file", "module", json!({
+                "id": "/Shared/module.py", "path": "/Shared/module.py",
+                "source": "./module.py", "md5": md5_hex(&wf)
+            })),
+            tf_resource("databricks_pipeline", "this", json!({"id": id("databricks_pipeline.this"), "name": "Pipeline Name"})),
+            tf_resource("databricks_pipeline", "gateway", json!({
+                "id": id("databricks_ingestion_gateway.gateway"), "name": "mysql-gateway",
+                "gateway_definition": [{"connection_name": "mysql_connection"}]
+            })),
+            tf_resource("databricks_pipeline", "ingestion", json!({
+                "id": id("databricks_ingestion_pipeline.ingestion"), "name": "mysql-ingestion"
+            })),
+            tf_resource("databricks_job", "this", json!({
+                "id": id("databricks_job.this"), "name": "Job with multiple tasks"
+            })),
+            // Not converted: not adopted, and said so.
+            tf_resource("databricks_cluster", "shared", json!({"id": "0101-000000-abcdefgh"})),
+            {"mode": "data", "type": "databricks_spark_version", "name": "latest",
+             "provider": "provider[\"registry.terraform.io/databricks/databricks\"]",
+             "instances": [{"attributes": {"id": "15.4.x-scala2.12"}}]}
+        ]
+    });
+    std::fs::write(
+        d.join("terraform.tfstate"),
+        serde_json::to_string_pretty(&tfstate).unwrap(),
+    )
+    .unwrap();
+
+    let out = served_ok(
+        d,
+        &serve,
+        &[
+            "convert",
+            "tf",
+            "--out",
+            "bf",
+            "--state",
+            "terraform.tfstate",
+        ],
+    );
+    assert!(
+        out.contains("13 adopted, 0 already there, 0 failed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("databricks_ingestion_gateway.gateway: Import complete"),
+        "{out}"
+    );
+    assert!(
+        out.contains("not adopted: databricks_cluster.shared: not in the converted configuration"),
+        "{out}"
+    );
+    served_plan_is_empty(&d.join("bf"), &serve);
+
+    let bf = d.join("bf");
+    let path = bf.join(".brickform/state/default.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    for secret in ["s3cr3t-v4lue", "\"password\""] {
+        assert!(
+            !text.contains(secret),
+            "{secret} reached the state:\n{text}"
+        );
+    }
+    let state = state_of(&bf);
+    assert_eq!(
+        entry(&state, "databricks_secret.publishing_api")["id"],
+        "application-secret-scope|publishing_api"
+    );
+    assert!(
+        entry(&state, "databricks_secret.publishing_api")["sensitive"]["string_value"]
+            .as_str()
+            .unwrap()
+            .starts_with("hmac-sha256:")
+    );
+    assert_eq!(
+        state["serial"],
+        json!(state["serial"].as_u64().unwrap()),
+        "{state}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "state file mode {mode:o}");
+    }
+    // Adopting again keeps what is there.
+    let out = served_ok(
+        d,
+        &serve,
+        &[
+            "convert",
+            "tf",
+            "--out",
+            "bf",
+            "--state",
+            "terraform.tfstate",
+        ],
+    );
+    assert!(out.contains("0 adopted, 13 already there"), "{out}");
+
+    // A secret whose value the configuration changed since Terraform applied it is
+    // planned as the update it is.
+    let main = std::fs::read_to_string(bf.join("main.bf.hcl")).unwrap();
+    std::fs::write(
+        bf.join("main.bf.hcl"),
+        main.replace("s3cr3t-v4lue", "n3w-v4lue"),
+    )
+    .unwrap();
+    let (code, out, err) = served(&bf, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("databricks_secret.publishing_api will be updated"),
+        "{out}"
+    );
+    assert!(out.contains("1 to change"), "{out}");
+}
