@@ -342,3 +342,100 @@ fn a_terraform_state_is_adopted_and_the_next_plan_is_empty() {
     );
     assert!(out.contains("1 to change"), "{out}");
 }
+
+/// A Terraform configuration that calls a local module with for_each converts module and
+/// all, and its state's module resources (`"module": "module.area[\"a\"]"`) are adopted at
+/// their module addresses, so the next plan is empty.
+#[test]
+fn resources_inside_modules_are_converted_and_adopted() {
+    let data = tempfile::tempdir().unwrap();
+    let serve = Serve::start(data.path(), &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("tf/modules/area")).unwrap();
+    std::fs::write(
+        d.join("tf/main.tf"),
+        format!(
+            "{}{}",
+            common::SERVED_PROVIDER,
+            r#"
+resource "databricks_catalog" "c" {
+  name = "tfmod"
+}
+module "area" {
+  source   = "./modules/area"
+  for_each = toset(["a", "b"])
+  catalog  = databricks_catalog.c.name
+  name     = each.key
+}
+output "ids" {
+  value = { for k, m in module.area : k => m.id }
+}
+"#
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("tf/modules/area/main.tf"),
+        r#"
+variable "catalog" {}
+variable "name" {}
+resource "databricks_schema" "this" {
+  catalog_name = var.catalog
+  name         = var.name
+}
+output "id" {
+  value = databricks_schema.this.id
+}
+"#,
+    )
+    .unwrap();
+    run_ok(d, &["convert", "tf", "--out", "made"], &[]);
+    served_ok(&d.join("made"), &serve, &["apply", "--auto-approve"]);
+    let schema = |key: &str| {
+        json!({
+            "module": format!("module.area[\"{key}\"]"),
+            "mode": "managed",
+            "type": "databricks_schema",
+            "name": "this",
+            "provider": "provider[\"registry.terraform.io/databricks/databricks\"]",
+            "instances": [{"attributes": {
+                "id": format!("tfmod.{key}"), "catalog_name": "tfmod", "name": key
+            }}]
+        })
+    };
+    let tfstate = json!({
+        "version": 4,
+        "serial": 3,
+        "lineage": "7a0e2c1d-0000-4000-8000-000000000001",
+        "outputs": {"ids": {"value": {"a": "tfmod.a", "b": "tfmod.b"}}},
+        "resources": [
+            tf_resource("databricks_catalog", "c", json!({"id": "tfmod", "name": "tfmod"})),
+            schema("a"),
+            schema("b"),
+        ]
+    });
+    std::fs::write(d.join("terraform.tfstate"), tfstate.to_string()).unwrap();
+    let out = served_ok(
+        d,
+        &serve,
+        &[
+            "convert",
+            "tf",
+            "--out",
+            "bf",
+            "--state",
+            "terraform.tfstate",
+        ],
+    );
+    assert!(
+        out.contains("3 adopted, 0 already there, 0 failed"),
+        "{out}"
+    );
+    let state = state_of(&d.join("bf"));
+    assert_eq!(
+        entry(&state, "module.area[\"b\"].databricks_schema.this")["id"],
+        "tfmod.b"
+    );
+    served_plan_is_empty(&d.join("bf"), &serve);
+}

@@ -75,7 +75,6 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         );
         return Ok(ExitCode::SUCCESS);
     };
-    let adoptions = tfstate::read(&ctx.dir.join(state), &conv, &src, provider.as_ref())?;
     let plan = PlanArgs {
         vars: args.vars,
         lock_timeout: "0s".into(),
@@ -88,6 +87,37 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     let mut s = Session::open(&out_ctx, &plan, "import").await?;
     s.finish_interrupted().await?;
     let engine = s.env.engine();
+    // A resource inside a module: the converted configuration's resource of that name in
+    // that module instance, of the same type or of the kind its block became (a Lakeflow
+    // Connect pipeline's).
+    let config = &engine.config;
+    let in_module = |module: &str, type_name: &str, name: &str| -> Option<String> {
+        let same = format!("{module}.{type_name}.{name}");
+        if config.resources.contains_key(&same) {
+            return Some(same);
+        }
+        let renamed: Vec<&String> = config
+            .resources
+            .iter()
+            .filter(|(_, r)| r.module.to_string() == module && r.name == name)
+            .filter(|(_, r)| {
+                conv.renamed_kinds(type_name)
+                    .contains(&r.type_name.as_str())
+            })
+            .map(|(a, _)| a)
+            .collect();
+        match renamed.as_slice() {
+            [one] => Some((*one).clone()),
+            _ => None,
+        }
+    };
+    let adoptions = tfstate::read(
+        &ctx.dir.join(state),
+        &conv,
+        &src,
+        provider.as_ref(),
+        &in_module,
+    )?;
     println!("\nAdopting the objects of {}:", state.display());
     let (mut adopted, mut kept, mut failed) = (0, 0, 0);
     for a in &adoptions.adopt {

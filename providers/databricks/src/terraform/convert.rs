@@ -56,6 +56,16 @@ pub struct Conversion {
 }
 
 impl Conversion {
+    /// The kinds a block of Terraform type `type_name` may have become (besides itself):
+    /// a Lakeflow Connect pipeline's.
+    pub fn renamed_kinds(&self, type_name: &str) -> Vec<&'static str> {
+        relocations()
+            .iter()
+            .filter(|r| r.from_kind == type_name)
+            .map(|r| r.to_kind)
+            .collect()
+    }
+
     /// The brickform address of a root-module resource Terraform knows as `TYPE.NAME`.
     pub fn address_of(&self, type_name: &str, name: &str) -> Option<String> {
         self.resources

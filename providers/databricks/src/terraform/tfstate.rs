@@ -94,11 +94,15 @@ pub struct Adoptions {
 
 /// Reads the state at `path` for the resources `conv` converted; `config_dir` is where the
 /// Terraform configuration was (relative `source` paths are relative to it).
+/// `in_module` gives the brickform address of a resource Terraform knows as `TYPE.NAME` in
+/// module instance `MODULE` (`module.src["a"]`), as the converted configuration declares it;
+/// `None` when it declares none.
 pub fn read(
     path: &Path,
     conv: &Conversion,
     config_dir: &Path,
     provider: &dyn Provider,
+    in_module: &dyn Fn(&str, &str, &str) -> Option<String>,
 ) -> Result<Adoptions, TfStateError> {
     let text = std::fs::read_to_string(path).map_err(|source| TfStateError::Read {
         path: path.to_path_buf(),
@@ -127,27 +131,25 @@ pub fn read(
             Some(m) => format!("{m}.{}.{}", r.type_name, r.name),
             None => format!("{}.{}", r.type_name, r.name),
         };
-        if r.module.is_some() {
-            out.skipped.push(format!(
-                "{tf}: resources in modules are not adopted; once converted, import them with `brickform import`"
-            ));
-            continue;
-        }
         if !r.provider.contains("databricks/databricks") {
             out.skipped.push(format!(
                 "{tf}: not a resource of the databricks/databricks provider"
             ));
             continue;
         }
-        let Some(base) = conv.address_of(&r.type_name, &r.name) else {
+        let base = match &r.module {
+            Some(m) => in_module(m, &r.type_name, &r.name),
+            None => conv.address_of(&r.type_name, &r.name),
+        };
+        let Some(base) = base else {
             out.skipped
                 .push(format!("{tf}: not in the converted configuration"));
             continue;
         };
-        let Some(kind) = kinds
-            .iter()
-            .find(|k| base.starts_with(&format!("{}.", k.type_name())))
-        else {
+        let type_name = brickform_core::addrs::InstanceAddr::parse(&base)
+            .map(|a| a.resource.type_name)
+            .unwrap_or_default();
+        let Some(kind) = kinds.iter().find(|k| k.type_name() == type_name) else {
             continue;
         };
         for inst in &r.instances {
