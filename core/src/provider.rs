@@ -883,6 +883,17 @@ pub trait Provider: Send + Sync {
     fn config_schema(&self) -> &Schema;
     fn resource_kinds(&self) -> Vec<Arc<dyn ResourceKind>>;
     fn data_sources(&self) -> Vec<Arc<dyn DataSource>>;
+    /// A fresh, unconfigured instance of this provider, with its own connection, for
+    /// another configuration of it (`provider "NAME" { alias = "…" }`). `None` when the
+    /// provider has no other configuration to give.
+    fn another(&self) -> Option<Arc<dyn Provider>> {
+        None
+    }
+    /// The provider as itself, for the binary's commands that use what only it offers (a
+    /// Databricks client to follow a run).
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
     /// Connects with the evaluated provider block. Called once per command before any
     /// resource operation; never called by `validate`.
     async fn configure(&self, config: &Object) -> ProviderResult<()>;

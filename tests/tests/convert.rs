@@ -32,17 +32,15 @@ fn a_terraform_configuration_converts_and_validates() {
         out.contains("tf/main.tf") || out.contains("main.tf -> main.bf.hcl"),
         "{out}"
     );
-    assert!(out.contains("13 resource(s)"), "{out}");
+    assert!(out.contains("14 resource(s)"), "{out}");
     // Every change and every left-out block is named with its line.
     for says in [
         "main.tf:111: databricks_pipeline.gateway is databricks_ingestion_gateway.gateway",
         "main.tf:123: databricks_pipeline.ingestion is databricks_ingestion_pipeline.ingestion",
         "main.tf:7: terraform { backend }",
-        "main.tf:17: provider aliases are not supported",
         "main.tf:161: databricks_job.this: brickform has no block provider_config",
         "main.tf:166: brickform has no resource kind databricks_cluster",
         "main.tf:171: brickform has no data source databricks_spark_version",
-        "main.tf:173: provider = databricks.prod",
         "main.tf:178: module source \"git::https://example.com/databricks-modules.git\" is not a local directory",
     ] {
         assert!(out.contains(says), "missing {says:?} in\n{out}");
@@ -241,6 +239,12 @@ fn a_terraform_state_is_adopted_and_the_next_plan_is_empty() {
             tf_resource("databricks_job", "this", json!({
                 "id": id("databricks_job.this"), "name": "Job with multiple tasks"
             })),
+            // Made through the aliased provider configuration.
+            {
+                "mode": "managed", "type": "databricks_catalog", "name": "prod",
+                "provider": "provider[\"registry.terraform.io/databricks/databricks\"].prod",
+                "instances": [{"attributes": {"id": "prod", "name": "prod"}}]
+            },
             // Not converted: not adopted, and said so.
             tf_resource("databricks_cluster", "shared", json!({"id": "0101-000000-abcdefgh"})),
             {"mode": "data", "type": "databricks_spark_version", "name": "latest",
@@ -267,7 +271,7 @@ fn a_terraform_state_is_adopted_and_the_next_plan_is_empty() {
         ],
     );
     assert!(
-        out.contains("13 adopted, 0 already there, 0 failed"),
+        out.contains("14 adopted, 0 already there, 0 failed"),
         "{out}"
     );
     assert!(
@@ -290,6 +294,10 @@ fn a_terraform_state_is_adopted_and_the_next_plan_is_empty() {
         );
     }
     let state = state_of(&bf);
+    assert_eq!(
+        entry(&state, "databricks_catalog.prod")["provider"],
+        "databricks.prod"
+    );
     assert_eq!(
         entry(&state, "databricks_secret.publishing_api")["id"],
         "application-secret-scope|publishing_api"
@@ -324,7 +332,7 @@ fn a_terraform_state_is_adopted_and_the_next_plan_is_empty() {
             "terraform.tfstate",
         ],
     );
-    assert!(out.contains("0 adopted, 13 already there"), "{out}");
+    assert!(out.contains("0 adopted, 14 already there"), "{out}");
 
     // A secret whose value the configuration changed since Terraform applied it is
     // planned as the update it is.

@@ -154,11 +154,22 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     };
     let engine = Engine::new(&config, &p.registry, &vars, &env);
     context::check(&engine.configure(&doc).await, &config)?;
-    let client = p.databricks.shared().client().map_err(|e| anyhow!("{e}"))?;
+    // The workspace of the provider configuration the object belongs to (an aliased one's
+    // when it was made through one).
+    let databricks = engine
+        .registry_for(&resource.provider)
+        .providers
+        .iter()
+        .find_map(|p| {
+            p.as_any()?
+                .downcast_ref::<brickform_databricks::DatabricksProvider>()
+        })
+        .unwrap_or(&p.databricks);
+    let client = databricks.shared().client().map_err(|e| anyhow!("{e}"))?;
     let timeout = args.timeout;
     let on = progress_printer();
     // The kind says whether and how its objects run; the command asks, prints and waits.
-    let Some(runner) = p.databricks.runner(&resource.resource_type) else {
+    let Some(runner) = databricks.runner(&resource.resource_type) else {
         fail!(
             "{} is a {}; only jobs and pipelines can be run.",
             args.address,

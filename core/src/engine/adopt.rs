@@ -204,7 +204,7 @@ impl Engine<'_> {
             *nothing_there = true;
             return Ok(None);
         }
-        let me = match self.registry.provider_of(kind.type_name()) {
+        let me = match self.registry_at(&ctx.address).provider_of(kind.type_name()) {
             Some(p) => p.current_user().await.ok().flatten(),
             None => None,
         };
@@ -407,14 +407,17 @@ impl Engine<'_> {
                 "The configuration does not declare {base}: brickform leaves the object alone from now on."
             ));
         }
-        let kind = self.registry.kind(&removed.resource_type)?.clone();
+        let kind = self
+            .registry_for(&removed.provider)
+            .kind(&removed.resource_type)?
+            .clone();
         let ctx = self.op_context(address, state.lineage());
         let config = super::instance::json_object(&removed.config);
         if kind.natural_key(&ctx, &config).is_none() {
             return Some(self.after_forget_offline(removed));
         }
         let found = kind.find_existing(&ctx, &config).await.ok()?;
-        let me = match self.registry.provider_of(kind.type_name()) {
+        let me = match self.registry_at(&ctx.address).provider_of(kind.type_name()) {
             Some(p) => p.current_user().await.ok().flatten(),
             None => None,
         };
@@ -464,7 +467,10 @@ impl Engine<'_> {
     pub fn after_forget_offline(&self, removed: &brickform_state::ResourceState) -> String {
         let ctx = self.op_context(&removed.address, "");
         let config = super::instance::json_object(&removed.config);
-        match self.registry.kind(&removed.resource_type) {
+        match self
+            .registry_for(&removed.provider)
+            .kind(&removed.resource_type)
+        {
             Some(kind) if kind.natural_key(&ctx, &config).is_some() => format!(
                 "The next plan looks the object up and imports it again instead of creating another ({} was not checked now: the service could not be reached).",
                 removed.id

@@ -677,10 +677,18 @@ impl Engine<'_> {
         Work {
             part: Part::Whole,
             kind: (change.mode == Mode::Managed)
-                .then(|| self.registry.kind(&change.type_name).cloned())
+                .then(|| {
+                    self.registry_for(&change.provider)
+                        .kind(&change.type_name)
+                        .cloned()
+                })
                 .flatten(),
             data_source: (change.mode == Mode::Data)
-                .then(|| self.registry.data_source(&change.type_name).cloned())
+                .then(|| {
+                    self.registry_for(&change.provider)
+                        .data_source(&change.type_name)
+                        .cloned()
+                })
                 .flatten(),
             resource,
             key: spec.key.clone(),

@@ -176,14 +176,22 @@ fn provider_config(
         .map(|p| p.name())
         .chain(config.providers.keys().map(String::as_str))
         .collect();
-    for name in used {
+    for key in used {
+        // An aliased configuration is keyed `NAME.ALIAS`, as Terraform keys it.
+        let (name, alias) = match key.split_once('.') {
+            Some((n, a)) => (n, Some(a)),
+            None => (key, None),
+        };
         let provider = registry.provider(name);
         let mut m = Map::new();
         m.insert("name".into(), json!(name));
+        if let Some(a) = alias {
+            m.insert("alias".into(), json!(a));
+        }
         if let Some(p) = provider {
             m.insert("full_name".into(), json!(p.source_address()));
         }
-        if let (Some(block), Some(p)) = (config.providers.get(name), provider) {
+        if let (Some(block), Some(p)) = (config.providers.get(key), provider) {
             m.insert(
                 "expressions".into(),
                 body(
@@ -195,7 +203,7 @@ fn provider_config(
                 ),
             );
         }
-        out.insert(name.to_string(), Json::Object(m));
+        out.insert(key.to_string(), Json::Object(m));
     }
     Json::Object(out)
 }
@@ -210,10 +218,13 @@ fn resource(
         Mode::Managed => registry.kind(&r.type_name).map(|k| k.schema()),
         Mode::Data => registry.data_source(&r.type_name).map(|d| d.schema()),
     };
-    let provider = registry
-        .provider_of(&r.type_name)
-        .map(|p| p.name().to_string())
-        .unwrap_or_else(|| r.type_name.split('_').next().unwrap_or("").to_string());
+    let provider = match &r.provider_ref {
+        Some(written) => written.clone(),
+        None => registry
+            .provider_of(&r.type_name)
+            .map(|p| p.name().to_string())
+            .unwrap_or_else(|| r.type_name.split('_').next().unwrap_or("").to_string()),
+    };
     let mut m = Map::new();
     m.insert("address".into(), json!(r.address()));
     m.insert(

@@ -126,7 +126,8 @@ impl Engine<'_> {
             .map(|(a, l)| (a.clone(), l.clone()))
             .collect();
         for c in &plan.changes {
-            if let (Some(kind), Some(after)) = (self.registry.kind(&c.type_name), &c.after)
+            if let (Some(kind), Some(after)) =
+                (self.registry_for(&c.provider).kind(&c.type_name), &c.after)
                 && let Some(loc) = kind.location(&after.0)
             {
                 placed.push((c.address.clone(), loc));
@@ -169,7 +170,7 @@ impl Engine<'_> {
             .iter()
             .filter(|c| c.action == Action::Delete || c.action.is_replace())
             .filter_map(|c| {
-                let kind = self.registry.kind(&c.type_name)?;
+                let kind = self.registry_for(&c.provider).kind(&c.type_name)?;
                 let r = state.get(&c.address)?;
                 Some(kind.takes_along(&r.id, &merged_from(r)))
             })
@@ -181,7 +182,7 @@ impl Engine<'_> {
             if !(c.action == Action::Delete || c.action.is_replace()) {
                 continue;
             }
-            let Some(kind) = self.registry.kind(&c.type_name).cloned() else {
+            let Some(kind) = self.registry_for(&c.provider).kind(&c.type_name).cloned() else {
                 continue;
             };
             let Some(r) = state.get(&c.address) else {
@@ -331,7 +332,10 @@ impl Engine<'_> {
         c.reason = Some(ActionReason::ReplaceBecauseContainerReplaced);
         c.container = Some(container.to_string());
         // A new object: what only the service tells is known after apply.
-        if let (Some(kind), Some(after)) = (self.registry.kind(&c.type_name), c.after.as_mut()) {
+        if let (Some(kind), Some(after)) = (
+            self.registry_for(&c.provider).kind(&c.type_name),
+            c.after.as_mut(),
+        ) {
             let config = after.0.clone();
             super::instance::fill_service_assigned(kind.as_ref(), &config, false, &mut after.0);
         }

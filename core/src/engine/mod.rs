@@ -93,6 +93,9 @@ pub struct Engine<'a> {
     presets: std::sync::OnceLock<Option<crate::provider::Presets>>,
     /// The backend's other states, which say whose a found object is (see `adopt`).
     other_states: adopt::OtherStates,
+    /// Every other configuration of a provider (`provider "NAME" { alias = "A" }`), by its
+    /// key `NAME.A`: a registry of its own, so its objects go through its own connection.
+    aliases: std::sync::Arc<std::collections::BTreeMap<String, Registry>>,
 }
 
 impl<'a> Engine<'a> {
@@ -115,6 +118,17 @@ impl<'a> Engine<'a> {
             ));
             std::borrow::Cow::Owned(expanded)
         };
+        let mut aliases = std::collections::BTreeMap::new();
+        for key in config.providers.keys() {
+            let Some((name, _)) = key.split_once('.') else {
+                continue;
+            };
+            if let Some(p) = registry.provider(name).and_then(|p| p.another()) {
+                let mut r = Registry::new();
+                r.register(p);
+                aliases.insert(key.clone(), r);
+            }
+        }
         Engine {
             config,
             registry,
@@ -125,7 +139,33 @@ impl<'a> Engine<'a> {
             offline: false,
             presets: std::sync::OnceLock::new(),
             other_states: Default::default(),
+            aliases: std::sync::Arc::new(aliases),
         }
+    }
+
+    /// The registry of a provider configuration (`NAME`, or `NAME.ALIAS` for an aliased
+    /// one): its kinds hold its connection. A key nothing declares is the default's.
+    pub fn registry_for(&self, key: &str) -> &Registry {
+        self.aliases.get(key).unwrap_or(self.registry)
+    }
+
+    /// The registry of the instance at `address`, by what the configuration declares there
+    /// (the default's when it declares nothing).
+    pub fn registry_at(&self, address: &str) -> &Registry {
+        match self.config.resources.get(crate::addrs::base_of(address)) {
+            Some(r) => self.registry_for(&self.provider_key(r)),
+            None => self.registry,
+        }
+    }
+
+    /// The provider configuration a resource block uses (see [`Config::provider_key`]).
+    pub fn provider_key(&self, r: &crate::lang::load::Resource) -> String {
+        let name = self
+            .registry
+            .provider_of(&r.type_name)
+            .map(|p| p.name())
+            .unwrap_or_default();
+        self.config.provider_key(r, name)
     }
 
     /// Lets plans read the other environments' states of `backend`, so an object another
@@ -154,6 +194,7 @@ impl<'a> Engine<'a> {
             offline: true,
             presets: std::sync::OnceLock::new(),
             other_states: Default::default(),
+            aliases: self.aliases.clone(),
         };
         let development =
             self.settings.mode == Some(crate::lang::environment::EnvMode::Development);
@@ -253,6 +294,7 @@ impl<'a> Engine<'a> {
             offline: true,
             presets: std::sync::OnceLock::new(),
             other_states: Default::default(),
+            aliases: self.aliases.clone(),
         };
         let state = StateDocument::new(&self.environment);
         let (_, _, mut diags) = engine.build_plan(&state, &PlanRequest::default()).await;

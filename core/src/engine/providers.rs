@@ -38,8 +38,10 @@ impl Engine<'_> {
                 let _ = world.evaluate_local(&s.module, &s.name, &l.expr.expr, &config.dir);
             }
         }
-        let mut settings: BTreeMap<&str, Object> = BTreeMap::new();
-        for (name, block) in &config.providers {
+        // Settings by provider configuration: `NAME`, or `NAME.ALIAS` for an aliased one.
+        let mut settings: BTreeMap<String, Object> = BTreeMap::new();
+        for (key, block) in &config.providers {
+            let name = key.split('.').next().unwrap_or(key);
             let Some(provider) = self.registry.provider(name) else {
                 let names: Vec<&str> = self.registry.providers.iter().map(|p| p.name()).collect();
                 diags.push(
@@ -50,6 +52,16 @@ impl Engine<'_> {
                 );
                 continue;
             };
+            if key.contains('.') && !self.aliases.contains_key(key) {
+                diags.push(
+                    Diagnostic::error("Provider aliases are not supported by this provider")
+                        .at(block.span.clone())
+                        .detail(format!(
+                            "The provider \"{name}\" has one configuration only."
+                        )),
+                );
+                continue;
+            }
             let mut bad_reference = false;
             for r in crate::lang::refs::body_refs(&block.body.body) {
                 let reads_resource =
@@ -69,9 +81,10 @@ impl Engine<'_> {
             }
             let (decoded, d) = decode_settings(&world, &config.dir, block, provider.as_ref());
             diags.extend(d);
-            settings.insert(provider.name(), decoded);
+            settings.insert(key.clone(), decoded);
         }
-        // The environment's provider settings override the top-level ones, key by key.
+        // The environment's provider settings override the top-level ones, key by key (of
+        // each provider's default configuration).
         for (name, block) in &self.settings.providers {
             let Some(provider) = self.registry.provider(name) else {
                 diags.push(
@@ -83,48 +96,75 @@ impl Engine<'_> {
             };
             let (decoded, d) = decode_settings(&world, &config.dir, block, provider.as_ref());
             diags.extend(d);
-            let merged = settings.entry(provider.name()).or_default();
+            let merged = settings.entry(provider.name().to_string()).or_default();
             for (k, v) in decoded {
                 if !v.is_null() {
                     merged.insert(k, v);
                 }
             }
         }
+        // Every aliased configuration a resource names must be declared.
+        let mut used: HashSet<String> = HashSet::new();
+        for r in config.resources.values() {
+            let key = self.provider_key(r);
+            if key.contains('.') && !config.providers.contains_key(&key) {
+                diags.push(
+                    Diagnostic::error("Provider configuration not present")
+                        .at(r.span.clone())
+                        .detail(format!(
+                            "{} uses the provider configuration {key}, which is not declared: add provider \"{}\" {{ alias = \"{}\" … }} to the root module{}.",
+                            r.address(),
+                            key.split('.').next().unwrap_or(&key),
+                            key.split_once('.').map(|(_, a)| a).unwrap_or(""),
+                            if r.module.is_root() { "" } else { ", and pass it to the module with providers = { … }" }
+                        )),
+                );
+            }
+            used.insert(key);
+        }
         if self.offline || diags.has_errors() {
             return diags;
         }
-        let used: HashSet<&str> = config
-            .resources
-            .values()
-            .filter_map(|r| self.registry.provider_of(&r.type_name).map(|p| p.name()))
-            .chain(state.resources().iter().filter_map(|r| {
-                self.registry
+        used.extend(state.resources().iter().map(|r| {
+            match r.provider.as_str() {
+                // States written before provider keys were recorded name the default.
+                "" => self
+                    .registry
                     .provider_of(&r.resource_type)
-                    .map(|p| p.name())
-            }))
-            .chain(settings.keys().copied())
+                    .map(|p| p.name().to_string())
+                    .unwrap_or_default(),
+                key => key.to_string(),
+            }
+        }));
+        used.extend(settings.keys().cloned());
+        let mut configured: Vec<(String, &std::sync::Arc<dyn crate::provider::Provider>)> = self
+            .registry
+            .providers
+            .iter()
+            .map(|p| (p.name().to_string(), p))
             .collect();
-        for p in &self.registry.providers {
-            if !used.contains(p.name()) {
+        for (key, r) in self.aliases.iter() {
+            for p in &r.providers {
+                configured.push((key.clone(), p));
+            }
+        }
+        for (key, p) in configured {
+            if !used.contains(&key) {
                 continue;
             }
-            let s = settings.remove(p.name()).unwrap_or_default();
+            let s = settings.remove(&key).unwrap_or_default();
             if s.values().any(Value::contains_unknown) {
                 diags.push(
-                    Diagnostic::error(format!(
-                        "Provider \"{}\" configuration is not known",
-                        p.name()
-                    ))
-                    .detail("Its settings depend on values that are only known after apply."),
+                    Diagnostic::error(format!("Provider \"{key}\" configuration is not known"))
+                        .detail("Its settings depend on values that are only known after apply."),
                 );
                 continue;
             }
             if let Err(e) = p.configure(&s).await {
-                let span = config.providers.get(p.name()).and_then(|b| b.span.clone());
+                let span = config.providers.get(&key).and_then(|b| b.span.clone());
                 diags.push(
                     Diagnostic::error(format!(
-                        "Cannot configure provider \"{}\": {}",
-                        p.name(),
+                        "Cannot configure provider \"{key}\": {}",
                         e.message
                     ))
                     .at(span)
@@ -132,6 +172,11 @@ impl Engine<'_> {
                 );
             }
         }
+        let used: HashSet<&str> = used
+            .iter()
+            .filter(|k| !k.contains('.'))
+            .map(String::as_str)
+            .collect();
         if !diags.has_errors() && self.presets.get().is_none() {
             diags.extend(self.resolve_presets(&used).await);
         }

@@ -36,7 +36,11 @@ impl Engine<'_> {
         let mut lines = Vec::new();
         for intent in intents {
             let ctx = self.op_context(&intent.address, doc.lineage());
-            let kind = self.registry.kind(&intent.resource_type).cloned();
+            let registry = match doc.get(&intent.address) {
+                Some(r) => self.registry_for(&r.provider),
+                None => self.registry_at(&intent.address),
+            };
+            let kind = registry.kind(&intent.resource_type).cloned();
             let failed = |why: &str| Outcome::Failed(format!("interrupted: {why}"));
             let outcome = match (&intent.op, kind) {
                 // Only repeating the create would tell whether it happened, and that is for
@@ -65,14 +69,23 @@ impl Engine<'_> {
                             };
                             let config =
                                 super::instance::configurable(kind.schema(), &remote.attrs);
-                            let provider = self
-                                .registry
-                                .provider_of(&intent.resource_type)
-                                .map(|p| p.name())
-                                .unwrap_or_default();
+                            let provider = match doc.get(&intent.address) {
+                                Some(r) => r.provider.clone(),
+                                None => self
+                                    .config
+                                    .resources
+                                    .get(crate::addrs::base_of(&intent.address))
+                                    .map(|r| self.provider_key(r))
+                                    .unwrap_or_else(|| {
+                                        self.registry
+                                            .provider_of(&intent.resource_type)
+                                            .map(|p| p.name().to_string())
+                                            .unwrap_or_default()
+                                    }),
+                            };
                             let slot = Slot {
                                 address: &intent.address,
-                                provider,
+                                provider: &provider,
                                 dependencies: &[],
                             };
                             match state_entry(doc, slot, kind.as_ref(), &remote, &config, &[]) {
@@ -189,7 +202,11 @@ impl Engine<'_> {
                 .detail(format!("{address} is already in the state. To import it again, remove it first with `brickform state rm {address}`."))
                 .into());
         }
-        let Some(kind) = self.registry.kind(&resource.type_name).cloned() else {
+        let Some(kind) = self
+            .registry_for(&self.provider_key(resource))
+            .kind(&resource.type_name)
+            .cloned()
+        else {
             return Err(Diagnostic::error("Invalid resource type")
                 .at(resource.type_span.clone())
                 .into());
@@ -235,17 +252,13 @@ impl Engine<'_> {
                 config.insert(k.clone(), v.clone());
             }
         }
-        let provider = self
-            .registry
-            .provider_of(&resource.type_name)
-            .map(|p| p.name())
-            .unwrap_or_default();
+        let provider = self.provider_key(resource);
         let dependencies = crate::addrs::ConfigNode::parse(base)
             .map(|n| cg.resource_dependencies(&n))
             .unwrap_or_default();
         let slot = Slot {
             address,
-            provider,
+            provider: &provider,
             dependencies: &dependencies,
         };
         let rs = state_entry(doc, slot, kind.as_ref(), &remote, &config, &[])

@@ -17,6 +17,9 @@ use tokio::task::JoinSet;
 /// Read results by instance address.
 pub type Refreshed = HashMap<String, ProviderResult<Option<Remote>>>;
 
+/// What state knows of one instance to read: its address, id and last applied values.
+type Known = (String, String, crate::value::Object);
+
 impl Engine<'_> {
     pub(super) async fn refresh_all(
         &self,
@@ -25,24 +28,25 @@ impl Engine<'_> {
         importing: &BTreeMap<String, String>,
     ) -> Refreshed {
         let parallelism = req.calls_in_flight();
-        // Group what state knows by kind.
-        let mut by_kind: BTreeMap<&str, Vec<(String, String, crate::value::Object)>> =
-            BTreeMap::new();
+        // Group what state knows by provider configuration and kind.
+        let mut by_kind: BTreeMap<(&str, &str), Vec<Known>> = BTreeMap::new();
         for r in state.resources() {
             if r.mode != ResourceMode::Managed
                 || importing.contains_key(&r.address)
-                || self.registry.kind(&r.resource_type).is_none()
+                || self
+                    .registry_for(&r.provider)
+                    .kind(&r.resource_type)
+                    .is_none()
             {
                 continue;
             }
             let Some((id, prior)) = prior_of(state, &r.address) else {
                 continue;
             };
-            by_kind.entry(r.resource_type.as_str()).or_default().push((
-                r.address.clone(),
-                id,
-                prior.merged(),
-            ));
+            by_kind
+                .entry((r.provider.as_str(), r.resource_type.as_str()))
+                .or_default()
+                .push((r.address.clone(), id, prior.merged()));
         }
         let sem = Arc::new(Semaphore::new(parallelism));
         let mut out = Refreshed::new();
@@ -50,8 +54,8 @@ impl Engine<'_> {
         // One task per kind, all at once: a kind's batched read (a few listings) must not
         // wait for another kind's, or a plan takes one round trip per kind.
         let mut kinds: JoinSet<Vec<(String, ProviderResult<Option<Remote>>)>> = JoinSet::new();
-        for (type_name, items) in by_kind {
-            let Some(kind) = self.registry.kind(type_name).cloned() else {
+        for ((provider, type_name), items) in by_kind {
+            let Some(kind) = self.registry_for(provider).kind(type_name).cloned() else {
                 continue;
             };
             let ctx = self.op_context(type_name, &lineage);

@@ -163,6 +163,8 @@ pub struct Resource {
     pub type_span: Option<Span>,
     /// The module instance it belongs to.
     pub module: ModuleInstance,
+    /// `provider = NAME` or `provider = NAME.ALIAS` as written (in its module's names).
+    pub provider_ref: Option<String>,
 }
 
 impl Resource {
@@ -232,6 +234,9 @@ pub struct ModuleCall {
     /// The module's input variables as the call sets them.
     pub inputs: IndexMap<String, (Expr, Option<Span>)>,
     pub span: Option<Span>,
+    /// `providers = { NAME = NAME.ALIAS, … }`: the module's provider configurations (by the
+    /// names it uses) from the caller's.
+    pub providers: Vec<(String, String, Option<Span>)>,
     /// The called module, loaded from `source` (see `lang::modules`).
     pub module: Option<std::sync::Arc<ModuleBody>>,
 }
@@ -262,6 +267,10 @@ pub struct ModuleInstanceInfo {
     pub has_for_each: bool,
     /// The call's names of outputs, in order: what `module.NAME` holds.
     pub outputs: Vec<String>,
+    /// The provider configurations its resources use, by the names the module gives them,
+    /// as the root names them (`databricks` → `databricks.prod`). A name not here is the
+    /// root's configuration of that name.
+    pub providers: std::collections::BTreeMap<String, String>,
     /// The call block.
     pub span: Option<Span>,
     /// The call's `count` / `for_each` was not known (validate without variables): the
@@ -342,6 +351,17 @@ impl Config {
         } else {
             self.module_outputs.get(&scoped_key(&s.module, &s.name))
         }
+    }
+
+    /// The provider configuration (`NAME` or `NAME.ALIAS`, as the root names it) a resource
+    /// uses, `provider_name` the name of the provider its type belongs to.
+    pub fn provider_key(&self, r: &Resource, provider_name: &str) -> String {
+        let local = r.provider_ref.as_deref().unwrap_or(provider_name);
+        self.module_instances
+            .get(&r.module)
+            .and_then(|i| i.providers.get(local))
+            .cloned()
+            .unwrap_or_else(|| local.to_string())
     }
 
     /// `path.module` of a module instance (`.` for the root).
@@ -578,41 +598,68 @@ fn check_provider_reference(
     type_name: &str,
     value: &Expression,
     diags: &mut Diagnostics,
-) {
-    let owner = type_name.split('_').next().unwrap_or(type_name);
+) -> Option<String> {
     let at = span_of(file, value.span());
-    match value {
-        Expression::Variable(v) if v.as_str() == owner => {}
-        Expression::Variable(v) => diags.push(
-            Diagnostic::error("Invalid provider reference")
-                .at(at)
-                .detail(format!(
-                    "A {type_name} belongs to the provider \"{owner}\", not \"{}\".",
-                    v.as_str()
-                ))
-                .hint(format!("write provider = {owner}, or leave it out")),
-        ),
-        Expression::Traversal(t) => {
-            let name = match &t.expr {
-                Expression::Variable(v) => v.as_str().to_string(),
-                _ => owner.to_string(),
-            };
+    match provider_key(value) {
+        Some(key) => {
+            // Which provider a type belongs to is the registry's to say (the engine checks
+            // it); a prefix that is not the type's own is a likely slip, caught here.
+            let name = key.split('.').next().unwrap_or(&key).to_string();
+            let owned = type_name == name
+                || type_name.starts_with(&format!("{name}_"))
+                || type_name.starts_with("sdp_meta_");
+            if !owned {
+                let owner = type_name.split('_').next().unwrap_or(type_name);
+                diags.push(
+                    Diagnostic::error("Invalid provider reference")
+                        .at(at)
+                        .detail(format!(
+                            "A {type_name} belongs to the provider \"{owner}\", not \"{name}\"."
+                        ))
+                        .hint(format!(
+                            "write provider = {owner} (or {owner}.ALIAS), or leave it out"
+                        )),
+                );
+                return None;
+            }
+            Some(key)
+        }
+        None => {
+            let owner = type_name.split('_').next().unwrap_or(type_name);
             diags.push(
-                Diagnostic::error("Provider aliases are not supported")
+                Diagnostic::error("Invalid provider reference")
                     .at(at)
                     .detail(format!(
-                        "This refers to another configuration of provider \"{name}\"; brickform configures one per environment, so this resource would be applied with the default one."
-                    ))
-                    .hint("leave out `provider = …`, and give each target its own environment block with its provider settings"),
+                        "The provider meta-argument names a provider configuration, as in provider = {owner} or provider = {owner}.ALIAS."
+                    )),
             );
+            None
         }
-        _ => diags.push(
-            Diagnostic::error("Invalid provider reference")
-                .at(at)
-                .detail(format!(
-                    "The provider meta-argument names a provider, as in provider = {owner}."
-                )),
-        ),
+    }
+}
+
+/// `NAME` or `NAME.ALIAS` from a provider reference expression.
+fn provider_key(e: &Expression) -> Option<String> {
+    match e {
+        Expression::Variable(v) => Some(v.as_str().to_string()),
+        Expression::Traversal(t) => {
+            let Expression::Variable(root) = &t.expr else {
+                return None;
+            };
+            match t
+                .operators
+                .iter()
+                .map(|o| o.value())
+                .collect::<Vec<_>>()
+                .as_slice()
+            {
+                [TraversalOperator::GetAttr(alias)] => {
+                    Some(format!("{}.{}", root.as_str(), alias.as_str()))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
@@ -786,9 +833,26 @@ fn load_block(config: &mut Config, file: FileId, b: Block, diags: &mut Diagnosti
             let Some(ls) = expect_labels(file, &b, &["provider name"], diags) else {
                 return;
             };
+            // `alias = "prod"` makes another configuration of the provider, known as
+            // `NAME.prod` (the key it is kept under).
+            let mut body = b.body;
+            let mut name = ls[0].clone();
+            if let Some(a) = body.remove_attribute("alias") {
+                match literal_string(&a.value) {
+                    Some(alias) if valid_identifier(&alias) => name = format!("{name}.{alias}"),
+                    _ => {
+                        diags.push(
+                            Diagnostic::error("Invalid provider alias")
+                                .at(span_of(file, a.value.span()))
+                                .detail("alias must be a literal name such as \"prod\": letters, digits, underscores and dashes, starting with a letter."),
+                        );
+                        return;
+                    }
+                }
+            }
             let block = NamedBlock {
-                name: ls[0].clone(),
-                body: Body { file, body: b.body },
+                name,
+                body: Body { file, body },
                 span,
             };
             insert_named(
@@ -1308,6 +1372,7 @@ fn load_resource(
         span,
         type_span,
         module: ModuleInstance::root(),
+        provider_ref: None,
     };
     let mut rest = HclBody::new();
     for s in body.into_iter() {
@@ -1328,7 +1393,7 @@ fn load_resource(
                 r.depends_on = reference_list(file, &a.value, diags)
             }
             Structure::Attribute(a) if a.key.as_str() == "provider" => {
-                check_provider_reference(file, &r.type_name, &a.value, diags);
+                r.provider_ref = check_provider_reference(file, &r.type_name, &a.value, diags);
             }
             Structure::Block(b) if b.ident.as_str() == "lifecycle" && mode == Mode::Managed => {
                 r.lifecycle = load_lifecycle(file, &b, diags);
@@ -1365,6 +1430,7 @@ fn load_module_call(
         depends_on: Vec::new(),
         inputs: IndexMap::new(),
         span: span.clone(),
+        providers: Vec::new(),
         module: None,
     };
     let mut source = None;
@@ -1388,7 +1454,7 @@ fn load_module_call(
                     "count" => call.count = Some(expr),
                     "for_each" => call.for_each = Some(expr),
                     "depends_on" => call.depends_on = reference_list(file, &expr.expr, diags),
-                    "providers" => check_module_providers(&expr, diags),
+                    "providers" => call.providers = module_providers(&expr, diags),
                     "version" => diags.push(
                         Diagnostic::error("Module version on a local module")
                             .at(key_span)
@@ -1435,42 +1501,36 @@ fn load_module_call(
     }
 }
 
-/// `providers = { NAME = NAME }` on a module call: a module uses its caller's
-/// default provider, which is all this map can say until provider aliases exist.
-fn check_module_providers(e: &Expr, diags: &mut Diagnostics) {
+/// `providers = { databricks = databricks.prod }` on a module call: which of the caller's
+/// provider configurations the module uses under each of its names.
+fn module_providers(e: &Expr, diags: &mut Diagnostics) -> Vec<(String, String, Option<Span>)> {
     let Expression::Object(o) = &e.expr else {
         diags.push(
             Diagnostic::error("Invalid providers argument")
                 .at(e.span())
-                .detail("providers must be a map such as { NAME = NAME }, NAME a provider."),
+                .detail("providers must be a map such as { NAME = NAME.ALIAS }, NAME a provider."),
         );
-        return;
+        return Vec::new();
     };
+    let mut out = Vec::new();
     for (k, v) in o.iter() {
         let key = match k {
-            hcl_edit::expr::ObjectKey::Ident(i) => i.as_str().to_string(),
-            hcl_edit::expr::ObjectKey::Expression(x) => reference_target(x)
-                .or_else(|| match x {
-                    Expression::Variable(v) => Some(v.as_str().to_string()),
-                    _ => None,
-                })
-                .unwrap_or_default(),
+            hcl_edit::expr::ObjectKey::Ident(i) => Some(i.as_str().to_string()),
+            hcl_edit::expr::ObjectKey::Expression(x) => provider_key(x),
         };
-        let value = match v.expr() {
-            Expression::Variable(v) => v.as_str().to_string(),
-            other => reference_target(other).unwrap_or_default(),
-        };
-        if key != value {
-            diags.push(
-                Diagnostic::error("Provider aliases are not supported")
+        let value = provider_key(v.expr());
+        match (key, value) {
+            (Some(key), Some(value)) => {
+                out.push((key, value, span_of(e.file, v.expr().span())));
+            }
+            _ => diags.push(
+                Diagnostic::error("Invalid providers argument")
                     .at(span_of(e.file, v.expr().span()))
-                    .detail(format!(
-                        "The module would use provider configuration \"{value}\" as \"{key}\"; brickform passes each module its caller's default provider only."
-                    ))
-                    .hint(format!("write {key} = {key}, or remove the providers argument")),
-            );
+                    .detail("Each entry of providers names a provider configuration of the module and one of the caller: NAME = NAME.ALIAS."),
+            ),
         }
     }
+    out
 }
 
 fn load_lifecycle(file: FileId, b: &Block, diags: &mut Diagnostics) -> Lifecycle {

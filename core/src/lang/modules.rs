@@ -457,6 +457,22 @@ fn expand_call(
         target: absolute(caller, &d.target),
         span: d.span.clone(),
     }));
+    // The caller's provider configurations under the module's names: its default ones
+    // carry over, an aliased one only when the call passes it.
+    let parent = config
+        .module_instances
+        .get(caller)
+        .map(|i| i.providers.clone())
+        .unwrap_or_default();
+    let mut providers: std::collections::BTreeMap<String, String> = parent
+        .iter()
+        .filter(|(k, _)| !k.contains('.'))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    for (child, from, _) in &call.providers {
+        let resolved = parent.get(from).cloned().unwrap_or_else(|| from.clone());
+        providers.insert(child.clone(), resolved);
+    }
     for (key, each_value) in instances {
         let path = caller.child(&call.name, key.clone());
         config.module_instances.insert(
@@ -468,6 +484,7 @@ fn expand_call(
                 has_count: call.count.is_some(),
                 has_for_each: call.for_each.is_some(),
                 outputs: body.outputs.keys().cloned().collect(),
+                providers: providers.clone(),
                 span: call.span.clone(),
                 unknown_expansion: unknown,
             },

@@ -109,9 +109,10 @@ pub fn render(plan: &Plan) -> Json {
     Json::Object(o)
 }
 
-/// The provider's source address (`registry.terraform.io/NAMESPACE/TYPE`); its local name
-/// for a plan saved without one.
-fn provider_address(plan: &Plan, name: &str) -> Json {
+/// The provider's source address (`registry.terraform.io/NAMESPACE/TYPE`), of an aliased
+/// configuration (`NAME.ALIAS`) too; its local name for a plan saved without one.
+fn provider_address(plan: &Plan, key: &str) -> Json {
+    let name = key.split('.').next().unwrap_or(key);
     json!(
         plan.context
             .providers

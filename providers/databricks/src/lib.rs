@@ -82,6 +82,7 @@ impl Shared {
 }
 
 /// How the command runs the provider.
+#[derive(Clone)]
 pub struct Options {
     /// When set, every request goes to this local workspace (`--local`, or `host = "local"`
     /// once the command has started it): `(url, token)`.
@@ -181,6 +182,14 @@ impl Provider for DatabricksProvider {
     }
     fn config_schema(&self) -> &Schema {
         &self.schema
+    }
+    /// Another workspace (`provider "databricks" { alias = "prod" … }`): its own client,
+    /// credentials and rate limiter.
+    fn another(&self) -> Option<Arc<dyn Provider>> {
+        Some(Arc::new(DatabricksProvider::new(self.options.clone())))
+    }
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
     }
     fn resource_kinds(&self) -> Vec<Arc<dyn ResourceKind>> {
         resources::all(&self.shared)

@@ -82,7 +82,7 @@ impl Engine<'_> {
             return out;
         }
         for r in state.deposed() {
-            let gone = match self.registry.kind(&r.resource_type) {
+            let gone = match self.registry_for(&r.provider).kind(&r.resource_type) {
                 Some(kind) if req.refresh && !self.offline => {
                     let ctx = self.op_context(&r.address, state.lineage());
                     matches!(kind.read(&ctx, &r.id, &merged_from(r)).await, Ok(None))

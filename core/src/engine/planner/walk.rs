@@ -204,14 +204,11 @@ impl PlanWalk<'_, '_> {
         // Instances nothing reads (most of a large configuration: the leaves) need no value
         // in the world: their values live in their planned changes only, not in a second copy.
         let referenced = self.graph.has_dependents(&r.node());
-        let provider = engine
-            .registry
-            .provider_of(&r.type_name)
-            .map(|p| p.name().to_string())
-            .unwrap_or_default();
+        let provider = engine.provider_key(r);
+        let registry = engine.registry_for(&provider);
         let outcomes: Vec<InstanceOutcome> = match r.mode {
             Mode::Data => {
-                let Some(source) = engine.registry.data_source(&r.type_name).cloned() else {
+                let Some(source) = registry.data_source(&r.type_name).cloned() else {
                     return;
                 };
                 let lookup = Lookup {
@@ -241,7 +238,7 @@ impl PlanWalk<'_, '_> {
                     .await
             }
             Mode::Managed => {
-                let Some(kind) = engine.registry.kind(&r.type_name).cloned() else {
+                let Some(kind) = registry.kind(&r.type_name).cloned() else {
                     return;
                 };
                 let block = Block {

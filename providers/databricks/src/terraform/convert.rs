@@ -450,33 +450,11 @@ fn ref_key(b: &Block) -> Option<String> {
     }
 }
 
-/// `NAME.ALIAS` of a `provider = NAME.ALIAS` meta-argument.
-fn provider_alias(body: &Body) -> Option<String> {
-    let attr = body.get_attribute("provider")?;
-    let Expression::Traversal(t) = &attr.value else {
-        return None;
-    };
-    let Expression::Variable(root) = &t.expr else {
-        return None;
-    };
-    match t.operators.first().map(|o| o.value()) {
-        Some(TraversalOperator::GetAttr(alias)) => {
-            Some(format!("{}.{}", root.as_str(), alias.as_str()))
-        }
-        _ => None,
-    }
-}
-
-const ALIASES: &str = "provider aliases are not supported: brickform has one provider configuration per environment (declare an environment block per workspace)";
-
 fn fate<'k>(b: &Block, kinds: &'k Kinds) -> Fate<'k> {
     let ident = b.ident.as_str();
     match ident {
         "resource" | "data" => {
             let type_name = label(b, 0).unwrap_or("");
-            if let Some(alias) = provider_alias(&b.body) {
-                return Fate::Drop(format!("provider = {alias}: {ALIASES}"));
-            }
             if ident == "data" {
                 if !kinds.data.contains_key(type_name) {
                     return Fate::Drop(format!("brickform has no data source {type_name}"));
@@ -495,8 +473,6 @@ fn fate<'k>(b: &Block, kinds: &'k Kinds) -> Fate<'k> {
             let name = label(b, 0).unwrap_or("");
             if name != "databricks" {
                 Fate::Drop(format!("brickform has no provider {name:?}"))
-            } else if b.body.has_attribute("alias") {
-                Fate::Drop(ALIASES.to_string())
             } else {
                 Fate::Keep
             }

@@ -1,3 +1,0 @@
-resource "t" "x" {
-  provider = t.prod
-}

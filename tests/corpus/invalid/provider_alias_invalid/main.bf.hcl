@@ -1,0 +1,3 @@
+provider "databricks" {
+  alias = var.name
+}

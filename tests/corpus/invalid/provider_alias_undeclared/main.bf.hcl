@@ -1,0 +1,4 @@
+resource "databricks_catalog" "x" {
+  provider = databricks.prod
+  name     = "x"
+}
