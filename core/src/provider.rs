@@ -890,7 +890,7 @@ pub trait Provider: Send + Sync {
         None
     }
     /// The provider as itself, for the binary's commands that use what only it offers (a
-    /// Databricks client to follow a run).
+    /// provider's own client, to follow a run).
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
     }

@@ -24,7 +24,8 @@ fn lfc_multi_source_applies_replans_empty_runs_and_destroys_to_nothing() {
 
     // The plan JSON places each instance's resources under its module, as Terraform does.
     let json = run_ok(d, &["--local", "plan", "--json"], &[]);
-    let plan: serde_json::Value = serde_json::from_str(&json).unwrap();
+    // The module layout (module_address, child_modules, module_calls) is documented.
+    let plan = common::valid_plan_json(&common::schema(), "lfc-multi-source", &json);
     let ig = plan["resource_changes"]
         .as_array()
         .unwrap()

@@ -15,7 +15,9 @@
 
 mod common;
 
-use common::{Serve, config, example_copy, local_dump, objects, run, run_ok};
+use common::{
+    Serve, config, example_copy, local_dump, objects, run, run_ok, schema, valid_plan_json,
+};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -146,28 +148,6 @@ fn applied_v1() -> tempfile::TempDir {
 fn outside(d: &Path, change: impl FnOnce(&Serve)) {
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
     change(&serve);
-}
-
-fn schema() -> jsonschema::Validator {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/plan-json.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    jsonschema::validator_for(&schema).unwrap()
-}
-
-/// Parses `text` as plan JSON and checks it against the documented schema.
-fn valid_plan_json(v: &jsonschema::Validator, what: &str, text: &str) -> Value {
-    let doc: Value =
-        serde_json::from_str(text).unwrap_or_else(|e| panic!("{what}: not JSON: {e}\n{text}"));
-    let errors: Vec<String> = v
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "{what} does not match docs/plan-json.schema.json:\n{}",
-        errors.join("\n")
-    );
-    doc
 }
 
 fn plan_json(

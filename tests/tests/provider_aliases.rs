@@ -108,6 +108,12 @@ fn each_alias_applies_to_its_own_workspace() {
     std::fs::create_dir_all(d.join("modules/area")).unwrap();
     std::fs::write(d.join("modules/area/main.bf.hcl"), AREA).unwrap();
 
+    let json = both_ok(d, &dev, &prod, &["plan", "--json"]);
+    let plan = common::valid_plan_json(&common::schema(), "two workspaces", &json);
+    assert_eq!(
+        plan["configuration"]["provider_config"]["databricks.prod"]["alias"],
+        "prod"
+    );
     let out = both_ok(d, &dev, &prod, &["apply", "--auto-approve"]);
     assert!(out.contains("Resources: 7 added"), "{out}");
     let on = |data: &Path| objects(&workspace_dump(data));

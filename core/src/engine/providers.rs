@@ -103,9 +103,30 @@ impl Engine<'_> {
                 }
             }
         }
-        // Every aliased configuration a resource names must be declared.
+        // Every aliased configuration a resource names must be declared, and be one of the
+        // provider its type belongs to.
         let mut used: HashSet<String> = HashSet::new();
         for r in config.resources.values() {
+            if let (Some(written), Some(owner)) =
+                (&r.provider_ref, self.registry.provider_of(&r.type_name))
+            {
+                let name = written.split('.').next().unwrap_or(written);
+                if name != owner.name() {
+                    let owner = owner.name();
+                    diags.push(
+                        Diagnostic::error("Invalid provider reference")
+                            .at(r.provider_span.clone())
+                            .detail(format!(
+                                "A {} belongs to the provider \"{owner}\", not \"{name}\".",
+                                r.type_name
+                            ))
+                            .hint(format!(
+                                "write provider = {owner} (or {owner}.ALIAS), or leave it out"
+                            )),
+                    );
+                    continue;
+                }
+            }
             let key = self.provider_key(r);
             if key.contains('.') && !config.providers.contains_key(&key) {
                 diags.push(

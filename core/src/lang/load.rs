@@ -163,8 +163,10 @@ pub struct Resource {
     pub type_span: Option<Span>,
     /// The module instance it belongs to.
     pub module: ModuleInstance,
-    /// `provider = NAME` or `provider = NAME.ALIAS` as written (in its module's names).
+    /// `provider = NAME` or `provider = NAME.ALIAS` as written (in its module's names), and
+    /// where.
     pub provider_ref: Option<String>,
+    pub provider_span: Option<Span>,
 }
 
 impl Resource {
@@ -268,8 +270,8 @@ pub struct ModuleInstanceInfo {
     /// The call's names of outputs, in order: what `module.NAME` holds.
     pub outputs: Vec<String>,
     /// The provider configurations its resources use, by the names the module gives them,
-    /// as the root names them (`databricks` → `databricks.prod`). A name not here is the
-    /// root's configuration of that name.
+    /// as the root names them (`NAME` → `NAME.ALIAS`). A name not here is the root's
+    /// configuration of that name.
     pub providers: std::collections::BTreeMap<String, String>,
     /// The call block.
     pub span: Option<Span>,
@@ -593,49 +595,26 @@ fn labels(b: &Block) -> Vec<String> {
 /// type before the first `_`, as in Terraform) is the only one there is. An alias
 /// (`provider = NAME.ALIAS`) names a second configuration of a provider, which brickform
 /// does not have: going on without it would make the changes with the wrong settings.
-fn check_provider_reference(
+/// `provider = NAME` or `NAME.ALIAS`; whether NAME is the provider of the type is for the
+/// engine to say, which knows the providers.
+fn provider_reference(
     file: FileId,
     type_name: &str,
     value: &Expression,
     diags: &mut Diagnostics,
 ) -> Option<String> {
-    let at = span_of(file, value.span());
-    match provider_key(value) {
-        Some(key) => {
-            // Which provider a type belongs to is the registry's to say (the engine checks
-            // it); a prefix that is not the type's own is a likely slip, caught here.
-            let name = key.split('.').next().unwrap_or(&key).to_string();
-            let owned = type_name == name
-                || type_name.starts_with(&format!("{name}_"))
-                || type_name.starts_with("sdp_meta_");
-            if !owned {
-                let owner = type_name.split('_').next().unwrap_or(type_name);
-                diags.push(
-                    Diagnostic::error("Invalid provider reference")
-                        .at(at)
-                        .detail(format!(
-                            "A {type_name} belongs to the provider \"{owner}\", not \"{name}\"."
-                        ))
-                        .hint(format!(
-                            "write provider = {owner} (or {owner}.ALIAS), or leave it out"
-                        )),
-                );
-                return None;
-            }
-            Some(key)
-        }
-        None => {
-            let owner = type_name.split('_').next().unwrap_or(type_name);
-            diags.push(
-                Diagnostic::error("Invalid provider reference")
-                    .at(at)
-                    .detail(format!(
-                        "The provider meta-argument names a provider configuration, as in provider = {owner} or provider = {owner}.ALIAS."
-                    )),
-            );
-            None
-        }
+    let key = provider_key(value);
+    if key.is_none() {
+        let owner = type_name.split('_').next().unwrap_or(type_name);
+        diags.push(
+            Diagnostic::error("Invalid provider reference")
+                .at(span_of(file, value.span()))
+                .detail(format!(
+                    "The provider meta-argument names a provider configuration, as in provider = {owner} or provider = {owner}.ALIAS."
+                )),
+        );
     }
+    key
 }
 
 /// `NAME` or `NAME.ALIAS` from a provider reference expression.
@@ -1373,6 +1352,7 @@ fn load_resource(
         type_span,
         module: ModuleInstance::root(),
         provider_ref: None,
+        provider_span: None,
     };
     let mut rest = HclBody::new();
     for s in body.into_iter() {
@@ -1393,7 +1373,8 @@ fn load_resource(
                 r.depends_on = reference_list(file, &a.value, diags)
             }
             Structure::Attribute(a) if a.key.as_str() == "provider" => {
-                r.provider_ref = check_provider_reference(file, &r.type_name, &a.value, diags);
+                r.provider_span = span_of(file, a.value.span());
+                r.provider_ref = provider_reference(file, &r.type_name, &a.value, diags);
             }
             Structure::Block(b) if b.ident.as_str() == "lifecycle" && mode == Mode::Managed => {
                 r.lifecycle = load_lifecycle(file, &b, diags);
@@ -1501,7 +1482,7 @@ fn load_module_call(
     }
 }
 
-/// `providers = { databricks = databricks.prod }` on a module call: which of the caller's
+/// `providers = { NAME = NAME.ALIAS }` on a module call: which of the caller's
 /// provider configurations the module uses under each of its names.
 fn module_providers(e: &Expr, diags: &mut Diagnostics) -> Vec<(String, String, Option<Span>)> {
     let Expression::Object(o) = &e.expr else {

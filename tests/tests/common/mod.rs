@@ -564,3 +564,29 @@ resource "databricks_job" "nightly" {{
         every_kind(prefix)
     )
 }
+
+/// The documented schema of plan JSON, docs/plan-json.schema.json.
+#[allow(dead_code)]
+pub fn schema() -> jsonschema::Validator {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/plan-json.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+/// Parses `text` as plan JSON and checks it against the documented schema.
+#[allow(dead_code)]
+pub fn valid_plan_json(v: &jsonschema::Validator, what: &str, text: &str) -> serde_json::Value {
+    let doc: serde_json::Value =
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{what}: not JSON: {e}\n{text}"));
+    let errors: Vec<String> = v
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what} does not match docs/plan-json.schema.json:\n{}",
+        errors.join("\n")
+    );
+    doc
+}

@@ -1,3 +1,4 @@
-resource "t" "x" {
+resource "databricks_catalog" "x" {
   provider = aws
+  name     = "x"
 }
