@@ -889,6 +889,9 @@ pub trait Provider: Send + Sync {
     fn another(&self) -> Option<Arc<dyn Provider>> {
         None
     }
+    /// A plan begins: what the provider keeps to answer one plan's lookups (a listing shared
+    /// by many) is not to answer the next one's.
+    fn plan_started(&self) {}
     /// The provider as itself, for the binary's commands that use what only it offers (a
     /// provider's own client, to follow a run).
     fn as_any(&self) -> Option<&dyn std::any::Any> {

@@ -253,3 +253,33 @@ fn a_failed_job_run_resource_fails_apply_with_the_tasks_error() {
         "{shown}"
     );
 }
+
+/// `continuous {}` (the Terraform provider's documentation example) means the job runs
+/// continuously: the service keeps the empty block, with its pause status defaulted to
+/// UNPAUSED, and the next plan is empty.
+#[test]
+fn an_empty_continuous_block_is_kept_and_the_next_plan_is_empty() {
+    let cfg = format!(
+        r#"{PROVIDER}
+resource "databricks_job" "stream" {{
+  name = "stream"
+  continuous {{}}
+  task {{
+    task_key = "ingest"
+    notebook_task {{ notebook_path = "/Shared/ingest" }}
+  }}
+}}
+"#
+    );
+    let dir = config(&[("main.bf.hcl", &cfg)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (_, job) = only_job(&serve);
+    assert_eq!(
+        job["settings"]["continuous"],
+        serde_json::json!({ "pause_status": "UNPAUSED" }),
+        "{job}"
+    );
+    plan_is_empty(d, &serve);
+}

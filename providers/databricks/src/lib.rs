@@ -28,9 +28,17 @@ pub struct Shared {
     user: tokio::sync::OnceCell<Option<String>>,
     /// Where the workspace's pages are, for the `url` attributes (see [`Shared::web_url`]).
     web_host: RwLock<String>,
+    /// Which plan is under way (see [`Provider::plan_started`]): a listing shared by one
+    /// plan's lookups is not used by the next.
+    plan: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
+    /// The plan under way, counted from 0.
+    pub fn plan(&self) -> u64 {
+        self.plan.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The client, once the provider is configured.
     pub fn client(&self) -> ProviderResult<Client> {
         self.client
@@ -190,6 +198,11 @@ impl Provider for DatabricksProvider {
     }
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         Some(self)
+    }
+    fn plan_started(&self) {
+        self.shared
+            .plan
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
     fn resource_kinds(&self) -> Vec<Arc<dyn ResourceKind>> {
         resources::all(&self.shared)

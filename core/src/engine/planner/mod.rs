@@ -38,6 +38,14 @@ impl Engine<'_> {
         state: &StateDocument,
         req: &PlanRequest,
     ) -> (Option<Planned>, PresetNotes, Diagnostics) {
+        for p in self
+            .registry
+            .providers
+            .iter()
+            .chain(self.aliases.values().flat_map(|r| r.providers.iter()))
+        {
+            p.plan_started();
+        }
         let config = &*self.config;
         let mut diags = self.settings_diags.clone();
         let (cg, gd) = graph::build(config);

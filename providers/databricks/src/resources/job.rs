@@ -1701,8 +1701,8 @@ impl Tagged for Job {
     async fn listed(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
         named_jobs(client, name).await.map_err(err)
     }
-    /// From a listing of every job shared with the lookups asking meanwhile; by name in a
-    /// workspace of many jobs.
+    /// From a listing of every job shared by the plan's lookups; by name in a workspace of
+    /// many jobs.
     async fn listed_for_plan(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
         // The list call's name filter: exact, ignoring case.
         let lower = name.to_lowercase();
@@ -1712,7 +1712,9 @@ impl Tagged for Job {
                 .is_some_and(|n| n.to_lowercase() == lower)
         };
         self.listing
-            .find_or(client, &JOBS_LIST, named, || self.listed(client, name))
+            .find_or(self.shared.plan(), client, &JOBS_LIST, named, || {
+                self.listed(client, name)
+            })
             .await
     }
     async fn full(&self, client: &Client, listed: &Json) -> ProviderResult<Option<Json>> {

@@ -136,8 +136,8 @@ pub trait Tagged: Send + Sync {
     /// The objects named `name`, as the list call answers.
     async fn listed(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>>;
     /// The same, for a plan's lookups of the objects it is about to create: a kind may
-    /// answer them from one listing shared by the lookups asking at the same time (a plan
-    /// of 200 new jobs asks 200 times). Never for what must see the service as it is after
+    /// answer them from one listing shared by the plan's lookups (a plan of 200 new jobs
+    /// asks 200 times; see [`SharedListing`]). Never for what must see the service as it is after
     /// a write (finding what a create whose answer was lost made): that is [`Tagged::listed`].
     async fn listed_for_plan(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
         self.listed(client, name).await
@@ -150,15 +150,16 @@ pub trait Tagged: Send + Sync {
     fn what(&self, full: &Json) -> String;
 }
 
-/// A listing of every object of a kind, shared by a plan's lookups that ask while it is
-/// under way (see [`Tagged::listed_for_plan`]): a plan of 200 new objects looks each up, and
-/// each round of lookups asking at once then costs one listing instead of one list call
-/// each. The next lookup after a listing ends starts a new one, so no answer is older than
-/// one call. A kind with more objects than its listing may take pages is asked by name
-/// from then on.
+/// A listing of every object of a kind, shared by one plan's lookups (see
+/// [`Tagged::listed_for_plan`]): a plan of 200 new objects looks each up, and the whole
+/// plan then costs one listing instead of one list call each. The listing answers as of
+/// one moment of the plan, as reads made one after another would; the next plan lists
+/// again. A listing that failed is not kept. A kind with more objects than its listing may
+/// take pages is asked by name from then on.
 #[derive(Default)]
 pub struct SharedListing {
-    round: tokio::sync::Mutex<Option<std::sync::Arc<ListingRound>>>,
+    /// The listing and the plan it was made for.
+    round: tokio::sync::Mutex<Option<(u64, std::sync::Arc<ListingRound>)>>,
     too_many: std::sync::atomic::AtomicBool,
 }
 
@@ -183,6 +184,7 @@ impl SharedListing {
     /// each caller would otherwise make).
     pub async fn find_or<Fut>(
         &self,
+        plan: u64,
         client: &Client,
         call: &ListCall,
         wanted: impl Fn(&Json) -> bool,
@@ -193,6 +195,7 @@ impl SharedListing {
     {
         let listed = self
             .find(
+                plan,
                 || async {
                     client
                         .list_pages(call.path, call.items_key, call.page, SHARED_LISTING_PAGES)
@@ -213,6 +216,7 @@ impl SharedListing {
     /// answered `None`, now or before): then the caller asks by name.
     async fn find<F, Fut>(
         &self,
+        plan: u64,
         list_all: F,
         wanted: impl Fn(&Json) -> bool,
     ) -> ProviderResult<Option<Vec<Json>>>
@@ -224,21 +228,29 @@ impl SharedListing {
         if self.too_many.load(Ordering::Relaxed) {
             return Ok(None);
         }
-        let round = self
-            .round
-            .lock()
-            .await
-            .get_or_insert_with(Default::default)
-            .clone();
+        let round = {
+            let mut current = self.round.lock().await;
+            match current.as_ref() {
+                Some((p, r)) if *p == plan => r.clone(),
+                _ => {
+                    let fresh = std::sync::Arc::new(ListingRound::default());
+                    *current = Some((plan, fresh.clone()));
+                    fresh
+                }
+            }
+        };
         let listed = round
             .get_or_init(|| async {
                 let all = list_all().await;
-                let mut current = self.round.lock().await;
-                if current
-                    .as_ref()
-                    .is_some_and(|r| std::sync::Arc::ptr_eq(r, &round))
-                {
-                    *current = None;
+                if all.is_err() {
+                    // Not kept: the next lookup asks again.
+                    let mut current = self.round.lock().await;
+                    if current
+                        .as_ref()
+                        .is_some_and(|(_, r)| std::sync::Arc::ptr_eq(r, &round))
+                    {
+                        *current = None;
+                    }
                 }
                 all
             })

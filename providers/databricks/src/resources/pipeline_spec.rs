@@ -819,13 +819,15 @@ impl Tagged for PipelineKind {
     async fn listed(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
         self.named(client, name).await
     }
-    /// From a listing of every pipeline shared with the lookups asking meanwhile; by name
-    /// in a workspace of many pipelines.
+    /// From a listing of every pipeline shared by the plan's lookups; by name in a
+    /// workspace of many pipelines.
     async fn listed_for_plan(&self, client: &Client, name: &str) -> ProviderResult<Vec<Json>> {
         // As `named` compares: exactly.
         let named = |p: &Json| p.get("name").and_then(Json::as_str).unwrap_or("") == name;
         self.listing
-            .find_or(client, &PIPELINES_LIST, named, || self.named(client, name))
+            .find_or(self.shared.plan(), client, &PIPELINES_LIST, named, || {
+                self.named(client, name)
+            })
             .await
     }
     async fn full(&self, client: &Client, listed: &Json) -> ProviderResult<Option<Json>> {

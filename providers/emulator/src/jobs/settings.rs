@@ -379,7 +379,14 @@ pub fn find_cycle(deps: &HashMap<String, Vec<String>>) -> Option<Vec<String>> {
 /// The settings as stored: empty collections dropped (absent == empty), server defaults filled.
 pub fn normalize(mut s: Map<String, Value>, b: Behaviours) -> Map<String, Value> {
     s.remove("access_control_list");
+    // `continuous {}` means something by being there (the job runs continuously); the
+    // service keeps it, with its pause status defaulted.
+    let continuous = s.remove("continuous");
     drop_empty(&mut s);
+    if let Some(Value::Object(mut c)) = continuous {
+        c.entry("pause_status").or_insert(json!("UNPAUSED"));
+        s.insert("continuous".into(), Value::Object(c));
+    }
     s.insert("format".into(), json!("MULTI_TASK"));
     s.entry("name").or_insert(json!("Untitled"));
     s.entry("max_concurrent_runs").or_insert(json!(1));
