@@ -741,6 +741,14 @@ pub trait ResourceKind: Send + Sync {
     /// Deletes; not-found counts as success.
     async fn delete(&self, ctx: &OpContext, id: &str, prior: &Object) -> ProviderResult<()>;
 
+    /// For an object being imported or adopted: the configured attributes the service shows
+    /// it already holds although it cannot report them (the content a file was uploaded
+    /// from, known by its hash), to record as applied so the plan does not write them again.
+    /// Empty by default: what the service does not report is planned as a change.
+    fn held_as_configured(&self, _remote: &Remote, _config: &Object) -> Object {
+        Object::new()
+    }
+
     /// Reads an existing object by the id a user gives to `import`.
     async fn import(&self, ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
         self.read(ctx, id, &Object::new()).await

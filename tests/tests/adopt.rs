@@ -657,3 +657,45 @@ resource "databricks_job_run" "once" {
         "{left:?}"
     );
 }
+
+/// A workspace file imported with an `import` block is not uploaded again when it holds the
+/// configured content (its exported bytes hash to the content's SHA-256), and is when it
+/// does not.
+#[test]
+fn an_imported_workspace_file_holding_the_configured_content_plans_nothing_more() {
+    let body = |content: &str| {
+        format!(
+            "provider \"databricks\" {{}}\nresource \"databricks_workspace_file\" \"f\" {{\n  path           = \"/Shared/adopt/x.py\"\n  content_base64 = base64encode(\"{content}\")\n}}\n"
+        )
+    };
+    let dir = config(&[("main.bf.hcl", &body("print(1)"))]);
+    let d = dir.path();
+    run_ok(d, &["--local", "apply", "--auto-approve"], &[]);
+    run_ok(
+        d,
+        &["--local", "state", "rm", "databricks_workspace_file.f"],
+        &[],
+    );
+    let import = "import {\n  to = databricks_workspace_file.f\n  id = \"/Shared/adopt/x.py\"\n}\n";
+    std::fs::write(d.join("main.bf.hcl"), body("print(1)") + import).unwrap();
+    let out = run_ok(d, &["--local", "plan"], &[]);
+    assert!(
+        out.contains("Plan: 1 to import, 0 to add, 0 to change, 0 to destroy."),
+        "{out}"
+    );
+    run_ok(d, &["--local", "apply", "--auto-approve"], &[]);
+    let (code, out, err) = run(d, &["--local", "plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    // Other content in the configuration: the import uploads it.
+    run_ok(
+        d,
+        &["--local", "state", "rm", "databricks_workspace_file.f"],
+        &[],
+    );
+    std::fs::write(d.join("main.bf.hcl"), body("print(2)") + import).unwrap();
+    let out = run_ok(d, &["--local", "plan"], &[]);
+    assert!(
+        out.contains("Plan: 1 to import, 0 to add, 1 to change, 0 to destroy."),
+        "{out}"
+    );
+}

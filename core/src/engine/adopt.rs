@@ -84,9 +84,15 @@ impl OtherStates {
 /// applied from `config`. Where the configuration leaves a nested attribute unset and the
 /// service holds its default, that is what the configuration leads to: recorded as unset,
 /// as an apply would have, so only real differences show as an update.
-pub(super) fn imported_prior(schema: &Schema, remote: &Remote, config: &Object) -> (String, Prior) {
+pub(super) fn imported_prior(
+    kind: &dyn ResourceKind,
+    remote: &Remote,
+    config: &Object,
+) -> (String, Prior) {
+    let schema = kind.schema();
     let mut applied = super::instance::configurable(schema, &remote.attrs);
     settle(schema, &mut applied, config);
+    applied.extend(kind.held_as_configured(remote, config));
     (
         remote.id.clone(),
         Prior {
@@ -237,7 +243,7 @@ impl Engine<'_> {
                 "{address} is not in the state, but {} is its object ({why}): the plan imports it instead of creating another.",
                 e.what
             ));
-            return Ok(Some(imported_prior(kind.schema(), &e.remote, config)));
+            return Ok(Some(imported_prior(kind.as_ref(), &e.remote, config)));
         }
         // None is this state's. Development environments refuse any taken name themselves.
         if self.settings.mode == Some(crate::lang::environment::EnvMode::Development) {

@@ -373,7 +373,9 @@ impl PlanWalk<'_, '_> {
                     Ok(Some(remote)) => {
                         importing = Some(import_id.clone());
                         prior = Some(crate::engine::adopt::imported_prior(
-                            schema, &remote, config,
+                            kind.as_ref(),
+                            &remote,
+                            config,
                         ));
                     }
                     Ok(None) => {

@@ -392,6 +392,23 @@ impl ResourceKind for ContentKind {
         }
     }
 
+    /// A workspace file exports as the bytes it holds: when their hash is the configured
+    /// content's, the content is what was applied. (A notebook exports with the service's
+    /// header, and a volume file is known by size and time only: those are uploaded once.)
+    fn held_as_configured(&self, remote: &Remote, config: &Object) -> Object {
+        let holds = self.store == Store::WorkspaceFile
+            && str_attr(&remote.attrs, "remote_fingerprint")
+                .and_then(|f| f.strip_prefix("sha256:"))
+                == str_attr(config, "content_sha256");
+        if !holds {
+            return Object::new();
+        }
+        ["source", "content_base64", "content_sha256"]
+            .iter()
+            .filter_map(|k| Some((k.to_string(), config.get(*k)?.clone())))
+            .collect()
+    }
+
     async fn import(&self, _ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
         let client = self.shared.client()?;
         let Some(fp) = self.fingerprint(&client, id).await? else {
