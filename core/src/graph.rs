@@ -441,27 +441,26 @@ impl Scope<'_> {
         from: &ConfigNode,
         d: &crate::lang::load::Reference,
     ) {
+        // A module call's address (`module.x`, `module.x["k"]`), when the target is one.
+        let call = crate::addrs::split_module(&d.target)
+            .ok()
+            .filter(|(m, rest)| rest.is_empty() && !m.is_root())
+            .map(|(m, _)| m);
         let targets: Vec<ConfigNode> = if self.config.resources.contains_key(&d.target) {
             ConfigNode::parse(&d.target).into_iter().collect()
+        } else if let Some(m) = &call {
+            self.config
+                .resources
+                .values()
+                .filter(|r| m.holds(&r.module))
+                .map(|r| r.node())
+                .collect()
         } else {
-            match crate::addrs::split_module(&d.target) {
-                Ok((m, rest)) if rest.is_empty() && !m.is_root() => self
-                    .config
-                    .resources
-                    .values()
-                    .filter(|r| m.holds(&r.module))
-                    .map(|r| r.node())
-                    .collect(),
-                _ => Vec::new(),
-            }
+            Vec::new()
         };
-        let is_call = crate::addrs::split_module(&d.target)
-            .is_ok_and(|(m, rest)| rest.is_empty() && !m.is_root())
-            && self
-                .config
-                .module_instances
-                .keys()
-                .any(|i| crate::addrs::split_module(&d.target).is_ok_and(|(m, _)| m.holds(i)));
+        let is_call = call
+            .as_ref()
+            .is_some_and(|m| self.config.module_instances.keys().any(|i| m.holds(i)));
         if targets.is_empty() && !is_call {
             diags.push(undeclared_resource(self.config, &d.target, d.span.clone()));
             return;
@@ -539,23 +538,22 @@ impl Scope<'_> {
                 };
                 let instances: Vec<_> = self.call_instances(module, call).collect();
                 if instances.is_empty() {
-                    let known_calls = self.config.module_instances.values().filter_map(|i| {
-                        i.path
-                            .parent()
-                            .filter(|(p, _)| p == module)
-                            .map(|(_, s)| s.name.clone())
-                    });
-                    let calls: Vec<String> = known_calls.collect();
-                    let declared = self.declares_call(module, call);
-                    if declared {
+                    if self.declares_call(module, call) {
                         // A call with no instances (count = 0, an empty for_each).
                         return None;
                     }
+                    let calls: Vec<&str> = self
+                        .config
+                        .module_calls_made
+                        .iter()
+                        .filter(|c| &c.caller == module)
+                        .map(|c| c.name.as_str())
+                        .collect();
                     return Some(
                         Diagnostic::error("Reference to undeclared module")
                             .at(span)
                             .detail(format!("No module call named \"{call}\" is declared{}.", in_module("module")))
-                            .maybe_hint(did_you_mean(call, calls.iter().map(String::as_str))),
+                            .maybe_hint(did_you_mean(call, calls)),
                     );
                 }
                 let output = r.attrs.get(1)?;
@@ -613,21 +611,12 @@ impl Scope<'_> {
         }
     }
 
-    /// Whether `module`'s configuration declares the call `name`, whatever its instances.
+    /// Whether `module` makes the call `name`, whatever its instances.
     fn declares_call(&self, module: &ModuleInstance, name: &str) -> bool {
-        if module.is_root() {
-            return self.config.module_calls.contains_key(name);
-        }
-        let mut calls = &self.config.module_calls;
-        let mut body = None;
-        for step in &module.0 {
-            body = calls.get(&step.name).and_then(|c| c.module.clone());
-            match &body {
-                Some(b) => calls = &b.calls,
-                None => return false,
-            }
-        }
-        body.is_some_and(|b| b.calls.contains_key(name))
+        self.config
+            .module_calls_made
+            .iter()
+            .any(|c| &c.caller == module && c.name == name)
     }
 }
 

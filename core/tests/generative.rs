@@ -24,7 +24,6 @@ use brickform_core::plan::{Action, Plan, PlanMode};
 use brickform_core::value::Value;
 use brickform_state::{Backend, LocalBackend, recover};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use support::{Cut, CutHow, Harness};
@@ -719,30 +718,7 @@ async fn run_case(steps: Vec<Step>) -> Result<(), String> {
 
 #[test]
 fn generated_configurations_and_edits_keep_the_engine_invariants() {
-    // A fixed number of cases from a fixed seed: the same cases in every CI run.
-    let cases = std::env::var("BRICKFORM_GENERATIVE_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(256);
-    let mut runner = TestRunner::new_with_rng(
-        Config {
-            cases,
-            failure_persistence: None,
-            ..Config::default()
-        },
-        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
-    );
-    // One thread: a killed apply must not go on writing on another.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let result = runner.run(&prop::collection::vec(step(), 1..6), |steps| {
-        rt.block_on(run_case(steps)).map_err(TestCaseError::fail)
-    });
-    if let Err(e) = result {
-        panic!("{e}");
-    }
+    support::run_generated(256, &prop::collection::vec(step(), 1..6), run_case);
 }
 
 /// The minimal cases the generator found, kept so they run whatever the seed gives.

@@ -13,7 +13,6 @@ mod support;
 
 use brickform_core::plan::{Action, PlanMode};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::collections::BTreeSet;
 use support::Harness;
 
@@ -234,27 +233,6 @@ async fn run_case(steps: Vec<Vec<Option<Call>>>) -> Result<(), String> {
 
 #[test]
 fn generated_module_trees_expand_apply_and_destroy_exactly_their_instances() {
-    let cases = std::env::var("BRICKFORM_GENERATIVE_CASES")
-        .ok()
-        .and_then(|n| n.parse::<u32>().ok())
-        .map_or(128, |n| n.min(128));
-    let mut runner = TestRunner::new_with_rng(
-        Config {
-            cases,
-            failure_persistence: None,
-            ..Config::default()
-        },
-        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
-    );
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     let steps = prop::collection::vec(prop::collection::vec(prop::option::of(call()), 1..4), 1..4);
-    let result = runner.run(&steps, |steps| {
-        rt.block_on(run_case(steps)).map_err(TestCaseError::fail)
-    });
-    if let Err(e) = result {
-        panic!("{e}");
-    }
+    support::run_generated(128, &steps, run_case);
 }

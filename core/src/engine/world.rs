@@ -195,13 +195,9 @@ impl World {
             } else {
                 Value::Null
             };
-            let calls = ensure_object(
-                self.scope_mut(&call.caller)
-                    .roots
-                    .entry("module".to_string())
-                    .or_insert_with(empty),
-            );
-            calls.entry(call.name.clone()).or_insert(shape);
+            self.calls_mut(&call.caller)
+                .entry(call.name.clone())
+                .or_insert(shape);
         }
         for (path, info) in &config.module_instances {
             // A scope made already (for a call inside it) keeps what it holds and gets its
@@ -220,23 +216,10 @@ impl World {
                     .map(|o| (o.clone(), Value::Unknown))
                     .collect(),
             );
-            let calls = ensure_object(
-                self.scope_mut(&parent)
-                    .roots
-                    .entry("module".to_string())
-                    .or_insert_with(empty),
-            );
-            let slot = calls.entry(step.name.clone()).or_insert_with(|| {
-                if info.unknown_expansion {
-                    Value::Unknown
-                } else if info.has_count {
-                    Value::List(Vec::new())
-                } else if info.has_for_each {
-                    Value::Object(Object::new())
-                } else {
-                    Value::Null
-                }
-            });
+            // Every call's shape was declared above.
+            let Some(slot) = self.calls_mut(&parent).get_mut(&step.name) else {
+                continue;
+            };
             match (&step.key, slot) {
                 (_, Value::Unknown) => {}
                 (None, slot) => *slot = outputs,
@@ -252,6 +235,16 @@ impl World {
                 _ => {}
             }
         }
+    }
+
+    /// The `module` root of `caller`: its calls, by name.
+    fn calls_mut(&mut self, caller: &ModuleInstance) -> &mut Object {
+        ensure_object(
+            self.scope_mut(caller)
+                .roots
+                .entry("module".to_string())
+                .or_insert_with(empty),
+        )
     }
 
     /// The size counted for a value (past twice the limit it no longer matters), and its
@@ -355,8 +348,8 @@ impl World {
             return;
         };
         let size = World::size(&v);
-        let scope = self.scope_mut(&parent);
-        let flagged = scope
+        let flagged = self
+            .scope_mut(&parent)
             .sensitive_outputs
             .entry(step.name.clone())
             .or_default();
@@ -365,12 +358,7 @@ impl World {
         } else {
             flagged.remove(name);
         }
-        let calls = ensure_object(
-            scope
-                .roots
-                .entry("module".to_string())
-                .or_insert_with(empty),
-        );
+        let calls = self.calls_mut(&parent);
         let slot = match (&step.key, calls.get_mut(&step.name)) {
             (None, Some(slot)) => Some(slot),
             (Some(InstanceKey::Index(i)), Some(Value::List(l))) => l.get_mut(*i),

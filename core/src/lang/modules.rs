@@ -190,55 +190,50 @@ fn load_call(
 /// What only the root module may declare: a module gets its providers, environments,
 /// backend, imports and moves from the configuration that calls it.
 fn refuse_root_only(child: &Config, diags: &mut Diagnostics) {
-    let why = |what: &str, span, hint: &str| {
-        Diagnostic::error(format!("{what} in a module"))
-            .at(span)
-            .detail(format!(
-                "A module uses what its caller configures; {what} belongs in the root module."
-            ))
-            .hint(hint.to_string())
-    };
-    for p in child.providers.values() {
-        diags.push(why(
+    let spans = |v: Vec<&Option<super::source::Span>>| v.into_iter().cloned().collect::<Vec<_>>();
+    let refused = [
+        (
             "Provider configuration",
-            p.span.clone(),
+            spans(child.providers.values().map(|p| &p.span).collect()),
             "move the provider block to the root module; the module uses its default provider",
-        ));
-    }
-    for e in child.environments.values() {
-        diags.push(why(
+        ),
+        (
             "An environment block",
-            e.span.clone(),
+            spans(child.environments.values().map(|e| &e.span).collect()),
             "move the environment block to the root module",
-        ));
-    }
-    if let Some(b) = &child.settings.backend {
-        diags.push(why(
+        ),
+        (
             "A backend",
-            b.span.clone(),
+            spans(child.settings.backend.iter().map(|b| &b.span).collect()),
             "move the backend block to the root module",
-        ));
-    }
-    for i in &child.imports {
-        diags.push(why(
+        ),
+        (
             "An import block",
-            i.span.clone(),
+            spans(child.imports.iter().map(|i| &i.span).collect()),
             "write it in the root module with the full address: to = module.NAME.TYPE.NAME",
-        ));
-    }
-    for m in &child.moved {
-        diags.push(why(
+        ),
+        (
             "A moved block",
-            m.span.clone(),
+            spans(child.moved.iter().map(|m| &m.span).collect()),
             "write it in the root module with full addresses: from = module.NAME.TYPE.OLD, to = module.NAME.TYPE.NEW",
-        ));
-    }
-    for r in &child.removed {
-        diags.push(why(
+        ),
+        (
             "A removed block",
-            r.span.clone(),
+            spans(child.removed.iter().map(|r| &r.span).collect()),
             "write it in the root module with the full address: from = module.NAME.TYPE.NAME",
-        ));
+        ),
+    ];
+    for (what, at, hint) in refused {
+        for span in at {
+            diags.push(
+                Diagnostic::error(format!("{what} in a module"))
+                    .at(span)
+                    .detail(format!(
+                        "A module uses what its caller configures; {what} belongs in the root module."
+                    ))
+                    .hint(hint.to_string()),
+            );
+        }
     }
 }
 

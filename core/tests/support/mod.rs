@@ -489,3 +489,39 @@ impl Harness {
             .unwrap()
     }
 }
+
+/// Runs `case` on values of `strategy` from a fixed seed, so every CI run tries the same
+/// cases: `cases` of them, or `BRICKFORM_GENERATIVE_CASES` (scripts/long-generated). One
+/// thread: a killed apply must not go on writing on another. A failure panics with the
+/// case, shrunk.
+#[allow(dead_code)] // not every test file generates cases
+pub fn run_generated<S, F, Fut>(cases: u32, strategy: &S, case: F)
+where
+    S: proptest::strategy::Strategy,
+    F: Fn(S::Value) -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
+    let cases = std::env::var("BRICKFORM_GENERATIVE_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(cases);
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        },
+        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let result = runner.run(strategy, |v| {
+        rt.block_on(case(v)).map_err(TestCaseError::fail)
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
