@@ -122,7 +122,15 @@ impl DatabricksProvider {
             .attr(Attribute::optional("client_secret", AttrType::String).sensitive().describe("OAuth machine-to-machine client secret."))
             .attr(Attribute::optional("profile", AttrType::String).describe("Profile of ~/.databrickscfg."))
             .attr(Attribute::optional("config_file", AttrType::String).describe("Path of the configuration file (default ~/.databrickscfg)."))
-            .attr(Attribute::optional("auth_type", AttrType::String).one_of_any_case(&["pat", "oauth-m2m"]).describe("Pin one authentication method."))
+            .attr(Attribute::optional("auth_type", AttrType::String).one_of_any_case(&client::AUTH_TYPES).describe("Pin one authentication method (docs/authentication.md)."))
+            .attr(Attribute::optional("databricks_cli_path", AttrType::String).describe("The Databricks CLI that `databricks-cli` sign-in runs, when it is not `databricks` on PATH."))
+            .attr(Attribute::optional("azure_workspace_resource_id", AttrType::String).describe("Azure: the workspace's resource id (/subscriptions/…/workspaces/NAME); sent with Microsoft Entra ID tokens."))
+            .attr(Attribute::optional("azure_client_id", AttrType::String).describe("Azure: the service principal's (or user-assigned managed identity's) client id."))
+            .attr(Attribute::optional("azure_client_secret", AttrType::String).sensitive().describe("Azure: the service principal's client secret."))
+            .attr(Attribute::optional("azure_tenant_id", AttrType::String).describe("Azure: the Microsoft Entra ID tenant; read from the workspace when unset."))
+            .attr(Attribute::optional("azure_use_msi", AttrType::Bool).describe("Azure: sign in as the machine's managed identity."))
+            .attr(Attribute::optional("azure_environment", AttrType::String).describe("Azure: the cloud (PUBLIC, USGOVERNMENT, CHINA); from the host when unset."))
+            .attr(Attribute::optional("azure_login_app_id", AttrType::String).describe("Azure: the application the tokens are for, when it is not Azure Databricks' own."))
             .attr(Attribute::optional("rate_limit", AttrType::Number).describe("Fixed cap on requests per second to the workspace."))
             .attr(Attribute::optional("initial_rate", AttrType::Number).describe("Requests per second the adaptive limiter starts at."))
             .attr(Attribute::optional("retry_timeout_seconds", AttrType::Number).describe("Time budget for retrying one request (default 300)."))
@@ -236,6 +244,14 @@ impl Provider for DatabricksProvider {
             profile: text(config, "profile"),
             config_file: text(config, "config_file").map(Into::into),
             auth_type: text(config, "auth_type"),
+            azure_workspace_resource_id: text(config, "azure_workspace_resource_id"),
+            azure_client_id: text(config, "azure_client_id"),
+            azure_client_secret: text(config, "azure_client_secret"),
+            azure_tenant_id: text(config, "azure_tenant_id"),
+            azure_use_msi: config.get("azure_use_msi").and_then(Value::as_bool),
+            azure_environment: text(config, "azure_environment"),
+            azure_login_app_id: text(config, "azure_login_app_id"),
+            databricks_cli_path: text(config, "databricks_cli_path"),
             rate_limit: config.get("rate_limit").and_then(Value::as_f64),
             initial_rate: config.get("initial_rate").and_then(Value::as_f64),
             retry_timeout: seconds(config, "retry_timeout_seconds")?,
@@ -247,6 +263,8 @@ impl Provider for DatabricksProvider {
             settings.client_id = None;
             settings.client_secret = None;
             settings.profile = None;
+            settings.azure_client_secret = None;
+            settings.azure_use_msi = None;
             settings.auth_type = Some("pat".into());
         } else if wants_local(config) {
             return Err(ProviderError::invalid(

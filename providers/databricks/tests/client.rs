@@ -370,7 +370,7 @@ async fn auth_method_selection() {
         &Settings {
             host: Some(host.into()),
             token: Some("t".into()),
-            auth_type: Some("azure-cli".into()),
+            auth_type: Some("external-browser".into()),
             ..Settings::default()
         },
         &[],
@@ -378,7 +378,17 @@ async fn auth_method_selection() {
     )
     .await
     .unwrap_err();
-    assert!(matches!(e, ClientError::UnsupportedAuthType(_)), "{e}");
+    assert!(
+        matches!(e, ClientError::UnsupportedAuthType { .. }),
+        "{e}"
+    );
+    let e = e.to_string();
+    assert!(
+        e.contains("\"external-browser\" is not supported")
+            && e.contains("databricks-cli (`databricks auth login`)")
+            && e.contains("azure-msi"),
+        "{e}"
+    );
 }
 
 #[tokio::test]

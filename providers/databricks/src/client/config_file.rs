@@ -1,9 +1,12 @@
 //! `~/.databrickscfg`: the INI file the Databricks CLI and SDKs share.
 //!
-//! A small parser of our own instead of an INI crate, because the rules that matter are the
-//! SDK's (Python `configparser`): keys are case-insensitive, `=` or `:` separate, `#`/`;` start
-//! comments, indented lines continue a value, and `[DEFAULT]` is *not* merged into named
-//! profiles (the SDK reads a profile's own keys only).
+//! Read as the Python SDK reads it, with `configparser`'s default rules: keys are
+//! case-insensitive, `=` or `:` separate a key from its value, a line whose first non-blank
+//! character is `#` or `;` is a comment, but a `;` or `#` after a value is part of it (so a
+//! token or password may hold one), indented lines continue a value, a section or a key that
+//! appears twice is an error, and `[DEFAULT]` is *not* merged into named profiles (the SDK
+//! reads a profile's own keys only). A small parser of our own, because these rules are the
+//! SDK's and no INI crate has all of them.
 
 use std::collections::BTreeMap;
 
@@ -16,47 +19,75 @@ pub(crate) struct ConfigFile {
 impl ConfigFile {
     pub(crate) fn parse(text: &str) -> Result<ConfigFile, String> {
         let mut file = ConfigFile::default();
-        let mut last_key: Option<String> = None;
+        // The key a continuation line extends, with its line's indent.
+        let mut last_key: Option<(String, usize)> = None;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         for (i, raw) in text.lines().enumerate() {
             let line_no = i + 1;
             let trimmed = raw.trim();
-            if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+            if trimmed.starts_with('#') || trimmed.starts_with(';') {
                 continue;
             }
-            let indented = raw.starts_with(' ') || raw.starts_with('\t');
-            if indented
-                && let (Some(key), Some((_, keys))) = (&last_key, file.sections.last_mut())
+            let indent = raw.len() - raw.trim_start().len();
+            if trimmed.is_empty() {
+                // A blank line may sit inside a value that goes on (configparser keeps it);
+                // trailing blank lines are dropped at the end.
+                if let (Some((key, _)), Some((_, keys))) = (&last_key, file.sections.last_mut())
+                    && let Some(v) = keys.get_mut(key)
+                {
+                    v.push('\n');
+                }
+                continue;
+            }
+            if let (Some((key, key_indent)), Some((_, keys))) =
+                (&last_key, file.sections.last_mut())
+                && indent > *key_indent
                 && let Some(v) = keys.get_mut(key)
             {
-                // configparser continuation line: joined with a newline.
                 v.push('\n');
-                v.push_str(strip_inline_comment(trimmed));
+                v.push_str(trimmed);
                 continue;
             }
             if let Some(rest) = trimmed.strip_prefix('[') {
                 let name = rest
-                    .strip_suffix(']')
+                    .rfind(']')
+                    .map(|end| &rest[..end])
+                    .filter(|n| !n.is_empty())
                     .ok_or_else(|| format!("line {line_no}: section header without ']'"))?
-                    .trim()
                     .to_string();
-                last_key = None;
-                if !file.sections.iter().any(|(n, _)| *n == name) {
-                    file.sections.push((name, BTreeMap::new()));
+                if file.sections.iter().any(|(n, _)| *n == name) {
+                    return Err(format!("line {line_no}: section [{name}] appears twice"));
                 }
+                file.sections.push((name, BTreeMap::new()));
+                last_key = None;
                 continue;
             }
             let sep = trimmed
                 .find(['=', ':'])
                 .ok_or_else(|| format!("line {line_no}: expected `key = value`"))?;
             let key = trimmed[..sep].trim().to_ascii_lowercase();
-            let value = strip_inline_comment(trimmed[sep + 1..].trim()).to_string();
-            let Some((_, keys)) = file.sections.last_mut() else {
+            if key.is_empty() {
+                return Err(format!("line {line_no}: a value without a key"));
+            }
+            let value = trimmed[sep + 1..].trim().to_string();
+            let Some((section, keys)) = file.sections.last_mut() else {
                 return Err(format!(
                     "line {line_no}: `{key}` appears before any [section]"
                 ));
             };
+            if keys.contains_key(&key) {
+                return Err(format!(
+                    "line {line_no}: `{key}` appears twice in [{section}]"
+                ));
+            }
             keys.insert(key.clone(), value);
-            last_key = Some(key);
+            last_key = Some((key, indent));
+        }
+        for (_, keys) in &mut file.sections {
+            for v in keys.values_mut() {
+                let kept = v.trim_end_matches('\n').len();
+                v.truncate(kept);
+            }
         }
         Ok(file)
     }
@@ -77,18 +108,6 @@ impl ConfigFile {
     }
 }
 
-/// `value ; comment` → `value`. configparser keeps inline comments by default, but a token or
-/// host never contains whitespace followed by `;`/`#`, and the SDK's own docs write them.
-fn strip_inline_comment(v: &str) -> &str {
-    let bytes = v.as_bytes();
-    for (i, b) in bytes.iter().enumerate() {
-        if (*b == b';' || *b == b'#') && i > 0 && bytes[i - 1].is_ascii_whitespace() {
-            return v[..i].trim_end();
-        }
-    }
-    v
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,19 +115,36 @@ mod tests {
     #[test]
     fn parses_sdk_style_file() {
         let f = ConfigFile::parse(
-            "; comment\n[DEFAULT]\nhost  = https://adb-1.azuredatabricks.net\nTOKEN = dapi1\n\n[sp]\nhost: https://dbc-x\nclient_id = abc\nclient_secret = s3cr3t\nauth_type = oauth-m2m ; optional pin\n[__settings__]\ndefault_profile = sp\n",
+            "; comment\n  # indented comment\n[DEFAULT]\nhost  = https://adb-1.azuredatabricks.net\nTOKEN = dapi1\n\n[sp]\nhost: https://dbc-x\nclient_id = abc\nclient_secret = s3cr3t;#x\nauth_type = oauth-m2m ; optional pin\nscopes = a\n  b\n\n  c\n\n[__settings__]\ndefault_profile = sp\n",
         )
         .unwrap();
         assert_eq!(f.section("DEFAULT").unwrap()["token"], "dapi1");
         let sp = f.section("sp").unwrap();
         assert_eq!(sp["host"], "https://dbc-x");
-        assert_eq!(sp["auth_type"], "oauth-m2m");
+        assert_eq!(sp["client_secret"], "s3cr3t;#x");
+        // configparser keeps an inline comment as part of the value.
+        assert_eq!(sp["auth_type"], "oauth-m2m ; optional pin");
+        assert_eq!(sp["scopes"], "a\nb\n\nc");
         assert!(
             !sp.contains_key("token"),
             "DEFAULT is not merged into profiles"
         );
         assert_eq!(f.section("__settings__").unwrap()["default_profile"], "sp");
         assert_eq!(f.profile_names(), vec!["DEFAULT", "sp"]);
+    }
+
+    #[test]
+    fn what_configparser_refuses_is_refused() {
+        for (text, says) in [
+            ("[a]\nx = 1\n[a]\n", "section [a] appears twice"),
+            ("[a]\nx = 1\nX = 2\n", "`x` appears twice in [a]"),
+            ("[a]\n= 2\n", "a value without a key"),
+        ] {
+            let e = ConfigFile::parse(text).unwrap_err();
+            assert!(e.contains(says), "{text:?}: {e}");
+        }
+        let f = ConfigFile::parse("[ spaced ]\nhost=h\n").unwrap();
+        assert!(f.section(" spaced ").is_some(), "section names are not trimmed");
     }
 
     #[test]

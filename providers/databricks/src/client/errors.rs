@@ -67,6 +67,19 @@ impl ApiError {
         }
     }
 
+    /// Signing in failed before the request was sent (a sign-in tool or token endpoint
+    /// refused): nothing reached the workspace.
+    pub(crate) fn sign_in(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: 0,
+            error_code: "SIGN_IN_FAILED".into(),
+            message: message.into(),
+            kind: ErrorKind::Other,
+            after_retry: false,
+            maybe_sent: false,
+        }
+    }
+
     /// A successful answer whose body could not be used (not JSON where JSON was expected).
     pub(crate) fn bad_body(status: u16, message: impl Into<String>) -> ApiError {
         ApiError {
@@ -117,11 +130,14 @@ pub enum ClientError {
     #[error("{0}")]
     Incomplete(String),
     #[error(
-        "validate: more than one authorization method configured: oauth and pat ({sources}); set auth_type = \"pat\" or \"oauth-m2m\" to choose one"
+        "validate: more than one authorization method configured: {methods} ({sources}); set auth_type to choose one"
     )]
-    Ambiguous { sources: String },
-    #[error("auth_type {0:?} is not supported; brickform supports \"pat\" and \"oauth-m2m\"")]
-    UnsupportedAuthType(String),
+    Ambiguous { methods: String, sources: String },
+    #[error("auth_type {auth_type:?} is not supported: {hint}")]
+    UnsupportedAuthType { auth_type: String, hint: String },
+    /// A sign-in method was chosen but could not hand out a token.
+    #[error("signing in with {auth_type} failed: {message}")]
+    SignIn { auth_type: String, message: String },
     #[error("config file {path}: {reason}")]
     ConfigFile { path: String, reason: String },
     #[error("OAuth: {0}")]

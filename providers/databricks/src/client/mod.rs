@@ -20,16 +20,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::Value;
 
-pub use auth::{AuthType, CredentialInfo, Source, normalize_host};
+pub use auth::{AUTH_TYPES, AuthType, CredentialInfo, Source, normalize_host};
 pub use errors::{ApiError, ClientError};
 pub use pages::PageSize;
 pub use secrets::{KEYRING_HINT, KeyringStore, MemoryStore, NoStore, SecretStore};
 
-use auth::{Credentials, M2m};
+use auth::{Credentials, M2m, Minted, TokenSource};
 use limiter::Limiter;
 
 const DEFAULT_INITIAL_RATE: f64 = 30.0;
@@ -46,6 +46,16 @@ pub struct Settings {
     pub profile: Option<String>,
     pub config_file: Option<std::path::PathBuf>,
     pub auth_type: Option<String>,
+    /// Azure: the workspace's resource id, a service principal, a managed identity, the cloud.
+    pub azure_workspace_resource_id: Option<String>,
+    pub azure_client_id: Option<String>,
+    pub azure_client_secret: Option<String>,
+    pub azure_tenant_id: Option<String>,
+    pub azure_use_msi: Option<bool>,
+    pub azure_environment: Option<String>,
+    pub azure_login_app_id: Option<String>,
+    /// Where the Databricks CLI is, when it is not `databricks` on PATH.
+    pub databricks_cli_path: Option<String>,
     /// A fixed cap in requests/s; the adaptive limiter never goes above it.
     pub rate_limit: Option<f64>,
     /// Where the adaptive limiter starts (requests/s); default 30.
@@ -70,12 +80,55 @@ impl std::fmt::Debug for Settings {
             .field("profile", &self.profile)
             .field("config_file", &self.config_file)
             .field("auth_type", &self.auth_type)
+            .field(
+                "azure_workspace_resource_id",
+                &self.azure_workspace_resource_id,
+            )
+            .field("azure_client_id", &self.azure_client_id)
+            .field("azure_client_secret", &redacted(&self.azure_client_secret))
+            .field("azure_tenant_id", &self.azure_tenant_id)
+            .field("azure_use_msi", &self.azure_use_msi)
+            .field("azure_environment", &self.azure_environment)
+            .field("azure_login_app_id", &self.azure_login_app_id)
+            .field("databricks_cli_path", &self.databricks_cli_path)
             .field("rate_limit", &self.rate_limit)
             .field("initial_rate", &self.initial_rate)
             .field("retry_timeout", &self.retry_timeout)
             .field("http_timeout", &self.http_timeout)
             .finish()
     }
+}
+
+/// What `connect` still has to do once the client exists: discover M2M's token endpoint, or
+/// get the first token of a method whose tokens expire (one method, or the first of several
+/// that works).
+enum Pending {
+    None,
+    M2m(String, SecretString),
+    Minting(Box<dyn TokenSource>),
+    Chain {
+        tried: Vec<(Box<dyn TokenSource>, Source)>,
+        none: ClientError,
+    },
+}
+
+/// The HTTP client: its user agent names the sign-in method, as the SDKs' does.
+fn http_client(
+    timeout: Option<Duration>,
+    auth_type: AuthType,
+) -> Result<reqwest::Client, ClientError> {
+    let user_agent = format!(
+        "brickform/{} os/{} auth/{}",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS,
+        auth_type.as_str()
+    );
+    reqwest::Client::builder()
+        .user_agent(user_agent)
+        .timeout(timeout.unwrap_or(DEFAULT_HTTP_TIMEOUT))
+        .connect_timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|e| ClientError::Http(e.to_string()))
 }
 
 /// Counters for benchmarks and tests.
@@ -106,6 +159,19 @@ pub struct FileMeta {
 enum Auth {
     Pat(SecretString),
     M2m(M2m),
+    Minting(Minting),
+}
+
+/// A method whose tokens expire, with the headers of its last token.
+struct Minting {
+    source: Box<dyn TokenSource>,
+    cached: tokio::sync::Mutex<Option<Minted>>,
+}
+
+impl std::fmt::Debug for Minting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Minting({})", self.source.auth_type().as_str())
+    }
 }
 
 struct Inner {
@@ -191,57 +257,105 @@ impl Client {
         secrets: &dyn SecretStore,
     ) -> impl std::future::Future<Output = Result<Client, ClientError>> + Send + 'static {
         let prepared = Self::prepare(settings, env, secrets);
+        let http_timeout = settings.http_timeout;
         let discovery_url = env("DATABRICKS_DISCOVERY_URL")
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty());
         async move {
-            let (mut client, m2m) = prepared?;
-            if let Some((client_id, client_secret)) = m2m {
-                let token_endpoint = client.discover_token_endpoint(discovery_url).await?;
-                let inner = Arc::get_mut(&mut client.inner)
-                    .ok_or_else(|| ClientError::OAuth("client shared during setup".into()))?;
-                inner.auth = Auth::M2m(M2m {
-                    client_id,
-                    client_secret,
-                    token_endpoint,
-                    cached: tokio::sync::Mutex::new(None),
-                });
+            let (mut client, pending) = prepared?;
+            match pending {
+                Pending::None => {}
+                Pending::M2m(client_id, client_secret) => {
+                    let token_endpoint = client.discover_token_endpoint(discovery_url).await?;
+                    client.set_auth(Auth::M2m(M2m {
+                        client_id,
+                        client_secret,
+                        token_endpoint,
+                        cached: tokio::sync::Mutex::new(None),
+                    }))?;
+                }
+                // The first token now, so a sign-in that does not work fails here, with
+                // the method's own words, and not at the first call.
+                Pending::Minting(source) => {
+                    let first = source.mint(&client.inner.http).await.map_err(|message| {
+                        ClientError::SignIn {
+                            auth_type: source.auth_type().as_str().to_string(),
+                            message,
+                        }
+                    })?;
+                    client.set_auth(Auth::Minting(Minting {
+                        source,
+                        cached: tokio::sync::Mutex::new(Some(first)),
+                    }))?;
+                }
+                Pending::Chain { tried, none } => {
+                    let mut said = Vec::new();
+                    let mut chosen = None;
+                    for (source, found) in tried {
+                        match source.mint(&client.inner.http).await {
+                            Ok(first) => {
+                                chosen = Some((source, found, first));
+                                break;
+                            }
+                            Err(e) => said.push(format!("{}: {e}", source.auth_type().as_str())),
+                        }
+                    }
+                    let Some((source, found, first)) = chosen else {
+                        return Err(match none {
+                            ClientError::NoCredentials {
+                                host,
+                                host_source,
+                                hint,
+                            } => ClientError::NoCredentials {
+                                host,
+                                host_source,
+                                hint: format!("{hint} (tried {})", said.join("; ")),
+                            },
+                            other => other,
+                        });
+                    };
+                    let auth_type = source.auth_type();
+                    let inner = Arc::get_mut(&mut client.inner)
+                        .ok_or_else(|| ClientError::OAuth("client shared during setup".into()))?;
+                    inner.info.auth_type = auth_type;
+                    inner.info.credential_source = found;
+                    inner.http = http_client(http_timeout, auth_type)?;
+                    client.set_auth(Auth::Minting(Minting {
+                        source,
+                        cached: tokio::sync::Mutex::new(Some(first)),
+                    }))?;
+                }
             }
             Ok(client)
         }
     }
 
+    fn set_auth(&mut self, auth: Auth) -> Result<(), ClientError> {
+        let inner = Arc::get_mut(&mut self.inner)
+            .ok_or_else(|| ClientError::OAuth("client shared during setup".into()))?;
+        inner.auth = auth;
+        Ok(())
+    }
+
     /// The synchronous part of `connect`: credentials and the HTTP client. For M2M the auth is
     /// a placeholder until the token endpoint is discovered.
-    #[allow(clippy::type_complexity)]
     fn prepare(
         settings: &Settings,
         env: &dyn Fn(&str) -> Option<String>,
         secrets: &dyn SecretStore,
-    ) -> Result<(Client, Option<(String, SecretString)>), ClientError> {
+    ) -> Result<(Client, Pending), ClientError> {
         let resolved = auth::resolve(settings, env, secrets)?;
         let info = resolved.info;
-        let user_agent = format!(
-            "brickform/{} os/{} auth/{}",
-            env!("CARGO_PKG_VERSION"),
-            std::env::consts::OS,
-            info.auth_type.as_str()
-        );
-        let http = reqwest::Client::builder()
-            .user_agent(user_agent)
-            .timeout(settings.http_timeout.unwrap_or(DEFAULT_HTTP_TIMEOUT))
-            .connect_timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| ClientError::Http(e.to_string()))?;
-        let (auth, m2m) = match resolved.credentials {
-            Credentials::Pat(t) => (Auth::Pat(t), None),
+        let http = http_client(settings.http_timeout, info.auth_type)?;
+        let placeholder = || Auth::Pat(SecretString::from(String::new()));
+        let (auth, pending) = match resolved.credentials {
+            Credentials::Pat(t) => (Auth::Pat(t), Pending::None),
             Credentials::M2m {
                 client_id,
                 client_secret,
-            } => (
-                Auth::Pat(SecretString::from(String::new())),
-                Some((client_id, client_secret)),
-            ),
+            } => (placeholder(), Pending::M2m(client_id, client_secret)),
+            Credentials::Minting(source) => (placeholder(), Pending::Minting(source)),
+            Credentials::Chain { tried, none } => (placeholder(), Pending::Chain { tried, none }),
         };
         let client = Client {
             inner: Arc::new(Inner {
@@ -262,7 +376,7 @@ impl Client {
                 refused_warned: std::sync::atomic::AtomicBool::new(false),
             }),
         };
-        Ok((client, m2m))
+        Ok((client, pending))
     }
 
     /// The normalised workspace URL, e.g. `https://adb-1.azuredatabricks.net`.
@@ -402,10 +516,44 @@ impl Client {
         url
     }
 
-    /// The `Authorization` value for API calls; for M2M, fetches or refreshes the token.
-    async fn bearer(&self) -> Result<HeaderValue, ApiError> {
+    /// The headers that authenticate API calls: `Authorization`, and for some clouds more
+    /// (Azure's management token). For OAuth methods, fetches or refreshes the token.
+    async fn api_headers(&self) -> Result<Vec<(HeaderName, HeaderValue)>, ApiError> {
+        let sensitive = |name: HeaderName, value: &str| {
+            let mut v = HeaderValue::from_str(value).map_err(|_| {
+                ApiError::bad_body(0, "the token contains characters not allowed in a header")
+            })?;
+            v.set_sensitive(true);
+            Ok::<_, ApiError>((name, v))
+        };
         let token = match &self.inner.auth {
             Auth::Pat(t) => t.expose_secret().to_string(),
+            Auth::Minting(m) => {
+                let mut cached = m.cached.lock().await;
+                if !cached.as_ref().is_some_and(Minted::fresh) {
+                    let fresh = m.source.mint(&self.inner.http).await.map_err(|message| {
+                        ApiError::sign_in(format!(
+                            "signing in with {} failed: {message}",
+                            m.source.auth_type().as_str()
+                        ))
+                    })?;
+                    *cached = Some(fresh);
+                }
+                let Some(minted) = cached.as_ref() else {
+                    return Err(ApiError::sign_in("no token"));
+                };
+                let mut out = vec![sensitive(
+                    reqwest::header::AUTHORIZATION,
+                    minted.authorization.expose_secret(),
+                )?];
+                for (name, value) in &minted.extra {
+                    let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                        ApiError::bad_body(0, "a sign-in header has an invalid name")
+                    })?;
+                    out.push(sensitive(name, value.expose_secret())?);
+                }
+                return Ok(out);
+            }
             Auth::M2m(m) => {
                 let mut cached = m.cached.lock().await;
                 match cached.as_ref() {
@@ -436,17 +584,20 @@ impl Client {
                 }
             }
         };
-        let mut v = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-            ApiError::bad_body(0, "the token contains characters not allowed in a header")
-        })?;
-        v.set_sensitive(true);
-        Ok(v)
+        Ok(vec![sensitive(
+            reqwest::header::AUTHORIZATION,
+            &format!("Bearer {token}"),
+        )?])
     }
 
     /// Drops a cached OAuth token after a 401 so the next attempt fetches a new one.
     async fn invalidate_token(&self) -> bool {
         match &self.inner.auth {
             Auth::M2m(m) => {
+                *m.cached.lock().await = None;
+                true
+            }
+            Auth::Minting(m) => {
                 *m.cached.lock().await = None;
                 true
             }
@@ -486,8 +637,8 @@ impl Client {
             method == Method::GET || method == Method::HEAD || matches!(body, Body::Form(_));
         loop {
             let authorization = match auth {
-                AuthMode::Api => Some(self.bearer().await?),
-                AuthMode::None => None,
+                AuthMode::Api => self.api_headers().await?,
+                AuthMode::None => Vec::new(),
                 AuthMode::Header(h) => {
                     let mut v = HeaderValue::from_str(h).map_err(|_| {
                         ApiError::bad_body(
@@ -496,15 +647,15 @@ impl Client {
                         )
                     })?;
                     v.set_sensitive(true);
-                    Some(v)
+                    vec![(reqwest::header::AUTHORIZATION, v)]
                 }
             };
             let mut req = inner.http.request(method.clone(), &url);
             if !query.is_empty() {
                 req = req.query(query);
             }
-            if let Some(a) = authorization {
-                req = req.header(reqwest::header::AUTHORIZATION, a);
+            for (name, value) in authorization {
+                req = req.header(name, value);
             }
             // What the SDK sends: JSON APIs get `Accept: application/json`; file transfers take
             // whatever the server sends.
