@@ -92,6 +92,7 @@ fn last_lines(text: &str, n: usize) -> String {
 
 #[cfg(all(test, unix))]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
