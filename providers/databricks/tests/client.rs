@@ -378,10 +378,7 @@ async fn auth_method_selection() {
     )
     .await
     .unwrap_err();
-    assert!(
-        matches!(e, ClientError::UnsupportedAuthType { .. }),
-        "{e}"
-    );
+    assert!(matches!(e, ClientError::UnsupportedAuthType { .. }), "{e}");
     let e = e.to_string();
     assert!(
         e.contains("\"external-browser\" is not supported")

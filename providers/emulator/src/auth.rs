@@ -22,7 +22,9 @@ pub const TOKEN_PATH: &str = "/oidc/v1/token";
 pub fn redact_form(form: &str) -> String {
     form.split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((k, v)) if matches!(k, "grant_type" | "scope" | "client_id") => format!("{k}={v}"),
+            Some((k, v)) if matches!(k, "grant_type" | "scope" | "client_id" | "resource") => {
+                format!("{k}={v}")
+            }
             Some((k, _)) => format!("{k}={}", crate::control::REDACTED),
             None => pair.to_string(),
         })
@@ -76,7 +78,12 @@ impl Auth {
         self.allowed.is_some()
     }
 
-    fn client_allowed(&self, secret: &str) -> bool {
+    /// Accepts `token` on API calls from now on (a token an identity stand-in minted).
+    pub fn accept(&self, token: String) {
+        lock(&self.issued).insert(token);
+    }
+
+    pub fn client_allowed(&self, secret: &str) -> bool {
         match &self.allowed {
             None => true,
             Some(set) => set.contains(secret),
@@ -86,7 +93,7 @@ impl Auth {
 
 /// Paths that the SDK calls before it has credentials.
 pub fn is_public(path: &str) -> bool {
-    path.starts_with("/.well-known/") || path.starts_with("/oidc/")
+    path.starts_with("/.well-known/") || path.starts_with("/oidc/") || crate::entra::is_public(path)
 }
 
 pub fn routes() -> Router<Arc<App>> {

@@ -17,6 +17,7 @@ mod body;
 mod compute;
 mod config;
 mod control;
+mod entra;
 mod errors;
 mod files;
 mod jobs;
@@ -31,6 +32,7 @@ mod workspace;
 
 pub use behaviours::{BEHAVIOURS, Behaviour, Behaviours};
 pub use config::{EmulatorConfig, Timings};
+pub use entra::TENANT as AZURE_TENANT;
 pub use errors::ApiError;
 pub use store::{JOURNAL_FILE, PersistError, STATE_FILE, read_workspace};
 
@@ -219,6 +221,10 @@ struct Domain {
 const DOMAINS: &[Domain] = &[
     Domain {
         routes: auth::routes,
+        clock: None,
+    },
+    Domain {
+        routes: entra::routes,
         clock: None,
     },
     Domain {

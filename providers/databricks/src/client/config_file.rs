@@ -144,7 +144,10 @@ mod tests {
             assert!(e.contains(says), "{text:?}: {e}");
         }
         let f = ConfigFile::parse("[ spaced ]\nhost=h\n").unwrap();
-        assert!(f.section(" spaced ").is_some(), "section names are not trimmed");
+        assert!(
+            f.section(" spaced ").is_some(),
+            "section names are not trimmed"
+        );
     }
 
     #[test]

@@ -59,6 +59,10 @@ pub async fn middleware(State(app): State<Arc<App>>, req: Request, next: Next) -
         .is_some_and(|v| v.as_bytes().starts_with(b"application/octet-stream"));
     let logged = log_body(&path, &bytes, binary);
     let seq = c.log_request(&method, &path, parts.uri.query(), logged);
+    let azure = crate::entra::log_note(&app, &parts.headers);
+    if !azure.is_null() {
+        c.log_note(seq, "azure", azure);
+    }
 
     let response = 'r: {
         if let Some(r) = c.rate_limited(&method, &path) {
@@ -132,7 +136,8 @@ fn log_body(path: &str, body: &[u8], binary: bool) -> Value {
         }
         v
     } else if let Ok(s) = std::str::from_utf8(body) {
-        if path.starts_with(crate::auth::TOKEN_PATH) {
+        // Token requests carry client secrets, assertions and refresh tokens in their forms.
+        if path.starts_with(crate::auth::TOKEN_PATH) || path.starts_with("/_identity/") {
             Value::String(crate::auth::redact_form(s))
         } else {
             Value::String(s.to_string())

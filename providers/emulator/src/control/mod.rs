@@ -312,6 +312,20 @@ impl Control {
         seq
     }
 
+    /// Adds what a request carried besides its body (which sign-in headers came with it) to
+    /// its log entry.
+    fn log_note(&self, seq: u64, key: &str, note: Value) {
+        let mut log = lock(&self.log);
+        if let Some(e) = log
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|e| e["seq"] == json!(seq))
+        {
+            e[key] = note;
+        }
+    }
+
     fn log_status(&self, seq: u64, status: StatusCode) {
         self.log_outcome(seq, json!(status.as_u16()), false);
     }
