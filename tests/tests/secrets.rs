@@ -280,6 +280,71 @@ output "comment" {{
     ok(&["destroy", "--auto-approve"]);
 }
 
+/// The same scope for a caller signed in with Microsoft Entra ID (a service principal from
+/// `ARM_*` variables, the Entra ID stand-in the local workspace serves): made with its vault,
+/// re-planned empty, read-only to the Secrets API, and destroyed.
+#[test]
+fn a_key_vault_scope_is_made_for_an_entra_id_sign_in() {
+    let main = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_secret_scope" "kv" {
+  name = "keyvault-managed"
+  keyvault_metadata {
+    resource_id = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.KeyVault/vaults/kv"
+    dns_name    = "https://kv.vault.azure.net/"
+  }
+}
+"#;
+    let dir = config(&[("main.bf.hcl", main)]);
+    let d = dir.path();
+    let data = tempfile::tempdir().unwrap();
+    let serve = Serve::start(data.path(), &[]);
+    let host = format!("host={}", serve.url);
+    let authority = format!("{}/_identity/azure/", serve.url);
+    let env = [
+        ("ARM_CLIENT_ID", "11111111-app"),
+        ("ARM_CLIENT_SECRET", "sp-secret"),
+        ("AZURE_AUTHORITY_HOST", authority.as_str()),
+    ];
+    let with = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.extend(["--var", host.as_str()]);
+        run(d, &a, &env)
+    };
+    let (code, out, err) = with(&["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let scopes = serve.ok("GET", "/api/2.0/secrets/scopes/list", None);
+    let kv = scopes["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "keyvault-managed")
+        .cloned()
+        .unwrap_or_else(|| panic!("{scopes}"));
+    assert_eq!(kv["backend_type"], "AZURE_KEYVAULT");
+    assert_eq!(
+        kv["keyvault_metadata"]["dns_name"],
+        "https://kv.vault.azure.net/"
+    );
+    let (code, out, err) = with(&["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "the plan after apply is not empty:\n{out}{err}");
+    let (status, body) = serve.call(
+        "POST",
+        "/api/2.0/secrets/put",
+        Some(serde_json::json!({"scope": "keyvault-managed", "key": "k", "string_value": "v"})),
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.to_string().contains("backed by an Azure Key Vault"),
+        "{body}"
+    );
+    let (code, out, err) = with(&["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let scopes = serve.ok("GET", "/api/2.0/secrets/scopes/list", None);
+    assert!(!scopes.to_string().contains("keyvault-managed"), "{scopes}");
+}
+
 /// A scope backed by an Azure Key Vault, written as the Terraform provider's docs write it:
 /// it validates, its create sends the vault, and the service refuses it to a caller signed in
 /// with a personal access token (as the real one does), leaving nothing behind. A vault

@@ -30,10 +30,22 @@ const LIFETIME_S: i64 = 3599;
 pub const MANAGEMENT_HEADER: &str = "x-databricks-azure-sp-management-token";
 pub const RESOURCE_ID_HEADER: &str = "x-databricks-azure-workspace-resource-id";
 
-/// Management tokens minted, so the log can tell a real one from anything else in the header.
+/// Tokens minted: for the workspace (so a call can tell it came from an Entra ID sign-in)
+/// and for the management endpoint (so the log can tell a real one from anything else in
+/// the header).
 #[derive(Default)]
 pub struct Entra {
+    workspace: Mutex<HashSet<String>>,
     management: Mutex<HashSet<String>>,
+}
+
+/// Whether the call's bearer token is one Entra ID (the stand-in) minted for the workspace.
+pub fn signed_in_with_entra(app: &App, headers: &HeaderMap) -> bool {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| lock(&app.entra.workspace).contains(t.trim()))
 }
 
 /// Paths served before the caller has a workspace credential.
@@ -95,6 +107,7 @@ fn mint(app: &App, resource: &str) -> Option<String> {
     let token = format!("entra-{}", uuid::Uuid::new_v4().simple());
     if resource == DATABRICKS_APP {
         app.auth.accept(token.clone());
+        lock(&app.entra.workspace).insert(token.clone());
     } else if resource.trim_end_matches('/') == MANAGEMENT.trim_end_matches('/') {
         lock(&app.entra.management).insert(token.clone());
     } else {

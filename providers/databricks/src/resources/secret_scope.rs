@@ -1,6 +1,6 @@
 //! `databricks_secret_scope`: a secret scope, Databricks-backed or backed by an Azure Key
 //! Vault (`keyvault_metadata`, which the service creates only for a caller signed in with
-//! an Azure AD token: a personal access token is refused).
+//! a Microsoft Entra ID token: a personal access token is refused).
 
 use super::{err, gone_ok, str_attr};
 use crate::Shared;
@@ -37,7 +37,7 @@ impl SecretScope {
                         .attr(Attribute::required("dns_name", AttrType::String)),
                 )
                 .force_new()
-                .describe("The Azure Key Vault the scope reads its secrets from: its resource id and DNS name (vault URI). Creating it needs Azure AD sign-in; a personal access token is refused."),
+                .describe("The Azure Key Vault the scope reads its secrets from: its resource id and DNS name (vault URI). Creating it needs a Microsoft Entra ID sign-in (azure-cli, azure-client-secret or azure-msi, docs/authentication.md); a personal access token is refused."),
             )
             .attr(Attribute::computed("id", AttrType::String));
         SecretScope { schema, shared }

@@ -14,6 +14,15 @@ use std::collections::BTreeMap;
 pub struct Scope {
     pub backend_type: String,
     pub secrets: BTreeMap<String, Secret>,
+    /// The vault an `AZURE_KEYVAULT` scope reads its secrets from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyvault: Option<KeyVault>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyVault {
+    pub resource_id: String,
+    pub dns_name: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 //! What the Secrets API does to the workspace state, apart from HTTP.
 
-use super::{Scope, Secret};
+use super::{KeyVault, Scope, Secret};
 use crate::errors::{ApiError, ApiResult};
 use crate::store::{Ctx, State};
 use std::collections::BTreeMap;
@@ -37,7 +37,12 @@ pub fn check_name(field: &str, v: &str) -> ApiResult<()> {
     }
 }
 
-pub fn create_scope(st: &mut State, scope: &str, backend_type: &str) -> ApiResult<()> {
+pub fn create_scope(
+    st: &mut State,
+    scope: &str,
+    backend_type: &str,
+    keyvault: Option<KeyVault>,
+) -> ApiResult<()> {
     if st.secret_scopes.contains_key(scope) {
         return Err(ApiError::conflict(
             "RESOURCE_ALREADY_EXISTS",
@@ -49,6 +54,7 @@ pub fn create_scope(st: &mut State, scope: &str, backend_type: &str) -> ApiResul
         Scope {
             backend_type: backend_type.to_string(),
             secrets: BTreeMap::new(),
+            keyvault,
         },
     );
     Ok(())
@@ -62,12 +68,26 @@ pub fn delete_scope(st: &mut State, scope: &str) -> ApiResult<()> {
         .ok_or_else(|| scope_missing(scope))
 }
 
-/// Every scope by name, with its backend type.
-pub fn list_scopes(st: &State) -> Vec<(&str, &str)> {
+/// Every scope by name.
+pub fn list_scopes(st: &State) -> Vec<(&str, &Scope)> {
     st.secret_scopes
         .iter()
-        .map(|(k, s)| (k.as_str(), s.backend_type.as_str()))
+        .map(|(k, s)| (k.as_str(), s))
         .collect()
+}
+
+/// A Key Vault scope is a read-only view of its vault: its secrets are set in Azure.
+fn writable<'a>(st: &'a mut State, scope: &str) -> ApiResult<&'a mut Scope> {
+    let s = st
+        .secret_scopes
+        .get_mut(scope)
+        .ok_or_else(|| scope_missing(scope))?;
+    if s.keyvault.is_some() {
+        return Err(ApiError::invalid(format!(
+            "Scope {scope} is backed by an Azure Key Vault: its secrets are managed in the vault, not through the Secrets API"
+        )));
+    }
+    Ok(s)
 }
 
 /// Sets a secret (creating or replacing it).
@@ -78,10 +98,7 @@ pub fn put_secret(
     key: &str,
     value: Vec<u8>,
 ) -> ApiResult<()> {
-    let s = st
-        .secret_scopes
-        .get_mut(scope)
-        .ok_or_else(|| scope_missing(scope))?;
+    let s = writable(st, scope)?;
     s.secrets.insert(
         key.to_string(),
         Secret {
@@ -93,10 +110,7 @@ pub fn put_secret(
 }
 
 pub fn delete_secret(st: &mut State, scope: &str, key: &str) -> ApiResult<()> {
-    let s = st
-        .secret_scopes
-        .get_mut(scope)
-        .ok_or_else(|| scope_missing(scope))?;
+    let s = writable(st, scope)?;
     s.secrets
         .remove(key)
         .map(|_| ())
@@ -144,16 +158,23 @@ mod tests {
                 .message,
             "Scope s does not exist!"
         );
-        create_scope(&mut st, "s", "DATABRICKS").unwrap();
+        create_scope(&mut st, "s", "DATABRICKS", None).unwrap();
         assert_eq!(
-            create_scope(&mut st, "s", "DATABRICKS").unwrap_err().code,
+            create_scope(&mut st, "s", "DATABRICKS", None)
+                .unwrap_err()
+                .code,
             "RESOURCE_ALREADY_EXISTS"
         );
         put_secret(&mut st, &ctx(5), "s", "k", b"v1".to_vec()).unwrap();
         put_secret(&mut st, &ctx(7), "s", "k", b"v2".to_vec()).unwrap();
         assert_eq!(list_secrets(&st, "s").unwrap(), [("k", 7)]);
         assert_eq!(get_secret(&st, "s", "k").unwrap(), b"v2");
-        assert_eq!(list_scopes(&st), [("s", "DATABRICKS")]);
+        let scopes = list_scopes(&st);
+        assert_eq!(scopes.len(), 1);
+        assert_eq!(
+            (scopes[0].0, scopes[0].1.backend_type.as_str()),
+            ("s", "DATABRICKS")
+        );
         delete_secret(&mut st, "s", "k").unwrap();
         assert_eq!(
             delete_secret(&mut st, "s", "k").unwrap_err().message,
@@ -161,6 +182,29 @@ mod tests {
         );
         delete_scope(&mut st, "s").unwrap();
         assert!(delete_scope(&mut st, "s").is_err());
+    }
+
+    #[test]
+    fn a_key_vault_scope_is_read_only() {
+        let mut st = State::new("u@x", 0);
+        let kv = KeyVault {
+            resource_id:
+                "/subscriptions/s/resourceGroups/rg/providers/Microsoft.KeyVault/vaults/kv".into(),
+            dns_name: "https://kv.vault.azure.net/".into(),
+        };
+        create_scope(&mut st, "kv", "AZURE_KEYVAULT", Some(kv.clone())).unwrap();
+        assert_eq!(list_scopes(&st)[0].1.keyvault.as_ref(), Some(&kv));
+        for e in [
+            put_secret(&mut st, &ctx(1), "kv", "k", b"v".to_vec()).unwrap_err(),
+            delete_secret(&mut st, "kv", "k").unwrap_err(),
+        ] {
+            assert!(
+                e.message.contains("backed by an Azure Key Vault"),
+                "{}",
+                e.message
+            );
+        }
+        delete_scope(&mut st, "kv").unwrap();
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The Secrets API over HTTP.
 
+use super::KeyVault;
 use super::model::{self, MAX_VALUE, check_name};
 use crate::app::{App, AppState};
 use crate::body::done;
@@ -40,7 +41,11 @@ pub fn redact_write_only(body: &mut Value) {
     }
 }
 
-async fn create_scope(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+async fn create_scope(
+    AxState(app): AppState,
+    headers: axum::http::HeaderMap,
+    JsonBody(b): JsonBody,
+) -> Reply {
     let o = Obj::root(&b);
     let scope = o.req_str("scope")?.to_string();
     check_name("scope", &scope)?;
@@ -54,15 +59,37 @@ async fn create_scope(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
     let backend = o
         .enum_str("scope_backend_type", &["DATABRICKS", "AZURE_KEYVAULT"])?
         .unwrap_or("DATABRICKS");
-    if backend == "AZURE_KEYVAULT" {
-        // The service creates a Key Vault-backed scope only for a caller signed in with an
-        // Azure AD token, which it reads the vault with; the local workspace's callers sign in
-        // with personal access tokens or OAuth, which it refuses as the service does.
-        return Err(ApiError::invalid(
-            "Scope with Azure KeyVault must have userAADToken defined!",
-        ));
-    }
-    app.mutate(|st, _| model::create_scope(st, &scope, backend).map(|()| done()))
+    let keyvault = if backend == "AZURE_KEYVAULT" {
+        // The service creates a Key Vault-backed scope only for a caller signed in with a
+        // Microsoft Entra ID token, which it reads the vault with; a personal access token
+        // or a Databricks OAuth token is refused.
+        if !crate::entra::signed_in_with_entra(&app, &headers) {
+            return Err(ApiError::invalid(
+                "Scope with Azure KeyVault must have userAADToken defined!",
+            ));
+        }
+        let kv = o.obj("backend_azure_keyvault")?;
+        let field = |k: &str| {
+            kv.and_then(|m| m.get(k))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        match (field("resource_id"), field("dns_name")) {
+            (Some(resource_id), Some(dns_name)) => Some(KeyVault {
+                resource_id,
+                dns_name,
+            }),
+            _ => {
+                return Err(ApiError::invalid(
+                    "Missing required fields: backend_azure_keyvault.resource_id, backend_azure_keyvault.dns_name",
+                ));
+            }
+        }
+    } else {
+        None
+    };
+    app.mutate(|st, _| model::create_scope(st, &scope, backend, keyvault).map(|()| done()))
 }
 
 async fn delete_scope(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
@@ -74,7 +101,14 @@ async fn list_scopes(AxState(app): AppState) -> Reply {
     app.view(|st, _| {
         let scopes: Vec<Value> = model::list_scopes(st)
             .into_iter()
-            .map(|(name, backend)| json!({"name": name, "backend_type": backend}))
+            .map(|(name, scope)| {
+                let mut v = json!({"name": name, "backend_type": scope.backend_type});
+                if let Some(kv) = &scope.keyvault {
+                    v["keyvault_metadata"] =
+                        json!({"resource_id": kv.resource_id, "dns_name": kv.dns_name});
+                }
+                v
+            })
             .collect();
         Ok(Json(json!({"scopes": scopes})))
     })
