@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{config, local_dump, objects, run, run_ok};
+use common::{Serve, config, local_dump, objects, run, run_ok};
 use serde_json::Value;
 use std::path::Path;
 
@@ -1429,9 +1429,9 @@ fn a_catalogs_metastore_id_must_be_the_workspaces() {
 
 /// A notebook from a Jupyter file, as the Terraform provider takes it: its format is told
 /// from the `.ipynb` extension, its language from what the notebook declares; it applies,
-/// plans no change and is destroyed. A DBC archive is refused at validate.
+/// plans no change and is destroyed.
 #[test]
-fn a_jupyter_notebook_is_imported_as_one_and_a_dbc_archive_is_refused() {
+fn a_jupyter_notebook_is_imported_as_one() {
     let ipynb = r#"{"cells": [{"cell_type": "code", "source": ["print(1)"], "metadata": {}, "outputs": [], "execution_count": null}],
  "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}"#;
     let main = r#"
@@ -1463,10 +1463,135 @@ output "language" { value = databricks_notebook.nb.language }
         .unwrap_or_else(|| panic!("{dump}"));
     assert_eq!(nb["object_type"], "NOTEBOOK", "{nb}");
     run_ok(d, &["destroy", "--auto-approve"], &[]);
+}
 
-    let main = "provider \"databricks\" {\n  host = \"local\"\n}\nresource \"databricks_notebook\" \"lesson\" {\n  path   = \"/Shared/lesson\"\n  source = \"lesson.dbc\"\n}\n";
-    let dir = config(&[("main.bf.hcl", main), ("lesson.dbc", "PK")]);
-    let (code, out, err) = run(dir.path(), &["validate"], &[]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(err.contains("DBC archives"), "{err}");
+/// A Databricks archive (a zip of notebooks as JSON), as the Terraform provider's docs write
+/// it: the folder it holds is made at `path`, re-planned empty, a notebook edited inside it
+/// in the workspace shows as drift and is put back, a new archive replaces the folder whole,
+/// and destroy removes the folder with what it holds. What is not an archive, or an archive
+/// with a language, is refused at validate.
+#[test]
+fn a_dbc_archive_makes_its_folder_of_notebooks() {
+    use std::io::Write;
+    fn archive(members: &[(&str, &str)]) -> Vec<u8> {
+        let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        for (name, cmd) in members {
+            out.start_file(*name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            let lang = name.rsplit('.').next().unwrap();
+            let doc = serde_json::json!({"version": "NotebookV1", "name": name, "language": lang,
+                "commands": [{"version": "CommandV1", "command": cmd, "position": 1.0}]});
+            out.write_all(doc.to_string().as_bytes()).unwrap();
+        }
+        out.finish().unwrap().into_inner()
+    }
+    let main = r#"
+provider "databricks" {
+  host = "local"
+}
+resource "databricks_notebook" "lesson" {
+  source = "${path.module}/IntroNotebooks.dbc"
+  path   = "/Shared/Intro"
+}
+"#;
+    let dir = config(&[("main.bf.hcl", main)]);
+    let d = dir.path();
+    let dbc = d.join("IntroNotebooks.dbc");
+    std::fs::write(
+        &dbc,
+        archive(&[
+            ("IntroNotebooks/Lesson 1.python", "print('hello')"),
+            ("IntroNotebooks/queries/Top.sql", "SELECT 1"),
+        ]),
+    )
+    .unwrap();
+    let out = run_ok(d, &["apply", "--auto-approve"], &[]);
+    assert!(out.contains("1 added"), "{out}");
+    let held = |d: &Path| {
+        let dump = local_dump(d);
+        let mut paths: Vec<String> = dump["workspace"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| k.starts_with("/Shared/Intro"))
+            .map(|(k, v)| format!("{k} {}", v["object_type"].as_str().unwrap_or("")))
+            .collect();
+        paths.sort();
+        paths
+    };
+    assert_eq!(
+        held(d),
+        [
+            "/Shared/Intro DIRECTORY",
+            "/Shared/Intro/Lesson 1 NOTEBOOK",
+            "/Shared/Intro/queries DIRECTORY",
+            "/Shared/Intro/queries/Top NOTEBOOK",
+        ]
+    );
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // A notebook edited in the workspace: the folder no longer holds what was applied.
+    let serve = Serve::start_local(d);
+    let (status, body) = serve.call(
+        "POST",
+        "/api/2.0/workspace/import",
+        Some(
+            serde_json::json!({"path": "/Shared/Intro/Lesson 1", "format": "SOURCE",
+            "language": "PYTHON", "overwrite": true, "content": "cHJpbnQoMik="}),
+        ),
+    );
+    assert_eq!(status, 200, "{body}");
+    drop(serve);
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("changed outside brickform"), "{out}");
+    run_ok(d, &["apply", "--auto-approve"], &[]);
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // A new archive replaces the folder whole: what the old one held and the new does not
+    // is gone.
+    std::fs::write(
+        &dbc,
+        archive(&[("IntroNotebooks/Lesson 2.scala", "println(2)")]),
+    )
+    .unwrap();
+    run_ok(d, &["apply", "--auto-approve"], &[]);
+    assert_eq!(
+        held(d),
+        ["/Shared/Intro DIRECTORY", "/Shared/Intro/Lesson 2 NOTEBOOK"]
+    );
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let out = run_ok(d, &["destroy", "--auto-approve"], &[]);
+    assert!(out.contains("1 destroyed"), "{out}");
+    assert_eq!(held(d), Vec::<String>::new());
+
+    for (files, says) in [
+        (
+            vec![("x.dbc", b"not a zip".to_vec())],
+            "is not a DBC archive",
+        ),
+        (
+            vec![("x.dbc", archive(&[("a/b.python", "1")]))],
+            "remove language",
+        ),
+    ] {
+        let lang = if says == "remove language" {
+            "  language = \"PYTHON\"\n"
+        } else {
+            ""
+        };
+        let text = format!(
+            "provider \"databricks\" {{\n  host = \"local\"\n}}\nresource \"databricks_notebook\" \"n\" {{\n  path   = \"/Shared/n\"\n  source = \"x.dbc\"\n{lang}}}\n"
+        );
+        let dir = config(&[("main.bf.hcl", &text)]);
+        for (name, bytes) in &files {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+        }
+        let (code, out, err) = run(dir.path(), &["validate"], &[]);
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(err.contains(says), "{err}");
+    }
 }

@@ -38,6 +38,61 @@ pub struct ContentKind {
     pub shared: Arc<Shared>,
 }
 
+/// What a folder holds, as one fingerprint: every object under it with its type, language
+/// and modification time (one listing per folder). `None` when the folder is gone.
+async fn tree_fingerprint(client: &Client, root: &str) -> ProviderResult<Option<String>> {
+    let Some(status) = none_if_missing(
+        client
+            .get(
+                "/api/2.0/workspace/get-status",
+                &[("path", root.to_string())],
+            )
+            .await,
+    )?
+    else {
+        return Ok(None);
+    };
+    let line = |o: &Json| {
+        let s = |k: &str| o.get(k).map(Json::to_string).unwrap_or_default();
+        format!(
+            "{} {} {} {}",
+            s("path"),
+            s("object_type"),
+            s("language"),
+            s("modified_at")
+        )
+    };
+    let mut lines = vec![line(&status)];
+    let mut folders = Vec::new();
+    if status.get("object_type").and_then(Json::as_str) == Some("DIRECTORY") {
+        folders.push(root.to_string());
+    }
+    while let Some(dir) = folders.pop() {
+        let listing = client
+            .get("/api/2.0/workspace/list", &[("path", dir.clone())])
+            .await
+            .map_err(err)?;
+        for o in listing
+            .get("objects")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            lines.push(line(o));
+            if o.get("object_type").and_then(Json::as_str) == Some("DIRECTORY")
+                && let Some(p) = o.get("path").and_then(Json::as_str)
+            {
+                folders.push(p.to_string());
+            }
+        }
+    }
+    lines.sort();
+    Ok(Some(format!(
+        "tree:{}",
+        sha256_hex(lines.join("\n").as_bytes())
+    )))
+}
+
 /// The attributes every content kind has.
 pub fn base_schema(description: &'static str) -> Schema {
     Schema::new()
@@ -149,6 +204,18 @@ fn jupyter(config: &Object) -> bool {
     }
 }
 
+/// Whether a notebook's content is a Databricks archive (a folder of notebooks in one zip
+/// file): `format = "DBC"`, or a `.dbc` source file when `format` is unset, as the
+/// Terraform provider tells it.
+fn archive(config: &Object) -> bool {
+    match str_attr(config, "format") {
+        Some(f) => f == "DBC",
+        None => {
+            str_attr(config, "source").is_some_and(|p| p.to_ascii_lowercase().ends_with(".dbc"))
+        }
+    }
+}
+
 /// Notebooks are addressed without their file extension.
 fn notebook_path(path: &str) -> String {
     for ext in [".py", ".sql", ".scala", ".r", ".R", ".ipynb"] {
@@ -168,15 +235,46 @@ impl ContentKind {
         }
     }
 
+    /// Uploads the content; `replacing` when an object brickform made is there already (an
+    /// update), which an archive, unlike other imports, cannot overwrite.
     async fn upload(
         &self,
         client: &Client,
         ctx: &OpContext,
         config: &Object,
+        replacing: bool,
     ) -> ProviderResult<Remote> {
         let bytes = content_of(config, &ctx.base_dir).map_err(ProviderError::invalid)?;
         let path = self.object_path(config);
+        let dbc = self.store == Store::Notebook && archive(config);
         match self.store {
+            _ if dbc => {
+                if replacing {
+                    gone_ok(
+                        client
+                            .post(
+                                "/api/2.0/workspace/delete",
+                                &json!({ "path": path, "recursive": true }),
+                            )
+                            .await,
+                    )?;
+                }
+                if let Some(dir) = volume_files::parent(&path) {
+                    client
+                        .post("/api/2.0/workspace/mkdirs", &json!({ "path": dir }))
+                        .await
+                        .map_err(err)?;
+                }
+                let body = json!({
+                    "path": path,
+                    "content": base64::engine::general_purpose::STANDARD.encode(&bytes),
+                    "format": "DBC",
+                });
+                client
+                    .post("/api/2.0/workspace/import", &body)
+                    .await
+                    .map_err(err)?;
+            }
             Store::Notebook | Store::WorkspaceFile => {
                 if let Some(dir) = volume_files::parent(&path) {
                     client
@@ -210,7 +308,7 @@ impl ContentKind {
             }
             Store::VolumeFile => volume_files::upload(client, &path, bytes).await?,
         }
-        let fingerprint = self.fingerprint(client, &path).await?.ok_or_else(|| {
+        let fingerprint = self.fingerprint(client, &path, dbc).await?.ok_or_else(|| {
             ProviderError::other(format!("{path} was uploaded but cannot be read back"))
         })?;
         let mut attrs = config.clone();
@@ -265,7 +363,18 @@ impl ContentKind {
     /// What the service holds now, as a short fingerprint: the hash of the exported content
     /// for workspace objects, size and modification time for volume files (so a refresh
     /// does not download every file). `None` when the object is gone.
-    async fn fingerprint(&self, client: &Client, path: &str) -> ProviderResult<Option<String>> {
+    ///
+    /// An archive's folder is known by what it holds: each object's path, type, language
+    /// and modification time, so a notebook edited, added or removed inside it shows.
+    async fn fingerprint(
+        &self,
+        client: &Client,
+        path: &str,
+        archive: bool,
+    ) -> ProviderResult<Option<String>> {
+        if archive {
+            return tree_fingerprint(client, path).await;
+        }
         match self.store {
             Store::Notebook | Store::WorkspaceFile => {
                 let query = [("path", path.to_string()), ("format", "SOURCE".to_string())];
@@ -310,12 +419,15 @@ impl ResourceKind for ContentKind {
             return Err("path must be an absolute workspace path, such as /Workspace/Shared/x or /Users/me/x".into());
         }
         if self.store == Store::Notebook {
-            if ["path", "source"]
-                .iter()
-                .filter_map(|k| str_attr(config, k))
-                .any(|p| p.to_ascii_lowercase().ends_with(".dbc"))
-            {
-                return Err("DBC archives (several notebooks in one file) are not supported: import each notebook as source code or .ipynb".into());
+            if archive(config) {
+                if str_attr(config, "language").is_some() {
+                    return Err("a DBC archive says the language of each notebook it holds: remove language".into());
+                }
+                if !bytes.starts_with(b"PK\x03\x04") && !bytes.starts_with(b"PK\x05\x06") {
+                    return Err("the content is not a DBC archive (a zip file of notebooks), which format \"DBC\" or a .dbc source says it is".into());
+                }
+                config.insert("format".into(), Value::from("DBC"));
+                return Ok(());
             }
             if str_attr(config, "format").is_none() && jupyter(config) {
                 config.insert("format".into(), Value::from("JUPYTER"));
@@ -334,7 +446,7 @@ impl ResourceKind for ContentKind {
 
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
-        self.upload(&client, ctx, config).await
+        self.upload(&client, ctx, config, false).await
     }
 
     async fn read(
@@ -344,7 +456,10 @@ impl ResourceKind for ContentKind {
         prior: &Object,
     ) -> ProviderResult<Option<Remote>> {
         let client = self.shared.client()?;
-        let Some(now) = self.fingerprint(&client, id).await? else {
+        let Some(now) = self
+            .fingerprint(&client, id, str_attr(prior, "format") == Some("DBC"))
+            .await?
+        else {
             return Ok(None);
         };
         let mut attrs = prior.clone();
@@ -374,17 +489,19 @@ impl ResourceKind for ContentKind {
         config: &Object,
     ) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
-        self.upload(&client, ctx, config).await
+        self.upload(&client, ctx, config, true).await
     }
 
-    async fn delete(&self, _ctx: &OpContext, id: &str, _prior: &Object) -> ProviderResult<()> {
+    async fn delete(&self, _ctx: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
         let client = self.shared.client()?;
+        // An archive made a folder: it goes with what it holds, as the provider deletes it.
+        let recursive = str_attr(prior, "format") == Some("DBC");
         match self.store {
             Store::Notebook | Store::WorkspaceFile => gone_ok(
                 client
                     .post(
                         "/api/2.0/workspace/delete",
-                        &json!({ "path": id, "recursive": false }),
+                        &json!({ "path": id, "recursive": recursive }),
                     )
                     .await,
             ),
@@ -411,7 +528,7 @@ impl ResourceKind for ContentKind {
 
     async fn import(&self, _ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
         let client = self.shared.client()?;
-        let Some(fp) = self.fingerprint(&client, id).await? else {
+        let Some(fp) = self.fingerprint(&client, id, false).await? else {
             return Ok(None);
         };
         let mut attrs = Object::new();

@@ -11,7 +11,7 @@ pub fn kind(shared: Arc<Shared>) -> ContentKind {
         type_name: "databricks_notebook",
         store: Store::Notebook,
         schema: workspace_object_schema(
-            base_schema("A notebook in the workspace, imported as source code.").attr(
+            base_schema("A notebook in the workspace, imported as source code or a Jupyter notebook; or a folder of notebooks from a Databricks archive.").attr(
                 Attribute::optional_computed("language", AttrType::String)
                     .one_of(&["PYTHON", "SQL", "SCALA", "R"])
                     .describe(
@@ -20,9 +20,9 @@ pub fn kind(shared: Arc<Shared>) -> ContentKind {
             )
             .attr(
                 Attribute::optional("format", AttrType::String)
-                    .one_of(&["SOURCE", "JUPYTER"])
+                    .one_of(&["SOURCE", "JUPYTER", "DBC"])
                     .server_default("SOURCE")
-                    .describe("How the content is written: source code, or a Jupyter notebook (.ipynb, told from the extension of the path or the source file when unset)."),
+                    .describe("How the content is written: source code, a Jupyter notebook (.ipynb, told from the extension of the path or the source file when unset), or a Databricks archive (.dbc, told from the source file: a folder of notebooks made at path, and replaced whole when the archive changes)."),
             ),
         ),
         shared,

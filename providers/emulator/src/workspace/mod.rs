@@ -1,6 +1,7 @@
 //! Workspace objects: notebooks, files and directories under `/`. [`model`] is what the
 //! API does to the state, [`routes`] the HTTP side.
 
+mod dbc;
 mod model;
 mod routes;
 

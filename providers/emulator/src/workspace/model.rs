@@ -226,6 +226,9 @@ pub fn do_import(st: &mut State, ctx: &Ctx, r: ImportRequest) -> ApiResult<()> {
                 .with_code("MAX_NOTEBOOK_SIZE_EXCEEDED"),
         );
     }
+    if r.format == "DBC" {
+        return import_archive(st, ctx, r);
+    }
     let (path, object_type, language) = classify(&r)?;
     if path == "/" {
         return Err(ApiError::invalid(
@@ -267,6 +270,57 @@ pub fn do_import(st: &mut State, ctx: &Ctx, r: ImportRequest) -> ApiResult<()> {
             modified_at: ctx.now,
         },
     );
+    Ok(())
+}
+
+/// A Databricks archive: its folder (or its one notebook) made at the path, which must not
+/// exist yet (an archive does not overwrite).
+fn import_archive(st: &mut State, ctx: &Ctx, r: ImportRequest) -> ApiResult<()> {
+    if r.overwrite {
+        return Err(ApiError::invalid(
+            "Overwrite is not supported for the DBC format.",
+        ));
+    }
+    let path = r.path.clone();
+    if path == "/" {
+        return Err(ApiError::invalid(
+            "Invalid value for field 'path': cannot import to /",
+        ));
+    }
+    let par = parent(&path);
+    if !is_dir(st, par) {
+        return Err(ApiError::not_found(
+            "RESOURCE_DOES_NOT_EXIST",
+            format!("The parent folder ({par}) does not exist."),
+        ));
+    }
+    if st.workspace.contains_key(&path) {
+        return Err(ApiError::conflict(
+            "RESOURCE_ALREADY_EXISTS",
+            format!("Path ({path}) already exists."),
+        ));
+    }
+    let notebooks = super::dbc::notebooks(&r.content)?;
+    for nb in notebooks {
+        let at = if nb.relative.is_empty() {
+            path.clone()
+        } else {
+            format!("{path}/{}", nb.relative.join("/"))
+        };
+        mkdirs_in(st, parent(&at), ctx.now)?;
+        let id = st.next_id();
+        st.workspace.insert(
+            at,
+            WsObject {
+                object_type: "NOTEBOOK".into(),
+                object_id: id,
+                language: Some(nb.language),
+                content: nb.source,
+                created_at: ctx.now,
+                modified_at: ctx.now,
+            },
+        );
+    }
     Ok(())
 }
 
