@@ -24,6 +24,7 @@ mod jobs;
 mod journal;
 mod pages;
 mod pipelines;
+mod scim;
 mod secrets;
 mod store;
 mod uc;
@@ -197,7 +198,10 @@ fn build_app(config: &EmulatorConfig) -> Result<App, EmulatorError> {
         None => (None, None),
     };
     let fresh = loaded.is_none();
-    let state = loaded.unwrap_or_else(|| store::State::new(&config.user_name, store::now_ms()));
+    let mut state = loaded.unwrap_or_else(|| store::State::new(&config.user_name, store::now_ms()));
+    if state.principals.is_empty() {
+        scim::seed(&mut state, &config.user_name);
+    }
     let mut st = store::Store::new(state, persister);
     if fresh && st.data_dir().is_some() {
         st.save_all().map_err(|e| PersistError::Io {
@@ -225,6 +229,10 @@ const DOMAINS: &[Domain] = &[
     },
     Domain {
         routes: entra::routes,
+        clock: None,
+    },
+    Domain {
+        routes: scim::routes,
         clock: None,
     },
     Domain {

@@ -7,7 +7,7 @@
 use crate::config::Timings;
 use crate::errors::{ApiError, ApiResult};
 use crate::journal::{Journaled, Record, Tracked};
-use crate::{files, jobs, pipelines, secrets, uc, workspace};
+use crate::{files, jobs, pipelines, scim, secrets, uc, workspace};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -56,6 +56,13 @@ pub struct State {
     pub workspace: Tracked<String, workspace::WsObject>,
     pub files: Tracked<String, files::FsEntry>,
     pub secret_scopes: Tracked<String, secrets::Scope>,
+    /// Users, groups and service principals by SCIM id (files written before had none: the
+    /// workspace's own are seeded when such a file is read).
+    #[serde(default)]
+    pub principals: Tracked<String, scim::Principal>,
+    /// Unity Catalog grants by securable (`TYPE:full_name`).
+    #[serde(default)]
+    pub grants: Tracked<String, uc::Grants>,
 }
 
 impl State {
@@ -79,8 +86,11 @@ impl State {
             workspace: Tracked::new(),
             files: Tracked::new(),
             secret_scopes: Tracked::new(),
+            principals: Tracked::new(),
+            grants: Tracked::new(),
         };
         workspace::seed(&mut st, user_name, now);
+        scim::seed(&mut st, user_name);
         st
     }
 
@@ -92,7 +102,7 @@ impl State {
     }
 
     /// Every collection by its field name: the one list the journal writes and replays.
-    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 11] {
+    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 13] {
         [
             ("catalogs", &mut self.catalogs),
             ("schemas", &mut self.schemas),
@@ -105,6 +115,8 @@ impl State {
             ("workspace", &mut self.workspace),
             ("files", &mut self.files),
             ("secret_scopes", &mut self.secret_scopes),
+            ("principals", &mut self.principals),
+            ("grants", &mut self.grants),
         ]
     }
 

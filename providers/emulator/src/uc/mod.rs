@@ -6,10 +6,12 @@
 //! through this API here: pipelines create them (see [`put_pipeline_table`]), and they can
 //! be read, listed and dropped.
 
+mod grants;
 mod model;
 mod routes;
 mod securables;
 
+pub use grants::Grants;
 pub use model::{
     end_pipeline_tables, put_pipeline_table, put_staging_volume, redact_write_only, volume_root,
 };

@@ -23,10 +23,15 @@ pub const CONNECTIONS_PATH: &str = "/api/2.1/unity-catalog/connections";
 type Reply = ApiResult<Json<Value>>;
 
 pub fn routes() -> Router<Arc<App>> {
-    let base = Router::new().route(
-        &format!("{UC}/current-metastore-assignment"),
-        get(current_metastore),
-    );
+    let base = Router::new()
+        .route(
+            &format!("{UC}/current-metastore-assignment"),
+            get(current_metastore),
+        )
+        .route(
+            &format!("{UC}/permissions/{{securable_type}}/{{full_name}}"),
+            get(get_grants).patch(update_grants),
+        );
     SECURABLES.iter().fold(base, |r, sec| {
         let list = get(move |app: AppState, q: Params| list(sec, app, q));
         let collection: MethodRouter<Arc<App>> = match sec.kind {
@@ -52,6 +57,24 @@ pub fn routes() -> Router<Arc<App>> {
         r.route(&format!("{UC}/{}", sec.path), collection)
             .route(&format!("{UC}/{}/{{name}}", sec.path), item)
     })
+}
+
+/// `GET permissions/{securable_type}/{full_name}`: who holds which privileges on it.
+async fn get_grants(
+    AxState(app): AppState,
+    axum::extract::Path((securable_type, full_name)): axum::extract::Path<(String, String)>,
+) -> Reply {
+    app.view(|st, _| super::grants::get(st, &securable_type, &full_name).map(Json))
+}
+
+/// `PATCH permissions/{securable_type}/{full_name}` `{changes: [{principal, add, remove}]}`.
+async fn update_grants(
+    AxState(app): AppState,
+    axum::extract::Path((securable_type, full_name)): axum::extract::Path<(String, String)>,
+    JsonBody(b): JsonBody,
+) -> Reply {
+    let changes = Obj::root(&b).arr("changes")?.to_vec();
+    app.mutate(|st, _| super::grants::update(st, &securable_type, &full_name, &changes).map(Json))
 }
 
 /// `GET current-metastore-assignment`: the metastore the workspace is assigned to

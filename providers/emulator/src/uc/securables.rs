@@ -78,6 +78,11 @@ pub type NotEmpty = fn(&State, &str) -> Option<ApiError>;
 
 pub struct Securable {
     pub kind: Kind,
+    /// Its `securable_type` in `/permissions/{securable_type}/{full_name}`.
+    pub grant_type: &'static str,
+    /// The privileges a grant on it may hold (those of what it contains included: they are
+    /// inherited downward).
+    pub privileges: &'static [&'static str],
     /// The path segment under `/api/2.1/unity-catalog` and the key of list answers.
     pub path: &'static str,
     /// How messages name it (`Catalog 'main' does not exist.`).
@@ -105,9 +110,76 @@ pub struct Securable {
     pub entries_mut: fn(&mut State) -> &mut dyn Entries,
 }
 
+const TABLE_PRIVILEGES: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "APPLY_TAG",
+    "BROWSE",
+    "MANAGE",
+    "MODIFY",
+    "REFRESH",
+    "SELECT",
+];
+const VOLUME_PRIVILEGES: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "APPLY_TAG",
+    "BROWSE",
+    "MANAGE",
+    "READ_VOLUME",
+    "WRITE_VOLUME",
+];
+const SCHEMA_PRIVILEGES: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "APPLY_TAG",
+    "BROWSE",
+    "CREATE_FUNCTION",
+    "CREATE_MATERIALIZED_VIEW",
+    "CREATE_MODEL",
+    "CREATE_TABLE",
+    "CREATE_VOLUME",
+    "EXECUTE",
+    "EXTERNAL_USE_SCHEMA",
+    "MANAGE",
+    "MODIFY",
+    "READ_VOLUME",
+    "REFRESH",
+    "SELECT",
+    "USE_SCHEMA",
+    "WRITE_VOLUME",
+];
+const CATALOG_PRIVILEGES: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "APPLY_TAG",
+    "BROWSE",
+    "CREATE_CONNECTION",
+    "CREATE_FUNCTION",
+    "CREATE_MATERIALIZED_VIEW",
+    "CREATE_MODEL",
+    "CREATE_SCHEMA",
+    "CREATE_TABLE",
+    "CREATE_VOLUME",
+    "EXECUTE",
+    "EXTERNAL_USE_SCHEMA",
+    "MANAGE",
+    "MODIFY",
+    "READ_VOLUME",
+    "REFRESH",
+    "SELECT",
+    "USE_CATALOG",
+    "USE_SCHEMA",
+    "WRITE_VOLUME",
+];
+const CONNECTION_PRIVILEGES: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "CREATE_FOREIGN_CATALOG",
+    "MANAGE",
+    "USE_CONNECTION",
+];
+
 pub const SECURABLES: &[Securable] = &[
     Securable {
         kind: Kind::Catalog,
+        grant_type: "catalog",
+        privileges: CATALOG_PRIVILEGES,
         path: "catalogs",
         label: "Catalog",
         parent: None,
@@ -143,6 +215,8 @@ pub const SECURABLES: &[Securable] = &[
     },
     Securable {
         kind: Kind::Schema,
+        grant_type: "schema",
+        privileges: SCHEMA_PRIVILEGES,
         path: "schemas",
         label: "Schema",
         parent: Some(Kind::Catalog),
@@ -172,6 +246,8 @@ pub const SECURABLES: &[Securable] = &[
     },
     Securable {
         kind: Kind::Volume,
+        grant_type: "volume",
+        privileges: VOLUME_PRIVILEGES,
         path: "volumes",
         label: "Volume",
         parent: Some(Kind::Schema),
@@ -197,6 +273,8 @@ pub const SECURABLES: &[Securable] = &[
     // drops them.
     Securable {
         kind: Kind::Table,
+        grant_type: "table",
+        privileges: TABLE_PRIVILEGES,
         path: "tables",
         label: "Table",
         parent: Some(Kind::Schema),
@@ -216,6 +294,8 @@ pub const SECURABLES: &[Securable] = &[
     },
     Securable {
         kind: Kind::Connection,
+        grant_type: "connection",
+        privileges: CONNECTION_PRIVILEGES,
         path: "connections",
         label: "Connection",
         parent: None,
@@ -587,6 +667,7 @@ impl Securable {
         if self.holds_files {
             crate::files::rename_tree(st, &files_root(old), &files_root(new));
         }
+        super::grants::follow(st, self, old, new);
         if let Some(after) = self.after_rename {
             after(st, old, new);
         }
@@ -611,6 +692,7 @@ impl Securable {
         if self.holds_files {
             crate::files::remove_tree(st, &files_root(key));
         }
+        super::grants::forget(st, self, key);
         (self.entries_mut)(st).remove(key);
         Ok(())
     }

@@ -1,0 +1,34 @@
+//! Users, groups and service principals (SCIM): who may be named in grants and permissions.
+//! [`model`] is what the API does to the state, [`routes`] the HTTP side.
+//!
+//! The workspace starts with its user, the workspace-local groups `users` and `admins`, and
+//! the account group `account users`. Unity Catalog grants name account principals only: a
+//! workspace-local group is refused there, as the service refuses it.
+
+mod model;
+mod routes;
+
+pub use model::{principal_exists, seed};
+pub use routes::routes;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrincipalKind {
+    User,
+    Group,
+    ServicePrincipal,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Principal {
+    pub kind: PrincipalKind,
+    /// How grants name it: a user's userName, a group's displayName, a service principal's
+    /// applicationId.
+    pub name: String,
+    pub display_name: String,
+    /// A workspace-local group (`users`, `admins`): not an account principal.
+    #[serde(default)]
+    pub workspace_local: bool,
+}

@@ -1,0 +1,209 @@
+//! What the SCIM API does to the workspace state, apart from HTTP.
+
+use super::{Principal, PrincipalKind};
+use crate::errors::{ApiError, ApiResult};
+use crate::store::State;
+
+/// The id `GET /Me` answers with, so the seeded user is the one `Me` describes.
+pub const SELF_ID: &str = "4242424242424242";
+
+/// The principals a new workspace has.
+pub fn seed(st: &mut State, user_name: &str) {
+    let given = user_name.split('@').next().unwrap_or(user_name).to_string();
+    let rows = [
+        (
+            SELF_ID.to_string(),
+            PrincipalKind::User,
+            user_name.to_string(),
+            given,
+            false,
+        ),
+        (
+            "1000".into(),
+            PrincipalKind::Group,
+            "users".into(),
+            "users".into(),
+            true,
+        ),
+        (
+            "1001".into(),
+            PrincipalKind::Group,
+            "admins".into(),
+            "admins".into(),
+            true,
+        ),
+        (
+            "1002".into(),
+            PrincipalKind::Group,
+            "account users".into(),
+            "account users".into(),
+            false,
+        ),
+    ];
+    for (id, kind, name, display_name, workspace_local) in rows {
+        st.principals.insert(
+            id,
+            Principal {
+                kind,
+                name,
+                display_name,
+                workspace_local,
+            },
+        );
+    }
+}
+
+/// Whether grants may name `name`: an account user (by user name, in any case), group (by
+/// display name) or service principal (by application id).
+pub fn principal_exists(st: &State, name: &str) -> bool {
+    st.principals.iter().any(|(_, p)| {
+        !p.workspace_local
+            && match p.kind {
+                PrincipalKind::User => p.name.eq_ignore_ascii_case(name),
+                _ => p.name == name,
+            }
+    })
+}
+
+pub fn create(
+    st: &mut State,
+    kind: PrincipalKind,
+    name: &str,
+    display_name: &str,
+) -> ApiResult<String> {
+    if name.trim().is_empty() {
+        return Err(ApiError::invalid(match kind {
+            PrincipalKind::User => "Request is missing the userName attribute.",
+            PrincipalKind::Group => "Request is missing the displayName attribute.",
+            PrincipalKind::ServicePrincipal => "Request is missing the applicationId attribute.",
+        }));
+    }
+    let taken = st.principals.iter().any(|(_, p)| {
+        p.kind == kind
+            && match kind {
+                PrincipalKind::User => p.name.eq_ignore_ascii_case(name),
+                _ => p.name == name,
+            }
+    });
+    if taken {
+        let what = match kind {
+            PrincipalKind::User => format!("User with username {name} already exists."),
+            PrincipalKind::Group => format!("Group with name {name} already exists."),
+            PrincipalKind::ServicePrincipal => {
+                format!("Service principal with application id {name} already exists.")
+            }
+        };
+        return Err(ApiError::conflict("RESOURCE_ALREADY_EXISTS", what));
+    }
+    let id = st.next_id().to_string();
+    st.principals.insert(
+        id.clone(),
+        Principal {
+            kind,
+            name: name.to_string(),
+            display_name: display_name.to_string(),
+            workspace_local: false,
+        },
+    );
+    Ok(id)
+}
+
+pub fn delete(st: &mut State, kind: PrincipalKind, id: &str) -> ApiResult<()> {
+    match st.principals.get(id) {
+        Some(p) if p.kind == kind => {
+            st.principals.remove(id);
+            Ok(())
+        }
+        _ => Err(missing(id)),
+    }
+}
+
+pub fn missing(id: &str) -> ApiError {
+    ApiError::not_found(
+        "RESOURCE_DOES_NOT_EXIST",
+        format!("Resource {id} not found."),
+    )
+}
+
+/// The principals of a kind, in id order, that `filter` (`attr eq "value"`, the only SCIM
+/// filter the workspace reads) keeps.
+pub fn list<'a>(
+    st: &'a State,
+    kind: PrincipalKind,
+    filter: Option<&str>,
+) -> ApiResult<Vec<(&'a String, &'a Principal)>> {
+    let wanted = match filter {
+        None => None,
+        Some(f) => Some(parse_filter(f)?),
+    };
+    Ok(st
+        .principals
+        .iter()
+        .filter(|(_, p)| p.kind == kind)
+        .filter(|(_, p)| match &wanted {
+            None => true,
+            Some((attr, value)) => match attr.as_str() {
+                "username" | "applicationid" => p.name.eq_ignore_ascii_case(value),
+                "displayname" => p.display_name == *value,
+                _ => false,
+            },
+        })
+        .collect())
+}
+
+fn parse_filter(f: &str) -> ApiResult<(String, String)> {
+    let bad = || {
+        ApiError::invalid(format!(
+            "Invalid filter '{f}': only `attribute eq \"value\"` is supported"
+        ))
+    };
+    let mut parts = f.trim().splitn(3, ' ');
+    let attr = parts.next().ok_or_else(bad)?.to_ascii_lowercase();
+    if !parts.next().ok_or_else(bad)?.eq_ignore_ascii_case("eq") {
+        return Err(bad());
+    }
+    let value = parts.next().ok_or_else(bad)?.trim();
+    let value = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(value);
+    Ok((attr, value.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn account_principals_are_found_workspace_groups_are_not() {
+        let mut st = State::new("me@x.com", 0);
+        assert!(principal_exists(&st, "ME@x.com"));
+        assert!(principal_exists(&st, "account users"));
+        assert!(!principal_exists(&st, "admins"), "workspace-local");
+        assert!(!principal_exists(&st, "data engineers"));
+        let id = create(
+            &mut st,
+            PrincipalKind::Group,
+            "data engineers",
+            "data engineers",
+        )
+        .unwrap();
+        assert!(principal_exists(&st, "data engineers"));
+        assert_eq!(
+            create(&mut st, PrincipalKind::Group, "data engineers", "x")
+                .unwrap_err()
+                .code,
+            "RESOURCE_ALREADY_EXISTS"
+        );
+        let found = list(
+            &st,
+            PrincipalKind::Group,
+            Some("displayName eq \"data engineers\""),
+        )
+        .unwrap();
+        assert_eq!(found.len(), 1);
+        delete(&mut st, PrincipalKind::Group, &id).unwrap();
+        assert!(!principal_exists(&st, "data engineers"));
+        assert!(list(&st, PrincipalKind::Group, Some("displayName co x")).is_err());
+    }
+}

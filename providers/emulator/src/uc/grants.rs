@@ -1,0 +1,274 @@
+//! Unity Catalog grants: the privileges each principal holds on a securable, read and
+//! changed through `/permissions/{securable_type}/{full_name}`. Grants belong to their
+//! securable: a rename carries them along, a delete (of it or of what holds it) takes them.
+
+use super::securables::{SECURABLES, Securable};
+use crate::errors::{ApiError, ApiResult};
+use crate::store::State;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Principal → privileges, for one securable.
+pub type Grants = BTreeMap<String, BTreeSet<String>>;
+
+fn key(sec: &Securable, full_name: &str) -> String {
+    format!("{}:{full_name}", sec.grant_type)
+}
+
+/// The securable a `securable_type` names, and the key of the one `full_name` names; it
+/// must exist.
+fn securable(
+    st: &State,
+    securable_type: &str,
+    full_name: &str,
+) -> ApiResult<(&'static Securable, String)> {
+    let sec = SECURABLES
+        .iter()
+        .find(|s| s.grant_type.eq_ignore_ascii_case(securable_type))
+        .ok_or_else(|| {
+            ApiError::invalid(format!(
+                "Invalid value for field 'securable_type': {securable_type} is not a securable type grants are kept for in the local workspace"
+            ))
+        })?;
+    let k = sec.key(full_name)?;
+    if !sec.has(st, &k) {
+        return Err(sec.missing(&k));
+    }
+    Ok((sec, k))
+}
+
+fn render(grants: Option<&Grants>) -> Value {
+    let assignments: Vec<Value> = grants
+        .into_iter()
+        .flatten()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(principal, privileges)| json!({"principal": principal, "privileges": privileges}))
+        .collect();
+    json!({"privilege_assignments": assignments})
+}
+
+pub fn get(st: &State, securable_type: &str, full_name: &str) -> ApiResult<Value> {
+    let (sec, k) = securable(st, securable_type, full_name)?;
+    Ok(render(st.grants.get(&key(sec, &k))))
+}
+
+/// Applies `changes` (`[{principal, add, remove}]`): every principal must be an account
+/// principal, every privilege one the securable takes, and no privilege both added and
+/// removed. Removing `ALL_PRIVILEGES` removes everything the principal holds.
+pub fn update(
+    st: &mut State,
+    securable_type: &str,
+    full_name: &str,
+    changes: &[Value],
+) -> ApiResult<Value> {
+    let (sec, k) = securable(st, securable_type, full_name)?;
+    let mut parsed = Vec::new();
+    for c in changes {
+        let principal = c
+            .get("principal")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .ok_or_else(|| ApiError::invalid("Missing required field: changes.principal"))?;
+        let list = |field: &str| -> ApiResult<Vec<String>> {
+            match c.get(field) {
+                None | Some(Value::Null) => Ok(Vec::new()),
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .map(|p| {
+                        p.as_str().map(str::to_string).ok_or_else(|| {
+                            ApiError::invalid(format!("Invalid value for field 'changes.{field}'"))
+                        })
+                    })
+                    .collect(),
+                Some(_) => Err(ApiError::invalid(format!(
+                    "Invalid value for field 'changes.{field}': expected an array"
+                ))),
+            }
+        };
+        let (add, remove) = (list("add")?, list("remove")?);
+        if add.iter().any(|p| remove.contains(p)) {
+            return Err(ApiError::invalid(format!(
+                "Duplicate privileges to add and delete for principal {principal}."
+            )));
+        }
+        for p in add.iter().chain(&remove) {
+            if !sec.privileges.contains(&p.as_str()) {
+                return Err(ApiError::invalid(format!(
+                    "Privilege {p} is not applicable to this entity [{k}:{}]. If you are trying to grant a privilege on a parent securable, grant it there.",
+                    sec.grant_type.to_ascii_uppercase()
+                )));
+            }
+        }
+        if !add.is_empty() && !crate::scim::principal_exists(st, principal) {
+            return Err(ApiError::invalid(format!(
+                "Could not find principal with name {principal}."
+            ))
+            .with_code("PRINCIPAL_DOES_NOT_EXIST"));
+        }
+        parsed.push((principal.to_string(), add, remove));
+    }
+    let gk = key(sec, &k);
+    let mut grants = st.grants.get(&gk).cloned().unwrap_or_default();
+    for (principal, add, remove) in parsed {
+        let held = grants.entry(principal).or_default();
+        for p in &remove {
+            if p == "ALL_PRIVILEGES" {
+                held.clear();
+            } else {
+                held.remove(p);
+            }
+        }
+        held.extend(add);
+    }
+    grants.retain(|_, p| !p.is_empty());
+    if grants.is_empty() {
+        st.grants.remove(&gk);
+    } else {
+        st.grants.insert(gk.clone(), grants);
+    }
+    Ok(render(st.grants.get(&gk)))
+}
+
+/// The securable under `key` is being deleted: its grants, and those of everything under
+/// it, go with it.
+pub fn forget(st: &mut State, sec: &Securable, key_: &str) {
+    let own = key(sec, key_);
+    let under = format!(".{}", key_);
+    let gone: Vec<String> = st
+        .grants
+        .keys()
+        .filter(|k| {
+            **k == own
+                || (sec.child_field.is_some()
+                    && k.split_once(':').is_some_and(|(_, name)| {
+                        format!(".{name}").starts_with(&format!("{under}."))
+                    }))
+        })
+        .cloned()
+        .collect();
+    for k in gone {
+        st.grants.remove(&k);
+    }
+}
+
+/// The securable moved from `old` to `new`: its grants, and those under it, follow.
+pub fn follow(st: &mut State, sec: &Securable, old: &str, new: &str) {
+    let moved: Vec<(String, String)> = st
+        .grants
+        .keys()
+        .filter_map(|k| {
+            let (ty, name) = k.split_once(':')?;
+            let rest = if name == old && ty == sec.grant_type {
+                ""
+            } else if sec.child_field.is_some() {
+                name.strip_prefix(&format!("{old}."))
+                    .map(|_| &name[old.len()..])?
+            } else {
+                return None;
+            };
+            Some((k.clone(), format!("{ty}:{new}{rest}")))
+        })
+        .collect();
+    for (from, to) in moved {
+        if let Some(g) = st.grants.remove(&from) {
+            st.grants.insert(to, g);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Ctx;
+
+    fn change(principal: &str, add: &[&str], remove: &[&str]) -> Value {
+        json!({"principal": principal, "add": add, "remove": remove})
+    }
+
+    #[test]
+    fn grants_are_checked_kept_and_follow_their_securable() {
+        let mut st = State::new("me@x.com", 0);
+        let ctx = Ctx::for_test(1, 100);
+        super::super::model::create_catalog(
+            &mut st,
+            &ctx,
+            super::super::model::NewCatalog {
+                name: "sales".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let e = update(
+            &mut st,
+            "catalog",
+            "sales",
+            &[change("nobody", &["USE_CATALOG"], &[])],
+        )
+        .unwrap_err();
+        assert_eq!(e.code, "PRINCIPAL_DOES_NOT_EXIST");
+        assert_eq!(e.message, "Could not find principal with name nobody.");
+        let e = update(
+            &mut st,
+            "catalog",
+            "sales",
+            &[change("account users", &["READ_FILES"], &[])],
+        )
+        .unwrap_err();
+        assert!(
+            e.message.contains("Privilege READ_FILES is not applicable"),
+            "{}",
+            e.message
+        );
+        let e = update(
+            &mut st,
+            "catalog",
+            "sales",
+            &[change("account users", &["SELECT"], &["SELECT"])],
+        )
+        .unwrap_err();
+        assert!(e.message.contains("Duplicate privileges"), "{}", e.message);
+        let e = update(&mut st, "catalog", "nope", &[]).unwrap_err();
+        assert_eq!(e.code, "CATALOG_DOES_NOT_EXIST");
+
+        let got = update(
+            &mut st,
+            "catalog",
+            "sales",
+            &[
+                change("account users", &["USE_CATALOG", "SELECT"], &[]),
+                change("ME@x.com", &["MANAGE"], &[]),
+            ],
+        )
+        .unwrap();
+        assert_eq!(got["privilege_assignments"].as_array().unwrap().len(), 2);
+        let got = update(
+            &mut st,
+            "catalog",
+            "sales",
+            &[change("account users", &[], &["SELECT"])],
+        )
+        .unwrap();
+        assert_eq!(
+            got["privilege_assignments"][1],
+            json!({"principal": "account users", "privileges": ["USE_CATALOG"]})
+        );
+        let got = update(
+            &mut st,
+            "catalog",
+            "sales",
+            &[change("ME@x.com", &[], &["ALL_PRIVILEGES"])],
+        )
+        .unwrap();
+        assert_eq!(got["privilege_assignments"].as_array().unwrap().len(), 1);
+
+        let sec = SECURABLES
+            .iter()
+            .find(|s| s.grant_type == "catalog")
+            .unwrap();
+        follow(&mut st, sec, "sales", "revenue");
+        assert!(!st.grants.contains_key("catalog:sales"));
+        assert!(st.grants.contains_key("catalog:revenue"));
+        forget(&mut st, sec, "revenue");
+        assert!(st.grants.is_empty());
+    }
+}
