@@ -24,6 +24,8 @@ pub struct App {
     clock_hooks: Vec<ClockHook>,
     pub control: Control,
     pub auth: Auth,
+    /// The stand-ins of Google's sign-in services.
+    pub google: crate::identity::Google,
     pub user: String,
     timings: Mutex<Timings>,
     behaviours: Mutex<Behaviours>,
@@ -38,6 +40,7 @@ impl App {
             clock_hooks,
             control: Control::new(config),
             auth: Auth::new(config.tokens.clone()),
+            google: crate::identity::Google::default(),
             user: config.user_name.clone(),
             timings: Mutex::new(config.timings),
             behaviours: Mutex::new(config.behaviours),

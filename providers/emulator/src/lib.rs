@@ -19,6 +19,7 @@ mod config;
 mod control;
 mod errors;
 mod files;
+mod identity;
 mod jobs;
 mod journal;
 mod pages;
@@ -222,6 +223,10 @@ const DOMAINS: &[Domain] = &[
         clock: None,
     },
     Domain {
+        routes: identity::routes,
+        clock: None,
+    },
+    Domain {
         routes: uc::routes,
         clock: None,
     },
@@ -257,7 +262,9 @@ fn router(app: Arc<App>) -> Router {
             app.clone(),
             control::middleware,
         ));
-    let control = control::routes().layer(axum::middleware::from_fn_with_state(
+    let control = control::routes()
+        .merge(identity::control_routes())
+        .layer(axum::middleware::from_fn_with_state(
         app.clone(),
         control::guard,
     ));

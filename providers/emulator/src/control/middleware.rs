@@ -59,6 +59,9 @@ pub async fn middleware(State(app): State<Arc<App>>, req: Request, next: Next) -
         .is_some_and(|v| v.as_bytes().starts_with(b"application/octet-stream"));
     let logged = log_body(&path, &bytes, binary);
     let seq = c.log_request(&method, &path, parts.uri.query(), logged);
+    if let Some(note) = crate::identity::sa_token_note(&app, &parts.headers) {
+        c.log_note(seq, "gcp_sa_access_token", note);
+    }
 
     let response = 'r: {
         if let Some(r) = c.rate_limited(&method, &path) {
@@ -132,7 +135,7 @@ fn log_body(path: &str, body: &[u8], binary: bool) -> Value {
         }
         v
     } else if let Ok(s) = std::str::from_utf8(body) {
-        if path.starts_with(crate::auth::TOKEN_PATH) {
+        if path.starts_with(crate::auth::TOKEN_PATH) || path == crate::identity::TOKEN_PATH {
             Value::String(crate::auth::redact_form(s))
         } else {
             Value::String(s.to_string())

@@ -312,6 +312,19 @@ impl Control {
         seq
     }
 
+    /// Adds what the request showed (never a credential) to its log entry.
+    fn log_note(&self, seq: u64, key: &str, value: Value) {
+        let mut log = lock(&self.log);
+        if let Some(e) = log
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|e| e["seq"] == json!(seq))
+        {
+            e[key] = value;
+        }
+    }
+
     fn log_status(&self, seq: u64, status: StatusCode) {
         self.log_outcome(seq, json!(status.as_u16()), false);
     }
