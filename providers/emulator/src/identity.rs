@@ -43,15 +43,18 @@ const DEFAULT_LIFETIME_S: i64 = 3600;
 pub struct Google {
     /// Access tokens minted here, with when they expire (seconds since the epoch).
     access: Mutex<HashMap<String, i64>>,
-    /// Lifetime of the tokens minted from now on; short ones let tests see tokens renewed.
-    lifetime_s: AtomicI64,
+    /// Lifetimes of the ID and access tokens minted from now on; short ones let tests see
+    /// tokens renewed.
+    id_lifetime_s: AtomicI64,
+    access_lifetime_s: AtomicI64,
 }
 
 impl Default for Google {
     fn default() -> Self {
         Google {
             access: Mutex::new(HashMap::new()),
-            lifetime_s: AtomicI64::new(DEFAULT_LIFETIME_S),
+            id_lifetime_s: AtomicI64::new(DEFAULT_LIFETIME_S),
+            access_lifetime_s: AtomicI64::new(DEFAULT_LIFETIME_S),
         }
     }
 }
@@ -69,7 +72,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route(METADATA_PATH, get(metadata))
 }
 
-/// `/__emulator/identity/google`: the lifetime of the tokens the stand-ins mint.
+/// `/__emulator/identity/google`: the lifetimes of the tokens the stand-ins mint.
 pub fn control_routes() -> Router<Arc<App>> {
     Router::new().route(
         "/__emulator/identity/google",
@@ -179,7 +182,7 @@ fn mint_id_token(app: &App, audience: &str, email: &str, workspace: &str) -> Str
         "email": email,
         "email_verified": true,
         "iat": now,
-        "exp": now + app.google.lifetime_s.load(Ordering::Relaxed),
+        "exp": now + app.google.id_lifetime_s.load(Ordering::Relaxed),
     });
     let token = format!(
         "{}.{}.{}",
@@ -202,7 +205,7 @@ fn mint_access_token(app: &App, lifetime_s: i64) -> (String, i64) {
 }
 
 fn lifetime(app: &App) -> i64 {
-    app.google.lifetime_s.load(Ordering::Relaxed)
+    app.google.access_lifetime_s.load(Ordering::Relaxed)
 }
 
 fn access_answer(app: &App) -> Response {
@@ -366,20 +369,34 @@ async fn metadata(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
 }
 
 async fn show_settings(State(app): State<Arc<App>>) -> Json<Value> {
-    Json(json!({"token_lifetime_s": lifetime(&app)}))
+    Json(json!({
+        "id_token_lifetime_s": app.google.id_lifetime_s.load(Ordering::Relaxed),
+        "access_token_lifetime_s": lifetime(&app),
+    }))
 }
 
 async fn set_settings(
     State(app): State<Arc<App>>,
     JsonBody(b): JsonBody,
 ) -> ApiResult<Json<Value>> {
-    if let Some(v) = b.get("token_lifetime_s") {
-        let Some(s) = v.as_i64().filter(|s| *s > 0) else {
-            return Err(crate::errors::ApiError::invalid(
-                "Invalid value for field 'token_lifetime_s': must be a positive number of seconds",
-            ));
-        };
-        app.google.lifetime_s.store(s, Ordering::Relaxed);
+    let fields = [
+        ("id_token_lifetime_s", &app.google.id_lifetime_s),
+        ("access_token_lifetime_s", &app.google.access_lifetime_s),
+    ];
+    // Every value is checked before any is set, so a refused request changes nothing.
+    let mut set = Vec::new();
+    for (key, slot) in fields {
+        if let Some(v) = b.get(key) {
+            let Some(s) = v.as_i64().filter(|s| *s > 0) else {
+                return Err(crate::errors::ApiError::invalid(format!(
+                    "Invalid value for field '{key}': must be a positive number of seconds"
+                )));
+            };
+            set.push((slot, s));
+        }
+    }
+    for (slot, s) in set {
+        slot.store(s, Ordering::Relaxed);
     }
     Ok(show_settings(State(app)).await)
 }

@@ -262,12 +262,9 @@ fn router(app: Arc<App>) -> Router {
             app.clone(),
             control::middleware,
         ));
-    let control = control::routes()
-        .merge(identity::control_routes())
-        .layer(axum::middleware::from_fn_with_state(
-        app.clone(),
-        control::guard,
-    ));
+    let control = control::routes().merge(identity::control_routes()).layer(
+        axum::middleware::from_fn_with_state(app.clone(), control::guard),
+    );
     api.merge(control)
         // The middlewares read bodies under their own limits; handlers re-read those bytes.
         .layer(DefaultBodyLimit::disable())
