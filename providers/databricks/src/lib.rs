@@ -131,6 +131,8 @@ impl DatabricksProvider {
             .attr(Attribute::optional("azure_use_msi", AttrType::Bool).describe("Azure: sign in as the machine's managed identity."))
             .attr(Attribute::optional("azure_environment", AttrType::String).describe("Azure: the cloud (PUBLIC, USGOVERNMENT, CHINA); from the host when unset."))
             .attr(Attribute::optional("azure_login_app_id", AttrType::String).describe("Azure: the application the tokens are for, when it is not Azure Databricks' own."))
+            .attr(Attribute::optional("google_credentials", AttrType::String).sensitive().describe("Google Cloud: a service-account key, as its JSON file's path or the JSON itself."))
+            .attr(Attribute::optional("google_service_account", AttrType::String).describe("Google Cloud: the service account to impersonate with application default credentials."))
             .attr(Attribute::optional("rate_limit", AttrType::Number).describe("Fixed cap on requests per second to the workspace."))
             .attr(Attribute::optional("initial_rate", AttrType::Number).describe("Requests per second the adaptive limiter starts at."))
             .attr(Attribute::optional("retry_timeout_seconds", AttrType::Number).describe("Time budget for retrying one request (default 300)."))
@@ -252,6 +254,8 @@ impl Provider for DatabricksProvider {
             azure_environment: text(config, "azure_environment"),
             azure_login_app_id: text(config, "azure_login_app_id"),
             databricks_cli_path: text(config, "databricks_cli_path"),
+            google_credentials: text(config, "google_credentials"),
+            google_service_account: text(config, "google_service_account"),
             rate_limit: config.get("rate_limit").and_then(Value::as_f64),
             initial_rate: config.get("initial_rate").and_then(Value::as_f64),
             retry_timeout: seconds(config, "retry_timeout_seconds")?,
@@ -265,6 +269,8 @@ impl Provider for DatabricksProvider {
             settings.profile = None;
             settings.azure_client_secret = None;
             settings.azure_use_msi = None;
+            settings.google_credentials = None;
+            settings.google_service_account = None;
             settings.auth_type = Some("pat".into());
         } else if wants_local(config) {
             return Err(ProviderError::invalid(

@@ -25,6 +25,8 @@ pub struct App {
     pub control: Control,
     pub auth: Auth,
     pub entra: crate::entra::Entra,
+    /// The stand-ins of Google's sign-in services.
+    pub google: crate::identity::Google,
     pub user: String,
     timings: Mutex<Timings>,
     behaviours: Mutex<Behaviours>,
@@ -40,6 +42,7 @@ impl App {
             control: Control::new(config),
             auth: Auth::new(config.tokens.clone()),
             entra: crate::entra::Entra::default(),
+            google: crate::identity::Google::default(),
             user: config.user_name.clone(),
             timings: Mutex::new(config.timings),
             behaviours: Mutex::new(config.behaviours),

@@ -73,6 +73,11 @@ impl Auth {
         }
     }
 
+    /// Accepts `token` from now on: one a sign-in stand-in minted for the workspace.
+    pub fn issue(&self, token: String) {
+        lock(&self.issued).insert(token);
+    }
+
     /// Whether only configured tokens are accepted (else any non-empty one is).
     pub fn has_tokens(&self) -> bool {
         self.allowed.is_some()
@@ -91,9 +96,13 @@ impl Auth {
     }
 }
 
-/// Paths that the SDK calls before it has credentials.
+/// Paths that the SDK calls before it has credentials, and the sign-in stand-ins (which
+/// check credentials of their own).
 pub fn is_public(path: &str) -> bool {
-    path.starts_with("/.well-known/") || path.starts_with("/oidc/") || crate::entra::is_public(path)
+    path.starts_with("/.well-known/")
+        || path.starts_with("/oidc/")
+        || path.starts_with(crate::identity::PREFIX)
+        || crate::entra::is_public(path)
 }
 
 pub fn routes() -> Router<Arc<App>> {

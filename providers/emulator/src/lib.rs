@@ -20,6 +20,7 @@ mod control;
 mod entra;
 mod errors;
 mod files;
+mod identity;
 mod jobs;
 mod journal;
 mod pages;
@@ -236,6 +237,10 @@ const DOMAINS: &[Domain] = &[
         clock: None,
     },
     Domain {
+        routes: identity::routes,
+        clock: None,
+    },
+    Domain {
         routes: uc::routes,
         clock: None,
     },
@@ -271,10 +276,9 @@ fn router(app: Arc<App>) -> Router {
             app.clone(),
             control::middleware,
         ));
-    let control = control::routes().layer(axum::middleware::from_fn_with_state(
-        app.clone(),
-        control::guard,
-    ));
+    let control = control::routes().merge(identity::control_routes()).layer(
+        axum::middleware::from_fn_with_state(app.clone(), control::guard),
+    );
     api.merge(control)
         // The middlewares read bodies under their own limits; handlers re-read those bytes.
         .layer(DefaultBodyLimit::disable())

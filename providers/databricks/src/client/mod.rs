@@ -56,6 +56,10 @@ pub struct Settings {
     pub azure_login_app_id: Option<String>,
     /// Where the Databricks CLI is, when it is not `databricks` on PATH.
     pub databricks_cli_path: Option<String>,
+    /// Google Cloud: a service-account key (its file's path, or its JSON), or the service
+    /// account to impersonate with application default credentials.
+    pub google_credentials: Option<String>,
+    pub google_service_account: Option<String>,
     /// A fixed cap in requests/s; the adaptive limiter never goes above it.
     pub rate_limit: Option<f64>,
     /// Where the adaptive limiter starts (requests/s); default 30.
@@ -91,6 +95,8 @@ impl std::fmt::Debug for Settings {
             .field("azure_environment", &self.azure_environment)
             .field("azure_login_app_id", &self.azure_login_app_id)
             .field("databricks_cli_path", &self.databricks_cli_path)
+            .field("google_credentials", &redacted(&self.google_credentials))
+            .field("google_service_account", &self.google_service_account)
             .field("rate_limit", &self.rate_limit)
             .field("initial_rate", &self.initial_rate)
             .field("retry_timeout", &self.retry_timeout)
@@ -1009,6 +1015,7 @@ mod tests {
         let s = Settings {
             token: Some("dapi-very-secret".into()),
             client_secret: Some("oauth-very-secret".into()),
+            google_credentials: Some(r#"{"private_key": "very-secret"}"#.into()),
             ..Settings::default()
         };
         let d = format!("{s:?}");

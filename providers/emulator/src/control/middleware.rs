@@ -63,6 +63,9 @@ pub async fn middleware(State(app): State<Arc<App>>, req: Request, next: Next) -
     if !azure.is_null() {
         c.log_note(seq, "azure", azure);
     }
+    if let Some(note) = crate::identity::sa_token_note(&app, &parts.headers) {
+        c.log_note(seq, "gcp_sa_access_token", note);
+    }
 
     let response = 'r: {
         if let Some(r) = c.rate_limited(&method, &path) {

@@ -12,6 +12,7 @@
 mod azure;
 mod command;
 mod databricks_cli;
+mod google;
 mod token;
 
 use std::path::PathBuf;
@@ -60,6 +61,8 @@ pub enum AuthType {
     AzureCli,
     AzureClientSecret,
     AzureMsi,
+    GoogleCredentials,
+    GoogleId,
 }
 
 /// The methods brickform signs in with, each with what it needs: what messages about a
@@ -74,16 +77,26 @@ pub const SUPPORTED: &[(&str, &str)] = &[
         "azure_client_id, azure_client_secret and azure_tenant_id",
     ),
     ("azure-msi", "azure_use_msi = true"),
+    (
+        "google-credentials",
+        "google_credentials, a service-account key",
+    ),
+    (
+        "google-id",
+        "google_service_account and Google application default credentials",
+    ),
 ];
 
 /// The names `auth_type` takes.
-pub const AUTH_TYPES: [&str; 6] = [
+pub const AUTH_TYPES: [&str; 8] = [
     "pat",
     "oauth-m2m",
     "databricks-cli",
     "azure-cli",
     "azure-client-secret",
     "azure-msi",
+    "google-credentials",
+    "google-id",
 ];
 
 fn supported_list() -> String {
@@ -103,6 +116,8 @@ impl AuthType {
             AuthType::AzureCli => "azure-cli",
             AuthType::AzureClientSecret => "azure-client-secret",
             AuthType::AzureMsi => "azure-msi",
+            AuthType::GoogleCredentials => "google-credentials",
+            AuthType::GoogleId => "google-id",
         }
     }
 
@@ -114,6 +129,7 @@ impl AuthType {
             AuthType::OAuthM2m => "oauth",
             AuthType::DatabricksCli => "databricks-cli",
             AuthType::AzureCli | AuthType::AzureClientSecret | AuthType::AzureMsi => "azure",
+            AuthType::GoogleCredentials | AuthType::GoogleId => "google",
         }
     }
 
@@ -125,6 +141,8 @@ impl AuthType {
             AuthType::AzureCli,
             AuthType::AzureClientSecret,
             AuthType::AzureMsi,
+            AuthType::GoogleCredentials,
+            AuthType::GoogleId,
         ]
         .into_iter()
         .find(|t| t.as_str() == name)
@@ -186,6 +204,8 @@ struct Attrs {
     azure_environment: Option<Sourced<String>>,
     azure_login_app_id: Option<Sourced<String>>,
     databricks_cli_path: Option<Sourced<String>>,
+    google_credentials: Option<Sourced<SecretString>>,
+    google_service_account: Option<Sourced<String>>,
     /// The profile read, and the keys it has (for messages about what it lacks).
     profile_read: Option<(Source, Vec<String>)>,
 }
@@ -202,6 +222,8 @@ impl Attrs {
             || self.azure_tenant_id.is_some()
             || self.msi()
             || self.azure_login_app_id.is_some()
+            || self.google_credentials.is_some()
+            || self.google_service_account.is_some()
     }
 
     fn msi(&self) -> bool {
@@ -234,6 +256,17 @@ impl Attrs {
             out.push((
                 AuthType::AzureMsi,
                 format!("azure_use_msi from {}", m.source),
+            ));
+        }
+        if let Some(c) = &self.google_credentials {
+            out.push((
+                AuthType::GoogleCredentials,
+                format!("google_credentials from {}", c.source),
+            ));
+        } else if let Some(s) = &self.google_service_account {
+            out.push((
+                AuthType::GoogleId,
+                format!("google_service_account from {}", s.source),
             ));
         }
         out
@@ -291,6 +324,16 @@ fn fill_all(a: &mut Attrs, get: &dyn Fn(&str) -> Option<String>, source: &Source
         get("databricks_cli_path"),
         source,
     );
+    fill(
+        &mut a.google_credentials,
+        secret("google_credentials"),
+        source,
+    );
+    fill(
+        &mut a.google_service_account,
+        get("google_service_account"),
+        source,
+    );
 }
 
 /// Each attribute's environment variable, as the official SDKs name them.
@@ -313,6 +356,11 @@ const ENV: &[(&str, &str)] = &[
     ("azure_environment", "ARM_ENVIRONMENT"),
     ("azure_login_app_id", "DATABRICKS_AZURE_LOGIN_APP_ID"),
     ("databricks_cli_path", "DATABRICKS_CLI_PATH"),
+    ("google_credentials", "GOOGLE_CREDENTIALS"),
+    (
+        "google_service_account",
+        "DATABRICKS_GOOGLE_SERVICE_ACCOUNT",
+    ),
 ];
 
 /// Resolves host and credentials: explicit settings, environment, `~/.databrickscfg`, keyring.
@@ -340,6 +388,8 @@ pub(crate) fn resolve(
             "azure_environment" => settings.azure_environment.clone(),
             "azure_login_app_id" => settings.azure_login_app_id.clone(),
             "databricks_cli_path" => settings.databricks_cli_path.clone(),
+            "google_credentials" => settings.google_credentials.clone(),
+            "google_service_account" => settings.google_service_account.clone(),
             _ => None,
         })
     };
@@ -572,6 +622,52 @@ fn choose(
                     client_id: a.azure_client_id.map(|c| c.value),
                     azure,
                     metadata_host: metadata_host(env)?,
+                })),
+            })
+        }
+        AuthType::GoogleCredentials => {
+            let Some(creds) = a.google_credentials else {
+                return Err(ClientError::Incomplete(format!(
+                    "auth_type \"google-credentials\" (from {from}) needs google_credentials (GOOGLE_CREDENTIALS): a service-account key file's path, or its JSON{}",
+                    profile_note(&a)
+                )));
+            };
+            let sign_in = |message| ClientError::SignIn {
+                auth_type: auth_type.as_str().to_string(),
+                message,
+            };
+            let value = expand_home(std::path::Path::new(creds.value.expose_secret()), env);
+            let key = google::read_credentials(&value.to_string_lossy(), &creds.source.to_string())
+                .map_err(sign_in)?;
+            Ok(Resolved {
+                info: info(creds.source),
+                credentials: Credentials::Minting(Box::new(google::GoogleCredentials {
+                    key,
+                    host: host.clone(),
+                })),
+            })
+        }
+        AuthType::GoogleId => {
+            let Some(sa) = a.google_service_account else {
+                return Err(ClientError::Incomplete(format!(
+                    "auth_type \"google-id\" (from {from}) needs google_service_account (DATABRICKS_GOOGLE_SERVICE_ACCOUNT): the service account to impersonate{}",
+                    profile_note(&a)
+                )));
+            };
+            let sign_in = |message| ClientError::SignIn {
+                auth_type: auth_type.as_str().to_string(),
+                message,
+            };
+            let iam = google::iam_endpoint(env("GOOGLE_IAM_CREDENTIALS_CUSTOM_ENDPOINT"))
+                .map_err(ClientError::Incomplete)?;
+            let adc = google::Adc::find(env).map_err(sign_in)?;
+            Ok(Resolved {
+                info: info(sa.source),
+                credentials: Credentials::Minting(Box::new(google::GoogleId {
+                    service_account: sa.value,
+                    host: host.clone(),
+                    adc,
+                    iam,
                 })),
             })
         }
