@@ -230,18 +230,7 @@ pub fn do_import(st: &mut State, ctx: &Ctx, r: ImportRequest) -> ApiResult<()> {
         return import_archive(st, ctx, r);
     }
     let (path, object_type, language) = classify(&r)?;
-    if path == "/" {
-        return Err(ApiError::invalid(
-            "Invalid value for field 'path': cannot import to /",
-        ));
-    }
-    let par = parent(&path);
-    if !is_dir(st, par) {
-        return Err(ApiError::not_found(
-            "RESOURCE_DOES_NOT_EXIST",
-            format!("The parent folder ({par}) does not exist."),
-        ));
-    }
+    import_target(st, &path)?;
     let existing = st.workspace.get(&path);
     let (object_id, created_at) = match existing {
         Some(o) if o.object_type == "DIRECTORY" => {
@@ -273,6 +262,23 @@ pub fn do_import(st: &mut State, ctx: &Ctx, r: ImportRequest) -> ApiResult<()> {
     Ok(())
 }
 
+/// What every import checks of where it goes: not the root, and into a folder that exists.
+fn import_target(st: &State, path: &str) -> ApiResult<()> {
+    if path == "/" {
+        return Err(ApiError::invalid(
+            "Invalid value for field 'path': cannot import to /",
+        ));
+    }
+    let par = parent(path);
+    if !is_dir(st, par) {
+        return Err(ApiError::not_found(
+            "RESOURCE_DOES_NOT_EXIST",
+            format!("The parent folder ({par}) does not exist."),
+        ));
+    }
+    Ok(())
+}
+
 /// A Databricks archive: its folder (or its one notebook) made at the path, which must not
 /// exist yet (an archive does not overwrite).
 fn import_archive(st: &mut State, ctx: &Ctx, r: ImportRequest) -> ApiResult<()> {
@@ -282,18 +288,7 @@ fn import_archive(st: &mut State, ctx: &Ctx, r: ImportRequest) -> ApiResult<()> 
         ));
     }
     let path = r.path.clone();
-    if path == "/" {
-        return Err(ApiError::invalid(
-            "Invalid value for field 'path': cannot import to /",
-        ));
-    }
-    let par = parent(&path);
-    if !is_dir(st, par) {
-        return Err(ApiError::not_found(
-            "RESOURCE_DOES_NOT_EXIST",
-            format!("The parent folder ({par}) does not exist."),
-        ));
-    }
+    import_target(st, &path)?;
     if st.workspace.contains_key(&path) {
         return Err(ApiError::conflict(
             "RESOURCE_ALREADY_EXISTS",
