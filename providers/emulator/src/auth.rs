@@ -147,12 +147,31 @@ async fn discovery(headers: HeaderMap) -> Json<Value> {
     }))
 }
 
-fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
+/// An OAuth token endpoint's error answer (`{error, error_description}`).
+pub(crate) fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
     (
         status,
         Json(json!({"error": error, "error_description": description})),
     )
         .into_response()
+}
+
+/// A token endpoint's form body, as axum hands it over.
+pub(crate) type TokenForm =
+    Result<Form<HashMap<String, String>>, axum::extract::rejection::FormRejection>;
+
+/// The fields of a token request; `None` when its body is not a form.
+pub(crate) fn form_fields(form: TokenForm) -> Option<HashMap<String, String>> {
+    form.ok().map(|Form(f)| f)
+}
+
+/// The answer to a token request whose body is not a form.
+pub(crate) fn not_a_form() -> Response {
+    oauth_error(
+        StatusCode::BAD_REQUEST,
+        "invalid_request",
+        "The body must be application/x-www-form-urlencoded.",
+    )
 }
 
 /// Client credentials from `Authorization: Basic` (what the SDK sends) or the form body.
@@ -178,17 +197,9 @@ fn client_credentials(
     })
 }
 
-async fn token(
-    State(app): State<Arc<App>>,
-    headers: HeaderMap,
-    form: Result<Form<HashMap<String, String>>, axum::extract::rejection::FormRejection>,
-) -> Response {
-    let Ok(Form(form)) = form else {
-        return oauth_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "The body must be application/x-www-form-urlencoded.",
-        );
+async fn token(State(app): State<Arc<App>>, headers: HeaderMap, form: TokenForm) -> Response {
+    let Some(form) = form_fields(form) else {
+        return not_a_form();
     };
     if form.get("grant_type").map(String::as_str) != Some("client_credentials") {
         return oauth_error(

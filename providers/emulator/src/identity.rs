@@ -10,12 +10,12 @@
 //! Assertions are checked for shape and claims; their signatures are not verified.
 
 use crate::app::App;
-use crate::auth::base_url;
+use crate::auth::{TokenForm, base_url, form_fields, not_a_form, oauth_error};
 use crate::body::JsonBody;
 use crate::errors::ApiResult;
 use crate::store::lock;
 use axum::body::Bytes;
-use axum::extract::{Form, Path, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -92,14 +92,6 @@ pub fn sa_token_note(app: &App, headers: &HeaderMap) -> Option<Value> {
 
 fn now_s(app: &App) -> i64 {
     app.now() / 1000
-}
-
-fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
-    (
-        status,
-        Json(json!({"error": error, "error_description": description})),
-    )
-        .into_response()
 }
 
 /// Google APIs' error shape: `{"error": {code, message, status}}`.
@@ -215,17 +207,9 @@ fn access_answer(app: &App) -> Response {
         .into_response()
 }
 
-async fn token(
-    State(app): State<Arc<App>>,
-    headers: HeaderMap,
-    form: Result<Form<HashMap<String, String>>, axum::extract::rejection::FormRejection>,
-) -> Response {
-    let Ok(Form(form)) = form else {
-        return oauth_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "The body must be application/x-www-form-urlencoded.",
-        );
+async fn token(State(app): State<Arc<App>>, headers: HeaderMap, form: TokenForm) -> Response {
+    let Some(form) = form_fields(form) else {
+        return not_a_form();
     };
     let get = |k: &str| form.get(k).map(String::as_str).filter(|v| !v.is_empty());
     match get("grant_type") {

@@ -572,7 +572,7 @@ fn choose(
             })
         }
         AuthType::AzureCli => {
-            let (az, found) = azure_cli(&a, env).ok_or_else(|| {
+            let (az, found) = azure_cli(env).ok_or_else(|| {
                 ClientError::Incomplete(format!(
                     "auth_type \"azure-cli\" (from {from}) runs `az account get-access-token`, but no `az` executable is on PATH: install the Azure CLI and run `az login`"
                 ))
@@ -689,7 +689,7 @@ fn default_chain(
         a.azure_workspace_resource_id
             .as_ref()
             .map(|s| s.value.as_str()),
-    ) && let Some((az, found)) = azure_cli(&a, env)
+    ) && let Some((az, found)) = azure_cli(env)
     {
         let azure = settle_azure(&a, &host, env)?;
         tried.push((Box::new(azure::AzureCli { az, azure }), found));
@@ -756,7 +756,7 @@ fn databricks_cli(a: &Attrs, env: &dyn Fn(&str) -> Option<String>) -> Option<(Pa
     }
 }
 
-fn azure_cli(_a: &Attrs, env: &dyn Fn(&str) -> Option<String>) -> Option<(PathBuf, Source)> {
+fn azure_cli(env: &dyn Fn(&str) -> Option<String>) -> Option<(PathBuf, Source)> {
     command::find_executable("az", env("PATH").as_deref())
         .map(|found| (found.clone(), Source::Path(found)))
 }
