@@ -375,6 +375,17 @@ pub struct Schema {
     pub writes: Writes,
     /// Names this schema does not take because another kind holds what they declare.
     pub elsewhere: Vec<Elsewhere>,
+    /// Names other tools accept here that brickform does not (yet), each with why.
+    pub unsupported: Vec<Unsupported>,
+}
+
+/// An argument or block other tools take in this place that brickform does not: written
+/// anyway, it is reported where it is with why, rather than as a name never heard of.
+#[derive(Debug, Clone)]
+pub struct Unsupported {
+    pub name: &'static str,
+    /// Why, and what to do instead.
+    pub detail: &'static str,
 }
 
 /// An argument or block a schema does not take because another kind declares what it
@@ -408,6 +419,11 @@ impl Schema {
     /// `name` belongs to another kind (see [`Elsewhere`]).
     pub fn elsewhere(mut self, e: Elsewhere) -> Self {
         self.elsewhere.push(e);
+        self
+    }
+    /// `name` is not taken here (see [`Unsupported`]).
+    pub fn unsupported(mut self, name: &'static str, detail: &'static str) -> Self {
+        self.unsupported.push(Unsupported { name, detail });
         self
     }
     /// Updates write the whole object (see [`Writes::Whole`]).

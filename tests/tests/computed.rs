@@ -207,6 +207,20 @@ resource "databricks_secret" "token" {
   key          = "token"
   string_value = "local-only"
 }
+
+resource "databricks_grants" "raw" {
+  schema = databricks_schema.raw.full_name
+  grant {
+    principal  = "account users"
+    privileges = ["USE_SCHEMA", "SELECT"]
+  }
+}
+
+resource "databricks_grant" "sqlserver" {
+  foreign_connection = databricks_connection.sqlserver.name
+  principal          = "account users"
+  privileges         = ["USE_CONNECTION"]
+}
 "#;
 
 /// `(mode, type, name)` of every `resource` and `data` block of a configuration text.

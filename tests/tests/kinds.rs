@@ -140,6 +140,16 @@ fn live_objects(dump: &Value) -> Vec<String> {
             j["settings"]["name"].as_str().unwrap_or("")
         ));
     }
+    for (securable, held) in entries("grants") {
+        for (principal, privileges) in held.as_object().into_iter().flatten() {
+            for p in privileges.as_array().into_iter().flatten() {
+                out.push(format!(
+                    "grant:{securable}:{principal}:{}",
+                    p.as_str().unwrap_or("")
+                ));
+            }
+        }
+    }
     for (_, p) in entries("pipelines") {
         if p["state"] != "DELETED" {
             out.push(format!(
@@ -1106,6 +1116,94 @@ invariants! {
     ingestion_pipeline_renames_and_is_destroyed: "databricks_ingestion_pipeline" => ingestion_pipeline_case(),
     sdp_meta_flow_updates_and_is_destroyed: "sdp_meta_flow" => sdp_meta_flow_case(),
     sdp_meta_onboarding_updates_and_is_destroyed: "sdp_meta_onboarding" => sdp_meta_onboarding_case(),
+    grants_update_move_to_another_securable_and_are_revoked: "databricks_grants" => grants_case(),
+    grant_updates_replaces_on_principal_and_is_revoked: "databricks_grant" => grant_case(),
+}
+
+/// Two catalogs and the accounts principals the grant cases give privileges to.
+fn grant_securables() -> String {
+    format!(
+        "{PROVIDER}{}resource \"databricks_catalog\" \"d\" {{\n  name = \"inv_grant_d\"\n}}\n",
+        catalog("inv_grant_c", "grants")
+    )
+}
+
+fn grants(on: &str, privileges: &str) -> String {
+    format!(
+        "{}resource \"databricks_grants\" \"g\" {{\n  catalog = databricks_catalog.{on}.name\n  grant {{\n    principal  = \"account users\"\n    privileges = [{privileges}]\n  }}\n}}\n",
+        grant_securables()
+    )
+}
+
+fn grants_case() -> Case {
+    Case {
+        address: "databricks_grants.g",
+        local_flag: false,
+        config: grants("c", "\"USE_CATALOG\""),
+        made: &["grant:catalog:inv_grant_c:account users:USE_CATALOG"],
+        steps: vec![
+            Step {
+                what: "a privilege added",
+                config: grants("c", "\"USE_CATALOG\", \"browse\""),
+                expect: Expect::Update(&["grant", "privileges", "\"BROWSE\","]),
+                shows: "+ \"BROWSE\",",
+                vars: &[],
+                present: &[
+                    "grant:catalog:inv_grant_c:account users:BROWSE",
+                    "grant:catalog:inv_grant_c:account users:USE_CATALOG",
+                ],
+                absent: &[],
+            },
+            Step {
+                what: "moved to another catalog",
+                config: grants("d", "\"USE_CATALOG\", \"BROWSE\""),
+                expect: Expect::Replace("catalog"),
+                shows: "~ catalog = \"inv_grant_c\" -> \"inv_grant_d\" # forces replacement",
+                vars: &[],
+                present: &["grant:catalog:inv_grant_d:account users:USE_CATALOG"],
+                absent: &["grant:catalog:inv_grant_c:account users:USE_CATALOG"],
+            },
+        ],
+    }
+}
+
+fn grant(principal: &str, privileges: &str) -> String {
+    format!(
+        "{}resource \"databricks_grant\" \"g\" {{\n  catalog    = databricks_catalog.c.name\n  principal  = \"{principal}\"\n  privileges = [{privileges}]\n}}\n",
+        grant_securables()
+    )
+}
+
+fn grant_case() -> Case {
+    Case {
+        address: "databricks_grant.g",
+        local_flag: false,
+        config: grant("account users", "\"USE_CATALOG\", \"SELECT\""),
+        made: &[
+            "grant:catalog:inv_grant_c:account users:SELECT",
+            "grant:catalog:inv_grant_c:account users:USE_CATALOG",
+        ],
+        steps: vec![
+            Step {
+                what: "a privilege removed",
+                config: grant("account users", "\"USE_CATALOG\""),
+                expect: Expect::Update(&["privileges", "\"SELECT\","]),
+                shows: "- \"SELECT\",",
+                vars: &[],
+                present: &["grant:catalog:inv_grant_c:account users:USE_CATALOG"],
+                absent: &["grant:catalog:inv_grant_c:account users:SELECT"],
+            },
+            Step {
+                what: "another principal",
+                config: grant("local-user@brickform.local", "\"USE_CATALOG\""),
+                expect: Expect::Replace("principal"),
+                shows: "~ principal = \"account users\" -> \"local-user@brickform.local\" # forces replacement",
+                vars: &[],
+                present: &["grant:catalog:inv_grant_c:local-user@brickform.local:USE_CATALOG"],
+                absent: &["grant:catalog:inv_grant_c:account users:USE_CATALOG"],
+            },
+        ],
+    }
 }
 
 /// `brickform run` runs what the kind's runner says: a job's run, a pipeline's update (a

@@ -21,6 +21,14 @@ fn elsewhere(e: &crate::provider::Elsewhere, at: Option<Span>) -> Diagnostic {
         .hint(format!("rewrite it as:\n{}", e.rewrite))
 }
 
+/// The error for a name brickform does not take here although other tools do.
+fn unsupported(u: &crate::provider::Unsupported, at: Option<Span>) -> Diagnostic {
+    Diagnostic::error(format!("\"{}\" is not supported", u.name))
+        .at(at)
+        .label("not supported")
+        .detail(u.detail)
+}
+
 /// The result of decoding a body.
 #[derive(Debug, Default)]
 pub struct Decoded {
@@ -103,6 +111,10 @@ impl<'e, 'r> Decoder<'e, 'r> {
                     let name = attr.key.as_str();
                     if let Some(e) = schema.elsewhere.iter().find(|e| e.name == name) {
                         self.diags.push(elsewhere(e, self.span(attr.key.span())));
+                        continue;
+                    }
+                    if let Some(u) = schema.unsupported.iter().find(|u| u.name == name) {
+                        self.diags.push(unsupported(u, self.span(attr.key.span())));
                         continue;
                     }
                     let Some(def) = schema.attribute(name) else {
@@ -194,6 +206,10 @@ impl<'e, 'r> Decoder<'e, 'r> {
                     };
                     if let Some(e) = schema.elsewhere.iter().find(|e| e.name == name) {
                         self.diags.push(elsewhere(e, self.span(b.ident.span())));
+                        continue;
+                    }
+                    if let Some(u) = schema.unsupported.iter().find(|u| u.name == name) {
+                        self.diags.push(unsupported(u, self.span(b.ident.span())));
                         continue;
                     }
                     let Some(bt) = schema.block_type(name) else {

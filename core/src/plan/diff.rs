@@ -90,6 +90,11 @@ pub fn normalize_object(schema: &Schema, obj: &mut Object) {
     for a in &schema.attributes {
         if let Some(v) = obj.get_mut(a.name) {
             normalize_value(a.normalize, v);
+            if let (crate::provider::AttrType::Set(_), Value::List(items)) = (&a.ty, v) {
+                // A set's order means nothing: the configuration and the service's answer
+                // compare equal whatever order each lists it in.
+                items.sort_by_cached_key(|item| item.to_json().to_string());
+            }
         }
     }
     for b in &schema.blocks {
@@ -137,6 +142,12 @@ fn normalize_value(n: Normalize, v: &mut Value) {
         (Normalize::Json, Value::String(s)) => {
             if let Ok(j) = serde_json::from_str::<serde_json::Value>(s) {
                 *s = canonical_json(&j);
+            }
+        }
+        // A list or set of names is normalised element by element.
+        (_, Value::List(items)) => {
+            for item in items {
+                normalize_value(n, item);
             }
         }
         _ => {}

@@ -6,6 +6,8 @@ pub mod connection;
 pub mod content;
 pub mod directory;
 pub mod file;
+pub mod grant;
+pub mod grants;
 pub mod ingestion_gateway;
 pub mod ingestion_pipeline;
 pub mod job;
@@ -16,6 +18,7 @@ pub mod ownership;
 pub mod pipeline;
 pub mod pipeline_spec;
 pub mod presets;
+pub mod privileges;
 pub mod schema;
 pub mod sdp_meta_flow;
 pub mod sdp_meta_onboarding;
@@ -53,6 +56,7 @@ impl DatabricksKind for content::ContentKind {}
 impl DatabricksKind for directory::Directory {}
 impl DatabricksKind for secret_scope::SecretScope {}
 impl DatabricksKind for secret::Secret {}
+impl DatabricksKind for privileges::GrantsKind {}
 impl DatabricksKind for job_run::JobRun {}
 impl DatabricksKind for sdp_meta_flow::Flow {}
 impl DatabricksKind for sdp_meta_onboarding::Onboarding {}
@@ -64,6 +68,8 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(schema::kind(shared.clone())),
         Arc::new(volume::kind(shared.clone())),
         Arc::new(connection::kind(shared.clone())),
+        Arc::new(grants::kind(shared.clone())),
+        Arc::new(grant::kind(shared.clone())),
         Arc::new(notebook::kind(shared.clone())),
         Arc::new(workspace_file::kind(shared.clone())),
         Arc::new(file::kind(shared.clone())),

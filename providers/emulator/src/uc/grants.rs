@@ -37,19 +37,24 @@ fn securable(
     Ok((sec, k))
 }
 
-fn render(grants: Option<&Grants>) -> Value {
+fn render(grants: Option<&Grants>, principal: Option<&str>) -> Value {
     let assignments: Vec<Value> = grants
         .into_iter()
         .flatten()
-        .filter(|(_, p)| !p.is_empty())
+        .filter(|(who, p)| !p.is_empty() && principal.is_none_or(|x| x == who.as_str()))
         .map(|(principal, privileges)| json!({"principal": principal, "privileges": privileges}))
         .collect();
     json!({"privilege_assignments": assignments})
 }
 
-pub fn get(st: &State, securable_type: &str, full_name: &str) -> ApiResult<Value> {
+pub fn get(
+    st: &State,
+    securable_type: &str,
+    full_name: &str,
+    principal: Option<&str>,
+) -> ApiResult<Value> {
     let (sec, k) = securable(st, securable_type, full_name)?;
-    Ok(render(st.grants.get(&key(sec, &k))))
+    Ok(render(st.grants.get(&key(sec, &k)), principal))
 }
 
 /// Applies `changes` (`[{principal, add, remove}]`): every principal must be an account
@@ -126,7 +131,7 @@ pub fn update(
     } else {
         st.grants.insert(gk.clone(), grants);
     }
-    Ok(render(st.grants.get(&gk)))
+    Ok(render(st.grants.get(&gk), None))
 }
 
 /// The securable under `key` is being deleted: its grants, and those of everything under

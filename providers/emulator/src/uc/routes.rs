@@ -59,12 +59,16 @@ pub fn routes() -> Router<Arc<App>> {
     })
 }
 
-/// `GET permissions/{securable_type}/{full_name}`: who holds which privileges on it.
+/// `GET permissions/{securable_type}/{full_name}[?principal=P]`: who holds which privileges
+/// on it (only `P`, when given).
 async fn get_grants(
     AxState(app): AppState,
     axum::extract::Path((securable_type, full_name)): axum::extract::Path<(String, String)>,
+    q: Params,
 ) -> Reply {
-    app.view(|st, _| super::grants::get(st, &securable_type, &full_name).map(Json))
+    app.view(|st, _| {
+        super::grants::get(st, &securable_type, &full_name, q.str("principal")).map(Json)
+    })
 }
 
 /// `PATCH permissions/{securable_type}/{full_name}` `{changes: [{principal, add, remove}]}`.
