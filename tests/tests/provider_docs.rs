@@ -16,7 +16,14 @@ use std::path::{Path, PathBuf};
 
 const EXPECTS: &[&str] = &["passes", "passes-with-stand-ins", "not-applicable", "fails"];
 /// The fields that add stand-ins beside an example.
-const STAND_INS: &[&str] = &["stand_ins", "setup", "literals", "files", "files_base64"];
+const STAND_INS: &[&str] = &[
+    "stand_ins",
+    "setup",
+    "literals",
+    "files",
+    "files_base64",
+    "groups",
+];
 /// The directories of an empty local workspace.
 const EMPTY_WORKSPACE_DIRS: &[&str] = &["/Shared", "/Users", "/Users/local-user@brickform.local"];
 
@@ -250,6 +257,17 @@ fn check_example(name: &str, entry: &Value) -> Result<(), String> {
         ));
     }
     let bf = root.join("bf");
+    if let Some(groups) = entry["groups"].as_array() {
+        // Account groups exist before any configuration names them.
+        let serve = common::Serve::start_local(&bf);
+        for g in groups {
+            serve.ok(
+                "POST",
+                "/api/2.0/preview/scim/v2/Groups",
+                Some(serde_json::json!({ "displayName": g })),
+            );
+        }
+    }
     if setup.is_some() {
         // What the example reads must exist before it is planned: apply the setup alone.
         let held = root.join("held");

@@ -1583,3 +1583,34 @@ fn a_changed_write_only_value_is_an_update_not_an_addition() {
     assert!(out.contains("~ options = (sensitive value)"), "{out}");
     assert!(!out.contains("+ options"), "{out}");
 }
+
+/// A keyed block whose key is replaced by another (one principal's grant revoked, another's
+/// added) shows as one block removed and one added, never as the key changing.
+#[test]
+fn keyed_blocks_pair_by_key() {
+    let grant = |who: &str, privs: &[&str]| {
+        obj(vec![
+            ("principal", s(who)),
+            ("privileges", list(privs.iter().map(|p| s(p)).collect())),
+        ])
+    };
+    let mut c = rc("databricks_grants", "ext", Action::Update);
+    c.before = Some(ser_obj(obj(vec![(
+        "grant",
+        list(vec![grant("analysts", &["SELECT", "USE_CATALOG"])]),
+    )])));
+    c.after = Some(ser_obj(obj(vec![(
+        "grant",
+        list(vec![grant("account users", &["USE_CATALOG"])]),
+    )])));
+    c.block_paths = vec![vec!["grant".into()]];
+    c.block_keys = vec![(vec!["grant".into()], "principal".into())];
+    let out = text(&plan(vec![with_top_fields(c)]));
+    assert!(!out.contains("\"analysts\" -> \"account users\""), "{out}");
+    let removed = out.find("- grant {").expect(&out);
+    let added = out.find("+ grant {").expect(&out);
+    // In key order: "account users" before "analysts".
+    assert!(added < removed, "{out}");
+    assert!(out.contains("- principal  = \"analysts\""), "{out}");
+    assert!(out.contains("+ principal  = \"account users\""), "{out}");
+}

@@ -847,6 +847,21 @@ impl<'a> Differ<'a> {
         })
     }
 
+    /// The key attribute of the keyed block at `path`, if it is one.
+    fn block_key(&self, path: &[PathStep]) -> Option<&str> {
+        let keys: Vec<&str> = path
+            .iter()
+            .filter_map(|s| match s {
+                PathStep::Key(k) => Some(k.as_str()),
+                PathStep::Index(_) => None,
+            })
+            .collect();
+        self.block_keys
+            .iter()
+            .find(|(p, _)| p.len() == keys.len() && p.iter().zip(&keys).all(|(x, y)| x == y))
+            .map(|(_, k)| k.as_str())
+    }
+
     fn is_block(&self, path: &[PathStep]) -> bool {
         let keys = path.iter().filter_map(|s| match s {
             PathStep::Key(k) => Some(k.as_str()),
@@ -1191,7 +1206,7 @@ impl<'a> Differ<'a> {
         old: &[Value],
         new: &[Value],
     ) {
-        let pairs = pair_elements(old, new);
+        let pairs = pair_elements(old, new, self.block_key(path));
         let changed: Vec<bool> = pairs
             .iter()
             .map(|(b, a, i)| self.changed(&child(path, PathStep::Index(*i)), *b, *a))
@@ -1304,7 +1319,7 @@ impl<'a> Differ<'a> {
                         let none: &[Value] = &[];
                         let bl = present(b).and_then(Value::as_list).unwrap_or(none);
                         let al = present(a).and_then(Value::as_list).unwrap_or(none);
-                        pair_elements(bl, al)
+                        pair_elements(bl, al, self.block_key(&p))
                             .into_iter()
                             .map(|(x, y, i)| (x, y, child(&p, PathStep::Index(i))))
                             .collect()
@@ -1588,11 +1603,17 @@ fn sorted_keys<'o>(old: Option<&'o Object>, new: Option<&'o Object>) -> Vec<&'o 
 }
 
 /// Lines up the elements of two lists: equal runs pair up, and inside a changed run objects
-/// pair in order (an edited block), while other elements are removed and added. Each pair
-/// carries the index its path uses (the new one when there is a new element).
+/// pair in order (an edited block) — or, for keyed blocks (`key` names the key attribute),
+/// by their key, so a block of one key is never shown turning into another's — while other
+/// elements are removed and added. Each pair carries the index its path uses (the new one
+/// when there is a new element).
 type ElemPair<'v> = (Option<&'v Value>, Option<&'v Value>, usize);
 
-fn pair_elements<'v>(old: &'v [Value], new: &'v [Value]) -> Vec<ElemPair<'v>> {
+fn pair_elements<'v>(
+    old: &'v [Value],
+    new: &'v [Value],
+    key_attr: Option<&str>,
+) -> Vec<ElemPair<'v>> {
     // Compared by content, whatever the order of object keys (a JSON document read back
     // from state may list them differently from a fresh rendering).
     fn key(v: &Value) -> String {
@@ -1620,6 +1641,37 @@ fn pair_elements<'v>(old: &'v [Value], new: &'v [Value]) -> Vec<ElemPair<'v>> {
             }
             DiffTag::Delete => pairs.extend(or.map(|i| (Some(&old[i]), None, i))),
             DiffTag::Insert => pairs.extend(nr.map(|j| (None, Some(&new[j]), j))),
+            DiffTag::Replace if key_attr.is_some() => {
+                let key_of = |v: &Value| {
+                    v.as_object()
+                        .and_then(|o| o.get(key_attr.unwrap_or_default()))
+                        .map(key)
+                };
+                let olds: Vec<usize> = or.collect();
+                let mut news: Vec<Option<usize>> = nr.map(Some).collect();
+                let mut run: Vec<(String, ElemPair<'v>)> = Vec::new();
+                for i in olds {
+                    let k = key_of(&old[i]);
+                    let found = news
+                        .iter_mut()
+                        .find(|j| j.is_some_and(|j| k.is_some() && key_of(&new[j]) == k))
+                        .and_then(Option::take);
+                    let sort_key = k.unwrap_or_default();
+                    match found {
+                        Some(j) => run.push((sort_key, (Some(&old[i]), Some(&new[j]), j))),
+                        None => run.push((sort_key, (Some(&old[i]), None, i))),
+                    }
+                }
+                for j in news.into_iter().flatten() {
+                    run.push((
+                        key_of(&new[j]).unwrap_or_default(),
+                        (None, Some(&new[j]), j),
+                    ));
+                }
+                // Keyed blocks are sorted by key: the run is shown in that order.
+                run.sort_by(|a, b| a.0.cmp(&b.0));
+                pairs.extend(run.into_iter().map(|(_, p)| p));
+            }
             DiffTag::Replace => {
                 let mut or = or.peekable();
                 let mut nr = nr.peekable();

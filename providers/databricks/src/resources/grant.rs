@@ -1,6 +1,6 @@
 //! `databricks_grant`: one principal's privileges on one Unity Catalog securable, as in the
 //! Terraform provider: authoritative for that principal there, leaving everyone else's
-//! grants alone. Its life cycle is in `privileges.rs`, shared with `databricks_grants`.
+//! grants alone. Its life cycle is in `privileges/`, shared with `databricks_grants`.
 
 use super::privileges::{GrantsKind, Scope, privileges_attr, with_securables};
 use crate::Shared;

@@ -1,7 +1,7 @@
 //! `databricks_grants`: every grant on one Unity Catalog securable (a catalog, schema,
 //! table, volume or connection), authoritative as in the Terraform provider: a privilege
 //! it does not declare is revoked by its next apply, and drift (a grant given or taken in
-//! the UI) is planned back. Its life cycle is in `privileges.rs`, shared with
+//! the UI) is planned back. Its life cycle is in `privileges/`, shared with
 //! `databricks_grant`.
 
 use super::privileges::{GrantsKind, Scope, privileges_attr, with_securables};

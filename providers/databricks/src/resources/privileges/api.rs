@@ -1,0 +1,231 @@
+//! The permissions API of Unity Catalog: grants on a securable read (following pages),
+//! changed by difference (`changes: [{principal, add, remove}]`) and read back until the
+//! change shows.
+
+use super::Target;
+use crate::resources::{err, str_attr};
+use brickform_core::provider::{ErrorKind, ProviderError, ProviderResult};
+use brickform_core::value::Value;
+use serde_json::{Value as Json, json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// Principal → privileges held on one securable.
+pub type Assignments = BTreeMap<String, BTreeSet<String>>;
+
+fn path(target: &Target, name: &str) -> String {
+    format!("/api/2.1/unity-catalog/permissions/{}/{name}", target.api)
+}
+
+/// The grants on a securable (of one principal, when given); `None` when the securable
+/// does not exist.
+pub async fn read(
+    client: &crate::client::Client,
+    target: &Target,
+    name: &str,
+    principal: Option<&str>,
+) -> ProviderResult<Option<Assignments>> {
+    let query: Vec<(&str, String)> = principal
+        .map(|p| ("principal", p.to_string()))
+        .into_iter()
+        .collect();
+    let listed = match client
+        .list_all(&path(target, name), &query, "privilege_assignments", None)
+        .await
+    {
+        Ok(l) => l,
+        Err(e) if e.kind == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(err(e)),
+    };
+    let mut out = Assignments::new();
+    for a in &listed {
+        let Some(who) = a.get("principal").and_then(Json::as_str) else {
+            continue;
+        };
+        if principal.is_some_and(|p| p != who) {
+            continue;
+        }
+        let held = a
+            .get("privileges")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            // Each privilege is a string; older answers wrapped it as {"privilege": …}.
+            .filter_map(|p| {
+                p.as_str()
+                    .or_else(|| p.get("privilege").and_then(Json::as_str))
+            })
+            .map(str::to_string);
+        out.entry(who.to_string()).or_default().extend(held);
+    }
+    out.retain(|_, p| !p.is_empty());
+    Ok(Some(out))
+}
+
+/// The changes that turn `from` into `to` for the principals `to` speaks for (all of them
+/// for authoritative grants; one for a single principal's grant).
+pub fn changes(from: &Assignments, to: &Assignments, all_principals: bool) -> Vec<Json> {
+    let empty = BTreeSet::new();
+    let principals: BTreeSet<&String> = if all_principals {
+        from.keys().chain(to.keys()).collect()
+    } else {
+        to.keys().collect()
+    };
+    principals
+        .into_iter()
+        .filter_map(|p| {
+            let have = from.get(p).unwrap_or(&empty);
+            let want = to.get(p).unwrap_or(&empty);
+            let add: Vec<&String> = want.difference(have).collect();
+            let remove: Vec<&String> = have.difference(want).collect();
+            (!add.is_empty() || !remove.is_empty()).then(|| {
+                let mut c = json!({ "principal": p });
+                if !add.is_empty() {
+                    c["add"] = json!(add);
+                }
+                if !remove.is_empty() {
+                    c["remove"] = json!(remove);
+                }
+                c
+            })
+        })
+        .collect()
+}
+
+/// How long a written change may take to show in a read (the Terraform provider waits a
+/// minute too).
+const SETTLE: Duration = Duration::from_secs(60);
+
+/// Sends `changes` (when there are any) and reads the grants back until they are `want`
+/// for the principals `want` speaks for.
+pub async fn write(
+    client: &crate::client::Client,
+    target: &Target,
+    name: &str,
+    changes_: Vec<Json>,
+    want: &Assignments,
+    principal: Option<&str>,
+) -> ProviderResult<Assignments> {
+    if !changes_.is_empty() {
+        client
+            .patch(&path(target, name), &json!({ "changes": changes_ }))
+            .await
+            .map_err(err)?;
+    }
+    let last = std::sync::Mutex::new(Assignments::new());
+    let last_ref = &last;
+    crate::resources::wait_until(
+        SETTLE,
+        &format!("grants on {} {name}", target.label),
+        move || async move {
+            let now = read(client, target, name, principal)
+                .await?
+                .ok_or_else(|| {
+                    ProviderError::not_found(format!("{} {name} does not exist", target.label))
+                })?;
+            let settled = changes(&now, want, principal.is_none()).is_empty();
+            *last_ref.lock().unwrap_or_else(|p| p.into_inner()) = now;
+            Ok((!settled).then(|| "different from what was written".to_string()))
+        },
+    )
+    .await?;
+    Ok(last.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// The assignments a list of `grant` objects declares.
+pub fn assignments_of(grants: &Value) -> Assignments {
+    let mut out = Assignments::new();
+    for g in grants
+        .as_list()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+    {
+        if let Some(p) = str_attr(g, "principal") {
+            out.entry(p.to_string())
+                .or_default()
+                .extend(privileges_of(g.get("privileges")));
+        }
+    }
+    out
+}
+
+/// The privileges a `privileges` value lists.
+pub fn privileges_of(v: Option<&Value>) -> BTreeSet<String> {
+    v.and_then(Value::as_list)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+/// A set of privileges as an attribute value (sorted, as the configuration's is).
+pub fn privileges_value(p: &BTreeSet<String>) -> Value {
+    Value::List(p.iter().map(|s| Value::from(s.as_str())).collect())
+}
+
+/// What a create would remove that the plan did not list: privileges held that the
+/// configuration does not declare, for the principals it speaks for. A create adds; it
+/// does not take grants someone else gave.
+pub fn unplanned_removals(
+    held: &Assignments,
+    want: &Assignments,
+    all_principals: bool,
+) -> Vec<String> {
+    let empty = BTreeSet::new();
+    held.iter()
+        .filter(|(p, _)| all_principals || want.contains_key(*p))
+        .filter_map(|(p, have)| {
+            let extra: Vec<&str> = have
+                .difference(want.get(p).unwrap_or(&empty))
+                .map(String::as_str)
+                .collect();
+            (!extra.is_empty()).then(|| format!("{p}: {}", extra.join(", ")))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(pairs: &[(&str, &[&str])]) -> Assignments {
+        pairs
+            .iter()
+            .map(|(p, ps)| (p.to_string(), ps.iter().map(|s| s.to_string()).collect()))
+            .collect()
+    }
+
+    #[test]
+    fn changes_add_and_remove_by_principal() {
+        let from = a(&[("alice", &["SELECT", "MODIFY"]), ("bob", &["SELECT"])]);
+        let to = a(&[("alice", &["SELECT", "USE_SCHEMA"]), ("carol", &["BROWSE"])]);
+        assert_eq!(
+            changes(&from, &to, true),
+            vec![
+                json!({"principal": "alice", "add": ["USE_SCHEMA"], "remove": ["MODIFY"]}),
+                json!({"principal": "bob", "remove": ["SELECT"]}),
+                json!({"principal": "carol", "add": ["BROWSE"]}),
+            ]
+        );
+        // One principal's grant leaves everyone else alone.
+        assert_eq!(
+            changes(&from, &a(&[("bob", &["BROWSE"])]), false),
+            vec![json!({"principal": "bob", "add": ["BROWSE"], "remove": ["SELECT"]})]
+        );
+        assert!(changes(&to, &to, true).is_empty());
+    }
+
+    #[test]
+    fn a_create_does_not_take_what_others_granted() {
+        let held = a(&[("alice", &["SELECT", "MODIFY"]), ("bob", &["SELECT"])]);
+        let want = a(&[("alice", &["SELECT"])]);
+        assert_eq!(
+            unplanned_removals(&held, &want, true),
+            ["alice: MODIFY", "bob: SELECT"]
+        );
+        assert_eq!(unplanned_removals(&held, &want, false), ["alice: MODIFY"]);
+        assert!(unplanned_removals(&want, &held, true).is_empty());
+    }
+}

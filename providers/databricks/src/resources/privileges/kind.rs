@@ -1,0 +1,312 @@
+//! The life cycle both grants kinds share, over the permissions API: a create adds what is
+//! declared and refuses to revoke what it did not plan; an update writes the difference; a
+//! delete revokes what the state holds.
+
+use super::api::{
+    Assignments, assignments_of, changes, privileges_of, privileges_value, read,
+    unplanned_removals, write,
+};
+use super::{Target, check_principal, check_privileges, check_target, id_of, parse_id, target_of};
+use crate::Shared;
+use crate::resources::str_attr;
+use async_trait::async_trait;
+use brickform_core::provider::{
+    ErrorKind, Existing, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
+    Schema,
+};
+use brickform_core::value::{Object, PathStep, Value};
+use std::sync::Arc;
+
+/// Whom a grants kind speaks for on its securable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every principal (`databricks_grants`: what it does not declare is revoked).
+    All,
+    /// One principal (`databricks_grant`: others' grants are left alone).
+    One,
+}
+
+/// A grants kind: its schema and whom it speaks for; the life cycle is this file's.
+pub struct GrantsKind {
+    pub type_name: &'static str,
+    pub scope: Scope,
+    pub schema: Schema,
+    pub shared: Arc<Shared>,
+}
+
+impl GrantsKind {
+    /// The securable, its full name and the grants a configuration declares.
+    fn wanted<'a>(
+        &self,
+        config: &'a Object,
+    ) -> ProviderResult<(&'static Target, &'a str, Assignments)> {
+        let (target, name) = target_of(config)
+            .and_then(|(t, n)| Some((t, n?)))
+            .ok_or_else(|| ProviderError::invalid("the securable of the grants is not known"))?;
+        Ok((target, name, self.declared(config)))
+    }
+
+    fn declared(&self, attrs: &Object) -> Assignments {
+        match self.scope {
+            Scope::All => assignments_of(attrs.get("grant").unwrap_or(&Value::Null)),
+            Scope::One => str_attr(attrs, "principal")
+                .map(|p| {
+                    Assignments::from([(p.to_string(), privileges_of(attrs.get("privileges")))])
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    fn principal<'a>(&self, config: &'a Object) -> Option<&'a str> {
+        match self.scope {
+            Scope::All => None,
+            Scope::One => str_attr(config, "principal"),
+        }
+    }
+
+    /// The object as the service holds it; `None` for one principal's grant that holds
+    /// nothing.
+    fn remote(
+        &self,
+        target: &Target,
+        name: &str,
+        principal: Option<&str>,
+        held: &Assignments,
+    ) -> Option<Remote> {
+        let id = id_of(target, name, principal);
+        let mut attrs = Object::new();
+        attrs.insert(target.attr.into(), Value::from(name));
+        attrs.insert("id".into(), Value::from(id.as_str()));
+        match (self.scope, principal) {
+            (Scope::One, Some(p)) => {
+                let privileges = held.get(p).filter(|s| !s.is_empty())?;
+                attrs.insert("principal".into(), Value::from(p));
+                attrs.insert("privileges".into(), privileges_value(privileges));
+            }
+            _ => {
+                let grants = held
+                    .iter()
+                    .map(|(p, privileges)| {
+                        let mut g = Object::new();
+                        g.insert("principal".into(), Value::from(p.as_str()));
+                        g.insert("privileges".into(), privileges_value(privileges));
+                        Value::Object(g)
+                    })
+                    .collect();
+                attrs.insert("grant".into(), Value::List(grants));
+            }
+        }
+        Some(Remote { id, attrs })
+    }
+
+    /// Writes what the configuration declares over what is held, and reads it back.
+    async fn converge(&self, config: &Object, creating: bool) -> ProviderResult<Remote> {
+        let client = self.shared.client()?;
+        let (target, name, want) = self.wanted(config)?;
+        let principal = self.principal(config);
+        let all = self.scope == Scope::All;
+        let held = read(&client, target, name, principal)
+            .await?
+            .ok_or_else(|| {
+                ProviderError::not_found(format!("{} {name} does not exist", target.label))
+            })?;
+        if creating {
+            let taken = unplanned_removals(&held, &want, all);
+            if !taken.is_empty() {
+                return Err(ProviderError::new(
+                    ErrorKind::Conflict,
+                    format!(
+                        "{} {name} now holds grants this configuration does not declare ({}); creating {} would revoke them, which the plan did not show",
+                        target.label,
+                        taken.join("; "),
+                        self.type_name
+                    ),
+                )
+                .with_detail(format!(
+                    "Plan again: the plan then asks to import them (brickform import {} {}).",
+                    self.type_name,
+                    id_of(target, name, principal)
+                )));
+            }
+        }
+        let now = write(
+            &client,
+            target,
+            name,
+            changes(&held, &want, all),
+            &want,
+            principal,
+        )
+        .await?;
+        self.remote(target, name, principal, &now).ok_or_else(|| {
+            ProviderError::other(format!(
+                "the grants on {} {name} were written but are not listed",
+                target.label
+            ))
+        })
+    }
+}
+
+#[async_trait]
+impl ResourceKind for GrantsKind {
+    fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    fn check(&self, config: &Object) -> Vec<Finding> {
+        let mut out = check_target(config);
+        let Some((target, _)) = target_of(config) else {
+            return out;
+        };
+        let key = |k: &str| PathStep::Key(k.to_string());
+        let mut one = |privileges: Option<&Value>, principal: Option<&Value>, at: Vec<PathStep>| {
+            let mut here = at.clone();
+            here.push(key("privileges"));
+            if let Some(v) = privileges {
+                if v.as_list().is_some_and(|l| l.is_empty()) {
+                    out.push(
+                        Finding::error(
+                            &[],
+                            "no privileges: a grant of nothing is not kept by the service",
+                        )
+                        .at(here.clone())
+                        .hint("list at least one privilege, or remove the grant"),
+                    );
+                }
+                out.extend(check_privileges(target, v, here));
+            }
+            if let Some(p) = principal {
+                let mut here = at;
+                here.push(key("principal"));
+                out.extend(check_principal(p, here));
+            }
+        };
+        match self.scope {
+            Scope::One => one(
+                config.get("privileges"),
+                config.get("principal"),
+                Vec::new(),
+            ),
+            Scope::All => {
+                for (i, g) in config
+                    .get("grant")
+                    .and_then(Value::as_list)
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                {
+                    if let Some(g) = g.as_object() {
+                        one(
+                            g.get("privileges"),
+                            g.get("principal"),
+                            vec![key("grant"), PathStep::Index(i)],
+                        );
+                    }
+                }
+            }
+        }
+        out
+    }
+    async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
+        self.converge(config, true).await
+    }
+    async fn read(
+        &self,
+        _: &OpContext,
+        id: &str,
+        _prior: &Object,
+    ) -> ProviderResult<Option<Remote>> {
+        let client = self.shared.client()?;
+        let (target, name, principal) = parse_id(id, self.scope == Scope::One)?;
+        Ok(read(&client, target, name, principal)
+            .await?
+            .and_then(|held| self.remote(target, name, principal, &held)))
+    }
+    async fn update(
+        &self,
+        _: &OpContext,
+        _id: &str,
+        _prior: &Object,
+        config: &Object,
+    ) -> ProviderResult<Remote> {
+        self.converge(config, false).await
+    }
+    /// Revokes what the state holds: grants given since (by someone else) stay.
+    async fn delete(&self, _: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
+        let client = self.shared.client()?;
+        let (target, name, principal) = parse_id(id, self.scope == Scope::One)?;
+        let Some(held) = read(&client, target, name, principal).await? else {
+            return Ok(());
+        };
+        let gone = self.declared(prior);
+        let mut want = held.clone();
+        for (p, privileges) in &gone {
+            if let Some(h) = want.get_mut(p) {
+                h.retain(|x| !privileges.contains(x));
+            }
+        }
+        if let Some(p) = principal {
+            want.entry(p.to_string()).or_default();
+        }
+        write(
+            &client,
+            target,
+            name,
+            changes(&held, &want, true),
+            &want,
+            principal,
+        )
+        .await
+        .map(|_| ())
+        .or_else(|e| {
+            if e.kind == ErrorKind::NotFound {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        })
+    }
+    /// The id, which follows from the configuration: a create whose answer was lost is found
+    /// by it.
+    fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
+        let (target, name) = target_of(config)?;
+        Some(id_of(target, name?, self.principal(config)))
+    }
+    /// Found only when it holds something: grants of nothing are no object.
+    async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        let found = self.read(ctx, key, &Object::new()).await?;
+        Ok(found.filter(|r| match self.scope {
+            Scope::One => true,
+            Scope::All => r
+                .attrs
+                .get("grant")
+                .and_then(Value::as_list)
+                .is_some_and(|l| !l.is_empty()),
+        }))
+    }
+    /// Grants already held where a create would write: the plan asks for an import rather
+    /// than revoke them unseen.
+    async fn find_existing(
+        &self,
+        ctx: &OpContext,
+        config: &Object,
+    ) -> ProviderResult<Vec<Existing>> {
+        let Some(key) = self.natural_key(ctx, config) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .find_by_key(ctx, &key)
+            .await?
+            .map(|remote| Existing {
+                what: format!("grants on {}", key.replacen('/', " ", 1)),
+                remote,
+                tag: None,
+                owner: None,
+                exclusive: true,
+            })
+            .into_iter()
+            .collect())
+    }
+}

@@ -1,0 +1,457 @@
+//! What `databricks_grants` and `databricks_grant` share: the Unity Catalog securables
+//! grants are kept for, the privileges each one takes, and the permissions API
+//! (`/api/2.1/unity-catalog/permissions/{securable_type}/{full_name}`) that reads and
+//! changes them.
+//!
+//! The securable is named by one attribute, as in the Terraform provider (`catalog`,
+//! `schema`, `table`, `volume`, `foreign_connection`); its privileges are validated per
+//! securable type before anything is sent. [`api`] reads and writes them; [`kind`] is the
+//! life cycle both kinds share.
+
+use super::str_attr;
+use brickform_core::lang::diagnostics::closest;
+use brickform_core::provider::{
+    AttrType, Attribute, Finding, Normalize, ProviderError, ProviderResult, Schema,
+};
+use brickform_core::value::{Object, PathStep, Value, quote};
+
+pub mod api;
+pub mod kind;
+
+pub use kind::{GrantsKind, Scope};
+
+/// A securable grants are kept for, as its attribute names it.
+#[derive(Debug)]
+pub struct Target {
+    /// The attribute that names it (`foreign_connection`).
+    pub attr: &'static str,
+    /// Its `securable_type` in the API's path (`connection`).
+    pub api: &'static str,
+    /// How messages name it.
+    pub label: &'static str,
+    /// The parts of its full name (`catalog.schema.table`: 3).
+    pub parts: usize,
+    /// The privileges a grant on it may hold: its own and those of what it contains (they
+    /// are inherited downward), as Unity Catalog's privilege model 1.0 lists them.
+    pub privileges: &'static [&'static str],
+}
+
+const TABLE: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "APPLY_TAG",
+    "BROWSE",
+    "MANAGE",
+    "MODIFY",
+    "REFRESH",
+    "SELECT",
+];
+const VOLUME: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "APPLY_TAG",
+    "BROWSE",
+    "MANAGE",
+    "READ_VOLUME",
+    "WRITE_VOLUME",
+];
+const SCHEMA: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "APPLY_TAG",
+    "BROWSE",
+    "CREATE_FUNCTION",
+    "CREATE_MATERIALIZED_VIEW",
+    "CREATE_MODEL",
+    "CREATE_TABLE",
+    "CREATE_VOLUME",
+    "EXECUTE",
+    "EXTERNAL_USE_SCHEMA",
+    "MANAGE",
+    "MODIFY",
+    "READ_VOLUME",
+    "REFRESH",
+    "SELECT",
+    "USE_SCHEMA",
+    "WRITE_VOLUME",
+];
+const CATALOG: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "APPLY_TAG",
+    "BROWSE",
+    "CREATE_FUNCTION",
+    "CREATE_MATERIALIZED_VIEW",
+    "CREATE_MODEL",
+    "CREATE_SCHEMA",
+    "CREATE_TABLE",
+    "CREATE_VOLUME",
+    "EXECUTE",
+    "EXTERNAL_USE_SCHEMA",
+    "MANAGE",
+    "MODIFY",
+    "READ_VOLUME",
+    "REFRESH",
+    "SELECT",
+    "USE_CATALOG",
+    "USE_SCHEMA",
+    "WRITE_VOLUME",
+];
+const CONNECTION: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "CREATE_FOREIGN_CATALOG",
+    "MANAGE",
+    "USE_CONNECTION",
+];
+
+pub const TARGETS: &[Target] = &[
+    Target {
+        attr: "catalog",
+        api: "catalog",
+        label: "catalog",
+        parts: 1,
+        privileges: CATALOG,
+    },
+    Target {
+        attr: "schema",
+        api: "schema",
+        label: "schema",
+        parts: 2,
+        privileges: SCHEMA,
+    },
+    Target {
+        attr: "table",
+        api: "table",
+        label: "table",
+        parts: 3,
+        privileges: TABLE,
+    },
+    Target {
+        attr: "volume",
+        api: "volume",
+        label: "volume",
+        parts: 3,
+        privileges: VOLUME,
+    },
+    Target {
+        attr: "foreign_connection",
+        api: "connection",
+        label: "connection",
+        parts: 1,
+        privileges: CONNECTION,
+    },
+];
+
+/// Securables the Terraform provider grants on that brickform does not manage grants for.
+const NOT_HERE: &[(&str, &str)] = &[
+    (
+        "metastore",
+        "brickform does not manage grants on the metastore: they are an account administrator's, outside any one workspace's configuration. It manages grants on catalog, schema, table, volume and foreign_connection.",
+    ),
+    (
+        "function",
+        "brickform does not manage functions, nor grants on them. It manages grants on catalog, schema, table, volume and foreign_connection.",
+    ),
+    (
+        "model",
+        "brickform does not manage registered models, nor grants on them. It manages grants on catalog, schema, table, volume and foreign_connection.",
+    ),
+    (
+        "share",
+        "brickform does not manage Delta Sharing shares, nor grants on them. It manages grants on catalog, schema, table, volume and foreign_connection.",
+    ),
+    (
+        "storage_credential",
+        "brickform does not manage storage credentials, nor grants on them. It manages grants on catalog, schema, table, volume and foreign_connection.",
+    ),
+    (
+        "external_location",
+        "brickform does not manage external locations, nor grants on them. It manages grants on catalog, schema, table, volume and foreign_connection.",
+    ),
+    (
+        "credential",
+        "brickform does not manage service credentials, nor grants on them. It manages grants on catalog, schema, table, volume and foreign_connection.",
+    ),
+];
+
+/// The names of privilege model 0.1, which Unity Catalog no longer takes, and the
+/// privilege that replaced each.
+const RENAMED: &[(&str, &str)] = &[
+    ("USAGE", "USE_CATALOG or USE_SCHEMA"),
+    ("CREATE", "CREATE_SCHEMA, CREATE_TABLE or CREATE_VOLUME"),
+    ("READ_FILES", "READ_VOLUME"),
+    ("WRITE_FILES", "WRITE_VOLUME"),
+];
+
+/// The workspace-local groups every workspace has: Unity Catalog grants take account
+/// principals only, and the service answers these with "Could not find principal".
+const WORKSPACE_GROUPS: &[&str] = &["users", "admins"];
+
+/// Adds the securable attributes (one of them names what the grants are on) to a schema.
+pub fn with_securables(mut schema: Schema) -> Schema {
+    for t in TARGETS {
+        schema = schema.attr(
+            Attribute::optional(t.attr, AttrType::String)
+                .force_new()
+                .normalize(Normalize::LowerCase)
+                .describe(match t.attr {
+                    "catalog" => "The catalog the grants are on (set exactly one securable).",
+                    "schema" => "The schema the grants are on, as CATALOG.SCHEMA.",
+                    "table" => "The table or view the grants are on, as CATALOG.SCHEMA.TABLE.",
+                    "volume" => "The volume the grants are on, as CATALOG.SCHEMA.VOLUME.",
+                    _ => "The Unity Catalog connection the grants are on.",
+                }),
+        );
+    }
+    for (name, why) in NOT_HERE {
+        schema = schema.unsupported(name, why);
+    }
+    schema
+}
+
+/// The privileges attribute: upper-cased, its order meaning nothing.
+pub fn privileges_attr() -> Attribute {
+    Attribute::required("privileges", AttrType::Set(Box::new(AttrType::String)))
+        .normalize(Normalize::UpperCase)
+        .describe("Privileges, as the API names them (USE_CATALOG, SELECT, CREATE_TABLE, …).")
+}
+
+/// The securable a configuration names, and its full name (`None` while unknown).
+pub fn target_of(config: &Object) -> Option<(&'static Target, Option<&str>)> {
+    TARGETS.iter().find_map(|t| match config.get(t.attr) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some((t, Some(s.as_str()))),
+        Some(_) => Some((t, None)),
+    })
+}
+
+/// Exactly one securable, its full name with the parts its type has.
+pub fn check_target(config: &Object) -> Vec<Finding> {
+    let set: Vec<&Target> = TARGETS
+        .iter()
+        .filter(|t| config.get(t.attr).is_some_and(|v| !v.is_null()))
+        .collect();
+    let names = || {
+        TARGETS
+            .iter()
+            .map(|t| t.attr)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = Vec::new();
+    match set.as_slice() {
+        [] => out.push(
+            Finding::error(&[], "no securable: the grants are on nothing")
+                .hint(format!("set one of {}", names())),
+        ),
+        [t] => {
+            if let Some(name) = str_attr(config, t.attr) {
+                let parts: Vec<&str> = name.split('.').collect();
+                if parts.len() != t.parts || parts.iter().any(|p| p.is_empty()) {
+                    let hint = match t.parts {
+                        1 => format!("a {}'s name is one part, without dots", t.label),
+                        2 => "write it as CATALOG.SCHEMA".to_string(),
+                        _ => format!("write it as CATALOG.SCHEMA.{}", t.attr.to_uppercase()),
+                    };
+                    out.push(
+                        Finding::error(
+                            &[t.attr],
+                            format!("{} is not the full name of a {}", quote(name), t.label),
+                        )
+                        .hint(hint),
+                    );
+                }
+            }
+        }
+        [first, rest @ ..] => {
+            for t in rest {
+                out.push(
+                    Finding::error(
+                        &[t.attr],
+                        format!(
+                            "{} and {} both set: grants are on one securable",
+                            first.attr, t.attr
+                        ),
+                    )
+                    .hint("declare one resource per securable"),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Every privilege of a list one the securable takes, each unknown one reported with the
+/// nearest it takes.
+pub fn check_privileges(target: &Target, privileges: &Value, at: Vec<PathStep>) -> Vec<Finding> {
+    let Some(list) = privileges.as_list() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for p in list.iter().filter_map(Value::as_str) {
+        if target.privileges.contains(&p) {
+            continue;
+        }
+        let underscored = p.split_whitespace().collect::<Vec<_>>().join("_");
+        let hint = if target.privileges.contains(&underscored.as_str()) {
+            format!(
+                "did you mean {}? The API names privileges with underscores",
+                quote(&underscored)
+            )
+        } else if let Some((_, now)) = RENAMED.iter().find(|(old, _)| *old == p) {
+            format!("{p} is a name of Unity Catalog's first privilege model; it is now {now}")
+        } else if let Some(c) = closest(p, target.privileges.iter().copied()) {
+            format!("did you mean {}?", quote(c))
+        } else {
+            format!("a {} takes {}", target.label, target.privileges.join(", "))
+        };
+        out.push(
+            Finding::error(
+                &[],
+                format!("{} is not a privilege on a {}", quote(p), target.label),
+            )
+            .at(at.clone())
+            .hint(hint),
+        );
+    }
+    out
+}
+
+/// A workspace-local group named as a principal: the grant would be refused.
+pub fn check_principal(principal: &Value, at: Vec<PathStep>) -> Vec<Finding> {
+    match principal.as_str() {
+        Some(p) if WORKSPACE_GROUPS.contains(&p) => vec![
+            Finding::warning(
+                &[],
+                format!(
+                    "{} is the workspace-local group of that name; Unity Catalog grants go to account users, groups and service principals",
+                    quote(p)
+                ),
+            )
+            .at(at)
+            .hint(if p == "users" {
+                "every user of the account is the group \"account users\"".to_string()
+            } else {
+                "grant to an account group instead".to_string()
+            }),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// The id of grants on a securable, `catalog/main` (the Terraform provider's form); for
+/// one principal's, `catalog/main/alice@example.com`.
+pub fn id_of(target: &Target, name: &str, principal: Option<&str>) -> String {
+    match principal {
+        Some(p) => format!("{}/{name}/{p}", target.attr),
+        None => format!("{}/{name}", target.attr),
+    }
+}
+
+/// The securable, full name and principal an id names. Full names hold no `/`; a principal
+/// may.
+pub fn parse_id(
+    id: &str,
+    with_principal: bool,
+) -> ProviderResult<(&'static Target, &str, Option<&str>)> {
+    let form = if with_principal {
+        "SECURABLE/FULL_NAME/PRINCIPAL, for example schema/main.sales/data-engineers"
+    } else {
+        "SECURABLE/FULL_NAME, for example catalog/main"
+    };
+    let bad = || {
+        let kinds = TARGETS
+            .iter()
+            .map(|t| t.attr)
+            .collect::<Vec<_>>()
+            .join(", ");
+        ProviderError::invalid(format!(
+            "grants are imported as {form}, where SECURABLE is one of {kinds}; got {id:?}"
+        ))
+    };
+    let (attr, rest) = id.split_once('/').ok_or_else(bad)?;
+    let target = TARGETS.iter().find(|t| t.attr == attr).ok_or_else(bad)?;
+    let (name, principal) = if with_principal {
+        let (n, p) = rest.split_once('/').ok_or_else(bad)?;
+        (n, Some(Some(p).filter(|p| !p.is_empty()).ok_or_else(bad)?))
+    } else {
+        (rest, None)
+    };
+    if name.is_empty() || name.contains('/') || name.split('.').count() != target.parts {
+        return Err(bad());
+    }
+    Ok((target, name, principal))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_bad_ones_say_the_form() {
+        assert_eq!(id_of(&TARGETS[1], "main.sales", None), "schema/main.sales");
+        let (t, n, p) = parse_id("schema/main.sales", false).unwrap();
+        assert_eq!((t.attr, n, p), ("schema", "main.sales", None));
+        let (t, n, p) = parse_id("foreign_connection/pg/team/a b", true).unwrap();
+        assert_eq!((t.api, n, p), ("connection", "pg", Some("team/a b")));
+        for bad in [
+            "main",
+            "catalog/",
+            "schema/main",
+            "tables/a.b.c",
+            "catalog/a/b",
+        ] {
+            let e = parse_id(bad, false).unwrap_err();
+            assert!(
+                e.message.contains("SECURABLE/FULL_NAME"),
+                "{bad}: {}",
+                e.message
+            );
+        }
+        assert!(parse_id("catalog/main", true).is_err());
+    }
+
+    #[test]
+    fn privileges_are_checked_per_securable_with_a_hint() {
+        let list = |ps: &[&str]| Value::List(ps.iter().map(|p| Value::from(*p)).collect());
+        let catalog = &TARGETS[0];
+        assert!(check_privileges(catalog, &list(&["USE_CATALOG", "SELECT"]), vec![]).is_empty());
+        let f = check_privileges(catalog, &list(&["CREATE TABLE"]), vec![]);
+        assert_eq!(
+            f[0].message,
+            "\"CREATE TABLE\" is not a privilege on a catalog"
+        );
+        assert!(f[0].hint.as_deref().unwrap().contains("\"CREATE_TABLE\""));
+        let f = check_privileges(catalog, &list(&["USAGE"]), vec![]);
+        assert!(f[0].hint.as_deref().unwrap().contains("USE_CATALOG"));
+        let f = check_privileges(&TARGETS[3], &list(&["USE_CATALOG"]), vec![]);
+        assert_eq!(
+            f[0].message,
+            "\"USE_CATALOG\" is not a privilege on a volume"
+        );
+        let f = check_privileges(&TARGETS[2], &list(&["SELEKT"]), vec![]);
+        assert!(
+            f[0].hint.as_deref().unwrap().contains("\"SELECT\""),
+            "{:?}",
+            f[0].hint
+        );
+    }
+
+    #[test]
+    fn one_securable_with_its_full_name() {
+        let o = |pairs: &[(&str, &str)]| -> Object {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), Value::from(*v)))
+                .collect()
+        };
+        assert!(check_target(&o(&[("schema", "main.sales")])).is_empty());
+        let f = check_target(&o(&[("schema", "sales")]));
+        assert_eq!(f[0].hint.as_deref(), Some("write it as CATALOG.SCHEMA"));
+        let f = check_target(&o(&[("volume", "a.b")]));
+        assert_eq!(
+            f[0].hint.as_deref(),
+            Some("write it as CATALOG.SCHEMA.VOLUME")
+        );
+        assert!(check_target(&o(&[("catalog", "main")])).is_empty());
+        assert_eq!(check_target(&o(&[])).len(), 1);
+        let f = check_target(&o(&[("catalog", "main"), ("volume", "a.b.c")]));
+        assert!(f[0].message.contains("both set"));
+    }
+}

@@ -1,0 +1,544 @@
+//! Unity Catalog grants end to end against `brickform local serve`: what apply sends,
+//! grants given or taken outside brickform planned back, other principals' grants left
+//! alone, grants found where a create would write asking for an import, and what
+//! `validate` refuses.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Serve, config, run};
+use serde_json::{Value, json};
+use std::path::Path;
+
+const TOKEN: (&str, &str) = ("DATABRICKS_TOKEN", "e2e-token");
+
+fn bf(d: &Path, serve: &Serve, args: &[&str]) -> (i32, String, String) {
+    let host = format!("host={}", serve.url);
+    let mut a: Vec<&str> = args.to_vec();
+    if !matches!(args.first(), Some(&"state") | Some(&"validate")) {
+        a.extend(["--var", &host]);
+    }
+    run(d, &a, &[TOKEN])
+}
+
+fn bf_ok(d: &Path, serve: &Serve, args: &[&str]) -> String {
+    let (code, out, err) = bf(d, serve, args);
+    assert_eq!(code, 0, "brickform {args:?}\n{out}\n{err}");
+    out
+}
+
+/// An account group, made through SCIM as an account's identity sync would.
+fn group(serve: &Serve, name: &str) {
+    serve.ok(
+        "POST",
+        "/api/2.0/preview/scim/v2/Groups",
+        Some(json!({"displayName": name})),
+    );
+}
+
+/// The grants on a securable, as the service lists them: `principal → privileges`.
+fn grants_on(serve: &Serve, securable: &str, name: &str) -> Value {
+    let listed = serve.ok(
+        "GET",
+        &format!("/api/2.1/unity-catalog/permissions/{securable}/{name}"),
+        None,
+    );
+    let mut out = serde_json::Map::new();
+    for a in listed["privilege_assignments"].as_array().unwrap() {
+        out.insert(
+            a["principal"].as_str().unwrap().to_string(),
+            a["privileges"].clone(),
+        );
+    }
+    Value::Object(out)
+}
+
+fn patch_grants(serve: &Serve, securable: &str, name: &str, changes: Value) {
+    serve.ok(
+        "PATCH",
+        &format!("/api/2.1/unity-catalog/permissions/{securable}/{name}"),
+        Some(json!({ "changes": changes })),
+    );
+}
+
+const SALES: &str = r#"
+variable "host" {
+  type = string
+}
+
+provider "databricks" {
+  host = var.host
+}
+
+resource "databricks_catalog" "sales" {
+  name          = "sales"
+  force_destroy = true
+}
+
+resource "databricks_schema" "raw" {
+  catalog_name = databricks_catalog.sales.name
+  name         = "raw"
+}
+
+resource "databricks_volume" "landing" {
+  catalog_name = databricks_catalog.sales.name
+  schema_name  = databricks_schema.raw.name
+  name         = "landing"
+  volume_type  = "MANAGED"
+}
+
+resource "databricks_connection" "pg" {
+  name            = "sales_pg"
+  connection_type = "POSTGRESQL"
+  options = {
+    host     = "pg.example.com"
+    port     = "5432"
+    user     = "reader"
+    password = "local-only"
+  }
+}
+
+resource "databricks_grants" "sales" {
+  catalog = databricks_catalog.sales.name
+  grant {
+    principal  = "data-engineers"
+    privileges = ["USE_CATALOG", "CREATE_SCHEMA"]
+  }
+  grant {
+    principal  = "account users"
+    privileges = ["USE_CATALOG"]
+  }
+}
+
+resource "databricks_grants" "raw" {
+  schema = databricks_schema.raw.full_name
+  grant {
+    principal  = "data-engineers"
+    privileges = ["USE_SCHEMA", "CREATE_TABLE", "SELECT", "MODIFY"]
+  }
+}
+
+resource "databricks_grant" "landing" {
+  volume     = databricks_volume.landing.full_name
+  principal  = "data-engineers"
+  privileges = ["READ_VOLUME", "WRITE_VOLUME"]
+}
+
+resource "databricks_grants" "pg" {
+  foreign_connection = databricks_connection.pg.name
+  grant {
+    principal  = "data-engineers"
+    privileges = ["USE_CONNECTION", "CREATE_FOREIGN_CATALOG"]
+  }
+}
+"#;
+
+#[test]
+fn grants_are_applied_drift_is_planned_back_and_others_grants_are_left_alone() {
+    let dir = config(&[("main.bf.hcl", SALES)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    group(&serve, "data-engineers");
+
+    let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(out.contains("Resources: 8 added"), "{out}");
+    assert_eq!(
+        grants_on(&serve, "catalog", "sales"),
+        json!({"account users": ["USE_CATALOG"], "data-engineers": ["CREATE_SCHEMA", "USE_CATALOG"]})
+    );
+    assert_eq!(
+        grants_on(&serve, "schema", "sales.raw"),
+        json!({"data-engineers": ["CREATE_TABLE", "MODIFY", "SELECT", "USE_SCHEMA"]})
+    );
+    assert_eq!(
+        grants_on(&serve, "volume", "sales.raw.landing"),
+        json!({"data-engineers": ["READ_VOLUME", "WRITE_VOLUME"]})
+    );
+    assert_eq!(
+        grants_on(&serve, "connection", "sales_pg"),
+        json!({"data-engineers": ["CREATE_FOREIGN_CATALOG", "USE_CONNECTION"]})
+    );
+    // What apply sent: one change set per securable, adding what was declared.
+    let log = serve.ok(
+        "GET",
+        "/__emulator/requests?path=/api/2.1/unity-catalog/permissions/.*&method=PATCH",
+        None,
+    );
+    let patches = log["requests"].as_array().unwrap();
+    assert_eq!(patches.len(), 4, "{log}");
+    let catalog = patches
+        .iter()
+        .find(|r| r["path"] == "/api/2.1/unity-catalog/permissions/catalog/sales")
+        .unwrap();
+    assert_eq!(
+        catalog["body"],
+        json!({"changes": [
+            {"principal": "account users", "add": ["USE_CATALOG"]},
+            {"principal": "data-engineers", "add": ["CREATE_SCHEMA", "USE_CATALOG"]},
+        ]}),
+        "{catalog}"
+    );
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // Outside brickform: a privilege given and one taken on the catalog, and another
+    // principal's grant on the volume, which databricks_grant does not speak for.
+    patch_grants(
+        &serve,
+        "catalog",
+        "sales",
+        json!([
+            {"principal": "account users", "add": ["BROWSE"]},
+            {"principal": "data-engineers", "remove": ["CREATE_SCHEMA"]},
+        ]),
+    );
+    patch_grants(
+        &serve,
+        "volume",
+        "sales.raw.landing",
+        json!([{"principal": "account users", "add": ["READ_VOLUME"]}]),
+    );
+    let (code, plan, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 2, "{plan}\n{err}");
+    assert!(
+        plan.contains("# databricks_grants.sales has changed"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("# databricks_grants.sales will be updated in-place"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+        "{plan}"
+    );
+    let (_, out, _) = bf(d, &serve, &["plan", "--json"]);
+    let j: Value = serde_json::from_str(&out).unwrap();
+    let changes: Vec<&Value> = j["resource_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["change"]["actions"] != json!(["no-op"]))
+        .collect();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let after = &changes[0]["change"]["after"]["grant"];
+    assert_eq!(
+        after,
+        &json!([
+            {"principal": "account users", "privileges": ["USE_CATALOG"]},
+            {"principal": "data-engineers", "privileges": ["CREATE_SCHEMA", "USE_CATALOG"]},
+        ]),
+        "{}",
+        changes[0]
+    );
+
+    let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(
+        out.contains("Resources: 0 added, 1 changed, 0 destroyed."),
+        "{out}"
+    );
+    // The plan's after is what the service holds.
+    assert_eq!(
+        grants_on(&serve, "catalog", "sales"),
+        json!({"account users": ["USE_CATALOG"], "data-engineers": ["CREATE_SCHEMA", "USE_CATALOG"]})
+    );
+    assert_eq!(
+        grants_on(&serve, "volume", "sales.raw.landing"),
+        json!({"account users": ["READ_VOLUME"], "data-engineers": ["READ_VOLUME", "WRITE_VOLUME"]})
+    );
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // Destroying the volume's grant revokes what it declared, not the other principal's.
+    let out = bf_ok(
+        d,
+        &serve,
+        &[
+            "destroy",
+            "--auto-approve",
+            "--target",
+            "databricks_grant.landing",
+        ],
+    );
+    assert!(out.contains("1 destroyed"), "{out}");
+    assert_eq!(
+        grants_on(&serve, "volume", "sales.raw.landing"),
+        json!({"account users": ["READ_VOLUME"]})
+    );
+    assert_eq!(
+        grants_on(&serve, "schema", "sales.raw")["data-engineers"],
+        json!(["CREATE_TABLE", "MODIFY", "SELECT", "USE_SCHEMA"]),
+        "a targeted destroy leaves the rest"
+    );
+
+    let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert!(out.contains("0 left behind"), "{out}");
+    let dump = serve.dump();
+    assert!(dump["catalogs"].as_object().unwrap().get("sales").is_none());
+    assert_eq!(dump["grants"], json!({}), "{}", dump["grants"]);
+}
+
+const EXISTING: &str = r#"
+variable "host" {
+  type = string
+}
+
+provider "databricks" {
+  host = var.host
+}
+
+resource "databricks_grants" "ext" {
+  catalog = "ext"
+  grant {
+    principal  = "account users"
+    privileges = ["USE_CATALOG"]
+  }
+}
+"#;
+
+#[test]
+fn grants_found_where_a_create_would_write_are_imported_not_revoked_unseen() {
+    let dir = config(&[("main.bf.hcl", EXISTING)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    group(&serve, "analysts");
+    // A catalog someone made, with grants of their own.
+    serve.ok(
+        "POST",
+        "/api/2.1/unity-catalog/catalogs",
+        Some(json!({"name": "ext"})),
+    );
+    patch_grants(
+        &serve,
+        "catalog",
+        "ext",
+        json!([{"principal": "analysts", "add": ["USE_CATALOG", "SELECT"]}]),
+    );
+
+    let (code, out, err) = bf(d, &serve, &["plan"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("grants on catalog ext"), "{err}");
+    assert!(
+        err.contains("brickform import databricks_grants.ext catalog/ext"),
+        "{err}"
+    );
+    assert_eq!(
+        grants_on(&serve, "catalog", "ext"),
+        json!({"analysts": ["SELECT", "USE_CATALOG"]}),
+        "nothing was revoked"
+    );
+
+    // An import id in another form says which form it takes.
+    let (code, _, err) = bf(d, &serve, &["import", "databricks_grants.ext", "ext"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("SECURABLE/FULL_NAME"), "{err}");
+
+    bf_ok(
+        d,
+        &serve,
+        &["import", "databricks_grants.ext", "catalog/ext"],
+    );
+    // Now the plan lists what would be revoked and what added.
+    let (code, plan, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 2, "{plan}\n{err}");
+    assert!(
+        plan.contains("# databricks_grants.ext will be updated in-place"),
+        "{plan}"
+    );
+    assert!(plan.contains("- grant {"), "{plan}");
+    assert!(plan.contains("\"analysts\""), "{plan}");
+    assert!(plan.contains("+ grant {"), "{plan}");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(
+        grants_on(&serve, "catalog", "ext"),
+        json!({"account users": ["USE_CATALOG"]})
+    );
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert_eq!(grants_on(&serve, "catalog", "ext"), json!({}));
+    assert!(
+        serve.dump()["catalogs"]["ext"].is_object(),
+        "the catalog is not brickform's"
+    );
+}
+
+/// A principal the account does not have is refused by the service with its own words, and
+/// nothing else of the apply is lost.
+#[test]
+fn a_principal_the_account_does_not_have_fails_with_the_services_words() {
+    let text = EXISTING
+        .replace("\"account users\"", "\"no-such-group\"")
+        .replace("catalog = \"ext\"", "catalog = databricks_catalog.c.name")
+        + "\nresource \"databricks_catalog\" \"c\" {\n  name = \"mine\"\n}\n";
+    let dir = config(&[("main.bf.hcl", &text)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("Could not find principal with name no-such-group."),
+        "{err}"
+    );
+    let state = bf_ok(d, &serve, &["state", "list"]);
+    assert_eq!(state.trim(), "databricks_catalog.c", "{state}");
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+}
+
+#[test]
+fn validate_checks_securables_privileges_and_principals() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "resource \"databricks_grants\" \"g\" {\n  catalog = \"main\"\n  grant {\n    principal  = \"a\"\n    privileges = [\"SELECT\", \"USE_CONNECTION\"]\n  }\n}\n",
+            &["\"USE_CONNECTION\" is not a privilege on a catalog"],
+        ),
+        (
+            "resource \"databricks_grants\" \"g\" {\n  volume = \"main.raw.landing\"\n  grant {\n    principal  = \"a\"\n    privileges = [\"USE_CATALOG\"]\n  }\n}\n",
+            &[
+                "\"USE_CATALOG\" is not a privilege on a volume",
+                "main.bf.hcl:5:",
+            ],
+        ),
+        (
+            "resource \"databricks_grant\" \"g\" {\n  schema     = \"main.raw\"\n  principal  = \"a\"\n  privileges = [\"create table\"]\n}\n",
+            &[
+                "\"CREATE TABLE\" is not a privilege on a schema",
+                "did you mean \"CREATE_TABLE\"?",
+            ],
+        ),
+        (
+            "resource \"databricks_grant\" \"g\" {\n  catalog    = \"main\"\n  principal  = \"a\"\n  privileges = [\"USAGE\"]\n}\n",
+            &["first privilege model; it is now USE_CATALOG or USE_SCHEMA"],
+        ),
+        (
+            "resource \"databricks_grants\" \"g\" {\n  schema = \"raw\"\n  grant {\n    principal  = \"a\"\n    privileges = [\"SELECT\"]\n  }\n}\n",
+            &[
+                "\"raw\" is not the full name of a schema",
+                "write it as CATALOG.SCHEMA",
+            ],
+        ),
+        (
+            "resource \"databricks_grants\" \"g\" {\n  catalog = \"main\"\n  schema  = \"main.raw\"\n  grant {\n    principal  = \"a\"\n    privileges = [\"SELECT\"]\n  }\n}\n",
+            &["catalog and schema both set", "main.bf.hcl:3:"],
+        ),
+        (
+            "resource \"databricks_grants\" \"g\" {\n  metastore = \"abc\"\n  grant {\n    principal  = \"a\"\n    privileges = [\"CREATE_CATALOG\"]\n  }\n}\n",
+            &["\"metastore\" is not supported", "main.bf.hcl:2:"],
+        ),
+        (
+            "resource \"databricks_grant\" \"g\" {\n  catalog    = \"main\"\n  principal  = \"a\"\n  privileges = []\n}\n",
+            &["no privileges"],
+        ),
+        (
+            "resource \"databricks_grants\" \"g\" {\n  catalog = \"main\"\n}\n",
+            &["grant"],
+        ),
+    ];
+    for (text, expected) in cases {
+        let dir = config(&[("main.bf.hcl", text)]);
+        let (code, out, err) = run(dir.path(), &["validate"], &[]);
+        assert_eq!(code, 1, "{text}\n{out}{err}");
+        for e in *expected {
+            assert!(err.contains(e), "{e:?} missing for\n{text}\n{err}");
+        }
+    }
+
+    // The workspace-local group is a warning that names the account group.
+    let dir = config(&[(
+        "main.bf.hcl",
+        "resource \"databricks_grant\" \"g\" {\n  catalog    = \"main\"\n  principal  = \"users\"\n  privileges = [\"USE_CATALOG\"]\n}\n",
+    )]);
+    let (code, out, err) = run(dir.path(), &["validate"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let all = format!("{out}{err}");
+    assert!(all.contains("workspace-local group"), "{all}");
+    assert!(all.contains("\"account users\""), "{all}");
+}
+
+/// dev and prod grant to different groups through a variable per environment; `promote`
+/// shows the difference and that the variable explains it, and each workspace gets its own.
+#[test]
+fn environments_grant_different_groups_and_promote_explains_it() {
+    let dev = tempfile::tempdir().unwrap();
+    let prod = tempfile::tempdir().unwrap();
+    let dev_ws = Serve::start(dev.path(), &[]);
+    let prod_ws = Serve::start(prod.path(), &[]);
+    group(&dev_ws, "sales-dev-readers");
+    group(&prod_ws, "sales-readers");
+    let text = format!(
+        r#"
+environment "dev" {{
+  default   = true
+  variables = {{ readers = "sales-dev-readers" }}
+  provider "databricks" {{
+    host = "{dev}"
+  }}
+}}
+
+environment "prod" {{
+  mode      = "production"
+  variables = {{ readers = "sales-readers" }}
+  provider "databricks" {{
+    host = "{prod}"
+  }}
+}}
+
+variable "readers" {{
+  type = string
+}}
+
+resource "databricks_catalog" "sales" {{
+  name = "sales"
+}}
+
+resource "databricks_grants" "sales" {{
+  catalog = databricks_catalog.sales.name
+  grant {{
+    principal  = var.readers
+    privileges = ["USE_CATALOG", "SELECT"]
+  }}
+}}
+"#,
+        dev = dev_ws.url,
+        prod = prod_ws.url
+    );
+    let dir = config(&[("main.bf.hcl", &text)]);
+    let d = dir.path();
+    let ok = |args: &[&str]| {
+        let (code, out, err) = run(d, args, &[TOKEN]);
+        assert_eq!(code, 0, "{args:?}\n{out}\n{err}");
+        out
+    };
+    ok(&["apply", "--auto-approve"]);
+    let (code, out, err) = run(
+        d,
+        &[
+            "promote",
+            "--from",
+            "dev",
+            "--to",
+            "prod",
+            "--detailed-exitcode",
+        ],
+        &[TOKEN],
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    let table = &out[out.find("Differences between dev and prod").expect(&out)..];
+    let row = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("databricks_grants.sales"))
+        .unwrap_or_else(|| panic!("no grants row:\n{table}"));
+    assert!(row.contains("\"sales-dev-readers\""), "{row}");
+    assert!(row.contains("\"sales-readers\""), "{row}");
+    assert!(row.ends_with("variable readers"), "{row}");
+
+    ok(&["--env", "prod", "apply", "--auto-approve"]);
+    assert_eq!(
+        grants_on(&dev_ws, "catalog", "sales"),
+        json!({"sales-dev-readers": ["SELECT", "USE_CATALOG"]})
+    );
+    assert_eq!(
+        grants_on(&prod_ws, "catalog", "sales"),
+        json!({"sales-readers": ["SELECT", "USE_CATALOG"]})
+    );
+    ok(&["--env", "prod", "destroy", "--auto-approve"]);
+    ok(&["destroy", "--auto-approve"]);
+}
