@@ -542,3 +542,86 @@ resource "databricks_grants" "sales" {{
     ok(&["--env", "prod", "destroy", "--auto-approve"]);
     ok(&["destroy", "--auto-approve"]);
 }
+
+/// Grants on a table by its full name: one an ingestion pipeline made in its target schema
+/// (a continuous one starts at once; the local workspace has its tables when its create
+/// returns).
+#[test]
+fn a_table_a_pipeline_made_takes_grants_by_its_full_name() {
+    let text = r#"
+variable "host" {
+  type = string
+}
+
+provider "databricks" {
+  host = var.host
+}
+
+resource "databricks_catalog" "c" {
+  name = "tg_cat"
+}
+
+resource "databricks_schema" "s" {
+  catalog_name  = databricks_catalog.c.name
+  name          = "dest"
+  force_destroy = true
+}
+
+resource "databricks_connection" "src" {
+  name            = "tg_src"
+  connection_type = "POSTGRESQL"
+  options = {
+    host     = "db.example.com"
+    port     = "5432"
+    user     = "app"
+    password = "pw"
+  }
+}
+
+resource "databricks_ingestion_gateway" "gw" {
+  name                    = "tg_gw"
+  connection_name         = databricks_connection.src.name
+  gateway_storage_catalog = databricks_catalog.c.name
+  gateway_storage_schema  = databricks_schema.s.name
+}
+
+resource "databricks_ingestion_pipeline" "ig" {
+  name                 = "tg_ig"
+  catalog              = databricks_catalog.c.name
+  schema               = databricks_schema.s.name
+  continuous           = true
+  ingestion_gateway_id = databricks_ingestion_gateway.gw.id
+  object {
+    table {
+      source_catalog      = "db"
+      source_schema       = "public"
+      source_table        = "orders"
+      destination_catalog = databricks_catalog.c.name
+      destination_schema  = databricks_schema.s.name
+    }
+  }
+}
+
+resource "databricks_grants" "orders" {
+  table = "${databricks_schema.s.full_name}.orders"
+  grant {
+    principal  = "account users"
+    privileges = ["SELECT"]
+  }
+  depends_on = [databricks_ingestion_pipeline.ig]
+}
+"#;
+    let dir = config(&[("main.bf.hcl", text)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(
+        grants_on(&serve, "table", "tg_cat.dest.orders"),
+        json!({"account users": ["SELECT"]})
+    );
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert!(out.contains("0 left behind"), "{out}");
+    assert_eq!(serve.dump()["grants"], json!({}));
+}
