@@ -22,6 +22,14 @@ provider "databricks" {
 
 data "databricks_current_user" "me" {}
 
+data "databricks_spark_version" "lts" {
+  long_term_support = true
+}
+
+data "databricks_node_type" "smallest" {
+  local_disk = true
+}
+
 resource "databricks_catalog" "main" {
   name          = "every_kind"
   force_destroy = true

@@ -1693,3 +1693,53 @@ resource "databricks_notebook" "lesson" {
         assert!(err.contains(says), "{err}");
     }
 }
+
+/// The runtime and node type data sources choose from the local workspace's lists as the
+/// Terraform provider chooses: the newest LTS runtime of Scala 2.12, the smallest node type
+/// with what was asked.
+#[test]
+fn spark_version_and_node_type_choose_from_the_workspaces_lists() {
+    let text = format!(
+        "{PROVIDER}
+data \"databricks_spark_version\" \"lts\" {{
+  long_term_support = true
+}}
+data \"databricks_spark_version\" \"ml\" {{
+  ml    = true
+  scala = \"2.13\"
+}}
+data \"databricks_node_type\" \"smallest\" {{
+  local_disk = true
+}}
+data \"databricks_node_type\" \"big\" {{
+  min_memory_gb = 30
+  category      = \"storage optimized\"
+}}
+output \"choices\" {{
+  value = [data.databricks_spark_version.lts.id, data.databricks_spark_version.ml.id, data.databricks_node_type.smallest.id, data.databricks_node_type.big.id]
+}}
+"
+    );
+    let dir = config(&[("main.bf.hcl", &text)]);
+    let d = dir.path();
+    run_ok(d, &["apply", "--auto-approve"], &[]);
+    let out = run_ok(d, &["output", "-json", "choices"], &[]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([
+            "16.4.x-scala2.12",
+            "17.3.x-cpu-ml-scala2.13",
+            "m5d.large",
+            "i3.xlarge"
+        ])
+    );
+    let bad = format!("{PROVIDER}data \"databricks_node_type\" \"n\" {{\n  min_cores = 512\n}}\n");
+    std::fs::write(d.join("main.bf.hcl"), bad).unwrap();
+    let (code, _, err) = run(d, &["plan"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("no node type of this workspace meets the request"),
+        "{err}"
+    );
+}

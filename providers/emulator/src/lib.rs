@@ -25,6 +25,7 @@ mod jobs;
 mod journal;
 mod pages;
 mod pipelines;
+mod runtimes;
 mod scim;
 mod secrets;
 mod store;
@@ -234,6 +235,10 @@ const DOMAINS: &[Domain] = &[
     },
     Domain {
         routes: scim::routes,
+        clock: None,
+    },
+    Domain {
+        routes: runtimes::routes,
         clock: None,
     },
     Domain {
