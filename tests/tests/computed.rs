@@ -216,6 +216,28 @@ resource "databricks_secret" "token" {
   string_value = "local-only"
 }
 
+data "databricks_schemas" "all" {
+  catalog_name = databricks_catalog.main.name
+  depends_on   = [databricks_schema.raw]
+}
+
+data "databricks_tables" "raw" {
+  catalog_name = databricks_catalog.main.name
+  schema_name  = databricks_schema.raw.name
+}
+
+data "databricks_volumes" "raw" {
+  catalog_name = databricks_catalog.main.name
+  schema_name  = databricks_schema.raw.name
+  name_regex   = "^land"
+  depends_on   = [databricks_volume.landing]
+}
+
+data "databricks_volume_directory" "landing" {
+  path       = "${databricks_volume.landing.volume_path}/in"
+  depends_on = [databricks_file.csv]
+}
+
 resource "databricks_grants" "raw" {
   schema = databricks_schema.raw.full_name
   grant {

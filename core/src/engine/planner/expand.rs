@@ -6,11 +6,13 @@ use crate::lang::load::Resource;
 use crate::lang::repetition::{Expansion, Instances, expansion};
 
 /// The instances a resource expands to, with their `each.value`; `None` when they cannot be
-/// known (reported).
+/// known (reported, but when `offline`: without the service, what data sources read is not
+/// known yet, and a `for_each` over it is valid — the plan knows it).
 pub(super) fn expand(
     r: &Resource,
     world: &World,
     base_dir: &std::path::Path,
+    offline: bool,
     diags: &mut Diagnostics,
 ) -> Option<Instances> {
     match expansion(
@@ -22,7 +24,9 @@ pub(super) fn expand(
     ) {
         Expansion::Instances(i) => Some(i),
         Expansion::Unknown(d) => {
-            diags.push(d);
+            if !offline {
+                diags.push(d);
+            }
             None
         }
         Expansion::Invalid => None,

@@ -310,9 +310,13 @@ impl PlanWalk<'_, '_> {
         node: &mut NodePlan,
     ) -> Option<Vec<(Option<crate::plan::InstanceKey>, Option<Value>)>> {
         let mut world = lock(&self.world);
-        let Some(instances) =
-            super::expand::expand(r, &world, &self.engine.config.dir, &mut node.diags)
-        else {
+        let Some(instances) = super::expand::expand(
+            r,
+            &world,
+            &self.engine.config.dir,
+            self.engine.offline,
+            &mut node.diags,
+        ) else {
             world.declare_resource(&r.module, r.mode, &r.type_name, &r.name, Value::Unknown);
             return None;
         };

@@ -67,11 +67,15 @@ impl Client {
     /// The entries of a directory (`path`, `name`, `is_directory`, …), every page; a
     /// directory that does not exist is empty.
     pub async fn directory_list(&self, path: &str) -> Result<Vec<Value>, ApiError> {
-        Ok(found(
+        Ok(self.directory_entries(path).await?.unwrap_or_default())
+    }
+
+    /// The entries of a directory, every page; `None` when there is no such directory.
+    pub async fn directory_entries(&self, path: &str) -> Result<Option<Vec<Value>>, ApiError> {
+        found(
             self.list_all(&directory(path), &[], "contents", Some(DIRECTORY_PAGE))
                 .await,
-        )?
-        .unwrap_or_default())
+        )
     }
 
     /// Deletes a directory if it is empty: `Ok(true)` when deleted or already gone.

@@ -37,6 +37,7 @@ pub fn routes() -> Router<Arc<App>> {
             "/__emulator/behaviours",
             get(get_behaviours).post(set_behaviours),
         )
+        .route("/__emulator/tables", post(put_table))
         .route(
             "/__emulator/health",
             get(|| async { Json(json!({"status": "ok"})) }),
@@ -261,4 +262,25 @@ async fn advance_clock(
         .ok_or_else(|| crate::body::missing("advance_ms"))?;
     app.advance_clock(i64::try_from(ms).unwrap_or(i64::MAX));
     Ok(Json(json!({"now_ms": app.now()})))
+}
+
+/// `POST /__emulator/tables {full_name, table_type}`: a table made where brickform does not
+/// look (SQL, a notebook, another team's job), `MANAGED` unless told. Its schema must exist.
+async fn put_table(State(app): State<Arc<App>>, JsonBody(b): JsonBody) -> ApiResult<Json<Value>> {
+    let o = Obj::root(&b);
+    let full = o.req_str("full_name")?.to_string();
+    let table_type = o
+        .enum_str(
+            "table_type",
+            &[
+                "MANAGED",
+                "EXTERNAL",
+                "VIEW",
+                "STREAMING_TABLE",
+                "MATERIALIZED_VIEW",
+            ],
+        )?
+        .unwrap_or("MANAGED")
+        .to_string();
+    app.mutate(|st, ctx| crate::uc::put_table(st, ctx, &full, &table_type, None).map(Json))
 }

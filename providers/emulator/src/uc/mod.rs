@@ -13,7 +13,8 @@ mod securables;
 
 pub use grants::Grants;
 pub use model::{
-    end_pipeline_tables, put_pipeline_table, put_staging_volume, redact_write_only, volume_root,
+    end_pipeline_tables, put_pipeline_table, put_staging_volume, put_table, redact_write_only,
+    volume_root,
 };
 pub use routes::{CONNECTIONS_PATH, routes};
 

@@ -428,14 +428,32 @@ pub fn put_pipeline_table(
     table_type: &str,
     pipeline_id: &str,
 ) {
+    let _ = put_table(st, ctx, full, table_type, Some(pipeline_id));
+}
+
+/// Creates or refreshes a table: one a pipeline defines, or one made where brickform does
+/// not look (SQL, a notebook, another team's job). An existing table keeps its id and
+/// creation. The schema must exist.
+pub fn put_table(
+    st: &mut State,
+    ctx: &Ctx,
+    full: &str,
+    table_type: &str,
+    pipeline_id: Option<&str>,
+) -> ApiResult<Value> {
     let full = full.to_lowercase();
     let mut parts = full.splitn(3, '.');
     let (Some(catalog), Some(schema), Some(name)) = (parts.next(), parts.next(), parts.next())
     else {
-        return;
+        return Err(ApiError::invalid(format!(
+            "Invalid table name '{full}': expected catalog.schema.table"
+        )));
     };
     let Some(parent) = st.schemas.get(&format!("{catalog}.{schema}")) else {
-        return;
+        return Err(ApiError::not_found(
+            "SCHEMA_DOES_NOT_EXIST",
+            format!("Schema '{catalog}.{schema}' does not exist."),
+        ));
     };
     let base = managed_base(st, catalog, parent);
     let metastore = st.metastore_id.clone();
@@ -454,9 +472,17 @@ pub fn put_pipeline_table(
         }
     };
     m.insert("table_type".into(), json!(table_type));
-    m.insert("pipeline_id".into(), json!(pipeline_id));
+    match pipeline_id {
+        Some(p) => {
+            m.insert("pipeline_id".into(), json!(p));
+        }
+        None => {
+            m.remove("pipeline_id");
+        }
+    }
     audit(&mut m, ctx, false);
-    st.tables.insert(full, m);
+    st.tables.insert(full, m.clone());
+    Ok(Value::Object(m))
 }
 
 /// The tables a pipeline defined, when it is gone: dropped (a delete cascades to them), or
