@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod connection;
 pub mod current_user;
 pub mod schema;
+pub mod sql_warehouse;
 pub mod uc_lookup;
 
 use crate::Shared;
@@ -16,5 +17,6 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DataSource>> {
         Arc::new(catalog::lookup(shared.clone())),
         Arc::new(schema::lookup(shared.clone())),
         Arc::new(connection::lookup(shared.clone())),
+        Arc::new(sql_warehouse::SqlWarehouse::new(shared.clone())),
     ]
 }
