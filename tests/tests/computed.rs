@@ -210,6 +210,15 @@ resource "databricks_secret_scope" "app" {
   name = "every-kind"
 }
 
+resource "databricks_sql_endpoint" "bi" {
+  name         = "every-kind-bi"
+  cluster_size = "2X-Small"
+}
+
+data "databricks_sql_warehouse" "bi" {
+  name = databricks_sql_endpoint.bi.name
+}
+
 resource "databricks_secret" "token" {
   scope        = databricks_secret_scope.app.name
   key          = "token"

@@ -150,6 +150,12 @@ fn live_objects(dump: &Value) -> Vec<String> {
             }
         }
     }
+    for (_, w) in entries("warehouses") {
+        out.push(format!(
+            "warehouse:{}",
+            w["spec"]["name"].as_str().unwrap_or("")
+        ));
+    }
     for (_, p) in entries("pipelines") {
         if p["state"] != "DELETED" {
             out.push(format!(
@@ -664,6 +670,41 @@ fn secret_scope_replaces_on_rename_and_is_destroyed_case() -> Case {
     }
 }
 
+fn warehouse(name: &str, auto_stop: u32, serverless: bool) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_sql_endpoint\" \"w\" {{\n  name                      = \"{name}\"\n  cluster_size              = \"2X-Small\"\n  auto_stop_mins            = {auto_stop}\n  enable_serverless_compute = {serverless}\n  tags {{\n    custom_tags {{\n      key   = \"team\"\n      value = \"bi\"\n    }}\n  }}\n}}\n"
+    )
+}
+
+fn sql_endpoint_case() -> Case {
+    Case {
+        address: "databricks_sql_endpoint.w",
+        local_flag: false,
+        config: warehouse("inv_wh", 20, false),
+        made: &["warehouse:inv_wh"],
+        steps: vec![
+            Step {
+                what: "auto_stop_mins",
+                config: warehouse("inv_wh", 45, false),
+                expect: Expect::Update(&["auto_stop_mins"]),
+                shows: "~ auto_stop_mins = 20 -> 45",
+                vars: &[],
+                present: &["warehouse:inv_wh"],
+                absent: &[],
+            },
+            Step {
+                what: "rename and serverless",
+                config: warehouse("inv_wh2", 45, true),
+                expect: Expect::Update(&["name", "enable_serverless_compute", "warehouse_type?"]),
+                shows: "~ name = \"inv_wh\" -> \"inv_wh2\"",
+                vars: &[],
+                present: &["warehouse:inv_wh2"],
+                absent: &["warehouse:inv_wh"],
+            },
+        ],
+    }
+}
+
 fn secret(key: &str) -> String {
     format!(
         r#"{PROVIDER}
@@ -1118,6 +1159,7 @@ invariants! {
     sdp_meta_onboarding_updates_and_is_destroyed: "sdp_meta_onboarding" => sdp_meta_onboarding_case(),
     grants_update_move_to_another_securable_and_are_revoked: "databricks_grants" => grants_case(),
     grant_updates_replaces_on_principal_and_is_revoked: "databricks_grant" => grant_case(),
+    sql_endpoint_updates_renames_and_is_destroyed: "databricks_sql_endpoint" => sql_endpoint_case(),
 }
 
 /// Two catalogs and the accounts principals the grant cases give privileges to.

@@ -683,6 +683,12 @@ resource "databricks_job" "stream" {{
 fn the_new_task_types_run_when_well_formed_and_fail_as_the_service_does() {
     let cfg = format!(
         r#"{PROVIDER}
+# The warehouse the SQL task's alert runs on: a run needs it to exist.
+resource "databricks_sql_endpoint" "wh" {{
+  name         = "alerts"
+  cluster_size = "2X-Small"
+}}
+
 resource "databricks_job" "ok" {{
   name = "ok"
   git_source {{
@@ -719,7 +725,7 @@ resource "databricks_job" "ok" {{
   task {{
     task_key = "alert"
     sql_task {{
-      warehouse_id = "wh1"
+      warehouse_id = databricks_sql_endpoint.wh.id
       alert {{ alert_id = "a1" }}
     }}
   }}

@@ -31,6 +31,7 @@ mod secrets;
 mod store;
 mod uc;
 mod util;
+mod warehouses;
 mod workspace;
 
 pub use behaviours::{BEHAVIOURS, Behaviour, Behaviours};
@@ -268,6 +269,10 @@ const DOMAINS: &[Domain] = &[
     Domain {
         routes: secrets::routes,
         clock: None,
+    },
+    Domain {
+        routes: warehouses::routes,
+        clock: Some(warehouses::advance),
     },
 ];
 

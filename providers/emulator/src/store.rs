@@ -63,6 +63,9 @@ pub struct State {
     /// Unity Catalog grants by securable (`TYPE:full_name`).
     #[serde(default)]
     pub grants: Tracked<String, uc::Grants>,
+    /// SQL warehouses by id (files written before had none).
+    #[serde(default)]
+    pub warehouses: Tracked<String, crate::warehouses::Warehouse>,
 }
 
 impl State {
@@ -88,6 +91,7 @@ impl State {
             secret_scopes: Tracked::new(),
             principals: Tracked::new(),
             grants: Tracked::new(),
+            warehouses: Tracked::new(),
         };
         workspace::seed(&mut st, user_name, now);
         scim::seed(&mut st, user_name);
@@ -102,7 +106,7 @@ impl State {
     }
 
     /// Every collection by its field name: the one list the journal writes and replays.
-    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 13] {
+    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 14] {
         [
             ("catalogs", &mut self.catalogs),
             ("schemas", &mut self.schemas),
@@ -117,6 +121,7 @@ impl State {
             ("secret_scopes", &mut self.secret_scopes),
             ("principals", &mut self.principals),
             ("grants", &mut self.grants),
+            ("warehouses", &mut self.warehouses),
         ]
     }
 

@@ -7,6 +7,7 @@ pub mod node_type;
 pub mod schema;
 pub mod schemas;
 pub mod spark_version;
+pub mod sql_warehouse;
 pub mod tables;
 pub mod uc_listing;
 pub mod uc_lookup;
@@ -29,5 +30,6 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DataSource>> {
         Arc::new(tables::listing(shared.clone())),
         Arc::new(volumes::listing(shared.clone())),
         Arc::new(volume_directory::VolumeDirectory::new(shared.clone())),
+        Arc::new(sql_warehouse::SqlWarehouse::new(shared.clone())),
     ]
 }

@@ -24,6 +24,7 @@ pub mod sdp_meta_flow;
 pub mod sdp_meta_onboarding;
 pub mod secret;
 pub mod secret_scope;
+pub mod sql_endpoint;
 pub mod uc;
 pub mod values;
 pub mod volume;
@@ -56,6 +57,7 @@ impl DatabricksKind for content::ContentKind {}
 impl DatabricksKind for directory::Directory {}
 impl DatabricksKind for secret_scope::SecretScope {}
 impl DatabricksKind for secret::Secret {}
+impl DatabricksKind for sql_endpoint::SqlEndpoint {}
 impl DatabricksKind for privileges::GrantsKind {}
 impl DatabricksKind for job_run::JobRun {}
 impl DatabricksKind for sdp_meta_flow::Flow {}
@@ -76,6 +78,7 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(directory::Directory::new(shared.clone())),
         Arc::new(secret_scope::SecretScope::new(shared.clone())),
         Arc::new(secret::Secret::new(shared.clone())),
+        Arc::new(sql_endpoint::SqlEndpoint::new(shared.clone())),
         Arc::new(pipeline::kind(shared.clone())),
         Arc::new(ingestion_gateway::kind(shared.clone())),
         Arc::new(ingestion_pipeline::kind(shared.clone())),

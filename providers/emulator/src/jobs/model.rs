@@ -691,6 +691,19 @@ mod tests {
             {"task_key": "a", "sql_task": {"warehouse_id": "w", "query": {"query_id": "q"}}},
             {"task_key": "b", "depends_on": [{"task_key": "a"}], "run_job_task": {"job_id": 1}},
         ]}));
+        // The warehouse task a's query runs on.
+        st.warehouses.insert(
+            "w".into(),
+            crate::warehouses::Warehouse {
+                id: "w".into(),
+                spec: Map::new(),
+                creator_name: "u@x".into(),
+                data_source_id: "d".into(),
+                state: "RUNNING".into(),
+                until: 0,
+                idle_since: 0,
+            },
+        );
         create_job(st, &ctx(0), s)
     }
 

@@ -673,7 +673,14 @@ fn spark_submit(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Starte
 
 /// A SQL file from the workspace must be there; queries, alerts and dashboards are not
 /// modelled, so they run.
+/// The warehouse runs the query: one that does not exist fails the task at once; a
+/// stopped one is started for it (as the service does), and stays up while the task runs.
 fn sql(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    let warehouse = env.sub(text(o, "warehouse_id"));
+    let busy_until = env.ctx.now.saturating_add(env.ctx.timings.task_ms());
+    if let Err(message) = crate::warehouses::use_for_query(st, env.ctx, &warehouse, busy_until) {
+        return Started::Refused(message);
+    }
     if let Some(f) = o.get("file").and_then(Value::as_object)
         && f.get("source").and_then(Value::as_str) != Some("GIT")
     {
@@ -897,6 +904,22 @@ mod tests {
         start(st, &spec, &env)
     }
 
+    /// A stopped warehouse of this id, for SQL tasks to run on.
+    fn stopped_warehouse(st: &mut State, id: &str) {
+        st.warehouses.insert(
+            id.into(),
+            crate::warehouses::Warehouse {
+                id: id.into(),
+                spec: Map::new(),
+                creator_name: "u@x".into(),
+                data_source_id: "d".into(),
+                state: "STOPPED".into(),
+                until: 0,
+                idle_since: 0,
+            },
+        );
+    }
+
     fn failed(m: &str) -> Started {
         Started::failure(m.to_string())
     }
@@ -947,8 +970,17 @@ mod tests {
         );
         assert_eq!(
             run(&mut st, json!({"sql_task": {"warehouse_id": "w"}})),
+            Started::Refused(
+                "SQL warehouse w does not exist or you do not have permission to use it.".into()
+            )
+        );
+        stopped_warehouse(&mut st, "w");
+        assert_eq!(
+            run(&mut st, json!({"sql_task": {"warehouse_id": "w"}})),
             Started::success()
         );
+        // The run started the stopped warehouse.
+        assert_eq!(st.warehouses["w"].state, "STARTING");
         assert_eq!(
             run(&mut st, json!({"some_future_task": {}})),
             Started::success()
@@ -1008,6 +1040,7 @@ mod tests {
             run(&mut st, json!({"dbt_task": {"commands": ["dbt run"]}})),
             Started::success()
         );
+        stopped_warehouse(&mut st, "w");
         assert_eq!(
             run(
                 &mut st,

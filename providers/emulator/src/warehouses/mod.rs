@@ -1,0 +1,35 @@
+//! SQL warehouses (`/api/2.0/sql/warehouses`) and the data sources Databricks SQL binds
+//! queries to (`/api/2.0/preview/sql/data_sources`): [`model`] is what the API does to the
+//! state, [`routes`] the HTTP side.
+//!
+//! A warehouse's power state moves with time, as job runs and pipeline updates do: it is
+//! STARTING until `until`, then RUNNING; RUNNING and idle for `auto_stop_mins` it stops;
+//! STOPPING until `until`, then STOPPED. The clock hook ([`advance`]) applies those moves
+//! whenever the workspace is read.
+
+mod model;
+mod routes;
+
+pub use model::{advance, use_for_query};
+pub use routes::routes;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Warehouse {
+    pub id: String,
+    /// The settings as the service reports them (its defaults filled in): `name`,
+    /// `cluster_size`, `min_num_clusters`, … Replaced whole by an edit.
+    pub spec: Map<String, Value>,
+    pub creator_name: String,
+    /// The id of the Databricks SQL data source that stands for the warehouse: a different
+    /// id from the warehouse's, made with it.
+    pub data_source_id: String,
+    /// STARTING, RUNNING, STOPPING or STOPPED.
+    pub state: String,
+    /// When a STARTING or STOPPING warehouse gets to RUNNING or STOPPED.
+    pub until: i64,
+    /// Since when a RUNNING warehouse has run nothing: auto-stop counts from here.
+    pub idle_since: i64,
+}
