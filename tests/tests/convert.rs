@@ -40,7 +40,7 @@ fn a_terraform_configuration_converts_and_validates() {
         "main.tf:7: terraform { backend }",
         "main.tf:161: databricks_job.this: brickform has no block provider_config",
         "main.tf:166: brickform has no resource kind databricks_cluster",
-        "main.tf:171: brickform has no data source databricks_spark_version",
+        "main.tf:171: brickform has no data source databricks_clusters",
         "main.tf:178: module source \"git::https://example.com/databricks-modules.git\" is not a local directory",
     ] {
         assert!(out.contains(says), "missing {says:?} in\n{out}");
@@ -247,9 +247,9 @@ fn a_terraform_state_is_adopted_and_the_next_plan_is_empty() {
             },
             // Not converted: not adopted, and said so.
             tf_resource("databricks_cluster", "shared", json!({"id": "0101-000000-abcdefgh"})),
-            {"mode": "data", "type": "databricks_spark_version", "name": "latest",
+            {"mode": "data", "type": "databricks_clusters", "name": "all",
              "provider": "provider[\"registry.terraform.io/databricks/databricks\"]",
-             "instances": [{"attributes": {"id": "15.4.x-scala2.12"}}]}
+             "instances": [{"attributes": {"id": "_"}}]}
         ]
     });
     std::fs::write(
