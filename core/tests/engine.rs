@@ -577,6 +577,121 @@ resource "test_thing" "other" {
     assert_eq!(names.len(), 2, "{names:?}");
 }
 
+/// Applies `src` targeted at `targets` and saves the state, as `apply --target` does.
+async fn apply_targeted(h: &Harness, src: &str, targets: &[&str]) -> brickform_core::plan::Plan {
+    let (config, _) = load_sources(
+        h.dir.path(),
+        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+    );
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let engine = Engine::new(&config, &h.registry, &vars, "default");
+    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(h.dir.path()));
+    let rec = recover(backend.clone(), "default").await.unwrap();
+    let (planned, diags) = engine
+        .plan(
+            &rec.document,
+            &PlanRequest {
+                refresh: true,
+                targets: targets.iter().map(|t| t.to_string()).collect(),
+                ..Default::default()
+            },
+        )
+        .await;
+    let planned = planned.unwrap_or_else(|| panic!("{diags:?}"));
+    let opts = ApplyOptions {
+        parallelism: 4,
+        cancel: CancellationToken::new(),
+        on_event: Arc::new(|_| {}),
+    };
+    let (mut doc, report) = engine
+        .apply(&planned, rec.document, rec.journal, opts)
+        .await;
+    assert!(report.failed.is_empty(), "{report:?}");
+    backend.save("default", &mut doc).await.unwrap();
+    planned.plan
+}
+
+#[tokio::test]
+async fn a_targeted_plan_evaluates_only_the_targets_and_what_they_read() {
+    let h = Harness::new();
+    // `fan`'s keys are known once `upstream` exists: a plan of everything cannot make them.
+    let src = r#"
+resource "test_thing" "base" { name = "base" }
+resource "test_thing" "upstream" {
+  name   = "up"
+  parent = test_thing.base.id
+}
+resource "test_thing" "fan" {
+  for_each = toset([test_thing.upstream.id])
+  name     = "fan"
+}
+resource "test_thing" "other" { name = "other" }
+output "fans" {
+  value     = length(test_thing.fan)
+  sensitive = true
+}
+output "other" { value = test_thing.other.name }
+output "base" { value = test_thing.base.name }
+"#;
+    let first = r#"
+resource "test_thing" "other" { name = "other" }
+output "other" { value = test_thing.other.name }
+"#;
+    h.run(first, PlanMode::Normal, true).await;
+    let (plan, diags) = plan_with(&h, src, refreshed_request()).await;
+    assert!(plan.is_none());
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.summary == "Invalid for_each argument"),
+        "{diags:?}"
+    );
+
+    let plan = apply_targeted(&h, src, &["test_thing.upstream"]).await;
+    let mut planned: Vec<(&str, Action)> = plan
+        .changes
+        .iter()
+        .map(|c| (c.address.as_str(), c.action))
+        .collect();
+    planned.sort();
+    assert_eq!(
+        planned,
+        [
+            ("test_thing.base", Action::Create),
+            ("test_thing.upstream", Action::Create)
+        ]
+    );
+    // Outputs of what was walked are planned; one that reads what was left out is not,
+    // and keeps the value it had.
+    let outputs: Vec<&str> = plan.outputs.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(outputs, ["base"]);
+    let state = h.state().await;
+    assert!(state.get("test_thing.other").is_some());
+    assert_eq!(
+        state.outputs().keys().collect::<Vec<_>>(),
+        ["base", "other"]
+    );
+
+    // With `upstream` applied, the whole configuration plans.
+    let (plan, diags) = plan_with(&h, src, refreshed_request()).await;
+    let plan = plan.unwrap_or_else(|| panic!("{diags:?}"));
+    let creates: Vec<&str> = plan
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::Create)
+        .map(|c| c.address.as_str())
+        .collect();
+    assert_eq!(creates.len(), 1, "{creates:?}");
+    assert!(creates[0].starts_with("test_thing.fan["), "{creates:?}");
+}
+
+fn refreshed_request() -> PlanRequest {
+    PlanRequest {
+        refresh: true,
+        ..Default::default()
+    }
+}
+
 #[tokio::test]
 async fn target_and_replace_addresses_that_match_nothing_are_errors() {
     let h = Harness::new();

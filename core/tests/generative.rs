@@ -110,6 +110,8 @@ enum Op {
     Apply,
     /// Destroy the n-th resource of the configuration that has instances.
     TargetedDestroy(usize),
+    /// Apply only the n-th resource of the configuration (and what it depends on).
+    TargetedApply(usize),
     /// `state rm` the n-th instance in state, then apply.
     StateRm(usize),
     /// Apply, then `state mv` the n-th resource with instances to the first free position
@@ -203,6 +205,7 @@ fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
             4 => Just(Op::Apply),
             1 => (0usize..4).prop_map(Op::TargetedDestroy),
+            1 => (0usize..4).prop_map(Op::TargetedApply),
             1 => (0usize..8).prop_map(Op::StateRm),
             1 => (0usize..4).prop_map(Op::StateMv),
             2 => (
@@ -500,6 +503,71 @@ async fn run_case(steps: Vec<Step>) -> Result<(), String> {
         match &step.op {
             Op::Apply => {
                 apply_checked(&h, &src, &left).await.map_err(at)?;
+            }
+            Op::TargetedApply(k) => {
+                let declared: Vec<(usize, &Res)> = step
+                    .config
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, r)| r.as_ref().map(|r| (i, r)))
+                    .collect();
+                let Some(&(target, tr)) = declared.get(k % declared.len().max(1)) else {
+                    continue;
+                };
+                // What the apply may touch: the target and, transitively, its parents.
+                let mut reach: BTreeSet<usize> = BTreeSet::from([target]);
+                let mut parent = tr.parent;
+                while let Some(p) = parent {
+                    reach.insert(p);
+                    parent = step.config[p].as_ref().and_then(|r| r.parent);
+                }
+                let reached = |address: &str| {
+                    let base = address.split('[').next().unwrap_or(address);
+                    reach.iter().any(|i| base.ends_with(&format!(".r{i}")))
+                };
+                let state_before = h.state_if_any().await;
+                let before = objects(&h);
+                let req = PlanRequest {
+                    refresh: true,
+                    targets: vec![format!("{}.r{target}", kind(tr))],
+                    ..Default::default()
+                };
+                let plan = match plan_apply(&h, &src, req, true).await {
+                    Ok(plan) => plan,
+                    Err(e) if taken_by_left(&e, &left) => continue,
+                    Err(e) => return Err(at(e)),
+                };
+                if let Some(c) = plan
+                    .changes
+                    .iter()
+                    .find(|c| c.action != Action::NoOp && !reached(&c.address))
+                {
+                    return Err(at(format!(
+                        "apply --target r{target} planned {:?} for {}, which it does not depend on",
+                        c.action, c.address
+                    )));
+                }
+                let now = objects(&h);
+                deleted_only_listed(&plan, &before, &now).map_err(at)?;
+                // Everything else is as it was, in state and in the service.
+                let state_after = h.state().await;
+                for r in state_before.iter().flat_map(|s| s.resources()) {
+                    if reached(&r.address) {
+                        continue;
+                    }
+                    if state_after.get(&r.address).map(|a| &a.id) != Some(&r.id) {
+                        return Err(at(format!(
+                            "apply --target r{target} changed the state of {}",
+                            r.address
+                        )));
+                    }
+                    if before.get(&r.id) != now.get(&r.id) {
+                        return Err(at(format!(
+                            "apply --target r{target} changed {} ({})",
+                            r.address, r.id
+                        )));
+                    }
+                }
             }
             Op::TargetedDestroy(k) => {
                 // First bring everything in line, so the destroy is the only change.

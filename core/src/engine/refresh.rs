@@ -26,6 +26,7 @@ impl Engine<'_> {
         state: &StateDocument,
         req: &PlanRequest,
         importing: &BTreeMap<String, String>,
+        left_out: &std::collections::HashSet<String>,
     ) -> Refreshed {
         let parallelism = req.calls_in_flight();
         // Group what state knows by provider configuration and kind.
@@ -33,6 +34,7 @@ impl Engine<'_> {
         for r in state.resources() {
             if r.mode != ResourceMode::Managed
                 || importing.contains_key(&r.address)
+                || left_out.contains(crate::addrs::base_of(&r.address))
                 || self
                     .registry_for(&r.provider)
                     .kind(&r.resource_type)

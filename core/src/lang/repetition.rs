@@ -42,7 +42,8 @@ pub fn expansion(
             Value::Unknown => Expansion::Unknown(
                 Diagnostic::error("Invalid count argument")
                     .at(c.span())
-                    .detail("The \"count\" value depends on resource attributes that cannot be determined until apply, so brickform cannot predict how many instances will be created. Use values known at plan time (variables, locals) for count."),
+                    .detail("The \"count\" value depends on resource attributes that cannot be determined until apply, so brickform cannot predict how many instances will be created. Use values known at plan time (variables, locals) for count.")
+                    .hint("apply the resources the count depends on first (`apply --target ADDRESS`), then apply again to converge"),
             ),
             v => match v.as_i64() {
                 Some(n) if n >= 0 && n as u64 > MAX_INSTANCES as u64 => {
@@ -85,7 +86,8 @@ pub fn expansion(
             Expansion::Unknown(
                 Diagnostic::error("Invalid for_each argument")
                     .at(fe.span())
-                    .detail(detail.to_string()),
+                    .detail(detail.to_string())
+                    .hint(TWO_STEP_HINT),
             )
         };
         let n = match &v {
@@ -120,13 +122,16 @@ pub fn expansion(
                 out.retain(|(k, _)| seen.insert(k.clone()));
                 Expansion::Instances(out)
             }
-            Value::Unknown => unknown("The \"for_each\" map includes keys derived from resource attributes that cannot be determined until apply, so brickform cannot determine the full set of keys that will identify the instances of this resource. Use keys known at plan time."),
+            Value::Unknown => unknown("The \"for_each\" map includes keys derived from resource attributes that cannot be determined until apply, so brickform cannot determine the full set of keys that will identify the instances of this resource."),
             Value::Null => bad(diags, "The given \"for_each\" argument value is null. A map, or set of strings, is allowed.".into()),
             other => bad(diags, format!("The given \"for_each\" argument value is unsuitable: the \"for_each\" argument must be a map, or set of strings, and you have provided a value of type {}.", other.type_name())),
         };
     }
     Expansion::Instances(vec![(None, None)])
 }
+
+/// How to converge when the keys come from what only an apply makes, as Terraform advises.
+const TWO_STEP_HINT: &str = "keep the keys in the configuration and put apply-time results only in the values; or apply the resources the keys depend on first (`apply --target ADDRESS`), then apply again to converge";
 
 /// A `count` or `for_each` past [`MAX_INSTANCES`]: planning that many would exhaust memory
 /// long before the service accepted them.

@@ -481,6 +481,15 @@ impl Harness {
         Engine::new(&config, &self.registry, &vars, "default").describe()
     }
 
+    /// The state, when an apply has written one.
+    #[allow(dead_code)] // not every test file reads it
+    pub async fn state_if_any(&self) -> Option<StateDocument> {
+        LocalBackend::new(self.dir.path())
+            .load("default")
+            .await
+            .unwrap()
+    }
+
     pub async fn state(&self) -> StateDocument {
         LocalBackend::new(self.dir.path())
             .load("default")

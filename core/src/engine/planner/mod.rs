@@ -21,6 +21,7 @@ mod walk;
 
 use super::world::World;
 use super::{Engine, InstanceSpec, PlanRequest, Planned, PresetNotes};
+use crate::addrs::base_of;
 use crate::graph;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::plan::{Mode, Plan, PlanMode};
@@ -107,8 +108,13 @@ impl Engine<'_> {
             ..Plan::default()
         };
         let import_ids = self.import_ids(&world, &mut diags);
+        let walked = targets::walked_nodes(&cg, req);
+        let left_out = walked
+            .as_ref()
+            .map(|w| targets::left_out(&cg, w))
+            .unwrap_or_default();
         let refreshed = if req.refresh && !self.offline {
-            self.refresh_all(&state, req, &import_ids).await
+            self.refresh_all(&state, req, &import_ids, &left_out).await
         } else {
             std::collections::HashMap::new()
         };
@@ -127,6 +133,7 @@ impl Engine<'_> {
             calls: tokio::sync::Semaphore::new(parallelism),
             parallelism,
             lineage: state.lineage().to_string(),
+            walked: walked.as_ref(),
         };
         let nodes = walk.run(&order).await;
         let world = walk
@@ -149,6 +156,16 @@ impl Engine<'_> {
             preset_notes.extend(node.preset_notes);
             diags.extend(node.diags);
         }
+        // What a narrowed plan left out is neither planned nor removed.
+        if !left_out.is_empty() {
+            produced.extend(
+                state
+                    .resources()
+                    .iter()
+                    .filter(|r| left_out.contains(base_of(&r.address)))
+                    .map(|r| r.address.clone()),
+            );
+        }
 
         for (change, spec) in self.orphans(&state, req, &produced, &mut diags) {
             plan.changes.push(change);
@@ -158,9 +175,10 @@ impl Engine<'_> {
             plan.changes.push(change);
             specs.push(spec);
         }
-        plan.outputs = self.plan_outputs(&world, &state, req, &mut diags);
-        // A destroy leaves nothing for checks to look at.
-        if req.mode != PlanMode::Destroy {
+        plan.outputs = self.plan_outputs(&world, &state, req, &cg, walked.as_ref(), &mut diags);
+        // A destroy leaves nothing for checks to look at, and a narrowed plan has not
+        // evaluated what most checks read (Terraform leaves them out of targeted plans too).
+        if req.mode != PlanMode::Destroy && walked.is_none() {
             diags.extend(crate::engine::checks::evaluate(config, &world));
         }
 
@@ -174,7 +192,12 @@ impl Engine<'_> {
         }
         for r in &req.replace {
             if !plan.changes.iter().any(|c| &c.address == r) {
-                diags.push(targets::unknown_address_error("--replace", r, &plan));
+                diags.push(targets::unknown_address_error(
+                    "--replace",
+                    r,
+                    &plan,
+                    config,
+                ));
             }
         }
         if !req.targets.is_empty() {

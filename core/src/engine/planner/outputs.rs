@@ -1,12 +1,16 @@
 //! Outputs: what each one's value becomes, and those the configuration no longer has.
 
+use crate::addrs::{ConfigNode, Scoped};
+use crate::dag::NodeId;
 use crate::engine::world::World;
 use crate::engine::{Engine, PlanRequest};
+use crate::graph::ConfigGraph;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::eval::Evaluator;
 use crate::plan::{Action, OutputChange, PlanMode, SerValue};
 use crate::value::Value;
 use brickform_state::StateDocument;
+use std::collections::HashSet;
 
 impl Engine<'_> {
     pub(super) fn plan_outputs(
@@ -14,11 +18,21 @@ impl Engine<'_> {
         world: &World,
         state: &StateDocument,
         req: &PlanRequest,
+        graph: &ConfigGraph,
+        walked: Option<&HashSet<NodeId>>,
         diags: &mut Diagnostics,
     ) -> Vec<OutputChange> {
         let config = &*self.config;
         let mut out = Vec::new();
         for (name, o) in &config.outputs {
+            // An output that reads what a targeted plan left out keeps its value.
+            if let Some(walked) = walked
+                && !graph
+                    .node(&ConfigNode::Output(Scoped::root(name)))
+                    .is_some_and(|n| walked.contains(&n))
+            {
+                continue;
+            }
             let mut ev = Evaluator::new(world, &config.dir);
             let after = match ev.eval(&o.value.expr) {
                 Ok(v) => v,

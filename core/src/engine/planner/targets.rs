@@ -1,11 +1,72 @@
 //! `--target` and `--replace`: addresses given on the command line.
 
-use crate::addrs::base_of;
+use crate::addrs::{ConfigNode, base_of};
+use crate::dag::NodeId;
 use crate::engine::{Engine, InstanceSpec, PlanRequest};
+use crate::graph::ConfigGraph;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::plan::{Plan, PlanMode, ResourceChange};
 use brickform_state::StateDocument;
 use std::collections::HashSet;
+
+/// The nodes of the configuration graph a targeted plan walks, as Terraform narrows its
+/// graph: the targeted resources, everything they read (directly or through variables,
+/// locals, module outputs and data sources), and the values (variables, locals, outputs)
+/// that read nothing else. Nothing outside is evaluated, looked up or refreshed, so a data
+/// source that can only be read once a target exists does not stop the targeted apply that
+/// makes it. `None` when the plan is not narrowed: no targets, or a destroy, which narrows
+/// to the targets' dependents afterwards ([`Engine::apply_targets`]) and reads nothing.
+pub(super) fn walked_nodes(graph: &ConfigGraph, req: &PlanRequest) -> Option<HashSet<NodeId>> {
+    if req.targets.is_empty() || req.mode == PlanMode::Destroy {
+        return None;
+    }
+    let dag = graph.dag();
+    let order = graph.order()?;
+    let mut keep: HashSet<NodeId> = HashSet::new();
+    let mut stack: Vec<NodeId> = order
+        .iter()
+        .copied()
+        .filter(|&n| match &dag[n] {
+            ConfigNode::Resource(r) => {
+                let address = r.to_string();
+                req.targets
+                    .iter()
+                    .any(|t| crate::addrs::targets(t, &address) || base_of(t) == address)
+            }
+            _ => false,
+        })
+        .collect();
+    while let Some(n) = stack.pop() {
+        if keep.insert(n) {
+            stack.extend(dag.dependencies(n));
+        }
+    }
+    // Values whose inputs are all walked: an output of the targets, a constant local.
+    // Dependencies come first in `order`, so one pass settles chains of values.
+    for &n in &order {
+        if !matches!(dag[n], ConfigNode::Resource(_))
+            && dag.dependencies(n).iter().all(|d| keep.contains(d))
+        {
+            keep.insert(n);
+        }
+    }
+    Some(keep)
+}
+
+/// The resource blocks a narrowed plan leaves out ([`walked_nodes`]), by address: what the
+/// state holds for them stays as it is rather than counting as removed from the
+/// configuration.
+pub(super) fn left_out(graph: &ConfigGraph, walked: &HashSet<NodeId>) -> HashSet<String> {
+    graph
+        .dag()
+        .nodes()
+        .filter(|n| !walked.contains(n))
+        .filter_map(|n| match &graph.dag()[n] {
+            ConfigNode::Resource(r) => Some(r.to_string()),
+            _ => None,
+        })
+        .collect()
+}
 
 impl Engine<'_> {
     /// Narrows a plan to `--target` addresses. Applying a target needs what it depends on, so
@@ -23,7 +84,7 @@ impl Engine<'_> {
         let matches = crate::addrs::targets;
         for t in &req.targets {
             if !plan.changes.iter().any(|c| matches(t, &c.address)) {
-                diags.push(unknown_address_error("--target", t, plan));
+                diags.push(unknown_address_error("--target", t, plan, &self.config));
             }
         }
         // What each instance depends on: the configuration's references, and for instances
@@ -56,7 +117,15 @@ impl Engine<'_> {
                     }
                 }
             } else if let Some(c) = plan.changes.iter().find(|c| c.address == a) {
-                for d in depends_on(c) {
+                // What applying the target needs: what its configuration reads. Not what
+                // the state says it read once: an object the configuration no longer
+                // declares is deleted after its dependents stop reading it, so it is their
+                // dependent now, and a targeted apply of them must leave it alone. A delete
+                // needs nothing applied first.
+                if c.action == crate::plan::Action::Delete {
+                    continue;
+                }
+                for d in c.dependencies.clone() {
                     for c2 in &plan.changes {
                         if c2.address == d || base_of(&c2.address) == d {
                             stack.push(c2.address.clone());
@@ -79,8 +148,19 @@ impl Engine<'_> {
 
 /// An address given on the command line that names no instance of the plan, with the closest
 /// one it may have meant.
-pub(super) fn unknown_address_error(flag: &str, address: &str, plan: &Plan) -> Diagnostic {
-    let mut known: Vec<&str> = plan.changes.iter().map(|c| c.address.as_str()).collect();
+pub(super) fn unknown_address_error(
+    flag: &str,
+    address: &str,
+    plan: &Plan,
+    config: &crate::lang::load::Config,
+) -> Diagnostic {
+    // The configuration's blocks too: a targeted plan holds only what it walked.
+    let mut known: Vec<&str> = plan
+        .changes
+        .iter()
+        .map(|c| c.address.as_str())
+        .chain(config.resources.keys().map(String::as_str))
+        .collect();
     let bases: Vec<&str> = known.iter().map(|a| base_of(a)).collect();
     known.extend(bases);
     known.sort();
@@ -98,4 +178,77 @@ pub(super) fn unknown_address_error(flag: &str, address: &str, plan: &Plan) -> D
                 },
             ),
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::load::load_sources;
+    use std::path::Path;
+
+    /// The node ids `--target targets` walks in `src`, sorted.
+    fn walked(src: &str, targets: &[&str], mode: PlanMode) -> Option<Vec<String>> {
+        let (c, d) = load_sources(
+            Path::new("."),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+        );
+        assert!(!d.has_errors(), "{d:?}");
+        let (g, _) = crate::graph::build(&c);
+        let req = PlanRequest {
+            mode,
+            targets: targets.iter().map(|t| t.to_string()).collect(),
+            ..Default::default()
+        };
+        let mut out: Vec<String> = walked_nodes(&g, &req)?
+            .into_iter()
+            .map(|n| g.dag()[n].to_string())
+            .collect();
+        out.sort();
+        Some(out)
+    }
+
+    const SRC: &str = r#"
+variable "env" { default = "dev" }
+variable "other" { default = "x" }
+locals { cat = "c_${var.env}" }
+resource "t" "catalog" { name = local.cat }
+resource "t" "schema" { catalog = t.catalog.name }
+data "t" "tables" { schema = t.schema.name }
+resource "t" "flow" {
+  for_each = toset(data.t.tables.names)
+  name     = each.key
+}
+resource "t" "unrelated" { name = var.other }
+output "catalog" { value = t.catalog.name }
+output "flows" { value = t.flow }
+output "constant" { value = "c" }
+"#;
+
+    #[test]
+    fn a_target_walks_what_it_reads_and_the_values_of_what_is_walked() {
+        assert_eq!(
+            walked(SRC, &["t.schema"], PlanMode::Normal).unwrap(),
+            [
+                "local.cat",
+                "output.catalog",
+                "output.constant",
+                "t.catalog",
+                "t.schema",
+                "var.env",
+                "var.other",
+            ]
+        );
+        // An instance address targets its block; the data source comes with the flows.
+        let flows = walked(SRC, &[r#"t.flow["a"]"#], PlanMode::Normal).unwrap();
+        assert!(flows.contains(&"data.t.tables".to_string()), "{flows:?}");
+        assert!(flows.contains(&"output.flows".to_string()), "{flows:?}");
+        assert!(!flows.contains(&"t.unrelated".to_string()), "{flows:?}");
+    }
+
+    #[test]
+    fn a_plan_without_targets_or_a_destroy_walks_everything() {
+        assert_eq!(walked(SRC, &[], PlanMode::Normal), None);
+        assert_eq!(walked(SRC, &["t.schema"], PlanMode::Destroy), None);
+        assert!(walked(SRC, &["t.schema"], PlanMode::RefreshOnly).is_some());
+    }
 }

@@ -49,6 +49,8 @@ pub(super) struct PlanWalk<'p, 'a> {
     pub parallelism: usize,
     /// The state's lineage as provider calls are given it, written out once.
     pub lineage: String,
+    /// The nodes a targeted plan walks ([`super::targets::walked_nodes`]); `None`: all.
+    pub walked: Option<&'p std::collections::HashSet<NodeId>>,
 }
 
 /// What planning one node yields, merged into the plan in graph order.
@@ -163,6 +165,11 @@ impl PlanWalk<'_, '_> {
 
     async fn plan_node(&self, id: &ConfigNode) -> Result<NodePlan, OverBudget> {
         let mut node = NodePlan::default();
+        if let Some(walked) = self.walked
+            && !self.graph.node(id).is_some_and(|n| walked.contains(&n))
+        {
+            return Ok(node);
+        }
         let config = &*self.engine.config;
         let at = match id {
             ConfigNode::Resource(_) => None,
