@@ -862,7 +862,7 @@ pub trait ResourceKind: Send + Sync {
             .find_by_key(ctx, &key)
             .await?
             .map(|remote| Existing {
-                what: format!("{} {}", self.type_name(), remote.id),
+                what: self.describe_existing(&key, &remote),
                 remote,
                 tag: None,
                 owner: None,
@@ -870,6 +870,13 @@ pub trait ResourceKind: Send + Sync {
             })
             .into_iter()
             .collect())
+    }
+
+    /// How a plan names an object [`ResourceKind::find_existing`] found under its natural
+    /// `key` (in "… already exists" errors and import hints): `TYPE ID` unless the kind
+    /// words it its own way.
+    fn describe_existing(&self, _key: &str, remote: &Remote) -> String {
+        format!("{} {}", self.type_name(), remote.id)
     }
 
     /// Reads many objects at once where the service makes that cheaper (one list call per

@@ -7,25 +7,8 @@
 mod common;
 
 use common::{Serve, config, run};
+use common::{served as bf, served_ok as bf_ok};
 use serde_json::{Value, json};
-use std::path::Path;
-
-const TOKEN: (&str, &str) = ("DATABRICKS_TOKEN", "e2e-token");
-
-fn bf(d: &Path, serve: &Serve, args: &[&str]) -> (i32, String, String) {
-    let host = format!("host={}", serve.url);
-    let mut a: Vec<&str> = args.to_vec();
-    if !matches!(args.first(), Some(&"state") | Some(&"validate")) {
-        a.extend(["--var", &host]);
-    }
-    run(d, &a, &[TOKEN])
-}
-
-fn bf_ok(d: &Path, serve: &Serve, args: &[&str]) -> String {
-    let (code, out, err) = bf(d, serve, args);
-    assert_eq!(code, 0, "brickform {args:?}\n{out}\n{err}");
-    out
-}
 
 /// An account group, made through SCIM as an account's identity sync would.
 fn group(serve: &Serve, name: &str) {
@@ -503,7 +486,7 @@ resource "databricks_grants" "sales" {{
     let dir = config(&[("main.bf.hcl", &text)]);
     let d = dir.path();
     let ok = |args: &[&str]| {
-        let (code, out, err) = run(d, args, &[TOKEN]);
+        let (code, out, err) = run(d, args, &[("DATABRICKS_TOKEN", "e2e-token")]);
         assert_eq!(code, 0, "{args:?}\n{out}\n{err}");
         out
     };
@@ -518,7 +501,7 @@ resource "databricks_grants" "sales" {{
             "prod",
             "--detailed-exitcode",
         ],
-        &[TOKEN],
+        &[("DATABRICKS_TOKEN", "e2e-token")],
     );
     assert_eq!(code, 2, "{out}{err}");
     let table = &out[out.find("Differences between dev and prod").expect(&out)..];

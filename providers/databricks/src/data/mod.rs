@@ -15,8 +15,34 @@ pub mod volume_directory;
 pub mod volumes;
 
 use crate::Shared;
-use brickform_core::provider::DataSource;
+use brickform_core::provider::{DataSource, ProviderResult};
+use brickform_core::value::{Object, Value};
+use serde_json::Value as Json;
 use std::sync::Arc;
+
+/// The array `key` of what `GET path` answers, empty when the answer has none: the runtimes
+/// and node types a workspace lists in one call each.
+async fn listed(shared: &Shared, path: &str, key: &str) -> ProviderResult<Vec<Json>> {
+    let answer = shared
+        .client()?
+        .get(path, &[])
+        .await
+        .map_err(crate::resources::err)?;
+    Ok(match answer {
+        Json::Object(mut o) => match o.remove(key) {
+            Some(Json::Array(items)) => items,
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    })
+}
+
+/// What a data source that chooses one value answers: its arguments and the `id` chosen.
+fn chosen(config: &Object, id: String) -> Object {
+    let mut out = config.clone();
+    out.insert("id".into(), Value::from(id));
+    out
+}
 
 pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DataSource>> {
     vec![

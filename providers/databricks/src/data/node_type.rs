@@ -165,20 +165,13 @@ impl DataSource for NodeType {
         &self.schema
     }
     async fn read(&self, config: &Object) -> ProviderResult<Object> {
-        let client = self.shared.client()?;
-        let listed = client
-            .get("/api/2.1/clusters/list-node-types", &[])
-            .await
-            .map_err(crate::resources::err)?;
-        let types = listed
-            .get("node_types")
-            .and_then(Json::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let id = choose(config, types)?;
-        let mut out = config.clone();
-        out.insert("id".into(), Value::from(id));
-        Ok(out)
+        let types = super::listed(
+            &self.shared,
+            "/api/2.1/clusters/list-node-types",
+            "node_types",
+        )
+        .await?;
+        Ok(super::chosen(config, choose(config, types)?))
     }
 }
 

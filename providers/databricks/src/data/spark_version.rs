@@ -130,30 +130,21 @@ impl DataSource for SparkVersion {
         &self.schema
     }
     async fn read(&self, config: &Object) -> ProviderResult<Object> {
-        let client = self.shared.client()?;
-        let listed = client
-            .get("/api/2.1/clusters/spark-versions", &[])
-            .await
-            .map_err(crate::resources::err)?;
-        let versions: Vec<(String, String)> = listed
-            .get("versions")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|v| {
-                Some((
-                    v.get("key")?.as_str()?.to_string(),
-                    v.get("name")
-                        .and_then(Json::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                ))
-            })
-            .collect();
-        let id = choose(config, &versions)?;
-        let mut out = config.clone();
-        out.insert("id".into(), Value::from(id));
-        Ok(out)
+        let versions: Vec<(String, String)> =
+            super::listed(&self.shared, "/api/2.1/clusters/spark-versions", "versions")
+                .await?
+                .iter()
+                .filter_map(|v| {
+                    Some((
+                        v.get("key")?.as_str()?.to_string(),
+                        v.get("name")
+                            .and_then(Json::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                    ))
+                })
+                .collect();
+        Ok(super::chosen(config, choose(config, &versions)?))
     }
 }
 

@@ -11,8 +11,7 @@ use crate::Shared;
 use crate::resources::str_attr;
 use async_trait::async_trait;
 use brickform_core::provider::{
-    ErrorKind, Existing, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
-    Schema,
+    ErrorKind, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
 };
 use brickform_core::value::{Object, PathStep, Value};
 use std::sync::Arc;
@@ -286,27 +285,11 @@ impl ResourceKind for GrantsKind {
                 .is_some_and(|l| !l.is_empty()),
         }))
     }
-    /// Grants already held where a create would write: the plan asks for an import rather
-    /// than revoke them unseen.
-    async fn find_existing(
-        &self,
-        ctx: &OpContext,
-        config: &Object,
-    ) -> ProviderResult<Vec<Existing>> {
-        let Some(key) = self.natural_key(ctx, config) else {
-            return Ok(Vec::new());
-        };
-        Ok(self
-            .find_by_key(ctx, &key)
-            .await?
-            .map(|remote| Existing {
-                what: format!("grants on {}", key.replacen('/', " ", 1)),
-                remote,
-                tag: None,
-                owner: None,
-                exclusive: true,
-            })
-            .into_iter()
-            .collect())
+
+    /// Grants already held where a create would write are found by the default
+    /// `find_existing` (the plan asks for an import rather than revoke them unseen); they
+    /// are named by their securable, having no id of their own.
+    fn describe_existing(&self, key: &str, _remote: &Remote) -> String {
+        format!("grants on {}", key.replacen('/', " ", 1))
     }
 }

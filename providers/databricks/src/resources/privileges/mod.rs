@@ -31,9 +31,19 @@ pub struct Target {
     pub label: &'static str,
     /// The parts of its full name (`catalog.schema.table`: 3).
     pub parts: usize,
-    /// The privileges a grant on it may hold: its own and those of what it contains (they
-    /// are inherited downward), as Unity Catalog's privilege model 1.0 lists them.
+    /// The privileges a grant on it may hold, as Unity Catalog's privilege model 1.0 lists
+    /// them (with `inherited`).
     pub privileges: &'static [&'static str],
+    /// Those of the securables inside it, which a grant here may hold too: they are
+    /// inherited downward (a catalog's SELECT applies to every table in it).
+    pub inherited: &'static [&'static str],
+}
+
+impl Target {
+    /// Every privilege a grant on this securable may name.
+    fn allows(&self) -> impl Iterator<Item = &'static str> {
+        self.privileges.iter().chain(self.inherited).copied()
+    }
 }
 
 const TABLE: &[&str] = &[
@@ -72,27 +82,9 @@ const SCHEMA: &[&str] = &[
     "USE_SCHEMA",
     "WRITE_VOLUME",
 ];
-const CATALOG: &[&str] = &[
-    "ALL_PRIVILEGES",
-    "APPLY_TAG",
-    "BROWSE",
-    "CREATE_FUNCTION",
-    "CREATE_MATERIALIZED_VIEW",
-    "CREATE_MODEL",
-    "CREATE_SCHEMA",
-    "CREATE_TABLE",
-    "CREATE_VOLUME",
-    "EXECUTE",
-    "EXTERNAL_USE_SCHEMA",
-    "MANAGE",
-    "MODIFY",
-    "READ_VOLUME",
-    "REFRESH",
-    "SELECT",
-    "USE_CATALOG",
-    "USE_SCHEMA",
-    "WRITE_VOLUME",
-];
+/// A catalog takes every schema privilege (granted on the catalog, it applies to each of its
+/// schemas) and these of its own.
+const CATALOG_OWN: &[&str] = &["CREATE_SCHEMA", "USE_CATALOG"];
 const CONNECTION: &[&str] = &[
     "ALL_PRIVILEGES",
     "CREATE_FOREIGN_CATALOG",
@@ -106,7 +98,8 @@ pub const TARGETS: &[Target] = &[
         api: "catalog",
         label: "catalog",
         parts: 1,
-        privileges: CATALOG,
+        privileges: CATALOG_OWN,
+        inherited: SCHEMA,
     },
     Target {
         attr: "schema",
@@ -114,6 +107,7 @@ pub const TARGETS: &[Target] = &[
         label: "schema",
         parts: 2,
         privileges: SCHEMA,
+        inherited: &[],
     },
     Target {
         attr: "table",
@@ -121,6 +115,7 @@ pub const TARGETS: &[Target] = &[
         label: "table",
         parts: 3,
         privileges: TABLE,
+        inherited: &[],
     },
     Target {
         attr: "volume",
@@ -128,6 +123,7 @@ pub const TARGETS: &[Target] = &[
         label: "volume",
         parts: 3,
         privileges: VOLUME,
+        inherited: &[],
     },
     Target {
         attr: "foreign_connection",
@@ -135,6 +131,7 @@ pub const TARGETS: &[Target] = &[
         label: "connection",
         parts: 1,
         privileges: CONNECTION,
+        inherited: &[],
     },
 ];
 
@@ -285,18 +282,18 @@ pub fn check_privileges(target: &Target, privileges: &Value, at: Vec<PathStep>) 
     };
     let mut out = Vec::new();
     for p in list.iter().filter_map(Value::as_str) {
-        if target.privileges.contains(&p) {
+        if target.allows().any(|a| a == p) {
             continue;
         }
         let underscored = p.split_whitespace().collect::<Vec<_>>().join("_");
-        let hint = if target.privileges.contains(&underscored.as_str()) {
+        let hint = if target.allows().any(|a| a == underscored) {
             format!(
                 "did you mean {}? The API names privileges with underscores",
                 quote(&underscored)
             )
         } else if let Some((_, now)) = RENAMED.iter().find(|(old, _)| *old == p) {
             format!("{p} is a name of Unity Catalog's first privilege model; it is now {now}")
-        } else if let Some(c) = closest(p, target.privileges.iter().copied()) {
+        } else if let Some(c) = closest(p, target.allows()) {
             format!("did you mean {}?", quote(c))
         } else {
             format!("a {} takes {}", target.label, target.privileges.join(", "))
