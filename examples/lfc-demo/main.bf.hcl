@@ -13,6 +13,23 @@ provider "databricks" {
   host = "local"
 }
 
+# Two copies of the demo side by side in one workspace: `brickform -e a …` and `-e b …`, each
+# with its own state, names suffixed by its run_id, and its own catalog. Without `-e`, the
+# default environment is the single demo copy.
+environment "a" {
+  variables = {
+    run_id  = "a"
+    catalog = "lfc_demo_a"
+  }
+}
+
+environment "b" {
+  variables = {
+    run_id  = "b"
+    catalog = "lfc_demo_b"
+  }
+}
+
 variable "source_password" {
   type        = string
   sensitive   = true
@@ -377,6 +394,40 @@ resource "databricks_job" "downstream" {
     task_key = "bronze_dlt"
     depends_on {
       task_key = "onboarding_job"
+    }
+    pipeline_task {
+      pipeline_id = databricks_pipeline.bronze.id
+    }
+  }
+
+  task {
+    task_key = "silver_dlt"
+    depends_on {
+      task_key = "bronze_dlt"
+    }
+    pipeline_task {
+      pipeline_id = databricks_pipeline.silver.id
+    }
+  }
+}
+
+# The demo's incremental re-run: land what changed at the source, then bronze, then silver.
+# Onboarding is not repeated (the dataflowspec tables are current). Run it with
+# `brickform run databricks_job.incremental`.
+resource "databricks_job" "incremental" {
+  name = "sdp-meta-lfc-demo-${var.run_id}-incremental"
+
+  task {
+    task_key = "ingest"
+    pipeline_task {
+      pipeline_id = databricks_ingestion_pipeline.ig.id
+    }
+  }
+
+  task {
+    task_key = "bronze_dlt"
+    depends_on {
+      task_key = "ingest"
     }
     pipeline_task {
       pipeline_id = databricks_pipeline.bronze.id

@@ -44,7 +44,7 @@ fn lfc_demo_applies_with_no_input_agrees_everywhere_and_destroys_to_nothing() {
 
     let out = run_ok(d, &["apply", "--local", "--auto-approve"], &[]);
     assert!(
-        out.contains("Apply complete! Resources: 19 added, 0 changed, 0 destroyed."),
+        out.contains("Apply complete! Resources: 20 added, 0 changed, 0 destroyed."),
         "{out}"
     );
     assert!(out.contains("downstream_run = \"SUCCESS\""), "{out}");
@@ -171,9 +171,51 @@ fn lfc_demo_applies_with_no_input_agrees_everywhere_and_destroys_to_nothing() {
         );
     }
 
+    // The incremental job: ingestion, then bronze, then silver, each on its pipeline (the
+    // service lists tasks by key).
+    let incremental = &jobs["sdp-meta-lfc-demo-demo-incremental"]["settings"];
+    let order: Vec<(&str, &Value, &Value)> = incremental["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["task_key"].as_str().unwrap(),
+                &t["depends_on"][0]["task_key"],
+                &t["pipeline_task"]["pipeline_id"],
+            )
+        })
+        .collect();
+    let pipeline = |name: &str| &pipelines[name]["id"];
+    assert_eq!(
+        order,
+        [
+            (
+                "bronze_dlt",
+                &json!("ingest"),
+                pipeline("sdp-meta-lfc-bronze-demo")
+            ),
+            ("ingest", &Value::Null, &ig["id"]),
+            (
+                "silver_dlt",
+                &json!("bronze_dlt"),
+                pipeline("sdp-meta-lfc-silver-demo")
+            ),
+        ]
+    );
+
     // Applied is applied: nothing to do.
     let (code, out, err) = run(d, &["plan", "--local", "--detailed-exitcode"], &[]);
     assert_eq!(code, 0, "{out}{err}");
+
+    // The README's re-run: the incremental job, followed to its end, task by task.
+    let out = run_ok(d, &["run", "--local", "databricks_job.incremental"], &[]);
+    for task in ["ingest", "bronze_dlt", "silver_dlt"] {
+        assert!(out.contains(&format!("task {task}: SUCCESS")), "{out}");
+    }
+    assert!(out.contains("succeeded (SUCCESS)"), "{out}");
+    let (code, out, err) = run(d, &["plan", "--local", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "a run changes no configuration: {out}{err}");
 
     // Somebody edits the onboarding file in the volume: the plan shows it, apply puts it back.
     {
@@ -219,7 +261,7 @@ fn lfc_demo_applies_with_no_input_agrees_everywhere_and_destroys_to_nothing() {
         &[],
     );
     assert!(
-        out.contains("Destroy complete! 1 destroyed, 18 left behind."),
+        out.contains("Destroy complete! 1 destroyed, 19 left behind."),
         "{out}"
     );
     let dump = local_dump(d);
@@ -236,13 +278,14 @@ fn lfc_demo_applies_with_no_input_agrees_everywhere_and_destroys_to_nothing() {
     // before the destination schema, the files before their volume before its schema.
     let out = run_ok(d, &["destroy", "--local", "--auto-approve"], &[]);
     assert!(
-        out.contains("Destroy complete! 19 destroyed, 0 left behind."),
+        out.contains("Destroy complete! 20 destroyed, 0 left behind."),
         "{out}"
     );
     let done = |a: &str| at(&out, &format!("{a}: Destruction complete"));
     let starts = |a: &str| at(&out, &format!("{a}: Destroying..."));
     assert!(done("databricks_job.downstream") < starts("databricks_pipeline.bronze"));
     assert!(done("databricks_job.lfc_scheduler") < starts("databricks_ingestion_pipeline.ig"));
+    assert!(done("databricks_job.incremental") < starts("databricks_ingestion_pipeline.ig"));
     assert!(done("databricks_ingestion_pipeline.ig") < starts("databricks_ingestion_gateway.gw"));
     assert!(done("databricks_ingestion_gateway.gw") < starts("databricks_schema.lfc_dest"));
     assert!(done("sdp_meta_onboarding.a1") < starts("databricks_volume.conf"));
@@ -259,4 +302,81 @@ fn lfc_demo_applies_with_no_input_agrees_everywhere_and_destroys_to_nothing() {
         folders.iter().all(|p| !p.contains("sdp_meta_lfc_demo")),
         "{folders:?}"
     );
+}
+
+/// The names one copy of the demo gives its objects of `kind` in the local workspace.
+fn names(dump: &Value, kind: &str, name: impl Fn(&Value) -> &Value) -> Vec<String> {
+    let mut v: Vec<String> = by_name(dump, kind, name).into_keys().collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn two_copies_side_by_side_apply_and_destroy_independently() {
+    let dir = example_copy("lfc-demo");
+    let d = dir.path();
+    for env in ["a", "b"] {
+        let out = run_ok(d, &["-e", env, "apply", "--local", "--auto-approve"], &[]);
+        assert!(
+            out.contains("Apply complete! Resources: 20 added, 0 changed, 0 destroyed."),
+            "{env}: {out}"
+        );
+    }
+    // One workspace, two of everything, told apart by run_id; two states.
+    let dump = local_dump(d);
+    assert_eq!(
+        names(&dump, "catalogs", |c| &c["name"]),
+        ["lfc_demo_a", "lfc_demo_b"]
+    );
+    let jobs = names(&dump, "jobs", |j| &j["settings"]["name"]);
+    assert_eq!(jobs.len(), 6, "{jobs:?}");
+    assert!(jobs.contains(&"sdp-meta-lfc-demo-a-incremental".to_string()));
+    assert!(jobs.contains(&"sdp-meta-lfc-demo-b-incremental".to_string()));
+    for env in ["a", "b"] {
+        let (code, out, err) = run(
+            d,
+            &["-e", env, "plan", "--local", "--detailed-exitcode"],
+            &[],
+        );
+        assert_eq!(code, 0, "{env}: {out}{err}");
+    }
+
+    // Destroying a leaves b as it was: its plan is still empty, its run still succeeds.
+    let out = run_ok(d, &["-e", "a", "destroy", "--local", "--auto-approve"], &[]);
+    assert!(
+        out.contains("Destroy complete! 20 destroyed, 0 left behind."),
+        "{out}"
+    );
+    let dump = local_dump(d);
+    assert_eq!(names(&dump, "catalogs", |c| &c["name"]), ["lfc_demo_b"]);
+    assert!(
+        names(&dump, "pipelines", |p| &p["spec"]["name"])
+            .iter()
+            .all(|n| !n.contains("_a_") && !n.ends_with("-a")),
+        "{}",
+        dump["pipelines"]
+    );
+    let (code, out, err) = run(
+        d,
+        &["-e", "b", "plan", "--local", "--detailed-exitcode"],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let out = run_ok(
+        d,
+        &["-e", "b", "run", "--local", "databricks_job.incremental"],
+        &[],
+    );
+    assert!(out.contains("succeeded (SUCCESS)"), "{out}");
+
+    let out = run_ok(d, &["-e", "b", "destroy", "--local", "--auto-approve"], &[]);
+    assert!(
+        out.contains("Destroy complete! 20 destroyed, 0 left behind."),
+        "{out}"
+    );
+    let dump = local_dump(d);
+    assert_eq!(objects(&dump), Vec::<String>::new());
+    for kind in ["pipelines", "jobs", "catalogs", "connections"] {
+        assert_eq!(dump[kind], json!({}), "{kind} left: {}", dump[kind]);
+    }
 }
