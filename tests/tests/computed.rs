@@ -53,6 +53,14 @@ resource "databricks_file" "csv" {
   content_base64 = base64encode("id\n1\n")
 }
 
+resource "databricks_artifact" "tool" {
+  source_dir = "."
+  build      = ["python3", "-c", "import os; os.makedirs('out', exist_ok=True); open('out/tool.bin', 'w').write('1')"]
+  inputs     = ["*.bf.hcl"]
+  output     = "out/*.bin"
+  path       = "${databricks_volume.landing.volume_path}/tools"
+}
+
 resource "databricks_connection" "sqlserver" {
   name            = "every_kind_sqlserver"
   connection_type = "SQLSERVER"

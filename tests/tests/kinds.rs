@@ -1160,6 +1160,43 @@ invariants! {
     grants_update_move_to_another_securable_and_are_revoked: "databricks_grants" => grants_case(),
     grant_updates_replaces_on_principal_and_is_revoked: "databricks_grant" => grant_case(),
     sql_endpoint_updates_renames_and_is_destroyed: "databricks_sql_endpoint" => sql_endpoint_case(),
+    artifact_rebuilds_on_an_input_change_and_is_destroyed: "databricks_artifact" => artifact_case(),
+}
+
+/// An artifact whose input is the configuration file itself, and whose build writes
+/// `out/tool-VERSION.bin` with the version a comment in it names: a step that changes the
+/// comment changes the input alone.
+fn artifact(version: &str) -> String {
+    format!(
+        r#"{}# version {version}
+resource "databricks_artifact" "a" {{
+  source_dir = "."
+  build      = ["python3", "-c", "import os, re; v = re.search('# version ([0-9]+)', open('main.bf.hcl').read()).group(1); os.makedirs('out', exist_ok=True); open('out/tool-' + v + '.bin', 'w').write(v)"]
+  inputs     = ["*.bf.hcl"]
+  output     = "out/tool-*.bin"
+  path       = "${{databricks_volume.v.volume_path}}/tools"
+}}
+"#,
+        volume_parents()
+    )
+}
+
+fn artifact_case() -> Case {
+    Case {
+        address: "databricks_artifact.a",
+        local_flag: false,
+        config: artifact("1"),
+        made: &["file:/Volumes/inv_file_cat/raw/landing/tools/tool-1.bin"],
+        steps: vec![Step {
+            what: "version",
+            config: artifact("2"),
+            expect: Expect::Update(&["input_sha256", "file_name?", "remote_path?", "id?"]),
+            shows: "~ input_sha256",
+            vars: &[],
+            present: &["file:/Volumes/inv_file_cat/raw/landing/tools/tool-2.bin"],
+            absent: &["file:/Volumes/inv_file_cat/raw/landing/tools/tool-1.bin"],
+        }],
+    }
 }
 
 /// Two catalogs and the accounts principals the grant cases give privileges to.

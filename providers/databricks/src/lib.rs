@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod data;
+mod process;
 pub mod resources;
 pub mod run;
 pub mod sdp_meta;

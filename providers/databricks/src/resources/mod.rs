@@ -1,5 +1,6 @@
 //! The resource kinds, one file each, and what they share.
 
+pub mod artifact;
 pub mod catalog;
 pub mod cluster;
 pub mod connection;
@@ -54,6 +55,7 @@ pub trait DatabricksKind: ResourceKind {
 // The kinds that cannot be run. Runnable ones implement the trait in their own file.
 impl DatabricksKind for uc::UcKind {}
 impl DatabricksKind for content::ContentKind {}
+impl DatabricksKind for artifact::Artifact {}
 impl DatabricksKind for directory::Directory {}
 impl DatabricksKind for secret_scope::SecretScope {}
 impl DatabricksKind for secret::Secret {}
@@ -75,6 +77,7 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(notebook::kind(shared.clone())),
         Arc::new(workspace_file::kind(shared.clone())),
         Arc::new(file::kind(shared.clone())),
+        Arc::new(artifact::Artifact::new(shared.clone())),
         Arc::new(directory::Directory::new(shared.clone())),
         Arc::new(secret_scope::SecretScope::new(shared.clone())),
         Arc::new(secret::Secret::new(shared.clone())),
