@@ -68,7 +68,7 @@ fn report(d: &Diagnostic, sources: &SourceMap) -> Report {
             .max(1)
             .min(f.text.len().saturating_sub(span.range.start).max(1));
         m = m.with_label(LabeledSpan::new(
-            d.label.clone().or(Some(String::new())),
+            d.label.clone(),
             span.range.start,
             len,
         ));
