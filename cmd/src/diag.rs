@@ -67,11 +67,7 @@ fn report(d: &Diagnostic, sources: &SourceMap) -> Report {
             .saturating_sub(span.range.start)
             .max(1)
             .min(f.text.len().saturating_sub(span.range.start).max(1));
-        m = m.with_label(LabeledSpan::new(
-            d.label.clone(),
-            span.range.start,
-            len,
-        ));
+        m = m.with_label(LabeledSpan::new(d.label.clone(), span.range.start, len));
         return Report::new(m).with_source_code(Excerpt::around(f, &span.range));
     }
     Report::new(m)

@@ -529,35 +529,17 @@ resource "test_thing" "other" {
     );
 
     // Applying the targeted destroy leaves the target's dependencies in place.
-    let (config, _) = load_sources(
-        h.dir.path(),
-        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
-    );
-    let (vars, _) = resolve(&config, &VarInputs::default(), None);
-    let engine = Engine::new(&config, &h.registry, &vars, "default");
-    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(h.dir.path()));
-    let rec = recover(backend.clone(), "default").await.unwrap();
-    let (planned, _) = engine
-        .plan(
-            &rec.document,
-            &PlanRequest {
-                mode: PlanMode::Destroy,
-                refresh: true,
-                targets: vec!["test_thing.mid".into()],
-                ..Default::default()
-            },
-        )
-        .await;
-    let opts = ApplyOptions {
-        parallelism: 4,
-        cancel: CancellationToken::new(),
-        on_event: Arc::new(|_| {}),
-    };
-    let (mut doc, report) = engine
-        .apply(&planned.unwrap(), rec.document, rec.journal, opts)
-        .await;
-    assert!(report.failed.is_empty());
-    backend.save("default", &mut doc).await.unwrap();
+    apply_request(
+        &h,
+        src,
+        PlanRequest {
+            mode: PlanMode::Destroy,
+            refresh: true,
+            targets: vec!["test_thing.mid".into()],
+            ..Default::default()
+        },
+    )
+    .await;
     let left: Vec<String> = h
         .state()
         .await
@@ -577,8 +559,8 @@ resource "test_thing" "other" {
     assert_eq!(names.len(), 2, "{names:?}");
 }
 
-/// Applies `src` targeted at `targets` and saves the state, as `apply --target` does.
-async fn apply_targeted(h: &Harness, src: &str, targets: &[&str]) -> brickform_core::plan::Plan {
+/// Plans `req` of `src`, applies it and saves the state, as `apply` does.
+async fn apply_request(h: &Harness, src: &str, req: PlanRequest) -> brickform_core::plan::Plan {
     let (config, _) = load_sources(
         h.dir.path(),
         vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
@@ -587,16 +569,7 @@ async fn apply_targeted(h: &Harness, src: &str, targets: &[&str]) -> brickform_c
     let engine = Engine::new(&config, &h.registry, &vars, "default");
     let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(h.dir.path()));
     let rec = recover(backend.clone(), "default").await.unwrap();
-    let (planned, diags) = engine
-        .plan(
-            &rec.document,
-            &PlanRequest {
-                refresh: true,
-                targets: targets.iter().map(|t| t.to_string()).collect(),
-                ..Default::default()
-            },
-        )
-        .await;
+    let (planned, diags) = engine.plan(&rec.document, &req).await;
     let planned = planned.unwrap_or_else(|| panic!("{diags:?}"));
     let opts = ApplyOptions {
         parallelism: 4,
@@ -609,6 +582,16 @@ async fn apply_targeted(h: &Harness, src: &str, targets: &[&str]) -> brickform_c
     assert!(report.failed.is_empty(), "{report:?}");
     backend.save("default", &mut doc).await.unwrap();
     planned.plan
+}
+
+/// `apply --target` of `src`.
+async fn apply_targeted(h: &Harness, src: &str, targets: &[&str]) -> brickform_core::plan::Plan {
+    let req = PlanRequest {
+        refresh: true,
+        targets: targets.iter().map(|t| t.to_string()).collect(),
+        ..Default::default()
+    };
+    apply_request(h, src, req).await
 }
 
 #[tokio::test]
