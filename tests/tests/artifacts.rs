@@ -190,6 +190,30 @@ fn an_artifact_is_built_when_its_inputs_change_and_only_then() {
     );
     assert_eq!(builds(d), 3);
 
+    // Replaced outside brickform: planned back as an update, which builds and uploads it.
+    {
+        let serve = common::Serve::start_local(d);
+        let (status, _) = common::http_auth(
+            "PUT",
+            &format!("{}/api/2.0/fs/files{V2}?overwrite=true", serve.url),
+            Some(b"not the build"),
+            "application/octet-stream",
+            &serve.token,
+        );
+        assert_eq!(status, 204);
+    }
+    let (code, out, _) = run(d, &["plan", "--local", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("databricks_artifact.tool will be updated in-place"),
+        "{out}"
+    );
+    assert!(out.contains("changed outside brickform"), "{out}");
+    run_ok(d, &["apply", "--local", "--auto-approve"], &[]);
+    assert_eq!(builds(d), 4);
+    let (code, out, err) = run(d, &["plan", "--local", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+
     // Removed outside brickform: built and uploaded again.
     {
         let serve = common::Serve::start_local(d);
@@ -237,4 +261,40 @@ fn an_artifact_that_cannot_be_built_is_stopped_at_plan_or_validate() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("leaves source_dir"), "{err}");
     assert_eq!(builds(d), 0);
+}
+
+#[test]
+fn an_artifact_goes_to_a_workspace_folder_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    project(d);
+    let config = std::fs::read_to_string(d.join("main.bf.hcl"))
+        .unwrap()
+        .replace(
+            "path       = \"${databricks_volume.v.volume_path}/tool\"",
+            "path       = \"/Workspace/Shared/tools\"",
+        );
+    std::fs::write(d.join("main.bf.hcl"), config).unwrap();
+    run_ok(d, &["apply", "--local", "--auto-approve"], &[]);
+    let dump = local_dump(d);
+    let held: Vec<String> = objects(&dump)
+        .into_iter()
+        .filter(|o| o.contains("tool-1.0.zip"))
+        .collect();
+    assert_eq!(held, ["workspace:/Workspace/Shared/tools/tool-1.0.zip"]);
+    assert_eq!(
+        job_dependencies(d),
+        serde_json::json!(["/Workspace/Shared/tools/tool-1.0.zip"])
+    );
+    let (code, out, err) = run(d, &["plan", "--local", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    std::fs::write(d.join("tool/VERSION"), "2.0\n").unwrap();
+    run_ok(d, &["apply", "--local", "--auto-approve"], &[]);
+    let held: Vec<String> = objects(&local_dump(d))
+        .into_iter()
+        .filter(|o| o.contains("tool-"))
+        .collect();
+    assert_eq!(held, ["workspace:/Workspace/Shared/tools/tool-2.0.zip"]);
+    let out = run_ok(d, &["destroy", "--local", "--auto-approve"], &[]);
+    assert!(out.contains("0 left behind"), "{out}");
 }
