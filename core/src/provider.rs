@@ -646,6 +646,23 @@ pub struct OwnerTag {
     pub address: String,
 }
 
+/// Where a kind sends what a long step prints as it goes (the lines of a build), for the
+/// command to show under the instance's address.
+#[derive(Clone)]
+pub struct OutputSink(pub std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for OutputSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutputSink")
+    }
+}
+
+impl OutputSink {
+    pub fn line(&self, text: &str) {
+        (self.0)(text)
+    }
+}
+
 /// Facts about the operation that a resource kind may need (for ownership tags).
 #[derive(Debug, Clone)]
 pub struct OpContext {
@@ -661,6 +678,8 @@ pub struct OpContext {
     /// answer, or in the next run after an interrupted one), so the service returns what the
     /// first call made. `None` for every other operation.
     pub create_token: Option<String>,
+    /// Where what the operation prints goes, during an apply; `None` elsewhere.
+    pub output: Option<OutputSink>,
 }
 
 /// A resource kind. Implementations hold their provider's client.

@@ -287,6 +287,7 @@ async fn an_interrupted_create_is_adopted_not_duplicated() {
             environment: "default".into(),
             base_dir: h.dir.path().into(),
             create_token: None,
+            output: None,
         },
         &Object::from_iter([("name".to_string(), Value::from("a"))]),
     )

@@ -129,6 +129,15 @@ fn an_artifact_is_built_when_its_inputs_change_and_only_then() {
     let out = run_ok(d, &["apply", "--local", "--auto-approve"], &[]);
     assert!(out.contains("Resources: 5 added"), "{out}");
     assert_eq!(builds(d), 1);
+    // The build's output goes by under the artifact's address, as it runs.
+    assert!(
+        out.contains("databricks_artifact.tool (output): running `python3 make.py` in "),
+        "{out}"
+    );
+    assert!(
+        out.contains("databricks_artifact.tool (output): wrote out/tool-1.0.zip"),
+        "{out}"
+    );
     assert_eq!(files(d), [format!("file:{V1}")]);
     assert_eq!(job_dependencies(d), serde_json::json!([V1]));
 

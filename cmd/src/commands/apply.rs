@@ -233,6 +233,7 @@ fn print_event(e: ApplyEvent) {
         ApplyEvent::Skipped { address, because } => {
             eprintln!("{address}: skipped: {because}")
         }
+        ApplyEvent::Output { address, line } => println!("{address} (output): {line}"),
     }
 }
 

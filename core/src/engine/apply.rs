@@ -54,6 +54,11 @@ pub enum ApplyEvent {
         address: String,
         because: String,
     },
+    /// A line a step printed as it went (a build's output).
+    Output {
+        address: String,
+        line: String,
+    },
 }
 
 #[derive(Debug, Default, Clone)]
@@ -468,7 +473,14 @@ impl Engine<'_> {
             let change = changes[index].clone();
             let shared = shared.clone();
             let on_event = opts.on_event.clone();
-            let ctx = self.op_context(&change.address, &lineage);
+            let mut ctx = self.op_context(&change.address, &lineage);
+            let (printer, address) = (on_event.clone(), change.address.clone());
+            ctx.output = Some(crate::provider::OutputSink(Arc::new(move |line: &str| {
+                printer(ApplyEvent::Output {
+                    address: address.clone(),
+                    line: line.to_string(),
+                })
+            })));
             let mut work = self.prepare(index, &change, planned);
             work.part = part;
             let shown = shown_action(change.action, part);

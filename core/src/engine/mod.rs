@@ -218,6 +218,7 @@ impl<'a> Engine<'a> {
             environment: self.environment.clone(),
             base_dir: self.config.dir.clone(),
             create_token: None,
+            output: None,
         }
     }
 

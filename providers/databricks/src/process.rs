@@ -40,7 +40,6 @@ pub(crate) struct Ran {
 pub(crate) struct Failed {
     /// "exited with 3", "was stopped", "did not finish within 120s", "cannot run it: …".
     pub status: String,
-    pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
 }
 
@@ -57,20 +56,14 @@ pub(crate) fn shown(program: &Path, args: &[String]) -> String {
     }
 }
 
-/// Runs `program args…` in `dir` (the current directory when `None`), without the
-/// environment variables `hidden` names, for at most `timeout`.
-pub(crate) async fn run(
+/// `program args…` ready to start in `dir` (the current directory when `None`), without
+/// the environment variables `hidden` names, its output captured.
+fn command(
     program: &Path,
     args: &[String],
     dir: Option<&Path>,
     hidden: &(dyn Fn(&str) -> bool + Sync),
-    timeout: Duration,
-) -> Result<Ran, Failed> {
-    let failed = |status: String| Failed {
-        status,
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-    };
+) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(program);
     command
         .args(args)
@@ -88,7 +81,28 @@ pub(crate) async fn run(
             command.env_remove(name);
         }
     }
-    let child = command
+    command
+}
+
+fn exit_status(status: std::process::ExitStatus) -> String {
+    status
+        .code()
+        .map_or_else(|| "was stopped".to_string(), |c| format!("exited with {c}"))
+}
+
+/// Runs `program args…` (see [`command`]) for at most `timeout`, keeping what it prints.
+pub(crate) async fn run(
+    program: &Path,
+    args: &[String],
+    dir: Option<&Path>,
+    hidden: &(dyn Fn(&str) -> bool + Sync),
+    timeout: Duration,
+) -> Result<Ran, Failed> {
+    let failed = |status: String| Failed {
+        status,
+        stderr: Vec::new(),
+    };
+    let child = command(program, args, dir, hidden)
         .spawn()
         .map_err(|e| failed(format!("cannot run it: {e}")))?;
     let out = match tokio::time::timeout(timeout, child.wait_with_output()).await {
@@ -105,13 +119,85 @@ pub(crate) async fn run(
         return Ok(Ran { stdout: out.stdout });
     }
     Err(Failed {
-        status: out
-            .status
-            .code()
-            .map_or_else(|| "was stopped".to_string(), |c| format!("exited with {c}")),
-        stdout: out.stdout,
+        status: exit_status(out.status),
         stderr: out.stderr,
     })
+}
+
+/// A program run line by line that did not succeed: why, and the last lines it printed.
+pub(crate) struct LinesFailed {
+    pub status: String,
+    pub last: Vec<String>,
+}
+
+/// How many of the lines a program printed [`run_lines`] keeps for its failure.
+const KEPT_LINES: usize = 200;
+
+/// Runs `program args…` (see [`command`]) for at most `timeout`, handing each line it
+/// prints (standard output and error, as they come) to `on_line`.
+pub(crate) async fn run_lines(
+    program: &Path,
+    args: &[String],
+    dir: Option<&Path>,
+    hidden: &(dyn Fn(&str) -> bool + Sync),
+    timeout: Duration,
+    on_line: &(dyn Fn(&str) + Sync),
+) -> Result<(), LinesFailed> {
+    use tokio::io::AsyncBufReadExt as _;
+    let failed = |status: String, last: Vec<String>| LinesFailed { status, last };
+    let mut child = command(program, args, dir, hidden)
+        .spawn()
+        .map_err(|e| failed(format!("cannot run it: {e}"), Vec::new()))?;
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(failed(
+            "failed: its output could not be read".into(),
+            Vec::new(),
+        ));
+    };
+    let mut last: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    let mut keep = |bytes: &[u8]| {
+        let line = String::from_utf8_lossy(bytes);
+        let line = line.trim_end_matches(['\r', '\n']);
+        on_line(line);
+        if last.len() == KEPT_LINES {
+            last.pop_front();
+        }
+        last.push_back(line.to_string());
+    };
+    let read = async {
+        let mut out = tokio::io::BufReader::new(stdout);
+        let mut err = tokio::io::BufReader::new(stderr);
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let (mut out_open, mut err_open) = (true, true);
+        while out_open || err_open {
+            tokio::select! {
+                n = out.read_until(b'\n', &mut o), if out_open => match n {
+                    Ok(0) | Err(_) => out_open = false,
+                    Ok(_) => { keep(&o); o.clear(); }
+                },
+                n = err.read_until(b'\n', &mut e), if err_open => match n {
+                    Ok(0) | Err(_) => err_open = false,
+                    Ok(_) => { keep(&e); e.clear(); }
+                },
+            }
+        }
+        child.wait().await
+    };
+    let status = match tokio::time::timeout(timeout, read).await {
+        Ok(Ok(status)) => status,
+        Ok(Err(e)) => return Err(failed(format!("failed: {e}"), last.into())),
+        Err(_) => {
+            return Err(failed(
+                format!("did not finish within {}s", timeout.as_secs()),
+                last.into(),
+            ));
+        }
+    };
+    if status.success() {
+        Ok(())
+    } else {
+        Err(failed(exit_status(status), last.into()))
+    }
 }
 
 /// The last `n` lines of `text` that hold something, joined by `sep`.

@@ -630,6 +630,7 @@ resource "databricks_pipeline" "p" {
         environment: "default".into(),
         base_dir: ws.dir.path().to_path_buf(),
         create_token: None,
+        output: None,
     };
     let mut config = brickform_core::value::Object::new();
     config.insert("name".into(), "tagged".into());

@@ -111,6 +111,7 @@ impl DataSource for UcLookup {
             environment: String::new(),
             base_dir: Default::default(),
             create_token: None,
+            output: None,
         };
         let key = self.kind.natural_key(&ctx, config).unwrap_or_default();
         // A plain read, whoever owns the object: a lookup exists to read what others made

@@ -163,8 +163,13 @@ fn input_hash(dir: &Path, inputs: &[String], output: &str) -> Result<String, Str
     Ok(format!("{:x}", h.finalize()))
 }
 
-/// Runs the build in `dir` and returns the file it wrote that `output` matches.
-async fn build(dir: &Path, config: &Object) -> ProviderResult<PathBuf> {
+/// Runs the build in `dir`, each line it prints handed to `on_line`, and returns the file
+/// it wrote that `output` matches.
+async fn build(
+    dir: &Path,
+    config: &Object,
+    on_line: &(dyn Fn(&str) + Sync),
+) -> ProviderResult<PathBuf> {
     let argv = strings(config, "build");
     let Some((program, args)) = argv.split_first() else {
         return Err(ProviderError::invalid(
@@ -195,21 +200,16 @@ async fn build(dir: &Path, config: &Object) -> ProviderResult<PathBuf> {
         .into_iter()
         .map(|(r, p)| (r, modified(&p)))
         .collect();
-    let ran = crate::process::run(&program, args, Some(dir), &hidden, timeout).await;
-    if let Err(f) = ran {
-        let mut said = crate::process::last_lines(&f.stdout, SHOWN_LINES, "\n");
-        let err = crate::process::last_lines(&f.stderr, SHOWN_LINES, "\n");
-        if !err.is_empty() {
-            if !said.is_empty() {
-                said.push('\n');
-            }
-            said.push_str(&err);
-        }
+    on_line(&format!("running {shown} in {}", dir.display()));
+    if let Err(f) =
+        crate::process::run_lines(&program, args, Some(dir), &hidden, timeout, on_line).await
+    {
+        let said = f.last[f.last.len().saturating_sub(SHOWN_LINES)..].join("\n");
         return Err(ProviderError::other(format!(
             "the build {shown} in {} {}{}",
             dir.display(),
             f.status,
-            if said.is_empty() {
+            if said.trim().is_empty() {
                 String::new()
             } else {
                 format!(":\n{said}")
@@ -261,7 +261,13 @@ impl Artifact {
         let dir = ctx
             .base_dir
             .join(str_attr(config, "source_dir").unwrap_or(""));
-        let built = build(&dir, config).await?;
+        let sink = ctx.output.clone();
+        let on_line = move |line: &str| {
+            if let Some(s) = &sink {
+                s.line(line);
+            }
+        };
+        let built = build(&dir, config, &on_line).await?;
         let name = built
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -531,21 +537,35 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v))
             .collect()
         };
+        let printed = std::sync::Mutex::new(Vec::<String>::new());
+        let keep = |l: &str| printed.lock().unwrap().push(l.to_string());
         let built = build(
             d.path(),
-            &config(&["sh", "-c", "echo building; echo new > dist/pkg-0.2.whl"]),
+            &config(&[
+                "sh",
+                "-c",
+                "echo building; echo careful >&2; echo new > dist/pkg-0.2.whl",
+            ]),
+            &keep,
         )
         .await
         .unwrap();
         assert!(built.ends_with("dist/pkg-0.2.whl"), "{built:?}");
+        // What it printed went by as it ran, after the line saying what runs.
+        let printed = printed.into_inner().unwrap();
+        assert!(printed[0].starts_with("running `sh -c"), "{printed:?}");
+        assert_eq!(printed[1..].len(), 2, "{printed:?}");
+        assert!(printed.contains(&"building".to_string()), "{printed:?}");
+        assert!(printed.contains(&"careful".to_string()), "{printed:?}");
 
         let e = build(
             d.path(),
             &config(&[
                 "sh",
                 "-c",
-                "echo compiling; echo 'error: no module' >&2; exit 4",
+                "echo compiling; sleep 0.1; echo 'error: no module' >&2; exit 4",
             ]),
+            &|_| {},
         )
         .await
         .unwrap_err()
@@ -560,12 +580,12 @@ mod tests {
             .unwrap()
             .set_modified(SystemTime::now() - Duration::from_secs(60))
             .unwrap();
-        let e = build(d.path(), &config(&["true"]))
+        let e = build(d.path(), &config(&["true"]), &|_| {})
             .await
             .unwrap_err()
             .to_string();
         assert!(e.contains("wrote no file matching output"), "{e}");
-        let e = build(d.path(), &config(&["no-such-builder"]))
+        let e = build(d.path(), &config(&["no-such-builder"]), &|_| {})
             .await
             .unwrap_err()
             .to_string();

@@ -2185,6 +2185,7 @@ mod tests {
             environment: "default".into(),
             base_dir: std::path::PathBuf::new(),
             create_token: None,
+            output: None,
         };
         let job = Job::new(Arc::new(Shared::default()));
         let sent = job.settings(&ctx, &config);

@@ -359,6 +359,7 @@ mod tests {
             environment: "dev".into(),
             base_dir: std::path::PathBuf::new(),
             create_token: None,
+            output: None,
         }
     }
 

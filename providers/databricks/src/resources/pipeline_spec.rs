@@ -962,6 +962,7 @@ mod tests {
             environment: "default".into(),
             base_dir: std::path::PathBuf::new(),
             create_token: None,
+            output: None,
         }
     }
 
