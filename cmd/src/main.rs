@@ -73,7 +73,7 @@ enum Command {
     /// Rewrite a Terraform configuration for the Databricks provider as brickform
     /// configuration (and adopt its Terraform state with --state).
     Convert(convert::Args),
-    /// Start a job run or a pipeline update and follow it to its end.
+    /// Start a job run or a pipeline update and follow it to its end; repair or cancel a job run.
     Run(run::Args),
     /// Print the schemas of every resource kind and data source (JSON, or Markdown).
     Schema(schema::Args),

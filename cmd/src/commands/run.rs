@@ -1,5 +1,6 @@
 //! `brickform run ADDR`: start a job run or a pipeline update of a managed resource and
-//! follow it to its end.
+//! follow it to its end; for a job, also repair a run that failed (`--repair`) or cancel
+//! runs that are going (`--cancel`).
 
 use crate::context::{self, Ctx, Providers};
 use crate::failure::{Failure, Outcome, fail};
@@ -21,6 +22,16 @@ pub struct Args {
     /// Start it and return without waiting.
     #[arg(long = "no-wait")]
     no_wait: bool,
+    /// Jobs: repair a run that did not succeed, re-running only its failed tasks and those
+    /// after them, and follow it again (default: the job's latest run that did not succeed).
+    #[arg(long = "repair", value_name = "RUN_ID", num_args = 0..=1,
+          conflicts_with_all = ["cancel", "full_refresh", "refresh", "validate_only"])]
+    repair: Option<Option<u64>>,
+    /// Jobs: cancel the run RUN_ID, or every run of the job that is going, and wait for
+    /// them to end.
+    #[arg(long = "cancel", value_name = "RUN_ID", num_args = 0..=1,
+          conflicts_with_all = ["params", "full_refresh", "refresh", "validate_only"])]
+    cancel: Option<Option<u64>>,
     /// Pipelines: recompute every table from scratch (asks first).
     #[arg(long = "full-refresh")]
     full_refresh: bool,
@@ -136,6 +147,53 @@ async fn interrupted(
     );
 }
 
+/// `--cancel`: cancels the run asked for, or every run of the object that is going, and
+/// (unless --no-wait) waits for them to end. Nothing to cancel is a failure, so a script
+/// can tell.
+async fn cancel_runs(
+    runner: &dyn brickform_databricks::run::Runner,
+    client: &brickform_databricks::client::Client,
+    id: &str,
+    args: &Args,
+    run: Option<u64>,
+    on: &(dyn Fn(Progress) + Send + Sync),
+) -> Outcome {
+    let run = run.map(|r| r.to_string());
+    let going = runner
+        .active(client, &args.address, id, run.as_deref())
+        .await?;
+    if going.is_empty() {
+        fail!(
+            "{}: no run of it is going; there is nothing to cancel.",
+            args.address
+        );
+    }
+    for started in &going {
+        println!("{}: cancelling {}...", args.address, started.message);
+        runner.cancel(client, started).await?;
+    }
+    if args.no_wait {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut all = true;
+    for started in &going {
+        let outcome = runner.wait(client, started, CANCEL_WAIT, on).await?;
+        println!(
+            "{}: run {} ended {}.",
+            args.address, outcome.id, outcome.result
+        );
+        // A run may have ended on its own before the cancel reached it.
+        all &= outcome.result == "CANCELED";
+    }
+    if !all {
+        fail!(
+            "{}: not every run was cancelled: some ended before the cancel reached them.",
+            args.address
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     let config = context::load(ctx)?;
     let env = context::environment(ctx, &config)?;
@@ -204,9 +262,22 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             return Err(Failure::reported());
         }
     }
-    let started = runner
-        .start(&client, &args.address, &resource.id, &req)
-        .await?;
+    if let Some(run) = args.cancel {
+        return cancel_runs(runner.as_ref(), &client, &resource.id, &args, run, &on).await;
+    }
+    let started = match args.repair {
+        Some(run) => {
+            let run = run.map(|r| r.to_string());
+            runner
+                .repair(&client, &args.address, &resource.id, run.as_deref(), &req)
+                .await?
+        }
+        None => {
+            runner
+                .start(&client, &args.address, &resource.id, &req)
+                .await?
+        }
+    };
     println!("{}: {}", args.address, started.message);
     if args.no_wait {
         return Ok(ExitCode::SUCCESS);
@@ -220,12 +291,19 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     if std::io::stdout().is_terminal() {
         println!();
     }
+    // What a repair did: which run it mended, and the tasks it re-ran.
+    let (what, rerun) = match &started.repair {
+        Some(r) => (
+            format!("repair {} of run {}", r.repair_id, outcome.id),
+            format!("; it re-ran {}", outcome.rerun.join(", ")),
+        ),
+        None => (outcome.id.clone(), String::new()),
+    };
     if !outcome.succeeded {
         let url = outcome.url.map(|u| format!("\n  {u}")).unwrap_or_default();
         fail!(
-            "{}: {} ended {}{}{url}",
+            "{}: {what} ended {}{}{rerun}{url}",
             args.address,
-            outcome.id,
             outcome.result,
             if outcome.message.is_empty() {
                 String::new()
@@ -233,6 +311,13 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
                 format!(": {}", outcome.message)
             }
         );
+    }
+    if started.repair.is_some() {
+        println!(
+            "{}: {what} succeeded ({}){rerun}.",
+            args.address, outcome.result
+        );
+        return Ok(ExitCode::SUCCESS);
     }
     println!(
         "{}: {} {} succeeded ({}).",

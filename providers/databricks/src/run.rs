@@ -3,7 +3,7 @@
 //! [`Runner`] (see `resources::DatabricksKind::runner`): the kind says how its objects are
 //! started and followed, the command only prints.
 
-use crate::client::{ApiError, Client};
+use crate::client::{ApiError, Client, PageSize};
 use serde_json::{Value as Json, json};
 use std::time::{Duration, Instant};
 
@@ -38,8 +38,11 @@ pub struct Outcome {
     pub succeeded: bool,
     pub message: String,
     pub url: Option<String>,
-    /// Per task: key, result, message (job runs only).
+    /// Per task: key, result, message (job runs only; after a repair, each task's latest
+    /// run).
     pub tasks: Vec<(String, String, String)>,
+    /// A repair's: the tasks it re-ran.
+    pub rerun: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +53,9 @@ pub enum RunError {
     Timeout(Duration),
     #[error("{0}")]
     Unexpected(String),
+    /// What was asked cannot be done to this kind of object, or to this run.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// What `brickform run` was asked to do, as given on its command line. A runner reads what
@@ -70,6 +76,16 @@ pub struct Started {
     pub id: String,
     /// What started, after the address: `started run 7 of job 3`.
     pub message: String,
+    /// Set when what started is a repair of the run `id`.
+    pub repair: Option<RepairStarted>,
+}
+
+/// A repair of a job run that was started: the run goes on with the tasks it re-runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepairStarted {
+    pub repair_id: i64,
+    /// The task runs the run had before the repair: any other is a task it re-runs.
+    pub earlier: std::collections::BTreeSet<i64>,
 }
 
 /// A question `brickform run` must have answered `yes` before it starts a run.
@@ -107,6 +123,33 @@ pub trait Runner: Send + Sync {
     /// Asks the service to stop a started run (it ends as cancelled; [`Runner::wait`] then
     /// reports how).
     async fn cancel(&self, client: &Client, started: &Started) -> Result<(), RunError>;
+    /// Starts a repair of a run of the object `id`: the run `run`, or by default the
+    /// object's latest run that did not succeed. [`Runner::wait`] follows it.
+    async fn repair(
+        &self,
+        _client: &Client,
+        address: &str,
+        _id: &str,
+        _run: Option<&str>,
+        _req: &RunRequest,
+    ) -> Result<Started, RunError> {
+        Err(RunError::Refused(format!(
+            "{address} is not a job: only job runs can be repaired (--repair)."
+        )))
+    }
+    /// The runs of the object `id` that are going, to be cancelled with [`Runner::cancel`]:
+    /// the run `run` (refused when it has ended), or by default every active one.
+    async fn active(
+        &self,
+        _client: &Client,
+        address: &str,
+        _id: &str,
+        _run: Option<&str>,
+    ) -> Result<Vec<Started>, RunError> {
+        Err(RunError::Refused(format!(
+            "{address} is not a job: only job runs can be cancelled (--cancel)."
+        )))
+    }
 }
 
 /// The runner of jobs: `run-now` with the parameters, then the run's state and its tasks.
@@ -121,16 +164,8 @@ impl Runner for JobRunner {
         id: &str,
         req: &RunRequest,
     ) -> Result<Started, RunError> {
-        let job_id: i64 = id.parse().map_err(|_| {
-            RunError::Unexpected(format!("{address} has a non-numeric job id {id:?}"))
-        })?;
-        let mut params = Vec::new();
-        for p in &req.params {
-            let (k, v) = p.split_once('=').ok_or_else(|| {
-                RunError::Unexpected(format!("invalid --param {p:?}: expected NAME=VALUE"))
-            })?;
-            params.push((k.to_string(), v.to_string()));
-        }
+        let job_id = job_id(address, id)?;
+        let params = job_params(req)?;
         // A fresh token for this run: the client repeats a run-now whose answer was lost,
         // and the token makes the service answer the repeat with the run it started.
         let token = uuid::Uuid::new_v4().to_string();
@@ -139,6 +174,7 @@ impl Runner for JobRunner {
             object: id.to_string(),
             id: run_id.to_string(),
             message: format!("started run {run_id} of job {job_id}"),
+            repair: None,
         })
     }
 
@@ -152,7 +188,7 @@ impl Runner for JobRunner {
         let run_id: i64 = started.id.parse().map_err(|_| {
             RunError::Unexpected(format!("run-now returned run id {:?}", started.id))
         })?;
-        wait_job_run(client, run_id, timeout, on).await
+        follow_job_run(client, run_id, started.repair.as_ref(), timeout, on).await
     }
 
     async fn cancel(&self, client: &Client, started: &Started) -> Result<(), RunError> {
@@ -164,6 +200,274 @@ impl Runner for JobRunner {
             .await?;
         Ok(())
     }
+
+    async fn repair(
+        &self,
+        client: &Client,
+        address: &str,
+        id: &str,
+        run: Option<&str>,
+        req: &RunRequest,
+    ) -> Result<Started, RunError> {
+        let job_id = job_id(address, id)?;
+        let params = job_params(req)?;
+        let (run_id, before) = match run {
+            Some(r) => run_of_job(client, address, job_id, r).await?,
+            None => {
+                let run_id = latest_unsuccessful_run(client, job_id)
+                    .await?
+                    .ok_or_else(|| {
+                        RunError::Refused(format!(
+                            "{address}: job {job_id} has no failed run to repair."
+                        ))
+                    })?;
+                (run_id, get_run_with_history(client, run_id).await?)
+            }
+        };
+        let (repair_id, earlier) = repair_job_run(client, run_id, &before, &params).await?;
+        Ok(Started {
+            object: id.to_string(),
+            id: run_id.to_string(),
+            message: format!(
+                "started repair {repair_id} of run {run_id} of job {job_id}, re-running its failed tasks"
+            ),
+            repair: Some(RepairStarted { repair_id, earlier }),
+        })
+    }
+
+    async fn active(
+        &self,
+        client: &Client,
+        address: &str,
+        id: &str,
+        run: Option<&str>,
+    ) -> Result<Vec<Started>, RunError> {
+        let job_id = job_id(address, id)?;
+        let started = |run_id: i64| Started {
+            object: id.to_string(),
+            id: run_id.to_string(),
+            message: format!("run {run_id} of job {job_id}"),
+            repair: None,
+        };
+        if let Some(r) = run {
+            let (run_id, got) = run_of_job(client, address, job_id, r).await?;
+            let life = text(&got, "/state/life_cycle_state");
+            if ended(&life) {
+                return Err(RunError::Refused(format!(
+                    "{address}: run {run_id} of job {job_id} has already ended {}; there is nothing to cancel.",
+                    result_of(&got)
+                )));
+            }
+            return Ok(vec![started(run_id)]);
+        }
+        let runs = client
+            .list_all(
+                "/api/2.2/jobs/runs/list",
+                &[
+                    ("job_id", job_id.to_string()),
+                    ("active_only", "true".to_string()),
+                ],
+                "runs",
+                Some(RUNS_PAGE),
+            )
+            .await?;
+        Ok(runs
+            .iter()
+            .filter_map(|r| r.get("run_id").and_then(Json::as_i64))
+            .map(started)
+            .collect())
+    }
+}
+
+/// The largest page `runs/list` gives: "if a request specifies a limit of 0, the service
+/// instead uses the maximum limit" (the Jobs API reference).
+const RUNS_PAGE: PageSize = PageSize::new("limit", "0");
+
+fn job_id(address: &str, id: &str) -> Result<i64, RunError> {
+    id.parse()
+        .map_err(|_| RunError::Unexpected(format!("{address} has a non-numeric job id {id:?}")))
+}
+
+/// `--param NAME=VALUE`s as pairs.
+fn job_params(req: &RunRequest) -> Result<Vec<(String, String)>, RunError> {
+    req.params
+        .iter()
+        .map(|p| {
+            p.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| {
+                    RunError::Unexpected(format!("invalid --param {p:?}: expected NAME=VALUE"))
+                })
+        })
+        .collect()
+}
+
+/// `job_parameters` of a run-now or a repair.
+fn params_json(params: &[(String, String)]) -> Json {
+    Json::Object(
+        params
+            .iter()
+            .map(|(k, v)| (k.clone(), Json::String(v.clone())))
+            .collect(),
+    )
+}
+
+/// States a run or task has ended in.
+fn ended(life_cycle_state: &str) -> bool {
+    matches!(
+        life_cycle_state,
+        "TERMINATED" | "SKIPPED" | "INTERNAL_ERROR"
+    )
+}
+
+/// How a run ended: its result, or its life cycle state when it has none.
+fn result_of(run: &Json) -> String {
+    let result = text(run, "/state/result_state");
+    if result.is_empty() {
+        text(run, "/state/life_cycle_state")
+    } else {
+        result
+    }
+}
+
+/// The run `run` (an id given on the command line) with its repair history, checked to be a
+/// run of the job: a run of another job is never repaired or cancelled by mistake.
+async fn run_of_job(
+    client: &Client,
+    address: &str,
+    job_id: i64,
+    run: &str,
+) -> Result<(i64, Json), RunError> {
+    let run_id: i64 = run
+        .parse()
+        .map_err(|_| RunError::Refused(format!("{run:?} is not a run id")))?;
+    let got = get_run_with_history(client, run_id).await?;
+    match got.get("job_id").and_then(Json::as_i64) {
+        Some(j) if j == job_id => Ok((run_id, got)),
+        Some(j) => Err(RunError::Refused(format!(
+            "run {run_id} is a run of job {j}, not of {address} (job {job_id})."
+        ))),
+        None => Err(RunError::Unexpected(format!(
+            "runs/get of run {run_id} named no job"
+        ))),
+    }
+}
+
+async fn get_run_with_history(client: &Client, run_id: i64) -> Result<Json, RunError> {
+    Ok(client
+        .get(
+            "/api/2.2/jobs/runs/get",
+            &[
+                ("run_id", run_id.to_string()),
+                ("include_history", "true".to_string()),
+            ],
+        )
+        .await?)
+}
+
+/// Results of a run that a repair can mend: some task did not succeed.
+fn repairable(run: &Json) -> bool {
+    matches!(
+        result_of(run).as_str(),
+        "FAILED"
+            | "TIMEDOUT"
+            | "CANCELED"
+            | "INTERNAL_ERROR"
+            | "UPSTREAM_FAILED"
+            | "UPSTREAM_CANCELED"
+            | "SUCCESS_WITH_FAILURES"
+    )
+}
+
+/// The job's newest run that ended without succeeding. `runs/list` gives runs newest
+/// first, so the pages are read only until one is found.
+async fn latest_unsuccessful_run(client: &Client, job_id: i64) -> Result<Option<i64>, RunError> {
+    let mut token: Option<String> = None;
+    loop {
+        let mut q = vec![
+            ("job_id", job_id.to_string()),
+            ("completed_only", "true".to_string()),
+            (RUNS_PAGE.param, RUNS_PAGE.value.to_string()),
+        ];
+        if let Some(t) = &token {
+            q.push(("page_token", t.clone()));
+        }
+        let page = client.get("/api/2.2/jobs/runs/list", &q).await?;
+        if let Some(run) = page
+            .get("runs")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .find(|r| repairable(r))
+        {
+            return Ok(run.get("run_id").and_then(Json::as_i64));
+        }
+        match page.get("next_page_token").and_then(Json::as_str) {
+            Some(t) if !t.is_empty() && token.as_deref() != Some(t) => token = Some(t.to_string()),
+            _ => return Ok(None),
+        }
+    }
+}
+
+/// The id of a run's latest repair, from its repair history (the original run has none).
+fn latest_repair(run: &Json) -> Option<i64> {
+    run.get("repair_history")
+        .and_then(Json::as_array)?
+        .iter()
+        .rev()
+        .find_map(|i| i.get("id").and_then(Json::as_i64))
+}
+
+/// Asks for a repair of the run `run_id` (as `before`, read with its history) that re-runs
+/// its failed tasks and the tasks downstream of them (those a failure left upstream-failed,
+/// and any that ran anyway); returns the repair's id and the task runs the run had before
+/// it. A run repaired before is repaired again only by naming its latest repair.
+async fn repair_job_run(
+    client: &Client,
+    run_id: i64,
+    before: &Json,
+    params: &[(String, String)],
+) -> Result<(i64, std::collections::BTreeSet<i64>), RunError> {
+    let earlier = task_runs(before).collect();
+    let latest = latest_repair(before);
+    let mut body = json!({
+        "run_id": run_id,
+        "rerun_all_failed_tasks": true,
+        "rerun_dependent_tasks": true,
+    });
+    if let Some(l) = latest {
+        body["latest_repair_id"] = json!(l);
+    }
+    if !params.is_empty() {
+        body["job_parameters"] = params_json(params);
+    }
+    match client.post("/api/2.2/jobs/runs/repair", &body).await {
+        Ok(resp) => resp
+            .get("repair_id")
+            .and_then(Json::as_i64)
+            .map(|id| (id, earlier))
+            .ok_or_else(|| RunError::Unexpected("runs/repair returned no repair_id".into())),
+        Err(e) => {
+            // The client repeats a request whose answer was lost, and a repeated repair is
+            // refused (the run is being repaired): a repair that appeared since is this one.
+            match get_run_with_history(client, run_id).await {
+                Ok(now) => match latest_repair(&now) {
+                    Some(id) if Some(id) != latest => Ok((id, earlier)),
+                    _ => Err(e.into()),
+                },
+                Err(_) => Err(e.into()),
+            }
+        }
+    }
+}
+
+/// The id of every task run a run lists (each attempt of each task).
+fn task_runs(run: &Json) -> impl Iterator<Item = i64> + '_ {
+    run.get("tasks")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("run_id")?.as_i64())
 }
 
 /// The runner of pipelines (and of the Lakeflow Connect kinds, which are pipelines): an
@@ -193,6 +497,7 @@ impl Runner for PipelineRunner {
             object: id.to_string(),
             message: format!("started update {update_id} of pipeline {id}"),
             id: update_id,
+            repair: None,
         })
     }
 
@@ -237,12 +542,7 @@ pub async fn start_job_run(
         body["idempotency_token"] = Json::String(t.to_string());
     }
     if !params.is_empty() {
-        body["job_parameters"] = Json::Object(
-            params
-                .iter()
-                .map(|(k, v)| (k.clone(), Json::String(v.clone())))
-                .collect(),
-        );
+        body["job_parameters"] = params_json(params);
     }
     let resp = client.post("/api/2.2/jobs/run-now", &body).await?;
     resp.get("run_id")
@@ -289,17 +589,38 @@ pub async fn wait_job_run(
     timeout: Duration,
     on: &(dyn Fn(Progress) + Send + Sync),
 ) -> Result<Outcome, RunError> {
+    follow_job_run(client, run_id, None, timeout, on).await
+}
+
+/// Waits for a job run, or a repair of it, to end, reporting state changes and the results
+/// of its tasks. A repair reports only the tasks it re-runs, and ends when the run has
+/// ended again: the service may still show the ended run for a while after it accepted the
+/// repair, so an end is taken only once the repair shows in the run's history (or the run
+/// has been seen going again).
+pub async fn follow_job_run(
+    client: &Client,
+    run_id: i64,
+    repair: Option<&RepairStarted>,
+    timeout: Duration,
+    on: &(dyn Fn(Progress) + Send + Sync),
+) -> Result<Outcome, RunError> {
     let started = Instant::now();
     let mut last_state = String::new();
-    let mut reported: std::collections::HashSet<String> = Default::default();
-    // Each failed task's cause, from its output, fetched once.
-    let mut causes: std::collections::HashMap<String, String> = Default::default();
+    // Task runs already told, by task run id: after a repair a task has a run per attempt.
+    let mut reported: std::collections::HashSet<i64> = repair
+        .map(|r| r.earlier.iter().copied().collect())
+        .unwrap_or_default();
+    // Each failed task run's cause, from its output, fetched once.
+    let mut causes: std::collections::HashMap<i64, String> = Default::default();
     let mut attempt = 0;
     let mut linked = false;
+    let mut reflected = repair.is_none();
+    let mut query = vec![("run_id", run_id.to_string())];
+    if repair.is_some() {
+        query.push(("include_history", "true".to_string()));
+    }
     loop {
-        let run = client
-            .get("/api/2.2/jobs/runs/get", &[("run_id", run_id.to_string())])
-            .await?;
+        let run = client.get("/api/2.2/jobs/runs/get", &query).await?;
         if !linked && let Some(url) = run.get("run_page_url").and_then(Json::as_str) {
             on(Progress::Link {
                 url: url.to_string(),
@@ -307,18 +628,33 @@ pub async fn wait_job_run(
             linked = true;
         }
         let life = text(&run, "/state/life_cycle_state");
-        if life != last_state {
+        if let Some(r) = repair
+            && !reflected
+        {
+            reflected = !ended(&life)
+                || run
+                    .get("repair_history")
+                    .and_then(Json::as_array)
+                    .is_some_and(|h| {
+                        h.iter()
+                            .any(|i| i.get("id").and_then(Json::as_i64) == Some(r.repair_id))
+                    });
+        }
+        if reflected && life != last_state {
             on(Progress::State {
                 state: life.clone(),
                 elapsed: started.elapsed(),
             });
             last_state = life.clone();
         }
-        let running: Vec<String> = run
+        let all: Vec<&Json> = run
             .get("tasks")
             .and_then(Json::as_array)
             .into_iter()
             .flatten()
+            .collect();
+        let running: Vec<String> = all
+            .iter()
             .filter(|t| text(t, "/state/life_cycle_state") == "RUNNING")
             .map(|t| text(t, "/task_key"))
             .collect();
@@ -327,47 +663,57 @@ pub async fn wait_job_run(
             elapsed: started.elapsed(),
             running,
         });
+        // Each task's latest run decides: an earlier attempt's failure was repaired.
+        let mut latest: Vec<&Json> = Vec::new();
+        for t in &all {
+            let key = text(t, "/task_key");
+            let attempt_of = |t: &Json| t.get("attempt_number").and_then(Json::as_i64);
+            match latest.iter_mut().find(|l| text(l, "/task_key") == key) {
+                Some(l) if attempt_of(t) >= attempt_of(l) => *l = t,
+                Some(_) => {}
+                None => latest.push(t),
+            }
+        }
         let mut tasks: Vec<(String, String, String)> = Vec::new();
-        for t in run
-            .get("tasks")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-        {
+        let mut rerun: Vec<String> = Vec::new();
+        for t in &all {
             let result = text(t, "/state/result_state");
+            let key = text(t, "/task_key");
+            let id = t.get("run_id").and_then(Json::as_i64);
+            if repair.is_some_and(|r| id.is_some_and(|id| !r.earlier.contains(&id)))
+                && !rerun.contains(&key)
+            {
+                rerun.push(key.clone());
+            }
             if result.is_empty() {
                 continue;
             }
-            let key = text(t, "/task_key");
             let mut message = text(t, "/state/state_message");
-            if ran_and_failed(&result) {
-                if !causes.contains_key(&key)
-                    && let Some(id) = t.get("run_id").and_then(Json::as_i64)
-                {
-                    causes.insert(key.clone(), task_error(client, id).await);
+            if ran_and_failed(&result)
+                && let Some(id) = id
+            {
+                if let std::collections::hash_map::Entry::Vacant(e) = causes.entry(id) {
+                    e.insert(task_error(client, id).await);
                 }
-                if let Some(cause) = causes.get(&key).filter(|c| !c.is_empty()) {
+                if let Some(cause) = causes.get(&id).filter(|c| !c.is_empty()) {
                     message = cause.clone();
                 }
             }
-            tasks.push((key, result, message));
-        }
-        for (key, result, message) in &tasks {
-            if reported.insert(key.clone()) {
+            if let Some(id) = id
+                && reported.insert(id)
+            {
                 on(Progress::Task {
                     task_key: key.clone(),
                     result: result.clone(),
                     message: message.clone(),
                 });
             }
+            if latest.iter().any(|l| std::ptr::eq(*l, *t)) {
+                tasks.push((key, result, message));
+            }
         }
-        if matches!(life.as_str(), "TERMINATED" | "SKIPPED" | "INTERNAL_ERROR") {
-            let result = text(&run, "/state/result_state");
-            let result = if result.is_empty() {
-                life.clone()
-            } else {
-                result
-            };
+        if reflected && ended(&life) {
+            let result = result_of(&run);
             let message = text(&run, "/state/state_message");
             let failed_tasks: Vec<String> = tasks
                 .iter()
@@ -403,6 +749,7 @@ pub async fn wait_job_run(
                     .and_then(Json::as_str)
                     .map(str::to_string),
                 tasks,
+                rerun,
             });
         }
         if started.elapsed() > timeout {
@@ -486,6 +833,7 @@ pub async fn wait_pipeline_update(
                 result: state,
                 url: None,
                 tasks: Vec::new(),
+                rerun: Vec::new(),
             });
         }
         if started.elapsed() > timeout {

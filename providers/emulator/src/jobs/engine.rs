@@ -115,7 +115,8 @@ pub fn step_run(st: &mut State, run: &mut Run, ctx: &Ctx) {
             .unwrap_or(t0)
             .max(t0);
         run.end_time = Some(end);
-        let result = run_result(&run.tasks);
+        let latest = latest(&run.tasks);
+        let result = run_result(&latest);
         // The service ends a run whose tasks failed in INTERNAL_ERROR, not TERMINATED, though
         // its tasks are TERMINATED (and `status` says TERMINATED, RUN_EXECUTION_ERROR): the
         // Databricks CLI's cloud-recorded acceptance test of a failed run shows it.
@@ -128,14 +129,46 @@ pub fn step_run(st: &mut State, run: &mut Run, ctx: &Ctx) {
             .into();
         run.state_message = match result {
             "SUCCESS" => String::new(),
-            _ => run
-                .tasks
+            _ => latest
                 .iter()
                 .find(|t| t.result.as_deref() == Some("FAILED"))
                 .map(|t| format!("Task {} failed with message: {}.", t.task_key, t.message))
                 .unwrap_or_default(),
         };
         run.result_state = Some(result.into());
+        close_repair(run);
+    }
+}
+
+/// The latest attempt of each task, in run order: after a repair the earlier attempts stay
+/// listed, but a task's dependents and the run's result go by its latest one.
+pub fn latest(tasks: &[RunTask]) -> Vec<&RunTask> {
+    let mut seen = HashSet::new();
+    let mut out: Vec<&RunTask> = tasks
+        .iter()
+        .rev()
+        .filter(|t| seen.insert(t.task_key.as_str()))
+        .collect();
+    out.reverse();
+    out
+}
+
+/// A run that ended ends the repair it was running, if any: its history entry takes the
+/// run's end and result.
+pub fn close_repair(run: &mut Run) {
+    let (end, life, result, message) = (
+        run.end_time,
+        run.life_cycle_state.clone(),
+        run.result_state.clone(),
+        run.state_message.clone(),
+    );
+    if let Some(item) = run.repair_history.last_mut()
+        && item.end_time.is_none()
+    {
+        item.end_time = end;
+        item.life_cycle_state = life;
+        item.result_state = result;
+        item.state_message = message;
     }
 }
 
@@ -201,7 +234,8 @@ pub fn try_start(st: &mut State, run: &mut Run, i: usize, t0: i64, ctx: &Ctx) ->
     let mut ready = t0;
     let mut outcomes = Vec::new();
     for (key, want) in &deps {
-        let Some(dep) = run.tasks.iter().find(|t| &t.task_key == key) else {
+        // The latest attempt: a repaired dependency is waited for, not its failed run.
+        let Some(dep) = run.tasks.iter().rfind(|t| &t.task_key == key) else {
             continue;
         };
         if dep.state != "TERMINATED" {
@@ -332,7 +366,7 @@ pub fn try_finish(st: &State, t: &mut RunTask, now: i64) -> bool {
     true
 }
 
-pub fn run_result(tasks: &[RunTask]) -> &'static str {
+pub fn run_result(tasks: &[&RunTask]) -> &'static str {
     let any_failed = tasks
         .iter()
         .any(|t| t.result.as_deref().is_some_and(is_failed));
@@ -403,6 +437,7 @@ pub fn cancel(st: &mut State, id: i64, now: i64) {
         run.result_state = Some("CANCELED".into());
         run.state_message = "The run was canceled.".into();
         run.end_time = Some(now);
+        close_repair(&mut run);
         st.active_runs.remove(&id);
     }
     st.runs.insert(id, run);

@@ -47,13 +47,37 @@ pub struct Run {
     pub full_refresh: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_token: Option<String>,
+    /// Every attempt of every task: a repair appends new attempts of the tasks it re-runs
+    /// and keeps the earlier ones, as `runs/get` lists them.
     pub tasks: Vec<RunTask>,
+    /// The original run and each repair of it, oldest first; empty until the first repair
+    /// (`runs/get` then shows the run itself as its original).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repair_history: Vec<RepairItem>,
+}
+
+/// One entry of a run's repair history: the original run or one repair of it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RepairItem {
+    /// The repair's id; `None` for the original run.
+    pub id: Option<i64>,
+    pub start_time: i64,
+    /// `None` while this repair is the one running; its state is then the run's own.
+    pub end_time: Option<i64>,
+    pub life_cycle_state: String,
+    pub result_state: Option<String>,
+    pub state_message: String,
+    /// The task runs that ran as part of it.
+    pub task_run_ids: Vec<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunTask {
     pub run_id: i64,
     pub task_key: String,
+    /// 0 for a task's first run; each repair that re-runs it adds one.
+    #[serde(default)]
+    pub attempt_number: i64,
     pub spec: Map<String, Value>,
     /// PENDING, RUNNING or TERMINATED.
     pub state: String,

@@ -2,9 +2,9 @@
 //! replaced, merged and deleted; runs started, read, listed and canceled; and the views the
 //! API answers with.
 
-use super::engine::{advance, cancel};
+use super::engine::{advance, cancel, latest};
 use super::settings::{MERGED, check_settings, merge_by_key, normalize};
-use super::{Job, Run, RunTask};
+use super::{Job, RepairItem, Run, RunTask};
 use crate::behaviours::{Behaviour, Behaviours};
 use crate::errors::{ApiError, ApiResult};
 use crate::pages::{Page, encode};
@@ -157,7 +157,7 @@ pub fn task_view(t: &RunTask) -> Value {
         }),
     );
     m.insert("cleanup_duration".into(), json!(0));
-    m.insert("attempt_number".into(), json!(0));
+    m.insert("attempt_number".into(), json!(t.attempt_number));
     if let (Some(o), Some(Value::Object(c))) = (&t.outcome, m.get_mut("condition_task")) {
         c.insert("outcome".into(), json!(o));
     }
@@ -476,6 +476,7 @@ pub fn run_now(st: &mut State, ctx: &Ctx, r: RunNow) -> ApiResult<RunStarted> {
         run_tasks.push(RunTask {
             run_id: task_run_id,
             task_key: key,
+            attempt_number: 0,
             spec,
             state: "PENDING".into(),
             result: None,
@@ -535,6 +536,7 @@ pub fn run_now(st: &mut State, ctx: &Ctx, r: RunNow) -> ApiResult<RunStarted> {
         full_refresh: r.full_refresh,
         idempotency_token: r.idempotency_token,
         tasks: run_tasks,
+        repair_history: Vec::new(),
     };
     if running >= max {
         if queue_enabled && max > 0 {
@@ -562,15 +564,75 @@ pub fn run_now(st: &mut State, ctx: &Ctx, r: RunNow) -> ApiResult<RunStarted> {
     })
 }
 
-/// A run as `runs/get` answers: page `page` of its tasks. `base_url` is the address the
-/// client reached the workspace at (for the run's page URL).
-pub fn get_run(st: &State, ctx: &Ctx, id: i64, page: usize, base_url: &str) -> ApiResult<Value> {
+/// A run as `runs/get` answers: page `page` of its tasks, and with `include_history` its
+/// repair history. `base_url` is the address the client reached the workspace at (for the
+/// run's page URL).
+pub fn get_run(
+    st: &State,
+    ctx: &Ctx,
+    id: i64,
+    page: usize,
+    base_url: &str,
+    include_history: bool,
+) -> ApiResult<Value> {
     let r = st.runs.get(&id).ok_or_else(|| run_missing(id))?;
     let (mut v, more) = run_view(r, Some(page), ctx.now, &site(base_url, st));
     if more {
         v["next_page_token"] = json!(encode(&(page + 1).to_string()));
     }
+    if include_history {
+        v["repair_history"] = Value::Array(history_view(r));
+    }
     Ok(v)
+}
+
+/// `repair_history` as `runs/get` answers it: always the original run first (a run never
+/// repaired has only that), then each repair with its id; the one running has the run's
+/// own state.
+pub fn history_view(r: &Run) -> Vec<Value> {
+    let item = |kind: &str, i: &RepairItem| {
+        let (life, result, message, end) = match i.end_time {
+            Some(end) => (
+                i.life_cycle_state.as_str(),
+                i.result_state.as_deref(),
+                i.state_message.as_str(),
+                end,
+            ),
+            None => (
+                r.life_cycle_state.as_str(),
+                r.result_state.as_deref(),
+                r.state_message.as_str(),
+                0,
+            ),
+        };
+        let (state, status) = state_json(life, result, message, result == Some("CANCELED"));
+        let mut v = json!({
+            "type": kind, "start_time": i.start_time, "end_time": end,
+            "state": state, "status": status, "task_run_ids": i.task_run_ids,
+        });
+        if let Some(id) = i.id {
+            v["id"] = json!(id);
+        }
+        v
+    };
+    if r.repair_history.is_empty() {
+        let original = RepairItem {
+            id: None,
+            start_time: r.start_time,
+            end_time: None,
+            life_cycle_state: String::new(),
+            result_state: None,
+            state_message: String::new(),
+            task_run_ids: r.tasks.iter().map(|t| t.run_id).collect(),
+        };
+        let mut v = item("ORIGINAL", &original);
+        v["end_time"] = json!(r.end_time.unwrap_or(0));
+        return vec![v];
+    }
+    r.repair_history
+        .iter()
+        .map(|i| item(if i.id.is_some() { "REPAIR" } else { "ORIGINAL" }, i))
+        .collect()
 }
 
 /// The output of one task run: its metadata, and for a failed task the cause as `error`
@@ -662,6 +724,229 @@ pub fn list_runs(
     Ok(q.page.collect(iter))
 }
 
+/// A `runs/repair` request, its fields checked.
+#[derive(Debug, Default)]
+pub struct Repair {
+    pub run_id: i64,
+    pub rerun_tasks: Vec<String>,
+    pub rerun_all_failed_tasks: bool,
+    pub rerun_dependent_tasks: bool,
+    pub latest_repair_id: Option<i64>,
+    /// Scalars by name, replacing the run's values.
+    pub job_parameters: Map<String, Value>,
+}
+
+/// Results a task may end with that a repair of "all failed tasks" leaves alone.
+fn succeeded(result: Option<&str>) -> bool {
+    matches!(result, Some("SUCCESS" | "EXCLUDED" | "DISABLED"))
+}
+
+/// Re-runs tasks of a run that ended, as part of that run: the failed ones (or those
+/// named), and with `rerun_dependent_tasks` every task downstream of them. Each gets a new
+/// attempt with a new task run id, from the job's current settings; the others keep their
+/// result. The run goes back to running and ends by its tasks' latest attempts. Returns
+/// the repair's id.
+pub fn repair_run(st: &mut State, ctx: &Ctx, r: Repair) -> ApiResult<i64> {
+    let id = r.run_id;
+    let run = st.runs.get(&id).ok_or_else(|| run_missing(id))?;
+    // "The run must not be in progress" (the API reference of runs/repair).
+    if run.end_time.is_none() {
+        return Err(ApiError::invalid(format!(
+            "Run {id} is in progress and cannot be repaired; wait for it to end or cancel it."
+        )));
+    }
+    // The service's words when a repaired run is repaired without the latest repair's id.
+    let latest_repair = run.repair_history.iter().rev().find_map(|i| i.id);
+    match (latest_repair, r.latest_repair_id) {
+        (Some(_), None) => {
+            return Err(ApiError::invalid(
+                "The latest repair ID needs to be provided in order to create a new repair",
+            ));
+        }
+        (Some(l), Some(g)) if l != g => {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field 'latest_repair_id': {g} is not the latest repair of run {id} (that is {l})"
+            )));
+        }
+        (None, Some(g)) => {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field 'latest_repair_id': run {id} has not been repaired, so there is no repair {g}"
+            )));
+        }
+        _ => {}
+    }
+    match (r.rerun_tasks.is_empty(), r.rerun_all_failed_tasks) {
+        (false, true) => {
+            return Err(ApiError::invalid(
+                "Only one of rerun_tasks or rerun_all_failed_tasks can be used.",
+            ));
+        }
+        (true, false) => {
+            return Err(ApiError::invalid(
+                "Either rerun_tasks or rerun_all_failed_tasks must be given.",
+            ));
+        }
+        _ => {}
+    }
+    let current = latest(&run.tasks);
+    let mut seen = std::collections::HashSet::new();
+    for k in &r.rerun_tasks {
+        if !seen.insert(k.as_str()) {
+            // What the service answers, as seen against a live workspace.
+            return Err(ApiError::invalid(
+                "rerun_tasks cannot contain duplicate task keys.",
+            ));
+        }
+        if !current.iter().any(|t| &t.task_key == k) {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field 'rerun_tasks': task '{k}' is not in run {id}"
+            )));
+        }
+    }
+    let mut rerun: std::collections::HashSet<String> = if r.rerun_all_failed_tasks {
+        current
+            .iter()
+            .filter(|t| !succeeded(t.result.as_deref()))
+            .map(|t| t.task_key.clone())
+            .collect()
+    } else {
+        r.rerun_tasks.iter().cloned().collect()
+    };
+    if r.rerun_dependent_tasks {
+        // Downstream of a re-run task, transitively.
+        loop {
+            let more: Vec<String> = current
+                .iter()
+                .filter(|t| !rerun.contains(&t.task_key))
+                .filter(|t| depends_on(&t.spec).into_iter().any(|d| rerun.contains(d)))
+                .map(|t| t.task_key.clone())
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            rerun.extend(more);
+        }
+    }
+    if rerun.is_empty() {
+        return Err(ApiError::invalid(format!(
+            "Run {id} has no failed tasks to repair."
+        )));
+    }
+    let job = st
+        .jobs
+        .get(&run.job_id)
+        .ok_or_else(|| job_missing(run.job_id))?;
+    // Re-run tasks take the job's current settings.
+    let specs: Vec<(String, Map<String, Value>, i64)> = current
+        .iter()
+        .filter(|t| rerun.contains(&t.task_key))
+        .map(|t| {
+            let spec = job
+                .settings
+                .get("tasks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_object)
+                .find(|s| s.get("task_key").and_then(Value::as_str) == Some(&t.task_key))
+                .cloned()
+                .ok_or_else(|| {
+                    ApiError::invalid(format!(
+                        "Invalid value for field 'rerun_tasks': task '{}' is no longer in job {}",
+                        t.task_key, run.job_id
+                    ))
+                })?;
+            Ok((t.task_key.clone(), spec, t.attempt_number + 1))
+        })
+        .collect::<ApiResult<_>>()?;
+    let keys: std::collections::HashSet<String> =
+        current.iter().map(|t| t.task_key.clone()).collect();
+    let mut run = st.runs.remove(&id).ok_or_else(|| run_missing(id))?;
+    if run.repair_history.is_empty() {
+        run.repair_history.push(RepairItem {
+            id: None,
+            start_time: run.start_time,
+            end_time: run.end_time,
+            life_cycle_state: run.life_cycle_state.clone(),
+            result_state: run.result_state.clone(),
+            state_message: run.state_message.clone(),
+            task_run_ids: run.tasks.iter().map(|t| t.run_id).collect(),
+        });
+    }
+    for (k, v) in &r.job_parameters {
+        let v = scalar(v);
+        for p in &mut run.job_parameters {
+            if p.get("name").and_then(Value::as_str) == Some(k) {
+                p["value"] = json!(v);
+            }
+        }
+        run.params.insert(k.clone(), v);
+    }
+    let repair_id = st.next_id();
+    let mut new_ids = Vec::new();
+    for (key, mut spec, attempt) in specs {
+        // A dependency on a task this run does not have (`run-now` with `only`) is dropped,
+        // as the run was started with.
+        if let Some(Value::Array(d)) = spec.get_mut("depends_on") {
+            d.retain(|x| {
+                x.get("task_key")
+                    .and_then(Value::as_str)
+                    .is_some_and(|k| keys.contains(k))
+            });
+        }
+        let task_run_id = st.next_id();
+        new_ids.push(task_run_id);
+        run.tasks.push(RunTask {
+            run_id: task_run_id,
+            task_key: key,
+            attempt_number: attempt,
+            spec,
+            state: "PENDING".into(),
+            result: None,
+            message: String::new(),
+            start_time: 0,
+            end_time: 0,
+            planned: None,
+            outcome: None,
+            pipeline_update: None,
+            error: None,
+        });
+    }
+    run.repair_history.push(RepairItem {
+        id: Some(repair_id),
+        start_time: ctx.now,
+        end_time: None,
+        life_cycle_state: "PENDING".into(),
+        result_state: None,
+        state_message: String::new(),
+        task_run_ids: new_ids,
+    });
+    let setup_ms = ctx.timings.run_setup_ms();
+    run.tasks_from = Some(ctx.now.saturating_add(setup_ms));
+    run.task_ms = ctx.timings.task_ms();
+    run.end_time = None;
+    run.life_cycle_state = "PENDING".into();
+    run.result_state = None;
+    run.state_message.clear();
+    run.canceled = false;
+    st.runs.insert(id, run);
+    st.active_runs.insert(id);
+    advance(st, ctx);
+    Ok(repair_id)
+}
+
+/// The task keys a task spec depends on.
+fn depends_on(spec: &Map<String, Value>) -> Vec<&str> {
+    spec.get("depends_on")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d.get("task_key").and_then(Value::as_str))
+        .collect()
+}
+
+/// Cancels a run that is going; one that has ended is left as it ended, and the request is
+/// still accepted, as the service does.
 pub fn cancel_run(st: &mut State, ctx: &Ctx, id: i64) -> ApiResult<()> {
     if !st.runs.contains_key(&id) {
         return Err(run_missing(id));
@@ -692,10 +977,15 @@ mod tests {
             {"task_key": "b", "depends_on": [{"task_key": "a"}], "run_job_task": {"job_id": 1}},
         ]}));
         // The warehouse task a's query runs on.
+        warehouse(st, "w");
+        create_job(st, &ctx(0), s)
+    }
+
+    fn warehouse(st: &mut State, id: &str) {
         st.warehouses.insert(
-            "w".into(),
+            id.into(),
             crate::warehouses::Warehouse {
-                id: "w".into(),
+                id: id.into(),
                 spec: Map::new(),
                 creator_name: "u@x".into(),
                 data_source_id: "d".into(),
@@ -704,7 +994,268 @@ mod tests {
                 idle_since: 0,
             },
         );
-        create_job(st, &ctx(0), s)
+    }
+
+    fn sql(key: &str, warehouse: &str, after: Option<&str>) -> Value {
+        let mut t = json!({"task_key": key, "sql_task": {"warehouse_id": warehouse, "query": {"query_id": "q"}}});
+        if let Some(a) = after {
+            t["depends_on"] = json!([{"task_key": a}]);
+        }
+        t
+    }
+
+    /// A job of three tasks a -> b -> c whose b runs on a warehouse that does not exist yet,
+    /// run to its end: a SUCCESS, b FAILED, c UPSTREAM_FAILED. Returns the job and the run.
+    fn failed_run(st: &mut State) -> (i64, i64) {
+        warehouse(st, "w");
+        let s = settings(json!({"name": "chain", "tasks": [
+            sql("a", "w", None), sql("b", "missing", Some("a")), sql("c", "w", Some("b")),
+        ]}));
+        let job = create_job(st, &ctx(0), s);
+        let run = run_now(
+            st,
+            &ctx(0),
+            RunNow {
+                job_id: job,
+                ..RunNow::default()
+            },
+        )
+        .unwrap()
+        .run_id;
+        advance(st, &ctx(10_000));
+        (job, run)
+    }
+
+    /// `(task_key, attempt_number, result)` of every attempt of the run's tasks.
+    fn attempts(st: &State, run: i64) -> Vec<(String, i64, Option<String>)> {
+        st.runs[&run]
+            .tasks
+            .iter()
+            .map(|t| (t.task_key.clone(), t.attempt_number, t.result.clone()))
+            .collect()
+    }
+
+    fn all_failed(run_id: i64, latest_repair_id: Option<i64>) -> Repair {
+        Repair {
+            run_id,
+            rerun_all_failed_tasks: true,
+            rerun_dependent_tasks: true,
+            latest_repair_id,
+            ..Repair::default()
+        }
+    }
+
+    fn some(s: &str) -> Option<String> {
+        Some(s.to_string())
+    }
+
+    #[test]
+    fn a_repair_reruns_only_the_failed_tasks_and_keeps_the_history() {
+        let mut st = State::new("u@x", 0);
+        let (_, run) = failed_run(&mut st);
+        assert_eq!(
+            attempts(&st, run),
+            [
+                ("a".into(), 0, some("SUCCESS")),
+                ("b".into(), 0, some("FAILED")),
+                ("c".into(), 0, some("UPSTREAM_FAILED")),
+            ]
+        );
+        assert_eq!(st.runs[&run].result_state.as_deref(), Some("FAILED"));
+        let original: Vec<i64> = st.runs[&run].tasks.iter().map(|t| t.run_id).collect();
+        // The cause goes away; the repair re-runs b and c, not a.
+        warehouse(&mut st, "missing");
+        let repair = repair_run(&mut st, &ctx(20_000), all_failed(run, None)).unwrap();
+        assert!(st.active_runs.contains(&run));
+        let r = &st.runs[&run];
+        assert_eq!(r.life_cycle_state, "PENDING");
+        assert_eq!(r.end_time, None);
+        advance(&mut st, &ctx(30_000));
+        assert_eq!(
+            attempts(&st, run),
+            [
+                ("a".into(), 0, some("SUCCESS")),
+                ("b".into(), 0, some("FAILED")),
+                ("c".into(), 0, some("UPSTREAM_FAILED")),
+                ("b".into(), 1, some("SUCCESS")),
+                ("c".into(), 1, some("SUCCESS")),
+            ]
+        );
+        let r = &st.runs[&run];
+        assert_eq!(r.result_state.as_deref(), Some("SUCCESS"));
+        assert_eq!(r.tasks[0].run_id, original[0], "a kept its task run");
+        let new: Vec<i64> = r.tasks[3..].iter().map(|t| t.run_id).collect();
+        assert!(new.iter().all(|id| !original.contains(id)), "{new:?}");
+        // runs/get with include_history: the original run, then the repair.
+        let v = get_run(&st, &ctx(30_000), run, 0, "http://h", true).unwrap();
+        let h = v["repair_history"].as_array().unwrap();
+        assert_eq!(h.len(), 2, "{h:?}");
+        assert_eq!(h[0]["type"], "ORIGINAL");
+        assert_eq!(h[0]["state"]["result_state"], "FAILED");
+        assert_eq!(h[0]["task_run_ids"], json!(original));
+        assert!(h[0].get("id").is_none());
+        assert_eq!(h[1]["type"], "REPAIR");
+        assert_eq!(h[1]["id"], json!(repair));
+        assert_eq!(h[1]["state"]["result_state"], "SUCCESS");
+        assert_eq!(h[1]["task_run_ids"], json!(new));
+        assert_eq!(h[1]["start_time"], json!(20_000));
+        assert_eq!(v["tasks"][3]["attempt_number"], json!(1));
+        // Without include_history there is none; a run never repaired has its original.
+        let v = get_run(&st, &ctx(30_000), run, 0, "http://h", false).unwrap();
+        assert!(v.get("repair_history").is_none());
+    }
+
+    #[test]
+    fn a_run_never_repaired_has_only_its_original_in_the_history() {
+        let mut st = State::new("u@x", 0);
+        let (_, run) = failed_run(&mut st);
+        let v = get_run(&st, &ctx(10_000), run, 0, "http://h", true).unwrap();
+        let h = v["repair_history"].as_array().unwrap();
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0]["type"], "ORIGINAL");
+        assert_eq!(h[0]["state"]["result_state"], "FAILED");
+        assert_eq!(h[0]["task_run_ids"].as_array().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_second_repair_needs_the_latest_repair_id() {
+        let mut st = State::new("u@x", 0);
+        let (_, run) = failed_run(&mut st);
+        // Still failing: the first repair fails again.
+        let first = repair_run(&mut st, &ctx(20_000), all_failed(run, None)).unwrap();
+        // A run that is being repaired is in progress.
+        let e = repair_run(&mut st, &ctx(20_000), all_failed(run, Some(first))).unwrap_err();
+        assert!(e.message.contains("in progress"), "{}", e.message);
+        advance(&mut st, &ctx(30_000));
+        assert_eq!(st.runs[&run].result_state.as_deref(), Some("FAILED"));
+        let e = repair_run(&mut st, &ctx(40_000), all_failed(run, None)).unwrap_err();
+        assert_eq!(
+            e.message,
+            "The latest repair ID needs to be provided in order to create a new repair"
+        );
+        let e = repair_run(&mut st, &ctx(40_000), all_failed(run, Some(first + 1000))).unwrap_err();
+        assert!(e.message.contains("latest_repair_id"), "{}", e.message);
+        warehouse(&mut st, "missing");
+        let second = repair_run(&mut st, &ctx(40_000), all_failed(run, Some(first))).unwrap();
+        assert_ne!(first, second);
+        advance(&mut st, &ctx(50_000));
+        let keys: Vec<(String, i64)> = attempts(&st, run)
+            .into_iter()
+            .map(|(k, n, _)| (k, n))
+            .collect();
+        assert_eq!(keys.iter().filter(|(k, _)| k == "a").count(), 1, "{keys:?}");
+        assert!(keys.contains(&("c".into(), 2)), "{keys:?}");
+        let v = get_run(&st, &ctx(50_000), run, 0, "http://h", true).unwrap();
+        let types: Vec<&str> = v["repair_history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|i| i["type"].as_str())
+            .collect();
+        assert_eq!(types, ["ORIGINAL", "REPAIR", "REPAIR"]);
+        assert_eq!(v["repair_history"][1]["state"]["result_state"], "FAILED");
+        assert_eq!(v["state"]["result_state"], "SUCCESS");
+    }
+
+    #[test]
+    fn a_repair_names_what_to_rerun_once_and_needs_something_failed() {
+        let mut st = State::new("u@x", 0);
+        let (_, run) = failed_run(&mut st);
+        let named = |tasks: &[&str]| Repair {
+            run_id: run,
+            rerun_tasks: tasks.iter().map(|t| t.to_string()).collect(),
+            ..Repair::default()
+        };
+        let e = repair_run(&mut st, &ctx(20_000), named(&["b", "b"])).unwrap_err();
+        assert_eq!(e.message, "rerun_tasks cannot contain duplicate task keys.");
+        let e = repair_run(&mut st, &ctx(20_000), named(&["zz"])).unwrap_err();
+        assert!(
+            e.message.contains("task 'zz' is not in run"),
+            "{}",
+            e.message
+        );
+        let e = repair_run(
+            &mut st,
+            &ctx(20_000),
+            Repair {
+                rerun_all_failed_tasks: true,
+                ..named(&["b"])
+            },
+        )
+        .unwrap_err();
+        assert!(e.message.contains("Only one of"), "{}", e.message);
+        // Named tasks only, without their dependents unless asked.
+        warehouse(&mut st, "missing");
+        repair_run(&mut st, &ctx(20_000), named(&["b"])).unwrap();
+        advance(&mut st, &ctx(30_000));
+        let latest: Vec<(String, i64, Option<String>)> = attempts(&st, run);
+        assert_eq!(latest.len(), 4, "{latest:?}");
+        assert_eq!(latest[3], ("b".into(), 1, some("SUCCESS")));
+        // c is still upstream-failed from the original: the run did not succeed.
+        assert_eq!(st.runs[&run].result_state.as_deref(), Some("FAILED"));
+        let repair = st.runs[&run].repair_history.last().and_then(|i| i.id);
+        repair_run(&mut st, &ctx(40_000), all_failed(run, repair)).unwrap();
+        advance(&mut st, &ctx(50_000));
+        assert_eq!(st.runs[&run].result_state.as_deref(), Some("SUCCESS"));
+        // Nothing failed is left to re-run.
+        let repair = st.runs[&run].repair_history.last().and_then(|i| i.id);
+        let e = repair_run(&mut st, &ctx(60_000), all_failed(run, repair)).unwrap_err();
+        assert_eq!(
+            e.message,
+            format!("Run {run} has no failed tasks to repair.")
+        );
+        let e = repair_run(&mut st, &ctx(60_000), all_failed(run + 1000, None)).unwrap_err();
+        assert_eq!(e.message, format!("Run {} does not exist.", run + 1000));
+    }
+
+    #[test]
+    fn cancel_ends_an_active_run_or_repair_and_leaves_an_ended_one() {
+        let mut st = State::new("u@x", 0);
+        let (job, run) = failed_run(&mut st);
+        // An ended run is left as it ended; the request is still accepted.
+        cancel_run(&mut st, &ctx(11_000), run).unwrap();
+        assert_eq!(st.runs[&run].result_state.as_deref(), Some("FAILED"));
+        // A repair that is cancelled ends the run, and its history entry, CANCELED.
+        warehouse(&mut st, "missing");
+        repair_run(&mut st, &ctx(20_000), all_failed(run, None)).unwrap();
+        cancel_run(&mut st, &ctx(20_050), run).unwrap();
+        let r = &st.runs[&run];
+        assert_eq!(
+            (r.life_cycle_state.as_str(), r.result_state.as_deref()),
+            ("TERMINATED", Some("CANCELED"))
+        );
+        assert!(!st.active_runs.contains(&run));
+        let v = get_run(&st, &ctx(20_050), run, 0, "http://h", true).unwrap();
+        assert_eq!(v["repair_history"][1]["state"]["result_state"], "CANCELED");
+        assert_eq!(v["repair_history"][1]["end_time"], json!(20_050));
+        // A run that is going is cancelled: its tasks do not run on.
+        let other = run_now(
+            &mut st,
+            &ctx(30_000),
+            RunNow {
+                job_id: job,
+                ..RunNow::default()
+            },
+        )
+        .unwrap()
+        .run_id;
+        cancel_run(&mut st, &ctx(30_050), other).unwrap();
+        let results: Vec<Option<String>> = st.runs[&other]
+            .tasks
+            .iter()
+            .map(|t| t.result.clone())
+            .collect();
+        assert_eq!(
+            results,
+            [
+                some("UPSTREAM_CANCELED"),
+                some("UPSTREAM_CANCELED"),
+                some("UPSTREAM_CANCELED")
+            ]
+        );
+        assert_eq!(st.runs[&other].result_state.as_deref(), Some("CANCELED"));
+        let e = cancel_run(&mut st, &ctx(30_050), other + 1000).unwrap_err();
+        assert_eq!(e.message, format!("Run {} does not exist.", other + 1000));
     }
 
     fn states(st: &State, run: i64) -> Vec<(String, Option<String>)> {
@@ -748,7 +1299,7 @@ mod tests {
         assert_eq!(r.result_state.as_deref(), Some("FAILED"));
         assert!(st.active_runs.is_empty());
         // The run's view says why, from the failed task.
-        let v = get_run(&st, &ctx(1_000), run, 0, "http://h").unwrap();
+        let v = get_run(&st, &ctx(1_000), run, 0, "http://h", false).unwrap();
         assert_eq!(
             v["run_page_url"],
             json!(format!(

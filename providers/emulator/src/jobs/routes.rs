@@ -1,7 +1,7 @@
 //! The Jobs API over HTTP (2.2, and 2.1 with the same shapes): requests read into the
 //! model's inputs, answers rendered as JSON.
 
-use super::model::{self, JobsQuery, RunNow, RunsQuery};
+use super::model::{self, JobsQuery, Repair, RunNow, RunsQuery};
 use super::settings::{MERGED, check_settings, normalize};
 use crate::app::{App, AppState};
 use crate::body::done;
@@ -30,7 +30,8 @@ pub fn routes() -> Router<Arc<App>> {
             .route(&format!("/api/{v}/jobs/runs/get"), get(get_run))
             .route(&format!("/api/{v}/jobs/runs/get-output"), get(get_output))
             .route(&format!("/api/{v}/jobs/runs/list"), get(list_runs))
-            .route(&format!("/api/{v}/jobs/runs/cancel"), post(cancel_run));
+            .route(&format!("/api/{v}/jobs/runs/cancel"), post(cancel_run))
+            .route(&format!("/api/{v}/jobs/runs/repair"), post(repair_run));
     }
     r
 }
@@ -147,11 +148,10 @@ async fn list(AxState(app): AppState, q: Params) -> Reply {
     app.view(|st, ctx| Ok(list_reply("jobs", model::list_jobs(st, ctx, &query)?)))
 }
 
-async fn run_now(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
-    let o = Obj::root(&b);
-    let job_id = job_id_of(o)?;
-    let job_parameters = o.obj("job_parameters")?.cloned().unwrap_or_default();
-    for (k, v) in &job_parameters {
+/// `job_parameters` of `run-now` and `runs/repair`: scalars by name.
+fn job_parameters(o: Obj) -> ApiResult<serde_json::Map<String, Value>> {
+    let params = o.obj("job_parameters")?.cloned().unwrap_or_default();
+    for (k, v) in &params {
         if !(v.is_string() || v.is_number() || v.is_boolean()) {
             return Err(crate::body::wrong_type(
                 &format!("job_parameters.{k}"),
@@ -160,6 +160,13 @@ async fn run_now(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
             ));
         }
     }
+    Ok(params)
+}
+
+async fn run_now(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+    let o = Obj::root(&b);
+    let job_id = job_id_of(o)?;
+    let job_parameters = job_parameters(o)?;
     let idempotency_token = o.str("idempotency_token")?.map(str::to_string);
     let only: Vec<String> = o.strs("only")?.into_iter().map(str::to_string).collect();
     let queue = o
@@ -200,8 +207,9 @@ fn run_id_of(q: &Params) -> ApiResult<i64> {
 async fn get_run(AxState(app): AppState, headers: HeaderMap, q: Params) -> Reply {
     let id = run_id_of(&q)?;
     let page = page_number(q.str("page_token"))?;
+    let history = q.bool("include_history")?.unwrap_or(false);
     let base = crate::auth::base_url(&headers);
-    app.view(|st, ctx| model::get_run(st, ctx, id, page, &base).map(Json))
+    app.view(|st, ctx| model::get_run(st, ctx, id, page, &base, history).map(Json))
 }
 
 async fn get_output(AxState(app): AppState, headers: HeaderMap, q: Params) -> Reply {
@@ -249,4 +257,25 @@ async fn list_runs(AxState(app): AppState, headers: HeaderMap, q: Params) -> Rep
 async fn cancel_run(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
     let id = Obj::root(&b).req_int("run_id")?;
     app.mutate(|st, ctx| model::cancel_run(st, ctx, id).map(|()| done()))
+}
+
+async fn repair_run(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+    let o = Obj::root(&b);
+    let job_parameters = job_parameters(o)?;
+    let request = Repair {
+        run_id: o.req_int("run_id")?,
+        rerun_tasks: o
+            .strs("rerun_tasks")?
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+        rerun_all_failed_tasks: o.bool("rerun_all_failed_tasks")?.unwrap_or(false),
+        rerun_dependent_tasks: o.bool("rerun_dependent_tasks")?.unwrap_or(false),
+        latest_repair_id: o.int("latest_repair_id")?,
+        job_parameters,
+    };
+    app.mutate(|st, ctx| {
+        let id = model::repair_run(st, ctx, request)?;
+        Ok(Json(json!({"repair_id": id})))
+    })
 }
