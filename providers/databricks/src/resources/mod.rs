@@ -15,6 +15,7 @@ pub mod job_run;
 pub mod locations;
 pub mod notebook;
 pub mod ownership;
+pub mod permissions;
 pub mod pipeline;
 pub mod pipeline_spec;
 pub mod presets;
@@ -23,6 +24,7 @@ pub mod schema;
 pub mod sdp_meta_flow;
 pub mod sdp_meta_onboarding;
 pub mod secret;
+pub mod secret_acl;
 pub mod secret_scope;
 pub mod sql_endpoint;
 pub mod uc;
@@ -57,8 +59,10 @@ impl DatabricksKind for content::ContentKind {}
 impl DatabricksKind for directory::Directory {}
 impl DatabricksKind for secret_scope::SecretScope {}
 impl DatabricksKind for secret::Secret {}
+impl DatabricksKind for secret_acl::SecretAcl {}
 impl DatabricksKind for sql_endpoint::SqlEndpoint {}
 impl DatabricksKind for privileges::GrantsKind {}
+impl DatabricksKind for permissions::Permissions {}
 impl DatabricksKind for job_run::JobRun {}
 impl DatabricksKind for sdp_meta_flow::Flow {}
 impl DatabricksKind for sdp_meta_onboarding::Onboarding {}
@@ -72,12 +76,14 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(connection::kind(shared.clone())),
         Arc::new(grants::kind(shared.clone())),
         Arc::new(grant::kind(shared.clone())),
+        Arc::new(permissions::Permissions::new(shared.clone())),
         Arc::new(notebook::kind(shared.clone())),
         Arc::new(workspace_file::kind(shared.clone())),
         Arc::new(file::kind(shared.clone())),
         Arc::new(directory::Directory::new(shared.clone())),
         Arc::new(secret_scope::SecretScope::new(shared.clone())),
         Arc::new(secret::Secret::new(shared.clone())),
+        Arc::new(secret_acl::SecretAcl::new(shared.clone())),
         Arc::new(sql_endpoint::SqlEndpoint::new(shared.clone())),
         Arc::new(pipeline::kind(shared.clone())),
         Arc::new(ingestion_gateway::kind(shared.clone())),
