@@ -173,7 +173,7 @@ fn live_objects(dump: &Value) -> Vec<String> {
             "sql/warehouses" => dump["warehouses"][id]["spec"]["name"].clone(),
             _ => entries("workspace")
                 .into_iter()
-                .find(|(_, o)| o["object_id"].to_string() == id)
+                .find(|(_, o)| o["object_id"].as_i64().is_some_and(|n| n.to_string() == id))
                 .map(|(path, _)| Value::from(path))
                 .unwrap_or_default(),
         };

@@ -622,17 +622,18 @@ pub fn to_write(
     want: &[Entry],
 ) -> ProviderResult<Vec<Entry>> {
     let mut out = want.to_vec();
-    if target.owned && !want.iter().any(|e| e.level == "IS_OWNER") {
-        if let Some(owner) = held.iter().find(|e| e.level == "IS_OWNER") {
-            if let Some(clash) = want.iter().find(|e| e.same_principal(owner)) {
-                return Err(ProviderError::invalid(format!(
-                    "{} owns {} {object_id}; declaring it {} with no IS_OWNER leaves the {} without an owner",
-                    owner.name, target.label, clash.level, target.label
-                ))
-                .with_detail("Declare the owner with permission_level = \"IS_OWNER\", or give the object another owner first."));
-            }
-            out.push(owner.clone());
+    if target.owned
+        && !want.iter().any(|e| e.level == "IS_OWNER")
+        && let Some(owner) = held.iter().find(|e| e.level == "IS_OWNER")
+    {
+        if let Some(clash) = want.iter().find(|e| e.same_principal(owner)) {
+            return Err(ProviderError::invalid(format!(
+                "{} owns {} {object_id}; declaring it {} with no IS_OWNER leaves the {} without an owner",
+                owner.name, target.label, clash.level, target.label
+            ))
+            .with_detail("Declare the owner with permission_level = \"IS_OWNER\", or give the object another owner first."));
         }
+        out.push(owner.clone());
     }
     if target.request == "directories" && object_id == "0" {
         out.push(Entry {
