@@ -167,6 +167,71 @@ pub fn existing_at(
     }
 }
 
+/// How messages word a kind's rule that exactly one of several attributes names what it is
+/// on (grants on one securable, permissions on one object).
+pub struct OneTarget {
+    /// No attribute set: `no securable: the grants are on nothing`.
+    pub none: &'static str,
+    /// Two set, after `A and B both set: `: `grants are on one securable`.
+    pub many: &'static str,
+    /// How to fix two: `declare one resource per securable`.
+    pub many_hint: &'static str,
+}
+
+/// The first of `items` whose attribute (`attr`) a configuration sets, with its value
+/// (`None` while it is not known).
+pub fn first_set<'a, 'c, T>(
+    config: &'c Object,
+    items: &'a [T],
+    attr: impl Fn(&T) -> &'static str,
+) -> Option<(&'a T, Option<&'c str>)> {
+    items.iter().find_map(|t| match config.get(attr(t)) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some((t, Some(s.as_str()))),
+        Some(_) => Some((t, None)),
+    })
+}
+
+/// Exactly one of `items`' attributes set: a finding for none, and one at each attribute
+/// set after the first; the one set, when it is alone.
+pub fn exactly_one<'a, T>(
+    config: &Object,
+    items: &'a [T],
+    attr: impl Fn(&T) -> &'static str,
+    words: &OneTarget,
+) -> (Option<&'a T>, Vec<brickform_core::provider::Finding>) {
+    use brickform_core::provider::Finding;
+    let set: Vec<&T> = items
+        .iter()
+        .filter(|t| config.get(attr(t)).is_some_and(|v| !v.is_null()))
+        .collect();
+    match set.as_slice() {
+        [] => {
+            let names: Vec<&str> = items.iter().map(&attr).collect();
+            (
+                None,
+                vec![
+                    Finding::error(&[], words.none)
+                        .hint(format!("set one of {}", names.join(", "))),
+                ],
+            )
+        }
+        [one] => (Some(*one), Vec::new()),
+        [first, rest @ ..] => (
+            None,
+            rest.iter()
+                .map(|t| {
+                    Finding::error(
+                        &[attr(t)],
+                        format!("{} and {} both set: {}", attr(first), attr(t), words.many),
+                    )
+                    .hint(words.many_hint)
+                })
+                .collect(),
+        ),
+    }
+}
+
 pub fn str_attr<'a>(o: &'a Object, k: &str) -> Option<&'a str> {
     o.get(k).and_then(Value::as_str)
 }

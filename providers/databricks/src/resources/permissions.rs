@@ -10,7 +10,7 @@
 //! while the configuration names none, which a write keeps. Levels are data per object
 //! type, checked by `validate`.
 
-use super::{err, str_attr};
+use super::{OneTarget, err, exactly_one, first_set, str_attr};
 use crate::Shared;
 use async_trait::async_trait;
 use brickform_core::lang::diagnostics::did_you_mean_value;
@@ -339,11 +339,7 @@ fn schema() -> Schema {
 
 /// The object a configuration names and the value naming it (`None` while unknown).
 pub fn target_of(config: &Object) -> Option<(&'static Target, Option<&str>)> {
-    TARGETS.iter().find_map(|t| match config.get(t.attr) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some((t, Some(s.as_str()))),
-        Some(_) => Some((t, None)),
-    })
+    first_set(config, TARGETS, |t| t.attr)
 }
 
 /// The entries a configuration declares (those whose values are known).
@@ -373,44 +369,23 @@ fn key(k: &str) -> PathStep {
 
 /// Exactly one object, a path that is absolute.
 pub fn check_target(config: &Object) -> Vec<Finding> {
-    let set: Vec<&Target> = TARGETS
-        .iter()
-        .filter(|t| config.get(t.attr).is_some_and(|v| !v.is_null()))
-        .collect();
-    let names = || {
-        TARGETS
-            .iter()
-            .map(|t| t.attr)
-            .collect::<Vec<_>>()
-            .join(", ")
+    let words = OneTarget {
+        none: "no object: the permissions are on nothing",
+        many: "permissions are on one object",
+        many_hint: "declare one databricks_permissions per object",
     };
-    match set.as_slice() {
-        [] => vec![
-            Finding::error(&[], "no object: the permissions are on nothing")
-                .hint(format!("set one of {}", names())),
-        ],
-        [t] => match str_attr(config, t.attr) {
-            Some(p) if t.by_path && !p.starts_with('/') => vec![
+    let (one, mut out) = exactly_one(config, TARGETS, |t| t.attr, &words);
+    if let Some(t) = one {
+        match str_attr(config, t.attr) {
+            Some(p) if t.by_path && !p.starts_with('/') => out.push(
                 Finding::error(&[t.attr], format!("{} is not a workspace path", quote(p)))
                     .hint("a workspace path is absolute: /Users/…, /Shared/…"),
-            ],
-            Some("") => vec![Finding::error(&[t.attr], format!("{} is empty", t.attr))],
-            _ => Vec::new(),
-        },
-        [first, rest @ ..] => rest
-            .iter()
-            .map(|t| {
-                Finding::error(
-                    &[t.attr],
-                    format!(
-                        "{} and {} both set: permissions are on one object",
-                        first.attr, t.attr
-                    ),
-                )
-                .hint("declare one databricks_permissions per object")
-            })
-            .collect(),
+            ),
+            Some("") => out.push(Finding::error(&[t.attr], format!("{} is empty", t.attr))),
+            _ => {}
+        }
     }
+    out
 }
 
 /// Each entry names one principal with a level the object takes; one owner at most, never
