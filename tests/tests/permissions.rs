@@ -252,6 +252,31 @@ fn permissions_on_each_object_type_are_applied_drift_is_planned_back_and_destroy
     assert!(out.contains("Apply complete!"), "{out}");
     let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "{out}\n{err}");
+    // The blocks' order means nothing: reversed, they plan no change.
+    let users_first = "  access_control {\n    group_name       = \"users\"\n    permission_level = \"CAN_VIEW\"\n  }\n";
+    let reordered = PERMISSIONS.replacen(users_first, "", 1).replacen(
+        "resource \"databricks_permissions\" \"pipeline\"",
+        "PLACEHOLDER",
+        1,
+    );
+    let reordered = reordered
+        .replacen(
+            "    permission_level       = \"CAN_MANAGE\"\n  }\n}\n",
+            &format!("    permission_level       = \"CAN_MANAGE\"\n  }}\n{users_first}}}\n"),
+            1,
+        )
+        .replacen(
+            "PLACEHOLDER",
+            "resource \"databricks_permissions\" \"pipeline\"",
+            1,
+        );
+    assert_ne!(reordered, PERMISSIONS);
+    std::fs::write(d.join("perms.bf.hcl"), &reordered).unwrap();
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(
+        code, 0,
+        "reordered blocks plan a change:\n{reordered}\n{out}\n{err}"
+    );
 
     // The service holds what the plan showed; jobs, pipelines and warehouses keep their
     // owner besides.
