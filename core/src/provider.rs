@@ -311,6 +311,10 @@ pub struct BlockType {
     pub min_items: usize,
     pub max_items: Option<usize>,
     pub replace_on_change: bool,
+    /// For repeated blocks: a set, whose order means nothing (each block stands for itself,
+    /// with no one attribute to key it by). Compared whatever order the configuration and
+    /// the service list them in.
+    pub unordered: bool,
     pub schema: Schema,
     pub description: &'static str,
 }
@@ -323,6 +327,7 @@ impl BlockType {
             min_items: 0,
             max_items: None,
             replace_on_change: false,
+            unordered: false,
             schema,
             description: "",
         }
@@ -344,6 +349,11 @@ impl BlockType {
     }
     pub fn force_new(mut self) -> Self {
         self.replace_on_change = true;
+        self
+    }
+    /// The blocks are a set (see [`BlockType::unordered`]).
+    pub fn unordered(mut self) -> Self {
+        self.unordered = true;
         self
     }
     pub fn describe(mut self, d: &'static str) -> Self {

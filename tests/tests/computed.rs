@@ -268,6 +268,20 @@ resource "databricks_grant" "sqlserver" {
   principal          = "account users"
   privileges         = ["USE_CONNECTION"]
 }
+
+resource "databricks_permissions" "nightly" {
+  job_id = databricks_job.nightly.id
+  access_control {
+    group_name       = "users"
+    permission_level = "CAN_VIEW"
+  }
+}
+
+resource "databricks_secret_acl" "readers" {
+  scope      = databricks_secret_scope.app.name
+  principal  = "users"
+  permission = "READ"
+}
 "#;
 
 /// `(mode, type, name)` of every `resource` and `data` block of a configuration text.
@@ -390,6 +404,18 @@ fn every_computed_attribute_of_every_kind_reads_as_a_value_or_null() {
     assert_eq!(
         value("databricks_job__nightly__url"),
         format!("local/#job/{}", job_id.as_str().unwrap()),
+        "{got}"
+    );
+    // Permissions and secret ACLs are named as the Terraform provider names them.
+    assert_eq!(value("databricks_permissions__nightly__object_type"), "job");
+    assert_eq!(
+        value("databricks_permissions__nightly__id"),
+        format!("/jobs/{}", job_id.as_str().unwrap()),
+        "{got}"
+    );
+    assert_eq!(
+        value("databricks_secret_acl__readers__id"),
+        "every-kind|||users",
         "{got}"
     );
     // A workspace object's page, path on the workspace file system and id, as the

@@ -164,6 +164,35 @@ fn live_objects(dump: &Value) -> Vec<String> {
             ));
         }
     }
+    // Object permissions, named by their object (`permission:job:NAME:group_name:users:CAN_VIEW`).
+    for (object, acl) in entries("permissions") {
+        let (kind, id) = object.rsplit_once('/').unwrap_or(("", ""));
+        let name = match kind {
+            "jobs" => dump["jobs"][id]["settings"]["name"].clone(),
+            "pipelines" => dump["pipelines"][id]["spec"]["name"].clone(),
+            "sql/warehouses" => dump["warehouses"][id]["spec"]["name"].clone(),
+            _ => entries("workspace")
+                .into_iter()
+                .find(|(_, o)| o["object_id"].as_i64().is_some_and(|n| n.to_string() == id))
+                .map(|(path, _)| Value::from(path))
+                .unwrap_or_default(),
+        };
+        for (principal, level) in acl.as_object().into_iter().flatten() {
+            out.push(format!(
+                "permission:{kind}:{}:{principal}:{}",
+                name.as_str().unwrap_or("?"),
+                level.as_str().unwrap_or("")
+            ));
+        }
+    }
+    for (scope, s) in entries("secret_scopes") {
+        for (principal, permission) in s["acls"].as_object().into_iter().flatten() {
+            out.push(format!(
+                "secret_acl:{scope}:{principal}:{}",
+                permission.as_str().unwrap_or("")
+            ));
+        }
+    }
     out.sort();
     out
 }
@@ -1161,6 +1190,8 @@ invariants! {
     grant_updates_replaces_on_principal_and_is_revoked: "databricks_grant" => grant_case(),
     sql_endpoint_updates_renames_and_is_destroyed: "databricks_sql_endpoint" => sql_endpoint_case(),
     artifact_rebuilds_on_an_input_change_and_is_destroyed: "databricks_artifact" => artifact_case(),
+    permissions_update_move_to_another_job_and_are_reset: "databricks_permissions" => permissions_case(),
+    secret_acl_updates_replaces_on_principal_and_is_deleted: "databricks_secret_acl" => secret_acl_case(),
 }
 
 /// An artifact whose input is the configuration file itself, and whose build writes
@@ -1196,6 +1227,81 @@ fn artifact_case() -> Case {
             present: &["file:/Volumes/inv_file_cat/raw/landing/tools/tool-2.bin"],
             absent: &["file:/Volumes/inv_file_cat/raw/landing/tools/tool-1.bin"],
         }],
+    }
+}
+
+/// Two jobs and the permissions on one of them.
+fn permissions(on: &str, level: &str) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_job\" \"a\" {{\n  name = \"inv_perm_a\"\n}}\nresource \"databricks_job\" \"b\" {{\n  name = \"inv_perm_b\"\n}}\nresource \"databricks_permissions\" \"p\" {{\n  job_id = databricks_job.{on}.id\n  access_control {{\n    group_name       = \"users\"\n    permission_level = \"{level}\"\n  }}\n}}\n"
+    )
+}
+
+fn permissions_case() -> Case {
+    Case {
+        address: "databricks_permissions.p",
+        local_flag: false,
+        config: permissions("a", "CAN_VIEW"),
+        made: &["permission:jobs:inv_perm_a:group_name:users:CAN_VIEW"],
+        steps: vec![
+            Step {
+                what: "a level changed",
+                config: permissions("a", "CAN_MANAGE_RUN"),
+                expect: Expect::Update(&["access_control", "permission_level"]),
+                shows: "~ permission_level = \"CAN_VIEW\" -> \"CAN_MANAGE_RUN\"",
+                vars: &[],
+                present: &[
+                    "permission:jobs:inv_perm_a:group_name:users:CAN_MANAGE_RUN",
+                    "permission:jobs:inv_perm_a:user_name:local-user@brickform.local:IS_OWNER",
+                ],
+                absent: &["permission:jobs:inv_perm_a:group_name:users:CAN_VIEW"],
+            },
+            Step {
+                what: "moved to another job",
+                config: permissions("b", "CAN_MANAGE_RUN"),
+                expect: Expect::Replace("job_id"),
+                shows: "# forces replacement",
+                vars: &[],
+                present: &["permission:jobs:inv_perm_b:group_name:users:CAN_MANAGE_RUN"],
+                // The first job is reset: its owner stays, the group's entry goes.
+                absent: &["permission:jobs:inv_perm_a:group_name:users:CAN_MANAGE_RUN"],
+            },
+        ],
+    }
+}
+
+fn secret_acl(principal: &str, permission: &str) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_secret_scope\" \"s\" {{\n  name = \"inv-acl\"\n}}\nresource \"databricks_secret_acl\" \"a\" {{\n  scope      = databricks_secret_scope.s.name\n  principal  = \"{principal}\"\n  permission = \"{permission}\"\n}}\n"
+    )
+}
+
+fn secret_acl_case() -> Case {
+    Case {
+        address: "databricks_secret_acl.a",
+        local_flag: false,
+        config: secret_acl("users", "READ"),
+        made: &["secret_acl:inv-acl:users:READ"],
+        steps: vec![
+            Step {
+                what: "permission",
+                config: secret_acl("users", "WRITE"),
+                expect: Expect::Update(&["permission"]),
+                shows: "~ permission = \"READ\" -> \"WRITE\"",
+                vars: &[],
+                present: &["secret_acl:inv-acl:users:WRITE"],
+                absent: &["secret_acl:inv-acl:users:READ"],
+            },
+            Step {
+                what: "principal",
+                config: secret_acl("admins", "WRITE"),
+                expect: Expect::Replace("principal"),
+                shows: "~ principal  = \"users\" -> \"admins\" # forces replacement",
+                vars: &[],
+                present: &["secret_acl:inv-acl:admins:WRITE"],
+                absent: &["secret_acl:inv-acl:users:WRITE"],
+            },
+        ],
     }
 }
 

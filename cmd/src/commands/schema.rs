@@ -45,6 +45,7 @@ fn schema_json(s: &Schema) -> Value {
         .map(|b| {
             let nesting = match b.nesting {
                 Nesting::Single => json!("single"),
+                Nesting::List if b.unordered => json!("set"),
                 Nesting::List => json!("list"),
                 Nesting::Keyed(k) => json!({ "keyed_by": k }),
             };
@@ -93,6 +94,7 @@ fn markdown_body(s: &Schema, depth: usize, out: &mut String) {
     for b in &s.blocks {
         let how = match b.nesting {
             Nesting::Single => "block, at most one".to_string(),
+            Nesting::List if b.unordered => "repeated block, in any order".to_string(),
             Nesting::List => "repeated block".to_string(),
             Nesting::Keyed(k) => format!("repeated block, matched by `{k}`"),
         };

@@ -1613,6 +1613,18 @@ pub fn locate(
                         })
                     })
                 }
+                // Unordered blocks were sorted: the one written with the item's values.
+                (_, Some(o)) if bt.unordered => body.get_blocks(name).find(|b| {
+                    b.body
+                        .attributes()
+                        .all(|a| match (&a.value, o.get(a.key.as_str())) {
+                            (Expression::String(s), Some(Value::String(v))) => {
+                                s.value().eq_ignore_ascii_case(v)
+                            }
+                            (Expression::String(_), _) => false,
+                            _ => true,
+                        })
+                }),
                 _ => None,
             };
             let block = keyed.or_else(|| body.get_blocks(name).nth(*i))?;

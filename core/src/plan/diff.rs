@@ -85,7 +85,7 @@ fn key(name: &str) -> Vec<PathStep> {
 }
 
 /// Puts a value in canonical form: lower-cased names, trimmed slashes, keyed blocks sorted by
-/// key, nested blocks normalised by their own schema.
+/// key, unordered blocks by content, nested blocks normalised by their own schema.
 pub fn normalize_object(schema: &Schema, obj: &mut Object) {
     for a in &schema.attributes {
         if let Some(v) = obj.get_mut(a.name) {
@@ -109,7 +109,10 @@ pub fn normalize_object(schema: &Schema, obj: &mut Object) {
                         normalize_object(&b.schema, o);
                     }
                 }
-                if let Nesting::Keyed(k) = b.nesting {
+                if b.unordered {
+                    // A set of blocks: sorted by content, as a set attribute is.
+                    items.sort_by_cached_key(|item| item.to_json().to_string());
+                } else if let Nesting::Keyed(k) = b.nesting {
                     items.sort_by(|x, y| {
                         let kx = x
                             .as_object()
@@ -824,6 +827,49 @@ mod tests {
         let d = run(&c, Some(&p), None);
         assert_eq!(d.fields.len(), 1);
         assert!(d.fields[0].sensitive);
+    }
+
+    #[test]
+    fn unordered_blocks_compare_as_sets() {
+        use crate::provider::BlockType;
+        let entry = Schema::new()
+            .attr(Attribute::optional("who", AttrType::String))
+            .attr(Attribute::optional("other", AttrType::String))
+            .attr(Attribute::required("level", AttrType::String));
+        let schema = Schema::new().block(BlockType::list("entry", entry.clone()).unordered());
+        let e = |who: &str, level: &str| {
+            Value::Object(obj(&[("who", who.into()), ("level", level.into())]))
+        };
+        let mut config = obj(&[("entry", Value::List(vec![e("b", "X"), e("a", "Y")]))]);
+        let mut live = obj(&[("entry", Value::List(vec![e("a", "Y"), e("b", "X")]))]);
+        normalize_object(&schema, &mut config);
+        normalize_object(&schema, &mut live);
+        let prior = Prior {
+            config: config.clone(),
+            ..Prior::default()
+        };
+        let ignore = |_: &str| false;
+        let fp = |_: &Value, _: &str| true;
+        let run = |live: &Object| {
+            diff(&DiffInput {
+                schema: &schema,
+                config: &config,
+                prior: Some(&prior),
+                live: Some(live),
+                ignore: &ignore,
+                fingerprint_matches: &fp,
+            })
+        };
+        let d = run(&live);
+        assert!(d.fields.is_empty() && d.drift.is_empty(), "{:?}", d.fields);
+        // A listed block, ordered, is still compared by its content.
+        let ordered = Schema::new().block(BlockType::list("entry", entry));
+        let mut reordered = obj(&[("entry", Value::List(vec![e("b", "X"), e("a", "Y")]))]);
+        normalize_object(&ordered, &mut reordered);
+        assert_ne!(reordered, live);
+        let mut changed = obj(&[("entry", Value::List(vec![e("a", "Z"), e("b", "X")]))]);
+        normalize_object(&schema, &mut changed);
+        assert!(!run(&changed).fields.is_empty());
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod identity;
 mod jobs;
 mod journal;
 mod pages;
+mod permissions;
 mod pipelines;
 mod runtimes;
 mod scim;
@@ -260,6 +261,10 @@ const DOMAINS: &[Domain] = &[
     },
     Domain {
         routes: workspace::routes,
+        clock: None,
+    },
+    Domain {
+        routes: permissions::routes,
         clock: None,
     },
     Domain {

@@ -66,6 +66,10 @@ pub struct State {
     /// SQL warehouses by id (files written before had none).
     #[serde(default)]
     pub warehouses: Tracked<String, crate::warehouses::Warehouse>,
+    /// Object permissions by object (`jobs/123`, `sql/warehouses/abc`): their direct
+    /// entries, once written (files written before had none).
+    #[serde(default)]
+    pub permissions: Tracked<String, crate::permissions::Acl>,
 }
 
 impl State {
@@ -92,6 +96,7 @@ impl State {
             principals: Tracked::new(),
             grants: Tracked::new(),
             warehouses: Tracked::new(),
+            permissions: Tracked::new(),
         };
         workspace::seed(&mut st, user_name, now);
         scim::seed(&mut st, user_name);
@@ -106,7 +111,7 @@ impl State {
     }
 
     /// Every collection by its field name: the one list the journal writes and replays.
-    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 14] {
+    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 15] {
         [
             ("catalogs", &mut self.catalogs),
             ("schemas", &mut self.schemas),
@@ -122,6 +127,7 @@ impl State {
             ("principals", &mut self.principals),
             ("grants", &mut self.grants),
             ("warehouses", &mut self.warehouses),
+            ("permissions", &mut self.permissions),
         ]
     }
 

@@ -16,6 +16,7 @@ pub mod job_run;
 pub mod locations;
 pub mod notebook;
 pub mod ownership;
+pub mod permissions;
 pub mod pipeline;
 pub mod pipeline_spec;
 pub mod presets;
@@ -24,6 +25,7 @@ pub mod schema;
 pub mod sdp_meta_flow;
 pub mod sdp_meta_onboarding;
 pub mod secret;
+pub mod secret_acl;
 pub mod secret_scope;
 pub mod sql_endpoint;
 pub mod uc;
@@ -59,8 +61,10 @@ impl DatabricksKind for artifact::Artifact {}
 impl DatabricksKind for directory::Directory {}
 impl DatabricksKind for secret_scope::SecretScope {}
 impl DatabricksKind for secret::Secret {}
+impl DatabricksKind for secret_acl::SecretAcl {}
 impl DatabricksKind for sql_endpoint::SqlEndpoint {}
 impl DatabricksKind for privileges::GrantsKind {}
+impl DatabricksKind for permissions::Permissions {}
 impl DatabricksKind for job_run::JobRun {}
 impl DatabricksKind for sdp_meta_flow::Flow {}
 impl DatabricksKind for sdp_meta_onboarding::Onboarding {}
@@ -74,6 +78,7 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(connection::kind(shared.clone())),
         Arc::new(grants::kind(shared.clone())),
         Arc::new(grant::kind(shared.clone())),
+        Arc::new(permissions::Permissions::new(shared.clone())),
         Arc::new(notebook::kind(shared.clone())),
         Arc::new(workspace_file::kind(shared.clone())),
         Arc::new(file::kind(shared.clone())),
@@ -81,6 +86,7 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(directory::Directory::new(shared.clone())),
         Arc::new(secret_scope::SecretScope::new(shared.clone())),
         Arc::new(secret::Secret::new(shared.clone())),
+        Arc::new(secret_acl::SecretAcl::new(shared.clone())),
         Arc::new(sql_endpoint::SqlEndpoint::new(shared.clone())),
         Arc::new(pipeline::kind(shared.clone())),
         Arc::new(ingestion_gateway::kind(shared.clone())),
@@ -161,6 +167,71 @@ pub fn existing_at(
         owner: home_owner(&remote.id),
         exclusive: true,
         remote,
+    }
+}
+
+/// How messages word a kind's rule that exactly one of several attributes names what it is
+/// on (grants on one securable, permissions on one object).
+pub struct OneTarget {
+    /// No attribute set: `no securable: the grants are on nothing`.
+    pub none: &'static str,
+    /// Two set, after `A and B both set: `: `grants are on one securable`.
+    pub many: &'static str,
+    /// How to fix two: `declare one resource per securable`.
+    pub many_hint: &'static str,
+}
+
+/// The first of `items` whose attribute (`attr`) a configuration sets, with its value
+/// (`None` while it is not known).
+pub fn first_set<'a, 'c, T>(
+    config: &'c Object,
+    items: &'a [T],
+    attr: impl Fn(&T) -> &'static str,
+) -> Option<(&'a T, Option<&'c str>)> {
+    items.iter().find_map(|t| match config.get(attr(t)) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some((t, Some(s.as_str()))),
+        Some(_) => Some((t, None)),
+    })
+}
+
+/// Exactly one of `items`' attributes set: a finding for none, and one at each attribute
+/// set after the first; the one set, when it is alone.
+pub fn exactly_one<'a, T>(
+    config: &Object,
+    items: &'a [T],
+    attr: impl Fn(&T) -> &'static str,
+    words: &OneTarget,
+) -> (Option<&'a T>, Vec<brickform_core::provider::Finding>) {
+    use brickform_core::provider::Finding;
+    let set: Vec<&T> = items
+        .iter()
+        .filter(|t| config.get(attr(t)).is_some_and(|v| !v.is_null()))
+        .collect();
+    match set.as_slice() {
+        [] => {
+            let names: Vec<&str> = items.iter().map(&attr).collect();
+            (
+                None,
+                vec![
+                    Finding::error(&[], words.none)
+                        .hint(format!("set one of {}", names.join(", "))),
+                ],
+            )
+        }
+        [one] => (Some(*one), Vec::new()),
+        [first, rest @ ..] => (
+            None,
+            rest.iter()
+                .map(|t| {
+                    Finding::error(
+                        &[attr(t)],
+                        format!("{} and {} both set: {}", attr(first), attr(t), words.many),
+                    )
+                    .hint(words.many_hint)
+                })
+                .collect(),
+        ),
     }
 }
 

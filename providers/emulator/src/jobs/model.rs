@@ -323,6 +323,7 @@ pub fn update_job(
 /// Deletes a job and cancels its active runs.
 pub fn delete_job(st: &mut State, ctx: &Ctx, id: i64) -> ApiResult<()> {
     st.jobs.remove(&id).ok_or_else(|| job_missing(id))?;
+    crate::permissions::forget(st, "jobs", &id.to_string());
     let active: Vec<i64> = st
         .active_runs
         .iter()

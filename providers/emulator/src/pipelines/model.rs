@@ -333,6 +333,7 @@ pub fn advance(st: &mut State, ctx: &Ctx) -> bool {
         .collect();
     for (id, keep) in &done {
         st.pipelines.remove(id);
+        crate::permissions::forget(st, "pipelines", id);
         crate::uc::end_pipeline_tables(st, id, *keep);
     }
     !done.is_empty()
@@ -499,6 +500,7 @@ pub fn delete_pipeline(st: &mut State, ctx: &Ctx, id: &str, cascade: bool) -> Ap
         p.keep_tables = !cascade;
         if !ctx.behaviours.on(Behaviour::AsyncPipelineDelete) {
             st.pipelines.remove(id);
+            crate::permissions::forget(st, "pipelines", id);
             crate::uc::end_pipeline_tables(st, id, !cascade);
         }
     }

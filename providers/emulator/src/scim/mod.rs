@@ -3,12 +3,13 @@
 //!
 //! The workspace starts with its user, the workspace-local groups `users` and `admins`, and
 //! the account group `account users`. Unity Catalog grants name account principals only: a
-//! workspace-local group is refused there, as the service refuses it.
+//! workspace-local group is refused there, as the service refuses it. The workspace's own
+//! APIs (permissions, secret ACLs) take it, and not `account users`.
 
 mod model;
 mod routes;
 
-pub use model::{principal_exists, seed};
+pub use model::{principal_exists, seed, workspace_principal, workspace_principal_named};
 pub use routes::routes;
 
 use serde::{Deserialize, Serialize};

@@ -65,6 +65,40 @@ pub fn principal_exists(st: &State, name: &str) -> bool {
     })
 }
 
+/// Groups only Unity Catalog resolves: the workspace's own APIs (permissions, secret ACLs)
+/// answer `Principal: GroupName(account users) does not exist` for them, and take the
+/// workspace-local `users` instead.
+const ACCOUNT_ONLY: &[&str] = &["account users"];
+
+/// The principal of a kind the workspace's own APIs (permissions, secret ACLs) know by
+/// `name`: a user by user name (any case), a group by display name (the workspace-local
+/// `users` and `admins` included), a service principal by application id (any case).
+pub fn workspace_principal<'a>(
+    st: &'a State,
+    kind: PrincipalKind,
+    name: &str,
+) -> Option<&'a Principal> {
+    st.principals.values().find(|p| {
+        p.kind == kind
+            && match kind {
+                PrincipalKind::Group => p.name == name && !ACCOUNT_ONLY.contains(&name),
+                _ => p.name.eq_ignore_ascii_case(name),
+            }
+    })
+}
+
+/// Whether any principal of the workspace goes by `name` (secret ACLs name users and
+/// groups alike).
+pub fn workspace_principal_named(st: &State, name: &str) -> bool {
+    [
+        PrincipalKind::User,
+        PrincipalKind::Group,
+        PrincipalKind::ServicePrincipal,
+    ]
+    .into_iter()
+    .any(|k| workspace_principal(st, k, name).is_some())
+}
+
 pub fn create(
     st: &mut State,
     kind: PrincipalKind,
@@ -202,6 +236,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(found.len(), 1);
+        assert!(workspace_principal(&st, PrincipalKind::Group, "data engineers").is_some());
+        assert!(workspace_principal(&st, PrincipalKind::Group, "users").is_some());
+        assert!(workspace_principal(&st, PrincipalKind::Group, "account users").is_none());
+        assert!(workspace_principal(&st, PrincipalKind::User, "Me@X.com").is_some());
+        assert!(workspace_principal(&st, PrincipalKind::ServicePrincipal, "me@x.com").is_none());
+        assert!(workspace_principal_named(&st, "admins"));
         delete(&mut st, PrincipalKind::Group, &id).unwrap();
         assert!(!principal_exists(&st, "data engineers"));
         assert!(list(&st, PrincipalKind::Group, Some("displayName co x")).is_err());

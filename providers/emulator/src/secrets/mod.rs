@@ -1,5 +1,5 @@
-//! Secret scopes and secrets: [`model`] is what the API does to the state, [`routes`] the
-//! HTTP side.
+//! Secret scopes, their secrets and their ACLs: [`model`] is what the API does to the state,
+//! [`routes`] the HTTP side.
 
 mod model;
 mod routes;
@@ -17,6 +17,10 @@ pub struct Scope {
     /// The vault an `AZURE_KEYVAULT` scope reads its secrets from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyvault: Option<KeyVault>,
+    /// Who may read, write or manage the scope: principal → READ, WRITE or MANAGE (files
+    /// written before had none).
+    #[serde(default)]
+    pub acls: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -37,11 +37,14 @@ pub fn check_name(field: &str, v: &str) -> ApiResult<()> {
     }
 }
 
+/// Makes a scope. Its first ACL gives MANAGE to `manager`: the caller, or the principal
+/// the request named as `initial_manage_principal`.
 pub fn create_scope(
     st: &mut State,
     scope: &str,
     backend_type: &str,
     keyvault: Option<KeyVault>,
+    manager: &str,
 ) -> ApiResult<()> {
     if st.secret_scopes.contains_key(scope) {
         return Err(ApiError::conflict(
@@ -55,6 +58,7 @@ pub fn create_scope(
             backend_type: backend_type.to_string(),
             secrets: BTreeMap::new(),
             keyvault,
+            acls: BTreeMap::from([(manager.to_string(), "MANAGE".to_string())]),
         },
     );
     Ok(())
@@ -141,6 +145,71 @@ pub fn get_secret<'a>(st: &'a State, scope: &str, key: &str) -> ApiResult<&'a [u
         .ok_or_else(|| secret_missing(scope, key))
 }
 
+/// The levels of a secret ACL, weakest first.
+pub const ACL_PERMISSIONS: &[&str] = &["READ", "WRITE", "MANAGE"];
+
+fn scope_of<'a>(st: &'a State, scope: &str) -> ApiResult<&'a Scope> {
+    st.secret_scopes
+        .get(scope)
+        .ok_or_else(|| scope_missing(scope))
+}
+
+fn acl_missing(scope: &str, principal: &str) -> ApiError {
+    ApiError::not_found(
+        "RESOURCE_DOES_NOT_EXIST",
+        format!("Failed to get secret acl for principal {principal} for scope {scope}."),
+    )
+}
+
+/// Gives `principal` `permission` on a scope, replacing what it had: the principal must be
+/// a user, group or service principal of the workspace.
+pub fn put_acl(st: &mut State, scope: &str, principal: &str, permission: &str) -> ApiResult<()> {
+    scope_of(st, scope)?;
+    if !ACL_PERMISSIONS.contains(&permission) {
+        return Err(ApiError::invalid(format!(
+            "Invalid value for field 'permission': '{permission}' is not one of {}",
+            ACL_PERMISSIONS.join(", ")
+        )));
+    }
+    if !crate::scim::workspace_principal_named(st, principal) {
+        return Err(ApiError::invalid(format!(
+            "Invalid value for field 'principal': {principal} is not a user, group or service principal of the workspace"
+        )));
+    }
+    if let Some(s) = st.secret_scopes.get_mut(scope) {
+        s.acls.insert(principal.to_string(), permission.to_string());
+    }
+    Ok(())
+}
+
+pub fn get_acl<'a>(st: &'a State, scope: &str, principal: &str) -> ApiResult<&'a str> {
+    scope_of(st, scope)?
+        .acls
+        .get(principal)
+        .map(String::as_str)
+        .ok_or_else(|| acl_missing(scope, principal))
+}
+
+/// A scope's ACLs by principal.
+pub fn list_acls<'a>(st: &'a State, scope: &str) -> ApiResult<Vec<(&'a str, &'a str)>> {
+    Ok(scope_of(st, scope)?
+        .acls
+        .iter()
+        .map(|(p, l)| (p.as_str(), l.as_str()))
+        .collect())
+}
+
+pub fn delete_acl(st: &mut State, scope: &str, principal: &str) -> ApiResult<()> {
+    let s = st
+        .secret_scopes
+        .get_mut(scope)
+        .ok_or_else(|| scope_missing(scope))?;
+    s.acls
+        .remove(principal)
+        .map(|_| ())
+        .ok_or_else(|| acl_missing(scope, principal))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,9 +227,9 @@ mod tests {
                 .message,
             "Scope s does not exist!"
         );
-        create_scope(&mut st, "s", "DATABRICKS", None).unwrap();
+        create_scope(&mut st, "s", "DATABRICKS", None, "u@x").unwrap();
         assert_eq!(
-            create_scope(&mut st, "s", "DATABRICKS", None)
+            create_scope(&mut st, "s", "DATABRICKS", None, "u@x")
                 .unwrap_err()
                 .code,
             "RESOURCE_ALREADY_EXISTS"
@@ -192,7 +261,7 @@ mod tests {
                 "/subscriptions/s/resourceGroups/rg/providers/Microsoft.KeyVault/vaults/kv".into(),
             dns_name: "https://kv.vault.azure.net/".into(),
         };
-        create_scope(&mut st, "kv", "AZURE_KEYVAULT", Some(kv.clone())).unwrap();
+        create_scope(&mut st, "kv", "AZURE_KEYVAULT", Some(kv.clone()), "u@x").unwrap();
         assert_eq!(list_scopes(&st)[0].1.keyvault.as_ref(), Some(&kv));
         for e in [
             put_secret(&mut st, &ctx(1), "kv", "k", b"v".to_vec()).unwrap_err(),
@@ -205,6 +274,38 @@ mod tests {
             );
         }
         delete_scope(&mut st, "kv").unwrap();
+    }
+
+    #[test]
+    fn acls_name_principals_of_the_workspace_and_the_creator_manages() {
+        let mut st = State::new("u@x", 0);
+        create_scope(&mut st, "s", "DATABRICKS", None, "u@x").unwrap();
+        assert_eq!(list_acls(&st, "s").unwrap(), [("u@x", "MANAGE")]);
+        put_acl(&mut st, "s", "users", "READ").unwrap();
+        // A put replaces what the principal had.
+        put_acl(&mut st, "s", "users", "WRITE").unwrap();
+        assert_eq!(get_acl(&st, "s", "users").unwrap(), "WRITE");
+        let e = put_acl(&mut st, "s", "nobody", "READ").unwrap_err();
+        assert_eq!(e.code, "INVALID_PARAMETER_VALUE");
+        assert!(e.message.contains("nobody is not a user"), "{}", e.message);
+        assert!(put_acl(&mut st, "s", "users", "OWNER").is_err());
+        assert!(put_acl(&mut st, "s", "account users", "READ").is_err());
+        assert_eq!(
+            put_acl(&mut st, "t", "users", "READ").unwrap_err().message,
+            "Scope t does not exist!"
+        );
+        delete_acl(&mut st, "s", "users").unwrap();
+        let e = get_acl(&st, "s", "users").unwrap_err();
+        assert_eq!(
+            (e.code.as_str(), e.message.as_str()),
+            (
+                "RESOURCE_DOES_NOT_EXIST",
+                "Failed to get secret acl for principal users for scope s."
+            )
+        );
+        assert!(delete_acl(&mut st, "s", "users").is_err());
+        create_scope(&mut st, "shared", "DATABRICKS", None, "users").unwrap();
+        assert_eq!(list_acls(&st, "shared").unwrap(), [("users", "MANAGE")]);
     }
 
     #[test]

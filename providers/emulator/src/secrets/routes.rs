@@ -25,6 +25,10 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/api/2.0/secrets/delete", post(delete_secret))
         .route("/api/2.0/secrets/list", get(list_secrets))
         .route("/api/2.0/secrets/get", get(get_secret))
+        .route("/api/2.0/secrets/acls/put", post(put_acl))
+        .route("/api/2.0/secrets/acls/get", get(get_acl))
+        .route("/api/2.0/secrets/acls/list", get(list_acls))
+        .route("/api/2.0/secrets/acls/delete", post(delete_acl))
 }
 
 type Reply = ApiResult<Json<Value>>;
@@ -49,9 +53,8 @@ async fn create_scope(
     let o = Obj::root(&b);
     let scope = o.req_str("scope")?.to_string();
     check_name("scope", &scope)?;
-    if let Some(p) = o.str("initial_manage_principal")?
-        && p != "users"
-    {
+    let initial = o.str("initial_manage_principal")?.map(str::to_string);
+    if initial.as_deref().is_some_and(|p| p != "users") {
         return Err(ApiError::invalid(
             "Invalid value for field 'initial_manage_principal': only 'users' is supported",
         ));
@@ -89,7 +92,11 @@ async fn create_scope(
     } else {
         None
     };
-    app.mutate(|st, _| model::create_scope(st, &scope, backend, keyvault).map(|()| done()))
+    // The scope's first MANAGE goes to the principal named, or else to the caller.
+    app.mutate(|st, ctx| {
+        let manager = initial.as_deref().unwrap_or(ctx.user);
+        model::create_scope(st, &scope, backend, keyvault, manager).map(|()| done())
+    })
 }
 
 async fn delete_scope(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
@@ -168,4 +175,41 @@ async fn get_secret(AxState(app): AppState, q: Params) -> Reply {
         let value = model::get_secret(st, &scope, &key)?;
         Ok(Json(json!({"key": key, "value": STANDARD.encode(value)})))
     })
+}
+
+async fn put_acl(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+    let o = Obj::root(&b);
+    let scope = o.req_str("scope")?.to_string();
+    let principal = o.req_str("principal")?.to_string();
+    let permission = o.req_str("permission")?.to_string();
+    app.mutate(|st, _| model::put_acl(st, &scope, &principal, &permission).map(|()| done()))
+}
+
+async fn get_acl(AxState(app): AppState, q: Params) -> Reply {
+    let scope = q.req_str("scope")?.to_string();
+    let principal = q.req_str("principal")?.to_string();
+    app.view(|st, _| {
+        let permission = model::get_acl(st, &scope, &principal)?;
+        Ok(Json(
+            json!({"principal": principal, "permission": permission}),
+        ))
+    })
+}
+
+async fn list_acls(AxState(app): AppState, q: Params) -> Reply {
+    let scope = q.req_str("scope")?.to_string();
+    app.view(|st, _| {
+        let items: Vec<Value> = model::list_acls(st, &scope)?
+            .into_iter()
+            .map(|(p, l)| json!({"principal": p, "permission": l}))
+            .collect();
+        Ok(Json(json!({ "items": items })))
+    })
+}
+
+async fn delete_acl(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+    let o = Obj::root(&b);
+    let scope = o.req_str("scope")?.to_string();
+    let principal = o.req_str("principal")?.to_string();
+    app.mutate(|st, _| model::delete_acl(st, &scope, &principal).map(|()| done()))
 }

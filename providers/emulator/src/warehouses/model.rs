@@ -227,8 +227,9 @@ pub fn get<'a>(st: &'a State, id: &str) -> ApiResult<&'a Warehouse> {
 pub fn delete(st: &mut State, id: &str) -> ApiResult<()> {
     st.warehouses
         .remove(id)
-        .map(|_| ())
-        .ok_or_else(|| missing_warehouse(id))
+        .ok_or_else(|| missing_warehouse(id))?;
+    crate::permissions::forget(st, "sql/warehouses", id);
+    Ok(())
 }
 
 /// Starts a stopped (or stopping) warehouse; a running or starting one is left as it is.

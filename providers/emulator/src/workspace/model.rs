@@ -390,7 +390,8 @@ pub fn delete(st: &mut State, path: &str, recursive: bool) -> ApiResult<()> {
         return Err(ApiError::invalid("The root folder cannot be deleted.")
             .with_code("DIRECTORY_PROTECTED"));
     }
-    let obj = st.workspace.get(path).ok_or_else(|| missing(path))?;
+    let obj = st.workspace.get(path).ok_or_else(|| missing(path))?.clone();
+    let mut gone = Vec::new();
     if obj.object_type == "DIRECTORY" {
         let prefix = children_prefix(path);
         let has_children = with_prefix(&st.workspace, &prefix).next().is_some();
@@ -400,9 +401,22 @@ pub fn delete(st: &mut State, path: &str, recursive: bool) -> ApiResult<()> {
                 format!("Folder ({path}) is not empty."),
             ));
         }
+        for (_, o) in with_prefix(&st.workspace, &prefix).collect::<Vec<_>>() {
+            gone.push((o.object_type.clone(), o.object_id));
+        }
         crate::util::remove_prefix(&mut st.workspace, &prefix);
     }
+    gone.push((obj.object_type.clone(), obj.object_id));
     st.workspace.remove(path);
+    // Permissions belong to their object: they go with it.
+    for (object_type, id) in gone {
+        let request = match object_type.as_str() {
+            "NOTEBOOK" => "notebooks",
+            "DIRECTORY" => "directories",
+            _ => "files",
+        };
+        crate::permissions::forget(st, request, &id.to_string());
+    }
     Ok(())
 }
 

@@ -8,7 +8,7 @@
 //! securable type before anything is sent. [`api`] reads and writes them; [`kind`] is the
 //! life cycle both kinds share.
 
-use super::str_attr;
+use super::{OneTarget, exactly_one, first_set, str_attr};
 use brickform_core::lang::diagnostics::closest;
 use brickform_core::provider::{
     AttrType, Attribute, Finding, Normalize, ProviderError, ProviderResult, Schema,
@@ -211,64 +211,34 @@ pub fn privileges_attr() -> Attribute {
 
 /// The securable a configuration names, and its full name (`None` while unknown).
 pub fn target_of(config: &Object) -> Option<(&'static Target, Option<&str>)> {
-    TARGETS.iter().find_map(|t| match config.get(t.attr) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some((t, Some(s.as_str()))),
-        Some(_) => Some((t, None)),
-    })
+    first_set(config, TARGETS, |t| t.attr)
 }
 
 /// Exactly one securable, its full name with the parts its type has.
 pub fn check_target(config: &Object) -> Vec<Finding> {
-    let set: Vec<&Target> = TARGETS
-        .iter()
-        .filter(|t| config.get(t.attr).is_some_and(|v| !v.is_null()))
-        .collect();
-    let names = || {
-        TARGETS
-            .iter()
-            .map(|t| t.attr)
-            .collect::<Vec<_>>()
-            .join(", ")
+    let words = OneTarget {
+        none: "no securable: the grants are on nothing",
+        many: "grants are on one securable",
+        many_hint: "declare one resource per securable",
     };
-    let mut out = Vec::new();
-    match set.as_slice() {
-        [] => out.push(
-            Finding::error(&[], "no securable: the grants are on nothing")
-                .hint(format!("set one of {}", names())),
-        ),
-        [t] => {
-            if let Some(name) = str_attr(config, t.attr) {
-                let parts: Vec<&str> = name.split('.').collect();
-                if parts.len() != t.parts || parts.iter().any(|p| p.is_empty()) {
-                    let hint = match t.parts {
-                        1 => format!("a {}'s name is one part, without dots", t.label),
-                        2 => "write it as CATALOG.SCHEMA".to_string(),
-                        _ => format!("write it as CATALOG.SCHEMA.{}", t.attr.to_uppercase()),
-                    };
-                    out.push(
-                        Finding::error(
-                            &[t.attr],
-                            format!("{} is not the full name of a {}", quote(name), t.label),
-                        )
-                        .hint(hint),
-                    );
-                }
-            }
-        }
-        [first, rest @ ..] => {
-            for t in rest {
-                out.push(
-                    Finding::error(
-                        &[t.attr],
-                        format!(
-                            "{} and {} both set: grants are on one securable",
-                            first.attr, t.attr
-                        ),
-                    )
-                    .hint("declare one resource per securable"),
-                );
-            }
+    let (one, mut out) = exactly_one(config, TARGETS, |t| t.attr, &words);
+    if let Some(t) = one
+        && let Some(name) = str_attr(config, t.attr)
+    {
+        let parts: Vec<&str> = name.split('.').collect();
+        if parts.len() != t.parts || parts.iter().any(|p| p.is_empty()) {
+            let hint = match t.parts {
+                1 => format!("a {}'s name is one part, without dots", t.label),
+                2 => "write it as CATALOG.SCHEMA".to_string(),
+                _ => format!("write it as CATALOG.SCHEMA.{}", t.attr.to_uppercase()),
+            };
+            out.push(
+                Finding::error(
+                    &[t.attr],
+                    format!("{} is not the full name of a {}", quote(name), t.label),
+                )
+                .hint(hint),
+            );
         }
     }
     out

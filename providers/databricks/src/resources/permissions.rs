@@ -1,0 +1,1204 @@
+//! `databricks_permissions`: every permission on one workspace object (a job, pipeline,
+//! notebook, directory, workspace file or SQL warehouse), through the Permissions API
+//! (`/api/2.0/permissions/{object_type}/{object_id}`). Authoritative, as in the Terraform
+//! provider: a write replaces the object's direct entries (PUT), so an entry added in the
+//! UI is planned back, and a destroy resets the object to what it has alone.
+//!
+//! What the object has without any configuration is not the resource's, and is neither
+//! drift nor written: inherited entries (the `admins` group manages everything; a notebook
+//! takes its folders' entries), and the owner (IS_OWNER) of jobs, pipelines and warehouses
+//! while the configuration names none, which a write keeps. Levels are data per object
+//! type, checked by `validate`.
+
+use super::{OneTarget, err, exactly_one, first_set, str_attr};
+use crate::Shared;
+use async_trait::async_trait;
+use brickform_core::lang::diagnostics::did_you_mean_value;
+use brickform_core::provider::{
+    AttrType, Attribute, BlockType, ErrorKind, Finding, Normalize, OpContext, ProviderError,
+    ProviderResult, Remote, ResourceKind, Schema,
+};
+use brickform_core::value::{Object, PathStep, Value, quote};
+use serde_json::{Value as Json, json};
+use std::sync::Arc;
+
+/// An attribute that names the object the permissions are on.
+#[derive(Debug)]
+pub struct Target {
+    /// `notebook_path`.
+    pub attr: &'static str,
+    /// It names the object by its workspace path, which is resolved to its id.
+    pub by_path: bool,
+    /// The `request_object_type` of the API's path: `notebooks`.
+    pub request: &'static str,
+    /// The `object_type` the service answers with, the computed `object_type`.
+    pub object_type: &'static str,
+    /// The `object_type` of the workspace object a path names (`NOTEBOOK`).
+    pub workspace_type: &'static str,
+    /// How messages name the object.
+    pub label: &'static str,
+    /// The levels it takes.
+    pub levels: &'static [&'static str],
+    /// Those that let a principal manage it (a caller may not give itself less).
+    pub managing: &'static [&'static str],
+    /// It has exactly one owner (IS_OWNER), a user or a service principal.
+    pub owned: bool,
+}
+
+const JOB: &[&str] = &["CAN_VIEW", "CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE"];
+const PIPELINE: &[&str] = &["CAN_VIEW", "CAN_RUN", "CAN_MANAGE", "IS_OWNER"];
+const WORKSPACE: &[&str] = &["CAN_READ", "CAN_RUN", "CAN_EDIT", "CAN_MANAGE"];
+const WAREHOUSE: &[&str] = &[
+    "CAN_USE",
+    "CAN_MANAGE",
+    "CAN_MONITOR",
+    "CAN_VIEW",
+    "IS_OWNER",
+];
+const OWNING: &[&str] = &["CAN_MANAGE", "IS_OWNER"];
+const MANAGING: &[&str] = &["CAN_MANAGE"];
+
+const fn workspace(
+    attr: &'static str,
+    by_path: bool,
+    request: &'static str,
+    object_type: &'static str,
+    workspace_type: &'static str,
+) -> Target {
+    Target {
+        attr,
+        by_path,
+        request,
+        object_type,
+        workspace_type,
+        label: object_type,
+        levels: WORKSPACE,
+        managing: MANAGING,
+        owned: false,
+    }
+}
+
+/// The objects brickform manages permissions of, as the Terraform provider's permission
+/// definitions name and level them.
+pub const TARGETS: &[Target] = &[
+    Target {
+        attr: "job_id",
+        by_path: false,
+        request: "jobs",
+        object_type: "job",
+        workspace_type: "",
+        label: "job",
+        levels: JOB,
+        managing: OWNING,
+        owned: true,
+    },
+    Target {
+        attr: "pipeline_id",
+        by_path: false,
+        request: "pipelines",
+        object_type: "pipelines",
+        workspace_type: "",
+        label: "pipeline",
+        levels: PIPELINE,
+        managing: OWNING,
+        owned: true,
+    },
+    workspace("notebook_id", false, "notebooks", "notebook", "NOTEBOOK"),
+    workspace("notebook_path", true, "notebooks", "notebook", "NOTEBOOK"),
+    workspace(
+        "directory_id",
+        false,
+        "directories",
+        "directory",
+        "DIRECTORY",
+    ),
+    workspace(
+        "directory_path",
+        true,
+        "directories",
+        "directory",
+        "DIRECTORY",
+    ),
+    workspace("workspace_file_id", false, "files", "file", "FILE"),
+    workspace("workspace_file_path", true, "files", "file", "FILE"),
+    Target {
+        attr: "sql_endpoint_id",
+        by_path: false,
+        request: "sql/warehouses",
+        object_type: "warehouses",
+        workspace_type: "",
+        label: "SQL warehouse",
+        levels: WAREHOUSE,
+        managing: OWNING,
+        owned: true,
+    },
+];
+
+/// What the Terraform provider manages permissions of that brickform has no kind for.
+const NOT_HERE: &[(&str, &str)] = &[
+    (
+        "cluster_id",
+        "brickform does not manage clusters, nor their permissions. It manages permissions of jobs, pipelines, notebooks, directories, workspace files and SQL warehouses.",
+    ),
+    (
+        "cluster_policy_id",
+        "brickform does not manage cluster policies, nor their permissions.",
+    ),
+    (
+        "instance_pool_id",
+        "brickform does not manage instance pools, nor their permissions.",
+    ),
+    (
+        "repo_id",
+        "brickform does not manage Git folders (repos), nor their permissions.",
+    ),
+    (
+        "repo_path",
+        "brickform does not manage Git folders (repos), nor their permissions.",
+    ),
+    (
+        "authorization",
+        "brickform does not manage token or password permissions.",
+    ),
+    (
+        "sql_dashboard_id",
+        "brickform does not manage legacy SQL dashboards, nor their permissions.",
+    ),
+    (
+        "sql_alert_id",
+        "brickform does not manage SQL alerts, nor their permissions.",
+    ),
+    (
+        "sql_query_id",
+        "brickform does not manage SQL queries, nor their permissions.",
+    ),
+    (
+        "dashboard_id",
+        "brickform does not manage dashboards, nor their permissions.",
+    ),
+    (
+        "experiment_id",
+        "brickform does not manage MLflow experiments, nor their permissions.",
+    ),
+    (
+        "registered_model_id",
+        "brickform does not manage MLflow registered models, nor their permissions.",
+    ),
+    (
+        "serving_endpoint_id",
+        "brickform does not manage serving endpoints, nor their permissions.",
+    ),
+    (
+        "vector_search_endpoint_id",
+        "brickform does not manage vector search endpoints, nor their permissions.",
+    ),
+    (
+        "app_name",
+        "brickform does not manage apps, nor their permissions.",
+    ),
+    (
+        "database_instance_name",
+        "brickform does not manage database instances, nor their permissions.",
+    ),
+    (
+        "database_project_name",
+        "brickform does not manage database projects, nor their permissions.",
+    ),
+    (
+        "alert_v2_id",
+        "brickform does not manage alerts, nor their permissions.",
+    ),
+];
+
+/// The attributes that name an entry's principal, as the API names them.
+pub const PRINCIPALS: &[&str] = &["user_name", "group_name", "service_principal_name"];
+
+/// The group every workspace's administrators are in: it manages every object and the
+/// service refuses to lower that, so the Terraform provider refuses to configure it.
+const ADMINS: &str = "admins";
+
+/// One direct entry: the attribute naming its principal, the principal, the level.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Entry {
+    pub field: &'static str,
+    pub name: String,
+    pub level: String,
+}
+
+impl Entry {
+    /// Users and service principals are named in any case; groups exactly.
+    fn same_principal(&self, other: &Entry) -> bool {
+        self.field == other.field
+            && if self.field == "group_name" {
+                self.name == other.name
+            } else {
+                self.name.eq_ignore_ascii_case(&other.name)
+            }
+    }
+    fn json(&self) -> Json {
+        json!({ self.field: self.name, "permission_level": self.level })
+    }
+    fn value(&self) -> Value {
+        let mut o = Object::new();
+        for f in PRINCIPALS {
+            o.insert(
+                f.to_string(),
+                if *f == self.field {
+                    Value::from(self.name.as_str())
+                } else {
+                    Value::Null
+                },
+            );
+        }
+        o.insert("permission_level".into(), Value::from(self.level.as_str()));
+        Value::Object(o)
+    }
+}
+
+/// The kind's schema: one object attribute, the entries, what the service computes.
+fn schema() -> Schema {
+    let entry = Schema::new()
+        .attr(
+            Attribute::optional("user_name", AttrType::String)
+                .normalize(Normalize::LowerCase)
+                .describe("A user, by user name (e-mail)."),
+        )
+        .attr(
+            Attribute::optional("group_name", AttrType::String)
+                .describe("A group, by display name (`users` for every user of the workspace)."),
+        )
+        .attr(
+            Attribute::optional("service_principal_name", AttrType::String)
+                .normalize(Normalize::LowerCase)
+                .describe("A service principal, by application id."),
+        )
+        .attr(
+            Attribute::required("permission_level", AttrType::String)
+                .describe("The level, one the object's type takes (validate lists them)."),
+        );
+    let mut s = Schema::new().describe(
+        "Every permission on one job, pipeline, notebook, directory, workspace file or SQL warehouse: what it does not declare is removed. Set exactly one of job_id, pipeline_id, notebook_id, notebook_path, directory_id, directory_path, workspace_file_id, workspace_file_path, sql_endpoint_id.",
+    );
+    for t in TARGETS {
+        s = s.attr(
+            Attribute::optional(t.attr, AttrType::String)
+                .force_new()
+                .normalize(if t.by_path {
+                    Normalize::TrimTrailingSlash
+                } else {
+                    Normalize::None
+                })
+                .describe(match t.attr {
+                    "job_id" => "The job the permissions are on (set exactly one object).",
+                    "pipeline_id" => "The pipeline the permissions are on.",
+                    "notebook_id" => {
+                        "The notebook, by object id (databricks_notebook's object_id)."
+                    }
+                    "notebook_path" => "The notebook, by workspace path.",
+                    "directory_id" => {
+                        "The directory, by object id (databricks_directory's object_id)."
+                    }
+                    "directory_path" => "The directory, by workspace path.",
+                    "workspace_file_id" => {
+                        "The workspace file, by object id (databricks_workspace_file's object_id)."
+                    }
+                    "workspace_file_path" => "The workspace file, by workspace path.",
+                    _ => "The SQL warehouse the permissions are on (databricks_sql_endpoint's id).",
+                }),
+        );
+    }
+    for (name, why) in NOT_HERE {
+        s = s.unsupported(name, why);
+    }
+    s.block(
+        BlockType::list("access_control", entry)
+            .unordered()
+            .min(1)
+            .describe("One principal's level; set one of user_name, group_name, service_principal_name."),
+    )
+    .attr(
+        Attribute::computed("object_type", AttrType::String)
+            .derived_from(&[
+                "job_id",
+                "pipeline_id",
+                "notebook_id",
+                "notebook_path",
+                "directory_id",
+                "directory_path",
+                "workspace_file_id",
+                "workspace_file_path",
+                "sql_endpoint_id",
+            ])
+            .describe("The object's type as the service names it (job, pipelines, notebook, directory, file, warehouses)."),
+    )
+    .attr(
+        Attribute::computed("id", AttrType::String)
+            .describe("/TYPE/OBJECT_ID, e.g. /jobs/123, /notebooks/456, /sql/warehouses/abc."),
+    )
+}
+
+/// The object a configuration names and the value naming it (`None` while unknown).
+pub fn target_of(config: &Object) -> Option<(&'static Target, Option<&str>)> {
+    first_set(config, TARGETS, |t| t.attr)
+}
+
+/// The entries a configuration declares (those whose values are known).
+pub fn declared(config: &Object) -> Vec<Entry> {
+    config
+        .get("access_control")
+        .and_then(Value::as_list)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+        .filter_map(|o| {
+            let field = PRINCIPALS
+                .iter()
+                .find(|f| o.get(**f).is_some_and(|v| !v.is_null()))?;
+            Some(Entry {
+                field,
+                name: str_attr(o, field)?.to_string(),
+                level: str_attr(o, "permission_level")?.to_string(),
+            })
+        })
+        .collect()
+}
+
+fn key(k: &str) -> PathStep {
+    PathStep::Key(k.to_string())
+}
+
+/// Exactly one object, a path that is absolute.
+pub fn check_target(config: &Object) -> Vec<Finding> {
+    let words = OneTarget {
+        none: "no object: the permissions are on nothing",
+        many: "permissions are on one object",
+        many_hint: "declare one databricks_permissions per object",
+    };
+    let (one, mut out) = exactly_one(config, TARGETS, |t| t.attr, &words);
+    if let Some(t) = one {
+        match str_attr(config, t.attr) {
+            Some(p) if t.by_path && !p.starts_with('/') => out.push(
+                Finding::error(&[t.attr], format!("{} is not a workspace path", quote(p)))
+                    .hint("a workspace path is absolute: /Users/…, /Shared/…"),
+            ),
+            Some("") => out.push(Finding::error(&[t.attr], format!("{} is empty", t.attr))),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Each entry names one principal with a level the object takes; one owner at most, never
+/// a group; no principal twice; not the `admins` group.
+pub fn check_entries(target: &Target, config: &Object) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut owners = 0;
+    let mut seen: Vec<Entry> = Vec::new();
+    let items = config
+        .get("access_control")
+        .and_then(Value::as_list)
+        .unwrap_or(&[]);
+    for (i, item) in items.iter().enumerate() {
+        let Some(o) = item.as_object() else { continue };
+        let at = vec![key("access_control"), PathStep::Index(i)];
+        let named: Vec<&str> = PRINCIPALS
+            .iter()
+            .copied()
+            .filter(|f| o.get(*f).is_some_and(|v| !v.is_null()))
+            .collect();
+        match named.as_slice() {
+            [] => out.push(
+                Finding::error(&[], "no principal: whose level is this?")
+                    .at(at.clone())
+                    .hint("set one of user_name, group_name, service_principal_name"),
+            ),
+            [_] => {}
+            [first, second, ..] => out.push(
+                Finding::error(
+                    &[],
+                    format!("{first} and {second} both set: an entry is one principal's"),
+                )
+                .at(at.clone())
+                .hint("write one access_control block per principal"),
+            ),
+        }
+        let level = str_attr(o, "permission_level");
+        let mut at_level = at.clone();
+        at_level.push(key("permission_level"));
+        if let Some(l) = level
+            && !target.levels.contains(&l)
+        {
+            let mut allowed = target.levels.to_vec();
+            allowed.sort_unstable();
+            let hint = did_you_mean_value(l, target.levels.iter().copied())
+                .unwrap_or_else(|| format!("allowed levels: {}", allowed.join(", ")));
+            out.push(
+                Finding::error(
+                    &[],
+                    format!(
+                        "permission_level {} is not supported with {} objects",
+                        quote(l),
+                        target.attr
+                    ),
+                )
+                .at(at_level.clone())
+                .hint(hint),
+            );
+        }
+        let Some(field) = named.first().copied() else {
+            continue;
+        };
+        let Some(name) = str_attr(o, field) else {
+            continue;
+        };
+        if field == "group_name" && name == ADMINS {
+            out.push(
+                Finding::error(
+                    &[],
+                    format!(
+                        "it is not possible to modify admin permissions for {} resources",
+                        target.label
+                    ),
+                )
+                .at(at.clone())
+                .hint("the admins group manages every object and the service does not lower that; remove this block"),
+            );
+        }
+        if level == Some("IS_OWNER") {
+            owners += 1;
+            if field == "group_name" {
+                out.push(
+                    Finding::error(&[], format!("a group cannot own a {}", target.label))
+                        .at(at_level.clone())
+                        .hint("give IS_OWNER to a user or a service principal, and the group CAN_MANAGE"),
+                );
+            } else if owners > 1 {
+                out.push(
+                    Finding::error(
+                        &[],
+                        format!("two owners: a {} has exactly one IS_OWNER", target.label),
+                    )
+                    .at(at_level.clone())
+                    .hint("keep one IS_OWNER and give the other principal CAN_MANAGE"),
+                );
+            }
+        }
+        let entry = Entry {
+            field,
+            name: name.to_string(),
+            level: level.unwrap_or_default().to_string(),
+        };
+        if seen.iter().any(|e| e.same_principal(&entry)) {
+            out.push(
+                Finding::error(
+                    &[],
+                    format!(
+                        "{} has two entries: the service keeps one level per principal",
+                        quote(name)
+                    ),
+                )
+                .at(at)
+                .hint("keep one access_control block for it, with the level it needs"),
+            );
+        }
+        seen.push(entry);
+    }
+    out
+}
+
+/// The id of an object's permissions, `/jobs/123` (the Terraform provider's form).
+pub fn id_of(target: &Target, object_id: &str) -> String {
+    format!("/{}/{object_id}", target.request)
+}
+
+/// The object an id names: its target (the id attribute of its type) and object id. The
+/// Terraform provider's older `/warehouses/ID` is read as `/sql/warehouses/ID`.
+pub fn parse_id(id: &str) -> ProviderResult<(&'static Target, &str)> {
+    let bad = || {
+        ProviderError::invalid(format!(
+            "permissions are imported as /TYPE/OBJECT_ID, where TYPE is jobs, pipelines, notebooks, directories, files or sql/warehouses (for example /jobs/123); got {id:?}"
+        ))
+    };
+    let rest = id.strip_prefix('/').ok_or_else(bad)?;
+    let (request, object) = if let Some(o) = rest.strip_prefix("sql/warehouses/") {
+        ("sql/warehouses", o)
+    } else if let Some(o) = rest.strip_prefix("warehouses/") {
+        ("sql/warehouses", o)
+    } else {
+        rest.split_once('/').ok_or_else(bad)?
+    };
+    if object.is_empty() || object.contains('/') {
+        return Err(bad());
+    }
+    let target = TARGETS
+        .iter()
+        .find(|t| t.request == request && !t.by_path)
+        .ok_or_else(bad)?;
+    Ok((target, object))
+}
+
+/// What the service answers for an object: its direct entries, the inherited ones left
+/// out (they are its folders' and the type's, not this object's).
+pub fn direct_entries(answer: &Json) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for e in answer
+        .get("access_control_list")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some((field, name)) = PRINCIPALS
+            .iter()
+            .find_map(|f| e.get(*f).and_then(Json::as_str).map(|n| (*f, n)))
+        else {
+            continue;
+        };
+        for p in e
+            .get("all_permissions")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if p.get("inherited").and_then(Json::as_bool).unwrap_or(false) {
+                continue;
+            }
+            if let Some(level) = p.get("permission_level").and_then(Json::as_str) {
+                out.push(Entry {
+                    field,
+                    name: name.to_string(),
+                    level: level.to_string(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The entries a resource speaks for among those held: all but the `admins` group's, and
+/// but the owner's while the configuration names no owner (the object keeps the one it has).
+pub fn spoken_for(target: &Target, held: &[Entry], declares_owner: bool) -> Vec<Entry> {
+    let mut out: Vec<Entry> = held
+        .iter()
+        .filter(|e| !(e.field == "group_name" && e.name == ADMINS))
+        .filter(|e| declares_owner || !(target.owned && e.level == "IS_OWNER"))
+        .cloned()
+        .collect();
+    out.sort();
+    out
+}
+
+/// The entries to write for `want`: the declared ones, with the object's owner kept when
+/// none is declared (its types have exactly one), and the `admins` group's CAN_MANAGE on
+/// the root folder, which the service refuses to drop.
+pub fn to_write(
+    target: &Target,
+    object_id: &str,
+    held: &[Entry],
+    want: &[Entry],
+) -> ProviderResult<Vec<Entry>> {
+    let mut out = want.to_vec();
+    if target.owned
+        && !want.iter().any(|e| e.level == "IS_OWNER")
+        && let Some(owner) = held.iter().find(|e| e.level == "IS_OWNER")
+    {
+        if let Some(clash) = want.iter().find(|e| e.same_principal(owner)) {
+            return Err(ProviderError::invalid(format!(
+                "{} owns {} {object_id}; declaring it {} with no IS_OWNER leaves the {} without an owner",
+                owner.name, target.label, clash.level, target.label
+            ))
+            .with_detail("Declare the owner with permission_level = \"IS_OWNER\", or give the object another owner first."));
+        }
+        out.push(owner.clone());
+    }
+    if target.request == "directories" && object_id == "0" {
+        out.push(Entry {
+            field: "group_name",
+            name: ADMINS.into(),
+            level: "CAN_MANAGE".into(),
+        });
+    }
+    Ok(out)
+}
+
+pub struct Permissions {
+    schema: Schema,
+    shared: Arc<Shared>,
+}
+
+impl Permissions {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        Permissions {
+            schema: schema(),
+            shared,
+        }
+    }
+
+    /// The object id a configured value names: itself, or for a path the id of the object
+    /// there (which must be of the target's type).
+    async fn object_id(
+        &self,
+        client: &crate::client::Client,
+        target: &Target,
+        value: &str,
+    ) -> ProviderResult<Option<String>> {
+        if !target.by_path {
+            return Ok(Some(value.to_string()));
+        }
+        let status = match client
+            .get(
+                "/api/2.0/workspace/get-status",
+                &[("path", value.to_string())],
+            )
+            .await
+        {
+            Ok(s) => s,
+            Err(e) if e.kind == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(err(e)),
+        };
+        let kind = status.get("object_type").and_then(Json::as_str);
+        if kind != Some(target.workspace_type) {
+            return Err(ProviderError::invalid(format!(
+                "{value} is a {}, not a {}: set {} instead of {}",
+                kind.unwrap_or("workspace object").to_lowercase(),
+                target.label,
+                TARGETS
+                    .iter()
+                    .find(|t| t.by_path && Some(t.workspace_type) == kind)
+                    .map_or("the attribute of its type", |t| t.attr),
+                target.attr
+            )));
+        }
+        Ok(status
+            .get("object_id")
+            .and_then(Json::as_i64)
+            .map(|n| n.to_string()))
+    }
+
+    /// The object's permissions as the service answers; `None` when the object is gone.
+    async fn get(&self, client: &crate::client::Client, id: &str) -> ProviderResult<Option<Json>> {
+        match client.get(&format!("/api/2.0/permissions{id}"), &[]).await {
+            Ok(a) => Ok(Some(a)),
+            Err(e) if e.kind == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(err(e)),
+        }
+    }
+
+    async fn put(
+        &self,
+        client: &crate::client::Client,
+        id: &str,
+        entries: &[Entry],
+    ) -> ProviderResult<Json> {
+        let body =
+            json!({ "access_control_list": entries.iter().map(Entry::json).collect::<Vec<_>>() });
+        client
+            .put(&format!("/api/2.0/permissions{id}"), &body)
+            .await
+            .map_err(err)
+    }
+
+    /// The resource as the service holds it, for a configuration (or state) `prior`: the
+    /// attribute naming the object as `prior` names it (the id attribute when it names
+    /// none, as after an import); `None` when it speaks for no entry.
+    fn remote(&self, target: &Target, id: &str, answer: &Json, prior: &Object) -> Option<Remote> {
+        let declares_owner = declared(prior).iter().any(|e| e.level == "IS_OWNER");
+        let entries = spoken_for(target, &direct_entries(answer), declares_owner);
+        if entries.is_empty() {
+            return None;
+        }
+        let mut attrs = Object::new();
+        match target_of(prior) {
+            Some((t, Some(v))) => {
+                attrs.insert(t.attr.into(), Value::from(v));
+            }
+            _ => {
+                let object = id.rsplit('/').next().unwrap_or_default();
+                attrs.insert(target.attr.into(), Value::from(object));
+            }
+        }
+        attrs.insert(
+            "access_control".into(),
+            Value::List(
+                entries
+                    .iter()
+                    .map(|e| {
+                        let mut e = e.clone();
+                        if e.field != "group_name" {
+                            e.name = e.name.to_lowercase();
+                        }
+                        e.value()
+                    })
+                    .collect(),
+            ),
+        );
+        attrs.insert("object_type".into(), Value::from(target.object_type));
+        attrs.insert("id".into(), Value::from(id));
+        Some(Remote {
+            id: id.to_string(),
+            attrs,
+        })
+    }
+
+    /// The target and permissions id of a configuration, resolving a path.
+    async fn located(
+        &self,
+        client: &crate::client::Client,
+        config: &Object,
+    ) -> ProviderResult<(&'static Target, String)> {
+        let (target, value) = target_of(config)
+            .and_then(|(t, v)| Some((t, v?)))
+            .ok_or_else(|| ProviderError::invalid("the object of the permissions is not known"))?;
+        let object = self
+            .object_id(client, target, value)
+            .await?
+            .ok_or_else(|| {
+                ProviderError::not_found(format!("{} {value} does not exist", target.label))
+            })?;
+        Ok((target, id_of(target, &object)))
+    }
+
+    /// Writes what the configuration declares in place of the object's direct entries.
+    async fn converge(&self, config: &Object, creating: bool) -> ProviderResult<Remote> {
+        let client = self.shared.client()?;
+        let (target, id) = self.located(&client, config).await?;
+        let object = id.rsplit('/').next().unwrap_or_default().to_string();
+        let want = declared(config);
+        let answer = self.get(&client, &id).await?.ok_or_else(|| {
+            ProviderError::not_found(format!("{} {object} does not exist", target.label))
+        })?;
+        let held = direct_entries(&answer);
+        if let Some(me) = self.shared.current_user().await? {
+            // As the Terraform provider: the caller does not take away its own management.
+            let mine = want
+                .iter()
+                .find(|e| e.field != "group_name" && e.name.eq_ignore_ascii_case(&me));
+            if let Some(e) = mine
+                && !target.managing.contains(&e.level.as_str())
+            {
+                return Err(ProviderError::invalid(format!(
+                    "cannot remove management permissions for the current user for {}, allowed levels: {}",
+                    target.label,
+                    target.managing.join(", ")
+                )));
+            }
+        }
+        if creating {
+            let taken: Vec<String> = spoken_for(target, &held, true)
+                .into_iter()
+                .filter(|e| !(target.owned && e.level == "IS_OWNER"))
+                .filter(|e| {
+                    !want
+                        .iter()
+                        .any(|w| w.same_principal(e) && w.level == e.level)
+                })
+                .map(|e| format!("{} {}", e.name, e.level))
+                .collect();
+            if !taken.is_empty() {
+                return Err(ProviderError::new(
+                    ErrorKind::Conflict,
+                    format!(
+                        "{} {object} now has permissions this configuration does not declare ({}); creating databricks_permissions would remove them, which the plan did not show",
+                        target.label,
+                        taken.join("; ")
+                    ),
+                )
+                .with_detail(format!(
+                    "Plan again: the plan then asks to import them (brickform import databricks_permissions {id})."
+                )));
+            }
+        }
+        let written = to_write(target, &object, &held, &want)?;
+        let answer = self.put(&client, &id, &written).await?;
+        self.remote(target, &id, &answer, config).ok_or_else(|| {
+            ProviderError::other(format!(
+                "the permissions on {} {object} were written but are not listed",
+                target.label
+            ))
+        })
+    }
+
+    /// The object's creator, who owns it again when the permissions are destroyed.
+    async fn creator(
+        &self,
+        client: &crate::client::Client,
+        target: &Target,
+        object: &str,
+    ) -> Option<String> {
+        let (path, query, field) = match target.request {
+            "jobs" => (
+                "/api/2.2/jobs/get".to_string(),
+                vec![("job_id", object.to_string())],
+                "creator_user_name",
+            ),
+            "pipelines" => (
+                format!("/api/2.0/pipelines/{object}"),
+                Vec::new(),
+                "creator_user_name",
+            ),
+            "sql/warehouses" => (
+                format!("/api/2.0/sql/warehouses/{object}"),
+                Vec::new(),
+                "creator_name",
+            ),
+            _ => return None,
+        };
+        let got = client.get(&path, &query).await.ok()?;
+        got.get(field).and_then(Json::as_str).map(str::to_string)
+    }
+}
+
+#[async_trait]
+impl ResourceKind for Permissions {
+    fn type_name(&self) -> &'static str {
+        "databricks_permissions"
+    }
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    fn check(&self, config: &Object) -> Vec<Finding> {
+        let mut out = check_target(config);
+        if let Some((target, _)) = target_of(config) {
+            out.extend(check_entries(target, config));
+        }
+        out
+    }
+    /// The object type follows from the attribute set; the id from an id attribute.
+    fn plan_computed(&self, config: &Object) -> Object {
+        let mut out = Object::new();
+        if let Some((target, value)) = target_of(config) {
+            out.insert("object_type".into(), Value::from(target.object_type));
+            if let (false, Some(v)) = (target.by_path, value) {
+                out.insert("id".into(), Value::from(id_of(target, v)));
+            }
+        }
+        out
+    }
+    async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
+        self.converge(config, true).await
+    }
+    async fn read(
+        &self,
+        _: &OpContext,
+        id: &str,
+        prior: &Object,
+    ) -> ProviderResult<Option<Remote>> {
+        let client = self.shared.client()?;
+        let (target, object) = parse_id(id)?;
+        let id = id_of(target, object);
+        // Named by path: the permissions are those of the object at the path now, which
+        // must be the one they were written on.
+        if let Some((t, Some(path))) = target_of(prior)
+            && t.by_path
+            && self.object_id(&client, t, path).await?.as_deref() != Some(object)
+        {
+            return Ok(None);
+        }
+        let Some(answer) = self.get(&client, &id).await? else {
+            return Ok(None);
+        };
+        Ok(self.remote(target, &id, &answer, prior))
+    }
+    async fn update(
+        &self,
+        _: &OpContext,
+        _id: &str,
+        _prior: &Object,
+        config: &Object,
+    ) -> ProviderResult<Remote> {
+        self.converge(config, false).await
+    }
+    /// Resets the object to what it has alone: no direct entry but the `admins` group's
+    /// and the owner — its creator again if the state made someone else owner, as the
+    /// Terraform provider does, or else the owner it has.
+    async fn delete(&self, _: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
+        let client = self.shared.client()?;
+        let (target, object) = parse_id(id)?;
+        let id = id_of(target, object);
+        let Some(answer) = self.get(&client, &id).await? else {
+            return Ok(());
+        };
+        let held = direct_entries(&answer);
+        let mut keep: Vec<Entry> = held
+            .iter()
+            .filter(|e| e.field == "group_name" && e.name == ADMINS)
+            .cloned()
+            .collect();
+        if target.owned {
+            let state_named_owner = declared(prior).iter().any(|e| e.level == "IS_OWNER");
+            let creator = if state_named_owner {
+                self.creator(&client, target, object).await
+            } else {
+                None
+            };
+            let owner = match creator {
+                Some(c) => Some(Entry {
+                    field: "user_name",
+                    name: c,
+                    level: "IS_OWNER".into(),
+                }),
+                None => held.iter().find(|e| e.level == "IS_OWNER").cloned(),
+            };
+            keep.extend(owner);
+        }
+        let written = to_write(target, object, &keep, &keep)?;
+        match self.put(&client, &id, &written).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind == ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+    async fn import(&self, ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
+        let (target, object) = parse_id(id)?;
+        self.read(ctx, &id_of(target, object), &Object::new()).await
+    }
+    /// The object the configuration names: permissions found there where a create would
+    /// write are found by it (the plan asks for an import rather than replace them
+    /// unseen), and so is a create whose answer was lost.
+    fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
+        let (target, value) = target_of(config)?;
+        let value = value?;
+        Some(if target.by_path {
+            format!("{}={value}", target.attr)
+        } else {
+            id_of(target, value)
+        })
+    }
+    /// Found only when the object has entries the resource would speak for: an object
+    /// with its owner alone has no permissions of this kind's.
+    async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        let client = self.shared.client()?;
+        let mut prior = Object::new();
+        let id = match key.split_once('=') {
+            Some((attr, path)) => {
+                let Some(target) = TARGETS.iter().find(|t| t.attr == attr) else {
+                    return Ok(None);
+                };
+                let Some(object) = self.object_id(&client, target, path).await? else {
+                    return Ok(None);
+                };
+                prior.insert(attr.to_string(), Value::from(path));
+                id_of(target, &object)
+            }
+            None => key.to_string(),
+        };
+        self.read(ctx, &id, &prior).await
+    }
+    fn describe_existing(&self, key: &str, remote: &Remote) -> String {
+        let what = match key.split_once('=') {
+            Some((_, path)) => path.to_string(),
+            None => remote.id.clone(),
+        };
+        format!("permissions on {what}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: &[(&str, &str)], entries: &[(&str, &str, &str)]) -> Object {
+        let mut o: Object = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::from(*v)))
+            .collect();
+        let list = entries
+            .iter()
+            .map(|(f, n, l)| {
+                let mut e = Object::new();
+                e.insert(f.to_string(), Value::from(*n));
+                e.insert("permission_level".into(), Value::from(*l));
+                Value::Object(e)
+            })
+            .collect();
+        o.insert("access_control".into(), Value::List(list));
+        o
+    }
+
+    fn job() -> &'static Target {
+        &TARGETS[0]
+    }
+
+    #[test]
+    fn ids_round_trip_and_bad_ones_say_the_form() {
+        let (t, o) = parse_id("/jobs/123").unwrap();
+        assert_eq!((t.attr, o), ("job_id", "123"));
+        let (t, o) = parse_id("/sql/warehouses/abc").unwrap();
+        assert_eq!((t.attr, o), ("sql_endpoint_id", "abc"));
+        let (t, o) = parse_id("/warehouses/abc").unwrap();
+        assert_eq!(id_of(t, o), "/sql/warehouses/abc");
+        let (t, o) = parse_id("/notebooks/42").unwrap();
+        assert_eq!((t.attr, o), ("notebook_id", "42"));
+        assert_eq!(parse_id("/files/7").unwrap().0.attr, "workspace_file_id");
+        assert_eq!(parse_id("/directories/0").unwrap().0.attr, "directory_id");
+        for bad in ["jobs/1", "/clusters/1", "/jobs/", "/jobs/1/2", "/", ""] {
+            let e = parse_id(bad).unwrap_err();
+            assert!(
+                e.message.contains("/TYPE/OBJECT_ID"),
+                "{bad}: {}",
+                e.message
+            );
+        }
+    }
+
+    #[test]
+    fn levels_are_checked_per_object_type_with_a_hint() {
+        let f = check_entries(
+            job(),
+            &config(&[("job_id", "1")], &[("group_name", "eng", "CAN_RUN")]),
+        );
+        assert_eq!(
+            f[0].message,
+            "permission_level \"CAN_RUN\" is not supported with job_id objects"
+        );
+        assert_eq!(
+            f[0].hint.as_deref(),
+            Some("allowed levels: CAN_MANAGE, CAN_MANAGE_RUN, CAN_VIEW, IS_OWNER")
+        );
+        assert_eq!(
+            brickform_core::value::path_string(&f[0].path),
+            "access_control[0].permission_level"
+        );
+        let f = check_entries(
+            &TARGETS[3],
+            &config(
+                &[("notebook_path", "/x")],
+                &[("group_name", "eng", "can_read")],
+            ),
+        );
+        assert_eq!(f[0].hint.as_deref(), Some("did you mean \"CAN_READ\"?"));
+        let f = check_entries(
+            &TARGETS[8],
+            &config(
+                &[("sql_endpoint_id", "w")],
+                &[("group_name", "eng", "CAN_USE")],
+            ),
+        );
+        assert!(f.is_empty(), "{f:?}");
+    }
+
+    #[test]
+    fn one_owner_never_a_group_never_admins_no_principal_twice() {
+        let f = check_entries(
+            job(),
+            &config(
+                &[("job_id", "1")],
+                &[
+                    ("user_name", "a@x", "IS_OWNER"),
+                    ("service_principal_name", "sp", "IS_OWNER"),
+                    ("group_name", "eng", "IS_OWNER"),
+                    ("group_name", "admins", "CAN_MANAGE"),
+                    ("user_name", "A@x", "CAN_VIEW"),
+                ],
+            ),
+        );
+        let messages: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "two owners: a job has exactly one IS_OWNER",
+                "a group cannot own a job",
+                "it is not possible to modify admin permissions for job resources",
+                "\"A@x\" has two entries: the service keeps one level per principal",
+            ]
+        );
+        let mut none = config(&[("job_id", "1")], &[]);
+        none.insert(
+            "access_control".into(),
+            Value::List(vec![Value::Object(Object::from([(
+                "permission_level".to_string(),
+                Value::from("CAN_VIEW"),
+            )]))]),
+        );
+        assert_eq!(
+            check_entries(job(), &none)[0].message,
+            "no principal: whose level is this?"
+        );
+    }
+
+    #[test]
+    fn one_object_named_by_an_absolute_path() {
+        assert_eq!(
+            check_target(&config(&[], &[]))[0].message,
+            "no object: the permissions are on nothing"
+        );
+        let f = check_target(&config(&[("job_id", "1"), ("pipeline_id", "p")], &[]));
+        assert_eq!(
+            f[0].message,
+            "job_id and pipeline_id both set: permissions are on one object"
+        );
+        assert_eq!(
+            brickform_core::value::path_string(&f[0].path),
+            "pipeline_id"
+        );
+        let f = check_target(&config(&[("notebook_path", "Shared/x")], &[]));
+        assert_eq!(f[0].message, "\"Shared/x\" is not a workspace path");
+        assert!(check_target(&config(&[("directory_path", "/Shared")], &[])).is_empty());
+    }
+
+    fn e(field: &'static str, name: &str, level: &str) -> Entry {
+        Entry {
+            field,
+            name: name.into(),
+            level: level.into(),
+        }
+    }
+
+    #[test]
+    fn inherited_entries_and_the_kept_owner_are_not_the_resources() {
+        let answer = json!({"access_control_list": [
+            {"user_name": "Me@X", "all_permissions": [{"permission_level": "IS_OWNER", "inherited": false}]},
+            {"group_name": "users", "all_permissions": [
+                {"permission_level": "CAN_VIEW", "inherited": false},
+                {"permission_level": "CAN_MANAGE_RUN", "inherited": true, "inherited_from_object": ["/directories/1"]},
+            ]},
+            {"group_name": "admins", "all_permissions": [{"permission_level": "CAN_MANAGE", "inherited": true, "inherited_from_object": ["/jobs/"]}]},
+        ]});
+        let held = direct_entries(&answer);
+        assert_eq!(
+            held,
+            [
+                e("user_name", "Me@X", "IS_OWNER"),
+                e("group_name", "users", "CAN_VIEW")
+            ]
+        );
+        assert_eq!(
+            spoken_for(job(), &held, false),
+            [e("group_name", "users", "CAN_VIEW")]
+        );
+        assert_eq!(spoken_for(job(), &held, true).len(), 2);
+        // A notebook has no owner to keep: every direct entry is the resource's.
+        assert_eq!(spoken_for(&TARGETS[2], &held, false).len(), 2);
+    }
+
+    #[test]
+    fn a_write_keeps_the_owner_unless_one_is_declared() {
+        let held = [
+            e("user_name", "me@x", "IS_OWNER"),
+            e("group_name", "users", "CAN_VIEW"),
+        ];
+        let want = [e("group_name", "eng", "CAN_MANAGE")];
+        assert_eq!(
+            to_write(job(), "1", &held, &want).unwrap(),
+            [
+                e("group_name", "eng", "CAN_MANAGE"),
+                e("user_name", "me@x", "IS_OWNER")
+            ]
+        );
+        let want = [e("service_principal_name", "sp", "IS_OWNER")];
+        assert_eq!(to_write(job(), "1", &held, &want).unwrap(), want);
+        let want = [e("user_name", "ME@x", "CAN_MANAGE")];
+        let err = to_write(job(), "1", &held, &want).unwrap_err();
+        assert!(
+            err.message.contains("leaves the job without an owner"),
+            "{}",
+            err.message
+        );
+        // The root folder keeps the admins group's CAN_MANAGE.
+        let dir = &TARGETS[4];
+        assert_eq!(
+            to_write(dir, "0", &[], &[]).unwrap(),
+            [e("group_name", "admins", "CAN_MANAGE")]
+        );
+        assert!(to_write(dir, "5", &held, &[]).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,741 @@
+//! What the Permissions API does to the workspace state, apart from HTTP.
+
+use super::Acl;
+use crate::errors::{ApiError, ApiResult};
+use crate::scim::{PrincipalKind, workspace_principal};
+use crate::store::State;
+use serde_json::{Value, json};
+
+/// Who owns the objects of a type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    /// No owner: IS_OWNER is not one of its levels.
+    None,
+    /// Exactly one IS_OWNER in every write: a write without one, or with two, is refused
+    /// ("The job must have exactly one owner.").
+    Exactly,
+    /// At most one IS_OWNER in a write; a write that names none keeps the owner it has.
+    Kept,
+}
+
+/// Where the objects of a type live in the workspace state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Holder {
+    Job,
+    Pipeline,
+    Warehouse,
+    /// A workspace object of this `object_type` (NOTEBOOK, DIRECTORY, FILE).
+    Workspace(&'static str),
+}
+
+/// An object type of the Permissions API.
+#[derive(Debug)]
+pub struct ObjectType {
+    /// Its `request_object_type`, the path segment(s) before the id.
+    pub request: &'static str,
+    /// The `object_type` of its answers.
+    pub object_type: &'static str,
+    /// How messages name one.
+    noun: &'static str,
+    holder: Holder,
+    owner: Owner,
+    /// The levels it takes, with the service's description of each.
+    levels: &'static [(&'static str, &'static str)],
+}
+
+const WORKSPACE_LEVELS: &[(&str, &str)] = &[
+    ("CAN_READ", "Can view and comment"),
+    ("CAN_RUN", "Can view, comment, attach and run"),
+    ("CAN_EDIT", "Can view, comment, attach, run and edit"),
+    (
+        "CAN_MANAGE",
+        "Can view, comment, attach, run, edit and change permissions",
+    ),
+];
+
+/// The object types the local workspace keeps permissions for, with the levels each takes
+/// (as the Terraform provider's permission definitions and the API reference list them).
+pub const TYPES: &[ObjectType] = &[
+    ObjectType {
+        request: "jobs",
+        object_type: "job",
+        noun: "job",
+        holder: Holder::Job,
+        owner: Owner::Exactly,
+        levels: &[
+            ("CAN_VIEW", "Can view the job"),
+            ("CAN_MANAGE_RUN", "Can view the job and manage its runs"),
+            ("IS_OWNER", "Owns the job"),
+            ("CAN_MANAGE", "Can manage the job"),
+        ],
+    },
+    ObjectType {
+        request: "pipelines",
+        object_type: "pipelines",
+        noun: "pipeline",
+        holder: Holder::Pipeline,
+        owner: Owner::Exactly,
+        levels: &[
+            ("CAN_VIEW", "Can view the pipeline"),
+            ("CAN_RUN", "Can view and run the pipeline"),
+            ("CAN_MANAGE", "Can manage the pipeline"),
+            ("IS_OWNER", "Owns the pipeline"),
+        ],
+    },
+    ObjectType {
+        request: "notebooks",
+        object_type: "notebook",
+        noun: "notebook",
+        holder: Holder::Workspace("NOTEBOOK"),
+        owner: Owner::None,
+        levels: WORKSPACE_LEVELS,
+    },
+    ObjectType {
+        request: "directories",
+        object_type: "directory",
+        noun: "directory",
+        holder: Holder::Workspace("DIRECTORY"),
+        owner: Owner::None,
+        levels: WORKSPACE_LEVELS,
+    },
+    ObjectType {
+        request: "files",
+        object_type: "file",
+        noun: "file",
+        holder: Holder::Workspace("FILE"),
+        owner: Owner::None,
+        levels: WORKSPACE_LEVELS,
+    },
+    ObjectType {
+        request: "sql/warehouses",
+        object_type: "warehouses",
+        noun: "warehouse",
+        holder: Holder::Warehouse,
+        owner: Owner::Kept,
+        levels: &[
+            ("CAN_USE", "Can use the warehouse"),
+            ("CAN_MANAGE", "Can manage the warehouse"),
+            ("CAN_MONITOR", "Can monitor the warehouse"),
+            ("CAN_VIEW", "Can view the warehouse"),
+            ("IS_OWNER", "Owns the warehouse"),
+        ],
+    },
+];
+
+/// The type a `request_object_type` names. The SDK's warehouse calls use `warehouses`, the
+/// Terraform provider `sql/warehouses`: both reach the same objects.
+pub fn object_type(request: &str) -> ApiResult<&'static ObjectType> {
+    let request = if request == "warehouses" {
+        "sql/warehouses"
+    } else {
+        request
+    };
+    TYPES.iter().find(|t| t.request == request).ok_or_else(|| {
+        ApiError::invalid(format!(
+            "request_object_type is not recognized: {request} (the local workspace keeps permissions of jobs, pipelines, notebooks, directories, files and sql/warehouses)"
+        ))
+    })
+}
+
+/// The object a request names, as far as its permissions go.
+struct Target {
+    /// Its key in the state's permissions: `jobs/123`.
+    key: String,
+    /// Its `object_id` in answers: `/jobs/123`.
+    object_id: String,
+    /// Who made it (the first owner of objects that have one).
+    creator: Option<String>,
+    /// Workspace objects: the ids of the folders above it, nearest first, the root left out.
+    folders: Vec<i64>,
+    /// Workspace objects in a home folder: its user and the folder's id.
+    home: Option<(String, i64)>,
+    /// The root folder, whose `admins` entry every write must keep.
+    root: bool,
+}
+
+fn missing(ty: &ObjectType, id: &str) -> ApiError {
+    ApiError::not_found(
+        "RESOURCE_DOES_NOT_EXIST",
+        format!("{} {id} does not exist", ty.object_type),
+    )
+}
+
+fn target(st: &State, ty: &ObjectType, id: &str) -> ApiResult<Target> {
+    let key = format!("{}/{id}", ty.request);
+    let object_id = format!("/{key}");
+    let mut t = Target {
+        key,
+        object_id,
+        creator: None,
+        folders: Vec::new(),
+        home: None,
+        root: false,
+    };
+    match ty.holder {
+        Holder::Job => {
+            let job = id
+                .parse::<i64>()
+                .ok()
+                .and_then(|n| st.jobs.get(&n))
+                .ok_or_else(|| missing(ty, id))?;
+            t.creator = Some(job.creator.clone());
+        }
+        Holder::Pipeline => {
+            let p = st.pipelines.get(id).ok_or_else(|| missing(ty, id))?;
+            t.creator = Some(p.creator.clone());
+        }
+        Holder::Warehouse => {
+            let w = st.warehouses.get(id).ok_or_else(|| missing(ty, id))?;
+            t.creator = Some(w.creator_name.clone());
+        }
+        Holder::Workspace(kind) => {
+            let n = id.parse::<i64>().map_err(|_| missing(ty, id))?;
+            if kind == "DIRECTORY" && n == 0 {
+                t.root = true;
+                return Ok(t);
+            }
+            let path = st
+                .workspace
+                .iter()
+                .find(|(_, o)| o.object_id == n && o.object_type == kind)
+                .map(|(p, _)| p.clone())
+                .ok_or_else(|| missing(ty, id))?;
+            let mut at = crate::workspace::parent(&path);
+            while at != "/" {
+                if let Some(o) = st.workspace.get(at) {
+                    t.folders.push(o.object_id);
+                }
+                at = crate::workspace::parent(at);
+            }
+            t.home = path.strip_prefix("/Users/").and_then(|rest| {
+                let user = rest.split('/').next().filter(|u| !u.is_empty())?;
+                let folder = st.workspace.get(&format!("/Users/{user}"))?;
+                Some((user.to_string(), folder.object_id))
+            });
+        }
+    }
+    Ok(t)
+}
+
+/// The object's direct entries: what was last written, or what a new object has (its
+/// creator as owner, for types with owners).
+fn direct(st: &State, ty: &ObjectType, t: &Target) -> Acl {
+    if let Some(acl) = st.permissions.get(&t.key) {
+        return acl.clone();
+    }
+    match (ty.owner, &t.creator) {
+        (Owner::None, _) | (_, None) => Acl::new(),
+        (_, Some(c)) => Acl::from([(format!("user_name:{c}"), "IS_OWNER".to_string())]),
+    }
+}
+
+/// How the service names a principal that does not exist: `UserName(x)`.
+fn principal_word(field: &str) -> &'static str {
+    match field {
+        "user_name" => "UserName",
+        "group_name" => "GroupName",
+        _ => "ServicePrincipalName",
+    }
+}
+
+fn kind_of(field: &str) -> PrincipalKind {
+    match field {
+        "user_name" => PrincipalKind::User,
+        "group_name" => PrincipalKind::Group,
+        _ => PrincipalKind::ServicePrincipal,
+    }
+}
+
+/// One entry of an answer: its principal (with its display name, for users and service
+/// principals) and every permission it holds, direct first.
+fn entry(st: &State, principal: &str, permissions: Vec<Value>) -> Value {
+    let (field, name) = principal
+        .split_once(':')
+        .unwrap_or(("group_name", principal));
+    let mut e = json!({ field: name, "all_permissions": permissions });
+    if field != "group_name"
+        && let Some(p) = workspace_principal(st, kind_of(field), name)
+    {
+        e["display_name"] = json!(p.display_name);
+    }
+    e
+}
+
+/// The answer of every call: the direct entries, then what is inherited (the `admins`
+/// group's CAN_MANAGE from the type's root, the folders' entries, the home folder's user).
+fn render(st: &State, ty: &ObjectType, t: &Target, acl: &Acl) -> Value {
+    let mut held: std::collections::BTreeMap<String, Vec<Value>> = acl
+        .iter()
+        .map(|(p, level)| {
+            (
+                p.clone(),
+                vec![json!({"permission_level": level, "inherited": false})],
+            )
+        })
+        .collect();
+    let mut inherit = |principal: String, level: &str, from: String| {
+        held.entry(principal).or_default().push(json!({
+            "permission_level": level, "inherited": true, "inherited_from_object": [from],
+        }));
+    };
+    for folder in &t.folders {
+        if let Some(up) = st.permissions.get(&format!("directories/{folder}")) {
+            for (p, level) in up {
+                inherit(p.clone(), level, format!("/directories/{folder}"));
+            }
+        }
+    }
+    if let Some((user, folder)) = &t.home {
+        inherit(
+            format!("user_name:{user}"),
+            "CAN_MANAGE",
+            format!("/directories/{folder}"),
+        );
+    }
+    let root = match ty.holder {
+        Holder::Workspace(_) => "/directories/".to_string(),
+        _ => format!("/{}/", ty.request),
+    };
+    inherit("group_name:admins".into(), "CAN_MANAGE", root);
+    let list: Vec<Value> = held
+        .into_iter()
+        .map(|(p, permissions)| entry(st, &p, permissions))
+        .collect();
+    json!({
+        "object_id": t.object_id,
+        "object_type": ty.object_type,
+        "access_control_list": list,
+    })
+}
+
+pub fn get(st: &State, request: &str, id: &str) -> ApiResult<Value> {
+    let ty = object_type(request)?;
+    let t = target(st, ty, id)?;
+    Ok(render(st, ty, &t, &direct(st, ty, &t)))
+}
+
+/// The levels an object's type takes.
+pub fn levels(st: &State, request: &str, id: &str) -> ApiResult<Value> {
+    let ty = object_type(request)?;
+    target(st, ty, id)?;
+    let levels: Vec<Value> = ty
+        .levels
+        .iter()
+        .map(|(level, description)| json!({"permission_level": level, "description": description}))
+        .collect();
+    Ok(json!({ "permission_levels": levels }))
+}
+
+/// One entry of a request: the field that names its principal, the name, the level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requested {
+    pub field: &'static str,
+    pub name: String,
+    pub level: String,
+}
+
+/// Writes entries: all of them (`replace`, a PUT: what is not named loses its direct
+/// entry) or on top of what the object has (a PATCH). A principal named twice takes the
+/// later level, as the service does.
+pub fn write(
+    st: &mut State,
+    request: &str,
+    id: &str,
+    entries: &[Requested],
+    replace: bool,
+) -> ApiResult<Value> {
+    let ty = object_type(request)?;
+    let t = target(st, ty, id)?;
+    for e in entries {
+        if !ty.levels.iter().any(|(l, _)| *l == e.level) {
+            let allowed: Vec<&str> = ty.levels.iter().map(|(l, _)| *l).collect();
+            return Err(ApiError::invalid(format!(
+                "Permission level {} is not supported for a {}; it takes {}",
+                e.level,
+                ty.noun,
+                allowed.join(", ")
+            )));
+        }
+        if e.field == "group_name" && e.name == "admins" && e.level != "CAN_MANAGE" {
+            return Err(ApiError::invalid(format!(
+                "Cannot change permissions for group 'admins' to {}.",
+                e.level
+            )));
+        }
+        if e.field == "group_name" && e.level == "IS_OWNER" {
+            return Err(ApiError::invalid(format!(
+                "A group cannot own a {}: IS_OWNER goes to a user or a service principal.",
+                ty.noun
+            )));
+        }
+        if workspace_principal(st, kind_of(e.field), &e.name).is_none() {
+            return Err(ApiError::not_found(
+                "RESOURCE_DOES_NOT_EXIST",
+                format!(
+                    "Principal: {}({}) does not exist",
+                    principal_word(e.field),
+                    e.name
+                ),
+            ));
+        }
+    }
+    let before = direct(st, ty, &t);
+    let mut acl = if replace { Acl::new() } else { before.clone() };
+    let names_owner = entries.iter().any(|e| e.level == "IS_OWNER");
+    if !replace && names_owner {
+        // A new owner takes the object over: the old one's IS_OWNER goes.
+        acl.retain(|_, level| level != "IS_OWNER");
+    }
+    for e in entries {
+        // Users and service principals are matched in any case; the first spelling stays.
+        let key = format!("{}:{}", e.field, e.name);
+        let existing = acl
+            .keys()
+            .find(|k| k.eq_ignore_ascii_case(&key) && e.field != "group_name")
+            .cloned();
+        acl.insert(existing.unwrap_or(key), e.level.clone());
+    }
+    let owners = acl.values().filter(|l| *l == "IS_OWNER").count();
+    match ty.owner {
+        Owner::Exactly if owners != 1 => {
+            return Err(ApiError::invalid(format!(
+                "The {} must have exactly one owner.",
+                ty.noun
+            )));
+        }
+        Owner::Kept if owners > 1 => {
+            return Err(ApiError::invalid(format!(
+                "The {} must have exactly one owner.",
+                ty.noun
+            )));
+        }
+        Owner::Kept if owners == 0 => {
+            let Some((who, _)) = before.iter().find(|(_, l)| *l == "IS_OWNER") else {
+                return Err(ApiError::invalid(format!(
+                    "{} with no existing owner must provide a new owner.",
+                    capitalized(ty.noun)
+                )));
+            };
+            acl.insert(who.clone(), "IS_OWNER".into());
+        }
+        _ => {}
+    }
+    if t.root && replace && acl.get("group_name:admins").map(String::as_str) != Some("CAN_MANAGE") {
+        return Err(ApiError::invalid(
+            "Cannot change permissions for group 'admins' to None.",
+        ));
+    }
+    if acl.is_empty() {
+        st.permissions.remove(&t.key);
+    } else {
+        st.permissions.insert(t.key.clone(), acl);
+    }
+    Ok(render(st, ty, &t, &direct(st, ty, &t)))
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// The object is gone: its permissions go with it. `request` is its type's
+/// `request_object_type`, `id` its id.
+pub fn forget(st: &mut State, request: &str, id: &str) {
+    st.permissions.remove(&format!("{request}/{id}"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(field: &'static str, name: &str, level: &str) -> Requested {
+        Requested {
+            field,
+            name: name.into(),
+            level: level.into(),
+        }
+    }
+
+    fn levels_of(answer: &Value, principal: &str) -> Vec<(String, bool)> {
+        answer["access_control_list"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| {
+                ["user_name", "group_name", "service_principal_name"]
+                    .iter()
+                    .any(|f| e[*f] == principal)
+            })
+            .flat_map(|e| e["all_permissions"].as_array().unwrap().clone())
+            .map(|p| {
+                (
+                    p["permission_level"].as_str().unwrap().to_string(),
+                    p["inherited"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    fn job(st: &mut State) -> String {
+        let id = st.next_id();
+        st.jobs.insert(
+            id,
+            crate::jobs::Job {
+                job_id: id,
+                created_time: 0,
+                creator: "u@x".into(),
+                settings: serde_json::Map::new(),
+            },
+        );
+        id.to_string()
+    }
+
+    fn group(st: &mut State, name: &str) {
+        let id = st.next_id().to_string();
+        st.principals.insert(
+            id,
+            crate::scim::Principal {
+                kind: PrincipalKind::Group,
+                name: name.into(),
+                display_name: name.into(),
+                workspace_local: false,
+            },
+        );
+    }
+
+    fn ws(st: &mut State, path: &str, object_type: &str) -> i64 {
+        let id = st.next_id();
+        st.workspace.insert(
+            path.to_string(),
+            crate::workspace::WsObject {
+                object_type: object_type.into(),
+                object_id: id,
+                language: None,
+                content: Vec::new(),
+                created_at: 0,
+                modified_at: 0,
+            },
+        );
+        id
+    }
+
+    #[test]
+    fn a_job_has_one_owner_and_admins_manage_it() {
+        let mut st = State::new("u@x", 0);
+        group(&mut st, "eng");
+        let id = job(&mut st);
+        let got = get(&st, "jobs", &id).unwrap();
+        assert_eq!(got["object_id"], format!("/jobs/{id}"));
+        assert_eq!(got["object_type"], "job");
+        assert_eq!(levels_of(&got, "u@x"), [("IS_OWNER".to_string(), false)]);
+        assert_eq!(
+            levels_of(&got, "admins"),
+            [("CAN_MANAGE".to_string(), true)]
+        );
+
+        let e = write(
+            &mut st,
+            "jobs",
+            &id,
+            &[req("group_name", "eng", "CAN_VIEW")],
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(e.message, "The job must have exactly one owner.");
+        let e = write(
+            &mut st,
+            "jobs",
+            &id,
+            &[
+                req("user_name", "u@x", "IS_OWNER"),
+                req("user_name", "u@x", "CAN_MANAGE"),
+            ],
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message, "The job must have exactly one owner.",
+            "the later level wins"
+        );
+        let e = write(
+            &mut st,
+            "jobs",
+            &id,
+            &[req("group_name", "eng", "CAN_RUN")],
+            true,
+        )
+        .unwrap_err();
+        assert!(
+            e.message.contains("CAN_RUN is not supported for a job"),
+            "{}",
+            e.message
+        );
+        let e = write(
+            &mut st,
+            "jobs",
+            &id,
+            &[req("group_name", "eng", "IS_OWNER")],
+            true,
+        )
+        .unwrap_err();
+        assert!(
+            e.message.starts_with("A group cannot own a job"),
+            "{}",
+            e.message
+        );
+        let e = write(
+            &mut st,
+            "jobs",
+            &id,
+            &[req("group_name", "account users", "CAN_VIEW")],
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.status.as_u16(), e.code.as_str(), e.message.as_str()),
+            (
+                404,
+                "RESOURCE_DOES_NOT_EXIST",
+                "Principal: GroupName(account users) does not exist"
+            )
+        );
+        let e = write(&mut st, "jobs", "999", &[], true).unwrap_err();
+        assert_eq!(e.message, "job 999 does not exist");
+
+        let got = write(
+            &mut st,
+            "jobs",
+            &id,
+            &[
+                req("group_name", "eng", "CAN_MANAGE_RUN"),
+                req("user_name", "U@x", "IS_OWNER"),
+            ],
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            levels_of(&got, "eng"),
+            [("CAN_MANAGE_RUN".to_string(), false)]
+        );
+        // A PATCH adds on top.
+        let got = write(
+            &mut st,
+            "jobs",
+            &id,
+            &[req("group_name", "users", "CAN_VIEW")],
+            false,
+        )
+        .unwrap();
+        assert_eq!(levels_of(&got, "users"), [("CAN_VIEW".to_string(), false)]);
+        assert_eq!(
+            levels_of(&got, "eng"),
+            [("CAN_MANAGE_RUN".to_string(), false)]
+        );
+        assert_eq!(get(&st, "jobs", &id).unwrap(), got);
+
+        forget(&mut st, "jobs", &id);
+        assert!(st.permissions.is_empty());
+    }
+
+    #[test]
+    fn a_warehouse_keeps_its_owner_when_a_write_names_none() {
+        let mut st = State::new("u@x", 0);
+        let id = "w1".to_string();
+        let raw = json!({"id": "w1", "spec": {}, "creator_name": "u@x", "data_source_id": "d1", "state": "STOPPED", "until": 0, "idle_since": 0});
+        st.warehouses
+            .insert(id.clone(), serde_json::from_value(raw).unwrap());
+        let got = write(
+            &mut st,
+            "warehouses",
+            &id,
+            &[req("group_name", "users", "CAN_USE")],
+            true,
+        )
+        .unwrap();
+        assert_eq!(got["object_id"], format!("/sql/warehouses/{id}"));
+        assert_eq!(got["object_type"], "warehouses");
+        assert_eq!(levels_of(&got, "u@x"), [("IS_OWNER".to_string(), false)]);
+        assert_eq!(levels_of(&got, "users"), [("CAN_USE".to_string(), false)]);
+        let e = write(
+            &mut st,
+            "sql/warehouses",
+            &id,
+            &[
+                req("user_name", "u@x", "IS_OWNER"),
+                req("service_principal_name", "nope", "IS_OWNER"),
+            ],
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "Principal: ServicePrincipalName(nope) does not exist"
+        );
+    }
+
+    #[test]
+    fn workspace_objects_inherit_from_their_folders_and_home() {
+        let mut st = State::new("u@x", 0);
+        let team = ws(&mut st, "/Shared/team", "DIRECTORY");
+        let nb = ws(&mut st, "/Shared/team/nb", "NOTEBOOK");
+        let home = st.workspace["/Users/u@x"].object_id;
+        write(
+            &mut st,
+            "directories",
+            &team.to_string(),
+            &[req("group_name", "users", "CAN_RUN")],
+            true,
+        )
+        .unwrap();
+        let got = write(
+            &mut st,
+            "notebooks",
+            &nb.to_string(),
+            &[req("group_name", "users", "CAN_READ")],
+            true,
+        )
+        .unwrap();
+        let users: Vec<&Value> = got["access_control_list"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["group_name"] == "users")
+            .collect();
+        assert_eq!(
+            users[0]["all_permissions"],
+            json!([
+                {"permission_level": "CAN_READ", "inherited": false},
+                {"permission_level": "CAN_RUN", "inherited": true, "inherited_from_object": [format!("/directories/{team}")]},
+            ])
+        );
+        assert_eq!(
+            levels_of(&got, "admins"),
+            [("CAN_MANAGE".to_string(), true)]
+        );
+        // A notebook elsewhere than a home folder has no home user.
+        assert!(levels_of(&got, "u@x").is_empty());
+        let got = get(&st, "directories", &home.to_string()).unwrap();
+        assert_eq!(levels_of(&got, "u@x"), [("CAN_MANAGE".to_string(), true)]);
+        // The notebook's entries are its own: the folder's are not written with it.
+        let got = write(&mut st, "notebooks", &nb.to_string(), &[], true).unwrap();
+        assert_eq!(levels_of(&got, "users"), [("CAN_RUN".to_string(), true)]);
+        let e = get(&st, "files", &nb.to_string()).unwrap_err();
+        assert_eq!(e.message, format!("file {nb} does not exist"));
+        let e = write(&mut st, "directories", "0", &[], true).unwrap_err();
+        assert_eq!(
+            e.message,
+            "Cannot change permissions for group 'admins' to None."
+        );
+        let e = get(&st, "clusters", "1").unwrap_err();
+        assert!(
+            e.message
+                .starts_with("request_object_type is not recognized: clusters")
+        );
+        assert_eq!(
+            levels(&st, "notebooks", &nb.to_string()).unwrap()["permission_levels"][0],
+            json!({"permission_level": "CAN_READ", "description": "Can view and comment"})
+        );
+    }
+}

@@ -1,0 +1,9 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "databricks_secret_acl" "readers" {
+  scope      = "app"
+  principal  = "data-scientists"
+  permission = "read"
+}
