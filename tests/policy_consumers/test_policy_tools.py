@@ -22,6 +22,9 @@ HERE = pathlib.Path(__file__).resolve().parent
 BIN = os.environ.get("BRICKFORM_BIN", str(ROOT / "target" / "debug" / "brickform"))
 VENV_BIN = pathlib.Path(sys.executable).parent
 EXAMPLES = sorted(p.name for p in (ROOT / "examples").iterdir() if p.is_dir())
+# The first plan of an example whose flows come from what its first apply lands is the
+# targeted one its README runs: the whole plan cannot know the flows' keys yet.
+FIRST_PLAN = {"flows-from-discovery": ["--target", "databricks_ingestion_pipeline.crm"]}
 
 
 def brickform(cwd, *args, check=True):
@@ -120,7 +123,7 @@ def schemas_without_comment(plan):
 def test_create_plans_of_the_examples_are_read_by_both_tools(example, tmp_path):
     d = copy_example(example, tmp_path)
     plan_file = tmp_path / "plan.json"
-    plan = plan_json(d, path=plan_file)
+    plan = plan_json(d, *FIRST_PLAN.get(example, []), path=plan_file)
     schemas = {
         r["address"]
         for r in plan["resource_changes"]
