@@ -70,6 +70,9 @@ enum Command {
     ForceUnlock(force_unlock::Args),
     /// Bring an existing object under management: brickform import ADDR ID.
     Import(import::Args),
+    /// Write configuration and import blocks for live objects found by a rule (a catalog,
+    /// a name prefix, a tag, a creator), with references between them.
+    Adopt(adopt::Args),
     /// Rewrite a Terraform configuration for the Databricks provider as brickform
     /// configuration (and adopt its Terraform state with --state).
     Convert(convert::Args),
@@ -268,6 +271,7 @@ async fn run(cli: Cli) -> failure::Outcome {
         Command::ForceUnlock(a) => force_unlock::exec(&ctx, a).await,
         Command::Import(a) => import::exec(&ctx, a).await,
         Command::Convert(a) => convert::exec(&ctx, a).await,
+        Command::Adopt(a) => adopt::exec(&ctx, a).await,
         Command::Run(a) => run::exec(&ctx, a).await,
         Command::Schema(a) => schema::exec(a),
         Command::Local(a) => local::exec(&ctx, a).await,

@@ -674,7 +674,7 @@ impl OutputSink {
 }
 
 /// Facts about the operation that a resource kind may need (for ownership tags).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct OpContext {
     /// The instance's address, e.g. `TYPE.NAME`.
     pub address: String,
@@ -690,6 +690,41 @@ pub struct OpContext {
     pub create_token: Option<String>,
     /// Where what the operation prints goes, during an apply; `None` elsewhere.
     pub output: Option<OutputSink>,
+}
+
+/// Where one of a kind's values names another object: a schema's `catalog_name` names a
+/// catalog, a task's `pipeline_id` a pipeline. Configuration written from live objects
+/// (`brickform adopt`) refers to the other object there instead of repeating its name or id,
+/// so the graph orders them and a rename follows.
+#[derive(Debug, Clone, Copy)]
+pub struct Reference {
+    /// The attribute, through nested blocks: `task.pipeline_task.pipeline_id`. A last step
+    /// `*` stands for every value of a map (`base_parameters.*`).
+    pub at: &'static str,
+    /// The kinds it may name, in the order they are tried.
+    pub to: &'static [&'static str],
+    /// The attribute of theirs it holds (`name`, `id`, `path`).
+    pub attr: &'static str,
+    /// An attribute beside it naming the container the value is a name in (a schema's name
+    /// is a name within `catalog_name`): the value then names the object whose `id` is
+    /// `CONTAINER.VALUE`.
+    pub within: Option<&'static str>,
+}
+
+impl Reference {
+    pub const fn to(at: &'static str, to: &'static [&'static str], attr: &'static str) -> Self {
+        Reference {
+            at,
+            to,
+            attr,
+            within: None,
+        }
+    }
+
+    pub const fn within(mut self, container: &'static str) -> Self {
+        self.within = Some(container);
+        self
+    }
 }
 
 /// A resource kind. Implementations hold their provider's client.
@@ -752,6 +787,11 @@ pub trait ResourceKind: Send + Sync {
     /// replace (data lives in them). Messages of protected environments name these kinds.
     fn protected(&self) -> bool {
         false
+    }
+
+    /// Where this kind's values name other objects (see [`Reference`]).
+    fn references(&self) -> &'static [Reference] {
+        &[]
     }
 
     /// Static checks of a decoded configuration, run by `validate` and `plan` without network

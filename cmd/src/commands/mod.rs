@@ -1,6 +1,7 @@
 //! One module per command: its arguments and `exec`, over the shared steps of
 //! [`crate::context`].
 
+pub mod adopt;
 pub mod apply;
 pub mod auth;
 pub mod convert;

@@ -7,6 +7,7 @@ pub mod diagnostics;
 pub mod environment;
 pub mod eval;
 pub mod fmt;
+pub mod generate;
 pub mod functions;
 pub mod load;
 pub mod modules;

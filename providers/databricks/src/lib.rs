@@ -4,6 +4,7 @@
 //! schema declared as data; the mechanics several kinds share (Unity Catalog securables,
 //! content uploads) live in one place each.
 
+pub mod adopt;
 pub mod client;
 pub mod data;
 mod process;

@@ -134,6 +134,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             before_write: Some(metastore_is_the_workspaces),
             stable_id: None,
             metastore_qualified_import: false,
+            references: &[],
         },
         schema: schema(),
         shared,

@@ -211,6 +211,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             before_write: None,
             stable_id: Some("connection_id"),
             metastore_qualified_import: true,
+            references: &[],
         },
         schema: schema(),
         shared,

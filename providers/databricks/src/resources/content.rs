@@ -93,6 +93,22 @@ async fn tree_fingerprint(client: &Client, root: &str) -> ProviderResult<Option<
     )))
 }
 
+/// A workspace object's content as its source (a notebook with the service's header line);
+/// `None` when it is not there.
+pub async fn export(client: &Client, path: &str) -> ProviderResult<Option<Vec<u8>>> {
+    let query = [("path", path.to_string()), ("format", "SOURCE".to_string())];
+    let Some(resp) = none_if_missing(client.get("/api/2.0/workspace/export", &query).await)?
+    else {
+        return Ok(None);
+    };
+    let content = resp.get("content").and_then(Json::as_str).unwrap_or("");
+    Ok(Some(
+        base64::engine::general_purpose::STANDARD
+            .decode(content)
+            .unwrap_or_default(),
+    ))
+}
+
 /// The attributes every content kind has.
 pub fn base_schema(description: &'static str) -> Schema {
     Schema::new()
@@ -376,21 +392,104 @@ impl ContentKind {
             return tree_fingerprint(client, path).await;
         }
         match self.store {
-            Store::Notebook | Store::WorkspaceFile => {
-                let query = [("path", path.to_string()), ("format", "SOURCE".to_string())];
-                let Some(resp) =
-                    none_if_missing(client.get("/api/2.0/workspace/export", &query).await)?
-                else {
-                    return Ok(None);
-                };
-                let content = resp.get("content").and_then(Json::as_str).unwrap_or("");
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(content)
-                    .unwrap_or_default();
-                Ok(Some(format!("sha256:{}", sha256_hex(&bytes))))
-            }
+            Store::Notebook | Store::WorkspaceFile => Ok(export(client, path)
+                .await?
+                .map(|bytes| format!("sha256:{}", sha256_hex(&bytes)))),
             Store::VolumeFile => volume_files::fingerprint(client, path).await,
         }
+    }
+}
+
+#[async_trait]
+impl super::DatabricksKind for ContentKind {
+    /// Notebooks and workspace files under the rules' path prefixes (`/Users/me/demo/`).
+    async fn listing(
+        &self,
+        client: &Client,
+        scope: &crate::adopt::Scope<'_>,
+    ) -> Option<ProviderResult<Vec<crate::adopt::Listed>>> {
+        let wanted = match self.store {
+            Store::Notebook => "NOTEBOOK",
+            Store::WorkspaceFile => "FILE",
+            Store::VolumeFile => return None,
+        };
+        let prefixes: Vec<String> = scope
+            .rules
+            .prefixes
+            .iter()
+            .filter(|p| p.starts_with('/'))
+            .cloned()
+            .collect();
+        let tree = scope
+            .shared_list("workspace objects", || async {
+                let mut all = Vec::new();
+                for p in &prefixes {
+                    // The folder the prefix names, or the one its last part is in.
+                    let dir = match p.strip_suffix('/') {
+                        Some(d) => d.to_string(),
+                        None => p.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default(),
+                    };
+                    let dir = if dir.is_empty() { "/".to_string() } else { dir };
+                    all.extend(super::locations::workspace_objects(client, &dir).await?);
+                }
+                Ok(all)
+            })
+            .await;
+        let tree = match tree {
+            Ok(t) => t,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut out: Vec<crate::adopt::Listed> = Vec::new();
+        for o in tree.iter() {
+            let (Some(path), Some(kind)) = (
+                o.get("path").and_then(Json::as_str),
+                o.get("object_type").and_then(Json::as_str),
+            ) else {
+                continue;
+            };
+            if kind == wanted && !out.iter().any(|l| l.id == path) {
+                out.push(crate::adopt::Listed {
+                    id: path.to_string(),
+                    name: path.to_string(),
+                    ..Default::default()
+                });
+            }
+        }
+        Some(Ok(out))
+    }
+
+    /// The content goes to a local file, exported as the service holds it, so the plan
+    /// finds it unchanged: a notebook as its source, named for its language.
+    async fn adoption(
+        &self,
+        client: &Client,
+        remote: &Remote,
+    ) -> ProviderResult<crate::adopt::Adoption> {
+        let values = crate::adopt::as_configured(&self.schema, &remote.attrs, |_, _| false);
+        let Some(bytes) = export(client, &remote.id).await? else {
+            return Err(ProviderError::not_found(format!("{} is not there", remote.id)));
+        };
+        let base = remote.id.rsplit('/').next().unwrap_or(&remote.id).to_string();
+        let name = match (self.store, str_attr(&remote.attrs, "language")) {
+            (Store::Notebook, Some(lang)) => {
+                let ext = match lang {
+                    "SQL" => "sql",
+                    "SCALA" => "scala",
+                    "R" => "r",
+                    _ => "py",
+                };
+                format!("{base}.{ext}")
+            }
+            _ => base,
+        };
+        Ok(crate::adopt::Adoption {
+            values,
+            file: Some(crate::adopt::AdoptedFile {
+                name,
+                bytes,
+                attr: "source",
+            }),
+        })
     }
 }
 
@@ -509,11 +608,13 @@ impl ResourceKind for ContentKind {
         }
     }
 
-    /// A workspace file exports as the bytes it holds: when their hash is the configured
-    /// content's, the content is what was applied. (A notebook exports with the service's
-    /// header, and a volume file is known by size and time only: those are uploaded once.)
+    /// A workspace object exports as the bytes it holds: when their hash is the configured
+    /// content's, the content is what was applied. A notebook exports with the service's
+    /// header, so only a source written from an export (as `brickform adopt` writes them)
+    /// hashes the same; other notebooks and volume files (known by size and time only) are
+    /// uploaded once.
     fn held_as_configured(&self, remote: &Remote, config: &Object) -> Object {
-        let holds = self.store == Store::WorkspaceFile
+        let holds = self.store != Store::VolumeFile
             && str_attr(&remote.attrs, "remote_fingerprint")
                 .and_then(|f| f.strip_prefix("sha256:"))
                 == str_attr(config, "content_sha256");

@@ -6,6 +6,7 @@
 //! of them replaces the gateway; everything else is a full-spec PUT. References such as
 //! `connection_name = databricks_connection.c.name` give the apply order.
 
+use brickform_core::provider::Reference;
 use super::pipeline_spec::{Flavor, PipelineKind, check_common, common_schema, no_derive, string};
 use crate::Shared;
 use brickform_core::provider::{Attribute, Normalize, Schema};
@@ -67,6 +68,14 @@ fn staging_volume(id: &str, prior: &brickform_core::value::Object) -> Vec<String
     }
 }
 
+/// A gateway reads through a connection and stages what it reads in a schema.
+const REFERENCES: &[Reference] = &[
+    Reference::to("connection_name", &["databricks_connection"], "name"),
+    Reference::to("gateway_storage_catalog", &["databricks_catalog"], "name"),
+    Reference::to("gateway_storage_schema", &["databricks_schema"], "name")
+        .within("gateway_storage_catalog"),
+];
+
 pub fn kind(shared: Arc<Shared>) -> PipelineKind {
     PipelineKind {
         flavor: Flavor {
@@ -79,6 +88,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             derive: no_derive,
             derived: &[],
             leaves_volumes: staging_volume,
+            references: REFERENCES,
         },
         shared,
         listing: Default::default(),

@@ -9,6 +9,7 @@
 //! `ownership`), stripped on read, so an interrupted create or a lost state entry can be
 //! found again.
 
+use brickform_core::provider::Reference;
 use super::values;
 use super::values::ty::{b, map, n, s, strings};
 use super::wire::{Renames, absent_is_unset, from_wire, to_wire};
@@ -1325,6 +1326,32 @@ const JOBS_LIST: ownership::ListCall = ownership::ListCall {
     page: LIST_PAGE,
 };
 
+/// Where a job's tasks name other objects: the pipelines, jobs, notebooks, files and
+/// warehouses they run, and ids passed as a notebook's parameters (a job told which job
+/// runs after it).
+const REFERENCES: &[Reference] = &[
+    Reference::to("task.pipeline_task.pipeline_id", PIPELINES, "id"),
+    Reference::to("task.run_job_task.job_id", &["databricks_job"], "id"),
+    Reference::to("task.notebook_task.notebook_path", &["databricks_notebook"], "path"),
+    Reference::to("task.notebook_task.base_parameters.*", RUNNABLE, "id"),
+    Reference::to("task.spark_python_task.python_file", &["databricks_workspace_file"], "path"),
+    Reference::to("task.sql_task.warehouse_id", &["databricks_sql_endpoint"], "id"),
+    Reference::to("task.sql_task.file.path", &["databricks_workspace_file"], "path"),
+    Reference::to("task.notebook_task.warehouse_id", &["databricks_sql_endpoint"], "id"),
+];
+
+const PIPELINES: &[&str] = &[
+    "databricks_pipeline",
+    "databricks_ingestion_pipeline",
+    "databricks_ingestion_gateway",
+];
+
+const RUNNABLE: &[&str] = &[
+    "databricks_job",
+    "databricks_pipeline",
+    "databricks_ingestion_pipeline",
+];
+
 impl Job {
     pub fn new(shared: Arc<Shared>) -> Self {
         Job {
@@ -1803,14 +1830,61 @@ fn listed_run_as(job: &Json, prior: &Object) -> Option<String> {
 }
 
 /// A job is run with `brickform run`: `run-now`, then its tasks as they end.
+#[async_trait]
 impl super::DatabricksKind for Job {
     fn runner(&self) -> Option<Arc<dyn crate::run::Runner>> {
         Some(Arc::new(crate::run::JobRunner))
     }
+
+    /// Every job with its tasks (`expand_tasks`), so what the jobs run is known from the
+    /// listing.
+    async fn listing(
+        &self,
+        client: &Client,
+        _scope: &crate::adopt::Scope<'_>,
+    ) -> Option<ProviderResult<Vec<crate::adopt::Listed>>> {
+        let jobs = crate::adopt::list(
+            client,
+            "/api/2.2/jobs/list",
+            &[("expand_tasks", "true".to_string())],
+            "jobs",
+            Some(LIST_PAGE),
+        )
+        .await;
+        Some(jobs.map(|jobs| {
+            jobs.iter()
+                .map(|j| {
+                    let remote = self.remote(j, &Object::new());
+                    let text = |p: &str| j.pointer(p).and_then(Json::as_str).map(str::to_string);
+                    crate::adopt::Listed {
+                        id: remote.id.clone(),
+                        name: text("/settings/name").unwrap_or_default(),
+                        catalog: None,
+                        creator: text("/creator_user_name"),
+                        tags: string_map(j.pointer("/settings/tags")),
+                        attrs: Some(remote.attrs),
+                    }
+                })
+                .collect()
+        }))
+    }
+}
+
+/// A JSON object of strings as a map (tags).
+pub(crate) fn string_map(j: Option<&Json>) -> std::collections::BTreeMap<String, String> {
+    j.and_then(Json::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        .collect()
 }
 
 #[async_trait]
 impl ResourceKind for Job {
+    fn references(&self) -> &'static [Reference] {
+        REFERENCES
+    }
+
     fn type_name(&self) -> &'static str {
         "databricks_job"
     }

@@ -205,6 +205,17 @@ pub async fn catalog_contents(client: &Client, catalog: &str) -> ProviderResult<
 
 /// Every object under a workspace folder, at any depth.
 pub async fn workspace_tree(client: &Client, dir: &str) -> ProviderResult<Vec<String>> {
+    Ok(workspace_objects(client, dir)
+        .await?
+        .iter()
+        .filter_map(|o| o.get("path").and_then(Json::as_str))
+        .map(workspace)
+        .collect())
+}
+
+/// The listing entries (`path`, `object_type`, `language`, …) of every object under a
+/// workspace folder, at any depth; none when the folder is not there.
+pub async fn workspace_objects(client: &Client, dir: &str) -> ProviderResult<Vec<Json>> {
     let mut out = Vec::new();
     let mut todo = vec![dir.to_string()];
     while let Some(d) = todo.pop() {
@@ -223,10 +234,10 @@ pub async fn workspace_tree(client: &Client, dir: &str) -> ProviderResult<Vec<St
             let Some(path) = o.get("path").and_then(Json::as_str) else {
                 continue;
             };
-            out.push(workspace(path));
             if o.get("object_type").and_then(Json::as_str) == Some("DIRECTORY") {
                 todo.push(path.to_string());
             }
+            out.push(o);
         }
     }
     Ok(out)

@@ -37,7 +37,9 @@ pub mod workspace_file;
 
 use crate::Shared;
 use crate::client::ApiError;
-use brickform_core::provider::{ErrorKind, ProviderError, ProviderResult, ResourceKind, Schema};
+use brickform_core::provider::{
+    ErrorKind, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
+};
 use brickform_core::value::{Object, Value};
 use serde_json::{Map, Value as Json};
 use std::future::Future;
@@ -46,23 +48,56 @@ use std::time::{Duration, Instant};
 
 /// A resource kind of this provider: what the engine asks of it ([`ResourceKind`]), and what
 /// only this provider's commands ask of it.
+#[async_trait::async_trait]
 pub trait DatabricksKind: ResourceKind {
     /// How `brickform run` starts the kind's objects and follows them to their end; `None`
     /// for kinds whose objects cannot be run.
     fn runner(&self) -> Option<Arc<dyn crate::run::Runner>> {
         None
     }
+
+    /// The live objects `brickform adopt` chooses among, with what its rules look at
+    /// (`adopt.rs`); `None` for kinds it does not look for.
+    async fn listing(
+        &self,
+        _client: &crate::client::Client,
+        _scope: &crate::adopt::Scope<'_>,
+    ) -> Option<ProviderResult<Vec<crate::adopt::Listed>>> {
+        None
+    }
+
+    /// Whether others' work lives in or runs on the kind's objects (a catalog, a connection,
+    /// a warehouse): `brickform adopt` takes one only when a rule chooses it, never because
+    /// something it adopts uses it.
+    fn shared_by_others(&self) -> bool {
+        false
+    }
+
+    /// What `brickform adopt` writes for an object it read with `import`: by default its
+    /// attributes as read.
+    async fn adoption(
+        &self,
+        _client: &crate::client::Client,
+        remote: &Remote,
+    ) -> ProviderResult<crate::adopt::Adoption> {
+        Ok(crate::adopt::Adoption {
+            values: crate::adopt::as_configured(self.schema(), &remote.attrs, |_, _| false),
+            file: None,
+        })
+    }
 }
 
 // The kinds that cannot be run. Runnable ones implement the trait in their own file.
-impl DatabricksKind for uc::UcKind {}
-impl DatabricksKind for content::ContentKind {}
 impl DatabricksKind for artifact::Artifact {}
 impl DatabricksKind for directory::Directory {}
 impl DatabricksKind for secret_scope::SecretScope {}
 impl DatabricksKind for secret::Secret {}
 impl DatabricksKind for secret_acl::SecretAcl {}
-impl DatabricksKind for sql_endpoint::SqlEndpoint {}
+impl DatabricksKind for sql_endpoint::SqlEndpoint {
+    fn shared_by_others(&self) -> bool {
+        true
+    }
+}
 impl DatabricksKind for privileges::GrantsKind {}
 impl DatabricksKind for permissions::Permissions {}
 impl DatabricksKind for job_run::JobRun {}

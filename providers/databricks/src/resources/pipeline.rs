@@ -1,6 +1,7 @@
 //! `databricks_pipeline`: a Lakeflow declarative pipeline (`/api/2.0/pipelines`), every field
 //! of the spec. Attribute and block names follow the Terraform provider's `databricks_pipeline`.
 
+use brickform_core::provider::Reference;
 use super::pipeline_spec::{
     Flavor, PipelineKind, check_common, common_schema, exactly_one, items, no_derive, string,
     string_map, strings,
@@ -155,6 +156,16 @@ fn check(o: &Object) -> Result<(), String> {
     Ok(())
 }
 
+/// A pipeline publishes into a catalog and schema (`target` in the legacy mode) and runs
+/// notebooks and files of the workspace.
+const REFERENCES: &[Reference] = &[
+    Reference::to("catalog", &["databricks_catalog"], "name"),
+    Reference::to("schema", &["databricks_schema"], "name").within("catalog"),
+    Reference::to("target", &["databricks_schema"], "name").within("catalog"),
+    Reference::to("library.notebook.path", &["databricks_notebook"], "path"),
+    Reference::to("library.file.path", &["databricks_workspace_file"], "path"),
+];
+
 pub fn kind(shared: Arc<Shared>) -> PipelineKind {
     PipelineKind {
         flavor: Flavor {
@@ -167,6 +178,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             derive: no_derive,
             derived: &[],
             leaves_volumes: super::pipeline_spec::leaves_nothing,
+            references: REFERENCES,
         },
         shared,
         listing: Default::default(),

@@ -206,6 +206,8 @@ pub struct Flavor {
     /// (a gateway's staging volume), as `catalog.schema.volume`: the delete removes them
     /// after the pipeline has gone, so the schema they are in can be deleted.
     pub leaves_volumes: fn(&str, &Object) -> Vec<String>,
+    /// Where its values name other objects (its catalog and schema, a notebook, a gateway).
+    pub references: &'static [brickform_core::provider::Reference],
 }
 
 /// For kinds whose delete leaves nothing behind.
@@ -570,11 +572,129 @@ impl PipelineKind {
 
 /// Every pipeline kind (a Lakeflow Connect gateway and ingestion pipeline are pipelines too)
 /// is run with `brickform run`: an update, a full refresh or a validation.
+impl PipelineKind {
+    /// Whether a GET answer is a pipeline of this kind: a gateway has a gateway definition,
+    /// an ingestion pipeline an ingestion definition, any other pipeline neither.
+    fn holds(&self, resp: &Json) -> bool {
+        let has = |def: &str| resp.pointer(&format!("/spec/{def}")).is_some_and(|d| !d.is_null());
+        match self.flavor.definition {
+            Some((def, _)) => has(def),
+            None => !FLAVORS.iter().any(|(def, _)| has(def)),
+        }
+    }
+
+    /// A GET answer read with no configuration behind it (see `import`).
+    fn imported(&self, resp: &Json) -> Option<Remote> {
+        let mut prior = Object::new();
+        if let Some((def, _)) = self.flavor.definition {
+            for k in self.flavor.server_filled {
+                if let Some(v) = resp
+                    .pointer(&format!("/spec/{def}/{k}"))
+                    .filter(|v| !v.is_null())
+                {
+                    prior.insert(k.to_string(), Value::from_json(v));
+                }
+            }
+        }
+        self.remote(&self.shared.web_url("pipelines"), resp, &prior)
+    }
+}
+
+/// The definitions that make a pipeline a Lakeflow Connect one, and the kinds they make it.
+const FLAVORS: &[(&str, &str)] = &[
+    ("gateway_definition", "databricks_ingestion_gateway"),
+    ("ingestion_definition", "databricks_ingestion_pipeline"),
+];
+
+#[async_trait]
 impl super::DatabricksKind for PipelineKind {
     fn runner(&self) -> Option<Arc<dyn crate::run::Runner>> {
         Some(Arc::new(crate::run::PipelineRunner))
     }
+
+    /// The pipelines of this kind. The list call returns no specs, so every pipeline is
+    /// read once (and the reads shared by the three pipeline kinds).
+    async fn listing(
+        &self,
+        client: &Client,
+        scope: &crate::adopt::Scope<'_>,
+    ) -> Option<ProviderResult<Vec<crate::adopt::Listed>>> {
+        let all = scope
+            .shared_list("pipelines", || async {
+                let statuses = crate::adopt::list(
+                    client,
+                    "/api/2.0/pipelines",
+                    &[],
+                    "statuses",
+                    Some(LIST_PAGE),
+                )
+                .await?;
+                let mut reads = tokio::task::JoinSet::new();
+                let sem = Arc::new(tokio::sync::Semaphore::new(GETS_IN_FLIGHT));
+                for s in statuses {
+                    let Some(id) = s.get("pipeline_id").and_then(Json::as_str) else {
+                        continue;
+                    };
+                    let (client, sem, id) = (client.clone(), sem.clone(), id.to_string());
+                    reads.spawn(async move {
+                        let _permit = sem.acquire_owned().await;
+                        none_if_missing(client.get(&Self::path(&id), &[]).await)
+                    });
+                }
+                let mut out = Vec::new();
+                while let Some(read) = reads.join_next().await {
+                    match read {
+                        Ok(Ok(Some(p))) => out.push(p),
+                        Ok(Ok(None)) => {}
+                        Ok(Err(e)) => return Err(e),
+                        Err(e) => return Err(ProviderError::other(e.to_string())),
+                    }
+                }
+                Ok(out)
+            })
+            .await;
+        let all = match all {
+            Ok(a) => a,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut out = Vec::new();
+        for resp in all.iter().filter(|r| self.holds(r)) {
+            let Some(remote) = self.imported(resp) else {
+                continue;
+            };
+            let text = |p: &str| resp.pointer(p).and_then(Json::as_str).map(str::to_string);
+            out.push(crate::adopt::Listed {
+                id: remote.id.clone(),
+                name: text("/spec/name").unwrap_or_default(),
+                catalog: text("/spec/catalog")
+                    .or_else(|| text("/spec/gateway_definition/gateway_storage_catalog")),
+                creator: text("/creator_user_name"),
+                tags: super::job::string_map(resp.pointer("/spec/tags")),
+                attrs: Some(remote.attrs),
+            });
+        }
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        Some(Ok(out))
+    }
+
+    /// What the kind derives from the configuration (an ingestion pipeline's tables) is
+    /// not written.
+    async fn adoption(
+        &self,
+        _client: &Client,
+        remote: &Remote,
+    ) -> ProviderResult<crate::adopt::Adoption> {
+        let mut values =
+            crate::adopt::as_configured(&self.flavor.schema, &remote.attrs, |_, _| false);
+        for k in self.flavor.derived {
+            values.shift_remove(*k);
+        }
+        Ok(crate::adopt::Adoption { values, file: None })
+    }
 }
+
+/// Pipelines read at once when listing them all.
+const GETS_IN_FLIGHT: usize = 10;
 
 #[async_trait]
 impl ResourceKind for PipelineKind {
@@ -618,6 +738,10 @@ impl ResourceKind for PipelineKind {
 
     fn production_findings(&self, config: &Object) -> Vec<brickform_core::provider::Finding> {
         super::presets::no_development(config)
+    }
+
+    fn references(&self) -> &'static [brickform_core::provider::Reference] {
+        self.flavor.references
     }
 
     fn protected(&self) -> bool {
@@ -675,22 +799,21 @@ impl ResourceKind for PipelineKind {
         let Some(resp) = self.get(&client, id).await? else {
             return Ok(None);
         };
-        let mut prior = Object::new();
-        if let Some((def, _)) = self.flavor.definition {
-            for k in self.flavor.server_filled {
-                if let Some(v) = resp
-                    .pointer(&format!("/spec/{def}/{k}"))
-                    .filter(|v| !v.is_null())
-                {
-                    prior.insert(k.to_string(), Value::from_json(v));
+        if !self.holds(&resp) {
+            return Err(ProviderError::invalid(format!(
+                "pipeline {id} is not a {}: its spec {}",
+                self.flavor.type_name,
+                match FLAVORS.iter().find(|(def, _)| {
+                    resp.pointer(&format!("/spec/{def}")).is_some_and(|d| !d.is_null())
+                }) {
+                    Some((def, kind)) => format!("has a {def}, so it is a {kind}"),
+                    None => "has no gateway or ingestion definition, so it is a databricks_pipeline".into(),
                 }
-            }
+            )));
         }
-        self.remote(&self.shared.web_url("pipelines"), &resp, &prior)
-            .map(Some)
-            .ok_or_else(|| {
-                ProviderError::other(format!("pipeline {id}: answer without pipeline_id"))
-            })
+        self.imported(&resp).map(Some).ok_or_else(|| {
+            ProviderError::other(format!("pipeline {id}: answer without pipeline_id"))
+        })
     }
 
     /// A full-spec PUT. `expected_last_modified` comes from a GET made just before: the plan

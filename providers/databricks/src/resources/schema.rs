@@ -4,7 +4,7 @@ use super::uc::{UcKind, UcSpec};
 use super::values;
 use crate::Shared;
 use crate::client::PageSize;
-use brickform_core::provider::{AttrType, Attribute, Normalize, Schema};
+use brickform_core::provider::{Reference, AttrType, Attribute, Normalize, Schema};
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
 
@@ -62,6 +62,9 @@ fn derive(attrs: &mut Object) {
 /// The page size of `schemas` lists: `max_results=0`, "server picks" (what the SDK sends).
 pub const LIST_PAGE: PageSize = PageSize::new("max_results", "0");
 
+/// A schema is a name within its catalog.
+const REFERENCES: &[Reference] = &[Reference::to("catalog_name", &["databricks_catalog"], "name")];
+
 pub fn kind(shared: Arc<Shared>) -> UcKind {
     UcKind {
         spec: UcSpec {
@@ -92,6 +95,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             before_write: None,
             stable_id: Some("schema_id"),
             metastore_qualified_import: false,
+            references: REFERENCES,
         },
         schema: schema(),
         shared,

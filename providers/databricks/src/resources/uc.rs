@@ -54,6 +54,8 @@ pub struct UcSpec {
     /// The import id may be qualified by the metastore, `METASTORE_ID|NAME`, as the
     /// Terraform provider writes a connection's; the object must then be in that metastore.
     pub metastore_qualified_import: bool,
+    /// Where its values name other objects (a schema's catalog).
+    pub references: &'static [brickform_core::provider::Reference],
 }
 
 /// What a securable's delete takes with it.
@@ -231,6 +233,93 @@ impl UcKind {
     }
 }
 
+/// Catalogs the service keeps for itself: never adopted.
+const SERVICE_CATALOGS: &[&str] = &["system", "hive_metastore", "samples", "__databricks_internal"];
+
+/// Objects the service makes and removes with something else: a catalog's
+/// `information_schema`, a gateway's staging volume.
+fn made_by_the_service(full_name: &str) -> bool {
+    let last = full_name.rsplit('.').next().unwrap_or(full_name);
+    SERVICE_CATALOGS.contains(&full_name)
+        || last == "information_schema"
+        || last.starts_with("__databricks_ingestion_gateway_staging_data")
+}
+
+#[async_trait]
+impl super::DatabricksKind for UcKind {
+    /// Others' schemas, tables and pipelines live in them.
+    fn shared_by_others(&self) -> bool {
+        true
+    }
+
+    async fn listing(
+        &self,
+        client: &crate::client::Client,
+        scope: &crate::adopt::Scope<'_>,
+    ) -> Option<ProviderResult<Vec<crate::adopt::Listed>>> {
+        let parents = match self.spec.name_parts.len() {
+            1 => vec![String::new()],
+            2 => scope.catalogs.clone(),
+            _ => scope.schemas.clone(),
+        };
+        let path = format!("/api/2.1/unity-catalog/{}", self.spec.collection);
+        let mut out = Vec::new();
+        for parent in parents {
+            let query = self.list_query(&parent);
+            match client
+                .list_all(&path, &query, self.spec.collection, self.spec.list_page)
+                .await
+            {
+                Ok(objects) => out.extend(crate::adopt::uc_listed(
+                    &objects,
+                    self.spec.collection == "catalogs",
+                    made_by_the_service,
+                )),
+                // The parent went while it was being listed.
+                Err(e) if e.status == 404 => {}
+                Err(e) => return Some(Err(crate::adopt::listing_error(&path, e))),
+            }
+        }
+        Some(Ok(out))
+    }
+
+    /// A container that is not empty is written with `force_destroy = true`, so a destroy
+    /// can delete it (the plan names what goes with it); one that is empty is not.
+    async fn adoption(
+        &self,
+        client: &crate::client::Client,
+        remote: &Remote,
+    ) -> ProviderResult<crate::adopt::Adoption> {
+        // What differs from what the service chooses is somebody's choice: an owner other
+        // than the user who made it (the one adopting, as the service says).
+        let attrs = &remote.attrs;
+        let text = |k: &str| attrs.get(k).and_then(Value::as_str);
+        let me = self.shared.current_user().await?;
+        let mut values = crate::adopt::as_configured(&self.schema, attrs, |k, v| {
+            let v = v.as_str();
+            match k {
+                "owner" => !v
+                    .zip(me.as_deref())
+                    .is_some_and(|(o, me)| o.eq_ignore_ascii_case(me)),
+                "isolation_mode" => v != Some("OPEN"),
+                "enable_predictive_optimization" => v != Some("INHERIT"),
+                "storage_location" => text("volume_type") == Some("EXTERNAL"),
+                _ => false,
+            }
+        });
+        if self.spec.force_delete {
+            let holds = match self.spec.collection {
+                "catalogs" => super::locations::catalog_contents(client, &remote.id).await?,
+                _ => super::locations::schema_contents(client, &remote.id).await?,
+            };
+            if !holds.is_empty() {
+                values.insert("force_destroy".into(), Value::Bool(true));
+            }
+        }
+        Ok(crate::adopt::Adoption { values, file: None })
+    }
+}
+
 #[async_trait]
 impl ResourceKind for UcKind {
     fn type_name(&self) -> &'static str {
@@ -300,6 +389,10 @@ impl ResourceKind for UcKind {
             })
             .into_iter()
             .collect())
+    }
+
+    fn references(&self) -> &'static [brickform_core::provider::Reference] {
+        self.spec.references
     }
 
     fn protected(&self) -> bool {
@@ -598,6 +691,16 @@ impl ResourceKind for UcKind {
             (Err(_), Some(e)) => Err(err(e)),
             (r, _) => r,
         }
+    }
+
+    /// `force_destroy` is brickform's, not the service's: an imported object holds what
+    /// the configuration says.
+    fn held_as_configured(&self, _remote: &Remote, config: &Object) -> Object {
+        config
+            .get("force_destroy")
+            .filter(|v| !v.is_null())
+            .map(|v| Object::from_iter([("force_destroy".to_string(), v.clone())]))
+            .unwrap_or_default()
     }
 
     async fn import(&self, ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {

@@ -3,7 +3,7 @@
 use super::uc::{UcKind, UcSpec};
 use crate::Shared;
 use crate::client::PageSize;
-use brickform_core::provider::{AttrType, Attribute, Normalize, Schema};
+use brickform_core::provider::{Reference, AttrType, Attribute, Normalize, Schema};
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
 
@@ -79,6 +79,12 @@ fn derive(attrs: &mut Object) {
 /// service has no "server picks" value for it.
 pub const LIST_PAGE: Option<PageSize> = None;
 
+/// A volume is a name within its schema, which is one within its catalog.
+const REFERENCES: &[Reference] = &[
+    Reference::to("catalog_name", &["databricks_catalog"], "name"),
+    Reference::to("schema_name", &["databricks_schema"], "name").within("catalog_name"),
+];
+
 pub fn kind(shared: Arc<Shared>) -> UcKind {
     UcKind {
         spec: UcSpec {
@@ -105,6 +111,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             before_write: None,
             stable_id: Some("volume_id"),
             metastore_qualified_import: false,
+            references: REFERENCES,
         },
         schema: schema(),
         shared,

@@ -1,0 +1,546 @@
+//! Configuration written from values rather than by a person: a resource block from the
+//! attributes a kind read of a live object, laid out by the kind's schema, with chosen values
+//! written as expressions (a reference to another resource, a variable) instead of their
+//! literals. `brickform adopt` writes what it finds with it.
+//!
+//! What is written is what configures the object as it is: every attribute a configuration
+//! may set that has a value, except one equal to the service's default; computed attributes
+//! never. Planned against the object it was read from, it plans nothing.
+
+use crate::provider::{AttrType, BlockType, Nesting, Presence, Reference, ResourceKind, Schema};
+use crate::value::{Object, PathStep, Value, path_string, source_key, source_string};
+use std::collections::BTreeMap;
+
+/// Values written as expressions, by their path (`task[0].pipeline_task.pipeline_id`, as
+/// [`path_string`] writes it).
+pub type Exprs = BTreeMap<String, String>;
+
+/// `resource "TYPE" "NAME" { … }`, formatted.
+pub fn resource_block(
+    type_name: &str,
+    name: &str,
+    schema: &Schema,
+    values: &Object,
+    exprs: &Exprs,
+) -> String {
+    let mut out = format!("resource {} {} {{\n", source_string(type_name), source_string(name));
+    body(schema, values, exprs, &mut Vec::new(), 1, &mut out);
+    out.push_str("}\n");
+    formatted(out)
+}
+
+/// `import { to = ADDRESS  id = "ID" }`.
+pub fn import_block(address: &str, id: &str) -> String {
+    formatted(format!(
+        "import {{\n  to = {address}\n  id = {}\n}}\n",
+        source_string(id)
+    ))
+}
+
+/// A sensitive variable with no default: a value the service never reads back (a password)
+/// that the user supplies.
+pub fn secret_variable(name: &str, type_expr: &str, description: &str) -> String {
+    formatted(format!(
+        "variable {} {{\n  type = {type_expr}\n  sensitive = true\n  description = {}\n}}\n",
+        source_string(name),
+        source_string(description)
+    ))
+}
+
+/// Aligned as `brickform fmt` aligns; the text as built when it cannot be parsed (it always
+/// can: every part is written by this module).
+fn formatted(src: String) -> String {
+    super::fmt::format_source(&src).unwrap_or(src)
+}
+
+fn body(
+    schema: &Schema,
+    values: &Object,
+    exprs: &Exprs,
+    path: &mut Vec<PathStep>,
+    depth: usize,
+    out: &mut String,
+) {
+    let pad = "  ".repeat(depth);
+    for a in schema.attributes.iter().filter(|a| a.can_configure()) {
+        path.push(PathStep::Key(a.name.to_string()));
+        let at = path_string(path);
+        let v = values.get(a.name).unwrap_or(&Value::Null);
+        if let Some(e) = exprs.get(&at) {
+            out.push_str(&format!("{pad}{} = {e}\n", a.name));
+        } else if v.is_wholly_known()
+            && !v.is_null()
+            && a.server_default.as_ref() != Some(v)
+        {
+            out.push_str(&format!("{pad}{} = ", a.name));
+            literal(v, exprs, path, depth, out);
+            out.push('\n');
+        }
+        path.pop();
+    }
+    for b in &schema.blocks {
+        blocks(b, values.get(b.name), exprs, path, depth, out);
+    }
+}
+
+fn blocks(
+    b: &BlockType,
+    v: Option<&Value>,
+    exprs: &Exprs,
+    path: &mut Vec<PathStep>,
+    depth: usize,
+    out: &mut String,
+) {
+    let pad = "  ".repeat(depth);
+    path.push(PathStep::Key(b.name.to_string()));
+    let one = |o: &Object, path: &mut Vec<PathStep>, out: &mut String| {
+        let mut inner = String::new();
+        body(&b.schema, o, exprs, path, depth + 1, &mut inner);
+        if inner.is_empty() {
+            out.push_str(&format!("{pad}{} {{}}\n", b.name));
+        } else {
+            out.push_str(&format!("{pad}{} {{\n{inner}{pad}}}\n", b.name));
+        }
+    };
+    match (&b.nesting, v) {
+        // A block that sets nothing is the block left out.
+        (Nesting::Single, Some(Value::Object(o))) if !sets_anything(&b.schema, o) => {}
+        (Nesting::Single, Some(Value::Object(o))) => one(o, path, out),
+        (Nesting::List | Nesting::Keyed(_), Some(Value::List(items))) => {
+            for (i, item) in items.iter().enumerate() {
+                if let Value::Object(o) = item {
+                    path.push(PathStep::Index(i));
+                    one(o, path, out);
+                    path.pop();
+                }
+            }
+        }
+        _ => {}
+    }
+    path.pop();
+}
+
+/// A value as HCL source: collections of more than scalars over several lines.
+fn literal(v: &Value, exprs: &Exprs, path: &mut Vec<PathStep>, depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    match v {
+        Value::String(s) => out.push_str(&source_string(s)),
+        Value::Object(o) if o.is_empty() => out.push_str("{}"),
+        Value::Object(o) => {
+            out.push_str("{\n");
+            for (k, inner) in o {
+                path.push(PathStep::Key(k.clone()));
+                out.push_str(&format!("{pad}  {} = ", source_key(k)));
+                match exprs.get(&path_string(path)) {
+                    Some(e) => out.push_str(e),
+                    None => literal(inner, exprs, path, depth + 1, out),
+                }
+                out.push('\n');
+                path.pop();
+            }
+            out.push_str(&format!("{pad}}}"));
+        }
+        Value::List(items) if items.iter().all(is_scalar) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                path.push(PathStep::Index(i));
+                match exprs.get(&path_string(path)) {
+                    Some(e) => out.push_str(e),
+                    None => literal(item, exprs, path, depth, out),
+                }
+                path.pop();
+            }
+            out.push(']');
+        }
+        Value::List(items) => {
+            out.push_str("[\n");
+            for (i, item) in items.iter().enumerate() {
+                path.push(PathStep::Index(i));
+                out.push_str(&format!("{pad}  "));
+                literal(item, exprs, path, depth + 1, out);
+                out.push_str(",\n");
+                path.pop();
+            }
+            out.push_str(&format!("{pad}]"));
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Whether a block's values set anything a configuration could.
+fn sets_anything(schema: &Schema, o: &Object) -> bool {
+    schema.attributes.iter().filter(|a| a.can_configure()).any(|a| {
+        o.get(a.name)
+            .is_some_and(|v| !v.is_null() && a.server_default.as_ref() != Some(v))
+    }) || schema.blocks.iter().any(|b| match o.get(b.name) {
+        Some(Value::Object(inner)) => sets_anything(&b.schema, inner),
+        Some(Value::List(items)) => !items.is_empty(),
+        _ => false,
+    })
+}
+
+fn is_scalar(v: &Value) -> bool {
+    !matches!(v, Value::List(_) | Value::Object(_))
+}
+
+/// One place a [`Reference`] points from: the path of the value, the value, and the name of
+/// the container it is a name in, when the reference says it has one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Site {
+    pub path: Vec<PathStep>,
+    pub value: String,
+    pub container: Option<String>,
+}
+
+/// Where `reference` points from in `values` (attributes shaped as a configuration: blocks
+/// as objects or lists of objects). Only non-empty strings are sites.
+pub fn reference_sites(values: &Object, reference: &Reference) -> Vec<Site> {
+    let steps: Vec<&str> = reference.at.split('.').collect();
+    let mut out = Vec::new();
+    walk(values, &steps, reference, &mut Vec::new(), &mut out);
+    out
+}
+
+fn walk(
+    o: &Object,
+    steps: &[&str],
+    reference: &Reference,
+    path: &mut Vec<PathStep>,
+    out: &mut Vec<Site>,
+) {
+    let Some((first, rest)) = steps.split_first() else {
+        return;
+    };
+    let container = || {
+        reference
+            .within
+            .and_then(|c| o.get(c))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    if *first == "*" {
+        for (k, v) in o {
+            if let (Value::String(s), true) = (v, rest.is_empty()) {
+                path.push(PathStep::Key(k.clone()));
+                push(path, s, container(), out);
+                path.pop();
+            }
+        }
+        return;
+    }
+    let Some(v) = o.get(*first) else {
+        return;
+    };
+    path.push(PathStep::Key(first.to_string()));
+    match v {
+        Value::String(s) if rest.is_empty() => push(path, s, container(), out),
+        // An id the service hands out as a number (a job's).
+        Value::Number(n) if rest.is_empty() => push(path, &n.to_string(), container(), out),
+        Value::Object(inner) => walk(inner, rest, reference, path, out),
+        Value::List(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(PathStep::Index(i));
+                match item {
+                    Value::Object(inner) => walk(inner, rest, reference, path, out),
+                    Value::String(s) if rest.is_empty() => push(path, s, container(), out),
+                    _ => {}
+                }
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+    path.pop();
+}
+
+fn push(path: &[PathStep], value: &str, container: Option<String>, out: &mut Vec<Site>) {
+    if !value.is_empty() {
+        out.push(Site {
+            path: path.to_vec(),
+            value: value.to_string(),
+            container,
+        });
+    }
+}
+
+/// Whether the value at `site` names the object `target_id` whose attributes are `target`.
+/// Unity Catalog style names are compared without case, as the service compares them.
+pub fn names(reference: &Reference, site: &Site, target_id: &str, target: &Object) -> bool {
+    match (reference.within, &site.container) {
+        (Some(_), Some(c)) => target_id.eq_ignore_ascii_case(&format!("{c}.{}", site.value)),
+        (Some(_), None) => false,
+        (None, _) => match target.get(reference.attr) {
+            Some(Value::String(s)) if reference.attr == "name" => {
+                s.eq_ignore_ascii_case(&site.value)
+            }
+            Some(Value::String(s)) => *s == site.value,
+            Some(Value::Number(n)) => n.to_string() == site.value,
+            _ => false,
+        },
+    }
+}
+
+/// A live object to write as configuration, with an `import` block that takes it under
+/// management.
+pub struct Adopted<'a> {
+    pub kind: &'a dyn ResourceKind,
+    /// What its resource name is made from (its name, a path's last part).
+    pub label: String,
+    /// The id its import block names.
+    pub id: String,
+    /// Its attributes, shaped as a configuration.
+    pub values: Object,
+    /// Lines written as a comment above it (why it was chosen).
+    pub comment: Vec<String>,
+}
+
+/// Configuration written for adopted objects.
+pub struct Written {
+    pub text: String,
+    /// The address of each object, in the order given.
+    pub addresses: Vec<String>,
+    /// Variables declared for values the service never reads back, by name.
+    pub secrets: Vec<String>,
+}
+
+/// The import and resource blocks of `objects`, in the order given, each value that names
+/// another of them (by its kind's [`Reference`]s) written as a reference to it. A value the
+/// service never reads back that the kind requires (a password) becomes a sensitive variable.
+pub fn configuration(objects: &[Adopted]) -> Written {
+    let mut taken: std::collections::HashSet<String> = Default::default();
+    let names: Vec<String> = objects
+        .iter()
+        .map(|o| {
+            let base = identifier(&o.label);
+            let mut name = base.clone();
+            let mut n = 2;
+            while !taken.insert(format!("{}.{name}", o.kind.type_name())) {
+                name = format!("{base}_{n}");
+                n += 1;
+            }
+            name
+        })
+        .collect();
+    let addresses: Vec<String> = objects
+        .iter()
+        .zip(&names)
+        .map(|(o, n)| format!("{}.{n}", o.kind.type_name()))
+        .collect();
+    let mut text = String::new();
+    let mut secrets = Vec::new();
+    for (i, o) in objects.iter().enumerate() {
+        let mut exprs = Exprs::new();
+        for r in o.kind.references() {
+            for site in reference_sites(&o.values, r) {
+                let target = objects.iter().enumerate().find(|(j, t)| {
+                    *j != i
+                        && r.to.contains(&t.kind.type_name())
+                        && self::names(r, &site, &t.id, &t.values)
+                });
+                if let Some((j, _)) = target {
+                    exprs.insert(path_string(&site.path), format!("{}.{}", addresses[j], r.attr));
+                }
+            }
+        }
+        for a in &o.kind.schema().attributes {
+            let unread = o.values.get(a.name).is_none_or(Value::is_null);
+            if a.sensitive && a.presence == Presence::Required && unread {
+                let var = format!("{}_{}", names[i], a.name);
+                exprs.insert(a.name.to_string(), format!("var.{var}"));
+                text.push_str(&secret_variable(
+                    &var,
+                    &type_expression(&a.ty),
+                    &format!(
+                        "{} of {}: the service does not read it back.",
+                        a.name, addresses[i]
+                    ),
+                ));
+                text.push('\n');
+                secrets.push(var);
+            }
+        }
+        for line in &o.comment {
+            text.push_str(&format!("# {line}\n"));
+        }
+        text.push_str(&import_block(&addresses[i], &o.id));
+        text.push_str(&resource_block(
+            o.kind.type_name(),
+            &names[i],
+            o.kind.schema(),
+            &o.values,
+            &exprs,
+        ));
+        text.push('\n');
+    }
+    Written {
+        text,
+        addresses,
+        secrets,
+    }
+}
+
+/// A resource name made from a label: lower case, runs of other characters as one `_`,
+/// never starting with a digit.
+pub fn identifier(label: &str) -> String {
+    let mut out = String::new();
+    for c in label.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    let out = out.trim_matches('_').to_string();
+    match out.chars().next() {
+        None => "unnamed".into(),
+        Some(c) if c.is_ascii_digit() => format!("_{out}"),
+        Some(_) => out,
+    }
+}
+
+fn type_expression(ty: &AttrType) -> String {
+    match ty {
+        AttrType::String => "string".into(),
+        AttrType::Number => "number".into(),
+        AttrType::Bool => "bool".into(),
+        AttrType::List(t) => format!("list({})", type_expression(t)),
+        AttrType::Set(t) => format!("set({})", type_expression(t)),
+        AttrType::Map(t) => format!("map({})", type_expression(t)),
+        AttrType::Any => "any".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{AttrType, Attribute};
+
+    fn obj(j: serde_json::Value) -> Object {
+        match Value::from_json(&j) {
+            Value::Object(o) => o,
+            _ => unreachable!(),
+        }
+    }
+
+    fn schema() -> Schema {
+        Schema::new()
+            .attr(Attribute::required("name", AttrType::String))
+            .attr(Attribute::optional("comment", AttrType::String))
+            .attr(Attribute::optional("read_only", AttrType::Bool).server_default(true))
+            .attr(Attribute::optional("tags", AttrType::Map(Box::new(AttrType::String))))
+            .attr(Attribute::optional("libs", AttrType::List(Box::new(AttrType::String))))
+            .attr(Attribute::computed("id", AttrType::String))
+            .block(BlockType::single(
+                "cluster",
+                Schema::new().attr(Attribute::optional("workers", AttrType::Number)),
+            ))
+            .block(BlockType::keyed(
+                "task",
+                "task_key",
+                Schema::new()
+                    .attr(Attribute::required("task_key", AttrType::String))
+                    .attr(Attribute::optional(
+                        "params",
+                        AttrType::Map(Box::new(AttrType::String)),
+                    ))
+                    .block(BlockType::single(
+                        "pipeline_task",
+                        Schema::new().attr(Attribute::required("pipeline_id", AttrType::String)),
+                    )),
+            ))
+    }
+
+    #[test]
+    fn what_configures_the_object_is_written_and_nothing_else() {
+        let values = obj(serde_json::json!({
+            "name": "a \"b\" ${x}",
+            "comment": null,
+            "read_only": true,
+            "tags": {"Team": "data", "two words": "x"},
+            "libs": ["a", "b"],
+            "id": "123",
+            "cluster": {"workers": 2},
+            "task": [
+                {"task_key": "one", "params": {"p": "1"}, "pipeline_task": {"pipeline_id": "abc"}},
+                {"task_key": "two", "params": null, "pipeline_task": null}
+            ]
+        }));
+        let mut exprs = Exprs::new();
+        exprs.insert(
+            "task[0].pipeline_task.pipeline_id".into(),
+            "databricks_pipeline.p.id".into(),
+        );
+        exprs.insert("task[0].params.p".into(), "var.p".into());
+        let text = resource_block("databricks_job", "j", &schema(), &values, &exprs);
+        assert_eq!(
+            text,
+            r#"resource "databricks_job" "j" {
+  name = "a \"b\" $${x}"
+  tags = {
+    Team        = "data"
+    "two words" = "x"
+  }
+  libs = ["a", "b"]
+  cluster {
+    workers = 2
+  }
+  task {
+    task_key = "one"
+    params = {
+      p = var.p
+    }
+    pipeline_task {
+      pipeline_id = databricks_pipeline.p.id
+    }
+  }
+  task {
+    task_key = "two"
+  }
+}
+"#
+        );
+        // What was written is HCL that `fmt` takes.
+        let parsed = crate::lang::fmt::format_source(&text);
+        assert!(parsed.is_ok());
+    }
+
+    #[test]
+    fn reference_sites_walk_blocks_lists_and_maps() {
+        let values = obj(serde_json::json!({
+            "catalog": "c",
+            "schema": "s",
+            "task": [
+                {"pipeline_task": {"pipeline_id": "p1"}, "base_parameters": {"a": "x", "b": ""}},
+                {"pipeline_task": null},
+                {"pipeline_task": {"pipeline_id": "p2"}}
+            ]
+        }));
+        let sites = reference_sites(
+            &values,
+            &Reference::to("task.pipeline_task.pipeline_id", &["p"], "id"),
+        );
+        let paths: Vec<String> = sites.iter().map(|s| path_string(&s.path)).collect();
+        assert_eq!(
+            paths,
+            [
+                "task[0].pipeline_task.pipeline_id",
+                "task[2].pipeline_task.pipeline_id"
+            ]
+        );
+        let params = reference_sites(
+            &values,
+            &Reference::to("task.base_parameters.*", &["j"], "id"),
+        );
+        assert_eq!(params.len(), 1, "empty strings are no site");
+        assert_eq!(path_string(&params[0].path), "task[0].base_parameters.a");
+        let within = reference_sites(
+            &values,
+            &Reference::to("schema", &["s"], "name").within("catalog"),
+        );
+        assert_eq!(within[0].container.as_deref(), Some("c"));
+        assert_eq!(within[0].value, "s");
+    }
+}
