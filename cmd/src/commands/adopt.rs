@@ -119,12 +119,22 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     }
 
     let client = shared.client().map_err(|e| anyhow!("{e}"))?;
+    let locations: Vec<String> = found
+        .iter()
+        .flat_map(|f| {
+            let attrs = &f.remote.attrs;
+            f.kind
+                .location(attrs)
+                .into_iter()
+                .chain(f.kind.takes_along(&f.remote.id, attrs))
+        })
+        .collect();
     let mut adopted = Vec::new();
     let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     for f in &found {
         let a = f
             .kind
-            .adoption(&client, &f.remote)
+            .adoption(&client, &f.remote, &locations)
             .await
             .map_err(|e| anyhow!("{}: {e}", what(f)))?;
         let mut values = a.values;

@@ -91,6 +91,9 @@ pub(super) fn imported_prior(
 ) -> (String, Prior) {
     let schema = kind.schema();
     let mut applied = super::instance::configurable(schema, &remote.attrs);
+    // In the canonical form the configuration is compared in: keyed blocks in the order of
+    // their keys, whatever order the service lists them in.
+    crate::plan::diff::normalize_object(schema, &mut applied);
     settle(schema, &mut applied, config);
     applied.extend(kind.held_as_configured(remote, config));
     (

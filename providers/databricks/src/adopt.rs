@@ -152,19 +152,20 @@ pub struct Adoption {
     pub file: Option<AdoptedFile>,
 }
 
-/// A kind's attributes as adopt writes them. Those that are optional and computed (an
-/// owner, a managed volume's storage) are the service's choice when left out, and leaving
-/// them out is no change: they are written only where `keep` says the value is a choice
-/// someone made.
+/// A kind's attributes as adopt writes them, leaving out the optional and computed ones
+/// whose value `chosen_by_the_service` says nobody chose (an owner that is whoever made it, a
+/// managed volume's storage): left out, they keep their value, so that is no change.
 pub fn as_configured(
     schema: &brickform_core::provider::Schema,
     attrs: &Object,
-    keep: impl Fn(&str, &Value) -> bool,
+    chosen_by_the_service: impl Fn(&str, &Value) -> bool,
 ) -> Object {
     let mut values = attrs.clone();
     for a in &schema.attributes {
         if a.presence == brickform_core::provider::Presence::OptionalComputed
-            && values.get(a.name).is_some_and(|v| !keep(a.name, v))
+            && values
+                .get(a.name)
+                .is_some_and(|v| chosen_by_the_service(a.name, v))
         {
             values.insert(a.name.to_string(), Value::Null);
         }

@@ -464,8 +464,11 @@ impl super::DatabricksKind for ContentKind {
         &self,
         client: &Client,
         remote: &Remote,
+        _adopted: &[String],
     ) -> ProviderResult<crate::adopt::Adoption> {
-        let values = crate::adopt::as_configured(&self.schema, &remote.attrs, |_, _| false);
+        // The hash an import records says where it came from; the source file's is computed.
+        let values =
+            crate::adopt::as_configured(&self.schema, &remote.attrs, |k, _| k == "content_sha256");
         let Some(bytes) = export(client, &remote.id).await? else {
             return Err(ProviderError::not_found(format!("{} is not there", remote.id)));
         };

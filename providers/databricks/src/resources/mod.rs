@@ -74,14 +74,16 @@ pub trait DatabricksKind: ResourceKind {
     }
 
     /// What `brickform adopt` writes for an object it read with `import`: by default its
-    /// attributes as read.
+    /// attributes as read. `adopted` holds the locations (see [`ResourceKind::location`]) of
+    /// everything adopted with it, and of what their deletes take along.
     async fn adoption(
         &self,
         _client: &crate::client::Client,
         remote: &Remote,
+        _adopted: &[String],
     ) -> ProviderResult<crate::adopt::Adoption> {
         Ok(crate::adopt::Adoption {
-            values: crate::adopt::as_configured(self.schema(), &remote.attrs, |_, _| false),
+            values: remote.attrs.clone(),
             file: None,
         })
     }

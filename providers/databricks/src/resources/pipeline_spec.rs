@@ -683,9 +683,9 @@ impl super::DatabricksKind for PipelineKind {
         &self,
         _client: &Client,
         remote: &Remote,
+        _adopted: &[String],
     ) -> ProviderResult<crate::adopt::Adoption> {
-        let mut values =
-            crate::adopt::as_configured(&self.flavor.schema, &remote.attrs, |_, _| false);
+        let mut values = remote.attrs.clone();
         for k in self.flavor.derived {
             values.shift_remove(*k);
         }

@@ -283,12 +283,14 @@ impl super::DatabricksKind for UcKind {
         Some(Ok(out))
     }
 
-    /// A container that is not empty is written with `force_destroy = true`, so a destroy
-    /// can delete it (the plan names what goes with it); one that is empty is not.
+    /// A container holding what is not adopted with it (tables, another's schema) is written
+    /// with `force_destroy = true`, so a destroy can delete it (the plan names what goes
+    /// with it); one holding only adopted objects is not.
     async fn adoption(
         &self,
         client: &crate::client::Client,
         remote: &Remote,
+        adopted: &[String],
     ) -> ProviderResult<crate::adopt::Adoption> {
         // What differs from what the service chooses is somebody's choice: an owner other
         // than the user who made it (the one adopting, as the service says).
@@ -298,12 +300,13 @@ impl super::DatabricksKind for UcKind {
         let mut values = crate::adopt::as_configured(&self.schema, attrs, |k, v| {
             let v = v.as_str();
             match k {
-                "owner" => !v
+                "owner" => v
                     .zip(me.as_deref())
                     .is_some_and(|(o, me)| o.eq_ignore_ascii_case(me)),
-                "isolation_mode" => v != Some("OPEN"),
-                "enable_predictive_optimization" => v != Some("INHERIT"),
-                "storage_location" => text("volume_type") == Some("EXTERNAL"),
+                "isolation_mode" => v == Some("OPEN"),
+                "enable_predictive_optimization" => v == Some("INHERIT"),
+                "metastore_id" => true,
+                "storage_location" => text("volume_type") != Some("EXTERNAL"),
                 _ => false,
             }
         });
@@ -312,7 +315,7 @@ impl super::DatabricksKind for UcKind {
                 "catalogs" => super::locations::catalog_contents(client, &remote.id).await?,
                 _ => super::locations::schema_contents(client, &remote.id).await?,
             };
-            if !holds.is_empty() {
+            if holds.iter().any(|l| !adopted.contains(l)) {
                 values.insert("force_destroy".into(), Value::Bool(true));
             }
         }
