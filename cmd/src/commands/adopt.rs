@@ -163,8 +163,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
 
     for (path, bytes) in &files {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| anyhow!("creating {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|e| anyhow!("creating {}: {e}", dir.display()))?;
         }
         std::fs::write(path, bytes).map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
     }
@@ -186,15 +185,23 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     }
     if !written.secrets.is_empty() {
         println!(
-            "\nThe service never reads these back; give their values (BRICKFORM_VAR_NAME, --var or a .tfvars file):"
+            "\nThe service never reads these back; give their values (BRICKFORM_VAR_NAME, --var or a .bfvars.hcl file):"
         );
         for s in &written.secrets {
             println!("  var.{s}");
         }
+        println!(
+            "Nothing can show they are the values the service holds, so the first apply writes them (the plan shows each as an update)."
+        );
     }
     println!(
-        "\nNext: `brickform plan` shows {} to import and nothing else to change; `brickform apply` takes them under management.",
-        found.len()
+        "\nNext: `brickform plan` shows {} to import{}; `brickform apply` takes them under management.",
+        found.len(),
+        if written.secrets.is_empty() {
+            " and nothing else to change"
+        } else {
+            ""
+        }
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -23,7 +23,11 @@ pub fn resource_block(
     values: &Object,
     exprs: &Exprs,
 ) -> String {
-    let mut out = format!("resource {} {} {{\n", source_string(type_name), source_string(name));
+    let mut out = format!(
+        "resource {} {} {{\n",
+        source_string(type_name),
+        source_string(name)
+    );
     body(schema, values, exprs, &mut Vec::new(), 1, &mut out);
     out.push_str("}\n");
     formatted(out)
@@ -68,10 +72,7 @@ fn body(
         let v = values.get(a.name).unwrap_or(&Value::Null);
         if let Some(e) = exprs.get(&at) {
             out.push_str(&format!("{pad}{} = {e}\n", a.name));
-        } else if v.is_wholly_known()
-            && !v.is_null()
-            && a.server_default.as_ref() != Some(v)
-        {
+        } else if v.is_wholly_known() && !v.is_null() && a.server_default.as_ref() != Some(v) {
             out.push_str(&format!("{pad}{} = ", a.name));
             literal(v, exprs, path, depth, out);
             out.push('\n');
@@ -172,14 +173,19 @@ fn literal(v: &Value, exprs: &Exprs, path: &mut Vec<PathStep>, depth: usize, out
 
 /// Whether a block's values set anything a configuration could.
 fn sets_anything(schema: &Schema, o: &Object) -> bool {
-    schema.attributes.iter().filter(|a| a.can_configure()).any(|a| {
-        o.get(a.name)
-            .is_some_and(|v| !v.is_null() && a.server_default.as_ref() != Some(v))
-    }) || schema.blocks.iter().any(|b| match o.get(b.name) {
-        Some(Value::Object(inner)) => sets_anything(&b.schema, inner),
-        Some(Value::List(items)) => !items.is_empty(),
-        _ => false,
-    })
+    schema
+        .attributes
+        .iter()
+        .filter(|a| a.can_configure())
+        .any(|a| {
+            o.get(a.name)
+                .is_some_and(|v| !v.is_null() && a.server_default.as_ref() != Some(v))
+        })
+        || schema.blocks.iter().any(|b| match o.get(b.name) {
+            Some(Value::Object(inner)) => sets_anything(&b.schema, inner),
+            Some(Value::List(items)) => !items.is_empty(),
+            _ => false,
+        })
 }
 
 fn is_scalar(v: &Value) -> bool {
@@ -341,7 +347,10 @@ pub fn configuration(objects: &[Adopted]) -> Written {
                         && self::names(r, &site, &t.id, &t.values)
                 });
                 if let Some((j, _)) = target {
-                    exprs.insert(path_string(&site.path), format!("{}.{}", addresses[j], r.attr));
+                    exprs.insert(
+                        path_string(&site.path),
+                        format!("{}.{}", addresses[j], r.attr),
+                    );
                 }
             }
         }
@@ -430,8 +439,14 @@ mod tests {
             .attr(Attribute::required("name", AttrType::String))
             .attr(Attribute::optional("comment", AttrType::String))
             .attr(Attribute::optional("read_only", AttrType::Bool).server_default(true))
-            .attr(Attribute::optional("tags", AttrType::Map(Box::new(AttrType::String))))
-            .attr(Attribute::optional("libs", AttrType::List(Box::new(AttrType::String))))
+            .attr(Attribute::optional(
+                "tags",
+                AttrType::Map(Box::new(AttrType::String)),
+            ))
+            .attr(Attribute::optional(
+                "libs",
+                AttrType::List(Box::new(AttrType::String)),
+            ))
             .attr(Attribute::computed("id", AttrType::String))
             .block(BlockType::single(
                 "cluster",

@@ -60,7 +60,11 @@ impl Rules {
         }) {
             return Some(format!("in catalog {c}"));
         }
-        if let Some(p) = self.prefixes.iter().find(|p| l.name.starts_with(p.as_str())) {
+        if let Some(p) = self
+            .prefixes
+            .iter()
+            .find(|p| l.name.starts_with(p.as_str()))
+        {
             return Some(format!("name starts with {p}"));
         }
         self.tags
@@ -81,6 +85,20 @@ impl Rules {
                 let home = format!("/Users/{want}/");
                 path.starts_with(&home) || path.starts_with(&format!("/Workspace{home}"))
             }
+        }
+    }
+
+    /// The workspace folders to look in: the path prefixes, or with `--creator` alone the
+    /// creator's home folder.
+    pub fn workspace_prefixes(&self) -> Vec<String> {
+        match &self.creator {
+            Some(c) if !self.scoped() => vec![format!("/Users/{c}/")],
+            _ => self
+                .prefixes
+                .iter()
+                .filter(|p| p.starts_with('/'))
+                .cloned()
+                .collect(),
         }
     }
 
@@ -123,7 +141,11 @@ pub struct Scope<'a> {
 
 impl Scope<'_> {
     /// The listing `key`, made by `list` the first time it is asked for.
-    pub async fn shared_list<F, Fut>(&self, key: &'static str, list: F) -> ProviderResult<Arc<Vec<Json>>>
+    pub async fn shared_list<F, Fut>(
+        &self,
+        key: &'static str,
+        list: F,
+    ) -> ProviderResult<Arc<Vec<Json>>>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = ProviderResult<Vec<Json>>>,
@@ -279,7 +301,11 @@ pub async fn discover(
                             }
                             Ok(None) => {}
                             // Not of this kind (a gateway's id asked of the pipeline kind).
-                            Err(e) if matches!(e.kind, ErrorKind::InvalidInput | ErrorKind::NotFound) => {}
+                            Err(e)
+                                if matches!(
+                                    e.kind,
+                                    ErrorKind::InvalidInput | ErrorKind::NotFound
+                                ) => {}
                             Err(e) => return Err(e),
                         }
                     }
@@ -450,7 +476,10 @@ mod tests {
             creator: Some("a@x".into()),
         };
         let by = |n, c, who| rules.choose(&listed(n, c, who));
-        assert_eq!(by("s", Some("main"), Some("a@x")).as_deref(), Some("in catalog Main"));
+        assert_eq!(
+            by("s", Some("main"), Some("a@x")).as_deref(),
+            Some("in catalog Main")
+        );
         assert_eq!(by("s", Some("main"), Some("b@x")), None, "somebody else's");
         assert_eq!(
             by("demo_job", None, Some("A@X")).as_deref(),

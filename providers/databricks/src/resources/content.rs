@@ -97,8 +97,7 @@ async fn tree_fingerprint(client: &Client, root: &str) -> ProviderResult<Option<
 /// `None` when it is not there.
 pub async fn export(client: &Client, path: &str) -> ProviderResult<Option<Vec<u8>>> {
     let query = [("path", path.to_string()), ("format", "SOURCE".to_string())];
-    let Some(resp) = none_if_missing(client.get("/api/2.0/workspace/export", &query).await)?
-    else {
+    let Some(resp) = none_if_missing(client.get("/api/2.0/workspace/export", &query).await)? else {
         return Ok(None);
     };
     let content = resp.get("content").and_then(Json::as_str).unwrap_or("");
@@ -413,13 +412,7 @@ impl super::DatabricksKind for ContentKind {
             Store::WorkspaceFile => "FILE",
             Store::VolumeFile => return None,
         };
-        let prefixes: Vec<String> = scope
-            .rules
-            .prefixes
-            .iter()
-            .filter(|p| p.starts_with('/'))
-            .cloned()
-            .collect();
+        let prefixes = scope.rules.workspace_prefixes();
         let tree = scope
             .shared_list("workspace objects", || async {
                 let mut all = Vec::new();
@@ -427,7 +420,10 @@ impl super::DatabricksKind for ContentKind {
                     // The folder the prefix names, or the one its last part is in.
                     let dir = match p.strip_suffix('/') {
                         Some(d) => d.to_string(),
-                        None => p.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default(),
+                        None => p
+                            .rsplit_once('/')
+                            .map(|(d, _)| d.to_string())
+                            .unwrap_or_default(),
                     };
                     let dir = if dir.is_empty() { "/".to_string() } else { dir };
                     all.extend(super::locations::workspace_objects(client, &dir).await?);
@@ -470,9 +466,17 @@ impl super::DatabricksKind for ContentKind {
         let values =
             crate::adopt::as_configured(&self.schema, &remote.attrs, |k, _| k == "content_sha256");
         let Some(bytes) = export(client, &remote.id).await? else {
-            return Err(ProviderError::not_found(format!("{} is not there", remote.id)));
+            return Err(ProviderError::not_found(format!(
+                "{} is not there",
+                remote.id
+            )));
         };
-        let base = remote.id.rsplit('/').next().unwrap_or(&remote.id).to_string();
+        let base = remote
+            .id
+            .rsplit('/')
+            .next()
+            .unwrap_or(&remote.id)
+            .to_string();
         let name = match (self.store, str_attr(&remote.attrs, "language")) {
             (Store::Notebook, Some(lang)) => {
                 let ext = match lang {

@@ -6,9 +6,9 @@
 //! of them replaces the gateway; everything else is a full-spec PUT. References such as
 //! `connection_name = databricks_connection.c.name` give the apply order.
 
-use brickform_core::provider::Reference;
 use super::pipeline_spec::{Flavor, PipelineKind, check_common, common_schema, no_derive, string};
 use crate::Shared;
+use brickform_core::provider::Reference;
 use brickform_core::provider::{Attribute, Normalize, Schema};
 use std::sync::Arc;
 

@@ -9,13 +9,13 @@
 //! flows that read them can reference them and be checked against them. They are derived
 //! from the configuration itself, so they are known at plan time whenever the objects are.
 
-use brickform_core::provider::Reference;
 use super::pipeline_spec::{
     Flavor, PipelineKind, at_most_one, check_common, common_schema, exactly_one, items, string,
     string_map, strings,
 };
 use super::values;
 use crate::Shared;
+use brickform_core::provider::Reference;
 use brickform_core::provider::{AttrType, Attribute, BlockType, Normalize, Schema};
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
@@ -432,17 +432,45 @@ fn check(o: &Object) -> Result<(), String> {
 const REFERENCES: &[Reference] = &[
     Reference::to("catalog", &["databricks_catalog"], "name"),
     Reference::to("schema", &["databricks_schema"], "name").within("catalog"),
-    Reference::to("ingestion_gateway_id", &["databricks_ingestion_gateway"], "id"),
+    Reference::to(
+        "ingestion_gateway_id",
+        &["databricks_ingestion_gateway"],
+        "id",
+    ),
     Reference::to("connection_name", &["databricks_connection"], "name"),
-    Reference::to("object.table.destination_catalog", &["databricks_catalog"], "name"),
-    Reference::to("object.table.destination_schema", &["databricks_schema"], "name")
-        .within("destination_catalog"),
-    Reference::to("object.schema.destination_catalog", &["databricks_catalog"], "name"),
-    Reference::to("object.schema.destination_schema", &["databricks_schema"], "name")
-        .within("destination_catalog"),
-    Reference::to("object.report.destination_catalog", &["databricks_catalog"], "name"),
-    Reference::to("object.report.destination_schema", &["databricks_schema"], "name")
-        .within("destination_catalog"),
+    Reference::to(
+        "object.table.destination_catalog",
+        &["databricks_catalog"],
+        "name",
+    ),
+    Reference::to(
+        "object.table.destination_schema",
+        &["databricks_schema"],
+        "name",
+    )
+    .within("destination_catalog"),
+    Reference::to(
+        "object.schema.destination_catalog",
+        &["databricks_catalog"],
+        "name",
+    ),
+    Reference::to(
+        "object.schema.destination_schema",
+        &["databricks_schema"],
+        "name",
+    )
+    .within("destination_catalog"),
+    Reference::to(
+        "object.report.destination_catalog",
+        &["databricks_catalog"],
+        "name",
+    ),
+    Reference::to(
+        "object.report.destination_schema",
+        &["databricks_schema"],
+        "name",
+    )
+    .within("destination_catalog"),
 ];
 
 pub fn kind(shared: Arc<Shared>) -> PipelineKind {

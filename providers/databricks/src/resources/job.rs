@@ -9,7 +9,6 @@
 //! `ownership`), stripped on read, so an interrupted create or a lost state entry can be
 //! found again.
 
-use brickform_core::provider::Reference;
 use super::values;
 use super::values::ty::{b, map, n, s, strings};
 use super::wire::{Renames, absent_is_unset, from_wire, to_wire};
@@ -18,6 +17,7 @@ use crate::Shared;
 use crate::client::{ApiError, Client, PageSize};
 use async_trait::async_trait;
 use brickform_core::lang::diagnostics::did_you_mean_value;
+use brickform_core::provider::Reference;
 use brickform_core::provider::{
     Attribute, BlockType, ErrorKind, Existing, Finding, OpContext, ProviderError, ProviderResult,
     Remote, ResourceKind, Schema, quoted_list,
@@ -1332,12 +1332,32 @@ const JOBS_LIST: ownership::ListCall = ownership::ListCall {
 const REFERENCES: &[Reference] = &[
     Reference::to("task.pipeline_task.pipeline_id", PIPELINES, "id"),
     Reference::to("task.run_job_task.job_id", &["databricks_job"], "id"),
-    Reference::to("task.notebook_task.notebook_path", &["databricks_notebook"], "path"),
+    Reference::to(
+        "task.notebook_task.notebook_path",
+        &["databricks_notebook"],
+        "path",
+    ),
     Reference::to("task.notebook_task.base_parameters.*", RUNNABLE, "id"),
-    Reference::to("task.spark_python_task.python_file", &["databricks_workspace_file"], "path"),
-    Reference::to("task.sql_task.warehouse_id", &["databricks_sql_endpoint"], "id"),
-    Reference::to("task.sql_task.file.path", &["databricks_workspace_file"], "path"),
-    Reference::to("task.notebook_task.warehouse_id", &["databricks_sql_endpoint"], "id"),
+    Reference::to(
+        "task.spark_python_task.python_file",
+        &["databricks_workspace_file"],
+        "path",
+    ),
+    Reference::to(
+        "task.sql_task.warehouse_id",
+        &["databricks_sql_endpoint"],
+        "id",
+    ),
+    Reference::to(
+        "task.sql_task.file.path",
+        &["databricks_workspace_file"],
+        "path",
+    ),
+    Reference::to(
+        "task.notebook_task.warehouse_id",
+        &["databricks_sql_endpoint"],
+        "id",
+    ),
 ];
 
 const PIPELINES: &[&str] = &[

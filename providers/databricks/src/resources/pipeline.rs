@@ -1,13 +1,13 @@
 //! `databricks_pipeline`: a Lakeflow declarative pipeline (`/api/2.0/pipelines`), every field
 //! of the spec. Attribute and block names follow the Terraform provider's `databricks_pipeline`.
 
-use brickform_core::provider::Reference;
 use super::pipeline_spec::{
     Flavor, PipelineKind, check_common, common_schema, exactly_one, items, no_derive, string,
     string_map, strings,
 };
 use super::values;
 use crate::Shared;
+use brickform_core::provider::Reference;
 use brickform_core::provider::{AttrType, Attribute, BlockType, Elsewhere, Normalize, Schema};
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;

@@ -576,7 +576,10 @@ impl PipelineKind {
     /// Whether a GET answer is a pipeline of this kind: a gateway has a gateway definition,
     /// an ingestion pipeline an ingestion definition, any other pipeline neither.
     fn holds(&self, resp: &Json) -> bool {
-        let has = |def: &str| resp.pointer(&format!("/spec/{def}")).is_some_and(|d| !d.is_null());
+        let has = |def: &str| {
+            resp.pointer(&format!("/spec/{def}"))
+                .is_some_and(|d| !d.is_null())
+        };
         match self.flavor.definition {
             Some((def, _)) => has(def),
             None => !FLAVORS.iter().any(|(def, _)| has(def)),
@@ -804,10 +807,13 @@ impl ResourceKind for PipelineKind {
                 "pipeline {id} is not a {}: its spec {}",
                 self.flavor.type_name,
                 match FLAVORS.iter().find(|(def, _)| {
-                    resp.pointer(&format!("/spec/{def}")).is_some_and(|d| !d.is_null())
+                    resp.pointer(&format!("/spec/{def}"))
+                        .is_some_and(|d| !d.is_null())
                 }) {
                     Some((def, kind)) => format!("has a {def}, so it is a {kind}"),
-                    None => "has no gateway or ingestion definition, so it is a databricks_pipeline".into(),
+                    None =>
+                        "has no gateway or ingestion definition, so it is a databricks_pipeline"
+                            .into(),
                 }
             )));
         }

@@ -4,7 +4,7 @@ use super::uc::{UcKind, UcSpec};
 use super::values;
 use crate::Shared;
 use crate::client::PageSize;
-use brickform_core::provider::{Reference, AttrType, Attribute, Normalize, Schema};
+use brickform_core::provider::{AttrType, Attribute, Normalize, Reference, Schema};
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
 
@@ -63,7 +63,11 @@ fn derive(attrs: &mut Object) {
 pub const LIST_PAGE: PageSize = PageSize::new("max_results", "0");
 
 /// A schema is a name within its catalog.
-const REFERENCES: &[Reference] = &[Reference::to("catalog_name", &["databricks_catalog"], "name")];
+const REFERENCES: &[Reference] = &[Reference::to(
+    "catalog_name",
+    &["databricks_catalog"],
+    "name",
+)];
 
 pub fn kind(shared: Arc<Shared>) -> UcKind {
     UcKind {

@@ -234,7 +234,12 @@ impl UcKind {
 }
 
 /// Catalogs the service keeps for itself: never adopted.
-const SERVICE_CATALOGS: &[&str] = &["system", "hive_metastore", "samples", "__databricks_internal"];
+const SERVICE_CATALOGS: &[&str] = &[
+    "system",
+    "hive_metastore",
+    "samples",
+    "__databricks_internal",
+];
 
 /// Objects the service makes and removes with something else: a catalog's
 /// `information_schema`, a gateway's staging volume.
@@ -310,6 +315,11 @@ impl super::DatabricksKind for UcKind {
                 _ => false,
             }
         });
+        // A write-only value (a connection's options, read back without the credentials)
+        // is the user's to give: a sensitive variable.
+        for a in self.schema.attributes.iter().filter(|a| a.sensitive) {
+            values.insert(a.name.to_string(), Value::Null);
+        }
         if self.spec.force_delete {
             let holds = match self.spec.collection {
                 "catalogs" => super::locations::catalog_contents(client, &remote.id).await?,

@@ -3,7 +3,7 @@
 use super::uc::{UcKind, UcSpec};
 use crate::Shared;
 use crate::client::PageSize;
-use brickform_core::provider::{Reference, AttrType, Attribute, Normalize, Schema};
+use brickform_core::provider::{AttrType, Attribute, Normalize, Reference, Schema};
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
 
