@@ -159,7 +159,13 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             comment,
         });
     }
-    let written = configuration(&adopted);
+    let existing: Vec<String> = config
+        .resources
+        .keys()
+        .cloned()
+        .chain(config.variables.keys().map(|v| format!("var.{v}")))
+        .collect();
+    let written = configuration(&adopted, &existing);
 
     for (path, bytes) in &files {
         if let Some(dir) = path.parent() {

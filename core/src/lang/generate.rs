@@ -315,8 +315,10 @@ pub struct Written {
 /// The import and resource blocks of `objects`, in the order given, each value that names
 /// another of them (by its kind's [`Reference`]s) written as a reference to it. A value the
 /// service never reads back that the kind requires (a password) becomes a sensitive variable.
-pub fn configuration(objects: &[Adopted]) -> Written {
-    let mut taken: std::collections::HashSet<String> = Default::default();
+/// Names are chosen so that no address or variable collides with one in `existing` (what
+/// the configuration declares already: `TYPE.NAME`, `var.NAME`).
+pub fn configuration(objects: &[Adopted], existing: &[String]) -> Written {
+    let mut taken: std::collections::HashSet<String> = existing.iter().cloned().collect();
     let names: Vec<String> = objects
         .iter()
         .map(|o| {
@@ -357,7 +359,13 @@ pub fn configuration(objects: &[Adopted]) -> Written {
         for a in &o.kind.schema().attributes {
             let unread = o.values.get(a.name).is_none_or(Value::is_null);
             if a.sensitive && a.presence == Presence::Required && unread {
-                let var = format!("{}_{}", names[i], a.name);
+                let base = format!("{}_{}", names[i], a.name);
+                let mut var = base.clone();
+                let mut n = 2;
+                while !taken.insert(format!("var.{var}")) {
+                    var = format!("{base}_{n}");
+                    n += 1;
+                }
                 exprs.insert(a.name.to_string(), format!("var.{var}"));
                 text.push_str(&secret_variable(
                     &var,
@@ -520,6 +528,208 @@ mod tests {
         // What was written is HCL that `fmt` takes.
         let parsed = crate::lang::fmt::format_source(&text);
         assert!(parsed.is_ok());
+    }
+
+    struct Kind(&'static str, Schema, &'static [Reference]);
+
+    #[async_trait::async_trait]
+    impl ResourceKind for Kind {
+        fn type_name(&self) -> &'static str {
+            self.0
+        }
+        fn schema(&self) -> &Schema {
+            &self.1
+        }
+        fn references(&self) -> &'static [Reference] {
+            self.2
+        }
+        async fn create(
+            &self,
+            _: &crate::provider::OpContext,
+            _: &Object,
+        ) -> crate::provider::ProviderResult<crate::provider::Remote> {
+            unreachable!()
+        }
+        async fn read(
+            &self,
+            _: &crate::provider::OpContext,
+            _: &str,
+            _: &Object,
+        ) -> crate::provider::ProviderResult<Option<crate::provider::Remote>> {
+            unreachable!()
+        }
+        async fn update(
+            &self,
+            _: &crate::provider::OpContext,
+            _: &str,
+            _: &Object,
+            _: &Object,
+        ) -> crate::provider::ProviderResult<crate::provider::Remote> {
+            unreachable!()
+        }
+        async fn delete(
+            &self,
+            _: &crate::provider::OpContext,
+            _: &str,
+            _: &Object,
+        ) -> crate::provider::ProviderResult<()> {
+            unreachable!()
+        }
+    }
+
+    const SCHEMA_REFS: &[Reference] = &[Reference::to("catalog_name", &["t_catalog"], "name")];
+
+    #[test]
+    fn adopted_objects_refer_to_each_other_and_take_free_names() {
+        let catalog = Kind(
+            "t_catalog",
+            Schema::new().attr(Attribute::required("name", AttrType::String)),
+            &[],
+        );
+        let schema = Kind(
+            "t_schema",
+            Schema::new()
+                .attr(Attribute::required("catalog_name", AttrType::String))
+                .attr(Attribute::required("name", AttrType::String))
+                .attr(Attribute::required("password", AttrType::String).sensitive()),
+            SCHEMA_REFS,
+        );
+        let adopted = |kind: &'static Kind, label: &str, id: &str, v: serde_json::Value| Adopted {
+            kind,
+            label: label.into(),
+            id: id.into(),
+            values: obj(v),
+            comment: vec!["why".into()],
+        };
+        let catalog: &'static Kind = Box::leak(Box::new(catalog));
+        let schema: &'static Kind = Box::leak(Box::new(schema));
+        let written = configuration(
+            &[
+                adopted(catalog, "Main", "main", serde_json::json!({"name": "main"})),
+                adopted(
+                    schema,
+                    "raw",
+                    "main.raw",
+                    serde_json::json!({"catalog_name": "MAIN", "name": "raw"}),
+                ),
+                adopted(
+                    schema,
+                    "raw",
+                    "other.raw",
+                    serde_json::json!({"catalog_name": "other", "name": "raw"}),
+                ),
+            ],
+            &["t_catalog.main".into(), "var.raw_2_password".into()],
+        );
+        assert_eq!(
+            written.addresses,
+            ["t_catalog.main_2", "t_schema.raw", "t_schema.raw_2"],
+            "names the configuration has are not taken again"
+        );
+        let text = &written.text;
+        assert!(
+            text.contains("catalog_name = t_catalog.main_2.name"),
+            "{text}"
+        );
+        assert!(
+            text.contains("catalog_name = \"other\""),
+            "a name of nothing adopted stays a literal: {text}"
+        );
+        assert!(text.contains("password     = var.raw_password"), "{text}");
+        assert!(
+            text.contains("password     = var.raw_2_password_2"),
+            "{text}"
+        );
+        assert_eq!(written.secrets, ["raw_password", "raw_2_password_2"]);
+        assert!(
+            text.contains("# why\nimport {\n  to = t_catalog.main_2\n  id = \"main\"\n}"),
+            "{text}"
+        );
+        assert!(crate::lang::fmt::format_source(text).is_ok());
+    }
+
+    /// Decodes the body of the one block of `src` with `schema`, as a configuration is.
+    fn decode_block(schema: &Schema, src: &str) -> Object {
+        struct NoRoots;
+        impl crate::lang::eval::Roots for NoRoots {
+            fn root(&self, _: &str) -> Option<&Value> {
+                None
+            }
+            fn is_sensitive(&self, _: &str, _: &[&str]) -> bool {
+                false
+            }
+        }
+        let body: hcl_edit::structure::Body = src.parse().expect("generated HCL parses");
+        let block = body
+            .into_iter()
+            .find_map(|s| s.into_block().ok())
+            .expect("a block");
+        let mut ev = crate::lang::eval::Evaluator::new(&NoRoots, std::path::Path::new("."));
+        let (decoded, diags) = crate::lang::decode::Decoder::new(
+            &mut ev,
+            crate::lang::source::FileId(0),
+        )
+        .decode(&block.body, schema, Some(0..1));
+        assert!(diags.is_empty(), "{src}\n{diags:?}");
+        decoded.value
+    }
+
+    fn scalar() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        prop_oneof![
+            any::<String>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<bool>().prop_map(Value::Bool),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Whatever the values (quotes, `${`, newlines, any key), what is written decodes
+        /// back to them.
+        #[test]
+        fn what_is_written_decodes_back_to_the_values(
+            name in proptest::prelude::any::<String>(),
+            tags in proptest::collection::btree_map(proptest::prelude::any::<String>(), proptest::prelude::any::<String>(), 0..4),
+            libs in proptest::collection::vec(proptest::prelude::any::<String>(), 0..4),
+            free in proptest::collection::btree_map("[a-z]{1,5}", scalar(), 0..4),
+            workers in proptest::prelude::any::<i64>(),
+            keys in proptest::collection::btree_set("[a-z]{1,6}", 0..4),
+        ) {
+            let schema = schema().attr(Attribute::optional("free", AttrType::Any));
+            let mut values = Object::new();
+            values.insert("name".into(), Value::from(name));
+            values.insert("tags".into(), Value::Object(tags.into_iter().map(|(k, v)| (k, Value::from(v))).collect()));
+            values.insert("libs".into(), Value::List(libs.into_iter().map(Value::from).collect()));
+            values.insert("free".into(), Value::Object(free.into_iter().collect()));
+            values.insert("cluster".into(), Value::Object(Object::from_iter([("workers".to_string(), Value::from(workers))])));
+            values.insert("task".into(), Value::List(keys.into_iter().map(|k| Value::Object(Object::from_iter([("task_key".to_string(), Value::from(k))]))).collect()));
+            let text = resource_block("t", "n", &schema, &values, &Exprs::new());
+            let back = decode_block(&schema, &text);
+            for (k, v) in &values {
+                let got = back.get(k).unwrap_or(&Value::Null);
+                let got = match (k.as_str(), got) {
+                    ("task", Value::List(items)) => Value::List(items.iter().map(|i| match i {
+                        Value::Object(o) => Value::Object(o.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect()),
+                        other => other.clone(),
+                    }).collect()),
+                    _ => got.clone(),
+                };
+                proptest::prop_assert!(crate::lang::eval::values_equal(&got, v), "{k}: {got:?} != {v:?}\n{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn identifiers_are_made_from_any_label() {
+        for (label, ident) in [
+            ("sdp-meta-lfc-bronze-a1", "sdp_meta_lfc_bronze_a1"),
+            ("Sales.Report (2024)", "sales_report_2024"),
+            ("2024_sales", "_2024_sales"),
+            ("--", "unnamed"),
+            ("über", "ber"),
+        ] {
+            assert_eq!(identifier(label), ident, "{label}");
+        }
     }
 
     #[test]
