@@ -123,3 +123,67 @@ fn what_any_example_made_is_adopted_planned_as_imports_only_and_destroyed() {
         }
     }
 }
+
+#[test]
+fn adopted_objects_refer_to_what_the_configuration_manages() {
+    use common::{SERVED_PROVIDER, Serve, config, served, served_ok};
+    let team_config = format!(
+        "{SERVED_PROVIDER}\nresource \"databricks_catalog\" \"c\" {{\n  name          = \"team_cat\"\n  force_destroy = true\n}}\n"
+    );
+    let team = config(&[("main.bf.hcl", &team_config)]);
+    let t = team.path();
+    let serve = Serve::start(&t.join(".brickform/local"), &[]);
+    served_ok(t, &serve, &["apply", "--auto-approve"]);
+
+    // A script adds a schema and a volume to the team's catalog (played by a configuration
+    // whose state is then thrown away).
+    let script_config = format!(
+        r#"{SERVED_PROVIDER}
+resource "databricks_schema" "s" {{
+  catalog_name = "team_cat"
+  name         = "script_raw"
+}}
+resource "databricks_volume" "v" {{
+  catalog_name = "team_cat"
+  schema_name  = databricks_schema.s.name
+  name         = "script_landing"
+  volume_type  = "MANAGED"
+}}
+"#
+    );
+    let script = config(&[("main.bf.hcl", &script_config)]);
+    served_ok(script.path(), &serve, &["apply", "--auto-approve"]);
+    std::fs::remove_dir_all(script.path().join(".brickform/state")).unwrap();
+
+    let out = served_ok(t, &serve, &["adopt", "--prefix", "script_"]);
+    assert!(out.contains("Adopting 2 object(s):"), "{out}");
+    let text = std::fs::read_to_string(t.join("adopted.bf.hcl")).unwrap();
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in [
+        "resource \"databricks_schema\" \"script_raw\" { catalog_name = databricks_catalog.c.name",
+        "catalog_name = databricks_catalog.c.name schema_name = databricks_schema.script_raw.name",
+    ] {
+        assert!(flat.contains(want), "{want}\n{text}");
+    }
+    let plan = served_ok(t, &serve, &["plan", "-no-color"]);
+    assert!(
+        plan.contains("Plan: 2 to import, 0 to add, 0 to change, 0 to destroy."),
+        "{plan}"
+    );
+    served_ok(t, &serve, &["apply", "--auto-approve"]);
+    let (code, out, err) = served(t, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}{err}");
+    // Adopted again: nothing is left to adopt, and what is managed is said so.
+    std::fs::rename(t.join("adopted.bf.hcl"), t.join("kept.bf.hcl")).unwrap();
+    let out = served_ok(t, &serve, &["adopt", "--prefix", "script_"]);
+    assert!(
+        out.contains("managed already, left out: databricks_schema"),
+        "{out}"
+    );
+    assert!(out.contains("Nothing to adopt"), "{out}");
+    assert!(!t.join("adopted.bf.hcl").exists());
+
+    let out = served_ok(t, &serve, &["destroy", "--auto-approve"]);
+    assert!(out.contains("3 destroyed, 0 left behind"), "{out}");
+    assert_eq!(objects(&serve.dump()), Vec::<String>::new());
+}

@@ -6,7 +6,7 @@ use crate::context::{self, Ctx, Providers};
 use crate::failure::{Outcome, fail};
 use anyhow::anyhow;
 use brickform_core::engine::Engine;
-use brickform_core::lang::generate::{Adopted, configuration};
+use brickform_core::lang::generate::{Adopted, Known, configuration};
 use brickform_core::value::Value;
 use brickform_databricks::adopt::{Rules, discover, what};
 use std::collections::HashSet;
@@ -92,7 +92,10 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     context::check(&engine.configure(&doc).await, &config)?;
     let shared = p.databricks.shared();
     if rules.creator.as_deref() == Some("me") {
-        rules.creator = shared.current_user().await.map_err(|e| anyhow!("{e}"))?;
+        let Some(me) = shared.current_user().await.map_err(|e| anyhow!("{e}"))? else {
+            fail!("the workspace does not say who you are: name the user, --creator USER");
+        };
+        rules.creator = Some(me);
     }
 
     // What any state of this backend manages is that state's.
@@ -165,7 +168,28 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         .cloned()
         .chain(config.variables.keys().map(|v| format!("var.{v}")))
         .collect();
-    let written = configuration(&adopted, &existing);
+    // What this configuration manages already is referred to by its address.
+    let known: Vec<Known> = doc
+        .resources()
+        .iter()
+        .filter(|r| r.module.is_root() && r.mode == brickform_state::ResourceMode::Managed)
+        .map(|r| {
+            let mut values = brickform_core::value::Object::new();
+            for (k, v) in r.computed.iter().chain(&r.config) {
+                let v = Value::from_json(v);
+                if !v.is_null() || !values.contains_key(k) {
+                    values.insert(k.clone(), v);
+                }
+            }
+            Known {
+                type_name: r.resource_type.clone(),
+                address: r.address.clone(),
+                id: r.id.clone(),
+                values,
+            }
+        })
+        .collect();
+    let written = configuration(&adopted, &existing, &known);
 
     for (path, bytes) in &files {
         if let Some(dir) = path.parent() {

@@ -303,6 +303,16 @@ pub struct Adopted<'a> {
     pub comment: Vec<String>,
 }
 
+/// An object the configuration manages already, which what is written may refer to.
+pub struct Known {
+    pub type_name: String,
+    /// Its instance address (`databricks_catalog.main`, `databricks_schema.s["raw"]`).
+    pub address: String,
+    pub id: String,
+    /// Its attributes as last applied and reported.
+    pub values: Object,
+}
+
 /// Configuration written for adopted objects.
 pub struct Written {
     pub text: String,
@@ -316,8 +326,9 @@ pub struct Written {
 /// another of them (by its kind's [`Reference`]s) written as a reference to it. A value the
 /// service never reads back that the kind requires (a password) becomes a sensitive variable.
 /// Names are chosen so that no address or variable collides with one in `existing` (what
-/// the configuration declares already: `TYPE.NAME`, `var.NAME`).
-pub fn configuration(objects: &[Adopted], existing: &[String]) -> Written {
+/// the configuration declares already: `TYPE.NAME`, `var.NAME`). A value naming an object of
+/// `known` (one the configuration manages) refers to it too.
+pub fn configuration(objects: &[Adopted], existing: &[String], known: &[Known]) -> Written {
     let mut taken: std::collections::HashSet<String> = existing.iter().cloned().collect();
     let names: Vec<String> = objects
         .iter()
@@ -348,11 +359,17 @@ pub fn configuration(objects: &[Adopted], existing: &[String]) -> Written {
                         && r.to.contains(&t.kind.type_name())
                         && self::names(r, &site, &t.id, &t.values)
                 });
-                if let Some((j, _)) = target {
-                    exprs.insert(
-                        path_string(&site.path),
-                        format!("{}.{}", addresses[j], r.attr),
-                    );
+                let target = target.map(|(j, _)| addresses[j].as_str()).or_else(|| {
+                    known
+                        .iter()
+                        .find(|k| {
+                            r.to.contains(&k.type_name.as_str())
+                                && self::names(r, &site, &k.id, &k.values)
+                        })
+                        .map(|k| k.address.as_str())
+                });
+                if let Some(address) = target {
+                    exprs.insert(path_string(&site.path), format!("{address}.{}", r.attr));
                 }
             }
         }
@@ -620,6 +637,12 @@ mod tests {
                 ),
             ],
             &["t_catalog.main".into(), "var.raw_2_password".into()],
+            &[Known {
+                type_name: "t_catalog".into(),
+                address: "t_catalog.managed[\"x\"]".into(),
+                id: "other".into(),
+                values: obj(serde_json::json!({"name": "other"})),
+            }],
         );
         assert_eq!(
             written.addresses,
@@ -632,8 +655,8 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("catalog_name = \"other\""),
-            "a name of nothing adopted stays a literal: {text}"
+            text.contains("catalog_name = t_catalog.managed[\"x\"].name"),
+            "a managed object is referred to: {text}"
         );
         assert!(text.contains("password     = var.raw_password"), "{text}");
         assert!(
