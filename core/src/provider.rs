@@ -692,21 +692,21 @@ pub struct OpContext {
     pub output: Option<OutputSink>,
 }
 
-/// Where one of a kind's values names another object: a schema's `catalog_name` names a
-/// catalog, a task's `pipeline_id` a pipeline. Configuration written from live objects
+/// Where one of a kind's values names another object: a namespace's `parent_name` names its
+/// parent, a step's `target_id` what it runs. Configuration written from live objects
 /// (`brickform adopt`) refers to the other object there instead of repeating its name or id,
 /// so the graph orders them and a rename follows.
 #[derive(Debug, Clone, Copy)]
 pub struct Reference {
-    /// The attribute, through nested blocks: `task.pipeline_task.pipeline_id`. A last step
-    /// `*` stands for every value of a map (`base_parameters.*`).
+    /// The attribute, through nested blocks: `step.runs.target_id`. A last step `*` stands
+    /// for every value of a map (`step.parameters.*`).
     pub at: &'static str,
     /// The kinds it may name, in the order they are tried.
     pub to: &'static [&'static str],
     /// The attribute of theirs it holds (`name`, `id`, `path`).
     pub attr: &'static str,
-    /// An attribute beside it naming the container the value is a name in (a schema's name
-    /// is a name within `catalog_name`): the value then names the object whose `id` is
+    /// An attribute beside it naming the container the value is a name in (a name that is
+    /// unique only within `parent_name`): the value then names the object whose `id` is
     /// `CONTAINER.VALUE`.
     pub within: Option<&'static str>,
 }

@@ -179,6 +179,21 @@ def test_adopting_what_the_demo_scripts_made_plans_only_imports_and_destroy_leav
     root.mkdir()
     (root / "main.bf.hcl").write_text(f'provider "databricks" {{\n  host = "{server.url}"\n}}\n')
 
+    # By tag: what the setup notebook tagged, and the ingestion pipeline between them (the
+    # tagged job runs it; it reads through the tagged gateway). Its catalog and schema are others' to manage: named, not taken.
+    tagged = tmp_path / "tagged"
+    tagged.mkdir()
+    (tagged / "main.bf.hcl").write_text((root / "main.bf.hcl").read_text())
+    out = brickform(tagged, "adopt", "--tag", "RemoveAfter=2026-12-31").stdout
+    assert "Adopting 3 object(s):" in out, out
+    assert re.search(r"databricks_ingestion_gateway\.\S+: .*\(tagged RemoveAfter=2026-12-31\)", out), out
+    assert re.search(r"databricks_job\.\S+: .*\(tagged RemoveAfter=2026-12-31\)", out), out
+    # (chosen as what the tagged job runs, or as what uses the tagged gateway)
+    assert re.search(r"databricks_ingestion_pipeline\.\S+: .*\((uses databricks_ingestion_gateway|used by databricks_job)", out), out
+    text = (tagged / "adopted.bf.hcl").read_text()
+    assert "resource \"databricks_catalog\"" not in text and "resource \"databricks_schema\"" not in text, text
+    assert f'gateway_storage_catalog = "{CATALOG}"' in re.sub(r" +", " ", text), text
+
     out = brickform(root, "adopt", "--catalog", CATALOG, "--prefix", demo["ws"] + "/", "--creator", "me").stdout
     assert "Adopting 18 object(s):" in out, out
     text = (root / "adopted.bf.hcl").read_text()
@@ -214,6 +229,17 @@ def test_adopting_what_the_demo_scripts_made_plans_only_imports_and_destroy_leav
 
     out = brickform(root, "destroy", "--auto-approve").stdout
     assert "18 destroyed, 0 left behind" in out, out
+    # In order: what uses an object goes before it.
+    done = [l.split(":")[0] for l in out.splitlines() if "Destruction complete" in l]
+    at = {a: i for i, a in enumerate(done)}
+    for before, after in [
+        (f"databricks_job.sdp_meta_lfc_demo_{RUN_ID}_downstream", f"databricks_pipeline.sdp_meta_lfc_bronze_{RUN_ID}"),
+        (f"databricks_ingestion_pipeline.{demo['lfc']}_ig", f"databricks_ingestion_gateway.{demo['lfc']}_gw"),
+        (f"databricks_pipeline.sdp_meta_lfc_bronze_{RUN_ID}", "databricks_notebook.init_sdp_meta_pipeline"),
+        (f"databricks_volume.{CATALOG}_lfc_volume_{RUN_ID}", f"databricks_schema.sdp_meta_dataflowspecs_lfc_{RUN_ID}"),
+        (f"databricks_schema.sdp_meta_bronze_lfc_{RUN_ID}", f"databricks_catalog.{CATALOG}"),
+    ]:
+        assert at[before] < at[after], f"{before} before {after}: {done}"
     assert CATALOG not in [c.name for c in w.catalogs.list()]
     assert not [p for p in w.pipelines.list_pipelines() if p.pipeline_id in demo["pipelines"]]
     assert not [j for j in w.jobs.list() if j.job_id in demo["jobs"]]

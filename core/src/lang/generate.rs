@@ -11,7 +11,7 @@ use crate::provider::{AttrType, BlockType, Nesting, Presence, Reference, Resourc
 use crate::value::{Object, PathStep, Value, path_string, source_key, source_string};
 use std::collections::BTreeMap;
 
-/// Values written as expressions, by their path (`task[0].pipeline_task.pipeline_id`, as
+/// Values written as expressions, by their path (`step[0].runs.target_id`, as
 /// [`path_string`] writes it).
 pub type Exprs = BTreeMap<String, String>;
 
@@ -273,7 +273,8 @@ fn push(path: &[PathStep], value: &str, container: Option<String>, out: &mut Vec
 }
 
 /// Whether the value at `site` names the object `target_id` whose attributes are `target`.
-/// Unity Catalog style names are compared without case, as the service compares them.
+/// Names (`attr = "name"`, and names within a container) are compared without case, as
+/// services that take names so compare them; ids and paths exactly.
 pub fn names(reference: &Reference, site: &Site, target_id: &str, target: &Object) -> bool {
     match (reference.within, &site.container) {
         (Some(_), Some(c)) => target_id.eq_ignore_ascii_case(&format!("{c}.{}", site.value)),
@@ -306,7 +307,7 @@ pub struct Adopted<'a> {
 /// An object the configuration manages already, which what is written may refer to.
 pub struct Known {
     pub type_name: String,
-    /// Its instance address (`databricks_catalog.main`, `databricks_schema.s["raw"]`).
+    /// Its instance address (`TYPE.NAME`, `TYPE.NAME["key"]`).
     pub address: String,
     pub id: String,
     /// Its attributes as last applied and reported.
