@@ -247,4 +247,25 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn a_span_without_a_label_is_underlined_with_no_empty_caption() {
+        let mut sources = SourceMap::new();
+        let text = "resource \"t\" \"n\" {\n  name = 1\n}\n".to_string();
+        let file = sources.add(SourceFile::new(
+            "main.bf.hcl".into(),
+            "main.bf.hcl".into(),
+            text.clone(),
+        ));
+        let at = text.find("name").unwrap();
+        let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor());
+        let bare = Diagnostic::error("Broken").at(Some(Span::new(file, at..at + 4)));
+        let out = render(&handler, &bare, &sources);
+        assert!(out.contains("────"), "underlined: {out}");
+        assert!(!out.contains("╰──\n") && !out.contains("╰── \n"), "{out}");
+        let mut labelled = bare.clone();
+        labelled.label = Some("this one".into());
+        let out = render(&handler, &labelled, &sources);
+        assert!(out.contains("╰── this one"), "{out}");
+    }
 }

@@ -300,6 +300,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_secret_settings_are_the_sensitive_ones_of_the_schema() {
+        let p = DatabricksProvider::new(Options {
+            local: None,
+            secrets: Arc::new(client::NoStore),
+            env: Arc::new(|_| None),
+        });
+        let mut sensitive: Vec<&str> = p
+            .schema
+            .attributes
+            .iter()
+            .filter(|a| a.sensitive)
+            .map(|a| a.name)
+            .collect();
+        sensitive.sort_unstable();
+        let mut secret = client::SECRET_SETTINGS.to_vec();
+        secret.sort_unstable();
+        assert_eq!(sensitive, secret);
+        let vars: Vec<&str> = client::credential_variables().collect();
+        for v in [
+            "DATABRICKS_TOKEN",
+            "DATABRICKS_CLIENT_SECRET",
+            "ARM_CLIENT_SECRET",
+            "GOOGLE_CREDENTIALS",
+        ] {
+            assert!(vars.contains(&v), "{v}");
+        }
+    }
+
+    #[test]
     fn timeouts_in_seconds_are_checked_not_panicked_on() {
         let with = |v: Value| Object::from_iter([("http_timeout_seconds".to_string(), v)]);
         let ok = seconds(&with(Value::from_f64(1.5)), "http_timeout_seconds");

@@ -108,7 +108,7 @@ impl Engine<'_> {
             ..Plan::default()
         };
         let import_ids = self.import_ids(&world, &mut diags);
-        let walked = targets::walked_nodes(&cg, req);
+        let walked = targets::walked_nodes(&cg, &order, req);
         let left_out = walked
             .as_ref()
             .map(|w| targets::left_out(&cg, w))

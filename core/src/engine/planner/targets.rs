@@ -16,12 +16,15 @@ use std::collections::HashSet;
 /// source that can only be read once a target exists does not stop the targeted apply that
 /// makes it. `None` when the plan is not narrowed: no targets, or a destroy, which narrows
 /// to the targets' dependents afterwards ([`Engine::apply_targets`]) and reads nothing.
-pub(super) fn walked_nodes(graph: &ConfigGraph, req: &PlanRequest) -> Option<HashSet<NodeId>> {
+pub(super) fn walked_nodes(
+    graph: &ConfigGraph,
+    order: &[NodeId],
+    req: &PlanRequest,
+) -> Option<HashSet<NodeId>> {
     if req.targets.is_empty() || req.mode == PlanMode::Destroy {
         return None;
     }
     let dag = graph.dag();
-    let order = graph.order()?;
     let mut keep: HashSet<NodeId> = HashSet::new();
     let mut stack: Vec<NodeId> = order
         .iter()
@@ -43,7 +46,7 @@ pub(super) fn walked_nodes(graph: &ConfigGraph, req: &PlanRequest) -> Option<Has
     }
     // Values whose inputs are all walked: an output of the targets, a constant local.
     // Dependencies come first in `order`, so one pass settles chains of values.
-    for &n in &order {
+    for &n in order {
         if !matches!(dag[n], ConfigNode::Resource(_))
             && dag.dependencies(n).iter().all(|d| keep.contains(d))
         {
@@ -199,7 +202,7 @@ mod tests {
             targets: targets.iter().map(|t| t.to_string()).collect(),
             ..Default::default()
         };
-        let mut out: Vec<String> = walked_nodes(&g, &req)?
+        let mut out: Vec<String> = walked_nodes(&g, &g.order()?, &req)?
             .into_iter()
             .map(|n| g.dag()[n].to_string())
             .collect();

@@ -24,7 +24,10 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::Value;
 
-pub use auth::{AUTH_TYPES, AuthType, CredentialInfo, Source, normalize_host};
+pub use auth::{
+    AUTH_TYPES, AuthType, CredentialInfo, SECRET_SETTINGS, Source, credential_variables,
+    normalize_host,
+};
 pub use errors::{ApiError, ClientError};
 pub use pages::PageSize;
 pub use secrets::{KEYRING_HINT, KeyringStore, MemoryStore, NoStore, SecretStore};

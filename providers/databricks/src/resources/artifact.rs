@@ -35,16 +35,7 @@ const SHOWN_LINES: usize = 30;
 /// Variables a build does not see: the workspace's and the clouds' credentials, and the
 /// values given to brickform's own variables (they may be sensitive).
 fn hidden(name: &str) -> bool {
-    const CREDENTIALS: &[&str] = &[
-        "DATABRICKS_TOKEN",
-        "DATABRICKS_PASSWORD",
-        "DATABRICKS_CLIENT_SECRET",
-        "DATABRICKS_AZURE_CLIENT_SECRET",
-        "ARM_CLIENT_SECRET",
-        "AZURE_CLIENT_SECRET",
-        "GOOGLE_CREDENTIALS",
-    ];
-    CREDENTIALS.contains(&name) || name.starts_with("BRICKFORM_VAR_")
+    crate::client::credential_variables().any(|v| v == name) || name.starts_with("BRICKFORM_VAR_")
 }
 
 pub struct Artifact {

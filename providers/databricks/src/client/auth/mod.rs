@@ -363,6 +363,28 @@ const ENV: &[(&str, &str)] = &[
     ),
 ];
 
+/// The settings that are credentials: read as secrets, never shown (the provider schema's
+/// sensitive settings).
+pub const SECRET_SETTINGS: &[&str] = &[
+    "token",
+    "client_secret",
+    "azure_client_secret",
+    "google_credentials",
+];
+
+/// The environment variables that carry credentials: those the secret settings are read
+/// from, and the other names the SDKs and the clouds' own tools read them from.
+pub fn credential_variables() -> impl Iterator<Item = &'static str> {
+    ENV.iter()
+        .filter(|(setting, _)| SECRET_SETTINGS.contains(setting))
+        .map(|(_, var)| *var)
+        .chain([
+            "DATABRICKS_PASSWORD",
+            "DATABRICKS_AZURE_CLIENT_SECRET",
+            "AZURE_CLIENT_SECRET",
+        ])
+}
+
 /// Resolves host and credentials: explicit settings, environment, `~/.databrickscfg`, keyring.
 pub(crate) fn resolve(
     settings: &Settings,
