@@ -10,15 +10,6 @@ use common::{Serve, config, run};
 use common::{served as bf, served_ok as bf_ok};
 use serde_json::{Value, json};
 
-/// An account group, made through SCIM as an account's identity sync would.
-fn group(serve: &Serve, name: &str) {
-    serve.ok(
-        "POST",
-        "/api/2.0/preview/scim/v2/Groups",
-        Some(json!({"displayName": name})),
-    );
-}
-
 /// The grants on a securable, as the service lists them: `principal → privileges`.
 fn grants_on(serve: &Serve, securable: &str, name: &str) -> Value {
     let listed = serve.ok(
@@ -121,7 +112,7 @@ fn grants_are_applied_drift_is_planned_back_and_others_grants_are_left_alone() {
     let dir = config(&[("main.bf.hcl", SALES)]);
     let d = dir.path();
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
-    group(&serve, "data-engineers");
+    serve.group("data-engineers");
 
     let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
     assert!(out.contains("Resources: 8 added"), "{out}");
@@ -284,7 +275,7 @@ fn grants_found_where_a_create_would_write_are_imported_not_revoked_unseen() {
     let dir = config(&[("main.bf.hcl", EXISTING)]);
     let d = dir.path();
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
-    group(&serve, "analysts");
+    serve.group("analysts");
     // A catalog someone made, with grants of their own.
     serve.ok(
         "POST",
@@ -444,8 +435,8 @@ fn environments_grant_different_groups_and_promote_explains_it() {
     let prod = tempfile::tempdir().unwrap();
     let dev_ws = Serve::start(dev.path(), &[]);
     let prod_ws = Serve::start(prod.path(), &[]);
-    group(&dev_ws, "sales-dev-readers");
-    group(&prod_ws, "sales-readers");
+    dev_ws.group("sales-dev-readers");
+    prod_ws.group("sales-readers");
     let text = format!(
         r#"
 environment "dev" {{

@@ -16,22 +16,6 @@ use std::collections::BTreeSet;
 const ME: &str = "local-user@brickform.local";
 const SP: &str = "7e1b2c3d-0000-4000-8000-00000000c1c1";
 
-fn group(serve: &Serve, name: &str) {
-    serve.ok(
-        "POST",
-        "/api/2.0/preview/scim/v2/Groups",
-        Some(json!({ "displayName": name })),
-    );
-}
-
-fn service_principal(serve: &Serve, application_id: &str) {
-    serve.ok(
-        "POST",
-        "/api/2.0/preview/scim/v2/ServicePrincipals",
-        Some(json!({ "applicationId": application_id, "displayName": "ci" })),
-    );
-}
-
 /// `(principal, level, inherited)` of every entry the service lists for an object
 /// (`/jobs/123`).
 fn acl(serve: &Serve, id: &str) -> BTreeSet<(String, String, bool)> {
@@ -236,8 +220,8 @@ fn permissions_on_each_object_type_are_applied_drift_is_planned_back_and_destroy
     let dir = config(&[("main.bf.hcl", OBJECTS), ("perms.bf.hcl", PERMISSIONS)]);
     let d = dir.path();
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
-    group(&serve, "eng");
-    service_principal(&serve, SP);
+    serve.group("eng");
+    serve.service_principal(SP);
 
     // What the plan says each object will hold.
     let plan = planned(d, &serve);
@@ -343,7 +327,7 @@ fn permissions_on_each_object_type_are_applied_drift_is_planned_back_and_destroy
     );
 
     // Outside brickform: an entry added on the notebook.
-    group(&serve, "analysts");
+    serve.group("analysts");
     serve.ok(
         "PATCH",
         &format!("/api/2.0/permissions{}", ids["notebook"]),
@@ -444,7 +428,7 @@ fn a_declared_owner_takes_the_job_and_destroy_gives_it_back_to_its_creator() {
     let dir = config(&[("main.bf.hcl", &text)]);
     let d = dir.path();
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
-    service_principal(&serve, SP);
+    serve.service_principal(SP);
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
     let id = state_id(d, &serve, "databricks_permissions.job");
     assert_eq!(
@@ -496,7 +480,7 @@ fn permissions_found_where_a_create_would_write_are_imported_not_replaced_unseen
     let dir = config(&[("main.bf.hcl", OBJECTS)]);
     let d = dir.path();
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
-    group(&serve, "eng");
+    serve.group("eng");
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
     let job = state_id(d, &serve, "databricks_job.j");
     serve.ok(
@@ -701,7 +685,7 @@ fn secret_acls_are_applied_drift_is_planned_back_imported_and_destroyed() {
     let dir = config(&[("main.bf.hcl", SECRETS)]);
     let d = dir.path();
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
-    group(&serve, "eng");
+    serve.group("eng");
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
     assert_eq!(
         scope_acls(&serve, "app"),

@@ -182,6 +182,26 @@ impl Serve {
         v
     }
 
+    /// An account group, made through SCIM as an account's identity sync would.
+    #[allow(dead_code)]
+    pub fn group(&self, name: &str) {
+        self.ok(
+            "POST",
+            "/api/2.0/preview/scim/v2/Groups",
+            Some(serde_json::json!({ "displayName": name })),
+        );
+    }
+
+    /// A service principal, made through SCIM.
+    #[allow(dead_code)]
+    pub fn service_principal(&self, application_id: &str) {
+        self.ok(
+            "POST",
+            "/api/2.0/preview/scim/v2/ServicePrincipals",
+            Some(serde_json::json!({ "applicationId": application_id, "displayName": "ci" })),
+        );
+    }
+
     /// The whole workspace (`GET /__emulator/state`).
     pub fn dump(&self) -> serde_json::Value {
         self.ok("GET", "/__emulator/state", None)
