@@ -28,6 +28,9 @@ use serde_json::Value as Json;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+/// Objects read at once.
+const READS_IN_FLIGHT: usize = 10;
+
 /// What chooses the objects to adopt (see the module's documentation).
 #[derive(Debug, Clone, Default)]
 pub struct Rules {
@@ -249,19 +252,35 @@ pub async fn discover(
             .iter()
             .any(|f| f.kind.type_name() == k.type_name() && f.remote.id == id)
     };
-    for (k, l) in &listed {
+    // Read as an import reads them, a few at once.
+    let mut reads = tokio::task::JoinSet::new();
+    let sem = Arc::new(tokio::sync::Semaphore::new(READS_IN_FLIGHT));
+    for (i, (k, l)) in listed.iter().enumerate() {
         if let Some(why) = rules.choose(l) {
-            let kind = &kinds[*k];
-            if let Some(remote) = kind.import(&ctx, &l.id).await? {
-                chosen.push(Found {
-                    kind: kind.clone(),
-                    remote,
-                    label: label_of(&l.name),
-                    why,
-                });
-            }
+            let (kind, ctx, sem, id) = (kinds[*k].clone(), ctx.clone(), sem.clone(), l.id.clone());
+            reads.spawn(async move {
+                let _permit = sem.acquire_owned().await;
+                (i, why, kind.import(&ctx, &id).await)
+            });
         }
     }
+    let mut read: Vec<(usize, Found)> = Vec::new();
+    while let Some(joined) = reads.join_next().await {
+        let (i, why, remote) = joined.map_err(|e| ProviderError::other(e.to_string()))?;
+        if let Some(remote) = remote? {
+            read.push((
+                i,
+                Found {
+                    kind: kinds[listed[i].0].clone(),
+                    remote,
+                    label: label_of(&listed[i].1.name),
+                    why,
+                },
+            ));
+        }
+    }
+    read.sort_by_key(|(i, _)| *i);
+    chosen.extend(read.into_iter().map(|(_, f)| f));
 
     loop {
         let mut more: Vec<Found> = Vec::new();
