@@ -412,3 +412,46 @@ fn runs_that_are_going_are_cancelled_and_are_not_repaired() {
         assert_eq!(code, 2, "{args:?}: {out}{err}");
     }
 }
+
+/// `runs/get` answers 100 tasks a page: a run of 150 is followed through every page, so a
+/// task past the first hundred that fails fails the run as brickform reports it.
+#[test]
+fn a_run_of_more_tasks_than_a_page_is_followed_through_every_page() {
+    let src = format!(
+        r#"{PROVIDER}
+resource "databricks_notebook" "ok" {{
+  path           = "/Shared/many/ok"
+  language       = "PYTHON"
+  content_base64 = base64encode("print('ok')")
+}}
+resource "databricks_job" "many" {{
+  name = "many"
+  dynamic "task" {{
+    for_each = range(150)
+    content {{
+      task_key = format("t%03d", task.value)
+      notebook_task {{
+        notebook_path = task.value == 140 ? "/Shared/many/missing" : databricks_notebook.ok.path
+      }}
+    }}
+  }}
+}}
+"#
+    );
+    let dir = config(&[("main.bf.hcl", &src)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (code, out, err) = bf(d, &serve, &["run", "databricks_job.many"]);
+    assert_ne!(code, 0, "a failed task fails the run:\n{out}{err}");
+    let reported = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("task t"))
+        .count();
+    assert_eq!(reported, 150, "every task is reported:\n{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("task t140: FAILED")),
+        "{out}"
+    );
+}

@@ -550,6 +550,56 @@ pub async fn start_job_run(
         .ok_or_else(|| RunError::Unexpected("run-now returned no run_id".into()))
 }
 
+/// Pages of `runs/get` a run of many tasks is read in, at most: a server that never stops
+/// paging is not followed forever.
+const MAX_RUN_PAGES: usize = 100;
+
+/// A run with all its tasks: `runs/get` answers at most 100 tasks (and job clusters,
+/// parameters, repairs) a page, and `next_page_token` for the rest, whose lists are added to
+/// the first page's.
+async fn whole_run(client: &Client, query: &[(&str, String)]) -> Result<Json, ApiError> {
+    let mut run = client.get("/api/2.2/jobs/runs/get", query).await?;
+    let mut token = next_token(&run);
+    let mut pages = 1;
+    while let Some(t) = token.take() {
+        if pages >= MAX_RUN_PAGES {
+            break;
+        }
+        let mut q = query.to_vec();
+        q.push(("page_token", t.clone()));
+        let page = client.get("/api/2.2/jobs/runs/get", &q).await?;
+        pages += 1;
+        for key in [
+            "tasks",
+            "job_clusters",
+            "job_parameters",
+            "repair_history",
+            "iterations",
+        ] {
+            if let Some(more) = page
+                .get(key)
+                .and_then(Json::as_array)
+                .filter(|m| !m.is_empty())
+            {
+                match run.get_mut(key).and_then(Json::as_array_mut) {
+                    Some(have) => have.extend(more.iter().cloned()),
+                    None => run[key] = Json::Array(more.clone()),
+                }
+            }
+        }
+        // A server that hands back the token it was given would loop forever.
+        token = next_token(&page).filter(|n| *n != t);
+    }
+    Ok(run)
+}
+
+fn next_token(page: &Json) -> Option<String> {
+    page.get("next_page_token")
+        .and_then(Json::as_str)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+}
+
 fn text(j: &Json, ptr: &str) -> String {
     j.pointer(ptr)
         .and_then(Json::as_str)
@@ -620,7 +670,7 @@ pub async fn follow_job_run(
         query.push(("include_history", "true".to_string()));
     }
     loop {
-        let run = client.get("/api/2.2/jobs/runs/get", &query).await?;
+        let run = whole_run(client, &query).await?;
         if !linked && let Some(url) = run.get("run_page_url").and_then(Json::as_str) {
             on(Progress::Link {
                 url: url.to_string(),
