@@ -535,72 +535,64 @@ mod tests {
             [("CAN_MANAGE".to_string(), true)]
         );
 
-        let e = write(
-            &mut st,
-            "jobs",
-            &id,
-            &[req("group_name", "eng", "CAN_VIEW")],
-            true,
-        )
-        .unwrap_err();
-        assert_eq!(e.message, "The job must have exactly one owner.");
-        let e = write(
-            &mut st,
-            "jobs",
-            &id,
-            &[
-                req("user_name", "u@x", "IS_OWNER"),
-                req("user_name", "u@x", "CAN_MANAGE"),
-            ],
-            true,
-        )
-        .unwrap_err();
-        assert_eq!(
-            e.message, "The job must have exactly one owner.",
-            "the later level wins"
-        );
-        let e = write(
-            &mut st,
-            "jobs",
-            &id,
-            &[req("group_name", "eng", "CAN_RUN")],
-            true,
-        )
-        .unwrap_err();
-        assert!(
-            e.message.contains("CAN_RUN is not supported for a job"),
-            "{}",
-            e.message
-        );
-        let e = write(
-            &mut st,
-            "jobs",
-            &id,
-            &[req("group_name", "eng", "IS_OWNER")],
-            true,
-        )
-        .unwrap_err();
-        assert!(
-            e.message.starts_with("A group cannot own a job"),
-            "{}",
-            e.message
-        );
-        let e = write(
-            &mut st,
-            "jobs",
-            &id,
-            &[req("group_name", "account users", "CAN_VIEW")],
-            false,
-        )
-        .unwrap_err();
-        assert_eq!(
-            (e.status.as_u16(), e.code.as_str(), e.message.as_str()),
+        // What the service refuses, and how it words it (`put`: a PUT replaces the list,
+        // else a PATCH adds to it).
+        let refused: &[(&str, &[(&str, &str, &str)], bool, u16, &str, &str)] = &[
             (
+                "no owner",
+                &[("group_name", "eng", "CAN_VIEW")],
+                true,
+                400,
+                "INVALID_PARAMETER_VALUE",
+                "The job must have exactly one owner.",
+            ),
+            (
+                "the later level of a principal wins",
+                &[
+                    ("user_name", "u@x", "IS_OWNER"),
+                    ("user_name", "u@x", "CAN_MANAGE"),
+                ],
+                true,
+                400,
+                "INVALID_PARAMETER_VALUE",
+                "The job must have exactly one owner.",
+            ),
+            (
+                "a level of another object type",
+                &[("group_name", "eng", "CAN_RUN")],
+                true,
+                400,
+                "INVALID_PARAMETER_VALUE",
+                "Permission level CAN_RUN is not supported for a job",
+            ),
+            (
+                "a group as owner",
+                &[("group_name", "eng", "IS_OWNER")],
+                true,
+                400,
+                "INVALID_PARAMETER_VALUE",
+                "A group cannot own a job",
+            ),
+            (
+                "an unknown principal",
+                &[("group_name", "account users", "CAN_VIEW")],
+                false,
                 404,
                 "RESOURCE_DOES_NOT_EXIST",
-                "Principal: GroupName(account users) does not exist"
-            )
-        );
+                "Principal: GroupName(account users) does not exist",
+            ),
+        ];
+        for (what, entries, put, status, code, message) in refused {
+            let entries: Vec<Requested> = entries.iter().map(|(k, p, l)| req(k, p, l)).collect();
+            let e = write(&mut st, "jobs", &id, &entries, *put).unwrap_err();
+            assert_eq!(
+                (e.status.as_u16(), e.code.as_str()),
+                (*status, *code),
+                "{what}: {}",
+                e.message
+            );
+            assert!(e.message.starts_with(message), "{what}: {}", e.message);
+        }
         let e = write(&mut st, "jobs", "999", &[], true).unwrap_err();
         assert_eq!(e.message, "job 999 does not exist");
 
