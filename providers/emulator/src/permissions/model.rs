@@ -537,7 +537,9 @@ mod tests {
 
         // What the service refuses, and how it words it (`put`: a PUT replaces the list,
         // else a PATCH adds to it).
-        let refused: &[(&str, &[(&str, &str, &str)], bool, u16, &str, &str)] = &[
+        type Entry<'a> = (&'a str, &'a str, &'a str);
+        type Refusal<'a> = (&'a str, &'a [Entry<'a>], bool, u16, &'a str, &'a str);
+        let refused: &[Refusal] = &[
             (
                 "no owner",
                 &[("group_name", "eng", "CAN_VIEW")],
