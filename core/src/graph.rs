@@ -90,9 +90,9 @@ impl ConfigGraph {
             }
             match &self.dag[d] {
                 ConfigNode::Resource(r) => {
-                    // What a data source reads from is a dependency too: a schema created
-                    // from a lookup of a managed catalog must still go before that catalog
-                    // on destroy.
+                    // What a data source reads from is a dependency too: a resource created
+                    // from a lookup of another managed resource must still go before it on
+                    // destroy.
                     if r.mode == Mode::Data {
                         stack.extend(self.dag.dependencies(d));
                     }

@@ -500,7 +500,7 @@ impl Engine<'_> {
                 });
                 let node = run_node(work, &change, &ctx, &shared);
                 tokio::pin!(node);
-                // Long waits (pipeline updates, job runs) say they are still going.
+                // Long waits (an object the service builds for minutes) say they are still going.
                 let mut ticker = tokio::time::interval_at(
                     tokio::time::Instant::now() + STILL_RUNNING_EVERY,
                     STILL_RUNNING_EVERY,

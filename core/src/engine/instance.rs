@@ -187,8 +187,8 @@ pub(super) fn state_entry(
         .filter(|(k, _)| schema.attribute(k).is_some() || schema.block_type(k).is_some())
         .map(|(k, v)| (k.clone(), v.to_json()))
         .collect();
-    // Every computed attribute is recorded, null where the service said nothing (a foreign
-    // catalog has no storage location), so state says what the object has.
+    // Every computed attribute is recorded, null where the service said nothing (an object of
+    // one flavour may lack a field another has), so state says what the object has.
     for a in schema.attributes.iter().filter(|a| a.is_computed_only()) {
         rs.computed.entry(a.name).or_insert(serde_json::Value::Null);
     }

@@ -130,3 +130,111 @@ impl Engine<'_> {
         diags
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::plan::{ResourceChange, SerObject};
+    use brickform_state::{ResourceState, StateDocument};
+
+    fn change(name: &str, action: Action, deps: &[&str]) -> ResourceChange {
+        let mut c = ResourceChange::bare("t", name, "p", action);
+        c.dependencies = deps.iter().map(|d| d.to_string()).collect();
+        c
+    }
+
+    fn actions(plan: &Plan) -> Vec<(&str, Action)> {
+        plan.changes
+            .iter()
+            .map(|c| (c.address.as_str(), c.action))
+            .collect()
+    }
+
+    #[test]
+    fn create_before_destroy_spreads_to_what_it_needs_transitively() {
+        // c (create_before_destroy) needs b, b needs a; d is replaced but nothing needs it.
+        let mut plan = Plan {
+            changes: vec![
+                change("a", Action::DeleteThenCreate, &[]),
+                change("b", Action::DeleteThenCreate, &["t.a"]),
+                change("c", Action::CreateThenDelete, &["t.b"]),
+                change("d", Action::DeleteThenCreate, &[]),
+                change("e", Action::Update, &["t.d"]),
+            ],
+            ..Default::default()
+        };
+        create_before_destroy_spreads(&mut plan);
+        assert_eq!(
+            actions(&plan),
+            [
+                ("t.a", Action::CreateThenDelete),
+                ("t.b", Action::CreateThenDelete),
+                ("t.c", Action::CreateThenDelete),
+                ("t.d", Action::DeleteThenCreate),
+                ("t.e", Action::Update),
+            ]
+        );
+    }
+
+    #[test]
+    fn create_before_destroy_spreads_to_instances_of_a_block_it_needs() {
+        let mut keyed = change("a", Action::DeleteThenCreate, &[]);
+        keyed.address = "t.a[\"x\"]".into();
+        let mut plan = Plan {
+            changes: vec![keyed, change("c", Action::CreateThenDelete, &["t.a"])],
+            ..Default::default()
+        };
+        create_before_destroy_spreads(&mut plan);
+        assert_eq!(plan.changes[0].action, Action::CreateThenDelete);
+    }
+
+    #[test]
+    fn a_destroy_deletes_only_what_state_holds() {
+        let mut state = StateDocument::new("dev");
+        for a in ["t.kept", "t.forgotten"] {
+            state
+                .insert(ResourceState::new(a, "p", &format!("id-{a}")).unwrap())
+                .unwrap();
+        }
+        let mut updated = change("kept", Action::Update, &[]);
+        updated.after = Some(SerObject(Default::default()));
+        let mut imported = change("new", Action::Create, &[]);
+        imported.importing = Some(Default::default());
+        let mut lookup = change("lookup", Action::Read, &[]);
+        lookup.mode = Mode::Data;
+        let mut plan = Plan {
+            changes: vec![
+                updated,
+                change("forgotten", Action::Forget, &[]),
+                imported,
+                lookup,
+            ],
+            ..Default::default()
+        };
+        destroy_only(&mut plan, &state);
+        assert_eq!(
+            actions(&plan),
+            [
+                ("t.kept", Action::Delete),
+                // A `removed` block said to keep the object: a destroy does not delete it.
+                ("t.forgotten", Action::NoOp),
+                ("t.new", Action::NoOp),
+                ("t.lookup", Action::NoOp),
+            ]
+        );
+        assert!(plan.changes[0].after.is_none());
+        assert!(plan.changes[2].importing.is_none());
+    }
+
+    #[test]
+    fn prevent_destroy_names_the_address_and_the_way_out() {
+        let d = prevent_destroy_error("t.a[\"x\"]", None);
+        let text = format!("{d:?}");
+        assert!(
+            text.contains("t.a[\\\"x\\\"] has lifecycle.prevent_destroy"),
+            "{text}"
+        );
+        assert!(text.contains("--target"), "{text}");
+    }
+}

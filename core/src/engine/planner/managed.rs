@@ -12,8 +12,11 @@ use crate::engine::{InstanceSpec, PresetNotes};
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::environment::EnvMode;
 use crate::lang::load::{IgnoreChanges, Resource};
-use crate::plan::diff::{DiffInput, Prior, diff, normalize_object};
-use crate::plan::{Action, Drift, InstanceKey, Mode, PlanMode, ResourceChange, SerObject};
+use crate::plan::diff::{DiffInput, DiffOutput, Prior, diff, normalize_object};
+use crate::plan::{
+    Action, ActionReason, Drift, FieldChange, InstanceKey, Mode, PlanMode, ResourceChange,
+    SerObject,
+};
 use crate::provider::{OpContext, Remote, ResourceKind};
 use crate::value::{Object, PathStep, Value};
 use std::collections::HashSet;
@@ -120,7 +123,8 @@ impl PlanWalk<'_, '_> {
         })
     }
 
-    /// Plans one prepared instance against the service.
+    /// Plans one prepared instance against the service: its prior object, a refresh, the
+    /// diff, the action and its guards, then the record of the change.
     pub(super) async fn plan_managed(&self, block: &Block<'_>, p: Prepared) -> InstanceOutcome {
         let _call = self.calls.acquire().await.ok();
         // The outcome is put together after the last provider call, so the future planning
@@ -137,10 +141,8 @@ impl PlanWalk<'_, '_> {
             out.diags.push(diag);
             out
         };
-        let (r, kind) = (block.resource, block.kind.as_ref());
-        let engine = self.engine;
-        let state = self.state;
-        let ctx = engine.op_context(&p.address, &self.lineage);
+        let r = block.resource;
+        let ctx = self.engine.op_context(&p.address, &self.lineage);
         let (prior, importing) = match self.prior(block, &ctx, &p.config, &mut warnings).await {
             Ok(found) => found,
             Err(e) => return failed(e.diag, e.unknown.then_some(Value::Unknown), warnings),
@@ -150,39 +152,18 @@ impl PlanWalk<'_, '_> {
                 Ok(read) => read,
                 Err(d) => return failed(d, None, warnings),
             };
-        let schema = kind.schema();
         let mut live_attrs = live.as_ref().map(|l| l.attrs.clone());
         if let Some(l) = live_attrs.as_mut() {
-            normalize_object(schema, l);
+            normalize_object(block.kind.schema(), l);
         }
-        let effective_prior = if deleted_outside {
-            None
-        } else {
-            prior.as_ref().map(|(_, p)| p)
+        let found = Found {
+            prior,
+            importing,
+            live,
+            live_attrs,
+            deleted_outside,
         };
-        let mut d = {
-            let ignore_all = matches!(r.lifecycle.ignore_changes, IgnoreChanges::All);
-            let ignore_names: HashSet<String> = match &r.lifecycle.ignore_changes {
-                IgnoreChanges::Paths(ps) => ps
-                    .iter()
-                    .filter_map(|(p, _)| match p.first() {
-                        Some(PathStep::Key(k)) => Some(k.clone()),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => HashSet::new(),
-            };
-            let ignore = |name: &str| ignore_all && prior.is_some() || ignore_names.contains(name);
-            let fp = |v: &Value, fp: &str| state.fingerprint_matches(&v.to_json(), fp);
-            diff(&DiffInput {
-                schema,
-                config: &p.config,
-                prior: effective_prior,
-                live: live_attrs.as_ref(),
-                ignore: &ignore,
-                fingerprint_matches: &fp,
-            })
-        };
+        let mut d = self.diff_instance(block, &p, &found);
         let asked = {
             let settled = super::walk::lock(&self.settled);
             decide::follow_renames(&mut d, &settled, &block.dependencies);
@@ -192,16 +173,24 @@ impl PlanWalk<'_, '_> {
             }
         };
         let (action, reason) = decide::decide(
-            effective_prior.is_some(),
-            deleted_outside,
-            importing.is_some(),
+            found.effective_prior().is_some(),
+            found.deleted_outside,
+            found.importing.is_some(),
             &d,
             asked,
             r.lifecycle.create_before_destroy,
         );
-        let old_id = prior.as_ref().map(|(id, _)| id.as_str());
+        let old_id = found.prior.as_ref().map(|(id, _)| id.as_str());
         if let Err(d) = self
-            .check_names(block, &ctx, &p, action, old_id, &importing, &mut diags)
+            .check_names(
+                block,
+                &ctx,
+                &p,
+                action,
+                old_id,
+                &found.importing,
+                &mut diags,
+            )
             .await
         {
             let mut out = failed(d, Some(Value::Unknown), warnings);
@@ -219,42 +208,70 @@ impl PlanWalk<'_, '_> {
             out.diags
                 .push(prevent_destroy_error(&p.address, r.span.clone()));
         }
+        self.record_change(block, p, (action, reason), d, found, &mut out);
+        out
+    }
 
-        // Record.
+    /// The configuration compared with the prior object and what the refresh read, with
+    /// `ignore_changes` applied.
+    fn diff_instance(&self, block: &Block<'_>, p: &Prepared, found: &Found) -> DiffOutput {
+        let lifecycle = &block.resource.lifecycle;
+        let ignore_all = matches!(lifecycle.ignore_changes, IgnoreChanges::All);
+        let ignore_names: HashSet<String> = match &lifecycle.ignore_changes {
+            IgnoreChanges::Paths(ps) => ps
+                .iter()
+                .filter_map(|(p, _)| match p.first() {
+                    Some(PathStep::Key(k)) => Some(k.clone()),
+                    _ => None,
+                })
+                .collect(),
+            _ => HashSet::new(),
+        };
+        let has_prior = found.prior.is_some();
+        let ignore = |name: &str| ignore_all && has_prior || ignore_names.contains(name);
+        let fp = |v: &Value, fp: &str| self.state.fingerprint_matches(&v.to_json(), fp);
+        diff(&DiffInput {
+            schema: block.kind.schema(),
+            config: &p.config,
+            prior: found.effective_prior(),
+            live: found.live_attrs.as_ref(),
+            ignore: &ignore,
+            fingerprint_matches: &fp,
+        })
+    }
+
+    /// Records the decided change of one instance in `out`: the planned `after`, the drift
+    /// and field changes (sensitive values redacted), the value other blocks read, and the
+    /// spec apply evaluates again.
+    fn record_change(
+        &self,
+        block: &Block<'_>,
+        p: Prepared,
+        (action, reason): (Action, Option<ActionReason>),
+        mut d: DiffOutput,
+        found: Found,
+        out: &mut InstanceOutcome,
+    ) {
+        let (r, kind) = (block.resource, block.kind.as_ref());
+        let effective_prior = found.effective_prior();
+        let live_attrs = found.live_attrs.as_ref();
         let after = decide::planned_after(
             kind,
             action,
             &p.config,
             effective_prior,
-            live_attrs.as_ref(),
+            live_attrs,
             std::mem::take(&mut d.after),
         );
         let mut all_sensitive = block.shape.sensitive.clone();
         all_sensitive.extend(p.sensitive_paths.iter().cloned());
-        let drift = if deleted_outside || !d.drift.is_empty() {
-            Some(Drift {
-                address: p.address.clone(),
-                type_name: r.type_name.clone(),
-                name: r.name.clone(),
-                deleted: deleted_outside,
-                fields: if deleted_outside {
-                    Vec::new()
-                } else {
-                    std::mem::take(&mut d.drift)
-                        .into_iter()
-                        .map(|mut f| {
-                            crate::engine::sensitive::redact_field(&mut f, &all_sensitive);
-                            f
-                        })
-                        .collect()
-                },
-                block_paths: block.shape.block_paths.clone(),
-                block_keys: block.shape.block_keys.clone(),
-                sensitive_paths: block.shape.sensitive.clone(),
-            })
-        } else {
-            None
-        };
+        let drift = planned_drift(
+            &p.address,
+            block,
+            found.deleted_outside,
+            std::mem::take(&mut d.drift),
+            &all_sensitive,
+        );
         let fields = decide::planned_fields(
             kind,
             action,
@@ -268,19 +285,20 @@ impl PlanWalk<'_, '_> {
         } else {
             action
         };
-        let before = decide::current(effective_prior, live_attrs.as_ref())
+        let before = decide::current(effective_prior, live_attrs)
             .map(|b| SerObject(without_sensitive(b, &all_sensitive)));
         // The id the object has now: a kind may find an object renamed outside brickform
         // under its new name, which the update then addresses.
-        let id = live
+        let id = found
+            .live
             .as_ref()
             .map(|l| l.id.clone())
-            .or_else(|| prior.as_ref().map(|(id, _)| id.clone()));
+            .or_else(|| found.prior.as_ref().map(|(id, _)| id.clone()));
         if block.referenced {
             out.value = Some(Value::Object(decide::reference_value(
                 action,
                 effective_prior,
-                live_attrs.as_ref(),
+                live_attrs,
                 &p.config,
                 &after,
             )));
@@ -311,7 +329,7 @@ impl PlanWalk<'_, '_> {
             block_paths: block.shape.block_paths.clone(),
             block_keys: block.shape.block_keys.clone(),
             sensitive_paths: all_sensitive,
-            importing,
+            importing: found.importing,
             contents: None,
             container: None,
             moved_from: self.moved_from.get(&p.address).cloned(),
@@ -329,7 +347,6 @@ impl PlanWalk<'_, '_> {
             drift,
             sensitive_keys,
         });
-        out
     }
 
     /// Whether the object `config` describes would lie inside a container a lookup of
@@ -560,4 +577,63 @@ fn findings(
         out.push(d);
     }
     out
+}
+
+/// What state and the service said of an instance before it is diffed: its prior object
+/// (with the id it has in state or is imported from), the id an import names, what a
+/// refresh read, and whether the object was deleted outside brickform.
+struct Found {
+    prior: Option<(String, Prior)>,
+    importing: Option<String>,
+    live: Option<Remote>,
+    /// The refreshed attributes, normalized as configurations are.
+    live_attrs: Option<Object>,
+    deleted_outside: bool,
+}
+
+impl Found {
+    /// The prior the configuration is compared with: none once the object is gone.
+    fn effective_prior(&self) -> Option<&Prior> {
+        if self.deleted_outside {
+            None
+        } else {
+            self.prior.as_ref().map(|(_, p)| p)
+        }
+    }
+}
+
+/// The drift an instance shows: deleted outside brickform, or the fields changed outside it
+/// (their sensitive values redacted); `None` when nothing drifted.
+fn planned_drift(
+    address: &str,
+    block: &Block<'_>,
+    deleted_outside: bool,
+    drifted: Vec<FieldChange>,
+    sensitive: &[Vec<PathStep>],
+) -> Option<Drift> {
+    if !deleted_outside && drifted.is_empty() {
+        return None;
+    }
+    let fields = if deleted_outside {
+        Vec::new()
+    } else {
+        drifted
+            .into_iter()
+            .map(|mut f| {
+                crate::engine::sensitive::redact_field(&mut f, sensitive);
+                f
+            })
+            .collect()
+    };
+    let r = block.resource;
+    Some(Drift {
+        address: address.to_string(),
+        type_name: r.type_name.clone(),
+        name: r.name.clone(),
+        deleted: deleted_outside,
+        fields,
+        block_paths: block.shape.block_paths.clone(),
+        block_keys: block.shape.block_keys.clone(),
+        sensitive_paths: block.shape.sensitive.clone(),
+    })
 }
