@@ -14,12 +14,13 @@
 use super::content::ContentKind;
 use super::{file, str_attr, workspace_file};
 use crate::Shared;
+use crate::volume_path::VolumePath;
 use async_trait::async_trait;
 use brickform_core::provider::{
     AttrType, Attribute, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
     Schema,
 };
-use brickform_core::value::{Object, Value};
+use brickform_core::value::{Object, Value, quote};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -335,17 +336,18 @@ impl ResourceKind for Artifact {
             out.push(Finding::error(&["output"], why));
         }
         if let Some(path) = str_attr(config, "path") {
-            let volume_parts = path
-                .strip_prefix("/Volumes/")
-                .map(|r| r.split('/').filter(|s| !s.is_empty()).count());
-            if volume_parts.is_some_and(|n| n < 3) {
+            if path.starts_with("/Volumes/") && VolumePath::parse(path).is_none() {
                 out.push(Finding::error(&["path"], format!(
-                    "{path:?} is not inside a volume: a volume folder is /Volumes/<catalog>/<schema>/<volume>[/…]"
+                    "{} is not a folder inside a volume: a volume folder is /Volumes/<catalog>/<schema>/<volume>[/…], with no empty, . or .. part",
+                    quote(path)
                 )));
             } else if !path.starts_with('/') {
                 out.push(Finding::error(
                     &["path"],
-                    format!("{path:?} is not absolute: give a /Volumes/… or workspace folder"),
+                    format!(
+                        "{} is not absolute: give a /Volumes/… or workspace folder",
+                        quote(path)
+                    ),
                 ));
             }
         }
@@ -491,7 +493,18 @@ mod tests {
         assert_eq!(messages.len(), 4, "{messages:?}");
         assert!(messages[0].contains("leaves source_dir"), "{messages:?}");
         assert!(messages[1].contains("absolute"), "{messages:?}");
-        assert!(messages[3].contains("not inside a volume"), "{messages:?}");
+        assert!(
+            messages[3].contains("\"/Volumes/c/s\" is not a folder inside a volume"),
+            "{messages:?}"
+        );
+        for bad in ["/Volumes/c/s/v/../w", "/Volumes/c//s/v", "/Volumes/c/s/./v"] {
+            let f = k.check(&config(&["a"], "b", bad));
+            assert_eq!(f.len(), 1, "{bad}: {f:?}");
+            assert!(
+                f[0].message.contains("no empty, . or .. part"),
+                "{bad}: {f:?}"
+            );
+        }
         let mut empty = config(&["a"], "b", "/Shared/x");
         empty.insert("build".into(), Value::List(vec![]));
         assert_eq!(k.check(&empty).len(), 1);

@@ -10,12 +10,14 @@
 use super::{err, gone_ok, none_if_missing, str_attr, volume_files};
 use crate::Shared;
 use crate::client::Client;
+use crate::volume_path::VolumePath;
 use async_trait::async_trait;
 use base64::Engine as _;
 use brickform_core::provider::{
-    AttrType, Attribute, OpContext, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
+    AttrType, Attribute, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
+    Schema,
 };
-use brickform_core::value::{Object, Value};
+use brickform_core::value::{Object, Value, quote};
 use serde_json::{Value as Json, json};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -509,21 +511,32 @@ impl ResourceKind for ContentKind {
         &self.schema
     }
 
+    /// Where the content goes, checked where it is written: a volume file's path names a
+    /// file below a volume (the Files API resolves no `.`, `..` or empty part), a workspace
+    /// object's path is absolute.
+    fn check(&self, config: &Object) -> Vec<Finding> {
+        let Some(path) = str_attr(config, "path") else {
+            return Vec::new();
+        };
+        let why = if self.store == Store::VolumeFile {
+            (!VolumePath::parse(path).is_some_and(|p| !p.rest.is_empty())).then(|| format!(
+                "{} is not a file inside a volume: give /Volumes/<catalog>/<schema>/<volume>/<file>, with no empty, . or .. part",
+                quote(path)
+            ))
+        } else {
+            (!path.starts_with('/')).then(|| format!(
+                "{} is not an absolute workspace path, such as /Workspace/Shared/x or /Users/me/x",
+                quote(path)
+            ))
+        };
+        why.map(|why| Finding::error(&["path"], why))
+            .into_iter()
+            .collect()
+    }
+
     fn prepare_config(&self, config: &mut Object, base_dir: &Path) -> Result<(), String> {
         let bytes = content_of(config, base_dir)?;
         config.insert("content_sha256".into(), Value::from(sha256_hex(&bytes)));
-        if self.store == Store::VolumeFile {
-            let path = str_attr(config, "path").unwrap_or("");
-            if !path.starts_with("/Volumes/")
-                || path.split('/').filter(|s| !s.is_empty()).count() < 5
-            {
-                return Err(format!(
-                    "path must be a file inside a volume, /Volumes/<catalog>/<schema>/<volume>/<file>; got {path:?}"
-                ));
-            }
-        } else if !str_attr(config, "path").unwrap_or("").starts_with('/') {
-            return Err("path must be an absolute workspace path, such as /Workspace/Shared/x or /Users/me/x".into());
-        }
         if self.store == Store::Notebook {
             if archive(config) {
                 if str_attr(config, "language").is_some() {
