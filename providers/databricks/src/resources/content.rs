@@ -519,7 +519,7 @@ impl ResourceKind for ContentKind {
             return Vec::new();
         };
         let why = if self.store == Store::VolumeFile {
-            (!VolumePath::parse(path).is_some_and(|p| !p.rest.is_empty())).then(|| format!(
+            VolumePath::parse(path).is_none_or(|p| p.rest.is_empty()).then(|| format!(
                 "{} is not a file inside a volume: give /Volumes/<catalog>/<schema>/<volume>/<file>, with no empty, . or .. part",
                 quote(path)
             ))
