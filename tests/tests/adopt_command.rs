@@ -187,3 +187,115 @@ resource "databricks_volume" "v" {{
     assert!(out.contains("3 destroyed, 0 left behind"), "{out}");
     assert_eq!(objects(&serve.dump()), Vec::<String>::new());
 }
+
+#[test]
+fn bad_rules_and_outputs_write_nothing_and_one_object_is_never_imported_twice() {
+    let maker = example_copy("quickstart");
+    run_ok(maker.path(), &["apply", "--local", "--auto-approve"], &[]);
+    let adopter = adopter_of(maker.path());
+    let d = adopter.path();
+    // No provider block: `--local` is enough, as for plan.
+    std::fs::remove_file(d.join("main.bf.hcl")).unwrap();
+    let nothing_written = |what: &str| {
+        let names: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != ".brickform")
+            .collect();
+        assert!(names.is_empty(), "{what}: wrote {names:?}");
+    };
+    for (args, says) in [
+        (
+            &["--catalog", "quickstart_dve"][..],
+            "there is no catalog \"quickstart_dve\" in the workspace (it has quickstart_dev)",
+        ),
+        (&["--prefix", ""][..], "--prefix is empty"),
+        (
+            &["--catalog", "quickstart_dev", "--out", "sub/x.bf.hcl"][..],
+            "give a file name ending in .bf.hcl, with no folder",
+        ),
+        (
+            &["--catalog", "quickstart_dev", "--out", "x.hcl"][..],
+            "give a file name ending in .bf.hcl",
+        ),
+        (
+            &["--catalog", "quickstart_dev", "--out", "../x.bf.hcl"][..],
+            "with no folder",
+        ),
+    ] {
+        let args: Vec<&str> = ["adopt", "--local"].iter().chain(args).copied().collect();
+        let (code, out, err) = run(d, &args, &[]);
+        assert_eq!(code, 1, "{args:?}: {out}{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        nothing_written(&format!("{args:?}"));
+    }
+
+    // A rule given twice chooses each object once; the file is in fmt's form.
+    let out = run_ok(
+        d,
+        &[
+            "adopt",
+            "--local",
+            "--catalog",
+            "quickstart_dev",
+            "--catalog",
+            "QUICKSTART_DEV",
+        ],
+        &[],
+    );
+    let n = adopted_count(&out);
+    assert_eq!(n, 4, "the catalog, two schemas and the volume: {out}");
+    run_ok(d, &["fmt", "--check"], &[]);
+
+    // Adopted again before the first is applied: the plan refuses to import one object at
+    // two addresses.
+    run_ok(
+        d,
+        &[
+            "adopt",
+            "--local",
+            "--catalog",
+            "quickstart_dev",
+            "--out",
+            "again.bf.hcl",
+        ],
+        &[],
+    );
+    let (code, out, err) = run(d, &["plan", "--local", "-no-color"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(
+            "databricks_catalog.quickstart_dev and databricks_catalog.quickstart_dev_2 would both import databricks_catalog quickstart_dev"
+        ),
+        "{err}"
+    );
+    std::fs::remove_file(d.join("again.bf.hcl")).unwrap();
+    run_ok(d, &["apply", "--local", "--auto-approve"], &[]);
+
+    // An import of what the state manages already, at another address, is refused too.
+    std::fs::write(
+        d.join("dup.bf.hcl"),
+        "import {\n  to = databricks_schema.copy\n  id = \"quickstart_dev.raw\"\n}\nresource \"databricks_schema\" \"copy\" {\n  catalog_name = \"quickstart_dev\"\n  name         = \"raw\"\n}\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(d, &["plan", "--local", "-no-color"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("databricks_schema.copy would import databricks_schema quickstart_dev.raw, which this state manages already as databricks_schema.raw"),
+        "{err}"
+    );
+    std::fs::remove_file(d.join("dup.bf.hcl")).unwrap();
+
+    // After a destroy, the import blocks name nothing: one error each, none that follows
+    // from them.
+    run_ok(d, &["destroy", "--local", "--auto-approve"], &[]);
+    let (code, _, err) = run(d, &["plan", "--local", "-no-color"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err.matches("Cannot import non-existent remote object")
+            .count(),
+        4,
+        "{err}"
+    );
+    assert!(!err.contains("null value"), "{err}");
+}

@@ -50,10 +50,19 @@ fn rules(args: &Args) -> anyhow::Result<Rules> {
             .ok_or_else(|| anyhow!("invalid --tag {t:?}: expected KEY=VALUE"))?;
         tags.push((k.trim().to_string(), v.to_string()));
     }
+    if args.prefixes.iter().any(String::is_empty) {
+        return Err(anyhow!(
+            "--prefix is empty: give the start of the names to adopt"
+        ));
+    }
+    if args.creator.as_deref().is_some_and(|c| c.trim().is_empty()) {
+        return Err(anyhow!("--creator is empty: give a user name, or me"));
+    }
+    // A rule given twice chooses nothing more.
     let rules = Rules {
-        catalogs: args.catalogs.iter().map(|c| c.to_lowercase()).collect(),
-        prefixes: args.prefixes.clone(),
-        tags,
+        catalogs: deduped(args.catalogs.iter().map(|c| c.to_lowercase())),
+        prefixes: deduped(args.prefixes.iter().cloned()),
+        tags: deduped(tags.into_iter()),
         creator: args.creator.clone(),
     };
     if rules.catalogs.is_empty()
@@ -68,15 +77,44 @@ fn rules(args: &Args) -> anyhow::Result<Rules> {
     Ok(rules)
 }
 
+/// Each item once, in the order first given.
+fn deduped<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// The file adopt writes: a new `*.bf.hcl` file directly in the configuration directory,
+/// where the next plan loads it.
+fn out_file(dir: &Path, out: &Path) -> anyhow::Result<PathBuf> {
+    let name = out
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| n.ends_with(".bf.hcl") && n.len() > ".bf.hcl".len());
+    let plain = out.parent().is_none_or(|p| p.as_os_str().is_empty());
+    let Some(name) = name.filter(|_| plain) else {
+        return Err(anyhow!(
+            "--out {}: give a file name ending in .bf.hcl, with no folder: adopt writes into the configuration directory, where plan reads *.bf.hcl files",
+            out.display()
+        ));
+    };
+    let path = dir.join(name);
+    if path.exists() {
+        return Err(anyhow!(
+            "{} exists already: adopt writes a new file (move it away, or name another with --out)",
+            path.display()
+        ));
+    }
+    Ok(path)
+}
+
 pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     let mut rules = rules(&args)?;
-    let out = ctx.dir.join(&args.out);
-    if out.exists() {
-        fail!(
-            "{} exists already: adopt writes a new file (move it away, or name another with --out)",
-            out.display()
-        );
-    }
+    let out = out_file(&ctx.dir, &args.out)?;
     let config = context::load(ctx)?;
     let env = context::environment(ctx, &config)?;
     let vars = context::variables(&config, &args.vars, &env, false)?;
@@ -89,7 +127,12 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         .map_err(|e| anyhow!("{e}"))?
         .unwrap_or_else(|| brickform_state::StateDocument::new(&env));
     let engine = Engine::new(&config, &p.registry, &vars, &env);
-    context::check(&engine.configure(&doc).await, &config)?;
+    // The provider is configured though nothing in the configuration uses it yet.
+    let provider = brickform_core::provider::Provider::name(p.databricks.as_ref());
+    context::check(
+        &engine.configure_including(&doc, &[provider]).await,
+        &config,
+    )?;
     let shared = p.databricks.shared();
     if rules.creator.as_deref() == Some("me") {
         let Some(me) = shared.current_user().await.map_err(|e| anyhow!("{e}"))? else {
@@ -117,7 +160,11 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         println!("  managed already, left out: {a}");
     }
     if found.is_empty() {
-        println!("\nNothing to adopt: no object the rules choose is left unmanaged.");
+        if already.is_empty() {
+            println!("\nNothing to adopt: no object matches the rules.");
+        } else {
+            println!("\nNothing to adopt: what the rules choose is managed already.");
+        }
         return Ok(ExitCode::SUCCESS);
     }
 
@@ -150,7 +197,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         }
         if values.get("force_destroy") == Some(&Value::Bool(true)) {
             comment.push(
-                "It holds objects brickform does not manage: force_destroy lets a destroy delete them with it (the plan lists them)."
+                "It holds what brickform does not manage (objects, or files in a volume): force_destroy lets a destroy delete that with it, and a destroy plan lists what each delete takes."
                     .into(),
             );
         }
@@ -191,25 +238,20 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         .collect();
     let written = configuration(&adopted, &existing, &known);
 
-    for (path, bytes) in &files {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| anyhow!("creating {}: {e}", dir.display()))?;
-        }
-        std::fs::write(path, bytes).map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
-    }
     let header = "# Written by `brickform adopt`: the objects its rules chose, each with the import block\n# that takes it under management. `brickform plan` imports them and changes nothing.\n\n".to_string();
-    std::fs::write(&out, header + &written.text)
-        .map_err(|e| anyhow!("writing {}: {e}", out.display()))?;
+    let content_files = files.len();
+    files.push((out.clone(), (header + &written.text).into_bytes()));
+    write_all(&files)?;
 
     println!("\nAdopting {} object(s):", found.len());
     for (f, addr) in found.iter().zip(&written.addresses) {
         println!("  {addr}: {} ({})", what(f), f.why);
     }
     println!("\nWrote {}", shown(&ctx.dir, &out));
-    if !files.is_empty() {
+    if content_files > 0 {
         println!(
             "and {} file(s) of content under {}/",
-            files.len(),
+            content_files,
             shown(&ctx.dir, &ctx.dir.join(CONTENT_DIR))
         );
     }
@@ -234,6 +276,40 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes every file, or none: a failure removes what was written before it (and the
+/// folders made for it), so a second try starts from where the first did.
+fn write_all(files: &[(PathBuf, Vec<u8>)]) -> anyhow::Result<()> {
+    let mut made: Vec<PathBuf> = Vec::new();
+    let mut written: Vec<&Path> = Vec::new();
+    let result = (|| -> anyhow::Result<()> {
+        for (path, bytes) in files {
+            if let Some(dir) = path.parent().filter(|d| !d.exists()) {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| anyhow!("creating {}: {e}", dir.display()))?;
+                made.push(dir.to_path_buf());
+            }
+            // create_new: a file that appeared since the names were chosen is not overwritten.
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, bytes))
+                .map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
+            written.push(path);
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        for p in written {
+            let _ = std::fs::remove_file(p);
+        }
+        for d in made.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+    result
 }
 
 /// The ids a state manages, by kind.
@@ -267,4 +343,86 @@ fn unique(dir: &Path, taken: &[(PathBuf, Vec<u8>)], name: &str) -> String {
 
 fn shown(dir: &Path, p: &Path) -> String {
     p.strip_prefix(dir).unwrap_or(p).display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_failed_write_takes_back_what_was_written_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("taken.bf.hcl")).unwrap();
+        let files = vec![
+            (d.join("adopted/a.py"), b"print(1)".to_vec()),
+            (d.join("adopted/b.sql"), b"select 1".to_vec()),
+            // A folder where the file should go: this write fails.
+            (d.join("taken.bf.hcl"), b"x".to_vec()),
+        ];
+        let e = write_all(&files).unwrap_err().to_string();
+        assert!(e.contains("taken.bf.hcl"), "{e}");
+        assert!(
+            !d.join("adopted").exists(),
+            "the folder made for the content stays"
+        );
+        write_all(&files[..2]).unwrap();
+        assert_eq!(std::fs::read(d.join("adopted/b.sql")).unwrap(), b"select 1");
+    }
+
+    #[test]
+    fn the_file_written_is_a_new_configuration_file_of_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert_eq!(
+            out_file(d, Path::new("adopted.bf.hcl")).unwrap(),
+            d.join("adopted.bf.hcl")
+        );
+        for bad in [
+            "x.hcl",
+            "sub/x.bf.hcl",
+            "../x.bf.hcl",
+            ".bf.hcl",
+            "/tmp/x.bf.hcl",
+        ] {
+            assert!(out_file(d, Path::new(bad)).is_err(), "{bad}");
+        }
+        std::fs::write(d.join("mine.bf.hcl"), "").unwrap();
+        let e = out_file(d, Path::new("mine.bf.hcl"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("exists already"), "{e}");
+    }
+
+    #[test]
+    fn rules_given_twice_count_once_and_empty_ones_are_refused() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let parse = |a: &[&str]| {
+            Cli::try_parse_from(std::iter::once("adopt").chain(a.iter().copied()))
+                .unwrap()
+                .args
+        };
+        let r = rules(&parse(&[
+            "--catalog",
+            "Main",
+            "--catalog",
+            "main",
+            "--tag",
+            "a=b",
+            "--tag",
+            "a=b",
+        ]))
+        .unwrap();
+        assert_eq!(r.catalogs, ["main"]);
+        assert_eq!(r.tags.len(), 1);
+        assert!(rules(&parse(&["--prefix", ""])).is_err());
+        assert!(rules(&parse(&["--creator", " "])).is_err());
+        assert!(rules(&parse(&["--tag", "nokey"])).is_err());
+    }
 }

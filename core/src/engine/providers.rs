@@ -19,6 +19,18 @@ impl Engine<'_> {
         order: &[ConfigNode],
         state: &StateDocument,
     ) -> Diagnostics {
+        self.configure_providers_with(order, state, &[]).await
+    }
+
+    /// As [`Engine::configure_providers`], and configures the providers named in `also` even
+    /// when nothing in the configuration or the state uses them yet (with no block of
+    /// their own, from their defaults and environment, as for a resource without one).
+    pub(super) async fn configure_providers_with(
+        &self,
+        order: &[ConfigNode],
+        state: &StateDocument,
+        also: &[&str],
+    ) -> Diagnostics {
         let config = &*self.config;
         let mut diags = Diagnostics::new();
         // Provider settings may read variables and locals, not resources.
@@ -158,6 +170,7 @@ impl Engine<'_> {
             }
         }));
         used.extend(settings.keys().cloned());
+        used.extend(also.iter().map(|p| p.to_string()));
         let mut configured: Vec<(String, &std::sync::Arc<dyn crate::provider::Provider>)> = self
             .registry
             .providers

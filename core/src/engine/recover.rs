@@ -285,8 +285,15 @@ impl Engine<'_> {
     /// Configures the providers the configuration and `state` use (commands that talk to
     /// the service without planning, such as `brickform run`).
     pub async fn configure(&self, state: &StateDocument) -> Diagnostics {
+        self.configure_including(state, &[]).await
+    }
+
+    /// As [`Engine::configure`], and configures the providers named in `also` though the
+    /// configuration uses none of their kinds yet: a command that writes configuration for
+    /// them (adopt) reads the service first.
+    pub async fn configure_including(&self, state: &StateDocument, also: &[&str]) -> Diagnostics {
         let (cg, _) = crate::graph::build(&self.config);
-        self.configure_providers(&cg.ordered_nodes().unwrap_or_default(), state)
+        self.configure_providers_with(&cg.ordered_nodes().unwrap_or_default(), state, also)
             .await
     }
 }

@@ -410,6 +410,10 @@ pub fn configuration(objects: &[Adopted], existing: &[String], known: &[Known]) 
         ));
         text.push('\n');
     }
+    // Blocks are separated by one blank line; the file ends with its last block's line.
+    while text.ends_with("\n\n") {
+        text.pop();
+    }
     Written {
         text,
         addresses,

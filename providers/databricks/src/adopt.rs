@@ -236,6 +236,16 @@ pub async fn discover(
         match kind.type_name() {
             "databricks_catalog" => {
                 let all: Vec<String> = list.iter().map(|l| l.id.clone()).collect();
+                if let Some(missing) = rules.catalogs.iter().find(|c| !all.contains(c)) {
+                    return Err(ProviderError::invalid(format!(
+                        "there is no catalog \"{missing}\" in the workspace (it has {})",
+                        if all.is_empty() {
+                            "none".to_string()
+                        } else {
+                            all.join(", ")
+                        }
+                    )));
+                }
                 scope.catalogs = rules.catalogs_to_list(&all).to_vec();
             }
             "databricks_schema" => {
@@ -243,7 +253,11 @@ pub async fn discover(
             }
             _ => {}
         }
-        listed.extend(list.into_iter().map(|l| (k, l)));
+        for l in list {
+            if !listed.iter().any(|(j, m)| *j == k && m.id == l.id) {
+                listed.push((k, l));
+            }
+        }
     }
 
     let mut chosen: Vec<Found> = Vec::new();
@@ -409,9 +423,13 @@ fn creator_of(attrs: &Object) -> Option<String> {
         .map(str::to_string)
 }
 
-/// A resource name's source: a path's last part, or the name.
+/// A resource name's source: a workspace path's last part, or the name (a job's name may
+/// hold a `/` of its own).
 fn label_of(name: &str) -> String {
-    name.rsplit('/').next().unwrap_or(name).to_string()
+    match name.strip_prefix('/') {
+        Some(path) => path.rsplit('/').next().unwrap_or(path).to_string(),
+        None => name.to_string(),
+    }
 }
 
 fn label_from(remote: &Remote) -> String {

@@ -55,6 +55,75 @@ impl Engine<'_> {
     }
 }
 
+impl Engine<'_> {
+    /// One object is managed at one address: an import (from an `import` block, or of an
+    /// object the state lost track of) may not take an object another address of this plan
+    /// imports too, or one the state already holds under another address. Both would put
+    /// one object in state twice, and the two addresses would fight over it.
+    pub(super) fn duplicate_imports(
+        &self,
+        plan: &Plan,
+        state: &brickform_state::StateDocument,
+    ) -> Diagnostics {
+        let mut diags = Diagnostics::new();
+        let mut first: std::collections::HashMap<(&str, &str, &str), &str> = Default::default();
+        for c in &plan.changes {
+            let Some(id) = c.importing.as_deref() else {
+                continue;
+            };
+            let span = || {
+                self.config
+                    .resources
+                    .get(base_of(&c.address))
+                    .and_then(|r| r.span.clone())
+            };
+            // Unless this plan forgets it there (a `removed` block that keeps the object).
+            let forgotten = |address: &str| {
+                plan.changes
+                    .iter()
+                    .any(|o| o.address == address && o.action == Action::Forget)
+            };
+            let held = state.resources().iter().find(|r| {
+                r.resource_type == c.type_name
+                    && r.id == id
+                    && r.address != c.address
+                    && r.mode == brickform_state::ResourceMode::Managed
+                    && !forgotten(&r.address)
+            });
+            if let Some(r) = held {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "{} would import {} {id}, which this state manages already as {}",
+                        c.address, c.type_name, r.address
+                    ))
+                    .at(span())
+                    .detail("One object is managed at one address: importing it again would put it in state twice.")
+                    .hint(format!("remove the import of {} (and its resource block), or move {} there with a moved block", c.address, r.address)),
+                );
+                continue;
+            }
+            let key = (c.type_name.as_str(), c.provider.as_str(), id);
+            match first.get(&key) {
+                Some(other) => diags.push(
+                    Diagnostic::error(format!(
+                        "{} and {} would both import {} {id}",
+                        other.min(&c.address.as_str()),
+                        other.max(&c.address.as_str()),
+                        c.type_name
+                    ))
+                    .at(span())
+                    .detail("One object is managed at one address: importing it at two would put it in state twice, and the two would fight over it.")
+                    .hint("keep one of the two resource blocks and its import"),
+                ),
+                None => {
+                    first.insert(key, &c.address);
+                }
+            }
+        }
+        diags
+    }
+}
+
 /// A replaced instance that something replaced with `create_before_destroy` depends on is
 /// replaced that way too (as Terraform does): the dependent's new copy needs the new
 /// dependency before its old copy goes, and the dependency's old copy can go only after

@@ -46,11 +46,10 @@ pub(super) struct Block<'r> {
     pub shape: Shape,
 }
 
-/// Why an instance's prior could not be found: the diagnostic, and whether references to the
-/// instance then see an unknown value.
+/// Why an instance's prior could not be found. References to the instance then see an
+/// unknown value, so what reads it reports no follow-on error of its own.
 struct NoPrior {
     diag: Diagnostic,
-    unknown: bool,
 }
 
 impl PlanWalk<'_, '_> {
@@ -145,7 +144,7 @@ impl PlanWalk<'_, '_> {
         let ctx = self.engine.op_context(&p.address, &self.lineage);
         let (prior, importing) = match self.prior(block, &ctx, &p.config, &mut warnings).await {
             Ok(found) => found,
-            Err(e) => return failed(e.diag, e.unknown.then_some(Value::Unknown), warnings),
+            Err(e) => return failed(e.diag, Some(Value::Unknown), warnings),
         };
         let (live, deleted_outside) =
             match self.refresh(block, &ctx, prior.as_ref(), &importing).await {
@@ -400,7 +399,6 @@ impl PlanWalk<'_, '_> {
                             diag: Diagnostic::error("Cannot import non-existent remote object")
                                 .at(r.span.clone())
                                 .detail(format!("While attempting to import an existing object to \"{address}\", the provider detected that no object exists with the given id \"{import_id}\". Only pre-existing objects can be imported; check that the id is correct.")),
-                            unknown: false,
                         });
                     }
                     Err(e) => {
@@ -410,7 +408,6 @@ impl PlanWalk<'_, '_> {
                                 e.message
                             ))
                             .at(r.span.clone()),
-                            unknown: false,
                         });
                     }
                 }
@@ -440,7 +437,6 @@ impl PlanWalk<'_, '_> {
                 Err(d) => {
                     return Err(NoPrior {
                         diag: d.at(r.span.clone()),
-                        unknown: true,
                     });
                 }
             }

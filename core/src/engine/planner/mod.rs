@@ -207,6 +207,7 @@ impl Engine<'_> {
         if req.mode == PlanMode::Destroy {
             diags.extend(self.destroy_guards(&plan));
         }
+        diags.extend(self.duplicate_imports(&plan, &state));
         if self.settings.protect && !req.allow_destroy {
             diags.extend(self.protected_changes(&plan));
         }
