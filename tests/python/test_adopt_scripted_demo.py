@@ -120,6 +120,7 @@ def make_the_demo(w) -> dict:
     setup = w.jobs.create(
         name=f"sdp-meta-lfc-demo-{RUN_ID}",
         environments=env,
+        parameters=[jobs.JobParameterDefinition(name="next_job", default=str(downstream))],
         tasks=[
             jobs.Task(
                 task_key="lfc_setup",
@@ -206,6 +207,7 @@ def test_adopting_what_the_demo_scripts_made_plans_only_imports_and_destroy_leav
         f"pipeline_id = databricks_pipeline.sdp_meta_lfc_bronze_{RUN_ID}.id",
         f"ingestion_gateway_id = databricks_ingestion_gateway.{demo['lfc']}_gw.id",
         f"downstream_job_id = databricks_job.sdp_meta_lfc_demo_{RUN_ID}_downstream.id",
+        f"default = databricks_job.sdp_meta_lfc_demo_{RUN_ID}_downstream.id",
         "path = databricks_notebook.init_sdp_meta_pipeline.path",
         "notebook_path = databricks_notebook.lfcdemo_database.path",
     ]:

@@ -1327,8 +1327,8 @@ const JOBS_LIST: ownership::ListCall = ownership::ListCall {
 };
 
 /// Where a job's tasks name other objects: the pipelines, jobs, notebooks, files and
-/// warehouses they run, and ids passed as a notebook's parameters (a job told which job
-/// runs after it).
+/// warehouses they run, and ids passed as a notebook's or the job's parameters (a job told
+/// which job runs after it).
 const REFERENCES: &[Reference] = &[
     Reference::to("task.pipeline_task.pipeline_id", PIPELINES, "id"),
     Reference::to("task.run_job_task.job_id", &["databricks_job"], "id"),
@@ -1338,6 +1338,7 @@ const REFERENCES: &[Reference] = &[
         "path",
     ),
     Reference::to("task.notebook_task.base_parameters.*", RUNNABLE, "id"),
+    Reference::to("parameter.default", RUNNABLE, "id"),
     Reference::to(
         "task.spark_python_task.python_file",
         &["databricks_workspace_file"],
