@@ -709,6 +709,9 @@ pub struct Reference {
     /// unique only within `parent_name`): the value then names the object whose `id` is
     /// `CONTAINER.VALUE`.
     pub within: Option<&'static str>,
+    /// Any value may stand there (a free-form parameter): it names an object only when it
+    /// equals one already found, and is never looked up to find one.
+    pub loose: bool,
 }
 
 impl Reference {
@@ -718,7 +721,19 @@ impl Reference {
             to,
             attr,
             within: None,
+            loose: false,
         }
+    }
+
+    pub const fn loose(mut self) -> Self {
+        self.loose = true;
+        self
+    }
+
+    /// Whether values there are never looked up: [`Reference::loose`] ones, and every
+    /// value of a map (`*`).
+    pub fn is_loose(&self) -> bool {
+        self.loose || self.at.ends_with('*')
     }
 
     pub const fn within(mut self, container: &'static str) -> Self {

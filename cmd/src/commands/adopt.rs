@@ -143,14 +143,30 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
 
     // What any state of this backend manages is that state's.
     let mut managed: HashSet<(String, String)> = HashSet::new();
+    let mut at: HashSet<String> = HashSet::new();
+    let mut record = |d: &brickform_state::StateDocument| {
+        for r in managed_entries(d) {
+            managed.insert((r.resource_type.clone(), r.id.clone()));
+            if let Some(loc) = p
+                .registry
+                .kind(&r.resource_type)
+                .and_then(|k| k.location(&entry_values(r)))
+            {
+                at.insert(loc);
+            }
+        }
+    };
     let envs = backend.environments().await.map_err(|e| anyhow!("{e}"))?;
     for e in envs.iter().filter(|e| **e != env) {
         if let Some(d) = backend.load(e).await.map_err(|e| anyhow!("{e}"))? {
-            managed.extend(ids(&d));
+            record(&d);
         }
     }
-    managed.extend(ids(&doc));
-    let is_managed = |t: &str, id: &str| managed.contains(&(t.to_string(), id.to_string()));
+    record(&doc);
+    let is_managed = |t: &str, id: &str, location: Option<&str>| {
+        managed.contains(&(t.to_string(), id.to_string()))
+            || location.is_some_and(|l| at.contains(l))
+    };
 
     println!("Looking for what the rules choose…");
     let (found, already) = discover(&shared, &rules, &is_managed)
@@ -209,31 +225,34 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             comment,
         });
     }
+    // Names the configuration or its state has are not taken again: an address the state
+    // still holds (its block removed, not yet applied) would take the import as an update
+    // of the old object.
     let existing: Vec<String> = config
         .resources
         .keys()
         .cloned()
         .chain(config.variables.keys().map(|v| format!("var.{v}")))
+        .chain(
+            doc.resources()
+                .iter()
+                .filter(|r| r.module.is_root())
+                .map(|r| brickform_core::addrs::base_of(&r.address).to_string()),
+        )
         .collect();
-    // What this configuration manages already is referred to by its address.
-    let known: Vec<Known> = doc
-        .resources()
-        .iter()
-        .filter(|r| r.module.is_root() && r.mode == brickform_state::ResourceMode::Managed)
-        .map(|r| {
-            let mut values = brickform_core::value::Object::new();
-            for (k, v) in r.computed.iter().chain(&r.config) {
-                let v = Value::from_json(v);
-                if !v.is_null() || !values.contains_key(k) {
-                    values.insert(k.clone(), v);
-                }
-            }
-            Known {
-                type_name: r.resource_type.clone(),
-                address: r.address.clone(),
-                id: r.id.clone(),
-                values,
-            }
+    // What this configuration manages (and still declares) is referred to by its address.
+    let known: Vec<Known> = managed_entries(&doc)
+        .filter(|r| {
+            r.module.is_root()
+                && config
+                    .resources
+                    .contains_key(brickform_core::addrs::base_of(&r.address))
+        })
+        .map(|r| Known {
+            type_name: r.resource_type.clone(),
+            address: r.address.clone(),
+            id: r.id.clone(),
+            values: entry_values(r),
         })
         .collect();
     let written = configuration(&adopted, &existing, &known);
@@ -257,13 +276,13 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     }
     if !written.secrets.is_empty() {
         println!(
-            "\nThe service never reads these back; give their values (BRICKFORM_VAR_NAME, --var or a .bfvars.hcl file):"
+            "\nSensitive values are never written into the file; give these (BRICKFORM_VAR_NAME, --var or a .bfvars.hcl file):"
         );
         for s in &written.secrets {
             println!("  var.{s}");
         }
         println!(
-            "Nothing can show they are the values the service holds, so the first apply writes them (the plan shows each as an update)."
+            "Where the service does not read a value back, nothing can show it is the one it holds, so the first apply writes it (the plan shows an update)."
         );
     }
     println!(
@@ -312,11 +331,25 @@ fn write_all(files: &[(PathBuf, Vec<u8>)]) -> anyhow::Result<()> {
     result
 }
 
-/// The ids a state manages, by kind.
-fn ids(doc: &brickform_state::StateDocument) -> impl Iterator<Item = (String, String)> + '_ {
+/// The objects a state manages (a data source only reads what it names).
+fn managed_entries(
+    doc: &brickform_state::StateDocument,
+) -> impl Iterator<Item = &brickform_state::ResourceState> {
     doc.resources()
         .iter()
-        .map(|r| (r.resource_type.clone(), r.id.clone()))
+        .filter(|r| r.mode == brickform_state::ResourceMode::Managed)
+}
+
+/// A state entry's attributes, what was configured over what the service computed.
+fn entry_values(r: &brickform_state::ResourceState) -> brickform_core::value::Object {
+    let mut values = brickform_core::value::Object::new();
+    for (k, v) in r.computed.iter().chain(&r.config) {
+        let v = Value::from_json(v);
+        if !v.is_null() || !values.contains_key(k) {
+            values.insert(k.clone(), v);
+        }
+    }
+    values
 }
 
 /// A path under the content folder for `name`, relative to the configuration directory,

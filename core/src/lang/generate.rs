@@ -7,7 +7,9 @@
 //! may set that has a value, except one equal to the service's default; computed attributes
 //! never. Planned against the object it was read from, it plans nothing.
 
-use crate::provider::{AttrType, BlockType, Nesting, Presence, Reference, ResourceKind, Schema};
+use crate::provider::{
+    AttrType, Attribute, BlockType, Nesting, Presence, Reference, ResourceKind, Schema,
+};
 use crate::value::{Object, PathStep, Value, path_string, source_key, source_string};
 use std::collections::BTreeMap;
 
@@ -72,7 +74,11 @@ fn body(
         let v = values.get(a.name).unwrap_or(&Value::Null);
         if let Some(e) = exprs.get(&at) {
             out.push_str(&format!("{pad}{} = {e}\n", a.name));
-        } else if v.is_wholly_known() && !v.is_null() && a.server_default.as_ref() != Some(v) {
+        } else if !a.sensitive
+            && v.is_wholly_known()
+            && !v.is_null()
+            && a.server_default.as_ref() != Some(v)
+        {
             out.push_str(&format!("{pad}{} = ", a.name));
             literal(v, exprs, path, depth, out);
             out.push('\n');
@@ -172,6 +178,59 @@ fn literal(v: &Value, exprs: &Exprs, path: &mut Vec<PathStep>, depth: usize, out
 }
 
 /// Whether a block's values set anything a configuration could.
+/// Where an object's configuration holds a sensitive attribute, at any depth: every one with
+/// a value, and every required one of the blocks present (its value the service does not
+/// read back).
+fn sensitive_sites<'s>(schema: &'s Schema, values: &Object) -> Vec<(Vec<PathStep>, &'s Attribute)> {
+    fn walk<'s>(
+        schema: &'s Schema,
+        o: &Object,
+        path: &mut Vec<PathStep>,
+        out: &mut Vec<(Vec<PathStep>, &'s Attribute)>,
+    ) {
+        for a in schema
+            .attributes
+            .iter()
+            .filter(|a| a.sensitive && a.can_configure())
+        {
+            let set = o.get(a.name).is_some_and(|v| !v.is_null());
+            if set || a.presence == Presence::Required {
+                path.push(PathStep::Key(a.name.to_string()));
+                out.push((path.clone(), a));
+                path.pop();
+            }
+        }
+        for b in &schema.blocks {
+            path.push(PathStep::Key(b.name.to_string()));
+            match o.get(b.name) {
+                Some(Value::Object(inner)) => walk(&b.schema, inner, path, out),
+                Some(Value::List(items)) => {
+                    for (i, item) in items.iter().enumerate() {
+                        if let Value::Object(inner) = item {
+                            path.push(PathStep::Index(i));
+                            walk(&b.schema, inner, path, out);
+                            path.pop();
+                        }
+                    }
+                }
+                _ => {}
+            }
+            path.pop();
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, values, &mut Vec::new(), &mut out);
+    out
+}
+
+/// A line of a `#` comment: what the service named (an object's name may hold a line break)
+/// stays on the line, so it can never become configuration.
+fn comment_text(line: &str) -> String {
+    line.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
 fn sets_anything(schema: &Schema, o: &Object) -> bool {
     schema
         .attributes
@@ -374,31 +433,34 @@ pub fn configuration(objects: &[Adopted], existing: &[String], known: &[Known]) 
                 }
             }
         }
-        for a in &o.kind.schema().attributes {
-            let unread = o.values.get(a.name).is_none_or(Value::is_null);
-            if a.sensitive && a.presence == Presence::Required && unread {
-                let base = format!("{}_{}", names[i], a.name);
-                let mut var = base.clone();
-                let mut n = 2;
-                while !taken.insert(format!("var.{var}")) {
-                    var = format!("{base}_{n}");
-                    n += 1;
+        // A sensitive value is never written: what the service does not read back, and
+        // what it does, both come from a sensitive variable the user gives.
+        for (path, a) in sensitive_sites(o.kind.schema(), &o.values) {
+            let at = path_string(&path);
+            let mut base = names[i].clone();
+            for step in &path {
+                if let PathStep::Key(k) = step {
+                    base.push('_');
+                    base.push_str(k);
                 }
-                exprs.insert(a.name.to_string(), format!("var.{var}"));
-                text.push_str(&secret_variable(
-                    &var,
-                    &type_expression(&a.ty),
-                    &format!(
-                        "{} of {}: the service does not read it back.",
-                        a.name, addresses[i]
-                    ),
-                ));
-                text.push('\n');
-                secrets.push(var);
             }
+            let mut var = base.clone();
+            let mut n = 2;
+            while !taken.insert(format!("var.{var}")) {
+                var = format!("{base}_{n}");
+                n += 1;
+            }
+            exprs.insert(at.clone(), format!("var.{var}"));
+            text.push_str(&secret_variable(
+                &var,
+                &type_expression(&a.ty),
+                &format!("{at} of {}: sensitive, so not written here.", addresses[i]),
+            ));
+            text.push('\n');
+            secrets.push(var);
         }
         for line in &o.comment {
-            text.push_str(&format!("# {line}\n"));
+            text.push_str(&format!("# {}\n", comment_text(line)));
         }
         text.push_str(&import_block(&addresses[i], &o.id));
         text.push_str(&resource_block(
@@ -674,6 +736,80 @@ mod tests {
             "{text}"
         );
         assert!(crate::lang::fmt::format_source(text).is_ok());
+    }
+
+    #[test]
+    fn sensitive_values_at_any_depth_become_variables_and_names_stay_in_comments() {
+        let auth = Schema::new()
+            .attr(Attribute::required("username", AttrType::String))
+            .attr(Attribute::required("password", AttrType::String).sensitive());
+        let kind: &'static Kind = Box::leak(Box::new(Kind(
+            "t_job",
+            Schema::new()
+                .attr(Attribute::required("name", AttrType::String))
+                .attr(Attribute::optional("key", AttrType::String).sensitive())
+                .block(BlockType::keyed(
+                    "task",
+                    "task_key",
+                    Schema::new()
+                        .attr(Attribute::required("task_key", AttrType::String))
+                        .block(BlockType::single("auth", auth)),
+                )),
+            &[],
+        )));
+        let written = configuration(
+            &[Adopted {
+                kind,
+                label: "j".into(),
+                id: "1".into(),
+                // The service read back one password and not the other.
+                values: obj(serde_json::json!({
+                    "name": "x\nresource \"t_job\" \"evil\" {}",
+                    "key": "s3cret-key",
+                    "task": [
+                        {"task_key": "a", "auth": {"username": "u", "password": "s3cret-pw"}},
+                        {"task_key": "b", "auth": {"username": "v", "password": null}}
+                    ]
+                })),
+                comment: vec!["t_job \"x\nresource \"t_job\" \"evil\" {}\" (1)".into()],
+            }],
+            &[],
+            &[],
+        );
+        let text = &written.text;
+        assert!(
+            !text.contains("s3cret"),
+            "a sensitive value is written: {text}"
+        );
+        assert_eq!(
+            written.secrets,
+            ["j_key", "j_task_auth_password", "j_task_auth_password_2"]
+        );
+        assert!(
+            text.contains("password = var.j_task_auth_password\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("password = var.j_task_auth_password_2\n"),
+            "{text}"
+        );
+        assert!(text.contains("key  = var.j_key\n"), "{text}");
+        // The name is one comment line and one string: no second resource block.
+        assert_eq!(text.matches("resource \"t_job\"").count(), 2, "{text}");
+        assert!(
+            text.contains("# t_job \"x resource \"t_job\" \"evil\" {}\" (1)\n"),
+            "{text}"
+        );
+        assert!(crate::lang::fmt::format_source(text).is_ok());
+        let parsed: hcl_edit::structure::Body = text.parse().unwrap();
+        assert_eq!(
+            parsed
+                .into_iter()
+                .filter_map(|s| s.into_block().ok())
+                .filter(|b| b.ident.as_str() == "resource")
+                .count(),
+            1
+        );
     }
 
     /// Decodes the body of the one block of `src` with `schema`, as a configuration is.

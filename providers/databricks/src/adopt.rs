@@ -209,12 +209,13 @@ pub struct Found {
 }
 
 /// The objects the rules choose and what they need, in the provider's order of kinds, each
-/// read as `import` reads it. `managed(type, id)` tells objects a state manages already:
+/// read as `import` reads it. `managed(type, id, location)` tells objects a state manages
+/// already (by id, or by where the object is when its id is a path written two ways):
 /// they are left out (and still count as found, so what uses them refers to them by id).
 pub async fn discover(
     shared: &Arc<Shared>,
     rules: &Rules,
-    managed: &(dyn Fn(&str, &str) -> bool + Sync),
+    managed: &(dyn Fn(&str, &str, Option<&str>) -> bool + Sync),
 ) -> ProviderResult<(Vec<Found>, Vec<String>)> {
     let client = shared.client()?;
     let ctx = OpContext::default();
@@ -301,7 +302,7 @@ pub async fn discover(
         // What the chosen objects run or read.
         for f in &chosen {
             for r in f.kind.references() {
-                if r.at.ends_with('*') {
+                if r.is_loose() {
                     continue;
                 }
                 for site in reference_sites(&f.remote.attrs, r) {
@@ -397,7 +398,8 @@ pub async fn discover(
     let mut kept = Vec::new();
     let mut already = Vec::new();
     for f in chosen {
-        if managed(f.kind.type_name(), &f.remote.id) {
+        let location = f.kind.location(&f.remote.attrs);
+        if managed(f.kind.type_name(), &f.remote.id, location.as_deref()) {
             already.push(what(&f));
         } else {
             kept.push(f);

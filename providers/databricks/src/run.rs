@@ -583,7 +583,13 @@ async fn whole_run(client: &Client, query: &[(&str, String)]) -> Result<Json, Ap
             {
                 match run.get_mut(key).and_then(Json::as_array_mut) {
                     Some(have) => have.extend(more.iter().cloned()),
-                    None => run[key] = Json::Array(more.clone()),
+                    None => {
+                        // A first page with a token is an object (the token is one of its
+                        // fields); anything else has nothing to add to.
+                        if let Some(o) = run.as_object_mut() {
+                            o.insert(key.to_string(), Json::Array(more.clone()));
+                        }
+                    }
                 }
             }
         }

@@ -68,9 +68,12 @@ impl Engine<'_> {
         let mut diags = Diagnostics::new();
         let mut first: std::collections::HashMap<(&str, &str, &str), &str> = Default::default();
         for c in &plan.changes {
-            let Some(id) = c.importing.as_deref() else {
+            let Some(written) = c.importing.as_deref() else {
                 continue;
             };
+            // The id the import found (a name is read back as the service spells it);
+            // offline, the id as written.
+            let id = c.id.as_deref().unwrap_or(written);
             let span = || {
                 self.config
                     .resources
@@ -85,6 +88,9 @@ impl Engine<'_> {
             };
             let held = state.resources().iter().find(|r| {
                 r.resource_type == c.type_name
+                    // States written before provider keys were recorded name the default.
+                    && (r.provider == c.provider
+                        || (r.provider.is_empty() && !c.provider.contains('.')))
                     && r.id == id
                     && r.address != c.address
                     && r.mode == brickform_state::ResourceMode::Managed

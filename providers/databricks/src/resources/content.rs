@@ -244,6 +244,23 @@ fn notebook_path(path: &str) -> String {
 }
 
 impl ContentKind {
+    /// What is wrong with `path` as where this kind's content goes: a volume file's path
+    /// names a file below a volume (the Files API resolves no `.`, `..` or empty part), a
+    /// workspace object's path is absolute.
+    fn path_problem(&self, path: &str) -> Option<String> {
+        if self.store == Store::VolumeFile {
+            VolumePath::parse(path).is_none_or(|p| p.rest.is_empty()).then(|| format!(
+                "{} is not a file inside a volume: give /Volumes/<catalog>/<schema>/<volume>/<file>, with no empty, . or .. part",
+                quote(path)
+            ))
+        } else {
+            (!path.starts_with('/')).then(|| format!(
+                "{} is not an absolute workspace path, such as /Workspace/Shared/x or /Users/me/x",
+                quote(path)
+            ))
+        }
+    }
+
     fn object_path(&self, config: &Object) -> String {
         let p = str_attr(config, "path").unwrap_or("").to_string();
         match self.store {
@@ -511,30 +528,21 @@ impl ResourceKind for ContentKind {
         &self.schema
     }
 
-    /// Where the content goes, checked where it is written: a volume file's path names a
-    /// file below a volume (the Files API resolves no `.`, `..` or empty part), a workspace
-    /// object's path is absolute.
+    /// Where the content goes, checked where it is written (see [`ContentKind::path_problem`]).
     fn check(&self, config: &Object) -> Vec<Finding> {
-        let Some(path) = str_attr(config, "path") else {
-            return Vec::new();
-        };
-        let why = if self.store == Store::VolumeFile {
-            VolumePath::parse(path).is_none_or(|p| p.rest.is_empty()).then(|| format!(
-                "{} is not a file inside a volume: give /Volumes/<catalog>/<schema>/<volume>/<file>, with no empty, . or .. part",
-                quote(path)
-            ))
-        } else {
-            (!path.starts_with('/')).then(|| format!(
-                "{} is not an absolute workspace path, such as /Workspace/Shared/x or /Users/me/x",
-                quote(path)
-            ))
-        };
-        why.map(|why| Finding::error(&["path"], why))
+        str_attr(config, "path")
+            .and_then(|path| self.path_problem(path))
+            .map(|why| Finding::error(&["path"], why))
             .into_iter()
             .collect()
     }
 
     fn prepare_config(&self, config: &mut Object, base_dir: &Path) -> Result<(), String> {
+        // Checked again here: a path known only at apply (from another resource) skipped
+        // the check at plan.
+        if let Some(why) = str_attr(config, "path").and_then(|p| self.path_problem(p)) {
+            return Err(why);
+        }
         let bytes = content_of(config, base_dir)?;
         config.insert("content_sha256".into(), Value::from(sha256_hex(&bytes)));
         if self.store == Store::Notebook {

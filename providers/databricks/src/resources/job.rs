@@ -1338,7 +1338,7 @@ const REFERENCES: &[Reference] = &[
         "path",
     ),
     Reference::to("task.notebook_task.base_parameters.*", RUNNABLE, "id"),
-    Reference::to("parameter.default", RUNNABLE, "id"),
+    Reference::to("parameter.default", RUNNABLE, "id").loose(),
     Reference::to(
         "task.spark_python_task.python_file",
         &["databricks_workspace_file"],
