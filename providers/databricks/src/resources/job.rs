@@ -1889,6 +1889,59 @@ impl super::DatabricksKind for Job {
                 .collect()
         }))
     }
+
+    /// The job as read, its tasks written in the order they run (tasks are compared by
+    /// key, so the order is the reader's).
+    async fn adoption(
+        &self,
+        _client: &Client,
+        remote: &Remote,
+        _adopted: &[String],
+    ) -> ProviderResult<crate::adopt::Adoption> {
+        let mut values = remote.attrs.clone();
+        if let Some(Value::List(tasks)) = values.get_mut("task") {
+            in_run_order(tasks);
+        }
+        Ok(crate::adopt::Adoption { values, file: None })
+    }
+}
+
+/// Orders tasks so each comes after the tasks it depends on, keeping the given order where
+/// nothing decides it; tasks in a cycle (refused by the service) keep theirs, at the end.
+fn in_run_order(tasks: &mut Vec<Value>) {
+    let key = |t: &Value| {
+        t.as_object()
+            .and_then(|o| o.get("task_key"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let needs = |t: &Value| -> Vec<String> {
+        match t.as_object().and_then(|o| o.get("depends_on")) {
+            Some(Value::List(deps)) => deps
+                .iter()
+                .filter_map(|d| d.as_object()?.get("task_key")?.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let keys: std::collections::HashSet<String> = tasks.iter().map(key).collect();
+    let mut left = std::mem::take(tasks);
+    let mut placed: std::collections::HashSet<String> = Default::default();
+    while !left.is_empty() {
+        let ready = left.iter().position(|t| {
+            needs(t)
+                .iter()
+                .all(|d| placed.contains(d) || !keys.contains(d))
+        });
+        let Some(i) = ready else {
+            tasks.append(&mut left);
+            return;
+        };
+        let t = left.remove(i);
+        placed.insert(key(&t));
+        tasks.push(t);
+    }
 }
 
 /// A JSON object of strings as a map (tags).
@@ -2117,6 +2170,39 @@ impl ResourceKind for Job {
 mod tests {
     use super::super::decoded;
     use super::*;
+
+    #[test]
+    fn adopted_tasks_are_written_in_the_order_they_run() {
+        let task = |k: &str, deps: &[&str]| {
+            Value::from_json(&json!({
+                "task_key": k,
+                "depends_on": deps.iter().map(|d| json!({"task_key": d})).collect::<Vec<_>>(),
+            }))
+        };
+        let keys = |tasks: &[Value]| -> Vec<String> {
+            tasks
+                .iter()
+                .map(|t| {
+                    t.as_object().unwrap()["task_key"]
+                        .as_str()
+                        .unwrap()
+                        .to_string()
+                })
+                .collect()
+        };
+        // As the service keys them: alphabetically.
+        let mut tasks = vec![
+            task("a_silver", &["ingest"]),
+            task("b_gold", &["a_silver"]),
+            task("ingest", &[]),
+            task("report", &["b_gold", "gone"]),
+        ];
+        in_run_order(&mut tasks);
+        assert_eq!(keys(&tasks), ["ingest", "a_silver", "b_gold", "report"]);
+        let mut cycle = vec![task("x", &["y"]), task("y", &["x"]), task("z", &[])];
+        in_run_order(&mut cycle);
+        assert_eq!(keys(&cycle), ["z", "x", "y"]);
+    }
     use brickform_core::provider::FindingLevel;
 
     fn findings(set: Json) -> Vec<Finding> {
