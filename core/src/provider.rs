@@ -712,6 +712,9 @@ pub struct Reference {
     /// Any value may stand there (a free-form parameter): it names an object only when it
     /// equals one already found, and is never looked up to find one.
     pub loose: bool,
+    /// The value may also be a path below the other object's (`/a/b/landing/` below `/a/b`):
+    /// it is then written as a template of the reference and the rest.
+    pub prefix: bool,
 }
 
 impl Reference {
@@ -722,10 +725,18 @@ impl Reference {
             attr,
             within: None,
             loose: false,
+            prefix: false,
         }
     }
 
     pub const fn loose(mut self) -> Self {
+        self.loose = true;
+        self
+    }
+
+    /// A loose reference whose value may be a path below the other object's.
+    pub const fn prefix(mut self) -> Self {
+        self.prefix = true;
         self.loose = true;
         self
     }

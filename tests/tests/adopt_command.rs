@@ -56,6 +56,16 @@ fn what_any_example_made_is_adopted_planned_as_imports_only_and_destroyed() {
         assert!(err.contains("adopted.bf.hcl exists already"), "{err}");
         let n = adopted_count(&out);
         assert!(n >= 4, "{example}: {out}");
+        if example == "flows-from-csv" {
+            // A path in an adopted volume is written below the volume's path.
+            let text = std::fs::read_to_string(d.join("adopted.bf.hcl")).unwrap();
+            assert!(
+                text.contains(
+                    "onboarding_file_path      = \"${databricks_volume.sdp_meta.volume_path}/conf/onboarding.json\""
+                ),
+                "{text}"
+            );
+        }
         let secrets: Vec<&str> = out
             .lines()
             .filter_map(|l| l.trim().strip_prefix("var."))

@@ -349,6 +349,32 @@ pub fn names(reference: &Reference, site: &Site, target_id: &str, target: &Objec
     }
 }
 
+/// What a site refers to in `target`: the whole of its `reference.attr` (an expression
+/// `ADDRESS.ATTR`), or, for a [`Reference::prefix`], a path below it (a template of the
+/// reference and the rest). `None` when it does not name it.
+fn referring(
+    reference: &Reference,
+    site: &Site,
+    address: &str,
+    id: &str,
+    target: &Object,
+) -> Option<String> {
+    if names(reference, site, id, target) {
+        return Some(format!("{address}.{}", reference.attr));
+    }
+    let base = match target.get(reference.attr) {
+        Some(Value::String(s)) if reference.prefix && !s.is_empty() => s.trim_end_matches('/'),
+        _ => return None,
+    };
+    let rest = site
+        .value
+        .strip_prefix(base)
+        .filter(|r| r.starts_with('/'))?;
+    let quoted = source_string(rest);
+    let inner = &quoted[1..quoted.len() - 1];
+    Some(format!("\"${{{address}.{}}}{inner}\"", reference.attr))
+}
+
 /// A live object to write as configuration, with an `import` block that takes it under
 /// management.
 pub struct Adopted<'a> {
@@ -414,22 +440,20 @@ pub fn configuration(objects: &[Adopted], existing: &[String], known: &[Known]) 
         let mut exprs = Exprs::new();
         for r in o.kind.references() {
             for site in reference_sites(&o.values, r) {
-                let target = objects.iter().enumerate().find(|(j, t)| {
-                    *j != i
-                        && r.to.contains(&t.kind.type_name())
-                        && self::names(r, &site, &t.id, &t.values)
+                let adopted = objects.iter().enumerate().find_map(|(j, t)| {
+                    (j != i && r.to.contains(&t.kind.type_name()))
+                        .then(|| referring(r, &site, &addresses[j], &t.id, &t.values))
+                        .flatten()
                 });
-                let target = target.map(|(j, _)| addresses[j].as_str()).or_else(|| {
-                    known
-                        .iter()
-                        .find(|k| {
-                            r.to.contains(&k.type_name.as_str())
-                                && self::names(r, &site, &k.id, &k.values)
-                        })
-                        .map(|k| k.address.as_str())
+                let expr = adopted.or_else(|| {
+                    known.iter().find_map(|k| {
+                        r.to.contains(&k.type_name.as_str())
+                            .then(|| referring(r, &site, &k.address, &k.id, &k.values))
+                            .flatten()
+                    })
                 });
-                if let Some(address) = target {
-                    exprs.insert(path_string(&site.path), format!("{address}.{}", r.attr));
+                if let Some(e) = expr {
+                    exprs.insert(path_string(&site.path), e);
                 }
             }
         }
@@ -810,6 +834,61 @@ mod tests {
                 .count(),
             1
         );
+    }
+
+    const PATH_REFS: &[Reference] = &[Reference::to("params.*", &["t_store"], "path").prefix()];
+
+    #[test]
+    fn a_path_below_another_objects_is_a_template_of_its_reference() {
+        let store: &'static Kind = Box::leak(Box::new(Kind(
+            "t_store",
+            Schema::new()
+                .attr(Attribute::required("name", AttrType::String))
+                .attr(Attribute::computed("path", AttrType::String)),
+            &[],
+        )));
+        let user: &'static Kind = Box::leak(Box::new(Kind(
+            "t_user",
+            Schema::new().attr(Attribute::optional(
+                "params",
+                AttrType::Map(Box::new(AttrType::String)),
+            )),
+            PATH_REFS,
+        )));
+        let written = configuration(
+            &[
+                Adopted {
+                    kind: store,
+                    label: "v".into(),
+                    id: "c.s.v".into(),
+                    values: obj(serde_json::json!({"name": "v", "path": "/V/c/s/v"})),
+                    comment: vec![],
+                },
+                Adopted {
+                    kind: user,
+                    label: "u".into(),
+                    id: "1".into(),
+                    values: obj(serde_json::json!({"params": {
+                        "whole": "/V/c/s/v",
+                        "below": "/V/c/s/v/landing/${x}\"q\"/",
+                        "beside": "/V/c/s/v2/landing",
+                        "other": "landing"
+                    }})),
+                    comment: vec![],
+                },
+            ],
+            &[],
+            &[],
+        );
+        let text = &written.text;
+        assert!(text.contains("whole  = t_store.v.path\n"), "{text}");
+        assert!(
+            text.contains("below  = \"${t_store.v.path}/landing/$${x}\\\"q\\\"/\"\n"),
+            "{text}"
+        );
+        assert!(text.contains("beside = \"/V/c/s/v2/landing\"\n"), "{text}");
+        assert!(text.contains("other  = \"landing\"\n"), "{text}");
+        assert!(crate::lang::fmt::format_source(text).is_ok());
     }
 
     /// Decodes the body of the one block of `src` with `schema`, as a configuration is.

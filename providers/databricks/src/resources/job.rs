@@ -1327,8 +1327,8 @@ const JOBS_LIST: ownership::ListCall = ownership::ListCall {
 };
 
 /// Where a job's tasks name other objects: the pipelines, jobs, notebooks, files and
-/// warehouses they run, and ids passed as a notebook's or the job's parameters (a job told
-/// which job runs after it).
+/// warehouses they run, ids passed as a notebook's or the job's parameters (a job told
+/// which job runs after it), and paths in a volume passed so.
 const REFERENCES: &[Reference] = &[
     Reference::to("task.pipeline_task.pipeline_id", PIPELINES, "id"),
     Reference::to("task.run_job_task.job_id", &["databricks_job"], "id"),
@@ -1339,6 +1339,19 @@ const REFERENCES: &[Reference] = &[
     ),
     Reference::to("task.notebook_task.base_parameters.*", RUNNABLE, "id"),
     Reference::to("parameter.default", RUNNABLE, "id").loose(),
+    Reference::to(
+        "task.notebook_task.base_parameters.*",
+        &["databricks_volume"],
+        "volume_path",
+    )
+    .prefix(),
+    Reference::to("parameter.default", &["databricks_volume"], "volume_path").prefix(),
+    Reference::to(
+        "task.python_wheel_task.named_parameters.*",
+        &["databricks_volume"],
+        "volume_path",
+    )
+    .prefix(),
     Reference::to(
         "task.spark_python_task.python_file",
         &["databricks_workspace_file"],

@@ -164,6 +164,7 @@ const REFERENCES: &[Reference] = &[
     Reference::to("target", &["databricks_schema"], "name").within("catalog"),
     Reference::to("library.notebook.path", &["databricks_notebook"], "path"),
     Reference::to("library.file.path", &["databricks_workspace_file"], "path"),
+    Reference::to("configuration.*", &["databricks_volume"], "volume_path").prefix(),
 ];
 
 pub fn kind(shared: Arc<Shared>) -> PipelineKind {
