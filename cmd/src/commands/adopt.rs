@@ -5,7 +5,7 @@
 use crate::context::{self, Ctx, Providers};
 use crate::failure::{Outcome, fail};
 use anyhow::anyhow;
-use brickform_core::engine::Engine;
+use brickform_core::engine::{Engine, merged_from};
 use brickform_core::lang::generate::{Adopted, Known, configuration};
 use brickform_core::value::Value;
 use brickform_databricks::adopt::{Rules, discover, what};
@@ -150,7 +150,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             if let Some(loc) = p
                 .registry
                 .kind(&r.resource_type)
-                .and_then(|k| k.location(&entry_values(r)))
+                .and_then(|k| k.location(&merged_from(r)))
             {
                 at.insert(loc);
             }
@@ -252,7 +252,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             type_name: r.resource_type.clone(),
             address: r.address.clone(),
             id: r.id.clone(),
-            values: entry_values(r),
+            values: merged_from(r),
         })
         .collect();
     let written = configuration(&adopted, &existing, &known);
@@ -338,18 +338,6 @@ fn managed_entries(
     doc.resources()
         .iter()
         .filter(|r| r.mode == brickform_state::ResourceMode::Managed)
-}
-
-/// A state entry's attributes, what was configured over what the service computed.
-fn entry_values(r: &brickform_state::ResourceState) -> brickform_core::value::Object {
-    let mut values = brickform_core::value::Object::new();
-    for (k, v) in r.computed.iter().chain(&r.config) {
-        let v = Value::from_json(v);
-        if !v.is_null() || !values.contains_key(k) {
-            values.insert(k.clone(), v);
-        }
-    }
-    values
 }
 
 /// A path under the content folder for `name`, relative to the configuration directory,

@@ -85,7 +85,7 @@ pub(super) fn prior_from(r: &brickform_state::ResourceState) -> Prior {
 /// The object as references see it (see [`Prior::merged`]), converted straight from the
 /// state entry: for the many places that need only this view, it spares converting both
 /// halves and then copying them.
-pub(super) fn merged_from(r: &brickform_state::ResourceState) -> Object {
+pub fn merged_from(r: &brickform_state::ResourceState) -> Object {
     let mut out = json_object(&r.computed);
     for (k, v) in &r.config {
         if !v.is_null() || !out.contains_key(k) {

@@ -24,6 +24,7 @@ use crate::provider::Registry;
 use crate::value::Value;
 use brickform_state::StateDocument;
 pub use inputs::{VarInputs, Variables};
+pub use instance::merged_from;
 pub use planner::block_paths;
 
 /// What the development presets changed, by instance address.

@@ -419,14 +419,11 @@ pub fn configuration(objects: &[Adopted], existing: &[String], known: &[Known]) 
     let names: Vec<String> = objects
         .iter()
         .map(|o| {
-            let base = identifier(&o.label);
-            let mut name = base.clone();
-            let mut n = 2;
-            while !taken.insert(format!("{}.{name}", o.kind.type_name())) {
-                name = format!("{base}_{n}");
-                n += 1;
-            }
-            name
+            free_name(
+                &mut taken,
+                &format!("{}.", o.kind.type_name()),
+                &identifier(&o.label),
+            )
         })
         .collect();
     let addresses: Vec<String> = objects
@@ -468,12 +465,7 @@ pub fn configuration(objects: &[Adopted], existing: &[String], known: &[Known]) 
                     base.push_str(k);
                 }
             }
-            let mut var = base.clone();
-            let mut n = 2;
-            while !taken.insert(format!("var.{var}")) {
-                var = format!("{base}_{n}");
-                n += 1;
-            }
+            let var = free_name(&mut taken, "var.", &base);
             exprs.insert(at.clone(), format!("var.{var}"));
             text.push_str(&secret_variable(
                 &var,
@@ -505,6 +497,18 @@ pub fn configuration(objects: &[Adopted], existing: &[String], known: &[Known]) 
         addresses,
         secrets,
     }
+}
+
+/// `base`, or `base_2`, `base_3`… : the first whose `PREFIX` + name is not in `taken`, which
+/// then holds it.
+fn free_name(taken: &mut std::collections::HashSet<String>, prefix: &str, base: &str) -> String {
+    let mut name = base.to_string();
+    let mut n = 2;
+    while !taken.insert(format!("{prefix}{name}")) {
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    name
 }
 
 /// A resource name made from a label: lower case, runs of other characters as one `_`,
