@@ -18,6 +18,7 @@
 //!   requests/s per second of saturated traffic. Successes that did not wait prove nothing about
 //!   a higher rate (the caller was slower than the limit), so they do not raise it; that keeps an
 //!   idle client from drifting to an absurd rate and then 429-storming when work arrives.
+//!   The exception is burst credit spent in slow start (below).
 //! - Until the first 429 the limiter is in slow start, as TCP is: each success that had to
 //!   wait raises the rate by one request per its round trip (`1 / latency` requests/s) or by
 //!   25%, whichever is more. As in TCP, where each acknowledgement adds one segment to the
@@ -27,6 +28,14 @@
 //!   apply). Starting low is safe for a service whose limit is unknown, but additive growth
 //!   alone would keep a large apply far below what the service accepts for minutes; slow
 //!   start finds the limit in a fraction of a second, and the first 429 hands over to AIMD.
+//! - In slow start a success that did not wait but spent burst credit (its slot came from a
+//!   bucket that was not full: requests were coming faster than the rate refills it) counts
+//!   too, the way TCP counts the acknowledgements of its initial window; otherwise a large
+//!   apply spends the burst, then crawls at the starting rate until waiting successes raise
+//!   it (a tenth of a 500-object apply). It raises the rate to at most twice the rate in force
+//!   when it was sent: a burst the service answered says it took that many requests, not that
+//!   it takes any pace, and counted without that bound thirty answered requests from a
+//!   same-machine service raised the rate to its ceiling and drew a storm of 429s.
 //! - A user-set `rate_limit` is a hard ceiling: the rate never exceeds it, but still adapts
 //!   below it.
 //!
@@ -75,6 +84,10 @@ struct State {
 pub(crate) struct Permit {
     sent_at: Instant,
     waited: bool,
+    /// Taken from a bucket that was not full: the caller is sending faster than the rate.
+    drained: bool,
+    /// The rate in force when the slot was granted.
+    rate: f64,
 }
 
 impl Limiter {
@@ -129,10 +142,13 @@ impl Limiter {
                 s.tokens = (s.tokens + elapsed * s.rate).min(self.capacity);
                 s.refilled = now;
                 if s.tokens >= 1.0 {
+                    let drained = s.tokens < self.capacity;
                     s.tokens -= 1.0;
                     return Permit {
                         sent_at: now,
                         waited,
+                        drained,
+                        rate: s.rate,
                     };
                 }
                 now + Duration::from_secs_f64((1.0 - s.tokens) / s.rate)
@@ -144,17 +160,23 @@ impl Limiter {
     }
 
     pub(crate) fn on_success(&self, permit: Permit) {
-        if !permit.waited {
+        let mut s = self.lock();
+        let burst = s.slow_start && permit.drained && !permit.waited;
+        if !(permit.waited || burst) {
             return;
         }
         let round_trip = permit.sent_at.elapsed().max(MIN_ROUND_TRIP).as_secs_f64();
-        let mut s = self.lock();
-        s.rate = if s.slow_start {
+        let grown = if s.slow_start {
             (s.rate * SLOW_START_GROWTH).max(s.rate + 1.0 / round_trip)
         } else {
             s.rate + INCREASE / s.rate
-        }
-        .min(self.cap);
+        };
+        let grown = if burst {
+            grown.min(s.rate.max(2.0 * permit.rate))
+        } else {
+            grown
+        };
+        s.rate = grown.min(self.cap);
     }
 
     pub(crate) fn on_throttled(&self, permit: Permit) {
@@ -203,6 +225,8 @@ mod tests {
             Permit {
                 sent_at: Instant::now(),
                 waited: true,
+                drained: true,
+                rate: self.rate(),
             }
         }
     }
@@ -240,6 +264,8 @@ mod tests {
         let answered = Permit {
             sent_at: Instant::now() - Duration::from_millis(20),
             waited: true,
+            drained: true,
+            rate: 30.0,
         };
         l.on_success(answered);
         assert!(l.rate() > 75.0, "30 + about one per 20 ms: {}", l.rate());
@@ -272,5 +298,51 @@ mod tests {
         }
         let took = start.elapsed();
         assert!(took >= Duration::from_millis(95), "{took:?}");
+    }
+
+    /// Burst credit spent in slow start raises the rate, at most to twice the rate it was
+    /// sent at; the first request from a full bucket is an idle client's and proves nothing;
+    /// after a 429 only waiting successes raise it.
+    #[tokio::test]
+    async fn a_burst_answered_in_slow_start_doubles_the_rate_at_most() {
+        let l = Limiter::new(30.0, None);
+        let first = l.acquire().await;
+        assert!(!first.drained && !first.waited, "{first:?}");
+        l.on_success(first);
+        assert_eq!(l.rate(), 30.0, "one request from a full bucket");
+        let burst: Vec<Permit> = {
+            let mut v = Vec::new();
+            for _ in 0..20 {
+                v.push(l.acquire().await);
+            }
+            v
+        };
+        assert!(burst.iter().all(|p| p.drained && !p.waited), "{burst:?}");
+        for p in burst {
+            l.on_success(p);
+        }
+        assert_eq!(l.rate(), 60.0, "twice the rate the burst was sent at");
+        let next = l.acquire().await;
+        l.on_success(next);
+        assert!(l.rate() > 60.0 && l.rate() <= 120.0, "{}", l.rate());
+
+        let l = Limiter::new(30.0, None);
+        l.acquire().await;
+        l.on_throttled(l.acquire().await);
+        let after_429 = l.rate();
+        for _ in 0..10 {
+            let p = Permit {
+                sent_at: Instant::now(),
+                waited: false,
+                drained: true,
+                rate: after_429,
+            };
+            l.on_success(p);
+        }
+        assert_eq!(
+            l.rate(),
+            after_429,
+            "no growth from burst credit after a 429"
+        );
     }
 }
