@@ -8,7 +8,7 @@
 //! log records, so a crash at any point loses nothing; when the log cannot be written (the
 //! lock was lost), nothing more can be, and the walk stops.
 
-use super::instance::{Slot, decode_instance, json_object, prior_of, state_entry};
+use super::instance::{Slot, decode_instance, merged_from, prior_of, state_entry};
 use super::world::World;
 use super::{Engine, Planned};
 use crate::addrs::{ConfigNode, base_of};
@@ -1201,13 +1201,7 @@ fn set_world(
     config: &Object,
     sensitive: &[Vec<PathStep>],
 ) {
-    let mut v = json_object(&rs.computed);
-    for (k, val) in json_object(&rs.config) {
-        if !val.is_null() || !v.contains_key(&k) {
-            v.insert(k, val);
-        }
-    }
-    set_world_value(shared, change, v, config, sensitive);
+    set_world_value(shared, change, merged_from(rs), config, sensitive);
 }
 
 fn set_world_value(
