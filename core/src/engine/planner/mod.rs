@@ -67,10 +67,12 @@ impl Engine<'_> {
             return (None, PresetNotes::new(), diags);
         }
 
-        // `moved` blocks rename state entries before anything is compared.
-        let mut state = state.clone();
+        // `moved` blocks rename state entries before anything is compared. Only then is the
+        // state copied: at scale the copy (and its drop) was a third of a no-op plan's work.
+        let mut state = std::borrow::Cow::Borrowed(state);
         let mut moved_from: BTreeMap<String, String> = BTreeMap::new();
         for m in &config.moved {
+            let state = state.to_mut();
             // A module moved as a whole: every instance inside it.
             if let (Ok((from, "")), Ok((to, ""))) = (
                 crate::addrs::split_module(&m.from),
