@@ -85,10 +85,23 @@ pub(super) fn prior_from(r: &brickform_state::ResourceState) -> Prior {
 /// The object as references see it (see [`Prior::merged`]), converted straight from the
 /// state entry: for the many places that need only this view, it spares converting both
 /// halves and then copying them.
+///
+/// Each value is converted once: a configured value that is set wins over the computed one
+/// in its place, and configured-only keys follow, in their order.
 pub fn merged_from(r: &brickform_state::ResourceState) -> Object {
-    let mut out = json_object(&r.computed);
+    let mut out: Object = r
+        .computed
+        .iter()
+        .map(|(k, computed)| {
+            let v = match r.config.get(k) {
+                Some(configured) if !configured.is_null() => configured,
+                _ => computed,
+            };
+            (k.clone(), Value::from_json(v))
+        })
+        .collect();
     for (k, v) in &r.config {
-        if !v.is_null() || !out.contains_key(k) {
+        if !r.computed.contains_key(k) {
             out.insert(k.clone(), Value::from_json(v));
         }
     }
@@ -195,4 +208,48 @@ pub(super) fn state_entry(
     rs.dependencies = dependencies.to_vec();
     doc.redact(&mut rs, &dot_paths(&sensitive_paths));
     Ok(rs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The merge as first written: convert the computed half, then lay the configured
+    /// values over it.
+    fn merged_naively(r: &brickform_state::ResourceState) -> Object {
+        let mut out = json_object(&r.computed);
+        for (k, v) in &r.config {
+            if !v.is_null() || !out.contains_key(k) {
+                out.insert(k.clone(), Value::from_json(v));
+            }
+        }
+        out
+    }
+
+    fn half() -> impl Strategy<Value = Vec<(String, serde_json::Value)>> {
+        let value = prop_oneof![
+            Just(serde_json::Value::Null),
+            Just(serde_json::json!(1)),
+            Just(serde_json::json!("x")),
+            Just(serde_json::json!([{ "k": "v" }])),
+        ];
+        prop::collection::vec(("[a-e]", value), 0..6)
+    }
+
+    proptest! {
+        #[test]
+        fn merged_from_is_the_naive_merge_with_its_order(config in half(), computed in half()) {
+            let entry = serde_json::json!({
+                "address": "t.x", "mode": "managed", "type": "t", "name": "x",
+                "index_key": null, "provider": "p", "id": "1",
+                "config": serde_json::Map::from_iter(config),
+                "computed": serde_json::Map::from_iter(computed),
+            });
+            let r: brickform_state::ResourceState = serde_json::from_value(entry).unwrap();
+            let fast: Vec<(String, Value)> = merged_from(&r).into_iter().collect();
+            let naive: Vec<(String, Value)> = merged_naively(&r).into_iter().collect();
+            prop_assert_eq!(fast, naive);
+        }
+    }
 }
