@@ -295,6 +295,43 @@ fn bad_rules_and_outputs_write_nothing_and_one_object_is_never_imported_twice() 
         "{err}"
     );
     std::fs::remove_file(d.join("dup.bf.hcl")).unwrap();
+    // The same object under two spellings of its id: a workspace path with its `/Workspace`
+    // mount prefix is the notebook without it, in one plan and against the state.
+    let home = "/Users/local-user@brickform.local/quickstart/hello";
+    let notebook = |name: &str, id: &str, import: bool| {
+        let block = format!(
+            "resource \"databricks_notebook\" \"{name}\" {{\n  path   = \"{id}\"\n  source = \"copy.py\"\n}}\n"
+        );
+        match import {
+            true => format!(
+                "import {{\n  to = databricks_notebook.{name}\n  id = \"{id}\"\n}}\n{block}"
+            ),
+            false => block,
+        }
+    };
+    std::fs::write(d.join("copy.py"), "print('hello')\n").unwrap();
+    std::fs::write(d.join("nb.bf.hcl"), notebook("plain", home, true)).unwrap();
+    let mounted = format!("/Workspace{home}");
+    std::fs::write(d.join("dup.bf.hcl"), notebook("mounted", &mounted, true)).unwrap();
+    let (code, out, err) = run(d, &["plan", "--local", "-no-color"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(
+            "databricks_notebook.mounted and databricks_notebook.plain would both import databricks_notebook"
+        ),
+        "{err}"
+    );
+    std::fs::remove_file(d.join("dup.bf.hcl")).unwrap();
+    run_ok(d, &["apply", "--local", "--auto-approve"], &[]);
+    std::fs::write(d.join("nb.bf.hcl"), notebook("plain", home, false)).unwrap();
+    std::fs::write(d.join("dup.bf.hcl"), notebook("mounted", &mounted, true)).unwrap();
+    let (code, out, err) = run(d, &["plan", "--local", "-no-color"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(&format!("databricks_notebook.mounted would import databricks_notebook {mounted}, which this state manages already as databricks_notebook.plain")),
+        "{err}"
+    );
+    std::fs::remove_file(d.join("dup.bf.hcl")).unwrap();
 
     // After a destroy, the import blocks name nothing: one error each, none that follows
     // from them.

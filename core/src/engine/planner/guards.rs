@@ -66,7 +66,7 @@ impl Engine<'_> {
         state: &brickform_state::StateDocument,
     ) -> Diagnostics {
         let mut diags = Diagnostics::new();
-        let mut first: std::collections::HashMap<(&str, &str, &str), &str> = Default::default();
+        let mut first: std::collections::HashMap<(&str, &str, String), &str> = Default::default();
         for c in &plan.changes {
             let Some(written) = c.importing.as_deref() else {
                 continue;
@@ -74,6 +74,17 @@ impl Engine<'_> {
             // The id the import found (a name is read back as the service spells it);
             // offline, the id as written.
             let id = c.id.as_deref().unwrap_or(written);
+            // Where the object the import found lies, for kinds that say: one object may
+            // have two spellings of its id (a workspace path with and without its
+            // `/Workspace` prefix), never two locations.
+            let kind = self.registry_for(&c.provider).kind(&c.type_name);
+            let location = kind.and_then(|k| c.before.as_ref().and_then(|b| k.location(&b.0)));
+            let same_object = |r: &brickform_state::ResourceState| {
+                r.id == id
+                    || (location.is_some()
+                        && kind.and_then(|k| k.location(&crate::engine::instance::merged_from(r)))
+                            == location)
+            };
             let span = || {
                 self.config
                     .resources
@@ -91,9 +102,9 @@ impl Engine<'_> {
                     // States written before provider keys were recorded name the default.
                     && (r.provider == c.provider
                         || (r.provider.is_empty() && !c.provider.contains('.')))
-                    && r.id == id
                     && r.address != c.address
                     && r.mode == brickform_state::ResourceMode::Managed
+                    && same_object(r)
                     && !forgotten(&r.address)
             });
             if let Some(r) = held {
@@ -108,7 +119,11 @@ impl Engine<'_> {
                 );
                 continue;
             }
-            let key = (c.type_name.as_str(), c.provider.as_str(), id);
+            let key = (
+                c.type_name.as_str(),
+                c.provider.as_str(),
+                location.clone().unwrap_or_else(|| format!("id {id}")),
+            );
             match first.get(&key) {
                 Some(other) => diags.push(
                     Diagnostic::error(format!(

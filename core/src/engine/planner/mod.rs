@@ -67,12 +67,13 @@ impl Engine<'_> {
             return (None, PresetNotes::new(), diags);
         }
 
-        // `moved` blocks rename state entries before anything is compared. Only then is the
-        // state copied: at scale the copy (and its drop) was a third of a no-op plan's work.
+        // `moved` blocks rename state entries before anything is compared. The state is
+        // copied only for a block that renames something: at scale the copy (and its drop)
+        // was a third of a no-op plan's work, and a `moved` block kept after its move has
+        // been applied (as Terraform advises) finds nothing to rename.
         let mut state = std::borrow::Cow::Borrowed(state);
         let mut moved_from: BTreeMap<String, String> = BTreeMap::new();
         for m in &config.moved {
-            let state = state.to_mut();
             // A module moved as a whole: every instance inside it.
             if let (Ok((from, "")), Ok((to, ""))) = (
                 crate::addrs::split_module(&m.from),
@@ -80,7 +81,10 @@ impl Engine<'_> {
             ) && !from.is_root()
                 && !to.is_root()
             {
-                if let Ok(moves) = state.mv_module(&from, &to) {
+                if !state.resources().iter().any(|r| from.holds(&r.module)) {
+                    continue;
+                }
+                if let Ok(moves) = state.to_mut().mv_module(&from, &to) {
                     for (old, new) in moves {
                         moved_from.insert(new, old);
                     }
@@ -89,7 +93,7 @@ impl Engine<'_> {
             }
             if state.get(&m.from).is_some()
                 && state.get(&m.to).is_none()
-                && state.mv(&m.from, &m.to).is_ok()
+                && state.to_mut().mv(&m.from, &m.to).is_ok()
             {
                 moved_from.insert(m.to.clone(), m.from.clone());
             }

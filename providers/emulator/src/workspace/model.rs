@@ -37,19 +37,31 @@ pub fn missing(path: &str) -> ApiError {
     )
 }
 
+/// A request's path as the workspace keeps it. The service takes a workspace path with or
+/// without its `/Workspace` mount prefix (`/Workspace/Users/me/nb` is `/Users/me/nb`), so
+/// the prefix is dropped; repeated slashes collapse.
 pub fn normalize(raw: &str) -> ApiResult<String> {
     if !raw.starts_with('/') {
         return Err(ApiError::invalid(format!(
             "Invalid value for field 'path': '{raw}' must be absolute"
         )));
     }
-    let segs: Vec<&str> = raw.split('/').filter(|s| !s.is_empty()).collect();
+    let mut segs: Vec<&str> = raw.split('/').filter(|s| !s.is_empty()).collect();
     if segs.iter().any(|s| *s == "." || *s == "..") {
         return Err(ApiError::invalid(format!(
             "Invalid value for field 'path': '{raw}' must not contain '.' or '..'"
         )));
     }
+    if segs.first() == Some(&"Workspace") {
+        segs.remove(0);
+    }
     Ok(format!("/{}", segs.join("/")))
+}
+
+/// Whether a request spelled its path with the `/Workspace` mount prefix, which the
+/// service's answer keeps.
+pub fn mounted(raw: &str) -> bool {
+    raw.split('/').find(|s| !s.is_empty()) == Some("Workspace")
 }
 
 pub fn is_dir(st: &State, path: &str) -> bool {
@@ -498,5 +510,10 @@ mod tests {
             "DIRECTORY_PROTECTED"
         );
         assert!(normalize("Shared").is_err() && normalize("/a/../b").is_err());
+        // The mount prefix is optional, and only a whole first segment is one.
+        assert_eq!(normalize("/Workspace/Shared//a").unwrap(), "/Shared/a");
+        assert_eq!(normalize("/Workspace").unwrap(), "/");
+        assert_eq!(normalize("/WorkspaceX/a").unwrap(), "/WorkspaceX/a");
+        assert!(mounted("/Workspace/Shared/a") && !mounted("/Shared/Workspace"));
     }
 }

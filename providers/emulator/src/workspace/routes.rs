@@ -126,8 +126,14 @@ async fn export(AxState(app): AppState, q: Params) -> ApiResult<Response> {
 }
 
 async fn get_status(AxState(app): AppState, q: Params) -> ApiResult<Json<Value>> {
-    let path = model::normalize(q.req_str("path")?)?;
-    app.view(|st, _| model::get_status(st, &path).map(Json))
+    let raw = q.req_str("path")?;
+    let path = model::normalize(raw)?;
+    let mut info = app.view(|st, _| model::get_status(st, &path))?;
+    // The answer names the object as the request spelled it.
+    if model::mounted(raw) {
+        info["path"] = Value::from(format!("/Workspace{}", path.trim_end_matches('/')));
+    }
+    Ok(Json(info))
 }
 
 async fn list(AxState(app): AppState, q: Params) -> ApiResult<Json<Value>> {
