@@ -174,6 +174,9 @@ fn fileexists(a: &Args) -> Outcome<Value> {
 /// `?`, `[...]`), as sorted paths relative to `path` with `/` separators.
 fn fileset(a: &Args) -> Outcome<Value> {
     let (_, root) = resolve(a, 0)?;
+    // Globbed from an absolute root: glob writes a relative root's matches without its
+    // leading `./`, and none of them would then lie under the root as given.
+    let root = std::path::absolute(&root).unwrap_or(root);
     let pattern = a.string(1)?;
     let root_text = root.to_string_lossy();
     let full = format!(
@@ -336,6 +339,34 @@ mod tests {
             );
         }
         assert_eq!(ok("file", vec![Value::Unknown]), Value::Unknown);
+    }
+
+    #[test]
+    fn fileset_finds_files_under_a_relative_configuration_directory() {
+        // The directory the configuration is in, as `-C DIR` or a run from it gives it:
+        // relative to where brickform runs.
+        let dir = tempfile::tempdir_in(".").unwrap();
+        let name = dir.path().file_name().unwrap().to_owned();
+        std::fs::create_dir_all(dir.path().join("notebooks")).unwrap();
+        std::fs::write(dir.path().join("notebooks/a.py"), "1").unwrap();
+        std::fs::write(dir.path().join("x.txt"), "1").unwrap();
+        for base in [
+            std::path::Path::new(".").join(&name),
+            std::path::PathBuf::from(&name),
+        ] {
+            for (root, pattern, want) in [
+                ("notebooks", "*.py", "a.py"),
+                (".", "*.txt", "x.txt"),
+                ("./notebooks", "*", "a.py"),
+            ] {
+                assert_eq!(
+                    run_in(&base, "fileset", vec![s(root), s(pattern)]).unwrap(),
+                    strs(&[want]),
+                    "{} {root} {pattern}",
+                    base.display()
+                );
+            }
+        }
     }
 
     #[test]
