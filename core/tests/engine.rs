@@ -718,6 +718,66 @@ resource "test_thing" "nightly_job" { name = "n" }
 }
 
 #[tokio::test]
+async fn two_creates_of_one_object_are_refused_at_plan() {
+    let h = Harness::new();
+    h.run(
+        r#"resource "test_thing" "z" { name = "z" }"#,
+        PlanMode::Normal,
+        true,
+    )
+    .await;
+    // Three blocks name one object (the kind finds objects by their lower-cased name): each
+    // later one is refused against the first, at its own block, and nothing is sent.
+    let src = r#"
+resource "test_thing" "b" { name = "Shared" }
+resource "test_thing" "a" { name = "shared" }
+resource "test_thing" "c" {
+  count = 2
+  name  = count.index == 0 ? "SHARED" : "other"
+}
+"#;
+    let (plan, diags) = plan_with(&h, src, refreshed_request()).await;
+    assert!(plan.is_none());
+    let twice: Vec<_> = diags
+        .iter()
+        .filter(|d| d.summary.contains("would both create"))
+        .map(|d| {
+            let at = d.span.as_ref().map(|s| &src[s.range.clone()]).unwrap_or("");
+            (d.summary.as_str(), at.lines().next().unwrap_or(""))
+        })
+        .collect();
+    assert_eq!(
+        twice,
+        vec![
+            (
+                "test_thing.a and test_thing.b would both create test_thing shared",
+                r#"resource "test_thing" "b""#
+            ),
+            (
+                "test_thing.a and test_thing.c[0] would both create test_thing shared",
+                r#"resource "test_thing" "c""#
+            ),
+        ],
+        "{diags:?}"
+    );
+    assert_eq!(h.svc.objects.lock().unwrap().len(), 1);
+
+    // One object made by one block, another block renamed away from it: a create and the
+    // delete of what the state holds are not two creates.
+    let one = r#"resource "test_thing" "a" { name = "shared" }"#;
+    h.run(one, PlanMode::Normal, true).await;
+    let renamed = r#"resource "test_thing" "b" { name = "shared" }"#;
+    let (plan, diags) = plan_with(&h, renamed, refreshed_request()).await;
+    assert!(
+        !diags
+            .iter()
+            .any(|d| d.summary.contains("would both create")),
+        "{diags:?}"
+    );
+    let _ = plan;
+}
+
+#[tokio::test]
 async fn a_computed_attribute_the_service_never_reports_reads_as_null() {
     let h = Harness::new();
     let src = r#"

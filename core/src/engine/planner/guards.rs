@@ -145,6 +145,56 @@ impl Engine<'_> {
     }
 }
 
+/// An object a create of the plan makes, named by its kind's natural key.
+pub(crate) struct Claim {
+    pub provider: String,
+    pub type_name: String,
+    pub key: String,
+    pub address: String,
+}
+
+/// Two creates of one plan that make the same object (two blocks naming one schema, one
+/// path): the second would fail once the first has made it, after the plan promised both.
+/// Refused at plan, naming both addresses, at the later one's block.
+pub(super) fn created_twice(
+    mut claims: Vec<Claim>,
+    config: &crate::lang::load::Config,
+) -> Diagnostics {
+    claims.sort_by(|a, b| {
+        (&a.provider, &a.type_name, &a.key, &a.address).cmp(&(
+            &b.provider,
+            &b.type_name,
+            &b.key,
+            &b.address,
+        ))
+    });
+    let mut diags = Diagnostics::new();
+    let same = |a: &Claim, b: &Claim| {
+        (&a.provider, &a.type_name, &a.key) == (&b.provider, &b.type_name, &b.key)
+    };
+    for group in claims.chunk_by(same) {
+        let Some((first, rest)) = group.split_first() else {
+            continue;
+        };
+        for second in rest {
+            let span = config
+                .resources
+                .get(base_of(&second.address))
+                .and_then(|r| r.span.clone());
+            diags.push(
+                Diagnostic::error(format!(
+                    "{} and {} would both create {} {}",
+                    first.address, second.address, second.type_name, second.key
+                ))
+                .at(span)
+                .detail("One object is managed at one address: the second create would fail once the first has made it, though the plan counts both.")
+                .hint("give one of them another name, or keep one of the two blocks"),
+            );
+        }
+    }
+    diags
+}
+
 /// A replaced instance that something replaced with `create_before_destroy` depends on is
 /// replaced that way too (as Terraform does): the dependent's new copy needs the new
 /// dependency before its old copy goes, and the dependency's old copy can go only after

@@ -207,6 +207,18 @@ impl PlanWalk<'_, '_> {
             out.diags
                 .push(prevent_destroy_error(&p.address, r.span.clone()));
         }
+        if (action == Action::Create || action.is_replace())
+            && found.importing.is_none()
+            && crate::engine::adopt::key_known(block.kind.as_ref(), &ctx, &p.config)
+            && let Some(key) = block.kind.natural_key(&ctx, &p.config)
+        {
+            super::walk::lock(&self.claims).push(super::guards::Claim {
+                provider: block.provider.clone(),
+                type_name: r.type_name.clone(),
+                key,
+                address: p.address.clone(),
+            });
+        }
         self.record_change(block, p, (action, reason), d, found, &mut out);
         out
     }

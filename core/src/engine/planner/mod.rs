@@ -136,6 +136,7 @@ impl Engine<'_> {
             world: Mutex::new(world),
             settled: Mutex::default(),
             absent: Mutex::default(),
+            claims: Mutex::default(),
             calls: tokio::sync::Semaphore::new(parallelism),
             parallelism,
             lineage: state.lineage().to_string(),
@@ -146,6 +147,11 @@ impl Engine<'_> {
             .world
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let claims = walk
+            .claims
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        diags.extend(guards::created_twice(claims, config));
 
         let planned: usize = nodes.iter().map(|n| n.changes.len()).sum();
         plan.changes.reserve_exact(planned);
