@@ -290,7 +290,8 @@ fn an_artifact_goes_to_a_workspace_folder_too() {
         .into_iter()
         .filter(|o| o.contains("tool-1.0.zip"))
         .collect();
-    assert_eq!(held, ["workspace:/Workspace/Shared/tools/tool-1.0.zip"]);
+    // The service takes /Workspace/Shared as /Shared: the same folder.
+    assert_eq!(held, ["workspace:/Shared/tools/tool-1.0.zip"]);
     assert_eq!(
         job_dependencies(d),
         serde_json::json!(["/Workspace/Shared/tools/tool-1.0.zip"])
@@ -303,7 +304,7 @@ fn an_artifact_goes_to_a_workspace_folder_too() {
         .into_iter()
         .filter(|o| o.contains("tool-"))
         .collect();
-    assert_eq!(held, ["workspace:/Workspace/Shared/tools/tool-2.0.zip"]);
+    assert_eq!(held, ["workspace:/Shared/tools/tool-2.0.zip"]);
     let out = run_ok(d, &["destroy", "--local", "--auto-approve"], &[]);
     assert!(out.contains("0 left behind"), "{out}");
 }
