@@ -288,6 +288,7 @@ async fn an_interrupted_create_is_adopted_not_duplicated() {
             base_dir: h.dir.path().into(),
             create_token: None,
             output: None,
+            planned: None,
         },
         &Object::from_iter([("name".to_string(), Value::from("a"))]),
     )

@@ -252,6 +252,96 @@ fn grants_are_applied_drift_is_planned_back_and_others_grants_are_left_alone() {
     assert_eq!(dump["grants"], json!({}), "{}", dump["grants"]);
 }
 
+const REVIEWED: &str = r#"
+variable "host" {
+  type = string
+}
+
+provider "databricks" {
+  host = var.host
+}
+
+resource "databricks_catalog" "shared" {
+  name          = "shared"
+  force_destroy = true
+}
+
+resource "databricks_grants" "shared" {
+  catalog = databricks_catalog.shared.name
+  grant {
+    principal  = "data-engineers"
+    privileges = ["USE_CATALOG", "CREATE_SCHEMA"]
+  }
+  GRANT
+}
+"#;
+
+#[test]
+fn a_saved_plan_applied_later_revokes_no_grant_its_reviewers_did_not_see() {
+    let analysts =
+        "grant {\n    principal  = \"analysts\"\n    privileges = [\"USE_CATALOG\"]\n  }";
+    let dir = config(&[("main.bf.hcl", &REVIEWED.replace("GRANT", analysts))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    serve.group("data-engineers");
+    serve.group("analysts");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+
+    // Reviewed: the analysts' grant goes. Then, before the apply, someone gives another.
+    std::fs::write(d.join("main.bf.hcl"), REVIEWED.replace("GRANT", "")).unwrap();
+    let saved = d.join("reviewed.plan");
+    let out = bf_ok(d, &serve, &["plan", "--out", saved.to_str().unwrap()]);
+    assert!(
+        out.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+        "{out}"
+    );
+    assert!(!out.contains("account users"), "{out}");
+    patch_grants(
+        &serve,
+        "catalog",
+        "shared",
+        json!([{"principal": "account users", "add": ["BROWSE"]}]),
+    );
+    let host = serve.url.clone();
+    let (code, out, err) = run(
+        d,
+        &["apply", saved.to_str().unwrap()],
+        &[
+            ("DATABRICKS_TOKEN", "e2e-token"),
+            ("BRICKFORM_VAR_host", &host),
+        ],
+    );
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("Saved plan is stale") && err.contains("databricks_grants.shared"),
+        "{err}"
+    );
+    // A plan that did not read the securable (no refresh) does not revoke what it did not
+    // see either: the update itself refuses.
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve", "-refresh=false"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("now holds grants this configuration does not declare (account users: BROWSE); updating databricks_grants would revoke them, which the plan did not show"),
+        "{err}"
+    );
+    assert_eq!(
+        grants_on(&serve, "catalog", "shared"),
+        json!({"account users": ["BROWSE"], "analysts": ["USE_CATALOG"], "data-engineers": ["CREATE_SCHEMA", "USE_CATALOG"]}),
+        "nothing was revoked"
+    );
+
+    // A new plan shows both revokes, and its apply makes them.
+    let out = bf_ok(d, &serve, &["plan"]);
+    assert!(out.contains("account users"), "{out}");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(
+        grants_on(&serve, "catalog", "shared"),
+        json!({"data-engineers": ["CREATE_SCHEMA", "USE_CATALOG"]})
+    );
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+}
+
 const EXISTING: &str = r#"
 variable "host" {
   type = string

@@ -474,6 +474,9 @@ impl Engine<'_> {
             let shared = shared.clone();
             let on_event = opts.on_event.clone();
             let mut ctx = self.op_context(&change.address, &lineage);
+            if matches!(change.action, Action::Update | Action::Delete) {
+                ctx.planned = change.before.as_ref().map(|b| Arc::new(b.0.clone()));
+            }
             let (printer, address) = (on_event.clone(), change.address.clone());
             ctx.output = Some(crate::provider::OutputSink(Arc::new(move |line: &str| {
                 printer(ApplyEvent::Output {

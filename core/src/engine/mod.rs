@@ -220,6 +220,7 @@ impl<'a> Engine<'a> {
             base_dir: self.config.dir.clone(),
             create_token: None,
             output: None,
+            planned: None,
         }
     }
 

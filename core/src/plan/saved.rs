@@ -9,13 +9,40 @@ use crate::value::PathStep;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What must be the same in the fresh plan for one instance: its action, the value every
-/// changed field is set to, and what a container's delete takes with it. Values are
-/// compared in their JSON form, where a value known only after apply reads as null.
+/// changed field is set to with what that takes away (the elements of a list or the keys of
+/// a map it drops: a grant revoked, a tag removed), and what a container's delete takes
+/// with it. Values are compared in their JSON form, where a value known only after apply
+/// reads as null.
 #[derive(PartialEq)]
 struct Reviewed<'a> {
     action: Action,
-    fields: Vec<(&'a [PathStep], Option<serde_json::Value>)>,
+    fields: Vec<(
+        &'a [PathStep],
+        Option<serde_json::Value>,
+        Vec<serde_json::Value>,
+    )>,
     contents: Option<&'a Contents>,
+}
+
+/// What setting a field from `before` to `after` takes away: the elements of a list or the
+/// keys of a map that `after` no longer holds. A scalar is overwritten, which takes nothing
+/// another plan could show differently.
+fn taken_away(
+    before: Option<serde_json::Value>,
+    after: Option<&serde_json::Value>,
+) -> Vec<serde_json::Value> {
+    use serde_json::Value as Json;
+    match (before, after) {
+        (Some(Json::Array(was)), Some(Json::Array(will))) => {
+            was.into_iter().filter(|v| !will.contains(v)).collect()
+        }
+        (Some(Json::Object(was)), Some(Json::Object(will))) => was
+            .into_iter()
+            .filter(|(k, _)| !will.contains_key(k))
+            .map(|(k, _)| Json::String(k))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The key an instance's change is matched by. A deposed object's delete shares its
@@ -35,7 +62,12 @@ fn reviewed(plan: &Plan) -> BTreeMap<String, Reviewed<'_>> {
             let fields = c
                 .fields
                 .iter()
-                .map(|f| (f.path.as_slice(), f.after.as_ref().map(|v| v.0.to_json())))
+                .map(|f| {
+                    let after = f.after.as_ref().map(|v| v.0.to_json());
+                    let taken =
+                        taken_away(f.before.as_ref().map(|v| v.0.to_json()), after.as_ref());
+                    (f.path.as_slice(), after, taken)
+                })
                 .collect();
             let r = Reviewed {
                 action: c.action,
@@ -51,7 +83,7 @@ fn reviewed(plan: &Plan) -> BTreeMap<String, Reviewed<'_>> {
 /// change differs between the saved plan and a fresh one, sorted; empty when the saved plan
 /// still holds. An instance planned in only one of them differs too. What the plans saw
 /// before (state and live values) and why a field changes do not count: only what apply
-/// would do.
+/// would do, and what it would take away.
 pub fn differing_changes(saved: &Plan, fresh: &Plan) -> Vec<String> {
     let (then, now) = (reviewed(saved), reviewed(fresh));
     then.keys()
@@ -187,6 +219,47 @@ mod tests {
         moved.fields[0].live = Some(SerValue("drifted".into()));
         let fresh = plan(vec![moved]);
         assert!(differing_changes(&saved, &fresh).is_empty());
+    }
+
+    #[test]
+    fn what_a_changed_list_or_map_takes_away_counts() {
+        let list = |v: &[&str]| Some(Value::List(v.iter().map(|s| Value::from(*s)).collect()));
+        let map = |v: &[&str]| {
+            Some(Value::Object(
+                v.iter()
+                    .map(|k| (k.to_string(), Value::from("x")))
+                    .collect(),
+            ))
+        };
+        // Reviewed: one grant revoked. Since: another given, which the fresh plan revokes too.
+        let saved = plan(vec![with_field(
+            change("test_thing.a", Action::Update),
+            field("grant", list(&["a", "b"]), list(&["a"])),
+        )]);
+        let fresh = plan(vec![with_field(
+            change("test_thing.a", Action::Update),
+            field("grant", list(&["a", "b", "c"]), list(&["a"])),
+        )]);
+        assert_eq!(differing_changes(&saved, &fresh), ["test_thing.a"]);
+        // The same for a map's keys; its values overwritten are not taken away.
+        let saved = plan(vec![with_field(
+            change("test_thing.a", Action::Update),
+            field("tags", map(&["a", "b"]), map(&["a"])),
+        )]);
+        let fresh = plan(vec![with_field(
+            change("test_thing.a", Action::Update),
+            field("tags", map(&["a", "b", "c"]), map(&["a"])),
+        )]);
+        assert_eq!(differing_changes(&saved, &fresh), ["test_thing.a"]);
+        let same = plan(vec![with_field(
+            change("test_thing.a", Action::Update),
+            field("grant", list(&["b", "a"]), list(&["a"])),
+        )]);
+        let reviewed = plan(vec![with_field(
+            change("test_thing.a", Action::Update),
+            field("grant", list(&["a", "b"]), list(&["a"])),
+        )]);
+        assert!(differing_changes(&reviewed, &same).is_empty());
     }
 
     #[test]

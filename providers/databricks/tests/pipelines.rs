@@ -631,6 +631,7 @@ resource "databricks_pipeline" "p" {
         base_dir: ws.dir.path().to_path_buf(),
         create_token: None,
         output: None,
+        planned: None,
     };
     let mut config = brickform_core::value::Object::new();
     config.insert("name".into(), "tagged".into());

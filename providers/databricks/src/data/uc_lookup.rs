@@ -112,6 +112,7 @@ impl DataSource for UcLookup {
             base_dir: Default::default(),
             create_token: None,
             output: None,
+            planned: None,
         };
         let key = self.kind.natural_key(&ctx, config).unwrap_or_default();
         // A plain read, whoever owns the object: a lookup exists to read what others made

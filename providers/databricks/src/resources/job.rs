@@ -2380,6 +2380,7 @@ mod tests {
             base_dir: std::path::PathBuf::new(),
             create_token: None,
             output: None,
+            planned: None,
         };
         let job = Job::new(Arc::new(Shared::default()));
         let sent = job.settings(&ctx, &config);

@@ -1092,6 +1092,7 @@ mod tests {
             base_dir: std::path::PathBuf::new(),
             create_token: None,
             output: None,
+            planned: None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! The life cycle both grants kinds share, over the permissions API: a create adds what is
-//! declared and refuses to revoke what it did not plan; an update writes the difference; a
-//! delete revokes what the state holds.
+//! declared and refuses to revoke what it did not plan; an update writes the difference and
+//! refuses to revoke what was given since the plan; a delete revokes what the plan saw.
 
 use super::api::{
     Assignments, assignments_of, changes, privileges_of, privileges_value, read,
@@ -99,7 +99,9 @@ impl GrantsKind {
     }
 
     /// Writes what the configuration declares over what is held, and reads it back.
-    async fn converge(&self, config: &Object, creating: bool) -> ProviderResult<Remote> {
+    /// `planned` is what the plan saw on the securable (`None` for a create, which saw
+    /// nothing): nothing else is revoked.
+    async fn converge(&self, config: &Object, planned: Option<&Object>) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
         let (target, name, want) = self.wanted(config)?;
         let principal = self.principal(config);
@@ -109,24 +111,42 @@ impl GrantsKind {
             .ok_or_else(|| {
                 ProviderError::not_found(format!("{} {name} does not exist", target.label))
             })?;
-        if creating {
-            let taken = unplanned_removals(&held, &want, all);
-            if !taken.is_empty() {
-                return Err(ProviderError::new(
-                    ErrorKind::Conflict,
-                    format!(
-                        "{} {name} now holds grants this configuration does not declare ({}); creating {} would revoke them, which the plan did not show",
-                        target.label,
-                        taken.join("; "),
-                        self.type_name
-                    ),
-                )
-                .with_detail(format!(
-                    "Plan again: the plan then asks to import them (brickform import {} {}).",
-                    self.type_name,
-                    id_of(target, name, principal)
-                )));
+        // What this write would revoke that the plan did not list: on a create, anything it
+        // does not declare; on an update, what was given since the plan read the securable
+        // (a saved plan applied later must not revoke grants its reviewers never saw).
+        let seen = planned.map(|p| self.declared(p)).unwrap_or_default();
+        let mut unseen = held.clone();
+        for (p, privileges) in &seen {
+            if let Some(h) = unseen.get_mut(p) {
+                h.retain(|x| !privileges.contains(x));
             }
+        }
+        let taken = unplanned_removals(&unseen, &want, all);
+        if !taken.is_empty() {
+            let (doing, next) = match planned {
+                None => (
+                    "creating",
+                    format!(
+                        "Plan again: the plan then asks to import them (brickform import {} {}).",
+                        self.type_name,
+                        id_of(target, name, principal)
+                    ),
+                ),
+                Some(_) => (
+                    "updating",
+                    "Plan again: the plan then shows them, and what it would revoke.".to_string(),
+                ),
+            };
+            return Err(ProviderError::new(
+                ErrorKind::Conflict,
+                format!(
+                    "{} {name} now holds grants this configuration does not declare ({}); {doing} {} would revoke them, which the plan did not show",
+                    target.label,
+                    taken.join("; "),
+                    self.type_name
+                ),
+            )
+            .with_detail(next));
         }
         let now = write(
             &client,
@@ -209,7 +229,7 @@ impl ResourceKind for GrantsKind {
         out
     }
     async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
-        self.converge(config, true).await
+        self.converge(config, None).await
     }
     async fn read(
         &self,
@@ -225,14 +245,16 @@ impl ResourceKind for GrantsKind {
     }
     async fn update(
         &self,
-        _: &OpContext,
+        ctx: &OpContext,
         _id: &str,
-        _prior: &Object,
+        prior: &Object,
         config: &Object,
     ) -> ProviderResult<Remote> {
-        self.converge(config, false).await
+        self.converge(config, Some(ctx.planned.as_deref().unwrap_or(prior)))
+            .await
     }
-    /// Revokes what the state holds: grants given since (by someone else) stay.
+    /// Revokes what the plan saw (for `databricks_grants`, every grant on the securable,
+    /// as it is authoritative): grants given since stay.
     async fn delete(&self, _: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
         let client = self.shared.client()?;
         let (target, name, principal) = parse_id(id, self.scope == Scope::One)?;
