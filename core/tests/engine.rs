@@ -779,6 +779,45 @@ resource "test_thing" "c" {
 }
 
 #[tokio::test]
+async fn a_lookup_read_during_apply_is_unknown_until_then_what_it_fills_in_included() {
+    let h = Harness::new();
+    let src = |size: &str| {
+        format!(
+            r#"
+resource "test_thing" "a" {{
+  name    = "a"
+  comment = "{size}"
+}}
+data "test_info" "i" {{
+  about = test_thing.a.name
+}}
+output "team" {{ value = data.test_info.i.team }}
+"#
+        )
+    };
+    h.run(&src("1"), PlanMode::Normal, true).await;
+    // `a` changes, so the lookup that reads it waits for the apply: `team`, which it fills
+    // in though it may be given, is unknown until then, not null.
+    let (plan, diags) = plan_with(&h, &src("2"), refreshed_request()).await;
+    let plan = plan.unwrap_or_else(|| panic!("{diags:?}"));
+    let read = plan
+        .changes
+        .iter()
+        .find(|c| c.address == "data.test_info.i")
+        .unwrap();
+    assert_eq!(read.action, Action::Read);
+    let after = &read.after.as_ref().unwrap().0;
+    assert_eq!(after.get("team"), Some(&Value::Unknown), "{after:?}");
+    assert_eq!(after.get("about"), Some(&Value::from("a")), "{after:?}");
+    let team = plan.outputs.iter().find(|o| o.name == "team").unwrap();
+    assert_ne!(
+        team.after.as_ref().map(|v| &v.0),
+        Some(&Value::Null),
+        "the output is not planned to become null: {team:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_computed_attribute_the_service_never_reports_reads_as_null() {
     let h = Harness::new();
     let src = r#"

@@ -279,11 +279,14 @@ impl DataSource for Info {
     fn schema(&self) -> &Schema {
         &self.schema
     }
-    async fn read(&self, _: &Object) -> ProviderResult<Object> {
-        Ok(Object::from_iter([(
-            "user".to_string(),
-            Value::from("me@example.com"),
-        )]))
+    async fn read(&self, config: &Object) -> ProviderResult<Object> {
+        let mut out = Object::from_iter([("user".to_string(), Value::from("me@example.com"))]);
+        // `team`, when not given, is found from `about`, as a lookup by name finds an id.
+        if config.get("team").is_none_or(Value::is_null) {
+            let about = config.get("about").and_then(Value::as_str).unwrap_or("");
+            out.insert("team".into(), Value::from(format!("team of {about}")));
+        }
+        Ok(out)
     }
 }
 
@@ -317,7 +320,9 @@ impl Provider for TestProvider {
         vec![Arc::new(Info {
             schema: Schema::new()
                 .attr(Attribute::computed("user", AttrType::String))
-                .attr(Attribute::computed("region", AttrType::String)),
+                .attr(Attribute::computed("region", AttrType::String))
+                .attr(Attribute::optional("about", AttrType::String))
+                .attr(Attribute::optional_computed("team", AttrType::String)),
         })]
     }
     async fn configure(&self, settings: &Object) -> ProviderResult<()> {

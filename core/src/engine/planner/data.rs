@@ -64,13 +64,14 @@ impl PlanWalk<'_, '_> {
         let (r, ds) = (lookup.resource, lookup.source.as_ref());
         let base = r.address();
         let address = instance_address(&base, a.key.as_ref());
+        // Until it is read: what the source fills in is unknown, an optional value it fills
+        // in when left unset (the id a lookup by name finds) included.
         let mut value = a.config.clone();
-        for attr in ds
-            .schema()
-            .attributes
-            .iter()
-            .filter(|a| a.is_computed_only())
-        {
+        for attr in ds.schema().attributes.iter().filter(|at| {
+            at.is_computed_only()
+                || (at.presence == crate::provider::Presence::OptionalComputed
+                    && a.config.get(at.name).is_none_or(Value::is_null))
+        }) {
             value.insert(attr.name.to_string(), Value::Unknown);
         }
         let mut action = Action::Read;
