@@ -818,6 +818,45 @@ output "team" {{ value = data.test_info.i.team }}
 }
 
 #[tokio::test]
+async fn a_moved_block_without_keys_moves_every_instance_of_the_resource() {
+    let h = Harness::new();
+    let v1 = r#"
+resource "test_thing" "f" {
+  for_each = toset(["a", "b"])
+  name     = each.key
+}
+"#;
+    h.run(v1, PlanMode::Normal, true).await;
+    let before = h.state().await;
+    let id = |s: &StateDocument, a: &str| s.get(a).map(|r| r.id.clone());
+    let v2 =
+        v1.replace("\"f\"", "\"g\"") + "moved {\n  from = test_thing.f\n  to   = test_thing.g\n}\n";
+    let (plan, _) = h.run(&v2, PlanMode::Normal, true).await;
+    for key in ["a", "b"] {
+        let to = format!("test_thing.g[\"{key}\"]");
+        let c = plan.changes.iter().find(|c| c.address == to).unwrap();
+        assert_eq!(c.action, Action::NoOp, "{to}");
+        assert_eq!(
+            c.moved_from.as_deref(),
+            Some(format!("test_thing.f[\"{key}\"]").as_str())
+        );
+        let after = h.state().await;
+        assert_eq!(
+            id(&after, &to),
+            id(&before, &format!("test_thing.f[\"{key}\"]"))
+        );
+    }
+    assert!(
+        plan.changes
+            .iter()
+            .all(|c| matches!(c.action, Action::NoOp)),
+        "nothing made or destroyed: {:?}",
+        plan.changes
+    );
+    assert_eq!(h.svc.objects.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
 async fn a_computed_attribute_the_service_never_reports_reads_as_null() {
     let h = Harness::new();
     let src = r#"

@@ -442,6 +442,67 @@ impl StateDocument {
         Ok(())
     }
 
+    /// The addresses of what `from` names: the instance itself when the state holds it, or
+    /// (for a resource address without a key) every instance of that resource.
+    pub fn instances_of(&self, from: &str) -> Vec<String> {
+        if self.get(from).is_some() {
+            return vec![from.to_string()];
+        }
+        if InstanceAddr::parse(from).is_ok_and(|a| a.key.is_some()) {
+            return Vec::new();
+        }
+        self.resources
+            .iter()
+            .filter(|r| r.address != from && crate::address::base_of(&r.address) == from)
+            .map(|r| r.address.clone())
+            .collect()
+    }
+
+    /// Moves what `from` names ([`StateDocument::instances_of`]) to `to`: one instance, or
+    /// every instance of a resource to the same key under `to` (as a `moved` block or
+    /// `terraform state mv` without keys moves them); returns the addresses moved, old and
+    /// new. Nothing moves when one of the new addresses is taken.
+    pub fn mv_all(&mut self, from: &str, to: &str) -> Result<Vec<(String, String)>> {
+        let found = self.instances_of(from);
+        if found.is_empty() {
+            return Err(StateError::AddressNotFound(from.to_string()));
+        }
+        if found.len() == 1 && found[0] == from {
+            self.mv(from, to)?;
+            return Ok(vec![(from.to_string(), to.to_string())]);
+        }
+        if InstanceAddr::parse(to)?.key.is_some() {
+            return Err(StateError::InvalidMove {
+                from: from.to_string(),
+                to: to.to_string(),
+                reason: "the instances of a resource move to a resource address, without a key"
+                    .to_string(),
+            });
+        }
+        let moves: Vec<(String, String)> = found
+            .into_iter()
+            .map(|old| {
+                let new = format!("{to}{}", &old[from.len()..]);
+                (old, new)
+            })
+            .collect();
+        if let Some((_, taken)) = moves.iter().find(|(_, new)| self.get(new).is_some()) {
+            return Err(StateError::AddressExists(taken.clone()));
+        }
+        for (old, new) in &moves {
+            self.mv(old, new)?;
+        }
+        // What depended on the resource as a whole depends on it under its new name.
+        for other in &mut self.resources {
+            for dep in &mut other.dependencies {
+                if dep == from {
+                    *dep = to.to_string();
+                }
+            }
+        }
+        Ok(moves)
+    }
+
     /// Moves every instance inside module `from` (see [`ModuleInstance::holds`]) to the same
     /// place inside `to`; returns the addresses moved, old and new. Nothing moves when one
     /// of the new addresses is taken.
@@ -726,6 +787,51 @@ mod tests {
         let mut sorted = order.clone();
         sorted.sort();
         assert_eq!(order, sorted);
+    }
+
+    #[test]
+    fn mv_all_moves_every_instance_of_a_resource_address() {
+        let mut doc = StateDocument::new("dev");
+        for a in ["t.f[\"a\"]", "t.f[\"b\"]", "t.fx", "t.g[\"b\"]"] {
+            doc.insert(resource(a)).unwrap();
+        }
+        let mut child = resource("t.user");
+        child.dependencies = vec!["t.f".into(), "t.f[\"a\"]".into()];
+        doc.insert(child).unwrap();
+        // One of the new addresses is taken: nothing moves.
+        assert!(matches!(
+            doc.mv_all("t.f", "t.g"),
+            Err(StateError::AddressExists(a)) if a == "t.g[\"b\"]"
+        ));
+        assert!(doc.get("t.f[\"a\"]").is_some());
+        // Instances move to a resource address only.
+        assert!(matches!(
+            doc.mv_all("t.f", "t.h[\"x\"]"),
+            Err(StateError::InvalidMove { .. })
+        ));
+        let moves = doc.mv_all("t.f", "t.h").unwrap();
+        assert_eq!(
+            moves,
+            [
+                ("t.f[\"a\"]".to_string(), "t.h[\"a\"]".to_string()),
+                ("t.f[\"b\"]".to_string(), "t.h[\"b\"]".to_string()),
+            ]
+        );
+        assert_eq!(doc.get("t.h[\"b\"]").unwrap().id, "id-t.f[\"b\"]");
+        assert!(
+            doc.get("t.fx").is_some(),
+            "another resource whose name starts alike stays"
+        );
+        assert_eq!(
+            doc.get("t.user").unwrap().dependencies,
+            ["t.h", "t.h[\"a\"]"]
+        );
+        // One instance, as before.
+        assert_eq!(doc.mv_all("t.fx", "t.fy").unwrap().len(), 1);
+        assert!(matches!(
+            doc.mv_all("t.nothing", "t.else"),
+            Err(StateError::AddressNotFound(_))
+        ));
     }
 
     #[test]

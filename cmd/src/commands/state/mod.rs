@@ -112,10 +112,8 @@ pub async fn exec(ctx: &Ctx, cmd: Command) -> Outcome {
                 (Ok((f, "")), Ok((t, ""))) if !f.is_root() && !t.is_root() => {
                     d.mv_module(&f, &t).map_err(|e| anyhow!("{e}"))?.len()
                 }
-                _ => {
-                    d.mv(&from, &to).map_err(|e| anyhow!("{e}"))?;
-                    1
-                }
+                // A resource address without a key moves every instance of it.
+                _ => d.mv_all(&from, &to).map_err(|e| anyhow!("{e}"))?.len(),
             };
             backend
                 .save(env, &mut d)

@@ -91,11 +91,13 @@ impl Engine<'_> {
                 }
                 continue;
             }
-            if state.get(&m.from).is_some()
-                && state.get(&m.to).is_none()
-                && state.to_mut().mv(&m.from, &m.to).is_ok()
+            // One instance, or every instance of a resource moved as a whole.
+            if !state.instances_of(&m.from).is_empty()
+                && let Ok(moves) = state.to_mut().mv_all(&m.from, &m.to)
             {
-                moved_from.insert(m.to.clone(), m.from.clone());
+                for (old, new) in moves {
+                    moved_from.insert(new, old);
+                }
             }
         }
 
