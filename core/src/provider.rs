@@ -887,6 +887,16 @@ pub trait ResourceKind: Send + Sync {
         false
     }
 
+    /// Whether a replacement the configuration forces (an attribute naming another object
+    /// changed) makes the new object before it deletes the old, as `create_before_destroy`
+    /// does: for kinds whose objects give access, so a new one the service refuses (a
+    /// principal that does not exist) leaves the old access in place. A replacement asked
+    /// for (`--replace`, `replace_triggered_by`) still deletes first: its new object is the
+    /// old one made again.
+    fn replaces_by_creating_first(&self) -> bool {
+        false
+    }
+
     /// Finishes a create whose first call made the object when the calls after it may not
     /// have run: its answer was lost, or brickform was killed before it heard. Runs the steps
     /// a create takes beyond making the object that do not depend on the configuration

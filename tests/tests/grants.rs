@@ -342,6 +342,72 @@ fn a_saved_plan_applied_later_revokes_no_grant_its_reviewers_did_not_see() {
     assert_eq!(code, 0, "{out}\n{err}");
 }
 
+const ONE_GRANT: &str = r#"
+variable "host" {
+  type = string
+}
+
+provider "databricks" {
+  host = var.host
+}
+
+resource "databricks_catalog" "c" {
+  name          = "access"
+  force_destroy = true
+}
+
+resource "databricks_grant" "reader" {
+  catalog    = databricks_catalog.c.name
+  principal  = "PRINCIPAL"
+  privileges = ["USE_CATALOG"]
+}
+"#;
+
+#[test]
+fn a_grant_moved_to_another_principal_is_given_before_the_old_one_is_revoked() {
+    let dir = config(&[("main.bf.hcl", &ONE_GRANT.replace("PRINCIPAL", "analysts"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    serve.group("analysts");
+    serve.group("data-engineers");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+
+    // A principal the account lacks: the new grant fails, the old one stays.
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        ONE_GRANT.replace("PRINCIPAL", "nobody"),
+    )
+    .unwrap();
+    let (_, plan, _) = bf(d, &serve, &["plan"]);
+    assert!(plan.contains("must be replaced"), "{plan}");
+    assert!(
+        plan.contains("create replacement and then destroy"),
+        "{plan}"
+    );
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("nobody"), "{err}");
+    assert_eq!(
+        grants_on(&serve, "catalog", "access"),
+        json!({"analysts": ["USE_CATALOG"]}),
+        "the old grant is kept"
+    );
+
+    // One that exists: given, then the old one revoked.
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        ONE_GRANT.replace("PRINCIPAL", "data-engineers"),
+    )
+    .unwrap();
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(
+        grants_on(&serve, "catalog", "access"),
+        json!({"data-engineers": ["USE_CATALOG"]})
+    );
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+}
+
 const EXISTING: &str = r#"
 variable "host" {
   type = string

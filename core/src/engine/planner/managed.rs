@@ -177,7 +177,11 @@ impl PlanWalk<'_, '_> {
             found.importing.is_some(),
             &d,
             asked,
-            r.lifecycle.create_before_destroy,
+            r.lifecycle.create_before_destroy
+                || (block.kind.replaces_by_creating_first()
+                    && d.replace
+                    && !asked.by_request
+                    && !asked.by_triggers),
         );
         let old_id = found.prior.as_ref().map(|(id, _)| id.as_str());
         if let Err(d) = self

@@ -215,6 +215,11 @@ impl ResourceKind for SecretAcl {
         )
     }
     /// SCOPE|||PRINCIPAL, the id: an ACL the principal already holds is found by it.
+    /// An ACL in another scope or for another principal is written before the old one is
+    /// deleted: a scope or principal that does not exist fails the create and takes nothing.
+    fn replaces_by_creating_first(&self) -> bool {
+        true
+    }
     fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
         Some(id_of(
             str_attr(config, "scope")?,

@@ -289,6 +289,11 @@ impl ResourceKind for GrantsKind {
             }
         })
     }
+    /// Grants on another securable or for another principal are given before the old ones
+    /// are revoked: a principal the account lacks fails the create and takes nothing.
+    fn replaces_by_creating_first(&self) -> bool {
+        true
+    }
     /// The id, which follows from the configuration: a create whose answer was lost is found
     /// by it.
     fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
