@@ -673,6 +673,18 @@ impl OutputSink {
     }
 }
 
+/// Something an object governs, as [`ResourceKind::claims`] says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// What is claimed, the same text from every kind that may claim it.
+    pub key: String,
+    /// Whether the object governs all of it (it undoes what others write there), or only
+    /// its own part.
+    pub exclusive: bool,
+    /// How messages name it: `the entries of list main`.
+    pub what: String,
+}
+
 /// Facts about the operation that a resource kind may need (for ownership tags).
 #[derive(Debug, Clone, Default)]
 pub struct OpContext {
@@ -885,6 +897,15 @@ pub trait ResourceKind: Send + Sync {
     /// repeated with its token instead of looked up.
     fn create_token(&self) -> bool {
         false
+    }
+
+    /// What of the service an object of this kind governs beyond the object itself, for
+    /// kinds whose objects can overlap across kinds (one kind governs all of something,
+    /// another a part of it): two instances of a plan with the same claim, one of them
+    /// exclusive, would undo each other on every apply, and the plan refuses them. Empty when
+    /// nothing overlaps, or the values that say what is claimed are not known yet.
+    fn claims(&self, _config: &Object) -> Vec<Claim> {
+        Vec::new()
     }
 
     /// Whether a replacement the configuration forces (an attribute naming another object

@@ -408,6 +408,54 @@ fn a_grant_moved_to_another_principal_is_given_before_the_old_one_is_revoked() {
     assert_eq!(code, 0, "{out}\n{err}");
 }
 
+#[test]
+fn two_resources_speaking_for_the_grants_on_one_securable_are_refused_at_plan() {
+    let src = ONE_GRANT.replace("PRINCIPAL", "analysts")
+        + r#"
+resource "databricks_grants" "all" {
+  catalog = "ACCESS"
+  grant {
+    principal  = "data-engineers"
+    privileges = ["USE_CATALOG"]
+  }
+}
+
+resource "databricks_grant" "writer" {
+  catalog    = databricks_catalog.c.name
+  principal  = "data-engineers"
+  privileges = ["CREATE_SCHEMA"]
+}
+"#;
+    let dir = config(&[("main.bf.hcl", &src)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    serve.group("analysts");
+    serve.group("data-engineers");
+    let (code, out, err) = bf(d, &serve, &["plan"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    for other in ["databricks_grant.reader", "databricks_grant.writer"] {
+        assert!(
+            err.contains(&format!(
+                "databricks_grants.all and {other} both manage the grants on catalog access"
+            )),
+            "{err}"
+        );
+    }
+    // Grants of different principals on one securable stand side by side.
+    let src = src.replace("databricks_grants", "databricks_grant_removed");
+    let src = &src[..src.find("resource \"databricks_grant_removed\"").unwrap()];
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        format!("{src}\nresource \"databricks_grant\" \"writer\" {{\n  catalog    = databricks_catalog.c.name\n  principal  = \"data-engineers\"\n  privileges = [\"CREATE_SCHEMA\"]\n}}\n"),
+    )
+    .unwrap();
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(
+        grants_on(&serve, "catalog", "access"),
+        json!({"analysts": ["USE_CATALOG"], "data-engineers": ["CREATE_SCHEMA"]})
+    );
+}
+
 const EXISTING: &str = r#"
 variable "host" {
   type = string

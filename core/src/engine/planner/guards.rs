@@ -145,51 +145,70 @@ impl Engine<'_> {
     }
 }
 
-/// An object a create of the plan makes, named by its kind's natural key.
+/// What an instance of the plan takes for its own: the object a create makes (by its kind's
+/// natural key), or what a kind says its object governs ([`crate::provider::Claim`]).
 pub(crate) struct Claim {
     pub provider: String,
-    pub type_name: String,
+    /// For a created object, its type and natural key; for a kind's claim, its key.
     pub key: String,
+    pub exclusive: bool,
+    /// `None` for a created object; how a kind's claim is named otherwise.
+    pub what: Option<String>,
+    pub type_name: String,
     pub address: String,
 }
 
-/// Two creates of one plan that make the same object (two blocks naming one schema, one
-/// path): the second would fail once the first has made it, after the plan promised both.
-/// Refused at plan, naming both addresses, at the later one's block.
-pub(super) fn created_twice(
+/// Two instances of one plan that take the same thing, one of them for all of it: two
+/// creates of one object (two blocks naming one object, one path; the second would fail once
+/// the first has made it, after the plan promised both), or two objects governing the same
+/// thing (an authoritative list of entries and another entry of the same list, which
+/// would undo each other on every apply). Refused at plan, naming both addresses, at the
+/// later one's block.
+pub(super) fn claimed_twice(
     mut claims: Vec<Claim>,
     config: &crate::lang::load::Config,
 ) -> Diagnostics {
     claims.sort_by(|a, b| {
-        (&a.provider, &a.type_name, &a.key, &a.address).cmp(&(
+        (&a.provider, &a.key, !a.exclusive, &a.address).cmp(&(
             &b.provider,
-            &b.type_name,
             &b.key,
+            !b.exclusive,
             &b.address,
         ))
     });
     let mut diags = Diagnostics::new();
-    let same = |a: &Claim, b: &Claim| {
-        (&a.provider, &a.type_name, &a.key) == (&b.provider, &b.type_name, &b.key)
-    };
+    let same = |a: &Claim, b: &Claim| (&a.provider, &a.key) == (&b.provider, &b.key);
     for group in claims.chunk_by(same) {
+        // Exclusive claims sort first: without one, the parts stand side by side.
         let Some((first, rest)) = group.split_first() else {
             continue;
         };
-        for second in rest {
+        if !first.exclusive {
+            continue;
+        }
+        for second in rest.iter().filter(|c| c.address != first.address) {
             let span = config
                 .resources
                 .get(base_of(&second.address))
                 .and_then(|r| r.span.clone());
-            diags.push(
-                Diagnostic::error(format!(
+            let diag = match &first.what {
+                None => Diagnostic::error(format!(
                     "{} and {} would both create {} {}",
-                    first.address, second.address, second.type_name, second.key
+                    first.address.as_str().min(second.address.as_str()),
+                    first.address.as_str().max(second.address.as_str()),
+                    second.type_name,
+                    second.key.split_once('\u{0}').map_or(second.key.as_str(), |(_, k)| k)
                 ))
-                .at(span)
                 .detail("One object is managed at one address: the second create would fail once the first has made it, though the plan counts both.")
                 .hint("give one of them another name, or keep one of the two blocks"),
-            );
+                Some(what) => Diagnostic::error(format!(
+                    "{} and {} both manage {what}",
+                    first.address, second.address
+                ))
+                .detail(format!("{} manages all of {what}: each apply would undo what {} writes there.", first.address, second.address))
+                .hint(format!("declare it in {} only, or drop {}", first.address, first.address)),
+            };
+            diags.push(diag.at(span));
         }
     }
     diags

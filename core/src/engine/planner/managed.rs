@@ -211,17 +211,29 @@ impl PlanWalk<'_, '_> {
             out.diags
                 .push(prevent_destroy_error(&p.address, r.span.clone()));
         }
-        if (action == Action::Create || action.is_replace())
-            && found.importing.is_none()
-            && crate::engine::adopt::key_known(block.kind.as_ref(), &ctx, &p.config)
-            && let Some(key) = block.kind.natural_key(&ctx, &p.config)
         {
-            super::walk::lock(&self.claims).push(super::guards::Claim {
+            let claim = |key: String, exclusive: bool, what: Option<String>| super::guards::Claim {
                 provider: block.provider.clone(),
-                type_name: r.type_name.clone(),
                 key,
+                exclusive,
+                what,
+                type_name: r.type_name.clone(),
                 address: p.address.clone(),
-            });
+            };
+            let mut claims = Vec::new();
+            if (action == Action::Create || action.is_replace())
+                && found.importing.is_none()
+                && crate::engine::adopt::key_known(block.kind.as_ref(), &ctx, &p.config)
+                && let Some(key) = block.kind.natural_key(&ctx, &p.config)
+            {
+                claims.push(claim(format!("{}\u{0}{key}", r.type_name), true, None));
+            }
+            for c in block.kind.claims(&p.config) {
+                claims.push(claim(format!("\u{1}{}", c.key), c.exclusive, Some(c.what)));
+            }
+            if !claims.is_empty() {
+                super::walk::lock(&self.claims).extend(claims);
+            }
         }
         self.record_change(block, p, (action, reason), d, found, &mut out);
         out

@@ -153,7 +153,7 @@ impl Engine<'_> {
             .claims
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        diags.extend(guards::created_twice(claims, config));
+        diags.extend(guards::claimed_twice(claims, config));
 
         let planned: usize = nodes.iter().map(|n| n.changes.len()).sum();
         plan.changes.reserve_exact(planned);

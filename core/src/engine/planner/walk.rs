@@ -43,8 +43,8 @@ pub(super) struct PlanWalk<'p, 'a> {
     /// creates inside one is not looked up (500 new objects inside a new container cost
     /// one lookup, not 500).
     pub absent: Mutex<Vec<String>>,
-    /// The objects the plan's creates make, by their natural key: two creates of one object
-    /// are refused after the walk ([`super::guards::created_twice`]).
+    /// What the plan's instances take for their own: two that take the same thing are
+    /// refused after the walk ([`super::guards::claimed_twice`]).
     pub claims: Mutex<Vec<super::guards::Claim>>,
     /// Bounds the provider calls in flight to the plan's parallelism.
     pub calls: Semaphore,

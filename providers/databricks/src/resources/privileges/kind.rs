@@ -11,7 +11,8 @@ use crate::Shared;
 use crate::resources::str_attr;
 use async_trait::async_trait;
 use brickform_core::provider::{
-    ErrorKind, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
+    Claim, ErrorKind, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
+    Schema,
 };
 use brickform_core::value::{Object, PathStep, Value};
 use std::sync::Arc;
@@ -288,6 +289,20 @@ impl ResourceKind for GrantsKind {
                 Err(e)
             }
         })
+    }
+    /// The grants on its securable: all of them for `databricks_grants`, which revokes what
+    /// it does not declare, so no other grants resource may speak for the same securable.
+    fn claims(&self, config: &Object) -> Vec<Claim> {
+        let Some((target, Some(name))) = target_of(config) else {
+            return Vec::new();
+        };
+        // Unity Catalog names are case-insensitive.
+        let name = name.to_lowercase();
+        vec![Claim {
+            key: format!("uc-grants/{}", id_of(target, &name, None)),
+            exclusive: self.scope == Scope::All,
+            what: format!("the grants on {} {name}", target.label),
+        }]
     }
     /// Grants on another securable or for another principal are given before the old ones
     /// are revoked: a principal the account lacks fails the create and takes nothing.
