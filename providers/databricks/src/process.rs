@@ -71,6 +71,9 @@ fn command(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // A group of its own, so what it starts is stopped with it ([`stop_group`]).
+    #[cfg(unix)]
+    command.process_group(0);
     if let Some(dir) = dir {
         command.current_dir(dir);
     }
@@ -83,6 +86,25 @@ fn command(
     }
     command
 }
+
+/// Stops every process left in the group the program led (see [`command`]): what it started
+/// in the background and did not wait for, once it has finished or run out of time.
+fn stop_group(leader: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = leader
+        .and_then(|id| i32::try_from(id).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        // Nothing left to stop is no error.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    #[cfg(not(unix))]
+    let _ = leader;
+}
+
+/// How long output is still read once the program has exited: what it printed last, not
+/// what something it left in the background keeps printing.
+const DRAIN: Duration = Duration::from_millis(500);
 
 fn exit_status(status: std::process::ExitStatus) -> String {
     status
@@ -105,7 +127,10 @@ pub(crate) async fn run(
     let child = command(program, args, dir, hidden)
         .spawn()
         .map_err(|e| failed(format!("cannot run it: {e}")))?;
-    let out = match tokio::time::timeout(timeout, child.wait_with_output()).await {
+    let leader = child.id();
+    let out = tokio::time::timeout(timeout, child.wait_with_output()).await;
+    stop_group(leader);
+    let out = match out {
         Ok(Ok(out)) => out,
         Ok(Err(e)) => return Err(failed(format!("failed: {e}"))),
         Err(_) => {
@@ -164,7 +189,8 @@ pub(crate) async fn run_lines(
         }
         last.push_back(line.to_string());
     };
-    let read = async {
+    let leader = child.id();
+    let reading = async {
         let mut out = tokio::io::BufReader::new(stdout);
         let mut err = tokio::io::BufReader::new(stderr);
         let (mut o, mut e) = (Vec::new(), Vec::new());
@@ -181,9 +207,23 @@ pub(crate) async fn run_lines(
                 },
             }
         }
-        child.wait().await
     };
-    let status = match tokio::time::timeout(timeout, read).await {
+    // Finished when the program exits, not when its output closes: something it left in
+    // the background may hold that open for as long as it runs.
+    let run = async {
+        tokio::pin!(reading);
+        let (status, read_all) = tokio::select! {
+            status = child.wait() => (status, false),
+            () = &mut reading => (child.wait().await, true),
+        };
+        if !read_all {
+            let _ = tokio::time::timeout(DRAIN, &mut reading).await;
+        }
+        status
+    };
+    let status = tokio::time::timeout(timeout, run).await;
+    stop_group(leader);
+    let status = match status {
         Ok(Ok(status)) => status,
         Ok(Err(e)) => return Err(failed(format!("failed: {e}"), last.into())),
         Err(_) => {
@@ -209,4 +249,84 @@ pub(crate) fn last_lines(text: &[u8], n: usize, sep: &str) -> String {
         .filter(|l| !l.trim().is_empty())
         .collect();
     lines[lines.len().saturating_sub(n)..].join(sep)
+}
+
+#[cfg(all(test, unix))]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn alive(pid_file: &Path) -> bool {
+        let pid = std::fs::read_to_string(pid_file).unwrap();
+        // A process stopped but not yet reaped by init reads as a zombie.
+        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+            .is_ok_and(|stat| !stat.contains(") Z "))
+    }
+
+    async fn lines(script: &str, timeout: Duration) -> Result<(), LinesFailed> {
+        let sh = PathBuf::from("/bin/sh");
+        run_lines(
+            &sh,
+            &["-c".to_string(), script.to_string()],
+            None,
+            &|_| false,
+            timeout,
+            &|_| {},
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn a_program_is_done_when_it_exits_and_what_it_left_running_is_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid = dir.path().join("pid");
+        let script = format!("sleep 30 & echo $! > {}; echo built", pid.display());
+        let started = std::time::Instant::now();
+        assert!(lines(&script, Duration::from_secs(20)).await.is_ok());
+        // Not the 30 s the background sleep holds the output open for.
+        assert!(started.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!alive(&pid), "the background sleep was stopped");
+    }
+
+    #[tokio::test]
+    async fn every_line_a_program_prints_is_handed_on_and_its_failure_kept() {
+        let sh = PathBuf::from("/bin/sh");
+        for _ in 0..20 {
+            let seen = std::sync::Mutex::new(Vec::new());
+            let done = run_lines(
+                &sh,
+                &[
+                    "-c".to_string(),
+                    "echo one; echo two >&2; echo three".to_string(),
+                ],
+                None,
+                &|_| false,
+                Duration::from_secs(20),
+                &|l| seen.lock().unwrap().push(l.to_string()),
+            )
+            .await;
+            assert!(done.is_ok());
+            let mut seen = seen.into_inner().unwrap();
+            seen.sort();
+            assert_eq!(seen, ["one", "three", "two"]);
+        }
+        let err = lines("echo last words; exit 3", Duration::from_secs(20))
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(err.status, "exited with 3");
+        assert_eq!(err.last, ["last words"]);
+    }
+
+    #[tokio::test]
+    async fn a_program_out_of_time_is_stopped_with_what_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid = dir.path().join("pid");
+        let script = format!("sleep 45 & echo $! > {}; sleep 45", pid.display());
+        let err = lines(&script, Duration::from_secs(1)).await.err().unwrap();
+        assert_eq!(err.status, "did not finish within 1s");
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!alive(&pid), "the background sleep was stopped");
+    }
 }
