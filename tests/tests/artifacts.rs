@@ -235,6 +235,14 @@ fn an_artifact_is_built_when_its_inputs_change_and_only_then() {
     run_ok(d, &["apply", "--local", "--auto-approve"], &[]);
     assert_eq!(files(d), [format!("file:{V2}")]);
 
+    // The uploaded file is this state's: the volume's destroy names it as such, not as
+    // something its delete takes unmanaged.
+    let out = run_ok(d, &["plan", "--local", "--destroy"], &[]);
+    assert!(
+        out.contains("(deletes with it what lies inside: databricks_artifact.tool)"),
+        "{out}"
+    );
+    assert!(!out.contains("this state does not manage"), "{out}");
     let out = run_ok(d, &["destroy", "--local", "--auto-approve"], &[]);
     assert!(out.contains("0 left behind"), "{out}");
     assert_eq!(objects(&local_dump(d)), Vec::<String>::new());

@@ -131,6 +131,26 @@ fn matching(dir: &Path, pattern: &str) -> Result<Vec<(String, PathBuf)>, String>
 /// The hash of the input files: each one's path and bytes, in path order, so renaming a
 /// file or moving bytes between files changes it. The build's own output never counts.
 fn input_hash(dir: &Path, inputs: &[String], output: &str) -> Result<String, String> {
+    let files = input_files(dir, inputs, output)?;
+    let mut h = Sha256::new();
+    for (rel, p) in &files {
+        let bytes = brickform_core::limits::read_file(p)
+            .map_err(|e| format!("cannot read input {}: {e}", p.display()))?;
+        h.update(rel.as_bytes());
+        h.update([0]);
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(&bytes);
+    }
+    Ok(format!("{:x}", h.finalize()))
+}
+
+/// The input files, by their path in `dir`: what `inputs` match, the build's own output
+/// left out.
+fn input_files(
+    dir: &Path,
+    inputs: &[String],
+    output: &str,
+) -> Result<BTreeMap<String, PathBuf>, String> {
     let produced: Vec<String> = matching(dir, output)?.into_iter().map(|(r, _)| r).collect();
     let mut files: BTreeMap<String, PathBuf> = BTreeMap::new();
     for pattern in inputs {
@@ -143,16 +163,7 @@ fn input_hash(dir: &Path, inputs: &[String], output: &str) -> Result<String, Str
         }
         files.extend(found.into_iter().filter(|(r, _)| !produced.contains(r)));
     }
-    let mut h = Sha256::new();
-    for (rel, p) in &files {
-        let bytes = brickform_core::limits::read_file(p)
-            .map_err(|e| format!("cannot read input {}: {e}", p.display()))?;
-        h.update(rel.as_bytes());
-        h.update([0]);
-        h.update((bytes.len() as u64).to_le_bytes());
-        h.update(&bytes);
-    }
-    Ok(format!("{:x}", h.finalize()))
+    Ok(files)
 }
 
 /// Runs the build in `dir`, each line it prints handed to `on_line`, and returns the file
@@ -213,8 +224,22 @@ async fn build(
         .iter()
         .filter(|(r, p)| before.get(r).is_none_or(|t| *t != modified(p)))
         .collect();
+    // An incremental build (make) leaves an output newer than all its inputs as it is: the
+    // one file that matches is then the build's output, as make decided.
+    let up_to_date = || match found.as_slice() {
+        [(_, p)] => {
+            let inputs = input_files(dir, &strings(config, "inputs"), output).ok()?;
+            let at = modified(p)?;
+            inputs
+                .values()
+                .all(|i| modified(i).is_some_and(|t| t <= at))
+                .then(|| p.clone())
+        }
+        _ => None,
+    };
     match fresh.as_slice() {
         [(_, p)] => Ok(p.clone()),
+        [] if let Some(p) = up_to_date() => Ok(p),
         [] => Err(ProviderError::other(format!(
             "the build {shown} succeeded but wrote no file matching output {output:?} in {}{}",
             dir.display(),
@@ -222,7 +247,7 @@ async fn build(
                 String::new()
             } else {
                 format!(
-                    " (older ones match: {})",
+                    " (older ones match, not newer than every input: {})",
                     found
                         .iter()
                         .map(|(r, _)| r.as_str())
@@ -295,6 +320,17 @@ impl ResourceKind for Artifact {
     }
     fn schema(&self) -> &Schema {
         &self.schema
+    }
+
+    /// Where the uploaded file lies, so a volume's or folder's destroy plan counts it as
+    /// this state's, not as something its delete takes unmanaged.
+    fn location(&self, attrs: &Object) -> Option<String> {
+        let path = str_attr(attrs, "remote_path")?;
+        if path.starts_with("/Volumes/") {
+            super::locations::volume_path(path)
+        } else {
+            Some(super::locations::workspace(path))
+        }
     }
 
     fn prepare_config(&self, config: &mut Object, base_dir: &Path) -> Result<(), String> {
@@ -594,5 +630,39 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("not on PATH"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn an_output_an_incremental_build_found_up_to_date_is_taken() {
+        let d = tree(&[("a.txt", "1"), ("out/a.bin", "built")]);
+        let age = |p: &str, secs: u64| {
+            std::fs::File::options()
+                .write(true)
+                .open(d.path().join(p))
+                .unwrap()
+                .set_modified(SystemTime::now() - Duration::from_secs(secs))
+                .unwrap();
+        };
+        age("a.txt", 600);
+        age("out/a.bin", 60);
+        let config: Object = [
+            ("build", Value::List(vec![Value::from("true")])),
+            ("inputs", Value::List(vec![Value::from("a.txt")])),
+            ("output", Value::from("out/a.bin")),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        // make's `'out/a.bin' is up to date`: the output is newer than every input.
+        let built = build(d.path(), &config, &|_| {}).await.unwrap();
+        assert!(built.ends_with("out/a.bin"), "{built:?}");
+        // An input newer than the output: a build that writes nothing wrote nothing.
+        age("a.txt", 1);
+        let e = build(d.path(), &config, &|_| {})
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not newer than every input: out/a.bin"), "{e}");
     }
 }
