@@ -190,3 +190,48 @@ resource "databricks_secret" "pw" {
     let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
     assert!(out.contains("2 destroyed"), "{out}");
 }
+
+#[test]
+fn a_folder_that_holds_what_the_state_does_not_manage_says_what_and_how_to_go_on() {
+    let src = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_directory" "d" {
+  path = "/Shared/kept"
+}
+resource "databricks_notebook" "n" {
+  path           = "${databricks_directory.d.path}/etl"
+  language       = "PYTHON"
+  content_base64 = base64encode("print(1)\n")
+}
+"#;
+    let dir = config(&[("main.bf.hcl", src)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    serve.ok(
+        "POST",
+        "/api/2.0/workspace/import",
+        Some(
+            json!({"path": "/Shared/kept/handmade", "format": "SOURCE", "language": "PYTHON",
+            "content": "cHJpbnQoMikK", "overwrite": true}),
+        ),
+    );
+    let (code, out, err) = bf(d, &serve, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("folder /Shared/kept is not empty: it holds what this state does not manage (/Shared/kept/handmade)"),
+        "{err}"
+    );
+    assert!(err.contains("set delete_recursive = true"), "{err}");
+    assert!(!err.contains("another change to this object"), "{err}");
+    // The notebook the state managed went; what it did not stays.
+    let listed = serve.ok("GET", "/api/2.0/workspace/list?path=/Shared/kept", None);
+    let paths: Vec<&str> = listed["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o["path"].as_str())
+        .collect();
+    assert_eq!(paths, ["/Shared/kept/handmade"]);
+}

@@ -137,14 +137,34 @@ impl ResourceKind for Directory {
             .get("delete_recursive")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        gone_ok(
-            client
-                .post(
-                    "/api/2.0/workspace/delete",
-                    &json!({ "path": id, "recursive": recursive }),
-                )
-                .await,
-        )
+        let deleted = client
+            .post(
+                "/api/2.0/workspace/delete",
+                &json!({ "path": id, "recursive": recursive }),
+            )
+            .await;
+        match deleted {
+            // What is left in it is not this state's: its own contents went first.
+            Err(e) if e.error_code == "DIRECTORY_NOT_EMPTY" => {
+                let left: Vec<String> = super::locations::workspace_objects(&client, id)
+                    .await?
+                    .iter()
+                    .filter_map(|o| o.get("path").and_then(Json::as_str))
+                    .map(str::to_string)
+                    .collect();
+                let shown = left.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+                let more = left.len().saturating_sub(5);
+                Err(ProviderError::invalid(format!(
+                    "folder {id} is not empty: it holds what this state does not manage ({shown}{}); move or delete those, or set delete_recursive = true to delete them with the folder (the plan then lists them)",
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                )))
+            }
+            other => gone_ok(other),
+        }
     }
     async fn import(&self, _: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
         self.status(id, &Object::new()).await
