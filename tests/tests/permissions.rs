@@ -785,3 +785,28 @@ fn secret_acls_are_applied_drift_is_planned_back_imported_and_destroyed() {
     assert_eq!(scope_acls(&serve, "ext"), pairs(&[(ME, "MANAGE")]));
     assert!(serve.dump()["secret_scopes"].get("app").is_none());
 }
+
+#[test]
+fn destroying_the_callers_own_acl_leaves_it_able_to_manage_the_scope() {
+    let dir = config(&[("main.bf.hcl", SECRETS)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    serve.ok(
+        "POST",
+        "/api/2.0/secrets/scopes/create",
+        Some(serde_json::json!({"scope": "ext"})),
+    );
+    // The caller's own ACL on a scope made outside, lowered to READ by the configuration.
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        format!(
+            "variable \"host\" {{\n  type = string\n}}\nprovider \"databricks\" {{\n  host = var.host\n}}\nimport {{\n  to = databricks_secret_acl.me\n  id = \"ext|||{ME}\"\n}}\nresource \"databricks_secret_acl\" \"me\" {{\n  scope      = \"ext\"\n  principal  = \"{ME}\"\n  permission = \"READ\"\n}}\n"
+        ),
+    )
+    .unwrap();
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(scope_acls(&serve, "ext"), pairs(&[(ME, "READ")]));
+    let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert!(out.contains("1 destroyed"), "{out}");
+    assert_eq!(scope_acls(&serve, "ext"), pairs(&[(ME, "MANAGE")]));
+}

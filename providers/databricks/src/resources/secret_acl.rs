@@ -196,14 +196,25 @@ impl ResourceKind for SecretAcl {
     async fn delete(&self, _: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
         let client = self.shared.client()?;
         let (scope, principal) = split(id)?;
-        if str_attr(prior, "permission") == Some("MANAGE")
-            && self
-                .shared
-                .current_user()
-                .await?
-                .is_some_and(|me| me.eq_ignore_ascii_case(principal))
+        // The caller's own ACL is left as MANAGE, whatever the configuration made it: without
+        // it the caller could no longer manage the scope.
+        if self
+            .shared
+            .current_user()
+            .await?
+            .is_some_and(|me| me.eq_ignore_ascii_case(principal))
         {
-            return Ok(());
+            if str_attr(prior, "permission") == Some("MANAGE") {
+                return Ok(());
+            }
+            return super::gone_ok(
+                client
+                    .post(
+                        "/api/2.0/secrets/acls/put",
+                        &json!({ "scope": scope, "principal": principal, "permission": "MANAGE" }),
+                    )
+                    .await,
+            );
         }
         super::gone_ok(
             client
@@ -214,12 +225,12 @@ impl ResourceKind for SecretAcl {
                 .await,
         )
     }
-    /// SCOPE|||PRINCIPAL, the id: an ACL the principal already holds is found by it.
     /// An ACL in another scope or for another principal is written before the old one is
     /// deleted: a scope or principal that does not exist fails the create and takes nothing.
     fn replaces_by_creating_first(&self) -> bool {
         true
     }
+    /// SCOPE|||PRINCIPAL, the id: an ACL the principal already holds is found by it.
     fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
         Some(id_of(
             str_attr(config, "scope")?,
