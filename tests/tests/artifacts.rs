@@ -316,3 +316,25 @@ fn an_artifact_goes_to_a_workspace_folder_too() {
     let out = run_ok(d, &["destroy", "--local", "--auto-approve"], &[]);
     assert!(out.contains("0 left behind"), "{out}");
 }
+
+#[test]
+fn a_build_tool_that_is_not_there_stops_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    project(d);
+    let config = std::fs::read_to_string(d.join("main.bf.hcl"))
+        .unwrap()
+        .replace(
+            "[\"python3\", \"make.py\"]",
+            "[\"no-such-builder-xyz\", \"make.py\"]",
+        );
+    std::fs::write(d.join("main.bf.hcl"), config).unwrap();
+    let (code, out, err) = run(d, &["plan", "--local"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("the build command \"no-such-builder-xyz\" is not on PATH"),
+        "{err}"
+    );
+    assert!(!err.contains("the service rejected"), "{err}");
+    assert_eq!(builds(d), 0);
+}

@@ -170,6 +170,17 @@ fn fileexists(a: &Args) -> Outcome<Value> {
     }
 }
 
+/// A file pattern as the glob crate takes it: a last part `**` stands for every file below
+/// (as in Terraform's `fileset` and its users' habits), where glob's `**` alone matches
+/// only folders.
+pub fn glob_pattern(pattern: &str) -> std::borrow::Cow<'_, str> {
+    if pattern == "**" || pattern.ends_with("/**") {
+        std::borrow::Cow::Owned(format!("{pattern}/*"))
+    } else {
+        std::borrow::Cow::Borrowed(pattern)
+    }
+}
+
 /// `fileset(path, pattern)`: the regular files under `path` matching the glob (`*`, `**`,
 /// `?`, `[...]`), as sorted paths relative to `path` with `/` separators.
 fn fileset(a: &Args) -> Outcome<Value> {
@@ -180,8 +191,9 @@ fn fileset(a: &Args) -> Outcome<Value> {
     let pattern = a.string(1)?;
     let root_text = root.to_string_lossy();
     let full = format!(
-        "{}/{pattern}",
-        glob::Pattern::escape(root_text.trim_end_matches('/'))
+        "{}/{}",
+        glob::Pattern::escape(root_text.trim_end_matches('/')),
+        glob_pattern(&pattern)
     );
     let entries = glob::glob(&full).map_err(|e| {
         a.invalid(
@@ -398,6 +410,15 @@ mod tests {
         assert_eq!(
             run_in(d, "fileset", vec![s("."), s("*.txt")]).unwrap(),
             strs(&["hello.txt"])
+        );
+        // `**` as the last part: every file below, as in Terraform.
+        assert_eq!(
+            run_in(d, "fileset", vec![s("sql"), s("**")]).unwrap(),
+            strs(&["a.sql", "nested/b.sql", "readme.md"])
+        );
+        assert_eq!(
+            run_in(d, "fileset", vec![s("."), s("sql/nested/**")]).unwrap(),
+            strs(&["sql/nested/b.sql"])
         );
         assert_eq!(
             run_in(d, "fileset", vec![s("sql"), s("*.none")]).unwrap(),

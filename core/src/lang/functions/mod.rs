@@ -17,6 +17,8 @@ mod numeric;
 mod strings;
 mod types;
 
+pub use files::glob_pattern;
+
 use crate::value::{Object, Value};
 use std::cmp::Ordering;
 use std::collections::HashMap;

@@ -111,8 +111,11 @@ fn matching(dir: &Path, pattern: &str) -> Result<Vec<(String, PathBuf)>, String>
     // Absolute, so what the pattern finds is named relative to `dir` however `dir` was
     // written (`./tool` finds `tool/…`).
     let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let full = dir.join(pattern);
-    let full = full.to_string_lossy();
+    let full = format!(
+        "{}/{}",
+        glob::Pattern::escape(dir.to_string_lossy().trim_end_matches('/')),
+        brickform_core::lang::functions::glob_pattern(pattern)
+    );
     let paths = glob::glob(&full).map_err(|e| format!("{pattern:?} is not a glob pattern: {e}"))?;
     let mut out = Vec::new();
     for p in paths.flatten() {
@@ -166,6 +169,24 @@ fn input_files(
     Ok(files)
 }
 
+/// The program a build runs: a name with a slash is relative to where the build runs, a
+/// bare name is looked up on PATH, as a shell would.
+fn build_program(dir: &Path, program: &str) -> Result<PathBuf, String> {
+    if program.contains('/') {
+        let p = dir.join(program);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!(
+                "the build command {program:?} is not a file in {}",
+                dir.display()
+            ))
+        };
+    }
+    crate::process::find_executable(program, std::env::var("PATH").ok().as_deref())
+        .ok_or_else(|| format!("the build command {program:?} is not on PATH"))
+}
+
 /// Runs the build in `dir`, each line it prints handed to `on_line`, and returns the file
 /// it wrote that `output` matches.
 async fn build(
@@ -179,15 +200,7 @@ async fn build(
             "build is empty: give the command to run",
         ));
     };
-    // A program named with a slash is relative to where the build runs; a bare name is
-    // looked up on PATH, as a shell would.
-    let program = if program.contains('/') {
-        dir.join(program)
-    } else {
-        crate::process::find_executable(program, std::env::var("PATH").ok().as_deref()).ok_or_else(
-            || ProviderError::invalid(format!("the build command {program:?} is not on PATH")),
-        )?
-    };
+    let program = build_program(dir, program).map_err(ProviderError::invalid)?;
     let timeout = config
         .get("timeout_seconds")
         .and_then(Value::as_f64)
@@ -342,6 +355,15 @@ impl ResourceKind for Artifact {
                 dir.display()
             ));
         }
+        // Known at plan, so a missing tool stops the plan, not the apply halfway.
+        if let Some(program) = config
+            .get("build")
+            .and_then(Value::as_list)
+            .and_then(|l| l.first())
+            .and_then(Value::as_str)
+        {
+            build_program(&dir, program)?;
+        }
         let output = str_attr(config, "output").unwrap_or("").to_string();
         let hash = input_hash(&dir, &strings(config, "inputs"), &output)?;
         config.insert("input_sha256".into(), Value::from(hash));
@@ -475,6 +497,11 @@ mod tests {
         // input pattern takes everything.
         assert_eq!(input_hash(d.path(), &inputs, "dist/*.whl").unwrap(), h);
         let all = input_hash(d.path(), &list(&["**/*"]), "dist/*.whl").unwrap();
+        // `**` alone is every file too, as in Terraform's fileset.
+        assert_eq!(
+            input_hash(d.path(), &list(&["**"]), "dist/*.whl").unwrap(),
+            all
+        );
         std::fs::write(d.path().join("dist/pkg-0.2-py3-none-any.whl"), "new").unwrap();
         assert_eq!(
             input_hash(d.path(), &list(&["**/*"]), "dist/*.whl").unwrap(),
