@@ -587,6 +587,10 @@ fn validate_checks_securables_privileges_and_principals() {
             &["first privilege model; it is now USE_CATALOG or USE_SCHEMA"],
         ),
         (
+            "resource \"databricks_grant\" \"g\" {\n  schema     = \"main.raw\"\n  principal  = \"\"\n  privileges = [\"SELECT\"]\n}\n",
+            &["principal is empty", "main.bf.hcl:3:"],
+        ),
+        (
             "resource \"databricks_grants\" \"g\" {\n  schema = \"raw\"\n  grant {\n    principal  = \"a\"\n    privileges = [\"SELECT\"]\n  }\n}\n",
             &[
                 "\"raw\" is not the full name of a schema",

@@ -308,6 +308,17 @@ impl ResourceKind for SqlEndpoint {
             .get("enable_serverless_compute")
             .and_then(Value::as_bool)
             .unwrap_or(false);
+        if let Some(name) = config.get("name").and_then(Value::as_str)
+            && name.chars().count() >= 100
+        {
+            out.push(Finding::error(
+                &["name"],
+                format!(
+                    "a warehouse name is shorter than 100 characters; this one has {}",
+                    name.chars().count()
+                ),
+            ));
+        }
         if let Some(mins) = num("auto_stop_mins") {
             let least = if serverless { 5.0 } else { 10.0 };
             if mins < 0.0 || (mins > 0.0 && mins < least) {
@@ -473,6 +484,12 @@ mod tests {
         assert!(
             messages(json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 10}))
                 .is_empty()
+        );
+        assert!(messages(json!({"name": "w".repeat(99), "cluster_size": "Small"})).is_empty());
+        assert!(
+            messages(json!({"name": "w".repeat(100), "cluster_size": "Small"}))
+                .iter()
+                .any(|m| m.contains("shorter than 100 characters; this one has 100"))
         );
         assert!(
             messages(json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 0})).is_empty()

@@ -283,6 +283,11 @@ pub fn check_privileges(target: &Target, privileges: &Value, at: Vec<PathStep>) 
 /// A workspace-local group named as a principal: the grant would be refused.
 pub fn check_principal(principal: &Value, at: Vec<PathStep>) -> Vec<Finding> {
     match principal.as_str() {
+        Some(p) if p.trim().is_empty() => vec![
+            Finding::error(&[], "principal is empty: name a user, group or service principal")
+                .at(at)
+                .hint("e.g. principal = \"data-engineers\""),
+        ],
         Some(p) if WORKSPACE_GROUPS.contains(&p) => vec![
             Finding::warning(
                 &[],
