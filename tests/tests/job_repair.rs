@@ -239,11 +239,29 @@ fn a_failed_run_is_repaired_by_rerunning_only_its_failed_tasks() {
         err.contains(&format!("Run {run} has no failed tasks to repair.")),
         "{err}"
     );
+    assert_eq!(
+        err.matches(&format!("Run {run} has no failed tasks to repair."))
+            .count(),
+        1,
+        "{err}"
+    );
     // A run that does not exist is refused before any repair is asked for (the refused
     // repair of the run that succeeded was asked: the service gave the reason).
     let (code, out, err) = bf(d, &serve, &["run", job, "--repair", "999999"]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("Run 999999 does not exist."), "{err}");
+    // Said once, not again as its own cause.
+    assert_eq!(
+        err.matches("Run 999999 does not exist.").count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(
+        err.matches(&format!("Run {run} has no failed tasks"))
+            .count(),
+        0,
+        "{err}"
+    );
     assert_eq!(repair_requests(&serve).len(), 3);
 }
 

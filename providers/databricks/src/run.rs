@@ -47,7 +47,8 @@ pub struct Outcome {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("{0}")]
+    // Transparent: its message once, not again as its own source.
+    #[error(transparent)]
     Api(#[from] ApiError),
     #[error("gave up waiting after {0:?}")]
     Timeout(Duration),
