@@ -456,6 +456,53 @@ resource "databricks_grant" "writer" {
     );
 }
 
+#[test]
+fn a_grant_replaced_with_what_it_is_on_is_replaced_in_the_same_order() {
+    // The grant reads the schema's id, unknown while the schema is replaced: giving first
+    // would spread to the schema, whose new copy would meet its old self's name.
+    let src = r#"
+variable "host" {
+  type = string
+}
+
+provider "databricks" {
+  host = var.host
+}
+
+resource "databricks_catalog" "c" {
+  name          = "again"
+  force_destroy = true
+}
+
+resource "databricks_schema" "s" {
+  catalog_name = databricks_catalog.c.name
+  name         = "raw"
+}
+
+resource "databricks_grant" "g" {
+  schema     = databricks_schema.s.id
+  principal  = "account users"
+  privileges = ["USE_SCHEMA"]
+}
+"#;
+    let dir = config(&[("main.bf.hcl", src)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let out = bf_ok(
+        d,
+        &serve,
+        &["apply", "--auto-approve", "-replace=databricks_schema.s"],
+    );
+    assert!(out.contains("2 added, 0 changed, 2 destroyed"), "{out}");
+    assert_eq!(
+        grants_on(&serve, "schema", "again.raw"),
+        json!({"account users": ["USE_SCHEMA"]})
+    );
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+}
+
 const EXISTING: &str = r#"
 variable "host" {
   type = string

@@ -181,7 +181,10 @@ impl PlanWalk<'_, '_> {
                 || (block.kind.replaces_by_creating_first()
                     && d.replace
                     && !asked.by_request
-                    && !asked.by_triggers),
+                    && !asked.by_triggers
+                    // Known: a value unknown until what it reads is replaced would spread
+                    // create-first to that object, which then meets its old self's name.
+                    && p.config.values().all(Value::is_wholly_known)),
         );
         let old_id = found.prior.as_ref().map(|(id, _)| id.as_str());
         if let Err(d) = self
