@@ -702,9 +702,9 @@ pub struct OpContext {
     pub create_token: Option<String>,
     /// Where what the operation prints goes, during an apply; `None` elsewhere.
     pub output: Option<OutputSink>,
-    /// For an update or delete during an apply: the object as its plan read it (the plan's
-    /// `before`), so a kind can refuse to undo what was done to it since, which the plan
-    /// could not show. `None` elsewhere.
+    /// For an update during an apply: the object as its plan read it (the plan's `before`;
+    /// the update's prior is what was last applied), so a kind can refuse to undo what was
+    /// done to it since, which the plan could not show. `None` elsewhere.
     pub planned: Option<Arc<Object>>,
 }
 

@@ -486,12 +486,7 @@ impl StateDocument {
                 (old, new)
             })
             .collect();
-        if let Some((_, taken)) = moves.iter().find(|(_, new)| self.get(new).is_some()) {
-            return Err(StateError::AddressExists(taken.clone()));
-        }
-        for (old, new) in &moves {
-            self.mv(old, new)?;
-        }
+        self.mv_each(&moves)?;
         // What depended on the resource as a whole depends on it under its new name.
         for other in &mut self.resources {
             for dep in &mut other.dependencies {
@@ -524,13 +519,19 @@ impl StateDocument {
         if moves.is_empty() {
             return Err(StateError::AddressNotFound(from.to_string()));
         }
+        self.mv_each(&moves)?;
+        Ok(moves)
+    }
+
+    /// Makes each move, old address to new; none when one of the new addresses is taken.
+    fn mv_each(&mut self, moves: &[(String, String)]) -> Result<()> {
         if let Some((_, taken)) = moves.iter().find(|(_, new)| self.get(new).is_some()) {
             return Err(StateError::AddressExists(taken.clone()));
         }
-        for (old, new) in &moves {
+        for (old, new) in moves {
             self.mv(old, new)?;
         }
-        Ok(moves)
+        Ok(())
     }
 
     pub fn outputs(&self) -> &BTreeMap<String, OutputState> {

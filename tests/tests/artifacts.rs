@@ -79,6 +79,16 @@ with zipfile.ZipFile(f"out/tool-{version}.zip", "w") as z:
 print(f"wrote out/tool-{version}.zip")
 "#;
 
+/// The project in a directory of its own, its configuration's `from` written as `to`.
+fn project_with(from: &str, to: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path());
+    let config = std::fs::read_to_string(dir.path().join("main.bf.hcl")).unwrap();
+    assert!(config.contains(from), "{from} is not in the configuration");
+    std::fs::write(dir.path().join("main.bf.hcl"), config.replace(from, to)).unwrap();
+    dir
+}
+
 fn project(d: &Path) {
     std::fs::write(d.join("main.bf.hcl"), CONFIG).unwrap();
     let tool = d.join("tool");
@@ -282,16 +292,11 @@ fn an_artifact_that_cannot_be_built_is_stopped_at_plan_or_validate() {
 
 #[test]
 fn an_artifact_goes_to_a_workspace_folder_too() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = project_with(
+        "path       = \"${databricks_volume.v.volume_path}/tool\"",
+        "path       = \"/Workspace/Shared/tools\"",
+    );
     let d = dir.path();
-    project(d);
-    let config = std::fs::read_to_string(d.join("main.bf.hcl"))
-        .unwrap()
-        .replace(
-            "path       = \"${databricks_volume.v.volume_path}/tool\"",
-            "path       = \"/Workspace/Shared/tools\"",
-        );
-    std::fs::write(d.join("main.bf.hcl"), config).unwrap();
     run_ok(d, &["apply", "--local", "--auto-approve"], &[]);
     let dump = local_dump(d);
     let held: Vec<String> = objects(&dump)
@@ -319,16 +324,11 @@ fn an_artifact_goes_to_a_workspace_folder_too() {
 
 #[test]
 fn a_build_tool_that_is_not_there_stops_the_plan() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = project_with(
+        "[\"python3\", \"make.py\"]",
+        "[\"no-such-builder-xyz\", \"make.py\"]",
+    );
     let d = dir.path();
-    project(d);
-    let config = std::fs::read_to_string(d.join("main.bf.hcl"))
-        .unwrap()
-        .replace(
-            "[\"python3\", \"make.py\"]",
-            "[\"no-such-builder-xyz\", \"make.py\"]",
-        );
-    std::fs::write(d.join("main.bf.hcl"), config).unwrap();
     let (code, out, err) = run(d, &["plan", "--local"], &[]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(

@@ -474,7 +474,8 @@ impl Engine<'_> {
             let shared = shared.clone();
             let on_event = opts.on_event.clone();
             let mut ctx = self.op_context(&change.address, &lineage);
-            if matches!(change.action, Action::Update | Action::Delete) {
+            // A delete is given the plan's `before` as its prior already.
+            if change.action == Action::Update {
                 ctx.planned = change.before.as_ref().map(|b| Arc::new(b.0.clone()));
             }
             let (printer, address) = (on_event.clone(), change.address.clone());

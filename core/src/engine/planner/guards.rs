@@ -67,6 +67,8 @@ impl Engine<'_> {
     ) -> Diagnostics {
         let mut diags = Diagnostics::new();
         let mut first: std::collections::HashMap<(&str, &str, String), &str> = Default::default();
+        // Where what the state manages lies, worked out once, when an import asks.
+        let held_at = std::cell::OnceCell::new();
         for c in &plan.changes {
             let Some(written) = c.importing.as_deref() else {
                 continue;
@@ -77,13 +79,20 @@ impl Engine<'_> {
             // Where the object the import found lies, for kinds that say: one object may
             // have two spellings of its id (a workspace path with and without its
             // `/Workspace` prefix), never two locations.
-            let kind = self.registry_for(&c.provider).kind(&c.type_name);
-            let location = kind.and_then(|k| c.before.as_ref().and_then(|b| k.location(&b.0)));
+            let location = self
+                .registry_for(&c.provider)
+                .kind(&c.type_name)
+                .and_then(|k| c.before.as_ref().and_then(|b| k.location(&b.0)));
             let same_object = |r: &brickform_state::ResourceState| {
                 r.id == id
-                    || (location.is_some()
-                        && kind.and_then(|k| k.location(&crate::engine::instance::merged_from(r)))
-                            == location)
+                    || location.as_ref().is_some_and(|l| {
+                        held_at
+                            .get_or_init(|| {
+                                crate::engine::containers::managed_locations(self.registry, state)
+                            })
+                            .get(&r.address)
+                            == Some(l)
+                    })
             };
             let span = || {
                 self.config
@@ -146,16 +155,30 @@ impl Engine<'_> {
 }
 
 /// What an instance of the plan takes for its own: the object a create makes (by its kind's
-/// natural key), or what a kind says its object governs ([`crate::provider::Claim`]).
+/// natural key, among objects of its type), or what a kind says its object governs
+/// ([`crate::provider::Claim`], across types).
 pub(crate) struct Claim {
     pub provider: String,
-    /// For a created object, its type and natural key; for a kind's claim, its key.
+    /// The natural key of a created object, or a kind's claim's key.
     pub key: String,
     pub exclusive: bool,
     /// `None` for a created object; how a kind's claim is named otherwise.
     pub what: Option<String>,
     pub type_name: String,
     pub address: String,
+}
+
+impl Claim {
+    /// What two claims must share to take the same thing: a created object's key names it
+    /// among objects of its type only.
+    fn of(&self) -> (&str, &str, &str) {
+        let scope = if self.what.is_none() {
+            self.type_name.as_str()
+        } else {
+            ""
+        };
+        (&self.provider, scope, &self.key)
+    }
 }
 
 /// Two instances of one plan that take the same thing, one of them for all of it: two
@@ -168,24 +191,17 @@ pub(super) fn claimed_twice(
     mut claims: Vec<Claim>,
     config: &crate::lang::load::Config,
 ) -> Diagnostics {
+    // Exclusive claims first in each group, then by address: the output does not depend on
+    // which instance finished first.
     claims.sort_by(|a, b| {
-        (&a.provider, &a.key, !a.exclusive, &a.address).cmp(&(
-            &b.provider,
-            &b.key,
-            !b.exclusive,
-            &b.address,
-        ))
+        (a.of(), !a.exclusive, &a.address).cmp(&(b.of(), !b.exclusive, &b.address))
     });
     let mut diags = Diagnostics::new();
-    let same = |a: &Claim, b: &Claim| (&a.provider, &a.key) == (&b.provider, &b.key);
-    for group in claims.chunk_by(same) {
-        // Exclusive claims sort first: without one, the parts stand side by side.
-        let Some((first, rest)) = group.split_first() else {
+    for group in claims.chunk_by(|a, b| a.of() == b.of()) {
+        // Without an exclusive claim, the parts stand side by side.
+        let Some((first, rest)) = group.split_first().filter(|(f, _)| f.exclusive) else {
             continue;
         };
-        if !first.exclusive {
-            continue;
-        }
         for second in rest.iter().filter(|c| c.address != first.address) {
             let span = config
                 .resources
@@ -194,10 +210,7 @@ pub(super) fn claimed_twice(
             let diag = match &first.what {
                 None => Diagnostic::error(format!(
                     "{} and {} would both create {} {}",
-                    first.address.as_str().min(second.address.as_str()),
-                    first.address.as_str().max(second.address.as_str()),
-                    second.type_name,
-                    second.key.split_once('\u{0}').map_or(second.key.as_str(), |(_, k)| k)
+                    first.address, second.address, second.type_name, second.key
                 ))
                 .detail("One object is managed at one address: the second create would fail once the first has made it, though the plan counts both.")
                 .hint("give one of them another name, or keep one of the two blocks"),

@@ -229,10 +229,10 @@ impl PlanWalk<'_, '_> {
                 && crate::engine::adopt::key_known(block.kind.as_ref(), &ctx, &p.config)
                 && let Some(key) = block.kind.natural_key(&ctx, &p.config)
             {
-                claims.push(claim(format!("{}\u{0}{key}", r.type_name), true, None));
+                claims.push(claim(key, true, None));
             }
             for c in block.kind.claims(&p.config) {
-                claims.push(claim(format!("\u{1}{}", c.key), c.exclusive, Some(c.what)));
+                claims.push(claim(c.key, c.exclusive, Some(c.what)));
             }
             if !claims.is_empty() {
                 super::walk::lock(&self.claims).extend(claims);

@@ -165,6 +165,17 @@ pub fn privileges_value(p: &BTreeSet<String>) -> Value {
     Value::List(p.iter().map(|s| Value::from(s.as_str())).collect())
 }
 
+/// `held` without the privileges `taken` names, principal by principal.
+pub fn without(held: &Assignments, taken: &Assignments) -> Assignments {
+    let mut out = held.clone();
+    for (p, privileges) in taken {
+        if let Some(h) = out.get_mut(p) {
+            h.retain(|x| !privileges.contains(x));
+        }
+    }
+    out
+}
+
 /// What a create would remove that the plan did not list: privileges held that the
 /// configuration does not declare, for the principals it speaks for. A create adds; it
 /// does not take grants someone else gave.

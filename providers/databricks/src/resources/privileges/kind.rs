@@ -4,7 +4,7 @@
 
 use super::api::{
     Assignments, assignments_of, changes, privileges_of, privileges_value, read,
-    unplanned_removals, write,
+    unplanned_removals, without, write,
 };
 use super::{Target, check_principal, check_privileges, check_target, id_of, parse_id, target_of};
 use crate::Shared;
@@ -116,13 +116,7 @@ impl GrantsKind {
         // does not declare; on an update, what was given since the plan read the securable
         // (a saved plan applied later must not revoke grants its reviewers never saw).
         let seen = planned.map(|p| self.declared(p)).unwrap_or_default();
-        let mut unseen = held.clone();
-        for (p, privileges) in &seen {
-            if let Some(h) = unseen.get_mut(p) {
-                h.retain(|x| !privileges.contains(x));
-            }
-        }
-        let taken = unplanned_removals(&unseen, &want, all);
+        let taken = unplanned_removals(&without(&held, &seen), &want, all);
         if !taken.is_empty() {
             let (doing, next) = match planned {
                 None => (
@@ -262,13 +256,7 @@ impl ResourceKind for GrantsKind {
         let Some(held) = read(&client, target, name, principal).await? else {
             return Ok(());
         };
-        let gone = self.declared(prior);
-        let mut want = held.clone();
-        for (p, privileges) in &gone {
-            if let Some(h) = want.get_mut(p) {
-                h.retain(|x| !privileges.contains(x));
-            }
-        }
+        let mut want = without(&held, &self.declared(prior));
         if let Some(p) = principal {
             want.entry(p.to_string()).or_default();
         }
