@@ -1176,3 +1176,25 @@ resource "test_thing" "child" {
     assert_eq!(doc["applyable"], false);
     assert_eq!(doc["complete"], true);
 }
+
+/// A target naming a block that has no instances (`count = 0`) plans nothing: it is not a
+/// typo, so it is not refused with a "did you mean" of itself (found by the generator).
+#[tokio::test]
+async fn a_target_declared_with_no_instances_plans_nothing() {
+    let h = Harness::new();
+    let src = r#"
+resource "test_thing" "none" {
+  count = 0
+  name  = "n${count.index}"
+}
+"#;
+    h.run(src, PlanMode::Normal, true).await;
+    let req = PlanRequest {
+        refresh: true,
+        targets: vec!["test_thing.none".into()],
+        ..Default::default()
+    };
+    let (plan, diags) = plan_with(&h, src, req).await;
+    let plan = plan.unwrap_or_else(|| panic!("{diags:?}"));
+    assert!(!plan.has_changes());
+}

@@ -1,11 +1,17 @@
 //! The engine's invariants on configurations and edit sequences nobody picked by hand.
 //!
 //! Each case is a sequence of steps over the test provider (`support`): a new configuration
-//! (resources that refer to each other, `count`, `create_before_destroy`, kinds whose updates
-//! merge and kinds written whole), changes made to the live objects outside brickform, and
-//! then an apply, a targeted destroy, or a `state rm` followed by an apply. After every step:
+//! (resources that refer to each other, `count`, lifecycle settings — `ignore_changes` of
+//! attributes, blocks and `all`, `create_before_destroy` —, kinds whose updates merge and
+//! kinds written whole), changes made to the live objects outside brickform, and then an
+//! apply, a targeted destroy, or a `state rm` followed by an apply. Half the cases run
+//! against a service that rewrites what it is sent (a seeded choice among a name's case,
+//! an alias, a default filled in, a write-only flag dropped, a list reordered), as the real
+//! one does. After every step:
 //! - the apply fails nowhere, and a new plan is empty (apply then plan converges);
-//! - every known value of the plan's `after` is what the service holds;
+//! - what apply sent for each configured attribute is the plan's `after`, and, where the
+//!   service keeps what it is sent as it is, every known value of `after` is what it holds;
+//! - an attribute `ignore_changes` covers is never changed by an update;
 //! - nothing was deleted that the plan did not list;
 //! - a targeted destroy removed its target and what depends on it, and nothing else;
 //! - state and the service agree: every object is in state once, and only those.
@@ -46,6 +52,45 @@ struct Res {
     /// The position whose name the object carries, when not its own: a block `state mv`
     /// moved keeps the name it had.
     named_as: Option<usize>,
+    /// `lifecycle { ignore_changes = … }`.
+    ignore: Option<Ignore>,
+    /// Which of two `tier` values (the service may answer one by an alias).
+    tier: Option<u8>,
+    /// How many `tags`, written in descending order (the service may sort them).
+    tags: u8,
+    /// `force = true` (a flag the service may never return).
+    force: bool,
+}
+
+/// What a generated `ignore_changes` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ignore {
+    Comment,
+    Size,
+    /// A nested block type.
+    Item,
+    All,
+}
+
+impl Ignore {
+    fn hcl(self) -> &'static str {
+        match self {
+            Ignore::Comment => "[comment]",
+            Ignore::Size => "[size, tier]",
+            Ignore::Item => "[item]",
+            Ignore::All => "all",
+        }
+    }
+
+    /// The attributes it covers (all of them for `all`).
+    fn covers(self, name: &str) -> bool {
+        match self {
+            Ignore::Comment => name == "comment",
+            Ignore::Size => name == "size" || name == "tier",
+            Ignore::Item => name == "item",
+            Ignore::All => true,
+        }
+    }
 }
 
 fn kind(r: &Res) -> &'static str {
@@ -89,8 +134,31 @@ fn render(config: &[Option<Res>]) -> String {
         for k in 0..r.items {
             out.push_str(&format!("  item {{ key = \"k{k}\" }}\n"));
         }
+        if let Some(t) = r.tier {
+            out.push_str(&format!(
+                "  tier = \"{}\"\n",
+                ["basic", "premium"][usize::from(t % 2)]
+            ));
+        }
+        if r.tags > 0 {
+            let tags: Vec<String> = (0..r.tags).rev().map(|t| format!("\"t{t}\"")).collect();
+            out.push_str(&format!("  tags = [{}]\n", tags.join(", ")));
+        }
+        if r.force {
+            out.push_str("  force = true\n");
+        }
+        let mut lifecycle = Vec::new();
         if r.create_before_destroy {
-            out.push_str("  lifecycle { create_before_destroy = true }\n");
+            lifecycle.push("create_before_destroy = true".to_string());
+        }
+        if let Some(i) = r.ignore {
+            lifecycle.push(format!("ignore_changes = {}", i.hcl()));
+        }
+        if !lifecycle.is_empty() {
+            out.push_str(&format!(
+                "  lifecycle {{\n    {}\n  }}\n",
+                lifecycle.join("\n    ")
+            ));
         }
         out.push_str("}\n");
     }
@@ -138,19 +206,40 @@ struct Step {
     op: Op,
 }
 
+fn ignore() -> impl Strategy<Value = Option<Ignore>> {
+    prop_oneof![
+        6 => Just(None),
+        1 => Just(Some(Ignore::Comment)),
+        1 => Just(Some(Ignore::Size)),
+        1 => Just(Some(Ignore::Item)),
+        1 => Just(Some(Ignore::All)),
+    ]
+}
+
 fn res(index: usize) -> impl Strategy<Value = Res> {
     (
-        any::<bool>(),
-        prop_oneof![3 => Just(None), 1 => (0u8..3).prop_map(Some)],
-        0u8..2,
-        prop::option::of(0u8..3),
-        prop::option::of(1u8..4),
-        prop::option::of(0..index.max(1)),
-        prop::bool::weighted(0.25),
-        0u8..3,
+        (
+            any::<bool>(),
+            prop_oneof![3 => Just(None), 1 => (0u8..3).prop_map(Some)],
+            0u8..2,
+            prop::option::of(0u8..3),
+            prop::option::of(1u8..4),
+            prop::option::of(0..index.max(1)),
+            prop::bool::weighted(0.25),
+            0u8..3,
+        ),
+        (
+            ignore(),
+            prop::option::of(0u8..2),
+            0u8..3,
+            prop::bool::weighted(0.3),
+        ),
     )
         .prop_map(
-            move |(whole, count, variant, comment, size, parent, cbd, items)| Res {
+            move |(
+                (whole, count, variant, comment, size, parent, cbd, items),
+                (ignore, tier, tags, force),
+            )| Res {
                 whole,
                 count,
                 variant,
@@ -160,8 +249,28 @@ fn res(index: usize) -> impl Strategy<Value = Res> {
                 create_before_destroy: cbd,
                 items,
                 named_as: None,
+                ignore,
+                tier,
+                tags,
+                force,
             },
         )
+}
+
+/// The service's rewriting for a case: none, or a seeded choice of its kinds.
+fn normalise() -> impl Strategy<Value = support::Normalise> {
+    prop_oneof![
+        1 => Just(support::Normalise::default()),
+        1 => (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
+            |(comment_case, alias, fill_label, drop_force, sort_tags)| support::Normalise {
+                comment_case,
+                alias,
+                fill_label,
+                drop_force,
+                sort_tags,
+            }
+        ),
+    ]
 }
 
 fn config() -> impl Strategy<Value = Vec<Option<Res>>> {
@@ -320,9 +429,10 @@ async fn check_applied(
 ) -> Result<(), String> {
     let after_objects = objects(h);
     deleted_only_listed(plan, before, &after_objects)?;
-    // The plan's `after` is what the service holds.
+    // The plan's `after` is what the service holds, where it keeps what it is sent.
     let state = h.state().await;
-    for c in &plan.changes {
+    let rewrites = *h.svc.normalise.lock().unwrap() != support::Normalise::default();
+    for c in plan.changes.iter().filter(|_| !rewrites) {
         let (Some(after), Some(rs)) = (&c.after, state.get(&c.address)) else {
             continue;
         };
@@ -368,6 +478,73 @@ async fn check_applied(
         .collect();
     if !pending.is_empty() {
         return Err(format!("the plan after apply is not empty: {pending:?}"));
+    }
+    Ok(())
+}
+
+/// What the apply sent: for every configured attribute, the plan's `after` (where the plan
+/// knew it); and an update of an object whose `ignore_changes` covers an attribute left
+/// that attribute as the object had it.
+async fn check_sent(
+    h: &Harness,
+    plan: &Plan,
+    before: &BTreeMap<String, brickform_core::value::Object>,
+    written: usize,
+    config: &[Option<Res>],
+) -> Result<(), String> {
+    let state = h.state().await;
+    let now = objects(h);
+    let writes: Vec<(String, support::Write, brickform_core::value::Object)> =
+        h.svc.writes.lock().unwrap()[written..].to_vec();
+    let ignore_of = |address: &str| {
+        let base = address.split('[').next().unwrap_or(address);
+        let i: usize = base.rsplit(".r").next()?.parse().ok()?;
+        config.get(i)?.as_ref()?.ignore
+    };
+    for c in &plan.changes {
+        let Some(rs) = state.get(&c.address) else {
+            continue;
+        };
+        let sent: Vec<&brickform_core::value::Object> = writes
+            .iter()
+            .filter(|(id, _, _)| *id == rs.id)
+            .map(|(_, _, o)| o)
+            .collect();
+        if let Some(after) = &c.after {
+            for config in &sent {
+                for (k, v) in config.iter() {
+                    let planned = after.0.get(k).unwrap_or(&Value::Null);
+                    if k == "secret" || v.is_null() || planned.contains_unknown() {
+                        continue;
+                    }
+                    if !brickform_core::lang::eval::values_equal(v, planned) {
+                        return Err(format!(
+                            "{}: the plan said {k} = {planned}, apply sent {v}",
+                            c.address
+                        ));
+                    }
+                }
+            }
+        }
+        if c.action != Action::Update {
+            continue;
+        }
+        let Some(ignore) = ignore_of(&c.address) else {
+            continue;
+        };
+        let (Some(was), Some(is)) = (before.get(&rs.id), now.get(&rs.id)) else {
+            continue;
+        };
+        for k in ["comment", "size", "tier", "item"] {
+            if ignore.covers(k) && was.get(k) != is.get(k) {
+                return Err(format!(
+                    "{}: ignore_changes covers {k}, and the update changed it from {:?} to {:?}",
+                    c.address,
+                    was.get(k),
+                    is.get(k)
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -425,10 +602,17 @@ fn deleted_only_listed(
 /// Applies `src` with a refresh and checks the result (`check_applied`). `Ok(false)` when
 /// the plan was refused because a name `state rm` let go of is taken: a refusal, as it
 /// must be.
-async fn apply_checked(h: &Harness, src: &str, left: &BTreeSet<String>) -> Result<bool, String> {
+async fn apply_checked(
+    h: &Harness,
+    src: &str,
+    left: &BTreeSet<String>,
+    config: &[Option<Res>],
+) -> Result<bool, String> {
     let before = objects(h);
+    let written = h.svc.writes.lock().unwrap().len();
     match plan_apply(h, src, refreshed(), true).await {
         Ok(plan) => {
+            check_sent(h, &plan, &before, written, config).await?;
             check_applied(h, src, &plan, &before, left).await?;
             Ok(true)
         }
@@ -468,8 +652,9 @@ fn taken_by_left(e: &str, left: &BTreeSet<String>) -> bool {
             || (e.contains("this state manages it as") && e.contains("brickform state mv")))
 }
 
-async fn run_case(steps: Vec<Step>) -> Result<(), String> {
+async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result<(), String> {
     let h = Harness::new();
+    *h.svc.normalise.lock().unwrap() = normalise;
     // Objects `state rm` took out of state: no longer brickform's unless taken back.
     let mut left: BTreeSet<String> = BTreeSet::new();
     for (n, step) in steps.into_iter().enumerate() {
@@ -488,6 +673,8 @@ async fn run_case(steps: Vec<Step>) -> Result<(), String> {
                     Outside::Comment(c) => {
                         if let Some(o) = objs.get_mut(id) {
                             o.insert("comment".into(), Value::from(format!("outside{c}")));
+                            // Made through the service, which rewrites it as it does any write.
+                            normalise.apply(o);
                         }
                     }
                     Outside::Size(s) => {
@@ -502,7 +689,9 @@ async fn run_case(steps: Vec<Step>) -> Result<(), String> {
         }
         match &step.op {
             Op::Apply => {
-                apply_checked(&h, &src, &left).await.map_err(at)?;
+                apply_checked(&h, &src, &left, &step.config)
+                    .await
+                    .map_err(at)?;
             }
             Op::TargetedApply(k) => {
                 let declared: Vec<(usize, &Res)> = step
@@ -571,7 +760,10 @@ async fn run_case(steps: Vec<Step>) -> Result<(), String> {
             }
             Op::TargetedDestroy(k) => {
                 // First bring everything in line, so the destroy is the only change.
-                if !apply_checked(&h, &src, &left).await.map_err(at)? {
+                if !apply_checked(&h, &src, &left, &step.config)
+                    .await
+                    .map_err(at)?
+                {
                     continue;
                 }
                 let state = h.state().await;
@@ -648,10 +840,15 @@ async fn run_case(steps: Vec<Step>) -> Result<(), String> {
                         .await
                         .map_err(|e| at(e.to_string()))?;
                 }
-                apply_checked(&h, &src, &left).await.map_err(at)?;
+                apply_checked(&h, &src, &left, &step.config)
+                    .await
+                    .map_err(at)?;
             }
             Op::StateMv(k) => {
-                if !apply_checked(&h, &src, &left).await.map_err(at)? {
+                if !apply_checked(&h, &src, &left, &step.config)
+                    .await
+                    .map_err(at)?
+                {
                     continue;
                 }
                 let state = h.state().await;
@@ -715,7 +912,7 @@ async fn run_case(steps: Vec<Step>) -> Result<(), String> {
                         "after state mv {old} {new} and the same move in the configuration:\n{src}\nthe plan is not empty: {pending:?}"
                     )));
                 }
-                apply_checked(&h, &src, &left).await.map_err(at)?;
+                apply_checked(&h, &src, &left, &moved).await.map_err(at)?;
             }
             Op::Interrupted(n, how) => {
                 let before = objects(&h);
@@ -775,7 +972,7 @@ async fn run_case(steps: Vec<Step>) -> Result<(), String> {
                     None => {}
                 }
                 // The next apply finishes the work.
-                apply_checked(&h, &src, &left)
+                apply_checked(&h, &src, &left, &step.config)
                     .await
                     .map_err(|e| at(format!("after the interruption: {e}")))?;
             }
@@ -786,7 +983,11 @@ async fn run_case(steps: Vec<Step>) -> Result<(), String> {
 
 #[test]
 fn generated_configurations_and_edits_keep_the_engine_invariants() {
-    support::run_generated(256, &prop::collection::vec(step(), 1..6), run_case);
+    support::run_generated(
+        256,
+        &(normalise(), prop::collection::vec(step(), 1..6)),
+        run_case,
+    );
 }
 
 /// The minimal cases the generator found, kept so they run whatever the seed gives.
@@ -802,6 +1003,10 @@ fn cases_the_generator_found() {
         create_before_destroy: false,
         items: 0,
         named_as: None,
+        ignore: None,
+        tier: None,
+        tags: 0,
+        force: false,
     };
     let whole = |variant: u8| Res {
         whole: true,
@@ -950,7 +1155,7 @@ fn cases_the_generator_found() {
         .build()
         .unwrap();
     for (i, steps) in cases.into_iter().enumerate() {
-        if let Err(e) = rt.block_on(run_case(steps)) {
+        if let Err(e) = rt.block_on(run_case((support::Normalise::default(), steps))) {
             panic!("case {i}: {e}");
         }
     }

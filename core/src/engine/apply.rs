@@ -2,12 +2,15 @@
 //! destroy).
 //!
 //! The walk is `dag::Dag::walk`: a node starts when everything it depends on has finished,
-//! at most `parallelism` at once. Its configuration is evaluated again with the real values
-//! of its dependencies, so every request carries known values. A failure skips the node's
+//! at most `parallelism` at once. It carries out what the plan says: its configuration is
+//! made again as the plan made it, with the real values of its dependencies filling in what
+//! the plan showed as unknown, and a known value that came out otherwise fails the node
+//! before anything is sent (see `configure`). A failure skips the node's
 //! dependents; independent branches finish. Every mutating call is bracketed by write-ahead
 //! log records, so a crash at any point loses nothing; when the log cannot be written (the
 //! lock was lost), nothing more can be, and the walk stops.
 
+use super::configure::{Ignored, Inputs, configure, differs_from_plan, path_text};
 use super::instance::{Slot, decode_instance, merged_from, prior_of, state_entry};
 use super::world::World;
 use super::{Engine, Planned};
@@ -711,6 +714,7 @@ impl Engine<'_> {
             each_value: spec.each_value.clone(),
             base_dir: self.config.dir.clone(),
             presets: self.presets().cloned(),
+            production: self.settings.mode == Some(crate::lang::environment::EnvMode::Production),
         }
     }
 }
@@ -759,24 +763,54 @@ struct Work {
     base_dir: std::path::PathBuf,
     /// The development presets the plan applied, applied again to what is sent.
     presets: Option<crate::provider::Presets>,
+    /// Whether the environment is in production mode (its checks run again).
+    production: bool,
 }
 
 fn base_address(c: &ResourceChange) -> &str {
     base_of(&c.address)
 }
 
-/// Evaluates the instance's configuration with the values known now.
-fn evaluate(
+/// Problems found evaluating a configuration again, as the node's failure.
+fn evaluation_failed(diags: &Diagnostics) -> NodeError {
+    NodeError::Evaluation {
+        message: diags
+            .errors()
+            .map(|d| format!("{}: {}", d.summary, d.detail.clone().unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join("; "),
+        diagnostics: Diagnostics(diags.errors().cloned().collect()),
+    }
+}
+
+/// Whether values are still unknown after the dependencies were applied.
+fn still_unknown(config: &Object) -> Result<(), NodeError> {
+    let unknown: Vec<&str> = config
+        .iter()
+        .filter(|(_, v)| v.contains_unknown())
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    Err(NodeError::invalid(format!(
+        "the value of {} is still unknown after its dependencies were applied",
+        unknown.join(", ")
+    )))
+}
+
+/// A data source's configuration, evaluated with the values known now.
+fn evaluate_lookup(
     work: &Work,
     shared: &Shared,
     schema: &crate::provider::Schema,
     address: &str,
-) -> Result<(Object, Vec<Vec<PathStep>>), NodeError> {
+) -> Result<Object, NodeError> {
     let Some(r) = &work.resource else {
         return Err(format!("{address} has no configuration to evaluate").into());
     };
     let world = lock(&shared.world);
-    let (mut config, sensitive, diags) = decode_instance(
+    let (config, _, diags) = decode_instance(
         r,
         schema,
         &world,
@@ -786,34 +820,68 @@ fn evaluate(
     );
     drop(world);
     if diags.has_errors() {
-        return Err(NodeError::Evaluation {
-            message: diags
-                .errors()
-                .map(|d| format!("{}: {}", d.summary, d.detail.clone().unwrap_or_default()))
-                .collect::<Vec<_>>()
-                .join("; "),
-            diagnostics: Diagnostics(diags.errors().cloned().collect()),
-        });
+        return Err(evaluation_failed(&diags));
     }
-    if config.values().any(Value::contains_unknown) {
-        let unknown: Vec<&str> = config
-            .iter()
-            .filter(|(_, v)| v.contains_unknown())
-            .map(|(k, _)| k.as_str())
-            .collect();
-        return Err(NodeError::invalid(format!(
-            "the value of {} is still unknown after its dependencies were applied",
-            unknown.join(", ")
-        )));
+    still_unknown(&config)?;
+    Ok(config)
+}
+
+/// What apply sends for a managed instance: its configuration made as the plan made it
+/// (see `configure`), with the values its dependencies got, and checked against the plan.
+/// It may only fill in what the plan showed as unknown: a known value that came out
+/// otherwise fails the node, and nothing is sent for it.
+fn evaluate(
+    work: &Work,
+    shared: &Shared,
+    kind: &dyn ResourceKind,
+    change: &ResourceChange,
+) -> Result<(Object, Vec<Vec<PathStep>>), NodeError> {
+    let address = &change.address;
+    let Some(r) = &work.resource else {
+        return Err(format!("{address} has no configuration to evaluate").into());
+    };
+    let world = lock(&shared.world);
+    let made = configure(
+        &Inputs {
+            resource: r,
+            kind,
+            world: &world,
+            base_dir: &work.base_dir,
+            key: work.key.as_ref(),
+            each: work.each_value.as_ref(),
+            production: work.production,
+            presets: work.presets.as_ref(),
+        },
+        address,
+    );
+    drop(world);
+    if made.diags.has_errors() {
+        return Err(evaluation_failed(&made.diags));
     }
-    if let Some(kind) = &work.kind {
-        if let Some(p) = &work.presets {
-            kind.apply_presets(p, &mut config);
+    let mut config = made.config;
+    still_unknown(&config)?;
+    let planned = change.after.as_ref().map(|a| &a.0);
+    // A create makes the object as configured; anything else keeps what the plan kept for
+    // the attributes `ignore_changes` covers.
+    let exists = change.action != Action::Create;
+    if let Some(planned) = planned {
+        Ignored::new(&r.lifecycle, exists).keep(kind.schema(), &mut config, planned);
+        let mut sensitive = change.sensitive_paths.clone();
+        sensitive.extend(made.sensitive_paths.iter().cloned());
+        if let Some((path, was, now)) = differs_from_plan(&config, planned, &sensitive) {
+            return Err(NodeError::invalid(format!(
+                "{} was planned as {} but is {} now that its dependencies are applied; nothing was sent for {address} (plan again to see the change)",
+                path_text(&path),
+                shown_value(&was),
+                shown_value(&now),
+            )));
         }
-        kind.prepare_config(&mut config, &work.base_dir)
-            .map_err(NodeError::invalid)?;
     }
-    Ok((config, sensitive))
+    Ok((config, made.sensitive_paths))
+}
+
+fn shown_value(v: &Value) -> String {
+    v.to_json().to_string()
 }
 
 async fn record(
@@ -866,7 +934,7 @@ async fn run_node(
             .data_source
             .as_ref()
             .ok_or_else(|| format!("unknown data source type {}", change.type_name))?;
-        let (config, _) = evaluate(&work, shared, ds.schema(), &change.address)?;
+        let config = evaluate_lookup(&work, shared, ds.schema(), &change.address)?;
         let mut value = config.clone();
         value.extend(ds.read(&config).await?);
         lock(&shared.world).set_instance(
@@ -951,7 +1019,7 @@ async fn run_node(
         let kind = kind.clone();
         let work = &work;
         async move {
-            let (config, sensitive) = evaluate(work, shared, kind.schema(), &change.address)?;
+            let (config, sensitive) = evaluate(work, shared, kind.as_ref(), change)?;
             // A create_before_destroy replacement names the object it replaces, which stays
             // in state (deposed) until its own delete is recorded.
             let replaces = (change.action == Action::CreateThenDelete)
@@ -1110,14 +1178,14 @@ async fn run_node(
             delete(old).await.map(|_| None)
         }
         Action::NoOp if change.importing.is_none() => {
-            let (config, sensitive) = evaluate(&work, shared, kind.schema(), &change.address)?;
+            let (config, sensitive) = evaluate(&work, shared, kind.as_ref(), change)?;
             let base = change.after.as_ref().or(change.before.as_ref());
             let v = base.map(|o| o.0.clone()).unwrap_or_default();
             set_world_value(shared, change, v, &config, &sensitive);
             Ok(None)
         }
         Action::Update | Action::NoOp | Action::Read => {
-            let (config, sensitive) = evaluate(&work, shared, kind.schema(), &change.address)?;
+            let (config, sensitive) = evaluate(&work, shared, kind.as_ref(), change)?;
             let id = change.id.clone().ok_or("no id recorded for this object")?;
             let importing = change.importing.is_some();
             let op = if importing {

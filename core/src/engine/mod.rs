@@ -4,6 +4,7 @@ mod adopt;
 pub mod apply;
 mod checks;
 mod configuration;
+mod configure;
 mod containers;
 pub mod inputs;
 mod instance;

@@ -1,9 +1,12 @@
 //! The three-way comparison of one resource instance (docs/architecture.md, Plan): the
 //! configuration now, the configuration last applied (state) and the live object (refresh).
 //!
-//! - A configured value that differs from the last applied one is a configuration change.
+//! - A configured value that differs from the last applied one (what brickform sent) is a
+//!   configuration change.
 //! - A live value that moved away from the last applied one, on a field the user manages,
-//!   is drift and is planned back.
+//!   is drift and is planned back — unless it is still what the service answered to the
+//!   last write (state's computed half): the service's own rewriting of what it was sent
+//!   is not a change, whatever form it takes, so no per-field rule has to foresee it.
 //! - Server-filled fields the user never set are not drift.
 //! - Sensitive (write-only) attributes are compared by fingerprint.
 
@@ -444,6 +447,18 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
 
     // Once per object, not per field: it copies the whole object.
     let prior_merged = input.prior.map(|p| p.merged());
+    // What the service answered to brickform's last write, in the form the live object is
+    // compared in: a live value still equal to it was not changed outside brickform, however
+    // the service rewrote what it was sent (a name's case, an alias, a default filled in, a
+    // list reordered, a flag it never returns).
+    let returned = match (input.prior, input.live) {
+        (Some(p), Some(_)) => {
+            let mut r = p.computed.clone();
+            normalize_object(schema, &mut r);
+            Some(r)
+        }
+        _ => None,
+    };
     // Values are borrowed and cloned only into what the diff returns: an instance's values
     // are copied once per place that keeps them, not once per step.
     let null = Value::Null;
@@ -547,6 +562,13 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
 
         let applied = prior.config.get(name).unwrap_or(&null);
         let live = input.live.and_then(|l| l.get(name));
+        // The live value is what the last write left: not a change made outside brickform.
+        let as_written = |l: &Value| {
+            returned
+                .as_ref()
+                .and_then(|r| r.get(name))
+                .is_some_and(|r| f.equal(r, l, false, writes))
+        };
 
         // What the service holds after an update when the configuration leaves the field
         // out: merged updates do not touch it (a value it was given before is cleared);
@@ -571,6 +593,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         };
         if let (Some(l), Some(base)) = (live, drift_base)
             && !f.equal(base, l, true, writes)
+            && !as_written(l)
         {
             out.drift.push(FieldChange {
                 path: key(name),
@@ -628,7 +651,8 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                 config.is_null() && f.block.is_none(),
                 writes,
             );
-        let live_differs = live.is_some_and(|l| !f.equal(config, l, true, writes));
+        let live_differs =
+            live.is_some_and(|l| !f.equal(config, l, true, writes) && !as_written(l));
         // What the update leaves in the field.
         let after = if config.is_null() {
             unset_target

@@ -31,6 +31,71 @@ pub struct Service {
     pub cut: Mutex<Option<Cut>>,
     /// Signalled when a `Cut::Kill` halts a write.
     pub halted: tokio::sync::Notify,
+    /// How the service rewrites what it is sent, as the real one does (off by default).
+    pub normalise: Mutex<Normalise>,
+    /// Every write, in order: (id, create or update, the configuration sent).
+    pub writes: Mutex<Vec<(String, Write, Object)>>,
+}
+
+/// Which write a logged configuration was sent by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+    Create,
+    Update,
+}
+
+/// The service's own rewriting of what it is sent: deterministic, so the answer to a write
+/// is what every later read shows until something else changes the object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Normalise {
+    /// A comment is kept in capitals (an identifier answered in another spelling).
+    pub comment_case: bool,
+    /// `tier` is answered by its newer name (an enum's alias).
+    pub alias: bool,
+    /// `label` is filled in when nobody set it (a default nobody configured).
+    pub fill_label: bool,
+    /// `force` is acted on, never returned (a write-only flag).
+    pub drop_force: bool,
+    /// `tags` come back sorted (a list reordered).
+    pub sort_tags: bool,
+}
+
+impl Normalise {
+    pub fn all() -> Self {
+        Normalise {
+            comment_case: true,
+            alias: true,
+            fill_label: true,
+            drop_force: true,
+            sort_tags: true,
+        }
+    }
+
+    /// What the service keeps of a written object.
+    pub fn apply(&self, o: &mut Object) {
+        if self.comment_case
+            && let Some(Value::String(c)) = o.get_mut("comment")
+        {
+            *c = c.to_uppercase();
+        }
+        if self.alias
+            && let Some(Value::String(t)) = o.get_mut("tier")
+            && t == "basic"
+        {
+            *t = "standard".into();
+        }
+        if self.fill_label && o.get("label").is_none_or(Value::is_null) {
+            o.insert("label".into(), Value::from("auto"));
+        }
+        if self.drop_force {
+            o.swap_remove("force");
+        }
+        if self.sort_tags
+            && let Some(Value::List(tags)) = o.get_mut("tags")
+        {
+            tags.sort_by_key(|t| t.as_str().map(str::to_string));
+        }
+    }
 }
 
 /// Interrupts an apply at its `after`-th write from now (1 is the next one).
@@ -139,6 +204,12 @@ impl Thing {
         }
         o.insert("id".into(), Value::from(id.as_str()));
         o.insert("owner".into(), Value::from("service"));
+        self.svc.normalise.lock().unwrap().apply(&mut o);
+        self.svc
+            .writes
+            .lock()
+            .unwrap()
+            .push((id.clone(), Write::Create, config.clone()));
         self.svc
             .objects
             .lock()
@@ -181,6 +252,12 @@ impl Thing {
                 o.insert(k.clone(), Value::Null);
             }
         }
+        self.svc.normalise.lock().unwrap().apply(o);
+        self.svc
+            .writes
+            .lock()
+            .unwrap()
+            .push((id.to_string(), Write::Update, config.clone()));
         Ok(Remote {
             id: id.to_string(),
             attrs: o.clone(),
@@ -198,6 +275,13 @@ pub fn thing_schema() -> Schema {
         .attr(Attribute::optional("comment", AttrType::String))
         .attr(Attribute::optional("parent", AttrType::String))
         .attr(Attribute::optional("secret", AttrType::String).sensitive())
+        .attr(Attribute::optional("tier", AttrType::String))
+        .attr(Attribute::optional("label", AttrType::String))
+        .attr(Attribute::optional("force", AttrType::Bool))
+        .attr(Attribute::optional(
+            "tags",
+            AttrType::List(Box::new(AttrType::String)),
+        ))
         .attr(Attribute::optional_computed("owner", AttrType::String))
         .attr(Attribute::computed("id", AttrType::String))
         // Declared, never reported by the service (as some variants of real objects do).

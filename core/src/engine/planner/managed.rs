@@ -6,12 +6,13 @@ use super::decide::{self, ReplaceAsked};
 use super::walk::{InstanceOutcome, InstancePlan, PlanWalk};
 use super::{Shape, guards::prevent_destroy_error, without_sensitive};
 use crate::addrs::instance_address;
-use crate::engine::instance::{decode_instance, prior_of};
+use crate::engine::configure::{Ignored, Inputs, configure};
+use crate::engine::instance::prior_of;
 use crate::engine::world::World;
 use crate::engine::{InstanceSpec, PresetNotes};
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::environment::EnvMode;
-use crate::lang::load::{IgnoreChanges, Resource};
+use crate::lang::load::Resource;
 use crate::plan::diff::{DiffInput, DiffOutput, Prior, diff, normalize_object};
 use crate::plan::{
     Action, ActionReason, Drift, FieldChange, InstanceKey, Mode, PlanMode, ResourceChange,
@@ -19,7 +20,6 @@ use crate::plan::{
 };
 use crate::provider::{OpContext, Remote, ResourceKind};
 use crate::value::{Object, PathStep, Value};
-use std::collections::HashSet;
 use std::sync::Arc;
 
 /// One instance, decoded and checked: what the rest of its planning works from.
@@ -65,51 +65,24 @@ impl PlanWalk<'_, '_> {
         preset_notes: &mut PresetNotes,
         diags: &mut Diagnostics,
     ) -> Option<Prepared> {
-        let (r, kind) = (block.resource, block.kind.as_ref());
         let engine = self.engine;
-        let schema = kind.schema();
         let address = instance_address(&block.address, key.as_ref());
-        let (mut config, sensitive_paths, mut d) = decode_instance(
-            r,
-            schema,
-            world,
-            &engine.config.dir,
-            key.as_ref(),
-            each.as_ref(),
+        let made = configure(
+            &Inputs {
+                resource: block.resource,
+                kind: block.kind.as_ref(),
+                world,
+                base_dir: &engine.config.dir,
+                key: key.as_ref(),
+                each: each.as_ref(),
+                production: engine.settings.mode == Some(EnvMode::Production),
+                presets: engine.presets(),
+            },
+            &address,
         );
-        if !d.has_errors() {
-            d.extend(findings(kind.check(&config), r, &address, &config, schema));
-            if engine.settings.mode == Some(EnvMode::Production) {
-                let found = kind.production_findings(&config);
-                d.extend(findings(found, r, &address, &config, schema));
-            }
-        }
-        if !d.has_errors()
-            && let Some(p) = engine.presets()
-        {
-            let notes = kind.apply_presets(p, &mut config);
-            if !notes.is_empty() {
-                preset_notes.insert(address.clone(), notes);
-            }
-        }
-        if !d.has_errors() && config.values().all(Value::is_wholly_known) {
-            if let Err(msg) = kind.prepare_config(&mut config, &engine.config.dir) {
-                d.push(
-                    Diagnostic::error(format!("Invalid configuration for {address}"))
-                        .at(r.span.clone())
-                        .detail(msg),
-                );
-            }
-        } else if !d.has_errors() {
-            // What prepare_config would derive, as far as the known values tell; the
-            // rest is known after apply.
-            for (k, v) in kind.plan_computed(&config) {
-                if schema.attribute(&k).is_some_and(|a| a.can_configure())
-                    && config.get(&k).is_none_or(Value::is_null)
-                {
-                    config.insert(k, v);
-                }
-            }
+        let (config, sensitive_paths, d) = (made.config, made.sensitive_paths, made.diags);
+        if !made.preset_notes.is_empty() {
+            preset_notes.insert(address.clone(), made.preset_notes);
         }
         let failed = d.has_errors();
         diags.extend(d);
@@ -124,7 +97,7 @@ impl PlanWalk<'_, '_> {
 
     /// Plans one prepared instance against the service: its prior object, a refresh, the
     /// diff, the action and its guards, then the record of the change.
-    pub(super) async fn plan_managed(&self, block: &Block<'_>, p: Prepared) -> InstanceOutcome {
+    pub(super) async fn plan_managed(&self, block: &Block<'_>, mut p: Prepared) -> InstanceOutcome {
         let _call = self.calls.acquire().await.ok();
         // The outcome is put together after the last provider call, so the future planning
         // an instance (one per instance in flight) does not carry it across the calls.
@@ -163,6 +136,14 @@ impl PlanWalk<'_, '_> {
             deleted_outside,
         };
         let mut d = self.diff_instance(block, &p, &found);
+        // What apply sends for an ignored attribute is what the object keeps, as planned.
+        if found.effective_prior().is_some() {
+            Ignored::new(&r.lifecycle, found.prior.is_some()).keep(
+                block.kind.schema(),
+                &mut p.config,
+                &d.after,
+            );
+        }
         let asked = {
             let settled = super::walk::lock(&self.settled);
             decide::follow_renames(&mut d, &settled, &block.dependencies);
@@ -245,20 +226,8 @@ impl PlanWalk<'_, '_> {
     /// The configuration compared with the prior object and what the refresh read, with
     /// `ignore_changes` applied.
     fn diff_instance(&self, block: &Block<'_>, p: &Prepared, found: &Found) -> DiffOutput {
-        let lifecycle = &block.resource.lifecycle;
-        let ignore_all = matches!(lifecycle.ignore_changes, IgnoreChanges::All);
-        let ignore_names: HashSet<String> = match &lifecycle.ignore_changes {
-            IgnoreChanges::Paths(ps) => ps
-                .iter()
-                .filter_map(|(p, _)| match p.first() {
-                    Some(PathStep::Key(k)) => Some(k.clone()),
-                    _ => None,
-                })
-                .collect(),
-            _ => HashSet::new(),
-        };
-        let has_prior = found.prior.is_some();
-        let ignore = |name: &str| ignore_all && has_prior || ignore_names.contains(name);
+        let ignored = Ignored::new(&block.resource.lifecycle, found.prior.is_some());
+        let ignore = |name: &str| ignored.covers(name);
         let fp = |v: &Value, fp: &str| self.state.fingerprint_matches(&v.to_json(), fp);
         diff(&DiffInput {
             schema: block.kind.schema(),
@@ -573,37 +542,6 @@ impl PlanWalk<'_, '_> {
         }
         Ok(())
     }
-}
-
-/// A kind's static findings as diagnostics, each at the field it concerns.
-fn findings(
-    found: Vec<crate::provider::Finding>,
-    r: &Resource,
-    address: &str,
-    config: &Object,
-    schema: &crate::provider::Schema,
-) -> Diagnostics {
-    use crate::provider::FindingLevel;
-    let mut out = Diagnostics::new();
-    for f in found {
-        let span = crate::lang::load::locate(&r.body.body, &f.path, config, schema)
-            .map(|range| crate::lang::source::Span::new(r.body.file, range))
-            .or_else(|| r.span.clone());
-        let summary = match &f.rule {
-            Some(rule) => format!("{address}: {} [{rule}]", f.message),
-            None => format!("{address}: {}", f.message),
-        };
-        let mut d = match f.level {
-            FindingLevel::Error => Diagnostic::error(summary),
-            FindingLevel::Warning => Diagnostic::warning(summary),
-        }
-        .at(span);
-        if let Some(h) = f.hint {
-            d = d.hint(h);
-        }
-        out.push(d);
-    }
-    out
 }
 
 /// What state and the service said of an instance before it is diffed: its prior object

@@ -86,7 +86,10 @@ impl Engine<'_> {
     ) {
         let matches = crate::addrs::targets;
         for t in &req.targets {
-            if !plan.changes.iter().any(|c| matches(t, &c.address)) {
+            // A declared block with no instances (`count = 0`, an empty `for_each`) is a
+            // target with nothing to do, not a typo: as in Terraform, the plan is empty.
+            let declared = self.config.resources.contains_key(t.as_str());
+            if !declared && !plan.changes.iter().any(|c| matches(t, &c.address)) {
                 diags.push(unknown_address_error("--target", t, plan, &self.config));
             }
         }

@@ -1,0 +1,347 @@
+//! An instance's final configuration — what the plan shows and apply sends — made by one
+//! function for both: decode, the kind's checks, the development presets, the kind's own
+//! preparation; then `ignore_changes`, which keeps what the object holds in place of what
+//! the configuration says; then, at apply, the check that it is what the plan said.
+//!
+//! Plan and apply differ only in what they hand it: the plan, the values the walk knows so
+//! far and the values the object keeps (from state and the refresh); apply, the values its
+//! dependencies got and the plan's `after`. So apply carries out the plan, and an
+//! `ignore_changes` the plan honoured is not undone by the write.
+
+use super::instance::decode_instance;
+use super::world::World;
+use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::lang::eval::values_equal;
+use crate::lang::load::{IgnoreChanges, Lifecycle, Resource};
+use crate::plan::InstanceKey;
+use crate::provider::{Finding, FindingLevel, PresetChange, Presets, ResourceKind, Schema};
+use crate::value::{Object, PathStep, Value};
+
+/// What the configuration of one instance is made from.
+pub(crate) struct Inputs<'a> {
+    pub resource: &'a Resource,
+    pub kind: &'a dyn ResourceKind,
+    pub world: &'a World,
+    pub base_dir: &'a std::path::Path,
+    pub key: Option<&'a InstanceKey>,
+    pub each: Option<&'a Value>,
+    /// Whether the environment is in production mode: its findings apply too.
+    pub production: bool,
+    pub presets: Option<&'a Presets>,
+}
+
+/// An instance's configuration, decoded, checked and prepared.
+pub(crate) struct Configured {
+    pub config: Object,
+    /// Paths the configuration made sensitive (a sensitive variable's value).
+    pub sensitive_paths: Vec<Vec<PathStep>>,
+    /// Errors and warnings, located in the configuration.
+    pub diags: Diagnostics,
+    /// What the development presets changed.
+    pub preset_notes: Vec<PresetChange>,
+}
+
+/// Decodes one instance and runs the kind's checks, the development presets and its own
+/// preparation. While values are still unknown (a plan before its dependencies are made),
+/// the preparation is what the kind can tell from the known ones.
+pub(crate) fn configure(i: &Inputs<'_>, address: &str) -> Configured {
+    let (r, kind) = (i.resource, i.kind);
+    let schema = kind.schema();
+    let (mut config, sensitive_paths, mut diags) =
+        decode_instance(r, schema, i.world, i.base_dir, i.key, i.each);
+    let mut preset_notes = Vec::new();
+    if !diags.has_errors() {
+        diags.extend(findings(kind.check(&config), r, address, &config, schema));
+        if i.production {
+            let found = kind.production_findings(&config);
+            diags.extend(findings(found, r, address, &config, schema));
+        }
+    }
+    if !diags.has_errors()
+        && let Some(p) = i.presets
+    {
+        preset_notes = kind.apply_presets(p, &mut config);
+    }
+    if !diags.has_errors() && config.values().all(Value::is_wholly_known) {
+        if let Err(msg) = kind.prepare_config(&mut config, i.base_dir) {
+            diags.push(
+                Diagnostic::error(format!("Invalid configuration for {address}"))
+                    .at(r.span.clone())
+                    .detail(msg),
+            );
+        }
+    } else if !diags.has_errors() {
+        // What prepare_config would derive, as far as the known values tell; the rest is
+        // known after apply.
+        for (k, v) in kind.plan_computed(&config) {
+            if schema.attribute(&k).is_some_and(|a| a.can_configure())
+                && config.get(&k).is_none_or(Value::is_null)
+            {
+                config.insert(k, v);
+            }
+        }
+    }
+    Configured {
+        config,
+        sensitive_paths,
+        diags,
+        preset_notes,
+    }
+}
+
+/// Which attributes `ignore_changes` covers for an object that exists (a new object is
+/// made as configured): every one for `all`, else those a listed path starts with. A path
+/// into an attribute (`properties["owner"]`, `task[0].timeout`) covers the whole attribute.
+pub(crate) struct Ignored<'l> {
+    lifecycle: &'l Lifecycle,
+    exists: bool,
+}
+
+impl<'l> Ignored<'l> {
+    pub fn new(lifecycle: &'l Lifecycle, exists: bool) -> Self {
+        Ignored { lifecycle, exists }
+    }
+
+    pub fn covers(&self, name: &str) -> bool {
+        match &self.lifecycle.ignore_changes {
+            IgnoreChanges::None => false,
+            IgnoreChanges::All => self.exists,
+            IgnoreChanges::Paths(ps) => ps
+                .iter()
+                .any(|(p, _)| matches!(p.first(), Some(PathStep::Key(k)) if k == name)),
+        }
+    }
+
+    /// Puts in `config`, for every ignored attribute of an object that exists, the value
+    /// the object keeps (`kept`: at plan what the diff kept, at apply the plan's `after`),
+    /// so the write leaves it as it is. Sensitive attributes are not: their values are
+    /// never kept anywhere, and an ignored one is not compared either.
+    pub fn keep(&self, schema: &Schema, config: &mut Object, kept: &Object) {
+        if !self.exists || matches!(self.lifecycle.ignore_changes, IgnoreChanges::None) {
+            return;
+        }
+        let names = schema
+            .attributes
+            .iter()
+            .filter(|a| a.can_configure() && !a.sensitive)
+            .map(|a| a.name)
+            .chain(schema.blocks.iter().map(|b| b.name));
+        for name in names {
+            if !self.covers(name) {
+                continue;
+            }
+            match kept.get(name) {
+                Some(Value::Unknown) => {}
+                Some(v) => {
+                    config.insert(name.to_string(), v.clone());
+                }
+                None => {}
+            }
+        }
+    }
+}
+
+/// Where the configuration apply is about to send differs from what the plan said: the
+/// first such path, with both values. A value the plan showed as unknown may be anything;
+/// one the configuration leaves out (null) is the service's to keep, as the plan showed.
+/// Sensitive parts are compared by neither (the plan holds none, and compared them by
+/// fingerprint).
+pub(crate) fn differs_from_plan(
+    config: &Object,
+    planned: &Object,
+    sensitive: &[Vec<PathStep>],
+) -> Option<(Vec<PathStep>, Value, Value)> {
+    let mut shown = config.clone();
+    super::sensitive::redact_object(&mut shown, sensitive);
+    let mut path = Vec::new();
+    let null = Value::Null;
+    for (k, v) in &shown {
+        path.push(PathStep::Key(k.clone()));
+        if let Some(found) = differs(v, planned.get(k).unwrap_or(&null), &mut path) {
+            return Some(found);
+        }
+        path.pop();
+    }
+    None
+}
+
+fn differs(
+    now: &Value,
+    planned: &Value,
+    path: &mut Vec<PathStep>,
+) -> Option<(Vec<PathStep>, Value, Value)> {
+    let found = || Some((path.clone(), planned.clone(), now.clone()));
+    match (now, planned) {
+        (_, Value::Unknown) | (Value::Null, _) => None,
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                path.push(PathStep::Key(k.clone()));
+                if let Some(f) = differs(v, b.get(k).unwrap_or(&Value::Null), path) {
+                    return Some(f);
+                }
+                path.pop();
+            }
+            None
+        }
+        (Value::List(a), Value::List(b)) => {
+            if a.len() != b.len() {
+                return found();
+            }
+            for (n, (x, y)) in a.iter().zip(b).enumerate() {
+                path.push(PathStep::Index(n));
+                if let Some(f) = differs(x, y, path) {
+                    return Some(f);
+                }
+                path.pop();
+            }
+            None
+        }
+        (Value::List(a), Value::Null) if a.is_empty() => None,
+        (Value::Object(a), Value::Null) if a.is_empty() => None,
+        _ if values_equal(now, planned) => None,
+        _ => found(),
+    }
+}
+
+/// A path as the configuration writes it: `task[0].timeout_seconds`.
+pub(crate) fn path_text(path: &[PathStep]) -> String {
+    let mut out = String::new();
+    for s in path {
+        match s {
+            PathStep::Key(k) if out.is_empty() => out.push_str(k),
+            PathStep::Key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            PathStep::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// A kind's static findings as diagnostics, each at the field it concerns.
+fn findings(
+    found: Vec<Finding>,
+    r: &Resource,
+    address: &str,
+    config: &Object,
+    schema: &Schema,
+) -> Diagnostics {
+    let mut out = Diagnostics::new();
+    for f in found {
+        let span = crate::lang::load::locate(&r.body.body, &f.path, config, schema)
+            .map(|range| crate::lang::source::Span::new(r.body.file, range))
+            .or_else(|| r.span.clone());
+        let summary = match &f.rule {
+            Some(rule) => format!("{address}: {} [{rule}]", f.message),
+            None => format!("{address}: {}", f.message),
+        };
+        let mut d = match f.level {
+            FindingLevel::Error => Diagnostic::error(summary),
+            FindingLevel::Warning => Diagnostic::warning(summary),
+        }
+        .at(span);
+        if let Some(h) = f.hint {
+            d = d.hint(h);
+        }
+        out.push(d);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(pairs: &[(&str, Value)]) -> Object {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_known_planned_value_must_be_what_apply_sends() {
+        let planned = obj(&[("name", "a".into()), ("comment", "c".into())]);
+        let now = obj(&[("name", "a".into()), ("comment", "d".into())]);
+        let (path, was, is) = differs_from_plan(&now, &planned, &[]).unwrap();
+        assert_eq!(path_text(&path), "comment");
+        assert_eq!((was, is), (Value::from("c"), Value::from("d")));
+    }
+
+    #[test]
+    fn unknown_planned_values_and_unset_ones_are_filled_in() {
+        let planned = obj(&[
+            ("name", "a".into()),
+            ("parent", Value::Unknown),
+            ("owner", "service".into()),
+            (
+                "item",
+                Value::List(vec![Value::Object(obj(&[
+                    ("key", "k".into()),
+                    ("extra", "kept".into()),
+                ]))]),
+            ),
+        ]);
+        let now = obj(&[
+            ("name", "a".into()),
+            ("parent", "id-1".into()),
+            ("owner", Value::Null),
+            (
+                "item",
+                Value::List(vec![Value::Object(obj(&[("key", "k".into())]))]),
+            ),
+        ]);
+        assert_eq!(differs_from_plan(&now, &planned, &[]), None);
+    }
+
+    #[test]
+    fn a_nested_difference_is_named_by_its_path_and_sensitive_ones_are_not_compared() {
+        let item = |k: &str| Value::Object(obj(&[("key", k.into())]));
+        let planned = obj(&[
+            ("item", Value::List(vec![item("a"), item("b")])),
+            ("secret", Value::Null),
+        ]);
+        let now = obj(&[
+            ("item", Value::List(vec![item("a"), item("c")])),
+            ("secret", "hunter2".into()),
+        ]);
+        let secret = vec![vec![PathStep::Key("secret".into())]];
+        let (path, _, _) = differs_from_plan(&now, &planned, &secret).unwrap();
+        assert_eq!(path_text(&path), "item[1].key");
+        let shorter = obj(&[("item", Value::List(vec![item("a")]))]);
+        let (path, _, _) = differs_from_plan(&shorter, &planned, &secret).unwrap();
+        assert_eq!(path_text(&path), "item");
+    }
+
+    #[test]
+    fn ignored_attributes_keep_what_the_object_holds_once_it_exists() {
+        use crate::provider::{AttrType, Attribute};
+        let schema = Schema::new()
+            .attr(Attribute::required("name", AttrType::String))
+            .attr(Attribute::optional("comment", AttrType::String))
+            .attr(Attribute::optional("secret", AttrType::String).sensitive());
+        let lifecycle = Lifecycle {
+            ignore_changes: IgnoreChanges::All,
+            ..Default::default()
+        };
+        let kept = obj(&[
+            ("name", "old".into()),
+            ("comment", "kept".into()),
+            ("secret", Value::Null),
+        ]);
+        let config = obj(&[
+            ("name", "new".into()),
+            ("comment", "new".into()),
+            ("secret", "s".into()),
+        ]);
+        let mut existing = config.clone();
+        Ignored::new(&lifecycle, true).keep(&schema, &mut existing, &kept);
+        assert_eq!(existing["name"], Value::from("old"));
+        assert_eq!(existing["comment"], Value::from("kept"));
+        assert_eq!(existing["secret"], Value::from("s"));
+        let mut new = config.clone();
+        Ignored::new(&lifecycle, false).keep(&schema, &mut new, &kept);
+        assert_eq!(new, config);
+    }
+}

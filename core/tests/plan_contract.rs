@@ -1,0 +1,233 @@
+//! The plan is the contract: apply sends what the plan said (`ignore_changes` included) and
+//! nothing a reviewer did not see, and a service that rewrites what it is sent — as the real
+//! one does, in ways nobody can list in advance — makes no change appear after an apply.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
+
+use brickform_core::engine::apply::ApplyOptions;
+use brickform_core::engine::inputs::{VarInputs, resolve};
+use brickform_core::engine::{Engine, PlanRequest};
+use brickform_core::lang::load::load_sources;
+use brickform_core::plan::{Action, Plan, PlanMode};
+use brickform_core::value::{Object, Value};
+use brickform_state::{Backend, LocalBackend, recover};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+mod support;
+use support::*;
+
+fn pending(plan: &Plan) -> Vec<String> {
+    plan.changes
+        .iter()
+        .filter(|c| c.action != Action::NoOp)
+        .map(|c| format!("{} {:?} {:?}", c.address, c.action, c.fields))
+        .collect()
+}
+
+fn object_named(h: &Harness, name: &str) -> (String, Object) {
+    h.svc
+        .objects
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(_, o)| o.get("name").and_then(Value::as_str) == Some(name))
+        .map(|(id, o)| (id.clone(), o.clone()))
+        .unwrap_or_else(|| panic!("the service holds no {name}"))
+}
+
+fn updates_of(h: &Harness, id: &str) -> Vec<Object> {
+    h.svc
+        .writes
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(i, w, _)| i == id && *w == Write::Update)
+        .map(|(_, _, c)| c.clone())
+        .collect()
+}
+
+fn config(comment: &str, tier: &str, lifecycle: &str) -> String {
+    let mut out = String::new();
+    for kind in ["test_thing", "test_whole"] {
+        out.push_str(&format!(
+            "resource \"{kind}\" \"x\" {{\n  name = \"{}\"\n  comment = \"{comment}\"\n  tier = \"{tier}\"\n  {lifecycle}\n}}\n",
+            &kind[5..]
+        ));
+    }
+    out
+}
+
+/// An ignored attribute changed in the configuration and outside brickform: the plan shows
+/// only the other change, keeps the ignored value in its `after`, and the apply's write
+/// sends that value, so the object keeps the comment it had (merged and whole writes alike).
+#[tokio::test]
+async fn an_ignored_attribute_survives_an_unrelated_update() {
+    let h = Harness::new();
+    let lifecycle = "lifecycle { ignore_changes = [comment] }";
+    let (_, report) = h
+        .run(&config("first", "basic", lifecycle), PlanMode::Normal, true)
+        .await;
+    assert!(report.unwrap().failed.is_empty());
+    // Changed outside brickform on one of them.
+    let (whole_id, _) = object_named(&h, "whole");
+    h.svc
+        .objects
+        .lock()
+        .unwrap()
+        .get_mut(&whole_id)
+        .unwrap()
+        .insert("comment".into(), Value::from("set outside"));
+
+    let src = config("second", "premium", lifecycle);
+    let (plan, report) = h.run(&src, PlanMode::Normal, true).await;
+    assert!(report.unwrap().failed.is_empty());
+    for c in &plan.changes {
+        assert_eq!(c.action, Action::Update, "{c:?}");
+        let fields: Vec<String> = c.fields.iter().map(|f| format!("{:?}", f.path)).collect();
+        assert!(
+            fields.iter().all(|f| !f.contains("comment")),
+            "{}: {fields:?}",
+            c.address
+        );
+        let after = &c.after.as_ref().unwrap().0;
+        let kept = if c.type_name == "test_whole" {
+            "set outside"
+        } else {
+            "first"
+        };
+        assert_eq!(after["comment"], Value::from(kept), "{}", c.address);
+        assert_eq!(after["tier"], Value::from("premium"));
+    }
+    for (name, kept) in [("thing", "first"), ("whole", "set outside")] {
+        let (id, live) = object_named(&h, name);
+        assert_eq!(live["comment"], Value::from(kept), "{name}");
+        assert_eq!(live["tier"], Value::from("premium"), "{name}");
+        for sent in updates_of(&h, &id) {
+            assert_eq!(sent["comment"], Value::from(kept), "{name}: {sent:?}");
+        }
+    }
+    let (plan, _) = h.run(&src, PlanMode::Normal, false).await;
+    assert!(pending(&plan).is_empty(), "{:?}", pending(&plan));
+}
+
+/// `ignore_changes = all`: nothing the configuration says changes an existing object.
+#[tokio::test]
+async fn ignore_changes_all_leaves_an_existing_object_as_it_is() {
+    let h = Harness::new();
+    let lifecycle = "lifecycle { ignore_changes = all }";
+    h.run(&config("first", "basic", lifecycle), PlanMode::Normal, true)
+        .await;
+    let writes = h.svc.writes.lock().unwrap().len();
+    let src = config("second", "premium", lifecycle);
+    let (plan, report) = h.run(&src, PlanMode::Normal, true).await;
+    assert!(pending(&plan).is_empty(), "{:?}", pending(&plan));
+    assert!(report.unwrap().failed.is_empty());
+    assert_eq!(
+        h.svc.writes.lock().unwrap().len(),
+        writes,
+        "nothing is sent"
+    );
+    for name in ["thing", "whole"] {
+        assert_eq!(object_named(&h, name).1["comment"], Value::from("first"));
+    }
+}
+
+/// The service rewrites what it is sent (a name's spelling, an alias, a default nobody set,
+/// a flag it never returns, a list it reorders): after the apply the plan is empty, for
+/// merged and whole writes alike — and a real change made outside brickform still shows.
+#[tokio::test]
+async fn a_value_the_service_normalises_on_write_plans_no_change() {
+    let h = Harness::new();
+    *h.svc.normalise.lock().unwrap() = Normalise::all();
+    let mut src = String::new();
+    for kind in ["test_thing", "test_whole"] {
+        src.push_str(&format!(
+            "resource \"{kind}\" \"x\" {{\n  name = \"{}\"\n  comment = \"Mixed case\"\n  tier = \"basic\"\n  force = true\n  tags = [\"b\", \"a\"]\n}}\n",
+            &kind[5..]
+        ));
+    }
+    let (_, report) = h.run(&src, PlanMode::Normal, true).await;
+    assert!(report.unwrap().failed.is_empty());
+    let (_, live) = object_named(&h, "whole");
+    assert_eq!(
+        live["comment"],
+        Value::from("MIXED CASE"),
+        "the service rewrote it"
+    );
+    assert_eq!(live["label"], Value::from("auto"));
+    let (plan, _) = h.run(&src, PlanMode::Normal, false).await;
+    assert!(pending(&plan).is_empty(), "{:?}", pending(&plan));
+    assert!(plan.drift.is_empty(), "{:?}", plan.drift);
+
+    // An unrelated change writes the configuration again, and converges again.
+    let changed = src.replace("tier = \"basic\"", "tier = \"premium\"");
+    let (plan, report) = h.run(&changed, PlanMode::Normal, true).await;
+    assert!(report.unwrap().failed.is_empty());
+    assert_eq!(plan.summary().change, 2, "{:?}", pending(&plan));
+    let (plan, _) = h.run(&changed, PlanMode::Normal, false).await;
+    assert!(pending(&plan).is_empty(), "{:?}", pending(&plan));
+
+    // A change made outside brickform is drift, planned back.
+    let (id, _) = object_named(&h, "thing");
+    h.svc
+        .objects
+        .lock()
+        .unwrap()
+        .get_mut(&id)
+        .unwrap()
+        .insert("comment".into(), Value::from("OTHER"));
+    let (plan, _) = h.run(&changed, PlanMode::Normal, false).await;
+    assert_eq!(pending(&plan).len(), 1, "{:?}", pending(&plan));
+    assert_eq!(plan.drift.len(), 1, "{:?}", plan.drift);
+}
+
+/// A value the plan knew that comes out otherwise at apply (here a file read by the
+/// configuration changed between plan and apply) fails that instance, naming the attribute
+/// and both values; nothing is sent for it and what depends on it is skipped.
+#[tokio::test]
+async fn apply_refuses_a_known_value_that_differs_from_the_plan() {
+    let h = Harness::new();
+    std::fs::write(h.dir.path().join("comment.txt"), "planned").unwrap();
+    let src = r#"
+resource "test_thing" "a" {
+  name    = "a"
+  comment = file("comment.txt")
+}
+resource "test_thing" "b" {
+  name   = "b"
+  parent = test_thing.a.id
+}
+"#;
+    let (config, d) = load_sources(
+        h.dir.path(),
+        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+    );
+    assert!(!d.has_errors());
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(h.dir.path()));
+    let rec = recover(backend.clone(), "default").await.unwrap();
+    let mut doc = rec.document;
+    backend.save("default", &mut doc).await.unwrap();
+    let engine = Engine::new(&config, &h.registry, &vars, "default");
+    let (planned, d) = engine.plan(&doc, &PlanRequest::default()).await;
+    let planned = planned.unwrap_or_else(|| panic!("{}", d.render_plain(&config.sources)));
+    std::fs::write(h.dir.path().join("comment.txt"), "changed").unwrap();
+    let opts = ApplyOptions {
+        parallelism: 4,
+        cancel: CancellationToken::new(),
+        on_event: Arc::new(|_| {}),
+    };
+    let (_, report) = engine.apply(&planned, doc, rec.journal, opts).await;
+    assert_eq!(report.failed.len(), 1, "{report:?}");
+    let (address, failure) = &report.failed[0];
+    assert_eq!(address, "test_thing.a");
+    for part in ["comment", "\"planned\"", "\"changed\""] {
+        assert!(
+            failure.message.contains(part),
+            "{part}: {}",
+            failure.message
+        );
+    }
+    assert_eq!(report.skipped, vec!["test_thing.b".to_string()]);
+    assert!(h.svc.writes.lock().unwrap().is_empty(), "nothing was sent");
+}
