@@ -11,7 +11,7 @@
 //! lock was lost), nothing more can be, and the walk stops.
 
 use super::configure::{Ignored, Inputs, configure, differs_from_plan, path_text};
-use super::instance::{Slot, decode_instance, merged_from, prior_of, state_entry};
+use super::instance::{Slot, configurable, decode_instance, merged_from, prior_of, state_entry};
 use super::world::World;
 use super::{Engine, Planned};
 use crate::addrs::{ConfigNode, base_of};
@@ -1131,19 +1131,14 @@ async fn run_node(
                     Ok(Some(remote.id))
                 }
                 // Made, then a later step failed: the object is recorded, never orphaned,
-                // and the failure reported.
+                // and the failure reported. What it was sent did not all take, so state
+                // records what the service holds as what it was given (as an import does):
+                // the next plan shows what is still to write, instead of taking the
+                // service's answer to a half-done write for its rewriting of the whole.
                 Err(mut e) if e.made.is_some() => {
                     if let Some(remote) = e.made.take() {
-                        created(
-                            shared,
-                            change,
-                            kind.as_ref(),
-                            seq,
-                            &remote,
-                            &config,
-                            &sensitive,
-                        )
-                        .await?;
+                        let held = configurable(kind.schema(), &remote.attrs);
+                        created(shared, change, kind.as_ref(), seq, &remote, &held, &[]).await?;
                     }
                     Err(NodeError::Provider(e))
                 }
