@@ -187,7 +187,19 @@ fn is_broken_pipe_message(message: &str) -> bool {
 fn main() -> ExitCode {
     install_panic_hook();
     let long = long_options(&<Cli as clap::CommandFactory>::command());
-    let mut cli = Cli::parse_from(terraform_style_args(std::env::args_os(), &long));
+    // A usage error exits 1, as every other error does (and as Terraform's do): 2 is what
+    // `--detailed-exitcode` says of a plan with changes, which a CI script acts on.
+    let mut cli = match Cli::try_parse_from(terraform_style_args(std::env::args_os(), &long)) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
     if cli.no_color {
         diag::disable_color();
     }

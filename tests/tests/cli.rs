@@ -739,14 +739,14 @@ fn fmt_check_then_fmt() {
     brickform(d)
         .args(["fmt", "notes.txt"])
         .assert()
-        .code(2)
+        .code(1)
         .stderr(predicate::str::contains("only configuration files"));
 
     std::fs::write(d.join("bad.bf.hcl"), "locals {\n  a =\n}\n").unwrap();
     brickform(d)
         .args(["fmt", "--check"])
         .assert()
-        .code(2)
+        .code(1)
         .stderr(predicate::str::contains("bad.bf.hcl"));
 }
 
@@ -938,4 +938,43 @@ fn a_held_lock_stops_other_runs_and_is_force_unlocked_only_when_its_holder_is_go
         .assert()
         .stdout("3\n");
     drop(lock);
+}
+
+/// Every command refuses an option it does not know with exit 1, never 2 (what
+/// `--detailed-exitcode` says of a plan with changes, which a CI script would act on);
+/// `--help` still exits 0.
+#[test]
+fn a_usage_error_exits_1_for_every_command() {
+    let dir = config(&[("main.bf.hcl", &outputs_config())]);
+    let d = dir.path();
+    let help = brickform(d).arg("--help").output().unwrap();
+    assert_eq!(help.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&help.stdout).into_owned();
+    // The commands, as `--help` lists them.
+    let commands: Vec<String> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        // A description wrapped onto the next line is indented further.
+        .filter(|l| !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() > 15, "{text}");
+    for c in &commands {
+        let out = brickform(d)
+            .args([c.as_str(), "--no-such-option"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{c}: {stderr}");
+        assert!(stderr.contains("--no-such-option"), "{c}: {stderr}");
+    }
+    // The case the CI workflows met: a Terraform flag brickform does not have.
+    let out = brickform(d)
+        .args(["plan", "--detailed-exitcode", "-lock=false"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
 }

@@ -427,7 +427,7 @@ fn runs_that_are_going_are_cancelled_and_are_not_repaired() {
         let mut a = vec!["run", job];
         a.extend(args);
         let (code, out, err) = bf(d, &serve, &a);
-        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert_eq!(code, 1, "{args:?}: {out}{err}");
     }
 }
 

@@ -1427,7 +1427,7 @@ fn run_starts_what_each_runnable_kind_runs() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("gave up waiting after 1ms"), "{err}");
     let (code, _, err) = run(d, &["run", "databricks_job.j", "--timeout", "soon"], &[]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 1, "{err}");
     assert!(err.contains("invalid duration \"soon\""), "{err}");
     let (code, _, err) = run(d, &["run", "databricks_job.j", "--param", "no-equals"], &[]);
     assert_eq!(code, 1, "{err}");

@@ -23,8 +23,9 @@ pub struct Args {
     diff: bool,
 }
 
-/// Exit status when a file cannot be read or parsed (as `terraform fmt` gives).
-const UNREADABLE: u8 = 2;
+/// Exit status when a file cannot be read or parsed: an error like any other (2 is kept
+/// for `--detailed-exitcode`'s "there are changes", which scripts act on).
+const UNREADABLE: u8 = 1;
 
 /// Exit status of `--check` when a file needs formatting.
 const NEEDS_FORMATTING: u8 = 3;
