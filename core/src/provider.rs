@@ -263,13 +263,14 @@ impl Attribute {
         if self.allowed.is_none() && self.check.is_none() {
             return Vec::new();
         }
+        // The kind's own rule first: it knows what a wrong value usually means, where the
+        // closest allowed value may be the wrong advice (`outcome = "failed"` is not a
+        // misspelt `"false"`).
         let one = |s: &str| -> Option<Rejection> {
-            if let Some(a) = &self.allowed
-                && let Err(r) = a.check(s)
-            {
+            if let Some(r) = self.check.and_then(|f| f(s).err()) {
                 return Some(r);
             }
-            self.check.and_then(|f| f(s).err())
+            self.allowed.as_ref().and_then(|a| a.check(s).err())
         };
         match v {
             Value::String(s) => one(s).map(|r| (None, r)).into_iter().collect(),

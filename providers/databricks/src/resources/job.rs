@@ -52,6 +52,30 @@ const RUN_IF: &[&str] = &[
     "AT_LEAST_ONE_FAILED",
     "ALL_FAILED",
 ];
+/// What to do instead of `outcome` when the dependency is not a condition (`outcome` is
+/// only the result a condition_task gives; the service refuses it elsewhere: "Outcomes can
+/// only be specified for if/else condition dependencies").
+fn use_run_if() -> String {
+    format!(
+        "to run this task when a dependency failed (or whatever it gave), set the task's run_if: \"AT_LEAST_ONE_FAILED\", \"ALL_DONE\" and the rest of {}",
+        brickform_core::provider::quoted_list(RUN_IF)
+    )
+}
+
+/// A depends_on `outcome` is "true" or "false", the result of a condition task.
+/// A value that is one of those in another case is left to the allowed values' check,
+/// which suggests it in its right case.
+fn outcome_value(v: &str) -> Result<(), brickform_core::provider::Rejection> {
+    if v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("false") {
+        return Ok(());
+    }
+    Err(brickform_core::provider::Rejection::new(format!(
+        "{} is not an outcome: outcome is the result a condition_task dependency must give, \"true\" or \"false\"",
+        quote(v)
+    ))
+    .hint(use_run_if()))
+}
+
 /// `Source` of notebook, Python and SQL-file tasks.
 const SOURCE: &[&str] = &["WORKSPACE", "GIT"];
 /// `ConditionTaskOp`.
@@ -504,7 +528,8 @@ fn task_schema(nested: bool) -> Schema {
                 .attr(
                     Attribute::optional("outcome", s())
                         .one_of(&["true", "false"])
-                        .describe("For a dependency on a condition_task: the result it needs."),
+                        .check(outcome_value)
+                        .describe("For a dependency on a condition_task: the result it needs. To run a task when another fails, use the task's run_if."),
                 ),
         ));
     for t in TASK_TYPES.iter().filter(|t| **t != "for_each_task") {
@@ -1234,7 +1259,30 @@ fn check_tasks(config: &Object) -> Vec<Finding> {
             let mut p = at.clone();
             p.extend([key("depends_on"), PathStep::Index(j), key("task_key")]);
             match task_keys.iter().position(|k| *k == target) {
-                Some(t) => edges[n].push((t, p)),
+                Some(t) => {
+                    let is_condition = tasks[t]
+                        .1
+                        .get("condition_task")
+                        .is_some_and(|c| !c.is_null());
+                    if dep.get("outcome").is_some_and(|o| !o.is_null()) && !is_condition {
+                        let mut at_outcome = p.clone();
+                        at_outcome.pop();
+                        at_outcome.push(key("outcome"));
+                        out.push(
+                            Finding::error(
+                                &[],
+                                format!(
+                                    "task {} sets outcome on its dependency {}, which is not a condition_task: outcome applies only to a condition's result",
+                                    quote(name),
+                                    quote(target)
+                                ),
+                            )
+                            .at(at_outcome)
+                            .hint(use_run_if()),
+                        );
+                    }
+                    edges[n].push((t, p))
+                }
                 None => {
                     let hint = did_you_mean_value(
                         target,
@@ -2224,6 +2272,60 @@ mod tests {
         let mut out = check_tasks(&config);
         check_job(&schema, &config, &mut out);
         out
+    }
+
+    #[test]
+    fn outcome_is_refused_on_a_dependency_that_is_not_a_condition() {
+        let job = |outcome: &str| {
+            json!({"name": "j", "task": [
+                {"task_key": "check", "condition_task": {"op": "EQUAL_TO", "left": "1", "right": "1"}},
+                {"task_key": "load", "notebook_task": {"notebook_path": "/n"}},
+                {"task_key": "after", "notebook_task": {"notebook_path": "/n"},
+                 "depends_on": [{"task_key": "check", "outcome": "true"},
+                                {"task_key": "load", "outcome": outcome}]},
+            ]})
+        };
+        let found = findings(job("false"));
+        let outcome: Vec<&Finding> = found
+            .iter()
+            .filter(|f| f.message.contains("outcome"))
+            .collect();
+        assert_eq!(outcome.len(), 1, "{found:?}");
+        let f = outcome[0];
+        assert_eq!(f.level, FindingLevel::Error);
+        assert!(
+            f.message
+                .contains("\"load\", which is not a condition_task"),
+            "{}",
+            f.message
+        );
+        assert_eq!(
+            f.path,
+            vec![
+                key("task"),
+                PathStep::Index(2),
+                key("depends_on"),
+                PathStep::Index(1),
+                key("outcome")
+            ]
+        );
+        let hint = f.hint.as_deref().unwrap_or_default();
+        assert!(
+            hint.contains("run_if") && hint.contains("AT_LEAST_ONE_FAILED"),
+            "{hint}"
+        );
+        // A value that is no outcome says the same, not "did you mean \"false\"".
+        let r = outcome_value("failed").unwrap_err();
+        assert!(
+            r.hint
+                .as_deref()
+                .unwrap_or_default()
+                .contains("AT_LEAST_ONE_FAILED")
+        );
+        assert!(
+            outcome_value("True").is_ok(),
+            "case is the allowed values' to fix"
+        );
     }
 
     #[test]
