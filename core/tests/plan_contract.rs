@@ -231,3 +231,46 @@ resource "test_thing" "b" {
     assert_eq!(report.skipped, vec!["test_thing.b".to_string()]);
     assert!(h.svc.writes.lock().unwrap().is_empty(), "nothing was sent");
 }
+
+/// A sensitive value used as a `for_each` key — directly, derived, or through a map whose
+/// values `each.value` would hand on unmarked — is refused at validate, located at the
+/// argument, and never printed; `nonsensitive()` says a value is not secret.
+#[tokio::test]
+async fn a_sensitive_for_each_is_refused_at_validate() {
+    let h = Harness::new();
+    for for_each in [
+        "toset([var.secret])",
+        "toset([\"${var.secret}-x\"])",
+        "{ (var.secret) = 1 }",
+        "{ for k in [var.secret] : upper(k) => k }",
+        "{ a = var.secret }",
+    ] {
+        let src = format!(
+            "variable \"secret\" {{\n  default   = \"hunter2\"\n  sensitive = true\n}}\nresource \"test_thing\" \"x\" {{\n  for_each = {for_each}\n  name     = each.key\n}}\n"
+        );
+        let (config, d) = load_sources(
+            h.dir.path(),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.clone())],
+        );
+        assert!(!d.has_errors());
+        let (vars, _) = resolve(&config, &VarInputs::default(), None);
+        let engine = Engine::new(&config, &h.registry, &vars, "default");
+        let diags = engine.validate().await;
+        let text = diags.render_plain(&config.sources);
+        let d = diags
+            .iter()
+            .find(|d| d.summary == "Invalid for_each argument")
+            .unwrap_or_else(|| panic!("{for_each}: {text}"));
+        assert!(d.span.is_some(), "{for_each}: located");
+        assert!(!text.contains("hunter2"), "{for_each}: {text}");
+    }
+    let src = "variable \"secret\" {\n  default   = \"hunter2\"\n  sensitive = true\n}\nresource \"test_thing\" \"x\" {\n  for_each = toset([nonsensitive(var.secret)])\n  name     = each.key\n}\n";
+    let (config, _) = load_sources(
+        h.dir.path(),
+        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+    );
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let engine = Engine::new(&config, &h.registry, &vars, "default");
+    let diags = engine.validate().await;
+    assert!(!diags.has_errors(), "{}", diags.render_plain(&config.sources));
+}

@@ -67,13 +67,27 @@ pub fn expansion(
         };
     }
     if let Some(fe) = for_each {
-        let v = match Evaluator::new(roots, base_dir).eval(&fe.expr) {
+        let mut ev = Evaluator::new(roots, base_dir);
+        let v = match ev.eval(&fe.expr) {
             Ok(v) => v,
             Err(e) => {
                 diags.push(e.to_diagnostic(fe.file));
                 return Expansion::Invalid;
             }
         };
+        if ev.touched_sensitive {
+            // The keys name the instances: they are shown in every plan, kept in state and
+            // sent in the ownership tag of what the instance makes. `each.value` is not
+            // marked sensitive when read, so a map with a secret among its values is refused
+            // too (stricter than Terraform, which marks it): nothing reaches a plan unmarked.
+            diags.push(
+                Diagnostic::error("Invalid for_each argument")
+                    .at(fe.span())
+                    .detail("Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If used, the sensitive value could be exposed as a resource instance key or through each.value: in plans, in state, and in the ownership tag brickform puts on the objects it makes.")
+                    .hint("key the instances by something that is not secret (a name) and read the secret in the body (var.NAME, or a map indexed by each.key); if what for_each reads is not secret, say so with nonsensitive()"),
+            );
+            return Expansion::Invalid;
+        }
         let bad = |diags: &mut Diagnostics, detail: String| {
             diags.push(
                 Diagnostic::error("Invalid for_each argument")
