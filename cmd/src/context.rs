@@ -1,7 +1,8 @@
 //! What commands share: the global options, and the steps most of them take in turn —
 //! load the configuration, select the environment, resolve variables, start the providers
-//! (and the local workspace), connect the state backend, take the lock, finish what a crash
-//! interrupted. Each step prints what went wrong where it finds it, with its source.
+//! (and the local workspace), connect the state backend (where an environment no block
+//! declares must have a state), take the lock, finish what a crash interrupted. Each step
+//! prints what went wrong where it finds it, with its source.
 
 use crate::args::{PlanArgs, VarArgs};
 use crate::backend::{self, BackendSpec};
@@ -10,7 +11,7 @@ use crate::failure::{Failure, fail};
 use anyhow::anyhow;
 use brickform_core::engine::Engine;
 use brickform_core::engine::inputs::{self, VarInputs, Variables};
-use brickform_core::lang::diagnostics::Diagnostics;
+use brickform_core::lang::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use brickform_core::lang::load::{Config, load_dir};
 use brickform_core::plan::render_text;
 use brickform_core::provider::Registry;
@@ -27,6 +28,10 @@ pub struct Ctx {
     pub environment: Option<String>,
     pub color: bool,
     pub local: bool,
+    /// The command makes the selected environment's state on purpose (`convert --state`
+    /// writes a new configuration with its state, `state push` a document that names its
+    /// environment), so a name no state has yet is no misspelling (see [`require_known`]).
+    pub makes_state: bool,
 }
 
 impl Ctx {
@@ -38,6 +43,15 @@ impl Ctx {
                 && std::env::var_os("NO_COLOR").is_none()
                 && std::io::stdout().is_terminal(),
             local: cli.local,
+            makes_state: false,
+        }
+    }
+
+    /// The same options for a command that makes the environment's state on purpose.
+    pub fn making_state(&self) -> Ctx {
+        Ctx {
+            makes_state: true,
+            ..self.clone()
         }
     }
 
@@ -94,6 +108,74 @@ pub fn environment(ctx: &Ctx, config: &Config) -> Result<String, Failure> {
         print_diags(&(*d).into(), config);
         Failure::reported()
     })
+}
+
+/// The environment a configuration without environment blocks works in when none is asked
+/// for; it needs no state to be selected.
+const DEFAULT_ENVIRONMENT: &str = "default";
+
+/// Whether only the backend can say that `env` exists: the configuration declares no
+/// environments (when it does, `environment` has checked the name against them), and the
+/// name is not the implicit one.
+fn needs_state(ctx: &Ctx, config: &Config, env: &str) -> bool {
+    !ctx.makes_state && config.environments.is_empty() && env != DEFAULT_ENVIRONMENT
+}
+
+/// Refuses an environment that neither the configuration declares nor `backend` holds a
+/// state of. Without this, `--env prdo` in a configuration without environment blocks would
+/// select a fresh, empty state, and apply would create a second copy of every object;
+/// `brickform env new NAME` is how a new environment is made on purpose. Call it before
+/// anything is written (the lock is a file too).
+pub async fn require_known(
+    ctx: &Ctx,
+    config: &Config,
+    env: &str,
+    backend: &dyn Backend,
+) -> Result<(), Failure> {
+    if !needs_state(ctx, config, env) {
+        return Ok(());
+    }
+    let with_state = backend
+        .environments()
+        .await
+        .map_err(|e| anyhow!("cannot list the environments that have a state: {e}"))?;
+    if with_state.iter().any(|e| e == env) {
+        return Ok(());
+    }
+    print_diags(&unknown_environment(env, &with_state).into(), config);
+    Err(Failure::reported())
+}
+
+/// [`require_known`] for a command that does not otherwise reach the state backend (init,
+/// graph): it is reached only when the name needs it.
+pub async fn require_known_connecting(
+    ctx: &Ctx,
+    config: &Config,
+    env: &str,
+) -> Result<(), Failure> {
+    if !needs_state(ctx, config, env) {
+        return Ok(());
+    }
+    let access = StateAccess::connect(ctx, config, env).await?;
+    require_known(ctx, config, env, access.backend.as_ref()).await
+}
+
+/// The error for an environment nothing knows, with the ones that exist.
+fn unknown_environment(env: &str, with_state: &[String]) -> Diagnostic {
+    let mut known = vec![DEFAULT_ENVIRONMENT];
+    known.extend(
+        with_state
+            .iter()
+            .map(String::as_str)
+            .filter(|e| *e != DEFAULT_ENVIRONMENT),
+    );
+    let listed: Vec<String> = known.iter().map(|k| format!("\"{k}\"")).collect();
+    Diagnostic::error(format!("There is no environment \"{env}\""))
+        .detail(format!(
+            "--env (or BRICKFORM_ENV) names \"{env}\", which the configuration does not declare (it has no environment blocks) and the state backend holds no state of. The environments are {}. A new name starts from an empty state, into which apply would create a second copy of every object; to start a new environment on purpose, create it first: brickform env new {env}",
+            listed.join(", ")
+        ))
+        .maybe_hint(did_you_mean(env, known.iter().copied()))
 }
 
 /// The variable values given on the command line, in files and in `BRICKFORM_VAR_*`.
@@ -359,6 +441,7 @@ impl Session {
         let providers = Providers::start(ctx, &config, &name).await?;
         let spec = backend_spec(&config)?;
         let backend = providers.backend(&spec, ctx, &config, &vars, &name).await?;
+        require_known(ctx, &config, &name, backend.as_ref()).await?;
         let timeout = crate::duration::parse(&args.lock_timeout)?;
         let lock = backend::lock_state(&backend, &name, operation, timeout).await?;
         let rec = recover(backend.clone(), &name)
@@ -427,12 +510,23 @@ pub struct StateAccess {
 }
 
 impl StateAccess {
-    /// Connects the environment's backend. The local backend needs neither variables nor
-    /// providers; a volume is reached with the provider settings as far as they are known.
+    /// Connects the selected environment's backend, refusing an environment that does not
+    /// exist (see [`require_known`]).
     pub async fn open(ctx: &Ctx) -> Result<StateAccess, Failure> {
         let (config, _) = load_dir(&ctx.dir);
         let env = environment(ctx, &config)?;
-        let spec = backend_spec(&config)?;
+        let access = StateAccess::connect(ctx, &config, &env).await?;
+        require_known(ctx, &config, &env, access.backend.as_ref()).await?;
+        Ok(access)
+    }
+
+    /// Connects the backend as environment `env` reaches it, whether or not `env` exists
+    /// (`env new` and `env rename` make it exist). The local backend needs neither
+    /// variables nor providers; a volume is reached with the provider settings as far as
+    /// they are known.
+    pub async fn connect(ctx: &Ctx, config: &Config, env: &str) -> Result<StateAccess, Failure> {
+        let env = env.to_string();
+        let spec = backend_spec(config)?;
         if spec == BackendSpec::Local {
             return Ok(StateAccess {
                 env,
@@ -440,9 +534,9 @@ impl StateAccess {
                 providers: None,
             });
         }
-        let vars = variables(&config, &VarArgs::default(), &env, true)?;
-        let providers = Providers::start(ctx, &config, &env).await?;
-        let backend = providers.backend(&spec, ctx, &config, &vars, &env).await?;
+        let vars = variables(config, &VarArgs::default(), &env, true)?;
+        let providers = Providers::start(ctx, config, &env).await?;
+        let backend = providers.backend(&spec, ctx, config, &vars, &env).await?;
         Ok(StateAccess {
             env,
             backend,

@@ -7,6 +7,7 @@ mod context;
 mod diag;
 mod duration;
 mod failure;
+mod interrupt;
 mod saved;
 mod volume_store;
 
@@ -268,7 +269,11 @@ async fn run(cli: Cli) -> failure::Outcome {
         panic!("BRICKFORM_TEST_PANIC is set");
     }
     let ctx = context::Ctx::new(&cli);
-    match cli.command {
+    interrupt::supervise(dispatch(ctx, cli.command)).await
+}
+
+async fn dispatch(ctx: context::Ctx, command: Command) -> failure::Outcome {
+    match command {
         Command::Init(a) => init::exec(&ctx, a).await,
         Command::Validate(a) => validate::exec(&ctx, a).await,
         Command::Fmt(a) => fmt::exec(&ctx, a),
@@ -277,7 +282,7 @@ async fn run(cli: Cli) -> failure::Outcome {
         Command::Destroy(a) => destroy::exec(&ctx, a).await,
         Command::Show(a) => show::exec(&ctx, a).await,
         Command::Output(a) => output::exec(&ctx, a).await,
-        Command::Graph(a) => graph::exec(&ctx, a),
+        Command::Graph(a) => graph::exec(&ctx, a).await,
         Command::State(c) => state::exec(&ctx, c).await,
         Command::Env(c) => env::exec(&ctx, c).await,
         Command::ForceUnlock(a) => force_unlock::exec(&ctx, a).await,

@@ -247,6 +247,15 @@ impl StateDocument {
         &self.salt
     }
 
+    /// This state as the state of environment `environment`: what renaming an environment
+    /// saves under the new name. Lineage and salt stay: the ownership tags on the objects
+    /// name the lineage, and the fingerprints were made with the salt, so the objects remain
+    /// this state's.
+    pub fn moved_to(mut self, environment: &str) -> StateDocument {
+        self.environment = environment.to_string();
+        self
+    }
+
     /// Called by backends as they persist the document; the serial counts persisted writes.
     /// Also re-sorts, so an address edited through `get_mut` cannot reach the disk unsorted.
     pub(crate) fn bump_serial(&mut self) {
@@ -907,6 +916,21 @@ mod tests {
         assert_ne!(a.salt(), b.salt());
         assert_eq!(a.serial(), 0);
         assert_eq!(a.version(), STATE_VERSION);
+    }
+
+    #[test]
+    fn a_moved_state_keeps_all_but_its_environment_name() {
+        let mut doc = StateDocument::new("default");
+        doc.insert(resource("databricks_job.j")).unwrap();
+        doc.set_output("o", json!(1), false);
+        let moved = doc.clone().moved_to("dev");
+        assert_eq!(moved.environment(), "dev");
+        assert_eq!(
+            (moved.lineage(), moved.salt(), moved.serial()),
+            (doc.lineage(), doc.salt(), doc.serial())
+        );
+        assert_eq!(moved.resources(), doc.resources());
+        assert_eq!(moved.outputs(), doc.outputs());
     }
 
     #[test]

@@ -160,6 +160,9 @@ pub fn try_acquire(path: &Path, mut info: LockInfo) -> Result<FileLock> {
         if info.path.is_empty() {
             info.path = path.display().to_string();
         }
+        // The lock names who holds the state and what they run: only its owner reads it,
+        // as the state itself.
+        restrict(&file, path)?;
         write_info(&mut file, path, &info)?;
         return Ok(FileLock {
             file,
@@ -308,10 +311,38 @@ impl Backoff {
     }
 }
 
+/// Mode 0600: the state, its log and its lock name every object, its ids and who works on
+/// them; only the owner should read them.
+pub(crate) fn restrict(file: &File, path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(StateError::io("set permissions of", path))?;
+    }
+    #[cfg(not(unix))]
+    let _ = (file, path);
+    Ok(())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_lock_file_is_the_owners_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.lock");
+        // Left by an older version with the default mode.
+        std::fs::write(&path, b"").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let _held = try_acquire(&path, LockInfo::new("apply")).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
 
     #[test]
     fn second_acquire_in_process_fails_with_holder_info() {

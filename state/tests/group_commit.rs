@@ -44,6 +44,9 @@ impl Backend for SlowDisk {
     async fn environments(&self) -> Result<Vec<String>> {
         self.inner.environments().await
     }
+    async fn delete(&self, env: &str) -> Result<()> {
+        self.inner.delete(env).await
+    }
     async fn wal_append(&self, env: &str, record: &WalRecord) -> Result<()> {
         self.wal_append_many(env, std::slice::from_ref(record))
             .await

@@ -218,3 +218,62 @@ async fn trait_lists_environments_and_locks() {
         .unwrap();
     released.await.unwrap();
 }
+
+#[tokio::test]
+async fn delete_drops_the_state_and_its_log_and_keeps_the_last_version_as_backup() {
+    use brickform_state::{Intent, WalOp, WalRecord};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let backend = LocalBackend::new(dir.path());
+    let held = backend
+        .lock("dev", LockInfo::new("env rename"), Duration::ZERO)
+        .await
+        .unwrap();
+    let mut doc = doc_with("dev", &["t.a"]);
+    backend.save("dev", &mut doc).await.unwrap();
+    backend.save("dev", &mut doc).await.unwrap();
+    let record = WalRecord::Intent(Intent {
+        seq: 1,
+        op: WalOp::Delete,
+        address: "t.a".into(),
+        resource_type: "t".into(),
+        natural_key: None,
+        id: Some("id".into()),
+        writer: None,
+        token: None,
+    });
+    backend.wal_append("dev", &record).await.unwrap();
+    backend
+        .save("prod", &mut doc_with("prod", &[]))
+        .await
+        .unwrap();
+
+    backend.delete("dev").await.unwrap();
+    assert!(backend.load("dev").await.unwrap().is_none());
+    assert!(!backend.wal_path("dev").unwrap().exists());
+    assert!(backend.wal_read("dev").await.unwrap().is_empty());
+    assert_eq!(backend.environments().await.unwrap(), ["prod"]);
+    let backup_path = backend.backup_path("dev").unwrap();
+    let backup: StateDocument =
+        serde_json::from_slice(&std::fs::read(&backup_path).unwrap()).unwrap();
+    assert_eq!(backup, doc, "the backup is the state as last saved");
+    let mode = std::fs::metadata(&backup_path)
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "the backup stays the owner's alone");
+
+    // A new state of that name starts empty: nothing of the old log is replayed into it.
+    let rec = brickform_state::recover(std::sync::Arc::new(LocalBackend::new(dir.path())), "dev")
+        .await
+        .unwrap();
+    assert!(!rec.existed && rec.unresolved.is_empty() && rec.replayed == 0);
+    // Nothing there: nothing to do.
+    backend.delete("dev").await.unwrap();
+    backend.delete("qa").await.unwrap();
+    assert!(matches!(
+        backend.delete("../x").await,
+        Err(StateError::InvalidEnvironment(_))
+    ));
+    drop(held);
+}

@@ -8,7 +8,10 @@
 
 mod common;
 
-use brickform_state::{LocalBackend, LockInfo, ResourceState, StateDocument};
+use brickform_state::{
+    Intent, LocalBackend, LockInfo, Outcome, ResourceState, ResultRecord, StateDocument, WalOp,
+    WalRecord,
+};
 use common::{brickform, config, texts};
 use predicates::prelude::*;
 use std::os::unix::fs::PermissionsExt;
@@ -512,7 +515,12 @@ fn saved_plans_belong_to_their_state_and_environment() {
         .assert()
         .stdout("hello b\n");
 
-    // A plan made for an environment applies to that environment's state.
+    // A plan made for an environment applies to that environment's state (made on purpose
+    // first: the configuration declares no environments).
+    brickform(a.path())
+        .args(["env", "new", "prod"])
+        .assert()
+        .code(0);
     let plan = a.path().join("prod.plan");
     brickform(a.path())
         .args(["--env", "prod", "plan", "--out"])
@@ -872,6 +880,289 @@ fn state_and_env_commands() {
         .args(["--env", "staging", "env", "list"])
         .assert()
         .stdout("  default\n  prod\n  qa\n* staging\n");
+}
+
+/// The names and contents of the files under `.brickform/state`, to show nothing was written.
+fn state_snapshot(dir: &Path) -> Vec<(String, String)> {
+    state_files(dir)
+        .into_iter()
+        .map(|(p, text)| (p.file_name().unwrap().to_string_lossy().into_owned(), text))
+        .collect()
+}
+
+#[test]
+fn a_misspelt_environment_without_environment_blocks_is_refused_and_nothing_is_written() {
+    let dir = config(&[("main.bf.hcl", &outputs_config())]);
+    let d = dir.path();
+    brickform(d)
+        .args(["apply", "--auto-approve"])
+        .assert()
+        .code(0);
+    brickform(d).args(["env", "new", "prod"]).assert().code(0);
+    let before = state_snapshot(d);
+    let names: Vec<&str> = before.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["default.json", "default.json.backup", "prod.json"]);
+    let commands: &[&[&str]] = &[
+        &["plan"],
+        &["apply", "--auto-approve"],
+        &["destroy", "--auto-approve"],
+        &["output"],
+        &["show"],
+        &["state", "list"],
+        &["state", "pull"],
+        &["state", "rm", "test_thing.a"],
+        &["import", "test_thing.a", "id-a"],
+        &["init"],
+        &["env", "list"],
+        &["force-unlock", "00000000-0000-0000-0000-000000000000"],
+    ];
+    for args in commands {
+        let out = brickform(d)
+            .args(["--env", "prdo"])
+            .args(*args)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = texts(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}\n{stdout}\n{stderr}");
+        assert!(
+            stderr.contains("There is no environment \"prdo\"")
+                && stderr.contains("did you mean `prod`?")
+                && stderr.contains("brickform env new prdo"),
+            "{args:?}\n{stderr}"
+        );
+    }
+    // BRICKFORM_ENV is the same choice; the known environments are named.
+    let out = brickform(d)
+        .arg("plan")
+        .env("BRICKFORM_ENV", "prdo")
+        .output()
+        .unwrap();
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("\"default\", \"prod\""), "{stderr}");
+    assert!(stderr.contains("did you mean `prod`?"), "{stderr}");
+    // The implicit environment needs no state; a near miss of it is caught too.
+    let out = brickform(d)
+        .args(["--env", "defualt", "plan"])
+        .output()
+        .unwrap();
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("did you mean `default`?"), "{stderr}");
+    assert_eq!(state_snapshot(d), before, "nothing was written");
+    brickform(d)
+        .args(["--env", "default", "plan", "--detailed-exitcode"])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn env_new_makes_an_environment_that_env_then_selects() {
+    let dir = config(&[("main.bf.hcl", &outputs_config())]);
+    let d = dir.path();
+    brickform(d)
+        .args(["--env", "qa", "plan"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("There is no environment \"qa\""));
+    brickform(d)
+        .args(["env", "new", "qa"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("Created environment \"qa\""));
+    let path = d.join(".brickform/state/qa.json");
+    assert_eq!(mode(&path), 0o600);
+    let doc = LocalBackend::new(d).load_sync("qa").unwrap().unwrap();
+    assert_eq!(doc.environment(), "qa");
+    assert!(doc.resources().is_empty() && doc.outputs().is_empty());
+    brickform(d)
+        .args(["env", "list"])
+        .assert()
+        .code(0)
+        .stdout("* default\n  qa\n");
+    brickform(d)
+        .args(["--env", "qa", "apply", "--auto-approve", "--var", "name=qa"])
+        .assert()
+        .code(0);
+    brickform(d)
+        .args(["output", "greeting", "--raw"])
+        .env("BRICKFORM_ENV", "qa")
+        .assert()
+        .code(0)
+        .stdout("hello qa\n");
+    brickform(d)
+        .args(["--env", "qa", "env", "list"])
+        .assert()
+        .stdout("* qa\n");
+    // Made once; a name that cannot be a file name never.
+    brickform(d)
+        .args(["env", "new", "qa"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "environment \"qa\" exists already",
+        ));
+    for bad in ["../x", "a b", "_x"] {
+        brickform(d)
+            .args(["env", "new", bad])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("invalid environment name"));
+    }
+    brickform(d)
+        .args(["--env", "qa", "output", "greeting", "--raw"])
+        .assert()
+        .stdout("hello qa\n");
+}
+
+#[test]
+fn environment_blocks_added_to_an_applied_configuration_keep_its_state_after_env_rename() {
+    let dir = config(&[("main.bf.hcl", &outputs_config())]);
+    let d = dir.path();
+    brickform(d)
+        .args(["apply", "--auto-approve", "--var", "name=team"])
+        .assert()
+        .code(0);
+    let backend = LocalBackend::new(d);
+    let lineage = backend.load_sync("default").unwrap().unwrap().lineage();
+    std::fs::write(
+        d.join("environments.bf.hcl"),
+        "environment \"dev\" {\n  default = true\n}\n\nenvironment \"prod\" {}\n",
+    )
+    .unwrap();
+    // Without the rename, dev starts from nothing: everything would be made again.
+    brickform(d)
+        .args([
+            "--env",
+            "dev",
+            "plan",
+            "--detailed-exitcode",
+            "--var",
+            "name=team",
+        ])
+        .assert()
+        .code(2);
+    brickform(d)
+        .args(["env", "rename", "default", "dev"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "Renamed environment \"default\" to \"dev\"",
+        ));
+    let moved = backend.load_sync("dev").unwrap().unwrap();
+    assert_eq!(moved.environment(), "dev");
+    assert_eq!(
+        moved.lineage(),
+        lineage,
+        "the objects' ownership tags name it"
+    );
+    assert!(backend.load_sync("default").unwrap().is_none());
+    let names: Vec<String> = state_snapshot(d).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["default.json.backup", "dev.json"]);
+    for (p, _) in state_files(d) {
+        assert_eq!(mode(&p), 0o600, "{}", p.display());
+    }
+    brickform(d)
+        .args([
+            "--env",
+            "dev",
+            "plan",
+            "--detailed-exitcode",
+            "--var",
+            "name=team",
+        ])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("No changes."));
+    brickform(d)
+        .args(["--env", "dev", "output", "greeting", "--raw"])
+        .assert()
+        .code(0)
+        .stdout("hello team\n");
+    brickform(d)
+        .args(["env", "list"])
+        .assert()
+        .stdout("* dev\n  prod\n");
+
+    // Refused: a name with no state, a name that has one, a locked state.
+    brickform(d)
+        .args(["env", "rename", "default", "staging"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "there is no state of environment \"default\" to rename",
+        ));
+    brickform(d).args(["env", "new", "prod"]).assert().code(0);
+    brickform(d)
+        .args(["env", "rename", "dev", "prod"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "environment \"prod\" exists already",
+        ));
+    let held = backend
+        .try_lock_sync("dev", LockInfo::new("apply"))
+        .unwrap();
+    brickform(d)
+        .args(["env", "rename", "dev", "staging"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("Error acquiring the state lock"));
+    drop(held);
+    assert!(backend.load_sync("staging").unwrap().is_none());
+
+    // A log that holds an operation whose outcome is unknown is resolved where it was made.
+    let intent = |seq: u64, address: &str| Intent {
+        seq,
+        op: WalOp::Create,
+        address: address.into(),
+        resource_type: "test_thing".into(),
+        natural_key: Some(address.into()),
+        id: None,
+        writer: None,
+        token: None,
+    };
+    backend
+        .wal_append_sync("dev", &WalRecord::Intent(intent(1, "test_thing.a")))
+        .unwrap();
+    brickform(d)
+        .args(["env", "rename", "dev", "staging"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("left unresolved (test_thing.a)"));
+    assert!(backend.load_sync("staging").unwrap().is_none());
+    assert_eq!(backend.load_sync("dev").unwrap().unwrap(), moved);
+
+    // Finished operations in the log move with the state.
+    backend.wal_truncate_sync("dev").unwrap();
+    let made = ResourceState::new("test_thing.b", "test", "id-b").unwrap();
+    backend
+        .wal_append_many_sync(
+            "dev",
+            &[
+                WalRecord::Intent(intent(1, "test_thing.b")),
+                WalRecord::Result(ResultRecord {
+                    seq: 2,
+                    intent_seq: 1,
+                    outcome: Outcome::Created(made.clone()),
+                    writer: None,
+                    intent_writer: None,
+                }),
+            ],
+        )
+        .unwrap();
+    brickform(d)
+        .args(["env", "rename", "dev", "staging"])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(
+            "declares environments, and not \"staging\"",
+        ));
+    let staging = backend.load_sync("staging").unwrap().unwrap();
+    assert_eq!(staging.get("test_thing.b"), Some(&made));
+    assert_eq!(staging.lineage(), lineage);
+    assert!(backend.wal_read_sync("staging").unwrap().is_empty());
+    assert!(backend.wal_read_sync("dev").unwrap().is_empty());
 }
 
 #[test]

@@ -229,3 +229,96 @@ fn ctrl_c_during_run_says_the_run_goes_on_or_cancels_it() {
     let second = started_run(&out);
     assert_eq!(state(&second), "TERMINATED");
 }
+
+/// Starts `brickform ARGS`, sends Ctrl-C `times` times (a tenth of a second apart) once
+/// the file `when` exists (the state lock: the command holds it; the write-ahead log: the
+/// apply has begun writing), and returns its exit code and standard error.
+fn interrupted(
+    d: &std::path::Path,
+    args: &[&str],
+    when: &std::path::Path,
+    times: usize,
+) -> (Option<i32>, String) {
+    let child = std::process::Command::new(bin())
+        .arg("-C")
+        .arg(d)
+        .args(args)
+        .env(TOKEN.0, TOKEN.1)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !when.exists() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(when.exists(), "{} never appeared", when.display());
+    for _ in 0..times {
+        std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Ctrl-C while a plan reads the workspace stops it at once and releases the state lock, so
+/// the next command does not wait for it (nor, on a volume, for the lock to expire); a
+/// second Ctrl-C during an apply stops it at once too, and the next apply finishes the work.
+#[test]
+fn ctrl_c_while_planning_releases_the_lock_and_a_second_one_stops_an_apply() {
+    let dir = config(&[("main.bf.hcl", CONFIG)]);
+    let d = dir.path();
+    let data = tempfile::tempdir().unwrap();
+    let serve = Serve::start(data.path(), &["--latency-ms", "400"]);
+    let host = format!("host={}", serve.url);
+    let lock = d.join(".brickform/state/default.lock");
+
+    let (code, stderr) = interrupted(d, &["plan", "--var", &host], &lock, 1);
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stderr.contains("releases the state lock"), "{stderr}");
+    assert!(!lock.exists(), "the lock file is gone");
+    // Nothing waits for a lock: a plan that may not wait at all runs.
+    let (code, _, stderr) = run(
+        d,
+        &["plan", "--lock-timeout", "0s", "--var", &host],
+        &[TOKEN],
+    );
+    assert_eq!(code, 0, "{stderr}");
+
+    let wal = d.join(".brickform/state/default.wal");
+    let _ = std::fs::remove_file(&wal);
+    let (code, stderr) = interrupted(
+        d,
+        &[
+            "apply",
+            "--auto-approve",
+            "--parallelism",
+            "1",
+            "--var",
+            &host,
+        ],
+        &wal,
+        2,
+    );
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stderr.contains("Interrupt received"), "{stderr}");
+    assert!(stderr.contains("releases the state lock"), "{stderr}");
+    assert!(!lock.exists(), "the lock file is gone");
+    let (code, stdout, stderr) = run(d, &["apply", "--auto-approve", "--var", &host], &[TOKEN]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let (code, _, _) = run(
+        d,
+        &["plan", "--detailed-exitcode", "--var", &host],
+        &[TOKEN],
+    );
+    assert_eq!(code, 0);
+    let (code, _, _) = run(d, &["destroy", "--auto-approve", "--var", &host], &[TOKEN]);
+    assert_eq!(code, 0);
+}

@@ -264,8 +264,13 @@ fn an_undeclared_environment_is_an_error_with_did_you_mean_for_every_command() {
     // A declared one works.
     let (code, out, err) = run(d, &["--env", "prod", "validate"], &[]);
     assert_eq!(code, 0, "{out}\n{err}");
-    // Without environment blocks, --env names a state of its own, as before.
+    // Without environment blocks, --env names a state of its own once `env new` made it
+    // (tests/tests/cli.rs has the rest).
     let plain = config(&[("main.bf.hcl", "output \"o\" {\n  value = 1\n}\n")]);
+    let (code, out, err) = run(plain.path(), &["--env", "anything", "plan"], &[]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("brickform env new anything"), "{err}");
+    run_ok(plain.path(), &["env", "new", "anything"], &[]);
     let (code, out, err) = run(plain.path(), &["--env", "anything", "plan"], &[]);
     assert_eq!(code, 0, "{out}\n{err}");
 }

@@ -160,17 +160,16 @@ fn confirm(destroy: bool) -> bool {
     std::io::stdin().lock().read_line(&mut line).is_ok() && line.trim() == "yes"
 }
 
-/// A token cancelled by Ctrl-C: operations under way finish, nothing new starts.
+/// A token cancelled by the first Ctrl-C (see `interrupt`): operations under way finish,
+/// nothing new starts; a second Ctrl-C stops at once.
 fn cancel_on_interrupt() -> CancellationToken {
-    let cancel = CancellationToken::new();
+    let cancel = crate::interrupt::graceful();
     let on_signal = cancel.clone();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!(
-                "\nInterrupt received.\nPlease wait for brickform to exit or data loss may occur.\nGracefully shutting down..."
-            );
-            on_signal.cancel();
-        }
+        on_signal.cancelled().await;
+        eprintln!(
+            "\nInterrupt received.\nPlease wait for brickform to exit or data loss may occur.\nGracefully shutting down..."
+        );
     });
     cancel
 }

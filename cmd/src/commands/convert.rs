@@ -80,9 +80,10 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         lock_timeout: "0s".into(),
         ..PlanArgs::default()
     };
+    // The converted Terraform state becomes the environment's state: made on purpose.
     let out_ctx = Ctx {
         dir: out.clone(),
-        ..ctx.clone()
+        ..ctx.making_state()
     };
     let mut s = Session::open(&out_ctx, &plan, "import").await?;
     s.finish_interrupted().await?;

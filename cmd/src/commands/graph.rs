@@ -11,12 +11,13 @@ pub struct Args {
     format: String,
 }
 
-pub fn exec(ctx: &Ctx, args: Args) -> Outcome {
+pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     let mut config = context::load(ctx)?;
     if !config.module_calls.is_empty() {
         // The graph shows every module instance: the calls expand with the variables known
         // here (the others unknown, as validate takes them).
         let env = context::environment(ctx, &config)?;
+        context::require_known_connecting(ctx, &config, &env).await?;
         let inputs = brickform_core::engine::VarInputs {
             allow_unknown: true,
             ..Default::default()

@@ -13,6 +13,7 @@ pub struct Args {}
 pub async fn exec(ctx: &Ctx, _args: Args) -> Outcome {
     let config = context::load(ctx)?;
     let env = context::environment(ctx, &config)?;
+    context::require_known_connecting(ctx, &config, &env).await?;
     let spec = context::backend_spec(&config)?;
     let state_dir = ctx.dir.join(".brickform").join("state");
     if spec == BackendSpec::Local {

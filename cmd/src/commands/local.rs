@@ -98,12 +98,14 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Ctrl-C (the first one, see `interrupt`) or SIGTERM: the workspace stops cleanly.
 #[cfg(unix)]
 async fn wait_for_signal() -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
+    let interrupted = crate::interrupt::graceful();
     let mut term = signal(SignalKind::terminate())?;
     tokio::select! {
-        r = tokio::signal::ctrl_c() => r?,
+        () = interrupted.cancelled() => {}
         _ = term.recv() => {}
     }
     Ok(())
@@ -111,6 +113,6 @@ async fn wait_for_signal() -> anyhow::Result<()> {
 
 #[cfg(not(unix))]
 async fn wait_for_signal() -> anyhow::Result<()> {
-    tokio::signal::ctrl_c().await?;
+    crate::interrupt::graceful().cancelled().await;
     Ok(())
 }

@@ -99,8 +99,8 @@ fn progress_printer() -> impl Fn(Progress) + Send + Sync {
     }
 }
 
-/// Exit status after Ctrl-C left a run going: a shell's for a command ended by SIGINT.
-const INTERRUPTED: u8 = 130;
+/// Exit status after Ctrl-C left a run going.
+use crate::interrupt::INTERRUPTED;
 
 /// How long a cancelled run is waited for to say it ended.
 const CANCEL_WAIT: Duration = Duration::from_secs(300);
@@ -201,6 +201,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     let p = Providers::start(ctx, &config, &env).await?;
     let spec = context::backend_spec(&config)?;
     let backend = p.backend(&spec, ctx, &config, &vars, &env).await?;
+    context::require_known(ctx, &config, &env, backend.as_ref()).await?;
     let Some(doc) = backend.load(&env).await.map_err(|e| anyhow!("{e}"))? else {
         fail!("there is no state for environment \"{env}\"; apply the configuration first.");
     };
@@ -282,9 +283,10 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     if args.no_wait {
         return Ok(ExitCode::SUCCESS);
     }
+    let interrupted_by_user = crate::interrupt::graceful();
     let outcome = tokio::select! {
         outcome = runner.wait(&client, &started, timeout, &on) => outcome?,
-        Ok(()) = tokio::signal::ctrl_c() => {
+        () = interrupted_by_user.cancelled() => {
             return interrupted(runner.as_ref(), &client, &started, &args, &on).await;
         }
     };

@@ -464,6 +464,9 @@ impl Backend for LosesLock {
     async fn environments(&self) -> brickform_state::Result<Vec<String>> {
         self.inner.environments().await
     }
+    async fn delete(&self, env: &str) -> brickform_state::Result<()> {
+        self.inner.delete(env).await
+    }
     async fn wal_append(&self, env: &str, record: &WalRecord) -> brickform_state::Result<()> {
         self.wal_append_many(env, std::slice::from_ref(record))
             .await

@@ -6,6 +6,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+use crate::lock::restrict;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -146,6 +148,30 @@ impl LocalBackend {
         Ok(envs)
     }
 
+    /// See [`Backend::delete`]. The state is renamed to its backup: atomic (a crash leaves
+    /// the state or its backup, never neither), and the file keeps the owner-only mode it
+    /// was written with.
+    pub fn delete_sync(&self, env: &str) -> Result<()> {
+        // The log goes first: left behind without its state, it would be replayed into the
+        // next state of this name as if its records were that state's.
+        let wal = self.wal_path(env)?;
+        match fs::remove_file(&wal) {
+            Ok(()) => sync_dir(&self.dir)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(StateError::io("remove write-ahead log", &wal)(e)),
+        }
+        self.wal_checked
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(env);
+        let path = self.state_path(env)?;
+        match fs::rename(&path, self.backup_path(env)?) {
+            Ok(()) => sync_dir(&self.dir),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(StateError::io("move to its backup", &path)(e)),
+        }
+    }
+
     pub fn wal_append_sync(&self, env: &str, record: &WalRecord) -> Result<()> {
         self.wal_append_many_sync(env, std::slice::from_ref(record))
     }
@@ -282,6 +308,10 @@ impl Backend for LocalBackend {
         self.environments_sync()
     }
 
+    async fn delete(&self, env: &str) -> Result<()> {
+        self.delete_sync(env)
+    }
+
     async fn wal_append(&self, env: &str, record: &WalRecord) -> Result<()> {
         self.wal_append_sync(env, record)
     }
@@ -352,19 +382,6 @@ fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     tmp.persist(path)
         .map_err(|e| StateError::io("replace", path)(e.error))?;
     sync_dir(dir)
-}
-
-/// Mode 0600: the state names every object and its ids; only the owner should read it.
-fn restrict(file: &File, path: &Path) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(fs::Permissions::from_mode(0o600))
-            .map_err(StateError::io("set permissions of", path))?;
-    }
-    #[cfg(not(unix))]
-    let _ = (file, path);
-    Ok(())
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {

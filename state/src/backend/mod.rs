@@ -58,6 +58,13 @@ pub trait Backend: Send + Sync + Debug {
     /// Environments that have a saved state, sorted.
     async fn environments(&self) -> Result<Vec<String>>;
 
+    /// Removes the state of `env` and its write-ahead log (`env rename` moves a state by
+    /// saving it under the new name, then removing the old). The state's last version is
+    /// kept as its backup, so a removal can be undone by hand; a state that is not there is
+    /// no error. Call it holding the lock of `env`, once the log's records are in the saved
+    /// state: the log is dropped with it.
+    async fn delete(&self, env: &str) -> Result<()>;
+
     /// Appends one record to the log of `env`; durable when this returns.
     async fn wal_append(&self, env: &str, record: &WalRecord) -> Result<()>;
 

@@ -706,6 +706,31 @@ impl Backend for VolumeBackend {
         Ok(envs)
     }
 
+    /// The log first, as the local backend does; then the state is copied to its backup
+    /// and deleted (the Files API cannot rename), so an interruption between the two leaves
+    /// both, never neither.
+    async fn delete(&self, env: &str) -> Result<()> {
+        validate_environment(env)?;
+        // As before a save: a run whose lock was taken over must not remove the state the
+        // new holder works on.
+        self.check_lock(env, true).await?;
+        self.wal_truncate(env).await?;
+        let key = state_key(env);
+        let Some(bytes) = self.get(&key, "read state").await? else {
+            return Ok(());
+        };
+        let backup = backup_key(env);
+        self.store
+            .put(&backup, &bytes)
+            .await
+            .map_err(self.remote("write state backup", &backup))?;
+        self.store
+            .delete(&key)
+            .await
+            .map_err(self.remote("delete state", &key))?;
+        Ok(())
+    }
+
     async fn wal_append(&self, env: &str, record: &WalRecord) -> Result<()> {
         self.wal_append_many(env, std::slice::from_ref(record))
             .await
@@ -1440,6 +1465,63 @@ mod tests {
             ["t.c"],
             "the intent whose result was deleted is resolved by lookup"
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn delete_drops_the_state_and_its_log_and_keeps_the_last_version_as_backup() {
+        let store = MemStore::new();
+        let b = backend(&store, hour());
+        let held = b
+            .lock("dev", LockInfo::new("env rename"), Duration::ZERO)
+            .await
+            .unwrap();
+        let mut doc = StateDocument::new("dev");
+        doc.upsert(ResourceState::new("t.a", "p", "1").unwrap());
+        b.save("dev", &mut doc).await.unwrap();
+        b.save("dev", &mut doc).await.unwrap();
+        b.wal_append_many("dev", &[intent(1, "t.b"), created(2, 1, "t.b")])
+            .await
+            .unwrap();
+        let mut other = StateDocument::new("prod");
+        b.save("prod", &mut other).await.unwrap();
+
+        b.delete("dev").await.unwrap();
+        assert!(b.load("dev").await.unwrap().is_none());
+        assert!(b.wal_read("dev").await.unwrap().is_empty());
+        assert_eq!(b.environments().await.unwrap(), ["prod"]);
+        let backup: StateDocument =
+            serde_json::from_slice(&store.objects()["dev.json.backup"]).unwrap();
+        assert_eq!(backup, doc, "the backup is the state as last saved");
+        // Nothing there: nothing to do.
+        b.delete("dev").await.unwrap();
+        b.delete("qa").await.unwrap();
+        assert!(matches!(
+            b.delete("../x").await,
+            Err(StateError::InvalidEnvironment(_))
+        ));
+        drop(held);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_holder_whose_lock_was_taken_cannot_delete() {
+        let store = MemStore::new();
+        let a = backend(&store, hour());
+        let held = a
+            .lock("dev", LockInfo::new("env rename"), Duration::ZERO)
+            .await
+            .unwrap();
+        a.save("dev", &mut StateDocument::new("dev")).await.unwrap();
+        let b = backend(&store, hour());
+        b.force_unlock("dev", &held.info().id.to_string(), true)
+            .await
+            .unwrap();
+        let _theirs = b
+            .lock("dev", LockInfo::new("apply"), Duration::ZERO)
+            .await
+            .unwrap();
+        let err = a.delete("dev").await.unwrap_err();
+        assert!(matches!(err, StateError::LockLost { .. }), "{err}");
+        assert!(b.load("dev").await.unwrap().is_some());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

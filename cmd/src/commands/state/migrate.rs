@@ -40,6 +40,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     let from = providers
         .backend(&from_spec, ctx, &config, &vars, &env)
         .await?;
+    context::require_known(ctx, &config, &env, from.as_ref()).await?;
     let target = providers
         .backend(&to_spec, ctx, &config, &vars, &env)
         .await?;

@@ -42,6 +42,12 @@ pub async fn exec(ctx: &Ctx, cmd: Command) -> Outcome {
     if let Command::Migrate(args) = cmd {
         return migrate::exec(ctx, args).await;
     }
+    // A pushed document names its environment (saving it under another is refused), so a
+    // push makes that environment's state on purpose: restoring a lost state, say.
+    let ctx = &match cmd {
+        Command::Push { .. } => ctx.making_state(),
+        _ => ctx.clone(),
+    };
     let access = StateAccess::open(ctx).await?;
     let doc = access.load().await?;
     let (env, backend) = (access.env.as_str(), &access.backend);
