@@ -45,6 +45,32 @@ pub(crate) struct Configured {
 /// preparation. While values are still unknown (a plan before its dependencies are made),
 /// the preparation is what the kind can tell from the known ones.
 pub(crate) fn configure(i: &Inputs<'_>, address: &str) -> Configured {
+    let mut made = decoded(i, address);
+    if !made.diags.has_errors() {
+        Preparing::of(i, address).prepare(&mut made.config, &mut made.diags);
+    }
+    made
+}
+
+/// [`configure`] for an object that exists, with the values `ignore_changes` keeps (see
+/// [`Preparing::keeping`]).
+pub(crate) fn configure_keeping(
+    i: &Inputs<'_>,
+    address: &str,
+    ignored: &Ignored<'_>,
+    kept: &Object,
+) -> Configured {
+    let mut made = decoded(i, address);
+    if !made.diags.has_errors() {
+        let raw = std::mem::take(&mut made.config);
+        made.config = Preparing::of(i, address).keeping(raw, ignored, kept, &mut made.diags);
+    }
+    made
+}
+
+/// Decodes one instance and runs the kind's checks and the development presets: the
+/// configuration before the kind's own preparation.
+pub(crate) fn decoded(i: &Inputs<'_>, address: &str) -> Configured {
     let (r, kind) = (i.resource, i.kind);
     let schema = kind.schema();
     let (mut config, sensitive_paths, mut diags) =
@@ -62,30 +88,74 @@ pub(crate) fn configure(i: &Inputs<'_>, address: &str) -> Configured {
     {
         preset_notes = kind.apply_presets(p, &mut config);
     }
-    if !diags.has_errors() && config.values().all(Value::is_wholly_known) {
-        if let Err(msg) = kind.prepare_config(&mut config, i.base_dir) {
-            diags.push(
-                Diagnostic::error(format!("Invalid configuration for {address}"))
-                    .at(r.span.clone())
-                    .detail(msg),
-            );
-        }
-    } else if !diags.has_errors() {
-        // What prepare_config would derive, as far as the known values tell; the rest is
-        // known after apply.
-        for (k, v) in kind.plan_computed(&config) {
-            if schema.attribute(&k).is_some_and(|a| a.can_configure())
-                && config.get(&k).is_none_or(Value::is_null)
-            {
-                config.insert(k, v);
-            }
-        }
-    }
     Configured {
         config,
         sensitive_paths,
         diags,
         preset_notes,
+    }
+}
+
+/// The kind's own preparation of one instance's decoded configuration.
+pub(crate) struct Preparing<'a> {
+    pub kind: &'a dyn ResourceKind,
+    pub resource: &'a Resource,
+    pub base_dir: &'a std::path::Path,
+    pub address: &'a str,
+}
+
+impl<'a> Preparing<'a> {
+    pub fn of(i: &Inputs<'a>, address: &'a str) -> Self {
+        Preparing {
+            kind: i.kind,
+            resource: i.resource,
+            base_dir: i.base_dir,
+            address,
+        }
+    }
+
+    /// What the kind derives (a content's hash), or, while values are unknown, what it
+    /// can tell from the known ones.
+    pub fn prepare(&self, config: &mut Object, diags: &mut Diagnostics) {
+        let schema = self.kind.schema();
+        if config.values().all(Value::is_wholly_known) {
+            if let Err(msg) = self.kind.prepare_config(config, self.base_dir) {
+                diags.push(
+                    Diagnostic::error(format!("Invalid configuration for {}", self.address))
+                        .at(self.resource.span.clone())
+                        .detail(msg),
+                );
+            }
+        } else {
+            // What prepare_config would derive, as far as the known values tell; the rest
+            // is known after apply.
+            for (k, v) in self.kind.plan_computed(config) {
+                if schema.attribute(&k).is_some_and(|a| a.can_configure())
+                    && config.get(&k).is_none_or(Value::is_null)
+                {
+                    config.insert(k, v);
+                }
+            }
+        }
+    }
+
+    /// The decoded configuration `raw` prepared with what `ignore_changes` keeps put in
+    /// before the kind derives values from it (a content's hash from the content kept),
+    /// and again after (an ignored value the kind derives stays as kept).
+    pub fn keeping(
+        &self,
+        mut raw: Object,
+        ignored: &Ignored<'_>,
+        kept: &Object,
+        diags: &mut Diagnostics,
+    ) -> Object {
+        let schema = self.kind.schema();
+        // Before: only what the configuration writes (a value the kind derives itself, such
+        // as an ingestion pipeline's tables, is refused when given to it).
+        ignored.keep_written(schema, &mut raw, kept);
+        self.prepare(&mut raw, diags);
+        ignored.keep(schema, &mut raw, kept);
+        raw
     }
 }
 
@@ -112,11 +182,26 @@ impl<'l> Ignored<'l> {
         }
     }
 
+    /// Whether `ignore_changes` says anything: only then is the decoded configuration kept
+    /// for a second preparation.
+    pub fn any(&self) -> bool {
+        self.exists && !matches!(self.lifecycle.ignore_changes, IgnoreChanges::None)
+    }
+
     /// Puts in `config`, for every ignored attribute of an object that exists, the value
     /// the object keeps (`kept`: at plan what the diff kept, at apply the plan's `after`),
     /// so the write leaves it as it is. Sensitive attributes are not: their values are
     /// never kept anywhere, and an ignored one is not compared either.
     pub fn keep(&self, schema: &Schema, config: &mut Object, kept: &Object) {
+        self.keep_where(schema, config, kept, false)
+    }
+
+    /// [`Ignored::keep`] for the attributes `config` sets only.
+    pub fn keep_written(&self, schema: &Schema, config: &mut Object, kept: &Object) {
+        self.keep_where(schema, config, kept, true)
+    }
+
+    fn keep_where(&self, schema: &Schema, config: &mut Object, kept: &Object, written: bool) {
         if !self.exists || matches!(self.lifecycle.ignore_changes, IgnoreChanges::None) {
             return;
         }
@@ -127,7 +212,7 @@ impl<'l> Ignored<'l> {
             .map(|a| a.name)
             .chain(schema.blocks.iter().map(|b| b.name));
         for name in names {
-            if !self.covers(name) {
+            if !self.covers(name) || (written && config.get(name).is_none_or(Value::is_null)) {
                 continue;
             }
             match kept.get(name) {
