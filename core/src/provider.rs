@@ -657,6 +657,33 @@ pub struct OwnerTag {
     pub address: String,
 }
 
+impl OwnerTag {
+    /// Whether the tag names a state other than the one of `lineage` and `environment`:
+    /// another lineage, or the same lineage in another environment. A tag written before
+    /// the environment was part of it names its lineage's state, whatever the environment.
+    pub fn names_other_state(&self, lineage: &str, environment: &str) -> bool {
+        self.lineage != lineage
+            || self
+                .environment
+                .as_deref()
+                .is_some_and(|e| e != environment)
+    }
+}
+
+/// How messages name the owner a tag records: `state L, environment E, as ADDRESS`.
+impl std::fmt::Display for OwnerTag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.environment {
+            Some(env) => write!(
+                f,
+                "state {}, environment {env}, as {}",
+                self.lineage, self.address
+            ),
+            None => write!(f, "state {}, as {}", self.lineage, self.address),
+        }
+    }
+}
+
 /// Where a kind sends what a long step prints as it goes (the lines of a build), for the
 /// command to show under the instance's address.
 #[derive(Clone)]
@@ -684,6 +711,21 @@ pub struct Claim {
     pub exclusive: bool,
     /// How messages name it: `the entries of list main`.
     pub what: String,
+}
+
+/// One planned change, as [`ResourceKind::data_impact`] sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct PlannedChange<'a> {
+    pub action: crate::plan::Action,
+    /// The object's id, when it exists.
+    pub id: Option<&'a str>,
+    /// The object as last applied and read (the plan's `before`); `None` for a create.
+    pub before: Option<&'a Object>,
+    /// The planned object (the plan's `after`; unknown values are `Unknown`); `None` for a
+    /// delete.
+    pub after: Option<&'a Object>,
+    /// No calls may be made (`validate`).
+    pub offline: bool,
 }
 
 /// Facts about the operation that a resource kind may need (for ownership tags).
@@ -882,6 +924,19 @@ pub trait ResourceKind: Send + Sync {
         self.read(ctx, id, &Object::new()).await
     }
 
+    /// [`ResourceKind::import`], with what the object tells about its owner: a kind that
+    /// tags what it creates gives the ownership tag it carries, so an import of another
+    /// state's object can say whose it was. The default carries no tag.
+    async fn import_existing(&self, ctx: &OpContext, id: &str) -> ProviderResult<Option<Existing>> {
+        Ok(self.import(ctx, id).await?.map(|remote| Existing {
+            what: self.describe_existing(id, &remote),
+            remote,
+            tag: None,
+            owner: None,
+            exclusive: false,
+        }))
+    }
+
     /// The key that finds the object a create made, without its id: a unique full
     /// name, a path, or an ownership tag (address and state lineage) for objects
     /// with server-assigned ids. Written to the write-ahead log before the create is sent,
@@ -962,6 +1017,20 @@ pub trait ResourceKind: Send + Sync {
     /// full name, for plans that list what a container's delete takes with it.
     fn show_location(&self, location: &str) -> String {
         location.to_string()
+    }
+
+    /// What a planned change of this object does to data (see [`crate::plan::DataImpact`]):
+    /// the tables an object publishes dropped by its delete, loaded again after a replacement, a full
+    /// refresh a schedule runs. Called for every create, update, replacement and delete;
+    /// the engine fills in the address. Reads of the service are allowed (which tables the
+    /// object publishes) unless `change.offline`; a failed read leaves what it would have
+    /// named unnamed instead of failing the plan.
+    async fn data_impact(
+        &self,
+        _ctx: &OpContext,
+        _change: &PlannedChange<'_>,
+    ) -> Vec<crate::plan::DataImpact> {
+        Vec::new()
     }
 
     /// The locations (see [`ResourceKind::location`]) of the live objects inside this one, at
@@ -1130,5 +1199,36 @@ impl Registry {
         self.owners
             .get(type_name)
             .and_then(|i| self.providers.get(*i))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tag(lineage: &str, environment: Option<&str>) -> OwnerTag {
+        OwnerTag {
+            lineage: lineage.into(),
+            environment: environment.map(Into::into),
+            address: "databricks_job.nightly".into(),
+        }
+    }
+
+    #[test]
+    fn a_tag_names_another_state_by_its_lineage_or_its_environment() {
+        assert!(!tag("L", Some("dev")).names_other_state("L", "dev"));
+        assert!(tag("M", Some("dev")).names_other_state("L", "dev"));
+        assert!(tag("L", Some("prod")).names_other_state("L", "dev"));
+        // Written before the environment was part of the tag: its lineage decides.
+        assert!(!tag("L", None).names_other_state("L", "dev"));
+        assert!(tag("M", None).names_other_state("L", "dev"));
+        assert_eq!(
+            tag("L", Some("dev")).to_string(),
+            "state L, environment dev, as databricks_job.nightly"
+        );
+        assert_eq!(
+            tag("L", None).to_string(),
+            "state L, as databricks_job.nightly"
+        );
     }
 }

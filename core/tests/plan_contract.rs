@@ -272,5 +272,9 @@ async fn a_sensitive_for_each_is_refused_at_validate() {
     let (vars, _) = resolve(&config, &VarInputs::default(), None);
     let engine = Engine::new(&config, &h.registry, &vars, "default");
     let diags = engine.validate().await;
-    assert!(!diags.has_errors(), "{}", diags.render_plain(&config.sources));
+    assert!(
+        !diags.has_errors(),
+        "{}",
+        diags.render_plain(&config.sources)
+    );
 }

@@ -50,7 +50,25 @@ fn what_any_example_made_is_adopted_planned_as_imports_only_and_destroyed() {
         let (code, _, err) = run(d, &["adopt"], &[]);
         assert_eq!(code, 1, "{err}");
         assert!(err.contains("say what to adopt"), "{err}");
+        // What the example made carries the ownership tag of the maker's state: taken from
+        // it only when asked.
         let out = run_ok(d, &["adopt", "--creator", "me"], &[]);
+        if example != "quickstart" {
+            assert!(
+                out.contains("owned by another brickform state, left out: databricks_job"),
+                "{example}: {out}"
+            );
+            std::fs::remove_file(d.join("adopted.bf.hcl")).unwrap();
+            std::fs::remove_dir_all(d.join("adopted")).ok();
+        }
+        let out = match example {
+            "quickstart" => out,
+            _ => run_ok(
+                d,
+                &["adopt", "--creator", "me", "--take-from-other-states"],
+                &[],
+            ),
+        };
         let (code, _, err) = run(d, &["adopt", "--creator", "me"], &[]);
         assert_eq!(code, 1, "{err}");
         assert!(err.contains("adopted.bf.hcl exists already"), "{err}");
@@ -345,4 +363,132 @@ fn bad_rules_and_outputs_write_nothing_and_one_object_is_never_imported_twice() 
         "{err}"
     );
     assert!(!err.contains("null value"), "{err}");
+}
+
+/// The ownership tag `brickform = "<lineage>/<environment>/<address>"` another
+/// configuration directory's state wrote: that directory's state manages the object, so
+/// adopt in a second directory (its own state, which cannot see the first one's) leaves it
+/// out and names the owner, unless told to take it; taken, the written comment and the plan
+/// of the import name the previous owner.
+#[test]
+fn what_another_state_tagged_is_left_out_unless_taken_and_the_plan_names_its_owner() {
+    use common::{SERVED_PROVIDER, Serve, config, served, served_ok};
+    let data = tempfile::tempdir().unwrap();
+    let serve = Serve::start(data.path(), &[]);
+    let first_config = format!(
+        r#"{SERVED_PROVIDER}
+data "databricks_current_user" "me" {{}}
+resource "databricks_catalog" "c" {{
+  name          = "owned_cat"
+  force_destroy = true
+}}
+resource "databricks_schema" "s" {{
+  catalog_name = databricks_catalog.c.name
+  name         = "raw"
+}}
+resource "databricks_notebook" "nb" {{
+  path           = "${{data.databricks_current_user.me.home}}/owned/etl.py"
+  content_base64 = base64encode("print('etl')\n")
+}}
+resource "databricks_pipeline" "refine" {{
+  name       = "shared_refine"
+  catalog    = databricks_catalog.c.name
+  schema     = databricks_schema.s.name
+  serverless = true
+  library {{
+    notebook {{
+      path = databricks_notebook.nb.path
+    }}
+  }}
+}}
+resource "databricks_job" "nightly" {{
+  name = "shared_nightly"
+  task {{
+    task_key = "refine"
+    pipeline_task {{
+      pipeline_id = databricks_pipeline.refine.id
+    }}
+  }}
+}}
+"#
+    );
+    let first = config(&[("main.bf.hcl", &first_config)]);
+    served_ok(first.path(), &serve, &["apply", "--auto-approve"]);
+    let state: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(first.path().join(".brickform/state/default.json")).unwrap(),
+    )
+    .unwrap();
+    let lineage = state["lineage"].as_str().unwrap().to_string();
+    let owner = |address: &str| format!("state {lineage}, environment default, as {address}");
+
+    // A second directory with a state of its own, whose job the same rule chooses.
+    let second_config = format!(
+        "{SERVED_PROVIDER}\nresource \"databricks_job\" \"mine\" {{\n  name = \"shared_mine\"\n}}\n"
+    );
+    let second = config(&[("main.bf.hcl", &second_config)]);
+    let d = second.path();
+    served_ok(d, &serve, &["apply", "--auto-approve"]);
+
+    let out = served_ok(d, &serve, &["adopt", "--prefix", "shared_"]);
+    for (what, address) in [
+        (
+            "databricks_job \"shared_nightly\"",
+            "databricks_job.nightly",
+        ),
+        (
+            "databricks_pipeline \"shared_refine\"",
+            "databricks_pipeline.refine",
+        ),
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("{what} not listed:\n{out}"));
+        assert!(
+            line.trim_start()
+                .starts_with("owned by another brickform state, left out: ")
+                && line.ends_with(&format!("({})", owner(address))),
+            "{line}\n{out}"
+        );
+    }
+    // This state's own job is managed already, as before; what the left-out pipeline reads
+    // (its notebook) is not chosen for it.
+    assert!(
+        out.contains("managed already, left out: databricks_job \"shared_mine\""),
+        "{out}"
+    );
+    assert!(!out.contains("etl.py"), "{out}");
+    assert!(out.contains("--take-from-other-states"), "{out}");
+    assert!(out.contains("Nothing to adopt"), "{out}");
+    assert!(!d.join("adopted.bf.hcl").exists());
+
+    // Taken when asked: the comment and the plan name the previous owner.
+    let out = served_ok(
+        d,
+        &serve,
+        &["adopt", "--prefix", "shared_", "--take-from-other-states"],
+    );
+    assert!(out.contains("Adopting 3 object(s):"), "{out}");
+    let text = std::fs::read_to_string(d.join("adopted.bf.hcl")).unwrap();
+    for address in ["databricks_job.nightly", "databricks_pipeline.refine"] {
+        let said = format!("# Taken from another brickform state ({})", owner(address));
+        assert!(text.contains(&said), "{said}\n{text}");
+    }
+    let (code, plan, err) = served(d, &serve, &["plan", "-no-color"]);
+    assert_eq!(code, 0, "{plan}{err}");
+    assert!(
+        plan.contains("Plan: 3 to import, 0 to add, 0 to change, 0 to destroy."),
+        "{plan}"
+    );
+    let flat: String = format!("{plan}{err}")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for address in ["databricks_job.nightly", "databricks_pipeline.refine"] {
+        let said = format!(
+            "carries the ownership tag of another brickform state ({})",
+            owner(address)
+        );
+        assert!(flat.contains(&said), "{said}\n{plan}{err}");
+    }
 }

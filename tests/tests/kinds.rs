@@ -197,6 +197,72 @@ fn live_objects(dump: &Value) -> Vec<String> {
     out
 }
 
+/// `text` with `lifecycle { ignore_changes = IGNORE }` in the block of `address`.
+fn with_ignore_changes(text: &str, address: &str, ignore: &str) -> String {
+    let (kind, name) = address.split_once('.').unwrap_or((address, ""));
+    let header = format!("resource \"{kind}\" \"{name}\" {{\n");
+    let at = text
+        .find(&header)
+        .unwrap_or_else(|| panic!("no block {address} in\n{text}"));
+    let mut out = text.to_string();
+    out.insert_str(
+        at + header.len(),
+        &format!("  lifecycle {{\n    ignore_changes = {ignore}\n  }}\n"),
+    );
+    out
+}
+
+/// The first step's change, with `ignore_changes` covering it (`all`, and the attribute it
+/// changes by name where the configuration writes it): the plan does not change the object
+/// and an apply leaves the workspace as it is.
+fn ignored_changes_are_not_planned(d: &Path, case: &Case) {
+    let Some(step) = case.steps.first() else {
+        return;
+    };
+    let first = match step.expect {
+        Expect::Update(attrs) => attrs.first().copied(),
+        Expect::Replace(attr) => Some(attr),
+    };
+    let mut ignores = vec!["all".to_string()];
+    if let Some(a) = first.filter(|a| {
+        step.config.contains(&format!("  {a} ")) || step.config.contains(&format!("  {a} {{"))
+    }) {
+        ignores.push(format!("[{a}]"));
+    }
+    for ignore in ignores {
+        let text = with_ignore_changes(&step.config, case.address, &ignore);
+        write(d, &text);
+        let mut args = case.args(&["plan", "--detailed-exitcode"]);
+        args.extend_from_slice(step.vars);
+        let (code, plan, err) = run(d, &args, &[]);
+        assert!(
+            code == 0 || code == 2,
+            "{}: {ignore}: {plan}\n{err}",
+            case.address
+        );
+        assert!(
+            !planned_headers(&plan)
+                .iter()
+                .any(|h| h.starts_with(&format!("{} ", case.address))),
+            "{}: ignore_changes = {ignore}, and the plan still changes it:\n{plan}",
+            case.address
+        );
+        if code == 0 {
+            let before = local_dump(d);
+            let mut args = case.args(&["apply", "--auto-approve"]);
+            args.extend_from_slice(step.vars);
+            run_ok(d, &args, &[]);
+            assert_eq!(
+                local_dump(d),
+                before,
+                "{}: ignore_changes = {ignore}: the apply changed the workspace",
+                case.address
+            );
+        }
+    }
+    write(d, &case.config);
+}
+
 fn invariant(case: Case) {
     let dir = config(&[]);
     let d = dir.path();
@@ -208,6 +274,7 @@ fn invariant(case: Case) {
         assert!(live.contains(&o.to_string()), "{o} not made: {live:?}");
     }
     plan_is_empty(d, &case, &[], "the first apply");
+    ignored_changes_are_not_planned(d, &case);
 
     let mut vars: &[&str] = &[];
     for step in &case.steps {
@@ -1449,7 +1516,7 @@ fn run_starts_what_each_runnable_kind_runs() {
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(
         err.contains(
-            "Error: a full refresh recomputes every table from scratch; confirm with --auto-approve when not running in a terminal."
+            "Error: a full refresh recomputes every table from scratch, resets streaming state and loses data no longer in the source; confirm with --auto-approve when not running in a terminal."
         ) && !out.contains("started"),
         "{out}\n{err}"
     );

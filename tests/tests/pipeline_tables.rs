@@ -376,3 +376,106 @@ fn a_foreign_catalog_keeps_its_default_schema_is_replaced_for_new_options_and_fo
     let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "{out}\n{err}");
 }
+
+/// A plan that deletes or replaces a pipeline names the tables that go with it, with their
+/// data: in the text plan as a warning, and in the JSON plan as `data_impact` a policy can
+/// refuse; a replaced ingestion pipeline's tables are loaded again from the start. With
+/// `cascade = false` the delete keeps them, and nothing is said.
+#[test]
+fn a_plan_names_the_tables_a_pipelines_delete_or_replacement_drops() {
+    let dir = config(&[("main.bf.hcl", &config_text(true))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &["--update-step-ms", "1000"]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(tables(&serve).len(), 2);
+
+    let text = bf_ok(d, &serve, &["plan", "--destroy"]);
+    assert!(text.contains("Data goes with these changes"), "{text}");
+    assert!(
+        text.contains("databricks_ingestion_pipeline.ig: its destroy drops the tables it published, with their data: pt_cat.dest.clients, pt_cat.dest.orders"),
+        "{text}"
+    );
+    let json: Value =
+        serde_json::from_str(&bf_ok(d, &serve, &["plan", "--destroy", "--json"])).unwrap();
+    let impact = json["data_impact"].as_array().unwrap();
+    assert_eq!(impact.len(), 1, "{impact:?}");
+    assert_eq!(impact[0]["address"], "databricks_ingestion_pipeline.ig");
+    assert_eq!(impact[0]["kind"], "tables_dropped");
+    assert_eq!(
+        impact[0]["tables"],
+        json!(["pt_cat.dest.clients", "pt_cat.dest.orders"])
+    );
+
+    let json: Value = serde_json::from_str(&bf_ok(
+        d,
+        &serve,
+        &[
+            "plan",
+            "--json",
+            "--replace",
+            "databricks_ingestion_pipeline.ig",
+        ],
+    ))
+    .unwrap();
+    let impact = json["data_impact"].as_array().unwrap();
+    assert_eq!(impact[0]["kind"], "tables_reloaded", "{impact:?}");
+    assert!(
+        impact[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ingests them again from the start"),
+        "{impact:?}"
+    );
+
+    // Kept by the delete: nothing to say.
+    let kept = config_text(true).replace(
+        "  continuous           = true\n",
+        "  continuous           = true\n  cascade              = false\n",
+    );
+    std::fs::write(d.join("main.bf.hcl"), kept).unwrap();
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let text = bf_ok(d, &serve, &["plan", "--destroy"]);
+    assert!(!text.contains("Data goes with these changes"), "{text}");
+}
+
+/// A pipeline source whose new content turns a streaming table into a materialized view
+/// (the service fails that update, and a full refresh does not help) is named in the plan,
+/// with the dataset, the file and what to do.
+#[test]
+fn a_dataset_changing_between_streaming_table_and_materialized_view_is_named() {
+    let source = |sql: &str| {
+        format!(
+            "variable \"host\" {{}}\nprovider \"databricks\" {{ host = var.host }}\nresource \"databricks_notebook\" \"src\" {{\n  path           = \"/Shared/ds/bronze\"\n  language       = \"SQL\"\n  content_base64 = base64encode(\"{sql}\")\n}}\n"
+        )
+    };
+    let dir = config(&[(
+        "main.bf.hcl",
+        &source("CREATE OR REFRESH STREAMING TABLE orders AS SELECT * FROM STREAM(src)"),
+    )]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        source("CREATE OR REFRESH MATERIALIZED VIEW orders AS SELECT * FROM src"),
+    )
+    .unwrap();
+    let json: Value = serde_json::from_str(&bf_ok(d, &serve, &["plan", "--json"])).unwrap();
+    let impact = json["data_impact"].as_array().unwrap();
+    assert_eq!(impact.len(), 1, "{impact:?}");
+    assert_eq!(impact[0]["kind"], "dataset_type_changed");
+    let message = impact[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("dataset orders in /Shared/ds/bronze changes from a streaming table to a materialized view"),
+        "{message}"
+    );
+    assert!(impact[0]["hint"].as_str().unwrap().contains("another name"));
+    // A change that keeps every dataset's type says nothing.
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        source("CREATE OR REFRESH STREAMING TABLE orders AS SELECT id FROM STREAM(src)"),
+    )
+    .unwrap();
+    let text = bf_ok(d, &serve, &["plan"]);
+    assert!(!text.contains("Data goes with these changes"), "{text}");
+}

@@ -8,7 +8,7 @@ use anyhow::anyhow;
 use brickform_core::engine::{Engine, merged_from};
 use brickform_core::lang::generate::{Adopted, Known, configuration};
 use brickform_core::value::Value;
-use brickform_databricks::adopt::{Rules, discover, what};
+use brickform_databricks::adopt::{Discovered, ForState, Rules, discover, what};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -30,6 +30,11 @@ pub struct Args {
     /// for the user brickform signs in as.
     #[arg(long = "creator", value_name = "USER")]
     creator: Option<String>,
+    /// Also adopt what the rules choose that carries the ownership tag of another brickform
+    /// state (another configuration directory, another environment): left out otherwise,
+    /// since both states would then manage it and a destroy in either would delete it.
+    #[arg(long = "take-from-other-states")]
+    take_from_other_states: bool,
     /// The file to write, in the configuration directory.
     #[arg(long = "out", value_name = "FILE", default_value = "adopted.bf.hcl")]
     out: PathBuf,
@@ -121,6 +126,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     let p = Providers::start(ctx, &config, &env).await?;
     let spec = context::backend_spec(&config)?;
     let backend = p.backend(&spec, ctx, &config, &vars, &env).await?;
+    context::require_known(ctx, &config, &env, backend.as_ref()).await?;
     let doc = backend
         .load(&env)
         .await
@@ -168,18 +174,24 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             || location.is_some_and(|l| at.contains(l))
     };
 
+    let for_state = ForState {
+        lineage: doc.lineage().to_string(),
+        environment: env.clone(),
+        take_from_others: args.take_from_other_states,
+    };
     println!("Looking for what the rules choose…");
-    let (found, already) = discover(&shared, &rules, &is_managed)
+    let discovered = discover(&shared, &rules, &for_state, &is_managed)
         .await
         .map_err(|e| anyhow!("{e}"))?;
-    for a in &already {
-        println!("  managed already, left out: {a}");
-    }
+    let left_out = print_left_out(&discovered);
+    let found = discovered.found;
     if found.is_empty() {
-        if already.is_empty() {
+        if !left_out {
             println!("\nNothing to adopt: no object matches the rules.");
         } else {
-            println!("\nNothing to adopt: what the rules choose is managed already.");
+            println!(
+                "\nNothing to adopt: what the rules choose is managed already or owned by another state."
+            );
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -205,6 +217,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             .map_err(|e| anyhow!("{}: {e}", what(f)))?;
         let mut values = a.values;
         let mut comment = vec![format!("{} ({})", what(f), f.why)];
+        comment.extend(f.taken_from(&for_state));
         if let Some(file) = a.file {
             let rel = unique(&ctx.dir, &files, &file.name);
             values.insert(file.attr.into(), Value::from(rel.as_str()));
@@ -295,6 +308,20 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Says what discovery left out, and why; whether it left out anything.
+fn print_left_out(d: &Discovered) -> bool {
+    for a in &d.managed {
+        println!("  managed already, left out: {a}");
+    }
+    for (a, tag) in &d.others {
+        println!("  owned by another brickform state, left out: {a} ({tag})");
+    }
+    if !d.others.is_empty() {
+        println!("  (to take them from that state, run adopt again with --take-from-other-states)");
+    }
+    !(d.managed.is_empty() && d.others.is_empty())
 }
 
 /// Writes every file, or none: a failure removes what was written before it (and the

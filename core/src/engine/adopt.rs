@@ -169,6 +169,20 @@ pub(super) fn key_known(kind: &dyn ResourceKind, ctx: &OpContext, config: &Objec
     key.is_some() && key == kind.natural_key(ctx, &with("\u{1}two"))
 }
 
+/// The warning for an import of `found` into the state `ctx` names, when its ownership tag
+/// names another state: both states then manage the object, and a destroy in either
+/// deletes it, so the plan names the previous owner before anything is applied.
+pub(crate) fn other_owner(ctx: &OpContext, found: &Existing) -> Option<String> {
+    let tag = found
+        .tag
+        .as_ref()
+        .filter(|t| t.names_other_state(&ctx.lineage, &ctx.environment))?;
+    Some(format!(
+        "{}: {} carries the ownership tag of another brickform state ({tag}): the import takes it over, but that state still manages it, and a destroy there deletes it. Let go of it there: replace its block with a `removed` block (`from = {}`, `lifecycle {{ destroy = false }}`) and apply.",
+        ctx.address, found.what, tag.address
+    ))
+}
+
 /// Why a found object counts as this state's, or why not.
 enum Verdict {
     Ours(String),
@@ -489,5 +503,47 @@ impl Engine<'_> {
                 removed.address, removed.id
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::OwnerTag;
+
+    #[test]
+    fn an_import_of_another_states_object_names_that_state() {
+        let ctx = OpContext {
+            address: "databricks_job.copy".into(),
+            lineage: "L".into(),
+            environment: "dev".into(),
+            ..OpContext::default()
+        };
+        let found = |lineage: &str, environment: &str| Existing {
+            remote: Remote {
+                id: "7".into(),
+                attrs: Object::new(),
+            },
+            what: "job 7 \"nightly\"".into(),
+            tag: Some(OwnerTag {
+                lineage: lineage.into(),
+                environment: Some(environment.into()),
+                address: "databricks_job.nightly".into(),
+            }),
+            owner: None,
+            exclusive: false,
+        };
+        let warning = other_owner(&ctx, &found("M", "dev")).unwrap_or_default();
+        assert!(
+            warning.starts_with("databricks_job.copy: job 7 \"nightly\" carries the ownership tag of another brickform state (state M, environment dev, as databricks_job.nightly)"),
+            "{warning}"
+        );
+        assert!(other_owner(&ctx, &found("L", "prod")).is_some());
+        assert_eq!(other_owner(&ctx, &found("L", "dev")), None, "this state's");
+        let untagged = Existing {
+            tag: None,
+            ..found("M", "dev")
+        };
+        assert_eq!(other_owner(&ctx, &untagged), None);
     }
 }

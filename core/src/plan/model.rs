@@ -196,6 +196,38 @@ pub struct Drift {
     pub sensitive_paths: Vec<Vec<PathStep>>,
 }
 
+/// Data a planned change drops, loads again or resets, named before it happens, so a
+/// reviewer sees it and a policy can refuse it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataImpact {
+    /// The instance whose change it is.
+    pub address: String,
+    pub kind: DataImpactKind,
+    /// The tables it concerns (full names), where the service says which; `None` when
+    /// it cannot tell (the message then speaks of every table the object publishes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables: Option<Vec<String>>,
+    /// One line saying what happens to the data.
+    pub message: String,
+    /// What to do about it, where there is something to do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataImpactKind {
+    /// Tables are dropped with their data (what publishes them is destroyed or replaced).
+    TablesDropped,
+    /// Tables are dropped and loaded again from the start of their source (what ingests
+    /// them is replaced).
+    TablesReloaded,
+    /// A full refresh resets streaming state and drops data no longer in the source.
+    FullRefresh,
+    /// A dataset changes between streaming table and materialized view: the update fails.
+    DatasetTypeChanged,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutputChange {
     pub name: String,
@@ -227,6 +259,9 @@ pub struct Plan {
     pub outputs: Vec<OutputChange>,
     /// Plan-level warnings (targeting in effect, upper-case names, …).
     pub warnings: Vec<String>,
+    /// What the changes do to data: tables dropped or loaded again, streaming state reset.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub data_impact: Vec<DataImpact>,
     /// `--target` was given.
     pub targeted: bool,
     /// What the plan was made from, for its JSON form (absent from plans saved before it).
@@ -293,6 +328,27 @@ impl Plan {
             }
         }
         s
+    }
+
+    /// The plan's warnings as the renderers show them: what the changes do to data first
+    /// (one warning, an item a line), then the rest.
+    pub fn shown_warnings(&self) -> Vec<String> {
+        let mut out = Vec::with_capacity(self.warnings.len() + 1);
+        if !self.data_impact.is_empty() {
+            let mut w = String::from("Data goes with these changes");
+            for d in &self.data_impact {
+                w.push_str(&format!("\n{}: {}", d.address, d.message));
+                if let Some(tables) = d.tables.as_ref().filter(|t| !t.is_empty()) {
+                    w.push_str(&format!(": {}", tables.join(", ")));
+                }
+                if let Some(h) = &d.hint {
+                    w.push_str(&format!("\n  ({h})"));
+                }
+            }
+            out.push(w);
+        }
+        out.extend(self.warnings.iter().cloned());
+        out
     }
 
     /// True when applying would change infrastructure, state or outputs.

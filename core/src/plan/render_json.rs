@@ -106,6 +106,11 @@ pub fn render(plan: &Plan) -> Json {
     );
     o.insert("has_changes".into(), json!(plan.has_changes()));
     o.insert("warnings".into(), json!(plan.warnings));
+    // brickform addition: what the changes do to data, for policies to refuse; present
+    // when there is something to say.
+    if !plan.data_impact.is_empty() {
+        o.insert("data_impact".into(), json!(plan.data_impact));
+    }
     Json::Object(o)
 }
 

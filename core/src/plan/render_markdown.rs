@@ -131,7 +131,7 @@ impl Parts {
         } else {
             summary_table(&mut head, plan);
         }
-        for w in &plan.warnings {
+        for w in &plan.shown_warnings() {
             let mut lines = w.lines();
             let _ = writeln!(head, "> **Warning:** {}", lines.next().unwrap_or_default());
             let mut detail = lines.peekable();

@@ -856,6 +856,30 @@ fn destroy_noop_plan() -> Plan {
     p
 }
 
+/// A destroy that drops tables with their data, and an update whose schedule runs full
+/// refreshes: what the plan says the changes do to data.
+fn data_impact_plan() -> Plan {
+    use crate::plan::{DataImpact, DataImpactKind};
+    let mut p = destroy_plan();
+    p.data_impact = vec![
+        DataImpact {
+            address: "databricks_pipeline.sales".into(),
+            kind: DataImpactKind::TablesDropped,
+            tables: Some(vec!["main.sales.orders".into(), "main.sales.customers".into()]),
+            message: "its destroy drops the tables it published, with their data".into(),
+            hint: Some("to keep the tables, set cascade = false and apply that first".into()),
+        },
+        DataImpact {
+            address: "databricks_job.nightly".into(),
+            kind: DataImpactKind::FullRefresh,
+            tables: None,
+            message: "task \"load\" runs a full refresh of its pipeline on every run the job's schedule starts".into(),
+            hint: None,
+        },
+    ];
+    p
+}
+
 fn all_plans() -> Vec<(&'static str, Plan)> {
     vec![
         ("create", create_plan()),
@@ -873,6 +897,7 @@ fn all_plans() -> Vec<(&'static str, Plan)> {
         ("refresh_only_clean", refresh_only_clean_plan()),
         ("destroy", destroy_plan()),
         ("destroy_noop", destroy_noop_plan()),
+        ("data_impact", data_impact_plan()),
     ]
 }
 

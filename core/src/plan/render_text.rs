@@ -128,7 +128,7 @@ pub fn render(plan: &Plan, opts: &TextOptions) -> String {
                 }
             }
         }
-        write_warnings(&mut out, &plan.warnings, sty);
+        write_warnings(&mut out, &plan.shown_warnings(), sty);
         return out;
     }
 
@@ -173,7 +173,7 @@ pub fn render(plan: &Plan, opts: &TextOptions) -> String {
             );
         }
     }
-    write_warnings(&mut out, &plan.warnings, sty);
+    write_warnings(&mut out, &plan.shown_warnings(), sty);
     out
 }
 

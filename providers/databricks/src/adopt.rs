@@ -17,12 +17,19 @@
 //! work lives in or runs on (a catalog, a schema, a connection, a warehouse) are taken only
 //! when a rule chooses them: a chosen pipeline's catalog stays a name, never adopted because
 //! the pipeline publishes into it.
+//!
+//! What a state of the backend manages is left out. So is what carries the ownership tag of
+//! another state (a state of another backend cannot be listed, its tag can be read), unless
+//! asked for: adopted, it would be managed twice, and a destroy of either state would delete
+//! it. What such an object uses, and what uses it, is not chosen because of it.
 
 use crate::Shared;
 use crate::client::Client;
 use crate::resources::DatabricksKind;
 use brickform_core::lang::generate::{names, reference_sites};
-use brickform_core::provider::{ErrorKind, OpContext, ProviderError, ProviderResult, Remote};
+use brickform_core::provider::{
+    ErrorKind, Existing, OpContext, OwnerTag, ProviderError, ProviderResult, Remote,
+};
 use brickform_core::value::{Object, Value};
 use serde_json::Value as Json;
 use std::collections::{BTreeMap, HashMap};
@@ -202,21 +209,84 @@ pub fn as_configured(
 pub struct Found {
     pub kind: Arc<dyn DatabricksKind>,
     pub remote: Remote,
+    /// The ownership tag it carries, for kinds that tag what they create.
+    pub tag: Option<OwnerTag>,
     /// What its resource name is made from.
     pub label: String,
     /// Why it was taken.
     pub why: String,
 }
 
+impl Found {
+    fn new(kind: Arc<dyn DatabricksKind>, found: Existing, label: String, why: String) -> Self {
+        Found {
+            kind,
+            remote: found.remote,
+            tag: found.tag,
+            label,
+            why,
+        }
+    }
+
+    /// The ownership tag it carries when that names a state other than `state`'s.
+    pub fn other_owner(&self, state: &ForState) -> Option<&OwnerTag> {
+        self.tag
+            .as_ref()
+            .filter(|t| t.names_other_state(&state.lineage, &state.environment))
+    }
+
+    /// Whether it is left out as another state's: what it uses and what uses it are then
+    /// that state's business too, and not chosen for it.
+    fn left_to_other(&self, state: &ForState) -> bool {
+        !state.take_from_others && self.other_owner(state).is_some()
+    }
+
+    /// For the comment adopt writes above it: the state it is taken from, when its
+    /// ownership tag names another, and what that state must do so a destroy there does
+    /// not delete it.
+    pub fn taken_from(&self, state: &ForState) -> Option<String> {
+        self.other_owner(state).map(|tag| {
+            format!(
+                "Taken from another brickform state ({tag}), which still manages it: let go of it there (replace its block with a `removed` block with `lifecycle {{ destroy = false }}` and apply), or a destroy there deletes it."
+            )
+        })
+    }
+}
+
+/// The state adopt writes import blocks for: what another brickform state's ownership tag
+/// claims is that state's, and taken from it only when asked.
+#[derive(Debug, Clone, Default)]
+pub struct ForState {
+    pub lineage: String,
+    pub environment: String,
+    /// Take the objects another state's tag claims too (`--take-from-other-states`).
+    pub take_from_others: bool,
+}
+
+/// What [`discover`] found, sorted out.
+pub struct Discovered {
+    /// The objects to adopt, in the provider's order of kinds.
+    pub found: Vec<Found>,
+    /// What a state of this backend manages already, as messages name it: left out.
+    pub managed: Vec<String>,
+    /// What carries the ownership tag of another brickform state, with that tag: left out
+    /// unless [`ForState::take_from_others`] holds.
+    pub others: Vec<(String, OwnerTag)>,
+}
+
 /// The objects the rules choose and what they need, in the provider's order of kinds, each
-/// read as `import` reads it. `managed(type, id, location)` tells objects a state manages
-/// already (by id, or by where the object is when its id is a path written two ways):
-/// they are left out (and still count as found, so what uses them refers to them by id).
+/// read as `import` reads it. `managed(type, id, location)` tells objects a state of this
+/// backend manages already (by id, or by where the object is when its id is a path written
+/// two ways): they are left out (and still count as found, so what uses them refers to them
+/// by id). So are, unless `state` says to take them, the objects whose ownership tag names
+/// another state than `state`: a state of another backend (another configuration directory
+/// with its own local state) that manages them, which no listing of this backend shows.
 pub async fn discover(
     shared: &Arc<Shared>,
     rules: &Rules,
+    state: &ForState,
     managed: &(dyn Fn(&str, &str, Option<&str>) -> bool + Sync),
-) -> ProviderResult<(Vec<Found>, Vec<String>)> {
+) -> ProviderResult<Discovered> {
     let client = shared.client()?;
     let ctx = OpContext::default();
     let kinds = crate::resources::all(shared);
@@ -275,23 +345,16 @@ pub async fn discover(
             let (kind, ctx, sem, id) = (kinds[*k].clone(), ctx.clone(), sem.clone(), l.id.clone());
             reads.spawn(async move {
                 let _permit = sem.acquire_owned().await;
-                (i, why, kind.import(&ctx, &id).await)
+                (i, why, kind.import_existing(&ctx, &id).await)
             });
         }
     }
     let mut read: Vec<(usize, Found)> = Vec::new();
     while let Some(joined) = reads.join_next().await {
         let (i, why, remote) = joined.map_err(|e| ProviderError::other(e.to_string()))?;
-        if let Some(remote) = remote? {
-            read.push((
-                i,
-                Found {
-                    kind: kinds[listed[i].0].clone(),
-                    remote,
-                    label: label_of(&listed[i].1.name),
-                    why,
-                },
-            ));
+        if let Some(found) = remote? {
+            let (kind, label) = (kinds[listed[i].0].clone(), label_of(&listed[i].1.name));
+            read.push((i, Found::new(kind, found, label, why)));
         }
     }
     read.sort_by_key(|(i, _)| *i);
@@ -300,7 +363,7 @@ pub async fn discover(
     loop {
         let mut more: Vec<Found> = Vec::new();
         // What the chosen objects run or read.
-        for f in &chosen {
+        for f in chosen.iter().filter(|f| !f.left_to_other(state)) {
             for r in f.kind.references() {
                 if r.is_loose() {
                     continue;
@@ -320,16 +383,13 @@ pub async fn discover(
                         if kind.shared_by_others() {
                             continue;
                         }
-                        match kind.import(&ctx, &site.value).await {
-                            Ok(Some(remote)) => {
-                                let creator = creator_of(&remote.attrs);
-                                if rules.made_by(creator.as_deref(), &remote.id) {
-                                    more.push(Found {
-                                        kind: kind.clone(),
-                                        label: label_from(&remote),
-                                        remote,
-                                        why: format!("used by {}", what(f)),
-                                    });
+                        match kind.import_existing(&ctx, &site.value).await {
+                            Ok(Some(found)) => {
+                                let creator = creator_of(&found.remote.attrs);
+                                if rules.made_by(creator.as_deref(), &found.remote.id) {
+                                    let label = label_from(&found.remote);
+                                    let why = format!("used by {}", what(f));
+                                    more.push(Found::new(kind.clone(), found, label, why));
                                 }
                                 break;
                             }
@@ -360,6 +420,7 @@ pub async fn discover(
                 reference_sites(attrs, r).into_iter().find_map(|site| {
                     chosen.iter().find(|t| {
                         !t.kind.shared_by_others()
+                            && !t.left_to_other(state)
                             && r.to.contains(&t.kind.type_name())
                             && names(r, &site, &t.remote.id, &t.remote.attrs)
                     })
@@ -367,13 +428,8 @@ pub async fn discover(
             });
             if let Some(t) = uses {
                 let why = format!("uses {}", what(t));
-                if let Some(remote) = kind.import(&ctx, &l.id).await? {
-                    more.push(Found {
-                        kind: kind.clone(),
-                        remote,
-                        label: label_of(&l.name),
-                        why,
-                    });
+                if let Some(found) = kind.import_existing(&ctx, &l.id).await? {
+                    more.push(Found::new(kind.clone(), found, label_of(&l.name), why));
                 }
             }
         }
@@ -395,17 +451,35 @@ pub async fn discover(
             .unwrap_or(usize::MAX)
     };
     chosen.sort_by(|a, b| order(a).cmp(&order(b)).then(a.remote.id.cmp(&b.remote.id)));
-    let mut kept = Vec::new();
-    let mut already = Vec::new();
+    Ok(sort_out(chosen, state, managed))
+}
+
+/// Leaves out of `chosen` what a state of this backend manages already, then what another
+/// state's ownership tag claims (unless `state` says to take it): two states managing one
+/// object would each delete it on destroy.
+fn sort_out(
+    chosen: Vec<Found>,
+    state: &ForState,
+    managed: &(dyn Fn(&str, &str, Option<&str>) -> bool + Sync),
+) -> Discovered {
+    let mut out = Discovered {
+        found: Vec::new(),
+        managed: Vec::new(),
+        others: Vec::new(),
+    };
     for f in chosen {
         let location = f.kind.location(&f.remote.attrs);
         if managed(f.kind.type_name(), &f.remote.id, location.as_deref()) {
-            already.push(what(&f));
+            out.managed.push(what(&f));
+        } else if f.left_to_other(state)
+            && let Some(tag) = f.tag.clone()
+        {
+            out.others.push((what(&f), tag));
         } else {
-            kept.push(f);
+            out.found.push(f);
         }
     }
-    Ok((kept, already))
+    out
 }
 
 /// How messages name an adopted object: `databricks_job "nightly" (123)`.
@@ -547,6 +621,75 @@ mod tests {
             Some("made by a@x")
         );
         assert_eq!(mine.choose(&listed("/Shared/x", None, None)), None);
+    }
+
+    #[test]
+    fn what_another_state_tagged_is_left_out_unless_taken() {
+        let kinds = crate::resources::all(&Arc::new(Shared::default()));
+        let job = kinds
+            .iter()
+            .find(|k| k.type_name() == "databricks_job")
+            .cloned()
+            .unwrap();
+        let found = |id: &str, tag: Option<(&str, &str)>| Found {
+            kind: job.clone(),
+            remote: Remote {
+                id: id.into(),
+                attrs: Object::new(),
+            },
+            tag: tag.map(|(lineage, environment)| OwnerTag {
+                lineage: lineage.into(),
+                environment: Some(environment.into()),
+                address: format!("databricks_job.j{id}"),
+            }),
+            label: format!("job{id}"),
+            why: "name starts with job".into(),
+        };
+        let chosen = || {
+            vec![
+                found("1", None),
+                found("2", Some(("L", "dev"))),
+                found("3", Some(("M", "dev"))),
+                found("4", Some(("L", "prod"))),
+                found("5", Some(("M", "dev"))),
+            ]
+        };
+        let mut state = ForState {
+            lineage: "L".into(),
+            environment: "dev".into(),
+            take_from_others: false,
+        };
+        // Object 5 is managed by a state of this backend: that comes first.
+        let managed = |_: &str, id: &str, _: Option<&str>| id == "5";
+        let out = sort_out(chosen(), &state, &managed);
+        let ids = |fs: &[Found]| fs.iter().map(|f| f.remote.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&out.found), ["1", "2"]);
+        assert_eq!(out.managed, ["databricks_job \"job5\" (5)"]);
+        let others: Vec<String> = out
+            .others
+            .iter()
+            .map(|(w, t)| format!("{w} ({t})"))
+            .collect();
+        assert_eq!(
+            others,
+            [
+                "databricks_job \"job3\" (3) (state M, environment dev, as databricks_job.j3)",
+                "databricks_job \"job4\" (4) (state L, environment prod, as databricks_job.j4)",
+            ]
+        );
+        assert!(out.found.iter().all(|f| f.taken_from(&state).is_none()));
+
+        state.take_from_others = true;
+        let out = sort_out(chosen(), &state, &managed);
+        assert_eq!(ids(&out.found), ["1", "2", "3", "4"]);
+        assert!(out.others.is_empty());
+        let note = out.found[2].taken_from(&state).unwrap();
+        assert!(
+            note.starts_with(
+                "Taken from another brickform state (state M, environment dev, as databricks_job.j3)"
+            ),
+            "{note}"
+        );
     }
 
     #[test]

@@ -479,9 +479,9 @@ pub struct PipelineRunner;
 impl Runner for PipelineRunner {
     fn confirmation(&self, address: &str, req: &RunRequest) -> Option<Confirmation> {
         req.update.full_refresh.then(|| Confirmation {
-            why: "a full refresh recomputes every table from scratch".into(),
+            why: "a full refresh recomputes every table from scratch, resets streaming state and loses data no longer in the source".into(),
             prompt: format!(
-                "A full refresh of {address} recomputes every table from scratch and may take long."
+                "A full refresh of {address} truncates every table it publishes and recomputes it from scratch, which may take long. Streaming tables start again from the beginning of their sources: their checkpoints (streaming state) are reset, and rows whose source data is no longer there (expired from a Kafka topic or a change feed, deleted from files) are lost for good."
             ),
         })
     }

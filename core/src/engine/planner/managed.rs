@@ -6,13 +6,13 @@ use super::decide::{self, ReplaceAsked};
 use super::walk::{InstanceOutcome, InstancePlan, PlanWalk};
 use super::{Shape, guards::prevent_destroy_error, without_sensitive};
 use crate::addrs::instance_address;
-use crate::engine::configure::{Ignored, Inputs, configure};
+use crate::engine::configure::{Ignored, Inputs, Preparing, decoded};
 use crate::engine::instance::prior_of;
 use crate::engine::world::World;
 use crate::engine::{InstanceSpec, PresetNotes};
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::environment::EnvMode;
-use crate::lang::load::Resource;
+use crate::lang::load::{IgnoreChanges, Resource};
 use crate::plan::diff::{DiffInput, DiffOutput, Prior, diff, normalize_object};
 use crate::plan::{
     Action, ActionReason, Drift, FieldChange, InstanceKey, Mode, PlanMode, ResourceChange,
@@ -30,6 +30,9 @@ pub(super) struct Prepared {
     pub config: Object,
     /// Paths the configuration made sensitive (a sensitive variable's value).
     pub sensitive_paths: Vec<Vec<PathStep>>,
+    /// The configuration before the kind's preparation, kept only when `ignore_changes` may
+    /// need it prepared again with the values the object keeps.
+    pub decoded: Option<Object>,
 }
 
 /// The resource block an instance comes from, and what all its instances share.
@@ -67,19 +70,22 @@ impl PlanWalk<'_, '_> {
     ) -> Option<Prepared> {
         let engine = self.engine;
         let address = instance_address(&block.address, key.as_ref());
-        let made = configure(
-            &Inputs {
-                resource: block.resource,
-                kind: block.kind.as_ref(),
-                world,
-                base_dir: &engine.config.dir,
-                key: key.as_ref(),
-                each: each.as_ref(),
-                production: engine.settings.mode == Some(EnvMode::Production),
-                presets: engine.presets(),
-            },
-            &address,
-        );
+        let inputs = Inputs {
+            resource: block.resource,
+            kind: block.kind.as_ref(),
+            world,
+            base_dir: &engine.config.dir,
+            key: key.as_ref(),
+            each: each.as_ref(),
+            production: engine.settings.mode == Some(EnvMode::Production),
+            presets: engine.presets(),
+        };
+        let mut made = decoded(&inputs, &address);
+        let ignores = !matches!(block.resource.lifecycle.ignore_changes, IgnoreChanges::None);
+        let decoded = (ignores && !made.diags.has_errors()).then(|| made.config.clone());
+        if !made.diags.has_errors() {
+            Preparing::of(&inputs, &address).prepare(&mut made.config, &mut made.diags);
+        }
         let (config, sensitive_paths, d) = (made.config, made.sensitive_paths, made.diags);
         if !made.preset_notes.is_empty() {
             preset_notes.insert(address.clone(), made.preset_notes);
@@ -92,6 +98,7 @@ impl PlanWalk<'_, '_> {
             each,
             config,
             sensitive_paths,
+            decoded,
         })
     }
 
@@ -136,13 +143,34 @@ impl PlanWalk<'_, '_> {
             deleted_outside,
         };
         let mut d = self.diff_instance(block, &p, &found);
-        // What apply sends for an ignored attribute is what the object keeps, as planned.
-        if found.effective_prior().is_some() {
-            Ignored::new(&r.lifecycle, found.prior.is_some()).keep(
-                block.kind.schema(),
-                &mut p.config,
-                &d.after,
-            );
+        // What apply sends for an ignored attribute is what the object keeps, as planned;
+        // what the kind derives from it is derived from the kept value (a content's hash
+        // from the content kept), so the configuration is prepared again with it, and
+        // compared again.
+        let ignored = Ignored::new(&r.lifecycle, found.prior.is_some());
+        if found.effective_prior().is_some()
+            && ignored.any()
+            && let Some(raw) = p.decoded.take()
+        {
+            let preparing = Preparing {
+                kind: block.kind.as_ref(),
+                resource: r,
+                base_dir: &self.engine.config.dir,
+                address: &p.address,
+            };
+            let mut again = Diagnostics::new();
+            let kept = preparing.keeping(raw, &ignored, &d.after, &mut again);
+            if again.has_errors() {
+                return InstanceOutcome {
+                    key: p.key.clone(),
+                    diags: again,
+                    warnings,
+                    value: Some(Value::Unknown),
+                    ..Default::default()
+                };
+            }
+            p.config = kept;
+            d = self.diff_instance(block, &p, &found);
         }
         let asked = {
             let settled = super::walk::lock(&self.settled);
@@ -382,35 +410,12 @@ impl PlanWalk<'_, '_> {
         if prior.is_none()
             && let Some(import_id) = self.import_ids.get(address)
         {
-            if engine.offline {
-                importing = Some(import_id.clone());
-            } else {
-                match kind.import(ctx, import_id).await {
-                    Ok(Some(remote)) => {
-                        importing = Some(import_id.clone());
-                        prior = Some(crate::engine::adopt::imported_prior(
-                            kind.as_ref(),
-                            &remote,
-                            config,
-                        ));
-                    }
-                    Ok(None) => {
-                        return Err(NoPrior {
-                            diag: Diagnostic::error("Cannot import non-existent remote object")
-                                .at(r.span.clone())
-                                .detail(format!("While attempting to import an existing object to \"{address}\", the provider detected that no object exists with the given id \"{import_id}\". Only pre-existing objects can be imported; check that the id is correct.")),
-                        });
-                    }
-                    Err(e) => {
-                        return Err(NoPrior {
-                            diag: Diagnostic::error(format!(
-                                "Error importing {address}: {}",
-                                e.message
-                            ))
-                            .at(r.span.clone()),
-                        });
-                    }
-                }
+            importing = Some(import_id.clone());
+            if !engine.offline {
+                prior = Some(
+                    self.import_named(block, ctx, config, import_id, warnings)
+                        .await?,
+                );
             }
         }
         // An object the state lost track of is imported, not made twice (see adopt). The
@@ -442,6 +447,39 @@ impl PlanWalk<'_, '_> {
             }
         }
         Ok((prior, importing))
+    }
+
+    /// The prior of the object an `import` block names, read from the service. An object
+    /// whose ownership tag names another state is still imported (the block asks for it),
+    /// with a warning naming that state: it manages the object too until it lets go of it.
+    async fn import_named(
+        &self,
+        block: &Block<'_>,
+        ctx: &OpContext,
+        config: &Object,
+        import_id: &str,
+        warnings: &mut Vec<String>,
+    ) -> Result<(String, Prior), NoPrior> {
+        let (r, kind, address) = (block.resource, &block.kind, ctx.address.as_str());
+        match kind.import_existing(ctx, import_id).await {
+            Ok(Some(found)) => {
+                warnings.extend(crate::engine::adopt::other_owner(ctx, &found));
+                Ok(crate::engine::adopt::imported_prior(
+                    kind.as_ref(),
+                    &found.remote,
+                    config,
+                ))
+            }
+            Ok(None) => Err(NoPrior {
+                diag: Diagnostic::error("Cannot import non-existent remote object")
+                    .at(r.span.clone())
+                    .detail(format!("While attempting to import an existing object to \"{address}\", the provider detected that no object exists with the given id \"{import_id}\". Only pre-existing objects can be imported; check that the id is correct.")),
+            }),
+            Err(e) => Err(NoPrior {
+                diag: Diagnostic::error(format!("Error importing {address}: {}", e.message))
+                    .at(r.span.clone()),
+            }),
+        }
     }
 
     /// The object as the service holds it now (read before the walk where the kind reads in

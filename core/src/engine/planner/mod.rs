@@ -12,6 +12,7 @@ mod data;
 mod decide;
 mod expand;
 mod guards;
+mod impact;
 mod imports;
 mod managed;
 mod outputs;
@@ -217,6 +218,12 @@ impl Engine<'_> {
         if !req.targets.is_empty() {
             self.apply_targets(&mut plan, &mut specs, req, &state, &mut diags);
             plan.warnings.push("Resource targeting is in effect: the plan may be incomplete. Use --target only to recover from mistakes, not for routine changes.".into());
+        }
+        // After targeting: what the plan carries out, and only that.
+        if req.mode != PlanMode::RefreshOnly {
+            let lineage = state.lineage().to_string();
+            self.plan_data_impact(&mut plan, &lineage, req.calls_in_flight())
+                .await;
         }
         if req.mode == PlanMode::Destroy {
             diags.extend(self.destroy_guards(&plan));

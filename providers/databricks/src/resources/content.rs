@@ -519,8 +519,71 @@ impl super::DatabricksKind for ContentKind {
     }
 }
 
+impl ContentKind {
+    /// A pipeline source whose new content changes a dataset between streaming table and
+    /// materialized view (see `datasets`): compared with the content the workspace holds.
+    async fn dataset_type_changes(
+        &self,
+        ctx: &OpContext,
+        change: &brickform_core::provider::PlannedChange<'_>,
+    ) -> Vec<brickform_core::plan::DataImpact> {
+        use brickform_core::plan::{Action, DataImpact, DataImpactKind};
+        let (Some(before), Some(after)) = (change.before, change.after) else {
+            return Vec::new();
+        };
+        let changed = str_attr(before, "content_sha256") != str_attr(after, "content_sha256");
+        if change.action != Action::Update
+            || change.offline
+            || self.store == Store::VolumeFile
+            || !changed
+        {
+            return Vec::new();
+        }
+        let python = match language_of(after).as_deref() {
+            Some("PYTHON") => true,
+            Some("SQL") => false,
+            _ => return Vec::new(),
+        };
+        let (Some(path), Ok(client)) = (str_attr(before, "path"), self.shared.client()) else {
+            return Vec::new();
+        };
+        let (Ok(Some(old)), Ok(new)) = (
+            export(&client, path).await,
+            content_of(after, &ctx.base_dir),
+        ) else {
+            return Vec::new();
+        };
+        let (old, new) = (String::from_utf8_lossy(&old), String::from_utf8_lossy(&new));
+        super::datasets::changed_types(&old, &new, python)
+            .into_iter()
+            .map(|(name, was, now)| DataImpact {
+                address: String::new(),
+                kind: DataImpactKind::DatasetTypeChanged,
+                tables: None,
+                message: format!(
+                    "dataset {name} in {path} changes from {} to {}: the pipeline's next update fails, as the service does not change a dataset's type, and a full refresh does not fix it",
+                    was.describe(),
+                    now.describe()
+                ),
+                hint: Some(format!(
+                    "give the new {} another name (and remove {name} from the pipeline, which drops it)",
+                    now.describe()
+                )),
+            })
+            .collect()
+    }
+}
+
 #[async_trait]
 impl ResourceKind for ContentKind {
+    async fn data_impact(
+        &self,
+        ctx: &OpContext,
+        change: &brickform_core::provider::PlannedChange<'_>,
+    ) -> Vec<brickform_core::plan::DataImpact> {
+        self.dataset_type_changes(ctx, change).await
+    }
+
     fn type_name(&self) -> &'static str {
         self.type_name
     }

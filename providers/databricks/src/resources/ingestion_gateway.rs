@@ -89,6 +89,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             derived: &[],
             leaves_volumes: staging_volume,
             references: REFERENCES,
+            publishes: super::pipeline_spec::Publishes::Nothing,
         },
         shared,
         listing: Default::default(),

@@ -486,6 +486,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             derived: &["tables", "table", "schemas"],
             leaves_volumes: super::pipeline_spec::leaves_nothing,
             references: REFERENCES,
+            publishes: super::pipeline_spec::Publishes::Ingested,
         },
         shared,
         listing: Default::default(),

@@ -877,6 +877,73 @@ fn known_str<'a>(o: &'a Object, k: &str) -> Option<&'a str> {
     o.get(k).and_then(Value::as_str)
 }
 
+/// Whether the job starts runs by itself: a schedule, trigger or continuous run (or one of
+/// `triggers`) that is not paused.
+fn starts_on_its_own(config: &Object) -> bool {
+    let unpaused = |v: &Value| -> bool {
+        let blocks: Vec<&Object> = match v {
+            Value::Object(o) => vec![o],
+            Value::List(items) => items.iter().filter_map(Value::as_object).collect(),
+            _ => Vec::new(),
+        };
+        blocks
+            .iter()
+            .any(|b| known_str(b, "pause_status") != Some("PAUSED"))
+    };
+    ["schedule", "trigger", "continuous"]
+        .iter()
+        .any(|k| config.get(*k).is_some_and(unpaused))
+        || list(config, "triggers").any(|(_, t)| known_str(t, "pause_status") != Some("PAUSED"))
+}
+
+/// The tasks (their keys) that run a pipeline with a full refresh, nested ones included.
+fn full_refresh_tasks(config: &Object) -> Vec<String> {
+    let refreshes = |t: &Object| {
+        t.get("pipeline_task")
+            .and_then(Value::as_object)
+            .and_then(|p| p.get("full_refresh"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    };
+    let mut out = Vec::new();
+    for (_, task) in list(config, "task") {
+        let name = known_str(task, "task_key").unwrap_or("?").to_string();
+        let inner = task
+            .get("for_each_task")
+            .and_then(Value::as_object)
+            .and_then(|f| f.get("task"))
+            .and_then(Value::as_object);
+        if refreshes(task) || inner.is_some_and(refreshes) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// What a job's full-refresh tasks do on every run it starts by itself: a full refresh
+/// resets the pipeline's streaming state and reprocesses its sources, and data no longer in
+/// a source is lost (its tables are truncated first).
+fn scheduled_full_refresh(config: &Object) -> Option<brickform_core::plan::DataImpact> {
+    let tasks = full_refresh_tasks(config);
+    if tasks.is_empty() || !starts_on_its_own(config) {
+        return None;
+    }
+    let named: Vec<String> = tasks.iter().map(|t| quote(t)).collect();
+    Some(brickform_core::plan::DataImpact {
+        address: String::new(),
+        kind: brickform_core::plan::DataImpactKind::FullRefresh,
+        tables: None,
+        message: format!(
+            "task {} runs a full refresh of its pipeline on every run the job's schedule starts: streaming state is reset, every table is truncated and loaded again, and data no longer in the source is lost",
+            named.join(", ")
+        ),
+        hint: Some(
+            "leave full_refresh out of scheduled tasks and refresh once when needed (`brickform run PIPELINE --full-refresh`), or pause the schedule"
+                .into(),
+        ),
+    })
+}
+
 /// The objects of a list block, with their indexes.
 fn list<'a>(o: &'a Object, block: &str) -> impl Iterator<Item = (usize, &'a Object)> {
     o.get(block)
@@ -2055,6 +2122,18 @@ impl ResourceKind for Job {
         out
     }
 
+    async fn data_impact(
+        &self,
+        _ctx: &OpContext,
+        change: &brickform_core::provider::PlannedChange<'_>,
+    ) -> Vec<brickform_core::plan::DataImpact> {
+        change
+            .after
+            .and_then(scheduled_full_refresh)
+            .into_iter()
+            .collect()
+    }
+
     fn prepare_config(
         &self,
         config: &mut Object,
@@ -2115,6 +2194,19 @@ impl ResourceKind for Job {
             .await
             .map_err(err)?
             .map(|j| self.remote(&j, prior)))
+    }
+
+    /// As `import` reads it (a read with no prior), with the ownership tag the job carries.
+    async fn import_existing(
+        &self,
+        _ctx: &OpContext,
+        id: &str,
+    ) -> ProviderResult<Option<Existing>> {
+        let client = self.shared.client()?;
+        Ok(get_job(&client, job_id(id)?)
+            .await
+            .map_err(err)?
+            .map(|j| ownership::existing(self, &j, self.remote(&j, &Object::new()), false)))
     }
 
     /// Many jobs from `jobs/list`, 100 a call ([`Job::read_listed`]).
@@ -2272,6 +2364,43 @@ mod tests {
         let mut out = check_tasks(&config);
         check_job(&schema, &config, &mut out);
         out
+    }
+
+    #[test]
+    fn a_scheduled_full_refresh_is_named_as_what_it_does_to_data() {
+        let job = |schedule: Json, full_refresh: bool| {
+            let mut j = json!({"name": "j", "task": [
+                {"task_key": "load", "pipeline_task": {"pipeline_id": "p", "full_refresh": full_refresh}},
+                {"task_key": "each", "for_each_task": {"inputs": "[1]", "task":
+                    {"task_key": "inner", "pipeline_task": {"pipeline_id": "q", "full_refresh": full_refresh}}}},
+            ]});
+            if !schedule.is_null() {
+                j["schedule"] = schedule;
+            }
+            decoded(&schema(), j)
+        };
+        let cron = |pause: &str| json!({"quartz_cron_expression": "0 0 * * * ?", "timezone_id": "UTC", "pause_status": pause});
+        let found = scheduled_full_refresh(&job(cron("UNPAUSED"), true)).unwrap();
+        assert_eq!(
+            found.kind,
+            brickform_core::plan::DataImpactKind::FullRefresh
+        );
+        assert!(
+            found.message.contains("\"load\", \"each\""),
+            "{}",
+            found.message
+        );
+        assert!(
+            found
+                .message
+                .contains("data no longer in the source is lost")
+        );
+        assert!(scheduled_full_refresh(&job(cron("PAUSED"), true)).is_none());
+        assert!(
+            scheduled_full_refresh(&job(Json::Null, true)).is_none(),
+            "run by hand only"
+        );
+        assert!(scheduled_full_refresh(&job(cron("UNPAUSED"), false)).is_none());
     }
 
     #[test]

@@ -103,6 +103,44 @@ pub async fn volume_files(client: &Client, dir: &str) -> ProviderResult<Vec<Stri
     Ok(out)
 }
 
+/// The tables (full names) of the schemas `schemas` (`c.s`) that the pipeline `pipeline_id`
+/// published: the service marks each table a pipeline defines with its `pipeline_id`.
+pub async fn pipeline_tables(
+    client: &Client,
+    schemas: &[String],
+    pipeline_id: &str,
+) -> ProviderResult<Vec<String>> {
+    let mut out = Vec::new();
+    for full_name in schemas {
+        let (catalog, schema) = full_name.split_once('.').unwrap_or((full_name, ""));
+        let query = [
+            ("catalog_name", catalog.to_string()),
+            ("schema_name", schema.to_string()),
+        ];
+        let tables = none_if_missing(
+            client
+                .list_all(
+                    "/api/2.1/unity-catalog/tables",
+                    &query,
+                    "tables",
+                    Some(TABLES_PAGE),
+                )
+                .await,
+        )?
+        .unwrap_or_default();
+        out.extend(
+            tables
+                .iter()
+                .filter(|t| t.get("pipeline_id").and_then(Json::as_str) == Some(pipeline_id))
+                .filter_map(|t| t.get("full_name").and_then(Json::as_str))
+                .map(str::to_string),
+        );
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
 /// The tables of a schema (`c.s`), its volumes and the files in them.
 pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult<Vec<String>> {
     let (catalog, schema) = full_name.split_once('.').unwrap_or((full_name, ""));

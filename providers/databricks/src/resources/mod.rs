@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod cluster;
 pub mod connection;
 pub mod content;
+pub mod datasets;
 pub mod directory;
 pub mod file;
 pub mod grant;

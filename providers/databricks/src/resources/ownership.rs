@@ -320,15 +320,20 @@ pub async fn find_existing<K: Tagged>(
         let Some(remote) = kind.remote(&full) else {
             continue;
         };
-        out.push(Existing {
-            what: described(kind.what(&full), &full),
-            tag: tag_of(&full, K::TAGS).and_then(parse),
-            owner: creator(&full),
-            exclusive,
-            remote,
-        });
+        out.push(existing(kind, &full, remote, exclusive));
     }
     Ok(out)
+}
+
+/// An object read in full, as `remote`, with the ownership tag it carries and its creator.
+pub fn existing<K: Tagged>(kind: &K, full: &Json, remote: Remote, exclusive: bool) -> Existing {
+    Existing {
+        what: described(kind.what(full), full),
+        tag: tag_of(full, K::TAGS).and_then(parse),
+        owner: creator(full),
+        exclusive,
+        remote,
+    }
 }
 
 fn decode(s: &str) -> Option<String> {

@@ -180,6 +180,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             derived: &[],
             leaves_volumes: super::pipeline_spec::leaves_nothing,
             references: REFERENCES,
+            publishes: super::pipeline_spec::Publishes::Tables,
         },
         shared,
         listing: Default::default(),

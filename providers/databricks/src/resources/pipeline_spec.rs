@@ -208,6 +208,123 @@ pub struct Flavor {
     pub leaves_volumes: fn(&str, &Object) -> Vec<String>,
     /// Where its values name other objects (its catalog and schema, a notebook, a gateway).
     pub references: &'static [brickform_core::provider::Reference],
+    /// What its delete (with `cascade`) and its replacement do to the tables it publishes.
+    pub publishes: Publishes,
+}
+
+/// The tables a pipeline kind publishes, as its plans name what a delete takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Publishes {
+    /// None (a gateway stages changes; it publishes no table).
+    Nothing,
+    /// Its datasets: a delete with cascade drops them with their data.
+    Tables,
+    /// Tables it ingests from a source: dropped too, and a replacement loads them again
+    /// from the start (the first load of a source takes hours on the service).
+    Ingested,
+}
+
+/// The schemas (`catalog.schema`) a pipeline writes to, as last applied: its own target,
+/// and the destinations of what it ingests.
+fn target_schemas(attrs: &Object) -> Vec<String> {
+    let text = |o: &Object, k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
+    let mut out = Vec::new();
+    if let Some(c) = text(attrs, "catalog")
+        && let Some(s) = text(attrs, "schema").or_else(|| text(attrs, "target"))
+    {
+        out.push(format!("{c}.{s}"));
+    }
+    let items = |k: &str| -> Vec<Object> {
+        attrs
+            .get(k)
+            .and_then(Value::as_list)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|v| v.as_object().cloned())
+            .collect()
+    };
+    for t in items("tables") {
+        if let Some((schema, _)) = text(&t, "destination_table")
+            .as_deref()
+            .and_then(|n| n.rsplit_once('.'))
+        {
+            out.push(schema.to_string());
+        }
+    }
+    out.extend(
+        items("schemas")
+            .iter()
+            .filter_map(|s| text(s, "destination_schema")),
+    );
+    out.sort();
+    out.dedup();
+    out
+}
+
+impl PipelineKind {
+    /// What a delete or replacement of the pipeline does to the tables it publishes (see
+    /// [`Publishes`]): nothing when it keeps them (`cascade = false`) or has published none.
+    async fn tables_impact(
+        &self,
+        change: &brickform_core::provider::PlannedChange<'_>,
+    ) -> Option<brickform_core::plan::DataImpact> {
+        use brickform_core::plan::{Action, DataImpact, DataImpactKind};
+        let (Some(id), Some(before)) = (change.id, change.before) else {
+            return None;
+        };
+        let deleting = change.action == Action::Delete || change.action.is_replace();
+        let cascade = before
+            .get("cascade")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        if self.flavor.publishes == Publishes::Nothing || !deleting || !cascade {
+            return None;
+        }
+        let tables = if change.offline {
+            None
+        } else {
+            match self.shared.client() {
+                Ok(client) => {
+                    super::locations::pipeline_tables(&client, &target_schemas(before), id)
+                        .await
+                        .ok()
+                }
+                Err(_) => None,
+            }
+        };
+        if tables.as_ref().is_some_and(Vec::is_empty) {
+            return None;
+        }
+        let reload = self.flavor.publishes == Publishes::Ingested && change.action.is_replace();
+        let which = if tables.is_some() {
+            "the tables it published"
+        } else {
+            "every table it publishes"
+        };
+        let message = if reload {
+            format!(
+                "its replacement drops {which}, with their data, and ingests them again from the start of the source (a first load can take hours)"
+            )
+        } else if change.action.is_replace() {
+            format!("its replacement drops {which}, with their data")
+        } else {
+            format!("its destroy drops {which}, with their data")
+        };
+        Some(DataImpact {
+            address: String::new(),
+            kind: if reload {
+                DataImpactKind::TablesReloaded
+            } else {
+                DataImpactKind::TablesDropped
+            },
+            tables,
+            message,
+            hint: Some(
+                "to keep the tables, set cascade = false and apply that first; a replacement is avoided by changing only what can change in place"
+                    .into(),
+            ),
+        })
+    }
 }
 
 /// For kinds whose delete leaves nothing behind.
@@ -701,6 +818,14 @@ const GETS_IN_FLIGHT: usize = 10;
 
 #[async_trait]
 impl ResourceKind for PipelineKind {
+    async fn data_impact(
+        &self,
+        _ctx: &OpContext,
+        change: &brickform_core::provider::PlannedChange<'_>,
+    ) -> Vec<brickform_core::plan::DataImpact> {
+        self.tables_impact(change).await.into_iter().collect()
+    }
+
     fn type_name(&self) -> &'static str {
         self.flavor.type_name
     }
@@ -793,11 +918,21 @@ impl ResourceKind for PipelineKind {
         self.read_with(&client, id, prior).await
     }
 
+    /// As [`ResourceKind::import_existing`] reads it, without what it tells of its owner.
+    async fn import(&self, ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
+        Ok(self.import_existing(ctx, id).await?.map(|e| e.remote))
+    }
+
     /// A read with no configuration behind it: the definition's server-filled fields (a
     /// gateway's staging volume name) are read as the service holds them rather than as
     /// unset, since nothing says the user left them to the service. Read as unset, a
     /// configured `gateway_storage_name` would plan the adopted gateway's replacement.
-    async fn import(&self, _ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
+    /// With the ownership tag the pipeline carries.
+    async fn import_existing(
+        &self,
+        _ctx: &OpContext,
+        id: &str,
+    ) -> ProviderResult<Option<Existing>> {
         let client = self.shared.client()?;
         let Some(resp) = self.get(&client, id).await? else {
             return Ok(None);
@@ -817,9 +952,10 @@ impl ResourceKind for PipelineKind {
                 }
             )));
         }
-        self.imported(&resp).map(Some).ok_or_else(|| {
+        let remote = self.imported(&resp).ok_or_else(|| {
             ProviderError::other(format!("pipeline {id}: answer without pipeline_id"))
-        })
+        })?;
+        Ok(Some(ownership::existing(self, &resp, remote, false)))
     }
 
     /// A full-spec PUT. `expected_last_modified` comes from a GET made just before: the plan
