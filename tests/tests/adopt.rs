@@ -699,3 +699,44 @@ fn an_imported_workspace_file_holding_the_configured_content_plans_nothing_more(
         "{out}"
     );
 }
+
+/// A state restored from a copy taken before a replacement names the old objects' ids,
+/// which the service no longer has: the plan finds the new ones by their ownership tag and
+/// imports them, instead of creating a second copy of each (a second job of the same name).
+#[test]
+fn a_state_restored_from_before_a_replacement_imports_the_new_objects() {
+    let src = r#"
+provider "databricks" {
+  host = "local"
+}
+resource "databricks_job" "j" {
+  name = "restored_job"
+}
+"#;
+    let dir = config(&[("main.bf.hcl", src)]);
+    let d = dir.path();
+    run_ok(d, &["apply", "--auto-approve"], &[]);
+    let state = d.join(".brickform/state/default.json");
+    let before = std::fs::read(&state).unwrap();
+    let out = run_ok(
+        d,
+        &["apply", "--auto-approve", "--replace", "databricks_job.j"],
+        &[],
+    );
+    assert!(out.contains("1 added"), "{out}");
+    std::fs::write(&state, before).unwrap();
+
+    let plan = plan_json(d);
+    assert_imports(&plan, &["databricks_job.j"]);
+    run_ok(d, &["apply", "--auto-approve"], &[]);
+    let jobs: Vec<String> = local_dump(d)["jobs"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|j| j["settings"]["name"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(jobs, ["restored_job"], "one job, not two");
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    run_ok(d, &["destroy", "--auto-approve"], &[]);
+}

@@ -122,15 +122,34 @@ impl PlanWalk<'_, '_> {
         };
         let r = block.resource;
         let ctx = self.engine.op_context(&p.address, &self.lineage);
-        let (prior, importing) = match self.prior(block, &ctx, &p.config, &mut warnings).await {
-            Ok(found) => found,
-            Err(e) => return failed(e.diag, Some(Value::Unknown), warnings),
-        };
-        let (live, deleted_outside) =
+        let (mut prior, mut importing) =
+            match self.prior(block, &ctx, &p.config, &mut warnings).await {
+                Ok(found) => found,
+                Err(e) => return failed(e.diag, Some(Value::Unknown), warnings),
+            };
+        let (live, mut deleted_outside) =
             match self.refresh(block, &ctx, prior.as_ref(), &importing).await {
                 Ok(read) => read,
                 Err(d) => return failed(d, None, warnings),
             };
+        if deleted_outside {
+            // The state names an object the service no longer has. Before a create is
+            // planned, the object is looked for as one the state lost track of: a state
+            // restored from its backup after a replacement names the old object's id, and
+            // a create would make a second copy of the new one.
+            match self
+                .found_again(block, &ctx, &p.config, &mut warnings)
+                .await
+            {
+                Ok(Some(again)) => {
+                    importing = Some(again.0.clone());
+                    prior = Some(again);
+                    deleted_outside = false;
+                }
+                Ok(None) => {}
+                Err(d) => return failed(d, Some(Value::Unknown), warnings),
+            }
+        }
         let mut live_attrs = live.as_ref().map(|l| l.attrs.clone());
         if let Some(l) = live_attrs.as_mut() {
             normalize_object(block.kind.schema(), l);
@@ -480,6 +499,25 @@ impl PlanWalk<'_, '_> {
                     .at(r.span.clone()),
             }),
         }
+    }
+
+    /// For an instance whose object is gone from the service: the object this state lost
+    /// track of under the instance's key, as a create would look for it (see adopt).
+    async fn found_again(
+        &self,
+        block: &Block<'_>,
+        ctx: &OpContext,
+        config: &Object,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<(String, Prior)>, Diagnostic> {
+        let (engine, kind) = (self.engine, &block.kind);
+        if !engine.may_adopt(kind, ctx, config, self.req.mode) {
+            return Ok(None);
+        }
+        let mut nothing_there = false;
+        Box::pin(engine.adopt(kind, ctx, config, self.state, warnings, &mut nothing_there))
+            .await
+            .map_err(|d| d.at(block.resource.span.clone()))
     }
 
     /// The object as the service holds it now (read before the walk where the kind reads in
