@@ -288,7 +288,7 @@ fn differs(
     }
 }
 
-/// A path as the configuration writes it: `task[0].timeout_seconds`.
+/// A path as the configuration writes it: `task[0].timeout_seconds`, `schedule.pause_status`.
 pub(crate) fn path_text(path: &[PathStep]) -> String {
     let mut out = String::new();
     for s in path {

@@ -113,22 +113,6 @@ fn diff_values(
     }
 }
 
-/// A field's path as the comparison shows it: `schedule.pause_status`, `tasks[0].task_key`.
-fn dotted(path: &[PathStep]) -> String {
-    let mut out = String::new();
-    for step in path {
-        match step {
-            PathStep::Key(k) if out.is_empty() => out.push_str(k),
-            PathStep::Key(k) => {
-                out.push('.');
-                out.push_str(k);
-            }
-            PathStep::Index(i) => out.push_str(&format!("[{i}]")),
-        }
-    }
-    out
-}
-
 /// The attribute a path starts with (empty for the whole resource).
 fn top(path: &[PathStep]) -> &str {
     match path.first() {
@@ -324,7 +308,7 @@ pub fn compare(
     raw.into_iter()
         .filter(|r| r.4)
         .map(|(address, path, f, t, _)| {
-            let field = dotted(&path);
+            let field = super::configure::path_text(&path);
             let base = base_of(&address);
             let resource = config.resources.get(base);
             let mut why = Vec::new();

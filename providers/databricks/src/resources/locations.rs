@@ -112,24 +112,9 @@ pub async fn pipeline_tables(
 ) -> ProviderResult<Vec<String>> {
     let mut out = Vec::new();
     for full_name in schemas {
-        let (catalog, schema) = full_name.split_once('.').unwrap_or((full_name, ""));
-        let query = [
-            ("catalog_name", catalog.to_string()),
-            ("schema_name", schema.to_string()),
-        ];
-        let tables = none_if_missing(
-            client
-                .list_all(
-                    "/api/2.1/unity-catalog/tables",
-                    &query,
-                    "tables",
-                    Some(TABLES_PAGE),
-                )
-                .await,
-        )?
-        .unwrap_or_default();
         out.extend(
-            tables
+            tables_of(client, full_name)
+                .await?
                 .iter()
                 .filter(|t| t.get("pipeline_id").and_then(Json::as_str) == Some(pipeline_id))
                 .filter_map(|t| t.get("full_name").and_then(Json::as_str))
@@ -141,14 +126,14 @@ pub async fn pipeline_tables(
     Ok(out)
 }
 
-/// The tables of a schema (`c.s`), its volumes and the files in them.
-pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult<Vec<String>> {
+/// Every table of a schema (`c.s`), as the service lists them; none when it is gone.
+async fn tables_of(client: &Client, full_name: &str) -> ProviderResult<Vec<Json>> {
     let (catalog, schema) = full_name.split_once('.').unwrap_or((full_name, ""));
     let query = [
         ("catalog_name", catalog.to_string()),
         ("schema_name", schema.to_string()),
     ];
-    let tables = none_if_missing(
+    Ok(none_if_missing(
         client
             .list_all(
                 "/api/2.1/unity-catalog/tables",
@@ -158,7 +143,17 @@ pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult
             )
             .await,
     )?
-    .unwrap_or_default();
+    .unwrap_or_default())
+}
+
+/// The tables of a schema (`c.s`), its volumes and the files in them.
+pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult<Vec<String>> {
+    let (catalog, schema) = full_name.split_once('.').unwrap_or((full_name, ""));
+    let query = [
+        ("catalog_name", catalog.to_string()),
+        ("schema_name", schema.to_string()),
+    ];
+    let tables = tables_of(client, full_name).await?;
     let mut out: Vec<String> = tables
         .iter()
         .filter_map(|t| t.get("full_name").and_then(Json::as_str))
