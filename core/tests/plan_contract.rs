@@ -278,3 +278,29 @@ async fn a_sensitive_for_each_is_refused_at_validate() {
         diags.render_plain(&config.sources)
     );
 }
+
+/// A value the service fills in on every whole write where the configuration is silent (a
+/// default nobody set) is not shown as removed by an unrelated update, and the plan's
+/// `after` says what the service will hold.
+#[tokio::test]
+async fn a_default_the_service_fills_in_is_not_shown_going_by_an_update() {
+    let h = Harness::new();
+    *h.svc.normalise.lock().unwrap() = Normalise {
+        fill_label: true,
+        ..Normalise::default()
+    };
+    let src = |tier: &str| {
+        format!("resource \"test_whole\" \"x\" {{\n  name = \"whole\"\n  tier = \"{tier}\"\n}}\n")
+    };
+    h.run(&src("basic"), PlanMode::Normal, true).await;
+    let (plan, report) = h.run(&src("premium"), PlanMode::Normal, true).await;
+    assert!(report.unwrap().failed.is_empty());
+    let c = &plan.changes[0];
+    assert_eq!(c.action, Action::Update);
+    let fields: Vec<String> = c.fields.iter().map(|f| format!("{:?}", f.path)).collect();
+    assert!(fields.iter().all(|f| !f.contains("label")), "{fields:?}");
+    assert_eq!(c.after.as_ref().unwrap().0["label"], Value::from("auto"));
+    assert_eq!(object_named(&h, "whole").1["label"], Value::from("auto"));
+    let (plan, _) = h.run(&src("premium"), PlanMode::Normal, false).await;
+    assert!(pending(&plan).is_empty(), "{:?}", pending(&plan));
+}

@@ -292,14 +292,27 @@ fn object_equal(schema: &Schema, a: &Object, b: &Object, lenient: bool, writes: 
 /// value the configuration leaves out is not sent, and the service decides it again: known
 /// only after apply (a setting changed outside brickform is not kept by the next
 /// full-spec PUT).
+///
+/// `returned` is what the service answered to brickform's last write, when known: a value
+/// the configuration leaves out that the service filled in then, and still shows, is the
+/// service's own (a default it fills in on every write), so a whole write keeps it too.
 pub fn keep_service_values(
     schema: &Schema,
     after: &mut Object,
     current: &Object,
     applied: &Object,
     updating: bool,
+    returned: Option<&Object>,
 ) {
-    keep_values(schema, after, current, schema.writes, applied, updating)
+    keep_values(
+        schema,
+        after,
+        current,
+        schema.writes,
+        applied,
+        updating,
+        returned,
+    )
 }
 
 fn keep_values(
@@ -309,6 +322,7 @@ fn keep_values(
     writes: Writes,
     applied: &Object,
     updating: bool,
+    returned: Option<&Object>,
 ) {
     let removed = |name: &str| {
         applied.get(name).is_some_and(|v| match v {
@@ -328,9 +342,14 @@ fn keep_values(
             // The service does not report it either way.
             continue;
         };
+        let filled_by_service = returned
+            .and_then(|r| r.get(a.name))
+            .is_some_and(|r| values_equal(r, v))
+            && applied.get(a.name).is_none_or(Value::is_null);
         if a.presence == Presence::OptionalComputed && writes == Writes::Whole && updating {
             after.insert(a.name.to_string(), Value::Unknown);
         } else if service_decides
+            || filled_by_service
             || (a.server_default.is_some() && writes == Writes::Merge && !removed(a.name))
         {
             after.insert(a.name.to_string(), v.clone());
@@ -358,21 +377,28 @@ fn keep_values(
             }
             continue;
         }
+        let answered = returned.and_then(|r| r.get(bt.name));
         match (slot, cur) {
             (Value::Object(a), Value::Object(c)) => {
-                keep_values(&bt.schema, a, c, writes, &Object::new(), updating)
+                let r = answered.and_then(Value::as_object);
+                keep_values(&bt.schema, a, c, writes, &Object::new(), updating, r)
             }
             (Value::List(items), Value::List(cur_items)) => {
                 for (i, item) in items.iter_mut().enumerate() {
                     let Value::Object(a) = item else { continue };
-                    let matching = match bt.nesting {
-                        Nesting::Keyed(k) => cur_items
-                            .iter()
-                            .find(|c| c.as_object().and_then(|o| o.get(k)) == a.get(k)),
-                        _ => cur_items.get(i),
+                    let pick = |list: &[Value]| -> Option<Value> {
+                        match bt.nesting {
+                            Nesting::Keyed(k) => list
+                                .iter()
+                                .find(|c| c.as_object().and_then(|o| o.get(k)) == a.get(k))
+                                .cloned(),
+                            _ => list.get(i).cloned(),
+                        }
                     };
-                    if let Some(Value::Object(c)) = matching {
-                        keep_values(&bt.schema, a, c, writes, &Object::new(), updating);
+                    let r = answered.and_then(Value::as_list).and_then(&pick);
+                    if let Some(Value::Object(c)) = pick(cur_items) {
+                        let r = r.as_ref().and_then(Value::as_object);
+                        keep_values(&bt.schema, a, &c, writes, &Object::new(), updating, r);
                     }
                 }
             }
@@ -604,7 +630,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                     // write filled in, so a paused schedule shows as UNPAUSED -> PAUSED.
                     let mut was = Object::from_iter([(name.to_string(), base.clone())]);
                     let now = Object::from_iter([(name.to_string(), l.clone())]);
-                    keep_values(schema, &mut was, &now, writes, &Object::new(), false);
+                    keep_values(schema, &mut was, &now, writes, &Object::new(), false, None);
                     was.swap_remove(name).unwrap_or(Value::Null)
                 } else {
                     base.clone()
@@ -1006,7 +1032,14 @@ mod tests {
                 ignore: &ignore,
                 fingerprint_matches: &fp,
             });
-            keep_service_values(&s, &mut d.after, &live, &prior.config, !d.fields.is_empty());
+            keep_service_values(
+                &s,
+                &mut d.after,
+                &live,
+                &prior.config,
+                !d.fields.is_empty(),
+                None,
+            );
             d
         };
 

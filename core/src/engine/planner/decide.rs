@@ -166,12 +166,21 @@ pub(super) fn planned_after(
         if let Some(l) = live {
             current.extend(l.clone());
         }
+        // What the service answered to the last write, in the form live values take: what
+        // it filled in then, a whole write leaves to it again. (A merged write does not
+        // touch what it does not send.)
+        let returned = (schema.writes == crate::provider::Writes::Whole).then(|| {
+            let mut r = p.computed.clone();
+            crate::plan::diff::normalize_object(schema, &mut r);
+            r
+        });
         crate::plan::diff::keep_service_values(
             schema,
             &mut after,
             &current,
             &p.config,
             action == Action::Update,
+            returned.as_ref(),
         );
     }
     if action.is_replace() {
