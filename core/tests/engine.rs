@@ -1142,7 +1142,11 @@ resource "test_thing" "child" {
         .find(|r| r["address"] == "test_thing.child[0]")
         .unwrap();
     assert_eq!(c0["index"], 0);
-    assert_eq!(c0["values"]["item"], serde_json::json!([{"key": "a"}]));
+    // Every attribute of the block's schema, unset ones as null.
+    assert_eq!(
+        c0["values"]["item"],
+        serde_json::json!([{"key": "a", "note": null}])
+    );
     let p = planned
         .iter()
         .find(|r| r["address"] == "test_thing.parent")

@@ -304,3 +304,35 @@ async fn a_default_the_service_fills_in_is_not_shown_going_by_an_update() {
     let (plan, _) = h.run(&src("premium"), PlanMode::Normal, false).await;
     assert!(pending(&plan).is_empty(), "{:?}", pending(&plan));
 }
+
+/// A nested value the configuration set and then took out is removed by a whole write: it
+/// is not mistaken for one the service fills in (found by the SDK generator: a task's
+/// max_retries taken out was planned as kept).
+#[tokio::test]
+async fn a_nested_value_taken_out_of_the_configuration_goes_with_a_whole_write() {
+    let h = Harness::new();
+    let src = |note: &str, tier: &str| {
+        format!(
+            "resource \"test_whole\" \"x\" {{\n  name = \"whole\"\n  tier = \"{tier}\"\n  item {{\n    key = \"a\"\n    {note}\n  }}\n}}\n"
+        )
+    };
+    h.run(&src("note = \"n\"", "basic"), PlanMode::Normal, true)
+        .await;
+    let (plan, report) = h.run(&src("", "premium"), PlanMode::Normal, true).await;
+    assert!(report.unwrap().failed.is_empty());
+    let after = &plan.changes[0].after.as_ref().unwrap().0;
+    let item = after["item"].as_list().unwrap()[0].as_object().unwrap();
+    assert_eq!(
+        item.get("note").cloned().unwrap_or(Value::Null),
+        Value::Null,
+        "{after:?}"
+    );
+    let held = object_named(&h, "whole").1;
+    let held_item = held["item"].as_list().unwrap()[0].as_object().unwrap();
+    assert_eq!(
+        held_item.get("note").cloned().unwrap_or(Value::Null),
+        Value::Null
+    );
+    let (plan, _) = h.run(&src("", "premium"), PlanMode::Normal, false).await;
+    assert!(pending(&plan).is_empty(), "{:?}", pending(&plan));
+}

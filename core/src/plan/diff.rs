@@ -304,6 +304,10 @@ pub fn keep_service_values(
     updating: bool,
     returned: Option<&Object>,
 ) {
+    let last_write = returned.map(|r| LastWrite {
+        sent: applied,
+        returned: r,
+    });
     keep_values(
         schema,
         after,
@@ -311,8 +315,44 @@ pub fn keep_service_values(
         schema.writes,
         applied,
         updating,
-        returned,
+        last_write,
     )
+}
+
+/// brickform's last write of an object (or of one nested block of it): what it sent and
+/// what the service answered.
+#[derive(Clone, Copy)]
+struct LastWrite<'a> {
+    sent: &'a Object,
+    returned: &'a Object,
+}
+
+impl<'a> LastWrite<'a> {
+    /// The same of the nested block `name`: the one block, or the one `pick` chooses of a
+    /// list (by key or position).
+    fn nested(&self, name: &str, pick: &dyn Fn(&[Value]) -> Option<usize>) -> Option<Self> {
+        let at = |o: &'a Object| -> Option<&'a Object> {
+            match o.get(name)? {
+                Value::Object(b) => Some(b),
+                Value::List(l) => pick(l).and_then(|j| l.get(j)).and_then(Value::as_object),
+                _ => None,
+            }
+        };
+        Some(LastWrite {
+            sent: at(self.sent)?,
+            returned: at(self.returned)?,
+        })
+    }
+
+    /// Whether the service filled `name` in at the last write, which did not send it, and
+    /// still shows what it filled in (`live`).
+    fn filled(&self, name: &str, live: &Value) -> bool {
+        self.sent.get(name).is_none_or(Value::is_null)
+            && self
+                .returned
+                .get(name)
+                .is_some_and(|r| values_equal(r, live))
+    }
 }
 
 fn keep_values(
@@ -322,7 +362,7 @@ fn keep_values(
     writes: Writes,
     applied: &Object,
     updating: bool,
-    returned: Option<&Object>,
+    last_write: Option<LastWrite<'_>>,
 ) {
     let removed = |name: &str| {
         applied.get(name).is_some_and(|v| match v {
@@ -342,10 +382,7 @@ fn keep_values(
             // The service does not report it either way.
             continue;
         };
-        let filled_by_service = returned
-            .and_then(|r| r.get(a.name))
-            .is_some_and(|r| values_equal(r, v))
-            && applied.get(a.name).is_none_or(Value::is_null);
+        let filled_by_service = last_write.is_some_and(|w| w.filled(a.name, v));
         if a.presence == Presence::OptionalComputed && writes == Writes::Whole && updating {
             after.insert(a.name.to_string(), Value::Unknown);
         } else if service_decides
@@ -377,28 +414,29 @@ fn keep_values(
             }
             continue;
         }
-        let answered = returned.and_then(|r| r.get(bt.name));
         match (slot, cur) {
             (Value::Object(a), Value::Object(c)) => {
-                let r = answered.and_then(Value::as_object);
-                keep_values(&bt.schema, a, c, writes, &Object::new(), updating, r)
+                let w = last_write.and_then(|w| w.nested(bt.name, &|_| None));
+                keep_values(&bt.schema, a, c, writes, &Object::new(), updating, w)
             }
             (Value::List(items), Value::List(cur_items)) => {
                 for (i, item) in items.iter_mut().enumerate() {
                     let Value::Object(a) = item else { continue };
-                    let pick = |list: &[Value]| -> Option<Value> {
-                        match bt.nesting {
-                            Nesting::Keyed(k) => list
+                    let key = match bt.nesting {
+                        Nesting::Keyed(k) => Some((k, a.get(k).cloned())),
+                        _ => None,
+                    };
+                    let pick = |list: &[Value]| -> Option<usize> {
+                        match &key {
+                            Some((k, v)) => list
                                 .iter()
-                                .find(|c| c.as_object().and_then(|o| o.get(k)) == a.get(k))
-                                .cloned(),
-                            _ => list.get(i).cloned(),
+                                .position(|c| c.as_object().and_then(|o| o.get(*k)) == v.as_ref()),
+                            None => (i < list.len()).then_some(i),
                         }
                     };
-                    let r = answered.and_then(Value::as_list).and_then(&pick);
-                    if let Some(Value::Object(c)) = pick(cur_items) {
-                        let r = r.as_ref().and_then(Value::as_object);
-                        keep_values(&bt.schema, a, &c, writes, &Object::new(), updating, r);
+                    let w = last_write.and_then(|w| w.nested(bt.name, &pick));
+                    if let Some(Value::Object(c)) = pick(cur_items).and_then(|j| cur_items.get(j)) {
+                        keep_values(&bt.schema, a, c, writes, &Object::new(), updating, w);
                     }
                 }
             }

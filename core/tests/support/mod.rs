@@ -289,7 +289,9 @@ pub fn thing_schema() -> Schema {
         .block(BlockType::keyed(
             "item",
             "key",
-            Schema::new().attr(Attribute::required("key", AttrType::String)),
+            Schema::new()
+                .attr(Attribute::required("key", AttrType::String))
+                .attr(Attribute::optional("note", AttrType::String)),
         ))
 }
 
