@@ -2,7 +2,8 @@
 //!
 //! Each case is a sequence of steps over the test provider (`support`): a new configuration
 //! (resources that refer to each other, `count`, lifecycle settings — `ignore_changes` of
-//! attributes, blocks and `all`, `create_before_destroy` —, kinds whose updates merge and
+//! attributes, blocks and `all`, `create_before_destroy`, `prevent_destroy`,
+//! `replace_triggered_by` of a resource or one attribute —, kinds whose updates merge and
 //! kinds written whole), changes made to the live objects outside brickform, and then an
 //! apply, a targeted destroy, or a `state rm` followed by an apply. Half the cases run
 //! against a service that rewrites what it is sent (a seeded choice among a name's case,
@@ -13,6 +14,12 @@
 //!   service keeps what it is sent as it is, every known value of `after` is what it holds;
 //! - an attribute `ignore_changes` covers is never changed by an update;
 //! - nothing was deleted that the plan did not list;
+//! - nothing `prevent_destroy` guards is deleted or replaced: such a plan is refused and
+//!   leaves the service and the state as they were (as is a create-first replacement that
+//!   keeps a name only one object may hold);
+//! - an instance whose `replace_triggered_by` names something created, replaced or updated
+//!   (in the attribute it names) is replaced, and a replacement said to be triggered has
+//!   such a cause;
 //! - a targeted destroy removed its target and what depends on it, and nothing else;
 //! - state and the service agree: every object is in state once, and only those.
 //!
@@ -60,6 +67,18 @@ struct Res {
     tags: u8,
     /// `force = true` (a flag the service may never return).
     force: bool,
+    /// `lifecycle { prevent_destroy = true }`.
+    prevent_destroy: bool,
+    /// `lifecycle { replace_triggered_by = [...] }`: an earlier resource, whole or (when it
+    /// has no count) by its `comment`.
+    triggers: Option<Trigger>,
+}
+
+/// What a generated `replace_triggered_by` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Trigger {
+    of: usize,
+    comment: bool,
 }
 
 /// What a generated `ignore_changes` lists.
@@ -154,6 +173,19 @@ fn render(config: &[Option<Res>]) -> String {
         if let Some(i) = r.ignore {
             lifecycle.push(format!("ignore_changes = {}", i.hcl()));
         }
+        if r.prevent_destroy {
+            lifecycle.push("prevent_destroy = true".to_string());
+        }
+        if let Some(t) = r.triggers
+            && let Some(Some(tr)) = config.get(t.of)
+        {
+            let attribute = if t.comment { ".comment" } else { "" };
+            lifecycle.push(format!(
+                "replace_triggered_by = [{}.r{}{attribute}]",
+                kind(tr),
+                t.of
+            ));
+        }
         if !lifecycle.is_empty() {
             out.push_str(&format!(
                 "  lifecycle {{\n    {}\n  }}\n",
@@ -233,12 +265,14 @@ fn res(index: usize) -> impl Strategy<Value = Res> {
             prop::option::of(0u8..2),
             0u8..3,
             prop::bool::weighted(0.3),
+            prop::bool::weighted(0.1),
+            prop::option::weighted(0.2, (0..index.max(1), any::<bool>())),
         ),
     )
         .prop_map(
             move |(
                 (whole, count, variant, comment, size, parent, cbd, items),
-                (ignore, tier, tags, force),
+                (ignore, tier, tags, force, prevent_destroy, triggers),
             )| Res {
                 whole,
                 count,
@@ -253,6 +287,10 @@ fn res(index: usize) -> impl Strategy<Value = Res> {
                 tier,
                 tags,
                 force,
+                prevent_destroy,
+                triggers: triggers
+                    .filter(|(of, _)| *of < index)
+                    .map(|(of, comment)| Trigger { of, comment }),
             },
         )
 }
@@ -291,6 +329,17 @@ fn config() -> impl Strategy<Value = Vec<Option<Res>>> {
                     && let Some(r) = v[i].as_mut()
                 {
                     r.parent = None;
+                }
+                // A trigger must exist; naming an attribute needs one instance.
+                let trigger = v[i].as_ref().and_then(|r| r.triggers);
+                if let Some(t) = trigger {
+                    let fits = match v.get(t.of) {
+                        Some(Some(tr)) => !t.comment || tr.count.is_none(),
+                        _ => false,
+                    };
+                    if let Some(r) = v[i].as_mut().filter(|_| !fits) {
+                        r.triggers = None;
+                    }
                 }
             }
             v
@@ -496,11 +545,7 @@ async fn check_sent(
     let now = objects(h);
     let writes: Vec<(String, support::Write, brickform_core::value::Object)> =
         h.svc.writes.lock().unwrap()[written..].to_vec();
-    let ignore_of = |address: &str| {
-        let base = address.split('[').next().unwrap_or(address);
-        let i: usize = base.rsplit(".r").next()?.parse().ok()?;
-        config.get(i)?.as_ref()?.ignore
-    };
+    let ignore_of = |address: &str| block_of(config, address).and_then(|(_, r)| r.ignore);
     for c in &plan.changes {
         let Some(rs) = state.get(&c.address) else {
             continue;
@@ -544,6 +589,94 @@ async fn check_sent(
                     is.get(k)
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// The block of the configuration an instance address belongs to, and its position.
+fn block_of<'a>(config: &'a [Option<Res>], address: &str) -> Option<(usize, &'a Res)> {
+    let base = address.split('[').next().unwrap_or(address);
+    let (kind_name, i) = base.rsplit_once(".r")?;
+    let i: usize = i.parse().ok()?;
+    let r = config.get(i)?.as_ref()?;
+    (kind(r) == kind_name).then_some((i, r))
+}
+
+/// `prevent_destroy`: a plan that was made deletes or replaces nothing guarded.
+fn check_guarded(plan: &Plan, config: &[Option<Res>]) -> Result<(), String> {
+    for c in &plan.changes {
+        let goes = c.action == Action::Delete || c.action.is_replace();
+        if goes && block_of(config, &c.address).is_some_and(|(_, r)| r.prevent_destroy) {
+            return Err(format!(
+                "{} has prevent_destroy, and the plan {:?} it",
+                c.address, c.action
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a plan was refused, as it must be, because it would destroy what
+/// `prevent_destroy` guards, or replace with its new object first what keeps its name (the
+/// create would fail on the old object's name): the error names an instance whose block
+/// asks for it.
+fn refused_by_guard(e: &str, config: &[Option<Res>]) -> bool {
+    let guarded = e
+        .split("Resource ")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(" has lifecycle.prevent_destroy set"))
+        .any(|(address, _)| block_of(config, address).is_some_and(|(_, r)| r.prevent_destroy));
+    let created_first = e
+        .lines()
+        .filter_map(|l| l.split_once(": create_before_destroy needs a new name"))
+        .any(|(head, _)| {
+            let address = head.rsplit(' ').next().unwrap_or(head);
+            block_of(config, address).is_some_and(|(_, r)| r.create_before_destroy)
+        });
+    guarded || created_first
+}
+
+/// `replace_triggered_by`, in a plan of the whole configuration: an instance that exists is
+/// replaced when what it names is created, replaced, or updated (in its `comment`, when it
+/// names that); and a replacement the plan says the trigger caused has such a cause.
+fn check_triggers(plan: &Plan, config: &[Option<Res>]) -> Result<(), String> {
+    let fired = |t: Trigger| {
+        plan.changes.iter().any(|c| {
+            block_of(config, &c.address).is_some_and(|(i, _)| i == t.of)
+                && match c.action {
+                    Action::Create | Action::DeleteThenCreate | Action::CreateThenDelete => true,
+                    Action::Update => {
+                        !t.comment
+                            || c.fields.iter().any(|f| {
+                                matches!(f.path.first(), Some(brickform_core::value::PathStep::Key(k)) if k == "comment")
+                            })
+                    }
+                    _ => false,
+                }
+        })
+    };
+    for c in &plan.changes {
+        let Some((_, r)) = block_of(config, &c.address) else {
+            continue;
+        };
+        let by_trigger = c.reason == Some(brickform_core::plan::ActionReason::ReplaceByTriggers);
+        match r.triggers {
+            Some(t) if fired(t) => {
+                if matches!(c.action, Action::NoOp | Action::Update) {
+                    return Err(format!(
+                        "{} names r{} in replace_triggered_by, which changes, but is planned {:?}",
+                        c.address, t.of, c.action
+                    ));
+                }
+            }
+            _ if by_trigger => {
+                return Err(format!(
+                    "{} is replaced by its trigger, and nothing it names changes",
+                    c.address
+                ));
+            }
+            _ => {}
         }
     }
     Ok(())
@@ -609,16 +742,49 @@ async fn apply_checked(
     config: &[Option<Res>],
 ) -> Result<bool, String> {
     let before = objects(h);
+    let state_before = h.state_if_any().await;
     let written = h.svc.writes.lock().unwrap().len();
     match plan_apply(h, src, refreshed(), true).await {
         Ok(plan) => {
+            check_guarded(&plan, config)?;
+            check_triggers(&plan, config)?;
             check_sent(h, &plan, &before, written, config).await?;
             check_applied(h, src, &plan, &before, left).await?;
             Ok(true)
         }
         Err(e) if taken_by_left(&e, left) => Ok(false),
+        Err(e) if refused_by_guard(&e, config) => {
+            unchanged(h, &before, state_before.as_ref())
+                .await
+                .map_err(|d| format!("a plan refused by prevent_destroy changed {d}"))?;
+            Ok(false)
+        }
         Err(e) => Err(e),
     }
+}
+
+/// Fails when the service or the state is not as it was.
+async fn unchanged(
+    h: &Harness,
+    before: &BTreeMap<String, brickform_core::value::Object>,
+    state_before: Option<&brickform_state::StateDocument>,
+) -> Result<(), String> {
+    if objects(h) != *before {
+        return Err("the service".into());
+    }
+    let addresses = |s: Option<&brickform_state::StateDocument>| -> Vec<(String, String)> {
+        s.map(|s| {
+            s.resources()
+                .iter()
+                .map(|r| (r.address.clone(), r.id.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    if addresses(h.state_if_any().await.as_ref()) != addresses(state_before) {
+        return Err("the state".into());
+    }
+    Ok(())
 }
 
 fn refreshed() -> PlanRequest {
@@ -703,12 +869,17 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                 let Some(&(target, tr)) = declared.get(k % declared.len().max(1)) else {
                     continue;
                 };
-                // What the apply may touch: the target and, transitively, its parents.
-                let mut reach: BTreeSet<usize> = BTreeSet::from([target]);
-                let mut parent = tr.parent;
-                while let Some(p) = parent {
-                    reach.insert(p);
-                    parent = step.config[p].as_ref().and_then(|r| r.parent);
+                // What the apply may touch: the target and, transitively, what it depends on
+                // (its parent, and what its replace_triggered_by names).
+                let mut reach: BTreeSet<usize> = BTreeSet::new();
+                let mut next = vec![target];
+                while let Some(i) = next.pop() {
+                    if reach.insert(i)
+                        && let Some(r) = &step.config[i]
+                    {
+                        next.extend(r.parent);
+                        next.extend(r.triggers.map(|t| t.of));
+                    }
                 }
                 let reached = |address: &str| {
                     let base = address.split('[').next().unwrap_or(address);
@@ -724,8 +895,15 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                 let plan = match plan_apply(&h, &src, req, true).await {
                     Ok(plan) => plan,
                     Err(e) if taken_by_left(&e, &left) => continue,
+                    Err(e) if refused_by_guard(&e, &step.config) => {
+                        unchanged(&h, &before, state_before.as_ref())
+                            .await
+                            .map_err(|d| at(format!("a refused apply --target changed {d}")))?;
+                        continue;
+                    }
                     Err(e) => return Err(at(e)),
                 };
+                check_guarded(&plan, &step.config).map_err(at)?;
                 if let Some(c) = plan
                     .changes
                     .iter()
@@ -775,7 +953,8 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                     continue;
                 };
                 let address = format!("{}.r{target}", kind(tr));
-                // What must go: the target and, transitively, what names it as parent.
+                // What must go: the target and, transitively, what depends on it (names it as
+                // parent or in replace_triggered_by).
                 let mut gone: BTreeSet<usize> = BTreeSet::from([target]);
                 loop {
                     let more: Vec<usize> = step
@@ -783,8 +962,10 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                         .iter()
                         .enumerate()
                         .filter_map(|(i, r)| {
-                            let p = r.as_ref()?.parent?;
-                            (gone.contains(&p) && !gone.contains(&i)).then_some(i)
+                            let r = r.as_ref()?;
+                            let needs = [r.parent, r.triggers.map(|t| t.of)];
+                            let needs_gone = needs.iter().flatten().any(|p| gone.contains(p));
+                            (needs_gone && !gone.contains(&i)).then_some(i)
                         })
                         .collect();
                     if more.is_empty() {
@@ -808,7 +989,17 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                     targets: vec![address.clone()],
                     ..Default::default()
                 };
-                plan_apply(&h, &src, req, true).await.map_err(at)?;
+                let state_before = h.state_if_any().await;
+                match plan_apply(&h, &src, req, true).await {
+                    Ok(plan) => check_guarded(&plan, &step.config).map_err(at)?,
+                    Err(e) if refused_by_guard(&e, &step.config) => {
+                        unchanged(&h, &before, state_before.as_ref())
+                            .await
+                            .map_err(|d| at(format!("a refused destroy changed {d}")))?;
+                        continue;
+                    }
+                    Err(e) => return Err(at(e)),
+                }
                 let now = objects(&h);
                 let deleted: BTreeSet<String> = before
                     .keys()
@@ -878,6 +1069,9 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                     if other.parent == Some(from) {
                         other.parent = Some(to);
                     }
+                    if let Some(t) = other.triggers.as_mut().filter(|t| t.of == from) {
+                        t.of = to;
+                    }
                 }
                 let backend = LocalBackend::new(h.dir.path());
                 let mut doc = backend
@@ -919,7 +1113,9 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                 // The plan the interrupted apply carries out (planning again gives the same).
                 let plan = match plan_apply(&h, &src, refreshed(), false).await {
                     Ok(p) => p,
-                    Err(e) if taken_by_left(&e, &left) => continue,
+                    Err(e) if taken_by_left(&e, &left) || refused_by_guard(&e, &step.config) => {
+                        continue;
+                    }
                     Err(e) => return Err(at(e)),
                 };
                 let cancel = CancellationToken::new();
@@ -1007,6 +1203,8 @@ fn cases_the_generator_found() {
         tier: None,
         tags: 0,
         force: false,
+        prevent_destroy: false,
+        triggers: None,
     };
     let whole = |variant: u8| Res {
         whole: true,
@@ -1018,6 +1216,45 @@ fn cases_the_generator_found() {
         op: Op::Apply,
     };
     let cases: Vec<Vec<Step>> = vec![
+        // A create-first replacement whose configuration newly names what goes (through
+        // replace_triggered_by), beside a dependency that changes: its old object's delete
+        // is ordered by what that object depended on, so the apply has an order (it used to
+        // be a cycle, and apply skipped all of it and reported success).
+        vec![
+            apply(
+                vec![
+                    Some(thing(0)),
+                    Some(Res {
+                        parent: Some(0),
+                        ..whole(0)
+                    }),
+                    Some(thing(0)),
+                ],
+                vec![],
+            ),
+            apply(
+                vec![
+                    Some(Res {
+                        tier: Some(0),
+                        ..thing(0)
+                    }),
+                    Some(Res {
+                        count: Some(0),
+                        ..whole(0)
+                    }),
+                    Some(Res {
+                        parent: Some(0),
+                        create_before_destroy: true,
+                        triggers: Some(Trigger {
+                            of: 1,
+                            comment: false,
+                        }),
+                        ..thing(1)
+                    }),
+                ],
+                vec![],
+            ),
+        ],
         // A create's after holds the service's default.
         vec![apply(vec![None, Some(whole(0))], vec![])],
         // An update keeps what the service reported for a field never configured.

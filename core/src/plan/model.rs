@@ -167,6 +167,11 @@ pub struct ResourceChange {
     pub deposed: bool,
     /// Addresses this instance depends on.
     pub dependencies: Vec<String>,
+    /// For a replacement: what the object it replaces depended on when it was made (from
+    /// state), which orders that object's delete; `None` (a plan saved before this was
+    /// recorded) orders it by `dependencies`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced_dependencies: Option<Vec<String>>,
 }
 
 /// What a container's delete takes with it.
@@ -459,6 +464,7 @@ impl ResourceChange {
             moved_from: None,
             deposed: false,
             dependencies: Vec::new(),
+            replaced_dependencies: None,
         }
     }
 }

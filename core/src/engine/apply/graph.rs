@@ -46,6 +46,26 @@ pub(super) fn build(plan: &Plan) -> Graph {
     g
 }
 
+/// The changes that would wait for each other in the order apply carries them out, one line
+/// per cycle (`a → b (why) → a (why)`); a plan with any cannot be carried out.
+pub(crate) fn cycles(plan: &Plan) -> Vec<String> {
+    let g = build(plan);
+    g.cycles()
+        .iter()
+        .map(|c| {
+            c.render(|n| {
+                let (i, part) = g[n];
+                let address = &plan.changes[i].address;
+                match part {
+                    Part::Whole => address.clone(),
+                    Part::Delete => format!("{address} (its delete)"),
+                    Part::Create => format!("{address} (its create)"),
+                }
+            })
+        })
+        .collect()
+}
+
 /// Whether a change has a node.
 fn runs(plan: &Plan, c: &ResourceChange) -> bool {
     // An import whose object already matches is a no-op that still must run: it
@@ -92,27 +112,43 @@ fn add_dependency_edges(g: &mut Graph, plan: &Plan, parts_of: &HashMap<usize, Pa
                 m.entry(base_of(&c.address)).or_default().push(i);
                 m
             });
+    // The changes an instance's dependencies name.
+    let named = |deps: &[String]| -> Vec<usize> {
+        deps.iter()
+            .flat_map(|dep| by_base.get(dep.as_str()).map(Vec::as_slice).unwrap_or(&[]))
+            .copied()
+            .collect()
+    };
     for (i, c) in plan.changes.iter().enumerate() {
         let Some(&(del_i, make_i)) = parts_of.get(&i) else {
             continue;
         };
-        for dep in &c.dependencies {
-            for &j in by_base.get(dep.as_str()).map(Vec::as_slice).unwrap_or(&[]) {
-                let Some(&(del_j, make_j)) = parts_of.get(&j) else {
-                    continue;
-                };
-                // Made (created or updated) after what it depends on is made.
-                if let (Some(a), Some(b)) = (make_j, make_i) {
-                    g.add_edge(a, b, "made after its dependency");
-                }
-                // Deleted before what it depends on is deleted.
-                if let (Some(a), Some(b)) = (del_i, del_j) {
-                    g.add_edge(a, b, "deleted before its dependency");
-                }
-                // Going away before what it depends on changes.
-                if let (Some(a), None, Some(b)) = (del_i, make_i, make_j) {
-                    g.add_edge(a, b, "gone before its dependency changes");
-                }
+        // The new object is made after what it depends on is made.
+        for j in named(&c.dependencies) {
+            if let (Some(&(_, Some(a))), Some(b)) = (parts_of.get(&j), make_i) {
+                g.add_edge(a, b, "made after its dependency");
+            }
+        }
+        // The old object goes before what it depended on goes or changes: for a
+        // replacement, what it depended on when it was made (the configuration may name
+        // new dependencies, which its old object never needed).
+        let old_deps = c
+            .replaced_dependencies
+            .as_deref()
+            .unwrap_or(&c.dependencies);
+        for j in named(old_deps) {
+            let Some(&(del_j, make_j)) = parts_of.get(&j) else {
+                continue;
+            };
+            if let (Some(a), Some(b)) = (del_i, del_j) {
+                g.add_edge(a, b, "deleted before its dependency");
+            }
+            // A node that changes nothing (an unchanged instance evaluated again for its
+            // sensitive values) need not be waited for, and waiting would close a cycle
+            // through a create-first replacement that depends on both.
+            let changes = plan.changes[j].action != Action::NoOp;
+            if let (Some(a), None, Some(b), true) = (del_i, make_i, make_j, changes) {
+                g.add_edge(a, b, "gone before its dependency changes");
             }
         }
     }
@@ -148,6 +184,60 @@ mod tests {
             .iter()
             .map(|(n, d)| (n.to_string(), d.iter().map(|s| s.to_string()).collect()))
             .collect()
+    }
+
+    #[test]
+    fn what_goes_need_not_wait_for_an_unchanged_dependency_evaluated_again() {
+        // `old` (going) depended on `base`, which changes nothing but is evaluated again for
+        // its sensitive values; `new` is replaced create-first and depends on both.
+        let mut base = change("base", Action::NoOp, &[]);
+        base.sensitive_paths = vec![vec![crate::value::PathStep::Key("s".into())]];
+        let plan = Plan {
+            changes: vec![
+                base,
+                change("new", Action::CreateThenDelete, &["t.base", "t.old"]),
+                change("old", Action::Delete, &["t.base"]),
+            ],
+            ..Plan::default()
+        };
+        assert_eq!(cycles(&plan), Vec::<String>::new());
+        let mut changed = plan.clone();
+        changed.changes[0].action = Action::Update;
+        assert_eq!(
+            cycles(&changed).len(),
+            1,
+            "a real change still orders the delete"
+        );
+    }
+
+    #[test]
+    fn a_replaced_object_goes_in_the_order_of_what_it_depended_on_not_what_its_successor_will() {
+        // `new` is replaced create-first; its configuration now names `gone` (which goes,
+        // and depended on `base`, which changes), its old object named only `base`.
+        let mut new = change("new", Action::CreateThenDelete, &["t.base", "t.gone"]);
+        new.replaced_dependencies = Some(vec!["t.base".into()]);
+        let plan = Plan {
+            changes: vec![
+                change("base", Action::Update, &[]),
+                new,
+                change("gone", Action::Delete, &["t.base"]),
+            ],
+            ..Plan::default()
+        };
+        assert_eq!(cycles(&plan), Vec::<String>::new());
+        let g = build(&plan);
+        let expected: &[(&str, &[&str])] = &[
+            ("base/Whole", &["gone/Whole"]),
+            ("new/Delete", &["new/Create"]),
+            ("new/Create", &["base/Whole"]),
+            ("gone/Whole", &[]),
+        ];
+        assert_eq!(shape(&g, &plan), strs(expected));
+        // A plan saved before the old object's dependencies were recorded orders by the
+        // configuration's.
+        let mut saved = plan.clone();
+        saved.changes[1].replaced_dependencies = None;
+        assert_eq!(cycles(&saved).len(), 1);
     }
 
     #[test]

@@ -42,6 +42,7 @@ mod evaluate;
 mod finish;
 mod forget;
 mod graph;
+pub(crate) use graph::cycles as order_cycles;
 mod import;
 mod logged;
 mod read;

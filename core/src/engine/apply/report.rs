@@ -240,7 +240,19 @@ impl ApplyReport {
             // The walk stopped (interrupted, or a fatal error) before these started. Not
             // announced one by one (an interrupted apply of many instances would print a
             // line for each): the summary lists them with the reason.
-            Outcome::NotStarted { .. } => self.skipped.push(address),
+            Outcome::NotStarted { stop: Some(_) } => self.skipped.push(address),
+            // On a cycle: never left unsaid (planning refuses such a plan, so this is a bug).
+            Outcome::NotStarted { stop: None } => {
+                let failure = Failure::from(
+                    "brickform could not order this change: it waits for a change that waits for it (a bug)".to_string(),
+                );
+                on_event(ApplyEvent::Failed {
+                    address: address.clone(),
+                    action: shown_action(change.action, node.part),
+                    error: failure.clone(),
+                });
+                self.failed.push((address, failure));
+            }
         }
         false
     }
@@ -299,6 +311,23 @@ mod tests {
         settle(&mut report, &c, Part::Whole, Outcome::Done(()));
         assert_eq!((report.added, report.destroyed), (1, 1));
         assert_eq!((report.changed, report.imported), (0, 1));
+    }
+
+    #[test]
+    fn a_change_left_on_a_cycle_fails_and_one_an_interruption_left_is_skipped() {
+        let mut report = ApplyReport::default();
+        let c = ResourceChange::bare("test_thing", "a", "test", Action::Create);
+        let on_cycle = Outcome::NotStarted { stop: None };
+        let (done, seen) = settle(&mut report, &c, Part::Whole, on_cycle);
+        assert!(!done);
+        assert_eq!(report.failed.len(), 1, "{report:?}");
+        assert!(report.failed[0].1.message.contains("could not order"));
+        assert_eq!(seen.len(), 1, "announced: {seen:?}");
+        let interrupted = Outcome::NotStarted {
+            stop: Some(crate::dag::Stop::Cancelled),
+        };
+        settle(&mut report, &c, Part::Whole, interrupted);
+        assert_eq!((report.failed.len(), report.skipped.len()), (1, 1));
     }
 
     #[test]

@@ -135,6 +135,7 @@ impl PlanWalk<'_, '_> {
                 moved_from: None,
                 deposed: false,
                 dependencies: lookup.dependencies.clone(),
+                replaced_dependencies: None,
             },
             spec: InstanceSpec {
                 address,

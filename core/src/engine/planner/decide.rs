@@ -19,6 +19,9 @@ pub(super) struct Settled {
     /// An update that renames it: its name before and after (a rename in the configuration,
     /// or one made outside brickform being put back).
     pub renamed: Option<(Value, Value)>,
+    /// The top-level attributes an update changes (what `replace_triggered_by` naming one
+    /// attribute looks at).
+    pub changed: Vec<String>,
 }
 
 impl Settled {
@@ -36,14 +39,35 @@ impl Settled {
                 })
             })
             .flatten();
+        let changed = c
+            .fields
+            .iter()
+            .filter_map(|f| match f.path.first() {
+                Some(PathStep::Key(k)) => Some(k.clone()),
+                _ => None,
+            })
+            .collect();
         Settled {
             action: c.action,
             renamed,
+            changed,
         }
     }
 
     fn changes(&self) -> bool {
         !matches!(self.action, Action::NoOp | Action::Read)
+    }
+
+    /// Whether this instance's change replaces what names it in `replace_triggered_by`: a
+    /// new object or a replacement always does, an update when it changes `attribute` (or
+    /// anything, when the reference names the whole resource). A delete or a forget does
+    /// not: nothing new comes of it (Terraform's `CanTriggerDownstreamReplace`).
+    fn triggers(&self, attribute: Option<&str>) -> bool {
+        match self.action {
+            Action::Create | Action::DeleteThenCreate | Action::CreateThenDelete => true,
+            Action::Update => attribute.is_none_or(|a| self.changed.iter().any(|c| c == a)),
+            Action::NoOp | Action::Read | Action::Delete | Action::Forget => false,
+        }
     }
 }
 
@@ -90,10 +114,14 @@ pub(super) fn replace_triggered(r: &Resource, settled: &SettledMap) -> bool {
         .replace_triggered_by
         .iter()
         .flat_map(|t| crate::lang::refs::expr_refs(&t.expr))
-        .filter_map(|rf| rf.target())
-        .filter_map(|t| settled.get(&t))
-        .flatten()
-        .any(Settled::changes)
+        .any(|rf| {
+            // `TYPE.NAME.ATTR`: the attribute, when the reference names one before any index.
+            let at = if rf.root == "data" { 2 } else { 1 };
+            let attribute = rf.attrs.get(at).map(String::as_str);
+            rf.target()
+                .and_then(|t| settled.get(&t))
+                .is_some_and(|instances| instances.iter().any(|s| s.triggers(attribute)))
+        })
 }
 
 /// Why an instance is replaced, when something asks for it besides its diff.
@@ -423,9 +451,33 @@ mod tests {
             vec![Settled {
                 action,
                 renamed: (action == Action::Update).then(|| ("old".into(), "new".into())),
+                changed: vec!["name".into()],
             }],
         );
         m
+    }
+
+    #[test]
+    fn only_a_new_or_changed_object_triggers_a_replacement_and_an_attribute_only_by_changing() {
+        let settled = |action, changed: &[&str]| Settled {
+            action,
+            renamed: None,
+            changed: changed.iter().map(|c| c.to_string()).collect(),
+        };
+        let update = settled(Action::Update, &["comment"]);
+        assert!(update.triggers(None));
+        assert!(update.triggers(Some("comment")));
+        assert!(!update.triggers(Some("id")));
+        for action in [
+            Action::Create,
+            Action::DeleteThenCreate,
+            Action::CreateThenDelete,
+        ] {
+            assert!(settled(action, &[]).triggers(Some("id")), "{action:?}");
+        }
+        for action in [Action::Delete, Action::Forget, Action::NoOp, Action::Read] {
+            assert!(!settled(action, &["comment"]).triggers(None), "{action:?}");
+        }
     }
 
     #[test]

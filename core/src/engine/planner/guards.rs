@@ -254,6 +254,18 @@ pub(super) fn create_before_destroy_spreads(plan: &mut Plan) {
     }
 }
 
+/// A plan apply could not carry out in any order: changes that would wait for each other.
+/// Refused here, so the plan shown is one apply can do.
+pub(super) fn apply_order(plan: &Plan, diags: &mut Diagnostics) {
+    for cycle in crate::engine::apply::order_cycles(plan) {
+        diags.push(
+            Diagnostic::error("These changes cannot be ordered: each waits for another")
+                .detail(cycle)
+                .hint("apply part of the change first (for example without the create_before_destroy or replace_triggered_by that joins them), then the rest"),
+        );
+    }
+}
+
 pub(super) fn prevent_destroy_error(
     address: &str,
     span: Option<crate::lang::source::Span>,

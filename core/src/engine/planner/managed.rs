@@ -381,6 +381,12 @@ impl PlanWalk<'_, '_> {
             moved_from: self.moved_from.get(&p.address).cloned(),
             deposed: false,
             dependencies: block.dependencies.clone(),
+            replaced_dependencies: action.is_replace().then(|| {
+                self.state
+                    .get(&p.address)
+                    .map(|r| r.dependencies.clone())
+                    .unwrap_or_default()
+            }),
         };
         out.planned = Some(InstancePlan {
             change,
@@ -577,6 +583,15 @@ impl PlanWalk<'_, '_> {
         {
             match kind.find_existing(ctx, config).await {
                 Ok(found) => {
+                    // Created first, the new object meets its old self's name.
+                    let old_holds_it = action == Action::CreateThenDelete
+                        && found.iter().any(|e| e.exclusive && e.remote.id == old_id);
+                    if old_holds_it {
+                        return Err(Diagnostic::error(format!("{address}: create_before_destroy needs a new name"))
+                            .at(r.span.clone())
+                            .detail(format!("{address} must be replaced with its new object created first, and the new object would have the name {old_id} holds until it is deleted: the create would fail."))
+                            .hint("change the name in the same change, or remove create_before_destroy so the old object is deleted first"));
+                    }
                     if let Some(e) = found.iter().find(|e| e.exclusive && e.remote.id != old_id) {
                         return Err(Diagnostic::error(format!("{address}: the name is taken by {}", e.what))
                             .at(r.span.clone())

@@ -229,6 +229,7 @@ impl Engine<'_> {
             diags.extend(self.destroy_guards(&plan));
         }
         diags.extend(self.duplicate_imports(&plan, &state));
+        guards::apply_order(&plan, &mut diags);
         if self.settings.protect && !req.allow_destroy {
             diags.extend(self.protected_changes(&plan));
         }

@@ -137,6 +137,7 @@ impl Engine<'_> {
             moved_from: None,
             deposed: false,
             dependencies: r.dependencies.clone(),
+            replaced_dependencies: None,
         }
     }
 }
