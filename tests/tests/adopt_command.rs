@@ -429,6 +429,39 @@ resource "databricks_job" "nightly" {{
     let d = second.path();
     served_ok(d, &serve, &["apply", "--auto-approve"]);
 
+    // `import ADDR ID` of another state's job takes it, and says whose it was.
+    let job_id = state["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["address"] == "databricks_job.nightly")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let third = config(&[(
+        "main.bf.hcl",
+        &format!(
+            "{SERVED_PROVIDER}\nresource \"databricks_job\" \"taken\" {{\n  name = \"shared_nightly\"\n}}\n"
+        ),
+    )]);
+    let (code, out, err) = served(
+        third.path(),
+        &serve,
+        &["import", "databricks_job.taken", &job_id],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let flat: String = format!("{out}{err}")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let said = format!(
+        "carries the ownership tag of another brickform state ({})",
+        owner("databricks_job.nightly")
+    );
+    assert!(flat.contains(&said), "{said}\n{out}{err}");
+    assert!(flat.contains("Import successful!"), "{out}{err}");
+
     let out = served_ok(d, &serve, &["adopt", "--prefix", "shared_"]);
     for (what, address) in [
         (

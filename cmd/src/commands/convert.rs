@@ -131,7 +131,8 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             .import_known(&mut s.doc, &s.journal, &a.address, &a.id, &a.known)
             .await
         {
-            Ok(line) => {
+            Ok((line, warnings)) => {
+                context::print_diags(&warnings, &s.env.config);
                 println!("  {line} (from {})", a.terraform_address);
                 adopted += 1;
             }

@@ -29,11 +29,12 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         .import(&mut s.doc, &s.journal, &args.address, &args.id)
         .await
     {
-        Ok(line) => {
+        Ok((line, warnings)) => {
             s.journal
                 .checkpoint(&mut s.doc)
                 .await
                 .map_err(|e| anyhow!("saving state: {e}"))?;
+            context::print_diags(&warnings, &s.env.config);
             println!(
                 "{line}\n\nImport successful!\n\nThe resource is now in the brickform state; run `brickform plan` to compare it with its configuration."
             );

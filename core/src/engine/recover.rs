@@ -159,14 +159,16 @@ impl Engine<'_> {
 
 impl Engine<'_> {
     /// `brickform import ADDR ID`: reads the object and records it in state under ADDR,
-    /// which must be declared in the configuration.
+    /// which must be declared in the configuration. Gives the line to print and warnings:
+    /// an object whose ownership tag names another state is named with that state, which
+    /// still manages it.
     pub async fn import(
         &self,
         doc: &mut StateDocument,
         journal: &Journal,
         address: &str,
         id: &str,
-    ) -> Result<String, Diagnostics> {
+    ) -> Result<(String, Diagnostics), Diagnostics> {
         self.import_known(doc, journal, address, id, &Object::new())
             .await
     }
@@ -183,7 +185,7 @@ impl Engine<'_> {
         address: &str,
         id: &str,
         known: &Object,
-    ) -> Result<String, Diagnostics> {
+    ) -> Result<(String, Diagnostics), Diagnostics> {
         let base = base_of(address);
         let Some(resource) = self.config.resources.get(base) else {
             return Err(Diagnostic::error("Configuration for import target does not exist")
@@ -219,8 +221,8 @@ impl Engine<'_> {
             return Err(diags);
         }
         let ctx = self.op_context(address, doc.lineage());
-        let remote = match kind.import(&ctx, id).await {
-            Ok(Some(r)) => r,
+        let found = match kind.import_existing(&ctx, id).await {
+            Ok(Some(found)) => found,
             Ok(None) => {
                 return Err(Diagnostic::error("Cannot import non-existent remote object")
                     .detail(format!("While attempting to import an existing object to \"{address}\", the provider detected that no object exists with the given id \"{id}\". Only pre-existing objects can be imported; check that the id is correct."))
@@ -232,6 +234,11 @@ impl Engine<'_> {
                 );
             }
         };
+        let mut warnings = Diagnostics::default();
+        if let Some(w) = crate::engine::adopt::other_owner(&ctx, &found) {
+            warnings.push(Diagnostic::warning(w));
+        }
+        let remote = found.remote;
         let mut config = super::instance::configurable(kind.schema(), &remote.attrs);
         // Recorded as if applied from a configuration that leaves the service's defaults
         // unset, as the planner's imports are (adopt::imported_prior): otherwise every nested
@@ -277,7 +284,10 @@ impl Engine<'_> {
             .result(seq, Outcome::Imported(rs), doc)
             .await
             .map_err(|e| Diagnostics::from(Diagnostic::error(e.to_string())))?;
-        Ok(format!("{address}: Import complete [id={}]", remote.id))
+        Ok((
+            format!("{address}: Import complete [id={}]", remote.id),
+            warnings,
+        ))
     }
 }
 
