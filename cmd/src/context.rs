@@ -276,6 +276,34 @@ fn wanted_local(config: &Config, env: &str) -> Option<Option<String>> {
     }
 }
 
+/// Set to a whole number, turns on the local workspace's `normalise_answers` with that seed
+/// (answers rewritten as the real service rewrites what it is sent), for `host = "local"`,
+/// `--local` and `brickform local serve`: how a test proves that plans survive rewritings
+/// nobody listed.
+pub const NORMALISE_SEED_VAR: &str = "BRICKFORM_LOCAL_NORMALISE_SEED";
+
+/// The behaviours and `normalise_answers` seed of a local workspace this process starts: the
+/// defaults, with `normalise_answers` on when [`NORMALISE_SEED_VAR`] is set.
+pub fn local_behaviours() -> anyhow::Result<(brickform_emulator::Behaviours, u64)> {
+    let defaults = brickform_emulator::Behaviours::default();
+    let Some(raw) = std::env::var_os(NORMALISE_SEED_VAR) else {
+        return Ok((defaults, 0));
+    };
+    let seed = raw
+        .to_str()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .ok_or_else(|| {
+            anyhow!(
+                "{NORMALISE_SEED_VAR} must be a whole number (the seed), not {:?}",
+                raw.to_string_lossy()
+            )
+        })?;
+    Ok((
+        defaults.with(brickform_emulator::Behaviour::NormaliseAnswers),
+        seed,
+    ))
+}
+
 pub fn databricks(
     local: Option<(String, String)>,
 ) -> Arc<brickform_databricks::DatabricksProvider> {
@@ -313,8 +341,11 @@ impl Providers {
         let wanted = wanted_local(config, env);
         if ctx.local || wanted.is_some() {
             let dir = named_local_dir(&ctx.dir, wanted.flatten().as_deref());
+            let (behaviours, normalise_seed) = local_behaviours()?;
             let cfg = brickform_emulator::EmulatorConfig {
                 data_dir: Some(dir.clone()),
+                behaviours,
+                normalise_seed,
                 ..Default::default()
             };
             let emu = brickform_emulator::Emulator::start(cfg)

@@ -263,6 +263,63 @@ fn ignored_changes_are_not_planned(d: &Path, case: &Case) {
     write(d, &case.config);
 }
 
+/// The plan of `step` changes `address` as the step expects: exactly the attributes it
+/// names, in place, or a replacement forced by the attribute it names.
+fn step_plan_is_as_expected(address: &str, step: &Step, plan: &str) {
+    let headers = planned_headers(plan);
+    match step.expect {
+        Expect::Update(attrs) => {
+            assert_eq!(
+                headers,
+                [format!("{address} will be updated in-place")],
+                "{address}: {}\n{plan}",
+                step.what
+            );
+            let changed = changed_attributes(plan, address);
+            let required: Vec<&str> = attrs
+                .iter()
+                .filter(|a| !a.ends_with('?'))
+                .copied()
+                .collect();
+            let allowed = |c: &String| attrs.iter().any(|a| a.trim_end_matches('?') == c);
+            assert!(
+                required.iter().all(|r| changed.iter().any(|c| c == r))
+                    && changed.iter().all(allowed),
+                "{address}: {}: exactly {attrs:?} change, not {changed:?}\n{plan}",
+                step.what
+            );
+            assert!(
+                plan.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+                "{plan}"
+            );
+        }
+        Expect::Replace(attr) => {
+            assert_eq!(
+                headers,
+                [format!("{address} must be replaced")],
+                "{address}: {}\n{plan}",
+                step.what
+            );
+            // Deleting first, or (kinds that give access) creating first.
+            assert!(
+                plan.contains("-/+ resource") || plan.contains("+/- resource"),
+                "{plan}"
+            );
+            assert!(
+                plan.lines().any(
+                    |l| l.trim_start().get(2..).is_some_and(|r| r.starts_with(attr))
+                        && l.ends_with("# forces replacement")
+                ),
+                "{address}: {attr} forces the replacement\n{plan}"
+            );
+            assert!(
+                plan.contains("Plan: 1 to add, 0 to change, 1 to destroy."),
+                "{plan}"
+            );
+        }
+    }
+}
+
 fn invariant(case: Case) {
     let dir = config(&[]);
     let d = dir.path();
@@ -293,63 +350,7 @@ fn invariant(case: Case) {
             "{}: no drift expected\n{plan}",
             case.address
         );
-        let headers = planned_headers(&plan);
-        match step.expect {
-            Expect::Update(attrs) => {
-                assert_eq!(
-                    headers,
-                    [format!("{} will be updated in-place", case.address)],
-                    "{}: {}\n{plan}",
-                    case.address,
-                    step.what
-                );
-                let changed = changed_attributes(&plan, case.address);
-                let required: Vec<&str> = attrs
-                    .iter()
-                    .filter(|a| !a.ends_with('?'))
-                    .copied()
-                    .collect();
-                let allowed = |c: &String| attrs.iter().any(|a| a.trim_end_matches('?') == c);
-                assert!(
-                    required.iter().all(|r| changed.iter().any(|c| c == r))
-                        && changed.iter().all(allowed),
-                    "{}: {}: exactly {attrs:?} change, not {changed:?}\n{plan}",
-                    case.address,
-                    step.what
-                );
-                assert!(
-                    plan.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
-                    "{plan}"
-                );
-            }
-            Expect::Replace(attr) => {
-                assert_eq!(
-                    headers,
-                    [format!("{} must be replaced", case.address)],
-                    "{}: {}\n{plan}",
-                    case.address,
-                    step.what
-                );
-                // Deleting first, or (kinds that give access) creating first.
-                assert!(
-                    plan.contains("-/+ resource") || plan.contains("+/- resource"),
-                    "{plan}"
-                );
-                assert!(
-                    plan.lines().any(|l| l
-                        .trim_start()
-                        .get(2..)
-                        .is_some_and(|r| r.starts_with(attr))
-                        && l.ends_with("# forces replacement")),
-                    "{}: {attr} forces the replacement\n{plan}",
-                    case.address
-                );
-                assert!(
-                    plan.contains("Plan: 1 to add, 0 to change, 1 to destroy."),
-                    "{plan}"
-                );
-            }
-        }
+        step_plan_is_as_expected(case.address, step, &plan);
         assert!(
             squash(&plan).contains(&squash(step.shows)),
             "{}: {:?} missing\n{plan}",
@@ -1218,11 +1219,17 @@ fn sdp_meta_onboarding_case() -> Case {
 }
 
 /// One test per kind, each running its kind's case; [`COVERED`] lists the kinds, so a kind
-/// cannot be listed without a test that runs its case.
+/// cannot be listed without a test that runs its case. `cases()` makes every case again, for
+/// the invariants that run over all kinds at once.
 macro_rules! invariants {
     ($($test:ident: $kind:literal => $case:expr,)*) => {
         /// The kinds that have an invariant case.
         const COVERED: &[&str] = &[$($kind),*];
+
+        /// Every kind's case.
+        fn cases() -> Vec<Case> {
+            vec![$($case),*]
+        }
         $(
             #[test]
             fn $test() {
@@ -1263,6 +1270,109 @@ invariants! {
     artifact_rebuilds_on_an_input_change_and_is_destroyed: "databricks_artifact" => artifact_case(),
     permissions_update_move_to_another_job_and_are_reset: "databricks_permissions" => permissions_case(),
     secret_acl_updates_replaces_on_principal_and_is_deleted: "databricks_secret_acl" => secret_acl_case(),
+}
+
+/// Turns on the local workspace's `normalise_answers` (seeded) for one command.
+const NORMALISE_SEED_VAR: &str = "BRICKFORM_LOCAL_NORMALISE_SEED";
+
+/// A value the service normalises on write plans no change: with the workspace answering
+/// rewritten values (a comment's case, lists reordered, defaults filled in, write-only flags
+/// left out, aliases, lower-cased user names; see the emulator's normalise.rs), the case
+/// applies and plans nothing; its first step's change is planned (as a change, not drift),
+/// applies, and plans nothing again; destroy leaves nothing.
+fn normalised_answers_plan_no_change(case: &Case, seed: &str) {
+    let env = [(NORMALISE_SEED_VAR, seed)];
+    let dir = config(&[]);
+    let d = dir.path();
+    let at = format!("{} (seed {seed})", case.address);
+    let plan_is_empty = |vars: &[&str], when: &str| {
+        let mut args = case.args(&["plan", "--detailed-exitcode"]);
+        args.extend_from_slice(vars);
+        let (code, out, err) = run(d, &args, &env);
+        assert_eq!(
+            code, 0,
+            "{at}: plan after {when} is not empty\n{out}\n{err}"
+        );
+    };
+    write(d, &case.config);
+    run_ok(d, &case.args(&["apply", "--auto-approve"]), &env);
+    plan_is_empty(&[], "the first apply");
+    if seed == "0" && case.address == "databricks_catalog.c" {
+        // Not vacuous: the workspace did answer the comment rewritten, and state has it so.
+        let state = std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap();
+        assert!(
+            state.contains("\"ONE\"") || state.contains("\"One\""),
+            "{at}: the comment was not rewritten: {state}"
+        );
+    }
+    let mut vars: &[&str] = &[];
+    if let Some(step) = case.steps.first() {
+        write(d, &step.config);
+        vars = step.vars;
+        let mut args = case.args(&["plan", "--detailed-exitcode"]);
+        args.extend_from_slice(vars);
+        let (code, plan, err) = run(d, &args, &env);
+        assert_eq!(
+            code, 2,
+            "{at}: {}: plan shows no change\n{plan}\n{err}",
+            step.what
+        );
+        assert!(
+            !plan.contains("changed outside"),
+            "{at}: {}: a rewritten answer shows as drift\n{plan}",
+            step.what
+        );
+        step_plan_is_as_expected(case.address, step, &plan);
+        let mut args = case.args(&["apply", "--auto-approve"]);
+        args.extend_from_slice(vars);
+        run_ok(d, &args, &env);
+        plan_is_empty(vars, step.what);
+    }
+    let mut args = case.args(&["destroy", "--auto-approve"]);
+    args.extend_from_slice(vars);
+    let out = run_ok(d, &args, &env);
+    assert!(out.contains(", 0 left behind."), "{at}: {out}");
+    let live: Vec<String> = live_objects(&local_dump(d))
+        .into_iter()
+        .filter(|o| !o.starts_with("folder:") || case.made.contains(&o.as_str()))
+        .collect();
+    assert!(live.is_empty(), "{at}: left after destroy: {live:?}");
+}
+
+/// Every kind's case, each to its end: a failure (its message printed as it happens) does
+/// not hide the next kind's, and the test names every kind that failed.
+fn every_kind_survives_normalised_answers(seed: &str) {
+    let failed: Vec<&str> = cases()
+        .iter()
+        .filter(|case| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                normalised_answers_plan_no_change(case, seed)
+            }))
+            .is_err()
+        })
+        .map(|case| case.address)
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "seed {seed}: a normalised answer made a change or drift of {failed:?} (see above)"
+    );
+}
+
+/// Seed 0: every rewriting the local workspace knows, everywhere.
+#[test]
+fn every_kind_plans_no_change_when_the_service_normalises_everything() {
+    every_kind_survives_normalised_answers("0");
+}
+
+/// Other seeds: each rewriting on or off per API area and field, so mixes differ.
+#[test]
+fn every_kind_plans_no_change_when_the_service_normalises_seed_1() {
+    every_kind_survives_normalised_answers("1");
+}
+
+#[test]
+fn every_kind_plans_no_change_when_the_service_normalises_seed_2() {
+    every_kind_survives_normalised_answers("2");
 }
 
 /// An artifact whose input is the configuration file itself, and whose build writes
@@ -1998,4 +2108,23 @@ output \"choices\" {{
         err.contains("no node type of this workspace meets the request"),
         "{err}"
     );
+}
+
+/// A grant to a user spelled in mixed case, on a service that answers user names
+/// lower-cased: the write settles (it waits for the grant to show), and the plan after it is
+/// empty.
+#[test]
+fn a_grant_to_a_user_the_service_answers_lower_cased_settles_and_plans_no_change() {
+    let text = format!(
+        "{PROVIDER}{}resource \"databricks_grant\" \"g\" {{\n  catalog    = databricks_catalog.c.name\n  principal  = \"Local-User@Brickform.local\"\n  privileges = [\"USE_CATALOG\"]\n}}\n",
+        catalog("inv_case_grant", "grants")
+    );
+    let dir = config(&[("main.bf.hcl", &text)]);
+    let d = dir.path();
+    let env = [(NORMALISE_SEED_VAR, "0")];
+    run_ok(d, &["apply", "--auto-approve"], &env);
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &env);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let out = run_ok(d, &["destroy", "--auto-approve"], &env);
+    assert!(out.contains(", 0 left behind."), "{out}");
 }

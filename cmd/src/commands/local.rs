@@ -74,7 +74,10 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         task: ms(a.task_ms, d.task),
     };
     let d_user = EmulatorConfig::default().user_name;
+    let (behaviours, normalise_seed) = context::local_behaviours()?;
     let config = EmulatorConfig {
+        behaviours,
+        normalise_seed,
         timings,
         port: a.port,
         data_dir: a.data,

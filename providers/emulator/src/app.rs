@@ -30,6 +30,8 @@ pub struct App {
     pub user: String,
     timings: Mutex<Timings>,
     behaviours: Mutex<Behaviours>,
+    /// The seed of `normalise_answers` (see normalise.rs).
+    normalise_seed: std::sync::atomic::AtomicU64,
     /// Added to the wall clock, so tests can move time forward instead of sleeping.
     clock_offset_ms: AtomicI64,
 }
@@ -46,6 +48,7 @@ impl App {
             user: config.user_name.clone(),
             timings: Mutex::new(config.timings),
             behaviours: Mutex::new(config.behaviours),
+            normalise_seed: std::sync::atomic::AtomicU64::new(config.normalise_seed),
             clock_offset_ms: AtomicI64::new(0),
         }
     }
@@ -72,6 +75,14 @@ impl App {
 
     pub fn set_behaviours(&self, b: Behaviours) {
         *lock(&self.behaviours) = b;
+    }
+
+    pub fn normalise_seed(&self) -> u64 {
+        self.normalise_seed.load(Ordering::Relaxed)
+    }
+
+    pub fn set_normalise_seed(&self, seed: u64) {
+        self.normalise_seed.store(seed, Ordering::Relaxed);
     }
 
     fn ctx(&self) -> Ctx<'_> {

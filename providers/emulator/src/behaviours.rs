@@ -2,9 +2,12 @@
 //! focused test can turn one off (`EmulatorConfig::behaviours`, or at runtime
 //! `POST /__emulator/behaviours {"async_pipeline_delete": false}`).
 //!
-//! Every behaviour is on by default: the real service is the reference, and wherever the
-//! emulator is kinder than it our tests pass while real users meet drift or failed destroys.
-//! Each is checked at the one place in the code that models it.
+//! Every behaviour but the ones in [`OFF_BY_DEFAULT`] is on by default: the real service is
+//! the reference, and wherever the emulator is kinder than it our tests pass while real users
+//! meet drift or failed destroys. Each is checked at the one place in the code that models it.
+//! The opt-in ones fuzz rather than model: `normalise_answers` rewrites answers at random
+//! (seeded), which a test asks for when it proves that brickform copes with rewritings nobody
+//! listed.
 
 use serde_json::{Map, Value};
 
@@ -24,6 +27,7 @@ pub enum Behaviour {
     GatewayStagingVolume,
     ForeignCatalogOptionsFixed,
     WithholdConnectionUser,
+    NormaliseAnswers,
 }
 
 /// Every behaviour: its wire name and what the service does (shown by `GET`).
@@ -93,7 +97,28 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
         "withhold_connection_user",
         "a connection's user option is withheld on read, as its password is",
     ),
+    (
+        Behaviour::NormaliseAnswers,
+        "normalise_answers",
+        "off by default. Answers (never the stored workspace) are rewritten as the service \
+         rewrites what it is sent, each rewriting chosen per route family and field path by a \
+         hash of the seed (0, the default: all of them; set it with POST /__emulator/normalise \
+         {\"seed\": N}, or BRICKFORM_LOCAL_NORMALISE_SEED=N, which also turns this on, for \
+         `brickform local serve` and host = \"local\"): comment/description in another case; \
+         user principals (with @) lower-cased; unordered lists (privileges, depends_on, \
+         custom_tags, notification recipients, ACLs) reordered and job tasks sorted by task_key \
+         (databricks/cli libs/testserver/jobs.go); new_cluster.apply_policy_default_values \
+         left out (ibid., jobFixUps); defaults filled in: notebook_task.source WORKSPACE \
+         (ibid., setSourceIfNotSet), pipeline photon false and configuration \
+         spark.sql.ansi.enabled (databricks/cli libs/testserver/pipelines.go, setSpecDefaults); \
+         data_security_mode DATA_SECURITY_MODE_DEDICATED/STANDARD answered as \
+         SINGLE_USER/USER_ISOLATION (terraform-provider-databricks clusters, \
+         DataSecurityModeDiffSuppressFunc)",
+    ),
 ];
+
+/// Behaviours a test turns on when it wants them; [`Behaviours::default`] leaves them off.
+pub const OFF_BY_DEFAULT: &[Behaviour] = &[Behaviour::NormaliseAnswers];
 
 impl Behaviour {
     pub fn name(self) -> &'static str {
@@ -115,7 +140,7 @@ impl Behaviour {
     }
 }
 
-/// Which behaviours are on. The default is all of them.
+/// Which behaviours are on. The default is all of them but [`OFF_BY_DEFAULT`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Behaviours {
     on: u32,
@@ -123,11 +148,14 @@ pub struct Behaviours {
 
 impl Default for Behaviours {
     fn default() -> Self {
-        Behaviours::all()
+        OFF_BY_DEFAULT
+            .iter()
+            .fold(Behaviours::all(), |b, off| b.without(*off))
     }
 }
 
 impl Behaviours {
+    /// Every behaviour, the opt-in ones too.
     pub fn all() -> Self {
         Behaviours {
             on: BEHAVIOURS.iter().fold(0, |acc, (b, _, _)| acc | b.bit()),
@@ -149,6 +177,12 @@ impl Behaviours {
         } else {
             self.on &= !b.bit();
         }
+    }
+
+    /// These behaviours with `b` turned on.
+    pub fn with(mut self, b: Behaviour) -> Self {
+        self.set(b, true);
+        self
     }
 
     /// These behaviours with `b` turned off.
@@ -206,6 +240,19 @@ mod tests {
             BEHAVIOURS
                 .iter()
                 .all(|(b, _, _)| !Behaviours::none().on(*b))
+        );
+    }
+
+    #[test]
+    fn the_default_is_every_behaviour_but_the_opt_in_ones() {
+        let d = Behaviours::default();
+        for (b, n, _) in BEHAVIOURS {
+            assert_eq!(d.on(*b), !OFF_BY_DEFAULT.contains(b), "{n}");
+        }
+        assert!(!d.on(Behaviour::NormaliseAnswers));
+        assert!(
+            d.with(Behaviour::NormaliseAnswers)
+                .on(Behaviour::NormaliseAnswers)
         );
     }
 

@@ -35,9 +35,13 @@ pub struct EmulatorConfig {
     /// service takes up to 5 GiB in one request; the local workspace holds files in memory,
     /// so its default is lower.
     pub file_body_limit: usize,
-    /// Which of the real service's behaviours are modelled: all by default; a focused test
-    /// may turn one off (also at runtime, `POST /__emulator/behaviours`).
+    /// Which of the real service's behaviours are modelled: all but the opt-in ones by
+    /// default; a focused test may turn one off or on (also at runtime,
+    /// `POST /__emulator/behaviours`).
     pub behaviours: Behaviours,
+    /// What `normalise_answers` hashes with its choices (also at runtime,
+    /// `POST /__emulator/normalise {"seed": N}`); 0 applies every rewriting.
+    pub normalise_seed: u64,
 }
 
 impl Default for EmulatorConfig {
@@ -54,7 +58,8 @@ impl Default for EmulatorConfig {
             body_timeout: Duration::from_secs(30),
             body_limit: 32 * 1024 * 1024,
             file_body_limit: 1024 * 1024 * 1024,
-            behaviours: Behaviours::all(),
+            behaviours: Behaviours::default(),
+            normalise_seed: 0,
         }
     }
 }

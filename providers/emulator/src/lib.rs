@@ -23,6 +23,7 @@ mod files;
 mod identity;
 mod jobs;
 mod journal;
+mod normalise;
 mod pages;
 mod permissions;
 mod pipelines;
@@ -35,7 +36,7 @@ mod util;
 mod warehouses;
 mod workspace;
 
-pub use behaviours::{BEHAVIOURS, Behaviour, Behaviours};
+pub use behaviours::{BEHAVIOURS, Behaviour, Behaviours, OFF_BY_DEFAULT};
 pub use config::{EmulatorConfig, Timings};
 pub use entra::TENANT as AZURE_TENANT;
 pub use errors::ApiError;
@@ -341,6 +342,11 @@ impl RunningEmulator {
 
     pub fn behaviours(&self) -> Behaviours {
         self.app.behaviours()
+    }
+
+    /// The seed of `normalise_answers`, from now on.
+    pub fn set_normalise_seed(&self, seed: u64) {
+        self.app.set_normalise_seed(seed);
     }
 
     /// Moves the emulator's clock forward, so timed states advance without sleeping.

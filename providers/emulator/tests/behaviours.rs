@@ -4,7 +4,9 @@
 
 mod common;
 
-use brickform_emulator::{BEHAVIOURS, Behaviour, Behaviours, EmulatorConfig, Timings};
+use brickform_emulator::{
+    BEHAVIOURS, Behaviour, Behaviours, EmulatorConfig, OFF_BY_DEFAULT, Timings,
+};
 use common::{Client, start, start_with};
 use serde_json::{Value, json};
 
@@ -193,17 +195,39 @@ async fn observe(b: Behaviour, c: &Client) -> Value {
             assert!(got["options"].get("password").is_none());
             got["options"]["user"].clone()
         }
+        Behaviour::NormaliseAnswers => {
+            let mut t = task("a");
+            t["new_cluster"] = json!({"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge",
+                "num_workers": 1, "data_security_mode": "DATA_SECURITY_MODE_DEDICATED"});
+            let (_, got) = job(c, json!({"description": "Nightly load", "tasks": [t]})).await;
+            json!([
+                got["settings"]["description"],
+                got["settings"]["tasks"][0]["new_cluster"]["data_security_mode"]
+            ])
+        }
     }
 }
 
+/// Each behaviour is on by default (but the opt-in ones), and turning it off (on) really
+/// changes what is seen.
 #[tokio::test]
 async fn each_behaviour_is_modelled_by_default_and_turning_it_off_changes_what_is_seen() {
     for (b, name, _) in BEHAVIOURS {
-        let on = observe(*b, &start().await).await;
+        let on_by_default = !OFF_BY_DEFAULT.contains(b);
+        assert_eq!(Behaviours::default().on(*b), on_by_default, "{name}");
+        let on = observe(
+            *b,
+            &start_with(EmulatorConfig {
+                behaviours: Behaviours::default().with(*b),
+                ..EmulatorConfig::for_tests()
+            })
+            .await,
+        )
+        .await;
         let off = observe(
             *b,
             &start_with(EmulatorConfig {
-                behaviours: Behaviours::all().without(*b),
+                behaviours: Behaviours::default().without(*b),
                 ..EmulatorConfig::for_tests()
             })
             .await,

@@ -102,10 +102,43 @@ pub async fn middleware(State(app): State<Arc<App>>, req: Request, next: Next) -
     };
     if response.extensions().get::<DropConnection>().is_some() {
         c.log_outcome(seq, Value::Null, true);
-    } else {
-        c.log_status(seq, response.status());
+        return response;
     }
-    response
+    c.log_status(seq, response.status());
+    normalised(&app, &path, response).await
+}
+
+/// The answer as `normalise_answers` rewrites it, when that behaviour is on: successful JSON
+/// answers only (errors, files and exports are not the service's rendering of an object).
+async fn normalised(app: &App, path: &str, response: Response) -> Response {
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !app
+        .behaviours()
+        .on(crate::behaviours::Behaviour::NormaliseAnswers)
+        || !response.status().is_success()
+        || !json
+    {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // Handlers answer from memory, so reading the body whole cannot wait on a client.
+    let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(b) => b,
+        Err(e) => {
+            return crate::errors::ApiError::internal(format!("cannot read an answer: {e}"))
+                .into_response();
+        }
+    };
+    let Ok(mut v) = serde_json::from_slice::<Value>(&bytes) else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    crate::normalise::answer(app.normalise_seed(), path, &mut v);
+    // The length changes with the rewriting; hyper counts the new body.
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(v.to_string()))
 }
 
 /// Guards `/__emulator/*`: when the workspace has tokens, the control endpoints want one of

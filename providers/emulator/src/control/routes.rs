@@ -37,6 +37,10 @@ pub fn routes() -> Router<Arc<App>> {
             "/__emulator/behaviours",
             get(get_behaviours).post(set_behaviours),
         )
+        .route(
+            "/__emulator/normalise",
+            get(get_normalise).post(set_normalise),
+        )
         .route("/__emulator/tables", post(put_table))
         .route(
             "/__emulator/health",
@@ -248,6 +252,29 @@ async fn set_behaviours(
     now.apply(&b).map_err(ApiError::invalid)?;
     app.set_behaviours(now);
     Ok(Json(json!({"behaviours": now.to_json()})))
+}
+
+/// `{"seed": N, "on": bool}`: the seed of `normalise_answers`, and whether it is on.
+async fn get_normalise(State(app): State<Arc<App>>) -> Json<Value> {
+    Json(normalise_json(&app))
+}
+
+/// `{"seed": N}` sets the seed `normalise_answers` hashes its choices with (0: every
+/// rewriting). It does not turn the behaviour on: `POST /__emulator/behaviours` does.
+async fn set_normalise(
+    State(app): State<Arc<App>>,
+    JsonBody(b): JsonBody,
+) -> ApiResult<Json<Value>> {
+    let seed = non_negative(Obj::root(&b), "seed")?.ok_or_else(|| crate::body::missing("seed"))?;
+    app.set_normalise_seed(seed);
+    Ok(Json(normalise_json(&app)))
+}
+
+fn normalise_json(app: &App) -> Value {
+    json!({
+        "seed": app.normalise_seed(),
+        "on": app.behaviours().on(crate::behaviours::Behaviour::NormaliseAnswers),
+    })
 }
 
 async fn get_clock(State(app): State<Arc<App>>) -> Json<Value> {

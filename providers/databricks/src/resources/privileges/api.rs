@@ -42,9 +42,11 @@ pub async fn read(
         let Some(who) = a.get("principal").and_then(Json::as_str) else {
             continue;
         };
-        if principal.is_some_and(|p| p != who) {
+        if principal.is_some_and(|p| !same_principal(p, who)) {
             continue;
         }
+        // Under the spelling asked for: the service may answer a user name lower-cased.
+        let who = principal.unwrap_or(who);
         let held = a
             .get("privileges")
             .and_then(Json::as_array)
@@ -66,16 +68,29 @@ pub async fn read(
 /// for authoritative grants; one for a single principal's grant).
 pub fn changes(from: &Assignments, to: &Assignments, all_principals: bool) -> Vec<Json> {
     let empty = BTreeSet::new();
-    let principals: BTreeSet<&String> = if all_principals {
-        from.keys().chain(to.keys()).collect()
-    } else {
-        to.keys().collect()
-    };
-    principals
+    // Each principal wanted, with what it holds under whichever spelling the service answers.
+    let mut pairs: Vec<(&String, &BTreeSet<String>, &BTreeSet<String>)> = Vec::new();
+    let mut matched: BTreeSet<&String> = BTreeSet::new();
+    for (p, want) in to {
+        let held = from
+            .get_key_value(p)
+            .or_else(|| from.iter().find(|(h, _)| same_principal(h, p)));
+        if let Some((h, _)) = held {
+            matched.insert(h);
+        }
+        pairs.push((p, held.map_or(&empty, |(_, v)| v), want));
+    }
+    if all_principals {
+        pairs.extend(
+            from.iter()
+                .filter(|(h, _)| !matched.contains(h))
+                .map(|(h, have)| (h, have, &empty)),
+        );
+    }
+    pairs.sort_by(|a, b| a.0.cmp(b.0));
+    pairs
         .into_iter()
-        .filter_map(|p| {
-            let have = from.get(p).unwrap_or(&empty);
-            let want = to.get(p).unwrap_or(&empty);
+        .filter_map(|(p, have, want)| {
             let add: Vec<&String> = want.difference(have).collect();
             let remove: Vec<&String> = have.difference(want).collect();
             (!add.is_empty() || !remove.is_empty()).then(|| {
@@ -90,6 +105,13 @@ pub fn changes(from: &Assignments, to: &Assignments, all_principals: bool) -> Ve
             })
         })
         .collect()
+}
+
+/// Whether two principal names are the same principal: user names (e-mail addresses) are
+/// case-insensitive, and the service may answer one lower-cased; group and service principal
+/// names are compared as they are.
+pub fn same_principal(a: &str, b: &str) -> bool {
+    a == b || (a.contains('@') && a.eq_ignore_ascii_case(b))
 }
 
 /// How long a written change may take to show in a read (the Terraform provider waits a
@@ -206,6 +228,22 @@ mod tests {
             .iter()
             .map(|(p, ps)| (p.to_string(), ps.iter().map(|s| s.to_string()).collect()))
             .collect()
+    }
+
+    #[test]
+    fn a_user_name_answered_in_another_case_is_the_same_principal() {
+        let held = a(&[("ann@x.com", &["USE_CATALOG"]), ("Admins", &["BROWSE"])]);
+        let want = a(&[("Ann@X.com", &["USE_CATALOG"]), ("admins", &["BROWSE"])]);
+        // The user holds what is wanted; group names are case-sensitive here.
+        let c = changes(&held, &want, true);
+        assert_eq!(
+            c,
+            vec![
+                json!({"principal": "Admins", "remove": ["BROWSE"]}),
+                json!({"principal": "admins", "add": ["BROWSE"]}),
+            ]
+        );
+        assert!(changes(&held, &a(&[("Ann@X.com", &["USE_CATALOG"])]), false).is_empty());
     }
 
     #[test]
