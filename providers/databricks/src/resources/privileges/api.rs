@@ -37,8 +37,14 @@ pub async fn read(
         Err(e) if e.kind == ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(err(e)),
     };
+    Ok(Some(assignments_in(&listed, principal)))
+}
+
+/// The assignments a list of `privilege_assignments` holds (of one principal, when given,
+/// keyed under the spelling asked for).
+fn assignments_in(listed: &[Json], principal: Option<&str>) -> Assignments {
     let mut out = Assignments::new();
-    for a in &listed {
+    for a in listed {
         let Some(who) = a.get("principal").and_then(Json::as_str) else {
             continue;
         };
@@ -61,7 +67,7 @@ pub async fn read(
         out.entry(who.to_string()).or_default().extend(held);
     }
     out.retain(|_, p| !p.is_empty());
-    Ok(Some(out))
+    out
 }
 
 /// The changes that turn `from` into `to` for the principals `to` speaks for (all of them
@@ -118,8 +124,11 @@ pub fn same_principal(a: &str, b: &str) -> bool {
 /// minute too).
 const SETTLE: Duration = Duration::from_secs(60);
 
-/// Sends `changes` (when there are any) and reads the grants back until they are `want`
-/// for the principals `want` speaks for.
+/// Sends `changes` (when there are any) and reads the grants back until they are what the
+/// service answered to the write, for the principals `want` speaks for (or `want` itself,
+/// when nothing was sent or the answer holds no assignments). The answer already holds the
+/// service's own spelling of names and privileges, so a rewriting of what was sent ends
+/// the wait as soon as the read shows it, with no rule for that rewriting.
 pub async fn write(
     client: &crate::client::Client,
     target: &Target,
@@ -128,12 +137,18 @@ pub async fn write(
     want: &Assignments,
     principal: Option<&str>,
 ) -> ProviderResult<Assignments> {
+    let mut answered: Option<Assignments> = None;
     if !changes_.is_empty() {
-        client
+        let answer = client
             .patch(&path(target, name), &json!({ "changes": changes_ }))
             .await
             .map_err(err)?;
+        answered = answer
+            .get("privilege_assignments")
+            .and_then(Json::as_array)
+            .map(|listed| assignments_in(listed, principal));
     }
+    let answered = &answered;
     let last = std::sync::Mutex::new(Assignments::new());
     let last_ref = &last;
     crate::resources::wait_until(
@@ -145,13 +160,28 @@ pub async fn write(
                 .ok_or_else(|| {
                     ProviderError::not_found(format!("{} {name} does not exist", target.label))
                 })?;
-            let settled = changes(&now, want, principal.is_none()).is_empty();
+            let settled = settled(&now, answered.as_ref(), want, principal.is_none());
             *last_ref.lock().unwrap_or_else(|p| p.into_inner()) = now;
             Ok((!settled).then(|| "different from what was written".to_string()))
         },
     )
     .await?;
     Ok(last.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// Whether a read shows a write done: what the service answered to it, exactly; without an
+/// answer, what was wanted, for the principals it speaks for (all of them, when
+/// `all_principals`).
+fn settled(
+    now: &Assignments,
+    answered: Option<&Assignments>,
+    want: &Assignments,
+    all_principals: bool,
+) -> bool {
+    match answered {
+        Some(answer) => now == answer,
+        None => changes(now, want, all_principals).is_empty(),
+    }
 }
 
 /// The assignments a list of `grant` objects declares.
@@ -228,6 +258,36 @@ mod tests {
             .iter()
             .map(|(p, ps)| (p.to_string(), ps.iter().map(|s| s.to_string()).collect()))
             .collect()
+    }
+
+    #[test]
+    fn a_write_is_settled_when_the_read_shows_what_the_service_answered_to_it() {
+        // The service answered its own spelling of what was sent (a name, a privilege).
+        let want = a(&[("Data Team", &["USE_CATALOG", "BROWSE"])]);
+        let answer = a(&[("data team", &["use_catalog", "BROWSE"])]);
+        assert!(settled(&answer, Some(&answer), &want, true));
+        // A read that does not show the write yet is not settled, though it holds `want`.
+        assert!(!settled(&want, Some(&answer), &want, true));
+        // Without an answer, what was wanted.
+        assert!(settled(&want, None, &want, true));
+        assert!(!settled(&answer, None, &want, true));
+    }
+
+    #[test]
+    fn the_answer_to_a_write_is_read_as_a_read_is() {
+        let listed = vec![
+            json!({"principal": "ann@x.com", "privileges": ["USE_CATALOG"]}),
+            json!({"principal": "bob", "privileges": [{"privilege": "BROWSE"}]}),
+            json!({"principal": "carl", "privileges": []}),
+        ];
+        assert_eq!(
+            assignments_in(&listed, None),
+            a(&[("ann@x.com", &["USE_CATALOG"]), ("bob", &["BROWSE"])])
+        );
+        assert_eq!(
+            assignments_in(&listed, Some("Ann@X.com")),
+            a(&[("Ann@X.com", &["USE_CATALOG"])])
+        );
     }
 
     #[test]
