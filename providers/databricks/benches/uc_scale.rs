@@ -11,7 +11,7 @@
 mod common;
 
 use brickform_emulator::{Emulator, EmulatorConfig};
-use common::{LATENCY_MS, PARALLELISM, Workload, control, scenario};
+use common::{LATENCY_MS, Needs, PARALLELISM, Workload, control, scenario};
 use std::time::Duration;
 
 const SCHEMAS: usize = 10;
@@ -97,10 +97,31 @@ async fn main() {
     println!(
         "500 UC objects (1 catalog, {SCHEMAS} schemas, {VOLUMES} volumes), {LATENCY_MS} ms latency, parallelism {PARALLELISM}"
     );
+    // What the guarantees need. Reads of what state holds, a listing per parent (volumes
+    // are listed unpaged): the catalog, its schemas, each schema's volumes.
+    let reads = 1 + 1 + SCHEMAS;
+    // What a destroy takes along, as its plan shows it: the catalog's schemas, each schema's
+    // volumes and tables, each volume's files; each volume is listed again just before its
+    // delete, so that it takes only what the plan showed.
+    let contents = 1 + 2 * SCHEMAS + VOLUMES;
     let work = |rate: Option<f64>| Workload {
         config: config(rate),
         objects: 500,
-        depth: DEPTH,
+        // One write per object; the chain: catalog, schema, volume.
+        apply: Needs {
+            calls: 500,
+            depth: DEPTH,
+        },
+        no_op: Needs {
+            calls: reads,
+            depth: 1,
+        },
+        // The chain: a read; the catalog's, a schema's and a volume's listings; the volume
+        // listed again and deleted; its schema's delete; the catalog's.
+        destroy: Needs {
+            calls: reads + contents + VOLUMES + 500,
+            depth: 1 + DEPTH + 2 + 1 + 1,
+        },
     };
     let default_start = scenario(
         "no service rate limit, client limiter at its default start",

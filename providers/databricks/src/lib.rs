@@ -33,6 +33,8 @@ pub struct Shared {
     /// Which plan is under way (see [`Provider::plan_started`]): a listing shared by one
     /// plan's lookups is not used by the next.
     plan: std::sync::atomic::AtomicU64,
+    /// The schemas' tables one plan's pipelines share (see [`resources::locations::PlanTables`]).
+    pub(crate) tables: resources::locations::PlanTables,
 }
 
 impl Shared {

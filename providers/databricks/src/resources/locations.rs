@@ -12,6 +12,8 @@ use crate::client::{Client, PageSize};
 const TABLES_PAGE: PageSize = PageSize::new("max_results", "0");
 use brickform_core::provider::{ProviderError, ProviderResult};
 use serde_json::Value as Json;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A Unity Catalog object by its full name (`main.raw.landing`).
 pub fn uc(full_name: &str) -> String {
@@ -103,17 +105,56 @@ pub async fn volume_files(client: &Client, dir: &str) -> ProviderResult<Vec<Stri
     Ok(out)
 }
 
+/// The tables of schemas as one plan listed them, shared by the data impacts of its
+/// pipelines: pipelines publish into few schemas (100 pipelines into one is usual), and a
+/// destroy's plan asked for the same listing once per pipeline, 100 calls where one does.
+/// The listing answers as of one moment of the plan, as listings made one after another
+/// would; the next plan lists again. A listing that failed is not kept.
+#[derive(Default)]
+pub struct PlanTables {
+    round: std::sync::Mutex<(u64, HashMap<String, Arc<TablesCell>>)>,
+}
+
+type TablesCell = tokio::sync::OnceCell<Arc<Vec<Json>>>;
+
+impl PlanTables {
+    /// The tables of the schema `full_name` (`c.s`), listed once for the plan `plan`.
+    async fn of(
+        &self,
+        plan: u64,
+        client: &Client,
+        full_name: &str,
+    ) -> ProviderResult<Arc<Vec<Json>>> {
+        let cell = {
+            let mut round = self
+                .round
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if round.0 != plan {
+                *round = (plan, HashMap::new());
+            }
+            round.1.entry(full_name.to_string()).or_default().clone()
+        };
+        cell.get_or_try_init(|| async { tables_of(client, full_name).await.map(Arc::new) })
+            .await
+            .cloned()
+    }
+}
+
 /// The tables (full names) of the schemas `schemas` (`c.s`) that the pipeline `pipeline_id`
-/// published: the service marks each table a pipeline defines with its `pipeline_id`.
+/// published: the service marks each table a pipeline defines with its `pipeline_id`. Each
+/// schema's listing is the one `tables` holds for the plan `plan`.
 pub async fn pipeline_tables(
     client: &Client,
+    (tables, plan): (&PlanTables, u64),
     schemas: &[String],
     pipeline_id: &str,
 ) -> ProviderResult<Vec<String>> {
     let mut out = Vec::new();
     for full_name in schemas {
         out.extend(
-            tables_of(client, full_name)
+            tables
+                .of(plan, client, full_name)
                 .await?
                 .iter()
                 .filter(|t| t.get("pipeline_id").and_then(Json::as_str) == Some(pipeline_id))

@@ -285,7 +285,8 @@ impl PipelineKind {
         } else {
             match self.shared.client() {
                 Ok(client) => {
-                    super::locations::pipeline_tables(&client, &target_schemas(before), id)
+                    let tables = (&self.shared.tables, self.shared.plan());
+                    super::locations::pipeline_tables(&client, tables, &target_schemas(before), id)
                         .await
                         .ok()
                 }
