@@ -290,6 +290,12 @@ pub fn example_dir(name: &str) -> std::path::PathBuf {
 
 /// A copy of `examples/NAME` without any `.brickform` directory it may have from manual runs.
 pub fn example_copy(name: &str) -> tempfile::TempDir {
+    tree_copy(&example_dir(name))
+}
+
+/// A copy of the directory `from` in a new temporary directory, without any `.brickform`
+/// directory in it.
+pub fn tree_copy(from: &Path) -> tempfile::TempDir {
     fn copy_dir(from: &Path, to: &Path) {
         std::fs::create_dir_all(to).unwrap();
         for e in std::fs::read_dir(from).unwrap() {
@@ -306,7 +312,7 @@ pub fn example_copy(name: &str) -> tempfile::TempDir {
         }
     }
     let dir = tempfile::tempdir().unwrap();
-    copy_dir(&example_dir(name), dir.path());
+    copy_dir(from, dir.path());
     dir
 }
 
