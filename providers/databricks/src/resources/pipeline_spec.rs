@@ -11,9 +11,11 @@
 //!   PR #5964: `serverless = false` must reach the service); only null means "not set".
 //! - Reads are shaped exactly like the configuration the engine decodes (every attribute of a
 //!   nested block present, null when unset; list blocks as lists), so equal means equal.
-//!   Inside nested blocks, values the service fills in (a cluster's node type, the event log's
-//!   catalog) are masked to null when the user left them unset: the diff only understands
-//!   server defaults at the top level, and these must never show as drift.
+//!   Inside nested blocks, a value equal to its server default is masked to null when the
+//!   user left it unset, and an empty list the service drops keeps the user's `[]`. The diff
+//!   now understands both at every depth; the masking stays because states written since
+//!   hold the masked reads as the service's last answer, and reading differently would show
+//!   those fields as drift once.
 //! - Lakeflow Connect kinds take their definition's fields at the top level; the kind says
 //!   which HCL names live inside `gateway_definition` / `ingestion_definition` on the wire.
 //! - Ownership: every pipeline carries the tag `brickform = "<lineage>/<environment>/<address>"`
