@@ -213,7 +213,12 @@ impl Runner for JobRunner {
         let job_id = job_id(address, id)?;
         let params = job_params(req)?;
         let (run_id, before) = match run {
-            Some(r) => run_of_job(client, address, job_id, r).await?,
+            Some(r) => {
+                let then = format!(
+                    "it cannot be repaired: start a new run with `brickform run {address}`"
+                );
+                run_of_job(client, address, job_id, r, &then).await?
+            }
             None => {
                 let run_id = latest_unsuccessful_run(client, job_id)
                     .await?
@@ -251,7 +256,8 @@ impl Runner for JobRunner {
             repair: None,
         };
         if let Some(r) = run {
-            let (run_id, got) = run_of_job(client, address, job_id, r).await?;
+            let then = "there is nothing to cancel".to_string();
+            let (run_id, got) = run_of_job(client, address, job_id, r, &then).await?;
             let life = text(&got, "/state/life_cycle_state");
             if ended(&life) {
                 return Err(RunError::Refused(format!(
@@ -332,17 +338,31 @@ fn result_of(run: &Json) -> String {
 }
 
 /// The run `run` (an id given on the command line) with its repair history, checked to be a
-/// run of the job: a run of another job is never repaired or cancelled by mistake.
+/// run of the job: a run of another job is never repaired or cancelled by mistake. A run the
+/// workspace does not know is refused, saying `then`: runs are removed 60 days after they
+/// end ("Runs are automatically removed after 60 days", the runs/get-output reference), and
+/// runs/get then answers `Run: N in job: M doesn't exist`, which the client calls not-found
+/// as the official SDK does (databricks-sdk-py databricks/sdk/errors/overrides.py).
 async fn run_of_job(
     client: &Client,
     address: &str,
     job_id: i64,
     run: &str,
+    then: &str,
 ) -> Result<(i64, Json), RunError> {
     let run_id: i64 = run
         .parse()
         .map_err(|_| RunError::Refused(format!("{run:?} is not a run id")))?;
-    let got = get_run_with_history(client, run_id).await?;
+    let got = match get_run_with_history(client, run_id).await {
+        Ok(got) => got,
+        Err(RunError::Api(e)) if e.is_not_found() => {
+            return Err(RunError::Refused(format!(
+                "{address}: run {run_id} no longer exists: the workspace keeps a job's runs for 60 days after they end ({}); {then}.",
+                e.message
+            )));
+        }
+        Err(e) => return Err(e),
+    };
     match got.get("job_id").and_then(Json::as_i64) {
         Some(j) if j == job_id => Ok((run_id, got)),
         Some(j) => Err(RunError::Refused(format!(

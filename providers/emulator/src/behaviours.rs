@@ -27,6 +27,7 @@ pub enum Behaviour {
     GatewayStagingVolume,
     ForeignCatalogOptionsFixed,
     WithholdConnectionUser,
+    PurgeOldRuns,
     NormaliseAnswers,
 }
 
@@ -96,6 +97,17 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
         Behaviour::WithholdConnectionUser,
         "withhold_connection_user",
         "a connection's user option is withheld on read, as its password is",
+    ),
+    (
+        Behaviour::PurgeOldRuns,
+        "purge_old_runs",
+        "a job run is removed 60 days after it ended (\"Runs are automatically removed after 60 \
+         days\": the runs/get-output reference, databricks-sdk-py docs/workspace/jobs/jobs.rst): \
+         once the clock passes that, runs/get, runs/list, runs/get-output, runs/repair and \
+         runs/cancel no longer know it, and runs/get of it answers 400 INVALID_PARAMETER_VALUE \
+         'Run: N in job: M doesn't exist' (the message databricks-sdk-py \
+         databricks/sdk/errors/overrides.py maps to ResourceDoesNotExist, with 'Run N does not \
+         exist', which a run id never seen still gets)",
     ),
     (
         Behaviour::NormaliseAnswers,

@@ -254,7 +254,7 @@ const DOMAINS: &[Domain] = &[
     },
     Domain {
         routes: jobs::routes,
-        clock: Some(jobs::advance),
+        clock: Some(jobs::tick),
     },
     Domain {
         routes: pipelines::routes,

@@ -53,6 +53,11 @@ pub struct State {
     /// Runs that have not terminated, so advancing time touches only these.
     #[serde(default)]
     pub active_runs: BTreeSet<i64>,
+    /// Runs the service no longer keeps (removed 60 days after they ended), by run id: the
+    /// job each was a run of, which `runs/get` names when asked for one (files written
+    /// before had none).
+    #[serde(default)]
+    pub purged_runs: Tracked<i64, i64>,
     pub workspace: Tracked<String, workspace::WsObject>,
     pub files: Tracked<String, files::FsEntry>,
     pub secret_scopes: Tracked<String, secrets::Scope>,
@@ -90,6 +95,7 @@ impl State {
             jobs: Tracked::new(),
             runs: Tracked::new(),
             active_runs: BTreeSet::new(),
+            purged_runs: Tracked::new(),
             workspace: Tracked::new(),
             files: Tracked::new(),
             secret_scopes: Tracked::new(),
@@ -111,7 +117,7 @@ impl State {
     }
 
     /// Every collection by its field name: the one list the journal writes and replays.
-    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 15] {
+    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 16] {
         [
             ("catalogs", &mut self.catalogs),
             ("schemas", &mut self.schemas),
@@ -121,6 +127,7 @@ impl State {
             ("pipelines", &mut self.pipelines),
             ("jobs", &mut self.jobs),
             ("runs", &mut self.runs),
+            ("purged_runs", &mut self.purged_runs),
             ("workspace", &mut self.workspace),
             ("files", &mut self.files),
             ("secret_scopes", &mut self.secret_scopes),

@@ -195,6 +195,47 @@ async fn observe(b: Behaviour, c: &Client) -> Value {
             assert!(got["options"].get("password").is_none());
             got["options"]["user"].clone()
         }
+        Behaviour::PurgeOldRuns => {
+            let run = failed_run(c).await["run_id"].as_i64().unwrap();
+            // Sixty days and a minute after the run ended.
+            c.emu
+                .advance_clock(std::time::Duration::from_secs(60 * 24 * 3600 + 60));
+            let listed = c.ok_get("/api/2.2/jobs/runs/list").await["runs"]
+                .as_array()
+                .map_or(0, Vec::len);
+            let (status, body) = c.get(&format!("/api/2.2/jobs/runs/get?run_id={run}")).await;
+            let (_, repair) = c
+                .post(
+                    "/api/2.2/jobs/runs/repair",
+                    json!({"run_id": run, "rerun_all_failed_tasks": true}),
+                )
+                .await;
+            if status != 200 {
+                let job = body["message"]
+                    .as_str()
+                    .and_then(|m| m.rsplit("in job: ").next())
+                    .and_then(|j| j.split_whitespace().next())
+                    .unwrap_or_default()
+                    .to_string();
+                assert_eq!(
+                    body,
+                    json!({"error_code": "INVALID_PARAMETER_VALUE",
+                           "message": format!("Run: {run} in job: {job} doesn't exist")})
+                );
+                assert!(job.parse::<i64>().is_ok(), "{body}");
+                assert_eq!(repair["message"], body["message"]);
+                // A run id never used keeps its answer.
+                let (status, never) = c
+                    .get(&format!("/api/2.2/jobs/runs/get?run_id={}", run + 1000))
+                    .await;
+                assert_eq!(status, 400);
+                assert_eq!(
+                    never["message"],
+                    json!(format!("Run {} does not exist.", run + 1000))
+                );
+            }
+            json!([listed, status])
+        }
         Behaviour::NormaliseAnswers => {
             let mut t = task("a");
             t["new_cluster"] = json!({"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge",

@@ -43,6 +43,23 @@ impl ApiError {
         }
     }
 
+    /// [`ApiError::from_response`] for the answer to `method path`, with the official SDK's
+    /// overrides applied (see [`sdk_override`]): a few reads answer a missing object with a
+    /// 400 that only its words tell from bad input.
+    pub(crate) fn from_answer(
+        method: &str,
+        path: &str,
+        status: u16,
+        reason: &str,
+        body: &[u8],
+    ) -> ApiError {
+        let mut e = ApiError::from_response(status, reason, body);
+        if let Some(kind) = sdk_override(method, path, status, &e.error_code, &e.message) {
+            e.kind = kind;
+        }
+        e
+    }
+
     pub(crate) fn transport(message: impl Into<String>) -> ApiError {
         ApiError {
             status: 0,
@@ -243,6 +260,67 @@ pub(crate) fn classify(error_code: &str, status: u16) -> ErrorKind {
     }
 }
 
+/// One of the official SDK's error overrides: an answer to a request matching all of these
+/// is of `kind`, whatever its code says.
+struct Override {
+    verb: &'static str,
+    path: regex::Regex,
+    status: u16,
+    error_code: &'static str,
+    message: regex::Regex,
+    kind: ErrorKind,
+}
+
+/// The official SDK's overrides, as databricks-sdk-py databricks/sdk/errors/overrides.py
+/// (generated from the API specification, as are databricks-sdk-go apierr/error_overrides.go
+/// and databricks-sdk-java ErrorOverrides.java) lists them: clusters/get, jobs/get and
+/// jobs/runs/get answer an object that is not there with `400 INVALID_PARAMETER_VALUE`, which
+/// the SDK turns into `ResourceDoesNotExist` when the message says so. For runs that is
+/// either `Run N does not exist` or `Run: N in job: M doesn't exist`, the words for a run the
+/// service removed (runs are kept 60 days after they end).
+#[allow(clippy::expect_used)] // constant patterns, checked by the tests
+static SDK_OVERRIDES: std::sync::LazyLock<Vec<Override>> = std::sync::LazyLock::new(|| {
+    let re = |r: &str| regex::Regex::new(r).expect("a valid override pattern");
+    let not_found = |path: &str, message: &str| Override {
+        verb: "GET",
+        path: re(path),
+        status: 400,
+        error_code: "INVALID_PARAMETER_VALUE",
+        message: re(message),
+        kind: ErrorKind::NotFound,
+    };
+    vec![
+        not_found(r"^/api/2\.\d/clusters/get", r"Cluster .* does not exist"),
+        not_found(r"^/api/2\.\d/jobs/get", r"Job .* does not exist"),
+        not_found(
+            r"^/api/2\.\d/jobs/runs/get",
+            r"(Run .* does not exist|Run: .* in job: .* doesn't exist)",
+        ),
+    ]
+});
+
+/// The kind the official SDK gives the answer to `method path`, when one of its overrides
+/// matches it (see [`SDK_OVERRIDES`]).
+pub(crate) fn sdk_override(
+    method: &str,
+    path: &str,
+    status: u16,
+    error_code: &str,
+    message: &str,
+) -> Option<ErrorKind> {
+    let path = path.split('?').next().unwrap_or(path);
+    SDK_OVERRIDES
+        .iter()
+        .find(|o| {
+            o.verb == method
+                && o.status == status
+                && o.error_code == error_code
+                && o.path.is_match(path)
+                && o.message.is_match(message)
+        })
+        .map(|o| o.kind)
+}
+
 fn classify_code(code: &str) -> Option<ErrorKind> {
     Some(match code {
         // A wrong route is a client bug, not a missing object: calling it NotFound would let a
@@ -374,6 +452,80 @@ mod tests {
         assert_eq!(e.message, "boom");
         let e = ApiError::from_response(502, "Bad Gateway", b"");
         assert_eq!(e.message, "Bad Gateway");
+    }
+
+    /// databricks-sdk-py databricks/sdk/errors/overrides.py: runs/get (also runs/get-output,
+    /// whose path it matches too) answers a run that is not there, or no longer kept, with
+    /// 400 INVALID_PARAMETER_VALUE; the SDK calls both messages ResourceDoesNotExist.
+    #[test]
+    fn the_sdk_overrides_make_missing_runs_jobs_and_clusters_not_found() {
+        let answer = |method: &str, path: &str, msg: &str| {
+            let body = serde_json::json!({"error_code": "INVALID_PARAMETER_VALUE", "message": msg});
+            ApiError::from_answer(
+                method,
+                path,
+                400,
+                "Bad Request",
+                body.to_string().as_bytes(),
+            )
+            .kind
+        };
+        for (method, path, msg, kind) in [
+            (
+                "GET",
+                "/api/2.2/jobs/runs/get",
+                "Run: 1234 in job: 56 doesn't exist",
+                ErrorKind::NotFound,
+            ),
+            (
+                "GET",
+                "/api/2.1/jobs/runs/get",
+                "Run 1234 does not exist.",
+                ErrorKind::NotFound,
+            ),
+            (
+                "GET",
+                "/api/2.2/jobs/get",
+                "Job 56 does not exist.",
+                ErrorKind::NotFound,
+            ),
+            (
+                "GET",
+                "/api/2.0/clusters/get",
+                "Cluster 0101-abc does not exist",
+                ErrorKind::NotFound,
+            ),
+            // Only where the SDK says so: other words, other calls, other verbs are bad input.
+            (
+                "GET",
+                "/api/2.2/jobs/runs/get",
+                "Invalid run_id",
+                ErrorKind::InvalidInput,
+            ),
+            (
+                "POST",
+                "/api/2.2/jobs/runs/repair",
+                "Run: 1234 in job: 56 doesn't exist",
+                ErrorKind::InvalidInput,
+            ),
+            (
+                "GET",
+                "/api/2.2/jobs/list",
+                "Job 56 does not exist.",
+                ErrorKind::InvalidInput,
+            ),
+        ] {
+            assert_eq!(answer(method, path, msg), kind, "{method} {path}: {msg}");
+        }
+        // The status and the code must match too.
+        let e = ApiError::from_answer(
+            "GET",
+            "/api/2.2/jobs/runs/get",
+            500,
+            "Internal Server Error",
+            br#"{"error_code":"INTERNAL_ERROR","message":"Run 1 does not exist"}"#,
+        );
+        assert_eq!(e.kind, ErrorKind::Other);
     }
 
     #[test]

@@ -717,7 +717,8 @@ impl Client {
                         .ok()
                         .and_then(|s| s.canonical_reason())
                         .unwrap_or("");
-                    let err = ApiError::from_response(raw.status, reason, &raw.body);
+                    let err =
+                        ApiError::from_answer(method.as_str(), path, raw.status, reason, &raw.body);
                     if raw.status == 429 {
                         inner.throttled.fetch_add(1, Ordering::Relaxed);
                         inner.limiter.on_throttled(permit);

@@ -1698,8 +1698,10 @@ fn job_id(id: &str) -> ProviderResult<i64> {
         .map_err(|_| ProviderError::invalid(format!("a job id is a number, got {id:?}")))
 }
 
-/// Jobs answer a missing job with `400 INVALID_PARAMETER_VALUE "Job N does not exist."`;
-/// the official SDK maps that to not-found, and so does brickform.
+/// Jobs answer a missing job with `400 INVALID_PARAMETER_VALUE "Job N does not exist."`.
+/// The client already calls that not-found for jobs/get and runs/get (the official SDK's
+/// overrides, `client::errors::sdk_override`); the writes (jobs/reset, jobs/delete) answer
+/// with the same words, which the SDK leaves as bad input, so they are read here.
 pub fn job_missing(e: &ApiError) -> bool {
     e.kind == ErrorKind::NotFound
         || (e.error_code == "INVALID_PARAMETER_VALUE" && e.message.contains("does not exist"))

@@ -2,7 +2,7 @@
 //! (like Terraform's `terraform_data` with `triggers_replace`), waited for, and failing the
 //! apply with the run's error when the run fails. A run is history: destroy only forgets it.
 
-use super::job::job_missing;
+use super::job::{get_job, job_missing};
 use super::{err, str_attr};
 use crate::Shared;
 use crate::run::{Progress, RunError, start_job_run, wait_job_run};
@@ -22,7 +22,7 @@ pub struct JobRun {
 impl JobRun {
     pub fn new(shared: Arc<Shared>) -> Self {
         let schema = Schema::new()
-            .describe("A run of a job, started when it is created or its triggers change; apply waits for it and fails if it fails.")
+            .describe("A run of a job, started when it is created or its triggers change; apply waits for it and fails if it fails. The workspace removes a run 60 days after it ends; the run stays recorded, and a plan neither fails nor starts a new run for that: only a change of job_id, triggers or job_parameters starts one (or a new job, when the job is gone too).")
             .attr(Attribute::required("job_id", AttrType::String).force_new())
             .attr(Attribute::optional("triggers", AttrType::Map(Box::new(AttrType::String))).force_new().describe("Any change starts a new run."))
             .attr(Attribute::optional("job_parameters", AttrType::Map(Box::new(AttrType::String))).force_new())
@@ -131,8 +131,13 @@ impl ResourceKind for JobRun {
         })
     }
 
-    /// A finished run does not change; it stays as recorded while its job exists. When the
-    /// job is gone, so is the run, and a new one is planned with the new job.
+    /// A finished run does not change; it stays as recorded while its job exists, also once
+    /// the service no longer keeps it: runs are removed 60 days after they end, and runs/get
+    /// then answers `Run: N in job: M doesn't exist` (the client calls that not-found, as the
+    /// official SDK does). The run happened; its record is what starts no other, so only a
+    /// change of what triggers a run starts a new one. When the job is gone, so is the run,
+    /// and a new one is planned with the new job. Nothing recorded (an import) of a run that
+    /// is not there is nothing found.
     async fn read(
         &self,
         _ctx: &OpContext,
@@ -140,15 +145,28 @@ impl ResourceKind for JobRun {
         prior: &Object,
     ) -> ProviderResult<Option<Remote>> {
         let client = self.shared.client()?;
+        let kept = Some(Remote {
+            id: id.to_string(),
+            attrs: prior.clone(),
+        });
         match client
             .get("/api/2.2/jobs/runs/get", &[("run_id", id.to_string())])
             .await
         {
-            Ok(_) => Ok(Some(Remote {
-                id: id.to_string(),
-                attrs: prior.clone(),
-            })),
-            Err(e) if job_missing(&e) => Ok(None),
+            Ok(_) => Ok(kept),
+            Err(e) if e.is_not_found() || job_missing(&e) => {
+                let job = str_attr(prior, "job_id").and_then(|j| j.parse::<i64>().ok());
+                let Some(job) = job.filter(|_| prior.contains_key("run_id")) else {
+                    return Ok(None);
+                };
+                match get_job(&client, job).await.map_err(err)? {
+                    Some(_) => {
+                        tracing::info!(target: "brickform::run", "run {id} of job {job} is no longer kept by the workspace (runs are removed 60 days after they end); its record stays");
+                        Ok(kept)
+                    }
+                    None => Ok(None),
+                }
+            }
             Err(e) => Err(err(e)),
         }
     }

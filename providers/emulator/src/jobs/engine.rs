@@ -13,6 +13,42 @@ use std::collections::HashSet;
 /// failed; the exception is in `runs/get-output`.
 pub const WORKLOAD_FAILED: &str = "Workload failed, see run output for details";
 
+/// How long the service keeps a run after it ended: "Runs are automatically removed after
+/// 60 days" (the runs/get-output reference; databricks-sdk-py docs/workspace/jobs/jobs.rst).
+pub const RUN_RETENTION_MS: i64 = 60 * 24 * 60 * 60 * 1000;
+
+/// What time does to the jobs domain (its clock hook): active runs move forward to
+/// `ctx.now`, then runs that ended more than [`RUN_RETENTION_MS`] ago are removed. Returns
+/// whether anything changed.
+pub fn tick(st: &mut State, ctx: &Ctx) -> bool {
+    let moved = advance(st, ctx);
+    purge_old_runs(st, ctx) | moved
+}
+
+/// Removes the runs that ended more than [`RUN_RETENTION_MS`] before `ctx.now` (behaviour
+/// `purge_old_runs`), remembering the job of each: `runs/get` then answers
+/// `Run: N in job: M doesn't exist`. A run that is going (or being repaired) is kept.
+pub fn purge_old_runs(st: &mut State, ctx: &Ctx) -> bool {
+    if !ctx.behaviours.on(Behaviour::PurgeOldRuns) {
+        return false;
+    }
+    let old: Vec<(i64, i64)> = st
+        .runs
+        .values()
+        .filter(|r| {
+            r.end_time
+                .is_some_and(|end| ctx.now.saturating_sub(end) > RUN_RETENTION_MS)
+        })
+        .map(|r| (r.run_id, r.job_id))
+        .collect();
+    for (run, job) in &old {
+        st.runs.remove(run);
+        st.active_runs.remove(run);
+        st.purged_runs.insert(*run, *job);
+    }
+    !old.is_empty()
+}
+
 /// Moves every active run forward to `ctx.now`. Returns whether anything changed.
 pub fn advance(st: &mut State, ctx: &Ctx) -> bool {
     if st.active_runs.is_empty() {

@@ -10,7 +10,7 @@ mod routes;
 mod settings;
 mod tasks;
 
-pub use engine::advance;
+pub use engine::tick;
 pub use routes::routes;
 
 use serde::{Deserialize, Serialize};

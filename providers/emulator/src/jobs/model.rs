@@ -28,6 +28,17 @@ pub fn run_missing(id: i64) -> ApiError {
     ApiError::job_missing("Run", id)
 }
 
+/// A run that is not there: one the service removed for its age (`purge_old_runs`) is
+/// answered with the words the service uses for it, `Run: N in job: M doesn't exist`
+/// (databricks-sdk-py databricks/sdk/errors/overrides.py matches them for runs/get, a 400
+/// INVALID_PARAMETER_VALUE); any other, `Run N does not exist.`
+pub fn run_gone(st: &State, id: i64) -> ApiError {
+    match st.purged_runs.get(&id) {
+        Some(job) => ApiError::invalid(format!("Run: {id} in job: {job} doesn't exist")),
+        None => run_missing(id),
+    }
+}
+
 /// `settings` with each paged array cut to page `page`; whether a later page has items.
 pub fn paged_settings(
     settings: &Map<String, Value>,
@@ -452,7 +463,10 @@ pub fn run_now(st: &mut State, ctx: &Ctx, r: RunNow) -> ApiResult<RunStarted> {
         params.entry(k.clone()).or_insert_with(|| scalar(v));
     }
     let run_id = st.next_id();
-    let number_in_job = st.runs.values().filter(|r| r.job_id == id).count() as i64 + 1;
+    // Runs the service removed for their age still took their numbers.
+    let number_in_job = (st.runs.values().filter(|r| r.job_id == id).count()
+        + st.purged_runs.values().filter(|j| **j == id).count()) as i64
+        + 1;
     let mut run_tasks = Vec::new();
     for t in tasks.iter().filter_map(Value::as_object) {
         let key = t
@@ -576,7 +590,7 @@ pub fn get_run(
     base_url: &str,
     include_history: bool,
 ) -> ApiResult<Value> {
-    let r = st.runs.get(&id).ok_or_else(|| run_missing(id))?;
+    let r = st.runs.get(&id).ok_or_else(|| run_gone(st, id))?;
     let (mut v, more) = run_view(r, Some(page), ctx.now, &site(base_url, st));
     if more {
         v["next_page_token"] = json!(encode(&(page + 1).to_string()));
@@ -648,7 +662,7 @@ pub fn get_output(st: &State, ctx: &Ctx, id: i64, base_url: &str) -> ApiResult<V
         .runs
         .values()
         .find_map(|r| r.tasks.iter().find(|t| t.run_id == id).map(|t| (r, t)))
-        .ok_or_else(|| run_missing(id))?;
+        .ok_or_else(|| run_gone(st, id))?;
     let (mut meta, _) = run_view(run, None, ctx.now, &site(base_url, st));
     let view = task_view(task);
     for k in [
@@ -749,7 +763,7 @@ fn succeeded(result: Option<&str>) -> bool {
 /// the repair's id.
 pub fn repair_run(st: &mut State, ctx: &Ctx, r: Repair) -> ApiResult<i64> {
     let id = r.run_id;
-    let run = st.runs.get(&id).ok_or_else(|| run_missing(id))?;
+    let run = st.runs.get(&id).ok_or_else(|| run_gone(st, id))?;
     // "The run must not be in progress" (the API reference of runs/repair).
     if run.end_time.is_none() {
         return Err(ApiError::invalid(format!(
@@ -950,7 +964,7 @@ fn depends_on(spec: &Map<String, Value>) -> Vec<&str> {
 /// still accepted, as the service does.
 pub fn cancel_run(st: &mut State, ctx: &Ctx, id: i64) -> ApiResult<()> {
     if !st.runs.contains_key(&id) {
-        return Err(run_missing(id));
+        return Err(run_gone(st, id));
     }
     cancel(st, id, ctx.now);
     Ok(())
@@ -1386,5 +1400,80 @@ mod tests {
             delete_job(&mut st, &ctx(60), id).unwrap_err().message,
             format!("Job {id} does not exist.")
         );
+    }
+
+    #[test]
+    fn a_run_is_removed_once_the_clock_passes_sixty_days_after_its_end() {
+        use super::super::engine::{RUN_RETENTION_MS, purge_old_runs, tick};
+        let mut st = State::new("u@x", 0);
+        let id = job(&mut st);
+        let go = |st: &mut State, now: i64| {
+            run_now(
+                st,
+                &ctx(now),
+                RunNow {
+                    job_id: id,
+                    ..RunNow::default()
+                },
+            )
+            .unwrap()
+            .run_id
+        };
+        let old = go(&mut st, 0);
+        advance(&mut st, &ctx(1_000));
+        let end = st.runs[&old].end_time.unwrap();
+        // A run started later, still going when the first one's time is up, is kept.
+        let later = go(&mut st, end + RUN_RETENTION_MS);
+        // Turned off, the service keeps every run.
+        let off = Ctx {
+            behaviours: Behaviours::default().without(Behaviour::PurgeOldRuns),
+            ..ctx(end + RUN_RETENTION_MS + 1)
+        };
+        assert!(!purge_old_runs(&mut st, &off));
+        // Sixty days to the millisecond: still there.
+        assert!(!tick(&mut st, &ctx(end + RUN_RETENTION_MS)));
+        assert!(get_run(&st, &ctx(0), old, 0, "http://h", false).is_ok());
+        assert!(tick(&mut st, &ctx(end + RUN_RETENTION_MS + 1)));
+        let now = ctx(end + RUN_RETENTION_MS + 1);
+        assert!(!st.runs.contains_key(&old));
+        assert!(st.runs.contains_key(&later));
+        // runs/get names the job, in the service's words; an id never used keeps its answer.
+        let e = get_run(&st, &now, old, 0, "http://h", false).unwrap_err();
+        assert_eq!(
+            (e.status.as_u16(), e.code.as_str(), e.message.as_str()),
+            (
+                400,
+                "INVALID_PARAMETER_VALUE",
+                format!("Run: {old} in job: {id} doesn't exist").as_str()
+            )
+        );
+        let e = get_run(&st, &now, old + 1000, 0, "http://h", false).unwrap_err();
+        assert_eq!(e.message, format!("Run {} does not exist.", old + 1000));
+        // Nor is it listed, repaired, cancelled or its output read.
+        let q = RunsQuery {
+            page: Page::new(None, None, 20, 100, "limit").unwrap(),
+            job_id: Some(id),
+            active_only: false,
+            completed_only: false,
+            expand_tasks: false,
+            start_time_from: None,
+            start_time_to: None,
+            offset: 0,
+        };
+        let (listed, _) = list_runs(&st, &now, &q, "http://h").unwrap();
+        let listed: Vec<i64> = listed.iter().filter_map(|r| r["run_id"].as_i64()).collect();
+        assert_eq!(listed, [later]);
+        let gone = format!("Run: {old} in job: {id} doesn't exist");
+        let e = repair_run(&mut st, &now, all_failed(old, None)).unwrap_err();
+        assert_eq!(e.message, gone);
+        assert_eq!(cancel_run(&mut st, &now, old).unwrap_err().message, gone);
+        assert_eq!(
+            get_output(&st, &now, old, "http://h").unwrap_err().message,
+            gone
+        );
+        // A new run still takes the next number of the job.
+        advance(&mut st, &now);
+        let next = go(&mut st, end + RUN_RETENTION_MS + 2);
+        assert_eq!(st.runs[&next].number_in_job, 3);
     }
 }
