@@ -93,10 +93,13 @@ enum Ignore {
 }
 
 impl Ignore {
-    fn hcl(self) -> &'static str {
+    /// As written for a resource of the kind written whole (`whole`) or not: only that kind
+    /// has `size`, and naming what a kind does not have is refused.
+    fn hcl(self, whole: bool) -> &'static str {
         match self {
             Ignore::Comment => "[comment]",
-            Ignore::Size => "[size, tier]",
+            Ignore::Size if whole => "[size, tier]",
+            Ignore::Size => "[tier]",
             Ignore::Item => "[item]",
             Ignore::All => "all",
         }
@@ -172,7 +175,7 @@ fn render(config: &[Option<Res>]) -> String {
             lifecycle.push("create_before_destroy = true".to_string());
         }
         if let Some(i) = r.ignore {
-            lifecycle.push(format!("ignore_changes = {}", i.hcl()));
+            lifecycle.push(format!("ignore_changes = {}", i.hcl(r.whole)));
         }
         if r.prevent_destroy {
             lifecycle.push("prevent_destroy = true".to_string());

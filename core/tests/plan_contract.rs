@@ -336,3 +336,133 @@ async fn a_nested_value_taken_out_of_the_configuration_goes_with_a_whole_write()
     let (plan, _) = h.run(&src("", "premium"), PlanMode::Normal, false).await;
     assert!(pending(&plan).is_empty(), "{:?}", pending(&plan));
 }
+
+/// The new object of a replacement keeps, of what `ignore_changes = all` covers, what the
+/// configuration writes; what the service assigned the old object (`owner` here; a managed
+/// volume's storage location on the real service, which refuses it in a create) is not
+/// sent for the new one.
+#[tokio::test]
+async fn a_replacement_does_not_send_what_the_service_assigned_the_old_object() {
+    let h = Harness::new();
+    let src = |trigger: &str| {
+        format!(
+            "resource \"test_thing\" \"t\" {{ name = \"{trigger}\" }}\nresource \"test_whole\" \"w\" {{\n  name    = \"w\"\n  comment = \"kept\"\n  lifecycle {{\n    ignore_changes       = all\n    replace_triggered_by = [test_thing.t]\n  }}\n}}\n"
+        )
+    };
+    let (_, report) = h.run(&src("t1"), PlanMode::Normal, true).await;
+    assert!(report.unwrap().failed.is_empty());
+    let (old_id, old) = object_named(&h, "w");
+    assert_eq!(old.get("owner"), Some(&Value::from("service")));
+    h.svc.writes.lock().unwrap().clear();
+    // The trigger is renamed in place: the whole object is replaced.
+    let (plan, report) = h.run(&src("t2"), PlanMode::Normal, true).await;
+    assert!(report.unwrap().failed.is_empty(), "{:?}", pending(&plan));
+    let (new_id, _) = object_named(&h, "w");
+    assert_ne!(new_id, old_id, "replaced");
+    let creates: Vec<Object> = h
+        .svc
+        .writes
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(i, w, _)| *i == new_id && *w == Write::Create)
+        .map(|(_, _, c)| c.clone())
+        .collect();
+    assert_eq!(creates.len(), 1);
+    assert!(
+        creates[0].get("owner").is_none_or(Value::is_null),
+        "the create sent the old object's owner: {:?}",
+        creates[0]
+    );
+    assert_eq!(creates[0].get("comment"), Some(&Value::from("kept")));
+}
+
+/// `ignore_changes` names what the kind has: anything else is refused at validate, located
+/// at the entry; an attribute (sensitive ones too), a nested block type and an attribute
+/// path are fine.
+#[tokio::test]
+async fn ignore_changes_of_an_unknown_attribute_is_refused_at_validate() {
+    let h = Harness::new();
+    for (entry, expected) in [
+        ("secret", None),
+        (
+            "colour",
+            Some("ignore_changes names colour, which test_thing does not have"),
+        ),
+        ("item", None),
+        ("comment", None),
+        ("tags[0]", None),
+    ] {
+        let src = format!(
+            "resource \"test_thing\" \"x\" {{\n  name = \"x\"\n  lifecycle {{\n    ignore_changes = [{entry}]\n  }}\n}}\n"
+        );
+        let (config, d) = load_sources(
+            h.dir.path(),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.clone())],
+        );
+        assert!(!d.has_errors(), "{entry}");
+        let (vars, _) = resolve(&config, &VarInputs::default(), None);
+        let engine = Engine::new(&config, &h.registry, &vars, "default");
+        let diags = engine.validate().await;
+        let text = diags.render_plain(&config.sources);
+        match expected {
+            Some(summary) => {
+                let d = diags
+                    .iter()
+                    .find(|d| d.summary.ends_with(summary))
+                    .unwrap_or_else(|| panic!("{entry}: {text}"));
+                assert!(d.span.is_some(), "{entry}: located");
+            }
+            None => assert!(!diags.has_errors(), "{entry}: {text}"),
+        }
+    }
+}
+
+/// create_before_destroy spreads to a replaced dependency (its new object must exist before
+/// the dependent's new one); when that dependency keeps a name only one object may hold,
+/// its create would fail on its old object: the plan is refused, naming it, before anything
+/// is made.
+#[tokio::test]
+async fn a_create_first_replacement_spread_to_a_dependency_that_keeps_its_name_is_refused() {
+    let h = Harness::new();
+    let src = |v: &str| {
+        format!(
+            r#"
+resource "test_thing" "t" {{ name = "t{v}" }}
+resource "test_thing" "p" {{
+  name = "p"
+  lifecycle {{ replace_triggered_by = [test_thing.t] }}
+}}
+resource "test_thing" "c" {{
+  name   = "c{v}"
+  parent = test_thing.p.id
+  lifecycle {{ create_before_destroy = true }}
+}}
+"#
+        )
+    };
+    let (_, report) = h.run(&src("1"), PlanMode::Normal, true).await;
+    assert!(report.unwrap().failed.is_empty());
+    let (config, _) = load_sources(
+        h.dir.path(),
+        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src("2"))],
+    );
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let engine = Engine::new(&config, &h.registry, &vars, "default");
+    let state = h.state().await;
+    let (planned, diags) = engine
+        .plan(
+            &state,
+            &PlanRequest {
+                refresh: true,
+                ..Default::default()
+            },
+        )
+        .await;
+    let text = diags.render_plain(&config.sources);
+    assert!(planned.is_none(), "refused: {text}");
+    assert!(
+        text.contains("test_thing.p: create_before_destroy needs a new name"),
+        "{text}"
+    );
+}

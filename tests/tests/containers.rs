@@ -235,3 +235,56 @@ resource "databricks_notebook" "n" {
         .collect();
     assert_eq!(paths, ["/Shared/kept/handmade"]);
 }
+
+/// A schema replaced because something its `replace_triggered_by` names changed (its own
+/// configuration unchanged, so nothing inside it would be replaced by its diff) still cannot
+/// be deleted with a volume in it: the volume is replaced with it, and the apply succeeds.
+#[test]
+fn what_lies_in_a_container_replaced_by_a_trigger_is_replaced_with_it() {
+    let src = |comment: &str| {
+        format!(
+            r#"
+variable "host" {{}}
+provider "databricks" {{ host = var.host }}
+resource "databricks_catalog" "c" {{
+  name    = "trig_cat"
+  comment = "{comment}"
+}}
+resource "databricks_schema" "s" {{
+  catalog_name = databricks_catalog.c.name
+  name         = "raw"
+  lifecycle {{
+    replace_triggered_by = [databricks_catalog.c]
+  }}
+}}
+resource "databricks_volume" "v" {{
+  catalog_name = databricks_catalog.c.name
+  schema_name  = databricks_schema.s.name
+  name         = "landing"
+  volume_type  = "MANAGED"
+}}
+"#
+        )
+    };
+    let dir = config(&[("main.bf.hcl", &src("one"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    std::fs::write(d.join("main.bf.hcl"), src("two")).unwrap();
+    let plan: Value = serde_json::from_str(&bf_ok(d, &serve, &["plan", "--json"])).unwrap();
+    assert_eq!(
+        resource(&plan, "databricks_schema.s")["action_reason"],
+        json!("replace_by_triggers")
+    );
+    let v = resource(&plan, "databricks_volume.v");
+    assert_eq!(
+        v["action_reason"],
+        json!("replace_because_container_replaced"),
+        "{v}"
+    );
+    let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(out.contains("2 added, 1 changed, 2 destroyed"), "{out}");
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}{err}");
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+}

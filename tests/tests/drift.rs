@@ -465,3 +465,60 @@ fn made_metastore(serve: &Serve) -> String {
     let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
     v["metastore_id"].as_str().unwrap().to_string()
 }
+
+/// A notebook whose content `ignore_changes` covers, changed outside brickform: the plan
+/// shows nothing (the hash derived from the content is kept with it), and an apply of an
+/// unrelated change leaves the content as it was made outside.
+#[test]
+fn content_ignored_and_changed_outside_is_neither_shown_nor_written_back() {
+    let src = |language: &str| {
+        format!(
+            r#"
+variable "host" {{}}
+provider "databricks" {{ host = var.host }}
+resource "databricks_notebook" "nb" {{
+  path           = "/Shared/ignored/etl"
+  language       = "{language}"
+  content_base64 = base64encode("print(1)\n")
+  lifecycle {{
+    ignore_changes = [content_base64]
+  }}
+}}
+"#
+        )
+    };
+    let dir = config(&[("main.bf.hcl", &src("PYTHON"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    serve.ok(
+        "POST",
+        "/api/2.0/workspace/import",
+        Some(
+            json!({"path": "/Shared/ignored/etl", "format": "SOURCE", "language": "PYTHON",
+            "content": b64("print(48)\n"), "overwrite": true}),
+        ),
+    );
+    let (code, plan, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "nothing to show\n{plan}\n{err}");
+    let content = |serve: &Serve| {
+        let (s, body) = serve.call(
+            "GET",
+            "/api/2.0/workspace/export?path=/Shared/ignored/etl&format=SOURCE",
+            None,
+        );
+        assert_eq!(s, 200);
+        body["content"].as_str().unwrap().to_string()
+    };
+    assert_eq!(content(&serve), b64("print(48)\n"));
+    // Another change of the configuration (its content too) writes none of the content.
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        src("PYTHON").replace("print(1)", "print(2)"),
+    )
+    .unwrap();
+    let (code, plan, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "the content is ignored\n{plan}\n{err}");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(content(&serve), b64("print(48)\n"));
+}

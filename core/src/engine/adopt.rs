@@ -147,7 +147,7 @@ fn settle(schema: &Schema, applied: &mut Object, config: &Object) {
 /// Whether the natural key of `config` is known though some of its values are not (an object
 /// referring by id to another created in the same plan): the key comes out the same whatever the
 /// unknown values turn out to be, so the object can be looked up now.
-pub(super) fn key_known(kind: &dyn ResourceKind, ctx: &OpContext, config: &Object) -> bool {
+pub(crate) fn key_known(kind: &dyn ResourceKind, ctx: &OpContext, config: &Object) -> bool {
     if config.values().all(Value::is_wholly_known) {
         // Nothing to fill in: both fillings below would be `config` itself.
         return kind.natural_key(ctx, config).is_some();

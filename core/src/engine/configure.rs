@@ -165,11 +165,25 @@ impl<'a> Preparing<'a> {
 pub(crate) struct Ignored<'l> {
     lifecycle: &'l Lifecycle,
     exists: bool,
+    /// For the new object of a replacement: only what the configuration writes is kept.
+    /// What the service assigned the old object (a managed volume's storage location) is
+    /// not the new one's, and sending it would fail the create.
+    replacing: bool,
 }
 
 impl<'l> Ignored<'l> {
     pub fn new(lifecycle: &'l Lifecycle, exists: bool) -> Self {
-        Ignored { lifecycle, exists }
+        Ignored {
+            lifecycle,
+            exists,
+            replacing: false,
+        }
+    }
+
+    /// The same, for the new object of a replacement.
+    pub fn replacing(mut self) -> Self {
+        self.replacing = true;
+        self
     }
 
     pub fn covers(&self, name: &str) -> bool {
@@ -180,6 +194,16 @@ impl<'l> Ignored<'l> {
                 .iter()
                 .any(|(p, _)| matches!(p.first(), Some(PathStep::Key(k)) if k == name)),
         }
+    }
+
+    /// [`Ignored::covers`], and also an attribute the kind derives from one it covers (a
+    /// content's hash from the content): kept with it, or the object's own would show as a
+    /// change and be written back.
+    pub fn covers_in(&self, schema: &Schema, name: &str) -> bool {
+        self.covers(name)
+            || schema
+                .attribute(name)
+                .is_some_and(|a| a.derived_from.iter().any(|d| self.covers(d)))
     }
 
     /// Whether `ignore_changes` says anything: only then is the decoded configuration kept
@@ -193,7 +217,7 @@ impl<'l> Ignored<'l> {
     /// so the write leaves it as it is. Sensitive attributes are not: their values are
     /// never kept anywhere, and an ignored one is not compared either.
     pub fn keep(&self, schema: &Schema, config: &mut Object, kept: &Object) {
-        self.keep_where(schema, config, kept, false)
+        self.keep_where(schema, config, kept, self.replacing)
     }
 
     /// [`Ignored::keep`] for the attributes `config` sets only.
@@ -212,7 +236,9 @@ impl<'l> Ignored<'l> {
             .map(|a| a.name)
             .chain(schema.blocks.iter().map(|b| b.name));
         for name in names {
-            if !self.covers(name) || (written && config.get(name).is_none_or(Value::is_null)) {
+            if !self.covers_in(schema, name)
+                || (written && config.get(name).is_none_or(Value::is_null))
+            {
                 continue;
             }
             match kept.get(name) {

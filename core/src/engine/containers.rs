@@ -192,11 +192,15 @@ impl Engine<'_> {
             let Some(loc) = locations.get(&c.address).cloned() else {
                 continue;
             };
-            if !kind.deletes_contents(&attrs) {
+            // A container replaced (for whatever reason: its diff, a trigger, `--replace`)
+            // cannot keep what lies inside it, whether or not its delete takes contents: the
+            // managed objects inside are replaced with it, or its delete would fail on them.
+            let deletes_contents = kind.deletes_contents(&attrs);
+            let replaced = c.action.is_replace();
+            if !deletes_contents && !replaced {
                 continue;
             }
             let address = c.address.clone();
-            let replaced = c.action.is_replace();
             let mut managed: Vec<String> = locations
                 .iter()
                 .filter(|(a, l)| **a != address && inside(l, &loc))
@@ -213,7 +217,7 @@ impl Engine<'_> {
                 }
                 if replaced && matches!(inner.action, Action::NoOp | Action::Update) {
                     self.replace_with_container(inner, &address);
-                } else {
+                } else if deletes_contents {
                     diags.push(
                         Diagnostic::error(format!(
                             "{m} lies in {address}, which this plan deletes with everything in it"
@@ -226,6 +230,9 @@ impl Engine<'_> {
                         )),
                     );
                 }
+            }
+            if !deletes_contents {
+                continue;
             }
             plan.changes[i].contents = Some(Contents {
                 managed,

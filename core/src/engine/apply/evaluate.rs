@@ -154,7 +154,10 @@ pub(super) fn evaluate(
     // the attributes `ignore_changes` covers, before the kind derives from them, as the
     // plan did.
     let exists = change.action != Action::Create;
-    let ignored = Ignored::new(&r.lifecycle, exists);
+    let mut ignored = Ignored::new(&r.lifecycle, exists);
+    if change.action.is_replace() {
+        ignored = ignored.replacing();
+    }
     let world = lock(&shared.world);
     let inputs = Inputs {
         resource: r,

@@ -4,7 +4,9 @@
 use crate::addrs::base_of;
 use crate::engine::Engine;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::lang::load::IgnoreChanges;
 use crate::plan::{Action, Mode, Plan};
+use crate::value::PathStep;
 use std::collections::HashSet;
 
 impl Engine<'_> {
@@ -56,6 +58,87 @@ impl Engine<'_> {
 }
 
 impl Engine<'_> {
+    /// A replacement that create_before_destroy spread to (from something replaced that
+    /// way which depends on it) must be creatable while its old object still exists: where
+    /// the new object would have a name only one object may hold, and its old object holds
+    /// it, the apply would fail after its dependents' new objects were made. Refused here,
+    /// as a create_before_destroy set on the instance itself is.
+    pub(super) async fn spread_names(
+        &self,
+        plan: &Plan,
+        spread: &[String],
+        lineage: &str,
+    ) -> Diagnostics {
+        let mut diags = Diagnostics::new();
+        if self.offline {
+            return diags;
+        }
+        for c in plan.changes.iter().filter(|c| spread.contains(&c.address)) {
+            let (Some(kind), Some(after), Some(old_id)) = (
+                self.registry_for(&c.provider).kind(&c.type_name),
+                c.after.as_ref(),
+                c.id.as_deref(),
+            ) else {
+                continue;
+            };
+            let ctx = self.op_context(&c.address, lineage);
+            if !crate::engine::adopt::key_known(kind.as_ref(), &ctx, &after.0) {
+                continue;
+            }
+            let Ok(found) = kind.find_existing(&ctx, &after.0).await else {
+                continue;
+            };
+            if found.iter().any(|e| e.exclusive && e.remote.id == old_id) {
+                let span = self
+                    .config
+                    .resources
+                    .get(base_of(&c.address))
+                    .and_then(|r| r.span.clone());
+                diags.push(
+                    Diagnostic::error(format!("{}: create_before_destroy needs a new name", c.address))
+                        .at(span)
+                        .detail(format!("{} must be replaced, and create_before_destroy on something replaced with it that depends on it makes its new object be created first; that object would have the name {old_id} holds until it is deleted: the create would fail.", c.address))
+                        .hint("change its name in the same change, or remove create_before_destroy from what depends on it"),
+                );
+            }
+        }
+        diags
+    }
+
+    /// What each `ignore_changes` names must be the kind's: an attribute or a nested block
+    /// type, as Terraform requires.
+    pub(super) fn ignore_changes_checks(&self) -> Diagnostics {
+        let mut diags = Diagnostics::new();
+        for r in self.config.resources.values() {
+            let IgnoreChanges::Paths(paths) = &r.lifecycle.ignore_changes else {
+                continue;
+            };
+            let Some(kind) = self.registry_for(&self.provider_key(r)).kind(&r.type_name) else {
+                continue;
+            };
+            let schema = kind.schema();
+            for (path, span) in paths {
+                let Some(PathStep::Key(name)) = path.first() else {
+                    continue;
+                };
+                let span = span.clone().or_else(|| r.span.clone());
+                let known = schema.attribute(name).is_some()
+                    || schema.blocks.iter().any(|b| b.name == name.as_str());
+                if !known {
+                    diags.push(
+                        Diagnostic::error(format!(
+                            "{}.{}: ignore_changes names {name}, which {} does not have",
+                            r.type_name, r.name, r.type_name
+                        ))
+                        .at(span)
+                        .hint("name an attribute or a nested block type of the resource (`brickform schema` lists them), or `all`"),
+                    );
+                }
+            }
+        }
+        diags
+    }
+
     /// One object is managed at one address: an import (from an `import` block, or of an
     /// object the state lost track of) may not take an object another address of this plan
     /// imports too, or one the state already holds under another address. Both would put
@@ -231,7 +314,9 @@ pub(super) fn claimed_twice(
 /// replaced that way too (as Terraform does): the dependent's new copy needs the new
 /// dependency before its old copy goes, and the dependency's old copy can go only after
 /// the dependent's — destroying the dependency first would make apply's graph a cycle.
-pub(super) fn create_before_destroy_spreads(plan: &mut Plan) {
+/// The addresses it turned into create-first replacements.
+pub(super) fn create_before_destroy_spreads(plan: &mut Plan) -> Vec<String> {
+    let mut spread = Vec::new();
     loop {
         let needs: HashSet<String> = plan
             .changes
@@ -245,11 +330,12 @@ pub(super) fn create_before_destroy_spreads(plan: &mut Plan) {
                 && (needs.contains(&c.address) || needs.contains(base_of(&c.address)))
             {
                 c.action = Action::CreateThenDelete;
+                spread.push(c.address.clone());
                 changed = true;
             }
         }
         if !changed {
-            return;
+            return spread;
         }
     }
 }

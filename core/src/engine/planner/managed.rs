@@ -167,10 +167,13 @@ impl PlanWalk<'_, '_> {
         // from the content kept), so the configuration is prepared again with it, and
         // compared again.
         let ignored = Ignored::new(&r.lifecycle, found.prior.is_some());
+        // Kept for a replacement, whose new object keeps less (see `Ignored::replacing`).
+        let mut decoded_again = None;
         if found.effective_prior().is_some()
             && ignored.any()
             && let Some(raw) = p.decoded.take()
         {
+            decoded_again = Some(raw.clone());
             let preparing = Preparing {
                 kind: block.kind.as_ref(),
                 resource: r,
@@ -214,6 +217,21 @@ impl PlanWalk<'_, '_> {
                     // create-first to that object, which then meets its old self's name.
                     && p.config.values().all(Value::is_wholly_known)),
         );
+        if action.is_replace()
+            && let Some(raw) = decoded_again
+        {
+            let preparing = Preparing {
+                kind: block.kind.as_ref(),
+                resource: r,
+                base_dir: &self.engine.config.dir,
+                address: &p.address,
+            };
+            let mut again = Diagnostics::new();
+            let replacing = Ignored::new(&r.lifecycle, true).replacing();
+            p.config = preparing.keeping(raw, &replacing, &d.after, &mut again);
+            d = self.diff_instance(block, &p, &found);
+            d.replace = true;
+        }
         let old_id = found.prior.as_ref().map(|(id, _)| id.as_str());
         if let Err(d) = self
             .check_names(
@@ -274,7 +292,8 @@ impl PlanWalk<'_, '_> {
     /// `ignore_changes` applied.
     fn diff_instance(&self, block: &Block<'_>, p: &Prepared, found: &Found) -> DiffOutput {
         let ignored = Ignored::new(&block.resource.lifecycle, found.prior.is_some());
-        let ignore = |name: &str| ignored.covers(name);
+        let schema = block.kind.schema();
+        let ignore = |name: &str| ignored.covers_in(schema, name);
         let fp = |v: &Value, fp: &str| self.state.fingerprint_matches(&v.to_json(), fp);
         diff(&DiffInput {
             schema: block.kind.schema(),

@@ -200,7 +200,11 @@ impl Engine<'_> {
         if req.mode == PlanMode::Destroy {
             guards::destroy_only(&mut plan, &state);
         }
-        guards::create_before_destroy_spreads(&mut plan);
+        let spread = guards::create_before_destroy_spreads(&mut plan);
+        diags.extend(
+            self.spread_names(&plan, &spread, &state.lineage().to_string())
+                .await,
+        );
         if req.mode != PlanMode::RefreshOnly {
             self.plan_containers(&mut plan, &state, req.calls_in_flight(), &mut diags)
                 .await;
@@ -229,6 +233,7 @@ impl Engine<'_> {
             diags.extend(self.destroy_guards(&plan));
         }
         diags.extend(self.duplicate_imports(&plan, &state));
+        diags.extend(self.ignore_changes_checks());
         guards::apply_order(&plan, &mut diags);
         if self.settings.protect && !req.allow_destroy {
             diags.extend(self.protected_changes(&plan));

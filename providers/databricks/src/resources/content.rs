@@ -125,6 +125,7 @@ pub fn base_schema(description: &'static str) -> Schema {
         )
         .attr(
             Attribute::optional_computed("content_sha256", AttrType::String)
+                .derived_from(&["source", "content_base64"])
                 .describe("SHA-256 of the content; derived from source or content_base64."),
         )
         .attr(Attribute::computed("id", AttrType::String))
