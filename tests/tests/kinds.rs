@@ -151,10 +151,13 @@ fn live_objects(dump: &Value) -> Vec<String> {
         }
     }
     for (_, w) in entries("warehouses") {
-        out.push(format!(
-            "warehouse:{}",
-            w["spec"]["name"].as_str().unwrap_or("")
-        ));
+        // A deleted warehouse is listed DELETING, then DELETED, for a while.
+        if w["state"] != "DELETING" && w["state"] != "DELETED" {
+            out.push(format!(
+                "warehouse:{}",
+                w["spec"]["name"].as_str().unwrap_or("")
+            ));
+        }
     }
     for (_, p) in entries("pipelines") {
         if p["state"] != "DELETED" {

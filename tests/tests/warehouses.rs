@@ -1,6 +1,10 @@
 //! SQL warehouses end to end: a job's SQL task runs on the warehouse it references (the
 //! resource's id or the data source's), fails with the service's message once the warehouse
-//! is deleted outside brickform, and a warehouse edited outside is planned back.
+//! is deleted outside brickform, and a warehouse edited outside is planned back. Settings the
+//! service decides (serverless, its type, the channel) are left to it, and a deleted
+//! warehouse, which the service keeps as DELETING and holds the name of for a while
+//! (terraform-provider-databricks issue #3379), is gone for the plan and does not stop a
+//! create of its name.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -81,15 +85,9 @@ output "state" {
 }
 "#;
 
+/// The id of the warehouse `bi` (not one of that name deleted earlier, still listed).
 fn warehouse_id(serve: &Serve) -> String {
-    let list = serve.ok("GET", "/api/2.0/sql/warehouses", None);
-    let w = list["warehouses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["name"] == "bi")
-        .unwrap_or_else(|| panic!("no warehouse bi: {list}"));
-    w["id"].as_str().unwrap().to_string()
+    warehouse_id_named(serve, "bi")
 }
 
 #[test]
@@ -150,7 +148,15 @@ fn sql_tasks_run_on_the_referenced_warehouse_and_fail_once_it_is_deleted() {
     assert_eq!(code, 0, "{out}\n{err}");
 
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
-    assert_eq!(serve.dump()["warehouses"], json!({}));
+    // Deleted: DELETING, then DELETED for a while (async_warehouse_delete).
+    let left = serve.dump()["warehouses"].clone();
+    assert!(
+        left.as_object()
+            .unwrap()
+            .values()
+            .all(|w| w["state"] == "DELETING" || w["state"] == "DELETED"),
+        "{left}"
+    );
 }
 
 #[test]
@@ -195,4 +201,188 @@ fn a_warehouse_edited_outside_is_drift_and_is_put_back() {
     let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "{out}\n{err}");
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+}
+
+const LEFT_TO_SERVICE: &str = r#"
+variable "host" {
+  type = string
+}
+
+provider "databricks" {
+  host = var.host
+}
+
+resource "databricks_sql_endpoint" "w" {
+  name           = "w"
+  cluster_size   = "2X-Small"
+  auto_stop_mins = AUTO_STOP
+}
+"#;
+
+fn left_to_service(auto_stop: u32) -> String {
+    LEFT_TO_SERVICE.replace("AUTO_STOP", &auto_stop.to_string())
+}
+
+/// The bodies of the warehouse creates and edits brickform sent, with their answers' status.
+fn writes(serve: &Serve) -> Vec<(String, serde_json::Value, serde_json::Value)> {
+    let log = serve.ok(
+        "GET",
+        "/__emulator/requests?method=POST&path=/api/2.0/sql/warehouses(/[^/]%2B/edit)?",
+        None,
+    );
+    log["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_string(),
+                r["body"].clone(),
+                r["status"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// enable_serverless_compute defaults per workspace (this one's default is serverless:
+/// warehouse_serverless_default), and warehouse_type then to PRO; channel is the service's.
+/// Left out, none of them is sent by the create, none is drift, and an edit sends back what
+/// the service holds instead of flipping it.
+#[test]
+fn settings_left_to_the_workspace_are_not_sent_not_drift_and_kept_by_an_edit() {
+    let dir = config(&[("main.bf.hcl", &left_to_service(30))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (path, body, _) = writes(&serve).pop().unwrap();
+    assert_eq!(path, "/api/2.0/sql/warehouses");
+    for field in ["enable_serverless_compute", "warehouse_type", "channel"] {
+        assert!(body.get(field).is_none(), "{field} sent: {body}");
+    }
+    let id = warehouse_id_named(&serve, "w");
+    let w = serve.ok("GET", &format!("/api/2.0/sql/warehouses/{id}"), None);
+    assert_eq!(
+        (
+            w["enable_serverless_compute"].clone(),
+            w["warehouse_type"].clone()
+        ),
+        (json!(true), json!("PRO"))
+    );
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // The service moves the warehouse to the preview channel: its own to manage.
+    let mut spec = w.clone();
+    for k in [
+        "id",
+        "creator_name",
+        "state",
+        "num_clusters",
+        "num_active_sessions",
+        "jdbc_url",
+        "odbc_params",
+        "health",
+    ] {
+        spec.as_object_mut().unwrap().remove(k);
+    }
+    spec["channel"] = json!({"name": "CHANNEL_NAME_PREVIEW"});
+    serve.ok(
+        "POST",
+        &format!("/api/2.0/sql/warehouses/{id}/edit"),
+        Some(spec),
+    );
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // An edit of something else sends back what the service decided.
+    std::fs::write(d.join("main.bf.hcl"), left_to_service(45)).unwrap();
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (path, body, _) = writes(&serve).pop().unwrap();
+    assert_eq!(path, format!("/api/2.0/sql/warehouses/{id}/edit"));
+    assert_eq!(body["enable_serverless_compute"], true, "{body}");
+    assert_eq!(body["warehouse_type"], "PRO", "{body}");
+    assert_eq!(body["channel"]["name"], "CHANNEL_NAME_PREVIEW", "{body}");
+    let w = serve.ok("GET", &format!("/api/2.0/sql/warehouses/{id}"), None);
+    assert_eq!(
+        (
+            w["enable_serverless_compute"].clone(),
+            w["warehouse_type"].clone(),
+            w["auto_stop_mins"].clone()
+        ),
+        (json!(true), json!("PRO"), json!(45))
+    );
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+}
+
+fn warehouse_id_named(serve: &Serve, name: &str) -> String {
+    let list = serve.ok("GET", "/api/2.0/sql/warehouses", None);
+    list["warehouses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == name && w["state"] != "DELETING" && w["state"] != "DELETED")
+        .unwrap_or_else(|| panic!("no warehouse {name}: {list}"))["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// A warehouse deleted outside brickform reads DELETING (and is still listed): the plan
+/// makes it again, as it would one that is gone.
+#[test]
+fn a_warehouse_being_deleted_is_gone_for_the_plan() {
+    let dir = config(&[("main.bf.hcl", &left_to_service(30))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let id = warehouse_id_named(&serve, "w");
+    // Its clusters take a minute to go down.
+    serve.ok(
+        "POST",
+        "/__emulator/timings",
+        Some(json!({"run_setup": 60_000})),
+    );
+    serve.ok("DELETE", &format!("/api/2.0/sql/warehouses/{id}"), None);
+    let w = serve.ok("GET", &format!("/api/2.0/sql/warehouses/{id}"), None);
+    assert_eq!(w["state"], "DELETING");
+    let (code, plan, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 2, "{plan}\n{err}");
+    assert!(
+        plan.contains("databricks_sql_endpoint.w will be created"),
+        "{plan}"
+    );
+    assert!(!plan.contains("import"), "{plan}");
+}
+
+/// terraform-provider-databricks issue #3379: destroy, then apply at once, meets the name
+/// still held by the warehouse being deleted; the create waits for it and succeeds.
+#[test]
+fn a_create_right_after_a_destroy_waits_for_the_name() {
+    let dir = config(&[("main.bf.hcl", &left_to_service(30))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    // Starting and deleting take two seconds: longer than brickform takes to start.
+    serve.ok(
+        "POST",
+        "/__emulator/timings",
+        Some(json!({"run_setup": 2_000})),
+    );
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let first = warehouse_id_named(&serve, "w");
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let second = warehouse_id_named(&serve, "w");
+    assert_ne!(first, second);
+    let creates: Vec<serde_json::Value> = writes(&serve)
+        .into_iter()
+        .filter(|(p, _, _)| p == "/api/2.0/sql/warehouses")
+        .map(|(_, _, status)| status)
+        .collect();
+    // The first create, then one refused while the name was held, then the one that made it.
+    assert_eq!(creates.first(), Some(&json!(200)), "{creates:?}");
+    assert!(creates.contains(&json!(409)), "{creates:?}");
+    assert_eq!(creates.last(), Some(&json!(200)), "{creates:?}");
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
 }

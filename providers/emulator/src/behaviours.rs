@@ -29,6 +29,8 @@ pub enum Behaviour {
     WithholdConnectionUser,
     PurgeOldRuns,
     NormaliseAnswers,
+    WarehouseServerlessDefault,
+    AsyncWarehouseDelete,
 }
 
 /// Every behaviour: its wire name and what the service does (shown by `GET`).
@@ -126,6 +128,31 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
          data_security_mode DATA_SECURITY_MODE_DEDICATED/STANDARD answered as \
          SINGLE_USER/USER_ISOLATION (terraform-provider-databricks clusters, \
          DataSecurityModeDiffSuppressFunc)",
+    ),
+    (
+        Behaviour::WarehouseServerlessDefault,
+        "warehouse_serverless_default",
+        "this workspace defaults a SQL warehouse's enable_serverless_compute to true, and then \
+         its warehouse_type to PRO (an explicit CLASSIC one is not serverless): the default is \
+         per workspace, true on workspaces that used the SQL Warehouses API between \
+         2022-09-01 and 2023-04-30 and are enabled for serverless (terraform-provider-databricks \
+         docs/resources/sql_endpoint.md, enable_serverless_compute and warehouse_type; the \
+         resource makes it Computed, sql/resource_sql_endpoint.go:69, and suppresses an \
+         unset warehouse_type's diff, :85-87; databricks/cli bundle/direct/dresources/\
+         resources.yml:708-719 lists it among backend_defaults). Off: false and CLASSIC",
+    ),
+    (
+        Behaviour::AsyncWarehouseDelete,
+        "async_warehouse_delete",
+        "a deleted SQL warehouse is not gone at once: it reads (GET and list) DELETING while \
+         its clusters go down (one run setup), and holds its name meanwhile, so a create of \
+         that name answers 409 RESOURCE_ALREADY_EXISTS (terraform-provider-databricks issue \
+         #3379: destroy then apply at once fails with 'already exists'); then DELETED, name \
+         free, still listed and readable for an hour before it is purged (the list returns \
+         DELETED and DELETING warehouses: databricks/cli libs/databrickscfg/cfgpickers/\
+         warehouses.go:75-80 filters them out of Warehouses.ListAll, and \
+         experimental/aitools/lib/middlewares/warehouse.go:113 out of a Warehouses.Get). \
+         Edit, start, stop and queries no longer find it; a second delete is accepted",
     ),
 ];
 

@@ -236,6 +236,33 @@ async fn observe(b: Behaviour, c: &Client) -> Value {
             }
             json!([listed, status])
         }
+        Behaviour::WarehouseServerlessDefault => {
+            let id = c
+                .ok(
+                    "/api/2.0/sql/warehouses",
+                    json!({"name": "w", "cluster_size": "Small"}),
+                )
+                .await["id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let w = c.ok_get(&format!("/api/2.0/sql/warehouses/{id}")).await;
+            json!([w["enable_serverless_compute"], w["warehouse_type"]])
+        }
+        Behaviour::AsyncWarehouseDelete => {
+            // With instant timings DELETING takes no time either way.
+            c.emu.set_timings(Timings::default());
+            let body = json!({"name": "w", "cluster_size": "Small"});
+            let id = c.ok("/api/2.0/sql/warehouses", body.clone()).await["id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            c.delete(&format!("/api/2.0/sql/warehouses/{id}")).await;
+            let (status, read) = c.get(&format!("/api/2.0/sql/warehouses/{id}")).await;
+            // The name is held while the warehouse is being deleted.
+            let (again, _) = c.post("/api/2.0/sql/warehouses", body).await;
+            json!([status, read["state"], again])
+        }
         Behaviour::NormaliseAnswers => {
             let mut t = task("a");
             t["new_cluster"] = json!({"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge",

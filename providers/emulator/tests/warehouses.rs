@@ -37,8 +37,10 @@ async fn a_warehouse_reads_back_with_the_services_defaults_and_fields() {
     assert_eq!(w["max_num_clusters"], 1);
     assert_eq!(w["num_clusters"], 1);
     assert_eq!(w["enable_photon"], true);
-    assert_eq!(w["enable_serverless_compute"], false);
-    assert_eq!(w["warehouse_type"], "CLASSIC");
+    // The workspace defaults to serverless (warehouse_serverless_default), and a serverless
+    // warehouse is a PRO one.
+    assert_eq!(w["enable_serverless_compute"], true);
+    assert_eq!(w["warehouse_type"], "PRO");
     assert_eq!(w["spot_instance_policy"], "COST_OPTIMIZED");
     assert_eq!(w["channel"], json!({"name": "CHANNEL_NAME_CURRENT"}));
     assert_eq!(w["creator_name"], "local-user@brickform.local");
@@ -94,13 +96,115 @@ async fn a_warehouse_reads_back_with_the_services_defaults_and_fields() {
     assert_eq!(w["auto_stop_mins"], 30);
     assert_eq!(w["tags"], json!({}));
 
+    // Deleted (at once with instant timings), it still reads, as DELETED, and a second
+    // delete is accepted; an hour later it is purged.
     let (status, _) = c.delete(&format!("/api/2.0/sql/warehouses/{id}")).await;
     assert_eq!(status, 200);
+    assert_eq!(state(&c, &id).await, "DELETED");
+    let (status, _) = c.delete(&format!("/api/2.0/sql/warehouses/{id}")).await;
+    assert_eq!(status, 200);
+    c.emu.advance_clock(Duration::from_secs(3600));
     let (status, e) = c.get(&format!("/api/2.0/sql/warehouses/{id}")).await;
     assert_eq!(status, 404);
     assert_eq!(e["error_code"], "RESOURCE_DOES_NOT_EXIST");
     let (status, _) = c.delete(&format!("/api/2.0/sql/warehouses/{id}")).await;
     assert_eq!(status, 404);
+}
+
+/// terraform-provider-databricks issue #3379: a warehouse's delete is not immediate, and a
+/// create of its name right after fails with "already exists". The list keeps deleted
+/// warehouses (databricks/cli libs/databrickscfg/cfgpickers/warehouses.go:75-80).
+#[tokio::test]
+async fn a_deleted_warehouse_is_deleting_with_its_name_held_then_deleted_and_listed() {
+    let c = start_with(EmulatorConfig {
+        timings: Timings {
+            run_setup: Duration::from_secs(5),
+            ..Timings::instant()
+        },
+        ..EmulatorConfig::for_tests()
+    })
+    .await;
+    let body = json!({"name": "w", "cluster_size": "X-Small", "auto_stop_mins": 0});
+    let id = c.ok("/api/2.0/sql/warehouses", body.clone()).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.emu.advance_clock(Duration::from_secs(5));
+    let (status, _) = c.delete(&format!("/api/2.0/sql/warehouses/{id}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(state(&c, &id).await, "DELETING");
+    let listed = c.ok_get("/api/2.0/sql/warehouses").await;
+    assert_eq!(listed["warehouses"][0]["state"], "DELETING");
+    let (status, e) = c.post("/api/2.0/sql/warehouses", body.clone()).await;
+    assert_eq!(status, 409, "{e}");
+    assert_eq!(e["message"], "SQL warehouse with name `w` already exists");
+    // Gone for use: no edit, start, permissions or data source.
+    let (status, _) = c
+        .post(&format!("/api/2.0/sql/warehouses/{id}/start"), json!({}))
+        .await;
+    assert_eq!(status, 404);
+    let (status, _) = c
+        .get(&format!("/api/2.0/permissions/sql/warehouses/{id}"))
+        .await;
+    assert_eq!(status, 404);
+    let sources = c.ok_get("/api/2.0/preview/sql/data_sources").await;
+    assert_eq!(sources, json!([]));
+
+    c.emu.advance_clock(Duration::from_secs(5));
+    assert_eq!(state(&c, &id).await, "DELETED");
+    let again = c.ok("/api/2.0/sql/warehouses", body).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let listed = c.ok_get("/api/2.0/sql/warehouses").await;
+    let mut states: Vec<(String, String)> = listed["warehouses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["id"].as_str().unwrap().to_string(),
+                w["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    states.sort_by_key(|(i, _)| i != &id);
+    assert_eq!(
+        states,
+        [(id.clone(), "DELETED".into()), (again, "STARTING".into())]
+    );
+    c.emu.advance_clock(Duration::from_secs(3600));
+    let (status, _) = c.get(&format!("/api/2.0/sql/warehouses/{id}")).await;
+    assert_eq!(status, 404);
+}
+
+/// Without the workspace default (warehouse_serverless_default off), a warehouse is a
+/// classic one unless it says otherwise.
+#[tokio::test]
+async fn a_workspace_without_the_serverless_default_makes_classic_warehouses() {
+    let c = start_with(EmulatorConfig {
+        behaviours: brickform_emulator::Behaviours::default()
+            .without(brickform_emulator::Behaviour::WarehouseServerlessDefault),
+        ..EmulatorConfig::for_tests()
+    })
+    .await;
+    let id = c
+        .ok(
+            "/api/2.0/sql/warehouses",
+            json!({"name": "w", "cluster_size": "Small"}),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let w = c.ok_get(&format!("/api/2.0/sql/warehouses/{id}")).await;
+    assert_eq!(
+        (
+            w["enable_serverless_compute"].clone(),
+            w["warehouse_type"].clone()
+        ),
+        (json!(false), json!("CLASSIC"))
+    );
 }
 
 #[tokio::test]
@@ -111,7 +215,7 @@ async fn invalid_settings_are_refused_with_the_field_named() {
         (json!({"name": "w"}), "cluster_size"),
         (json!({"name": "w", "cluster_size": "Huge"}), "cluster_size"),
         (
-            json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 9}),
+            json!({"name": "w", "cluster_size": "Small", "enable_serverless_compute": false, "auto_stop_mins": 9}),
             "auto_stop_mins",
         ),
         (

@@ -71,11 +71,13 @@ impl DataSource for SqlWarehouse {
                 .filter(|s| !s.is_empty())
         };
         let warehouse: Json = match (given("id"), given("name")) {
+            // One being deleted, or deleted, is read still but is gone all the same.
             (Some(id), _) => crate::resources::none_if_missing(
                 client
                     .get(&format!("/api/2.0/sql/warehouses/{id}"), &[])
                     .await,
             )?
+            .filter(|w| !sql_endpoint::deleted(w))
             .ok_or_else(|| {
                 ProviderError::not_found(format!("can't find SQL warehouse with the ID '{id}'"))
             })?,

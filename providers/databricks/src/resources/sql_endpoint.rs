@@ -4,6 +4,22 @@
 //!
 //! As in the Terraform provider, a create waits for the warehouse to run (unless `no_wait`),
 //! and an update sends the whole object: the edit endpoint resets what it is not sent.
+//!
+//! What the service decides when the configuration is silent is left to it, as the Terraform
+//! provider does (terraform-provider-databricks sql/resource_sql_endpoint.go):
+//! `enable_serverless_compute` defaults per workspace (true on some, and `warehouse_type`
+//! then defaults to PRO: docs/resources/sql_endpoint.md; the resource makes it Computed,
+//! :69, and suppresses the diff of `warehouse_type`, :85-87, and of `channel`, :62;
+//! databricks/cli bundle/direct/dresources/resources.yml:682-719 does the same). A create
+//! sends none of them unset; an update sends back what the service holds, so the whole
+//! write does not flip them to the workspace's default.
+//!
+//! A delete is not immediate: the warehouse reads DELETING, then DELETED, and is still
+//! listed (databricks/cli libs/databrickscfg/cfgpickers/warehouses.go:75-80 filters both
+//! states out of the list). Either is gone for read, import and the name lookups; and a
+//! create that meets its name still held by a warehouse being deleted waits for it to go
+//! (terraform-provider-databricks issue #3379: destroy then apply at once fails with "already
+//! exists").
 
 use super::wire::{self, Renames};
 use super::{err, gone_ok, none_if_missing, str_attr};
@@ -17,7 +33,7 @@ use brickform_core::provider::{
 use brickform_core::value::{Object, Value};
 use serde_json::Value as Json;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The sizes the service offers.
 pub const CLUSTER_SIZES: &[&str] = &[
@@ -28,7 +44,11 @@ const BASE: &str = "/api/2.0/sql/warehouses";
 /// How long a create waits for the warehouse to run: the SDKs' wait (the Terraform
 /// provider's create timeout is 30 minutes; provisioning usually takes 10 to 20).
 const START_WAIT: Duration = Duration::from_secs(20 * 60);
+/// How long a create waits for a warehouse being deleted to give up its name.
+const NAME_RELEASE_WAIT: Duration = Duration::from_secs(10 * 60);
 const RENAMES: Renames = &[];
+/// Settings the service decides when the configuration is silent (see the module comment).
+const SERVICE_DECIDES: &[&str] = &["enable_serverless_compute", "warehouse_type", "channel"];
 /// Attributes of this provider only, never sent.
 const LOCAL: &[&str] = &["no_wait"];
 
@@ -40,7 +60,7 @@ pub struct SqlEndpoint {
 /// The schema, shared with the `databricks_sql_warehouse` data source.
 pub fn schema() -> Schema {
     Schema::new()
-        .describe("A Databricks SQL warehouse (the Terraform provider's name for it).")
+        .describe("A Databricks SQL warehouse (the Terraform provider's name for it). A delete is not immediate: a warehouse reading DELETING or DELETED is gone, and a create whose name one being deleted still holds waits for it (up to 10 minutes).")
         .whole_writes()
         .attr(Attribute::required("name", AttrType::String).describe("Unique in the workspace, shorter than 100 characters."))
         .attr(Attribute::required("cluster_size", AttrType::String).one_of(CLUSTER_SIZES))
@@ -60,14 +80,13 @@ pub fn schema() -> Schema {
         )
         .attr(Attribute::optional("enable_photon", AttrType::Bool).server_default(true))
         .attr(
-            Attribute::optional("enable_serverless_compute", AttrType::Bool)
-                .server_default(false)
-                .describe("Serverless compute; needs warehouse_type PRO."),
+            Attribute::optional_computed("enable_serverless_compute", AttrType::Bool)
+                .describe("Serverless compute; needs warehouse_type PRO. When left out, the workspace's default (true on some workspaces), kept as the service has it: not drift, and not sent by a create."),
         )
         .attr(
-            Attribute::optional("warehouse_type", AttrType::String)
+            Attribute::optional_computed("warehouse_type", AttrType::String)
                 .one_of(&["PRO", "CLASSIC"])
-                .describe("PRO or CLASSIC; when left out, PRO for a serverless warehouse and CLASSIC otherwise, as the service defaults it."),
+                .describe("PRO or CLASSIC; when left out, PRO for a serverless warehouse and CLASSIC otherwise, as the service defaults it, and kept as the service has it."),
         )
         .attr(
             Attribute::optional("spot_instance_policy", AttrType::String)
@@ -85,18 +104,16 @@ pub fn schema() -> Schema {
                 "channel",
                 Schema::new()
                     .attr(
-                        Attribute::optional("name", AttrType::String)
-                            .one_of(&[
-                                "CHANNEL_NAME_CURRENT",
-                                "CHANNEL_NAME_PREVIEW",
-                                "CHANNEL_NAME_PREVIOUS",
-                                "CHANNEL_NAME_CUSTOM",
-                            ])
-                            .server_default("CHANNEL_NAME_CURRENT"),
+                        Attribute::optional_computed("name", AttrType::String).one_of(&[
+                            "CHANNEL_NAME_CURRENT",
+                            "CHANNEL_NAME_PREVIEW",
+                            "CHANNEL_NAME_PREVIOUS",
+                            "CHANNEL_NAME_CUSTOM",
+                        ]),
                     )
-                    .attr(Attribute::optional("dbsql_version", AttrType::String)),
+                    .attr(Attribute::optional_computed("dbsql_version", AttrType::String)),
             )
-            .describe("The Databricks SQL release channel; the current one when left out."),
+            .describe("The Databricks SQL release channel. Left out, the service manages it (the current one for a new warehouse): what it holds is not drift, and an update keeps it."),
         )
         .block(
             BlockType::single(
@@ -139,7 +156,9 @@ impl SqlEndpoint {
 /// The defaults the service gives settings that depend on others, filled in where the
 /// configuration leaves them out: an edit writes the whole object, so an unset one goes
 /// back to this default, and a live value other than it is drift. Inputs not known yet
-/// leave what depends on them unknown.
+/// leave what depends on them unknown. (Not `warehouse_type`: it follows
+/// `enable_serverless_compute`, whose default is the workspace's, and is left to the
+/// service.)
 fn derived_defaults(config: &Object) -> Object {
     let mut out = Object::new();
     let unset = |k: &str| config.get(k).is_none_or(Value::is_null);
@@ -157,15 +176,43 @@ fn derived_defaults(config: &Object) -> Object {
             },
         );
     }
-    if unset("warehouse_type") {
-        let ty = match config.get("enable_serverless_compute") {
-            Some(Value::Bool(true)) => Value::from("PRO"),
-            None | Some(Value::Null) | Some(Value::Bool(false)) => Value::from("CLASSIC"),
-            Some(_) => Value::Unknown,
-        };
-        out.insert("warehouse_type".into(), ty);
+    out
+}
+
+/// What an update sends: the configuration, and where it leaves a setting to the service,
+/// what the service holds (`held`: read just before), so that the whole write does not put it back to the
+/// workspace's default (the Terraform provider sends its state's value: the attribute is
+/// Computed). Not a value the configuration now contradicts: a serverless warehouse is a
+/// PRO one, so configured CLASSIC drops a held serverless and configured serverless a
+/// held CLASSIC (the service then decides again).
+fn with_held(config: &Object, held: &Object) -> Object {
+    let mut out = config.clone();
+    let unset = |k: &str| config.get(k).is_none_or(Value::is_null);
+    for k in SERVICE_DECIDES {
+        if unset(k)
+            && let Some(v) = held.get(*k).filter(|v| !v.is_null() && v.is_wholly_known())
+        {
+            out.insert((*k).to_string(), v.clone());
+        }
+    }
+    if unset("enable_serverless_compute") && str_attr(config, "warehouse_type") == Some("CLASSIC") {
+        out.insert("enable_serverless_compute".into(), Value::Null);
+    }
+    if unset("warehouse_type")
+        && config.get("enable_serverless_compute") == Some(&Value::Bool(true))
+        && str_attr(&out, "warehouse_type") == Some("CLASSIC")
+    {
+        out.insert("warehouse_type".into(), Value::Null);
     }
     out
+}
+
+/// Whether the service is deleting the warehouse, or has deleted it: gone for brickform.
+pub fn deleted(w: &Json) -> bool {
+    matches!(
+        w.get("state").and_then(Json::as_str),
+        Some("DELETING" | "DELETED")
+    )
 }
 
 /// The request body of a create or an edit: the whole configuration, without what only
@@ -196,6 +243,10 @@ async fn get(
     let Some(w) = none_if_missing(client.get(&format!("{BASE}/{id}"), &[]).await)? else {
         return Ok(None);
     };
+    // Still read while it is being deleted, and for a while after: gone all the same.
+    if deleted(&w) {
+        return Ok(None);
+    }
     Ok(Some(remote(
         schema,
         &w,
@@ -240,9 +291,23 @@ pub fn remote(schema: &Schema, w: &Json, data_source: Option<String>, prior: &Ob
     Remote { id, attrs }
 }
 
-/// Every warehouse of the workspace.
+/// Every warehouse of the workspace, those being deleted or deleted left out.
 pub async fn list(client: &Client) -> Result<Vec<Json>, ApiError> {
+    Ok(list_all(client)
+        .await?
+        .into_iter()
+        .filter(|w| !deleted(w))
+        .collect())
+}
+
+/// Every warehouse the service lists: deleted ones too.
+async fn list_all(client: &Client) -> Result<Vec<Json>, ApiError> {
     client.list_all(BASE, &[], "warehouses", None).await
+}
+
+/// Whether the create error says the name is taken.
+fn name_taken(e: &ApiError) -> bool {
+    e.kind == ErrorKind::AlreadyExists || e.status == 409
 }
 
 impl SqlEndpoint {
@@ -265,6 +330,67 @@ impl SqlEndpoint {
             }
         })
         .await
+    }
+
+    /// Creates the warehouse; its id. A name still held by a warehouse being deleted
+    /// (DELETING) is waited for, within [`NAME_RELEASE_WAIT`], and the create sent again;
+    /// a name a live warehouse holds fails the create.
+    async fn create_call(
+        &self,
+        client: &Client,
+        name: &str,
+        body: &Json,
+    ) -> ProviderResult<String> {
+        let deadline = Instant::now() + NAME_RELEASE_WAIT;
+        let mut attempt: u32 = 0;
+        loop {
+            let e = match client.post_create(BASE, body).await {
+                Ok((resp, _)) => {
+                    return resp
+                        .get("id")
+                        .and_then(Json::as_str)
+                        .map(str::to_string)
+                        .ok_or_else(|| {
+                            ProviderError::other("the warehouse create answer has no id")
+                        });
+                }
+                Err(e) => e,
+            };
+            // A repeat after a lost answer finds the name taken by the warehouse the first
+            // attempt made: names are unique, so it is that one.
+            if e.after_retry
+                && let Some(w) = self.by_name(client, name).await?
+            {
+                return Ok(w
+                    .get("id")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string());
+            }
+            if !name_taken(&e) {
+                return Err(err(e));
+            }
+            let named: Vec<Json> = list_all(client)
+                .await
+                .map_err(err)?
+                .into_iter()
+                .filter(|w| w.get("name").and_then(Json::as_str) == Some(name))
+                .collect();
+            let held_by_deleting = !named.is_empty() && named.iter().all(deleted);
+            let pause = Duration::from_millis((250u64 << attempt.min(3)).min(2_000));
+            if !held_by_deleting || Instant::now() + pause > deadline {
+                let mut e = err(e);
+                if held_by_deleting {
+                    e = e.with_detail(format!(
+                        "a SQL warehouse of that name is still being deleted after {}s",
+                        NAME_RELEASE_WAIT.as_secs()
+                    ));
+                }
+                return Err(e);
+            }
+            attempt += 1;
+            tokio::time::sleep(pause).await;
+        }
     }
 
     async fn by_name(&self, client: &Client, name: &str) -> ProviderResult<Option<Json>> {
@@ -304,10 +430,11 @@ impl ResourceKind for SqlEndpoint {
     fn check(&self, config: &Object) -> Vec<Finding> {
         let num = |k: &str| config.get(k).and_then(Value::as_f64);
         let mut out = Vec::new();
-        let serverless = config
+        // Left out, serverless is the workspace's default: not known here.
+        let serverless_set = config
             .get("enable_serverless_compute")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+            .and_then(Value::as_bool);
+        let serverless = serverless_set.unwrap_or(false);
         if let Some(name) = config.get("name").and_then(Value::as_str)
             && name.chars().count() >= 100
         {
@@ -320,14 +447,26 @@ impl ResourceKind for SqlEndpoint {
             ));
         }
         if let Some(mins) = num("auto_stop_mins") {
-            let least = if serverless { 5.0 } else { 10.0 };
+            // A CLASSIC warehouse is never serverless.
+            let not_serverless = serverless_set == Some(false)
+                || str_attr(config, "warehouse_type") == Some("CLASSIC");
+            let least = if not_serverless { 10.0 } else { 5.0 };
+            if serverless_set.is_none() && !not_serverless && (5.0..10.0).contains(&mins) {
+                out.push(
+                    Finding::warning(
+                        &["auto_stop_mins"],
+                        format!("auto_stop_mins below 10 ({mins}) is for a serverless warehouse only, and enable_serverless_compute is left to the workspace's default"),
+                    )
+                    .hint("set enable_serverless_compute = true, or auto_stop_mins = 10 or more"),
+                );
+            }
             if mins < 0.0 || (mins > 0.0 && mins < least) {
                 out.push(
                     Finding::error(
                         &["auto_stop_mins"],
                         format!(
                             "auto_stop_mins is 0 (no auto-stop) or at least {least} minutes{}, not {mins}",
-                            if serverless { " for a serverless warehouse" } else { "" }
+                            if serverless { " for a serverless warehouse" } else if not_serverless { "" } else { " for a serverless warehouse (10 for others)" }
                         ),
                     )
                     .hint(format!("set auto_stop_mins = {least} or more, or 0 to keep the warehouse running")),
@@ -381,24 +520,9 @@ impl ResourceKind for SqlEndpoint {
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
         let name = str_attr(config, "name").unwrap_or_default();
-        let id = match client.post_create(BASE, &body(&self.schema, config)).await {
-            Ok((resp, _)) => resp
-                .get("id")
-                .and_then(Json::as_str)
-                .map(str::to_string)
-                .ok_or_else(|| ProviderError::other("the warehouse create answer has no id"))?,
-            // A repeat after a lost answer finds the name taken by the warehouse the first
-            // attempt made: names are unique, so it is that one.
-            Err(e) if e.after_retry => match self.by_name(&client, name).await? {
-                Some(w) => w
-                    .get("id")
-                    .and_then(Json::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                None => return Err(err(e)),
-            },
-            Err(e) => return Err(err(e)),
-        };
+        let id = self
+            .create_call(&client, name, &body(&self.schema, config))
+            .await?;
         if !config
             .get("no_wait")
             .and_then(Value::as_bool)
@@ -428,12 +552,23 @@ impl ResourceKind for SqlEndpoint {
         &self,
         ctx: &OpContext,
         id: &str,
-        _prior: &Object,
+        prior: &Object,
         config: &Object,
     ) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
+        // What the service holds now: the last recorded values may be older than a change
+        // it made since (a channel it moved), which the plan keeps.
+        let unset = SERVICE_DECIDES
+            .iter()
+            .any(|k| config.get(*k).is_none_or(Value::is_null));
+        let live = match unset {
+            true => none_if_missing(client.get(&format!("{BASE}/{id}"), &[]).await)?
+                .map(|w| wire::from_wire(&self.schema, &w, RENAMES, "")),
+            false => None,
+        };
+        let sent = with_held(config, live.as_ref().unwrap_or(prior));
         client
-            .post(&format!("{BASE}/{id}/edit"), &body(&self.schema, config))
+            .post(&format!("{BASE}/{id}/edit"), &body(&self.schema, &sent))
             .await
             .map_err(err)?;
         self.read(ctx, id, config)
@@ -496,8 +631,30 @@ mod tests {
         );
         assert!(messages(json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 5, "enable_serverless_compute": true})).is_empty());
         assert_eq!(
-            messages(json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 5})),
+            messages(
+                json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 5, "enable_serverless_compute": false})
+            ),
             ["auto_stop_mins is 0 (no auto-stop) or at least 10 minutes, not 5"]
+        );
+        assert_eq!(
+            messages(
+                json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 5, "warehouse_type": "CLASSIC"})
+            ),
+            ["auto_stop_mins is 0 (no auto-stop) or at least 10 minutes, not 5"]
+        );
+        // Left out, serverless is the workspace's default: 5 may do, with a warning.
+        let k = kind();
+        let found = k.check(&super::super::decoded(
+            k.schema(),
+            json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 5}),
+        ));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].message.contains("left to the workspace's default"));
+        assert_eq!(
+            messages(json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 4})),
+            [
+                "auto_stop_mins is 0 (no auto-stop) or at least 5 minutes for a serverless warehouse (10 for others), not 4"
+            ]
         );
         assert_eq!(
             messages(
@@ -523,16 +680,61 @@ mod tests {
         let d = |v: Json| derived_defaults(&super::super::decoded(k.schema(), v));
         let plain = d(json!({"name": "w", "cluster_size": "Small"}));
         assert_eq!(plain.get("max_num_clusters"), Some(&Value::from(1i64)));
-        assert_eq!(plain.get("warehouse_type"), Some(&Value::from("CLASSIC")));
+        // The type follows serverless, which defaults per workspace: the service's.
+        assert_eq!(plain.get("warehouse_type"), None);
         let scaled = d(
             json!({"name": "w", "cluster_size": "Small", "min_num_clusters": 3, "enable_serverless_compute": true}),
         );
         assert_eq!(scaled.get("max_num_clusters"), Some(&Value::from(3i64)));
-        assert_eq!(scaled.get("warehouse_type"), Some(&Value::from("PRO")));
+        assert_eq!(scaled.get("warehouse_type"), None);
         let set = d(
             json!({"name": "w", "cluster_size": "Small", "max_num_clusters": 2, "warehouse_type": "PRO"}),
         );
         assert!(set.is_empty(), "{set:?}");
+    }
+
+    #[test]
+    fn a_create_sends_no_setting_the_service_decides_and_an_update_sends_back_what_it_holds() {
+        let k = kind();
+        let mut config =
+            super::super::decoded(k.schema(), json!({"name": "w", "cluster_size": "Small"}));
+        k.prepare_config(&mut config, std::path::Path::new("."))
+            .unwrap();
+        assert_eq!(
+            body(k.schema(), &config),
+            json!({"name": "w", "cluster_size": "Small", "max_num_clusters": 1})
+        );
+        let held = super::super::decoded(
+            k.schema(),
+            json!({"name": "w", "cluster_size": "Small", "enable_serverless_compute": true,
+                   "warehouse_type": "PRO", "channel": {"name": "CHANNEL_NAME_PREVIEW"}}),
+        );
+        assert_eq!(
+            body(k.schema(), &with_held(&config, &held)),
+            json!({"name": "w", "cluster_size": "Small", "max_num_clusters": 1,
+                   "enable_serverless_compute": true, "warehouse_type": "PRO",
+                   "channel": {"name": "CHANNEL_NAME_PREVIEW"}})
+        );
+        // A configured CLASSIC type is not sent with a held serverless, nor configured
+        // serverless with a held CLASSIC type.
+        let mut classic = config.clone();
+        classic.insert("warehouse_type".into(), Value::from("CLASSIC"));
+        let sent = with_held(&classic, &held);
+        assert_eq!(sent.get("enable_serverless_compute"), Some(&Value::Null));
+        let mut serverless = config.clone();
+        serverless.insert("enable_serverless_compute".into(), Value::from(true));
+        let mut held_classic = held.clone();
+        held_classic.insert("warehouse_type".into(), Value::from("CLASSIC"));
+        let sent = with_held(&serverless, &held_classic);
+        assert_eq!(sent.get("warehouse_type"), Some(&Value::Null));
+    }
+
+    #[test]
+    fn a_warehouse_being_deleted_is_gone() {
+        for state in ["DELETING", "DELETED"] {
+            assert!(deleted(&json!({"id": "a", "state": state})));
+        }
+        assert!(!deleted(&json!({"id": "a", "state": "STOPPED"})));
     }
 
     #[test]

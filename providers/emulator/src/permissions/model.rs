@@ -185,7 +185,12 @@ fn target(st: &State, ty: &ObjectType, id: &str) -> ApiResult<Target> {
             t.creator = Some(p.creator.clone());
         }
         Holder::Warehouse => {
-            let w = st.warehouses.get(id).ok_or_else(|| missing(ty, id))?;
+            // A warehouse being deleted has no permissions any more.
+            let w = st
+                .warehouses
+                .get(id)
+                .filter(|w| !crate::warehouses::is_deleted(w))
+                .ok_or_else(|| missing(ty, id))?;
             t.creator = Some(w.creator_name.clone());
         }
         Holder::Workspace(kind) => {

@@ -5,12 +5,13 @@
 //! A warehouse's power state moves with time, as job runs and pipeline updates do: it is
 //! STARTING until `until`, then RUNNING; RUNNING and idle for `auto_stop_mins` it stops;
 //! STOPPING until `until`, then STOPPED. The clock hook ([`advance`]) applies those moves
-//! whenever the workspace is read.
+//! whenever the workspace is read. A deleted warehouse is DELETING, holding its name, until
+//! `until`, then DELETED until it is purged (`async_warehouse_delete`).
 
 mod model;
 mod routes;
 
-pub use model::{advance, use_for_query};
+pub use model::{advance, is_deleted, use_for_query};
 pub use routes::routes;
 
 use serde::{Deserialize, Serialize};
@@ -26,9 +27,11 @@ pub struct Warehouse {
     /// The id of the Databricks SQL data source that stands for the warehouse: a different
     /// id from the warehouse's, made with it.
     pub data_source_id: String,
-    /// STARTING, RUNNING, STOPPING or STOPPED.
+    /// STARTING, RUNNING, STOPPING or STOPPED; DELETING, then DELETED once deleted (see
+    /// `async_warehouse_delete`).
     pub state: String,
-    /// When a STARTING or STOPPING warehouse gets to RUNNING or STOPPED.
+    /// When a STARTING, STOPPING or DELETING warehouse gets to RUNNING, STOPPED or DELETED,
+    /// and when a DELETED one is purged.
     pub until: i64,
     /// Since when a RUNNING warehouse has run nothing: auto-stop counts from here.
     pub idle_since: i64,

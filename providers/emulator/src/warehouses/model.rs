@@ -1,6 +1,7 @@
 //! What the SQL Warehouses API does to the workspace state, apart from HTTP.
 
 use super::Warehouse;
+use crate::behaviours::Behaviour;
 use crate::body::Obj;
 use crate::errors::{ApiError, ApiResult};
 use crate::store::{Ctx, State};
@@ -32,6 +33,16 @@ const MAX_TAGS: usize = 44;
 const MAX_NAME: usize = 99;
 /// Auto-stop defaults to two hours.
 const DEFAULT_AUTO_STOP: i64 = 120;
+/// How long a DELETED warehouse is still listed and readable before it is purged. The
+/// service lists deleted warehouses (databricks/cli libs/databrickscfg/cfgpickers/
+/// warehouses.go:75-80 filters DELETED and DELETING out of `Warehouses.ListAll`) for a time
+/// it does not document: an hour here.
+const DELETED_KEPT_MS: i64 = 60 * 60 * 1000;
+
+/// Whether a warehouse is being deleted or deleted: no longer usable, still read.
+pub fn is_deleted(w: &Warehouse) -> bool {
+    matches!(w.state.as_str(), "DELETING" | "DELETED")
+}
 
 fn missing_warehouse(id: &str) -> ApiError {
     ApiError::not_found(
@@ -46,8 +57,12 @@ fn bad(field: &str, why: impl std::fmt::Display) -> ApiError {
 
 /// Checks a create or edit body and returns the settings as the service keeps them, its
 /// defaults filled in. An edit takes the whole object the same way: what it leaves out
-/// goes back to the default.
-pub fn settings(body: &Map<String, Value>) -> ApiResult<Map<String, Value>> {
+/// goes back to the default. `serverless_default` is the workspace's default of
+/// `enable_serverless_compute` (the `warehouse_serverless_default` behaviour).
+pub fn settings(
+    body: &Map<String, Value>,
+    serverless_default: bool,
+) -> ApiResult<Map<String, Value>> {
     let o = Obj::root(body);
     let name = o.req_str("name")?;
     if name.chars().count() > MAX_NAME {
@@ -77,9 +92,17 @@ pub fn settings(body: &Map<String, Value>) -> ApiResult<Map<String, Value>> {
             ),
         ));
     }
-    let serverless = o.bool("enable_serverless_compute")?.unwrap_or(false);
+    let given_type = o
+        .enum_str("warehouse_type", TYPES)?
+        .filter(|t| *t != "TYPE_UNSPECIFIED");
+    // Left out, serverless is the workspace's default (terraform-provider-databricks
+    // docs/resources/sql_endpoint.md, enable_serverless_compute) — for a type that can be
+    // serverless: a CLASSIC warehouse is not.
+    let serverless = o
+        .bool("enable_serverless_compute")?
+        .unwrap_or(serverless_default && given_type != Some("CLASSIC"));
     // A serverless warehouse is a PRO one; without a type, serverless makes it PRO.
-    let ty = match o.enum_str("warehouse_type", TYPES)? {
+    let ty = match given_type {
         None | Some("TYPE_UNSPECIFIED") if serverless => "PRO",
         None | Some("TYPE_UNSPECIFIED") => "CLASSIC",
         Some(t) => t,
@@ -172,12 +195,14 @@ fn tags(o: &Obj) -> ApiResult<Option<Value>> {
     Ok(Some(json!({ "custom_tags": pairs })))
 }
 
+/// A name is taken by a warehouse that has it, until that warehouse is DELETED: one being
+/// deleted still holds it (terraform-provider-databricks issue #3379).
 fn name_free(st: &State, name: &str, except: Option<&str>) -> ApiResult<()> {
-    if st
-        .warehouses
-        .values()
-        .any(|w| Some(w.id.as_str()) != except && w.spec.get("name") == Some(&json!(name)))
-    {
+    if st.warehouses.values().any(|w| {
+        Some(w.id.as_str()) != except
+            && w.state != "DELETED"
+            && w.spec.get("name") == Some(&json!(name))
+    }) {
         return Err(ApiError::conflict(
             "RESOURCE_ALREADY_EXISTS",
             format!("SQL warehouse with name `{name}` already exists"),
@@ -211,33 +236,51 @@ pub fn create(st: &mut State, ctx: &Ctx, spec: Map<String, Value>) -> ApiResult<
 /// Replaces the warehouse's settings; its power state stays as it is.
 pub fn edit(st: &mut State, id: &str, spec: Map<String, Value>) -> ApiResult<()> {
     let name = spec.get("name").and_then(Value::as_str).unwrap_or_default();
+    live(st, id)?;
     name_free(st, name, Some(id))?;
-    let w = st
-        .warehouses
-        .get_mut(id)
-        .ok_or_else(|| missing_warehouse(id))?;
-    w.spec = spec;
+    live(st, id)?.spec = spec;
     Ok(())
 }
 
+/// A warehouse as GET reads it: one being deleted, or deleted and not yet purged, too.
 pub fn get<'a>(st: &'a State, id: &str) -> ApiResult<&'a Warehouse> {
     st.warehouses.get(id).ok_or_else(|| missing_warehouse(id))
 }
 
-pub fn delete(st: &mut State, id: &str) -> ApiResult<()> {
+/// A warehouse that can still be edited, started or stopped: not being deleted.
+fn live<'a>(st: &'a mut State, id: &str) -> ApiResult<&'a mut Warehouse> {
     st.warehouses
-        .remove(id)
+        .get_mut(id)
+        .filter(|w| !is_deleted(w))
+        .ok_or_else(|| missing_warehouse(id))
+}
+
+/// Deletes a warehouse: with `async_warehouse_delete` it reads DELETING (holding its name)
+/// for one run setup, then DELETED until it is purged, see [`advance`]; at once otherwise.
+/// A second delete of one being deleted is accepted and changes nothing.
+pub fn delete(st: &mut State, ctx: &Ctx, id: &str) -> ApiResult<()> {
+    let w = st
+        .warehouses
+        .get_mut(id)
         .ok_or_else(|| missing_warehouse(id))?;
-    crate::permissions::forget(st, "sql/warehouses", id);
+    let first = !is_deleted(w);
+    if first {
+        w.state = "DELETING".into();
+        w.until = ctx.now.saturating_add(ctx.timings.run_setup_ms());
+    }
+    if first {
+        crate::permissions::forget(st, "sql/warehouses", id);
+    }
+    if !ctx.behaviours.on(Behaviour::AsyncWarehouseDelete) {
+        st.warehouses.remove(id);
+    }
+    advance(st, ctx);
     Ok(())
 }
 
 /// Starts a stopped (or stopping) warehouse; a running or starting one is left as it is.
 pub fn start(st: &mut State, ctx: &Ctx, id: &str) -> ApiResult<()> {
-    let w = st
-        .warehouses
-        .get_mut(id)
-        .ok_or_else(|| missing_warehouse(id))?;
+    let w = live(st, id)?;
     wake(w, ctx);
     Ok(())
 }
@@ -251,10 +294,7 @@ fn wake(w: &mut Warehouse, ctx: &Ctx) {
 
 /// Stops a running (or starting) warehouse; a stopped one is left as it is.
 pub fn stop(st: &mut State, ctx: &Ctx, id: &str) -> ApiResult<()> {
-    let w = st
-        .warehouses
-        .get_mut(id)
-        .ok_or_else(|| missing_warehouse(id))?;
+    let w = live(st, id)?;
     if matches!(w.state.as_str(), "RUNNING" | "STARTING") {
         w.state = "STOPPING".into();
         w.until = ctx.now.saturating_add(ctx.timings.run_setup_ms());
@@ -267,7 +307,7 @@ pub fn stop(st: &mut State, ctx: &Ctx, id: &str) -> ApiResult<()> {
 /// stopped warehouse is started for it, and it is not idle before the query ends. `Err`
 /// with the run's message when no warehouse has that id.
 pub fn use_for_query(st: &mut State, ctx: &Ctx, id: &str, busy_until: i64) -> Result<(), String> {
-    let Some(w) = st.warehouses.get_mut(id) else {
+    let Some(w) = st.warehouses.get_mut(id).filter(|w| !is_deleted(w)) else {
         return Err(format!(
             "SQL warehouse {id} does not exist or you do not have permission to use it."
         ));
@@ -278,7 +318,9 @@ pub fn use_for_query(st: &mut State, ctx: &Ctx, id: &str, busy_until: i64) -> Re
 }
 
 /// Moves every warehouse's power state forward to `ctx.now`: starts and stops finish,
-/// idle warehouses with an auto-stop stop. Returns whether anything changed.
+/// idle warehouses with an auto-stop stop, deletes finish (DELETING to DELETED, which
+/// holds `until` the purge) and deleted warehouses are purged. Returns whether anything
+/// changed.
 pub fn advance(st: &mut State, ctx: &Ctx) -> bool {
     let due: Vec<String> = st
         .warehouses
@@ -292,6 +334,10 @@ pub fn advance(st: &mut State, ctx: &Ctx) -> bool {
                 if state == "RUNNING" {
                     w.idle_since = w.idle_since.max(at);
                 }
+                if state == "PURGED" {
+                    st.warehouses.remove(id);
+                    break;
+                }
                 w.state = state.into();
                 w.until = at;
             }
@@ -300,11 +346,13 @@ pub fn advance(st: &mut State, ctx: &Ctx) -> bool {
     !due.is_empty()
 }
 
-/// The next state a warehouse reaches by `now`, and when.
+/// The next state a warehouse reaches by `now`, and when (PURGED: removed).
 fn next_move(w: &Warehouse, now: i64) -> Option<(&'static str, i64)> {
     match w.state.as_str() {
         "STARTING" if w.until <= now => Some(("RUNNING", w.until)),
         "STOPPING" if w.until <= now => Some(("STOPPED", w.until)),
+        "DELETING" if w.until <= now => Some(("DELETED", w.until.saturating_add(DELETED_KEPT_MS))),
+        "DELETED" if w.until <= now => Some(("PURGED", w.until)),
         "RUNNING" => {
             let mins = w.spec.get("auto_stop_mins").and_then(Value::as_i64)?;
             let at = w.idle_since.saturating_add(mins.saturating_mul(60_000));
@@ -351,6 +399,7 @@ pub fn data_sources(st: &State) -> Value {
     Value::Array(
         st.warehouses
             .values()
+            .filter(|w| !is_deleted(w))
             .map(|w| {
                 json!({
                     "id": w.data_source_id,
@@ -378,7 +427,7 @@ mod tests {
 
     #[test]
     fn defaults_are_filled_in_and_limits_checked() {
-        let s = settings(&body(json!({"name": "w", "cluster_size": "Small"}))).unwrap();
+        let s = settings(&body(json!({"name": "w", "cluster_size": "Small"})), false).unwrap();
         assert_eq!(s["auto_stop_mins"], 120);
         assert_eq!(s["min_num_clusters"], 1);
         assert_eq!(s["max_num_clusters"], 1);
@@ -386,9 +435,12 @@ mod tests {
         assert_eq!(s["enable_photon"], true);
         assert_eq!(s["spot_instance_policy"], "COST_OPTIMIZED");
         assert_eq!(s["channel"], json!({"name": "CHANNEL_NAME_CURRENT"}));
-        let serverless = settings(&body(
-            json!({"name": "w", "cluster_size": "Small", "enable_serverless_compute": true, "auto_stop_mins": 5}),
-        ))
+        let serverless = settings(
+            &body(
+                json!({"name": "w", "cluster_size": "Small", "enable_serverless_compute": true, "auto_stop_mins": 5}),
+            ),
+            false,
+        )
         .unwrap();
         assert_eq!(serverless["warehouse_type"], "PRO");
         for (b, field) in [
@@ -415,7 +467,7 @@ mod tests {
                 "channel.dbsql_version",
             ),
         ] {
-            let e = settings(&body(b)).unwrap_err();
+            let e = settings(&body(b), false).unwrap_err();
             assert!(e.message.contains(field), "{field}: {}", e.message);
         }
     }
@@ -423,9 +475,10 @@ mod tests {
     #[test]
     fn a_warehouse_starts_runs_and_stops_when_idle() {
         let mut st = State::new("u@x", 0);
-        let spec = settings(&body(
-            json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 10}),
-        ))
+        let spec = settings(
+            &body(json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 10})),
+            false,
+        )
         .unwrap();
         let id = create(&mut st, &Ctx::for_test(0, 1_000), spec.clone()).unwrap();
         assert_eq!(get(&st, &id).unwrap().state, "STARTING");
@@ -450,16 +503,72 @@ mod tests {
         assert!(use_for_query(&mut st, &Ctx::for_test(0, 0), "nope", 0).is_err());
         stop(&mut st, &Ctx::for_test(1_400_000, 0), &id).unwrap();
         assert_eq!(get(&st, &id).unwrap().state, "STOPPED");
-        delete(&mut st, &id).unwrap();
+        // Without async_warehouse_delete, a delete is done at once.
+        let mut quick = Ctx::for_test(1_500_000, 1_000);
+        quick.behaviours = quick.behaviours.without(Behaviour::AsyncWarehouseDelete);
+        delete(&mut st, &quick, &id).unwrap();
         assert_eq!(get(&st, &id).unwrap_err().code, "RESOURCE_DOES_NOT_EXIST");
+    }
+
+    #[test]
+    fn the_workspace_default_makes_a_warehouse_serverless_and_pro() {
+        let s = |b: Value| settings(&body(b), true);
+        let plain = s(json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 5})).unwrap();
+        assert_eq!(plain["enable_serverless_compute"], true);
+        assert_eq!(plain["warehouse_type"], "PRO");
+        // A type that cannot be serverless is not made serverless by the default.
+        let classic =
+            s(json!({"name": "w", "cluster_size": "Small", "warehouse_type": "CLASSIC"})).unwrap();
+        assert_eq!(classic["enable_serverless_compute"], false);
+        assert_eq!(classic["warehouse_type"], "CLASSIC");
+        let pro =
+            s(json!({"name": "w", "cluster_size": "Small", "enable_serverless_compute": false}))
+                .unwrap();
+        assert_eq!(pro["warehouse_type"], "CLASSIC");
+        assert!(
+            s(json!({"name": "w", "cluster_size": "Small", "enable_serverless_compute": false, "auto_stop_mins": 5}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_deleted_warehouse_reads_deleting_holds_its_name_then_reads_deleted_and_goes() {
+        let mut st = State::new("u@x", 0);
+        let spec = settings(&body(json!({"name": "w", "cluster_size": "Small"})), false).unwrap();
+        let id = create(&mut st, &Ctx::for_test(0, 1_000), spec.clone()).unwrap();
+        delete(&mut st, &Ctx::for_test(2_000, 1_000), &id).unwrap();
+        let w = get(&st, &id).unwrap();
+        assert_eq!(w.state, "DELETING");
+        assert!(data_sources(&st).as_array().unwrap().is_empty());
+        // The name is still taken, and the warehouse can no longer be used or changed.
+        let taken = create(&mut st, &Ctx::for_test(2_500, 1_000), spec.clone()).unwrap_err();
+        assert_eq!(taken.code, "RESOURCE_ALREADY_EXISTS");
+        assert!(use_for_query(&mut st, &Ctx::for_test(2_500, 0), &id, 3_000).is_err());
+        assert!(start(&mut st, &Ctx::for_test(2_500, 0), &id).is_err());
+        assert!(edit(&mut st, &id, spec.clone()).is_err());
+        // A second delete is accepted and changes nothing.
+        delete(&mut st, &Ctx::for_test(2_600, 1_000), &id).unwrap();
+        advance(&mut st, &Ctx::for_test(2_999, 1_000));
+        assert_eq!(get(&st, &id).unwrap().state, "DELETING");
+        // Deleted, it frees the name, and is read until it is purged.
+        advance(&mut st, &Ctx::for_test(3_000, 1_000));
+        assert_eq!(get(&st, &id).unwrap().state, "DELETED");
+        let again = create(&mut st, &Ctx::for_test(3_000, 1_000), spec).unwrap();
+        assert_ne!(again, id);
+        advance(&mut st, &Ctx::for_test(3_000 + DELETED_KEPT_MS - 1, 1_000));
+        assert_eq!(get(&st, &id).unwrap().state, "DELETED");
+        advance(&mut st, &Ctx::for_test(3_000 + DELETED_KEPT_MS, 1_000));
+        assert_eq!(get(&st, &id).unwrap_err().code, "RESOURCE_DOES_NOT_EXIST");
+        assert!(get(&st, &again).is_ok());
     }
 
     #[test]
     fn no_auto_stop_keeps_it_running() {
         let mut st = State::new("u@x", 0);
-        let spec = settings(&body(
-            json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 0}),
-        ))
+        let spec = settings(
+            &body(json!({"name": "w", "cluster_size": "Small", "auto_stop_mins": 0})),
+            false,
+        )
         .unwrap();
         let id = create(&mut st, &Ctx::for_test(0, 0), spec).unwrap();
         advance(&mut st, &Ctx::for_test(i64::MAX / 2, 0));

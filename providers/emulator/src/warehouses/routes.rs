@@ -2,6 +2,7 @@
 
 use super::model;
 use crate::app::{App, AppState};
+use crate::behaviours::Behaviour;
 use crate::body::{JsonBody, PathParam};
 use crate::errors::ApiResult;
 use axum::extract::State as AxState;
@@ -23,6 +24,11 @@ pub fn routes() -> Router<Arc<App>> {
 
 type Reply = ApiResult<Json<Value>>;
 
+/// The workspace's default of `enable_serverless_compute`.
+fn serverless_default(app: &App) -> bool {
+    app.behaviours().on(Behaviour::WarehouseServerlessDefault)
+}
+
 /// The workspace's host name without the port: what JDBC and ODBC clients are given.
 fn host(headers: &HeaderMap) -> String {
     let base = crate::auth::base_url(headers);
@@ -32,7 +38,7 @@ fn host(headers: &HeaderMap) -> String {
 
 /// The create answer holds the id alone; the warehouse is read with a GET.
 async fn create(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
-    let spec = model::settings(&b)?;
+    let spec = model::settings(&b, serverless_default(&app))?;
     app.mutate(|st, ctx| model::create(st, ctx, spec).map(|id| Json(json!({ "id": id }))))
 }
 
@@ -62,12 +68,12 @@ async fn edit(
     PathParam(id): PathParam<String>,
     JsonBody(b): JsonBody,
 ) -> Reply {
-    let spec = model::settings(&b)?;
+    let spec = model::settings(&b, serverless_default(&app))?;
     app.mutate(|st, _| model::edit(st, &id, spec).map(|()| Json(json!({}))))
 }
 
 async fn delete(AxState(app): AppState, PathParam(id): PathParam<String>) -> Reply {
-    app.mutate(|st, _| model::delete(st, &id).map(|()| Json(json!({}))))
+    app.mutate(|st, ctx| model::delete(st, ctx, &id).map(|()| Json(json!({}))))
 }
 
 async fn start(AxState(app): AppState, PathParam(id): PathParam<String>) -> Reply {
