@@ -415,6 +415,13 @@ async fn ignore_changes_of_an_unknown_attribute_is_refused_at_validate() {
             }
             None => assert!(!diags.has_errors(), "{entry}: {text}"),
         }
+        // A sensitive attribute is kept only until a write must carry it: said at validate.
+        let warned = diags.iter().any(|d| {
+            d.summary.ends_with(
+                "ignore_changes of the sensitive attribute secret holds only until the object is written",
+            )
+        });
+        assert_eq!(warned, entry == "secret", "{entry}: {text}");
     }
 }
 

@@ -122,6 +122,17 @@ impl Engine<'_> {
                     continue;
                 };
                 let span = span.clone().or_else(|| r.span.clone());
+                if schema.attribute(name).is_some_and(|a| a.sensitive) {
+                    diags.push(
+                        Diagnostic::warning(format!(
+                            "{}.{}: ignore_changes of the sensitive attribute {name} holds only until the object is written",
+                            r.type_name, r.name
+                        ))
+                        .at(span.clone())
+                        .detail(format!("brickform keeps no copy of a sensitive value (state holds its fingerprint), so a change to {name} is neither shown nor sent on its own; but when another change writes the object and the write carries {name}, the configuration's value is what is sent."))
+                        .hint(format!("keep {name} in the configuration as the object has it")),
+                    );
+                }
                 let known = schema.attribute(name).is_some()
                     || schema.blocks.iter().any(|b| b.name == name.as_str());
                 if !known {
