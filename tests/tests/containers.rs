@@ -282,6 +282,12 @@ resource "databricks_volume" "v" {{
         json!("replace_because_container_replaced"),
         "{v}"
     );
+    // The new volume's storage location is the service's to assign, not the old one's.
+    assert_eq!(
+        v["change"]["after_unknown"]["storage_location"],
+        json!(true),
+        "{v}"
+    );
     let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
     assert!(out.contains("2 added, 1 changed, 2 destroyed"), "{out}");
     let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);

@@ -338,13 +338,21 @@ impl Engine<'_> {
         c.action = Action::DeleteThenCreate;
         c.reason = Some(ActionReason::ReplaceBecauseContainerReplaced);
         c.container = Some(container.to_string());
-        // A new object: what only the service tells is known after apply.
+        // A new object: what only the service tells is known after apply, and so is what it
+        // assigned the old object where the configuration may have left it to the service
+        // (a managed volume's storage location). One the configuration sets is shown as
+        // known after apply too, and apply sends it as configured.
         if let (Some(kind), Some(after)) = (
             self.registry_for(&c.provider).kind(&c.type_name),
             c.after.as_mut(),
         ) {
-            let config = after.0.clone();
-            super::instance::fill_service_assigned(kind.as_ref(), &config, false, &mut after.0);
+            let mut config = after.0.clone();
+            for a in &kind.schema().attributes {
+                if a.presence == crate::provider::Presence::OptionalComputed {
+                    config.shift_remove(a.name);
+                }
+            }
+            super::instance::fill_service_assigned(kind.as_ref(), &config, true, &mut after.0);
         }
     }
 }
