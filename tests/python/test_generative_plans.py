@@ -119,7 +119,8 @@ from databricks.sdk.service.jobs import JobSettings, Task
 from databricks.sdk.service.pipelines import PipelineSpec
 from databricks.sdk.service.workspace import ExportFormat, ImportFormat, Language
 
-DEFAULT_CASES = 200
+# 300 cases: about 200 of them against the normalising local workspace (two in three).
+DEFAULT_CASES = 300
 STEPS = 2
 TOKEN = "gen-token"
 
