@@ -50,6 +50,10 @@ pub enum Normalize {
     Json,
     /// Enumerations the service accepts in any case and reports upper-case.
     UpperCase,
+    /// A principal: a user name (an e-mail address, with `@`) in any case, as the service
+    /// resolves it and answers it in the account's spelling; a group's display name or a
+    /// service principal's application id exactly.
+    Principal,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -240,6 +240,9 @@ impl Engine<'_> {
         }
         let remote = found.remote;
         let mut config = super::instance::configurable(kind.schema(), &remote.attrs);
+        // In the canonical form the configuration is compared in, as the planner's imports
+        // are: a user name the service spells another way is the same principal.
+        crate::plan::diff::normalize_object(kind.schema(), &mut config);
         // Recorded as if applied from a configuration that leaves the service's defaults
         // unset, as the planner's imports are (adopt::imported_prior): otherwise every nested
         // default the service reports (a task's run_if) would plan an update on the next plan.

@@ -140,6 +140,7 @@ fn normalize_value(n: Normalize, v: &mut Value) {
     match (n, &mut *v) {
         (Normalize::LowerCase, Value::String(s)) => *s = s.to_lowercase(),
         (Normalize::UpperCase, Value::String(s)) => *s = s.to_uppercase(),
+        (Normalize::Principal, Value::String(s)) if s.contains('@') => *s = s.to_lowercase(),
         (Normalize::TrimTrailingSlash, Value::String(s)) => {
             while s.len() > 1 && s.ends_with('/') {
                 s.pop();
@@ -800,6 +801,19 @@ mod tests {
             .attr(Attribute::optional("enabled", AttrType::Bool).server_default(true))
             .attr(Attribute::optional("password", AttrType::String).sensitive())
             .attr(Attribute::computed("id", AttrType::String))
+    }
+
+    #[test]
+    fn a_principal_is_a_user_name_in_any_case_and_a_group_exactly() {
+        for (given, canonical) in [
+            ("Ann.Lee@Example.com", "ann.lee@example.com"),
+            ("Data Team", "Data Team"),
+            ("9F0C2E4A-1B2C", "9F0C2E4A-1B2C"),
+        ] {
+            let mut v = Value::from(given);
+            normalize_value(Normalize::Principal, &mut v);
+            assert_eq!(v, Value::from(canonical), "{given}");
+        }
     }
 
     fn obj(pairs: &[(&str, Value)]) -> Object {

@@ -31,6 +31,7 @@ pub enum Behaviour {
     NormaliseAnswers,
     WarehouseServerlessDefault,
     AsyncWarehouseDelete,
+    PrincipalsAsScimHolds,
 }
 
 /// Every behaviour: its wire name and what the service does (shown by `GET`).
@@ -153,6 +154,24 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
          warehouses.go:75-80 filters them out of Warehouses.ListAll, and \
          experimental/aitools/lib/middlewares/warehouse.go:113 out of a Warehouses.Get). \
          Edit, start, stop and queries no longer find it; a second delete is accepted",
+    ),
+    (
+        Behaviour::PrincipalsAsScimHolds,
+        "principals_as_scim_holds",
+        "a user named in any case (UC grants PATCH and ?principal=, permissions ACL user_name, \
+         a job's run_as, secret ACLs, a securable's owner) is the user SCIM holds: kept and \
+         answered in SCIM's spelling, so one user written two ways is one principal (two PATCH \
+         changes for Ann@x.com and ann@x.com give one assignment). The service answers user \
+         principals in the account's spelling, lower case: terraform-provider-databricks issue \
+         #3654 (grants written for User@test.org read back as user@test.org; the provider's \
+         one-minute wait then fails), fixed by comparing principals with EqualFold (PR #3657); \
+         PR #2786 (user names forced to lower case on AWS, as on GCP and Azure) and PR #5757 \
+         (the permissions API answers user_name and service_principal_name lower-cased, a \
+         permanent drift until compared in any case). Service principals (application ids) are \
+         matched in any case where the workspace's own APIs take them so (permissions, secret \
+         ACLs, run_as). Group display names are case-sensitive and kept exactly (PR #3708: \
+         lower-casing them made grants fail with 'Could not find principal', issue #3705). Off: \
+         a principal is kept in the spelling it was sent in",
     ),
 ];
 

@@ -263,6 +263,69 @@ async fn observe(b: Behaviour, c: &Client) -> Value {
             let (again, _) = c.post("/api/2.0/sql/warehouses", body).await;
             json!([status, read["state"], again])
         }
+        Behaviour::PrincipalsAsScimHolds => {
+            // A user SCIM holds as Mixed.Case@Example.com, named in other cases everywhere.
+            c.ok(
+                "/api/2.0/preview/scim/v2/Users",
+                json!({"userName": "Mixed.Case@Example.com"}),
+            )
+            .await;
+            let (status, _) = c
+                .patch(
+                    &format!("{UC}/permissions/catalog/main"),
+                    json!({"changes": [
+                        {"principal": "mixed.case@example.com", "add": ["USE_CATALOG"]},
+                        {"principal": "MIXED.case@example.com", "add": ["CREATE_SCHEMA"]},
+                    ]}),
+                )
+                .await;
+            assert_eq!(status, 200);
+            let grants = c
+                .ok_get(&format!(
+                    "{UC}/permissions/catalog/main?principal=mixed.case@example.COM"
+                ))
+                .await;
+            let (id, _) = job(
+                c,
+                json!({"name": "j", "run_as": {"user_name": "mixed.case@example.com"}}),
+            )
+            .await;
+            let (status, _) = c
+                .put(
+                    &format!("/api/2.0/permissions/jobs/{id}"),
+                    json!({"access_control_list": [
+                        {"user_name": "mixed.case@EXAMPLE.com", "permission_level": "CAN_VIEW"},
+                        {"user_name": "local-user@brickform.local", "permission_level": "IS_OWNER"},
+                    ]}),
+                )
+                .await;
+            assert_eq!(status, 200);
+            let acl = c.ok_get(&format!("/api/2.0/permissions/jobs/{id}")).await;
+            let viewer = acl["access_control_list"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["all_permissions"][0]["permission_level"] == "CAN_VIEW")
+                .map(|e| e["user_name"].clone());
+            let run_as = c.ok_get(&format!("/api/2.2/jobs/get?job_id={id}")).await;
+            c.ok("/api/2.0/secrets/scopes/create", json!({"scope": "s"}))
+                .await;
+            c.ok(
+                "/api/2.0/secrets/acls/put",
+                json!({"scope": "s", "principal": "MIXED.CASE@example.com", "permission": "READ"}),
+            )
+            .await;
+            let (_, secret_acl) = c
+                .get("/api/2.0/secrets/acls/get?scope=s&principal=mixed.case@example.com")
+                .await;
+            json!([
+                grants["privilege_assignments"],
+                viewer,
+                run_as["run_as_user_name"],
+                run_as["settings"]["run_as"],
+                secret_acl,
+            ])
+        }
         Behaviour::NormaliseAnswers => {
             let mut t = task("a");
             t["new_cluster"] = json!({"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge",

@@ -4,7 +4,7 @@
 
 use super::privileges::{GrantsKind, Scope, privileges_attr, with_securables};
 use crate::Shared;
-use brickform_core::provider::{AttrType, Attribute, Schema};
+use brickform_core::provider::{AttrType, Attribute, Normalize, Schema};
 use std::sync::Arc;
 
 pub fn kind(shared: Arc<Shared>) -> GrantsKind {
@@ -14,6 +14,7 @@ pub fn kind(shared: Arc<Shared>) -> GrantsKind {
     .attr(
         Attribute::required("principal", AttrType::String)
             .force_new()
+            .normalize(Normalize::Principal)
             .describe("An account user (e-mail), group (display name) or service principal (application id)."),
     )
     .attr(privileges_attr())

@@ -6,12 +6,12 @@
 
 use super::privileges::{GrantsKind, Scope, privileges_attr, with_securables};
 use crate::Shared;
-use brickform_core::provider::{AttrType, Attribute, BlockType, Schema};
+use brickform_core::provider::{AttrType, Attribute, BlockType, Normalize, Schema};
 use std::sync::Arc;
 
 pub fn kind(shared: Arc<Shared>) -> GrantsKind {
     let grant = Schema::new()
-        .attr(Attribute::required("principal", AttrType::String).describe(
+        .attr(Attribute::required("principal", AttrType::String).normalize(Normalize::Principal).describe(
             "An account user (e-mail), group (display name) or service principal (application id).",
         ))
         .attr(privileges_attr());

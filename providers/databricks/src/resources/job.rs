@@ -19,8 +19,8 @@ use async_trait::async_trait;
 use brickform_core::lang::diagnostics::did_you_mean_value;
 use brickform_core::provider::Reference;
 use brickform_core::provider::{
-    Attribute, BlockType, ErrorKind, Existing, Finding, OpContext, ProviderError, ProviderResult,
-    Remote, ResourceKind, Schema, quoted_list,
+    Attribute, BlockType, ErrorKind, Existing, Finding, Normalize, OpContext, ProviderError,
+    ProviderResult, Remote, ResourceKind, Schema, quoted_list,
 };
 use brickform_core::value::{Object, PathStep, Value, quote};
 use serde_json::{Value as Json, json};
@@ -811,7 +811,7 @@ pub fn schema() -> Schema {
         .block(BlockType::single(
             "run_as",
             Schema::new()
-                .attr(Attribute::optional("user_name", s()))
+                .attr(Attribute::optional("user_name", s()).normalize(Normalize::Principal))
                 .attr(Attribute::optional("service_principal_name", s()))
                 .attr(Attribute::optional("group_name", s())),
         ))

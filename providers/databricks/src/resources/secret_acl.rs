@@ -8,8 +8,8 @@ use super::{err, str_attr};
 use crate::Shared;
 use async_trait::async_trait;
 use brickform_core::provider::{
-    AttrType, Attribute, ErrorKind, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
-    Schema,
+    AttrType, Attribute, ErrorKind, Normalize, OpContext, ProviderError, ProviderResult, Remote,
+    ResourceKind, Schema,
 };
 use brickform_core::value::{Object, Value};
 use serde_json::{Value as Json, json};
@@ -40,6 +40,7 @@ impl SecretAcl {
             .attr(
                 Attribute::required("principal", AttrType::String)
                     .force_new()
+                    .normalize(Normalize::Principal)
                     .describe("A user (user name), group (display name; `users` for every user) or service principal (application id)."),
             )
             .attr(

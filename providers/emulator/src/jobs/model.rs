@@ -224,8 +224,26 @@ fn site(base_url: &str, st: &State) -> String {
 
 // ---------- jobs ----------
 
+/// A `run_as` naming a user or service principal in another case names the one SCIM holds,
+/// and is kept in its spelling (`principals_as_scim_holds`).
+fn run_as_held(st: &State, ctx: &Ctx, settings: &mut Map<String, Value>) {
+    use crate::scim::PrincipalKind;
+    let Some(Value::Object(r)) = settings.get_mut("run_as") else {
+        return;
+    };
+    for (field, kind) in [
+        ("user_name", PrincipalKind::User),
+        ("service_principal_name", PrincipalKind::ServicePrincipal),
+    ] {
+        if let Some(Value::String(name)) = r.get_mut(field) {
+            *name = crate::scim::held_name(st, ctx.behaviours, &[kind], name);
+        }
+    }
+}
+
 /// Creates a job with settings already checked and stored as [`normalize`] makes them.
-pub fn create_job(st: &mut State, ctx: &Ctx, settings: Map<String, Value>) -> i64 {
+pub fn create_job(st: &mut State, ctx: &Ctx, mut settings: Map<String, Value>) -> i64 {
+    run_as_held(st, ctx, &mut settings);
     let id = st.next_id();
     st.jobs.insert(
         id,
@@ -264,6 +282,7 @@ pub fn get_job(st: &State, ctx: &Ctx, id: i64, page: usize) -> ApiResult<Map<Str
 
 /// Replaces a job's settings with `new` (checked and normalized).
 pub fn reset_job(st: &mut State, ctx: &Ctx, id: i64, mut new: Map<String, Value>) -> ApiResult<()> {
+    run_as_held(st, ctx, &mut new);
     let job = st.jobs.get_mut(&id).ok_or_else(|| job_missing(id))?;
     // A full replace, except that settings without `run_as` keep the identity the job
     // ran as: the service does not go back to the owner (the Databricks CLI's test
@@ -324,7 +343,8 @@ pub fn update_job(
         }
     }
     check_settings(&s)?;
-    let s = normalize(s, ctx.behaviours);
+    let mut s = normalize(s, ctx.behaviours);
+    run_as_held(st, ctx, &mut s);
     if let Some(job) = st.jobs.get_mut(&id) {
         job.settings = s;
     }
@@ -1475,5 +1495,36 @@ mod tests {
         advance(&mut st, &now);
         let next = go(&mut st, end + RUN_RETENTION_MS + 2);
         assert_eq!(st.runs[&next].number_in_job, 3);
+    }
+
+    #[test]
+    fn run_as_in_another_case_is_the_user_scim_holds() {
+        let mut st = State::new("Ann@X.com", 0);
+        let settings = |who: &str| {
+            json!({"name": "j", "run_as": {"user_name": who}})
+                .as_object()
+                .unwrap()
+                .clone()
+        };
+        let on = Ctx::for_test(1, 100);
+        let id = create_job(&mut st, &on, settings("ann@x.com"));
+        assert_eq!(
+            get_job(&st, &on, id, 0).unwrap()["run_as_user_name"],
+            json!("Ann@X.com")
+        );
+        let off = Ctx {
+            behaviours: Behaviours::default().without(Behaviour::PrincipalsAsScimHolds),
+            ..Ctx::for_test(1, 100)
+        };
+        reset_job(&mut st, &off, id, settings("ANN@x.com")).unwrap();
+        assert_eq!(
+            get_job(&st, &off, id, 0).unwrap()["settings"]["run_as"],
+            json!({"user_name": "ANN@x.com"})
+        );
+        reset_job(&mut st, &on, id, settings("ANN@x.com")).unwrap();
+        assert_eq!(
+            get_job(&st, &on, id, 0).unwrap()["settings"]["run_as"],
+            json!({"user_name": "Ann@X.com"})
+        );
     }
 }

@@ -339,6 +339,17 @@ pub struct Requested {
     pub level: String,
 }
 
+/// The entries as the workspace keeps them: with `principals_as_scim_holds`, a user or
+/// service principal named in any case under the spelling SCIM holds for it (groups as
+/// given), so one user written two ways is one entry.
+pub fn as_held(st: &State, b: crate::behaviours::Behaviours, entries: &mut [Requested]) {
+    for e in entries {
+        if e.field != "group_name" {
+            e.name = crate::scim::held_name(st, b, &[kind_of(e.field)], &e.name);
+        }
+    }
+}
+
 /// Writes entries: all of them (`replace`, a PUT: what is not named loses its direct
 /// entry) or on top of what the object has (a PATCH). A principal named twice takes the
 /// later level, as the service does.
@@ -636,6 +647,25 @@ mod tests {
 
         forget(&mut st, "jobs", &id);
         assert!(st.permissions.is_empty());
+    }
+
+    #[test]
+    fn a_user_in_another_case_is_written_as_scim_holds_it_with_the_behaviour() {
+        use crate::behaviours::{Behaviour, Behaviours};
+        let st = State::new("Me@X.com", 0);
+        let mut entries = vec![
+            req("user_name", "me@x.com", "CAN_MANAGE"),
+            req("group_name", "USERS", "CAN_VIEW"),
+        ];
+        as_held(
+            &st,
+            Behaviours::default().without(Behaviour::PrincipalsAsScimHolds),
+            &mut entries,
+        );
+        assert_eq!(entries[0].name, "me@x.com", "off: as sent");
+        as_held(&st, Behaviours::default(), &mut entries);
+        assert_eq!(entries[0].name, "Me@X.com");
+        assert_eq!(entries[1].name, "USERS", "groups as given");
     }
 
     #[test]

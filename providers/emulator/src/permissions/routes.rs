@@ -82,8 +82,11 @@ async fn put(
     PathParam((ty, id)): PathParam<(String, String)>,
     JsonBody(b): JsonBody,
 ) -> Reply {
-    let requested = entries(&b)?;
-    app.mutate(|st, _| model::write(st, &ty, &id, &requested, true).map(Json))
+    let mut requested = entries(&b)?;
+    app.mutate(|st, ctx| {
+        model::as_held(st, ctx.behaviours, &mut requested);
+        model::write(st, &ty, &id, &requested, true).map(Json)
+    })
 }
 
 async fn patch(
@@ -91,6 +94,9 @@ async fn patch(
     PathParam((ty, id)): PathParam<(String, String)>,
     JsonBody(b): JsonBody,
 ) -> Reply {
-    let requested = entries(&b)?;
-    app.mutate(|st, _| model::write(st, &ty, &id, &requested, false).map(Json))
+    let mut requested = entries(&b)?;
+    app.mutate(|st, ctx| {
+        model::as_held(st, ctx.behaviours, &mut requested);
+        model::write(st, &ty, &id, &requested, false).map(Json)
+    })
 }

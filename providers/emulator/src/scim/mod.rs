@@ -9,7 +9,9 @@
 mod model;
 mod routes;
 
-pub use model::{principal_exists, seed, workspace_principal, workspace_principal_named};
+pub use model::{
+    held_name, principal_exists, seed, workspace_principal, workspace_principal_named,
+};
 pub use routes::routes;
 
 use serde::{Deserialize, Serialize};

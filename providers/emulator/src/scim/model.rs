@@ -1,6 +1,7 @@
 //! What the SCIM API does to the workspace state, apart from HTTP.
 
 use super::{Principal, PrincipalKind};
+use crate::behaviours::{Behaviour, Behaviours};
 use crate::errors::{ApiError, ApiResult};
 use crate::store::State;
 
@@ -63,6 +64,31 @@ pub fn principal_exists(st: &State, name: &str) -> bool {
                 _ => p.name == name,
             }
     })
+}
+
+/// The name the workspace keeps, and answers, for a principal given as `name`: with
+/// `principals_as_scim_holds`, a user (by user name) or a service principal (by application
+/// id) of one of `kinds`, matched in any case, in the spelling SCIM holds for it, so that one
+/// user written two ways is one principal. A group (display names are case-sensitive) and a
+/// name SCIM does not know stay as given, as does every name with the behaviour off.
+pub fn held_name(st: &State, b: Behaviours, kinds: &[PrincipalKind], name: &str) -> String {
+    if !b.on(Behaviour::PrincipalsAsScimHolds) {
+        return name.to_string();
+    }
+    let named = |exact: bool| {
+        st.principals.values().find(|p| {
+            p.kind != PrincipalKind::Group
+                && kinds.contains(&p.kind)
+                && if exact {
+                    p.name == name
+                } else {
+                    p.name.eq_ignore_ascii_case(name)
+                }
+        })
+    };
+    named(true)
+        .or_else(|| named(false))
+        .map_or_else(|| name.to_string(), |p| p.name.clone())
 }
 
 /// Groups only Unity Catalog resolves: the workspace's own APIs (permissions, secret ACLs)
@@ -245,5 +271,42 @@ mod tests {
         delete(&mut st, PrincipalKind::Group, &id).unwrap();
         assert!(!principal_exists(&st, "data engineers"));
         assert!(list(&st, PrincipalKind::Group, Some("displayName co x")).is_err());
+    }
+
+    #[test]
+    fn a_user_in_any_case_is_held_in_scims_spelling_only_with_the_behaviour() {
+        let mut st = State::new("me@x.com", 0);
+        create(&mut st, PrincipalKind::User, "Mixed.Case@Example.com", "m").unwrap();
+        create(
+            &mut st,
+            PrincipalKind::Group,
+            "Data Engineers",
+            "Data Engineers",
+        )
+        .unwrap();
+        create(&mut st, PrincipalKind::ServicePrincipal, "AB-12", "ci").unwrap();
+        let on = Behaviours::default();
+        let users = [PrincipalKind::User];
+        assert!(on.on(Behaviour::PrincipalsAsScimHolds), "on by default");
+        assert_eq!(
+            held_name(&st, on, &users, "mixed.case@example.com"),
+            "Mixed.Case@Example.com"
+        );
+        assert_eq!(held_name(&st, on, &users, "ME@X.COM"), "me@x.com");
+        assert_eq!(held_name(&st, on, &users, "nobody@x.com"), "nobody@x.com");
+        // Groups are case-sensitive: never re-spelled.
+        let any = [
+            PrincipalKind::User,
+            PrincipalKind::Group,
+            PrincipalKind::ServicePrincipal,
+        ];
+        assert_eq!(held_name(&st, on, &any, "data engineers"), "data engineers");
+        assert_eq!(held_name(&st, on, &any, "ab-12"), "AB-12");
+        assert_eq!(held_name(&st, on, &users, "ab-12"), "ab-12", "not a user");
+        let off = on.without(Behaviour::PrincipalsAsScimHolds);
+        assert_eq!(
+            held_name(&st, off, &users, "mixed.case@example.com"),
+            "mixed.case@example.com"
+        );
     }
 }

@@ -161,6 +161,14 @@ fn acl_missing(scope: &str, principal: &str) -> ApiError {
     )
 }
 
+/// The name a scope's ACLs keep for `principal`: with `principals_as_scim_holds`, a user
+/// or service principal named in any case is the one SCIM holds, in its spelling (groups
+/// as given), so one user written two ways has one ACL.
+pub fn acl_principal(st: &State, b: crate::behaviours::Behaviours, principal: &str) -> String {
+    use crate::scim::PrincipalKind::{ServicePrincipal, User};
+    crate::scim::held_name(st, b, &[User, ServicePrincipal], principal)
+}
+
 /// Gives `principal` `permission` on a scope, replacing what it had: the principal must be
 /// a user, group or service principal of the workspace.
 pub fn put_acl(st: &mut State, scope: &str, principal: &str, permission: &str) -> ApiResult<()> {
@@ -294,6 +302,17 @@ mod tests {
             put_acl(&mut st, "t", "users", "READ").unwrap_err().message,
             "Scope t does not exist!"
         );
+        let b = crate::behaviours::Behaviours::default();
+        let held = acl_principal(&st, b, "U@X");
+        assert_eq!(held, "u@x", "a user in SCIM's spelling");
+        put_acl(&mut st, "s", &held, "READ").unwrap();
+        assert_eq!(
+            list_acls(&st, "s").unwrap(),
+            [("u@x", "READ"), ("users", "WRITE")]
+        );
+        let off = b.without(crate::behaviours::Behaviour::PrincipalsAsScimHolds);
+        assert_eq!(acl_principal(&st, off, "U@X"), "U@X");
+        assert_eq!(acl_principal(&st, b, "USERS"), "USERS", "groups as given");
         delete_acl(&mut st, "s", "users").unwrap();
         let e = get_acl(&st, "s", "users").unwrap_err();
         assert_eq!(

@@ -182,13 +182,17 @@ async fn put_acl(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
     let scope = o.req_str("scope")?.to_string();
     let principal = o.req_str("principal")?.to_string();
     let permission = o.req_str("permission")?.to_string();
-    app.mutate(|st, _| model::put_acl(st, &scope, &principal, &permission).map(|()| done()))
+    app.mutate(|st, ctx| {
+        let principal = model::acl_principal(st, ctx.behaviours, &principal);
+        model::put_acl(st, &scope, &principal, &permission).map(|()| done())
+    })
 }
 
 async fn get_acl(AxState(app): AppState, q: Params) -> Reply {
     let scope = q.req_str("scope")?.to_string();
     let principal = q.req_str("principal")?.to_string();
-    app.view(|st, _| {
+    app.view(|st, ctx| {
+        let principal = model::acl_principal(st, ctx.behaviours, &principal);
         let permission = model::get_acl(st, &scope, &principal)?;
         Ok(Json(
             json!({"principal": principal, "permission": permission}),
@@ -211,5 +215,8 @@ async fn delete_acl(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
     let o = Obj::root(&b);
     let scope = o.req_str("scope")?.to_string();
     let principal = o.req_str("principal")?.to_string();
-    app.mutate(|st, _| model::delete_acl(st, &scope, &principal).map(|()| done()))
+    app.mutate(|st, ctx| {
+        let principal = model::acl_principal(st, ctx.behaviours, &principal);
+        model::delete_acl(st, &scope, &principal).map(|()| done())
+    })
 }

@@ -3,7 +3,9 @@
 //! securable: a rename carries them along, a delete (of it or of what holds it) takes them.
 
 use super::securables::{SECURABLES, Securable};
+use crate::behaviours::Behaviours;
 use crate::errors::{ApiError, ApiResult};
+use crate::scim::PrincipalKind;
 use crate::store::State;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -47,21 +49,28 @@ fn render(grants: Option<&Grants>, principal: Option<&str>) -> Value {
     json!({"privilege_assignments": assignments})
 }
 
+/// The grants on a securable (of `principal` only, when given: a user in any case, with
+/// `principals_as_scim_holds`).
 pub fn get(
     st: &State,
+    b: Behaviours,
     securable_type: &str,
     full_name: &str,
     principal: Option<&str>,
 ) -> ApiResult<Value> {
     let (sec, k) = securable(st, securable_type, full_name)?;
-    Ok(render(st.grants.get(&key(sec, &k)), principal))
+    let principal = principal.map(|p| crate::scim::held_name(st, b, &[PrincipalKind::User], p));
+    Ok(render(st.grants.get(&key(sec, &k)), principal.as_deref()))
 }
 
 /// Applies `changes` (`[{principal, add, remove}]`): every principal must be an account
 /// principal, every privilege one the securable takes, and no privilege both added and
-/// removed. Removing `ALL_PRIVILEGES` removes everything the principal holds.
+/// removed. Removing `ALL_PRIVILEGES` removes everything the principal holds. With
+/// `principals_as_scim_holds` a user named in any case is kept under SCIM's spelling, so
+/// changes for one user written two ways change one assignment.
 pub fn update(
     st: &mut State,
+    b: Behaviours,
     securable_type: &str,
     full_name: &str,
     changes: &[Value],
@@ -110,7 +119,8 @@ pub fn update(
             ))
             .with_code("PRINCIPAL_DOES_NOT_EXIST"));
         }
-        parsed.push((principal.to_string(), add, remove));
+        let principal = crate::scim::held_name(st, b, &[PrincipalKind::User], principal);
+        parsed.push((principal, add, remove));
     }
     let gk = key(sec, &k);
     let mut grants = st.grants.get(&gk).cloned().unwrap_or_default();
@@ -193,6 +203,7 @@ mod tests {
     #[test]
     fn grants_are_checked_kept_and_follow_their_securable() {
         let mut st = State::new("me@x.com", 0);
+        let b = Behaviours::default();
         let ctx = Ctx::for_test(1, 100);
         super::super::model::create_catalog(
             &mut st,
@@ -205,6 +216,7 @@ mod tests {
         .unwrap();
         let e = update(
             &mut st,
+            b,
             "catalog",
             "sales",
             &[change("nobody", &["USE_CATALOG"], &[])],
@@ -214,6 +226,7 @@ mod tests {
         assert_eq!(e.message, "Could not find principal with name nobody.");
         let e = update(
             &mut st,
+            b,
             "catalog",
             "sales",
             &[change("account users", &["READ_FILES"], &[])],
@@ -226,17 +239,19 @@ mod tests {
         );
         let e = update(
             &mut st,
+            b,
             "catalog",
             "sales",
             &[change("account users", &["SELECT"], &["SELECT"])],
         )
         .unwrap_err();
         assert!(e.message.contains("Duplicate privileges"), "{}", e.message);
-        let e = update(&mut st, "catalog", "nope", &[]).unwrap_err();
+        let e = update(&mut st, b, "catalog", "nope", &[]).unwrap_err();
         assert_eq!(e.code, "CATALOG_DOES_NOT_EXIST");
 
         let got = update(
             &mut st,
+            b,
             "catalog",
             "sales",
             &[
@@ -248,17 +263,23 @@ mod tests {
         assert_eq!(got["privilege_assignments"].as_array().unwrap().len(), 2);
         let got = update(
             &mut st,
+            b,
             "catalog",
             "sales",
             &[change("account users", &[], &["SELECT"])],
         )
         .unwrap();
+        // ME@x.com is the user SCIM holds as me@x.com, listed under that spelling.
         assert_eq!(
-            got["privilege_assignments"][1],
-            json!({"principal": "account users", "privileges": ["USE_CATALOG"]})
+            got["privilege_assignments"],
+            json!([
+                {"principal": "account users", "privileges": ["USE_CATALOG"]},
+                {"principal": "me@x.com", "privileges": ["MANAGE"]},
+            ])
         );
         let got = update(
             &mut st,
+            b,
             "catalog",
             "sales",
             &[change("ME@x.com", &[], &["ALL_PRIVILEGES"])],
@@ -275,5 +296,75 @@ mod tests {
         assert!(st.grants.contains_key("catalog:revenue"));
         forget(&mut st, sec, "revenue");
         assert!(st.grants.is_empty());
+    }
+
+    #[test]
+    fn one_user_written_two_ways_is_one_principal_in_scims_spelling() {
+        let b = Behaviours::default();
+        let off = b.without(crate::behaviours::Behaviour::PrincipalsAsScimHolds);
+        for (behaviours, expected) in [
+            (
+                b,
+                json!([{"principal": "Ann@X.com", "privileges": ["CREATE_SCHEMA", "USE_CATALOG"]}]),
+            ),
+            (
+                off,
+                json!([
+                    {"principal": "ANN@x.com", "privileges": ["USE_CATALOG"]},
+                    {"principal": "ann@x.com", "privileges": ["CREATE_SCHEMA"]},
+                ]),
+            ),
+        ] {
+            let mut st = State::new("me@x.com", 0);
+            for (id, kind, name) in [
+                ("7", PrincipalKind::User, "Ann@X.com"),
+                ("8", PrincipalKind::Group, "Data Engineers"),
+            ] {
+                st.principals.insert(
+                    id.into(),
+                    crate::scim::Principal {
+                        kind,
+                        name: name.into(),
+                        display_name: name.into(),
+                        workspace_local: false,
+                    },
+                );
+            }
+            super::super::model::create_catalog(
+                &mut st,
+                &Ctx::for_test(1, 100),
+                super::super::model::NewCatalog {
+                    name: "sales".into(),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            let got = update(
+                &mut st,
+                behaviours,
+                "catalog",
+                "sales",
+                &[
+                    change("ANN@x.com", &["USE_CATALOG"], &[]),
+                    change("ann@x.com", &["CREATE_SCHEMA"], &[]),
+                ],
+            )
+            .unwrap();
+            assert_eq!(got["privilege_assignments"], expected, "{behaviours:?}");
+            if behaviours == b {
+                let one = get(&st, b, "catalog", "sales", Some("ann@x.COM")).unwrap();
+                assert_eq!(one["privilege_assignments"], expected);
+                // A group's display name is matched exactly.
+                let e = update(
+                    &mut st,
+                    b,
+                    "catalog",
+                    "sales",
+                    &[change("data engineers", &["USE_CATALOG"], &[])],
+                )
+                .unwrap_err();
+                assert_eq!(e.code, "PRINCIPAL_DOES_NOT_EXIST");
+            }
+        }
     }
 }

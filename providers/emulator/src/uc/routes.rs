@@ -66,8 +66,15 @@ async fn get_grants(
     axum::extract::Path((securable_type, full_name)): axum::extract::Path<(String, String)>,
     q: Params,
 ) -> Reply {
-    app.view(|st, _| {
-        super::grants::get(st, &securable_type, &full_name, q.str("principal")).map(Json)
+    app.view(|st, ctx| {
+        super::grants::get(
+            st,
+            ctx.behaviours,
+            &securable_type,
+            &full_name,
+            q.str("principal"),
+        )
+        .map(Json)
     })
 }
 
@@ -78,7 +85,9 @@ async fn update_grants(
     JsonBody(b): JsonBody,
 ) -> Reply {
     let changes = Obj::root(&b).arr("changes")?.to_vec();
-    app.mutate(|st, _| super::grants::update(st, &securable_type, &full_name, &changes).map(Json))
+    app.mutate(|st, ctx| {
+        super::grants::update(st, ctx.behaviours, &securable_type, &full_name, &changes).map(Json)
+    })
 }
 
 /// `GET current-metastore-assignment`: the metastore the workspace is assigned to

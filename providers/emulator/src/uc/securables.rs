@@ -625,6 +625,15 @@ impl Securable {
         if let Some(prepare) = self.prepare_update {
             prepare(st, ctx, key, &mut changes.set);
         }
+        // An owner named in another case is the user SCIM holds (principals_as_scim_holds).
+        if let Some(Value::String(owner)) = changes.set.get_mut("owner") {
+            *owner = crate::scim::held_name(
+                st,
+                ctx.behaviours,
+                &[crate::scim::PrincipalKind::User],
+                owner,
+            );
+        }
         let Some(info) = (self.entries_mut)(st).info_mut(key) else {
             return Err(self.missing(key));
         };

@@ -217,15 +217,25 @@ pub fn privileges_value(p: &BTreeSet<String>) -> Value {
     Value::List(p.iter().map(|s| Value::from(s.as_str())).collect())
 }
 
-/// `held` without the privileges `taken` names, principal by principal.
+/// `held` without the privileges `taken` names, principal by principal (a user in any
+/// case).
 pub fn without(held: &Assignments, taken: &Assignments) -> Assignments {
     let mut out = held.clone();
     for (p, privileges) in taken {
-        if let Some(h) = out.get_mut(p) {
+        for (_, h) in out.iter_mut().filter(|(h, _)| same_principal(h, p)) {
             h.retain(|x| !privileges.contains(x));
         }
     }
     out
+}
+
+/// What `want` declares for the principal `held` names (a user in any case).
+fn wanted_for<'a>(want: &'a Assignments, held: &str) -> Option<&'a BTreeSet<String>> {
+    want.get(held).or_else(|| {
+        want.iter()
+            .find(|(w, _)| same_principal(w, held))
+            .map(|(_, v)| v)
+    })
 }
 
 /// What a create would remove that the plan did not list: privileges held that the
@@ -238,10 +248,10 @@ pub fn unplanned_removals(
 ) -> Vec<String> {
     let empty = BTreeSet::new();
     held.iter()
-        .filter(|(p, _)| all_principals || want.contains_key(*p))
+        .filter(|(p, _)| all_principals || wanted_for(want, p).is_some())
         .filter_map(|(p, have)| {
             let extra: Vec<&str> = have
-                .difference(want.get(p).unwrap_or(&empty))
+                .difference(wanted_for(want, p).unwrap_or(&empty))
                 .map(String::as_str)
                 .collect();
             (!extra.is_empty()).then(|| format!("{p}: {}", extra.join(", ")))
@@ -304,6 +314,18 @@ mod tests {
             ]
         );
         assert!(changes(&held, &a(&[("Ann@X.com", &["USE_CATALOG"])]), false).is_empty());
+        // Held under the service's spelling, declared in another: nothing would be revoked
+        // that was not planned, and what the plan saw is taken off in any case.
+        assert!(unplanned_removals(&held, &want, false).is_empty());
+        assert_eq!(
+            unplanned_removals(&held, &want, true),
+            ["Admins: BROWSE".to_string()]
+        );
+        let seen = a(&[("ANN@x.com", &["USE_CATALOG"])]);
+        assert_eq!(
+            without(&held, &seen),
+            a(&[("ann@x.com", &[]), ("Admins", &["BROWSE"])])
+        );
     }
 
     #[test]
