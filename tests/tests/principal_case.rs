@@ -189,7 +189,11 @@ fn one_user_written_another_way(scim: &str, written: &str) {
     ] {
         bf_ok(d, &serve, &["state", "rm", address]);
     }
-    bf_ok(d, &serve, &["import", "databricks_grants.c", "catalog/casing"]);
+    bf_ok(
+        d,
+        &serve,
+        &["import", "databricks_grants.c", "catalog/casing"],
+    );
     let upper = format!("schema/casing.raw/{}", scim.to_uppercase());
     bf_ok(d, &serve, &["import", "databricks_grant.s", &upper]);
     let acl = format!("casing|||{scim}");
