@@ -462,3 +462,246 @@ resource "databricks_job" "j" {
         "one run: {runs}"
     );
 }
+
+/// Notebooks, workspace files, volume files, a folder, a job and permissions: what is
+/// written with calls that are safe to repeat (imports with overwrite, `mkdirs`, uploads
+/// with overwrite, `jobs/reset`, permissions PUTs, deletes). `version` changes every
+/// content, the job's name and the permission levels, so a second apply updates each.
+fn repeatable_writes_config(prefix: &str, version: u32) -> String {
+    let level = if version == 1 { "CAN_READ" } else { "CAN_RUN" };
+    let job_level = if version == 1 {
+        "CAN_VIEW"
+    } else {
+        "CAN_MANAGE_RUN"
+    };
+    let mut files = String::new();
+    for i in 0..3 {
+        files.push_str(&format!(
+            r#"
+resource "databricks_notebook" "nb{i}" {{
+  path           = "${{databricks_directory.d.path}}/nb{i}.py"
+  content_base64 = base64encode("print({version}{i})\n")
+}}
+
+resource "databricks_workspace_file" "wf{i}" {{
+  path           = "${{databricks_directory.d.path}}/conf{i}.json"
+  content_base64 = base64encode("{{\"v\": {version}{i}}}")
+}}
+
+resource "databricks_file" "f{i}" {{
+  path           = "${{databricks_volume.v.volume_path}}/in/{i}/data.csv"
+  content_base64 = base64encode("id,v\n{i},{version}\n")
+}}
+"#
+        ));
+    }
+    format!(
+        r#"variable "host" {{
+  type = string
+}}
+
+provider "databricks" {{
+  host                 = var.host
+  http_timeout_seconds = 1
+}}
+
+resource "databricks_catalog" "c" {{
+  name          = "{prefix}_cat"
+  force_destroy = true
+}}
+
+resource "databricks_schema" "s" {{
+  catalog_name  = databricks_catalog.c.name
+  name          = "raw"
+  force_destroy = true
+}}
+
+resource "databricks_volume" "v" {{
+  catalog_name = databricks_schema.s.catalog_name
+  schema_name  = databricks_schema.s.name
+  name         = "landing"
+  volume_type  = "MANAGED"
+}}
+
+resource "databricks_directory" "d" {{
+  path = "/Shared/{prefix}"
+}}
+{files}
+resource "databricks_job" "j" {{
+  name = "{prefix}_job_v{version}"
+  task {{
+    task_key = "t"
+    notebook_task {{
+      notebook_path = databricks_notebook.nb0.path
+    }}
+  }}
+}}
+
+resource "databricks_permissions" "job" {{
+  job_id = databricks_job.j.id
+  access_control {{
+    group_name       = "users"
+    permission_level = "{job_level}"
+  }}
+}}
+
+resource "databricks_permissions" "folder" {{
+  directory_id = databricks_directory.d.object_id
+  access_control {{
+    group_name       = "users"
+    permission_level = "{level}"
+  }}
+}}
+
+resource "databricks_permissions" "notebook" {{
+  notebook_path = databricks_notebook.nb1.path
+  access_control {{
+    group_name       = "users"
+    permission_level = "{level}"
+  }}
+}}
+"#
+    )
+}
+
+/// The writes safe to repeat that [`repeatable_writes_config`] makes, by method.
+const REPEATABLE_WRITES: &[(&str, &str)] = &[
+    (
+        "POST",
+        r"/api/2\.[0-9]/(workspace/(mkdirs|import|delete)|jobs/(reset|delete))",
+    ),
+    ("PUT", r"/api/2\.0/(fs/.*|permissions/.*)"),
+    ("DELETE", r"/api/2\.[0-9]/(fs/.*|unity-catalog/.*)"),
+];
+
+/// About a fifth of the writes that are safe to repeat fail, for ever: a 500, 502 or 504
+/// before the write is carried out, or after it a 500, a dropped connection or an answer
+/// later than the client's 1 s timeout (six faults of 3.7% each per method).
+fn fail_a_fifth_of_repeatable_writes(serve: &Serve, seed: u64) {
+    let kinds = [
+        json!({"status": 500}),
+        json!({"status": 502}),
+        json!({"status": 504}),
+        json!({"status": 500, "after_side_effect": true}),
+        json!({"drop": true, "after_side_effect": true}),
+        json!({"delay_ms": 1500, "after_side_effect": true}),
+    ];
+    let mut n = 0;
+    for (method, path) in REPEATABLE_WRITES {
+        for kind in &kinds {
+            n += 1;
+            let mut f = json!({"method": method, "path": path, "times": 0, "probability": 0.037, "seed": seed * 100 + n});
+            f.as_object_mut()
+                .unwrap()
+                .extend(kind.as_object().unwrap().clone());
+            serve.ok("POST", "/__emulator/faults", Some(f));
+        }
+    }
+}
+
+/// A query value percent-encoded (a path regex holds `|`, `\`, `[`).
+fn encoded(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Apply, an apply that updates everything, and destroy, each under a fifth of its
+/// repeatable writes failing: every command finishes the first time (the client sends those
+/// writes again), and what is left is what was configured, then nothing.
+#[test]
+fn apply_update_and_destroy_finish_when_a_fifth_of_repeatable_writes_fail() {
+    let mut needed_rerun = Vec::new();
+    let mut not_converged = Vec::new();
+    let mut commands = 0;
+    let mut fired_total = 0;
+    let mut writes_total = 0;
+    for seed in [1u64, 2, 3] {
+        let prefix = format!("rw{seed}");
+        let dir = config(&[("main.bf.hcl", &repeatable_writes_config(&prefix, 1))]);
+        let d = dir.path();
+        let serve = Serve::start(&d.join(".brickform/local"), &[]);
+        fail_a_fifth_of_repeatable_writes(&serve, seed);
+        for (step, version, args) in [
+            ("apply", 1, ["apply", "--auto-approve"]),
+            ("update", 2, ["apply", "--auto-approve"]),
+            ("destroy", 2, ["destroy", "--auto-approve"]),
+        ] {
+            std::fs::write(
+                d.join("main.bf.hcl"),
+                repeatable_writes_config(&prefix, version),
+            )
+            .unwrap();
+            commands += 1;
+            // A command that fails is run again (up to twice more) so the others can be
+            // measured; any such re-run fails the test.
+            let mut runs = Vec::new();
+            for _ in 0..3 {
+                let (code, out, err) = bf(d, &serve, &args);
+                runs.push(format!("{out}\n{err}"));
+                if code == 0 {
+                    break;
+                }
+            }
+            if runs.len() > 1 {
+                needed_rerun.push(format!("seed {seed} {step}:\n{}", runs[0]));
+            }
+            if step != "destroy" {
+                // Converged: nothing left to do.
+                let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+                if code != 0 {
+                    not_converged.push(format!("seed {seed} {step}:\n{out}\n{err}"));
+                }
+            }
+        }
+        let dump = serve.dump();
+        let jobs = dump["jobs"].as_object().map_or(0, |j| j.len());
+        if !objects(&dump).is_empty() || jobs > 0 {
+            not_converged.push(format!(
+                "seed {seed}: left after destroy: {:?}, {jobs} jobs",
+                objects(&dump)
+            ));
+        }
+        let faults = serve.ok("GET", "/__emulator/faults", None);
+        fired_total += faults["faults"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["fired"].as_u64().unwrap())
+            .sum::<u64>();
+        for (method, path) in REPEATABLE_WRITES {
+            let log = serve.ok(
+                "GET",
+                &format!(
+                    "/__emulator/requests?method={method}&path={}",
+                    encoded(path)
+                ),
+                None,
+            );
+            writes_total += log["requests"].as_array().unwrap().len();
+        }
+    }
+    let share = fired_total as f64 / writes_total as f64;
+    eprintln!(
+        "{commands} commands, {} needed a re-run, {} unconverged; {fired_total} faults in {writes_total} repeatable writes",
+        needed_rerun.len(),
+        not_converged.len()
+    );
+    assert!(
+        (0.1..0.3).contains(&share),
+        "{fired_total} of {writes_total} repeatable writes failed: the faults did not fire as set up"
+    );
+    assert!(
+        needed_rerun.is_empty() && not_converged.is_empty(),
+        "{} of {commands} commands needed a re-run, {} ended unconverged ({fired_total} faults in {writes_total} writes):\n{}\n====\n{}",
+        needed_rerun.len(),
+        not_converged.len(),
+        needed_rerun.join("\n----\n"),
+        not_converged.join("\n----\n")
+    );
+}

@@ -196,7 +196,9 @@ impl Runner for JobRunner {
         let run_id: i64 = started.id.parse().map_err(|_| {
             RunError::Unexpected(format!("run-now returned run id {:?}", started.id))
         })?;
+        // Cancelling a run that has ended changes nothing: safe to send again.
         client
+            .idempotent()
             .post("/api/2.2/jobs/runs/cancel", &json!({ "run_id": run_id }))
             .await?;
         Ok(())

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use brickform_core::provider::{ErrorKind, ProviderError};
 use brickform_databricks::client::{
-    AuthType, Client, ClientError, MemoryStore, NoStore, SecretStore, Settings, Source,
+    ApiError, AuthType, Client, ClientError, MemoryStore, NoStore, SecretStore, Settings, Source,
 };
 use brickform_emulator::{Emulator, EmulatorConfig, RunningEmulator};
 use serde_json::{Value, json};
@@ -1122,4 +1122,345 @@ async fn not_found_answers_raise_the_rate_like_successes() {
         "the limiter stayed near its start of {start} req/s: {s:?}"
     );
     assert_eq!(s.throttled, 0, "{s:?}");
+}
+
+// ---------------------------------------------------------------- writes safe to repeat
+
+/// A write the tests below send, marked safe to repeat by `idempotent()` (or, for the Files
+/// API, by the client's own calls).
+#[derive(Debug, Clone, Copy)]
+enum SafeWrite {
+    Mkdirs,
+    ImportOverwrite,
+    FilePutOverwrite,
+    DirectoryMake,
+    JobReset,
+}
+
+impl SafeWrite {
+    /// The method and path a fault matches.
+    fn target(self) -> (&'static str, &'static str) {
+        match self {
+            SafeWrite::Mkdirs => ("POST", "/api/2.0/workspace/mkdirs"),
+            SafeWrite::ImportOverwrite => ("POST", "/api/2.0/workspace/import"),
+            SafeWrite::FilePutOverwrite => ("PUT", "/api/2.0/fs/files/.*"),
+            SafeWrite::DirectoryMake => ("PUT", "/api/2.0/fs/directories/.*"),
+            SafeWrite::JobReset => ("POST", "/api/2.2/jobs/reset"),
+        }
+    }
+
+    /// Sends it; `n` makes each send write something new.
+    async fn send(self, c: &Client, job: &Value, n: usize) -> Result<(), ApiError> {
+        match self {
+            SafeWrite::Mkdirs => c
+                .idempotent()
+                .post(
+                    "/api/2.0/workspace/mkdirs",
+                    &json!({"path": format!("/Users/me/safe/d{n}")}),
+                )
+                .await
+                .map(drop),
+            SafeWrite::ImportOverwrite => c
+                .idempotent()
+                .post(
+                    "/api/2.0/workspace/import",
+                    &json!({
+                        "path": "/Users/me/safe/f.txt",
+                        "content": base64(&format!("version {n}")),
+                        "format": "AUTO",
+                        "overwrite": true,
+                    }),
+                )
+                .await
+                .map(drop),
+            SafeWrite::FilePutOverwrite => {
+                c.file_put("/Volumes/c/s/v/f.csv", format!("version {n}").into(), true)
+                    .await
+            }
+            SafeWrite::DirectoryMake => c.directory_make(&format!("/Volumes/c/s/v/d{n}")).await,
+            SafeWrite::JobReset => c
+                .idempotent()
+                .post(
+                    "/api/2.2/jobs/reset",
+                    &json!({"job_id": job, "new_settings": {"name": format!("job {n}")}}),
+                )
+                .await
+                .map(drop),
+        }
+    }
+}
+
+fn base64(s: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(s)
+}
+
+/// A catalog `c`, schema `s`, volume `v`, the folder `/Users/me/safe` and a job.
+async fn safe_write_targets(c: &Client) -> Value {
+    c.post(&format!("{UC}/catalogs"), &json!({"name": "c"}))
+        .await
+        .unwrap();
+    c.post(
+        &format!("{UC}/schemas"),
+        &json!({"name": "s", "catalog_name": "c"}),
+    )
+    .await
+    .unwrap();
+    c.post(
+        &format!("{UC}/volumes"),
+        &json!({"catalog_name": "c", "schema_name": "s", "name": "v", "volume_type": "MANAGED"}),
+    )
+    .await
+    .unwrap();
+    c.post(
+        "/api/2.0/workspace/mkdirs",
+        &json!({"path": "/Users/me/safe"}),
+    )
+    .await
+    .unwrap();
+    let (job, _) = c
+        .post_create("/api/2.2/jobs/create", &json!({"name": "job"}))
+        .await
+        .unwrap();
+    job["job_id"].clone()
+}
+
+fn with(mut spec: Value, more: &Value) -> Value {
+    spec.as_object_mut()
+        .unwrap()
+        .extend(more.as_object().unwrap().clone());
+    spec
+}
+
+/// Server errors and lost answers a write can meet: before it was carried out (500, 502,
+/// 504) and after (a 500, a dropped connection, an answer later than the HTTP timeout).
+fn write_faults() -> Vec<Value> {
+    vec![
+        json!({"status": 500}),
+        json!({"status": 502}),
+        json!({"status": 504}),
+        json!({"status": 500, "after_side_effect": true}),
+        json!({"drop": true, "after_side_effect": true}),
+        json!({"delay_ms": 1000, "after_side_effect": true}),
+    ]
+}
+
+/// A write marked safe to repeat (an upload with overwrite, `mkdirs`, making a directory,
+/// `jobs/reset`) that meets a server error or loses its answer is sent again and succeeds,
+/// leaving what the last attempt wrote; the same fault fails a create at once, sent once.
+#[tokio::test]
+async fn an_idempotent_write_is_retried_after_a_server_error_or_a_lost_answer() {
+    let emu = emulator().await;
+    let c = connect(
+        &Settings {
+            http_timeout: Some(Duration::from_millis(300)),
+            ..pat(&emu.url())
+        },
+        &[],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    let job = safe_write_targets(&c).await;
+    let mut n = 0;
+    for write in [
+        SafeWrite::Mkdirs,
+        SafeWrite::ImportOverwrite,
+        SafeWrite::FilePutOverwrite,
+        SafeWrite::DirectoryMake,
+        SafeWrite::JobReset,
+    ] {
+        let (method, path) = write.target();
+        for f in write_faults() {
+            n += 1;
+            fault(
+                &emu,
+                with(json!({"method": method, "path": path, "times": 1}), &f),
+            )
+            .await;
+            let before = c.stats();
+            write
+                .send(&c, &job, n)
+                .await
+                .unwrap_or_else(|e| panic!("{write:?} after {f}: {e}"));
+            let after = c.stats();
+            assert_eq!(
+                (
+                    after.requests - before.requests,
+                    after.retries - before.retries
+                ),
+                (2, 1),
+                "{write:?} after {f}: sent again once"
+            );
+        }
+    }
+    let faults = control(&emu, reqwest::Method::GET, "faults", Value::Null).await;
+    for f in faults["faults"].as_array().unwrap() {
+        assert_eq!(f["fired"], 1, "{f}");
+    }
+    // What the last attempt of each wrote is there.
+    let file = c.file_get("/Volumes/c/s/v/f.csv").await.unwrap().unwrap();
+    assert_eq!(String::from_utf8(file).unwrap(), "version 18");
+    let exported = c
+        .get(
+            "/api/2.0/workspace/export",
+            &[
+                ("path", "/Users/me/safe/f.txt".into()),
+                ("format", "AUTO".into()),
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(exported["content"], base64("version 12"), "{exported}");
+    let got = c
+        .get("/api/2.2/jobs/get", &[("job_id", job.to_string())])
+        .await
+        .unwrap();
+    assert_eq!(got["settings"]["name"], "job 30", "{got}");
+    for d in [1, 6, 19, 24] {
+        let path = if d < 7 {
+            format!("/Users/me/safe/d{d}")
+        } else {
+            format!("/Volumes/c/s/v/d{d}")
+        };
+        let found = if d < 7 {
+            c.get("/api/2.0/workspace/get-status", &[("path", path.clone())])
+                .await
+                .is_ok()
+        } else {
+            c.directory_entries(&path).await.unwrap().is_some()
+        };
+        assert!(found, "{path} was made");
+    }
+
+    // Without the marker, the same faults end a write at once: sent once, uncertain when it
+    // may have been carried out (the engine then looks for what it made).
+    for f in write_faults() {
+        fault(
+            &emu,
+            with(
+                json!({"method": "POST", "path": "/api/2.2/jobs/create", "times": 1}),
+                &f,
+            ),
+        )
+        .await;
+        let before = c.stats().requests;
+        let e = c
+            .post_create("/api/2.2/jobs/create", &json!({"name": "once"}))
+            .await
+            .unwrap_err();
+        assert!(ProviderError::from(e).uncertain, "{f}");
+        assert_eq!(c.stats().requests - before, 1, "a create after {f}");
+    }
+    // And an upload without overwrite (a repeat of one carried out is ALREADY_EXISTS).
+    fault(
+        &emu,
+        json!({"method": "PUT", "path": "/api/2.0/fs/files/.*", "status": 502, "times": 1}),
+    )
+    .await;
+    let before = c.stats().requests;
+    let e = c
+        .file_put("/Volumes/c/s/v/new.csv", b"x".to_vec(), false)
+        .await
+        .unwrap_err();
+    assert_eq!(e.status, 502);
+    assert_eq!(c.stats().requests - before, 1);
+}
+
+/// A delete carried out whose answer was lost is sent again, meets 404, and counts as
+/// deleted, for the Files API, a workspace object and a job.
+#[tokio::test]
+async fn a_delete_whose_answer_is_lost_after_it_took_effect_counts_as_deleted() {
+    use brickform_databricks::resources::{gone_ok, job::job_missing, volume_files};
+    let emu = emulator().await;
+    let c = connect(
+        &Settings {
+            http_timeout: Some(Duration::from_millis(300)),
+            ..pat(&emu.url())
+        },
+        &[],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    let job = safe_write_targets(&c).await;
+    c.file_put("/Volumes/c/s/v/f.csv", b"x".to_vec(), true)
+        .await
+        .unwrap();
+    for (i, lost) in write_faults()
+        .into_iter()
+        .filter(|f| f["after_side_effect"] == true)
+        .enumerate()
+    {
+        let label = lost.to_string();
+        let path = format!("/Users/me/safe/gone{i}");
+        c.post("/api/2.0/workspace/mkdirs", &json!({ "path": path }))
+            .await
+            .unwrap();
+        let (made, _) = c
+            .post_create("/api/2.2/jobs/create", &json!({"name": "gone"}))
+            .await
+            .unwrap();
+        let file = format!("/Volumes/c/s/v/gone{i}.csv");
+        c.file_put(&file, b"x".to_vec(), true).await.unwrap();
+        for (method, p) in [
+            ("DELETE", "/api/2.0/fs/files/.*"),
+            ("POST", "/api/2.0/workspace/delete"),
+            ("POST", "/api/2.2/jobs/delete"),
+        ] {
+            fault(
+                &emu,
+                with(json!({"method": method, "path": p, "times": 1}), &lost),
+            )
+            .await;
+        }
+        let before = c.stats().requests;
+        volume_files::delete(&c, &file)
+            .await
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        gone_ok(
+            c.idempotent()
+                .post("/api/2.0/workspace/delete", &json!({ "path": path }))
+                .await,
+        )
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+        match c
+            .idempotent()
+            .post("/api/2.2/jobs/delete", &json!({"job_id": made["job_id"]}))
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if job_missing(&e) => {}
+            Err(e) => panic!("{label}: {e}"),
+        }
+        assert_eq!(c.stats().requests - before, 6, "{label}: each sent twice");
+        // The second of each met what the first did: nothing there (for a job, the
+        // service's 400 "Job N does not exist").
+        for (p, status) in [
+            ("/api/2.0/fs/files/Volumes/c/s/v/gone.*", 404),
+            ("/api/2.0/workspace/delete", 404),
+            ("/api/2.2/jobs/delete", 400),
+        ] {
+            let last = logged(&emu, p).await.pop().unwrap();
+            assert_eq!(last["status"], status, "{label}: {last}");
+        }
+        assert!(c.file_get(&file).await.unwrap().is_none(), "{label}");
+        let status = c
+            .get("/api/2.0/workspace/get-status", &[("path", path.clone())])
+            .await
+            .unwrap_err();
+        assert_eq!(status.status, 404, "{label}");
+        let e = c
+            .get(
+                "/api/2.2/jobs/get",
+                &[("job_id", made["job_id"].to_string())],
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::NotFound, "{label}: {e}");
+    }
+    // The job the targets made is still there: only what was asked was deleted.
+    c.get("/api/2.2/jobs/get", &[("job_id", job.to_string())])
+        .await
+        .unwrap();
 }

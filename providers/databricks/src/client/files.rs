@@ -4,6 +4,10 @@
 //!
 //! - files: `GET`, `HEAD`, `PUT ?overwrite=`, `DELETE /api/2.0/fs/files{path}`; with
 //!   `overwrite=false` an existing file is `ALREADY_EXISTS`;
+//! - what is safe to repeat is sent again after a server error or a lost answer: an upload
+//!   with `overwrite=true`, making a directory, a delete (a repeat of one that took effect
+//!   answers 404, which counts as deleted). An upload without `overwrite` is not: a repeat
+//!   of one that took effect would be `ALREADY_EXISTS`.
 //! - directories: `PUT /api/2.0/fs/directories{dir}` (idempotent; a file's directory is not
 //!   made by the upload), `GET` (paged `contents`), `DELETE` (only when empty).
 
@@ -50,18 +54,26 @@ impl Client {
         bytes: Vec<u8>,
         overwrite: bool,
     ) -> Result<(), ApiError> {
-        self.put_bytes(&file(path), &[("overwrite", overwrite.to_string())], bytes)
-            .await
+        let query = [("overwrite", overwrite.to_string())];
+        if overwrite {
+            self.idempotent()
+                .put_bytes(&file(path), &query, bytes)
+                .await
+        } else {
+            self.put_bytes(&file(path), &query, bytes).await
+        }
     }
 
     /// Deletes a file: `true` when it was there, `false` when it was already gone.
     pub async fn file_delete(&self, path: &str) -> Result<bool, ApiError> {
-        Ok(found(self.delete(&file(path), &[]).await)?.is_some())
+        Ok(found(self.idempotent().delete(&file(path), &[]).await)?.is_some())
     }
 
     /// Makes a directory and its parents; one that exists is fine.
     pub async fn directory_make(&self, path: &str) -> Result<(), ApiError> {
-        self.put_bytes(&directory(path), &[], Vec::new()).await
+        self.idempotent()
+            .put_bytes(&directory(path), &[], Vec::new())
+            .await
     }
 
     /// The entries of a directory (`path`, `name`, `is_directory`, …), every page; a
@@ -80,6 +92,6 @@ impl Client {
 
     /// Deletes a directory if it is empty: `Ok(true)` when deleted or already gone.
     pub async fn directory_delete(&self, path: &str) -> Result<bool, ApiError> {
-        found(self.delete(&directory(path), &[]).await).map(|_| true)
+        found(self.idempotent().delete(&directory(path), &[]).await).map(|_| true)
     }
 }

@@ -240,6 +240,62 @@ enum AuthMode<'a> {
     Header(&'a str),
 }
 
+/// Whether a request may be sent again after a failure that may have reached the service
+/// (a 500, 502 or 504, a reset, a timeout). Reads always may; a write only when its caller
+/// says so ([`Client::idempotent`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Repeat {
+    /// Sent again only when it surely did nothing (429, 503, no connection made).
+    Once,
+    /// Sending it twice does what sending it once does.
+    Safe,
+}
+
+/// Writes that are safe to repeat ([`Client::idempotent`]): retried like reads.
+#[derive(Clone, Copy)]
+pub struct Idempotent<'a> {
+    client: &'a Client,
+}
+
+impl Idempotent<'_> {
+    /// A POST that sets a whole object or ends in the same state however often it is sent:
+    /// `workspace/mkdirs`, `workspace/import` with `overwrite`, `workspace/delete`,
+    /// `jobs/reset`, `jobs/delete`, a warehouse's `edit`, `secrets/put`.
+    pub async fn post(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
+        self.client
+            .write(Method::POST, path, &[], Body::Json(body), Repeat::Safe)
+            .await
+    }
+
+    /// A PUT of a whole object (permissions, a pipeline's settings).
+    pub async fn put(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
+        self.client
+            .write(Method::PUT, path, &[], Body::Json(body), Repeat::Safe)
+            .await
+    }
+
+    /// A DELETE; a repeat of one that took effect answers 404, which the caller counts as
+    /// deleted.
+    pub async fn delete(&self, path: &str, query: &[(&str, String)]) -> Result<Value, ApiError> {
+        self.client
+            .write(Method::DELETE, path, query, Body::None, Repeat::Safe)
+            .await
+    }
+
+    /// A Files API upload that replaces what is there (`overwrite=true`), or makes a
+    /// directory.
+    pub async fn put_bytes(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        bytes: Vec<u8>,
+    ) -> Result<(), ApiError> {
+        self.client
+            .put_bytes_as(path, query, bytes, Repeat::Safe)
+            .await
+    }
+}
+
 /// A raw successful answer.
 struct Raw {
     status: u16,
@@ -411,16 +467,21 @@ impl Client {
 
     pub async fn get(&self, path: &str, query: &[(&str, String)]) -> Result<Value, ApiError> {
         let raw = self
-            .send(Method::GET, path, query, Body::None, AuthMode::Api)
+            .send(
+                Method::GET,
+                path,
+                query,
+                Body::None,
+                AuthMode::Api,
+                Repeat::Once,
+            )
             .await?;
         json_body(raw)
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
-        let raw = self
-            .send(Method::POST, path, &[], Body::Json(body), AuthMode::Api)
-            .await?;
-        json_body(raw)
+        self.write(Method::POST, path, &[], Body::Json(body), Repeat::Once)
+            .await
     }
 
     /// A POST that creates something not identified by the caller (a job, a pipeline): the
@@ -428,37 +489,63 @@ impl Client {
     /// lost and the call was repeated), so the caller can look for a duplicate.
     pub async fn post_create(&self, path: &str, body: &Value) -> Result<(Value, bool), ApiError> {
         let raw = self
-            .send(Method::POST, path, &[], Body::Json(body), AuthMode::Api)
+            .send(
+                Method::POST,
+                path,
+                &[],
+                Body::Json(body),
+                AuthMode::Api,
+                Repeat::Once,
+            )
             .await?;
         let uncertain = raw.after_uncertain_retry;
         Ok((json_body(raw)?, uncertain))
     }
 
     pub async fn patch(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
-        let raw = self
-            .send(Method::PATCH, path, &[], Body::Json(body), AuthMode::Api)
-            .await?;
-        json_body(raw)
+        self.write(Method::PATCH, path, &[], Body::Json(body), Repeat::Once)
+            .await
     }
 
     pub async fn put(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
-        let raw = self
-            .send(Method::PUT, path, &[], Body::Json(body), AuthMode::Api)
-            .await?;
-        json_body(raw)
+        self.write(Method::PUT, path, &[], Body::Json(body), Repeat::Once)
+            .await
     }
 
     pub async fn delete(&self, path: &str, query: &[(&str, String)]) -> Result<Value, ApiError> {
-        let raw = self
-            .send(Method::DELETE, path, query, Body::None, AuthMode::Api)
-            .await?;
-        json_body(raw)
+        self.write(Method::DELETE, path, query, Body::None, Repeat::Once)
+            .await
     }
 
     /// DELETE with a JSON body (a few APIs, e.g. some permission endpoints, take one).
     pub async fn delete_with_body(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
+        self.write(Method::DELETE, path, &[], Body::Json(body), Repeat::Once)
+            .await
+    }
+
+    /// The same client for writes that are safe to repeat: sending one twice leaves the
+    /// workspace as sending it once does (an upload with overwrite, `mkdirs`, a delete, a PUT
+    /// or `reset`/`edit` of a whole object). These are also sent again after a 500, 502 or
+    /// 504, a reset connection or a timeout, within the retry budget, as reads are. A create
+    /// the service names (`jobs/create`) is never one: repeated, it makes a second object.
+    ///
+    /// A repeated delete whose first attempt took effect answers 404: the caller counts
+    /// that as deleted, as it counts any 404 of a delete.
+    pub fn idempotent(&self) -> Idempotent<'_> {
+        Idempotent { client: self }
+    }
+
+    /// A JSON write with the given repeat rule.
+    async fn write(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Body<'_>,
+        repeat: Repeat,
+    ) -> Result<Value, ApiError> {
         let raw = self
-            .send(Method::DELETE, path, &[], Body::Json(body), AuthMode::Api)
+            .send(method, path, query, body, AuthMode::Api, repeat)
             .await?;
         json_body(raw)
     }
@@ -470,12 +557,23 @@ impl Client {
         query: &[(&str, String)],
         bytes: Vec<u8>,
     ) -> Result<(), ApiError> {
+        self.put_bytes_as(path, query, bytes, Repeat::Once).await
+    }
+
+    async fn put_bytes_as(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        bytes: Vec<u8>,
+        repeat: Repeat,
+    ) -> Result<(), ApiError> {
         self.send(
             Method::PUT,
             path,
             query,
             Body::Bytes(bytes.into()),
             AuthMode::Api,
+            repeat,
         )
         .await?;
         Ok(())
@@ -484,7 +582,14 @@ impl Client {
     /// Files API download: the raw body.
     pub async fn get_bytes(&self, path: &str) -> Result<Vec<u8>, ApiError> {
         let raw = self
-            .send(Method::GET, path, &[], Body::None, AuthMode::Api)
+            .send(
+                Method::GET,
+                path,
+                &[],
+                Body::None,
+                AuthMode::Api,
+                Repeat::Once,
+            )
             .await?;
         Ok(raw.body.to_vec())
     }
@@ -492,7 +597,14 @@ impl Client {
     /// Files API metadata: `None` when the object does not exist.
     pub async fn head(&self, path: &str) -> Result<Option<FileMeta>, ApiError> {
         match self
-            .send(Method::HEAD, path, &[], Body::None, AuthMode::Api)
+            .send(
+                Method::HEAD,
+                path,
+                &[],
+                Body::None,
+                AuthMode::Api,
+                Repeat::Once,
+            )
             .await
         {
             Ok(raw) => {
@@ -577,6 +689,7 @@ impl Client {
                             &[],
                             Body::Form(&form),
                             AuthMode::Header(&basic),
+                            Repeat::Once,
                         ))
                         .await
                         .map_err(|e| ApiError {
@@ -622,6 +735,7 @@ impl Client {
         query: &[(&str, String)],
         body: Body<'_>,
         auth: AuthMode<'_>,
+        repeat: Repeat,
     ) -> Result<Raw, ApiError> {
         let inner = &self.inner;
         let url = self.url(path);
@@ -639,11 +753,14 @@ impl Client {
         let mut attempt: u32 = 0;
         let mut uncertain = false;
         let mut reauthenticated = false;
-        // Sending these again changes nothing: reads, and the OAuth token request (a form).
-        // A write whose answer was lost is not repeated blindly (a second jobs/create makes a
+        // Sending these again changes nothing: reads, the OAuth token request (a form), and
+        // the writes their caller marked safe to repeat (`Client::idempotent`). Any other
+        // write whose answer was lost is not repeated blindly (a second jobs/create makes a
         // second job): it fails as uncertain and the engine looks for what it made.
-        let repeatable =
-            method == Method::GET || method == Method::HEAD || matches!(body, Body::Form(_));
+        let repeatable = repeat == Repeat::Safe
+            || method == Method::GET
+            || method == Method::HEAD
+            || matches!(body, Body::Form(_));
         loop {
             let authorization = match auth {
                 AuthMode::Api => self.api_headers().await?,
@@ -856,6 +973,7 @@ impl Client {
                     &[],
                     Body::None,
                     AuthMode::None,
+                    Repeat::Once,
                 )
                 .await
                 .and_then(json_body)
@@ -880,7 +998,14 @@ impl Client {
             Some(url) => {
                 check_oauth_url(&url)?;
                 let doc = self
-                    .send(Method::GET, &url, &[], Body::None, AuthMode::None)
+                    .send(
+                        Method::GET,
+                        &url,
+                        &[],
+                        Body::None,
+                        AuthMode::None,
+                        Repeat::Once,
+                    )
                     .await
                     .and_then(json_body)
                     .map_err(|e| {

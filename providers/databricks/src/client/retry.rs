@@ -2,10 +2,21 @@
 //!
 //! Retried: 429 and 503 (the service asks to come back later), the few error messages the
 //! official SDK also treats as transient, connections that were never made (refused, connect
-//! timeout), and for reads (GET, HEAD, the OAuth token request: nothing changes however often
-//! they are sent) also 500, 502, 504 and lost answers (a timeout, a reset). Everything else is
-//! final: a 400 repeated is still a 400, and repeating a create whose answer was lost to a 500
-//! or a timeout risks a duplicate (the engine looks for the object instead).
+//! timeout), and for requests that are safe to repeat also 500, 502, 504 and lost answers (a
+//! timeout, a reset). Safe to repeat: reads (GET, HEAD, the OAuth token request: nothing
+//! changes however often they are sent) and the writes their caller marks so
+//! (`Client::idempotent`: an upload with overwrite, `mkdirs`, a delete, a PUT, `reset` or
+//! `edit` of a whole object). Everything else is final: a 400 repeated is still a 400, and
+//! repeating a create whose answer was lost to a 500 or a timeout risks a duplicate (the
+//! engine looks for the object instead).
+//!
+//! The official SDKs retry 429 and 503 (databricks-sdk-go `apierr/errors.go` `IsRetriable`;
+//! databricks-sdk-py `errors/customizer.py`), 504 (Go, `httpclient/errors.go`
+//! `DefaultErrorRetriable`), and resets and timeouts for every method, creates included
+//! (Go `urlErrorTransientErrorMessages`; Python `_base_client.py` `_is_retryable`), but no
+//! 500 ("some API's recommend retries on HTTP 500, but we'll add that later"). Here a create
+//! is never sent again after a failure that may have reached the service, and a write that
+//! is safe to repeat is, after a 500 or 502 too.
 
 use std::time::Duration;
 
@@ -19,10 +30,11 @@ const TRANSIENT_MESSAGES: &[&str] = &[
     "RPC token bucket limit has been exceeded",
 ];
 
-pub(crate) fn retryable_status(status: u16, message: &str, read: bool) -> bool {
+/// `repeatable`: the request is safe to send again (a read, or a write marked idempotent).
+pub(crate) fn retryable_status(status: u16, message: &str, repeatable: bool) -> bool {
     status == 429
         || status == 503
-        || (read && matches!(status, 500 | 502 | 504))
+        || (repeatable && matches!(status, 500 | 502 | 504))
         || TRANSIENT_MESSAGES.iter().any(|m| message.contains(m))
 }
 
@@ -61,20 +73,27 @@ mod tests {
 
     #[test]
     fn statuses() {
-        for read in [false, true] {
-            assert!(retryable_status(429, "", read));
-            assert!(retryable_status(503, "", read));
+        for repeatable in [false, true] {
+            assert!(retryable_status(429, "", repeatable));
+            assert!(retryable_status(503, "", repeatable));
             for s in [400, 401, 403, 404, 409] {
-                assert!(!retryable_status(s, "boom", read), "{s}");
+                assert!(!retryable_status(s, "boom", repeatable), "{s}");
             }
-            assert!(retryable_status(500, "Unexpected error: try later", read));
+            assert!(retryable_status(
+                500,
+                "Unexpected error: try later",
+                repeatable
+            ));
         }
         for s in [500, 502, 504] {
             assert!(
                 !retryable_status(s, "boom", false),
                 "a write {s} is not repeated"
             );
-            assert!(retryable_status(s, "boom", true), "a read {s} is");
+            assert!(
+                retryable_status(s, "boom", true),
+                "a read's or an idempotent write's {s} is"
+            );
         }
     }
 

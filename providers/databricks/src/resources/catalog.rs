@@ -62,7 +62,12 @@ fn drop_default_schema<'a>(
             return Ok(());
         }
         let path = format!("/api/2.1/unity-catalog/schemas/{}.default", catalog.id);
-        super::gone_ok(client.delete(&path, &[("force", "true".to_string())]).await)
+        super::gone_ok(
+            client
+                .idempotent()
+                .delete(&path, &[("force", "true".to_string())])
+                .await,
+        )
     })
 }
 

@@ -287,6 +287,7 @@ impl ContentKind {
                 if replacing {
                     gone_ok(
                         client
+                            .idempotent()
                             .post(
                                 "/api/2.0/workspace/delete",
                                 &json!({ "path": path, "recursive": true }),
@@ -296,6 +297,7 @@ impl ContentKind {
                 }
                 if let Some(dir) = volume_files::parent(&path) {
                     client
+                        .idempotent()
                         .post("/api/2.0/workspace/mkdirs", &json!({ "path": dir }))
                         .await
                         .map_err(err)?;
@@ -313,6 +315,7 @@ impl ContentKind {
             Store::Notebook | Store::WorkspaceFile => {
                 if let Some(dir) = volume_files::parent(&path) {
                     client
+                        .idempotent()
                         .post("/api/2.0/workspace/mkdirs", &json!({ "path": dir }))
                         .await
                         .map_err(err)?;
@@ -336,7 +339,9 @@ impl ContentKind {
                 } else {
                     body["format"] = json!("AUTO");
                 }
+                // With overwrite, a repeat replaces what the first attempt wrote.
                 client
+                    .idempotent()
                     .post("/api/2.0/workspace/import", &body)
                     .await
                     .map_err(err)?;
@@ -690,6 +695,7 @@ impl ResourceKind for ContentKind {
         match self.store {
             Store::Notebook | Store::WorkspaceFile => gone_ok(
                 client
+                    .idempotent()
                     .post(
                         "/api/2.0/workspace/delete",
                         &json!({ "path": id, "recursive": recursive }),

@@ -104,6 +104,7 @@ impl ResourceKind for Directory {
         let client = self.shared.client()?;
         let path = str_attr(config, "path").unwrap_or("").trim_end_matches('/');
         client
+            .idempotent()
             .post("/api/2.0/workspace/mkdirs", &json!({ "path": path }))
             .await
             .map_err(err)?;
@@ -138,6 +139,7 @@ impl ResourceKind for Directory {
             .and_then(Value::as_bool)
             .unwrap_or(false);
         let deleted = client
+            .idempotent()
             .post(
                 "/api/2.0/workspace/delete",
                 &json!({ "path": id, "recursive": recursive }),

@@ -1756,6 +1756,7 @@ async fn pause_until(deadline: std::time::Instant, attempt: u32, what: &str) -> 
 async fn cancel_runs(client: &Client, id: i64, deadline: std::time::Instant) -> ProviderResult<()> {
     for run in active_runs(client, id).await? {
         client
+            .idempotent()
             .post("/api/2.2/jobs/runs/cancel", &json!({ "run_id": run }))
             .await
             .map_err(err)?;
@@ -2163,6 +2164,7 @@ impl ResourceKind for Job {
             for other in owned_jobs(&client, &name, &tag).await.map_err(err)? {
                 if other != id {
                     match client
+                        .idempotent()
                         .post("/api/2.2/jobs/delete", &json!({ "job_id": other }))
                         .await
                     {
@@ -2262,6 +2264,7 @@ impl ResourceKind for Job {
         }
         let body = json!({ "job_id": id, "new_settings": settings });
         client
+            .idempotent()
             .post("/api/2.2/jobs/reset", &body)
             .await
             .map_err(err)?;
@@ -2276,6 +2279,7 @@ impl ResourceKind for Job {
     async fn delete(&self, _ctx: &OpContext, id: &str, _prior: &Object) -> ProviderResult<()> {
         let client = self.shared.client()?;
         match client
+            .idempotent()
             .post("/api/2.2/jobs/delete", &json!({ "job_id": job_id(id)? }))
             .await
         {

@@ -692,6 +692,7 @@ impl Permissions {
         let body =
             json!({ "access_control_list": entries.iter().map(Entry::json).collect::<Vec<_>>() });
         client
+            .idempotent()
             .put(&format!("/api/2.0/permissions{id}"), &body)
             .await
             .map_err(err)

@@ -990,7 +990,11 @@ impl ResourceKind for PipelineKind {
                 }
             }
         }
-        client.put(&Self::path(id), &body).await.map_err(err)?;
+        client
+            .idempotent()
+            .put(&Self::path(id), &body)
+            .await
+            .map_err(err)?;
         self.read_back(&client, id, config).await
     }
 
@@ -1000,7 +1004,7 @@ impl ResourceKind for PipelineKind {
         if let Some(c) = prior.get("cascade").and_then(Value::as_bool) {
             query.push(("cascade", c.to_string()));
         }
-        if let Err(e) = gone_ok(client.delete(&Self::path(id), &query).await) {
+        if let Err(e) = gone_ok(client.idempotent().delete(&Self::path(id), &query).await) {
             // A delete whose answer was lost may have been carried out: a pipeline that now
             // reads DELETING (or is gone) was deleted, and is waited for like any other.
             let deleting = e.uncertain
@@ -1030,6 +1034,7 @@ impl ResourceKind for PipelineKind {
         for volume in (self.flavor.leaves_volumes)(id, prior) {
             gone_ok(
                 client
+                    .idempotent()
                     .delete(&format!("/api/2.1/unity-catalog/volumes/{volume}"), &[])
                     .await,
             )?;

@@ -68,7 +68,9 @@ impl ResourceKind for Secret {
         let scope = str_attr(config, "scope").unwrap_or("");
         let key = str_attr(config, "key").unwrap_or("");
         let body = json!({ "scope": scope, "key": key, "string_value": str_attr(config, "string_value").unwrap_or("") });
+        // Puts the value whether or not the key exists: a repeat writes the same value.
         client
+            .idempotent()
             .post("/api/2.0/secrets/put", &body)
             .await
             .map_err(err)?;
@@ -154,6 +156,7 @@ impl ResourceKind for Secret {
         let (scope, key) = split(id)?;
         gone_ok(
             client
+                .idempotent()
                 .post(
                     "/api/2.0/secrets/delete",
                     &json!({ "scope": scope, "key": key }),

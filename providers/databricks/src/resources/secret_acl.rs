@@ -127,6 +127,7 @@ impl SecretAcl {
             )));
         }
         client
+            .idempotent()
             .post(
                 "/api/2.0/secrets/acls/put",
                 &json!({ "scope": scope, "principal": principal, "permission": permission }),
@@ -210,6 +211,7 @@ impl ResourceKind for SecretAcl {
             }
             return super::gone_ok(
                 client
+                    .idempotent()
                     .post(
                         "/api/2.0/secrets/acls/put",
                         &json!({ "scope": scope, "principal": principal, "permission": "MANAGE" }),
@@ -219,6 +221,7 @@ impl ResourceKind for SecretAcl {
         }
         super::gone_ok(
             client
+                .idempotent()
                 .post(
                     "/api/2.0/secrets/acls/delete",
                     &json!({ "scope": scope, "principal": principal }),

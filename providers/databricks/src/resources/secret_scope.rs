@@ -187,6 +187,7 @@ impl ResourceKind for SecretScope {
         let client = self.shared.client()?;
         gone_ok(
             client
+                .idempotent()
                 .post("/api/2.0/secrets/scopes/delete", &json!({ "scope": id }))
                 .await,
         )

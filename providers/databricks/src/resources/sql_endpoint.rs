@@ -530,7 +530,10 @@ impl ResourceKind for SqlEndpoint {
             && let Err(e) = self.wait_running(&client, &id).await
         {
             // As the Terraform provider does: a warehouse that does not start is not kept.
-            let _ = client.delete(&format!("{BASE}/{id}"), &[]).await;
+            let _ = client
+                .idempotent()
+                .delete(&format!("{BASE}/{id}"), &[])
+                .await;
             return Err(e);
         }
         self.read(ctx, &id, config).await?.ok_or_else(|| {
@@ -568,6 +571,7 @@ impl ResourceKind for SqlEndpoint {
         };
         let sent = with_held(config, live.as_ref().unwrap_or(prior));
         client
+            .idempotent()
             .post(&format!("{BASE}/{id}/edit"), &body(&self.schema, &sent))
             .await
             .map_err(err)?;
@@ -578,7 +582,12 @@ impl ResourceKind for SqlEndpoint {
 
     async fn delete(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<()> {
         let client = self.shared.client()?;
-        gone_ok(client.delete(&format!("{BASE}/{id}"), &[]).await)
+        gone_ok(
+            client
+                .idempotent()
+                .delete(&format!("{BASE}/{id}"), &[])
+                .await,
+        )
     }
 
     /// Names are unique in a workspace: the name finds the warehouse.

@@ -686,7 +686,7 @@ impl ResourceKind for UcKind {
             let (client, query, path) = (&client, &query, self.path(id));
             let refusal = &refusal;
             async move {
-                match client.delete(&path, query).await {
+                match client.idempotent().delete(&path, query).await {
                     Err(e) if e.error_code.ends_with("_NOT_EMPTY") => {
                         let status = format!("not empty ({})", e.message);
                         if let Ok(mut r) = refusal.lock() {
