@@ -166,7 +166,7 @@ pub(crate) struct Ignored<'l> {
     lifecycle: &'l Lifecycle,
     exists: bool,
     /// For the new object of a replacement: only what the configuration writes is kept.
-    /// What the service assigned the old object (a managed volume's storage location) is
+    /// What the service assigned the old object (a storage location the service chose) is
     /// not the new one's, and sending it would fail the create.
     replacing: bool,
 }

@@ -340,7 +340,7 @@ impl Engine<'_> {
         c.container = Some(container.to_string());
         // A new object: what only the service tells is known after apply, and so is what it
         // assigned the old object where the configuration may have left it to the service
-        // (a managed volume's storage location). One the configuration sets is shown as
+        // (a storage location the service chose). One the configuration sets is shown as
         // known after apply too, and apply sends it as configured.
         if let (Some(kind), Some(after)) = (
             self.registry_for(&c.provider).kind(&c.type_name),
