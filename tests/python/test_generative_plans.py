@@ -1313,7 +1313,14 @@ def check_sent(schemas, plan, config, writes, content_unread=False):
             problems.append(([rc["address"]], f"planned {acts}", f"no create sent: {mine}"))
             continue
         view, removed, partial = merged_writes(schema, mine)
+        full = after
         after = restrict(schema, after, config[kind])
+        if not creating:
+            # What ignore_changes covers is sent as the object keeps it, whatever part of it
+            # the configuration writes (an empty block keeps the recipients the object has).
+            for name in ignored_names(schemas, kind, config[kind]):
+                if name in full:
+                    after[name] = full[name]
         changed = {f["path"][0] for f in ch.get("fields", []) if f.get("path")}
         configured = {"content_base64"} if kind == "notebook" else set(config[kind]) - {"lifecycle"}
         if kind == "notebook" and content_unread and content_ignored(config["notebook"]):
