@@ -1259,6 +1259,34 @@ fn cases_the_generator_found() {
                 vec![],
             ),
         ],
+        // A targeted destroy takes what depends on the target through a block with no
+        // instances (`count = 0`), as Terraform's graph does: it used to leave r2, which
+        // names r1 in replace_triggered_by, behind its deleted r0.
+        {
+            let config = vec![
+                Some(thing(0)),
+                Some(Res {
+                    count: Some(0),
+                    parent: Some(0),
+                    ..thing(0)
+                }),
+                Some(Res {
+                    triggers: Some(Trigger {
+                        of: 1,
+                        comment: false,
+                    }),
+                    ..thing(0)
+                }),
+            ];
+            vec![
+                apply(config.clone(), vec![]),
+                Step {
+                    config,
+                    outside: vec![],
+                    op: Op::TargetedDestroy(0),
+                },
+            ]
+        },
         // A create's after holds the service's default.
         vec![apply(vec![None, Some(whole(0))], vec![])],
         // An update keeps what the service reported for a field never configured.

@@ -220,7 +220,7 @@ impl Engine<'_> {
             }
         }
         if !req.targets.is_empty() {
-            self.apply_targets(&mut plan, &mut specs, req, &state, &mut diags);
+            self.apply_targets(&cg, &mut plan, &mut specs, req, &state, &mut diags);
             plan.warnings.push("Resource targeting is in effect: the plan may be incomplete. Use --target only to recover from mistakes, not for routine changes.".into());
         }
         // After targeting: what the plan carries out, and only that.

@@ -78,6 +78,7 @@ impl Engine<'_> {
     /// itself depends on.
     pub(super) fn apply_targets(
         &self,
+        graph: &ConfigGraph,
         plan: &mut Plan,
         specs: &mut Vec<InstanceSpec>,
         req: &PlanRequest,
@@ -103,6 +104,22 @@ impl Engine<'_> {
             d
         };
         let destroying = req.mode == PlanMode::Destroy;
+        // Destroying follows the configuration's blocks too, as Terraform's graph does: a
+        // block with no instances (`count = 0`) still joins what reads it to what it reads.
+        let block_dependencies: Vec<(String, Vec<String>)> = if destroying {
+            graph
+                .dag()
+                .nodes()
+                .filter_map(|n| match &graph.dag()[n] {
+                    node @ ConfigNode::Resource(r) => {
+                        Some((r.to_string(), graph.resource_dependencies(node)))
+                    }
+                    _ => None,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut keep: HashSet<String> = HashSet::new();
         let mut stack: Vec<String> = plan
             .changes
@@ -120,6 +137,13 @@ impl Engine<'_> {
                 for c in &plan.changes {
                     if depends_on(c).iter().any(|d| *d == a || *d == a_base) {
                         stack.push(c.address.clone());
+                    }
+                }
+                // The block's address is kept only to be walked through: no change has it
+                // unless the block has instances, which are reached the same way.
+                for (block, deps) in &block_dependencies {
+                    if deps.iter().any(|d| d == a_base) {
+                        stack.push(block.clone());
                     }
                 }
             } else if let Some(c) = plan.changes.iter().find(|c| c.address == a) {
