@@ -988,6 +988,20 @@ pub trait ResourceKind: Send + Sync {
         Ok(remote)
     }
 
+    /// Finishes a delete the service accepted when what the delete does after its call may
+    /// not have run: brickform was killed, or the answer was lost, after the object began
+    /// going. Waits for an object the service deletes later to be gone and removes what
+    /// the delete leaves behind otherwise (a staging volume); must be safe to run twice.
+    /// `prior` holds the last applied attributes, as for [`ResourceKind::delete`].
+    async fn complete_delete(
+        &self,
+        _ctx: &OpContext,
+        _id: &str,
+        _prior: &Object,
+    ) -> ProviderResult<()> {
+        Ok(())
+    }
+
     /// Finds an object by the key [`ResourceKind::natural_key`] gave. `Ok(None)` when
     /// there is none.
     async fn find_by_key(&self, _ctx: &OpContext, _key: &str) -> ProviderResult<Option<Remote>> {

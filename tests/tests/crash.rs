@@ -29,11 +29,17 @@ fn apply_killed_after(d: &Path, serve: &Serve, delay: Duration) -> bool {
 }
 
 /// Starts `apply` and kills it with SIGKILL as soon as `now` holds (if it has not finished).
-fn apply_killed_when(d: &Path, serve: &Serve, mut now: impl FnMut() -> bool) -> bool {
+fn apply_killed_when(d: &Path, serve: &Serve, now: impl FnMut() -> bool) -> bool {
+    killed_when(d, serve, "apply", now)
+}
+
+/// Starts `command` (`apply` or `destroy`) and kills it with SIGKILL as soon as `now`
+/// holds (if it has not finished).
+fn killed_when(d: &Path, serve: &Serve, command: &str, mut now: impl FnMut() -> bool) -> bool {
     let mut child = std::process::Command::new(bin())
         .args(["-C"])
         .arg(d)
-        .args(["apply", "--auto-approve", "--var"])
+        .args([command, "--auto-approve", "--var"])
         .arg(format!("host={}", serve.url))
         .env(TOKEN.0, TOKEN.1)
         .env("NO_COLOR", "1")
@@ -199,6 +205,135 @@ fn apply_killed_at_random_points_then_destroy_leaves_nothing() {
         killed * 2 >= rounds,
         "only {killed} of {rounds} applies were cut short"
     );
+}
+
+/// A destroy killed while the pipelines it deleted are still going (the service reads them
+/// DELETING for a while): the next apply finishes those deletes (waits for them to go,
+/// removes the gateway's staging volume) and makes new pipelines, so the job it makes
+/// again runs a pipeline that exists, not one that is disappearing.
+#[test]
+fn a_destroy_killed_while_its_pipelines_go_is_finished_by_the_next_apply() {
+    let dir = config(&[(
+        "main.bf.hcl",
+        r#"variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_catalog" "c" {
+  name = "goingcat"
+}
+resource "databricks_schema" "s" {
+  catalog_name = databricks_catalog.c.name
+  name         = "land"
+}
+resource "databricks_connection" "src" {
+  name            = "going_src"
+  connection_type = "POSTGRESQL"
+  options = {
+    host     = "db.example.com"
+    port     = "5432"
+    user     = "app"
+    password = "pw"
+  }
+}
+resource "databricks_ingestion_gateway" "gw" {
+  name                    = "going_gw"
+  connection_name         = databricks_connection.src.name
+  gateway_storage_catalog = databricks_catalog.c.name
+  gateway_storage_schema  = databricks_schema.s.name
+}
+resource "databricks_pipeline" "p" {
+  name       = "going_p"
+  catalog    = databricks_catalog.c.name
+  schema     = databricks_schema.s.name
+  serverless = true
+  library {
+    notebook { path = "/Shared/going" }
+  }
+}
+resource "databricks_job" "j" {
+  name = "going_j"
+  task {
+    task_key = "t"
+    pipeline_task { pipeline_id = databricks_pipeline.p.id }
+  }
+}
+"#,
+    )]);
+    let d = dir.path();
+    // Each pipeline reads DELETING for 3 s after its delete is accepted.
+    let serve = Serve::start(&d.join(".brickform/local"), &["--update-step-ms", "3000"]);
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let staging: Vec<String> = serve.dump()["volumes"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|v| v.contains("__databricks_ingestion_gateway_staging_data"))
+        .cloned()
+        .collect();
+    assert_eq!(staging.len(), 1, "{staging:?}");
+
+    // Killed once both pipelines' deletes were sent: both are going, and the log holds
+    // their deletes as intents without results.
+    let deletes = || {
+        let log = serve.ok(
+            "GET",
+            "/__emulator/requests?method=DELETE&path=/api/2.0/pipelines/.*",
+            None,
+        );
+        log["requests"].as_array().unwrap().len()
+    };
+    let killed = killed_when(d, &serve, "destroy", || deletes() >= 2);
+    assert!(killed, "the destroy ended before the kill");
+    let states = |serve: &Serve| -> Vec<String> {
+        let (_, list) = serve.call("GET", "/api/2.0/pipelines", None);
+        list["statuses"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {}",
+                    p["name"].as_str().unwrap(),
+                    p["state"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let going = states(&serve);
+    assert!(
+        going.iter().filter(|s| s.ends_with(" DELETING")).count() == 2,
+        "{going:?}"
+    );
+
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    for address in ["databricks_pipeline.p", "databricks_ingestion_gateway.gw"] {
+        assert!(
+            err.contains(&format!("{address}: the interrupted delete completed")),
+            "{err}"
+        );
+    }
+    // The old gateway's staging volume went with it; the new gateway has its own.
+    let volumes = serve.dump()["volumes"].clone();
+    assert!(volumes.get(&staging[0]).is_none(), "{volumes}");
+    // Nothing is going any more, and the job runs the pipeline that exists.
+    let now = states(&serve);
+    assert!(now.iter().all(|s| !s.contains("DELETING")), "{now:?}");
+    let (_, jobs) = serve.call("GET", "/api/2.2/jobs/list?expand_tasks=true", None);
+    let pipeline_id = jobs["jobs"][0]["settings"]["tasks"][0]["pipeline_task"]["pipeline_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, p) = serve.call("GET", &format!("/api/2.0/pipelines/{pipeline_id}"), None);
+    assert_eq!(status, 200, "{p}");
+    assert_eq!(p["state"], "IDLE", "{p}");
+
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = bf(d, &serve, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(objects(&serve.dump()), Vec::<String>::new());
 }
 
 #[test]

@@ -185,6 +185,26 @@ fn destroy_waits_for_the_pipeline_to_go_before_it_deletes_the_schema_its_tables_
     assert!(refused.is_empty(), "{refused:?}");
 }
 
+/// A pipeline deleted outside brickform reads DELETING for a while: the plan treats it as
+/// gone (a create), not as there, so nothing is built on a pipeline that is disappearing.
+#[test]
+fn a_pipeline_deleted_outside_and_still_going_is_planned_as_gone() {
+    let dir = config(&[("main.bf.hcl", &config_text(true))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &["--update-step-ms", "5000"]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let id = pipeline_id(&serve, "pt_ig");
+    serve.ok("DELETE", &format!("/api/2.0/pipelines/{id}"), None);
+    let p = serve.ok("GET", &format!("/api/2.0/pipelines/{id}"), None);
+    assert_eq!(p["state"], "DELETING", "{p}");
+    let out = bf_ok(d, &serve, &["plan"]);
+    assert!(
+        out.contains("databricks_ingestion_pipeline.ig will be created"),
+        "{out}"
+    );
+    assert!(out.contains("1 to add, 0 to change, 0 to destroy"), "{out}");
+}
+
 #[test]
 fn a_schema_refused_once_as_not_empty_is_deleted_on_a_later_try() {
     let dir = config(&[("main.bf.hcl", &config_text(false))]);

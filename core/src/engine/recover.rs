@@ -5,7 +5,9 @@
 //!   into state (no duplicate is made), none found means the create never happened;
 //! - a create that sent a token (a kind whose repeated create returns what the first made)
 //!   keeps the token in state for the next create of the address, which sends it again;
-//! - a delete is checked by reading the object: gone means done;
+//! - a delete is checked by reading the object: gone (or going, for an object the service
+//!   deletes later) means it was carried out, and what the delete does after its call
+//!   (waiting for the object to go, removing what it leaves) is finished;
 //! - an update is left to the next plan, which compares the live object again.
 
 use super::Engine;
@@ -122,6 +124,19 @@ impl Engine<'_> {
                 (WalOp::Delete, Some(kind)) => match &intent.id {
                     Some(id) => match kind.read(&ctx, id, &Object::new()).await {
                         Ok(None) => {
+                            // Gone, or going: what the delete does after its call (a wait
+                            // for an object the service removes later, a volume it leaves)
+                            // may not have run, and runs now.
+                            let prior = super::instance::prior_of(doc, &intent.address)
+                                .map(|(_, p)| p.merged())
+                                .unwrap_or_default();
+                            if let Err(e) = kind.complete_delete(&ctx, id, &prior).await {
+                                return Err(Diagnostic::error(format!(
+                                    "Cannot finish the interrupted delete of {}: {}",
+                                    intent.address, e.message
+                                ))
+                                .into());
+                            }
                             lines.push(format!(
                                 "{}: the interrupted delete completed",
                                 intent.address

@@ -652,11 +652,20 @@ impl PipelineKind {
         Some(Remote { id, attrs })
     }
 
+    /// The pipeline as the service holds it, `None` once it is gone or going: a pipeline
+    /// whose delete was accepted answers for a while with state DELETING, then DELETED
+    /// (docs/architecture.md, Wire facts). Going counts as gone for everything but the
+    /// delete's own wait, so a plan never builds on a pipeline that is disappearing.
     async fn get(&self, client: &Client, id: &str) -> ProviderResult<Option<Json>> {
-        let resp = none_if_missing(client.get(&Self::path(id), &[]).await)?;
-        // A deleted pipeline may still answer for a while, with state DELETED: that counts as
-        // gone (docs/architecture.md, Wire facts).
-        Ok(resp.filter(|r| r.get("state").and_then(Json::as_str) != Some("DELETED")))
+        Ok(self
+            .get_any(client, id)
+            .await?
+            .filter(|r| !matches!(state(r), Some("DELETING" | "DELETED"))))
+    }
+
+    /// The pipeline while the service still answers for it, in whatever state.
+    async fn get_any(&self, client: &Client, id: &str) -> ProviderResult<Option<Json>> {
+        none_if_missing(client.get(&Self::path(id), &[]).await)
     }
 
     async fn read_with(
@@ -688,6 +697,11 @@ impl PipelineKind {
             ))
         })
     }
+}
+
+/// A pipeline's state as a GET answers it.
+fn state(resp: &Json) -> Option<&str> {
+    resp.get("state").and_then(Json::as_str)
 }
 
 /// Every pipeline kind (a Lakeflow Connect gateway and ingestion pipeline are pipelines too)
@@ -998,7 +1012,7 @@ impl ResourceKind for PipelineKind {
         self.read_back(&client, id, config).await
     }
 
-    async fn delete(&self, _ctx: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
+    async fn delete(&self, ctx: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
         let client = self.shared.client()?;
         let mut query = Vec::new();
         if let Some(c) = prior.get("cascade").and_then(Value::as_bool) {
@@ -1007,28 +1021,35 @@ impl ResourceKind for PipelineKind {
         if let Err(e) = gone_ok(client.idempotent().delete(&Self::path(id), &query).await) {
             // A delete whose answer was lost may have been carried out: a pipeline that now
             // reads DELETING (or is gone) was deleted, and is waited for like any other.
-            let deleting = e.uncertain
-                && match self.get(&client, id).await {
-                    Ok(None) => true,
-                    Ok(Some(p)) => p.get("state").and_then(Json::as_str) == Some("DELETING"),
-                    Err(_) => false,
-                };
+            let deleting = e.uncertain && matches!(self.get(&client, id).await, Ok(None));
             if !deleting {
                 return Err(e);
             }
         }
-        // The service deletes asynchronously (the pipeline reads DELETING, and its tables
-        // are still in their schemas until it is gone): wait, so what depends on it (the
-        // schema) is deleted after it.
+        self.complete_delete(ctx, id, prior).await
+    }
+
+    /// The service deletes asynchronously (the pipeline reads DELETING, and its tables are
+    /// still in their schemas until it is gone): waits, so what depends on it (the schema)
+    /// is deleted after it, then removes the volumes the pipeline leaves behind (a
+    /// gateway's staging volume). Also run for a delete an interrupted run sent.
+    async fn complete_delete(
+        &self,
+        _ctx: &OpContext,
+        id: &str,
+        prior: &Object,
+    ) -> ProviderResult<()> {
+        let client = self.shared.client()?;
         let what = format!(
             "{} {id} was deleted but has not gone",
             self.flavor.type_name
         );
         super::wait_until(super::PIPELINE_GONE_WAIT, &what, || async {
-            Ok(self.get(&client, id).await?.map(|p| {
-                let state = p.get("state").and_then(Json::as_str).unwrap_or("present");
-                format!("in state {state}")
-            }))
+            Ok(self
+                .get_any(&client, id)
+                .await?
+                .filter(|p| state(p) != Some("DELETED"))
+                .map(|p| format!("in state {}", state(&p).unwrap_or("present"))))
         })
         .await?;
         for volume in (self.flavor.leaves_volumes)(id, prior) {
