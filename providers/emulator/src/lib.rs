@@ -41,6 +41,9 @@ pub use config::{EmulatorConfig, Timings};
 pub use entra::TENANT as AZURE_TENANT;
 pub use errors::ApiError;
 pub use store::{JOURNAL_FILE, PersistError, STATE_FILE, read_workspace};
+/// The service's lists the local workspace checks what it is sent against, for a test that
+/// holds the provider's own lists to them.
+pub use uc::{CONNECTION_TYPES, grantable_privileges};
 
 use app::App;
 use axum::Router;

@@ -12,7 +12,7 @@ use brickform_core::value::Object;
 use std::sync::Arc;
 
 /// `ConnectionType`.
-const CONNECTION_TYPES: &[&str] = &[
+pub const CONNECTION_TYPES: &[&str] = &[
     "ADOBE_COMMERCE",
     "ADP_WORKFORCE_NOW",
     "AHA",

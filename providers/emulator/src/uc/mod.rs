@@ -18,11 +18,19 @@ pub use model::{
 };
 pub use routes::{CONNECTIONS_PATH, routes};
 
+/// What a grant on each securable may hold, by its `securable_type`: the privileges of
+/// what it contains included, as they are inherited downward.
+pub fn grantable_privileges() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
+    securables::SECURABLES
+        .iter()
+        .map(|s| (s.grant_type, s.privileges))
+}
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// `ConnectionType` of the Databricks SDK.
-const CONNECTION_TYPES: &[&str] = &[
+pub const CONNECTION_TYPES: &[&str] = &[
     "ADOBE_COMMERCE",
     "ADP_WORKFORCE_NOW",
     "AHA",
