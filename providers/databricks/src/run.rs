@@ -511,11 +511,18 @@ impl Runner for PipelineRunner {
     async fn start(
         &self,
         client: &Client,
-        _address: &str,
+        address: &str,
         id: &str,
         req: &RunRequest,
     ) -> Result<Started, RunError> {
-        let update_id = start_pipeline_update(client, id, &req.update).await?;
+        let update_id = match start_pipeline_update(client, id, &req.update).await {
+            Err(RunError::Api(e)) if e.error_code == "RESOURCE_CONFLICT" => {
+                return Err(continuous_conflict(client, address, id)
+                    .await
+                    .unwrap_or(RunError::Api(e)));
+            }
+            other => other?,
+        };
         Ok(Started {
             object: id.to_string(),
             message: format!("started update {update_id} of pipeline {id}"),
@@ -543,6 +550,31 @@ impl Runner for PipelineRunner {
             .await?;
         Ok(())
     }
+}
+
+/// Why an update of a continuous pipeline cannot start, when that is why the service
+/// answered RESOURCE_CONFLICT: a continuous pipeline's update runs until it is stopped, so
+/// another cannot start beside it. `None` when the pipeline is not continuous or not
+/// running (the conflict is another one: an update someone else started, a delete), so the
+/// service's own message is shown.
+async fn continuous_conflict(client: &Client, address: &str, id: &str) -> Option<RunError> {
+    let p = client
+        .get(&format!("/api/2.0/pipelines/{id}"), &[])
+        .await
+        .ok()?;
+    if p.pointer("/spec/continuous").and_then(Json::as_bool) != Some(true) {
+        return None;
+    }
+    let running = p
+        .get("latest_updates")
+        .and_then(Json::as_array)
+        .and_then(|u| u.first())
+        .and_then(|u| u.get("update_id"))
+        .and_then(Json::as_str)
+        .map_or_else(String::new, |u| format!(" (update {u})"));
+    Some(RunError::Refused(format!(
+        "{address} is a continuous pipeline: its update{running} runs until it is stopped, so another cannot start. To restart it now (new source code, or a full refresh), stop it first (`databricks pipelines stop {id}`, or Stop on its page), then run `brickform run {address}` again"
+    )))
 }
 
 /// The pause between polls: quick at first so short runs end quickly, then once a second,
