@@ -991,7 +991,8 @@ pub trait ResourceKind: Send + Sync {
     /// Finishes a delete the service accepted when what the delete does after its call may
     /// not have run: brickform was killed, or the answer was lost, after the object began
     /// going. Waits for an object the service deletes later to be gone and removes what
-    /// the delete leaves behind otherwise (a staging volume); must be safe to run twice.
+    /// the delete leaves behind otherwise (storage the service made for the object); must be
+    /// safe to run twice.
     /// `prior` holds the last applied attributes, as for [`ResourceKind::delete`].
     async fn complete_delete(
         &self,
