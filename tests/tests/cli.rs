@@ -1269,3 +1269,55 @@ fn a_usage_error_exits_1_for_every_command() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// A value left as a template's placeholder is a warning at the attribute that holds it,
+/// naming only the placeholder (the value around it may be sensitive), from a literal or
+/// through a variable.
+#[test]
+fn validate_warns_of_placeholders_never_filled_in() {
+    let dir = config(&[(
+        "main.bf.hcl",
+        r#"provider "databricks" {}
+variable "owner" {
+  default = "CHANGE_ME"
+}
+resource "databricks_schema" "s" {
+  catalog_name = "<your-catalog>"
+  name         = "landing"
+  owner        = var.owner
+}
+"#,
+    )]);
+    let out = brickform(dir.path())
+        .args(["validate", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["warning_count"], 2, "{j}");
+    let warnings = j["diagnostics"].as_array().unwrap();
+    let catalog = warnings
+        .iter()
+        .find(|d| {
+            d["summary"]
+                .as_str()
+                .unwrap()
+                .contains("\"<your-catalog>\"")
+        })
+        .unwrap_or_else(|| panic!("{j}"));
+    assert!(
+        catalog["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("databricks_schema.s: catalog_name holds"),
+        "{catalog}"
+    );
+    assert_eq!(catalog["range"]["start"]["line"], 6, "{catalog}");
+    assert!(
+        warnings.iter().any(|d| d["summary"]
+            .as_str()
+            .unwrap()
+            .contains("owner holds \"CHANGE_ME\"")),
+        "{j}"
+    );
+}

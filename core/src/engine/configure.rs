@@ -77,6 +77,8 @@ pub(crate) fn decoded(i: &Inputs<'_>, address: &str) -> Configured {
         decode_instance(r, schema, i.world, i.base_dir, i.key, i.each);
     let mut preset_notes = Vec::new();
     if !diags.has_errors() {
+        let placeholders = super::placeholders::found(&config);
+        diags.extend(findings(placeholders, r, address, &config, schema));
         diags.extend(findings(kind.check(&config), r, address, &config, schema));
         if i.production {
             let found = kind.production_findings(&config);

@@ -8,6 +8,7 @@ mod configure;
 mod containers;
 pub mod inputs;
 mod instance;
+mod placeholders;
 mod planner;
 pub mod promote;
 mod providers;
