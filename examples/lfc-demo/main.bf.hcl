@@ -37,9 +37,39 @@ variable "source_password" {
   default     = "local-workspace-only"
 }
 
+variable "source_database" {
+  type        = string
+  description = "The source database's kind: sqlserver, mysql or postgresql (the demo's three)."
+  default     = "sqlserver"
+  validation {
+    condition     = contains(["sqlserver", "mysql", "postgresql"], var.source_database)
+    error_message = "source_database is sqlserver, mysql or postgresql."
+  }
+}
+
 variable "source_host" {
   type    = string
-  default = "lfcdemo-sqlserver.example.com"
+  default = "lfcdemo-source.example.com"
+}
+
+variable "dtix_snapshot_method" {
+  type        = string
+  description = "How bronze reads the table without a key (dtix) as snapshots: cdf (a function that hands over a new snapshot only when the table has a new version) or full (the built-in view, every run)."
+  default     = "cdf"
+  validation {
+    condition     = contains(["cdf", "full"], var.dtix_snapshot_method)
+    error_message = "dtix_snapshot_method is cdf or full."
+  }
+}
+
+variable "silver_sequence_by" {
+  type        = string
+  description = "The column that orders the keyed table's (intpk) changes in silver: dt (its timestamp) or pk."
+  default     = "dt"
+  validation {
+    condition     = contains(["dt", "pk"], var.silver_sequence_by)
+    error_message = "silver_sequence_by is dt or pk."
+  }
 }
 
 variable "catalog" {
@@ -76,9 +106,16 @@ variable "sdp_meta_version" {
 }
 
 locals {
-  source_type = "sqlserver"
-  env         = "prod"
-  group       = "A1"
+  source_type = var.source_database
+  # Each source database kind: its connection type and port, and whether its tables are
+  # named with a catalog (MySQL has none).
+  source = {
+    sqlserver  = { connection_type = "SQLSERVER", port = "1433", catalog = "lfcdemo" }
+    mysql      = { connection_type = "MYSQL", port = "3306", catalog = null }
+    postgresql = { connection_type = "POSTGRESQL", port = "5432", catalog = "lfcdemo" }
+  }[var.source_database]
+  env   = "prod"
+  group = "A1"
   # Names follow the demo's: sdp_meta_<layer>_lfc_<run_id>.
   specs_schema  = "sdp_meta_dataflowspecs_lfc_${var.run_id}"
   bronze_schema = "sdp_meta_bronze_lfc_${var.run_id}"
@@ -99,11 +136,11 @@ resource "databricks_catalog" "demo" {
 
 resource "databricks_connection" "source" {
   name            = "lfcdemo-${local.source_type}-${var.run_id}"
-  connection_type = "SQLSERVER"
+  connection_type = local.source.connection_type
   comment         = "The demo's source database"
   options = {
     host     = var.source_host
-    port     = "1433"
+    port     = local.source.port
     user     = "lfcdemo"
     password = var.source_password
   }
@@ -135,10 +172,27 @@ resource "databricks_ingestion_pipeline" "ig" {
   development          = true
   ingestion_gateway_id = databricks_ingestion_gateway.gw.id
 
+  # PostgreSQL replicates through a logical replication slot and a publication of the
+  # source tables, which the demo's setup creates on the source database.
+  dynamic "source_configurations" {
+    for_each = var.source_database == "postgresql" ? [local.lfc_prefix] : []
+    content {
+      catalog {
+        source_catalog = local.source.catalog
+        postgres {
+          slot_config {
+            slot_name        = source_configurations.value
+            publication_name = "${source_configurations.value}_pub"
+          }
+        }
+      }
+    }
+  }
+
   # A table keyed by an integer: replicated as SCD type 1 (rows updated in place).
   object {
     table {
-      source_catalog      = "lfcdemo"
+      source_catalog      = local.source.catalog
       source_schema       = "lfcdemo"
       source_table        = "intpk"
       destination_catalog = databricks_catalog.demo.name
@@ -152,7 +206,7 @@ resource "databricks_ingestion_pipeline" "ig" {
   # A table with history: replicated as SCD type 2 (__START_AT / __END_AT per version).
   object {
     table {
-      source_catalog      = "lfcdemo"
+      source_catalog      = local.source.catalog
       source_schema       = "lfcdemo"
       source_table        = "dtix"
       destination_catalog = databricks_catalog.demo.name
@@ -257,7 +311,7 @@ resource "sdp_meta_flow" "intpk" {
 
     cdc_apply_changes {
       keys               = ["pk"]
-      sequence_by        = "_commit_version"
+      sequence_by        = var.silver_sequence_by
       scd_type           = "1"
       apply_as_deletes   = "_change_type = 'delete'"
       except_column_list = ["_change_type", "_commit_version", "_commit_timestamp"]
@@ -314,9 +368,10 @@ resource "sdp_meta_onboarding" "a1" {
   sdp_meta_version          = var.sdp_meta_version
   dependency                = var.sdp_meta_dependency
 
-  # The runner below passes a snapshot function for bronze (the "cdf" snapshot method).
+  # With the "cdf" snapshot method the runner passes a snapshot function for bronze; with
+  # "full" it reads the built-in view and renames dtix's columns in a transform.
   runner {
-    bronze_snapshot_function = true
+    bronze_snapshot_function = var.dtix_snapshot_method == "cdf"
   }
 }
 
@@ -341,7 +396,7 @@ resource "databricks_pipeline" "bronze" {
   channel     = "PREVIEW"
 
   configuration = merge(sdp_meta_onboarding.a1.pipeline_configuration[local.group]["bronze"], {
-    dtix_snapshot_method = "cdf"
+    dtix_snapshot_method = var.dtix_snapshot_method
   })
 
   library {

@@ -380,3 +380,112 @@ fn two_copies_side_by_side_apply_and_destroy_independently() {
         assert_eq!(dump[kind], json!({}), "{kind} left: {}", dump[kind]);
     }
 }
+
+/// The demo's launch choices as variables: how bronze reads the table without a key
+/// (`dtix_snapshot_method`), the column that orders the keyed table's changes in silver
+/// (`silver_sequence_by`) and the source database's kind (`source_database`). Each applies,
+/// the rendered onboarding file and the objects follow it, and the plan between two choices
+/// shows what differs.
+#[test]
+fn the_demos_launch_choices_apply_and_plan_as_their_differences() {
+    let dir = example_copy("lfc-demo");
+    let d = dir.path();
+    let onboarding = |d: &std::path::Path| -> Value {
+        let dump = local_dump(d);
+        serde_json::from_str(&file_text(&dump, &format!("{VOLUME}/conf/onboarding.json"))).unwrap()
+    };
+    run_ok(d, &["apply", "--local", "--auto-approve"], &[]);
+    let rows = onboarding(d);
+    assert_eq!(rows[0]["silver_cdc_apply_changes"]["sequence_by"], "dt");
+
+    // The other snapshot method and sequence column: the plan shows those two changes.
+    let choices = [
+        "--var",
+        "dtix_snapshot_method=full",
+        "--var",
+        "silver_sequence_by=pk",
+    ];
+    let mut args = vec!["plan", "--local", "--no-color"];
+    args.extend(choices);
+    let out = run_ok(d, &args, &[]);
+    assert!(out.contains(r#"sequence_by = "dt" -> "pk""#), "{out}");
+    assert!(
+        out.contains(r#"dtix_snapshot_method = "cdf" -> "full""#),
+        "{out}"
+    );
+    assert!(
+        out.contains("bronze_snapshot_function = true -> false"),
+        "{out}"
+    );
+    // The onboarding changes, so the job run it triggers is made again; nothing else goes.
+    assert!(
+        out.contains("databricks_job_run.downstream must be replaced"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Plan: 1 to add, 3 to change, 1 to destroy."),
+        "{out}"
+    );
+    let mut args = vec!["apply", "--local", "--auto-approve"];
+    args.extend(choices);
+    let out = run_ok(d, &args, &[]);
+    assert!(out.contains("downstream_run = \"SUCCESS\""), "{out}");
+    let rows = onboarding(d);
+    assert_eq!(rows[0]["silver_cdc_apply_changes"]["sequence_by"], "pk");
+    let dump = local_dump(d);
+    let pipelines = by_name(&dump, "pipelines", |p| &p["spec"]["name"]);
+    let bronze = &pipelines["sdp-meta-lfc-bronze-demo"]["spec"]["configuration"];
+    assert_eq!(bronze["dtix_snapshot_method"], "full", "{bronze}");
+
+    // Another source database replaces the connection and what reads through it.
+    for (kind, connection_type) in [("postgresql", "POSTGRESQL"), ("mysql", "MYSQL")] {
+        let var = format!("source_database={kind}");
+        let mut args = vec!["plan", "--local", "--no-color"];
+        args.extend(choices);
+        args.extend(["--var", &var]);
+        let out = run_ok(d, &args, &[]);
+        assert!(
+            out.contains("databricks_connection.source must be replaced"),
+            "{out}"
+        );
+        assert!(out.contains(connection_type), "{out}");
+        let mut args = vec!["apply", "--local", "--auto-approve"];
+        args.extend(choices);
+        args.extend(["--var", &var]);
+        run_ok(d, &args, &[]);
+        let dump = local_dump(d);
+        let connections = dump["connections"].as_object().unwrap();
+        assert_eq!(connections.len(), 1, "{connections:?}");
+        let connection = connections.values().next().unwrap();
+        assert_eq!(connection["info"]["connection_type"], connection_type);
+        let pipelines = by_name(&dump, "pipelines", |p| &p["spec"]["name"]);
+        let ig = &pipelines[&format!("lfcdemo_{kind}_demo_ig")]["spec"]["ingestion_definition"];
+        let table = &ig["objects"][0]["table"];
+        match kind {
+            "postgresql" => {
+                assert_eq!(table["source_catalog"], "lfcdemo", "{ig}");
+                assert_eq!(
+                    ig["source_configurations"][0]["catalog"]["postgres"]["slot_config"],
+                    json!({"slot_name": "lfcdemo_postgresql_demo",
+                        "publication_name": "lfcdemo_postgresql_demo_pub"}),
+                    "{ig}"
+                );
+            }
+            _ => {
+                assert!(table.get("source_catalog").is_none(), "{ig}");
+                assert!(ig.get("source_configurations").is_none(), "{ig}");
+            }
+        }
+        // The onboarding file reads the new destination schema.
+        let rows = onboarding(d);
+        assert_eq!(
+            rows[0]["source_details"]["source_database"],
+            format!("lfc_demo.lfcdemo_{kind}_demo")
+        );
+    }
+    let mut args = vec!["destroy", "--local", "--auto-approve"];
+    args.extend(choices);
+    args.extend(["--var", "source_database=mysql"]);
+    run_ok(d, &args, &[]);
+    assert_eq!(objects(&local_dump(d)), Vec::<String>::new());
+}
