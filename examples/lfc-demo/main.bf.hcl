@@ -423,7 +423,9 @@ resource "databricks_pipeline" "silver" {
   }
 }
 
-# Onboarding (the dataflowspec tables from the files), then bronze, then silver.
+# As the demo's setup does: land the source's tables (the ingestion pipeline's update), then
+# onboarding (the dataflowspec tables from the files), then bronze, then silver. Bronze reads
+# the replicated tables, so it cannot run before they exist.
 resource "databricks_job" "downstream" {
   name = "sdp-meta-lfc-demo-${var.run_id}-downstream"
 
@@ -436,8 +438,18 @@ resource "databricks_job" "downstream" {
   }
 
   task {
+    task_key = "ingest"
+    pipeline_task {
+      pipeline_id = databricks_ingestion_pipeline.ig.id
+    }
+  }
+
+  task {
     task_key        = "onboarding_job"
     environment_key = "sdp_meta"
+    depends_on {
+      task_key = "ingest"
+    }
     python_wheel_task {
       package_name     = "databricks_labs_sdp_meta"
       entry_point      = "run"

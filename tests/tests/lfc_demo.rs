@@ -135,6 +135,12 @@ fn lfc_demo_applies_with_no_input_agrees_everywhere_and_destroys_to_nothing() {
     );
     assert_eq!(params["onboard_layer"], "bronze_silver");
     assert_eq!(params["overwrite"], "True");
+    // As the demo's setup: the source's tables land first, then onboarding, bronze, silver.
+    assert_eq!(tasks["ingest"]["depends_on"], Value::Null);
+    assert_eq!(
+        tasks["onboarding_job"]["depends_on"],
+        json!([{"task_key": "ingest"}])
+    );
     assert_eq!(
         tasks["bronze_dlt"]["depends_on"],
         json!([{"task_key": "onboarding_job"}])
@@ -144,6 +150,15 @@ fn lfc_demo_applies_with_no_input_agrees_everywhere_and_destroys_to_nothing() {
         json!([{"task_key": "bronze_dlt"}])
     );
 
+    // The replicated tables are there after apply: the job's first task landed them.
+    let tables = dump["tables"].as_object().unwrap();
+    for t in ["intpk", "dtix"] {
+        assert!(
+            tables.contains_key(&format!("lfc_demo.lfcdemo_sqlserver_demo.{t}")),
+            "{:?}",
+            tables.keys().collect::<Vec<_>>()
+        );
+    }
     let pipelines = by_name(&dump, "pipelines", |p| &p["spec"]["name"]);
     let ig = &pipelines["lfcdemo_sqlserver_demo_ig"];
     let scheduler = &jobs["lfcdemo_sqlserver_demo_ig_scheduler"]["settings"];
