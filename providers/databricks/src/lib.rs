@@ -35,6 +35,9 @@ pub struct Shared {
     plan: std::sync::atomic::AtomicU64,
     /// The schemas' tables one plan's pipelines share (see [`resources::locations::PlanTables`]).
     pub(crate) tables: resources::locations::PlanTables,
+    /// Workspace folders objects of this run made or recorded as made (see
+    /// [`resources::workspace_folders`]).
+    pub(crate) made_folders: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Shared {

@@ -7,7 +7,7 @@
 //! upload the kind records what the service holds (`remote_fingerprint`); a read that finds
 //! something else reports a different `content_sha256`, which the plan puts back.
 
-use super::{err, gone_ok, none_if_missing, str_attr, volume_files};
+use super::{err, gone_ok, none_if_missing, str_attr, volume_files, workspace_folders};
 use crate::Shared;
 use crate::client::Client;
 use crate::volume_path::VolumePath;
@@ -150,6 +150,7 @@ pub fn workspace_object_schema(schema: Schema) -> Schema {
             Attribute::computed("object_id", AttrType::Number)
                 .describe("The service's id of the object."),
         )
+        .attr(workspace_folders::attribute())
 }
 
 /// `/Workspace` + `path` (once: a path written with the prefix keeps it).
@@ -282,6 +283,8 @@ impl ContentKind {
         let bytes = content_of(config, &ctx.base_dir).map_err(ProviderError::invalid)?;
         let path = self.object_path(config);
         let dbc = self.store == Store::Notebook && archive(config);
+        // Folders made for the object: recorded by a create (an update keeps the record).
+        let mut created = Vec::new();
         match self.store {
             _ if dbc => {
                 if replacing {
@@ -296,11 +299,7 @@ impl ContentKind {
                     )?;
                 }
                 if let Some(dir) = volume_files::parent(&path) {
-                    client
-                        .idempotent()
-                        .post("/api/2.0/workspace/mkdirs", &json!({ "path": dir }))
-                        .await
-                        .map_err(err)?;
+                    created = workspace_folders::make(client, &self.shared, dir).await?;
                 }
                 let body = json!({
                     "path": path,
@@ -314,11 +313,7 @@ impl ContentKind {
             }
             Store::Notebook | Store::WorkspaceFile => {
                 if let Some(dir) = volume_files::parent(&path) {
-                    client
-                        .idempotent()
-                        .post("/api/2.0/workspace/mkdirs", &json!({ "path": dir }))
-                        .await
-                        .map_err(err)?;
+                    created = workspace_folders::make(client, &self.shared, dir).await?;
                 }
                 let mut body = json!({
                     "path": path,
@@ -355,6 +350,12 @@ impl ContentKind {
         attrs.insert("id".into(), Value::from(path.as_str()));
         attrs.insert("remote_fingerprint".into(), Value::from(fingerprint));
         self.describe_object(client, &path, &mut attrs).await?;
+        if self.store != Store::VolumeFile && !replacing {
+            attrs.insert(
+                workspace_folders::ATTRIBUTE.into(),
+                Value::List(created.into_iter().map(Value::from).collect()),
+            );
+        }
         if let Some(l) = language_of(config)
             && self.store == Store::Notebook
         {
@@ -681,27 +682,36 @@ impl ResourceKind for ContentKind {
         &self,
         ctx: &OpContext,
         _id: &str,
-        _prior: &Object,
+        prior: &Object,
         config: &Object,
     ) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
-        self.upload(&client, ctx, config, true).await
+        let mut remote = self.upload(&client, ctx, config, true).await?;
+        if let Some(folders) = prior.get(workspace_folders::ATTRIBUTE) {
+            remote
+                .attrs
+                .insert(workspace_folders::ATTRIBUTE.into(), folders.clone());
+        }
+        Ok(remote)
     }
 
-    async fn delete(&self, _ctx: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
+    async fn delete(&self, ctx: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
         let client = self.shared.client()?;
         // An archive made a folder: it goes with what it holds, as the provider deletes it.
         let recursive = str_attr(prior, "format") == Some("DBC");
         match self.store {
-            Store::Notebook | Store::WorkspaceFile => gone_ok(
-                client
-                    .idempotent()
-                    .post(
-                        "/api/2.0/workspace/delete",
-                        &json!({ "path": id, "recursive": recursive }),
-                    )
-                    .await,
-            ),
+            Store::Notebook | Store::WorkspaceFile => {
+                gone_ok(
+                    client
+                        .idempotent()
+                        .post(
+                            "/api/2.0/workspace/delete",
+                            &json!({ "path": id, "recursive": recursive }),
+                        )
+                        .await,
+                )?;
+                workspace_folders::remove_empty(&client, &self.shared, ctx, id, prior).await
+            }
             Store::VolumeFile => volume_files::delete(&client, id).await,
         }
     }

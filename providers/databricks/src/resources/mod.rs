@@ -35,6 +35,7 @@ pub mod volume;
 pub mod volume_files;
 pub mod wire;
 pub mod workspace_file;
+pub mod workspace_folders;
 
 use crate::Shared;
 use crate::client::ApiError;

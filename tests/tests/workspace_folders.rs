@@ -1,0 +1,102 @@
+//! Folders a notebook's or workspace file's create makes (its parent folders that did not
+//! exist) are removed by destroy when nothing else is in them, so "0 left behind" is true;
+//! folders that were there before stay, and a made folder that holds something else now is
+//! kept and named.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Serve, config};
+use common::{served as bf, served_ok as bf_ok};
+
+const CONFIG: &str = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_notebook" "deep" {
+  path           = "/Shared/bf_made/a/b/deep"
+  language       = "PYTHON"
+  content_base64 = base64encode("print(1)")
+}
+resource "databricks_notebook" "beside" {
+  path           = "/Shared/bf_made/a/beside"
+  language       = "PYTHON"
+  content_base64 = base64encode("print(2)")
+}
+resource "databricks_workspace_file" "existing_folder" {
+  path           = "/Shared/kept.txt"
+  content_base64 = base64encode("x")
+}
+"#;
+
+fn folders(serve: &Serve) -> Vec<String> {
+    let dump = serve.dump();
+    let mut out: Vec<String> = dump["workspace"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, o)| o["object_type"] == "DIRECTORY")
+        .map(|(p, _)| p.clone())
+        .filter(|p| p.starts_with("/Shared"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn destroy_removes_the_folders_a_create_made_and_keeps_the_others() {
+    let dir = config(&[("main.bf.hcl", CONFIG)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    let before = folders(&serve);
+    assert!(before.contains(&"/Shared".to_string()), "{before:?}");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(
+        folders(&serve),
+        [
+            "/Shared",
+            "/Shared/bf_made",
+            "/Shared/bf_made/a",
+            "/Shared/bf_made/a/b"
+        ]
+    );
+    // An update of the content keeps what the create recorded.
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        CONFIG.replace("print(1)", "print(10)"),
+    )
+    .unwrap();
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert!(out.contains("3 destroyed, 0 left behind"), "{out}");
+    assert_eq!(folders(&serve), before);
+}
+
+#[test]
+fn a_made_folder_that_holds_something_else_is_kept_and_named() {
+    let dir = config(&[("main.bf.hcl", CONFIG)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    // Someone puts a file of their own into a folder brickform made.
+    serve.ok(
+        "POST",
+        "/api/2.0/workspace/import",
+        Some(
+            serde_json::json!({"path": "/Shared/bf_made/a/theirs.py", "format": "AUTO",
+            "content": "eA==", "overwrite": true}),
+        ),
+    );
+    let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert!(
+        out.contains("kept folder /Shared/bf_made/a, made by this object's create: it holds other objects now"),
+        "{out}"
+    );
+    // b, which only brickform's notebook was in, is gone; a and what is above it stay.
+    assert_eq!(
+        folders(&serve),
+        ["/Shared", "/Shared/bf_made", "/Shared/bf_made/a"]
+    );
+}
