@@ -675,7 +675,7 @@ fn notebook_updates_its_content_and_is_destroyed_case() -> Case {
         steps: vec![Step {
             what: "content",
             config: content("databricks_notebook", "/Shared/inv/etl.py", "print(2)", ""),
-            expect: Expect::Update(&["content_base64", "content_sha256"]),
+            expect: Expect::Update(&["content_base64", "content_sha256", "remote_fingerprint"]),
             shows: "~ content_base64 = \"cHJpbnQoMSk=\" -> \"cHJpbnQoMik=\"",
             vars: &[],
             present: &["workspace:/Shared/inv/etl"],
@@ -703,7 +703,7 @@ fn workspace_file_updates_its_content_and_is_destroyed_case() -> Case {
                 "{\\\"a\\\": 1}",
                 "",
             ),
-            expect: Expect::Update(&["content_base64", "content_sha256"]),
+            expect: Expect::Update(&["content_base64", "content_sha256", "remote_fingerprint"]),
             shows: "~ content_sha256",
             vars: &[],
             present: &["workspace:/Shared/inv/conf.json"],
@@ -743,7 +743,7 @@ fn volume_file_updates_its_content_and_is_destroyed_case() -> Case {
         steps: vec![Step {
             what: "content",
             config: content("databricks_file", path, "id\\n1\\n2\\n", &volume_parents()),
-            expect: Expect::Update(&["content_base64", "content_sha256"]),
+            expect: Expect::Update(&["content_base64", "content_sha256", "remote_fingerprint"]),
             shows: "~ content_sha256",
             vars: &[],
             present: &["file:/Volumes/inv_file_cat/raw/landing/in/data file.csv"],

@@ -59,12 +59,32 @@ fn destroy_removes_the_folders_a_create_made_and_keeps_the_others() {
             "/Shared/bf_made/a/b"
         ]
     );
-    // An update of the content keeps what the create recorded.
+    // An update of the content keeps what the create recorded. Its plan knows the
+    // fingerprint of what the service will hold only after apply.
     std::fs::write(
         d.join("main.bf.hcl"),
         CONFIG.replace("print(1)", "print(10)"),
     )
     .unwrap();
+    let plan: serde_json::Value =
+        serde_json::from_str(&bf_ok(d, &serve, &["plan", "--json"])).unwrap();
+    let change = plan["resource_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["address"] == "databricks_notebook.deep")
+        .unwrap();
+    assert_eq!(change["change"]["actions"], serde_json::json!(["update"]));
+    assert_eq!(
+        change["change"]["after_unknown"]["remote_fingerprint"], true,
+        "{change}"
+    );
+    assert!(
+        change["change"]["after"]
+            .get("remote_fingerprint")
+            .is_none(),
+        "{change}"
+    );
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
     let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "{out}\n{err}");

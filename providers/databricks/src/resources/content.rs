@@ -129,7 +129,14 @@ pub fn base_schema(description: &'static str) -> Schema {
                 .describe("SHA-256 of the content; derived from source or content_base64."),
         )
         .attr(Attribute::computed("id", AttrType::String))
-        .attr(Attribute::computed("remote_fingerprint", AttrType::String))
+        .attr(
+            // What the service holds after the upload: new whenever the content is.
+            Attribute::computed("remote_fingerprint", AttrType::String).derived_from(&[
+                "content_sha256",
+                "source",
+                "content_base64",
+            ]),
+        )
 }
 
 /// What a workspace object (a notebook, a workspace file) has besides: where it is shown
