@@ -94,6 +94,17 @@ pub struct Attribute {
     /// time, a run state a changed spec restarts), so an update makes it known only after
     /// apply.
     pub changes_on_write: bool,
+    /// Values the service holds and answers in another spelling than the one they were
+    /// written in, as `(written, answered)` pairs (an enumeration's newer name answered by
+    /// its older alias; a written value the service resolves to one of several has a pair
+    /// for each). A configured value is what the service holds when it answers one of its
+    /// spellings, so an object the service answered that way (an imported one) plans no
+    /// change.
+    pub answered_as: &'static [(&'static str, &'static str)],
+    /// The service acts on the value and never answers it: an answer without it says
+    /// nothing about it, so it is not drift, and an imported object is taken to hold what
+    /// the configuration says.
+    pub unanswered: bool,
 }
 
 /// The values an enumerated attribute accepts.
@@ -196,6 +207,8 @@ impl Attribute {
             allowed: None,
             check: None,
             changes_on_write: false,
+            answered_as: &[],
+            unanswered: false,
         }
     }
     pub fn required(name: &'static str, ty: AttrType) -> Self {
@@ -237,6 +250,30 @@ impl Attribute {
     pub fn server_default(mut self, v: impl Into<Value>) -> Self {
         self.server_default = Some(v.into());
         self
+    }
+    /// See [`Attribute::answered_as`].
+    pub fn answered_as(mut self, pairs: &'static [(&'static str, &'static str)]) -> Self {
+        self.answered_as = pairs;
+        self
+    }
+    /// See [`Attribute::unanswered`].
+    pub fn unanswered(mut self) -> Self {
+        self.unanswered = true;
+        self
+    }
+    /// Whether the service answering `answered` holds the `written` value: it answers it in
+    /// another spelling ([`Attribute::answered_as`]) or never answers it
+    /// ([`Attribute::unanswered`]).
+    pub fn holds(&self, written: &Value, answered: &Value) -> bool {
+        if self.unanswered && answered.is_null() {
+            return true;
+        }
+        match (written, answered) {
+            (Value::String(w), Value::String(a)) => {
+                self.answered_as.iter().any(|(x, y)| x == w && y == a)
+            }
+            _ => false,
+        }
     }
     /// An enumerated attribute: the values the service accepts, compared exactly.
     pub fn one_of(mut self, values: &'static [&'static str]) -> Self {

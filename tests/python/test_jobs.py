@@ -126,3 +126,36 @@ def test_sdp_meta_onboarding_needs_its_file_in_a_volume(w):
     w.files.upload(path, io.BytesIO(b"[]"), overwrite=True)
     run = w.jobs.run_now(job.job_id).result(timeout=timedelta(seconds=30))
     assert run.state.result_state.value == "SUCCESS"
+
+
+def test_for_each_iterations_run_job_runs_and_task_values_read_through_the_sdk(w, server):
+    """The SDK reads a For each task's iterations from the runs/get of its task run, in pages
+    of 100 (its get_run mixin), resolved values, a Run Job task's run and its trigger."""
+    from databricks.sdk.service.jobs import ConditionTask, ConditionTaskOp, ForEachTask, RunJobTask
+
+    def cond(left, op=ConditionTaskOp.EQUAL_TO, right="1"):
+        return ConditionTask(op=op, left=left, right=right)
+
+    child = w.jobs.create(name="child", tasks=[Task(task_key="c", condition_task=cond("1"))]).job_id
+    job = w.jobs.create(name="loop", tasks=[
+        Task(task_key="setter", condition_task=cond("1")),
+        Task(task_key="each", depends_on=[TaskDependency(task_key="setter")], for_each_task=ForEachTask(
+            inputs="{{tasks.setter.values.items}}", concurrency=100,
+            task=Task(task_key="inner", condition_task=cond("{{input}}", ConditionTaskOp.GREATER_THAN, "100")))),
+        Task(task_key="rj", depends_on=[TaskDependency(task_key="each")], run_job_task=RunJobTask(job_id=child)),
+    ]).job_id
+    server.control("POST", "/__emulator/task-values",
+                   {"job_id": job, "task_key": "setter", "values": {"items": list(range(250))}})
+    run = w.jobs.run_now(job).result(timeout=timedelta(seconds=30))
+    assert run.state.result_state.value == "SUCCESS"
+    each = next(t for t in run.tasks if t.task_key == "each")
+    assert each.for_each_task.stats.task_run_stats.succeeded_iterations == 250
+    got = w.jobs.get_run(each.run_id, include_resolved_values=True)
+    assert len(got.tasks) == 1 and len(got.iterations) == 250
+    assert got.iterations[150].resolved_values.condition_task.left == "150"
+    assert got.iterations[150].condition_task.outcome == "true"
+    rj = next(t for t in run.tasks if t.task_key == "rj")
+    child_run = w.jobs.get_run_output(rj.run_id).run_job_output.run_id
+    (listed,) = list(w.jobs.list_runs(job_id=child))
+    assert listed.run_id == child_run
+    assert listed.trigger.value == "RUN_JOB_TASK" and listed.trigger_info.run_id == rj.run_id

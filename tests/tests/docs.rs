@@ -27,6 +27,28 @@ fn resource_reference_is_current() {
     assert!(out.contains("one of `CURRENT`, `PREVIEW` (any case)"));
 }
 
+/// docs/architecture.md lists every behaviour of the real service the local workspace
+/// models, in its table, with what the service does as the behaviour describes it.
+#[test]
+fn architecture_lists_every_modelled_behaviour() {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/architecture.md"
+    ))
+    .unwrap();
+    for (_, name, description) in brickform_emulator::BEHAVIOURS {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{name}` | ")))
+            .unwrap_or_else(|| panic!("docs/architecture.md has no row for the behaviour {name}"));
+        let flat = description.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            row.contains(&flat.replace('|', "/")),
+            "docs/architecture.md describes {name} otherwise than behaviours.rs:\n{row}\n{flat}"
+        );
+    }
+}
+
 #[test]
 fn schema_json_lists_kinds_and_data_sources() {
     let dir = tempfile::tempdir().unwrap();

@@ -136,6 +136,52 @@ pub fn normalize_object(schema: &Schema, obj: &mut Object) {
     }
 }
 
+/// Reads what the service holds in another spelling than it was written in (an attribute's
+/// `answered_as`: an alias answered by its older name; `unanswered`: a flag the service acts
+/// on and never answers) as `written` (what was last written: the configuration of a write,
+/// or the state being refreshed) has it. The state then records what was written, and a
+/// plan that changes something else does not show these as changing. Nested blocks are
+/// matched by key where keyed, else by place. An answer that holds something else is left
+/// as it is: that is drift.
+pub fn as_written(schema: &Schema, answer: &mut Object, written: &Object) {
+    let null = Value::Null;
+    for a in &schema.attributes {
+        let Some(w) = written.get(a.name).filter(|w| !w.is_null()) else {
+            continue;
+        };
+        if a.holds(w, answer.get(a.name).unwrap_or(&null)) {
+            answer.insert(a.name.to_string(), w.clone());
+        }
+    }
+    for b in &schema.blocks {
+        let (Some(have), Some(want)) = (answer.get_mut(b.name), written.get(b.name)) else {
+            continue;
+        };
+        match (have, want) {
+            (Value::Object(h), Value::Object(w)) => as_written(&b.schema, h, w),
+            (Value::List(hs), Value::List(ws)) => {
+                for (i, h) in hs.iter_mut().enumerate() {
+                    let Value::Object(h) = h else { continue };
+                    let w = match b.nesting {
+                        Nesting::Keyed(k) => h.get(k).filter(|v| !v.is_null()).and_then(|key| {
+                            ws.iter().find(|x| {
+                                x.as_object()
+                                    .and_then(|x| x.get(k))
+                                    .is_some_and(|xk| values_equal(xk, key))
+                            })
+                        }),
+                        _ => ws.get(i),
+                    };
+                    if let Some(Value::Object(w)) = w {
+                        as_written(&b.schema, h, w);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 fn normalize_value(n: Normalize, v: &mut Value) {
     match (n, &mut *v) {
         (Normalize::LowerCase, Value::String(s)) => *s = s.to_lowercase(),
@@ -189,9 +235,15 @@ fn masked(v: &Value) -> Value {
 
 /// Whether a live value counts as "what the user configured", given defaults the service
 /// fills in: an unset (null) configuration is matched by the server default, and an empty
-/// list or object by an absent one.
-fn same(config: &Value, live: &Value, server_default: Option<&Value>) -> bool {
-    if values_equal(config, live) {
+/// list or object by an absent one; a value the service spells another way (or never
+/// answers) by its answer.
+fn same(
+    config: &Value,
+    live: &Value,
+    server_default: Option<&Value>,
+    attr: Option<&crate::provider::Attribute>,
+) -> bool {
+    if values_equal(config, live) || attr.is_some_and(|a| a.holds(config, live)) {
         return true;
     }
     let empty = |v: &Value| match v {
@@ -239,6 +291,10 @@ fn block_equal(bt: &BlockType, a: &Value, b: &Value, lenient: bool, writes: Writ
         (Value::Unknown, _) | (_, Value::Unknown) => false,
         _ if empty(a) && empty(b) => true,
         _ if lenient && empty(a) => writes == Writes::Merge || defaults_only(b),
+        // A block the configuration leaves out that holds only what the service fills in
+        // is not a difference from the last applied one either (an imported object records
+        // what the service filled in; as for its attributes, below).
+        _ if empty(a) => defaults_only(b),
         (Value::Object(x), Value::Object(y)) => object_equal(&bt.schema, x, y, lenient, writes),
         (Value::List(x), Value::List(y)) => {
             x.len() == y.len()
@@ -260,16 +316,13 @@ fn object_equal(schema: &Schema, a: &Object, b: &Object, lenient: bool, writes: 
         let bv = b.get(attr.name).unwrap_or(&null);
         match attr.presence {
             Presence::Computed => true,
-            Presence::OptionalComputed if av.is_null() && lenient => true,
-            _ => same(
-                av,
-                bv,
-                if lenient {
-                    attr.server_default.as_ref()
-                } else {
-                    None
-                },
-            ),
+            // Left to the service, against the live object and the last applied one alike,
+            // as at the top level (see `diff`): an imported object records what the service
+            // decided, which the configuration leaves to it.
+            Presence::OptionalComputed if av.is_null() => true,
+            // Unsetting a value equal to the service's default changes nothing, nor does the
+            // default an imported object records (as at the top level).
+            _ => same(av, bv, attr.server_default.as_ref(), Some(attr)),
         }
     }) && schema.blocks.iter().all(|bt| {
         block_equal(
@@ -457,6 +510,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         replace_on_change: bool,
         sensitive: bool,
         server_default: Option<&'s Value>,
+        attr: Option<&'s crate::provider::Attribute>,
         block: Option<&'s BlockType>,
     }
     impl Field<'_> {
@@ -473,6 +527,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                     } else {
                         None
                     },
+                    self.attr,
                 ),
             }
         }
@@ -486,6 +541,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             replace_on_change: a.replace_on_change,
             sensitive: a.sensitive,
             server_default: a.server_default.as_ref(),
+            attr: Some(a),
             block: None,
         })
         .chain(schema.blocks.iter().map(|b| Field {
@@ -494,6 +550,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             replace_on_change: b.replace_on_change,
             sensitive: false,
             server_default: None,
+            attr: None,
             block: Some(b),
         }))
         .collect();
@@ -1040,6 +1097,148 @@ mod tests {
         });
         assert_eq!(d.drift.len(), 1);
         assert_eq!(d.fields.len(), 1);
+    }
+
+    #[test]
+    fn an_imported_object_holds_what_the_service_answers_for_its_configuration() {
+        use crate::provider::{BlockType, Writes};
+        const MODES: &[(&str, &str)] = &[("DEDICATED", "SINGLE_USER"), ("AUTO", "SINGLE_USER")];
+        let defaults = Schema::new().attr(Attribute::optional_computed("zone", AttrType::String));
+        let cluster = Schema::new()
+            .attr(Attribute::optional("workers", AttrType::Number))
+            .attr(Attribute::optional_computed("disk", AttrType::Bool))
+            .attr(Attribute::optional("mode", AttrType::String).answered_as(MODES))
+            .attr(Attribute::optional("policy_defaults", AttrType::Bool).unanswered())
+            .attr(Attribute::optional("run_if", AttrType::String).server_default("ALL"))
+            .block(BlockType::single("cloud", defaults));
+        let mut schema = Schema::new().block(BlockType::single("cluster", cluster));
+        schema.writes = Writes::Whole;
+        let one = |pairs: &[(&str, Value)]| obj(&[("cluster", Value::Object(obj(pairs)))]);
+        let config = one(&[
+            ("workers", 2.into()),
+            ("mode", "DEDICATED".into()),
+            ("policy_defaults", true.into()),
+        ]);
+        // What the service answers, recorded as applied: an import has no sent values.
+        let answered = one(&[
+            ("workers", 2.into()),
+            ("disk", false.into()),
+            ("mode", "SINGLE_USER".into()),
+            ("run_if", "ALL".into()),
+            ("cloud", Value::Object(obj(&[("zone", "z".into())]))),
+        ]);
+        let prior = Prior {
+            config: answered.clone(),
+            computed: answered.clone(),
+            ..Prior::default()
+        };
+        let ignore = |_: &str| false;
+        let fp = |_: &Value, _: &str| true;
+        let run = |config: &Object, live: &Object| {
+            diff(&DiffInput {
+                schema: &schema,
+                config,
+                prior: Some(&prior),
+                live: Some(live),
+                ignore: &ignore,
+                fingerprint_matches: &fp,
+            })
+        };
+        let d = run(&config, &answered);
+        assert!(
+            d.fields.is_empty() && d.drift.is_empty(),
+            "{:?} {:?}",
+            d.fields,
+            d.drift
+        );
+        // Another value, a spelling of another one, and a real change are still changes.
+        for (k, v) in [
+            ("mode", Value::from("STANDARD")),
+            ("mode", Value::from("AUTO_ISH")),
+            ("workers", Value::from(3)),
+        ] {
+            let mut changed = config.clone();
+            if let Some(Value::Object(c)) = changed.get_mut("cluster") {
+                c.insert(k.to_string(), v.clone());
+            }
+            assert_eq!(run(&changed, &answered).fields.len(), 1, "{k} = {v:?}");
+        }
+        // A value the service answers in none of the configured value's spellings moved.
+        let moved = one(&[("workers", 2.into()), ("mode", "USER_ISOLATION".into())]);
+        assert_eq!(run(&config, &moved).drift.len(), 1);
+        // Once written, what was sent is what the flag holds: turning it off is a change.
+        let written = Prior {
+            config: config.clone(),
+            computed: answered.clone(),
+            ..Prior::default()
+        };
+        let mut off = config.clone();
+        if let Some(Value::Object(c)) = off.get_mut("cluster") {
+            c.insert("policy_defaults".into(), false.into());
+        }
+        let d = diff(&DiffInput {
+            schema: &schema,
+            config: &off,
+            prior: Some(&written),
+            live: Some(&answered),
+            ignore: &ignore,
+            fingerprint_matches: &fp,
+        });
+        assert_eq!(d.fields.len(), 1, "{:?}", d.fields);
+    }
+
+    #[test]
+    fn what_the_service_holds_in_its_own_spelling_reads_as_written() {
+        use crate::provider::BlockType;
+        const MODES: &[(&str, &str)] = &[("DEDICATED", "SINGLE_USER")];
+        let cluster = Schema::new()
+            .attr(Attribute::optional("mode", AttrType::String).answered_as(MODES))
+            .attr(Attribute::optional("defaults", AttrType::Bool).unanswered());
+        let schema = Schema::new().block(BlockType::keyed(
+            "task",
+            "task_key",
+            Schema::new()
+                .attr(Attribute::required("task_key", AttrType::String))
+                .block(BlockType::single("cluster", cluster)),
+        ));
+        let tasks = |items: &[(&str, &[(&str, Value)])]| {
+            let list = items
+                .iter()
+                .map(|(k, c)| {
+                    Value::Object(obj(&[
+                        ("task_key", (*k).into()),
+                        ("cluster", Value::Object(obj(c))),
+                    ]))
+                })
+                .collect();
+            obj(&[("task", Value::List(list))])
+        };
+        let written = tasks(&[
+            (
+                "b",
+                &[("mode", "DEDICATED".into()), ("defaults", true.into())],
+            ),
+            ("a", &[("mode", "DEDICATED".into())]),
+        ]);
+        // Matched by key, in the order the service answers; a holds another mode.
+        let answer = tasks(&[
+            ("a", &[("mode", "USER_ISOLATION".into())]),
+            ("b", &[("mode", "SINGLE_USER".into())]),
+        ]);
+        let mut got = answer.clone();
+        as_written(&schema, &mut got, &written);
+        let want = tasks(&[
+            ("a", &[("mode", "USER_ISOLATION".into())]),
+            (
+                "b",
+                &[("mode", "DEDICATED".into()), ("defaults", true.into())],
+            ),
+        ]);
+        assert_eq!(got, want);
+        // What an import recorded (the service's answer) holds nothing written otherwise.
+        let mut got = answer.clone();
+        as_written(&schema, &mut got, &answer);
+        assert_eq!(got, answer);
     }
 
     #[test]

@@ -668,6 +668,19 @@ fn text(j: &Json, ptr: &str) -> String {
         .to_string()
 }
 
+/// What a For each task that ended without a message of its own says: how many of its
+/// iterations succeeded, from its `for_each_task.stats` (databricks-sdk-py
+/// databricks/sdk/service/jobs.py `RunForEachTask.stats`, `ForEachTaskTaskRunStats`).
+fn iterations_note(task: &Json) -> Option<String> {
+    let stats = task.pointer("/for_each_task/stats/task_run_stats")?;
+    let total = stats.get("total_iterations")?.as_i64()?;
+    let succeeded = stats
+        .get("succeeded_iterations")
+        .and_then(Json::as_i64)
+        .unwrap_or(0);
+    Some(format!("{succeeded} of {total} iterations succeeded"))
+}
+
 /// Results of a task whose own code failed; its run output holds the cause.
 fn ran_and_failed(result: &str) -> bool {
     matches!(result, "FAILED" | "TIMEDOUT" | "INTERNAL_ERROR")
@@ -800,6 +813,11 @@ pub async fn follow_job_run(
                 continue;
             }
             let mut message = text(t, "/state/state_message");
+            if message.is_empty()
+                && let Some(note) = iterations_note(t)
+            {
+                message = note;
+            }
             if ran_and_failed(&result)
                 && let Some(id) = id
             {

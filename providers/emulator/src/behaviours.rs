@@ -32,6 +32,10 @@ pub enum Behaviour {
     WarehouseServerlessDefault,
     AsyncWarehouseDelete,
     PrincipalsAsScimHolds,
+    ApplyPolicyDefaultValuesConsumed,
+    DataSecurityModeAliases,
+    DriverNodeTypeFromNodeType,
+    TaskSourceFilled,
 }
 
 /// Every behaviour: its wire name and what the service does (shown by `GET`).
@@ -172,6 +176,59 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
          ACLs, run_as). Group display names are case-sensitive and kept exactly (PR #3708: \
          lower-casing them made grants fail with 'Could not find principal', issue #3705). Off: \
          a principal is kept in the spelling it was sent in",
+    ),
+    (
+        Behaviour::ApplyPolicyDefaultValuesConsumed,
+        "apply_policy_default_values_consumed",
+        "a job cluster's apply_policy_default_values (a task's new_cluster, a for_each_task's \
+         inner task's, a job cluster's) is acted on at the write and never answered: jobs/get \
+         and jobs/list leave it out (databricks/cli libs/testserver/jobs.go:218-234, jobFixUps: \
+         \"The real Jobs API consumes apply_policy_default_values but does not return it in GET \
+         responses\"; bundle/direct/dresources/resources.yml:62-70 ignores the remote's nil, \
+         reason not_returned_by_api). Pipelines' clusters are not changed: no evidence that \
+         the Pipelines API drops it. Off: kept and answered as sent",
+    ),
+    (
+        Behaviour::DataSecurityModeAliases,
+        "data_security_mode_aliases",
+        "a job cluster's data_security_mode in the newer names is held and answered in the \
+         older ones: DATA_SECURITY_MODE_DEDICATED as SINGLE_USER, DATA_SECURITY_MODE_STANDARD \
+         as USER_ISOLATION, and DATA_SECURITY_MODE_AUTO as the mode the service chooses, \
+         SINGLE_USER for a cluster given a single_user_name and USER_ISOLATION otherwise \
+         (terraform-provider-databricks clusters/resource_cluster.go:109-119, \
+         DataSecurityModeDiffSuppressFunc: SINGLE_USER read back for DEDICATED, USER_ISOLATION \
+         for STANDARD, either for AUTO; its clusters/resource_cluster_test.go:2032-2087, \
+         TestResourceClusterAliasAutoNoDrift_DataSecurityMode, reads USER_ISOLATION back for \
+         AUTO with no single_user_name; docs/resources/cluster.md:55-58 \
+         calls STANDARD and DEDICATED aliases). A pipeline's clusters have no access mode. Off: \
+         held and answered as sent",
+    ),
+    (
+        Behaviour::DriverNodeTypeFromNodeType,
+        "driver_node_type_from_node_type",
+        "a cluster that names node_type_id and no driver_node_type_id (a job's new_cluster, a \
+         pipeline's clusters[]) is held and answered with driver_node_type_id = node_type_id \
+         (databricks/cli libs/testserver/clusters.go:157-159, clusterFixUps; the API's \
+         ClusterSpec.driver_node_type_id: \"if unset, the driver node type will be set as the \
+         same value as node_type_id\", terraform-provider-databricks \
+         internal/service/compute_tf/model.go:1272-1274; bundle/direct/dresources/resources.yml \
+         lists it among a job's backend_defaults, :91-95, and the provider makes a pipeline \
+         cluster's Computed, pipelines/resource_pipeline.go:220, resources.yml:246-248). Off: \
+         left out",
+    ),
+    (
+        Behaviour::TaskSourceFilled,
+        "task_source_filled",
+        "jobs/get and jobs/list answer the source of a task's code where the job left it out: \
+         notebook_task, spark_python_task, dbt_task and sql_task.file, in tasks and in a \
+         for_each_task's inner task, read GIT when the job has a git_source and WORKSPACE \
+         otherwise (databricks/cli libs/testserver/jobs.go:1039-1064, setSourceIfNotSet, called \
+         by JobsGet :268 and JobsList :352; bundle/direct/dresources/resources.yml:122-134 lists \
+         these eight sources among backend_defaults, after terraform-provider-databricks \
+         jobs/resource_job.go:522-525, SetSuppressDiff; the API's documented default, \
+         docs/resources/job.md:218: \"If the value is empty, the task will use GIT if \
+         git_source is defined and WORKSPACE otherwise\"). The job holds what it was sent. \
+         Off: left out",
     ),
 ];
 

@@ -82,10 +82,14 @@ const SORTED_BY: &[(&str, &str)] = &[("tasks", "task_key")];
 /// Booleans accepted on write and never answered: `(parent object, field)`. A job cluster's
 /// `apply_policy_default_values` (databricks/cli libs/testserver/jobs.go, jobFixUps: "The real
 /// Jobs API consumes apply_policy_default_values but does not return it in GET responses").
+/// The jobs domain models it too (`apply_policy_default_values_consumed`); this rewriting
+/// is what remains with that off.
 const WRITE_ONLY: &[(&str, &str)] = &[("new_cluster", "apply_policy_default_values")];
 
 /// Enum values answered by an older alias: a cluster's access mode (the Terraform provider's
 /// clusters resource suppresses exactly these differences, DataSecurityModeDiffSuppressFunc).
+/// The jobs domain holds them so (`data_security_mode_aliases`); this is what remains with
+/// that off.
 const ALIASES: &[(&str, &str, &str)] = &[
     (
         "data_security_mode",
@@ -134,7 +138,8 @@ struct Default_ {
 /// a pipeline's `channel` and `edition` — it fills whether this behaviour is on or not).
 const DEFAULTS: &[Default_] = &[
     // databricks/cli libs/testserver/jobs.go, setSourceIfNotSet: a notebook task without a
-    // source reads back with `source: WORKSPACE`.
+    // source reads back with `source: WORKSPACE` (the jobs domain answers it so, GIT with a
+    // git_source, with `task_source_filled` on; this is what remains with that off).
     Default_ {
         family: "jobs",
         parent: "settings.tasks.notebook_task",

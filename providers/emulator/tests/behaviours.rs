@@ -326,7 +326,52 @@ async fn observe(b: Behaviour, c: &Client) -> Value {
                 secret_acl,
             ])
         }
+        Behaviour::ApplyPolicyDefaultValuesConsumed => {
+            let mut t = task("a");
+            t["new_cluster"] = json!({"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge",
+                "num_workers": 1, "policy_id": "p", "apply_policy_default_values": true});
+            let (_, got) = job(c, json!({"tasks": [t]})).await;
+            got["settings"]["tasks"][0]["new_cluster"]["apply_policy_default_values"].clone()
+        }
+        Behaviour::DataSecurityModeAliases => {
+            let mut t = task("a");
+            t["new_cluster"] = json!({"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge",
+                "num_workers": 1, "data_security_mode": "DATA_SECURITY_MODE_STANDARD"});
+            let (_, got) = job(c, json!({"tasks": [t]})).await;
+            got["settings"]["tasks"][0]["new_cluster"]["data_security_mode"].clone()
+        }
+        Behaviour::DriverNodeTypeFromNodeType => {
+            let mut t = task("a");
+            t["new_cluster"] = json!({"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge",
+                "num_workers": 1});
+            let (_, got) = job(c, json!({"tasks": [t]})).await;
+            let id = c
+                .ok(
+                    "/api/2.0/pipelines",
+                    json!({"name": "p", "clusters": [{"label": "default", "node_type_id": "m5.large"}]}),
+                )
+                .await["pipeline_id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let p = c.ok_get(&format!("/api/2.0/pipelines/{id}")).await;
+            json!([
+                got["settings"]["tasks"][0]["new_cluster"]["driver_node_type_id"],
+                p["spec"]["clusters"][0]["driver_node_type_id"],
+            ])
+        }
+        Behaviour::TaskSourceFilled => {
+            let (_, got) = job(c, json!({"tasks": [task("a")]})).await;
+            got["settings"]["tasks"][0]["notebook_task"]["source"].clone()
+        }
         Behaviour::NormaliseAnswers => {
+            // The domain answers the alias in its older name by itself
+            // (`data_security_mode_aliases`): off, only the rewriting of answers does.
+            c.emu.set_behaviours(
+                c.emu
+                    .behaviours()
+                    .without(Behaviour::DataSecurityModeAliases),
+            );
             let mut t = task("a");
             t["new_cluster"] = json!({"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge",
                 "num_workers": 1, "data_security_mode": "DATA_SECURITY_MODE_DEDICATED"});

@@ -789,6 +789,142 @@ async fn runs_execute_in_dependency_order_with_run_if_and_conditions() {
     );
 }
 
+/// Task values given through `/__emulator/task-values` drive a condition task; a For each
+/// task's iterations and a Run Job task's run are read over HTTP as the service shows them.
+#[tokio::test]
+async fn task_values_drive_conditions_and_for_each_and_run_job_tasks_really_run() {
+    let c = start_with(EmulatorConfig {
+        timings: Timings {
+            task: Duration::from_secs(1),
+            ..Timings::instant()
+        },
+        ..EmulatorConfig::for_tests()
+    })
+    .await;
+    let child = c
+        .ok("/api/2.2/jobs/create", json!({"name": "child", "tasks": [
+            {"task_key": "only", "condition_task": {"op": "EQUAL_TO", "left": "1", "right": "1"}}]}))
+        .await["job_id"]
+        .as_i64()
+        .unwrap();
+    let id = c
+        .ok("/api/2.2/jobs/create", json!({"name": "flow", "tasks": [
+            {"task_key": "setter", "condition_task": {"op": "EQUAL_TO", "left": "1", "right": "1"}},
+            {"task_key": "check", "depends_on": [{"task_key": "setter"}],
+                "condition_task": {"op": "GREATER_THAN", "left": "{{tasks.setter.values.rows}}", "right": "10"}},
+            {"task_key": "each", "depends_on": [{"task_key": "check", "outcome": "true"}],
+                "for_each_task": {"inputs": "{{tasks.setter.values.tables}}", "concurrency": 2,
+                    "task": {"task_key": "one", "condition_task": {"op": "NOT_EQUAL", "left": "{{input}}", "right": ""}}}},
+            {"task_key": "child", "depends_on": [{"task_key": "each"}], "run_job_task": {"job_id": child}}]}))
+        .await["job_id"]
+        .as_i64()
+        .unwrap();
+    // Given badly: refused with the field named, nothing kept.
+    let (s, e) = c
+        .post(
+            "/__emulator/task-values",
+            json!({"task_key": "setter", "values": {"rows": 1}}),
+        )
+        .await;
+    assert_eq!(
+        (s, e["error_code"].as_str()),
+        (400, Some("INVALID_PARAMETER_VALUE")),
+        "{e}"
+    );
+    let (s, _) = c
+        .post(
+            "/__emulator/task-values",
+            json!({"job_id": id, "values": {"rows": 1}}),
+        )
+        .await;
+    assert_eq!(s, 400);
+    c.ok(
+        "/__emulator/task-values",
+        json!({"job_id": id, "task_key": "setter", "values": {"rows": 42, "tables": ["a", "b", "c"]}}),
+    )
+    .await;
+    let listed = c.ok_get("/__emulator/task-values").await;
+    assert_eq!(listed["task_values"][0]["values"]["rows"], 42, "{listed}");
+
+    let run_id = c.ok("/api/2.2/jobs/run-now", json!({"job_id": id})).await["run_id"]
+        .as_i64()
+        .unwrap();
+    c.emu.advance_clock(Duration::from_secs(60));
+    let run = c
+        .ok_get(&format!(
+            "/api/2.2/jobs/runs/get?run_id={run_id}&include_resolved_values=true"
+        ))
+        .await;
+    assert_eq!(run["state"]["result_state"], "SUCCESS", "{run}");
+    let task = |k: &str| {
+        run["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["task_key"] == k)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(task("check")["condition_task"]["outcome"], "true");
+    assert_eq!(
+        task("check")["resolved_values"]["condition_task"]["left"],
+        "42"
+    );
+    let each = task("each");
+    assert_eq!(
+        each["for_each_task"]["stats"]["task_run_stats"]["succeeded_iterations"],
+        3
+    );
+    let iterations = c
+        .ok_get(&format!(
+            "/api/2.2/jobs/runs/get?run_id={}&include_resolved_values=true",
+            each["run_id"]
+        ))
+        .await;
+    let inputs: Vec<&Value> = iterations["iterations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["resolved_values"]["condition_task"]["left"])
+        .collect();
+    assert_eq!(inputs, [&json!("a"), &json!("b"), &json!("c")]);
+    // The Run Job task's run is in the child job's runs, started by that task.
+    let runs = c
+        .ok_get(&format!("/api/2.2/jobs/runs/list?job_id={child}"))
+        .await;
+    let child_run = &runs["runs"][0];
+    assert_eq!(child_run["trigger"], "RUN_JOB_TASK");
+    assert_eq!(child_run["trigger_info"]["run_id"], task("child")["run_id"]);
+    assert_eq!(child_run["state"]["result_state"], "SUCCESS");
+    let out = c
+        .ok_get(&format!(
+            "/api/2.2/jobs/runs/get-output?run_id={}",
+            task("child")["run_id"]
+        ))
+        .await;
+    assert_eq!(out["run_job_output"]["run_id"], child_run["run_id"]);
+
+    // Forgotten, the value is unset: the condition on it fails, and what follows it.
+    c.call(reqwest::Method::DELETE, "/__emulator/task-values", None)
+        .await;
+    let run_id = c.ok("/api/2.2/jobs/run-now", json!({"job_id": id})).await["run_id"]
+        .as_i64()
+        .unwrap();
+    c.emu.advance_clock(Duration::from_secs(60));
+    let run = c
+        .ok_get(&format!("/api/2.2/jobs/runs/get?run_id={run_id}"))
+        .await;
+    assert_eq!(run["tasks"][1]["state"]["result_state"], "FAILED", "{run}");
+    assert!(
+        run["tasks"][1]["state"]["state_message"]
+            .as_str()
+            .unwrap()
+            .contains("did not set the task value 'rows'"),
+        "{run}"
+    );
+    assert_eq!(run["tasks"][2]["state"]["result_state"], "UPSTREAM_FAILED");
+}
+
 #[tokio::test]
 async fn a_pipeline_task_starts_an_update_and_waits_for_it() {
     let c = start_with(EmulatorConfig {

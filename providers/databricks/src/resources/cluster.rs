@@ -30,6 +30,15 @@ pub const DATA_SECURITY_MODES: &[&str] = &[
     "LEGACY_SINGLE_USER",
     "LEGACY_SINGLE_USER_STANDARD",
 ];
+/// How the service answers the access modes of the newer form: as the older names they are
+/// aliases of, and AUTO as the mode it chose, whichever of the two
+/// (terraform-provider-databricks clusters/resource_cluster.go, DataSecurityModeDiffSuppressFunc).
+pub const DATA_SECURITY_MODES_ANSWERED: &[(&str, &str)] = &[
+    ("DATA_SECURITY_MODE_DEDICATED", "SINGLE_USER"),
+    ("DATA_SECURITY_MODE_STANDARD", "USER_ISOLATION"),
+    ("DATA_SECURITY_MODE_AUTO", "SINGLE_USER"),
+    ("DATA_SECURITY_MODE_AUTO", "USER_ISOLATION"),
+];
 /// `compute.RuntimeEngine`.
 const RUNTIME_ENGINES: &[&str] = &["STANDARD", "PHOTON", "NULL"];
 
@@ -165,12 +174,13 @@ pub fn autoscale(with_mode: bool) -> BlockType {
     BlockType::single("autoscale", schema)
 }
 
-/// The fields both a job's `new_cluster` and a pipeline's `cluster` take, the same way.
-pub fn common(schema: Schema) -> Schema {
+/// The fields both a job's `new_cluster` and a pipeline's `cluster` take, the same way but
+/// for `apply_policy_default_values`, which each answers its own way.
+pub fn common(schema: Schema, apply_policy_default_values: Attribute) -> Schema {
     schema
         .attr(Attribute::optional("num_workers", n()))
         .attr(Attribute::optional("policy_id", s()))
-        .attr(Attribute::optional("apply_policy_default_values", b()))
+        .attr(apply_policy_default_values)
         .attr(Attribute::optional("instance_pool_id", s()))
         .attr(Attribute::optional("driver_instance_pool_id", s()))
         .attr(Attribute::optional("spark_conf", map()))
@@ -197,15 +207,31 @@ fn node_type_flexibility(name: &'static str) -> BlockType {
 /// Without `autotermination_minutes`: a job cluster ends with its run (the provider's
 /// documentation lists it as not supported there).
 pub fn new_cluster() -> BlockType {
-    let schema = common(Schema::new())
+    // The Jobs API applies the policy's defaults when it makes the cluster and never
+    // answers the flag (databricks/cli libs/testserver/jobs.go, jobFixUps).
+    let apply_policy_default_values = Attribute::optional("apply_policy_default_values", b())
+        .unanswered()
+        .describe("Whether the policy's defaults fill what is left out. The service acts on it and never answers it.");
+    let schema = common(Schema::new(), apply_policy_default_values)
         .attr(Attribute::optional("spark_version", s()))
         .attr(Attribute::optional("node_type_id", s()))
-        .attr(Attribute::optional("driver_node_type_id", s()))
+        // The service fills it with node_type_id when left out; the job reads it as unset
+        // then (see the job kind), so it is not drift and moves with node_type_id.
+        .attr(
+            Attribute::optional("driver_node_type_id", s())
+                .describe("The driver's node type; left out, the driver runs on node_type_id."),
+        )
         .attr(Attribute::optional("cluster_name", s()))
         // The service fills in the access mode and elastic disk when the request leaves
         // them out: they are the service's to decide, not drift (computed in the Terraform
         // provider too). Each value is the service's own, so the plan's `after` shows it.
-        .attr(Attribute::optional_computed("data_security_mode", s()).one_of(DATA_SECURITY_MODES))
+        // The newer names are answered in the older ones.
+        .attr(
+            Attribute::optional_computed("data_security_mode", s())
+                .one_of(DATA_SECURITY_MODES)
+                .answered_as(DATA_SECURITY_MODES_ANSWERED)
+                .describe("The access mode. The service answers DATA_SECURITY_MODE_DEDICATED as SINGLE_USER, DATA_SECURITY_MODE_STANDARD as USER_ISOLATION and DATA_SECURITY_MODE_AUTO as the one of them it chose."),
+        )
         .attr(Attribute::optional_computed("enable_elastic_disk", b()))
         .attr(Attribute::optional_computed("enable_local_disk_encryption", b()))
         .attr(Attribute::optional("single_user_name", s()))
@@ -253,19 +279,22 @@ pub fn new_cluster() -> BlockType {
 /// A pipeline's `cluster` (`PipelineCluster`): the node types and disk encryption are
 /// filled in by the service when left out, so they are optional and computed.
 pub fn pipeline_cluster() -> BlockType {
-    let schema = common(Schema::new())
-        .attr(
-            Attribute::optional("label", s())
-                .server_default("default")
-                .one_of(&["default", "updates", "maintenance"]),
-        )
-        .attr(Attribute::optional_computed("node_type_id", s()))
-        .attr(Attribute::optional_computed("driver_node_type_id", s()))
-        .attr(Attribute::optional_computed(
-            "enable_local_disk_encryption",
-            b(),
-        ))
-        .block(autoscale(true));
+    let schema = common(
+        Schema::new(),
+        Attribute::optional("apply_policy_default_values", b()),
+    )
+    .attr(
+        Attribute::optional("label", s())
+            .server_default("default")
+            .one_of(&["default", "updates", "maintenance"]),
+    )
+    .attr(Attribute::optional_computed("node_type_id", s()))
+    .attr(Attribute::optional_computed("driver_node_type_id", s()))
+    .attr(Attribute::optional_computed(
+        "enable_local_disk_encryption",
+        b(),
+    ))
+    .block(autoscale(true));
     BlockType::list("cluster", schema)
         .describe("Classic compute; leave out with serverless = true.")
 }

@@ -228,6 +228,20 @@ fn subscriptions(name: &'static str) -> BlockType {
     )
 }
 
+/// Where a task's code is read from. Left out, the service reads it from the job's
+/// git_source when there is one and from the workspace otherwise, and answers that source
+/// (databricks/cli libs/testserver/jobs.go, setSourceIfNotSet): read as unset then (see
+/// [`unset_derived`]), so it is not drift and follows git_source. WORKSPACE is the default
+/// of the jobs that have no git_source.
+fn code_source() -> Attribute {
+    Attribute::optional("source", s())
+        .one_of(SOURCE)
+        .server_default("WORKSPACE")
+        .describe(
+            "WORKSPACE or GIT; left out, GIT for a job with a git_source, WORKSPACE otherwise.",
+        )
+}
+
 /// One task type's block, by name: the same block serves a task, a nested task and the
 /// deprecated single-task syntax at the job's top level.
 fn task_type(name: &'static str) -> BlockType {
@@ -235,7 +249,7 @@ fn task_type(name: &'static str) -> BlockType {
         "notebook_task" => Schema::new()
             .attr(Attribute::required("notebook_path", s()))
             .attr(Attribute::optional("base_parameters", map()))
-            .attr(Attribute::optional("source", s()).one_of(SOURCE))
+            .attr(code_source())
             .attr(Attribute::optional("warehouse_id", s())),
         "pipeline_task" => Schema::new()
             .attr(Attribute::required("pipeline_id", s()))
@@ -259,7 +273,7 @@ fn task_type(name: &'static str) -> BlockType {
         "spark_python_task" => Schema::new()
             .attr(Attribute::required("python_file", s()))
             .attr(Attribute::optional("parameters", strings()))
-            .attr(Attribute::optional("source", s()).one_of(SOURCE)),
+            .attr(code_source()),
         "spark_jar_task" => Schema::new()
             .attr(
                 Attribute::optional("main_class_name", s())
@@ -286,7 +300,7 @@ fn task_type(name: &'static str) -> BlockType {
             .attr(Attribute::optional("catalog", s()))
             .attr(Attribute::optional("schema", s()).server_default("default"))
             .attr(Attribute::optional("warehouse_id", s()))
-            .attr(Attribute::optional("source", s()).one_of(SOURCE)),
+            .attr(code_source()),
         "sql_task" => Schema::new()
             .attr(Attribute::required("warehouse_id", s()))
             .attr(Attribute::optional("parameters", map()))
@@ -298,7 +312,7 @@ fn task_type(name: &'static str) -> BlockType {
                 "file",
                 Schema::new()
                     .attr(Attribute::required("path", s()))
-                    .attr(Attribute::optional("source", s()).one_of(SOURCE)),
+                    .attr(code_source()),
             ))
             .block(BlockType::single(
                 "alert",
@@ -1223,6 +1237,101 @@ fn check_git_sources(config: &Object, out: &mut Vec<Finding>) {
     }
 }
 
+/// The object of the single block `name` of `o`.
+fn single<'a>(o: &'a Object, name: &str) -> Option<&'a Object> {
+    o.get(name).and_then(Value::as_object)
+}
+
+fn single_mut<'a>(o: &'a mut Object, name: &str) -> Option<&'a mut Object> {
+    match o.get_mut(name) {
+        Some(Value::Object(b)) => Some(b),
+        _ => None,
+    }
+}
+
+/// The item of the keyed block `block` of `configured` with the key `item` has.
+fn configured_item<'a>(
+    configured: &'a Object,
+    block: &str,
+    key_name: &str,
+    item: &Object,
+) -> Option<&'a Object> {
+    let k = known_str(item, key_name)?;
+    list(configured, block)
+        .map(|(_, o)| o)
+        .find(|o| known_str(o, key_name) == Some(k))
+}
+
+/// Values the service derives where the job leaves them out, read as unset unless
+/// `configured` (the configuration, or the state being refreshed) sets them: the source a
+/// task's code is read from (GIT for a job with a git_source, WORKSPACE otherwise:
+/// databricks/cli libs/testserver/jobs.go, setSourceIfNotSet) and a cluster's driver node
+/// type (its workers': libs/testserver/clusters.go, clusterFixUps). They follow what they
+/// derive from, so they are the service's to hold and never drift, and a job imported with
+/// a configuration that leaves them out plans no change.
+fn unset_derived(attrs: &mut Object, configured: &Object) {
+    let source = if attrs.get("git_source").is_some_and(|g| !g.is_null()) {
+        "GIT"
+    } else {
+        "WORKSPACE"
+    };
+    let none = Object::new();
+    if let Some(Value::List(tasks)) = attrs.get_mut("task") {
+        for t in tasks.iter_mut() {
+            let Value::Object(t) = t else { continue };
+            let ct = configured_item(configured, "task", "task_key", t).unwrap_or(&none);
+            unset_derived_in_task(t, ct, source);
+            let inner_c = single(ct, "for_each_task")
+                .and_then(|f| single(f, "task"))
+                .unwrap_or(&none);
+            if let Some(inner) = single_mut(t, "for_each_task").and_then(|f| single_mut(f, "task"))
+            {
+                unset_derived_in_task(inner, inner_c, source);
+            }
+        }
+    }
+    if let Some(Value::List(clusters)) = attrs.get_mut("job_cluster") {
+        for jc in clusters.iter_mut() {
+            let Value::Object(jc) = jc else { continue };
+            let cjc = configured_item(configured, "job_cluster", "job_cluster_key", jc);
+            let cc = cjc.and_then(|c| single(c, "new_cluster")).unwrap_or(&none);
+            if let Some(c) = single_mut(jc, "new_cluster") {
+                unset_derived_driver(c, cc);
+            }
+        }
+    }
+}
+
+fn unset_derived_in_task(task: &mut Object, configured: &Object, source: &str) {
+    for (kind, inner) in SOURCES {
+        let mut have = single_mut(task, kind);
+        let mut want = single(configured, kind);
+        for step in *inner {
+            have = have.and_then(|o| single_mut(o, step));
+            want = want.and_then(|o| single(o, step));
+        }
+        let Some(have) = have else { continue };
+        let set = want.is_some_and(|w| w.get("source").is_some_and(|v| !v.is_null()));
+        if !set && known_str(have, "source") == Some(source) {
+            have.insert("source".into(), Value::Null);
+        }
+    }
+    if let Some(c) = single_mut(task, "new_cluster") {
+        let none = Object::new();
+        unset_derived_driver(c, single(configured, "new_cluster").unwrap_or(&none));
+    }
+}
+
+fn unset_derived_driver(cluster: &mut Object, configured: &Object) {
+    let set = configured
+        .get("driver_node_type_id")
+        .is_some_and(|v| !v.is_null());
+    let workers = known_str(cluster, "node_type_id");
+    if !set && workers.is_some() && known_str(cluster, "driver_node_type_id") == workers {
+        cluster.insert("driver_node_type_id".into(), Value::Null);
+    }
+}
+
 /// Job-wide rules of the configuration that the schema cannot say.
 fn check_job(schema: &Schema, config: &Object, out: &mut Vec<Finding>) {
     check_git_sources(config, out);
@@ -1531,6 +1640,9 @@ impl Job {
         let settings = job.get("settings").unwrap_or(&empty);
         let mut attrs = from_wire(&self.schema, settings, RENAMES, "");
         absent_is_unset(&self.schema, &mut attrs);
+        // What the service holds in its own spelling of what was written reads as written.
+        brickform_core::plan::diff::as_written(&self.schema, &mut attrs, configured);
+        unset_derived(&mut attrs, configured);
         let sets_run_as = configured.get("run_as").is_some_and(|v| !v.is_null());
         if !sets_run_as
             && settings.get("run_as").is_some()
@@ -2329,6 +2441,61 @@ impl ResourceKind for Job {
 mod tests {
     use super::super::decoded;
     use super::*;
+
+    #[test]
+    fn what_the_service_derives_reads_as_unset_unless_configured() {
+        let schema = schema();
+        let read = |settings: Json, configured: Json| {
+            let mut attrs = from_wire(&schema, &settings, RENAMES, "");
+            let configured = from_wire(&schema, &configured, RENAMES, "");
+            unset_derived(&mut attrs, &configured);
+            to_wire(&schema, &attrs, RENAMES, "")
+        };
+        let cluster = json!({"node_type_id": "i3.xlarge", "driver_node_type_id": "i3.xlarge"});
+        let answered = json!({
+            "git_source": {"git_url": "u", "git_provider": "gitHub"},
+            "job_clusters": [{"job_cluster_key": "k", "new_cluster": cluster}],
+            "tasks": [
+                {"task_key": "n", "notebook_task": {"notebook_path": "n", "source": "GIT"},
+                 "new_cluster": cluster},
+                {"task_key": "e", "for_each_task": {"inputs": "[1]", "task": {"task_key": "e_i",
+                    "spark_python_task": {"python_file": "p.py", "source": "GIT"}}}},
+                {"task_key": "w", "notebook_task": {"notebook_path": "/w", "source": "WORKSPACE"}},
+                {"task_key": "d", "new_cluster": {"node_type_id": "i3.xlarge",
+                    "driver_node_type_id": "r5.xlarge"}, "notebook_task": {"notebook_path": "d"}},
+            ],
+        });
+        let got = read(answered.clone(), json!({}));
+        assert_eq!(got.pointer("/tasks/0/notebook_task/source"), None);
+        assert_eq!(
+            got.pointer("/tasks/0/new_cluster/driver_node_type_id"),
+            None
+        );
+        assert_eq!(
+            got.pointer("/tasks/1/for_each_task/task/spark_python_task/source"),
+            None
+        );
+        assert_eq!(
+            got.pointer("/job_clusters/0/new_cluster/driver_node_type_id"),
+            None
+        );
+        // Not what the service derives: a workspace notebook in a Git job, another driver.
+        assert_eq!(got["tasks"][2]["notebook_task"]["source"], "WORKSPACE");
+        assert_eq!(
+            got["tasks"][3]["new_cluster"]["driver_node_type_id"],
+            "r5.xlarge"
+        );
+        // Configured, it reads as the service holds it.
+        let configured = json!({"tasks": [{"task_key": "n",
+            "notebook_task": {"notebook_path": "n", "source": "GIT"},
+            "new_cluster": {"node_type_id": "i3.xlarge", "driver_node_type_id": "i3.xlarge"}}]});
+        let got = read(answered, configured);
+        assert_eq!(got["tasks"][0]["notebook_task"]["source"], "GIT");
+        assert_eq!(
+            got["tasks"][0]["new_cluster"]["driver_node_type_id"],
+            "i3.xlarge"
+        );
+    }
 
     #[test]
     fn adopted_tasks_are_written_in_the_order_they_run() {

@@ -43,6 +43,12 @@ pub fn routes() -> Router<Arc<App>> {
         )
         .route("/__emulator/tables", post(put_table))
         .route(
+            "/__emulator/task-values",
+            post(set_task_values)
+                .get(list_task_values)
+                .delete(clear_task_values),
+        )
+        .route(
             "/__emulator/health",
             get(|| async { Json(json!({"status": "ok"})) }),
         )
@@ -206,6 +212,36 @@ async fn reset(State(app): State<Arc<App>>) -> ApiResult<Json<Value>> {
 
 async fn state(State(app): State<Arc<App>>) -> ApiResult<Json<Value>> {
     app.dump().map(Json)
+}
+
+/// `{"task_key", "values": {NAME: JSON, …}, "job_id" | "run_id"}`: the task values the
+/// simulated task `task_key` sets (`dbutils.jobs.taskValues.set` in its code), read by
+/// `{{tasks.KEY.values.NAME}}` in later tasks: for one run, or for every later run of a
+/// job. The jobs domain keeps them (src/jobs/model.rs, `set_task_values`).
+async fn set_task_values(
+    State(app): State<Arc<App>>,
+    JsonBody(b): JsonBody,
+) -> ApiResult<Json<Value>> {
+    let o = Obj::root(&b);
+    let request = crate::jobs::TaskValues {
+        job_id: o.int("job_id")?,
+        run_id: o.int("run_id")?,
+        task_key: o.req_str("task_key")?.to_string(),
+        values: o.req_obj("values")?.clone(),
+    };
+    app.mutate(|st, _| crate::jobs::set_task_values(st, request))?;
+    Ok(Json(json!({})))
+}
+
+async fn list_task_values(State(app): State<Arc<App>>) -> ApiResult<Json<Value>> {
+    app.view(|st, _| Ok(Json(crate::jobs::list_task_values(st))))
+}
+
+async fn clear_task_values(State(app): State<Arc<App>>) -> ApiResult<Json<Value>> {
+    app.mutate(|st, _| {
+        crate::jobs::clear_task_values(st);
+        Ok(Json(json!({})))
+    })
 }
 
 async fn get_timings(State(app): State<Arc<App>>) -> Json<Value> {

@@ -2,15 +2,18 @@
 //!
 //! [`settings`] checks and normalizes job settings; [`model`] is what the API does to the
 //! state; [`engine`] advances runs with the clock; [`tasks`] is the table of task types
-//! (their checks and simulators); [`routes`] the HTTP side.
+//! (their checks and simulators); [`refs`] resolves dynamic value references; [`routes`]
+//! the HTTP side.
 
 mod engine;
 mod model;
+mod refs;
 mod routes;
 mod settings;
 mod tasks;
 
 pub use engine::tick;
+pub use model::{TaskValues, clear_task_values, list_task_values, set_task_values};
 pub use routes::routes;
 
 use serde::{Deserialize, Serialize};
@@ -23,6 +26,10 @@ pub struct Job {
     pub created_time: i64,
     pub creator: String,
     pub settings: Map<String, Value>,
+    /// Task values the simulated tasks of this job's runs set, by task key (given through
+    /// `POST /__emulator/task-values`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub task_values: BTreeMap<String, Map<String, Value>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -54,6 +61,24 @@ pub struct Run {
     /// (`runs/get` then shows the run itself as its original).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repair_history: Vec<RepairItem>,
+    /// The Run Job task whose run started this one, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triggered_by: Option<TriggeredBy>,
+    /// The jobs whose runs started this one through Run Job tasks, nearest first: how
+    /// deep Run Job tasks nest, and whether they would start a job that is already running
+    /// in the chain.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lineage: Vec<i64>,
+    /// Task values this run's simulated tasks set, by task key, over the job's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub task_values: BTreeMap<String, Map<String, Value>>,
+}
+
+/// A run started by a Run Job task: the job run and the task run it belongs to.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct TriggeredBy {
+    pub run_id: i64,
+    pub task_run_id: i64,
 }
 
 /// One entry of a run's repair history: the original run or one repair of it.
@@ -94,4 +119,61 @@ pub struct RunTask {
     /// run itself only says "Workload failed, see run output for details").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The task values the task set when it ran.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub values: Map<String, Value>,
+    /// A For each task's iterations, once it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub for_each: Option<ForEachRun>,
+    /// The run a Run Job task started, and waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child_run: Option<i64>,
+    /// The task's parameters with their references resolved, as `runs/get` shows them
+    /// (`resolved_values`, with `include_resolved_values`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Value>,
+    /// An iteration's element of its For each task's inputs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+}
+
+impl RunTask {
+    /// A task run that has not started.
+    pub fn pending(
+        run_id: i64,
+        task_key: String,
+        attempt_number: i64,
+        spec: Map<String, Value>,
+    ) -> RunTask {
+        RunTask {
+            run_id,
+            task_key,
+            attempt_number,
+            spec,
+            state: "PENDING".into(),
+            result: None,
+            message: String::new(),
+            start_time: 0,
+            end_time: 0,
+            planned: None,
+            outcome: None,
+            pipeline_update: None,
+            error: None,
+            values: Map::new(),
+            for_each: None,
+            child_run: None,
+            resolved: None,
+            input: None,
+        }
+    }
+}
+
+/// A For each task that started: its inputs, how many iterations may run at once, and
+/// the iterations started so far, in input order. An iteration's spec is the nested task
+/// (`for_each_task.task` of the For each task's spec), not copied into each.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ForEachRun {
+    pub inputs: Vec<Value>,
+    pub concurrency: usize,
+    pub iterations: Vec<RunTask>,
 }

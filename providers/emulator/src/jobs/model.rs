@@ -2,9 +2,9 @@
 //! replaced, merged and deleted; runs started, read, listed and canceled; and the views the
 //! API answers with.
 
-use super::engine::{advance, cancel, latest};
-use super::settings::{MERGED, check_settings, merge_by_key, normalize};
-use super::{Job, RepairItem, Run, RunTask};
+use super::engine::{advance, cancel, is_failed, latest};
+use super::settings::{MERGED, check_settings, fill_sources, merge_by_key, normalize};
+use super::{ForEachRun, Job, RepairItem, Run, RunTask, TriggeredBy};
 use crate::behaviours::{Behaviour, Behaviours};
 use crate::errors::{ApiError, ApiResult};
 use crate::pages::{Page, encode};
@@ -91,6 +91,7 @@ pub fn base_job(job: &Job, expand: bool, b: Behaviours) -> Value {
             settings.remove(*k);
         }
     }
+    fill_sources(&mut settings, b);
     let mut out = json!({"job_id": job.job_id, "creator_user_name": job.creator, "created_time": job.created_time, "settings": settings});
     if more {
         out["has_more"] = json!(true);
@@ -140,8 +141,17 @@ pub fn state_json(
     (state, v2)
 }
 
-pub fn task_view(t: &RunTask) -> Value {
-    let mut m = t.spec.clone();
+/// A task run as `runs/get` lists it, with its spec as the job held it.
+pub fn task_view(t: &RunTask, resolved: bool) -> Value {
+    task_view_of(t, &t.spec, resolved)
+}
+
+/// A task run as `runs/get` lists it: `spec` (for an iteration, its For each task's nested
+/// task) and its state; a For each task's `for_each_task.stats`; with `resolved`, its
+/// parameters as they were resolved (`resolved_values`, what `include_resolved_values`
+/// asks for: databricks-sdk-py databricks/sdk/service/jobs.py `get_run`, `RunTask`).
+pub fn task_view_of(t: &RunTask, spec: &Map<String, Value>, resolved: bool) -> Value {
+    let mut m = spec.clone();
     let life = if t.state == "PENDING" {
         "PENDING"
     } else {
@@ -153,6 +163,7 @@ pub fn task_view(t: &RunTask) -> Value {
         &t.message,
         t.result.as_deref() == Some("CANCELED"),
     );
+    m.insert("task_key".into(), json!(t.task_key));
     m.insert("run_id".into(), json!(t.run_id));
     m.insert("state".into(), state);
     m.insert("status".into(), status);
@@ -172,7 +183,65 @@ pub fn task_view(t: &RunTask) -> Value {
     if let (Some(o), Some(Value::Object(c))) = (&t.outcome, m.get_mut("condition_task")) {
         c.insert("outcome".into(), json!(o));
     }
+    if let (Some(fe), Some(Value::Object(f))) = (&t.for_each, m.get_mut("for_each_task")) {
+        f.insert("stats".into(), for_each_stats(fe));
+    }
+    if resolved && let Some(r) = &t.resolved {
+        m.insert("resolved_values".into(), r.clone());
+    }
     Value::Object(m)
+}
+
+/// `for_each_task.stats` of a For each task that started (databricks-sdk-py
+/// databricks/sdk/service/jobs.py `ForEachStats`, `ForEachTaskTaskRunStats`,
+/// `ForEachTaskErrorMessageStats`): how many iterations there are, were scheduled, are
+/// running, ended, succeeded and failed, and the three most common error messages.
+fn for_each_stats(fe: &ForEachRun) -> Value {
+    let result = |it: &RunTask| it.result.clone().unwrap_or_default();
+    let succeeded = fe
+        .iterations
+        .iter()
+        .filter(|it| result(it) == "SUCCESS")
+        .count();
+    let failed: Vec<&RunTask> = fe
+        .iterations
+        .iter()
+        .filter(|it| is_failed(&result(it)))
+        .collect();
+    let active = fe
+        .iterations
+        .iter()
+        .filter(|it| it.state == "RUNNING")
+        .count();
+    let mut messages: Vec<(String, &'static str, usize)> = Vec::new();
+    for it in &failed {
+        let m = it.error.clone().unwrap_or_else(|| it.message.clone());
+        let category = result_details(&result(it)).0;
+        match messages
+            .iter_mut()
+            .find(|(x, c, _)| *x == m && *c == category)
+        {
+            Some(e) => e.2 += 1,
+            None => messages.push((m, category, 1)),
+        }
+    }
+    messages.sort_by_key(|m| std::cmp::Reverse(m.2));
+    let mut out = json!({"task_run_stats": {
+        "total_iterations": fe.inputs.len(),
+        "scheduled_iterations": fe.iterations.len(),
+        "active_iterations": active,
+        "completed_iterations": succeeded + failed.len(),
+        "succeeded_iterations": succeeded,
+        "failed_iterations": failed.len(),
+    }});
+    if !messages.is_empty() {
+        out["error_message_stats"] = messages
+            .into_iter()
+            .take(3)
+            .map(|(m, c, n)| json!({"error_message": m, "termination_category": c, "count": n}))
+            .collect();
+    }
+    out
 }
 
 /// The run's page in the workspace UI, absolute as the service gives it:
@@ -181,7 +250,17 @@ pub fn run_page_url(site: &str, r: &Run) -> String {
     format!("{site}#job/{}/run/{}", r.job_id, r.run_id)
 }
 
-pub fn run_view(r: &Run, page: Option<usize>, now: i64, site: &str) -> (Value, bool) {
+/// A job run as `runs/get` and `runs/list` answer, with page `page` of its tasks. A run a
+/// Run Job task started says so: `trigger: RUN_JOB_TASK`, and `trigger_info.run_id`, "the
+/// run id of the Run Job task run" (databricks-sdk-py databricks/sdk/service/jobs.py
+/// `TriggerType`, `TriggerInfo`).
+pub fn run_view(
+    r: &Run,
+    page: Option<usize>,
+    now: i64,
+    site: &str,
+    resolved: bool,
+) -> (Value, bool) {
     let (state, status) = state_json(
         &r.life_cycle_state,
         r.result_state.as_deref(),
@@ -199,6 +278,10 @@ pub fn run_view(r: &Run, page: Option<usize>, now: i64, site: &str) -> (Value, b
         "state": state, "status": status, "job_parameters": if r.job_parameters.is_empty() { Value::Null } else { json!(r.job_parameters) },
         "run_page_url": run_page_url(site, r),
     }));
+    if let Some(by) = &r.triggered_by {
+        m.insert("trigger".into(), json!("RUN_JOB_TASK"));
+        m.insert("trigger_info".into(), json!({"run_id": by.task_run_id}));
+    }
     let mut more = false;
     if let Some(p) = page {
         let from = p * GET_PAGE;
@@ -207,7 +290,7 @@ pub fn run_view(r: &Run, page: Option<usize>, now: i64, site: &str) -> (Value, b
             .iter()
             .skip(from)
             .take(GET_PAGE)
-            .map(task_view)
+            .map(|t| task_view(t, resolved))
             .collect();
         more = r.tasks.len() > from + GET_PAGE;
         if !tasks.is_empty() {
@@ -215,6 +298,101 @@ pub fn run_view(r: &Run, page: Option<usize>, now: i64, site: &str) -> (Value, b
         }
     }
     (Value::Object(m), more)
+}
+
+/// A task run found by its id: the job run it belongs to, the task run, the spec it runs
+/// (an iteration's is its For each task's nested task).
+struct TaskRunOf<'a> {
+    run: &'a Run,
+    task: &'a RunTask,
+    spec: &'a Map<String, Value>,
+}
+
+/// The nested task of a For each task's spec.
+fn nested_spec(spec: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    spec.get("for_each_task")?.get("task")?.as_object()
+}
+
+/// The task run (of any run, an iteration of a For each task included) whose id is `id`.
+fn find_task_run(st: &State, id: i64) -> Option<TaskRunOf<'_>> {
+    for run in st.runs.values() {
+        for t in &run.tasks {
+            if t.run_id == id {
+                return Some(TaskRunOf {
+                    run,
+                    task: t,
+                    spec: &t.spec,
+                });
+            }
+            if let Some(fe) = &t.for_each
+                // Iterations are started, and take their ids, in order.
+                && let Ok(i) = fe.iterations.binary_search_by_key(&id, |it| it.run_id)
+                && let Some(spec) = nested_spec(&t.spec)
+            {
+                return Some(TaskRunOf {
+                    run,
+                    task: &fe.iterations[i],
+                    spec,
+                });
+            }
+        }
+    }
+    None
+}
+
+/// A task run as `runs/get` answers for its id: a run of one task, in the job run
+/// `job_run_id` ("For task runs, the field is populated with the ID of the job run that
+/// the task run belongs to", databricks-sdk-py databricks/sdk/service/jobs.py `Run`). A For
+/// each task's lists its iterations (`iterations`, 100 a page, with `next_page_token`
+/// for more) beside the For each task itself in `tasks`, as databricks-sdk-py
+/// databricks/sdk/mixins/jobs.py `get_run` reads them ("When querying a ForEach task run,
+/// a page token is returned when there are more than 100 iterations. Only a single task
+/// is returned, corresponding to the ForEach task itself.").
+fn task_run_view(found: &TaskRunOf, page: usize, now: i64, site: &str, resolved: bool) -> Value {
+    let (TaskRunOf { run, task, spec }, t) = (found, found.task);
+    let (mut v, _) = run_view(run, None, now, site, false);
+    let view = task_view_of(task, spec, resolved);
+    for k in [
+        "run_id",
+        "state",
+        "status",
+        "start_time",
+        "end_time",
+        "setup_duration",
+        "execution_duration",
+        "cleanup_duration",
+        "attempt_number",
+    ] {
+        if let Some(x) = view.get(k) {
+            v[k] = x.clone();
+        }
+    }
+    v["original_attempt_run_id"] = json!(t.run_id);
+    v["job_run_id"] = json!(run.run_id);
+    v["run_duration"] = json!(if t.end_time > 0 {
+        t.end_time - t.start_time
+    } else {
+        (now - t.start_time).max(0)
+    });
+    v["run_page_url"] = json!(format!("{site}#job/{}/run/{}", run.job_id, t.run_id));
+    v["tasks"] = json!([view]);
+    if let (Some(fe), Some(nested)) = (&t.for_each, nested_spec(&t.spec)) {
+        let from = page.saturating_mul(GET_PAGE);
+        let items: Vec<Value> = fe
+            .iterations
+            .iter()
+            .skip(from)
+            .take(GET_PAGE)
+            .map(|it| task_view_of(it, nested, resolved))
+            .collect();
+        if !items.is_empty() {
+            v["iterations"] = Value::Array(items);
+        }
+        if fe.iterations.len() > from.saturating_add(GET_PAGE) {
+            v["next_page_token"] = json!(encode(&(page + 1).to_string()));
+        }
+    }
+    v
 }
 
 /// The base of UI links: the address the client reached this workspace at, and its id.
@@ -252,6 +430,7 @@ pub fn create_job(st: &mut State, ctx: &Ctx, mut settings: Map<String, Value>) -
             created_time: ctx.now,
             creator: ctx.user.to_string(),
             settings,
+            task_values: BTreeMap::new(),
         },
     );
     id
@@ -260,7 +439,8 @@ pub fn create_job(st: &mut State, ctx: &Ctx, mut settings: Map<String, Value>) -
 /// A job as `jobs/get` answers: page `page` of its paged arrays.
 pub fn get_job(st: &State, ctx: &Ctx, id: i64, page: usize) -> ApiResult<Map<String, Value>> {
     let job = st.jobs.get(&id).ok_or_else(|| job_missing(id))?;
-    let (settings, more) = paged_settings(&job.settings, page, ctx.behaviours);
+    let (mut settings, more) = paged_settings(&job.settings, page, ctx.behaviours);
+    fill_sources(&mut settings, ctx.behaviours);
     let mut out = compact(json!({
         "job_id": job.job_id, "creator_user_name": job.creator,
         "run_as_user_name": run_as_name(&job.settings, &job.creator),
@@ -422,6 +602,21 @@ pub struct RunStarted {
 }
 
 pub fn run_now(st: &mut State, ctx: &Ctx, r: RunNow) -> ApiResult<RunStarted> {
+    let started = start_run(st, ctx, r, None, Vec::new())?;
+    advance(st, ctx);
+    Ok(started)
+}
+
+/// Starts a run of a job at `ctx.now` without moving any run: `run-now`, or a Run Job task
+/// (`by`, with the jobs whose runs started it in `lineage`, nearest first), which moves the
+/// run it started itself.
+pub fn start_run(
+    st: &mut State,
+    ctx: &Ctx,
+    r: RunNow,
+    by: Option<TriggeredBy>,
+    lineage: Vec<i64>,
+) -> ApiResult<RunStarted> {
     let id = r.job_id;
     let job = st.jobs.get(&id).ok_or_else(|| job_missing(id))?.clone();
     if let Some(t) = &r.idempotency_token
@@ -508,21 +703,7 @@ pub fn run_now(st: &mut State, ctx: &Ctx, r: RunNow) -> ApiResult<RunStarted> {
             });
         }
         let task_run_id = st.next_id();
-        run_tasks.push(RunTask {
-            run_id: task_run_id,
-            task_key: key,
-            attempt_number: 0,
-            spec,
-            state: "PENDING".into(),
-            result: None,
-            message: String::new(),
-            start_time: 0,
-            end_time: 0,
-            planned: None,
-            outcome: None,
-            pipeline_update: None,
-            error: None,
-        });
+        run_tasks.push(RunTask::pending(task_run_id, key, 0, spec));
     }
     let max = job
         .settings
@@ -572,7 +753,11 @@ pub fn run_now(st: &mut State, ctx: &Ctx, r: RunNow) -> ApiResult<RunStarted> {
         idempotency_token: r.idempotency_token,
         tasks: run_tasks,
         repair_history: Vec::new(),
+        triggered_by: by,
+        lineage,
+        task_values: BTreeMap::new(),
     };
+    resolve_job_parameters(&mut run, st.workspace_id);
     if running >= max {
         if queue_enabled && max > 0 {
             run.tasks_from = None;
@@ -592,16 +777,53 @@ pub fn run_now(st: &mut State, ctx: &Ctx, r: RunNow) -> ApiResult<RunStarted> {
         st.active_runs.insert(run_id);
     }
     st.runs.insert(run_id, run);
-    advance(st, ctx);
     Ok(RunStarted {
         run_id,
         number_in_job,
     })
 }
 
+/// The job parameters of a run that starts, their dynamic value references resolved
+/// (the service's example: a parameter whose default is `{{job.start_time.iso_date}}`,
+/// https://docs.databricks.com/aws/en/jobs/dynamic-value-references). A parameter cannot
+/// use another, nor a task's values (none has run yet): a value whose references cannot
+/// be resolved is kept as it is written.
+fn resolve_job_parameters(run: &mut Run, workspace_id: i64) {
+    let sc = super::refs::Scope {
+        job_id: run.job_id,
+        job_name: &run.run_name,
+        run_id: run.run_id,
+        start_time: run.start_time,
+        repair_count: 0,
+        workspace_id,
+        params: None,
+        tasks: &[],
+        task: None,
+        input: None,
+    };
+    let mut resolved = BTreeMap::new();
+    for (k, v) in &run.params {
+        resolved.insert(
+            k.clone(),
+            super::refs::resolve(v, &sc).unwrap_or_else(|_| v.clone()),
+        );
+    }
+    for p in &mut run.job_parameters {
+        if let Some(v) = p
+            .get("name")
+            .and_then(Value::as_str)
+            .and_then(|n| resolved.get(n))
+        {
+            p["value"] = json!(v);
+        }
+    }
+    run.params = resolved;
+}
+
 /// A run as `runs/get` answers: page `page` of its tasks, and with `include_history` its
-/// repair history. `base_url` is the address the client reached the workspace at (for the
-/// run's page URL).
+/// repair history; with `include_resolved_values` each task's resolved parameters.
+/// `base_url` is the address the client reached the workspace at (for the run's page URL).
+/// The id of a task run answers that task run (see [`task_run_view`]).
 pub fn get_run(
     st: &State,
     ctx: &Ctx,
@@ -609,9 +831,25 @@ pub fn get_run(
     page: usize,
     base_url: &str,
     include_history: bool,
+    include_resolved_values: bool,
 ) -> ApiResult<Value> {
-    let r = st.runs.get(&id).ok_or_else(|| run_gone(st, id))?;
-    let (mut v, more) = run_view(r, Some(page), ctx.now, &site(base_url, st));
+    let Some(r) = st.runs.get(&id) else {
+        let found = find_task_run(st, id).ok_or_else(|| run_gone(st, id))?;
+        return Ok(task_run_view(
+            &found,
+            page,
+            ctx.now,
+            &site(base_url, st),
+            include_resolved_values,
+        ));
+    };
+    let (mut v, more) = run_view(
+        r,
+        Some(page),
+        ctx.now,
+        &site(base_url, st),
+        include_resolved_values,
+    );
     if more {
         v["next_page_token"] = json!(encode(&(page + 1).to_string()));
     }
@@ -670,21 +908,20 @@ pub fn history_view(r: &Run) -> Vec<Value> {
         .collect()
 }
 
-/// The output of one task run: its metadata, and for a failed task the cause as `error`
-/// and `error_trace`. A job run with tasks has no output of its own, as on the service.
+/// The output of one task run: its metadata, for a failed task the cause as `error` and
+/// `error_trace`, and for a Run Job task the run it started (`run_job_output.run_id`,
+/// databricks-sdk-py databricks/sdk/service/jobs.py `RunOutput`, `RunJobOutput`). A job
+/// run with tasks has no output of its own, as on the service.
 pub fn get_output(st: &State, ctx: &Ctx, id: i64, base_url: &str) -> ApiResult<Value> {
     if st.runs.get(&id).is_some_and(|r| !r.tasks.is_empty()) {
         return Err(ApiError::invalid(format!(
             "Retrieving the output of runs with multiple tasks is not supported. Please retrieve the output of each individual task run instead. Run {id} has tasks."
         )));
     }
-    let (run, task) = st
-        .runs
-        .values()
-        .find_map(|r| r.tasks.iter().find(|t| t.run_id == id).map(|t| (r, t)))
-        .ok_or_else(|| run_gone(st, id))?;
-    let (mut meta, _) = run_view(run, None, ctx.now, &site(base_url, st));
-    let view = task_view(task);
+    let found = find_task_run(st, id).ok_or_else(|| run_gone(st, id))?;
+    let task = found.task;
+    let (mut meta, _) = run_view(found.run, None, ctx.now, &site(base_url, st), false);
+    let view = task_view_of(task, found.spec, false);
     for k in [
         "run_id",
         "task_key",
@@ -704,6 +941,9 @@ pub fn get_output(st: &State, ctx: &Ctx, id: i64, base_url: &str) -> ApiResult<V
             "Traceback (most recent call last):\n  task {}\n{e}",
             task.task_key
         ));
+    }
+    if let Some(child) = task.child_run {
+        out["run_job_output"] = json!({ "run_id": child });
     }
     Ok(out)
 }
@@ -753,7 +993,7 @@ pub fn list_runs(
         .map(|(k, r)| {
             (
                 *k,
-                run_view(r, q.expand_tasks.then_some(0), ctx.now, &base).0,
+                run_view(r, q.expand_tasks.then_some(0), ctx.now, &base, false).0,
             )
         });
     Ok(q.page.collect(iter))
@@ -931,21 +1171,8 @@ pub fn repair_run(st: &mut State, ctx: &Ctx, r: Repair) -> ApiResult<i64> {
         }
         let task_run_id = st.next_id();
         new_ids.push(task_run_id);
-        run.tasks.push(RunTask {
-            run_id: task_run_id,
-            task_key: key,
-            attempt_number: attempt,
-            spec,
-            state: "PENDING".into(),
-            result: None,
-            message: String::new(),
-            start_time: 0,
-            end_time: 0,
-            planned: None,
-            outcome: None,
-            pipeline_update: None,
-            error: None,
-        });
+        run.tasks
+            .push(RunTask::pending(task_run_id, key, attempt, spec));
     }
     run.repair_history.push(RepairItem {
         id: Some(repair_id),
@@ -988,6 +1215,112 @@ pub fn cancel_run(st: &mut State, ctx: &Ctx, id: i64) -> ApiResult<()> {
     }
     cancel(st, id, ctx.now);
     Ok(())
+}
+
+/// A `POST /__emulator/task-values`: the task values (`dbutils.jobs.taskValues.set`) the
+/// simulated task `task_key` sets when it runs, for one run (`run_id`, before the task
+/// starts) or for every later run of a job (`job_id`). A run's values go over its job's.
+/// Empty `values` forgets those given for that task.
+#[derive(Debug, Default)]
+pub struct TaskValues {
+    pub job_id: Option<i64>,
+    pub run_id: Option<i64>,
+    pub task_key: String,
+    pub values: Map<String, Value>,
+}
+
+/// How large a task value may be: "The size of the JSON representation of the value
+/// cannot exceed 48 KiB." (https://docs.databricks.com/aws/en/jobs/task-values)
+pub const MAX_TASK_VALUE_BYTES: usize = 48 * 1024;
+
+pub fn set_task_values(st: &mut State, tv: TaskValues) -> ApiResult<()> {
+    if tv.task_key.is_empty() {
+        return Err(crate::body::missing("task_key"));
+    }
+    for (k, v) in &tv.values {
+        let size = v.to_string().len();
+        if size > MAX_TASK_VALUE_BYTES {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field 'values.{k}': its JSON is {size} bytes; a task value holds at most {MAX_TASK_VALUE_BYTES}"
+            )));
+        }
+    }
+    let slot = match (tv.job_id, tv.run_id) {
+        (Some(j), None) => {
+            &mut st
+                .jobs
+                .get_mut(&j)
+                .ok_or_else(|| job_missing(j))?
+                .task_values
+        }
+        (None, Some(r)) => {
+            if !st.runs.contains_key(&r) {
+                return Err(run_gone(st, r));
+            }
+            &mut st
+                .runs
+                .get_mut(&r)
+                .ok_or_else(|| run_missing(r))?
+                .task_values
+        }
+        _ => {
+            return Err(ApiError::invalid(
+                "Set exactly one of 'job_id' (every later run of the job) and 'run_id' (one run)",
+            ));
+        }
+    };
+    if tv.values.is_empty() {
+        slot.remove(&tv.task_key);
+    } else {
+        slot.entry(tv.task_key).or_default().extend(tv.values);
+    }
+    Ok(())
+}
+
+/// Every task value given: `{"task_values": [{"job_id" or "run_id", "task_key", "values"}]}`.
+pub fn list_task_values(st: &State) -> Value {
+    let mut out = Vec::new();
+    for (field, id, given) in st
+        .jobs
+        .values()
+        .map(|j| ("job_id", j.job_id, &j.task_values))
+        .chain(
+            st.runs
+                .values()
+                .map(|r| ("run_id", r.run_id, &r.task_values)),
+        )
+    {
+        for (key, values) in given {
+            out.push(json!({field: id, "task_key": key, "values": values}));
+        }
+    }
+    json!({ "task_values": out })
+}
+
+/// Forgets every task value given.
+pub fn clear_task_values(st: &mut State) {
+    let jobs: Vec<i64> = st
+        .jobs
+        .values()
+        .filter(|j| !j.task_values.is_empty())
+        .map(|j| j.job_id)
+        .collect();
+    for j in jobs {
+        if let Some(job) = st.jobs.get_mut(&j) {
+            job.task_values.clear();
+        }
+    }
+    let runs: Vec<i64> = st
+        .runs
+        .values()
+        .filter(|r| !r.task_values.is_empty())
+        .map(|r| r.run_id)
+        .collect();
+    for r in runs {
+        if let Some(run) = st.runs.get_mut(&r) {
+            run.task_values.clear();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1122,7 +1455,7 @@ mod tests {
         let new: Vec<i64> = r.tasks[3..].iter().map(|t| t.run_id).collect();
         assert!(new.iter().all(|id| !original.contains(id)), "{new:?}");
         // runs/get with include_history: the original run, then the repair.
-        let v = get_run(&st, &ctx(30_000), run, 0, "http://h", true).unwrap();
+        let v = get_run(&st, &ctx(30_000), run, 0, "http://h", true, false).unwrap();
         let h = v["repair_history"].as_array().unwrap();
         assert_eq!(h.len(), 2, "{h:?}");
         assert_eq!(h[0]["type"], "ORIGINAL");
@@ -1136,7 +1469,7 @@ mod tests {
         assert_eq!(h[1]["start_time"], json!(20_000));
         assert_eq!(v["tasks"][3]["attempt_number"], json!(1));
         // Without include_history there is none; a run never repaired has its original.
-        let v = get_run(&st, &ctx(30_000), run, 0, "http://h", false).unwrap();
+        let v = get_run(&st, &ctx(30_000), run, 0, "http://h", false, false).unwrap();
         assert!(v.get("repair_history").is_none());
     }
 
@@ -1144,7 +1477,7 @@ mod tests {
     fn a_run_never_repaired_has_only_its_original_in_the_history() {
         let mut st = State::new("u@x", 0);
         let (_, run) = failed_run(&mut st);
-        let v = get_run(&st, &ctx(10_000), run, 0, "http://h", true).unwrap();
+        let v = get_run(&st, &ctx(10_000), run, 0, "http://h", true, false).unwrap();
         let h = v["repair_history"].as_array().unwrap();
         assert_eq!(h.len(), 1);
         assert_eq!(h[0]["type"], "ORIGINAL");
@@ -1180,7 +1513,7 @@ mod tests {
             .collect();
         assert_eq!(keys.iter().filter(|(k, _)| k == "a").count(), 1, "{keys:?}");
         assert!(keys.contains(&("c".into(), 2)), "{keys:?}");
-        let v = get_run(&st, &ctx(50_000), run, 0, "http://h", true).unwrap();
+        let v = get_run(&st, &ctx(50_000), run, 0, "http://h", true, false).unwrap();
         let types: Vec<&str> = v["repair_history"]
             .as_array()
             .unwrap()
@@ -1260,7 +1593,7 @@ mod tests {
             ("TERMINATED", Some("CANCELED"))
         );
         assert!(!st.active_runs.contains(&run));
-        let v = get_run(&st, &ctx(20_050), run, 0, "http://h", true).unwrap();
+        let v = get_run(&st, &ctx(20_050), run, 0, "http://h", true, false).unwrap();
         assert_eq!(v["repair_history"][1]["state"]["result_state"], "CANCELED");
         assert_eq!(v["repair_history"][1]["end_time"], json!(20_050));
         // A run that is going is cancelled: its tasks do not run on.
@@ -1334,7 +1667,7 @@ mod tests {
         assert_eq!(r.result_state.as_deref(), Some("FAILED"));
         assert!(st.active_runs.is_empty());
         // The run's view says why, from the failed task.
-        let v = get_run(&st, &ctx(1_000), run, 0, "http://h", false).unwrap();
+        let v = get_run(&st, &ctx(1_000), run, 0, "http://h", false, false).unwrap();
         assert_eq!(
             v["run_page_url"],
             json!(format!(
@@ -1452,13 +1785,13 @@ mod tests {
         assert!(!purge_old_runs(&mut st, &off));
         // Sixty days to the millisecond: still there.
         assert!(!tick(&mut st, &ctx(end + RUN_RETENTION_MS)));
-        assert!(get_run(&st, &ctx(0), old, 0, "http://h", false).is_ok());
+        assert!(get_run(&st, &ctx(0), old, 0, "http://h", false, false).is_ok());
         assert!(tick(&mut st, &ctx(end + RUN_RETENTION_MS + 1)));
         let now = ctx(end + RUN_RETENTION_MS + 1);
         assert!(!st.runs.contains_key(&old));
         assert!(st.runs.contains_key(&later));
         // runs/get names the job, in the service's words; an id never used keeps its answer.
-        let e = get_run(&st, &now, old, 0, "http://h", false).unwrap_err();
+        let e = get_run(&st, &now, old, 0, "http://h", false, false).unwrap_err();
         assert_eq!(
             (e.status.as_u16(), e.code.as_str(), e.message.as_str()),
             (
@@ -1467,7 +1800,7 @@ mod tests {
                 format!("Run: {old} in job: {id} doesn't exist").as_str()
             )
         );
-        let e = get_run(&st, &now, old + 1000, 0, "http://h", false).unwrap_err();
+        let e = get_run(&st, &now, old + 1000, 0, "http://h", false, false).unwrap_err();
         assert_eq!(e.message, format!("Run {} does not exist.", old + 1000));
         // Nor is it listed, repaired, cancelled or its output read.
         let q = RunsQuery {

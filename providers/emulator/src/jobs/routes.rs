@@ -208,8 +208,9 @@ async fn get_run(AxState(app): AppState, headers: HeaderMap, q: Params) -> Reply
     let id = run_id_of(&q)?;
     let page = page_number(q.str("page_token"))?;
     let history = q.bool("include_history")?.unwrap_or(false);
+    let resolved = q.bool("include_resolved_values")?.unwrap_or(false);
     let base = crate::auth::base_url(&headers);
-    app.view(|st, ctx| model::get_run(st, ctx, id, page, &base, history).map(Json))
+    app.view(|st, ctx| model::get_run(st, ctx, id, page, &base, history, resolved).map(Json))
 }
 
 async fn get_output(AxState(app): AppState, headers: HeaderMap, q: Params) -> Reply {

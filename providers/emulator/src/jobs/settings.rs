@@ -20,6 +20,15 @@ pub const RUN_IF: &[&str] = &[
 
 pub const PAUSE: &[&str] = &["PAUSED", "UNPAUSED"];
 
+/// Task types whose code is read from the workspace or from the job's Git repository, with
+/// the object in them that holds its `source` (a SQL task's file).
+const CODE_SOURCES: &[(&str, Option<&str>)] = &[
+    ("notebook_task", None),
+    ("spark_python_task", None),
+    ("dbt_task", None),
+    ("sql_task", Some("file")),
+];
+
 /// Keyed arrays that `jobs/update` merges by key instead of replacing.
 pub const MERGED: &[(&str, &str)] = &[
     ("tasks", "task_key"),
@@ -157,14 +166,9 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
         }
         // Code from Git is checked out from the job's repository.
         if !o.has("git_source") {
-            for (kind, inner) in [
-                ("notebook_task", None),
-                ("spark_python_task", None),
-                ("dbt_task", None),
-                ("sql_task", Some("file")),
-            ] {
+            for (kind, inner) in CODE_SOURCES {
                 let holder = t.get(kind).and_then(|v| match inner {
-                    Some(i) => v.get(i),
+                    Some(i) => v.get(*i),
                     None => Some(v),
                 });
                 if holder.and_then(|h| h.get("source")).and_then(Value::as_str) == Some("GIT") {
@@ -433,7 +437,78 @@ pub fn normalize(mut s: Map<String, Value>, b: Behaviours) -> Map<String, Value>
             }
         }
     }
+    // What the service does to every cluster the job defines, wherever it defines it.
+    each_new_cluster(&mut s, &mut |c| {
+        // Acted on when the cluster is made from its policy, never answered.
+        if b.on(Behaviour::ApplyPolicyDefaultValuesConsumed) {
+            c.remove("apply_policy_default_values");
+        }
+        if b.on(Behaviour::DataSecurityModeAliases) {
+            crate::compute::resolve_access_mode(c);
+        }
+        if b.on(Behaviour::DriverNodeTypeFromNodeType) {
+            crate::compute::fill_driver_node_type(c);
+        }
+    });
     s
+}
+
+/// Calls `f` with each `new_cluster` of the settings: a task's, a for-each task's inner
+/// task's, a job cluster's.
+fn each_new_cluster(s: &mut Map<String, Value>, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    if let Some(Value::Array(tasks)) = s.get_mut("tasks") {
+        for t in tasks.iter_mut() {
+            if let Some(Value::Object(c)) = t.get_mut("new_cluster") {
+                f(c);
+            }
+            if let Some(Value::Object(c)) = t.pointer_mut("/for_each_task/task/new_cluster") {
+                f(c);
+            }
+        }
+    }
+    if let Some(Value::Array(clusters)) = s.get_mut("job_clusters") {
+        for jc in clusters.iter_mut() {
+            if let Some(Value::Object(c)) = jc.get_mut("new_cluster") {
+                f(c);
+            }
+        }
+    }
+}
+
+/// The settings as `jobs/get` and `jobs/list` answer them (`task_source_filled`): each
+/// task's code has the source it is read from, GIT when the job has a git_source and
+/// WORKSPACE otherwise, where the job left it out. Filled in the answer only: the job holds
+/// what it was sent, so a later change of its git_source moves the code with it.
+pub fn fill_sources(s: &mut Map<String, Value>, b: Behaviours) {
+    if !b.on(Behaviour::TaskSourceFilled) {
+        return;
+    }
+    let source = if s.contains_key("git_source") {
+        "GIT"
+    } else {
+        "WORKSPACE"
+    };
+    let Some(Value::Array(tasks)) = s.get_mut("tasks") else {
+        return;
+    };
+    for t in tasks.iter_mut() {
+        fill_task_source(t, source);
+        if let Some(inner) = t.pointer_mut("/for_each_task/task") {
+            fill_task_source(inner, source);
+        }
+    }
+}
+
+fn fill_task_source(t: &mut Value, source: &str) {
+    for (kind, inner) in CODE_SOURCES {
+        let holder = t.get_mut(*kind).and_then(|v| match inner {
+            Some(i) => v.get_mut(*i),
+            None => Some(v),
+        });
+        if let Some(Value::Object(h)) = holder {
+            h.entry("source").or_insert(json!(source));
+        }
+    }
 }
 
 /// What the service fills into a job's `new_cluster` when the request leaves it out (an
@@ -510,6 +585,101 @@ mod tests {
         let m = refused(json!({"tasks": [{"task_key": "p",
             "pipeline_task": {"pipeline_id": "x", "full_refresh": true, "refresh_selection": ["t"]}}]}));
         assert!(m.contains("full_refresh cannot be combined"), "{m}");
+    }
+
+    fn stored(v: Value, b: Behaviours) -> Value {
+        let Value::Object(m) = v else {
+            panic!("not an object")
+        };
+        Value::Object(normalize(m, b))
+    }
+
+    #[test]
+    fn every_cluster_of_a_job_is_held_as_the_service_holds_it() {
+        let cluster = json!({"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge",
+            "apply_policy_default_values": true, "data_security_mode": "DATA_SECURITY_MODE_DEDICATED"});
+        let sent = json!({
+            "job_clusters": [{"job_cluster_key": "k", "new_cluster": cluster}],
+            "tasks": [
+                {"task_key": "a", "notebook_task": {"notebook_path": "/n"}, "new_cluster": cluster},
+                {"task_key": "b", "for_each_task": {"inputs": "[1]", "task": {"task_key": "b_i",
+                    "notebook_task": {"notebook_path": "/n"}, "new_cluster": cluster}}},
+            ],
+        });
+        let got = stored(sent.clone(), Behaviours::default());
+        for at in [
+            "/job_clusters/0/new_cluster",
+            "/tasks/0/new_cluster",
+            "/tasks/1/for_each_task/task/new_cluster",
+        ] {
+            let c = &got.pointer(at).unwrap();
+            assert!(c.get("apply_policy_default_values").is_none(), "{at}: {c}");
+            assert_eq!(c["data_security_mode"], "SINGLE_USER", "{at}");
+            assert_eq!(c["driver_node_type_id"], "i3.xlarge", "{at}");
+        }
+        let off = Behaviours::default()
+            .without(Behaviour::ApplyPolicyDefaultValuesConsumed)
+            .without(Behaviour::DataSecurityModeAliases)
+            .without(Behaviour::DriverNodeTypeFromNodeType);
+        let got = stored(sent, off);
+        let c = &got["tasks"][1]["for_each_task"]["task"]["new_cluster"];
+        assert_eq!(c["apply_policy_default_values"], true);
+        assert_eq!(c["data_security_mode"], "DATA_SECURITY_MODE_DEDICATED");
+        assert!(c.get("driver_node_type_id").is_none(), "{c}");
+    }
+
+    #[test]
+    fn code_reads_from_git_when_the_job_has_a_repository_and_from_the_workspace_otherwise() {
+        let tasks = json!([
+            {"task_key": "n", "notebook_task": {"notebook_path": "n"}},
+            {"task_key": "p", "spark_python_task": {"python_file": "p.py"}},
+            {"task_key": "d", "dbt_task": {"commands": ["dbt run"]}},
+            {"task_key": "q", "sql_task": {"warehouse_id": "w", "file": {"path": "q.sql"}}},
+            {"task_key": "f", "for_each_task": {"inputs": "[1]", "task": {"task_key": "f_i",
+                "notebook_task": {"notebook_path": "n"}}}},
+            {"task_key": "s", "notebook_task": {"notebook_path": "/s", "source": "WORKSPACE"}},
+            {"task_key": "r", "run_job_task": {"job_id": 1}},
+        ]);
+        let sources = |s: &Map<String, Value>| -> Vec<Value> {
+            [
+                "/tasks/0/notebook_task/source",
+                "/tasks/1/spark_python_task/source",
+                "/tasks/2/dbt_task/source",
+                "/tasks/3/sql_task/file/source",
+                "/tasks/4/for_each_task/task/notebook_task/source",
+                "/tasks/5/notebook_task/source",
+            ]
+            .iter()
+            .map(|p| {
+                Value::Object(s.clone())
+                    .pointer(p)
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            })
+            .collect()
+        };
+        let mut s = Map::new();
+        s.insert("tasks".into(), tasks.clone());
+        let mut answered = s.clone();
+        fill_sources(&mut answered, Behaviours::default());
+        let mut want = vec![json!("WORKSPACE"); 6];
+        assert_eq!(sources(&answered), want);
+        assert_eq!(answered["tasks"][6], tasks[6]);
+        s.insert(
+            "git_source".into(),
+            json!({"git_url": "u", "git_provider": "gitHub"}),
+        );
+        let mut answered = s.clone();
+        fill_sources(&mut answered, Behaviours::default());
+        want = vec![json!("GIT"); 5];
+        want.push(json!("WORKSPACE"));
+        assert_eq!(sources(&answered), want);
+        let mut answered = s.clone();
+        fill_sources(
+            &mut answered,
+            Behaviours::default().without(Behaviour::TaskSourceFilled),
+        );
+        assert_eq!(answered, s);
     }
 
     #[test]

@@ -24,22 +24,19 @@ pub type Simulator = fn(&mut State, &Map<String, Value>, &TaskEnv) -> Started;
 pub struct TaskEnv<'a> {
     /// The clock at the task's start (its dependencies' end, or the run's setup end).
     pub ctx: &'a Ctx<'a>,
-    /// Job parameters by name, as resolved for the run.
-    pub params: &'a BTreeMap<String, String>,
     pub run_id: i64,
     pub job_id: i64,
+    /// The task run's own id.
+    pub task_run_id: i64,
     /// `run-now` asked for a full refresh of the pipelines it runs.
     pub full_refresh: bool,
-    /// The whole task spec (its libraries, its cluster), for work that depends on more
-    /// than the task type's own object.
+    /// The whole task spec (its libraries, its cluster), its dynamic value references
+    /// resolved, for work that depends on more than the task type's own object.
     pub task: &'a Map<String, Value>,
-}
-
-impl TaskEnv<'_> {
-    /// `{{job.parameters.x}}`, `{{job.id}}` and `{{job.run_id}}` references resolved.
-    pub fn sub(&self, s: &str) -> String {
-        substitute(s, self.params, self.run_id, self.job_id)
-    }
+    /// The task spec as the job holds it, references unresolved.
+    pub raw: &'a Map<String, Value>,
+    /// The jobs whose runs started this run through Run Job tasks, nearest first.
+    pub lineage: &'a [i64],
 }
 
 /// What the work of a task that started does.
@@ -56,6 +53,14 @@ pub enum Started {
     Refused(String),
     /// The task ends when this pipeline update ends: `(pipeline id, update id)`.
     AwaitsUpdate(String, String),
+    /// The task ends when this job run ends (a Run Job task).
+    AwaitsRun(i64),
+    /// A For each task: it runs its nested task once per input, at most `concurrency` at
+    /// a time, and ends when they all have.
+    ForEach {
+        inputs: Vec<Value>,
+        concurrency: usize,
+    },
 }
 
 impl Started {
@@ -127,7 +132,11 @@ pub const TASK_TYPES: &[TaskType] = &[
         check: Some(check_condition),
         simulate: Some(condition),
     },
-    checked("for_each_task", check_for_each),
+    TaskType {
+        name: "for_each_task",
+        check: Some(check_for_each),
+        simulate: Some(for_each),
+    },
     TaskType {
         name: "run_job_task",
         check: Some(check_run_job),
@@ -206,18 +215,27 @@ pub fn start(st: &mut State, spec: &Map<String, Value>, env: &TaskEnv) -> Starte
     }
 }
 
-/// `{{job.parameters.x}}`, `{{job.id}}` and `{{job.run_id}}` references in task parameters.
-pub fn substitute(s: &str, params: &BTreeMap<String, String>, run_id: i64, job_id: i64) -> String {
-    let mut out = s
-        .replace("{{job.id}}", &job_id.to_string())
-        .replace("{{job.run_id}}", &run_id.to_string())
-        .replace("{{run.id}}", &run_id.to_string());
-    for (k, v) in params {
-        out = out
-            .replace(&format!("{{{{job.parameters.{k}}}}}", k = k), v)
-            .replace(&format!("{{{{job.parameters.`{k}`}}}}"), v);
-    }
-    out
+/// The parameters of a started task as `runs/get` shows them with
+/// `include_resolved_values` (`RunTask.resolved_values`, databricks-sdk-py
+/// databricks/sdk/service/jobs.py `ResolvedValues`): per task type, the fields that take
+/// parameters, their references resolved. `None` for a type without any, or none set.
+pub fn resolved_values(spec: &Map<String, Value>) -> Option<Value> {
+    let (t, o) = of(spec)?;
+    let fields: &[&str] = match t.name {
+        "notebook_task" => &["base_parameters"],
+        "condition_task" => &["left", "right"],
+        "spark_python_task" | "spark_jar_task" | "spark_submit_task" => &["parameters"],
+        "python_wheel_task" => &["parameters", "named_parameters"],
+        "run_job_task" => &["job_parameters"],
+        "sql_task" | "pipeline_task" => &["parameters"],
+        "dbt_task" => &["commands"],
+        _ => return None,
+    };
+    let picked: Map<String, Value> = fields
+        .iter()
+        .filter_map(|f| o.get(*f).map(|v| ((*f).to_string(), v.clone())))
+        .collect();
+    (!picked.is_empty()).then(|| json!({ t.name: picked }))
 }
 
 fn text<'a>(o: &'a Map<String, Value>, key: &str) -> &'a str {
@@ -493,9 +511,33 @@ fn check_condition(o: Obj) -> ApiResult<()> {
     Ok(())
 }
 
+/// The most iterations of a For each task that may run at once, and how many when the
+/// task does not say: "Controls the number of active iteration task runs. Default is 20,
+/// maximum allowed is 100." (terraform-provider-databricks docs/resources/job.md:211). The
+/// Jobs UI fills in 1 ("The default value is 1", https://docs.databricks.com/en/jobs/for-each.html),
+/// which reaches the API as a value set.
+pub const FOR_EACH_MAX_CONCURRENCY: i64 = 100;
+pub const FOR_EACH_DEFAULT_CONCURRENCY: i64 = 20;
+
 fn check_for_each(o: Obj) -> ApiResult<()> {
     o.req_str("inputs")?;
-    o.req_obj("task")?;
+    let task = o.req_obj("task")?;
+    if let Some(c) = o.int("concurrency")?
+        && !(1..=FOR_EACH_MAX_CONCURRENCY).contains(&c)
+    {
+        return Err(crate::errors::ApiError::invalid(format!(
+            "Invalid value for field '{}': {c} (must be between 1 and {FOR_EACH_MAX_CONCURRENCY})",
+            o.path("concurrency")
+        )));
+    }
+    // "You cannot add another For each task as the nested task."
+    // (https://docs.databricks.com/en/jobs/for-each.html)
+    if task.contains_key("for_each_task") {
+        return Err(crate::errors::ApiError::invalid(format!(
+            "Invalid value for field '{}.for_each_task': the nested task of a For each task cannot be another For each task",
+            o.path("task")
+        )));
+    }
     Ok(())
 }
 
@@ -527,8 +569,8 @@ fn check_run_job(o: Obj) -> ApiResult<()> {
 // ---------- simulators ----------
 
 /// A workspace notebook must exist (a Git one is fetched at run time, so it is not checked).
-fn notebook(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
-    let path = env.sub(text(o, "notebook_path"));
+fn notebook(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
+    let path = String::from(text(o, "notebook_path"));
     let git = o.get("source").and_then(Value::as_str) == Some("GIT");
     if !git && !crate::workspace::runnable_exists(st, &path) {
         return Started::failure(format!("Notebook not found: {path}"));
@@ -537,8 +579,8 @@ fn notebook(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
 }
 
 /// A file in a volume or the workspace must exist; a relative path is a Git file.
-fn spark_python(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
-    let file = env.sub(text(o, "python_file"));
+fn spark_python(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
+    let file = String::from(text(o, "python_file"));
     let missing = if file.starts_with("/Volumes/") {
         !crate::files::file_exists(st, &file)
     } else {
@@ -609,12 +651,12 @@ fn spark_jar(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
         .flatten()
     {
         if let Some(j) = lib.get("jar").and_then(Value::as_str) {
-            jars.push(env.sub(j));
+            jars.push(String::from(j));
         }
         maven |= lib.get("maven").is_some();
     }
     if let Some(uri) = o.get("jar_uri").and_then(Value::as_str) {
-        jars.push(env.sub(uri));
+        jars.push(String::from(uri));
     }
     if let Some(missing) = jars.iter().find(|j| !readable(st, j)) {
         return Started::Refused(format!(
@@ -629,14 +671,14 @@ fn spark_jar(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
 
 /// spark-submit needs an application (a JAR or a Python file after the options), and what
 /// it names must be there.
-fn spark_submit(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+fn spark_submit(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
     let args: Vec<String> = o
         .get("parameters")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
-        .map(|a| env.sub(a))
+        .map(String::from)
         .collect();
     // Options take a value, except these flags.
     const FLAGS: &[&str] = &[
@@ -676,7 +718,7 @@ fn spark_submit(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Starte
 /// The warehouse runs the query: one that does not exist fails the task at once; a
 /// stopped one is started for it (as the service does), and stays up while the task runs.
 fn sql(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
-    let warehouse = env.sub(text(o, "warehouse_id"));
+    let warehouse = String::from(text(o, "warehouse_id"));
     let busy_until = env.ctx.now.saturating_add(env.ctx.timings.task_ms());
     if let Err(message) = crate::warehouses::use_for_query(st, env.ctx, &warehouse, busy_until) {
         return Started::Refused(message);
@@ -684,7 +726,7 @@ fn sql(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
     if let Some(f) = o.get("file").and_then(Value::as_object)
         && f.get("source").and_then(Value::as_str) != Some("GIT")
     {
-        let path = env.sub(text(f, "path"));
+        let path = String::from(text(f, "path"));
         if !readable(st, &path) {
             return Started::failure(format!("File not found: {path}"));
         }
@@ -694,9 +736,9 @@ fn sql(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
 
 /// A workspace dbt project must hold its `dbt_project.yml`; a Git one is cloned at run
 /// time.
-fn dbt(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+fn dbt(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
     if o.get("source").and_then(Value::as_str) == Some("WORKSPACE") {
-        let dir = env.sub(text(o, "project_directory"));
+        let dir = String::from(text(o, "project_directory"));
         let project = format!("{}/dbt_project.yml", dir.trim_end_matches('/'));
         if !readable(st, &project) {
             return Started::failure(format!(
@@ -731,9 +773,9 @@ fn power_bi(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
 
 /// An alert given by its workspace path must be there; alerts given by id are not
 /// modelled, so they run.
-fn alert(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+fn alert(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
     if let Some(path) = o.get("workspace_path").and_then(Value::as_str) {
-        let path = env.sub(path);
+        let path = String::from(path);
         if !readable(st, &path) {
             return Started::Refused(format!("Alert not found: {path}"));
         }
@@ -753,12 +795,12 @@ fn dbt_platform(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started 
 }
 
 /// A training script in the workspace must be there; one from Git is fetched at run time.
-fn gen_ai(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+fn gen_ai(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
     for k in ["training_script_path", "yaml_parameters_file_path"] {
         if let Some(path) = o.get(k).and_then(Value::as_str)
             && o.get("source").and_then(Value::as_str) != Some("GIT")
         {
-            let path = env.sub(path);
+            let path = String::from(path);
             if !readable(st, &path) {
                 return Started::failure(format!("File not found: {path}"));
             }
@@ -768,9 +810,9 @@ fn gen_ai(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
 }
 
 /// The workload's code must be there.
-fn ai_runtime(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+fn ai_runtime(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
     if let Some(path) = o.get("code_source_path").and_then(Value::as_str) {
-        let path = env.sub(path);
+        let path = String::from(path);
         if !readable(st, &path) {
             return Started::failure(format!("File not found: {path}"));
         }
@@ -787,8 +829,11 @@ fn clean_rooms(_: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
 }
 
 /// Compares `left` and `right` (as numbers, except for equality); the outcome is the answer.
-fn condition(_: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
-    let (l, r) = (env.sub(text(o, "left")), env.sub(text(o, "right")));
+fn condition(_: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
+    let (l, r) = (
+        String::from(text(o, "left")),
+        String::from(text(o, "right")),
+    );
     let op = o.get("op").and_then(Value::as_str).unwrap_or("EQUAL_TO");
     let result = match op {
         "EQUAL_TO" => Some(l == r),
@@ -815,23 +860,144 @@ fn condition(_: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
     }
 }
 
-/// The job it runs must exist.
-fn run_job(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
+/// How deep Run Job tasks may nest: "Databricks does not support jobs with circular
+/// dependencies or that nest more than three Run Job tasks"
+/// (https://docs.databricks.com/aws/en/jobs/tasks/run-job). The service does not refuse
+/// such jobs when they are saved; here the Run Job task that would go deeper, or start a
+/// job already running in its chain, fails when it starts, so a cycle (job A runs job B
+/// runs job A) ends instead of starting runs forever.
+pub const MAX_RUN_JOB_NESTING: usize = 3;
+
+/// The most job runs a workspace runs at once (see `run_job`).
+pub const MAX_ACTIVE_RUNS: usize = 1000;
+
+/// Starts a run of the job (`trigger: RUN_JOB_TASK`, with this task's run as its
+/// `trigger_info.run_id`), which shows in that job's `runs/list`; the task ends when that
+/// run ends. The run takes the task's `job_parameters`, and a full refresh of its
+/// pipelines with `pipeline_params.full_refresh`.
+fn run_job(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
     let id = o
         .get("job_id")
-        .and_then(|v| v.as_i64().or_else(|| v.as_str()?.parse().ok()))
+        .and_then(|v| v.as_i64().or_else(|| v.as_str()?.trim().parse().ok()))
         .unwrap_or(0);
-    if st.jobs.contains_key(&id) {
-        Started::success()
+    if !st.jobs.contains_key(&id) {
+        return Started::failure(format!("Job {id} does not exist."));
+    }
+    let chain = || {
+        std::iter::once(env.job_id)
+            .chain(env.lineage.iter().copied())
+            .rev()
+            .map(|j| format!("job {j}"))
+            .collect::<Vec<_>>()
+            .join(" -> ")
+    };
+    if id == env.job_id || env.lineage.contains(&id) {
+        return Started::Refused(format!(
+            "Run Job tasks cannot trigger each other in a circle: job {id} is already running in this chain ({} -> job {id}).",
+            chain()
+        ));
+    }
+    // "A workspace is limited to 1000 concurrent job runs"
+    // (https://docs.databricks.com/data-engineering/jobs/jobs-user-guide.html): a Run Job
+    // task does not start one more.
+    if st.active_runs.len() >= MAX_ACTIVE_RUNS {
+        return Started::Refused(format!(
+            "The workspace already has {MAX_ACTIVE_RUNS} active job runs, the most it runs at once."
+        ));
+    }
+    if env.lineage.len() >= MAX_RUN_JOB_NESTING {
+        return Started::Refused(format!(
+            "Run Job tasks nest at most {MAX_RUN_JOB_NESTING} deep: this run is already at that depth ({} -> job {id}).",
+            chain()
+        ));
+    }
+    let job_parameters = o
+        .get("job_parameters")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let full_refresh = o
+        .get("pipeline_params")
+        .and_then(|p| p.get("full_refresh"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let request = super::model::RunNow {
+        job_id: id,
+        job_parameters,
+        full_refresh,
+        ..super::model::RunNow::default()
+    };
+    let by = super::TriggeredBy {
+        run_id: env.run_id,
+        task_run_id: env.task_run_id,
+    };
+    let mut lineage = vec![env.job_id];
+    lineage.extend_from_slice(env.lineage);
+    match super::model::start_run(st, env.ctx, request, Some(by), lineage) {
+        Ok(started) => Started::AwaitsRun(started.run_id),
+        Err(e) => Started::Refused(e.message),
+    }
+}
+
+/// How long a For each task's input array may be: "Parameter arrays are limited to 10,000
+/// characters, or 48 KB if you use task value references to pass them"
+/// (https://docs.databricks.com/gcp/jobs/for-each-lookup-example); the newer pages of
+/// that example say 5,000 characters (https://docs.databricks.com/aws/pt/jobs/tasks/for-each-lookup-example,
+/// https://docs.azure.cn/zh-cn/databricks/jobs/tasks/for-each-lookup-example), which is
+/// taken here. A longer array fails the task when it starts.
+pub const FOR_EACH_INPUTS_CHARS: usize = 5_000;
+pub const FOR_EACH_INPUTS_TASK_VALUE_BYTES: usize = 48 * 1024;
+
+/// A For each task: its `inputs` (references resolved) must be a JSON array within the
+/// service's size limits; each element becomes an iteration of the nested task.
+fn for_each(_: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
+    let inputs = text(o, "inputs");
+    let written = env
+        .raw
+        .get("for_each_task")
+        .and_then(|f| f.get("inputs"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let from_task_value = written.contains("{{") && written.contains(".values.");
+    let too_long = if from_task_value {
+        (inputs.len() > FOR_EACH_INPUTS_TASK_VALUE_BYTES).then(|| {
+            format!(
+                "The inputs of the For each task are {} bytes long; an array passed through a task value may hold at most {FOR_EACH_INPUTS_TASK_VALUE_BYTES}.",
+                inputs.len()
+            )
+        })
     } else {
-        Started::failure(format!("Job {id} does not exist."))
+        let chars = inputs.chars().count();
+        (chars > FOR_EACH_INPUTS_CHARS).then(|| {
+            format!(
+                "The inputs of the For each task are {chars} characters long; at most {FOR_EACH_INPUTS_CHARS} are allowed (48 KB when passed through a task value)."
+            )
+        })
+    };
+    if let Some(message) = too_long {
+        return Started::Refused(message);
+    }
+    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(inputs) else {
+        let shown: String = inputs.chars().take(200).collect();
+        return Started::Refused(format!(
+            "The inputs of the For each task must be a JSON array: {shown}"
+        ));
+    };
+    let concurrency = o
+        .get("concurrency")
+        .and_then(Value::as_i64)
+        .unwrap_or(FOR_EACH_DEFAULT_CONCURRENCY)
+        .clamp(1, FOR_EACH_MAX_CONCURRENCY);
+    Started::ForEach {
+        inputs: items,
+        concurrency: usize::try_from(concurrency).unwrap_or(1),
     }
 }
 
 /// sdp-meta's onboarding wheel (`databricks_labs_sdp_meta`, entry point `run`) reads its
 /// onboarding file from a volume and writes into an existing `database` schema; any other
 /// wheel succeeds.
-fn wheel(st: &mut State, w: &Map<String, Value>, env: &TaskEnv) -> Started {
+fn wheel(st: &mut State, w: &Map<String, Value>, _: &TaskEnv) -> Started {
     if text(w, "package_name") != "databricks_labs_sdp_meta" || text(w, "entry_point") != "run" {
         return Started::success();
     }
@@ -842,7 +1008,7 @@ fn wheel(st: &mut State, w: &Map<String, Value>, env: &TaskEnv) -> Started {
         .into_iter()
         .flatten()
     {
-        named.insert(k.clone(), env.sub(v.as_str().unwrap_or_default()));
+        named.insert(k.clone(), String::from(v.as_str().unwrap_or_default()));
     }
     for p in w
         .get("parameters")
@@ -852,7 +1018,7 @@ fn wheel(st: &mut State, w: &Map<String, Value>, env: &TaskEnv) -> Started {
         .filter_map(Value::as_str)
     {
         if let Some((k, v)) = p.trim_start_matches('-').split_once('=') {
-            named.insert(k.to_string(), env.sub(v));
+            named.insert(k.to_string(), String::from(v));
         }
     }
     let Some(path) = named.get("onboarding_file_path") else {
@@ -887,19 +1053,37 @@ mod tests {
         Ctx::for_test(1_000, 100)
     }
 
+    /// Starts the task `spec` as a run (job 9, run 7, job parameter `env=dev`) would: its
+    /// references resolved first.
     fn run(st: &mut State, spec: Value) -> Started {
         let ctx = ctx();
         let params = BTreeMap::from([("env".to_string(), "dev".to_string())]);
-        let Value::Object(spec) = spec else {
+        let Value::Object(raw) = spec else {
             panic!("not an object")
         };
+        let sc = super::super::refs::Scope {
+            job_id: 9,
+            job_name: "j",
+            run_id: 7,
+            start_time: 0,
+            repair_count: 0,
+            workspace_id: 1,
+            params: Some(&params),
+            tasks: &[],
+            task: None,
+            input: None,
+        };
+        let mut budget = super::super::refs::MAX_RESOLVED_BYTES;
+        let spec = super::super::refs::resolve_map(&raw, &sc, &mut budget, None).unwrap();
         let env = TaskEnv {
             ctx: &ctx,
-            params: &params,
             run_id: 7,
             job_id: 9,
+            task_run_id: 8,
             full_refresh: false,
             task: &spec,
+            raw: &raw,
+            lineage: &[],
         };
         start(st, &spec, &env)
     }
@@ -1150,15 +1334,5 @@ mod tests {
             ),
             Started::success()
         );
-    }
-
-    #[test]
-    fn parameters_are_substituted() {
-        let p = BTreeMap::from([("env".to_string(), "dev".to_string())]);
-        assert_eq!(
-            substitute("/Volumes/c/{{job.parameters.env}}/x", &p, 7, 9),
-            "/Volumes/c/dev/x"
-        );
-        assert_eq!(substitute("{{job.id}}-{{job.run_id}}", &p, 7, 9), "9-7");
     }
 }

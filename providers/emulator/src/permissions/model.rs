@@ -503,6 +503,7 @@ mod tests {
                 created_time: 0,
                 creator: "u@x".into(),
                 settings: serde_json::Map::new(),
+                task_values: Default::default(),
             },
         );
         id.to_string()

@@ -3,7 +3,8 @@
 //! the API answers with.
 
 use super::spec::{
-    build_spec, check_immutable, check_references, fill_server_fields, gs, is_continuous, s_of,
+    build_spec, check_immutable, check_references, fill_cluster_defaults, fill_server_fields, gs,
+    is_continuous, s_of,
 };
 use super::{Pipeline, Update};
 use crate::behaviours::Behaviour;
@@ -403,6 +404,7 @@ pub fn create_pipeline(st: &mut State, ctx: &Ctx, r: PipelineRequest) -> ApiResu
     }
     let id = uuid::Uuid::new_v4().to_string();
     let mut spec = build_spec(r.body, &id, source_type);
+    fill_cluster_defaults(ctx, &mut spec);
     fill_server_fields(st, ctx, &mut spec, None);
     staging_volume(st, ctx, &spec);
     let continuous = is_continuous(&spec);
@@ -464,6 +466,7 @@ pub fn edit_pipeline(
         ));
     }
     let mut spec = build_spec(r.body, id, source_type);
+    fill_cluster_defaults(ctx, &mut spec);
     let old_spec = st.pipelines.get(id).map(|p| p.spec.clone());
     fill_server_fields(st, ctx, &mut spec, old_spec.as_ref());
     staging_volume(st, ctx, &spec);

@@ -364,6 +364,21 @@ pub fn build_spec(
     spec
 }
 
+/// What the service fills into each of the pipeline's clusters as it holds them
+/// (`driver_node_type_from_node_type`): a driver on the workers' node type.
+pub fn fill_cluster_defaults(ctx: &Ctx, spec: &mut Map<String, Value>) {
+    if !ctx.behaviours.on(Behaviour::DriverNodeTypeFromNodeType) {
+        return;
+    }
+    if let Some(Value::Array(clusters)) = spec.get_mut("clusters") {
+        for c in clusters.iter_mut() {
+            if let Value::Object(c) = c {
+                crate::compute::fill_driver_node_type(c);
+            }
+        }
+    }
+}
+
 /// Fields of the Lakeflow Connect definitions the service fills when a request leaves them
 /// out: a gateway's staging volume name and the id of its connection, an ingestion
 /// pipeline's connector type (through a gateway: CDC). A full-spec PUT that omits them keeps
