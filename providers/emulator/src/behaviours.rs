@@ -43,42 +43,57 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
     (
         Behaviour::SortDependsOn,
         "sort_depends_on",
-        "jobs/get returns each task's depends_on sorted by task_key, not as sent",
+        "jobs/get returns each task's depends_on sorted by task_key, not as sent (databricks/cli \
+         libs/testserver/jobs.go:174-178, jobFixUps: to \"simulate the real API which returns \
+         dependencies in a different order than submitted\")",
     ),
     (
         Behaviour::NewClusterDefaults,
         "new_cluster_defaults",
-        "a job's new_cluster gets data_security_mode, enable_elastic_disk and cloud attributes",
+        "a job's new_cluster gets data_security_mode, enable_elastic_disk and cloud attributes \
+         (databricks/cli libs/testserver/jobs.go:193-216, jobFixUps: server-side defaults)",
     ),
     (
         Behaviour::TaskEmailNotifications,
         "task_email_notifications",
-        "jobs/get answers an empty email_notifications for each task that has none",
+        "jobs/get answers an empty email_notifications for each task that has none (databricks/cli \
+         libs/testserver/jobs.go:180-183)",
     ),
     (
         Behaviour::TaskPaging,
         "task_paging",
-        "jobs/get pages tasks and job clusters (100 a page) and sends has_more; jobs/list with expand_tasks shows each job's first page and marks has_more",
+        "jobs/get pages tasks and job clusters (100 a page) and sends has_more; jobs/list with \
+         expand_tasks shows each job's first page and marks has_more (databricks/cli \
+         libs/testserver/jobs.go:237-292: \"the real Databricks API limit of 100 tasks per \
+         jobs.get response\")",
     ),
     (
         Behaviour::KeepRunAs,
         "keep_run_as",
-        "jobs/reset without run_as keeps the identity the job ran as",
+        "jobs/reset without run_as keeps the identity the job ran as (databricks/cli \
+         libs/testserver/jobs.go:145-146, JobsReset)",
     ),
     (
         Behaviour::FailedTaskGenericMessage,
         "failed_task_generic_message",
-        "a failed task says 'Workload failed, see run output for details'; the cause is in runs/get-output",
+        "a failed task says 'Workload failed, see run output for details'; the cause is in \
+         runs/get-output (databricks/cli acceptance/bundle/resources/job_runs/failed_run/\
+         output.txt:6,43, recorded from a real workspace: test.toml Cloud = true)",
     ),
     (
         Behaviour::FailedRunInternalError,
         "failed_run_internal_error",
-        "a run with a failed task ends in life_cycle_state INTERNAL_ERROR (result_state FAILED)",
+        "a run with a failed task ends in life_cycle_state INTERNAL_ERROR (result_state FAILED) \
+         (databricks/cli acceptance/bundle/resources/job_runs/failed_run/output.txt:41, recorded \
+         from a real workspace: test.toml Cloud = true)",
     ),
     (
         Behaviour::AsyncPipelineDelete,
         "async_pipeline_delete",
-        "a deleted pipeline reads DELETING for a while before it is gone",
+        "a deleted pipeline reads DELETING for a while before it is gone \
+         (terraform-provider-databricks pipelines/resource_pipeline.go:81-101: a delete is \
+         followed by reads until the pipeline is missing, \"Pipeline %s is in state %s, not \
+         yet deleted\")",
     ),
     (
         Behaviour::PipelineTables,
