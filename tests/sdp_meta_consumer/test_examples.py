@@ -56,10 +56,17 @@ def workspace_state(data: pathlib.Path) -> dict:
             stream.close()
 
 
-def apply_example(name: str, tmp_path: pathlib.Path):
-    """Applies examples/NAME in a copy; returns (volume files root, onboarding job parameters)."""
+def apply_example(name: str, tmp_path: pathlib.Path, edit=None):
+    """Applies examples/NAME in a copy (its main.bf.hcl passed through `edit` first, when
+    given); returns (volume files root, onboarding job parameters)."""
     work = tmp_path / name
     shutil.copytree(REPO / "examples" / name, work, ignore=shutil.ignore_patterns(".brickform"))
+    if edit is not None:
+        main = work / "main.bf.hcl"
+        before = main.read_text()
+        after = edit(before)
+        assert after != before, "the edit changed nothing"
+        main.write_text(after)
     done = subprocess.run(
         [brickform_bin(), "-C", str(work), "apply", "--local", "--auto-approve"],
         capture_output=True,
@@ -90,8 +97,34 @@ def by_id(rows):
     return {r["dataFlowId"]: r for r in rows}
 
 
-def test_lfc_demo_files_onboard_with_released_sdp_meta(spark, tmp_path):
-    root, params, dump = apply_example("lfc-demo", tmp_path)
+def yaml_onboarding(text: str) -> str:
+    """The lfc-demo onboarding written as YAML: onboarding.yml, and with it the expectations
+    and transformations files brickform renders."""
+    return text.replace(
+        '  import_author             = "brickform"\n',
+        '  import_author             = "brickform"\n  file_name                 = "onboarding.yml"\n',
+        1,
+    )
+
+
+@pytest.mark.parametrize("file_format", ["json", "yml"])
+def test_lfc_demo_files_onboard_with_released_sdp_meta(spark, tmp_path, file_format):
+    root, params, dump = apply_example(
+        "lfc-demo", tmp_path, yaml_onboarding if file_format == "yml" else None
+    )
+    assert params["onboarding_file_path"].endswith(f"/conf/onboarding.{file_format}")
+    # Every file of the set is in the onboarding file's format, and the rows name them.
+    conf = next(root.glob("Volumes/lfc_demo/*/*/conf"))
+    # (The copy sdp-meta converts a YAML onboarding file to, when the demo's job ran, aside.)
+    sidecars = sorted(
+        p.relative_to(conf).as_posix()
+        for p in conf.rglob("*")
+        if p.is_file() and not p.name.endswith("_yml_converted.json")
+    )
+    assert sidecars == sorted(
+        f"{name}.{file_format}"
+        for name in ["onboarding", "silver_transformations", "dqe/1/bronze_expectations", "dqe/1/silver_expectations"]
+    ), sidecars
     result = onboard(root, params["onboarding_file_path"], params, spark=spark)
 
     assert result["tables"] == {

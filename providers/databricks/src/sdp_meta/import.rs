@@ -1054,7 +1054,7 @@ fn env_key_bases() -> Vec<String> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-    use crate::sdp_meta::render::{render, transformations_path};
+    use crate::sdp_meta::render::{FileFormat, render, transformations_path};
     use crate::sdp_meta::schema::testing::{decode_flows, onboarding};
     use serde_json::json;
 
@@ -1185,7 +1185,7 @@ mod tests {
         );
         assert_eq!(
             r.rows[3]["silver_transformation_json_prod"],
-            json!(transformations_path(VOL))
+            json!(transformations_path(VOL, FileFormat::Json))
         );
     }
 

@@ -26,8 +26,8 @@ use super::fields::{
 };
 use super::schema::{
     DEFAULT_BRONZE_SPEC_TABLE, DEFAULT_DIRECTORY, DEFAULT_FILE_NAME, DEFAULT_IMPORT_AUTHOR,
-    DEFAULT_OVERWRITE, DEFAULT_SILVER_SPEC_TABLE, DEFAULT_UC_ENABLED, DEFAULT_VERSION, flow_schema,
-    onboarding_schema,
+    DEFAULT_OVERWRITE, DEFAULT_PIPELINE_MODE, DEFAULT_SILVER_SPEC_TABLE, DEFAULT_UC_ENABLED,
+    DEFAULT_VERSION, flow_schema, onboarding_schema,
 };
 use brickform_core::provider::{AttrType, Schema};
 use brickform_core::value::{Object, Value, quote};
@@ -360,6 +360,49 @@ struct Settings<'a> {
     /// Where the dataflowspec tables are written without Unity Catalog.
     bronze_path: Option<Cow<'a, str>>,
     silver_path: Option<Cow<'a, str>>,
+    /// One pipeline for both layers of a group (`pipeline_mode = "combined"`).
+    combined: bool,
+    /// The format of every file of the set, the onboarding file's.
+    format: FileFormat,
+}
+
+/// The format the files of a set are written in: the onboarding file's, so a YAML
+/// onboarding has YAML expectations and transformations (sdp-meta 0.1.0 reads each of
+/// them by its extension, `_load_structured_file`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    Json,
+    /// YAML, with the onboarding file's extension (`yml` or `yaml`).
+    Yaml(&'static str),
+}
+
+impl FileFormat {
+    /// The format a file name asks for.
+    pub fn of(file_name: &str) -> FileFormat {
+        let lower = file_name.to_ascii_lowercase();
+        if lower.ends_with(".yaml") {
+            FileFormat::Yaml("yaml")
+        } else if lower.ends_with(".yml") {
+            FileFormat::Yaml("yml")
+        } else {
+            FileFormat::Json
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            FileFormat::Json => "json",
+            FileFormat::Yaml(ext) => ext,
+        }
+    }
+
+    /// A document as a file of this format.
+    fn write(self, j: &Json) -> String {
+        match self {
+            FileFormat::Json => pretty(j),
+            FileFormat::Yaml(_) => yaml(j),
+        }
+    }
 }
 
 fn settings(o: At<'_>) -> Result<Settings<'_>, RenderError> {
@@ -387,7 +430,19 @@ fn settings(o: At<'_>) -> Result<Settings<'_>, RenderError> {
             "must be a file name (use directory for the folder)",
         ));
     }
+    let combined = match or("pipeline_mode", DEFAULT_PIPELINE_MODE)?.as_ref() {
+        "split" => false,
+        "combined" => true,
+        other => {
+            return Err(o.err(
+                "pipeline_mode",
+                format!("must be split or combined, not {}", quote(other)),
+            ));
+        }
+    };
     Ok(Settings {
+        combined,
+        format: FileFormat::of(&file_name),
         env: required("env")?,
         base,
         file_name,
@@ -406,18 +461,25 @@ fn settings(o: At<'_>) -> Result<Settings<'_>, RenderError> {
 
 /// Whether a file name asks for YAML.
 pub fn is_yaml(file_name: &str) -> bool {
-    let lower = file_name.to_ascii_lowercase();
-    lower.ends_with(".yml") || lower.ends_with(".yaml")
+    FileFormat::of(file_name) != FileFormat::Json
 }
 
 /// The path of the silver transformations file under `base`.
-pub fn transformations_path(base: &str) -> String {
-    format!("{base}/silver_transformations.json")
+pub fn transformations_path(base: &str, format: FileFormat) -> String {
+    format!("{base}/silver_transformations.{}", format.extension())
 }
 
 /// The path of a flow's expectations file for a layer under `base`.
-pub fn expectations_path(base: &str, data_flow_id: &str, layer: &str) -> String {
-    format!("{base}/dqe/{data_flow_id}/{layer}_expectations.json")
+pub fn expectations_path(
+    base: &str,
+    data_flow_id: &str,
+    layer: &str,
+    format: FileFormat,
+) -> String {
+    format!(
+        "{base}/dqe/{data_flow_id}/{layer}_expectations.{}",
+        format.extension()
+    )
 }
 
 /// What the first pass learns about every flow.
@@ -453,6 +515,7 @@ const RENDER_INPUTS: &[&str] = &[
     "overwrite",
     "uc_enabled",
     "dependency",
+    "pipeline_mode",
 ];
 
 /// The attributes of an onboarding that rendering reads.
@@ -569,18 +632,16 @@ pub fn render(onboarding: &Object) -> Result<Rendered, RenderError> {
 
     if out.transformations_used {
         let entries = Json::Array(std::mem::take(&mut out.transformations));
-        out.files
-            .insert(transformations_path(&s.base), pretty(&entries));
+        out.files.insert(
+            transformations_path(&s.base, s.format),
+            s.format.write(&entries),
+        );
     }
     let doc = Json::Array(rows);
     let onboarding_json = pretty(&doc);
     let onboarding_path = format!("{}/{}", s.base, s.file_name);
-    let content = if is_yaml(&s.file_name) {
-        yaml(&doc)
-    } else {
-        onboarding_json.clone()
-    };
-    out.files.insert(onboarding_path.clone(), content);
+    out.files
+        .insert(onboarding_path.clone(), s.format.write(&doc));
     let Json::Array(rows) = doc else {
         return Err(top.err("flows", "internal: rows are not a list"));
     };
@@ -627,32 +688,7 @@ pub fn render(onboarding: &Object) -> Result<Rendered, RenderError> {
     np("overwrite", &s.overwrite);
     np("uc_enabled", if s.uc_enabled { "True" } else { "False" });
 
-    let mut pipeline_configuration: PipelineConfiguration = BTreeMap::new();
-    for ((group, layer), sinks) in conf_needs {
-        let table = if layer == "bronze" {
-            &s.bronze_table
-        } else {
-            &s.silver_table
-        };
-        let mut conf = BTreeMap::new();
-        conf.insert("layer".to_string(), layer.to_string());
-        conf.insert(format!("{layer}.group"), group.clone());
-        conf.insert(
-            format!("{layer}.dataflowspecTable"),
-            format!("{}.{table}", s.database),
-        );
-        if let Some(dep) = &s.dependency {
-            conf.insert("sdp_meta_dependency".into(), dep.to_string());
-            conf.insert("sdp_meta_whl".into(), dep.to_string());
-        }
-        if sinks {
-            conf.insert("pipelines.externalSink.enabled".into(), "true".into());
-        }
-        pipeline_configuration
-            .entry(group)
-            .or_default()
-            .insert(layer.to_string(), conf);
-    }
+    let pipeline_configuration = pipeline_configuration(&s, &conf_needs);
 
     Ok(Rendered {
         onboarding_path,
@@ -677,6 +713,55 @@ struct Output {
     transformations_used: bool,
 }
 
+/// Group → layer → the configuration of the pipeline that runs it: one per layer, or, for a
+/// group with both layers under `pipeline_mode = "combined"`, one `bronze_silver` pipeline
+/// (sdp-meta's runner reads both layers' spec tables and groups, bronze first).
+fn pipeline_configuration(
+    s: &Settings<'_>,
+    conf_needs: &BTreeMap<(String, &'static str), bool>,
+) -> PipelineConfiguration {
+    let mut by_group: BTreeMap<&str, Vec<(&'static str, bool)>> = BTreeMap::new();
+    for ((group, layer), sinks) in conf_needs {
+        by_group.entry(group).or_default().push((layer, *sinks));
+    }
+    let mut out = PipelineConfiguration::new();
+    for (group, layers) in by_group {
+        let runs: Vec<(String, Vec<(&'static str, bool)>)> = if s.combined && layers.len() > 1 {
+            vec![("bronze_silver".to_string(), layers)]
+        } else {
+            layers
+                .into_iter()
+                .map(|l| (l.0.to_string(), vec![l]))
+                .collect()
+        };
+        for (name, layers) in runs {
+            let mut conf = BTreeMap::new();
+            conf.insert("layer".to_string(), name.clone());
+            for (layer, _) in &layers {
+                let table = if *layer == "bronze" {
+                    &s.bronze_table
+                } else {
+                    &s.silver_table
+                };
+                conf.insert(format!("{layer}.group"), group.to_string());
+                conf.insert(
+                    format!("{layer}.dataflowspecTable"),
+                    format!("{}.{table}", s.database),
+                );
+            }
+            if let Some(dep) = &s.dependency {
+                conf.insert("sdp_meta_dependency".into(), dep.to_string());
+                conf.insert("sdp_meta_whl".into(), dep.to_string());
+            }
+            if layers.iter().any(|(_, sinks)| *sinks) {
+                conf.insert("pipelines.externalSink.enabled".into(), "true".into());
+            }
+            out.entry(group.to_string()).or_default().insert(name, conf);
+        }
+    }
+    out
+}
+
 fn pretty(j: &Json) -> String {
     let mut s = serde_json::to_string_pretty(j).unwrap_or_else(|_| j.to_string());
     s.push('\n');
@@ -689,6 +774,7 @@ fn pretty(j: &Json) -> String {
 struct Cx<'c> {
     env: &'c str,
     base: &'c str,
+    format: FileFormat,
     id: &'c str,
     /// The layer being written (`bronze` / `silver`), empty outside the layers.
     layer: &'static str,
@@ -717,6 +803,7 @@ fn render_flow(
     let mut cx = Cx {
         env: &s.env,
         base: &s.base,
+        format: s.format,
         id,
         layer: "",
         any_dqe: false,
@@ -933,7 +1020,7 @@ fn transformation(
         put(out, key, f.into_owned());
     } else if l.get("cdc_apply_changes_flows").is_none() {
         cx.out.transformations_used = true;
-        put(out, key, transformations_path(cx.base));
+        put(out, key, transformations_path(cx.base, cx.format));
     }
     Ok(())
 }
@@ -965,8 +1052,10 @@ fn expectations(
             }
             let mut m = Map::new();
             write_fields(&mut m, b, EXPECTATIONS, cx)?;
-            let file = expectations_path(cx.base, id, cx.layer);
-            cx.out.files.insert(file.clone(), pretty(&Json::Object(m)));
+            let file = expectations_path(cx.base, id, cx.layer, cx.format);
+            cx.out
+                .files
+                .insert(file.clone(), cx.format.write(&Json::Object(m)));
             put(out, key, file);
         }
         (None, Some(f)) => put(out, key, f.into_owned()),
@@ -2215,6 +2304,108 @@ resource "sdp_meta_flow" "s" {
             serde_json::from_str::<Json>(&r.onboarding_json).unwrap(),
             Json::Array(r.rows)
         );
+    }
+
+    /// A YAML onboarding file's expectations and transformations are YAML too, with its
+    /// extension, and hold what the JSON set holds.
+    #[test]
+    fn a_yaml_onboarding_writes_its_other_files_as_yaml() {
+        let mut flows = decode_flows(DQE_FLOWS);
+        flows.extend(decode_flows(SINK_FLOWS));
+        let json_set = render(&onboarding(flows.clone(), json!({}))).unwrap();
+        let ctx = brickform_core::lang::functions::FunctionContext {
+            base_dir: std::path::Path::new("."),
+        };
+        for (name, ext) in [("onboarding.yml", "yml"), ("flows.YAML", "yaml")] {
+            let r = render(&onboarding(flows.clone(), json!({"file_name": name}))).unwrap();
+            assert_eq!(r.files.len(), json_set.files.len());
+            let mut sidecars = 0;
+            for (path, content) in &json_set.files {
+                if *path == json_set.onboarding_path {
+                    continue;
+                }
+                sidecars += 1;
+                let stem = path.strip_suffix(".json").unwrap();
+                let yaml_path = format!("{stem}.{ext}");
+                let text = r
+                    .files
+                    .get(&yaml_path)
+                    .unwrap_or_else(|| panic!("{yaml_path} missing: {:?}", r.files.keys()));
+                assert!(
+                    text != content || ["[]", "{}"].contains(&content.trim()),
+                    "{text}"
+                );
+                let back = brickform_core::lang::functions::call(
+                    "yamldecode",
+                    &[Value::from(text.as_str())],
+                    &ctx,
+                )
+                .unwrap();
+                assert_eq!(
+                    back.to_json(),
+                    serde_json::from_str::<Json>(content).unwrap()
+                );
+                // The rows name the YAML file, not the JSON one.
+                assert!(r.onboarding_json.contains(&yaml_path), "{yaml_path}");
+                assert!(!r.onboarding_json.contains(path.as_str()));
+            }
+            assert!(
+                sidecars >= 2,
+                "expectations and transformations: {sidecars}"
+            );
+        }
+    }
+
+    /// `pipeline_mode = "combined"` gives a group with both layers one bronze_silver
+    /// pipeline configuration; a group with one layer keeps its own.
+    #[test]
+    fn combined_mode_runs_both_layers_of_a_group_in_one_pipeline() {
+        let flows = decode_flows(DQE_FLOWS);
+        let split = render(&onboarding(flows.clone(), json!({}))).unwrap();
+        let r = render(&onboarding(
+            flows.clone(),
+            json!({"pipeline_mode": "combined", "dependency": "sdp-meta==0.1.0"}),
+        ))
+        .unwrap();
+        assert_eq!(
+            split.pipeline_configuration["G"].keys().collect::<Vec<_>>(),
+            ["bronze", "silver"]
+        );
+        assert_eq!(
+            r.pipeline_configuration["G"].keys().collect::<Vec<_>>(),
+            ["bronze_silver"]
+        );
+        let conf: Vec<(&str, &str)> = r.pipeline_configuration["G"]["bronze_silver"]
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            conf,
+            [
+                (
+                    "bronze.dataflowspecTable",
+                    "main.sdp_meta.bronze_dataflowspec"
+                ),
+                ("bronze.group", "G"),
+                ("layer", "bronze_silver"),
+                ("sdp_meta_dependency", "sdp-meta==0.1.0"),
+                ("sdp_meta_whl", "sdp-meta==0.1.0"),
+                (
+                    "silver.dataflowspecTable",
+                    "main.sdp_meta.silver_dataflowspec"
+                ),
+                ("silver.group", "G"),
+            ]
+        );
+        assert_eq!(
+            r.pipeline_configuration["H"].keys().collect::<Vec<_>>(),
+            ["bronze"]
+        );
+        // The files and the onboarding job's parameters do not depend on the mode.
+        assert_eq!(r.files, split.files);
+        assert_eq!(r.named_parameters, split.named_parameters);
+        let err = render(&onboarding(flows, json!({"pipeline_mode": "joint"}))).unwrap_err();
+        assert!(err.to_string().contains("pipeline_mode"), "{err}");
     }
 
     #[test]

@@ -25,6 +25,10 @@ pub const DEFAULT_VERSION: &str = "v1";
 /// dataflowspec table that must already exist (docs/architecture.md, sdp-meta onboarding facts).
 pub const DEFAULT_OVERWRITE: &str = "True";
 pub const DEFAULT_UC_ENABLED: bool = true;
+/// The onboarding's `pipeline_mode` when unset: one pipeline per layer.
+pub const DEFAULT_PIPELINE_MODE: &str = "split";
+/// `pipeline_mode`'s values, as sdp-meta's bundle template names them.
+pub const PIPELINE_MODES: &[&str] = &["split", "combined"];
 
 /// The onboarding attributes derived from the configuration: configuring them is an error.
 pub const ONBOARDING_DERIVED: &[&str] = &[
@@ -543,6 +547,12 @@ pub fn onboarding_schema() -> Schema {
                 .server_default(DEFAULT_UC_ENABLED)
                 .describe("Unity Catalog mode; default true."),
         )
+        .attr(
+            Attribute::optional("pipeline_mode", string())
+                .one_of(PIPELINE_MODES)
+                .server_default(DEFAULT_PIPELINE_MODE)
+                .describe("How a group with both layers runs: split (default), a bronze and a silver pipeline (pipeline_configuration[group][\"bronze\"] and [\"silver\"]); combined, one pipeline running bronze then silver (pipeline_configuration[group][\"bronze_silver\"], layer = bronze_silver), as sdp-meta's bundle template offers."),
+        )
         .attr(s(
             "sdp_meta_version",
             "The sdp-meta release the pipelines run, e.g. \"0.1.0\"; drives the version-specific checks.",
@@ -577,7 +587,7 @@ pub fn onboarding_schema() -> Schema {
         )
         .attr(
             Attribute::optional_computed("onboarding_json", string())
-                .derived_from(&["volume_path", "directory", "env", "flows"])
+                .derived_from(&["volume_path", "directory", "file_name", "env", "flows"])
                 .describe("Derived, do not set: the onboarding file's content as JSON (also when the file is YAML)."),
         )
         .attr(
@@ -618,8 +628,9 @@ pub fn onboarding_schema() -> Schema {
                     "bronze_dataflowspec_table",
                     "silver_dataflowspec_table",
                     "dependency",
+                    "pipeline_mode",
                 ])
-                .describe("Derived, do not set: group → layer → the pipeline configuration (layer, <layer>.group, <layer>.dataflowspecTable, sdp_meta_dependency and sdp_meta_whl, pipelines.externalSink.enabled)."),
+                .describe("Derived, do not set: group → layer (bronze, silver, or bronze_silver for a group with both layers under pipeline_mode = combined) → the pipeline configuration (layer, <layer>.group, <layer>.dataflowspecTable for each layer it runs, sdp_meta_dependency and sdp_meta_whl, pipelines.externalSink.enabled)."),
         )
         .attr(
             Attribute::optional_computed("bronze_spec_table", string())
