@@ -146,6 +146,8 @@ resource "databricks_job" "j" {{
     let dir = config(&[("main.bf.hcl", &with)]);
     let d = dir.path();
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    // The service principal the job runs as exists (`refuse_unknown_run_as`).
+    serve.service_principal("9f0c2e4a-1b2c-4d5e-8f90-123456789abc");
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
     let (_, job) = only_job(&serve);
     assert_eq!(

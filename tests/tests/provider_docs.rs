@@ -23,6 +23,7 @@ const STAND_INS: &[&str] = &[
     "files",
     "files_base64",
     "groups",
+    "service_principals",
 ];
 /// The directories of an empty local workspace.
 const EMPTY_WORKSPACE_DIRS: &[&str] = &["/Shared", "/Users", "/Users/local-user@brickform.local"];
@@ -266,6 +267,13 @@ fn check_example(name: &str, entry: &Value) -> Result<(), String> {
                 "/api/2.0/preview/scim/v2/Groups",
                 Some(serde_json::json!({ "displayName": g })),
             );
+        }
+    }
+    if let Some(sps) = entry["service_principals"].as_array() {
+        // Service principals exist before a job names one to run as.
+        let serve = common::Serve::start_local(&bf);
+        for sp in sps {
+            serve.service_principal(sp.as_str().unwrap());
         }
     }
     if setup.is_some() {

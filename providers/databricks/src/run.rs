@@ -919,6 +919,53 @@ pub async fn start_pipeline_update(
         .ok_or_else(|| RunError::Unexpected("the update request returned no update_id".into()))
 }
 
+/// Why a pipeline update failed, as its event log says: the messages of the update's
+/// ERROR events (their exceptions' messages, else their own), oldest first, each once. The
+/// Pipelines API keeps the reason there, not on the update (databricks/cli
+/// bundle/run/pipeline.go, logErrorEvent: `level='ERROR'`, 100 events, those of the update).
+/// `None` when the log cannot be read or says nothing.
+async fn update_errors(client: &Client, pipeline_id: &str, update_id: &str) -> Option<String> {
+    let resp = client
+        .get(
+            &format!("/api/2.0/pipelines/{pipeline_id}/events"),
+            &[
+                ("filter", "level='ERROR'".to_string()),
+                ("max_results", "100".to_string()),
+            ],
+        )
+        .await
+        .ok()?;
+    let mut messages: Vec<String> = Vec::new();
+    // Most recent first: read backwards.
+    for event in resp
+        .get("events")
+        .and_then(Json::as_array)?
+        .iter()
+        .rev()
+        .filter(|e| text(e, "/origin/update_id") == update_id)
+    {
+        let exceptions: Vec<String> = event
+            .pointer("/error/exceptions")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .map(|x| text(x, "/message"))
+            .filter(|m| !m.is_empty())
+            .collect();
+        let said = if exceptions.is_empty() {
+            vec![text(event, "/message")]
+        } else {
+            exceptions
+        };
+        for m in said {
+            if !m.is_empty() && !messages.contains(&m) {
+                messages.push(m);
+            }
+        }
+    }
+    (!messages.is_empty()).then(|| messages.join("; "))
+}
+
 /// Waits for a pipeline update to end (COMPLETED, FAILED or CANCELED).
 pub async fn wait_pipeline_update(
     client: &Client,
@@ -951,13 +998,18 @@ pub async fn wait_pipeline_update(
             running: Vec::new(),
         });
         if matches!(state.as_str(), "COMPLETED" | "FAILED" | "CANCELED") {
+            let why = if state == "FAILED" {
+                update_errors(client, pipeline_id, update_id).await
+            } else {
+                None
+            };
             return Ok(Outcome {
                 id: update_id.to_string(),
                 succeeded: state == "COMPLETED",
                 message: if state == "COMPLETED" {
                     String::new()
                 } else {
-                    format!("the update ended {state}")
+                    why.unwrap_or_else(|| format!("the update ended {state}"))
                 },
                 result: state,
                 url: None,

@@ -36,6 +36,9 @@ pub enum Behaviour {
     DataSecurityModeAliases,
     DriverNodeTypeFromNodeType,
     TaskSourceFilled,
+    DatasetTypeFixed,
+    RefuseUnknownRunAs,
+    SdpMetaReadsItsSources,
 }
 
 /// Every behaviour: its wire name and what the service does (shown by `GET`).
@@ -244,6 +247,90 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
          docs/resources/job.md:218: \"If the value is empty, the task will use GIT if \
          git_source is defined and WORKSPACE otherwise\"). The job holds what it was sent. \
          Off: left out",
+    ),
+    (
+        Behaviour::RefuseUnknownRunAs,
+        "refuse_unknown_run_as",
+        "jobs/create, jobs/reset and jobs/update refuse a run_as naming a principal the \
+         workspace does not have, and store nothing: a user_name that is no SCIM user's \
+         userName, a service_principal_name that is no service principal's applicationId \
+         (both matched in any case, as principals_as_scim_holds matches them), answered 404 \
+         RESOURCE_DOES_NOT_EXIST 'Principal: UserName(x) does not exist' (ServicePrincipalName(x) \
+         for a service principal). The API takes only \"the email of an active workspace \
+         user\" and \"the application ID of an active service principal\" \
+         (databricks-sdk-py databricks/sdk/service/jobs.py:4483-4488, JobRunAs; \
+         terraform-provider-databricks docs/resources/job.md:391-392). No recorded answer of \
+         the Jobs API itself to an unknown run_as was found: the code and words are those the \
+         workspace answers when it cannot resolve a principal it is given (databricks/cli \
+         acceptance/bundle/resources/permissions/factcheck/test.toml:8, recorded from a real \
+         workspace: 'ServicePrincipalName(…) does not exist'; databrickslabs/dbx issue #744, \
+         a job's deploy naming an unknown user: {'error_code': 'RESOURCE_DOES_NOT_EXIST', \
+         'message': 'Principal: UserName(service-principal://…) does not exist'}; \
+         terraform-provider-databricks issue #1415, 'Principal: ServicePrincipalName(…) does \
+         not exist'), as the local permissions API answers them. A run_as the request leaves \
+         out (kept by jobs/reset, keep_run_as) and a group_name are not checked. Off: any name \
+         is taken",
+    ),
+    (
+        Behaviour::DatasetTypeFixed,
+        "dataset_type_fixed",
+        "an update of a declarative pipeline publishes the datasets its SQL sources declare \
+         (the workspace files ending in .sql and SQL notebooks its libraries name by file, \
+         notebook or glob; CREATE [OR REFRESH] STREAMING TABLE, MATERIALIZED VIEW and the older \
+         STREAMING LIVE TABLE and LIVE TABLE; PRIVATE and TEMPORARY ones are not in the \
+         catalog: the CREATE STREAMING TABLE reference, docs.databricks.com dlt-ref/\
+         dlt-sql-ref-create-streaming-table) as STREAMING_TABLE or MATERIALIZED_VIEW tables the \
+         pipeline owns, unqualified names in its catalog and schema; and an update, full \
+         refresh or not, in which a dataset the pipeline published as one type is declared as \
+         the other fails and publishes nothing: the service does not change a dataset's type, \
+         the table must be dropped first. The error class and the start and end of the message \
+         are the service's as reported from real workspaces ('[CANNOT_CHANGE_DATASET_TYPE] \
+         Cannot change the dataset type of a pipeline table from STREAMING_TABLE to \
+         MATERIALIZED_VIEW ... To change the dataset type, please drop the existing dataset \
+         first': ChiragVenkateshaiah/novalake docs/07-declarative-pipelines.md, Step 7.4 'Live \
+         finding 3', a full redeploy and run failing until a DROP TABLE; the Caspers Kitchen \
+         analytics pipeline's README: 'A full refresh does NOT help — the table must be \
+         explicitly dropped'; dbt-databricks issue #561: a changed materialized view or \
+         streaming table could not be refreshed without a drop); \
+         the middle, naming the table and the fix, is ours. A dataset removed from the sources \
+         stays as it is (no public word found that the service drops it). Python sources are \
+         not read. Off: no dataset is published and no update fails for one",
+    ),
+    (
+        Behaviour::SdpMetaReadsItsSources,
+        "sdp_meta_reads_its_sources",
+        "sdp-meta's onboarding wheel (python_wheel_task databricks_labs_sdp_meta, entry point \
+         run, uc_enabled) writes its dataflowspec tables {database}.{bronze|silver}_dataflowspec_\
+         table, MANAGED, one row per flow of the onboarding file (JSON, or YAML read through \
+         the JSON copy <name>_yml_converted.json it writes next to it): overwrite = \"True\" \
+         replaces the rows, anything else merges them on data_flow_id after reading the table, \
+         so fails while it is not there (sdp-meta 0.1.0 onboard_dataflowspec.py l.1117-1177, \
+         1202, 1222, 1377-1407, 2335, and l.928-949: saveAsTable in overwrite mode, else a \
+         merge). A pipeline whose configuration names layer (bronze, silver \
+         or bronze_silver) and <layer>.dataflowspecTable runs sdp-meta's runner, which reads \
+         that table's rows of <layer>.group or <layer>.dataflowIds ('please provide \
+         {layer}.group or {layer}.dataflowIds in spark.conf' without either; \
+         dataflow_spec.py l.468): a bronze delta flow reads the table \
+         {source_database}.{source_table} (pipeline_readers.py read_dlt_delta, l.78-96), a \
+         silver flow its bronze table \
+         (dataflow_pipeline.py get_silver_schema, the same readStream.table of the spec's \
+         sourceDetails database and table), and a table that is not there, the spec table \
+         too, fails the update (FAILED, the reason in its events and in the job task running \
+         it) with Spark's '[TABLE_OR_VIEW_NOT_FOUND] The table or view `c`.`s`.`t` cannot be \
+         found. Verify the spelling and correctness of the schema and catalog.' and its two \
+         further lines, SQLSTATE 42P01 (apache/spark common/utils/src/main/resources/error/\
+         error-conditions.json, TABLE_OR_VIEW_NOT_FOUND, l.7916-7924 as shipped in pyspark \
+         4.3.0, whose text adds a newer 'Search path' line; a pipeline update failing with \
+         it: apache/spark PR #52470, \"Failed to resolve flow: \
+         'spark_catalog.default.rental_bike_trips'. Error: [TABLE_OR_VIEW_NOT_FOUND] The table \
+         or view `spark_catalog`.`default`.`rental_bike_trips_raws` cannot be found. ... \
+         SQLSTATE: 42P01\"; the same three lines from a Databricks workspace: \
+         databricks-demos/dbdemos issue #114). A successful update sets up each selected \
+         flow's target as a STREAMING_TABLE the pipeline owns, bronze before silver (silver \
+         reading a bronze table the same update sets up resolves in its graph); in the legacy \
+         publishing mode (target) every table lands in the pipeline's schema. Sources other than delta (cloudFiles, kafka, eventhub, snapshot) are not \
+         checked, nor quarantine, _dq or append-flow tables set up. Off: onboarding writes \
+         nothing and an update reads nothing",
     ),
 ];
 

@@ -75,6 +75,10 @@ pub struct State {
     /// entries, once written (files written before had none).
     #[serde(default)]
     pub permissions: Tracked<String, crate::permissions::Acl>,
+    /// The rows sdp-meta's onboarding wrote into each dataflowspec table, by the table's full
+    /// name (files written before had none).
+    #[serde(default)]
+    pub dataflow_specs: Tracked<String, pipelines::SpecTable>,
 }
 
 impl State {
@@ -103,6 +107,7 @@ impl State {
             grants: Tracked::new(),
             warehouses: Tracked::new(),
             permissions: Tracked::new(),
+            dataflow_specs: Tracked::new(),
         };
         workspace::seed(&mut st, user_name, now);
         scim::seed(&mut st, user_name);
@@ -117,7 +122,7 @@ impl State {
     }
 
     /// Every collection by its field name: the one list the journal writes and replays.
-    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 16] {
+    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 17] {
         [
             ("catalogs", &mut self.catalogs),
             ("schemas", &mut self.schemas),
@@ -135,6 +140,7 @@ impl State {
             ("grants", &mut self.grants),
             ("warehouses", &mut self.warehouses),
             ("permissions", &mut self.permissions),
+            ("dataflow_specs", &mut self.dataflow_specs),
         ]
     }
 

@@ -88,6 +88,12 @@ async fn observe(b: Behaviour, c: &Client) -> Value {
             ])
         }
         Behaviour::KeepRunAs => {
+            // A user the workspace has (`refuse_unknown_run_as`).
+            c.ok(
+                "/api/2.0/preview/scim/v2/Users",
+                json!({"userName": "other@x"}),
+            )
+            .await;
             let (id, _) = job(
                 c,
                 json!({"tasks": [task("a")], "run_as": {"user_name": "other@x"}}),
@@ -363,6 +369,80 @@ async fn observe(b: Behaviour, c: &Client) -> Value {
         Behaviour::TaskSourceFilled => {
             let (_, got) = job(c, json!({"tasks": [task("a")]})).await;
             got["settings"]["tasks"][0]["notebook_task"]["source"].clone()
+        }
+        Behaviour::RefuseUnknownRunAs => {
+            let (status, body) = c
+                .post(
+                    "/api/2.2/jobs/create",
+                    json!({"name": "j", "run_as": {"user_name": "nobody@example.com"}}),
+                )
+                .await;
+            let jobs = c.ok_get("/api/2.2/jobs/list").await;
+            json!([
+                status,
+                body,
+                jobs.get("jobs").map_or(0, |j| j.as_array().unwrap().len())
+            ])
+        }
+        Behaviour::DatasetTypeFixed => {
+            // A pipeline whose SQL file turns a streaming table into a materialized view.
+            use base64::Engine as _;
+            let put = |sql: &str| {
+                json!({"path": "/Shared/t.sql", "format": "RAW", "overwrite": true,
+                    "content": base64::engine::general_purpose::STANDARD.encode(sql)})
+            };
+            c.ok(
+                "/api/2.0/workspace/import",
+                put("CREATE OR REFRESH STREAMING TABLE t AS SELECT 1"),
+            )
+            .await;
+            let id = c
+                .ok(
+                    "/api/2.0/pipelines",
+                    json!({"name": "p", "catalog": "main", "schema": "s",
+                        "libraries": [{"file": {"path": "/Shared/t.sql"}}]}),
+                )
+                .await["pipeline_id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let updates = format!("/api/2.0/pipelines/{id}/updates");
+            c.ok(&updates, json!({})).await;
+            c.emu.advance_clock(std::time::Duration::from_secs(5));
+            c.ok(
+                "/api/2.0/workspace/import",
+                put("CREATE OR REFRESH MATERIALIZED VIEW t AS SELECT 1"),
+            )
+            .await;
+            let uid = c.ok(&updates, json!({"full_refresh": true})).await["update_id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            c.emu.advance_clock(std::time::Duration::from_secs(5));
+            let u = c.ok_get(&format!("{updates}/{uid}")).await;
+            let (_, t) = c.get(&format!("{UC}/tables/main.s.t")).await;
+            json!([u["update"]["state"], t["table_type"]])
+        }
+        Behaviour::SdpMetaReadsItsSources => {
+            // An sdp-meta pipeline whose dataflowspec table was never onboarded.
+            let id = c
+                .ok(
+                    "/api/2.0/pipelines",
+                    json!({"name": "bronze", "catalog": "main",
+                    "schema": "s", "configuration": {"layer": "bronze",
+                    "bronze.dataflowspecTable": "main.s.bronze_spec", "bronze.group": "A1"}}),
+                )
+                .await["pipeline_id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let u = c
+                .ok(&format!("/api/2.0/pipelines/{id}/updates"), json!({}))
+                .await;
+            let uid = u["update_id"].as_str().unwrap();
+            c.ok_get(&format!("/api/2.0/pipelines/{id}/updates/{uid}"))
+                .await["update"]["state"]
+                .clone()
         }
         Behaviour::NormaliseAnswers => {
             // The domain answers the alias in its older name by itself

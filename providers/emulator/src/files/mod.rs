@@ -4,7 +4,7 @@
 mod model;
 mod routes;
 
-pub use model::{file_exists, remove_tree, rename_tree};
+pub use model::{file_exists, normalize, put_file, read_file, remove_tree, rename_tree};
 pub use routes::routes;
 
 use crate::store::b64;

@@ -966,7 +966,7 @@ mod tests {
             panic!("not an object")
         };
         check_settings(&m).unwrap_or_else(|e| panic!("{}", e.message));
-        create_job(st, &ctx(0), normalize(m, Behaviours::default()))
+        create_job(st, &ctx(0), normalize(m, Behaviours::default())).unwrap()
     }
 
     fn start(st: &mut State, job_id: i64, now: i64) -> i64 {

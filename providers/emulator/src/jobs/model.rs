@@ -419,8 +419,42 @@ fn run_as_held(st: &State, ctx: &Ctx, settings: &mut Map<String, Value>) {
     }
 }
 
-/// Creates a job with settings already checked and stored as [`normalize`] makes them.
-pub fn create_job(st: &mut State, ctx: &Ctx, mut settings: Map<String, Value>) -> i64 {
+/// With `refuse_unknown_run_as`, a `run_as` naming a user (by user name) or a service
+/// principal (by application id) the workspace does not have is refused, as the service
+/// refuses it: `404 RESOURCE_DOES_NOT_EXIST`, `Principal: UserName(x) does not exist`. Both
+/// are matched in any case; a group is not checked.
+fn run_as_known(st: &State, ctx: &Ctx, settings: &Map<String, Value>) -> ApiResult<()> {
+    use crate::scim::PrincipalKind;
+    if !ctx.behaviours.on(Behaviour::RefuseUnknownRunAs) {
+        return Ok(());
+    }
+    let Some(Value::Object(r)) = settings.get("run_as") else {
+        return Ok(());
+    };
+    for (field, kind, word) in [
+        ("user_name", PrincipalKind::User, "UserName"),
+        (
+            "service_principal_name",
+            PrincipalKind::ServicePrincipal,
+            "ServicePrincipalName",
+        ),
+    ] {
+        if let Some(Value::String(name)) = r.get(field)
+            && crate::scim::workspace_principal(st, kind, name).is_none()
+        {
+            return Err(ApiError::not_found(
+                "RESOURCE_DOES_NOT_EXIST",
+                format!("Principal: {word}({name}) does not exist"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Creates a job with settings already checked and stored as [`normalize`] makes them;
+/// nothing is stored when its `run_as` names nobody the workspace has ([`run_as_known`]).
+pub fn create_job(st: &mut State, ctx: &Ctx, mut settings: Map<String, Value>) -> ApiResult<i64> {
+    run_as_known(st, ctx, &settings)?;
     run_as_held(st, ctx, &mut settings);
     let id = st.next_id();
     st.jobs.insert(
@@ -433,7 +467,7 @@ pub fn create_job(st: &mut State, ctx: &Ctx, mut settings: Map<String, Value>) -
             task_values: BTreeMap::new(),
         },
     );
-    id
+    Ok(id)
 }
 
 /// A job as `jobs/get` answers: page `page` of its paged arrays.
@@ -462,6 +496,10 @@ pub fn get_job(st: &State, ctx: &Ctx, id: i64, page: usize) -> ApiResult<Map<Str
 
 /// Replaces a job's settings with `new` (checked and normalized).
 pub fn reset_job(st: &mut State, ctx: &Ctx, id: i64, mut new: Map<String, Value>) -> ApiResult<()> {
+    if !st.jobs.contains_key(&id) {
+        return Err(job_missing(id));
+    }
+    run_as_known(st, ctx, &new)?;
     run_as_held(st, ctx, &mut new);
     let job = st.jobs.get_mut(&id).ok_or_else(|| job_missing(id))?;
     // A full replace, except that settings without `run_as` keep the identity the job
@@ -487,6 +525,8 @@ pub fn update_job(
     remove: &[String],
 ) -> ApiResult<()> {
     let job = st.jobs.get(&id).ok_or_else(|| job_missing(id))?;
+    // Only a run_as the request names is checked: the job's own was checked when it came.
+    run_as_known(st, ctx, new)?;
     let mut s = job.settings.clone();
     for f in remove {
         match f.split_once('/') {
@@ -1346,7 +1386,7 @@ mod tests {
         ]}));
         // The warehouse task a's query runs on.
         warehouse(st, "w");
-        create_job(st, &ctx(0), s)
+        create_job(st, &ctx(0), s).unwrap()
     }
 
     fn warehouse(st: &mut State, id: &str) {
@@ -1379,7 +1419,7 @@ mod tests {
         let s = settings(json!({"name": "chain", "tasks": [
             sql("a", "w", None), sql("b", "missing", Some("a")), sql("c", "w", Some("b")),
         ]}));
-        let job = create_job(st, &ctx(0), s);
+        let job = create_job(st, &ctx(0), s).unwrap();
         let run = run_now(
             st,
             &ctx(0),
@@ -1840,7 +1880,7 @@ mod tests {
                 .clone()
         };
         let on = Ctx::for_test(1, 100);
-        let id = create_job(&mut st, &on, settings("ann@x.com"));
+        let id = create_job(&mut st, &on, settings("ann@x.com")).unwrap();
         assert_eq!(
             get_job(&st, &on, id, 0).unwrap()["run_as_user_name"],
             json!("Ann@X.com")
@@ -1859,5 +1899,94 @@ mod tests {
             get_job(&st, &on, id, 0).unwrap()["settings"]["run_as"],
             json!({"user_name": "Ann@X.com"})
         );
+    }
+
+    #[test]
+    fn a_run_as_naming_nobody_the_workspace_has_is_refused_and_nothing_is_stored() {
+        use crate::scim::{Principal, PrincipalKind};
+        let mut st = State::new("me@x.com", 0);
+        let on = Ctx::for_test(1, 100);
+        assert!(
+            on.behaviours.on(Behaviour::RefuseUnknownRunAs),
+            "on by default"
+        );
+        let run_as =
+            |field: &str, who: &str| settings(json!({"name": "j", "run_as": {field: who}}));
+        let refused = |e: ApiError, word: &str, who: &str| {
+            assert_eq!(
+                (e.status.as_u16(), e.code.as_str(), e.message),
+                (
+                    404,
+                    "RESOURCE_DOES_NOT_EXIST",
+                    format!("Principal: {word}({who}) does not exist")
+                )
+            );
+        };
+
+        // jobs/create: refused, no job and no id spent.
+        let next = st.next_id;
+        let e = create_job(&mut st, &on, run_as("user_name", "ann@x.com")).unwrap_err();
+        refused(e, "UserName", "ann@x.com");
+        let e = create_job(&mut st, &on, run_as("service_principal_name", "ab-12")).unwrap_err();
+        refused(e, "ServicePrincipalName", "ab-12");
+        assert!(st.jobs.is_empty());
+        assert_eq!(st.next_id, next);
+
+        // Once SCIM holds them, in any case, they are taken.
+        for (id, kind, name) in [
+            ("7001", PrincipalKind::User, "Ann@X.com"),
+            ("7002", PrincipalKind::ServicePrincipal, "AB-12"),
+        ] {
+            st.principals.insert(
+                id.into(),
+                Principal {
+                    kind,
+                    name: name.into(),
+                    display_name: name.into(),
+                    workspace_local: false,
+                },
+            );
+        }
+        let id = create_job(&mut st, &on, run_as("user_name", "ann@x.com")).unwrap();
+        reset_job(&mut st, &on, id, run_as("service_principal_name", "ab-12")).unwrap();
+        let held = |st: &State| st.jobs[&id].settings["run_as"].clone();
+        assert_eq!(held(&st), json!({"service_principal_name": "AB-12"}));
+        // A user name is not a service principal's application id, nor the other way round.
+        let e = reset_job(
+            &mut st,
+            &on,
+            id,
+            run_as("service_principal_name", "ann@x.com"),
+        )
+        .unwrap_err();
+        refused(e, "ServicePrincipalName", "ann@x.com");
+
+        // jobs/reset and jobs/update naming nobody: refused, the job keeps its run_as.
+        let e = reset_job(&mut st, &on, id, run_as("user_name", "bob@x.com")).unwrap_err();
+        refused(e, "UserName", "bob@x.com");
+        let new = json!({"run_as": {"user_name": "bob@x.com"}, "name": "renamed"});
+        let e = update_job(&mut st, &on, id, new.as_object().unwrap(), &[]).unwrap_err();
+        refused(e, "UserName", "bob@x.com");
+        assert_eq!(held(&st), json!({"service_principal_name": "AB-12"}));
+        assert_eq!(st.jobs[&id].settings["name"], json!("j"));
+        // A reset that leaves run_as out keeps the job's, unchecked.
+        reset_job(&mut st, &on, id, settings(json!({"name": "j"}))).unwrap();
+        assert_eq!(held(&st), json!({"service_principal_name": "AB-12"}));
+        // A missing job is still the first thing a reset says.
+        let e = reset_job(&mut st, &on, 999, run_as("user_name", "bob@x.com")).unwrap_err();
+        assert_eq!(e.message, "Job 999 does not exist.");
+
+        // Off: any name is taken.
+        let off = Ctx {
+            behaviours: Behaviours::default().without(Behaviour::RefuseUnknownRunAs),
+            ..Ctx::for_test(1, 100)
+        };
+        let other = create_job(&mut st, &off, run_as("user_name", "bob@x.com")).unwrap();
+        assert_eq!(
+            get_job(&st, &off, other, 0).unwrap()["run_as_user_name"],
+            json!("bob@x.com")
+        );
+        update_job(&mut st, &off, id, new.as_object().unwrap(), &[]).unwrap();
+        assert_eq!(held(&st), json!({"user_name": "bob@x.com"}));
     }
 }

@@ -87,7 +87,7 @@ async fn create(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
     check_settings(&settings)?;
     let settings = normalize(settings, app.behaviours());
     app.mutate(|st, ctx| {
-        let id = model::create_job(st, ctx, settings);
+        let id = model::create_job(st, ctx, settings)?;
         Ok(Json(json!({"job_id": id})))
     })
 }

@@ -995,9 +995,9 @@ fn for_each(_: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
 }
 
 /// sdp-meta's onboarding wheel (`databricks_labs_sdp_meta`, entry point `run`) reads its
-/// onboarding file from a volume and writes into an existing `database` schema; any other
-/// wheel succeeds.
-fn wheel(st: &mut State, w: &Map<String, Value>, _: &TaskEnv) -> Started {
+/// onboarding file from a volume and writes its dataflowspec tables into an existing
+/// `database` schema (`crate::pipelines::onboard`); any other wheel succeeds.
+fn wheel(st: &mut State, w: &Map<String, Value>, env: &TaskEnv) -> Started {
     if text(w, "package_name") != "databricks_labs_sdp_meta" || text(w, "entry_point") != "run" {
         return Started::success();
     }
@@ -1042,7 +1042,10 @@ fn wheel(st: &mut State, w: &Map<String, Value>, _: &TaskEnv) -> Started {
             "sdp-meta onboarding: database '{db}' is not an existing schema (catalog.schema)."
         ));
     }
-    Started::success()
+    match crate::pipelines::onboard(st, env.ctx, &named) {
+        Ok(()) => Started::success(),
+        Err(m) => Started::failure(m),
+    }
 }
 
 #[cfg(test)]

@@ -6,12 +6,16 @@
 //! [`spec`] checks and builds a pipeline's spec; [`model`] is what the API does to the
 //! state; [`routes`] the HTTP side.
 
+mod datasets;
+mod events;
 mod model;
 mod routes;
+mod sdp_meta;
 mod spec;
 
 pub use model::{advance, cancel_update, start, update_outcome};
 pub use routes::routes;
+pub use sdp_meta::{SpecTable, onboard};
 
 use crate::util::compact;
 use serde::{Deserialize, Serialize};

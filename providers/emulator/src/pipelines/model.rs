@@ -262,7 +262,9 @@ pub fn start(
             ),
         ));
     }
-    let failure = failure_reason(st, p);
+    let sdp = super::sdp_meta::update_tables(st, ctx, &p.spec, &request);
+    let failure = failure_reason(st, p).or_else(|| sdp.clone().err());
+    let (failure, datasets) = super::datasets::at_start(st, ctx, p, &request, failure);
     let update = Update {
         update_id: uuid::Uuid::new_v4().to_string(),
         creation_time: ctx.now,
@@ -287,14 +289,18 @@ pub fn start(
     for t in tables {
         crate::uc::put_pipeline_table(st, ctx, &t, "STREAMING_TABLE", id);
     }
+    super::datasets::publish(st, ctx, id, &datasets);
+    for t in sdp.ok().filter(|_| !doomed).unwrap_or_default() {
+        crate::uc::put_pipeline_table(st, ctx, &t, "STREAMING_TABLE", id);
+    }
     Ok(uid)
 }
 
 /// The tables an update of this spec sets up, as far as the spec tells: an ingestion
 /// pipeline's destination tables (a `table` object's `destination_table`, else its
-/// `source_table`; a `report`'s `destination_table`). A whole-schema object's tables and a
-/// declarative pipeline's datasets are defined by the source and its code, which the local
-/// workspace does not run, so they are not known here.
+/// `source_table`; a `report`'s `destination_table`). A whole-schema object's tables are
+/// defined by the source, which the local workspace does not have, so they are not known
+/// here; a declarative pipeline's datasets are read from its SQL sources by `datasets`.
 pub fn defined_tables(spec: &Map<String, Value>) -> Vec<String> {
     let objects = spec
         .get("ingestion_definition")

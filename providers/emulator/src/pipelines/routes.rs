@@ -41,6 +41,7 @@ pub fn routes() -> Router<Arc<App>> {
             get(get_update),
         )
         .route("/api/2.0/pipelines/{id}/stop", post(stop))
+        .route("/api/2.0/pipelines/{id}/events", get(list_events))
 }
 
 type Reply = ApiResult<Json<Value>>;
@@ -200,6 +201,26 @@ async fn list_updates(
     app.view(|st, ctx| {
         let updates = model::list_updates(st, ctx, &id, until.as_deref(), &page)?;
         Ok(list_reply("updates", updates))
+    })
+}
+
+/// `order_by` is `timestamp desc` (the default) or `timestamp asc`.
+async fn list_events(AxState(app): AppState, PathParam(id): PathParam<String>, q: Params) -> Reply {
+    let page = page(&q)?;
+    let levels = super::events::parse_levels(q.str("filter"))?;
+    let ascending = match q.str("order_by").map(|o| o.trim().to_ascii_lowercase()) {
+        None => false,
+        Some(o) if o == "timestamp" || o == "timestamp desc" => false,
+        Some(o) if o == "timestamp asc" => true,
+        Some(o) => {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for parameter 'order_by': '{o}'"
+            )));
+        }
+    };
+    app.view(|st, ctx| {
+        let events = super::events::list_events(st, ctx, &id, levels.as_deref(), ascending, &page)?;
+        Ok(list_reply("events", events))
     })
 }
 

@@ -5,7 +5,7 @@ mod dbc;
 mod model;
 mod routes;
 
-pub use model::{parent, runnable_exists, seed};
+pub use model::{normalize, parent, runnable_exists, seed};
 pub use routes::routes;
 
 use crate::store::b64;
