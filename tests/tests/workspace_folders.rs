@@ -120,3 +120,53 @@ fn a_made_folder_that_holds_something_else_is_kept_and_named() {
         ["/Shared", "/Shared/bf_made", "/Shared/bf_made/a"]
     );
 }
+
+/// A declared folder's create makes the folders above it too; its destroy removes those
+/// again, as a notebook's does, and plans of it stay empty.
+#[test]
+fn a_declared_folder_takes_the_folders_its_create_made_with_it() {
+    const DIRS: &str = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_directory" "deep" {
+  path = "/Shared/bf_dirs/x/y"
+}
+resource "databricks_notebook" "inside" {
+  path           = "${databricks_directory.deep.path}/n"
+  language       = "PYTHON"
+  content_base64 = base64encode("print(1)")
+}
+"#;
+    let dir = config(&[("main.bf.hcl", DIRS)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    let before = folders(&serve);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(
+        folders(&serve),
+        [
+            "/Shared",
+            "/Shared/bf_dirs",
+            "/Shared/bf_dirs/x",
+            "/Shared/bf_dirs/x/y"
+        ]
+    );
+    let state: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join(".brickform/state/default.json")).unwrap(),
+    )
+    .unwrap();
+    let text = state.to_string();
+    assert!(
+        text.contains(r#""created_folders":["/Shared/bf_dirs","/Shared/bf_dirs/x"]"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""created_folders":[]"#),
+        "the notebook made none: {text}"
+    );
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert!(out.contains("2 destroyed, 0 left behind"), "{out}");
+    assert_eq!(folders(&serve), before);
+}

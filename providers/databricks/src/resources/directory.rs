@@ -1,8 +1,10 @@
 //! `databricks_directory`: a workspace folder, as the Terraform provider spells it. Declaring
 //! the folder a configuration's notebooks and files live in lets destroy remove it too, so a
 //! demo leaves no empty folders behind; `delete_recursive` also removes what others put there.
+//! The folders above it that its create made (`workspace/mkdirs` makes every missing one) are
+//! recorded and removed again by its delete when empty, as a notebook's are.
 
-use super::{err, gone_ok, none_if_missing, str_attr};
+use super::{err, gone_ok, none_if_missing, str_attr, volume_files, workspace_folders};
 use crate::Shared;
 use async_trait::async_trait;
 use brickform_core::provider::{
@@ -33,6 +35,7 @@ impl Directory {
                     .server_default(false)
                     .describe("On destroy, also delete whatever the folder still holds."),
             )
+            .attr(workspace_folders::attribute())
             .attr(Attribute::computed("object_id", AttrType::Number))
             .attr(Attribute::computed("id", AttrType::String))
             .attr(
@@ -71,9 +74,11 @@ impl Directory {
         if let Some(id) = resp.get("object_id").and_then(Json::as_i64) {
             attrs.insert("object_id".into(), Value::from_i64(id));
         }
-        if let Some(r) = prior.get("delete_recursive") {
-            // A brickform setting: the service does not know it.
-            attrs.insert("delete_recursive".into(), r.clone());
+        // Brickform's own: the service does not know them.
+        for key in ["delete_recursive", workspace_folders::ATTRIBUTE] {
+            if let Some(v) = prior.get(key) {
+                attrs.insert(key.into(), v.clone());
+            }
         }
         Ok(Some(Remote {
             id: path.to_string(),
@@ -103,12 +108,21 @@ impl ResourceKind for Directory {
     async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
         let path = str_attr(config, "path").unwrap_or("").trim_end_matches('/');
+        let created = match volume_files::parent(path) {
+            Some(parent) => workspace_folders::make(&client, &self.shared, parent).await?,
+            None => Vec::new(),
+        };
         client
             .idempotent()
             .post("/api/2.0/workspace/mkdirs", &json!({ "path": path }))
             .await
             .map_err(err)?;
-        self.status(path, config).await?.ok_or_else(|| {
+        let mut known = config.clone();
+        known.insert(
+            workspace_folders::ATTRIBUTE.into(),
+            Value::List(created.into_iter().map(Value::from).collect()),
+        );
+        self.status(path, &known).await?.ok_or_else(|| {
             ProviderError::other(format!("{path} was created but cannot be read back"))
         })
     }
@@ -124,15 +138,20 @@ impl ResourceKind for Directory {
         &self,
         _: &OpContext,
         id: &str,
-        _prior: &Object,
+        prior: &Object,
         config: &Object,
     ) -> ProviderResult<Remote> {
-        // Only delete_recursive can change in place, and only brickform reads it.
-        self.status(id, config)
+        // Only delete_recursive can change in place, and only brickform reads it; what the
+        // create made stays recorded.
+        let mut known = config.clone();
+        if let Some(folders) = prior.get(workspace_folders::ATTRIBUTE) {
+            known.insert(workspace_folders::ATTRIBUTE.into(), folders.clone());
+        }
+        self.status(id, &known)
             .await?
             .ok_or_else(|| ProviderError::not_found(format!("folder {id} no longer exists")))
     }
-    async fn delete(&self, _: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
+    async fn delete(&self, ctx: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
         let client = self.shared.client()?;
         let recursive = prior
             .get("delete_recursive")
@@ -165,7 +184,10 @@ impl ResourceKind for Directory {
                     }
                 )))
             }
-            other => gone_ok(other),
+            other => {
+                gone_ok(other)?;
+                workspace_folders::remove_empty(&client, &self.shared, ctx, id, prior).await
+            }
         }
     }
     async fn import(&self, _: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
