@@ -20,7 +20,7 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     name = "brickform",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("BRICKFORM_COMMIT"), ")"),
     about = "Manage a Databricks lakehouse as code"
 )]
 pub struct Cli {
@@ -89,6 +89,8 @@ enum Command {
     Flows(flows::Args),
     /// Plan one environment from another's configuration and show where they differ.
     Promote(promote::Args),
+    /// Print the shell completion script for bash, zsh, fish or powershell.
+    Completion(completion::Args),
 }
 
 /// Every long option of the command line, in every subcommand (global ones, flattened
@@ -295,6 +297,7 @@ async fn dispatch(ctx: context::Ctx, command: Command) -> failure::Outcome {
         Command::Auth(a) => auth::exec(a).await,
         Command::Flows(a) => flows::exec(a),
         Command::Promote(a) => promote::exec(&ctx, a).await,
+        Command::Completion(a) => completion::exec(a, <Cli as clap::CommandFactory>::command()),
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod adopt;
 pub mod apply;
 pub mod auth;
+pub mod completion;
 pub mod convert;
 pub mod destroy;
 pub mod env;
