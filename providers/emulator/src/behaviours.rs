@@ -101,27 +101,102 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
     (
         Behaviour::PipelineTables,
         "pipeline_tables",
-        "an ingestion pipeline's update creates its tables in their schemas (which then refuse a delete)",
+        "an ingestion pipeline's update creates its tables in their schemas (which then refuse a \
+         delete): a Lakeflow Connect ingestion pipeline writes its destination tables, streaming \
+         tables (docs.databricks.com ingestion/lakeflow-connect/cdc-overview, 'Connector \
+         components'), each named after its source table unless destination_table names it \
+         (ibid., common-patterns, 'Name destination tables'), owned and updated by that one \
+         pipeline (ldp/concepts/streaming-tables); databrickslabs/dlt-meta \
+         demo/lfcdemo-database.py (e3fba9c) finds its tables intpk and dtix in the destination \
+         schema once the ingestion update has completed. A schema holding tables refuses a \
+         delete without force: 'Schema 'ed.patients' is not empty. The schema has 1 tables(s), 0 \
+         functions(s), 0 volumes(s)' (terraform-provider-databricks issue #3659; volumes too, \
+         issue #2906; the provider's force_destroy now deletes with force, PR #4705). Here an \
+         update that starts and does not fail makes each table object's \
+         destination_catalog.destination_schema.(destination_table, else source_table) and each \
+         report's destination_table a STREAMING_TABLE the pipeline owns; a whole-schema object's \
+         tables are the source's, which the local workspace does not have, so none is made for \
+         it; no public source says at which step of an update the tables appear, so they appear \
+         as it starts. Off: an ingestion pipeline's update makes no table",
     ),
     (
         Behaviour::ServerFilledPipelineFields,
         "server_filled_pipeline_fields",
-        "gateway_storage_name, connection_id and connector_type are filled and survive a full-spec PUT",
+        "gateway_storage_name, connection_id and connector_type are filled and survive a \
+         full-spec PUT: the API makes gateway_storage_name optional, the system creating the \
+         storage location (databricks-sdk-py databricks/sdk/service/pipelines.py:1796-1799, \
+         IngestionGatewayPipelineDefinition; terraform-provider-databricks \
+         docs/resources/pipeline.md:112 still calls it Required), the default name being \
+         __databricks_ingestion_gateway_staging_data-<pipeline id> (pipelines.py:804-809, \
+         DataStagingOptions.volume_name; the volume of a gateway created without one bears it: \
+         databrickslabs/dlt-meta demo/lfcdemo-database.py, e3fba9c); connection_id is the \
+         deprecated, immutable id of the gateway's connection (pipelines.py:1789-1791; immutable \
+         for the provider, pipelines/resource_pipeline.go:204-207, and for databricks/cli \
+         bundle/direct/dresources/resources.yml:193-194); connector_type defaults to QUERY_BASED \
+         for a database connection_name sent without one, and ingestion_gateway_id instead makes \
+         it a 'Cdc Managed Ingestion Pipeline with Gateway' (pipelines.py:689-692, \
+         ConnectorType, and :1850-1858). No public source shows pipelines/get answering these \
+         fields where the request left them out, nor a pipelines/edit (a whole-spec replacement) \
+         that omits them, so they are modelled: filled at the write (gateway_storage_name the \
+         default name, connection_id the id of the connection named, connector_type CDC through \
+         a gateway; a pipeline on a connection_name gets none) and kept from the pipeline's spec \
+         by an edit that omits them. Off: answered only as sent",
     ),
     (
         Behaviour::GatewayStagingVolume,
         "gateway_staging_volume",
-        "an ingestion gateway creates its staging volume in its storage schema; the volume stays after the gateway",
+        "an ingestion gateway creates its staging volume in its storage schema; the volume stays \
+         after the gateway: the gateway stages what it extracts in a Unity Catalog volume made \
+         when the gateway is deployed, in the catalog and schema it names (docs.databricks.com \
+         ingestion/lakeflow-connect/cdc-overview, 'Staging storage'; 'the system will \
+         automatically create the storage location under the catalog and schema': \
+         databricks-sdk-py databricks/sdk/service/pipelines.py:1796-1799), named \
+         gateway_storage_name, by default __databricks_ingestion_gateway_staging_data-<gateway \
+         id> (pipelines.py:804-809; databrickslabs/dlt-meta demo/lfcdemo-database.py at e3fba9c \
+         creates a gateway without one and links the volume by that name in its \
+         gateway_storage_schema). Only the gateway's creation makes it: once its schema is \
+         dropped the gateway does not make it again, and a full refresh fails with \
+         INGESTION_GATEWAY_CONNECTION_ERROR.DESTINATION_NOT_AVAILABLE \
+         (malcolndandaro/databricks-lfc-sdp-scd2-demo scripts/reset_databricks.py at f7ab5a2, \
+         the comment on SCHEMAS_TO_DROP). No public source says what deleting the gateway does \
+         to the volume, so it is modelled as staying, and with it the schema's refusal of a \
+         delete without force; nor its type, so it is MANAGED; nor what an edit does when it is \
+         gone, so a create or an edit of the gateway makes it when missing. Off: no volume is \
+         made",
     ),
     (
         Behaviour::ForeignCatalogOptionsFixed,
         "foreign_catalog_options_fixed",
-        "a foreign catalog's options (other than authorized_paths) cannot change in place",
+        "a foreign catalog's options (other than authorized_paths) cannot change in place: only \
+         authorized_paths is eligible for update in the Unity Catalog API, any other change of \
+         options needing a new catalog (terraform-provider-databricks PR #4517, after PR #4476 \
+         had sent options in updates; catalog/resource_catalog.go:175-182 sends only \
+         authorized_paths in an update, :247-271 forces a replacement for any other change, \
+         :108-109 sends no options in the update that follows a create; its workspace tests \
+         catalog/catalog_test.go:85, TestUcAccCatalogUpdate, and :154, \
+         TestUcAccCatalogHmsConnectionUpdate). The service refused options in an update with \
+         'UpdateCatalog options can not be provided.' (issues #4503 and #2820, 'options_kvpairs' \
+         in #2686: foreign catalogs given options at create; in #4503 the update after the \
+         create resent the create's own options). Here a catalog update whose options differ \
+         from the catalog's in anything but authorized_paths is refused 400 \
+         INVALID_PARAMETER_VALUE, in words of our own, and options sent again unchanged are \
+         taken: kinder than the refusal of issue #4503, for no public source says whether the \
+         service still refuses them. Off: options change in place",
     ),
     (
         Behaviour::WithholdConnectionUser,
         "withhold_connection_user",
-        "a connection's user option is withheld on read, as its password is",
+        "a connection's user option is withheld on read, as its password is: the Connections API \
+         does not return a connection's sensitive options, user among them, so \
+         terraform-provider-databricks puts them back from the configuration at each read \
+         (catalog/resource_connection.go:13-14, sensitiveOptions: user, password, \
+         personalAccessToken, access_token, client_secret, pem_private_key, OAuthPvtKey, \
+         GoogleServiceAccountKeyJson, bearer_token; :111-118, 'We need to preserve original \
+         sensitive options as API doesn't return them'; user and password listed since the \
+         resource's first version, PR #2528; bearer_token added by PR #4812 'to prevent \
+         permanent configuration drift'; its workspace test catalog/connection_test.go:10-25 and \
+         :53-61 sets user and password on a MYSQL connection). Off: user is answered with the \
+         other options",
     ),
     (
         Behaviour::PurgeOldRuns,
