@@ -112,7 +112,9 @@ def test_sdp_meta_onboarding_needs_its_file_in_a_volume(w):
     task = Task(task_key="onboard", environment_key="env", python_wheel_task=PythonWheelTask(
         package_name="databricks_labs_sdp_meta", entry_point="run",
         named_parameters={"onboard_layer": "bronze_silver", "onboarding_file_path": path, "database": "main.meta",
-                          "env": "dev", "uc_enabled": "True"}))
+                          "env": "dev", "uc_enabled": "True", "bronze_dataflowspec_table": "bronze_spec",
+                          "silver_dataflowspec_table": "silver_spec", "import_author": "me", "version": "v1",
+                          "overwrite": "True"}))
     job = w.jobs.create(name="onboard", tasks=[task], environments=[
         JobEnvironment(environment_key="env", spec=compute.Environment(environment_version="2", dependencies=["sdp-meta"]))])
     waiter = w.jobs.run_now(job.job_id)
@@ -126,6 +128,8 @@ def test_sdp_meta_onboarding_needs_its_file_in_a_volume(w):
     w.files.upload(path, io.BytesIO(b"[]"), overwrite=True)
     run = w.jobs.run_now(job.job_id).result(timeout=timedelta(seconds=30))
     assert run.state.result_state.value == "SUCCESS"
+    # The onboarding wrote its dataflowspec tables, as sdp-meta's does.
+    assert {t.name for t in w.tables.list(catalog_name="main", schema_name="meta")} >= {"bronze_spec", "silver_spec"}
 
 
 def test_for_each_iterations_run_job_runs_and_task_values_read_through_the_sdk(w, server):

@@ -282,6 +282,35 @@ resource "databricks_secret_acl" "readers" {
   principal  = "users"
   permission = "READ"
 }
+
+resource "databricks_group" "eng" {
+  display_name = "every-kind-eng"
+}
+
+resource "databricks_user" "ann" {
+  user_name = "every.kind@example.com"
+}
+
+resource "databricks_service_principal" "ci" {
+  display_name = "every-kind-ci"
+}
+
+resource "databricks_group_member" "ann" {
+  group_id  = databricks_group.eng.id
+  member_id = databricks_user.ann.id
+}
+
+data "databricks_group" "admins" {
+  display_name = "admins"
+}
+
+data "databricks_user" "me" {
+  user_name = data.databricks_current_user.me.user_name
+}
+
+data "databricks_service_principal" "ci" {
+  application_id = databricks_service_principal.ci.application_id
+}
 "#;
 
 /// `(mode, type, name)` of every `resource` and `data` block of a configuration text.

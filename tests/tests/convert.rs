@@ -447,3 +447,64 @@ output "id" {
     );
     served_plan_is_empty(&d.join("bf"), &serve);
 }
+
+/// The identity kinds convert with the provider's attribute names and references.
+#[test]
+fn identity_kinds_convert_as_the_provider_writes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("tf")).unwrap();
+    std::fs::write(
+        d.join("tf/main.tf"),
+        r#"provider "databricks" {
+  host = "local"
+}
+
+resource "databricks_group" "eng" {
+  display_name          = "eng"
+  allow_cluster_create  = true
+  databricks_sql_access = true
+  force                 = true
+}
+
+resource "databricks_user" "ann" {
+  user_name                = "ann@example.com"
+  display_name             = "Ann"
+  workspace_access         = true
+  disable_as_user_deletion = true
+}
+
+resource "databricks_service_principal" "ci" {
+  display_name = "ci"
+  active       = true
+}
+
+resource "databricks_group_member" "ann" {
+  group_id  = databricks_group.eng.id
+  member_id = databricks_user.ann.id
+}
+
+data "databricks_group" "admins" {
+  display_name = "admins"
+}
+"#,
+    )
+    .unwrap();
+    let out = run_ok(d, &["convert", "tf", "--out", "bf"], &[]);
+    assert!(out.contains("4 resource(s)"), "{out}");
+    assert!(!out.contains("no resource kind"), "{out}");
+    let text = std::fs::read_to_string(d.join("bf/main.bf.hcl")).unwrap();
+    for kept in [
+        "resource \"databricks_group\" \"eng\"",
+        "allow_cluster_create  = true",
+        "disable_as_user_deletion = true",
+        "member_id = databricks_user.ann.id",
+    ] {
+        assert!(text.contains(kept), "{kept}\n{text}");
+    }
+    let out = run_ok(&d.join("bf"), &["validate"], &[]);
+    assert!(
+        out.contains("Success! The configuration is valid."),
+        "{out}"
+    );
+}

@@ -188,6 +188,21 @@ fn live_objects(dump: &Value) -> Vec<String> {
             ));
         }
     }
+    // Principals the workspace did not start with, and every group's members.
+    for (id, p) in entries("principals") {
+        let name = p["name"].as_str().unwrap_or("");
+        if id != "4242424242424242" && !["users", "admins", "account users"].contains(&name) {
+            out.push(format!("{}:{name}", p["kind"].as_str().unwrap_or("")));
+        }
+        for m in dump["scim_attrs"][&id]["members"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let member = &dump["principals"][m.as_str().unwrap_or("")]["name"];
+            out.push(format!("member:{name}:{}", member.as_str().unwrap_or("")));
+        }
+    }
     for (scope, s) in entries("secret_scopes") {
         for (principal, permission) in s["acls"].as_object().into_iter().flatten() {
             out.push(format!(
@@ -1273,6 +1288,10 @@ invariants! {
     artifact_rebuilds_on_an_input_change_and_is_destroyed: "databricks_artifact" => artifact_case(),
     permissions_update_move_to_another_job_and_are_reset: "databricks_permissions" => permissions_case(),
     secret_acl_updates_replaces_on_principal_and_is_deleted: "databricks_secret_acl" => secret_acl_case(),
+    group_renames_and_is_destroyed: "databricks_group" => group_case(),
+    user_updates_replaces_on_user_name_and_is_destroyed: "databricks_user" => user_case(),
+    service_principal_updates_and_is_destroyed: "databricks_service_principal" => service_principal_case(),
+    group_member_replaces_on_member_and_is_removed: "databricks_group_member" => group_member_case(),
 }
 
 /// Turns on the local workspace's `normalise_answers` (seeded) for one command.
@@ -2130,4 +2149,114 @@ fn a_grant_to_a_user_the_service_answers_lower_cased_settles_and_plans_no_change
     assert_eq!(code, 0, "{out}\n{err}");
     let out = run_ok(d, &["destroy", "--auto-approve"], &env);
     assert!(out.contains(", 0 left behind."), "{out}");
+}
+
+fn group(name: &str) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_group\" \"g\" {{\n  display_name = \"{name}\"\n  workspace_access = true\n}}\n"
+    )
+}
+
+fn group_case() -> Case {
+    Case {
+        address: "databricks_group.g",
+        local_flag: false,
+        config: group("inv-group"),
+        made: &["group:inv-group"],
+        steps: vec![Step {
+            what: "rename",
+            config: group("inv-group2"),
+            expect: Expect::Update(&["display_name", "acl_principal_id?"]),
+            shows: "~ display_name = \"inv-group\" -> \"inv-group2\"",
+            vars: &[],
+            present: &["group:inv-group2"],
+            absent: &["group:inv-group"],
+        }],
+    }
+}
+
+fn user(name: &str, display: &str) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_user\" \"u\" {{\n  user_name = \"{name}\"\n  display_name = \"{display}\"\n}}\n"
+    )
+}
+
+fn user_case() -> Case {
+    Case {
+        address: "databricks_user.u",
+        local_flag: false,
+        config: user("inv.user@example.com", "Inv"),
+        made: &["user:inv.user@example.com"],
+        steps: vec![
+            Step {
+                what: "display name",
+                config: user("inv.user@example.com", "Inv User"),
+                expect: Expect::Update(&["display_name"]),
+                shows: "~ display_name = \"Inv\" -> \"Inv User\"",
+                vars: &[],
+                present: &["user:inv.user@example.com"],
+                absent: &[],
+            },
+            Step {
+                what: "user name",
+                config: user("inv.other@example.com", "Inv User"),
+                expect: Expect::Replace("user_name"),
+                shows: "# forces replacement",
+                vars: &[],
+                present: &["user:inv.other@example.com"],
+                absent: &["user:inv.user@example.com"],
+            },
+        ],
+    }
+}
+
+fn service_principal(active: bool) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_service_principal\" \"sp\" {{\n  application_id = \"00000000-0000-0000-0000-00000000000a\"\n  display_name = \"inv-sp\"\n  active = {active}\n}}\n"
+    )
+}
+
+fn service_principal_case() -> Case {
+    Case {
+        address: "databricks_service_principal.sp",
+        local_flag: false,
+        config: service_principal(true),
+        made: &["service_principal:00000000-0000-0000-0000-00000000000a"],
+        steps: vec![Step {
+            what: "active",
+            config: service_principal(false),
+            expect: Expect::Update(&["active"]),
+            shows: "~ active = true -> false",
+            vars: &[],
+            present: &["service_principal:00000000-0000-0000-0000-00000000000a"],
+            absent: &[],
+        }],
+    }
+}
+
+fn group_member(member: &str) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_group\" \"g\" {{\n  display_name = \"inv-members\"\n}}\n\
+resource \"databricks_user\" \"a\" {{\n  user_name = \"inv.a@example.com\"\n}}\n\
+resource \"databricks_user\" \"b\" {{\n  user_name = \"inv.b@example.com\"\n}}\n\
+resource \"databricks_group_member\" \"m\" {{\n  group_id = databricks_group.g.id\n  member_id = databricks_user.{member}.id\n}}\n"
+    )
+}
+
+fn group_member_case() -> Case {
+    Case {
+        address: "databricks_group_member.m",
+        local_flag: false,
+        config: group_member("a"),
+        made: &["member:inv-members:inv.a@example.com"],
+        steps: vec![Step {
+            what: "member",
+            config: group_member("b"),
+            expect: Expect::Replace("member_id"),
+            shows: "# forces replacement",
+            vars: &[],
+            present: &["member:inv-members:inv.b@example.com"],
+            absent: &["member:inv-members:inv.a@example.com"],
+        }],
+    }
 }

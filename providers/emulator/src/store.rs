@@ -65,6 +65,11 @@ pub struct State {
     /// workspace's own are seeded when such a file is read).
     #[serde(default)]
     pub principals: Tracked<String, scim::Principal>,
+    /// What SCIM holds of each principal beyond its name, by SCIM id: entitlements, a
+    /// group's members, active, externalId (files written before had none: every principal
+    /// then has the defaults).
+    #[serde(default)]
+    pub scim_attrs: Tracked<String, scim::Attributes>,
     /// Unity Catalog grants by securable (`TYPE:full_name`).
     #[serde(default)]
     pub grants: Tracked<String, uc::Grants>,
@@ -104,6 +109,7 @@ impl State {
             files: Tracked::new(),
             secret_scopes: Tracked::new(),
             principals: Tracked::new(),
+            scim_attrs: Tracked::new(),
             grants: Tracked::new(),
             warehouses: Tracked::new(),
             permissions: Tracked::new(),
@@ -122,7 +128,7 @@ impl State {
     }
 
     /// Every collection by its field name: the one list the journal writes and replays.
-    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 17] {
+    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 18] {
         [
             ("catalogs", &mut self.catalogs),
             ("schemas", &mut self.schemas),
@@ -137,6 +143,7 @@ impl State {
             ("files", &mut self.files),
             ("secret_scopes", &mut self.secret_scopes),
             ("principals", &mut self.principals),
+            ("scim_attrs", &mut self.scim_attrs),
             ("grants", &mut self.grants),
             ("warehouses", &mut self.warehouses),
             ("permissions", &mut self.permissions),

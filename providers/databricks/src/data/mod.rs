@@ -3,14 +3,17 @@
 pub mod catalog;
 pub mod connection;
 pub mod current_user;
+pub mod group;
 pub mod node_type;
 pub mod schema;
 pub mod schemas;
+pub mod service_principal;
 pub mod spark_version;
 pub mod sql_warehouse;
 pub mod tables;
 pub mod uc_listing;
 pub mod uc_lookup;
+pub mod user;
 pub mod volume_directory;
 pub mod volumes;
 
@@ -57,5 +60,8 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DataSource>> {
         Arc::new(volumes::listing(shared.clone())),
         Arc::new(volume_directory::VolumeDirectory::new(shared.clone())),
         Arc::new(sql_warehouse::SqlWarehouse::new(shared.clone())),
+        Arc::new(group::Group::new(shared.clone())),
+        Arc::new(user::User::new(shared.clone())),
+        Arc::new(service_principal::ServicePrincipal::new(shared.clone())),
     ]
 }

@@ -10,6 +10,8 @@ pub mod directory;
 pub mod file;
 pub mod grant;
 pub mod grants;
+pub mod group;
+pub mod group_member;
 pub mod ingestion_gateway;
 pub mod ingestion_pipeline;
 pub mod job;
@@ -23,13 +25,16 @@ pub mod pipeline_spec;
 pub mod presets;
 pub mod privileges;
 pub mod schema;
+pub mod scim;
 pub mod sdp_meta_flow;
 pub mod sdp_meta_onboarding;
 pub mod secret;
 pub mod secret_acl;
 pub mod secret_scope;
+pub mod service_principal;
 pub mod sql_endpoint;
 pub mod uc;
+pub mod user;
 pub mod values;
 pub mod volume;
 pub mod volume_files;
@@ -107,6 +112,8 @@ impl DatabricksKind for permissions::Permissions {}
 impl DatabricksKind for job_run::JobRun {}
 impl DatabricksKind for sdp_meta_flow::Flow {}
 impl DatabricksKind for sdp_meta_onboarding::Onboarding {}
+impl DatabricksKind for scim::Identity {}
+impl DatabricksKind for group_member::GroupMember {}
 
 /// Every resource kind of the provider.
 pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
@@ -134,6 +141,10 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(job_run::JobRun::new(shared.clone())),
         Arc::new(sdp_meta_flow::Flow::new()),
         Arc::new(sdp_meta_onboarding::Onboarding::new(shared.clone())),
+        Arc::new(group::kind(shared.clone())),
+        Arc::new(user::kind(shared.clone())),
+        Arc::new(service_principal::kind(shared.clone())),
+        Arc::new(group_member::GroupMember::new(shared.clone())),
     ]
 }
 

@@ -35,3 +35,35 @@ pub struct Principal {
     #[serde(default)]
     pub workspace_local: bool,
 }
+
+/// What SCIM holds of a principal beyond its name (the service's `active`, `externalId`,
+/// `entitlements` and, for a group, `members`); a principal without an entry has these
+/// defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attributes {
+    #[serde(default = "active")]
+    pub active: bool,
+    #[serde(default)]
+    pub external_id: Option<String>,
+    /// Entitlement values (`allow-cluster-create`, …), in the order the provider reads them (`model::ENTITLEMENTS`).
+    #[serde(default)]
+    pub entitlements: Vec<String>,
+    /// A group's members by SCIM id (users, service principals, groups).
+    #[serde(default)]
+    pub members: Vec<String>,
+}
+
+fn active() -> bool {
+    true
+}
+
+impl Default for Attributes {
+    fn default() -> Self {
+        Attributes {
+            active: true,
+            external_id: None,
+            entitlements: Vec::new(),
+            members: Vec::new(),
+        }
+    }
+}

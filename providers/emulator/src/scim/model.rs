@@ -1,9 +1,10 @@
 //! What the SCIM API does to the workspace state, apart from HTTP.
 
-use super::{Principal, PrincipalKind};
+use super::{Attributes, Principal, PrincipalKind};
 use crate::behaviours::{Behaviour, Behaviours};
 use crate::errors::{ApiError, ApiResult};
 use crate::store::State;
+use serde_json::Value;
 
 /// The id `GET /Me` answers with, so the seeded user is the one `Me` describes.
 pub const SELF_ID: &str = "4242424242424242";
@@ -150,7 +151,7 @@ pub fn create(
             PrincipalKind::User => format!("User with username {name} already exists."),
             PrincipalKind::Group => format!("Group with name {name} already exists."),
             PrincipalKind::ServicePrincipal => {
-                format!("Service principal with application id {name} already exists.")
+                format!("Service principal with application ID {name} already exists.")
             }
         };
         return Err(ApiError::conflict("RESOURCE_ALREADY_EXISTS", what));
@@ -170,12 +171,330 @@ pub fn create(
 
 pub fn delete(st: &mut State, kind: PrincipalKind, id: &str) -> ApiResult<()> {
     match st.principals.get(id) {
+        // The workspace's own groups stay: they hold every user and the admins. The
+        // wording is the local workspace's; the provider refuses the names before any call
+        // (terraform-provider-databricks scim/resource_group.go:24-26, issue #1089).
+        Some(p) if p.kind == kind && p.workspace_local => Err(ApiError::invalid(format!(
+            "Cannot delete the built-in group {}.",
+            p.name
+        ))
+        .with_code("mutability")),
         Some(p) if p.kind == kind => {
             st.principals.remove(id);
+            st.scim_attrs.remove(id);
+            // Gone from every group it was in.
+            let holding: Vec<String> = st
+                .scim_attrs
+                .iter()
+                .filter(|(_, a)| a.members.iter().any(|m| m == id))
+                .map(|(g, _)| g.clone())
+                .collect();
+            for g in holding {
+                let mut a = attributes(st, &g);
+                a.members.retain(|m| m != id);
+                set_attributes(st, &g, a);
+            }
             Ok(())
         }
         _ => Err(missing(id)),
     }
+}
+
+/// The entitlements a workspace grants, in the order the provider reads them
+/// (terraform-provider-databricks scim/scim.go:41-56).
+pub const ENTITLEMENTS: &[&str] = &[
+    "allow-cluster-create",
+    "allow-instance-pool-create",
+    "databricks-sql-access",
+    "workspace-access",
+    "workspace-consume",
+];
+
+/// What SCIM holds of principal `id` beyond its name.
+pub fn attributes(st: &State, id: &str) -> Attributes {
+    st.scim_attrs.get(id).cloned().unwrap_or_default()
+}
+
+fn set_attributes(st: &mut State, id: &str, a: Attributes) {
+    if a == Attributes::default() {
+        if st.scim_attrs.contains_key(id) {
+            st.scim_attrs.remove(id);
+        }
+    } else {
+        st.scim_attrs.insert(id.to_string(), a);
+    }
+}
+
+/// The values of a SCIM multi-valued attribute as written: `[{"value": "x"}, …]`, a list of
+/// strings or one string. Empty values are nothing: the provider sends
+/// `[{"value": ""}]` for no entitlements (scim/scim.go:87-93).
+pub fn values_of(v: &Value) -> Vec<String> {
+    let one = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Object(o) => match o.get("value") {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Bool(b)) => Some(b.to_string()),
+            _ => None,
+        },
+        _ => None,
+    };
+    match v {
+        Value::Array(items) => items.iter().filter_map(one).collect::<Vec<_>>(),
+        other => one(other).into_iter().collect(),
+    }
+    .into_iter()
+    .filter(|s| !s.is_empty())
+    .collect()
+}
+
+fn check_entitlements(values: &[String]) -> ApiResult<()> {
+    match values.iter().find(|v| !ENTITLEMENTS.contains(&v.as_str())) {
+        Some(v) => {
+            Err(ApiError::invalid(format!("Invalid entitlement value: {v}"))
+                .with_code("invalidValue"))
+        }
+        None => Ok(()),
+    }
+}
+
+fn check_members(st: &State, group: Option<&str>, members: &[String]) -> ApiResult<()> {
+    for m in members {
+        if Some(m.as_str()) == group {
+            return Err(ApiError::invalid("A group cannot be a member of itself.")
+                .with_code("invalidValue"));
+        }
+        if !st.principals.contains_key(m) {
+            return Err(missing(m));
+        }
+    }
+    Ok(())
+}
+
+/// A principal made with what SCIM holds of it beyond its name.
+pub fn create_with(
+    st: &mut State,
+    kind: PrincipalKind,
+    name: &str,
+    display_name: &str,
+    attrs: Attributes,
+) -> ApiResult<String> {
+    check_entitlements(&attrs.entitlements)?;
+    check_members(st, None, &attrs.members)?;
+    if kind != PrincipalKind::Group && !attrs.members.is_empty() {
+        return Err(no_attribute("members"));
+    }
+    let id = create(st, kind, name, display_name)?;
+    set_attributes(st, &id, attrs);
+    Ok(id)
+}
+
+/// `invalidPath`, in the service's words (terraform-provider-databricks
+/// scim/resource_entitlement.go:122).
+fn no_attribute(path: &str) -> ApiError {
+    ApiError::invalid(format!(
+        "No such attribute with the name : {path} in the current resource"
+    ))
+    .with_code("invalidPath")
+}
+
+fn named(st: &State, kind: PrincipalKind, id: &str) -> ApiResult<Principal> {
+    match st.principals.get(id) {
+        Some(p) if p.kind == kind => Ok(p.clone()),
+        _ => Err(missing(id)),
+    }
+}
+
+/// A group's new display name: another group's is taken (409, as at create).
+fn rename(st: &mut State, id: &str, p: &mut Principal, display: &str) -> ApiResult<()> {
+    if p.kind != PrincipalKind::Group {
+        p.display_name = display.to_string();
+        return Ok(());
+    }
+    if display.trim().is_empty() {
+        return Err(ApiError::invalid(
+            "Request is missing the displayName attribute.",
+        ));
+    }
+    if display != p.name {
+        let taken = st
+            .principals
+            .iter()
+            .any(|(other, q)| other != id && q.kind == PrincipalKind::Group && q.name == display);
+        if taken {
+            return Err(ApiError::conflict(
+                "uniqueness",
+                format!("Group with name {display} already exists."),
+            ));
+        }
+        if p.workspace_local {
+            return Err(
+                ApiError::invalid(format!("Cannot rename the built-in group {}.", p.name))
+                    .with_code("mutability"),
+            );
+        }
+    }
+    p.name = display.to_string();
+    p.display_name = display.to_string();
+    Ok(())
+}
+
+/// PUT: the principal replaced by what is sent (its name stays: a user's userName and a
+/// service principal's applicationId do not change). A group's members are what is sent,
+/// which is why the provider reads them first and sends them back
+/// (terraform-provider-databricks scim/groups.go:75-91, users.go:73-86).
+pub fn replace(
+    st: &mut State,
+    kind: PrincipalKind,
+    id: &str,
+    display_name: Option<&str>,
+    attrs: Attributes,
+) -> ApiResult<()> {
+    let mut p = named(st, kind, id)?;
+    check_entitlements(&attrs.entitlements)?;
+    check_members(st, Some(id), &attrs.members)?;
+    if kind != PrincipalKind::Group && !attrs.members.is_empty() {
+        return Err(no_attribute("members"));
+    }
+    match display_name {
+        Some(d) => rename(st, id, &mut p, d)?,
+        None if kind == PrincipalKind::Group => rename(st, id, &mut p, "")?,
+        None => {}
+    }
+    st.principals.insert(id.to_string(), p);
+    set_attributes(st, id, attrs);
+    Ok(())
+}
+
+/// One PATCH operation (RFC 7644 3.5.2): `op` is `add`, `remove` or `replace`.
+#[derive(Debug, Clone)]
+pub struct Op {
+    pub op: String,
+    pub path: Option<String>,
+    pub value: Option<Value>,
+}
+
+/// `members[value eq "42"]` as (`members`, `Some("42")`); a plain path as itself.
+fn split_path(path: &str) -> (String, Option<String>) {
+    match path.split_once('[') {
+        Some((attr, rest)) => {
+            let inner = rest.trim_end_matches(']');
+            let value = parse_filter(inner).ok().map(|(_, v)| v);
+            (attr.trim().to_string(), value)
+        }
+        None => (path.trim().to_string(), None),
+    }
+}
+
+/// PATCH: the operations in order, all or none. The provider adds a member with
+/// `add members [{value}]` and removes one with `remove members[value eq "ID"]`
+/// (scim/resource_group_member.go:86-103), changes entitlements with `add`/`remove
+/// entitlements [{value}]` (resource_entitlement.go:118-132), and deactivates with
+/// `replace active [{value: "false"}]` (resource_user.go:172).
+pub fn patch(st: &mut State, kind: PrincipalKind, id: &str, ops: &[Op]) -> ApiResult<()> {
+    let mut p = named(st, kind, id)?;
+    let mut a = attributes(st, id);
+    let mut flat: Vec<(String, String, Option<String>, Option<Value>)> = Vec::new();
+    for o in ops {
+        let op = o.op.to_ascii_lowercase();
+        if !["add", "remove", "replace"].contains(&op.as_str()) {
+            return Err(
+                ApiError::invalid(format!("Invalid patch operation: {}", o.op))
+                    .with_code("invalidSyntax"),
+            );
+        }
+        match &o.path {
+            Some(path) => {
+                let (attr, filter) = split_path(path);
+                flat.push((op, attr, filter, o.value.clone()));
+            }
+            // No path: the value is an object of attributes.
+            None => match &o.value {
+                Some(Value::Object(m)) => {
+                    for (k, v) in m {
+                        flat.push((op.clone(), k.clone(), None, Some(v.clone())));
+                    }
+                }
+                _ => {
+                    return Err(ApiError::invalid(
+                        "A patch operation without a path needs an object value.",
+                    )
+                    .with_code("invalidValue"));
+                }
+            },
+        }
+    }
+    for (op, attr, filter, value) in flat {
+        let given = value.as_ref().map(values_of).unwrap_or_default();
+        match (attr.as_str(), op.as_str()) {
+            ("members", _) if kind != PrincipalKind::Group => return Err(no_attribute(&attr)),
+            ("members", "add") => {
+                check_members(st, Some(id), &given)?;
+                for m in given {
+                    if !a.members.contains(&m) {
+                        a.members.push(m);
+                    }
+                }
+            }
+            ("members", "replace") => {
+                check_members(st, Some(id), &given)?;
+                a.members = given;
+            }
+            ("members", _) => match (filter, value.is_some()) {
+                (Some(m), _) => a.members.retain(|x| *x != m),
+                (None, true) => a.members.retain(|x| !given.contains(x)),
+                (None, false) => a.members.clear(),
+            },
+            ("entitlements", "add") => {
+                check_entitlements(&given)?;
+                for e in given {
+                    if !a.entitlements.contains(&e) {
+                        a.entitlements.push(e);
+                    }
+                }
+            }
+            ("entitlements", "replace") => {
+                check_entitlements(&given)?;
+                a.entitlements = given;
+            }
+            ("entitlements", _) => match (filter, value.is_some()) {
+                (Some(e), _) => a.entitlements.retain(|x| *x != e),
+                (None, true) => a.entitlements.retain(|x| !given.contains(x)),
+                (None, false) => a.entitlements.clear(),
+            },
+            ("active", "add" | "replace") if kind != PrincipalKind::Group => {
+                a.active = match given.first().map(String::as_str) {
+                    Some("true") => true,
+                    Some("false") => false,
+                    _ => {
+                        return Err(ApiError::invalid("active must be true or false")
+                            .with_code("invalidValue"));
+                    }
+                };
+            }
+            ("displayName", "add" | "replace") => {
+                let d = given.first().cloned().unwrap_or_default();
+                rename(st, id, &mut p, &d)?;
+            }
+            ("externalId", "add" | "replace") => a.external_id = given.first().cloned(),
+            ("externalId", "remove") => a.external_id = None,
+            _ => return Err(no_attribute(&attr)),
+        }
+    }
+    st.principals.insert(id.to_string(), p);
+    a.entitlements
+        .sort_by_key(|e| ENTITLEMENTS.iter().position(|k| k == e));
+    set_attributes(st, id, a);
+    Ok(())
+}
+
+/// The groups principal `id` is a direct member of, by id.
+pub fn groups_of(st: &State, id: &str) -> Vec<String> {
+    st.scim_attrs
+        .iter()
+        .filter(|(_, a)| a.members.iter().any(|m| m == id))
+        .map(|(g, _)| g.clone())
+        .collect()
 }
 
 pub fn missing(id: &str) -> ApiError {
@@ -200,9 +519,10 @@ pub fn list<'a>(
         .principals
         .iter()
         .filter(|(_, p)| p.kind == kind)
-        .filter(|(_, p)| match &wanted {
+        .filter(|(id, p)| match &wanted {
             None => true,
             Some((attr, value)) => match attr.as_str() {
+                "id" => *id == value,
                 "username" | "applicationid" => p.name.eq_ignore_ascii_case(value),
                 "displayname" => p.display_name == *value,
                 _ => false,

@@ -1,24 +1,65 @@
 //! The SCIM API over HTTP: users, groups and service principals, created, listed (with an
-//! `eq` filter), read and deleted.
+//! `eq` filter), read, replaced (PUT), patched (PATCH `Operations`) and deleted.
+//!
+//! Errors have SCIM's shape, `{schemas: [...Error], detail, status}` (with `scimType`
+//! where the service gives one), as the provider's fixtures show the service answering
+//! (terraform-provider-databricks scim/resource_entitlement_test.go:783-790); the message
+//! is the `detail`, which the provider matches (`Group with name X already exists.`,
+//! scim/resource_group.go:113).
 
 use super::model;
-use super::{Principal, PrincipalKind};
+use super::{Attributes, Principal, PrincipalKind};
 use crate::app::{App, AppState};
 use crate::body::{JsonBody, Obj, Params, PathParam};
-use crate::errors::ApiResult;
+use crate::errors::ApiError;
+use crate::store::State;
 use axum::extract::State as AxState;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 const SCIM: &str = "/api/2.0/preview/scim/v2";
+const ERROR: &str = "urn:ietf:params:scim:api:messages:2.0:Error";
 
 const KINDS: &[(&str, PrincipalKind)] = &[
     ("Users", PrincipalKind::User),
     ("Groups", PrincipalKind::Group),
     ("ServicePrincipals", PrincipalKind::ServicePrincipal),
 ];
+
+/// An error in SCIM's shape.
+pub struct ScimError(ApiError);
+
+impl From<ApiError> for ScimError {
+    fn from(e: ApiError) -> Self {
+        ScimError(e)
+    }
+}
+
+impl IntoResponse for ScimError {
+    fn into_response(self) -> Response {
+        let e = self.0;
+        let mut body = json!({
+            "schemas": [ERROR],
+            "detail": e.message,
+            "status": e.status.as_u16().to_string(),
+        });
+        let scim_type = match e.code.as_str() {
+            "RESOURCE_ALREADY_EXISTS" | "uniqueness" => Some("uniqueness"),
+            t @ ("invalidPath" | "invalidValue" | "invalidSyntax" | "invalidFilter"
+            | "mutability") => Some(t),
+            _ => None,
+        };
+        if let Some(t) = scim_type {
+            body["scimType"] = json!(t);
+        }
+        (e.status, Json(body)).into_response()
+    }
+}
+
+type ScimResult<T> = Result<T, ScimError>;
 
 pub fn routes() -> Router<Arc<App>> {
     KINDS.iter().fold(Router::new(), |r, (path, kind)| {
@@ -31,34 +72,81 @@ pub fn routes() -> Router<Arc<App>> {
         .route(
             &format!("{SCIM}/{path}/{{id}}"),
             get(move |app: AppState, p: PathParam<String>| get_one(kind, app, p))
+                .put(move |app: AppState, p: PathParam<String>, b: JsonBody| {
+                    replace(kind, app, p, b)
+                })
+                .patch(move |app: AppState, p: PathParam<String>, b: JsonBody| {
+                    patch(kind, app, p, b)
+                })
                 .delete(move |app: AppState, p: PathParam<String>| delete(kind, app, p)),
         )
     })
 }
 
-fn render(id: &str, p: &Principal) -> Value {
-    match p.kind {
+fn path_of(kind: PrincipalKind) -> &'static str {
+    KINDS
+        .iter()
+        .find(|(_, k)| *k == kind)
+        .map_or("Users", |(p, _)| p)
+}
+
+/// `[{value, display, $ref}]` of principals by id.
+fn refs(st: &State, ids: &[String]) -> Vec<Value> {
+    ids.iter()
+        .filter_map(|id| {
+            st.principals.get(id).map(|p| {
+                json!({
+                    "value": id,
+                    "display": p.display_name,
+                    "$ref": format!("{}/{id}", path_of(p.kind)),
+                })
+            })
+        })
+        .collect()
+}
+
+fn render(st: &State, id: &str, p: &Principal) -> Value {
+    let a = model::attributes(st, id);
+    let mut v = match p.kind {
         PrincipalKind::User => json!({
             "schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"],
-            "id": id, "userName": p.name, "displayName": p.display_name, "active": true,
+            "id": id, "userName": p.name, "displayName": p.display_name, "active": a.active,
             "emails": [{"value": p.name, "type": "work", "primary": true}],
         }),
         PrincipalKind::Group => json!({
             "schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"],
-            "id": id, "displayName": p.display_name, "members": [],
+            "id": id, "displayName": p.display_name, "members": refs(st, &a.members),
+            "meta": {"resourceType": if p.workspace_local { "WorkspaceGroup" } else { "Group" }},
         }),
         PrincipalKind::ServicePrincipal => json!({
             "schemas": ["urn:ietf:params:scim:schemas:core:2.0:ServicePrincipal"],
-            "id": id, "applicationId": p.name, "displayName": p.display_name, "active": true,
+            "id": id, "applicationId": p.name, "displayName": p.display_name, "active": a.active,
         }),
+    };
+    let groups = refs(st, &model::groups_of(st, id));
+    if !groups.is_empty() {
+        v["groups"] = json!(groups);
     }
+    if !a.entitlements.is_empty() {
+        v["entitlements"] = json!(
+            a.entitlements
+                .iter()
+                .map(|e| json!({ "value": e }))
+                .collect::<Vec<_>>()
+        );
+    }
+    if let Some(x) = &a.external_id {
+        v["externalId"] = json!(x);
+    }
+    v
 }
 
-async fn list(kind: PrincipalKind, AxState(app): AppState, q: Params) -> ApiResult<Json<Value>> {
+async fn list(kind: PrincipalKind, AxState(app): AppState, q: Params) -> ScimResult<Json<Value>> {
     let filter = q.str("filter").map(str::to_string);
-    app.view(|st, _| {
-        let found = model::list(st, kind, filter.as_deref())?;
-        let resources: Vec<Value> = found.iter().map(|(id, p)| render(id, p)).collect();
+    Ok(app.view(|st, _| {
+        let found =
+            model::list(st, kind, filter.as_deref()).map_err(|e| e.with_code("invalidFilter"))?;
+        let resources: Vec<Value> = found.iter().map(|(id, p)| render(st, id, p)).collect();
         Ok(Json(json!({
             "schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
             "totalResults": resources.len(),
@@ -66,6 +154,20 @@ async fn list(kind: PrincipalKind, AxState(app): AppState, q: Params) -> ApiResu
             "itemsPerPage": resources.len(),
             "Resources": resources,
         })))
+    })?)
+}
+
+/// What a create or a PUT body says beyond the principal's name.
+fn attributes_of(o: &Obj<'_>) -> Result<Attributes, ApiError> {
+    let list = |k: &str| o.get(k).map(model::values_of).unwrap_or_default();
+    Ok(Attributes {
+        active: o.bool("active")?.unwrap_or(true),
+        external_id: o
+            .str("externalId")?
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+        entitlements: list("entitlements"),
+        members: list("members"),
     })
 }
 
@@ -73,13 +175,14 @@ async fn create(
     kind: PrincipalKind,
     AxState(app): AppState,
     JsonBody(b): JsonBody,
-) -> ApiResult<Json<Value>> {
+) -> ScimResult<Json<Value>> {
     let o = Obj::root(&b);
     let (name, display) = match kind {
         PrincipalKind::User => {
             let n = o.str("userName")?.unwrap_or_default().to_string();
             let d = o
                 .str("displayName")?
+                .filter(|d| !d.is_empty())
                 .map_or_else(|| n.clone(), str::to_string);
             (n, d)
         }
@@ -91,32 +194,89 @@ async fn create(
             let d = o.str("displayName")?.unwrap_or_default().to_string();
             let n = o
                 .str("applicationId")?
+                .filter(|n| !n.is_empty())
                 .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_string);
             (n, d)
         }
     };
-    app.mutate(|st, _| {
-        let id = model::create(st, kind, &name, &display)?;
+    let attrs = attributes_of(&o)?;
+    Ok(app.mutate(|st, _| {
+        let id = model::create_with(st, kind, &name, &display, attrs)?;
         let p = st.principals.get(&id).ok_or_else(|| model::missing(&id))?;
-        Ok(Json(render(&id, p)))
-    })
+        Ok(Json(render(st, &id, p)))
+    })?)
 }
 
 async fn get_one(
     kind: PrincipalKind,
     AxState(app): AppState,
     PathParam(id): PathParam<String>,
-) -> ApiResult<Json<Value>> {
-    app.view(|st, _| match st.principals.get(&id) {
-        Some(p) if p.kind == kind => Ok(Json(render(&id, p))),
+) -> ScimResult<Json<Value>> {
+    Ok(app.view(|st, _| match st.principals.get(&id) {
+        Some(p) if p.kind == kind => Ok(Json(render(st, &id, p))),
         _ => Err(model::missing(&id)),
-    })
+    })?)
+}
+
+async fn replace(
+    kind: PrincipalKind,
+    AxState(app): AppState,
+    PathParam(id): PathParam<String>,
+    JsonBody(b): JsonBody,
+) -> ScimResult<Json<Value>> {
+    let o = Obj::root(&b);
+    let display = o.str("displayName")?.map(str::to_string);
+    let attrs = attributes_of(&o)?;
+    Ok(app.mutate(|st, _| {
+        model::replace(st, kind, &id, display.as_deref(), attrs)?;
+        let p = st.principals.get(&id).ok_or_else(|| model::missing(&id))?;
+        Ok(Json(render(st, &id, p)))
+    })?)
+}
+
+async fn patch(
+    kind: PrincipalKind,
+    AxState(app): AppState,
+    PathParam(id): PathParam<String>,
+    JsonBody(b): JsonBody,
+) -> ScimResult<Json<Value>> {
+    let ops = match b.get("Operations") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| {
+                let m = item.as_object().cloned().unwrap_or_else(Map::new);
+                Ok(model::Op {
+                    op: m
+                        .get("op")
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| {
+                            ApiError::invalid("Operations: every operation needs an op")
+                                .with_code("invalidSyntax")
+                        })?
+                        .to_string(),
+                    path: m.get("path").and_then(Value::as_str).map(str::to_string),
+                    value: m.get("value").cloned(),
+                })
+            })
+            .collect::<Result<Vec<_>, ApiError>>()?,
+        _ => {
+            return Err(
+                ApiError::invalid("Request is missing the Operations attribute.")
+                    .with_code("invalidSyntax")
+                    .into(),
+            );
+        }
+    };
+    Ok(app.mutate(|st, _| {
+        model::patch(st, kind, &id, &ops)?;
+        Ok(Json(json!({})))
+    })?)
 }
 
 async fn delete(
     kind: PrincipalKind,
     AxState(app): AppState,
     PathParam(id): PathParam<String>,
-) -> ApiResult<Json<Value>> {
-    app.mutate(|st, _| model::delete(st, kind, &id).map(|()| Json(json!({}))))
+) -> ScimResult<Json<Value>> {
+    Ok(app.mutate(|st, _| model::delete(st, kind, &id).map(|()| Json(json!({}))))?)
 }
