@@ -65,6 +65,35 @@ resource "databricks_secret_acl" "eng" {{
   permission = "READ"
 }}
 
+# A job run as the service principal, which the group may run: both by reference, so the
+# principals are made first.
+resource "databricks_job" "nightly" {{
+  name = "identity_nightly"
+  run_as {{
+    service_principal_name = databricks_service_principal.ci.application_id
+  }}
+  task {{
+    task_key = "check"
+    condition_task {{
+      op    = "EQUAL_TO"
+      left  = "1"
+      right = "1"
+    }}
+  }}
+}}
+
+resource "databricks_permissions" "nightly" {{
+  job_id = databricks_job.nightly.id
+  access_control {{
+    group_name       = databricks_group.eng.display_name
+    permission_level = "CAN_MANAGE_RUN"
+  }}
+  access_control {{
+    user_name        = databricks_user.ann.user_name
+    permission_level = "CAN_VIEW"
+  }}
+}}
+
 data "databricks_group" "eng" {{
   display_name = databricks_group.eng.display_name
   depends_on   = [databricks_group_member.ann, databricks_group_member.ci]
@@ -158,6 +187,30 @@ fn identities_are_made_renamed_imported_and_destroyed() {
         dump["grants"].to_string().contains("eng"),
         "the group holds its grant: {}",
         dump["grants"]
+    );
+    // The job runs as the service principal, and the group and the user hold their
+    // permissions on it.
+    let job = dump["jobs"]
+        .as_object()
+        .unwrap()
+        .values()
+        .find(|j| j["settings"]["name"] == "identity_nightly")
+        .unwrap();
+    let sp = dump["principals"]
+        .as_object()
+        .unwrap()
+        .values()
+        .find(|p| p["kind"] == "service_principal")
+        .unwrap();
+    assert_eq!(
+        job["settings"]["run_as"]["service_principal_name"], sp["name"],
+        "{job}"
+    );
+    let acl = dump["permissions"].to_string();
+    assert!(
+        acl.contains(r#""group_name:eng":"CAN_MANAGE_RUN""#)
+            && acl.contains(r#""user_name:ann.lee@example.com":"CAN_VIEW""#),
+        "{acl}"
     );
     plan_is_empty(d, "the first apply");
     let got: serde_json::Value =
