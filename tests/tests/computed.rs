@@ -284,7 +284,8 @@ resource "databricks_secret_acl" "readers" {
 }
 
 resource "databricks_group" "eng" {
-  display_name = "every-kind-eng"
+  display_name         = "every-kind-eng"
+  allow_cluster_create = true
 }
 
 resource "databricks_user" "ann" {
@@ -302,6 +303,12 @@ resource "databricks_group_member" "ann" {
 
 data "databricks_group" "admins" {
   display_name = "admins"
+}
+
+# The same entitlement as the group itself declares: the two agree, so neither drifts.
+resource "databricks_entitlements" "eng" {
+  group_id             = databricks_group.eng.id
+  allow_cluster_create = true
 }
 
 data "databricks_user" "me" {

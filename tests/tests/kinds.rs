@@ -202,6 +202,13 @@ fn live_objects(dump: &Value) -> Vec<String> {
             let member = &dump["principals"][m.as_str().unwrap_or("")]["name"];
             out.push(format!("member:{name}:{}", member.as_str().unwrap_or("")));
         }
+        for e in dump["scim_attrs"][&id]["entitlements"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            out.push(format!("entitlement:{name}:{}", e.as_str().unwrap_or("")));
+        }
     }
     for (scope, s) in entries("secret_scopes") {
         for (principal, permission) in s["acls"].as_object().into_iter().flatten() {
@@ -1292,6 +1299,7 @@ invariants! {
     user_updates_replaces_on_user_name_and_is_destroyed: "databricks_user" => user_case(),
     service_principal_updates_and_is_destroyed: "databricks_service_principal" => service_principal_case(),
     group_member_replaces_on_member_and_is_removed: "databricks_group_member" => group_member_case(),
+    entitlements_update_in_place_and_are_taken_away: "databricks_entitlements" => entitlements_case(),
 }
 
 /// Turns on the local workspace's `normalise_answers` (seeded) for one command.
@@ -2257,6 +2265,36 @@ fn group_member_case() -> Case {
             vars: &[],
             present: &["member:inv-members:inv.b@example.com"],
             absent: &["member:inv-members:inv.a@example.com"],
+        }],
+    }
+}
+
+/// The built-in `users` group's entitlements, which only a `databricks_entitlements` can
+/// manage (the group itself cannot be declared).
+fn entitlements(pools: bool) -> String {
+    format!(
+        "{PROVIDER}data \"databricks_group\" \"users\" {{\n  display_name = \"users\"\n}}\n\
+resource \"databricks_entitlements\" \"e\" {{\n  group_id = data.databricks_group.users.id\n  allow_cluster_create = true\n  allow_instance_pool_create = {pools}\n}}\n"
+    )
+}
+
+fn entitlements_case() -> Case {
+    Case {
+        address: "databricks_entitlements.e",
+        local_flag: false,
+        config: entitlements(false),
+        made: &["entitlement:users:allow-cluster-create"],
+        steps: vec![Step {
+            what: "one more entitlement",
+            config: entitlements(true),
+            expect: Expect::Update(&["allow_instance_pool_create"]),
+            shows: "~ allow_instance_pool_create = false -> true",
+            vars: &[],
+            present: &[
+                "entitlement:users:allow-cluster-create",
+                "entitlement:users:allow-instance-pool-create",
+            ],
+            absent: &[],
         }],
     }
 }

@@ -274,6 +274,14 @@ impl Idempotent<'_> {
             .await
     }
 
+    /// A PATCH that sets an attribute to a value or removes given values (a SCIM `replace`
+    /// or `remove` of entitlements): the same state however often it is sent.
+    pub async fn patch(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
+        self.client
+            .write(Method::PATCH, path, &[], Body::Json(body), Repeat::Safe)
+            .await
+    }
+
     /// A DELETE; a repeat of one that took effect answers 404, which the caller counts as
     /// deleted.
     pub async fn delete(&self, path: &str, query: &[(&str, String)]) -> Result<Value, ApiError> {

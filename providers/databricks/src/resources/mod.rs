@@ -11,6 +11,7 @@ pub mod file;
 pub mod grant;
 pub mod grants;
 pub mod group;
+pub mod entitlements;
 pub mod group_member;
 pub mod ingestion_gateway;
 pub mod ingestion_pipeline;
@@ -114,6 +115,7 @@ impl DatabricksKind for sdp_meta_flow::Flow {}
 impl DatabricksKind for sdp_meta_onboarding::Onboarding {}
 impl DatabricksKind for scim::Identity {}
 impl DatabricksKind for group_member::GroupMember {}
+impl DatabricksKind for entitlements::Entitlements {}
 
 /// Every resource kind of the provider.
 pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
@@ -145,6 +147,7 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(user::kind(shared.clone())),
         Arc::new(service_principal::kind(shared.clone())),
         Arc::new(group_member::GroupMember::new(shared.clone())),
+        Arc::new(entitlements::Entitlements::new(shared.clone())),
     ]
 }
 
