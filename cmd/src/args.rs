@@ -11,7 +11,8 @@ pub struct VarArgs {
     /// Read variables from an HCL file (repeatable).
     #[arg(long = "var-file", value_name = "FILE")]
     pub var_files: Vec<PathBuf>,
-    /// Never prompt for missing variables.
+    /// Ask on the terminal for variables that have no value (default true); --input=false
+    /// fails naming them instead, as a CI job should.
     #[arg(long = "input", default_value_t = true, action = clap::ArgAction::Set)]
     pub input: bool,
 }

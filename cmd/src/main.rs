@@ -7,6 +7,7 @@ mod context;
 mod diag;
 mod duration;
 mod failure;
+mod habits;
 mod interrupt;
 mod saved;
 mod volume_store;
@@ -91,6 +92,9 @@ enum Command {
     Promote(promote::Args),
     /// Print the shell completion script for bash, zsh, fish or powershell.
     Completion(completion::Args),
+    /// Terraform's workspaces: says what brickform's environments do instead.
+    #[command(hide = true)]
+    Workspace(habits::WorkspaceArgs),
 }
 
 /// Every long option of the command line, in every subcommand (global ones, flattened
@@ -189,10 +193,18 @@ fn is_broken_pipe_message(message: &str) -> bool {
 
 fn main() -> ExitCode {
     install_panic_hook();
-    let long = long_options(&<Cli as clap::CommandFactory>::command());
+    let command = <Cli as clap::CommandFactory>::command();
+    let long = long_options(&command);
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(message) =
+        habits::unknown_single_dash(&args, &long, &habits::short_options(&command))
+    {
+        eprintln!("error: {message}\n\nFor more information, try '--help'.");
+        return ExitCode::FAILURE;
+    }
     // A usage error exits 1, as every other error does (and as Terraform's do): 2 is what
     // `--detailed-exitcode` says of a plan with changes, which a CI script acts on.
-    let mut cli = match Cli::try_parse_from(terraform_style_args(std::env::args_os(), &long)) {
+    let mut cli = match Cli::try_parse_from(terraform_style_args(args.into_iter(), &long)) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -298,6 +310,10 @@ async fn dispatch(ctx: context::Ctx, command: Command) -> failure::Outcome {
         Command::Flows(a) => flows::exec(a),
         Command::Promote(a) => promote::exec(&ctx, a).await,
         Command::Completion(a) => completion::exec(a, <Cli as clap::CommandFactory>::command()),
+        Command::Workspace(a) => {
+            eprintln!("Error: {}", habits::workspace(&a));
+            Err(failure::Failure::reported())
+        }
     }
 }
 

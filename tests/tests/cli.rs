@@ -1262,12 +1262,89 @@ fn a_usage_error_exits_1_for_every_command() {
         assert_eq!(out.status.code(), Some(1), "{c}: {stderr}");
         assert!(stderr.contains("--no-such-option"), "{c}: {stderr}");
     }
-    // The case the CI workflows met: a Terraform flag brickform does not have.
+    // The case the CI workflows met: a Terraform flag brickform does not have, named in
+    // full with what to do instead (not clap's "unexpected argument '-l'").
     let out = brickform(d)
         .args(["plan", "--detailed-exitcode", "-lock=false"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unknown option '-lock=false': brickform has no --lock")
+            && stderr.contains("--lock-timeout"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("'-l'"), "{stderr}");
+    // The single-dash forms of options brickform has still work.
+    brickform(d)
+        .args([
+            "plan",
+            "-lock-timeout=1s",
+            "-refresh=false",
+            "-parallelism=3",
+            "-input=false",
+        ])
+        .assert()
+        .success();
+}
+
+/// Terraform's workspace commands say what brickform's environments do instead, and fail,
+/// so a script that selected a workspace does not go on against the default state.
+#[test]
+fn workspace_commands_point_at_environments() {
+    let dir = config(&[("main.bf.hcl", &outputs_config())]);
+    let out = brickform(dir.path())
+        .args(["workspace", "select", "prod"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("brickform has no workspaces")
+            && stderr.contains("brickform --env prod plan"),
+        "{stderr}"
+    );
+}
+
+/// `fmt --recursive` (and Terraform's `-recursive`) formats the modules below the
+/// configuration too, leaving hidden directories alone; `--check` lists them.
+#[test]
+fn fmt_recursive_formats_the_directories_below() {
+    let messy = "variable \"a\" {\n  default=1\n}\n";
+    let tidy = "variable \"a\" {\n  default = 1\n}\n";
+    let dir = config(&[("main.bf.hcl", messy)]);
+    let d = dir.path();
+    for sub in ["modules/x", ".brickform/keep", "src"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    std::fs::write(d.join("modules/x/main.bf.hcl"), messy).unwrap();
+    std::fs::write(d.join(".brickform/keep/main.bf.hcl"), messy).unwrap();
+    std::fs::write(d.join("src/etl.py"), "print( 1 )\n").unwrap();
+    brickform(d)
+        .args(["fmt", "--check", "-recursive"])
+        .assert()
+        .code(3)
+        .stdout("main.bf.hcl\nmodules/x/main.bf.hcl\n");
+    brickform(d).args(["fmt"]).assert().success();
+    assert_eq!(
+        std::fs::read_to_string(d.join("modules/x/main.bf.hcl")).unwrap(),
+        messy,
+        "without --recursive the modules are left alone"
+    );
+    brickform(d).args(["fmt", "--recursive"]).assert().success();
+    assert_eq!(
+        std::fs::read_to_string(d.join("modules/x/main.bf.hcl")).unwrap(),
+        tidy
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join(".brickform/keep/main.bf.hcl")).unwrap(),
+        messy
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("src/etl.py")).unwrap(),
+        "print( 1 )\n"
+    );
 }
 
 /// A value left as a template's placeholder is a warning at the attribute that holds it,

@@ -21,6 +21,10 @@ pub struct Args {
     /// Show what formatting changes, as a unified diff.
     #[arg(long)]
     diff: bool,
+    /// Also format the configuration files of every subdirectory (modules), hidden ones
+    /// (.brickform, .git) aside.
+    #[arg(long)]
+    recursive: bool,
 }
 
 /// Exit status when a file cannot be read or parsed: an error like any other (2 is kept
@@ -50,7 +54,7 @@ pub fn exec(ctx: &Ctx, args: Args) -> Outcome {
         args.paths.clone()
     };
     for target in &targets {
-        failed |= !collect(target, args.paths.is_empty(), &mut sources);
+        failed |= !collect(target, args.paths.is_empty(), args.recursive, &mut sources);
     }
     let mut changed = false;
     for s in sources {
@@ -92,8 +96,9 @@ pub fn exec(ctx: &Ctx, args: Args) -> Outcome {
 }
 
 /// Adds what `target` names to `into`; false when something could not be read (reported).
-/// `default` is the configuration directory, whose files are shown by name alone.
-fn collect(target: &Path, default: bool, into: &mut Vec<Source>) -> bool {
+/// `default` is the configuration directory, whose files are shown by their path in it;
+/// `recursive` takes the directories below a directory too.
+fn collect(target: &Path, default: bool, recursive: bool, into: &mut Vec<Source>) -> bool {
     if target == Path::new("-") {
         let mut text = String::new();
         if let Err(e) = std::io::stdin().read_to_string(&mut text) {
@@ -108,24 +113,16 @@ fn collect(target: &Path, default: bool, into: &mut Vec<Source>) -> bool {
         return true;
     }
     if target.is_dir() {
-        let (files, diags) = brickform_core::lang::load::read_config_files(target);
-        diag::print(&diags, &Default::default());
-        for f in files {
-            let shown = if default {
-                f.path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            } else {
-                f.path.display().to_string()
-            };
-            into.push(Source {
-                shown,
-                path: Some(f.path),
-                text: f.text,
-            });
+        let base = default.then_some(target);
+        let mut ok = collect_dir(target, base, into);
+        if recursive {
+            let mut below = Vec::new();
+            directories_under(target, &mut below);
+            for dir in below {
+                ok &= collect_dir(&dir, base, into);
+            }
         }
-        return !diags.has_errors();
+        return ok;
     }
     let name = target.to_string_lossy();
     if !FORMATTABLE.iter().any(|suffix| name.ends_with(suffix)) {
@@ -148,5 +145,49 @@ fn collect(target: &Path, default: bool, into: &mut Vec<Source>) -> bool {
             eprintln!("Error: reading {name}: {why}");
             false
         }
+    }
+}
+
+/// The configuration files of one directory. Shown by their path in `base` when given (the
+/// configuration directory), else by their path as named.
+fn collect_dir(dir: &Path, base: Option<&Path>, into: &mut Vec<Source>) -> bool {
+    let (files, diags) = brickform_core::lang::load::read_config_files(dir);
+    diag::print(&diags, &Default::default());
+    for f in files {
+        let shown = match base {
+            Some(b) => f
+                .path
+                .strip_prefix(b)
+                .unwrap_or(&f.path)
+                .display()
+                .to_string(),
+            None => f.path.display().to_string(),
+        };
+        into.push(Source {
+            shown,
+            path: Some(f.path),
+            text: f.text,
+        });
+    }
+    !diags.has_errors()
+}
+
+/// Every directory below `dir`, depth first in name order, without hidden ones (state,
+/// the local workspace, version control) and without following links (a link back up
+/// would never end).
+fn directories_under(dir: &Path, into: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut dirs: Vec<std::path::PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    for d in dirs {
+        into.push(d.clone());
+        directories_under(&d, into);
     }
 }
