@@ -508,7 +508,12 @@ pub fn load_sources(dir: &Path, inputs: Vec<(String, PathBuf, String)>) -> (Conf
             .add(SourceFile::new(name, path, text.clone()));
         match text.parse::<HclBody>() {
             Ok(body) => load_body_into(&mut config, file, body, &mut diags),
-            Err(e) => diags.push(parse_error(file, &config.sources, &e)),
+            Err(e) => {
+                diags.push(parse_error(file, &config.sources, &e));
+                for at in super::unclosed::open_braces(&text) {
+                    diags.push(unclosed_block(file, at));
+                }
+            }
         }
     }
     super::modules::load_modules(&mut config, &mut diags);
@@ -529,6 +534,16 @@ pub fn parse_error(file: FileId, sources: &SourceMap, e: &hcl_edit::parser::Erro
             "The configuration could not be parsed: {}",
             e.message()
         ))
+}
+
+/// A block whose `{` has no matching `}`: said where it opens, beside the parser's error at
+/// the end of the file.
+fn unclosed_block(file: FileId, at: usize) -> Diagnostic {
+    Diagnostic::error("Unclosed block")
+        .at(Some(Span::new(file, at..at + 1)))
+        .label("this `{` is never closed")
+        .detail("The block opened here has no matching `}`, so everything after it was read as its body.")
+        .hint("add the missing `}` where the block ends")
 }
 
 fn line_col_to_offset(f: &SourceFile, line: usize, col: usize) -> usize {

@@ -16,3 +16,4 @@ pub mod repetition;
 pub mod source;
 pub mod terraform;
 pub mod types;
+pub mod unclosed;
