@@ -76,7 +76,13 @@ pub(crate) fn decoded(i: &Inputs<'_>, address: &str) -> Configured {
     let (mut config, sensitive_paths, mut diags) =
         decode_instance(r, schema, i.world, i.base_dir, i.key, i.each);
     let mut preset_notes = Vec::new();
-    if !diags.has_errors() {
+    // Values an allowed set or a rule rejected are still in the object, so the kind's
+    // checks across attributes (a job's task graph) can report in the same run; anything
+    // else missing from it would make them report what is not wrong.
+    let complete = diags
+        .errors()
+        .all(|d| d.label.as_deref() == Some(crate::lang::decode::REJECTED));
+    if complete {
         let placeholders = super::placeholders::found(&config);
         diags.extend(findings(placeholders, r, address, &config, schema));
         diags.extend(findings(kind.check(&config), r, address, &config, schema));

@@ -29,6 +29,10 @@ fn unsupported(u: &crate::provider::Unsupported, at: Option<Span>) -> Diagnostic
         .detail(u.detail)
 }
 
+/// The label of a value the attribute's allowed set or rule rejects (see
+/// `Decoder::reject_values`): unlike other decoding errors, it leaves the value in place.
+pub const REJECTED: &str = "not accepted by the service";
+
 /// The result of decoding a body.
 #[derive(Debug, Default)]
 pub struct Decoded {
@@ -347,7 +351,8 @@ impl<'e, 'r> Decoder<'e, 'r> {
     }
 
     /// Values the attribute's allowed set or rule rejects, each at the expression that
-    /// wrote it (the list element when the list is written out).
+    /// wrote it (the list element when the list is written out). The value stays in the
+    /// decoded object, so checks across attributes can still run on it.
     fn reject_values(&mut self, def: &Attribute, expr: &Expression, v: &Value) {
         for (index, r) in def.rejections(v) {
             let span = match (index, expr) {
@@ -363,7 +368,7 @@ impl<'e, 'r> Decoder<'e, 'r> {
             self.diags.push(
                 Diagnostic::error(format!("Invalid value for {}", def.name))
                     .at(self.span(span))
-                    .label("not accepted by the service")
+                    .label(REJECTED)
                     .detail(detail)
                     .maybe_hint(r.hint),
             );
