@@ -95,6 +95,8 @@ enum Command {
     /// Terraform's workspaces: says what brickform's environments do instead.
     #[command(hide = true)]
     Workspace(habits::WorkspaceArgs),
+    /// Serve the language server protocol on standard input and output, for editors.
+    Lsp(lsp::Args),
 }
 
 /// Every long option of the command line, in every subcommand (global ones, flattened
@@ -314,6 +316,7 @@ async fn dispatch(ctx: context::Ctx, command: Command) -> failure::Outcome {
             eprintln!("Error: {}", habits::workspace(&a));
             Err(failure::Failure::reported())
         }
+        Command::Lsp(a) => lsp::exec(&ctx, a).await,
     }
 }
 

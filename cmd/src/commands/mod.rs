@@ -15,6 +15,7 @@ pub mod graph;
 pub mod import;
 pub mod init;
 pub mod local;
+pub mod lsp;
 pub mod output;
 pub mod plan;
 pub mod promote;

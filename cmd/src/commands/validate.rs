@@ -6,8 +6,11 @@ use crate::context::{self, Ctx};
 use crate::diag;
 use crate::failure::{Failure, Outcome};
 use brickform_core::engine::Engine;
-use brickform_core::engine::inputs;
+use brickform_core::engine::inputs::{self, VarInputs};
+use brickform_core::lang::diagnostics::Diagnostics;
+use brickform_core::lang::load::Config;
 use brickform_core::lang::load::load_dir;
+use brickform_core::provider::Registry;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -21,22 +24,17 @@ pub struct Args {
 
 pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     // Every problem is reported, so loading errors do not stop here: what loaded is checked.
-    let (config, mut diags) = load_dir(&ctx.dir);
+    let (config, diags) = load_dir(&ctx.dir);
     let registry = context::registry();
-    let env = brickform_core::lang::environment::select(&config, ctx.environment.as_deref());
-    if let Err(d) = &env {
-        diags.push((**d).clone());
-    }
-    if let (false, Ok(env)) = (diags.has_errors(), env) {
-        let inputs = context::var_inputs(&args.vars, true)?;
-        let (vars, vd) = inputs::resolve(&config, &inputs, Some(&env));
-        diags.extend(vd);
-        let engine = Engine::new(&config, &registry, &vars, &env);
-        diags.extend(engine.validate().await);
-        if let Err(d) = BackendSpec::of(&config) {
-            diags.extend(d);
-        }
-    }
+    let inputs = context::var_inputs(&args.vars, true)?;
+    let mut diags = check(
+        &config,
+        diags,
+        &registry,
+        ctx.environment.as_deref(),
+        &inputs,
+    )
+    .await;
     diags.sort();
     if args.json {
         println!(
@@ -53,4 +51,30 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         return Err(Failure::reported());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `validate` reports of a loaded configuration, `diags` what loading it found: the
+/// environment, the variables, every block against its kind's schema, the backend. The
+/// language server (`brickform lsp`) checks an editor's buffers with it too.
+pub async fn check(
+    config: &Config,
+    mut diags: Diagnostics,
+    registry: &Registry,
+    environment: Option<&str>,
+    inputs: &VarInputs,
+) -> Diagnostics {
+    let env = brickform_core::lang::environment::select(config, environment);
+    if let Err(d) = &env {
+        diags.push((**d).clone());
+    }
+    if let (false, Ok(env)) = (diags.has_errors(), env) {
+        let (vars, vd) = inputs::resolve(config, inputs, Some(&env));
+        diags.extend(vd);
+        let engine = Engine::new(config, registry, &vars, &env);
+        diags.extend(engine.validate().await);
+        if let Err(d) = BackendSpec::of(config) {
+            diags.extend(d);
+        }
+    }
+    diags
 }

@@ -413,6 +413,16 @@ fn ignored(name: &str) -> bool {
 /// declared. A directory with no configuration file but Terraform files says how to name
 /// them.
 pub fn read_config_files(dir: &Path) -> (Vec<ConfigFile>, Diagnostics) {
+    read_config_files_with(dir, &Overlay::new())
+}
+
+/// Texts that replace configuration files' contents, by file name in the directory: an
+/// editor's unsaved buffers (the language server). A name that is not on disk is a file
+/// of the configuration too.
+pub type Overlay = std::collections::BTreeMap<String, String>;
+
+/// [`read_config_files`], with `overlay`'s texts in place of what the disk holds.
+pub fn read_config_files_with(dir: &Path, overlay: &Overlay) -> (Vec<ConfigFile>, Diagnostics) {
     let mut diags = Diagnostics::new();
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
@@ -447,9 +457,26 @@ pub fn read_config_files(dir: &Path) -> (Vec<ConfigFile>, Diagnostics) {
             terraform.push(name);
         }
     }
+    for name in overlay.keys() {
+        if name.ends_with(CONFIG_SUFFIX)
+            && !ignored(name)
+            && !name.contains(['/', '\\'])
+            && !paths.iter().any(|(n, _)| n == name)
+        {
+            paths.push((name.clone(), dir.join(name)));
+        }
+    }
     paths.sort();
     let mut files = Vec::new();
     for (name, path) in paths {
+        if let Some(text) = overlay.get(&name) {
+            files.push(ConfigFile {
+                name,
+                path,
+                text: text.clone(),
+            });
+            continue;
+        }
         let cannot = |why: String| {
             Diagnostic::error(format!("Cannot read the configuration file {}", path.display()))
                 .detail(format!(
@@ -484,7 +511,12 @@ pub fn read_config_files(dir: &Path) -> (Vec<ConfigFile>, Diagnostics) {
 /// Loads every configuration file of `dir`. Diagnostics hold every problem found; the
 /// returned configuration holds whatever could be understood.
 pub fn load_dir(dir: &Path) -> (Config, Diagnostics) {
-    let (files, mut diags) = read_config_files(dir);
+    load_dir_with(dir, &Overlay::new())
+}
+
+/// [`load_dir`], with `overlay`'s texts in place of what the disk holds.
+pub fn load_dir_with(dir: &Path, overlay: &Overlay) -> (Config, Diagnostics) {
+    let (files, mut diags) = read_config_files_with(dir, overlay);
     let inputs = files
         .into_iter()
         .map(|f| (f.name, f.path, f.text))
