@@ -3,10 +3,11 @@
 //! Reads do not depend on the configuration (only on ids and last applied values), so they
 //! all start at once, bounded by the parallelism, and a kind that can read many objects in
 //! one call (a list per parent) does so. A plan is then bounded by the service, not by
-//! reading objects one after another.
+//! reading objects one after another; and the walk runs while they are made, each
+//! instance waiting for its own read only.
 
-use super::instance::prior_of;
-use super::{Engine, PlanRequest};
+use super::Engine;
+use super::instance::merged_from;
 use crate::provider::{OpContext, ProviderResult, Remote};
 use brickform_state::{ResourceMode, StateDocument};
 use std::collections::{BTreeMap, HashMap};
@@ -14,21 +15,54 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-/// Read results by instance address.
-pub type Refreshed = HashMap<String, ProviderResult<Option<Remote>>>;
+/// A read started before the walk, taken by the instance it is for: its result arrives
+/// once the read is made.
+pub type Reading = tokio::sync::oneshot::Receiver<ProviderResult<Option<Remote>>>;
 
-/// What state knows of one instance to read: its address, id and last applied values.
-type Known = (String, String, crate::value::Object);
+/// Where the result of one read goes.
+type Answer = tokio::sync::oneshot::Sender<ProviderResult<Option<Remote>>>;
+
+/// One object of a kind's batched read: its id and last applied values.
+type Batched = (String, crate::value::Object);
+
+/// What state knows of one instance to read: its address, id and last applied values, and
+/// where its result goes.
+type Known = (String, String, crate::value::Object, Answer);
+
+/// The reads of a refresh, started: each instance's by its address, and the tasks making
+/// them.
+pub(super) struct Reads {
+    pub pending: HashMap<String, Reading>,
+    tasks: JoinSet<()>,
+}
+
+impl Reads {
+    /// No reads (no refresh).
+    pub fn none() -> Reads {
+        Reads {
+            pending: HashMap::new(),
+            tasks: JoinSet::new(),
+        }
+    }
+
+    /// Waits for the reads still under way, so the plan makes every read it started.
+    pub async fn finish(mut self) {
+        while self.tasks.join_next().await.is_some() {}
+    }
+}
 
 impl Engine<'_> {
-    pub(super) async fn refresh_all(
+    /// Starts reading every object state knows, within `calls` (the plan's call slots,
+    /// which the walk shares): the walk starts at once, and an instance waits only for its
+    /// own read, so the plan's work overlaps the reads instead of following them.
+    pub(super) fn start_refresh(
         &self,
         state: &StateDocument,
-        req: &PlanRequest,
         importing: &BTreeMap<String, String>,
         left_out: &std::collections::HashSet<String>,
-    ) -> Refreshed {
-        let parallelism = req.calls_in_flight();
+        calls: &Arc<Semaphore>,
+    ) -> Reads {
+        let mut pending = HashMap::new();
         // Group what state knows by provider configuration and kind.
         let mut by_kind: BTreeMap<(&str, &str), Vec<Known>> = BTreeMap::new();
         for r in state.resources() {
@@ -42,77 +76,67 @@ impl Engine<'_> {
             {
                 continue;
             }
-            let Some((id, prior)) = prior_of(state, &r.address) else {
-                continue;
-            };
+            let (answer, reading) = tokio::sync::oneshot::channel();
+            pending.insert(r.address.clone(), reading);
+            // The last applied values as references see them, converted straight from the
+            // state entry (as `Prior::merged` would make them from its two halves).
             by_kind
                 .entry((r.provider.as_str(), r.resource_type.as_str()))
                 .or_default()
-                .push((r.address.clone(), id, prior.merged()));
+                .push((r.address.clone(), r.id.clone(), merged_from(r), answer));
         }
-        let sem = Arc::new(Semaphore::new(parallelism));
-        let mut out = Refreshed::new();
         let lineage = state.lineage().to_string();
         // One task per kind, all at once: a kind's batched read (a few listings) must not
         // wait for another kind's, or a plan takes one round trip per kind.
-        let mut kinds: JoinSet<Vec<(String, ProviderResult<Option<Remote>>)>> = JoinSet::new();
+        let mut tasks = JoinSet::new();
         for ((provider, type_name), items) in by_kind {
             let Some(kind) = self.registry_for(provider).kind(type_name).cloned() else {
                 continue;
             };
             let ctx = self.op_context(type_name, &lineage);
-            let sem = sem.clone();
-            kinds.spawn(async move { read_kind(kind, ctx, items, sem).await });
+            tasks.spawn(read_kind(kind, ctx, items, calls.clone()));
         }
-        while let Some(joined) = kinds.join_next().await {
-            if let Ok(results) = joined {
-                out.extend(results);
-            }
-        }
-        out
+        Reads { pending, tasks }
     }
 }
 
 /// Reads one kind's objects: batched when the kind can, else one by one within the
-/// parallelism.
+/// parallelism; each result goes to its instance as soon as it is read.
 async fn read_kind(
     kind: Arc<dyn crate::provider::ResourceKind>,
     ctx: OpContext,
-    items: Vec<(String, String, crate::value::Object)>,
+    items: Vec<Known>,
     sem: Arc<Semaphore>,
-) -> Vec<(String, ProviderResult<Option<Remote>>)> {
-    let batch: Vec<(String, crate::value::Object)> = items
-        .iter()
-        .map(|(_, id, p)| (id.clone(), p.clone()))
-        .collect();
+) {
+    // The priors are moved into the batch, not copied, and back out of it when the kind
+    // reads one by one.
+    let (answers, batch): (Vec<(String, Answer)>, Vec<Batched>) = items
+        .into_iter()
+        .map(|(address, id, p, answer)| ((address, answer), (id, p)))
+        .unzip();
     if let Some(results) = kind.read_many(&ctx, &batch).await
-        && results.len() == items.len()
+        && results.len() == answers.len()
     {
-        return items
-            .into_iter()
-            .zip(results)
-            .map(|((address, _, _), r)| (address, r))
-            .collect();
+        for ((_, answer), r) in answers.into_iter().zip(results) {
+            // The plan may have stopped waiting: nothing to do with the result then.
+            let _ = answer.send(r);
+        }
+        return;
     }
     let mut set = JoinSet::new();
-    for (address, id, prior) in items {
+    for ((address, answer), (id, prior)) in answers.into_iter().zip(batch) {
         let kind = kind.clone();
         let sem = sem.clone();
         let ctx = OpContext {
-            address: address.clone(),
+            address,
             ..ctx.clone()
         };
         set.spawn(async move {
-            let _permit = sem.acquire_owned().await;
+            let permit = sem.acquire_owned().await;
             let r = kind.read(&ctx, &id, &prior).await;
-            (address, r)
+            drop(permit);
+            let _ = answer.send(r);
         });
     }
-    let mut out = Vec::new();
-    while let Some(joined) = set.join_next().await {
-        if let Ok(r) = joined {
-            out.push(r);
-        }
-    }
-    out
+    while set.join_next().await.is_some() {}
 }

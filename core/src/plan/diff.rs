@@ -38,6 +38,14 @@ impl Prior {
         out
     }
 
+    /// One value of [`Prior::merged`], looked up without merging the whole object.
+    pub fn merged_get(&self, name: &str) -> Option<&Value> {
+        match self.config.get(name) {
+            Some(v) if !v.is_null() => Some(v),
+            configured => self.computed.get(name).or(configured),
+        }
+    }
+
     /// What an update starts from: what was configured, and what the service reported for
     /// attributes the user does not set (computed ones, optional+computed ones left to the
     /// service, brickform-only keys). Not the live value of an optional attribute the
@@ -567,8 +575,6 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         );
     }
 
-    // Once per object, not per field: it copies the whole object.
-    let prior_merged = input.prior.map(|p| p.merged());
     // What the service answered to brickform's last write, in the form the live object is
     // compared in: a live value still equal to it was not changed outside brickform, however
     // the service rewrote what it was sent (a name's case, an alias, a default filled in, a
@@ -589,7 +595,7 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
         let reported = input
             .live
             .and_then(|l| l.get(name))
-            .or_else(|| prior_merged.as_ref().and_then(|m| m.get(name)));
+            .or_else(|| input.prior.and_then(|p| p.merged_get(name)));
 
         if f.presence == Presence::Computed {
             let v = match input.prior {
@@ -870,6 +876,28 @@ mod tests {
             let mut v = Value::from(given);
             normalize_value(Normalize::Principal, &mut v);
             assert_eq!(v, Value::from(canonical), "{given}");
+        }
+    }
+
+    #[test]
+    fn a_merged_value_looked_up_is_the_merged_objects() {
+        let prior = Prior {
+            config: obj(&[
+                ("set", Value::from("configured")),
+                ("unset", Value::Null),
+                ("unset_only", Value::Null),
+                ("both", Value::from("configured")),
+            ]),
+            computed: obj(&[
+                ("unset", Value::from("reported")),
+                ("both", Value::from("reported")),
+                ("computed", Value::from("reported")),
+            ]),
+            sensitive: Default::default(),
+        };
+        let merged = prior.merged();
+        for name in ["set", "unset", "unset_only", "both", "computed", "absent"] {
+            assert_eq!(prior.merged_get(name), merged.get(name), "{name}");
         }
     }
 

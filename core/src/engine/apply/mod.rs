@@ -82,7 +82,8 @@ struct Shared {
     world: Mutex<World>,
     doc: tokio::sync::Mutex<StateDocument>,
     journal: Journal,
-    /// Where each managed instance lived when apply started, for containers' checks.
+    /// Where each managed instance lived when apply started, for containers' checks (empty
+    /// when the plan has none).
     locations: std::collections::BTreeMap<String, String>,
 }
 
@@ -106,7 +107,18 @@ impl Engine<'_> {
         let mut world = self.seeded_world(planned);
         let locals = self.locals();
         self.evaluate_locals(&mut world, &locals.order);
-        let locations = super::containers::managed_locations(self.registry, &doc);
+        // Only a container's delete that checks what it holds reads them (see `delete`):
+        // a plan without one does not convert every state entry to find them.
+        let checks_contents = plan.changes.iter().any(|c| {
+            c.contents
+                .as_ref()
+                .is_some_and(|contents| contents.unmanaged.is_some())
+        });
+        let locations = if checks_contents {
+            super::containers::managed_locations(self.registry, &doc)
+        } else {
+            std::collections::BTreeMap::new()
+        };
         let shared = Arc::new(Shared {
             world: Mutex::new(world),
             doc: tokio::sync::Mutex::new(doc),

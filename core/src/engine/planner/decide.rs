@@ -176,24 +176,22 @@ pub(super) fn decide(
 
 /// What the object holds after apply: the diff's planned object, with what the service keeps
 /// where the configuration is silent (an update), the defaults a new object gets (a
-/// replacement), and what only the service assigns (a new object).
+/// replacement), and what only the service assigns (a new object). `current` is what the
+/// object holds now, [`current`] of `prior` and what the refresh read (made once by the
+/// caller, which needs it too).
 pub(super) fn planned_after(
     kind: &dyn ResourceKind,
     action: Action,
     config: &Object,
     prior: Option<&Prior>,
-    live: Option<&Object>,
+    current: Option<&Object>,
     diff_after: Object,
 ) -> Object {
     let schema = kind.schema();
     let mut after = diff_after;
-    if let (Some(p), Action::Update | Action::NoOp) = (prior, action) {
+    if let (Some(p), Some(current), Action::Update | Action::NoOp) = (prior, current, action) {
         // What the service fills in where the configuration is silent stays as it is;
         // showing it as removed would be noise, not a change.
-        let mut current = p.merged();
-        if let Some(l) = live {
-            current.extend(l.clone());
-        }
         // What the service answered to the last write, in the form live values take: what
         // it filled in then, a whole write leaves to it again. (A merged write does not
         // touch what it does not send.)
@@ -205,7 +203,7 @@ pub(super) fn planned_after(
         crate::plan::diff::keep_service_values(
             schema,
             &mut after,
-            &current,
+            current,
             &p.config,
             action == Action::Update,
             returned.as_ref(),
@@ -324,6 +322,7 @@ pub(super) fn current(prior: Option<&Prior>, live: Option<&Object>) -> Option<Ob
 
 /// What references to the instance see during the rest of the plan: for an unchanged one,
 /// what it holds with its configuration over it; otherwise the planned object.
+#[cfg(test)]
 pub(super) fn reference_value(
     action: Action,
     prior: Option<&Prior>,
@@ -331,9 +330,20 @@ pub(super) fn reference_value(
     config: &Object,
     after: &Object,
 ) -> Object {
+    reference_value_from(action, || current(prior, live), config, after)
+}
+
+/// [`reference_value`] with what the object holds now given by `current` (called only for
+/// an unchanged instance).
+pub(super) fn reference_value_from(
+    action: Action,
+    current: impl FnOnce() -> Option<Object>,
+    config: &Object,
+    after: &Object,
+) -> Object {
     match action {
         Action::NoOp => {
-            let mut v = current(prior, live).unwrap_or_default();
+            let mut v = current().unwrap_or_default();
             v.extend(
                 config
                     .iter()

@@ -18,7 +18,7 @@ use crate::plan::{
     Action, ActionReason, Drift, FieldChange, InstanceKey, Mode, PlanMode, ResourceChange,
     SerObject,
 };
-use crate::provider::{OpContext, Remote, ResourceKind};
+use crate::provider::{OpContext, ProviderResult, Remote, ResourceKind};
 use crate::value::{Object, PathStep, Value};
 use std::sync::Arc;
 
@@ -105,6 +105,13 @@ impl PlanWalk<'_, '_> {
     /// Plans one prepared instance against the service: its prior object, a refresh, the
     /// diff, the action and its guards, then the record of the change.
     pub(super) async fn plan_managed(&self, block: &Block<'_>, mut p: Prepared) -> InstanceOutcome {
+        // The read the refresh started for the instance is waited for before the instance
+        // takes a call slot: the read takes one of its own.
+        let reading = super::walk::lock(&self.refreshed).remove(&p.address);
+        let read_before = match reading {
+            Some(reading) => reading.await.ok(),
+            None => None,
+        };
         let _call = self.calls.acquire().await.ok();
         // The outcome is put together after the last provider call, so the future planning
         // an instance (one per instance in flight) does not carry it across the calls.
@@ -127,11 +134,13 @@ impl PlanWalk<'_, '_> {
                 Ok(found) => found,
                 Err(e) => return failed(e.diag, Some(Value::Unknown), warnings),
             };
-        let (live, mut deleted_outside) =
-            match self.refresh(block, &ctx, prior.as_ref(), &importing).await {
-                Ok(read) => read,
-                Err(d) => return failed(d, None, warnings),
-            };
+        let (live, mut deleted_outside) = match self
+            .refresh(block, &ctx, prior.as_ref(), &importing, read_before)
+            .await
+        {
+            Ok(read) => read,
+            Err(d) => return failed(d, None, warnings),
+        };
         if deleted_outside {
             // The state names an object the service no longer has. Before a create is
             // planned, the object is looked for as one the state lost track of: a state
@@ -150,14 +159,16 @@ impl PlanWalk<'_, '_> {
                 Err(d) => return failed(d, Some(Value::Unknown), warnings),
             }
         }
-        let mut live_attrs = live.as_ref().map(|l| l.attrs.clone());
+        // The read's attributes are moved out, not copied: of the rest only its id is kept.
+        let live_id = live.as_ref().map(|l| l.id.clone());
+        let mut live_attrs = live.map(|l| l.attrs);
         if let Some(l) = live_attrs.as_mut() {
             normalize_object(block.kind.schema(), l);
         }
         let found = Found {
             prior,
             importing,
-            live,
+            live_id,
             live_attrs,
             deleted_outside,
         };
@@ -320,12 +331,15 @@ impl PlanWalk<'_, '_> {
         let (r, kind) = (block.resource, block.kind.as_ref());
         let effective_prior = found.effective_prior();
         let live_attrs = found.live_attrs.as_ref();
+        // What the object holds now, merged once: the planned `after`, the `before` and
+        // the reference value of an unchanged instance all start from it.
+        let current = decide::current(effective_prior, live_attrs);
         let after = decide::planned_after(
             kind,
             action,
             &p.config,
             effective_prior,
-            live_attrs,
+            current.as_ref(),
             std::mem::take(&mut d.after),
         );
         let mut all_sensitive = block.shape.sensitive.clone();
@@ -350,20 +364,21 @@ impl PlanWalk<'_, '_> {
         } else {
             action
         };
-        let before = decide::current(effective_prior, live_attrs)
-            .map(|b| SerObject(without_sensitive(b, &all_sensitive)));
+        // The reference value of an unchanged instance needs `current` unredacted.
+        let reference_current = (block.referenced && action == Action::NoOp)
+            .then(|| current.clone())
+            .flatten();
+        let before = current.map(|b| SerObject(without_sensitive(b, &all_sensitive)));
         // The id the object has now: a kind may find an object renamed outside brickform
         // under its new name, which the update then addresses.
         let id = found
-            .live
-            .as_ref()
-            .map(|l| l.id.clone())
+            .live_id
+            .clone()
             .or_else(|| found.prior.as_ref().map(|(id, _)| id.clone()));
         if block.referenced {
-            out.value = Some(Value::Object(decide::reference_value(
+            out.value = Some(Value::Object(decide::reference_value_from(
                 action,
-                effective_prior,
-                live_attrs,
+                || reference_current,
                 &p.config,
                 &after,
             )));
@@ -545,14 +560,16 @@ impl PlanWalk<'_, '_> {
             .map_err(|d| d.at(block.resource.span.clone()))
     }
 
-    /// The object as the service holds it now (read before the walk where the kind reads in
-    /// batches), and whether it was deleted outside brickform.
+    /// The object as the service holds it now (`read_before`: read by the refresh the plan
+    /// started, batched where the kind reads in batches), and whether it was deleted outside
+    /// brickform.
     async fn refresh(
         &self,
         block: &Block<'_>,
         ctx: &OpContext,
         prior: Option<&(String, Prior)>,
         importing: &Option<String>,
+        read_before: Option<ProviderResult<Option<Remote>>>,
     ) -> Result<(Option<Remote>, bool), Diagnostic> {
         let Some((id, p)) = prior else {
             return Ok((None, false));
@@ -561,7 +578,6 @@ impl PlanWalk<'_, '_> {
             return Ok((None, false));
         }
         let address = ctx.address.as_str();
-        let read_before = super::walk::lock(&self.refreshed).remove(address);
         let read = match read_before {
             Some(r) => r,
             None => block.kind.read(ctx, id, &p.merged()).await,
@@ -660,7 +676,8 @@ impl PlanWalk<'_, '_> {
 struct Found {
     prior: Option<(String, Prior)>,
     importing: Option<String>,
-    live: Option<Remote>,
+    /// The id of the object the refresh read.
+    live_id: Option<String>,
     /// The refreshed attributes, normalized as configurations are.
     live_attrs: Option<Object>,
     deleted_outside: bool,

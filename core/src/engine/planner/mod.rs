@@ -122,12 +122,15 @@ impl Engine<'_> {
             .as_ref()
             .map(|w| targets::left_out(&cg, w))
             .unwrap_or_default();
-        let refreshed = if req.refresh && !self.offline {
-            self.refresh_all(&state, req, &import_ids, &left_out).await
-        } else {
-            std::collections::HashMap::new()
-        };
         let parallelism = req.calls_in_flight();
+        let calls = std::sync::Arc::new(tokio::sync::Semaphore::new(parallelism));
+        // The reads start now and the walk at once: an instance waits for its own read.
+        let mut reads = if req.refresh && !self.offline {
+            self.start_refresh(&state, &import_ids, &left_out, &calls)
+        } else {
+            super::refresh::Reads::none()
+        };
+        let refreshed = std::mem::take(&mut reads.pending);
         let walk = walk::PlanWalk {
             engine: self,
             graph: &cg,
@@ -140,12 +143,14 @@ impl Engine<'_> {
             settled: Mutex::default(),
             absent: Mutex::default(),
             claims: Mutex::default(),
-            calls: tokio::sync::Semaphore::new(parallelism),
+            calls,
             parallelism,
             lineage: state.lineage().to_string(),
             walked: walked.as_ref(),
         };
         let nodes = walk.run(&order).await;
+        // Reads no instance took (one the walk did not reach) are made all the same.
+        reads.finish().await;
         let world = walk
             .world
             .into_inner()

@@ -8,7 +8,7 @@ use super::decide::{Settled, SettledMap};
 use super::managed::Block;
 use crate::addrs::ConfigNode;
 use crate::dag::{NodeError, NodeId, Outcome, WalkOptions};
-use crate::engine::refresh::Refreshed;
+use crate::engine::refresh::Reading;
 use crate::engine::world::World;
 use crate::engine::{Engine, InstanceSpec, PlanRequest, PresetNotes};
 use crate::graph::ConfigGraph;
@@ -31,8 +31,9 @@ pub(super) struct PlanWalk<'p, 'a> {
     pub req: &'p PlanRequest,
     pub moved_from: &'p BTreeMap<String, String>,
     pub import_ids: &'p BTreeMap<String, String>,
-    /// Reads made before the walk (batched by kind), taken by the instances they are for.
-    pub refreshed: Mutex<Refreshed>,
+    /// Reads started before the walk (batched by kind), taken by the instances they are
+    /// for.
+    pub refreshed: Mutex<std::collections::HashMap<String, Reading>>,
     /// The values expressions see: a node writes its own once it is planned, before its
     /// dependents start.
     pub world: Mutex<World>,
@@ -46,8 +47,9 @@ pub(super) struct PlanWalk<'p, 'a> {
     /// What the plan's instances take for their own: two that take the same thing are
     /// refused after the walk ([`super::guards::claimed_twice`]).
     pub claims: Mutex<Vec<super::guards::Claim>>,
-    /// Bounds the provider calls in flight to the plan's parallelism.
-    pub calls: Semaphore,
+    /// Bounds the provider calls in flight to the plan's parallelism, the refresh's reads
+    /// (made while the walk runs) included.
+    pub calls: std::sync::Arc<Semaphore>,
     /// How many instances of one resource are planned at once.
     pub parallelism: usize,
     /// The state's lineage as provider calls are given it, written out once.
