@@ -10,7 +10,7 @@
 //! manage the same entitlements: declare them in one place only, as the provider documents.
 
 use super::scim::{
-    ENTITLEMENTS, SCIM, check_entitlements, entitlements_body, get, read_entitlements,
+    ENTITLEMENTS, SCIM, check_entitlements, entitlements_body, get, patch_op, read_entitlements,
     with_entitlements,
 };
 use super::{bool_attr, err, gone_ok, str_attr};
@@ -23,8 +23,6 @@ use brickform_core::provider::{
 use brickform_core::value::{Object, Value};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
-
-const PATCH_OP: &str = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 
 /// The principal attributes, the id prefix the provider gives each, and its SCIM collection.
 const PRINCIPALS: [(&str, &str, &str); 3] = [
@@ -79,9 +77,15 @@ fn parse_id(id: &str) -> Option<(&'static str, &'static str, &'static str, &str)
 }
 
 fn patch(op: &str, value: Json) -> Json {
-    json!({
-        "schemas": [PATCH_OP],
-        "Operations": [{"op": op, "path": "entitlements", "value": value}],
+    patch_op(op, "entitlements", value)
+}
+
+/// The principal an id names, or the error every operation but delete gives for another id.
+fn principal_in(id: &str) -> ProviderResult<(&'static str, &'static str, &'static str, &str)> {
+    parse_id(id).ok_or_else(|| {
+        ProviderError::invalid(format!(
+            "entitlements id {id:?} is not group/<id>, user/<id> or spn/<id>"
+        ))
     })
 }
 
@@ -153,11 +157,7 @@ impl ResourceKind for Entitlements {
 
     /// What the principal holds now; gone with the principal.
     async fn read(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Option<Remote>> {
-        let Some((attr, prefix, collection, scim_id)) = parse_id(id) else {
-            return Err(ProviderError::invalid(format!(
-                "entitlements id {id:?} is not group/<id>, user/<id> or spn/<id>"
-            )));
-        };
+        let (attr, prefix, collection, scim_id) = principal_in(id)?;
         let client = self.shared.client()?;
         let Some(answer) = get(&client, collection, scim_id).await? else {
             return Ok(None);
@@ -177,11 +177,7 @@ impl ResourceKind for Entitlements {
         _: &Object,
         config: &Object,
     ) -> ProviderResult<Remote> {
-        let Some((_, _, collection, scim_id)) = parse_id(id) else {
-            return Err(ProviderError::invalid(format!(
-                "entitlements id {id:?} is not group/<id>, user/<id> or spn/<id>"
-            )));
-        };
+        let (_, _, collection, scim_id) = principal_in(id)?;
         let client = self.shared.client()?;
         client
             .idempotent()

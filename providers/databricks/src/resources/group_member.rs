@@ -5,7 +5,7 @@
 //! members[value eq "ID"]` (resource_group_member.go:86-103), and nothing of it can change
 //! in place.
 
-use super::scim::{SCIM, get};
+use super::scim::{SCIM, get, patch_op};
 use super::{err, gone_ok, str_attr};
 use crate::Shared;
 use async_trait::async_trait;
@@ -16,8 +16,6 @@ use brickform_core::provider::{
 use brickform_core::value::{Object, Value};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
-
-const PATCH_OP: &str = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 
 pub struct GroupMember {
     schema: Schema,
@@ -110,10 +108,7 @@ impl ResourceKind for GroupMember {
         let client = self.shared.client()?;
         let group = str_attr(config, "group_id").unwrap_or("");
         let member = str_attr(config, "member_id").unwrap_or("");
-        let body = json!({
-            "schemas": [PATCH_OP],
-            "Operations": [{"op": "add", "path": "members", "value": [{"value": member}]}],
-        });
+        let body = patch_op("add", "members", json!([{ "value": member }]));
         // Adding a member twice changes nothing: repeating it after a lost answer is safe.
         client.patch(&patch_path(group), &body).await.map_err(err)?;
         Ok(remote(group, member))
@@ -156,10 +151,11 @@ impl ResourceKind for GroupMember {
             return Ok(());
         };
         let client = self.shared.client()?;
-        let body = json!({
-            "schemas": [PATCH_OP],
-            "Operations": [{"op": "remove", "path": format!("members[value eq \"{member}\"]")}],
-        });
+        let body = patch_op(
+            "remove",
+            &format!("members[value eq \"{member}\"]"),
+            Json::Null,
+        );
         gone_ok(client.patch(&patch_path(group), &body).await)
     }
 

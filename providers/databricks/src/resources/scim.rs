@@ -24,6 +24,19 @@ use std::sync::Arc;
 
 pub const SCIM: &str = "/api/2.0/preview/scim/v2";
 
+/// A SCIM PATCH request body with one operation (RFC 7644 §3.5.2); `value` is left out when
+/// it is null, as a `remove` by path has none.
+pub fn patch_op(op: &str, path: &str, value: Json) -> Json {
+    let mut operation = json!({ "op": op, "path": path });
+    if !value.is_null() {
+        operation["value"] = value;
+    }
+    json!({
+        "schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        "Operations": [operation],
+    })
+}
+
 /// The entitlement flags and the SCIM values they stand for, in the provider's order
 /// (scim/scim.go:41-56).
 pub const ENTITLEMENTS: [(&str, &str); 5] = [
@@ -379,10 +392,7 @@ impl ResourceKind for Identity {
         let client = self.shared.client()?;
         let path = format!("{SCIM}/{}/{id}", self.flavor.collection);
         if self.flavor.person && bool_attr(prior, "disable_as_user_deletion") {
-            let patch = json!({
-                "schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
-                "Operations": [{"op": "replace", "path": "active", "value": [{"value": "false"}]}],
-            });
+            let patch = patch_op("replace", "active", json!([{"value": "false"}]));
             return gone_ok(client.patch(&path, &patch).await);
         }
         gone_ok(client.idempotent().delete(&path, &[]).await)?;
@@ -443,5 +453,24 @@ impl ResourceKind for Identity {
             })
             .into_iter()
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_patch_names_its_schema_and_leaves_out_a_missing_value() {
+        let remove = patch_op("remove", "members[value eq \"7\"]", Json::Null);
+        assert_eq!(
+            remove,
+            json!({
+                "schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+                "Operations": [{"op": "remove", "path": "members[value eq \"7\"]"}],
+            })
+        );
+        let add = patch_op("add", "members", json!([{"value": "7"}]));
+        assert_eq!(add["Operations"][0]["value"], json!([{"value": "7"}]));
     }
 }
