@@ -12,25 +12,6 @@ use common::{served as bf, served_ok as bf_ok, served_plan_is_empty};
 use serde_json::{Value, json};
 
 const CONFIG: &str = r#"
-resource "databricks_catalog" "main" {
-  name          = "sdp_sources"
-  force_destroy = true
-}
-
-resource "databricks_schema" "layer" {
-  for_each      = toset(["raw", "bronze", "silver", "specs"])
-  catalog_name  = databricks_catalog.main.name
-  name          = each.key
-  force_destroy = true
-}
-
-resource "databricks_volume" "conf" {
-  catalog_name = databricks_catalog.main.name
-  schema_name  = databricks_schema.layer["specs"].name
-  name         = "sdp_meta"
-  volume_type  = "MANAGED"
-}
-
 resource "sdp_meta_flow" "orders" {
   data_flow_id    = "1"
   data_flow_group = "G"
@@ -159,7 +140,8 @@ fn update_states(serve: &Serve, id: &str) -> Vec<Value> {
 
 #[test]
 fn a_bronze_pipeline_fails_until_its_delta_source_has_landed_then_sets_up_its_tables() {
-    let dir = config(&[("main.bf.hcl", &format!("{PROVIDER}{CONFIG}"))]);
+    let layers = common::sdp_meta_layers("sdp_sources", "sdp_meta");
+    let dir = config(&[("main.bf.hcl", &format!("{PROVIDER}{layers}{CONFIG}"))]);
     let d = dir.path();
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
     serve.ok(

@@ -19,25 +19,6 @@ variable "pipeline_mode" {
   default = "combined"
 }
 
-resource "databricks_catalog" "main" {
-  name          = "topology"
-  force_destroy = true
-}
-
-resource "databricks_schema" "layer" {
-  for_each      = toset(["raw", "bronze", "silver", "specs"])
-  catalog_name  = databricks_catalog.main.name
-  name          = each.key
-  force_destroy = true
-}
-
-resource "databricks_volume" "conf" {
-  catalog_name = databricks_catalog.main.name
-  schema_name  = databricks_schema.layer["specs"].name
-  name         = "conf"
-  volume_type  = "MANAGED"
-}
-
 resource "sdp_meta_flow" "orders" {
   data_flow_id    = "1"
   data_flow_group = "G"
@@ -124,7 +105,8 @@ fn plan_is_empty(d: &std::path::Path, args: &[&str]) {
 
 #[test]
 fn combined_and_split_topologies_are_configured_from_the_onboarding() {
-    let dir = common::config(&[("main.bf.hcl", CONFIG)]);
+    let text = format!("{CONFIG}{}", common::sdp_meta_layers("topology", "conf"));
+    let dir = common::config(&[("main.bf.hcl", &text)]);
     let d = dir.path();
     run_ok(d, &["apply", "--local", "--auto-approve"], &[]);
     let dump = local_dump(d);

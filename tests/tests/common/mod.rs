@@ -619,3 +619,31 @@ pub fn valid_plan_json(v: &jsonschema::Validator, what: &str, text: &str) -> ser
     );
     doc
 }
+
+/// What an sdp-meta flow needs around it: a catalog with the `raw`, `bronze`, `silver` and
+/// `specs` schemas (`databricks_schema.layer[...]`) and a managed volume `conf` in `specs` for
+/// the onboarding files.
+pub fn sdp_meta_layers(catalog: &str, volume: &str) -> String {
+    format!(
+        r#"
+resource "databricks_catalog" "main" {{
+  name          = "{catalog}"
+  force_destroy = true
+}}
+
+resource "databricks_schema" "layer" {{
+  for_each      = toset(["raw", "bronze", "silver", "specs"])
+  catalog_name  = databricks_catalog.main.name
+  name          = each.key
+  force_destroy = true
+}}
+
+resource "databricks_volume" "conf" {{
+  catalog_name = databricks_catalog.main.name
+  schema_name  = databricks_schema.layer["specs"].name
+  name         = "{volume}"
+  volume_type  = "MANAGED"
+}}
+"#
+    )
+}
