@@ -62,8 +62,21 @@ pub fn capabilities() -> ServerCapabilities {
     }
 }
 
+/// Why the server stopped other than at the client's `exit`.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("the language server protocol: {0}")]
+    Protocol(#[from] lsp_server::ProtocolError),
+    #[error("the client stopped reading the server's messages")]
+    ClientGone,
+    #[error("encoding the server's capabilities: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("standard input or output: {0}")]
+    Io(#[from] std::io::Error),
+}
+
 /// Serves the client on standard input and output until it says `exit` (or goes away).
-pub fn run_stdio(registry: Registry, check: Checker) -> anyhow::Result<()> {
+pub fn run_stdio(registry: Registry, check: Checker) -> Result<(), ServeError> {
     // A bug in a handler answers that request with an error; it does not end the server
     // (the binary's hook would exit the process).
     std::panic::set_hook(Box::new(|info| {
@@ -132,7 +145,7 @@ impl Server {
     }
 
     /// The message loop, after the initialize handshake.
-    pub fn serve(&mut self, connection: &Connection) -> anyhow::Result<()> {
+    pub fn serve(&mut self, connection: &Connection) -> Result<(), ServeError> {
         for msg in &connection.receiver {
             match msg {
                 Message::Request(r) => {
@@ -152,7 +165,10 @@ impl Server {
                                 "internal error (a bug): see the server's standard error".into(),
                             ),
                         };
-                    connection.sender.send(response.into())?;
+                    connection
+                        .sender
+                        .send(response.into())
+                        .map_err(|_| ServeError::ClientGone)?;
                 }
                 Message::Notification(n) => {
                     if n.method == notif::Exit::METHOD {
@@ -169,7 +185,10 @@ impl Server {
                     let published =
                         std::panic::catch_unwind(AssertUnwindSafe(|| self.diagnostics(&dir)));
                     for n in published.unwrap_or_default() {
-                        connection.sender.send(Message::Notification(n))?;
+                        connection
+                            .sender
+                            .send(Message::Notification(n))
+                            .map_err(|_| ServeError::ClientGone)?;
                     }
                 }
             }
