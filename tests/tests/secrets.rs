@@ -187,6 +187,17 @@ fn a_value_marked_with_sensitive_stays_secret() {
     );
 }
 
+/// A sensitive variable read by index (`var["pw"]`), or by a name computed at run time,
+/// is as secret as `var.pw`.
+#[test]
+fn a_sensitive_variable_read_by_index_stays_secret() {
+    derived_value_stays_secret("", "var[\"pw\"]");
+    derived_value_stays_secret(
+        "locals {\n  which = \"pw\"\n}\n",
+        "\"copy of ${var[local.which]}\"",
+    );
+}
+
 /// Plans, applies, re-plans and rotates a catalog whose comment is `comment` (which reads
 /// `var.pw`, with the blocks `extra` declares), checking the secret is never shown or kept.
 fn derived_value_stays_secret(extra: &str, comment: &str) {

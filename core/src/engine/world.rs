@@ -512,6 +512,13 @@ impl Roots for At<'_> {
     fn is_sensitive(&self, root: &str, attrs: &[&str]) -> bool {
         let s = self.scope;
         match (root, attrs) {
+            ("var", []) => !s.sensitive_vars.is_empty(),
+            ("local", []) => !s.sensitive_locals.is_empty(),
+            ("module", []) => s.sensitive_outputs.values().any(|o| !o.is_empty()),
+            (_, []) => s
+                .sensitive_attrs
+                .get(root)
+                .is_some_and(|names| names.values().any(|attrs| !attrs.is_empty())),
             ("var", [name, ..]) => s.sensitive_vars.contains(*name),
             ("local", [name, ..]) => s.sensitive_locals.contains(*name),
             ("module", [call]) => s
@@ -533,7 +540,6 @@ impl Roots for At<'_> {
                 .get(root)
                 .and_then(|r| r.get(*name))
                 .is_some_and(|attrs| attrs.contains(*attr)),
-            _ => false,
         }
     }
     fn missing_root(&self, name: &str) -> String {

@@ -54,13 +54,41 @@ impl EvalError {
 
 pub type EvalResult = Result<Value, EvalError>;
 
+/// The names a traversal reads below its root, for [`Roots::is_sensitive`]: attribute names,
+/// and a literal string index where a name stands (`var["pw"]` reads `var.pw`); at most two.
+/// Instance keys, list indexes and splats after a name select within it and are passed over.
+/// An index computed at run time where a name stands (`var[local.k]`) could read any name,
+/// so the names stop there: the whole root is asked about.
+fn names_read(ops: &[hcl_edit::Decorated<Op>]) -> Vec<&str> {
+    let mut names = Vec::new();
+    for op in ops {
+        match op.value() {
+            Op::GetAttr(a) => names.push(a.value().as_str()),
+            Op::Index(key) if names.is_empty() => match key {
+                E::String(s) => names.push(s.value().as_str()),
+                _ => return names,
+            },
+            Op::LegacyIndex(_) | Op::AttrSplat(_) | Op::FullSplat(_) if names.is_empty() => {
+                return names;
+            }
+            _ => {}
+        }
+        if names.len() == 2 {
+            break;
+        }
+    }
+    names
+}
+
 /// Where the root names of references (`var`, `local`, resource types, `data`, …) come from.
 pub trait Roots {
     /// The value of a root name, e.g. `var` → object of variables, a resource type →
     /// object of resources by name.
     fn root(&self, name: &str) -> Option<&Value>;
-    /// Whether reading `root.a.b…` (the attribute names read, list indexes left out) reveals a
-    /// sensitive value: a sensitive variable, a resource's sensitive attribute.
+    /// Whether reading `root.a.b…` (the names read, instance keys and list indexes left out)
+    /// reveals a sensitive value: a sensitive variable, a resource's sensitive attribute. With
+    /// fewer names than the root needs (none: the whole root), whether anything sensitive is
+    /// below them.
     fn is_sensitive(&self, _root: &str, _attrs: &[&str]) -> bool {
         false
     }
@@ -259,19 +287,11 @@ impl<'a> Evaluator<'a> {
             E::Traversal(t) => {
                 if let E::Variable(root) = &t.expr
                     && self.locals.get(root.value().as_str()).is_none()
+                    && self
+                        .roots
+                        .is_sensitive(root.value().as_str(), &names_read(&t.operators))
                 {
-                    let attrs: Vec<&str> = t
-                        .operators
-                        .iter()
-                        .filter_map(|o| match o.value() {
-                            Op::GetAttr(a) => Some(a.value().as_str()),
-                            _ => None,
-                        })
-                        .take(2)
-                        .collect();
-                    if !attrs.is_empty() && self.roots.is_sensitive(root.value().as_str(), &attrs) {
-                        self.touched_sensitive = true;
-                    }
+                    self.touched_sensitive = true;
                 }
                 let ops: Vec<&Op> = t.operators.iter().map(|o| o.value()).collect();
                 if let E::Variable(root) = &t.expr
@@ -349,6 +369,10 @@ impl<'a> Evaluator<'a> {
             let v = v.clone();
             self.charge(&v, &span)?;
             return Ok(v);
+        }
+        // A whole root (`var`, `local`, a resource type) holds whatever is sensitive in it.
+        if self.roots.is_sensitive(name, &[]) {
+            self.touched_sensitive = true;
         }
         match self.roots.root(name) {
             Some(v) => {
@@ -1206,7 +1230,7 @@ mod tests {
             self.0.get(name)
         }
         fn is_sensitive(&self, root: &str, attrs: &[&str]) -> bool {
-            root == "var" && attrs.first() == Some(&"secret")
+            root == "var" && attrs.first().is_none_or(|a| *a == "secret")
         }
     }
 
@@ -1396,6 +1420,25 @@ mod tests {
         let mut ev = Evaluator::new(&r, Path::new("."));
         ev.eval(&e).unwrap();
         assert!(!ev.touched_sensitive);
+    }
+
+    #[test]
+    fn a_sensitive_variable_read_by_index_or_whole_is_noticed() {
+        let r = roots();
+        let touched = |src: &str| {
+            let e: E = src.parse().unwrap();
+            let mut ev = Evaluator::new(&r, Path::new("."));
+            let _ = ev.eval(&e);
+            ev.touched_sensitive
+        };
+        assert!(touched("var[\"secret\"]"));
+        assert!(touched("var"));
+        assert!(touched("values(var)"));
+        // A name computed at run time could be any: the whole root counts.
+        assert!(touched("var[var.env == \"dev\" ? \"secret\" : \"env\"]"));
+        assert!(!touched("var[\"env\"]"));
+        assert!(!touched("var.items[0]"));
+        assert!(!touched("var.tags[\"team\"]"));
     }
 
     #[test]
