@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 pub const SCIM: &str = "/api/2.0/preview/scim/v2";
 
-/// A SCIM PATCH request body with one operation (RFC 7644 §3.5.2); `value` is left out when
+/// A SCIM PATCH request body with one operation (RFC 7644, section 3.5.2); `value` is left out when
 /// it is null, as a `remove` by path has none.
 pub fn patch_op(op: &str, path: &str, value: Json) -> Json {
     let mut operation = json!({ "op": op, "path": path });
