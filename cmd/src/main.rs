@@ -234,6 +234,7 @@ fn main() -> ExitCode {
             );
             return ExitCode::FAILURE;
         }
+        saved::changed_to(&cli.dir);
         cli.dir = ".".into();
     }
     run_blocking(cli)

@@ -28,21 +28,61 @@ struct Header {
     brickform_version: Option<String>,
 }
 
+/// The configuration directory given with `-C`, once the command has changed to it: relative
+/// plan file paths are relative to it (as Terraform's `-chdir`), and errors say so.
+static CHANGED_TO: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Records the directory of `-C DIR` after the command changed to it.
+pub fn changed_to(dir: &std::path::Path) {
+    let _ = CHANGED_TO.set(dir.to_path_buf());
+}
+
+/// A plan file path as messages name it: resolved, absolute, so a CI job that looks for the
+/// file in the wrong place (a path relative to `-C DIR` taken for one relative to where the
+/// job runs) sees where brickform looked. A relative path given with `-C` is named as given
+/// too, with the directory it is relative to.
+pub fn shown(path: &std::path::Path) -> String {
+    let resolved = match std::env::current_dir() {
+        Ok(cwd) if path.is_relative() => path
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .fold(cwd, |mut at, c| {
+                at.push(c);
+                at
+            }),
+        _ => path.to_path_buf(),
+    };
+    match CHANGED_TO.get() {
+        Some(dir) if path.is_relative() => format!(
+            "{} ({}, relative to the configuration directory {} given with -C)",
+            resolved.display(),
+            path.display(),
+            dir.display()
+        ),
+        _ => resolved.display().to_string(),
+    }
+}
+
 /// Reads a saved plan, refusing a file that is not one or is of another format version.
+/// Every error names the file by its resolved path ([`shown`]).
 pub fn read(path: &std::path::Path) -> anyhow::Result<SavedPlan> {
-    use anyhow::{Context, anyhow, bail};
-    let bytes = brickform_core::limits::read_file(path)
-        .with_context(|| format!("reading the plan file {}", path.display()))?;
+    use anyhow::{anyhow, bail};
+    use brickform_core::limits::ReadError;
+    let shown = shown(path);
+    let bytes = match brickform_core::limits::read_file(path) {
+        Ok(bytes) => bytes,
+        Err(ReadError::NotFound(_)) => bail!("no plan file exists at {shown}"),
+        Err(e) => bail!("cannot read the plan file {shown}: {e}"),
+    };
     let header: Header = serde_json::from_slice(&bytes)
-        .map_err(|e| anyhow!("{} is not a brickform plan file: {e}", path.display()))?;
+        .map_err(|e| anyhow!("{shown} is not a brickform plan file: {e}"))?;
     if header.format.as_deref() != Some(FORMAT) {
-        bail!("{} is not a brickform plan file", path.display());
+        bail!("{shown} is not a brickform plan file");
     }
     match header.format_version {
         Some(FORMAT_VERSION) => {}
         Some(v) => bail!(
-            "Saved plan cannot be read by this brickform: {} is in plan file format version {v}{}; this brickform ({}) reads format version {FORMAT_VERSION}. Create a new plan with this brickform.",
-            path.display(),
+            "Saved plan cannot be read by this brickform: {shown} is in plan file format version {v}{}; this brickform ({}) reads format version {FORMAT_VERSION}. Create a new plan with this brickform.",
             header
                 .brickform_version
                 .map(|b| format!(" (written by brickform {b})"))
@@ -50,12 +90,10 @@ pub fn read(path: &std::path::Path) -> anyhow::Result<SavedPlan> {
             env!("CARGO_PKG_VERSION"),
         ),
         None => bail!(
-            "Saved plan cannot be read by this brickform: {} has no plan file format version; this brickform reads format version {FORMAT_VERSION}. Create a new plan with this brickform.",
-            path.display()
+            "Saved plan cannot be read by this brickform: {shown} has no plan file format version; this brickform reads format version {FORMAT_VERSION}. Create a new plan with this brickform."
         ),
     }
-    serde_json::from_slice(&bytes)
-        .map_err(|e| anyhow!("{} is not a brickform plan file: {e}", path.display()))
+    serde_json::from_slice(&bytes).map_err(|e| anyhow!("{shown} is not a brickform plan file: {e}"))
 }
 
 #[derive(Serialize, Deserialize)]
@@ -148,12 +186,13 @@ impl SavedPlan {
             .truncate(true)
             .mode(0o600)
             .open(path)
-            .with_context(|| format!("writing {}", path.display()))?;
+            .with_context(|| format!("cannot write the plan file {}", shown(path)))?;
         // The mode above applies to a new file only; one written over keeps its own.
         f.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("making {} private", path.display()))?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
+            .with_context(|| format!("cannot make the plan file {} private", shown(path)))?;
+        f.write_all(&bytes)
+            .and_then(|()| f.sync_all())
+            .with_context(|| format!("cannot write the plan file {}", shown(path)))?;
         Ok(())
     }
 }

@@ -251,3 +251,58 @@ fn pointers_into_architecture_name_existing_sections() {
         bad.join("\n")
     );
 }
+
+/// A fenced block that a document includes from a file of the repository (the line
+/// `<!-- include: PATH -->` right above it) is that file, byte for byte: the CI templates that
+/// docs/review-plans-in-ci.md shows are the files in ci-templates/ as they are.
+#[test]
+fn included_files_are_shown_as_they_are() {
+    const INCLUDE: &str = "<!-- include: ";
+    let root = repo_root();
+    let mut included = Vec::new();
+    let mut differing = Vec::new();
+    for (path, text) in project_files() {
+        if !path.ends_with(".md") {
+            continue;
+        }
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find(INCLUDE) {
+            let after = &rest[at + INCLUDE.len()..];
+            let (file, after) = after.split_once(" -->\n").unwrap_or_else(|| {
+                panic!("{path}: an include line is `{INCLUDE}PATH -->` on a line of its own")
+            });
+            let (fence, body) = after.split_once('\n').unwrap();
+            assert!(
+                fence.starts_with("```"),
+                "{path}: the include of {file} is not followed by a fenced block"
+            );
+            let end = if body.starts_with("```") {
+                0
+            } else {
+                body.find("\n```")
+                    .unwrap_or_else(|| panic!("{path}: the block of {file} is not closed"))
+                    + 1
+            };
+            let want = std::fs::read_to_string(root.join(file))
+                .unwrap_or_else(|e| panic!("{path} includes {file}: {e}"));
+            if body[..end] != want {
+                differing.push(format!("{path}: the block under `{INCLUDE}{file} -->`"));
+            }
+            included.push(format!("{path} <- {file}"));
+            rest = &body[end..];
+        }
+    }
+    for file in [
+        "ci-templates/github/brickform.yml",
+        "ci-templates/github/brickform-action.yml",
+        "ci-templates/gitlab/.gitlab-ci.yml",
+    ] {
+        let want = format!("docs/review-plans-in-ci.md <- {file}");
+        assert!(included.contains(&want), "{want} is missing: {included:?}");
+    }
+    assert!(
+        differing.is_empty(),
+        "these blocks differ from the files they include; copy each file into its block:\n{}",
+        differing.join("\n")
+    );
+}

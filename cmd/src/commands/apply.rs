@@ -43,11 +43,17 @@ pub async fn run(
         Some(p) => Some(saved::read(p)?),
         None => None,
     };
+    // A refusal names the plan file, resolved: a CI job applying another file than the one
+    // it meant to sees it.
+    let plan_file_line = plan_file
+        .as_deref()
+        .map(|p| format!("\n  Plan file: {}", saved::shown(p)))
+        .unwrap_or_default();
     if let (Some(sp), Some(asked)) = (&saved, &ctx.environment)
         && asked != &sp.environment
     {
         fail!(
-            "the plan was made for environment \"{}\", not \"{asked}\"; it cannot be applied there.",
+            "the plan was made for environment \"{}\", not \"{asked}\"; it cannot be applied there.{plan_file_line}",
             sp.environment
         );
     }
@@ -59,7 +65,7 @@ pub async fn run(
     let operation = if destroy { "destroy" } else { "apply" };
     let mut s = Session::open(&ctx, &args, operation).await?;
     if let Some(why) = saved.as_ref().and_then(|sp| sp.stale(&s)) {
-        fail!("{why}");
+        fail!("{why}{plan_file_line}");
     }
     s.finish_interrupted().await?;
     let engine = s.env.engine();
@@ -76,7 +82,7 @@ pub async fn run(
             let shown: Vec<&str> = differing.iter().take(5).map(|a| a.as_str()).collect();
             let more = differing.len().saturating_sub(shown.len());
             fail!(
-                "Saved plan is stale: the live objects changed since the plan was created, so its actions no longer hold. Create a new plan.\n  Planned differently now: {}{}.\n  (Files the configuration reads, such as a CSV or a notebook source, count too.)",
+                "Saved plan is stale: the live objects changed since the plan was created, so its actions no longer hold. Create a new plan.\n  Planned differently now: {}{}.\n  (Files the configuration reads, such as a CSV or a notebook source, count too.){plan_file_line}",
                 shown.join(", "),
                 if more > 0 {
                     format!(" and {more} more")
