@@ -60,6 +60,19 @@ enum Command {
     Show(show::Args),
     /// Print output values.
     Output(output::Args),
+    /// Try expressions against the configuration and its state, as `terraform console`.
+    ///
+    /// Reads one expression a line and prints its value: at a `> ` prompt on a terminal
+    /// (`exit` or Ctrl-D ends it), or from standard input otherwise (`echo 'var.env' |
+    /// brickform console`), one result a line, exiting 1 when an expression failed.
+    /// Everything the configuration declares can be read: var.NAME, local.NAME,
+    /// TYPE.NAME.ATTR (TYPE.NAME[0], TYPE.NAME["key"]), data.TYPE.NAME.ATTR,
+    /// module.NAME.OUTPUT, path.module, path.root, path.cwd, brickform.environment, and
+    /// every function. Resources hold what the state recorded at the last apply: what it
+    /// does not hold yet is (known after apply). A value read from a sensitive one is
+    /// printed as (sensitive value). The state is only read: no lock is taken, nothing is
+    /// written, and the workspace is not contacted (unless the state is kept in a volume).
+    Console(console::Args),
     /// Print the dependency graph (DOT, or SVG/PNG through Graphviz).
     Graph(graph::Args),
     /// Inspect and change state.
@@ -299,6 +312,7 @@ async fn dispatch(ctx: context::Ctx, command: Command) -> failure::Outcome {
         Command::Destroy(a) => destroy::exec(&ctx, a).await,
         Command::Show(a) => show::exec(&ctx, a).await,
         Command::Output(a) => output::exec(&ctx, a).await,
+        Command::Console(a) => console::exec(&ctx, a).await,
         Command::Graph(a) => graph::exec(&ctx, a).await,
         Command::State(c) => state::exec(&ctx, c).await,
         Command::Env(c) => env::exec(&ctx, c).await,

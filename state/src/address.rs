@@ -435,8 +435,10 @@ fn hex4(chars: &mut std::str::Chars<'_>) -> Option<u32> {
     Some(n)
 }
 
-/// A string as an HCL quoted literal: `"`, `\` and the line and tab controls escaped, the
-/// rest as is. The one quoting of instance keys and of string values in plans.
+/// A string as an HCL quoted literal: `"`, `\` and the line and tab controls escaped, any
+/// other control character as `\uNNNN` (so a value holding a terminal escape sequence cannot
+/// act on the terminal that shows it), the rest as is. The one quoting of instance keys and of
+/// string values in plans and in the console.
 pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
@@ -447,6 +449,7 @@ pub fn quote(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
             c => out.push(c),
         }
     }
@@ -525,6 +528,16 @@ mod tests {
         assert_eq!(a.resource.mode, ResourceMode::Data);
         assert_eq!(a.key, Some(InstanceKey::Key("k".into())));
         assert_eq!(a.base(), "data.t.n");
+    }
+
+    #[test]
+    fn a_control_character_is_escaped_and_read_back() {
+        let key = "a\u{1b}[31mred\u{7}";
+        let quoted = quote(key);
+        assert_eq!(quoted, "\"a\\u001b[31mred\\u0007\"");
+        assert!(!quoted.chars().any(char::is_control));
+        let a = InstanceAddr::parse(&format!("t.n[{quoted}]")).unwrap();
+        assert_eq!(a.key, Some(InstanceKey::Key(key.into())));
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod adopt;
 pub mod apply;
 pub mod auth;
 pub mod completion;
+pub mod console;
 pub mod convert;
 pub mod destroy;
 pub mod env;

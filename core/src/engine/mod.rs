@@ -5,6 +5,7 @@ pub mod apply;
 mod checks;
 mod configuration;
 mod configure;
+pub mod console;
 mod containers;
 pub mod inputs;
 mod instance;

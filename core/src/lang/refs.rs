@@ -3,7 +3,7 @@
 //! without evaluating anything.
 
 use hcl_edit::Span as _;
-use hcl_edit::expr::{Expression as E, ForExpr, TraversalOperator as Op};
+use hcl_edit::expr::{Expression as E, ForExpr, FuncCall, TraversalOperator as Op};
 use hcl_edit::structure::Body;
 use hcl_edit::template::ForTemplateExpr;
 use hcl_edit::visit::{Visit, visit_expr};
@@ -76,6 +76,8 @@ struct Collector {
     refs: Vec<Ref>,
     /// Names bound by enclosing `for` expressions and template `for` directives.
     scope: Vec<String>,
+    /// Functions whose arguments are not looked into (see [`expr_refs_outside`]).
+    skipped: &'static [&'static str],
 }
 
 impl Collector {
@@ -85,6 +87,12 @@ impl Collector {
 }
 
 impl Visit for Collector {
+    fn visit_func_call(&mut self, n: &FuncCall) {
+        if !self.skipped.contains(&n.name.name.as_str()) {
+            hcl_edit::visit::visit_func_call(self, n);
+        }
+    }
+
     // hcl-edit 0.10's default walk skips the collection of a template `for` directive, so
     // `%{ for t in local.xs }` would lose `local.xs`; walk it ourselves.
     fn visit_for_template_expr(&mut self, n: &ForTemplateExpr) {
@@ -153,6 +161,18 @@ impl Visit for Collector {
 /// The references an expression makes.
 pub fn expr_refs(e: &E) -> Vec<Ref> {
     let mut c = Collector::default();
+    c.visit_expr(e);
+    c.refs
+}
+
+/// The references an expression makes outside the arguments of calls to `functions`: the
+/// console asks what a value it prints was read from, and `issensitive(var.pw)` reads
+/// `var.pw` only to say whether it is sensitive.
+pub fn expr_refs_outside(e: &E, functions: &'static [&'static str]) -> Vec<Ref> {
+    let mut c = Collector {
+        skipped: functions,
+        ..Collector::default()
+    };
     c.visit_expr(e);
     c.refs
 }
@@ -233,6 +253,20 @@ mod tests {
         );
         assert_eq!(targets("each.value"), Vec::<String>::new());
         assert_eq!(targets("upper(count.index)"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn references_inside_skipped_calls_are_left_out() {
+        let e: E = "issensitive(var.a) ? upper(var.b) : issensitive(local.c)"
+            .parse()
+            .unwrap();
+        let found: Vec<String> = expr_refs_outside(&e, &["issensitive"])
+            .iter()
+            .filter_map(Ref::target)
+            .collect();
+        assert_eq!(found, ["var.b"]);
+        let all: Vec<String> = expr_refs(&e).iter().filter_map(Ref::target).collect();
+        assert_eq!(all, ["var.a", "var.b", "local.c"]);
     }
 
     #[test]
