@@ -508,3 +508,170 @@ data "databricks_group" "admins" {
         "{out}"
     );
 }
+
+/// The layout of real repositories: an environment's root calls modules kept beside the
+/// environments (`source = "../../modules/x"`), one of them twice and one calling another.
+/// Converted into another directory, the modules are placed under it so the converted root
+/// finds them, their files come along, the report says what each holds, and the result
+/// applies, re-plans empty and destroys on the local workspace. Converted in place, the
+/// sources stay as they are.
+#[test]
+fn modules_outside_the_root_are_converted_where_the_root_finds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for sub in [
+        "repo/envs/prod",
+        "repo/modules/area",
+        "repo/modules/landing",
+    ] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    std::fs::write(
+        d.join("repo/envs/prod/main.tf"),
+        r#"provider "databricks" {
+  host = "local"
+}
+resource "databricks_catalog" "c" {
+  name          = "tfmods"
+  force_destroy = true
+}
+module "sales" {
+  source  = "../../modules/area"
+  catalog = databricks_catalog.c.name
+  name    = "sales"
+}
+module "ops" {
+  source  = "../../modules/area"
+  catalog = databricks_catalog.c.name
+  name    = "ops"
+}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("repo/modules/area/main.tf"),
+        r#"variable "catalog" {}
+variable "name" {}
+resource "databricks_schema" "this" {
+  catalog_name = var.catalog
+  name         = var.name
+}
+module "landing" {
+  source  = "../landing"
+  catalog = var.catalog
+  schema  = databricks_schema.this.name
+}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("repo/modules/landing/main.tf"),
+        r#"variable "catalog" {}
+variable "schema" {}
+resource "databricks_volume" "in" {
+  catalog_name = var.catalog
+  schema_name  = var.schema
+  name         = "landing"
+  volume_type  = "MANAGED"
+}
+resource "databricks_file" "readme" {
+  path   = "${databricks_volume.in.volume_path}/README.txt"
+  source = "${path.module}/README.txt"
+}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("repo/modules/landing/README.txt"),
+        "drop files here\n",
+    )
+    .unwrap();
+
+    let out = run_ok(d, &["convert", "repo/envs/prod", "--out", "bf"], &[]);
+    assert!(
+        out.contains("Module ../../modules/area -> modules/area: 1 resource(s) (databricks_schema.this), 0 data source(s)."),
+        "{out}"
+    );
+    assert!(
+        out.contains("Module ../../modules/landing -> modules/landing: 2 resource(s) (databricks_file.readme, databricks_volume.in), 0 data source(s)."),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 resource(s) and 0 data source(s) carried over in the root module."),
+        "{out}"
+    );
+    assert!(out.contains("Everything was converted."), "{out}");
+    let root = std::fs::read_to_string(d.join("bf/main.bf.hcl")).unwrap();
+    assert_eq!(
+        root.matches("source  = \"./modules/area\"").count(),
+        2,
+        "{root}"
+    );
+    let area = std::fs::read_to_string(d.join("bf/modules/area/main.bf.hcl")).unwrap();
+    assert!(area.contains("source  = \"../landing\""), "{area}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("bf/modules/landing/README.txt")).unwrap(),
+        "drop files here\n"
+    );
+    let bf = d.join("bf");
+    run_ok(&bf, &["validate"], &[]);
+    let applied = run_ok(&bf, &["apply", "--auto-approve"], &[]);
+    assert!(applied.contains("7 added"), "{applied}");
+    let plan = run_ok(&bf, &["plan"], &[]);
+    assert!(plan.contains("No changes."), "{plan}");
+    run_ok(&bf, &["destroy", "--auto-approve"], &[]);
+    assert!(common::objects(&common::local_dump(&bf)).is_empty());
+
+    // In place: the .bf.hcl files go beside the .tf files and the sources stay.
+    run_ok(d, &["convert", "repo/envs/prod"], &[]);
+    let root = std::fs::read_to_string(d.join("repo/envs/prod/main.bf.hcl")).unwrap();
+    assert!(root.contains("\"../../modules/area\""), "{root}");
+    assert!(d.join("repo/modules/landing/main.bf.hcl").is_file());
+    run_ok(&d.join("repo/envs/prod"), &["validate"], &[]);
+}
+
+/// A Lakeflow Connect pipeline written with the deprecated `target` publishes into
+/// `schema`, which is the only name brickform's ingestion pipeline has.
+#[test]
+fn an_ingestion_pipelines_target_becomes_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("tf")).unwrap();
+    std::fs::write(
+        d.join("tf/main.tf"),
+        r#"provider "databricks" {
+  host = "local"
+}
+resource "databricks_pipeline" "ingest" {
+  name    = "ingest"
+  catalog = "main"
+  target  = "raw"
+  ingestion_definition {
+    connection_name = "sqlserver"
+    objects {
+      table {
+        source_catalog      = "sales"
+        source_schema       = "dbo"
+        source_table        = "orders"
+        destination_catalog = "main"
+        destination_schema  = "raw"
+      }
+    }
+  }
+}
+"#,
+    )
+    .unwrap();
+    let out = run_ok(d, &["convert", "tf", "--out", "bf"], &[]);
+    assert!(
+        out.contains("databricks_pipeline.ingest: target (deprecated) is schema in databricks_ingestion_pipeline"),
+        "{out}"
+    );
+    assert!(out.contains("Everything was converted."), "{out}");
+    let text = std::fs::read_to_string(d.join("bf/main.bf.hcl")).unwrap();
+    assert!(
+        text.contains("schema") && !text.contains("target"),
+        "{text}"
+    );
+    run_ok(&d.join("bf"), &["validate"], &[]);
+}

@@ -47,10 +47,32 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         println!("  {} -> {}", from.display(), to.display());
     }
     println!(
-        "{} resource(s) and {} data source(s) carried over.",
+        "{} resource(s) and {} data source(s) carried over in the root module.",
         conv.resources.len(),
         conv.data_sources
     );
+    for m in &conv.modules {
+        let kinds: Vec<String> = m
+            .resources
+            .iter()
+            .map(|(from, now)| match from.split_once('.') {
+                Some((t, n)) if t != now => format!("{from} (now {now}.{n})"),
+                _ => from.clone(),
+            })
+            .collect();
+        println!(
+            "Module {} -> {}: {} resource(s){}, {} data source(s).",
+            m.source.display(),
+            m.placed.display(),
+            m.resources.len(),
+            if kinds.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", kinds.join(", "))
+            },
+            m.data_sources
+        );
+    }
     if !conv.changes.is_empty() {
         println!("\nChanged on the way:");
         for f in &conv.changes {

@@ -46,6 +46,12 @@ fn library_block() -> BlockType {
     .describe("Source code: exactly one of notebook, file, glob, whl, jar or maven per block.")
 }
 
+/// Arguments of `databricks_pipeline` that are older names of another: `target` is the
+/// publishing schema from before `schema` (set one or the other). A kind that takes a
+/// pipeline's place without the old name (a Lakeflow Connect ingestion pipeline) reads the
+/// new one.
+pub const OLDER_NAMES: &[(&str, &str)] = &[("target", "schema")];
+
 pub fn schema() -> Schema {
     common_schema("A Lakeflow declarative pipeline. Updated in place with a full-spec PUT; replaced only when `storage` changes.", false)
         .attr(

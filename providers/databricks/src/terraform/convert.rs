@@ -24,6 +24,21 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// A local module converted with the configuration that calls it.
+#[derive(Debug, Default)]
+pub struct ModuleReport {
+    /// Its directory, relative to the converted directory (`../../modules/x` for one
+    /// outside it).
+    pub source: PathBuf,
+    /// Where its `.bf.hcl` files are, relative to the output directory (or absolute, for one
+    /// outside it converted in place).
+    pub placed: PathBuf,
+    /// Its managed resources: Terraform's `TYPE.NAME` and the brickform type they have now.
+    pub resources: BTreeMap<String, String>,
+    /// Its data sources.
+    pub data_sources: usize,
+}
+
 /// Something worth saying about one place of the input.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Finding {
@@ -47,8 +62,10 @@ pub struct Conversion {
     /// Managed resources of the root module carried over: Terraform's `TYPE.NAME` and the
     /// brickform type they have now (another one for a Lakeflow Connect pipeline).
     pub resources: BTreeMap<String, String>,
-    /// Data sources carried over.
+    /// Data sources of the root module carried over.
     pub data_sources: usize,
+    /// The local modules the configuration calls, in the order they were met.
+    pub modules: Vec<ModuleReport>,
     /// Rewrites beyond a file's name (a kind changed, a reference rewritten).
     pub changes: Vec<Finding>,
     /// What could not be converted: left out of the configuration, kept as a comment.
@@ -104,6 +121,9 @@ struct Relocation {
     block: &'static str,
     to_kind: &'static str,
     fields: &'static [&'static str],
+    /// `(old, new)` names of the first kind's own arguments: the old one becomes the new
+    /// one when the second kind has only that.
+    older_names: &'static [(&'static str, &'static str)],
 }
 
 /// The schemas conversion checks against, and the relocations.
@@ -161,6 +181,7 @@ fn relocations() -> Vec<Relocation> {
                 block: e.name,
                 to_kind: f.type_name,
                 fields: f.definition.map(|(_, fields)| fields).unwrap_or(&[]),
+                older_names: pipeline::OLDER_NAMES,
             })
         })
         .collect()
@@ -190,8 +211,14 @@ pub fn convert_dir(
 ) -> Result<Conversion, ConvertError> {
     let kinds = Kinds::of(provider);
     let mut conv = Conversion::default();
-    let mut done = BTreeSet::new();
-    let files = convert_module(src, src, out, &kinds, &mut conv, &mut done, true)?;
+    let mut run = Run {
+        root: canonical(src),
+        out_root: out.to_path_buf(),
+        in_place: same_dir(src, out),
+        kinds: &kinds,
+        placed: BTreeMap::new(),
+    };
+    let files = convert_module(src, out, None, &mut run, &mut conv)?;
     if files == 0 {
         return Err(ConvertError::Empty(src.to_path_buf()));
     }
@@ -202,6 +229,92 @@ pub fn convert_dir(
     conv.not_converted.sort();
     conv.not_converted.dedup();
     Ok(conv)
+}
+
+/// What one conversion shares across the modules it converts.
+struct Run<'k> {
+    /// The converted directory, resolved.
+    root: PathBuf,
+    out_root: PathBuf,
+    /// Whether the output is the input directory itself.
+    in_place: bool,
+    kinds: &'k Kinds,
+    /// Where each module directory met so far (resolved) is written.
+    placed: BTreeMap<PathBuf, PathBuf>,
+}
+
+impl Run<'_> {
+    /// Where the module in `dir` goes: its own place under the output for one inside the
+    /// converted directory; for one outside it, beside its `.tf` files when converting in
+    /// place, else `modules/NAME` of the output (NAME made unique), so that the converted
+    /// root finds it. The second value says whether it was placed before.
+    fn place(&mut self, dir: &Path) -> (PathBuf, bool) {
+        let dir = canonical(dir);
+        if let Some(out) = self.placed.get(&dir) {
+            return (out.clone(), true);
+        }
+        let out = match dir.strip_prefix(&self.root) {
+            Ok(rel) => self.out_root.join(rel),
+            Err(_) if self.in_place => dir.clone(),
+            Err(_) => {
+                let name = dir.file_name().map_or_else(
+                    || "module".to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                );
+                // Taken by another module, or by a directory of the converted tree that
+                // the copy brings over (converting again into the same output is no
+                // reason to move anything).
+                let taken = |rel: &Path| {
+                    self.placed.values().any(|o| *o == self.out_root.join(rel))
+                        || self.root.join(rel).exists()
+                };
+                let mut rel = Path::new("modules").join(&name);
+                let mut n = 2;
+                while taken(&rel) {
+                    rel = Path::new("modules").join(format!("{name}-{n}"));
+                    n += 1;
+                }
+                self.out_root.join(rel)
+            }
+        };
+        self.placed.insert(dir, out.clone());
+        (out, false)
+    }
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// `to` relative to `from`, both resolved or both as given: `sub/x`, `../../modules/x`.
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for c in &to[common..] {
+        out.push(c.as_os_str());
+    }
+    out
+}
+
+/// A module source as Terraform and brickform read it: `./x`, `../x`, with `/`.
+fn module_source(rel: &Path) -> String {
+    let text = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/");
+    if text.is_empty() {
+        ".".into()
+    } else if text.starts_with("..") {
+        text
+    } else {
+        format!("./{text}")
+    }
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {
@@ -297,20 +410,17 @@ fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> usize {
     })
 }
 
-/// Converts the `.tf` files of one module directory; returns how many there were.
+/// Converts the `.tf` files of one module directory into `out_dir`; `module` is its entry
+/// in the report (`None` for the root). Returns how many files there were.
 fn convert_module(
-    root: &Path,
     dir: &Path,
-    out_root: &Path,
-    kinds: &Kinds,
+    out_dir: &Path,
+    module: Option<usize>,
+    run: &mut Run,
     conv: &mut Conversion,
-    done: &mut BTreeSet<PathBuf>,
-    is_root: bool,
 ) -> Result<usize, ConvertError> {
-    let rel_dir = dir.strip_prefix(root).unwrap_or(dir).to_path_buf();
-    if !done.insert(rel_dir.clone()) {
-        return Ok(0);
-    }
+    let kinds = run.kinds;
+    let rel_dir = relative(&run.root, &canonical(dir));
     let mut inputs = Vec::new();
     for path in read_dir_sorted(dir)? {
         let name = name_of(&path);
@@ -375,9 +485,8 @@ fn convert_module(
         }
     }
 
-    let out_dir = out_root.join(&rel_dir);
-    std::fs::create_dir_all(&out_dir).map_err(|source| ConvertError::Write {
-        path: out_dir.clone(),
+    std::fs::create_dir_all(out_dir).map_err(|source| ConvertError::Write {
+        path: out_dir.to_path_buf(),
         source,
     })?;
     // Pass 2: rewrite each file.
@@ -390,19 +499,50 @@ fn convert_module(
                 scope: &scope,
                 conv,
                 modules: Vec::new(),
-                is_root,
+                module,
             };
             f.convert_body(&mut input.body);
             let modules = std::mem::take(&mut f.modules);
             for m in modules {
                 let child = dir.join(&m);
-                let inside = child
-                    .canonicalize()
-                    .ok()
-                    .zip(root.canonicalize().ok())
-                    .is_some_and(|(c, r)| c.starts_with(r));
-                if inside && child.is_dir() {
-                    convert_module(root, &child, out_root, kinds, conv, done, false)?;
+                if !child.is_dir() {
+                    let why = format!("module source {m:?} is not a directory");
+                    conv.not_converted.push(Finding {
+                        file: input.rel.clone(),
+                        line: 1,
+                        message: why,
+                    });
+                    continue;
+                }
+                let (child_out, before) = run.place(&child);
+                let source =
+                    module_source(&relative(&canonical(out_dir), &canonical_out(&child_out)));
+                if canonical_out(&out_dir.join(&m)) != canonical_out(&child_out) {
+                    set_module_source(&mut input.body, &m, &source);
+                    conv.changes.push(Finding {
+                        file: input.rel.clone(),
+                        line: 1,
+                        message: format!(
+                            "module source {m:?} is {source:?}: the module is converted into {}",
+                            relative(&canonical_out(&run.out_root), &canonical_out(&child_out))
+                                .display()
+                        ),
+                    });
+                }
+                if before {
+                    continue;
+                }
+                conv.modules.push(ModuleReport {
+                    source: relative(&run.root, &canonical(&child)),
+                    placed: relative(&canonical_out(&run.out_root), &canonical_out(&child_out)),
+                    ..ModuleReport::default()
+                });
+                let index = conv.modules.len() - 1;
+                convert_module(&child, &child_out, Some(index), run, conv)?;
+                // What the module reads beside its .tf files (notebooks, SQL) goes with it
+                // when it is placed outside the copied tree.
+                if !run.in_place && canonical(&child).strip_prefix(&run.root).is_err() {
+                    copy_other_files(&child, &child, &child_out)?;
                 }
             }
         }
@@ -413,10 +553,36 @@ fn convert_module(
             path: target.clone(),
             source,
         })?;
-        conv.written
-            .push((input.rel.clone(), rel_dir.join(&input.out_name)));
+        let written = relative(&canonical_out(&run.out_root), &canonical_out(&target));
+        conv.written.push((input.rel.clone(), written));
     }
     Ok(count)
+}
+
+/// A path of the output, resolved as far as it exists (the output is being written).
+fn canonical_out(p: &Path) -> PathBuf {
+    if let Ok(c) = p.canonicalize() {
+        return c;
+    }
+    match (p.parent(), p.file_name()) {
+        (Some(parent), Some(name)) => canonical_out(parent).join(name),
+        _ => p.to_path_buf(),
+    }
+}
+
+/// Points every `module` block of `body` whose source is `from` at `to`.
+fn set_module_source(body: &mut Body, from: &str, to: &str) {
+    for mut s in body.iter_mut() {
+        let Some(b) = s.as_block_mut() else { continue };
+        if b.ident.as_str() != "module" {
+            continue;
+        }
+        if let Some(mut a) = b.body.get_attribute_mut("source")
+            && matches!(a.get().value.as_str(), Some(s) if s == from)
+        {
+            *a.value_mut() = Expression::String(hcl_edit::Decorated::new(to.to_string()));
+        }
+    }
 }
 
 /// The renames and the left-out blocks of one module, by reference key (`TYPE.NAME`,
@@ -500,7 +666,8 @@ struct FileCtx<'a> {
     conv: &'a mut Conversion,
     /// Local module sources met in this file, to convert after it.
     modules: Vec<String>,
-    is_root: bool,
+    /// The module this file belongs to, in the report (`None`: the root).
+    module: Option<usize>,
 }
 
 impl FileCtx<'_> {
@@ -582,12 +749,17 @@ impl FileCtx<'_> {
 
     /// Counts a resource or data source carried over, under its Terraform address.
     fn record(&mut self, b: &Block, to_kind: Option<&str>) {
+        let (resources, data_sources) = match self.module.and_then(|i| self.conv.modules.get_mut(i))
+        {
+            Some(m) => (&mut m.resources, &mut m.data_sources),
+            None => (&mut self.conv.resources, &mut self.conv.data_sources),
+        };
         match (b.ident.as_str(), label(b, 0), label(b, 1)) {
-            ("resource", Some(t), Some(n)) if self.is_root => {
+            ("resource", Some(t), Some(n)) => {
                 let now = to_kind.unwrap_or(t).to_string();
-                self.conv.resources.insert(format!("{t}.{n}"), now);
+                resources.insert(format!("{t}.{n}"), now);
             }
-            ("data", Some(_), Some(_)) => self.conv.data_sources += 1,
+            ("data", Some(_), Some(_)) => *data_sources += 1,
             _ => {}
         }
     }
@@ -736,6 +908,30 @@ impl FileCtx<'_> {
         let name = label(b, 1).unwrap_or("").to_string();
         if let Some(BlockLabel::String(s)) = b.labels.get_mut(0) {
             *s.value_mut() = r.to_kind.to_string();
+        }
+        if let Some(to) = self.kinds.resources.get(r.to_kind) {
+            let schema = to.schema();
+            for (old, new) in r.older_names {
+                if schema.attribute(old).is_some()
+                    || schema.attribute(new).is_none()
+                    || b.body.get_attribute(new).is_some()
+                {
+                    continue;
+                }
+                let at = b
+                    .body
+                    .iter()
+                    .position(|s| matches!(s, Structure::Attribute(a) if a.key.as_str() == *old));
+                if let Some(Some(Structure::Attribute(a))) = at.map(|i| b.body.get_mut(i)) {
+                    let span = a.span();
+                    *a.key.value_mut() = Ident::new(*new);
+                    let change = format!(
+                        "{}.{name}: {old} (deprecated) is {new} in {}",
+                        r.from_kind, r.to_kind
+                    );
+                    self.conv.changes.push(self.finding(span, change));
+                }
+            }
         }
         let Some(at) = b
             .body
