@@ -189,17 +189,17 @@ const ENTRIES: &[Entry] = &[
     Entry {
         file: "docs/review-plans-in-ci.md",
         first: "brickform plan --input=false --out prod.bfplan",
-        how: How::Elsewhere("tests/tests/ci_templates.rs runs the CI templates' steps"),
+        how: How::Elsewhere("tests/tests/ci_templates/main.rs runs the CI templates' steps"),
     },
     Entry {
         file: "docs/review-plans-in-ci.md",
         first: "brickform show --json prod.bfplan",
-        how: How::Elsewhere("tests/tests/ci_templates.rs runs the CI templates' steps"),
+        how: How::Elsewhere("tests/tests/ci_templates/main.rs runs the CI templates' steps"),
     },
     Entry {
         file: "docs/review-plans-in-ci.md",
         first: "brickform apply prod.bfplan",
-        how: How::Elsewhere("tests/tests/ci_templates.rs runs the CI templates' steps"),
+        how: How::Elsewhere("tests/tests/ci_templates/main.rs runs the CI templates' steps"),
     },
     Entry {
         file: "docs/sdp-meta-flows.md",
