@@ -62,7 +62,6 @@ fn newline(out: &mut String, indent: usize) {
     out.extend(std::iter::repeat_n(' ', indent));
 }
 
-
 /// A string of several lines as Terraform's console writes it: `<<EOT`, each line, `EOT`
 /// (`<<-EOT`, indented, inside a list or an object), the delimiter lengthened until no line
 /// is it. `None` for one line, or for text with other control characters than tabs, which
