@@ -29,7 +29,7 @@ def notebook(w, path):
 
 
 def test_job_crud_and_a_run_in_dependency_order(w):
-    w.catalogs.create(name="main")
+    # `main` is there already: a new workspace starts with it.
     w.schemas.create(name="s", catalog_name="main")
     pid = w.pipelines.create(name="p", serverless=True, catalog="main", schema="s").pipeline_id
     notebook(w, "/Shared/jobs/after")
@@ -104,7 +104,7 @@ def test_cancel_a_running_run(w, server):
 
 
 def test_sdp_meta_onboarding_needs_its_file_in_a_volume(w):
-    w.catalogs.create(name="main")
+    # `main` is there already: a new workspace starts with it.
     w.schemas.create(name="meta", catalog_name="main")
     w.volumes.create(catalog_name="main", schema_name="meta", name="conf",
                      volume_type=__import__("databricks.sdk.service.catalog", fromlist=["VolumeType"]).VolumeType.MANAGED)

@@ -19,7 +19,7 @@ from databricks.sdk.service.pipelines import (
 def lfc_base(w):
     w.connections.create(name="sqlconn", connection_type=ConnectionType.SQLSERVER,
                          options={"host": "h", "port": "1433", "user": "u", "password": "p"})
-    w.catalogs.create(name="main")
+    # `main` is there already: a new workspace starts with it.
     w.schemas.create(name="s", catalog_name="main")
 
 

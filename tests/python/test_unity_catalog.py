@@ -39,7 +39,7 @@ def test_catalog_errors(w):
 
 
 def test_schema_and_volume_lifecycle(w):
-    w.catalogs.create(name="main")
+    # `main` is there already: a new workspace starts with it.
     s = w.schemas.create(name="Bronze", catalog_name="main", comment="raw")
     assert s.full_name == "main.bronze" and s.schema_id
     with pytest.raises(ResourceConflict):
@@ -93,9 +93,10 @@ def test_uc_list_pagination_returns_everything(w, server):
     for i in range(7):
         w.catalogs.create(name=f"c{i}")
     page = server.control("GET", "/__emulator/state")
-    assert len(page["catalogs"]) == 7
+    # Seven made here, and the `main` a new workspace starts with.
+    assert len(page["catalogs"]) == 8
     # The SDK follows next_page_token until it is absent.
     from databricks.sdk.service.catalog import CatalogInfo  # noqa: F401
 
     names = [c.name for c in w.catalogs.list(max_results=2)]
-    assert names == [f"c{i}" for i in range(7)]
+    assert names == [f"c{i}" for i in range(7)] + ["main"]

@@ -38,7 +38,7 @@ def test_workspace_import_export_list_delete(w):
 
 
 def test_volume_files(w):
-    w.catalogs.create(name="main")
+    # `main` is there already: a new workspace starts with it.
     w.schemas.create(name="s", catalog_name="main")
     w.volumes.create(catalog_name="main", schema_name="s", name="v", volume_type=VolumeType.MANAGED)
     w.files.create_directory("/Volumes/main/s/v/dir one")

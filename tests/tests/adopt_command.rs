@@ -235,7 +235,8 @@ fn bad_rules_and_outputs_write_nothing_and_one_object_is_never_imported_twice() 
     for (args, says) in [
         (
             &["--catalog", "quickstart_dve"][..],
-            "there is no catalog \"quickstart_dve\" in the workspace (it has quickstart_dev)",
+            // `main` is the one a new workspace starts with.
+            "there is no catalog \"quickstart_dve\" in the workspace (it has main, quickstart_dev)",
         ),
         (&["--prefix", ""][..], "--prefix is empty"),
         (

@@ -99,6 +99,35 @@ data "databricks_connection" "hms" {
   name = databricks_connection.hms.name
 }
 
+resource "databricks_storage_credential" "aws" {
+  name = "every_kind_cred"
+  aws_iam_role {
+    role_arn = "arn:aws:iam::123456789012:role/uc-access"
+  }
+}
+
+resource "databricks_external_location" "landing" {
+  name            = "every_kind_landing"
+  url             = "s3://every-kind-bucket/landing"
+  credential_name = databricks_storage_credential.aws.name
+}
+
+data "databricks_storage_credential" "aws" {
+  name = databricks_storage_credential.aws.name
+}
+
+data "databricks_external_location" "landing" {
+  name = databricks_external_location.landing.name
+}
+
+data "databricks_storage_credentials" "all" {
+  depends_on = [databricks_storage_credential.aws]
+}
+
+data "databricks_external_locations" "all" {
+  depends_on = [databricks_external_location.landing]
+}
+
 data "databricks_schema" "raw" {
   catalog_name = databricks_schema.raw.catalog_name
   name         = databricks_schema.raw.name

@@ -596,7 +596,12 @@ fn run_block(
 }
 
 /// A block to run: where it starts, its setup, the lines left out.
-type Todo = (Block, Cwd, &'static str, &'static [(&'static str, &'static str)]);
+type Todo = (
+    Block,
+    Cwd,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
 
 #[test]
 fn every_documented_command_runs_as_written_or_says_where_it_is_run() {

@@ -199,8 +199,12 @@ fn live_objects(dump: &Value) -> Vec<String> {
             .into_iter()
             .flatten()
         {
+            // The workspace's own groups hold its user from the start.
+            let own = ["users", "admins"].contains(&name) && m == "4242424242424242";
             let member = &dump["principals"][m.as_str().unwrap_or("")]["name"];
-            out.push(format!("member:{name}:{}", member.as_str().unwrap_or("")));
+            if !own {
+                out.push(format!("member:{name}:{}", member.as_str().unwrap_or("")));
+            }
         }
         for e in dump["scim_attrs"][&id]["entitlements"]
             .as_array()
@@ -676,6 +680,101 @@ fn connection_replaces_on_comment_updates_options_renames_and_is_destroyed_case(
                 shows: "+ environment_version = \"2\"",
                 vars: &["--var", "password=second-password"],
                 present: &["connection:inv_pg2"],
+                absent: &[],
+            },
+        ],
+    }
+}
+
+fn storage_credential(name: &str, comment: &str) -> String {
+    format!(
+        r#"{PROVIDER}
+resource "databricks_storage_credential" "sc" {{
+  name    = "{name}"
+  comment = "{comment}"
+  aws_iam_role {{
+    role_arn = "arn:aws:iam::123456789012:role/uc-access"
+  }}
+}}
+"#
+    )
+}
+
+fn storage_credential_updates_replaces_on_rename_and_is_destroyed_case() -> Case {
+    Case {
+        address: "databricks_storage_credential.sc",
+        local_flag: false,
+        config: storage_credential("inv_cred", "one"),
+        made: &["storage_credential:inv_cred"],
+        steps: vec![
+            Step {
+                what: "comment",
+                config: storage_credential("inv_cred", "two"),
+                expect: Expect::Update(&["comment"]),
+                shows: "~ comment = \"one\" -> \"two\"",
+                vars: &[],
+                present: &["storage_credential:inv_cred"],
+                absent: &[],
+            },
+            Step {
+                what: "name",
+                config: storage_credential("inv_cred2", "two"),
+                expect: Expect::Replace("name"),
+                shows: "\"inv_cred\" -> \"inv_cred2\" # forces replacement",
+                vars: &[],
+                present: &["storage_credential:inv_cred2"],
+                absent: &["storage_credential:inv_cred"],
+            },
+        ],
+    }
+}
+
+fn external_location(url: &str, comment: &str) -> String {
+    format!(
+        r#"{PROVIDER}
+resource "databricks_storage_credential" "sc" {{
+  name = "inv_loc_cred"
+  aws_iam_role {{
+    role_arn = "arn:aws:iam::123456789012:role/uc-access"
+  }}
+}}
+
+resource "databricks_external_location" "loc" {{
+  name            = "inv_loc"
+  url             = "{url}"
+  credential_name = databricks_storage_credential.sc.name
+  comment         = "{comment}"
+}}
+"#
+    )
+}
+
+fn external_location_updates_its_url_in_place_and_is_destroyed_case() -> Case {
+    Case {
+        address: "databricks_external_location.loc",
+        local_flag: false,
+        config: external_location("s3://inv-bucket/landing", "one"),
+        made: &[
+            "external_location:inv_loc",
+            "storage_credential:inv_loc_cred",
+        ],
+        steps: vec![
+            Step {
+                what: "comment",
+                config: external_location("s3://inv-bucket/landing", "two"),
+                expect: Expect::Update(&["comment", "updated_at?", "updated_by?"]),
+                shows: "~ comment = \"one\" -> \"two\"",
+                vars: &[],
+                present: &["external_location:inv_loc"],
+                absent: &[],
+            },
+            Step {
+                what: "url",
+                config: external_location("s3://inv-bucket/raw", "two"),
+                expect: Expect::Update(&["url", "updated_at?", "updated_by?"]),
+                shows: "~ url = \"s3://inv-bucket/landing\" -> \"s3://inv-bucket/raw\"",
+                vars: &[],
+                present: &["external_location:inv_loc"],
                 absent: &[],
             },
         ],
@@ -1276,6 +1375,8 @@ invariants! {
     schema_updates_renames_replaces_on_storage_root_and_is_destroyed: "databricks_schema" => schema_updates_renames_replaces_on_storage_root_and_is_destroyed_case(),
     volume_updates_renames_replaces_on_volume_type_and_is_destroyed: "databricks_volume" => volume_updates_renames_replaces_on_volume_type_and_is_destroyed_case(),
     connection_replaces_on_comment_updates_options_renames_and_is_destroyed: "databricks_connection" => connection_replaces_on_comment_updates_options_renames_and_is_destroyed_case(),
+    storage_credential_updates_replaces_on_rename_and_is_destroyed: "databricks_storage_credential" => storage_credential_updates_replaces_on_rename_and_is_destroyed_case(),
+    external_location_updates_its_url_in_place_and_is_destroyed: "databricks_external_location" => external_location_updates_its_url_in_place_and_is_destroyed_case(),
     notebook_updates_its_content_and_is_destroyed: "databricks_notebook" => notebook_updates_its_content_and_is_destroyed_case(),
     workspace_file_updates_its_content_and_is_destroyed: "databricks_workspace_file" => workspace_file_updates_its_content_and_is_destroyed_case(),
     volume_file_updates_its_content_and_is_destroyed: "databricks_file" => volume_file_updates_its_content_and_is_destroyed_case(),

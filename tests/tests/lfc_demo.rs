@@ -309,9 +309,12 @@ fn lfc_demo_applies_with_no_input_agrees_everywhere_and_destroys_to_nothing() {
 
     let dump = local_dump(d);
     assert_eq!(objects(&dump), Vec::<String>::new());
-    for kind in ["pipelines", "jobs", "catalogs", "connections"] {
+    for kind in ["pipelines", "jobs", "connections"] {
         assert_eq!(dump[kind], json!({}), "{kind} left: {}", dump[kind]);
     }
+    // The catalog a new workspace has stays; nothing else does.
+    let catalogs: Vec<&String> = dump["catalogs"].as_object().unwrap().keys().collect();
+    assert_eq!(catalogs, ["main"], "catalogs left: {}", dump["catalogs"]);
     let folders: Vec<&String> = dump["workspace"].as_object().unwrap().keys().collect();
     assert!(
         folders.iter().all(|p| !p.contains("sdp_meta_lfc_demo")),
@@ -341,7 +344,7 @@ fn two_copies_side_by_side_apply_and_destroy_independently() {
     let dump = local_dump(d);
     assert_eq!(
         names(&dump, "catalogs", |c| &c["name"]),
-        ["lfc_demo_a", "lfc_demo_b"]
+        ["lfc_demo_a", "lfc_demo_b", "main"]
     );
     let jobs = names(&dump, "jobs", |j| &j["settings"]["name"]);
     assert_eq!(jobs.len(), 6, "{jobs:?}");
@@ -363,7 +366,10 @@ fn two_copies_side_by_side_apply_and_destroy_independently() {
         "{out}"
     );
     let dump = local_dump(d);
-    assert_eq!(names(&dump, "catalogs", |c| &c["name"]), ["lfc_demo_b"]);
+    assert_eq!(
+        names(&dump, "catalogs", |c| &c["name"]),
+        ["lfc_demo_b", "main"]
+    );
     assert!(
         names(&dump, "pipelines", |p| &p["spec"]["name"])
             .iter()
@@ -391,9 +397,12 @@ fn two_copies_side_by_side_apply_and_destroy_independently() {
     );
     let dump = local_dump(d);
     assert_eq!(objects(&dump), Vec::<String>::new());
-    for kind in ["pipelines", "jobs", "catalogs", "connections"] {
+    for kind in ["pipelines", "jobs", "connections"] {
         assert_eq!(dump[kind], json!({}), "{kind} left: {}", dump[kind]);
     }
+    // The catalog a new workspace has stays; nothing else does.
+    let catalogs: Vec<&String> = dump["catalogs"].as_object().unwrap().keys().collect();
+    assert_eq!(catalogs, ["main"], "catalogs left: {}", dump["catalogs"]);
 }
 
 /// The demo's launch choices as variables: how bronze reads the table without a key

@@ -47,6 +47,10 @@ struct ServeArgs {
     /// developers sharing one workspace can be played one after the other on the same data.
     #[arg(long)]
     user: Option<String>,
+    /// Create the workspace without what a new Databricks workspace starts with (the
+    /// catalog `main`); a workspace already saved under --data is served as it is.
+    #[arg(long)]
+    empty: bool,
 }
 
 pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
@@ -74,7 +78,10 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         task: ms(a.task_ms, d.task),
     };
     let d_user = EmulatorConfig::default().user_name;
-    let (behaviours, normalise_seed) = context::local_behaviours()?;
+    let (mut behaviours, normalise_seed) = context::local_behaviours()?;
+    if a.empty {
+        behaviours.set(brickform_emulator::Behaviour::NewWorkspaceMain, false);
+    }
     let config = EmulatorConfig {
         behaviours,
         normalise_seed,

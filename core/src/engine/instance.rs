@@ -61,12 +61,27 @@ pub(super) fn service_assigned(
 }
 
 pub(super) fn sensitive_schema_paths(schema: &Schema) -> Vec<Vec<PathStep>> {
-    schema
+    let mut out: Vec<Vec<PathStep>> = schema
         .attributes
         .iter()
         .filter(|a| a.sensitive)
         .map(|a| vec![PathStep::Key(a.name.to_string())])
-        .collect()
+        .collect();
+    // A write-only attribute of a single nested block (a storage credential's
+    // `azure_service_principal.client_secret`) is kept out of state and plans like a
+    // top-level one: its block is one object, so its path is known without the value.
+    for b in schema
+        .blocks
+        .iter()
+        .filter(|b| b.nesting == crate::provider::Nesting::Single)
+    {
+        for inner in sensitive_schema_paths(&b.schema) {
+            let mut path = vec![PathStep::Key(b.name.to_string())];
+            path.extend(inner);
+            out.push(path);
+        }
+    }
+    out
 }
 
 pub(super) fn prior_of(state: &StateDocument, address: &str) -> Option<(String, Prior)> {

@@ -124,10 +124,24 @@ impl App {
         Ok(out)
     }
 
-    pub fn reset(&self) -> ApiResult<()> {
+    /// Gives a workspace just created what a new workspace starts with and writes it whole;
+    /// called once, when the workspace is created, so that a saved workspace keeps what its
+    /// user removed of it.
+    pub fn populate_new(&self) -> ApiResult<()> {
         let mut store = lock(&self.store);
-        store.state = State::new(&self.user, self.now());
+        let ctx = self.ctx();
+        crate::uc::seed_new_workspace(&mut store.state, &ctx)?;
         store.save_all()
+    }
+
+    /// A new workspace in place of this one: what it starts with follows the behaviours on
+    /// now (`new_workspace_main` off resets to an empty one).
+    pub fn reset(&self) -> ApiResult<()> {
+        {
+            let mut store = lock(&self.store);
+            store.state = State::new(&self.user, self.now());
+        }
+        self.populate_new()
     }
 
     pub fn dump(&self) -> ApiResult<serde_json::Value> {

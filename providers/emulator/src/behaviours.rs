@@ -39,6 +39,8 @@ pub enum Behaviour {
     DatasetTypeFixed,
     RefuseUnknownRunAs,
     SdpMetaReadsItsSources,
+    NewWorkspaceMain,
+    RefuseOverlappingLocations,
 }
 
 /// Every behaviour: its wire name and what the service does (shown by `GET`).
@@ -406,6 +408,36 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
          publishing mode (target) every table lands in the pipeline's schema. Sources other than delta (cloudFiles, kafka, eventhub, snapshot) are not \
          checked, nor quarantine, _dq or append-flow tables set up. Off: onboarding writes \
          nothing and an update reads nothing",
+    ),
+    (
+        Behaviour::NewWorkspaceMain,
+        "new_workspace_main",
+        "a new workspace starts with the Unity Catalog catalog main (MANAGED_CATALOG, owned by \
+         the user who created the workspace) and its schemas default and information_schema, \
+         and current-metastore-assignment names main as default_catalog_name: the Databricks \
+         CLI's cloud acceptance tests create their schemas in \"the shared main catalog\" \
+         (databricks/cli acceptance/bundle/deploy/mlops-stacks/script l.16-19; its local \
+         test server libs/testserver does not seed it, and catalogs.go:57 gives a catalog its \
+         creator as owner), the provider's docs examples use catalog main, every managed \
+         catalog has default (terraform-provider-databricks docs/resources/catalog.md: \
+         \"Databricks creates default schema for every new catalog\") and the read-only \
+         information_schema (docs.databricks.com schemas/create-schema: \"Every Unity Catalog \
+         catalog automatically includes a system-provided read-only INFORMATION_SCHEMA\"). It \
+         is made once, when the workspace is created (or reset): a user who drops main keeps \
+         it dropped. The owner is ours (no public word found on who owns a new main). Off \
+         when the workspace is created (EmulatorConfig::behaviours, local serve --empty, or \
+         off before POST /__emulator/reset): the workspace starts with no catalog",
+    ),
+    (
+        Behaviour::RefuseOverlappingLocations,
+        "refuse_overlapping_locations",
+        "an external location whose url overlaps another's (the same path, or one under the \
+         other) is refused with 400 INVALID_PARAMETER_VALUE 'Input path url URL overlaps with \
+         an existing external location within 'CreateExternalLocation' call. Conflicting \
+         location: NAME.' (UpdateExternalLocation for a changed url): the service's answer as \
+         users quote it, and databrickslabs/ucx src/databricks/labs/ucx/azure/locations.py \
+         (_create_location, PR #992) catches InvalidParameterValue whose message holds \
+         'overlaps with an existing external location'. Off: any url is accepted",
     ),
 ];
 

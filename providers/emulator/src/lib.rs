@@ -43,7 +43,7 @@ pub use errors::ApiError;
 pub use store::{JOURNAL_FILE, PersistError, STATE_FILE, read_workspace};
 /// The service's lists the local workspace checks what it is sent against, for a test that
 /// holds the provider's own lists to them.
-pub use uc::{CONNECTION_TYPES, grantable_privileges};
+pub use uc::{CONNECTION_TYPES, NEW_WORKSPACE_CATALOG, grantable_privileges};
 
 use app::App;
 use axum::Router;
@@ -210,15 +210,18 @@ fn build_app(config: &EmulatorConfig) -> Result<App, EmulatorError> {
     if state.principals.is_empty() {
         scim::seed(&mut state, &config.user_name);
     }
-    let mut st = store::Store::new(state, persister);
-    if fresh && st.data_dir().is_some() {
-        st.save_all().map_err(|e| PersistError::Io {
+    let st = store::Store::new(state, persister);
+    let hooks = DOMAINS.iter().filter_map(|d| d.clock).collect();
+    let app = App::new(config, st, hooks);
+    // Only a workspace created now gets what a new one starts with: a loaded one keeps what
+    // its user made of it (a dropped `main` stays dropped).
+    if fresh {
+        app.populate_new().map_err(|e| PersistError::Io {
             path: config.data_dir.clone().unwrap_or_default(),
             source: std::io::Error::other(e.message),
         })?;
     }
-    let hooks = DOMAINS.iter().filter_map(|d| d.clock).collect();
-    Ok(App::new(config, st, hooks))
+    Ok(app)
 }
 
 /// One service area of the workspace: its routes, and what it does when time passes.

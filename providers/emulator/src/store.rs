@@ -47,6 +47,13 @@ pub struct State {
     #[serde(default)]
     pub tables: Tracked<String, Map<String, Value>>,
     pub connections: Tracked<String, uc::Connection>,
+    /// Storage credentials by name, without their write-only secrets (files written
+    /// before had none).
+    #[serde(default)]
+    pub storage_credentials: Tracked<String, Map<String, Value>>,
+    /// External locations by name (files written before had none).
+    #[serde(default)]
+    pub external_locations: Tracked<String, Map<String, Value>>,
     pub pipelines: Tracked<String, pipelines::Pipeline>,
     pub jobs: Tracked<i64, jobs::Job>,
     pub runs: Tracked<i64, jobs::Run>,
@@ -100,6 +107,8 @@ impl State {
             volumes: Tracked::new(),
             tables: Tracked::new(),
             connections: Tracked::new(),
+            storage_credentials: Tracked::new(),
+            external_locations: Tracked::new(),
             pipelines: Tracked::new(),
             jobs: Tracked::new(),
             runs: Tracked::new(),
@@ -128,13 +137,15 @@ impl State {
     }
 
     /// Every collection by its field name: the one list the journal writes and replays.
-    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 18] {
+    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 20] {
         [
             ("catalogs", &mut self.catalogs),
             ("schemas", &mut self.schemas),
             ("volumes", &mut self.volumes),
             ("tables", &mut self.tables),
             ("connections", &mut self.connections),
+            ("storage_credentials", &mut self.storage_credentials),
+            ("external_locations", &mut self.external_locations),
             ("pipelines", &mut self.pipelines),
             ("jobs", &mut self.jobs),
             ("runs", &mut self.runs),
@@ -225,10 +236,6 @@ impl Store {
                 Ok(())
             }
         }
-    }
-
-    pub fn data_dir(&self) -> Option<&Path> {
-        self.persister.as_ref().map(|p| p.dir.as_path())
     }
 }
 

@@ -125,8 +125,7 @@ fn templates() -> Vec<(&'static str, String, Value)> {
 }
 
 async fn fixture(c: &common::Client) -> i64 {
-    c.ok(&format!("{UC}/catalogs"), json!({"name": "main"}))
-        .await;
+    // `main` is the one a new workspace starts with.
     c.ok(
         &format!("{UC}/schemas"),
         json!({"name": "s", "catalog_name": "main"}),

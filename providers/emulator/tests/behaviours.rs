@@ -13,8 +13,11 @@ use serde_json::{Value, json};
 const UC: &str = "/api/2.1/unity-catalog";
 
 async fn base(c: &Client) {
-    c.ok(&format!("{UC}/catalogs"), json!({"name": "main"}))
-        .await;
+    // A new workspace has `main` (`new_workspace_main`); one started without it gets it here.
+    if c.get(&format!("{UC}/catalogs/main")).await.0 == 404 {
+        c.ok(&format!("{UC}/catalogs"), json!({"name": "main"}))
+            .await;
+    }
     c.ok(
         &format!("{UC}/schemas"),
         json!({"name": "s", "catalog_name": "main"}),
@@ -61,8 +64,13 @@ async fn gateway(c: &Client) -> String {
 
 /// What the behaviour changes, observed through the API.
 async fn observe(b: Behaviour, c: &Client) -> Value {
+    if b == Behaviour::NewWorkspaceMain {
+        // What the workspace starts with, before `base` makes anything.
+        return c.ok_get(&format!("{UC}/catalogs")).await["catalogs"].clone();
+    }
     base(c).await;
     match b {
+        Behaviour::NewWorkspaceMain => unreachable!("observed before the base is made"),
         Behaviour::SortDependsOn => {
             let mut t = task("c");
             t["depends_on"] = json!([{"task_key": "b"}, {"task_key": "a"}]);
@@ -195,6 +203,25 @@ async fn observe(b: Behaviour, c: &Client) -> Value {
                 )
                 .await;
             json!(status)
+        }
+        Behaviour::RefuseOverlappingLocations => {
+            c.ok(
+                &format!("{UC}/storage-credentials"),
+                json!({"name": "cred", "aws_iam_role": {"role_arn": "arn:aws:iam::1:role/r"}}),
+            )
+            .await;
+            c.ok(
+                &format!("{UC}/external-locations"),
+                json!({"name": "a", "url": "s3://b/a", "credential_name": "cred"}),
+            )
+            .await;
+            let (status, body) = c
+                .post(
+                    &format!("{UC}/external-locations"),
+                    json!({"name": "b", "url": "s3://b/a/under", "credential_name": "cred"}),
+                )
+                .await;
+            json!([status, body["message"]])
         }
         Behaviour::WithholdConnectionUser => {
             let got = c.ok_get(&format!("{UC}/connections/sql")).await;

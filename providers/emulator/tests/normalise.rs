@@ -38,10 +38,10 @@ async fn answers_are_as_sent_by_default() {
     assert_eq!(got, json!({"seed": 0, "on": false}));
     c.ok(
         &format!("{UC}/catalogs"),
-        json!({"name": "main", "comment": "raw data"}),
+        json!({"name": "bronze", "comment": "raw data"}),
     )
     .await;
-    let cat = c.ok_get(&format!("{UC}/catalogs/main")).await;
+    let cat = c.ok_get(&format!("{UC}/catalogs/bronze")).await;
     assert_eq!(cat["comment"], "raw data");
 }
 
@@ -51,10 +51,10 @@ async fn every_answer_shows_the_same_rewriting_and_the_workspace_keeps_what_was_
     let made = c
         .ok(
             &format!("{UC}/catalogs"),
-            json!({"name": "main", "comment": "raw data"}),
+            json!({"name": "bronze", "comment": "raw data"}),
         )
         .await;
-    let got = c.ok_get(&format!("{UC}/catalogs/main")).await;
+    let got = c.ok_get(&format!("{UC}/catalogs/bronze")).await;
     let listed = c.ok_get(&format!("{UC}/catalogs")).await;
     assert_ne!(got["comment"], "raw data", "seed 0 rewrites every comment");
     assert_eq!(
@@ -96,8 +96,7 @@ async fn every_answer_shows_the_same_rewriting_and_the_workspace_keeps_what_was_
 #[tokio::test]
 async fn grants_answer_the_same_set_in_one_order_and_user_names_lower_cased() {
     let c = normalising(0).await;
-    c.ok(&format!("{UC}/catalogs"), json!({"name": "main"}))
-        .await;
+    // The `main` a new workspace starts with.
     let user = c.ok_get("/api/2.0/preview/scim/v2/Me").await["userName"]
         .as_str()
         .unwrap()

@@ -346,11 +346,28 @@ pub fn file_text(dump: &serde_json::Value, path: &str) -> String {
     String::from_utf8(bytes).expect("file content is UTF-8")
 }
 
+/// What a new local workspace starts with that `objects` would otherwise list (the
+/// `new_workspace_main` behaviour): the catalog `main` and its `default` schema. The one
+/// place tests learn it, so that a test comparing what a configuration made need not.
+pub fn built_ins() -> Vec<String> {
+    let main = brickform_emulator::NEW_WORKSPACE_CATALOG;
+    vec![format!("catalog:{main}"), format!("schema:{main}.default")]
+}
+
 /// Everything a configuration could have made in a workspace dump, as `kind:identity`
 /// strings: catalogs, schemas (but the service-made `information_schema`), volumes,
 /// connections, workspace notebooks and files (directories are not objects brickform
-/// manages), volume files, secret scopes and secrets.
+/// manages), volume files, secret scopes and secrets; not what a new workspace starts with
+/// ([`built_ins`]), so a workspace nothing was made in has none.
 pub fn objects(dump: &serde_json::Value) -> Vec<String> {
+    let mut out = all_objects(dump);
+    let built_ins = built_ins();
+    out.retain(|o| !built_ins.contains(o));
+    out
+}
+
+/// [`objects`] with what a new workspace starts with.
+pub fn all_objects(dump: &serde_json::Value) -> Vec<String> {
     let mut out = Vec::new();
     let keys = |k: &str| -> Vec<String> {
         dump[k]
@@ -375,6 +392,12 @@ pub fn objects(dump: &serde_json::Value) -> Vec<String> {
     }
     for c in keys("connections") {
         out.push(format!("connection:{c}"));
+    }
+    for c in keys("storage_credentials") {
+        out.push(format!("storage_credential:{c}"));
+    }
+    for l in keys("external_locations") {
+        out.push(format!("external_location:{l}"));
     }
     if let Some(ws) = dump["workspace"].as_object() {
         for (p, o) in ws {

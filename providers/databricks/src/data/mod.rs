@@ -3,6 +3,8 @@
 pub mod catalog;
 pub mod connection;
 pub mod current_user;
+pub mod external_location;
+pub mod external_locations;
 pub mod group;
 pub mod node_type;
 pub mod schema;
@@ -10,6 +12,8 @@ pub mod schemas;
 pub mod service_principal;
 pub mod spark_version;
 pub mod sql_warehouse;
+pub mod storage_credential;
+pub mod storage_credentials;
 pub mod tables;
 pub mod uc_listing;
 pub mod uc_lookup;
@@ -53,6 +57,10 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DataSource>> {
         Arc::new(catalog::lookup(shared.clone())),
         Arc::new(schema::lookup(shared.clone())),
         Arc::new(connection::lookup(shared.clone())),
+        Arc::new(storage_credential::lookup(shared.clone())),
+        Arc::new(external_location::lookup(shared.clone())),
+        Arc::new(storage_credentials::listing(shared.clone())),
+        Arc::new(external_locations::listing(shared.clone())),
         Arc::new(spark_version::SparkVersion::new(shared.clone())),
         Arc::new(node_type::NodeType::new(shared.clone())),
         Arc::new(schemas::listing(shared.clone())),

@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub struct Listing {
     pub type_name: &'static str,
     pub description: &'static str,
-    /// The path segment under `/api/2.1/unity-catalog` and the key of its answers.
+    /// The path segment under `/api/2.1/unity-catalog`; its answers' key is it in snake case.
     pub collection: &'static str,
     /// The parent attributes, as the list call's query parameters take them.
     pub parents: &'static [&'static str],
@@ -95,7 +95,7 @@ impl DataSource for UcListing {
             .list_all(
                 &format!("/api/2.1/unity-catalog/{}", self.listing.collection),
                 &query,
-                self.listing.collection,
+                &crate::resources::uc::items_key(self.listing.collection),
                 self.listing.page,
             )
             .await

@@ -140,6 +140,8 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             stable_id: None,
             metastore_qualified_import: false,
             references: &[],
+            check: None,
+            patch_as: &[],
         },
         schema: schema(),
         shared,

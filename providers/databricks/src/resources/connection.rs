@@ -212,6 +212,8 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             stable_id: Some("connection_id"),
             metastore_qualified_import: true,
             references: &[],
+            check: None,
+            patch_as: &[],
         },
         schema: schema(),
         shared,

@@ -8,6 +8,7 @@ pub mod content;
 pub mod datasets;
 pub mod directory;
 pub mod entitlements;
+pub mod external_location;
 pub mod file;
 pub mod grant;
 pub mod grants;
@@ -34,6 +35,7 @@ pub mod secret_acl;
 pub mod secret_scope;
 pub mod service_principal;
 pub mod sql_endpoint;
+pub mod storage_credential;
 pub mod uc;
 pub mod user;
 pub mod values;
@@ -124,6 +126,8 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(schema::kind(shared.clone())),
         Arc::new(volume::kind(shared.clone())),
         Arc::new(connection::kind(shared.clone())),
+        Arc::new(storage_credential::kind(shared.clone())),
+        Arc::new(external_location::kind(shared.clone())),
         Arc::new(grants::kind(shared.clone())),
         Arc::new(grant::kind(shared.clone())),
         Arc::new(permissions::Permissions::new(shared.clone())),

@@ -100,6 +100,8 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             stable_id: Some("schema_id"),
             metastore_qualified_import: false,
             references: REFERENCES,
+            check: None,
+            patch_as: &[],
         },
         schema: schema(),
         shared,

@@ -6,7 +6,8 @@ use super::{attrs_from, body_of, err, gone_ok, json_of, none_if_missing, str_att
 use crate::Shared;
 use async_trait::async_trait;
 use brickform_core::provider::{
-    ErrorKind, Existing, OpContext, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
+    ErrorKind, Existing, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
+    Schema,
 };
 use brickform_core::value::{Object, Value};
 use serde_json::{Map, Value as Json};
@@ -56,6 +57,18 @@ pub struct UcSpec {
     pub metastore_qualified_import: bool,
     /// Where its values name other objects (a schema's catalog).
     pub references: &'static [brickform_core::provider::Reference],
+    /// Static checks of a configuration beyond its schema (a storage credential holds
+    /// exactly one cloud identity).
+    pub check: Option<fn(&Object) -> Vec<Finding>>,
+    /// Attributes a PATCH sends under another name, acting on that call only and never
+    /// answered: `(attribute, field)`, as a storage credential's `force_update` is `force`.
+    pub patch_as: &'static [(&'static str, &'static str)],
+}
+
+/// The key of a collection's list answers: its path segment in snake case
+/// (`storage-credentials` answers `storage_credentials`).
+pub fn items_key(collection: &str) -> String {
+    collection.replace('-', "_")
 }
 
 /// What a securable's delete takes with it.
@@ -128,6 +141,15 @@ impl UcKind {
         empty_value(&self.schema.attribute(field)?.ty)
     }
 
+    /// The field a PATCH sends an update field as (see [`UcSpec::patch_as`]).
+    fn patched_as<'a>(&self, field: &'a str) -> &'a str {
+        self.spec
+            .patch_as
+            .iter()
+            .find(|(a, _)| *a == field)
+            .map_or(field, |(_, w)| w)
+    }
+
     fn path(&self, full_name: &str) -> String {
         format!(
             "/api/2.1/unity-catalog/{}/{}",
@@ -186,7 +208,7 @@ impl UcKind {
             return false;
         };
         matches!(
-            (listed.get(field).and_then(Json::as_str), str_attr(prior, field)),
+            (service_id(listed, field), str_attr(prior, field)),
             (Some(a), Some(b)) if a == b
         )
     }
@@ -206,7 +228,12 @@ impl UcKind {
         let query = self.list_query(parent);
         let path = format!("/api/2.1/unity-catalog/{}", self.spec.collection);
         let listed = match client
-            .list_all(&path, &query, self.spec.collection, self.spec.list_page)
+            .list_all(
+                &path,
+                &query,
+                &items_key(self.spec.collection),
+                self.spec.list_page,
+            )
             .await
         {
             Ok(l) => l,
@@ -220,6 +247,14 @@ impl UcKind {
     /// The response as attributes: schema fields, `id` (the full name) and derived ones.
     fn remote(&self, resp: &Json) -> Remote {
         let mut attrs = attrs_from(&self.schema, resp);
+        // A storage credential answers its own id as `id`, which brickform's `id` (the
+        // name) takes: it is kept under the kind's name for it.
+        if let Some(field) = self.spec.stable_id
+            && !attrs.contains_key(field)
+            && let Some(v) = service_id(resp, field)
+        {
+            attrs.insert(field.to_string(), Value::from(v));
+        }
         // A GET answers the whole object: a comment it leaves out is no comment.
         super::wire::absent_is_unset(&self.schema, &mut attrs);
         let id = resp
@@ -231,6 +266,14 @@ impl UcKind {
         (self.spec.derive)(&mut attrs);
         Remote { id, attrs }
     }
+}
+
+/// The service's own id of an answered object: under its own field (`volume_id`), or as
+/// `id` where the service names it so (`StorageCredentialInfo.id`).
+fn service_id<'a>(resp: &'a Json, field: &str) -> Option<&'a str> {
+    resp.get(field)
+        .or_else(|| resp.get("id"))
+        .and_then(Json::as_str)
 }
 
 /// Catalogs the service keeps for itself: never adopted.
@@ -272,7 +315,12 @@ impl super::DatabricksKind for UcKind {
         for parent in parents {
             let query = self.list_query(&parent);
             match client
-                .list_all(&path, &query, self.spec.collection, self.spec.list_page)
+                .list_all(
+                    &path,
+                    &query,
+                    &items_key(self.spec.collection),
+                    self.spec.list_page,
+                )
                 .await
             {
                 Ok(objects) => out.extend(crate::adopt::uc_listed(
@@ -320,7 +368,7 @@ impl super::DatabricksKind for UcKind {
         for a in self.schema.attributes.iter().filter(|a| a.sensitive) {
             values.insert(a.name.to_string(), Value::Null);
         }
-        if self.spec.force_delete {
+        if self.spec.force_delete && self.spec.holds == Holds::WhenForced {
             let holds = match self.spec.collection {
                 "catalogs" => super::locations::catalog_contents(client, &remote.id).await?,
                 _ => super::locations::schema_contents(client, &remote.id).await?,
@@ -412,6 +460,10 @@ impl ResourceKind for UcKind {
         self.spec.protected
     }
 
+    fn check(&self, config: &Object) -> Vec<Finding> {
+        self.spec.check.map(|c| c(config)).unwrap_or_default()
+    }
+
     fn plan_computed(&self, config: &Object) -> Object {
         let parts: Option<Vec<String>> = self
             .spec
@@ -479,7 +531,7 @@ impl ResourceKind for UcKind {
         // Fields create does not take (owner, isolation mode, …) are set right after.
         let mut patch = Map::new();
         for f in self.spec.update_fields {
-            if self.spec.create_fields.contains(f) {
+            if self.spec.create_fields.contains(f) || self.patched_as(f) != *f {
                 continue;
             }
             if let Some(j) = config.get(*f).and_then(json_of)
@@ -560,11 +612,11 @@ impl ResourceKind for UcKind {
             let parent = parent.clone();
             let path = format!("/api/2.1/unity-catalog/{}", self.spec.collection);
             let query = self.list_query(&parent);
-            let (items_key, page) = (self.spec.collection, self.spec.list_page);
+            let (items_key, page) = (items_key(self.spec.collection), self.spec.list_page);
             lists.spawn(async move {
                 (
                     parent,
-                    client.list_all(&path, &query, items_key, page).await,
+                    client.list_all(&path, &query, &items_key, page).await,
                 )
             });
         }
@@ -642,7 +694,7 @@ impl ResourceKind for UcKind {
             let have = prior.get(*f).and_then(json_of);
             if self.spec.always_send.contains(f) || want.is_some() {
                 if let Some(j) = want {
-                    patch.insert(f.to_string(), j);
+                    patch.insert(self.patched_as(f).to_string(), j);
                 }
             } else if want.is_none()
                 && have.is_some()

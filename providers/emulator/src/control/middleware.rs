@@ -17,6 +17,10 @@ type Redact = fn(&mut Value);
 
 const WRITE_ONLY: &[(&str, Redact)] = &[
     (crate::uc::CONNECTIONS_PATH, crate::uc::redact_write_only),
+    (
+        crate::uc::STORAGE_CREDENTIALS_PATH,
+        crate::uc::redact_credential_secret,
+    ),
     (crate::secrets::PUT_PATH, crate::secrets::redact_write_only),
 ];
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 /// The id `GET /Me` answers with, so the seeded user is the one `Me` describes.
 pub const SELF_ID: &str = "4242424242424242";
 
-/// The principals a new workspace has.
+/// The principals a new workspace has, and the user's place in its groups.
 pub fn seed(st: &mut State, user_name: &str) {
     let given = user_name.split('@').next().unwrap_or(user_name).to_string();
     let rows = [
@@ -50,6 +50,18 @@ pub fn seed(st: &mut State, user_name: &str) {
                 name,
                 display_name,
                 workspace_local,
+            },
+        );
+    }
+    // The user who has a new workspace is its admin: a member of `users` (every workspace
+    // user is) and of `admins`, as `GET /Me` already answers; the group reads must agree.
+    for group in ["1000", "1001"] {
+        set_attributes(
+            st,
+            group,
+            Attributes {
+                members: vec![SELF_ID.to_string()],
+                ..Attributes::default()
             },
         );
     }

@@ -1,4 +1,5 @@
-//! Unity Catalog: catalogs, schemas, volumes, tables and connections.
+//! Unity Catalog: catalogs, schemas, volumes, tables, connections, storage credentials and
+//! external locations.
 //!
 //! [`securables`] holds the table of securables and the create, get, list, update and
 //! delete they share; [`model`] the securables' own parts and what other domains create
@@ -10,13 +11,15 @@ mod grants;
 mod model;
 mod routes;
 mod securables;
+mod storage;
 
 pub use grants::Grants;
 pub use model::{
-    end_pipeline_tables, put_pipeline_table, put_staging_volume, put_table, redact_write_only,
-    volume_root,
+    NEW_WORKSPACE_CATALOG, end_pipeline_tables, put_pipeline_table, put_staging_volume, put_table,
+    redact_write_only, seed_new_workspace, volume_root,
 };
 pub use routes::{CONNECTIONS_PATH, routes};
+pub use storage::{STORAGE_CREDENTIALS_PATH, redact_write_only as redact_credential_secret};
 
 /// What a grant on each securable may hold, by its `securable_type`: the privileges of
 /// what it contains included, as they are inherited downward.

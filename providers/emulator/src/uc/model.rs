@@ -163,6 +163,29 @@ pub fn create_catalog(st: &mut State, ctx: &Ctx, c: NewCatalog) -> ApiResult<Map
     Ok(m)
 }
 
+/// The catalog a new workspace starts with (see `Behaviour::NewWorkspaceMain`), which the
+/// provider's examples and acceptance tests assume is there.
+pub const NEW_WORKSPACE_CATALOG: &str = "main";
+
+/// What Unity Catalog holds in a workspace just created: the managed catalog `main`, with the
+/// `default` and `information_schema` schemas every managed catalog gets, made as if the
+/// workspace's user had created it. Called once, when the workspace is created, never when a
+/// saved one is loaded: a `main` the user dropped stays dropped, as on the service.
+pub fn seed_new_workspace(st: &mut State, ctx: &Ctx) -> ApiResult<()> {
+    if !ctx.behaviours.on(Behaviour::NewWorkspaceMain) {
+        return Ok(());
+    }
+    create_catalog(
+        st,
+        ctx,
+        NewCatalog {
+            name: NEW_WORKSPACE_CATALOG.into(),
+            ..NewCatalog::default()
+        },
+    )?;
+    Ok(())
+}
+
 /// A foreign catalog's options name the source (its database); only the paths it may read
 /// (`authorized_paths`) change in place.
 pub fn check_catalog_update(st: &State, ctx: &Ctx, key: &str, c: &Changes) -> ApiResult<()> {

@@ -39,6 +39,8 @@ pub fn routes() -> Router<Arc<App>> {
             Kind::Schema => list.post(create_schema),
             Kind::Volume => list.post(create_volume),
             Kind::Connection => list.post(create_connection),
+            Kind::StorageCredential => list.post(create_storage_credential),
+            Kind::ExternalLocation => list.post(create_external_location),
             Kind::Table => list,
         };
         let mut item = get(move |app: AppState, p: PathParam<String>| get_one(sec, app, p));
@@ -132,7 +134,8 @@ async fn list(sec: &'static Securable, AxState(app): AppState, q: Params) -> Rep
     app.view(|st, _| {
         let (items, next) = sec.list(st, &parent, filter.as_deref(), &page)?;
         let mut m = Map::new();
-        m.insert(sec.path.into(), Value::Array(items));
+        // The answer's key is the path's segment in snake case (`storage_credentials`).
+        m.insert(sec.path.replace('-', "_"), Value::Array(items));
         if let Some(t) = next {
             m.insert("next_page_token".into(), Value::String(t));
         }
@@ -241,4 +244,12 @@ async fn create_connection(AxState(app): AppState, JsonBody(b): JsonBody) -> Rep
         parent: o.str("parent")?,
     };
     app.mutate(|st, ctx| model::create_connection(st, ctx, n).map(reply))
+}
+
+async fn create_storage_credential(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+    app.mutate(|st, ctx| super::storage::create_storage_credential(st, ctx, &b).map(reply))
+}
+
+async fn create_external_location(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+    app.mutate(|st, ctx| super::storage::create_external_location(st, ctx, &b).map(reply))
 }

@@ -24,6 +24,8 @@ pub enum Kind {
     Volume,
     Table,
     Connection,
+    StorageCredential,
+    ExternalLocation,
 }
 
 /// How an update reads one field of its body.
@@ -35,6 +37,7 @@ pub enum FieldType {
     StrMap,
     Enum(&'static [&'static str]),
     Int,
+    Bool,
     Obj,
 }
 
@@ -167,6 +170,30 @@ const CATALOG_PRIVILEGES: &[&str] = &[
     "USE_SCHEMA",
     "WRITE_VOLUME",
 ];
+/// The privileges on a storage credential and on an external location: Databricks'
+/// privilege reference for Unity Catalog ("Privilege types by securable object",
+/// terraform-provider-databricks docs/resources/grants.md "Storage credential grants" and
+/// "External location grants").
+const STORAGE_CREDENTIAL_PRIVILEGES: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "CREATE_EXTERNAL_LOCATION",
+    "CREATE_EXTERNAL_TABLE",
+    "MANAGE",
+    "READ_FILES",
+    "WRITE_FILES",
+];
+const EXTERNAL_LOCATION_PRIVILEGES: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "BROWSE",
+    "CREATE_EXTERNAL_TABLE",
+    "CREATE_EXTERNAL_VOLUME",
+    "CREATE_MANAGED_STORAGE",
+    "EXTERNAL_USE_LOCATION",
+    "MANAGE",
+    "READ_FILES",
+    "WRITE_FILES",
+];
+const ISOLATION: FieldType = FieldType::Enum(super::storage::ISOLATION_MODES);
 const CONNECTION_PRIVILEGES: &[&str] = &[
     "ALL_PRIVILEGES",
     "CREATE_FOREIGN_CATALOG",
@@ -321,6 +348,76 @@ pub const SECURABLES: &[Securable] = &[
         not_empty: None,
         entries: |st| &st.connections,
         entries_mut: |st| &mut st.connections,
+    },
+    Securable {
+        kind: Kind::StorageCredential,
+        grant_type: "storage_credential",
+        privileges: STORAGE_CREDENTIAL_PRIVILEGES,
+        path: "storage-credentials",
+        label: "Storage Credential",
+        parent: None,
+        child_field: None,
+        missing_code: "STORAGE_CREDENTIAL_DOES_NOT_EXIST",
+        exists_code: "STORAGE_CREDENTIAL_ALREADY_EXISTS",
+        default_page: 1000,
+        list_filter: None,
+        holds_files: false,
+        update: Some(&[
+            NEW_NAME,
+            field("comment", FieldType::Str),
+            field("owner", FieldType::Str),
+            field("read_only", FieldType::Bool),
+            field("isolation_mode", ISOLATION),
+            field("skip_validation", FieldType::Bool),
+            field("force", FieldType::Bool),
+            field("aws_iam_role", FieldType::Obj),
+            field("azure_managed_identity", FieldType::Obj),
+            field("azure_service_principal", FieldType::Obj),
+            field("databricks_gcp_service_account", FieldType::Obj),
+            field("cloudflare_api_token", FieldType::Obj),
+        ]),
+        check_update: None,
+        prepare_update: Some(super::storage::prepare_credential_update),
+        after_rename: Some(super::storage::follow_credential_rename),
+        not_empty: Some(super::storage::credential_in_use),
+        entries: |st| &st.storage_credentials,
+        entries_mut: |st| &mut st.storage_credentials,
+    },
+    Securable {
+        kind: Kind::ExternalLocation,
+        grant_type: "external_location",
+        privileges: EXTERNAL_LOCATION_PRIVILEGES,
+        path: "external-locations",
+        label: "External Location",
+        parent: None,
+        child_field: None,
+        missing_code: "EXTERNAL_LOCATION_DOES_NOT_EXIST",
+        exists_code: "EXTERNAL_LOCATION_ALREADY_EXISTS",
+        default_page: 1000,
+        list_filter: None,
+        holds_files: false,
+        update: Some(&[
+            NEW_NAME,
+            field("url", FieldType::Str),
+            field("credential_name", FieldType::Str),
+            field("comment", FieldType::Str),
+            field("owner", FieldType::Str),
+            field("read_only", FieldType::Bool),
+            field("fallback", FieldType::Bool),
+            field("isolation_mode", ISOLATION),
+            field("access_point", FieldType::Str),
+            field("encryption_details", FieldType::Obj),
+            field("enable_file_events", FieldType::Bool),
+            field("file_event_queue", FieldType::Obj),
+            field("skip_validation", FieldType::Bool),
+            field("force", FieldType::Bool),
+        ]),
+        check_update: Some(super::storage::check_location_update),
+        prepare_update: Some(super::storage::prepare_location_update),
+        after_rename: None,
+        not_empty: Some(super::storage::location_in_use),
+        entries: |st| &st.external_locations,
+        entries_mut: |st| &mut st.external_locations,
     },
 ];
 
@@ -502,6 +599,7 @@ impl Securable {
                 FieldType::Str => body.str(f.name)?.map(|v| json!(v)),
                 FieldType::Enum(allowed) => body.enum_str(f.name, allowed)?.map(|v| json!(v)),
                 FieldType::Int => body.int(f.name)?.map(|v| json!(v)),
+                FieldType::Bool => body.bool(f.name)?.map(|v| json!(v)),
                 FieldType::StrMap => body.str_map(f.name)?.cloned().map(Value::Object),
                 FieldType::Obj => body.obj(f.name)?.cloned().map(Value::Object),
             };
@@ -774,6 +872,8 @@ mod tests {
             Kind::Volume,
             Kind::Table,
             Kind::Connection,
+            Kind::StorageCredential,
+            Kind::ExternalLocation,
         ] {
             assert_eq!(SECURABLES.iter().filter(|s| s.kind == kind).count(), 1);
             assert_eq!(securable(kind).kind, kind);

@@ -4,7 +4,8 @@
 //! changes them.
 //!
 //! The securable is named by one attribute, as in the Terraform provider (`catalog`,
-//! `schema`, `table`, `volume`, `foreign_connection`); its privileges are validated per
+//! `schema`, `table`, `volume`, `foreign_connection`, `storage_credential`,
+//! `external_location`); its privileges are validated per
 //! securable type before anything is sent. [`api`] reads and writes them; [`kind`] is the
 //! life cycle both kinds share.
 
@@ -85,6 +86,30 @@ const SCHEMA: &[&str] = &[
 /// A catalog takes every schema privilege (granted on the catalog, it applies to each of its
 /// schemas) and these of its own.
 const CATALOG_OWN: &[&str] = &["CREATE_SCHEMA", "USE_CATALOG"];
+/// A storage credential's privileges (terraform-provider-databricks docs/resources/grants.md,
+/// "Storage credential grants").
+const STORAGE_CREDENTIAL: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "CREATE_EXTERNAL_LOCATION",
+    "CREATE_EXTERNAL_TABLE",
+    "MANAGE",
+    "READ_FILES",
+    "WRITE_FILES",
+];
+/// An external location's privileges (terraform-provider-databricks docs/resources/grants.md,
+/// "External location grants"; BROWSE and EXTERNAL_USE_LOCATION from Databricks' privilege
+/// reference for Unity Catalog).
+const EXTERNAL_LOCATION: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "BROWSE",
+    "CREATE_EXTERNAL_TABLE",
+    "CREATE_EXTERNAL_VOLUME",
+    "CREATE_MANAGED_STORAGE",
+    "EXTERNAL_USE_LOCATION",
+    "MANAGE",
+    "READ_FILES",
+    "WRITE_FILES",
+];
 const CONNECTION: &[&str] = &[
     "ALL_PRIVILEGES",
     "CREATE_FOREIGN_CATALOG",
@@ -133,37 +158,45 @@ pub const TARGETS: &[Target] = &[
         privileges: CONNECTION,
         inherited: &[],
     },
+    Target {
+        attr: "storage_credential",
+        api: "storage_credential",
+        label: "storage credential",
+        parts: 1,
+        privileges: STORAGE_CREDENTIAL,
+        inherited: &[],
+    },
+    Target {
+        attr: "external_location",
+        api: "external_location",
+        label: "external location",
+        parts: 1,
+        privileges: EXTERNAL_LOCATION,
+        inherited: &[],
+    },
 ];
 
 /// Securables the Terraform provider grants on that brickform does not manage grants for.
 const NOT_HERE: &[(&str, &str)] = &[
     (
         "metastore",
-        "brickform does not manage grants on the metastore: they are an account administrator's, outside any one workspace's configuration. It manages grants on catalog, schema, table, volume and foreign_connection.",
+        "brickform does not manage grants on the metastore: they are an account administrator's, outside any one workspace's configuration. It manages grants on catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
     ),
     (
         "function",
-        "brickform does not manage functions, nor grants on them. It manages grants on catalog, schema, table, volume and foreign_connection.",
+        "brickform does not manage functions, nor grants on them. It manages grants on catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
     ),
     (
         "model",
-        "brickform does not manage registered models, nor grants on them. It manages grants on catalog, schema, table, volume and foreign_connection.",
+        "brickform does not manage registered models, nor grants on them. It manages grants on catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
     ),
     (
         "share",
-        "brickform does not manage Delta Sharing shares, nor grants on them. It manages grants on catalog, schema, table, volume and foreign_connection.",
-    ),
-    (
-        "storage_credential",
-        "brickform does not manage storage credentials, nor grants on them. It manages grants on catalog, schema, table, volume and foreign_connection.",
-    ),
-    (
-        "external_location",
-        "brickform does not manage external locations, nor grants on them. It manages grants on catalog, schema, table, volume and foreign_connection.",
+        "brickform does not manage Delta Sharing shares, nor grants on them. It manages grants on catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
     ),
     (
         "credential",
-        "brickform does not manage service credentials, nor grants on them. It manages grants on catalog, schema, table, volume and foreign_connection.",
+        "brickform does not manage service credentials, nor grants on them. It manages grants on catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
     ),
 ];
 
@@ -192,6 +225,8 @@ pub fn with_securables(mut schema: Schema) -> Schema {
                     "schema" => "The schema the grants are on, as CATALOG.SCHEMA.",
                     "table" => "The table or view the grants are on, as CATALOG.SCHEMA.TABLE.",
                     "volume" => "The volume the grants are on, as CATALOG.SCHEMA.VOLUME.",
+                    "storage_credential" => "The storage credential the grants are on.",
+                    "external_location" => "The external location the grants are on.",
                     _ => "The Unity Catalog connection the grants are on.",
                 }),
         );

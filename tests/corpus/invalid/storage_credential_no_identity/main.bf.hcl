@@ -1,0 +1,8 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "databricks_storage_credential" "none" {
+  name    = "landing"
+  comment = "no cloud identity"
+}
