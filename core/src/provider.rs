@@ -438,6 +438,10 @@ pub struct Unsupported {
     pub name: &'static str,
     /// Why, and what to do instead.
     pub detail: &'static str,
+    /// Whether it names what the whole block is about (the object a grant or permission is
+    /// on): a block that sets it cannot be kept without it, so a tool carrying such blocks
+    /// over from elsewhere leaves the whole block out.
+    pub whole: bool,
 }
 
 /// An argument or block a schema does not take because another kind declares what it
@@ -475,7 +479,21 @@ impl Schema {
     }
     /// `name` is not taken here (see [`Unsupported`]).
     pub fn unsupported(mut self, name: &'static str, detail: &'static str) -> Self {
-        self.unsupported.push(Unsupported { name, detail });
+        self.unsupported.push(Unsupported {
+            name,
+            detail,
+            whole: false,
+        });
+        self
+    }
+    /// `name` is not taken here and is what a block that sets it is about (see
+    /// [`Unsupported::whole`]).
+    pub fn unsupported_target(mut self, name: &'static str, detail: &'static str) -> Self {
+        self.unsupported.push(Unsupported {
+            name,
+            detail,
+            whole: true,
+        });
         self
     }
     /// Updates write the whole object (see [`Writes::Whole`]).

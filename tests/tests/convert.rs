@@ -675,3 +675,57 @@ resource "databricks_pipeline" "ingest" {
     );
     run_ok(&d.join("bf"), &["validate"], &[]);
 }
+
+/// A grant on something brickform does not manage grants on (a model), or permissions on
+/// an object it does not manage permissions of (a cluster), is left out whole and listed
+/// with why: kept without its target, it would not validate.
+#[test]
+fn a_grant_or_permission_on_an_unmanaged_object_is_left_out_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("tf")).unwrap();
+    std::fs::write(
+        d.join("tf/main.tf"),
+        r#"provider "databricks" {
+  host = "local"
+}
+resource "databricks_grants" "customers" {
+  model = "main.reports.churn"
+  grant {
+    principal  = "Data Engineers"
+    privileges = ["EXECUTE"]
+  }
+}
+resource "databricks_permissions" "cluster_usage" {
+  cluster_id = "0123-456789-abcdefgh"
+  access_control {
+    group_name       = "users"
+    permission_level = "CAN_RESTART"
+  }
+}
+resource "databricks_grants" "sandbox" {
+  catalog = "main"
+  grant {
+    principal  = "Data Engineers"
+    privileges = ["USE_CATALOG"]
+  }
+}
+"#,
+    )
+    .unwrap();
+    let out = run_ok(d, &["convert", "tf", "--out", "bf"], &[]);
+    assert!(
+        out.contains("main.tf:4: databricks_grants.customers: model: brickform does not manage"),
+        "{out}"
+    );
+    assert!(
+        out.contains("main.tf:11: databricks_permissions.cluster_usage: cluster_id:"),
+        "{out}"
+    );
+    assert!(out.contains("1 resource(s)"), "{out}");
+    assert!(!out.contains("Everything was converted."), "{out}");
+    let text = std::fs::read_to_string(d.join("bf/main.bf.hcl")).unwrap();
+    assert!(text.contains("resource \"databricks_grants\" \"sandbox\""), "{text}");
+    assert!(text.contains("#   model = \"main.reports.churn\""), "{text}");
+    run_ok(&d.join("bf"), &["validate"], &[]);
+}

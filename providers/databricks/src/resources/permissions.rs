@@ -308,7 +308,7 @@ fn schema() -> Schema {
         );
     }
     for (name, why) in NOT_HERE {
-        s = s.unsupported(name, why);
+        s = s.unsupported_target(name, why);
     }
     s.block(
         BlockType::list("access_control", entry)

@@ -627,8 +627,22 @@ fn fate<'k>(b: &Block, kinds: &'k Kinds) -> Fate<'k> {
                 }
                 return Fate::Keep;
             }
-            if !kinds.resources.contains_key(type_name) {
+            let Some(kind) = kinds.resources.get(type_name) else {
                 return Fate::Drop(format!("brickform has no resource kind {type_name}"));
+            };
+            // What the block is about is something brickform does not manage here (a grant
+            // on a model, a permission on a cluster): without it the block would declare
+            // nothing it can validate, so it is left out whole.
+            let whole = kind.schema().unsupported.iter().find(|u| {
+                u.whole && (b.body.has_attribute(u.name) || b.body.has_blocks(u.name))
+            });
+            if let Some(u) = whole {
+                return Fate::Drop(format!(
+                    "{type_name}.{}: {}: {}",
+                    label(b, 1).unwrap_or(""),
+                    u.name,
+                    u.detail
+                ));
             }
             match kinds.relocation(type_name, &b.body) {
                 Some(r) => Fate::Relocate(r),

@@ -232,7 +232,7 @@ pub fn with_securables(mut schema: Schema) -> Schema {
         );
     }
     for (name, why) in NOT_HERE {
-        schema = schema.unsupported(name, why);
+        schema = schema.unsupported_target(name, why);
     }
     schema
 }
