@@ -725,7 +725,13 @@ resource "databricks_grants" "sandbox" {
     assert!(out.contains("1 resource(s)"), "{out}");
     assert!(!out.contains("Everything was converted."), "{out}");
     let text = std::fs::read_to_string(d.join("bf/main.bf.hcl")).unwrap();
-    assert!(text.contains("resource \"databricks_grants\" \"sandbox\""), "{text}");
-    assert!(text.contains("#   model = \"main.reports.churn\""), "{text}");
+    assert!(
+        text.contains("resource \"databricks_grants\" \"sandbox\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("#   model = \"main.reports.churn\""),
+        "{text}"
+    );
     run_ok(&d.join("bf"), &["validate"], &[]);
 }

@@ -633,9 +633,10 @@ fn fate<'k>(b: &Block, kinds: &'k Kinds) -> Fate<'k> {
             // What the block is about is something brickform does not manage here (a grant
             // on a model, a permission on a cluster): without it the block would declare
             // nothing it can validate, so it is left out whole.
-            let whole = kind.schema().unsupported.iter().find(|u| {
-                u.whole && (b.body.has_attribute(u.name) || b.body.has_blocks(u.name))
-            });
+            let whole =
+                kind.schema().unsupported.iter().find(|u| {
+                    u.whole && (b.body.has_attribute(u.name) || b.body.has_blocks(u.name))
+                });
             if let Some(u) = whole {
                 return Fate::Drop(format!(
                     "{type_name}.{}: {}: {}",
