@@ -128,6 +128,22 @@ data "databricks_external_locations" "all" {
   depends_on = [databricks_external_location.landing]
 }
 
+data "databricks_current_metastore" "this" {}
+
+data "databricks_metastore" "this" {
+  metastore_id = data.databricks_current_metastore.this.id
+}
+
+resource "databricks_metastore_assignment" "this" {
+  metastore_id = data.databricks_metastore.this.metastore_id
+}
+
+resource "databricks_default_namespace_setting" "this" {
+  namespace {
+    value = "main"
+  }
+}
+
 data "databricks_schema" "raw" {
   catalog_name = databricks_schema.raw.catalog_name
   name         = databricks_schema.raw.name
@@ -254,6 +270,17 @@ resource "databricks_sql_endpoint" "bi" {
 
 data "databricks_sql_warehouse" "bi" {
   name = databricks_sql_endpoint.bi.name
+}
+
+resource "databricks_cluster_policy" "small" {
+  name       = "every-kind-small"
+  definition = jsonencode({ "autotermination_minutes" = { "type" = "fixed", "value" = 20 } })
+}
+
+resource "databricks_instance_pool" "warm" {
+  instance_pool_name                    = "every-kind-warm"
+  node_type_id                          = "i3.xlarge"
+  idle_instance_autotermination_minutes = 10
 }
 
 resource "databricks_secret" "token" {

@@ -649,8 +649,11 @@ fn validate_checks_securables_privileges_and_principals() {
             &["catalog and schema both set", "main.bf.hcl:3:"],
         ),
         (
-            "resource \"databricks_grants\" \"g\" {\n  metastore = \"abc\"\n  grant {\n    principal  = \"a\"\n    privileges = [\"CREATE_CATALOG\"]\n  }\n}\n",
-            &["\"metastore\" is not supported", "main.bf.hcl:2:"],
+            "resource \"databricks_grants\" \"g\" {\n  metastore = \"abc\"\n  grant {\n    principal  = \"a\"\n    privileges = [\"SELECT\"]\n  }\n}\n",
+            &[
+                "\"SELECT\" is not a privilege on a metastore",
+                "main.bf.hcl:5:",
+            ],
         ),
         (
             "resource \"databricks_grant\" \"g\" {\n  catalog    = \"main\"\n  principal  = \"a\"\n  privileges = []\n}\n",

@@ -159,6 +159,18 @@ fn live_objects(dump: &Value) -> Vec<String> {
             ));
         }
     }
+    for (_, p) in entries("cluster_policies") {
+        out.push(format!(
+            "cluster_policy:{}",
+            p["name"].as_str().unwrap_or("")
+        ));
+    }
+    for (_, p) in entries("instance_pools") {
+        out.push(format!(
+            "instance_pool:{}",
+            p["instance_pool_name"].as_str().unwrap_or("")
+        ));
+    }
     for (_, p) in entries("pipelines") {
         if p["state"] != "DELETED" {
             out.push(format!(
@@ -174,6 +186,8 @@ fn live_objects(dump: &Value) -> Vec<String> {
             "jobs" => dump["jobs"][id]["settings"]["name"].clone(),
             "pipelines" => dump["pipelines"][id]["spec"]["name"].clone(),
             "sql/warehouses" => dump["warehouses"][id]["spec"]["name"].clone(),
+            "cluster-policies" => dump["cluster_policies"][id]["name"].clone(),
+            "instance-pools" => dump["instance_pools"][id]["instance_pool_name"].clone(),
             _ => entries("workspace")
                 .into_iter()
                 .find(|(_, o)| o["object_id"].as_i64().is_some_and(|n| n.to_string() == id))
@@ -781,6 +795,71 @@ fn external_location_updates_its_url_in_place_and_is_destroyed_case() -> Case {
     }
 }
 
+fn metastore_assignment(default_catalog: &str) -> String {
+    format!(
+        r#"{PROVIDER}
+data "databricks_current_metastore" "this" {{}}
+
+resource "databricks_metastore_assignment" "a" {{
+  metastore_id         = data.databricks_current_metastore.this.id
+  default_catalog_name = "{default_catalog}"
+}}
+"#
+    )
+}
+
+/// The workspace's own metastore assigned again (as a new workspace is), its default
+/// catalog changed in place; destroy unassigns it.
+fn metastore_assignment_updates_its_default_catalog_and_is_destroyed_case() -> Case {
+    Case {
+        address: "databricks_metastore_assignment.a",
+        local_flag: false,
+        config: metastore_assignment("main"),
+        made: &[],
+        steps: vec![Step {
+            what: "default catalog",
+            config: metastore_assignment("hive_metastore"),
+            expect: Expect::Update(&["default_catalog_name"]),
+            shows: "~ default_catalog_name = \"main\" -> \"hive_metastore\"",
+            vars: &[],
+            present: &[],
+            absent: &[],
+        }],
+    }
+}
+
+fn default_namespace(value: &str) -> String {
+    format!(
+        r#"{PROVIDER}
+resource "databricks_default_namespace_setting" "ns" {{
+  namespace {{
+    value = "{value}"
+  }}
+}}
+"#
+    )
+}
+
+/// The workspace's default catalog set, changed in place (with the etag of the last
+/// write), and deleted.
+fn default_namespace_setting_updates_in_place_and_is_destroyed_case() -> Case {
+    Case {
+        address: "databricks_default_namespace_setting.ns",
+        local_flag: false,
+        config: default_namespace("main"),
+        made: &[],
+        steps: vec![Step {
+            what: "value",
+            config: default_namespace("inv_ns"),
+            expect: Expect::Update(&["namespace", "value?", "etag?"]),
+            shows: "~ value = \"main\" -> \"inv_ns\"",
+            vars: &[],
+            present: &[],
+            absent: &[],
+        }],
+    }
+}
+
 fn content(kind: &str, path: &str, text: &str, parents: &str) -> String {
     format!(
         "{parents}resource \"{kind}\" \"x\" {{\n  path           = \"{path}\"\n  content_base64 = base64encode(\"{text}\")\n}}\n"
@@ -925,6 +1004,76 @@ fn sql_endpoint_case() -> Case {
                 vars: &[],
                 present: &["warehouse:inv_wh2"],
                 absent: &["warehouse:inv_wh"],
+            },
+        ],
+    }
+}
+
+fn cluster_policy(name: &str, max: u32, autotermination: u32) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_cluster_policy\" \"p\" {{\n  name                  = \"{name}\"\n  max_clusters_per_user = {max}\n  definition            = jsonencode({{\n    \"autotermination_minutes\" = {{ \"type\" = \"fixed\", \"value\" = {autotermination} }}\n  }})\n}}\n"
+    )
+}
+
+fn cluster_policy_case() -> Case {
+    Case {
+        address: "databricks_cluster_policy.p",
+        local_flag: false,
+        config: cluster_policy("inv_policy", 2, 20),
+        made: &["cluster_policy:inv_policy"],
+        steps: vec![
+            Step {
+                what: "max_clusters_per_user",
+                config: cluster_policy("inv_policy", 3, 20),
+                expect: Expect::Update(&["max_clusters_per_user"]),
+                shows: "~ max_clusters_per_user = 2 -> 3",
+                vars: &[],
+                present: &["cluster_policy:inv_policy"],
+                absent: &[],
+            },
+            Step {
+                what: "rename",
+                config: cluster_policy("inv_policy2", 3, 20),
+                expect: Expect::Update(&["name"]),
+                shows: "~ name = \"inv_policy\" -> \"inv_policy2\"",
+                vars: &[],
+                present: &["cluster_policy:inv_policy2"],
+                absent: &["cluster_policy:inv_policy"],
+            },
+        ],
+    }
+}
+
+fn instance_pool(name: &str, idle: u32, node: &str) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_instance_pool\" \"p\" {{\n  instance_pool_name                    = \"{name}\"\n  node_type_id                          = \"{node}\"\n  min_idle_instances                    = 0\n  max_capacity                          = 4\n  idle_instance_autotermination_minutes = {idle}\n  custom_tags = {{\n    team = \"bi\"\n  }}\n  aws_attributes {{\n    availability = \"SPOT\"\n  }}\n}}\n"
+    )
+}
+
+fn instance_pool_case() -> Case {
+    Case {
+        address: "databricks_instance_pool.p",
+        local_flag: false,
+        config: instance_pool("inv_pool", 10, "i3.xlarge"),
+        made: &["instance_pool:inv_pool"],
+        steps: vec![
+            Step {
+                what: "idle termination",
+                config: instance_pool("inv_pool", 20, "i3.xlarge"),
+                expect: Expect::Update(&["idle_instance_autotermination_minutes"]),
+                shows: "~ idle_instance_autotermination_minutes = 10 -> 20",
+                vars: &[],
+                present: &["instance_pool:inv_pool"],
+                absent: &[],
+            },
+            Step {
+                what: "node type",
+                config: instance_pool("inv_pool", 20, "m5d.large"),
+                expect: Expect::Replace("node_type_id"),
+                shows: "# forces replacement",
+                vars: &[],
+                present: &["instance_pool:inv_pool"],
+                absent: &[],
             },
         ],
     }
@@ -1377,6 +1526,8 @@ invariants! {
     connection_replaces_on_comment_updates_options_renames_and_is_destroyed: "databricks_connection" => connection_replaces_on_comment_updates_options_renames_and_is_destroyed_case(),
     storage_credential_updates_replaces_on_rename_and_is_destroyed: "databricks_storage_credential" => storage_credential_updates_replaces_on_rename_and_is_destroyed_case(),
     external_location_updates_its_url_in_place_and_is_destroyed: "databricks_external_location" => external_location_updates_its_url_in_place_and_is_destroyed_case(),
+    metastore_assignment_updates_its_default_catalog_and_is_destroyed: "databricks_metastore_assignment" => metastore_assignment_updates_its_default_catalog_and_is_destroyed_case(),
+    default_namespace_setting_updates_in_place_and_is_destroyed: "databricks_default_namespace_setting" => default_namespace_setting_updates_in_place_and_is_destroyed_case(),
     notebook_updates_its_content_and_is_destroyed: "databricks_notebook" => notebook_updates_its_content_and_is_destroyed_case(),
     workspace_file_updates_its_content_and_is_destroyed: "databricks_workspace_file" => workspace_file_updates_its_content_and_is_destroyed_case(),
     volume_file_updates_its_content_and_is_destroyed: "databricks_file" => volume_file_updates_its_content_and_is_destroyed_case(),
@@ -1393,6 +1544,8 @@ invariants! {
     grants_update_move_to_another_securable_and_are_revoked: "databricks_grants" => grants_case(),
     grant_updates_replaces_on_principal_and_is_revoked: "databricks_grant" => grant_case(),
     sql_endpoint_updates_renames_and_is_destroyed: "databricks_sql_endpoint" => sql_endpoint_case(),
+    cluster_policy_updates_in_place_and_is_destroyed: "databricks_cluster_policy" => cluster_policy_case(),
+    instance_pool_updates_replaces_on_node_type_and_is_destroyed: "databricks_instance_pool" => instance_pool_case(),
     artifact_rebuilds_on_an_input_change_and_is_destroyed: "databricks_artifact" => artifact_case(),
     permissions_update_move_to_another_job_and_are_reset: "databricks_permissions" => permissions_case(),
     secret_acl_updates_replaces_on_principal_and_is_deleted: "databricks_secret_acl" => secret_acl_case(),

@@ -31,6 +31,7 @@ pub enum Behaviour {
     NormaliseAnswers,
     WarehouseServerlessDefault,
     AsyncWarehouseDelete,
+    PolicyDefinitionReformatted,
     PrincipalsAsScimHolds,
     ApplyPolicyDefaultValuesConsumed,
     DataSecurityModeAliases,
@@ -41,6 +42,8 @@ pub enum Behaviour {
     SdpMetaReadsItsSources,
     NewWorkspaceMain,
     RefuseOverlappingLocations,
+    SettingEtags,
+    OneMetastoreAssignment,
 }
 
 /// Every behaviour: its wire name and what the service does (shown by `GET`).
@@ -255,6 +258,18 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
          Edit, start, stop and queries no longer find it; a second delete is accepted",
     ),
     (
+        Behaviour::PolicyDefinitionReformatted,
+        "policy_definition_reformatted",
+        "a cluster policy's definition is answered (policies/clusters/get and list) in \
+         the service's own layout, not as sent: the same JSON document, indented, \
+         whitespace differing (terraform-provider-databricks \
+         policies/resource_cluster_policy.go:37 and :40 suppress whitespace-only diffs of \
+         definition and policy_family_definition_overrides with \
+         common.SuppressDiffWhitespaceChange, common/util.go:44-47; the layout modelled, \
+         pretty-printed, is a stronger rewriting than that trims). A definition that is \
+         not a JSON object is refused either way. Off: answered byte for byte as sent",
+    ),
+    (
         Behaviour::PrincipalsAsScimHolds,
         "principals_as_scim_holds",
         "a user named in any case (UC grants PATCH and ?principal=, permissions ACL user_name, \
@@ -438,6 +453,40 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
          users quote it, and databrickslabs/ucx src/databricks/labs/ucx/azure/locations.py \
          (_create_location, PR #992) catches InvalidParameterValue whose message holds \
          'overlaps with an existing external location'. Off: any url is accepted",
+    ),
+    (
+        Behaviour::SettingEtags,
+        "setting_etags",
+        "the default namespace setting (settings/types/default_namespace_ws/names/default) \
+         changes its etag on every write; a PATCH or DELETE naming a stale etag is refused \
+         with 409 RESOURCE_CONFLICT and a PATCH without one of a setting never set with 404 \
+         NOT_FOUND, each with the current etag in a google.rpc.ErrorInfo detail's metadata, \
+         and a GET of a setting never set (or deleted) answers 404 NOT_FOUND with the etag \
+         the same way: terraform-provider-databricks settings/generic_setting.go \
+         (retryOnEtagError retries once with getEtagFromError's etag, on ErrNotFound and \
+         ErrResourceConflict for writes, ErrResourceConflict for DELETE), \
+         settings/generic_setting_test.go (NOT_FOUND with etag1 on a first PATCH, \
+         RESOURCE_CONFLICT with etag2), and PR #2710's review (\"409 (RESOURCE_CONFLICT) will \
+         get raised from the API if there are concurrent writes\"; a GET of a setting not \
+         set up answers an error with the etag in it). Unset, the default namespace is the \
+         metastore assignment's default_catalog_name (the SDK: that field is deprecated, \
+         \"use Default Namespace API\"). Off: any etag is accepted",
+    ),
+    (
+        Behaviour::OneMetastoreAssignment,
+        "one_metastore_assignment",
+        "a workspace is assigned to one metastore: PUT \
+         unity-catalog/workspaces/{workspace_id}/metastore overwrites its assignment (the \
+         SDKs' Metastores.assign: \"If an assignment for the same workspace_id exists, it \
+         will be overwritten by the new metastore_id and default_catalog_name\"), PATCH \
+         changes it, DELETE ?metastore_id= removes it, after which \
+         current-metastore-assignment and metastore_summary answer 404 \
+         METASTORE_DOES_NOT_EXIST 'No metastore assigned for the current workspace.' (the \
+         words the provider's catalog/data_current_metastore.go looks for). The local \
+         workspace knows one metastore, its own: another metastore id is refused with 404 \
+         METASTORE_DOES_NOT_EXIST (assumed: no public record of the answer), and so is \
+         another workspace's id (the workspace API acts on its own workspace here). Off: any \
+         metastore id is taken as the workspace's own",
     ),
 ];
 

@@ -13,6 +13,9 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: String,
     pub message: String,
+    /// The body's `details` (`google.rpc.ErrorInfo` entries: a settings conflict names the
+    /// fresh etag there); empty for most errors.
+    pub details: Vec<serde_json::Value>,
 }
 
 impl ApiError {
@@ -21,6 +24,7 @@ impl ApiError {
             status,
             code: code.into(),
             message: message.into(),
+            details: Vec::new(),
         }
     }
 
@@ -64,7 +68,23 @@ impl ApiError {
     }
 
     pub fn body(&self) -> serde_json::Value {
-        json!({"error_code": self.code, "message": self.message})
+        let mut b = json!({"error_code": self.code, "message": self.message});
+        if !self.details.is_empty() {
+            b["details"] = serde_json::Value::Array(self.details.clone());
+        }
+        b
+    }
+
+    /// The error with a `google.rpc.ErrorInfo` detail holding `metadata`, as the Settings
+    /// API answers a stale or missing etag with the fresh one.
+    pub fn with_error_info(mut self, reason: &str, metadata: serde_json::Value) -> Self {
+        self.details.push(json!({
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": reason,
+            "domain": "",
+            "metadata": metadata,
+        }));
+        self
     }
 }
 

@@ -27,9 +27,12 @@ mod normalise;
 mod pages;
 mod permissions;
 mod pipelines;
+mod policies;
+mod pools;
 mod runtimes;
 mod scim;
 mod secrets;
+mod settings;
 mod store;
 mod uc;
 mod util;
@@ -259,6 +262,10 @@ const DOMAINS: &[Domain] = &[
         clock: None,
     },
     Domain {
+        routes: settings::routes,
+        clock: None,
+    },
+    Domain {
         routes: jobs::routes,
         clock: Some(jobs::tick),
     },
@@ -285,6 +292,14 @@ const DOMAINS: &[Domain] = &[
     Domain {
         routes: warehouses::routes,
         clock: Some(warehouses::advance),
+    },
+    Domain {
+        routes: policies::routes,
+        clock: None,
+    },
+    Domain {
+        routes: pools::routes,
+        clock: None,
     },
 ];
 

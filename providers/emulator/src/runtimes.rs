@@ -157,6 +157,18 @@ const NODE_TYPES: &[Node] = &[
     node("md-fleet.xlarge", "General Purpose", 4, 16384).disk(150),
 ];
 
+/// Whether the workspace offers a node type of this id (what an instance pool's
+/// `node_type_id` must name).
+pub fn is_node_type(id: &str) -> bool {
+    NODE_TYPES.iter().any(|n| n.id == id)
+}
+
+/// Whether the workspace offers a Databricks Runtime of this key (what an instance pool
+/// preloads).
+pub fn is_runtime(key: &str) -> bool {
+    RUNTIMES.iter().any(|(k, _)| *k == key)
+}
+
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/api/2.1/clusters/spark-versions", get(spark_versions))

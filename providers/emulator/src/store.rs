@@ -91,6 +91,18 @@ pub struct State {
     /// name (files written before had none).
     #[serde(default)]
     pub dataflow_specs: Tracked<String, pipelines::SpecTable>,
+    /// Cluster policies by policy id, as answered (files written before had none).
+    #[serde(default)]
+    pub cluster_policies: Tracked<String, Map<String, Value>>,
+    /// Instance pools by instance pool id, as answered (files written before had none).
+    #[serde(default)]
+    pub instance_pools: Tracked<String, Map<String, Value>>,
+    /// Workspace settings by their type (`default_namespace_ws`: the value and the version
+    /// its etag names), and the workspace's metastore assignment once changed
+    /// (`metastore_assignment`; absent: assigned to the workspace's metastore, as a new
+    /// workspace is). Files written before had none.
+    #[serde(default)]
+    pub settings: Tracked<String, Value>,
 }
 
 impl State {
@@ -123,6 +135,9 @@ impl State {
             warehouses: Tracked::new(),
             permissions: Tracked::new(),
             dataflow_specs: Tracked::new(),
+            cluster_policies: Tracked::new(),
+            instance_pools: Tracked::new(),
+            settings: Tracked::new(),
         };
         workspace::seed(&mut st, user_name, now);
         scim::seed(&mut st, user_name);
@@ -137,7 +152,7 @@ impl State {
     }
 
     /// Every collection by its field name: the one list the journal writes and replays.
-    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 20] {
+    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 23] {
         [
             ("catalogs", &mut self.catalogs),
             ("schemas", &mut self.schemas),
@@ -159,6 +174,9 @@ impl State {
             ("warehouses", &mut self.warehouses),
             ("permissions", &mut self.permissions),
             ("dataflow_specs", &mut self.dataflow_specs),
+            ("cluster_policies", &mut self.cluster_policies),
+            ("instance_pools", &mut self.instance_pools),
+            ("settings", &mut self.settings),
         ]
     }
 

@@ -223,6 +223,35 @@ async fn observe(b: Behaviour, c: &Client) -> Value {
                 .await;
             json!([status, body["message"]])
         }
+        Behaviour::SettingEtags => {
+            // A write naming an etag that is not the current one.
+            let path = "/api/2.0/settings/types/default_namespace_ws/names/default";
+            let (status, body) = c
+                .patch(
+                    path,
+                    json!({"allow_missing": true, "field_mask": "namespace.value",
+                        "setting": {"etag": "stale", "namespace": {"value": "main"}}}),
+                )
+                .await;
+            json!([
+                status,
+                body["error_code"],
+                body["details"][0]["metadata"]["etag"].is_string()
+            ])
+        }
+        Behaviour::OneMetastoreAssignment => {
+            let current = c
+                .ok_get(&format!("{UC}/current-metastore-assignment"))
+                .await;
+            let ws = current["workspace_id"].as_i64().unwrap();
+            let (status, body) = c
+                .put(
+                    &format!("{UC}/workspaces/{ws}/metastore"),
+                    json!({"metastore_id": "00000000-0000-0000-0000-000000000000"}),
+                )
+                .await;
+            json!([status, body["error_code"]])
+        }
         Behaviour::WithholdConnectionUser => {
             let got = c.ok_get(&format!("{UC}/connections/sql")).await;
             assert!(got["options"].get("password").is_none());
@@ -295,6 +324,20 @@ async fn observe(b: Behaviour, c: &Client) -> Value {
             // The name is held while the warehouse is being deleted.
             let (again, _) = c.post("/api/2.0/sql/warehouses", body).await;
             json!([status, read["state"], again])
+        }
+        Behaviour::PolicyDefinitionReformatted => {
+            let id = c
+                .ok(
+                    "/api/2.0/policies/clusters/create",
+                    json!({"name": "p", "definition": "{\"a\":{\"type\":\"unlimited\"}}"}),
+                )
+                .await["policy_id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            c.ok_get(&format!("/api/2.0/policies/clusters/get?policy_id={id}"))
+                .await["definition"]
+                .clone()
         }
         Behaviour::PrincipalsAsScimHolds => {
             // A user SCIM holds as Mixed.Case@Example.com, named in other cases everywhere.

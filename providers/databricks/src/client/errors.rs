@@ -24,6 +24,9 @@ pub struct ApiError {
     /// For a transport failure: the request may have reached the service (a timeout, a reset
     /// connection), as opposed to failing before anything was sent (DNS, TLS, refused).
     pub maybe_sent: bool,
+    /// The `etag` in the metadata of the body's `google.rpc.ErrorInfo` detail: the Settings
+    /// API answers a stale etag (409) or a setting not set yet (404) with the current one.
+    pub etag: Option<String>,
 }
 
 impl ApiError {
@@ -40,6 +43,7 @@ impl ApiError {
             kind,
             after_retry: false,
             maybe_sent: true,
+            etag: error_info_etag(body),
         }
     }
 
@@ -68,6 +72,7 @@ impl ApiError {
             kind: ErrorKind::Transient,
             after_retry: false,
             maybe_sent: true,
+            etag: None,
         }
     }
 
@@ -81,6 +86,7 @@ impl ApiError {
             kind: ErrorKind::Other,
             after_retry: false,
             maybe_sent: false,
+            etag: None,
         }
     }
 
@@ -94,6 +100,7 @@ impl ApiError {
             kind: ErrorKind::Other,
             after_retry: false,
             maybe_sent: false,
+            etag: None,
         }
     }
 
@@ -106,6 +113,7 @@ impl ApiError {
             kind: ErrorKind::Other,
             after_retry: false,
             maybe_sent: true,
+            etag: None,
         }
     }
 
@@ -166,6 +174,20 @@ pub enum ClientError {
 /// Reads the error body shapes the SDK accepts: `{error_code, message}`, legacy `{error}`
 /// (also OAuth's `{error, error_description}`), SCIM `{detail, status}`, plain text
 /// `CODE: message`, HTML `<pre>`/`<title>`, or nothing (the reason phrase).
+/// The etag of the first `google.rpc.ErrorInfo` detail of an error body that has one.
+fn error_info_etag(body: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    v.get("details")?
+        .as_array()?
+        .iter()
+        .filter(|d| {
+            d.get("@type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.ends_with("google.rpc.ErrorInfo"))
+        })
+        .find_map(|d| d.get("metadata")?.get("etag")?.as_str().map(str::to_string))
+}
+
 fn parse_error_body(status: u16, reason: &str, body: &[u8]) -> (Option<String>, String) {
     if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(body) {
         let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);

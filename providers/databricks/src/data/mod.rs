@@ -2,10 +2,12 @@
 
 pub mod catalog;
 pub mod connection;
+pub mod current_metastore;
 pub mod current_user;
 pub mod external_location;
 pub mod external_locations;
 pub mod group;
+pub mod metastore;
 pub mod node_type;
 pub mod schema;
 pub mod schemas;
@@ -61,6 +63,8 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DataSource>> {
         Arc::new(external_location::lookup(shared.clone())),
         Arc::new(storage_credentials::listing(shared.clone())),
         Arc::new(external_locations::listing(shared.clone())),
+        Arc::new(metastore::Metastore::new(shared.clone())),
+        Arc::new(current_metastore::CurrentMetastore::new(shared.clone())),
         Arc::new(spark_version::SparkVersion::new(shared.clone())),
         Arc::new(node_type::NodeType::new(shared.clone())),
         Arc::new(schemas::listing(shared.clone())),

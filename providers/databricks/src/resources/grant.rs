@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 pub fn kind(shared: Arc<Shared>) -> GrantsKind {
     let schema = with_securables(Schema::new().describe(
-        "One principal's privileges on one Unity Catalog securable; others' grants are left alone. Set exactly one of catalog, schema, table, volume, foreign_connection, storage_credential, external_location.",
+        "One principal's privileges on one Unity Catalog securable; others' grants are left alone. Set exactly one of catalog, schema, table, volume, foreign_connection, storage_credential, external_location, metastore.",
     ))
     .attr(
         Attribute::required("principal", AttrType::String)

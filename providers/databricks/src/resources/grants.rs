@@ -17,7 +17,7 @@ pub fn kind(shared: Arc<Shared>) -> GrantsKind {
         .attr(privileges_attr());
     let schema = with_securables(
         Schema::new().describe(
-            "Every grant on one Unity Catalog securable: what it does not declare is revoked. Set exactly one of catalog, schema, table, volume, foreign_connection, storage_credential, external_location.",
+            "Every grant on one Unity Catalog securable: what it does not declare is revoked. Set exactly one of catalog, schema, table, volume, foreign_connection, storage_credential, external_location, metastore.",
         ),
     )
     .block(

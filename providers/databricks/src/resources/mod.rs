@@ -3,9 +3,11 @@
 pub mod artifact;
 pub mod catalog;
 pub mod cluster;
+pub mod cluster_policy;
 pub mod connection;
 pub mod content;
 pub mod datasets;
+pub mod default_namespace_setting;
 pub mod directory;
 pub mod entitlements;
 pub mod external_location;
@@ -16,9 +18,11 @@ pub mod group;
 pub mod group_member;
 pub mod ingestion_gateway;
 pub mod ingestion_pipeline;
+pub mod instance_pool;
 pub mod job;
 pub mod job_run;
 pub mod locations;
+pub mod metastore_assignment;
 pub mod notebook;
 pub mod ownership;
 pub mod permissions;
@@ -118,6 +122,18 @@ impl DatabricksKind for sdp_meta_onboarding::Onboarding {}
 impl DatabricksKind for scim::Identity {}
 impl DatabricksKind for group_member::GroupMember {}
 impl DatabricksKind for entitlements::Entitlements {}
+impl DatabricksKind for metastore_assignment::MetastoreAssignment {}
+impl DatabricksKind for default_namespace_setting::DefaultNamespaceSetting {}
+impl DatabricksKind for cluster_policy::ClusterPolicy {
+    fn shared_by_others(&self) -> bool {
+        true
+    }
+}
+impl DatabricksKind for instance_pool::InstancePool {
+    fn shared_by_others(&self) -> bool {
+        true
+    }
+}
 
 /// Every resource kind of the provider.
 pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
@@ -128,6 +144,12 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(connection::kind(shared.clone())),
         Arc::new(storage_credential::kind(shared.clone())),
         Arc::new(external_location::kind(shared.clone())),
+        Arc::new(metastore_assignment::MetastoreAssignment::new(
+            shared.clone(),
+        )),
+        Arc::new(default_namespace_setting::DefaultNamespaceSetting::new(
+            shared.clone(),
+        )),
         Arc::new(grants::kind(shared.clone())),
         Arc::new(grant::kind(shared.clone())),
         Arc::new(permissions::Permissions::new(shared.clone())),
@@ -140,6 +162,8 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(secret::Secret::new(shared.clone())),
         Arc::new(secret_acl::SecretAcl::new(shared.clone())),
         Arc::new(sql_endpoint::SqlEndpoint::new(shared.clone())),
+        Arc::new(cluster_policy::ClusterPolicy::new(shared.clone())),
+        Arc::new(instance_pool::InstancePool::new(shared.clone())),
         Arc::new(pipeline::kind(shared.clone())),
         Arc::new(ingestion_gateway::kind(shared.clone())),
         Arc::new(ingestion_pipeline::kind(shared.clone())),
@@ -348,6 +372,23 @@ where
 }
 
 /// Deletion treats not-found as success (the object is gone either way).
+/// The one object of a listing (`GET path`, every page, `items` holding them) whose `field`
+/// is `value`: how a kind whose names are unique in a workspace finds its object by name.
+pub async fn listed_by(
+    client: &crate::client::Client,
+    path: &str,
+    items: &str,
+    field: &str,
+    value: &str,
+) -> Result<Option<Json>, ProviderError> {
+    Ok(client
+        .list_all(path, &[], items, None)
+        .await
+        .map_err(err)?
+        .into_iter()
+        .find(|o| o.get(field).and_then(Json::as_str) == Some(value)))
+}
+
 pub fn gone_ok(r: Result<Json, ApiError>) -> Result<(), ProviderError> {
     match r {
         Ok(_) => Ok(()),

@@ -1,5 +1,5 @@
 //! `databricks_permissions`: every permission on one workspace object (a job, pipeline,
-//! notebook, directory, workspace file or SQL warehouse), through the Permissions API
+//! notebook, directory, workspace file, SQL warehouse, cluster policy or instance pool), through the Permissions API
 //! (`/api/2.0/permissions/{object_type}/{object_id}`). Authoritative, as in the Terraform
 //! provider: a write replaces the object's direct entries (PUT), so an entry added in the
 //! UI is planned back, and a destroy resets the object to what it has alone.
@@ -55,6 +55,10 @@ const WAREHOUSE: &[&str] = &[
     "CAN_VIEW",
     "IS_OWNER",
 ];
+/// terraform-provider-databricks permissions/permission_definitions.go:349-366: CAN_USE is
+/// a policy's one level (a managing one); a pool's are CAN_ATTACH_TO and CAN_MANAGE.
+const CLUSTER_POLICY: &[&str] = &["CAN_USE"];
+const INSTANCE_POOL: &[&str] = &["CAN_ATTACH_TO", "CAN_MANAGE"];
 const OWNING: &[&str] = &["CAN_MANAGE", "IS_OWNER"];
 const MANAGING: &[&str] = &["CAN_MANAGE"];
 
@@ -132,21 +136,35 @@ pub const TARGETS: &[Target] = &[
         managing: OWNING,
         owned: true,
     },
+    Target {
+        attr: "cluster_policy_id",
+        by_path: false,
+        request: "cluster-policies",
+        object_type: "cluster-policy",
+        workspace_type: "",
+        label: "cluster policy",
+        levels: CLUSTER_POLICY,
+        managing: CLUSTER_POLICY,
+        owned: false,
+    },
+    Target {
+        attr: "instance_pool_id",
+        by_path: false,
+        request: "instance-pools",
+        object_type: "instance-pool",
+        workspace_type: "",
+        label: "instance pool",
+        levels: INSTANCE_POOL,
+        managing: MANAGING,
+        owned: false,
+    },
 ];
 
 /// What the Terraform provider manages permissions of that brickform has no kind for.
 const NOT_HERE: &[(&str, &str)] = &[
     (
         "cluster_id",
-        "brickform does not manage clusters, nor their permissions. It manages permissions of jobs, pipelines, notebooks, directories, workspace files and SQL warehouses.",
-    ),
-    (
-        "cluster_policy_id",
-        "brickform does not manage cluster policies, nor their permissions.",
-    ),
-    (
-        "instance_pool_id",
-        "brickform does not manage instance pools, nor their permissions.",
+        "brickform does not manage clusters, nor their permissions. It manages permissions of jobs, pipelines, notebooks, directories, workspace files, SQL warehouses, cluster policies and instance pools.",
     ),
     (
         "repo_id",
@@ -277,7 +295,7 @@ fn schema() -> Schema {
                 .describe("The level, one the object's type takes (validate lists them)."),
         );
     let mut s = Schema::new().describe(
-        "Every permission on one job, pipeline, notebook, directory, workspace file or SQL warehouse: what it does not declare is removed. Set exactly one of job_id, pipeline_id, notebook_id, notebook_path, directory_id, directory_path, workspace_file_id, workspace_file_path, sql_endpoint_id.",
+        "Every permission on one job, pipeline, notebook, directory, workspace file, SQL warehouse, cluster policy or instance pool: what it does not declare is removed. Set exactly one of job_id, pipeline_id, notebook_id, notebook_path, directory_id, directory_path, workspace_file_id, workspace_file_path, sql_endpoint_id, cluster_policy_id, instance_pool_id.",
     );
     for t in TARGETS {
         s = s.attr(
@@ -303,6 +321,12 @@ fn schema() -> Schema {
                         "The workspace file, by object id (databricks_workspace_file's object_id)."
                     }
                     "workspace_file_path" => "The workspace file, by workspace path.",
+                    "cluster_policy_id" => {
+                        "The cluster policy the permissions are on (databricks_cluster_policy's id); its one level is CAN_USE."
+                    }
+                    "instance_pool_id" => {
+                        "The instance pool the permissions are on (databricks_instance_pool's id)."
+                    }
                     _ => "The SQL warehouse the permissions are on (databricks_sql_endpoint's id).",
                 }),
         );
@@ -328,8 +352,10 @@ fn schema() -> Schema {
                 "workspace_file_id",
                 "workspace_file_path",
                 "sql_endpoint_id",
+                "cluster_policy_id",
+                "instance_pool_id",
             ])
-            .describe("The object's type as the service names it (job, pipelines, notebook, directory, file, warehouses)."),
+            .describe("The object's type as the service names it (job, pipelines, notebook, directory, file, warehouses, cluster-policy, instance-pool)."),
     )
     .attr(
         Attribute::computed("id", AttrType::String)
@@ -516,7 +542,7 @@ pub fn id_of(target: &Target, object_id: &str) -> String {
 pub fn parse_id(id: &str) -> ProviderResult<(&'static Target, &str)> {
     let bad = || {
         ProviderError::invalid(format!(
-            "permissions are imported as /TYPE/OBJECT_ID, where TYPE is jobs, pipelines, notebooks, directories, files or sql/warehouses (for example /jobs/123); got {id:?}"
+            "permissions are imported as /TYPE/OBJECT_ID, where TYPE is jobs, pipelines, notebooks, directories, files, sql/warehouses, cluster-policies or instance-pools (for example /jobs/123); got {id:?}"
         ))
     };
     let rest = id.strip_prefix('/').ok_or_else(bad)?;

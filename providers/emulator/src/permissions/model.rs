@@ -24,6 +24,8 @@ enum Holder {
     Job,
     Pipeline,
     Warehouse,
+    ClusterPolicy,
+    InstancePool,
     /// A workspace object of this `object_type` (NOTEBOOK, DIRECTORY, FILE).
     Workspace(&'static str),
 }
@@ -120,6 +122,28 @@ pub const TYPES: &[ObjectType] = &[
             ("IS_OWNER", "Owns the warehouse"),
         ],
     },
+    // Cluster policies and instance pools have no owner; their levels are the Terraform
+    // provider's (permissions/permission_definitions.go:349-366) and their answers' object
+    // types databricks/cli's (libs/testserver/permissions.go:16-17).
+    ObjectType {
+        request: "cluster-policies",
+        object_type: "cluster-policy",
+        noun: "cluster policy",
+        holder: Holder::ClusterPolicy,
+        owner: Owner::None,
+        levels: &[("CAN_USE", "Can use the cluster policy")],
+    },
+    ObjectType {
+        request: "instance-pools",
+        object_type: "instance-pool",
+        noun: "instance pool",
+        holder: Holder::InstancePool,
+        owner: Owner::None,
+        levels: &[
+            ("CAN_ATTACH_TO", "Can attach clusters to the instance pool"),
+            ("CAN_MANAGE", "Can manage the instance pool"),
+        ],
+    },
 ];
 
 /// The type a `request_object_type` names. The SDK's warehouse calls use `warehouses`, the
@@ -132,7 +156,7 @@ pub fn object_type(request: &str) -> ApiResult<&'static ObjectType> {
     };
     TYPES.iter().find(|t| t.request == request).ok_or_else(|| {
         ApiError::invalid(format!(
-            "request_object_type is not recognized: {request} (the local workspace keeps permissions of jobs, pipelines, notebooks, directories, files and sql/warehouses)"
+            "request_object_type is not recognized: {request} (the local workspace keeps permissions of jobs, pipelines, notebooks, directories, files, sql/warehouses, cluster-policies and instance-pools)"
         ))
     })
 }
@@ -192,6 +216,12 @@ fn target(st: &State, ty: &ObjectType, id: &str) -> ApiResult<Target> {
                 .filter(|w| !crate::warehouses::is_deleted(w))
                 .ok_or_else(|| missing(ty, id))?;
             t.creator = Some(w.creator_name.clone());
+        }
+        Holder::ClusterPolicy => {
+            st.cluster_policies.get(id).ok_or_else(|| missing(ty, id))?;
+        }
+        Holder::InstancePool => {
+            st.instance_pools.get(id).ok_or_else(|| missing(ty, id))?;
         }
         Holder::Workspace(kind) => {
             let n = id.parse::<i64>().map_err(|_| missing(ty, id))?;

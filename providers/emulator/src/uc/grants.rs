@@ -17,13 +17,56 @@ fn key(sec: &Securable, full_name: &str) -> String {
     format!("{}:{full_name}", sec.grant_type)
 }
 
+/// The privileges a grant on the metastore may hold (terraform-provider-databricks
+/// docs/resources/grants.md, "Metastore grants"; MANAGE_ALLOWLIST from Databricks' privilege
+/// reference). They are not inherited by what is in it.
+pub const METASTORE_PRIVILEGES: &[&str] = &[
+    "CREATE_CATALOG",
+    "CREATE_CLEAN_ROOM",
+    "CREATE_CONNECTION",
+    "CREATE_EXTERNAL_LOCATION",
+    "CREATE_PROVIDER",
+    "CREATE_RECIPIENT",
+    "CREATE_SERVICE_CREDENTIAL",
+    "CREATE_SHARE",
+    "CREATE_STORAGE_CREDENTIAL",
+    "MANAGE_ALLOWLIST",
+    "SET_SHARE_PERMISSION",
+    "USE_MARKETPLACE_ASSETS",
+    "USE_PROVIDER",
+    "USE_RECIPIENT",
+    "USE_SHARE",
+];
+
+/// What grants are on: a securable of the table, or the metastore (by its id).
+struct On {
+    grant_type: &'static str,
+    privileges: &'static [&'static str],
+    key: String,
+}
+
+impl On {
+    fn grants_key(&self) -> String {
+        format!("{}:{}", self.grant_type, self.key)
+    }
+}
+
 /// The securable a `securable_type` names, and the key of the one `full_name` names; it
-/// must exist.
-fn securable(
-    st: &State,
-    securable_type: &str,
-    full_name: &str,
-) -> ApiResult<(&'static Securable, String)> {
+/// must exist. The metastore is the workspace's own.
+fn securable(st: &State, securable_type: &str, full_name: &str) -> ApiResult<On> {
+    if securable_type.eq_ignore_ascii_case("metastore") {
+        if !full_name.eq_ignore_ascii_case(&st.metastore_id) {
+            return Err(ApiError::not_found(
+                "METASTORE_DOES_NOT_EXIST",
+                format!("Metastore '{full_name}' does not exist."),
+            ));
+        }
+        return Ok(On {
+            grant_type: "metastore",
+            privileges: METASTORE_PRIVILEGES,
+            key: st.metastore_id.clone(),
+        });
+    }
     let sec = SECURABLES
         .iter()
         .find(|s| s.grant_type.eq_ignore_ascii_case(securable_type))
@@ -36,7 +79,12 @@ fn securable(
     if !sec.has(st, &k) {
         return Err(sec.missing(&k));
     }
-    Ok((sec, k))
+    debug_assert_eq!(key(sec, &k), format!("{}:{k}", sec.grant_type));
+    Ok(On {
+        grant_type: sec.grant_type,
+        privileges: sec.privileges,
+        key: k,
+    })
 }
 
 fn render(grants: Option<&Grants>, principal: Option<&str>) -> Value {
@@ -58,9 +106,12 @@ pub fn get(
     full_name: &str,
     principal: Option<&str>,
 ) -> ApiResult<Value> {
-    let (sec, k) = securable(st, securable_type, full_name)?;
+    let on = securable(st, securable_type, full_name)?;
     let principal = principal.map(|p| crate::scim::held_name(st, b, &[PrincipalKind::User], p));
-    Ok(render(st.grants.get(&key(sec, &k)), principal.as_deref()))
+    Ok(render(
+        st.grants.get(&on.grants_key()),
+        principal.as_deref(),
+    ))
 }
 
 /// Applies `changes` (`[{principal, add, remove}]`): every principal must be an account
@@ -75,7 +126,8 @@ pub fn update(
     full_name: &str,
     changes: &[Value],
 ) -> ApiResult<Value> {
-    let (sec, k) = securable(st, securable_type, full_name)?;
+    let on = securable(st, securable_type, full_name)?;
+    let k = &on.key;
     let mut parsed = Vec::new();
     for c in changes {
         let principal = c
@@ -106,10 +158,10 @@ pub fn update(
             )));
         }
         for p in add.iter().chain(&remove) {
-            if !sec.privileges.contains(&p.as_str()) {
+            if !on.privileges.contains(&p.as_str()) {
                 return Err(ApiError::invalid(format!(
                     "Privilege {p} is not applicable to this entity [{k}:{}]. If you are trying to grant a privilege on a parent securable, grant it there.",
-                    sec.grant_type.to_ascii_uppercase()
+                    on.grant_type.to_ascii_uppercase()
                 )));
             }
         }
@@ -122,7 +174,7 @@ pub fn update(
         let principal = crate::scim::held_name(st, b, &[PrincipalKind::User], principal);
         parsed.push((principal, add, remove));
     }
-    let gk = key(sec, &k);
+    let gk = on.grants_key();
     let mut grants = st.grants.get(&gk).cloned().unwrap_or_default();
     for (principal, add, remove) in parsed {
         let held = grants.entry(principal).or_default();

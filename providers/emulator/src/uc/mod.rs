@@ -8,6 +8,7 @@
 //! be read, listed and dropped.
 
 mod grants;
+mod metastore;
 mod model;
 mod routes;
 mod securables;
@@ -27,6 +28,7 @@ pub fn grantable_privileges() -> impl Iterator<Item = (&'static str, &'static [&
     securables::SECURABLES
         .iter()
         .map(|s| (s.grant_type, s.privileges))
+        .chain([("metastore", grants::METASTORE_PRIVILEGES)])
 }
 
 use serde::{Deserialize, Serialize};

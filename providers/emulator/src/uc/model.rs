@@ -16,7 +16,7 @@ const INFO_SCHEMA: &str = "information_schema";
 /// The metastore's storage root. The service's managed volumes without a catalog or schema
 /// root live at `s3://BUCKET/metastore/METASTORE_ID/volumes/VOLUME_ID` (the Databricks CLI's
 /// cloud-recorded acceptance outputs), tables beside them under `tables/`.
-fn metastore_root(st: &State) -> String {
+pub(crate) fn metastore_root(st: &State) -> String {
     format!(
         "s3://brickform-local-metastore/metastore/{}",
         st.metastore_id

@@ -23,15 +23,10 @@ pub const CONNECTIONS_PATH: &str = "/api/2.1/unity-catalog/connections";
 type Reply = ApiResult<Json<Value>>;
 
 pub fn routes() -> Router<Arc<App>> {
-    let base = Router::new()
-        .route(
-            &format!("{UC}/current-metastore-assignment"),
-            get(current_metastore),
-        )
-        .route(
-            &format!("{UC}/permissions/{{securable_type}}/{{full_name}}"),
-            get(get_grants).patch(update_grants),
-        );
+    let base = super::metastore::routes().route(
+        &format!("{UC}/permissions/{{securable_type}}/{{full_name}}"),
+        get(get_grants).patch(update_grants),
+    );
     SECURABLES.iter().fold(base, |r, sec| {
         let list = get(move |app: AppState, q: Params| list(sec, app, q));
         let collection: MethodRouter<Arc<App>> = match sec.kind {
@@ -89,18 +84,6 @@ async fn update_grants(
     let changes = Obj::root(&b).arr("changes")?.to_vec();
     app.mutate(|st, ctx| {
         super::grants::update(st, ctx.behaviours, &securable_type, &full_name, &changes).map(Json)
-    })
-}
-
-/// `GET current-metastore-assignment`: the metastore the workspace is assigned to
-/// (`MetastoreAssignment`).
-async fn current_metastore(AxState(app): AppState) -> Reply {
-    app.view(|st, _| {
-        Ok(Json(serde_json::json!({
-            "metastore_id": st.metastore_id,
-            "workspace_id": st.workspace_id,
-            "default_catalog_name": "main",
-        })))
     })
 }
 

@@ -5,7 +5,7 @@
 //!
 //! The securable is named by one attribute, as in the Terraform provider (`catalog`,
 //! `schema`, `table`, `volume`, `foreign_connection`, `storage_credential`,
-//! `external_location`); its privileges are validated per
+//! `external_location`, `metastore`); its privileges are validated per
 //! securable type before anything is sent. [`api`] reads and writes them; [`kind`] is the
 //! life cycle both kinds share.
 
@@ -110,6 +110,26 @@ const EXTERNAL_LOCATION: &[&str] = &[
     "READ_FILES",
     "WRITE_FILES",
 ];
+/// The metastore's privileges (terraform-provider-databricks docs/resources/grants.md,
+/// "Metastore grants"; MANAGE_ALLOWLIST from Databricks' privilege reference). Not
+/// inherited by what is in it.
+const METASTORE: &[&str] = &[
+    "CREATE_CATALOG",
+    "CREATE_CLEAN_ROOM",
+    "CREATE_CONNECTION",
+    "CREATE_EXTERNAL_LOCATION",
+    "CREATE_PROVIDER",
+    "CREATE_RECIPIENT",
+    "CREATE_SERVICE_CREDENTIAL",
+    "CREATE_SHARE",
+    "CREATE_STORAGE_CREDENTIAL",
+    "MANAGE_ALLOWLIST",
+    "SET_SHARE_PERMISSION",
+    "USE_MARKETPLACE_ASSETS",
+    "USE_PROVIDER",
+    "USE_RECIPIENT",
+    "USE_SHARE",
+];
 const CONNECTION: &[&str] = &[
     "ALL_PRIVILEGES",
     "CREATE_FOREIGN_CATALOG",
@@ -174,29 +194,33 @@ pub const TARGETS: &[Target] = &[
         privileges: EXTERNAL_LOCATION,
         inherited: &[],
     },
+    Target {
+        attr: "metastore",
+        api: "metastore",
+        label: "metastore",
+        parts: 1,
+        privileges: METASTORE,
+        inherited: &[],
+    },
 ];
 
 /// Securables the Terraform provider grants on that brickform does not manage grants for.
 const NOT_HERE: &[(&str, &str)] = &[
     (
-        "metastore",
-        "brickform does not manage grants on the metastore: they are an account administrator's, outside any one workspace's configuration. It manages grants on catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
-    ),
-    (
         "function",
-        "brickform does not manage functions, nor grants on them. It manages grants on catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
+        "brickform does not manage functions, nor grants on them. It manages grants on metastore, catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
     ),
     (
         "model",
-        "brickform does not manage registered models, nor grants on them. It manages grants on catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
+        "brickform does not manage registered models, nor grants on them. It manages grants on metastore, catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
     ),
     (
         "share",
-        "brickform does not manage Delta Sharing shares, nor grants on them. It manages grants on catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
+        "brickform does not manage Delta Sharing shares, nor grants on them. It manages grants on metastore, catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
     ),
     (
         "credential",
-        "brickform does not manage service credentials, nor grants on them. It manages grants on catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
+        "brickform does not manage service credentials, nor grants on them. It manages grants on metastore, catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
     ),
 ];
 
@@ -227,6 +251,7 @@ pub fn with_securables(mut schema: Schema) -> Schema {
                     "volume" => "The volume the grants are on, as CATALOG.SCHEMA.VOLUME.",
                     "storage_credential" => "The storage credential the grants are on.",
                     "external_location" => "The external location the grants are on.",
+                    "metastore" => "The metastore the grants are on, by its id (the workspace's).",
                     _ => "The Unity Catalog connection the grants are on.",
                 }),
         );

@@ -1,0 +1,12 @@
+//! Instance pools (`/api/2.0/instance-pools/...`): [`model`] is what the API does to the
+//! state, [`routes`] the HTTP side.
+//!
+//! A pool is held as the service answers it: its settings, with `instance_pool_id`,
+//! `default_tags`, `state` (ACTIVE) and `stats` (no instances: the local workspace runs no
+//! clusters). An edit changes only what the edit API takes (name, sizes, idle
+//! termination, custom tags); the rest is the pool's for life.
+
+mod model;
+mod routes;
+
+pub use routes::routes;

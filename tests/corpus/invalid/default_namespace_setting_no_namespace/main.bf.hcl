@@ -1,0 +1,6 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "databricks_default_namespace_setting" "ns" {
+}
