@@ -294,3 +294,32 @@ resource "databricks_metastore_assignment" "this" {{
         "main"
     );
 }
+
+/// The metastore data sources answer `metastore_info` as the provider does, a block of
+/// one, so the provider's own example (`metastore_info[0]`) reads it.
+#[test]
+fn metastore_info_is_indexed_as_the_provider_documents_it() {
+    let dir = config(&[(
+        "main.bf.hcl",
+        r#"
+provider "databricks" {
+  host = "local"
+}
+data "databricks_current_metastore" "this" {
+}
+data "databricks_metastore" "by_id" {
+  metastore_id = data.databricks_current_metastore.this.id
+}
+output "name" {
+  value = data.databricks_current_metastore.this.metastore_info[0].name
+}
+output "same" {
+  value = data.databricks_metastore.by_id.metastore_info[0].metastore_id == data.databricks_current_metastore.this.id
+}
+"#,
+    )]);
+    let d = dir.path();
+    let out = common::run_ok(d, &["apply", "--auto-approve"], &[]);
+    assert!(out.contains("same = true"), "{out}");
+    assert!(out.contains("name = \""), "{out}");
+}

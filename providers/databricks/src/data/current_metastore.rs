@@ -25,7 +25,7 @@ impl CurrentMetastore {
             )
             .attr(
                 Attribute::computed("metastore_info", AttrType::Any)
-                    .describe("The service's metastore summary (metastore_id, name, region, cloud, storage_root, owner, …)."),
+                    .describe("A list of one: the service's metastore summary (metastore_info[0].name; metastore_id, name, region, cloud, storage_root, owner, …)."),
             );
         CurrentMetastore { schema, shared }
     }
@@ -51,7 +51,10 @@ impl DataSource for CurrentMetastore {
                     .get("metastore_id")
                     .map_or(Value::Null, Value::from_json);
                 out.insert("id".into(), id);
-                out.insert("metastore_info".into(), Value::from_json(&summary));
+                out.insert(
+                    "metastore_info".into(),
+                    super::metastore::info_block(&summary),
+                );
             }
             // The provider's test for a workspace without a metastore, word for word.
             Err(e)

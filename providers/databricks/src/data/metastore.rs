@@ -29,7 +29,7 @@ impl Metastore {
             .attr(Attribute::computed("id", AttrType::String).describe("The metastore's id."))
             .attr(
                 Attribute::computed("metastore_info", AttrType::Any)
-                    .describe("The service's MetastoreInfo: metastore_id, name, region, cloud, storage_root, storage_root_credential_id/_name, default_data_access_config_id, owner, delta_sharing_*, privilege_model_version, global_metastore_id, created_at/_by, updated_at/_by."),
+                    .describe("A list of one: the service's MetastoreInfo (metastore_info[0].name), with metastore_id, name, region, cloud, storage_root, storage_root_credential_id/_name, default_data_access_config_id, owner, delta_sharing_*, privilege_model_version, global_metastore_id, created_at/_by, updated_at/_by."),
             );
         Metastore { schema, shared }
     }
@@ -43,8 +43,14 @@ pub fn answered(info: &Json) -> Object {
     out.insert("metastore_id".into(), s("metastore_id"));
     out.insert("name".into(), s("name"));
     out.insert("region".into(), s("region"));
-    out.insert("metastore_info".into(), Value::from_json(info));
+    out.insert("metastore_info".into(), info_block(info));
     out
+}
+
+/// The provider's `metastore_info` is a block of one (`metastore_info[0].name`), so
+/// configurations written for it index it.
+pub fn info_block(info: &Json) -> Value {
+    Value::List(vec![Value::from_json(info)])
 }
 
 #[async_trait]
