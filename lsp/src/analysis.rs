@@ -4,6 +4,7 @@
 
 use crate::scan::{self, Block, Place};
 use crate::text::LineIndex;
+use brickform_core::lang::blocks::BLOCK_TYPES;
 use brickform_core::lang::load::Config;
 use brickform_core::lang::source::Span;
 use brickform_core::plan::Mode;
@@ -13,60 +14,6 @@ use lsp_types::{
     MarkupContent, MarkupKind, Range, TextEdit,
 };
 use std::path::PathBuf;
-
-/// The top-level blocks of a configuration, with what each declares.
-pub const TOP_LEVEL: &[(&str, &str)] = &[
-    (
-        "resource",
-        "An object brickform manages: resource \"TYPE\" \"NAME\" { … }",
-    ),
-    (
-        "data",
-        "An object read, never changed: data \"TYPE\" \"NAME\" { … }",
-    ),
-    (
-        "variable",
-        "An input variable: variable \"NAME\" { type = …, default = … }",
-    ),
-    ("locals", "Named values computed once: locals { NAME = … }"),
-    (
-        "output",
-        "A value shown after apply: output \"NAME\" { value = … }",
-    ),
-    (
-        "module",
-        "A call of the module in a directory: module \"NAME\" { source = \"./dir\" }",
-    ),
-    (
-        "provider",
-        "A provider's settings: provider \"databricks\" { … }",
-    ),
-    (
-        "import",
-        "Adopt an existing object: import { to = TYPE.NAME, id = \"…\" }",
-    ),
-    ("moved", "A renamed block: moved { from = OLD, to = NEW }"),
-    (
-        "removed",
-        "Forget an object without destroying it: removed { from = TYPE.NAME }",
-    ),
-    (
-        "environment",
-        "A target environment: environment \"NAME\" { … }",
-    ),
-    (
-        "brickform",
-        "Settings of the configuration itself (backend, required version)",
-    ),
-    (
-        "check",
-        "Conditions reported after plan and apply: check \"NAME\" { assert { … } }",
-    ),
-    (
-        "terraform",
-        "A Terraform settings block, read for what applies to brickform",
-    ),
-];
 
 /// Meta-arguments every resource and data block takes.
 const META: &[(&str, &str)] = &[
@@ -247,11 +194,11 @@ pub fn complete(
         }
         Place::Label { .. } => Vec::new(),
         Place::Statement if ctx.blocks.is_empty() => match words.as_slice() {
-            [] => TOP_LEVEL
+            [] => BLOCK_TYPES
                 .iter()
-                .map(|(k, doc)| CompletionItem {
-                    detail: Some((*doc).into()),
-                    ..item(*k, CompletionItemKind::KEYWORD)
+                .map(|b| CompletionItem {
+                    detail: Some(b.summary.into()),
+                    ..item(b.name, CompletionItemKind::KEYWORD)
                 })
                 .collect(),
             // `resource ` then the type, quoted.

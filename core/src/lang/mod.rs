@@ -2,6 +2,7 @@
 //! standard library of functions, diagnostics and formatting.
 
 pub mod backend;
+pub mod blocks;
 pub mod decode;
 pub mod diagnostics;
 pub mod environment;
