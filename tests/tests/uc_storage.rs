@@ -170,6 +170,75 @@ fn credential_location_and_grants_apply_update_import_and_destroy_without_the_se
     assert_eq!(cred["comment"], "rotated owner");
     served_plan_is_empty(d, &serve);
 
+    // The data sources answer the object as the provider's do: `NAME_info`, a list of one,
+    // its nested blocks lists of one, the secret nowhere.
+    let lookups = r#"
+data "databricks_storage_credential" "sp" {
+  name = databricks_storage_credential.sp.name
+}
+data "databricks_external_location" "landing" {
+  name = databricks_external_location.landing.name
+}
+output "application_id" {
+  value = data.databricks_storage_credential.sp.storage_credential_info[0].azure_service_principal[0].application_id
+}
+output "credential_owner" {
+  value = data.databricks_storage_credential.sp.storage_credential_info[0].owner
+}
+output "landing_url" {
+  value = data.databricks_external_location.landing.external_location_info[0].url
+}
+"#;
+    write(d, &main_config("rotated owner", lookups));
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let (_, outputs, err) = common::run(d, &["output", "--json"], &[]);
+    let outputs: Value = serde_json::from_str(&outputs).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(
+        outputs["application_id"]["value"],
+        "00000000-0000-0000-0000-000000000002"
+    );
+    assert_eq!(outputs["credential_owner"]["value"], cred["owner"]);
+    assert_eq!(
+        outputs["landing_url"]["value"],
+        "abfss://lake@account.dfs.core.windows.net/landing"
+    );
+    assert!(files_hold(d, SECRET).is_empty(), "{:?}", files_hold(d, SECRET));
+    write(d, &main_config("rotated owner", ""));
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+
+    // A rotated client secret is planned (hidden) and written, though the service never
+    // answers it: state's fingerprint no longer matches. Then it plans nothing.
+    const ROTATED: &str = "sp-secret-rotated-77";
+    let rotated = format!("sp_secret={ROTATED}");
+    let plan = bf_ok(d, &serve, &["plan", "--var", &rotated]);
+    assert!(
+        plan.contains("databricks_storage_credential.sp will be updated in-place")
+            && plan.contains("~ client_secret = (sensitive value)")
+            && !plan.contains(ROTATED),
+        "{plan}"
+    );
+    serve.ok("DELETE", "/__emulator/requests", None);
+    bf_ok(d, &serve, &["apply", "--auto-approve", "--var", &rotated]);
+    let patches = serve.ok(
+        "GET",
+        "/__emulator/requests?method=PATCH&path=/api/2.1/unity-catalog/storage-credentials/.*",
+        None,
+    );
+    assert!(
+        patches["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["body"]["azure_service_principal"]["client_secret"].is_string()),
+        "the new secret is sent: {patches}"
+    );
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode", "--var", &rotated]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(files_hold(d, ROTATED).is_empty(), "{:?}", files_hold(d, ROTATED));
+    // Back to the first secret, for what follows.
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    served_plan_is_empty(d, &serve);
+
     // A new name replaces the location, as the provider's ForceNew name does.
     let renamed = main_config("rotated owner", "").replace(
         "name            = \"landing\"",

@@ -67,15 +67,16 @@ fn set(o: &mut Object, path: &[PathStep], v: Value) {
 
 /// Puts derived sensitive values back into `prior` where the configuration's value matches
 /// the stored fingerprint: state does not hold them, but an unchanged one is no change. A
-/// value that no longer matches stays absent, so it shows as changed (and hidden).
-/// Attributes the schema marks sensitive (write-only) are compared by fingerprint by the
-/// diff itself and are left alone.
+/// value that no longer matches stays absent, so it shows as changed (and hidden); a
+/// write-only one of a nested block becomes unknown. Top-level attributes the schema marks
+/// sensitive (write-only) are compared by fingerprint by the diff itself and are left alone.
 pub(super) fn restore(
     prior: &mut Prior,
     config: &Object,
     schema: &Schema,
     matches: &dyn Fn(&Value, &str) -> bool,
 ) {
+    let write_only = super::instance::sensitive_schema_paths(schema);
     for (dotted, fp) in &prior.sensitive {
         let path = steps(dotted);
         if let [PathStep::Key(k)] = path.as_slice()
@@ -86,14 +87,22 @@ pub(super) fn restore(
         let Some(v) = get(config, &path).filter(|v| v.is_wholly_known()) else {
             continue;
         };
-        if matches(v, fp) {
-            let v = v.clone();
-            set(&mut prior.config, &path, v.clone());
-            if get(&prior.computed, &path[..path.len().saturating_sub(1)]).is_some()
-                || path.len() == 1
-            {
-                set(&mut prior.computed, &path, v);
+        if !matches(v, fp) {
+            // A write-only attribute of a nested block (a storage credential's
+            // `azure_service_principal.client_secret`): the service never answers it, so
+            // its absence would compare equal to anything. The value last applied is not
+            // known, only that it differs from the configured one: unknown, which no
+            // configured value equals, so the new one is planned and written.
+            if write_only.contains(&path) {
+                set(&mut prior.config, &path, Value::Unknown);
             }
+            continue;
+        }
+        let v = v.clone();
+        set(&mut prior.config, &path, v.clone());
+        if get(&prior.computed, &path[..path.len().saturating_sub(1)]).is_some() || path.len() == 1
+        {
+            set(&mut prior.computed, &path, v);
         }
     }
 }
@@ -134,6 +143,49 @@ pub(super) fn redact_field(f: &mut FieldChange, paths: &[Vec<PathStep>]) {
             }
         }
     }
+}
+
+/// The sensitive values under a field change that change with it (a nested block's
+/// write-only attribute rotated while the rest of the block stays): each as a change of its
+/// own, hidden, so renderers show `~ client_secret = (sensitive value)` where the block's
+/// own values, redacted, would look unchanged. Taken before the field is redacted.
+pub(super) fn hidden_changes(f: &FieldChange, paths: &[Vec<PathStep>]) -> Vec<FieldChange> {
+    let at = |v: &Option<SerValue>, rest: &[PathStep]| {
+        let v = v.as_ref()?;
+        let wrapper = Object::from_iter([(String::new(), v.0.clone())]);
+        let mut path = vec![PathStep::Key(String::new())];
+        path.extend(rest.iter().cloned());
+        get(&wrapper, &path).filter(|v| !v.is_null()).cloned()
+    };
+    // A block added or removed whole shows its values (hidden ones as such) already.
+    if f.before.is_none() || f.after.is_none() {
+        return Vec::new();
+    }
+    paths
+        .iter()
+        .filter(|p| p.len() > f.path.len() && p.starts_with(&f.path))
+        .filter_map(|p| {
+            let rest = &p[f.path.len()..];
+            let (before, after) = (at(&f.before, rest), at(&f.after, rest));
+            let changed = match (&before, &after) {
+                (Some(Value::Unknown), _) | (_, Some(Value::Unknown)) => true,
+                (b, a) => b != a,
+            };
+            let hidden =
+                |v: Option<Value>| v.map(|_| SerValue(Value::String("(sensitive value)".into())));
+            changed.then(|| FieldChange {
+                path: p.clone(),
+                // The service never answers a write-only value and state keeps only its
+                // fingerprint: in a block that exists, it is shown as replaced.
+                before: hidden(before.or(Some(Value::Unknown))),
+                after: hidden(after),
+                live: None,
+                reason: f.reason,
+                forces_replacement: false,
+                sensitive: true,
+            })
+        })
+        .collect()
 }
 
 fn redact_value(v: &mut Value, rest: &[PathStep]) {
@@ -195,5 +247,70 @@ mod tests {
         let shown = serde_json::to_string(&f.after).unwrap_or_default();
         assert!(!shown.contains("s3cret"), "{shown}");
         assert!(!f.sensitive);
+    }
+
+    /// A write-only attribute of a single nested block: a configured value that no longer
+    /// matches the fingerprint becomes unknown in the prior (so it differs from it), and the
+    /// field change of its block carries a hidden change at its own path.
+    #[test]
+    fn a_rotated_write_only_value_of_a_nested_block_is_a_hidden_change() {
+        use crate::provider::{AttrType, Attribute, BlockType};
+        let schema = Schema::new().block(BlockType::single(
+            "principal",
+            Schema::new()
+                .attr(Attribute::required("id", AttrType::String))
+                .attr(Attribute::required("secret", AttrType::String).sensitive()),
+        ));
+        let block = |secret: Option<&str>| {
+            let mut o = Object::from_iter([("id".to_string(), Value::from("app"))]);
+            if let Some(s) = secret {
+                o.insert("secret".into(), Value::from(s));
+            }
+            Value::Object(o)
+        };
+        let config = Object::from_iter([("principal".to_string(), block(Some("new")))]);
+        let prior_of = || Prior {
+            config: Object::from_iter([("principal".to_string(), block(None))]),
+            sensitive: [("principal.secret".to_string(), "fp-old".to_string())].into(),
+            ..Prior::default()
+        };
+        let matches = |v: &Value, fp: &str| fp == format!("fp-{}", v.as_str().unwrap_or(""));
+
+        let mut rotated = prior_of();
+        restore(&mut rotated, &config, &schema, &matches);
+        assert_eq!(
+            get(&rotated.config, &steps("principal.secret")),
+            Some(&Value::Unknown)
+        );
+        let mut same = prior_of();
+        let unchanged = Object::from_iter([("principal".to_string(), block(Some("old")))]);
+        restore(&mut same, &unchanged, &schema, &matches);
+        assert_eq!(same.config["principal"], block(Some("old")));
+
+        let paths = crate::engine::instance::sensitive_schema_paths(&schema);
+        let f = FieldChange {
+            path: vec![PathStep::Key("principal".into())],
+            before: Some(SerValue(block(None))),
+            after: Some(SerValue(block(Some("new")))),
+            live: None,
+            reason: crate::plan::model::FieldReason::Configuration,
+            forces_replacement: false,
+            sensitive: false,
+        };
+        let hidden = hidden_changes(&f, &paths);
+        assert_eq!(hidden.len(), 1, "{hidden:?}");
+        assert_eq!(hidden[0].path, steps("principal.secret"));
+        assert!(hidden[0].sensitive && hidden[0].before.is_some());
+        let shown = serde_json::to_string(&hidden).unwrap_or_default();
+        assert!(!shown.contains("new"), "{shown}");
+        // The same secret before and after is no hidden change; a block added whole shows
+        // its values already.
+        let same_secret = FieldChange {
+            before: Some(SerValue(block(Some("new")))),
+            ..f.clone()
+        };
+        assert!(hidden_changes(&same_secret, &paths).is_empty());
+        let added = FieldChange { before: None, ..f };
+        assert!(hidden_changes(&added, &paths).is_empty());
     }
 }

@@ -252,6 +252,7 @@ pub(super) fn planned_fields(
     sensitive: &[Vec<PathStep>],
 ) -> Vec<FieldChange> {
     let mut fields = diff_fields;
+    let mut hidden = Vec::new();
     for f in fields.iter_mut() {
         if let ([PathStep::Key(k)], Some(a)) = (f.path.as_slice(), &f.after)
             && !matches!(a.0, Value::Unknown)
@@ -261,8 +262,10 @@ pub(super) fn planned_fields(
         {
             f.after = Some(SerValue(v.clone()));
         }
+        hidden.extend(crate::engine::sensitive::hidden_changes(f, sensitive));
         crate::engine::sensitive::redact_field(f, sensitive);
     }
+    fields.append(&mut hidden);
     if action == Action::Create || action.is_replace() {
         let assigned: Vec<_> = kind
             .schema()

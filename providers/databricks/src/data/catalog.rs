@@ -10,4 +10,5 @@ pub fn lookup(shared: Arc<Shared>) -> UcLookup {
         "databricks_catalog",
         crate::resources::catalog::kind,
     )
+    .with_info("catalog_info")
 }

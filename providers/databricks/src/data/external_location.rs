@@ -10,4 +10,5 @@ pub fn lookup(shared: Arc<Shared>) -> UcLookup {
         "databricks_external_location",
         crate::resources::external_location::kind,
     )
+    .with_info("external_location_info")
 }

@@ -10,4 +10,5 @@ pub fn lookup(shared: Arc<Shared>) -> UcLookup {
         "databricks_storage_credential",
         crate::resources::storage_credential::kind,
     )
+    .with_info("storage_credential_info")
 }

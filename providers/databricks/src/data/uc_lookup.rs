@@ -7,15 +7,19 @@ use crate::Shared;
 use crate::resources::uc::UcKind;
 use async_trait::async_trait;
 use brickform_core::provider::{
-    Attribute, DataSource, OpContext, Presence, ProviderError, ProviderResult, ResourceKind, Schema,
+    AttrType, Attribute, DataSource, Nesting, OpContext, Presence, ProviderError, ProviderResult,
+    ResourceKind, Schema,
 };
-use brickform_core::value::Object;
+use brickform_core::value::{Object, Value};
 use std::sync::Arc;
 
 pub struct UcLookup {
     type_name: &'static str,
     kind: UcKind,
     schema: Schema,
+    /// The attribute holding the whole object as a list of one, as the provider's data
+    /// source has it (`storage_credential_info[0].created_by`), if it has one.
+    info: Option<&'static str>,
 }
 
 impl UcLookup {
@@ -51,7 +55,45 @@ impl UcLookup {
             type_name,
             kind,
             schema,
+            info: None,
         }
+    }
+
+    /// Also answers the object as `NAME`, a list of one, its nested blocks lists of one too,
+    /// so configurations written for the Terraform provider (`catalog_info[0].owner`,
+    /// `storage_credential_info[0].aws_iam_role[0].role_arn`) read it as they did.
+    pub fn with_info(mut self, name: &'static str) -> Self {
+        self.schema = std::mem::take(&mut self.schema).attr(
+            Attribute::computed(name, AttrType::Any).describe(
+                "The object as the service answers it, as a list of one (NAME[0].owner), as the Terraform provider has it.",
+            ),
+        );
+        self.info = Some(name);
+        self
+    }
+
+    /// The object as a list of one, nested blocks as lists of one, what is write-only left
+    /// out.
+    fn info_value(&self, attrs: &Object) -> Value {
+        let schema = &self.kind.schema;
+        let shown = attrs
+            .iter()
+            .filter(|(k, _)| {
+                schema
+                    .attribute(k)
+                    .is_none_or(|a| !a.sensitive && a.name != "force_destroy")
+            })
+            .map(|(k, v)| {
+                let v = match (schema.block_type(k), v) {
+                    (Some(b), Value::Object(_)) if b.nesting == Nesting::Single => {
+                        Value::List(vec![v.clone()])
+                    }
+                    _ => v.clone(),
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        Value::List(vec![Value::Object(shown)])
     }
 }
 
@@ -124,11 +166,15 @@ impl DataSource for UcLookup {
         };
         match found {
             Some(r) => {
+                let info = self.info.map(|name| (name, self.info_value(&r.attrs)));
                 let mut out: Object = r
                     .attrs
                     .into_iter()
                     .filter(|(k, _)| self.schema.attribute(k).is_some())
                     .collect();
+                if let Some((name, v)) = info {
+                    out.insert(name.into(), v);
+                }
                 // `name` stays as written: a full name reads back as one.
                 if let Some(full) = full_name {
                     out.insert("name".into(), brickform_core::value::Value::from(full));

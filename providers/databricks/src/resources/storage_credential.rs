@@ -101,9 +101,8 @@ pub fn schema() -> Schema {
                         Attribute::required("client_secret", s())
                             .sensitive()
                             // The service never answers it: its absence is no drift (the
-                            // provider puts it back from the configuration at each read).
-                            // A rotated secret is not detected yet: the engine compares
-                            // fingerprints of top-level write-only attributes only.
+                            // provider puts it back from the configuration at each read);
+                            // a rotated one differs from the fingerprint state keeps.
                             .unanswered()
                             .describe("Write-only: never answered, state keeps a fingerprint."),
                     ),
