@@ -7,7 +7,7 @@
 use crate::args::{PlanArgs, VarArgs};
 use crate::backend::{self, BackendSpec};
 use crate::diag;
-use crate::failure::{Failure, fail};
+use crate::failure::{Failure, Said, fail};
 use anyhow::anyhow;
 use brickform_core::engine::Engine;
 use brickform_core::engine::inputs::{self, VarInputs, Variables};
@@ -577,10 +577,6 @@ impl StateAccess {
 
     /// The state document, if the environment has one.
     pub async fn load(&self) -> Result<Option<StateDocument>, Failure> {
-        Ok(self
-            .backend
-            .load(&self.env)
-            .await
-            .map_err(|e| anyhow!("{e}"))?)
+        Ok(self.backend.load(&self.env).await.said()?)
     }
 }

@@ -60,6 +60,19 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
     }
 }
 
+/// The one conversion of a library's error into a command's: its message already says what
+/// happened and why (the libraries put the cause in the message), so it is kept as that one
+/// message and `Error: …` does not print the cause a second time as a chain.
+pub trait Said<T> {
+    fn said(self) -> anyhow::Result<T>;
+}
+
+impl<T, E: std::fmt::Display> Said<T> for Result<T, E> {
+    fn said(self) -> anyhow::Result<T> {
+        self.map_err(|e| anyhow::anyhow!("{e}"))
+    }
+}
+
 /// Ends the command with `Error: MESSAGE` and exit 1 (as `anyhow::bail!` does for an
 /// `anyhow::Result`).
 macro_rules! fail {

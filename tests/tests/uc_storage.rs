@@ -202,7 +202,11 @@ output "landing_url" {
         outputs["landing_url"]["value"],
         "abfss://lake@account.dfs.core.windows.net/landing"
     );
-    assert!(files_hold(d, SECRET).is_empty(), "{:?}", files_hold(d, SECRET));
+    assert!(
+        files_hold(d, SECRET).is_empty(),
+        "{:?}",
+        files_hold(d, SECRET)
+    );
     write(d, &main_config("rotated owner", ""));
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
 
@@ -232,9 +236,17 @@ output "landing_url" {
             .any(|r| r["body"]["azure_service_principal"]["client_secret"].is_string()),
         "the new secret is sent: {patches}"
     );
-    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode", "--var", &rotated]);
+    let (code, out, err) = bf(
+        d,
+        &serve,
+        &["plan", "--detailed-exitcode", "--var", &rotated],
+    );
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(files_hold(d, ROTATED).is_empty(), "{:?}", files_hold(d, ROTATED));
+    assert!(
+        files_hold(d, ROTATED).is_empty(),
+        "{:?}",
+        files_hold(d, ROTATED)
+    );
     // Back to the first secret, for what follows.
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
     served_plan_is_empty(d, &serve);

@@ -3,7 +3,7 @@
 //! them and changes nothing, and a destroy removes them in order.
 
 use crate::context::{self, Ctx, Providers};
-use crate::failure::{Outcome, fail};
+use crate::failure::{Outcome, Said, fail};
 use anyhow::anyhow;
 use brickform_core::engine::{Engine, merged_from};
 use brickform_core::lang::generate::{Adopted, Known, configuration};
@@ -130,7 +130,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     let doc = backend
         .load(&env)
         .await
-        .map_err(|e| anyhow!("{e}"))?
+        .said()?
         .unwrap_or_else(|| brickform_state::StateDocument::new(&env));
     let engine = Engine::new(&config, &p.registry, &vars, &env);
     // The provider is configured though nothing in the configuration uses it yet.
@@ -141,7 +141,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     )?;
     let shared = p.databricks.shared();
     if rules.creator.as_deref() == Some("me") {
-        let Some(me) = shared.current_user().await.map_err(|e| anyhow!("{e}"))? else {
+        let Some(me) = shared.current_user().await.said()? else {
             fail!("the workspace does not say who you are: name the user, --creator USER");
         };
         rules.creator = Some(me);
@@ -162,9 +162,9 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             }
         }
     };
-    let envs = backend.environments().await.map_err(|e| anyhow!("{e}"))?;
+    let envs = backend.environments().await.said()?;
     for e in envs.iter().filter(|e| **e != env) {
-        if let Some(d) = backend.load(e).await.map_err(|e| anyhow!("{e}"))? {
+        if let Some(d) = backend.load(e).await.said()? {
             record(&d);
         }
     }
@@ -182,7 +182,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     println!("Looking for what the rules choose…");
     let discovered = discover(&shared, &rules, &for_state, &is_managed)
         .await
-        .map_err(|e| anyhow!("{e}"))?;
+        .said()?;
     let left_out = print_left_out(&discovered);
     let found = discovered.found;
     if found.is_empty() {
@@ -196,7 +196,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         return Ok(ExitCode::SUCCESS);
     }
 
-    let client = shared.client().map_err(|e| anyhow!("{e}"))?;
+    let client = shared.client().said()?;
     let locations: Vec<String> = found
         .iter()
         .flat_map(|f| {

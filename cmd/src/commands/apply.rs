@@ -7,10 +7,10 @@ use crate::failure::{Failure, Outcome, fail};
 use crate::saved::{self, SavedPlan};
 use anyhow::anyhow;
 use brickform_core::engine::apply::{ApplyEvent, ApplyOptions, ApplyReport};
-use brickform_core::plan::{Action, render_text};
+use brickform_core::plan::{Action, Plan, render_text};
 use brickform_state::StateDocument;
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -39,33 +39,16 @@ pub async fn run(
     auto_approve: bool,
     destroy: bool,
 ) -> Outcome {
-    let saved: Option<SavedPlan> = match &plan_file {
-        Some(p) => Some(saved::read(p)?),
-        None => None,
-    };
-    // A refusal names the plan file, resolved: a CI job applying another file than the one
-    // it meant to sees it.
-    let plan_file_line = plan_file
-        .as_deref()
-        .map(|p| format!("\n  Plan file: {}", saved::shown(p)))
-        .unwrap_or_default();
-    if let (Some(sp), Some(asked)) = (&saved, &ctx.environment)
-        && asked != &sp.environment
-    {
-        fail!(
-            "the plan was made for environment \"{}\", not \"{asked}\"; it cannot be applied there.{plan_file_line}",
-            sp.environment
-        );
-    }
+    let saved = Saved::read(ctx, plan_file.as_deref())?;
     // A saved plan is applied with the arguments it was made with, in its environment.
-    let (ctx, args) = match &saved {
+    let (ctx, args) = match &saved.plan {
         Some(sp) => (ctx.in_environment(&sp.environment), sp.args(args)),
         None => (ctx.clone(), args.clone()),
     };
     let operation = if destroy { "destroy" } else { "apply" };
     let mut s = Session::open(&ctx, &args, operation).await?;
-    if let Some(why) = saved.as_ref().and_then(|sp| sp.stale(&s)) {
-        fail!("{why}{plan_file_line}");
+    if let Some(why) = saved.plan.as_ref().and_then(|sp| sp.stale(&s)) {
+        fail!("{why}{}", saved.line);
     }
     s.finish_interrupted().await?;
     let engine = s.env.engine();
@@ -74,49 +57,24 @@ pub async fn run(
     let Some(planned) = planned else {
         return Err(Failure::reported());
     };
-    if let Some(sp) = &saved {
-        // The same actions, and the same values for every field they change (what counts
-        // is decided in brickform_core::plan::saved).
-        let differing = brickform_core::plan::saved::differing_changes(&sp.plan, &planned.plan);
-        if !differing.is_empty() {
-            let shown: Vec<&str> = differing.iter().take(5).map(|a| a.as_str()).collect();
-            let more = differing.len().saturating_sub(shown.len());
-            fail!(
-                "Saved plan is stale: the live objects changed since the plan was created, so its actions no longer hold. Create a new plan.\n  Planned differently now: {}{}.\n  (Files the configuration reads, such as a CSV or a notebook source, count too.){plan_file_line}",
-                shown.join(", "),
-                if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                }
-            );
-        }
-    } else {
-        print!(
+    match &saved.plan {
+        Some(sp) => saved.still_holds(sp, &planned.plan)?,
+        None => print!(
             "{}",
             render_text::render(&planned.plan, &ctx.text_options())
-        );
+        ),
     }
     let has_changes = planned.plan.has_changes();
-    if !has_changes
-        && planned
-            .plan
-            .outputs
-            .iter()
-            .all(|o| o.action == Action::NoOp)
-    {
+    let outputs_change = planned
+        .plan
+        .outputs
+        .iter()
+        .any(|o| o.action != Action::NoOp);
+    if !has_changes && !outputs_change {
         return Ok(ExitCode::SUCCESS);
     }
-    if saved.is_none() && !auto_approve && has_changes {
-        if !std::io::stdin().is_terminal() {
-            fail!(
-                "No confirmation given. Use --auto-approve to apply without a prompt, or run in a terminal."
-            );
-        }
-        if !confirm(destroy) {
-            println!("\nApply cancelled.");
-            return Err(Failure::reported());
-        }
+    if saved.plan.is_none() && !auto_approve && has_changes {
+        confirmed(destroy)?;
     }
     println!();
     let opts = ApplyOptions {
@@ -124,13 +82,85 @@ pub async fn run(
         cancel: cancel_on_interrupt(),
         on_event: Arc::new(print_event),
     };
-    let (mut doc, report) = engine.apply(&planned, s.doc, s.journal, opts).await;
-    let env = &s.env;
+    let (doc, report) = engine.apply(&planned, s.doc, s.journal, opts).await;
+    finish(&s.env, doc, &report, destroy).await
+}
+
+/// The plan file given, if any, and how a refusal names it (resolved: a CI job applying
+/// another file than the one it meant to sees it).
+struct Saved {
+    plan: Option<SavedPlan>,
+    line: String,
+}
+
+impl Saved {
+    /// Reads the plan file, refusing one made for another environment than the one asked.
+    fn read(ctx: &Ctx, plan_file: Option<&Path>) -> Result<Saved, Failure> {
+        let plan = plan_file.map(saved::read).transpose()?;
+        let line = plan_file
+            .map(|p| format!("\n  Plan file: {}", saved::shown(p)))
+            .unwrap_or_default();
+        if let (Some(sp), Some(asked)) = (&plan, &ctx.environment)
+            && asked != &sp.environment
+        {
+            fail!(
+                "the plan was made for environment \"{}\", not \"{asked}\"; it cannot be applied there.{line}",
+                sp.environment
+            );
+        }
+        Ok(Saved { plan, line })
+    }
+
+    /// Refuses a saved plan whose actions no longer hold: the same actions, and the same
+    /// values for every field they change (what counts is decided in
+    /// brickform_core::plan::saved).
+    fn still_holds(&self, sp: &SavedPlan, now: &Plan) -> Result<(), Failure> {
+        let differing = brickform_core::plan::saved::differing_changes(&sp.plan, now);
+        if differing.is_empty() {
+            return Ok(());
+        }
+        let shown: Vec<&str> = differing.iter().take(5).map(|a| a.as_str()).collect();
+        let more = differing.len().saturating_sub(shown.len());
+        fail!(
+            "Saved plan is stale: the live objects changed since the plan was created, so its actions no longer hold. Create a new plan.\n  Planned differently now: {}{}.\n  (Files the configuration reads, such as a CSV or a notebook source, count too.){}",
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            },
+            self.line
+        );
+    }
+}
+
+/// Asks on a terminal; refuses without one.
+fn confirmed(destroy: bool) -> Result<(), Failure> {
+    if !std::io::stdin().is_terminal() {
+        fail!(
+            "No confirmation given. Use --auto-approve to apply without a prompt, or run in a terminal."
+        );
+    }
+    if !confirm(destroy) {
+        println!("\nApply cancelled.");
+        return Err(Failure::reported());
+    }
+    Ok(())
+}
+
+/// Saves the state the apply left, empties the log unless a call's outcome is unknown (the
+/// next run resolves it), and reports what failed, what was done and the checks (which warn,
+/// never fail the apply).
+async fn finish(
+    env: &context::Environment,
+    mut doc: StateDocument,
+    report: &ApplyReport,
+    destroy: bool,
+) -> Outcome {
     env.backend
         .save(&env.name, &mut doc)
         .await
         .map_err(|e| anyhow!("saving state: {e}"))?;
-    // Calls whose outcome is unknown stay in the log for the next run to resolve.
     if report.unresolved == 0 {
         let _ = env.backend.wal_truncate(&env.name).await;
     }
@@ -140,8 +170,7 @@ pub async fn run(
     for (addr, failure) in &report.failed {
         context::print_diags(&failure.to_diagnostics(addr, &env.config), &env.config);
     }
-    summarise(&report, &doc, destroy);
-    // Checks warn; they never fail the apply.
+    summarise(report, &doc, destroy);
     context::print_diags(&report.checks, &env.config);
     if report.failed.is_empty() && !report.interrupted {
         Ok(ExitCode::SUCCESS)

@@ -6,8 +6,10 @@ use crate::args::{PlanArgs, VarArgs};
 use crate::context::{self, Ctx, Session};
 use crate::failure::{Failure, Outcome};
 use anyhow::anyhow;
-use brickform_databricks::terraform::{convert_dir, tfstate};
-use std::path::PathBuf;
+use brickform_core::engine::ImportOutcome;
+use brickform_core::lang::load::Config;
+use brickform_databricks::terraform::{Conversion, convert_dir, tfstate};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -36,7 +38,54 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         .map_or_else(|| src.clone(), |o| ctx.dir.join(o));
     let provider = context::databricks(None);
     let conv = convert_dir(&src, &out, provider.as_ref())?;
+    print_conversion(&conv, &src, &out);
+    let Some(state) = &args.state else {
+        println!(
+            "\nNext: `brickform -C {} validate`, then `plan`.",
+            out.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    let plan = PlanArgs {
+        vars: args.vars,
+        lock_timeout: "0s".into(),
+        ..PlanArgs::default()
+    };
+    // The converted Terraform state becomes the environment's state: made on purpose.
+    let out_ctx = Ctx {
+        dir: out.clone(),
+        ..ctx.making_state()
+    };
+    let mut s = Session::open(&out_ctx, &plan, "import").await?;
+    s.finish_interrupted().await?;
+    let engine = s.env.engine();
+    let in_module =
+        |m: &str, t: &str, n: &str| tfstate::module_address(&engine.config, &conv, m, t, n);
+    let adoptions = tfstate::read(
+        &ctx.dir.join(state),
+        &conv,
+        &src,
+        provider.as_ref(),
+        &in_module,
+    )?;
+    println!("\nAdopting the objects of {}:", state.display());
+    let outcomes = engine
+        .import_all(&mut s.doc, &s.journal, &adoptions.adopt, &adoptions.outputs)
+        .await
+        .map_err(|e| anyhow!("saving state: {e}"))?;
+    let failed = print_imports(&outcomes, &adoptions.skipped, &s.env.config);
+    println!(
+        "Run `brickform -C {} plan`: for what was adopted it plans nothing unless the configuration and the workspace differ.",
+        out.display()
+    );
+    if failed {
+        return Err(Failure::reported());
+    }
+    Ok(ExitCode::SUCCESS)
+}
 
+/// What was converted, where it went, what changed on the way and what was left out.
+fn print_conversion(conv: &Conversion, src: &Path, out: &Path) {
     println!(
         "Converted {} file(s) from {} into {}:",
         conv.written.len(),
@@ -89,100 +138,31 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             println!("  {f}");
         }
     }
+}
 
-    let Some(state) = &args.state else {
-        println!(
-            "\nNext: `brickform -C {} validate`, then `plan`.",
-            out.display()
-        );
-        return Ok(ExitCode::SUCCESS);
-    };
-    let plan = PlanArgs {
-        vars: args.vars,
-        lock_timeout: "0s".into(),
-        ..PlanArgs::default()
-    };
-    // The converted Terraform state becomes the environment's state: made on purpose.
-    let out_ctx = Ctx {
-        dir: out.clone(),
-        ..ctx.making_state()
-    };
-    let mut s = Session::open(&out_ctx, &plan, "import").await?;
-    s.finish_interrupted().await?;
-    let engine = s.env.engine();
-    // A resource inside a module: the converted configuration's resource of that name in
-    // that module instance, of the same type or of the kind its block became (a Lakeflow
-    // Connect pipeline's).
-    let config = &engine.config;
-    let in_module = |module: &str, type_name: &str, name: &str| -> Option<String> {
-        let same = format!("{module}.{type_name}.{name}");
-        if config.resources.contains_key(&same) {
-            return Some(same);
-        }
-        let renamed: Vec<&String> = config
-            .resources
-            .iter()
-            .filter(|(_, r)| r.module.to_string() == module && r.name == name)
-            .filter(|(_, r)| {
-                conv.renamed_kinds(type_name)
-                    .contains(&r.type_name.as_str())
-            })
-            .map(|(a, _)| a)
-            .collect();
-        match renamed.as_slice() {
-            [one] => Some((*one).clone()),
-            _ => None,
-        }
-    };
-    let adoptions = tfstate::read(
-        &ctx.dir.join(state),
-        &conv,
-        &src,
-        provider.as_ref(),
-        &in_module,
-    )?;
-    println!("\nAdopting the objects of {}:", state.display());
+/// Each object of the Terraform state as it was adopted, kept or not; whether any failed.
+fn print_imports(outcomes: &[ImportOutcome], skipped: &[String], config: &Config) -> bool {
     let (mut adopted, mut kept, mut failed) = (0, 0, 0);
-    for a in &adoptions.adopt {
-        if s.doc.get(&a.address).is_some() {
-            println!("  {}: already in the brickform state, kept", a.address);
-            kept += 1;
-            continue;
-        }
-        match engine
-            .import_known(&mut s.doc, &s.journal, &a.address, &a.id, &a.known)
-            .await
-        {
-            Ok((line, warnings)) => {
-                context::print_diags(&warnings, &s.env.config);
-                println!("  {line} (from {})", a.terraform_address);
+    for o in outcomes {
+        match o {
+            ImportOutcome::Kept(address) => {
+                println!("  {address}: already in the brickform state, kept");
+                kept += 1;
+            }
+            ImportOutcome::Imported(line, warnings) => {
+                context::print_diags(warnings, config);
+                println!("  {line}");
                 adopted += 1;
             }
-            Err(diags) => {
-                context::print_diags(&diags, &s.env.config);
+            ImportOutcome::Failed(diags) => {
+                context::print_diags(diags, config);
                 failed += 1;
             }
         }
     }
-    // Outputs the configuration still declares and the state does not hold yet.
-    for (name, value, sensitive) in &adoptions.outputs {
-        if s.env.config.outputs.contains_key(name) && !s.doc.outputs().contains_key(name) {
-            s.doc.set_output(name, value.clone(), *sensitive);
-        }
-    }
-    s.journal
-        .checkpoint(&mut s.doc)
-        .await
-        .map_err(|e| anyhow!("saving state: {e}"))?;
-    for why in &adoptions.skipped {
+    for why in skipped {
         println!("  not adopted: {why}");
     }
-    println!(
-        "\n{adopted} adopted, {kept} already there, {failed} failed. Run `brickform -C {} plan`: for what was adopted it plans nothing unless the configuration and the workspace differ.",
-        out.display()
-    );
-    if failed > 0 {
-        return Err(Failure::reported());
-    }
-    Ok(ExitCode::SUCCESS)
+    print!("\n{adopted} adopted, {kept} already there, {failed} failed. ");
+    failed > 0
 }

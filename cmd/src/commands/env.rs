@@ -3,7 +3,7 @@
 
 use crate::backend::lock_state;
 use crate::context::{self, Ctx, StateAccess};
-use crate::failure::{Failure, Outcome, fail};
+use crate::failure::{Failure, Outcome, Said, fail};
 use anyhow::anyhow;
 use brickform_core::lang::diagnostics::did_you_mean;
 use brickform_core::lang::environment;
@@ -53,7 +53,7 @@ async fn list(ctx: &Ctx) -> Outcome {
             .backend
             .environments()
             .await
-            .map_err(|e| anyhow!("{e}"))?,
+            .said()?,
     );
     names.push(current.clone());
     names.sort();

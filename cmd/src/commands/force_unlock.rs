@@ -1,8 +1,7 @@
 //! `brickform force-unlock ID`: remove a stale state lock by its id.
 
 use crate::context::{Ctx, StateAccess};
-use crate::failure::Outcome;
-use anyhow::anyhow;
+use crate::failure::{Outcome, Said};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -20,7 +19,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         .backend
         .force_unlock(&access.env, &args.id, args.even_if_running)
         .await
-        .map_err(|e| anyhow!("{e}"))?;
+        .said()?;
     println!("brickform state has been successfully unlocked!");
     Ok(ExitCode::SUCCESS)
 }

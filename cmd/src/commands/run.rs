@@ -3,10 +3,14 @@
 //! runs that are going (`--cancel`).
 
 use crate::context::{self, Ctx, Providers};
-use crate::failure::{Failure, Outcome, fail};
-use anyhow::anyhow;
+use crate::failure::{Failure, Outcome, Said, fail};
 use brickform_core::engine::Engine;
-use brickform_databricks::run::{Progress, RunRequest, UpdateRequest};
+use brickform_databricks::DatabricksProvider;
+use brickform_databricks::client::Client;
+use brickform_databricks::run::{
+    Confirmation, Outcome as RunOutcome, Progress, RunRequest, Runner, Started, UpdateRequest,
+};
+use std::sync::Arc;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
@@ -195,46 +199,8 @@ async fn cancel_runs(
 }
 
 pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
-    let config = context::load(ctx)?;
-    let env = context::environment(ctx, &config)?;
-    let vars = context::variables(&config, &args.vars, &env, false)?;
-    let p = Providers::start(ctx, &config, &env).await?;
-    let spec = context::backend_spec(&config)?;
-    let backend = p.backend(&spec, ctx, &config, &vars, &env).await?;
-    context::require_known(ctx, &config, &env, backend.as_ref()).await?;
-    let Some(doc) = backend.load(&env).await.map_err(|e| anyhow!("{e}"))? else {
-        fail!("there is no state for environment \"{env}\"; apply the configuration first.");
-    };
-    let Some(resource) = doc.get(&args.address) else {
-        fail!(
-            "{} is not in the state of environment \"{env}\". `brickform state list` shows what is.",
-            args.address
-        );
-    };
-    let engine = Engine::new(&config, &p.registry, &vars, &env);
-    context::check(&engine.configure(&doc).await, &config)?;
-    // The workspace of the provider configuration the object belongs to (an aliased one's
-    // when it was made through one).
-    let databricks = engine
-        .registry_for(&resource.provider)
-        .providers
-        .iter()
-        .find_map(|p| {
-            p.as_any()?
-                .downcast_ref::<brickform_databricks::DatabricksProvider>()
-        })
-        .unwrap_or(&p.databricks);
-    let client = databricks.shared().client().map_err(|e| anyhow!("{e}"))?;
-    let timeout = args.timeout;
-    let on = progress_printer();
-    // The kind says whether and how its objects run; the command asks, prints and waits.
-    let Some(runner) = databricks.runner(&resource.resource_type) else {
-        fail!(
-            "{} is a {}; only jobs and pipelines can be run.",
-            args.address,
-            resource.resource_type
-        );
-    };
+    let target = Target::find(ctx, &args).await?;
+    let (runner, client, id) = (target.runner.as_ref(), &target.client, &target.id);
     let req = RunRequest {
         params: args.params.clone(),
         update: UpdateRequest {
@@ -246,38 +212,20 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     if let Some(ask) = runner.confirmation(&args.address, &req)
         && !args.auto_approve
     {
-        if !std::io::stdin().is_terminal() {
-            fail!(
-                "{}; confirm with --auto-approve when not running in a terminal.",
-                ask.why
-            );
-        }
-        print!(
-            "{}\n  Only 'yes' will be accepted to confirm.\n\n  Enter a value: ",
-            ask.prompt
-        );
-        let _ = std::io::stdout().flush();
-        let mut line = String::new();
-        if std::io::stdin().lock().read_line(&mut line).is_err() || line.trim() != "yes" {
-            println!("\nRun cancelled.");
-            return Err(Failure::reported());
-        }
+        confirmed(&ask)?;
     }
+    let on = progress_printer();
     if let Some(run) = args.cancel {
-        return cancel_runs(runner.as_ref(), &client, &resource.id, &args, run, &on).await;
+        return cancel_runs(runner, client, id, &args, run, &on).await;
     }
     let started = match args.repair {
         Some(run) => {
             let run = run.map(|r| r.to_string());
             runner
-                .repair(&client, &args.address, &resource.id, run.as_deref(), &req)
+                .repair(client, &args.address, id, run.as_deref(), &req)
                 .await?
         }
-        None => {
-            runner
-                .start(&client, &args.address, &resource.id, &req)
-                .await?
-        }
+        None => runner.start(client, &args.address, id, &req).await?,
     };
     println!("{}: {}", args.address, started.message);
     if args.no_wait {
@@ -285,14 +233,98 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     }
     let interrupted_by_user = crate::interrupt::graceful();
     let outcome = tokio::select! {
-        outcome = runner.wait(&client, &started, timeout, &on) => outcome?,
+        outcome = runner.wait(client, &started, args.timeout, &on) => outcome?,
         () = interrupted_by_user.cancelled() => {
-            return interrupted(runner.as_ref(), &client, &started, &args, &on).await;
+            return interrupted(runner, client, &started, &args, &on).await;
         }
     };
     if std::io::stdout().is_terminal() {
         println!();
     }
+    ended(&args.address, &started, outcome)
+}
+
+/// The object run: its runner, the client of the workspace it is in, its id, and the
+/// providers kept running while it is followed (the local workspace among them).
+struct Target {
+    runner: Arc<dyn Runner>,
+    client: Client,
+    id: String,
+    _providers: Providers,
+}
+
+impl Target {
+    /// The managed object at the address, with the workspace of the provider configuration
+    /// it belongs to (an aliased one's when it was made through one). The kind says whether
+    /// and how its objects run.
+    async fn find(ctx: &Ctx, args: &Args) -> Result<Target, Failure> {
+        let config = context::load(ctx)?;
+        let env = context::environment(ctx, &config)?;
+        let vars = context::variables(&config, &args.vars, &env, false)?;
+        let p = Providers::start(ctx, &config, &env).await?;
+        let spec = context::backend_spec(&config)?;
+        let backend = p.backend(&spec, ctx, &config, &vars, &env).await?;
+        context::require_known(ctx, &config, &env, backend.as_ref()).await?;
+        let Some(doc) = backend.load(&env).await.said()? else {
+            fail!("there is no state for environment \"{env}\"; apply the configuration first.");
+        };
+        let Some(resource) = doc.get(&args.address) else {
+            fail!(
+                "{} is not in the state of environment \"{env}\". `brickform state list` shows what is.",
+                args.address
+            );
+        };
+        let engine = Engine::new(&config, &p.registry, &vars, &env);
+        context::check(&engine.configure(&doc).await, &config)?;
+        let databricks = engine
+            .registry_for(&resource.provider)
+            .providers
+            .iter()
+            .find_map(|p| p.as_any()?.downcast_ref::<DatabricksProvider>())
+            .unwrap_or(&p.databricks);
+        let client = databricks.shared().client().said()?;
+        let Some(runner) = databricks.runner(&resource.resource_type) else {
+            fail!(
+                "{} is a {}; only jobs and pipelines can be run.",
+                args.address,
+                resource.resource_type
+            );
+        };
+        let id = resource.id.clone();
+        drop(engine);
+        Ok(Target {
+            runner,
+            client,
+            id,
+            _providers: p,
+        })
+    }
+}
+
+/// Asks the runner's question on a terminal; refuses without one.
+fn confirmed(ask: &Confirmation) -> Result<(), Failure> {
+    if !std::io::stdin().is_terminal() {
+        fail!(
+            "{}; confirm with --auto-approve when not running in a terminal.",
+            ask.why
+        );
+    }
+    print!(
+        "{}\n  Only 'yes' will be accepted to confirm.\n\n  Enter a value: ",
+        ask.prompt
+    );
+    let _ = std::io::stdout().flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).is_err() || line.trim() != "yes" {
+        println!("\nRun cancelled.");
+        return Err(Failure::reported());
+    }
+    Ok(())
+}
+
+/// How the run ended: a failure names the run, its result and message (and a repair's
+/// re-run tasks); a success says what succeeded.
+fn ended(address: &str, started: &Started, outcome: RunOutcome) -> Outcome {
     // What a repair did: which run it mended, and the tasks it re-ran.
     let (what, rerun) = match &started.repair {
         Some(r) => (
@@ -304,8 +336,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     if !outcome.succeeded {
         let url = outcome.url.map(|u| format!("\n  {u}")).unwrap_or_default();
         fail!(
-            "{}: {what} ended {}{}{rerun}{url}",
-            args.address,
+            "{address}: {what} ended {}{}{rerun}{url}",
             outcome.result,
             if outcome.message.is_empty() {
                 String::new()
@@ -315,22 +346,18 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         );
     }
     if started.repair.is_some() {
+        println!("{address}: {what} succeeded ({}){rerun}.", outcome.result);
+    } else {
         println!(
-            "{}: {what} succeeded ({}){rerun}.",
-            args.address, outcome.result
+            "{address}: {} {} succeeded ({}).",
+            if outcome.tasks.is_empty() {
+                "update"
+            } else {
+                "run"
+            },
+            outcome.id,
+            outcome.result
         );
-        return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "{}: {} {} succeeded ({}).",
-        args.address,
-        if outcome.tasks.is_empty() {
-            "update"
-        } else {
-            "run"
-        },
-        outcome.id,
-        outcome.result
-    );
     Ok(ExitCode::SUCCESS)
 }

@@ -29,6 +29,7 @@ use brickform_state::StateDocument;
 pub use inputs::{VarInputs, Variables};
 pub use instance::merged_from;
 pub use planner::block_paths;
+pub use recover::{ImportOutcome, KnownImport};
 
 /// What the development presets changed, by instance address.
 pub type PresetNotes = std::collections::BTreeMap<String, Vec<crate::provider::PresetChange>>;

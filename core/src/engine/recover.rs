@@ -309,6 +309,68 @@ impl Engine<'_> {
     }
 }
 
+/// An object another tool managed, to be taken under management as it stands (what
+/// `convert --state` reads from a Terraform state).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownImport {
+    /// The instance address it is imported at.
+    pub address: String,
+    /// Where the other tool knew it, for the report.
+    pub from: String,
+    pub id: String,
+    /// What was applied to it that a read cannot tell (see [`Engine::import_known`]).
+    pub known: Object,
+}
+
+/// What [`Engine::import_all`] did with one object, in the order given.
+pub enum ImportOutcome {
+    /// `ADDRESS: Import complete [id=…] (from …)`, and the warnings.
+    Imported(String, Diagnostics),
+    /// The state held the address already: kept as it is.
+    Kept(String),
+    /// Why the import failed.
+    Failed(Diagnostics),
+}
+
+impl Engine<'_> {
+    /// Imports each of `imports` (one the state holds already is kept), records the output
+    /// values the configuration still declares and the state lacks (so the next plan does
+    /// not show them as new), and saves the state.
+    pub async fn import_all(
+        &self,
+        doc: &mut StateDocument,
+        journal: &Journal,
+        imports: &[KnownImport],
+        outputs: &[(String, serde_json::Value, bool)],
+    ) -> Result<Vec<ImportOutcome>, brickform_state::StateError> {
+        let mut report = Vec::with_capacity(imports.len());
+        for i in imports {
+            if doc.get(&i.address).is_some() {
+                report.push(ImportOutcome::Kept(i.address.clone()));
+                continue;
+            }
+            report.push(
+                match self
+                    .import_known(doc, journal, &i.address, &i.id, &i.known)
+                    .await
+                {
+                    Ok((line, warnings)) => {
+                        ImportOutcome::Imported(format!("{line} (from {})", i.from), warnings)
+                    }
+                    Err(diags) => ImportOutcome::Failed(diags),
+                },
+            );
+        }
+        for (name, value, sensitive) in outputs {
+            if self.config.outputs.contains_key(name) && !doc.outputs().contains_key(name) {
+                doc.set_output(name, value.clone(), *sensitive);
+            }
+        }
+        journal.checkpoint(doc).await?;
+        Ok(report)
+    }
+}
+
 impl Engine<'_> {
     /// Configures the providers the configuration and `state` use (commands that talk to
     /// the service without planning, such as `brickform run`).

@@ -3,7 +3,7 @@
 mod migrate;
 
 use crate::context::{self, Ctx, Providers, StateAccess};
-use crate::failure::{Outcome, fail};
+use crate::failure::{Outcome, Said, fail};
 use anyhow::anyhow;
 use brickform_core::engine::Engine;
 use brickform_core::engine::inputs::{self, Variables};
@@ -89,10 +89,7 @@ pub async fn exec(ctx: &Ctx, cmd: Command) -> Outcome {
                     None => fail!("No instance found for the given address {a}."),
                 }
             }
-            backend
-                .save(env, &mut d)
-                .await
-                .map_err(|e| anyhow!("{e}"))?;
+            backend.save(env, &mut d).await.said()?;
             let outlook =
                 after_forget(ctx, env, backend, access.providers.as_ref(), &d, &removed).await;
             for (r, next) in removed.iter().zip(outlook) {
@@ -116,15 +113,12 @@ pub async fn exec(ctx: &Ctx, cmd: Command) -> Outcome {
             );
             let moved = match modules {
                 (Ok((f, "")), Ok((t, ""))) if !f.is_root() && !t.is_root() => {
-                    d.mv_module(&f, &t).map_err(|e| anyhow!("{e}"))?.len()
+                    d.mv_module(&f, &t).said()?.len()
                 }
                 // A resource address without a key moves every instance of it.
-                _ => d.mv_all(&from, &to).map_err(|e| anyhow!("{e}"))?.len(),
+                _ => d.mv_all(&from, &to).said()?.len(),
             };
-            backend
-                .save(env, &mut d)
-                .await
-                .map_err(|e| anyhow!("{e}"))?;
+            backend.save(env, &mut d).await.said()?;
             println!("Move \"{from}\" to \"{to}\"\nSuccessfully moved {moved} object(s).");
         }
         Command::Push { file } => {
@@ -133,10 +127,7 @@ pub async fn exec(ctx: &Ctx, cmd: Command) -> Outcome {
                 .map_err(|why| anyhow!("reading {}: {why}", file.display()))?;
             let mut incoming: StateDocument = serde_json::from_str(&text)
                 .map_err(|e| anyhow!("{} is not a state document: {e}", file.display()))?;
-            backend
-                .save(env, &mut incoming)
-                .await
-                .map_err(|e| anyhow!("{e}"))?;
+            backend.save(env, &mut incoming).await.said()?;
             println!("State pushed to environment \"{env}\".");
         }
         Command::Migrate(_) => {}

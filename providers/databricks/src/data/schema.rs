@@ -6,5 +6,5 @@ use std::sync::Arc;
 
 pub fn lookup(shared: Arc<Shared>) -> UcLookup {
     UcLookup::new(shared, "databricks_schema", crate::resources::schema::kind)
-    .with_info("schema_info")
+        .with_info("schema_info")
 }

@@ -14,6 +14,7 @@
 
 use super::convert::Conversion;
 use crate::resources::content::{content_of, sha256_hex};
+use brickform_core::engine::KnownImport;
 use brickform_core::provider::Provider;
 use brickform_core::value::{Object, Value};
 use md5::Digest as _;
@@ -68,23 +69,13 @@ struct TfInstance {
     attributes: Map<String, Json>,
 }
 
-/// One object to adopt.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Adoption {
-    /// brickform's instance address (`databricks_ingestion_gateway.gw`, `databricks_schema.s["a"]`).
-    pub address: String,
-    /// Terraform's address of it, for messages.
-    pub terraform_address: String,
-    /// The id, in the provider's format (the kinds' import takes it).
-    pub id: String,
-    /// What Terraform applied that a read cannot tell (see the module's comment).
-    pub known: Object,
-}
-
 /// What a Terraform state says about the converted resources.
 #[derive(Debug, Default)]
 pub struct Adoptions {
-    pub adopt: Vec<Adoption>,
+    /// The objects to adopt: brickform's instance address (`databricks_schema.s["a"]`),
+    /// Terraform's (`from`), the id in the provider's format (the kinds' import takes it),
+    /// and what Terraform applied that a read cannot tell (see the module's comment).
+    pub adopt: Vec<KnownImport>,
     /// Resources of the state that are not adopted, and why.
     pub skipped: Vec<String>,
     /// The root module's output values: name, value, sensitive. Recorded with the
@@ -168,15 +159,46 @@ pub fn read(
                     continue;
                 }
             };
-            out.adopt.push(Adoption {
+            out.adopt.push(KnownImport {
                 address: format!("{base}{key}"),
-                terraform_address: format!("{tf}{key}"),
+                from: format!("{tf}{key}"),
                 id,
                 known: known(kind.schema(), &inst.attributes, config_dir),
             });
         }
     }
     Ok(out)
+}
+
+/// The address in the converted configuration of a resource Terraform knows as
+/// `TYPE.NAME` inside module instance `module`: the resource of that name in that module
+/// instance, of the same type or of the kind its block became (a Lakeflow Connect
+/// pipeline's); none when that is not exactly one.
+pub fn module_address(
+    config: &brickform_core::lang::load::Config,
+    conv: &Conversion,
+    module: &str,
+    type_name: &str,
+    name: &str,
+) -> Option<String> {
+    let same = format!("{module}.{type_name}.{name}");
+    if config.resources.contains_key(&same) {
+        return Some(same);
+    }
+    let renamed: Vec<&String> = config
+        .resources
+        .iter()
+        .filter(|(_, r)| r.module.to_string() == module && r.name == name)
+        .filter(|(_, r)| {
+            conv.renamed_kinds(type_name)
+                .contains(&r.type_name.as_str())
+        })
+        .map(|(a, _)| a)
+        .collect();
+    match renamed.as_slice() {
+        [one] => Some((*one).clone()),
+        _ => None,
+    }
 }
 
 /// What Terraform applied that a read cannot tell: the schema's sensitive arguments, and
