@@ -46,6 +46,9 @@ pub enum Normalize {
     LowerCase,
     /// Paths where a trailing slash means nothing.
     TrimTrailingSlash,
+    /// Paths the service takes and answers with or without a mount prefix (the kind names
+    /// it): neither the prefix nor a trailing slash means anything.
+    MountedPath(&'static str),
     /// JSON documents held as strings: compared structurally.
     Json,
     /// Enumerations the service accepts in any case and reports upper-case.

@@ -2,7 +2,10 @@
 //! (its definition written with jsonencode, answered by the service in its own layout) and a
 //! pool, permissions on both; apply, plan empty, changes in place, a node type the workspace
 //! does not offer refused with the service's words, all three imported by id, destroy
-//! leaving nothing.
+//! leaving nothing. And an all-purpose cluster through its life cycle: a job task on it,
+//! permissions on it, restarted by an edit while it runs, edited without a start while it is
+//! terminated, started for a library and terminated again, imported by its id, and
+//! permanently deleted although pinned.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -266,4 +269,228 @@ resource "databricks_instance_pool" "odd" {
     // Destroy leaves nothing.
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
     assert_eq!(compute_left(&serve), Vec::<String>::new());
+}
+
+fn cluster_config(spark_conf: &str, workers: u32, library: bool) -> String {
+    let library = if library {
+        "  library {\n    pypi {\n      package = \"requests==2.32.3\"\n    }\n  }\n"
+    } else {
+        ""
+    };
+    format!(
+        r#"
+provider "databricks" {{
+  host = var.host
+}}
+
+resource "databricks_cluster" "shared" {{
+  cluster_name            = "etl-shared"
+  spark_version           = "16.4.x-scala2.12"
+  node_type_id            = "i3.xlarge"
+  num_workers             = {workers}
+  autotermination_minutes = 30
+  is_pinned               = true
+  spark_conf = {{
+{spark_conf}  }}
+{library}}}
+
+resource "databricks_job" "nightly" {{
+  name = "nightly-on-shared"
+  task {{
+    task_key            = "main"
+    existing_cluster_id = databricks_cluster.shared.id
+    spark_python_task {{
+      python_file = "/Workspace/Shared/main.py"
+    }}
+  }}
+}}
+
+resource "databricks_permissions" "shared" {{
+  cluster_id = databricks_cluster.shared.id
+  access_control {{
+    group_name       = "data-engineers"
+    permission_level = "CAN_RESTART"
+  }}
+}}
+"#
+    )
+}
+
+/// The cluster as `clusters/get` answers it.
+fn cluster_of(serve: &Serve, id: &str) -> Value {
+    serve.ok(
+        "GET",
+        &format!("/api/2.1/clusters/get?cluster_id={id}"),
+        None,
+    )
+}
+
+/// Waits (a few seconds at most) for the cluster to reach `state`.
+fn wait_for(serve: &Serve, id: &str, state: &str) {
+    for _ in 0..100 {
+        if cluster_of(serve, id)["state"] == state {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("cluster {id} is not {state}: {}", cluster_of(serve, id));
+}
+
+#[test]
+fn a_cluster_restarts_on_an_edit_stays_terminated_installs_libraries_is_imported_and_destroyed() {
+    let dir = config(&[("variables.bf.hcl", VARIABLES)]);
+    let d = dir.path();
+    let conf_one = "    \"spark.speculation\" = \"true\"\n";
+    write(d, &cluster_config(conf_one, 1, false));
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    serve.group("data-engineers");
+
+    let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(out.contains("Resources: 3 added"), "{out}");
+    let id = only_id(&serve, "clusters");
+    // The create waited for the cluster to run; it is pinned; the service filled in the
+    // driver's node type and the workspace's cloud attributes.
+    let c = cluster_of(&serve, &id);
+    assert_eq!(c["state"], "RUNNING", "{c}");
+    assert_eq!(c["driver_node_type_id"], "i3.xlarge");
+    assert_eq!(c["aws_attributes"]["availability"], "SPOT_WITH_FALLBACK");
+    assert_eq!(c["autotermination_minutes"], 30);
+    let pinned = serve.ok(
+        "GET",
+        "/api/2.1/clusters/list?filter_by.is_pinned=true",
+        None,
+    );
+    assert_eq!(pinned["clusters"][0]["cluster_id"], json!(id), "{pinned}");
+    // The job's task runs on it: the cluster was made first.
+    let job_id = only_id(&serve, "jobs");
+    let job = serve.ok("GET", &format!("/api/2.2/jobs/get?job_id={job_id}"), None);
+    assert_eq!(
+        job["settings"]["tasks"][0]["existing_cluster_id"],
+        json!(id),
+        "{job}"
+    );
+    let acl = serve.ok("GET", &format!("/api/2.0/permissions/clusters/{id}"), None);
+    assert_eq!(acl["object_type"], "cluster");
+    assert!(acl.to_string().contains("CAN_RESTART"), "{acl}");
+    served_plan_is_empty(d, &serve);
+
+    // A change of a running cluster edits it in place, which restarts it: the plan says so.
+    let conf_two = "    \"spark.speculation\" = \"false\"\n";
+    write(d, &cluster_config(conf_two, 1, false));
+    let plan = bf_ok(d, &serve, &["plan"]);
+    assert!(
+        plan.contains("databricks_cluster.shared will be updated in-place"),
+        "{plan}"
+    );
+    assert!(!plan.contains("must be replaced"), "{plan}");
+    assert!(
+        plan.lines()
+            .any(|l| l.contains("~ state") && l.contains("\"RUNNING\" -> (known after apply)")),
+        "{plan}"
+    );
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let c = cluster_of(&serve, &id);
+    assert_eq!(c["spark_conf"]["spark.speculation"], "false");
+    // The update waited for the restart to end.
+    assert_eq!(c["state"], "RUNNING", "{c}");
+    assert_eq!(only_id(&serve, "clusters"), id);
+    served_plan_is_empty(d, &serve);
+
+    // A change of only the size of a running cluster resizes it: no restart (its Spark
+    // context stays), where an edit restarts it (a new one).
+    let context = c["spark_context_id"].clone();
+    write(d, &cluster_config(conf_two, 3, false));
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let c = cluster_of(&serve, &id);
+    assert_eq!(c["num_workers"], 3);
+    assert_eq!(c["state"], "RUNNING", "{c}");
+    assert_eq!(
+        c["spark_context_id"], context,
+        "a resize restarted the cluster: {c}"
+    );
+    served_plan_is_empty(d, &serve);
+    write(d, &cluster_config(conf_one, 3, false));
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let c = cluster_of(&serve, &id);
+    assert_ne!(
+        c["spark_context_id"], context,
+        "an edit did not restart: {c}"
+    );
+    write(d, &cluster_config(conf_two, 1, false));
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    served_plan_is_empty(d, &serve);
+
+    // Terminated outside brickform: its state is the service's, not drift. An edit of a
+    // terminated cluster does not start it.
+    serve.ok(
+        "POST",
+        "/api/2.1/clusters/delete",
+        Some(json!({ "cluster_id": id })),
+    );
+    wait_for(&serve, &id, "TERMINATED");
+    served_plan_is_empty(d, &serve);
+    write(d, &cluster_config(conf_two, 2, false));
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let c = cluster_of(&serve, &id);
+    assert_eq!(c["num_workers"], 2);
+    assert_eq!(c["state"], "TERMINATED", "{c}");
+    served_plan_is_empty(d, &serve);
+
+    // A library is installed on a terminated cluster by starting it, and it is terminated
+    // again after; no edit.
+    write(d, &cluster_config(conf_two, 2, true));
+    let plan = bf_ok(d, &serve, &["plan"]);
+    assert!(!plan.contains("~ state"), "{plan}");
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let libs = serve.ok(
+        "GET",
+        &format!("/api/2.0/libraries/cluster-status?cluster_id={id}"),
+        None,
+    );
+    assert_eq!(
+        libs["library_statuses"][0]["library"],
+        json!({"pypi": {"package": "requests==2.32.3"}}),
+        "{libs}"
+    );
+    assert_eq!(libs["library_statuses"][0]["status"], "INSTALLED", "{libs}");
+    wait_for(&serve, &id, "TERMINATED");
+    served_plan_is_empty(d, &serve);
+
+    // The cluster carries brickform's ownership tag (stripped on read, so no drift): after
+    // `state rm`, the plan finds it again by its name and tag and imports it.
+    let c = cluster_of(&serve, &id);
+    assert!(
+        c["custom_tags"]["brickform"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("/databricks_cluster.shared")),
+        "{c}"
+    );
+    bf_ok(d, &serve, &["state", "rm", "databricks_cluster.shared"]);
+    let plan = bf_ok(d, &serve, &["plan"]);
+    assert!(
+        plan.contains("# databricks_cluster.shared will be imported"),
+        "{plan}"
+    );
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(only_id(&serve, "clusters"), id);
+    served_plan_is_empty(d, &serve);
+
+    // Imported by its id, as the Terraform provider's: nothing to change.
+    bf_ok(d, &serve, &["state", "rm", "databricks_cluster.shared"]);
+    bf_ok(d, &serve, &["import", "databricks_cluster.shared", &id]);
+    served_plan_is_empty(d, &serve);
+
+    // Destroy unpins the cluster and deletes it permanently, with its job and permissions.
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    let dump = serve.dump();
+    assert_eq!(dump["clusters"], json!({}), "{}", dump["clusters"]);
+    assert!(
+        !dump["permissions"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .any(|(k, _)| k.starts_with("clusters/")),
+        "{}",
+        dump["permissions"]
+    );
 }

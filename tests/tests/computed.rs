@@ -277,10 +277,72 @@ resource "databricks_cluster_policy" "small" {
   definition = jsonencode({ "autotermination_minutes" = { "type" = "fixed", "value" = 20 } })
 }
 
+resource "databricks_query" "top" {
+  display_name = "every-kind-top"
+  warehouse_id = databricks_sql_endpoint.bi.id
+  query_text   = "select 42 as value"
+  parent_path  = "/Shared"
+}
+
+resource "databricks_alert" "top" {
+  display_name = "every-kind-top"
+  query_id     = databricks_query.top.id
+  condition {
+    op = "GREATER_THAN"
+    operand {
+      column {
+        name = "value"
+      }
+    }
+    threshold {
+      value {
+        double_value = 41
+      }
+    }
+  }
+}
+
+resource "databricks_dashboard" "top" {
+  display_name         = "every-kind-top"
+  warehouse_id         = databricks_sql_endpoint.bi.id
+  parent_path          = "/Shared"
+  serialized_dashboard = jsonencode({ pages = [{ name = "p", displayName = "Top" }] })
+}
+
 resource "databricks_instance_pool" "warm" {
   instance_pool_name                    = "every-kind-warm"
   node_type_id                          = "i3.xlarge"
   idle_instance_autotermination_minutes = 10
+}
+
+resource "databricks_cluster" "shared" {
+  cluster_name            = "every-kind-shared"
+  spark_version           = data.databricks_spark_version.lts.id
+  node_type_id            = data.databricks_node_type.smallest.id
+  autotermination_minutes = 20
+  is_pinned               = true
+  library {
+    pypi {
+      package = "requests==2.32.3"
+    }
+  }
+}
+
+data "databricks_cluster" "shared" {
+  cluster_id = databricks_cluster.shared.id
+}
+
+data "databricks_clusters" "every_kind" {
+  cluster_name_contains = "EVERY-KIND"
+  depends_on            = [databricks_cluster.shared]
+}
+
+resource "databricks_permissions" "shared_cluster" {
+  cluster_id = databricks_cluster.shared.id
+  access_control {
+    group_name       = "users"
+    permission_level = "CAN_RESTART"
+  }
 }
 
 resource "databricks_secret" "token" {
@@ -498,6 +560,35 @@ fn every_computed_attribute_of_every_kind_reads_as_a_value_or_null() {
         format!("local/#job/{}", job_id.as_str().unwrap()),
         "{got}"
     );
+    // A cluster is RUNNING after its create, pinned, its page as the Terraform provider
+    // forms it; the data sources find it by id and by part of its name.
+    let cluster_id = value("databricks_cluster__shared__id");
+    let cluster_id = cluster_id.as_str().unwrap();
+    assert_eq!(
+        value("databricks_cluster__shared__state"),
+        "RUNNING",
+        "{got}"
+    );
+    assert_eq!(
+        value("databricks_cluster__shared__url"),
+        format!("local/#setting/clusters/{cluster_id}/configuration"),
+        "{got}"
+    );
+    assert_eq!(
+        value("data_databricks_cluster__shared__cluster_info")[0]["cluster_name"],
+        "every-kind-shared",
+        "{got}"
+    );
+    assert_eq!(
+        value("data_databricks_clusters__every_kind__ids"),
+        serde_json::json!([cluster_id]),
+        "{got}"
+    );
+    assert_eq!(
+        value("databricks_permissions__shared_cluster__id"),
+        format!("/clusters/{cluster_id}"),
+        "{got}"
+    );
     // Permissions and secret ACLs are named as the Terraform provider names them.
     assert_eq!(value("databricks_permissions__nightly__object_type"), "job");
     assert_eq!(
@@ -559,4 +650,6 @@ fn every_computed_attribute_of_every_kind_reads_as_a_value_or_null() {
     let out = run_ok(d, &["destroy", "--auto-approve"], &[]);
     assert!(out.contains(", 0 left behind."), "{out}");
     assert_eq!(objects(&local_dump(d)), Vec::<String>::new());
+    // The pinned cluster was unpinned and deleted permanently.
+    assert_eq!(local_dump(d)["clusters"], serde_json::json!({}));
 }

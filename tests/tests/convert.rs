@@ -32,16 +32,15 @@ fn a_terraform_configuration_converts_and_validates() {
         out.contains("tf/main.tf") || out.contains("main.tf -> main.bf.hcl"),
         "{out}"
     );
-    assert!(out.contains("14 resource(s)"), "{out}");
+    assert!(out.contains("15 resource(s) and 1 data source(s)"), "{out}");
     // Every change and every left-out block is named with its line.
     for says in [
         "main.tf:111: databricks_pipeline.gateway is databricks_ingestion_gateway.gateway",
         "main.tf:123: databricks_pipeline.ingestion is databricks_ingestion_pipeline.ingestion",
         "main.tf:7: terraform { backend }",
         "main.tf:161: databricks_job.this: brickform has no block provider_config",
-        "main.tf:166: brickform has no resource kind databricks_cluster",
-        "main.tf:171: brickform has no data source databricks_clusters",
-        "main.tf:178: module source \"git::https://example.com/databricks-modules.git\" is not a local directory",
+        "main.tf:175: databricks_cluster.shared: brickform has no attribute clear_cloud_attributes_on_remove",
+        "main.tf:185: module source \"git::https://example.com/databricks-modules.git\" is not a local directory",
     ] {
         assert!(out.contains(says), "missing {says:?} in\n{out}");
     }
@@ -84,7 +83,19 @@ fn a_terraform_configuration_converts_and_validates() {
     );
     // Comments survive; what is left out stays, commented.
     assert!(text.contains("# The sandbox catalog."), "{text}");
-    assert!(text.contains("# brickform convert: brickform has no resource kind databricks_cluster\n# resource \"databricks_cluster\" \"shared\" {"), "{text}");
+    // A cluster keeps the provider's names; what brickform lacks is commented in place.
+    assert!(
+        text.contains("resource \"databricks_cluster\" \"shared\" {\n  cluster_name            = \"Shared Autoscaling\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("# clear_cloud_attributes_on_remove = true"),
+        "{text}"
+    );
+    assert!(
+        text.contains("data \"databricks_clusters\" \"all\" {}"),
+        "{text}"
+    );
     assert!(text.contains("#   workspace_id = \"123\""), "{text}");
     // The sources notebooks are uploaded from came along.
     assert!(d.join("bf/ldp_demo.py").is_file());
@@ -245,8 +256,11 @@ fn a_terraform_state_is_adopted_and_the_next_plan_is_empty() {
                 "provider": "provider[\"registry.terraform.io/databricks/databricks\"].prod",
                 "instances": [{"attributes": {"id": "prod", "name": "prod"}}]
             },
-            // Not converted: not adopted, and said so.
-            tf_resource("databricks_cluster", "shared", json!({"id": "0101-000000-abcdefgh"})),
+            // The provider's id of a cluster is its cluster id.
+            tf_resource("databricks_cluster", "shared", json!({
+                "id": id("databricks_cluster.shared"), "cluster_id": id("databricks_cluster.shared"),
+                "cluster_name": "Shared Autoscaling", "autotermination_minutes": 20
+            })),
             {"mode": "data", "type": "databricks_clusters", "name": "all",
              "provider": "provider[\"registry.terraform.io/databricks/databricks\"]",
              "instances": [{"attributes": {"id": "_"}}]}
@@ -271,7 +285,7 @@ fn a_terraform_state_is_adopted_and_the_next_plan_is_empty() {
         ],
     );
     assert!(
-        out.contains("14 adopted, 0 already there, 0 failed"),
+        out.contains("15 adopted, 0 already there, 0 failed"),
         "{out}"
     );
     assert!(
@@ -279,7 +293,7 @@ fn a_terraform_state_is_adopted_and_the_next_plan_is_empty() {
         "{out}"
     );
     assert!(
-        out.contains("not adopted: databricks_cluster.shared: not in the converted configuration"),
+        out.contains("databricks_cluster.shared: Import complete"),
         "{out}"
     );
     served_plan_is_empty(&d.join("bf"), &serve);
@@ -332,7 +346,7 @@ fn a_terraform_state_is_adopted_and_the_next_plan_is_empty() {
             "terraform.tfstate",
         ],
     );
-    assert!(out.contains("0 adopted, 14 already there"), "{out}");
+    assert!(out.contains("0 adopted, 15 already there"), "{out}");
 
     // A secret whose value the configuration changed since Terraform applied it is
     // planned as the update it is.
@@ -677,7 +691,7 @@ resource "databricks_pipeline" "ingest" {
 }
 
 /// A grant on something brickform does not manage grants on (a model), or permissions on
-/// an object it does not manage permissions of (a cluster), is left out whole and listed
+/// an object it does not manage permissions of (a Git folder), is left out whole and listed
 /// with why: kept without its target, it would not validate.
 #[test]
 fn a_grant_or_permission_on_an_unmanaged_object_is_left_out_whole() {
@@ -696,11 +710,11 @@ resource "databricks_grants" "customers" {
     privileges = ["EXECUTE"]
   }
 }
-resource "databricks_permissions" "cluster_usage" {
-  cluster_id = "0123-456789-abcdefgh"
+resource "databricks_permissions" "repo_usage" {
+  repo_id = "123"
   access_control {
     group_name       = "users"
-    permission_level = "CAN_RESTART"
+    permission_level = "CAN_READ"
   }
 }
 resource "databricks_grants" "sandbox" {
@@ -719,7 +733,7 @@ resource "databricks_grants" "sandbox" {
         "{out}"
     );
     assert!(
-        out.contains("main.tf:11: databricks_permissions.cluster_usage: cluster_id:"),
+        out.contains("main.tf:11: databricks_permissions.repo_usage: repo_id:"),
         "{out}"
     );
     assert!(out.contains("1 resource(s)"), "{out}");

@@ -165,10 +165,28 @@ fn live_objects(dump: &Value) -> Vec<String> {
             p["name"].as_str().unwrap_or("")
         ));
     }
+    // Databricks SQL objects not in the trash, and dashboards' published versions.
+    for (key, o) in entries("sql_objects") {
+        if o["lifecycle_state"] == "TRASHED" {
+            continue;
+        }
+        let (kind, id) = key.split_once('/').unwrap_or(("", ""));
+        let name = match kind {
+            "published" => dump["sql_objects"][format!("dashboards/{id}")]["display_name"].clone(),
+            _ => o["display_name"].clone(),
+        };
+        out.push(format!("{kind}:{}", name.as_str().unwrap_or("")));
+    }
     for (_, p) in entries("instance_pools") {
         out.push(format!(
             "instance_pool:{}",
             p["instance_pool_name"].as_str().unwrap_or("")
+        ));
+    }
+    for (_, c) in entries("clusters") {
+        out.push(format!(
+            "cluster:{}",
+            c["spec"]["cluster_name"].as_str().unwrap_or("")
         ));
     }
     for (_, p) in entries("pipelines") {
@@ -188,6 +206,7 @@ fn live_objects(dump: &Value) -> Vec<String> {
             "sql/warehouses" => dump["warehouses"][id]["spec"]["name"].clone(),
             "cluster-policies" => dump["cluster_policies"][id]["name"].clone(),
             "instance-pools" => dump["instance_pools"][id]["instance_pool_name"].clone(),
+            "clusters" => dump["clusters"][id]["spec"]["cluster_name"].clone(),
             _ => entries("workspace")
                 .into_iter()
                 .find(|(_, o)| o["object_id"].as_i64().is_some_and(|n| n.to_string() == id))
@@ -1044,6 +1063,140 @@ fn cluster_policy_case() -> Case {
     }
 }
 
+/// A warehouse id the queries, alerts and dashboards of the cases name: the local
+/// workspace, like the Queries API, does not look the warehouse up when they are written.
+const SQL_WAREHOUSE: &str = "0123456789abcdef";
+
+fn query(name: &str, text: &str) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_query\" \"q\" {{\n  display_name = \"{name}\"\n  warehouse_id = \"{SQL_WAREHOUSE}\"\n  query_text   = \"{text}\"\n  parent_path  = \"/Shared\"\n  tags         = [\"bi\"]\n  parameter {{\n    name  = \"p\"\n    title = \"P\"\n    text_value {{\n      value = \"x\"\n    }}\n  }}\n}}\n"
+    )
+}
+
+fn query_case() -> Case {
+    Case {
+        address: "databricks_query.q",
+        local_flag: false,
+        config: query("inv_query", "select 1"),
+        made: &["queries:inv_query"],
+        steps: vec![
+            Step {
+                what: "query_text",
+                config: query("inv_query", "select 2"),
+                expect: Expect::Update(&["query_text", "update_time?", "last_modifier_user_name?"]),
+                shows: "~ query_text = \"select 1\" -> \"select 2\"",
+                vars: &[],
+                present: &["queries:inv_query"],
+                absent: &[],
+            },
+            Step {
+                what: "rename",
+                config: query("inv_query2", "select 2"),
+                expect: Expect::Update(&[
+                    "display_name",
+                    "update_time?",
+                    "last_modifier_user_name?",
+                ]),
+                shows: "~ display_name = \"inv_query\" -> \"inv_query2\"",
+                vars: &[],
+                present: &["queries:inv_query2"],
+                absent: &["queries:inv_query"],
+            },
+        ],
+    }
+}
+
+fn alert(name: &str, threshold: u32) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_query\" \"q\" {{\n  display_name = \"inv_alert_query\"\n  warehouse_id = \"{SQL_WAREHOUSE}\"\n  query_text   = \"select 42 as value\"\n  parent_path  = \"/Shared\"\n}}\n\nresource \"databricks_alert\" \"a\" {{\n  display_name = \"{name}\"\n  query_id     = databricks_query.q.id\n  parent_path  = \"/Shared\"\n  condition {{\n    op = \"GREATER_THAN\"\n    operand {{\n      column {{\n        name = \"value\"\n      }}\n    }}\n    threshold {{\n      value {{\n        double_value = {threshold}\n      }}\n    }}\n  }}\n}}\n"
+    )
+}
+
+fn alert_case() -> Case {
+    Case {
+        address: "databricks_alert.a",
+        local_flag: false,
+        config: alert("inv_alert", 42),
+        made: &["alerts:inv_alert", "queries:inv_alert_query"],
+        steps: vec![
+            Step {
+                what: "threshold",
+                config: alert("inv_alert", 43),
+                expect: Expect::Update(&[
+                    "condition",
+                    "double_value",
+                    "threshold?",
+                    "value?",
+                    "update_time?",
+                ]),
+                shows: "~ double_value = 42 -> 43",
+                vars: &[],
+                present: &["alerts:inv_alert"],
+                absent: &[],
+            },
+            Step {
+                what: "rename",
+                config: alert("inv_alert2", 43),
+                expect: Expect::Update(&["display_name", "update_time?"]),
+                shows: "~ display_name = \"inv_alert\" -> \"inv_alert2\"",
+                vars: &[],
+                present: &["alerts:inv_alert2"],
+                absent: &["alerts:inv_alert"],
+            },
+        ],
+    }
+}
+
+fn dashboard(name: &str, page: &str, embed: bool) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_dashboard\" \"d\" {{\n  display_name         = \"{name}\"\n  warehouse_id         = \"{SQL_WAREHOUSE}\"\n  parent_path          = \"/Shared\"\n  embed_credentials    = {embed}\n  serialized_dashboard = jsonencode({{\n    pages = [{{ name = \"{page}\", displayName = \"Page\" }}]\n  }})\n}}\n"
+    )
+}
+
+fn dashboard_case() -> Case {
+    Case {
+        address: "databricks_dashboard.d",
+        local_flag: false,
+        config: dashboard("inv_dashboard", "one", true),
+        made: &["dashboards:inv_dashboard", "published:inv_dashboard"],
+        steps: vec![
+            Step {
+                what: "content",
+                config: dashboard("inv_dashboard", "two", true),
+                // The JSON document's diff shows its changed keys (and `{` lines).
+                expect: Expect::Update(&[
+                    "serialized_dashboard",
+                    "md5",
+                    "name",
+                    "pages?",
+                    "{?",
+                    "etag?",
+                    "update_time?",
+                ]),
+                shows: "serialized_dashboard",
+                vars: &[],
+                present: &["dashboards:inv_dashboard", "published:inv_dashboard"],
+                absent: &[],
+            },
+            Step {
+                what: "rename and embedded credentials",
+                config: dashboard("inv_dashboard2", "two", false),
+                expect: Expect::Update(&[
+                    "display_name",
+                    "embed_credentials",
+                    "path?",
+                    "etag?",
+                    "update_time?",
+                ]),
+                shows: "~ display_name = \"inv_dashboard\" -> \"inv_dashboard2\"",
+                vars: &[],
+                present: &["dashboards:inv_dashboard2", "published:inv_dashboard2"],
+                absent: &["dashboards:inv_dashboard"],
+            },
+        ],
+    }
+}
+
 fn instance_pool(name: &str, idle: u32, node: &str) -> String {
     format!(
         "{PROVIDER}resource \"databricks_instance_pool\" \"p\" {{\n  instance_pool_name                    = \"{name}\"\n  node_type_id                          = \"{node}\"\n  min_idle_instances                    = 0\n  max_capacity                          = 4\n  idle_instance_autotermination_minutes = {idle}\n  custom_tags = {{\n    team = \"bi\"\n  }}\n  aws_attributes {{\n    availability = \"SPOT\"\n  }}\n}}\n"
@@ -1073,6 +1226,49 @@ fn instance_pool_case() -> Case {
                 shows: "# forces replacement",
                 vars: &[],
                 present: &["instance_pool:inv_pool"],
+                absent: &[],
+            },
+        ],
+    }
+}
+
+fn cluster(minutes: u32, library: bool) -> String {
+    let library = if library {
+        "  library {\n    pypi {\n      package = \"requests==2.32.3\"\n    }\n  }\n"
+    } else {
+        ""
+    };
+    format!(
+        "{PROVIDER}resource \"databricks_cluster\" \"c\" {{\n  cluster_name            = \"inv_cluster\"\n  spark_version           = \"16.4.x-scala2.12\"\n  node_type_id            = \"i3.xlarge\"\n  num_workers             = 1\n  autotermination_minutes = {minutes}\n  custom_tags = {{\n    team = \"bi\"\n  }}\n{library}}}\n"
+    )
+}
+
+/// An edit of a running cluster restarts it: the plan shows its state as known after apply.
+/// A library is installed without an edit.
+fn cluster_case() -> Case {
+    Case {
+        address: "databricks_cluster.c",
+        local_flag: false,
+        config: cluster(20, false),
+        made: &["cluster:inv_cluster"],
+        steps: vec![
+            Step {
+                what: "autotermination_minutes",
+                config: cluster(30, false),
+                expect: Expect::Update(&["autotermination_minutes", "state"]),
+                shows: "~ autotermination_minutes = 20 -> 30",
+                vars: &[],
+                present: &["cluster:inv_cluster"],
+                absent: &[],
+            },
+            Step {
+                what: "library",
+                config: cluster(30, true),
+                // The block's lines show its nested fields added too.
+                expect: Expect::Update(&["library", "pypi?", "package?"]),
+                shows: "+ package = \"requests==2.32.3\"",
+                vars: &[],
+                present: &["cluster:inv_cluster"],
                 absent: &[],
             },
         ],
@@ -1545,7 +1741,11 @@ invariants! {
     grant_updates_replaces_on_principal_and_is_revoked: "databricks_grant" => grant_case(),
     sql_endpoint_updates_renames_and_is_destroyed: "databricks_sql_endpoint" => sql_endpoint_case(),
     cluster_policy_updates_in_place_and_is_destroyed: "databricks_cluster_policy" => cluster_policy_case(),
+    query_updates_in_place_and_is_trashed: "databricks_query" => query_case(),
+    alert_updates_in_place_and_is_trashed: "databricks_alert" => alert_case(),
+    dashboard_updates_republishes_and_is_trashed: "databricks_dashboard" => dashboard_case(),
     instance_pool_updates_replaces_on_node_type_and_is_destroyed: "databricks_instance_pool" => instance_pool_case(),
+    cluster_restarts_on_an_edit_installs_a_library_and_is_destroyed: "databricks_cluster" => cluster_case(),
     artifact_rebuilds_on_an_input_change_and_is_destroyed: "databricks_artifact" => artifact_case(),
     permissions_update_move_to_another_job_and_are_reset: "databricks_permissions" => permissions_case(),
     secret_acl_updates_replaces_on_principal_and_is_deleted: "databricks_secret_acl" => secret_acl_case(),

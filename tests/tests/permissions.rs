@@ -603,10 +603,10 @@ fn validate_refuses_levels_owners_and_objects_the_service_would_refuse() {
         ),
         (
             resource(
-                "  cluster_id = \"c\"\n",
-                &entry("group_name = \"users\"", "CAN_ATTACH_TO"),
+                "  repo_id = \"c\"\n",
+                &entry("group_name = \"users\"", "CAN_READ"),
             ),
-            vec!["\"cluster_id\" is not supported", "does not manage clusters"],
+            vec!["\"repo_id\" is not supported", "does not manage Git folders"],
         ),
         (
             "resource \"databricks_secret_acl\" \"a\" {\n  scope      = \"s\"\n  principal  = \"users\"\n  permission = \"OWNER\"\n}\n".to_string(),

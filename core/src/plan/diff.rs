@@ -200,6 +200,20 @@ fn normalize_value(n: Normalize, v: &mut Value) {
                 s.pop();
             }
         }
+        (Normalize::MountedPath(mount), Value::String(s)) => {
+            if let Some(rest) = s.strip_prefix(mount)
+                && (rest.is_empty() || rest.starts_with('/'))
+            {
+                *s = if rest.is_empty() {
+                    "/".into()
+                } else {
+                    rest.to_string()
+                };
+            }
+            while s.len() > 1 && s.ends_with('/') {
+                s.pop();
+            }
+        }
         (Normalize::Json, Value::String(s)) => {
             if let Ok(j) = serde_json::from_str::<serde_json::Value>(s) {
                 *s = canonical_json(&j);
@@ -875,6 +889,20 @@ mod tests {
         ] {
             let mut v = Value::from(given);
             normalize_value(Normalize::Principal, &mut v);
+            assert_eq!(v, Value::from(canonical), "{given}");
+        }
+    }
+
+    #[test]
+    fn a_mounted_path_is_the_same_with_or_without_its_mount_prefix() {
+        for (given, canonical) in [
+            ("/Mnt/Shared/q", "/Shared/q"),
+            ("/Shared/q/", "/Shared/q"),
+            ("/Mnt", "/"),
+            ("/Mnts/x", "/Mnts/x"),
+        ] {
+            let mut v = Value::from(given);
+            normalize_value(Normalize::MountedPath("/Mnt"), &mut v);
             assert_eq!(v, Value::from(canonical), "{given}");
         }
     }

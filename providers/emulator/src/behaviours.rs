@@ -301,8 +301,8 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
     (
         Behaviour::DataSecurityModeAliases,
         "data_security_mode_aliases",
-        "a job cluster's data_security_mode in the newer names is held and answered in the \
-         older ones: DATA_SECURITY_MODE_DEDICATED as SINGLE_USER, DATA_SECURITY_MODE_STANDARD \
+        "a job cluster's or an all-purpose cluster's data_security_mode in the newer names is \
+         held and answered in the older ones: DATA_SECURITY_MODE_DEDICATED as SINGLE_USER, DATA_SECURITY_MODE_STANDARD \
          as USER_ISOLATION, and DATA_SECURITY_MODE_AUTO as the mode the service chooses, \
          SINGLE_USER for a cluster given a single_user_name and USER_ISOLATION otherwise \
          (terraform-provider-databricks clusters/resource_cluster.go:109-119, \
@@ -317,8 +317,8 @@ pub const BEHAVIOURS: &[(Behaviour, &str, &str)] = &[
         Behaviour::DriverNodeTypeFromNodeType,
         "driver_node_type_from_node_type",
         "a cluster that names node_type_id and no driver_node_type_id (a job's new_cluster, a \
-         pipeline's clusters[]) is held and answered with driver_node_type_id = node_type_id \
-         (databricks/cli libs/testserver/clusters.go:157-159, clusterFixUps; the API's \
+         pipeline's clusters[], an all-purpose cluster) is held and answered with \
+         driver_node_type_id = node_type_id (databricks/cli libs/testserver/clusters.go:157-159, clusterFixUps; the API's \
          ClusterSpec.driver_node_type_id: \"if unset, the driver node type will be set as the \
          same value as node_type_id\", terraform-provider-databricks \
          internal/service/compute_tf/model.go:1272-1274; bundle/direct/dresources/resources.yml \

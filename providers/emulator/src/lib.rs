@@ -14,6 +14,7 @@ mod app;
 mod auth;
 mod behaviours;
 mod body;
+mod clusters;
 mod compute;
 mod config;
 mod control;
@@ -33,6 +34,7 @@ mod runtimes;
 mod scim;
 mod secrets;
 mod settings;
+mod sql;
 mod store;
 mod uc;
 mod util;
@@ -300,6 +302,14 @@ const DOMAINS: &[Domain] = &[
     Domain {
         routes: pools::routes,
         clock: None,
+    },
+    Domain {
+        routes: sql::routes,
+        clock: None,
+    },
+    Domain {
+        routes: clusters::routes,
+        clock: Some(clusters::advance),
     },
 ];
 

@@ -97,12 +97,20 @@ pub struct State {
     /// Instance pools by instance pool id, as answered (files written before had none).
     #[serde(default)]
     pub instance_pools: Tracked<String, Map<String, Value>>,
+    /// All-purpose clusters by cluster id (files written before had none).
+    #[serde(default)]
+    pub clusters: Tracked<String, crate::clusters::Cluster>,
     /// Workspace settings by their type (`default_namespace_ws`: the value and the version
     /// its etag names), and the workspace's metastore assignment once changed
     /// (`metastore_assignment`; absent: assigned to the workspace's metastore, as a new
     /// workspace is). Files written before had none.
     #[serde(default)]
     pub settings: Tracked<String, Value>,
+    /// Databricks SQL objects as answered, by `queries/ID`, `alerts/ID`, `dashboards/ID`,
+    /// and a dashboard's published version by `published/ID` (files written before had
+    /// none).
+    #[serde(default)]
+    pub sql_objects: Tracked<String, Map<String, Value>>,
 }
 
 impl State {
@@ -137,7 +145,9 @@ impl State {
             dataflow_specs: Tracked::new(),
             cluster_policies: Tracked::new(),
             instance_pools: Tracked::new(),
+            clusters: Tracked::new(),
             settings: Tracked::new(),
+            sql_objects: Tracked::new(),
         };
         workspace::seed(&mut st, user_name, now);
         scim::seed(&mut st, user_name);
@@ -152,7 +162,7 @@ impl State {
     }
 
     /// Every collection by its field name: the one list the journal writes and replays.
-    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 23] {
+    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 25] {
         [
             ("catalogs", &mut self.catalogs),
             ("schemas", &mut self.schemas),
@@ -176,7 +186,9 @@ impl State {
             ("dataflow_specs", &mut self.dataflow_specs),
             ("cluster_policies", &mut self.cluster_policies),
             ("instance_pools", &mut self.instance_pools),
+            ("clusters", &mut self.clusters),
             ("settings", &mut self.settings),
+            ("sql_objects", &mut self.sql_objects),
         ]
     }
 

@@ -515,6 +515,19 @@ impl Client {
             .await
     }
 
+    /// A POST or PATCH whose request also takes query parameters (a Lakeview dashboard's
+    /// `dataset_catalog` / `dataset_schema`).
+    pub async fn write_with_query(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: &Value,
+    ) -> Result<Value, ApiError> {
+        self.write(method, path, query, Body::Json(body), Repeat::Once)
+            .await
+    }
+
     pub async fn put(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
         self.write(Method::PUT, path, &[], Body::Json(body), Repeat::Once)
             .await

@@ -1,6 +1,8 @@
 //! Data sources: read-only lookups, one file each.
 
 pub mod catalog;
+pub mod cluster;
+pub mod clusters;
 pub mod connection;
 pub mod current_metastore;
 pub mod current_user;
@@ -72,6 +74,8 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DataSource>> {
         Arc::new(volumes::listing(shared.clone())),
         Arc::new(volume_directory::VolumeDirectory::new(shared.clone())),
         Arc::new(sql_warehouse::SqlWarehouse::new(shared.clone())),
+        Arc::new(cluster::Cluster::new(shared.clone())),
+        Arc::new(clusters::Clusters::new(shared.clone())),
         Arc::new(group::Group::new(shared.clone())),
         Arc::new(user::User::new(shared.clone())),
         Arc::new(service_principal::ServicePrincipal::new(shared.clone())),

@@ -550,7 +550,7 @@ fn task_schema(nested: bool) -> Schema {
         schema = schema.block(task_type(t));
     }
     schema = schema
-        .block(super::cluster::new_cluster())
+        .block(super::cluster_fields::new_cluster())
         .block(library())
         .block(email_notifications())
         .block(webhook_notifications())
@@ -601,7 +601,7 @@ fn single_task_fields(mut schema: Schema) -> Schema {
             Attribute::optional("retry_on_timeout", b())
                 .describe("Deprecated single-task syntax: write it in a task block."),
         )
-        .block(super::cluster::new_cluster().describe(
+        .block(super::cluster_fields::new_cluster().describe(
             "Deprecated single-task syntax: write it in a task block (or a job_cluster).",
         ))
         .block(library().describe("Deprecated single-task syntax: write it in a task block."))
@@ -757,7 +757,7 @@ pub fn schema() -> Schema {
             Schema::new()
                 .attr(Attribute::required("job_cluster_key", s()))
                 .attr(Attribute::optional("serverless_compute_id", s()))
-                .block(super::cluster::new_cluster()),
+                .block(super::cluster_fields::new_cluster()),
         ))
         .block(BlockType::keyed(
             "environment",
@@ -1550,8 +1550,8 @@ const JOBS_LIST: ownership::ListCall = ownership::ListCall {
     page: LIST_PAGE,
 };
 
-/// Where a job's tasks name other objects: the pipelines, jobs, notebooks, files and
-/// warehouses they run, ids passed as a notebook's or the job's parameters (a job told
+/// Where a job's tasks name other objects: the pipelines, jobs, notebooks, files,
+/// warehouses and clusters they run (on), ids passed as a notebook's or the job's parameters (a job told
 /// which job runs after it), and paths in a volume passed so.
 const REFERENCES: &[Reference] = &[
     Reference::to("task.pipeline_task.pipeline_id", PIPELINES, "id"),
@@ -1586,6 +1586,7 @@ const REFERENCES: &[Reference] = &[
         &["databricks_sql_endpoint"],
         "id",
     ),
+    Reference::to("task.existing_cluster_id", &["databricks_cluster"], "id"),
     Reference::to(
         "task.sql_task.file.path",
         &["databricks_workspace_file"],

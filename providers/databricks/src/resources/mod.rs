@@ -1,11 +1,14 @@
 //! The resource kinds, one file each, and what they share.
 
+pub mod alert;
 pub mod artifact;
 pub mod catalog;
 pub mod cluster;
+pub mod cluster_fields;
 pub mod cluster_policy;
 pub mod connection;
 pub mod content;
+pub mod dashboard;
 pub mod datasets;
 pub mod default_namespace_setting;
 pub mod directory;
@@ -30,6 +33,7 @@ pub mod pipeline;
 pub mod pipeline_spec;
 pub mod presets;
 pub mod privileges;
+pub mod query;
 pub mod schema;
 pub mod scim;
 pub mod sdp_meta_flow;
@@ -39,6 +43,7 @@ pub mod secret_acl;
 pub mod secret_scope;
 pub mod service_principal;
 pub mod sql_endpoint;
+pub mod sql_object;
 pub mod storage_credential;
 pub mod uc;
 pub mod user;
@@ -129,7 +134,15 @@ impl DatabricksKind for cluster_policy::ClusterPolicy {
         true
     }
 }
+impl DatabricksKind for query::Query {}
+impl DatabricksKind for alert::Alert {}
+impl DatabricksKind for dashboard::Dashboard {}
 impl DatabricksKind for instance_pool::InstancePool {
+    fn shared_by_others(&self) -> bool {
+        true
+    }
+}
+impl DatabricksKind for cluster::Cluster {
     fn shared_by_others(&self) -> bool {
         true
     }
@@ -164,6 +177,10 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(sql_endpoint::SqlEndpoint::new(shared.clone())),
         Arc::new(cluster_policy::ClusterPolicy::new(shared.clone())),
         Arc::new(instance_pool::InstancePool::new(shared.clone())),
+        Arc::new(query::Query::new(shared.clone())),
+        Arc::new(alert::Alert::new(shared.clone())),
+        Arc::new(dashboard::Dashboard::new(shared.clone())),
+        Arc::new(cluster::Cluster::new(shared.clone())),
         Arc::new(pipeline::kind(shared.clone())),
         Arc::new(ingestion_gateway::kind(shared.clone())),
         Arc::new(ingestion_pipeline::kind(shared.clone())),
@@ -228,10 +245,14 @@ pub fn attrs_from(schema: &Schema, resp: &Json) -> Object {
     out
 }
 
+/// The prefix under which workspace paths are mounted: the service takes and answers a
+/// path with or without it.
+pub const WORKSPACE_MOUNT: &str = "/Workspace";
+
 /// The user whose home folder holds a workspace path (`/Users/<user>/…`, also under
 /// `/Workspace`): the owner of what lies there.
 pub fn home_owner(path: &str) -> Option<String> {
-    let rest = path.strip_prefix("/Workspace").unwrap_or(path);
+    let rest = path.strip_prefix(WORKSPACE_MOUNT).unwrap_or(path);
     let (user, _) = rest.strip_prefix("/Users/")?.split_once('/')?;
     (!user.is_empty()).then(|| user.to_string())
 }

@@ -1,5 +1,6 @@
 //! `databricks_permissions`: every permission on one workspace object (a job, pipeline,
-//! notebook, directory, workspace file, SQL warehouse, cluster policy or instance pool), through the Permissions API
+//! notebook, directory, workspace file, SQL warehouse, cluster policy, instance pool, cluster,
+//! query, alert or dashboard), through the Permissions API
 //! (`/api/2.0/permissions/{object_type}/{object_id}`). Authoritative, as in the Terraform
 //! provider: a write replaces the object's direct entries (PUT), so an entry added in the
 //! UI is planned back, and a destroy resets the object to what it has alone.
@@ -59,6 +60,21 @@ const WAREHOUSE: &[&str] = &[
 /// a policy's one level (a managing one); a pool's are CAN_ATTACH_TO and CAN_MANAGE.
 const CLUSTER_POLICY: &[&str] = &["CAN_USE"];
 const INSTANCE_POOL: &[&str] = &["CAN_ATTACH_TO", "CAN_MANAGE"];
+/// permissions/permission_definitions.go, field cluster_id: CAN_ATTACH_TO, CAN_RESTART and
+/// CAN_MANAGE (the managing one).
+const CLUSTER: &[&str] = &["CAN_ATTACH_TO", "CAN_RESTART", "CAN_MANAGE"];
+/// permissions/permission_definitions.go, fields sql_query_id and sql_alert_id: the GA
+/// levels, and CAN_VIEW of the legacy SQL permissions API ("replaced by CAN_READ in the GA
+/// API", deprecated: written as CAN_READ, see [`WRITTEN_AS`]).
+const SQL_OBJECT: &[&str] = &["CAN_READ", "CAN_RUN", "CAN_EDIT", "CAN_MANAGE", "CAN_VIEW"];
+/// Levels a configuration may name that the service holds as another:
+/// `(request object type, declared, written)`. The Terraform provider rewrites them on
+/// write and reads the held level back as the declared one for a principal that declared
+/// it (permission_definitions.go:341-346, rewriteCanViewToCanRead, rewriteCanReadToCanView).
+const WRITTEN_AS: &[(&str, &str, &str)] = &[
+    ("sql/queries", "CAN_VIEW", "CAN_READ"),
+    ("sql/alerts", "CAN_VIEW", "CAN_READ"),
+];
 const OWNING: &[&str] = &["CAN_MANAGE", "IS_OWNER"];
 const MANAGING: &[&str] = &["CAN_MANAGE"];
 
@@ -158,14 +174,55 @@ pub const TARGETS: &[Target] = &[
         managing: MANAGING,
         owned: false,
     },
+    Target {
+        attr: "cluster_id",
+        by_path: false,
+        request: "clusters",
+        object_type: "cluster",
+        workspace_type: "",
+        label: "cluster",
+        levels: CLUSTER,
+        managing: MANAGING,
+        owned: false,
+    },
+    Target {
+        attr: "sql_query_id",
+        by_path: false,
+        request: "sql/queries",
+        object_type: "query",
+        workspace_type: "",
+        label: "query",
+        levels: SQL_OBJECT,
+        managing: MANAGING,
+        owned: false,
+    },
+    Target {
+        attr: "sql_alert_id",
+        by_path: false,
+        request: "sql/alerts",
+        object_type: "alert",
+        workspace_type: "",
+        label: "alert",
+        levels: SQL_OBJECT,
+        managing: MANAGING,
+        owned: false,
+    },
+    // permission_definitions.go, field dashboard_id: the workspace levels.
+    Target {
+        attr: "dashboard_id",
+        by_path: false,
+        request: "dashboards",
+        object_type: "dashboard",
+        workspace_type: "",
+        label: "dashboard",
+        levels: WORKSPACE,
+        managing: MANAGING,
+        owned: false,
+    },
 ];
 
 /// What the Terraform provider manages permissions of that brickform has no kind for.
 const NOT_HERE: &[(&str, &str)] = &[
-    (
-        "cluster_id",
-        "brickform does not manage clusters, nor their permissions. It manages permissions of jobs, pipelines, notebooks, directories, workspace files, SQL warehouses, cluster policies and instance pools.",
-    ),
     (
         "repo_id",
         "brickform does not manage Git folders (repos), nor their permissions.",
@@ -181,18 +238,6 @@ const NOT_HERE: &[(&str, &str)] = &[
     (
         "sql_dashboard_id",
         "brickform does not manage legacy SQL dashboards, nor their permissions.",
-    ),
-    (
-        "sql_alert_id",
-        "brickform does not manage SQL alerts, nor their permissions.",
-    ),
-    (
-        "sql_query_id",
-        "brickform does not manage SQL queries, nor their permissions.",
-    ),
-    (
-        "dashboard_id",
-        "brickform does not manage dashboards, nor their permissions.",
     ),
     (
         "experiment_id",
@@ -295,7 +340,7 @@ fn schema() -> Schema {
                 .describe("The level, one the object's type takes (validate lists them)."),
         );
     let mut s = Schema::new().describe(
-        "Every permission on one job, pipeline, notebook, directory, workspace file, SQL warehouse, cluster policy or instance pool: what it does not declare is removed. Set exactly one of job_id, pipeline_id, notebook_id, notebook_path, directory_id, directory_path, workspace_file_id, workspace_file_path, sql_endpoint_id, cluster_policy_id, instance_pool_id.",
+        "Every permission on one job, pipeline, notebook, directory, workspace file, SQL warehouse, cluster policy, instance pool, cluster, query, alert or dashboard: what it does not declare is removed. Set exactly one of job_id, pipeline_id, notebook_id, notebook_path, directory_id, directory_path, workspace_file_id, workspace_file_path, sql_endpoint_id, cluster_policy_id, instance_pool_id, cluster_id, sql_query_id, sql_alert_id, dashboard_id.",
     );
     for t in TARGETS {
         s = s.attr(
@@ -327,6 +372,18 @@ fn schema() -> Schema {
                     "instance_pool_id" => {
                         "The instance pool the permissions are on (databricks_instance_pool's id)."
                     }
+                    "cluster_id" => {
+                        "The cluster the permissions are on (databricks_cluster's id): CAN_ATTACH_TO, CAN_RESTART or CAN_MANAGE."
+                    }
+                    "sql_query_id" => {
+                        "The query the permissions are on (databricks_query's id): CAN_READ, CAN_RUN, CAN_EDIT or CAN_MANAGE (CAN_VIEW, deprecated, is CAN_READ)."
+                    }
+                    "sql_alert_id" => {
+                        "The alert the permissions are on (databricks_alert's id): CAN_READ, CAN_RUN, CAN_EDIT or CAN_MANAGE (CAN_VIEW, deprecated, is CAN_READ)."
+                    }
+                    "dashboard_id" => {
+                        "The dashboard the permissions are on (databricks_dashboard's id): CAN_READ, CAN_RUN, CAN_EDIT or CAN_MANAGE."
+                    }
                     _ => "The SQL warehouse the permissions are on (databricks_sql_endpoint's id).",
                 }),
         );
@@ -354,8 +411,12 @@ fn schema() -> Schema {
                 "sql_endpoint_id",
                 "cluster_policy_id",
                 "instance_pool_id",
+                "cluster_id",
+                "sql_query_id",
+                "sql_alert_id",
+                "dashboard_id",
             ])
-            .describe("The object's type as the service names it (job, pipelines, notebook, directory, file, warehouses, cluster-policy, instance-pool)."),
+            .describe("The object's type as the service names it (job, pipelines, notebook, directory, file, warehouses, cluster-policy, instance-pool, cluster, query, alert, dashboard)."),
     )
     .attr(
         Attribute::computed("id", AttrType::String)
@@ -532,6 +593,66 @@ pub fn check_entries(target: &Target, config: &Object) -> Vec<Finding> {
     out
 }
 
+/// The entries as the service is to hold them: a level it holds as another ([`WRITTEN_AS`])
+/// written as that one.
+pub fn written(target: &Target, entries: Vec<Entry>) -> Vec<Entry> {
+    entries
+        .into_iter()
+        .map(|mut e| {
+            if let Some((_, _, w)) = WRITTEN_AS
+                .iter()
+                .find(|(r, d, _)| *r == target.request && *d == e.level)
+            {
+                e.level = (*w).to_string();
+            }
+            e
+        })
+        .collect()
+}
+
+/// The held entries as `prior` declared them: a level held for one the principal declared
+/// ([`WRITTEN_AS`]) reads as the declared one, so it is not drift.
+pub fn as_declared(target: &Target, held: Vec<Entry>, prior: &Object) -> Vec<Entry> {
+    let declared = declared(prior);
+    held.into_iter()
+        .map(|mut e| {
+            let alias = WRITTEN_AS.iter().find(|(r, d, w)| {
+                *r == target.request
+                    && *w == e.level
+                    && declared
+                        .iter()
+                        .any(|x| x.same_principal(&e) && x.level == *d)
+            });
+            if let Some((_, d, _)) = alias {
+                e.level = (*d).to_string();
+            }
+            e
+        })
+        .collect()
+}
+
+/// A warning for each deprecated level the configuration names.
+fn deprecated_levels(target: &Target, config: &Object) -> Vec<Finding> {
+    declared(config)
+        .iter()
+        .filter_map(|e| {
+            let (_, d, w) = WRITTEN_AS
+                .iter()
+                .find(|(r, d, _)| *r == target.request && *d == e.level)?;
+            Some(
+                Finding::warning(
+                    &["access_control"],
+                    format!(
+                        "permission_level {d} of {} is deprecated: the service holds it as {w}",
+                        target.attr
+                    ),
+                )
+                .hint(format!("use {w} instead")),
+            )
+        })
+        .collect()
+}
+
 /// The id of an object's permissions, `/jobs/123` (the Terraform provider's form).
 pub fn id_of(target: &Target, object_id: &str) -> String {
     format!("/{}/{object_id}", target.request)
@@ -542,12 +663,14 @@ pub fn id_of(target: &Target, object_id: &str) -> String {
 pub fn parse_id(id: &str) -> ProviderResult<(&'static Target, &str)> {
     let bad = || {
         ProviderError::invalid(format!(
-            "permissions are imported as /TYPE/OBJECT_ID, where TYPE is jobs, pipelines, notebooks, directories, files, sql/warehouses, cluster-policies or instance-pools (for example /jobs/123); got {id:?}"
+            "permissions are imported as /TYPE/OBJECT_ID, where TYPE is jobs, pipelines, notebooks, directories, files, sql/warehouses, cluster-policies, instance-pools, clusters, sql/queries, sql/alerts or dashboards (for example /jobs/123); got {id:?}"
         ))
     };
     let rest = id.strip_prefix('/').ok_or_else(bad)?;
-    let (request, object) = if let Some(o) = rest.strip_prefix("sql/warehouses/") {
-        ("sql/warehouses", o)
+    let (request, object) = if let Some(sub) = rest.strip_prefix("sql/") {
+        // `sql/warehouses`, `sql/queries`, `sql/alerts`: two segments.
+        let (kind, o) = sub.split_once('/').ok_or_else(bad)?;
+        (&rest[..4 + kind.len()], o)
     } else if let Some(o) = rest.strip_prefix("warehouses/") {
         ("sql/warehouses", o)
     } else {
@@ -729,7 +852,11 @@ impl Permissions {
     /// none, as after an import); `None` when it speaks for no entry.
     fn remote(&self, target: &Target, id: &str, answer: &Json, prior: &Object) -> Option<Remote> {
         let declares_owner = declared(prior).iter().any(|e| e.level == "IS_OWNER");
-        let entries = spoken_for(target, &direct_entries(answer), declares_owner);
+        let entries = as_declared(
+            target,
+            spoken_for(target, &direct_entries(answer), declares_owner),
+            prior,
+        );
         if entries.is_empty() {
             return None;
         }
@@ -789,7 +916,7 @@ impl Permissions {
         let client = self.shared.client()?;
         let (target, id) = self.located(&client, config).await?;
         let object = id.rsplit('/').next().unwrap_or_default().to_string();
-        let want = declared(config);
+        let want = written(target, declared(config));
         let answer = self.get(&client, &id).await?.ok_or_else(|| {
             ProviderError::not_found(format!("{} {object} does not exist", target.label))
         })?;
@@ -886,6 +1013,7 @@ impl ResourceKind for Permissions {
         let mut out = check_target(config);
         if let Some((target, _)) = target_of(config) {
             out.extend(check_entries(target, config));
+            out.extend(deprecated_levels(target, config));
         }
         out
     }
@@ -1057,7 +1185,9 @@ mod tests {
         assert_eq!((t.attr, o), ("notebook_id", "42"));
         assert_eq!(parse_id("/files/7").unwrap().0.attr, "workspace_file_id");
         assert_eq!(parse_id("/directories/0").unwrap().0.attr, "directory_id");
-        for bad in ["jobs/1", "/clusters/1", "/jobs/", "/jobs/1/2", "/", ""] {
+        let (t, o) = parse_id("/clusters/0101-000000-abcd1234").unwrap();
+        assert_eq!((t.attr, o), ("cluster_id", "0101-000000-abcd1234"));
+        for bad in ["jobs/1", "/repos/1", "/jobs/", "/jobs/1/2", "/", ""] {
             let e = parse_id(bad).unwrap_err();
             assert!(
                 e.message.contains("/TYPE/OBJECT_ID"),
@@ -1227,5 +1357,38 @@ mod tests {
             [e("group_name", "admins", "CAN_MANAGE")]
         );
         assert!(to_write(dir, "5", &held, &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn sql_objects_are_imported_by_their_ids_and_can_view_is_held_as_can_read() {
+        let (t, o) = parse_id("/sql/queries/ab-12").unwrap();
+        assert_eq!((t.attr, o), ("sql_query_id", "ab-12"));
+        assert_eq!(id_of(t, o), "/sql/queries/ab-12");
+        assert_eq!(parse_id("/sql/alerts/x").unwrap().0.attr, "sql_alert_id");
+        assert_eq!(parse_id("/dashboards/x").unwrap().0.attr, "dashboard_id");
+        assert!(parse_id("/sql/queries/").is_err());
+        assert!(parse_id("/sql/nothing/1").is_err());
+        let query = parse_id("/sql/queries/q").unwrap().0;
+        let config = super::super::decoded(
+            &schema(),
+            json!({"sql_query_id": "q", "access_control": [
+                {"group_name": "users", "permission_level": "CAN_VIEW"},
+                {"group_name": "bi", "permission_level": "CAN_READ"}]}),
+        );
+        assert!(check_entries(query, &config).is_empty());
+        let warned = deprecated_levels(query, &config);
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        let sent = written(query, declared(&config));
+        assert!(sent.iter().all(|e| e.level == "CAN_READ"), "{sent:?}");
+        // Read back: CAN_VIEW for the principal that declared it, CAN_READ for the other.
+        let back = as_declared(query, sent, &config);
+        assert_eq!(back, declared(&config));
+        // Dashboards take no CAN_VIEW.
+        let dashboard = parse_id("/dashboards/d").unwrap().0;
+        let config = super::super::decoded(
+            &schema(),
+            json!({"dashboard_id": "d", "access_control": [{"group_name": "users", "permission_level": "CAN_VIEW"}]}),
+        );
+        assert_eq!(check_entries(dashboard, &config).len(), 1);
     }
 }

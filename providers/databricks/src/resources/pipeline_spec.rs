@@ -149,7 +149,7 @@ pub fn common_schema(description: &'static str, name_required: bool) -> Schema {
                 .server_default(true)
                 .describe("On destroy, also drop the pipeline's materialized views and streaming tables (the API's `cascade`; default true, as on the service). brickform-only: changing it changes nothing remotely."),
         )
-        .block(super::cluster::pipeline_cluster())
+        .block(super::cluster_fields::pipeline_cluster())
         .block(notification_block())
         .block(run_as_block())
         .attr(Attribute::computed("id", string()).describe("The pipeline_id."))

@@ -12,7 +12,7 @@
 
 use crate::Shared;
 use crate::resources::pipeline_spec::wire_name;
-use crate::resources::{ingestion_gateway, ingestion_pipeline, pipeline};
+use crate::resources::{dashboard, ingestion_gateway, ingestion_pipeline, pipeline, query};
 use brickform_core::provider::{DataSource, Provider, ResourceKind, Schema};
 use hcl_edit::expr::{Expression, Traversal, TraversalOperator};
 use hcl_edit::structure::{Block, BlockLabel, Body, Structure};
@@ -80,6 +80,12 @@ impl Conversion {
             .iter()
             .filter(|r| r.from_kind == type_name)
             .map(|r| r.to_kind)
+            .chain(
+                successors()
+                    .iter()
+                    .filter(|s| s.from_kind == type_name)
+                    .map(|s| s.to_kind),
+            )
             .collect()
     }
 
@@ -126,12 +132,55 @@ struct Relocation {
     older_names: &'static [(&'static str, &'static str)],
 }
 
+/// A legacy kind the Terraform provider superseded with another that manages the same
+/// objects through a newer API, carried over as that kind: its arguments and blocks
+/// renamed, a reference to an attribute of another object rewritten to the attribute the
+/// newer kind takes, and what has no counterpart left out with the reason.
+pub struct Successor {
+    pub from_kind: &'static str,
+    pub to_kind: &'static str,
+    /// `(parent block, old name, new name)`; the parent is `""` at the top level.
+    pub renames: &'static [(&'static str, &'static str, &'static str)],
+    /// `(old argument, new argument, kind referred to, its old attribute, its new one)`:
+    /// carried over only as a reference to that kind (`databricks_sql_endpoint.w.data_source_id`
+    /// is `databricks_sql_endpoint.w.id`); any other value is left out.
+    pub resolved: &'static [(
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+    )],
+    /// `(old argument, new argument, prefix, kind, its old attribute, its new one)`: an
+    /// old argument written as the template `"PREFIX${KIND.NAME.OLD}"` is the new argument
+    /// `KIND.NAME.NEW` (`"folders/${databricks_directory.d.object_id}"` is
+    /// `databricks_directory.d.path`); any other value is as `left_out` says.
+    pub templated: &'static [(
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+    )],
+    /// `(argument, why)`: top-level arguments with no counterpart.
+    pub left_out: &'static [(&'static str, &'static str)],
+}
+
+/// The superseded kinds brickform converts, from the kinds' own data.
+fn successors() -> [&'static Successor; 1] {
+    [&query::LEGACY]
+}
+
 /// The schemas conversion checks against, and the relocations.
 struct Kinds {
     resources: HashMap<&'static str, Arc<dyn ResourceKind>>,
     data: HashMap<&'static str, Arc<dyn DataSource>>,
     provider: Schema,
     relocations: Vec<Relocation>,
+    successors: [&'static Successor; 1],
+    /// Superseded kinds with no counterpart, and why.
+    superseded: &'static [(&'static str, &'static str)],
 }
 
 impl Kinds {
@@ -149,6 +198,8 @@ impl Kinds {
                 .collect(),
             provider: provider.config_schema().clone(),
             relocations: relocations(),
+            successors: successors(),
+            superseded: dashboard::LEGACY_NOT_CONVERTED,
         }
     }
 
@@ -477,6 +528,9 @@ fn convert_module(
                 (Fate::Relocate(r), Some(k)) => {
                     scope.renames.insert(k, r.to_kind.to_string());
                 }
+                (Fate::Succeed(s), Some(k)) => {
+                    scope.renames.insert(k, s.to_kind.to_string());
+                }
                 (Fate::Drop(_), Some(k)) => {
                     scope.dropped.insert(k);
                 }
@@ -596,6 +650,7 @@ struct Scope {
 enum Fate<'k> {
     Keep,
     Relocate(&'k Relocation),
+    Succeed(&'static Successor),
     Drop(String),
 }
 
@@ -626,6 +681,12 @@ fn fate<'k>(b: &Block, kinds: &'k Kinds) -> Fate<'k> {
                     return Fate::Drop(format!("brickform has no data source {type_name}"));
                 }
                 return Fate::Keep;
+            }
+            if let Some(s) = kinds.successors.iter().find(|s| s.from_kind == type_name) {
+                return Fate::Succeed(s);
+            }
+            if let Some((_, why)) = kinds.superseded.iter().find(|(k, _)| *k == type_name) {
+                return Fate::Drop(format!("{type_name}.{}: {why}", label(b, 1).unwrap_or("")));
             }
             let Some(kind) = kinds.resources.get(type_name) else {
                 return Fate::Drop(format!("brickform has no resource kind {type_name}"));
@@ -747,6 +808,11 @@ impl FileCtx<'_> {
                 Fate::Relocate(r) => {
                     self.record(b, Some(r.to_kind));
                     self.relocate(b, r);
+                    self.kept_block(b);
+                }
+                Fate::Succeed(s) => {
+                    self.record(b, Some(s.to_kind));
+                    self.succeed(b, s);
                     self.kept_block(b);
                 }
                 Fate::Keep => {
@@ -916,6 +982,93 @@ impl FileCtx<'_> {
         }
     }
 
+    /// A superseded kind becomes its successor: renamed arguments and blocks, resolved
+    /// references; what has no counterpart is left out, commented, with the reason.
+    fn succeed(&mut self, b: &mut Block, s: &Successor) {
+        let name = label(b, 1).unwrap_or("").to_string();
+        if let Some(BlockLabel::String(t)) = b.labels.get_mut(0) {
+            *t.value_mut() = s.to_kind.to_string();
+        }
+        let span = b.span();
+        self.conv.changes.push(self.finding(
+            span,
+            format!(
+                "{}.{name} is {}.{name}: the same object through the current API (its id is the same)",
+                s.from_kind, s.to_kind
+            ),
+        ));
+        let mut i = 0;
+        while i < b.body.len() {
+            let mut drop = None;
+            match b.body.get_mut(i) {
+                Some(Structure::Attribute(a)) => {
+                    let old = a.key.as_str().to_string();
+                    let templated = s.templated.iter().find_map(|t| {
+                        let (from_arg, new, prefix, kind, from_attr, to_attr) = *t;
+                        (from_arg == old)
+                            .then(|| from_template(&a.value, prefix, kind, from_attr, to_attr))
+                            .flatten()
+                            .map(|e| (new, e, kind, from_attr, to_attr))
+                    });
+                    if let Some((new, e, kind, from_attr, to_attr)) = templated {
+                        let span = a.span();
+                        a.value = e;
+                        *a.key.value_mut() = Ident::new(new);
+                        let change = format!(
+                            "{}.{name}: {old} (a {kind}'s {from_attr}) is {new} (its {to_attr})",
+                            s.from_kind
+                        );
+                        self.conv.changes.push(self.finding(span, change));
+                    } else if let Some((_, why)) = s.left_out.iter().find(|(k, _)| *k == old) {
+                        drop = Some(format!("{}.{name}: {old}: {why}", s.from_kind));
+                    } else if let Some(r) = s.resolved.iter().find(|r| r.0 == old) {
+                        let (_, new, kind, from_attr, to_attr) = *r;
+                        let span = a.span();
+                        if retarget(&mut a.value, kind, from_attr, to_attr) {
+                            *a.key.value_mut() = Ident::new(new);
+                            let change = format!(
+                                "{}.{name}: {old} (a {kind}'s {from_attr}) is {new} (its {to_attr})",
+                                s.from_kind
+                            );
+                            self.conv.changes.push(self.finding(span, change));
+                        } else {
+                            drop = Some(format!(
+                                "{}.{name}: {old} is a Databricks SQL data source id, which {} does not take, and it is not a reference to a {kind} whose {to_attr} could stand for it: set {new}",
+                                s.from_kind, s.to_kind
+                            ));
+                        }
+                    } else if let Some((_, _, new)) =
+                        s.renames.iter().find(|(p, o, _)| p.is_empty() && *o == old)
+                    {
+                        *a.key.value_mut() = Ident::new(*new);
+                    }
+                }
+                Some(Structure::Block(inner)) => {
+                    let old = inner.ident.as_str().to_string();
+                    if let Some((_, _, new)) =
+                        s.renames.iter().find(|(p, o, _)| p.is_empty() && *o == old)
+                    {
+                        *inner.ident.value_mut() = Ident::new(*new);
+                    }
+                    let parent = inner.ident.as_str().to_string();
+                    for nested in inner.body.blocks_mut() {
+                        let n = nested.ident.as_str().to_string();
+                        if let Some((_, _, new)) =
+                            s.renames.iter().find(|(p, o, _)| *p == parent && *o == n)
+                        {
+                            *nested.ident.value_mut() = Ident::new(*new);
+                        }
+                    }
+                }
+                None => {}
+            }
+            match drop {
+                Some(why) => self.drop_at(&mut b.body, i, why, 1),
+                None => i += 1,
+            }
+        }
+    }
+
     /// `databricks_pipeline` with a `gateway_definition` (or `ingestion_definition`) block
     /// becomes that kind: the block's fields move to the top, named as the kind names them
     /// (`objects` blocks are `object` blocks).
@@ -1063,6 +1216,52 @@ fn leading_names(t: &Traversal) -> Option<(String, Vec<String>)> {
     Some((root.as_str().to_string(), names))
 }
 
+/// `KIND.NAME.TO` for the template `"PREFIX${KIND.NAME.FROM}"`; `None` for anything else.
+fn from_template(
+    e: &Expression,
+    prefix: &str,
+    kind: &str,
+    from: &str,
+    to: &str,
+) -> Option<Expression> {
+    let Expression::StringTemplate(t) = e else {
+        return None;
+    };
+    let elements: Vec<&hcl_edit::template::Element> = t.iter().collect();
+    let [
+        hcl_edit::template::Element::Literal(lit),
+        hcl_edit::template::Element::Interpolation(i),
+    ] = elements.as_slice()
+    else {
+        return None;
+    };
+    if lit.value() != prefix {
+        return None;
+    }
+    let mut expr = i.expr.clone();
+    expr.decor_mut().clear();
+    retarget(&mut expr, kind, from, to).then_some(expr)
+}
+
+/// Rewrites `KIND.NAME.FROM` to `KIND.NAME.TO`; whether the expression was that.
+fn retarget(e: &mut Expression, kind: &str, from: &str, to: &str) -> bool {
+    let Expression::Traversal(t) = e else {
+        return false;
+    };
+    let matches = leading_names(t).is_some_and(|(root, names)| root == kind && names.len() == 2)
+        && t.operators.len() == 2;
+    if !matches {
+        return false;
+    }
+    match t.operators.get_mut(1).map(|o| o.value_mut()) {
+        Some(TraversalOperator::GetAttr(attr)) if attr.as_str() == from => {
+            *attr.value_mut() = Ident::new(to);
+            true
+        }
+        _ => false,
+    }
+}
+
 /// The reference key a traversal starts with, as [`ref_key`] names blocks.
 fn key_of(t: &Traversal) -> Option<String> {
     let (root, names) = leading_names(t)?;
@@ -1151,6 +1350,108 @@ mod tests {
     }
 
     #[test]
+    fn a_legacy_sql_query_becomes_a_query_and_legacy_dashboards_are_listed() {
+        let (conv, out) = convert(&[(
+            "sql.tf",
+            r#"resource "databricks_sql_endpoint" "w" {
+  name         = "bi"
+  cluster_size = "Small"
+}
+
+resource "databricks_sql_query" "q" {
+  data_source_id = databricks_sql_endpoint.w.data_source_id
+  name           = "My Query"
+  query          = "select {{p1}} as value"
+  parent         = "folders/123"
+  parameter {
+    name  = "p1"
+    title = "Title for p1"
+    text {
+      value = "default"
+    }
+  }
+  parameter {
+    name = "d"
+    date {
+      value = "2024-01-01"
+    }
+  }
+}
+
+resource "databricks_sql_query" "literal" {
+  data_source_id = "ds-123"
+  name           = "Other"
+  query          = "select 1"
+}
+
+resource "databricks_directory" "shared" {
+  path = "/Shared/Queries"
+}
+
+resource "databricks_sql_query" "in_folder" {
+  data_source_id = databricks_sql_endpoint.w.data_source_id
+  name           = "In a folder"
+  query          = "select 2"
+  parent         = "folders/${databricks_directory.shared.object_id}"
+}
+
+resource "databricks_sql_dashboard" "d" {
+  name = "legacy"
+}
+
+resource "databricks_permissions" "q" {
+  sql_query_id = databricks_sql_query.q.id
+  access_control {
+    group_name       = "users"
+    permission_level = "CAN_RUN"
+  }
+}
+"#,
+        )]);
+        let sql = &out["sql.bf.hcl"];
+        assert!(
+            sql.contains("resource \"databricks_query\" \"q\" {"),
+            "{sql}"
+        );
+        assert!(
+            sql.contains("warehouse_id = databricks_sql_endpoint.w.id"),
+            "{sql}"
+        );
+        assert!(sql.contains("display_name = \"My Query\""), "{sql}");
+        assert!(sql.contains("query_text"), "{sql}");
+        assert!(
+            sql.contains("parent_path  = databricks_directory.shared.path"),
+            "{sql}"
+        );
+        assert!(sql.contains("text_value {"), "{sql}");
+        assert!(
+            sql.contains("sql_query_id = databricks_query.q.id"),
+            "{sql}"
+        );
+        assert_eq!(
+            conv.address_of("databricks_sql_query", "q").as_deref(),
+            Some("databricks_query.q")
+        );
+        let left: Vec<&str> = conv
+            .not_converted
+            .iter()
+            .map(|f| f.message.as_str())
+            .collect();
+        for says in [
+            "databricks_sql_query.q: parent: a folder's object id",
+            "databricks_query.q.parameter: brickform has no block date",
+            "databricks_sql_query.literal: data_source_id is a Databricks SQL data source id",
+            "databricks_sql_dashboard.d: a legacy Databricks SQL dashboard has no counterpart",
+        ] {
+            assert!(
+                left.iter().any(|m| m.starts_with(says)),
+                "{says}: {left:#?}"
+            );
+        }
+        assert_eq!(left.len(), 4, "{left:#?}");
+    }
+
+    #[test]
     fn a_gateway_pipeline_becomes_the_gateway_kind_and_references_follow() {
         let (conv, out) = convert(&[
             (
@@ -1221,13 +1522,13 @@ locals {
   }
 }
 
-resource "databricks_cluster" "k" {
-  cluster_name = "k"
+resource "databricks_repo" "k" {
+  url = "https://example.com/k.git"
 }
 
 resource "databricks_schema" "s" {
   catalog_name = databricks_catalog.c.name
-  name         = databricks_cluster.k.id
+  name         = databricks_repo.k.id
 }
 "#,
         )]);
@@ -1253,11 +1554,8 @@ resource "databricks_schema" "s" {
                     5,
                     "databricks_catalog.c: provisioner blocks are not supported"
                 ),
-                (13, "brickform has no resource kind databricks_cluster"),
-                (
-                    19,
-                    "refers to databricks_cluster.k, which was not converted"
-                ),
+                (13, "brickform has no resource kind databricks_repo"),
+                (19, "refers to databricks_repo.k, which was not converted"),
             ]
         );
         // The output parses again (what is left out is only comments).

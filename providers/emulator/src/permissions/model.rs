@@ -26,8 +26,11 @@ enum Holder {
     Warehouse,
     ClusterPolicy,
     InstancePool,
+    Cluster,
     /// A workspace object of this `object_type` (NOTEBOOK, DIRECTORY, FILE).
     Workspace(&'static str),
+    /// A Databricks SQL object of this collection (`queries`, `alerts`, `dashboards`).
+    Sql(&'static str),
 }
 
 /// An object type of the Permissions API.
@@ -144,6 +147,52 @@ pub const TYPES: &[ObjectType] = &[
             ("CAN_MANAGE", "Can manage the instance pool"),
         ],
     },
+    // A cluster's levels are the Terraform provider's (permissions/permission_definitions.go,
+    // field cluster_id) and its answers' object type databricks/cli's
+    // (libs/testserver/permissions.go: clusters -> cluster).
+    ObjectType {
+        request: "clusters",
+        object_type: "cluster",
+        noun: "cluster",
+        holder: Holder::Cluster,
+        owner: Owner::None,
+        levels: &[
+            ("CAN_ATTACH_TO", "Can attach to the cluster"),
+            ("CAN_RESTART", "Can restart the cluster"),
+            ("CAN_MANAGE", "Can manage the cluster"),
+        ],
+    },
+];
+
+/// Queries, alerts and dashboards take the workspace levels: terraform-provider-databricks
+/// permissions/permission_definitions.go, fields sql_query_id, sql_alert_id and dashboard_id
+/// (CAN_VIEW, the levels of the legacy SQL permissions API, is "replaced by CAN_READ in the
+/// GA API": the provider writes it as CAN_READ).
+const SQL_TYPES: &[ObjectType] = &[
+    ObjectType {
+        request: "sql/queries",
+        object_type: "query",
+        noun: "query",
+        holder: Holder::Sql("queries"),
+        owner: Owner::None,
+        levels: WORKSPACE_LEVELS,
+    },
+    ObjectType {
+        request: "sql/alerts",
+        object_type: "alert",
+        noun: "alert",
+        holder: Holder::Sql("alerts"),
+        owner: Owner::None,
+        levels: WORKSPACE_LEVELS,
+    },
+    ObjectType {
+        request: "dashboards",
+        object_type: "dashboard",
+        noun: "dashboard",
+        holder: Holder::Sql("dashboards"),
+        owner: Owner::None,
+        levels: WORKSPACE_LEVELS,
+    },
 ];
 
 /// The type a `request_object_type` names. The SDK's warehouse calls use `warehouses`, the
@@ -154,11 +203,15 @@ pub fn object_type(request: &str) -> ApiResult<&'static ObjectType> {
     } else {
         request
     };
-    TYPES.iter().find(|t| t.request == request).ok_or_else(|| {
-        ApiError::invalid(format!(
-            "request_object_type is not recognized: {request} (the local workspace keeps permissions of jobs, pipelines, notebooks, directories, files, sql/warehouses, cluster-policies and instance-pools)"
-        ))
-    })
+    TYPES
+        .iter()
+        .chain(SQL_TYPES)
+        .find(|t| t.request == request)
+        .ok_or_else(|| {
+            ApiError::invalid(format!(
+                "request_object_type is not recognized: {request} (the local workspace keeps permissions of jobs, pipelines, notebooks, directories, files, sql/warehouses, cluster-policies, instance-pools, clusters, sql/queries, sql/alerts and dashboards)"
+            ))
+        })
 }
 
 /// The object a request names, as far as its permissions go.
@@ -222,6 +275,16 @@ fn target(st: &State, ty: &ObjectType, id: &str) -> ApiResult<Target> {
         }
         Holder::InstancePool => {
             st.instance_pools.get(id).ok_or_else(|| missing(ty, id))?;
+        }
+        Holder::Cluster => {
+            st.clusters.get(id).ok_or_else(|| missing(ty, id))?;
+        }
+        Holder::Sql(collection) => {
+            // A trashed object is gone for its permissions too.
+            st.sql_objects
+                .get(&format!("{collection}/{id}"))
+                .filter(|o| o.get("lifecycle_state") != Some(&json!("TRASHED")))
+                .ok_or_else(|| missing(ty, id))?;
         }
         Holder::Workspace(kind) => {
             let n = id.parse::<i64>().map_err(|_| missing(ty, id))?;
@@ -788,11 +851,13 @@ mod tests {
             e.message,
             "Cannot change permissions for group 'admins' to None."
         );
-        let e = get(&st, "clusters", "1").unwrap_err();
+        let e = get(&st, "repos", "1").unwrap_err();
         assert!(
             e.message
-                .starts_with("request_object_type is not recognized: clusters")
+                .starts_with("request_object_type is not recognized: repos")
         );
+        let e = get(&st, "clusters", "0101-000000-nothere").unwrap_err();
+        assert_eq!(e.message, "cluster 0101-000000-nothere does not exist");
         assert_eq!(
             levels(&st, "notebooks", &nb.to_string()).unwrap()["permission_levels"][0],
             json!({"permission_level": "CAN_READ", "description": "Can view and comment"})

@@ -1,6 +1,7 @@
 //! The Permissions API over HTTP: an object's permissions read (GET), replaced (PUT) or
 //! added to (PATCH), and the levels its type takes. Warehouses are reached under
-//! `sql/warehouses` (the Terraform provider's path) as under `warehouses` (the SDK's).
+//! `sql/warehouses` (the Terraform provider's path) as under `warehouses` (the SDK's);
+//! queries and alerts under `sql/queries` and `sql/alerts`.
 
 use super::model::{self, Requested};
 use crate::app::{App, AppState};
@@ -24,27 +25,34 @@ pub fn routes() -> Router<Arc<App>> {
             &format!("{BASE}/{{object_type}}/{{object_id}}/permissionLevels"),
             get(levels),
         )
+        // Objects of Databricks SQL are reached under `sql/` (`sql/warehouses`,
+        // `sql/queries`, `sql/alerts`: terraform-provider-databricks
+        // permissions/permission_definitions.go, requestObjectType).
         .route(
-            &format!("{BASE}/sql/warehouses/{{object_id}}"),
-            get(|app: AppState, PathParam(id): PathParam<String>| {
-                get_one(app, PathParam(("sql/warehouses".to_string(), id)))
-            })
+            &format!("{BASE}/sql/{{sql_type}}/{{object_id}}"),
+            get(
+                |app: AppState, PathParam((ty, id)): PathParam<(String, String)>| {
+                    get_one(app, PathParam((format!("sql/{ty}"), id)))
+                },
+            )
             .put(
-                |app: AppState, PathParam(id): PathParam<String>, b: JsonBody| {
-                    put(app, PathParam(("sql/warehouses".to_string(), id)), b)
+                |app: AppState, PathParam((ty, id)): PathParam<(String, String)>, b: JsonBody| {
+                    put(app, PathParam((format!("sql/{ty}"), id)), b)
                 },
             )
             .patch(
-                |app: AppState, PathParam(id): PathParam<String>, b: JsonBody| {
-                    patch(app, PathParam(("sql/warehouses".to_string(), id)), b)
+                |app: AppState, PathParam((ty, id)): PathParam<(String, String)>, b: JsonBody| {
+                    patch(app, PathParam((format!("sql/{ty}"), id)), b)
                 },
             ),
         )
         .route(
-            &format!("{BASE}/sql/warehouses/{{object_id}}/permissionLevels"),
-            get(|app: AppState, PathParam(id): PathParam<String>| {
-                levels(app, PathParam(("sql/warehouses".to_string(), id)))
-            }),
+            &format!("{BASE}/sql/{{sql_type}}/{{object_id}}/permissionLevels"),
+            get(
+                |app: AppState, PathParam((ty, id)): PathParam<(String, String)>| {
+                    levels(app, PathParam((format!("sql/{ty}"), id)))
+                },
+            ),
         )
 }
 
