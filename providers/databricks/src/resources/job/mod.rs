@@ -9,6 +9,9 @@
 //! `ownership`), stripped on read, so an interrupted create or a lost state entry can be
 //! found again.
 
+mod task_types;
+use task_types::TASK_TYPES;
+
 use super::values;
 use super::values::ty::{b, map, n, s, strings};
 use super::wire::{Renames, absent_is_unset, from_wire, to_wire};
@@ -203,19 +206,6 @@ fn library() -> BlockType {
     )
 }
 
-/// The `*_task` blocks the deprecated single-task syntax takes at the top level of a job
-/// (Jobs API 2.0): [`single_task_fields`].
-const SINGLE_TASK_TYPES: &[&str] = &[
-    "notebook_task",
-    "spark_jar_task",
-    "spark_python_task",
-    "spark_submit_task",
-    "pipeline_task",
-    "python_wheel_task",
-    "dbt_task",
-    "run_job_task",
-];
-
 fn subscriptions(name: &'static str) -> BlockType {
     BlockType::list(
         name,
@@ -240,271 +230,6 @@ fn code_source() -> Attribute {
         .describe(
             "WORKSPACE or GIT; left out, GIT for a job with a git_source, WORKSPACE otherwise.",
         )
-}
-
-/// One task type's block, by name: the same block serves a task, a nested task and the
-/// deprecated single-task syntax at the job's top level.
-fn task_type(name: &'static str) -> BlockType {
-    let schema = match name {
-        "notebook_task" => Schema::new()
-            .attr(Attribute::required("notebook_path", s()))
-            .attr(Attribute::optional("base_parameters", map()))
-            .attr(code_source())
-            .attr(Attribute::optional("warehouse_id", s())),
-        "pipeline_task" => Schema::new()
-            .attr(Attribute::required("pipeline_id", s()))
-            .attr(Attribute::optional("full_refresh", b()).server_default(false))
-            .attr(
-                Attribute::optional("full_refresh_selection", strings())
-                    .describe("Tables to reset and recompute."),
-            )
-            .attr(
-                Attribute::optional("refresh_selection", strings())
-                    .describe("Tables to update."),
-            )
-            .attr(Attribute::optional("refresh_flow_selection", strings()))
-            .attr(Attribute::optional("reset_checkpoint_selection", strings()))
-            .attr(Attribute::optional("parameters", map())),
-        "python_wheel_task" => Schema::new()
-            .attr(Attribute::required("package_name", s()))
-            .attr(Attribute::required("entry_point", s()))
-            .attr(Attribute::optional("parameters", strings()))
-            .attr(Attribute::optional("named_parameters", map())),
-        "spark_python_task" => Schema::new()
-            .attr(Attribute::required("python_file", s()))
-            .attr(Attribute::optional("parameters", strings()))
-            .attr(code_source()),
-        "spark_jar_task" => Schema::new()
-            .attr(
-                Attribute::optional("main_class_name", s())
-                    .describe("The class with the main method, in a JAR given as a library."),
-            )
-            .attr(Attribute::optional("parameters", strings()))
-            .attr(
-                Attribute::optional("jar_uri", s())
-                    .describe("Deprecated by the service: give the JAR as a library."),
-            )
-            // The service sets it; the Terraform provider computes it.
-            .attr(Attribute::optional_computed("run_as_repl", b())),
-        "spark_submit_task" => Schema::new().attr(
-            Attribute::optional("parameters", strings())
-                .describe("spark-submit's command line: --class, --jars, --py-files, --conf, the main file and its arguments."),
-        ),
-        "dbt_task" => Schema::new()
-            .attr(
-                Attribute::required("commands", strings())
-                    .describe("dbt commands run in order; each starts with `dbt`."),
-            )
-            .attr(Attribute::optional("project_directory", s()))
-            .attr(Attribute::optional("profiles_directory", s()))
-            .attr(Attribute::optional("catalog", s()))
-            .attr(Attribute::optional("schema", s()).server_default("default"))
-            .attr(Attribute::optional("warehouse_id", s()))
-            .attr(code_source()),
-        "sql_task" => Schema::new()
-            .attr(Attribute::required("warehouse_id", s()))
-            .attr(Attribute::optional("parameters", map()))
-            .block(BlockType::single(
-                "query",
-                Schema::new().attr(Attribute::required("query_id", s())),
-            ))
-            .block(BlockType::single(
-                "file",
-                Schema::new()
-                    .attr(Attribute::required("path", s()))
-                    .attr(code_source()),
-            ))
-            .block(BlockType::single(
-                "alert",
-                Schema::new()
-                    .attr(Attribute::required("alert_id", s()))
-                    .attr(Attribute::optional("pause_subscriptions", b()))
-                    .block(subscriptions("subscriptions")),
-            ))
-            .block(BlockType::single(
-                "dashboard",
-                Schema::new()
-                    .attr(Attribute::required("dashboard_id", s()))
-                    .attr(Attribute::optional("custom_subject", s()))
-                    .attr(Attribute::optional("pause_subscriptions", b()))
-                    .block(subscriptions("subscriptions")),
-            )),
-        "dashboard_task" => Schema::new()
-            .attr(Attribute::required("dashboard_id", s()))
-            .attr(Attribute::optional("warehouse_id", s()))
-            .attr(Attribute::optional("filters", map()))
-            .block(BlockType::single(
-                "subscription",
-                Schema::new()
-                    .attr(Attribute::optional("custom_subject", s()))
-                    .attr(Attribute::optional("paused", b()))
-                    .block(subscriptions("subscribers"))
-                    .block(BlockType::single(
-                        "attachment",
-                        Schema::new()
-                            .block(BlockType::single(
-                                "data_attachment",
-                                Schema::new()
-                                    .attr(Attribute::required("file_format", s()).one_of(&[
-                                        "FILE_FORMAT_CSV",
-                                        "FILE_FORMAT_EXCEL",
-                                        "FILE_FORMAT_TSV",
-                                    ]))
-                                    .attr(Attribute::optional("include_applied_filters", b()))
-                                    .block(BlockType::list(
-                                        "widgets",
-                                        Schema::new()
-                                            .attr(Attribute::required("page_id", s()))
-                                            .attr(Attribute::required("widget_id", s())),
-                                    )),
-                            ))
-                            .block(BlockType::single(
-                                "page_attachment",
-                                Schema::new()
-                                    .attr(Attribute::optional("page_ids", strings()))
-                                    .attr(Attribute::optional("page_selection", s()).one_of(&[
-                                        "PAGE_SELECTION_ALL",
-                                        "PAGE_SELECTION_SUBSET",
-                                    ])),
-                            )),
-                    )),
-            )),
-        "power_bi_task" => Schema::new()
-            .attr(Attribute::required("warehouse_id", s()))
-            .attr(Attribute::required("connection_resource_name", s()))
-            .attr(Attribute::optional("refresh_after_update", b()))
-            .block(
-                BlockType::single(
-                    "power_bi_model",
-                    Schema::new()
-                        .attr(Attribute::required("workspace_name", s()))
-                        .attr(Attribute::required("model_name", s()))
-                        .attr(Attribute::required("storage_mode", s()).one_of(POWER_BI_STORAGE))
-                        .attr(
-                            Attribute::required("authentication_method", s())
-                                .one_of(&["OAUTH", "PAT"]),
-                        )
-                        .attr(Attribute::optional("overwrite_existing", b())),
-                )
-                .min(1),
-            )
-            .block(
-                BlockType::list(
-                    "tables",
-                    Schema::new()
-                        .attr(Attribute::required("catalog", s()))
-                        .attr(Attribute::required("schema", s()))
-                        .attr(Attribute::optional("name", s()))
-                        .attr(Attribute::required("storage_mode", s()).one_of(POWER_BI_STORAGE)),
-                )
-                .min(1),
-            ),
-        "clean_rooms_notebook_task" => Schema::new()
-            .attr(Attribute::required("clean_room_name", s()))
-            .attr(Attribute::required("notebook_name", s()))
-            .attr(Attribute::optional("notebook_base_parameters", map()))
-            .attr(Attribute::optional("etag", s())),
-        "condition_task" => Schema::new()
-            .attr(Attribute::required("op", s()).one_of(CONDITION_OPS))
-            .attr(Attribute::required("left", s()))
-            .attr(Attribute::required("right", s())),
-        "run_job_task" => Schema::new()
-            .attr(Attribute::required("job_id", n()))
-            .attr(Attribute::optional("job_parameters", map()))
-            // The legacy parameters of run-now, passed to the tasks of the job it runs.
-            .attr(Attribute::optional("notebook_params", map()))
-            .attr(Attribute::optional("python_params", strings()))
-            .attr(Attribute::optional("python_named_params", map()))
-            .attr(Attribute::optional("jar_params", strings()))
-            .attr(Attribute::optional("spark_submit_params", strings()))
-            .attr(Attribute::optional("sql_params", map()))
-            .attr(Attribute::optional("dbt_commands", strings()))
-            .block(BlockType::single(
-                "pipeline_params",
-                Schema::new()
-                    .attr(Attribute::optional("full_refresh", b()))
-                    .attr(Attribute::optional("full_refresh_selection", strings()))
-                    .attr(Attribute::optional("refresh_selection", strings()))
-                    .attr(Attribute::optional("refresh_flow_selection", strings()))
-                    .attr(Attribute::optional("reset_checkpoint_selection", strings())),
-            )),
-        "alert_task" => Schema::new()
-            .attr(Attribute::optional("alert_id", s()))
-            .attr(
-                Attribute::optional("workspace_path", s())
-                    .describe("The alert's workspace path, instead of alert_id."),
-            )
-            .attr(Attribute::optional("warehouse_id", s()))
-            .attr(Attribute::optional("parameters", map()))
-            .block(subscriptions("subscribers")),
-        "dbt_platform_task" => Schema::new()
-            .attr(Attribute::optional("connection_resource_name", s()))
-            .attr(Attribute::optional("dbt_platform_job_id", s())),
-        "dbt_cloud_task" => Schema::new()
-            .attr(Attribute::optional("connection_resource_name", s()))
-            .attr(
-                Attribute::optional("dbt_cloud_job_id", n())
-                    .describe("dbt_cloud_task is deprecated by the service for dbt_platform_task."),
-            ),
-        "python_operator_task" => Schema::new()
-            .attr(Attribute::optional("main", s()).describe("The operator to run."))
-            .block(BlockType::list(
-                "parameters",
-                Schema::new()
-                    .attr(Attribute::optional("name", s()))
-                    .attr(Attribute::optional("value", s())),
-            )),
-        "gen_ai_compute_task" => Schema::new()
-            .attr(Attribute::required("dl_runtime_image", s()))
-            .attr(Attribute::optional("command", s()))
-            .attr(Attribute::optional("training_script_path", s()))
-            .attr(Attribute::optional("source", s()).one_of(SOURCE))
-            .attr(Attribute::optional("mlflow_experiment_name", s()))
-            .attr(Attribute::optional("yaml_parameters", s()))
-            .attr(Attribute::optional("yaml_parameters_file_path", s()))
-            .block(BlockType::single(
-                "compute",
-                Schema::new()
-                    .attr(Attribute::required("num_gpus", n()))
-                    .attr(Attribute::optional("gpu_node_pool_id", s()))
-                    .attr(Attribute::optional("gpu_type", s())),
-            )),
-        "ai_runtime_task" => Schema::new()
-            .attr(Attribute::required("experiment", s()))
-            .attr(Attribute::optional("code_source_path", s()))
-            .attr(Attribute::optional("docker_image_url", s()))
-            .attr(Attribute::optional("unity_catalog_image_path", s()))
-            .attr(Attribute::optional("mlflow_artifact_location", s()))
-            .attr(Attribute::optional("mlflow_experiment_directory", s()))
-            .attr(Attribute::optional("mlflow_run", s()))
-            .attr(Attribute::optional("priority_class", s()).one_of(&["BEST_EFFORT", "NORMAL"]))
-            .block(
-                BlockType::list(
-                    "deployments",
-                    Schema::new()
-                        .attr(Attribute::optional("name", s()))
-                        .attr(Attribute::optional("command_path", s()))
-                        .block(
-                            BlockType::single(
-                                "compute",
-                                Schema::new()
-                                    .attr(Attribute::required("accelerator_type", s()).one_of(&[
-                                        "GPU_1xA10",
-                                        "GPU_1xH100",
-                                        "GPU_8xH100",
-                                        "GPU_8xB300",
-                                    ]))
-                                    .attr(Attribute::required("accelerator_count", n()))
-                                    .attr(Attribute::optional("provisioned_capacity_id", s())),
-                            )
-                            .min(1),
-                        ),
-                )
-                .min(1),
-            ),
-        _ => Schema::new(),
-    };
-    BlockType::single(name, schema)
 }
 
 /// `jobs.StorageMode` of Power BI tables and models.
@@ -546,8 +271,8 @@ fn task_schema(nested: bool) -> Schema {
                         .describe("For a dependency on a condition_task: the result it needs. To run a task when another fails, use the task's run_if."),
                 ),
         ));
-    for t in TASK_TYPES.iter().filter(|t| **t != "for_each_task") {
-        schema = schema.block(task_type(t));
+    for t in TASK_TYPES.iter().filter(|t| t.nests) {
+        schema = schema.block(t.block());
     }
     schema = schema
         .block(super::cluster_fields::new_cluster())
@@ -564,13 +289,9 @@ fn task_schema(nested: bool) -> Schema {
             ),
         ));
     if !nested {
-        schema = schema.block(BlockType::single(
-            "for_each_task",
-            Schema::new()
-                .attr(Attribute::required("inputs", s()))
-                .attr(Attribute::optional("concurrency", n()))
-                .block(BlockType::single("task", task_schema(true)).min(1)),
-        ));
+        for t in TASK_TYPES.iter().filter(|t| !t.nests) {
+            schema = schema.block(t.block());
+        }
     }
     schema
 }
@@ -579,9 +300,10 @@ fn task_schema(nested: bool) -> Schema {
 /// level. Accepted with a warning and planned as the equivalent one-task job
 /// ([`Job::prepare_config`]), so what the service holds and reads back is that job.
 fn single_task_fields(mut schema: Schema) -> Schema {
-    for t in SINGLE_TASK_TYPES {
+    for t in task_types::single_task_types() {
         schema = schema.block(
-            task_type(t).describe("Deprecated single-task syntax: write it in a task block."),
+            t.block()
+                .describe("Deprecated single-task syntax: write it in a task block."),
         );
     }
     schema
@@ -859,30 +581,6 @@ const UNTITLED: &str = "Untitled";
 /// state on read.
 const LOCAL: &[&str] = &["always_running", "control_run_state", "timeouts"];
 
-/// The blocks that make a task what it is; a task has exactly one.
-const TASK_TYPES: &[&str] = &[
-    "notebook_task",
-    "pipeline_task",
-    "python_wheel_task",
-    "spark_python_task",
-    "spark_jar_task",
-    "spark_submit_task",
-    "dbt_task",
-    "sql_task",
-    "dashboard_task",
-    "power_bi_task",
-    "clean_rooms_notebook_task",
-    "condition_task",
-    "run_job_task",
-    "alert_task",
-    "dbt_platform_task",
-    "dbt_cloud_task",
-    "python_operator_task",
-    "gen_ai_compute_task",
-    "ai_runtime_task",
-    "for_each_task",
-];
-
 fn key(k: &str) -> PathStep {
     PathStep::Key(k.to_string())
 }
@@ -980,14 +678,17 @@ fn check_task(
     let name = known_str(task, "task_key").unwrap_or("?");
     let types: Vec<&str> = TASK_TYPES
         .iter()
-        .copied()
+        .map(|t| t.name)
         .filter(|t| task.get(*t).is_some_and(|v| !v.is_null()))
         .collect();
     match types.as_slice() {
         [] => out.push(
             Finding::error(&[], format!("task {} has no task type", quote(name)))
                 .at(at.to_vec())
-                .hint(format!("add one block of: {}", TASK_TYPES.join(", "))),
+                .hint(format!(
+                    "add one block of: {}",
+                    task_types::names().join(", ")
+                )),
         ),
         [_] => {}
         [first, rest @ ..] => {
@@ -1057,9 +758,8 @@ const SINGLE_TASK_KEY: &str = "main";
 /// The top-level fields of the deprecated single-task syntax a configuration sets, in
 /// schema order.
 fn single_task_set(config: &Object) -> Vec<&'static str> {
-    let schema_names = SINGLE_TASK_TYPES
-        .iter()
-        .copied()
+    let schema_names = task_types::single_task_types()
+        .map(|t| t.name)
         .chain(SINGLE_TASK_SETTINGS.iter().copied());
     schema_names
         .filter(|k| match config.get(*k) {
@@ -1136,7 +836,8 @@ fn check_single_task(schema: &Schema, config: &Object, out: &mut Vec<Finding>) {
         }
         return;
     }
-    if !set.iter().any(|k| SINGLE_TASK_TYPES.contains(k)) {
+    let single: Vec<&str> = task_types::single_task_types().map(|t| t.name).collect();
+    if !set.iter().any(|k| single.contains(k)) {
         out.push(
             Finding::error(
                 &[first],
@@ -1144,7 +845,7 @@ fn check_single_task(schema: &Schema, config: &Object, out: &mut Vec<Finding>) {
             )
             .hint(format!(
                 "add a task block, or one of {} beside it",
-                SINGLE_TASK_TYPES.join(", ")
+                single.join(", ")
             )),
         );
         return;
