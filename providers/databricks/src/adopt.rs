@@ -26,6 +26,7 @@
 use crate::Shared;
 use crate::client::Client;
 use crate::resources::DatabricksKind;
+use crate::resources::Namespace;
 use brickform_core::lang::generate::{names, reference_sites};
 use brickform_core::provider::{
     ErrorKind, Existing, OpContext, OwnerTag, ProviderError, ProviderResult, Remote,
@@ -304,8 +305,8 @@ pub async fn discover(
             continue;
         };
         let list = list?;
-        match kind.type_name() {
-            "databricks_catalog" => {
+        match kind.namespace() {
+            Some(Namespace::Catalog) => {
                 let all: Vec<String> = list.iter().map(|l| l.id.clone()).collect();
                 if let Some(missing) = rules.catalogs.iter().find(|c| !all.contains(c)) {
                     return Err(ProviderError::invalid(format!(
@@ -319,10 +320,10 @@ pub async fn discover(
                 }
                 scope.catalogs = rules.catalogs_to_list(&all).to_vec();
             }
-            "databricks_schema" => {
+            Some(Namespace::Schema) => {
                 scope.schemas = list.iter().map(|l| l.id.clone()).collect();
             }
-            _ => {}
+            None => {}
         }
         for l in list {
             if !listed.iter().any(|(j, m)| *j == k && m.id == l.id) {

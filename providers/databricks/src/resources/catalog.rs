@@ -139,6 +139,8 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             before_write: Some(metastore_is_the_workspaces),
             stable_id: None,
             metastore_qualified_import: false,
+            namespace: Some(super::Namespace::Catalog),
+            prefixed_in_development: false,
             references: &[],
             check: None,
             patch_as: &[],

@@ -211,6 +211,8 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             before_write: None,
             stable_id: Some("connection_id"),
             metastore_qualified_import: true,
+            namespace: None,
+            prefixed_in_development: false,
             references: &[],
             check: None,
             patch_as: &[],

@@ -148,6 +148,8 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             before_write: None,
             stable_id: None,
             metastore_qualified_import: false,
+            namespace: None,
+            prefixed_in_development: false,
             references: REFERENCES,
             check: None,
             patch_as: &[("force_update", "force")],

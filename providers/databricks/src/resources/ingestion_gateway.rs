@@ -12,6 +12,10 @@ use brickform_core::provider::Reference;
 use brickform_core::provider::{Attribute, Normalize, Schema};
 use std::sync::Arc;
 
+/// The definition that makes a pipeline one of these, and the kind it makes it (the
+/// pipelines' shared code tells the three kinds apart by it).
+pub const MADE_BY: (&str, &str) = ("gateway_definition", "databricks_ingestion_gateway");
+
 /// The HCL names that live inside `gateway_definition` on the wire.
 const DEFINITION: &[&str] = &[
     "connection_name",
@@ -79,9 +83,9 @@ const REFERENCES: &[Reference] = &[
 pub fn kind(shared: Arc<Shared>) -> PipelineKind {
     PipelineKind {
         flavor: Flavor {
-            type_name: "databricks_ingestion_gateway",
+            type_name: MADE_BY.1,
             schema: schema(),
-            definition: Some(("gateway_definition", DEFINITION)),
+            definition: Some((MADE_BY.0, DEFINITION)),
             keep_when_absent: &["catalog", "schema"],
             server_filled: &["gateway_storage_name", "connection_id"],
             check: check_common,

@@ -20,6 +20,10 @@ use brickform_core::provider::{AttrType, Attribute, BlockType, Normalize, Schema
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
 
+/// The definition that makes a pipeline one of these, and the kind it makes it (the
+/// pipelines' shared code tells the three kinds apart by it).
+pub const MADE_BY: (&str, &str) = ("ingestion_definition", "databricks_ingestion_pipeline");
+
 /// The HCL names that live inside `ingestion_definition` on the wire.
 const DEFINITION: &[&str] = &[
     "ingestion_gateway_id",
@@ -476,9 +480,9 @@ const REFERENCES: &[Reference] = &[
 pub fn kind(shared: Arc<Shared>) -> PipelineKind {
     PipelineKind {
         flavor: Flavor {
-            type_name: "databricks_ingestion_pipeline",
+            type_name: MADE_BY.1,
             schema: schema(),
-            definition: Some(("ingestion_definition", DEFINITION)),
+            definition: Some((MADE_BY.0, DEFINITION)),
             keep_when_absent: &["catalog", "schema"],
             server_filled: &["connector_type"],
             check,

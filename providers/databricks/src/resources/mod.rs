@@ -65,6 +65,13 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// A level of Unity Catalog's namespace whose objects hold others'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Namespace {
+    Catalog,
+    Schema,
+}
+
 /// A resource kind of this provider: what the engine asks of it ([`ResourceKind`]), and what
 /// only this provider's commands ask of it.
 #[async_trait::async_trait]
@@ -72,6 +79,13 @@ pub trait DatabricksKind: ResourceKind {
     /// How `brickform run` starts the kind's objects and follows them to their end; `None`
     /// for kinds whose objects cannot be run.
     fn runner(&self) -> Option<Arc<dyn crate::run::Runner>> {
+        None
+    }
+
+    /// The namespace level the kind's objects are, if others' objects live in them
+    /// (catalogs, schemas): `brickform adopt` narrows what it lists inside them to those it
+    /// listed of these.
+    fn namespace(&self) -> Option<Namespace> {
         None
     }
 

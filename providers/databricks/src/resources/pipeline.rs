@@ -12,6 +12,9 @@ use brickform_core::provider::{AttrType, Attribute, BlockType, Elsewhere, Normal
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
 
+/// The kind a pipeline with neither a gateway nor an ingestion definition is.
+pub const TYPE_NAME: &str = "databricks_pipeline";
+
 fn path_block(name: &'static str) -> BlockType {
     BlockType::single(
         name,
@@ -176,7 +179,7 @@ const REFERENCES: &[Reference] = &[
 pub fn kind(shared: Arc<Shared>) -> PipelineKind {
     PipelineKind {
         flavor: Flavor {
-            type_name: "databricks_pipeline",
+            type_name: TYPE_NAME,
             schema: schema(),
             definition: None,
             keep_when_absent: &[],

@@ -737,10 +737,11 @@ impl PipelineKind {
     }
 }
 
-/// The definitions that make a pipeline a Lakeflow Connect one, and the kinds they make it.
+/// The definitions that make a pipeline a Lakeflow Connect one, and the kinds they make it,
+/// as those kinds declare them.
 const FLAVORS: &[(&str, &str)] = &[
-    ("gateway_definition", "databricks_ingestion_gateway"),
-    ("ingestion_definition", "databricks_ingestion_pipeline"),
+    super::ingestion_gateway::MADE_BY,
+    super::ingestion_pipeline::MADE_BY,
 ];
 
 #[async_trait]
@@ -963,9 +964,10 @@ impl ResourceKind for PipelineKind {
                         .is_some_and(|d| !d.is_null())
                 }) {
                     Some((def, kind)) => format!("has a {def}, so it is a {kind}"),
-                    None =>
-                        "has no gateway or ingestion definition, so it is a databricks_pipeline"
-                            .into(),
+                    None => format!(
+                        "has no gateway or ingestion definition, so it is a {}",
+                        super::pipeline::TYPE_NAME
+                    ),
                 }
             )));
         }

@@ -99,6 +99,8 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             before_write: None,
             stable_id: Some("schema_id"),
             metastore_qualified_import: false,
+            namespace: Some(super::Namespace::Schema),
+            prefixed_in_development: true,
             references: REFERENCES,
             check: None,
             patch_as: &[],

@@ -176,6 +176,8 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             stable_id: Some("storage_credential_id"),
             // The provider's id may be `METASTORE_ID|NAME` (parseStorageCredentialId).
             metastore_qualified_import: true,
+            namespace: None,
+            prefixed_in_development: false,
             references: &[],
             check: Some(one_identity),
             patch_as: &[("force_update", "force")],

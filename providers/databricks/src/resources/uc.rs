@@ -55,6 +55,12 @@ pub struct UcSpec {
     /// The import id may be qualified by the metastore, `METASTORE_ID|NAME`, as the
     /// Terraform provider writes a connection's; the object must then be in that metastore.
     pub metastore_qualified_import: bool,
+    /// The namespace level its objects are, if they hold others' (catalogs, schemas): what
+    /// `brickform adopt` lists narrows what it lists inside them.
+    pub namespace: Option<super::Namespace>,
+    /// Whether development presets prefix its name (`schema_prefix`), so a developer's
+    /// copy lives beside the others.
+    pub prefixed_in_development: bool,
     /// Where its values name other objects (a schema's catalog).
     pub references: &'static [brickform_core::provider::Reference],
     /// Static checks of a configuration beyond its schema (a storage credential holds
@@ -300,6 +306,10 @@ impl super::DatabricksKind for UcKind {
         true
     }
 
+    fn namespace(&self) -> Option<super::Namespace> {
+        self.spec.namespace
+    }
+
     async fn listing(
         &self,
         client: &crate::client::Client,
@@ -325,7 +335,7 @@ impl super::DatabricksKind for UcKind {
             {
                 Ok(objects) => out.extend(crate::adopt::uc_listed(
                     &objects,
-                    self.spec.collection == "catalogs",
+                    self.spec.namespace == Some(super::Namespace::Catalog),
                     made_by_the_service,
                 )),
                 // The parent went while it was being listed.
@@ -395,7 +405,7 @@ impl ResourceKind for UcKind {
         p: &brickform_core::provider::Presets,
         config: &mut Object,
     ) -> Vec<brickform_core::provider::PresetChange> {
-        if self.spec.type_name == "databricks_schema" && super::presets::prefixes_schemas(p) {
+        if self.spec.prefixed_in_development && super::presets::prefixes_schemas(p) {
             super::presets::prefix(config, "name", &super::presets::schema_prefix(p))
                 .into_iter()
                 .map(|mut c| {

@@ -111,6 +111,8 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             before_write: None,
             stable_id: Some("volume_id"),
             metastore_qualified_import: false,
+            namespace: None,
+            prefixed_in_development: false,
             references: REFERENCES,
             check: None,
             patch_as: &[],
