@@ -416,6 +416,50 @@ impl Providers {
     }
 }
 
+/// A configuration opened to read the workspace and its state without the state's lock
+/// (commands that change no state: `run`, `adopt`): its environment, variables, providers
+/// (the local workspace among them, kept running while this lives), its backend and the
+/// environment's state as stored.
+pub struct Reading {
+    pub config: Config,
+    pub env: String,
+    pub vars: Variables,
+    pub providers: Providers,
+    pub backend: Arc<dyn Backend>,
+    /// `None` when the environment has no state yet.
+    pub doc: Option<brickform_state::StateDocument>,
+}
+
+impl Reading {
+    pub async fn open(ctx: &Ctx, args: &VarArgs) -> Result<Reading, Failure> {
+        let config = load(ctx)?;
+        let env = environment(ctx, &config)?;
+        let vars = variables(&config, args, &env, false)?;
+        let providers = Providers::start(ctx, &config, &env).await?;
+        let spec = backend_spec(&config)?;
+        let backend = providers.backend(&spec, ctx, &config, &vars, &env).await?;
+        require_known(ctx, &config, &env, backend.as_ref()).await?;
+        let doc = backend.load(&env).await.said()?;
+        Ok(Reading {
+            config,
+            env,
+            vars,
+            providers,
+            backend,
+            doc,
+        })
+    }
+
+    pub fn engine(&self) -> Engine<'_> {
+        Engine::new(
+            &self.config,
+            &self.providers.registry,
+            &self.vars,
+            &self.env,
+        )
+    }
+}
+
 /// The configuration's backend block, checked; problems are printed.
 pub fn backend_spec(config: &Config) -> Result<BackendSpec, Failure> {
     BackendSpec::of(config).map_err(|d| {

@@ -2,10 +2,10 @@
 //! UI) made, found by a rule, with references between them, so that the next plan imports
 //! them and changes nothing, and a destroy removes them in order.
 
-use crate::context::{self, Ctx, Providers};
+use crate::context::{self, Ctx, Reading};
 use crate::failure::{Outcome, Said, fail};
 use anyhow::anyhow;
-use brickform_core::engine::{Engine, merged_from};
+use brickform_core::engine::merged_from;
 use brickform_core::lang::generate::{Adopted, Known, configuration};
 use brickform_core::value::Value;
 use brickform_databricks::adopt::{Discovered, ForState, Rules, discover, what};
@@ -120,24 +120,17 @@ fn out_file(dir: &Path, out: &Path) -> anyhow::Result<PathBuf> {
 pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     let mut rules = rules(&args)?;
     let out = out_file(&ctx.dir, &args.out)?;
-    let config = context::load(ctx)?;
-    let env = context::environment(ctx, &config)?;
-    let vars = context::variables(&config, &args.vars, &env, false)?;
-    let p = Providers::start(ctx, &config, &env).await?;
-    let spec = context::backend_spec(&config)?;
-    let backend = p.backend(&spec, ctx, &config, &vars, &env).await?;
-    context::require_known(ctx, &config, &env, backend.as_ref()).await?;
-    let doc = backend
-        .load(&env)
-        .await
-        .said()?
-        .unwrap_or_else(|| brickform_state::StateDocument::new(&env));
-    let engine = Engine::new(&config, &p.registry, &vars, &env);
+    let r = Reading::open(ctx, &args.vars).await?;
+    let (config, env, p) = (&r.config, &r.env, &r.providers);
+    let doc = r
+        .doc
+        .clone()
+        .unwrap_or_else(|| brickform_state::StateDocument::new(env));
     // The provider is configured though nothing in the configuration uses it yet.
     let provider = brickform_core::provider::Provider::name(p.databricks.as_ref());
     context::check(
-        &engine.configure_including(&doc, &[provider]).await,
-        &config,
+        &r.engine().configure_including(&doc, &[provider]).await,
+        config,
     )?;
     let shared = p.databricks.shared();
     if rules.creator.as_deref() == Some("me") {
@@ -146,57 +139,110 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         };
         rules.creator = Some(me);
     }
-
-    // What any state of this backend manages is that state's.
-    let mut managed: HashSet<(String, String)> = HashSet::new();
-    let mut at: HashSet<String> = HashSet::new();
-    let mut record = |d: &brickform_state::StateDocument| {
-        for r in managed_entries(d) {
-            managed.insert((r.resource_type.clone(), r.id.clone()));
-            if let Some(loc) = p
-                .registry
-                .kind(&r.resource_type)
-                .and_then(|k| k.location(&merged_from(r)))
-            {
-                at.insert(loc);
-            }
-        }
-    };
-    let envs = backend.environments().await.said()?;
-    for e in envs.iter().filter(|e| **e != env) {
-        if let Some(d) = backend.load(e).await.said()? {
-            record(&d);
-        }
-    }
-    record(&doc);
-    let is_managed = |t: &str, id: &str, location: Option<&str>| {
-        managed.contains(&(t.to_string(), id.to_string()))
-            || location.is_some_and(|l| at.contains(l))
-    };
-
+    let managed = Managed::by_any_state(&p.registry, r.backend.as_ref(), env, &doc).await?;
     let for_state = ForState {
         lineage: doc.lineage().to_string(),
         environment: env.clone(),
         take_from_others: args.take_from_other_states,
     };
     println!("Looking for what the rules choose…");
+    let is_managed = |t: &str, id: &str, at: Option<&str>| managed.holds(t, id, at);
     let discovered = discover(&shared, &rules, &for_state, &is_managed)
         .await
         .said()?;
     let left_out = print_left_out(&discovered);
     let found = discovered.found;
     if found.is_empty() {
-        if !left_out {
-            println!("\nNothing to adopt: no object matches the rules.");
-        } else {
-            println!(
-                "\nNothing to adopt: what the rules choose is managed already or owned by another state."
-            );
-        }
+        println!(
+            "\nNothing to adopt: {}",
+            if left_out {
+                "what the rules choose is managed already or owned by another state."
+            } else {
+                "no object matches the rules."
+            }
+        );
         return Ok(ExitCode::SUCCESS);
     }
-
     let client = shared.client().said()?;
+    let (adopted, mut files) = adoptions(&client, &found, &for_state, &ctx.dir).await?;
+    let (existing, known) = names_taken(config, &doc);
+    let written = configuration(&adopted, &existing, &known);
+    let content_files = files.len();
+    files.push((
+        out.clone(),
+        (HEADER.to_string() + &written.text).into_bytes(),
+    ));
+    write_all(&files)?;
+    print_adopted(&ctx.dir, &out, &found, &written, content_files);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the file written starts with.
+const HEADER: &str = "# Written by `brickform adopt`: the objects its rules chose, each with the import block\n# that takes it under management. `brickform plan` imports them and changes nothing.\n\n";
+
+/// What any state of the backend manages (each environment's), which is that state's: by
+/// type and id, and by where it lives.
+struct Managed {
+    ids: HashSet<(String, String)>,
+    at: HashSet<String>,
+}
+
+impl Managed {
+    async fn by_any_state(
+        registry: &brickform_core::provider::Registry,
+        backend: &dyn brickform_state::Backend,
+        env: &str,
+        doc: &brickform_state::StateDocument,
+    ) -> anyhow::Result<Managed> {
+        let mut m = Managed {
+            ids: HashSet::new(),
+            at: HashSet::new(),
+        };
+        for e in backend
+            .environments()
+            .await
+            .said()?
+            .iter()
+            .filter(|e| *e != env)
+        {
+            if let Some(d) = backend.load(e).await.said()? {
+                m.record(registry, &d);
+            }
+        }
+        m.record(registry, doc);
+        Ok(m)
+    }
+
+    fn record(
+        &mut self,
+        registry: &brickform_core::provider::Registry,
+        d: &brickform_state::StateDocument,
+    ) {
+        for r in managed_entries(d) {
+            self.ids.insert((r.resource_type.clone(), r.id.clone()));
+            if let Some(loc) = registry
+                .kind(&r.resource_type)
+                .and_then(|k| k.location(&merged_from(r)))
+            {
+                self.at.insert(loc);
+            }
+        }
+    }
+
+    fn holds(&self, t: &str, id: &str, location: Option<&str>) -> bool {
+        self.ids.contains(&(t.to_string(), id.to_string()))
+            || location.is_some_and(|l| self.at.contains(l))
+    }
+}
+
+/// The configuration of each object found, with a comment saying why it was chosen, and
+/// the files of content exported for them (under the content folder of `dir`).
+async fn adoptions<'f>(
+    client: &brickform_databricks::client::Client,
+    found: &'f [brickform_databricks::adopt::Found],
+    for_state: &ForState,
+    dir: &Path,
+) -> anyhow::Result<(Vec<Adopted<'f>>, Vec<(PathBuf, Vec<u8>)>)> {
     let locations: Vec<String> = found
         .iter()
         .flat_map(|f| {
@@ -209,20 +255,20 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         .collect();
     let mut adopted = Vec::new();
     let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-    for f in &found {
+    for f in found {
         let a = f
             .kind
-            .adoption(&client, &f.remote, &locations)
+            .adoption(client, &f.remote, &locations)
             .await
             .map_err(|e| anyhow!("{}: {e}", what(f)))?;
         let mut values = a.values;
         let mut comment = vec![format!("{} ({})", what(f), f.why)];
-        comment.extend(f.taken_from(&for_state));
+        comment.extend(f.taken_from(for_state));
         if let Some(file) = a.file {
-            let rel = unique(&ctx.dir, &files, &file.name);
+            let rel = unique(dir, &files, &file.name);
             values.insert(file.attr.into(), Value::from(rel.as_str()));
             comment.push(format!("Its content, as exported, is in {rel}."));
-            files.push((ctx.dir.join(&rel), file.bytes));
+            files.push((dir.join(&rel), file.bytes));
         }
         if values.get("force_destroy") == Some(&Value::Bool(true)) {
             comment.push(
@@ -238,9 +284,17 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             comment,
         });
     }
-    // Names the configuration or its state has are not taken again: an address the state
-    // still holds (its block removed, not yet applied) would take the import as an update
-    // of the old object.
+    Ok((adopted, files))
+}
+
+/// Names the configuration or its state has, which are not taken again (an address the
+/// state still holds, its block removed and not yet applied, would take the import as an
+/// update of the old object); and what this configuration manages and still declares,
+/// which adopted objects refer to by its address.
+fn names_taken(
+    config: &brickform_core::lang::load::Config,
+    doc: &brickform_state::StateDocument,
+) -> (Vec<String>, Vec<Known>) {
     let existing: Vec<String> = config
         .resources
         .keys()
@@ -253,8 +307,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
                 .map(|r| brickform_core::addrs::base_of(&r.address).to_string()),
         )
         .collect();
-    // What this configuration manages (and still declares) is referred to by its address.
-    let known: Vec<Known> = managed_entries(&doc)
+    let known: Vec<Known> = managed_entries(doc)
         .filter(|r| {
             r.module.is_root()
                 && config
@@ -268,23 +321,27 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             values: merged_from(r),
         })
         .collect();
-    let written = configuration(&adopted, &existing, &known);
+    (existing, known)
+}
 
-    let header = "# Written by `brickform adopt`: the objects its rules chose, each with the import block\n# that takes it under management. `brickform plan` imports them and changes nothing.\n\n".to_string();
-    let content_files = files.len();
-    files.push((out.clone(), (header + &written.text).into_bytes()));
-    write_all(&files)?;
-
+/// What was adopted, where it was written, and what to give and do next.
+fn print_adopted(
+    dir: &Path,
+    out: &Path,
+    found: &[brickform_databricks::adopt::Found],
+    written: &brickform_core::lang::generate::Written,
+    content_files: usize,
+) {
     println!("\nAdopting {} object(s):", found.len());
     for (f, addr) in found.iter().zip(&written.addresses) {
         println!("  {addr}: {} ({})", what(f), f.why);
     }
-    println!("\nWrote {}", shown(&ctx.dir, &out));
+    println!("\nWrote {}", shown(dir, out));
     if content_files > 0 {
         println!(
             "and {} file(s) of content under {}/",
             content_files,
-            shown(&ctx.dir, &ctx.dir.join(CONTENT_DIR))
+            shown(dir, &dir.join(CONTENT_DIR))
         );
     }
     if !written.secrets.is_empty() {
@@ -307,7 +364,6 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             ""
         }
     );
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Says what discovery left out, and why; whether it left out anything.

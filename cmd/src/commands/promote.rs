@@ -6,10 +6,11 @@ use crate::args::PlanArgs;
 use crate::context::{self, Ctx};
 use crate::failure::{Failure, Outcome};
 use brickform_core::engine::Engine;
-use brickform_core::engine::inputs;
+use brickform_core::engine::inputs::{self, Variables};
 use brickform_core::engine::promote::{Difference, Explanation, Side, compare};
 use brickform_core::lang::diagnostics::Diagnostic;
 use brickform_core::lang::environment::{self, EnvMode};
+use brickform_core::lang::load::Config;
 use brickform_core::plan::render_text;
 use brickform_core::value::Value;
 use std::process::ExitCode;
@@ -111,43 +112,63 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     let to_ctx = ctx.in_environment(to);
     let config = context::load(&to_ctx)?;
     for env in [from, to] {
-        let checked = if config.environments.is_empty() {
-            // Promotion compares declared environments, so a name is checked even then.
-            Err(Box::new(Diagnostic::error(format!(
-                "There is no environment \"{env}\" in the configuration"
-            ))
-            .detail("promote compares two environments that the configuration declares with environment blocks.")))
-        } else {
-            environment::select(&config, Some(env))
-        };
-        if let Err(d) = checked {
-            context::check(&(*d).into(), &config)?;
-        }
+        declared(&config, env)?;
     }
     // The target's plan, exactly as `plan --env TO` makes it.
     let (s, planned, _) = super::plan::fresh(&to_ctx, &args.plan).await?;
     // Who would get the development presets: the user the target's provider acts as.
-    let mut engine_user = None;
+    let mut user = None;
     for provider in &s.env.providers.registry.providers {
         if let Ok(Some(u)) = provider.current_user().await {
-            engine_user = Some(u);
+            user = Some(u);
             break;
         }
     }
-    let to_vars = s.env.vars.clone();
     print!(
         "{}",
         render_text::render(&planned.plan, &to_ctx.text_options())
     );
+    let diffs = differences(&config, &args, &s.env.vars, user.as_deref()).await?;
+    print!("{}", table(from, to, &diffs));
+    Ok(if args.detailed_exitcode && planned.plan.has_changes() {
+        ExitCode::from(super::plan::HAS_CHANGES)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
 
-    // Both environments' resolved configurations, compared.
+/// Refuses an environment the configuration does not declare: promotion compares declared
+/// environments, so a name is checked even when there are none.
+fn declared(config: &Config, env: &str) -> Result<(), Failure> {
+    let checked = if config.environments.is_empty() {
+        Err(Box::new(Diagnostic::error(format!(
+            "There is no environment \"{env}\" in the configuration"
+        ))
+        .detail("promote compares two environments that the configuration declares with environment blocks.")))
+    } else {
+        environment::select(config, Some(env))
+    };
+    if let Err(d) = checked {
+        context::check(&(*d).into(), config)?;
+    }
+    Ok(())
+}
+
+/// Both environments' resolved configurations, compared (the target's with the variables
+/// its plan used), with the development presets of `user`.
+async fn differences(
+    config: &Config,
+    args: &Args,
+    to_vars: &Variables,
+    user: Option<&str>,
+) -> Result<Vec<Difference>, Failure> {
+    let (from, to) = (args.from.as_str(), args.to.as_str());
     let registry = context::registry();
     let inputs_from = context::var_inputs(&args.plan.vars, false)?;
-    let (from_vars, d) = inputs::resolve(&config, &inputs_from, Some(from));
-    context::check(&d, &config)?;
-    let from_engine = Engine::new(&config, &registry, &from_vars, from);
-    let to_engine = Engine::new(&config, &registry, &to_vars, to);
-    let user = engine_user.as_deref();
+    let (from_vars, d) = inputs::resolve(config, &inputs_from, Some(from));
+    context::check(&d, config)?;
+    let from_engine = Engine::new(config, &registry, &from_vars, from);
+    let to_engine = Engine::new(config, &registry, to_vars, to);
     if from_engine.settings.mode == Some(EnvMode::Development) && user.is_none() {
         eprintln!(
             "Warning: environment \"{from}\" is in development mode but the current user is unknown; its presets are left out of the comparison."
@@ -156,8 +177,8 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     let (fp, fnotes, fd) = from_engine.resolve_offline(user).await;
     let (tp, tnotes, td) = to_engine.resolve_offline(user).await;
     let (Some(fp), Some(tp)) = (fp, tp) else {
-        context::print_diags(&fd, &config);
-        context::print_diags(&td, &config);
+        context::print_diags(&fd, config);
+        context::print_diags(&td, config);
         return Err(Failure::reported());
     };
     let is_computed = |type_name: &str, attr: &str| {
@@ -166,8 +187,8 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             .and_then(|k| k.schema().attribute(attr).map(|a| a.is_computed_only()))
             .unwrap_or(false)
     };
-    let diffs = compare(
-        &config,
+    Ok(compare(
+        config,
         &is_computed,
         &Side {
             planned: &fp,
@@ -179,11 +200,5 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
             vars: &to_vars.values,
             presets: &tnotes,
         },
-    );
-    print!("{}", table(from, to, &diffs));
-    Ok(if args.detailed_exitcode && planned.plan.has_changes() {
-        ExitCode::from(super::plan::HAS_CHANGES)
-    } else {
-        ExitCode::SUCCESS
-    })
+    ))
 }

@@ -2,9 +2,8 @@
 //! follow it to its end; for a job, also repair a run that failed (`--repair`) or cancel
 //! runs that are going (`--cancel`).
 
-use crate::context::{self, Ctx, Providers};
+use crate::context::{self, Ctx, Reading};
 use crate::failure::{Failure, Outcome, Said, fail};
-use brickform_core::engine::Engine;
 use brickform_databricks::DatabricksProvider;
 use brickform_databricks::client::Client;
 use brickform_databricks::run::{
@@ -250,7 +249,7 @@ struct Target {
     runner: Arc<dyn Runner>,
     client: Client,
     id: String,
-    _providers: Providers,
+    _reading: Reading,
 }
 
 impl Target {
@@ -258,14 +257,9 @@ impl Target {
     /// it belongs to (an aliased one's when it was made through one). The kind says whether
     /// and how its objects run.
     async fn find(ctx: &Ctx, args: &Args) -> Result<Target, Failure> {
-        let config = context::load(ctx)?;
-        let env = context::environment(ctx, &config)?;
-        let vars = context::variables(&config, &args.vars, &env, false)?;
-        let p = Providers::start(ctx, &config, &env).await?;
-        let spec = context::backend_spec(&config)?;
-        let backend = p.backend(&spec, ctx, &config, &vars, &env).await?;
-        context::require_known(ctx, &config, &env, backend.as_ref()).await?;
-        let Some(doc) = backend.load(&env).await.said()? else {
+        let r = Reading::open(ctx, &args.vars).await?;
+        let env = &r.env;
+        let Some(doc) = &r.doc else {
             fail!("there is no state for environment \"{env}\"; apply the configuration first.");
         };
         let Some(resource) = doc.get(&args.address) else {
@@ -274,14 +268,14 @@ impl Target {
                 args.address
             );
         };
-        let engine = Engine::new(&config, &p.registry, &vars, &env);
-        context::check(&engine.configure(&doc).await, &config)?;
+        let engine = r.engine();
+        context::check(&engine.configure(doc).await, &r.config)?;
         let databricks = engine
             .registry_for(&resource.provider)
             .providers
             .iter()
             .find_map(|p| p.as_any()?.downcast_ref::<DatabricksProvider>())
-            .unwrap_or(&p.databricks);
+            .unwrap_or(&r.providers.databricks);
         let client = databricks.shared().client().said()?;
         let Some(runner) = databricks.runner(&resource.resource_type) else {
             fail!(
@@ -296,7 +290,7 @@ impl Target {
             runner,
             client,
             id,
-            _providers: p,
+            _reading: r,
         })
     }
 }

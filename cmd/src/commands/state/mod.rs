@@ -3,13 +3,14 @@
 mod migrate;
 
 use crate::context::{self, Ctx, Providers, StateAccess};
-use crate::failure::{Outcome, Said, fail};
+use crate::failure::{Failure, Outcome, Said, fail};
 use anyhow::anyhow;
 use brickform_core::engine::Engine;
 use brickform_core::engine::inputs::{self, Variables};
 use brickform_core::lang::load::load_dir;
 use brickform_state::{Backend, StateDocument};
 use clap::Subcommand;
+use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -50,15 +51,6 @@ pub async fn exec(ctx: &Ctx, cmd: Command) -> Outcome {
     };
     let access = StateAccess::open(ctx).await?;
     let doc = access.load().await?;
-    let (env, backend) = (access.env.as_str(), &access.backend);
-    // What is written is written under the state's lock; a command that only reads
-    // does not wait for one.
-    let lock = |operation: &'static str| {
-        crate::backend::lock_state(backend, env, operation, Duration::ZERO)
-    };
-    let existing = |doc: Option<StateDocument>| {
-        doc.ok_or_else(|| anyhow!("no state for environment \"{env}\""))
-    };
     match cmd {
         Command::List => {
             for r in doc.iter().flat_map(|d| d.resources()) {
@@ -79,60 +71,99 @@ pub async fn exec(ctx: &Ctx, cmd: Command) -> Outcome {
             Some(d) => println!("{}", serde_json::to_string_pretty(&d)?),
             None => println!("{{}}"),
         },
-        Command::Rm { addresses } => {
-            let _lock = lock("state rm").await?;
-            let mut d = existing(doc)?;
-            let mut removed = Vec::new();
-            for a in &addresses {
-                match d.forget(a) {
-                    Some(r) => removed.push(r),
-                    None => fail!("No instance found for the given address {a}."),
-                }
-            }
-            backend.save(env, &mut d).await.said()?;
-            let outlook =
-                after_forget(ctx, env, backend, access.providers.as_ref(), &d, &removed).await;
-            for (r, next) in removed.iter().zip(outlook) {
-                println!(
-                    "Removed {} from the state; the object is not deleted (id {}).\n  {next}",
-                    r.address, r.id
-                );
-            }
-            println!(
-                "Successfully removed {} resource instance(s).\n\nTo stop managing an object for good, remove it from the configuration too (or declare a `removed` block with `destroy = false`); to delete it, let the next apply import it again, then run `brickform destroy --target ADDRESS`.",
-                addresses.len()
-            );
-        }
-        Command::Mv { from, to } => {
-            let _lock = lock("state mv").await?;
-            let mut d = existing(doc)?;
-            // A module address moves every instance inside it, as `terraform state mv`.
-            let modules = (
-                brickform_state::address::split_module(&from),
-                brickform_state::address::split_module(&to),
-            );
-            let moved = match modules {
-                (Ok((f, "")), Ok((t, ""))) if !f.is_root() && !t.is_root() => {
-                    d.mv_module(&f, &t).said()?.len()
-                }
-                // A resource address without a key moves every instance of it.
-                _ => d.mv_all(&from, &to).said()?.len(),
-            };
-            backend.save(env, &mut d).await.said()?;
-            println!("Move \"{from}\" to \"{to}\"\nSuccessfully moved {moved} object(s).");
-        }
-        Command::Push { file } => {
-            let _lock = lock("state push").await?;
-            let text = brickform_core::limits::read_text_file(&file)
-                .map_err(|why| anyhow!("reading {}: {why}", file.display()))?;
-            let mut incoming: StateDocument = serde_json::from_str(&text)
-                .map_err(|e| anyhow!("{} is not a state document: {e}", file.display()))?;
-            backend.save(env, &mut incoming).await.said()?;
-            println!("State pushed to environment \"{env}\".");
-        }
+        Command::Rm { addresses } => rm(ctx, &access, doc, &addresses).await?,
+        Command::Mv { from, to } => mv(&access, doc, &from, &to).await?,
+        Command::Push { file } => push(&access, &file).await?,
         Command::Migrate(_) => {}
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What is written is written under the state's lock (a command that only reads does not
+/// wait for one).
+async fn locked(
+    access: &StateAccess,
+    operation: &'static str,
+) -> Result<Box<dyn brickform_state::StateLock>, Failure> {
+    crate::backend::lock_state(&access.backend, &access.env, operation, Duration::ZERO).await
+}
+
+fn existing(access: &StateAccess, doc: Option<StateDocument>) -> anyhow::Result<StateDocument> {
+    doc.ok_or_else(|| anyhow!("no state for environment \"{}\"", access.env))
+}
+
+/// `state rm`: forgets the instances (the objects stay), and says what the next plan does
+/// with each.
+async fn rm(
+    ctx: &Ctx,
+    access: &StateAccess,
+    doc: Option<StateDocument>,
+    addresses: &[String],
+) -> Result<(), Failure> {
+    let (env, backend) = (access.env.as_str(), &access.backend);
+    let _lock = locked(access, "state rm").await?;
+    let mut d = existing(access, doc)?;
+    let mut removed = Vec::new();
+    for a in addresses {
+        match d.forget(a) {
+            Some(r) => removed.push(r),
+            None => fail!("No instance found for the given address {a}."),
+        }
+    }
+    backend.save(env, &mut d).await.said()?;
+    let outlook = after_forget(ctx, env, backend, access.providers.as_ref(), &d, &removed).await;
+    for (r, next) in removed.iter().zip(outlook) {
+        println!(
+            "Removed {} from the state; the object is not deleted (id {}).\n  {next}",
+            r.address, r.id
+        );
+    }
+    println!(
+        "Successfully removed {} resource instance(s).\n\nTo stop managing an object for good, remove it from the configuration too (or declare a `removed` block with `destroy = false`); to delete it, let the next apply import it again, then run `brickform destroy --target ADDRESS`.",
+        addresses.len()
+    );
+    Ok(())
+}
+
+/// `state mv`: a module address moves every instance inside it, and a resource address
+/// without a key every instance of it, as `terraform state mv` does.
+async fn mv(
+    access: &StateAccess,
+    doc: Option<StateDocument>,
+    from: &str,
+    to: &str,
+) -> Result<(), Failure> {
+    let _lock = locked(access, "state mv").await?;
+    let mut d = existing(access, doc)?;
+    let modules = (
+        brickform_state::address::split_module(from),
+        brickform_state::address::split_module(to),
+    );
+    let moved = match modules {
+        (Ok((f, "")), Ok((t, ""))) if !f.is_root() && !t.is_root() => {
+            d.mv_module(&f, &t).said()?.len()
+        }
+        _ => d.mv_all(from, to).said()?.len(),
+    };
+    access.backend.save(&access.env, &mut d).await.said()?;
+    println!("Move \"{from}\" to \"{to}\"\nSuccessfully moved {moved} object(s).");
+    Ok(())
+}
+
+/// `state push`: the document in `file` becomes the environment's state.
+async fn push(access: &StateAccess, file: &Path) -> Result<(), Failure> {
+    let _lock = locked(access, "state push").await?;
+    let text = brickform_core::limits::read_text_file(file)
+        .map_err(|why| anyhow!("reading {}: {why}", file.display()))?;
+    let mut incoming: StateDocument = serde_json::from_str(&text)
+        .map_err(|e| anyhow!("{} is not a state document: {e}", file.display()))?;
+    access
+        .backend
+        .save(&access.env, &mut incoming)
+        .await
+        .said()?;
+    println!("State pushed to environment \"{}\".", access.env);
+    Ok(())
 }
 
 /// For each instance `state rm` took out of `doc`: what the next plan does about its
