@@ -5,6 +5,7 @@
 pub mod addrs;
 pub mod dag;
 pub mod engine;
+pub mod fan_out;
 pub mod graph;
 pub mod lang;
 pub mod limits;

@@ -277,7 +277,6 @@ impl Engine<'_> {
         parallelism: usize,
         diags: &mut Diagnostics,
     ) {
-        use futures_util::StreamExt as _;
         // The outermost of the listed containers each one lies in, if any.
         let outer: Vec<Option<usize>> = to_list
             .iter()
@@ -291,20 +290,26 @@ impl Engine<'_> {
             })
             .collect();
         let lineage = state.lineage();
-        let listings: HashMap<usize, Result<Vec<String>, String>> = futures_util::stream::iter(
-            to_list
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| outer[*j].is_none()),
-        )
-        .map(|(j, l)| async move {
-            let ctx = self.op_context(&l.address, lineage);
-            let listed = l.kind.contents(&ctx, &l.id, &l.attrs).await;
-            (j, listed.map_err(|e| e.message))
-        })
-        .buffer_unordered(parallelism.max(1))
-        .collect()
-        .await;
+        let outermost = to_list
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| outer[*j].is_none())
+            .map(|(j, l)| {
+                let ctx = self.op_context(&l.address, lineage);
+                (j, l.kind.clone(), ctx, l.id.clone(), l.attrs.clone())
+            });
+        let listed = crate::fan_out::bounded(
+            "listing containers",
+            outermost,
+            parallelism,
+            |(j, kind, ctx, id, attrs)| async move {
+                let listed = kind.contents(&ctx, &id, &attrs).await;
+                (j, listed.map_err(|e| e.message))
+            },
+        );
+        // A listing whose task did not finish is a container whose contents are not known.
+        let listings: HashMap<usize, Result<Vec<String>, String>> =
+            listed.await.into_iter().flatten().collect();
         for (j, l) in to_list.iter().enumerate() {
             let listing = match outer[j] {
                 None => listings.get(&j).cloned(),

@@ -123,20 +123,23 @@ async fn read_kind(
         }
         return;
     }
-    let mut set = JoinSet::new();
-    for ((address, answer), (id, prior)) in answers.into_iter().zip(batch) {
-        let kind = kind.clone();
-        let sem = sem.clone();
-        let ctx = OpContext {
-            address,
-            ..ctx.clone()
-        };
-        set.spawn(async move {
-            let permit = sem.acquire_owned().await;
-            let r = kind.read(&ctx, &id, &prior).await;
-            drop(permit);
-            let _ = answer.send(r);
-        });
-    }
-    while set.join_next().await.is_some() {}
+    let each = answers.into_iter().zip(batch);
+    // A read whose task did not finish drops its answer: its instance is told so there.
+    crate::fan_out::sharing(
+        "reading objects",
+        each,
+        sem,
+        |((address, answer), (id, prior))| {
+            let kind = kind.clone();
+            let ctx = OpContext {
+                address,
+                ..ctx.clone()
+            };
+            async move {
+                let r = kind.read(&ctx, &id, &prior).await;
+                let _ = answer.send(r);
+            }
+        },
+    )
+    .await;
 }

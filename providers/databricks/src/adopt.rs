@@ -27,6 +27,7 @@ use crate::Shared;
 use crate::client::Client;
 use crate::resources::DatabricksKind;
 use crate::resources::Namespace;
+use brickform_core::fan_out;
 use brickform_core::lang::generate::{names, reference_sites};
 use brickform_core::provider::{
     ErrorKind, Existing, OpContext, OwnerTag, ProviderError, ProviderResult, Remote,
@@ -339,27 +340,26 @@ pub async fn discover(
             .any(|f| f.kind.type_name() == k.type_name() && f.remote.id == id)
     };
     // Read as an import reads them, a few at once.
-    let mut reads = tokio::task::JoinSet::new();
-    let sem = Arc::new(tokio::sync::Semaphore::new(READS_IN_FLIGHT));
-    for (i, (k, l)) in listed.iter().enumerate() {
-        if let Some(why) = rules.choose(l) {
-            let (kind, ctx, sem, id) = (kinds[*k].clone(), ctx.clone(), sem.clone(), l.id.clone());
-            reads.spawn(async move {
-                let _permit = sem.acquire_owned().await;
-                (i, why, kind.import_existing(&ctx, &id).await)
-            });
-        }
-    }
-    let mut read: Vec<(usize, Found)> = Vec::new();
-    while let Some(joined) = reads.join_next().await {
-        let (i, why, remote) = joined.map_err(|e| ProviderError::other(e.to_string()))?;
+    let picked = listed
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (k, l))| rules.choose(l).map(|why| (i, *k, why, l.id.clone())));
+    let reads = fan_out::bounded(
+        "reading what adopt chose",
+        picked,
+        READS_IN_FLIGHT,
+        |(i, k, why, id)| {
+            let (kind, ctx) = (kinds[k].clone(), ctx.clone());
+            async move { (i, why, kind.import_existing(&ctx, &id).await) }
+        },
+    );
+    for joined in reads.await {
+        let (i, why, remote) = joined?;
         if let Some(found) = remote? {
             let (kind, label) = (kinds[listed[i].0].clone(), label_of(&listed[i].1.name));
-            read.push((i, Found::new(kind, found, label, why)));
+            chosen.push(Found::new(kind, found, label, why));
         }
     }
-    read.sort_by_key(|(i, _)| *i);
-    chosen.extend(read.into_iter().map(|(_, f)| f));
 
     loop {
         let mut more: Vec<Found> = Vec::new();

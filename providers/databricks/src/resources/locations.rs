@@ -6,11 +6,12 @@
 
 use super::none_if_missing;
 use crate::client::{Client, PageSize};
+use brickform_core::fan_out;
 
 /// The page size of table lists (no kind of this provider manages tables): "server picks",
 /// like the other securables' lists.
 const TABLES_PAGE: PageSize = PageSize::new("max_results", "0");
-use brickform_core::provider::{ProviderError, ProviderResult};
+use brickform_core::provider::ProviderResult;
 use serde_json::Value as Json;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -212,22 +213,20 @@ pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult
     )?
     .unwrap_or_default();
     // The volumes' files, listed at once (a schema of 50 volumes is 50 listings).
-    let mut listings = tokio::task::JoinSet::new();
-    let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(LISTINGS_IN_FLIGHT));
+    let mut dirs = Vec::new();
     for v in volumes {
         let Some(name) = v.get("full_name").and_then(Json::as_str) else {
             continue;
         };
         out.push(uc(name));
-        let dir = format!("/Volumes/{}", name.replace('.', "/"));
-        let (client, sem) = (client.clone(), sem.clone());
-        listings.spawn(async move {
-            let _permit = sem.acquire_owned().await;
-            volume_files(&client, &dir).await
-        });
+        dirs.push(format!("/Volumes/{}", name.replace('.', "/")));
     }
-    while let Some(listed) = listings.join_next().await {
-        out.extend(listed.map_err(|e| ProviderError::other(e.to_string()))??);
+    let listed = fan_out::bounded("listing volumes", dirs, LISTINGS_IN_FLIGHT, |dir| {
+        let client = client.clone();
+        async move { volume_files(&client, &dir).await }
+    });
+    for files in listed.await {
+        out.extend(files??);
     }
     Ok(out)
 }
@@ -255,8 +254,7 @@ pub async fn catalog_contents(client: &Client, catalog: &str) -> ProviderResult<
     let mut out = Vec::new();
     // A few schemas at once, each listing its volumes at once: a catalog of ten schemas is
     // not ten schemas' listings one after another.
-    let mut listings = tokio::task::JoinSet::new();
-    let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(SCHEMAS_IN_FLIGHT));
+    let mut names = Vec::new();
     for s in schemas {
         let Some(name) = s.get("full_name").and_then(Json::as_str) else {
             continue;
@@ -265,14 +263,14 @@ pub async fn catalog_contents(client: &Client, catalog: &str) -> ProviderResult<
             continue;
         }
         out.push(uc(name));
-        let (client, sem, name) = (client.clone(), sem.clone(), name.to_string());
-        listings.spawn(async move {
-            let _permit = sem.acquire_owned().await;
-            schema_contents(&client, &name).await
-        });
+        names.push(name.to_string());
     }
-    while let Some(listed) = listings.join_next().await {
-        out.extend(listed.map_err(|e| ProviderError::other(e.to_string()))??);
+    let listed = fan_out::bounded("listing schemas", names, SCHEMAS_IN_FLIGHT, |name| {
+        let client = client.clone();
+        async move { schema_contents(&client, &name).await }
+    });
+    for contents in listed.await {
+        out.extend(contents??);
     }
     Ok(out)
 }

@@ -26,6 +26,7 @@ use super::{err, gone_ok, json_of, none_if_missing, str_attr};
 use crate::Shared;
 use crate::client::{Client, PageSize};
 use async_trait::async_trait;
+use brickform_core::fan_out;
 use brickform_core::lang::eval::values_equal;
 use brickform_core::provider::{
     AttrType, Attribute, BlockType, ErrorKind, Existing, Nesting, Normalize, OpContext,
@@ -767,25 +768,19 @@ impl super::DatabricksKind for PipelineKind {
                     Some(LIST_PAGE),
                 )
                 .await?;
-                let mut reads = tokio::task::JoinSet::new();
-                let sem = Arc::new(tokio::sync::Semaphore::new(GETS_IN_FLIGHT));
-                for s in statuses {
-                    let Some(id) = s.get("pipeline_id").and_then(Json::as_str) else {
-                        continue;
-                    };
-                    let (client, sem, id) = (client.clone(), sem.clone(), id.to_string());
-                    reads.spawn(async move {
-                        let _permit = sem.acquire_owned().await;
-                        none_if_missing(client.get(&Self::path(&id), &[]).await)
-                    });
-                }
+                let ids = statuses.iter().filter_map(|s| {
+                    s.get("pipeline_id")
+                        .and_then(Json::as_str)
+                        .map(str::to_string)
+                });
+                let reads = fan_out::bounded("reading pipelines", ids, GETS_IN_FLIGHT, |id| {
+                    let client = client.clone();
+                    async move { none_if_missing(client.get(&Self::path(&id), &[]).await) }
+                });
                 let mut out = Vec::new();
-                while let Some(read) = reads.join_next().await {
-                    match read {
-                        Ok(Ok(Some(p))) => out.push(p),
-                        Ok(Ok(None)) => {}
-                        Ok(Err(e)) => return Err(e),
-                        Err(e) => return Err(ProviderError::other(e.to_string())),
+                for read in reads.await {
+                    if let Some(p) = read?? {
+                        out.push(p);
                     }
                 }
                 Ok(out)

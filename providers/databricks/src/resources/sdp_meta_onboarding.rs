@@ -17,6 +17,7 @@ use crate::Shared;
 use crate::client::Client;
 use crate::sdp_meta::{checks, render, schema};
 use async_trait::async_trait;
+use brickform_core::fan_out;
 use brickform_core::provider::{
     AttrType, Attribute, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
     Schema,
@@ -24,8 +25,6 @@ use brickform_core::provider::{
 use brickform_core::value::{Object, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
 
 /// Uploads and reads running at once for one onboarding.
 const CONCURRENCY: usize = 8;
@@ -120,33 +119,16 @@ where
     F: Fn(Client, String, T) -> Fut,
     Fut: std::future::Future<Output = ProviderResult<Option<String>>> + Send + 'static,
 {
-    let sem = Arc::new(Semaphore::new(CONCURRENCY));
-    let mut set = JoinSet::new();
-    for (path, arg) in paths {
+    let done = fan_out::bounded("writing files", paths, CONCURRENCY, |(path, arg)| {
         let fut = op(client.clone(), path.clone(), arg);
-        let sem = sem.clone();
-        set.spawn(async move {
-            let _permit = sem.acquire_owned().await;
-            (path, fut.await)
-        });
-    }
+        async move { (path, fut.await) }
+    });
     let mut out = Vec::new();
-    let mut first_error = None;
-    while let Some(joined) = set.join_next().await {
-        match joined {
-            Ok((path, Ok(v))) => out.push((path, v)),
-            Ok((_, Err(e))) => {
-                first_error.get_or_insert(e);
-            }
-            Err(e) => {
-                first_error.get_or_insert(ProviderError::other(format!("a task failed: {e}")));
-            }
-        }
+    for joined in done.await {
+        let (path, v) = joined?;
+        out.push((path, v?));
     }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(out),
-    }
+    Ok(out)
 }
 
 /// Uploads files and returns their fingerprints.

@@ -5,6 +5,7 @@
 use super::{attrs_from, body_of, err, gone_ok, json_of, none_if_missing, str_attr};
 use crate::Shared;
 use async_trait::async_trait;
+use brickform_core::fan_out;
 use brickform_core::provider::{
     ErrorKind, Existing, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
     Schema,
@@ -612,29 +613,34 @@ impl ResourceKind for UcKind {
         for (id, _) in items {
             *by_parent.entry(parent_of(id)).or_default() += 1;
         }
-        // Listings of parents with several objects, all at once.
-        let mut lists = tokio::task::JoinSet::new();
-        for (parent, count) in &by_parent {
-            if *count < 2 {
-                continue;
-            }
-            let client = client.clone();
-            let parent = parent.clone();
-            let path = format!("/api/2.1/unity-catalog/{}", self.spec.collection);
-            let query = self.list_query(&parent);
-            let (items_key, page) = (items_key(self.spec.collection), self.spec.list_page);
-            lists.spawn(async move {
-                (
-                    parent,
-                    client.list_all(&path, &query, &items_key, page).await,
-                )
-            });
-        }
+        // Listings of parents with several objects, all at once (the client's limiter paces
+        // them).
+        let parents: Vec<&String> = by_parent
+            .iter()
+            .filter(|(_, count)| **count >= 2)
+            .map(|(p, _)| p)
+            .collect();
+        let path = format!("/api/2.1/unity-catalog/{}", self.spec.collection);
+        let (key, page) = (items_key(self.spec.collection), self.spec.list_page);
+        let lists = fan_out::bounded(
+            "listing parents",
+            parents.iter().copied(),
+            parents.len(),
+            |parent| {
+                let (client, path, key) = (client.clone(), path.clone(), key.clone());
+                let (parent, query) = (parent.clone(), self.list_query(parent));
+                async move {
+                    let listed = client.list_all(&path, &query, &key, page).await;
+                    (parent, listed)
+                }
+            },
+        );
         let mut listed: std::collections::HashMap<
             String,
             Result<std::collections::HashMap<String, Json>, ProviderError>,
         > = Default::default();
-        while let Some(Ok((parent, result))) = lists.join_next().await {
+        // A listing whose task did not finish falls back to single reads, as a failed one.
+        for (parent, result) in lists.await.into_iter().flatten() {
             let result = result.map_err(err).map(|objs| {
                 objs.into_iter()
                     .filter_map(|o| {

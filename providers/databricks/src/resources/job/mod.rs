@@ -10,6 +10,7 @@
 //! found again.
 
 mod task_types;
+use brickform_core::fan_out;
 use task_types::TASK_TYPES;
 
 use super::values;
@@ -1440,8 +1441,7 @@ impl Job {
             }
         }
         let mut out: Vec<Option<ProviderResult<Option<Remote>>>> = vec![None; items.len()];
-        let mut gets = tokio::task::JoinSet::new();
-        let sem = Arc::new(tokio::sync::Semaphore::new(GETS_IN_FLIGHT));
+        let mut to_get = Vec::new();
         for (i, ((id, prior), job)) in items.iter().zip(listed).enumerate() {
             let whole = job.filter(|j| j.get("has_more").and_then(Json::as_bool) != Some(true));
             match whole.map(|j| {
@@ -1452,25 +1452,22 @@ impl Job {
                     j["run_as_user_name"] = Json::String(run_as);
                     out[i] = Some(Ok(Some(self.remote(&j, prior))));
                 }
-                _ => {
-                    let (client, sem) = (client.clone(), sem.clone());
-                    let id = id.clone();
-                    gets.spawn(async move {
-                        let _permit = sem.acquire_owned().await;
-                        let read = match job_id(&id) {
-                            Ok(n) => get_job(&client, n).await.map_err(err),
-                            Err(e) => Err(e),
-                        };
-                        (i, read)
-                    });
-                }
+                _ => to_get.push((i, id.clone())),
             }
         }
-        while let Some(joined) = gets.join_next().await {
-            if let Ok((i, read)) = joined {
-                let prior = &items[i].1;
-                out[i] = Some(read.map(|j| j.map(|j| self.remote(&j, prior))));
+        let gets = fan_out::bounded("reading jobs", to_get, GETS_IN_FLIGHT, |(i, id)| {
+            let client = client.clone();
+            async move {
+                let read = match job_id(&id) {
+                    Ok(n) => get_job(&client, n).await.map_err(err),
+                    Err(e) => Err(e),
+                };
+                (i, read)
             }
+        });
+        for (i, read) in gets.await.into_iter().flatten() {
+            let prior = &items[i].1;
+            out[i] = Some(read.map(|j| j.map(|j| self.remote(&j, prior))));
         }
         Ok(out
             .into_iter()
