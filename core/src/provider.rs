@@ -25,6 +25,14 @@ pub enum AttrType {
 }
 
 impl AttrType {
+    /// A list of strings.
+    pub fn strings() -> Self {
+        AttrType::List(Box::new(AttrType::String))
+    }
+    /// A map of strings.
+    pub fn string_map() -> Self {
+        AttrType::Map(Box::new(AttrType::String))
+    }
     pub fn describe(&self) -> String {
         match self {
             AttrType::String => "string".into(),
@@ -34,6 +42,26 @@ impl AttrType {
             AttrType::Set(t) => format!("set({})", t.describe()),
             AttrType::Map(t) => format!("map({})", t.describe()),
             AttrType::Any => "any".into(),
+        }
+    }
+}
+
+/// How an environment treats the configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EnvMode {
+    /// Presets keep a developer's copy apart from everyone else's (each kind says how:
+    /// names prefixed, schedules paused, …).
+    Development,
+    /// Development settings are refused.
+    Production,
+}
+
+impl EnvMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EnvMode::Development => "development",
+            EnvMode::Production => "production",
         }
     }
 }
@@ -1229,7 +1257,7 @@ pub trait Provider: Send + Sync {
     /// at the environment block when they carry no location of their own.
     fn check_environment(
         &self,
-        _mode: Option<crate::lang::environment::EnvMode>,
+        _mode: Option<EnvMode>,
         _settings: &Object,
     ) -> Vec<crate::lang::diagnostics::Diagnostic> {
         Vec::new()

@@ -32,25 +32,9 @@ use hcl_edit::expr::Expression;
 use hcl_edit::structure::Structure;
 use std::collections::BTreeMap;
 
-/// How an environment treats the configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EnvMode {
-    /// Presets keep a developer's copy apart from everyone else's (each kind says how:
-    /// names prefixed, schedules paused, …).
-    Development,
-    /// Development settings are refused.
-    Production,
-}
-
-impl EnvMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EnvMode::Development => "development",
-            EnvMode::Production => "production",
-        }
-    }
-}
+/// How an environment treats the configuration: part of the provider interface (kinds
+/// apply presets and findings by it), declared there.
+pub use crate::provider::EnvMode;
 
 /// The settings of one environment.
 #[derive(Debug, Clone, Default)]

@@ -438,14 +438,14 @@ impl super::DatabricksKind for ContentKind {
     async fn listing(
         &self,
         client: &Client,
-        scope: &crate::adopt::Scope<'_>,
-    ) -> Option<ProviderResult<Vec<crate::adopt::Listed>>> {
+        scope: &crate::resources::adoption::Scope<'_>,
+    ) -> Option<ProviderResult<Vec<crate::resources::adoption::Listed>>> {
         let wanted = match self.store {
             Store::Notebook => "NOTEBOOK",
             Store::WorkspaceFile => "FILE",
             Store::VolumeFile => return None,
         };
-        let prefixes = scope.rules.workspace_prefixes();
+        let prefixes = scope.workspace_prefixes.clone();
         let tree = scope
             .shared_list("workspace objects", || async {
                 let mut all = Vec::new();
@@ -468,7 +468,7 @@ impl super::DatabricksKind for ContentKind {
             Ok(t) => t,
             Err(e) => return Some(Err(e)),
         };
-        let mut out: Vec<crate::adopt::Listed> = Vec::new();
+        let mut out: Vec<crate::resources::adoption::Listed> = Vec::new();
         for o in tree.iter() {
             let (Some(path), Some(kind)) = (
                 o.get("path").and_then(Json::as_str),
@@ -477,7 +477,7 @@ impl super::DatabricksKind for ContentKind {
                 continue;
             };
             if kind == wanted && !out.iter().any(|l| l.id == path) {
-                out.push(crate::adopt::Listed {
+                out.push(crate::resources::adoption::Listed {
                     id: path.to_string(),
                     name: path.to_string(),
                     ..Default::default()
@@ -494,10 +494,12 @@ impl super::DatabricksKind for ContentKind {
         client: &Client,
         remote: &Remote,
         _adopted: &[String],
-    ) -> ProviderResult<crate::adopt::Adoption> {
+    ) -> ProviderResult<crate::resources::adoption::Adoption> {
         // The hash an import records says where it came from; the source file's is computed.
         let values =
-            crate::adopt::as_configured(&self.schema, &remote.attrs, |k, _| k == "content_sha256");
+            crate::resources::adoption::as_configured(&self.schema, &remote.attrs, |k, _| {
+                k == "content_sha256"
+            });
         let Some(bytes) = export(client, &remote.id).await? else {
             return Err(ProviderError::not_found(format!(
                 "{} is not there",
@@ -522,9 +524,9 @@ impl super::DatabricksKind for ContentKind {
             }
             _ => base,
         };
-        Ok(crate::adopt::Adoption {
+        Ok(crate::resources::adoption::Adoption {
             values,
-            file: Some(crate::adopt::AdoptedFile {
+            file: Some(crate::resources::adoption::AdoptedFile {
                 name,
                 bytes,
                 attr: "source",

@@ -1,5 +1,6 @@
 //! The resource kinds, one file each, and what they share.
 
+pub mod adoption;
 pub mod alert;
 pub mod artifact;
 pub mod catalog;
@@ -45,6 +46,7 @@ pub mod service_principal;
 pub mod sql_endpoint;
 pub mod sql_object;
 pub mod storage_credential;
+pub mod successor;
 pub mod uc;
 pub mod user;
 pub mod values;
@@ -94,8 +96,8 @@ pub trait DatabricksKind: ResourceKind {
     async fn listing(
         &self,
         _client: &crate::client::Client,
-        _scope: &crate::adopt::Scope<'_>,
-    ) -> Option<ProviderResult<Vec<crate::adopt::Listed>>> {
+        _scope: &crate::resources::adoption::Scope<'_>,
+    ) -> Option<ProviderResult<Vec<crate::resources::adoption::Listed>>> {
         None
     }
 
@@ -114,8 +116,8 @@ pub trait DatabricksKind: ResourceKind {
         _client: &crate::client::Client,
         remote: &Remote,
         _adopted: &[String],
-    ) -> ProviderResult<crate::adopt::Adoption> {
-        Ok(crate::adopt::Adoption {
+    ) -> ProviderResult<crate::resources::adoption::Adoption> {
+        Ok(crate::resources::adoption::Adoption {
             values: remote.attrs.clone(),
             file: None,
         })

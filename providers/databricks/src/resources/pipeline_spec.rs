@@ -53,10 +53,10 @@ pub fn string() -> AttrType {
     AttrType::String
 }
 pub fn strings() -> AttrType {
-    AttrType::List(Box::new(AttrType::String))
+    AttrType::strings()
 }
 pub fn string_map() -> AttrType {
-    AttrType::Map(Box::new(AttrType::String))
+    AttrType::string_map()
 }
 
 /// `notifications[]` on the wire.
@@ -756,11 +756,11 @@ impl super::DatabricksKind for PipelineKind {
     async fn listing(
         &self,
         client: &Client,
-        scope: &crate::adopt::Scope<'_>,
-    ) -> Option<ProviderResult<Vec<crate::adopt::Listed>>> {
+        scope: &crate::resources::adoption::Scope<'_>,
+    ) -> Option<ProviderResult<Vec<crate::resources::adoption::Listed>>> {
         let all = scope
             .shared_list("pipelines", || async {
-                let statuses = crate::adopt::list(
+                let statuses = crate::resources::adoption::list(
                     client,
                     "/api/2.0/pipelines",
                     &[],
@@ -796,7 +796,7 @@ impl super::DatabricksKind for PipelineKind {
                 continue;
             };
             let text = |p: &str| resp.pointer(p).and_then(Json::as_str).map(str::to_string);
-            out.push(crate::adopt::Listed {
+            out.push(crate::resources::adoption::Listed {
                 id: remote.id.clone(),
                 name: text("/spec/name").unwrap_or_default(),
                 catalog: text("/spec/catalog")
@@ -817,12 +817,12 @@ impl super::DatabricksKind for PipelineKind {
         _client: &Client,
         remote: &Remote,
         _adopted: &[String],
-    ) -> ProviderResult<crate::adopt::Adoption> {
+    ) -> ProviderResult<crate::resources::adoption::Adoption> {
         let mut values = remote.attrs.clone();
         for k in self.flavor.derived {
             values.shift_remove(*k);
         }
-        Ok(crate::adopt::Adoption { values, file: None })
+        Ok(crate::resources::adoption::Adoption { values, file: None })
     }
 }
 

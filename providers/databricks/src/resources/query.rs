@@ -50,7 +50,7 @@ const SPEC: SqlSpec = SqlSpec {
 /// `data_source_id` becomes its `id`; a literal data source id names no warehouse
 /// brickform can tell, and is left out. Parameter types with no one-to-one value block
 /// (enum, query, dates) are left out by the schema check, with the block's name.
-pub const LEGACY: crate::terraform::convert::Successor = crate::terraform::convert::Successor {
+pub const LEGACY: super::successor::Successor = super::successor::Successor {
     from_kind: "databricks_sql_query",
     to_kind: "databricks_query",
     renames: &[

@@ -314,8 +314,8 @@ impl super::DatabricksKind for UcKind {
     async fn listing(
         &self,
         client: &crate::client::Client,
-        scope: &crate::adopt::Scope<'_>,
-    ) -> Option<ProviderResult<Vec<crate::adopt::Listed>>> {
+        scope: &crate::resources::adoption::Scope<'_>,
+    ) -> Option<ProviderResult<Vec<crate::resources::adoption::Listed>>> {
         let parents = match self.spec.name_parts.len() {
             1 => vec![String::new()],
             2 => scope.catalogs.clone(),
@@ -334,14 +334,14 @@ impl super::DatabricksKind for UcKind {
                 )
                 .await
             {
-                Ok(objects) => out.extend(crate::adopt::uc_listed(
+                Ok(objects) => out.extend(crate::resources::adoption::uc_listed(
                     &objects,
                     self.spec.namespace == Some(super::Namespace::Catalog),
                     made_by_the_service,
                 )),
                 // The parent went while it was being listed.
                 Err(e) if e.status == 404 => {}
-                Err(e) => return Some(Err(crate::adopt::listing_error(&path, e))),
+                Err(e) => return Some(Err(crate::resources::adoption::listing_error(&path, e))),
             }
         }
         Some(Ok(out))
@@ -355,13 +355,13 @@ impl super::DatabricksKind for UcKind {
         client: &crate::client::Client,
         remote: &Remote,
         adopted: &[String],
-    ) -> ProviderResult<crate::adopt::Adoption> {
+    ) -> ProviderResult<crate::resources::adoption::Adoption> {
         // What differs from what the service chooses is somebody's choice: an owner other
         // than the user who made it (the one adopting, as the service says).
         let attrs = &remote.attrs;
         let text = |k: &str| attrs.get(k).and_then(Value::as_str);
         let me = self.shared.current_user().await?;
-        let mut values = crate::adopt::as_configured(&self.schema, attrs, |k, v| {
+        let mut values = crate::resources::adoption::as_configured(&self.schema, attrs, |k, v| {
             let v = v.as_str();
             match k {
                 "owner" => v
@@ -388,7 +388,7 @@ impl super::DatabricksKind for UcKind {
                 values.insert("force_destroy".into(), Value::Bool(true));
             }
         }
-        Ok(crate::adopt::Adoption { values, file: None })
+        Ok(crate::resources::adoption::Adoption { values, file: None })
     }
 }
 

@@ -326,11 +326,11 @@ pub mod ty {
     }
     /// A list of strings.
     pub fn strings() -> AttrType {
-        AttrType::List(Box::new(AttrType::String))
+        AttrType::strings()
     }
     /// A map of strings.
     pub fn map() -> AttrType {
-        AttrType::Map(Box::new(AttrType::String))
+        AttrType::string_map()
     }
 }
 

@@ -10,7 +10,6 @@
 //! the configuration itself ([`super::render::derive`]), as `databricks_ingestion_pipeline`
 //! does for `tables`, so plans show them as known values whenever the flows are known.
 
-use crate::resources::pipeline_spec::{string, string_map, strings};
 use brickform_core::provider::{AttrType, Attribute, BlockType, Normalize, Schema};
 
 /// The onboarding's `directory` when unset.
@@ -47,13 +46,13 @@ pub const ONBOARDING_DERIVED: &[&str] = &[
 pub const LAYERS: [&str; 2] = ["bronze", "silver"];
 
 fn s(name: &'static str, d: &'static str) -> Attribute {
-    Attribute::optional(name, string()).describe(d)
+    Attribute::optional(name, AttrType::String).describe(d)
 }
 fn list(name: &'static str, d: &'static str) -> Attribute {
-    Attribute::optional(name, strings()).describe(d)
+    Attribute::optional(name, AttrType::strings()).describe(d)
 }
 fn map(name: &'static str, d: &'static str) -> Attribute {
-    Attribute::optional(name, string_map()).describe(d)
+    Attribute::optional(name, AttrType::string_map()).describe(d)
 }
 fn flag(name: &'static str, d: &'static str) -> Attribute {
     Attribute::optional(name, AttrType::Bool).describe(d)
@@ -138,7 +137,7 @@ fn source() -> BlockType {
         "source",
         Schema::new()
             .attr(
-                Attribute::required("format", string())
+                Attribute::required("format", AttrType::String)
                     .describe("source_format: cloudFiles, delta, kafka, eventhub or snapshot (case-insensitive)."),
             )
             .attr(
@@ -182,12 +181,12 @@ fn source() -> BlockType {
 /// sdp-meta onboarding facts, CDC).
 fn cdc_common(schema: Schema) -> Schema {
     schema
-        .attr(Attribute::required("keys", strings()).describe("The primary key columns."))
+        .attr(Attribute::required("keys", AttrType::strings()).describe("The primary key columns."))
         .attr(
-            Attribute::required("sequence_by", string())
+            Attribute::required("sequence_by", AttrType::String)
                 .describe("The ordering column; \"a,b\" orders by struct(a, b)."),
         )
-        .attr(Attribute::required("scd_type", string()).describe("\"1\" or \"2\"."))
+        .attr(Attribute::required("scd_type", AttrType::String).describe("\"1\" or \"2\"."))
         .attr(s("where", "A filter applied to the change events."))
         .attr(flag(
             "ignore_null_updates",
@@ -240,11 +239,11 @@ fn cdc_flow() -> BlockType {
         "name",
         Schema::new()
             .attr(
-                Attribute::required("name", string())
+                Attribute::required("name", AttrType::String)
                     .describe("The flow's name, unique in the block; its view is <name>_cdc_view."),
             )
             .attr(
-                Attribute::required("source_format", string())
+                Attribute::required("source_format", AttrType::String)
                     .describe("bronze: cloudFiles, delta, kafka or eventhub; silver: delta."),
             )
             .attr(
@@ -269,8 +268,8 @@ fn apply_changes_from_snapshot() -> BlockType {
     BlockType::single(
         "apply_changes_from_snapshot",
         Schema::new()
-            .attr(Attribute::required("keys", strings()).describe("The primary key columns."))
-            .attr(Attribute::required("scd_type", string()).describe("\"1\" or \"2\"."))
+            .attr(Attribute::required("keys", AttrType::strings()).describe("The primary key columns."))
+            .attr(Attribute::required("scd_type", AttrType::String).describe("\"1\" or \"2\"."))
             .attr(list("track_history_column_list", "SCD 2: the columns whose changes make history."))
             .attr(list(
                 "track_history_except_column_list",
@@ -339,11 +338,11 @@ fn append_flow() -> BlockType {
         "name",
         Schema::new()
             .attr(
-                Attribute::required("name", string())
+                Attribute::required("name", AttrType::String)
                     .describe("The append flow's name; its view is <name>_view."),
             )
             .attr(
-                Attribute::required("source_format", string())
+                Attribute::required("source_format", AttrType::String)
                     .describe("cloudFiles, delta, kafka or eventhub."),
             )
             .attr(flag(
@@ -378,12 +377,15 @@ fn sink() -> BlockType {
         "name",
         Schema::new()
             .attr(
-                Attribute::required("name", string())
+                Attribute::required("name", AttrType::String)
                     .describe("The sink's name (sdp-meta lower-cases it)."),
             )
-            .attr(Attribute::required("format", string()).describe("delta, kafka or eventhub."))
             .attr(
-                Attribute::optional("options", string_map())
+                Attribute::required("format", AttrType::String)
+                    .describe("delta, kafka or eventhub."),
+            )
+            .attr(
+                Attribute::optional("options", AttrType::string_map())
                     .describe("Sink options; delta needs path or tablename."),
             )
             .attr(list(
@@ -400,11 +402,11 @@ fn layer(description: &'static str) -> Schema {
     Schema::new()
         .describe(description)
         .attr(
-            Attribute::required("database", string())
+            Attribute::required("database", AttrType::String)
                 .describe("<layer>_database_{env}: schema or catalog.schema."),
         )
         .attr(s("catalog", "<layer>_catalog_{env}."))
-        .attr(Attribute::required("table", string()).describe("<layer>_table."))
+        .attr(Attribute::required("table", AttrType::String).describe("<layer>_table."))
         .attr(s("comment", "<layer>_table_comment."))
         .attr(s("path", "<layer>_table_path_{env}; only without Unity Catalog (uc_enabled = false)."))
         .attr(map("reader_options", "<layer>_reader_options (e.g. { readChangeFeed = \"true\" })."))
@@ -451,11 +453,11 @@ pub fn flow_schema() -> Schema {
     Schema::new()
         .describe("One sdp-meta dataflow (bronze and/or silver). Rendered into an sdp_meta_onboarding's files; it has no object of its own in the workspace.")
         .attr(
-            Attribute::required("data_flow_id", string())
+            Attribute::required("data_flow_id", AttrType::String)
                 .describe("data_flow_id: unique within an onboarding."),
         )
         .attr(
-            Attribute::required("data_flow_group", string())
+            Attribute::required("data_flow_group", AttrType::String)
                 .describe("data_flow_group: pipelines select flows by group."),
         )
         .attr(s(
@@ -480,25 +482,25 @@ pub fn onboarding_schema() -> Schema {
     Schema::new()
         .describe("The file set sdp-meta's onboarding job reads (onboarding file, expectations, silver transformations), rendered from flows exactly as released sdp-meta 0.1.0 parses it and uploaded to a volume. Replaced when its path changes.")
         .attr(
-            Attribute::required("volume_path", string())
+            Attribute::required("volume_path", AttrType::String)
                 .force_new()
                 .normalize(Normalize::TrimTrailingSlash)
                 .describe("/Volumes/<catalog>/<schema>/<volume>, e.g. databricks_volume.conf.volume_path."),
         )
         .attr(
-            Attribute::optional("directory", string())
+            Attribute::optional("directory", AttrType::String)
                 .force_new()
                 .server_default(DEFAULT_DIRECTORY)
                 .describe("The directory under volume_path the files go to; default conf."),
         )
         .attr(
-            Attribute::optional("file_name", string())
+            Attribute::optional("file_name", AttrType::String)
                 .force_new()
                 .server_default(DEFAULT_FILE_NAME)
                 .describe("The onboarding file's name; default onboarding.json. A .yml or .yaml name renders YAML."),
         )
         .attr(
-            Attribute::required("env", string())
+            Attribute::required("env", AttrType::String)
                 .describe("The suffix of every env-specific key, and the onboarding job's env parameter."),
         )
         .attr(
@@ -506,31 +508,31 @@ pub fn onboarding_schema() -> Schema {
                 .describe("The flows, e.g. [sdp_meta_flow.orders, sdp_meta_flow.customers]; rendered in this order."),
         )
         .attr(
-            Attribute::required("database", string())
+            Attribute::required("database", AttrType::String)
                 .describe("catalog.schema of the dataflowspec tables (must exist)."),
         )
         .attr(
-            Attribute::optional("bronze_dataflowspec_table", string())
+            Attribute::optional("bronze_dataflowspec_table", AttrType::String)
                 .server_default(DEFAULT_BRONZE_SPEC_TABLE)
                 .describe("The bronze dataflowspec table; default bronze_dataflowspec."),
         )
         .attr(
-            Attribute::optional("silver_dataflowspec_table", string())
+            Attribute::optional("silver_dataflowspec_table", AttrType::String)
                 .server_default(DEFAULT_SILVER_SPEC_TABLE)
                 .describe("The silver dataflowspec table; default silver_dataflowspec."),
         )
         .attr(
-            Attribute::optional("import_author", string())
+            Attribute::optional("import_author", AttrType::String)
                 .server_default(DEFAULT_IMPORT_AUTHOR)
                 .describe("The onboarding job's import_author; default brickform."),
         )
         .attr(
-            Attribute::optional("version", string())
+            Attribute::optional("version", AttrType::String)
                 .server_default(DEFAULT_VERSION)
                 .describe("The onboarding job's version (compared as a string by sdp-meta); default v1."),
         )
         .attr(
-            Attribute::optional("overwrite", string())
+            Attribute::optional("overwrite", AttrType::String)
                 .server_default(DEFAULT_OVERWRITE)
                 .describe("The onboarding job's overwrite; default \"True\". Only exactly \"True\" overwrites; anything else merges into an existing table."),
         )
@@ -548,7 +550,7 @@ pub fn onboarding_schema() -> Schema {
                 .describe("Unity Catalog mode; default true."),
         )
         .attr(
-            Attribute::optional("pipeline_mode", string())
+            Attribute::optional("pipeline_mode", AttrType::String)
                 .one_of(PIPELINE_MODES)
                 .server_default(DEFAULT_PIPELINE_MODE)
                 .describe("How a group with both layers runs: split (default), a bronze and a silver pipeline (pipeline_configuration[group][\"bronze\"] and [\"silver\"]); combined, one pipeline running bronze then silver (pipeline_configuration[group][\"bronze_silver\"], layer = bronze_silver), as sdp-meta's bundle template offers."),
@@ -574,34 +576,34 @@ pub fn onboarding_schema() -> Schema {
                         "The runner passes silver_next_snapshot_and_version.",
                     ))
                     .attr(
-                        Attribute::optional("groups", AttrType::List(Box::new(string())))
+                        Attribute::optional("groups", AttrType::List(Box::new(AttrType::String)))
                             .describe("The groups whose pipelines run this runner; default every group. Snapshot functions are usually passed only where snapshot flows run."),
                     ),
             )
             .describe("What the pipelines' runner notebook passes to sdp-meta (used by the checks)."),
         )
         .attr(
-            Attribute::optional_computed("onboarding_file_path", string())
+            Attribute::optional_computed("onboarding_file_path", AttrType::String)
                 .derived_from(&["volume_path", "directory", "file_name"])
                 .describe("Derived, do not set: <volume_path>/<directory>/<file_name>."),
         )
         .attr(
-            Attribute::optional_computed("onboarding_json", string())
+            Attribute::optional_computed("onboarding_json", AttrType::String)
                 .derived_from(&["volume_path", "directory", "file_name", "env", "flows"])
                 .describe("Derived, do not set: the onboarding file's content as JSON (also when the file is YAML)."),
         )
         .attr(
-            Attribute::optional_computed("files", string_map())
+            Attribute::optional_computed("files", AttrType::string_map())
                 .derived_from(&["volume_path", "directory", "file_name", "env", "flows"])
                 .describe("Derived, do not set: every file's path → content (onboarding, expectations, silver transformations)."),
         )
         .attr(
-            Attribute::optional_computed("onboard_layer", string())
+            Attribute::optional_computed("onboard_layer", AttrType::String)
                 .derived_from(&["flows"])
                 .describe("Derived, do not set: bronze, silver or bronze_silver, from the layers the flows have."),
         )
         .attr(
-            Attribute::optional_computed("named_parameters", string_map())
+            Attribute::optional_computed("named_parameters", AttrType::string_map())
                 .derived_from(&[
                     "volume_path",
                     "directory",
@@ -633,17 +635,17 @@ pub fn onboarding_schema() -> Schema {
                 .describe("Derived, do not set: group → layer (bronze, silver, or bronze_silver for a group with both layers under pipeline_mode = combined) → the pipeline configuration (layer, <layer>.group, <layer>.dataflowspecTable for each layer it runs, sdp_meta_dependency and sdp_meta_whl, pipelines.externalSink.enabled)."),
         )
         .attr(
-            Attribute::optional_computed("bronze_spec_table", string())
+            Attribute::optional_computed("bronze_spec_table", AttrType::String)
                 .derived_from(&["database", "bronze_dataflowspec_table"])
                 .describe("Derived, do not set: <database>.<bronze_dataflowspec_table>."),
         )
         .attr(
-            Attribute::optional_computed("silver_spec_table", string())
+            Attribute::optional_computed("silver_spec_table", AttrType::String)
                 .derived_from(&["database", "silver_dataflowspec_table"])
                 .describe("Derived, do not set: <database>.<silver_dataflowspec_table>."),
         )
         .attr(
-            Attribute::optional_computed("groups", strings())
+            Attribute::optional_computed("groups", AttrType::strings())
                 .derived_from(&["flows"])
                 .describe("Derived, do not set: the flow groups, sorted."),
         )

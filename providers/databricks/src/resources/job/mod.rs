@@ -1804,9 +1804,9 @@ impl super::DatabricksKind for Job {
     async fn listing(
         &self,
         client: &Client,
-        _scope: &crate::adopt::Scope<'_>,
-    ) -> Option<ProviderResult<Vec<crate::adopt::Listed>>> {
-        let jobs = crate::adopt::list(
+        _scope: &crate::resources::adoption::Scope<'_>,
+    ) -> Option<ProviderResult<Vec<crate::resources::adoption::Listed>>> {
+        let jobs = crate::resources::adoption::list(
             client,
             "/api/2.2/jobs/list",
             &[("expand_tasks", "true".to_string())],
@@ -1819,7 +1819,7 @@ impl super::DatabricksKind for Job {
                 .map(|j| {
                     let remote = self.remote(j, &Object::new());
                     let text = |p: &str| j.pointer(p).and_then(Json::as_str).map(str::to_string);
-                    crate::adopt::Listed {
+                    crate::resources::adoption::Listed {
                         id: remote.id.clone(),
                         name: text("/settings/name").unwrap_or_default(),
                         catalog: None,
@@ -1839,12 +1839,12 @@ impl super::DatabricksKind for Job {
         _client: &Client,
         remote: &Remote,
         _adopted: &[String],
-    ) -> ProviderResult<crate::adopt::Adoption> {
+    ) -> ProviderResult<crate::resources::adoption::Adoption> {
         let mut values = remote.attrs.clone();
         if let Some(Value::List(tasks)) = values.get_mut("task") {
             in_run_order(tasks);
         }
-        Ok(crate::adopt::Adoption { values, file: None })
+        Ok(crate::resources::adoption::Adoption { values, file: None })
     }
 }
 
