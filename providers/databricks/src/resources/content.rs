@@ -350,13 +350,21 @@ impl ContentKind {
             }
             Store::VolumeFile => volume_files::upload(client, &path, bytes).await?,
         }
-        let fingerprint = self.fingerprint(client, &path, dbc).await?.ok_or_else(|| {
-            ProviderError::other(format!("{path} was uploaded but cannot be read back"))
-        })?;
         let mut attrs = config.clone();
         attrs.insert("id".into(), Value::from(path.as_str()));
+        // Its place among the attributes, before what the status adds.
+        attrs.insert("remote_fingerprint".into(), Value::Null);
+        // The content read back and the status are two reads of what was written: made at
+        // once, they cost one round trip.
+        let (fingerprint, described) = tokio::join!(
+            self.fingerprint(client, &path, dbc),
+            self.describe_object(client, &path, &mut attrs)
+        );
+        let fingerprint = fingerprint?.ok_or_else(|| {
+            ProviderError::other(format!("{path} was uploaded but cannot be read back"))
+        })?;
+        described?;
         attrs.insert("remote_fingerprint".into(), Value::from(fingerprint));
-        self.describe_object(client, &path, &mut attrs).await?;
         if self.store != Store::VolumeFile && !replacing {
             attrs.insert(
                 workspace_folders::ATTRIBUTE.into(),
