@@ -154,6 +154,10 @@ const NODE_TYPES: &[Node] = &[
     node("g4dn.xlarge", "GPU Accelerated", 4, 16384)
         .disk(125)
         .gpus(1),
+    // The larger GPU node the provider's docs ask for (16 cores, a GPU, a local disk).
+    node("g4dn.4xlarge", "GPU Accelerated", 16, 65536)
+        .disk(225)
+        .gpus(1),
     node("md-fleet.xlarge", "General Purpose", 4, 16384).disk(150),
 ];
 
