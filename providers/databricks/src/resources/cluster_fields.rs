@@ -287,37 +287,42 @@ fn spec_rest(schema: Schema) -> Schema {
         .block(node_type_flexibility("worker_node_type_flexibility"))
 }
 
-/// A `library` block (`compute.Library`): one of jar, egg, whl, requirements, pypi, maven,
-/// cran. A set: the Terraform provider's cluster keeps them as one
+/// The fields of a `library` block (`compute.Library`): one of whl, jar, requirements,
+/// pypi, egg, maven, cran. A job task's libraries and a cluster's take the same.
+pub fn library_schema() -> Schema {
+    Schema::new()
+        .attr(Attribute::optional("whl", s()))
+        .attr(Attribute::optional("jar", s()))
+        .attr(Attribute::optional("requirements", s()))
+        .block(BlockType::single(
+            "pypi",
+            Schema::new()
+                .attr(Attribute::required("package", s()))
+                .attr(Attribute::optional("repo", s())),
+        ))
+        .attr(
+            Attribute::optional("egg", s())
+                .describe("Deprecated by the service; kept for existing configurations."),
+        )
+        .block(BlockType::single(
+            "maven",
+            Schema::new()
+                .attr(Attribute::required("coordinates", s()))
+                .attr(Attribute::optional("repo", s()))
+                .attr(Attribute::optional("exclusions", strings())),
+        ))
+        .block(BlockType::single(
+            "cran",
+            Schema::new()
+                .attr(Attribute::required("package", s()))
+                .attr(Attribute::optional("repo", s())),
+        ))
+}
+
+/// A cluster's `library` blocks: a set, as the Terraform provider's cluster keeps them
 /// (clusters/resource_cluster.go, `tf:"slice_set,alias:library"`).
 pub fn library() -> BlockType {
-    BlockType::list(
-        "library",
-        Schema::new()
-            .attr(Attribute::optional("jar", s()))
-            .attr(Attribute::optional("egg", s()).describe("Deprecated by the service."))
-            .attr(Attribute::optional("whl", s()))
-            .attr(Attribute::optional("requirements", s()))
-            .block(BlockType::single(
-                "pypi",
-                Schema::new()
-                    .attr(Attribute::required("package", s()))
-                    .attr(Attribute::optional("repo", s())),
-            ))
-            .block(BlockType::single(
-                "maven",
-                Schema::new()
-                    .attr(Attribute::required("coordinates", s()))
-                    .attr(Attribute::optional("repo", s()))
-                    .attr(Attribute::optional("exclusions", strings())),
-            ))
-            .block(BlockType::single(
-                "cran",
-                Schema::new()
-                    .attr(Attribute::required("package", s()))
-                    .attr(Attribute::optional("repo", s())),
-            )),
-    )
+    BlockType::list("library", library_schema())
     .unordered()
     .describe("A library installed on the cluster; each names one of jar, egg, whl, requirements, pypi, maven, cran. Installed and uninstalled by an update (an uninstalled one goes at the cluster's next restart).")
 }

@@ -175,36 +175,7 @@ fn health() -> BlockType {
 }
 
 fn library() -> BlockType {
-    BlockType::list(
-        "library",
-        Schema::new()
-            .attr(Attribute::optional("whl", s()))
-            .attr(Attribute::optional("jar", s()))
-            .attr(Attribute::optional("requirements", s()))
-            .block(BlockType::single(
-                "pypi",
-                Schema::new()
-                    .attr(Attribute::required("package", s()))
-                    .attr(Attribute::optional("repo", s())),
-            ))
-            .attr(
-                Attribute::optional("egg", s())
-                    .describe("Deprecated by the service; kept for existing configurations."),
-            )
-            .block(BlockType::single(
-                "maven",
-                Schema::new()
-                    .attr(Attribute::required("coordinates", s()))
-                    .attr(Attribute::optional("repo", s()))
-                    .attr(Attribute::optional("exclusions", strings())),
-            ))
-            .block(BlockType::single(
-                "cran",
-                Schema::new()
-                    .attr(Attribute::required("package", s()))
-                    .attr(Attribute::optional("repo", s())),
-            )),
-    )
+    BlockType::list("library", super::cluster_fields::library_schema())
 }
 
 fn subscriptions(name: &'static str) -> BlockType {
