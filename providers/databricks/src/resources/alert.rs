@@ -12,16 +12,13 @@ use super::WORKSPACE_MOUNT;
 use super::sql_object::{SqlObject, SqlSpec};
 use super::str_attr;
 use crate::Shared;
-use async_trait::async_trait;
-use brickform_core::provider::{
-    AttrType, Attribute, BlockType, Finding, Normalize, OpContext, ProviderResult, Remote,
-    ResourceKind, Schema,
-};
+use brickform_core::provider::{AttrType, Attribute, BlockType, Finding, Normalize, Schema};
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
 
 /// The update mask of the Terraform provider (resource_alert.go:99-107).
 const SPEC: SqlSpec = SqlSpec {
+    type_name: "databricks_alert",
     base: "/api/2.0/sql/alerts",
     noun: "alert",
     renames: &[],
@@ -36,6 +33,8 @@ const SPEC: SqlSpec = SqlSpec {
     masked_when_changed: &["owner_user_name", "notify_on_ok"],
     service_decides: &["owner_user_name"],
     false_omitted: &["notify_on_ok"],
+    check,
+    defaults,
 };
 
 /// resource_alert.go:26-27.
@@ -130,19 +129,12 @@ pub fn schema() -> Schema {
         .attr(Attribute::computed("trigger_time", s()))
 }
 
-pub struct Alert {
-    inner: SqlObject,
-}
-
-impl Alert {
-    pub fn new(shared: Arc<Shared>) -> Self {
-        Alert {
-            inner: SqlObject {
-                spec: &SPEC,
-                schema: schema(),
-                shared,
-            },
-        }
+/// The kind, its life cycle the one of SQL objects (`sql_object.rs`).
+pub fn kind(shared: Arc<Shared>) -> SqlObject {
+    SqlObject {
+        spec: &SPEC,
+        schema: schema(),
+        shared,
     }
 }
 
@@ -219,60 +211,6 @@ pub fn check(config: &Object) -> Vec<Finding> {
         None => {}
     }
     out
-}
-
-#[async_trait]
-impl ResourceKind for Alert {
-    fn type_name(&self) -> &'static str {
-        "databricks_alert"
-    }
-    fn schema(&self) -> &Schema {
-        &self.inner.schema
-    }
-    fn prepare_config(&self, config: &mut Object, _: &std::path::Path) -> Result<(), String> {
-        for (k, v) in defaults(config) {
-            config.insert(k, v);
-        }
-        Ok(())
-    }
-    fn plan_computed(&self, config: &Object) -> Object {
-        defaults(config)
-    }
-    fn check(&self, config: &Object) -> Vec<Finding> {
-        check(config)
-    }
-    async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
-        self.inner.create(config).await
-    }
-    async fn read(
-        &self,
-        ctx: &OpContext,
-        id: &str,
-        prior: &Object,
-    ) -> ProviderResult<Option<Remote>> {
-        self.inner.read(ctx, id, prior).await
-    }
-    async fn update(
-        &self,
-        ctx: &OpContext,
-        id: &str,
-        prior: &Object,
-        config: &Object,
-    ) -> ProviderResult<Remote> {
-        self.inner.update(ctx, id, prior, config).await
-    }
-    async fn delete(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<()> {
-        self.inner.delete(id).await
-    }
-    async fn complete_create(&self, _: &OpContext, remote: Remote) -> ProviderResult<Remote> {
-        Ok(SqlObject::complete_create(remote))
-    }
-    fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
-        self.inner.natural_key(config)
-    }
-    async fn find_by_key(&self, _: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
-        self.inner.find_by_key(key).await
-    }
 }
 
 #[cfg(test)]

@@ -150,8 +150,7 @@ impl DatabricksKind for cluster_policy::ClusterPolicy {
         true
     }
 }
-impl DatabricksKind for query::Query {}
-impl DatabricksKind for alert::Alert {}
+impl DatabricksKind for sql_object::SqlObject {}
 impl DatabricksKind for dashboard::Dashboard {}
 impl DatabricksKind for instance_pool::InstancePool {
     fn shared_by_others(&self) -> bool {
@@ -193,8 +192,8 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(sql_endpoint::SqlEndpoint::new(shared.clone())),
         Arc::new(cluster_policy::ClusterPolicy::new(shared.clone())),
         Arc::new(instance_pool::InstancePool::new(shared.clone())),
-        Arc::new(query::Query::new(shared.clone())),
-        Arc::new(alert::Alert::new(shared.clone())),
+        Arc::new(query::kind(shared.clone())),
+        Arc::new(alert::kind(shared.clone())),
         Arc::new(dashboard::Dashboard::new(shared.clone())),
         Arc::new(cluster::Cluster::new(shared.clone())),
         Arc::new(pipeline::kind(shared.clone())),

@@ -13,17 +13,14 @@ use super::WORKSPACE_MOUNT;
 use super::sql_object::{SqlObject, SqlSpec};
 use super::str_attr;
 use crate::Shared;
-use async_trait::async_trait;
-use brickform_core::provider::{
-    AttrType, Attribute, BlockType, Finding, Normalize, OpContext, ProviderResult, Remote,
-    ResourceKind, Schema,
-};
+use brickform_core::provider::{AttrType, Attribute, BlockType, Finding, Normalize, Schema};
 use brickform_core::value::{Object, PathStep, Value};
 use std::sync::Arc;
 
 /// The update mask of the Terraform provider: these always, the rest when they change
 /// (resource_query.go:144-150).
 const SPEC: SqlSpec = SqlSpec {
+    type_name: "databricks_query",
     base: "/api/2.0/sql/queries",
     noun: "query",
     renames: &[("", "parameter", "parameters")],
@@ -39,6 +36,8 @@ const SPEC: SqlSpec = SqlSpec {
     ],
     service_decides: &["run_as_mode", "owner_user_name"],
     false_omitted: &["apply_auto_limit"],
+    check,
+    defaults: |_| Object::new(),
 };
 
 /// How `brickform convert` carries the legacy `databricks_sql_query` over: the same query
@@ -219,19 +218,12 @@ pub fn schema() -> Schema {
         .attr(Attribute::computed("last_modifier_user_name", s()).changes_on_write())
 }
 
-pub struct Query {
-    inner: SqlObject,
-}
-
-impl Query {
-    pub fn new(shared: Arc<Shared>) -> Self {
-        Query {
-            inner: SqlObject {
-                spec: &SPEC,
-                schema: schema(),
-                shared,
-            },
-        }
+/// The kind, its life cycle the one of SQL objects (`sql_object.rs`).
+pub fn kind(shared: Arc<Shared>) -> SqlObject {
+    SqlObject {
+        spec: &SPEC,
+        schema: schema(),
+        shared,
     }
 }
 
@@ -303,51 +295,6 @@ pub fn check(config: &Object) -> Vec<Finding> {
         }
     }
     out
-}
-
-#[async_trait]
-impl ResourceKind for Query {
-    fn type_name(&self) -> &'static str {
-        "databricks_query"
-    }
-    fn schema(&self) -> &Schema {
-        &self.inner.schema
-    }
-    fn check(&self, config: &Object) -> Vec<Finding> {
-        check(config)
-    }
-    async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
-        self.inner.create(config).await
-    }
-    async fn read(
-        &self,
-        ctx: &OpContext,
-        id: &str,
-        prior: &Object,
-    ) -> ProviderResult<Option<Remote>> {
-        self.inner.read(ctx, id, prior).await
-    }
-    async fn update(
-        &self,
-        ctx: &OpContext,
-        id: &str,
-        prior: &Object,
-        config: &Object,
-    ) -> ProviderResult<Remote> {
-        self.inner.update(ctx, id, prior, config).await
-    }
-    async fn delete(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<()> {
-        self.inner.delete(id).await
-    }
-    async fn complete_create(&self, _: &OpContext, remote: Remote) -> ProviderResult<Remote> {
-        Ok(SqlObject::complete_create(remote))
-    }
-    fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
-        self.inner.natural_key(config)
-    }
-    async fn find_by_key(&self, _: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
-        self.inner.find_by_key(key).await
-    }
 }
 
 #[cfg(test)]

@@ -25,13 +25,17 @@ use super::wire::{self, Renames};
 use super::{err, none_if_missing, str_attr};
 use crate::Shared;
 use crate::client::PageSize;
-use brickform_core::provider::{OpContext, ProviderError, ProviderResult, Remote, Schema};
+use async_trait::async_trait;
+use brickform_core::provider::{
+    Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
+};
 use brickform_core::value::{Object, Value};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
 /// What tells a query from an alert: data.
 pub struct SqlSpec {
+    pub type_name: &'static str,
     /// `/api/2.0/sql/queries`.
     pub base: &'static str,
     /// The object in request bodies (`query`), and in messages.
@@ -46,6 +50,10 @@ pub struct SqlSpec {
     pub service_decides: &'static [&'static str],
     /// Booleans the service leaves out of its answers when false.
     pub false_omitted: &'static [&'static str],
+    /// The Terraform provider's checks of a configuration.
+    pub check: fn(&Object) -> Vec<Finding>,
+    /// The Terraform provider's defaults, filled where the configuration leaves them out.
+    pub defaults: fn(&Object) -> Object,
 }
 
 /// The page size of the list calls (the APIs' `page_size`).
@@ -292,11 +300,68 @@ impl SqlObject {
     }
 }
 
+/// A query and an alert are the same kind of object to the engine: their specs say how they
+/// differ.
+#[async_trait]
+impl ResourceKind for SqlObject {
+    fn type_name(&self) -> &'static str {
+        self.spec.type_name
+    }
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    fn prepare_config(&self, config: &mut Object, _: &std::path::Path) -> Result<(), String> {
+        for (k, v) in (self.spec.defaults)(config) {
+            config.insert(k, v);
+        }
+        Ok(())
+    }
+    fn plan_computed(&self, config: &Object) -> Object {
+        (self.spec.defaults)(config)
+    }
+    fn check(&self, config: &Object) -> Vec<Finding> {
+        (self.spec.check)(config)
+    }
+    async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
+        SqlObject::create(self, config).await
+    }
+    async fn read(
+        &self,
+        ctx: &OpContext,
+        id: &str,
+        prior: &Object,
+    ) -> ProviderResult<Option<Remote>> {
+        SqlObject::read(self, ctx, id, prior).await
+    }
+    async fn update(
+        &self,
+        ctx: &OpContext,
+        id: &str,
+        prior: &Object,
+        config: &Object,
+    ) -> ProviderResult<Remote> {
+        SqlObject::update(self, ctx, id, prior, config).await
+    }
+    async fn delete(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<()> {
+        SqlObject::delete(self, id).await
+    }
+    async fn complete_create(&self, _: &OpContext, remote: Remote) -> ProviderResult<Remote> {
+        Ok(SqlObject::complete_create(remote))
+    }
+    fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
+        SqlObject::natural_key(self, config)
+    }
+    async fn find_by_key(&self, _: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        SqlObject::find_by_key(self, key).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const SPEC: SqlSpec = SqlSpec {
+        type_name: "test_thing",
         base: "/x",
         noun: "thing",
         renames: &[],
@@ -304,6 +369,8 @@ mod tests {
         masked_when_changed: &["description", "owner_user_name", "flag"],
         service_decides: &["owner_user_name"],
         false_omitted: &["flag"],
+        check: |_| Vec::new(),
+        defaults: |_| Object::new(),
     };
 
     fn obj(v: Json) -> Object {
