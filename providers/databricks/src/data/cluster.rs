@@ -81,12 +81,7 @@ impl DataSource for Cluster {
     }
     async fn read(&self, config: &Object) -> ProviderResult<Object> {
         let client = self.shared.client()?;
-        let given = |k: &str| {
-            config
-                .get(k)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-        };
+        let given = |k: &str| super::given(config, k);
         // The provider looks a name up first, when both are given.
         let found = match (given("cluster_name"), given("cluster_id")) {
             (Some(name), _) => {

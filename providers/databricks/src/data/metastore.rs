@@ -62,12 +62,7 @@ impl DataSource for Metastore {
         &self.schema
     }
     async fn read(&self, config: &Object) -> ProviderResult<Object> {
-        let given = |k: &str| {
-            config
-                .get(k)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-        };
+        let given = |k: &str| super::given(config, k);
         let (id, name, region) = (given("metastore_id"), given("name"), given("region"));
         let client = self.shared.client()?;
         let info = match (id, name, region) {

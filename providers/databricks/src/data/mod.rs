@@ -81,3 +81,12 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DataSource>> {
         Arc::new(service_principal::ServicePrincipal::new(shared.clone())),
     ]
 }
+
+/// A string the configuration gives for `k`: set and not empty (an empty name or id names
+/// nothing, so a lookup takes the other one given).
+pub(crate) fn given<'a>(config: &'a brickform_core::value::Object, k: &str) -> Option<&'a str> {
+    config
+        .get(k)
+        .and_then(brickform_core::value::Value::as_str)
+        .filter(|s| !s.is_empty())
+}

@@ -9,7 +9,7 @@ use brickform_core::lang::diagnostics::did_you_mean;
 use brickform_core::provider::{
     AttrType, Attribute, DataSource, ProviderError, ProviderResult, Schema,
 };
-use brickform_core::value::{Object, Value};
+use brickform_core::value::Object;
 use serde_json::Value as Json;
 use std::sync::Arc;
 
@@ -64,12 +64,7 @@ impl DataSource for SqlWarehouse {
     }
     async fn read(&self, config: &Object) -> ProviderResult<Object> {
         let client = self.shared.client()?;
-        let given = |k: &str| {
-            config
-                .get(k)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-        };
+        let given = |k: &str| super::given(config, k);
         let warehouse: Json = match (given("id"), given("name")) {
             // One being deleted, or deleted, is read still but is gone all the same.
             (Some(id), _) => crate::resources::none_if_missing(
