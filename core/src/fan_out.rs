@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("a task of {what} did not finish: {cause}")]
 pub struct Aborted {
-    /// What the fan-out was doing ("reading jobs").
+    /// What the fan-out was doing ("reading objects").
     pub what: &'static str,
     pub cause: String,
 }
