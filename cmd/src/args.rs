@@ -36,7 +36,7 @@ pub struct PlanArgs {
     /// Plan to destroy everything.
     #[arg(long = "destroy")]
     pub destroy: bool,
-    /// Concurrent operations.
+    /// Calls to the service in flight at once.
     #[arg(long = "parallelism", default_value_t = 10)]
     pub parallelism: usize,
     /// Let an environment with protect = true delete or replace catalogs, schemas, volumes

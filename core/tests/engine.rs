@@ -983,7 +983,7 @@ async fn what_state_rm_removed_is_imported_and_an_unknown_object_is_refused() {
 async fn a_lost_lock_stops_the_apply_instead_of_failing_one_resource() {
     let h = Harness::new();
     *h.wal_writes_left.lock().unwrap() = Some(0);
-    let names = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    let names: Vec<String> = (0..16).map(|i| format!("t{i}")).collect();
     let src: String = names
         .iter()
         .map(|n| format!("resource \"test_thing\" \"{n}\" {{ name = \"{n}\" }}\n"))
@@ -995,9 +995,10 @@ async fn a_lost_lock_stops_the_apply_instead_of_failing_one_resource() {
         stopped.contains("could not be recorded") && stopped.contains("held by another run"),
         "{report:?}"
     );
-    // At most the harness's parallelism (4) had started when the first write failed.
+    // At most the nodes the walk runs for the harness's parallelism (4 call slots, two
+    // nodes each) had started when the first write failed.
     assert!(
-        (1..=4).contains(&report.failed.len()),
+        (1..=8).contains(&report.failed.len()),
         "only the nodes already running fail: {report:?}"
     );
     assert_eq!(report.failed.len() + report.skipped.len(), names.len());
@@ -1005,6 +1006,26 @@ async fn a_lost_lock_stops_the_apply_instead_of_failing_one_resource() {
     assert!(report.retry_may_help(), "{report:?}");
     // Nothing was sent without its intent on record.
     assert!(h.svc.objects.lock().unwrap().is_empty());
+}
+
+/// The walk runs more nodes than there are call slots, but never more calls at once than
+/// the parallelism: each call waits for a slot.
+#[tokio::test]
+async fn apply_makes_at_most_parallelism_calls_at_once() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let h = Harness::new();
+    *h.svc.create_takes.lock().unwrap() = Some(std::time::Duration::from_millis(20));
+    let src: String = (0..12)
+        .map(|i| format!("resource \"test_thing\" \"t{i}\" {{ name = \"t{i}\" }}\n"))
+        .collect();
+    let (_, report) = h.run(&src, PlanMode::Normal, true).await;
+    let report = report.unwrap();
+    assert!(report.failed.is_empty(), "{report:?}");
+    assert_eq!(report.added, 12);
+    // The harness applies with a parallelism of 4; every slot was used, and more nodes
+    // than slots ran, so one doing its local work did not keep a slot idle.
+    assert_eq!(h.svc.most_creating.load(SeqCst), 4);
+    assert!(h.most_running.load(SeqCst) > 4, "{:?}", h.most_running);
 }
 
 /// A node whose work panics is reported at its own address, and what depends on it as

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)] // test helpers may panic
 
 use async_trait::async_trait;
-use brickform_core::engine::apply::{ApplyOptions, ApplyReport};
+use brickform_core::engine::apply::{ApplyEvent, ApplyOptions, ApplyReport};
 use brickform_core::engine::inputs::{VarInputs, resolve};
 use brickform_core::engine::{Engine, PlanRequest};
 use brickform_core::lang::load::load_sources;
@@ -15,6 +15,7 @@ use brickform_state::{
     Backend, LocalBackend, LockInfo, StateDocument, StateError, StateLock, WalRecord, recover,
 };
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
@@ -35,6 +36,11 @@ pub struct Service {
     pub normalise: Mutex<Normalise>,
     /// Every write, in order: (id, create or update, the configuration sent).
     pub writes: Mutex<Vec<(String, Write, Object)>>,
+    /// How long each create takes to answer (none by default).
+    pub create_takes: Mutex<Option<std::time::Duration>>,
+    /// Creates answering now, and the most that ever were at once.
+    pub creating: std::sync::atomic::AtomicUsize,
+    pub most_creating: std::sync::atomic::AtomicUsize,
 }
 
 /// Which write a logged configuration was sent by.
@@ -304,10 +310,18 @@ impl ResourceKind for Thing {
         &self.schema
     }
     async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = self.svc.creating.fetch_add(1, SeqCst) + 1;
+        self.svc.most_creating.fetch_max(now, SeqCst);
+        let takes = *self.svc.create_takes.lock().unwrap();
+        if let Some(takes) = takes {
+            tokio::time::sleep(takes).await;
+        }
         let cut = self.svc.tick();
         self.svc.before(&cut).await;
         let made = self.make(config);
         self.svc.after(&cut).await;
+        self.svc.creating.fetch_sub(1, SeqCst);
         made
     }
     async fn read(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Option<Remote>> {
@@ -426,6 +440,8 @@ pub struct Harness {
     pub dir: tempfile::TempDir,
     /// How many more write-ahead log writes succeed; `None`: all of them.
     pub wal_writes_left: Arc<Mutex<Option<usize>>>,
+    /// The most nodes an apply had started and not yet finished at once.
+    pub most_running: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// The local backend whose write-ahead log stops accepting writes after a number of them,
@@ -514,6 +530,7 @@ impl Harness {
             registry,
             dir: tempfile::tempdir().unwrap(),
             wal_writes_left: Arc::new(Mutex::new(None)),
+            most_running: Default::default(),
         }
     }
 
@@ -554,10 +571,19 @@ impl Harness {
         if !apply {
             return (planned.plan, None);
         }
+        let (running, most) = (Arc::new(AtomicUsize::new(0)), self.most_running.clone());
         let opts = ApplyOptions {
             parallelism: 4,
             cancel: CancellationToken::new(),
-            on_event: Arc::new(|_| {}),
+            on_event: Arc::new(move |e| match e {
+                ApplyEvent::Started { .. } => {
+                    most.fetch_max(running.fetch_add(1, SeqCst) + 1, SeqCst);
+                }
+                ApplyEvent::Finished { .. } | ApplyEvent::Failed { .. } => {
+                    running.fetch_sub(1, SeqCst);
+                }
+                _ => {}
+            }),
         };
         let (mut doc, report) = engine.apply(&planned, doc, rec.journal, opts).await;
         backend.save("default", &mut doc).await.unwrap();

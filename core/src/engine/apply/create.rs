@@ -69,7 +69,7 @@ impl Attempt<'_> {
     /// the step with the outcome still unknown.
     async fn answer(&self) -> Result<ProviderResult<Remote>, NodeError> {
         let step = self.step;
-        match step.kind.create(&self.ctx, &self.sent.config).await {
+        match step.create(&self.ctx, &self.sent.config).await {
             // With its token, a create whose answer was lost is safe to repeat: the
             // service answers with what the first call made, or makes it now.
             Err(e) if e.uncertain && e.made.is_none() && self.ctx.create_token.is_some() => {
@@ -87,7 +87,7 @@ impl Attempt<'_> {
     async fn repeat(&self, lost: ProviderError) -> Result<ProviderResult<Remote>, NodeError> {
         let step = self.step;
         tracing::debug!(address = %step.change.address, error = %lost.message, "repeating an uncertain create with its token");
-        match step.kind.create(&self.ctx, &self.sent.config).await {
+        match step.create(&self.ctx, &self.sent.config).await {
             Err(again) if again.uncertain && again.made.is_none() => {
                 // Still unknown: the token is kept in state, and the next run's
                 // create of this address sends it again.

@@ -17,7 +17,7 @@ pub(super) async fn run(step: &Step<'_>) -> Result<Option<String>, NodeError> {
 pub(super) async fn object(step: &Step<'_>, id: String) -> Result<(), NodeError> {
     contents_unchanged(step, &id).await?;
     let seq = step.intent(WalOp::Delete, Some(id.clone())).await?;
-    let answer = step.kind.delete(step.ctx, &id, &step.prior()).await;
+    let answer = step.delete(&id).await;
     match step.gone_after_lost_delete(&id, answer).await {
         Ok(()) => step.close(seq, WalOutcome::Deleted {}).await,
         Err(e) => step.failed(seq, e).await,
@@ -35,8 +35,7 @@ async fn contents_unchanged(step: &Step<'_>, id: &str) -> Result<(), NodeError> 
         return Ok(());
     };
     let listing = step
-        .kind
-        .contents(step.ctx, id, &step.prior())
+        .contents(id)
         .await
         .map_err(|e| NodeError::Engine(format!("cannot list what it holds: {}", error_text(&e))))?;
     let now = containers::shown(

@@ -23,7 +23,7 @@ pub(super) async fn run(step: &Step<'_>) -> Result<Option<String>, NodeError> {
 
 /// The object as it is; gone is a failure (there is nothing to record).
 pub(super) async fn read_back(step: &Step<'_>, id: &str) -> ProviderResult<Remote> {
-    match step.kind.read(step.ctx, id, &step.prior()).await {
+    match step.read(id).await {
         Ok(Some(r)) => Ok(r),
         Ok(None) => Err(ProviderError::not_found(format!(
             "{} no longer exists",

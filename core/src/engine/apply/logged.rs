@@ -119,7 +119,7 @@ impl Step<'_> {
         answer: ProviderResult<()>,
     ) -> ProviderResult<()> {
         match answer {
-            Err(e) if e.uncertain => match self.kind.read(self.ctx, id, &self.prior()).await {
+            Err(e) if e.uncertain => match self.read(id).await {
                 Ok(None) => {
                     tracing::debug!(address = %self.change.address, %id, "a delete that failed had deleted the object");
                     Ok(())
@@ -143,7 +143,7 @@ impl Step<'_> {
         lost: ProviderError,
     ) -> Result<ProviderResult<Remote>, NodeError> {
         let found = match natural_key {
-            Some(key) => self.kind.find_by_key(ctx, key).await,
+            Some(key) => self.find_by_key(ctx, key).await,
             None => Ok(None),
         };
         match found {
@@ -165,7 +165,7 @@ impl Step<'_> {
     /// What the create does after making the object may not have run: it runs now. An
     /// error carries the object, so it is recorded rather than orphaned.
     async fn finish_found(&self, ctx: &OpContext, remote: Remote) -> ProviderResult<Remote> {
-        match self.kind.complete_create(ctx, remote.clone()).await {
+        match self.complete_create(ctx, remote.clone()).await {
             Ok(done) => Ok(done),
             Err(ce) => Err(ProviderError {
                 message: format!(

@@ -2,7 +2,7 @@
 //! destroy).
 //!
 //! The walk is `dag::Dag::walk`: a node starts when everything it depends on has finished,
-//! at most `parallelism` at once. It carries out what the plan says: its configuration is
+//! with at most `parallelism` calls to the service in flight (`calls`). It carries out what the plan says: its configuration is
 //! made again as the plan made it, with the real values of its dependencies filling in what
 //! the plan showed as unknown, and a known value that came out otherwise fails the node
 //! before anything is sent (see `configure`). A failure skips the node's
@@ -34,6 +34,7 @@
 //! `testkit`: a service whose calls can be refused or lose their answer, and a real
 //! write-ahead log.
 
+mod calls;
 mod create;
 mod delete;
 mod deposed;
@@ -85,6 +86,8 @@ struct Shared {
     /// Where each managed instance lived when apply started, for containers' checks (empty
     /// when the plan has none).
     locations: std::collections::BTreeMap<String, String>,
+    /// The call slots: at most `parallelism` calls to the service at once (see `calls`).
+    calls: tokio::sync::Semaphore,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -124,6 +127,7 @@ impl Engine<'_> {
             doc: tokio::sync::Mutex::new(doc),
             journal,
             locations,
+            calls: tokio::sync::Semaphore::new(opts.parallelism.max(1)),
         });
         let graph = graph::build(plan);
         let walk = walk::Walk {

@@ -20,7 +20,7 @@ pub(super) async fn run(
         .ok_or_else(|| format!("unknown data source type {}", change.type_name))?;
     let config = evaluate_lookup(work, shared, ds.schema(), &change.address)?;
     let mut value = config.clone();
-    value.extend(ds.read(&config).await?);
+    value.extend(shared.bounded(ds.read(&config)).await?);
     lock(&shared.world).set_instance(
         &change.module,
         Mode::Data,

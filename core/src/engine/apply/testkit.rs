@@ -394,6 +394,7 @@ impl Kit {
             doc: tokio::sync::Mutex::new(doc),
             journal: rec.journal,
             locations: BTreeMap::new(),
+            calls: tokio::sync::Semaphore::new(1),
         }
     }
 

@@ -32,7 +32,7 @@ pub(super) async fn write(step: &Step<'_>, id: &str, config: &Object) -> Provide
             .map(|(_, p)| p.applied(step.kind.schema()))
             .unwrap_or_else(|| step.prior())
     };
-    step.kind.update(step.ctx, id, &prior, config).await
+    step.update(id, &prior, config).await
 }
 
 #[cfg(test)]

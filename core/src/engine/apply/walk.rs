@@ -35,7 +35,9 @@ impl Walk<'_, '_> {
     /// Walks the graph, settling every node in `report`; why the walk stopped early.
     pub(super) async fn run(&self, report: &mut ApplyReport) -> Option<Stop> {
         let walk_opts = WalkOptions {
-            parallelism: self.opts.parallelism,
+            // The calls are bounded by the call slots; the nodes, so that a node's local
+            // work does not keep a slot idle (see `calls`).
+            parallelism: self.opts.parallelism.max(1) * super::calls::NODES_PER_CALL_SLOT,
             cancel: self.opts.cancel.clone(),
         };
         let start = |n: NodeId| self.start(n);
