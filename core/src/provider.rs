@@ -1097,8 +1097,10 @@ pub trait ResourceKind: Send + Sync {
 
     /// Where the object lives, as a `/`-separated path whose prefixes are the containers it
     /// lies in (`store/folder/data.csv` for a file in a folder of a store). Given the
-    /// object's attributes (configuration and reported values). `None` for objects that lie
-    /// in no container the engine should know of.
+    /// object's attributes (configuration and reported values); for an object in state,
+    /// only those that are neither lists nor blocks, so finding where every stored object
+    /// lies does not convert what a location never depends on. `None` for objects that
+    /// lie in no container the engine should know of.
     fn location(&self, _attrs: &Object) -> Option<String> {
         None
     }

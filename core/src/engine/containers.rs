@@ -7,7 +7,7 @@
 //! nothing else of them.
 
 use super::Engine;
-use super::instance::merged_from;
+use super::instance::{merged_from, scalars_from};
 use crate::addrs::base_of;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::plan::{Action, ActionReason, Contents, Plan};
@@ -32,7 +32,7 @@ pub(super) fn managed_locations(
         .filter(|r| r.mode == brickform_state::ResourceMode::Managed)
         .filter_map(|r| {
             let kind = registry.kind(&r.resource_type)?;
-            Some((r.address.clone(), kind.location(&merged_from(r))?))
+            Some((r.address.clone(), kind.location(&scalars_from(r))?))
         })
         .collect()
 }
@@ -188,10 +188,10 @@ impl Engine<'_> {
             let Some(r) = state.get(&c.address) else {
                 continue;
             };
-            let (id, attrs) = (r.id.clone(), merged_from(r));
             let Some(loc) = locations.get(&c.address).cloned() else {
                 continue;
             };
+            let (id, attrs) = (r.id.clone(), merged_from(r));
             // A container replaced (for whatever reason: its diff, a trigger, `--replace`)
             // cannot keep what lies inside it, whether or not its delete takes contents: the
             // managed objects inside are replaced with it, or its delete would fail on them.

@@ -104,19 +104,34 @@ pub(super) fn prior_from(r: &brickform_state::ResourceState) -> Prior {
 /// Each value is converted once: a configured value that is set wins over the computed one
 /// in its place, and configured-only keys follow, in their order.
 pub fn merged_from(r: &brickform_state::ResourceState) -> Object {
+    merged_where(r, |_| true)
+}
+
+/// The attributes of [`merged_from`] that are neither lists nor objects (blocks): what
+/// names an object and where it lies, without converting the rest (a job's tasks), for
+/// reading the location of every object in state.
+pub(super) fn scalars_from(r: &brickform_state::ResourceState) -> Object {
+    merged_where(r, |v| !v.is_array() && !v.is_object())
+}
+
+/// [`merged_from`], keeping only the attributes whose value `keep` accepts.
+fn merged_where(
+    r: &brickform_state::ResourceState,
+    keep: impl Fn(&serde_json::Value) -> bool,
+) -> Object {
     let mut out: Object = r
         .computed
         .iter()
-        .map(|(k, computed)| {
+        .filter_map(|(k, computed)| {
             let v = match r.config.get(k) {
                 Some(configured) if !configured.is_null() => configured,
                 _ => computed,
             };
-            (k.clone(), Value::from_json(v))
+            keep(v).then(|| (k.clone(), Value::from_json(v)))
         })
         .collect();
     for (k, v) in &r.config {
-        if !r.computed.contains_key(k) {
+        if !r.computed.contains_key(k) && keep(v) {
             out.insert(k.clone(), Value::from_json(v));
         }
     }

@@ -86,8 +86,10 @@ impl Step<'_> {
         recorded: Recorded,
     ) -> Result<(), NodeError> {
         let rs = self.entry(remote, sent).await?;
-        self.close(seq, recorded(rs.clone())).await?;
-        set_world(self.shared, self.change, &rs, sent);
+        // What references see is made before the entry goes to the log, which keeps it.
+        let seen = merged_from(&rs);
+        self.close(seq, recorded(rs)).await?;
+        set_world_value(self.shared, self.change, seen, sent);
         Ok(())
     }
 
@@ -179,14 +181,10 @@ impl Step<'_> {
     }
 }
 
-/// What references to an applied instance see: the recorded state, with the sensitive values
-/// state holds only as fingerprints taken from the evaluated configuration (in memory only),
-/// and marked sensitive so whatever reads them is too.
-fn set_world(shared: &Shared, change: &ResourceChange, rs: &ResourceState, sent: &Sent) {
-    set_world_value(shared, change, merged_from(rs), sent);
-}
-
-/// Puts `v` in the world as the instance of `change`, with the sensitive values of `sent`.
+/// Puts `v` in the world as the instance of `change`: what references to an applied
+/// instance see is the recorded state, with the sensitive values state holds only as
+/// fingerprints taken from the evaluated configuration `sent` (in memory only), and marked
+/// sensitive so whatever reads them is too.
 pub(super) fn set_world_value(
     shared: &Shared,
     change: &ResourceChange,
