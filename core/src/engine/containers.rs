@@ -249,16 +249,11 @@ impl Engine<'_> {
                 });
             }
         }
-        self.list_contents(
-            plan,
-            state,
-            to_list,
-            &locations,
-            &taken_along,
-            parallelism,
-            diags,
-        )
-        .await;
+        // What a listing may hold that this plan knows of: managed objects, and what the
+        // deletes take along.
+        let known: Vec<&String> = locations.values().chain(&taken_along).collect();
+        self.list_contents(plan, state, to_list, &known, parallelism, diags)
+            .await;
     }
 
     /// Lists what the containers a plan deletes hold, all at once within the parallelism.
@@ -266,14 +261,12 @@ impl Engine<'_> {
     /// listing holds everything inside it at any depth (the contract of
     /// `ResourceKind::contents`), so 500 containers deleted with the one holding them cost
     /// that one's listing, not 500 more.
-    #[allow(clippy::too_many_arguments)]
     async fn list_contents(
         &self,
         plan: &mut Plan,
         state: &StateDocument,
         to_list: Vec<Listed>,
-        locations: &BTreeMap<String, String>,
-        taken_along: &[String],
+        known: &[&String],
         parallelism: usize,
         diags: &mut Diagnostics,
     ) {
@@ -321,7 +314,7 @@ impl Engine<'_> {
             let seen = match listing {
                 Some(Ok(listing)) => Some(shown(
                     l.kind.as_ref(),
-                    unmanaged(listing, &l.loc, locations.values().chain(taken_along)),
+                    unmanaged(listing, &l.loc, known.iter().copied()),
                 )),
                 Some(Err(message)) => {
                     diags.push(Diagnostic::error(format!(

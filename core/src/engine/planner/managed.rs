@@ -243,17 +243,8 @@ impl PlanWalk<'_, '_> {
             d = self.diff_instance(block, &p, &found);
             d.replace = true;
         }
-        let old_id = found.prior.as_ref().map(|(id, _)| id.as_str());
         if let Err(d) = self
-            .check_names(
-                block,
-                &ctx,
-                &p,
-                action,
-                old_id,
-                &found.importing,
-                &mut diags,
-            )
+            .check_names(block, &ctx, &p, action, &found, &mut diags)
             .await
         {
             let mut out = failed(d, Some(Value::Unknown), warnings);
@@ -598,18 +589,18 @@ impl PlanWalk<'_, '_> {
     /// without create_before_destroy, before — the old one is deleted for nothing; that
     /// stops the instance), and in development mode a create must not take a name an
     /// object of another state or developer holds (reported in `diags`).
-    #[allow(clippy::too_many_arguments)]
     async fn check_names(
         &self,
         block: &Block<'_>,
         ctx: &OpContext,
         p: &Prepared,
         action: Action,
-        old_id: Option<&str>,
-        importing: &Option<String>,
+        found: &Found,
         diags: &mut Diagnostics,
     ) -> Result<(), Diagnostic> {
         let (r, kind, engine) = (block.resource, block.kind.as_ref(), self.engine);
+        let old_id = found.prior.as_ref().map(|(id, _)| id.as_str());
+        let importing = &found.importing;
         let (address, config) = (&p.address, &p.config);
         if action.is_replace()
             && !engine.offline
