@@ -729,8 +729,10 @@ pub(crate) fn output_lines(outputs: &[OutputChange], sty: Sty, show_unchanged: b
             &prefix,
             false,
             &[],
-            o.before.as_ref().map(|v| &v.0),
-            o.after.as_ref().map(|v| &v.0),
+            (
+                o.before.as_ref().map(|v| &v.0),
+                o.after.as_ref().map(|v| &v.0),
+            ),
         );
     }
     lines
@@ -961,7 +963,6 @@ impl<'a> Differ<'a> {
 
     /// One attribute, map entry or list element: `prefix` is `key = ` (aligned) or empty for
     /// list elements, which also end in a comma and never say `-> null`.
-    #[allow(clippy::too_many_arguments)]
     fn entry(
         &self,
         out: &mut Vec<Line>,
@@ -969,8 +970,7 @@ impl<'a> Differ<'a> {
         prefix: &str,
         list_elem: bool,
         path: &[PathStep],
-        before: Option<&Value>,
-        after: Option<&Value>,
+        (before, after): Sides<'_>,
     ) {
         let r = self.resolve(path, before, after);
         let (old, new) = (r.old, r.new);
@@ -1002,17 +1002,12 @@ impl<'a> Differ<'a> {
             match old {
                 Some(o @ (Value::List(_) | Value::Object(_))) => {
                     let close = format!(" -> (known after apply){comma}");
-                    self.container(
-                        out,
-                        depth,
-                        Sym::Update,
-                        prefix,
-                        &trailer,
-                        &close,
-                        path,
-                        Some(o),
-                        None,
-                    );
+                    let ends = Ends {
+                        sym: Sym::Update,
+                        trailer: &trailer,
+                        tail: &close,
+                    };
+                    self.container(out, depth, ends, prefix, path, (Some(o), None));
                 }
                 Some(o) => out.push(item(
                     depth,
@@ -1027,6 +1022,11 @@ impl<'a> Differ<'a> {
             }
             return;
         }
+        let ends = Ends {
+            sym,
+            trailer: &trailer,
+            tail: &tail,
+        };
         let old_s = old.and_then(Value::as_str);
         let new_s = new.and_then(Value::as_str);
         let strings = (old.is_none() || old_s.is_some()) && (new.is_none() || new_s.is_some());
@@ -1035,22 +1035,12 @@ impl<'a> Differ<'a> {
             let json_ok = |side: &Option<Option<Value>>| !matches!(side, Some(None));
             if json_ok(&oj) && json_ok(&nj) {
                 let (oj, nj) = (oj.flatten(), nj.flatten());
-                self.jsonencode(
-                    out,
-                    depth,
-                    sym,
-                    prefix,
-                    &trailer,
-                    &tail,
-                    old_s,
-                    new_s,
-                    oj.as_ref(),
-                    nj.as_ref(),
-                );
+                let parsed = (oj.as_ref(), nj.as_ref());
+                self.jsonencode(out, depth, ends, prefix, (old_s, new_s), parsed);
                 return;
             }
             if old_s.is_some_and(|s| s.contains('\n')) || new_s.is_some_and(|s| s.contains('\n')) {
-                self.heredoc(out, depth, sym, prefix, &trailer, &tail, old_s, new_s);
+                self.heredoc(out, depth, ends, prefix, (old_s, new_s));
                 return;
             }
         }
@@ -1062,12 +1052,16 @@ impl<'a> Differ<'a> {
             _ => false,
         };
         if same_shape {
-            self.container(out, depth, sym, prefix, &trailer, &tail, path, old, new);
+            self.container(out, depth, ends, prefix, path, (old, new));
         } else if is_container(old) || is_container(new) {
             // The type changes (a string becomes a list, say): show it as the old value
             // going away and the new one arriving, each rendered in full.
-            self.entry_forced(out, depth, prefix, list_elem, path, old, None, &trailer);
-            self.entry_forced(out, depth, prefix, list_elem, path, None, new, "");
+            let mut gone = self.forced(depth, prefix, list_elem, path, (old, None));
+            if let Some(Line::Item { text, .. }) = gone.first_mut() {
+                text.push_str(&trailer);
+            }
+            out.extend(gone);
+            out.extend(self.forced(depth, prefix, list_elem, path, (None, new)));
         } else {
             let text = match (old, new) {
                 (Some(o), Some(n)) if sym == Sym::Update => format!("{o} -> {n}"),
@@ -1084,47 +1078,39 @@ impl<'a> Differ<'a> {
         }
     }
 
-    /// Like [`Differ::entry`] but with the values given, bypassing the field lookup.
-    #[allow(clippy::too_many_arguments)]
-    fn entry_forced(
+    /// The lines of [`Differ::entry`] with the values given, bypassing the field lookup.
+    fn forced(
         &self,
-        out: &mut Vec<Line>,
         depth: usize,
         prefix: &str,
         list_elem: bool,
         path: &[PathStep],
-        old: Option<&Value>,
-        new: Option<&Value>,
-        trailer: &str,
-    ) {
+        sides: Sides<'_>,
+    ) -> Vec<Line> {
         let plain = Differ {
             annotate: false,
             ..*self
         };
         let mut lines = Vec::new();
-        plain.entry(&mut lines, depth, prefix, list_elem, path, old, new);
-        if let Some(Line::Item { text, .. }) = lines.first_mut()
-            && !trailer.is_empty()
-        {
-            text.push_str(trailer);
-        }
-        out.extend(lines);
+        plain.entry(&mut lines, depth, prefix, list_elem, path, sides);
+        lines
     }
 
     /// A map/object (`{ … }`) or list (`[ … ]`) attribute value.
-    #[allow(clippy::too_many_arguments)]
     fn container(
         &self,
         out: &mut Vec<Line>,
         depth: usize,
-        sym: Sym,
+        ends: Ends<'_>,
         prefix: &str,
-        trailer: &str,
-        close: &str,
         path: &[PathStep],
-        old: Option<&Value>,
-        new: Option<&Value>,
+        (old, new): Sides<'_>,
     ) {
+        let Ends {
+            sym,
+            trailer,
+            tail: close,
+        } = ends;
         let is_list = matches!(old, Some(Value::List(_))) || matches!(new, Some(Value::List(_)));
         let (open, shut) = if is_list { ("[", "]") } else { ("{", "}") };
         let empty = |v: Option<&Value>| match v {
@@ -1184,7 +1170,7 @@ impl<'a> Differ<'a> {
         let width = shown.iter().map(|(k, ..)| key_width(k)).max().unwrap_or(0);
         for (k, p, b, a) in shown {
             let prefix = format!("{:<width$} = ", quote_key(k));
-            self.entry(out, depth, &prefix, false, &p, b, a);
+            self.entry(out, depth, &prefix, false, &p, (b, a));
         }
         if hidden > 0 && !self.sparse {
             out.push(item(
@@ -1243,8 +1229,7 @@ impl<'a> Differ<'a> {
                     "",
                     true,
                     &child(path, PathStep::Index(*idx)),
-                    *b,
-                    *a,
+                    (*b, *a),
                 );
             } else if present(*b).is_some() {
                 hidden_run += 1;
@@ -1287,7 +1272,7 @@ impl<'a> Differ<'a> {
         let width = shown.iter().map(|(k, ..)| key_width(k)).max().unwrap_or(0);
         for (k, p, b, a) in shown {
             let prefix = format!("{:<width$} = ", quote_key(k));
-            self.entry(out, depth, &prefix, false, &p, b, a);
+            self.entry(out, depth, &prefix, false, &p, (b, a));
         }
         if hidden_attrs > 0 && !self.sparse {
             out.push(item(
@@ -1332,7 +1317,8 @@ impl<'a> Differ<'a> {
                         if out.len() > start {
                             out.push(Line::Blank);
                         }
-                        self.entry(out, depth, &format!("{} = ", quote_key(k)), false, &p, b, a);
+                        let prefix = format!("{} = ", quote_key(k));
+                        self.entry(out, depth, &prefix, false, &p, (b, a));
                         continue;
                     }
                 };
@@ -1358,7 +1344,7 @@ impl<'a> Differ<'a> {
                     self.resolve(&ep, eb, ea)
                 };
                 let trailer = format!("{group_trailer}{}", self.trailer(&r));
-                self.block(out, depth, k, &ep, r.old, r.new, &trailer);
+                self.block(out, depth, k, &ep, (r.old, r.new), &trailer);
             }
         }
         if hidden_blocks > 0 && !self.sparse {
@@ -1377,15 +1363,13 @@ impl<'a> Differ<'a> {
     }
 
     /// One nested block: `~ task {` … `}`, with its values already resolved.
-    #[allow(clippy::too_many_arguments)]
     fn block(
         &self,
         out: &mut Vec<Line>,
         depth: usize,
         name: &str,
         path: &[PathStep],
-        old: Option<&Value>,
-        new: Option<&Value>,
+        (old, new): Sides<'_>,
         trailer: &str,
     ) {
         let mut sym = Sym::of_change(old, new);
@@ -1417,17 +1401,13 @@ impl<'a> Differ<'a> {
     }
 
     /// A multi-line string as a heredoc; updates show a line diff.
-    #[allow(clippy::too_many_arguments)]
     fn heredoc(
         &self,
         out: &mut Vec<Line>,
         depth: usize,
-        sym: Sym,
+        Ends { sym, trailer, tail }: Ends<'_>,
         prefix: &str,
-        trailer: &str,
-        tail: &str,
-        old: Option<&str>,
-        new: Option<&str>,
+        (old, new): (Option<&str>, Option<&str>),
     ) {
         let ws = whitespace_note(old, new);
         out.push(item(depth, sym, format!("{prefix}<<-EOT{trailer}{ws}")));
@@ -1500,19 +1480,14 @@ impl<'a> Differ<'a> {
     }
 
     /// A string holding a JSON object or array, shown as `jsonencode(…)` with a structural diff.
-    #[allow(clippy::too_many_arguments)]
     fn jsonencode(
         &self,
         out: &mut Vec<Line>,
         depth: usize,
-        sym: Sym,
+        Ends { sym, trailer, tail }: Ends<'_>,
         prefix: &str,
-        trailer: &str,
-        tail: &str,
-        old_s: Option<&str>,
-        new_s: Option<&str>,
-        old: Option<&Value>,
-        new: Option<&Value>,
+        (old_s, new_s): (Option<&str>, Option<&str>),
+        (old, new): Sides<'_>,
     ) {
         let ws = if old.is_some() && old == new && old_s != new_s {
             " # whitespace changes"
@@ -1535,22 +1510,17 @@ impl<'a> Differ<'a> {
             sensitive: &[],
         };
         let mut lines = Vec::new();
-        inner.entry(&mut lines, depth + 1, "", false, &[], old, new);
+        inner.entry(&mut lines, depth + 1, "", false, &[], (old, new));
         if lines.is_empty()
             && let Some(v) = old
         {
             // Equal documents: show the outermost brackets with the contents counted.
-            inner.container(
-                &mut lines,
-                depth + 1,
-                Sym::None,
-                "",
-                "",
-                "",
-                &[],
-                Some(v),
-                Some(v),
-            );
+            let ends = Ends {
+                sym: Sym::None,
+                trailer: "",
+                tail: "",
+            };
+            inner.container(&mut lines, depth + 1, ends, "", &[], (Some(v), Some(v)));
         }
         // The document as a whole is added or removed with the attribute; its own symbol
         // would only repeat that.
@@ -1562,6 +1532,19 @@ impl<'a> Differ<'a> {
         out.extend(lines);
         out.push(item(depth, Sym::None, format!("){tail}")));
     }
+}
+
+/// A value's two sides: what it was, what it becomes (absent on one side when it is added
+/// or removed).
+type Sides<'v> = (Option<&'v Value>, Option<&'v Value>);
+
+/// How a value's lines open and close: its change symbol, the note after its first line,
+/// and what follows its last (` -> null`, a list element's comma).
+#[derive(Clone, Copy)]
+struct Ends<'a> {
+    sym: Sym,
+    trailer: &'a str,
+    tail: &'a str,
 }
 
 fn whitespace_note(old: Option<&str>, new: Option<&str>) -> &'static str {
