@@ -10,6 +10,28 @@
 
 use std::collections::BTreeMap;
 
+/// Why the file cannot be read as the SDKs read it. Messages name lines, keys and sections,
+/// never a value: values are tokens and secrets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ConfigFileError {
+    #[error("line {line}: section header without ']'")]
+    UnclosedSection { line: usize },
+    #[error("line {line}: section [{name}] appears twice")]
+    SectionTwice { line: usize, name: String },
+    #[error("line {line}: expected `key = value`")]
+    NotKeyValue { line: usize },
+    #[error("line {line}: a value without a key")]
+    NoKey { line: usize },
+    #[error("line {line}: `{key}` appears before any [section]")]
+    OutsideSection { line: usize, key: String },
+    #[error("line {line}: `{key}` appears twice in [{section}]")]
+    KeyTwice {
+        line: usize,
+        key: String,
+        section: String,
+    },
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct ConfigFile {
     /// Section name → keys (lower-cased) → values, in file order of sections.
@@ -17,7 +39,7 @@ pub(crate) struct ConfigFile {
 }
 
 impl ConfigFile {
-    pub(crate) fn parse(text: &str) -> Result<ConfigFile, String> {
+    pub(crate) fn parse(text: &str) -> Result<ConfigFile, ConfigFileError> {
         let mut file = ConfigFile::default();
         // The key a continuation line extends, with its line's indent.
         let mut last_key: Option<(String, usize)> = None;
@@ -53,10 +75,13 @@ impl ConfigFile {
                     .rfind(']')
                     .map(|end| &rest[..end])
                     .filter(|n| !n.is_empty())
-                    .ok_or_else(|| format!("line {line_no}: section header without ']'"))?
+                    .ok_or(ConfigFileError::UnclosedSection { line: line_no })?
                     .to_string();
                 if file.sections.iter().any(|(n, _)| *n == name) {
-                    return Err(format!("line {line_no}: section [{name}] appears twice"));
+                    return Err(ConfigFileError::SectionTwice {
+                        line: line_no,
+                        name,
+                    });
                 }
                 file.sections.push((name, BTreeMap::new()));
                 last_key = None;
@@ -64,21 +89,21 @@ impl ConfigFile {
             }
             let sep = trimmed
                 .find(['=', ':'])
-                .ok_or_else(|| format!("line {line_no}: expected `key = value`"))?;
+                .ok_or(ConfigFileError::NotKeyValue { line: line_no })?;
             let key = trimmed[..sep].trim().to_ascii_lowercase();
             if key.is_empty() {
-                return Err(format!("line {line_no}: a value without a key"));
+                return Err(ConfigFileError::NoKey { line: line_no });
             }
             let value = trimmed[sep + 1..].trim().to_string();
             let Some((section, keys)) = file.sections.last_mut() else {
-                return Err(format!(
-                    "line {line_no}: `{key}` appears before any [section]"
-                ));
+                return Err(ConfigFileError::OutsideSection { line: line_no, key });
             };
             if keys.contains_key(&key) {
-                return Err(format!(
-                    "line {line_no}: `{key}` appears twice in [{section}]"
-                ));
+                return Err(ConfigFileError::KeyTwice {
+                    line: line_no,
+                    key,
+                    section: section.clone(),
+                });
             }
             keys.insert(key.clone(), value);
             last_key = Some((key, indent));
@@ -140,7 +165,7 @@ mod tests {
             ("[a]\nx = 1\nX = 2\n", "`x` appears twice in [a]"),
             ("[a]\n= 2\n", "a value without a key"),
         ] {
-            let e = ConfigFile::parse(text).unwrap_err();
+            let e = ConfigFile::parse(text).unwrap_err().to_string();
             assert!(e.contains(says), "{text:?}: {e}");
         }
         let f = ConfigFile::parse("[ spaced ]\nhost=h\n").unwrap();

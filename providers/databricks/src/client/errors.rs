@@ -7,6 +7,8 @@
 use brickform_core::provider::{ErrorKind, ProviderError};
 use serde_json::Value;
 
+use super::auth::{SettingError, SignInError};
+
 /// An error answer of the Databricks REST API, or a transport failure (`status` 0).
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{error_code}: {message}")]
@@ -122,6 +124,13 @@ impl ApiError {
     }
 }
 
+/// A token for an API call could not be had: nothing reached the workspace.
+impl From<SignInError> for ApiError {
+    fn from(e: SignInError) -> ApiError {
+        ApiError::sign_in(e.to_string())
+    }
+}
+
 impl From<ApiError> for ProviderError {
     fn from(e: ApiError) -> ProviderError {
         let detail = if e.status == 0 {
@@ -154,6 +163,9 @@ pub enum ClientError {
     },
     #[error("{0}")]
     Incomplete(String),
+    /// A sign-in setting that cannot be used (an endpoint, an Azure cloud).
+    #[error(transparent)]
+    Setting(#[from] SettingError),
     #[error(
         "validate: more than one authorization method configured: {methods} ({sources}); set auth_type to choose one"
     )]
@@ -161,8 +173,8 @@ pub enum ClientError {
     #[error("auth_type {auth_type:?} is not supported: {hint}")]
     UnsupportedAuthType { auth_type: String, hint: String },
     /// A sign-in method was chosen but could not hand out a token.
-    #[error("signing in with {auth_type} failed: {message}")]
-    SignIn { auth_type: String, message: String },
+    #[error(transparent)]
+    SignIn(#[from] SignInError),
     #[error("config file {path}: {reason}")]
     ConfigFile { path: String, reason: String },
     #[error("OAuth: {0}")]

@@ -25,12 +25,14 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::Value;
 
 pub use auth::{
-    AUTH_TYPES, AuthType, CredentialInfo, SECRET_SETTINGS, Source, credential_variables,
-    normalize_host,
+    AUTH_TYPES, AuthError, AuthType, CredentialInfo, SECRET_SETTINGS, SettingError, SignInError,
+    Source, credential_variables, normalize_host,
 };
 pub use errors::{ApiError, ClientError};
 pub use pages::PageSize;
-pub use secrets::{KEYRING_HINT, KeyringStore, MemoryStore, NoStore, SecretStore};
+pub use secrets::{
+    KEYRING_HINT, KeyringStore, MemoryStore, NoStore, SecretStore, SecretStoreError,
+};
 
 use auth::{Credentials, M2m, Minted, TokenSource};
 use limiter::Limiter;
@@ -350,12 +352,7 @@ impl Client {
                 // The first token now, so a sign-in that does not work fails here, with
                 // the method's own words, and not at the first call.
                 Pending::Minting(source) => {
-                    let first = source.mint(&client.inner.http).await.map_err(|message| {
-                        ClientError::SignIn {
-                            auth_type: source.auth_type().as_str().to_string(),
-                            message,
-                        }
-                    })?;
+                    let first = source.sign_in(&client.inner.http).await?;
                     client.set_auth(Auth::Minting(Minting {
                         source,
                         cached: tokio::sync::Mutex::new(Some(first)),
@@ -673,12 +670,7 @@ impl Client {
             Auth::Minting(m) => {
                 let mut cached = m.cached.lock().await;
                 if !cached.as_ref().is_some_and(Minted::fresh) {
-                    let fresh = m.source.mint(&self.inner.http).await.map_err(|message| {
-                        ApiError::sign_in(format!(
-                            "signing in with {} failed: {message}",
-                            m.source.auth_type().as_str()
-                        ))
-                    })?;
+                    let fresh = m.source.sign_in(&self.inner.http).await?;
                     *cached = Some(fresh);
                 }
                 let Some(minted) = cached.as_ref() else {

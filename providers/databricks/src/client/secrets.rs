@@ -9,8 +9,45 @@ pub trait SecretStore: Send + Sync {
     /// The token stored for `host`, if any. Failures of the store read as "none": a broken
     /// keyring must not stop a run whose credentials come from elsewhere.
     fn get(&self, host: &str) -> Option<String>;
-    fn set(&self, host: &str, token: &str) -> Result<(), String>;
-    fn delete(&self, host: &str) -> Result<(), String>;
+    fn set(&self, host: &str, token: &str) -> Result<(), SecretStoreError>;
+    fn delete(&self, host: &str) -> Result<(), SecretStoreError>;
+}
+
+/// A token that could not be stored or removed.
+#[derive(thiserror::Error)]
+pub enum SecretStoreError {
+    /// The OS keyring refused (no usable keyring, no permission, …).
+    #[error("{source}; {}", KEYRING_HINT)]
+    Keyring {
+        #[source]
+        source: keyring::Error,
+    },
+    /// The keyring took the token but does not give it back.
+    #[error("the token could not be read back; {}", KEYRING_HINT)]
+    NotReadBack,
+    #[error("no secret store configured")]
+    NoStore,
+}
+
+/// By hand, not derived: a keyring error's `Debug` may hold a stored credential's bytes
+/// (`keyring::Error::BadEncoding`), its `Display` never does.
+impl std::fmt::Debug for SecretStoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SecretStoreError::Keyring { source } => f
+                .debug_struct("Keyring")
+                .field("source", &format_args!("{source}"))
+                .finish(),
+            SecretStoreError::NotReadBack => f.write_str("NotReadBack"),
+            SecretStoreError::NoStore => f.write_str("NoStore"),
+        }
+    }
+}
+
+impl From<keyring::Error> for SecretStoreError {
+    fn from(source: keyring::Error) -> SecretStoreError {
+        SecretStoreError::Keyring { source }
+    }
 }
 
 /// The keyring service name every entry is stored under; the host is the entry's user.
@@ -26,8 +63,8 @@ pub struct KeyringStore;
 pub const KEYRING_HINT: &str = "the OS keyring is unavailable here; set DATABRICKS_TOKEN or use a ~/.databrickscfg profile instead (in a container, running the command under `keyctl session -` gives it a usable session keyring)";
 
 impl KeyringStore {
-    fn entry(host: &str) -> Result<keyring::Entry, String> {
-        keyring::Entry::new(SERVICE, host).map_err(|e| format!("{e}; {KEYRING_HINT}"))
+    fn entry(host: &str) -> Result<keyring::Entry, SecretStoreError> {
+        Ok(keyring::Entry::new(SERVICE, host)?)
     }
 }
 
@@ -44,23 +81,21 @@ impl SecretStore for KeyringStore {
         }
     }
 
-    fn set(&self, host: &str, token: &str) -> Result<(), String> {
+    fn set(&self, host: &str, token: &str) -> Result<(), SecretStoreError> {
         let entry = Self::entry(host)?;
-        entry
-            .set_password(token)
-            .map_err(|e| format!("{e}; {KEYRING_HINT}"))?;
+        entry.set_password(token)?;
         // keyutils can accept a write it will not let us read back (EACCES surfaces as NoEntry
         // in keyring 3), so prove the round trip before telling the user it is stored.
         match Self::entry(host)?.get_password() {
             Ok(t) if t == token => Ok(()),
-            _ => Err(format!("the token could not be read back; {KEYRING_HINT}")),
+            _ => Err(SecretStoreError::NotReadBack),
         }
     }
 
-    fn delete(&self, host: &str) -> Result<(), String> {
+    fn delete(&self, host: &str) -> Result<(), SecretStoreError> {
         match Self::entry(host)?.delete_credential() {
             Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
-            Err(e) => Err(format!("{e}; {KEYRING_HINT}")),
+            Err(e) => Err(e.into()),
         }
     }
 }
@@ -102,11 +137,11 @@ impl SecretStore for MemoryStore {
     fn get(&self, host: &str) -> Option<String> {
         self.lock().get(host).cloned()
     }
-    fn set(&self, host: &str, token: &str) -> Result<(), String> {
+    fn set(&self, host: &str, token: &str) -> Result<(), SecretStoreError> {
         self.lock().insert(host.to_string(), token.to_string());
         Ok(())
     }
-    fn delete(&self, host: &str) -> Result<(), String> {
+    fn delete(&self, host: &str) -> Result<(), SecretStoreError> {
         self.lock().remove(host);
         Ok(())
     }
@@ -119,10 +154,10 @@ impl SecretStore for NoStore {
     fn get(&self, _host: &str) -> Option<String> {
         None
     }
-    fn set(&self, _host: &str, _token: &str) -> Result<(), String> {
-        Err("no secret store configured".into())
+    fn set(&self, _host: &str, _token: &str) -> Result<(), SecretStoreError> {
+        Err(SecretStoreError::NoStore)
     }
-    fn delete(&self, _host: &str) -> Result<(), String> {
+    fn delete(&self, _host: &str) -> Result<(), SecretStoreError> {
         Ok(())
     }
 }
@@ -140,5 +175,27 @@ mod tests {
         assert!(!format!("{s:?}").contains("dapi-secret"));
         s.delete("https://h").unwrap();
         assert_eq!(s.get("https://h"), None);
+    }
+
+    #[test]
+    fn store_errors_never_show_a_stored_credential() {
+        // A credential that is not UTF-8 comes back in the keyring error; its Debug shows it.
+        let bytes = b"dapi-SECRET\xff".to_vec();
+        let listed = format!("{bytes:?}");
+        let listed = listed.trim_matches(['[', ']']);
+        let raw = keyring::Error::BadEncoding(bytes.clone());
+        assert!(format!("{raw:?}").contains(listed));
+        let e = SecretStoreError::from(keyring::Error::BadEncoding(bytes));
+        for shown in [e.to_string(), format!("{e:?}")] {
+            assert!(
+                !shown.contains(listed) && !shown.contains("SECRET"),
+                "{shown}"
+            );
+        }
+        assert!(e.to_string().ends_with(KEYRING_HINT));
+        assert_eq!(
+            SecretStoreError::NotReadBack.to_string(),
+            format!("the token could not be read back; {KEYRING_HINT}")
+        );
     }
 }

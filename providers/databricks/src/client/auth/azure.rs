@@ -5,12 +5,14 @@
 //! service principal it has not seen yet) and the workspace's resource id.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use secrecy::{ExposeSecret, SecretString};
 
 use super::AuthType;
 use super::command::run_json;
+use super::error::{AuthError, SettingError};
 use super::token::{Minted, TokenSource, expires_in, field, instant_at, parse_expiry, token_call};
 
 /// The Azure Databricks application: the `resource` of the tokens API calls carry.
@@ -96,7 +98,7 @@ impl Azure {
         environment: Option<&str>,
         login_app_id: Option<String>,
         authority: Option<&str>,
-    ) -> Result<Azure, String> {
+    ) -> Result<Azure, SettingError> {
         let zone = zone_of(host);
         let cloud = match environment {
             Some(name) => {
@@ -110,9 +112,9 @@ impl Azure {
                     "USGOVERNMENT" => &USGOVERNMENT,
                     "CHINA" => &CHINA,
                     _ => {
-                        return Err(format!(
-                            "azure_environment {name:?} is not an Azure cloud brickform knows: use PUBLIC, USGOVERNMENT or CHINA"
-                        ));
+                        return Err(SettingError::UnknownCloud {
+                            name: name.to_string(),
+                        });
                     }
                 }
             }
@@ -164,7 +166,7 @@ impl Azure {
 
     /// The tenant: configured, or read from where the workspace's login page sends a browser
     /// (`GET HOST/aad/auth` redirects to `https://login.microsoftonline.com/TENANT/…`).
-    async fn tenant(&self) -> Result<String, String> {
+    async fn tenant(&self) -> Result<String, AuthError> {
         if let Some(t) = &self.tenant_id {
             return Ok(t.clone());
         }
@@ -172,18 +174,17 @@ impl Azure {
             .redirect(reqwest::redirect::Policy::none())
             .timeout(std::time::Duration::from_secs(30))
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| AuthError::HttpClient(Arc::new(e)))?;
         let url = format!("{}/aad/auth", self.host);
         let resp = plain
             .get(&url)
             .send()
             .await
-            .map_err(|e| format!("cannot read the tenant from {url}: {e}"))?;
-        let no_tenant = || {
-            format!(
-                "{url} did not say which Microsoft Entra ID tenant the workspace is in: set azure_tenant_id (ARM_TENANT_ID)"
-            )
-        };
+            .map_err(|e| AuthError::TenantUnreadable {
+                url: url.clone(),
+                source: Arc::new(e),
+            })?;
+        let no_tenant = || AuthError::NoTenant { url: url.clone() };
         if !resp.status().is_redirection() {
             return Err(no_tenant());
         }
@@ -209,7 +210,7 @@ pub(crate) struct AzureCli {
 }
 
 impl AzureCli {
-    async fn token_for(&self, resource: &str) -> Result<Minted, String> {
+    async fn token_for(&self, resource: &str) -> Result<Minted, AuthError> {
         let mut args: Vec<String> = ["account", "get-access-token", "--resource", resource]
             .iter()
             .map(|s| s.to_string())
@@ -231,12 +232,16 @@ impl AzureCli {
             }
             _ => run_json(&self.az, &args).await?,
         };
-        let token = field(&out, "accessToken").ok_or("`az` printed no accessToken")?;
+        let lacks = |lacks| AuthError::ToolOutput {
+            tool: "`az`",
+            lacks,
+        };
+        let token = field(&out, "accessToken").ok_or_else(|| lacks("accessToken"))?;
         let expiry = out
             .get("expires_on")
             .and_then(parse_expiry)
             .or_else(|| out.get("expiresOn").and_then(parse_expiry))
-            .ok_or("`az` printed no expiry it could be read by")?;
+            .ok_or_else(|| lacks("expiry it could be read by"))?;
         Ok(Minted::bearer(token, instant_at(expiry)))
     }
 }
@@ -247,7 +252,7 @@ impl TokenSource for AzureCli {
         AuthType::AzureCli
     }
 
-    async fn mint(&self, _http: &reqwest::Client) -> Result<Minted, String> {
+    async fn mint(&self, _http: &reqwest::Client) -> Result<Minted, AuthError> {
         let api = self.token_for(&self.azure.login_app_id).await?;
         // A user without access to the management endpoint still signs in, without it.
         let management = self
@@ -281,7 +286,7 @@ impl AzureClientSecret {
         http: &reqwest::Client,
         tenant: &str,
         resource: &str,
-    ) -> Result<Minted, String> {
+    ) -> Result<Minted, AuthError> {
         let url = format!("{}{tenant}/oauth2/token", self.azure.authority);
         let form = [
             ("grant_type", "client_credentials"),
@@ -289,9 +294,12 @@ impl AzureClientSecret {
             ("client_secret", self.client_secret.expose_secret()),
             ("resource", resource),
         ];
-        let body = token_call(http.post(&url).form(&form), "Microsoft Entra ID").await?;
-        let token = field(&body, "access_token")
-            .ok_or("Microsoft Entra ID answered without access_token")?;
+        let what = "Microsoft Entra ID";
+        let body = token_call(http.post(&url).form(&form), what).await?;
+        let token = field(&body, "access_token").ok_or(AuthError::AnswerLacks {
+            what,
+            field: "access_token",
+        })?;
         Ok(Minted::bearer(token, expires_in(&body)))
     }
 }
@@ -302,7 +310,7 @@ impl TokenSource for AzureClientSecret {
         AuthType::AzureClientSecret
     }
 
-    async fn mint(&self, http: &reqwest::Client) -> Result<Minted, String> {
+    async fn mint(&self, http: &reqwest::Client) -> Result<Minted, AuthError> {
         let tenant = self
             .tenant
             .get_or_try_init(|| self.azure.tenant())
@@ -331,7 +339,7 @@ pub(crate) struct AzureMsi {
 }
 
 impl AzureMsi {
-    async fn token_for(&self, http: &reqwest::Client, resource: &str) -> Result<Minted, String> {
+    async fn token_for(&self, http: &reqwest::Client, resource: &str) -> Result<Minted, AuthError> {
         let url = format!(
             "{}/metadata/identity/oauth2/token",
             self.metadata_host.trim_end_matches('/')
@@ -345,9 +353,12 @@ impl AzureMsi {
             .query(&query)
             .header("Metadata", "true")
             .timeout(std::time::Duration::from_secs(10));
-        let body = token_call(req, "the Azure instance metadata service").await?;
-        let token = field(&body, "access_token")
-            .ok_or("the Azure instance metadata service answered without access_token")?;
+        let what = "the Azure instance metadata service";
+        let body = token_call(req, what).await?;
+        let token = field(&body, "access_token").ok_or(AuthError::AnswerLacks {
+            what,
+            field: "access_token",
+        })?;
         let expiry = body
             .get("expires_on")
             .and_then(parse_expiry)
@@ -363,7 +374,7 @@ impl TokenSource for AzureMsi {
         AuthType::AzureMsi
     }
 
-    async fn mint(&self, http: &reqwest::Client) -> Result<Minted, String> {
+    async fn mint(&self, http: &reqwest::Client) -> Result<Minted, AuthError> {
         let api = self.token_for(http, &self.azure.login_app_id).await?;
         let management = self
             .token_for(http, self.azure.cloud.service_management)
@@ -427,6 +438,7 @@ mod tests {
         assert!(
             Azure::settle("h", None, None, Some("mars"), None, None)
                 .unwrap_err()
+                .to_string()
                 .contains("PUBLIC, USGOVERNMENT or CHINA")
         );
         let local = Azure::settle(

@@ -2,7 +2,10 @@
 //! the JSON it prints. Its output holds a token: it is never logged or shown, only its errors.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
+
+use super::error::AuthError;
 
 /// A tool that does not answer in this long is treated as broken (a prompt waiting for input
 /// that never comes, say), not waited on forever.
@@ -14,20 +17,22 @@ pub(crate) use crate::process::find_executable;
 /// JSON. A failure says what was run (the arguments name a profile or a resource, never a
 /// secret) and what the tool wrote on standard error; standard output is never repeated,
 /// since it may hold a token.
-pub(crate) async fn run_json(program: &Path, args: &[String]) -> Result<serde_json::Value, String> {
+pub(crate) async fn run_json(
+    program: &Path,
+    args: &[String],
+) -> Result<serde_json::Value, AuthError> {
     let shown = crate::process::shown(program, args);
     let out = crate::process::run(program, args, None, &|_| false, TIMEOUT)
         .await
-        .map_err(|f| {
-            let said = crate::process::last_lines(&f.stderr, 6, " / ");
-            if said.is_empty() {
-                format!("{shown} {}", f.status)
-            } else {
-                format!("{shown} {}: {said}", f.status)
-            }
+        .map_err(|f| AuthError::CommandFailed {
+            command: shown.clone(),
+            status: f.status,
+            said: crate::process::last_lines(&f.stderr, 6, " / "),
         })?;
-    serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("{shown} printed something that is not JSON ({e})"))
+    serde_json::from_slice(&out.stdout).map_err(|e| AuthError::CommandNotJson {
+        command: shown,
+        source: Arc::new(e),
+    })
 }
 
 #[cfg(all(test, unix))]
@@ -57,18 +62,20 @@ mod tests {
         );
         let e = run_json(&bad, &["auth".into(), "token".into()])
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("`bad auth token` exited with 3: not logged in"),
             "{e}"
         );
         assert!(!e.contains("SECRET"), "{e}");
         let garbage = script(dir.path(), "garbage", "echo SECRET-TOKEN");
-        let e = run_json(&garbage, &[]).await.unwrap_err();
+        let e = run_json(&garbage, &[]).await.unwrap_err().to_string();
         assert!(e.contains("not JSON") && !e.contains("SECRET"), "{e}");
         let e = run_json(&dir.path().join("missing"), &[])
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cannot run"), "{e}");
     }
 

@@ -9,6 +9,7 @@ use async_trait::async_trait;
 
 use super::AuthType;
 use super::command::run_json;
+use super::error::AuthError;
 use super::token::{Minted, TokenSource, field, instant_at, parse_expiry};
 
 pub(crate) struct DatabricksCli {
@@ -35,14 +36,17 @@ impl TokenSource for DatabricksCli {
         AuthType::DatabricksCli
     }
 
-    async fn mint(&self, _http: &reqwest::Client) -> Result<Minted, String> {
+    async fn mint(&self, _http: &reqwest::Client) -> Result<Minted, AuthError> {
+        let lacks = |lacks| AuthError::ToolOutput {
+            tool: "`databricks auth token`",
+            lacks,
+        };
         let out = run_json(&self.program, &self.args).await?;
-        let token =
-            field(&out, "access_token").ok_or("`databricks auth token` printed no access_token")?;
+        let token = field(&out, "access_token").ok_or_else(|| lacks("access_token"))?;
         let expiry = out
             .get("expiry")
             .and_then(parse_expiry)
-            .ok_or("`databricks auth token` printed no expiry it could be read by")?;
+            .ok_or_else(|| lacks("expiry it could be read by"))?;
         let kind = field(&out, "token_type").unwrap_or("Bearer");
         let mut minted = Minted::bearer(token, instant_at(expiry));
         if !kind.eq_ignore_ascii_case("bearer") {

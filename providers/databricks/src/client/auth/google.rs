@@ -5,6 +5,7 @@
 //! workspace uses it for operations on the account's Google Cloud resources).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -15,6 +16,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
 
 use super::AuthType;
+use super::error::{AuthError, SettingError};
 use super::token::{Minted, TokenSource, expires_in, field, instant_at, parse_expiry, token_call};
 
 /// The scopes of the access token API calls carry beside the ID token.
@@ -25,6 +27,9 @@ const SA_HEADER: &str = "X-Databricks-GCP-SA-Access-Token";
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 /// Where Google's OAuth tokens come from when a credentials file does not say.
 const GOOGLE_TOKEN_URI: &str = "https://oauth2.googleapis.com/token";
+/// The token endpoint, as messages name it.
+const GOOGLE_TOKEN: &str = "Google's token endpoint";
+const IAM: &str = "Google IAM Credentials";
 const IAM_CREDENTIALS: &str = "https://iamcredentials.googleapis.com/";
 const METADATA_HOST: &str = "metadata.google.internal";
 const METADATA_TOKEN_PATH: &str = "computeMetadata/v1/instance/service-accounts/default/token";
@@ -51,18 +56,23 @@ impl std::fmt::Debug for ServiceAccountKey {
 
 impl ServiceAccountKey {
     /// Reads a parsed key file. `what` names it in errors (never its content).
-    fn from_json(v: &Value, what: &str) -> Result<ServiceAccountKey, String> {
-        let need = |k: &str| {
+    fn from_json(v: &Value, what: &str) -> Result<ServiceAccountKey, AuthError> {
+        let need = |k: &'static str| {
             field(v, k)
                 .map(str::to_string)
-                .ok_or_else(|| format!("{what} has no {k}"))
+                .ok_or_else(|| AuthError::KeyLacks {
+                    what: what.to_string(),
+                    field: k,
+                })
         };
         let pem = need("private_key")?;
-        let der = pem_body(&pem, "PRIVATE KEY").ok_or_else(|| {
-            format!("{what}: private_key is not a PEM \"PRIVATE KEY\" (PKCS#8) block")
+        let der = pem_body(&pem, "PRIVATE KEY").ok_or_else(|| AuthError::NotPem {
+            what: what.to_string(),
         })?;
-        let key = RsaKeyPair::from_pkcs8(&der)
-            .map_err(|_| format!("{what}: private_key is not an RSA key in PKCS#8 form"))?;
+        let key = RsaKeyPair::from_pkcs8(&der).map_err(|source| AuthError::NotRsa {
+            what: what.to_string(),
+            source,
+        })?;
         let token_uri = field(v, "token_uri")
             .unwrap_or(GOOGLE_TOKEN_URI)
             .trim()
@@ -78,7 +88,7 @@ impl ServiceAccountKey {
 
     /// A signed JWT asserting the account, for its token endpoint, with one more claim
     /// (`target_audience` for an ID token, `scope` for an access token).
-    fn assertion(&self, claim: (&str, &str)) -> Result<SecretString, String> {
+    fn assertion(&self, claim: (&str, &str)) -> Result<SecretString, AuthError> {
         let now = jiff::Timestamp::now().as_second();
         let header = json!({"alg": "RS256", "typ": "JWT", "kid": self.private_key_id});
         let mut claims = json!({
@@ -101,7 +111,7 @@ impl ServiceAccountKey {
                 input.as_bytes(),
                 &mut signature,
             )
-            .map_err(|_| "the service-account key could not sign a token request".to_string())?;
+            .map_err(|source| AuthError::CannotSign { source })?;
         Ok(SecretString::from(format!(
             "{input}.{}",
             URL_SAFE_NO_PAD.encode(signature)
@@ -109,29 +119,31 @@ impl ServiceAccountKey {
     }
 
     /// The JWT-bearer exchange at the key's token endpoint.
-    async fn exchange(&self, http: &reqwest::Client, claim: (&str, &str)) -> Result<Value, String> {
+    async fn exchange(
+        &self,
+        http: &reqwest::Client,
+        claim: (&str, &str),
+    ) -> Result<Value, AuthError> {
         let assertion = self.assertion(claim)?;
         let form = [
             ("grant_type", JWT_BEARER),
             ("assertion", assertion.expose_secret()),
         ];
-        token_call(
-            http.post(&self.token_uri).form(&form),
-            "Google's token endpoint",
-        )
-        .await
+        token_call(http.post(&self.token_uri).form(&form), GOOGLE_TOKEN).await
     }
 
-    async fn id_token(&self, http: &reqwest::Client, audience: &str) -> Result<Minted, String> {
+    async fn id_token(&self, http: &reqwest::Client, audience: &str) -> Result<Minted, AuthError> {
         let body = self.exchange(http, ("target_audience", audience)).await?;
-        let token =
-            field(&body, "id_token").ok_or("Google's token endpoint answered without id_token")?;
+        let token = field(&body, "id_token").ok_or(AuthError::AnswerLacks {
+            what: GOOGLE_TOKEN,
+            field: "id_token",
+        })?;
         Ok(Minted::bearer(token, jwt_expiry(token)))
     }
 
-    async fn access_token(&self, http: &reqwest::Client, scope: &str) -> Result<Access, String> {
+    async fn access_token(&self, http: &reqwest::Client, scope: &str) -> Result<Access, AuthError> {
         let body = self.exchange(http, ("scope", scope)).await?;
-        Access::from_oauth(&body, "Google's token endpoint")
+        Access::from_oauth(&body, GOOGLE_TOKEN)
     }
 }
 
@@ -143,9 +155,11 @@ struct Access {
 
 impl Access {
     /// An OAuth token answer: `{access_token, expires_in}`.
-    fn from_oauth(body: &Value, what: &str) -> Result<Access, String> {
-        let token = field(body, "access_token")
-            .ok_or_else(|| format!("{what} answered without access_token"))?;
+    fn from_oauth(body: &Value, what: &'static str) -> Result<Access, AuthError> {
+        let token = field(body, "access_token").ok_or(AuthError::AnswerLacks {
+            what,
+            field: "access_token",
+        })?;
         Ok(Access {
             token: SecretString::from(token.to_string()),
             expires_at: expires_in(body),
@@ -155,7 +169,7 @@ impl Access {
 
 /// The ID token with the service account's access token beside it, when there is one: a
 /// service account that may not mint access tokens still signs in, as with the SDKs.
-fn with_access(mut id: Minted, access: Result<Access, String>) -> Minted {
+fn with_access(mut id: Minted, access: Result<Access, AuthError>) -> Minted {
     match access {
         Ok(a) => {
             id.expires_at = id.expires_at.min(a.expires_at);
@@ -197,36 +211,33 @@ fn pem_body(pem: &str, label: &str) -> Option<Vec<u8>> {
 /// `google_credentials`: a key file's path, or the key's JSON itself (the SDKs' reading: a
 /// file that exists, else JSON). Errors name where the value came from, never the value: it
 /// may be the key.
-pub(crate) fn read_credentials(value: &str, from: &str) -> Result<ServiceAccountKey, String> {
+pub(crate) fn read_credentials(value: &str, from: &str) -> Result<ServiceAccountKey, AuthError> {
     let what = format!("google_credentials (from {from})");
     let path = Path::new(value.trim());
     let (text, what) = if !value.trim_start().starts_with('{') && path.is_file() {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{what}: the key file cannot be read ({})", e.kind()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| AuthError::KeyFileUnreadable {
+            what: what.clone(),
+            source: Arc::new(e),
+        })?;
         (text, format!("the key file of {what}"))
     } else {
         (value.to_string(), what)
     };
     if !text.trim_start().starts_with('{') {
-        return Err(format!(
-            "{what} is neither a file that exists nor a service-account key's JSON"
-        ));
+        return Err(AuthError::NotAKey { what });
     }
-    let v: Value = serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{what} is not valid JSON (line {}, column {})",
-            e.line(),
-            e.column()
-        )
+    // A JSON syntax error says where the text breaks off, never what it holds.
+    let v: Value = serde_json::from_str(&text).map_err(|e| AuthError::KeyNotJson {
+        what: what.clone(),
+        source: Arc::new(e),
     })?;
     match field(&v, "type") {
         Some("service_account") => ServiceAccountKey::from_json(&v, &what),
-        Some(other) => Err(format!(
-            "{what} is a {other:?} credential; google-credentials signs in with a service-account key (type \"service_account\")"
-        )),
-        None => Err(format!(
-            "{what} has no type; google-credentials signs in with a service-account key (type \"service_account\")"
-        )),
+        Some(other) => Err(AuthError::NotServiceAccount {
+            what,
+            found: other.to_string(),
+        }),
+        None => Err(AuthError::KeyUntyped { what }),
     }
 }
 
@@ -242,7 +253,7 @@ impl TokenSource for GoogleCredentials {
         AuthType::GoogleCredentials
     }
 
-    async fn mint(&self, http: &reqwest::Client) -> Result<Minted, String> {
+    async fn mint(&self, http: &reqwest::Client) -> Result<Minted, AuthError> {
         let id = self.key.id_token(http, &self.host).await?;
         let access = self.key.access_token(http, GCP_SCOPES).await;
         Ok(with_access(id, access))
@@ -282,7 +293,7 @@ impl Adc {
     /// Google's order: the file GOOGLE_APPLICATION_CREDENTIALS names, else gcloud's
     /// well-known file, else the metadata server (whose absence shows when the first token
     /// is asked for).
-    pub fn find(env: &dyn Fn(&str) -> Option<String>) -> Result<Adc, String> {
+    pub fn find(env: &dyn Fn(&str) -> Option<String>) -> Result<Adc, AuthError> {
         let get = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())
@@ -311,29 +322,26 @@ impl Adc {
         })
     }
 
-    fn read(path: &Path, named_by: &str) -> Result<Adc, String> {
+    fn read(path: &Path, named_by: &str) -> Result<Adc, AuthError> {
         let what = format!("{} ({named_by})", path.display());
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            format!(
-                "application default credentials {what} cannot be read ({})",
-                e.kind()
-            )
+        let text = std::fs::read_to_string(path).map_err(|e| AuthError::AdcUnreadable {
+            what: what.clone(),
+            source: Arc::new(e),
         })?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "application default credentials {what} are not valid JSON (line {}, column {})",
-                e.line(),
-                e.column()
-            )
+        // A JSON syntax error says where the text breaks off, never what it holds.
+        let v: Value = serde_json::from_str(&text).map_err(|e| AuthError::AdcNotJson {
+            what: what.clone(),
+            source: Arc::new(e),
         })?;
         let what = format!("application default credentials {what}");
+        let lacks = |field: &'static str| AuthError::AdcLacks {
+            what: what.clone(),
+            field,
+        };
         match field(&v, "type") {
             Some("authorized_user") => {
-                let need = |k: &str| {
-                    field(&v, k)
-                        .map(str::to_string)
-                        .ok_or_else(|| format!("{what} have no {k}"))
-                };
+                let need =
+                    |k: &'static str| field(&v, k).map(str::to_string).ok_or_else(|| lacks(k));
                 let token_uri = field(&v, "token_uri")
                     .unwrap_or(GOOGLE_TOKEN_URI)
                     .trim()
@@ -351,15 +359,16 @@ impl Adc {
                 key: ServiceAccountKey::from_json(&v, &what)?,
                 file: path.to_path_buf(),
             }),
-            Some(other) => Err(format!(
-                "{what} are of type {other:?}, which brickform does not sign in with: use `gcloud auth application-default login` (type \"authorized_user\") or a service-account key (type \"service_account\")"
-            )),
-            None => Err(format!("{what} have no type")),
+            Some(other) => Err(AuthError::AdcUnsupported {
+                what,
+                found: other.to_string(),
+            }),
+            None => Err(lacks("type")),
         }
     }
 
     /// An access token of who the credentials are, to call IAM Credentials with.
-    async fn access_token(&self, http: &reqwest::Client) -> Result<Access, String> {
+    async fn access_token(&self, http: &reqwest::Client) -> Result<Access, AuthError> {
         match self {
             Adc::AuthorizedUser {
                 client_id,
@@ -374,12 +383,12 @@ impl Adc {
                     ("client_secret", client_secret.expose_secret()),
                     ("refresh_token", refresh_token.expose_secret()),
                 ];
-                let body = token_call(http.post(token_uri).form(&form), "Google's token endpoint")
+                let body = token_call(http.post(token_uri).form(&form), GOOGLE_TOKEN)
                     .await
-                    .map_err(|e| {
-                        format!("{e} (running `gcloud auth application-default login` may help)")
+                    .map_err(|e| AuthError::AdcRefresh {
+                        source: Box::new(e),
                     })?;
-                Access::from_oauth(&body, "Google's token endpoint")
+                Access::from_oauth(&body, GOOGLE_TOKEN)
             }
             Adc::ServiceAccount { key, .. } => key.access_token(http, CLOUD_PLATFORM).await,
             Adc::Metadata { url } => {
@@ -388,10 +397,8 @@ impl Adc {
                     .header("Metadata-Flavor", "Google")
                     .timeout(Duration::from_secs(10));
                 let what = "the Google Compute Engine metadata server";
-                let body = token_call(req, what).await.map_err(|e| {
-                    format!(
-                        "no application default credentials: {e}; outside Google Cloud run `gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS"
-                    )
+                let body = token_call(req, what).await.map_err(|e| AuthError::NoAdc {
+                    source: Box::new(e),
                 })?;
                 Access::from_oauth(&body, what)
             }
@@ -402,7 +409,7 @@ impl Adc {
 /// `http://HOST/` of the metadata server: its well-known name, or GCE_METADATA_HOST as
 /// Google's libraries read it (a host, with port and path if need be), which must be the
 /// metadata server's own address or a loopback one: the server speaks plain http.
-fn metadata_root(host: Option<String>) -> Result<String, String> {
+fn metadata_root(host: Option<String>) -> Result<String, SettingError> {
     let Some(host) = host else {
         return Ok(format!("http://{METADATA_HOST}/"));
     };
@@ -443,7 +450,7 @@ impl std::fmt::Debug for GoogleId {
 
 /// The IAM Credentials endpoint: Google's, or GOOGLE_IAM_CREDENTIALS_CUSTOM_ENDPOINT (the
 /// Terraform Google provider's name for it, which may end in the API version `v1/`).
-pub(crate) fn iam_endpoint(custom: Option<String>) -> Result<String, String> {
+pub(crate) fn iam_endpoint(custom: Option<String>) -> Result<String, SettingError> {
     let root = match custom
         .map(|c| c.trim().to_string())
         .filter(|c| !c.is_empty())
@@ -459,11 +466,11 @@ pub(crate) fn iam_endpoint(custom: Option<String>) -> Result<String, String> {
 }
 
 impl GoogleId {
-    fn url(&self, verb: &str) -> Result<reqwest::Url, String> {
-        let mut url = reqwest::Url::parse(&self.iam)
-            .map_err(|e| format!("the IAM Credentials endpoint is not a URL ({e})"))?;
+    fn url(&self, verb: &str) -> Result<reqwest::Url, AuthError> {
+        let mut url =
+            reqwest::Url::parse(&self.iam).map_err(|source| AuthError::IamNotUrl { source })?;
         url.path_segments_mut()
-            .map_err(|()| "the IAM Credentials endpoint is not a URL with a path".to_string())?
+            .map_err(|()| AuthError::IamNoPath)?
             .pop_if_empty()
             .extend([
                 "projects",
@@ -480,21 +487,24 @@ impl GoogleId {
         source: &Access,
         verb: &str,
         body: &Value,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, AuthError> {
         let req = http
             .post(self.url(verb)?)
             .bearer_auth(source.token.expose_secret())
             .json(body);
-        token_call(req, "Google IAM Credentials")
+        token_call(req, IAM)
             .await
-            .map_err(|e| format!("{e} (impersonating {})", self.service_account))
+            .map_err(|e| AuthError::Impersonating {
+                service_account: self.service_account.clone(),
+                source: Box::new(e),
+            })
     }
 
     async fn access_token(
         &self,
         http: &reqwest::Client,
         source: &Access,
-    ) -> Result<Access, String> {
+    ) -> Result<Access, AuthError> {
         let scopes: Vec<&str> = GCP_SCOPES.split(' ').collect();
         let body = self
             .iam_call(
@@ -504,8 +514,10 @@ impl GoogleId {
                 &json!({"scope": scopes, "lifetime": "3600s"}),
             )
             .await?;
-        let token = field(&body, "accessToken")
-            .ok_or("Google IAM Credentials answered without accessToken")?;
+        let token = field(&body, "accessToken").ok_or(AuthError::AnswerLacks {
+            what: IAM,
+            field: "accessToken",
+        })?;
         Ok(Access {
             token: SecretString::from(token.to_string()),
             expires_at: body
@@ -522,7 +534,7 @@ impl TokenSource for GoogleId {
         AuthType::GoogleId
     }
 
-    async fn mint(&self, http: &reqwest::Client) -> Result<Minted, String> {
+    async fn mint(&self, http: &reqwest::Client) -> Result<Minted, AuthError> {
         let source = self.adc.access_token(http).await?;
         let body = self
             .iam_call(
@@ -532,7 +544,10 @@ impl TokenSource for GoogleId {
                 &json!({"audience": self.host, "includeEmail": true}),
             )
             .await?;
-        let token = field(&body, "token").ok_or("Google IAM Credentials answered without token")?;
+        let token = field(&body, "token").ok_or(AuthError::AnswerLacks {
+            what: IAM,
+            field: "token",
+        })?;
         let id = Minted::bearer(token, jwt_expiry(token));
         let access = self.access_token(http, &source).await;
         Ok(with_access(id, access))

@@ -12,6 +12,7 @@
 mod azure;
 mod command;
 mod databricks_cli;
+mod error;
 mod google;
 mod token;
 
@@ -24,6 +25,7 @@ use super::config_file::ConfigFile;
 use super::errors::ClientError;
 use super::secrets::SecretStore;
 
+pub use error::{AuthError, SettingError, SignInError};
 pub(crate) use token::{CachedToken, Minted, TokenSource, parse_token};
 
 /// Where a configuration value came from.
@@ -654,10 +656,7 @@ fn choose(
                     profile_note(&a)
                 )));
             };
-            let sign_in = |message| ClientError::SignIn {
-                auth_type: auth_type.as_str().to_string(),
-                message,
-            };
+            let sign_in = |source| SignInError { auth_type, source };
             let value = expand_home(std::path::Path::new(creds.value.expose_secret()), env);
             let key = google::read_credentials(&value.to_string_lossy(), &creds.source.to_string())
                 .map_err(sign_in)?;
@@ -676,12 +675,8 @@ fn choose(
                     profile_note(&a)
                 )));
             };
-            let sign_in = |message| ClientError::SignIn {
-                auth_type: auth_type.as_str().to_string(),
-                message,
-            };
-            let iam = google::iam_endpoint(env("GOOGLE_IAM_CREDENTIALS_CUSTOM_ENDPOINT"))
-                .map_err(ClientError::Incomplete)?;
+            let sign_in = |source| SignInError { auth_type, source };
+            let iam = google::iam_endpoint(env("GOOGLE_IAM_CREDENTIALS_CUSTOM_ENDPOINT"))?;
             let adc = google::Adc::find(env).map_err(sign_in)?;
             Ok(Resolved {
                 info: info(sa.source),
@@ -788,7 +783,7 @@ fn settle_azure(
     host: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<azure::Azure, ClientError> {
-    azure::Azure::settle(
+    Ok(azure::Azure::settle(
         host,
         a.azure_workspace_resource_id
             .as_ref()
@@ -797,17 +792,14 @@ fn settle_azure(
         a.azure_environment.as_ref().map(|v| v.value.as_str()),
         a.azure_login_app_id.as_ref().map(|v| v.value.clone()),
         non_empty(env("AZURE_AUTHORITY_HOST")).as_deref(),
-    )
-    .map_err(ClientError::Incomplete)
+    )?)
 }
 
 /// The Azure instance metadata service: its well-known address, or
 /// `AZURE_POD_IDENTITY_AUTHORITY_HOST` as the Azure SDKs read it.
 fn metadata_host(env: &dyn Fn(&str) -> Option<String>) -> Result<String, ClientError> {
     match non_empty(env("AZURE_POD_IDENTITY_AUTHORITY_HOST")) {
-        Some(h) => {
-            check_endpoint(&h, "AZURE_POD_IDENTITY_AUTHORITY_HOST").map_err(ClientError::Incomplete)
-        }
+        Some(h) => Ok(check_endpoint(&h, "AZURE_POD_IDENTITY_AUTHORITY_HOST")?),
         None => Ok("http://169.254.169.254/".to_string()),
     }
 }
@@ -862,9 +854,9 @@ fn read_profile(a: &mut Attrs, env: &dyn Fn(&str) -> Option<String>) -> Result<(
             });
         }
     };
-    let file = ConfigFile::parse(&text).map_err(|reason| ClientError::ConfigFile {
+    let file = ConfigFile::parse(&text).map_err(|e| ClientError::ConfigFile {
         path: shown.clone(),
-        reason,
+        reason: e.to_string(),
     })?;
     // Profile choice: explicit, then [__settings__] default_profile, then DEFAULT (silently
     // skipped when absent).
@@ -972,24 +964,50 @@ fn is_loopback(host: &url::Host<&str>) -> bool {
 
 /// A sign-in endpoint set by an environment variable (`what`): `https`, or plain http on a
 /// loopback host only, as for the workspace itself. Returned ending in `/`, so paths append.
-pub(crate) fn check_endpoint(raw: &str, what: &str) -> Result<String, String> {
-    let url = reqwest::Url::parse(raw.trim())
-        .map_err(|e| format!("{what} {raw:?} is not a URL ({e})"))?;
+pub(crate) fn check_endpoint(raw: &str, what: &str) -> Result<String, SettingError> {
+    let url = reqwest::Url::parse(raw.trim()).map_err(|source| SettingError::NotUrl {
+        what: what.to_string(),
+        raw: without_secrets(raw),
+        source,
+    })?;
     let ok = match (url.scheme(), url.host()) {
         ("https", Some(_)) => true,
         ("http", Some(h)) => is_loopback(&h),
         _ => false,
     };
     if !ok || url.query().is_some() || !url.username().is_empty() {
-        return Err(format!(
-            "{what} {raw:?} must be an https:// URL (plain http only on a loopback host), without credentials or query"
-        ));
+        return Err(SettingError::Insecure {
+            what: what.to_string(),
+            raw: without_secrets(raw),
+        });
     }
     let mut out = url.to_string();
     if !out.ends_with('/') {
         out.push('/');
     }
     Ok(out)
+}
+
+/// An endpoint as an error shows it: a user name and password before the host, and a
+/// query, may be secrets, so they are shown as `***`. Textual, so that it works on what is
+/// not a URL too.
+fn without_secrets(raw: &str) -> String {
+    let raw = raw.trim();
+    let (scheme, rest) = match raw.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), raw),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let authority = match authority.rsplit_once('@') {
+        Some((_, host)) => format!("***@{host}"),
+        None => authority.to_string(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, _)) => format!("{path}?***"),
+        None => tail.to_string(),
+    };
+    format!("{scheme}{authority}{tail}")
 }
 
 /// The M2M client-credentials state: where to get tokens, and the current one.
@@ -1024,6 +1042,28 @@ impl M2m {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_endpoint_refused_is_shown_without_its_credentials_or_query() {
+        for raw in [
+            "http://user:hunter2@login.example.com/tenant",
+            "https://login.example.com/tenant?key=hunter2",
+            "ht tp://user:hunter2@bad url/?key=hunter2",
+        ] {
+            let e = check_endpoint(raw, "AZURE_AUTHORITY_HOST").unwrap_err();
+            let (shown, debug) = (e.to_string(), format!("{e:?}"));
+            assert!(
+                !shown.contains("hunter2") && !debug.contains("hunter2"),
+                "{shown}\n{debug}"
+            );
+            assert!(shown.contains("AZURE_AUTHORITY_HOST"), "{shown}");
+        }
+        assert_eq!(
+            without_secrets("https://a:b@host.example.com:8443/p?q=1#f"),
+            "https://***@host.example.com:8443/p?***"
+        );
+        assert_eq!(without_secrets("https://host/p"), "https://host/p");
+    }
 
     #[test]
     fn hosts() {

@@ -2,12 +2,14 @@
 //! (the Databricks CLI, the Azure CLI, Microsoft Entra ID, the cloud's metadata service), with
 //! the moment to ask again.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use async_trait::async_trait;
 use secrecy::SecretString;
 
 use super::AuthType;
+use super::error::{AuthError, SignInError};
 
 /// An OAuth access token with its expiry.
 pub(crate) struct CachedToken {
@@ -106,7 +108,15 @@ impl std::fmt::Debug for Minted {
 #[async_trait]
 pub(crate) trait TokenSource: Send + Sync {
     fn auth_type(&self) -> AuthType;
-    async fn mint(&self, http: &reqwest::Client) -> Result<Minted, String>;
+    async fn mint(&self, http: &reqwest::Client) -> Result<Minted, AuthError>;
+
+    /// [`TokenSource::mint`] for a method that was chosen: its failure names the method.
+    async fn sign_in(&self, http: &reqwest::Client) -> Result<Minted, SignInError> {
+        self.mint(http).await.map_err(|source| SignInError {
+            auth_type: self.auth_type(),
+            source,
+        })
+    }
 }
 
 impl std::fmt::Debug for dyn TokenSource {
@@ -147,13 +157,13 @@ pub(crate) fn parse_expiry(raw: &serde_json::Value) -> Option<jiff::Timestamp> {
 /// a token changes nothing.
 pub(crate) async fn token_call(
     req: reqwest::RequestBuilder,
-    what: &str,
-) -> Result<serde_json::Value, String> {
+    what: &'static str,
+) -> Result<serde_json::Value, AuthError> {
     let mut pending = Some(req);
     let mut attempt = 0;
     loop {
         let Some(req) = pending.take() else {
-            return Err(format!("{what} could not be asked again"));
+            return Err(AuthError::NotRepeatable { what });
         };
         let again = req.try_clone();
         attempt += 1;
@@ -161,10 +171,14 @@ pub(crate) async fn token_call(
         match req.send().await {
             Ok(resp) => {
                 let status = resp.status();
-                let body = resp.bytes().await.map_err(|e| format!("{what}: {e}"))?;
+                let body = resp.bytes().await.map_err(|e| AuthError::AnswerUnread {
+                    what,
+                    source: Arc::new(e),
+                })?;
                 if status.is_success() {
-                    return serde_json::from_slice(&body).map_err(|e| {
-                        format!("{what} answered with something that is not JSON ({e})")
+                    return serde_json::from_slice(&body).map_err(|e| AuthError::AnswerNotJson {
+                        what,
+                        source: Arc::new(e),
                     });
                 }
                 if !last && (status.is_server_error() || status.as_u16() == 429) {
@@ -172,18 +186,23 @@ pub(crate) async fn token_call(
                     tokio::time::sleep(Duration::from_millis(500)).await;
                     continue;
                 }
-                return Err(format!(
-                    "{what} refused the request (HTTP {}): {}",
-                    status.as_u16(),
-                    said(&body)
-                ));
+                return Err(AuthError::Refused {
+                    what,
+                    status: status.as_u16(),
+                    said: said(&body),
+                });
             }
             Err(e) if !last => {
                 tracing::debug!(error = %e, "token request failed; asking once more");
                 pending = again;
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
-            Err(e) => return Err(format!("{what} could not be reached: {e}")),
+            Err(e) => {
+                return Err(AuthError::Unreachable {
+                    what,
+                    source: Arc::new(e),
+                });
+            }
         }
     }
 }
