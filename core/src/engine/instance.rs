@@ -108,7 +108,7 @@ pub fn merged_from(r: &brickform_state::ResourceState) -> Object {
 }
 
 /// The attributes of [`merged_from`] that are neither lists nor objects (blocks): what
-/// names an object and where it lies, without converting the rest (a job's tasks), for
+/// names an object and where it lies, without converting the rest (its nested blocks), for
 /// reading the location of every object in state.
 pub(super) fn scalars_from(r: &brickform_state::ResourceState) -> Object {
     merged_where(r, |v| !v.is_array() && !v.is_object())

@@ -40,6 +40,36 @@ impl Engine<'_> {
         state: &StateDocument,
         req: &PlanRequest,
     ) -> (Option<Planned>, PresetNotes, Diagnostics) {
+        let mut diags = self.settings_diags.clone();
+        let Some((cg, order)) = self.ordered_graph(state, &mut diags).await else {
+            return (None, PresetNotes::new(), diags);
+        };
+        let (state, moved_from) = moved(&self.config, state);
+        let mut walked = self
+            .walk_instances(&cg, &order, &state, req, &moved_from, &mut diags)
+            .await;
+        self.plan_the_rest(&mut walked, &cg, &state, req, &mut diags)
+            .await;
+        let Walked {
+            plan,
+            specs,
+            preset_notes,
+            ..
+        } = walked;
+        diags.sort();
+        if diags.has_errors() {
+            return (None, preset_notes, diags);
+        }
+        (Some(Planned { plan, specs }), preset_notes, diags)
+    }
+
+    /// The configuration's graph and its order, with the providers configured; `None`
+    /// when the configuration cannot be planned (said in `diags`).
+    async fn ordered_graph(
+        &self,
+        state: &StateDocument,
+        diags: &mut Diagnostics,
+    ) -> Option<(graph::ConfigGraph, Vec<crate::dag::NodeId>)> {
         for p in self
             .registry
             .providers
@@ -49,59 +79,34 @@ impl Engine<'_> {
             p.plan_started();
         }
         let config = &*self.config;
-        let mut diags = self.settings_diags.clone();
         let (cg, gd) = graph::build(config);
         diags.extend(gd);
         diags.extend(self.unknown_types());
         let providers: Vec<&str> = self.registry.providers.iter().map(|p| p.name()).collect();
         diags.extend(crate::lang::terraform::check(config, &providers));
         if diags.has_errors() {
-            return (None, PresetNotes::new(), diags);
+            return None;
         }
-        let Some(order) = cg.order() else {
-            return (None, PresetNotes::new(), diags);
-        };
+        let order = cg.order()?;
         let nodes: Vec<crate::addrs::ConfigNode> =
             order.iter().map(|&id| cg.dag()[id].clone()).collect();
         diags.extend(self.configure_providers(&nodes, state).await);
-        if diags.has_errors() {
-            return (None, PresetNotes::new(), diags);
-        }
+        (!diags.has_errors()).then_some((cg, order))
+    }
 
-        // `moved` blocks rename state entries before anything is compared. The state is
-        // copied only for a block that renames something: at scale the copy (and its drop)
-        // was a third of a no-op plan's work, and a `moved` block kept after its move has
-        // been applied (as Terraform advises) finds nothing to rename.
-        let mut state = std::borrow::Cow::Borrowed(state);
-        let mut moved_from: BTreeMap<String, String> = BTreeMap::new();
-        for m in &config.moved {
-            // A module moved as a whole: every instance inside it.
-            if let (Ok((from, "")), Ok((to, ""))) = (
-                crate::addrs::split_module(&m.from),
-                crate::addrs::split_module(&m.to),
-            ) && !from.is_root()
-                && !to.is_root()
-            {
-                if !state.resources().iter().any(|r| from.holds(&r.module)) {
-                    continue;
-                }
-                if let Ok(moves) = state.to_mut().mv_module(&from, &to) {
-                    for (old, new) in moves {
-                        moved_from.insert(new, old);
-                    }
-                }
-                continue;
-            }
-            // One instance, or every instance of a resource moved as a whole.
-            if !state.instances_of(&m.from).is_empty()
-                && let Ok(moves) = state.to_mut().mv_all(&m.from, &m.to)
-            {
-                for (old, new) in moves {
-                    moved_from.insert(new, old);
-                }
-            }
-        }
-
+    /// Walks the graph: every instance planned against state and the service (the reads
+    /// start first and the walk at once: an instance waits for its own read), then what
+    /// state holds and the configuration no longer does, deposed objects and outputs.
+    async fn walk_instances(
+        &self,
+        cg: &graph::ConfigGraph,
+        order: &[crate::dag::NodeId],
+        state: &StateDocument,
+        req: &PlanRequest,
+        moved_from: &BTreeMap<String, String>,
+        diags: &mut Diagnostics,
+    ) -> Walked {
+        let config = &*self.config;
         let mut world = World::new(
             self.vars.values.clone(),
             self.vars.sensitive.clone(),
@@ -110,33 +115,26 @@ impl Engine<'_> {
             self.registry,
         );
         world.declare_modules(config);
-        let mut plan = Plan {
-            mode: req.mode,
-            environment: self.environment.clone(),
-            targeted: !req.targets.is_empty(),
-            ..Plan::default()
-        };
-        let import_ids = self.import_ids(&world, &mut diags);
-        let walked = targets::walked_nodes(&cg, &order, req);
+        let import_ids = self.import_ids(&world, diags);
+        let walked = targets::walked_nodes(cg, order, req);
         let left_out = walked
             .as_ref()
-            .map(|w| targets::left_out(&cg, w))
+            .map(|w| targets::left_out(cg, w))
             .unwrap_or_default();
         let parallelism = req.calls_in_flight();
         let calls = std::sync::Arc::new(tokio::sync::Semaphore::new(parallelism));
-        // The reads start now and the walk at once: an instance waits for its own read.
         let mut reads = if req.refresh && !self.offline {
-            self.start_refresh(&state, &import_ids, &left_out, &calls)
+            self.start_refresh(state, &import_ids, &left_out, &calls)
         } else {
             super::refresh::Reads::none()
         };
         let refreshed = std::mem::take(&mut reads.pending);
         let walk = walk::PlanWalk {
             engine: self,
-            graph: &cg,
-            state: &state,
+            graph: cg,
+            state,
             req,
-            moved_from: &moved_from,
+            moved_from,
             import_ids: &import_ids,
             refreshed: Mutex::new(refreshed),
             world: Mutex::new(world),
@@ -148,7 +146,7 @@ impl Engine<'_> {
             lineage: state.lineage().to_string(),
             walked: walked.as_ref(),
         };
-        let nodes = walk.run(&order).await;
+        let nodes = walk.run(order).await;
         // Reads no instance took (one the walk did not reach) are made all the same.
         reads.finish().await;
         let world = walk
@@ -161,24 +159,10 @@ impl Engine<'_> {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         diags.extend(guards::claimed_twice(claims, config));
 
-        let planned: usize = nodes.iter().map(|n| n.changes.len()).sum();
-        plan.changes.reserve_exact(planned);
-        let mut specs: Vec<InstanceSpec> = Vec::with_capacity(planned);
-        let mut produced: HashSet<String> =
-            HashSet::with_capacity(nodes.iter().map(|n| n.produced.len()).sum());
-        let mut preset_notes = PresetNotes::new();
-        for node in nodes {
-            plan.changes.extend(node.changes);
-            specs.extend(node.specs);
-            plan.drift.extend(node.drift);
-            plan.warnings.extend(node.warnings);
-            produced.extend(node.produced);
-            preset_notes.extend(node.preset_notes);
-            diags.extend(node.diags);
-        }
+        let mut out = Walked::gathered(nodes, req, &self.environment, diags);
         // What a narrowed plan left out is neither planned nor removed.
         if !left_out.is_empty() {
-            produced.extend(
+            out.produced.extend(
                 state
                     .resources()
                     .iter()
@@ -186,32 +170,48 @@ impl Engine<'_> {
                     .map(|r| r.address.clone()),
             );
         }
-
-        for (change, spec) in self.orphans(&state, req, &produced, &mut diags) {
-            plan.changes.push(change);
-            specs.push(spec);
+        for (change, spec) in self.orphans(state, req, &out.produced, diags) {
+            out.plan.changes.push(change);
+            out.specs.push(spec);
         }
-        for (change, spec) in self.deposed(&state, req).await {
-            plan.changes.push(change);
-            specs.push(spec);
+        for (change, spec) in self.deposed(state, req).await {
+            out.plan.changes.push(change);
+            out.specs.push(spec);
         }
-        plan.outputs = self.plan_outputs(&world, &state, req, &cg, walked.as_ref(), &mut diags);
+        out.plan.outputs = self.plan_outputs(&world, state, req, cg, walked.as_ref(), diags);
         // A destroy leaves nothing for checks to look at, and a narrowed plan has not
         // evaluated what most checks read (Terraform leaves them out of targeted plans too).
         if req.mode != PlanMode::Destroy && walked.is_none() {
             diags.extend(crate::engine::checks::evaluate(config, &world));
         }
+        out
+    }
 
+    /// What comes after the walk: the guards of a destroy and of replacements, what the
+    /// deletes of containers take along, `--replace` and `--target`, the impact on data,
+    /// and the checks of the whole plan.
+    async fn plan_the_rest(
+        &self,
+        walked: &mut Walked,
+        cg: &graph::ConfigGraph,
+        state: &StateDocument,
+        req: &PlanRequest,
+        diags: &mut Diagnostics,
+    ) {
+        let Walked {
+            plan,
+            specs,
+            preset_notes,
+            ..
+        } = walked;
         if req.mode == PlanMode::Destroy {
-            guards::destroy_only(&mut plan, &state);
+            guards::destroy_only(plan, state);
         }
-        let spread = guards::create_before_destroy_spreads(&mut plan);
-        diags.extend(
-            self.spread_names(&plan, &spread, &state.lineage().to_string())
-                .await,
-        );
+        let lineage = state.lineage().to_string();
+        let spread = guards::create_before_destroy_spreads(plan);
+        diags.extend(self.spread_names(plan, &spread, &lineage).await);
         if req.mode != PlanMode::RefreshOnly {
-            self.plan_containers(&mut plan, &state, req.calls_in_flight(), &mut diags)
+            self.plan_containers(plan, state, req.calls_in_flight(), diags)
                 .await;
         }
         for r in &req.replace {
@@ -219,38 +219,32 @@ impl Engine<'_> {
                 diags.push(targets::unknown_address_error(
                     "--replace",
                     r,
-                    &plan,
-                    config,
+                    plan,
+                    &self.config,
                 ));
             }
         }
         if !req.targets.is_empty() {
-            self.apply_targets(&cg, &mut plan, &mut specs, req, &state, &mut diags);
+            self.apply_targets(cg, plan, specs, req, state, diags);
             plan.warnings.push("Resource targeting is in effect: the plan may be incomplete. Use --target only to recover from mistakes, not for routine changes.".into());
         }
         // After targeting: what the plan carries out, and only that.
         if req.mode != PlanMode::RefreshOnly {
-            let lineage = state.lineage().to_string();
-            self.plan_data_impact(&mut plan, &lineage, req.calls_in_flight())
+            self.plan_data_impact(plan, &lineage, req.calls_in_flight())
                 .await;
         }
         if req.mode == PlanMode::Destroy {
-            diags.extend(self.destroy_guards(&plan));
+            diags.extend(self.destroy_guards(plan));
         }
-        diags.extend(self.duplicate_imports(&plan, &state));
+        diags.extend(self.duplicate_imports(plan, state));
         diags.extend(self.ignore_changes_checks());
-        guards::apply_order(&plan, &mut diags);
+        guards::apply_order(plan, diags);
         if self.settings.protect && !req.allow_destroy {
-            diags.extend(self.protected_changes(&plan));
+            diags.extend(self.protected_changes(plan));
         }
-        if let Some(warning) = self.presets_warning(&preset_notes) {
+        if let Some(warning) = self.presets_warning(preset_notes) {
             plan.warnings.push(warning);
         }
-        diags.sort();
-        if diags.has_errors() {
-            return (None, preset_notes, diags);
-        }
-        (Some(Planned { plan, specs }), preset_notes, diags)
     }
 
     /// What a plan is made from, for its JSON form and saved plans ([`Plan::context`]): the
@@ -397,4 +391,90 @@ pub fn block_keys(schema: &Schema) -> Vec<(Vec<String>, String)> {
 fn without_sensitive(mut o: Object, paths: &[Vec<PathStep>]) -> Object {
     super::sensitive::redact_object(&mut o, paths);
     o
+}
+
+/// `moved` blocks rename state entries before anything is compared: the state, renamed,
+/// and each new address's old one. The state is copied only for a block that renames
+/// something: at scale the copy (and its drop) was a third of a no-op plan's work, and a
+/// `moved` block kept after its move has been applied (as Terraform advises) finds
+/// nothing to rename.
+fn moved<'s>(
+    config: &crate::lang::load::Config,
+    state: &'s StateDocument,
+) -> (
+    std::borrow::Cow<'s, StateDocument>,
+    BTreeMap<String, String>,
+) {
+    let mut state = std::borrow::Cow::Borrowed(state);
+    let mut moved_from: BTreeMap<String, String> = BTreeMap::new();
+    for m in &config.moved {
+        // A module moved as a whole: every instance inside it.
+        if let (Ok((from, "")), Ok((to, ""))) = (
+            crate::addrs::split_module(&m.from),
+            crate::addrs::split_module(&m.to),
+        ) && !from.is_root()
+            && !to.is_root()
+        {
+            if !state.resources().iter().any(|r| from.holds(&r.module)) {
+                continue;
+            }
+            if let Ok(moves) = state.to_mut().mv_module(&from, &to) {
+                moved_from.extend(moves.into_iter().map(|(old, new)| (new, old)));
+            }
+            continue;
+        }
+        // One instance, or every instance of a resource moved as a whole.
+        if !state.instances_of(&m.from).is_empty()
+            && let Ok(moves) = state.to_mut().mv_all(&m.from, &m.to)
+        {
+            moved_from.extend(moves.into_iter().map(|(old, new)| (new, old)));
+        }
+    }
+    (state, moved_from)
+}
+
+/// What the walk planned, gathered from its nodes: the plan so far, the specs apply
+/// evaluates again, the addresses the configuration produced, and what the development
+/// presets changed.
+struct Walked {
+    plan: Plan,
+    specs: Vec<InstanceSpec>,
+    produced: HashSet<String>,
+    preset_notes: PresetNotes,
+}
+
+impl Walked {
+    fn gathered(
+        nodes: Vec<walk::NodePlan>,
+        req: &PlanRequest,
+        environment: &str,
+        diags: &mut Diagnostics,
+    ) -> Self {
+        let planned: usize = nodes.iter().map(|n| n.changes.len()).sum();
+        let mut plan = Plan {
+            mode: req.mode,
+            environment: environment.to_string(),
+            targeted: !req.targets.is_empty(),
+            ..Plan::default()
+        };
+        plan.changes.reserve_exact(planned);
+        let mut specs = Vec::with_capacity(planned);
+        let mut produced = HashSet::with_capacity(nodes.iter().map(|n| n.produced.len()).sum());
+        let mut preset_notes = PresetNotes::new();
+        for node in nodes {
+            plan.changes.extend(node.changes);
+            specs.extend(node.specs);
+            plan.drift.extend(node.drift);
+            plan.warnings.extend(node.warnings);
+            produced.extend(node.produced);
+            preset_notes.extend(node.preset_notes);
+            diags.extend(node.diags);
+        }
+        Walked {
+            plan,
+            specs,
+            produced,
+            preset_notes,
+        }
+    }
 }
