@@ -111,19 +111,36 @@ pub fn measure_object(o: &Object, cap: u64) -> (u64, usize) {
     (total, deepest)
 }
 
+/// A limit a value breaks, or one about to be built would; said as a sentence for a
+/// diagnostic's detail.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    #[error(
+        "the value nests lists, maps or objects {depth} levels deep, more than the limit of {MAX_VALUE_DEPTH}"
+    )]
+    TooDeep { depth: usize },
+    #[error(
+        "the result would be a string of {len} bytes, more than the limit of {} MiB",
+        MAX_STRING_BYTES >> 20
+    )]
+    StringTooLong { len: usize },
+    #[error(
+        "the result would be a collection of {len} elements, more than the limit of {MAX_COLLECTION_ELEMENTS}"
+    )]
+    TooManyElements { len: usize },
+}
+
 /// A value nesting `depth` levels is too deep.
-pub fn check_depth(depth: usize) -> Result<(), String> {
+pub fn check_depth(depth: usize) -> Result<(), LimitError> {
     if depth > MAX_VALUE_DEPTH {
-        return Err(format!(
-            "the value nests lists, maps or objects {depth} levels deep, more than the limit of {MAX_VALUE_DEPTH}"
-        ));
+        return Err(LimitError::TooDeep { depth });
     }
     Ok(())
 }
 
 /// The first limit a value breaks — a string over [`MAX_STRING_BYTES`] or a collection over
 /// [`MAX_COLLECTION_ELEMENTS`] — as a sentence for a diagnostic.
-pub fn check_value(v: &Value) -> Result<(), String> {
+pub fn check_value(v: &Value) -> Result<(), LimitError> {
     match v {
         Value::String(s) => return check_string_len(s.len()),
         Value::List(_) | Value::Object(_) => {}
@@ -149,23 +166,17 @@ pub fn check_value(v: &Value) -> Result<(), String> {
 }
 
 /// A string of `len` bytes (about to be built, or built) is too long.
-pub fn check_string_len(len: usize) -> Result<(), String> {
+pub fn check_string_len(len: usize) -> Result<(), LimitError> {
     if len > MAX_STRING_BYTES {
-        return Err(format!(
-            "the result would be a string of {} bytes, more than the limit of {} MiB",
-            len,
-            MAX_STRING_BYTES >> 20
-        ));
+        return Err(LimitError::StringTooLong { len });
     }
     Ok(())
 }
 
 /// A collection of `len` elements (about to be built, or built) is too large.
-pub fn check_collection_len(len: usize) -> Result<(), String> {
+pub fn check_collection_len(len: usize) -> Result<(), LimitError> {
     if len > MAX_COLLECTION_ELEMENTS {
-        return Err(format!(
-            "the result would be a collection of {len} elements, more than the limit of {MAX_COLLECTION_ELEMENTS}"
-        ));
+        return Err(LimitError::TooManyElements { len });
     }
     Ok(())
 }
@@ -244,6 +255,9 @@ pub enum ReadError {
     TooLarge { size: u64 },
     #[error("{0}")]
     Io(std::io::Error),
+    /// Read by [`read_text_file`]: where its first byte that is not UTF-8 is.
+    #[error("it is not UTF-8 text (the first invalid byte is at line {line}, column {column})")]
+    NotUtf8 { line: usize, column: usize },
 }
 
 /// Reads a regular file of at most [`MAX_FILE_BYTES`]. Anything else — a named pipe, a
@@ -286,14 +300,14 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, ReadError> {
     Ok(bytes)
 }
 
-/// [`read_file`] as UTF-8 text; `Err` says why in words (for a diagnostic's detail).
-pub fn read_text_file(path: &Path) -> Result<String, String> {
-    let bytes = read_file(path).map_err(|e| e.to_string())?;
+/// [`read_file`] as UTF-8 text; its error says why in words (for a diagnostic's detail).
+pub fn read_text_file(path: &Path) -> Result<String, ReadError> {
+    let bytes = read_file(path)?;
     String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
         let column = valid.iter().rev().take_while(|b| **b != b'\n').count() + 1;
-        format!("it is not UTF-8 text (the first invalid byte is at line {line}, column {column})")
+        ReadError::NotUtf8 { line, column }
     })
 }
 
@@ -379,6 +393,11 @@ mod tests {
         assert!(value_bytes(&big, u64::MAX) > 100_000);
         assert!(value_bytes(&big, 1000) < 2000);
         let long = Value::List(vec![Value::Null; MAX_COLLECTION_ELEMENTS + 1]);
-        assert!(check_value(&long).unwrap_err().contains("1000001 elements"));
+        assert!(
+            check_value(&long)
+                .unwrap_err()
+                .to_string()
+                .contains("1000001 elements")
+        );
     }
 }

@@ -468,10 +468,10 @@ pub fn read_config_files_with(dir: &Path, overlay: &Overlay) -> (Vec<ConfigFile>
         };
         match crate::limits::read_text_file(&path) {
             Ok(text) => files.push(ConfigFile { name, path, text }),
-            Err(why) if why.starts_with("it is not UTF-8") => diags.push(cannot(format!(
+            Err(why @ crate::limits::ReadError::NotUtf8 { .. }) => diags.push(cannot(format!(
                 "{why}; configuration files are read as UTF-8, so convert it, for example with iconv"
             ))),
-            Err(why) => diags.push(cannot(why)),
+            Err(why) => diags.push(cannot(why.to_string())),
         }
     }
     if files.is_empty() && !diags.has_errors() && !terraform.is_empty() {
