@@ -1085,7 +1085,7 @@ output "o" {}
                 )
                 .unwrap()
             },
-            "is not UTF-8 text (the first invalid byte is at line 2, column 15)",
+            "is not UTF-8 text (the first invalid byte is at line 2, column 15); configuration files are read as UTF-8, so convert it, for example with iconv",
         );
         // A file that stats as regular but fails to read (also as root, where a file
         // without permissions can still be read).
