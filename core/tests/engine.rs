@@ -1028,6 +1028,32 @@ async fn apply_makes_at_most_parallelism_calls_at_once() {
     assert!(h.most_running.load(SeqCst) > 4, "{:?}", h.most_running);
 }
 
+/// A block of many instances is prepared on several threads; its instances are planned
+/// in their order all the same, each with its own values.
+#[tokio::test]
+async fn many_instances_are_planned_in_their_order() {
+    let h = Harness::new();
+    let src = r#"
+resource "test_thing" "t" {
+  count = 70
+  name  = "t${count.index}"
+}
+"#;
+    let (plan, _) = h.run(src, PlanMode::Normal, false).await;
+    let shown: Vec<(String, String)> = plan
+        .changes
+        .iter()
+        .map(|c| {
+            let name = c.after.as_ref().unwrap().0["name"].to_string();
+            (c.address.clone(), name)
+        })
+        .collect();
+    let expected: Vec<(String, String)> = (0..70)
+        .map(|i| (format!("test_thing.t[{i}]"), format!("\"t{i}\"")))
+        .collect();
+    assert_eq!(shown, expected);
+}
+
 /// A node whose work panics is reported at its own address, and what depends on it as
 /// skipped; independent nodes finish.
 #[tokio::test]

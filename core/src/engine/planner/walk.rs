@@ -23,6 +23,20 @@ use std::sync::{Mutex, MutexGuard};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+/// A block with at least this many instances is prepared on several threads.
+const MANY_INSTANCES: usize = 32;
+/// The most threads one block's instances are prepared on.
+const MAX_PREPARE_THREADS: usize = 4;
+
+/// One instance prepared: its key, the instance (`None` when it failed to decode), what
+/// the presets changed in it, and what its preparation said.
+type PreparedInstance = (
+    Option<crate::plan::InstanceKey>,
+    Option<super::managed::Prepared>,
+    PresetNotes,
+    Diagnostics,
+);
+
 /// Everything the nodes of one plan share.
 pub(super) struct PlanWalk<'p, 'a> {
     pub engine: &'p Engine<'a>,
@@ -269,15 +283,9 @@ impl PlanWalk<'_, '_> {
                     let mut world = lock(&self.world);
                     let mut prepared = Vec::with_capacity(instances.len());
                     node.produced.reserve_exact(instances.len());
-                    for (key, each) in instances {
-                        let p = self.prepare(
-                            &block,
-                            &world,
-                            key.clone(),
-                            each,
-                            &mut node.preset_notes,
-                            &mut node.diags,
-                        );
+                    for (key, p, notes, diags) in self.prepare_all(&block, &world, instances) {
+                        node.preset_notes.extend(notes);
+                        node.diags.extend(diags);
                         match p {
                             Some(p) => {
                                 node.produced.push(p.address.clone());
@@ -312,6 +320,56 @@ impl PlanWalk<'_, '_> {
             }
         };
         self.record(r, referenced, outcomes, node);
+    }
+
+    /// Prepares every instance of a block (decoded, checked, its presets applied), in their
+    /// order. Decoding is the plan's main work on the CPU and each instance's is its own, so
+    /// a block of many instances is decoded on several threads at once; a few are not
+    /// worth a thread.
+    fn prepare_all(
+        &self,
+        block: &Block<'_>,
+        world: &World,
+        instances: Vec<(Option<crate::plan::InstanceKey>, Option<Value>)>,
+    ) -> Vec<PreparedInstance> {
+        let one = |(key, each): (Option<crate::plan::InstanceKey>, Option<Value>)| {
+            let (mut notes, mut diags) = (PresetNotes::new(), Diagnostics::new());
+            let p = self.prepare(block, world, key.clone(), each, &mut notes, &mut diags);
+            (key, p, notes, diags)
+        };
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_PREPARE_THREADS);
+        if threads < 2 || instances.len() < MANY_INSTANCES {
+            return instances.into_iter().map(one).collect();
+        }
+        let per_thread = instances.len().div_ceil(threads);
+        let mut chunks: Vec<Vec<_>> = Vec::with_capacity(threads);
+        let mut rest = instances.into_iter();
+        loop {
+            let chunk: Vec<_> = rest.by_ref().take(per_thread).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            chunks.push(chunk);
+        }
+        std::thread::scope(|scope| {
+            let mut chunks = chunks.into_iter();
+            // The first chunk on this thread, the others each on one of their own.
+            let first = chunks.next().unwrap_or_default();
+            let others: Vec<_> = chunks
+                .map(|chunk| scope.spawn(move || chunk.into_iter().map(one).collect::<Vec<_>>()))
+                .collect();
+            let mut all: Vec<PreparedInstance> = first.into_iter().map(one).collect();
+            for handle in others {
+                match handle.join() {
+                    Ok(done) => all.extend(done),
+                    // A panic in a decoder is the walk's to report, as it would be here.
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            all
+        })
     }
 
     /// Expands `count` / `for_each` and declares the resource's shape for references; `None`
