@@ -4,12 +4,13 @@
 //! or removed since the last persist. A mutation then costs one journal line holding just
 //! those entries, instead of a rewrite of the whole workspace file.
 
-use serde::de::DeserializeOwned;
+use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Display;
+use std::fmt::{self, Display};
+use std::marker::PhantomData;
 use std::ops::Deref;
 use std::str::FromStr;
 
@@ -38,10 +39,6 @@ impl<K: Ord, V> Deref for Tracked<K, V> {
 }
 
 impl<K: Ord + Clone, V> Tracked<K, V> {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     pub fn insert(&mut self, k: K, v: V) -> Option<V> {
         self.changed.insert(k.clone());
         self.map.insert(k, v)
@@ -74,12 +71,56 @@ impl<K: Ord + Serialize, V: Serialize> Serialize for Tracked<K, V> {
     }
 }
 
-impl<'de, K: Ord + Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for Tracked<K, V> {
+/// Keys are read from their text with `FromStr`, as the journal's are: the state flattens
+/// each domain's tables into the workspace file, and serde hands a flattened map's keys
+/// over as strings, which an integer key's own `Deserialize` refuses.
+impl<'de, K: Ord + FromStr, V: Deserialize<'de>> Deserialize<'de> for Tracked<K, V> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(Tracked {
-            map: BTreeMap::deserialize(d)?,
+            map: d.deserialize_map(MapVisitor(PhantomData))?,
             changed: BTreeSet::new(),
         })
+    }
+}
+
+struct MapVisitor<K, V>(PhantomData<(K, V)>);
+
+impl<'de, K: Ord + FromStr, V: Deserialize<'de>> Visitor<'de> for MapVisitor<K, V> {
+    type Value = BTreeMap<K, V>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut entries: A) -> Result<Self::Value, A::Error> {
+        let mut map = BTreeMap::new();
+        while let Some(k) = entries.next_key_seed(KeySeed(PhantomData))? {
+            map.insert(k, entries.next_value()?);
+        }
+        Ok(map)
+    }
+}
+
+/// One key of a [`Tracked`] map, read from its text.
+struct KeySeed<K>(PhantomData<K>);
+
+impl<'de, K: FromStr> DeserializeSeed<'de> for KeySeed<K> {
+    type Value = K;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<K, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<K: FromStr> Visitor<'_> for KeySeed<K> {
+    type Value = K;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map key")
+    }
+
+    fn visit_str<E: de::Error>(self, k: &str) -> Result<K, E> {
+        K::from_str(k).map_err(|_| E::custom(format!("bad key {k:?}")))
     }
 }
 
@@ -132,6 +173,19 @@ where
     }
 }
 
+/// A domain's journaled tables for [`crate::store::Domain::journaled`], each with its field
+/// name, which is also the name it is persisted under: `journaled!(self, catalogs, schemas)`.
+macro_rules! journaled {
+    ($tables:ident $(, $field:ident)+ $(,)?) => {
+        [$((
+            stringify!($field),
+            &mut $tables.$field as &mut dyn $crate::journal::Journaled,
+        )),+]
+        .into_iter()
+    };
+}
+pub(crate) use journaled;
+
 /// One journal line: the changes of one persisted mutation. `seq` counts records over the
 /// workspace's life; the snapshot notes the last one it contains.
 #[derive(Debug, Serialize, Deserialize)]
@@ -149,7 +203,7 @@ mod tests {
 
     #[test]
     fn every_write_is_tracked_and_replays_to_the_same_map() {
-        let mut t: Tracked<i64, String> = Tracked::new();
+        let mut t: Tracked<i64, String> = Tracked::default();
         t.insert(1, "a".into());
         t.insert(2, "b".into());
         t.insert(3, "c".into());

@@ -212,9 +212,7 @@ fn build_app(config: &EmulatorConfig) -> Result<App, EmulatorError> {
     };
     let fresh = loaded.is_none();
     let mut state = loaded.unwrap_or_else(|| store::State::new(&config.user_name, store::now_ms()));
-    if state.principals.is_empty() {
-        scim::seed(&mut state, &config.user_name);
-    }
+    state.loaded(&config.user_name);
     let st = store::Store::new(state, persister);
     let hooks = DOMAINS.iter().filter_map(|d| d.clock).collect();
     let app = App::new(config, st, hooks);
@@ -229,89 +227,71 @@ fn build_app(config: &EmulatorConfig) -> Result<App, EmulatorError> {
     Ok(app)
 }
 
+/// Every domain of the workspace, one line each: its module (which serves `routes()`), the
+/// tables it keeps in the workspace state (its `Tables`, a [`store::Domain`]; the state
+/// has one field per domain, named after it), and the hook it runs when time passes. A new
+/// domain is its module and one line here.
+///
+/// Expands `$then! { ... }` with the table, so each place that needs the list (the router
+/// and clock hooks below, the state in store.rs) builds its part from the same lines.
+/// Clock hooks run in this order: jobs before pipelines, so a job's pipeline task sees its
+/// update end before a finished pipeline delete removes the pipeline. New workspaces are
+/// seeded in this order too.
+macro_rules! domains {
+    ($then:ident) => {
+        $then! {
+            auth;
+            entra;
+            scim: Tables;
+            runtimes;
+            identity;
+            uc: Tables;
+            settings: Tables;
+            jobs: Tables, clock = tick;
+            pipelines: Tables, clock = advance;
+            workspace: Tables;
+            permissions: Tables;
+            files: Tables;
+            secrets: Tables;
+            warehouses: Tables, clock = advance;
+            policies: Tables;
+            pools: Tables;
+            sql: Tables;
+            clusters: Tables, clock = advance;
+        }
+    };
+}
+pub(crate) use domains;
+
 /// One service area of the workspace: its routes, and what it does when time passes.
 struct Domain {
     routes: fn() -> Router<Arc<App>>,
     clock: Option<app::ClockHook>,
 }
 
-/// Every domain the workspace serves. Clock hooks run in this order: jobs before
-/// pipelines, so a job's pipeline task sees its update end before a finished pipeline
-/// delete removes the pipeline.
-const DOMAINS: &[Domain] = &[
-    Domain {
-        routes: auth::routes,
-        clock: None,
-    },
-    Domain {
-        routes: entra::routes,
-        clock: None,
-    },
-    Domain {
-        routes: scim::routes,
-        clock: None,
-    },
-    Domain {
-        routes: runtimes::routes,
-        clock: None,
-    },
-    Domain {
-        routes: identity::routes,
-        clock: None,
-    },
-    Domain {
-        routes: uc::routes,
-        clock: None,
-    },
-    Domain {
-        routes: settings::routes,
-        clock: None,
-    },
-    Domain {
-        routes: jobs::routes,
-        clock: Some(jobs::tick),
-    },
-    Domain {
-        routes: pipelines::routes,
-        clock: Some(pipelines::advance),
-    },
-    Domain {
-        routes: workspace::routes,
-        clock: None,
-    },
-    Domain {
-        routes: permissions::routes,
-        clock: None,
-    },
-    Domain {
-        routes: files::routes,
-        clock: None,
-    },
-    Domain {
-        routes: secrets::routes,
-        clock: None,
-    },
-    Domain {
-        routes: warehouses::routes,
-        clock: Some(warehouses::advance),
-    },
-    Domain {
-        routes: policies::routes,
-        clock: None,
-    },
-    Domain {
-        routes: pools::routes,
-        clock: None,
-    },
-    Domain {
-        routes: sql::routes,
-        clock: None,
-    },
-    Domain {
-        routes: clusters::routes,
-        clock: Some(clusters::advance),
-    },
-];
+/// `Some(hook)`, or `None` for a domain that has no clock hook.
+macro_rules! clock_hook {
+    () => {
+        None
+    };
+    ($hook:path) => {
+        Some($hook)
+    };
+}
+
+/// The routes and clock hooks of every domain, from the domains' table.
+macro_rules! service_domains {
+    ($( $domain:ident $(: $tables:ident $(, clock = $clock:ident)?)? ;)*) => {
+        const DOMAINS: &[Domain] = &[$(
+            Domain {
+                routes: $domain::routes,
+                clock: clock_hook!($($($domain::$clock)?)?),
+            },
+        )*];
+    };
+}
+
+domains!(service_domains);
 
 fn router(app: Arc<App>) -> Router {
     let api = DOMAINS

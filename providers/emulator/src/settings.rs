@@ -12,12 +12,31 @@ use crate::app::{App, AppState};
 use crate::behaviours::Behaviour;
 use crate::body::{JsonBody, Obj, Params};
 use crate::errors::{ApiError, ApiResult};
-use crate::store::{Ctx, State};
+use crate::journal::{Journaled, Tracked, journaled};
+use crate::store::{Ctx, Domain, State};
 use axum::extract::State as AxState;
 use axum::routing::get;
 use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::Arc;
+
+/// What settings keep in the workspace state.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tables {
+    /// Workspace settings by their type (`default_namespace_ws`: the value and the version
+    /// its etag names), and the workspace's metastore assignment once changed
+    /// (`metastore_assignment`; absent: assigned to the workspace's metastore, as a new
+    /// workspace is). Files written before had none.
+    #[serde(default)]
+    pub settings: Tracked<String, Value>,
+}
+
+impl Domain for Tables {
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+        journaled!(self, settings)
+    }
+}
 
 /// The settings key of the default namespace, as its path names it.
 pub const DEFAULT_NAMESPACE: &str = "default_namespace_ws";
@@ -25,6 +44,7 @@ pub const DEFAULT_NAMESPACE: &str = "default_namespace_ws";
 /// The default namespace set on the workspace, if it is.
 pub fn default_namespace(st: &State) -> Option<String> {
     st.settings
+        .settings
         .get(DEFAULT_NAMESPACE)
         .and_then(|s| s.get("value"))
         .and_then(Value::as_str)
@@ -41,6 +61,7 @@ pub fn routes() -> Router<Arc<App>> {
 /// The version of the setting (0: never written) and its etag.
 fn version(st: &State) -> u64 {
     st.settings
+        .settings
         .get(DEFAULT_NAMESPACE)
         .and_then(|s| s.get("version"))
         .and_then(Value::as_u64)
@@ -99,7 +120,9 @@ fn put(st: &mut State, value: Option<&str>) -> u64 {
     if let Some(value) = value {
         m["value"] = json!(value);
     }
-    st.settings.insert(DEFAULT_NAMESPACE.to_string(), m);
+    st.settings
+        .settings
+        .insert(DEFAULT_NAMESPACE.to_string(), m);
     v
 }
 

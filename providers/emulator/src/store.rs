@@ -6,10 +6,10 @@
 
 use crate::config::Timings;
 use crate::errors::{ApiError, ApiResult};
-use crate::journal::{Journaled, Record, Tracked};
-use crate::{files, jobs, pipelines, scim, secrets, uc, workspace};
+use crate::journal::{Journaled, Record};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -29,167 +29,84 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-pub struct State {
-    pub format: String,
-    pub version: u32,
-    pub metastore_id: String,
-    pub workspace_id: i64,
-    pub next_id: i64,
-    /// The last journal record this snapshot contains (0 in files written before the
-    /// journal existed); later records are replayed on top.
-    #[serde(default)]
-    pub journal_seq: u64,
-    pub catalogs: Tracked<String, Map<String, Value>>,
-    pub schemas: Tracked<String, Map<String, Value>>,
-    pub volumes: Tracked<String, Map<String, Value>>,
-    /// Tables by full name; pipelines create them (files written before had none).
-    #[serde(default)]
-    pub tables: Tracked<String, Map<String, Value>>,
-    pub connections: Tracked<String, uc::Connection>,
-    /// Storage credentials by name, without their write-only secrets (files written
-    /// before had none).
-    #[serde(default)]
-    pub storage_credentials: Tracked<String, Map<String, Value>>,
-    /// External locations by name (files written before had none).
-    #[serde(default)]
-    pub external_locations: Tracked<String, Map<String, Value>>,
-    pub pipelines: Tracked<String, pipelines::Pipeline>,
-    pub jobs: Tracked<i64, jobs::Job>,
-    pub runs: Tracked<i64, jobs::Run>,
-    /// Runs that have not terminated, so advancing time touches only these.
-    #[serde(default)]
-    pub active_runs: BTreeSet<i64>,
-    /// Runs the service no longer keeps (removed 60 days after they ended), by run id: the
-    /// job each was a run of, which `runs/get` names when asked for one (files written
-    /// before had none).
-    #[serde(default)]
-    pub purged_runs: Tracked<i64, i64>,
-    pub workspace: Tracked<String, workspace::WsObject>,
-    pub files: Tracked<String, files::FsEntry>,
-    pub secret_scopes: Tracked<String, secrets::Scope>,
-    /// Users, groups and service principals by SCIM id (files written before had none: the
-    /// workspace's own are seeded when such a file is read).
-    #[serde(default)]
-    pub principals: Tracked<String, scim::Principal>,
-    /// What SCIM holds of each principal beyond its name, by SCIM id: entitlements, a
-    /// group's members, active, externalId (files written before had none: every principal
-    /// then has the defaults).
-    #[serde(default)]
-    pub scim_attrs: Tracked<String, scim::Attributes>,
-    /// Unity Catalog grants by securable (`TYPE:full_name`).
-    #[serde(default)]
-    pub grants: Tracked<String, uc::Grants>,
-    /// SQL warehouses by id (files written before had none).
-    #[serde(default)]
-    pub warehouses: Tracked<String, crate::warehouses::Warehouse>,
-    /// Object permissions by object (`jobs/123`, `sql/warehouses/abc`): their direct
-    /// entries, once written (files written before had none).
-    #[serde(default)]
-    pub permissions: Tracked<String, crate::permissions::Acl>,
-    /// The rows sdp-meta's onboarding wrote into each dataflowspec table, by the table's full
-    /// name (files written before had none).
-    #[serde(default)]
-    pub dataflow_specs: Tracked<String, pipelines::SpecTable>,
-    /// Cluster policies by policy id, as answered (files written before had none).
-    #[serde(default)]
-    pub cluster_policies: Tracked<String, Map<String, Value>>,
-    /// Instance pools by instance pool id, as answered (files written before had none).
-    #[serde(default)]
-    pub instance_pools: Tracked<String, Map<String, Value>>,
-    /// All-purpose clusters by cluster id (files written before had none).
-    #[serde(default)]
-    pub clusters: Tracked<String, crate::clusters::Cluster>,
-    /// Workspace settings by their type (`default_namespace_ws`: the value and the version
-    /// its etag names), and the workspace's metastore assignment once changed
-    /// (`metastore_assignment`; absent: assigned to the workspace's metastore, as a new
-    /// workspace is). Files written before had none.
-    #[serde(default)]
-    pub settings: Tracked<String, Value>,
-    /// Databricks SQL objects as answered, by `queries/ID`, `alerts/ID`, `dashboards/ID`,
-    /// and a dashboard's published version by `published/ID` (files written before had
-    /// none).
-    #[serde(default)]
-    pub sql_objects: Tracked<String, Map<String, Value>>,
+/// What one domain keeps in the workspace state: its tables, each persisted as a top-level
+/// field of the workspace file and journaled under its field name.
+pub trait Domain: Default + Serialize + DeserializeOwned {
+    /// The journaled tables, each with its field name (see the `journaled!` macro). Scalars
+    /// the journal records carry whole, outside `changes`, are not among them.
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)>;
+
+    /// What a new workspace starts with in this domain. Runs once every domain's tables
+    /// exist, in the order of the domains' table.
+    fn seed(_st: &mut State, _user_name: &str, _now: i64) {}
+
+    /// Fills in what a workspace file written before this domain's tables existed lacks.
+    fn loaded(_st: &mut State, _user_name: &str) {}
 }
 
-impl State {
-    pub fn new(user_name: &str, now: i64) -> State {
-        let mut st = State {
-            format: FORMAT.to_string(),
-            version: VERSION,
-            metastore_id: uuid::Uuid::new_v4().to_string(),
-            workspace_id: 1_000_000_000_000 + i64::from(rand::random::<u32>()),
-            next_id: 1_000_001,
-            journal_seq: 0,
-            catalogs: Tracked::new(),
-            schemas: Tracked::new(),
-            volumes: Tracked::new(),
-            tables: Tracked::new(),
-            connections: Tracked::new(),
-            storage_credentials: Tracked::new(),
-            external_locations: Tracked::new(),
-            pipelines: Tracked::new(),
-            jobs: Tracked::new(),
-            runs: Tracked::new(),
-            active_runs: BTreeSet::new(),
-            purged_runs: Tracked::new(),
-            workspace: Tracked::new(),
-            files: Tracked::new(),
-            secret_scopes: Tracked::new(),
-            principals: Tracked::new(),
-            scim_attrs: Tracked::new(),
-            grants: Tracked::new(),
-            warehouses: Tracked::new(),
-            permissions: Tracked::new(),
-            dataflow_specs: Tracked::new(),
-            cluster_policies: Tracked::new(),
-            instance_pools: Tracked::new(),
-            clusters: Tracked::new(),
-            settings: Tracked::new(),
-            sql_objects: Tracked::new(),
-        };
-        workspace::seed(&mut st, user_name, now);
-        scim::seed(&mut st, user_name);
-        st
-    }
+/// The workspace state, made from the domains' table (`domains!` in lib.rs): one field per
+/// domain that keeps tables. Each domain's fields are flattened, so the workspace file and
+/// the journal name every table as they did when this struct listed them itself, and a
+/// new domain adds its fields without touching this file. The price is serde's buffering
+/// of a flattened struct's fields: reading a large workspace file takes about a quarter
+/// longer, once per start.
+macro_rules! state {
+    ($( $domain:ident $(: $tables:ident $(, clock = $clock:ident)?)? ;)*) => {
+        #[derive(Debug, Serialize, Deserialize)]
+        pub struct State {
+            pub format: String,
+            pub version: u32,
+            pub metastore_id: String,
+            pub workspace_id: i64,
+            pub next_id: i64,
+            /// The last journal record this snapshot contains (0 in files written before the
+            /// journal existed); later records are replayed on top.
+            #[serde(default)]
+            pub journal_seq: u64,
+            $($(
+                #[serde(flatten)]
+                pub $domain: crate::$domain::$tables,
+            )?)*
+        }
 
+        impl State {
+            pub fn new(user_name: &str, now: i64) -> State {
+                let mut st = State {
+                    format: FORMAT.to_string(),
+                    version: VERSION,
+                    metastore_id: uuid::Uuid::new_v4().to_string(),
+                    workspace_id: 1_000_000_000_000 + i64::from(rand::random::<u32>()),
+                    next_id: 1_000_001,
+                    journal_seq: 0,
+                    $($( $domain: crate::$domain::$tables::default(), )?)*
+                };
+                $($( <crate::$domain::$tables as Domain>::seed(&mut st, user_name, now); )?)*
+                st
+            }
+
+            /// Brings a workspace read from its directory up to what this version keeps.
+            pub fn loaded(&mut self, user_name: &str) {
+                $($( <crate::$domain::$tables as Domain>::loaded(self, user_name); )?)*
+            }
+
+            /// Every journaled table by its field name: the one list the journal writes and
+            /// replays.
+            fn collections(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+                std::iter::empty()
+                    $($( .chain(<crate::$domain::$tables as Domain>::journaled(&mut self.$domain)) )?)*
+            }
+        }
+    };
+}
+
+crate::domains!(state);
+
+impl State {
     /// Job ids, run ids and workspace object ids share one counter, like real ids that
     /// never collide across kinds.
     pub fn next_id(&mut self) -> i64 {
         self.next_id += 1;
         self.next_id
-    }
-
-    /// Every collection by its field name: the one list the journal writes and replays.
-    fn collections(&mut self) -> [(&'static str, &mut dyn Journaled); 25] {
-        [
-            ("catalogs", &mut self.catalogs),
-            ("schemas", &mut self.schemas),
-            ("volumes", &mut self.volumes),
-            ("tables", &mut self.tables),
-            ("connections", &mut self.connections),
-            ("storage_credentials", &mut self.storage_credentials),
-            ("external_locations", &mut self.external_locations),
-            ("pipelines", &mut self.pipelines),
-            ("jobs", &mut self.jobs),
-            ("runs", &mut self.runs),
-            ("purged_runs", &mut self.purged_runs),
-            ("workspace", &mut self.workspace),
-            ("files", &mut self.files),
-            ("secret_scopes", &mut self.secret_scopes),
-            ("principals", &mut self.principals),
-            ("scim_attrs", &mut self.scim_attrs),
-            ("grants", &mut self.grants),
-            ("warehouses", &mut self.warehouses),
-            ("permissions", &mut self.permissions),
-            ("dataflow_specs", &mut self.dataflow_specs),
-            ("cluster_policies", &mut self.cluster_policies),
-            ("instance_pools", &mut self.instance_pools),
-            ("clusters", &mut self.clusters),
-            ("settings", &mut self.settings),
-            ("sql_objects", &mut self.sql_objects),
-        ]
     }
 
     fn clear_changes(&mut self) {
@@ -323,7 +240,9 @@ pub struct Persister {
     /// The last record written (or contained in the snapshot).
     seq: u64,
     /// What the last record or snapshot held of the scalar state, so a mutation that
-    /// changes nothing writes nothing.
+    /// changes nothing writes nothing. Besides the id counter, a record carries the jobs
+    /// domain's set of active runs whole (it is small, and the record format has carried it
+    /// since before the state was split by domain).
     last_next_id: i64,
     last_active_runs: BTreeSet<i64>,
 }
@@ -422,13 +341,13 @@ pub fn read_workspace(dir: &Path) -> Result<Option<Value>, PersistError> {
 impl State {
     fn apply(&mut self, record: Record) -> Result<(), String> {
         for (name, changes) in record.changes {
-            let Some((_, c)) = self.collections().into_iter().find(|(n, _)| *n == name) else {
+            let Some((_, c)) = self.collections().find(|(n, _)| *n == name) else {
                 return Err(format!("unknown collection {name:?}"));
             };
             c.apply(changes)?;
         }
         self.next_id = record.next_id;
-        self.active_runs = record.active_runs;
+        self.jobs.active_runs = record.active_runs;
         self.journal_seq = record.seq;
         Ok(())
     }
@@ -482,7 +401,7 @@ impl Persister {
             .map_err(io(dir))?;
         let (last_next_id, last_active_runs) = state
             .as_ref()
-            .map(|s| (s.next_id, s.active_runs.clone()))
+            .map(|s| (s.next_id, s.jobs.active_runs.clone()))
             .unwrap_or_default();
         Ok((
             Persister {
@@ -514,14 +433,14 @@ impl Persister {
         }
         if changes.is_empty()
             && state.next_id == self.last_next_id
-            && state.active_runs == self.last_active_runs
+            && state.jobs.active_runs == self.last_active_runs
         {
             return Ok(());
         }
         let record = Record {
             seq: self.seq + 1,
             next_id: state.next_id,
-            active_runs: state.active_runs.clone(),
+            active_runs: state.jobs.active_runs.clone(),
             changes,
         };
         let mut line = serde_json::to_vec(&record).map_err(std::io::Error::other)?;
@@ -558,7 +477,7 @@ impl Persister {
         self.journal.sync_all()?;
         self.journal_len = 0;
         self.last_next_id = state.next_id;
-        self.last_active_runs = state.active_runs.clone();
+        self.last_active_runs = state.jobs.active_runs.clone();
         state.clear_changes();
         Ok(())
     }
@@ -636,6 +555,7 @@ pub mod b64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Map, json};
 
     #[cfg(unix)]
     #[test]
@@ -661,8 +581,8 @@ mod tests {
         assert_eq!(mode(&top.path().join("a")), 0o700);
     }
 
-    fn file(bytes: usize) -> files::FsEntry {
-        files::FsEntry::File {
+    fn file(bytes: usize) -> crate::files::FsEntry {
+        crate::files::FsEntry::File {
             content: vec![b'x'; bytes],
             modified: 1,
         }
@@ -682,7 +602,7 @@ mod tests {
         assert!(loaded.is_none());
         let mut st = State::new("u@x", 1);
         p.compact(&mut st).unwrap();
-        st.catalogs.insert("c".into(), Map::new());
+        st.uc.catalogs.insert("c".into(), Map::new());
         p.save(&mut st).unwrap();
         assert!(matches!(
             Persister::open(dir.path()),
@@ -691,7 +611,7 @@ mod tests {
         drop(p);
         let (_p, loaded) = Persister::open(dir.path()).unwrap();
         let loaded = loaded.unwrap();
-        assert!(loaded.catalogs.contains_key("c"));
+        assert!(loaded.uc.catalogs.contains_key("c"));
         assert_eq!(loaded.metastore_id, st.metastore_id);
         assert!(!dir.path().join(".workspace.json.tmp").exists());
     }
@@ -701,16 +621,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (mut p, _) = Persister::open(dir.path()).unwrap();
         let mut st = State::new("u@x", 1);
-        st.files.insert("/Volumes/c/s/v/big".into(), file(4 << 20));
+        st.files
+            .files
+            .insert("/Volumes/c/s/v/big".into(), file(4 << 20));
         p.compact(&mut st).unwrap();
         let snapshot = dir.path().join(STATE_FILE);
         let before = std::fs::read(&snapshot).unwrap();
         assert!(before.len() > 4 << 20);
 
-        st.catalogs.insert("c".into(), Map::new());
+        st.uc.catalogs.insert("c".into(), Map::new());
         let id = st.next_id();
         p.save(&mut st).unwrap();
-        if let Some(c) = st.catalogs.get_mut("c") {
+        if let Some(c) = st.uc.catalogs.get_mut("c") {
             c.insert("comment".into(), Value::String("hello".into()));
         }
         p.save(&mut st).unwrap();
@@ -745,13 +667,13 @@ mod tests {
         let (mut p, _) = Persister::open(dir.path()).unwrap();
         let mut st = State::new("u@x", 1);
         p.compact(&mut st).unwrap();
-        st.catalogs.insert("gone".into(), Map::new());
+        st.uc.catalogs.insert("gone".into(), Map::new());
         p.save(&mut st).unwrap();
-        st.catalogs.remove("gone");
+        st.uc.catalogs.remove("gone");
         p.save(&mut st).unwrap();
         // Each of these is larger than the snapshot, so the journal is folded in.
         for i in 0..3 {
-            st.files.insert(
+            st.files.files.insert(
                 format!("/Volumes/c/s/v/{i}"),
                 file(COMPACT_MIN as usize / 2),
             );
@@ -764,8 +686,8 @@ mod tests {
         drop(p);
         let (_p, loaded) = Persister::open(dir.path()).unwrap();
         let loaded = loaded.unwrap();
-        assert!(!loaded.catalogs.contains_key("gone"));
-        assert_eq!(loaded.files.len(), 3);
+        assert!(!loaded.uc.catalogs.contains_key("gone"));
+        assert_eq!(loaded.files.files.len(), 3);
         assert_eq!(dump(&loaded), dump(&st));
     }
 
@@ -775,7 +697,7 @@ mod tests {
         let (mut p, _) = Persister::open(dir.path()).unwrap();
         let mut st = State::new("u@x", 1);
         p.compact(&mut st).unwrap();
-        st.catalogs.insert("kept".into(), Map::new());
+        st.uc.catalogs.insert("kept".into(), Map::new());
         p.save(&mut st).unwrap();
         drop(p);
         let jpath = dir.path().join(JOURNAL_FILE);
@@ -785,13 +707,15 @@ mod tests {
 
         let (mut p, loaded) = Persister::open(dir.path()).unwrap();
         let mut st = loaded.unwrap();
-        assert!(st.catalogs.contains_key("kept"));
-        st.catalogs.insert("after".into(), Map::new());
+        assert!(st.uc.catalogs.contains_key("kept"));
+        st.uc.catalogs.insert("after".into(), Map::new());
         p.save(&mut st).unwrap();
         drop(p);
         let (_p, loaded) = Persister::open(dir.path()).unwrap();
         let loaded = loaded.unwrap();
-        assert!(loaded.catalogs.contains_key("kept") && loaded.catalogs.contains_key("after"));
+        assert!(
+            loaded.uc.catalogs.contains_key("kept") && loaded.uc.catalogs.contains_key("after")
+        );
     }
 
     #[test]
@@ -800,9 +724,9 @@ mod tests {
         let (mut p, _) = Persister::open(dir.path()).unwrap();
         let mut st = State::new("u@x", 1);
         p.compact(&mut st).unwrap();
-        st.catalogs.insert("a".into(), Map::new());
+        st.uc.catalogs.insert("a".into(), Map::new());
         p.save(&mut st).unwrap();
-        st.catalogs.remove("a");
+        st.uc.catalogs.remove("a");
         p.save(&mut st).unwrap();
         let jpath = dir.path().join(JOURNAL_FILE);
         let stale = std::fs::read(&jpath).unwrap();
@@ -814,12 +738,12 @@ mod tests {
         let mut loaded = loaded.unwrap();
         assert_eq!(dump(&loaded), dump(&st));
         // New records continue after the stale ones, and replay still lands on the state.
-        loaded.catalogs.insert("b".into(), Map::new());
+        loaded.uc.catalogs.insert("b".into(), Map::new());
         p.save(&mut loaded).unwrap();
         drop(p);
         let (_p, again) = Persister::open(dir.path()).unwrap();
         let again = again.unwrap();
-        assert!(again.catalogs.contains_key("b") && !again.catalogs.contains_key("a"));
+        assert!(again.uc.catalogs.contains_key("b") && !again.uc.catalogs.contains_key("a"));
     }
 
     #[test]
@@ -831,13 +755,160 @@ mod tests {
         std::fs::write(dir.path().join(STATE_FILE), v.to_string()).unwrap();
         let (mut p, loaded) = Persister::open(dir.path()).unwrap();
         let mut st = loaded.unwrap();
-        assert!(st.catalogs.contains_key("old"));
-        st.catalogs.insert("new".into(), Map::new());
+        assert!(st.uc.catalogs.contains_key("old"));
+        st.uc.catalogs.insert("new".into(), Map::new());
         p.save(&mut st).unwrap();
         drop(p);
         let (_p, loaded) = Persister::open(dir.path()).unwrap();
         let loaded = loaded.unwrap();
-        assert!(loaded.catalogs.contains_key("old") && loaded.catalogs.contains_key("new"));
+        assert!(loaded.uc.catalogs.contains_key("old") && loaded.uc.catalogs.contains_key("new"));
+    }
+
+    /// The top-level fields of the workspace file, as every version since the journal has
+    /// written them: a domain's tables are named as they were when one struct listed them.
+    const FILE_FIELDS: &[&str] = &[
+        "format",
+        "version",
+        "metastore_id",
+        "workspace_id",
+        "next_id",
+        "journal_seq",
+        "catalogs",
+        "schemas",
+        "volumes",
+        "tables",
+        "connections",
+        "storage_credentials",
+        "external_locations",
+        "pipelines",
+        "jobs",
+        "runs",
+        "active_runs",
+        "purged_runs",
+        "workspace",
+        "files",
+        "secret_scopes",
+        "principals",
+        "scim_attrs",
+        "grants",
+        "warehouses",
+        "permissions",
+        "dataflow_specs",
+        "cluster_policies",
+        "instance_pools",
+        "clusters",
+        "settings",
+        "sql_objects",
+    ];
+
+    /// What a journal record carries whole rather than in `changes`, and the snapshot's
+    /// own bookkeeping.
+    const NOT_JOURNALED: &[&str] = &[
+        "format",
+        "version",
+        "metastore_id",
+        "workspace_id",
+        "next_id",
+        "journal_seq",
+        "active_runs",
+    ];
+
+    fn top_level_fields(v: &Value) -> BTreeSet<String> {
+        v.as_object().unwrap().keys().cloned().collect()
+    }
+
+    #[test]
+    fn every_table_of_every_domain_is_journaled_under_its_name_in_the_file() {
+        let mut st = State::new("u@x", 1);
+        let fields = top_level_fields(&serde_json::to_value(&st).unwrap());
+        assert_eq!(
+            fields,
+            FILE_FIELDS.iter().map(|f| f.to_string()).collect(),
+            "the workspace file's fields changed"
+        );
+        let journaled: Vec<&str> = st.collections().map(|(name, _)| name).collect();
+        let unique: BTreeSet<&str> = journaled.iter().copied().collect();
+        assert_eq!(unique.len(), journaled.len(), "a name journaled twice");
+        let mut expected: BTreeSet<&str> = fields.iter().map(String::as_str).collect();
+        for f in NOT_JOURNALED {
+            expected.remove(f);
+        }
+        // A table missing here would be written to the snapshot but lost from the journal.
+        assert_eq!(unique, expected);
+    }
+
+    #[test]
+    fn a_file_written_before_the_state_was_split_by_domain_loads_and_keeps_its_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        // Only the tables every file has had; integer keys as the file writes them.
+        let old = json!({
+            "format": FORMAT,
+            "version": VERSION,
+            "metastore_id": "m",
+            "workspace_id": 1_000_000_000_001_i64,
+            "next_id": 1_000_010,
+            "catalogs": {"main": {"name": "main"}, "old": {"name": "old"}},
+            "schemas": {},
+            "volumes": {},
+            "connections": {},
+            "pipelines": {},
+            "jobs": {"1000005": {
+                "job_id": 1_000_005, "created_time": 1, "creator": "u@x",
+                "settings": {"name": "j"}
+            }},
+            "runs": {"1000006": {
+                "run_id": 1_000_006, "job_id": 1_000_005, "number_in_job": 1,
+                "run_name": "j", "creator": "u@x", "start_time": 2, "tasks_from": null,
+                "end_time": null, "life_cycle_state": "PENDING", "result_state": null,
+                "state_message": "", "canceled": false, "setup_ms": 0, "task_ms": 0,
+                "job_parameters": [], "params": {}, "full_refresh": false, "tasks": []
+            }},
+            "workspace": {},
+            "files": {},
+            "secret_scopes": {}
+        });
+        std::fs::write(dir.path().join(STATE_FILE), old.to_string()).unwrap();
+        let record = json!({
+            "seq": 1,
+            "next_id": 1_000_011,
+            "active_runs": [1_000_006],
+            "changes": {
+                "catalogs": {"old": null},
+                "purged_runs": {"7": 1_000_005},
+                "settings": {"default_namespace_ws": {"value": "main"}}
+            }
+        });
+        std::fs::write(dir.path().join(JOURNAL_FILE), format!("{record}\n")).unwrap();
+
+        let (mut p, loaded) = Persister::open(dir.path()).unwrap();
+        let mut st = loaded.unwrap();
+        assert!(st.uc.catalogs.contains_key("main") && !st.uc.catalogs.contains_key("old"));
+        assert_eq!(st.jobs.jobs[&1_000_005].settings["name"], "j");
+        assert_eq!(st.jobs.runs[&1_000_006].job_id, 1_000_005);
+        assert_eq!(st.jobs.active_runs, BTreeSet::from([1_000_006]));
+        assert_eq!(st.jobs.purged_runs.get(&7), Some(&1_000_005));
+        assert_eq!(
+            st.settings.settings["default_namespace_ws"]["value"],
+            "main"
+        );
+        assert_eq!(st.next_id, 1_000_011);
+        assert!(st.scim.principals.is_empty());
+        st.loaded("u@x");
+        assert!(!st.scim.principals.is_empty());
+
+        p.compact(&mut st).unwrap();
+        let bytes = std::fs::read(dir.path().join(STATE_FILE)).unwrap();
+        let written: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            top_level_fields(&written),
+            FILE_FIELDS.iter().map(|f| f.to_string()).collect()
+        );
+        assert_eq!(written["jobs"]["1000005"]["job_id"], 1_000_005);
+        assert_eq!(written["purged_runs"], json!({"7": 1_000_005}));
+        assert_eq!(written["active_runs"], json!([1_000_006]));
+        drop(p);
+        let (_p, again) = Persister::open(dir.path()).unwrap();
+        assert_eq!(dump(&again.unwrap()), dump(&st));
     }
 
     #[test]

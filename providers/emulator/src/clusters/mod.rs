@@ -18,8 +18,24 @@ mod routes;
 pub use model::advance;
 pub use routes::routes;
 
+use crate::journal::{Journaled, Tracked, journaled};
+use crate::store::Domain;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+/// What all-purpose clusters keep in the workspace state.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tables {
+    /// All-purpose clusters by cluster id (files written before had none).
+    #[serde(default)]
+    pub clusters: Tracked<String, Cluster>,
+}
+
+impl Domain for Tables {
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+        journaled!(self, clusters)
+    }
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cluster {

@@ -130,6 +130,7 @@ pub fn create(
     if let Some(t) = &token
         && let Some(c) = st
             .clusters
+            .clusters
             .values()
             .find(|c| c.idempotency_token.as_deref() == Some(t.as_str()))
     {
@@ -138,7 +139,7 @@ pub fn create(
     // Cluster ids look like `0312-104530-abcd1234`.
     let word = uuid::Uuid::new_v4().simple().to_string();
     let id = format!("0101-000000-{}", &word[..8]);
-    st.clusters.insert(
+    st.clusters.clusters.insert(
         id.clone(),
         Cluster {
             id: id.clone(),
@@ -159,11 +160,17 @@ pub fn create(
 }
 
 fn cluster_mut<'a>(st: &'a mut State, id: &str) -> ApiResult<&'a mut Cluster> {
-    st.clusters.get_mut(id).ok_or_else(|| missing_cluster(id))
+    st.clusters
+        .clusters
+        .get_mut(id)
+        .ok_or_else(|| missing_cluster(id))
 }
 
 pub fn get<'a>(st: &'a State, id: &str) -> ApiResult<&'a Cluster> {
-    st.clusters.get(id).ok_or_else(|| missing_cluster(id))
+    st.clusters
+        .clusters
+        .get(id)
+        .ok_or_else(|| missing_cluster(id))
 }
 
 /// Replaces the settings of a RUNNING or TERMINATED cluster; a running one restarts. Any
@@ -285,7 +292,7 @@ pub fn permanent_delete(st: &mut State, id: &str) -> ApiResult<()> {
             "Cluster {id} is pinned, unpin the cluster first before deleting it permanently."
         )));
     }
-    st.clusters.remove(id);
+    st.clusters.clusters.remove(id);
     crate::permissions::forget(st, "clusters", id);
     Ok(())
 }
@@ -298,6 +305,7 @@ pub fn set_pinned(st: &mut State, id: &str, pinned: bool) -> ApiResult<()> {
 /// Every cluster, or the pinned ones.
 pub fn list(st: &State, pinned_only: bool) -> Value {
     let all: Vec<Value> = st
+        .clusters
         .clusters
         .values()
         .filter(|c| !pinned_only || c.pinned)
@@ -421,12 +429,13 @@ fn settle_libraries(c: &mut Cluster, running: bool) {
 pub fn advance(st: &mut State, ctx: &Ctx) -> bool {
     let due: Vec<String> = st
         .clusters
+        .clusters
         .values()
         .filter(|c| next_move(c, ctx.now).is_some())
         .map(|c| c.id.clone())
         .collect();
     for id in &due {
-        if let Some(c) = st.clusters.get_mut(id) {
+        if let Some(c) = st.clusters.clusters.get_mut(id) {
             while let Some((state, at)) = next_move(c, ctx.now) {
                 match (c.state.as_str(), state) {
                     // A resize restarts nothing.
@@ -574,7 +583,7 @@ mod tests {
         let a = create(&mut st, &ctx, spec(json!({})), Some("t".into())).unwrap();
         let b = create(&mut st, &ctx, spec(json!({})), Some("t".into())).unwrap();
         assert_eq!(a, b);
-        assert_eq!(st.clusters.len(), 1);
+        assert_eq!(st.clusters.clusters.len(), 1);
         set_pinned(&mut st, &a, true).unwrap();
         assert_eq!(list(&st, true)["clusters"].as_array().unwrap().len(), 1);
         let e = permanent_delete(&mut st, &a).unwrap_err();

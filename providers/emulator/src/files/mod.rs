@@ -7,8 +7,22 @@ mod routes;
 pub use model::{file_exists, normalize, put_file, read_file, remove_tree, rename_tree};
 pub use routes::routes;
 
-use crate::store::b64;
+use crate::journal::{Journaled, Tracked, journaled};
+use crate::store::{Domain, b64};
 use serde::{Deserialize, Serialize};
+
+/// What the Files API keeps in the workspace state.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tables {
+    /// Files and directories of volumes by path.
+    pub files: Tracked<String, FsEntry>,
+}
+
+impl Domain for Tables {
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+        journaled!(self, files)
+    }
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -9,11 +9,11 @@ use crate::util::{remove_prefix, rename_prefix, with_prefix};
 
 /// Moves a directory tree (a volume, schema or catalog rename).
 pub fn rename_tree(st: &mut State, old: &str, new: &str) {
-    rename_prefix(&mut st.files, old, new, |_, _| {});
+    rename_prefix(&mut st.files.files, old, new, |_, _| {});
 }
 
 pub fn remove_tree(st: &mut State, prefix: &str) {
-    remove_prefix(&mut st.files, prefix);
+    remove_prefix(&mut st.files.files, prefix);
 }
 
 fn not_found(path: &str) -> ApiError {
@@ -60,7 +60,7 @@ fn check_volume(st: &State, path: &str) -> ApiResult<String> {
 }
 
 fn is_dir(st: &State, root: &str, path: &str) -> bool {
-    path == root || matches!(st.files.get(path), Some(FsEntry::Directory { .. }))
+    path == root || matches!(st.files.files.get(path), Some(FsEntry::Directory { .. }))
 }
 
 /// Creates the missing directories between the volume root and `dir` (inclusive).
@@ -68,7 +68,7 @@ fn mkdirs(st: &mut State, root: &str, dir: &str, now: i64) -> ApiResult<()> {
     let mut cur = root.to_string();
     for seg in dir[root.len()..].split('/').filter(|s| !s.is_empty()) {
         cur = format!("{cur}/{seg}");
-        match st.files.get(&cur) {
+        match st.files.files.get(&cur) {
             Some(FsEntry::File { .. }) => {
                 return Err(ApiError::conflict(
                     "ALREADY_EXISTS",
@@ -78,6 +78,7 @@ fn mkdirs(st: &mut State, root: &str, dir: &str, now: i64) -> ApiResult<()> {
             Some(FsEntry::Directory { .. }) => {}
             None => {
                 st.files
+                    .files
                     .insert(cur.clone(), FsEntry::Directory { modified: now });
             }
         }
@@ -100,7 +101,7 @@ pub fn put_file(
             "Invalid value for field 'path': '{path}' is a volume, not a file"
         )));
     }
-    match st.files.get(path) {
+    match st.files.files.get(path) {
         Some(FsEntry::Directory { .. }) => {
             return Err(ApiError::conflict(
                 "ALREADY_EXISTS",
@@ -120,7 +121,7 @@ pub fn put_file(
         .map_or(root.as_str(), |(p, _)| p)
         .to_string();
     mkdirs(st, &root, &parent, ctx.now)?;
-    st.files.insert(
+    st.files.files.insert(
         path.to_string(),
         FsEntry::File {
             content,
@@ -132,16 +133,16 @@ pub fn put_file(
 
 /// A file's content and when it was last written.
 pub fn read_file<'a>(st: &'a State, path: &str) -> ApiResult<(&'a [u8], i64)> {
-    match st.files.get(path) {
+    match st.files.files.get(path) {
         Some(FsEntry::File { content, modified }) => Ok((content, *modified)),
         _ => Err(not_found(path)),
     }
 }
 
 pub fn delete_file(st: &mut State, path: &str) -> ApiResult<()> {
-    match st.files.get(path) {
+    match st.files.files.get(path) {
         Some(FsEntry::File { .. }) => {
-            st.files.remove(path);
+            st.files.files.remove(path);
             Ok(())
         }
         Some(FsEntry::Directory { .. }) => Err(ApiError::invalid(format!(
@@ -186,6 +187,7 @@ pub fn list_dir<'a>(
     let n = prefix.len();
     let iter = st
         .files
+        .files
         .range(prefix.clone()..)
         .take_while(move |(k, _)| k.starts_with(&prefix))
         .filter(|(k, _)| !k[n..].contains('/'))
@@ -214,22 +216,25 @@ pub fn delete_dir(st: &mut State, path: &str) -> ApiResult<()> {
             "'{path}' is a volume; delete the volume instead."
         )));
     }
-    if !matches!(st.files.get(path), Some(FsEntry::Directory { .. })) {
+    if !matches!(st.files.files.get(path), Some(FsEntry::Directory { .. })) {
         return Err(not_found(path));
     }
-    if with_prefix(&st.files, &format!("{path}/")).next().is_some() {
+    if with_prefix(&st.files.files, &format!("{path}/"))
+        .next()
+        .is_some()
+    {
         return Err(ApiError::not_empty(
             "DIRECTORY_NOT_EMPTY",
             format!("The directory '{path}' is not empty."),
         ));
     }
-    st.files.remove(path);
+    st.files.files.remove(path);
     Ok(())
 }
 
 /// Whether a file exists at a volume path (used by job runs).
 pub fn file_exists(st: &State, raw: &str) -> bool {
-    normalize(raw).is_ok_and(|p| matches!(st.files.get(&p), Some(FsEntry::File { .. })))
+    normalize(raw).is_ok_and(|p| matches!(st.files.files.get(&p), Some(FsEntry::File { .. })))
 }
 
 #[cfg(test)]
@@ -244,7 +249,7 @@ mod tests {
 
     fn with_volume() -> State {
         let mut st = State::new("u@x", 0);
-        st.volumes.insert("c.s.v".into(), Map::new());
+        st.uc.volumes.insert("c.s.v".into(), Map::new());
         st
     }
 

@@ -38,6 +38,7 @@ pub fn purge_old_runs(st: &mut State, ctx: &Ctx) -> bool {
         return false;
     }
     let old: Vec<(i64, i64)> = st
+        .jobs
         .runs
         .values()
         .filter(|r| {
@@ -47,9 +48,9 @@ pub fn purge_old_runs(st: &mut State, ctx: &Ctx) -> bool {
         .map(|r| (r.run_id, r.job_id))
         .collect();
     for (run, job) in &old {
-        st.runs.remove(run);
-        st.active_runs.remove(run);
-        st.purged_runs.insert(*run, *job);
+        st.jobs.runs.remove(run);
+        st.jobs.active_runs.remove(run);
+        st.jobs.purged_runs.insert(*run, *job);
     }
     !old.is_empty()
 }
@@ -79,10 +80,10 @@ fn take_start() -> bool {
 /// Moves every active run forward to `ctx.now`. Returns whether anything changed.
 pub fn advance(st: &mut State, ctx: &Ctx) -> bool {
     STARTS_LEFT.with(|left| left.set(STARTS_PER_MOVE));
-    if st.active_runs.is_empty() {
+    if st.jobs.active_runs.is_empty() {
         return false;
     }
-    let ids: Vec<i64> = st.active_runs.iter().copied().collect();
+    let ids: Vec<i64> = st.jobs.active_runs.iter().copied().collect();
     let mut changed = false;
     for id in ids {
         changed |= advance_run(st, id, ctx);
@@ -91,8 +92,8 @@ pub fn advance(st: &mut State, ctx: &Ctx) -> bool {
 }
 
 pub fn advance_run(st: &mut State, id: i64, ctx: &Ctx) -> bool {
-    let Some(mut run) = st.runs.remove(&id) else {
-        st.active_runs.remove(&id);
+    let Some(mut run) = st.jobs.runs.remove(&id) else {
+        st.jobs.active_runs.remove(&id);
         return true;
     };
     let before = fingerprint(&run);
@@ -100,10 +101,10 @@ pub fn advance_run(st: &mut State, id: i64, ctx: &Ctx) -> bool {
     // the fingerprint does not see.
     let stepped = step_run(st, &mut run, ctx);
     if run.end_time.is_some() {
-        st.active_runs.remove(&id);
+        st.jobs.active_runs.remove(&id);
     }
     let changed = stepped || fingerprint(&run) != before;
-    st.runs.insert(id, run);
+    st.jobs.runs.insert(id, run);
     changed
 }
 
@@ -191,15 +192,18 @@ pub fn step_run(st: &mut State, run: &mut Run, ctx: &Ctx) -> bool {
     if run.tasks_from.is_none() {
         let max = st
             .jobs
+            .jobs
             .get(&run.job_id)
             .and_then(|j| j.settings.get("max_concurrent_runs"))
             .and_then(Value::as_i64)
             .unwrap_or(1);
         let running = st
+            .jobs
             .active_runs
             .iter()
             .filter(|r| {
-                st.runs
+                st.jobs
+                    .runs
                     .get(r)
                     .is_some_and(|r| r.job_id == run.job_id && r.tasks_from.is_some())
             })
@@ -518,6 +522,7 @@ fn begin(st: &mut State, facts: &RunFacts, tasks: &[RunTask], task: &Starting, a
 fn preset_values(st: &State, facts: &RunFacts, key: &str) -> Map<String, Value> {
     let mut out = st
         .jobs
+        .jobs
         .get(&facts.job_id)
         .and_then(|j| j.task_values.get(key))
         .cloned()
@@ -760,8 +765,8 @@ fn finish_one(st: &mut State, t: &mut RunTask, ctx: &Ctx) -> bool {
     }
     if let Some(child) = t.child_run {
         // The run it waits for is brought to now first: it may have ended since.
-        let moved = st.active_runs.contains(&child) && advance_run(st, child, ctx);
-        let Some(r) = st.runs.get(&child) else {
+        let moved = st.jobs.active_runs.contains(&child) && advance_run(st, child, ctx);
+        let Some(r) = st.jobs.runs.get(&child) else {
             finish(
                 t,
                 "FAILED",
@@ -850,7 +855,7 @@ pub fn run_result(tasks: &[&RunTask]) -> &'static str {
 }
 
 pub fn cancel(st: &mut State, id: i64, now: i64) {
-    let Some(mut run) = st.runs.remove(&id) else {
+    let Some(mut run) = st.jobs.runs.remove(&id) else {
         return;
     };
     if run.end_time.is_none() {
@@ -878,9 +883,9 @@ pub fn cancel(st: &mut State, id: i64, now: i64) {
         run.state_message = "The run was canceled.".into();
         run.end_time = Some(now);
         close_repair(&mut run);
-        st.active_runs.remove(&id);
+        st.jobs.active_runs.remove(&id);
     }
-    st.runs.insert(id, run);
+    st.jobs.runs.insert(id, run);
 }
 
 /// Stops the work of a running task that is cancelled: its pipeline update, the run a
@@ -983,7 +988,7 @@ mod tests {
     }
 
     fn task<'a>(st: &'a State, run: i64, key: &str) -> &'a RunTask {
-        st.runs[&run]
+        st.jobs.runs[&run]
             .tasks
             .iter()
             .rfind(|t| t.task_key == key)
@@ -1034,7 +1039,7 @@ mod tests {
         assert_eq!(starts, [100, 100, 200, 200, 300]);
         assert_eq!((t.start_time, t.end_time), (100, 400));
         assert_eq!(result(&st, run, "each").0, "SUCCESS");
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("SUCCESS"));
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("SUCCESS"));
         // Each iteration compared its own input.
         let outcomes: Vec<Option<String>> =
             fe.iterations.iter().map(|it| it.outcome.clone()).collect();
@@ -1123,7 +1128,7 @@ mod tests {
         let failed = t.for_each.as_ref().unwrap().iterations[1].run_id;
         let out = get_output(&st, &ctx(10_000), failed, "http://h").unwrap();
         assert_eq!(out["error"], "File not found: /Volumes/c/s/v/missing.py");
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("FAILED"));
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("FAILED"));
     }
 
     #[test]
@@ -1171,7 +1176,7 @@ mod tests {
         // Past 48 KB, even through a task value, the task fails when it starts.
         let half = json!(vec![0; 15_000]);
         set_task_values(&mut st, tv(json!({"a": half, "b": half}))).unwrap();
-        let mut settings = st.jobs[&j].settings.clone();
+        let mut settings = st.jobs.jobs[&j].settings.clone();
         settings["tasks"][1]["for_each_task"]["inputs"] =
             json!("[{{tasks.list.values.a}},{{tasks.list.values.b}}]");
         reset_job(&mut st, &ctx(0), j, settings).unwrap();
@@ -1213,7 +1218,7 @@ mod tests {
     }
 
     fn sql_job(st: &mut State, name: &str, warehouse: &str) -> i64 {
-        st.warehouses.insert(
+        st.warehouses.warehouses.insert(
             "w".into(),
             crate::warehouses::Warehouse {
                 id: "w".into(),
@@ -1274,7 +1279,10 @@ mod tests {
         assert_eq!(listed[0]["start_time"], 100);
         assert_eq!(t.state, "RUNNING");
         // It ran with the task's job parameters, resolved in the parent run.
-        assert_eq!(st.runs[&child_run].params["day"], format!("tue-{parent}"));
+        assert_eq!(
+            st.jobs.runs[&child_run].params["day"],
+            format!("tue-{parent}")
+        );
         assert!(
             runs_of(&st, parent)
                 .iter()
@@ -1282,10 +1290,10 @@ mod tests {
         );
         // The child's setup and task take 200 ms: both end at 300.
         advance(&mut st, &ctx(1_000));
-        assert_eq!(st.runs[&child_run].end_time, Some(300));
+        assert_eq!(st.jobs.runs[&child_run].end_time, Some(300));
         let t = task(&st, run, "child");
         assert_eq!((t.result.as_deref(), t.end_time), (Some("SUCCESS"), 300));
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("SUCCESS"));
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("SUCCESS"));
         let out = get_output(&st, &ctx(1_000), t.run_id, "http://h").unwrap();
         assert_eq!(out["run_job_output"], json!({"run_id": child_run}));
     }
@@ -1317,10 +1325,10 @@ mod tests {
         let child_run = task(&st, run, "child").child_run.unwrap();
         cancel_run(&mut st, &ctx(2_160), run).unwrap();
         assert_eq!(
-            st.runs[&child_run].result_state.as_deref(),
+            st.jobs.runs[&child_run].result_state.as_deref(),
             Some("CANCELED")
         );
-        assert!(!st.active_runs.contains(&child_run));
+        assert!(!st.jobs.active_runs.contains(&child_run));
         assert_eq!(result(&st, run, "child").0, "CANCELED");
     }
 
@@ -1341,7 +1349,11 @@ mod tests {
         reset_job(&mut st, &ctx(0), a, settings(b)).unwrap();
         let run = start(&mut st, a, 0);
         advance(&mut st, &ctx(100_000));
-        assert_eq!(st.runs.len(), 2, "A and the B it started, nothing more");
+        assert_eq!(
+            st.jobs.runs.len(),
+            2,
+            "A and the B it started, nothing more"
+        );
         let b_run = task(&st, run, "child").child_run.unwrap();
         let (r, m) = result(&st, b_run, "child");
         assert_eq!(r, "FAILED");
@@ -1351,8 +1363,8 @@ mod tests {
                 "Run Job tasks cannot trigger each other in a circle: job {a} is already running in this chain (job {a} -> job {b} -> job {a})."
             )
         );
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("FAILED"));
-        assert!(st.active_runs.is_empty());
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("FAILED"));
+        assert!(st.jobs.active_runs.is_empty());
         // A job that runs itself.
         let own = job(&mut st, json!({"name": "own", "tasks": [run_job(1)]}));
         reset_job(&mut st, &ctx(0), own, settings(own)).unwrap();
@@ -1369,12 +1381,12 @@ mod tests {
                 json!({"name": name, "tasks": [run_job(below)]}),
             ));
         }
-        let before = st.runs.len();
+        let before = st.jobs.runs.len();
         let top = *chain.last().unwrap();
         let run = start(&mut st, top, 400_000);
         advance(&mut st, &ctx(500_000));
         assert_eq!(
-            st.runs.len(),
+            st.jobs.runs.len(),
             before + 4,
             "c4, c3, c2 and c1 ran; leaf did not"
         );
@@ -1385,7 +1397,7 @@ mod tests {
                 .1
                 .contains("nest at most 3 deep")
         );
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("FAILED"));
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("FAILED"));
     }
 
     /// A For each task whose iterations run a job that loops 2,000 times: 200,000 starts,
@@ -1410,17 +1422,18 @@ mod tests {
         );
         let run = start(&mut st, parent, 0);
         let mut moves = 0;
-        while st.runs[&run].end_time.is_none() {
+        while st.jobs.runs[&run].end_time.is_none() {
             assert!(moves < 5, "the run does not end");
             advance(&mut st, &ctx(1_000_000));
             moves += 1;
         }
         assert!(moves >= 2, "{moves}");
-        let count = |st: &State, job: i64| st.runs.values().filter(|r| r.job_id == job).count();
+        let count =
+            |st: &State, job: i64| st.jobs.runs.values().filter(|r| r.job_id == job).count();
         assert_eq!(count(&st, child), 100);
         // Setup 100; each child run: setup 100, then 20 rounds of 100 iterations.
-        assert_eq!(st.runs[&run].end_time, Some(2_200));
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("SUCCESS"));
+        assert_eq!(st.jobs.runs[&run].end_time, Some(2_200));
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("SUCCESS"));
     }
 
     /// "A workspace is limited to 1000 concurrent job runs": Run Job tasks past that fail.
@@ -1444,17 +1457,20 @@ mod tests {
         let run = start(&mut st, parent, 0);
         advance(&mut st, &ctx(150));
         // The parent's run and 999 of the 1,100 runs its iterations asked for.
-        assert_eq!(st.active_runs.len(), 1000);
+        assert_eq!(st.jobs.active_runs.len(), 1000);
         advance(&mut st, &ctx(10_000));
-        assert_eq!(st.runs.values().filter(|r| r.job_id == child).count(), 999);
-        let failed = st.runs[&run]
+        assert_eq!(
+            st.jobs.runs.values().filter(|r| r.job_id == child).count(),
+            999
+        );
+        let failed = st.jobs.runs[&run]
             .tasks
             .iter()
             .flat_map(|t| t.for_each.iter().flat_map(|fe| fe.iterations.iter()))
             .filter(|it| it.message.contains("already has 1000 active job runs"))
             .count();
         assert_eq!(failed, 101);
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("FAILED"));
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("FAILED"));
     }
 
     /// A setter task, a condition on its task value, and a task run only when it holds.
@@ -1482,7 +1498,7 @@ mod tests {
         advance(&mut st, &ctx(10_000));
         assert_eq!(task(&st, run, "check").outcome.as_deref(), Some("true"));
         assert_eq!(task(&st, run, "then").outcome.as_deref(), Some("true"));
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("SUCCESS"));
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("SUCCESS"));
         let v = view(&st, run, 0);
         assert_eq!(
             v["tasks"][1]["resolved_values"],
@@ -1514,7 +1530,7 @@ mod tests {
         let t = task(&st, run, "check");
         assert_eq!(t.end_time, t.start_time);
         assert_eq!(result(&st, run, "then").0, "UPSTREAM_FAILED");
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("FAILED"));
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("FAILED"));
     }
 
     #[test]
@@ -1574,7 +1590,7 @@ mod tests {
         );
         set_task_values(&mut st, tv(Some(j), None, json!({"a": 1}))).unwrap();
         super::super::model::clear_task_values(&mut st);
-        assert!(st.jobs[&j].task_values.is_empty());
+        assert!(st.jobs.jobs[&j].task_values.is_empty());
     }
 
     /// The JSON of a string of this many bytes is two bytes over the limit.

@@ -16,9 +16,33 @@ pub use engine::tick;
 pub use model::{TaskValues, clear_task_values, list_task_values, set_task_values};
 pub use routes::routes;
 
+use crate::journal::{Journaled, Tracked, journaled};
+use crate::store::Domain;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What jobs keep in the workspace state.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tables {
+    pub jobs: Tracked<i64, Job>,
+    pub runs: Tracked<i64, Run>,
+    /// Runs that have not terminated, so advancing time touches only these. Journal
+    /// records carry the set whole, so it is not among the journaled tables.
+    #[serde(default)]
+    pub active_runs: BTreeSet<i64>,
+    /// Runs the service no longer keeps (removed 60 days after they ended), by run id: the
+    /// job each was a run of, which `runs/get` names when asked for one (files written
+    /// before had none).
+    #[serde(default)]
+    pub purged_runs: Tracked<i64, i64>,
+}
+
+impl Domain for Tables {
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+        journaled!(self, jobs, runs, purged_runs)
+    }
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Job {

@@ -33,7 +33,7 @@ pub fn run_missing(id: i64) -> ApiError {
 /// (databricks-sdk-py databricks/sdk/errors/overrides.py matches them for runs/get, a 400
 /// INVALID_PARAMETER_VALUE); any other, `Run N does not exist.`
 pub fn run_gone(st: &State, id: i64) -> ApiError {
-    match st.purged_runs.get(&id) {
+    match st.jobs.purged_runs.get(&id) {
         Some(job) => ApiError::invalid(format!("Run: {id} in job: {job} doesn't exist")),
         None => run_missing(id),
     }
@@ -315,7 +315,7 @@ fn nested_spec(spec: &Map<String, Value>) -> Option<&Map<String, Value>> {
 
 /// The task run (of any run, an iteration of a For each task included) whose id is `id`.
 fn find_task_run(st: &State, id: i64) -> Option<TaskRunOf<'_>> {
-    for run in st.runs.values() {
+    for run in st.jobs.runs.values() {
         for t in &run.tasks {
             if t.run_id == id {
                 return Some(TaskRunOf {
@@ -457,7 +457,7 @@ pub fn create_job(st: &mut State, ctx: &Ctx, mut settings: Map<String, Value>) -
     run_as_known(st, ctx, &settings)?;
     run_as_held(st, ctx, &mut settings);
     let id = st.next_id();
-    st.jobs.insert(
+    st.jobs.jobs.insert(
         id,
         Job {
             job_id: id,
@@ -472,7 +472,7 @@ pub fn create_job(st: &mut State, ctx: &Ctx, mut settings: Map<String, Value>) -
 
 /// A job as `jobs/get` answers: page `page` of its paged arrays.
 pub fn get_job(st: &State, ctx: &Ctx, id: i64, page: usize) -> ApiResult<Map<String, Value>> {
-    let job = st.jobs.get(&id).ok_or_else(|| job_missing(id))?;
+    let job = st.jobs.jobs.get(&id).ok_or_else(|| job_missing(id))?;
     let (mut settings, more) = paged_settings(&job.settings, page, ctx.behaviours);
     fill_sources(&mut settings, ctx.behaviours);
     let mut out = compact(json!({
@@ -496,12 +496,12 @@ pub fn get_job(st: &State, ctx: &Ctx, id: i64, page: usize) -> ApiResult<Map<Str
 
 /// Replaces a job's settings with `new` (checked and normalized).
 pub fn reset_job(st: &mut State, ctx: &Ctx, id: i64, mut new: Map<String, Value>) -> ApiResult<()> {
-    if !st.jobs.contains_key(&id) {
+    if !st.jobs.jobs.contains_key(&id) {
         return Err(job_missing(id));
     }
     run_as_known(st, ctx, &new)?;
     run_as_held(st, ctx, &mut new);
-    let job = st.jobs.get_mut(&id).ok_or_else(|| job_missing(id))?;
+    let job = st.jobs.jobs.get_mut(&id).ok_or_else(|| job_missing(id))?;
     // A full replace, except that settings without `run_as` keep the identity the job
     // ran as: the service does not go back to the owner (the Databricks CLI's test
     // server records this against the real service).
@@ -524,7 +524,7 @@ pub fn update_job(
     new: &Map<String, Value>,
     remove: &[String],
 ) -> ApiResult<()> {
-    let job = st.jobs.get(&id).ok_or_else(|| job_missing(id))?;
+    let job = st.jobs.jobs.get(&id).ok_or_else(|| job_missing(id))?;
     // Only a run_as the request names is checked: the job's own was checked when it came.
     run_as_known(st, ctx, new)?;
     let mut s = job.settings.clone();
@@ -565,7 +565,7 @@ pub fn update_job(
     check_settings(&s)?;
     let mut s = normalize(s, ctx.behaviours);
     run_as_held(st, ctx, &mut s);
-    if let Some(job) = st.jobs.get_mut(&id) {
+    if let Some(job) = st.jobs.jobs.get_mut(&id) {
         job.settings = s;
     }
     Ok(())
@@ -573,13 +573,14 @@ pub fn update_job(
 
 /// Deletes a job and cancels its active runs.
 pub fn delete_job(st: &mut State, ctx: &Ctx, id: i64) -> ApiResult<()> {
-    st.jobs.remove(&id).ok_or_else(|| job_missing(id))?;
+    st.jobs.jobs.remove(&id).ok_or_else(|| job_missing(id))?;
     crate::permissions::forget(st, "jobs", &id.to_string());
     let active: Vec<i64> = st
+        .jobs
         .active_runs
         .iter()
         .copied()
-        .filter(|r| st.runs.get(r).is_some_and(|r| r.job_id == id))
+        .filter(|r| st.jobs.runs.get(r).is_some_and(|r| r.job_id == id))
         .collect();
     for r in active {
         cancel(st, r, ctx.now);
@@ -602,6 +603,7 @@ pub fn list_jobs(st: &State, ctx: &Ctx, q: &JobsQuery) -> ApiResult<(Vec<Value>,
         .after_key::<i64>()?
         .map_or(Bound::Unbounded, Bound::Excluded);
     let iter = st
+        .jobs
         .jobs
         .range((start, Bound::Unbounded))
         .filter(|(_, j)| {
@@ -658,9 +660,15 @@ pub fn start_run(
     lineage: Vec<i64>,
 ) -> ApiResult<RunStarted> {
     let id = r.job_id;
-    let job = st.jobs.get(&id).ok_or_else(|| job_missing(id))?.clone();
+    let job = st
+        .jobs
+        .jobs
+        .get(&id)
+        .ok_or_else(|| job_missing(id))?
+        .clone();
     if let Some(t) = &r.idempotency_token
         && let Some(run) = st
+            .jobs
             .runs
             .values()
             .find(|run| run.job_id == id && run.idempotency_token.as_ref() == Some(t))
@@ -719,8 +727,9 @@ pub fn start_run(
     }
     let run_id = st.next_id();
     // Runs the service removed for their age still took their numbers.
-    let number_in_job = (st.runs.values().filter(|r| r.job_id == id).count()
-        + st.purged_runs.values().filter(|j| **j == id).count()) as i64
+    let number_in_job = (st.jobs.runs.values().filter(|r| r.job_id == id).count()
+        + st.jobs.purged_runs.values().filter(|j| **j == id).count())
+        as i64
         + 1;
     let mut run_tasks = Vec::new();
     for t in tasks.iter().filter_map(Value::as_object) {
@@ -751,10 +760,12 @@ pub fn start_run(
         .and_then(Value::as_i64)
         .unwrap_or(1);
     let running = st
+        .jobs
         .active_runs
         .iter()
         .filter(|r| {
-            st.runs
+            st.jobs
+                .runs
                 .get(r)
                 .is_some_and(|r| r.job_id == id && r.tasks_from.is_some())
         })
@@ -814,9 +825,9 @@ pub fn start_run(
         }
     }
     if run.end_time.is_none() {
-        st.active_runs.insert(run_id);
+        st.jobs.active_runs.insert(run_id);
     }
-    st.runs.insert(run_id, run);
+    st.jobs.runs.insert(run_id, run);
     Ok(RunStarted {
         run_id,
         number_in_job,
@@ -873,7 +884,7 @@ pub fn get_run(
     include_history: bool,
     include_resolved_values: bool,
 ) -> ApiResult<Value> {
-    let Some(r) = st.runs.get(&id) else {
+    let Some(r) = st.jobs.runs.get(&id) else {
         let found = find_task_run(st, id).ok_or_else(|| run_gone(st, id))?;
         return Ok(task_run_view(
             &found,
@@ -953,7 +964,7 @@ pub fn history_view(r: &Run) -> Vec<Value> {
 /// databricks-sdk-py databricks/sdk/service/jobs.py `RunOutput`, `RunJobOutput`). A job
 /// run with tasks has no output of its own, as on the service.
 pub fn get_output(st: &State, ctx: &Ctx, id: i64, base_url: &str) -> ApiResult<Value> {
-    if st.runs.get(&id).is_some_and(|r| !r.tasks.is_empty()) {
+    if st.jobs.runs.get(&id).is_some_and(|r| !r.tasks.is_empty()) {
         return Err(ApiError::invalid(format!(
             "Retrieving the output of runs with multiple tasks is not supported. Please retrieve the output of each individual task run instead. Run {id} has tasks."
         )));
@@ -1008,8 +1019,8 @@ pub fn list_runs(
     base_url: &str,
 ) -> ApiResult<(Vec<Value>, Option<String>)> {
     if let Some(j) = q.job_id
-        && !st.jobs.contains_key(&j)
-        && !st.runs.values().any(|r| r.job_id == j)
+        && !st.jobs.jobs.contains_key(&j)
+        && !st.jobs.runs.values().any(|r| r.job_id == j)
     {
         return Err(job_missing(j));
     }
@@ -1020,6 +1031,7 @@ pub fn list_runs(
     let base = site(base_url, st);
     let (from, to) = (q.start_time_from, q.start_time_to);
     let iter = st
+        .jobs
         .runs
         .range((Bound::Unbounded, end))
         .rev()
@@ -1063,7 +1075,7 @@ fn succeeded(result: Option<&str>) -> bool {
 /// the repair's id.
 pub fn repair_run(st: &mut State, ctx: &Ctx, r: Repair) -> ApiResult<i64> {
     let id = r.run_id;
-    let run = st.runs.get(&id).ok_or_else(|| run_gone(st, id))?;
+    let run = st.jobs.runs.get(&id).ok_or_else(|| run_gone(st, id))?;
     // "The run must not be in progress" (the API reference of runs/repair).
     if run.end_time.is_none() {
         return Err(ApiError::invalid(format!(
@@ -1149,6 +1161,7 @@ pub fn repair_run(st: &mut State, ctx: &Ctx, r: Repair) -> ApiResult<i64> {
     }
     let job = st
         .jobs
+        .jobs
         .get(&run.job_id)
         .ok_or_else(|| job_missing(run.job_id))?;
     // Re-run tasks take the job's current settings.
@@ -1176,7 +1189,7 @@ pub fn repair_run(st: &mut State, ctx: &Ctx, r: Repair) -> ApiResult<i64> {
         .collect::<ApiResult<_>>()?;
     let keys: std::collections::HashSet<String> =
         current.iter().map(|t| t.task_key.clone()).collect();
-    let mut run = st.runs.remove(&id).ok_or_else(|| run_missing(id))?;
+    let mut run = st.jobs.runs.remove(&id).ok_or_else(|| run_missing(id))?;
     if run.repair_history.is_empty() {
         run.repair_history.push(RepairItem {
             id: None,
@@ -1231,8 +1244,8 @@ pub fn repair_run(st: &mut State, ctx: &Ctx, r: Repair) -> ApiResult<i64> {
     run.result_state = None;
     run.state_message.clear();
     run.canceled = false;
-    st.runs.insert(id, run);
-    st.active_runs.insert(id);
+    st.jobs.runs.insert(id, run);
+    st.jobs.active_runs.insert(id);
     advance(st, ctx);
     Ok(repair_id)
 }
@@ -1250,7 +1263,7 @@ fn depends_on(spec: &Map<String, Value>) -> Vec<&str> {
 /// Cancels a run that is going; one that has ended is left as it ended, and the request is
 /// still accepted, as the service does.
 pub fn cancel_run(st: &mut State, ctx: &Ctx, id: i64) -> ApiResult<()> {
-    if !st.runs.contains_key(&id) {
+    if !st.jobs.runs.contains_key(&id) {
         return Err(run_gone(st, id));
     }
     cancel(st, id, ctx.now);
@@ -1289,15 +1302,17 @@ pub fn set_task_values(st: &mut State, tv: TaskValues) -> ApiResult<()> {
         (Some(j), None) => {
             &mut st
                 .jobs
+                .jobs
                 .get_mut(&j)
                 .ok_or_else(|| job_missing(j))?
                 .task_values
         }
         (None, Some(r)) => {
-            if !st.runs.contains_key(&r) {
+            if !st.jobs.runs.contains_key(&r) {
                 return Err(run_gone(st, r));
             }
             &mut st
+                .jobs
                 .runs
                 .get_mut(&r)
                 .ok_or_else(|| run_missing(r))?
@@ -1322,10 +1337,12 @@ pub fn list_task_values(st: &State) -> Value {
     let mut out = Vec::new();
     for (field, id, given) in st
         .jobs
+        .jobs
         .values()
         .map(|j| ("job_id", j.job_id, &j.task_values))
         .chain(
-            st.runs
+            st.jobs
+                .runs
                 .values()
                 .map(|r| ("run_id", r.run_id, &r.task_values)),
         )
@@ -1341,23 +1358,25 @@ pub fn list_task_values(st: &State) -> Value {
 pub fn clear_task_values(st: &mut State) {
     let jobs: Vec<i64> = st
         .jobs
+        .jobs
         .values()
         .filter(|j| !j.task_values.is_empty())
         .map(|j| j.job_id)
         .collect();
     for j in jobs {
-        if let Some(job) = st.jobs.get_mut(&j) {
+        if let Some(job) = st.jobs.jobs.get_mut(&j) {
             job.task_values.clear();
         }
     }
     let runs: Vec<i64> = st
+        .jobs
         .runs
         .values()
         .filter(|r| !r.task_values.is_empty())
         .map(|r| r.run_id)
         .collect();
     for r in runs {
-        if let Some(run) = st.runs.get_mut(&r) {
+        if let Some(run) = st.jobs.runs.get_mut(&r) {
             run.task_values.clear();
         }
     }
@@ -1390,7 +1409,7 @@ mod tests {
     }
 
     fn warehouse(st: &mut State, id: &str) {
-        st.warehouses.insert(
+        st.warehouses.warehouses.insert(
             id.into(),
             crate::warehouses::Warehouse {
                 id: id.into(),
@@ -1436,7 +1455,7 @@ mod tests {
 
     /// `(task_key, attempt_number, result)` of every attempt of the run's tasks.
     fn attempts(st: &State, run: i64) -> Vec<(String, i64, Option<String>)> {
-        st.runs[&run]
+        st.jobs.runs[&run]
             .tasks
             .iter()
             .map(|t| (t.task_key.clone(), t.attempt_number, t.result.clone()))
@@ -1469,13 +1488,13 @@ mod tests {
                 ("c".into(), 0, some("UPSTREAM_FAILED")),
             ]
         );
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("FAILED"));
-        let original: Vec<i64> = st.runs[&run].tasks.iter().map(|t| t.run_id).collect();
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("FAILED"));
+        let original: Vec<i64> = st.jobs.runs[&run].tasks.iter().map(|t| t.run_id).collect();
         // The cause goes away; the repair re-runs b and c, not a.
         warehouse(&mut st, "missing");
         let repair = repair_run(&mut st, &ctx(20_000), all_failed(run, None)).unwrap();
-        assert!(st.active_runs.contains(&run));
-        let r = &st.runs[&run];
+        assert!(st.jobs.active_runs.contains(&run));
+        let r = &st.jobs.runs[&run];
         assert_eq!(r.life_cycle_state, "PENDING");
         assert_eq!(r.end_time, None);
         advance(&mut st, &ctx(30_000));
@@ -1489,7 +1508,7 @@ mod tests {
                 ("c".into(), 1, some("SUCCESS")),
             ]
         );
-        let r = &st.runs[&run];
+        let r = &st.jobs.runs[&run];
         assert_eq!(r.result_state.as_deref(), Some("SUCCESS"));
         assert_eq!(r.tasks[0].run_id, original[0], "a kept its task run");
         let new: Vec<i64> = r.tasks[3..].iter().map(|t| t.run_id).collect();
@@ -1535,7 +1554,7 @@ mod tests {
         let e = repair_run(&mut st, &ctx(20_000), all_failed(run, Some(first))).unwrap_err();
         assert!(e.message.contains("in progress"), "{}", e.message);
         advance(&mut st, &ctx(30_000));
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("FAILED"));
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("FAILED"));
         let e = repair_run(&mut st, &ctx(40_000), all_failed(run, None)).unwrap_err();
         assert_eq!(
             e.message,
@@ -1600,13 +1619,13 @@ mod tests {
         assert_eq!(latest.len(), 4, "{latest:?}");
         assert_eq!(latest[3], ("b".into(), 1, some("SUCCESS")));
         // c is still upstream-failed from the original: the run did not succeed.
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("FAILED"));
-        let repair = st.runs[&run].repair_history.last().and_then(|i| i.id);
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("FAILED"));
+        let repair = st.jobs.runs[&run].repair_history.last().and_then(|i| i.id);
         repair_run(&mut st, &ctx(40_000), all_failed(run, repair)).unwrap();
         advance(&mut st, &ctx(50_000));
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("SUCCESS"));
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("SUCCESS"));
         // Nothing failed is left to re-run.
-        let repair = st.runs[&run].repair_history.last().and_then(|i| i.id);
+        let repair = st.jobs.runs[&run].repair_history.last().and_then(|i| i.id);
         let e = repair_run(&mut st, &ctx(60_000), all_failed(run, repair)).unwrap_err();
         assert_eq!(
             e.message,
@@ -1622,17 +1641,17 @@ mod tests {
         let (job, run) = failed_run(&mut st);
         // An ended run is left as it ended; the request is still accepted.
         cancel_run(&mut st, &ctx(11_000), run).unwrap();
-        assert_eq!(st.runs[&run].result_state.as_deref(), Some("FAILED"));
+        assert_eq!(st.jobs.runs[&run].result_state.as_deref(), Some("FAILED"));
         // A repair that is cancelled ends the run, and its history entry, CANCELED.
         warehouse(&mut st, "missing");
         repair_run(&mut st, &ctx(20_000), all_failed(run, None)).unwrap();
         cancel_run(&mut st, &ctx(20_050), run).unwrap();
-        let r = &st.runs[&run];
+        let r = &st.jobs.runs[&run];
         assert_eq!(
             (r.life_cycle_state.as_str(), r.result_state.as_deref()),
             ("TERMINATED", Some("CANCELED"))
         );
-        assert!(!st.active_runs.contains(&run));
+        assert!(!st.jobs.active_runs.contains(&run));
         let v = get_run(&st, &ctx(20_050), run, 0, "http://h", true, false).unwrap();
         assert_eq!(v["repair_history"][1]["state"]["result_state"], "CANCELED");
         assert_eq!(v["repair_history"][1]["end_time"], json!(20_050));
@@ -1648,7 +1667,7 @@ mod tests {
         .unwrap()
         .run_id;
         cancel_run(&mut st, &ctx(30_050), other).unwrap();
-        let results: Vec<Option<String>> = st.runs[&other]
+        let results: Vec<Option<String>> = st.jobs.runs[&other]
             .tasks
             .iter()
             .map(|t| t.result.clone())
@@ -1661,13 +1680,16 @@ mod tests {
                 some("UPSTREAM_CANCELED")
             ]
         );
-        assert_eq!(st.runs[&other].result_state.as_deref(), Some("CANCELED"));
+        assert_eq!(
+            st.jobs.runs[&other].result_state.as_deref(),
+            Some("CANCELED")
+        );
         let e = cancel_run(&mut st, &ctx(30_050), other + 1000).unwrap_err();
         assert_eq!(e.message, format!("Run {} does not exist.", other + 1000));
     }
 
     fn states(st: &State, run: i64) -> Vec<(String, Option<String>)> {
-        st.runs[&run]
+        st.jobs.runs[&run]
             .tasks
             .iter()
             .map(|t| (t.state.clone(), t.result.clone()))
@@ -1689,7 +1711,7 @@ mod tests {
         .unwrap();
         assert_eq!(started.number_in_job, 1);
         let run = started.run_id;
-        assert_eq!(st.runs[&run].life_cycle_state, "PENDING");
+        assert_eq!(st.jobs.runs[&run].life_cycle_state, "PENDING");
         advance(&mut st, &ctx(150));
         assert_eq!(
             states(&st, run),
@@ -1703,9 +1725,9 @@ mod tests {
                 ("TERMINATED".into(), Some("FAILED".into()))
             ]
         );
-        let r = &st.runs[&run];
+        let r = &st.jobs.runs[&run];
         assert_eq!(r.result_state.as_deref(), Some("FAILED"));
-        assert!(st.active_runs.is_empty());
+        assert!(st.jobs.active_runs.is_empty());
         // The run's view says why, from the failed task.
         let v = get_run(&st, &ctx(1_000), run, 0, "http://h", false, false).unwrap();
         assert_eq!(
@@ -1728,7 +1750,7 @@ mod tests {
         };
         let first = run_now(&mut st, &ctx(0), go()).unwrap();
         assert_eq!(run_now(&mut st, &ctx(10), go()).unwrap(), first);
-        assert_eq!(st.runs.len(), 1);
+        assert_eq!(st.jobs.runs.len(), 1);
         let e = run_now(
             &mut st,
             &ctx(0),
@@ -1754,7 +1776,7 @@ mod tests {
             json!({"tasks": [{"task_key": "c", "sql_task": {"warehouse_id": "x", "query": {"query_id": "q"}}}]}),
         );
         update_job(&mut st, &ctx(0), id, &new, &["tasks/b".into()]).unwrap();
-        let keys: Vec<&str> = st.jobs[&id].settings["tasks"]
+        let keys: Vec<&str> = st.jobs.jobs[&id].settings["tasks"]
             .as_array()
             .unwrap()
             .iter()
@@ -1784,7 +1806,7 @@ mod tests {
         .unwrap()
         .run_id;
         delete_job(&mut st, &ctx(50), id).unwrap();
-        let r = &st.runs[&run];
+        let r = &st.jobs.runs[&run];
         assert_eq!(
             (r.life_cycle_state.as_str(), r.result_state.as_deref()),
             ("TERMINATED", Some("CANCELED"))
@@ -1814,7 +1836,7 @@ mod tests {
         };
         let old = go(&mut st, 0);
         advance(&mut st, &ctx(1_000));
-        let end = st.runs[&old].end_time.unwrap();
+        let end = st.jobs.runs[&old].end_time.unwrap();
         // A run started later, still going when the first one's time is up, is kept.
         let later = go(&mut st, end + RUN_RETENTION_MS);
         // Turned off, the service keeps every run.
@@ -1828,8 +1850,8 @@ mod tests {
         assert!(get_run(&st, &ctx(0), old, 0, "http://h", false, false).is_ok());
         assert!(tick(&mut st, &ctx(end + RUN_RETENTION_MS + 1)));
         let now = ctx(end + RUN_RETENTION_MS + 1);
-        assert!(!st.runs.contains_key(&old));
-        assert!(st.runs.contains_key(&later));
+        assert!(!st.jobs.runs.contains_key(&old));
+        assert!(st.jobs.runs.contains_key(&later));
         // runs/get names the job, in the service's words; an id never used keeps its answer.
         let e = get_run(&st, &now, old, 0, "http://h", false, false).unwrap_err();
         assert_eq!(
@@ -1867,7 +1889,7 @@ mod tests {
         // A new run still takes the next number of the job.
         advance(&mut st, &now);
         let next = go(&mut st, end + RUN_RETENTION_MS + 2);
-        assert_eq!(st.runs[&next].number_in_job, 3);
+        assert_eq!(st.jobs.runs[&next].number_in_job, 3);
     }
 
     #[test]
@@ -1929,7 +1951,7 @@ mod tests {
         refused(e, "UserName", "ann@x.com");
         let e = create_job(&mut st, &on, run_as("service_principal_name", "ab-12")).unwrap_err();
         refused(e, "ServicePrincipalName", "ab-12");
-        assert!(st.jobs.is_empty());
+        assert!(st.jobs.jobs.is_empty());
         assert_eq!(st.next_id, next);
 
         // Once SCIM holds them, in any case, they are taken.
@@ -1937,7 +1959,7 @@ mod tests {
             ("7001", PrincipalKind::User, "Ann@X.com"),
             ("7002", PrincipalKind::ServicePrincipal, "AB-12"),
         ] {
-            st.principals.insert(
+            st.scim.principals.insert(
                 id.into(),
                 Principal {
                     kind,
@@ -1949,7 +1971,7 @@ mod tests {
         }
         let id = create_job(&mut st, &on, run_as("user_name", "ann@x.com")).unwrap();
         reset_job(&mut st, &on, id, run_as("service_principal_name", "ab-12")).unwrap();
-        let held = |st: &State| st.jobs[&id].settings["run_as"].clone();
+        let held = |st: &State| st.jobs.jobs[&id].settings["run_as"].clone();
         assert_eq!(held(&st), json!({"service_principal_name": "AB-12"}));
         // A user name is not a service principal's application id, nor the other way round.
         let e = reset_job(
@@ -1968,7 +1990,7 @@ mod tests {
         let e = update_job(&mut st, &on, id, new.as_object().unwrap(), &[]).unwrap_err();
         refused(e, "UserName", "bob@x.com");
         assert_eq!(held(&st), json!({"service_principal_name": "AB-12"}));
-        assert_eq!(st.jobs[&id].settings["name"], json!("j"));
+        assert_eq!(st.jobs.jobs[&id].settings["name"], json!("j"));
         // A reset that leaves run_as out keeps the job's, unchecked.
         reset_job(&mut st, &on, id, settings(json!({"name": "j"}))).unwrap();
         assert_eq!(held(&st), json!({"service_principal_name": "AB-12"}));

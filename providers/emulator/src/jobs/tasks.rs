@@ -753,7 +753,7 @@ fn dbt(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
 /// tables are published must exist.
 fn power_bi(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
     let conn = text(o, "connection_resource_name");
-    if !st.connections.contains_key(&conn.to_lowercase()) {
+    if !st.uc.connections.contains_key(&conn.to_lowercase()) {
         return Started::Refused(format!("Connection '{conn}' does not exist."));
     }
     for t in o
@@ -764,7 +764,7 @@ fn power_bi(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
         .filter_map(Value::as_object)
     {
         let schema = format!("{}.{}", text(t, "catalog"), text(t, "schema")).to_lowercase();
-        if !st.schemas.contains_key(&schema) {
+        if !st.uc.schemas.contains_key(&schema) {
             return Started::failure(format!("Schema '{schema}' does not exist."));
         }
     }
@@ -787,7 +787,7 @@ fn alert(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
 /// exist.
 fn dbt_platform(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started {
     let conn = text(o, "connection_resource_name");
-    if st.connections.contains_key(&conn.to_lowercase()) {
+    if st.uc.connections.contains_key(&conn.to_lowercase()) {
         Started::success()
     } else {
         Started::Refused(format!("Connection '{conn}' does not exist."))
@@ -880,7 +880,7 @@ fn run_job(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
         .get("job_id")
         .and_then(|v| v.as_i64().or_else(|| v.as_str()?.trim().parse().ok()))
         .unwrap_or(0);
-    if !st.jobs.contains_key(&id) {
+    if !st.jobs.jobs.contains_key(&id) {
         return Started::failure(format!("Job {id} does not exist."));
     }
     let chain = || {
@@ -900,7 +900,7 @@ fn run_job(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
     // "A workspace is limited to 1000 concurrent job runs"
     // (https://docs.databricks.com/data-engineering/jobs/jobs-user-guide.html): a Run Job
     // task does not start one more.
-    if st.active_runs.len() >= MAX_ACTIVE_RUNS {
+    if st.jobs.active_runs.len() >= MAX_ACTIVE_RUNS {
         return Started::Refused(format!(
             "The workspace already has {MAX_ACTIVE_RUNS} active job runs, the most it runs at once."
         ));
@@ -1036,7 +1036,7 @@ fn wheel(st: &mut State, w: &Map<String, Value>, env: &TaskEnv) -> Started {
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     if uc
         && let Some(db) = named.get("database")
-        && !st.schemas.contains_key(&db.to_lowercase())
+        && !st.uc.schemas.contains_key(&db.to_lowercase())
     {
         return Started::failure(format!(
             "sdp-meta onboarding: database '{db}' is not an existing schema (catalog.schema)."
@@ -1093,7 +1093,7 @@ mod tests {
 
     /// A stopped warehouse of this id, for SQL tasks to run on.
     fn stopped_warehouse(st: &mut State, id: &str) {
-        st.warehouses.insert(
+        st.warehouses.warehouses.insert(
             id.into(),
             crate::warehouses::Warehouse {
                 id: id.into(),
@@ -1167,7 +1167,7 @@ mod tests {
             Started::success()
         );
         // The run started the stopped warehouse.
-        assert_eq!(st.warehouses["w"].state, "STARTING");
+        assert_eq!(st.warehouses.warehouses["w"].state, "STARTING");
         assert_eq!(
             run(&mut st, json!({"some_future_task": {}})),
             Started::success()

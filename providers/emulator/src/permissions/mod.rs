@@ -14,7 +14,25 @@ mod routes;
 pub use model::forget;
 pub use routes::routes;
 
+use crate::journal::{Journaled, Tracked, journaled};
+use crate::store::Domain;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// What object permissions keep in the workspace state.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tables {
+    /// Object permissions by object (`jobs/123`, `sql/warehouses/abc`): their direct
+    /// entries, once written (files written before had none).
+    #[serde(default)]
+    pub permissions: Tracked<String, Acl>,
+}
+
+impl Domain for Tables {
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+        journaled!(self, permissions)
+    }
+}
 
 /// One object's direct entries: `FIELD:NAME` (`user_name:alice@example.com`,
 /// `group_name:data-engineers`, `service_principal_name:<application id>`) → level.

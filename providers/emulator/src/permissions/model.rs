@@ -253,17 +253,22 @@ fn target(st: &State, ty: &ObjectType, id: &str) -> ApiResult<Target> {
             let job = id
                 .parse::<i64>()
                 .ok()
-                .and_then(|n| st.jobs.get(&n))
+                .and_then(|n| st.jobs.jobs.get(&n))
                 .ok_or_else(|| missing(ty, id))?;
             t.creator = Some(job.creator.clone());
         }
         Holder::Pipeline => {
-            let p = st.pipelines.get(id).ok_or_else(|| missing(ty, id))?;
+            let p = st
+                .pipelines
+                .pipelines
+                .get(id)
+                .ok_or_else(|| missing(ty, id))?;
             t.creator = Some(p.creator.clone());
         }
         Holder::Warehouse => {
             // A warehouse being deleted has no permissions any more.
             let w = st
+                .warehouses
                 .warehouses
                 .get(id)
                 .filter(|w| !crate::warehouses::is_deleted(w))
@@ -271,17 +276,27 @@ fn target(st: &State, ty: &ObjectType, id: &str) -> ApiResult<Target> {
             t.creator = Some(w.creator_name.clone());
         }
         Holder::ClusterPolicy => {
-            st.cluster_policies.get(id).ok_or_else(|| missing(ty, id))?;
+            st.policies
+                .cluster_policies
+                .get(id)
+                .ok_or_else(|| missing(ty, id))?;
         }
         Holder::InstancePool => {
-            st.instance_pools.get(id).ok_or_else(|| missing(ty, id))?;
+            st.pools
+                .instance_pools
+                .get(id)
+                .ok_or_else(|| missing(ty, id))?;
         }
         Holder::Cluster => {
-            st.clusters.get(id).ok_or_else(|| missing(ty, id))?;
+            st.clusters
+                .clusters
+                .get(id)
+                .ok_or_else(|| missing(ty, id))?;
         }
         Holder::Sql(collection) => {
             // A trashed object is gone for its permissions too.
-            st.sql_objects
+            st.sql
+                .sql_objects
                 .get(&format!("{collection}/{id}"))
                 .filter(|o| o.get("lifecycle_state") != Some(&json!("TRASHED")))
                 .ok_or_else(|| missing(ty, id))?;
@@ -294,20 +309,21 @@ fn target(st: &State, ty: &ObjectType, id: &str) -> ApiResult<Target> {
             }
             let path = st
                 .workspace
+                .workspace
                 .iter()
                 .find(|(_, o)| o.object_id == n && o.object_type == kind)
                 .map(|(p, _)| p.clone())
                 .ok_or_else(|| missing(ty, id))?;
             let mut at = crate::workspace::parent(&path);
             while at != "/" {
-                if let Some(o) = st.workspace.get(at) {
+                if let Some(o) = st.workspace.workspace.get(at) {
                     t.folders.push(o.object_id);
                 }
                 at = crate::workspace::parent(at);
             }
             t.home = path.strip_prefix("/Users/").and_then(|rest| {
                 let user = rest.split('/').next().filter(|u| !u.is_empty())?;
-                let folder = st.workspace.get(&format!("/Users/{user}"))?;
+                let folder = st.workspace.workspace.get(&format!("/Users/{user}"))?;
                 Some((user.to_string(), folder.object_id))
             });
         }
@@ -318,7 +334,7 @@ fn target(st: &State, ty: &ObjectType, id: &str) -> ApiResult<Target> {
 /// The object's direct entries: what was last written, or what a new object has (its
 /// creator as owner, for types with owners).
 fn direct(st: &State, ty: &ObjectType, t: &Target) -> Acl {
-    if let Some(acl) = st.permissions.get(&t.key) {
+    if let Some(acl) = st.permissions.permissions.get(&t.key) {
         return acl.clone();
     }
     match (ty.owner, &t.creator) {
@@ -377,7 +393,11 @@ fn render(st: &State, ty: &ObjectType, t: &Target, acl: &Acl) -> Value {
         }));
     };
     for folder in &t.folders {
-        if let Some(up) = st.permissions.get(&format!("directories/{folder}")) {
+        if let Some(up) = st
+            .permissions
+            .permissions
+            .get(&format!("directories/{folder}"))
+        {
             for (p, level) in up {
                 inherit(p.clone(), level, format!("/directories/{folder}"));
             }
@@ -535,9 +555,9 @@ pub fn write(
         ));
     }
     if acl.is_empty() {
-        st.permissions.remove(&t.key);
+        st.permissions.permissions.remove(&t.key);
     } else {
-        st.permissions.insert(t.key.clone(), acl);
+        st.permissions.permissions.insert(t.key.clone(), acl);
     }
     Ok(render(st, ty, &t, &direct(st, ty, &t)))
 }
@@ -552,7 +572,9 @@ fn capitalized(s: &str) -> String {
 /// The object is gone: its permissions go with it. `request` is its type's
 /// `request_object_type`, `id` its id.
 pub fn forget(st: &mut State, request: &str, id: &str) {
-    st.permissions.remove(&format!("{request}/{id}"));
+    st.permissions
+        .permissions
+        .remove(&format!("{request}/{id}"));
 }
 
 #[cfg(test)]
@@ -589,7 +611,7 @@ mod tests {
 
     fn job(st: &mut State) -> String {
         let id = st.next_id();
-        st.jobs.insert(
+        st.jobs.jobs.insert(
             id,
             crate::jobs::Job {
                 job_id: id,
@@ -604,7 +626,7 @@ mod tests {
 
     fn group(st: &mut State, name: &str) {
         let id = st.next_id().to_string();
-        st.principals.insert(
+        st.scim.principals.insert(
             id,
             crate::scim::Principal {
                 kind: PrincipalKind::Group,
@@ -617,7 +639,7 @@ mod tests {
 
     fn ws(st: &mut State, path: &str, object_type: &str) -> i64 {
         let id = st.next_id();
-        st.workspace.insert(
+        st.workspace.workspace.insert(
             path.to_string(),
             crate::workspace::WsObject {
                 object_type: object_type.into(),
@@ -740,7 +762,7 @@ mod tests {
         assert_eq!(get(&st, "jobs", &id).unwrap(), got);
 
         forget(&mut st, "jobs", &id);
-        assert!(st.permissions.is_empty());
+        assert!(st.permissions.permissions.is_empty());
     }
 
     #[test]
@@ -768,6 +790,7 @@ mod tests {
         let id = "w1".to_string();
         let raw = json!({"id": "w1", "spec": {}, "creator_name": "u@x", "data_source_id": "d1", "state": "STOPPED", "until": 0, "idle_since": 0});
         st.warehouses
+            .warehouses
             .insert(id.clone(), serde_json::from_value(raw).unwrap());
         let got = write(
             &mut st,
@@ -803,7 +826,7 @@ mod tests {
         let mut st = State::new("u@x", 0);
         let team = ws(&mut st, "/Shared/team", "DIRECTORY");
         let nb = ws(&mut st, "/Shared/team/nb", "NOTEBOOK");
-        let home = st.workspace["/Users/u@x"].object_id;
+        let home = st.workspace.workspace["/Users/u@x"].object_id;
         write(
             &mut st,
             "directories",

@@ -298,6 +298,7 @@ fn sql_sources<'a>(st: &'a State, spec: &Map<String, Value>) -> Vec<(&'a str, &'
         {
             paths.extend(
                 st.workspace
+                    .workspace
                     .keys()
                     .filter(|p| glob_matches(&pattern, p))
                     .cloned(),
@@ -306,7 +307,7 @@ fn sql_sources<'a>(st: &'a State, spec: &Map<String, Value>) -> Vec<(&'a str, &'
     }
     paths
         .iter()
-        .filter_map(|p| st.workspace.get_key_value(p))
+        .filter_map(|p| st.workspace.workspace.get_key_value(p))
         .filter(|(p, o)| is_sql(p, o))
         .map(|(p, o)| (p.as_str(), o))
         .collect()
@@ -389,7 +390,7 @@ pub fn at_start(
     }
     let datasets = published(st, &p.spec);
     for (full, now) in &datasets {
-        let Some(t) = st.tables.get(full) else {
+        let Some(t) = st.uc.tables.get(full) else {
             continue;
         };
         let ours = t.get("pipeline_id").and_then(Value::as_str) == Some(p.id.as_str());
@@ -512,7 +513,7 @@ mod tests {
 
     fn write(st: &mut State, path: &str, object_type: &str, language: Option<&str>, text: &str) {
         let id = st.next_id();
-        st.workspace.insert(
+        st.workspace.workspace.insert(
             path.to_string(),
             WsObject {
                 object_type: object_type.into(),
@@ -528,7 +529,7 @@ mod tests {
     /// A workspace with schema `c.s` and a pipeline publishing there from `libraries`.
     fn setup(libraries: Value) -> (State, String) {
         let mut st = State::new("u@x", 0);
-        st.schemas.insert("c.s".into(), Map::new());
+        st.uc.schemas.insert("c.s".into(), Map::new());
         let body = json!({"name": "p", "catalog": "c", "schema": "s", "libraries": libraries});
         let Value::Object(body) = body else {
             unreachable!()
@@ -560,7 +561,8 @@ mod tests {
     }
 
     fn table_type(st: &State, full: &str) -> Option<String> {
-        st.tables
+        st.uc
+            .tables
             .get(full)
             .and_then(|t| t.get("table_type"))
             .and_then(Value::as_str)
@@ -587,21 +589,21 @@ mod tests {
             Some("MATERIALIZED_VIEW")
         );
         assert_eq!(
-            st.tables["c.s.t"]["pipeline_id"],
+            st.uc.tables["c.s.t"]["pipeline_id"],
             json!(id),
             "{:?}",
-            st.tables["c.s.t"]
+            st.uc.tables["c.s.t"]
         );
         // Private datasets are not in the catalog; a schema that does not exist gets nothing.
-        assert!(!st.tables.contains_key("c.s.hidden"));
-        assert!(!st.tables.contains_key("other.s2.elsewhere"));
+        assert!(!st.uc.tables.contains_key("c.s.hidden"));
+        assert!(!st.uc.tables.contains_key("other.s2.elsewhere"));
         // Unchanged types publish again, keeping the table.
-        let table_id = st.tables["c.s.t"]["table_id"].clone();
+        let table_id = st.uc.tables["c.s.t"]["table_id"].clone();
         assert_eq!(
             update(&mut st, &id, 20_000, Behaviours::default(), false),
             None
         );
-        assert_eq!(st.tables["c.s.t"]["table_id"], table_id);
+        assert_eq!(st.uc.tables["c.s.t"]["table_id"], table_id);
     }
 
     #[test]
@@ -634,10 +636,10 @@ mod tests {
                 "{failure}"
             );
             assert_eq!(table_type(&st, "c.s.t").as_deref(), Some("STREAMING_TABLE"));
-            assert!(!st.tables.contains_key("c.s.new_one"));
+            assert!(!st.uc.tables.contains_key("c.s.new_one"));
         }
         // Dropped, the dataset is published again with its new type.
-        st.tables.remove("c.s.t");
+        st.uc.tables.remove("c.s.t");
         assert_eq!(
             update(&mut st, &id, 80_000, Behaviours::default(), false),
             None
@@ -676,7 +678,7 @@ mod tests {
         );
         assert_eq!(table_type(&st, "c.s.t").as_deref(), Some("STREAMING_TABLE"));
         // A table of that name the pipeline does not own is not this check's business.
-        if let Some(t) = st.tables.get_mut("c.s.t") {
+        if let Some(t) = st.uc.tables.get_mut("c.s.t") {
             t.insert("pipeline_id".into(), json!("another"));
         }
         write(
@@ -704,7 +706,7 @@ mod tests {
             "CREATE STREAMING TABLE t AS SELECT 1",
         );
         assert_eq!(update(&mut st, &id, 0, off, false), None);
-        assert!(st.tables.is_empty());
+        assert!(st.uc.tables.is_empty());
         // Published while on, then changed: off, the update still completes.
         assert_eq!(
             update(&mut st, &id, 20_000, Behaviours::default(), false),

@@ -116,7 +116,7 @@ pub fn list_events(
     ascending: bool,
     page: &Page,
 ) -> ApiResult<(Vec<Value>, Option<String>)> {
-    let p = st.pipelines.get(id).ok_or_else(|| missing(id))?;
+    let p = st.pipelines.pipelines.get(id).ok_or_else(|| missing(id))?;
     let mut all: Vec<Value> = {
         let mut e = events(p, ctx.now);
         // Stable: an update's events keep their order at one time.

@@ -17,9 +17,27 @@ pub use model::{advance, cancel_update, start, update_outcome};
 pub use routes::routes;
 pub use sdp_meta::{SpecTable, onboard};
 
+use crate::journal::{Journaled, Tracked, journaled};
+use crate::store::Domain;
 use crate::util::compact;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+
+/// What pipelines keep in the workspace state.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tables {
+    pub pipelines: Tracked<String, Pipeline>,
+    /// The rows sdp-meta's onboarding wrote into each dataflowspec table, by the table's full
+    /// name (files written before had none).
+    #[serde(default)]
+    pub dataflow_specs: Tracked<String, SpecTable>,
+}
+
+impl Domain for Tables {
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+        journaled!(self, pipelines, dataflow_specs)
+    }
+}
 
 const STEPS: &[&str] = &[
     "QUEUED",

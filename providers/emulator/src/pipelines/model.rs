@@ -47,7 +47,7 @@ pub fn staging_volume(st: &mut State, ctx: &Ctx, spec: &Map<String, Value>) {
 }
 
 pub fn name_taken(st: &State, name: &str, except: Option<&str>) -> bool {
-    st.pipelines.values().any(|p| {
+    st.pipelines.pipelines.values().any(|p| {
         Some(p.id.as_str()) != except && p.spec.get("name").and_then(Value::as_str) == Some(name)
     })
 }
@@ -231,7 +231,7 @@ pub fn failure_reason(st: &State, p: &Pipeline) -> Option<String> {
         )
     {
         let full = format!("{c}.{s}").to_lowercase();
-        if !st.schemas.contains_key(&full) {
+        if !st.uc.schemas.contains_key(&full) {
             return Some(format!("Schema '{full}' does not exist."));
         }
     }
@@ -246,7 +246,7 @@ pub fn start(
     cause: &str,
     request: Map<String, Value>,
 ) -> ApiResult<String> {
-    let p = st.pipelines.get(id).ok_or_else(|| missing(id))?;
+    let p = st.pipelines.pipelines.get(id).ok_or_else(|| missing(id))?;
     if p.deleting_until.is_some() {
         return Err(ApiError::conflict(
             "RESOURCE_CONFLICT",
@@ -283,7 +283,7 @@ pub fn start(
     } else {
         defined_tables(&update.config)
     };
-    if let Some(p) = st.pipelines.get_mut(id) {
+    if let Some(p) = st.pipelines.pipelines.get_mut(id) {
         p.updates.push(update);
     }
     for t in tables {
@@ -334,12 +334,13 @@ pub fn defined_tables(spec: &Map<String, Value>) -> Vec<String> {
 pub fn advance(st: &mut State, ctx: &Ctx) -> bool {
     let done: Vec<(String, bool)> = st
         .pipelines
+        .pipelines
         .values()
         .filter(|p| p.deleting_until.is_some_and(|t| t <= ctx.now))
         .map(|p| (p.id.clone(), p.keep_tables))
         .collect();
     for (id, keep) in &done {
-        st.pipelines.remove(id);
+        st.pipelines.pipelines.remove(id);
         crate::permissions::forget(st, "pipelines", id);
         crate::uc::end_pipeline_tables(st, id, *keep);
     }
@@ -349,6 +350,7 @@ pub fn advance(st: &mut State, ctx: &Ctx) -> bool {
 /// Stops a pipeline's active update (a job run that started it was canceled).
 pub fn cancel_update(st: &mut State, id: &str, update_id: &str, now: i64) {
     if let Some(u) = st
+        .pipelines
         .pipelines
         .get_mut(id)
         .and_then(|p| p.updates.iter_mut().find(|u| u.update_id == update_id))
@@ -366,6 +368,7 @@ pub fn update_outcome(
     now: i64,
 ) -> Option<(&'static str, Option<i64>, Option<String>)> {
     let u = st
+        .pipelines
         .pipelines
         .get(id)?
         .updates
@@ -425,7 +428,7 @@ pub fn create_pipeline(st: &mut State, ctx: &Ctx, r: PipelineRequest) -> ApiResu
         deleting_until: None,
         keep_tables: false,
     };
-    st.pipelines.insert(id.clone(), p);
+    st.pipelines.pipelines.insert(id.clone(), p);
     if continuous {
         start(st, ctx, &id, "API_CALL", Map::new())?;
     }
@@ -434,6 +437,7 @@ pub fn create_pipeline(st: &mut State, ctx: &Ctx, r: PipelineRequest) -> ApiResu
 
 pub fn get_pipeline(st: &State, ctx: &Ctx, id: &str) -> ApiResult<Value> {
     st.pipelines
+        .pipelines
         .get(id)
         .map(|p| view(p, ctx.now))
         .ok_or_else(|| missing(id))
@@ -448,7 +452,7 @@ pub fn edit_pipeline(
     expected_last_modified: Option<i64>,
     r: PipelineRequest,
 ) -> ApiResult<()> {
-    let p = st.pipelines.get(id).ok_or_else(|| missing(id))?;
+    let p = st.pipelines.pipelines.get(id).ok_or_else(|| missing(id))?;
     if let Some(e) = expected_last_modified
         && e != p.last_modified
     {
@@ -473,11 +477,11 @@ pub fn edit_pipeline(
     }
     let mut spec = build_spec(r.body, id, source_type);
     fill_cluster_defaults(ctx, &mut spec);
-    let old_spec = st.pipelines.get(id).map(|p| p.spec.clone());
+    let old_spec = st.pipelines.pipelines.get(id).map(|p| p.spec.clone());
     fill_server_fields(st, ctx, &mut spec, old_spec.as_ref());
     staging_volume(st, ctx, &spec);
     let continuous = is_continuous(&spec);
-    let Some(p) = st.pipelines.get_mut(id) else {
+    let Some(p) = st.pipelines.pipelines.get_mut(id) else {
         return Err(missing(id));
     };
     p.spec = spec;
@@ -499,7 +503,11 @@ pub fn edit_pipeline(
 /// tables (unless `cascade` is false), see [`advance`]; at once while deletes are not
 /// modelled as asynchronous.
 pub fn delete_pipeline(st: &mut State, ctx: &Ctx, id: &str, cascade: bool) -> ApiResult<()> {
-    let p = st.pipelines.get_mut(id).ok_or_else(|| missing(id))?;
+    let p = st
+        .pipelines
+        .pipelines
+        .get_mut(id)
+        .ok_or_else(|| missing(id))?;
     // A second delete of a pipeline being deleted is accepted and changes nothing.
     if p.deleting_until.is_none() {
         if let Some(u) = p.updates.last_mut().filter(|u| u.is_active(ctx.now)) {
@@ -508,7 +516,7 @@ pub fn delete_pipeline(st: &mut State, ctx: &Ctx, id: &str, cascade: bool) -> Ap
         p.deleting_until = Some(ctx.now.saturating_add(ctx.timings.update_step_ms()));
         p.keep_tables = !cascade;
         if !ctx.behaviours.on(Behaviour::AsyncPipelineDelete) {
-            st.pipelines.remove(id);
+            st.pipelines.pipelines.remove(id);
             crate::permissions::forget(st, "pipelines", id);
             crate::uc::end_pipeline_tables(st, id, !cascade);
         }
@@ -526,6 +534,7 @@ pub fn list_pipelines(
     let start = page.after.clone().map_or(Bound::Unbounded, Bound::Excluded);
     let iter = st
         .pipelines
+        .pipelines
         .range::<String, _>((start, Bound::Unbounded))
         .filter(|(_, p)| matches(filter, p))
         .map(|(k, p)| (k.clone(), state_info(p, ctx.now)));
@@ -541,7 +550,7 @@ fn update_missing(id: &str, update_id: &str) -> ApiError {
 
 /// An update with the config it ran with.
 pub fn get_update(st: &State, ctx: &Ctx, id: &str, update_id: &str) -> ApiResult<Value> {
-    let p = st.pipelines.get(id).ok_or_else(|| missing(id))?;
+    let p = st.pipelines.pipelines.get(id).ok_or_else(|| missing(id))?;
     let u = p
         .updates
         .iter()
@@ -558,7 +567,7 @@ pub fn list_updates(
     until: Option<&str>,
     page: &Page,
 ) -> ApiResult<(Vec<Value>, Option<String>)> {
-    let p = st.pipelines.get(id).ok_or_else(|| missing(id))?;
+    let p = st.pipelines.pipelines.get(id).ok_or_else(|| missing(id))?;
     // The token is the index (from the oldest) of the last update returned.
     let start = page.after_key::<usize>()?.unwrap_or(p.updates.len());
     let mut items = p.updates[..start.min(p.updates.len())]
@@ -580,7 +589,11 @@ pub fn list_updates(
 
 /// Stops the pipeline's active update, if it has one.
 pub fn stop(st: &mut State, ctx: &Ctx, id: &str) -> ApiResult<()> {
-    let p = st.pipelines.get_mut(id).ok_or_else(|| missing(id))?;
+    let p = st
+        .pipelines
+        .pipelines
+        .get_mut(id)
+        .ok_or_else(|| missing(id))?;
     if let Some(u) = p.updates.last_mut().filter(|u| u.is_active(ctx.now)) {
         u.canceled_at = Some(ctx.now);
     }

@@ -71,9 +71,15 @@ fn layers(v: &str) -> Option<&'static [&'static str]> {
 
 /// The rows of the dataflowspec table `full` (`c.s.t`), if Unity Catalog has that table.
 fn spec_rows<'a>(st: &'a State, full: &str) -> Option<Vec<(&'a String, &'a SpecRow)>> {
-    let id = st.tables.get(full)?.get("table_id").and_then(Value::as_str);
+    let id = st
+        .uc
+        .tables
+        .get(full)?
+        .get("table_id")
+        .and_then(Value::as_str);
     Some(
-        st.dataflow_specs
+        st.pipelines
+            .dataflow_specs
             .get(full)
             .filter(|t| Some(t.table_id.as_str()) == id)
             .map(|t| t.rows.iter().collect())
@@ -333,7 +339,7 @@ pub fn onboard(st: &mut State, ctx: &Ctx, named: &BTreeMap<String, String>) -> R
             param(&format!("{layer}_dataflowspec_table"))
         )
         .to_lowercase();
-        if !overwrite && !st.tables.contains_key(&full) {
+        if !overwrite && !st.uc.tables.contains_key(&full) {
             // The merge path reads the table first.
             return Err(fail(table_not_found(&full)));
         }
@@ -349,12 +355,14 @@ pub fn onboard(st: &mut State, ctx: &Ctx, named: &BTreeMap<String, String>) -> R
         let table =
             crate::uc::put_table(st, ctx, &full, "MANAGED", None).map_err(|e| fail(e.message))?;
         let table_id = table["table_id"].as_str().unwrap_or_default().to_string();
-        let mut rows = match st.dataflow_specs.get(&full) {
+        let mut rows = match st.pipelines.dataflow_specs.get(&full) {
             Some(t) if !overwrite && t.table_id == table_id => t.rows.clone(),
             _ => BTreeMap::new(),
         };
         rows.extend(specs);
-        st.dataflow_specs.insert(full, SpecTable { table_id, rows });
+        st.pipelines
+            .dataflow_specs
+            .insert(full, SpecTable { table_id, rows });
     }
     Ok(())
 }
@@ -472,7 +480,7 @@ pub fn update_tables(
         for (_, row) in selected {
             // A table this update sets up (bronze, read by silver) resolves in its graph.
             if let Some(source) = row.source.as_deref().and_then(|s| names.resolve(s))
-                && !st.tables.contains_key(&source)
+                && !st.uc.tables.contains_key(&source)
                 && !made.contains(&source)
             {
                 return Err(table_not_found(&source));
@@ -513,9 +521,9 @@ mod tests {
     fn workspace() -> State {
         let mut st = State::new("u@x", 0);
         for s in ["raw", "specs", "bronze", "silver"] {
-            st.schemas.insert(format!("main.{s}"), Map::new());
+            st.uc.schemas.insert(format!("main.{s}"), Map::new());
         }
-        st.volumes.insert("main.specs.conf".into(), Map::new());
+        st.uc.volumes.insert("main.specs.conf".into(), Map::new());
         st
     }
 
@@ -555,7 +563,11 @@ mod tests {
     }
 
     fn ids(st: &State, table: &str) -> Vec<String> {
-        st.dataflow_specs[table].rows.keys().cloned().collect()
+        st.pipelines.dataflow_specs[table]
+            .rows
+            .keys()
+            .cloned()
+            .collect()
     }
 
     fn pipeline(st: &mut State, id: &str, conf: Value) {
@@ -564,7 +576,7 @@ mod tests {
         else {
             unreachable!()
         };
-        st.pipelines.insert(
+        st.pipelines.pipelines.insert(
             id.into(),
             Pipeline {
                 id: id.into(),
@@ -588,7 +600,7 @@ mod tests {
     /// Starts an update of `id` after its previous one ended (as `c` has the behaviours);
     /// its end state and failure.
     fn update(st: &mut State, c: &Ctx, id: &str) -> (&'static str, Option<String>) {
-        let now = 10_000 * i64::try_from(st.pipelines[id].updates.len()).unwrap() + c.now;
+        let now = 10_000 * i64::try_from(st.pipelines.pipelines[id].updates.len()).unwrap() + c.now;
         let mut at = Ctx::for_test(now, 100);
         at.behaviours = c.behaviours;
         let uid = start(st, &at, id, "API_CALL", Map::new()).unwrap();
@@ -610,10 +622,10 @@ mod tests {
         put(&mut st, FILE, &two.to_string());
         onboard(&mut st, &ctx(), &params(&[])).unwrap();
         for t in ["main.specs.bronze_spec", "main.specs.silver_spec"] {
-            assert_eq!(st.tables[t]["table_type"], "MANAGED");
+            assert_eq!(st.uc.tables[t]["table_type"], "MANAGED");
             assert_eq!(ids(&st, t), ["1", "2"]);
         }
-        let bronze = &st.dataflow_specs["main.specs.bronze_spec"].rows;
+        let bronze = &st.pipelines.dataflow_specs["main.specs.bronze_spec"].rows;
         assert_eq!(
             bronze["1"],
             SpecRow {
@@ -625,7 +637,7 @@ mod tests {
         );
         assert_eq!(bronze["2"].source_format, "cloudFiles");
         assert_eq!(bronze["2"].source, None);
-        let silver = &st.dataflow_specs["main.specs.silver_spec"].rows;
+        let silver = &st.pipelines.dataflow_specs["main.specs.silver_spec"].rows;
         assert_eq!(silver["1"].source.as_deref(), Some("main.bronze.orders"));
         assert_eq!(silver["1"].target, "main.silver.orders");
 
@@ -638,7 +650,7 @@ mod tests {
         onboard(&mut st, &ctx(), &params(&[("overwrite", "False")])).unwrap();
         assert_eq!(ids(&st, "main.specs.bronze_spec"), ["1", "2", "3"]);
         assert_eq!(
-            st.dataflow_specs["main.specs.bronze_spec"].rows["1"].group,
+            st.pipelines.dataflow_specs["main.specs.bronze_spec"].rows["1"].group,
             "A2"
         );
         // Overwritten: only what the file has.
@@ -649,8 +661,8 @@ mod tests {
         let mut st = workspace();
         put(&mut st, FILE, &two.to_string());
         onboard(&mut st, &ctx(), &params(&[("onboard_layer", "bronze")])).unwrap();
-        assert!(st.tables.contains_key("main.specs.bronze_spec"));
-        assert!(!st.tables.contains_key("main.specs.silver_spec"));
+        assert!(st.uc.tables.contains_key("main.specs.bronze_spec"));
+        assert!(!st.uc.tables.contains_key("main.specs.silver_spec"));
     }
 
     #[test]
@@ -670,7 +682,7 @@ mod tests {
             &params(&[("onboarding_file_path", yml), ("onboard_layer", "bronze")]),
         )
         .unwrap();
-        let row = &st.dataflow_specs["main.specs.bronze_spec"].rows["7"];
+        let row = &st.pipelines.dataflow_specs["main.specs.bronze_spec"].rows["7"];
         assert_eq!(row.source_format, "delta");
         let (copy, _) = crate::files::read_file(
             &st,
@@ -716,11 +728,11 @@ mod tests {
             e.contains("[TABLE_OR_VIEW_NOT_FOUND] The table or view `main`.`specs`.`bronze_spec` cannot be found."),
             "{e}"
         );
-        assert!(st.tables.is_empty() && st.dataflow_specs.is_empty());
+        assert!(st.uc.tables.is_empty() && st.pipelines.dataflow_specs.is_empty());
         // Off: nothing is read or written.
         put(&mut st, FILE, &dup.to_string());
         onboard(&mut st, &off(), &params(&[])).unwrap();
-        assert!(st.tables.is_empty() && st.dataflow_specs.is_empty());
+        assert!(st.uc.tables.is_empty() && st.pipelines.dataflow_specs.is_empty());
     }
 
     #[test]
@@ -750,16 +762,16 @@ mod tests {
                 && failure.ends_with("SQLSTATE: 42P01"),
             "{failure}"
         );
-        assert!(!st.tables.contains_key("main.bronze.orders"));
+        assert!(!st.uc.tables.contains_key("main.bronze.orders"));
 
         // The source lands; the kafka flow's source is not checked, group B's not read.
         table(&mut st, "main.raw.orders");
         assert_eq!(update(&mut st, &ctx(), "b"), ("COMPLETED", None));
         for t in ["main.bronze.orders", "main.bronze.events"] {
-            assert_eq!(st.tables[t]["table_type"], "STREAMING_TABLE", "{t}");
-            assert_eq!(st.tables[t]["pipeline_id"], "b", "{t}");
+            assert_eq!(st.uc.tables[t]["table_type"], "STREAMING_TABLE", "{t}");
+            assert_eq!(st.uc.tables[t]["pipeline_id"], "b", "{t}");
         }
-        assert!(!st.tables.contains_key("main.bronze.other"));
+        assert!(!st.uc.tables.contains_key("main.bronze.other"));
 
         // Selected by id instead of group.
         pipeline(
@@ -796,7 +808,7 @@ mod tests {
                 .unwrap()
                 .contains("The table or view `main`.`bronze`.`orders` cannot be found")
         );
-        assert!(!st.tables.contains_key("main.silver.orders"));
+        assert!(!st.uc.tables.contains_key("main.silver.orders"));
 
         // bronze_silver: bronze sets up the table silver reads, in the same update.
         pipeline(
@@ -807,10 +819,10 @@ mod tests {
                 "silver.dataflowspecTable": "main.specs.silver_spec", "silver.group": "A"}),
         );
         assert_eq!(update(&mut st, &ctx(), "bs"), ("COMPLETED", None));
-        assert_eq!(st.tables["main.silver.orders"]["pipeline_id"], "bs");
+        assert_eq!(st.uc.tables["main.silver.orders"]["pipeline_id"], "bs");
         // Now the bronze table is there, the silver pipeline runs.
         assert_eq!(update(&mut st, &ctx(), "s"), ("COMPLETED", None));
-        assert_eq!(st.tables["main.silver.orders"]["pipeline_id"], "s");
+        assert_eq!(st.uc.tables["main.silver.orders"]["pipeline_id"], "s");
     }
 
     #[test]
@@ -878,6 +890,6 @@ mod tests {
         let mut st = workspace();
         pipeline(&mut st, "b", bronze_conf("A"));
         assert_eq!(update(&mut st, &off(), "b"), ("COMPLETED", None));
-        assert!(st.tables.is_empty());
+        assert!(st.uc.tables.is_empty());
     }
 }

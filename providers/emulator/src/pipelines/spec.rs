@@ -245,7 +245,7 @@ pub fn check_references(
         let conn = gs(g, &["connection_name"])
             .unwrap_or_default()
             .to_lowercase();
-        if !st.connections.contains_key(&conn) {
+        if !st.uc.connections.contains_key(&conn) {
             return Err(ref_error(
                 "gateway_definition.connection_name",
                 &format!("Connection '{conn}' does not exist."),
@@ -257,7 +257,7 @@ pub fn check_references(
             gs(g, &["gateway_storage_schema"]).unwrap_or_default()
         )
         .to_lowercase();
-        if !st.schemas.contains_key(&schema) {
+        if !st.uc.schemas.contains_key(&schema) {
             return Err(ref_error(
                 "gateway_definition.gateway_storage_schema",
                 &format!("Schema '{schema}' does not exist."),
@@ -270,6 +270,7 @@ pub fn check_references(
     let mut source_type = None;
     if let Some(gw) = gs(i, &["ingestion_gateway_id"]) {
         let gateway = st
+            .pipelines
             .pipelines
             .get(gw)
             .filter(|p| Some(p.id.as_str()) != self_id);
@@ -286,6 +287,7 @@ pub fn check_references(
             .unwrap_or_default()
             .to_lowercase();
         source_type = st
+            .uc
             .connections
             .get(&conn)
             .and_then(|c| c.info.get("connection_type"))
@@ -294,7 +296,7 @@ pub fn check_references(
     }
     if let Some(conn) = gs(i, &["connection_name"]) {
         let conn = conn.to_lowercase();
-        let Some(c) = st.connections.get(&conn) else {
+        let Some(c) = st.uc.connections.get(&conn) else {
             return Err(ref_error(
                 "ingestion_definition.connection_name",
                 &format!("Connection '{conn}' does not exist."),
@@ -321,7 +323,7 @@ pub fn check_references(
                     gs(spec, &["destination_schema"]).unwrap_or_default()
                 )
                 .to_lowercase();
-                if !st.schemas.contains_key(&schema) {
+                if !st.uc.schemas.contains_key(&schema) {
                     return Err(ref_error(
                         &format!("ingestion_definition.objects[{n}].{kind}.destination_schema"),
                         &format!("Schema '{schema}' does not exist."),
@@ -406,6 +408,7 @@ pub fn fill_server_fields(
                 .unwrap_or_default()
                 .to_lowercase();
             let cid = st
+                .uc
                 .connections
                 .get(&conn)
                 .and_then(|c| c.info.get("connection_id"))

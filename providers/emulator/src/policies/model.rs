@@ -103,6 +103,7 @@ pub fn settings(body: &Map<String, Value>, reformat: bool) -> ApiResult<Map<Stri
 /// A name is unique among the workspace's policies.
 fn name_free(st: &State, name: &str, except: Option<&str>) -> ApiResult<()> {
     if st
+        .policies
         .cluster_policies
         .iter()
         .any(|(id, p)| Some(id.as_str()) != except && p.get("name") == Some(&json!(name)))
@@ -123,7 +124,7 @@ pub fn create(st: &mut State, ctx: &Ctx, mut spec: Map<String, Value>) -> ApiRes
     spec.insert("created_at_timestamp".into(), json!(ctx.now));
     spec.insert("creator_user_name".into(), json!(ctx.user));
     spec.insert("is_default".into(), json!(false));
-    st.cluster_policies.insert(id.clone(), spec);
+    st.policies.cluster_policies.insert(id.clone(), spec);
     Ok(id)
 }
 
@@ -133,6 +134,7 @@ pub fn edit(st: &mut State, id: &str, spec: Map<String, Value>) -> ApiResult<()>
     get(st, id)?;
     name_free(st, name, Some(id))?;
     let p = st
+        .policies
         .cluster_policies
         .get_mut(id)
         .ok_or_else(|| missing_policy(id))?;
@@ -151,13 +153,15 @@ pub fn edit(st: &mut State, id: &str, spec: Map<String, Value>) -> ApiResult<()>
 }
 
 pub fn get<'a>(st: &'a State, id: &str) -> ApiResult<&'a Map<String, Value>> {
-    st.cluster_policies
+    st.policies
+        .cluster_policies
         .get(id)
         .ok_or_else(|| missing_policy(id))
 }
 
 pub fn delete(st: &mut State, id: &str) -> ApiResult<()> {
-    st.cluster_policies
+    st.policies
+        .cluster_policies
         .remove(id)
         .ok_or_else(|| missing_policy(id))?;
     crate::permissions::forget(st, "cluster-policies", id);
@@ -166,6 +170,7 @@ pub fn delete(st: &mut State, id: &str) -> ApiResult<()> {
 
 pub fn list(st: &State) -> Value {
     let all: Vec<Value> = st
+        .policies
         .cluster_policies
         .values()
         .map(|p| Value::Object(p.clone()))

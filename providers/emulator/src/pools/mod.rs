@@ -10,3 +10,22 @@ mod model;
 mod routes;
 
 pub use routes::routes;
+
+use crate::journal::{Journaled, Tracked, journaled};
+use crate::store::Domain;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// What instance pools keep in the workspace state.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tables {
+    /// Instance pools by instance pool id, as answered (files written before had none).
+    #[serde(default)]
+    pub instance_pools: Tracked<String, Map<String, Value>>,
+}
+
+impl Domain for Tables {
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+        journaled!(self, instance_pools)
+    }
+}

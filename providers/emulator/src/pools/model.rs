@@ -160,7 +160,7 @@ pub fn settings(body: &Map<String, Value>) -> ApiResult<Map<String, Value>> {
 
 /// A name is unique among the workspace's pools.
 fn name_free(st: &State, name: &str, except: Option<&str>) -> ApiResult<()> {
-    if st.instance_pools.iter().any(|(id, p)| {
+    if st.pools.instance_pools.iter().any(|(id, p)| {
         Some(id.as_str()) != except && p.get("instance_pool_name") == Some(&json!(name))
     }) {
         return Err(ApiError::invalid(format!(
@@ -192,7 +192,7 @@ pub fn create(st: &mut State, ctx: &Ctx, mut spec: Map<String, Value>) -> ApiRes
     spec.insert("default_tags".into(), default_tags(&id, ctx.user));
     spec.insert("state".into(), json!("ACTIVE"));
     spec.insert("stats".into(), json!({}));
-    st.instance_pools.insert(id.clone(), spec);
+    st.pools.instance_pools.insert(id.clone(), spec);
     Ok(id)
 }
 
@@ -213,6 +213,7 @@ pub fn edit(st: &mut State, id: &str, sent: Map<String, Value>) -> ApiResult<()>
         .unwrap_or_default();
     name_free(st, name, Some(id))?;
     let p = st
+        .pools
         .instance_pools
         .get_mut(id)
         .ok_or_else(|| missing_pool(id))?;
@@ -226,11 +227,15 @@ pub fn edit(st: &mut State, id: &str, sent: Map<String, Value>) -> ApiResult<()>
 }
 
 pub fn get<'a>(st: &'a State, id: &str) -> ApiResult<&'a Map<String, Value>> {
-    st.instance_pools.get(id).ok_or_else(|| missing_pool(id))
+    st.pools
+        .instance_pools
+        .get(id)
+        .ok_or_else(|| missing_pool(id))
 }
 
 pub fn delete(st: &mut State, id: &str) -> ApiResult<()> {
-    st.instance_pools
+    st.pools
+        .instance_pools
         .remove(id)
         .ok_or_else(|| missing_pool(id))?;
     crate::permissions::forget(st, "instance-pools", id);
@@ -239,6 +244,7 @@ pub fn delete(st: &mut State, id: &str) -> ApiResult<()> {
 
 pub fn list(st: &State) -> Value {
     let all: Vec<Value> = st
+        .pools
         .instance_pools
         .values()
         .map(|p| Value::Object(p.clone()))

@@ -9,12 +9,43 @@
 mod model;
 mod routes;
 
-pub use model::{
-    held_name, principal_exists, seed, workspace_principal, workspace_principal_named,
-};
+pub use model::{held_name, principal_exists, workspace_principal, workspace_principal_named};
 pub use routes::routes;
 
+use crate::journal::{Journaled, Tracked, journaled};
+use crate::store::{Domain, State};
 use serde::{Deserialize, Serialize};
+
+/// What SCIM keeps in the workspace state.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tables {
+    /// Users, groups and service principals by SCIM id (files written before had none: the
+    /// workspace's own are seeded when such a file is read).
+    #[serde(default)]
+    pub principals: Tracked<String, Principal>,
+    /// What SCIM holds of each principal beyond its name, by SCIM id: entitlements, a
+    /// group's members, active, externalId (files written before had none: every principal
+    /// then has the defaults).
+    #[serde(default)]
+    pub scim_attrs: Tracked<String, Attributes>,
+}
+
+impl Domain for Tables {
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+        journaled!(self, principals, scim_attrs)
+    }
+
+    /// The workspace's own principals: its user, `users`, `admins` and `account users`.
+    fn seed(st: &mut State, user_name: &str, _now: i64) {
+        model::seed(st, user_name);
+    }
+
+    fn loaded(st: &mut State, user_name: &str) {
+        if st.scim.principals.is_empty() {
+            model::seed(st, user_name);
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -43,7 +43,7 @@ pub fn seed(st: &mut State, user_name: &str) {
         ),
     ];
     for (id, kind, name, display_name, workspace_local) in rows {
-        st.principals.insert(
+        st.scim.principals.insert(
             id,
             Principal {
                 kind,
@@ -70,7 +70,7 @@ pub fn seed(st: &mut State, user_name: &str) {
 /// Whether grants may name `name`: an account user (by user name, in any case), group (by
 /// display name) or service principal (by application id).
 pub fn principal_exists(st: &State, name: &str) -> bool {
-    st.principals.iter().any(|(_, p)| {
+    st.scim.principals.iter().any(|(_, p)| {
         !p.workspace_local
             && match p.kind {
                 PrincipalKind::User => p.name.eq_ignore_ascii_case(name),
@@ -89,7 +89,7 @@ pub fn held_name(st: &State, b: Behaviours, kinds: &[PrincipalKind], name: &str)
         return name.to_string();
     }
     let named = |exact: bool| {
-        st.principals.values().find(|p| {
+        st.scim.principals.values().find(|p| {
             p.kind != PrincipalKind::Group
                 && kinds.contains(&p.kind)
                 && if exact {
@@ -117,7 +117,7 @@ pub fn workspace_principal<'a>(
     kind: PrincipalKind,
     name: &str,
 ) -> Option<&'a Principal> {
-    st.principals.values().find(|p| {
+    st.scim.principals.values().find(|p| {
         p.kind == kind
             && match kind {
                 PrincipalKind::Group => p.name == name && !ACCOUNT_ONLY.contains(&name),
@@ -151,7 +151,7 @@ pub fn create(
             PrincipalKind::ServicePrincipal => "Request is missing the applicationId attribute.",
         }));
     }
-    let taken = st.principals.iter().any(|(_, p)| {
+    let taken = st.scim.principals.iter().any(|(_, p)| {
         p.kind == kind
             && match kind {
                 PrincipalKind::User => p.name.eq_ignore_ascii_case(name),
@@ -169,7 +169,7 @@ pub fn create(
         return Err(ApiError::conflict("RESOURCE_ALREADY_EXISTS", what));
     }
     let id = st.next_id().to_string();
-    st.principals.insert(
+    st.scim.principals.insert(
         id.clone(),
         Principal {
             kind,
@@ -182,7 +182,7 @@ pub fn create(
 }
 
 pub fn delete(st: &mut State, kind: PrincipalKind, id: &str) -> ApiResult<()> {
-    match st.principals.get(id) {
+    match st.scim.principals.get(id) {
         // The workspace's own groups stay: they hold every user and the admins. The
         // wording is the local workspace's; the provider refuses the names before any call
         // (terraform-provider-databricks scim/resource_group.go:24-26, issue #1089).
@@ -192,10 +192,11 @@ pub fn delete(st: &mut State, kind: PrincipalKind, id: &str) -> ApiResult<()> {
         ))
         .with_code("mutability")),
         Some(p) if p.kind == kind => {
-            st.principals.remove(id);
-            st.scim_attrs.remove(id);
+            st.scim.principals.remove(id);
+            st.scim.scim_attrs.remove(id);
             // Gone from every group it was in.
             let holding: Vec<String> = st
+                .scim
                 .scim_attrs
                 .iter()
                 .filter(|(_, a)| a.members.iter().any(|m| m == id))
@@ -224,16 +225,16 @@ pub const ENTITLEMENTS: &[&str] = &[
 
 /// What SCIM holds of principal `id` beyond its name.
 pub fn attributes(st: &State, id: &str) -> Attributes {
-    st.scim_attrs.get(id).cloned().unwrap_or_default()
+    st.scim.scim_attrs.get(id).cloned().unwrap_or_default()
 }
 
 fn set_attributes(st: &mut State, id: &str, a: Attributes) {
     if a == Attributes::default() {
-        if st.scim_attrs.contains_key(id) {
-            st.scim_attrs.remove(id);
+        if st.scim.scim_attrs.contains_key(id) {
+            st.scim.scim_attrs.remove(id);
         }
     } else {
-        st.scim_attrs.insert(id.to_string(), a);
+        st.scim.scim_attrs.insert(id.to_string(), a);
     }
 }
 
@@ -276,7 +277,7 @@ fn check_members(st: &State, group: Option<&str>, members: &[String]) -> ApiResu
             return Err(ApiError::invalid("A group cannot be a member of itself.")
                 .with_code("invalidValue"));
         }
-        if !st.principals.contains_key(m) {
+        if !st.scim.principals.contains_key(m) {
             return Err(missing(m));
         }
     }
@@ -311,7 +312,7 @@ fn no_attribute(path: &str) -> ApiError {
 }
 
 fn named(st: &State, kind: PrincipalKind, id: &str) -> ApiResult<Principal> {
-    match st.principals.get(id) {
+    match st.scim.principals.get(id) {
         Some(p) if p.kind == kind => Ok(p.clone()),
         _ => Err(missing(id)),
     }
@@ -329,10 +330,10 @@ fn rename(st: &mut State, id: &str, p: &mut Principal, display: &str) -> ApiResu
         ));
     }
     if display != p.name {
-        let taken = st
-            .principals
-            .iter()
-            .any(|(other, q)| other != id && q.kind == PrincipalKind::Group && q.name == display);
+        let taken =
+            st.scim.principals.iter().any(|(other, q)| {
+                other != id && q.kind == PrincipalKind::Group && q.name == display
+            });
         if taken {
             return Err(ApiError::conflict(
                 "uniqueness",
@@ -373,7 +374,7 @@ pub fn replace(
         None if kind == PrincipalKind::Group => rename(st, id, &mut p, "")?,
         None => {}
     }
-    st.principals.insert(id.to_string(), p);
+    st.scim.principals.insert(id.to_string(), p);
     set_attributes(st, id, attrs);
     Ok(())
 }
@@ -493,7 +494,7 @@ pub fn patch(st: &mut State, kind: PrincipalKind, id: &str, ops: &[Op]) -> ApiRe
             _ => return Err(no_attribute(&attr)),
         }
     }
-    st.principals.insert(id.to_string(), p);
+    st.scim.principals.insert(id.to_string(), p);
     a.entitlements
         .sort_by_key(|e| ENTITLEMENTS.iter().position(|k| k == e));
     set_attributes(st, id, a);
@@ -502,7 +503,8 @@ pub fn patch(st: &mut State, kind: PrincipalKind, id: &str, ops: &[Op]) -> ApiRe
 
 /// The groups principal `id` is a direct member of, by id.
 pub fn groups_of(st: &State, id: &str) -> Vec<String> {
-    st.scim_attrs
+    st.scim
+        .scim_attrs
         .iter()
         .filter(|(_, a)| a.members.iter().any(|m| m == id))
         .map(|(g, _)| g.clone())
@@ -528,6 +530,7 @@ pub fn list<'a>(
         Some(f) => Some(parse_filter(f)?),
     };
     Ok(st
+        .scim
         .principals
         .iter()
         .filter(|(_, p)| p.kind == kind)

@@ -94,7 +94,7 @@ fn path_of(kind: PrincipalKind) -> &'static str {
 fn refs(st: &State, ids: &[String]) -> Vec<Value> {
     ids.iter()
         .filter_map(|id| {
-            st.principals.get(id).map(|p| {
+            st.scim.principals.get(id).map(|p| {
                 json!({
                     "value": id,
                     "display": p.display_name,
@@ -202,7 +202,11 @@ async fn create(
     let attrs = attributes_of(&o)?;
     Ok(app.mutate(|st, _| {
         let id = model::create_with(st, kind, &name, &display, attrs)?;
-        let p = st.principals.get(&id).ok_or_else(|| model::missing(&id))?;
+        let p = st
+            .scim
+            .principals
+            .get(&id)
+            .ok_or_else(|| model::missing(&id))?;
         Ok(Json(render(st, &id, p)))
     })?)
 }
@@ -212,7 +216,7 @@ async fn get_one(
     AxState(app): AppState,
     PathParam(id): PathParam<String>,
 ) -> ScimResult<Json<Value>> {
-    Ok(app.view(|st, _| match st.principals.get(&id) {
+    Ok(app.view(|st, _| match st.scim.principals.get(&id) {
         Some(p) if p.kind == kind => Ok(Json(render(st, &id, p))),
         _ => Err(model::missing(&id)),
     })?)
@@ -229,7 +233,11 @@ async fn replace(
     let attrs = attributes_of(&o)?;
     Ok(app.mutate(|st, _| {
         model::replace(st, kind, &id, display.as_deref(), attrs)?;
-        let p = st.principals.get(&id).ok_or_else(|| model::missing(&id))?;
+        let p = st
+            .scim
+            .principals
+            .get(&id)
+            .ok_or_else(|| model::missing(&id))?;
         Ok(Json(render(st, &id, p)))
     })?)
 }

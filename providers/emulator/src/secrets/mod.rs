@@ -6,9 +6,23 @@ mod routes;
 
 pub use routes::{PUT_PATH, redact_write_only, routes};
 
-use crate::store::b64;
+use crate::journal::{Journaled, Tracked, journaled};
+use crate::store::{Domain, b64};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// What secrets keep in the workspace state.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tables {
+    /// Secret scopes by name, with their secrets and ACLs.
+    pub secret_scopes: Tracked<String, Scope>,
+}
+
+impl Domain for Tables {
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+        journaled!(self, secret_scopes)
+    }
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Scope {

@@ -46,13 +46,13 @@ pub fn create_scope(
     keyvault: Option<KeyVault>,
     manager: &str,
 ) -> ApiResult<()> {
-    if st.secret_scopes.contains_key(scope) {
+    if st.secrets.secret_scopes.contains_key(scope) {
         return Err(ApiError::conflict(
             "RESOURCE_ALREADY_EXISTS",
             format!("Scope {scope} already exists!"),
         ));
     }
-    st.secret_scopes.insert(
+    st.secrets.secret_scopes.insert(
         scope.to_string(),
         Scope {
             backend_type: backend_type.to_string(),
@@ -66,7 +66,8 @@ pub fn create_scope(
 
 /// Deletes a scope with its secrets.
 pub fn delete_scope(st: &mut State, scope: &str) -> ApiResult<()> {
-    st.secret_scopes
+    st.secrets
+        .secret_scopes
         .remove(scope)
         .map(|_| ())
         .ok_or_else(|| scope_missing(scope))
@@ -74,7 +75,8 @@ pub fn delete_scope(st: &mut State, scope: &str) -> ApiResult<()> {
 
 /// Every scope by name.
 pub fn list_scopes(st: &State) -> Vec<(&str, &Scope)> {
-    st.secret_scopes
+    st.secrets
+        .secret_scopes
         .iter()
         .map(|(k, s)| (k.as_str(), s))
         .collect()
@@ -83,6 +85,7 @@ pub fn list_scopes(st: &State) -> Vec<(&str, &Scope)> {
 /// A Key Vault scope is a read-only view of its vault: its secrets are set in Azure.
 fn writable<'a>(st: &'a mut State, scope: &str) -> ApiResult<&'a mut Scope> {
     let s = st
+        .secrets
         .secret_scopes
         .get_mut(scope)
         .ok_or_else(|| scope_missing(scope))?;
@@ -124,6 +127,7 @@ pub fn delete_secret(st: &mut State, scope: &str, key: &str) -> ApiResult<()> {
 /// The keys of a scope's secrets, with when each was last set; never the values.
 pub fn list_secrets<'a>(st: &'a State, scope: &str) -> ApiResult<Vec<(&'a str, i64)>> {
     let s = st
+        .secrets
         .secret_scopes
         .get(scope)
         .ok_or_else(|| scope_missing(scope))?;
@@ -136,6 +140,7 @@ pub fn list_secrets<'a>(st: &'a State, scope: &str) -> ApiResult<Vec<(&'a str, i
 /// A secret's value: the one, deliberate, way to read it back.
 pub fn get_secret<'a>(st: &'a State, scope: &str, key: &str) -> ApiResult<&'a [u8]> {
     let s = st
+        .secrets
         .secret_scopes
         .get(scope)
         .ok_or_else(|| scope_missing(scope))?;
@@ -149,7 +154,8 @@ pub fn get_secret<'a>(st: &'a State, scope: &str, key: &str) -> ApiResult<&'a [u
 pub const ACL_PERMISSIONS: &[&str] = &["READ", "WRITE", "MANAGE"];
 
 fn scope_of<'a>(st: &'a State, scope: &str) -> ApiResult<&'a Scope> {
-    st.secret_scopes
+    st.secrets
+        .secret_scopes
         .get(scope)
         .ok_or_else(|| scope_missing(scope))
 }
@@ -184,7 +190,7 @@ pub fn put_acl(st: &mut State, scope: &str, principal: &str, permission: &str) -
             "Invalid value for field 'principal': {principal} is not a user, group or service principal of the workspace"
         )));
     }
-    if let Some(s) = st.secret_scopes.get_mut(scope) {
+    if let Some(s) = st.secrets.secret_scopes.get_mut(scope) {
         s.acls.insert(principal.to_string(), permission.to_string());
     }
     Ok(())
@@ -209,6 +215,7 @@ pub fn list_acls<'a>(st: &'a State, scope: &str) -> ApiResult<Vec<(&'a str, &'a 
 
 pub fn delete_acl(st: &mut State, scope: &str, principal: &str) -> ApiResult<()> {
     let s = st
+        .secrets
         .secret_scopes
         .get_mut(scope)
         .ok_or_else(|| scope_missing(scope))?;

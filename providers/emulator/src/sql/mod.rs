@@ -12,3 +12,24 @@ mod model;
 mod routes;
 
 pub use routes::routes;
+
+use crate::journal::{Journaled, Tracked, journaled};
+use crate::store::Domain;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// What Databricks SQL objects keep in the workspace state.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tables {
+    /// Databricks SQL objects as answered, by `queries/ID`, `alerts/ID`, `dashboards/ID`,
+    /// and a dashboard's published version by `published/ID` (files written before had
+    /// none).
+    #[serde(default)]
+    pub sql_objects: Tracked<String, Map<String, Value>>,
+}
+
+impl Domain for Tables {
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+        journaled!(self, sql_objects)
+    }
+}

@@ -117,6 +117,7 @@ fn folder(st: &State, ctx: &Ctx, given: Option<&str>) -> ApiResult<String> {
     let exists = path == "/"
         || st
             .workspace
+            .workspace
             .get(&path)
             .is_some_and(|o| o.object_type == "DIRECTORY");
     if !exists {
@@ -139,7 +140,7 @@ fn name_free(
     except: Option<&str>,
 ) -> ApiResult<()> {
     let prefix = format!("{collection}/");
-    let taken = st.sql_objects.iter().any(|(k, o)| {
+    let taken = st.sql.sql_objects.iter().any(|(k, o)| {
         k.starts_with(&prefix)
             && Some(&k[prefix.len()..]) != except
             && !trashed(o)
@@ -178,6 +179,7 @@ fn checked(st: &State, spec: &Spec, o: &Map<String, Value>) -> ApiResult<()> {
             // A trashed query "cannot be used for alerts" (databricks-sdk-go
             // service/sql/api.go, Queries.Delete).
             let usable = st
+                .sql
                 .sql_objects
                 .get(&key(QUERY.collection, q))
                 .is_some_and(|m| !trashed(m));
@@ -257,7 +259,9 @@ pub fn create(
         // UNKNOWN if the alert has not yet been evaluated").
         m.insert("state".into(), json!("UNKNOWN"));
     }
-    st.sql_objects.insert(key(spec.collection, &id), m.clone());
+    st.sql
+        .sql_objects
+        .insert(key(spec.collection, &id), m.clone());
     Ok(Value::Object(m))
 }
 
@@ -334,14 +338,16 @@ pub fn update(
                 .unwrap_or_else(|| json!(ctx.user)),
         );
     }
-    st.sql_objects
+    st.sql
+        .sql_objects
         .insert(key(spec.collection, id), next.clone());
     Ok(Value::Object(next))
 }
 
 /// The object, trashed ones too (they are read with `lifecycle_state` TRASHED).
 pub fn get<'a>(st: &'a State, spec: &Spec, id: &str) -> ApiResult<&'a Map<String, Value>> {
-    st.sql_objects
+    st.sql
+        .sql_objects
         .get(&key(spec.collection, id))
         .ok_or_else(|| missing(spec.noun, id))
 }
@@ -349,6 +355,7 @@ pub fn get<'a>(st: &'a State, spec: &Spec, id: &str) -> ApiResult<&'a Map<String
 /// Moves the object to the trash. Trashing it again changes nothing.
 pub fn trash(st: &mut State, spec: &Spec, id: &str) -> ApiResult<()> {
     let o = st
+        .sql
         .sql_objects
         .get_mut(&key(spec.collection, id))
         .ok_or_else(|| missing(spec.noun, id))?;
@@ -369,6 +376,7 @@ pub fn list(
     let prefix = format!("{}/", spec.collection);
     let after = page.after.clone();
     let iter = st
+        .sql
         .sql_objects
         .iter()
         .filter(|(k, o)| k.starts_with(&prefix) && !trashed(o))
@@ -452,7 +460,7 @@ fn dashboard_name_free(
     except: Option<&str>,
 ) -> ApiResult<()> {
     let prefix = format!("{DASHBOARDS}/");
-    let taken = st.sql_objects.iter().any(|(k, o)| {
+    let taken = st.sql.sql_objects.iter().any(|(k, o)| {
         k.starts_with(&prefix)
             && Some(&k[prefix.len()..]) != except
             && !trashed(o)
@@ -505,7 +513,7 @@ pub fn create_dashboard(
     m.insert("lifecycle_state".into(), json!(ACTIVE));
     m.insert("create_time".into(), json!(now));
     m.insert("update_time".into(), json!(now));
-    st.sql_objects.insert(key(DASHBOARDS, &id), m.clone());
+    st.sql.sql_objects.insert(key(DASHBOARDS, &id), m.clone());
     Ok(Value::Object(m))
 }
 
@@ -563,12 +571,13 @@ pub fn update_dashboard(
         + 1;
     next.insert("etag".into(), json!(etag.to_string()));
     next.insert("update_time".into(), json!(iso_date(ctx.now)));
-    st.sql_objects.insert(key(DASHBOARDS, id), next.clone());
+    st.sql.sql_objects.insert(key(DASHBOARDS, id), next.clone());
     Ok(Value::Object(next))
 }
 
 pub fn get_dashboard<'a>(st: &'a State, id: &str) -> ApiResult<&'a Map<String, Value>> {
-    st.sql_objects
+    st.sql
+        .sql_objects
         .get(&key(DASHBOARDS, id))
         .ok_or_else(|| missing_dashboard(id))
 }
@@ -578,6 +587,7 @@ pub fn get_dashboard<'a>(st: &'a State, id: &str) -> ApiResult<&'a Map<String, V
 /// dashboard was already trashed, we'll get a 403 (Permission Denied) error").
 pub fn trash_dashboard(st: &mut State, ctx: &Ctx, id: &str) -> ApiResult<()> {
     let d = st
+        .sql
         .sql_objects
         .get_mut(&key(DASHBOARDS, id))
         .ok_or_else(|| missing_dashboard(id))?;
@@ -594,7 +604,7 @@ pub fn trash_dashboard(st: &mut State, ctx: &Ctx, id: &str) -> ApiResult<()> {
         "parent_path".into(),
         json!(format!("/Users/{}/Trash", ctx.user)),
     );
-    st.sql_objects.remove(&key(PUBLISHED, id));
+    st.sql.sql_objects.remove(&key(PUBLISHED, id));
     Ok(())
 }
 
@@ -618,14 +628,14 @@ pub fn publish(st: &mut State, ctx: &Ctx, id: &str, body: &Map<String, Value>) -
         json!(o.bool("embed_credentials")?.unwrap_or(false)),
     );
     p.insert("revision_create_time".into(), json!(iso_date(ctx.now)));
-    st.sql_objects.insert(key(PUBLISHED, id), p.clone());
+    st.sql.sql_objects.insert(key(PUBLISHED, id), p.clone());
     Ok(Value::Object(p))
 }
 
 /// The published version; 404 when the dashboard is not published (databricks/cli
 /// libs/testserver/dashboards.go, DashboardGetPublished).
 pub fn published<'a>(st: &'a State, id: &str) -> ApiResult<&'a Map<String, Value>> {
-    st.sql_objects.get(&key(PUBLISHED, id)).ok_or_else(|| {
+    st.sql.sql_objects.get(&key(PUBLISHED, id)).ok_or_else(|| {
         ApiError::not_found(
             "RESOURCE_DOES_NOT_EXIST",
             format!("Unable to find published dashboard [{id}]"),
@@ -635,7 +645,7 @@ pub fn published<'a>(st: &'a State, id: &str) -> ApiResult<&'a Map<String, Value
 
 pub fn unpublish(st: &mut State, id: &str) -> ApiResult<()> {
     get_dashboard(st, id)?;
-    st.sql_objects.remove(&key(PUBLISHED, id));
+    st.sql.sql_objects.remove(&key(PUBLISHED, id));
     Ok(())
 }
 
@@ -646,6 +656,7 @@ pub fn list_dashboards(st: &State, token: Option<&str>, size: Option<i64>) -> Ap
     let prefix = format!("{DASHBOARDS}/");
     let after = page.after.clone();
     let iter = st
+        .sql
         .sql_objects
         .iter()
         .filter(|(k, o)| k.starts_with(&prefix) && !trashed(o))

@@ -109,7 +109,7 @@ pub fn get(
     let on = securable(st, securable_type, full_name)?;
     let principal = principal.map(|p| crate::scim::held_name(st, b, &[PrincipalKind::User], p));
     Ok(render(
-        st.grants.get(&on.grants_key()),
+        st.uc.grants.get(&on.grants_key()),
         principal.as_deref(),
     ))
 }
@@ -175,7 +175,7 @@ pub fn update(
         parsed.push((principal, add, remove));
     }
     let gk = on.grants_key();
-    let mut grants = st.grants.get(&gk).cloned().unwrap_or_default();
+    let mut grants = st.uc.grants.get(&gk).cloned().unwrap_or_default();
     for (principal, add, remove) in parsed {
         let held = grants.entry(principal).or_default();
         for p in &remove {
@@ -189,11 +189,11 @@ pub fn update(
     }
     grants.retain(|_, p| !p.is_empty());
     if grants.is_empty() {
-        st.grants.remove(&gk);
+        st.uc.grants.remove(&gk);
     } else {
-        st.grants.insert(gk.clone(), grants);
+        st.uc.grants.insert(gk.clone(), grants);
     }
-    Ok(render(st.grants.get(&gk), None))
+    Ok(render(st.uc.grants.get(&gk), None))
 }
 
 /// The securable under `key` is being deleted: its grants, and those of everything under
@@ -202,6 +202,7 @@ pub fn forget(st: &mut State, sec: &Securable, key_: &str) {
     let own = key(sec, key_);
     let under = format!(".{}", key_);
     let gone: Vec<String> = st
+        .uc
         .grants
         .keys()
         .filter(|k| {
@@ -214,13 +215,14 @@ pub fn forget(st: &mut State, sec: &Securable, key_: &str) {
         .cloned()
         .collect();
     for k in gone {
-        st.grants.remove(&k);
+        st.uc.grants.remove(&k);
     }
 }
 
 /// The securable moved from `old` to `new`: its grants, and those under it, follow.
 pub fn follow(st: &mut State, sec: &Securable, old: &str, new: &str) {
     let moved: Vec<(String, String)> = st
+        .uc
         .grants
         .keys()
         .filter_map(|k| {
@@ -237,8 +239,8 @@ pub fn follow(st: &mut State, sec: &Securable, old: &str, new: &str) {
         })
         .collect();
     for (from, to) in moved {
-        if let Some(g) = st.grants.remove(&from) {
-            st.grants.insert(to, g);
+        if let Some(g) = st.uc.grants.remove(&from) {
+            st.uc.grants.insert(to, g);
         }
     }
 }
@@ -344,10 +346,10 @@ mod tests {
             .find(|s| s.grant_type == "catalog")
             .unwrap();
         follow(&mut st, sec, "sales", "revenue");
-        assert!(!st.grants.contains_key("catalog:sales"));
-        assert!(st.grants.contains_key("catalog:revenue"));
+        assert!(!st.uc.grants.contains_key("catalog:sales"));
+        assert!(st.uc.grants.contains_key("catalog:revenue"));
         forget(&mut st, sec, "revenue");
-        assert!(st.grants.is_empty());
+        assert!(st.uc.grants.is_empty());
     }
 
     #[test]
@@ -372,7 +374,7 @@ mod tests {
                 ("7", PrincipalKind::User, "Ann@X.com"),
                 ("8", PrincipalKind::Group, "Data Engineers"),
             ] {
-                st.principals.insert(
+                st.scim.principals.insert(
                     id.into(),
                     crate::scim::Principal {
                         kind,

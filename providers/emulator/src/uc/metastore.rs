@@ -46,7 +46,7 @@ pub fn routes() -> Router<Arc<App>> {
 
 /// The workspace's assignment: its metastore id (`None`: unassigned) and default catalog.
 fn assignment(st: &State) -> (Option<String>, String) {
-    match st.settings.get(KEY) {
+    match st.settings.settings.get(KEY) {
         None => (
             Some(st.metastore_id.clone()),
             NEW_WORKSPACE_CATALOG.to_string(),
@@ -164,7 +164,7 @@ fn known_metastore(st: &State, ctx: &Ctx, id: &str) -> ApiResult<()> {
 }
 
 fn store(st: &mut State, metastore_id: Option<String>, default: String) {
-    st.settings.insert(
+    st.settings.settings.insert(
         KEY.to_string(),
         json!({"metastore_id": metastore_id, "default_catalog_name": default}),
     );

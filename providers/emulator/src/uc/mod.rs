@@ -31,8 +31,48 @@ pub fn grantable_privileges() -> impl Iterator<Item = (&'static str, &'static [&
         .chain([("metastore", grants::METASTORE_PRIVILEGES)])
 }
 
+use crate::journal::{Journaled, Tracked, journaled};
+use crate::store::Domain;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+/// What Unity Catalog keeps in the workspace state.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tables {
+    pub catalogs: Tracked<String, Map<String, Value>>,
+    pub schemas: Tracked<String, Map<String, Value>>,
+    pub volumes: Tracked<String, Map<String, Value>>,
+    /// Tables by full name; pipelines create them (files written before had none).
+    #[serde(default)]
+    pub tables: Tracked<String, Map<String, Value>>,
+    pub connections: Tracked<String, Connection>,
+    /// Storage credentials by name, without their write-only secrets (files written
+    /// before had none).
+    #[serde(default)]
+    pub storage_credentials: Tracked<String, Map<String, Value>>,
+    /// External locations by name (files written before had none).
+    #[serde(default)]
+    pub external_locations: Tracked<String, Map<String, Value>>,
+    /// Grants by securable (`TYPE:full_name`).
+    #[serde(default)]
+    pub grants: Tracked<String, Grants>,
+}
+
+impl Domain for Tables {
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+        journaled!(
+            self,
+            catalogs,
+            schemas,
+            volumes,
+            tables,
+            connections,
+            storage_credentials,
+            external_locations,
+            grants,
+        )
+    }
+}
 
 /// `ConnectionType` of the Databricks SDK.
 pub const CONNECTION_TYPES: &[&str] = &[

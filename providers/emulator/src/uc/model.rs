@@ -36,7 +36,7 @@ fn managed_base(st: &State, catalog: &str, schema: &Map<String, Value>) -> Strin
             .map(str::to_string)
     };
     own(schema)
-        .or_else(|| st.catalogs.get(catalog).and_then(own))
+        .or_else(|| st.uc.catalogs.get(catalog).and_then(own))
         .unwrap_or_else(|| metastore_root(st))
 }
 
@@ -114,7 +114,7 @@ pub fn create_catalog(st: &mut State, ctx: &Ctx, c: NewCatalog) -> ApiResult<Map
     let name = c.name.clone();
     let m = securable(Kind::Catalog).create(st, &[], &c.name, |st| {
         if let Some(conn) = &c.connection_name
-            && !st.connections.contains_key(conn)
+            && !st.uc.connections.contains_key(conn)
         {
             return Err(securable(Kind::Connection).missing(conn));
         }
@@ -157,7 +157,7 @@ pub fn create_catalog(st: &mut State, ctx: &Ctx, c: NewCatalog) -> ApiResult<Map
             } else {
                 sm.insert("comment".into(), json!("Default schema (auto-created)"));
             }
-            st.schemas.insert(format!("{name}.{schema}"), sm);
+            st.uc.schemas.insert(format!("{name}.{schema}"), sm);
         }
     }
     Ok(m)
@@ -189,7 +189,7 @@ pub fn seed_new_workspace(st: &mut State, ctx: &Ctx) -> ApiResult<()> {
 /// A foreign catalog's options name the source (its database); only the paths it may read
 /// (`authorized_paths`) change in place.
 pub fn check_catalog_update(st: &State, ctx: &Ctx, key: &str, c: &Changes) -> ApiResult<()> {
-    let Some(current) = st.catalogs.get(key) else {
+    let Some(current) = st.uc.catalogs.get(key) else {
         return Ok(());
     };
     if s(current, "catalog_type") == "FOREIGN_CATALOG"
@@ -227,7 +227,7 @@ pub fn prepare_catalog_update(st: &mut State, _: &Ctx, _: &str, set: &mut Map<St
 /// A catalog's schemas, but for `information_schema`, block its delete.
 pub fn catalog_content(st: &State, name: &str) -> Option<ApiError> {
     let prefix = format!("{name}.");
-    let content: Vec<String> = with_prefix(&st.schemas, &prefix)
+    let content: Vec<String> = with_prefix(&st.uc.schemas, &prefix)
         .map(|(k, _)| k[prefix.len()..].to_string())
         .filter(|s| s != INFO_SCHEMA)
         .collect();
@@ -261,6 +261,7 @@ pub struct NewSchema<'a> {
 fn schema_info(st: &State, ctx: &Ctx, n: &NewSchema) -> ApiResult<Map<String, Value>> {
     let catalog = &n.catalog;
     let cat = st
+        .uc
         .catalogs
         .get(catalog)
         .ok_or_else(|| securable(Kind::Catalog).missing(catalog))?;
@@ -316,6 +317,7 @@ pub fn prepare_schema_update(st: &mut State, _: &Ctx, key: &str, set: &mut Map<S
     let (catalog, _) = key.split_once('.').unwrap_or((key, ""));
     if let Some(own) = set.get("enable_predictive_optimization") {
         let parent = st
+            .uc
             .catalogs
             .get(catalog)
             .and_then(|c| c.get("effective_predictive_optimization_flag"));
@@ -327,10 +329,10 @@ pub fn prepare_schema_update(st: &mut State, _: &Ctx, key: &str, set: &mut Map<S
 /// A schema's tables and volumes block its delete.
 pub fn schema_content(st: &State, full: &str) -> Option<ApiError> {
     let prefix = format!("{full}.");
-    let tables: Vec<String> = with_prefix(&st.tables, &prefix)
+    let tables: Vec<String> = with_prefix(&st.uc.tables, &prefix)
         .map(|(k, _)| k.clone())
         .collect();
-    let volumes: Vec<String> = with_prefix(&st.volumes, &prefix)
+    let volumes: Vec<String> = with_prefix(&st.uc.volumes, &prefix)
         .map(|(k, _)| k.clone())
         .collect();
     (!tables.is_empty() || !volumes.is_empty()).then(|| {
@@ -396,6 +398,7 @@ fn volume_info(st: &State, ctx: &Ctx, v: &NewVolume) -> Map<String, Value> {
         Some(l) => l.trim_end_matches('/').to_string(),
         None => {
             let base = st
+                .uc
                 .schemas
                 .get(&format!("{catalog}.{schema}"))
                 .map_or_else(|| metastore_root(st), |s| managed_base(st, catalog, s));
@@ -434,7 +437,8 @@ pub fn volume_root(st: &State, path: &str) -> Option<String> {
     let mut parts = rest.splitn(4, '/');
     let (c, s, v) = (parts.next()?, parts.next()?, parts.next()?);
     let full = format!("{c}.{s}.{v}").to_lowercase();
-    st.volumes
+    st.uc
+        .volumes
         .contains_key(&full)
         .then(|| format!("/Volumes/{c}/{s}/{v}"))
 }
@@ -472,7 +476,7 @@ pub fn put_table(
             "Invalid table name '{full}': expected catalog.schema.table"
         )));
     };
-    let Some(parent) = st.schemas.get(&format!("{catalog}.{schema}")) else {
+    let Some(parent) = st.uc.schemas.get(&format!("{catalog}.{schema}")) else {
         return Err(ApiError::not_found(
             "SCHEMA_DOES_NOT_EXIST",
             format!("Schema '{catalog}.{schema}' does not exist."),
@@ -480,7 +484,7 @@ pub fn put_table(
     };
     let base = managed_base(st, catalog, parent);
     let metastore = st.metastore_id.clone();
-    let mut m = match st.tables.get(&full) {
+    let mut m = match st.uc.tables.get(&full) {
         Some(t) => t.clone(),
         None => {
             let id = uuid::Uuid::new_v4().to_string();
@@ -504,7 +508,7 @@ pub fn put_table(
         }
     }
     audit(&mut m, ctx, false);
-    st.tables.insert(full, m.clone());
+    st.uc.tables.insert(full, m.clone());
     Ok(Value::Object(m))
 }
 
@@ -512,6 +516,7 @@ pub fn put_table(
 /// kept as nobody's (`cascade=false`).
 pub fn end_pipeline_tables(st: &mut State, pipeline_id: &str, keep: bool) {
     let owned: Vec<String> = st
+        .uc
         .tables
         .iter()
         .filter(|(_, t)| t.get("pipeline_id").and_then(Value::as_str) == Some(pipeline_id))
@@ -519,8 +524,8 @@ pub fn end_pipeline_tables(st: &mut State, pipeline_id: &str, keep: bool) {
         .collect();
     for k in owned {
         if !keep {
-            st.tables.remove(&k);
-        } else if let Some(t) = st.tables.get_mut(&k) {
+            st.uc.tables.remove(&k);
+        } else if let Some(t) = st.uc.tables.get_mut(&k) {
             t.remove("pipeline_id");
         }
     }
@@ -601,7 +606,7 @@ pub fn create_connection(
     let m = securable(Kind::Connection).create(st, &[], &n.name, |st| {
         if let Some(p) = n.parent {
             let schema = p.strip_prefix("schemas/").map(str::to_lowercase);
-            if !schema.as_ref().is_some_and(|s| st.schemas.contains_key(s)) {
+            if !schema.as_ref().is_some_and(|s| st.uc.schemas.contains_key(s)) {
                 return Err(ApiError::invalid(format!(
                     "Invalid value for field 'parent': '{p}' is not an existing schema (schemas/<catalog>.<schema>)"
                 )));
@@ -619,7 +624,7 @@ pub fn create_connection(
         audit(&mut m, ctx, true);
         Ok(m)
     })?;
-    if let Some(c) = st.connections.get_mut(&n.name) {
+    if let Some(c) = st.uc.connections.get_mut(&n.name) {
         c.secret_options = secret;
     }
     Ok(m)
@@ -627,7 +632,7 @@ pub fn create_connection(
 
 /// The options must still suit the connection's type.
 pub fn check_connection_update(st: &State, _: &Ctx, key: &str, c: &Changes) -> ApiResult<()> {
-    let Some(conn) = st.connections.get(key) else {
+    let Some(conn) = st.uc.connections.get(key) else {
         return Ok(());
     };
     let options = c
@@ -652,7 +657,7 @@ pub fn prepare_connection_update(
     let Some(Value::Object(options)) = set.shift_remove("options") else {
         return;
     };
-    let Some(c) = st.connections.get_mut(key) else {
+    let Some(c) = st.uc.connections.get_mut(key) else {
         return;
     };
     let (public, secret) = split_options(&options, ctx);
@@ -667,13 +672,14 @@ pub fn prepare_connection_update(
 /// Foreign catalogs refer to their connection by name and follow its rename.
 pub fn follow_connection_rename(st: &mut State, old: &str, new: &str) {
     let followers: Vec<String> = st
+        .uc
         .catalogs
         .iter()
         .filter(|(_, cat)| cat.get("connection_name").and_then(Value::as_str) == Some(old))
         .map(|(k, _)| k.clone())
         .collect();
     for k in followers {
-        if let Some(cat) = st.catalogs.get_mut(&k) {
+        if let Some(cat) = st.uc.catalogs.get_mut(&k) {
             cat.insert("connection_name".into(), json!(new));
         }
     }

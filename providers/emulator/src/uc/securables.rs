@@ -236,8 +236,8 @@ pub const SECURABLES: &[Securable] = &[
         prepare_update: Some(super::model::prepare_catalog_update),
         after_rename: None,
         not_empty: Some(super::model::catalog_content),
-        entries: |st| &st.catalogs,
-        entries_mut: |st| &mut st.catalogs,
+        entries: |st| &st.uc.catalogs,
+        entries_mut: |st| &mut st.uc.catalogs,
     },
     Securable {
         kind: Kind::Schema,
@@ -267,8 +267,8 @@ pub const SECURABLES: &[Securable] = &[
         prepare_update: Some(super::model::prepare_schema_update),
         after_rename: None,
         not_empty: Some(super::model::schema_content),
-        entries: |st| &st.schemas,
-        entries_mut: |st| &mut st.schemas,
+        entries: |st| &st.uc.schemas,
+        entries_mut: |st| &mut st.uc.schemas,
     },
     Securable {
         kind: Kind::Volume,
@@ -292,8 +292,8 @@ pub const SECURABLES: &[Securable] = &[
         prepare_update: None,
         after_rename: None,
         not_empty: None,
-        entries: |st| &st.volumes,
-        entries_mut: |st| &mut st.volumes,
+        entries: |st| &st.uc.volumes,
+        entries_mut: |st| &mut st.uc.volumes,
     },
     // Pipelines create tables (see `model::put_pipeline_table`); the API reads, lists and
     // drops them.
@@ -315,8 +315,8 @@ pub const SECURABLES: &[Securable] = &[
         prepare_update: None,
         after_rename: None,
         not_empty: None,
-        entries: |st| &st.tables,
-        entries_mut: |st| &mut st.tables,
+        entries: |st| &st.uc.tables,
+        entries_mut: |st| &mut st.uc.tables,
     },
     Securable {
         kind: Kind::Connection,
@@ -346,8 +346,8 @@ pub const SECURABLES: &[Securable] = &[
         prepare_update: Some(super::model::prepare_connection_update),
         after_rename: Some(super::model::follow_connection_rename),
         not_empty: None,
-        entries: |st| &st.connections,
-        entries_mut: |st| &mut st.connections,
+        entries: |st| &st.uc.connections,
+        entries_mut: |st| &mut st.uc.connections,
     },
     Securable {
         kind: Kind::StorageCredential,
@@ -380,8 +380,8 @@ pub const SECURABLES: &[Securable] = &[
         prepare_update: Some(super::storage::prepare_credential_update),
         after_rename: Some(super::storage::follow_credential_rename),
         not_empty: Some(super::storage::credential_in_use),
-        entries: |st| &st.storage_credentials,
-        entries_mut: |st| &mut st.storage_credentials,
+        entries: |st| &st.uc.storage_credentials,
+        entries_mut: |st| &mut st.uc.storage_credentials,
     },
     Securable {
         kind: Kind::ExternalLocation,
@@ -416,8 +416,8 @@ pub const SECURABLES: &[Securable] = &[
         prepare_update: Some(super::storage::prepare_location_update),
         after_rename: None,
         not_empty: Some(super::storage::location_in_use),
-        entries: |st| &st.external_locations,
-        entries_mut: |st| &mut st.external_locations,
+        entries: |st| &st.uc.external_locations,
+        entries_mut: |st| &mut st.uc.external_locations,
     },
 ];
 
@@ -959,7 +959,7 @@ mod tests {
     #[test]
     fn a_rename_moves_the_children_and_their_files() {
         let mut st = workspace();
-        st.files.insert(
+        st.files.files.insert(
             "/Volumes/main/s/v/a.txt".into(),
             crate::files::FsEntry::Directory { modified: 0 },
         );
@@ -979,8 +979,8 @@ mod tests {
             (v["catalog_name"].clone(), v["full_name"].clone()),
             (json!("gold"), json!("gold.s.v"))
         );
-        assert!(st.files.contains_key("/Volumes/gold/s/v/a.txt"));
-        assert!(!st.files.contains_key("/Volumes/main/s/v/a.txt"));
+        assert!(st.files.files.contains_key("/Volumes/gold/s/v/a.txt"));
+        assert!(!st.files.files.contains_key("/Volumes/main/s/v/a.txt"));
         // Renaming onto an existing name is refused, and changes nothing.
         model::create_catalog(
             &mut st,
@@ -1016,7 +1016,7 @@ mod tests {
         securable(Kind::Catalog)
             .delete(&mut st, "main", true)
             .unwrap();
-        assert!(st.schemas.is_empty() && st.volumes.is_empty() && st.catalogs.is_empty());
+        assert!(st.uc.schemas.is_empty() && st.uc.volumes.is_empty() && st.uc.catalogs.is_empty());
         let e = schemas.delete(&mut st, "main.s", true).unwrap_err();
         assert_eq!(e.code, "SCHEMA_DOES_NOT_EXIST");
     }
@@ -1046,7 +1046,10 @@ mod tests {
         .unwrap();
         assert_eq!(info["options"], json!({"host": "db"}));
         assert_eq!(info["credential_type"], json!("USERNAME_PASSWORD"));
-        assert_eq!(st.connections["pg"].secret_options["password"], json!("pw"));
+        assert_eq!(
+            st.uc.connections["pg"].secret_options["password"],
+            json!("pw")
+        );
         model::create_catalog(
             &mut st,
             &ctx(),
@@ -1079,8 +1082,8 @@ mod tests {
         let info = conns.update(&mut st, &ctx(), "pg", changes).unwrap();
         assert_eq!(info["url"], json!("jdbc://db2/"));
         assert!(info.get("credential_type").is_none());
-        assert!(st.connections["pg2"].secret_options.is_empty());
-        assert_eq!(st.catalogs["f"]["connection_name"], json!("pg2"));
+        assert!(st.uc.connections["pg2"].secret_options.is_empty());
+        assert_eq!(st.uc.catalogs["f"]["connection_name"], json!("pg2"));
     }
 
     #[test]

@@ -127,7 +127,7 @@ pub fn prepare_credential_update(st: &mut State, _: &Ctx, key: &str, set: &mut M
     let answered = answered_identity(st, kind, &given, key);
     set.insert(kind.to_string(), Value::Object(answered));
     // The new identity replaces the old one.
-    if let Some(info) = st.storage_credentials.get_mut(key) {
+    if let Some(info) = st.uc.storage_credentials.get_mut(key) {
         for other in IDENTITIES {
             info.shift_remove(*other);
         }
@@ -136,7 +136,8 @@ pub fn prepare_credential_update(st: &mut State, _: &Ctx, key: &str, set: &mut M
 
 /// The external locations that use a credential, by name.
 fn locations_using(st: &State, credential: &str) -> Vec<String> {
-    st.external_locations
+    st.uc
+        .external_locations
         .iter()
         .filter(|(_, l)| s(l, "credential_name") == credential)
         .map(|(k, _)| k.clone())
@@ -180,6 +181,7 @@ fn check_url(st: &State, ctx: &Ctx, url: &str, except: Option<&str>, call: &str)
         return Ok(());
     }
     let conflict = st
+        .uc
         .external_locations
         .iter()
         .filter(|(k, _)| Some(k.as_str()) != except)
@@ -195,7 +197,8 @@ fn check_url(st: &State, ctx: &Ctx, url: &str, except: Option<&str>, call: &str)
 /// The credential a location names must exist; its id is what the location answers.
 fn credential_id(st: &State, name: &str) -> ApiResult<Value> {
     let key = name.to_lowercase();
-    st.storage_credentials
+    st.uc
+        .storage_credentials
         .get(&key)
         .map(|c| c.get("id").cloned().unwrap_or(Value::Null))
         .ok_or_else(|| securable(Kind::StorageCredential).missing(&key))
@@ -262,7 +265,7 @@ pub fn prepare_location_update(st: &mut State, _: &Ctx, _: &str, set: &mut Map<S
 /// Locations follow their credential's rename.
 pub fn follow_credential_rename(st: &mut State, old: &str, new: &str) {
     for k in locations_using(st, old) {
-        if let Some(l) = st.external_locations.get_mut(&k) {
+        if let Some(l) = st.uc.external_locations.get_mut(&k) {
             l.insert("credential_name".into(), json!(new));
         }
     }
@@ -273,15 +276,15 @@ pub fn follow_credential_rename(st: &mut State, old: &str, new: &str) {
 /// Location has dependent catalogs, schemas, managed or external tables/volumes; use force
 /// option to delete anyway").
 pub fn location_in_use(st: &State, key: &str) -> Option<ApiError> {
-    let url = dir(&s(st.external_locations.get(key)?, "url"));
+    let url = dir(&s(st.uc.external_locations.get(key)?, "url"));
     let under = |m: &Map<String, Value>, field: &str| {
         m.get(field)
             .and_then(Value::as_str)
             .is_some_and(|u| dir(u).starts_with(&url))
     };
-    let used = st.catalogs.values().any(|c| under(c, "storage_root"))
-        || st.schemas.values().any(|c| under(c, "storage_root"))
-        || st.volumes.values().any(|v| under(v, "storage_location"));
+    let used = st.uc.catalogs.values().any(|c| under(c, "storage_root"))
+        || st.uc.schemas.values().any(|c| under(c, "storage_root"))
+        || st.uc.volumes.values().any(|v| under(v, "storage_location"));
     used.then(|| {
         ApiError::invalid(
             "External Location has dependent catalogs, schemas, managed or external tables/volumes; use force option to delete anyway",

@@ -14,8 +14,24 @@ mod routes;
 pub use model::{advance, is_deleted, use_for_query};
 pub use routes::routes;
 
+use crate::journal::{Journaled, Tracked, journaled};
+use crate::store::Domain;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+/// What SQL warehouses keep in the workspace state.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tables {
+    /// SQL warehouses by id (files written before had none).
+    #[serde(default)]
+    pub warehouses: Tracked<String, Warehouse>,
+}
+
+impl Domain for Tables {
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+        journaled!(self, warehouses)
+    }
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Warehouse {

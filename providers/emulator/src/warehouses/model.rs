@@ -198,7 +198,7 @@ fn tags(o: &Obj) -> ApiResult<Option<Value>> {
 /// A name is taken by a warehouse that has it, until that warehouse is DELETED: one being
 /// deleted still holds it (terraform-provider-databricks issue #3379).
 fn name_free(st: &State, name: &str, except: Option<&str>) -> ApiResult<()> {
-    if st.warehouses.values().any(|w| {
+    if st.warehouses.warehouses.values().any(|w| {
         Some(w.id.as_str()) != except
             && w.state != "DELETED"
             && w.spec.get("name") == Some(&json!(name))
@@ -217,7 +217,7 @@ pub fn create(st: &mut State, ctx: &Ctx, spec: Map<String, Value>) -> ApiResult<
     name_free(st, name, None)?;
     // Warehouse ids are 16 hexadecimal digits.
     let id = uuid::Uuid::new_v4().simple().to_string()[..16].to_string();
-    st.warehouses.insert(
+    st.warehouses.warehouses.insert(
         id.clone(),
         Warehouse {
             id: id.clone(),
@@ -244,12 +244,16 @@ pub fn edit(st: &mut State, id: &str, spec: Map<String, Value>) -> ApiResult<()>
 
 /// A warehouse as GET reads it: one being deleted, or deleted and not yet purged, too.
 pub fn get<'a>(st: &'a State, id: &str) -> ApiResult<&'a Warehouse> {
-    st.warehouses.get(id).ok_or_else(|| missing_warehouse(id))
+    st.warehouses
+        .warehouses
+        .get(id)
+        .ok_or_else(|| missing_warehouse(id))
 }
 
 /// A warehouse that can still be edited, started or stopped: not being deleted.
 fn live<'a>(st: &'a mut State, id: &str) -> ApiResult<&'a mut Warehouse> {
     st.warehouses
+        .warehouses
         .get_mut(id)
         .filter(|w| !is_deleted(w))
         .ok_or_else(|| missing_warehouse(id))
@@ -260,6 +264,7 @@ fn live<'a>(st: &'a mut State, id: &str) -> ApiResult<&'a mut Warehouse> {
 /// A second delete of one being deleted is accepted and changes nothing.
 pub fn delete(st: &mut State, ctx: &Ctx, id: &str) -> ApiResult<()> {
     let w = st
+        .warehouses
         .warehouses
         .get_mut(id)
         .ok_or_else(|| missing_warehouse(id))?;
@@ -272,7 +277,7 @@ pub fn delete(st: &mut State, ctx: &Ctx, id: &str) -> ApiResult<()> {
         crate::permissions::forget(st, "sql/warehouses", id);
     }
     if !ctx.behaviours.on(Behaviour::AsyncWarehouseDelete) {
-        st.warehouses.remove(id);
+        st.warehouses.warehouses.remove(id);
     }
     advance(st, ctx);
     Ok(())
@@ -307,7 +312,12 @@ pub fn stop(st: &mut State, ctx: &Ctx, id: &str) -> ApiResult<()> {
 /// stopped warehouse is started for it, and it is not idle before the query ends. `Err`
 /// with the run's message when no warehouse has that id.
 pub fn use_for_query(st: &mut State, ctx: &Ctx, id: &str, busy_until: i64) -> Result<(), String> {
-    let Some(w) = st.warehouses.get_mut(id).filter(|w| !is_deleted(w)) else {
+    let Some(w) = st
+        .warehouses
+        .warehouses
+        .get_mut(id)
+        .filter(|w| !is_deleted(w))
+    else {
         return Err(format!(
             "SQL warehouse {id} does not exist or you do not have permission to use it."
         ));
@@ -324,18 +334,19 @@ pub fn use_for_query(st: &mut State, ctx: &Ctx, id: &str, busy_until: i64) -> Re
 pub fn advance(st: &mut State, ctx: &Ctx) -> bool {
     let due: Vec<String> = st
         .warehouses
+        .warehouses
         .values()
         .filter(|w| next_move(w, ctx.now).is_some())
         .map(|w| w.id.clone())
         .collect();
     for id in &due {
-        if let Some(w) = st.warehouses.get_mut(id) {
+        if let Some(w) = st.warehouses.warehouses.get_mut(id) {
             while let Some((state, at)) = next_move(w, ctx.now) {
                 if state == "RUNNING" {
                     w.idle_since = w.idle_since.max(at);
                 }
                 if state == "PURGED" {
-                    st.warehouses.remove(id);
+                    st.warehouses.warehouses.remove(id);
                     break;
                 }
                 w.state = state.into();
@@ -398,6 +409,7 @@ pub fn view(w: &Warehouse, host: &str) -> Value {
 pub fn data_sources(st: &State) -> Value {
     Value::Array(
         st.warehouses
+            .warehouses
             .values()
             .filter(|w| !is_deleted(w))
             .map(|w| {

@@ -47,6 +47,7 @@ async fn list(AxState(app): AppState, headers: HeaderMap) -> Reply {
     app.view(|st, _| {
         let all: Vec<Value> = st
             .warehouses
+            .warehouses
             .values()
             .map(|w| model::view(w, &host))
             .collect();

@@ -5,11 +5,30 @@ mod dbc;
 mod model;
 mod routes;
 
-pub use model::{normalize, parent, runnable_exists, seed};
+pub use model::{normalize, parent, runnable_exists};
 pub use routes::routes;
 
-use crate::store::b64;
+use crate::journal::{Journaled, Tracked, journaled};
+use crate::store::{Domain, State, b64};
 use serde::{Deserialize, Serialize};
+
+/// What the workspace tree keeps in the workspace state.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Tables {
+    /// Notebooks, files and directories by path.
+    pub workspace: Tracked<String, WsObject>,
+}
+
+impl Domain for Tables {
+    fn journaled(&mut self) -> impl Iterator<Item = (&'static str, &mut dyn Journaled)> {
+        journaled!(self, workspace)
+    }
+
+    /// The user's home folder and `/Shared`, as a new workspace has them.
+    fn seed(st: &mut State, user_name: &str, now: i64) {
+        model::seed(st, user_name, now);
+    }
+}
 
 const MAX_IMPORT: usize = 10 * 1024 * 1024;
 

@@ -15,7 +15,7 @@ pub fn seed(st: &mut State, user: &str, now: i64) {
         "/Shared".to_string(),
     ] {
         let id = st.next_id();
-        st.workspace.insert(p, dir_object(id, now));
+        st.workspace.workspace.insert(p, dir_object(id, now));
     }
 }
 
@@ -68,6 +68,7 @@ pub fn is_dir(st: &State, path: &str) -> bool {
     path == "/"
         || st
             .workspace
+            .workspace
             .get(path)
             .is_some_and(|o| o.object_type == "DIRECTORY")
 }
@@ -91,6 +92,7 @@ pub fn children_prefix(path: &str) -> String {
 pub fn runnable_exists(st: &State, path: &str) -> bool {
     normalize(path).is_ok_and(|p| {
         st.workspace
+            .workspace
             .get(&p)
             .is_some_and(|o| o.object_type == "NOTEBOOK" || o.object_type == "FILE")
     })
@@ -100,7 +102,7 @@ pub fn mkdirs_in(st: &mut State, path: &str, now: i64) -> ApiResult<()> {
     let mut cur = String::new();
     for seg in path.split('/').filter(|s| !s.is_empty()) {
         cur = format!("{cur}/{seg}");
-        match st.workspace.get(&cur) {
+        match st.workspace.workspace.get(&cur) {
             Some(o) if o.object_type != "DIRECTORY" => {
                 return Err(ApiError::conflict(
                     "RESOURCE_ALREADY_EXISTS",
@@ -110,7 +112,9 @@ pub fn mkdirs_in(st: &mut State, path: &str, now: i64) -> ApiResult<()> {
             Some(_) => {}
             None => {
                 let id = st.next_id();
-                st.workspace.insert(cur.clone(), dir_object(id, now));
+                st.workspace
+                    .workspace
+                    .insert(cur.clone(), dir_object(id, now));
             }
         }
     }
@@ -243,7 +247,7 @@ pub fn do_import(st: &mut State, ctx: &Ctx, r: ImportRequest) -> ApiResult<()> {
     }
     let (path, object_type, language) = classify(&r)?;
     import_target(st, &path)?;
-    let existing = st.workspace.get(&path);
+    let existing = st.workspace.workspace.get(&path);
     let (object_id, created_at) = match existing {
         Some(o) if o.object_type == "DIRECTORY" => {
             return Err(ApiError::conflict(
@@ -260,7 +264,7 @@ pub fn do_import(st: &mut State, ctx: &Ctx, r: ImportRequest) -> ApiResult<()> {
         Some(o) => (o.object_id, o.created_at),
         None => (st.next_id(), ctx.now),
     };
-    st.workspace.insert(
+    st.workspace.workspace.insert(
         path,
         WsObject {
             object_type: object_type.into(),
@@ -301,7 +305,7 @@ fn import_archive(st: &mut State, ctx: &Ctx, r: ImportRequest) -> ApiResult<()> 
     }
     let path = r.path.clone();
     import_target(st, &path)?;
-    if st.workspace.contains_key(&path) {
+    if st.workspace.workspace.contains_key(&path) {
         return Err(ApiError::conflict(
             "RESOURCE_ALREADY_EXISTS",
             format!("Path ({path}) already exists."),
@@ -316,7 +320,7 @@ fn import_archive(st: &mut State, ctx: &Ctx, r: ImportRequest) -> ApiResult<()> 
         };
         mkdirs_in(st, parent(&at), ctx.now)?;
         let id = st.next_id();
-        st.workspace.insert(
+        st.workspace.workspace.insert(
             at,
             WsObject {
                 object_type: "NOTEBOOK".into(),
@@ -360,7 +364,11 @@ pub fn root_info() -> Value {
 
 /// What an export returns: the object's content and its file type.
 pub fn export(st: &State, path: &str) -> ApiResult<(Vec<u8>, String)> {
-    let o = st.workspace.get(path).ok_or_else(|| missing(path))?;
+    let o = st
+        .workspace
+        .workspace
+        .get(path)
+        .ok_or_else(|| missing(path))?;
     if o.object_type == "DIRECTORY" {
         return Err(ApiError::invalid(format!(
             "Path ({path}) is a directory; only DBC exports of directories are supported."
@@ -374,6 +382,7 @@ pub fn get_status(st: &State, path: &str) -> ApiResult<Value> {
         return Ok(root_info());
     }
     st.workspace
+        .workspace
         .get(path)
         .map(|o| object_info(path, o))
         .ok_or_else(|| missing(path))
@@ -383,13 +392,13 @@ pub fn get_status(st: &State, path: &str) -> ApiResult<Value> {
 /// itself when it is not a directory.
 pub fn list(st: &State, path: &str, after: Option<i64>) -> ApiResult<Vec<Value>> {
     if !is_dir(st, path) {
-        return match st.workspace.get(path) {
+        return match st.workspace.workspace.get(path) {
             Some(o) => Ok(vec![object_info(path, o)]),
             None => Err(missing(path)),
         };
     }
     let prefix = children_prefix(path);
-    Ok(with_prefix(&st.workspace, &prefix)
+    Ok(with_prefix(&st.workspace.workspace, &prefix)
         .filter(|(k, _)| !k[prefix.len()..].contains('/'))
         .filter(|(_, o)| o.object_type != "NOTEBOOK" || after.is_none_or(|a| o.modified_at > a))
         .map(|(k, o)| object_info(k, o))
@@ -402,24 +411,31 @@ pub fn delete(st: &mut State, path: &str, recursive: bool) -> ApiResult<()> {
         return Err(ApiError::invalid("The root folder cannot be deleted.")
             .with_code("DIRECTORY_PROTECTED"));
     }
-    let obj = st.workspace.get(path).ok_or_else(|| missing(path))?.clone();
+    let obj = st
+        .workspace
+        .workspace
+        .get(path)
+        .ok_or_else(|| missing(path))?
+        .clone();
     let mut gone = Vec::new();
     if obj.object_type == "DIRECTORY" {
         let prefix = children_prefix(path);
-        let has_children = with_prefix(&st.workspace, &prefix).next().is_some();
+        let has_children = with_prefix(&st.workspace.workspace, &prefix)
+            .next()
+            .is_some();
         if has_children && !recursive {
             return Err(ApiError::not_empty(
                 "DIRECTORY_NOT_EMPTY",
                 format!("Folder ({path}) is not empty."),
             ));
         }
-        for (_, o) in with_prefix(&st.workspace, &prefix).collect::<Vec<_>>() {
+        for (_, o) in with_prefix(&st.workspace.workspace, &prefix).collect::<Vec<_>>() {
             gone.push((o.object_type.clone(), o.object_id));
         }
-        crate::util::remove_prefix(&mut st.workspace, &prefix);
+        crate::util::remove_prefix(&mut st.workspace.workspace, &prefix);
     }
     gone.push((obj.object_type.clone(), obj.object_id));
-    st.workspace.remove(path);
+    st.workspace.workspace.remove(path);
     // Permissions belong to their object: they go with it.
     for (object_type, id) in gone {
         let request = match object_type.as_str() {
@@ -469,7 +485,7 @@ mod tests {
         )
         .unwrap();
         do_import(&mut st, &ctx(1), import("/Shared/c.txt", "AUTO", b"x")).unwrap();
-        let kind = |p: &str| st.workspace.get(p).map(|o| o.object_type.clone());
+        let kind = |p: &str| st.workspace.workspace.get(p).map(|o| o.object_type.clone());
         assert_eq!(kind("/Shared/a.py").as_deref(), Some("NOTEBOOK"));
         assert_eq!(kind("/Shared/b").as_deref(), Some("NOTEBOOK"));
         assert_eq!(kind("/Shared/c.txt").as_deref(), Some("FILE"));
@@ -504,7 +520,12 @@ mod tests {
             "DIRECTORY_NOT_EMPTY"
         );
         delete(&mut st, "/Shared/a", true).unwrap();
-        assert!(st.workspace.keys().all(|k| !k.starts_with("/Shared/a")));
+        assert!(
+            st.workspace
+                .workspace
+                .keys()
+                .all(|k| !k.starts_with("/Shared/a"))
+        );
         assert_eq!(
             delete(&mut st, "/", true).unwrap_err().code,
             "DIRECTORY_PROTECTED"
