@@ -12,6 +12,52 @@ pub use brickform_state::address::{
     ResourceMode, base_of, key_of, quote, split_module, targets,
 };
 
+/// A provider configuration: a provider's default one (`NAME`), or one of its aliased ones
+/// (`NAME.ALIAS`). Configurations are keyed by its text form; the two parts are read from
+/// it here, and nowhere else.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ProviderConfigAddr {
+    pub name: String,
+    pub alias: Option<String>,
+}
+
+impl ProviderConfigAddr {
+    pub fn new(name: &str, alias: Option<&str>) -> Self {
+        ProviderConfigAddr {
+            name: name.to_string(),
+            alias: alias.map(str::to_string),
+        }
+    }
+
+    /// The configuration a key (`NAME` or `NAME.ALIAS`) names. A provider's name holds no
+    /// dot, so the first one ends it.
+    pub fn parse(key: &str) -> Self {
+        match key.split_once('.') {
+            Some((name, alias)) => Self::new(name, Some(alias)),
+            None => Self::new(key, None),
+        }
+    }
+
+    /// The provider's name (`NAME` of `NAME.ALIAS`) of a key, without building the address.
+    pub fn name_of(key: &str) -> &str {
+        key.split_once('.').map_or(key, |(name, _)| name)
+    }
+
+    /// Whether a key names an aliased configuration.
+    pub fn is_aliased(key: &str) -> bool {
+        key.contains('.')
+    }
+}
+
+impl fmt::Display for ProviderConfigAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.alias {
+            Some(alias) => write!(f, "{}.{alias}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
 /// A named value of one module instance: a variable, a local or an output.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Scoped {
@@ -123,6 +169,21 @@ impl fmt::Display for ConfigNode {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_provider_configuration_reads_and_writes_its_two_parts() {
+        let default = ProviderConfigAddr::parse("databricks");
+        assert_eq!(default, ProviderConfigAddr::new("databricks", None));
+        assert_eq!(default.to_string(), "databricks");
+        let aliased = ProviderConfigAddr::parse("databricks.prod");
+        assert_eq!(aliased.name, "databricks");
+        assert_eq!(aliased.alias.as_deref(), Some("prod"));
+        assert_eq!(aliased.to_string(), "databricks.prod");
+        assert_eq!(ProviderConfigAddr::name_of("databricks.prod"), "databricks");
+        assert_eq!(ProviderConfigAddr::name_of("databricks"), "databricks");
+        assert!(ProviderConfigAddr::is_aliased("databricks.prod"));
+        assert!(!ProviderConfigAddr::is_aliased("databricks"));
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -178,14 +178,11 @@ fn provider_config(
         .collect();
     for key in used {
         // An aliased configuration is keyed `NAME.ALIAS`, as Terraform keys it.
-        let (name, alias) = match key.split_once('.') {
-            Some((n, a)) => (n, Some(a)),
-            None => (key, None),
-        };
-        let provider = registry.provider(name);
+        let addr = crate::addrs::ProviderConfigAddr::parse(key);
+        let provider = registry.provider(&addr.name);
         let mut m = Map::new();
-        m.insert("name".into(), json!(name));
-        if let Some(a) = alias {
+        m.insert("name".into(), json!(addr.name));
+        if let Some(a) = &addr.alias {
             m.insert("alias".into(), json!(a));
         }
         if let Some(p) = provider {

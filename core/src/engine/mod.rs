@@ -125,10 +125,11 @@ impl<'a> Engine<'a> {
         };
         let mut aliases = std::collections::BTreeMap::new();
         for key in config.providers.keys() {
-            let Some((name, _)) = key.split_once('.') else {
+            let addr = crate::addrs::ProviderConfigAddr::parse(key);
+            if addr.alias.is_none() {
                 continue;
-            };
-            if let Some(p) = registry.provider(name).and_then(|p| p.another()) {
+            }
+            if let Some(p) = registry.provider(&addr.name).and_then(|p| p.another()) {
                 let mut r = Registry::new();
                 r.register(p);
                 aliases.insert(key.clone(), r);

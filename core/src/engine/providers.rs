@@ -2,6 +2,7 @@
 //! schemas, the environment's settings over them, and who the development presets are for.
 
 use crate::addrs::ConfigNode;
+use crate::addrs::ProviderConfigAddr;
 use crate::engine::Engine;
 use crate::engine::world::World;
 use crate::lang::decode::Decoder;
@@ -53,7 +54,7 @@ impl Engine<'_> {
         // Settings by provider configuration: `NAME`, or `NAME.ALIAS` for an aliased one.
         let mut settings: BTreeMap<String, Object> = BTreeMap::new();
         for (key, block) in &config.providers {
-            let name = key.split('.').next().unwrap_or(key);
+            let name = ProviderConfigAddr::name_of(key);
             let Some(provider) = self.registry.provider(name) else {
                 let names: Vec<&str> = self.registry.providers.iter().map(|p| p.name()).collect();
                 diags.push(
@@ -64,7 +65,7 @@ impl Engine<'_> {
                 );
                 continue;
             };
-            if key.contains('.') && !self.aliases.contains_key(key) {
+            if ProviderConfigAddr::is_aliased(key) && !self.aliases.contains_key(key) {
                 diags.push(
                     Diagnostic::error("Provider aliases are not supported by this provider")
                         .at(block.span.clone())
@@ -122,7 +123,7 @@ impl Engine<'_> {
             if let (Some(written), Some(owner)) =
                 (&r.provider_ref, self.registry.provider_of(&r.type_name))
             {
-                let name = written.split('.').next().unwrap_or(written);
+                let name = ProviderConfigAddr::name_of(written);
                 if name != owner.name() {
                     let owner = owner.name();
                     diags.push(
@@ -140,15 +141,16 @@ impl Engine<'_> {
                 }
             }
             let key = self.provider_key(r);
-            if key.contains('.') && !config.providers.contains_key(&key) {
+            let addr = ProviderConfigAddr::parse(&key);
+            if addr.alias.is_some() && !config.providers.contains_key(&key) {
                 diags.push(
                     Diagnostic::error("Provider configuration not present")
                         .at(r.span.clone())
                         .detail(format!(
                             "{} uses the provider configuration {key}, which is not declared: add provider \"{}\" {{ alias = \"{}\" … }} to the root module{}.",
                             r.address(),
-                            key.split('.').next().unwrap_or(&key),
-                            key.split_once('.').map(|(_, a)| a).unwrap_or(""),
+                            addr.name,
+                            addr.alias.as_deref().unwrap_or(""),
                             if r.module.is_root() { "" } else { ", and pass it to the module with providers = { … }" }
                         )),
                 );
@@ -208,7 +210,7 @@ impl Engine<'_> {
         }
         let used: HashSet<&str> = used
             .iter()
-            .filter(|k| !k.contains('.'))
+            .filter(|k| !ProviderConfigAddr::is_aliased(k))
             .map(String::as_str)
             .collect();
         if !diags.has_errors() && self.presets.get().is_none() {

@@ -117,7 +117,7 @@ pub fn render(plan: &Plan) -> Json {
 /// The provider's source address (`registry.terraform.io/NAMESPACE/TYPE`), of an aliased
 /// configuration (`NAME.ALIAS`) too; its local name for a plan saved without one.
 fn provider_address(plan: &Plan, key: &str) -> Json {
-    let name = key.split('.').next().unwrap_or(key);
+    let name = crate::addrs::ProviderConfigAddr::name_of(key);
     json!(
         plan.context
             .providers

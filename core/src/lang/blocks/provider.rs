@@ -3,6 +3,7 @@
 //! resource or module call chooses it with `provider = NAME.ALIAS`.
 
 use super::{BlockType, Decoded, Unique};
+use crate::addrs::ProviderConfigAddr;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::{Body, Config, NamedBlock, literal_string, span_of, valid_identifier};
 use hcl_edit::Span as _;
@@ -30,7 +31,7 @@ fn key(labels: &[String], body: &HclBody) -> String {
         .get_attribute("alias")
         .and_then(|a| literal_string(&a.value))
     {
-        Some(alias) => format!("{name}.{alias}"),
+        Some(alias) => ProviderConfigAddr::new(&name, Some(&alias)).to_string(),
         None => name,
     }
 }
@@ -40,7 +41,9 @@ fn decode(config: &mut Config, d: Decoded, diags: &mut Diagnostics) {
     let mut name = d.labels[0].clone();
     if let Some(a) = body.remove_attribute("alias") {
         match literal_string(&a.value) {
-            Some(alias) if valid_identifier(&alias) => name = format!("{name}.{alias}"),
+            Some(alias) if valid_identifier(&alias) => {
+                name = ProviderConfigAddr::new(&name, Some(&alias)).to_string()
+            }
             _ => {
                 diags.push(
                     Diagnostic::error("Invalid provider alias")
@@ -78,7 +81,7 @@ pub(super) fn provider_key(e: &Expression) -> Option<String> {
                 .as_slice()
             {
                 [TraversalOperator::GetAttr(alias)] => {
-                    Some(format!("{}.{}", root.as_str(), alias.as_str()))
+                    Some(ProviderConfigAddr::new(root.as_str(), Some(alias.as_str())).to_string())
                 }
                 _ => None,
             }
