@@ -1105,6 +1105,14 @@ pub trait ResourceKind: Send + Sync {
         None
     }
 
+    /// Locations (as [`ResourceKind::location`] makes them) the object lies under without
+    /// being held there: the objects placed at them or above are created before it and
+    /// deleted after it, and nothing else follows (a store's root path under the object that
+    /// grants access to that path). Given attributes as `location` is. Default: none.
+    fn lies_under(&self, _attrs: &Object) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether deleting this object, as last applied, deletes what lies inside it (a
     /// namespace deleted with a force flag, a store of files, a folder deleted recursively): the engine then plans
     /// what the delete takes with it and names it.

@@ -361,3 +361,75 @@ fn a_credential_in_use_is_deleted_only_with_force() {
         .1;
     assert_eq!(missing["error_code"], "STORAGE_CREDENTIAL_DOES_NOT_EXIST");
 }
+
+/// A catalog and a schema whose storage roots lie under an external location's url, written
+/// as literals (nothing refers to the location), are created after it and deleted before it.
+#[test]
+fn storage_roots_under_an_external_location_are_ordered_after_it() {
+    let text = r#"
+provider "databricks" { host = "local" }
+
+resource "databricks_storage_credential" "aws" {
+  name = "lake_role"
+  aws_iam_role { role_arn = "arn:aws:iam::123456789012:role/lake" }
+}
+
+resource "databricks_external_location" "lake" {
+  name            = "lake"
+  url             = "s3://lake-bucket/managed/"
+  credential_name = databricks_storage_credential.aws.name
+}
+
+resource "databricks_catalog" "sales" {
+  name         = "sales"
+  storage_root = "s3://lake-bucket/managed/sales"
+}
+
+resource "databricks_schema" "raw" {
+  catalog_name = databricks_catalog.sales.name
+  name         = "raw"
+  storage_root = "s3://lake-bucket/managed"
+}
+
+resource "databricks_catalog" "elsewhere" {
+  name         = "elsewhere"
+  storage_root = "s3://lake-bucket/managed-other/x"
+}
+"#;
+    let dir = config(&[("main.bf.hcl", text)]);
+    let d = dir.path();
+    let depends_on = |plan: &str| -> std::collections::BTreeMap<String, Vec<String>> {
+        let file = d.join(plan).display().to_string();
+        let shown: Value =
+            serde_json::from_str(&common::run_ok(d, &["show", "--json", &file], &[])).unwrap();
+        shown["resource_changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let deps = c["depends_on"]
+                    .as_array()
+                    .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+                    .unwrap_or_default();
+                (c["address"].as_str().unwrap().to_string(), deps)
+            })
+            .collect()
+    };
+    let lake = "databricks_external_location.lake".to_string();
+    common::run_ok(d, &["plan", "-out", "create.bin"], &[]);
+    let deps = depends_on("create.bin");
+    assert!(deps["databricks_catalog.sales"].contains(&lake), "{deps:?}");
+    // At the location's url itself, too.
+    assert!(deps["databricks_schema.raw"].contains(&lake), "{deps:?}");
+    // A path that only starts with the same letters is not under it.
+    assert!(
+        !deps["databricks_catalog.elsewhere"].contains(&lake),
+        "{deps:?}"
+    );
+    common::run_ok(d, &["apply", "create.bin"], &[]);
+    // The destroy, planned from state alone, keeps the order the other way round.
+    common::run_ok(d, &["plan", "-destroy", "-out", "destroy.bin"], &[]);
+    let deps = depends_on("destroy.bin");
+    assert!(deps["databricks_catalog.sales"].contains(&lake), "{deps:?}");
+    common::run_ok(d, &["apply", "destroy.bin"], &[]);
+}

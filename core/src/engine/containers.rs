@@ -37,6 +37,42 @@ pub(super) fn managed_locations(
         .collect()
 }
 
+/// The locations above `location`, outermost first (`a` and `a/b` above `a/b/c`).
+fn ancestors(location: &str) -> impl Iterator<Item = &str> {
+    location.match_indices('/').map(|(p, _)| &location[..p])
+}
+
+/// Where the managed objects of `state` are: their locations by address, and the
+/// locations each lies under (see `ResourceKind::lies_under`). One pass, each entry's
+/// scalar attributes converted once.
+struct Placements {
+    locations: BTreeMap<String, String>,
+    under: Vec<(String, String)>,
+}
+
+fn placements(registry: &crate::provider::Registry, state: &StateDocument) -> Placements {
+    let mut out = Placements {
+        locations: BTreeMap::new(),
+        under: Vec::new(),
+    };
+    for r in state.resources() {
+        let Some(kind) = (r.mode == brickform_state::ResourceMode::Managed)
+            .then(|| registry.kind(&r.resource_type))
+            .flatten()
+        else {
+            continue;
+        };
+        let attrs = scalars_from(r);
+        if let Some(loc) = kind.location(&attrs) {
+            out.locations.insert(r.address.clone(), loc);
+        }
+        for loc in kind.lies_under(&attrs) {
+            out.under.push((r.address.clone(), loc));
+        }
+    }
+    out
+}
+
 /// Locations as the user knows the objects (the plan lists these, and apply compares them).
 pub(super) fn shown(
     kind: &dyn crate::provider::ResourceKind,
@@ -117,7 +153,7 @@ impl Engine<'_> {
         parallelism: usize,
         diags: &mut Diagnostics,
     ) {
-        let locations = managed_locations(self.registry, state);
+        let Placements { locations, under } = placements(self.registry, state);
         // Containment is a dependency: what lies inside is created after its container and
         // deleted before it, and a targeted destroy of the container takes it along.
         // Where objects are now (state) and where they will be (the plan's `after`).
@@ -125,31 +161,46 @@ impl Engine<'_> {
             .iter()
             .map(|(a, l)| (a.clone(), l.clone()))
             .collect();
+        let mut lies_under = under;
         for c in &plan.changes {
             if let (Some(kind), Some(after)) =
                 (self.registry_for(&c.provider).kind(&c.type_name), &c.after)
-                && let Some(loc) = kind.location(&after.0)
             {
-                placed.push((c.address.clone(), loc));
+                if let Some(loc) = kind.location(&after.0) {
+                    placed.push((c.address.clone(), loc));
+                }
+                for loc in kind.lies_under(&after.0) {
+                    lies_under.push((c.address.clone(), loc));
+                }
             }
         }
         // What is placed at each location, and each address's locations: an object's
-        // containers are the objects placed at the ancestors of its locations.
+        // containers are the objects placed at the ancestors of its locations, and at the
+        // locations it lies under or their ancestors.
         let mut at: HashMap<&str, Vec<usize>> = HashMap::new();
         let mut of: HashMap<&str, Vec<&str>> = HashMap::new();
+        let mut beneath: HashMap<&str, Vec<&str>> = HashMap::new();
         for (i, (a, l)) in placed.iter().enumerate() {
             at.entry(l.as_str()).or_default().push(i);
             of.entry(a.as_str()).or_default().push(l.as_str());
         }
+        for (a, l) in &lies_under {
+            beneath.entry(a.as_str()).or_default().push(l.as_str());
+        }
         for c in plan.changes.iter_mut() {
             let own = base_of(&c.address);
-            let Some(mine) = of.get(c.address.as_str()) else {
+            let mine = of.get(c.address.as_str()).map_or(&[][..], Vec::as_slice);
+            let below = beneath
+                .get(c.address.as_str())
+                .map_or(&[][..], Vec::as_slice);
+            if mine.is_empty() && below.is_empty() {
                 continue;
-            };
+            }
             // In the order they were placed, as the dependencies have always been listed.
             let mut containers: Vec<usize> = mine
                 .iter()
-                .flat_map(|l| l.match_indices('/').map(|(p, _)| &l[..p]))
+                .flat_map(|l| ancestors(l))
+                .chain(below.iter().flat_map(|l| ancestors(l).chain([*l])))
                 .filter_map(|ancestor| at.get(ancestor))
                 .flatten()
                 .copied()

@@ -144,6 +144,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             references: &[],
             check: None,
             patch_as: &[],
+            storage: super::uc::InStorage::Under("storage_root"),
         },
         schema: schema(),
         shared,

@@ -216,6 +216,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             references: &[],
             check: None,
             patch_as: &[],
+            storage: super::uc::InStorage::Nowhere,
         },
         schema: schema(),
         shared,

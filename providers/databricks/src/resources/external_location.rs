@@ -153,6 +153,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             references: REFERENCES,
             check: None,
             patch_as: &[("force_update", "force")],
+            storage: super::uc::InStorage::At("url"),
         },
         schema: schema(),
         shared,

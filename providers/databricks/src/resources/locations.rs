@@ -35,6 +35,9 @@ pub fn shown(location: &str) -> String {
     if let Some(rest) = location.strip_prefix("ws/") {
         return format!("/{rest}");
     }
+    if let Some(url) = location.strip_prefix("storage/") {
+        return url.to_string();
+    }
     if let Some(rest) = location.strip_prefix("secrets/") {
         return match rest.split_once('/') {
             Some((scope, key)) => format!("secret {key} in scope {scope}"),
@@ -42,6 +45,12 @@ pub fn shown(location: &str) -> String {
         };
     }
     location.to_string()
+}
+
+/// A path in cloud storage (`s3://bucket/landing`), as an external location's url or a
+/// storage root names it; without a trailing slash, so what lies under it is inside it.
+pub fn storage(url: &str) -> String {
+    format!("storage/{}", url.trim_end_matches('/'))
 }
 
 /// A secret scope, or a secret in one. Scope names and keys are case-sensitive.

@@ -104,6 +104,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             references: REFERENCES,
             check: None,
             patch_as: &[],
+            storage: super::uc::InStorage::Under("storage_root"),
         },
         schema: schema(),
         shared,

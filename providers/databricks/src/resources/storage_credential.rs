@@ -181,6 +181,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             references: &[],
             check: Some(one_identity),
             patch_as: &[("force_update", "force")],
+            storage: super::uc::InStorage::Nowhere,
         },
         schema: schema(),
         shared,

@@ -70,6 +70,8 @@ pub struct UcSpec {
     /// Attributes a PATCH sends under another name, acting on that call only and never
     /// answered: `(attribute, field)`, as a storage credential's `force_update` is `force`.
     pub patch_as: &'static [(&'static str, &'static str)],
+    /// Where the object stands in cloud storage, for the order of creates and deletes.
+    pub storage: InStorage,
 }
 
 /// The key of a collection's list answers: its path segment in snake case
@@ -120,6 +122,20 @@ pub struct UcKind {
     pub spec: UcSpec,
     pub schema: Schema,
     pub shared: Arc<Shared>,
+}
+
+/// Where a securable stands in cloud storage. An external location is at its `url`, and a
+/// catalog or schema whose managed storage root lies under that url is created after it
+/// and deleted before it, though nothing in either configuration refers to the other: Unity
+/// Catalog refuses a storage root no external location covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InStorage {
+    /// Nowhere the order depends on.
+    Nowhere,
+    /// At the path the attribute holds.
+    At(&'static str),
+    /// Under the path the attribute holds.
+    Under(&'static str),
 }
 
 impl UcKind {
@@ -825,8 +841,26 @@ impl ResourceKind for UcKind {
             .name_parts
             .iter()
             .all(|p| str_attr(attrs, p).is_some());
-        (known && self.spec.holds != Holds::Nothing)
-            .then(|| super::locations::uc(&self.full_name(attrs)))
+        if !known {
+            return None;
+        }
+        match (self.spec.holds, self.spec.storage) {
+            (Holds::Nothing, InStorage::At(attr)) => {
+                str_attr(attrs, attr).map(super::locations::storage)
+            }
+            (Holds::Nothing, _) => None,
+            _ => Some(super::locations::uc(&self.full_name(attrs))),
+        }
+    }
+
+    fn lies_under(&self, attrs: &Object) -> Vec<String> {
+        match self.spec.storage {
+            InStorage::Under(attr) => str_attr(attrs, attr)
+                .map(super::locations::storage)
+                .into_iter()
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     fn deletes_contents(&self, attrs: &Object) -> bool {

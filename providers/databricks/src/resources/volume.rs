@@ -116,6 +116,7 @@ pub fn kind(shared: Arc<Shared>) -> UcKind {
             references: REFERENCES,
             check: None,
             patch_as: &[],
+            storage: super::uc::InStorage::Nowhere,
         },
         schema: schema(),
         shared,
