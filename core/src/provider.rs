@@ -902,6 +902,40 @@ impl Reference {
     }
 }
 
+/// Why a kind cannot prepare a configuration ([`ResourceKind::prepare_config`]), said
+/// against the resource block.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PrepareError {
+    /// An attribute the kind derives from the configuration is set.
+    #[error("{attribute} is derived from the configuration; remove it")]
+    Derived { attribute: String },
+    /// None of the attributes of which one is needed is set; `what` names the object.
+    #[error("{what}: set one of {}", .names.join(", "))]
+    NoneOf { what: String, names: Vec<String> },
+    /// More than one of the attributes that exclude each other is set.
+    #[error("{what}: set only one of {}, not {}", .names.join(", "), .set.join(" and "))]
+    SeveralOf {
+        what: String,
+        names: Vec<String>,
+        set: Vec<String>,
+    },
+    /// Another rule of the kind's, or a file it reads or builds, in the kind's words.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<String> for PrepareError {
+    fn from(why: String) -> Self {
+        PrepareError::Invalid(why)
+    }
+}
+
+impl From<&str> for PrepareError {
+    fn from(why: &str) -> Self {
+        PrepareError::Invalid(why.to_string())
+    }
+}
+
 /// A resource kind. Implementations hold their provider's client.
 ///
 /// `config` objects passed in have every configurable attribute of the schema present (null
@@ -920,7 +954,7 @@ pub trait ResourceKind: Send + Sync {
         &self,
         _config: &mut Object,
         _base_dir: &std::path::Path,
-    ) -> Result<(), String> {
+    ) -> Result<(), PrepareError> {
         Ok(())
     }
 

@@ -131,7 +131,7 @@ impl<'a> Preparing<'a> {
                 diags.push(
                     Diagnostic::error(format!("Invalid configuration for {}", self.address))
                         .at(self.resource.span.clone())
-                        .detail(msg),
+                        .detail(msg.to_string()),
                 );
             }
         } else {

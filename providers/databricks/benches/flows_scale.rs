@@ -270,7 +270,11 @@ impl ResourceKind for Capture {
     fn schema(&self) -> &Schema {
         self.inner.schema()
     }
-    fn prepare_config(&self, config: &mut Object, base_dir: &Path) -> Result<(), String> {
+    fn prepare_config(
+        &self,
+        config: &mut Object,
+        base_dir: &Path,
+    ) -> Result<(), brickform_core::provider::PrepareError> {
         let t = Instant::now();
         let r = self.inner.prepare_config(config, base_dir);
         *self.prepare_time.lock().unwrap() += t.elapsed();

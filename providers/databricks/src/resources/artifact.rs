@@ -346,14 +346,19 @@ impl ResourceKind for Artifact {
         }
     }
 
-    fn prepare_config(&self, config: &mut Object, base_dir: &Path) -> Result<(), String> {
+    fn prepare_config(
+        &self,
+        config: &mut Object,
+        base_dir: &Path,
+    ) -> Result<(), brickform_core::provider::PrepareError> {
         let source = str_attr(config, "source_dir").unwrap_or("");
         let dir = base_dir.join(source);
         if !dir.is_dir() {
             return Err(format!(
                 "source_dir {source:?} is not a directory ({})",
                 dir.display()
-            ));
+            )
+            .into());
         }
         // Known at plan, so a missing tool stops the plan, not the apply halfway.
         if let Some(program) = config

@@ -624,11 +624,15 @@ impl ResourceKind for ContentKind {
             .collect()
     }
 
-    fn prepare_config(&self, config: &mut Object, base_dir: &Path) -> Result<(), String> {
+    fn prepare_config(
+        &self,
+        config: &mut Object,
+        base_dir: &Path,
+    ) -> Result<(), brickform_core::provider::PrepareError> {
         // Checked again here: a path known only at apply (from another resource) skipped
         // the check at plan.
         if let Some(why) = str_attr(config, "path").and_then(|p| self.path_problem(p)) {
-            return Err(why);
+            return Err(why.into());
         }
         let bytes = content_of(config, base_dir)?;
         config.insert("content_sha256".into(), Value::from(sha256_hex(&bytes)));

@@ -333,7 +333,11 @@ impl ResourceKind for Dashboard {
     }
 
     /// The content's hash, and the provider's default of `embed_credentials`.
-    fn prepare_config(&self, config: &mut Object, base_dir: &Path) -> Result<(), String> {
+    fn prepare_config(
+        &self,
+        config: &mut Object,
+        base_dir: &Path,
+    ) -> Result<(), brickform_core::provider::PrepareError> {
         let text = content(config, base_dir)?;
         config.insert("md5".into(), Value::from(md5_hex(&text)));
         if !set(config, "embed_credentials") {

@@ -396,7 +396,10 @@ fn derive(o: &mut Object) {
     o.insert("schemas".into(), Value::List(schemas));
 }
 
-fn check_table_configuration(o: &Object, what: &str) -> Result<(), String> {
+fn check_table_configuration(
+    o: &Object,
+    what: &str,
+) -> Result<(), brickform_core::provider::PrepareError> {
     if let Some(t) = o.get("table_configuration").and_then(Value::as_object) {
         at_most_one(
             t,
@@ -407,7 +410,7 @@ fn check_table_configuration(o: &Object, what: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn check(o: &Object) -> Result<(), String> {
+fn check(o: &Object) -> Result<(), brickform_core::provider::PrepareError> {
     check_common(o)?;
     let foreign = o
         .get("ingest_from_uc_foreign_catalog")

@@ -139,7 +139,7 @@ pub fn schema() -> Schema {
         ))
 }
 
-fn check(o: &Object) -> Result<(), String> {
+fn check(o: &Object) -> Result<(), brickform_core::provider::PrepareError> {
     check_common(o)?;
     if o.get("schema").is_some_and(|v| !v.is_null())
         && o.get("target").is_some_and(|v| !v.is_null())
@@ -160,7 +160,7 @@ fn check(o: &Object) -> Result<(), String> {
         .and_then(Value::as_f64)
         && !(0.0..24.0).contains(&h)
     {
-        return Err(format!("restart_window.start_hour must be 0-23, got {h}"));
+        return Err(format!("restart_window.start_hour must be 0-23, got {h}").into());
     }
     Ok(())
 }

@@ -30,7 +30,7 @@ use brickform_core::fan_out;
 use brickform_core::lang::eval::values_equal;
 use brickform_core::provider::{
     AttrType, Attribute, BlockType, ErrorKind, Existing, Nesting, Normalize, OpContext,
-    ProviderError, ProviderResult, Remote, ResourceKind, Schema,
+    PrepareError, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
 };
 use brickform_core::value::{Object, Value};
 use serde_json::{Map, Value as Json};
@@ -199,7 +199,7 @@ pub struct Flavor {
     /// full-spec PUT keeps what the service chose.
     pub server_filled: &'static [&'static str],
     /// Checks beyond what the schema expresses (exactly-one rules).
-    pub check: fn(&Object) -> Result<(), String>,
+    pub check: fn(&Object) -> Result<(), PrepareError>,
     /// Adds attributes derived from the HCL-shaped object (the ingestion pipeline's
     /// destination tables), to configuration and reads alike.
     pub derive: fn(&mut Object),
@@ -850,10 +850,12 @@ impl ResourceKind for PipelineKind {
         &self,
         config: &mut Object,
         _base_dir: &std::path::Path,
-    ) -> Result<(), String> {
+    ) -> Result<(), brickform_core::provider::PrepareError> {
         for d in self.flavor.derived {
             if config.get(*d).is_some_and(|v| !v.is_null()) {
-                return Err(format!("{d} is derived from the configuration; remove it"));
+                return Err(PrepareError::Derived {
+                    attribute: d.to_string(),
+                });
             }
         }
         (self.flavor.check)(config)?;
@@ -1180,38 +1182,40 @@ impl PipelineKind {
 // ---------- checks shared by the kinds ----------
 
 /// Exactly one of `names` is set (non-null) in `o`; `what` names the object in errors.
-pub fn exactly_one(o: &Object, names: &[&str], what: &str) -> Result<(), String> {
-    let set: Vec<&str> = names
-        .iter()
-        .copied()
-        .filter(|n| o.get(*n).is_some_and(|v| !v.is_null()))
-        .collect();
-    match set.len() {
-        1 => Ok(()),
-        0 => Err(format!("{what}: set one of {}", names.join(", "))),
-        _ => Err(format!(
-            "{what}: set only one of {}, not {}",
-            names.join(", "),
-            set.join(" and ")
-        )),
+pub fn exactly_one(o: &Object, names: &[&str], what: &str) -> Result<(), PrepareError> {
+    if set_of(o, names).is_empty() {
+        return Err(PrepareError::NoneOf {
+            what: what.to_string(),
+            names: owned(names),
+        });
     }
+    at_most_one(o, names, what)
 }
 
 /// At most one of `names` is set.
-pub fn at_most_one(o: &Object, names: &[&str], what: &str) -> Result<(), String> {
-    let set: Vec<&str> = names
+pub fn at_most_one(o: &Object, names: &[&str], what: &str) -> Result<(), PrepareError> {
+    let set = set_of(o, names);
+    if set.len() > 1 {
+        return Err(PrepareError::SeveralOf {
+            what: what.to_string(),
+            names: owned(names),
+            set: owned(&set),
+        });
+    }
+    Ok(())
+}
+
+/// Which of `names` are set (non-null) in `o`.
+fn set_of<'a>(o: &Object, names: &[&'a str]) -> Vec<&'a str> {
+    names
         .iter()
         .copied()
         .filter(|n| o.get(*n).is_some_and(|v| !v.is_null()))
-        .collect();
-    if set.len() > 1 {
-        return Err(format!(
-            "{what}: set only one of {}, not {}",
-            names.join(", "),
-            set.join(" and ")
-        ));
-    }
-    Ok(())
+        .collect()
+}
+
+fn owned(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| n.to_string()).collect()
 }
 
 /// The objects of a list block in a configuration.
@@ -1225,7 +1229,7 @@ pub fn items<'a>(o: &'a Object, block: &str) -> impl Iterator<Item = &'a Object>
 
 /// Checks every pipeline kind shares: `run_as` names one identity, and the ownership tag
 /// is brickform's (a user value would be overwritten, then stripped on read: endless drift).
-pub fn check_common(o: &Object) -> Result<(), String> {
+pub fn check_common(o: &Object) -> Result<(), PrepareError> {
     ownership::check_not_reserved(o)?;
     if let Some(r) = o.get("run_as").and_then(Value::as_object) {
         exactly_one(

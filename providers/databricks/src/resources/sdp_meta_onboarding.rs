@@ -261,7 +261,7 @@ impl ResourceKind for Onboarding {
         &self,
         config: &mut Object,
         _base_dir: &std::path::Path,
-    ) -> Result<(), String> {
+    ) -> Result<(), brickform_core::provider::PrepareError> {
         let already = config
             .get("flows")
             .and_then(Value::as_list)

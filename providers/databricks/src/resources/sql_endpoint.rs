@@ -415,7 +415,7 @@ impl ResourceKind for SqlEndpoint {
         &self,
         config: &mut Object,
         _base_dir: &std::path::Path,
-    ) -> Result<(), String> {
+    ) -> Result<(), brickform_core::provider::PrepareError> {
         for (k, v) in derived_defaults(config) {
             config.insert(k, v);
         }

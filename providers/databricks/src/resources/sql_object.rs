@@ -310,7 +310,11 @@ impl ResourceKind for SqlObject {
     fn schema(&self) -> &Schema {
         &self.schema
     }
-    fn prepare_config(&self, config: &mut Object, _: &std::path::Path) -> Result<(), String> {
+    fn prepare_config(
+        &self,
+        config: &mut Object,
+        _: &std::path::Path,
+    ) -> Result<(), brickform_core::provider::PrepareError> {
         for (k, v) in (self.spec.defaults)(config) {
             config.insert(k, v);
         }

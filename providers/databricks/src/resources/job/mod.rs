@@ -1923,7 +1923,7 @@ impl ResourceKind for Job {
         &self,
         config: &mut Object,
         _base_dir: &std::path::Path,
-    ) -> Result<(), String> {
+    ) -> Result<(), brickform_core::provider::PrepareError> {
         single_task_to_task(&self.schema, config);
         Ok(())
     }
