@@ -214,9 +214,9 @@ pub(super) fn state_entry(
     remote: &Remote,
     config: &Object,
     sensitive: &[Vec<PathStep>],
-) -> Result<ResourceState, String> {
+) -> Result<ResourceState, brickform_state::StateError> {
     let (address, provider, dependencies) = (slot.address, slot.provider, slot.dependencies);
-    let mut rs = ResourceState::new(address, provider, &remote.id).map_err(|e| e.to_string())?;
+    let mut rs = ResourceState::new(address, provider, &remote.id)?;
     let schema = kind.schema();
     let mut sensitive_paths = sensitive_schema_paths(schema);
     sensitive_paths.extend(sensitive.iter().cloned());

@@ -98,7 +98,7 @@ impl Engine<'_> {
                                     ));
                                     Outcome::Created(rs)
                                 }
-                                Err(e) => failed(&e),
+                                Err(e) => failed(&e.to_string()),
                             }
                         }
                         Ok(None) => {
@@ -287,7 +287,7 @@ impl Engine<'_> {
             dependencies: &dependencies,
         };
         let rs = state_entry(doc, slot, kind.as_ref(), &remote, &config, &[])
-            .map_err(|e| Diagnostics::from(Diagnostic::error(e)))?;
+            .map_err(|e| Diagnostics::from(Diagnostic::error(e.to_string())))?;
         let seq = journal
             .intent(
                 WalOp::Import,

@@ -102,14 +102,9 @@ impl Step<'_> {
             provider: &self.change.provider,
             dependencies: &self.change.dependencies,
         };
-        Ok(state_entry(
-            &doc,
-            slot,
-            self.kind,
-            remote,
-            &sent.config,
-            &sent.sensitive,
-        )?)
+        // An entry that cannot be made fails this node only: the log is fine.
+        state_entry(&doc, slot, self.kind, remote, &sent.config, &sent.sensitive)
+            .map_err(|e| NodeError::Engine(e.to_string()))
     }
 
     /// A delete's answer, once a lost one is looked into: the delete may have happened
