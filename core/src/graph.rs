@@ -8,9 +8,9 @@
 use crate::addrs::{ConfigNode, ModuleInstance, ResourceAddr, Scoped};
 use crate::dag::{Dag, NodeId};
 use crate::lang::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
-use crate::lang::load::{Config, Expr, scoped_key};
+use crate::lang::load::{Config, Expr, Resource, scoped_key};
 use crate::lang::refs::{Ref, body_refs, expr_refs};
-use crate::lang::source::Span;
+use crate::lang::source::{FileId, Span};
 use crate::plan::Mode;
 use std::collections::{HashMap, HashSet};
 
@@ -139,243 +139,28 @@ impl ConfigGraph {
 
 /// Builds the graph and reports undeclared references and cycles.
 pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
-    let mut g = ConfigGraph::default();
-    let mut diags = Diagnostics::new();
-    for name in config.variables.keys() {
-        g.ensure(ConfigNode::Variable(Scoped::root(name)));
-    }
-    for v in config.module_variables.values() {
-        g.ensure(ConfigNode::Variable(Scoped::new(&v.module, &v.decl.name)));
-    }
-    for l in config.locals.values() {
-        g.ensure(ConfigNode::Local(Scoped::new(&l.module, &l.name)));
-    }
-    for r in config.resources.values() {
-        g.ensure(r.node());
-    }
-    for o in config
-        .outputs
-        .values()
-        .chain(config.module_outputs.values())
-    {
-        g.ensure(ConfigNode::Output(Scoped::new(&o.module, &o.name)));
-    }
     let resource_types: HashSet<&str> = config
         .resources
         .values()
         .map(|r| r.type_name.as_str())
         .collect();
-    let scope = Scope {
-        config,
-        resource_types: &resource_types,
+    let mut b = Builder {
+        scope: Scope {
+            config,
+            resource_types: &resource_types,
+        },
+        g: ConfigGraph::of_objects(config),
+        diags: Diagnostics::new(),
     };
-
-    let add_refs = |g: &mut ConfigGraph,
-                    diags: &mut Diagnostics,
-                    from: &ConfigNode,
-                    module: &ModuleInstance,
-                    attribute: &str,
-                    file,
-                    refs: Vec<Ref>,
-                    ctx: RefContext| {
-        for r in refs {
-            let span = r.span.clone().map(|s| Span::new(file, s));
-            if let Some(d) = scope.check_ref(module, &r, ctx, span.clone()) {
-                diags.push(d);
-                continue;
-            }
-            let targets = match r.node_in(module) {
-                Some(target) => vec![target],
-                None => scope.module_outputs_read(module, &r),
-            };
-            for target in targets {
-                if &target == from && ctx.is_resource {
-                    diags.push(
-                        Diagnostic::error("Self-referential block")
-                            .at(span.clone())
-                            .detail(format!("Configuration for {from} may not refer to itself.")),
-                    );
-                    continue;
-                }
-                let a = g.ensure(target);
-                let b = g.ensure(from.clone());
-                g.dag.add_edge(
-                    a,
-                    b,
-                    Edge {
-                        attribute: attribute.to_string(),
-                        span: span.clone(),
-                    },
-                );
-            }
-        }
-    };
-
-    for (name, v) in config.variables.iter().chain(
-        config
-            .module_variables
-            .values()
-            .map(|m| (&m.decl.name, &m.decl)),
-    ) {
-        for val in &v.validations {
-            // A validation may only read its own variable.
-            for r in expr_refs(&val.condition.expr) {
-                if r.root == "var" && r.attrs.first().map(String::as_str) != Some(name.as_str()) {
-                    diags.push(
-                        Diagnostic::error("Invalid reference in variable validation")
-                            .at(r.span.map(|s| Span::new(val.condition.file, s)))
-                            .detail(format!("The condition for variable \"{name}\" can only refer to the variable itself, using var.{name}.")),
-                    );
-                }
-            }
-        }
-    }
-    // A module's variables read the call's arguments, in the caller's module.
-    for v in config.module_variables.values() {
-        let Some(e) = &v.value else { continue };
-        let caller = v.module.parent().map(|(p, _)| p).unwrap_or_default();
-        let info = config.module_instances.get(&v.module);
-        let ctx = RefContext {
-            is_resource: false,
-            has_count: info.is_some_and(|i| i.has_count),
-            has_for_each: info.is_some_and(|i| i.has_for_each),
-        };
-        let id = ConfigNode::Variable(Scoped::new(&v.module, &v.decl.name));
-        add_refs(
-            &mut g,
-            &mut diags,
-            &id,
-            &caller,
-            &v.decl.name,
-            e.file,
-            expr_refs(&e.expr),
-            ctx,
-        );
-    }
-    for l in config.locals.values() {
-        let id = ConfigNode::Local(Scoped::new(&l.module, &l.name));
-        add_refs(
-            &mut g,
-            &mut diags,
-            &id,
-            &l.module,
-            &l.name,
-            l.expr.file,
-            expr_refs(&l.expr.expr),
-            RefContext::default(),
-        );
-    }
+    b.check_validations();
+    b.add_module_variables();
+    b.add_locals();
     for r in config.resources.values() {
-        let addr = &r.node();
-        let module = &r.module;
-        let ctx = RefContext {
-            is_resource: true,
-            has_count: r.count.is_some(),
-            has_for_each: r.for_each.is_some(),
-        };
-        let meta = RefContext {
-            is_resource: true,
-            ..RefContext::default()
-        };
-        let file = r.body.file;
-        for (attr, e) in [("count", &r.count), ("for_each", &r.for_each)] {
-            if let Some(Expr { expr, file }) = e {
-                add_refs(
-                    &mut g,
-                    &mut diags,
-                    addr,
-                    module,
-                    attr,
-                    *file,
-                    expr_refs(expr),
-                    meta,
-                );
-            }
-        }
-        for a in r.body.body.attributes() {
-            add_refs(
-                &mut g,
-                &mut diags,
-                addr,
-                module,
-                a.key.as_str(),
-                file,
-                expr_refs(&a.value),
-                ctx,
-            );
-        }
-        for b in r.body.body.blocks() {
-            let mut inner = hcl_edit::structure::Body::new();
-            inner.push(b.clone());
-            let name = if b.ident.as_str() == "dynamic" {
-                b.labels
-                    .first()
-                    .map(|l| l.as_str().to_string())
-                    .unwrap_or_default()
-            } else {
-                b.ident.as_str().to_string()
-            };
-            add_refs(
-                &mut g,
-                &mut diags,
-                addr,
-                module,
-                &name,
-                file,
-                body_refs(&inner),
-                ctx,
-            );
-        }
-        for t in &r.lifecycle.replace_triggered_by {
-            add_refs(
-                &mut g,
-                &mut diags,
-                addr,
-                module,
-                "replace_triggered_by",
-                t.file,
-                expr_refs(&t.expr),
-                meta,
-            );
-        }
-        for d in &r.depends_on {
-            scope.depends_on(&mut g, &mut diags, addr, d);
-        }
+        b.add_resource(r);
     }
-    for o in config
-        .outputs
-        .values()
-        .chain(config.module_outputs.values())
-    {
-        let id = ConfigNode::Output(Scoped::new(&o.module, &o.name));
-        add_refs(
-            &mut g,
-            &mut diags,
-            &id,
-            &o.module,
-            "value",
-            o.value.file,
-            expr_refs(&o.value.expr),
-            RefContext::default(),
-        );
-        for d in &o.depends_on {
-            scope.depends_on(&mut g, &mut diags, &id, d);
-        }
-    }
-    // Checks read what the plan knows once everything else is planned; nothing reads
-    // them, so their references are checked without taking part in the order.
-    for c in config.checks.values() {
-        for a in &c.asserts {
-            for e in [&a.condition, &a.error_message] {
-                for r in expr_refs(&e.expr) {
-                    let span = r.span.clone().map(|s| Span::new(e.file, s));
-                    if let Some(d) = scope.check_ref(&c.module, &r, RefContext::default(), span) {
-                        diags.push(d);
-                    }
-                }
-            }
-        }
-    }
+    b.add_outputs();
+    b.check_checks();
+    let Builder { g, mut diags, .. } = b;
     for d in cycles(&g) {
         diags.push(d);
     }
@@ -389,6 +174,238 @@ pub fn build(config: &Config) -> (ConfigGraph, Diagnostics) {
         ))
     });
     (g, diags)
+}
+
+impl ConfigGraph {
+    /// A node for every object of the configuration, without edges yet.
+    fn of_objects(config: &Config) -> Self {
+        let mut g = ConfigGraph::default();
+        for name in config.variables.keys() {
+            g.ensure(ConfigNode::Variable(Scoped::root(name)));
+        }
+        for v in config.module_variables.values() {
+            g.ensure(ConfigNode::Variable(Scoped::new(&v.module, &v.decl.name)));
+        }
+        for l in config.locals.values() {
+            g.ensure(ConfigNode::Local(Scoped::new(&l.module, &l.name)));
+        }
+        for r in config.resources.values() {
+            g.ensure(r.node());
+        }
+        for o in config
+            .outputs
+            .values()
+            .chain(config.module_outputs.values())
+        {
+            g.ensure(ConfigNode::Output(Scoped::new(&o.module, &o.name)));
+        }
+        g
+    }
+
+    /// The edge from `target` to `from`, which reads it.
+    fn add_dependency(&mut self, target: ConfigNode, from: &ConfigNode, edge: Edge) {
+        let a = self.ensure(target);
+        let b = self.ensure(from.clone());
+        self.dag.add_edge(a, b, edge);
+    }
+}
+
+/// An object whose expressions are read for references: its node, the module it is in, and
+/// what it may refer to.
+#[derive(Clone, Copy)]
+struct Reader<'r> {
+    node: &'r ConfigNode,
+    module: &'r ModuleInstance,
+    ctx: RefContext,
+}
+
+/// The graph under construction, with the problems found so far.
+struct Builder<'c> {
+    scope: Scope<'c>,
+    g: ConfigGraph,
+    diags: Diagnostics,
+}
+
+impl Builder<'_> {
+    /// An edge for each of `refs`, written in `attribute` of `reader` in `file`; an error for
+    /// each that names nothing, or the reading resource itself.
+    fn add_refs(&mut self, reader: Reader, attribute: &str, file: FileId, refs: Vec<Ref>) {
+        let Reader { node, module, ctx } = reader;
+        for r in refs {
+            let span = r.span.clone().map(|s| Span::new(file, s));
+            if let Some(d) = self.scope.check_ref(module, &r, ctx, span.clone()) {
+                self.diags.push(d);
+                continue;
+            }
+            let targets = match r.node_in(module) {
+                Some(target) => vec![target],
+                None => self.scope.module_outputs_read(module, &r),
+            };
+            for target in targets {
+                if &target == node && ctx.is_resource {
+                    self.diags.push(
+                        Diagnostic::error("Self-referential block")
+                            .at(span.clone())
+                            .detail(format!("Configuration for {node} may not refer to itself.")),
+                    );
+                    continue;
+                }
+                let edge = Edge {
+                    attribute: attribute.to_string(),
+                    span: span.clone(),
+                };
+                self.g.add_dependency(target, node, edge);
+            }
+        }
+    }
+
+    /// A validation may only read its own variable.
+    fn check_validations(&mut self) {
+        let config = self.scope.config;
+        for (name, v) in config.variables.iter().chain(
+            config
+                .module_variables
+                .values()
+                .map(|m| (&m.decl.name, &m.decl)),
+        ) {
+            for val in &v.validations {
+                for r in expr_refs(&val.condition.expr) {
+                    if r.root == "var" && r.attrs.first().map(String::as_str) != Some(name.as_str())
+                    {
+                        self.diags.push(
+                            Diagnostic::error("Invalid reference in variable validation")
+                                .at(r.span.map(|s| Span::new(val.condition.file, s)))
+                                .detail(format!("The condition for variable \"{name}\" can only refer to the variable itself, using var.{name}.")),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A module's variables read the call's arguments, in the caller's module.
+    fn add_module_variables(&mut self) {
+        let config = self.scope.config;
+        for v in config.module_variables.values() {
+            let Some(e) = &v.value else { continue };
+            let caller = v.module.parent().map(|(p, _)| p).unwrap_or_default();
+            let info = config.module_instances.get(&v.module);
+            let ctx = RefContext {
+                is_resource: false,
+                has_count: info.is_some_and(|i| i.has_count),
+                has_for_each: info.is_some_and(|i| i.has_for_each),
+            };
+            let node = ConfigNode::Variable(Scoped::new(&v.module, &v.decl.name));
+            let reader = Reader {
+                node: &node,
+                module: &caller,
+                ctx,
+            };
+            self.add_refs(reader, &v.decl.name, e.file, expr_refs(&e.expr));
+        }
+    }
+
+    fn add_locals(&mut self) {
+        for l in self.scope.config.locals.values() {
+            let node = ConfigNode::Local(Scoped::new(&l.module, &l.name));
+            let reader = Reader {
+                node: &node,
+                module: &l.module,
+                ctx: RefContext::default(),
+            };
+            self.add_refs(reader, &l.name, l.expr.file, expr_refs(&l.expr.expr));
+        }
+    }
+
+    /// A resource's references: its meta-arguments (which cannot read its own instance),
+    /// attributes, nested blocks, replacement triggers and explicit dependencies.
+    fn add_resource(&mut self, r: &Resource) {
+        let node = r.node();
+        let reader = Reader {
+            node: &node,
+            module: &r.module,
+            ctx: RefContext {
+                is_resource: true,
+                has_count: r.count.is_some(),
+                has_for_each: r.for_each.is_some(),
+            },
+        };
+        let meta = Reader {
+            ctx: RefContext {
+                is_resource: true,
+                ..RefContext::default()
+            },
+            ..reader
+        };
+        let file = r.body.file;
+        for (attr, e) in [("count", &r.count), ("for_each", &r.for_each)] {
+            if let Some(Expr { expr, file }) = e {
+                self.add_refs(meta, attr, *file, expr_refs(expr));
+            }
+        }
+        for a in r.body.body.attributes() {
+            self.add_refs(reader, a.key.as_str(), file, expr_refs(&a.value));
+        }
+        for b in r.body.body.blocks() {
+            let mut inner = hcl_edit::structure::Body::new();
+            inner.push(b.clone());
+            let name = if b.ident.as_str() == "dynamic" {
+                b.labels
+                    .first()
+                    .map(|l| l.as_str().to_string())
+                    .unwrap_or_default()
+            } else {
+                b.ident.as_str().to_string()
+            };
+            self.add_refs(reader, &name, file, body_refs(&inner));
+        }
+        for t in &r.lifecycle.replace_triggered_by {
+            self.add_refs(meta, "replace_triggered_by", t.file, expr_refs(&t.expr));
+        }
+        for d in &r.depends_on {
+            self.scope
+                .depends_on(&mut self.g, &mut self.diags, &node, d);
+        }
+    }
+
+    fn add_outputs(&mut self) {
+        let config = self.scope.config;
+        for o in config
+            .outputs
+            .values()
+            .chain(config.module_outputs.values())
+        {
+            let node = ConfigNode::Output(Scoped::new(&o.module, &o.name));
+            let reader = Reader {
+                node: &node,
+                module: &o.module,
+                ctx: RefContext::default(),
+            };
+            self.add_refs(reader, "value", o.value.file, expr_refs(&o.value.expr));
+            for d in &o.depends_on {
+                self.scope
+                    .depends_on(&mut self.g, &mut self.diags, &node, d);
+            }
+        }
+    }
+
+    /// Checks read what the plan knows once everything else is planned; nothing reads
+    /// them, so their references are checked without taking part in the order.
+    fn check_checks(&mut self) {
+        for c in self.scope.config.checks.values() {
+            for a in &c.asserts {
+                for e in [&a.condition, &a.error_message] {
+                    for r in expr_refs(&e.expr) {
+                        let span = r.span.clone().map(|s| Span::new(e.file, s));
+                        let ctx = RefContext::default();
+                        if let Some(d) = self.scope.check_ref(&c.module, &r, ctx, span) {
+                            self.diags.push(d);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// What references are checked against: the whole configuration, every module instance's
@@ -466,16 +483,11 @@ impl Scope<'_> {
             return;
         }
         for target in targets {
-            let a = g.ensure(target);
-            let b = g.ensure(from.clone());
-            g.dag.add_edge(
-                a,
-                b,
-                Edge {
-                    attribute: "depends_on".into(),
-                    span: d.span.clone(),
-                },
-            );
+            let edge = Edge {
+                attribute: "depends_on".into(),
+                span: d.span.clone(),
+            };
+            g.add_dependency(target, from, edge);
         }
     }
 

@@ -62,205 +62,276 @@ pub fn context(text: &str, offset: usize) -> Context {
     while !text.is_char_boundary(offset) {
         offset -= 1;
     }
-    let src = &text.as_bytes()[..offset];
-    let mut modes = vec![Mode::Body];
-    let mut blocks: Vec<Block> = Vec::new();
-    let mut words: Vec<String> = Vec::new();
-    let mut attr: Option<String> = None;
-    let mut has_eq = false;
-    let mut i = 0;
-    let mut line_start = true;
-    while i < src.len() {
-        let c = src[i];
-        let top = modes.last().cloned().unwrap_or(Mode::Body);
-        match top {
-            Mode::Heredoc(marker) => {
-                if line_start {
-                    let end = src[i..].iter().position(|&b| b == b'\n');
-                    let line = &text[i..end.map_or(offset, |e| i + e)];
-                    if line.trim() == marker && end.is_some() {
-                        modes.pop();
-                        i += end.unwrap_or(0);
-                        line_start = false;
-                        continue;
-                    }
-                }
-                line_start = c == b'\n';
-                if (c == b'$' || c == b'%') && src.get(i + 1) == Some(&b'{') {
-                    modes.push(Mode::Interp);
-                    i += 2;
-                    continue;
-                }
-                i += 1;
-            }
-            Mode::Str { .. } => {
-                match c {
-                    b'\\' => i += 1,
-                    b'"' => {
-                        modes.pop();
-                        if let Mode::Str { label: true, start } = top {
-                            words.push(text[start..i].to_string());
-                        }
-                    }
-                    b'$' | b'%' if src.get(i + 1) == Some(&b'{') => {
-                        modes.push(Mode::Interp);
-                        i += 1;
-                    }
-                    b'\n' => {
-                        // An unclosed string ends at its line, as the parser reports it.
-                        modes.pop();
-                        line_start = true;
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-            Mode::Body | Mode::Nested(_) | Mode::Interp => {
-                let body = top == Mode::Body && !has_eq;
-                line_start = false;
-                match c {
-                    b'#' => i = skip_line(src, i),
-                    b'/' if src.get(i + 1) == Some(&b'/') => i = skip_line(src, i),
-                    b'/' if src.get(i + 1) == Some(&b'*') => {
-                        i = text[i + 2..offset]
-                            .find("*/")
-                            .map_or(offset, |e| i + 2 + e + 2);
-                    }
-                    b'\n' => {
-                        if top == Mode::Body {
-                            words.clear();
-                            attr = None;
-                            has_eq = false;
-                        }
-                        line_start = true;
-                        i += 1;
-                    }
-                    b'"' => {
-                        modes.push(Mode::Str {
-                            label: body,
-                            start: i + 1,
-                        });
-                        i += 1;
-                    }
-                    b'<' if src.get(i + 1) == Some(&b'<') && !body => {
-                        let mut j = i + 2;
-                        if src.get(j) == Some(&b'-') {
-                            j += 1;
-                        }
-                        let m_end = j + src[j..]
-                            .iter()
-                            .position(|&b| !(b as char).is_ascii_alphanumeric() && b != b'_')
-                            .unwrap_or(src.len() - j);
-                        if m_end > j {
-                            modes.push(Mode::Heredoc(text[j..m_end].to_string()));
-                            i = skip_line(src, m_end);
-                        } else {
-                            i += 2;
-                        }
-                    }
-                    b'{' if body => {
-                        let ident = words.first().cloned().unwrap_or_default();
-                        blocks.push(Block {
-                            ident,
-                            labels: words.iter().skip(1).cloned().collect(),
-                        });
-                        modes.push(Mode::Body);
-                        words.clear();
-                        i += 1;
-                    }
-                    b'{' => {
-                        modes.push(Mode::Nested(b'}'));
-                        i += 1;
-                    }
-                    b'[' => {
-                        modes.push(Mode::Nested(b']'));
-                        i += 1;
-                    }
-                    b'(' => {
-                        modes.push(Mode::Nested(b')'));
-                        i += 1;
-                    }
-                    b'}' | b']' | b')' => {
-                        match top {
-                            Mode::Body if c == b'}' && modes.len() > 1 => {
-                                modes.pop();
-                                blocks.pop();
-                                words.clear();
-                                attr = None;
-                                has_eq = false;
-                            }
-                            Mode::Nested(close) if close == c => {
-                                modes.pop();
-                            }
-                            Mode::Interp if c == b'}' => {
-                                modes.pop();
-                            }
-                            _ => {}
-                        }
-                        i += 1;
-                    }
-                    b'=' if body
-                        && src.get(i + 1) != Some(&b'=')
-                        && !matches!(src.get(i.wrapping_sub(1)), Some(b'!' | b'<' | b'>')) =>
-                    {
-                        has_eq = true;
-                        attr = words.first().cloned();
-                        i += 1;
-                    }
-                    _ if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 => {
-                        let rest = &text[i..offset];
-                        let len = rest
-                            .char_indices()
-                            .find(|&(_, ch)| !is_ident(ch))
-                            .map_or(rest.len(), |(k, _)| k);
-                        if len == 0 {
-                            i += rest.chars().next().map_or(1, char::len_utf8);
-                        } else {
-                            if body {
-                                words.push(rest[..len].to_string());
-                            }
-                            i += len;
-                        }
-                    }
-                    _ => i += 1,
-                }
-            }
+    let mut s = Scanner {
+        text,
+        src: &text.as_bytes()[..offset],
+        offset,
+        i: 0,
+        line_start: true,
+        modes: vec![Mode::Body],
+        blocks: Vec::new(),
+        words: Vec::new(),
+        attr: None,
+        has_eq: false,
+    };
+    while s.i < s.src.len() {
+        match s.top() {
+            Mode::Heredoc(_) => s.heredoc(),
+            &Mode::Str { label, start } => s.string(label, start),
+            Mode::Body | Mode::Nested(_) | Mode::Interp => s.code(),
         }
     }
-    let top = modes.last().cloned().unwrap_or(Mode::Body);
-    // The word being typed is not one of the statement's words yet.
-    if matches!(top, Mode::Body)
-        && !has_eq
-        && text[..offset].ends_with(is_ident)
-        && let Some(last) = words.last()
-        && text[..offset].ends_with(last.as_str())
-    {
-        words.pop();
+    s.finish()
+}
+
+/// The scan of a text up to the position: where it is, and what it has read so far.
+struct Scanner<'t> {
+    text: &'t str,
+    /// The text's bytes up to the position.
+    src: &'t [u8],
+    offset: usize,
+    /// The next byte to read.
+    i: usize,
+    line_start: bool,
+    modes: Vec<Mode>,
+    blocks: Vec<Block>,
+    words: Vec<String>,
+    attr: Option<String>,
+    /// The current statement is an argument, past its `=`.
+    has_eq: bool,
+}
+
+impl Scanner<'_> {
+    fn top(&self) -> &Mode {
+        self.modes.last().unwrap_or(&Mode::Body)
     }
-    let place = match top {
-        Mode::Str { label: true, start } => Place::Label {
-            partial: text[start..offset].to_string(),
-            start,
-        },
-        Mode::Str {
-            label: false,
-            start,
-        } => Place::Str {
-            partial: text[start..offset].to_string(),
-            start,
-        },
-        Mode::Heredoc(_) => Place::Str {
-            partial: String::new(),
-            start: offset,
-        },
-        Mode::Body if !has_eq => Place::Statement,
-        _ => Place::Expr,
-    };
-    Context {
-        blocks,
-        place,
-        words,
-        attr,
+
+    fn next_is(&self, b: u8) -> bool {
+        self.src.get(self.i + 1) == Some(&b)
+    }
+
+    /// `${` or `%{`: an interpolation or a template directive starts.
+    fn opens_interp(&self) -> bool {
+        matches!(self.src[self.i], b'$' | b'%') && self.next_is(b'{')
+    }
+
+    /// In a heredoc's text, which ends at a line holding only its marker.
+    fn heredoc(&mut self) {
+        let (src, i) = (self.src, self.i);
+        if self.line_start {
+            let end = src[i..].iter().position(|&b| b == b'\n');
+            let line = &self.text[i..end.map_or(self.offset, |e| i + e)];
+            if let Mode::Heredoc(marker) = self.top()
+                && line.trim() == marker
+                && let Some(end) = end
+            {
+                self.modes.pop();
+                self.i += end;
+                self.line_start = false;
+                return;
+            }
+        }
+        self.line_start = src[i] == b'\n';
+        if self.opens_interp() {
+            self.modes.push(Mode::Interp);
+            self.i += 2;
+            return;
+        }
+        self.i += 1;
+    }
+
+    /// In a quoted string; a label's text is a word of the statement once it is closed.
+    fn string(&mut self, label: bool, start: usize) {
+        match self.src[self.i] {
+            b'\\' => self.i += 1,
+            b'"' => {
+                self.modes.pop();
+                if label {
+                    self.words.push(self.text[start..self.i].to_string());
+                }
+            }
+            _ if self.opens_interp() => {
+                self.modes.push(Mode::Interp);
+                self.i += 1;
+            }
+            b'\n' => {
+                // An unclosed string ends at its line, as the parser reports it.
+                self.modes.pop();
+                self.line_start = true;
+            }
+            _ => {}
+        }
+        self.i += 1;
+    }
+
+    /// In a body, brackets or an interpolation: outside strings and heredocs.
+    fn code(&mut self) {
+        let c = self.src[self.i];
+        let in_body = matches!(self.top(), Mode::Body);
+        // Before a statement's `=`: its words are names and labels.
+        let statement = in_body && !self.has_eq;
+        self.line_start = false;
+        match c {
+            b'#' => self.i = skip_line(self.src, self.i),
+            b'/' if self.next_is(b'/') => self.i = skip_line(self.src, self.i),
+            b'/' if self.next_is(b'*') => {
+                let (i, offset) = (self.i, self.offset);
+                self.i = self.text[i + 2..offset]
+                    .find("*/")
+                    .map_or(offset, |e| i + 2 + e + 2);
+            }
+            b'\n' => {
+                if in_body {
+                    self.end_statement();
+                }
+                self.line_start = true;
+                self.i += 1;
+            }
+            b'"' => {
+                self.modes.push(Mode::Str {
+                    label: statement,
+                    start: self.i + 1,
+                });
+                self.i += 1;
+            }
+            b'<' if self.next_is(b'<') && !statement => self.heredoc_start(),
+            b'{' if statement => self.open_block(),
+            b'{' | b'[' | b'(' => {
+                let close = match c {
+                    b'{' => b'}',
+                    b'[' => b']',
+                    _ => b')',
+                };
+                self.modes.push(Mode::Nested(close));
+                self.i += 1;
+            }
+            b'}' | b']' | b')' => self.close(c),
+            b'=' if statement
+                && !self.next_is(b'=')
+                && !matches!(
+                    self.src.get(self.i.wrapping_sub(1)),
+                    Some(b'!' | b'<' | b'>')
+                ) =>
+            {
+                self.has_eq = true;
+                self.attr = self.words.first().cloned();
+                self.i += 1;
+            }
+            _ if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 => self.word(statement),
+            _ => self.i += 1,
+        }
+    }
+
+    /// A body's statement ends: the next one starts without words.
+    fn end_statement(&mut self) {
+        self.words.clear();
+        self.attr = None;
+        self.has_eq = false;
+    }
+
+    /// `<<MARKER` or `<<-MARKER`: a heredoc whose text starts on the next line.
+    fn heredoc_start(&mut self) {
+        let src = self.src;
+        let mut j = self.i + 2;
+        if src.get(j) == Some(&b'-') {
+            j += 1;
+        }
+        let m_end = j + src[j..]
+            .iter()
+            .position(|&b| !(b as char).is_ascii_alphanumeric() && b != b'_')
+            .unwrap_or(src.len() - j);
+        if m_end > j {
+            self.modes
+                .push(Mode::Heredoc(self.text[j..m_end].to_string()));
+            self.i = skip_line(src, m_end);
+        } else {
+            self.i += 2;
+        }
+    }
+
+    /// `{` after a statement's words: a block they name and label.
+    fn open_block(&mut self) {
+        let ident = self.words.first().cloned().unwrap_or_default();
+        self.blocks.push(Block {
+            ident,
+            labels: self.words.iter().skip(1).cloned().collect(),
+        });
+        self.modes.push(Mode::Body);
+        self.words.clear();
+        self.i += 1;
+    }
+
+    /// A closing bracket ends the block, brackets or interpolation it closes; one that
+    /// closes nothing open is skipped.
+    fn close(&mut self, c: u8) {
+        match *self.top() {
+            Mode::Body if c == b'}' && self.modes.len() > 1 => {
+                self.modes.pop();
+                self.blocks.pop();
+                self.end_statement();
+            }
+            Mode::Nested(close) if close == c => {
+                self.modes.pop();
+            }
+            Mode::Interp if c == b'}' => {
+                self.modes.pop();
+            }
+            _ => {}
+        }
+        self.i += 1;
+    }
+
+    /// An identifier; in a statement, one of its words.
+    fn word(&mut self, statement: bool) {
+        let rest = &self.text[self.i..self.offset];
+        let len = rest
+            .char_indices()
+            .find(|&(_, ch)| !is_ident(ch))
+            .map_or(rest.len(), |(k, _)| k);
+        if len == 0 {
+            self.i += rest.chars().next().map_or(1, char::len_utf8);
+            return;
+        }
+        if statement {
+            self.words.push(rest[..len].to_string());
+        }
+        self.i += len;
+    }
+
+    fn finish(mut self) -> Context {
+        let before = &self.text[..self.offset];
+        let top = self.modes.pop().unwrap_or(Mode::Body);
+        // The word being typed is not one of the statement's words yet.
+        if matches!(top, Mode::Body)
+            && !self.has_eq
+            && before.ends_with(is_ident)
+            && let Some(last) = self.words.last()
+            && before.ends_with(last.as_str())
+        {
+            self.words.pop();
+        }
+        let place = match top {
+            Mode::Str { label, start } => {
+                let partial = before[start..].to_string();
+                if label {
+                    Place::Label { partial, start }
+                } else {
+                    Place::Str { partial, start }
+                }
+            }
+            Mode::Heredoc(_) => Place::Str {
+                partial: String::new(),
+                start: self.offset,
+            },
+            Mode::Body if !self.has_eq => Place::Statement,
+            _ => Place::Expr,
+        };
+        Context {
+            blocks: self.blocks,
+            place,
+            words: self.words,
+            attr: self.attr,
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 use super::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use super::eval::{EvalError, Evaluator};
 use super::source::{FileId, Span};
-use crate::provider::{AttrType, Attribute, Nesting, Presence, Schema};
+use crate::provider::{AttrType, Attribute, BlockType, Nesting, Presence, Schema};
 use crate::value::{Object, PathStep, Value};
 use hcl_edit::Span as _;
 use hcl_edit::expr::Expression;
@@ -86,6 +86,7 @@ impl<'e, 'r> Decoder<'e, 'r> {
         )
     }
 
+    /// Decodes one body (the resource's, or a nested block's at `path`) against `schema`.
     fn decode_body(
         &mut self,
         body: &Body,
@@ -99,194 +100,245 @@ impl<'e, 'r> Decoder<'e, 'r> {
                 out.insert(a.name.to_string(), Value::Null);
             }
         }
-        let label = self.label_key.take();
-        if let Some((key, value)) = &label {
+        if let Some((key, value)) = self.label_key.take() {
             out.insert(key.to_string(), Value::from(value.as_str()));
         }
-        let mut block_items: Vec<(&str, Vec<Value>)> =
-            schema.blocks.iter().map(|b| (b.name, Vec::new())).collect();
-        // Where each item of `block_items` was written (its block's header), so "too many"
-        // and "duplicate" errors point at the offending block rather than the resource.
-        let mut item_spans: Vec<Vec<Option<Range<usize>>>> = vec![Vec::new(); schema.blocks.len()];
-
+        let mut blocks: Vec<Collected> = schema.blocks.iter().map(Collected::new).collect();
         for s in body.iter() {
             match s {
-                Structure::Attribute(attr) => {
-                    let name = attr.key.as_str();
-                    if let Some(e) = schema.elsewhere.iter().find(|e| e.name == name) {
-                        self.diags.push(elsewhere(e, self.span(attr.key.span())));
-                        continue;
-                    }
-                    if let Some(u) = schema.unsupported.iter().find(|u| u.name == name) {
-                        self.diags.push(unsupported(u, self.span(attr.key.span())));
-                        continue;
-                    }
-                    let Some(def) = schema.attribute(name) else {
-                        let (summary, detail) = if schema.block_type(name).is_some() {
-                            (
-                                "Unsupported argument",
-                                format!(
-                                    "An argument named \"{name}\" is not expected here. Did you mean to define a block of type \"{name}\"?"
-                                ),
-                            )
-                        } else {
-                            (
-                                "Unsupported argument",
-                                format!("An argument named \"{name}\" is not expected here."),
-                            )
-                        };
-                        self.diags.push(
-                            Diagnostic::error(summary)
-                                .at(self.span(attr.key.span()))
-                                .label("not expected here")
-                                .detail(detail)
-                                .maybe_hint(did_you_mean(
-                                    name,
-                                    schema.names().filter(|n| *n != name),
-                                )),
-                        );
-                        continue;
-                    };
-                    if def.presence == Presence::Computed {
-                        self.diags.push(
-                            Diagnostic::error("Value for unconfigurable attribute")
-                                .at(self.span(attr.key.span()))
-                                .detail(format!("Can't configure a value for \"{name}\": its value will be decided automatically based on the result of applying this configuration.")),
-                        );
-                        continue;
-                    }
-                    let before = self.eval.touched_sensitive;
-                    self.eval.touched_sensitive = false;
-                    let v = match self.eval.eval(&attr.value) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            self.eval_error(e);
-                            self.eval.touched_sensitive = before;
-                            continue;
-                        }
-                    };
-                    if self.eval.touched_sensitive || def.sensitive {
-                        let mut p = path.to_vec();
-                        p.push(PathStep::Key(name.to_string()));
-                        self.sensitive_paths.push(p);
-                    }
-                    self.eval.touched_sensitive = before;
-                    match convert(&def.ty, v) {
-                        Ok(v) => {
-                            self.reject_values(def, &attr.value, &v);
-                            // The key is there already (null) unless a label set it.
-                            match out.get_mut(name) {
-                                Some(slot) => *slot = v,
-                                None => {
-                                    out.insert(name.to_string(), v);
-                                }
-                            }
-                        }
-                        Err(msg) => self.diags.push(
-                            Diagnostic::error("Incorrect attribute value type")
-                                .at(self.span(attr.value.span()))
-                                .label(format!("expected {}", def.ty.describe()))
-                                .detail(format!(
-                                    "Inappropriate value for attribute \"{name}\": {msg}."
-                                )),
-                        ),
-                    }
-                }
-                Structure::Block(b) => {
-                    let (name, is_dynamic) = if b.ident.as_str() == "dynamic" {
-                        match b.labels.first() {
-                            Some(l) => (l.as_str(), true),
-                            None => {
-                                self.diags.push(
-                                    Diagnostic::error("Missing name for block")
-                                        .at(self.span(b.ident.span()))
-                                        .detail("A dynamic block needs one label: the type of the blocks it generates."),
-                                );
-                                continue;
-                            }
-                        }
-                    } else {
-                        (b.ident.as_str(), false)
-                    };
-                    if let Some(e) = schema.elsewhere.iter().find(|e| e.name == name) {
-                        self.diags.push(elsewhere(e, self.span(b.ident.span())));
-                        continue;
-                    }
-                    if let Some(u) = schema.unsupported.iter().find(|u| u.name == name) {
-                        self.diags.push(unsupported(u, self.span(b.ident.span())));
-                        continue;
-                    }
-                    let Some(bt) = schema.block_type(name) else {
-                        let detail = if schema.attribute(name).is_some() {
-                            format!(
-                                "Blocks of type \"{name}\" are not expected here. Did you mean to define argument \"{name}\"? If so, use the equals sign to assign it a value."
-                            )
-                        } else {
-                            format!("Blocks of type \"{name}\" are not expected here.")
-                        };
-                        self.diags.push(
-                            Diagnostic::error("Unsupported block type")
-                                .at(self.span(b.ident.span()))
-                                .label("not expected here")
-                                .detail(detail)
-                                .maybe_hint(did_you_mean(
-                                    name,
-                                    schema.names().filter(|n| *n != name),
-                                )),
-                        );
-                        continue;
-                    };
-                    let index = block_items
-                        .iter()
-                        .position(|(n, _)| *n == name)
-                        .unwrap_or(0);
-                    let mut p = path.to_vec();
-                    p.push(PathStep::Key(name.to_string()));
-                    if is_dynamic {
-                        let items = self.expand_dynamic(b, &bt.schema, &p);
-                        item_spans[index].extend(items.iter().map(|_| block_header(b)));
-                        block_items[index].1.extend(items);
-                    } else {
-                        // A keyed block may name itself with its label (`sink "orders" {}`),
-                        // as the key attribute would (`sink { name = "orders" }`).
-                        if let (Nesting::Keyed(key), Some(label)) = (&bt.nesting, b.labels.first())
-                        {
-                            let key: &'static str = key;
-                            if b.body.has_attribute(key) {
-                                self.diags.push(
-                                    Diagnostic::error("Duplicate block name")
-                                        .at(self.span(label.span()))
-                                        .detail(format!("This \"{name}\" block is named both by its label and by its \"{key}\" argument; keep one.")),
-                                );
-                            }
-                            self.label_key = Some((key, label.as_str().to_string()));
-                        }
-                        let allowed = usize::from(matches!(bt.nesting, Nesting::Keyed(_)));
-                        if let Some(extra) = b.labels.get(allowed) {
-                            let detail = match &bt.nesting {
-                                Nesting::Keyed(key) => format!(
-                                    "Blocks of type \"{name}\" take one label at most: their \"{key}\"."
-                                ),
-                                _ => format!("Blocks of type \"{name}\" take no labels."),
-                            };
-                            self.diags.push(
-                                Diagnostic::error("Extraneous label for block")
-                                    .at(self.span(extra.span()))
-                                    .detail(detail),
-                            );
-                        }
-                        let n = block_items[index].1.len();
-                        if bt.nesting != Nesting::Single {
-                            p.push(PathStep::Index(n));
-                        }
-                        let v = self.decode_body(&b.body, &bt.schema, block_header(b), &p);
-                        block_items[index].1.push(Value::Object(v));
-                        item_spans[index].push(block_header(b));
+                Structure::Attribute(attr) => self.decode_attribute(attr, schema, path, &mut out),
+                Structure::Block(b) => self.decode_block(b, schema, path, &mut blocks),
+            }
+        }
+        self.check_required(body, schema, &out, &block_span);
+        for (bt, collected) in schema.blocks.iter().zip(blocks) {
+            self.check_blocks(bt, &collected, &block_span);
+            let v = match bt.nesting {
+                Nesting::Single => collected.items.into_iter().next().unwrap_or(Value::Null),
+                Nesting::List | Nesting::Keyed(_) => Value::List(collected.items),
+            };
+            out.insert(collected.name.to_string(), v);
+        }
+        out
+    }
+
+    /// Reports a name another kind holds, or one brickform does not take: whether it did.
+    fn belongs_elsewhere(&mut self, schema: &Schema, name: &str, at: Option<Range<usize>>) -> bool {
+        let d = if let Some(e) = schema.elsewhere.iter().find(|e| e.name == name) {
+            elsewhere(e, self.span(at))
+        } else if let Some(u) = schema.unsupported.iter().find(|u| u.name == name) {
+            unsupported(u, self.span(at))
+        } else {
+            return false;
+        };
+        self.diags.push(d);
+        true
+    }
+
+    /// Reports a name the schema does not know, with the nearest one it does.
+    fn unknown_name(
+        &mut self,
+        schema: &Schema,
+        name: &str,
+        (summary, detail): (&str, String),
+        at: Option<Range<usize>>,
+    ) {
+        self.diags.push(
+            Diagnostic::error(summary)
+                .at(self.span(at))
+                .label("not expected here")
+                .detail(detail)
+                .maybe_hint(did_you_mean(name, schema.names().filter(|n| *n != name))),
+        );
+    }
+
+    /// Decodes one attribute of the body into its slot of `out`.
+    fn decode_attribute(
+        &mut self,
+        attr: &hcl_edit::structure::Attribute,
+        schema: &Schema,
+        path: &[PathStep],
+        out: &mut Object,
+    ) {
+        let name = attr.key.as_str();
+        if self.belongs_elsewhere(schema, name, attr.key.span()) {
+            return;
+        }
+        let Some(def) = schema.attribute(name) else {
+            let detail = if schema.block_type(name).is_some() {
+                format!(
+                    "An argument named \"{name}\" is not expected here. Did you mean to define a block of type \"{name}\"?"
+                )
+            } else {
+                format!("An argument named \"{name}\" is not expected here.")
+            };
+            let problem = ("Unsupported argument", detail);
+            self.unknown_name(schema, name, problem, attr.key.span());
+            return;
+        };
+        if def.presence == Presence::Computed {
+            self.diags.push(
+                Diagnostic::error("Value for unconfigurable attribute")
+                    .at(self.span(attr.key.span()))
+                    .detail(format!("Can't configure a value for \"{name}\": its value will be decided automatically based on the result of applying this configuration.")),
+            );
+            return;
+        }
+        let Some(v) = self.eval_attribute(&attr.value, def, path) else {
+            return;
+        };
+        match convert(&def.ty, v) {
+            Ok(v) => {
+                self.reject_values(def, &attr.value, &v);
+                // The key is there already (null) unless a label set it.
+                match out.get_mut(name) {
+                    Some(slot) => *slot = v,
+                    None => {
+                        out.insert(name.to_string(), v);
                     }
                 }
             }
+            Err(msg) => self.diags.push(
+                Diagnostic::error("Incorrect attribute value type")
+                    .at(self.span(attr.value.span()))
+                    .label(format!("expected {}", def.ty.describe()))
+                    .detail(format!(
+                        "Inappropriate value for attribute \"{name}\": {msg}."
+                    )),
+            ),
         }
+    }
 
+    /// Evaluates an attribute's expression, and records its path when the value came from a
+    /// sensitive input or the attribute is sensitive. `None` once an error is reported.
+    fn eval_attribute(
+        &mut self,
+        expr: &Expression,
+        def: &Attribute,
+        path: &[PathStep],
+    ) -> Option<Value> {
+        // Whether the enclosing evaluation touched a sensitive input is kept for it.
+        let before = std::mem::replace(&mut self.eval.touched_sensitive, false);
+        let v = self.eval.eval(expr);
+        if v.is_ok() && (self.eval.touched_sensitive || def.sensitive) {
+            self.sensitive_paths
+                .push(child(path, PathStep::Key(def.name.to_string())));
+        }
+        self.eval.touched_sensitive = before;
+        match v {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.eval_error(e);
+                None
+            }
+        }
+    }
+
+    /// Decodes one block of the body (or the blocks a `dynamic` one generates) into its
+    /// type's items.
+    fn decode_block(
+        &mut self,
+        b: &Block,
+        schema: &Schema,
+        path: &[PathStep],
+        blocks: &mut [Collected],
+    ) {
+        let Some((name, is_dynamic)) = self.block_type_name(b) else {
+            return;
+        };
+        if self.belongs_elsewhere(schema, name, b.ident.span()) {
+            return;
+        }
+        let Some(bt) = schema.block_type(name) else {
+            let detail = if schema.attribute(name).is_some() {
+                format!(
+                    "Blocks of type \"{name}\" are not expected here. Did you mean to define argument \"{name}\"? If so, use the equals sign to assign it a value."
+                )
+            } else {
+                format!("Blocks of type \"{name}\" are not expected here.")
+            };
+            let problem = ("Unsupported block type", detail);
+            self.unknown_name(schema, name, problem, b.ident.span());
+            return;
+        };
+        let index = blocks.iter().position(|c| c.name == name).unwrap_or(0);
+        let collected = &mut blocks[index];
+        let mut p = child(path, PathStep::Key(name.to_string()));
+        if is_dynamic {
+            let items = self.expand_dynamic(b, &bt.schema, &p);
+            collected
+                .spans
+                .extend(items.iter().map(|_| block_header(b)));
+            collected.items.extend(items);
+        } else {
+            self.read_labels(b, bt, name);
+            if bt.nesting != Nesting::Single {
+                p.push(PathStep::Index(collected.items.len()));
+            }
+            let v = self.decode_body(&b.body, &bt.schema, block_header(b), &p);
+            collected.items.push(Value::Object(v));
+            collected.spans.push(block_header(b));
+        }
+    }
+
+    /// The block type a block writes: its name, or a `dynamic` block's label. `None` once
+    /// a dynamic block without one is reported.
+    fn block_type_name<'b>(&mut self, b: &'b Block) -> Option<(&'b str, bool)> {
+        if b.ident.as_str() != "dynamic" {
+            return Some((b.ident.as_str(), false));
+        }
+        let Some(l) = b.labels.first() else {
+            self.diags.push(
+                Diagnostic::error("Missing name for block")
+                    .at(self.span(b.ident.span()))
+                    .detail(
+                        "A dynamic block needs one label: the type of the blocks it generates.",
+                    ),
+            );
+            return None;
+        };
+        Some((l.as_str(), true))
+    }
+
+    /// Checks a block's labels. A keyed block may name itself with its label
+    /// (`sink "orders" {}`), as the key attribute would (`sink { name = "orders" }`): the
+    /// label is kept for the block's body.
+    fn read_labels(&mut self, b: &Block, bt: &BlockType, name: &str) {
+        if let (Nesting::Keyed(key), Some(label)) = (&bt.nesting, b.labels.first()) {
+            let key: &'static str = key;
+            if b.body.has_attribute(key) {
+                self.diags.push(
+                    Diagnostic::error("Duplicate block name")
+                        .at(self.span(label.span()))
+                        .detail(format!("This \"{name}\" block is named both by its label and by its \"{key}\" argument; keep one.")),
+                );
+            }
+            self.label_key = Some((key, label.as_str().to_string()));
+        }
+        let allowed = usize::from(matches!(bt.nesting, Nesting::Keyed(_)));
+        if let Some(extra) = b.labels.get(allowed) {
+            let detail = match &bt.nesting {
+                Nesting::Keyed(key) => {
+                    format!("Blocks of type \"{name}\" take one label at most: their \"{key}\".")
+                }
+                _ => format!("Blocks of type \"{name}\" take no labels."),
+            };
+            self.diags.push(
+                Diagnostic::error("Extraneous label for block")
+                    .at(self.span(extra.span()))
+                    .detail(detail),
+            );
+        }
+    }
+
+    /// Reports required attributes the body leaves out.
+    fn check_required(
+        &mut self,
+        body: &Body,
+        schema: &Schema,
+        out: &Object,
+        block_span: &Option<Range<usize>>,
+    ) {
         for a in &schema.attributes {
             if a.presence == Presence::Required
                 && out.get(a.name).is_none_or(Value::is_null)
@@ -302,52 +354,56 @@ impl<'e, 'r> Decoder<'e, 'r> {
                 );
             }
         }
-        for ((bt, (name, items)), spans) in schema.blocks.iter().zip(block_items).zip(item_spans) {
-            let item_span = |i: usize| spans.get(i).cloned().flatten().or(block_span.clone());
-            if items.len() < bt.min_items {
-                self.diags.push(
-                    Diagnostic::error("Insufficient blocks")
-                        .at(self.span(block_span.clone()))
-                        .detail(format!(
-                            "At least {} \"{name}\" block{} required.",
-                            bt.min_items,
-                            if bt.min_items == 1 { " is" } else { "s are" }
-                        )),
-                );
-            }
-            if let Some(max) = bt.max_items
-                && items.len() > max
-            {
-                self.diags.push(
-                    Diagnostic::error("Too many blocks")
-                        .at(self.span(item_span(max)))
-                        .detail(format!(
-                            "No more than {max} \"{name}\" block{} allowed.",
-                            if max == 1 { " is" } else { "s are" }
-                        )),
-                );
-            }
-            if let Nesting::Keyed(key) = bt.nesting {
-                let mut seen = std::collections::HashSet::new();
-                for (i, item) in items.iter().enumerate() {
-                    if let Some(Value::String(k)) = item.as_object().and_then(|o| o.get(key))
-                        && !seen.insert(k.clone())
-                    {
-                        self.diags.push(
-                            Diagnostic::error(format!("Duplicate {name} {key}"))
-                                .at(self.span(item_span(i)))
-                                .detail(format!("Two \"{name}\" blocks have {key} = \"{k}\"; each must be unique.")),
-                        );
-                    }
+    }
+
+    /// Checks the blocks of one type: how many there are, and that keyed ones have
+    /// distinct keys.
+    fn check_blocks(
+        &mut self,
+        bt: &BlockType,
+        collected: &Collected,
+        block_span: &Option<Range<usize>>,
+    ) {
+        let (name, items) = (collected.name, &collected.items);
+        if items.len() < bt.min_items {
+            self.diags.push(
+                Diagnostic::error("Insufficient blocks")
+                    .at(self.span(block_span.clone()))
+                    .detail(format!(
+                        "At least {} \"{name}\" block{} required.",
+                        bt.min_items,
+                        if bt.min_items == 1 { " is" } else { "s are" }
+                    )),
+            );
+        }
+        if let Some(max) = bt.max_items
+            && items.len() > max
+        {
+            self.diags.push(
+                Diagnostic::error("Too many blocks")
+                    .at(self.span(collected.span(max, block_span)))
+                    .detail(format!(
+                        "No more than {max} \"{name}\" block{} allowed.",
+                        if max == 1 { " is" } else { "s are" }
+                    )),
+            );
+        }
+        if let Nesting::Keyed(key) = bt.nesting {
+            let mut seen = std::collections::HashSet::new();
+            for (i, item) in items.iter().enumerate() {
+                if let Some(Value::String(k)) = item.as_object().and_then(|o| o.get(key))
+                    && !seen.insert(k.as_str())
+                {
+                    self.diags.push(
+                        Diagnostic::error(format!("Duplicate {name} {key}"))
+                            .at(self.span(collected.span(i, block_span)))
+                            .detail(format!(
+                                "Two \"{name}\" blocks have {key} = \"{k}\"; each must be unique."
+                            )),
+                    );
                 }
             }
-            let v = match bt.nesting {
-                Nesting::Single => items.into_iter().next().unwrap_or(Value::Null),
-                Nesting::List | Nesting::Keyed(_) => Value::List(items),
-            };
-            out.insert(name.to_string(), v);
         }
-        out
     }
 
     /// Values the attribute's allowed set or rule rejects, each at the expression that
@@ -461,14 +517,44 @@ impl<'e, 'r> Decoder<'e, 'r> {
                 ("value".to_string(), v),
             ]));
             self.eval.bind(iterator.clone(), it);
-            let mut p = path.to_vec();
-            p.push(PathStep::Index(out.len()));
+            let p = child(path, PathStep::Index(out.len()));
             let value = self.decode_body(&content.body, schema, block_header(content), &p);
             self.eval.unbind();
             out.push(Value::Object(value));
         }
         out
     }
+}
+
+/// The blocks of one type a body holds, and where each was written (its header), so "too
+/// many" and "duplicate" errors point at the offending block rather than the resource.
+struct Collected {
+    name: &'static str,
+    items: Vec<Value>,
+    spans: Vec<Option<Range<usize>>>,
+}
+
+impl Collected {
+    fn new(bt: &BlockType) -> Self {
+        Collected {
+            name: bt.name,
+            items: Vec::new(),
+            spans: Vec::new(),
+        }
+    }
+
+    /// Where item `i` was written, else the enclosing block.
+    fn span(&self, i: usize, block_span: &Option<Range<usize>>) -> Option<Range<usize>> {
+        self.spans.get(i).cloned().flatten().or(block_span.clone())
+    }
+}
+
+/// `path` and one step further, with room for the index a nested block's path adds.
+fn child(path: &[PathStep], step: PathStep) -> Vec<PathStep> {
+    let mut p = Vec::with_capacity(path.len() + 2);
+    p.extend_from_slice(path);
+    p.push(step);
+    p
 }
 
 fn block_header(b: &Block) -> Option<Range<usize>> {

@@ -521,43 +521,47 @@ fn keep_values(
     }
 }
 
+/// A value absent from an object, borrowed where a field has none.
+static NULL: Value = Value::Null;
+
+/// Compares one instance three ways (see the module's comment): the changes to plan, the
+/// drift, whether it must be replaced, and the planned object.
 pub fn diff(input: &DiffInput) -> DiffOutput {
-    let mut out = DiffOutput::default();
-    let schema = input.schema;
-    let writes = schema.writes;
-    // Attribute and block names in schema order, with their properties.
-    struct Field<'s> {
-        name: &'s str,
-        presence: Presence,
-        replace_on_change: bool,
-        sensitive: bool,
-        server_default: Option<&'s Value>,
-        attr: Option<&'s crate::provider::Attribute>,
-        block: Option<&'s BlockType>,
+    let fields = Field::all(input.schema);
+    let mut differ = Differ::new(input, &fields);
+    for f in &fields {
+        differ.field(f);
     }
-    impl Field<'_> {
-        /// Whether `a` (configured) and `b` (applied or live) mean the same, with nested
-        /// blocks compared field by field under their own schema.
-        fn equal(&self, a: &Value, b: &Value, with_default: bool, writes: Writes) -> bool {
-            match self.block {
-                Some(bt) => block_equal(bt, a, b, with_default, writes),
-                None => same(
-                    a,
-                    b,
-                    if with_default {
-                        self.server_default
-                    } else {
-                        None
-                    },
-                    self.attr,
-                ),
-            }
-        }
+    if input.prior.is_some() {
+        differ.unknown_after_apply();
     }
-    let fields: Vec<Field> = schema
-        .attributes
-        .iter()
-        .map(|a| Field {
+    differ.out
+}
+
+/// An attribute or block of the schema, with the properties the diff reads.
+struct Field<'s> {
+    name: &'s str,
+    presence: Presence,
+    replace_on_change: bool,
+    sensitive: bool,
+    server_default: Option<&'s Value>,
+    attr: Option<&'s crate::provider::Attribute>,
+    block: Option<&'s BlockType>,
+}
+
+impl<'s> Field<'s> {
+    /// Attribute and block names in schema order, with their properties.
+    fn all(schema: &'s Schema) -> Vec<Self> {
+        schema
+            .attributes
+            .iter()
+            .map(Self::of_attribute)
+            .chain(schema.blocks.iter().map(Self::of_block))
+            .collect()
+    }
+
+    fn of_attribute(a: &'s crate::provider::Attribute) -> Self {
+        Field {
             name: a.name,
             presence: a.presence,
             replace_on_change: a.replace_on_change,
@@ -565,8 +569,11 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             server_default: a.server_default.as_ref(),
             attr: Some(a),
             block: None,
-        })
-        .chain(schema.blocks.iter().map(|b| Field {
+        }
+    }
+
+    fn of_block(b: &'s BlockType) -> Self {
+        Field {
             name: b.name,
             presence: Presence::Optional,
             replace_on_change: b.replace_on_change,
@@ -574,215 +581,280 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
             server_default: None,
             attr: None,
             block: Some(b),
-        }))
-        .collect();
-    out.after.reserve(fields.len());
-    if input.prior.is_none() {
-        // A create lists every configured field: sized once, as the plan keeps it.
-        out.fields.reserve_exact(
-            fields
-                .iter()
-                .filter(|f| f.presence != Presence::Computed)
-                .filter_map(|f| input.config.get(f.name))
-                .filter(|v| !v.is_null() && !is_empty_collection(v))
-                .count(),
-        );
+        }
     }
 
-    // What the service answered to brickform's last write, in the form the live object is
-    // compared in: a live value still equal to it was not changed outside brickform, however
-    // the service rewrote what it was sent (a name's case, an alias, a default filled in, a
-    // list reordered, a flag it never returns).
-    let returned = match (input.prior, input.live) {
-        (Some(p), Some(_)) => {
-            let mut r = p.computed.clone();
-            normalize_object(schema, &mut r);
-            Some(r)
+    /// Whether `a` (configured) and `b` (applied or live) mean the same, with nested
+    /// blocks compared field by field under their own schema.
+    fn equal(&self, a: &Value, b: &Value, with_default: bool, writes: Writes) -> bool {
+        match self.block {
+            Some(bt) => block_equal(bt, a, b, with_default, writes),
+            None => same(
+                a,
+                b,
+                if with_default {
+                    self.server_default
+                } else {
+                    None
+                },
+                self.attr,
+            ),
         }
-        _ => None,
-    };
-    // Values are borrowed and cloned only into what the diff returns: an instance's values
-    // are copied once per place that keeps them, not once per step.
-    let null = Value::Null;
-    for f in &fields {
-        let name = f.name;
+    }
+}
+
+/// One field's values on each side of the comparison of an existing object.
+struct Sides<'v> {
+    config: &'v Value,
+    /// The last applied configuration's value.
+    applied: &'v Value,
+    live: Option<&'v Value>,
+    /// What the service reports: the live value, else what state remembers.
+    reported: Option<&'v Value>,
+}
+
+impl<'v> Sides<'v> {
+    /// What the service holds after an update when the configuration leaves the field
+    /// out: merged updates do not touch it (a value it was given before is cleared);
+    /// whole writes put the service's default back.
+    fn unset_target(&self, writes: Writes, server_default: Option<&'v Value>) -> &'v Value {
+        match writes {
+            Writes::Merge if self.applied.is_null() => self.live.or(self.reported),
+            Writes::Merge => None,
+            // A value the service does not report stays unreported.
+            Writes::Whole => self.reported.filter(|v| !v.is_null()).and(server_default),
+        }
+        .unwrap_or(&NULL)
+    }
+}
+
+/// A change of the top-level field `name`: not live, not forcing a replacement and not
+/// sensitive unless the caller says so.
+fn change(name: &str, reason: FieldReason, before: Option<Value>, after: Value) -> FieldChange {
+    FieldChange {
+        path: key(name),
+        before: before.map(SerValue),
+        after: Some(SerValue(after)),
+        live: None,
+        reason,
+        forces_replacement: false,
+        sensitive: false,
+    }
+}
+
+/// The diff of one instance under way: what it reads, and what it has found so far.
+struct Differ<'a> {
+    input: &'a DiffInput<'a>,
+    writes: Writes,
+    /// What the service answered to brickform's last write, in the form the live object is
+    /// compared in: a live value still equal to it was not changed outside brickform,
+    /// however the service rewrote what it was sent (a name's case, an alias, a default
+    /// filled in, a list reordered, a flag it never returns).
+    returned: Option<Object>,
+    out: DiffOutput,
+}
+
+impl<'a> Differ<'a> {
+    fn new(input: &'a DiffInput<'a>, fields: &[Field]) -> Self {
+        let mut out = DiffOutput::default();
+        out.after.reserve(fields.len());
+        if input.prior.is_none() {
+            // A create lists every configured field: sized once, as the plan keeps it.
+            out.fields.reserve_exact(
+                fields
+                    .iter()
+                    .filter(|f| f.presence != Presence::Computed)
+                    .filter_map(|f| input.config.get(f.name))
+                    .filter(|v| !v.is_null() && !is_empty_collection(v))
+                    .count(),
+            );
+        }
+        let returned = match (input.prior, input.live) {
+            (Some(p), Some(_)) => {
+                let mut r = p.computed.clone();
+                normalize_object(input.schema, &mut r);
+                Some(r)
+            }
+            _ => None,
+        };
+        Differ {
+            input,
+            writes: input.schema.writes,
+            returned,
+            out,
+        }
+    }
+
+    /// Plans one field. Values are borrowed and cloned only into what the diff returns: an
+    /// instance's values are copied once per place that keeps them, not once per step.
+    fn field(&mut self, f: &Field<'a>) {
+        let input = self.input;
         let reported = input
             .live
-            .and_then(|l| l.get(name))
-            .or_else(|| input.prior.and_then(|p| p.merged_get(name)));
-
+            .and_then(|l| l.get(f.name))
+            .or_else(|| input.prior.and_then(|p| p.merged_get(f.name)));
         if f.presence == Presence::Computed {
             let v = match input.prior {
                 Some(_) => reported.cloned().unwrap_or(Value::Null),
                 None => Value::Unknown,
             };
-            out.after.insert(name.to_string(), v);
-            continue;
+            self.out.after.insert(f.name.to_string(), v);
+            return;
         }
-
-        let config = input.config.get(name).unwrap_or(&null);
-        let ignored = (input.ignore)(name);
-
-        let Some(prior) = input.prior else {
-            // Creating: everything configured is new.
-            // What the configuration leaves out is the service's default, where it has one.
-            let after = match (config, f.server_default) {
-                (Value::Null, _) if f.presence == Presence::OptionalComputed => Value::Unknown,
-                (Value::Null, Some(d)) if !f.sensitive => d.clone(),
-                _ => config.clone(),
-            };
-            if !config.is_null() && !is_empty_collection(config) {
-                out.fields.push(FieldChange {
-                    path: key(name),
-                    before: None,
-                    after: Some(SerValue(if f.sensitive {
-                        masked(config)
-                    } else {
-                        config.clone()
-                    })),
-                    live: None,
-                    reason: FieldReason::Create,
-                    forces_replacement: false,
-                    sensitive: f.sensitive,
-                });
+        let config = input.config.get(f.name).unwrap_or(&NULL);
+        let ignored = (input.ignore)(f.name);
+        match input.prior {
+            None => self.create(f, config),
+            Some(prior) if f.sensitive => self.sensitive(f, prior, config, ignored),
+            Some(prior) => {
+                let sides = Sides {
+                    config,
+                    applied: prior.config.get(f.name).unwrap_or(&NULL),
+                    live: input.live.and_then(|l| l.get(f.name)),
+                    reported,
+                };
+                self.update(f, &sides, ignored);
             }
-            out.after.insert(name.to_string(), after);
-            continue;
-        };
-
-        if f.sensitive {
-            // Write-only: compare the configured value with the stored fingerprint.
-            let changed = match (prior.sensitive.get(name), config) {
-                (_, Value::Unknown) => true,
-                (Some(fp), v) => !(input.fingerprint_matches)(v, fp),
-                (None, v) => !v.is_null(),
-            };
-            // A map the service echoes without its secret entries (a connection's options
-            // come back without the password): an entry it does return that differs from the
-            // configured one was changed outside brickform, and the write puts it back.
-            let echo_drifted = match (config, input.live.and_then(|l| l.get(name))) {
-                (Value::Object(want), Some(Value::Object(have))) => want
-                    .iter()
-                    .any(|(k, w)| have.get(k).is_some_and(|h| !values_equal(w, h))),
-                _ => false,
-            };
-            if echo_drifted && !changed {
-                out.drift.push(FieldChange {
-                    path: key(name),
-                    before: Some(SerValue(masked(config))),
-                    after: Some(SerValue(masked(&Value::Bool(true)))),
-                    live: None,
-                    reason: FieldReason::Drift,
-                    forces_replacement: false,
-                    sensitive: true,
-                });
-            }
-            if (changed || echo_drifted) && !ignored {
-                out.fields.push(FieldChange {
-                    path: key(name),
-                    // Set before (a fingerprint is stored): an update of a hidden value,
-                    // not an addition.
-                    before: prior
-                        .sensitive
-                        .contains_key(name)
-                        .then(|| SerValue(masked(&Value::Bool(true)))),
-                    after: Some(SerValue(masked(config))),
-                    live: None,
-                    reason: if changed {
-                        FieldReason::Configuration
-                    } else {
-                        FieldReason::Drift
-                    },
-                    forces_replacement: f.replace_on_change,
-                    sensitive: true,
-                });
-                out.replace |= f.replace_on_change;
-            }
-            out.after.insert(name.to_string(), config.clone());
-            continue;
         }
+    }
 
-        let applied = prior.config.get(name).unwrap_or(&null);
-        let live = input.live.and_then(|l| l.get(name));
-        // The live value is what the last write left: not a change made outside brickform.
-        let as_written = |l: &Value| {
-            returned
-                .as_ref()
-                .and_then(|r| r.get(name))
-                .is_some_and(|r| f.equal(r, l, false, writes))
+    /// Creating: everything configured is new. What the configuration leaves out is the
+    /// service's default, where it has one.
+    fn create(&mut self, f: &Field, config: &Value) {
+        let after = match (config, f.server_default) {
+            (Value::Null, _) if f.presence == Presence::OptionalComputed => Value::Unknown,
+            (Value::Null, Some(d)) if !f.sensitive => d.clone(),
+            _ => config.clone(),
         };
-
-        // What the service holds after an update when the configuration leaves the field
-        // out: merged updates do not touch it (a value it was given before is cleared);
-        // whole writes put the service's default back.
-        let unset_target = match writes {
-            Writes::Merge if applied.is_null() => live.or(reported),
-            Writes::Merge => None,
-            // A value the service does not report stays unreported.
-            Writes::Whole => reported.filter(|v| !v.is_null()).and(f.server_default),
-        }
-        .unwrap_or(&null);
-
-        // Drift: the live object moved away from what was applied, on a field the user set
-        // — or, where updates write the whole object, away from the default of a field the
-        // user left out, which the next update puts back.
-        let drift_base = if applied.is_null() && config.is_null() && writes == Writes::Whole {
-            Some(&null)
-        } else if !applied.is_null() {
-            Some(applied)
-        } else {
-            None
-        };
-        if let (Some(l), Some(base)) = (live, drift_base)
-            && !f.equal(base, l, true, writes)
-            && !as_written(l)
-        {
-            out.drift.push(FieldChange {
-                path: key(name),
-                before: Some(SerValue(if base.is_null() {
-                    unset_target.clone()
-                } else if writes == Writes::Whole {
-                    // The applied value as the service held it: with the defaults the
-                    // write filled in, so a paused schedule shows as UNPAUSED -> PAUSED.
-                    let mut was = Object::from_iter([(name.to_string(), base.clone())]);
-                    let now = Object::from_iter([(name.to_string(), l.clone())]);
-                    keep_values(schema, &mut was, &now, writes, &Object::new(), false, None);
-                    was.swap_remove(name).unwrap_or(Value::Null)
-                } else {
-                    base.clone()
-                })),
-                after: Some(SerValue(l.clone())),
-                live: Some(SerValue(l.clone())),
-                reason: FieldReason::Drift,
-                forces_replacement: false,
-                sensitive: false,
+        if !config.is_null() && !is_empty_collection(config) {
+            let shown = if f.sensitive {
+                masked(config)
+            } else {
+                config.clone()
+            };
+            self.out.fields.push(FieldChange {
+                sensitive: f.sensitive,
+                ..change(f.name, FieldReason::Create, None, shown)
             });
         }
+        self.out.after.insert(f.name.to_string(), after);
+    }
 
-        if ignored {
-            // Keep whatever is there now.
-            let keep = live.unwrap_or(applied);
-            out.after.insert(
-                name.to_string(),
-                if keep.is_null() {
-                    reported.cloned().unwrap_or(Value::Null)
-                } else {
-                    keep.clone()
-                },
-            );
-            continue;
+    /// Write-only: the configured value is compared with the stored fingerprint.
+    fn sensitive(&mut self, f: &Field, prior: &Prior, config: &Value, ignored: bool) {
+        let name = f.name;
+        let changed = match (prior.sensitive.get(name), config) {
+            (_, Value::Unknown) => true,
+            (Some(fp), v) => !(self.input.fingerprint_matches)(v, fp),
+            (None, v) => !v.is_null(),
+        };
+        let echo_drifted = echo_drifted(config, self.input.live.and_then(|l| l.get(name)));
+        let set = || masked(&Value::Bool(true));
+        if echo_drifted && !changed {
+            self.out.drift.push(FieldChange {
+                sensitive: true,
+                ..change(name, FieldReason::Drift, Some(masked(config)), set())
+            });
         }
+        if (changed || echo_drifted) && !ignored {
+            // Set before (a fingerprint is stored): an update of a hidden value, not an
+            // addition.
+            let before = prior.sensitive.contains_key(name).then(set);
+            let reason = if changed {
+                FieldReason::Configuration
+            } else {
+                FieldReason::Drift
+            };
+            self.out.fields.push(FieldChange {
+                forces_replacement: f.replace_on_change,
+                sensitive: true,
+                ..change(name, reason, before, masked(config))
+            });
+            self.out.replace |= f.replace_on_change;
+        }
+        self.out.after.insert(name.to_string(), config.clone());
+    }
 
-        if config.is_null() && f.presence == Presence::OptionalComputed {
+    /// A field of an object that exists: its drift, then the change the update makes.
+    fn update(&mut self, f: &Field<'a>, s: &Sides<'a>, ignored: bool) {
+        let unset_target = s.unset_target(self.writes, f.server_default);
+        self.note_drift(f, s, unset_target);
+        let after = if ignored {
+            // Keep whatever is there now.
+            let keep = s.live.unwrap_or(s.applied);
+            if keep.is_null() {
+                s.reported.cloned().unwrap_or(Value::Null)
+            } else {
+                keep.clone()
+            }
+        } else if s.config.is_null() && f.presence == Presence::OptionalComputed {
             // Left to the service (as Terraform's optional+computed attributes are): its
             // value is neither drift nor a change, even when it was configured before.
-            out.after.insert(
-                name.to_string(),
-                reported.cloned().unwrap_or(Value::Unknown),
-            );
-            continue;
-        }
+            s.reported.cloned().unwrap_or(Value::Unknown)
+        } else {
+            // What the update leaves in the field.
+            let after = if s.config.is_null() {
+                unset_target
+            } else {
+                s.config
+            };
+            self.plan_change(f, s, after);
+            after.clone()
+        };
+        self.out.after.insert(f.name.to_string(), after);
+    }
 
+    /// Drift: the live object moved away from what was applied, on a field the user set
+    /// — or, where updates write the whole object, away from the default of a field the
+    /// user left out, which the next update puts back.
+    fn note_drift(&mut self, f: &Field, s: &Sides, unset_target: &Value) {
+        let whole = self.writes == Writes::Whole;
+        let base = if s.applied.is_null() && s.config.is_null() && whole {
+            &NULL
+        } else if !s.applied.is_null() {
+            s.applied
+        } else {
+            return;
+        };
+        let Some(live) = s.live else { return };
+        if f.equal(base, live, true, self.writes) || self.left_by_last_write(f, live) {
+            return;
+        }
+        let before = if base.is_null() {
+            unset_target.clone()
+        } else if whole {
+            self.as_held(f.name, base, live)
+        } else {
+            base.clone()
+        };
+        self.out.drift.push(FieldChange {
+            live: Some(SerValue(live.clone())),
+            ..change(f.name, FieldReason::Drift, Some(before), live.clone())
+        });
+    }
+
+    /// The applied value as the service held it: with the defaults the write filled in,
+    /// so a paused schedule shows as UNPAUSED -> PAUSED.
+    fn as_held(&self, name: &str, applied: &Value, live: &Value) -> Value {
+        let mut was = Object::from_iter([(name.to_string(), applied.clone())]);
+        let now = Object::from_iter([(name.to_string(), live.clone())]);
+        let schema = self.input.schema;
+        keep_values(
+            schema,
+            &mut was,
+            &now,
+            self.writes,
+            &Object::new(),
+            false,
+            None,
+        );
+        was.swap_remove(name).unwrap_or(Value::Null)
+    }
+
+    /// The change of a managed field, planned when the configuration changed or the live
+    /// value moved away from it; `after` is what the update leaves in the field.
+    fn plan_change(&mut self, f: &Field, s: &Sides, after: &Value) {
+        let (config, applied, writes) = (s.config, s.applied, self.writes);
         // Unsetting a value equal to the service's default changes nothing (an imported
         // or adopted object records what the service filled in).
         let config_changed = matches!(config, Value::Unknown)
@@ -793,68 +865,77 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
                 config.is_null() && f.block.is_none(),
                 writes,
             );
-        let live_differs =
-            live.is_some_and(|l| !f.equal(config, l, true, writes) && !as_written(l));
-        // What the update leaves in the field.
-        let after = if config.is_null() {
-            unset_target
-        } else {
-            config
-        };
-        if config_changed || live_differs {
-            let reason = if config.contains_unknown() {
-                FieldReason::KnownAfterApply
-            } else if config_changed {
-                FieldReason::Configuration
-            } else {
-                FieldReason::Drift
-            };
-            // A field never set keeps its live value where updates merge: not managed.
-            let unmanaged = writes == Writes::Merge && config.is_null() && applied.is_null();
-            if !unmanaged {
-                out.fields.push(FieldChange {
-                    path: key(name),
-                    // From what is there now to what the update writes.
-                    before: Some(SerValue(live.unwrap_or(applied).clone())),
-                    after: Some(SerValue(after.clone())),
-                    live: live.cloned().map(SerValue),
-                    reason,
-                    forces_replacement: f.replace_on_change,
-                    sensitive: false,
-                });
-                out.replace |= f.replace_on_change;
-            }
+        let live_differs = s
+            .live
+            .is_some_and(|l| !f.equal(config, l, true, writes) && !self.left_by_last_write(f, l));
+        // A field never set keeps its live value where updates merge: not managed.
+        let unmanaged = writes == Writes::Merge && config.is_null() && applied.is_null();
+        if !(config_changed || live_differs) || unmanaged {
+            return;
         }
-        out.after.insert(name.to_string(), after.clone());
+        let reason = if config.contains_unknown() {
+            FieldReason::KnownAfterApply
+        } else if config_changed {
+            FieldReason::Configuration
+        } else {
+            FieldReason::Drift
+        };
+        // From what is there now to what the update writes.
+        let before = s.live.unwrap_or(applied).clone();
+        self.out.fields.push(FieldChange {
+            live: s.live.cloned().map(SerValue),
+            forces_replacement: f.replace_on_change,
+            ..change(f.name, reason, Some(before), after.clone())
+        });
+        self.out.replace |= f.replace_on_change;
     }
-    // Computed values derived from something that changes, or set anew by every write, are
-    // known only after apply.
-    if input.prior.is_some() {
-        let writes_happen = !out.fields.is_empty();
+
+    /// Whether a live value is what the last write left: not a change made outside
+    /// brickform.
+    fn left_by_last_write(&self, f: &Field, live: &Value) -> bool {
+        self.returned
+            .as_ref()
+            .and_then(|r| r.get(f.name))
+            .is_some_and(|r| f.equal(r, live, false, self.writes))
+    }
+
+    /// Computed values derived from something that changes, or set anew by every write, are
+    /// known only after apply.
+    fn unknown_after_apply(&mut self) {
+        let writes_happen = !self.out.fields.is_empty();
+        let schema = self.input.schema;
         for a in schema.attributes.iter().filter(|a| {
             a.presence == Presence::Computed && (!a.derived_from.is_empty() || a.changes_on_write)
         }) {
             // Drift counts: the write puts the attribute back, and what derives from it
             // changes with it (a connection's url from the host it is given again).
             let changes = (a.changes_on_write && writes_happen)
-                || out.fields.iter().any(|f| {
+                || self.out.fields.iter().any(|f| {
                     matches!(f.path.as_slice(), [PathStep::Key(k)] if a.derived_from.contains(&k.as_str()))
                 });
             if changes {
-                let before = out.after.insert(a.name.to_string(), Value::Unknown);
-                out.fields.push(FieldChange {
-                    path: key(a.name),
-                    before: before.map(SerValue),
-                    after: Some(SerValue(Value::Unknown)),
-                    live: None,
-                    reason: FieldReason::KnownAfterApply,
-                    forces_replacement: false,
-                    sensitive: false,
-                });
+                let before = self.out.after.insert(a.name.to_string(), Value::Unknown);
+                self.out.fields.push(change(
+                    a.name,
+                    FieldReason::KnownAfterApply,
+                    before,
+                    Value::Unknown,
+                ));
             }
         }
     }
-    out
+}
+
+/// A map the service echoes without its secret entries (a connection's options come back
+/// without the password): an entry it does return that differs from the configured one was
+/// changed outside brickform, and the write puts it back.
+fn echo_drifted(config: &Value, live: Option<&Value>) -> bool {
+    match (config, live) {
+        (Value::Object(want), Some(Value::Object(have))) => want
+            .iter()
+            .any(|(k, w)| have.get(k).is_some_and(|h| !values_equal(w, h))),
+        _ => false,
+    }
 }
 
 fn is_empty_collection(v: &Value) -> bool {

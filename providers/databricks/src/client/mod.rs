@@ -750,22 +750,11 @@ impl Client {
         auth: AuthMode<'_>,
         repeat: Repeat,
     ) -> Result<Raw, ApiError> {
-        let inner = &self.inner;
-        let url = self.url(path);
-        let log_path = path.split('?').next().unwrap_or(path);
-        if let Some(e) = inner
-            .refused
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-        {
+        if let Some(e) = self.refused().clone() {
             return Err(e);
         }
-        let deadline = Instant::now() + inner.retry_timeout;
-        let refused_deadline = Instant::now() + REFUSED_FOR.min(inner.retry_timeout);
-        let mut attempt: u32 = 0;
-        let mut uncertain = false;
-        let mut reauthenticated = false;
+        let inner = &self.inner;
+        let now = Instant::now();
         // Sending these again changes nothing: reads, the OAuth token request (a form), and
         // the writes their caller marked safe to repeat (`Client::idempotent`). Any other
         // write whose answer was lost is not repeated blindly (a second jobs/create makes a
@@ -774,201 +763,253 @@ impl Client {
             || method == Method::GET
             || method == Method::HEAD
             || matches!(body, Body::Form(_));
+        let mut call = Call {
+            url: self.url(path),
+            log_path: path.split('?').next().unwrap_or(path),
+            method,
+            path,
+            query,
+            body,
+            auth,
+            repeatable,
+            deadline: now + inner.retry_timeout,
+            refused_deadline: now + REFUSED_FOR.min(inner.retry_timeout),
+            attempt: 0,
+            uncertain: false,
+            reauthenticated: false,
+        };
         loop {
-            let authorization = match auth {
-                AuthMode::Api => self.api_headers().await?,
-                AuthMode::None => Vec::new(),
-                AuthMode::Header(h) => {
-                    let mut v = HeaderValue::from_str(h).map_err(|_| {
-                        ApiError::bad_body(
-                            0,
-                            "client credentials contain characters not allowed in a header",
-                        )
-                    })?;
-                    v.set_sensitive(true);
-                    vec![(reqwest::header::AUTHORIZATION, v)]
-                }
-            };
-            let mut req = inner.http.request(method.clone(), &url);
-            if !query.is_empty() {
-                req = req.query(query);
-            }
-            for (name, value) in authorization {
-                req = req.header(name, value);
-            }
-            // What the SDK sends: JSON APIs get `Accept: application/json`; file transfers take
-            // whatever the server sends.
-            let accept = match (&body, &method) {
-                (Body::Bytes(_), _) | (_, &Method::HEAD) => "*/*",
-                _ if path.starts_with("/api/2.0/fs/files") => "application/octet-stream",
-                _ => "application/json",
-            };
-            req = req.header(reqwest::header::ACCEPT, accept);
-            req = match &body {
-                Body::None => req,
-                Body::Json(v) => req.json(v),
-                Body::Bytes(b) => req
-                    .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
-                    .body(b.clone()),
-                Body::Form(f) => req.form(f),
-            };
+            let req = self.request(&call).await?;
             let permit = inner.limiter.acquire().await;
             inner.requests.fetch_add(1, Ordering::Relaxed);
             let started = Instant::now();
-            let result = match req.send().await {
-                Ok(resp) => {
-                    let status = resp.status();
-                    let headers = resp.headers().clone();
-                    match resp.bytes().await {
-                        Ok(body) => Ok(Raw {
-                            status: status.as_u16(),
-                            headers,
-                            body,
-                            after_uncertain_retry: false,
-                        }),
-                        Err(e) => Err(e),
-                    }
-                }
-                Err(e) => Err(e),
-            };
+            let result = exchange(req).await;
             let elapsed_ms = started.elapsed().as_millis() as u64;
-            let (err, retry_after, refused) = match result {
-                Ok(raw) if (200..300).contains(&raw.status) => {
-                    inner.limiter.on_success(permit);
-                    tracing::debug!(%method, path = log_path, status = raw.status, elapsed_ms, attempt, "databricks api");
-                    return Ok(Raw {
-                        after_uncertain_retry: uncertain,
-                        ..raw
-                    });
-                }
+            let failed = match result {
                 Ok(raw) => {
-                    tracing::debug!(%method, path = log_path, status = raw.status, elapsed_ms, attempt, "databricks api");
-                    let reason = reqwest::StatusCode::from_u16(raw.status)
-                        .ok()
-                        .and_then(|s| s.canonical_reason())
-                        .unwrap_or("");
-                    let err =
-                        ApiError::from_answer(method.as_str(), path, raw.status, reason, &raw.body);
-                    if raw.status == 429 {
-                        inner.throttled.fetch_add(1, Ordering::Relaxed);
-                        inner.limiter.on_throttled(permit);
-                    } else if raw.status < 500 {
-                        // The service answered at this rate without turning the call away:
-                        // a 404 of a lookup (a plan asking whether 500 new names are free
-                        // hears little else) proves the rate as well as a 200 does. Only a
-                        // server error says nothing about it.
+                    tracing::debug!(method = %call.method, path = call.log_path, status = raw.status, elapsed_ms, attempt = call.attempt, "databricks api");
+                    if (200..300).contains(&raw.status) {
                         inner.limiter.on_success(permit);
-                    }
-                    // An OAuth token can be revoked or expire early; one fresh token is worth
-                    // a try before calling the credentials bad.
-                    if raw.status == 401
-                        && matches!(auth, AuthMode::Api)
-                        && !reauthenticated
-                        && self.invalidate_token().await
-                    {
-                        reauthenticated = true;
-                        inner.retries.fetch_add(1, Ordering::Relaxed);
-                        attempt += 1;
-                        continue;
-                    }
-                    if !retry::retryable_status(raw.status, &err.message, repeatable) {
-                        return Err(ApiError {
-                            after_retry: uncertain,
-                            ..err
+                        return Ok(Raw {
+                            after_uncertain_retry: call.uncertain,
+                            ..raw
                         });
                     }
-                    let after = retry::parse_retry_after(
-                        raw.headers
-                            .get(reqwest::header::RETRY_AFTER)
-                            .and_then(|v| v.to_str().ok()),
-                    );
-                    (err, after, false)
+                    self.answer_failed(&mut call, raw, permit).await
                 }
-                Err(e) => {
-                    inner.transport_errors.fetch_add(1, Ordering::Relaxed);
-                    tracing::debug!(%method, path = log_path, elapsed_ms, attempt, error = %e, "databricks api transport error");
-                    let message = transport_message(&e);
-                    match transport_cause(&e) {
-                        // Repeating does not make a name resolve or a certificate valid.
-                        Cause::Dns => {
-                            return Err(ApiError::unreachable(format!(
-                                "cannot resolve the host of {}: check the workspace URL ({message})",
-                                inner.host
-                            )));
-                        }
-                        Cause::Tls => {
-                            return Err(ApiError::unreachable(format!(
-                                "the TLS connection to {} failed: check the workspace URL and the certificates this machine trusts ({message})",
-                                inner.host
-                            )));
-                        }
-                        // A workspace (or a proxy) that is restarting refuses for a moment:
-                        // a short while is worth waiting, visibly; then it is unreachable.
-                        Cause::Refused => {
-                            if attempt == 0 && !inner.refused_warned.swap(true, Ordering::Relaxed) {
-                                tracing::warn!(target: "notice", "Warning: {} refused the connection; trying again for up to {}s", inner.host, REFUSED_FOR.as_secs());
-                            }
-                            (ApiError::unreachable(message), None, true)
-                        }
-                        // No connection was made (a connect timeout, an unreachable network):
-                        // nothing reached the service, so any call may be tried again.
-                        Cause::NotConnected => (
-                            ApiError {
-                                maybe_sent: false,
-                                ..ApiError::transport(message)
-                            },
-                            None,
-                            false,
-                        ),
-                        // A timeout, a reset or a cut answer: the request may have been
-                        // carried out.
-                        Cause::Other if !repeatable => {
-                            return Err(ApiError {
-                                message: format!(
-                                    "{message} (not sent again: the workspace may have carried it out)"
-                                ),
-                                after_retry: uncertain,
-                                ..ApiError::transport(message.clone())
-                            });
-                        }
-                        Cause::Other => (ApiError::transport(message), None, false),
-                    }
-                }
+                Err(e) => self.transport_failed(&call, &e, elapsed_ms),
             };
-            // A server error or a lost response may have come after the change was made;
-            // a 429 was turned away before it, and a refused connection carried nothing.
-            uncertain |= (err.status == 0 && err.maybe_sent) || err.status >= 500;
-            attempt += 1;
-            let wait = retry::backoff(attempt, retry_after);
-            // A refused connection has its own, shorter while.
-            let until = if refused { refused_deadline } else { deadline };
-            if Instant::now() + wait > until && refused {
+            match failed {
+                Failed::Final(e) => return Err(e),
+                Failed::AgainNow => {}
+                Failed::Again(f) => self.wait_to_retry(&mut call, f).await?,
+            }
+        }
+    }
+
+    /// The error that every call fails with once the host refused connections for the
+    /// whole while.
+    fn refused(&self) -> std::sync::MutexGuard<'_, Option<ApiError>> {
+        self.inner
+            .refused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// One attempt's request: authenticated, with the body and the `Accept` header.
+    async fn request(&self, call: &Call<'_>) -> Result<reqwest::RequestBuilder, ApiError> {
+        let authorization = match call.auth {
+            AuthMode::Api => self.api_headers().await?,
+            AuthMode::None => Vec::new(),
+            AuthMode::Header(h) => {
+                let mut v = HeaderValue::from_str(h).map_err(|_| {
+                    ApiError::bad_body(
+                        0,
+                        "client credentials contain characters not allowed in a header",
+                    )
+                })?;
+                v.set_sensitive(true);
+                vec![(reqwest::header::AUTHORIZATION, v)]
+            }
+        };
+        let mut req = self.inner.http.request(call.method.clone(), &call.url);
+        if !call.query.is_empty() {
+            req = req.query(call.query);
+        }
+        for (name, value) in authorization {
+            req = req.header(name, value);
+        }
+        // What the SDK sends: JSON APIs get `Accept: application/json`; file transfers take
+        // whatever the server sends.
+        let accept = match (&call.body, &call.method) {
+            (Body::Bytes(_), _) | (_, &Method::HEAD) => "*/*",
+            _ if call.path.starts_with("/api/2.0/fs/files") => "application/octet-stream",
+            _ => "application/json",
+        };
+        req = req.header(reqwest::header::ACCEPT, accept);
+        Ok(match &call.body {
+            Body::None => req,
+            Body::Json(v) => req.json(v),
+            Body::Bytes(b) => req
+                .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
+                .body(b.clone()),
+            Body::Form(f) => req.form(f),
+        })
+    }
+
+    /// An answer other than a success: the limiter learns from it, a 401 gets one fresh
+    /// token, and what is worth repeating is tried again.
+    async fn answer_failed(
+        &self,
+        call: &mut Call<'_>,
+        raw: Raw,
+        permit: limiter::Permit,
+    ) -> Failed {
+        let inner = &self.inner;
+        let reason = reqwest::StatusCode::from_u16(raw.status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("");
+        let err = ApiError::from_answer(
+            call.method.as_str(),
+            call.path,
+            raw.status,
+            reason,
+            &raw.body,
+        );
+        if raw.status == 429 {
+            inner.throttled.fetch_add(1, Ordering::Relaxed);
+            inner.limiter.on_throttled(permit);
+        } else if raw.status < 500 {
+            // The service answered at this rate without turning the call away: a 404 of a
+            // lookup (a plan asking whether 500 new names are free hears little else)
+            // proves the rate as well as a 200 does. Only a server error says nothing
+            // about it.
+            inner.limiter.on_success(permit);
+        }
+        // An OAuth token can be revoked or expire early; one fresh token is worth a try
+        // before calling the credentials bad.
+        if raw.status == 401
+            && matches!(call.auth, AuthMode::Api)
+            && !call.reauthenticated
+            && self.invalidate_token().await
+        {
+            call.reauthenticated = true;
+            inner.retries.fetch_add(1, Ordering::Relaxed);
+            call.attempt += 1;
+            return Failed::AgainNow;
+        }
+        if !retry::retryable_status(raw.status, &err.message, call.repeatable) {
+            return Failed::Final(ApiError {
+                after_retry: call.uncertain,
+                ..err
+            });
+        }
+        let retry_after = retry::parse_retry_after(
+            raw.headers
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok()),
+        );
+        Failed::Again(Failure {
+            err,
+            retry_after,
+            refused: false,
+        })
+    }
+
+    /// No answer: a name that does not resolve or a certificate that is not valid stays so;
+    /// a refused connection is waited for a short while; a call that may have been carried
+    /// out is repeated only when that is safe.
+    fn transport_failed(&self, call: &Call<'_>, e: &reqwest::Error, elapsed_ms: u64) -> Failed {
+        let inner = &self.inner;
+        inner.transport_errors.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(method = %call.method, path = call.log_path, elapsed_ms, attempt = call.attempt, error = %e, "databricks api transport error");
+        let message = transport_message(e);
+        let again = |err: ApiError, refused: bool| {
+            Failed::Again(Failure {
+                err,
+                retry_after: None,
+                refused,
+            })
+        };
+        match transport_cause(e) {
+            Cause::Dns => Failed::Final(ApiError::unreachable(format!(
+                "cannot resolve the host of {}: check the workspace URL ({message})",
+                inner.host
+            ))),
+            Cause::Tls => Failed::Final(ApiError::unreachable(format!(
+                "the TLS connection to {} failed: check the workspace URL and the certificates this machine trusts ({message})",
+                inner.host
+            ))),
+            // A workspace (or a proxy) that is restarting refuses for a moment: a short
+            // while is worth waiting, visibly; then it is unreachable.
+            Cause::Refused => {
+                if call.attempt == 0 && !inner.refused_warned.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(target: "notice", "Warning: {} refused the connection; trying again for up to {}s", inner.host, REFUSED_FOR.as_secs());
+                }
+                again(ApiError::unreachable(message), true)
+            }
+            // No connection was made (a connect timeout, an unreachable network): nothing
+            // reached the service, so any call may be tried again.
+            Cause::NotConnected => again(
+                ApiError {
+                    maybe_sent: false,
+                    ..ApiError::transport(message)
+                },
+                false,
+            ),
+            // A timeout, a reset or a cut answer: the request may have been carried out.
+            Cause::Other if !call.repeatable => Failed::Final(ApiError {
+                message: format!(
+                    "{message} (not sent again: the workspace may have carried it out)"
+                ),
+                after_retry: call.uncertain,
+                ..ApiError::transport(message.clone())
+            }),
+            Cause::Other => again(ApiError::transport(message), false),
+        }
+    }
+
+    /// Waits before the next attempt, or gives up when the wait would end past the
+    /// call's deadline (a refused connection's shorter one, after which every call fails
+    /// at once).
+    async fn wait_to_retry(&self, call: &mut Call<'_>, f: Failure) -> Result<(), ApiError> {
+        let inner = &self.inner;
+        let err = f.err;
+        // A server error or a lost response may have come after the change was made; a 429
+        // was turned away before it, and a refused connection carried nothing.
+        call.uncertain |= (err.status == 0 && err.maybe_sent) || err.status >= 500;
+        call.attempt += 1;
+        let wait = retry::backoff(call.attempt, f.retry_after);
+        let until = if f.refused {
+            call.refused_deadline
+        } else {
+            call.deadline
+        };
+        if Instant::now() + wait > until {
+            if f.refused {
                 let e = ApiError::unreachable(format!(
                     "nothing accepts connections at {} (connection refused for {}s): check the workspace URL",
                     inner.host,
                     REFUSED_FOR.min(inner.retry_timeout).as_secs()
                 ));
-                *inner
-                    .refused
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e.clone());
+                *self.refused() = Some(e.clone());
                 return Err(e);
             }
-            if Instant::now() + wait > until {
-                return Err(ApiError {
-                    message: format!(
-                        "{} (gave up after {} attempts: retry budget of {}s exhausted)",
-                        err.message,
-                        attempt,
-                        inner.retry_timeout.as_secs_f64()
-                    ),
-                    ..err
-                });
-            }
-            inner.retries.fetch_add(1, Ordering::Relaxed);
-            tracing::debug!(%method, path = log_path, attempt, wait_ms = wait.as_millis() as u64, code = %err.error_code, "retrying");
-            tokio::time::sleep(wait).await;
+            return Err(ApiError {
+                message: format!(
+                    "{} (gave up after {} attempts: retry budget of {}s exhausted)",
+                    err.message,
+                    call.attempt,
+                    inner.retry_timeout.as_secs_f64()
+                ),
+                ..err
+            });
         }
+        inner.retries.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(method = %call.method, path = call.log_path, attempt = call.attempt, wait_ms = wait.as_millis() as u64, code = %err.error_code, "retrying");
+        tokio::time::sleep(wait).await;
+        Ok(())
     }
 
     /// Finds the OAuth token endpoint: host metadata → OIDC discovery document, falling back to
@@ -1049,6 +1090,61 @@ fn check_oauth_url(url: &str) -> Result<(), ClientError> {
 
 /// How long a refused connection is tried again before the host counts as unreachable.
 const REFUSED_FOR: Duration = Duration::from_secs(10);
+
+/// One call to the API: what it sends, and how far its attempts got.
+struct Call<'a> {
+    method: Method,
+    path: &'a str,
+    /// The path without its query, for the log.
+    log_path: &'a str,
+    url: String,
+    query: &'a [(&'a str, String)],
+    body: Body<'a>,
+    auth: AuthMode<'a>,
+    /// Sending it again changes nothing.
+    repeatable: bool,
+    deadline: Instant,
+    /// When a host that refuses connections counts as unreachable.
+    refused_deadline: Instant,
+    attempt: u32,
+    /// An earlier attempt failed in a way that may have reached the service.
+    uncertain: bool,
+    /// A fresh token was fetched after a 401.
+    reauthenticated: bool,
+}
+
+/// What a failed attempt leaves to do.
+enum Failed {
+    /// Give up with this error.
+    Final(ApiError),
+    /// Try again at once (with a fresh token).
+    AgainNow,
+    /// Try again after a wait, if the call's time allows.
+    Again(Failure),
+}
+
+/// A failure worth another attempt.
+struct Failure {
+    err: ApiError,
+    /// The wait the service asked for.
+    retry_after: Option<Duration>,
+    /// The host refused the connection.
+    refused: bool,
+}
+
+/// Sends a request and reads the whole answer.
+async fn exchange(req: reqwest::RequestBuilder) -> Result<Raw, reqwest::Error> {
+    let resp = req.send().await?;
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let body = resp.bytes().await?;
+    Ok(Raw {
+        status: status.as_u16(),
+        headers,
+        body,
+        after_uncertain_retry: false,
+    })
+}
 
 /// Why no answer came, as far as the error's causes tell.
 enum Cause {

@@ -39,6 +39,60 @@ pub const MERGED: &[(&str, &str)] = &[
 /// Checks a complete JobSettings object (create, reset, and the result of an update).
 pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
     let o = Obj::root(s);
+    check_fields(&o)?;
+    let keys = check_keyed(&o)?;
+    check_parameters(&o)?;
+    let tasks = o.objs("tasks")?;
+    let task_keys = check_task_keys(&tasks)?;
+    let job = Job {
+        root: &o,
+        keys: &keys,
+        task_keys: &task_keys,
+    };
+    let mut deps: HashMap<String, Vec<String>> = HashMap::new();
+    for (p, m) in &tasks {
+        let t = Obj::at(m, p);
+        let key = t.req_str("task_key")?;
+        deps.insert(key.to_string(), check_task(&job, &t, p, key)?);
+    }
+    if let Some(cycle) = find_cycle(&deps) {
+        return Err(ApiError::invalid(format!(
+            "The tasks have a dependency cycle: {}",
+            cycle.join(" → ")
+        )));
+    }
+    check_starts(&o)?;
+    if let Some(q) = o.obj("queue")? {
+        Obj::at(q, "queue")
+            .bool("enabled")?
+            .ok_or_else(|| crate::body::missing("queue.enabled"))?;
+    }
+    if let Some(r) = o.obj("run_as")? {
+        Obj::at(r, "run_as").one_of(&["user_name", "service_principal_name", "group_name"])?;
+    }
+    for k in [
+        "email_notifications",
+        "webhook_notifications",
+        "notification_settings",
+        "health",
+        "git_source",
+        "deployment",
+    ] {
+        o.obj(k)?;
+    }
+    if let Some(g) = o.obj("git_source")? {
+        let g = Obj::at(g, "git_source");
+        g.req_str("git_url")?;
+        g.req_str("git_provider")?;
+    }
+    o.enum_str("edit_mode", &["UI_LOCKED", "EDITABLE"])?;
+    o.enum_str("format", &["MULTI_TASK", "SINGLE_TASK"])?;
+    o.enum_str("performance_target", &["PERFORMANCE_OPTIMIZED", "STANDARD"])?;
+    Ok(())
+}
+
+/// The job's own scalar fields and their limits.
+fn check_fields(o: &Obj) -> ApiResult<()> {
     if let Some(n) = o.str("name")?
         && n.len() > 4096
     {
@@ -68,6 +122,11 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
             "Invalid value for field 'tags': at most 25 tags",
         ));
     }
+    Ok(())
+}
+
+/// The job clusters' and environments' keys, each unique, by the list they are defined in.
+fn check_keyed(o: &Obj) -> ApiResult<HashMap<&'static str, HashSet<String>>> {
     let mut keys = HashMap::new();
     for (kind, key) in [
         ("job_clusters", "job_cluster_key"),
@@ -88,6 +147,11 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
         }
         keys.insert(kind, seen);
     }
+    Ok(keys)
+}
+
+/// The job's parameters: each named once, with a default.
+fn check_parameters(o: &Obj) -> ApiResult<()> {
     let mut names = HashSet::new();
     for (p, m) in o.objs("parameters")? {
         let po = Obj::at(m, &p);
@@ -100,14 +164,18 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
             )));
         }
     }
-    let tasks = o.objs("tasks")?;
+    Ok(())
+}
+
+/// The tasks' keys: well formed and unique.
+fn check_task_keys(tasks: &[(String, &Map<String, Value>)]) -> ApiResult<HashSet<String>> {
     if tasks.len() > 1000 {
         return Err(ApiError::invalid(
             "Invalid value for field 'tasks': at most 1000 tasks",
         ));
     }
     let mut task_keys = HashSet::new();
-    for (p, m) in &tasks {
+    for (p, m) in tasks {
         let t = Obj::at(m, p);
         let key = t.req_str("task_key")?;
         if key.len() > 100
@@ -125,104 +193,110 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
             )));
         }
     }
-    let mut deps: HashMap<String, Vec<String>> = HashMap::new();
-    for (p, m) in &tasks {
-        let t = Obj::at(m, p);
-        let key = t.req_str("task_key")?;
-        t.enum_str("run_if", RUN_IF)?;
-        for k in [
-            "timeout_seconds",
-            "max_retries",
-            "min_retry_interval_millis",
-        ] {
-            t.int(k)?;
-        }
-        for k in ["disabled", "retry_on_timeout"] {
-            t.bool(k)?;
-        }
-        let kinds: Vec<&tasks::TaskType> =
-            tasks::TASK_TYPES.iter().filter(|k| t.has(k.name)).collect();
-        let other_kind = t
-            .map
-            .keys()
-            .any(|k| k.ends_with("_task") && !tasks::is_known(k));
-        match kinds.len() {
-            0 if !other_kind => {
-                return Err(ApiError::invalid(format!(
-                    "Task '{key}' ({p}) must set one task type, e.g. notebook_task or pipeline_task"
-                )));
-            }
-            n if n > 1 => {
-                return Err(ApiError::invalid(format!(
-                    "Task '{key}' ({p}) sets more than one task type: {}",
-                    kinds.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
-                )));
-            }
-            _ => {}
-        }
-        if let Some(c) = t.obj("new_cluster")? {
-            let cp = t.path("new_cluster");
-            crate::compute::check_cluster(Obj::at(c, &cp))?;
-        }
-        // Code from Git is checked out from the job's repository.
-        if !o.has("git_source") {
-            for (kind, inner) in CODE_SOURCES {
-                let holder = t.get(kind).and_then(|v| match inner {
-                    Some(i) => v.get(*i),
-                    None => Some(v),
-                });
-                if holder.and_then(|h| h.get("source")).and_then(Value::as_str) == Some("GIT") {
-                    return Err(ApiError::invalid(format!(
-                        "Task '{key}' ({p}): {kind} has source GIT, but the job has no git_source"
-                    )));
-                }
-            }
-        }
-        // spark-submit starts its own driver: it runs on a cluster made for the run only.
-        if t.has("spark_submit_task") && !t.has("new_cluster") && !t.has("job_cluster_key") {
+    Ok(task_keys)
+}
+
+/// What a task is checked against: the job, its keyed clusters and environments, and the
+/// keys of its tasks.
+struct Job<'j, 'a> {
+    root: &'j Obj<'a>,
+    keys: &'j HashMap<&'static str, HashSet<String>>,
+    task_keys: &'j HashSet<String>,
+}
+
+/// One task (`t`, at `p`, keyed `key`); the keys of the tasks it depends on.
+fn check_task(job: &Job, t: &Obj, p: &str, key: &str) -> ApiResult<Vec<String>> {
+    let (o, keys, task_keys) = (job.root, job.keys, job.task_keys);
+    t.enum_str("run_if", RUN_IF)?;
+    for k in [
+        "timeout_seconds",
+        "max_retries",
+        "min_retry_interval_millis",
+    ] {
+        t.int(k)?;
+    }
+    for k in ["disabled", "retry_on_timeout"] {
+        t.bool(k)?;
+    }
+    let kinds: Vec<&tasks::TaskType> = tasks::TASK_TYPES.iter().filter(|k| t.has(k.name)).collect();
+    let other_kind = t
+        .map
+        .keys()
+        .any(|k| k.ends_with("_task") && !tasks::is_known(k));
+    match kinds.len() {
+        0 if !other_kind => {
             return Err(ApiError::invalid(format!(
-                "Task '{key}' ({p}): a spark_submit_task runs only on a new cluster (new_cluster or job_cluster_key)"
+                "Task '{key}' ({p}) must set one task type, e.g. notebook_task or pipeline_task"
             )));
         }
-        for k in &kinds {
-            if let Some(check) = k.check
-                && let Some(m) = t.obj(k.name)?
-            {
-                check(Obj::at(m, &t.path(k.name)))?;
-            }
+        n if n > 1 => {
+            return Err(ApiError::invalid(format!(
+                "Task '{key}' ({p}) sets more than one task type: {}",
+                kinds.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+            )));
         }
-        for (field, kind) in [
-            ("environment_key", "environments"),
-            ("job_cluster_key", "job_clusters"),
-        ] {
-            if let Some(v) = t.str(field)?
-                && !keys.get(kind).is_some_and(|s| s.contains(v))
-            {
-                return Err(ApiError::invalid(format!(
-                    "Invalid value for field '{p}.{field}': '{v}' is not defined in {kind}"
-                )));
-            }
-        }
-        let mut mine = Vec::new();
-        for (dp, d) in t.objs("depends_on")? {
-            let d = Obj::at(d, &dp);
-            let dk = d.req_str("task_key")?;
-            d.enum_str("outcome", &["true", "false"])?;
-            if dk == key || !task_keys.contains(dk) {
-                return Err(ApiError::invalid(format!(
-                    "Invalid value for field '{dp}.task_key': task '{key}' depends on '{dk}', which is not another task of this job"
-                )));
-            }
-            mine.push(dk.to_string());
-        }
-        deps.insert(key.to_string(), mine);
+        _ => {}
     }
-    if let Some(cycle) = find_cycle(&deps) {
+    if let Some(c) = t.obj("new_cluster")? {
+        let cp = t.path("new_cluster");
+        crate::compute::check_cluster(Obj::at(c, &cp))?;
+    }
+    // Code from Git is checked out from the job's repository.
+    if !o.has("git_source") {
+        for (kind, inner) in CODE_SOURCES {
+            let holder = t.get(kind).and_then(|v| match inner {
+                Some(i) => v.get(*i),
+                None => Some(v),
+            });
+            if holder.and_then(|h| h.get("source")).and_then(Value::as_str) == Some("GIT") {
+                return Err(ApiError::invalid(format!(
+                    "Task '{key}' ({p}): {kind} has source GIT, but the job has no git_source"
+                )));
+            }
+        }
+    }
+    // spark-submit starts its own driver: it runs on a cluster made for the run only.
+    if t.has("spark_submit_task") && !t.has("new_cluster") && !t.has("job_cluster_key") {
         return Err(ApiError::invalid(format!(
-            "The tasks have a dependency cycle: {}",
-            cycle.join(" → ")
+            "Task '{key}' ({p}): a spark_submit_task runs only on a new cluster (new_cluster or job_cluster_key)"
         )));
     }
+    for k in &kinds {
+        if let Some(check) = k.check
+            && let Some(m) = t.obj(k.name)?
+        {
+            check(Obj::at(m, &t.path(k.name)))?;
+        }
+    }
+    for (field, kind) in [
+        ("environment_key", "environments"),
+        ("job_cluster_key", "job_clusters"),
+    ] {
+        if let Some(v) = t.str(field)?
+            && !keys.get(kind).is_some_and(|s| s.contains(v))
+        {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field '{p}.{field}': '{v}' is not defined in {kind}"
+            )));
+        }
+    }
+    let mut mine = Vec::new();
+    for (dp, d) in t.objs("depends_on")? {
+        let d = Obj::at(d, &dp);
+        let dk = d.req_str("task_key")?;
+        d.enum_str("outcome", &["true", "false"])?;
+        if dk == key || !task_keys.contains(dk) {
+            return Err(ApiError::invalid(format!(
+                "Invalid value for field '{dp}.task_key': task '{key}' depends on '{dk}', which is not another task of this job"
+            )));
+        }
+        mine.push(dk.to_string());
+    }
+    Ok(mine)
+}
+
+/// How runs start: a schedule, continuous running, one trigger or several.
+fn check_starts(o: &Obj) -> ApiResult<()> {
     if let Some(sch) = o.obj("schedule")? {
         let sch = Obj::at(sch, "schedule");
         let cron = sch.req_str("quartz_cron_expression")?;
@@ -309,32 +383,6 @@ pub fn check_settings(s: &Map<String, Value>) -> ApiResult<()> {
             t.enum_str("condition", &["ANY_UPDATED", "ALL_UPDATED"])?;
         }
     }
-    if let Some(q) = o.obj("queue")? {
-        Obj::at(q, "queue")
-            .bool("enabled")?
-            .ok_or_else(|| crate::body::missing("queue.enabled"))?;
-    }
-    if let Some(r) = o.obj("run_as")? {
-        Obj::at(r, "run_as").one_of(&["user_name", "service_principal_name", "group_name"])?;
-    }
-    for k in [
-        "email_notifications",
-        "webhook_notifications",
-        "notification_settings",
-        "health",
-        "git_source",
-        "deployment",
-    ] {
-        o.obj(k)?;
-    }
-    if let Some(g) = o.obj("git_source")? {
-        let g = Obj::at(g, "git_source");
-        g.req_str("git_url")?;
-        g.req_str("git_provider")?;
-    }
-    o.enum_str("edit_mode", &["UI_LOCKED", "EDITABLE"])?;
-    o.enum_str("format", &["MULTI_TASK", "SINGLE_TASK"])?;
-    o.enum_str("performance_target", &["PERFORMANCE_OPTIMIZED", "STANDARD"])?;
     Ok(())
 }
 

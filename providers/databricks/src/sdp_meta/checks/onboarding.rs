@@ -285,131 +285,16 @@ pub(super) fn table_key(layer: &Object) -> Option<(String, String)> {
     Some((db.to_ascii_lowercase(), table.to_ascii_lowercase()))
 }
 
+/// The rules that compare an onboarding's flows with each other, and the rules of each flow
+/// that depend on the onboarding (its runner, build and Unity Catalog setting).
 pub(super) fn cross_flow_rules(flows: &[Value], ctx: &OnboardingCtx, out: &mut Vec<Finding>) {
-    let views: Vec<Option<FlowView>> = flows
-        .iter()
-        .map(|v| v.as_object().map(FlowView::new))
-        .collect();
-    let paths: Vec<Vec<PathStep>> = (0..views.len())
-        .map(|i| vec![PathStep::Key("flows".to_string()), PathStep::Index(i)])
-        .collect();
-
-    let mut ids: HashMap<&str, usize> = HashMap::new();
-    // Full bronze name → (writer, AUTO CDC?)
-    let mut bronze_writers: HashMap<(String, String), (usize, Option<bool>)> = HashMap::new();
-    let mut bronze_names: HashMap<(&str, String), (usize, String)> = HashMap::new();
-    let mut silver_writers: HashMap<(String, String), usize> = HashMap::new();
-    let mut silver_names: HashMap<String, (usize, String)> = HashMap::new();
-    let mut groups: BTreeMap<(&str, Layer), GroupFacts> = BTreeMap::new();
-    // Silver-only flows: (flow, the bronze table they read).
-    let mut readers: Vec<(usize, (String, String))> = Vec::new();
-
-    for (i, view) in views.iter().enumerate() {
-        let Some(v) = view else { continue };
-        let mut r = Report {
-            flow: Some(&v.label),
-            base: Some(&paths[i]),
-            out,
+    let flows = Flows::new(flows);
+    let mut seen = Seen::default();
+    for i in 0..flows.views.len() {
+        let Some((v, mut r)) = flows.report(i, out) else {
+            continue;
         };
-        // V24: duplicate data_flow_id.
-        if let Tri::Known(id) = v.id {
-            if let Some(&first) = ids.get(id) {
-                r.error(
-                    &rules::V24,
-                    &At::root().key("data_flow_id"),
-                    &format!("data_flow_id {} is also used by flows[{first}]", quote(id)),
-                    "sdp-meta onboarding fails with \"onboarding file have duplicated data_flow_ids!\"",
-                    "give every flow of the onboarding its own data_flow_id",
-                );
-            } else {
-                ids.insert(id, i);
-            }
-        }
-        let bronze = v.layer(Layer::Bronze);
-        let silver = v.layer(Layer::Silver);
-
-        if let Some(b) = bronze
-            && let Some(key) = table_key(b)
-        {
-            let auto_cdc = any_configured(
-                b,
-                &[
-                    "cdc_apply_changes",
-                    "cdc_apply_changes_flows",
-                    "apply_changes_from_snapshot",
-                ],
-            );
-            let first_writer = match bronze_writers.get(&key) {
-                Some((first, _)) => {
-                    same_target(Layer::Bronze, &key, *first, &views, &mut r);
-                    false
-                }
-                None => {
-                    bronze_writers.insert(key.clone(), (i, auto_cdc));
-                    true
-                }
-            };
-            if first_writer && let Tri::Known(g) = v.group {
-                match bronze_names.get(&(g, key.1.clone())) {
-                    Some((first, db)) if *db != key.0 => r.warn(
-                        &rules::V23,
-                        &At::root().key("bronze").key("table"),
-                        &format!(
-                            "bronze.table {} is also written by {} in group {} (schema {db})",
-                            quote(&key.1),
-                            label_of(&views, *first),
-                            quote(g)
-                        ),
-                        "in a pipeline using the legacy publishing mode (target) both land in the pipeline's schema, and the input views {table}_bronze_inputview collide",
-                        "give the bronze tables of one group distinct names, or publish the pipeline with schema (direct publishing mode)",
-                    ),
-                    Some(_) => {}
-                    None => {
-                        bronze_names.insert((g, key.1.clone()), (i, key.0.clone()));
-                    }
-                }
-            }
-        }
-        if let Some(s) = silver
-            && let Some(key) = table_key(s)
-        {
-            let first_writer = match silver_writers.get(&key) {
-                Some(first) => {
-                    same_target(Layer::Silver, &key, *first, &views, &mut r);
-                    false
-                }
-                None => {
-                    silver_writers.insert(key.clone(), i);
-                    true
-                }
-            };
-            if first_writer {
-                match silver_names.get(&key.1) {
-                    Some((first, db)) if *db != key.0 => r.warn(
-                        &rules::V24,
-                        &At::root().key("silver").key("table"),
-                        &format!(
-                            "silver.table {} is also the silver table of {} (schema {db})",
-                            quote(&key.1),
-                            label_of(&views, *first)
-                        ),
-                        "the silver transformations file is joined on the table name only, so both flows get the same select_exp / where_clause",
-                        "give the silver tables distinct names",
-                    ),
-                    Some(_) => {}
-                    None => {
-                        silver_names.insert(key.1.clone(), (i, key.0.clone()));
-                    }
-                }
-            }
-        }
-        // Silver-only flows read a bronze table another flow may write.
-        if let (Some(_), Tri::Absent, Tri::Known(b)) = (silver, v.source, v.bronze)
-            && let Some(key) = table_key(b)
-        {
-            readers.push((i, key));
-        }
-
+        seen.record(i, v, &flows.views, &mut r);
         runner_rules(v, ctx, &mut r);
         for layer in [Layer::Bronze, Layer::Silver] {
             if let Some(l) = v.layer(layer) {
@@ -419,100 +304,300 @@ pub(super) fn cross_flow_rules(flows: &[Value], ctx: &OnboardingCtx, out: &mut V
         if ctx.uc_enabled == Tri::Known(false) {
             non_uc_rules(v, &mut r);
         }
-        // Groups for V11.
-        if let Tri::Known(g) = v.group {
-            let bronze_snapshot = bronze.and_then(|_| v.format().map(|f| f == Format::Snapshot));
-            let silver_snapshot = silver.and_then(|s| configured(s, "apply_changes_from_snapshot"));
-            for (layer, snapshot) in [
-                (Layer::Bronze, bronze_snapshot),
-                (Layer::Silver, silver_snapshot),
-            ] {
-                let Some(snapshot) = snapshot else { continue };
-                let facts = groups.entry((g, layer)).or_default();
-                if snapshot {
-                    facts.snapshot += 1;
-                } else {
-                    facts.others += 1;
-                    facts.first_other.get_or_insert(i);
-                }
-            }
-        }
+        seen.count_snapshots(i, v);
     }
-
-    // V18 across flows: silver-only flows reading another flow's AUTO CDC target.
-    for (i, key) in readers {
-        let Some((writer, _)) = bronze_writers.get(&key) else {
-            continue;
-        };
-        let (Some(Some(v)), Some(Some(w))) = (views.get(i), views.get(*writer)) else {
-            continue;
-        };
-        let (Some(s), Some(b)) = (v.silver.known(), w.layer(Layer::Bronze)) else {
-            continue;
-        };
-        let mut r = Report {
-            flow: Some(&v.label),
-            base: Some(&paths[i]),
-            out,
-        };
-        silver_reads_bronze_rules(b, s, Some(&w.label), &mut r);
-    }
-
+    seen.silver_reader_rules(&flows, out);
     // V11: a snapshot function breaks the non-snapshot flows of the layer on pre-fix builds.
     if ctx.build != Build::PreFix {
         return;
     }
-    for ((group, layer), facts) in groups {
+    for (&(group, layer), facts) in &seen.groups {
         let (Tri::Known(true), Some(first)) =
             (ctx.runner.function(layer, Some(group)), facts.first_other)
         else {
             continue;
         };
-        let Some(Some(v)) = views.get(first) else {
-            continue;
-        };
-        let ln = layer.name();
-        let (field, what) = match layer {
-            Layer::Bronze => {
-                let f = v.format().map_or("?", Format::name);
-                (
-                    At::root().key("source").key("format"),
-                    format!("source.format = {} is not a snapshot", quote(f)),
-                )
-            }
-            Layer::Silver => (
-                At::root().key("silver"),
-                "silver has no apply_changes_from_snapshot".to_string(),
-            ),
-        };
-        let group_is = if facts.snapshot > 0 {
-            format!(
-                "group {} mixes snapshot and non-snapshot {ln} flows",
-                quote(group)
-            )
-        } else {
-            format!("its group {} has no {ln} snapshot flow", quote(group))
-        };
-        let others = match facts.others {
-            0 | 1 => String::new(),
-            n => format!(
-                " (and the group's {} other non-snapshot {ln} flow(s))",
-                n - 1
-            ),
-        };
-        let mut r = Report {
+        if let Some((v, mut r)) = flows.report(first, out) {
+            mixed_snapshot_rule(v, (group, layer), facts, &mut r);
+        }
+    }
+}
+
+/// An onboarding's flows, each with the path every finding about it points at.
+struct Flows<'f> {
+    views: Vec<Option<FlowView<'f>>>,
+    paths: Vec<Vec<PathStep>>,
+}
+
+impl<'f> Flows<'f> {
+    fn new(flows: &'f [Value]) -> Self {
+        let views: Vec<Option<FlowView>> = flows
+            .iter()
+            .map(|v| v.as_object().map(FlowView::new))
+            .collect();
+        let paths = (0..views.len())
+            .map(|i| vec![PathStep::Key("flows".to_string()), PathStep::Index(i)])
+            .collect();
+        Flows { views, paths }
+    }
+
+    /// Flow `i`, and a report of findings about it; `None` when it is not an object.
+    fn report<'s>(
+        &'s self,
+        i: usize,
+        out: &'s mut Vec<Finding>,
+    ) -> Option<(&'s FlowView<'f>, Report<'s>)> {
+        let v = self.views.get(i)?.as_ref()?;
+        let r = Report {
             flow: Some(&v.label),
-            base: Some(&paths[first]),
+            base: Some(&self.paths[i]),
             out,
         };
-        r.error(
-            &rules::V11,
-            &field,
-            &format!("{what}, the runner passes {ln}_next_snapshot_and_version, and {group_is}"),
-            &format!("sdp-meta before the #268 fix applies the function to every {ln} flow of the pipeline and registers no input view for this flow{others}, whose writes fail with dataset-not-found"),
-            &format!("give snapshot and non-snapshot {ln} flows separate groups and runners (pass the function only where snapshot flows run), or run a build with the fixes (sdp_meta_version \"<version>+pr267\")"),
+        Some((v, r))
+    }
+}
+
+/// The tables of one layer the flows write: the first flow writing each, and, by the name
+/// two of them must not share (`K`), the first flow and the schema of its table.
+#[derive(Default)]
+struct Tables<K> {
+    writers: HashMap<(String, String), usize>,
+    names: HashMap<K, (usize, String)>,
+}
+
+impl<K: std::hash::Hash + Eq> Tables<K> {
+    /// The flow that wrote the table `key` before flow `i`; else `i` is recorded as its writer.
+    fn earlier_writer(&mut self, key: &(String, String), i: usize) -> Option<usize> {
+        if let Some(first) = self.writers.get(key) {
+            return Some(*first);
+        }
+        self.writers.insert(key.clone(), i);
+        None
+    }
+
+    /// The first flow to write a table named `name`, with its schema, when that is not
+    /// `db`; flow `i` is recorded (`owned` makes the key) when it is the first.
+    fn in_other_schema<Q>(
+        &mut self,
+        name: &Q,
+        owned: impl FnOnce() -> K,
+        i: usize,
+        db: &str,
+    ) -> Option<(usize, &str)>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
+        if !self.names.contains_key(name) {
+            self.names.insert(owned(), (i, db.to_string()));
+            return None;
+        }
+        let (first, first_db) = self.names.get(name)?;
+        (first_db != db).then_some((*first, first_db.as_str()))
+    }
+}
+
+/// What the rules across flows gather from the flows read so far.
+#[derive(Default)]
+struct Seen<'f> {
+    ids: HashMap<&'f str, usize>,
+    /// Bronze tables: two of one group must not share a name.
+    bronze: Tables<(&'f str, String)>,
+    /// Silver tables: no two may share a name.
+    silver: Tables<String>,
+    groups: BTreeMap<(&'f str, Layer), GroupFacts>,
+    /// Silver-only flows: (flow, the bronze table they read).
+    readers: Vec<(usize, (String, String))>,
+}
+
+impl<'f> Seen<'f> {
+    /// Checks flow `i` against the flows before it, and records it for the ones after.
+    fn record(&mut self, i: usize, v: &FlowView<'f>, views: &[Option<FlowView>], r: &mut Report) {
+        self.check_id(i, v, r);
+        let silver = v.layer(Layer::Silver);
+        if let Some(key) = v.layer(Layer::Bronze).and_then(table_key) {
+            self.bronze_table(i, v, &key, views, r);
+        }
+        if let Some(key) = silver.and_then(table_key) {
+            self.silver_table(i, &key, views, r);
+        }
+        // Silver-only flows read a bronze table another flow may write.
+        if let (Some(_), Tri::Absent, Tri::Known(b)) = (silver, v.source, v.bronze)
+            && let Some(key) = table_key(b)
+        {
+            self.readers.push((i, key));
+        }
+    }
+
+    /// V24: duplicate data_flow_id.
+    fn check_id(&mut self, i: usize, v: &FlowView<'f>, r: &mut Report) {
+        let Tri::Known(id) = v.id else { return };
+        if let Some(&first) = self.ids.get(id) {
+            r.error(
+                &rules::V24,
+                &At::root().key("data_flow_id"),
+                &format!("data_flow_id {} is also used by flows[{first}]", quote(id)),
+                "sdp-meta onboarding fails with \"onboarding file have duplicated data_flow_ids!\"",
+                "give every flow of the onboarding its own data_flow_id",
+            );
+        } else {
+            self.ids.insert(id, i);
+        }
+    }
+
+    /// The bronze table `key` of flow `i`: one writer per table, and (V23) distinct names
+    /// within a group.
+    fn bronze_table(
+        &mut self,
+        i: usize,
+        v: &FlowView<'f>,
+        key: &(String, String),
+        views: &[Option<FlowView>],
+        r: &mut Report,
+    ) {
+        if let Some(first) = self.bronze.earlier_writer(key, i) {
+            same_target(Layer::Bronze, key, first, views, r);
+            return;
+        }
+        let Tri::Known(g) = v.group else { return };
+        let owned = || (g, key.1.clone());
+        let Some((first, db)) = self.bronze.in_other_schema(&owned(), owned, i, &key.0) else {
+            return;
+        };
+        r.warn(
+            &rules::V23,
+            &At::root().key("bronze").key("table"),
+            &format!(
+                "bronze.table {} is also written by {} in group {} (schema {db})",
+                quote(&key.1),
+                label_of(views, first),
+                quote(g)
+            ),
+            "in a pipeline using the legacy publishing mode (target) both land in the pipeline's schema, and the input views {table}_bronze_inputview collide",
+            "give the bronze tables of one group distinct names, or publish the pipeline with schema (direct publishing mode)",
         );
     }
+
+    /// The silver table `key` of flow `i`: one writer per table, and (V24) distinct names.
+    fn silver_table(
+        &mut self,
+        i: usize,
+        key: &(String, String),
+        views: &[Option<FlowView>],
+        r: &mut Report,
+    ) {
+        if let Some(first) = self.silver.earlier_writer(key, i) {
+            same_target(Layer::Silver, key, first, views, r);
+            return;
+        }
+        let owned = || key.1.clone();
+        let Some((first, db)) = self
+            .silver
+            .in_other_schema(key.1.as_str(), owned, i, &key.0)
+        else {
+            return;
+        };
+        r.warn(
+            &rules::V24,
+            &At::root().key("silver").key("table"),
+            &format!(
+                "silver.table {} is also the silver table of {} (schema {db})",
+                quote(&key.1),
+                label_of(views, first)
+            ),
+            "the silver transformations file is joined on the table name only, so both flows get the same select_exp / where_clause",
+            "give the silver tables distinct names",
+        );
+    }
+
+    /// Counts flow `i`'s layers as snapshot flows or not, by group, for V11.
+    fn count_snapshots(&mut self, i: usize, v: &FlowView<'f>) {
+        let Tri::Known(g) = v.group else { return };
+        let bronze_snapshot = v
+            .layer(Layer::Bronze)
+            .and_then(|_| v.format().map(|f| f == Format::Snapshot));
+        let silver_snapshot = v
+            .layer(Layer::Silver)
+            .and_then(|s| configured(s, "apply_changes_from_snapshot"));
+        for (layer, snapshot) in [
+            (Layer::Bronze, bronze_snapshot),
+            (Layer::Silver, silver_snapshot),
+        ] {
+            let Some(snapshot) = snapshot else { continue };
+            let facts = self.groups.entry((g, layer)).or_default();
+            if snapshot {
+                facts.snapshot += 1;
+            } else {
+                facts.others += 1;
+                facts.first_other.get_or_insert(i);
+            }
+        }
+    }
+
+    /// V18 across flows: silver-only flows reading another flow's AUTO CDC target.
+    fn silver_reader_rules(&self, flows: &Flows, out: &mut Vec<Finding>) {
+        for (i, key) in &self.readers {
+            let Some(writer) = self.bronze.writers.get(key) else {
+                continue;
+            };
+            let Some(Some(w)) = flows.views.get(*writer) else {
+                continue;
+            };
+            let Some((v, mut r)) = flows.report(*i, out) else {
+                continue;
+            };
+            let (Some(s), Some(b)) = (v.silver.known(), w.layer(Layer::Bronze)) else {
+                continue;
+            };
+            silver_reads_bronze_rules(b, s, Some(&w.label), &mut r);
+        }
+    }
+}
+
+/// V11: the runner passes the layer's snapshot function to the group of `v`, a
+/// non-snapshot flow, which builds before the #268 fix break.
+fn mixed_snapshot_rule(
+    v: &FlowView,
+    (group, layer): (&str, Layer),
+    facts: &GroupFacts,
+    r: &mut Report,
+) {
+    let ln = layer.name();
+    let (field, what) = match layer {
+        Layer::Bronze => {
+            let f = v.format().map_or("?", Format::name);
+            (
+                At::root().key("source").key("format"),
+                format!("source.format = {} is not a snapshot", quote(f)),
+            )
+        }
+        Layer::Silver => (
+            At::root().key("silver"),
+            "silver has no apply_changes_from_snapshot".to_string(),
+        ),
+    };
+    let group_is = if facts.snapshot > 0 {
+        format!(
+            "group {} mixes snapshot and non-snapshot {ln} flows",
+            quote(group)
+        )
+    } else {
+        format!("its group {} has no {ln} snapshot flow", quote(group))
+    };
+    let others = match facts.others {
+        0 | 1 => String::new(),
+        n => format!(
+            " (and the group's {} other non-snapshot {ln} flow(s))",
+            n - 1
+        ),
+    };
+    r.error(
+        &rules::V11,
+        &field,
+        &format!("{what}, the runner passes {ln}_next_snapshot_and_version, and {group_is}"),
+        &format!("sdp-meta before the #268 fix applies the function to every {ln} flow of the pipeline and registers no input view for this flow{others}, whose writes fail with dataset-not-found"),
+        &format!("give snapshot and non-snapshot {ln} flows separate groups and runners (pass the function only where snapshot flows run), or run a build with the fixes (sdp_meta_version \"<version>+pr267\")"),
+    );
 }
 
 pub(super) fn label_of(views: &[Option<FlowView>], i: usize) -> String {
