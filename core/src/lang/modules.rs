@@ -396,7 +396,6 @@ fn instances_of(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn expand_call(
     config: &mut Config,
     caller: &ModuleInstance,
