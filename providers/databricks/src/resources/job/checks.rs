@@ -175,12 +175,7 @@ pub(super) fn check_tasks(config: &Object) -> Vec<Finding> {
     for (n, (i, task)) in tasks.iter().enumerate() {
         let at = vec![key("task"), PathStep::Index(*i)];
         check_task(task, &at, &clusters, &environments, &mut out);
-        if let Some(inner) = task
-            .get("for_each_task")
-            .and_then(Value::as_object)
-            .and_then(|f| f.get("task"))
-            .and_then(Value::as_object)
-        {
+        if let Some(inner) = for_each_inner(task) {
             let mut p = at.clone();
             p.extend([key("for_each_task"), key("task")]);
             check_task(inner, &p, &clusters, &environments, &mut out);

@@ -92,6 +92,14 @@ const UNTITLED: &str = "Untitled";
 /// state on read.
 const LOCAL: &[&str] = &["always_running", "control_run_state", "timeouts"];
 
+/// The task a `for_each_task` runs for each input, if `task` is one.
+fn for_each_inner(task: &Object) -> Option<&Object> {
+    task.get("for_each_task")
+        .and_then(Value::as_object)
+        .and_then(|f| f.get("task"))
+        .and_then(Value::as_object)
+}
+
 fn key(k: &str) -> PathStep {
     PathStep::Key(k.to_string())
 }
@@ -330,12 +338,7 @@ fn check_git_sources(config: &Object, out: &mut Vec<Finding>) {
     let mut tasks: Vec<(Vec<PathStep>, &Object)> = Vec::new();
     for (i, t) in list(config, "task") {
         let at = vec![key("task"), PathStep::Index(i)];
-        if let Some(inner) = t
-            .get("for_each_task")
-            .and_then(Value::as_object)
-            .and_then(|f| f.get("task"))
-            .and_then(Value::as_object)
-        {
+        if let Some(inner) = for_each_inner(t) {
             let mut p = at.clone();
             p.extend([key("for_each_task"), key("task")]);
             tasks.push((p, inner));
