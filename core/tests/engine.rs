@@ -135,6 +135,33 @@ async fn lifecycle_plan_apply_noop_update_replace_drift_destroy() {
     let (plan, _) = h.run(&changed, PlanMode::Normal, false).await;
     assert!(!plan.has_changes(), "apply put the drift back");
 
+    // A destroy shows what changed outside brickform, not what the configuration would
+    // change; what reads an object it deletes reads what the object holds.
+    h.svc
+        .objects
+        .lock()
+        .unwrap()
+        .get_mut(&parent_id)
+        .unwrap()
+        .insert("comment".into(), Value::from("edited again"));
+    let edited = changed.replace("belongs to", "now owned by");
+    let (plan, _) = h.run(&edited, PlanMode::Destroy, false).await;
+    assert_eq!(plan.drift.len(), 1, "{:#?}", plan.drift);
+    assert_eq!(plan.drift[0].address, "test_thing.parent");
+    assert_eq!(plan.summary().destroy, 3, "{:#?}", plan.changes);
+    for c in plan.changes.iter().filter(|c| c.action == Action::Delete) {
+        assert!(c.fields.is_empty() && c.after.is_none(), "{c:#?}");
+    }
+    let kid = plan
+        .changes
+        .iter()
+        .find(|c| c.address == "test_thing.child[\"a\"]")
+        .unwrap();
+    assert!(
+        kid.before.is_some(),
+        "a deleted object is shown as it is: {kid:#?}"
+    );
+
     // Destroy removes everything, children first; a second destroy does nothing.
     let (plan, report) = h.run(&changed, PlanMode::Destroy, true).await;
     assert_eq!(plan.summary().destroy, 3);

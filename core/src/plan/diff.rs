@@ -538,6 +538,22 @@ pub fn diff(input: &DiffInput) -> DiffOutput {
     differ.out
 }
 
+/// Only the drift of an object that exists: the live values that moved away from what was
+/// applied. What a destroy shows before it deletes the object, without comparing the
+/// configuration with it, since nothing will be updated.
+pub fn drift(input: &DiffInput) -> Vec<FieldChange> {
+    if input.prior.is_none() {
+        return Vec::new();
+    }
+    let fields = Field::all(input.schema);
+    let mut differ = Differ::new(input, &fields);
+    differ.drift_only = true;
+    for f in &fields {
+        differ.field(f);
+    }
+    differ.out.drift
+}
+
 /// An attribute or block of the schema, with the properties the diff reads.
 struct Field<'s> {
     name: &'s str,
@@ -651,6 +667,8 @@ struct Differ<'a> {
     /// however the service rewrote what it was sent (a name's case, an alias, a default
     /// filled in, a list reordered, a flag it never returns).
     returned: Option<Object>,
+    /// Only drift is looked for: the configuration's changes are not planned.
+    drift_only: bool,
     out: DiffOutput,
 }
 
@@ -681,6 +699,7 @@ impl<'a> Differ<'a> {
             input,
             writes: input.schema.writes,
             returned,
+            drift_only: false,
             out,
         }
     }
@@ -693,6 +712,10 @@ impl<'a> Differ<'a> {
             .live
             .and_then(|l| l.get(f.name))
             .or_else(|| input.prior.and_then(|p| p.merged_get(f.name)));
+        if self.drift_only && f.presence == Presence::Computed {
+            // Computed fields are the service's alone: they never drift.
+            return;
+        }
         if f.presence == Presence::Computed {
             let v = match input.prior {
                 Some(_) => reported.cloned().unwrap_or(Value::Null),
@@ -779,6 +802,9 @@ impl<'a> Differ<'a> {
     fn update(&mut self, f: &Field<'a>, s: &Sides<'a>, ignored: bool) {
         let unset_target = s.unset_target(self.writes, f.server_default);
         self.note_drift(f, s, unset_target);
+        if self.drift_only {
+            return;
+        }
         let after = if ignored {
             // Keep whatever is there now.
             let keep = s.live.unwrap_or(s.applied);
@@ -945,6 +971,14 @@ fn is_empty_collection(v: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The diff of `input`, checking on every case that the drift-only diff a destroy uses
+    /// finds the same drift.
+    fn diffed(input: &DiffInput) -> DiffOutput {
+        let out = diff(input);
+        assert_eq!(drift(input), out.drift, "the drift-only diff differs");
+        out
+    }
     use crate::provider::{AttrType, Attribute};
 
     fn schema() -> Schema {
@@ -1020,7 +1054,7 @@ mod tests {
     fn run(config: &Object, prior: Option<&Prior>, live: Option<&Object>) -> DiffOutput {
         let ignore = |_: &str| false;
         let fp = |v: &Value, fp: &str| v.as_str() == Some(fp);
-        diff(&DiffInput {
+        diffed(&DiffInput {
             schema: &schema(),
             config,
             prior,
@@ -1147,7 +1181,7 @@ mod tests {
         let ignore = |_: &str| false;
         let fp = |_: &Value, _: &str| true;
         let run = |live: &Object| {
-            diff(&DiffInput {
+            diffed(&DiffInput {
                 schema: &schema,
                 config: &config,
                 prior: Some(&prior),
@@ -1205,7 +1239,7 @@ mod tests {
         )]);
         let ignore = |_: &str| false;
         let fp = |_: &Value, _: &str| true;
-        let d = diff(&DiffInput {
+        let d = diffed(&DiffInput {
             schema: &schema,
             config: &config,
             prior: Some(&prior),
@@ -1224,7 +1258,7 @@ mod tests {
             "task",
             Value::List(vec![t("a", &[("run_if", "ALL_DONE".into())]), t("b", &[])]),
         )]);
-        let d = diff(&DiffInput {
+        let d = diffed(&DiffInput {
             schema: &schema,
             config: &config,
             prior: Some(&prior),
@@ -1272,7 +1306,7 @@ mod tests {
         let ignore = |_: &str| false;
         let fp = |_: &Value, _: &str| true;
         let run = |config: &Object, live: &Object| {
-            diff(&DiffInput {
+            diffed(&DiffInput {
                 schema: &schema,
                 config,
                 prior: Some(&prior),
@@ -1313,7 +1347,7 @@ mod tests {
         if let Some(Value::Object(c)) = off.get_mut("cluster") {
             c.insert("policy_defaults".into(), false.into());
         }
-        let d = diff(&DiffInput {
+        let d = diffed(&DiffInput {
             schema: &schema,
             config: &off,
             prior: Some(&written),
@@ -1412,7 +1446,7 @@ mod tests {
         let fp = |_: &Value, _: &str| true;
         let run = |writes: Writes| {
             let s = schema(writes);
-            let mut d = diff(&DiffInput {
+            let mut d = diffed(&DiffInput {
                 schema: &s,
                 config: &config,
                 prior: Some(&prior),
@@ -1481,7 +1515,7 @@ mod tests {
         let ignore = |_: &str| false;
         // The fingerprint of a test value is its JSON text.
         let fp = |v: &Value, fp: &str| serde_json::to_string(&v.to_json()).is_ok_and(|s| s == fp);
-        diff(&DiffInput {
+        diffed(&DiffInput {
             schema,
             config,
             prior: Some(prior),

@@ -323,8 +323,9 @@ pub(super) fn current(prior: Option<&Prior>, live: Option<&Object>) -> Option<Ob
     })
 }
 
-/// What references to the instance see during the rest of the plan: for an unchanged one,
-/// what it holds with its configuration over it; otherwise the planned object.
+/// What references to the instance see during the rest of the plan: for an unchanged one
+/// (or one a destroy deletes), what it holds with its configuration over it; otherwise the
+/// planned object.
 #[cfg(test)]
 pub(super) fn reference_value(
     action: Action,
@@ -337,7 +338,7 @@ pub(super) fn reference_value(
 }
 
 /// [`reference_value`] with what the object holds now given by `current` (called only for
-/// an unchanged instance).
+/// an unchanged or deleted instance).
 pub(super) fn reference_value_from(
     action: Action,
     current: impl FnOnce() -> Option<Object>,
@@ -345,7 +346,8 @@ pub(super) fn reference_value_from(
     after: &Object,
 ) -> Object {
     match action {
-        Action::NoOp => {
+        // An object a destroy deletes is still there while the plan is made.
+        Action::NoOp | Action::Delete => {
             let mut v = current().unwrap_or_default();
             v.extend(
                 config
@@ -545,7 +547,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unchanged_instance_is_seen_as_it_is_with_its_configuration_over_it() {
+    fn an_unchanged_or_deleted_instance_is_seen_as_it_is_with_its_configuration_over_it() {
         let prior = Prior {
             config: Object::from_iter([("name".to_string(), Value::from("a"))]),
             computed: Object::from_iter([
@@ -564,6 +566,11 @@ mod tests {
         assert_eq!(seen.get("owner"), Some(&Value::from("you")));
         assert_eq!(seen.get("id"), Some(&Value::from("1")));
         assert_eq!(seen.get("name"), Some(&Value::from("a")));
+        // One a destroy deletes is still there while the plan is made.
+        assert_eq!(
+            reference_value(Action::Delete, Some(&prior), Some(&live), &config, &after),
+            seen
+        );
         assert_eq!(
             reference_value(Action::Update, Some(&prior), Some(&live), &config, &after),
             after

@@ -104,7 +104,7 @@ impl PlanWalk<'_, '_> {
 
     /// Plans one prepared instance against the service: its prior object, a refresh, the
     /// diff, the action and its guards, then the record of the change.
-    pub(super) async fn plan_managed(&self, block: &Block<'_>, mut p: Prepared) -> InstanceOutcome {
+    pub(super) async fn plan_managed(&self, block: &Block<'_>, p: Prepared) -> InstanceOutcome {
         // The read the refresh started for the instance is waited for before the instance
         // takes a call slot: the read takes one of its own.
         let reading = super::walk::lock(&self.refreshed).remove(&p.address);
@@ -113,50 +113,53 @@ impl PlanWalk<'_, '_> {
             None => None,
         };
         let _call = self.calls.acquire().await.ok();
-        // The outcome is put together after the last provider call, so the future planning
-        // an instance (one per instance in flight) does not carry it across the calls.
         let mut warnings = Vec::new();
-        let mut diags = Diagnostics::new();
-        let failed = |diag: Diagnostic, value: Option<Value>, warnings: Vec<String>| {
-            let mut out = InstanceOutcome {
-                key: p.key.clone(),
-                warnings,
-                value,
-                ..Default::default()
-            };
-            out.diags.push(diag);
-            out
-        };
-        let r = block.resource;
         let ctx = self.engine.op_context(&p.address, &self.lineage);
-        let (mut prior, mut importing) =
-            match self.prior(block, &ctx, &p.config, &mut warnings).await {
-                Ok(found) => found,
-                Err(e) => return failed(e.diag, Some(Value::Unknown), warnings),
-            };
-        let (live, mut deleted_outside) = match self
-            .refresh(block, &ctx, prior.as_ref(), &importing, read_before)
+        let found = match self
+            .find(block, &ctx, &p.config, read_before, &mut warnings)
             .await
         {
-            Ok(read) => read,
-            Err(d) => return failed(d, None, warnings),
+            Ok(found) => found,
+            Err((diag, value)) => return failed(&p, diag, value, warnings),
         };
+        if self.req.mode == PlanMode::Destroy && found.effective_prior().is_some() {
+            return self.plan_delete(block, &ctx, p, found, warnings);
+        }
+        self.plan_found(block, &ctx, p, found, warnings).await
+    }
+
+    /// What state and the service say of the instance: its prior object, what a refresh
+    /// reads, and for an object gone from the service, the object this state lost track
+    /// of. An error comes with the value references to the instance then see.
+    async fn find(
+        &self,
+        block: &Block<'_>,
+        ctx: &OpContext,
+        config: &Object,
+        read_before: Option<ProviderResult<Option<Remote>>>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Found, (Diagnostic, Option<Value>)> {
+        let (mut prior, mut importing) = self
+            .prior(block, ctx, config, warnings)
+            .await
+            .map_err(|e| (e.diag, Some(Value::Unknown)))?;
+        let (live, mut deleted_outside) = self
+            .refresh(block, ctx, prior.as_ref(), &importing, read_before)
+            .await
+            .map_err(|d| (d, None))?;
         if deleted_outside {
             // The state names an object the service no longer has. Before a create is
             // planned, the object is looked for as one the state lost track of: a state
             // restored from its backup after a replacement names the old object's id, and
             // a create would make a second copy of the new one.
-            match self
-                .found_again(block, &ctx, &p.config, &mut warnings)
+            let again = self
+                .found_again(block, ctx, config, warnings)
                 .await
-            {
-                Ok(Some(again)) => {
-                    importing = Some(again.0.clone());
-                    prior = Some(again);
-                    deleted_outside = false;
-                }
-                Ok(None) => {}
-                Err(d) => return failed(d, Some(Value::Unknown), warnings),
+                .map_err(|d| (d, Some(Value::Unknown)))?;
+            if let Some(again) = again {
+                importing = Some(again.0.clone());
+                prior = Some(again);
+                deleted_outside = false;
             }
         }
         // The read's attributes are moved out, not copied: of the rest only its id is kept.
@@ -165,89 +168,85 @@ impl PlanWalk<'_, '_> {
         if let Some(l) = live_attrs.as_mut() {
             normalize_object(block.kind.schema(), l);
         }
-        let found = Found {
+        Ok(Found {
             prior,
             importing,
             live_id,
             live_attrs,
             deleted_outside,
+        })
+    }
+
+    /// An object a destroy deletes: what it holds and how it drifted are shown, and the
+    /// configuration is not compared with it, since nothing will be updated (diffing a
+    /// large configuration was most of a destroy plan's work).
+    fn plan_delete(
+        &self,
+        block: &Block<'_>,
+        ctx: &OpContext,
+        p: Prepared,
+        found: Found,
+        warnings: Vec<String>,
+    ) -> InstanceOutcome {
+        let drift = self.compare(block, &p, &found, crate::plan::diff::drift);
+        let mut out = InstanceOutcome {
+            key: p.key.clone(),
+            warnings,
+            ..Default::default()
         };
-        let mut d = self.diff_instance(block, &p, &found);
-        // What apply sends for an ignored attribute is what the object keeps, as planned;
-        // what the kind derives from it is derived from the kept value (a content's hash
-        // from the content kept), so the configuration is prepared again with it, and
-        // compared again.
-        let ignored = Ignored::new(&r.lifecycle, found.prior.is_some());
-        // Kept for a replacement, whose new object keeps less (see `Ignored::replacing`).
-        let mut decoded_again = None;
-        if found.effective_prior().is_some()
-            && ignored.any()
-            && let Some(raw) = p.decoded.take()
-        {
-            decoded_again = Some(raw.clone());
-            let preparing = Preparing {
-                kind: block.kind.as_ref(),
-                resource: r,
-                base_dir: &self.engine.config.dir,
-                address: &p.address,
-            };
-            let mut again = Diagnostics::new();
-            let kept = preparing.keeping(raw, &ignored, &d.after, &mut again);
-            if again.has_errors() {
+        self.claim(block, ctx, &p, Action::Delete, &found);
+        let d = DiffOutput {
+            drift,
+            ..Default::default()
+        };
+        self.record_change(block, p, (Action::Delete, None), d, found, &mut out);
+        out
+    }
+
+    /// Plans an instance whose prior object is known (or known absent): the diff, with
+    /// `ignore_changes` kept, the action, the names it needs, and the record.
+    async fn plan_found(
+        &self,
+        block: &Block<'_>,
+        ctx: &OpContext,
+        mut p: Prepared,
+        found: Found,
+        warnings: Vec<String>,
+    ) -> InstanceOutcome {
+        let r = block.resource;
+        let (mut d, decoded_again) = match self.diff_kept(block, &mut p, &found) {
+            Ok(diffed) => diffed,
+            Err(diags) => {
                 return InstanceOutcome {
                     key: p.key.clone(),
-                    diags: again,
+                    diags,
                     warnings,
                     value: Some(Value::Unknown),
                     ..Default::default()
                 };
             }
-            p.config = kept;
-            d = self.diff_instance(block, &p, &found);
-        }
-        let asked = {
-            let settled = super::walk::lock(&self.settled);
-            decide::follow_renames(&mut d, &settled, &block.dependencies);
-            ReplaceAsked {
-                by_request: self.req.replace.iter().any(|a| a == &p.address),
-                by_triggers: decide::replace_triggered(r, &settled),
-            }
         };
-        let (action, reason) = decide::decide(
-            found.effective_prior().is_some(),
-            found.deleted_outside,
-            found.importing.is_some(),
-            &d,
-            asked,
-            r.lifecycle.create_before_destroy
-                || (block.kind.replaces_by_creating_first()
-                    && d.replace
-                    && !asked.by_request
-                    && !asked.by_triggers
-                    // Known: a value unknown until what it reads is replaced would spread
-                    // create-first to that object, which then meets its old self's name.
-                    && p.config.values().all(Value::is_wholly_known)),
-        );
+        let (action, reason) = self.decide_action(block, &p, &found, &mut d);
         if action.is_replace()
             && let Some(raw) = decoded_again
         {
-            let preparing = Preparing {
-                kind: block.kind.as_ref(),
-                resource: r,
-                base_dir: &self.engine.config.dir,
-                address: &p.address,
-            };
-            let mut again = Diagnostics::new();
+            // The new object keeps less of what the old one had (see `Ignored::replacing`).
             let replacing = Ignored::new(&r.lifecycle, true).replacing();
-            p.config = preparing.keeping(raw, &replacing, &d.after, &mut again);
+            p.config = self.preparing(block, &p.address).keeping(
+                raw,
+                &replacing,
+                &d.after,
+                &mut Diagnostics::new(),
+            );
             d = self.diff_instance(block, &p, &found);
             d.replace = true;
         }
+        let mut diags = Diagnostics::new();
         if let Err(d) = self
-            .check_names(block, &ctx, &p, action, &found, &mut diags)
+            .check_names(block, ctx, &p, action, &found, &mut diags)
             .await
         {
-            let mut out = failed(d, Some(Value::Unknown), warnings);
+            let mut out = failed(&p, d, Some(Value::Unknown), warnings);
             diags.extend(std::mem::take(&mut out.diags));
             out.diags = diags;
             return out;
@@ -262,42 +261,139 @@ impl PlanWalk<'_, '_> {
             out.diags
                 .push(prevent_destroy_error(&p.address, r.span.clone()));
         }
-        {
-            let claim = |key: String, exclusive: bool, what: Option<String>| super::guards::Claim {
-                provider: block.provider.clone(),
-                key,
-                exclusive,
-                what,
-                type_name: r.type_name.clone(),
-                address: p.address.clone(),
-            };
-            let mut claims = Vec::new();
-            if (action == Action::Create || action.is_replace())
-                && found.importing.is_none()
-                && crate::engine::adopt::key_known(block.kind.as_ref(), &ctx, &p.config)
-                && let Some(key) = block.kind.natural_key(&ctx, &p.config)
-            {
-                claims.push(claim(key, true, None));
-            }
-            for c in block.kind.claims(&p.config) {
-                claims.push(claim(c.key, c.exclusive, Some(c.what)));
-            }
-            if !claims.is_empty() {
-                super::walk::lock(&self.claims).extend(claims);
-            }
-        }
+        self.claim(block, ctx, &p, action, &found);
         self.record_change(block, p, (action, reason), d, found, &mut out);
         out
+    }
+
+    /// The diff of the instance. What apply sends for an ignored attribute is what the
+    /// object keeps, as planned; what the kind derives from it is derived from the kept
+    /// value (a content's hash from the content kept), so the configuration is prepared
+    /// again with it, and compared again. Also the configuration as decoded, kept for a
+    /// replacement, which is prepared once more.
+    fn diff_kept(
+        &self,
+        block: &Block<'_>,
+        p: &mut Prepared,
+        found: &Found,
+    ) -> Result<(DiffOutput, Option<Object>), Diagnostics> {
+        let d = self.diff_instance(block, p, found);
+        let ignored = Ignored::new(&block.resource.lifecycle, found.prior.is_some());
+        if found.effective_prior().is_none() || !ignored.any() {
+            return Ok((d, None));
+        }
+        let Some(raw) = p.decoded.take() else {
+            return Ok((d, None));
+        };
+        let mut again = Diagnostics::new();
+        let kept =
+            self.preparing(block, &p.address)
+                .keeping(raw.clone(), &ignored, &d.after, &mut again);
+        if again.has_errors() {
+            return Err(again);
+        }
+        p.config = kept;
+        Ok((self.diff_instance(block, p, found), Some(raw)))
+    }
+
+    fn preparing<'a>(&'a self, block: &'a Block<'_>, address: &'a str) -> Preparing<'a> {
+        Preparing {
+            kind: block.kind.as_ref(),
+            resource: block.resource,
+            base_dir: &self.engine.config.dir,
+            address,
+        }
+    }
+
+    /// The action the diff calls for, with what `--replace`, `replace_triggered_by` and
+    /// the kind ask of it.
+    fn decide_action(
+        &self,
+        block: &Block<'_>,
+        p: &Prepared,
+        found: &Found,
+        d: &mut DiffOutput,
+    ) -> (Action, Option<ActionReason>) {
+        let r = block.resource;
+        let asked = {
+            let settled = super::walk::lock(&self.settled);
+            decide::follow_renames(d, &settled, &block.dependencies);
+            ReplaceAsked {
+                by_request: self.req.replace.iter().any(|a| a == &p.address),
+                by_triggers: decide::replace_triggered(r, &settled),
+            }
+        };
+        decide::decide(
+            found.effective_prior().is_some(),
+            found.deleted_outside,
+            found.importing.is_some(),
+            d,
+            asked,
+            r.lifecycle.create_before_destroy
+                || (block.kind.replaces_by_creating_first()
+                    && d.replace
+                    && !asked.by_request
+                    && !asked.by_triggers
+                    // Known: a value unknown until what it reads is replaced would spread
+                    // create-first to that object, which then meets its old self's name.
+                    && p.config.values().all(Value::is_wholly_known)),
+        )
+    }
+
+    /// What the instance claims for itself (a name only one object may hold, what the kind
+    /// declares), for the check that no two instances of the plan claim the same.
+    fn claim(
+        &self,
+        block: &Block<'_>,
+        ctx: &OpContext,
+        p: &Prepared,
+        action: Action,
+        found: &Found,
+    ) {
+        let r = block.resource;
+        let claim = |key: String, exclusive: bool, what: Option<String>| super::guards::Claim {
+            provider: block.provider.clone(),
+            key,
+            exclusive,
+            what,
+            type_name: r.type_name.clone(),
+            address: p.address.clone(),
+        };
+        let mut claims = Vec::new();
+        if (action == Action::Create || action.is_replace())
+            && found.importing.is_none()
+            && crate::engine::adopt::key_known(block.kind.as_ref(), ctx, &p.config)
+            && let Some(key) = block.kind.natural_key(ctx, &p.config)
+        {
+            claims.push(claim(key, true, None));
+        }
+        for c in block.kind.claims(&p.config) {
+            claims.push(claim(c.key, c.exclusive, Some(c.what)));
+        }
+        if !claims.is_empty() {
+            super::walk::lock(&self.claims).extend(claims);
+        }
     }
 
     /// The configuration compared with the prior object and what the refresh read, with
     /// `ignore_changes` applied.
     fn diff_instance(&self, block: &Block<'_>, p: &Prepared, found: &Found) -> DiffOutput {
+        self.compare(block, p, found, diff)
+    }
+
+    /// `how` (a diff) run on the instance's configuration, prior and live object.
+    fn compare<T>(
+        &self,
+        block: &Block<'_>,
+        p: &Prepared,
+        found: &Found,
+        how: impl FnOnce(&DiffInput) -> T,
+    ) -> T {
         let ignored = Ignored::new(&block.resource.lifecycle, found.prior.is_some());
         let schema = block.kind.schema();
         let ignore = |name: &str| ignored.covers_in(schema, name);
         let fp = |v: &Value, fp: &str| self.state.fingerprint_matches(&v.to_json(), fp);
-        diff(&DiffInput {
+        how(&DiffInput {
             schema: block.kind.schema(),
             config: &p.config,
             prior: found.effective_prior(),
@@ -355,10 +451,12 @@ impl PlanWalk<'_, '_> {
         } else {
             action
         };
-        // The reference value of an unchanged instance needs `current` unredacted.
-        let reference_current = (block.referenced && action == Action::NoOp)
-            .then(|| current.clone())
-            .flatten();
+        // The reference value of an unchanged or deleted instance needs `current`
+        // unredacted.
+        let reference_current = (block.referenced
+            && matches!(action, Action::NoOp | Action::Delete))
+        .then(|| current.clone())
+        .flatten();
         let before = current.map(|b| SerObject(without_sensitive(b, &all_sensitive)));
         // The id the object has now: a kind may find an object renamed outside brickform
         // under its new name, which the update then addresses.
@@ -659,6 +757,24 @@ impl PlanWalk<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// The outcome of an instance whose planning stopped at `diag`; references to it see
+/// `value`.
+fn failed(
+    p: &Prepared,
+    diag: Diagnostic,
+    value: Option<Value>,
+    warnings: Vec<String>,
+) -> InstanceOutcome {
+    let mut out = InstanceOutcome {
+        key: p.key.clone(),
+        warnings,
+        value,
+        ..Default::default()
+    };
+    out.diags.push(diag);
+    out
 }
 
 /// What state and the service said of an instance before it is diffed: its prior object
