@@ -32,9 +32,33 @@ impl Engine<'_> {
         state: &StateDocument,
         also: &[&str],
     ) -> Diagnostics {
-        let config = &*self.config;
         let mut diags = Diagnostics::new();
-        // Provider settings may read variables and locals, not resources.
+        let world = self.provider_world(order);
+        let mut settings = self.top_level_settings(&world, &mut diags);
+        self.merge_environment_settings(&world, &mut settings, &mut diags);
+        let mut used = self.used_by_resources(&mut diags);
+        if self.offline || diags.has_errors() {
+            return diags;
+        }
+        used.extend(self.used_by_state(state));
+        used.extend(settings.keys().cloned());
+        used.extend(also.iter().map(|p| p.to_string()));
+        self.configure_used(&used, settings, &mut diags).await;
+        let used: HashSet<&str> = used
+            .iter()
+            .filter(|k| !ProviderConfigAddr::is_aliased(k))
+            .map(String::as_str)
+            .collect();
+        if !diags.has_errors() && self.presets.get().is_none() {
+            diags.extend(self.resolve_presets(&used).await);
+        }
+        diags
+    }
+
+    /// The world provider settings are evaluated in: variables and the root module's
+    /// locals, not resources (none has been read yet).
+    fn provider_world(&self, order: &[ConfigNode]) -> World {
+        let config = &*self.config;
         let mut world = World::new(
             self.vars.values.clone(),
             self.vars.sensitive.clone(),
@@ -51,7 +75,18 @@ impl Engine<'_> {
                 let _ = world.evaluate_local(&s.module, &s.name, &l.expr.expr, &config.dir);
             }
         }
-        // Settings by provider configuration: `NAME`, or `NAME.ALIAS` for an aliased one.
+        world
+    }
+
+    /// The top-level `provider` blocks decoded, by provider configuration: `NAME`, or
+    /// `NAME.ALIAS` for an aliased one. A block of an unknown provider, an alias its
+    /// provider cannot have, or one that reads a resource is reported and left out.
+    fn top_level_settings(
+        &self,
+        world: &World,
+        diags: &mut Diagnostics,
+    ) -> BTreeMap<String, Object> {
+        let config = &*self.config;
         let mut settings: BTreeMap<String, Object> = BTreeMap::new();
         for (key, block) in &config.providers {
             let name = ProviderConfigAddr::name_of(key);
@@ -75,29 +110,25 @@ impl Engine<'_> {
                 );
                 continue;
             }
-            let mut bad_reference = false;
-            for r in crate::lang::refs::body_refs(&block.body.body) {
-                let reads_resource =
-                    !matches!(r.root.as_str(), "var" | "local" | "path" | "brickform");
-                if reads_resource {
-                    bad_reference = true;
-                    diags.push(
-                        Diagnostic::error("Invalid provider configuration reference")
-                            .at(r.span.map(|s| crate::lang::source::Span::new(block.body.file, s)))
-                            .detail("A provider block may only use variables, locals and brickform.environment; its values must be known before any resource is read."),
-                    );
-                }
-            }
-            if bad_reference {
+            if !reads_only_early_values(block, diags) {
                 // Evaluating it would only repeat the same mistake as another error.
                 continue;
             }
-            let (decoded, d) = decode_settings(&world, &config.dir, block, provider.as_ref());
+            let (decoded, d) = decode_settings(world, &config.dir, block, provider.as_ref());
             diags.extend(d);
             settings.insert(key.clone(), decoded);
         }
-        // The environment's provider settings override the top-level ones, key by key (of
-        // each provider's default configuration).
+        settings
+    }
+
+    /// The environment's provider settings override the top-level ones, key by key (of
+    /// each provider's default configuration); a null leaves the top-level value.
+    fn merge_environment_settings(
+        &self,
+        world: &World,
+        settings: &mut BTreeMap<String, Object>,
+        diags: &mut Diagnostics,
+    ) {
         for (name, block) in &self.settings.providers {
             let Some(provider) = self.registry.provider(name) else {
                 diags.push(
@@ -107,7 +138,7 @@ impl Engine<'_> {
                 );
                 continue;
             };
-            let (decoded, d) = decode_settings(&world, &config.dir, block, provider.as_ref());
+            let (decoded, d) = decode_settings(world, &self.config.dir, block, provider.as_ref());
             diags.extend(d);
             let merged = settings.entry(provider.name().to_string()).or_default();
             for (k, v) in decoded {
@@ -116,8 +147,12 @@ impl Engine<'_> {
                 }
             }
         }
-        // Every aliased configuration a resource names must be declared, and be one of the
-        // provider its type belongs to.
+    }
+
+    /// The provider configurations the resources use. Every aliased configuration a
+    /// resource names must be declared, and be one of the provider its type belongs to.
+    fn used_by_resources(&self, diags: &mut Diagnostics) -> HashSet<String> {
+        let config = &*self.config;
         let mut used: HashSet<String> = HashSet::new();
         for r in config.resources.values() {
             if let (Some(written), Some(owner)) =
@@ -157,10 +192,12 @@ impl Engine<'_> {
             }
             used.insert(key);
         }
-        if self.offline || diags.has_errors() {
-            return diags;
-        }
-        used.extend(state.resources().iter().map(|r| {
+        used
+    }
+
+    /// The provider configurations the state's resources were made through.
+    fn used_by_state<'s>(&'s self, state: &'s StateDocument) -> impl Iterator<Item = String> + 's {
+        state.resources().iter().map(|r| {
             match r.provider.as_str() {
                 // States written before provider keys were recorded name the default.
                 "" => self
@@ -170,9 +207,17 @@ impl Engine<'_> {
                     .unwrap_or_default(),
                 key => key.to_string(),
             }
-        }));
-        used.extend(settings.keys().cloned());
-        used.extend(also.iter().map(|p| p.to_string()));
+        })
+    }
+
+    /// Configures every provider configuration in `used`, each with its settings (none: its
+    /// defaults and environment); settings not known before apply cannot configure one.
+    async fn configure_used(
+        &self,
+        used: &HashSet<String>,
+        mut settings: BTreeMap<String, Object>,
+        diags: &mut Diagnostics,
+    ) {
         let mut configured: Vec<(String, &std::sync::Arc<dyn crate::provider::Provider>)> = self
             .registry
             .providers
@@ -197,7 +242,7 @@ impl Engine<'_> {
                 continue;
             }
             if let Err(e) = p.configure(&s).await {
-                let span = config.providers.get(&key).and_then(|b| b.span.clone());
+                let span = self.config.providers.get(&key).and_then(|b| b.span.clone());
                 diags.push(
                     Diagnostic::error(format!(
                         "Cannot configure provider \"{key}\": {}",
@@ -208,15 +253,6 @@ impl Engine<'_> {
                 );
             }
         }
-        let used: HashSet<&str> = used
-            .iter()
-            .filter(|k| !ProviderConfigAddr::is_aliased(k))
-            .map(String::as_str)
-            .collect();
-        if !diags.has_errors() && self.presets.get().is_none() {
-            diags.extend(self.resolve_presets(&used).await);
-        }
-        diags
     }
 
     /// In development mode, asks the providers whose user the presets name.
@@ -270,4 +306,26 @@ fn decode_settings(
         header,
     );
     (decoded.value, d)
+}
+
+/// Whether a `provider` block reads only variables, locals, paths and brickform's own
+/// values; each reference to anything else (a resource) is reported, since a provider's
+/// settings must be known before any resource is read.
+fn reads_only_early_values(
+    block: &crate::lang::load::ProviderBlock,
+    diags: &mut Diagnostics,
+) -> bool {
+    let mut ok = true;
+    for r in crate::lang::refs::body_refs(&block.body.body) {
+        let reads_resource = !matches!(r.root.as_str(), "var" | "local" | "path" | "brickform");
+        if reads_resource {
+            ok = false;
+            diags.push(
+                Diagnostic::error("Invalid provider configuration reference")
+                    .at(r.span.map(|s| crate::lang::source::Span::new(block.body.file, s)))
+                    .detail("A provider block may only use variables, locals and brickform.environment; its values must be known before any resource is read."),
+            );
+        }
+    }
+    ok
 }

@@ -728,34 +728,93 @@ pub async fn follow_job_run(
     timeout: Duration,
     on: &(dyn Fn(Progress) + Send + Sync),
 ) -> Result<Outcome, RunError> {
-    let started = Instant::now();
-    let mut last_state = String::new();
-    // Task runs already told, by task run id: after a repair a task has a run per attempt.
-    let mut reported: std::collections::HashSet<i64> = repair
-        .map(|r| r.earlier.iter().copied().collect())
-        .unwrap_or_default();
-    // Each failed task run's cause, from its output, fetched once.
-    let mut causes: std::collections::HashMap<i64, String> = Default::default();
+    let mut follower = JobRunFollower::new(client, repair, on);
     let mut attempt = 0;
-    let mut linked = false;
-    let mut reflected = repair.is_none();
     let mut query = vec![("run_id", run_id.to_string())];
     if repair.is_some() {
         query.push(("include_history", "true".to_string()));
     }
     loop {
         let run = whole_run(client, &query).await?;
-        if !linked && let Some(url) = run.get("run_page_url").and_then(Json::as_str) {
-            on(Progress::Link {
+        follower.report_link(&run);
+        let life = text(&run, "/state/life_cycle_state");
+        follower.note_repair_reflected(&run, &life);
+        let all: Vec<&Json> = run
+            .get("tasks")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .collect();
+        follower.report_state(&life, &all);
+        let (tasks, rerun) = follower.read_tasks(&all).await;
+        if follower.reflected && ended(&life) {
+            return Ok(job_run_outcome(run_id, &run, tasks, rerun));
+        }
+        if follower.started.elapsed() > timeout {
+            return Err(RunError::Timeout(timeout));
+        }
+        tokio::time::sleep(poll_interval(attempt)).await;
+        attempt += 1;
+    }
+}
+
+/// What following a job run remembers from one look at the run to the next, so each
+/// state change, link and task result is told once.
+struct JobRunFollower<'a> {
+    client: &'a Client,
+    repair: Option<&'a RepairStarted>,
+    on: &'a (dyn Fn(Progress) + Send + Sync),
+    started: Instant,
+    last_state: String,
+    /// Task runs already told, by task run id: after a repair a task has a run per attempt.
+    reported: std::collections::HashSet<i64>,
+    /// Each failed task run's cause, from its output, fetched once.
+    causes: std::collections::HashMap<i64, String>,
+    linked: bool,
+    /// Whether the run as read is the one to follow: always without a repair; with one,
+    /// once the run shows the repair (or has been seen going again).
+    reflected: bool,
+}
+
+impl<'a> JobRunFollower<'a> {
+    fn new(
+        client: &'a Client,
+        repair: Option<&'a RepairStarted>,
+        on: &'a (dyn Fn(Progress) + Send + Sync),
+    ) -> Self {
+        JobRunFollower {
+            client,
+            repair,
+            on,
+            started: Instant::now(),
+            last_state: String::new(),
+            reported: repair
+                .map(|r| r.earlier.iter().copied().collect())
+                .unwrap_or_default(),
+            causes: Default::default(),
+            linked: false,
+            reflected: repair.is_none(),
+        }
+    }
+
+    /// Tells the run's page once it is first known.
+    fn report_link(&mut self, run: &Json) {
+        if !self.linked
+            && let Some(url) = run.get("run_page_url").and_then(Json::as_str)
+        {
+            (self.on)(Progress::Link {
                 url: url.to_string(),
             });
-            linked = true;
+            self.linked = true;
         }
-        let life = text(&run, "/state/life_cycle_state");
-        if let Some(r) = repair
-            && !reflected
+    }
+
+    /// Whether the repair shows yet: the run is going, or its history has the repair.
+    fn note_repair_reflected(&mut self, run: &Json, life: &str) {
+        if let Some(r) = self.repair
+            && !self.reflected
         {
-            reflected = !ended(&life)
+            self.reflected = !ended(life)
                 || run
                     .get("repair_history")
                     .and_then(Json::as_array)
@@ -764,47 +823,43 @@ pub async fn follow_job_run(
                             .any(|i| i.get("id").and_then(Json::as_i64) == Some(r.repair_id))
                     });
         }
-        if reflected && life != last_state {
-            on(Progress::State {
-                state: life.clone(),
-                elapsed: started.elapsed(),
+    }
+
+    /// Tells a new state of the run (once the repair shows), then that it is still being
+    /// waited for, with the tasks running now.
+    fn report_state(&mut self, life: &str, all: &[&Json]) {
+        if self.reflected && life != self.last_state {
+            (self.on)(Progress::State {
+                state: life.to_string(),
+                elapsed: self.started.elapsed(),
             });
-            last_state = life.clone();
+            self.last_state = life.to_string();
         }
-        let all: Vec<&Json> = run
-            .get("tasks")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-            .collect();
         let running: Vec<String> = all
             .iter()
             .filter(|t| text(t, "/state/life_cycle_state") == "RUNNING")
             .map(|t| text(t, "/task_key"))
             .collect();
-        on(Progress::Waiting {
-            state: life.clone(),
-            elapsed: started.elapsed(),
+        (self.on)(Progress::Waiting {
+            state: life.to_string(),
+            elapsed: self.started.elapsed(),
             running,
         });
-        // Each task's latest run decides: an earlier attempt's failure was repaired.
-        let mut latest: Vec<&Json> = Vec::new();
-        for t in &all {
-            let key = text(t, "/task_key");
-            let attempt_of = |t: &Json| t.get("attempt_number").and_then(Json::as_i64);
-            match latest.iter_mut().find(|l| text(l, "/task_key") == key) {
-                Some(l) if attempt_of(t) >= attempt_of(l) => *l = t,
-                Some(_) => {}
-                None => latest.push(t),
-            }
-        }
+    }
+
+    /// Tells each task run that ended and was not told yet. Returns each task's latest
+    /// result (key, result, message) and, for a repair, the tasks it re-runs.
+    async fn read_tasks(&mut self, all: &[&Json]) -> (Vec<(String, String, String)>, Vec<String>) {
+        let latest = latest_attempts(all);
         let mut tasks: Vec<(String, String, String)> = Vec::new();
         let mut rerun: Vec<String> = Vec::new();
-        for t in &all {
+        for t in all {
             let result = text(t, "/state/result_state");
             let key = text(t, "/task_key");
             let id = t.get("run_id").and_then(Json::as_i64);
-            if repair.is_some_and(|r| id.is_some_and(|id| !r.earlier.contains(&id)))
+            if self
+                .repair
+                .is_some_and(|r| id.is_some_and(|id| !r.earlier.contains(&id)))
                 && !rerun.contains(&key)
             {
                 rerun.push(key.clone());
@@ -812,26 +867,11 @@ pub async fn follow_job_run(
             if result.is_empty() {
                 continue;
             }
-            let mut message = text(t, "/state/state_message");
-            if message.is_empty()
-                && let Some(note) = iterations_note(t)
-            {
-                message = note;
-            }
-            if ran_and_failed(&result)
-                && let Some(id) = id
-            {
-                if let std::collections::hash_map::Entry::Vacant(e) = causes.entry(id) {
-                    e.insert(task_error(client, id).await);
-                }
-                if let Some(cause) = causes.get(&id).filter(|c| !c.is_empty()) {
-                    message = cause.clone();
-                }
-            }
+            let message = self.task_message(t, &result, id).await;
             if let Some(id) = id
-                && reported.insert(id)
+                && self.reported.insert(id)
             {
-                on(Progress::Task {
+                (self.on)(Progress::Task {
                     task_key: key.clone(),
                     result: result.clone(),
                     message: message.clone(),
@@ -841,51 +881,93 @@ pub async fn follow_job_run(
                 tasks.push((key, result, message));
             }
         }
-        if reflected && ended(&life) {
-            let result = result_of(&run);
-            let message = text(&run, "/state/state_message");
-            let failed_tasks: Vec<String> = tasks
-                .iter()
-                .filter(|(_, r, _)| !matches!(r.as_str(), "SUCCESS" | "EXCLUDED"))
-                // The run's own message may already say all there is about a task.
-                .filter(|(k, _, m)| {
-                    !(message.contains(&format!("Task {k} ")) && message.contains(m.as_str()))
-                })
-                .map(|(k, r, m)| {
-                    if m.is_empty() {
-                        format!("{k}: {r}")
-                    } else {
-                        format!("{k}: {r}: {m}")
-                    }
-                })
-                .collect();
-            let message = if failed_tasks.is_empty() {
-                message
+        (tasks, rerun)
+    }
+
+    /// What to say about a task run that ended: its state message, else how its iterations
+    /// went; for one that failed, the cause its output holds, when it holds one.
+    async fn task_message(&mut self, t: &Json, result: &str, id: Option<i64>) -> String {
+        let mut message = text(t, "/state/state_message");
+        if message.is_empty()
+            && let Some(note) = iterations_note(t)
+        {
+            message = note;
+        }
+        if ran_and_failed(result)
+            && let Some(id) = id
+        {
+            if let std::collections::hash_map::Entry::Vacant(e) = self.causes.entry(id) {
+                e.insert(task_error(self.client, id).await);
+            }
+            if let Some(cause) = self.causes.get(&id).filter(|c| !c.is_empty()) {
+                message = cause.clone();
+            }
+        }
+        message
+    }
+}
+
+/// Each task's latest run, which decides its result: an earlier attempt's failure was
+/// repaired.
+fn latest_attempts<'j>(all: &[&'j Json]) -> Vec<&'j Json> {
+    let mut latest: Vec<&Json> = Vec::new();
+    for t in all {
+        let key = text(t, "/task_key");
+        let attempt_of = |t: &Json| t.get("attempt_number").and_then(Json::as_i64);
+        match latest.iter_mut().find(|l| text(l, "/task_key") == key) {
+            Some(l) if attempt_of(t) >= attempt_of(l) => *l = t,
+            Some(_) => {}
+            None => latest.push(t),
+        }
+    }
+    latest
+}
+
+/// How a job run that ended went: its result, and its message followed by each task that
+/// did not succeed (unless the run's message already says all there is about it).
+fn job_run_outcome(
+    run_id: i64,
+    run: &Json,
+    tasks: Vec<(String, String, String)>,
+    rerun: Vec<String>,
+) -> Outcome {
+    let result = result_of(run);
+    let message = text(run, "/state/state_message");
+    let failed_tasks: Vec<String> = tasks
+        .iter()
+        .filter(|(_, r, _)| !matches!(r.as_str(), "SUCCESS" | "EXCLUDED"))
+        // The run's own message may already say all there is about a task.
+        .filter(|(k, _, m)| {
+            !(message.contains(&format!("Task {k} ")) && message.contains(m.as_str()))
+        })
+        .map(|(k, r, m)| {
+            if m.is_empty() {
+                format!("{k}: {r}")
             } else {
-                format!(
-                    "{message}{}{}",
-                    if message.is_empty() { "" } else { "; " },
-                    failed_tasks.join("; ")
-                )
-            };
-            return Ok(Outcome {
-                id: run_id.to_string(),
-                succeeded: result == "SUCCESS",
-                result,
-                message,
-                url: run
-                    .get("run_page_url")
-                    .and_then(Json::as_str)
-                    .map(str::to_string),
-                tasks,
-                rerun,
-            });
-        }
-        if started.elapsed() > timeout {
-            return Err(RunError::Timeout(timeout));
-        }
-        tokio::time::sleep(poll_interval(attempt)).await;
-        attempt += 1;
+                format!("{k}: {r}: {m}")
+            }
+        })
+        .collect();
+    let message = if failed_tasks.is_empty() {
+        message
+    } else {
+        format!(
+            "{message}{}{}",
+            if message.is_empty() { "" } else { "; " },
+            failed_tasks.join("; ")
+        )
+    };
+    Outcome {
+        id: run_id.to_string(),
+        succeeded: result == "SUCCESS",
+        result,
+        message,
+        url: run
+            .get("run_page_url")
+            .and_then(Json::as_str)
+            .map(str::to_string),
+        tasks,
+        rerun,
     }
 }
 

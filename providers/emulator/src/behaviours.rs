@@ -576,24 +576,35 @@ impl Behaviours {
 
     /// Applies `{"name": bool, …}`. Validated whole before anything changes: an unknown
     /// name or a value that is not a boolean is an error naming what is accepted.
-    pub fn apply(&mut self, changes: &Map<String, Value>) -> Result<(), String> {
+    pub fn apply(&mut self, changes: &Map<String, Value>) -> Result<(), BehaviourError> {
         let mut next = *self;
         for (k, v) in changes {
-            let b = Behaviour::from_name(k).ok_or_else(|| {
-                let known: Vec<&str> = BEHAVIOURS.iter().map(|(_, n, _)| *n).collect();
-                format!(
-                    "Unknown behaviour '{k}'. Known behaviours: {}",
-                    known.join(", ")
-                )
-            })?;
-            let on = v.as_bool().ok_or_else(|| {
-                format!("Invalid value for behaviour '{k}': expected true or false")
-            })?;
+            let b = Behaviour::from_name(k)
+                .ok_or_else(|| BehaviourError::Unknown { name: k.clone() })?;
+            let on = v
+                .as_bool()
+                .ok_or_else(|| BehaviourError::NotABoolean { name: k.clone() })?;
             next.set(b, on);
         }
         *self = next;
         Ok(())
     }
+}
+
+/// Why `{"name": bool, …}` cannot be applied to the behaviours; the control API answers
+/// it as a 400.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BehaviourError {
+    /// No behaviour has the name: the message lists those that do.
+    #[error("Unknown behaviour '{name}'. Known behaviours: {}", known_names())]
+    Unknown { name: String },
+    #[error("Invalid value for behaviour '{name}': expected true or false")]
+    NotABoolean { name: String },
+}
+
+fn known_names() -> String {
+    let known: Vec<&str> = BEHAVIOURS.iter().map(|(_, n, _)| *n).collect();
+    known.join(", ")
 }
 
 #[cfg(test)]
@@ -633,7 +644,10 @@ mod tests {
     fn an_unknown_name_changes_nothing_and_names_the_known_ones() {
         let mut b = Behaviours::all();
         let changes = json!({"keep_run_as": false, "no_such": false});
-        let err = b.apply(changes.as_object().unwrap()).unwrap_err();
+        let err = b
+            .apply(changes.as_object().unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("'no_such'") && err.contains("async_pipeline_delete"),
             "{err}"

@@ -118,45 +118,75 @@ fn decode_part(part: &str) -> Option<Map<String, Value>> {
     }
 }
 
+/// Why a service-account assertion is refused: Google's `invalid_grant` answer says it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum AssertionError {
+    #[error("Invalid JWT: a JWT has three parts.")]
+    NotThreeParts,
+    #[error("Invalid JWT Signature.")]
+    NoSignature,
+    #[error("Invalid JWT: the header is not base64url JSON.")]
+    BadHeader,
+    #[error("Invalid JWT: the algorithm must be RS256.")]
+    NotRs256,
+    #[error("Invalid JWT: no key id (kid).")]
+    NoKeyId,
+    #[error("Invalid JWT: the claims are not base64url JSON.")]
+    BadClaims,
+    #[error("Invalid JWT: no issuer (iss).")]
+    NoIssuer,
+    /// Not for this token endpoint (the audience it must name).
+    #[error("Invalid JWT audience: it must be the token endpoint, {0}.")]
+    WrongAudience(String),
+    #[error("Invalid JWT: iat and exp are required.")]
+    NoLifetime,
+    #[error(
+        "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."
+    )]
+    BadLifetime,
+}
+
 /// The claims of a service-account assertion, once its shape and claims pass: an RS256
 /// JWT with a key id, from an issuer, for this endpoint, not expired, at most an hour long.
-fn assertion_claims(jwt: &str, audience: &str, now: i64) -> Result<Map<String, Value>, String> {
+fn assertion_claims(
+    jwt: &str,
+    audience: &str,
+    now: i64,
+) -> Result<Map<String, Value>, AssertionError> {
     let parts: Vec<&str> = jwt.split('.').collect();
     let [h, c, s] = parts.as_slice() else {
-        return Err("Invalid JWT: a JWT has three parts.".into());
+        return Err(AssertionError::NotThreeParts);
     };
     if s.is_empty() {
-        return Err("Invalid JWT Signature.".into());
+        return Err(AssertionError::NoSignature);
     }
-    let header = decode_part(h).ok_or("Invalid JWT: the header is not base64url JSON.")?;
+    let header = decode_part(h).ok_or(AssertionError::BadHeader)?;
     if header.get("alg").and_then(Value::as_str) != Some("RS256") {
-        return Err("Invalid JWT: the algorithm must be RS256.".into());
+        return Err(AssertionError::NotRs256);
     }
     if header
         .get("kid")
         .and_then(Value::as_str)
         .is_none_or(str::is_empty)
     {
-        return Err("Invalid JWT: no key id (kid).".into());
+        return Err(AssertionError::NoKeyId);
     }
-    let claims = decode_part(c).ok_or("Invalid JWT: the claims are not base64url JSON.")?;
+    let claims = decode_part(c).ok_or(AssertionError::BadClaims)?;
     let text = |k: &str| claims.get(k).and_then(Value::as_str).unwrap_or_default();
     if text("iss").is_empty() {
-        return Err("Invalid JWT: no issuer (iss).".into());
+        return Err(AssertionError::NoIssuer);
     }
     if text("aud") != audience {
-        return Err(format!(
-            "Invalid JWT audience: it must be the token endpoint, {audience}."
-        ));
+        return Err(AssertionError::WrongAudience(audience.to_string()));
     }
     let (Some(iat), Some(exp)) = (
         claims.get("iat").and_then(Value::as_i64),
         claims.get("exp").and_then(Value::as_i64),
     ) else {
-        return Err("Invalid JWT: iat and exp are required.".into());
+        return Err(AssertionError::NoLifetime);
     };
     if exp <= now || iat > now + 300 || exp - iat > MAX_ASSERTION_S {
-        return Err("Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.".into());
+        return Err(AssertionError::BadLifetime);
     }
     Ok(claims)
 }
@@ -225,7 +255,13 @@ async fn token(State(app): State<Arc<App>>, headers: HeaderMap, form: TokenForm)
             let claims =
                 match assertion_claims(assertion, &format!("{base}{TOKEN_PATH}"), now_s(&app)) {
                     Ok(c) => c,
-                    Err(e) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", &e),
+                    Err(e) => {
+                        return oauth_error(
+                            StatusCode::BAD_REQUEST,
+                            "invalid_grant",
+                            &e.to_string(),
+                        );
+                    }
                 };
             let claim = |k: &str| {
                 claims
@@ -405,9 +441,9 @@ mod tests {
             json!({"iss": "sa@p.iam.gserviceaccount.com", "aud": aud, "iat": 100, "exp": 3700});
         assert!(assertion_claims(&jwt(h.clone(), ok.clone()), aud, 200).is_ok());
         let expired = assertion_claims(&jwt(h.clone(), ok.clone()), aud, 3700).unwrap_err();
-        assert!(expired.contains("short-lived"), "{expired}");
+        assert!(expired.to_string().contains("short-lived"), "{expired}");
         let other = assertion_claims(&jwt(h.clone(), ok.clone()), "http://x/token", 200);
-        assert!(other.unwrap_err().contains("audience"));
+        assert!(other.unwrap_err().to_string().contains("audience"));
         let long = json!({"iss": "i", "aud": aud, "iat": 100, "exp": 9000});
         assert!(assertion_claims(&jwt(h.clone(), long), aud, 200).is_err());
         let hs = json!({"alg": "HS256", "kid": "k1"});

@@ -131,7 +131,7 @@ pub trait Journaled {
     fn changes(&self) -> serde_json::Result<Map<String, Value>>;
     fn clear_changes(&mut self);
     /// Replays [`Journaled::changes`] output; the replayed entries are not marked.
-    fn apply(&mut self, changes: Map<String, Value>) -> Result<(), String>;
+    fn apply(&mut self, changes: Map<String, Value>) -> Result<(), ReplayError>;
 }
 
 impl<K, V> Journaled for Tracked<K, V>
@@ -159,18 +159,39 @@ where
         self.changed.clear();
     }
 
-    fn apply(&mut self, changes: Map<String, Value>) -> Result<(), String> {
+    fn apply(&mut self, changes: Map<String, Value>) -> Result<(), ReplayError> {
         for (k, v) in changes {
-            let key = K::from_str(&k).map_err(|_| format!("bad key {k:?}"))?;
+            let Ok(key) = K::from_str(&k) else {
+                return Err(ReplayError::BadKey { key: k });
+            };
             if v.is_null() {
                 self.map.remove(&key);
             } else {
-                let v = serde_json::from_value(v).map_err(|e| format!("{k}: {e}"))?;
+                let v = serde_json::from_value(v)
+                    .map_err(|source| ReplayError::BadValue { key: k, source })?;
                 self.map.insert(key, v);
             }
         }
         Ok(())
     }
+}
+
+/// Why a journal record cannot be replayed into the state: it does not fit the collections
+/// this emulator has.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The record names a collection the state does not have.
+    #[error("unknown collection {name:?}")]
+    UnknownCollection { name: String },
+    /// A key that does not parse as the collection's key type.
+    #[error("bad key {key:?}")]
+    BadKey { key: String },
+    /// A value that does not read as the collection's value type.
+    #[error("{key}: {source}")]
+    BadValue {
+        key: String,
+        source: serde_json::Error,
+    },
 }
 
 /// A domain's journaled tables for [`crate::store::Domain::journaled`], each with its field

@@ -41,11 +41,12 @@ mod util;
 mod warehouses;
 mod workspace;
 
-pub use behaviours::{BEHAVIOURS, Behaviour, Behaviours, OFF_BY_DEFAULT};
+pub use behaviours::{BEHAVIOURS, Behaviour, BehaviourError, Behaviours, OFF_BY_DEFAULT};
 pub use config::{EmulatorConfig, Timings};
 pub use entra::TENANT as AZURE_TENANT;
 pub use errors::ApiError;
-pub use store::{JOURNAL_FILE, PersistError, STATE_FILE, read_workspace};
+pub use journal::ReplayError;
+pub use store::{JOURNAL_FILE, JournalDamage, PersistError, STATE_FILE, read_workspace};
 /// The service's lists the local workspace checks what it is sent against, for a test that
 /// holds the provider's own lists to them.
 pub use uc::{CONNECTION_TYPES, NEW_WORKSPACE_CATALOG, grantable_privileges};

@@ -6,7 +6,7 @@
 
 use crate::config::Timings;
 use crate::errors::{ApiError, ApiResult};
-use crate::journal::{Journaled, Record};
+use crate::journal::{Journaled, Record, ReplayError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -202,7 +202,8 @@ pub enum PersistError {
     Journal {
         path: PathBuf,
         line: usize,
-        reason: String,
+        #[source]
+        reason: JournalDamage,
     },
     #[error(
         "the workspace file {path} has format {format} version {version}; this emulator reads {FORMAT} version {VERSION}"
@@ -288,7 +289,7 @@ fn read_dir_state(dir: &Path) -> Result<Option<Loaded>, PersistError> {
     };
     let mut seq = state.journal_seq;
     let mut valid = 0usize;
-    let bad = |line: usize, reason: String| PersistError::Journal {
+    let bad = |line: usize, reason: JournalDamage| PersistError::Journal {
         path: jpath.clone(),
         line,
         reason,
@@ -299,7 +300,8 @@ fn read_dir_state(dir: &Path) -> Result<Option<Loaded>, PersistError> {
         if !line.ends_with(b"\n") {
             break;
         }
-        let record: Record = serde_json::from_slice(line).map_err(|e| bad(i + 1, e.to_string()))?;
+        let record: Record =
+            serde_json::from_slice(line).map_err(|e| bad(i + 1, JournalDamage::Unreadable(e)))?;
         valid += line.len();
         if record.seq <= state.journal_seq {
             continue;
@@ -307,10 +309,15 @@ fn read_dir_state(dir: &Path) -> Result<Option<Loaded>, PersistError> {
         if record.seq != seq + 1 {
             return Err(bad(
                 i + 1,
-                format!("record {} follows record {seq}", record.seq),
+                JournalDamage::OutOfOrder {
+                    found: record.seq,
+                    after: seq,
+                },
             ));
         }
-        state.apply(record).map_err(|e| bad(i + 1, e))?;
+        state
+            .apply(record)
+            .map_err(|e| bad(i + 1, JournalDamage::Replay(e)))?;
         seq += 1;
     }
     Ok(Some(Loaded {
@@ -319,6 +326,20 @@ fn read_dir_state(dir: &Path) -> Result<Option<Loaded>, PersistError> {
         snapshot_len: bytes.len() as u64,
         journal_valid_len: valid as u64,
     }))
+}
+
+/// What is wrong with a journal line that is not its cut-off tail.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalDamage {
+    /// The line is not a journal record.
+    #[error("{0}")]
+    Unreadable(#[source] serde_json::Error),
+    /// The record is not the one after the last replayed: a record is missing.
+    #[error("record {found} follows record {after}")]
+    OutOfOrder { found: u64, after: u64 },
+    /// The record does not fit this emulator's collections.
+    #[error("{0}")]
+    Replay(#[source] ReplayError),
 }
 
 /// Reads a workspace directory (snapshot and journal) without locking it: what
@@ -339,10 +360,10 @@ pub fn read_workspace(dir: &Path) -> Result<Option<Value>, PersistError> {
 }
 
 impl State {
-    fn apply(&mut self, record: Record) -> Result<(), String> {
+    fn apply(&mut self, record: Record) -> Result<(), ReplayError> {
         for (name, changes) in record.changes {
             let Some((_, c)) = self.collections().find(|(n, _)| *n == name) else {
-                return Err(format!("unknown collection {name:?}"));
+                return Err(ReplayError::UnknownCollection { name });
             };
             c.apply(changes)?;
         }

@@ -285,7 +285,8 @@ async fn set_behaviours(
     JsonBody(b): JsonBody,
 ) -> ApiResult<Json<Value>> {
     let mut now = app.behaviours();
-    now.apply(&b).map_err(ApiError::invalid)?;
+    now.apply(&b)
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
     app.set_behaviours(now);
     Ok(Json(json!({"behaviours": now.to_json()})))
 }

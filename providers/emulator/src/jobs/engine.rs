@@ -484,9 +484,9 @@ fn begin(st: &mut State, facts: &RunFacts, tasks: &[RunTask], task: &Starting, a
             Ok(r) => {
                 resolved.insert(field.to_string(), r);
             }
-            Err(message) => {
+            Err(e) => {
                 return Begun {
-                    started: Started::Refused(message),
+                    started: Started::Refused(e.to_string()),
                     resolved: None,
                     values: Map::new(),
                 };

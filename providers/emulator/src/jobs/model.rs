@@ -11,7 +11,7 @@ use crate::pages::{Page, encode};
 use crate::store::{Ctx, State};
 use crate::util::compact;
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 
 /// Reads return at most this many tasks / clusters / parameters / environments per page.
@@ -667,38 +667,112 @@ pub fn start_run(
         .ok_or_else(|| job_missing(id))?
         .clone();
     if let Some(t) = &r.idempotency_token
-        && let Some(run) = st
-            .jobs
-            .runs
-            .values()
-            .find(|run| run.job_id == id && run.idempotency_token.as_ref() == Some(t))
+        && let Some(started) = started_with_token(st, id, t)
     {
-        return Ok(RunStarted {
+        return Ok(started);
+    }
+    let only = &r.only;
+    check_only(&job.settings, only, id)?;
+    let (job_parameters, params) = run_parameters(&job.settings, &r.job_parameters);
+    let run_id = st.next_id();
+    let number_in_job = next_number_in_job(st, id);
+    // With `only`, the run has the tasks named and nothing else, so their dependencies on
+    // the others are dropped; without it, every task of the job, as written.
+    let attempts = job_task_specs(&job.settings)
+        .filter(|t| only.is_empty() || only.iter().any(|o| o == task_key_of(t)))
+        .map(|t| Attempt {
+            key: task_key_of(t).to_string(),
+            spec: t.clone(),
+            number: 0,
+        })
+        .collect();
+    let within: Option<HashSet<String>> =
+        (!only.is_empty()).then(|| only.iter().cloned().collect());
+    let tasks = pending_tasks(st, attempts, within.as_ref());
+    let mut run = Run {
+        run_id,
+        job_id: id,
+        number_in_job,
+        run_name: job
+            .settings
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("Untitled")
+            .to_string(),
+        creator: ctx.user.to_string(),
+        start_time: ctx.now,
+        // `set_pending` below settles the state and timings, as a repair's restart does.
+        tasks_from: None,
+        end_time: None,
+        life_cycle_state: String::new(),
+        result_state: None,
+        state_message: String::new(),
+        canceled: false,
+        setup_ms: 0,
+        task_ms: 0,
+        job_parameters,
+        params,
+        full_refresh: r.full_refresh,
+        idempotency_token: r.idempotency_token,
+        tasks,
+        repair_history: Vec::new(),
+        triggered_by: by,
+        lineage,
+        task_values: BTreeMap::new(),
+    };
+    run.setup_ms = set_pending(&mut run, ctx);
+    resolve_job_parameters(&mut run, st.workspace_id);
+    apply_max_concurrent_runs(st, &job.settings, r.queue, &mut run, ctx.now);
+    if run.end_time.is_none() {
+        st.jobs.active_runs.insert(run_id);
+    }
+    st.jobs.runs.insert(run_id, run);
+    Ok(RunStarted {
+        run_id,
+        number_in_job,
+    })
+}
+
+/// The run an earlier `run-now` of the job with the same idempotency token started: the
+/// service answers a repeated request with it rather than starting another.
+fn started_with_token(st: &State, job_id: i64, token: &str) -> Option<RunStarted> {
+    st.jobs
+        .runs
+        .values()
+        .find(|run| run.job_id == job_id && run.idempotency_token.as_deref() == Some(token))
+        .map(|run| RunStarted {
             run_id: run.run_id,
             number_in_job: run.number_in_job,
-        });
-    }
-    let tasks = job
-        .settings
-        .get("tasks")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let only = &r.only;
+        })
+}
+
+/// Every task key `only` names must be one of the job's tasks.
+fn check_only(settings: &Map<String, Value>, only: &[String], job_id: i64) -> ApiResult<()> {
+    let tasks = settings.get("tasks").and_then(Value::as_array);
     for k in only {
         if !tasks
-            .iter()
+            .into_iter()
+            .flatten()
             .any(|t| t.get("task_key").and_then(Value::as_str) == Some(k))
         {
             return Err(ApiError::invalid(format!(
-                "Invalid value for field 'only': task '{k}' is not in job {id}"
+                "Invalid value for field 'only': task '{k}' is not in job {job_id}"
             )));
         }
     }
+    Ok(())
+}
+
+/// A starting run's job parameters: each the job declares, with the request's value over
+/// its default (as `runs/get` lists them), and by name every value the run sees, including
+/// ones the request passes that the job does not declare.
+fn run_parameters(
+    settings: &Map<String, Value>,
+    overrides: &Map<String, Value>,
+) -> (Vec<Value>, BTreeMap<String, String>) {
     let mut params = BTreeMap::new();
     let mut job_parameters = Vec::new();
-    for p in job
-        .settings
+    for p in settings
         .get("parameters")
         .and_then(Value::as_array)
         .into_iter()
@@ -714,51 +788,115 @@ pub fn start_run(
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        let value = r
-            .job_parameters
+        let value = overrides
             .get(&name)
             .map(scalar)
             .unwrap_or_else(|| default.clone());
         job_parameters.push(json!({"name": name, "default": default, "value": value}));
         params.insert(name, value);
     }
-    for (k, v) in &r.job_parameters {
+    for (k, v) in overrides {
         params.entry(k.clone()).or_insert_with(|| scalar(v));
     }
-    let run_id = st.next_id();
-    // Runs the service removed for their age still took their numbers.
-    let number_in_job = (st.jobs.runs.values().filter(|r| r.job_id == id).count()
-        + st.jobs.purged_runs.values().filter(|j| **j == id).count())
-        as i64
-        + 1;
-    let mut run_tasks = Vec::new();
-    for t in tasks.iter().filter_map(Value::as_object) {
-        let key = t
-            .get("task_key")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        if !only.is_empty() && !only.contains(&key) {
-            continue;
-        }
-        let mut spec = t.clone();
-        if !only.is_empty()
+    (job_parameters, params)
+}
+
+/// The number the job's next run takes. Runs the service removed for their age still took
+/// their numbers.
+fn next_number_in_job(st: &State, job_id: i64) -> i64 {
+    (st.jobs.runs.values().filter(|r| r.job_id == job_id).count()
+        + st.jobs
+            .purged_runs
+            .values()
+            .filter(|j| **j == job_id)
+            .count()) as i64
+        + 1
+}
+
+/// The task specs a job's settings hold, in order.
+fn job_task_specs(settings: &Map<String, Value>) -> impl Iterator<Item = &Map<String, Value>> {
+    settings
+        .get("tasks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+}
+
+fn task_key_of(spec: &Map<String, Value>) -> &str {
+    spec.get("task_key")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// An attempt of a task a run is about to make: a task of a run that starts, or one a
+/// repair re-runs.
+struct Attempt {
+    key: String,
+    spec: Map<String, Value>,
+    /// 0 for a task's first run; each repair that re-runs it adds one.
+    number: i64,
+}
+
+/// Each attempt as a pending task run with a new task run id. With `within`, the task keys
+/// the run has, a dependency on any other task is dropped, since nothing would ever
+/// satisfy it.
+fn pending_tasks(
+    st: &mut State,
+    attempts: Vec<Attempt>,
+    within: Option<&HashSet<String>>,
+) -> Vec<RunTask> {
+    let mut tasks = Vec::new();
+    for Attempt {
+        key,
+        mut spec,
+        number,
+    } in attempts
+    {
+        if let Some(keys) = within
             && let Some(Value::Array(d)) = spec.get_mut("depends_on")
         {
             d.retain(|x| {
                 x.get("task_key")
                     .and_then(Value::as_str)
-                    .is_some_and(|k| only.iter().any(|o| o == k))
+                    .is_some_and(|k| keys.contains(k))
             });
         }
         let task_run_id = st.next_id();
-        run_tasks.push(RunTask::pending(task_run_id, key, 0, spec));
+        tasks.push(RunTask::pending(task_run_id, key, number, spec));
     }
-    let max = job
-        .settings
+    tasks
+}
+
+/// Puts a run that starts, or that a repair restarts, back at the beginning: pending, its
+/// tasks due once the run's setup time has passed, at the timings the emulator runs with
+/// now. Returns that setup time.
+fn set_pending(run: &mut Run, ctx: &Ctx) -> i64 {
+    let setup_ms = ctx.timings.run_setup_ms();
+    run.tasks_from = Some(ctx.now.saturating_add(setup_ms));
+    run.task_ms = ctx.timings.task_ms();
+    run.end_time = None;
+    run.life_cycle_state = "PENDING".into();
+    run.result_state = None;
+    run.state_message.clear();
+    run.canceled = false;
+    setup_ms
+}
+
+/// A run that would exceed its job's `max_concurrent_runs` waits in the queue when the
+/// request (else the job) enables queueing, and is skipped, ended at `now`, otherwise.
+fn apply_max_concurrent_runs(
+    st: &State,
+    settings: &Map<String, Value>,
+    queue: Option<bool>,
+    run: &mut Run,
+    now: i64,
+) {
+    let max = settings
         .get("max_concurrent_runs")
         .and_then(Value::as_i64)
         .unwrap_or(1);
+    // Queued runs (no `tasks_from` yet) do not count: they are not running.
     let running = st
         .jobs
         .active_runs
@@ -767,71 +905,32 @@ pub fn start_run(
             st.jobs
                 .runs
                 .get(r)
-                .is_some_and(|r| r.job_id == id && r.tasks_from.is_some())
+                .is_some_and(|r| r.job_id == run.job_id && r.tasks_from.is_some())
         })
         .count() as i64;
-    let queue_enabled = r.queue.unwrap_or_else(|| {
-        job.settings
+    if running < max {
+        return;
+    }
+    let queue_enabled = queue.unwrap_or_else(|| {
+        settings
             .get("queue")
             .and_then(|q| q.get("enabled"))
             .and_then(Value::as_bool)
             .unwrap_or(false)
     });
-    let setup_ms = ctx.timings.run_setup_ms();
-    let mut run = Run {
-        run_id,
-        job_id: id,
-        number_in_job,
-        run_name: job
-            .settings
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("Untitled")
-            .to_string(),
-        creator: ctx.user.to_string(),
-        start_time: ctx.now,
-        tasks_from: Some(ctx.now.saturating_add(setup_ms)),
-        end_time: None,
-        life_cycle_state: "PENDING".into(),
-        result_state: None,
-        state_message: String::new(),
-        canceled: false,
-        setup_ms,
-        task_ms: ctx.timings.task_ms(),
-        job_parameters,
-        params,
-        full_refresh: r.full_refresh,
-        idempotency_token: r.idempotency_token,
-        tasks: run_tasks,
-        repair_history: Vec::new(),
-        triggered_by: by,
-        lineage,
-        task_values: BTreeMap::new(),
-    };
-    resolve_job_parameters(&mut run, st.workspace_id);
-    if running >= max {
-        if queue_enabled && max > 0 {
-            run.tasks_from = None;
-            run.life_cycle_state = "QUEUED".into();
-            run.state_message =
-                "Waiting for other runs of this job to finish (max_concurrent_runs).".into();
-        } else {
-            run.life_cycle_state = "SKIPPED".into();
-            run.result_state = Some("MAXIMUM_CONCURRENT_RUNS_REACHED".into());
-            run.state_message = format!(
-                "Skipped: the job already has {running} active run(s) and max_concurrent_runs is {max}."
-            );
-            run.end_time = Some(ctx.now);
-        }
+    if queue_enabled && max > 0 {
+        run.tasks_from = None;
+        run.life_cycle_state = "QUEUED".into();
+        run.state_message =
+            "Waiting for other runs of this job to finish (max_concurrent_runs).".into();
+    } else {
+        run.life_cycle_state = "SKIPPED".into();
+        run.result_state = Some("MAXIMUM_CONCURRENT_RUNS_REACHED".into());
+        run.state_message = format!(
+            "Skipped: the job already has {running} active run(s) and max_concurrent_runs is {max}."
+        );
+        run.end_time = Some(now);
     }
-    if run.end_time.is_none() {
-        st.jobs.active_runs.insert(run_id);
-    }
-    st.jobs.runs.insert(run_id, run);
-    Ok(RunStarted {
-        run_id,
-        number_in_job,
-    })
 }
 
 /// The job parameters of a run that starts, their dynamic value references resolved
@@ -1076,6 +1175,56 @@ fn succeeded(result: Option<&str>) -> bool {
 pub fn repair_run(st: &mut State, ctx: &Ctx, r: Repair) -> ApiResult<i64> {
     let id = r.run_id;
     let run = st.jobs.runs.get(&id).ok_or_else(|| run_gone(st, id))?;
+    check_repairable(run, &r)?;
+    let current = latest(&run.tasks);
+    let rerun = tasks_to_rerun(&current, &r, id)?;
+    let job = st
+        .jobs
+        .jobs
+        .get(&run.job_id)
+        .ok_or_else(|| job_missing(run.job_id))?;
+    let attempts = rerun_attempts(&job.settings, &current, &rerun, run.job_id)?;
+    let keys: HashSet<String> = current.iter().map(|t| t.task_key.clone()).collect();
+    let mut run = st.jobs.runs.remove(&id).ok_or_else(|| run_missing(id))?;
+    if run.repair_history.is_empty() {
+        run.repair_history.push(original_attempt(&run));
+    }
+    for (k, v) in &r.job_parameters {
+        let v = scalar(v);
+        for p in &mut run.job_parameters {
+            if p.get("name").and_then(Value::as_str) == Some(k) {
+                p["value"] = json!(v);
+            }
+        }
+        run.params.insert(k.clone(), v);
+    }
+    let repair_id = st.next_id();
+    // A dependency on a task this run does not have (`run-now` with `only`) is dropped,
+    // as the run was started with.
+    let tasks = pending_tasks(st, attempts, Some(&keys));
+    let new_ids = tasks.iter().map(|t| t.run_id).collect();
+    run.tasks.extend(tasks);
+    run.repair_history.push(RepairItem {
+        id: Some(repair_id),
+        start_time: ctx.now,
+        end_time: None,
+        life_cycle_state: "PENDING".into(),
+        result_state: None,
+        state_message: String::new(),
+        task_run_ids: new_ids,
+    });
+    // Unlike a new run, a repaired one keeps the setup time it started with.
+    set_pending(&mut run, ctx);
+    st.jobs.runs.insert(id, run);
+    st.jobs.active_runs.insert(id);
+    advance(st, ctx);
+    Ok(repair_id)
+}
+
+/// Whether a repair may be made of the run as requested: the run has ended, the request
+/// names the latest repair (if any), and it says what to re-run in exactly one way.
+fn check_repairable(run: &Run, r: &Repair) -> ApiResult<()> {
+    let id = r.run_id;
     // "The run must not be in progress" (the API reference of runs/repair).
     if run.end_time.is_none() {
         return Err(ApiError::invalid(format!(
@@ -1103,20 +1252,21 @@ pub fn repair_run(st: &mut State, ctx: &Ctx, r: Repair) -> ApiResult<i64> {
         _ => {}
     }
     match (r.rerun_tasks.is_empty(), r.rerun_all_failed_tasks) {
-        (false, true) => {
-            return Err(ApiError::invalid(
-                "Only one of rerun_tasks or rerun_all_failed_tasks can be used.",
-            ));
-        }
-        (true, false) => {
-            return Err(ApiError::invalid(
-                "Either rerun_tasks or rerun_all_failed_tasks must be given.",
-            ));
-        }
-        _ => {}
+        (false, true) => Err(ApiError::invalid(
+            "Only one of rerun_tasks or rerun_all_failed_tasks can be used.",
+        )),
+        (true, false) => Err(ApiError::invalid(
+            "Either rerun_tasks or rerun_all_failed_tasks must be given.",
+        )),
+        _ => Ok(()),
     }
-    let current = latest(&run.tasks);
-    let mut seen = std::collections::HashSet::new();
+}
+
+/// The task keys a repair re-runs, of the run's tasks (`current`, their latest attempts):
+/// those named, or every one that did not succeed, and with `rerun_dependent_tasks` every
+/// task downstream of them. Refused when that is none.
+fn tasks_to_rerun(current: &[&RunTask], r: &Repair, id: i64) -> ApiResult<HashSet<String>> {
+    let mut seen = HashSet::new();
     for k in &r.rerun_tasks {
         if !seen.insert(k.as_str()) {
             // What the service answers, as seen against a live workspace.
@@ -1130,7 +1280,7 @@ pub fn repair_run(st: &mut State, ctx: &Ctx, r: Repair) -> ApiResult<i64> {
             )));
         }
     }
-    let mut rerun: std::collections::HashSet<String> = if r.rerun_all_failed_tasks {
+    let mut rerun: HashSet<String> = if r.rerun_all_failed_tasks {
         current
             .iter()
             .filter(|t| !succeeded(t.result.as_deref()))
@@ -1159,95 +1309,50 @@ pub fn repair_run(st: &mut State, ctx: &Ctx, r: Repair) -> ApiResult<i64> {
             "Run {id} has no failed tasks to repair."
         )));
     }
-    let job = st
-        .jobs
-        .jobs
-        .get(&run.job_id)
-        .ok_or_else(|| job_missing(run.job_id))?;
-    // Re-run tasks take the job's current settings.
-    let specs: Vec<(String, Map<String, Value>, i64)> = current
+    Ok(rerun)
+}
+
+/// The next attempt of each re-run task: re-run tasks take the job's current settings, so
+/// one the job no longer has cannot be re-run.
+fn rerun_attempts(
+    settings: &Map<String, Value>,
+    current: &[&RunTask],
+    rerun: &HashSet<String>,
+    job_id: i64,
+) -> ApiResult<Vec<Attempt>> {
+    current
         .iter()
         .filter(|t| rerun.contains(&t.task_key))
         .map(|t| {
-            let spec = job
-                .settings
-                .get("tasks")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_object)
+            let spec = job_task_specs(settings)
                 .find(|s| s.get("task_key").and_then(Value::as_str) == Some(&t.task_key))
                 .cloned()
                 .ok_or_else(|| {
                     ApiError::invalid(format!(
                         "Invalid value for field 'rerun_tasks': task '{}' is no longer in job {}",
-                        t.task_key, run.job_id
+                        t.task_key, job_id
                     ))
                 })?;
-            Ok((t.task_key.clone(), spec, t.attempt_number + 1))
+            Ok(Attempt {
+                key: t.task_key.clone(),
+                spec,
+                number: t.attempt_number + 1,
+            })
         })
-        .collect::<ApiResult<_>>()?;
-    let keys: std::collections::HashSet<String> =
-        current.iter().map(|t| t.task_key.clone()).collect();
-    let mut run = st.jobs.runs.remove(&id).ok_or_else(|| run_missing(id))?;
-    if run.repair_history.is_empty() {
-        run.repair_history.push(RepairItem {
-            id: None,
-            start_time: run.start_time,
-            end_time: run.end_time,
-            life_cycle_state: run.life_cycle_state.clone(),
-            result_state: run.result_state.clone(),
-            state_message: run.state_message.clone(),
-            task_run_ids: run.tasks.iter().map(|t| t.run_id).collect(),
-        });
+        .collect()
+}
+
+/// The run as it first ran, the first entry of its repair history once it is repaired.
+fn original_attempt(run: &Run) -> RepairItem {
+    RepairItem {
+        id: None,
+        start_time: run.start_time,
+        end_time: run.end_time,
+        life_cycle_state: run.life_cycle_state.clone(),
+        result_state: run.result_state.clone(),
+        state_message: run.state_message.clone(),
+        task_run_ids: run.tasks.iter().map(|t| t.run_id).collect(),
     }
-    for (k, v) in &r.job_parameters {
-        let v = scalar(v);
-        for p in &mut run.job_parameters {
-            if p.get("name").and_then(Value::as_str) == Some(k) {
-                p["value"] = json!(v);
-            }
-        }
-        run.params.insert(k.clone(), v);
-    }
-    let repair_id = st.next_id();
-    let mut new_ids = Vec::new();
-    for (key, mut spec, attempt) in specs {
-        // A dependency on a task this run does not have (`run-now` with `only`) is dropped,
-        // as the run was started with.
-        if let Some(Value::Array(d)) = spec.get_mut("depends_on") {
-            d.retain(|x| {
-                x.get("task_key")
-                    .and_then(Value::as_str)
-                    .is_some_and(|k| keys.contains(k))
-            });
-        }
-        let task_run_id = st.next_id();
-        new_ids.push(task_run_id);
-        run.tasks
-            .push(RunTask::pending(task_run_id, key, attempt, spec));
-    }
-    run.repair_history.push(RepairItem {
-        id: Some(repair_id),
-        start_time: ctx.now,
-        end_time: None,
-        life_cycle_state: "PENDING".into(),
-        result_state: None,
-        state_message: String::new(),
-        task_run_ids: new_ids,
-    });
-    let setup_ms = ctx.timings.run_setup_ms();
-    run.tasks_from = Some(ctx.now.saturating_add(setup_ms));
-    run.task_ms = ctx.timings.task_ms();
-    run.end_time = None;
-    run.life_cycle_state = "PENDING".into();
-    run.result_state = None;
-    run.state_message.clear();
-    run.canceled = false;
-    st.jobs.runs.insert(id, run);
-    st.jobs.active_runs.insert(id);
-    advance(st, ctx);
-    Ok(repair_id)
 }
 
 /// The task keys a task spec depends on.

@@ -38,6 +38,47 @@ use std::collections::BTreeMap;
 /// array 48 KB); it keeps a value referenced many times from filling the memory.
 pub const MAX_RESOLVED_BYTES: usize = 1 << 20;
 
+/// Why a task's parameters cannot be resolved: its message fails the task that uses them
+/// when it starts, as the service refuses it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RefError {
+    /// A reference of a known namespace that names nothing the run has.
+    #[error("Could not resolve {{{{{reference}}}}}: {cause}.")]
+    Unresolved {
+        /// The reference as written between the braces, trimmed.
+        reference: String,
+        cause: Unresolvable,
+    },
+    /// The parameters grow past [`MAX_RESOLVED_BYTES`] once resolved.
+    #[error(
+        "The task's parameters are longer than {MAX_RESOLVED_BYTES} bytes once their dynamic value references are resolved."
+    )]
+    TooLarge,
+}
+
+/// Why a reference of a known namespace cannot be resolved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unresolvable {
+    #[error("it is not a dynamic value reference")]
+    NotAReference,
+    #[error(
+        "'{0}' is not one of iso_weekday, is_weekday, iso_date, iso_datetime, year, month, day, hour, minute, second, timestamp_ms"
+    )]
+    StartTimeArgument(String),
+    #[error("the job has no parameter '{0}'")]
+    NoParameter(String),
+    #[error("the run has no task '{0}'")]
+    NoTask(String),
+    #[error("task '{0}' has not ended")]
+    NotEnded(String),
+    #[error("task '{key}' did not set the task value '{name}'")]
+    NoTaskValue { key: String, name: String },
+    #[error("the input has no field '{0}'")]
+    NoInputField(String),
+    #[error("the input is not an object with that field")]
+    InputNotAnObject,
+}
+
 /// What references resolve against: the run, its tasks, and the task being started.
 pub struct Scope<'a> {
     pub job_id: i64,
@@ -61,13 +102,13 @@ pub struct Scope<'a> {
 
 /// `s` with every reference the scope resolves replaced by its value. `Err` names the
 /// first reference of a known namespace that cannot be resolved.
-pub fn resolve(s: &str, sc: &Scope) -> Result<String, String> {
+pub fn resolve(s: &str, sc: &Scope) -> Result<String, RefError> {
     let mut budget = MAX_RESOLVED_BYTES;
     resolve_within(s, sc, &mut budget)
 }
 
 /// Every string in `v` resolved, all of them within one [`MAX_RESOLVED_BYTES`] budget.
-pub fn resolve_value(v: &Value, sc: &Scope, budget: &mut usize) -> Result<Value, String> {
+pub fn resolve_value(v: &Value, sc: &Scope, budget: &mut usize) -> Result<Value, RefError> {
     Ok(match v {
         Value::String(s) => Value::String(resolve_within(s, sc, budget)?),
         Value::Array(items) => Value::Array(
@@ -88,7 +129,7 @@ pub fn resolve_map(
     sc: &Scope,
     budget: &mut usize,
     skip: Option<&str>,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, RefError> {
     let mut out = Map::new();
     for (k, v) in m {
         let v = if Some(k.as_str()) == skip {
@@ -101,7 +142,7 @@ pub fn resolve_map(
     Ok(out)
 }
 
-fn resolve_within(s: &str, sc: &Scope, budget: &mut usize) -> Result<String, String> {
+fn resolve_within(s: &str, sc: &Scope, budget: &mut usize) -> Result<String, RefError> {
     if !s.contains("{{") {
         return spend(s.to_string(), budget);
     }
@@ -126,7 +167,7 @@ fn resolve_within(s: &str, sc: &Scope, budget: &mut usize) -> Result<String, Str
             }
         }
         if out.len() > *budget {
-            return Err(too_large());
+            return Err(RefError::TooLarge);
         }
         rest = &after[close + 2..];
     }
@@ -134,15 +175,9 @@ fn resolve_within(s: &str, sc: &Scope, budget: &mut usize) -> Result<String, Str
     spend(out, budget)
 }
 
-fn spend(s: String, budget: &mut usize) -> Result<String, String> {
-    *budget = budget.checked_sub(s.len()).ok_or_else(too_large)?;
+fn spend(s: String, budget: &mut usize) -> Result<String, RefError> {
+    *budget = budget.checked_sub(s.len()).ok_or(RefError::TooLarge)?;
     Ok(s)
-}
-
-fn too_large() -> String {
-    format!(
-        "The task's parameters are longer than {MAX_RESOLVED_BYTES} bytes once their dynamic value references are resolved."
-    )
 }
 
 /// The segments of a reference: identifiers of letters, digits and `_`, or anything but a
@@ -174,12 +209,17 @@ fn segments(inner: &str) -> Option<Vec<&str>> {
 
 /// The value of one reference: `Ok(None)` leaves it as written (not a reference, or one
 /// the local workspace does not model); `Err` fails the task.
-fn lookup(inner: &str, sc: &Scope) -> Result<Option<String>, String> {
+fn lookup(inner: &str, sc: &Scope) -> Result<Option<String>, RefError> {
     let Some(path) = segments(inner) else {
         return Ok(None);
     };
-    let fail = |why: &str| Err(format!("Could not resolve {{{{{inner}}}}}: {why}."));
-    let not_a_reference = || fail("it is not a dynamic value reference");
+    let fail = |cause: Unresolvable| {
+        Err(RefError::Unresolved {
+            reference: inner.to_string(),
+            cause,
+        })
+    };
+    let not_a_reference = || fail(Unresolvable::NotAReference);
     match path.as_slice() {
         ["job", "id"] => Ok(Some(sc.job_id.to_string())),
         ["job", "run_id"] => Ok(Some(sc.run_id.to_string())),
@@ -187,14 +227,12 @@ fn lookup(inner: &str, sc: &Scope) -> Result<Option<String>, String> {
         ["job", "repair_count"] => Ok(Some(sc.repair_count.to_string())),
         ["job", "start_time", arg] => match start_time(sc.start_time, arg) {
             Some(v) => Ok(Some(v)),
-            None => fail(&format!(
-                "'{arg}' is not one of iso_weekday, is_weekday, iso_date, iso_datetime, year, month, day, hour, minute, second, timestamp_ms"
-            )),
+            None => fail(Unresolvable::StartTimeArgument(arg.to_string())),
         },
         ["job", "parameters", name] => match sc.params {
             Some(params) => match params.get(*name) {
                 Some(v) => Ok(Some(v.clone())),
-                None => fail(&format!("the job has no parameter '{name}'")),
+                None => fail(Unresolvable::NoParameter(name.to_string())),
             },
             // Job parameters are resolved before they exist; one naming another stays.
             None => Ok(None),
@@ -211,17 +249,20 @@ fn lookup(inner: &str, sc: &Scope) -> Result<Option<String>, String> {
                 return Ok(None);
             }
             let Some(t) = sc.tasks.iter().rfind(|t| t.task_key == *key) else {
-                return fail(&format!("the run has no task '{key}'"));
+                return fail(Unresolvable::NoTask(key.to_string()));
             };
             match rest {
                 ["run_id"] => Ok(Some(t.run_id.to_string())),
                 ["result_state"] => match &t.result {
                     Some(r) => Ok(Some(r.to_lowercase())),
-                    None => fail(&format!("task '{key}' has not ended")),
+                    None => fail(Unresolvable::NotEnded(key.to_string())),
                 },
                 ["values", name] => match t.values.get(*name) {
                     Some(v) => Ok(Some(text(v))),
-                    None => fail(&format!("task '{key}' did not set the task value '{name}'")),
+                    None => fail(Unresolvable::NoTaskValue {
+                        key: key.to_string(),
+                        name: name.to_string(),
+                    }),
                 },
                 ["error_code" | "execution_count" | "notebook_path"] | ["output", ..] => Ok(None),
                 _ => not_a_reference(),
@@ -236,9 +277,9 @@ fn lookup(inner: &str, sc: &Scope) -> Result<Option<String>, String> {
             (Some(v), []) => Ok(Some(text(v))),
             (Some(Value::Object(m)), [field]) => match m.get(*field) {
                 Some(v) => Ok(Some(text(v))),
-                None => fail(&format!("the input has no field '{field}'")),
+                None => fail(Unresolvable::NoInputField(field.to_string())),
             },
-            (Some(_), _) => fail("the input is not an object with that field"),
+            (Some(_), _) => fail(Unresolvable::InputNotAnObject),
         },
         // The emulator's earlier spelling of the run id, kept for configurations that use it.
         ["run", "id"] => Ok(Some(sc.run_id.to_string())),
@@ -325,7 +366,7 @@ mod tests {
     }
 
     fn err(s: &str) -> String {
-        with(None, |sc| resolve(s, sc)).expect_err(s)
+        with(None, |sc| resolve(s, sc)).expect_err(s).to_string()
     }
 
     #[test]
@@ -401,7 +442,7 @@ mod tests {
         });
         assert_eq!(got.unwrap(), r#"orders:2:{"table":"orders","n":2}"#);
         let got = with(Some(&input), |sc| resolve("{{input.nope}}", sc));
-        assert!(got.unwrap_err().contains("no field 'nope'"));
+        assert!(got.unwrap_err().to_string().contains("no field 'nope'"));
         let plain = json!("a");
         assert_eq!(
             with(Some(&plain), |sc| resolve("{{input}}", sc)).unwrap(),
@@ -427,7 +468,12 @@ mod tests {
             input: None,
         };
         let many = "{{tasks.t.values.big}}".repeat(100);
-        assert!(resolve(&many, &sc).unwrap_err().contains("longer than"));
+        assert!(
+            resolve(&many, &sc)
+                .unwrap_err()
+                .to_string()
+                .contains("longer than")
+        );
         // The budget spans every string of the parameters.
         let list = Value::Array(vec![json!("{{tasks.t.values.big}}".repeat(20)); 3]);
         let mut budget = MAX_RESOLVED_BYTES;

@@ -720,8 +720,8 @@ fn spark_submit(st: &mut State, o: &Map<String, Value>, _: &TaskEnv) -> Started 
 fn sql(st: &mut State, o: &Map<String, Value>, env: &TaskEnv) -> Started {
     let warehouse = String::from(text(o, "warehouse_id"));
     let busy_until = env.ctx.now.saturating_add(env.ctx.timings.task_ms());
-    if let Err(message) = crate::warehouses::use_for_query(st, env.ctx, &warehouse, busy_until) {
-        return Started::Refused(message);
+    if let Err(e) = crate::warehouses::use_for_query(st, env.ctx, &warehouse, busy_until) {
+        return Started::Refused(e.to_string());
     }
     if let Some(f) = o.get("file").and_then(Value::as_object)
         && f.get("source").and_then(Value::as_str) != Some("GIT")
@@ -1044,7 +1044,7 @@ fn wheel(st: &mut State, w: &Map<String, Value>, env: &TaskEnv) -> Started {
     }
     match crate::pipelines::onboard(st, env.ctx, &named) {
         Ok(()) => Started::success(),
-        Err(m) => Started::failure(m),
+        Err(e) => Started::failure(e.to_string()),
     }
 }
 

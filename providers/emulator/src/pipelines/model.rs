@@ -263,7 +263,7 @@ pub fn start(
         ));
     }
     let sdp = super::sdp_meta::update_tables(st, ctx, &p.spec, &request);
-    let failure = failure_reason(st, p).or_else(|| sdp.clone().err());
+    let failure = failure_reason(st, p).or_else(|| sdp.as_ref().err().map(ToString::to_string));
     let (failure, datasets) = super::datasets::at_start(st, ctx, p, &request, failure);
     let update = Update {
         update_id: uuid::Uuid::new_v4().to_string(),

@@ -15,6 +15,7 @@
 //! writes nothing and an update reads nothing.
 
 use crate::behaviours::Behaviour;
+use crate::errors::ApiError;
 use crate::store::{Ctx, State};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -89,8 +90,62 @@ fn spec_rows<'a>(st: &'a State, full: &str) -> Option<Vec<(&'a String, &'a SpecR
 
 // ---------- onboarding ----------
 
-fn fail(message: impl std::fmt::Display) -> String {
-    format!("sdp-meta onboarding: {message}")
+/// Why sdp-meta's onboarding fails, having written nothing: the task fails with this
+/// message, sdp-meta's own words after what failed.
+#[derive(Debug, thiserror::Error)]
+#[error("sdp-meta onboarding: {kind}")]
+pub struct OnboardError {
+    pub kind: OnboardFailure,
+}
+
+impl From<OnboardFailure> for OnboardError {
+    fn from(kind: OnboardFailure) -> Self {
+        OnboardError { kind }
+    }
+}
+
+/// What fails an onboarding, as sdp-meta (or Spark, or the workspace) words it.
+#[derive(Debug, thiserror::Error)]
+pub enum OnboardFailure {
+    #[error("onboard_layer argument missing in commandline")]
+    NoLayer,
+    /// Named parameters missing or empty, each quoted: `'version'`.
+    #[error("missing attributes : {{{}}}", .0.join(", "))]
+    MissingAttributes(Vec<String>),
+    #[error("Onboarding file format not supported! Please provide a .json, .yml, or .yaml file")]
+    FileFormat,
+    /// The workspace refused a file or table the onboarding reads or writes.
+    #[error("{}", .0.message)]
+    Workspace(#[source] ApiError),
+    #[error("the onboarding file '{path}' is not valid YAML: {source}")]
+    InvalidYaml {
+        path: String,
+        source: serde_yaml_ng::Error,
+    },
+    #[error("the onboarding file '{path}' is not valid JSON: {source}")]
+    InvalidJson {
+        path: String,
+        source: serde_json::Error,
+    },
+    #[error("the onboarding file '{path}' is not an array of flows")]
+    NotAnArray { path: String },
+    #[error("the onboarding file '{path}' holds a row that is not an object: {row}")]
+    RowNotAnObject { path: String, row: Value },
+    #[error("onboarding file have duplicated data_flow_ids! ")]
+    DuplicateIds,
+    #[error("Missing field={0} in onboarding_row")]
+    MissingField(String),
+    #[error("Source format not provided for row={0}")]
+    NoSourceFormat(Value),
+    #[error("source_format='{format}' is not supported. Use one of: {}.", SOURCE_FORMATS.join(", "))]
+    SourceFormat { format: String },
+    #[error(
+        "Missing bronze source fields (bronze_database_{env}/bronze_table) for silver data_flow_id={id}"
+    )]
+    NoBronzeSource { env: String, id: String },
+    /// The merge path reads the dataflowspec table first.
+    #[error("{}", table_not_found(.0))]
+    TableNotFound(String),
 }
 
 /// A scalar of an onboarding row as the string Spark reads it (`data_flow_id: 1` is "1"); an
@@ -117,7 +172,10 @@ fn qualified(catalog: Option<String>, database: &str, table: &str) -> String {
 
 /// The bronze spec row of an onboarding row, if it has one (`bronze_database_{env}` and
 /// `source_details` given).
-fn bronze_row(row: &Map<String, Value>, env: &str) -> Result<Option<(String, SpecRow)>, String> {
+fn bronze_row(
+    row: &Map<String, Value>,
+    env: &str,
+) -> Result<Option<(String, SpecRow)>, OnboardFailure> {
     let Some(database) = text(row, &format!("bronze_database_{env}")) else {
         return Ok(None);
     };
@@ -128,25 +186,17 @@ fn bronze_row(row: &Map<String, Value>, env: &str) -> Result<Option<(String, Spe
     else {
         return Ok(None);
     };
-    let field =
-        |k: &str| text(row, k).ok_or_else(|| format!("Missing field={k} in onboarding_row"));
+    let field = |k: &str| text(row, k).ok_or_else(|| OnboardFailure::MissingField(k.into()));
     let id = field("data_flow_id")?;
     let group = field("data_flow_group")?;
     let table = field("bronze_table")?;
-    let format = text(row, "source_format").ok_or_else(|| {
-        format!(
-            "Source format not provided for row={}",
-            Value::Object(row.clone())
-        )
-    })?;
+    let format = text(row, "source_format")
+        .ok_or_else(|| OnboardFailure::NoSourceFormat(Value::Object(row.clone())))?;
     let Some(format) = SOURCE_FORMATS
         .iter()
         .find(|f| f.eq_ignore_ascii_case(&format))
     else {
-        return Err(format!(
-            "source_format='{format}' is not supported. Use one of: {}.",
-            SOURCE_FORMATS.join(", ")
-        ));
+        return Err(OnboardFailure::SourceFormat { format });
     };
     // sdp-meta 0.1.0 reads a delta source as `readStream.table(f"{source_database}.{source_table}")`:
     // the catalog it stored (`source_catalog_{env}`) is not used.
@@ -176,12 +226,14 @@ fn bronze_row(row: &Map<String, Value>, env: &str) -> Result<Option<(String, Spe
 
 /// The silver spec row of an onboarding row, if it has one (`silver_database_{env}` given):
 /// it reads the bronze table of the same row.
-fn silver_row(row: &Map<String, Value>, env: &str) -> Result<Option<(String, SpecRow)>, String> {
+fn silver_row(
+    row: &Map<String, Value>,
+    env: &str,
+) -> Result<Option<(String, SpecRow)>, OnboardFailure> {
     let Some(database) = text(row, &format!("silver_database_{env}")) else {
         return Ok(None);
     };
-    let field =
-        |k: &str| text(row, k).ok_or_else(|| format!("Missing field={k} in onboarding_row"));
+    let field = |k: &str| text(row, k).ok_or_else(|| OnboardFailure::MissingField(k.into()));
     let id = field("data_flow_id")?;
     let group = field("data_flow_group")?;
     let table = field("silver_table")?;
@@ -196,9 +248,10 @@ fn silver_row(row: &Map<String, Value>, env: &str) -> Result<Option<(String, Spe
         )),
         _ if row.get("silver_cdc_apply_changes_flows").is_some() => None,
         _ => {
-            return Err(format!(
-                "Missing bronze source fields (bronze_database_{env}/bronze_table) for silver data_flow_id={id}"
-            ));
+            return Err(OnboardFailure::NoBronzeSource {
+                env: env.to_string(),
+                id,
+            });
         }
     };
     let snapshot = row
@@ -222,46 +275,43 @@ fn silver_row(row: &Map<String, Value>, env: &str) -> Result<Option<(String, Spe
 
 /// The onboarding file's rows: a JSON or YAML array of objects (one object is one row, as
 /// Spark reads it).
-fn read_rows(st: &State, path: &str) -> Result<Vec<Map<String, Value>>, String> {
+fn read_rows(st: &State, path: &str) -> Result<Vec<Map<String, Value>>, OnboardFailure> {
     let lower = path.to_ascii_lowercase();
     let yaml = lower.ends_with(".yml") || lower.ends_with(".yaml");
     if !yaml && !lower.ends_with(".json") {
-        return Err(fail(
-            "Onboarding file format not supported! Please provide a .json, .yml, or .yaml file",
-        ));
+        return Err(OnboardFailure::FileFormat);
     }
     let bytes = crate::files::read_file(st, path)
         .map(|(b, _)| b)
-        .map_err(|e| fail(e.message))?;
+        .map_err(OnboardFailure::Workspace)?;
     let parsed: Value = if yaml {
-        serde_yaml_ng::from_slice(bytes).map_err(|e| {
-            fail(format!(
-                "the onboarding file '{path}' is not valid YAML: {e}"
-            ))
+        serde_yaml_ng::from_slice(bytes).map_err(|source| OnboardFailure::InvalidYaml {
+            path: path.to_string(),
+            source,
         })?
     } else {
-        serde_json::from_slice(bytes).map_err(|e| {
-            fail(format!(
-                "the onboarding file '{path}' is not valid JSON: {e}"
-            ))
+        serde_json::from_slice(bytes).map_err(|source| OnboardFailure::InvalidJson {
+            path: path.to_string(),
+            source,
         })?
     };
     let items = match parsed {
         Value::Array(items) => items,
         one @ Value::Object(_) => vec![one],
         _ => {
-            return Err(fail(format!(
-                "the onboarding file '{path}' is not an array of flows"
-            )));
+            return Err(OnboardFailure::NotAnArray {
+                path: path.to_string(),
+            });
         }
     };
     items
         .into_iter()
         .map(|v| match v {
             Value::Object(m) => Ok(m),
-            other => Err(fail(format!(
-                "the onboarding file '{path}' holds a row that is not an object: {other}"
-            ))),
+            row => Err(OnboardFailure::RowNotAnObject {
+                path: path.to_string(),
+                row,
+            }),
         })
         .collect()
 }
@@ -272,7 +322,11 @@ fn read_rows(st: &State, path: &str) -> Result<Vec<Map<String, Value>>, String> 
 /// (which needs the table to exist already), and, for a YAML onboarding file, its JSON copy
 /// next to it. Or why the onboarding fails, written nothing. Paths without Unity Catalog
 /// (`uc_enabled` not "true") are not modelled and write nothing.
-pub fn onboard(st: &mut State, ctx: &Ctx, named: &BTreeMap<String, String>) -> Result<(), String> {
+pub fn onboard(
+    st: &mut State,
+    ctx: &Ctx,
+    named: &BTreeMap<String, String>,
+) -> Result<(), OnboardError> {
     if !ctx.behaviours.on(Behaviour::SdpMetaReadsItsSources)
         || !named
             .get("uc_enabled")
@@ -283,7 +337,7 @@ pub fn onboard(st: &mut State, ctx: &Ctx, named: &BTreeMap<String, String>) -> R
     let layers = named
         .get("onboard_layer")
         .and_then(|l| layers(l))
-        .ok_or_else(|| fail("onboard_layer argument missing in commandline"))?;
+        .ok_or(OnboardFailure::NoLayer)?;
     let mut required = vec![
         "onboarding_file_path".to_string(),
         "database".into(),
@@ -300,14 +354,11 @@ pub fn onboard(st: &mut State, ctx: &Ctx, named: &BTreeMap<String, String>) -> R
         .collect();
     if !missing.is_empty() {
         let list: Vec<String> = missing.into_iter().collect();
-        return Err(fail(format!(
-            "missing attributes : {{{}}}",
-            list.join(", ")
-        )));
+        return Err(OnboardFailure::MissingAttributes(list).into());
     }
     let param = |k: &str| named.get(k).map(String::as_str).unwrap_or_default();
-    let path =
-        crate::files::normalize(param("onboarding_file_path")).map_err(|e| fail(e.message))?;
+    let path = crate::files::normalize(param("onboarding_file_path"))
+        .map_err(OnboardFailure::Workspace)?;
     let env = param("env");
     let rows = read_rows(st, &path)?;
     let mut seen = BTreeSet::new();
@@ -316,7 +367,7 @@ pub fn onboard(st: &mut State, ctx: &Ctx, named: &BTreeMap<String, String>) -> R
         .filter_map(|r| text(r, "data_flow_id"))
         .any(|id| !seen.insert(id))
     {
-        return Err(fail("onboarding file have duplicated data_flow_ids! "));
+        return Err(OnboardFailure::DuplicateIds.into());
     }
     let database = param("database").to_lowercase();
     let overwrite = param("overwrite") == "True";
@@ -330,7 +381,7 @@ pub fn onboard(st: &mut State, ctx: &Ctx, named: &BTreeMap<String, String>) -> R
             } else {
                 silver_row(row, env)
             };
-            if let Some((id, spec)) = spec.map_err(fail)? {
+            if let Some((id, spec)) = spec? {
                 specs.insert(id, spec);
             }
         }
@@ -341,7 +392,7 @@ pub fn onboard(st: &mut State, ctx: &Ctx, named: &BTreeMap<String, String>) -> R
         .to_lowercase();
         if !overwrite && !st.uc.tables.contains_key(&full) {
             // The merge path reads the table first.
-            return Err(fail(table_not_found(&full)));
+            return Err(OnboardFailure::TableNotFound(full).into());
         }
         writes.push((full, specs));
     }
@@ -349,11 +400,11 @@ pub fn onboard(st: &mut State, ctx: &Ctx, named: &BTreeMap<String, String>) -> R
         let stem = path.rsplit_once('.').map_or(path.as_str(), |(s, _)| s);
         let json = serde_json::to_vec_pretty(&rows).unwrap_or_default();
         crate::files::put_file(st, ctx, &format!("{stem}_yml_converted.json"), json, true)
-            .map_err(|e| fail(e.message))?;
+            .map_err(OnboardFailure::Workspace)?;
     }
     for (full, specs) in writes {
-        let table =
-            crate::uc::put_table(st, ctx, &full, "MANAGED", None).map_err(|e| fail(e.message))?;
+        let table = crate::uc::put_table(st, ctx, &full, "MANAGED", None)
+            .map_err(OnboardFailure::Workspace)?;
         let table_id = table["table_id"].as_str().unwrap_or_default().to_string();
         let mut rows = match st.pipelines.dataflow_specs.get(&full) {
             Some(t) if !overwrite && t.table_id == table_id => t.rows.clone(),
@@ -429,6 +480,19 @@ fn conf<'a>(c: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
         .filter(|v| !v.is_empty())
 }
 
+/// Why sdp-meta's runner fails a pipeline's update: the update's failure says it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateError {
+    #[error("parameter {layer}.dataflowspecTable is missing in sparkConf")]
+    NoSpecTable { layer: &'static str },
+    /// Neither a group nor data flow ids select the layer's flows.
+    #[error("please provide {layer}.group or {layer}.dataflowIds in spark.conf")]
+    NoSelection { layer: &'static str },
+    /// A dataflowspec table, or a table a flow reads, that Spark cannot resolve.
+    #[error("{}", table_not_found(.0))]
+    TableNotFound(String),
+}
+
 /// What an update (asked for with `request`) of the pipeline `spec` does as sdp-meta's
 /// runner: the tables it sets up, in order (bronze first; none when it only validates), or
 /// why it fails. Nothing for a pipeline whose configuration names no sdp-meta layer and
@@ -438,7 +502,7 @@ pub fn update_tables(
     ctx: &Ctx,
     spec: &Map<String, Value>,
     request: &Map<String, Value>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, UpdateError> {
     let Some(c) = spec.get("configuration").and_then(Value::as_object) else {
         return Ok(Vec::new());
     };
@@ -455,9 +519,8 @@ pub fn update_tables(
     let names = Names::of(spec);
     let mut made: Vec<String> = Vec::new();
     for layer in layers {
-        let table = conf(c, &format!("{layer}.dataflowspecTable")).ok_or_else(|| {
-            format!("parameter {layer}.dataflowspecTable is missing in sparkConf")
-        })?;
+        let table = conf(c, &format!("{layer}.dataflowspecTable"))
+            .ok_or(UpdateError::NoSpecTable { layer })?;
         let group = conf(c, &format!("{layer}.group"));
         let ids: Option<BTreeSet<String>> = conf(c, &format!("{layer}.dataflowIds")).map(|v| {
             v.split(',')
@@ -466,14 +529,12 @@ pub fn update_tables(
                 .collect()
         });
         if group.is_none() && ids.is_none() {
-            return Err(format!(
-                "please provide {layer}.group or {layer}.dataflowIds in spark.conf"
-            ));
+            return Err(UpdateError::NoSelection { layer });
         }
         let Some(full) = names.resolve(table) else {
             continue;
         };
-        let rows = spec_rows(st, &full).ok_or_else(|| table_not_found(&full))?;
+        let rows = spec_rows(st, &full).ok_or_else(|| UpdateError::TableNotFound(full.clone()))?;
         let selected = rows.into_iter().filter(|(id, row)| {
             group.is_none_or(|g| row.group == g) && ids.as_ref().is_none_or(|s| s.contains(*id))
         });
@@ -483,7 +544,7 @@ pub fn update_tables(
                 && !st.uc.tables.contains_key(&source)
                 && !made.contains(&source)
             {
-                return Err(table_not_found(&source));
+                return Err(UpdateError::TableNotFound(source));
             }
             if let Some(t) = names.target(&row.target)
                 && !made.contains(&t)
@@ -698,7 +759,9 @@ mod tests {
         let mut st = workspace();
         let dup = json!([flow("1", "A", "delta", "a"), flow("1", "A", "delta", "b")]);
         put(&mut st, FILE, &dup.to_string());
-        let e = onboard(&mut st, &ctx(), &params(&[])).unwrap_err();
+        let e = onboard(&mut st, &ctx(), &params(&[]))
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "sdp-meta onboarding: onboarding file have duplicated data_flow_ids! "
@@ -708,7 +771,9 @@ mod tests {
             FILE,
             &json!([flow("1", "A", "parquet", "a")]).to_string(),
         );
-        let e = onboard(&mut st, &ctx(), &params(&[])).unwrap_err();
+        let e = onboard(&mut st, &ctx(), &params(&[]))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("source_format='parquet' is not supported"),
             "{e}"
@@ -718,12 +783,18 @@ mod tests {
             FILE,
             &json!([flow("1", "A", "delta", "a")]).to_string(),
         );
-        let e = onboard(&mut st, &ctx(), &params(&[("version", "")])).unwrap_err();
+        let e = onboard(&mut st, &ctx(), &params(&[("version", "")]))
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "sdp-meta onboarding: missing attributes : {'version'}");
-        let e = onboard(&mut st, &ctx(), &params(&[("onboard_layer", "gold")])).unwrap_err();
+        let e = onboard(&mut st, &ctx(), &params(&[("onboard_layer", "gold")]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("onboard_layer argument missing"), "{e}");
         // The merge path reads the table, which is not there yet.
-        let e = onboard(&mut st, &ctx(), &params(&[("overwrite", "true")])).unwrap_err();
+        let e = onboard(&mut st, &ctx(), &params(&[("overwrite", "true")]))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("[TABLE_OR_VIEW_NOT_FOUND] The table or view `main`.`specs`.`bronze_spec` cannot be found."),
             "{e}"
@@ -842,7 +913,8 @@ mod tests {
             &spec(json!({"layer": "bronze", "bronze.dataflowspecTable": "main.specs.t"})),
             &Map::new(),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert_eq!(
             e,
             "please provide bronze.group or bronze.dataflowIds in spark.conf"
@@ -856,7 +928,8 @@ mod tests {
             ),
             &Map::new(),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("`main`.`specs`.`t`"), "{e}");
         // Not an sdp-meta pipeline, or the behaviour off: nothing read.
         for (c, conf) in [

@@ -308,19 +308,30 @@ pub fn stop(st: &mut State, ctx: &Ctx, id: &str) -> ApiResult<()> {
     Ok(())
 }
 
+/// Why a job run's SQL task cannot run on a warehouse: its message fails the task.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WarehouseUseError {
+    /// No warehouse has the id, or the one that had it is deleted (or being deleted).
+    #[error("SQL warehouse {id} does not exist or you do not have permission to use it.")]
+    Missing { id: String },
+}
+
 /// A query of a job run's SQL task that runs on the warehouse until `busy_until`: a
 /// stopped warehouse is started for it, and it is not idle before the query ends. `Err`
 /// with the run's message when no warehouse has that id.
-pub fn use_for_query(st: &mut State, ctx: &Ctx, id: &str, busy_until: i64) -> Result<(), String> {
+pub fn use_for_query(
+    st: &mut State,
+    ctx: &Ctx,
+    id: &str,
+    busy_until: i64,
+) -> Result<(), WarehouseUseError> {
     let Some(w) = st
         .warehouses
         .warehouses
         .get_mut(id)
         .filter(|w| !is_deleted(w))
     else {
-        return Err(format!(
-            "SQL warehouse {id} does not exist or you do not have permission to use it."
-        ));
+        return Err(WarehouseUseError::Missing { id: id.to_string() });
     };
     wake(w, ctx);
     w.idle_since = w.idle_since.max(busy_until);

@@ -498,197 +498,263 @@ fn choose(
     pinned: Option<String>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Resolved, ClientError> {
-    let auth_type = match pinned.as_deref() {
-        Some(name) => AuthType::parse(name).ok_or_else(|| ClientError::UnsupportedAuthType {
-            auth_type: name.to_string(),
-            hint: format!(
-                "brickform signs in with {}{}{}",
-                supported_list(),
-                profile_note(&a),
-                inline_comment_note(name)
-            ),
-        })?,
-        None => {
-            let families = a.families();
-            match families.as_slice() {
-                [] => return default_chain(a, host, host_source, env),
-                [(only, _)] => *only,
-                many => {
-                    return Err(ClientError::Ambiguous {
-                        methods: {
-                            let mut names: Vec<&str> =
-                                many.iter().map(|(t, _)| t.family()).collect();
-                            names.sort_unstable();
-                            names.dedup();
-                            names.join(" and ")
-                        },
-                        sources: many
-                            .iter()
-                            .map(|(_, why)| why.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    });
-                }
-            }
-        }
+    let Some(auth_type) = pick_auth_type(&a, pinned.as_deref())? else {
+        return default_chain(a, host, host_source, env);
     };
-    let info = |credential_source: Source| CredentialInfo {
-        host: host.clone(),
-        host_source: host_source.clone(),
+    let chosen = Chosen {
+        host,
+        host_source,
         auth_type,
-        credential_source,
+        from: source_of(&a.auth_type),
     };
-    let from = source_of(&a.auth_type);
     match auth_type {
-        AuthType::Pat => {
-            let Some(token) = a.token else {
-                return Err(ClientError::Incomplete(format!(
-                    "auth_type \"pat\" (from {from}) needs a token: set `token`, DATABRICKS_TOKEN, or run `brickform auth login --host {host}`{}",
-                    profile_note(&a)
-                )));
-            };
-            Ok(Resolved {
-                info: info(token.source),
-                credentials: Credentials::Pat(token.value),
-            })
+        AuthType::Pat => pat(a, &chosen),
+        AuthType::OAuthM2m => oauth_m2m(a, &chosen),
+        AuthType::DatabricksCli => databricks_cli_method(&a, &chosen, env),
+        AuthType::AzureCli => azure_cli_method(&a, &chosen, env),
+        AuthType::AzureClientSecret => azure_client_secret(a, &chosen, env),
+        AuthType::AzureMsi => azure_msi(a, &chosen, env),
+        AuthType::GoogleCredentials => google_credentials(a, &chosen, env),
+        AuthType::GoogleId => google_id(a, &chosen, env),
+    }
+}
+
+/// The method `auth_type` pins, else the one family of attributes present points to;
+/// `None` when nothing points anywhere, so the caller falls back to the default chain.
+fn pick_auth_type(a: &Attrs, pinned: Option<&str>) -> Result<Option<AuthType>, ClientError> {
+    if let Some(name) = pinned {
+        return AuthType::parse(name)
+            .map(Some)
+            .ok_or_else(|| ClientError::UnsupportedAuthType {
+                auth_type: name.to_string(),
+                hint: format!(
+                    "brickform signs in with {}{}{}",
+                    supported_list(),
+                    profile_note(a),
+                    inline_comment_note(name)
+                ),
+            });
+    }
+    match a.families().as_slice() {
+        [] => Ok(None),
+        [(only, _)] => Ok(Some(*only)),
+        many => Err(ambiguous(many)),
+    }
+}
+
+/// Attributes of more than one method are present and none is pinned: the SDKs' "more than
+/// one authorization method" error, naming each family once and every attribute's source.
+fn ambiguous(many: &[(AuthType, String)]) -> ClientError {
+    let mut names: Vec<&str> = many.iter().map(|(t, _)| t.family()).collect();
+    names.sort_unstable();
+    names.dedup();
+    ClientError::Ambiguous {
+        methods: names.join(" and "),
+        sources: many
+            .iter()
+            .map(|(_, why)| why.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// The method `choose` settled on and the host it signs in to: what every method's
+/// `Resolved` reports, and what its "missing a setting" messages name.
+struct Chosen {
+    host: String,
+    host_source: Source,
+    auth_type: AuthType,
+    /// Where `auth_type` came from ("nowhere" when the attributes pointed to the method).
+    from: String,
+}
+
+impl Chosen {
+    fn resolved(&self, credential_source: Source, credentials: Credentials) -> Resolved {
+        Resolved {
+            info: CredentialInfo {
+                host: self.host.clone(),
+                host_source: self.host_source.clone(),
+                auth_type: self.auth_type,
+                credential_source,
+            },
+            credentials,
         }
-        AuthType::OAuthM2m => match (a.client_id, a.client_secret) {
-            (Some(id), Some(secret)) => Ok(Resolved {
-                info: info(id.source),
-                credentials: Credentials::M2m {
+    }
+
+    fn sign_in(&self, source: AuthError) -> SignInError {
+        SignInError {
+            auth_type: self.auth_type,
+            source,
+        }
+    }
+}
+
+fn pat(a: Attrs, c: &Chosen) -> Result<Resolved, ClientError> {
+    let Some(token) = a.token else {
+        return Err(ClientError::Incomplete(format!(
+            "auth_type \"pat\" (from {}) needs a token: set `token`, DATABRICKS_TOKEN, or run `brickform auth login --host {}`{}",
+            c.from,
+            c.host,
+            profile_note(&a)
+        )));
+    };
+    Ok(c.resolved(token.source, Credentials::Pat(token.value)))
+}
+
+fn oauth_m2m(a: Attrs, c: &Chosen) -> Result<Resolved, ClientError> {
+    let (id, secret) = match (a.client_id, a.client_secret) {
+        (Some(id), Some(secret)) => {
+            return Ok(c.resolved(
+                id.source,
+                Credentials::M2m {
                     client_id: id.value,
                     client_secret: secret.value,
                 },
-            }),
-            (id, secret) => {
-                let (have, missing) = match (&id, &secret) {
-                    (Some(i), None) => (
-                        format!("client_id from {}", i.source),
-                        "client_secret (DATABRICKS_CLIENT_SECRET)",
-                    ),
-                    (None, Some(s)) => (
-                        format!("client_secret from {}", s.source),
-                        "client_id (DATABRICKS_CLIENT_ID)",
-                    ),
-                    _ => (
-                        format!("auth_type from {from}"),
-                        "client_id and client_secret (DATABRICKS_CLIENT_ID, DATABRICKS_CLIENT_SECRET)",
-                    ),
-                };
-                Err(ClientError::Incomplete(format!(
-                    "OAuth M2M for {host} is missing {missing} (have {have})"
-                )))
-            }
-        },
-        AuthType::DatabricksCli => {
-            let (cli, found) = databricks_cli(&a, env).ok_or_else(|| {
-                ClientError::Incomplete(format!(
-                    "auth_type \"databricks-cli\" (from {from}) runs `databricks auth token`, but no `databricks` executable is on PATH: install the Databricks CLI, or set databricks_cli_path (DATABRICKS_CLI_PATH)"
-                ))
-            })?;
-            Ok(Resolved {
-                info: info(found),
-                credentials: Credentials::Minting(Box::new(databricks_cli::DatabricksCli::new(
-                    cli,
-                    cli_profile(&a),
-                    &host,
-                ))),
-            })
+            ));
         }
-        AuthType::AzureCli => {
-            let (az, found) = azure_cli(env).ok_or_else(|| {
-                ClientError::Incomplete(format!(
-                    "auth_type \"azure-cli\" (from {from}) runs `az account get-access-token`, but no `az` executable is on PATH: install the Azure CLI and run `az login`"
-                ))
-            })?;
-            Ok(Resolved {
-                info: info(found),
-                credentials: Credentials::Minting(Box::new(azure::AzureCli {
-                    az,
-                    azure: settle_azure(&a, &host, env)?,
-                })),
-            })
+        pair => pair,
+    };
+    let (have, missing) = match (&id, &secret) {
+        (Some(i), None) => (
+            format!("client_id from {}", i.source),
+            "client_secret (DATABRICKS_CLIENT_SECRET)",
+        ),
+        (None, Some(s)) => (
+            format!("client_secret from {}", s.source),
+            "client_id (DATABRICKS_CLIENT_ID)",
+        ),
+        _ => (
+            format!("auth_type from {}", c.from),
+            "client_id and client_secret (DATABRICKS_CLIENT_ID, DATABRICKS_CLIENT_SECRET)",
+        ),
+    };
+    Err(ClientError::Incomplete(format!(
+        "OAuth M2M for {} is missing {missing} (have {have})",
+        c.host
+    )))
+}
+
+fn databricks_cli_method(
+    a: &Attrs,
+    c: &Chosen,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Resolved, ClientError> {
+    let (cli, found) = databricks_cli(a, env).ok_or_else(|| {
+        ClientError::Incomplete(format!(
+            "auth_type \"databricks-cli\" (from {}) runs `databricks auth token`, but no `databricks` executable is on PATH: install the Databricks CLI, or set databricks_cli_path (DATABRICKS_CLI_PATH)",
+            c.from
+        ))
+    })?;
+    let cli = databricks_cli::DatabricksCli::new(cli, cli_profile(a), &c.host);
+    Ok(c.resolved(found, Credentials::Minting(Box::new(cli))))
+}
+
+fn azure_cli_method(
+    a: &Attrs,
+    c: &Chosen,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Resolved, ClientError> {
+    let (az, found) = azure_cli(env).ok_or_else(|| {
+        ClientError::Incomplete(format!(
+            "auth_type \"azure-cli\" (from {}) runs `az account get-access-token`, but no `az` executable is on PATH: install the Azure CLI and run `az login`",
+            c.from
+        ))
+    })?;
+    let azure = settle_azure(a, &c.host, env)?;
+    Ok(c.resolved(
+        found,
+        Credentials::Minting(Box::new(azure::AzureCli { az, azure })),
+    ))
+}
+
+fn azure_client_secret(
+    a: Attrs,
+    c: &Chosen,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Resolved, ClientError> {
+    let azure = settle_azure(&a, &c.host, env)?;
+    match (a.azure_client_id, a.azure_client_secret) {
+        (Some(id), Some(secret)) => {
+            let sp = azure::AzureClientSecret::new(id.value, secret.value, azure);
+            Ok(c.resolved(id.source, Credentials::Minting(Box::new(sp))))
         }
-        AuthType::AzureClientSecret => {
-            let azure = settle_azure(&a, &host, env)?;
-            match (a.azure_client_id, a.azure_client_secret) {
-                (Some(id), Some(secret)) => Ok(Resolved {
-                    info: info(id.source),
-                    credentials: Credentials::Minting(Box::new(azure::AzureClientSecret::new(
-                        id.value,
-                        secret.value,
-                        azure,
-                    ))),
-                }),
-                (id, _) => Err(ClientError::Incomplete(format!(
-                    "an Azure service principal for {host} needs {} (have {})",
-                    if id.is_some() {
-                        "azure_client_secret (ARM_CLIENT_SECRET)"
-                    } else {
-                        "azure_client_id and azure_client_secret (ARM_CLIENT_ID, ARM_CLIENT_SECRET)"
-                    },
-                    id.map_or_else(
-                        || format!("auth_type from {from}"),
-                        |i| format!("azure_client_id from {}", i.source)
-                    )
-                ))),
-            }
-        }
-        AuthType::AzureMsi => {
-            let azure = settle_azure(&a, &host, env)?;
-            let source = a
-                .azure_use_msi
-                .as_ref()
-                .map_or_else(|| from_source(&a.auth_type), |m| m.source.clone());
-            Ok(Resolved {
-                info: info(source),
-                credentials: Credentials::Minting(Box::new(azure::AzureMsi {
-                    client_id: a.azure_client_id.map(|c| c.value),
-                    azure,
-                    metadata_host: metadata_host(env)?,
-                })),
-            })
-        }
-        AuthType::GoogleCredentials => {
-            let Some(creds) = a.google_credentials else {
-                return Err(ClientError::Incomplete(format!(
-                    "auth_type \"google-credentials\" (from {from}) needs google_credentials (GOOGLE_CREDENTIALS): a service-account key file's path, or its JSON{}",
-                    profile_note(&a)
-                )));
-            };
-            let sign_in = |source| SignInError { auth_type, source };
-            let value = expand_home(std::path::Path::new(creds.value.expose_secret()), env);
-            let key = google::read_credentials(&value.to_string_lossy(), &creds.source.to_string())
-                .map_err(sign_in)?;
-            Ok(Resolved {
-                info: info(creds.source),
-                credentials: Credentials::Minting(Box::new(google::GoogleCredentials {
-                    key,
-                    host: host.clone(),
-                })),
-            })
-        }
-        AuthType::GoogleId => {
-            let Some(sa) = a.google_service_account else {
-                return Err(ClientError::Incomplete(format!(
-                    "auth_type \"google-id\" (from {from}) needs google_service_account (DATABRICKS_GOOGLE_SERVICE_ACCOUNT): the service account to impersonate{}",
-                    profile_note(&a)
-                )));
-            };
-            let sign_in = |source| SignInError { auth_type, source };
-            let iam = google::iam_endpoint(env("GOOGLE_IAM_CREDENTIALS_CUSTOM_ENDPOINT"))?;
-            let adc = google::Adc::find(env).map_err(sign_in)?;
-            Ok(Resolved {
-                info: info(sa.source),
-                credentials: Credentials::Minting(Box::new(google::GoogleId {
-                    service_account: sa.value,
-                    host: host.clone(),
-                    adc,
-                    iam,
-                })),
-            })
-        }
+        (id, _) => Err(ClientError::Incomplete(format!(
+            "an Azure service principal for {} needs {} (have {})",
+            c.host,
+            if id.is_some() {
+                "azure_client_secret (ARM_CLIENT_SECRET)"
+            } else {
+                "azure_client_id and azure_client_secret (ARM_CLIENT_ID, ARM_CLIENT_SECRET)"
+            },
+            id.map_or_else(
+                || format!("auth_type from {}", c.from),
+                |i| format!("azure_client_id from {}", i.source)
+            )
+        ))),
     }
+}
+
+fn azure_msi(
+    a: Attrs,
+    c: &Chosen,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Resolved, ClientError> {
+    let azure = settle_azure(&a, &c.host, env)?;
+    let source = a
+        .azure_use_msi
+        .as_ref()
+        .map_or_else(|| from_source(&a.auth_type), |m| m.source.clone());
+    let msi = azure::AzureMsi {
+        client_id: a.azure_client_id.map(|id| id.value),
+        azure,
+        metadata_host: metadata_host(env)?,
+    };
+    Ok(c.resolved(source, Credentials::Minting(Box::new(msi))))
+}
+
+fn google_credentials(
+    a: Attrs,
+    c: &Chosen,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Resolved, ClientError> {
+    let Some(creds) = a.google_credentials else {
+        return Err(ClientError::Incomplete(format!(
+            "auth_type \"google-credentials\" (from {}) needs google_credentials (GOOGLE_CREDENTIALS): a service-account key file's path, or its JSON{}",
+            c.from,
+            profile_note(&a)
+        )));
+    };
+    let value = expand_home(std::path::Path::new(creds.value.expose_secret()), env);
+    let key = google::read_credentials(&value.to_string_lossy(), &creds.source.to_string())
+        .map_err(|e| c.sign_in(e))?;
+    let google = google::GoogleCredentials {
+        key,
+        host: c.host.clone(),
+    };
+    Ok(c.resolved(creds.source, Credentials::Minting(Box::new(google))))
+}
+
+fn google_id(
+    a: Attrs,
+    c: &Chosen,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Resolved, ClientError> {
+    let Some(sa) = a.google_service_account else {
+        return Err(ClientError::Incomplete(format!(
+            "auth_type \"google-id\" (from {}) needs google_service_account (DATABRICKS_GOOGLE_SERVICE_ACCOUNT): the service account to impersonate{}",
+            c.from,
+            profile_note(&a)
+        )));
+    };
+    let iam = google::iam_endpoint(env("GOOGLE_IAM_CREDENTIALS_CUSTOM_ENDPOINT"))?;
+    let adc = google::Adc::find(env).map_err(|e| c.sign_in(e))?;
+    let google = google::GoogleId {
+        service_account: sa.value,
+        host: c.host.clone(),
+        adc,
+        iam,
+    };
+    Ok(c.resolved(sa.source, Credentials::Minting(Box::new(google))))
 }
 
 /// Nothing pins a method and no attribute points to one: the tools that may have signed the
