@@ -154,6 +154,15 @@ pub struct StateDocument {
     pending_tokens: BTreeMap<String, String>,
 }
 
+/// Why a state file's contents break a document's invariants.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidDocument {
+    #[error("resource `{0}` appears twice")]
+    DuplicateResource(String),
+    #[error("the salt is empty")]
+    EmptySalt,
+}
+
 /// The wire shape, validated into a `StateDocument` so a hand-edited file cannot break the
 /// sorted, duplicate-free invariant.
 #[derive(Deserialize)]
@@ -176,16 +185,16 @@ struct RawDocument {
 }
 
 impl TryFrom<RawDocument> for StateDocument {
-    type Error = String;
+    type Error = InvalidDocument;
 
-    fn try_from(raw: RawDocument) -> std::result::Result<Self, String> {
+    fn try_from(raw: RawDocument) -> std::result::Result<Self, InvalidDocument> {
         let mut resources = raw.resources;
         resources.sort_by(|a, b| a.address.cmp(&b.address));
         if let Some(pair) = resources.windows(2).find(|w| w[0].address == w[1].address) {
-            return Err(format!("resource `{}` appears twice", pair[0].address));
+            return Err(InvalidDocument::DuplicateResource(pair[0].address.clone()));
         }
         if raw.salt.is_empty() {
-            return Err("the salt is empty".to_string());
+            return Err(InvalidDocument::EmptySalt);
         }
         let mut forgotten = raw.forgotten;
         forgotten.sort_by(|a, b| a.address.cmp(&b.address));
@@ -579,7 +588,8 @@ impl StateDocument {
     }
 
     /// Takes the sensitive attributes out of a resource's `config` and `computed`, keeping their
-    /// fingerprints in `sensitive`. Paths are dot-separated (`options.password`, `task.0.token`).
+    /// fingerprints in `sensitive`. Paths are in the text form of [`crate::sensitive_path`]
+    /// (`options.password`, `task.0.token`, `spark_conf.spark\.password`).
     /// The engine calls this before a resource reaches the document or the write-ahead log.
     pub fn redact<S: AsRef<str>>(&self, resource: &mut ResourceState, paths: &[S]) {
         for path in paths {
@@ -602,31 +612,31 @@ impl StateDocument {
     }
 }
 
-/// Removes the value at a dot-separated path; numeric segments index arrays.
+/// Removes the value at a path in its text form (see [`crate::sensitive_path`]); numeric
+/// steps index arrays.
 fn take_path(map: &mut Map<String, Value>, path: &str) -> Option<Value> {
-    let (head, rest) = match path.split_once('.') {
-        Some((head, rest)) => (head, Some(rest)),
-        None => (path, None),
-    };
-    match rest {
-        None => map.shift_remove(head),
-        Some(rest) => take_in_value(map.get_mut(head)?, rest),
+    take_steps(map, &crate::sensitive_path::split(path))
+}
+
+fn take_steps(map: &mut Map<String, Value>, steps: &[String]) -> Option<Value> {
+    match steps {
+        [] => None,
+        [head] => map.shift_remove(head),
+        [head, rest @ ..] => take_in_value(map.get_mut(head)?, rest),
     }
 }
 
-fn take_in_value(value: &mut Value, path: &str) -> Option<Value> {
+fn take_in_value(value: &mut Value, steps: &[String]) -> Option<Value> {
     match value {
-        Value::Object(map) => take_path(map, path),
+        Value::Object(map) => take_steps(map, steps),
         Value::Array(items) => {
-            let (head, rest) = match path.split_once('.') {
-                Some((head, rest)) => (head, Some(rest)),
-                None => (path, None),
-            };
+            let (head, rest) = steps.split_first()?;
             let index: usize = head.parse().ok()?;
-            match rest {
+            if rest.is_empty() {
                 // Replacing rather than removing keeps the indices of later elements stable.
-                None => items.get_mut(index).map(Value::take),
-                Some(rest) => take_in_value(items.get_mut(index)?, rest),
+                items.get_mut(index).map(Value::take)
+            } else {
+                take_in_value(items.get_mut(index)?, rest)
             }
         }
         _ => None,
@@ -678,6 +688,25 @@ mod tests {
         json["resources"].as_array_mut().unwrap().push(first);
         let err = serde_json::from_value::<StateDocument>(json).unwrap_err();
         assert!(err.to_string().contains("appears twice"), "{err}");
+    }
+
+    #[test]
+    fn a_map_key_holding_a_dot_is_redacted_as_one_step() {
+        let doc = StateDocument::new("dev");
+        let mut job = resource("databricks_job.j");
+        job.config =
+            json!({"spark_conf": {"spark.password": "hunter2", "spark": {"password": "kept"}}})
+                .as_object()
+                .unwrap()
+                .clone();
+        let path = crate::sensitive_path::join(["spark_conf", "spark.password"]);
+        doc.redact(&mut job, &[&path]);
+        assert_eq!(
+            job.config["spark_conf"],
+            json!({"spark": {"password": "kept"}}),
+            "the value under the dotted key goes, the nested one with the same steps stays"
+        );
+        assert!(job.sensitive.contains_key(&path));
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod document;
 pub mod error;
 pub mod fingerprint;
 pub mod lock;
+pub mod sensitive_path;
 pub mod wal;
 
 pub use address::{

@@ -198,6 +198,49 @@ fn a_sensitive_variable_read_by_index_stays_secret() {
     );
 }
 
+/// A sensitive value under a map key holding a dot (as Spark settings' keys do) is kept in
+/// state only as a fingerprint, is not shown, and the plan converges.
+#[test]
+fn a_sensitive_value_under_a_dotted_map_key_stays_secret_and_converges() {
+    let text = format!(
+        r#"
+provider "databricks" {{ host = "local" }}
+variable "pw" {{
+  default   = "{PASSWORD}"
+  sensitive = true
+}}
+resource "databricks_catalog" "c" {{
+  name       = "dotted_cat"
+  properties = {{
+    "fs.azure.account.key" = var.pw
+    plain                  = "x"
+  }}
+}}
+"#
+    );
+    let dir = config(&[("main.bf.hcl", &text)]);
+    let d = dir.path();
+    let ok = |args: &[&str]| {
+        let (code, out, err) = run(d, args, &[]);
+        assert_eq!(code, 0, "{args:?}\n{out}{err}");
+        clean(&format!("brickform {args:?}"), &format!("{out}{err}"));
+        out
+    };
+    ok(&["apply", "--auto-approve"]);
+    for f in files_under(&d.join(".brickform")) {
+        // The local workspace is the service: it holds what it was sent.
+        if !f.starts_with(d.join(".brickform/local")) {
+            clean(
+                &f.display().to_string(),
+                &String::from_utf8_lossy(&std::fs::read(&f).unwrap()),
+            );
+        }
+    }
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "the plan converges:\n{out}{err}");
+    ok(&["destroy", "--auto-approve"]);
+}
+
 /// Plans, applies, re-plans and rotates a catalog whose comment is `comment` (which reads
 /// `var.pw`, with the blocks `extra` declares), checking the secret is never shown or kept.
 fn derived_value_stays_secret(extra: &str, comment: &str) {

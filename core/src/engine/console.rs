@@ -117,7 +117,8 @@ impl Engine<'_> {
                     // say it is sensitive, not that the attribute is missing or null.
                     let mut o = super::instance::merged_from(entry);
                     for path in entry.sensitive.keys() {
-                        let attr = path.split('.').next().unwrap_or(path);
+                        let steps = brickform_state::sensitive_path::split(path);
+                        let Some(attr) = steps.first() else { continue };
                         if !o.contains_key(attr) {
                             o.insert(attr.to_string(), Value::Null);
                         }

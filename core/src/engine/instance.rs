@@ -183,17 +183,14 @@ pub(super) fn fill_service_assigned(
     }
 }
 
-fn dot_paths(paths: &[Vec<PathStep>]) -> Vec<String> {
+fn state_paths(paths: &[Vec<PathStep>]) -> Vec<String> {
     paths
         .iter()
         .map(|p| {
-            p.iter()
-                .map(|s| match s {
-                    PathStep::Key(k) => k.clone(),
-                    PathStep::Index(i) => i.to_string(),
-                })
-                .collect::<Vec<_>>()
-                .join(".")
+            brickform_state::sensitive_path::join(p.iter().map(|s| match s {
+                PathStep::Key(k) => std::borrow::Cow::Borrowed(k.as_str()),
+                PathStep::Index(i) => std::borrow::Cow::Owned(i.to_string()),
+            }))
         })
         .collect()
 }
@@ -236,13 +233,30 @@ pub(super) fn state_entry(
         rs.computed.entry(a.name).or_insert(serde_json::Value::Null);
     }
     rs.dependencies = dependencies.to_vec();
-    doc.redact(&mut rs, &dot_paths(&sensitive_paths));
+    doc.redact(&mut rs, &state_paths(&sensitive_paths));
     Ok(rs)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sensitive_value_under_a_map_key_holding_a_dot_leaves_state() {
+        let doc = StateDocument::new("dev");
+        let mut rs = ResourceState::new("t.x", "p", "1").unwrap();
+        rs.config = serde_json::json!({"conf": {"spark.password": "hunter2"}})
+            .as_object()
+            .unwrap()
+            .clone();
+        let path = vec![
+            PathStep::Key("conf".into()),
+            PathStep::Key("spark.password".into()),
+        ];
+        doc.redact(&mut rs, &state_paths(&[path]));
+        let text = serde_json::to_string(&rs).unwrap();
+        assert!(!text.contains("hunter2"), "{text}");
+    }
     use proptest::prelude::*;
 
     /// The merge as first written: convert the computed half, then lay the configured

@@ -9,15 +9,25 @@ use crate::plan::model::{FieldChange, SerValue};
 use crate::provider::Schema;
 use crate::value::{Object, PathStep, Value};
 
-/// A state path (`task.0.token`, dot-separated, list indexes as numbers) as steps.
-fn steps(dotted: &str) -> Vec<PathStep> {
-    dotted
-        .split('.')
-        .map(|s| match s.parse::<usize>() {
-            Ok(i) => PathStep::Index(i),
-            Err(_) => PathStep::Key(s.to_string()),
-        })
-        .collect()
+/// A path of the state's `sensitive` map (`task.0.token`, in the text form of
+/// [`brickform_state::sensitive_path`]) as steps, read against the configured object: a
+/// step of digits indexes a list, and names an entry of a map (`tags.1`).
+fn steps(text: &str, within: &Object) -> Vec<PathStep> {
+    let names = brickform_state::sensitive_path::split(text);
+    let mut out = Vec::with_capacity(names.len());
+    let mut at: Option<&Value> = None;
+    for (i, name) in names.into_iter().enumerate() {
+        let step = match (at, name.parse::<usize>()) {
+            (Some(Value::List(_)), Ok(n)) => PathStep::Index(n),
+            _ => PathStep::Key(name),
+        };
+        at = match (&step, i) {
+            (PathStep::Key(k), 0) => within.get(k),
+            (step, _) => at.and_then(|v| v.get_path(std::slice::from_ref(step))),
+        };
+        out.push(step);
+    }
+    out
 }
 
 fn get<'a>(o: &'a Object, path: &[PathStep]) -> Option<&'a Value> {
@@ -77,8 +87,8 @@ pub(super) fn restore(
     matches: &dyn Fn(&Value, &str) -> bool,
 ) {
     let write_only = super::instance::sensitive_schema_paths(schema);
-    for (dotted, fp) in &prior.sensitive {
-        let path = steps(dotted);
+    for (text, fp) in &prior.sensitive {
+        let path = steps(text, config);
         if let [PathStep::Key(k)] = path.as_slice()
             && schema.attribute(k).is_some_and(|a| a.sensitive)
         {
@@ -201,6 +211,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_map_key_holding_a_dot_or_digits_is_one_step() {
+        let conf = |v: &str| {
+            Value::Object(Object::from_iter([
+                ("spark.password".to_string(), Value::from(v)),
+                ("1".to_string(), Value::from(v)),
+            ]))
+        };
+        let config = Object::from_iter([("spark_conf".to_string(), conf("s3cret"))]);
+        let dotted = brickform_state::sensitive_path::join(["spark_conf", "spark.password"]);
+        assert_eq!(
+            steps(&dotted, &config),
+            [
+                PathStep::Key("spark_conf".into()),
+                PathStep::Key("spark.password".into())
+            ]
+        );
+        assert_eq!(
+            steps("spark_conf.1", &config)[1],
+            PathStep::Key("1".into()),
+            "digits name an entry of a map"
+        );
+        let mut prior = Prior {
+            config: Object::from_iter([("spark_conf".to_string(), conf("x"))]),
+            ..Prior::default()
+        };
+        prior.sensitive.insert(dotted, "fp".into());
+        prior.sensitive.insert("spark_conf.1".into(), "fp".into());
+        let same = |v: &Value, fp: &str| fp == "fp" && v.as_str() == Some("s3cret");
+        restore(&mut prior, &config, &Schema::new(), &same);
+        assert_eq!(prior.config["spark_conf"], conf("s3cret"));
+    }
+
+    #[test]
     fn nested_paths_are_restored_and_redacted() {
         let task = |tok: &str| {
             Value::List(vec![Value::Object(Object::from_iter([
@@ -213,7 +256,7 @@ mod tests {
             config: Object::from_iter([("task".to_string(), task("x"))]),
             ..Prior::default()
         };
-        redact_object(&mut prior.config, &[steps("task.0.token")]);
+        redact_object(&mut prior.config, &[steps("task.0.token", &config)]);
         assert_eq!(
             prior.config["task"].get_path(&[PathStep::Index(0), PathStep::Key("token".into())]),
             Some(&Value::Null)
@@ -227,7 +270,7 @@ mod tests {
             config: Object::from_iter([("task".to_string(), task("x"))]),
             ..Prior::default()
         };
-        redact_object(&mut prior2.config, &[steps("task.0.token")]);
+        redact_object(&mut prior2.config, &[steps("task.0.token", &config)]);
         prior2
             .sensitive
             .insert("task.0.token".into(), "other".into());
@@ -243,7 +286,7 @@ mod tests {
             forces_replacement: false,
             sensitive: false,
         };
-        redact_field(&mut f, &[steps("task.0.token")]);
+        redact_field(&mut f, &[steps("task.0.token", &config)]);
         let shown = serde_json::to_string(&f.after).unwrap_or_default();
         assert!(!shown.contains("s3cret"), "{shown}");
         assert!(!f.sensitive);
@@ -279,7 +322,7 @@ mod tests {
         let mut rotated = prior_of();
         restore(&mut rotated, &config, &schema, &matches);
         assert_eq!(
-            get(&rotated.config, &steps("principal.secret")),
+            get(&rotated.config, &steps("principal.secret", &config)),
             Some(&Value::Unknown)
         );
         let mut same = prior_of();
@@ -299,7 +342,7 @@ mod tests {
         };
         let hidden = hidden_changes(&f, &paths);
         assert_eq!(hidden.len(), 1, "{hidden:?}");
-        assert_eq!(hidden[0].path, steps("principal.secret"));
+        assert_eq!(hidden[0].path, steps("principal.secret", &config));
         assert!(hidden[0].sensitive && hidden[0].before.is_some());
         let shown = serde_json::to_string(&hidden).unwrap_or_default();
         assert!(!shown.contains("new"), "{shown}");
