@@ -172,6 +172,29 @@ async fn lifecycle_plan_apply_noop_update_replace_drift_destroy() {
     assert_eq!(plan.summary().destroy, 0);
 }
 
+/// A destroy reads the lookups that read what it deletes, as the objects still are: the keys
+/// of a `for_each` over a lookup's result stay known.
+#[tokio::test]
+async fn a_destroy_reads_lookups_of_what_it_deletes() {
+    let src = r#"
+resource "test_thing" "parent" { name = "parent" }
+data "test_info" "about" { about = test_thing.parent.name }
+resource "test_thing" "per_team" {
+  for_each = toset([data.test_info.about.team])
+  name     = "member"
+}
+"#;
+    let h = Harness::new();
+    // The keys are known once what the lookup reads exists.
+    apply_targeted(&h, src, &["test_thing.parent"]).await;
+    let (_, report) = h.run(src, PlanMode::Normal, true).await;
+    assert!(report.unwrap().failed.is_empty());
+    let (plan, report) = h.run(src, PlanMode::Destroy, true).await;
+    assert_eq!(plan.summary().destroy, 2, "{:#?}", plan.changes);
+    assert_eq!(report.unwrap().destroyed, 2);
+    assert!(h.svc.objects.lock().unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn a_failure_skips_dependents_and_independent_branches_finish() {
     let h = Harness::new();

@@ -54,8 +54,11 @@ impl Settled {
         }
     }
 
+    /// Whether what the instance holds changes by apply. A delete leaves it as it is until
+    /// then: a destroy reads the lookups of what it deletes now, so what is keyed by their
+    /// results stays known.
     fn changes(&self) -> bool {
-        !matches!(self.action, Action::NoOp | Action::Read)
+        !matches!(self.action, Action::NoOp | Action::Read | Action::Delete)
     }
 
     /// Whether this instance's change replaces what names it in `replace_triggered_by`: a
