@@ -9,6 +9,7 @@ pub mod fan_out;
 pub mod graph;
 pub mod lang;
 pub mod limits;
+pub mod location;
 pub mod plan;
 pub mod provider;
 pub mod value;

@@ -6,6 +6,7 @@
 //! not show as drift. The engine drives validation, diffing and rendering from that schema and
 //! calls the kind's CRUD operations; it never knows what any one provider's objects are.
 
+pub use crate::location::Location;
 use crate::value::{Object, Value};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -1129,13 +1130,13 @@ pub trait ResourceKind: Send + Sync {
         Ok(None)
     }
 
-    /// Where the object lives, as a `/`-separated path whose prefixes are the containers it
-    /// lies in (`store/folder/data.csv` for a file in a folder of a store). Given the
+    /// Where the object lives, as a [`Location`] whose ancestors are the containers it lies
+    /// in (steps `folder`, `data.csv` in a store's namespace for a file in a folder). Given the
     /// object's attributes (configuration and reported values); for an object in state,
     /// only those that are neither lists nor blocks, so finding where every stored object
     /// lies does not convert what a location never depends on. `None` for objects that
     /// lie in no container the engine should know of.
-    fn location(&self, _attrs: &Object) -> Option<String> {
+    fn location(&self, _attrs: &Object) -> Option<Location> {
         None
     }
 
@@ -1143,7 +1144,7 @@ pub trait ResourceKind: Send + Sync {
     /// being held there: the objects placed at them or above are created before it and
     /// deleted after it, and nothing else follows (a store's root path under the object that
     /// grants access to that path). Given attributes as `location` is. Default: none.
-    fn lies_under(&self, _attrs: &Object) -> Vec<String> {
+    fn lies_under(&self, _attrs: &Object) -> Vec<Location> {
         Vec::new()
     }
 
@@ -1158,13 +1159,14 @@ pub trait ResourceKind: Send + Sync {
     /// for this one and that its delete removes too (a staging area the
     /// service made for it elsewhere). A container deleted in the same plan does not count them as
     /// contents this state does not manage: they are gone before it.
-    fn takes_along(&self, _id: &str, _attrs: &Object) -> Vec<String> {
+    fn takes_along(&self, _id: &str, _attrs: &Object) -> Vec<Location> {
         Vec::new()
     }
 
     /// A location (see [`ResourceKind::location`]) as the user knows the object: a path or a
-    /// full name, for plans that list what a container's delete takes with it.
-    fn show_location(&self, location: &str) -> String {
+    /// full name, for plans that list what a container's delete takes with it. The default
+    /// is the location's own text, the namespace and its steps.
+    fn show_location(&self, location: &Location) -> String {
         location.to_string()
     }
 
@@ -1190,7 +1192,7 @@ pub trait ResourceKind: Send + Sync {
         _ctx: &OpContext,
         _id: &str,
         _attrs: &Object,
-    ) -> ProviderResult<Vec<String>> {
+    ) -> ProviderResult<Vec<Location>> {
         Ok(Vec::new())
     }
 

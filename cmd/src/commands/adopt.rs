@@ -7,6 +7,7 @@ use crate::failure::{Outcome, Said, fail};
 use anyhow::anyhow;
 use brickform_core::engine::merged_from;
 use brickform_core::lang::generate::{Adopted, Known, configuration};
+use brickform_core::location::Location;
 use brickform_core::value::Value;
 use brickform_databricks::adopt::{Discovered, ForState, Rules, discover, what};
 use std::collections::HashSet;
@@ -146,7 +147,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         take_from_others: args.take_from_other_states,
     };
     println!("Looking for what the rules choose…");
-    let is_managed = |t: &str, id: &str, at: Option<&str>| managed.holds(t, id, at);
+    let is_managed = |t: &str, id: &str, at: Option<&Location>| managed.holds(t, id, at);
     let discovered = discover(&shared, &rules, &for_state, &is_managed)
         .await
         .said()?;
@@ -184,7 +185,7 @@ const HEADER: &str = "# Written by `brickform adopt`: the objects its rules chos
 /// type and id, and by where it lives.
 struct Managed {
     ids: HashSet<(String, String)>,
-    at: HashSet<String>,
+    at: HashSet<Location>,
 }
 
 impl Managed {
@@ -229,7 +230,7 @@ impl Managed {
         }
     }
 
-    fn holds(&self, t: &str, id: &str, location: Option<&str>) -> bool {
+    fn holds(&self, t: &str, id: &str, location: Option<&Location>) -> bool {
         self.ids.contains(&(t.to_string(), id.to_string()))
             || location.is_some_and(|l| self.at.contains(l))
     }
@@ -243,7 +244,7 @@ async fn adoptions<'f>(
     for_state: &ForState,
     dir: &Path,
 ) -> anyhow::Result<(Vec<Adopted<'f>>, Vec<(PathBuf, Vec<u8>)>)> {
-    let locations: Vec<String> = found
+    let locations: Vec<Location> = found
         .iter()
         .flat_map(|f| {
             let attrs = &f.remote.attrs;

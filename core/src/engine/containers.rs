@@ -10,22 +10,56 @@ use super::Engine;
 use super::instance::{merged_from, scalars_from};
 use crate::addrs::base_of;
 use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::location::Location;
 use crate::plan::{Action, ActionReason, Contents, Plan};
+use crate::provider::ProviderError;
 use brickform_state::StateDocument;
 use std::collections::{BTreeMap, HashMap};
 
 /// Whether `loc` lies inside `container` (at any depth).
-pub(super) fn inside(loc: &str, container: &str) -> bool {
-    loc.len() > container.len()
-        && loc.starts_with(container)
-        && loc.as_bytes().get(container.len()) == Some(&b'/')
+pub(super) fn inside(loc: &Location, container: &Location) -> bool {
+    container.contains(loc)
+}
+
+/// Why what a container holds stops its delete, or is missing from its plan. The text is
+/// what the apply or the plan reports.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum ContentsError {
+    /// The container holds what the plan did not list (`new`, as shown), which its delete
+    /// would take unseen.
+    #[error(
+        "{address} was not deleted: it holds {} new since the plan ({}), which the delete would take with it; run plan again to see what the delete takes",
+        .new.len(),
+        first_few(.new)
+    )]
+    NewSincePlan { address: String, new: Vec<String> },
+    /// What the container holds could not be listed: the provider's call failed.
+    #[error("{address}: cannot list what it holds, which its delete would remove: {cause}")]
+    NotListed {
+        address: String,
+        cause: ProviderError,
+    },
+}
+
+/// The first five of `items`, and how many more there are: a message names a few, not 500.
+fn first_few(items: &[String]) -> String {
+    let shown = items
+        .iter()
+        .take(5)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    match items.len().saturating_sub(5) {
+        0 => shown,
+        n => format!("{shown} and {n} more"),
+    }
 }
 
 /// The locations of every managed instance in `state`, by address.
 pub(super) fn managed_locations(
     registry: &crate::provider::Registry,
     state: &StateDocument,
-) -> BTreeMap<String, String> {
+) -> BTreeMap<String, Location> {
     state
         .resources()
         .iter()
@@ -37,17 +71,12 @@ pub(super) fn managed_locations(
         .collect()
 }
 
-/// The locations above `location`, outermost first (`a` and `a/b` above `a/b/c`).
-fn ancestors(location: &str) -> impl Iterator<Item = &str> {
-    location.match_indices('/').map(|(p, _)| &location[..p])
-}
-
 /// Where the managed objects of `state` are: their locations by address, and the
 /// locations each lies under (see `ResourceKind::lies_under`). One pass, each entry's
 /// scalar attributes converted once.
 struct Placements {
-    locations: BTreeMap<String, String>,
-    under: Vec<(String, String)>,
+    locations: BTreeMap<String, Location>,
+    under: Vec<(String, Location)>,
 }
 
 fn placements(registry: &crate::provider::Registry, state: &StateDocument) -> Placements {
@@ -76,7 +105,7 @@ fn placements(registry: &crate::provider::Registry, state: &StateDocument) -> Pl
 /// Locations as the user knows the objects (the plan lists these, and apply compares them).
 pub(super) fn shown(
     kind: &dyn crate::provider::ResourceKind,
-    locations: Vec<String>,
+    locations: Vec<Location>,
 ) -> Vec<String> {
     let mut out: Vec<String> = locations.iter().map(|l| kind.show_location(l)).collect();
     out.sort();
@@ -87,12 +116,12 @@ pub(super) fn shown(
 /// What of a container's live contents this state does not manage: not a managed object in
 /// it, not inside one (that one's business), not a folder on the way to one.
 pub(super) fn unmanaged<'a>(
-    listing: Vec<String>,
-    container: &str,
-    managed: impl Iterator<Item = &'a String>,
-) -> Vec<String> {
-    let within: Vec<&String> = managed.filter(|m| inside(m, container)).collect();
-    let mut out: Vec<String> = listing
+    listing: Vec<Location>,
+    container: &Location,
+    managed: impl Iterator<Item = &'a Location>,
+) -> Vec<Location> {
+    let within: Vec<&Location> = managed.filter(|m| inside(m, container)).collect();
+    let mut out: Vec<Location> = listing
         .into_iter()
         .filter(|l| l != container)
         .filter(|l| {
@@ -106,29 +135,23 @@ pub(super) fn unmanaged<'a>(
     out
 }
 
-/// Compares what a container holds now with what the plan saw; `Err` says what is new.
-/// Something gone since the plan is no reason to stop: the delete takes less than the plan
-/// listed, never more (an object deleted just before its container may take some of what
-/// the container held along).
+/// Compares what a container holds now with what the plan saw (both as shown); `Err` says
+/// what is new. Something gone since the plan is no reason to stop: the delete takes less
+/// than the plan listed, never more (an object deleted just before its container may take
+/// some of what the container held along).
 pub(super) fn check_unchanged(
     address: &str,
     seen: &[String],
     now: &[String],
-) -> Result<(), String> {
-    let new: Vec<&String> = now.iter().filter(|l| !seen.contains(l)).collect();
+) -> Result<(), ContentsError> {
+    let new: Vec<String> = now.iter().filter(|l| !seen.contains(l)).cloned().collect();
     if new.is_empty() {
         return Ok(());
     }
-    let shown: Vec<&str> = new.iter().take(5).map(|s| s.as_str()).collect();
-    let more = match new.len().saturating_sub(5) {
-        0 => String::new(),
-        n => format!(" and {n} more"),
-    };
-    Err(format!(
-        "{address} was not deleted: it holds {} new since the plan ({}{more}), which the delete would take with it; run plan again to see what the delete takes",
-        new.len(),
-        shown.join(", ")
-    ))
+    Err(ContentsError::NewSincePlan {
+        address: address.to_string(),
+        new,
+    })
 }
 
 /// A container whose delete takes what it holds, to be listed.
@@ -139,7 +162,7 @@ struct Listed {
     kind: std::sync::Arc<dyn crate::provider::ResourceKind>,
     id: String,
     attrs: crate::value::Object,
-    loc: String,
+    loc: Location,
 }
 
 impl Engine<'_> {
@@ -154,14 +177,30 @@ impl Engine<'_> {
         diags: &mut Diagnostics,
     ) {
         let Placements { locations, under } = placements(self.registry, state);
-        // Containment is a dependency: what lies inside is created after its container and
-        // deleted before it, and a targeted destroy of the container takes it along.
-        // Where objects are now (state) and where they will be (the plan's `after`).
-        let mut placed: Vec<(String, String)> = locations
+        self.depend_on_containers(plan, &locations, under);
+        let taken_along = self.taken_along(plan, state);
+        let to_list = self.plan_deletes_of_containers(plan, state, &locations, diags);
+        // What a listing may hold that this plan knows of: managed objects, and what the
+        // deletes take along.
+        let known: Vec<&Location> = locations.values().chain(&taken_along).collect();
+        self.list_contents(plan, state, to_list, &known, parallelism, diags)
+            .await;
+    }
+
+    /// Containment is a dependency: what lies inside is created after its container and
+    /// deleted before it, and a targeted destroy of the container takes it along. Where
+    /// objects are now (`locations`, from state, and `under`, what they lie under) and where
+    /// they will be (the plan's `after`) both count.
+    fn depend_on_containers(
+        &self,
+        plan: &mut Plan,
+        locations: &BTreeMap<String, Location>,
+        mut lies_under: Vec<(String, Location)>,
+    ) {
+        let mut placed: Vec<(String, Location)> = locations
             .iter()
             .map(|(a, l)| (a.clone(), l.clone()))
             .collect();
-        let mut lies_under = under;
         for c in &plan.changes {
             if let (Some(kind), Some(after)) =
                 (self.registry_for(&c.provider).kind(&c.type_name), &c.after)
@@ -177,15 +216,15 @@ impl Engine<'_> {
         // What is placed at each location, and each address's locations: an object's
         // containers are the objects placed at the ancestors of its locations, and at the
         // locations it lies under or their ancestors.
-        let mut at: HashMap<&str, Vec<usize>> = HashMap::new();
-        let mut of: HashMap<&str, Vec<&str>> = HashMap::new();
-        let mut beneath: HashMap<&str, Vec<&str>> = HashMap::new();
+        let mut at: HashMap<&Location, Vec<usize>> = HashMap::new();
+        let mut of: HashMap<&str, Vec<&Location>> = HashMap::new();
+        let mut beneath: HashMap<&str, Vec<&Location>> = HashMap::new();
         for (i, (a, l)) in placed.iter().enumerate() {
-            at.entry(l.as_str()).or_default().push(i);
-            of.entry(a.as_str()).or_default().push(l.as_str());
+            at.entry(l).or_default().push(i);
+            of.entry(a.as_str()).or_default().push(l);
         }
         for (a, l) in &lies_under {
-            beneath.entry(a.as_str()).or_default().push(l.as_str());
+            beneath.entry(a.as_str()).or_default().push(l);
         }
         for c in plan.changes.iter_mut() {
             let own = base_of(&c.address);
@@ -199,9 +238,13 @@ impl Engine<'_> {
             // In the order they were placed, as the dependencies have always been listed.
             let mut containers: Vec<usize> = mine
                 .iter()
-                .flat_map(|l| ancestors(l))
-                .chain(below.iter().flat_map(|l| ancestors(l).chain([*l])))
-                .filter_map(|ancestor| at.get(ancestor))
+                .flat_map(|l| l.ancestors())
+                .chain(
+                    below
+                        .iter()
+                        .flat_map(|l| l.ancestors().chain([(*l).clone()])),
+                )
+                .filter_map(|ancestor| at.get(&ancestor))
                 .flatten()
                 .copied()
                 .collect();
@@ -214,10 +257,11 @@ impl Engine<'_> {
                 }
             }
         }
+    }
 
-        // What the deletes of this plan remove besides their own objects.
-        let taken_along: Vec<String> = plan
-            .changes
+    /// What the deletes of this plan remove besides their own objects.
+    fn taken_along(&self, plan: &Plan, state: &StateDocument) -> Vec<Location> {
+        plan.changes
             .iter()
             .filter(|c| c.action == Action::Delete || c.action.is_replace())
             .filter_map(|c| {
@@ -226,7 +270,19 @@ impl Engine<'_> {
                 Some(kind.takes_along(&r.id, &merged_from(r)))
             })
             .flatten()
-            .collect();
+            .collect()
+    }
+
+    /// Plans the managed instances inside each container the plan deletes or replaces, and
+    /// names them in the change of a container whose delete takes what it holds; those
+    /// containers are returned, to be listed for what this state does not manage.
+    fn plan_deletes_of_containers(
+        &self,
+        plan: &mut Plan,
+        state: &StateDocument,
+        locations: &BTreeMap<String, Location>,
+        diags: &mut Diagnostics,
+    ) -> Vec<Listed> {
         let mut to_list: Vec<Listed> = Vec::new();
         for i in 0..plan.changes.len() {
             let c = &plan.changes[i];
@@ -236,10 +292,7 @@ impl Engine<'_> {
             let Some(kind) = self.registry_for(&c.provider).kind(&c.type_name).cloned() else {
                 continue;
             };
-            let Some(r) = state.get(&c.address) else {
-                continue;
-            };
-            let Some(loc) = locations.get(&c.address).cloned() else {
+            let (Some(r), Some(loc)) = (state.get(&c.address), locations.get(&c.address)) else {
                 continue;
             };
             let (id, attrs) = (r.id.clone(), merged_from(r));
@@ -254,34 +307,11 @@ impl Engine<'_> {
             let address = c.address.clone();
             let mut managed: Vec<String> = locations
                 .iter()
-                .filter(|(a, l)| **a != address && inside(l, &loc))
+                .filter(|(a, l)| **a != address && inside(l, loc))
                 .map(|(a, _)| a.clone())
                 .collect();
             managed.sort();
-            for m in &managed {
-                let Some(j) = plan.changes.iter().position(|x| &x.address == m) else {
-                    continue;
-                };
-                let inner = &mut plan.changes[j];
-                if inner.action == Action::Delete || inner.action.is_replace() {
-                    continue;
-                }
-                if replaced && matches!(inner.action, Action::NoOp | Action::Update) {
-                    self.replace_with_container(inner, &address);
-                } else if deletes_contents {
-                    diags.push(
-                        Diagnostic::error(format!(
-                            "{m} lies in {address}, which this plan deletes with everything in it"
-                        ))
-                        .detail(format!(
-                            "Deleting {address} deletes {m} too, but the configuration keeps {m}."
-                        ))
-                        .hint(format!(
-                            "remove {m} from the configuration as well (a `removed` block keeps the object out of state without destroying anything else), or keep {address}"
-                        )),
-                    );
-                }
-            }
+            self.plan_inside(plan, &managed, &address, replaced, deletes_contents, diags);
             if !deletes_contents {
                 continue;
             }
@@ -292,19 +322,52 @@ impl Engine<'_> {
             if !self.offline {
                 to_list.push(Listed {
                     change: i,
-                    address: address.clone(),
+                    address,
                     kind,
                     id,
                     attrs,
-                    loc,
+                    loc: loc.clone(),
                 });
             }
         }
-        // What a listing may hold that this plan knows of: managed objects, and what the
-        // deletes take along.
-        let known: Vec<&String> = locations.values().chain(&taken_along).collect();
-        self.list_contents(plan, state, to_list, &known, parallelism, diags)
-            .await;
+        to_list
+    }
+
+    /// The managed instances `managed` inside the container `address`, which the plan
+    /// replaces or deletes with what it holds (`replaced`, `deletes_contents`): kept ones
+    /// are replaced with a replaced container, and refused when its delete would take them.
+    fn plan_inside(
+        &self,
+        plan: &mut Plan,
+        managed: &[String],
+        address: &str,
+        replaced: bool,
+        deletes_contents: bool,
+        diags: &mut Diagnostics,
+    ) {
+        for m in managed {
+            let Some(inner) = plan.changes.iter_mut().find(|x| &x.address == m) else {
+                continue;
+            };
+            if inner.action == Action::Delete || inner.action.is_replace() {
+                continue;
+            }
+            if replaced && matches!(inner.action, Action::NoOp | Action::Update) {
+                self.replace_with_container(inner, address);
+            } else if deletes_contents {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "{m} lies in {address}, which this plan deletes with everything in it"
+                    ))
+                    .detail(format!(
+                        "Deleting {address} deletes {m} too, but the configuration keeps {m}."
+                    ))
+                    .hint(format!(
+                        "remove {m} from the configuration as well (a `removed` block keeps the object out of state without destroying anything else), or keep {address}"
+                    )),
+                );
+            }
+        }
     }
 
     /// Lists what the containers a plan deletes hold, all at once within the parallelism.
@@ -317,7 +380,7 @@ impl Engine<'_> {
         plan: &mut Plan,
         state: &StateDocument,
         to_list: Vec<Listed>,
-        known: &[&String],
+        known: &[&Location],
         parallelism: usize,
         diags: &mut Diagnostics,
     ) {
@@ -329,7 +392,7 @@ impl Engine<'_> {
                     .iter()
                     .enumerate()
                     .filter(|(_, o)| inside(&l.loc, &o.loc))
-                    .min_by_key(|(_, o)| o.loc.len())
+                    .min_by_key(|(_, o)| o.loc.depth())
                     .map(|(j, _)| j)
             })
             .collect();
@@ -346,13 +409,10 @@ impl Engine<'_> {
             "listing containers",
             outermost,
             parallelism,
-            |(j, kind, ctx, id, attrs)| async move {
-                let listed = kind.contents(&ctx, &id, &attrs).await;
-                (j, listed.map_err(|e| e.message))
-            },
+            |(j, kind, ctx, id, attrs)| async move { (j, kind.contents(&ctx, &id, &attrs).await) },
         );
         // A listing whose task did not finish is a container whose contents are not known.
-        let listings: HashMap<usize, Result<Vec<String>, String>> =
+        let listings: HashMap<usize, Result<Vec<Location>, ProviderError>> =
             listed.await.into_iter().flatten().collect();
         for (j, l) in to_list.iter().enumerate() {
             let listing = match outer[j] {
@@ -367,11 +427,12 @@ impl Engine<'_> {
                     l.kind.as_ref(),
                     unmanaged(listing, &l.loc, known.iter().copied()),
                 )),
-                Some(Err(message)) => {
-                    diags.push(Diagnostic::error(format!(
-                        "{}: cannot list what it holds, which its delete would remove: {message}",
-                        l.address
-                    )));
+                Some(Err(cause)) => {
+                    let e = ContentsError::NotListed {
+                        address: l.address.clone(),
+                        cause,
+                    };
+                    diags.push(Diagnostic::error(e.to_string()));
                     None
                 }
                 None => None,
@@ -410,32 +471,45 @@ impl Engine<'_> {
 mod tests {
     use super::*;
 
+    /// A location in the namespace `uc`, from `/`-separated steps.
+    fn at(path: &str) -> Location {
+        Location::new("uc", path.split('/'))
+    }
+
     #[test]
     fn containment_and_unmanaged_contents() {
-        assert!(inside("uc/c/s", "uc/c"));
-        assert!(!inside("uc/cat", "uc/c"));
-        assert!(!inside("uc/c", "uc/c"));
-        let managed = [
-            "uc/c".to_string(),
-            "uc/c/s/v/in/data.csv".to_string(),
-            "uc/c/s/v/conf".to_string(),
-        ];
+        assert!(inside(&at("c/s"), &at("c")));
+        assert!(!inside(&at("cat"), &at("c")));
+        assert!(!inside(&at("c"), &at("c")));
+        let managed = [at("c"), at("c/s/v/in/data.csv"), at("c/s/v/conf")];
         let listing = vec![
-            "uc/c/s/v".into(),
-            "uc/c/s/v/in".into(),
-            "uc/c/s/v/in/data.csv".into(),
-            "uc/c/s/v/in/other.csv".into(),
-            "uc/c/s/v/conf/onboarding.json".into(),
-            "uc/c/s/v/notes.txt".into(),
+            at("c/s/v"),
+            at("c/s/v/in"),
+            at("c/s/v/in/data.csv"),
+            at("c/s/v/in/other.csv"),
+            at("c/s/v/conf/onboarding.json"),
+            at("c/s/v/notes.txt"),
         ];
         assert_eq!(
-            unmanaged(listing, "uc/c/s/v", managed.iter()),
-            ["uc/c/s/v/in/other.csv", "uc/c/s/v/notes.txt"]
+            unmanaged(listing, &at("c/s/v"), managed.iter()),
+            [at("c/s/v/in/other.csv"), at("c/s/v/notes.txt")]
         );
         assert!(check_unchanged("v", &["a".into()], &["a".into()]).is_ok());
-        let e = check_unchanged("v", &["a".into()], &["a".into(), "b".into()]).unwrap_err();
+        let e = check_unchanged("v", &["a".into()], &["a".into(), "b".into()])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("1 new since the plan (b)"), "{e}");
         // Less than the plan listed is deleted: nothing the plan did not name.
         assert!(check_unchanged("v", &["a".into(), "b".into()], &["b".into()]).is_ok());
+    }
+
+    #[test]
+    fn a_long_list_of_new_contents_names_five() {
+        let now: Vec<String> = (0..8).map(|i| format!("f{i}")).collect();
+        let e = check_unchanged("v", &[], &now).unwrap_err().to_string();
+        assert!(
+            e.starts_with("v was not deleted: it holds 8 new since the plan (f0, f1, f2, f3, f4 and 3 more), which"),
+            "{e}"
+        );
     }
 }

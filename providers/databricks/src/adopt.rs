@@ -30,9 +30,10 @@ pub use crate::resources::adoption::{
     AdoptedFile, Adoption, Listed, Scope, as_configured, list, listing_error, uc_listed,
 };
 use brickform_core::fan_out;
-use brickform_core::lang::generate::{names, reference_sites};
+use brickform_core::lang::generate::{Site, names, reference_sites};
+use brickform_core::location::Location;
 use brickform_core::provider::{
-    ErrorKind, Existing, OpContext, OwnerTag, ProviderError, ProviderResult, Remote,
+    ErrorKind, Existing, OpContext, OwnerTag, ProviderError, ProviderResult, Reference, Remote,
 };
 use brickform_core::value::{Object, Value};
 use std::sync::Arc;
@@ -111,6 +112,21 @@ impl Rules {
                 .filter(|p| p.starts_with('/'))
                 .cloned()
                 .collect(),
+        }
+    }
+
+    /// Every catalog the rules name must be one of the workspace's (`all`).
+    fn check_catalogs(&self, all: &[String]) -> ProviderResult<()> {
+        match self.catalogs.iter().find(|c| !all.contains(c)) {
+            Some(missing) => Err(ProviderError::invalid(format!(
+                "there is no catalog \"{missing}\" in the workspace (it has {})",
+                if all.is_empty() {
+                    "none".to_string()
+                } else {
+                    all.join(", ")
+                }
+            ))),
+            None => Ok(()),
         }
     }
 
@@ -205,84 +221,123 @@ pub async fn discover(
     shared: &Arc<Shared>,
     rules: &Rules,
     state: &ForState,
-    managed: &(dyn Fn(&str, &str, Option<&str>) -> bool + Sync),
+    managed: &(dyn Fn(&str, &str, Option<&Location>) -> bool + Sync),
 ) -> ProviderResult<Discovered> {
     let client = shared.client()?;
-    let ctx = OpContext::default();
-    let kinds = crate::resources::all(shared);
-    let shared_lists = Default::default();
-    let mut scope = Scope {
-        workspace_prefixes: rules.workspace_prefixes(),
-        catalogs: Vec::new(),
-        schemas: Vec::new(),
-        shared_lists: &shared_lists,
+    let d = Discovery {
+        kinds: crate::resources::all(shared),
+        rules,
+        state,
+        ctx: OpContext::default(),
     };
-    // Every listing, by kind (Unity Catalog parents before their children).
-    let mut listed: Vec<(usize, Listed)> = Vec::new();
-    for (k, kind) in kinds.iter().enumerate() {
-        let Some(list) = kind.listing(&client, &scope).await else {
-            continue;
-        };
-        let list = list?;
-        match kind.namespace() {
-            Some(Namespace::Catalog) => {
-                let all: Vec<String> = list.iter().map(|l| l.id.clone()).collect();
-                if let Some(missing) = rules.catalogs.iter().find(|c| !all.contains(c)) {
-                    return Err(ProviderError::invalid(format!(
-                        "there is no catalog \"{missing}\" in the workspace (it has {})",
-                        if all.is_empty() {
-                            "none".to_string()
-                        } else {
-                            all.join(", ")
-                        }
-                    )));
-                }
-                scope.catalogs = rules.catalogs_to_list(&all).to_vec();
-            }
-            Some(Namespace::Schema) => {
-                scope.schemas = list.iter().map(|l| l.id.clone()).collect();
-            }
-            None => {}
-        }
-        for l in list {
-            if !listed.iter().any(|(j, m)| *j == k && m.id == l.id) {
-                listed.push((k, l));
-            }
-        }
-    }
-
-    let mut chosen: Vec<Found> = Vec::new();
-    let is_chosen = |chosen: &[Found], k: &Arc<dyn DatabricksKind>, id: &str| {
-        chosen
-            .iter()
-            .any(|f| f.kind.type_name() == k.type_name() && f.remote.id == id)
-    };
-    // Read as an import reads them, a few at once.
-    let picked = listed
-        .iter()
-        .enumerate()
-        .filter_map(|(i, (k, l))| rules.choose(l).map(|why| (i, *k, why, l.id.clone())));
-    let reads = fan_out::bounded(
-        "reading what adopt chose",
-        picked,
-        READS_IN_FLIGHT,
-        |(i, k, why, id)| {
-            let (kind, ctx) = (kinds[k].clone(), ctx.clone());
-            async move { (i, why, kind.import_existing(&ctx, &id).await) }
-        },
-    );
-    for joined in reads.await {
-        let (i, why, remote) = joined?;
-        if let Some(found) = remote? {
-            let (kind, label) = (kinds[listed[i].0].clone(), label_of(&listed[i].1.name));
-            chosen.push(Found::new(kind, found, label, why));
-        }
-    }
-
+    let listed = d.list_everything(&client).await?;
+    let mut chosen = d.read_chosen(&listed).await?;
+    // Until nothing more is found: what the chosen objects use, and what uses them.
     loop {
+        let mut more = d.used_by(&chosen).await?;
+        d.users_of(&listed, &chosen, &mut more).await?;
+        if more.is_empty() {
+            break;
+        }
+        for m in more {
+            if !is_chosen(&chosen, &m.kind, &m.remote.id) {
+                chosen.push(m);
+            }
+        }
+    }
+    // In the provider's order of kinds, so containers come before what is in them.
+    let order = |f: &Found| {
+        d.kinds
+            .iter()
+            .position(|k| k.type_name() == f.kind.type_name())
+            .unwrap_or(usize::MAX)
+    };
+    chosen.sort_by(|a, b| order(a).cmp(&order(b)).then(a.remote.id.cmp(&b.remote.id)));
+    Ok(sort_out(chosen, state, managed))
+}
+
+/// What [`discover`] works with at each step: the provider's kinds (in its order), the
+/// rules that choose, the state adopt writes for, and the context objects are read in.
+struct Discovery<'a> {
+    kinds: Vec<Arc<dyn DatabricksKind>>,
+    rules: &'a Rules,
+    state: &'a ForState,
+    ctx: OpContext,
+}
+
+impl Discovery<'_> {
+    /// Every listing, by kind (index into `kinds`), each object once. Unity Catalog parents
+    /// come before their children, whose listings need them: the catalogs to list schemas
+    /// in, the schemas to list volumes in.
+    async fn list_everything(
+        &self,
+        client: &crate::client::Client,
+    ) -> ProviderResult<Vec<(usize, Listed)>> {
+        let shared_lists = Default::default();
+        let mut scope = Scope {
+            workspace_prefixes: self.rules.workspace_prefixes(),
+            catalogs: Vec::new(),
+            schemas: Vec::new(),
+            shared_lists: &shared_lists,
+        };
+        let mut listed: Vec<(usize, Listed)> = Vec::new();
+        for (k, kind) in self.kinds.iter().enumerate() {
+            let Some(list) = kind.listing(client, &scope).await else {
+                continue;
+            };
+            let list = list?;
+            match kind.namespace() {
+                Some(Namespace::Catalog) => {
+                    let all: Vec<String> = list.iter().map(|l| l.id.clone()).collect();
+                    self.rules.check_catalogs(&all)?;
+                    scope.catalogs = self.rules.catalogs_to_list(&all).to_vec();
+                }
+                Some(Namespace::Schema) => {
+                    scope.schemas = list.iter().map(|l| l.id.clone()).collect();
+                }
+                None => {}
+            }
+            for l in list {
+                if !listed.iter().any(|(j, m)| *j == k && m.id == l.id) {
+                    listed.push((k, l));
+                }
+            }
+        }
+        Ok(listed)
+    }
+
+    /// The listed objects the rules choose, read as an import reads them, a few at once.
+    async fn read_chosen(&self, listed: &[(usize, Listed)]) -> ProviderResult<Vec<Found>> {
+        let picked = listed
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (k, l))| self.rules.choose(l).map(|why| (i, *k, why, l.id.clone())));
+        let reads = fan_out::bounded(
+            "reading what adopt chose",
+            picked,
+            READS_IN_FLIGHT,
+            |(i, k, why, id)| {
+                let (kind, ctx) = (self.kinds[k].clone(), self.ctx.clone());
+                async move { (i, why, kind.import_existing(&ctx, &id).await) }
+            },
+        );
+        let mut chosen: Vec<Found> = Vec::new();
+        for joined in reads.await {
+            let (i, why, remote) = joined?;
+            if let Some(found) = remote? {
+                let (kind, label) = (self.kinds[listed[i].0].clone(), label_of(&listed[i].1.name));
+                chosen.push(Found::new(kind, found, label, why));
+            }
+        }
+        Ok(chosen)
+    }
+
+    /// What the chosen objects run or read that is not chosen yet, made by whom the rules
+    /// keep. Nothing through a chosen object left to another state, and no object others'
+    /// work lives in or runs on (those are taken only when a rule chooses them).
+    async fn used_by(&self, chosen: &[Found]) -> ProviderResult<Vec<Found>> {
         let mut more: Vec<Found> = Vec::new();
-        // What the chosen objects run or read.
-        for f in chosen.iter().filter(|f| !f.left_to_other(state)) {
+        for f in chosen.iter().filter(|f| !f.left_to_other(self.state)) {
             for r in f.kind.references() {
                 if r.is_loose() {
                     continue;
@@ -295,43 +350,65 @@ pub async fn discover(
                     if chosen.iter().chain(&more).any(named) {
                         continue;
                     }
-                    for to in r.to {
-                        let Some(kind) = kinds.iter().find(|k| k.type_name() == *to) else {
-                            continue;
-                        };
-                        if kind.shared_by_others() {
-                            continue;
-                        }
-                        match kind.import_existing(&ctx, &site.value).await {
-                            Ok(Some(found)) => {
-                                let creator = creator_of(&found.remote.attrs);
-                                if rules.made_by(creator.as_deref(), &found.remote.id) {
-                                    let label = label_from(&found.remote);
-                                    let why = format!("used by {}", what(f));
-                                    more.push(Found::new(kind.clone(), found, label, why));
-                                }
-                                break;
-                            }
-                            Ok(None) => {}
-                            // Not of this kind (a gateway's id asked of the pipeline kind).
-                            Err(e)
-                                if matches!(
-                                    e.kind,
-                                    ErrorKind::InvalidInput | ErrorKind::NotFound
-                                ) => {}
-                            Err(e) => return Err(e),
-                        }
+                    if let Some(found) = self.read_referenced(f, r, &site).await? {
+                        more.push(found);
                     }
                 }
             }
         }
-        // Jobs and pipelines that use a chosen one.
-        for (k, l) in &listed {
-            let kind = &kinds[*k];
+        Ok(more)
+    }
+
+    /// The object a reference of `f` names at `site`, read as an import reads it: from the
+    /// first of the kinds the reference may point to that has it, and only when the rules
+    /// keep who made it.
+    async fn read_referenced(
+        &self,
+        f: &Found,
+        r: &Reference,
+        site: &Site,
+    ) -> ProviderResult<Option<Found>> {
+        for to in r.to {
+            let Some(kind) = self.kinds.iter().find(|k| k.type_name() == *to) else {
+                continue;
+            };
+            if kind.shared_by_others() {
+                continue;
+            }
+            match kind.import_existing(&self.ctx, &site.value).await {
+                Ok(Some(found)) => {
+                    let creator = creator_of(&found.remote.attrs);
+                    if !self.rules.made_by(creator.as_deref(), &found.remote.id) {
+                        return Ok(None);
+                    }
+                    let label = label_from(&found.remote);
+                    let why = format!("used by {}", what(f));
+                    return Ok(Some(Found::new(kind.clone(), found, label, why)));
+                }
+                Ok(None) => {}
+                // Not of this kind (a gateway's id asked of the pipeline kind).
+                Err(e) if matches!(e.kind, ErrorKind::InvalidInput | ErrorKind::NotFound) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Adds to `more` the listed jobs and pipelines that use a chosen object (not one left
+    /// to another state, nor one others' work lives in), made by whom the rules keep, that
+    /// are not chosen yet.
+    async fn users_of(
+        &self,
+        listed: &[(usize, Listed)],
+        chosen: &[Found],
+        more: &mut Vec<Found>,
+    ) -> ProviderResult<()> {
+        for (k, l) in listed {
+            let kind = &self.kinds[*k];
             let Some(attrs) = &l.attrs else { continue };
-            if is_chosen(&chosen, kind, &l.id)
-                || is_chosen(&more, kind, &l.id)
-                || !rules.made_by(l.creator.as_deref(), &l.name)
+            if is_chosen(chosen, kind, &l.id)
+                || is_chosen(more, kind, &l.id)
+                || !self.rules.made_by(l.creator.as_deref(), &l.name)
             {
                 continue;
             }
@@ -339,7 +416,7 @@ pub async fn discover(
                 reference_sites(attrs, r).into_iter().find_map(|site| {
                     chosen.iter().find(|t| {
                         !t.kind.shared_by_others()
-                            && !t.left_to_other(state)
+                            && !t.left_to_other(self.state)
                             && r.to.contains(&t.kind.type_name())
                             && names(r, &site, &t.remote.id, &t.remote.attrs)
                     })
@@ -347,30 +424,20 @@ pub async fn discover(
             });
             if let Some(t) = uses {
                 let why = format!("uses {}", what(t));
-                if let Some(found) = kind.import_existing(&ctx, &l.id).await? {
+                if let Some(found) = kind.import_existing(&self.ctx, &l.id).await? {
                     more.push(Found::new(kind.clone(), found, label_of(&l.name), why));
                 }
             }
         }
-        if more.is_empty() {
-            break;
-        }
-        for m in more {
-            if !is_chosen(&chosen, &m.kind, &m.remote.id) {
-                chosen.push(m);
-            }
-        }
+        Ok(())
     }
+}
 
-    // In the provider's order of kinds, so containers come before what is in them.
-    let order = |f: &Found| {
-        kinds
-            .iter()
-            .position(|k| k.type_name() == f.kind.type_name())
-            .unwrap_or(usize::MAX)
-    };
-    chosen.sort_by(|a, b| order(a).cmp(&order(b)).then(a.remote.id.cmp(&b.remote.id)));
-    Ok(sort_out(chosen, state, managed))
+/// Whether `found` holds the object `id` of the kind `k`.
+fn is_chosen(found: &[Found], k: &Arc<dyn DatabricksKind>, id: &str) -> bool {
+    found
+        .iter()
+        .any(|f| f.kind.type_name() == k.type_name() && f.remote.id == id)
 }
 
 /// Leaves out of `chosen` what a state of this backend manages already, then what another
@@ -379,7 +446,7 @@ pub async fn discover(
 fn sort_out(
     chosen: Vec<Found>,
     state: &ForState,
-    managed: &(dyn Fn(&str, &str, Option<&str>) -> bool + Sync),
+    managed: &(dyn Fn(&str, &str, Option<&Location>) -> bool + Sync),
 ) -> Discovered {
     let mut out = Discovered {
         found: Vec::new(),
@@ -388,7 +455,7 @@ fn sort_out(
     };
     for f in chosen {
         let location = f.kind.location(&f.remote.attrs);
-        if managed(f.kind.type_name(), &f.remote.id, location.as_deref()) {
+        if managed(f.kind.type_name(), &f.remote.id, location.as_ref()) {
             out.managed.push(what(&f));
         } else if f.left_to_other(state)
             && let Some(tag) = f.tag.clone()
@@ -532,7 +599,7 @@ mod tests {
             take_from_others: false,
         };
         // Object 5 is managed by a state of this backend: that comes first.
-        let managed = |_: &str, id: &str, _: Option<&str>| id == "5";
+        let managed = |_: &str, id: &str, _: Option<&Location>| id == "5";
         let out = sort_out(chosen(), &state, &managed);
         let ids = |fs: &[Found]| fs.iter().map(|f| f.remote.id.clone()).collect::<Vec<_>>();
         assert_eq!(ids(&out.found), ["1", "2"]);

@@ -34,6 +34,23 @@ impl VolumePath {
         })
     }
 
+    /// The volume itself, by its full name `CATALOG.SCHEMA.VOLUME`; `None` for a name of
+    /// other than three parts.
+    pub fn of_volume(full_name: &str) -> Option<VolumePath> {
+        let mut names = full_name.split('.').map(str::to_string);
+        let (Some(catalog), Some(schema), Some(volume), None) =
+            (names.next(), names.next(), names.next(), names.next())
+        else {
+            return None;
+        };
+        Some(VolumePath {
+            catalog,
+            schema,
+            volume,
+            rest: Vec::new(),
+        })
+    }
+
     /// The volume's own path, `/Volumes/CATALOG/SCHEMA/VOLUME`.
     pub fn volume_root(&self) -> String {
         format!("/Volumes/{}/{}/{}", self.catalog, self.schema, self.volume)
@@ -67,6 +84,9 @@ mod tests {
         let v = VolumePath::parse("/Volumes/c/s/v/").unwrap();
         assert!(v.rest.is_empty());
         assert_eq!(v.path(), "/Volumes/c/s/v");
+        assert_eq!(VolumePath::of_volume("c.s.v"), Some(v));
+        assert_eq!(VolumePath::of_volume("c.s"), None);
+        assert_eq!(VolumePath::of_volume("c.s.v.x"), None);
     }
 
     #[test]

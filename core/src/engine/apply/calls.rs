@@ -76,7 +76,10 @@ impl Step<'_> {
     }
 
     /// What the container `id` holds now.
-    pub(super) async fn contents(&self, id: &str) -> ProviderResult<Vec<String>> {
+    pub(super) async fn contents(
+        &self,
+        id: &str,
+    ) -> ProviderResult<Vec<crate::location::Location>> {
         let prior = self.prior();
         self.shared
             .bounded(self.kind.contents(self.ctx, id, &prior))

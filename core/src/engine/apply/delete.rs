@@ -42,7 +42,8 @@ async fn contents_unchanged(step: &Step<'_>, id: &str) -> Result<(), NodeError> 
         step.kind,
         containers::unmanaged(listing, loc, step.shared.locations.values()),
     );
-    containers::check_unchanged(&change.address, seen, &now)?;
+    containers::check_unchanged(&change.address, seen, &now)
+        .map_err(|e| NodeError::Engine(e.to_string()))?;
     Ok(())
 }
 
@@ -51,6 +52,7 @@ mod tests {
     use super::run;
     use crate::engine::apply::graph::Part;
     use crate::engine::apply::testkit::*;
+    use crate::location::Location;
     use crate::plan::{Action, Contents};
 
     #[tokio::test]
@@ -119,8 +121,10 @@ mod tests {
         let kit = Kit::new();
         let mut shared = kit.shared().await;
         let id = kit.existing(&shared, "a", "old").await;
-        shared.locations.insert("test_thing.a".into(), "/a".into());
-        kit.svc.set_contents(&["/a/seen", "/a/new"]);
+        shared
+            .locations
+            .insert("test_thing.a".into(), Location::new("", ["a"]));
+        kit.svc.set_contents(&[&["a", "seen"], &["a", "new"]]);
         let mut change = kit.change_of("a", Action::Delete, &id);
         change.contents = Some(Contents {
             managed: Vec::new(),

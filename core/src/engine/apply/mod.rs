@@ -85,7 +85,7 @@ struct Shared {
     journal: Journal,
     /// Where each managed instance lived when apply started, for containers' checks (empty
     /// when the plan has none).
-    locations: std::collections::BTreeMap<String, String>,
+    locations: std::collections::BTreeMap<String, crate::location::Location>,
     /// The call slots: at most `parallelism` calls to the service at once (see `calls`).
     calls: tokio::sync::Semaphore,
 }

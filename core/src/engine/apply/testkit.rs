@@ -14,8 +14,8 @@ use crate::lang::eval::Roots;
 use crate::lang::load::{Config, load_sources};
 use crate::plan::{Action, Mode, ResourceChange, SerObject};
 use crate::provider::{
-    AttrType, Attribute, DataSource, ErrorKind, OpContext, ProviderError, ProviderResult, Registry,
-    Remote, ResourceKind, Schema,
+    AttrType, Attribute, DataSource, ErrorKind, Location, OpContext, ProviderError, ProviderResult,
+    Registry, Remote, ResourceKind, Schema,
 };
 use crate::value::{Object, PathStep, Value};
 use async_trait::async_trait;
@@ -77,7 +77,7 @@ pub(super) struct Service {
     /// The object each create token made.
     tokens: Mutex<HashMap<String, String>>,
     /// What a container lists as lying in it.
-    contents: Mutex<Vec<String>>,
+    contents: Mutex<Vec<Location>>,
 }
 
 impl Service {
@@ -100,9 +100,13 @@ impl Service {
         self.calls.lock().unwrap().clone()
     }
 
-    /// What a container holds from now on.
-    pub fn set_contents(&self, locations: &[&str]) {
-        *self.contents.lock().unwrap() = locations.iter().map(|l| l.to_string()).collect();
+    /// What a container holds from now on: locations by their steps, in the namespace
+    /// `""` (so `/a/seen` as shown).
+    pub fn set_contents(&self, locations: &[&[&str]]) {
+        *self.contents.lock().unwrap() = locations
+            .iter()
+            .map(|steps| Location::new("", steps.iter().copied()))
+            .collect();
     }
 
     /// Counts a call of `op`; the fault armed for it, if any.
@@ -261,7 +265,7 @@ impl ResourceKind for Thing {
                 attrs: attrs.clone(),
             }))
     }
-    async fn contents(&self, _: &OpContext, _: &str, _: &Object) -> ProviderResult<Vec<String>> {
+    async fn contents(&self, _: &OpContext, _: &str, _: &Object) -> ProviderResult<Vec<Location>> {
         Ok(self.svc.contents.lock().unwrap().clone())
     }
 }

@@ -160,7 +160,7 @@ impl Engine<'_> {
         state: &brickform_state::StateDocument,
     ) -> Diagnostics {
         let mut diags = Diagnostics::new();
-        let mut first: std::collections::HashMap<(&str, &str, String), &str> = Default::default();
+        let mut first: std::collections::HashMap<(&str, &str, Imported), &str> = Default::default();
         // Where what the state manages lies, worked out once, when an import asks.
         let held_at = std::cell::OnceCell::new();
         for c in &plan.changes {
@@ -225,7 +225,10 @@ impl Engine<'_> {
             let key = (
                 c.type_name.as_str(),
                 c.provider.as_str(),
-                location.clone().unwrap_or_else(|| format!("id {id}")),
+                match &location {
+                    Some(l) => Imported::At(l.clone()),
+                    None => Imported::Id(id.to_string()),
+                },
             );
             match first.get(&key) {
                 Some(other) => diags.push(
@@ -246,6 +249,14 @@ impl Engine<'_> {
         }
         diags
     }
+}
+
+/// What two imports of one type compare to find that they take one object: where it lies,
+/// or its id for kinds whose objects lie nowhere the engine knows of.
+#[derive(PartialEq, Eq, Hash)]
+enum Imported {
+    At(crate::location::Location),
+    Id(String),
 }
 
 /// What an instance of the plan takes for its own: the object a create makes (by its kind's

@@ -57,7 +57,7 @@ pub(super) struct PlanWalk<'p, 'a> {
     /// nothing: nothing can lie inside a container that does not exist, so what the plan
     /// creates inside one is not looked up (500 new objects inside a new container cost
     /// one lookup, not 500).
-    pub absent: Mutex<Vec<String>>,
+    pub absent: Mutex<Vec<crate::location::Location>>,
     /// What the plan's instances take for their own: two that take the same thing are
     /// refused after the walk ([`super::guards::claimed_twice`]).
     pub claims: Mutex<Vec<super::guards::Claim>>,

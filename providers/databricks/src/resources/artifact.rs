@@ -12,10 +12,12 @@
 //! `databricks_file` or `databricks_workspace_file`, by where `path` is.
 
 use super::content::ContentKind;
+use super::place::Place;
 use super::{file, str_attr, workspace_file};
 use crate::Shared;
 use crate::volume_path::VolumePath;
 use async_trait::async_trait;
+use brickform_core::location::Location;
 use brickform_core::provider::{
     AttrType, Attribute, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
     Schema,
@@ -106,8 +108,45 @@ fn outside(pattern: &str) -> Option<String> {
         .then(|| format!("{pattern:?} leaves source_dir (`..`): patterns stay inside it"))
 }
 
+/// Why an artifact's inputs cannot be hashed or its build cannot start.
+#[derive(Debug, thiserror::Error)]
+enum ArtifactError {
+    #[error("{pattern:?} is not a glob pattern: {source}")]
+    Pattern {
+        pattern: String,
+        #[source]
+        source: glob::PatternError,
+    },
+    #[error("cannot read input {}: {source}", path.display())]
+    ReadInput {
+        path: PathBuf,
+        #[source]
+        source: brickform_core::limits::ReadError,
+    },
+    #[error("inputs pattern {pattern:?} matches no file in {}", dir.display())]
+    NoInput { pattern: String, dir: PathBuf },
+    #[error("the build command {program:?} is not a file in {}", dir.display())]
+    ProgramNotAFile { program: String, dir: PathBuf },
+    #[error("the build command {0:?} is not on PATH")]
+    ProgramNotOnPath(String),
+}
+
+// The engine reports a kind's prepare errors by their text, against the resource block.
+impl From<ArtifactError> for brickform_core::provider::PrepareError {
+    fn from(e: ArtifactError) -> Self {
+        Self::Invalid(e.to_string())
+    }
+}
+
+/// An error before the build runs is in the configuration.
+impl From<ArtifactError> for ProviderError {
+    fn from(e: ArtifactError) -> Self {
+        ProviderError::invalid(e.to_string())
+    }
+}
+
 /// The files under `dir` a pattern matches, by their path relative to `dir`.
-fn matching(dir: &Path, pattern: &str) -> Result<Vec<(String, PathBuf)>, String> {
+fn matching(dir: &Path, pattern: &str) -> Result<Vec<(String, PathBuf)>, ArtifactError> {
     // Absolute, so what the pattern finds is named relative to `dir` however `dir` was
     // written (`./tool` finds `tool/…`).
     let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
@@ -116,7 +155,10 @@ fn matching(dir: &Path, pattern: &str) -> Result<Vec<(String, PathBuf)>, String>
         glob::Pattern::escape(dir.to_string_lossy().trim_end_matches('/')),
         brickform_core::lang::functions::glob_pattern(pattern)
     );
-    let paths = glob::glob(&full).map_err(|e| format!("{pattern:?} is not a glob pattern: {e}"))?;
+    let paths = glob::glob(&full).map_err(|source| ArtifactError::Pattern {
+        pattern: pattern.to_string(),
+        source,
+    })?;
     let mut out = Vec::new();
     for p in paths.flatten() {
         if !p.is_file() {
@@ -133,12 +175,15 @@ fn matching(dir: &Path, pattern: &str) -> Result<Vec<(String, PathBuf)>, String>
 
 /// The hash of the input files: each one's path and bytes, in path order, so renaming a
 /// file or moving bytes between files changes it. The build's own output never counts.
-fn input_hash(dir: &Path, inputs: &[String], output: &str) -> Result<String, String> {
+fn input_hash(dir: &Path, inputs: &[String], output: &str) -> Result<String, ArtifactError> {
     let files = input_files(dir, inputs, output)?;
     let mut h = Sha256::new();
     for (rel, p) in &files {
-        let bytes = brickform_core::limits::read_file(p)
-            .map_err(|e| format!("cannot read input {}: {e}", p.display()))?;
+        let bytes =
+            brickform_core::limits::read_file(p).map_err(|source| ArtifactError::ReadInput {
+                path: p.clone(),
+                source,
+            })?;
         h.update(rel.as_bytes());
         h.update([0]);
         h.update((bytes.len() as u64).to_le_bytes());
@@ -153,16 +198,16 @@ fn input_files(
     dir: &Path,
     inputs: &[String],
     output: &str,
-) -> Result<BTreeMap<String, PathBuf>, String> {
+) -> Result<BTreeMap<String, PathBuf>, ArtifactError> {
     let produced: Vec<String> = matching(dir, output)?.into_iter().map(|(r, _)| r).collect();
     let mut files: BTreeMap<String, PathBuf> = BTreeMap::new();
     for pattern in inputs {
         let found = matching(dir, pattern)?;
         if found.is_empty() {
-            return Err(format!(
-                "inputs pattern {pattern:?} matches no file in {}",
-                dir.display()
-            ));
+            return Err(ArtifactError::NoInput {
+                pattern: pattern.clone(),
+                dir: dir.to_path_buf(),
+            });
         }
         files.extend(found.into_iter().filter(|(r, _)| !produced.contains(r)));
     }
@@ -171,20 +216,20 @@ fn input_files(
 
 /// The program a build runs: a name with a slash is relative to where the build runs, a
 /// bare name is looked up on PATH, as a shell would.
-fn build_program(dir: &Path, program: &str) -> Result<PathBuf, String> {
+fn build_program(dir: &Path, program: &str) -> Result<PathBuf, ArtifactError> {
     if program.contains('/') {
         let p = dir.join(program);
         return if p.is_file() {
             Ok(p)
         } else {
-            Err(format!(
-                "the build command {program:?} is not a file in {}",
-                dir.display()
-            ))
+            Err(ArtifactError::ProgramNotAFile {
+                program: program.to_string(),
+                dir: dir.to_path_buf(),
+            })
         };
     }
     crate::process::find_executable(program, std::env::var("PATH").ok().as_deref())
-        .ok_or_else(|| format!("the build command {program:?} is not on PATH"))
+        .ok_or_else(|| ArtifactError::ProgramNotOnPath(program.to_string()))
 }
 
 /// Runs the build in `dir`, each line it prints handed to `on_line`, and returns the file
@@ -200,7 +245,7 @@ async fn build(
             "build is empty: give the command to run",
         ));
     };
-    let program = build_program(dir, program).map_err(ProviderError::invalid)?;
+    let program = build_program(dir, program)?;
     let timeout = config
         .get("timeout_seconds")
         .and_then(Value::as_f64)
@@ -211,8 +256,7 @@ async fn build(
     // What the build writes is what is new or rewritten since it started, so the files of
     // earlier builds left next to it are not taken for its output.
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    let before: BTreeMap<String, Option<SystemTime>> = matching(dir, output)
-        .map_err(ProviderError::invalid)?
+    let before: BTreeMap<String, Option<SystemTime>> = matching(dir, output)?
         .into_iter()
         .map(|(r, p)| (r, modified(&p)))
         .collect();
@@ -232,7 +276,7 @@ async fn build(
             }
         )));
     }
-    let found = matching(dir, output).map_err(ProviderError::invalid)?;
+    let found = matching(dir, output)?;
     let fresh: Vec<&(String, PathBuf)> = found
         .iter()
         .filter(|(r, p)| before.get(r).is_none_or(|t| *t != modified(p)))
@@ -337,12 +381,12 @@ impl ResourceKind for Artifact {
 
     /// Where the uploaded file lies, so a volume's or folder's destroy plan counts it as
     /// this state's, not as something its delete takes unmanaged.
-    fn location(&self, attrs: &Object) -> Option<String> {
+    fn location(&self, attrs: &Object) -> Option<Location> {
         let path = str_attr(attrs, "remote_path")?;
         if path.starts_with("/Volumes/") {
-            super::locations::volume_path(path)
+            Place::volume_path(path).map(Location::from)
         } else {
-            Some(super::locations::workspace(path))
+            Some(Place::workspace(path).into())
         }
     }
 
@@ -524,7 +568,10 @@ mod tests {
         assert_ne!(input_hash(d.path(), &inputs, "dist/*.whl").unwrap(), edited);
         // A pattern that matches nothing is a mistake, not an empty input.
         let e = input_hash(d.path(), &list(&["setup.py"]), "dist/*.whl").unwrap_err();
-        assert!(e.contains("\"setup.py\" matches no file"), "{e}");
+        assert!(
+            e.to_string().contains("\"setup.py\" matches no file"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -7,12 +7,14 @@
 //! upload the kind records what the service holds (`remote_fingerprint`); a read that finds
 //! something else reports a different `content_sha256`, which the plan puts back.
 
+use super::place::Place;
 use super::{err, gone_ok, none_if_missing, str_attr, volume_files, workspace_folders};
 use crate::Shared;
 use crate::client::Client;
 use crate::volume_path::VolumePath;
 use async_trait::async_trait;
 use base64::Engine as _;
+use brickform_core::location::Location;
 use brickform_core::provider::{
     AttrType, Attribute, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
     Schema,
@@ -173,23 +175,47 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     format!("{:x}", Sha256::digest(bytes))
 }
 
+/// Why a configuration gives no content.
+#[derive(Debug, thiserror::Error)]
+pub enum ContentError {
+    #[error("set either source or content_base64, not both")]
+    Both,
+    #[error("one of source or content_base64 is required")]
+    Neither,
+    #[error("cannot read source {}: {source}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        #[source]
+        source: brickform_core::limits::ReadError,
+    },
+    #[error("content_base64 is not valid base64: {0}")]
+    Base64(#[source] base64::DecodeError),
+}
+
+// The engine reports a kind's prepare errors by their text, against the resource block.
+impl From<ContentError> for brickform_core::provider::PrepareError {
+    fn from(e: ContentError) -> Self {
+        Self::Invalid(e.to_string())
+    }
+}
+
 /// The bytes a configuration asks for.
-pub fn content_of(config: &Object, base_dir: &Path) -> Result<Vec<u8>, String> {
+pub fn content_of(config: &Object, base_dir: &Path) -> Result<Vec<u8>, ContentError> {
     match (
         str_attr(config, "source"),
         str_attr(config, "content_base64"),
     ) {
-        (Some(_), Some(_)) => Err("set either source or content_base64, not both".into()),
-        (None, None) => Err("one of source or content_base64 is required".into()),
+        (Some(_), Some(_)) => Err(ContentError::Both),
+        (None, None) => Err(ContentError::Neither),
         (Some(src), None) => {
-            let p = base_dir.join(src);
+            let path = base_dir.join(src);
             // Only a regular file of bounded size: a named pipe would block the plan.
-            brickform_core::limits::read_file(&p)
-                .map_err(|e| format!("cannot read source {}: {e}", p.display()))
+            brickform_core::limits::read_file(&path)
+                .map_err(|source| ContentError::Read { path, source })
         }
         (None, Some(b64)) => base64::engine::general_purpose::STANDARD
             .decode(b64.trim())
-            .map_err(|e| format!("content_base64 is not valid base64: {e}")),
+            .map_err(ContentError::Base64),
     }
 }
 
@@ -287,7 +313,8 @@ impl ContentKind {
         config: &Object,
         replacing: bool,
     ) -> ProviderResult<Remote> {
-        let bytes = content_of(config, &ctx.base_dir).map_err(ProviderError::invalid)?;
+        let bytes =
+            content_of(config, &ctx.base_dir).map_err(|e| ProviderError::invalid(e.to_string()))?;
         let path = self.object_path(config);
         let dbc = self.store == Store::Notebook && archive(config);
         // Folders made for the object: recorded by a create (an update keeps the record).
@@ -501,7 +528,7 @@ impl super::DatabricksKind for ContentKind {
         &self,
         client: &Client,
         remote: &Remote,
-        _adopted: &[String],
+        _adopted: &[Location],
     ) -> ProviderResult<crate::resources::adoption::Adoption> {
         // The hash an import records says where it came from; the source file's is computed.
         let values =
@@ -780,11 +807,11 @@ impl ResourceKind for ContentKind {
         Some(self.object_path(config))
     }
 
-    fn location(&self, attrs: &Object) -> Option<String> {
+    fn location(&self, attrs: &Object) -> Option<Location> {
         let path = self.object_path(attrs);
         match self.store {
-            Store::VolumeFile => super::locations::volume_path(&path),
-            _ => Some(super::locations::workspace(&path)),
+            Store::VolumeFile => Place::volume_path(&path).map(Location::from),
+            _ => Some(Place::workspace(&path).into()),
         }
     }
 

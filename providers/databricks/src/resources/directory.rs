@@ -4,9 +4,11 @@
 //! The folders above it that its create made (`workspace/mkdirs` makes every missing one) are
 //! recorded and removed again by its delete when empty, as a notebook's are.
 
+use super::place::Place;
 use super::{err, gone_ok, none_if_missing, str_attr, volume_files, workspace_folders};
 use crate::Shared;
 use async_trait::async_trait;
+use brickform_core::location::Location;
 use brickform_core::provider::{
     AttrType, Attribute, Normalize, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
     Schema,
@@ -196,8 +198,8 @@ impl ResourceKind for Directory {
     fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
         str_attr(config, "path").map(|p| p.trim_end_matches('/').to_string())
     }
-    fn location(&self, attrs: &Object) -> Option<String> {
-        str_attr(attrs, "path").map(super::locations::workspace)
+    fn location(&self, attrs: &Object) -> Option<Location> {
+        str_attr(attrs, "path").map(|p| Place::workspace(p).into())
     }
     /// Only a recursive delete takes what is inside; otherwise the service refuses to
     /// delete a folder that is not empty.
@@ -207,10 +209,10 @@ impl ResourceKind for Directory {
             .and_then(Value::as_bool)
             .unwrap_or(false)
     }
-    fn show_location(&self, location: &str) -> String {
-        super::locations::shown(location)
+    fn show_location(&self, location: &Location) -> String {
+        Place::shown(location)
     }
-    async fn contents(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Vec<String>> {
+    async fn contents(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Vec<Location>> {
         let client = self.shared.client()?;
         super::locations::workspace_tree(&client, id).await
     }

@@ -1,12 +1,14 @@
-//! Where objects live, as the engine's container paths (`ResourceKind::location`): Unity
-//! Catalog objects and the files in volumes under `uc/<catalog>/<schema>/<volume>/…`,
-//! workspace objects under `ws/<path>`, secrets under `secrets/<scope>/<key>`. A catalog's delete with force_destroy takes what is
-//! under its location; so do a volume's and a folder's recursive delete. Also the listings
-//! of what a container holds live, in the same form.
+//! The listings of what a container holds live (`ResourceKind::contents`), as the
+//! locations of the places in it (see [`Place`]): a catalog's delete with force_destroy
+//! takes what is under its location; so do a volume's and a folder's recursive delete, and
+//! a secret scope's.
 
 use super::none_if_missing;
+use super::place::Place;
 use crate::client::{Client, PageSize};
+use crate::volume_path::VolumePath;
 use brickform_core::fan_out;
+use brickform_core::location::Location;
 
 /// The page size of table lists (no kind of this provider manages tables): "server picks",
 /// like the other securables' lists.
@@ -16,53 +18,8 @@ use serde_json::Value as Json;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// A Unity Catalog object by its full name (`main.raw.landing`).
-pub fn uc(full_name: &str) -> String {
-    format!("uc/{}", full_name.to_lowercase().replace('.', "/"))
-}
-
-/// A location as the user knows the object: `main.raw.landing` for a Unity Catalog object,
-/// `/Volumes/main/raw/landing/in/a.csv` for a file in a volume, `/Shared/x` for a workspace
-/// object.
-pub fn shown(location: &str) -> String {
-    if let Some(rest) = location.strip_prefix("uc/") {
-        let parts: Vec<&str> = rest.split('/').collect();
-        if parts.len() > 3 {
-            return format!("/Volumes/{rest}");
-        }
-        return parts.join(".");
-    }
-    if let Some(rest) = location.strip_prefix("ws/") {
-        return format!("/{rest}");
-    }
-    if let Some(url) = location.strip_prefix("storage/") {
-        return url.to_string();
-    }
-    if let Some(rest) = location.strip_prefix("secrets/") {
-        return match rest.split_once('/') {
-            Some((scope, key)) => format!("secret {key} in scope {scope}"),
-            None => format!("secret scope {rest}"),
-        };
-    }
-    location.to_string()
-}
-
-/// A path in cloud storage (`s3://bucket/landing`), as an external location's url or a
-/// storage root names it; without a trailing slash, so what lies under it is inside it.
-pub fn storage(url: &str) -> String {
-    format!("storage/{}", url.trim_end_matches('/'))
-}
-
-/// A secret scope, or a secret in one. Scope names and keys are case-sensitive.
-pub fn secret(scope: &str, key: Option<&str>) -> String {
-    match key {
-        Some(k) => format!("secrets/{scope}/{k}"),
-        None => format!("secrets/{scope}"),
-    }
-}
-
 /// The secrets of a scope (a scope's delete takes them with it).
-pub async fn scope_contents(client: &Client, scope: &str) -> ProviderResult<Vec<String>> {
+pub async fn scope_contents(client: &Client, scope: &str) -> ProviderResult<Vec<Location>> {
     let listed = none_if_missing(
         client
             .get("/api/2.0/secrets/list", &[("scope", scope.to_string())])
@@ -75,30 +32,15 @@ pub async fn scope_contents(client: &Client, scope: &str) -> ProviderResult<Vec<
         .into_iter()
         .flatten()
         .filter_map(|s| s.get("key").and_then(Json::as_str))
-        .map(|k| secret(scope, Some(k)))
+        .map(|k| Place::secret(scope, Some(k)).into())
         .collect())
 }
 
-/// A file or folder in a volume, by its path (`/Volumes/main/raw/landing/in/a.csv`): the
-/// catalog, schema and volume names are case-insensitive, the rest is not.
-pub fn volume_path(path: &str) -> Option<String> {
-    let p = crate::volume_path::VolumePath::parse(path)?;
-    let mut out = vec!["uc".to_string()];
-    out.extend(p.names().iter().map(|n| n.to_lowercase()));
-    out.extend(p.rest);
-    Some(out.join("/"))
-}
-
-/// A workspace object by its path; `/Workspace/x` and `/x` are the same object.
-pub fn workspace(path: &str) -> String {
-    let p = path.strip_prefix("/Workspace").unwrap_or(path);
-    format!("ws/{}", p.trim_matches('/'))
-}
-
-/// Every file under a volume folder (`/Volumes/c/s/v`), at any depth.
-pub async fn volume_files(client: &Client, dir: &str) -> ProviderResult<Vec<String>> {
+/// Every file under a folder of a volume (the volume itself for `/Volumes/c/s/v`), at any
+/// depth.
+pub async fn volume_files(client: &Client, dir: &VolumePath) -> ProviderResult<Vec<Location>> {
     let mut out = Vec::new();
-    let mut todo = vec![dir.trim_end_matches('/').to_string()];
+    let mut todo = vec![dir.path()];
     while let Some(d) = todo.pop() {
         let listed = client.directory_list(&d).await.map_err(super::err)?;
         for entry in listed {
@@ -107,8 +49,8 @@ pub async fn volume_files(client: &Client, dir: &str) -> ProviderResult<Vec<Stri
             };
             if entry.get("is_directory").and_then(Json::as_bool) == Some(true) {
                 todo.push(path.trim_end_matches('/').to_string());
-            } else if let Some(loc) = volume_path(path) {
-                out.push(loc);
+            } else if let Some(place) = Place::volume_path(path) {
+                out.push(place.into());
             }
         }
     }
@@ -198,17 +140,17 @@ async fn tables_of(client: &Client, full_name: &str) -> ProviderResult<Vec<Json>
 }
 
 /// The tables of a schema (`c.s`), its volumes and the files in them.
-pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult<Vec<String>> {
+pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult<Vec<Location>> {
     let (catalog, schema) = full_name.split_once('.').unwrap_or((full_name, ""));
     let query = [
         ("catalog_name", catalog.to_string()),
         ("schema_name", schema.to_string()),
     ];
     let tables = tables_of(client, full_name).await?;
-    let mut out: Vec<String> = tables
+    let mut out: Vec<Location> = tables
         .iter()
         .filter_map(|t| t.get("full_name").and_then(Json::as_str))
-        .map(uc)
+        .map(|name| Place::unity_catalog(name).into())
         .collect();
     let volumes = none_if_missing(
         client
@@ -227,8 +169,8 @@ pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult
         let Some(name) = v.get("full_name").and_then(Json::as_str) else {
             continue;
         };
-        out.push(uc(name));
-        dirs.push(format!("/Volumes/{}", name.replace('.', "/")));
+        out.push(Place::unity_catalog(name).into());
+        dirs.extend(VolumePath::of_volume(name));
     }
     let listed = fan_out::bounded("listing volumes", dirs, LISTINGS_IN_FLIGHT, |dir| {
         let client = client.clone();
@@ -248,7 +190,7 @@ const SCHEMAS_IN_FLIGHT: usize = 3;
 
 /// The schemas of a catalog, their tables and volumes, and the files in the volumes. The service's own
 /// `information_schema` goes with the catalog and is nobody's to manage.
-pub async fn catalog_contents(client: &Client, catalog: &str) -> ProviderResult<Vec<String>> {
+pub async fn catalog_contents(client: &Client, catalog: &str) -> ProviderResult<Vec<Location>> {
     let schemas = none_if_missing(
         client
             .list_all(
@@ -271,7 +213,7 @@ pub async fn catalog_contents(client: &Client, catalog: &str) -> ProviderResult<
         if name.ends_with(".information_schema") {
             continue;
         }
-        out.push(uc(name));
+        out.push(Place::unity_catalog(name).into());
         names.push(name.to_string());
     }
     let listed = fan_out::bounded("listing schemas", names, SCHEMAS_IN_FLIGHT, |name| {
@@ -285,12 +227,12 @@ pub async fn catalog_contents(client: &Client, catalog: &str) -> ProviderResult<
 }
 
 /// Every object under a workspace folder, at any depth.
-pub async fn workspace_tree(client: &Client, dir: &str) -> ProviderResult<Vec<String>> {
+pub async fn workspace_tree(client: &Client, dir: &str) -> ProviderResult<Vec<Location>> {
     Ok(workspace_objects(client, dir)
         .await?
         .iter()
         .filter_map(|o| o.get("path").and_then(Json::as_str))
-        .map(workspace)
+        .map(|path| Place::workspace(path).into())
         .collect())
 }
 
@@ -322,41 +264,4 @@ pub async fn workspace_objects(client: &Client, dir: &str) -> ProviderResult<Vec
         }
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn locations_nest_as_the_objects_do() {
-        assert_eq!(uc("Main.Raw"), "uc/main/raw");
-        assert_eq!(
-            volume_path("/Volumes/Main/raw/Landing/In/A.csv").as_deref(),
-            Some("uc/main/raw/landing/In/A.csv")
-        );
-        assert_eq!(volume_path("/Volumes/main/raw"), None);
-        assert_eq!(workspace("/Workspace/Users/a/x/"), "ws/Users/a/x");
-        assert_eq!(workspace("/Users/a/x"), "ws/Users/a/x");
-    }
-
-    #[test]
-    fn locations_are_shown_as_paths_and_full_names() {
-        for (path_or_name, location) in [
-            (
-                "/Volumes/main/raw/landing/In/A.csv",
-                volume_path("/Volumes/main/raw/landing/In/A.csv").unwrap(),
-            ),
-            ("main.raw.landing", uc("main.raw.landing")),
-            ("main.raw", uc("main.raw")),
-            ("/Users/a/x", workspace("/Workspace/Users/a/x")),
-            ("secret scope app", secret("app", None)),
-            (
-                "secret db_password in scope app",
-                secret("app", Some("db_password")),
-            ),
-        ] {
-            assert_eq!(shown(&location), path_or_name);
-        }
-    }
 }

@@ -32,6 +32,7 @@ pub mod ownership;
 pub mod permissions;
 pub mod pipeline;
 pub mod pipeline_spec;
+pub mod place;
 pub mod presets;
 pub mod privileges;
 pub mod query;
@@ -115,7 +116,7 @@ pub trait DatabricksKind: ResourceKind {
         &self,
         _client: &crate::client::Client,
         remote: &Remote,
-        _adopted: &[String],
+        _adopted: &[brickform_core::location::Location],
     ) -> ProviderResult<crate::resources::adoption::Adoption> {
         Ok(crate::resources::adoption::Adoption {
             values: remote.attrs.clone(),

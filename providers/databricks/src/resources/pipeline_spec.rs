@@ -22,12 +22,14 @@
 //!   (see `ownership`), added on create and update and stripped on read, so an interrupted
 //!   create or a lost state entry can be found again.
 
+use super::place::Place;
 use super::{err, gone_ok, json_of, none_if_missing, str_attr};
 use crate::Shared;
 use crate::client::{Client, PageSize};
 use async_trait::async_trait;
 use brickform_core::fan_out;
 use brickform_core::lang::eval::values_equal;
+use brickform_core::location::Location;
 use brickform_core::provider::{
     AttrType, Attribute, BlockType, ErrorKind, Existing, Nesting, Normalize, OpContext,
     PrepareError, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
@@ -816,7 +818,7 @@ impl super::DatabricksKind for PipelineKind {
         &self,
         _client: &Client,
         remote: &Remote,
-        _adopted: &[String],
+        _adopted: &[Location],
     ) -> ProviderResult<crate::resources::adoption::Adoption> {
         let mut values = remote.attrs.clone();
         for k in self.flavor.derived {
@@ -1062,10 +1064,10 @@ impl ResourceKind for PipelineKind {
         Ok(())
     }
 
-    fn takes_along(&self, id: &str, attrs: &Object) -> Vec<String> {
+    fn takes_along(&self, id: &str, attrs: &Object) -> Vec<Location> {
         (self.flavor.leaves_volumes)(id, attrs)
             .iter()
-            .map(|v| super::locations::uc(v))
+            .map(|v| Place::unity_catalog(v).into())
             .collect()
     }
 

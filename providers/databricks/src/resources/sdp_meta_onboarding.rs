@@ -12,12 +12,14 @@
 //! left (`remote_fingerprints`); a file changed or deleted outside brickform is read back and
 //! shows as drift, which apply puts back.
 
+use super::place::Place;
 use super::volume_files;
 use crate::Shared;
 use crate::client::Client;
 use crate::sdp_meta::{checks, render, schema};
 use async_trait::async_trait;
 use brickform_core::fan_out;
+use brickform_core::location::Location;
 use brickform_core::provider::{
     AttrType, Attribute, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
     Schema,
@@ -340,11 +342,12 @@ impl ResourceKind for Onboarding {
         self.sync(config, Some(prior)).await
     }
     /// Its files lie in one folder of a volume, which it owns.
-    fn location(&self, attrs: &Object) -> Option<String> {
+    fn location(&self, attrs: &Object) -> Option<Location> {
         let volume = text(attrs, "volume_path")?;
         let directory =
             text(attrs, "directory").unwrap_or(crate::sdp_meta::schema::DEFAULT_DIRECTORY);
-        super::locations::volume_path(&format!("{}/{directory}", volume.trim_end_matches('/')))
+        Place::volume_path(&format!("{}/{directory}", volume.trim_end_matches('/')))
+            .map(Location::from)
     }
     async fn delete(&self, _ctx: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
         let client = self.shared.client()?;

@@ -1,9 +1,11 @@
 //! `databricks_secret`: one secret in a scope. Its value is sensitive: it is sent, never
 //! stored or shown; state keeps a fingerprint so a changed value is still noticed.
 
+use super::place::Place;
 use super::{err, gone_ok, str_attr};
 use crate::Shared;
 use async_trait::async_trait;
+use brickform_core::location::Location;
 use brickform_core::provider::{
     AttrType, Attribute, OpContext, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
 };
@@ -145,11 +147,8 @@ impl ResourceKind for Secret {
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
         self.read(ctx, key, &Object::new()).await
     }
-    fn location(&self, attrs: &Object) -> Option<String> {
-        Some(super::locations::secret(
-            str_attr(attrs, "scope")?,
-            Some(str_attr(attrs, "key")?),
-        ))
+    fn location(&self, attrs: &Object) -> Option<Location> {
+        Some(Place::secret(str_attr(attrs, "scope")?, Some(str_attr(attrs, "key")?)).into())
     }
     async fn delete(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<()> {
         let client = self.shared.client()?;

@@ -2,9 +2,11 @@
 //! Vault (`keyvault_metadata`, which the service creates only for a caller signed in with
 //! a Microsoft Entra ID token: a personal access token is refused).
 
+use super::place::Place;
 use super::{err, gone_ok, str_attr};
 use crate::Shared;
 use async_trait::async_trait;
+use brickform_core::location::Location;
 use brickform_core::provider::{
     AttrType, Attribute, BlockType, Finding, OpContext, ProviderResult, Remote, ResourceKind,
     Schema,
@@ -196,8 +198,8 @@ impl ResourceKind for SecretScope {
         str_attr(config, "name").map(str::to_string)
     }
 
-    fn location(&self, attrs: &Object) -> Option<String> {
-        str_attr(attrs, "name").map(|n| super::locations::secret(n, None))
+    fn location(&self, attrs: &Object) -> Option<Location> {
+        str_attr(attrs, "name").map(|n| Place::secret(n, None).into())
     }
 
     /// Deleting a scope deletes the secrets in it.
@@ -205,11 +207,11 @@ impl ResourceKind for SecretScope {
         true
     }
 
-    fn show_location(&self, location: &str) -> String {
-        super::locations::shown(location)
+    fn show_location(&self, location: &Location) -> String {
+        Place::shown(location)
     }
 
-    async fn contents(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Vec<String>> {
+    async fn contents(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Vec<Location>> {
         let client = self.shared.client()?;
         super::locations::scope_contents(&client, id).await
     }

@@ -2,10 +2,13 @@
 //! create with POST, read with GET by full name, update with PATCH (renames through
 //! `new_name`), delete with DELETE. Each kind supplies only what differs, as data.
 
+use super::place::Place;
 use super::{attrs_from, body_of, err, gone_ok, json_of, none_if_missing, str_attr};
 use crate::Shared;
+use crate::volume_path::VolumePath;
 use async_trait::async_trait;
 use brickform_core::fan_out;
+use brickform_core::location::Location;
 use brickform_core::provider::{
     ErrorKind, Existing, Finding, OpContext, ProviderError, ProviderResult, Remote, ResourceKind,
     Schema,
@@ -370,7 +373,7 @@ impl super::DatabricksKind for UcKind {
         &self,
         client: &crate::client::Client,
         remote: &Remote,
-        adopted: &[String],
+        adopted: &[Location],
     ) -> ProviderResult<crate::resources::adoption::Adoption> {
         // What differs from what the service chooses is somebody's choice: an owner other
         // than the user who made it (the one adopting, as the service says).
@@ -835,7 +838,7 @@ impl ResourceKind for UcKind {
         Some(self.full_name(config))
     }
 
-    fn location(&self, attrs: &Object) -> Option<String> {
+    fn location(&self, attrs: &Object) -> Option<Location> {
         let known = self
             .spec
             .name_parts
@@ -846,17 +849,17 @@ impl ResourceKind for UcKind {
         }
         match (self.spec.holds, self.spec.storage) {
             (Holds::Nothing, InStorage::At(attr)) => {
-                str_attr(attrs, attr).map(super::locations::storage)
+                str_attr(attrs, attr).map(|url| Place::storage(url).into())
             }
             (Holds::Nothing, _) => None,
-            _ => Some(super::locations::uc(&self.full_name(attrs))),
+            _ => Some(Place::unity_catalog(&self.full_name(attrs)).into()),
         }
     }
 
-    fn lies_under(&self, attrs: &Object) -> Vec<String> {
+    fn lies_under(&self, attrs: &Object) -> Vec<Location> {
         match self.spec.storage {
             InStorage::Under(attr) => str_attr(attrs, attr)
-                .map(super::locations::storage)
+                .map(|url| Place::storage(url).into())
                 .into_iter()
                 .collect(),
             _ => Vec::new(),
@@ -874,19 +877,20 @@ impl ResourceKind for UcKind {
         }
     }
 
-    fn show_location(&self, location: &str) -> String {
-        super::locations::shown(location)
+    fn show_location(&self, location: &Location) -> String {
+        Place::shown(location)
     }
 
-    async fn contents(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Vec<String>> {
+    async fn contents(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Vec<Location>> {
         let client = self.shared.client()?;
         match self.spec.collection {
             "catalogs" => super::locations::catalog_contents(&client, id).await,
             "schemas" => super::locations::schema_contents(&client, id).await,
-            _ => {
-                let dir = format!("/Volumes/{}", id.replace('.', "/"));
-                super::locations::volume_files(&client, &dir).await
-            }
+            _ => match VolumePath::of_volume(id) {
+                Some(volume) => super::locations::volume_files(&client, &volume).await,
+                // Not a volume's full name: nothing the service could list.
+                None => Ok(Vec::new()),
+            },
         }
     }
 

@@ -1064,7 +1064,7 @@ impl super::DatabricksKind for Job {
         &self,
         _client: &Client,
         remote: &Remote,
-        _adopted: &[String],
+        _adopted: &[brickform_core::location::Location],
     ) -> ProviderResult<crate::resources::adoption::Adoption> {
         let mut values = remote.attrs.clone();
         if let Some(Value::List(tasks)) = values.get_mut("task") {
