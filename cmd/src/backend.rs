@@ -83,7 +83,7 @@ impl BackendSpec {
             Diagnostics::from(
                 Diagnostic::error("Invalid volume path")
                     .at(b.span_of("path"))
-                    .detail(why),
+                    .detail(why.to_string()),
             )
         })?;
         let lock_expiry = match b.get("lock_expiry_seconds") {
@@ -151,15 +151,20 @@ impl BackendSpec {
     }
 }
 
+/// A backend path that is not a directory in a volume.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "\"{0}\" is not a directory in a volume: write /Volumes/CATALOG/SCHEMA/VOLUME/DIR (the volume must exist)."
+)]
+struct NotAVolumePath(String);
+
 /// Checks a volume path and drops a trailing `/`: `/Volumes/` then catalog, schema and volume
 /// names, then any directories.
-fn volume_path(raw: &str) -> Result<String, String> {
+fn volume_path(raw: &str) -> Result<String, NotAVolumePath> {
     match brickform_databricks::volume_path::VolumePath::parse(raw) {
         // The volume itself, or a directory in it.
         Some(p) => Ok(p.path()),
-        None => Err(format!(
-            "\"{raw}\" is not a directory in a volume: write /Volumes/CATALOG/SCHEMA/VOLUME/DIR (the volume must exist)."
-        )),
+        None => Err(NotAVolumePath(raw.to_string())),
     }
 }
 

@@ -41,7 +41,7 @@ use crate::plan::PlanMode;
 use crate::plan::diff::Prior;
 use crate::provider::{Existing, OpContext, Remote, ResourceKind, Schema};
 use crate::value::{Object, Value};
-use brickform_state::{Backend, StateDocument};
+use brickform_state::{Backend, StateDocument, StateError};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -49,7 +49,7 @@ use std::sync::Arc;
 #[derive(Default)]
 pub(super) struct OtherStates {
     backend: Option<Arc<dyn Backend>>,
-    loaded: tokio::sync::OnceCell<Result<Vec<StateDocument>, String>>,
+    loaded: tokio::sync::OnceCell<Result<Vec<StateDocument>, StateError>>,
 }
 
 impl OtherStates {
@@ -61,15 +61,15 @@ impl OtherStates {
     }
 
     /// The states of every other environment; `None` when the engine was given no backend.
-    async fn get(&self, environment: &str) -> Option<&Result<Vec<StateDocument>, String>> {
+    async fn get(&self, environment: &str) -> Option<&Result<Vec<StateDocument>, StateError>> {
         let backend = self.backend.as_ref()?;
         Some(
             self.loaded
                 .get_or_init(|| async {
                     let mut out = Vec::new();
-                    let envs = backend.environments().await.map_err(|e| e.to_string())?;
+                    let envs = backend.environments().await?;
                     for env in envs.iter().filter(|e| e.as_str() != environment) {
-                        if let Some(doc) = backend.load(env).await.map_err(|e| e.to_string())? {
+                        if let Some(doc) = backend.load(env).await? {
                             out.push(doc);
                         }
                     }

@@ -314,11 +314,11 @@ fn var_type(v: &Variable, diags: &mut Diagnostics) -> TypeConstraint {
     match &v.type_expr {
         Some(t) => match TypeConstraint::parse(&t.expr) {
             Ok(ty) => ty,
-            Err(msg) => {
+            Err(e) => {
                 diags.push(
                     Diagnostic::error("Invalid type specification")
                         .at(t.span())
-                        .detail(msg),
+                        .detail(e.to_string()),
                 );
                 TypeConstraint::Any
             }

@@ -569,7 +569,7 @@ fn block_header(b: &Block) -> Option<Range<usize>> {
 }
 
 /// Converts a value to a schema attribute type, following HCL's automatic conversions.
-pub fn convert(ty: &AttrType, v: Value) -> Result<Value, String> {
+pub fn convert(ty: &AttrType, v: Value) -> Result<Value, super::types::ConvertError> {
     use super::types::TypeConstraint as T;
     fn to_tc(ty: &AttrType) -> T {
         match ty {

@@ -357,8 +357,9 @@ impl<'a> Evaluator<'a> {
                     _ => {}
                 }
                 let rhs = self.eval(&b.rhs_expr)?;
-                binary(op, lhs, rhs)
-                    .map_err(|msg| EvalError::new("Invalid operand", e.span()).detail(msg))
+                binary(op, lhs, rhs).map_err(|why| {
+                    EvalError::new("Invalid operand", e.span()).detail(why.to_string())
+                })
             }
             E::ForExpr(f) => self.eval_for(f),
         }
@@ -470,12 +471,12 @@ impl<'a> Evaluator<'a> {
                 Op::Index(ix) => {
                     let key = self.eval(ix)?;
                     cur = index_value(cur, &key)
-                        .map_err(|m| EvalError::new("Invalid index", span).detail(m))?;
+                        .map_err(|e| EvalError::new("Invalid index", span).detail(e.to_string()))?;
                 }
                 Op::LegacyIndex(n) => {
                     let key = Value::from_i64(*n.value() as i64);
                     cur = index_value(cur, &key)
-                        .map_err(|m| EvalError::new("Invalid index", span).detail(m))?;
+                        .map_err(|e| EvalError::new("Invalid index", span).detail(e.to_string()))?;
                 }
                 Op::AttrSplat(_) | Op::FullSplat(_) => {
                     let rest = &ops[i + 1..];
@@ -878,12 +879,12 @@ impl<'a> Evaluator<'a> {
                             *unknown = true;
                             String::new()
                         }
-                        Err(msg) => {
+                        Err(e) => {
                             return Err(EvalError::new(
                                 "Invalid template interpolation value",
                                 i.expr.span(),
                             )
-                            .detail(msg));
+                            .detail(e.to_string()));
                         }
                     };
                     pieces.push(Piece::value(text, i.strip));
@@ -1035,21 +1036,24 @@ fn join_pieces(mut pieces: Vec<Piece>) -> String {
     pieces.into_iter().map(|p| p.text).collect()
 }
 
+/// Why a value cannot be interpolated into a template.
+#[derive(Debug, thiserror::Error)]
+enum TemplateValueError {
+    #[error("The expression result is null. Cannot include a null value in a string template.")]
+    Null,
+    #[error("Cannot include the given value in a string template: string required, got {0}.")]
+    NotPrimitive(&'static str),
+}
+
 /// The string form of a value inside a template; `Ok(None)` when unknown.
-fn template_string(v: &Value) -> Result<Option<String>, String> {
+fn template_string(v: &Value) -> Result<Option<String>, TemplateValueError> {
     match v {
         Value::String(s) => Ok(Some(s.clone())),
         Value::Number(n) => Ok(Some(n.to_string())),
         Value::Bool(b) => Ok(Some(b.to_string())),
         Value::Unknown => Ok(None),
-        Value::Null => Err(
-            "The expression result is null. Cannot include a null value in a string template."
-                .into(),
-        ),
-        other => Err(format!(
-            "Cannot include the given value in a string template: string required, got {}.",
-            other.type_name()
-        )),
+        Value::Null => Err(TemplateValueError::Null),
+        other => Err(TemplateValueError::NotPrimitive(other.type_name())),
     }
 }
 
@@ -1072,22 +1076,44 @@ pub fn to_number(v: &Value) -> Option<f64> {
     }
 }
 
-fn index_value(cur: Value, key: &Value) -> Result<Value, String> {
+/// Why an index (`x[k]`) selects nothing.
+#[derive(Debug, thiserror::Error)]
+enum IndexError {
+    #[error(
+        "The given key does not identify an element in this collection value: a number is required, got {0}."
+    )]
+    NotANumber(&'static str),
+    #[error(
+        "The given key does not identify an element in this collection value: the collection has {len} elements and the index is {index}."
+    )]
+    OutOfRange { len: usize, index: Value },
+    #[error("An object key must be a string, not {0}.")]
+    KeyType(&'static str),
+    /// `hint` is a "did you mean" for a key close to the one given.
+    #[error(
+        "The given key does not identify an element in this collection value: there is no key {}{}.",
+        crate::value::quote(.key),
+        .hint.as_ref().map(|h| format!(" ({h})")).unwrap_or_default()
+    )]
+    NoKey { key: String, hint: Option<String> },
+    #[error("Cannot index a null value.")]
+    Null,
+    #[error("This value does not have any indices: it is a {0}.")]
+    NotIndexable(&'static str),
+}
+
+fn index_value(cur: Value, key: &Value) -> Result<Value, IndexError> {
     match (cur, key) {
         (Value::Unknown, _) | (_, Value::Unknown) => Ok(Value::Unknown),
         (Value::List(mut l), k) => {
             let Some(i) = to_number(k) else {
-                return Err(format!(
-                    "The given key does not identify an element in this collection value: a number is required, got {}.",
-                    k.type_name()
-                ));
+                return Err(IndexError::NotANumber(k.type_name()));
             };
             if i < 0.0 || i.fract() != 0.0 || (i as usize) >= l.len() {
-                return Err(format!(
-                    "The given key does not identify an element in this collection value: the collection has {} elements and the index is {}.",
-                    l.len(),
-                    Value::from_f64(i)
-                ));
+                return Err(IndexError::OutOfRange {
+                    len: l.len(),
+                    index: Value::from_f64(i),
+                });
             }
             Ok(l.swap_remove(i as usize))
         }
@@ -1095,31 +1121,18 @@ fn index_value(cur: Value, key: &Value) -> Result<Value, String> {
             let key = match k {
                 Value::String(s) => s.clone(),
                 Value::Number(n) => n.to_string(),
-                other => {
-                    return Err(format!(
-                        "An object key must be a string, not {}.",
-                        other.type_name()
-                    ));
-                }
+                other => return Err(IndexError::KeyType(other.type_name())),
             };
             match o.swap_remove(&key) {
                 Some(v) => Ok(v),
                 None => {
-                    let hint = super::diagnostics::did_you_mean(&key, o.keys().map(String::as_str))
-                        .map(|h| format!(" ({h})"))
-                        .unwrap_or_default();
-                    Err(format!(
-                        "The given key does not identify an element in this collection value: there is no key {}{hint}.",
-                        crate::value::quote(&key)
-                    ))
+                    let hint = super::diagnostics::did_you_mean(&key, o.keys().map(String::as_str));
+                    Err(IndexError::NoKey { key, hint })
                 }
             }
         }
-        (Value::Null, _) => Err("Cannot index a null value.".into()),
-        (other, _) => Err(format!(
-            "This value does not have any indices: it is a {}.",
-            other.type_name()
-        )),
+        (Value::Null, _) => Err(IndexError::Null),
+        (other, _) => Err(IndexError::NotIndexable(other.type_name())),
     }
 }
 
@@ -1139,7 +1152,21 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn binary(op: BinaryOperator, lhs: Value, rhs: Value) -> Result<Value, String> {
+/// Why a binary operator cannot apply to its operands.
+#[derive(Debug, thiserror::Error)]
+enum OperandError {
+    /// `got` as [`describe`] writes it.
+    #[error("Unsuitable value for {side} operand: a number is required, got {got}.")]
+    NotANumber { side: &'static str, got: String },
+    #[error("Unsuitable value for operand: a bool is required, got {0}.")]
+    NotABool(&'static str),
+    #[error("Division by zero.")]
+    DivisionByZero,
+    #[error("Modulo by zero.")]
+    ModuloByZero,
+}
+
+fn binary(op: BinaryOperator, lhs: Value, rhs: Value) -> Result<Value, OperandError> {
     use BinaryOperator as B;
     match op {
         B::Eq | B::NotEq => {
@@ -1161,17 +1188,13 @@ fn binary(op: BinaryOperator, lhs: Value, rhs: Value) -> Result<Value, String> {
             if matches!(lhs, Value::Unknown) || matches!(rhs, Value::Unknown) {
                 return Ok(Value::Unknown);
             }
-            let l = to_number(&lhs).ok_or_else(|| {
-                format!(
-                    "Unsuitable value for left operand: a number is required, got {}.",
-                    describe(&lhs)
-                )
+            let l = to_number(&lhs).ok_or_else(|| OperandError::NotANumber {
+                side: "left",
+                got: describe(&lhs),
             })?;
-            let r = to_number(&rhs).ok_or_else(|| {
-                format!(
-                    "Unsuitable value for right operand: a number is required, got {}.",
-                    describe(&rhs)
-                )
+            let r = to_number(&rhs).ok_or_else(|| OperandError::NotANumber {
+                side: "right",
+                got: describe(&rhs),
             })?;
             Ok(match op {
                 B::Plus => Value::from_f64(l + r),
@@ -1179,13 +1202,13 @@ fn binary(op: BinaryOperator, lhs: Value, rhs: Value) -> Result<Value, String> {
                 B::Mul => Value::from_f64(l * r),
                 B::Div => {
                     if r == 0.0 {
-                        return Err("Division by zero.".into());
+                        return Err(OperandError::DivisionByZero);
                     }
                     Value::from_f64(l / r)
                 }
                 B::Mod => {
                     if r == 0.0 {
-                        return Err("Modulo by zero.".into());
+                        return Err(OperandError::ModuloByZero);
                     }
                     Value::from_f64(l % r)
                 }
@@ -1206,16 +1229,13 @@ fn describe(v: &Value) -> String {
     }
 }
 
-fn bool_operand(v: &Value) -> Result<Option<bool>, String> {
+fn bool_operand(v: &Value) -> Result<Option<bool>, OperandError> {
     match v {
         Value::Bool(b) => Ok(Some(*b)),
         Value::Unknown => Ok(None),
         Value::String(s) if s == "true" => Ok(Some(true)),
         Value::String(s) if s == "false" => Ok(Some(false)),
-        other => Err(format!(
-            "Unsuitable value for operand: a bool is required, got {}.",
-            other.type_name()
-        )),
+        other => Err(OperandError::NotABool(other.type_name())),
     }
 }
 

@@ -20,9 +20,66 @@ pub enum TypeConstraint {
     Object(Vec<(String, TypeConstraint, Option<Option<Value>>)>),
 }
 
+/// Why an expression is not a type constraint; the detail of an "Invalid type
+/// specification" diagnostic.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TypeSpecError {
+    #[error(
+        "The keyword \"{0}\" is not a valid type constraint; use string, number, bool, list(T), set(T), map(T), object({{…}}), tuple([…]) or any."
+    )]
+    UnknownKeyword(String),
+    #[error("The {0}() type constructor takes exactly one argument.")]
+    NotOneArgument(String),
+    #[error("tuple() takes a list of types, such as tuple([string, number]).")]
+    TupleArgument,
+    #[error("Object type attribute names must be identifiers.")]
+    AttributeName,
+    #[error("object() takes an object of attribute types, such as object({{ name = string }}).")]
+    ObjectArgument,
+    #[error("optional() may only be used for an attribute of an object type.")]
+    OptionalOutsideObject,
+    #[error("\"{0}\" is not a type constructor.")]
+    UnknownConstructor(String),
+    #[error(
+        "A type constraint must be a type keyword or constructor, such as string or list(string)."
+    )]
+    NotAType,
+    #[error("optional() takes a type and an optional default.")]
+    OptionalArguments,
+    #[error("The default of optional() must be a literal value.")]
+    DefaultNotLiteral,
+    /// The default of `optional(T, d)` does not convert to `T`.
+    #[error(transparent)]
+    Default(#[from] ConvertError),
+}
+
+/// Why a value does not convert to a type. `path` is where in the value, empty at its root.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConvertError {
+    /// The value is of another type; `expected` is the wanted one as messages name it.
+    #[error("{expected} required{}, got {got}", at(.path))]
+    Mismatch {
+        expected: String,
+        got: &'static str,
+        path: String,
+    },
+    #[error("a number is required{}, got string {}", at(.path), crate::value::quote(.got))]
+    NotANumber { got: String, path: String },
+    #[error("tuple of {expected} elements required{}, got {got}", at(.path))]
+    TupleLength {
+        expected: usize,
+        got: usize,
+        path: String,
+    },
+    #[error("attribute \"{name}\" is required{}", at(.path))]
+    MissingAttribute { name: String, path: String },
+    #[error("unexpected attribute \"{name}\"{}", at(.path))]
+    UnexpectedAttribute { name: String, path: String },
+}
+
 impl TypeConstraint {
     /// Parses a type expression such as `list(object({ name = string, n = optional(number, 1) }))`.
-    pub fn parse(e: &E) -> Result<TypeConstraint, String> {
+    pub fn parse(e: &E) -> Result<TypeConstraint, TypeSpecError> {
         match e {
             E::Variable(v) => match v.as_str() {
                 "any" => Ok(TypeConstraint::Any),
@@ -32,17 +89,15 @@ impl TypeConstraint {
                 "list" => Ok(TypeConstraint::List(Box::new(TypeConstraint::Any))),
                 "map" => Ok(TypeConstraint::Map(Box::new(TypeConstraint::Any))),
                 "set" => Ok(TypeConstraint::Set(Box::new(TypeConstraint::Any))),
-                other => Err(format!(
-                    "The keyword \"{other}\" is not a valid type constraint; use string, number, bool, list(T), set(T), map(T), object({{…}}), tuple([…]) or any."
-                )),
+                other => Err(TypeSpecError::UnknownKeyword(other.to_string())),
             },
             E::FuncCall(call) => {
                 let name = call.name.name.as_str();
                 let args: Vec<&E> = call.args.iter().collect();
-                let one = |args: &[&E]| -> Result<TypeConstraint, String> {
+                let one = |args: &[&E]| -> Result<TypeConstraint, TypeSpecError> {
                     match args {
                         [a] => TypeConstraint::parse(a),
-                        _ => Err(format!("The {name}() type constructor takes exactly one argument.")),
+                        _ => Err(TypeSpecError::NotOneArgument(name.to_string())),
                     }
                 };
                 match name {
@@ -51,9 +106,12 @@ impl TypeConstraint {
                     "map" => Ok(TypeConstraint::Map(Box::new(one(&args)?))),
                     "tuple" => match args.as_slice() {
                         [E::Array(items)] => Ok(TypeConstraint::Tuple(
-                            items.iter().map(TypeConstraint::parse).collect::<Result<_, _>>()?,
+                            items
+                                .iter()
+                                .map(TypeConstraint::parse)
+                                .collect::<Result<_, _>>()?,
                         )),
-                        _ => Err("tuple() takes a list of types, such as tuple([string, number]).".into()),
+                        _ => Err(TypeSpecError::TupleArgument),
                     },
                     "object" => match args.as_slice() {
                         [E::Object(o)] => {
@@ -62,20 +120,20 @@ impl TypeConstraint {
                                 let key = match k {
                                     ObjectKey::Ident(id) => id.as_str().to_string(),
                                     ObjectKey::Expression(E::String(s)) => s.value().clone(),
-                                    _ => return Err("Object type attribute names must be identifiers.".into()),
+                                    _ => return Err(TypeSpecError::AttributeName),
                                 };
                                 let (t, opt) = parse_attr(v.expr())?;
                                 attrs.push((key, t, opt));
                             }
                             Ok(TypeConstraint::Object(attrs))
                         }
-                        _ => Err("object() takes an object of attribute types, such as object({ name = string }).".into()),
+                        _ => Err(TypeSpecError::ObjectArgument),
                     },
-                    "optional" => Err("optional() may only be used for an attribute of an object type.".into()),
-                    other => Err(format!("\"{other}\" is not a type constructor.")),
+                    "optional" => Err(TypeSpecError::OptionalOutsideObject),
+                    other => Err(TypeSpecError::UnknownConstructor(other.to_string())),
                 }
             }
-            _ => Err("A type constraint must be a type keyword or constructor, such as string or list(string).".into()),
+            _ => Err(TypeSpecError::NotAType),
         }
     }
 
@@ -107,14 +165,14 @@ impl TypeConstraint {
     }
 
     /// Converts a value to this type, or explains why it cannot be.
-    pub fn convert(&self, v: Value) -> Result<Value, String> {
+    pub fn convert(&self, v: Value) -> Result<Value, ConvertError> {
         convert_at(self, v, &Path::Root)
     }
 }
 
 /// An object attribute's type; `optional(T)` → `Some(None)`, `optional(T, d)` → `Some(Some(d))`.
 #[allow(clippy::type_complexity)]
-fn parse_attr(e: &E) -> Result<(TypeConstraint, Option<Option<Value>>), String> {
+fn parse_attr(e: &E) -> Result<(TypeConstraint, Option<Option<Value>>), TypeSpecError> {
     if let E::FuncCall(call) = e
         && call.name.name.as_str() == "optional"
     {
@@ -123,12 +181,11 @@ fn parse_attr(e: &E) -> Result<(TypeConstraint, Option<Option<Value>>), String> 
             [t] => Ok((TypeConstraint::parse(t)?, Some(None))),
             [t, d] => {
                 let ty = TypeConstraint::parse(t)?;
-                let default =
-                    literal_value(d).ok_or("The default of optional() must be a literal value.")?;
+                let default = literal_value(d).ok_or(TypeSpecError::DefaultNotLiteral)?;
                 let default = ty.convert(default)?;
                 Ok((ty, Some(Some(default))))
             }
-            _ => Err("optional() takes a type and an optional default.".into()),
+            _ => Err(TypeSpecError::OptionalArguments),
         };
     }
     Ok((TypeConstraint::parse(e)?, None))
@@ -165,16 +222,25 @@ impl std::fmt::Display for Path<'_> {
     }
 }
 
-fn at(path: &Path) -> String {
-    let path = path.to_string();
+/// ` at PATH`, or nothing at the root.
+fn at(path: &str) -> String {
     if path.is_empty() {
-        path
+        String::new()
     } else {
         format!(" at {path}")
     }
 }
 
-fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, String> {
+/// A value of the wrong type at `path`.
+fn mismatch(expected: impl Into<String>, got: &Value, path: &Path) -> ConvertError {
+    ConvertError::Mismatch {
+        expected: expected.into(),
+        got: got.type_name(),
+        path: path.to_string(),
+    }
+}
+
+fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, ConvertError> {
     if matches!(v, Value::Unknown) || matches!(v, Value::Null) {
         return Ok(v);
     }
@@ -184,45 +250,29 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, String
             Value::String(_) => Ok(v),
             Value::Number(n) => Ok(Value::String(n.to_string())),
             Value::Bool(b) => Ok(Value::String(b.to_string())),
-            other => Err(format!(
-                "string required{}, got {}",
-                at(path),
-                other.type_name()
-            )),
+            other => Err(mismatch("string", &other, path)),
         },
         TypeConstraint::Number => match &v {
             Value::Number(_) => Ok(v),
-            Value::String(s) => to_number(&v).map(Value::from_f64).ok_or_else(|| {
-                format!(
-                    "a number is required{}, got string {}",
-                    at(path),
-                    crate::value::quote(s)
-                )
-            }),
-            other => Err(format!(
-                "number required{}, got {}",
-                at(path),
-                other.type_name()
-            )),
+            Value::String(s) => {
+                to_number(&v)
+                    .map(Value::from_f64)
+                    .ok_or_else(|| ConvertError::NotANumber {
+                        got: s.clone(),
+                        path: path.to_string(),
+                    })
+            }
+            other => Err(mismatch("number", other, path)),
         },
         TypeConstraint::Bool => match &v {
             Value::Bool(_) => Ok(v),
             Value::String(s) if s == "true" => Ok(Value::Bool(true)),
             Value::String(s) if s == "false" => Ok(Value::Bool(false)),
-            other => Err(format!(
-                "bool required{}, got {}",
-                at(path),
-                other.type_name()
-            )),
+            other => Err(mismatch("bool", other, path)),
         },
         TypeConstraint::List(inner) | TypeConstraint::Set(inner) => {
             let Value::List(items) = v else {
-                return Err(format!(
-                    "list of {} required{}, got {}",
-                    inner.describe(),
-                    at(path),
-                    v.type_name()
-                ));
+                return Err(mismatch(format!("list of {}", inner.describe()), &v, path));
             };
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.into_iter().enumerate() {
@@ -241,12 +291,7 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, String
         }
         TypeConstraint::Map(inner) => {
             let Value::Object(o) = v else {
-                return Err(format!(
-                    "map of {} required{}, got {}",
-                    inner.describe(),
-                    at(path),
-                    v.type_name()
-                ));
+                return Err(mismatch(format!("map of {}", inner.describe()), &v, path));
             };
             let mut out = Object::with_capacity(o.len());
             for (k, item) in o {
@@ -257,15 +302,14 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, String
         }
         TypeConstraint::Tuple(ts) => {
             let Value::List(items) = v else {
-                return Err(format!("tuple required{}, got {}", at(path), v.type_name()));
+                return Err(mismatch("tuple", &v, path));
             };
             if items.len() != ts.len() {
-                return Err(format!(
-                    "tuple of {} elements required{}, got {}",
-                    ts.len(),
-                    at(path),
-                    items.len()
-                ));
+                return Err(ConvertError::TupleLength {
+                    expected: ts.len(),
+                    got: items.len(),
+                    path: path.to_string(),
+                });
             }
             let mut out = Vec::new();
             for (i, (t, item)) in ts.iter().zip(items).enumerate() {
@@ -275,11 +319,7 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, String
         }
         TypeConstraint::Object(attrs) => {
             let Value::Object(mut o) = v else {
-                return Err(format!(
-                    "object required{}, got {}",
-                    at(path),
-                    v.type_name()
-                ));
+                return Err(mismatch("object", &v, path));
             };
             let mut out = Object::new();
             for (k, t, opt) in attrs {
@@ -297,12 +337,20 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, String
                         None if missing.is_some() => {
                             out.insert(k.clone(), Value::Null);
                         }
-                        None => return Err(format!("attribute \"{k}\" is required{}", at(path))),
+                        None => {
+                            return Err(ConvertError::MissingAttribute {
+                                name: k.clone(),
+                                path: path.to_string(),
+                            });
+                        }
                     },
                 }
             }
             if let Some(extra) = o.keys().next() {
-                return Err(format!("unexpected attribute \"{extra}\"{}", at(path)));
+                return Err(ConvertError::UnexpectedAttribute {
+                    name: extra.clone(),
+                    path: path.to_string(),
+                });
             }
             Ok(Value::Object(out))
         }
@@ -340,7 +388,10 @@ mod tests {
         let err = ty("list(number)")
             .convert(Value::List(vec![Value::from("x")]))
             .unwrap_err();
-        assert_eq!(err, "a number is required at [0], got string \"x\"");
+        assert_eq!(
+            err.to_string(),
+            "a number is required at [0], got string \"x\""
+        );
         let o = ty("object({ a = string, b = optional(number, 2) })")
             .convert(Value::Object(Object::from_iter([(
                 "a".to_string(),
@@ -351,7 +402,7 @@ mod tests {
         let err = ty("object({ a = string })")
             .convert(Value::Object(Object::new()))
             .unwrap_err();
-        assert_eq!(err, "attribute \"a\" is required");
+        assert_eq!(err.to_string(), "attribute \"a\" is required");
         assert_eq!(
             ty("set(string)")
                 .convert(Value::List(vec!["a".into(), "a".into()]))

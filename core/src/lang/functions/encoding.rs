@@ -125,7 +125,18 @@ fn yamldecode(a: &Args) -> Outcome<Value> {
     from_yaml(&y).map_err(|e| a.invalid(0, e))
 }
 
-fn from_yaml(y: &serde_yaml_ng::Value) -> Result<Value, String> {
+/// Why a YAML document has no value of the language.
+#[derive(Debug, thiserror::Error)]
+enum FromYamlError {
+    /// Infinite or not a number: JSON numbers, which values hold, cannot be either.
+    #[error("cannot represent the number {0}")]
+    Number(serde_yaml_ng::Number),
+    /// A mapping key that is a list or a mapping.
+    #[error("mapping keys must be strings, got {0}")]
+    KeyType(&'static str),
+}
+
+fn from_yaml(y: &serde_yaml_ng::Value) -> Result<Value, FromYamlError> {
     use serde_yaml_ng::Value as Y;
     Ok(match y {
         Y::Null => Value::Null,
@@ -138,7 +149,7 @@ fn from_yaml(y: &serde_yaml_ng::Value) -> Result<Value, String> {
             } else {
                 match n.as_f64().filter(|f| f.is_finite()) {
                     Some(f) => Value::from_f64(f),
-                    None => return Err(format!("cannot represent the number {n}")),
+                    None => return Err(FromYamlError::Number(n.clone())),
                 }
             }
         }
@@ -152,12 +163,7 @@ fn from_yaml(y: &serde_yaml_ng::Value) -> Result<Value, String> {
                     Value::Number(n) => number_to_string(&n),
                     Value::Bool(b) => b.to_string(),
                     Value::Null => "null".to_string(),
-                    other => {
-                        return Err(format!(
-                            "mapping keys must be strings, got {}",
-                            other.type_name()
-                        ));
-                    }
+                    other => return Err(FromYamlError::KeyType(other.type_name())),
                 };
                 o.insert(key, from_yaml(v)?);
             }

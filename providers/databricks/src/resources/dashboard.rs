@@ -43,7 +43,7 @@ use brickform_core::value::{Object, Value};
 use md5::Digest as _;
 use reqwest::Method;
 use serde_json::{Value as Json, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 const BASE: &str = "/api/2.0/lakeview/dashboards";
@@ -155,22 +155,51 @@ fn md5_hex(text: &str) -> String {
     format!("{:x}", md5::Md5::digest(text.as_bytes()))
 }
 
+/// Why a configuration names no dashboard content.
+#[derive(Debug, thiserror::Error)]
+enum ContentError {
+    #[error("set serialized_dashboard or file_path, not both")]
+    Both,
+    #[error("one of serialized_dashboard or file_path is required")]
+    Neither,
+    #[error("cannot read file_path {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: brickform_core::limits::ReadError,
+    },
+    #[error("file_path {} is not UTF-8 text", path.display())]
+    NotUtf8 {
+        path: PathBuf,
+        #[source]
+        source: std::string::FromUtf8Error,
+    },
+}
+
+// The engine reports a kind's prepare errors by their text, against the resource block.
+impl From<ContentError> for brickform_core::provider::PrepareError {
+    fn from(e: ContentError) -> Self {
+        Self::Invalid(e.to_string())
+    }
+}
+
 /// The content a configuration names: the serialized dashboard, or the file's text.
-fn content(config: &Object, base_dir: &Path) -> Result<String, String> {
+fn content(config: &Object, base_dir: &Path) -> Result<String, ContentError> {
     match (
         str_attr(config, "serialized_dashboard"),
         str_attr(config, "file_path"),
     ) {
-        (Some(_), Some(_)) => Err("set serialized_dashboard or file_path, not both".into()),
-        (None, None) => Err("one of serialized_dashboard or file_path is required".into()),
+        (Some(_), Some(_)) => Err(ContentError::Both),
+        (None, None) => Err(ContentError::Neither),
         (Some(text), None) => Ok(text.to_string()),
         (None, Some(file)) => {
-            let p = base_dir.join(file);
+            let path = base_dir.join(file);
             // Only a regular file of bounded size: a named pipe would block the plan.
-            let bytes = brickform_core::limits::read_file(&p)
-                .map_err(|e| format!("cannot read file_path {}: {e}", p.display()))?;
-            String::from_utf8(bytes)
-                .map_err(|_| format!("file_path {} is not UTF-8 text", p.display()))
+            let bytes = match brickform_core::limits::read_file(&path) {
+                Ok(bytes) => bytes,
+                Err(source) => return Err(ContentError::Read { path, source }),
+            };
+            String::from_utf8(bytes).map_err(|source| ContentError::NotUtf8 { path, source })
         }
     }
 }
@@ -404,7 +433,8 @@ impl ResourceKind for Dashboard {
 
     async fn create(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
-        let text = content(config, &ctx.base_dir).map_err(ProviderError::invalid)?;
+        let text =
+            content(config, &ctx.base_dir).map_err(|e| ProviderError::invalid(e.to_string()))?;
         let b = body(config, &text);
         let query = dataset_overrides(config);
         let made = match client
@@ -470,7 +500,8 @@ impl ResourceKind for Dashboard {
         config: &Object,
     ) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
-        let text = content(config, &ctx.base_dir).map_err(ProviderError::invalid)?;
+        let text =
+            content(config, &ctx.base_dir).map_err(|e| ProviderError::invalid(e.to_string()))?;
         let mut b = body(config, &text);
         if let Json::Object(m) = &mut b {
             // The folder is not changed in place (a change replaces the dashboard).

@@ -87,17 +87,30 @@ pub fn strip(attrs: &mut Object) {
     }
 }
 
+/// A configuration's `tags` set the ownership tag.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "tags: the key {:?} is reserved for brickform's ownership tag",
+    OWNER_TAG
+)]
+pub struct ReservedTag;
+
+// The engine reports a kind's prepare errors by their text, against the resource block.
+impl From<ReservedTag> for brickform_core::provider::PrepareError {
+    fn from(e: ReservedTag) -> Self {
+        Self::Invalid(e.to_string())
+    }
+}
+
 /// A configuration that sets the ownership tag itself is refused: the value would be
 /// overwritten, then stripped on read — endless drift.
-pub fn check_not_reserved(config: &Object) -> Result<(), String> {
+pub fn check_not_reserved(config: &Object) -> Result<(), ReservedTag> {
     if config
         .get("tags")
         .and_then(Value::as_object)
         .is_some_and(|t| t.contains_key(OWNER_TAG))
     {
-        return Err(format!(
-            "tags: the key {OWNER_TAG:?} is reserved for brickform's ownership tag"
-        ));
+        return Err(ReservedTag);
     }
     Ok(())
 }

@@ -19,7 +19,7 @@ use super::fields::{
 use super::render::is_yaml;
 use super::schema::{LAYERS, flow_schema};
 use brickform_core::lang::fmt::format_source;
-use brickform_core::lang::functions::{FunctionContext, call};
+use brickform_core::lang::functions::{FunctionContext, FunctionError, call};
 use brickform_core::provider::Schema;
 use brickform_core::value::Value;
 use brickform_core::value::{quote, source_key, source_string};
@@ -38,10 +38,14 @@ pub struct Imported {
     pub warnings: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    #[error("{file}: {message}")]
-    Parse { file: String, message: String },
+    #[error("{file}: {source}")]
+    Parse {
+        file: String,
+        #[source]
+        source: ParseError,
+    },
     #[error("{file}: an onboarding file is a list of flow objects; {message}")]
     Shape { file: String, message: String },
     #[error(
@@ -67,17 +71,27 @@ pub enum ImportError {
     Format(String),
 }
 
+/// Why an onboarding file is not a JSON or YAML document.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// Read as `yamldecode` reads YAML, so the values are the ones configurations get.
+    #[error(transparent)]
+    Yaml(FunctionError),
+    #[error(transparent)]
+    Json(serde_json::Error),
+}
+
 /// Parses a JSON or YAML document (by the file name's extension).
-fn parse(text: &str, file_name: &str) -> Result<Json, String> {
+fn parse(text: &str, file_name: &str) -> Result<Json, ParseError> {
     if is_yaml(file_name) {
         let ctx = FunctionContext {
             base_dir: std::path::Path::new("."),
         };
         call("yamldecode", &[Value::from(text)], &ctx)
             .map(|v| v.to_json())
-            .map_err(|e| e.message)
+            .map_err(ParseError::Yaml)
     } else {
-        serde_json::from_str(text).map_err(|e| e.to_string())
+        serde_json::from_str(text).map_err(ParseError::Json)
     }
 }
 
@@ -109,9 +123,9 @@ pub fn import(
     env: Option<&str>,
     read_file: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Imported, ImportError> {
-    let doc = parse(text, file_name).map_err(|message| ImportError::Parse {
+    let doc = parse(text, file_name).map_err(|source| ImportError::Parse {
         file: file_name.to_string(),
-        message,
+        source,
     })?;
     let Json::Array(items) = doc else {
         return Err(ImportError::Shape {
