@@ -102,9 +102,10 @@ impl PlanWalk<'_, '_> {
         })
     }
 
-    /// Plans one prepared instance against the service: its prior object, a refresh, the
-    /// diff, the action and its guards, then the record of the change.
-    pub(super) async fn plan_managed(&self, block: &Block<'_>, p: Prepared) -> InstanceOutcome {
+    /// The first step of planning an instance, against the service: its prior object and
+    /// a refresh. The instances of a block all take it before any is diffed, so their
+    /// diffing (the plan's work on the CPU) can be spread over threads.
+    pub(super) async fn look_up(&self, block: &Block<'_>, p: Prepared) -> Looked {
         // The read the refresh started for the instance is waited for before the instance
         // takes a call slot: the read takes one of its own.
         let reading = super::walk::lock(&self.refreshed).remove(&p.address);
@@ -115,17 +116,60 @@ impl PlanWalk<'_, '_> {
         let _call = self.calls.acquire().await.ok();
         let mut warnings = Vec::new();
         let ctx = self.engine.op_context(&p.address, &self.lineage);
-        let found = match self
+        let found = self
             .find(block, &ctx, &p.config, read_before, &mut warnings)
-            .await
-        {
+            .await;
+        Looked { p, found, warnings }
+    }
+
+    /// The second step, on the CPU only: the diff and the action. An instance whose name
+    /// must be checked with the service waits for [`PlanWalk::finish`]; the others are
+    /// recorded here.
+    pub(super) fn decide_instance(&self, block: &Block<'_>, looked: Looked) -> Decided {
+        let Looked { p, found, warnings } = looked;
+        let found = match found {
             Ok(found) => found,
-            Err((diag, value)) => return failed(&p, diag, value, warnings),
+            Err((diag, value)) => {
+                return Decided::Planned(Box::new(failed(&p, diag, value, warnings)));
+            }
         };
+        let ctx = self.engine.op_context(&p.address, &self.lineage);
         if self.req.mode == PlanMode::Destroy && found.effective_prior().is_some() {
-            return self.plan_delete(block, &ctx, p, found, warnings);
+            return Decided::Planned(Box::new(self.plan_delete(block, &ctx, p, found, warnings)));
         }
-        self.plan_found(block, &ctx, p, found, warnings).await
+        let pending = match self.plan_found(block, p, found, warnings) {
+            Ok(pending) => pending,
+            Err(out) => return Decided::Planned(out),
+        };
+        let (replacing, creating) = self.name_checks(block, &ctx, &pending);
+        if replacing || creating {
+            Decided::NamesToCheck(Box::new(pending))
+        } else {
+            Decided::Planned(Box::new(self.conclude(
+                block,
+                &ctx,
+                pending,
+                Diagnostics::new(),
+            )))
+        }
+    }
+
+    /// The last step: the name checks an instance waits for, then its record.
+    pub(super) async fn finish(&self, block: &Block<'_>, decided: Decided) -> InstanceOutcome {
+        let pending = match decided {
+            Decided::Planned(out) => return *out,
+            Decided::NamesToCheck(pending) => *pending,
+        };
+        let _call = self.calls.acquire().await.ok();
+        let ctx = self.engine.op_context(&pending.p.address, &self.lineage);
+        let mut diags = Diagnostics::new();
+        if let Err(d) = self.check_names(block, &ctx, &pending, &mut diags).await {
+            let mut out = failed(&pending.p, d, Some(Value::Unknown), pending.warnings);
+            diags.extend(std::mem::take(&mut out.diags));
+            out.diags = diags;
+            return out;
+        }
+        self.conclude(block, &ctx, pending, diags)
     }
 
     /// What state and the service say of the instance: its prior object, what a refresh
@@ -203,27 +247,25 @@ impl PlanWalk<'_, '_> {
         out
     }
 
-    /// Plans an instance whose prior object is known (or known absent): the diff, with
-    /// `ignore_changes` kept, the action, the names it needs, and the record.
-    async fn plan_found(
+    /// Decides an instance whose prior object is known (or known absent): the diff, with
+    /// `ignore_changes` kept, and the action. `Err` is the outcome of one that failed.
+    fn plan_found(
         &self,
         block: &Block<'_>,
-        ctx: &OpContext,
         mut p: Prepared,
         found: Found,
         warnings: Vec<String>,
-    ) -> InstanceOutcome {
-        let r = block.resource;
+    ) -> Result<Pending, Box<InstanceOutcome>> {
         let (mut d, decoded_again) = match self.diff_kept(block, &mut p, &found) {
             Ok(diffed) => diffed,
             Err(diags) => {
-                return InstanceOutcome {
+                return Err(Box::new(InstanceOutcome {
                     key: p.key.clone(),
                     diags,
                     warnings,
                     value: Some(Value::Unknown),
                     ..Default::default()
-                };
+                }));
             }
         };
         let (action, reason) = self.decide_action(block, &p, &found, &mut d);
@@ -231,7 +273,7 @@ impl PlanWalk<'_, '_> {
             && let Some(raw) = decoded_again
         {
             // The new object keeps less of what the old one had (see `Ignored::replacing`).
-            let replacing = Ignored::new(&r.lifecycle, true).replacing();
+            let replacing = Ignored::new(&block.resource.lifecycle, true).replacing();
             p.config = self.preparing(block, &p.address).keeping(
                 raw,
                 &replacing,
@@ -241,16 +283,33 @@ impl PlanWalk<'_, '_> {
             d = self.diff_instance(block, &p, &found);
             d.replace = true;
         }
-        let mut diags = Diagnostics::new();
-        if let Err(d) = self
-            .check_names(block, ctx, &p, action, &found, &mut diags)
-            .await
-        {
-            let mut out = failed(&p, d, Some(Value::Unknown), warnings);
-            diags.extend(std::mem::take(&mut out.diags));
-            out.diags = diags;
-            return out;
-        }
+        Ok(Pending {
+            p,
+            found,
+            d,
+            action,
+            reason,
+            warnings,
+        })
+    }
+
+    /// The record of a decided instance, with the guards of its action and its claims.
+    fn conclude(
+        &self,
+        block: &Block<'_>,
+        ctx: &OpContext,
+        pending: Pending,
+        diags: Diagnostics,
+    ) -> InstanceOutcome {
+        let Pending {
+            p,
+            found,
+            d,
+            action,
+            reason,
+            warnings,
+        } = pending;
+        let r = block.resource;
         let mut out = InstanceOutcome {
             key: p.key.clone(),
             diags,
@@ -451,12 +510,7 @@ impl PlanWalk<'_, '_> {
         } else {
             action
         };
-        // The reference value of an unchanged or deleted instance needs `current`
-        // unredacted.
-        let reference_current = (block.referenced
-            && matches!(action, Action::NoOp | Action::Delete))
-        .then(|| current.clone())
-        .flatten();
+        (out.value, out.held) = seen_by_references(block, action, &current, &p.config, &after);
         let before = current.map(|b| SerObject(without_sensitive(b, &all_sensitive)));
         // The id the object has now: a kind may find an object renamed outside brickform
         // under its new name, which the update then addresses.
@@ -464,23 +518,7 @@ impl PlanWalk<'_, '_> {
             .live_id
             .clone()
             .or_else(|| found.prior.as_ref().map(|(id, _)| id.clone()));
-        if block.referenced {
-            out.value = Some(Value::Object(decide::reference_value_from(
-                action,
-                || reference_current,
-                &p.config,
-                &after,
-            )));
-        } else {
-            out.held = Some(World::measure_object(&after));
-        }
-        let sensitive_keys = all_sensitive
-            .iter()
-            .filter_map(|path| match path.first() {
-                Some(PathStep::Key(k)) => Some(k.clone()),
-                _ => None,
-            })
-            .collect();
+        let sensitive_keys = top_level_keys(&all_sensitive);
         let change = ResourceChange {
             address: p.address.clone(),
             module: r.module.clone(),
@@ -682,6 +720,25 @@ impl PlanWalk<'_, '_> {
         }
     }
 
+    /// Which checks with the service the name of the instance's new object needs: for a
+    /// replacement, that no other object holds it; for a create in development mode, that
+    /// no object of another state or developer does (see [`PlanWalk::check_names`]).
+    fn name_checks(&self, block: &Block<'_>, ctx: &OpContext, pending: &Pending) -> (bool, bool) {
+        let (kind, engine) = (block.kind.as_ref(), self.engine);
+        let (config, action, found) = (&pending.p.config, pending.action, &pending.found);
+        let replacing = action.is_replace()
+            && !engine.offline
+            && found.prior.is_some()
+            && crate::engine::adopt::key_known(kind, ctx, config);
+        let creating = action == Action::Create
+            && !engine.offline
+            && found.importing.is_none()
+            && engine.settings.mode == Some(EnvMode::Development)
+            && config.values().all(Value::is_wholly_known)
+            && !self.in_absent_container(&block.kind, config);
+        (replacing, creating)
+    }
+
     /// The name a new object will have must be free: a replacement's new object must be
     /// creatable (if another object holds its name, the create would fail after — or,
     /// without create_before_destroy, before — the old one is deleted for nothing; that
@@ -691,20 +748,14 @@ impl PlanWalk<'_, '_> {
         &self,
         block: &Block<'_>,
         ctx: &OpContext,
-        p: &Prepared,
-        action: Action,
-        found: &Found,
+        pending: &Pending,
         diags: &mut Diagnostics,
     ) -> Result<(), Diagnostic> {
-        let (r, kind, engine) = (block.resource, block.kind.as_ref(), self.engine);
-        let old_id = found.prior.as_ref().map(|(id, _)| id.as_str());
-        let importing = &found.importing;
+        let (r, kind) = (block.resource, block.kind.as_ref());
+        let (p, action, found) = (&pending.p, pending.action, &pending.found);
         let (address, config) = (&p.address, &p.config);
-        if action.is_replace()
-            && !engine.offline
-            && crate::engine::adopt::key_known(kind, ctx, config)
-            && let Some(old_id) = old_id
-        {
+        let (replacing, creating) = self.name_checks(block, ctx, pending);
+        if replacing && let Some(old_id) = found.prior.as_ref().map(|(id, _)| id.as_str()) {
             match kind.find_existing(ctx, config).await {
                 Ok(found) => {
                     // Created first, the new object meets its old self's name.
@@ -734,13 +785,7 @@ impl PlanWalk<'_, '_> {
                 }
             }
         }
-        if action == Action::Create
-            && !engine.offline
-            && importing.is_none()
-            && engine.settings.mode == Some(EnvMode::Development)
-            && config.values().all(Value::is_wholly_known)
-            && !self.in_absent_container(&block.kind, config)
-        {
+        if creating {
             match kind.name_taken(ctx, config).await {
                 Ok(Some(what)) => diags.push(
                     Diagnostic::error(format!("{address}: the name is taken by {what}"))
@@ -757,6 +802,63 @@ impl PlanWalk<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// What the rest of the plan sees of the instance (see [`decide::reference_value_from`]:
+/// the `current` object, unredacted, for one unchanged or deleted), or only the size of its
+/// planned object when nothing reads it.
+fn seen_by_references(
+    block: &Block<'_>,
+    action: Action,
+    current: &Option<Object>,
+    config: &Object,
+    after: &Object,
+) -> (Option<Value>, Option<(u64, usize)>) {
+    if !block.referenced {
+        return (None, Some(World::measure_object(after)));
+    }
+    let current = || {
+        matches!(action, Action::NoOp | Action::Delete)
+            .then(|| current.clone())
+            .flatten()
+    };
+    let seen = decide::reference_value_from(action, current, config, after);
+    (Some(Value::Object(seen)), None)
+}
+
+/// The attributes the paths start at.
+fn top_level_keys(paths: &[Vec<PathStep>]) -> Vec<String> {
+    paths
+        .iter()
+        .filter_map(|path| match path.first() {
+            Some(PathStep::Key(k)) => Some(k.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// An instance once state and the service have been read for it.
+pub(super) struct Looked {
+    p: Prepared,
+    found: Result<Found, (Diagnostic, Option<Value>)>,
+    warnings: Vec<String>,
+}
+
+/// An instance once its action is decided: recorded, or waiting for the checks of its new
+/// object's name.
+pub(super) enum Decided {
+    Planned(Box<InstanceOutcome>),
+    NamesToCheck(Box<Pending>),
+}
+
+/// A decided instance not yet recorded.
+pub(super) struct Pending {
+    p: Prepared,
+    found: Found,
+    d: DiffOutput,
+    action: Action,
+    reason: Option<ActionReason>,
+    warnings: Vec<String>,
 }
 
 /// The outcome of an instance whose planning stopped at `diag`; references to it see

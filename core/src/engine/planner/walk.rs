@@ -23,10 +23,10 @@ use std::sync::{Mutex, MutexGuard};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-/// A block with at least this many instances is prepared on several threads.
+/// A block with at least this many instances is prepared and diffed on several threads.
 const MANY_INSTANCES: usize = 32;
-/// The most threads one block's instances are prepared on.
-const MAX_PREPARE_THREADS: usize = 4;
+/// The most threads one block's instances are prepared or diffed on.
+const MAX_PLAN_THREADS: usize = 4;
 
 /// One instance prepared: its key, the instance (`None` when it failed to decode), what
 /// the presets changed in it, and what its preparation said.
@@ -312,14 +312,31 @@ impl PlanWalk<'_, '_> {
                     }
                     prepared
                 };
-                futures_util::stream::iter(prepared)
-                    .map(|p| self.plan_managed(&block, p))
-                    .buffered(self.parallelism)
-                    .collect()
-                    .await
+                self.plan_instances(&block, prepared).await
             }
         };
         self.record(r, referenced, outcomes, node);
+    }
+
+    /// Plans the prepared instances of a block, in their order: every instance is looked up
+    /// against the service first, then all are diffed and decided (on several threads when
+    /// there are many), then the few whose new name must be checked are.
+    async fn plan_instances(
+        &self,
+        block: &Block<'_>,
+        prepared: Vec<super::managed::Prepared>,
+    ) -> Vec<InstanceOutcome> {
+        let looked: Vec<_> = futures_util::stream::iter(prepared)
+            .map(|p| self.look_up(block, p))
+            .buffered(self.parallelism)
+            .collect()
+            .await;
+        let decided = in_order_on_threads(looked, |l| self.decide_instance(block, l));
+        futures_util::stream::iter(decided)
+            .map(|d| self.finish(block, d))
+            .buffered(self.parallelism)
+            .collect()
+            .await
     }
 
     /// Prepares every instance of a block (decoded, checked, its presets applied), in their
@@ -337,39 +354,7 @@ impl PlanWalk<'_, '_> {
             let p = self.prepare(block, world, key.clone(), each, &mut notes, &mut diags);
             (key, p, notes, diags)
         };
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(MAX_PREPARE_THREADS);
-        if threads < 2 || instances.len() < MANY_INSTANCES {
-            return instances.into_iter().map(one).collect();
-        }
-        let per_thread = instances.len().div_ceil(threads);
-        let mut chunks: Vec<Vec<_>> = Vec::with_capacity(threads);
-        let mut rest = instances.into_iter();
-        loop {
-            let chunk: Vec<_> = rest.by_ref().take(per_thread).collect();
-            if chunk.is_empty() {
-                break;
-            }
-            chunks.push(chunk);
-        }
-        std::thread::scope(|scope| {
-            let mut chunks = chunks.into_iter();
-            // The first chunk on this thread, the others each on one of their own.
-            let first = chunks.next().unwrap_or_default();
-            let others: Vec<_> = chunks
-                .map(|chunk| scope.spawn(move || chunk.into_iter().map(one).collect::<Vec<_>>()))
-                .collect();
-            let mut all: Vec<PreparedInstance> = first.into_iter().map(one).collect();
-            for handle in others {
-                match handle.join() {
-                    Ok(done) => all.extend(done),
-                    // A panic in a decoder is the walk's to report, as it would be here.
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-            all
-        })
+        in_order_on_threads(instances, one)
     }
 
     /// Expands `count` / `for_each` and declares the resource's shape for references; `None`
@@ -442,4 +427,44 @@ impl PlanWalk<'_, '_> {
         }
         lock(&self.settled).insert(r.address(), settled);
     }
+}
+
+/// `one` applied to each item, the results in the items' order. Each item's work is its own,
+/// so many items are split over several threads (this one included); a few are not worth a
+/// thread.
+fn in_order_on_threads<T: Send, U: Send>(items: Vec<T>, one: impl Fn(T) -> U + Sync) -> Vec<U> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_PLAN_THREADS);
+    if threads < 2 || items.len() < MANY_INSTANCES {
+        return items.into_iter().map(one).collect();
+    }
+    let per_thread = items.len().div_ceil(threads);
+    let mut chunks: Vec<Vec<T>> = Vec::with_capacity(threads);
+    let mut rest = items.into_iter();
+    loop {
+        let chunk: Vec<T> = rest.by_ref().take(per_thread).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        chunks.push(chunk);
+    }
+    let one = &one;
+    std::thread::scope(|scope| {
+        let mut chunks = chunks.into_iter();
+        // The first chunk on this thread, the others each on one of their own.
+        let first = chunks.next().unwrap_or_default();
+        let others: Vec<_> = chunks
+            .map(|chunk| scope.spawn(move || chunk.into_iter().map(one).collect::<Vec<U>>()))
+            .collect();
+        let mut all: Vec<U> = first.into_iter().map(one).collect();
+        for handle in others {
+            match handle.join() {
+                Ok(done) => all.extend(done),
+                // A panic in one item's work is the walk's to report, as it would be here.
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        all
+    })
 }
