@@ -3,7 +3,7 @@
 //! counts as done when the object is gone.
 
 use super::Step;
-use super::error::{NodeError, error_text};
+use super::error::{EngineFailure, NodeError};
 use crate::engine::containers;
 use brickform_state::{Outcome as WalOutcome, WalOp};
 
@@ -34,16 +34,12 @@ async fn contents_unchanged(step: &Step<'_>, id: &str) -> Result<(), NodeError> 
     ) else {
         return Ok(());
     };
-    let listing = step
-        .contents(id)
-        .await
-        .map_err(|e| NodeError::Engine(format!("cannot list what it holds: {}", error_text(&e))))?;
+    let listing = step.contents(id).await.map_err(EngineFailure::NotListed)?;
     let now = containers::shown(
         step.kind,
         containers::unmanaged(listing, loc, step.shared.locations.values()),
     );
-    containers::check_unchanged(&change.address, seen, &now)
-        .map_err(|e| NodeError::Engine(e.to_string()))?;
+    containers::check_unchanged(&change.address, seen, &now).map_err(EngineFailure::from)?;
     Ok(())
 }
 

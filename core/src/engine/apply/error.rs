@@ -21,10 +21,40 @@ pub(super) enum NodeError {
     /// The write-ahead log could not be written (among the causes: the state's lock was
     /// lost to another run). Fatal: no further call could be recorded, so none is made.
     Journal(StateError),
-    /// What brickform itself cannot do for this node: nothing recorded to act on, a type no
-    /// provider has, a container whose contents changed since the plan, a state entry that
-    /// cannot be made.
-    Engine(String),
+    /// What brickform itself cannot do for this node.
+    Engine(EngineFailure),
+}
+
+/// What brickform itself cannot do for one node of the apply, by kind.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum EngineFailure {
+    /// The plan recorded no id of the object the change acts on.
+    #[error("no id recorded for this object")]
+    NoId,
+    /// No provider has the plan's type (the plan was made with another provider).
+    #[error("unknown {what} type {type_name}")]
+    UnknownType {
+        what: &'static str,
+        type_name: String,
+    },
+    /// The configuration has no block for the instance the plan names.
+    #[error("{address} has no configuration to evaluate")]
+    NoConfiguration { address: String },
+    /// What a container holds could not be listed before its delete.
+    #[error("cannot list what it holds: {}", error_text(.0))]
+    NotListed(ProviderError),
+    /// A container's contents changed since the plan.
+    #[error(transparent)]
+    Contents(#[from] crate::engine::containers::ContentsError),
+    /// The state entry of the object cannot be made.
+    #[error(transparent)]
+    StateEntry(StateError),
+}
+
+impl From<EngineFailure> for NodeError {
+    fn from(e: EngineFailure) -> Self {
+        NodeError::Engine(e)
+    }
 }
 
 impl NodeError {
@@ -48,7 +78,7 @@ impl NodeError {
                 ..Failure::invalid(message.clone())
             },
             NodeError::Journal(e) => Failure::new(None, e.to_string()),
-            NodeError::Engine(message) => Failure::new(None, message.clone()),
+            NodeError::Engine(e) => Failure::new(None, e.to_string()),
         }
     }
 }
@@ -74,18 +104,6 @@ impl From<ProviderError> for NodeError {
 impl From<StateError> for NodeError {
     fn from(e: StateError) -> Self {
         NodeError::Journal(e)
-    }
-}
-
-impl From<String> for NodeError {
-    fn from(message: String) -> Self {
-        NodeError::Engine(message)
-    }
-}
-
-impl From<&str> for NodeError {
-    fn from(message: &str) -> Self {
-        NodeError::Engine(message.to_string())
     }
 }
 

@@ -2,7 +2,7 @@
 //! again with the values its dependencies got, made as the plan made it (`configure`, the
 //! plan's own function) and checked against the plan.
 
-use super::error::NodeError;
+use super::error::{EngineFailure, NodeError};
 use super::graph::Part;
 use super::{Shared, Step, lock};
 use crate::engine::configure::{
@@ -116,7 +116,10 @@ pub(super) fn evaluate_lookup(
     address: &str,
 ) -> Result<Object, NodeError> {
     let Some(r) = &work.resource else {
-        return Err(format!("{address} has no configuration to evaluate").into());
+        return Err(EngineFailure::NoConfiguration {
+            address: address.to_string(),
+        }
+        .into());
     };
     let world = lock(&shared.world);
     let (config, _, diags) = decode_instance(
@@ -147,7 +150,10 @@ pub(super) fn evaluate(
 ) -> Result<Sent, NodeError> {
     let address = &change.address;
     let Some(r) = &work.resource else {
-        return Err(format!("{address} has no configuration to evaluate").into());
+        return Err(EngineFailure::NoConfiguration {
+            address: address.to_string(),
+        }
+        .into());
     };
     let planned = change.after.as_ref().map(|a| &a.0);
     // A create makes the object as configured; anything else keeps what the plan kept for

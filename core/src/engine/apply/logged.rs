@@ -5,7 +5,7 @@
 //! leaves an intent the next run resolves by looking the object up; a result is recorded
 //! for every call that answered, so state and the log never disagree.
 
-use super::error::NodeError;
+use super::error::{EngineFailure, NodeError};
 use super::evaluate::Sent;
 use super::{Shared, Step, lock};
 use crate::engine::instance::{Slot, merged_from, state_entry};
@@ -104,7 +104,7 @@ impl Step<'_> {
         };
         // An entry that cannot be made fails this node only: the log is fine.
         state_entry(&doc, slot, self.kind, remote, &sent.config, &sent.sensitive)
-            .map_err(|e| NodeError::Engine(e.to_string()))
+            .map_err(|e| NodeError::Engine(EngineFailure::StateEntry(e)))
     }
 
     /// A delete's answer, once a lost one is looked into: the delete may have happened

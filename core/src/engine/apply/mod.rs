@@ -66,7 +66,7 @@ use crate::plan::{Action, Mode, ResourceChange};
 use crate::provider::{OpContext, ResourceKind};
 use crate::value::Object;
 use brickform_state::{Journal, StateDocument};
-use error::NodeError;
+use error::{EngineFailure, NodeError};
 use evaluate::Work;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
@@ -167,11 +167,7 @@ impl Step<'_> {
 
     /// The id of the object the change acts on.
     fn id(&self) -> Result<String, NodeError> {
-        Ok(self
-            .change
-            .id
-            .clone()
-            .ok_or("no id recorded for this object")?)
+        Ok(self.change.id.clone().ok_or(EngineFailure::NoId)?)
     }
 }
 
@@ -189,7 +185,10 @@ async fn run_node(
     let kind = work
         .kind
         .clone()
-        .ok_or_else(|| format!("unknown resource type {}", change.type_name))?;
+        .ok_or_else(|| EngineFailure::UnknownType {
+            what: "resource",
+            type_name: change.type_name.clone(),
+        })?;
     let step = Step {
         work: &work,
         change,

@@ -2,7 +2,7 @@
 //! for what refers to it. Nothing is logged: a read changes nothing, and data sources have
 //! no state to recover.
 
-use super::error::NodeError;
+use super::error::{EngineFailure, NodeError};
 use super::evaluate::{Work, evaluate_lookup};
 use super::{Shared, lock};
 use crate::plan::{Mode, ResourceChange};
@@ -17,7 +17,10 @@ pub(super) async fn run(
     let ds = work
         .data_source
         .as_ref()
-        .ok_or_else(|| format!("unknown data source type {}", change.type_name))?;
+        .ok_or_else(|| EngineFailure::UnknownType {
+            what: "data source",
+            type_name: change.type_name.clone(),
+        })?;
     let config = evaluate_lookup(work, shared, ds.schema(), &change.address)?;
     let mut value = config.clone();
     value.extend(shared.bounded(ds.read(&config)).await?);
