@@ -28,11 +28,13 @@ pub struct FilesApiStore {
 }
 
 fn store_error(e: ApiError) -> StoreError {
-    StoreError(if e.status == 0 {
-        format!("no response from the workspace ({e})")
-    } else {
-        format!("HTTP {}: {e}", e.status)
-    })
+    match e.status {
+        0 => StoreError::NoResponse(Box::new(e)),
+        status => StoreError::Status {
+            status,
+            source: Box::new(e),
+        },
+    }
 }
 
 impl FilesApiStore {

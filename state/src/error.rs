@@ -118,13 +118,20 @@ pub enum StateError {
     )]
     WalOrphanResult { seq: u64, intent_seq: u64 },
 
-    /// A remote store (a Unity Catalog volume) failed or answered something unusable.
-    #[error("cannot {action} {location}: {message}")]
+    /// A remote store (a Unity Catalog volume) failed.
+    #[error("cannot {action} {location}: {source}")]
     Remote {
         action: &'static str,
         location: String,
-        message: String,
+        #[source]
+        source: crate::backend::StoreError,
     },
+
+    /// A remote lock file holds no lock info, so whose it is cannot be told.
+    #[error(
+        "cannot read lock {location}: it does not hold lock info; delete it by hand if no run holds the lock"
+    )]
+    LockUnreadable { location: String },
 
     /// The lock this process held was removed or taken over by someone else (after it
     /// expired, or with `force-unlock`); writing the state now could overwrite theirs.

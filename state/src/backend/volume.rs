@@ -83,11 +83,21 @@ use crate::error::{Result, StateError};
 use crate::lock::{Backoff, LockInfo};
 use crate::wal::{self, WalRecord};
 
-/// A failure of the store: the message says what went wrong (an HTTP status and the
-/// service's error, a transport failure), never a credential.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct StoreError(pub String);
+/// A failure of the store, by kind, with the store client's error as its cause (whose text
+/// never holds a credential).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No answer came: the connection was refused, timed out, or failed.
+    #[error("no response from the workspace ({0})")]
+    NoResponse(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The store answered with an error status.
+    #[error("HTTP {status}: {source}")]
+    Status {
+        status: u16,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
 
 /// What the volume backend needs of a remote file store. Keys are paths relative to the
 /// store's root (`dev.json`, `dev.wal/00000000000000000001.jsonl`); directories are created
@@ -232,10 +242,10 @@ impl VolumeBackend {
 
     fn remote(&self, action: &'static str, key: &str) -> impl Fn(StoreError) -> StateError + use<> {
         let location = self.store.location(key);
-        move |e| StateError::Remote {
+        move |source| StateError::Remote {
             action,
             location: location.clone(),
-            message: e.0,
+            source,
         }
     }
 
@@ -651,11 +661,8 @@ impl Backend for VolumeBackend {
             LockRead::Free => Err(StateError::NotLocked {
                 path: self.path(&state_key(env)),
             }),
-            LockRead::Unreadable => Err(StateError::Remote {
-                action: "read lock",
+            LockRead::Unreadable => Err(StateError::LockUnreadable {
                 location: self.store.location(&key),
-                message: "it does not hold lock info; delete it by hand if no run holds the lock"
-                    .into(),
             }),
             LockRead::Held(h) if h.id.to_string() != id.trim() => Err(StateError::LockIdMismatch {
                 path: self.path(&key),
@@ -922,7 +929,10 @@ mod tests {
             tokio::task::yield_now().await;
             let left = self.deletes_left.load(Ordering::SeqCst);
             if left == 0 {
-                return Err(StoreError("503 TEMPORARILY_UNAVAILABLE".into()));
+                return Err(StoreError::Status {
+                    status: 503,
+                    source: "TEMPORARILY_UNAVAILABLE".into(),
+                });
             }
             if left != usize::MAX {
                 self.deletes_left.store(left - 1, Ordering::SeqCst);
