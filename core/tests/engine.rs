@@ -39,6 +39,17 @@ resource "test_thing" "child" {
 output "parent_id" { value = test_thing.parent.id }
 "#;
 
+/// Changes `attr` of the object `id` on the service, as someone outside brickform would.
+fn edit_by_hand(h: &Harness, id: &str, attr: &str, value: &str) {
+    h.svc
+        .objects
+        .lock()
+        .unwrap()
+        .get_mut(id)
+        .unwrap()
+        .insert(attr.into(), Value::from(value));
+}
+
 #[tokio::test]
 async fn lifecycle_plan_apply_noop_update_replace_drift_destroy() {
     let h = Harness::new();
@@ -102,13 +113,7 @@ async fn lifecycle_plan_apply_noop_update_replace_drift_destroy() {
 
     // Drift: a change made outside shows and is planned back; a deleted object is recreated.
     let parent_id = h.state().await.get("test_thing.parent").unwrap().id.clone();
-    h.svc
-        .objects
-        .lock()
-        .unwrap()
-        .get_mut(&parent_id)
-        .unwrap()
-        .insert("comment".into(), Value::from("edited by hand"));
+    edit_by_hand(&h, &parent_id, "comment", "edited by hand");
     let kid_b = h
         .state()
         .await
@@ -137,13 +142,7 @@ async fn lifecycle_plan_apply_noop_update_replace_drift_destroy() {
 
     // A destroy shows what changed outside brickform, not what the configuration would
     // change; what reads an object it deletes reads what the object holds.
-    h.svc
-        .objects
-        .lock()
-        .unwrap()
-        .get_mut(&parent_id)
-        .unwrap()
-        .insert("comment".into(), Value::from("edited again"));
+    edit_by_hand(&h, &parent_id, "comment", "edited again");
     let edited = changed.replace("belongs to", "now owned by");
     let (plan, _) = h.run(&edited, PlanMode::Destroy, false).await;
     assert_eq!(plan.drift.len(), 1, "{:#?}", plan.drift);

@@ -220,25 +220,38 @@ resource "databricks_catalog" "c" {{
     );
     let dir = config(&[("main.bf.hcl", &text)]);
     let d = dir.path();
-    let ok = |args: &[&str]| {
+    let ok = ok_in(d);
+    ok(&["apply", "--auto-approve"]);
+    kept_files_clean(d, &[]);
+    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
+    assert_eq!(code, 0, "the plan converges:\n{out}{err}");
+    ok(&["destroy", "--auto-approve"]);
+}
+
+/// Runs brickform in `d`, which must succeed without showing a sensitive value: its output.
+fn ok_in(d: &Path) -> impl Fn(&[&str]) -> String + '_ {
+    move |args| {
         let (code, out, err) = run(d, args, &[]);
         assert_eq!(code, 0, "{args:?}\n{out}{err}");
         clean(&format!("brickform {args:?}"), &format!("{out}{err}"));
         out
-    };
-    ok(&["apply", "--auto-approve"]);
-    for f in files_under(&d.join(".brickform")) {
-        // The local workspace is the service: it holds what it was sent.
-        if !f.starts_with(d.join(".brickform/local")) {
-            clean(
-                &f.display().to_string(),
-                &String::from_utf8_lossy(&std::fs::read(&f).unwrap()),
-            );
-        }
     }
-    let (code, out, err) = run(d, &["plan", "--detailed-exitcode"], &[]);
-    assert_eq!(code, 0, "the plan converges:\n{out}{err}");
-    ok(&["destroy", "--auto-approve"]);
+}
+
+/// Fails if a file brickform keeps in `d`, or one of `saved`, holds a sensitive value. The
+/// local workspace's files are the service's: it holds what it was sent.
+fn kept_files_clean(d: &Path, saved: &[std::path::PathBuf]) {
+    let local = d.join(".brickform/local");
+    for f in files_under(&d.join(".brickform"))
+        .into_iter()
+        .filter(|f| !f.starts_with(&local))
+        .chain(saved.iter().cloned())
+    {
+        clean(
+            &f.display().to_string(),
+            &String::from_utf8_lossy(&std::fs::read(&f).unwrap()),
+        );
+    }
 }
 
 /// Plans, applies, re-plans and rotates a catalog whose comment is `comment` (which reads
@@ -269,12 +282,7 @@ output "comment" {{
     );
     let dir = config(&[("main.bf.hcl", &text)]);
     let d = dir.path();
-    let ok = |args: &[&str]| {
-        let (code, out, err) = run(d, args, &[]);
-        assert_eq!(code, 0, "{args:?}\n{out}{err}");
-        clean(&format!("brickform {args:?}"), &format!("{out}{err}"));
-        out
-    };
+    let ok = ok_in(d);
     let saved = d.join("plan.bin").display().to_string();
     let update = d.join("update.bin").display().to_string();
     let out = ok(&["plan", "-out", &saved]);
@@ -304,19 +312,7 @@ output "comment" {{
         out.contains("Plan: 0 to add, 2 to change, 0 to destroy."),
         "{out}"
     );
-    for f in files_under(&d.join(".brickform"))
-        .into_iter()
-        .chain([d.join("plan.bin"), d.join("update.bin")])
-    {
-        // The local workspace is the service: it holds the comment it was sent.
-        if f.starts_with(d.join(".brickform/local")) {
-            continue;
-        }
-        clean(
-            &f.display().to_string(),
-            &String::from_utf8_lossy(&std::fs::read(&f).unwrap()),
-        );
-    }
+    kept_files_clean(d, &[d.join("plan.bin"), d.join("update.bin")]);
     // An output that reads the derived value must be marked sensitive.
     std::fs::write(
         d.join("main.bf.hcl"),
