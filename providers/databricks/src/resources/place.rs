@@ -61,7 +61,11 @@ impl Place {
 
     /// A workspace object by its path; `/Workspace/x` and `/x` are the same object.
     pub fn workspace(path: &str) -> Place {
-        let p = path.strip_prefix("/Workspace").unwrap_or(path);
+        // `/WorkspaceX/…` is a folder of its own, not `/X/…`.
+        let p = match path.strip_prefix("/Workspace") {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => rest,
+            _ => path,
+        };
         Place::Workspace(
             p.split('/')
                 .filter(|s| !s.is_empty())
@@ -210,6 +214,10 @@ mod tests {
         assert!(
             location(Place::workspace("/Users/a/x"))
                 .is_within(&location(Place::workspace("/Users/a")))
+        );
+        assert_eq!(
+            location(Place::workspace("/WorkspaceX/a")).steps(),
+            ["WorkspaceX", "a"]
         );
         let landing = location(Place::storage("s3://bucket/landing/"));
         assert!(location(Place::storage("s3://bucket/landing/cat")).is_within(&landing));
