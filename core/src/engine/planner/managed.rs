@@ -119,21 +119,30 @@ impl PlanWalk<'_, '_> {
         let found = self
             .find(block, &ctx, &p.config, read_before, &mut warnings)
             .await;
-        Looked { p, found, warnings }
+        Looked {
+            p,
+            ctx,
+            found,
+            warnings,
+        }
     }
 
     /// The second step, on the CPU only: the diff and the action. An instance whose name
     /// must be checked with the service waits for [`PlanWalk::finish`]; the others are
     /// recorded here.
     pub(super) fn decide_instance(&self, block: &Block<'_>, looked: Looked) -> Decided {
-        let Looked { p, found, warnings } = looked;
+        let Looked {
+            p,
+            ctx,
+            found,
+            warnings,
+        } = looked;
         let found = match found {
             Ok(found) => found,
             Err((diag, value)) => {
                 return Decided::Planned(Box::new(failed(&p, diag, value, warnings)));
             }
         };
-        let ctx = self.engine.op_context(&p.address, &self.lineage);
         if self.req.mode == PlanMode::Destroy && found.effective_prior().is_some() {
             return Decided::Planned(Box::new(self.plan_delete(block, &ctx, p, found, warnings)));
         }
@@ -143,7 +152,7 @@ impl PlanWalk<'_, '_> {
         };
         let (replacing, creating) = self.name_checks(block, &ctx, &pending);
         if replacing || creating {
-            Decided::NamesToCheck(Box::new(pending))
+            Decided::NamesToCheck(Box::new((pending, ctx)))
         } else {
             Decided::Planned(Box::new(self.conclude(
                 block,
@@ -156,12 +165,11 @@ impl PlanWalk<'_, '_> {
 
     /// The last step: the name checks an instance waits for, then its record.
     pub(super) async fn finish(&self, block: &Block<'_>, decided: Decided) -> InstanceOutcome {
-        let pending = match decided {
+        let (pending, ctx) = match decided {
             Decided::Planned(out) => return *out,
-            Decided::NamesToCheck(pending) => *pending,
+            Decided::NamesToCheck(waiting) => *waiting,
         };
         let _call = self.calls.acquire().await.ok();
-        let ctx = self.engine.op_context(&pending.p.address, &self.lineage);
         let mut diags = Diagnostics::new();
         if let Err(d) = self.check_names(block, &ctx, &pending, &mut diags).await {
             let mut out = failed(&pending.p, d, Some(Value::Unknown), pending.warnings);
@@ -840,6 +848,8 @@ fn top_level_keys(paths: &[Vec<PathStep>]) -> Vec<String> {
 /// An instance once state and the service have been read for it.
 pub(super) struct Looked {
     p: Prepared,
+    /// What the provider's calls for the instance are made with, kept for its later steps.
+    ctx: OpContext,
     found: Result<Found, (Diagnostic, Option<Value>)>,
     warnings: Vec<String>,
 }
@@ -848,7 +858,7 @@ pub(super) struct Looked {
 /// object's name.
 pub(super) enum Decided {
     Planned(Box<InstanceOutcome>),
-    NamesToCheck(Box<Pending>),
+    NamesToCheck(Box<(Pending, OpContext)>),
 }
 
 /// A decided instance not yet recorded.
