@@ -19,8 +19,8 @@
 
 use crate::failure::Failure;
 use anyhow::{anyhow, bail};
+use brickform_core::diagnostics::{Diagnostic, Diagnostics};
 use brickform_core::lang::backend::{self, BackendType};
-use brickform_core::lang::diagnostics::{Diagnostic, Diagnostics};
 use brickform_core::lang::load::Config;
 use brickform_core::provider::{AttrType, Attribute, Schema};
 use brickform_core::value::Value;

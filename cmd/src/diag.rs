@@ -1,8 +1,8 @@
 //! Renders configuration diagnostics with source snippets (miette).
 
-use brickform_core::lang::diagnostics::{Diagnostic, Diagnostics, Severity};
-use brickform_core::lang::source::SourceFile;
-use brickform_core::lang::source::SourceMap;
+use brickform_core::diagnostics::{Diagnostic, Diagnostics, Severity};
+use brickform_core::source::SourceFile;
+use brickform_core::source::SourceMap;
 use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, MietteError,
     MietteSpanContents, Report, SourceCode, SourceSpan, SpanContents,
@@ -203,7 +203,7 @@ mod tests {
         disable_color();
         assert!(!use_color());
     }
-    use brickform_core::lang::source::Span;
+    use brickform_core::source::Span;
 
     #[test]
     fn a_snippet_deep_in_a_file_shows_its_own_lines_and_numbers() {

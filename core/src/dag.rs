@@ -208,7 +208,7 @@ impl<N, L> Dag<N, L> {
                             panic_message(e.into_panic())
                         } else {
                             // Only the walk aborts its tasks, and it does not; say so if it ever does.
-                            "its task was cancelled".to_string()
+                            Unfinished("its task was cancelled".to_string())
                         }
                     })
                 }
@@ -258,7 +258,7 @@ impl<N, L> Dag<N, L> {
     where
         E: NodeError,
         S: FnMut(NodeId) -> Fut,
-        Fut: Future<Output = Result<Result<T, E>, String>>,
+        Fut: Future<Output = Result<Result<T, E>, Unfinished>>,
         H: FnMut(NodeId, &Outcome<T, E>),
     {
         use futures_util::StreamExt as _;
@@ -302,7 +302,7 @@ impl<N, L> Dag<N, L> {
             let outcome = match result {
                 Ok(Ok(value)) => Outcome::Done(value),
                 Ok(Err(e)) => Outcome::Failed(e),
-                Err(message) => Outcome::Panicked(message),
+                Err(Unfinished(message)) => Outcome::Panicked(message),
             };
             let ok = matches!(outcome, Outcome::Done(_));
             if let Outcome::Failed(e) = &outcome
@@ -440,14 +440,18 @@ impl<T, E> std::ops::Index<NodeId> for Walk<T, E> {
     }
 }
 
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    match payload.downcast::<String>() {
+/// Why a node's work did not finish, as its outcome reports it: the message of the panic
+/// that ended it, or that its task was cancelled.
+struct Unfinished(String);
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> Unfinished {
+    Unfinished(match payload.downcast::<String>() {
         Ok(s) => *s,
         Err(payload) => match payload.downcast::<&'static str>() {
             Ok(s) => (*s).to_string(),
             Err(_) => "a panic without a message".to_string(),
         },
-    }
+    })
 }
 
 #[cfg(test)]

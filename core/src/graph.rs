@@ -5,13 +5,13 @@
 //! The graph also finds references to undeclared objects and cycles, each reported with the
 //! attribute that made the reference.
 
+use crate::addrs::ResourceMode as Mode;
 use crate::addrs::{ConfigNode, ModuleInstance, ResourceAddr, Scoped};
 use crate::dag::{Dag, NodeId};
-use crate::lang::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
+use crate::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use crate::lang::load::{Config, Expr, Resource, scoped_key};
 use crate::lang::refs::{Ref, body_refs, expr_refs};
-use crate::lang::source::{FileId, Span};
-use crate::plan::Mode;
+use crate::source::{FileId, Span};
 use std::collections::{HashMap, HashSet};
 
 /// Why one object depends on another: the attribute that holds the reference.

@@ -3,7 +3,9 @@
 //! provider's objects.
 
 pub mod addrs;
+pub mod change;
 pub mod dag;
+pub mod diagnostics;
 pub mod engine;
 pub mod fan_out;
 pub mod graph;
@@ -12,6 +14,7 @@ pub mod limits;
 pub mod location;
 pub mod plan;
 pub mod provider;
+pub mod source;
 pub mod value;
 pub mod yaml;
 

@@ -203,7 +203,7 @@ impl Allowed {
             "{} is not allowed; expected {expected}",
             quote_str(s)
         ))
-        .maybe_hint(crate::lang::diagnostics::did_you_mean_value(
+        .maybe_hint(crate::diagnostics::did_you_mean_value(
             s,
             self.values.iter().copied(),
         )))
@@ -807,7 +807,7 @@ pub struct Claim {
 /// One planned change, as [`ResourceKind::data_impact`] sees it.
 #[derive(Debug, Clone, Copy)]
 pub struct PlannedChange<'a> {
-    pub action: crate::plan::Action,
+    pub action: crate::change::Action,
     /// The object's id, when it exists.
     pub id: Option<&'a str>,
     /// The object as last applied and read (the plan's `before`); `None` for a create.
@@ -1170,7 +1170,7 @@ pub trait ResourceKind: Send + Sync {
         location.to_string()
     }
 
-    /// What a planned change of this object does to data (see [`crate::plan::DataImpact`]):
+    /// What a planned change of this object does to data (see [`crate::change::DataImpact`]):
     /// the tables an object publishes dropped by its delete, loaded again after a replacement, a full
     /// refresh a schedule runs. Called for every create, update, replacement and delete;
     /// the engine fills in the address. Reads of the service are allowed (which tables the
@@ -1180,7 +1180,7 @@ pub trait ResourceKind: Send + Sync {
         &self,
         _ctx: &OpContext,
         _change: &PlannedChange<'_>,
-    ) -> Vec<crate::plan::DataImpact> {
+    ) -> Vec<crate::change::DataImpact> {
         Vec::new()
     }
 
@@ -1305,7 +1305,7 @@ pub trait Provider: Send + Sync {
         &self,
         _mode: Option<EnvMode>,
         _settings: &Object,
-    ) -> Vec<crate::lang::diagnostics::Diagnostic> {
+    ) -> Vec<crate::diagnostics::Diagnostic> {
         Vec::new()
     }
 }

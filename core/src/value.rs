@@ -319,6 +319,38 @@ pub fn source_string(s: &str) -> String {
     out
 }
 
+/// Equality as Terraform sees it: numbers compare by value whatever their representation
+/// (exactly when both are integers, so large ones are not rounded), lists and objects deeply.
+pub fn values_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match x.is_f64() || y.is_f64() {
+            true => x.as_f64() == y.as_f64(),
+            false => x == y,
+        },
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| values_equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Renders a number in plain decimal (never exponent notation), as Terraform does.
+pub fn number_to_string(n: &serde_json::Number) -> String {
+    if n.is_i64() || n.is_u64() {
+        return n.to_string();
+    }
+    match n.as_f64() {
+        // Rust's `Display` for f64 is the shortest round-tripping decimal, without exponent.
+        Some(f) => f.to_string(),
+        None => n.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,9 +68,7 @@ impl Tree for Value {
             // as `jsonencode` does.
             Value::Null | Value::Unknown => Node::Null,
             Value::Bool(b) => Node::Bool(*b),
-            Value::Number(n) => {
-                Node::Number(Cow::Owned(crate::lang::functions::number_to_string(n)))
-            }
+            Value::Number(n) => Node::Number(Cow::Owned(crate::value::number_to_string(n))),
             Value::String(s) => Node::String(s),
             Value::List(l) => Node::Seq(l),
             Value::Object(o) => Node::Map(entries(o)),

@@ -11,9 +11,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers may panic
 
 use async_trait::async_trait;
+use brickform_core::diagnostics::Diagnostics;
 use brickform_core::engine::Engine;
 use brickform_core::engine::inputs::{VarInputs, resolve};
-use brickform_core::lang::diagnostics::Diagnostics;
 use brickform_core::lang::load::load_dir;
 use brickform_core::provider::*;
 use brickform_core::value::Object;

@@ -495,7 +495,7 @@ async fn plan_with(
     req: PlanRequest,
 ) -> (
     Option<brickform_core::plan::Plan>,
-    brickform_core::lang::diagnostics::Diagnostics,
+    brickform_core::diagnostics::Diagnostics,
 ) {
     let (config, _) = load_sources(
         h.dir.path(),

@@ -468,7 +468,7 @@ fn holds(after: &Value, live: Option<&Value>) -> bool {
     let empty = |v: &Value| matches!(v, Value::Null) || matches!(v, Value::List(l) if l.is_empty());
     match live {
         None => empty(after),
-        Some(l) => brickform_core::lang::eval::values_equal(after, l) || (empty(after) && empty(l)),
+        Some(l) => brickform_core::value::values_equal(after, l) || (empty(after) && empty(l)),
     }
 }
 
@@ -566,7 +566,7 @@ async fn check_sent(
                     if k == "secret" || v.is_null() || planned.contains_unknown() {
                         continue;
                     }
-                    if !brickform_core::lang::eval::values_equal(v, planned) {
+                    if !brickform_core::value::values_equal(v, planned) {
                         return Err(format!(
                             "{}: the plan said {k} = {planned}, apply sent {v}",
                             c.address

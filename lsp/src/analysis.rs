@@ -6,9 +6,9 @@ use crate::scan::{self, Block, Place};
 use crate::text::LineIndex;
 use brickform_core::lang::blocks::BLOCK_TYPES;
 use brickform_core::lang::load::Config;
-use brickform_core::lang::source::Span;
 use brickform_core::plan::Mode;
 use brickform_core::provider::{Attribute, BlockType, Nesting, Presence, Registry, Schema};
+use brickform_core::source::Span;
 use lsp_types::{
     CompletionItem, CompletionItemKind, CompletionTextEdit, Documentation, Hover, HoverContents,
     MarkupContent, MarkupKind, Range, TextEdit,

@@ -25,7 +25,7 @@ pub mod analysis;
 pub mod scan;
 pub mod text;
 
-use brickform_core::lang::diagnostics::{Diagnostics, Severity};
+use brickform_core::diagnostics::{Diagnostics, Severity};
 use brickform_core::lang::load::{CONFIG_SUFFIX, Config, Overlay, load_dir_with};
 use brickform_core::provider::Registry;
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};

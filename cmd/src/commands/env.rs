@@ -5,7 +5,7 @@ use crate::backend::lock_state;
 use crate::context::{self, Ctx, StateAccess};
 use crate::failure::{Failure, Outcome, Said, fail};
 use anyhow::anyhow;
-use brickform_core::lang::diagnostics::did_you_mean;
+use brickform_core::diagnostics::did_you_mean;
 use brickform_core::lang::environment;
 use brickform_core::lang::load::{Config, load_dir};
 use brickform_state::backend::local::validate_environment;

@@ -5,10 +5,10 @@
 use crate::args::PlanArgs;
 use crate::context::{self, Ctx};
 use crate::failure::{Failure, Outcome};
+use brickform_core::diagnostics::Diagnostic;
 use brickform_core::engine::Engine;
 use brickform_core::engine::inputs::{self, Variables};
 use brickform_core::engine::promote::{Difference, Explanation, Side, compare};
-use brickform_core::lang::diagnostics::Diagnostic;
 use brickform_core::lang::environment::{self, EnvMode};
 use brickform_core::lang::load::Config;
 use brickform_core::plan::render_text;

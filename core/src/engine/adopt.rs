@@ -36,7 +36,7 @@
 
 use super::Engine;
 use crate::addrs::base_of;
-use crate::lang::diagnostics::Diagnostic;
+use crate::diagnostics::Diagnostic;
 use crate::plan::PlanMode;
 use crate::plan::diff::Prior;
 use crate::provider::{Existing, OpContext, Remote, ResourceKind, Schema};
@@ -110,7 +110,7 @@ fn settle(schema: &Schema, applied: &mut Object, config: &Object) {
     for a in &schema.attributes {
         if let (Some(default), Some(v)) = (&a.server_default, applied.get_mut(a.name))
             && config.get(a.name).is_none_or(Value::is_null)
-            && crate::lang::eval::values_equal(v, default)
+            && crate::value::values_equal(v, default)
         {
             *v = Value::Null;
         }
@@ -129,7 +129,7 @@ fn settle(schema: &Schema, applied: &mut Object, config: &Object) {
                         crate::provider::Nesting::Keyed(k) => ws.iter().find(|w| {
                             w.as_object().and_then(|w| w.get(k)).is_some_and(|wk| {
                                 h.get(k)
-                                    .is_some_and(|hk| crate::lang::eval::values_equal(hk, wk))
+                                    .is_some_and(|hk| crate::value::values_equal(hk, wk))
                             })
                         }),
                         _ => ws.get(i),

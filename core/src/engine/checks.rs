@@ -3,8 +3,8 @@
 //! condition known only after apply is left for the apply to report; nothing a check finds
 //! stops a plan or an apply, as in Terraform.
 
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::world::World;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::eval::Evaluator;
 use crate::lang::load::{Assert, Check, Config};
 use crate::value::Value;
@@ -47,7 +47,7 @@ fn failed(config: &Config, world: &World, check: &Check, assert: &Assert) -> Opt
         ),
         Err(e) => {
             let mut d = e.to_diagnostic(assert.condition.file);
-            d.severity = crate::lang::diagnostics::Severity::Warning;
+            d.severity = crate::diagnostics::Severity::Warning;
             d.summary = format!("Error in check \"{name}\": {}", d.summary);
             Some(d)
         }

@@ -10,11 +10,11 @@
 
 use super::instance::decode_instance;
 use super::world::World;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
-use crate::lang::eval::values_equal;
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::{IgnoreChanges, Lifecycle, Resource};
 use crate::plan::InstanceKey;
 use crate::provider::{Finding, FindingLevel, PresetChange, Presets, ResourceKind, Schema};
+use crate::value::values_equal;
 use crate::value::{Object, PathStep, Value};
 
 /// What the configuration of one instance is made from.
@@ -349,7 +349,7 @@ fn findings(
     let mut out = Diagnostics::new();
     for f in found {
         let span = crate::lang::load::locate(&r.body.body, &f.path, config, schema)
-            .map(|range| crate::lang::source::Span::new(r.body.file, range))
+            .map(|range| crate::source::Span::new(r.body.file, range))
             .or_else(|| r.span.clone());
         let summary = match &f.rule {
             Some(rule) => format!("{address}: {} [{rule}]", f.message),

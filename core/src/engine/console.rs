@@ -7,13 +7,13 @@
 use super::Engine;
 use super::world::World;
 use crate::addrs::{ConfigNode, ModuleInstance, instance_address};
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::eval::{Evaluator, Roots};
 use crate::lang::load::Resource;
 use crate::lang::refs::{Ref, expr_refs, expr_refs_outside};
 use crate::lang::repetition::{Expansion, expansion};
-use crate::lang::source::{FileId, SourceFile, SourceMap};
 use crate::plan::Mode;
+use crate::source::{FileId, SourceFile, SourceMap};
 use crate::value::{Object, Value};
 use brickform_state::StateDocument;
 use std::path::PathBuf;
@@ -180,7 +180,7 @@ impl Scope {
                 if let Err(why) = crate::limits::check_depth(depth) {
                     return Err(Box::new(
                         Diagnostic::error("Value too large")
-                            .at(Some(crate::lang::source::Span::new(file, 0..line.len())))
+                            .at(Some(crate::source::Span::new(file, 0..line.len())))
                             .detail(format!("{why}.")),
                     ));
                 }

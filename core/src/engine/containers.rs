@@ -9,7 +9,7 @@
 use super::Engine;
 use super::instance::{merged_from, scalars_from};
 use crate::addrs::base_of;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::location::Location;
 use crate::plan::{Action, ActionReason, Contents, Plan};
 use crate::provider::ProviderError;

@@ -5,11 +5,11 @@
 //! `BRICKFORM_VAR_<name>` environment variables and `--var name=value` (in order). Each value is converted to the declared
 //! type and checked against the variable's validations.
 
-use crate::lang::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
+use crate::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use crate::lang::eval::{Evaluator, Literal, Roots};
 use crate::lang::load::{Config, Expr, Variable};
-use crate::lang::source::{SourceMap, Span};
 use crate::lang::types::TypeConstraint;
+use crate::source::{SourceMap, Span};
 use crate::value::{Object, Value};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -238,7 +238,7 @@ pub fn resolve(
         for (key, e) in &attrs {
             if !config.variables.contains_key(key) {
                 let mut d = undeclared(config, key, e.span(), &format!("variables file {name}"));
-                d.severity = crate::lang::diagnostics::Severity::Warning;
+                d.severity = crate::diagnostics::Severity::Warning;
                 d.summary = "Value for undeclared variable".into();
                 diags.push(in_var_file(d, &sources));
                 continue;
@@ -483,7 +483,7 @@ fn load_var_file(
 ) -> ((Vec<(String, Expr)>, SourceMap), Diagnostics) {
     let mut diags = Diagnostics::new();
     let mut sources = SourceMap::new();
-    let file = sources.add(crate::lang::source::SourceFile::new(
+    let file = sources.add(crate::source::SourceFile::new(
         name.to_string(),
         path.to_path_buf(),
         text.clone(),

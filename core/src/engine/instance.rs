@@ -4,8 +4,8 @@
 
 use super::world::World;
 use crate::addrs::instance_address;
+use crate::diagnostics::Diagnostics;
 use crate::lang::decode::Decoder;
-use crate::lang::diagnostics::Diagnostics;
 use crate::lang::eval::Evaluator;
 use crate::lang::load::Resource;
 use crate::plan::InstanceKey;

@@ -20,7 +20,7 @@ mod values;
 pub mod world;
 
 pub use crate::addrs::instance_address;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::Config;
 use crate::plan::{InstanceKey, Plan, PlanMode};
 use crate::provider::Registry;

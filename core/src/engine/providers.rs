@@ -3,10 +3,10 @@
 
 use crate::addrs::ConfigNode;
 use crate::addrs::ProviderConfigAddr;
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::Engine;
 use crate::engine::world::World;
 use crate::lang::decode::Decoder;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::eval::Evaluator;
 use crate::value::{Object, Value};
 use brickform_state::StateDocument;
@@ -96,7 +96,7 @@ impl Engine<'_> {
                     Diagnostic::error("Unknown provider")
                         .at(block.span.clone())
                         .detail(format!("There is no provider named \"{name}\"."))
-                        .maybe_hint(crate::lang::diagnostics::did_you_mean(name, names)),
+                        .maybe_hint(crate::diagnostics::did_you_mean(name, names)),
                 );
                 continue;
             };
@@ -322,7 +322,7 @@ fn reads_only_early_values(
             ok = false;
             diags.push(
                 Diagnostic::error("Invalid provider configuration reference")
-                    .at(r.span.map(|s| crate::lang::source::Span::new(block.body.file, s)))
+                    .at(r.span.map(|s| crate::source::Span::new(block.body.file, s)))
                     .detail("A provider block may only use variables, locals and brickform.environment; its values must be known before any resource is read."),
             );
         }

@@ -13,7 +13,7 @@
 use super::Engine;
 use super::instance::{Slot, state_entry};
 use crate::addrs::base_of;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::value::Object;
 use brickform_state::{Intent, Journal, Outcome, StateDocument, WalOp};
 
@@ -408,7 +408,7 @@ fn unset_defaults_in(schema: &crate::provider::Schema, v: &mut crate::value::Val
 fn unset_defaults(schema: &crate::provider::Schema, o: &mut Object) {
     for a in &schema.attributes {
         if let (Some(default), Some(v)) = (&a.server_default, o.get_mut(a.name))
-            && crate::lang::eval::values_equal(v, default)
+            && crate::value::values_equal(v, default)
         {
             *v = crate::value::Value::Null;
         }

@@ -5,7 +5,7 @@
 
 use super::world::World;
 use crate::addrs::ConfigNode;
-use crate::lang::diagnostics::Diagnostics;
+use crate::diagnostics::Diagnostics;
 use crate::lang::eval::Evaluator;
 use crate::lang::load::{Config, scoped_key};
 use crate::lang::repetition::bind_instance;

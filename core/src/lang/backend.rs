@@ -8,11 +8,11 @@
 //! state they locate is needed before any of those can be known.
 
 use super::decode::Decoder;
-use super::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use super::eval::{Evaluator, Literal};
 use super::load::Config;
-use super::source::Span;
+use crate::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use crate::provider::Schema;
+use crate::source::Span;
 use crate::value::{Object, Value};
 use hcl_edit::Span as _;
 use hcl_edit::structure::Structure;

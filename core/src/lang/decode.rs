@@ -2,10 +2,10 @@
 //! and converted to their types, nested blocks (including `dynamic` ones) expanded, required
 //! attributes enforced, and every problem reported with its location.
 
-use super::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use super::eval::{EvalError, Evaluator};
-use super::source::{FileId, Span};
+use crate::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use crate::provider::{AttrType, Attribute, BlockType, Nesting, Presence, Schema};
+use crate::source::{FileId, Span};
 use crate::value::{Object, PathStep, Value};
 use hcl_edit::Span as _;
 use hcl_edit::expr::Expression;

@@ -22,10 +22,10 @@
 //! ([`Provider::environment_schema`](crate::provider::Provider::environment_schema)); what
 //! they mean is the provider's.
 
-use super::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use super::load::{Body, Config, NamedBlock};
-use super::source::Span;
+use crate::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use crate::provider::{AttrType, Registry};
+use crate::source::Span;
 use crate::value::{Object, Value};
 use hcl_edit::Span as _;
 use hcl_edit::expr::Expression;
@@ -56,7 +56,7 @@ pub struct EnvironmentSettings {
 /// The engine's own settings; the providers declare theirs.
 const ATTRIBUTES: &[&str] = &["default", "mode", "protect", "variables"];
 
-fn span_of(file: super::source::FileId, r: Option<std::ops::Range<usize>>) -> Option<Span> {
+fn span_of(file: crate::source::FileId, r: Option<std::ops::Range<usize>>) -> Option<Span> {
     r.map(|r| Span::new(file, r))
 }
 

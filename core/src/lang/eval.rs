@@ -5,9 +5,9 @@
 //! unknown values propagate through every operation.
 
 use super::functions::{self, FunctionContext};
-use super::source::{FileId, Span};
 use crate::limits;
-use crate::value::{Object, Value};
+use crate::source::{FileId, Span};
+use crate::value::{Object, Value, values_equal};
 use hcl_edit::Span as _;
 use hcl_edit::expr::{
     BinaryOperator, Expression as E, ForExpr, FuncCall, ObjectKey, TraversalOperator as Op,
@@ -43,8 +43,8 @@ impl EvalError {
         self.hint = h;
         self
     }
-    pub fn to_diagnostic(&self, file: FileId) -> super::diagnostics::Diagnostic {
-        let mut d = super::diagnostics::Diagnostic::error(self.summary.clone())
+    pub fn to_diagnostic(&self, file: FileId) -> crate::diagnostics::Diagnostic {
+        let mut d = crate::diagnostics::Diagnostic::error(self.summary.clone())
             .at(self.span.clone().map(|r| Span::new(file, r)));
         d.detail = self.detail.clone();
         d.hint = self.hint.clone();
@@ -435,7 +435,7 @@ impl<'a> Evaluator<'a> {
                         Value::Object(mut o) => match o.swap_remove(name) {
                             Some(v) => v,
                             None => {
-                                let hint = super::diagnostics::did_you_mean(
+                                let hint = crate::diagnostics::did_you_mean(
                                     name,
                                     o.keys().map(String::as_str),
                                 );
@@ -712,7 +712,7 @@ impl<'a> Evaluator<'a> {
                     }
                 }
                 if !functions::exists(name) {
-                    let hint = super::diagnostics::did_you_mean(
+                    let hint = crate::diagnostics::did_you_mean(
                         name,
                         functions::names()
                             .iter()
@@ -1126,29 +1126,13 @@ fn index_value(cur: Value, key: &Value) -> Result<Value, IndexError> {
             match o.swap_remove(&key) {
                 Some(v) => Ok(v),
                 None => {
-                    let hint = super::diagnostics::did_you_mean(&key, o.keys().map(String::as_str));
+                    let hint = crate::diagnostics::did_you_mean(&key, o.keys().map(String::as_str));
                     Err(IndexError::NoKey { key, hint })
                 }
             }
         }
         (Value::Null, _) => Err(IndexError::Null),
         (other, _) => Err(IndexError::NotIndexable(other.type_name())),
-    }
-}
-
-/// Deep equality with numeric comparison of numbers.
-pub fn values_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::List(x), Value::List(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| values_equal(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
-        }
-        _ => a == b,
     }
 }
 

@@ -912,11 +912,8 @@ mod tests {
             .find_map(|s| s.into_block().ok())
             .expect("a block");
         let mut ev = crate::lang::eval::Evaluator::new(&NoRoots, std::path::Path::new("."));
-        let (decoded, diags) = crate::lang::decode::Decoder::new(
-            &mut ev,
-            crate::lang::source::FileId(0),
-        )
-        .decode(&block.body, schema, Some(0..1));
+        let (decoded, diags) = crate::lang::decode::Decoder::new(&mut ev, crate::source::FileId(0))
+            .decode(&block.body, schema, Some(0..1));
         assert!(diags.is_empty(), "{src}\n{diags:?}");
         decoded.value
     }
@@ -961,7 +958,7 @@ mod tests {
                     }).collect()),
                     _ => got.clone(),
                 };
-                proptest::prop_assert!(crate::lang::eval::values_equal(&got, v), "{k}: {got:?} != {v:?}\n{text}");
+                proptest::prop_assert!(crate::value::values_equal(&got, v), "{k}: {got:?} != {v:?}\n{text}");
             }
         }
     }

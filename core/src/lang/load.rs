@@ -1,10 +1,10 @@
 //! Loading a configuration: every `*.bf.hcl` file of a directory, parsed and sorted into
 //! blocks, with a located diagnostic for every structural problem.
 
-use super::diagnostics::{Diagnostic, Diagnostics};
-use super::source::{FileId, SourceFile, SourceMap, Span};
 use crate::addrs::ModuleInstance;
-use crate::plan::Mode;
+use crate::addrs::ResourceMode as Mode;
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::source::{FileId, SourceFile, SourceMap, Span};
 use crate::value::PathStep;
 use hcl_edit::Span as _;
 use hcl_edit::expr::{Expression, TraversalOperator};

@@ -1,10 +1,9 @@
 //! The configuration language: loading `*.bf.hcl` files, evaluating expressions, the
-//! standard library of functions, diagnostics and formatting.
+//! standard library of functions and formatting.
 
 pub mod backend;
 pub mod blocks;
 pub mod decode;
-pub mod diagnostics;
 pub mod environment;
 pub mod eval;
 pub mod fmt;
@@ -14,7 +13,6 @@ pub mod load;
 pub mod modules;
 pub mod refs;
 pub mod repetition;
-pub mod source;
 pub mod terraform;
 pub mod types;
 pub mod unclosed;

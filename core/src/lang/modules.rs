@@ -13,15 +13,15 @@
 //! `for_each` may read variables, locals and literals, not resources (Terraform asks the
 //! same whenever they are not known at plan time).
 
-use super::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use super::eval::{Evaluator, Roots};
 use super::load::{
     Config, ModuleBody, ModuleCall, ModuleInstanceInfo, ModuleVariable, Reference,
     read_config_files, scoped_key,
 };
 use super::repetition::{Expansion, Instances, bind_instance, expansion};
-use super::source::SourceFile;
 use crate::addrs::ModuleInstance;
+use crate::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
+use crate::source::SourceFile;
 use crate::value::{Object, Value};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -190,7 +190,7 @@ fn load_call(
 /// What only the root module may declare: a module gets its providers, environments,
 /// backend, imports and moves from the configuration that calls it.
 fn refuse_root_only(child: &Config, diags: &mut Diagnostics) {
-    let spans = |v: Vec<&Option<super::source::Span>>| v.into_iter().cloned().collect::<Vec<_>>();
+    let spans = |v: Vec<&Option<crate::source::Span>>| v.into_iter().cloned().collect::<Vec<_>>();
     let refused = [
         (
             "Provider configuration",
@@ -369,7 +369,7 @@ fn instances_of(
             {
                 diags.push(
                     Diagnostic::error("Module instances not known before planning")
-                        .at(r.span.map(|s| super::source::Span::new(e.file, s)))
+                        .at(r.span.map(|s| crate::source::Span::new(e.file, s)))
                         .detail(format!(
                             "The count or for_each of module \"{}\" reads local.{name}, which depends on values known only once resources are planned. The instances of a module must be known before anything is planned.",
                             call.name

@@ -1,10 +1,10 @@
 //! `count` and `for_each`: the instances a block (a resource, a data source, a module call)
 //! stands for.
 
-use super::diagnostics::{Diagnostic, Diagnostics};
 use super::eval::{Evaluator, Roots};
 use super::load::Expr;
 use crate::addrs::InstanceKey;
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::limits::MAX_INSTANCES;
 use crate::value::{Object, Value};
 use std::collections::HashSet;
@@ -149,7 +149,7 @@ const TWO_STEP_HINT: &str = "keep the keys in the configuration and put apply-ti
 
 /// A `count` or `for_each` past [`MAX_INSTANCES`]: planning that many would exhaust memory
 /// long before the service accepted them.
-fn too_many_instances(at: Option<super::source::Span>, argument: &str, n: u64) -> Diagnostic {
+fn too_many_instances(at: Option<crate::source::Span>, argument: &str, n: u64) -> Diagnostic {
     Diagnostic::error(format!("Invalid {argument} argument"))
         .at(at)
         .detail(format!(

@@ -11,9 +11,9 @@
 //!   pointing at `brickform { backend … }`.
 //! - anything else (`experiments`, `provider_meta`, …) has no meaning here: not used.
 
-use super::diagnostics::{Diagnostic, Diagnostics};
 use super::load::Config;
-use super::source::Span;
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::source::Span;
 use hcl_edit::Span as _;
 use hcl_edit::expr::{Expression, ObjectKey};
 use hcl_edit::structure::Structure;

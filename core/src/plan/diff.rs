@@ -11,8 +11,8 @@
 //! - Sensitive (write-only) attributes are compared by fingerprint.
 
 use super::model::{FieldChange, FieldReason, SerValue};
-use crate::lang::eval::values_equal;
 use crate::provider::{BlockType, Nesting, Normalize, Presence, Schema, Writes};
+use crate::value::values_equal;
 use crate::value::{Object, PathStep, Value};
 
 /// What state remembers of an instance.

@@ -240,7 +240,7 @@ impl Provider for DatabricksProvider {
         &self,
         mode: Option<brickform_core::lang::environment::EnvMode>,
         settings: &Object,
-    ) -> Vec<brickform_core::lang::diagnostics::Diagnostic> {
+    ) -> Vec<brickform_core::diagnostics::Diagnostic> {
         resources::presets::check_environment(mode, settings)
     }
 

@@ -7,8 +7,8 @@
 
 use brickform_core::lang::decode::Decoder;
 use brickform_core::lang::eval::{Evaluator, Roots};
-use brickform_core::lang::source::FileId;
 use brickform_core::provider::{AttrType, Attribute, Registry, Schema};
+use brickform_core::source::FileId;
 use brickform_core::value::{Value, quote};
 use brickform_databricks::client::MemoryStore;
 use brickform_databricks::{DatabricksProvider, Options};

@@ -3,7 +3,7 @@
 
 use super::report::Failure;
 use crate::dag;
-use crate::lang::diagnostics::Diagnostics;
+use crate::diagnostics::Diagnostics;
 use crate::provider::ProviderError;
 use brickform_state::StateError;
 

@@ -5,12 +5,12 @@
 use super::error::{EngineFailure, NodeError};
 use super::graph::Part;
 use super::{Shared, Step, lock};
+use crate::diagnostics::Diagnostics;
 use crate::engine::configure::{
     Ignored, Inputs, configure, configure_keeping, differs_from_plan, path_text,
 };
 use crate::engine::instance::decode_instance;
 use crate::engine::{Engine, InstanceSpec};
-use crate::lang::diagnostics::Diagnostics;
 use crate::plan::{Action, Mode, ResourceChange};
 use crate::provider::ResourceKind;
 use crate::value::{Object, PathStep, Value};

@@ -7,7 +7,7 @@ use super::error::{NodeError, error_text};
 use super::graph::{Part, shown_action};
 use crate::addrs::base_of;
 use crate::dag::{NodeError as _, Outcome};
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::Config;
 use crate::plan::{Action, ResourceChange};
 use crate::provider::ErrorKind;

@@ -4,10 +4,10 @@
 use super::Shape;
 use super::walk::{InstanceOutcome, InstancePlan, PlanWalk};
 use crate::addrs::instance_address;
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::InstanceSpec;
 use crate::engine::instance::decode_instance;
 use crate::engine::world::World;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::Resource;
 use crate::plan::{Action, ActionReason, InstanceKey, Mode, ResourceChange, SerObject};
 use crate::provider::DataSource;

@@ -101,7 +101,7 @@ pub(super) fn follow_renames(d: &mut DiffOutput, settled: &SettledMap, dependenc
     }
     let mut still_replaced = false;
     for f in d.fields.iter_mut().filter(|f| f.forces_replacement) {
-        let follows = matches!((&f.before, &f.after), (Some(b), Some(a)) if renamed.iter().any(|(ob, oa)| crate::lang::eval::values_equal(ob, &b.0) && crate::lang::eval::values_equal(oa, &a.0)));
+        let follows = matches!((&f.before, &f.after), (Some(b), Some(a)) if renamed.iter().any(|(ob, oa)| crate::value::values_equal(ob, &b.0) && crate::value::values_equal(oa, &a.0)));
         if follows {
             f.forces_replacement = false;
         } else {

@@ -1,7 +1,7 @@
 //! `count` and `for_each`: the instances a resource block stands for.
 
+use crate::diagnostics::Diagnostics;
 use crate::engine::world::World;
-use crate::lang::diagnostics::Diagnostics;
 use crate::lang::load::Resource;
 use crate::lang::repetition::{Expansion, Instances, expansion};
 

@@ -2,8 +2,8 @@
 //! environments, and the order a `create_before_destroy` replacement needs.
 
 use crate::addrs::base_of;
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::Engine;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::IgnoreChanges;
 use crate::plan::{Action, Mode, Plan};
 use crate::value::PathStep;
@@ -376,7 +376,7 @@ pub(super) fn apply_order(plan: &Plan, diags: &mut Diagnostics) {
 
 pub(super) fn prevent_destroy_error(
     address: &str,
-    span: Option<crate::lang::source::Span>,
+    span: Option<crate::source::Span>,
 ) -> Diagnostic {
     Diagnostic::error("Instance cannot be destroyed")
         .at(span)

@@ -1,9 +1,9 @@
 //! `import` blocks: the id each import target is imported from.
 
 use crate::addrs::instance_address;
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::Engine;
 use crate::engine::world::World;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::eval::Evaluator;
 use crate::plan::InstanceKey;
 use crate::value::Value;

@@ -23,8 +23,8 @@ mod walk;
 use super::world::World;
 use super::{Engine, InstanceSpec, PlanRequest, Planned, PresetNotes};
 use crate::addrs::base_of;
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::graph;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::plan::{Mode, Plan, PlanMode};
 use crate::provider::Schema;
 use crate::value::{Object, PathStep};
@@ -306,7 +306,7 @@ impl Engine<'_> {
                         "The provider does not support {what} \"{}\".",
                         r.type_name
                     ))
-                    .maybe_hint(crate::lang::diagnostics::did_you_mean(&r.type_name, names)),
+                    .maybe_hint(crate::diagnostics::did_you_mean(&r.type_name, names)),
             );
         }
         diags

@@ -2,10 +2,10 @@
 
 use crate::addrs::{ConfigNode, Scoped};
 use crate::dag::NodeId;
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::world::World;
 use crate::engine::{Engine, PlanRequest};
 use crate::graph::ConfigGraph;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::eval::Evaluator;
 use crate::plan::{Action, OutputChange, PlanMode, SerValue};
 use crate::value::Value;
@@ -65,7 +65,7 @@ impl Engine<'_> {
             let (action, before_v) = match before {
                 None => (Action::Create, None),
                 Some(None) => (Action::Update, None),
-                Some(Some(b)) if crate::lang::eval::values_equal(&b, &after) && !o.sensitive => {
+                Some(Some(b)) if crate::value::values_equal(&b, &after) && !o.sensitive => {
                     (Action::NoOp, Some(b))
                 }
                 Some(Some(b)) => (Action::Update, Some(b)),

@@ -4,9 +4,9 @@
 use super::Shape;
 use super::guards::prevent_destroy_error;
 use crate::addrs::{base_of, key_of};
+use crate::diagnostics::Diagnostics;
 use crate::engine::instance::merged_from;
 use crate::engine::{Engine, InstanceSpec, PlanRequest};
-use crate::lang::diagnostics::Diagnostics;
 use crate::plan::{Action, ActionReason, Mode, PlanMode, ResourceChange, SerObject};
 use brickform_state::StateDocument;
 use std::collections::{BTreeMap, HashSet};

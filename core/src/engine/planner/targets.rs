@@ -2,9 +2,9 @@
 
 use crate::addrs::{ConfigNode, base_of};
 use crate::dag::NodeId;
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::{Engine, InstanceSpec, PlanRequest};
 use crate::graph::ConfigGraph;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::plan::{Plan, PlanMode, ResourceChange};
 use brickform_state::StateDocument;
 use std::collections::HashSet;
@@ -200,7 +200,7 @@ pub(super) fn unknown_address_error(
             "Neither the configuration nor the state has an instance at {address}, so the plan would silently do nothing for it."
         ))
         .hint(
-            crate::lang::diagnostics::did_you_mean(address, known.iter().copied()).unwrap_or_else(
+            crate::diagnostics::did_you_mean(address, known.iter().copied()).unwrap_or_else(
                 || match known.len() {
                     0 => "the plan has no resources".to_string(),
                     n if n <= 10 => format!("the plan's addresses: {}", known.join(", ")),

@@ -8,11 +8,11 @@ use super::decide::{Settled, SettledMap};
 use super::managed::Block;
 use crate::addrs::ConfigNode;
 use crate::dag::{NodeError, NodeId, Outcome, WalkOptions};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::refresh::Reading;
 use crate::engine::world::World;
 use crate::engine::{Engine, InstanceSpec, PlanRequest, PresetNotes};
 use crate::graph::ConfigGraph;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::Resource;
 use crate::plan::{Drift, Mode, ResourceChange};
 use crate::value::{Object, Value};
@@ -122,10 +122,7 @@ impl NodeError for OverBudget {
 }
 
 /// Where a named value is declared, for the error of a plan that reached a limit there.
-fn value_span(
-    config: &crate::lang::load::Config,
-    id: &ConfigNode,
-) -> Option<crate::lang::source::Span> {
+fn value_span(config: &crate::lang::load::Config, id: &ConfigNode) -> Option<crate::source::Span> {
     match id {
         ConfigNode::Local(s) => config.local(s).and_then(|l| l.expr.span()),
         ConfigNode::Output(s) => config.output(s).and_then(|o| o.span.clone()),

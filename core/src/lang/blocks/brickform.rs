@@ -2,7 +2,7 @@
 //! configuration itself.
 
 use super::{BlockType, Decoded, expect_labels, unsupported_in};
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::{BackendBlock, Body, Config, block_span, literal_string, span_of};
 use hcl_edit::Span as _;
 use hcl_edit::structure::Structure;

@@ -3,9 +3,9 @@
 
 use super::{BlockType, Decoded, Unique, expect_labels, first_label, unsupported_in};
 use crate::addrs::ModuleInstance;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::{Assert, Check, Config, Expr, block_span};
-use crate::lang::source::FileId;
+use crate::source::FileId;
 use hcl_edit::structure::{Block, Structure};
 
 pub(super) const CHECK: BlockType = BlockType {

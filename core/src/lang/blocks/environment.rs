@@ -2,7 +2,7 @@
 //! chosen (`lang::environment`).
 
 use super::{BlockType, Decoded, Unique, first_label};
-use crate::lang::diagnostics::Diagnostics;
+use crate::diagnostics::Diagnostics;
 use crate::lang::load::{Body, Config, NamedBlock};
 
 pub(super) const ENVIRONMENT: BlockType = BlockType {

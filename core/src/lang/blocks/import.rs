@@ -1,7 +1,7 @@
 //! `import { to = TYPE.NAME[KEY], id = "…" }`: an existing object adopted into a resource.
 
 use super::{BlockType, Decoded, unsupported_in};
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::{Config, Expr, Import, Reference, instance_reference, span_of};
 use hcl_edit::Span as _;
 use hcl_edit::structure::Structure;

@@ -3,7 +3,7 @@
 
 use super::{BlockType, Decoded, duplicate};
 use crate::addrs::ModuleInstance;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::{Config, Expr, Local, block_span, span_of};
 use hcl_edit::Span as _;
 use hcl_edit::structure::Structure;

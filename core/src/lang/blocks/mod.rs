@@ -19,9 +19,9 @@ mod resource;
 mod terraform;
 mod variable;
 
-use super::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use super::load::{Config, block_span, labels, span_of, valid_identifier};
-use super::source::{FileId, SourceMap, Span};
+use crate::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
+use crate::source::{FileId, SourceMap, Span};
 use hcl_edit::Span as _;
 use hcl_edit::structure::{Block, Body as HclBody, Structure};
 
@@ -240,7 +240,7 @@ fn first_label(labels: &[String], _: &HclBody) -> String {
 
 #[cfg(test)]
 pub(super) mod testing {
-    use crate::lang::diagnostics::Diagnostics;
+    use crate::diagnostics::Diagnostics;
     use crate::lang::load::{Config, load_sources};
 
     /// `text` loaded as one file; its configuration and the errors' titles.

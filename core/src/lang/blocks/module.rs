@@ -4,11 +4,11 @@
 
 use super::provider::provider_key;
 use super::{BlockType, Decoded, Identifier, Unique, first_label};
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::{
     Config, Expr, ModuleCall, block_span, literal_string, reference_list, span_of,
 };
-use crate::lang::source::Span;
+use crate::source::Span;
 use hcl_edit::Span as _;
 use hcl_edit::expr::Expression;
 use hcl_edit::structure::Structure;

@@ -2,7 +2,7 @@
 //! old object being destroyed and a new one created.
 
 use super::{BlockType, Decoded};
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::{Config, Moved, address_text};
 
 pub(super) const MOVED: BlockType = BlockType {

@@ -2,7 +2,7 @@
 
 use super::{BlockType, Decoded, Unique, first_label, unsupported_in};
 use crate::addrs::ModuleInstance;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::{Config, Expr, Output, literal_bool, literal_string, reference_list};
 use hcl_edit::structure::Structure;
 

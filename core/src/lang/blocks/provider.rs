@@ -4,7 +4,7 @@
 
 use super::{BlockType, Decoded, Unique};
 use crate::addrs::ProviderConfigAddr;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::{Body, Config, NamedBlock, literal_string, span_of, valid_identifier};
 use hcl_edit::Span as _;
 use hcl_edit::expr::{Expression, TraversalOperator};

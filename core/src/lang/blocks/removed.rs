@@ -2,7 +2,7 @@
 //! the configuration, destroyed or (with `destroy = false`) only forgotten.
 
 use super::{BlockType, Decoded};
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::{Config, Removed, address_text, literal_bool};
 
 pub(super) const REMOVED: BlockType = BlockType {

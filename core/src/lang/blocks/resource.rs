@@ -6,13 +6,13 @@
 use super::provider::provider_key;
 use super::{BlockType, Decoded, Identifier, Unique, unsupported_in};
 use crate::addrs::ModuleInstance;
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::addrs::ResourceMode as Mode;
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::{
     Body, Config, Expr, IgnoreChanges, Lifecycle, Resource, attribute_path, literal_bool,
     reference_list, span_of,
 };
-use crate::lang::source::{FileId, Span};
-use crate::plan::Mode;
+use crate::source::{FileId, Span};
 use hcl_edit::Span as _;
 use hcl_edit::expr::Expression;
 use hcl_edit::structure::{Block, Body as HclBody, Structure};

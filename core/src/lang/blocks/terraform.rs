@@ -2,7 +2,7 @@
 //! applies to brickform (`lang::terraform`).
 
 use super::{BlockType, Decoded};
-use crate::lang::diagnostics::Diagnostics;
+use crate::diagnostics::Diagnostics;
 use crate::lang::load::{Body, Config, TerraformBlock};
 
 pub(super) const TERRAFORM: BlockType = BlockType {

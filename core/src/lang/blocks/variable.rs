@@ -2,7 +2,7 @@
 //! an input variable of the configuration.
 
 use super::{BlockType, Decoded, Unique, first_label, unsupported_in};
-use crate::lang::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::{
     Config, Expr, Validation, Variable, block_span, literal_bool, literal_string,
 };

@@ -19,7 +19,7 @@ mod types;
 
 pub use files::glob_pattern;
 
-use crate::value::{Object, Value};
+use crate::value::{Object, Value, number_to_string, values_equal};
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::path::Path;
@@ -361,18 +361,6 @@ pub(super) fn to_string_value(v: &Value) -> Option<String> {
     }
 }
 
-/// Renders a number in plain decimal (never exponent notation), as Terraform does.
-pub(crate) fn number_to_string(n: &serde_json::Number) -> String {
-    if n.is_i64() || n.is_u64() {
-        return n.to_string();
-    }
-    match n.as_f64() {
-        // Rust's `Display` for f64 is the shortest round-tripping decimal, without exponent.
-        Some(f) => f.to_string(),
-        None => n.to_string(),
-    }
-}
-
 pub(super) fn parse_number(s: &str) -> Option<f64> {
     let t = s.trim();
     // Rust also accepts "inf", "NaN" and a leading '+', which are not HCL numbers.
@@ -391,22 +379,6 @@ pub(super) fn parse_bool(s: &str) -> Option<bool> {
         "true" => Some(true),
         "false" => Some(false),
         _ => None,
-    }
-}
-
-/// Equality as Terraform sees it: numbers compare by value whatever their representation.
-pub(super) fn values_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
-        (Value::List(x), Value::List(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| values_equal(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
-        }
-        _ => a == b,
     }
 }
 

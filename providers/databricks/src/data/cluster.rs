@@ -6,7 +6,7 @@
 use crate::Shared;
 use crate::resources::{cluster, err};
 use async_trait::async_trait;
-use brickform_core::lang::diagnostics::did_you_mean;
+use brickform_core::diagnostics::did_you_mean;
 use brickform_core::provider::{
     AttrType, Attribute, DataSource, ProviderError, ProviderResult, Schema,
 };

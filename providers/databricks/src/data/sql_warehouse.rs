@@ -5,7 +5,7 @@
 use crate::Shared;
 use crate::resources::{err, sql_endpoint};
 use async_trait::async_trait;
-use brickform_core::lang::diagnostics::did_you_mean;
+use brickform_core::diagnostics::did_you_mean;
 use brickform_core::provider::{
     AttrType, Attribute, DataSource, ProviderError, ProviderResult, Schema,
 };

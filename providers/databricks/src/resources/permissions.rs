@@ -14,7 +14,7 @@
 use super::{OneTarget, err, exactly_one, first_set, str_attr};
 use crate::Shared;
 use async_trait::async_trait;
-use brickform_core::lang::diagnostics::did_you_mean_value;
+use brickform_core::diagnostics::did_you_mean_value;
 use brickform_core::provider::{
     AttrType, Attribute, BlockType, ErrorKind, Finding, Normalize, OpContext, ProviderError,
     ProviderResult, Remote, ResourceKind, Schema,

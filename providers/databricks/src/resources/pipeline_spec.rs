@@ -28,12 +28,12 @@ use crate::Shared;
 use crate::client::{Client, PageSize};
 use async_trait::async_trait;
 use brickform_core::fan_out;
-use brickform_core::lang::eval::values_equal;
 use brickform_core::location::Location;
 use brickform_core::provider::{
     AttrType, Attribute, BlockType, ErrorKind, Existing, Nesting, Normalize, OpContext,
     PrepareError, ProviderError, ProviderResult, Remote, ResourceKind, Schema,
 };
+use brickform_core::value::values_equal;
 use brickform_core::value::{Object, Value};
 use serde_json::{Map, Value as Json};
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! developer would split data that is meant to be shared); brickform refuses to take over one
 //! that someone else owns instead.
 
-use brickform_core::lang::diagnostics::Diagnostic;
+use brickform_core::diagnostics::Diagnostic;
 use brickform_core::lang::environment::EnvMode;
 use brickform_core::provider::{AttrType, Attribute, Finding, PresetChange, Presets, Schema};
 use brickform_core::value::{Object, PathStep, Value};

@@ -5,7 +5,7 @@
 //! `.check(values::quartz_cron)`), so the engine rejects a bad value where it is written,
 //! before anything is sent.
 
-use brickform_core::lang::diagnostics::did_you_mean_value;
+use brickform_core::diagnostics::did_you_mean_value;
 use brickform_core::provider::Rejection;
 use brickform_core::value::quote;
 use std::sync::OnceLock;

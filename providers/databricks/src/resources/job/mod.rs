@@ -25,7 +25,7 @@ use super::{err, str_attr};
 use crate::Shared;
 use crate::client::{ApiError, Client, PageSize};
 use async_trait::async_trait;
-use brickform_core::lang::diagnostics::did_you_mean_value;
+use brickform_core::diagnostics::did_you_mean_value;
 use brickform_core::provider::Reference;
 use brickform_core::provider::{
     Attribute, BlockType, ErrorKind, Existing, Finding, Normalize, OpContext, ProviderError,

@@ -10,7 +10,7 @@
 //! life cycle both kinds share.
 
 use super::{OneTarget, exactly_one, first_set, str_attr};
-use brickform_core::lang::diagnostics::closest;
+use brickform_core::diagnostics::closest;
 use brickform_core::provider::{
     AttrType, Attribute, Finding, Normalize, ProviderError, ProviderResult, Schema,
 };

@@ -3,7 +3,7 @@
 //! The engine collects them instead of stopping at the first, so `validate` reports every
 //! problem at once. Rendering (with source snippets) is left to the binary.
 
-use super::source::{SourceMap, Span};
+use crate::source::{SourceMap, Span};
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -238,7 +238,7 @@ pub fn did_you_mean_value<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lang::source::{FileId, SourceFile};
+    use crate::source::{FileId, SourceFile};
 
     #[test]
     fn plain_rendering_points_at_the_span() {
