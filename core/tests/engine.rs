@@ -273,6 +273,32 @@ resource "test_thing" "c" {
 }
 
 #[tokio::test]
+async fn validate_leaves_what_the_service_assigns_to_an_import_target_unknown() {
+    // Validate plans offline: an import target is not read, so its server-assigned
+    // attributes are unknown, as a new object's are, and a template may use them.
+    let h = Harness::new();
+    let src = r#"
+import {
+  to = test_thing.a
+  id = "existing"
+}
+resource "test_thing" "a" { name = "a" }
+output "where" { value = "${test_thing.a.url}/x" }
+"#;
+    let (config, d) = load_sources(
+        Path::new("."),
+        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+    );
+    assert!(!d.has_errors());
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let diags = Engine::new(&config, &h.registry, &vars, "default")
+        .validate()
+        .await;
+    assert!(!diags.has_errors(), "{diags:?}");
+    assert!(h.svc.objects.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
 async fn provider_blocks_are_evaluated_and_configure_the_provider() {
     let h = Harness::new();
     let src = r#"

@@ -350,16 +350,20 @@ pub(super) fn reference_value_from(
 ) -> Object {
     match action {
         // An object a destroy deletes is still there while the plan is made.
-        Action::NoOp | Action::Delete => {
-            let mut v = current().unwrap_or_default();
-            v.extend(
-                config
-                    .iter()
-                    .filter(|(_, v)| !v.is_null())
-                    .map(|(k, v)| (k.clone(), v.clone())),
-            );
-            v
-        }
+        Action::NoOp | Action::Delete => match current() {
+            Some(mut v) => {
+                v.extend(
+                    config
+                        .iter()
+                        .filter(|(_, v)| !v.is_null())
+                        .map(|(k, v)| (k.clone(), v.clone())),
+                );
+                v
+            }
+            // An import target not read (an offline plan): the planned object, with what
+            // the service assigns unknown.
+            None => after.clone(),
+        },
         _ => after.clone(),
     }
 }
