@@ -315,6 +315,48 @@ resource "databricks_instance_pool" "warm" {
   idle_instance_autotermination_minutes = 10
 }
 
+resource "databricks_mlflow_experiment" "runs" {
+  name        = "${data.databricks_current_user.me.home}/every-kind-runs"
+  description = "every kind"
+  tags {
+    key   = "team"
+    value = "ml"
+  }
+}
+
+resource "databricks_mlflow_model" "churn" {
+  name        = "every-kind-churn"
+  description = "every kind"
+  tags {
+    key   = "team"
+    value = "ml"
+  }
+}
+
+data "databricks_mlflow_experiment" "runs" {
+  experiment_id = databricks_mlflow_experiment.runs.id
+}
+
+data "databricks_mlflow_model" "churn" {
+  name = databricks_mlflow_model.churn.name
+}
+
+resource "databricks_permissions" "runs" {
+  experiment_id = databricks_mlflow_experiment.runs.id
+  access_control {
+    group_name       = "users"
+    permission_level = "CAN_READ"
+  }
+}
+
+resource "databricks_permissions" "churn" {
+  registered_model_id = databricks_mlflow_model.churn.registered_model_id
+  access_control {
+    group_name       = "users"
+    permission_level = "CAN_MANAGE_STAGING_VERSIONS"
+  }
+}
+
 resource "databricks_cluster" "shared" {
   cluster_name            = "every-kind-shared"
   spark_version           = data.databricks_spark_version.lts.id

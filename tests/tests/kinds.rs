@@ -189,6 +189,9 @@ fn live_objects(dump: &Value) -> Vec<String> {
             c["spec"]["cluster_name"].as_str().unwrap_or("")
         ));
     }
+    for (name, _) in entries("registered_models") {
+        out.push(format!("mlflow_model:{name}"));
+    }
     for (_, p) in entries("pipelines") {
         if p["state"] != "DELETED" {
             out.push(format!(
@@ -207,6 +210,11 @@ fn live_objects(dump: &Value) -> Vec<String> {
             "cluster-policies" => dump["cluster_policies"][id]["name"].clone(),
             "instance-pools" => dump["instance_pools"][id]["instance_pool_name"].clone(),
             "clusters" => dump["clusters"][id]["spec"]["cluster_name"].clone(),
+            "registered-models" => entries("registered_models")
+                .into_iter()
+                .find(|(_, m)| m["id"] == id)
+                .map(|(name, _)| Value::from(name))
+                .unwrap_or_default(),
             _ => entries("workspace")
                 .into_iter()
                 .find(|(_, o)| o["object_id"].as_i64().is_some_and(|n| n.to_string() == id))
@@ -1746,6 +1754,8 @@ invariants! {
     dashboard_updates_republishes_and_is_trashed: "databricks_dashboard" => dashboard_case(),
     instance_pool_updates_replaces_on_node_type_and_is_destroyed: "databricks_instance_pool" => instance_pool_case(),
     cluster_restarts_on_an_edit_installs_a_library_and_is_destroyed: "databricks_cluster" => cluster_case(),
+    mlflow_experiment_renames_replaces_on_artifact_location_and_is_deleted: "databricks_mlflow_experiment" => mlflow_experiment_case(),
+    mlflow_model_updates_replaces_on_rename_and_is_destroyed: "databricks_mlflow_model" => mlflow_model_case(),
     artifact_rebuilds_on_an_input_change_and_is_destroyed: "databricks_artifact" => artifact_case(),
     permissions_update_move_to_another_job_and_are_reset: "databricks_permissions" => permissions_case(),
     secret_acl_updates_replaces_on_principal_and_is_deleted: "databricks_secret_acl" => secret_acl_case(),
@@ -1892,6 +1902,87 @@ fn artifact_case() -> Case {
             present: &["file:/Volumes/inv_file_cat/raw/landing/tools/tool-2.bin"],
             absent: &["file:/Volumes/inv_file_cat/raw/landing/tools/tool-1.bin"],
         }],
+    }
+}
+
+fn mlflow_experiment(name: &str, artifacts: &str, description: &str) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_mlflow_experiment\" \"e\" {{\n  name              = \"{name}\"\n  artifact_location = \"{artifacts}\"\n  description       = \"{description}\"\n  tags {{\n    key   = \"team\"\n    value = \"ml\"\n  }}\n}}\n"
+    )
+}
+
+/// A rename moves the experiment in the workspace tree; a new artifact location replaces
+/// it, under the same name: the soft-deleted experiment leaves its name free.
+fn mlflow_experiment_case() -> Case {
+    Case {
+        address: "databricks_mlflow_experiment.e",
+        local_flag: false,
+        config: mlflow_experiment("/Shared/inv_exp", "dbfs:/tmp/inv_exp", "a"),
+        made: &["workspace:/Shared/inv_exp"],
+        steps: vec![
+            Step {
+                what: "description",
+                config: mlflow_experiment("/Shared/inv_exp", "dbfs:/tmp/inv_exp", "b"),
+                expect: Expect::Update(&["description", "last_update_time?"]),
+                shows: "~ description = \"a\" -> \"b\"",
+                vars: &[],
+                present: &["workspace:/Shared/inv_exp"],
+                absent: &[],
+            },
+            Step {
+                what: "rename",
+                config: mlflow_experiment("/Shared/inv_exp2", "dbfs:/tmp/inv_exp", "b"),
+                expect: Expect::Update(&["name", "last_update_time?"]),
+                shows: "~ name = \"/Shared/inv_exp\" -> \"/Shared/inv_exp2\"",
+                vars: &[],
+                present: &["workspace:/Shared/inv_exp2"],
+                absent: &["workspace:/Shared/inv_exp"],
+            },
+            Step {
+                what: "artifact_location",
+                config: mlflow_experiment("/Shared/inv_exp2", "dbfs:/tmp/inv_exp2", "b"),
+                expect: Expect::Replace("artifact_location"),
+                shows: "~ artifact_location = \"dbfs:/tmp/inv_exp\" -> \"dbfs:/tmp/inv_exp2\"",
+                vars: &[],
+                present: &["workspace:/Shared/inv_exp2"],
+                absent: &[],
+            },
+        ],
+    }
+}
+
+fn mlflow_model(name: &str, description: &str, tag: &str) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_mlflow_model\" \"m\" {{\n  name        = \"{name}\"\n  description = \"{description}\"\n  tags {{\n    key   = \"{tag}\"\n    value = \"v\"\n  }}\n}}\n"
+    )
+}
+
+fn mlflow_model_case() -> Case {
+    Case {
+        address: "databricks_mlflow_model.m",
+        local_flag: false,
+        config: mlflow_model("inv_model", "a", "k1"),
+        made: &["mlflow_model:inv_model"],
+        steps: vec![
+            Step {
+                what: "description",
+                config: mlflow_model("inv_model", "b", "k1"),
+                expect: Expect::Update(&["description"]),
+                shows: "~ description = \"a\" -> \"b\"",
+                vars: &[],
+                present: &["mlflow_model:inv_model"],
+                absent: &[],
+            },
+            Step {
+                what: "rename",
+                config: mlflow_model("inv_model2", "b", "k1"),
+                expect: Expect::Replace("name"),
+                shows: "~ name = \"inv_model\" -> \"inv_model2\"",
+                vars: &[],
+                present: &["mlflow_model:inv_model2"],
+                absent: &["mlflow_model:inv_model"],
+            },
+        ],
     }
 }
 

@@ -24,6 +24,7 @@ mod files;
 mod identity;
 mod jobs;
 mod journal;
+mod mlflow;
 mod normalise;
 mod pages;
 mod permissions;
@@ -259,6 +260,7 @@ macro_rules! domains {
             pools: Tables;
             sql: Tables;
             clusters: Tables, clock = advance;
+            mlflow: Tables;
         }
     };
 }

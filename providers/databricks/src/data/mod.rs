@@ -10,6 +10,8 @@ pub mod external_location;
 pub mod external_locations;
 pub mod group;
 pub mod metastore;
+pub mod mlflow_experiment;
+pub mod mlflow_model;
 pub mod node_type;
 pub mod schema;
 pub mod schemas;
@@ -79,6 +81,8 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DataSource>> {
         Arc::new(group::Group::new(shared.clone())),
         Arc::new(user::User::new(shared.clone())),
         Arc::new(service_principal::ServicePrincipal::new(shared.clone())),
+        Arc::new(mlflow_experiment::MlflowExperiment::new(shared.clone())),
+        Arc::new(mlflow_model::MlflowModel::new(shared.clone())),
     ]
 }
 

@@ -27,6 +27,8 @@ pub mod job;
 pub mod job_run;
 pub mod locations;
 pub mod metastore_assignment;
+pub mod mlflow_experiment;
+pub mod mlflow_model;
 pub mod notebook;
 pub mod ownership;
 pub mod permissions;
@@ -158,6 +160,8 @@ impl DatabricksKind for instance_pool::InstancePool {
         true
     }
 }
+impl DatabricksKind for mlflow_experiment::MlflowExperiment {}
+impl DatabricksKind for mlflow_model::MlflowModel {}
 impl DatabricksKind for cluster::Cluster {
     fn shared_by_others(&self) -> bool {
         true
@@ -197,6 +201,8 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(alert::kind(shared.clone())),
         Arc::new(dashboard::Dashboard::new(shared.clone())),
         Arc::new(cluster::Cluster::new(shared.clone())),
+        Arc::new(mlflow_experiment::MlflowExperiment::new(shared.clone())),
+        Arc::new(mlflow_model::MlflowModel::new(shared.clone())),
         Arc::new(pipeline::kind(shared.clone())),
         Arc::new(ingestion_gateway::kind(shared.clone())),
         Arc::new(ingestion_pipeline::kind(shared.clone())),

@@ -1,6 +1,6 @@
 //! `databricks_permissions`: every permission on one workspace object (a job, pipeline,
 //! notebook, directory, workspace file, SQL warehouse, cluster policy, instance pool, cluster,
-//! query, alert or dashboard), through the Permissions API
+//! query, alert, dashboard, MLflow experiment or registered model), through the Permissions API
 //! (`/api/2.0/permissions/{object_type}/{object_id}`). Authoritative, as in the Terraform
 //! provider: a write replaces the object's direct entries (PUT), so an entry added in the
 //! UI is planned back, and a destroy resets the object to what it has alone.
@@ -67,6 +67,15 @@ const CLUSTER: &[&str] = &["CAN_ATTACH_TO", "CAN_RESTART", "CAN_MANAGE"];
 /// levels, and CAN_VIEW of the legacy SQL permissions API ("replaced by CAN_READ in the GA
 /// API", deprecated: written as CAN_READ, see [`WRITTEN_AS`]).
 const SQL_OBJECT: &[&str] = &["CAN_READ", "CAN_RUN", "CAN_EDIT", "CAN_MANAGE", "CAN_VIEW"];
+/// permissions/permission_definitions.go, fields experiment_id and registered_model_id.
+const EXPERIMENT: &[&str] = &["CAN_READ", "CAN_EDIT", "CAN_MANAGE"];
+const REGISTERED_MODEL: &[&str] = &[
+    "CAN_READ",
+    "CAN_EDIT",
+    "CAN_MANAGE_STAGING_VERSIONS",
+    "CAN_MANAGE_PRODUCTION_VERSIONS",
+    "CAN_MANAGE",
+];
 /// Levels a configuration may name that the service holds as another:
 /// `(request object type, declared, written)`. The Terraform provider rewrites them on
 /// write and reads the held level back as the declared one for a principal that declared
@@ -207,6 +216,32 @@ pub const TARGETS: &[Target] = &[
         managing: MANAGING,
         owned: false,
     },
+    // permission_definitions.go, field experiment_id: object type mlflowExperiment; an
+    // experiment is a workspace object, but named by its id (databricks_mlflow_experiment's).
+    Target {
+        attr: "experiment_id",
+        by_path: false,
+        request: "experiments",
+        object_type: "mlflowExperiment",
+        workspace_type: "",
+        label: "experiment",
+        levels: EXPERIMENT,
+        managing: MANAGING,
+        owned: false,
+    },
+    // permission_definitions.go, field registered_model_id: by the model's id
+    // (databricks_mlflow_model's registered_model_id), not its name.
+    Target {
+        attr: "registered_model_id",
+        by_path: false,
+        request: "registered-models",
+        object_type: "registered-model",
+        workspace_type: "",
+        label: "registered model",
+        levels: REGISTERED_MODEL,
+        managing: MANAGING,
+        owned: false,
+    },
     // permission_definitions.go, field dashboard_id: the workspace levels.
     Target {
         attr: "dashboard_id",
@@ -238,14 +273,6 @@ const NOT_HERE: &[(&str, &str)] = &[
     (
         "sql_dashboard_id",
         "brickform does not manage legacy SQL dashboards, nor their permissions.",
-    ),
-    (
-        "experiment_id",
-        "brickform does not manage MLflow experiments, nor their permissions.",
-    ),
-    (
-        "registered_model_id",
-        "brickform does not manage MLflow registered models, nor their permissions.",
     ),
     (
         "serving_endpoint_id",
@@ -340,7 +367,7 @@ fn schema() -> Schema {
                 .describe("The level, one the object's type takes (validate lists them)."),
         );
     let mut s = Schema::new().describe(
-        "Every permission on one job, pipeline, notebook, directory, workspace file, SQL warehouse, cluster policy, instance pool, cluster, query, alert or dashboard: what it does not declare is removed. Set exactly one of job_id, pipeline_id, notebook_id, notebook_path, directory_id, directory_path, workspace_file_id, workspace_file_path, sql_endpoint_id, cluster_policy_id, instance_pool_id, cluster_id, sql_query_id, sql_alert_id, dashboard_id.",
+        "Every permission on one job, pipeline, notebook, directory, workspace file, SQL warehouse, cluster policy, instance pool, cluster, query, alert, dashboard, MLflow experiment or registered model: what it does not declare is removed. Set exactly one of job_id, pipeline_id, notebook_id, notebook_path, directory_id, directory_path, workspace_file_id, workspace_file_path, sql_endpoint_id, cluster_policy_id, instance_pool_id, cluster_id, sql_query_id, sql_alert_id, dashboard_id, experiment_id, registered_model_id.",
     );
     for t in TARGETS {
         s = s.attr(
@@ -381,6 +408,12 @@ fn schema() -> Schema {
                     "sql_alert_id" => {
                         "The alert the permissions are on (databricks_alert's id): CAN_READ, CAN_RUN, CAN_EDIT or CAN_MANAGE (CAN_VIEW, deprecated, is CAN_READ)."
                     }
+                    "experiment_id" => {
+                        "The MLflow experiment the permissions are on (databricks_mlflow_experiment's id): CAN_READ, CAN_EDIT or CAN_MANAGE."
+                    }
+                    "registered_model_id" => {
+                        "The registered model the permissions are on (databricks_mlflow_model's registered_model_id, not its name): CAN_READ, CAN_EDIT, CAN_MANAGE_STAGING_VERSIONS, CAN_MANAGE_PRODUCTION_VERSIONS or CAN_MANAGE."
+                    }
                     "dashboard_id" => {
                         "The dashboard the permissions are on (databricks_dashboard's id): CAN_READ, CAN_RUN, CAN_EDIT or CAN_MANAGE."
                     }
@@ -415,8 +448,10 @@ fn schema() -> Schema {
                 "sql_query_id",
                 "sql_alert_id",
                 "dashboard_id",
+                "experiment_id",
+                "registered_model_id",
             ])
-            .describe("The object's type as the service names it (job, pipelines, notebook, directory, file, warehouses, cluster-policy, instance-pool, cluster, query, alert, dashboard)."),
+            .describe("The object's type as the service names it (job, pipelines, notebook, directory, file, warehouses, cluster-policy, instance-pool, cluster, query, alert, dashboard, mlflowExperiment, registered-model)."),
     )
     .attr(
         Attribute::computed("id", AttrType::String)
@@ -663,7 +698,7 @@ pub fn id_of(target: &Target, object_id: &str) -> String {
 pub fn parse_id(id: &str) -> ProviderResult<(&'static Target, &str)> {
     let bad = || {
         ProviderError::invalid(format!(
-            "permissions are imported as /TYPE/OBJECT_ID, where TYPE is jobs, pipelines, notebooks, directories, files, sql/warehouses, cluster-policies, instance-pools, clusters, sql/queries, sql/alerts or dashboards (for example /jobs/123); got {id:?}"
+            "permissions are imported as /TYPE/OBJECT_ID, where TYPE is jobs, pipelines, notebooks, directories, files, sql/warehouses, cluster-policies, instance-pools, clusters, experiments, registered-models, sql/queries, sql/alerts or dashboards (for example /jobs/123); got {id:?}"
         ))
     };
     let rest = id.strip_prefix('/').ok_or_else(bad)?;

@@ -31,6 +31,8 @@ enum Holder {
     Workspace(&'static str),
     /// A Databricks SQL object of this collection (`queries`, `alerts`, `dashboards`).
     Sql(&'static str),
+    /// A registered model of the workspace model registry, by its `id`.
+    RegisteredModel,
 }
 
 /// An object type of the Permissions API.
@@ -162,6 +164,42 @@ pub const TYPES: &[ObjectType] = &[
             ("CAN_MANAGE", "Can manage the cluster"),
         ],
     },
+    // An experiment is a workspace object (MLFLOW_EXPERIMENT) and inherits from its folders
+    // as one; its levels and answers' object type are the Terraform provider's
+    // (permissions/permission_definitions.go, field experiment_id: mlflowExperiment).
+    ObjectType {
+        request: "experiments",
+        object_type: "mlflowExperiment",
+        noun: "experiment",
+        holder: Holder::Workspace("MLFLOW_EXPERIMENT"),
+        owner: Owner::None,
+        levels: &[
+            ("CAN_READ", "Can read the experiment"),
+            ("CAN_EDIT", "Can edit the experiment"),
+            ("CAN_MANAGE", "Can manage the experiment"),
+        ],
+    },
+    // permission_definitions.go, field registered_model_id: object type registered-model.
+    ObjectType {
+        request: "registered-models",
+        object_type: "registered-model",
+        noun: "registered model",
+        holder: Holder::RegisteredModel,
+        owner: Owner::None,
+        levels: &[
+            ("CAN_READ", "Can read the model"),
+            ("CAN_EDIT", "Can edit the model"),
+            (
+                "CAN_MANAGE_STAGING_VERSIONS",
+                "Can manage the model's staging versions",
+            ),
+            (
+                "CAN_MANAGE_PRODUCTION_VERSIONS",
+                "Can manage the model's production versions",
+            ),
+            ("CAN_MANAGE", "Can manage the model"),
+        ],
+    },
 ];
 
 /// Queries, alerts and dashboards take the workspace levels: terraform-provider-databricks
@@ -209,7 +247,7 @@ pub fn object_type(request: &str) -> ApiResult<&'static ObjectType> {
         .find(|t| t.request == request)
         .ok_or_else(|| {
             ApiError::invalid(format!(
-                "request_object_type is not recognized: {request} (the local workspace keeps permissions of jobs, pipelines, notebooks, directories, files, sql/warehouses, cluster-policies, instance-pools, clusters, sql/queries, sql/alerts and dashboards)"
+                "request_object_type is not recognized: {request} (the local workspace keeps permissions of jobs, pipelines, notebooks, directories, files, sql/warehouses, cluster-policies, instance-pools, clusters, experiments, registered-models, sql/queries, sql/alerts and dashboards)"
             ))
         })
 }
@@ -292,6 +330,9 @@ fn target(st: &State, ty: &ObjectType, id: &str) -> ApiResult<Target> {
                 .clusters
                 .get(id)
                 .ok_or_else(|| missing(ty, id))?;
+        }
+        Holder::RegisteredModel => {
+            crate::mlflow::model_with_id(st, id).ok_or_else(|| missing(ty, id))?;
         }
         Holder::Sql(collection) => {
             // A trashed object is gone for its permissions too.

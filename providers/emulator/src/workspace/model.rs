@@ -255,6 +255,13 @@ pub fn do_import(st: &mut State, ctx: &Ctx, r: ImportRequest) -> ApiResult<()> {
                 format!("Path ({path}) already exists as a directory."),
             ));
         }
+        // An import does not overwrite an experiment: it is the MLflow API's.
+        Some(o) if o.object_type == "MLFLOW_EXPERIMENT" => {
+            return Err(ApiError::conflict(
+                "RESOURCE_ALREADY_EXISTS",
+                format!("Path ({path}) already exists."),
+            ));
+        }
         Some(_) if !r.overwrite => {
             return Err(ApiError::conflict(
                 "RESOURCE_ALREADY_EXISTS",
@@ -441,6 +448,11 @@ pub fn delete(st: &mut State, path: &str, recursive: bool) -> ApiResult<()> {
         let request = match object_type.as_str() {
             "NOTEBOOK" => "notebooks",
             "DIRECTORY" => "directories",
+            // An experiment is deleted with its node (the MLflow domain's soft delete).
+            "MLFLOW_EXPERIMENT" => {
+                crate::mlflow::workspace_node_deleted(st, id);
+                "experiments"
+            }
             _ => "files",
         };
         crate::permissions::forget(st, request, &id.to_string());
