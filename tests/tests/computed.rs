@@ -211,6 +211,18 @@ resource "databricks_directory" "code" {
   delete_recursive = true
 }
 
+resource "databricks_repo" "code" {
+  url = "https://github.com/user/every-kind.git"
+}
+
+resource "databricks_permissions" "code_repo" {
+  repo_id = databricks_repo.code.id
+  access_control {
+    group_name       = "users"
+    permission_level = "CAN_READ"
+  }
+}
+
 resource "databricks_notebook" "etl" {
   path           = "${databricks_directory.code.path}/etl.py"
   content_base64 = base64encode("print(1)")
@@ -629,6 +641,30 @@ fn every_computed_attribute_of_every_kind_reads_as_a_value_or_null() {
     assert_eq!(
         value("databricks_permissions__shared_cluster__id"),
         format!("/clusters/{cluster_id}"),
+        "{got}"
+    );
+    // A Git folder made without a path is in the caller's folder of /Repos, named after
+    // its repository; its permissions are on its id.
+    let repo_path = value("databricks_repo__code__workspace_path");
+    assert!(
+        repo_path
+            .as_str()
+            .is_some_and(|p| p.starts_with("/Workspace/Repos/") && p.ends_with("/every-kind")),
+        "{got}"
+    );
+    assert_eq!(
+        value("databricks_repo__code__commit_hash")
+            .as_str()
+            .map(str::len),
+        Some(40),
+        "{got}"
+    );
+    assert_eq!(
+        value("databricks_permissions__code_repo__id"),
+        format!(
+            "/repos/{}",
+            value("databricks_repo__code__id").as_str().unwrap()
+        ),
         "{got}"
     );
     // Permissions and secret ACLs are named as the Terraform provider names them.

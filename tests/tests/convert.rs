@@ -710,8 +710,8 @@ resource "databricks_grants" "customers" {
     privileges = ["EXECUTE"]
   }
 }
-resource "databricks_permissions" "repo_usage" {
-  repo_id = "123"
+resource "databricks_permissions" "serving_usage" {
+  serving_endpoint_id = "123"
   access_control {
     group_name       = "users"
     permission_level = "CAN_READ"
@@ -733,7 +733,7 @@ resource "databricks_grants" "sandbox" {
         "{out}"
     );
     assert!(
-        out.contains("main.tf:11: databricks_permissions.repo_usage: repo_id:"),
+        out.contains("main.tf:11: databricks_permissions.serving_usage: serving_endpoint_id:"),
         "{out}"
     );
     assert!(out.contains("1 resource(s)"), "{out}");

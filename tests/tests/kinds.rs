@@ -1358,6 +1358,46 @@ fn directory_case() -> Case {
     }
 }
 
+fn repo(url: &str, branch: &str) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_repo\" \"r\" {{\n  url    = \"{url}\"\n  path   = \"/Shared/inv_repos/demo\"\n  branch = \"{branch}\"\n}}\n"
+    )
+}
+
+/// A branch is checked out in place (its commit known after apply); another remote is
+/// another clone. The folder its create made goes with it.
+fn repo_case() -> Case {
+    Case {
+        address: "databricks_repo.r",
+        local_flag: false,
+        config: repo("https://github.com/user/demo.git", "main"),
+        made: &[
+            "folder:/Shared/inv_repos",
+            "workspace:/Shared/inv_repos/demo",
+        ],
+        steps: vec![
+            Step {
+                what: "branch",
+                config: repo("https://github.com/user/demo.git", "dev"),
+                expect: Expect::Update(&["branch", "commit_hash?"]),
+                shows: "~ branch = \"main\" -> \"dev\"",
+                vars: &[],
+                present: &["workspace:/Shared/inv_repos/demo"],
+                absent: &[],
+            },
+            Step {
+                what: "url",
+                config: repo("https://github.com/user/other.git", "dev"),
+                expect: Expect::Replace("url"),
+                shows: "# forces replacement",
+                vars: &[],
+                present: &["workspace:/Shared/inv_repos/demo"],
+                absent: &[],
+            },
+        ],
+    }
+}
+
 /// A notebook for jobs to run, in a folder of its own.
 const NOTEBOOK: &str = r#"
 resource "databricks_notebook" "nb" {
@@ -1738,6 +1778,7 @@ invariants! {
     secret_scope_replaces_on_rename_and_is_destroyed: "databricks_secret_scope" => secret_scope_replaces_on_rename_and_is_destroyed_case(),
     secret_updates_its_value_replaces_on_key_and_is_destroyed: "databricks_secret" => secret_updates_its_value_replaces_on_key_and_is_destroyed_case(),
     directory_updates_delete_recursive_and_is_destroyed: "databricks_directory" => directory_case(),
+    repo_checks_out_a_branch_replaces_on_url_and_is_destroyed: "databricks_repo" => repo_case(),
     job_renames_and_is_destroyed: "databricks_job" => job_case(),
     job_run_updates_its_timeout_and_is_destroyed: "databricks_job_run" => job_run_case(),
     pipeline_renames_and_is_destroyed: "databricks_pipeline" => pipeline_case(),

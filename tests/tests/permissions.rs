@@ -603,10 +603,13 @@ fn validate_refuses_levels_owners_and_objects_the_service_would_refuse() {
         ),
         (
             resource(
-                "  repo_id = \"c\"\n",
+                "  serving_endpoint_id = \"c\"\n",
                 &entry("group_name = \"users\"", "CAN_READ"),
             ),
-            vec!["\"repo_id\" is not supported", "does not manage Git folders"],
+            vec![
+                "\"serving_endpoint_id\" is not supported",
+                "does not manage serving endpoints",
+            ],
         ),
         (
             "resource \"databricks_secret_acl\" \"a\" {\n  scope      = \"s\"\n  principal  = \"users\"\n  permission = \"OWNER\"\n}\n".to_string(),

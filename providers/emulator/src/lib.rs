@@ -31,6 +31,7 @@ mod permissions;
 mod pipelines;
 mod policies;
 mod pools;
+mod repos;
 mod runtimes;
 mod scim;
 mod secrets;
@@ -252,6 +253,7 @@ macro_rules! domains {
             jobs: Tables, clock = tick;
             pipelines: Tables, clock = advance;
             workspace: Tables;
+            repos: Tables;
             permissions: Tables;
             files: Tables;
             secrets: Tables;

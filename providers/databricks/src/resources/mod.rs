@@ -38,6 +38,7 @@ pub mod place;
 pub mod presets;
 pub mod privileges;
 pub mod query;
+pub mod repo;
 pub mod schema;
 pub mod scim;
 pub mod sdp_meta_flow;
@@ -130,6 +131,7 @@ pub trait DatabricksKind: ResourceKind {
 // The kinds that cannot be run. Runnable ones implement the trait in their own file.
 impl DatabricksKind for artifact::Artifact {}
 impl DatabricksKind for directory::Directory {}
+impl DatabricksKind for repo::Repo {}
 impl DatabricksKind for secret_scope::SecretScope {}
 impl DatabricksKind for secret::Secret {}
 impl DatabricksKind for secret_acl::SecretAcl {}
@@ -191,6 +193,7 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(file::kind(shared.clone())),
         Arc::new(artifact::Artifact::new(shared.clone())),
         Arc::new(directory::Directory::new(shared.clone())),
+        Arc::new(repo::Repo::new(shared.clone())),
         Arc::new(secret_scope::SecretScope::new(shared.clone())),
         Arc::new(secret::Secret::new(shared.clone())),
         Arc::new(secret_acl::SecretAcl::new(shared.clone())),

@@ -1,6 +1,7 @@
 //! `databricks_permissions`: every permission on one workspace object (a job, pipeline,
-//! notebook, directory, workspace file, SQL warehouse, cluster policy, instance pool, cluster,
-//! query, alert, dashboard, MLflow experiment or registered model), through the Permissions API
+//! notebook, directory, workspace file, Git folder, SQL warehouse, cluster policy, instance
+//! pool, cluster, query, alert, dashboard, MLflow experiment or registered model), through the
+//! Permissions API
 //! (`/api/2.0/permissions/{object_type}/{object_id}`). Authoritative, as in the Terraform
 //! provider: a write replaces the object's direct entries (PUT), so an entry added in the
 //! UI is planned back, and a destroy resets the object to what it has alone.
@@ -150,6 +151,10 @@ pub const TARGETS: &[Target] = &[
     ),
     workspace("workspace_file_id", false, "files", "file", "FILE"),
     workspace("workspace_file_path", true, "files", "file", "FILE"),
+    // permission_definitions.go, fields repo_id and repo_path: the workspace levels. A Git
+    // folder's id is its object id in the workspace tree, where it is a REPO.
+    workspace("repo_id", false, "repos", "repo", "REPO"),
+    workspace("repo_path", true, "repos", "repo", "REPO"),
     Target {
         attr: "sql_endpoint_id",
         by_path: false,
@@ -259,14 +264,6 @@ pub const TARGETS: &[Target] = &[
 /// What the Terraform provider manages permissions of that brickform has no kind for.
 const NOT_HERE: &[(&str, &str)] = &[
     (
-        "repo_id",
-        "brickform does not manage Git folders (repos), nor their permissions.",
-    ),
-    (
-        "repo_path",
-        "brickform does not manage Git folders (repos), nor their permissions.",
-    ),
-    (
         "authorization",
         "brickform does not manage token or password permissions.",
     ),
@@ -367,7 +364,7 @@ fn schema() -> Schema {
                 .describe("The level, one the object's type takes (validate lists them)."),
         );
     let mut s = Schema::new().describe(
-        "Every permission on one job, pipeline, notebook, directory, workspace file, SQL warehouse, cluster policy, instance pool, cluster, query, alert, dashboard, MLflow experiment or registered model: what it does not declare is removed. Set exactly one of job_id, pipeline_id, notebook_id, notebook_path, directory_id, directory_path, workspace_file_id, workspace_file_path, sql_endpoint_id, cluster_policy_id, instance_pool_id, cluster_id, sql_query_id, sql_alert_id, dashboard_id, experiment_id, registered_model_id.",
+        "Every permission on one job, pipeline, notebook, directory, workspace file, Git folder, SQL warehouse, cluster policy, instance pool, cluster, query, alert, dashboard, MLflow experiment or registered model: what it does not declare is removed. Set exactly one of job_id, pipeline_id, notebook_id, notebook_path, directory_id, directory_path, workspace_file_id, workspace_file_path, repo_id, repo_path, sql_endpoint_id, cluster_policy_id, instance_pool_id, cluster_id, sql_query_id, sql_alert_id, dashboard_id, experiment_id, registered_model_id.",
     );
     for t in TARGETS {
         s = s.attr(
@@ -393,6 +390,8 @@ fn schema() -> Schema {
                         "The workspace file, by object id (databricks_workspace_file's object_id)."
                     }
                     "workspace_file_path" => "The workspace file, by workspace path.",
+                    "repo_id" => "The Git folder, by id (databricks_repo's id).",
+                    "repo_path" => "The Git folder, by workspace path.",
                     "cluster_policy_id" => {
                         "The cluster policy the permissions are on (databricks_cluster_policy's id); its one level is CAN_USE."
                     }
@@ -441,6 +440,8 @@ fn schema() -> Schema {
                 "directory_path",
                 "workspace_file_id",
                 "workspace_file_path",
+                "repo_id",
+                "repo_path",
                 "sql_endpoint_id",
                 "cluster_policy_id",
                 "instance_pool_id",
@@ -451,7 +452,7 @@ fn schema() -> Schema {
                 "experiment_id",
                 "registered_model_id",
             ])
-            .describe("The object's type as the service names it (job, pipelines, notebook, directory, file, warehouses, cluster-policy, instance-pool, cluster, query, alert, dashboard, mlflowExperiment, registered-model)."),
+            .describe("The object's type as the service names it (job, pipelines, notebook, directory, file, repo, warehouses, cluster-policy, instance-pool, cluster, query, alert, dashboard, mlflowExperiment, registered-model)."),
     )
     .attr(
         Attribute::computed("id", AttrType::String)
@@ -1220,9 +1221,18 @@ mod tests {
         assert_eq!((t.attr, o), ("notebook_id", "42"));
         assert_eq!(parse_id("/files/7").unwrap().0.attr, "workspace_file_id");
         assert_eq!(parse_id("/directories/0").unwrap().0.attr, "directory_id");
+        assert_eq!(parse_id("/repos/12").unwrap().0.attr, "repo_id");
         let (t, o) = parse_id("/clusters/0101-000000-abcd1234").unwrap();
         assert_eq!((t.attr, o), ("cluster_id", "0101-000000-abcd1234"));
-        for bad in ["jobs/1", "/repos/1", "/jobs/", "/jobs/1/2", "/", ""] {
+        assert_eq!(parse_id("/experiments/1").unwrap().0.attr, "experiment_id");
+        for bad in [
+            "jobs/1",
+            "/serving-endpoints/1",
+            "/jobs/",
+            "/jobs/1/2",
+            "/",
+            "",
+        ] {
             let e = parse_id(bad).unwrap_err();
             assert!(
                 e.message.contains("/TYPE/OBJECT_ID"),
@@ -1258,8 +1268,12 @@ mod tests {
             ),
         );
         assert_eq!(f[0].hint.as_deref(), Some("did you mean \"CAN_READ\"?"));
+        let warehouse = TARGETS
+            .iter()
+            .find(|t| t.attr == "sql_endpoint_id")
+            .unwrap();
         let f = check_entries(
-            &TARGETS[8],
+            warehouse,
             &config(
                 &[("sql_endpoint_id", "w")],
                 &[("group_name", "eng", "CAN_USE")],

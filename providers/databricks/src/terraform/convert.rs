@@ -1489,13 +1489,13 @@ locals {
   }
 }
 
-resource "databricks_repo" "k" {
-  url = "https://example.com/k.git"
+resource "databricks_model_serving" "k" {
+  name = "k"
 }
 
 resource "databricks_schema" "s" {
   catalog_name = databricks_catalog.c.name
-  name         = databricks_repo.k.id
+  name         = databricks_model_serving.k.id
 }
 "#,
         )]);
@@ -1521,8 +1521,14 @@ resource "databricks_schema" "s" {
                     5,
                     "databricks_catalog.c: provisioner blocks are not supported"
                 ),
-                (13, "brickform has no resource kind databricks_repo"),
-                (19, "refers to databricks_repo.k, which was not converted"),
+                (
+                    13,
+                    "brickform has no resource kind databricks_model_serving"
+                ),
+                (
+                    19,
+                    "refers to databricks_model_serving.k, which was not converted"
+                ),
             ]
         );
         // The output parses again (what is left out is only comments).

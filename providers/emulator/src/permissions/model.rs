@@ -27,7 +27,7 @@ enum Holder {
     ClusterPolicy,
     InstancePool,
     Cluster,
-    /// A workspace object of this `object_type` (NOTEBOOK, DIRECTORY, FILE).
+    /// A workspace object of this `object_type` (NOTEBOOK, DIRECTORY, FILE, REPO).
     Workspace(&'static str),
     /// A Databricks SQL object of this collection (`queries`, `alerts`, `dashboards`).
     Sql(&'static str),
@@ -110,6 +110,17 @@ pub const TYPES: &[ObjectType] = &[
         object_type: "file",
         noun: "file",
         holder: Holder::Workspace("FILE"),
+        owner: Owner::None,
+        levels: WORKSPACE_LEVELS,
+    },
+    // A Git folder takes the workspace levels (terraform-provider-databricks
+    // permissions/permission_definitions.go, fields repo_id and repo_path) and is the node
+    // of type REPO in the workspace tree whose object id is the repo's id.
+    ObjectType {
+        request: "repos",
+        object_type: "repo",
+        noun: "repo",
+        holder: Holder::Workspace("REPO"),
         owner: Owner::None,
         levels: WORKSPACE_LEVELS,
     },
@@ -247,7 +258,7 @@ pub fn object_type(request: &str) -> ApiResult<&'static ObjectType> {
         .find(|t| t.request == request)
         .ok_or_else(|| {
             ApiError::invalid(format!(
-                "request_object_type is not recognized: {request} (the local workspace keeps permissions of jobs, pipelines, notebooks, directories, files, sql/warehouses, cluster-policies, instance-pools, clusters, experiments, registered-models, sql/queries, sql/alerts and dashboards)"
+                "request_object_type is not recognized: {request} (the local workspace keeps permissions of jobs, pipelines, notebooks, directories, files, repos, sql/warehouses, cluster-policies, instance-pools, clusters, experiments, registered-models, sql/queries, sql/alerts and dashboards)"
             ))
         })
 }
@@ -915,11 +926,13 @@ mod tests {
             e.message,
             "Cannot change permissions for group 'admins' to None."
         );
-        let e = get(&st, "repos", "1").unwrap_err();
+        let e = get(&st, "serving-endpoints", "1").unwrap_err();
         assert!(
             e.message
-                .starts_with("request_object_type is not recognized: repos")
+                .starts_with("request_object_type is not recognized: serving-endpoints")
         );
+        let e = get(&st, "repos", &nb.to_string()).unwrap_err();
+        assert_eq!(e.message, format!("repo {nb} does not exist"));
         let e = get(&st, "clusters", "0101-000000-nothere").unwrap_err();
         assert_eq!(e.message, "cluster 0101-000000-nothere does not exist");
         assert_eq!(

@@ -1,11 +1,11 @@
-//! Workspace objects: notebooks, files and directories under `/`. [`model`] is what the
+//! Workspace objects: notebooks, files, directories and Git folders' nodes under `/`. [`model`] is what the
 //! API does to the state, [`routes`] the HTTP side.
 
 mod dbc;
 mod model;
 mod routes;
 
-pub use model::{normalize, parent, runnable_exists};
+pub use model::{delete, mkdirs_in as mkdirs, normalize, parent, place_repo, runnable_exists};
 pub use routes::routes;
 
 use crate::journal::{Journaled, Tracked, journaled};

@@ -65,12 +65,43 @@ pub fn mounted(raw: &str) -> bool {
 }
 
 pub fn is_dir(st: &State, path: &str) -> bool {
-    path == "/"
-        || st
-            .workspace
-            .workspace
-            .get(path)
-            .is_some_and(|o| o.object_type == "DIRECTORY")
+    path == "/" || st.workspace.workspace.get(path).is_some_and(holds_others)
+}
+
+/// Whether objects lie inside it: a folder, or a Git folder (whose files are in the tree
+/// under it, as in the service's, where a Git folder is listed like a folder).
+fn holds_others(o: &WsObject) -> bool {
+    o.object_type == "DIRECTORY" || o.object_type == "REPO"
+}
+
+/// Puts a Git folder's node in the tree, for the repos domain that keeps its Git side: at a
+/// path that holds nothing yet, in a folder that exists ("Parent directory /Repos/x does
+/// not exist.", the service's answer quoted in terraform-provider-databricks issue #862).
+/// Its object id is the repo's id, as get-status answers it (databricks/cli
+/// libs/testserver/fake_workspace.go).
+pub fn place_repo(st: &mut State, path: &str, id: i64, now: i64) -> ApiResult<()> {
+    let par = parent(path);
+    if path == "/" || !is_dir(st, par) {
+        return Err(ApiError::not_found(
+            "RESOURCE_DOES_NOT_EXIST",
+            format!("Parent directory {par} does not exist."),
+        ));
+    }
+    if st.workspace.workspace.contains_key(path) {
+        return Err(ApiError::new(
+            axum::http::StatusCode::BAD_REQUEST,
+            "RESOURCE_ALREADY_EXISTS",
+            format!("Path ({path}) already exists."),
+        ));
+    }
+    st.workspace.workspace.insert(
+        path.to_string(),
+        WsObject {
+            object_type: "REPO".into(),
+            ..dir_object(id, now)
+        },
+    );
+    Ok(())
 }
 
 pub fn parent(path: &str) -> &str {
@@ -103,7 +134,7 @@ pub fn mkdirs_in(st: &mut State, path: &str, now: i64) -> ApiResult<()> {
     for seg in path.split('/').filter(|s| !s.is_empty()) {
         cur = format!("{cur}/{seg}");
         match st.workspace.workspace.get(&cur) {
-            Some(o) if o.object_type != "DIRECTORY" => {
+            Some(o) if !holds_others(o) => {
                 return Err(ApiError::conflict(
                     "RESOURCE_ALREADY_EXISTS",
                     format!("Path ({cur}) already exists and is not a directory."),
@@ -249,7 +280,7 @@ pub fn do_import(st: &mut State, ctx: &Ctx, r: ImportRequest) -> ApiResult<()> {
     import_target(st, &path)?;
     let existing = st.workspace.workspace.get(&path);
     let (object_id, created_at) = match existing {
-        Some(o) if o.object_type == "DIRECTORY" => {
+        Some(o) if holds_others(o) => {
             return Err(ApiError::conflict(
                 "RESOURCE_ALREADY_EXISTS",
                 format!("Path ({path}) already exists as a directory."),
@@ -376,7 +407,7 @@ pub fn export(st: &State, path: &str) -> ApiResult<(Vec<u8>, String)> {
         .workspace
         .get(path)
         .ok_or_else(|| missing(path))?;
-    if o.object_type == "DIRECTORY" {
+    if holds_others(o) {
         return Err(ApiError::invalid(format!(
             "Path ({path}) is a directory; only DBC exports of directories are supported."
         )));
@@ -425,7 +456,7 @@ pub fn delete(st: &mut State, path: &str, recursive: bool) -> ApiResult<()> {
         .ok_or_else(|| missing(path))?
         .clone();
     let mut gone = Vec::new();
-    if obj.object_type == "DIRECTORY" {
+    if holds_others(&obj) {
         let prefix = children_prefix(path);
         let has_children = with_prefix(&st.workspace.workspace, &prefix)
             .next()
@@ -443,7 +474,7 @@ pub fn delete(st: &mut State, path: &str, recursive: bool) -> ApiResult<()> {
     }
     gone.push((obj.object_type.clone(), obj.object_id));
     st.workspace.workspace.remove(path);
-    // Permissions belong to their object: they go with it.
+    // Permissions belong to their object: they go with it; a Git folder's Git side too.
     for (object_type, id) in gone {
         let request = match object_type.as_str() {
             "NOTEBOOK" => "notebooks",
@@ -452,6 +483,10 @@ pub fn delete(st: &mut State, path: &str, recursive: bool) -> ApiResult<()> {
             "MLFLOW_EXPERIMENT" => {
                 crate::mlflow::workspace_node_deleted(st, id);
                 "experiments"
+            }
+            "REPO" => {
+                crate::repos::forget(st, id);
+                "repos"
             }
             _ => "files",
         };

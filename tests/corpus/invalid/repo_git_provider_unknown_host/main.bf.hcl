@@ -1,0 +1,7 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "databricks_repo" "demo" {
+  url = "https://git.example.com/team/demo.git"
+}
