@@ -284,6 +284,11 @@ data "databricks_sql_warehouse" "bi" {
   name = databricks_sql_endpoint.bi.name
 }
 
+data "databricks_sql_warehouses" "every_kind" {
+  warehouse_name_contains = "EVERY-KIND-BI"
+  depends_on              = [databricks_sql_endpoint.bi]
+}
+
 resource "databricks_cluster_policy" "small" {
   name       = "every-kind-small"
   definition = jsonencode({ "autotermination_minutes" = { "type" = "fixed", "value" = 20 } })
@@ -636,6 +641,12 @@ fn every_computed_attribute_of_every_kind_reads_as_a_value_or_null() {
     assert_eq!(
         value("data_databricks_clusters__every_kind__ids"),
         serde_json::json!([cluster_id]),
+        "{got}"
+    );
+    // Listed by a part of its name in another case, the warehouse is the one made.
+    assert_eq!(
+        value("data_databricks_sql_warehouses__every_kind__ids"),
+        serde_json::json!([value("databricks_sql_endpoint__bi__id")]),
         "{got}"
     );
     assert_eq!(

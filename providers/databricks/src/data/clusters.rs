@@ -97,29 +97,6 @@ fn passes(c: &Json, filter: &Object, pinned: &[String]) -> bool {
         && policy
 }
 
-/// The ids of the clusters whose name contains `contains` in any case (all with none).
-fn ids(all: &[Json], contains: Option<&str>) -> Vec<String> {
-    let contains = contains.map(str::to_lowercase);
-    let mut out: Vec<String> = all
-        .iter()
-        .filter(|c| {
-            contains.as_deref().is_none_or(|part| {
-                c.get("cluster_name")
-                    .and_then(Json::as_str)
-                    .is_some_and(|n| n.to_lowercase().contains(part))
-            })
-        })
-        .filter_map(|c| {
-            c.get("cluster_id")
-                .and_then(Json::as_str)
-                .map(str::to_string)
-        })
-        .collect();
-    // A set: in one order whatever order the service lists them in.
-    out.sort();
-    out
-}
-
 #[async_trait]
 impl DataSource for Clusters {
     fn type_name(&self) -> &'static str {
@@ -156,7 +133,12 @@ impl DataSource for Clusters {
         let mut out = config.clone();
         out.insert(
             "ids".into(),
-            Value::List(ids(&all, contains).into_iter().map(Value::from).collect()),
+            Value::List(
+                super::ids_named(&all, "cluster_name", "cluster_id", contains)
+                    .into_iter()
+                    .map(Value::from)
+                    .collect(),
+            ),
         );
         out.insert("id".into(), Value::from("_"));
         Ok(out)
@@ -167,17 +149,6 @@ impl DataSource for Clusters {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn a_name_part_filters_in_any_case() {
-        let all = [
-            json!({"cluster_id": "b", "cluster_name": "Shared BI"}),
-            json!({"cluster_id": "a", "cluster_name": "etl"}),
-        ];
-        assert_eq!(ids(&all, None), ["a", "b"]);
-        assert_eq!(ids(&all, Some("bi")), ["b"]);
-        assert!(ids(&all, Some("ml")).is_empty());
-    }
 
     #[test]
     fn a_filter_keeps_the_states_sources_pins_and_policy_it_names() {

@@ -18,6 +18,7 @@ pub mod schemas;
 pub mod service_principal;
 pub mod spark_version;
 pub mod sql_warehouse;
+pub mod sql_warehouses;
 pub mod storage_credential;
 pub mod storage_credentials;
 pub mod tables;
@@ -76,6 +77,7 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DataSource>> {
         Arc::new(volumes::listing(shared.clone())),
         Arc::new(volume_directory::VolumeDirectory::new(shared.clone())),
         Arc::new(sql_warehouse::SqlWarehouse::new(shared.clone())),
+        Arc::new(sql_warehouses::SqlWarehouses::new(shared.clone())),
         Arc::new(cluster::Cluster::new(shared.clone())),
         Arc::new(clusters::Clusters::new(shared.clone())),
         Arc::new(group::Group::new(shared.clone())),
@@ -86,6 +88,36 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DataSource>> {
     ]
 }
 
+/// The ids (`id_field`) of the listed objects whose name (`name_field`) contains `contains`
+/// in any case, all of them with none, sorted: the listing data sources answer a set, in
+/// one order whatever order the service lists in (terraform-provider-databricks
+/// clusters/data_clusters.go and sql/data_sql_warehouses.go both lower-case both sides).
+pub(crate) fn ids_named(
+    all: &[serde_json::Value],
+    name_field: &str,
+    id_field: &str,
+    contains: Option<&str>,
+) -> Vec<String> {
+    let contains = contains.map(str::to_lowercase);
+    let mut out: Vec<String> = all
+        .iter()
+        .filter(|o| {
+            contains.as_deref().is_none_or(|part| {
+                o.get(name_field)
+                    .and_then(serde_json::Value::as_str)
+                    .is_some_and(|n| n.to_lowercase().contains(part))
+            })
+        })
+        .filter_map(|o| {
+            o.get(id_field)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// A string the configuration gives for `k`: set and not empty (an empty name or id names
 /// nothing, so a lookup takes the other one given).
 pub(crate) fn given<'a>(config: &'a brickform_core::value::Object, k: &str) -> Option<&'a str> {
@@ -93,4 +125,24 @@ pub(crate) fn given<'a>(config: &'a brickform_core::value::Object, k: &str) -> O
         .get(k)
         .and_then(brickform_core::value::Value::as_str)
         .filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_name_part_filters_in_any_case_and_ids_are_sorted() {
+        let all = [
+            json!({"cluster_id": "b", "cluster_name": "Shared BI"}),
+            json!({"cluster_id": "a", "cluster_name": "etl"}),
+            json!({"cluster_name": "no id"}),
+        ];
+        let ids = |c| ids_named(&all, "cluster_name", "cluster_id", c);
+        assert_eq!(ids(None), ["a", "b"]);
+        assert_eq!(ids(Some("bi")), ["b"]);
+        assert_eq!(ids(Some("SHARED")), ["b"]);
+        assert!(ids(Some("ml")).is_empty());
+    }
 }
