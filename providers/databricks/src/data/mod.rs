@@ -118,14 +118,7 @@ pub(crate) fn ids_named(
     out
 }
 
-/// A string the configuration gives for `k`: set and not empty (an empty name or id names
-/// nothing, so a lookup takes the other one given).
-pub(crate) fn given<'a>(config: &'a brickform_core::value::Object, k: &str) -> Option<&'a str> {
-    config
-        .get(k)
-        .and_then(brickform_core::value::Value::as_str)
-        .filter(|s| !s.is_empty())
-}
+pub(crate) use crate::resources::given;
 
 #[cfg(test)]
 mod tests {

@@ -315,11 +315,7 @@ mod tests {
     }
 
     fn messages(config: Json) -> Vec<String> {
-        let k = kind();
-        k.check(&super::super::decoded(k.schema(), config))
-            .into_iter()
-            .map(|f| f.message)
-            .collect()
+        super::super::check_messages(&kind(), config)
     }
 
     #[test]

@@ -30,7 +30,7 @@
 //!   dashboard (ForceNew, compared without the prefix, :59).
 
 use super::WORKSPACE_MOUNT;
-use super::sql_object::folder_of;
+use super::unmounted;
 use super::{err, none_if_missing, str_attr};
 use crate::Shared;
 use crate::client::{ApiError, Client};
@@ -264,7 +264,7 @@ pub fn remote(schema: &Schema, d: &Json, published: Option<&Json>, prior: &Objec
     if let (Some(was), Some(now)) = (
         str_attr(prior, "parent_path"),
         str_attr(&attrs, "parent_path"),
-    ) && folder_of(was) == folder_of(now)
+    ) && unmounted(was) == unmounted(now)
     {
         attrs.insert("parent_path".into(), Value::from(was));
     }
@@ -545,7 +545,7 @@ impl ResourceKind for Dashboard {
 
     /// A dashboard's path is unique: its folder and display name find it.
     fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
-        let folder = folder_of(str_attr(config, "parent_path")?);
+        let folder = unmounted(str_attr(config, "parent_path")?);
         let name = str_attr(config, "display_name")?;
         Some(format!("{folder}/{name}"))
     }
@@ -563,9 +563,9 @@ impl ResourceKind for Dashboard {
             d.get("display_name").and_then(Json::as_str) == Some(name)
                 && d.get("parent_path")
                     .and_then(Json::as_str)
-                    .map(folder_of)
+                    .map(unmounted)
                     .as_deref()
-                    == Some(folder_of(folder).as_str())
+                    == Some(unmounted(folder).as_str())
         });
         let Some(id) = found
             .as_ref()

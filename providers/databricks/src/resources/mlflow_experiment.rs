@@ -24,7 +24,7 @@
 //! API never accepts description").
 
 use super::place::Place;
-use super::{err, none_if_missing, str_attr};
+use super::{err, given, none_if_missing, str_attr, unmounted};
 use crate::Shared;
 use async_trait::async_trait;
 use brickform_core::location::Location;
@@ -97,20 +97,6 @@ impl MlflowExperiment {
     }
 }
 
-/// A name as the service answers it: without the mount prefix and a trailing slash.
-pub fn canonical_name(name: &str) -> String {
-    let rest = match name.strip_prefix(super::WORKSPACE_MOUNT) {
-        Some(r) if r.is_empty() || r.starts_with('/') => r,
-        _ => name,
-    };
-    let trimmed = rest.trim_end_matches('/');
-    if trimmed.is_empty() {
-        "/".to_string()
-    } else {
-        trimmed.to_string()
-    }
-}
-
 /// The configured tags, `(key, value)`, in order (those whose values are known).
 pub fn configured_tags(config: &Object) -> Vec<(String, String)> {
     config
@@ -128,10 +114,6 @@ pub fn configured_tags(config: &Object) -> Vec<(String, String)> {
         .collect()
 }
 
-fn description(config: &Object) -> Option<&str> {
-    str_attr(config, "description").filter(|d| !d.is_empty())
-}
-
 /// The create body: the name, the artifact location if set, the tags with the note.
 fn create_body(config: &Object) -> Json {
     let mut b = json!({ "name": str_attr(config, "name").unwrap_or_default() });
@@ -142,7 +124,7 @@ fn create_body(config: &Object) -> Json {
         .into_iter()
         .map(|(k, v)| json!({ "key": k, "value": v }))
         .collect();
-    if let Some(d) = description(config) {
+    if let Some(d) = given(config, "description") {
         tags.push(json!({ "key": NOTE, "value": d }));
     }
     if !tags.is_empty() {
@@ -249,7 +231,7 @@ impl ResourceKind for MlflowExperiment {
     fn check(&self, config: &Object) -> Vec<Finding> {
         let mut out = Vec::new();
         if let Some(name) = str_attr(config, "name")
-            && (!name.starts_with('/') || canonical_name(name) == "/")
+            && (!name.starts_with('/') || unmounted(name) == "/")
         {
             out.push(
                 Finding::error(
@@ -317,7 +299,7 @@ impl ResourceKind for MlflowExperiment {
     ) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
         let name = str_attr(config, "name").unwrap_or_default();
-        if str_attr(prior, "name").map(canonical_name) != Some(canonical_name(name)) {
+        if str_attr(prior, "name").map(unmounted) != Some(unmounted(name)) {
             client
                 .idempotent()
                 .post(
@@ -333,9 +315,9 @@ impl ResourceKind for MlflowExperiment {
                 self.set_tag(id, &k, &v).await?;
             }
         }
-        if description(prior) != description(config) {
+        if given(prior, "description") != given(config, "description") {
             // No call deletes a tag: an empty note is no description.
-            self.set_tag(id, NOTE, description(config).unwrap_or_default())
+            self.set_tag(id, NOTE, given(config, "description").unwrap_or_default())
                 .await?;
         }
         self.get(id, config)
@@ -366,7 +348,7 @@ impl ResourceKind for MlflowExperiment {
 
     /// The name is unique among live experiments: it finds the experiment.
     fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
-        str_attr(config, "name").map(canonical_name)
+        str_attr(config, "name").map(unmounted)
     }
 
     async fn find_by_key(&self, _: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
@@ -408,9 +390,9 @@ mod tests {
 
     #[test]
     fn names_are_workspace_paths_as_the_service_answers_them() {
-        assert_eq!(canonical_name("/Workspace/Shared/e/"), "/Shared/e");
-        assert_eq!(canonical_name("/Shared/e"), "/Shared/e");
-        assert_eq!(canonical_name("/WorkspaceX/e"), "/WorkspaceX/e");
+        assert_eq!(unmounted("/Workspace/Shared/e/"), "/Shared/e");
+        assert_eq!(unmounted("/Shared/e"), "/Shared/e");
+        assert_eq!(unmounted("/WorkspaceX/e"), "/WorkspaceX/e");
         let k = kind();
         let bad = k.check(&decoded(json!({"name": "my-experiment"})));
         assert!(

@@ -10,7 +10,7 @@
 //! added, changed or removed since the last apply. A delete removes the model outright.
 
 use super::mlflow_experiment::{configured_tags, tags_block};
-use super::{err, gone_ok, none_if_missing, str_attr};
+use super::{err, given, gone_ok, none_if_missing, str_attr};
 use crate::Shared;
 use async_trait::async_trait;
 use brickform_core::provider::{
@@ -60,13 +60,9 @@ impl MlflowModel {
     }
 }
 
-fn description(config: &Object) -> Option<&str> {
-    str_attr(config, "description").filter(|d| !d.is_empty())
-}
-
 fn create_body(config: &Object) -> Json {
     let mut b = json!({ "name": str_attr(config, "name").unwrap_or_default() });
-    if let Some(d) = description(config) {
+    if let Some(d) = given(config, "description") {
         b["description"] = json!(d);
     }
     let tags: Vec<Json> = configured_tags(config)
@@ -183,12 +179,12 @@ impl ResourceKind for MlflowModel {
         config: &Object,
     ) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
-        if description(prior) != description(config) {
+        if given(prior, "description") != given(config, "description") {
             client
                 .idempotent()
                 .patch(
                     &format!("{BASE}/update"),
-                    &json!({ "name": id, "description": description(config).unwrap_or_default() }),
+                    &json!({ "name": id, "description": given(config, "description").unwrap_or_default() }),
                 )
                 .await
                 .map_err(err)?;

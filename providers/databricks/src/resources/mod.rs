@@ -274,6 +274,28 @@ pub fn attrs_from(schema: &Schema, resp: &Json) -> Object {
 /// path with or without it.
 pub const WORKSPACE_MOUNT: &str = "/Workspace";
 
+/// A workspace path as the service keeps and answers it: without the mount prefix (only a
+/// whole first step: `/WorkspaceX/a` is not under it) and without a trailing slash; the
+/// root is `/`.
+pub fn unmounted(path: &str) -> String {
+    let rest = match path.strip_prefix(WORKSPACE_MOUNT) {
+        Some(r) if r.is_empty() || r.starts_with('/') => r,
+        _ => path,
+    };
+    let trimmed = rest.trim_end_matches('/');
+    if trimmed.is_empty() {
+        "/".to_string()
+    } else {
+        trimmed.to_string()
+    }
+}
+
+/// A string attribute the configuration sets to something other than the empty string (an
+/// empty name or id names nothing, so a lookup takes the other one given).
+pub(crate) fn given<'a>(config: &'a Object, k: &str) -> Option<&'a str> {
+    str_attr(config, k).filter(|s| !s.is_empty())
+}
+
 /// The user whose home folder holds a workspace path (`/Users/<user>/…`, also under
 /// `/Workspace`): the owner of what lies there.
 pub fn home_owner(path: &str) -> Option<String> {
@@ -441,6 +463,15 @@ pub fn gone_ok(r: Result<Json, ApiError>) -> Result<(), ProviderError> {
         Err(e) if e.kind == ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// The messages of a kind's static checks of a configuration given as JSON.
+#[cfg(test)]
+pub(crate) fn check_messages(kind: &dyn ResourceKind, config: Json) -> Vec<String> {
+    kind.check(&decoded(kind.schema(), config))
+        .into_iter()
+        .map(|f| f.message)
+        .collect()
 }
 
 /// A configuration as the engine decodes it: every attribute present, null when unset.

@@ -17,7 +17,7 @@
 //!   service does not keep it, so it is sent with every checkout.
 
 use super::place::Place;
-use super::{err, gone_ok, none_if_missing, str_attr, volume_files, workspace_folders};
+use super::{err, gone_ok, none_if_missing, str_attr, unmounted, volume_files, workspace_folders};
 use crate::Shared;
 use async_trait::async_trait;
 use brickform_core::location::Location;
@@ -156,15 +156,6 @@ pub fn provider_from_url(url: &str) -> Option<&'static str> {
     region
         .filter(|r| !r.is_empty() && !r.contains('.'))
         .map(|_| "awsCodeCommit")
-}
-
-/// The path as the service keeps it: without the mount prefix or a trailing slash.
-fn unmounted(path: &str) -> String {
-    let p = path.trim_end_matches('/');
-    match p.strip_prefix("/Workspace") {
-        Some(rest) if rest.starts_with('/') => rest.to_string(),
-        _ => p.to_string(),
-    }
 }
 
 /// The Git folder as read: what the service answers, what brickform recorded.
@@ -510,11 +501,7 @@ mod tests {
     }
 
     fn messages(config: Json) -> Vec<String> {
-        let k = kind();
-        k.check(&super::super::decoded(k.schema(), config))
-            .into_iter()
-            .map(|f| f.message)
-            .collect()
+        super::super::check_messages(&kind(), config)
     }
 
     #[test]

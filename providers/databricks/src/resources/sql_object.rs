@@ -22,7 +22,7 @@
 //! leaves it to the service (the caller's home folder).
 
 use super::wire::{self, Renames};
-use super::{err, none_if_missing, str_attr};
+use super::{err, none_if_missing, str_attr, unmounted};
 use crate::Shared;
 use crate::client::PageSize;
 use async_trait::async_trait;
@@ -76,18 +76,6 @@ pub struct SqlObject {
     pub shared: Arc<Shared>,
 }
 
-/// A folder as the workspace keeps it: without the `/Workspace` mount prefix or a trailing
-/// slash.
-pub fn folder_of(path: &str) -> String {
-    let p = path.strip_prefix(super::WORKSPACE_MOUNT).unwrap_or(path);
-    let p = p.trim_end_matches('/');
-    if p.is_empty() {
-        "/".into()
-    } else {
-        p.to_string()
-    }
-}
-
 /// The object fields of a configuration, as the API names them, without what the service
 /// computes.
 pub fn body(spec: &SqlSpec, schema: &Schema, config: &Object) -> Json {
@@ -131,7 +119,7 @@ pub fn remote(spec: &SqlSpec, schema: &Schema, answer: &Json, prior: &Object) ->
     if let (Some(was), Some(now)) = (
         str_attr(prior, "parent_path"),
         str_attr(&attrs, "parent_path"),
-    ) && folder_of(was) == folder_of(now)
+    ) && unmounted(was) == unmounted(now)
     {
         attrs.insert("parent_path".into(), Value::from(was));
     }
@@ -249,7 +237,7 @@ impl SqlObject {
     /// `FOLDER/NAME`; `~/NAME` when the service chooses the folder.
     pub fn natural_key(&self, config: &Object) -> Option<String> {
         let name = str_attr(config, "display_name")?;
-        let folder = str_attr(config, "parent_path").map_or("~".to_string(), folder_of);
+        let folder = str_attr(config, "parent_path").map_or("~".to_string(), unmounted);
         Some(format!("{folder}/{name}"))
     }
 
@@ -266,7 +254,7 @@ impl SqlObject {
                 };
                 format!("/Users/{me}{rest}")
             }
-            None => folder_of(folder),
+            None => unmounted(folder),
         };
         let client = self.shared.client()?;
         let listed = client
@@ -281,7 +269,7 @@ impl SqlObject {
                 continue;
             };
             if let Some(r) = self.get(id, &Object::new()).await?
-                && str_attr(&r.attrs, "parent_path").map(folder_of).as_deref()
+                && str_attr(&r.attrs, "parent_path").map(unmounted).as_deref()
                     == Some(folder.as_str())
             {
                 return Ok(Some(r));
@@ -422,9 +410,9 @@ mod tests {
 
     #[test]
     fn folders_compare_without_the_workspace_prefix() {
-        assert_eq!(folder_of("/Workspace/Shared/q/"), "/Shared/q");
-        assert_eq!(folder_of("/Shared/q"), "/Shared/q");
-        assert_eq!(folder_of("/Workspace"), "/");
+        assert_eq!(unmounted("/Workspace/Shared/q/"), "/Shared/q");
+        assert_eq!(unmounted("/Shared/q"), "/Shared/q");
+        assert_eq!(unmounted("/Workspace"), "/");
         let schema = Schema::new()
             .attr(brickform_core::provider::Attribute::optional(
                 "parent_path",
