@@ -55,7 +55,10 @@ const LIBRARIES: &str = "/api/2.0/libraries";
 /// The pinned clusters are listed in one page of at most 100 (the provider's
 /// setPinnedStatus: "pinned cluster limit - just get all of them").
 pub const LIST_PAGE: PageSize = PageSize::new("page_size", "100");
-const RENAMES: Renames = &[("", "library", "libraries")];
+const RENAMES: Renames = &[
+    ("", "library", "libraries"),
+    ("", "cluster_mount_info", "cluster_mount_infos"),
+];
 /// How long a create or update waits for the cluster: the provider's
 /// DefaultProvisionTimeout.
 const WAIT: Duration = Duration::from_secs(30 * 60);
@@ -116,6 +119,7 @@ const EDITED: &[&str] = &[
     "workload_type",
     "driver_node_type_flexibility",
     "worker_node_type_flexibility",
+    "cluster_mount_info",
 ];
 const CLOUD_BLOCKS: &[&str] = &["aws_attributes", "azure_attributes", "gcp_attributes"];
 /// The settings a resize changes.
@@ -145,10 +149,6 @@ pub fn schema() -> Schema {
             .unsupported(
                 "clear_cloud_attributes_on_remove",
                 "brickform always clears a cloud attributes block removed from the configuration (the service then fills in its own), as the Terraform provider does with this set to true: remove the attribute.",
-            )
-            .unsupported(
-                "cluster_mount_info",
-                "brickform does not mount network file systems on clusters: use Unity Catalog volumes.",
             ),
     )
     .attr(
@@ -1096,6 +1096,37 @@ mod tests {
                 &config(json!({"spark_version": "x", "library": [{"pypi": {"package": "a"}}]}))
             ),
             vec![json!({"pypi": {"package": "a"}})]
+        );
+    }
+
+    #[test]
+    fn mounts_go_out_and_come_back_under_their_wire_name() {
+        let k = kind();
+        let mut c = base();
+        c["cluster_mount_info"] = json!([{
+            "network_filesystem_info": {"server_address": "acct.blob.core.windows.net", "mount_options": "sec=sys"},
+            "remote_mount_dir_path": "acct/test",
+            "local_mount_dir_path": "/mnt/nfs-test",
+        }]);
+        let b = body(k.schema(), &config(c.clone()));
+        assert!(b.get("cluster_mount_info").is_none(), "{b}");
+        assert_eq!(
+            b["cluster_mount_infos"][0]["network_filesystem_info"]["server_address"],
+            "acct.blob.core.windows.net"
+        );
+        let mut answered = b.clone();
+        answered["cluster_id"] = json!("0101-x");
+        let read = remote(
+            k.schema(),
+            &answered,
+            Vec::new(),
+            false,
+            &Object::new(),
+            String::new(),
+        );
+        assert_eq!(
+            read.attrs.get("cluster_mount_info"),
+            config(c).get("cluster_mount_info")
         );
     }
 

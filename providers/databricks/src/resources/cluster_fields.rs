@@ -285,6 +285,26 @@ fn spec_rest(schema: Schema) -> Schema {
         ))
         .block(node_type_flexibility("driver_node_type_flexibility"))
         .block(node_type_flexibility("worker_node_type_flexibility"))
+        .block(cluster_mount_info())
+}
+
+/// `cluster_mount_info[]` (`compute.MountInfo`, `cluster_mount_infos` on the wire): a network
+/// file system mounted into the Spark containers (terraform-provider-databricks
+/// clusters/clusters_api.go `MountInfo`, docs/resources/cluster.md).
+fn cluster_mount_info() -> BlockType {
+    BlockType::list(
+        "cluster_mount_info",
+        Schema::new()
+            .attr(Attribute::required("local_mount_dir_path", s()))
+            .attr(Attribute::optional("remote_mount_dir_path", s()))
+            .block(BlockType::single(
+                "network_filesystem_info",
+                Schema::new()
+                    .attr(Attribute::required("server_address", s()))
+                    .attr(Attribute::optional("mount_options", s())),
+            )),
+    )
+    .describe("A network file system mounted into the Spark containers.")
 }
 
 /// The fields of a `library` block (`compute.Library`): one of whl, jar, requirements,

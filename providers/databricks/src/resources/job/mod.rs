@@ -44,6 +44,7 @@ const RENAMES: Renames = &[
     ("", "job_cluster", "job_clusters"),
     ("", "environment", "environments"),
     ("task", "library", "libraries"),
+    ("new_cluster", "cluster_mount_info", "cluster_mount_infos"),
     ("task", "depends_on", "depends_on"),
     ("git_source", "url", "git_url"),
     ("git_source", "provider", "git_provider"),
