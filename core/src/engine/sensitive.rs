@@ -86,7 +86,6 @@ pub(super) fn restore(
     schema: &Schema,
     matches: &dyn Fn(&Value, &str) -> bool,
 ) {
-    let write_only = super::instance::sensitive_schema_paths(schema);
     for (text, fp) in &prior.sensitive {
         let path = steps(text, config);
         if let [PathStep::Key(k)] = path.as_slice()
@@ -97,24 +96,48 @@ pub(super) fn restore(
         let Some(v) = get(config, &path).filter(|v| v.is_wholly_known()) else {
             continue;
         };
+        let write_only = is_write_only(schema, &path);
         if !matches(v, fp) {
             // A write-only attribute of a nested block (a storage credential's
             // `azure_service_principal.client_secret`): the service never answers it, so
             // its absence would compare equal to anything. The value last applied is not
             // known, only that it differs from the configured one: unknown, which no
             // configured value equals, so the new one is planned and written.
-            if write_only.contains(&path) {
+            if write_only {
                 set(&mut prior.config, &path, Value::Unknown);
             }
             continue;
         }
         let v = v.clone();
         set(&mut prior.config, &path, v.clone());
-        if get(&prior.computed, &path[..path.len().saturating_sub(1)]).is_some() || path.len() == 1
+        // What the service answered to the last write holds a derived value it echoes
+        // (a comment that quotes a secret), but never a write-only one: put back there,
+        // the answer would differ from every later read, which would be drift.
+        if !write_only
+            && (get(&prior.computed, &path[..path.len().saturating_sub(1)]).is_some()
+                || path.len() == 1)
         {
             set(&mut prior.computed, &path, v);
         }
     }
+}
+
+/// Whether `path` leads, through nested blocks of any nesting (list indexes skipped), to an
+/// attribute the schema declares sensitive: a write-only value the service never answers.
+fn is_write_only(schema: &Schema, path: &[PathStep]) -> bool {
+    let mut at = schema;
+    let mut names = path.iter().filter_map(|s| match s {
+        PathStep::Key(k) => Some(k.as_str()),
+        PathStep::Index(_) => None,
+    });
+    while let Some(name) = names.next() {
+        if let Some(b) = at.block_type(name) {
+            at = &b.schema;
+            continue;
+        }
+        return names.next().is_none() && at.attribute(name).is_some_and(|a| a.sensitive);
+    }
+    false
 }
 
 /// Nulls every value at `paths` (nested ones included) in an object a plan carries.
@@ -290,6 +313,53 @@ mod tests {
         let shown = serde_json::to_string(&f.after).unwrap_or_default();
         assert!(!shown.contains("s3cret"), "{shown}");
         assert!(!f.sensitive);
+    }
+
+    /// A write-only attribute inside a repeated block (a pool's Docker registry password):
+    /// unchanged, it is put back into the last applied configuration but not into what the
+    /// service answered, which never held it; rotated, it is unknown, so it is planned.
+    #[test]
+    fn a_write_only_value_of_a_repeated_block_is_never_in_the_service_answer() {
+        use crate::provider::{AttrType, Attribute, BlockType};
+        let schema = Schema::new().block(BlockType::list(
+            "image",
+            Schema::new()
+                .attr(Attribute::required("url", AttrType::String))
+                .block(BlockType::single(
+                    "auth",
+                    Schema::new()
+                        .attr(Attribute::required("password", AttrType::String).sensitive()),
+                )),
+        ));
+        let image = |password: Option<&str>| {
+            let auth = match password {
+                Some(p) => Object::from_iter([("password".to_string(), Value::from(p))]),
+                None => Object::new(),
+            };
+            Value::List(vec![Value::Object(Object::from_iter([
+                ("url".to_string(), Value::from("r/i")),
+                ("auth".to_string(), Value::Object(auth)),
+            ]))])
+        };
+        let prior_of = || Prior {
+            config: Object::from_iter([("image".to_string(), image(None))]),
+            computed: Object::from_iter([("image".to_string(), image(None))]),
+            sensitive: [("image.0.auth.password".to_string(), "fp-pw".to_string())].into(),
+        };
+        let matches = |v: &Value, fp: &str| fp == format!("fp-{}", v.as_str().unwrap_or(""));
+
+        let config = Object::from_iter([("image".to_string(), image(Some("pw")))]);
+        let mut same = prior_of();
+        restore(&mut same, &config, &schema, &matches);
+        assert_eq!(same.config["image"], image(Some("pw")));
+        assert_eq!(same.computed["image"], image(None));
+
+        let rotated = Object::from_iter([("image".to_string(), image(Some("new")))]);
+        let mut prior = prior_of();
+        restore(&mut prior, &rotated, &schema, &matches);
+        let at = steps("image.0.auth.password", &rotated);
+        assert_eq!(get(&prior.config, &at), Some(&Value::Unknown));
+        assert_eq!(prior.computed["image"], image(None));
     }
 
     /// A write-only attribute of a single nested block: a configured value that no longer

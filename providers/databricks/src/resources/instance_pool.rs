@@ -6,7 +6,7 @@
 //! the edit API takes only the name, the sizes, the idle termination and the custom tags
 //! (with the node type, which it does not change); every other setting is the pool's for
 //! life, and a change of it replaces the pool (force_new: node_type_id, enable_elastic_disk,
-//! the cloud attributes, disk_spec, preloaded_spark_versions). `enable_elastic_disk`
+//! the cloud attributes, disk_spec, preloaded_spark_versions, preloaded_docker_image). `enable_elastic_disk`
 //! defaults to true (`s["enable_elastic_disk"].Default = true`), and `max_capacity` left out
 //! is the service's (suppress_diff).
 
@@ -23,7 +23,7 @@ use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
 const BASE: &str = "/api/2.0/instance-pools";
-const RENAMES: Renames = &[];
+const RENAMES: Renames = &[("", "preloaded_docker_image", "preloaded_docker_images")];
 /// What the edit API takes besides the id: what an update sends.
 const EDITABLE: &[&str] = &[
     "instance_pool_name",
@@ -86,6 +86,24 @@ pub fn schema() -> Schema {
             Attribute::optional("preloaded_spark_versions", AttrType::List(Box::new(s())))
                 .force_new()
                 .describe("At most one runtime version installed on each instance (databricks_spark_version)."),
+        )
+        .block(
+            // `slice_set` and force_new in the Terraform provider
+            // (pools/resource_instance_pool.go `PreloadedDockerImages`).
+            BlockType::list(
+                "preloaded_docker_image",
+                Schema::new()
+                    .attr(Attribute::required("url", s()))
+                    .block(BlockType::single(
+                        "basic_auth",
+                        Schema::new()
+                            .attr(Attribute::required("username", s()))
+                            .attr(Attribute::required("password", s()).sensitive()),
+                    )),
+            )
+            .unordered()
+            .force_new()
+            .describe("Docker images downloaded onto the pool's instances ahead of clusters that use them; a change replaces the pool."),
         )
         .block(
             BlockType::single(

@@ -119,6 +119,27 @@ pub fn settings(body: &Map<String, Value>) -> ApiResult<Map<String, Value>> {
         }
         out.insert("preloaded_spark_versions".into(), json!([v]));
     }
+    let mut images = Vec::new();
+    for (path, image) in o.objs("preloaded_docker_images")? {
+        let at = Obj::at(image, &path);
+        let mut held = Map::new();
+        held.insert("url".into(), json!(at.req_str("url")?));
+        if let Some(auth) = at.obj("basic_auth")? {
+            let auth_path = at.path("basic_auth");
+            let auth = Obj::at(auth, &auth_path);
+            // The registry password is kept to fetch the image and never answered, as the
+            // service keeps credentials it is given.
+            auth.req_str("password")?;
+            held.insert(
+                "basic_auth".into(),
+                json!({"username": auth.req_str("username")?}),
+            );
+        }
+        images.push(Value::Object(held));
+    }
+    if !images.is_empty() {
+        out.insert("preloaded_docker_images".into(), Value::Array(images));
+    }
     for (key, field, allowed) in [
         ("aws_attributes", "availability", AWS),
         ("azure_attributes", "availability", AZURE),
