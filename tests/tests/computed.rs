@@ -289,6 +289,18 @@ data "databricks_sql_warehouses" "every_kind" {
   depends_on              = [databricks_sql_endpoint.bi]
 }
 
+resource "databricks_ip_access_list" "blocked" {
+  label        = "every-kind-blocked"
+  list_type    = "BLOCK"
+  ip_addresses = ["203.0.113.0/24"]
+}
+
+resource "databricks_workspace_conf" "this" {
+  custom_config = {
+    enableTokensConfig = true
+  }
+}
+
 resource "databricks_cluster_policy" "small" {
   name       = "every-kind-small"
   definition = jsonencode({ "autotermination_minutes" = { "type" = "fixed", "value" = 20 } })

@@ -183,6 +183,19 @@ fn live_objects(dump: &Value) -> Vec<String> {
             p["instance_pool_name"].as_str().unwrap_or("")
         ));
     }
+    for (_, l) in entries("ip_access_lists") {
+        out.push(format!(
+            "ip_access_list:{}",
+            l["label"].as_str().unwrap_or("")
+        ));
+    }
+    // Workspace configuration keys set to anything but what a destroy puts back.
+    for (key, v) in entries("workspace_conf") {
+        let v = v.as_str().unwrap_or("");
+        if !(v.is_empty() || v.eq_ignore_ascii_case("false")) {
+            out.push(format!("workspace_conf:{key}={v}"));
+        }
+    }
     for (_, c) in entries("clusters") {
         out.push(format!(
             "cluster:{}",
@@ -1240,6 +1253,68 @@ fn instance_pool_case() -> Case {
     }
 }
 
+fn ip_access_list(label: &str, enabled: bool) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_ip_access_list\" \"l\" {{\n  label        = \"{label}\"\n  list_type    = \"BLOCK\"\n  ip_addresses = [\"203.0.113.7\", \"198.51.100.0/24\"]\n  enabled      = {enabled}\n}}\n"
+    )
+}
+
+fn ip_access_list_case() -> Case {
+    Case {
+        address: "databricks_ip_access_list.l",
+        local_flag: false,
+        config: ip_access_list("inv_list", true),
+        made: &["ip_access_list:inv_list"],
+        steps: vec![
+            Step {
+                what: "enabled",
+                config: ip_access_list("inv_list", false),
+                expect: Expect::Update(&["enabled"]),
+                shows: "~ enabled = true -> false",
+                vars: &[],
+                present: &["ip_access_list:inv_list"],
+                absent: &[],
+            },
+            Step {
+                what: "label",
+                config: ip_access_list("inv_list2", false),
+                expect: Expect::Update(&["label"]),
+                shows: "~ label = \"inv_list\" -> \"inv_list2\"",
+                vars: &[],
+                present: &["ip_access_list:inv_list2"],
+                absent: &["ip_access_list:inv_list"],
+            },
+        ],
+    }
+}
+
+fn workspace_conf(web_terminal: &str) -> String {
+    format!(
+        "{PROVIDER}resource \"databricks_workspace_conf\" \"c\" {{\n  custom_config = {{\n    enableTokensConfig = true\n    enableWebTerminal  = \"{web_terminal}\"\n  }}\n}}\n"
+    )
+}
+
+fn workspace_conf_case() -> Case {
+    Case {
+        address: "databricks_workspace_conf.c",
+        local_flag: false,
+        config: workspace_conf("true"),
+        made: &[
+            "workspace_conf:enableTokensConfig=true",
+            "workspace_conf:enableWebTerminal=true",
+        ],
+        steps: vec![Step {
+            what: "a key's value",
+            config: workspace_conf("false"),
+            expect: Expect::Update(&["custom_config", "enableWebTerminal"]),
+            shows: "~ enableWebTerminal = \"true\" -> \"false\"",
+            vars: &[],
+            present: &["workspace_conf:enableTokensConfig=true"],
+            absent: &["workspace_conf:enableWebTerminal=true"],
+        }],
+    }
+}
+
 fn cluster(minutes: u32, library: bool) -> String {
     let library = if library {
         "  library {\n    pypi {\n      package = \"requests==2.32.3\"\n    }\n  }\n"
@@ -1794,6 +1869,8 @@ invariants! {
     alert_updates_in_place_and_is_trashed: "databricks_alert" => alert_case(),
     dashboard_updates_republishes_and_is_trashed: "databricks_dashboard" => dashboard_case(),
     instance_pool_updates_replaces_on_node_type_and_is_destroyed: "databricks_instance_pool" => instance_pool_case(),
+    ip_access_list_updates_in_place_and_is_destroyed: "databricks_ip_access_list" => ip_access_list_case(),
+    workspace_conf_updates_a_key_and_puts_the_keys_back: "databricks_workspace_conf" => workspace_conf_case(),
     cluster_restarts_on_an_edit_installs_a_library_and_is_destroyed: "databricks_cluster" => cluster_case(),
     mlflow_experiment_renames_replaces_on_artifact_location_and_is_deleted: "databricks_mlflow_experiment" => mlflow_experiment_case(),
     mlflow_model_updates_replaces_on_rename_and_is_destroyed: "databricks_mlflow_model" => mlflow_model_case(),

@@ -10,6 +10,7 @@
 //! # Ok(()) }
 //! ```
 
+mod access;
 mod app;
 mod auth;
 mod behaviours;
@@ -263,6 +264,7 @@ macro_rules! domains {
             sql: Tables;
             clusters: Tables, clock = advance;
             mlflow: Tables;
+            access: Tables;
         }
     };
 }

@@ -23,6 +23,7 @@ pub mod group_member;
 pub mod ingestion_gateway;
 pub mod ingestion_pipeline;
 pub mod instance_pool;
+pub mod ip_access_list;
 pub mod job;
 pub mod job_run;
 pub mod locations;
@@ -57,6 +58,7 @@ pub mod values;
 pub mod volume;
 pub mod volume_files;
 pub mod wire;
+pub mod workspace_conf;
 pub mod workspace_file;
 pub mod workspace_folders;
 
@@ -163,6 +165,8 @@ impl DatabricksKind for instance_pool::InstancePool {
     }
 }
 impl DatabricksKind for mlflow_experiment::MlflowExperiment {}
+impl DatabricksKind for ip_access_list::IpAccessList {}
+impl DatabricksKind for workspace_conf::WorkspaceConf {}
 impl DatabricksKind for mlflow_model::MlflowModel {}
 impl DatabricksKind for cluster::Cluster {
     fn shared_by_others(&self) -> bool {
@@ -185,6 +189,8 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(default_namespace_setting::DefaultNamespaceSetting::new(
             shared.clone(),
         )),
+        Arc::new(workspace_conf::WorkspaceConf::new(shared.clone())),
+        Arc::new(ip_access_list::IpAccessList::new(shared.clone())),
         Arc::new(grants::kind(shared.clone())),
         Arc::new(grant::kind(shared.clone())),
         Arc::new(permissions::Permissions::new(shared.clone())),
