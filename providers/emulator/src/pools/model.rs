@@ -119,24 +119,7 @@ pub fn settings(body: &Map<String, Value>) -> ApiResult<Map<String, Value>> {
         }
         out.insert("preloaded_spark_versions".into(), json!([v]));
     }
-    let mut images = Vec::new();
-    for (path, image) in o.objs("preloaded_docker_images")? {
-        let at = Obj::at(image, &path);
-        let mut held = Map::new();
-        held.insert("url".into(), json!(at.req_str("url")?));
-        if let Some(auth) = at.obj("basic_auth")? {
-            let auth_path = at.path("basic_auth");
-            let auth = Obj::at(auth, &auth_path);
-            // The registry password is kept to fetch the image and never answered, as the
-            // service keeps credentials it is given.
-            auth.req_str("password")?;
-            held.insert(
-                "basic_auth".into(),
-                json!({"username": auth.req_str("username")?}),
-            );
-        }
-        images.push(Value::Object(held));
-    }
+    let images = docker_images(&o)?;
     if !images.is_empty() {
         out.insert("preloaded_docker_images".into(), Value::Array(images));
     }
@@ -177,6 +160,29 @@ pub fn settings(body: &Map<String, Value>) -> ApiResult<Map<String, Value>> {
         out.insert("disk_spec".into(), Value::Object(d.clone()));
     }
     Ok(out)
+}
+
+/// The Docker images a pool preloads, as the service keeps them: the registry password is
+/// kept to fetch the image and never answered, as the service keeps credentials it is
+/// given.
+fn docker_images(o: &Obj) -> ApiResult<Vec<Value>> {
+    let mut images = Vec::new();
+    for (path, image) in o.objs("preloaded_docker_images")? {
+        let at = Obj::at(image, &path);
+        let mut held = Map::new();
+        held.insert("url".into(), json!(at.req_str("url")?));
+        if let Some(auth) = at.obj("basic_auth")? {
+            let auth_path = at.path("basic_auth");
+            let auth = Obj::at(auth, &auth_path);
+            auth.req_str("password")?;
+            held.insert(
+                "basic_auth".into(),
+                json!({"username": auth.req_str("username")?}),
+            );
+        }
+        images.push(Value::Object(held));
+    }
+    Ok(images)
 }
 
 /// A name is unique among the workspace's pools.
