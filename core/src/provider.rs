@@ -1279,6 +1279,16 @@ pub trait Provider: Send + Sync {
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
     }
+    /// Whether the provider configuration whose block's settings (as written) are
+    /// `settings` cannot hold objects of `type_name` (`data`: a data source of that type):
+    /// why, and what to do. Asked by `validate` and `plan` for every resource block, before
+    /// anything is configured, so a block given a configuration that cannot reach its kind
+    /// (one kind of object under a configuration that reaches only other kinds) fails at the block and not
+    /// at apply. `None` by default.
+    fn refuses(&self, _settings: &Object, _type_name: &str, _data: bool) -> Option<Refusal> {
+        None
+    }
+
     /// Connects with the evaluated provider block. Called once per command before any
     /// resource operation; never called by `validate`.
     async fn configure(&self, config: &Object) -> ProviderResult<()>;
@@ -1308,6 +1318,14 @@ pub trait Provider: Send + Sync {
     ) -> Vec<crate::diagnostics::Diagnostic> {
         Vec::new()
     }
+}
+
+/// Why a provider configuration cannot hold a resource block's kind (see
+/// [`Provider::refuses`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub message: String,
+    pub hint: String,
 }
 
 /// All providers a command knows, by resource and data-source type name.

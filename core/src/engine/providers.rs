@@ -37,6 +37,7 @@ impl Engine<'_> {
         let mut settings = self.top_level_settings(&world, &mut diags);
         self.merge_environment_settings(&world, &mut settings, &mut diags);
         let mut used = self.used_by_resources(&mut diags);
+        self.refused_by_configuration(&settings, &mut diags);
         if self.offline || diags.has_errors() {
             return diags;
         }
@@ -193,6 +194,35 @@ impl Engine<'_> {
             used.insert(key);
         }
         used
+    }
+
+    /// Resource blocks whose provider configuration cannot hold their kind, as the provider
+    /// says from the configuration's settings (see [`crate::provider::Provider::refuses`]).
+    fn refused_by_configuration(
+        &self,
+        settings: &BTreeMap<String, Object>,
+        diags: &mut Diagnostics,
+    ) {
+        let none = Object::new();
+        for r in self.config.resources.values() {
+            let Some(provider) = self.registry.provider_of(&r.type_name) else {
+                continue;
+            };
+            let key = self.provider_key(r);
+            let data = r.mode == brickform_state::ResourceMode::Data;
+            let written = settings.get(&key).unwrap_or(&none);
+            if let Some(refusal) = provider.refuses(written, &r.type_name, data) {
+                diags.push(
+                    Diagnostic::error(format!(
+                        "{} cannot use the provider configuration {key}",
+                        r.address()
+                    ))
+                    .at(r.provider_span.clone().or_else(|| r.span.clone()))
+                    .detail(format!("{}.", refusal.message))
+                    .hint(refusal.hint),
+                );
+            }
+        }
     }
 
     /// The provider configurations the state's resources were made through.

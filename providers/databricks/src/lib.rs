@@ -38,6 +38,61 @@ pub struct Shared {
     /// Workspace folders objects of this run made or recorded as made (see
     /// [`resources::workspace_folders`]).
     pub(crate) made_folders: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// The account this configuration manages, when it is account-level (see
+    /// [`Shared::account`]).
+    account: RwLock<Option<String>>,
+}
+
+/// The kinds an account-level configuration manages: the account's identities, through the
+/// account SCIM API (the Terraform provider's "can be used with an account or
+/// workspace-level provider" kinds, docs/resources/group.md, user.md, service_principal.md,
+/// group_member.md). Every other kind lives in a workspace.
+pub const ACCOUNT_KINDS: [&str; 4] = [
+    "databricks_group",
+    "databricks_user",
+    "databricks_service_principal",
+    "databricks_group_member",
+];
+
+/// The data sources an account-level configuration reads: the account's identities.
+pub const ACCOUNT_DATA_SOURCES: [&str; 3] = [
+    "databricks_group",
+    "databricks_user",
+    "databricks_service_principal",
+];
+
+/// The SCIM API of a workspace; an account's is [`account_scim`].
+pub const WORKSPACE_SCIM: &str = "/api/2.0/preview/scim/v2";
+
+/// The SCIM API of account `account_id`: the workspace path with `/preview` replaced by
+/// `/accounts/{account_id}`, as the Terraform provider rewrites it for an account-level
+/// provider (common/client.go, scimVisitorForLevel) and the SDKs address the account's
+/// Groups, Users and ServicePrincipals.
+pub fn account_scim(account_id: &str) -> String {
+    format!("/api/2.0/accounts/{account_id}/scim/v2")
+}
+
+/// Whether `host` is an accounts host (`https://accounts.…`, `https://accounts-dod.…`),
+/// whose APIs are the account's: the Go SDK's `HostType` (config/config.go), which a bare
+/// host is read with `https://` for.
+pub fn is_accounts_host(host: &str) -> bool {
+    let host = host.trim().to_ascii_lowercase();
+    let host = if host.contains("://") {
+        host
+    } else {
+        format!("https://{host}")
+    };
+    host.starts_with("https://accounts.") || host.starts_with("https://accounts-dod.")
+}
+
+/// Why an account-level configuration cannot reach a workspace kind, and what to do.
+fn workspace_only(what: &str, account: &str) -> (String, String) {
+    (
+        format!(
+            "{what} lives in a workspace, but this provider configuration is account-level (account {account}): it manages the account's groups, users, service principals and group members only"
+        ),
+        "give it a workspace-level provider: leave `provider` out for the default one, or name an alias whose host is a workspace URL".to_string(),
+    )
 }
 
 impl Shared {
@@ -46,8 +101,21 @@ impl Shared {
         self.plan.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// The client, once the provider is configured.
+    /// The client of a workspace, once the provider is configured. An account-level
+    /// configuration has none: what calls this lives in a workspace, and the account's host
+    /// would answer 404 for it, so it is refused here with what to do (the configuration is
+    /// checked before anything runs too, see [`DatabricksProvider`]'s `refuses`).
     pub fn client(&self) -> ProviderResult<Client> {
+        if let Some(account) = self.account() {
+            let (message, hint) = workspace_only("this resource", &account);
+            return Err(ProviderError::invalid(message).with_detail(hint));
+        }
+        self.any_client()
+    }
+
+    /// The client whatever the level: for the identity kinds, which address the account's
+    /// SCIM API or the workspace's by [`Shared::scim`].
+    pub fn any_client(&self) -> ProviderResult<Client> {
         self.client
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -55,8 +123,30 @@ impl Shared {
             .ok_or_else(|| ProviderError::other("the databricks provider is not configured"))
     }
 
+    /// The account this configuration manages, when it is account-level: its host is an
+    /// accounts host (or, on the local workspace, its block sets `account_id`).
+    pub fn account(&self) -> Option<String> {
+        self.account
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Where the SCIM API is: the account's for an account-level configuration, else the
+    /// workspace's.
+    pub fn scim(&self) -> String {
+        match self.account() {
+            Some(account) => account_scim(&account),
+            None => WORKSPACE_SCIM.to_string(),
+        }
+    }
+
     /// The user name the client acts as; `None` when the workspace does not say.
+    /// An account-level configuration acts in no workspace: it has no such user.
     pub async fn current_user(&self) -> ProviderResult<Option<String>> {
+        if self.account().is_some() {
+            return Ok(None);
+        }
         let client = self.client()?;
         self.user
             .get_or_try_init(|| async move {
@@ -74,8 +164,9 @@ impl Shared {
             .cloned()
     }
 
-    fn set(&self, c: Client, web_host: String) {
+    fn set(&self, c: Client, web_host: String, account: Option<String>) {
         *self.client.write().unwrap_or_else(|p| p.into_inner()) = Some(c);
+        *self.account.write().unwrap_or_else(|p| p.into_inner()) = account;
         *self.web_host.write().unwrap_or_else(|p| p.into_inner()) = web_host;
     }
 
@@ -123,7 +214,8 @@ impl DatabricksProvider {
     pub fn new(options: Options) -> Self {
         let schema = Schema::new()
             .describe("Connection to a Databricks workspace. Unset settings come from DATABRICKS_* environment variables, a ~/.databrickscfg profile, or `brickform auth login`.")
-            .attr(Attribute::optional("host", AttrType::String).describe("Workspace URL; \"local\" for the local workspace in .brickform/local, \"local:NAME\" for another one in .brickform/local-NAME (one per environment, say)."))
+            .attr(Attribute::optional("host", AttrType::String).describe("Workspace URL; \"local\" for the local workspace in .brickform/local, \"local:NAME\" for another one in .brickform/local-NAME (one per environment, say); an accounts host (https://accounts.cloud.databricks.com, https://accounts.azuredatabricks.net, https://accounts.gcp.databricks.com) for the account's identities."))
+            .attr(Attribute::optional("account_id", AttrType::String).describe("The Databricks account, for an accounts host (DATABRICKS_ACCOUNT_ID, a profile's account_id). With an accounts host, or on the local workspace, the configuration is account-level: it manages the account's groups, users, service principals and group members, and nothing of a workspace."))
             .attr(Attribute::optional("token", AttrType::String).sensitive().describe("Personal access token."))
             .attr(Attribute::optional("client_id", AttrType::String).describe("OAuth machine-to-machine client id."))
             .attr(Attribute::optional("client_secret", AttrType::String).sensitive().describe("OAuth machine-to-machine client secret."))
@@ -154,6 +246,55 @@ impl DatabricksProvider {
 
     pub fn shared(&self) -> Arc<Shared> {
         self.shared.clone()
+    }
+
+    /// Whether a provider block, as written, makes an account-level configuration: its host
+    /// is an accounts host, or it names an account on the local workspace (which answers for
+    /// the account too, as the Go SDK takes `account_id` alone for an account client when
+    /// testing: config/config.go `IsAccountClient`). A host left to the environment says
+    /// nothing here; [`DatabricksProvider::account`] decides once connected.
+    fn account_level_as_written(&self, settings: &Object) -> bool {
+        let host = text(settings, "host");
+        if host.as_deref().is_some_and(is_accounts_host) {
+            return true;
+        }
+        let local = self.options.local.is_some() || wants_local(settings);
+        local && text(settings, "account_id").is_some()
+    }
+
+    /// The account of an account-level configuration, `None` for a workspace's. On an
+    /// accounts host the account id is required, as the SDKs require it for account APIs;
+    /// on the local workspace it is the local account's, read from the host's metadata
+    /// (`/.well-known/databricks-config`, as the Go SDK resolves `account_id` from it:
+    /// config/config.go), whatever id the block names, as the local workspace stands in for
+    /// every host the configuration names.
+    async fn account(&self, config: &Object, client: &Client) -> ProviderResult<Option<String>> {
+        if self.options.local.is_some() {
+            if !self.account_level_as_written(config) {
+                return Ok(None);
+            }
+            let meta = client.host_metadata().await.map_err(ProviderError::from)?;
+            return meta
+                .get("account_id")
+                .and_then(serde_json::Value::as_str)
+                .filter(|a| !a.is_empty())
+                .map(|a| Some(a.to_string()))
+                .ok_or_else(|| {
+                    ProviderError::invalid(
+                        "the local workspace does not say its account id (/.well-known/databricks-config)",
+                    )
+                });
+        }
+        if !is_accounts_host(client.host()) {
+            return Ok(None);
+        }
+        match client.account_id() {
+            Some(a) => Ok(Some(a.to_string())),
+            None => Err(ProviderError::invalid(format!(
+                "{} is an accounts host: set account_id (or DATABRICKS_ACCOUNT_ID, or account_id in the ~/.databrickscfg profile) to the account to manage",
+                client.host()
+            ))),
+        }
     }
 
     /// How `brickform run` runs the objects of a kind: the kind's own runner, `None` when
@@ -247,6 +388,7 @@ impl Provider for DatabricksProvider {
     async fn configure(&self, config: &Object) -> ProviderResult<()> {
         let mut settings = Settings {
             host: text(config, "host"),
+            account_id: text(config, "account_id"),
             token: text(config, "token"),
             client_id: text(config, "client_id"),
             client_secret: text(config, "client_secret"),
@@ -295,8 +437,34 @@ impl Provider for DatabricksProvider {
         } else {
             client.host().to_string()
         };
-        self.shared.set(client, web_host);
+        let account = self.account(config, &client).await?;
+        self.shared.set(client, web_host, account);
         Ok(())
+    }
+
+    /// A configuration the settings make account-level cannot manage a workspace's kinds.
+    fn refuses(
+        &self,
+        settings: &Object,
+        type_name: &str,
+        data: bool,
+    ) -> Option<brickform_core::provider::Refusal> {
+        let allowed: &[&str] = if data {
+            &ACCOUNT_DATA_SOURCES
+        } else {
+            &ACCOUNT_KINDS
+        };
+        if allowed.contains(&type_name) || !self.account_level_as_written(settings) {
+            return None;
+        }
+        let account = text(settings, "account_id").unwrap_or_else(|| "not set".into());
+        let what = if data {
+            format!("data \"{type_name}\"")
+        } else {
+            type_name.to_string()
+        };
+        let (message, hint) = workspace_only(&what, &account);
+        Some(brickform_core::provider::Refusal { message, hint })
     }
 }
 
@@ -331,6 +499,134 @@ mod tests {
         ] {
             assert!(vars.contains(&v), "{v}");
         }
+    }
+
+    fn provider(local: bool, env: &'static [(&'static str, &'static str)]) -> DatabricksProvider {
+        DatabricksProvider::new(Options {
+            local: local.then(|| ("http://127.0.0.1:9".to_string(), "t".to_string())),
+            secrets: Arc::new(client::NoStore),
+            env: Arc::new(move |k| {
+                env.iter()
+                    .find(|(name, _)| *name == k)
+                    .map(|(_, v)| v.to_string())
+            }),
+        })
+    }
+
+    fn settings(pairs: &[(&str, &str)]) -> Object {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::from(*v)))
+            .collect()
+    }
+
+    #[test]
+    fn accounts_hosts_are_the_sdks() {
+        for host in [
+            "https://accounts.cloud.databricks.com",
+            "accounts.azuredatabricks.net",
+            "https://accounts.gcp.databricks.com/",
+            "https://accounts-dod.cloud.databricks.us",
+            "HTTPS://Accounts.cloud.databricks.com",
+        ] {
+            assert!(is_accounts_host(host), "{host}");
+        }
+        for host in [
+            "https://dbc-1.cloud.databricks.com",
+            "https://adb-1.azuredatabricks.net",
+            "https://myaccounts.cloud.databricks.com",
+            "local",
+        ] {
+            assert!(!is_accounts_host(host), "{host}");
+        }
+        assert_eq!(account_scim("abc"), "/api/2.0/accounts/abc/scim/v2");
+    }
+
+    #[tokio::test]
+    async fn an_accounts_host_makes_the_configuration_account_level() {
+        let p = provider(false, &[]);
+        p.configure(&settings(&[
+            ("host", "https://accounts.cloud.databricks.com"),
+            ("account_id", "abc"),
+            ("token", "dapi-x"),
+        ]))
+        .await
+        .unwrap();
+        let shared = p.shared();
+        assert_eq!(shared.scim(), "/api/2.0/accounts/abc/scim/v2");
+        let refused = shared.client().unwrap_err();
+        assert!(
+            refused.message.contains("account-level (account abc)"),
+            "{refused:?}"
+        );
+        assert!(shared.any_client().is_ok());
+
+        // From DATABRICKS_ACCOUNT_ID, as the SDKs read it.
+        let p = provider(false, &[("DATABRICKS_ACCOUNT_ID", "from-env")]);
+        p.configure(&settings(&[
+            ("host", "https://accounts.azuredatabricks.net"),
+            ("token", "dapi-x"),
+        ]))
+        .await
+        .unwrap();
+        assert_eq!(p.shared().scim(), "/api/2.0/accounts/from-env/scim/v2");
+
+        // A workspace host stays a workspace's, whatever account it names.
+        let p = provider(false, &[]);
+        p.configure(&settings(&[
+            ("host", "https://dbc-1.cloud.databricks.com"),
+            ("account_id", "abc"),
+            ("token", "dapi-x"),
+        ]))
+        .await
+        .unwrap();
+        assert_eq!(p.shared().scim(), WORKSPACE_SCIM);
+        assert!(p.shared().client().is_ok());
+    }
+
+    #[tokio::test]
+    async fn an_accounts_host_without_an_account_is_refused() {
+        let p = provider(false, &[]);
+        let e = p
+            .configure(&settings(&[
+                ("host", "https://accounts.cloud.databricks.com"),
+                ("token", "dapi-x"),
+            ]))
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("set account_id"), "{e:?}");
+    }
+
+    #[test]
+    fn an_account_level_block_refuses_the_workspaces_kinds() {
+        use brickform_core::provider::Provider as _;
+        let accounts = settings(&[
+            ("host", "https://accounts.cloud.databricks.com"),
+            ("account_id", "abc"),
+        ]);
+        let p = provider(false, &[]);
+        for kind in ACCOUNT_KINDS {
+            assert!(p.refuses(&accounts, kind, false).is_none(), "{kind}");
+        }
+        let r = p.refuses(&accounts, "databricks_job", false).unwrap();
+        assert!(
+            r.message.starts_with("databricks_job lives in a workspace"),
+            "{r:?}"
+        );
+        assert!(r.hint.contains("workspace-level provider"), "{r:?}");
+        assert!(p.refuses(&accounts, "databricks_group", true).is_none());
+        assert!(
+            p.refuses(&accounts, "databricks_current_user", true)
+                .is_some()
+        );
+        // A workspace's block refuses nothing; on the local workspace `account_id` alone
+        // makes the block account-level.
+        let ws = settings(&[("host", "https://dbc-1.cloud.databricks.com")]);
+        assert!(p.refuses(&ws, "databricks_job", false).is_none());
+        let named = settings(&[("account_id", "abc")]);
+        assert!(p.refuses(&named, "databricks_job", false).is_none());
+        let local = provider(true, &[]);
+        assert!(local.refuses(&named, "databricks_job", false).is_some());
     }
 
     #[test]

@@ -1464,3 +1464,47 @@ async fn a_delete_whose_answer_is_lost_after_it_took_effect_counts_as_deleted() 
         .await
         .unwrap();
 }
+
+/// `account_id` is read as the SDKs read it: the setting, then DATABRICKS_ACCOUNT_ID, then
+/// the profile's `account_id` (config/config.go: `name:"account_id" env:"DATABRICKS_ACCOUNT_ID"`).
+#[tokio::test]
+async fn the_account_id_comes_from_settings_env_or_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().display().to_string();
+    write_cfg(
+        dir.path(),
+        "[acct]\nhost = https://accounts.cloud.databricks.com\ntoken = dapi-profile\naccount_id = from-profile\n",
+    );
+    let accounts = |account_id: Option<&str>| Settings {
+        host: Some("https://accounts.cloud.databricks.com".into()),
+        token: Some("dapi-x".into()),
+        account_id: account_id.map(str::to_string),
+        ..Settings::default()
+    };
+    let env = [
+        ("DATABRICKS_ACCOUNT_ID", "from-env"),
+        ("HOME", home.as_str()),
+    ];
+    let c = connect(&accounts(Some("from-settings")), &env, &NoStore)
+        .await
+        .unwrap();
+    assert_eq!(c.account_id(), Some("from-settings"));
+    let c = connect(&accounts(None), &env, &NoStore).await.unwrap();
+    assert_eq!(c.account_id(), Some("from-env"));
+    let c = connect(
+        &Settings {
+            profile: Some("acct".into()),
+            ..Settings::default()
+        },
+        &[("HOME", home.as_str())],
+        &NoStore,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.account_id(), Some("from-profile"));
+    assert_eq!(c.host(), "https://accounts.cloud.databricks.com");
+    let c = connect(&accounts(None), &[("HOME", home.as_str())], &NoStore)
+        .await
+        .unwrap();
+    assert_eq!(c.account_id(), None);
+}

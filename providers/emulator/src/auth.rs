@@ -132,6 +132,7 @@ async fn host_metadata(
     Ok(Json(json!({
         "oidc_endpoint": format!("{}/oidc", base_url(&headers)),
         "workspace_id": workspace_id.to_string(),
+        "account_id": crate::scim::ACCOUNT_ID,
         "cloud": "aws",
     })))
 }

@@ -49,6 +49,7 @@ pub use config::{EmulatorConfig, Timings};
 pub use entra::TENANT as AZURE_TENANT;
 pub use errors::ApiError;
 pub use journal::ReplayError;
+pub use scim::ACCOUNT_ID as LOCAL_ACCOUNT_ID;
 pub use store::{JOURNAL_FILE, JournalDamage, PersistError, STATE_FILE, read_workspace};
 /// The service's lists the local workspace checks what it is sent against, for a test that
 /// holds the provider's own lists to them.

@@ -227,3 +227,88 @@ async fn the_built_in_groups_stay_and_service_principals_get_an_application_id()
 fn uuid_like(s: &str) -> bool {
     s.len() == 36 && s.chars().filter(|c| *c == '-').count() == 4
 }
+
+/// The account's SCIM API: its own principals, apart from the workspace's (a group of one
+/// name in each), the same calls as the workspace's, the account's words for a taken user
+/// name, no workspace entitlements held; its id in the host metadata; another account's id
+/// answered 404.
+#[tokio::test]
+async fn the_accounts_principals_are_its_own() {
+    let c = start().await;
+    let meta = c.ok_get("/.well-known/databricks-config").await;
+    let account_id = meta["account_id"].as_str().unwrap().to_string();
+    assert_eq!(account_id, brickform_emulator::LOCAL_ACCOUNT_ID);
+    let acct = format!("/api/2.0/accounts/{account_id}/scim/v2");
+
+    // The account starts with its admin, the workspace's user.
+    let users = c.ok_get(&format!("{acct}/Users")).await;
+    assert_eq!(users["totalResults"], 1, "{users}");
+    assert_eq!(
+        users["Resources"][0]["userName"],
+        "local-user@brickform.local"
+    );
+
+    let g = c
+        .ok(
+            &format!("{acct}/Groups"),
+            json!({
+                "displayName": "eng",
+                "entitlements": [{"value": "allow-cluster-create"}],
+            }),
+        )
+        .await;
+    let gid = g["id"].as_str().unwrap().to_string();
+    assert!(g.get("entitlements").is_none(), "{g}");
+    // The workspace's group of the same name is another principal.
+    let w = c
+        .ok(&format!("{SCIM}/Groups"), json!({"displayName": "eng"}))
+        .await;
+    assert_ne!(w["id"], g["id"]);
+    let listed = c
+        .ok_get(&format!(
+            "{SCIM}/Groups?filter=displayName%20eq%20%22eng%22"
+        ))
+        .await;
+    assert_eq!(listed["totalResults"], 1, "{listed}");
+    assert_eq!(listed["Resources"][0]["id"], w["id"]);
+    let (s, _) = c.get(&format!("{SCIM}/Groups/{gid}")).await;
+    assert_eq!(s, 404, "an account group is not the workspace's");
+
+    let u = c
+        .ok(
+            &format!("{acct}/Users"),
+            json!({"userName": "ann@example.com"}),
+        )
+        .await;
+    let uid = u["id"].as_str().unwrap().to_string();
+    let (s, e) = c
+        .post(
+            &format!("{acct}/Users"),
+            json!({"userName": "Ann@Example.com"}),
+        )
+        .await;
+    assert_eq!(s, 409);
+    assert_eq!(
+        e["detail"],
+        "User with email Ann@Example.com already exists in this account."
+    );
+    let (s, _) = c
+        .patch(
+            &format!("{acct}/Groups/{gid}"),
+            json!({"Operations": [{"op": "add", "path": "members", "value": [{"value": uid}]}]}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let got = c.ok_get(&format!("{acct}/Groups/{gid}")).await;
+    assert_eq!(got["members"][0]["value"], uid.as_str(), "{got}");
+    let (s, _) = c.delete(&format!("{acct}/Users/{uid}")).await;
+    assert_eq!(s, 200);
+    let got = c.ok_get(&format!("{acct}/Groups/{gid}")).await;
+    assert_eq!(got["members"], json!([]), "{got}");
+
+    let other = "/api/2.0/accounts/11111111-1111-1111-1111-111111111111/scim/v2/Groups";
+    let (s, e) = c.get(other).await;
+    assert_eq!(s, 404, "{e}");
+    let (s, _) = c.post(other, json!({"displayName": "x"})).await;
+    assert_eq!(s, 404);
+}

@@ -45,6 +45,8 @@ const DEFAULT_HTTP_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Clone, Default)]
 pub struct Settings {
     pub host: Option<String>,
+    /// The Databricks account, for an accounts host (`account_id`, DATABRICKS_ACCOUNT_ID).
+    pub account_id: Option<String>,
     pub token: Option<String>,
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
@@ -83,6 +85,7 @@ impl std::fmt::Debug for Settings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Settings")
             .field("host", &self.host)
+            .field("account_id", &self.account_id)
             .field("token", &redacted(&self.token))
             .field("client_id", &self.client_id)
             .field("client_secret", &redacted(&self.client_secret))
@@ -452,6 +455,28 @@ impl Client {
     /// The normalised workspace URL, e.g. `https://adb-1.azuredatabricks.net`.
     pub fn host(&self) -> &str {
         &self.inner.host
+    }
+
+    /// The Databricks account the settings name (`account_id`, DATABRICKS_ACCOUNT_ID, a
+    /// profile's `account_id`), if any.
+    pub fn account_id(&self) -> Option<&str> {
+        self.inner.info.account_id.as_deref()
+    }
+
+    /// The host's metadata (`GET /.well-known/databricks-config`, unauthenticated, as the Go
+    /// SDK's config resolution reads it: config/host_metadata.go): its `account_id`,
+    /// `workspace_id`, `oidc_endpoint`, `cloud`.
+    pub async fn host_metadata(&self) -> Result<Value, ApiError> {
+        self.send(
+            Method::GET,
+            "/.well-known/databricks-config",
+            &[],
+            Body::None,
+            AuthMode::None,
+            Repeat::Safe,
+        )
+        .await
+        .and_then(json_body)
     }
 
     /// Which method authenticates and where host and credentials came from.
@@ -1032,12 +1057,16 @@ impl Client {
                 .await
                 .and_then(json_body)
             {
-                Ok(meta) => meta.get("oidc_endpoint").and_then(Value::as_str).map(|o| {
-                    format!(
-                        "{}/.well-known/oauth-authorization-server",
-                        o.trim_end_matches('/')
-                    )
-                }),
+                Ok(meta) => meta
+                    .get("oidc_endpoint")
+                    .and_then(Value::as_str)
+                    .and_then(|o| oidc_root(o, self.account_id()))
+                    .map(|o| {
+                        format!(
+                            "{}/.well-known/oauth-authorization-server",
+                            o.trim_end_matches('/')
+                        )
+                    }),
                 Err(e) if e.status == 0 => {
                     return Err(ClientError::OAuth(format!(
                         "cannot reach {}: {}",
@@ -1074,10 +1103,31 @@ impl Client {
                         ))
                     })?
             }
-            None => format!("{}/oidc/v1/token", self.host()),
+            None => conventional_token_endpoint(self.host(), self.account_id()),
         };
         check_oauth_url(&endpoint)?;
         Ok(endpoint)
+    }
+}
+
+/// The OIDC root a host's metadata names: an accounts host's holds an `{account_id}`
+/// placeholder, filled with the account as the Go SDK fills it (config/config.go,
+/// resolveHostMetadata); without an account it is not used.
+fn oidc_root(endpoint: &str, account_id: Option<&str>) -> Option<String> {
+    match (endpoint.contains("{account_id}"), account_id) {
+        (false, _) => Some(endpoint.to_string()),
+        (true, Some(a)) => Some(endpoint.replace("{account_id}", a)),
+        (true, None) => None,
+    }
+}
+
+/// The token endpoint when the host publishes no metadata: a workspace's `/oidc/v1/token`;
+/// an account's, fixed by its host and id (the Go SDK's GetAccountOAuthEndpoints,
+/// credentials/u2m/endpoint_supplier.go).
+fn conventional_token_endpoint(host: &str, account_id: Option<&str>) -> String {
+    match account_id {
+        Some(a) if crate::is_accounts_host(host) => format!("{host}/oidc/accounts/{a}/v1/token"),
+        _ => format!("{host}/oidc/v1/token"),
     }
 }
 
@@ -1234,6 +1284,34 @@ fn escape_path(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_accounts_oauth_endpoints_name_the_account() {
+        let acc = "https://accounts.cloud.databricks.com";
+        assert_eq!(
+            conventional_token_endpoint(acc, Some("abc")),
+            "https://accounts.cloud.databricks.com/oidc/accounts/abc/v1/token"
+        );
+        let ws = "https://dbc-1.cloud.databricks.com";
+        assert_eq!(
+            conventional_token_endpoint(ws, Some("abc")),
+            "https://dbc-1.cloud.databricks.com/oidc/v1/token"
+        );
+        assert_eq!(
+            conventional_token_endpoint(acc, None),
+            "https://accounts.cloud.databricks.com/oidc/v1/token"
+        );
+        let meta = "https://accounts.cloud.databricks.com/oidc/accounts/{account_id}";
+        assert_eq!(
+            oidc_root(meta, Some("abc")).as_deref(),
+            Some("https://accounts.cloud.databricks.com/oidc/accounts/abc")
+        );
+        assert_eq!(oidc_root(meta, None), None);
+        assert_eq!(
+            oidc_root("https://dbc-1/oidc", Some("abc")).as_deref(),
+            Some("https://dbc-1/oidc")
+        );
+    }
 
     #[test]
     fn escapes_paths_like_python_quote() {

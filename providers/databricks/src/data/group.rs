@@ -80,8 +80,7 @@ impl DataSource for Group {
             .get("recursive")
             .and_then(Value::as_bool)
             .unwrap_or(true);
-        let client = self.shared.client()?;
-        let Some(group) = filter(&client, "Groups", "displayName", name)
+        let Some(group) = filter(&self.shared, "Groups", "displayName", name)
             .await?
             .into_iter()
             .next()
@@ -110,7 +109,7 @@ impl DataSource for Group {
                     children.push(m.clone());
                     if recursive
                         && seen.insert(m.clone())
-                        && let Some(child) = get(&client, "Groups", &m).await?
+                        && let Some(child) = get(&self.shared, "Groups", &m).await?
                     {
                         queue.push(child);
                     }

@@ -52,7 +52,6 @@ impl DataSource for ServicePrincipal {
         &self.schema
     }
     async fn read(&self, config: &Object) -> ProviderResult<Object> {
-        let client = self.shared.client()?;
         let (attr, value, what) = match (
             str_attr(config, "application_id"),
             str_attr(config, "scim_id"),
@@ -67,7 +66,7 @@ impl DataSource for ServicePrincipal {
                 ));
             }
         };
-        let found = filter(&client, "ServicePrincipals", attr, value).await?;
+        let found = filter(&self.shared, "ServicePrincipals", attr, value).await?;
         let sp = match found.as_slice() {
             [] => {
                 return Err(ProviderError::not_found(format!(

@@ -3,7 +3,7 @@
 //! user name before `@`, lower-cased, every other character `_`.
 
 use crate::Shared;
-use crate::resources::scim::{SCIM, filter};
+use crate::resources::scim::{filter, get};
 use crate::resources::str_attr;
 use async_trait::async_trait;
 use brickform_core::provider::{
@@ -57,12 +57,9 @@ impl DataSource for User {
         &self.schema
     }
     async fn read(&self, config: &Object) -> ProviderResult<Object> {
-        let client = self.shared.client()?;
         let found = match (str_attr(config, "user_id"), str_attr(config, "user_name")) {
-            (Some(id), _) => crate::resources::none_if_missing(
-                client.get(&format!("{SCIM}/Users/{id}"), &[]).await,
-            )?,
-            (None, Some(name)) => filter(&client, "Users", "userName", name)
+            (Some(id), _) => get(&self.shared, "Users", id).await?,
+            (None, Some(name)) => filter(&self.shared, "Users", "userName", name)
                 .await?
                 .into_iter()
                 .next(),

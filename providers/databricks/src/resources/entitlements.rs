@@ -10,7 +10,7 @@
 //! manage the same entitlements: declare them in one place only, as the provider documents.
 
 use super::scim::{
-    ENTITLEMENTS, SCIM, check_entitlements, entitlements_body, get, patch_op, read_entitlements,
+    ENTITLEMENTS, check_entitlements, entitlements_body, get, patch_op, path, read_entitlements,
     with_entitlements,
 };
 use super::{bool_attr, err, gone_ok, str_attr};
@@ -144,7 +144,7 @@ impl ResourceKind for Entitlements {
         client
             .idempotent()
             .patch(
-                &format!("{SCIM}/{collection}/{scim_id}"),
+                &path(&self.shared, &format!("{collection}/{scim_id}")),
                 &patch("replace", entitlements_body(config)),
             )
             .await
@@ -158,8 +158,9 @@ impl ResourceKind for Entitlements {
     /// What the principal holds now; gone with the principal.
     async fn read(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Option<Remote>> {
         let (attr, prefix, collection, scim_id) = principal_in(id)?;
-        let client = self.shared.client()?;
-        let Some(answer) = get(&client, collection, scim_id).await? else {
+        // A workspace's only: refused under an account-level configuration.
+        self.shared.client()?;
+        let Some(answer) = get(&self.shared, collection, scim_id).await? else {
             return Ok(None);
         };
         let mut attrs = Object::new();
@@ -182,7 +183,7 @@ impl ResourceKind for Entitlements {
         client
             .idempotent()
             .patch(
-                &format!("{SCIM}/{collection}/{scim_id}"),
+                &path(&self.shared, &format!("{collection}/{scim_id}")),
                 &patch("replace", entitlements_body(config)),
             )
             .await
@@ -211,7 +212,7 @@ impl ResourceKind for Entitlements {
             client
                 .idempotent()
                 .patch(
-                    &format!("{SCIM}/{collection}/{scim_id}"),
+                    &path(&self.shared, &format!("{collection}/{scim_id}")),
                     &patch("remove", Json::Array(held)),
                 )
                 .await,

@@ -17,7 +17,7 @@ pub const BUILT_IN: [&str; 2] = ["users", "admins"];
 
 pub fn kind(shared: Arc<Shared>) -> Identity {
     let schema = Schema::new()
-        .describe("A workspace group. Its id is the SCIM id; import it by that id.")
+        .describe("A group of the workspace, or of the account under an account-level provider (`account_id`; entitlements are a workspace's, refused there). Its id is the SCIM id; import it by that id.")
         .attr(
             Attribute::required("display_name", AttrType::String)
                 .describe("The group's name; a change renames it in place. Not `users` or `admins`, the built-in groups."),

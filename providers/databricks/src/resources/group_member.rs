@@ -5,7 +5,7 @@
 //! members[value eq "ID"]` (resource_group_member.go:86-103), and nothing of it can change
 //! in place.
 
-use super::scim::{SCIM, get, patch_op};
+use super::scim::{get, patch_op, path};
 use super::{err, gone_ok, str_attr};
 use crate::Shared;
 use async_trait::async_trait;
@@ -26,7 +26,7 @@ impl GroupMember {
     pub fn new(shared: Arc<Shared>) -> Self {
         let schema = Schema::new()
             .describe(
-                "A member of a group. Its id is <group_id>|<member_id>; import it by that id.",
+                "A member of a group, of the workspace or of the account under an account-level provider. Its id is <group_id>|<member_id>; import it by that id.",
             )
             .attr(
                 Attribute::required("group_id", AttrType::String)
@@ -60,8 +60,10 @@ fn remote(group: &str, member: &str) -> Remote {
     Remote { id, attrs }
 }
 
-fn patch_path(group: &str) -> String {
-    format!("{SCIM}/Groups/{group}")
+/// The group's path in the SCIM API of the configuration: the workspace's, or the
+/// account's for an account-level one (the same PATCH, resource_group_member.go).
+fn patch_path(shared: &Shared, group: &str) -> String {
+    path(shared, &format!("Groups/{group}"))
 }
 
 #[async_trait]
@@ -105,12 +107,15 @@ impl ResourceKind for GroupMember {
     }
 
     async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
-        let client = self.shared.client()?;
+        let client = self.shared.any_client()?;
         let group = str_attr(config, "group_id").unwrap_or("");
         let member = str_attr(config, "member_id").unwrap_or("");
         let body = patch_op("add", "members", json!([{ "value": member }]));
         // Adding a member twice changes nothing: repeating it after a lost answer is safe.
-        client.patch(&patch_path(group), &body).await.map_err(err)?;
+        client
+            .patch(&patch_path(&self.shared, group), &body)
+            .await
+            .map_err(err)?;
         Ok(remote(group, member))
     }
 
@@ -121,8 +126,7 @@ impl ResourceKind for GroupMember {
                 "group member id {id:?} is not <group_id>|<member_id>"
             )));
         };
-        let client = self.shared.client()?;
-        let Some(g) = get(&client, "Groups", group).await? else {
+        let Some(g) = get(&self.shared, "Groups", group).await? else {
             return Ok(None);
         };
         let held = g
@@ -150,13 +154,13 @@ impl ResourceKind for GroupMember {
         let Some((group, member)) = split(id) else {
             return Ok(());
         };
-        let client = self.shared.client()?;
+        let client = self.shared.any_client()?;
         let body = patch_op(
             "remove",
             &format!("members[value eq \"{member}\"]"),
             Json::Null,
         );
-        gone_ok(client.patch(&patch_path(group), &body).await)
+        gone_ok(client.patch(&patch_path(&self.shared, group), &body).await)
     }
 
     fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {

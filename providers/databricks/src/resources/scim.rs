@@ -9,6 +9,14 @@
 //!
 //! Each kind's file holds its schema and rules; what differs between the three here is the
 //! data of a [`Flavor`].
+//!
+//! Under an account-level configuration the same calls go to the account's SCIM API
+//! ([`crate::Shared::scim`]), with what the account has otherwise, as the provider's
+//! `IsAccountLevel` branches have it: no workspace entitlements (docs/resources/user.md:
+//! "applicable only for workspace-level users"; `databricks_entitlements` in a workspace
+//! grants them), a user or service principal deactivated rather than deleted unless
+//! `disable_as_user_deletion = false` (resource_user.go:152-162), and no home folder or
+//! repos to delete (resource_user.go:181).
 
 use super::{bool_attr, err, gone_ok, none_if_missing, str_attr};
 use crate::Shared;
@@ -22,7 +30,11 @@ use brickform_core::value::{Object, Value};
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
 
-pub const SCIM: &str = "/api/2.0/preview/scim/v2";
+/// The path of a SCIM collection (`Users`, `Groups/42`) where `shared`'s configuration has
+/// its SCIM API: the workspace's, or the account's.
+pub fn path(shared: &Shared, collection: &str) -> String {
+    format!("{}/{collection}", shared.scim())
+}
 
 /// A SCIM PATCH request body with one operation (RFC 7644, section 3.5.2); `value` is left out when
 /// it is null, as a `remove` by path has none.
@@ -121,14 +133,15 @@ pub fn is_taken(e: &ApiError) -> bool {
 
 /// The principals of a SCIM collection an `attr eq "value"` filter keeps.
 pub async fn filter(
-    client: &Client,
+    shared: &Shared,
     collection: &str,
     attr: &str,
     value: &str,
 ) -> ProviderResult<Vec<Json>> {
-    let answer = client
+    let answer = shared
+        .any_client()?
         .get(
-            &format!("{SCIM}/{collection}"),
+            &path(shared, collection),
             &[(
                 "filter",
                 format!("{attr} eq \"{}\"", value.replace('"', "")),
@@ -144,8 +157,41 @@ pub async fn filter(
 }
 
 /// One principal by SCIM id; `None` when it is gone.
-pub async fn get(client: &Client, collection: &str, id: &str) -> ProviderResult<Option<Json>> {
-    none_if_missing(client.get(&format!("{SCIM}/{collection}/{id}"), &[]).await)
+pub async fn get(shared: &Shared, collection: &str, id: &str) -> ProviderResult<Option<Json>> {
+    let client = shared.any_client()?;
+    none_if_missing(
+        client
+            .get(&path(shared, &format!("{collection}/{id}")), &[])
+            .await,
+    )
+}
+
+/// Entitlements are a workspace's: an account-level configuration that sets one is refused,
+/// when the plan prepares it and again before anything is sent (docs/resources/group.md,
+/// user.md, service_principal.md: "applicable only for workspace-level" principals).
+fn account_entitlements(config: &Object, account: &str, what: &str) -> Option<String> {
+    let set: Vec<&str> = ENTITLEMENTS
+        .iter()
+        .filter(|(flag, _)| bool_attr(config, flag))
+        .map(|(flag, _)| *flag)
+        .collect();
+    (!set.is_empty()).then(|| {
+        format!(
+            "{} set on an account {what} (account {account}): entitlements are granted in a workspace; leave them out here, and grant them with databricks_entitlements under a workspace-level provider",
+            set.join(", ")
+        )
+    })
+}
+
+/// [`account_entitlements`] as an error of a call.
+fn refuse_account_entitlements(shared: &Shared, config: &Object, what: &str) -> ProviderResult<()> {
+    match shared
+        .account()
+        .and_then(|account| account_entitlements(config, &account, what))
+    {
+        Some(why) => Err(ProviderError::invalid(why)),
+        None => Ok(()),
+    }
 }
 
 /// What tells one identity kind from another.
@@ -239,10 +285,10 @@ impl Identity {
     /// The request body of a create or an update: what the provider sends
     /// (resource_group.go:51-55, resource_user.go:84-94, resource_service_principal.go:150-160).
     fn body(&self, config: &Object, prior: &Object) -> Json {
-        let mut b = json!({
-            "schemas": [self.flavor.urn],
-            "entitlements": entitlements_body(config),
-        });
+        let mut b = json!({ "schemas": [self.flavor.urn] });
+        if self.shared.account().is_none() {
+            b["entitlements"] = entitlements_body(config);
+        }
         let either = |k: &str| str_attr(config, k).or_else(|| str_attr(prior, k));
         let (name, field) = self.flavor.name;
         if let Some(n) = either(name) {
@@ -274,7 +320,8 @@ impl Identity {
         config: &Object,
         prior: &Object,
     ) -> ProviderResult<()> {
-        let path = format!("{SCIM}/{}/{id}", self.flavor.collection);
+        refuse_account_entitlements(&self.shared, config, self.flavor.what)?;
+        let path = path(&self.shared, &format!("{}/{id}", self.flavor.collection));
         let held = client.get(&path, &[]).await.map_err(err)?;
         let mut body = self.body(config, prior);
         for k in ["members", "groups", "roles"] {
@@ -287,16 +334,20 @@ impl Identity {
     }
 
     async fn read_id(&self, id: &str, prior: &Object) -> ProviderResult<Option<Remote>> {
-        let client = self.shared.client()?;
-        Ok(get(&client, self.flavor.collection, id)
+        Ok(get(&self.shared, self.flavor.collection, id)
             .await?
             .map(|a| self.remote(id, &a, prior)))
     }
 
     /// The principal of the configured name, for `force` and for finding it again.
     async fn by_name(&self, name: &str) -> ProviderResult<Option<(String, Json)>> {
-        let client = self.shared.client()?;
-        let found = filter(&client, self.flavor.collection, self.flavor.name.1, name).await?;
+        let found = filter(
+            &self.shared,
+            self.flavor.collection,
+            self.flavor.name.1,
+            name,
+        )
+        .await?;
         Ok(found.into_iter().find_map(|p| {
             let id = p.get("id").and_then(Json::as_str)?.to_string();
             Some((id, p))
@@ -317,6 +368,22 @@ impl ResourceKind for Identity {
         out.extend(check_entitlements(config));
         out
     }
+    /// Under an account-level configuration (known once the provider is configured, so at
+    /// plan and apply, not at `validate`), entitlements are refused at the block.
+    fn prepare_config(
+        &self,
+        config: &mut Object,
+        _: &std::path::Path,
+    ) -> Result<(), brickform_core::provider::PrepareError> {
+        match self
+            .shared
+            .account()
+            .and_then(|account| account_entitlements(config, &account, self.flavor.what))
+        {
+            Some(why) => Err(why.into()),
+            None => Ok(()),
+        }
+    }
     fn plan_computed(&self, config: &Object) -> Object {
         str_attr(config, self.flavor.name.0)
             .map(|n| self.derived(n))
@@ -324,9 +391,10 @@ impl ResourceKind for Identity {
     }
 
     async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
-        let client = self.shared.client()?;
+        let client = self.shared.any_client()?;
+        refuse_account_entitlements(&self.shared, config, self.flavor.what)?;
         let body = self.body(config, &Object::new());
-        let path = format!("{SCIM}/{}", self.flavor.collection);
+        let path = path(&self.shared, self.flavor.collection);
         let id = match client.post(&path, &body).await {
             Ok(made) => made
                 .get("id")
@@ -378,7 +446,7 @@ impl ResourceKind for Identity {
         prior: &Object,
         config: &Object,
     ) -> ProviderResult<Remote> {
-        let client = self.shared.client()?;
+        let client = self.shared.any_client()?;
         self.put(&client, id, config, prior).await?;
         self.read_id(id, config).await?.ok_or_else(|| {
             ProviderError::not_found(format!("{} {id} no longer exists", self.flavor.what))
@@ -386,12 +454,19 @@ impl ResourceKind for Identity {
     }
 
     /// Deleted, or deactivated (`disable_as_user_deletion`: PATCH `active` false,
-    /// resource_user.go:171-176); then, on delete, the user's repos and home folder when
-    /// `force_delete_repos` / `force_delete_home_dir` ask (resource_user.go:181-194).
+    /// resource_user.go:171-176; unset, it is true in an account and false in a workspace,
+    /// resource_user.go:155-162); then, on delete in a workspace, the user's repos and home
+    /// folder when `force_delete_repos` / `force_delete_home_dir` ask
+    /// (resource_user.go:181-194): an account has none.
     async fn delete(&self, _: &OpContext, id: &str, prior: &Object) -> ProviderResult<()> {
-        let client = self.shared.client()?;
-        let path = format!("{SCIM}/{}/{id}", self.flavor.collection);
-        if self.flavor.person && bool_attr(prior, "disable_as_user_deletion") {
+        let client = self.shared.any_client()?;
+        let account = self.shared.account().is_some();
+        let path = path(&self.shared, &format!("{}/{id}", self.flavor.collection));
+        let disable = prior
+            .get("disable_as_user_deletion")
+            .and_then(Value::as_bool)
+            .unwrap_or(account);
+        if self.flavor.person && disable {
             let patch = patch_op("replace", "active", json!([{"value": "false"}]));
             return gone_ok(client.patch(&path, &patch).await);
         }
@@ -401,7 +476,7 @@ impl ResourceKind for Identity {
             ("force_delete_repos", "/Repos"),
             ("force_delete_home_dir", "/Users"),
         ] {
-            if self.flavor.person && bool_attr(prior, flag) && !name.is_empty() {
+            if self.flavor.person && !account && bool_attr(prior, flag) && !name.is_empty() {
                 gone_ok(
                     client
                         .idempotent()

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 pub fn kind(shared: Arc<Shared>) -> Identity {
     let schema = Schema::new()
-        .describe("A workspace user. Its id is the SCIM id; import it by that id.")
+        .describe("A user of the workspace, or of the account under an account-level provider (`account_id`; entitlements are a workspace's, refused there), where destroy deactivates it unless `disable_as_user_deletion = false`. Its id is the SCIM id; import it by that id.")
         .attr(
             Attribute::required("user_name", AttrType::String)
                 .force_new()
@@ -36,7 +36,7 @@ pub fn kind(shared: Arc<Shared>) -> Identity {
         ))
         .attr(local_flag(
             "disable_as_user_deletion",
-            "On destroy, deactivate the user instead of deleting it.",
+            "On destroy, deactivate the user instead of deleting it (unset: yes in an account, no in a workspace).",
         ))
         .attr(local_flag(
             "force_delete_repos",

@@ -1,6 +1,6 @@
 //! What the SCIM API does to the workspace state, apart from HTTP.
 
-use super::{Attributes, Principal, PrincipalKind};
+use super::{Attributes, Level, Principal, PrincipalKind};
 use crate::behaviours::{Behaviour, Behaviours};
 use crate::errors::{ApiError, ApiResult};
 use crate::store::State;
@@ -9,8 +9,27 @@ use serde_json::Value;
 /// The id `GET /Me` answers with, so the seeded user is the one `Me` describes.
 pub const SELF_ID: &str = "4242424242424242";
 
+/// The id of the account's admin, the workspace's user as the account knows it.
+pub const ACCOUNT_ADMIN_ID: &str = "4343434343434343";
+
+/// The principals a new account has: its admin, the workspace's user (who acts for the
+/// account as well: the local workspace has one caller).
+pub fn seed_account(st: &mut State, user_name: &str) {
+    let given = user_name.split('@').next().unwrap_or(user_name).to_string();
+    st.scim.principals_mut(Level::Account).insert(
+        ACCOUNT_ADMIN_ID.to_string(),
+        Principal {
+            kind: PrincipalKind::User,
+            name: user_name.to_string(),
+            display_name: given,
+            workspace_local: false,
+        },
+    );
+}
+
 /// The principals a new workspace has, and the user's place in its groups.
 pub fn seed(st: &mut State, user_name: &str) {
+    let level = Level::Workspace;
     let given = user_name.split('@').next().unwrap_or(user_name).to_string();
     let rows = [
         (
@@ -43,7 +62,7 @@ pub fn seed(st: &mut State, user_name: &str) {
         ),
     ];
     for (id, kind, name, display_name, workspace_local) in rows {
-        st.scim.principals.insert(
+        st.scim.principals_mut(level).insert(
             id,
             Principal {
                 kind,
@@ -58,6 +77,7 @@ pub fn seed(st: &mut State, user_name: &str) {
     for group in ["1000", "1001"] {
         set_attributes(
             st,
+            level,
             group,
             Attributes {
                 members: vec![SELF_ID.to_string()],
@@ -140,6 +160,7 @@ pub fn workspace_principal_named(st: &State, name: &str) -> bool {
 
 pub fn create(
     st: &mut State,
+    level: Level,
     kind: PrincipalKind,
     name: &str,
     display_name: &str,
@@ -151,7 +172,7 @@ pub fn create(
             PrincipalKind::ServicePrincipal => "Request is missing the applicationId attribute.",
         }));
     }
-    let taken = st.scim.principals.iter().any(|(_, p)| {
+    let taken = st.scim.principals(level).iter().any(|(_, p)| {
         p.kind == kind
             && match kind {
                 PrincipalKind::User => p.name.eq_ignore_ascii_case(name),
@@ -160,6 +181,10 @@ pub fn create(
     });
     if taken {
         let what = match kind {
+            // The account's words differ (resource_user.go:14-20 matches both).
+            PrincipalKind::User if level == Level::Account => {
+                format!("User with email {name} already exists in this account.")
+            }
             PrincipalKind::User => format!("User with username {name} already exists."),
             PrincipalKind::Group => format!("Group with name {name} already exists."),
             PrincipalKind::ServicePrincipal => {
@@ -169,7 +194,7 @@ pub fn create(
         return Err(ApiError::conflict("RESOURCE_ALREADY_EXISTS", what));
     }
     let id = st.next_id().to_string();
-    st.scim.principals.insert(
+    st.scim.principals_mut(level).insert(
         id.clone(),
         Principal {
             kind,
@@ -181,8 +206,8 @@ pub fn create(
     Ok(id)
 }
 
-pub fn delete(st: &mut State, kind: PrincipalKind, id: &str) -> ApiResult<()> {
-    match st.scim.principals.get(id) {
+pub fn delete(st: &mut State, level: Level, kind: PrincipalKind, id: &str) -> ApiResult<()> {
+    match st.scim.principals(level).get(id) {
         // The workspace's own groups stay: they hold every user and the admins. The
         // wording is the local workspace's; the provider refuses the names before any call
         // (terraform-provider-databricks scim/resource_group.go:24-26, issue #1089).
@@ -192,20 +217,20 @@ pub fn delete(st: &mut State, kind: PrincipalKind, id: &str) -> ApiResult<()> {
         ))
         .with_code("mutability")),
         Some(p) if p.kind == kind => {
-            st.scim.principals.remove(id);
-            st.scim.scim_attrs.remove(id);
+            st.scim.principals_mut(level).remove(id);
+            st.scim.attrs_mut(level).remove(id);
             // Gone from every group it was in.
             let holding: Vec<String> = st
                 .scim
-                .scim_attrs
+                .attrs(level)
                 .iter()
                 .filter(|(_, a)| a.members.iter().any(|m| m == id))
                 .map(|(g, _)| g.clone())
                 .collect();
             for g in holding {
-                let mut a = attributes(st, &g);
+                let mut a = attributes(st, level, &g);
                 a.members.retain(|m| m != id);
-                set_attributes(st, &g, a);
+                set_attributes(st, level, &g, a);
             }
             Ok(())
         }
@@ -224,17 +249,23 @@ pub const ENTITLEMENTS: &[&str] = &[
 ];
 
 /// What SCIM holds of principal `id` beyond its name.
-pub fn attributes(st: &State, id: &str) -> Attributes {
-    st.scim.scim_attrs.get(id).cloned().unwrap_or_default()
+pub fn attributes(st: &State, level: Level, id: &str) -> Attributes {
+    st.scim.attrs(level).get(id).cloned().unwrap_or_default()
 }
 
-fn set_attributes(st: &mut State, id: &str, a: Attributes) {
+fn set_attributes(st: &mut State, level: Level, id: &str, mut a: Attributes) {
+    // The account grants no workspace entitlements: a workspace does, to the account's
+    // principals it holds (terraform-provider-databricks docs/resources/user.md,
+    // "applicable only for workspace-level users").
+    if level == Level::Account {
+        a.entitlements.clear();
+    }
     if a == Attributes::default() {
-        if st.scim.scim_attrs.contains_key(id) {
-            st.scim.scim_attrs.remove(id);
+        if st.scim.attrs(level).contains_key(id) {
+            st.scim.attrs_mut(level).remove(id);
         }
     } else {
-        st.scim.scim_attrs.insert(id.to_string(), a);
+        st.scim.attrs_mut(level).insert(id.to_string(), a);
     }
 }
 
@@ -271,13 +302,18 @@ fn check_entitlements(values: &[String]) -> ApiResult<()> {
     }
 }
 
-fn check_members(st: &State, group: Option<&str>, members: &[String]) -> ApiResult<()> {
+fn check_members(
+    st: &State,
+    level: Level,
+    group: Option<&str>,
+    members: &[String],
+) -> ApiResult<()> {
     for m in members {
         if Some(m.as_str()) == group {
             return Err(ApiError::invalid("A group cannot be a member of itself.")
                 .with_code("invalidValue"));
         }
-        if !st.scim.principals.contains_key(m) {
+        if !st.scim.principals(level).contains_key(m) {
             return Err(missing(m));
         }
     }
@@ -287,18 +323,19 @@ fn check_members(st: &State, group: Option<&str>, members: &[String]) -> ApiResu
 /// A principal made with what SCIM holds of it beyond its name.
 pub fn create_with(
     st: &mut State,
+    level: Level,
     kind: PrincipalKind,
     name: &str,
     display_name: &str,
     attrs: Attributes,
 ) -> ApiResult<String> {
     check_entitlements(&attrs.entitlements)?;
-    check_members(st, None, &attrs.members)?;
+    check_members(st, level, None, &attrs.members)?;
     if kind != PrincipalKind::Group && !attrs.members.is_empty() {
         return Err(no_attribute("members"));
     }
-    let id = create(st, kind, name, display_name)?;
-    set_attributes(st, &id, attrs);
+    let id = create(st, level, kind, name, display_name)?;
+    set_attributes(st, level, &id, attrs);
     Ok(id)
 }
 
@@ -311,15 +348,21 @@ fn no_attribute(path: &str) -> ApiError {
     .with_code("invalidPath")
 }
 
-fn named(st: &State, kind: PrincipalKind, id: &str) -> ApiResult<Principal> {
-    match st.scim.principals.get(id) {
+fn named(st: &State, level: Level, kind: PrincipalKind, id: &str) -> ApiResult<Principal> {
+    match st.scim.principals(level).get(id) {
         Some(p) if p.kind == kind => Ok(p.clone()),
         _ => Err(missing(id)),
     }
 }
 
 /// A group's new display name: another group's is taken (409, as at create).
-fn rename(st: &mut State, id: &str, p: &mut Principal, display: &str) -> ApiResult<()> {
+fn rename(
+    st: &mut State,
+    level: Level,
+    id: &str,
+    p: &mut Principal,
+    display: &str,
+) -> ApiResult<()> {
     if p.kind != PrincipalKind::Group {
         p.display_name = display.to_string();
         return Ok(());
@@ -331,7 +374,7 @@ fn rename(st: &mut State, id: &str, p: &mut Principal, display: &str) -> ApiResu
     }
     if display != p.name {
         let taken =
-            st.scim.principals.iter().any(|(other, q)| {
+            st.scim.principals(level).iter().any(|(other, q)| {
                 other != id && q.kind == PrincipalKind::Group && q.name == display
             });
         if taken {
@@ -358,24 +401,25 @@ fn rename(st: &mut State, id: &str, p: &mut Principal, display: &str) -> ApiResu
 /// (terraform-provider-databricks scim/groups.go:75-91, users.go:73-86).
 pub fn replace(
     st: &mut State,
+    level: Level,
     kind: PrincipalKind,
     id: &str,
     display_name: Option<&str>,
     attrs: Attributes,
 ) -> ApiResult<()> {
-    let mut p = named(st, kind, id)?;
+    let mut p = named(st, level, kind, id)?;
     check_entitlements(&attrs.entitlements)?;
-    check_members(st, Some(id), &attrs.members)?;
+    check_members(st, level, Some(id), &attrs.members)?;
     if kind != PrincipalKind::Group && !attrs.members.is_empty() {
         return Err(no_attribute("members"));
     }
     match display_name {
-        Some(d) => rename(st, id, &mut p, d)?,
-        None if kind == PrincipalKind::Group => rename(st, id, &mut p, "")?,
+        Some(d) => rename(st, level, id, &mut p, d)?,
+        None if kind == PrincipalKind::Group => rename(st, level, id, &mut p, "")?,
         None => {}
     }
-    st.scim.principals.insert(id.to_string(), p);
-    set_attributes(st, id, attrs);
+    st.scim.principals_mut(level).insert(id.to_string(), p);
+    set_attributes(st, level, id, attrs);
     Ok(())
 }
 
@@ -404,9 +448,15 @@ fn split_path(path: &str) -> (String, Option<String>) {
 /// (scim/resource_group_member.go:86-103), changes entitlements with `add`/`remove
 /// entitlements [{value}]` (resource_entitlement.go:118-132), and deactivates with
 /// `replace active [{value: "false"}]` (resource_user.go:172).
-pub fn patch(st: &mut State, kind: PrincipalKind, id: &str, ops: &[Op]) -> ApiResult<()> {
-    let mut p = named(st, kind, id)?;
-    let mut a = attributes(st, id);
+pub fn patch(
+    st: &mut State,
+    level: Level,
+    kind: PrincipalKind,
+    id: &str,
+    ops: &[Op],
+) -> ApiResult<()> {
+    let mut p = named(st, level, kind, id)?;
+    let mut a = attributes(st, level, id);
     let mut flat: Vec<(String, String, Option<String>, Option<Value>)> = Vec::new();
     for o in ops {
         let op = o.op.to_ascii_lowercase();
@@ -442,7 +492,7 @@ pub fn patch(st: &mut State, kind: PrincipalKind, id: &str, ops: &[Op]) -> ApiRe
         match (attr.as_str(), op.as_str()) {
             ("members", _) if kind != PrincipalKind::Group => return Err(no_attribute(&attr)),
             ("members", "add") => {
-                check_members(st, Some(id), &given)?;
+                check_members(st, level, Some(id), &given)?;
                 for m in given {
                     if !a.members.contains(&m) {
                         a.members.push(m);
@@ -450,7 +500,7 @@ pub fn patch(st: &mut State, kind: PrincipalKind, id: &str, ops: &[Op]) -> ApiRe
                 }
             }
             ("members", "replace") => {
-                check_members(st, Some(id), &given)?;
+                check_members(st, level, Some(id), &given)?;
                 a.members = given;
             }
             ("members", _) => match (filter, value.is_some()) {
@@ -487,24 +537,24 @@ pub fn patch(st: &mut State, kind: PrincipalKind, id: &str, ops: &[Op]) -> ApiRe
             }
             ("displayName", "add" | "replace") => {
                 let d = given.first().cloned().unwrap_or_default();
-                rename(st, id, &mut p, &d)?;
+                rename(st, level, id, &mut p, &d)?;
             }
             ("externalId", "add" | "replace") => a.external_id = given.first().cloned(),
             ("externalId", "remove") => a.external_id = None,
             _ => return Err(no_attribute(&attr)),
         }
     }
-    st.scim.principals.insert(id.to_string(), p);
+    st.scim.principals_mut(level).insert(id.to_string(), p);
     a.entitlements
         .sort_by_key(|e| ENTITLEMENTS.iter().position(|k| k == e));
-    set_attributes(st, id, a);
+    set_attributes(st, level, id, a);
     Ok(())
 }
 
 /// The groups principal `id` is a direct member of, by id.
-pub fn groups_of(st: &State, id: &str) -> Vec<String> {
+pub fn groups_of(st: &State, level: Level, id: &str) -> Vec<String> {
     st.scim
-        .scim_attrs
+        .attrs(level)
         .iter()
         .filter(|(_, a)| a.members.iter().any(|m| m == id))
         .map(|(g, _)| g.clone())
@@ -522,6 +572,7 @@ pub fn missing(id: &str) -> ApiError {
 /// filter the workspace reads) keeps.
 pub fn list<'a>(
     st: &'a State,
+    level: Level,
     kind: PrincipalKind,
     filter: Option<&str>,
 ) -> ApiResult<Vec<(&'a String, &'a Principal)>> {
@@ -531,7 +582,7 @@ pub fn list<'a>(
     };
     Ok(st
         .scim
-        .principals
+        .principals(level)
         .iter()
         .filter(|(_, p)| p.kind == kind)
         .filter(|(id, p)| match &wanted {
@@ -578,6 +629,7 @@ mod tests {
         assert!(!principal_exists(&st, "data engineers"));
         let id = create(
             &mut st,
+            Level::Workspace,
             PrincipalKind::Group,
             "data engineers",
             "data engineers",
@@ -585,13 +637,20 @@ mod tests {
         .unwrap();
         assert!(principal_exists(&st, "data engineers"));
         assert_eq!(
-            create(&mut st, PrincipalKind::Group, "data engineers", "x")
-                .unwrap_err()
-                .code,
+            create(
+                &mut st,
+                Level::Workspace,
+                PrincipalKind::Group,
+                "data engineers",
+                "x"
+            )
+            .unwrap_err()
+            .code,
             "RESOURCE_ALREADY_EXISTS"
         );
         let found = list(
             &st,
+            Level::Workspace,
             PrincipalKind::Group,
             Some("displayName eq \"data engineers\""),
         )
@@ -603,23 +662,46 @@ mod tests {
         assert!(workspace_principal(&st, PrincipalKind::User, "Me@X.com").is_some());
         assert!(workspace_principal(&st, PrincipalKind::ServicePrincipal, "me@x.com").is_none());
         assert!(workspace_principal_named(&st, "admins"));
-        delete(&mut st, PrincipalKind::Group, &id).unwrap();
+        delete(&mut st, Level::Workspace, PrincipalKind::Group, &id).unwrap();
         assert!(!principal_exists(&st, "data engineers"));
-        assert!(list(&st, PrincipalKind::Group, Some("displayName co x")).is_err());
+        assert!(
+            list(
+                &st,
+                Level::Workspace,
+                PrincipalKind::Group,
+                Some("displayName co x")
+            )
+            .is_err()
+        );
     }
 
     #[test]
     fn a_user_in_any_case_is_held_in_scims_spelling_only_with_the_behaviour() {
         let mut st = State::new("me@x.com", 0);
-        create(&mut st, PrincipalKind::User, "Mixed.Case@Example.com", "m").unwrap();
         create(
             &mut st,
+            Level::Workspace,
+            PrincipalKind::User,
+            "Mixed.Case@Example.com",
+            "m",
+        )
+        .unwrap();
+        create(
+            &mut st,
+            Level::Workspace,
             PrincipalKind::Group,
             "Data Engineers",
             "Data Engineers",
         )
         .unwrap();
-        create(&mut st, PrincipalKind::ServicePrincipal, "AB-12", "ci").unwrap();
+        create(
+            &mut st,
+            Level::Workspace,
+            PrincipalKind::ServicePrincipal,
+            "AB-12",
+            "ci",
+        )
+        .unwrap();
         let on = Behaviours::default();
         let users = [PrincipalKind::User];
         assert!(on.on(Behaviour::PrincipalsAsScimHolds), "on by default");

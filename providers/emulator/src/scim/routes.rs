@@ -1,5 +1,8 @@
 //! The SCIM API over HTTP: users, groups and service principals, created, listed (with an
-//! `eq` filter), read, replaced (PUT), patched (PATCH `Operations`) and deleted.
+//! `eq` filter), read, replaced (PUT), patched (PATCH `Operations`) and deleted; the
+//! workspace's at `/api/2.0/preview/scim/v2`, its account's at
+//! `/api/2.0/accounts/{account_id}/scim/v2` (the path the SDKs address the account's Groups,
+//! Users and ServicePrincipals by), the same handlers over the account's tables.
 //!
 //! Errors have SCIM's shape, `{schemas: [...Error], detail, status}` (with `scimType`
 //! where the service gives one), as the provider's fixtures show the service answering
@@ -8,7 +11,7 @@
 //! scim/resource_group.go:113).
 
 use super::model;
-use super::{Attributes, Principal, PrincipalKind};
+use super::{ACCOUNT_ID, Attributes, Level, Principal, PrincipalKind};
 use crate::app::{App, AppState};
 use crate::body::{JsonBody, Obj, Params, PathParam};
 use crate::errors::ApiError;
@@ -21,6 +24,7 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 const SCIM: &str = "/api/2.0/preview/scim/v2";
+const ACCOUNT_SCIM: &str = "/api/2.0/accounts/{account_id}/scim/v2";
 const ERROR: &str = "urn:ietf:params:scim:api:messages:2.0:Error";
 
 const KINDS: &[(&str, PrincipalKind)] = &[
@@ -64,23 +68,91 @@ type ScimResult<T> = Result<T, ScimError>;
 pub fn routes() -> Router<Arc<App>> {
     KINDS.iter().fold(Router::new(), |r, (path, kind)| {
         let kind = *kind;
+        let ws = Level::Workspace;
+        let acc = Level::Account;
         r.route(
             &format!("{SCIM}/{path}"),
-            get(move |app: AppState, q: Params| list(kind, app, q))
-                .post(move |app: AppState, b: JsonBody| create(kind, app, b)),
+            get(move |app: AppState, q: Params| list(kind, ws, app, q))
+                .post(move |app: AppState, b: JsonBody| create(kind, ws, app, b)),
         )
         .route(
             &format!("{SCIM}/{path}/{{id}}"),
-            get(move |app: AppState, p: PathParam<String>| get_one(kind, app, p))
-                .put(move |app: AppState, p: PathParam<String>, b: JsonBody| {
-                    replace(kind, app, p, b)
-                })
-                .patch(move |app: AppState, p: PathParam<String>, b: JsonBody| {
-                    patch(kind, app, p, b)
-                })
-                .delete(move |app: AppState, p: PathParam<String>| delete(kind, app, p)),
+            get(move |app: AppState, PathParam(id): PathParam<String>| get_one(kind, ws, app, id))
+                .put(
+                    move |app: AppState, PathParam(id): PathParam<String>, b: JsonBody| {
+                        replace(kind, ws, app, id, b)
+                    },
+                )
+                .patch(
+                    move |app: AppState, PathParam(id): PathParam<String>, b: JsonBody| {
+                        patch(kind, ws, app, id, b)
+                    },
+                )
+                .delete(move |app: AppState, PathParam(id): PathParam<String>| {
+                    delete(kind, ws, app, id)
+                }),
+        )
+        .route(
+            &format!("{ACCOUNT_SCIM}/{path}"),
+            get(
+                move |app: AppState, PathParam(a): PathParam<String>, q: Params| async move {
+                    in_account(&a)?;
+                    list(kind, acc, app, q).await
+                },
+            )
+            .post(
+                move |app: AppState, PathParam(a): PathParam<String>, b: JsonBody| async move {
+                    in_account(&a)?;
+                    create(kind, acc, app, b).await
+                },
+            ),
+        )
+        .route(
+            &format!("{ACCOUNT_SCIM}/{path}/{{id}}"),
+            get(
+                move |app: AppState, PathParam((a, id)): PathParam<(String, String)>| async move {
+                    in_account(&a)?;
+                    get_one(kind, acc, app, id).await
+                },
+            )
+            .put(
+                move |app: AppState,
+                      PathParam((a, id)): PathParam<(String, String)>,
+                      b: JsonBody| async move {
+                    in_account(&a)?;
+                    replace(kind, acc, app, id, b).await
+                },
+            )
+            .patch(
+                move |app: AppState,
+                      PathParam((a, id)): PathParam<(String, String)>,
+                      b: JsonBody| async move {
+                    in_account(&a)?;
+                    patch(kind, acc, app, id, b).await
+                },
+            )
+            .delete(
+                move |app: AppState, PathParam((a, id)): PathParam<(String, String)>| async move {
+                    in_account(&a)?;
+                    delete(kind, acc, app, id).await
+                },
+            ),
         )
     })
+}
+
+/// The local workspace answers for its own account only. Another account's id is one this
+/// workspace's credentials reach nothing in: answered 404, as a host answers a path it does
+/// not serve (no public source shows the accounts host's own words for it).
+fn in_account(account_id: &str) -> ScimResult<()> {
+    if account_id == ACCOUNT_ID {
+        return Ok(());
+    }
+    Err(ApiError::not_found(
+        "RESOURCE_DOES_NOT_EXIST",
+        format!("Account {account_id} does not exist."),
+    )
+    .into())
 }
 
 fn path_of(kind: PrincipalKind) -> &'static str {
@@ -91,10 +163,10 @@ fn path_of(kind: PrincipalKind) -> &'static str {
 }
 
 /// `[{value, display, $ref}]` of principals by id.
-fn refs(st: &State, ids: &[String]) -> Vec<Value> {
+fn refs(st: &State, level: Level, ids: &[String]) -> Vec<Value> {
     ids.iter()
         .filter_map(|id| {
-            st.scim.principals.get(id).map(|p| {
+            st.scim.principals(level).get(id).map(|p| {
                 json!({
                     "value": id,
                     "display": p.display_name,
@@ -105,8 +177,8 @@ fn refs(st: &State, ids: &[String]) -> Vec<Value> {
         .collect()
 }
 
-fn render(st: &State, id: &str, p: &Principal) -> Value {
-    let a = model::attributes(st, id);
+fn render(st: &State, level: Level, id: &str, p: &Principal) -> Value {
+    let a = model::attributes(st, level, id);
     let mut v = match p.kind {
         PrincipalKind::User => json!({
             "schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"],
@@ -115,7 +187,7 @@ fn render(st: &State, id: &str, p: &Principal) -> Value {
         }),
         PrincipalKind::Group => json!({
             "schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"],
-            "id": id, "displayName": p.display_name, "members": refs(st, &a.members),
+            "id": id, "displayName": p.display_name, "members": refs(st, level, &a.members),
             "meta": {"resourceType": if p.workspace_local { "WorkspaceGroup" } else { "Group" }},
         }),
         PrincipalKind::ServicePrincipal => json!({
@@ -123,7 +195,7 @@ fn render(st: &State, id: &str, p: &Principal) -> Value {
             "id": id, "applicationId": p.name, "displayName": p.display_name, "active": a.active,
         }),
     };
-    let groups = refs(st, &model::groups_of(st, id));
+    let groups = refs(st, level, &model::groups_of(st, level, id));
     if !groups.is_empty() {
         v["groups"] = json!(groups);
     }
@@ -141,12 +213,20 @@ fn render(st: &State, id: &str, p: &Principal) -> Value {
     v
 }
 
-async fn list(kind: PrincipalKind, AxState(app): AppState, q: Params) -> ScimResult<Json<Value>> {
+async fn list(
+    kind: PrincipalKind,
+    level: Level,
+    AxState(app): AppState,
+    q: Params,
+) -> ScimResult<Json<Value>> {
     let filter = q.str("filter").map(str::to_string);
     Ok(app.view(|st, _| {
-        let found =
-            model::list(st, kind, filter.as_deref()).map_err(|e| e.with_code("invalidFilter"))?;
-        let resources: Vec<Value> = found.iter().map(|(id, p)| render(st, id, p)).collect();
+        let found = model::list(st, level, kind, filter.as_deref())
+            .map_err(|e| e.with_code("invalidFilter"))?;
+        let resources: Vec<Value> = found
+            .iter()
+            .map(|(id, p)| render(st, level, id, p))
+            .collect();
         Ok(Json(json!({
             "schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
             "totalResults": resources.len(),
@@ -173,6 +253,7 @@ fn attributes_of(o: &Obj<'_>) -> Result<Attributes, ApiError> {
 
 async fn create(
     kind: PrincipalKind,
+    level: Level,
     AxState(app): AppState,
     JsonBody(b): JsonBody,
 ) -> ScimResult<Json<Value>> {
@@ -201,51 +282,54 @@ async fn create(
     };
     let attrs = attributes_of(&o)?;
     Ok(app.mutate(|st, _| {
-        let id = model::create_with(st, kind, &name, &display, attrs)?;
+        let id = model::create_with(st, level, kind, &name, &display, attrs)?;
         let p = st
             .scim
-            .principals
+            .principals(level)
             .get(&id)
             .ok_or_else(|| model::missing(&id))?;
-        Ok(Json(render(st, &id, p)))
+        Ok(Json(render(st, level, &id, p)))
     })?)
 }
 
 async fn get_one(
     kind: PrincipalKind,
+    level: Level,
     AxState(app): AppState,
-    PathParam(id): PathParam<String>,
+    id: String,
 ) -> ScimResult<Json<Value>> {
-    Ok(app.view(|st, _| match st.scim.principals.get(&id) {
-        Some(p) if p.kind == kind => Ok(Json(render(st, &id, p))),
+    Ok(app.view(|st, _| match st.scim.principals(level).get(&id) {
+        Some(p) if p.kind == kind => Ok(Json(render(st, level, &id, p))),
         _ => Err(model::missing(&id)),
     })?)
 }
 
 async fn replace(
     kind: PrincipalKind,
+    level: Level,
     AxState(app): AppState,
-    PathParam(id): PathParam<String>,
+    id: String,
     JsonBody(b): JsonBody,
 ) -> ScimResult<Json<Value>> {
     let o = Obj::root(&b);
     let display = o.str("displayName")?.map(str::to_string);
     let attrs = attributes_of(&o)?;
     Ok(app.mutate(|st, _| {
-        model::replace(st, kind, &id, display.as_deref(), attrs)?;
+        model::replace(st, level, kind, &id, display.as_deref(), attrs)?;
         let p = st
             .scim
-            .principals
+            .principals(level)
             .get(&id)
             .ok_or_else(|| model::missing(&id))?;
-        Ok(Json(render(st, &id, p)))
+        Ok(Json(render(st, level, &id, p)))
     })?)
 }
 
 async fn patch(
     kind: PrincipalKind,
+    level: Level,
     AxState(app): AppState,
-    PathParam(id): PathParam<String>,
+    id: String,
     JsonBody(b): JsonBody,
 ) -> ScimResult<Json<Value>> {
     let ops = match b.get("Operations") {
@@ -276,15 +360,16 @@ async fn patch(
         }
     };
     Ok(app.mutate(|st, _| {
-        model::patch(st, kind, &id, &ops)?;
+        model::patch(st, level, kind, &id, &ops)?;
         Ok(Json(json!({})))
     })?)
 }
 
 async fn delete(
     kind: PrincipalKind,
+    level: Level,
     AxState(app): AppState,
-    PathParam(id): PathParam<String>,
+    id: String,
 ) -> ScimResult<Json<Value>> {
-    Ok(app.mutate(|st, _| model::delete(st, kind, &id).map(|()| Json(json!({}))))?)
+    Ok(app.mutate(|st, _| model::delete(st, level, kind, &id).map(|()| Json(json!({}))))?)
 }

@@ -166,6 +166,9 @@ pub struct CredentialInfo {
     pub auth_type: AuthType,
     /// Where the token (PAT), the client credentials (M2M) or the sign-in tool came from.
     pub credential_source: Source,
+    /// The Databricks account (`account_id`, DATABRICKS_ACCOUNT_ID or a profile's
+    /// `account_id`, as the SDKs read it): what an accounts host's APIs are addressed by.
+    pub account_id: Option<String>,
 }
 
 pub(crate) enum Credentials {
@@ -192,6 +195,7 @@ pub(crate) struct Resolved {
 #[derive(Default, Debug)]
 struct Attrs {
     host: Option<Sourced<String>>,
+    account_id: Option<Sourced<String>>,
     token: Option<Sourced<SecretString>>,
     client_id: Option<Sourced<String>>,
     client_secret: Option<Sourced<SecretString>>,
@@ -302,6 +306,7 @@ fn fill<T>(slot: &mut Option<Sourced<T>>, value: Option<T>, source: &Source) {
 fn fill_all(a: &mut Attrs, get: &dyn Fn(&str) -> Option<String>, source: &Source) {
     let secret = |k: &str| get(k).map(SecretString::from);
     fill(&mut a.host, get("host"), source);
+    fill(&mut a.account_id, get("account_id"), source);
     fill(&mut a.token, secret("token"), source);
     fill(&mut a.client_id, get("client_id"), source);
     fill(&mut a.client_secret, secret("client_secret"), source);
@@ -341,6 +346,7 @@ fn fill_all(a: &mut Attrs, get: &dyn Fn(&str) -> Option<String>, source: &Source
 /// Each attribute's environment variable, as the official SDKs name them.
 const ENV: &[(&str, &str)] = &[
     ("host", "DATABRICKS_HOST"),
+    ("account_id", "DATABRICKS_ACCOUNT_ID"),
     ("token", "DATABRICKS_TOKEN"),
     ("client_id", "DATABRICKS_CLIENT_ID"),
     ("client_secret", "DATABRICKS_CLIENT_SECRET"),
@@ -400,6 +406,7 @@ pub(crate) fn resolve(
     let from_settings = |k: &str| {
         non_empty(match k {
             "host" => settings.host.clone(),
+            "account_id" => settings.account_id.clone(),
             "token" => settings.token.clone(),
             "client_id" => settings.client_id.clone(),
             "client_secret" => settings.client_secret.clone(),
@@ -469,7 +476,10 @@ pub(crate) fn resolve(
         return Err(ClientError::NoHost { hint: hint.into() });
     };
     let host_value = normalize_host(&host.value)?;
-    choose(a, host_value, host.source, pinned, env)
+    let account_id = a.account_id.as_ref().map(|s| s.value.clone());
+    let mut resolved = choose(a, host_value, host.source, pinned, env)?;
+    resolved.info.account_id = account_id;
+    Ok(resolved)
 }
 
 /// A value that looks as if it ends in a comment: in `~/.databrickscfg` that is part of the
@@ -576,6 +586,7 @@ impl Chosen {
                 host_source: self.host_source.clone(),
                 auth_type: self.auth_type,
                 credential_source,
+                account_id: None,
             },
             credentials,
         }
@@ -813,6 +824,7 @@ fn default_chain(
             host_source,
             auth_type: first,
             credential_source: tried[0].1.clone(),
+            account_id: None,
         },
         credentials: Credentials::Chain { tried, none },
     })
