@@ -432,6 +432,30 @@ data "databricks_tables" "raw" {
   schema_name  = databricks_schema.raw.name
 }
 
+data "databricks_views" "raw" {
+  catalog_name = databricks_catalog.main.name
+  schema_name  = databricks_schema.raw.name
+}
+
+resource "databricks_registered_model" "churn" {
+  catalog_name = databricks_catalog.main.name
+  schema_name  = databricks_schema.raw.name
+  name         = "churn"
+}
+
+data "databricks_registered_model" "churn" {
+  full_name       = databricks_registered_model.churn.id
+  include_aliases = true
+}
+
+resource "databricks_grants" "churn" {
+  model = databricks_registered_model.churn.id
+  grant {
+    principal  = "account users"
+    privileges = ["EXECUTE"]
+  }
+}
+
 data "databricks_volumes" "raw" {
   catalog_name = databricks_catalog.main.name
   schema_name  = databricks_schema.raw.name
@@ -612,6 +636,12 @@ fn every_computed_attribute_of_every_kind_reads_as_a_value_or_null() {
     assert_eq!(
         value("databricks_catalog__foreign__catalog_type"),
         "FOREIGN_CATALOG"
+    );
+    // A registered model read by its full name, as the Terraform provider answers it.
+    assert_eq!(
+        value("data_databricks_registered_model__churn__model_info")[0]["full_name"],
+        "every_kind.raw.churn",
+        "{got}"
     );
     assert_eq!(
         value("databricks_connection__sqlserver__credential_type"),

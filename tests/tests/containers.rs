@@ -294,3 +294,48 @@ resource "databricks_volume" "v" {{
     assert_eq!(code, 0, "{out}{err}");
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
 }
+
+/// A catalog deleted with force_destroy takes its schemas' registered models: one this
+/// state manages is planned with it, one made elsewhere is counted and listed.
+#[test]
+fn a_forced_catalog_delete_names_the_registered_models_it_takes() {
+    let text = format!(
+        "{CONFIG}\nresource \"databricks_registered_model\" \"m\" {{\n  catalog_name = databricks_catalog.c.name\n  schema_name  = databricks_schema.s.name\n  name         = \"churn\"\n}}\n"
+    );
+    let dir = config(&[("main.bf.hcl", &text)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    // Made elsewhere, in a schema this state does not manage either.
+    serve.ok(
+        "POST",
+        "/api/2.1/unity-catalog/schemas",
+        Some(json!({"catalog_name": "cont_cat", "name": "other"})),
+    );
+    serve.ok(
+        "POST",
+        "/api/2.1/unity-catalog/models",
+        Some(json!({"catalog_name": "cont_cat", "schema_name": "other", "name": "by_hand"})),
+    );
+    let plan: Value =
+        serde_json::from_str(&bf_ok(d, &serve, &["plan", "--destroy", "--json"])).unwrap();
+    let deletes = &resource(&plan, "databricks_catalog.c")["change"]["deletes_contents"];
+    assert!(
+        deletes["managed"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("databricks_registered_model.m")),
+        "{deletes}"
+    );
+    assert!(
+        deletes["unmanaged"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|u| u.as_str().unwrap().contains("cont_cat.other.by_hand")),
+        "{deletes}"
+    );
+    let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert!(out.contains("destroyed"), "{out}");
+    assert_eq!(serve.dump()["models"], json!({}));
+}

@@ -690,11 +690,11 @@ resource "databricks_pipeline" "ingest" {
     run_ok(&d.join("bf"), &["validate"], &[]);
 }
 
-/// A grant on something brickform does not manage grants on (a model), or permissions on
-/// an object it does not manage permissions of (a Git folder), is left out whole and listed
-/// with why: kept without its target, it would not validate.
+/// A grant on a securable brickform does not create (a model registered elsewhere), or
+/// permissions on an object it does not create (a serving endpoint, the workspace's tokens),
+/// converts as it is written: brickform keeps them by the names the Terraform provider uses.
 #[test]
-fn a_grant_or_permission_on_an_unmanaged_object_is_left_out_whole() {
+fn grants_and_permissions_on_objects_made_elsewhere_convert_whole() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir(d.join("tf")).unwrap();
@@ -714,38 +714,35 @@ resource "databricks_permissions" "serving_usage" {
   serving_endpoint_id = "123"
   access_control {
     group_name       = "users"
-    permission_level = "CAN_READ"
+    permission_level = "CAN_QUERY"
   }
 }
-resource "databricks_grants" "sandbox" {
-  catalog = "main"
-  grant {
-    principal  = "Data Engineers"
-    privileges = ["USE_CATALOG"]
+resource "databricks_permissions" "token_usage" {
+  authorization = "tokens"
+  access_control {
+    group_name       = "users"
+    permission_level = "CAN_USE"
   }
+}
+resource "databricks_grant" "share" {
+  share      = "quarterly"
+  principal  = "partner-co"
+  privileges = ["SELECT"]
 }
 "#,
     )
     .unwrap();
     let out = run_ok(d, &["convert", "tf", "--out", "bf"], &[]);
-    assert!(
-        out.contains("main.tf:4: databricks_grants.customers: model: brickform does not manage"),
-        "{out}"
-    );
-    assert!(
-        out.contains("main.tf:11: databricks_permissions.serving_usage: serving_endpoint_id:"),
-        "{out}"
-    );
-    assert!(out.contains("1 resource(s)"), "{out}");
-    assert!(!out.contains("Everything was converted."), "{out}");
+    assert!(out.contains("4 resource(s)"), "{out}");
+    assert!(out.contains("Everything was converted."), "{out}");
     let text = std::fs::read_to_string(d.join("bf/main.bf.hcl")).unwrap();
-    assert!(
-        text.contains("resource \"databricks_grants\" \"sandbox\""),
-        "{text}"
-    );
-    assert!(
-        text.contains("#   model = \"main.reports.churn\""),
-        "{text}"
-    );
+    for kept in [
+        "model = \"main.reports.churn\"",
+        "serving_endpoint_id = \"123\"",
+        "authorization = \"tokens\"",
+        "share      = \"quarterly\"",
+    ] {
+        assert!(text.contains(kept), "{kept} missing in\n{text}");
+    }
     run_ok(&d.join("bf"), &["validate"], &[]);
 }

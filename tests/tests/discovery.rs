@@ -1,5 +1,5 @@
-//! Discovery for onboarding what already exists: the schemas of a catalog, the tables and
-//! volumes of a schema and the folders of a volume, read by data sources against
+//! Discovery for onboarding what already exists: the schemas of a catalog, the tables, views
+//! and volumes of a schema and the folders of a volume, read by data sources against
 //! `brickform local serve`, with tables made where brickform does not look.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -53,6 +53,10 @@ data "databricks_tables" "orders" {
   schema_name  = "raw"
   name_regex   = "^orders_"
 }
+data "databricks_views" "raw" {
+  catalog_name = "disc"
+  schema_name  = "raw"
+}
 data "databricks_volumes" "raw" {
   catalog_name = "disc"
   schema_name  = "raw"
@@ -66,6 +70,7 @@ output "found" {
     tables      = data.databricks_tables.raw.ids
     table_names = data.databricks_tables.raw.names
     orders      = data.databricks_tables.orders.names
+    views       = data.databricks_views.raw.ids
     volumes     = data.databricks_volumes.raw.names
     folders     = data.databricks_volume_directory.landing.directories
     files       = data.databricks_volume_directory.landing.files
@@ -112,6 +117,7 @@ fn data_sources_list_what_exists_and_see_what_was_made_since() {
             "tables": ["disc.raw.customers", "disc.raw.orders_eu"],
             "table_names": ["customers", "orders_eu"],
             "orders": ["orders_eu"],
+            "views": ["disc.raw.orders_report"],
             "volumes": ["archive", "landing"],
             "folders": ["customers", "orders"],
             "files": ["README.txt"],

@@ -857,3 +857,275 @@ resource "databricks_grants" "orders" {
     assert!(out.contains("0 left behind"), "{out}");
     assert_eq!(serve.dump()["grants"], json!({}));
 }
+
+const MODEL: &str = r#"
+variable "host" {
+  type = string
+}
+
+variable "privileges" {
+  type    = list(string)
+  default = ["EXECUTE"]
+}
+
+provider "databricks" {
+  host = var.host
+}
+
+resource "databricks_catalog" "ml" {
+  name          = "ml_cat"
+  force_destroy = true
+}
+
+resource "databricks_schema" "m" {
+  catalog_name = databricks_catalog.ml.name
+  name         = "models"
+}
+
+resource "databricks_registered_model" "churn" {
+  catalog_name = databricks_schema.m.catalog_name
+  schema_name  = databricks_schema.m.name
+  name         = "churn"
+  comment      = "one"
+}
+
+resource "databricks_grants" "churn" {
+  model = databricks_registered_model.churn.id
+  grant {
+    principal  = "scientists"
+    privileges = var.privileges
+  }
+  grant {
+    principal  = "account users"
+    privileges = ["EXECUTE"]
+  }
+}
+"#;
+
+/// A Unity Catalog registered model takes grants as the `function` securable type, as the
+/// service names models; the grants are changed, imported by the Terraform provider's id
+/// and destroyed with it.
+#[test]
+fn a_registered_model_takes_grants_changed_imported_and_destroyed() {
+    let dir = config(&[("main.bf.hcl", MODEL)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    serve.group("scientists");
+
+    let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(out.contains("Resources: 4 added"), "{out}");
+    assert_eq!(
+        grants_on(&serve, "function", "ml_cat.models.churn"),
+        json!({"account users": ["EXECUTE"], "scientists": ["EXECUTE"]})
+    );
+    let model = &serve.dump()["models"]["ml_cat.models.churn"];
+    assert_eq!(model["comment"], "one", "{model}");
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // A privilege added; the model's comment changed outside brickform is drift.
+    serve.ok(
+        "PATCH",
+        "/api/2.1/unity-catalog/models/ml_cat.models.churn",
+        Some(json!({"comment": "changed"})),
+    );
+    let (code, plan, err) = bf(
+        d,
+        &serve,
+        &[
+            "plan",
+            "--detailed-exitcode",
+            "--var",
+            "privileges=[\"EXECUTE\",\"APPLY_TAG\"]",
+        ],
+    );
+    assert_eq!(code, 2, "{plan}\n{err}");
+    assert!(
+        plan.contains("Plan: 0 to add, 2 to change, 0 to destroy."),
+        "{plan}"
+    );
+    bf_ok(
+        d,
+        &serve,
+        &[
+            "apply",
+            "--auto-approve",
+            "--var",
+            "privileges=[\"EXECUTE\",\"APPLY_TAG\"]",
+        ],
+    );
+    assert_eq!(
+        grants_on(&serve, "function", "ml_cat.models.churn")["scientists"],
+        json!(["APPLY_TAG", "EXECUTE"])
+    );
+    assert_eq!(
+        serve.dump()["models"]["ml_cat.models.churn"]["comment"],
+        "one"
+    );
+    let vars = ["--var", "privileges=[\"EXECUTE\",\"APPLY_TAG\"]"];
+    let (code, out, err) = bf(
+        d,
+        &serve,
+        &[&["plan", "--detailed-exitcode"][..], &vars].concat(),
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // Forgotten and imported again by the Terraform provider's ids: nothing to do.
+    for (address, id) in [
+        ("databricks_grants.churn", "model/ml_cat.models.churn"),
+        ("databricks_registered_model.churn", "ml_cat.models.churn"),
+    ] {
+        bf_ok(d, &serve, &["state", "rm", address]);
+        bf_ok(d, &serve, &[&["import", address, id][..], &vars].concat());
+    }
+    let (code, out, err) = bf(
+        d,
+        &serve,
+        &[&["plan", "--detailed-exitcode"][..], &vars].concat(),
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // Forgotten and not imported: the plan finds the model by its full name, as its own.
+    bf_ok(
+        d,
+        &serve,
+        &["state", "rm", "databricks_registered_model.churn"],
+    );
+    let (_, plan, err) = bf(d, &serve, &[&["plan"][..], &vars].concat());
+    assert!(
+        plan.contains("# databricks_registered_model.churn will be imported"),
+        "{plan}\n{err}"
+    );
+    bf_ok(
+        d,
+        &serve,
+        &[&["apply", "--auto-approve"][..], &vars].concat(),
+    );
+
+    let out = bf_ok(
+        d,
+        &serve,
+        &[&["destroy", "--auto-approve"][..], &vars].concat(),
+    );
+    assert!(out.contains("0 left behind"), "{out}");
+    let dump = serve.dump();
+    assert_eq!(dump["models"], json!({}));
+    assert_eq!(dump["grants"], json!({}), "{}", dump["grants"]);
+}
+
+/// Grants on securables brickform does not create are kept for them all the same; the
+/// service says whether the securable exists, and the plan checks each one's privileges.
+#[test]
+fn grants_on_securables_made_elsewhere_are_checked_and_sent_to_the_service() {
+    let text = r#"
+variable "host" {
+  type = string
+}
+
+provider "databricks" {
+  host = var.host
+}
+
+resource "databricks_grants" "udf" {
+  function = "main.default.udf"
+  grant {
+    principal  = "account users"
+    privileges = ["EXECUTE"]
+  }
+}
+
+resource "databricks_grant" "share" {
+  share      = "quarterly"
+  principal  = "partner-co"
+  privileges = ["SELECT"]
+}
+"#;
+    let dir = config(&[("main.bf.hcl", text)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("function main.default.udf does not exist"),
+        "{err}"
+    );
+    assert!(err.contains("share quarterly does not exist"), "{err}");
+    // The share's grants were read where the Shares API keeps them.
+    let log = serve.ok(
+        "GET",
+        "/__emulator/requests?path=/api/2.1/unity-catalog/shares/.*",
+        None,
+    );
+    assert!(!log["requests"].as_array().unwrap().is_empty(), "{log}");
+
+    // A function made by SQL (here through the functions API, as `CREATE FUNCTION` makes
+    // one) takes the grants; they are imported by the Terraform provider's id and destroyed.
+    serve.ok(
+        "POST",
+        "/api/2.1/unity-catalog/functions",
+        Some(json!({"function_info": {
+            "name": "udf", "catalog_name": "main", "schema_name": "default",
+            "input_params": {"parameters": []}, "data_type": "INT", "full_data_type": "INT",
+            "routine_body": "SQL", "routine_definition": "1", "parameter_style": "S",
+            "is_deterministic": true, "sql_data_access": "CONTAINS_SQL", "is_null_call": false,
+            "security_type": "DEFINER", "specific_name": "udf",
+        }})),
+    );
+    let only_function = &text[..text
+        .find("resource \"databricks_grant\" \"share\"")
+        .unwrap()];
+    std::fs::write(d.join("main.bf.hcl"), only_function).unwrap();
+    let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(out.contains("Resources: 1 added"), "{out}");
+    assert_eq!(
+        grants_on(&serve, "function", "main.default.udf"),
+        json!({"account users": ["EXECUTE"]})
+    );
+    bf_ok(d, &serve, &["state", "rm", "databricks_grants.udf"]);
+    bf_ok(
+        d,
+        &serve,
+        &[
+            "import",
+            "databricks_grants.udf",
+            "function/main.default.udf",
+        ],
+    );
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert_eq!(grants_on(&serve, "function", "main.default.udf"), json!({}));
+
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "resource \"databricks_grants\" \"g\" {\n  function = \"main.default.udf\"\n  grant {\n    principal  = \"a\"\n    privileges = [\"APPLY_TAG\"]\n  }\n}\n",
+            &[
+                "\"APPLY_TAG\" is not a privilege on a function",
+                "main.bf.hcl:5:",
+            ],
+        ),
+        (
+            "resource \"databricks_grant\" \"g\" {\n  credential = \"svc\"\n  principal  = \"a\"\n  privileges = [\"READ_FILES\"]\n}\n",
+            &["\"READ_FILES\" is not a privilege on a service credential"],
+        ),
+        (
+            "resource \"databricks_grant\" \"g\" {\n  mcp_service = \"main.mcp\"\n  principal   = \"a\"\n  privileges  = [\"EXECUTE\"]\n}\n",
+            &[
+                "\"main.mcp\" is not the full name of a MCP service",
+                "CATALOG.SCHEMA.MCP_SERVICE",
+            ],
+        ),
+        (
+            "resource \"databricks_grants\" \"g\" {\n  share = \"quarterly\"\n  grant {\n    principal  = \"partner\"\n    privileges = [\"SELECT\", \"MODIFY\"]\n  }\n}\n",
+            &["\"MODIFY\" is not a privilege on a share"],
+        ),
+    ];
+    for (text, expected) in cases {
+        let dir = config(&[("main.bf.hcl", text)]);
+        let (code, out, err) = run(dir.path(), &["validate"], &[]);
+        assert_eq!(code, 1, "{text}\n{out}{err}");
+        for e in *expected {
+            assert!(err.contains(e), "{e:?} missing for\n{text}\n{err}");
+        }
+    }
+}

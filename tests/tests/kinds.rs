@@ -659,6 +659,64 @@ fn volume_updates_renames_replaces_on_volume_type_and_is_destroyed_case() -> Cas
     }
 }
 
+fn registered_model(name: &str, comment: &str, storage: &str) -> String {
+    format!(
+        r#"{PROVIDER}{}
+resource "databricks_schema" "s" {{
+  catalog_name = databricks_catalog.c.name
+  name         = "ml"
+}}
+
+resource "databricks_registered_model" "m" {{
+  catalog_name     = databricks_schema.s.catalog_name
+  schema_name      = databricks_schema.s.name
+  name             = "{name}"
+  comment          = "{comment}"
+{storage}}}
+"#,
+        catalog("inv_model_cat", "parent")
+    )
+}
+
+fn registered_model_updates_renames_replaces_on_storage_location_and_is_destroyed_case() -> Case {
+    let elsewhere = "  storage_location = \"s3://bucket/models\"\n";
+    Case {
+        address: "databricks_registered_model.m",
+        local_flag: false,
+        config: registered_model("churn", "one", ""),
+        made: &["model:inv_model_cat.ml.churn"],
+        steps: vec![
+            Step {
+                what: "comment",
+                config: registered_model("churn", "two", ""),
+                expect: Expect::Update(&["comment"]),
+                shows: "~ comment          = \"one\" -> \"two\"",
+                vars: &[],
+                present: &[],
+                absent: &[],
+            },
+            Step {
+                what: "rename",
+                config: registered_model("retention", "two", ""),
+                expect: Expect::Update(&["name", "id", "full_name"]),
+                shows: "\"churn\" -> \"retention\"",
+                vars: &[],
+                present: &["model:inv_model_cat.ml.retention"],
+                absent: &["model:inv_model_cat.ml.churn"],
+            },
+            Step {
+                what: "storage_location",
+                config: registered_model("retention", "two", elsewhere),
+                expect: Expect::Replace("storage_location"),
+                shows: "-> \"s3://bucket/models\" # forces replacement",
+                vars: &[],
+                present: &["model:inv_model_cat.ml.retention"],
+                absent: &[],
+            },
+        ],
+    }
+}
+
 fn connection(name: &str, comment: &str) -> String {
     connection_with(name, comment, "")
 }
@@ -1842,6 +1900,7 @@ invariants! {
     catalog_updates_renames_and_is_destroyed: "databricks_catalog" => catalog_updates_renames_and_is_destroyed_case(),
     schema_updates_renames_replaces_on_storage_root_and_is_destroyed: "databricks_schema" => schema_updates_renames_replaces_on_storage_root_and_is_destroyed_case(),
     volume_updates_renames_replaces_on_volume_type_and_is_destroyed: "databricks_volume" => volume_updates_renames_replaces_on_volume_type_and_is_destroyed_case(),
+    registered_model_updates_renames_replaces_on_storage_location_and_is_destroyed: "databricks_registered_model" => registered_model_updates_renames_replaces_on_storage_location_and_is_destroyed_case(),
     connection_replaces_on_comment_updates_options_renames_and_is_destroyed: "databricks_connection" => connection_replaces_on_comment_updates_options_renames_and_is_destroyed_case(),
     storage_credential_updates_replaces_on_rename_and_is_destroyed: "databricks_storage_credential" => storage_credential_updates_replaces_on_rename_and_is_destroyed_case(),
     external_location_updates_its_url_in_place_and_is_destroyed: "databricks_external_location" => external_location_updates_its_url_in_place_and_is_destroyed_case(),

@@ -2,7 +2,8 @@
 //! apply writes on a job, a pipeline, a notebook, a directory, a workspace file and a SQL
 //! warehouse made in the same configuration; drift planned back as one update while
 //! inherited entries are not drift; a destroy resetting the object; permissions found where
-//! a create would write asking for an import; what `validate` refuses; and secret ACLs
+//! a create would write asking for an import; what `validate` refuses; the workspace's
+//! token and password permissions and those of objects made elsewhere; and secret ACLs
 //! applied, drifted, imported and destroyed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -607,8 +608,28 @@ fn validate_refuses_levels_owners_and_objects_the_service_would_refuse() {
                 &entry("group_name = \"users\"", "CAN_READ"),
             ),
             vec![
-                "\"serving_endpoint_id\" is not supported",
-                "does not manage serving endpoints",
+                "permission_level \"CAN_READ\" is not supported with serving_endpoint_id objects",
+                "allowed levels: CAN_MANAGE, CAN_QUERY, CAN_VIEW",
+            ],
+        ),
+        (
+            resource(
+                "  authorization = \"passwords\"\n",
+                &entry("group_name = \"users\"", "CAN_MANAGE"),
+            ),
+            vec![
+                "permission_level \"CAN_MANAGE\" is not supported with authorization = \"passwords\"",
+                "allowed levels: CAN_USE",
+            ],
+        ),
+        (
+            resource(
+                "  authorization = \"pat\"\n",
+                &entry("group_name = \"users\"", "CAN_USE"),
+            ),
+            vec![
+                "\"pat\" is not one of \"tokens\" or \"passwords\"",
+                "main.bf.hcl:2:",
             ],
         ),
         (
@@ -812,4 +833,185 @@ fn destroying_the_callers_own_acl_leaves_it_able_to_manage_the_scope() {
     let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
     assert!(out.contains("1 destroyed"), "{out}");
     assert_eq!(scope_acls(&serve, "ext"), pairs(&[(ME, "MANAGE")]));
+}
+
+const AUTHORIZATION: &str = r#"
+variable "host" {
+  type = string
+}
+
+variable "token_level" {
+  type    = string
+  default = "CAN_USE"
+}
+
+provider "databricks" {
+  host = var.host
+}
+
+resource "databricks_permissions" "tokens" {
+  authorization = "tokens"
+  access_control {
+    group_name       = "eng"
+    permission_level = var.token_level
+  }
+}
+
+resource "databricks_permissions" "passwords" {
+  authorization = "passwords"
+  access_control {
+    group_name       = "admins"
+    permission_level = "CAN_USE"
+  }
+  access_control {
+    group_name       = "eng"
+    permission_level = "CAN_USE"
+  }
+}
+"#;
+
+/// Who may use tokens and passwords: objects every workspace has, written (the tokens'
+/// with the admins group's CAN_MANAGE kept, as the Terraform provider writes them),
+/// changed, imported by the Terraform provider's ids and reset by a destroy.
+#[test]
+fn token_and_password_permissions_are_applied_changed_imported_and_reset() {
+    let dir = config(&[("main.bf.hcl", AUTHORIZATION)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    serve.group("eng");
+
+    let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    assert!(out.contains("Resources: 2 added"), "{out}");
+    assert_eq!(
+        direct(&serve, "/authorization/tokens"),
+        pairs(&[("admins", "CAN_MANAGE"), ("eng", "CAN_USE")])
+    );
+    assert_eq!(
+        direct(&serve, "/authorization/passwords"),
+        pairs(&[("admins", "CAN_USE"), ("eng", "CAN_USE")])
+    );
+    assert_eq!(
+        state_id(d, &serve, "databricks_permissions.tokens"),
+        "/authorization/tokens"
+    );
+    let shown: Value = serde_json::from_str(&bf_ok(
+        d,
+        &serve,
+        &[
+            "state",
+            "show",
+            "databricks_permissions.passwords",
+            "--json",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(shown["computed"]["object_type"], "passwords", "{shown}");
+    let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    let vars = ["--var", "token_level=CAN_MANAGE"];
+    let (code, plan, err) = bf(
+        d,
+        &serve,
+        &[&["plan", "--detailed-exitcode"][..], &vars].concat(),
+    );
+    assert_eq!(code, 2, "{plan}\n{err}");
+    assert!(
+        plan.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+        "{plan}"
+    );
+    bf_ok(
+        d,
+        &serve,
+        &[&["apply", "--auto-approve"][..], &vars].concat(),
+    );
+    assert_eq!(
+        direct(&serve, "/authorization/tokens"),
+        pairs(&[("admins", "CAN_MANAGE"), ("eng", "CAN_MANAGE")])
+    );
+
+    for (address, id) in [
+        ("databricks_permissions.tokens", "/authorization/tokens"),
+        (
+            "databricks_permissions.passwords",
+            "/authorization/passwords",
+        ),
+    ] {
+        bf_ok(d, &serve, &["state", "rm", address]);
+        // An id of no object the workspace has says the forms ids take.
+        let (code, _, err) = bf(
+            d,
+            &serve,
+            &[&["import", address, "/authorization/keys"][..], &vars].concat(),
+        );
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("/authorization/tokens"), "{err}");
+        bf_ok(d, &serve, &[&["import", address, id][..], &vars].concat());
+    }
+    let (code, out, err) = bf(
+        d,
+        &serve,
+        &[&["plan", "--detailed-exitcode"][..], &vars].concat(),
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    let out = bf_ok(
+        d,
+        &serve,
+        &[&["destroy", "--auto-approve"][..], &vars].concat(),
+    );
+    assert!(out.contains("2 destroyed"), "{out}");
+    assert_eq!(
+        direct(&serve, "/authorization/tokens"),
+        pairs(&[("admins", "CAN_MANAGE")])
+    );
+    assert_eq!(direct(&serve, "/authorization/passwords"), pairs(&[]));
+}
+
+/// Permissions on an object brickform does not create (an app, a serving endpoint) are
+/// sent where the Terraform provider sends them; the service says the object is missing.
+#[test]
+fn permissions_on_objects_made_elsewhere_reach_the_service() {
+    let text = r#"
+variable "host" {
+  type = string
+}
+
+provider "databricks" {
+  host = var.host
+}
+
+resource "databricks_permissions" "app" {
+  app_name = "my-app"
+  access_control {
+    group_name       = "users"
+    permission_level = "CAN_USE"
+  }
+}
+
+resource "databricks_permissions" "endpoint" {
+  serving_endpoint_id = "e1"
+  access_control {
+    group_name       = "users"
+    permission_level = "CAN_QUERY"
+  }
+}
+"#;
+    let dir = config(&[("main.bf.hcl", text)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("app my-app does not exist"), "{err}");
+    assert!(err.contains("serving endpoint e1 does not exist"), "{err}");
+    for path in [
+        "/api/2.0/permissions/apps/my-app",
+        "/api/2.0/permissions/serving-endpoints/e1",
+    ] {
+        let log = serve.ok("GET", &format!("/__emulator/requests?path={path}"), None);
+        assert!(
+            !log["requests"].as_array().unwrap().is_empty(),
+            "{path}: {log}"
+        );
+    }
 }

@@ -342,3 +342,110 @@ async fn secret_acls_are_put_listed_read_and_deleted() {
     let (s, _) = c.get("/api/2.0/secrets/acls/list?scope=none").await;
     assert_eq!(s, 404);
 }
+
+#[tokio::test]
+async fn tokens_and_passwords_always_exist_and_objects_made_elsewhere_do_not() {
+    let c = start().await;
+    c.ok(
+        "/api/2.0/preview/scim/v2/Groups",
+        json!({"displayName": "eng"}),
+    )
+    .await;
+    let tokens = "/api/2.0/permissions/authorization/tokens";
+    let got = c.ok_get(tokens).await;
+    assert_eq!(got["object_id"], "/authorization/tokens");
+    assert_eq!(got["object_type"], "tokens");
+    assert_eq!(held(&got), [h("admins", "CAN_MANAGE", true)]);
+    // Every write keeps the admins group's CAN_MANAGE, as on the root folder.
+    let (s, e) = c
+        .put(
+            tokens,
+            json!({"access_control_list": [{"group_name": "eng", "permission_level": "CAN_USE"}]}),
+        )
+        .await;
+    assert_eq!(s, 400, "{e}");
+    assert_eq!(
+        e["message"],
+        "Cannot change permissions for group 'admins' to None."
+    );
+    let (s, put) = c
+        .put(
+            tokens,
+            json!({"access_control_list": [
+                {"group_name": "eng", "permission_level": "CAN_USE"},
+                {"group_name": "admins", "permission_level": "CAN_MANAGE"},
+            ]}),
+        )
+        .await;
+    assert_eq!(s, 200, "{put}");
+    assert!(held(&put).contains(&h("eng", "CAN_USE", false)), "{put}");
+
+    // Passwords take CAN_USE alone, the admins group's included.
+    let passwords = "/api/2.0/permissions/authorization/passwords";
+    let (s, e) = c
+        .put(
+            passwords,
+            json!({"access_control_list": [{"group_name": "eng", "permission_level": "CAN_MANAGE"}]}),
+        )
+        .await;
+    assert_eq!(s, 400, "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Permission level CAN_MANAGE is not supported for a passwords"),
+        "{e}"
+    );
+    let (s, put) = c
+        .put(
+            passwords,
+            json!({"access_control_list": [
+                {"group_name": "admins", "permission_level": "CAN_USE"},
+                {"group_name": "eng", "permission_level": "CAN_USE"},
+            ]}),
+        )
+        .await;
+    assert_eq!(s, 200, "{put}");
+    assert_eq!(put["object_type"], "passwords");
+    assert_eq!(
+        held(&put),
+        [h("admins", "CAN_USE", false), h("eng", "CAN_USE", false)]
+    );
+    let levels = c.ok_get(&format!("{passwords}/permissionLevels")).await;
+    assert_eq!(levels["permission_levels"].as_array().unwrap().len(), 1);
+    let (s, e) = c.get("/api/2.0/permissions/authorization/keys").await;
+    assert_eq!(
+        (s, e["error_code"].as_str()),
+        (404, Some("RESOURCE_DOES_NOT_EXIST"))
+    );
+
+    // Serving endpoints, apps and the rest are made by services the local workspace does
+    // not serve: none exists.
+    for (path, message) in [
+        ("serving-endpoints/e1", "serving-endpoint e1 does not exist"),
+        ("apps/my-app", "apps my-app does not exist"),
+        (
+            "vector-search-endpoints/v",
+            "vector-search-endpoints v does not exist",
+        ),
+        (
+            "database-instances/db",
+            "database-instances db does not exist",
+        ),
+        ("database-projects/p", "database-projects p does not exist"),
+        ("alertsv2/a", "alertv2 a does not exist"),
+        (
+            "knowledge-assistants/k",
+            "knowledge-assistants k does not exist",
+        ),
+        ("supervisor-agents/s", "supervisor-agents s does not exist"),
+        ("dbsql-dashboards/d", "dashboard d does not exist"),
+    ] {
+        let (s, e) = c.get(&format!("/api/2.0/permissions/{path}")).await;
+        assert_eq!(
+            (s, e["error_code"].as_str(), e["message"].as_str()),
+            (404, Some("RESOURCE_DOES_NOT_EXIST"), Some(message)),
+            "{path}"
+        );
+    }
+}

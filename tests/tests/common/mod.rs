@@ -356,7 +356,7 @@ pub fn built_ins() -> Vec<String> {
 
 /// Everything a configuration could have made in a workspace dump, as `kind:identity`
 /// strings: catalogs, schemas (but the service-made `information_schema`), volumes,
-/// connections, workspace notebooks and files (directories are not objects brickform
+/// registered models, connections, workspace notebooks and files (directories are not objects brickform
 /// manages), volume files, secret scopes and secrets; not what a new workspace starts with
 /// ([`built_ins`]), so a workspace nothing was made in has none.
 pub fn objects(dump: &serde_json::Value) -> Vec<String> {
@@ -389,6 +389,9 @@ pub fn all_objects(dump: &serde_json::Value) -> Vec<String> {
         if !v.contains(".__databricks_ingestion_gateway_staging_data") {
             out.push(format!("volume:{v}"));
         }
+    }
+    for m in keys("models") {
+        out.push(format!("model:{m}"));
     }
     for c in keys("connections") {
         out.push(format!("connection:{c}"));

@@ -1,6 +1,6 @@
 //! `data "databricks_external_locations"`: the external locations of the metastore.
 
-use super::uc_listing::{Listing, UcListing};
+use super::uc_listing::{Listing, TableTypes, UcListing};
 use crate::Shared;
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ pub fn listing(shared: Arc<Shared>) -> UcListing {
             collection: "external-locations",
             parents: &[],
             page: Some(crate::resources::external_location::LIST_PAGE),
-            leave_out: &[],
+            table_types: TableTypes::All,
         },
     )
 }

@@ -13,6 +13,7 @@ pub mod metastore;
 pub mod mlflow_experiment;
 pub mod mlflow_model;
 pub mod node_type;
+pub mod registered_model;
 pub mod schema;
 pub mod schemas;
 pub mod service_principal;
@@ -25,6 +26,7 @@ pub mod tables;
 pub mod uc_listing;
 pub mod uc_lookup;
 pub mod user;
+pub mod views;
 pub mod volume_directory;
 pub mod volumes;
 
@@ -74,6 +76,7 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DataSource>> {
         Arc::new(node_type::NodeType::new(shared.clone())),
         Arc::new(schemas::listing(shared.clone())),
         Arc::new(tables::listing(shared.clone())),
+        Arc::new(views::listing(shared.clone())),
         Arc::new(volumes::listing(shared.clone())),
         Arc::new(volume_directory::VolumeDirectory::new(shared.clone())),
         Arc::new(sql_warehouse::SqlWarehouse::new(shared.clone())),
@@ -85,6 +88,7 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DataSource>> {
         Arc::new(service_principal::ServicePrincipal::new(shared.clone())),
         Arc::new(mlflow_experiment::MlflowExperiment::new(shared.clone())),
         Arc::new(mlflow_model::MlflowModel::new(shared.clone())),
+        Arc::new(registered_model::RegisteredModel::new(shared.clone())),
     ]
 }
 

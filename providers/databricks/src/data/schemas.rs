@@ -1,6 +1,6 @@
 //! `data "databricks_schemas"`: the schemas of a catalog.
 
-use super::uc_listing::{Listing, UcListing};
+use super::uc_listing::{Listing, TableTypes, UcListing};
 use crate::Shared;
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ pub fn listing(shared: Arc<Shared>) -> UcListing {
             collection: "schemas",
             parents: &["catalog_name"],
             page: Some(crate::resources::schema::LIST_PAGE),
-            leave_out: &[],
+            table_types: TableTypes::All,
         },
     )
 }

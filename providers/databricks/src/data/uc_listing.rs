@@ -1,6 +1,6 @@
 //! Listings of Unity Catalog securables under a parent: the schemas of a catalog, the
-//! tables or volumes of a schema, as the Terraform provider's `databricks_schemas`,
-//! `databricks_tables` and `databricks_volumes` give them (`ids`, the full names), with
+//! tables, views or volumes of a schema, as the Terraform provider's `databricks_schemas`,
+//! `databricks_tables`, `databricks_views` and `databricks_volumes` give them (`ids`, the full names), with
 //! their short `names` beside them for `for_each`, and an optional `name_regex` that keeps
 //! only the names it matches. Every page of the list call is read.
 
@@ -23,8 +23,34 @@ pub struct Listing {
     /// The parent attributes, as the list call's query parameters take them.
     pub parents: &'static [&'static str],
     pub page: Option<PageSize>,
-    /// Entries of these `table_type`s are left out (views are not tables).
-    pub leave_out: &'static [&'static str],
+    /// Which entries are kept, by their `table_type` (views are not tables).
+    pub table_types: TableTypes,
+}
+
+/// The `table_type`s a listing keeps.
+#[derive(Debug, Clone, Copy)]
+pub enum TableTypes {
+    /// Every entry (securables that have no `table_type`).
+    All,
+    /// All but these.
+    Except(&'static [&'static str]),
+    /// Only these.
+    Only(&'static [&'static str]),
+}
+
+/// The `table_type` of views: the Terraform provider's `databricks_tables` leaves out, and
+/// its `databricks_views` keeps, the entries whose `table_type` is `VIEW`
+/// (catalog/data_tables.go, catalog/data_views.go).
+pub const VIEWS: &[&str] = &["VIEW"];
+
+impl TableTypes {
+    fn keeps(self, table_type: &str) -> bool {
+        match self {
+            TableTypes::All => true,
+            TableTypes::Except(out) => !out.contains(&table_type),
+            TableTypes::Only(kept) => kept.contains(&table_type),
+        }
+    }
 }
 
 pub struct UcListing {
@@ -104,7 +130,7 @@ impl DataSource for UcListing {
             .iter()
             .filter(|e| {
                 let t = e.get("table_type").and_then(Json::as_str).unwrap_or("");
-                !self.listing.leave_out.contains(&t)
+                self.listing.table_types.keeps(t)
             })
             .filter_map(|e| {
                 let name = e.get("name")?.as_str()?.to_string();

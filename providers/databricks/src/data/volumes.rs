@@ -1,6 +1,6 @@
 //! `data "databricks_volumes"`: the volumes of a schema.
 
-use super::uc_listing::{Listing, UcListing};
+use super::uc_listing::{Listing, TableTypes, UcListing};
 use crate::Shared;
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ pub fn listing(shared: Arc<Shared>) -> UcListing {
             collection: "volumes",
             parents: &["catalog_name", "schema_name"],
             page: crate::resources::volume::LIST_PAGE,
-            leave_out: &[],
+            table_types: TableTypes::All,
         },
     )
 }

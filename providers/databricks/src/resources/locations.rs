@@ -139,7 +139,7 @@ async fn tables_of(client: &Client, full_name: &str) -> ProviderResult<Vec<Json>
     .unwrap_or_default())
 }
 
-/// The tables of a schema (`c.s`), its volumes and the files in them.
+/// The tables of a schema (`c.s`), its registered models, its volumes and the files in them.
 pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult<Vec<Location>> {
     let (catalog, schema) = full_name.split_once('.').unwrap_or((full_name, ""));
     let query = [
@@ -163,6 +163,24 @@ pub async fn schema_contents(client: &Client, full_name: &str) -> ProviderResult
             .await,
     )?
     .unwrap_or_default();
+    // Its registered models: a forced delete of the schema takes them too.
+    let models = none_if_missing(
+        client
+            .list_all(
+                "/api/2.1/unity-catalog/models",
+                &query,
+                &super::uc::items_key("models"),
+                super::registered_model::LIST_PAGE,
+            )
+            .await,
+    )?
+    .unwrap_or_default();
+    out.extend(
+        models
+            .iter()
+            .filter_map(|m| m.get("full_name").and_then(Json::as_str))
+            .map(|name| Location::from(Place::unity_catalog(name))),
+    );
     // The volumes' files, listed at once (a schema of 50 volumes is 50 listings).
     let mut dirs = Vec::new();
     for v in volumes {

@@ -39,6 +39,7 @@ pub mod place;
 pub mod presets;
 pub mod privileges;
 pub mod query;
+pub mod registered_model;
 pub mod repo;
 pub mod schema;
 pub mod scim;
@@ -180,6 +181,7 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(catalog::kind(shared.clone())),
         Arc::new(schema::kind(shared.clone())),
         Arc::new(volume::kind(shared.clone())),
+        Arc::new(registered_model::kind(shared.clone())),
         Arc::new(connection::kind(shared.clone())),
         Arc::new(storage_credential::kind(shared.clone())),
         Arc::new(external_location::kind(shared.clone())),
@@ -534,6 +536,7 @@ mod tests {
                 "databricks_ingestion_gateway",
                 "databricks_ingestion_pipeline",
                 "databricks_pipeline",
+                "databricks_registered_model",
                 "databricks_schema",
                 "databricks_volume",
             ]

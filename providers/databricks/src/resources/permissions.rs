@@ -1,6 +1,8 @@
 //! `databricks_permissions`: every permission on one workspace object (a job, pipeline,
 //! notebook, directory, workspace file, Git folder, SQL warehouse, cluster policy, instance
-//! pool, cluster, query, alert, dashboard, MLflow experiment or registered model), through the
+//! pool, cluster, query, alert, dashboard, MLflow experiment or registered model; the
+//! workspace's tokens or passwords; or an object brickform does not create, such as an app
+//! or a serving endpoint, named by the Terraform provider's ids), through the
 //! Permissions API
 //! (`/api/2.0/permissions/{object_type}/{object_id}`). Authoritative, as in the Terraform
 //! provider: a write replaces the object's direct entries (PUT), so an entry added in the
@@ -45,6 +47,52 @@ pub struct Target {
     pub managing: &'static [&'static str],
     /// It has exactly one owner (IS_OWNER), a user or a service principal.
     pub owned: bool,
+    /// The objects of its type, when the type has a fixed few that always exist (the
+    /// workspace's token and password settings), each with its own levels; empty when the
+    /// attribute names any object of the type by its id.
+    pub fixed: &'static [Fixed],
+}
+
+/// An object that always exists, named by its fixed id.
+#[derive(Debug)]
+pub struct Fixed {
+    /// Its id, the attribute's value (`tokens`).
+    pub id: &'static str,
+    /// The levels it takes.
+    pub levels: &'static [&'static str],
+    /// The `admins` group's entry is configured like any other (passwords), instead of
+    /// being the service's to keep.
+    pub admins_configurable: bool,
+    /// Every write must keep the `admins` group's CAN_MANAGE (tokens): the service answers
+    /// "Cannot change permissions for group 'admins' to None." otherwise.
+    pub admins_kept: bool,
+}
+
+impl Target {
+    /// The fixed object `value` names, when the type has fixed objects.
+    pub fn fixed_object(&self, value: &str) -> Option<&'static Fixed> {
+        self.fixed.iter().find(|f| f.id == value)
+    }
+
+    /// The levels the object `value` names takes.
+    pub fn levels_of(&self, value: Option<&str>) -> &'static [&'static str] {
+        value
+            .and_then(|v| self.fixed_object(v))
+            .map_or(self.levels, |f| f.levels)
+    }
+
+    /// The `object_type` the service answers for the object `value` names: a fixed
+    /// object's is its id (`passwords`).
+    pub fn object_type_of(&self, value: &str) -> &'static str {
+        self.fixed_object(value).map_or(self.object_type, |f| f.id)
+    }
+
+    /// Whether the `admins` group's entries on the object `value` names are configured
+    /// like any other principal's.
+    fn admins_configurable(&self, value: &str) -> bool {
+        self.fixed_object(value)
+            .is_some_and(|f| f.admins_configurable)
+    }
 }
 
 const JOB: &[&str] = &["CAN_VIEW", "CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE"];
@@ -84,7 +132,36 @@ const REGISTERED_MODEL: &[&str] = &[
 const WRITTEN_AS: &[(&str, &str, &str)] = &[
     ("sql/queries", "CAN_VIEW", "CAN_READ"),
     ("sql/alerts", "CAN_VIEW", "CAN_READ"),
+    ("dbsql-dashboards", "CAN_VIEW", "CAN_READ"),
 ];
+/// permission_definitions.go, field authorization: tokens take CAN_USE and CAN_MANAGE and
+/// every write keeps the `admins` group's CAN_MANAGE (update.AddAdmin); passwords take
+/// CAN_USE alone, the `admins` group's included (allowConfiguringAdmins).
+const TOKENS: &[&str] = &["CAN_USE", "CAN_MANAGE"];
+const PASSWORDS: &[&str] = &["CAN_USE"];
+const AUTHORIZATION: &[Fixed] = &[
+    Fixed {
+        id: "tokens",
+        levels: TOKENS,
+        admins_configurable: false,
+        admins_kept: true,
+    },
+    Fixed {
+        id: "passwords",
+        levels: PASSWORDS,
+        admins_configurable: true,
+        admins_kept: false,
+    },
+];
+/// permission_definitions.go, fields serving_endpoint_id, knowledge_assistant_id and
+/// supervisor_agent_id (CAN_QUERY; a serving endpoint also CAN_VIEW).
+const SERVING_ENDPOINT: &[&str] = &["CAN_VIEW", "CAN_QUERY", "CAN_MANAGE"];
+const AGENT: &[&str] = &["CAN_QUERY", "CAN_MANAGE"];
+/// permission_definitions.go, fields vector_search_endpoint_id, app_name,
+/// database_instance_name and database_project_name.
+const USE_OR_MANAGE: &[&str] = &["CAN_USE", "CAN_MANAGE"];
+/// permission_definitions.go, field alert_v2_id.
+const ALERT_V2: &[&str] = &["CAN_READ", "CAN_RUN", "CAN_EDIT", "CAN_MANAGE"];
 const OWNING: &[&str] = &["CAN_MANAGE", "IS_OWNER"];
 const MANAGING: &[&str] = &["CAN_MANAGE"];
 
@@ -105,6 +182,29 @@ const fn workspace(
         levels: WORKSPACE,
         managing: MANAGING,
         owned: false,
+        fixed: &[],
+    }
+}
+
+/// An object named by its id, with no owner, CAN_MANAGE its managing level.
+const fn other(
+    attr: &'static str,
+    request: &'static str,
+    object_type: &'static str,
+    label: &'static str,
+    levels: &'static [&'static str],
+) -> Target {
+    Target {
+        attr,
+        by_path: false,
+        request,
+        object_type,
+        workspace_type: "",
+        label,
+        levels,
+        managing: MANAGING,
+        owned: false,
+        fixed: &[],
     }
 }
 
@@ -121,6 +221,7 @@ pub const TARGETS: &[Target] = &[
         levels: JOB,
         managing: OWNING,
         owned: true,
+        fixed: &[],
     },
     Target {
         attr: "pipeline_id",
@@ -132,6 +233,7 @@ pub const TARGETS: &[Target] = &[
         levels: PIPELINE,
         managing: OWNING,
         owned: true,
+        fixed: &[],
     },
     workspace("notebook_id", false, "notebooks", "notebook", "NOTEBOOK"),
     workspace("notebook_path", true, "notebooks", "notebook", "NOTEBOOK"),
@@ -165,6 +267,7 @@ pub const TARGETS: &[Target] = &[
         levels: WAREHOUSE,
         managing: OWNING,
         owned: true,
+        fixed: &[],
     },
     Target {
         attr: "cluster_policy_id",
@@ -176,6 +279,7 @@ pub const TARGETS: &[Target] = &[
         levels: CLUSTER_POLICY,
         managing: CLUSTER_POLICY,
         owned: false,
+        fixed: &[],
     },
     Target {
         attr: "instance_pool_id",
@@ -187,6 +291,7 @@ pub const TARGETS: &[Target] = &[
         levels: INSTANCE_POOL,
         managing: MANAGING,
         owned: false,
+        fixed: &[],
     },
     Target {
         attr: "cluster_id",
@@ -198,6 +303,7 @@ pub const TARGETS: &[Target] = &[
         levels: CLUSTER,
         managing: MANAGING,
         owned: false,
+        fixed: &[],
     },
     Target {
         attr: "sql_query_id",
@@ -209,6 +315,7 @@ pub const TARGETS: &[Target] = &[
         levels: SQL_OBJECT,
         managing: MANAGING,
         owned: false,
+        fixed: &[],
     },
     Target {
         attr: "sql_alert_id",
@@ -220,6 +327,7 @@ pub const TARGETS: &[Target] = &[
         levels: SQL_OBJECT,
         managing: MANAGING,
         owned: false,
+        fixed: &[],
     },
     // permission_definitions.go, field experiment_id: object type mlflowExperiment; an
     // experiment is a workspace object, but named by its id (databricks_mlflow_experiment's).
@@ -233,6 +341,7 @@ pub const TARGETS: &[Target] = &[
         levels: EXPERIMENT,
         managing: MANAGING,
         owned: false,
+        fixed: &[],
     },
     // permission_definitions.go, field registered_model_id: by the model's id
     // (databricks_mlflow_model's registered_model_id), not its name.
@@ -246,6 +355,7 @@ pub const TARGETS: &[Target] = &[
         levels: REGISTERED_MODEL,
         managing: MANAGING,
         owned: false,
+        fixed: &[],
     },
     // permission_definitions.go, field dashboard_id: the workspace levels.
     Target {
@@ -258,42 +368,77 @@ pub const TARGETS: &[Target] = &[
         levels: WORKSPACE,
         managing: MANAGING,
         owned: false,
+        fixed: &[],
     },
-];
-
-/// What the Terraform provider manages permissions of that brickform has no kind for.
-const NOT_HERE: &[(&str, &str)] = &[
-    (
-        "authorization",
-        "brickform does not manage token or password permissions.",
-    ),
-    (
+    // permission_definitions.go, field authorization: `/authorization/tokens` and
+    // `/authorization/passwords`, which every workspace has.
+    Target {
+        attr: "authorization",
+        by_path: false,
+        request: "authorization",
+        object_type: "tokens",
+        workspace_type: "",
+        label: "authorization",
+        levels: TOKENS,
+        managing: TOKENS,
+        owned: false,
+        fixed: AUTHORIZATION,
+    },
+    // permission_definitions.go, field sql_dashboard_id: a legacy Databricks SQL dashboard,
+    // with the SQL objects' levels (CAN_VIEW written as CAN_READ).
+    other(
         "sql_dashboard_id",
-        "brickform does not manage legacy SQL dashboards, nor their permissions.",
+        "dbsql-dashboards",
+        "dashboard",
+        "legacy SQL dashboard",
+        SQL_OBJECT,
     ),
-    (
+    // The objects below are made where brickform does not look (by the Terraform
+    // provider's own kinds, bundles, the UI); their permissions are kept here all the same.
+    // permission_definitions.go, one field each: request object type, object type, levels.
+    other(
         "serving_endpoint_id",
-        "brickform does not manage serving endpoints, nor their permissions.",
+        "serving-endpoints",
+        "serving-endpoint",
+        "serving endpoint",
+        SERVING_ENDPOINT,
     ),
-    (
+    other(
         "vector_search_endpoint_id",
-        "brickform does not manage vector search endpoints, nor their permissions.",
+        "vector-search-endpoints",
+        "vector-search-endpoints",
+        "vector search endpoint",
+        USE_OR_MANAGE,
     ),
-    (
-        "app_name",
-        "brickform does not manage apps, nor their permissions.",
-    ),
-    (
+    other("app_name", "apps", "apps", "app", USE_OR_MANAGE),
+    other(
         "database_instance_name",
-        "brickform does not manage database instances, nor their permissions.",
+        "database-instances",
+        "database-instances",
+        "database instance",
+        USE_OR_MANAGE,
     ),
-    (
+    other(
         "database_project_name",
-        "brickform does not manage database projects, nor their permissions.",
+        "database-projects",
+        "database-projects",
+        "database project",
+        USE_OR_MANAGE,
     ),
-    (
-        "alert_v2_id",
-        "brickform does not manage alerts, nor their permissions.",
+    other("alert_v2_id", "alertsv2", "alertv2", "alert", ALERT_V2),
+    other(
+        "knowledge_assistant_id",
+        "knowledge-assistants",
+        "knowledge-assistants",
+        "knowledge assistant",
+        AGENT,
+    ),
+    other(
+        "supervisor_agent_id",
+        "supervisor-agents",
+        "supervisor-agents",
+        "supervisor agent",
+        AGENT,
     ),
 ];
 
@@ -364,7 +509,7 @@ fn schema() -> Schema {
                 .describe("The level, one the object's type takes (validate lists them)."),
         );
     let mut s = Schema::new().describe(
-        "Every permission on one job, pipeline, notebook, directory, workspace file, Git folder, SQL warehouse, cluster policy, instance pool, cluster, query, alert, dashboard, MLflow experiment or registered model: what it does not declare is removed. Set exactly one of job_id, pipeline_id, notebook_id, notebook_path, directory_id, directory_path, workspace_file_id, workspace_file_path, repo_id, repo_path, sql_endpoint_id, cluster_policy_id, instance_pool_id, cluster_id, sql_query_id, sql_alert_id, dashboard_id, experiment_id, registered_model_id.",
+        "Every permission on one job, pipeline, notebook, directory, workspace file, Git folder, SQL warehouse, cluster policy, instance pool, cluster, query, alert, dashboard, MLflow experiment or registered model, or on the workspace's tokens or passwords, or on an object made outside brickform (serving endpoint, vector search endpoint, app, database instance or project, alert v2, knowledge assistant, supervisor agent, legacy SQL dashboard): what it does not declare is removed. Set exactly one of job_id, pipeline_id, notebook_id, notebook_path, directory_id, directory_path, workspace_file_id, workspace_file_path, repo_id, repo_path, sql_endpoint_id, cluster_policy_id, instance_pool_id, cluster_id, sql_query_id, sql_alert_id, dashboard_id, experiment_id, registered_model_id, authorization, sql_dashboard_id, serving_endpoint_id, vector_search_endpoint_id, app_name, database_instance_name, database_project_name, alert_v2_id, knowledge_assistant_id, supervisor_agent_id.",
     );
     for t in TARGETS {
         s = s.attr(
@@ -416,12 +561,37 @@ fn schema() -> Schema {
                     "dashboard_id" => {
                         "The dashboard the permissions are on (databricks_dashboard's id): CAN_READ, CAN_RUN, CAN_EDIT or CAN_MANAGE."
                     }
+                    "authorization" => {
+                        "\"tokens\" (who may create personal access tokens: CAN_USE or CAN_MANAGE) or \"passwords\" (who may sign in with a password: CAN_USE)."
+                    }
+                    "sql_dashboard_id" => {
+                        "The legacy Databricks SQL dashboard the permissions are on, by id: CAN_READ, CAN_RUN, CAN_EDIT or CAN_MANAGE (CAN_VIEW, deprecated, is CAN_READ)."
+                    }
+                    "serving_endpoint_id" => {
+                        "The model serving endpoint the permissions are on, by id: CAN_VIEW, CAN_QUERY or CAN_MANAGE."
+                    }
+                    "vector_search_endpoint_id" => {
+                        "The vector search endpoint the permissions are on, by id: CAN_USE or CAN_MANAGE."
+                    }
+                    "app_name" => "The app the permissions are on, by name: CAN_USE or CAN_MANAGE.",
+                    "database_instance_name" => {
+                        "The Lakebase database instance the permissions are on, by name: CAN_USE or CAN_MANAGE."
+                    }
+                    "database_project_name" => {
+                        "The Lakebase database project the permissions are on, by name: CAN_USE or CAN_MANAGE."
+                    }
+                    "alert_v2_id" => {
+                        "The alert (v2) the permissions are on, by id: CAN_READ, CAN_RUN, CAN_EDIT or CAN_MANAGE."
+                    }
+                    "knowledge_assistant_id" => {
+                        "The knowledge assistant the permissions are on, by id: CAN_QUERY or CAN_MANAGE."
+                    }
+                    "supervisor_agent_id" => {
+                        "The supervisor agent the permissions are on, by id: CAN_QUERY or CAN_MANAGE."
+                    }
                     _ => "The SQL warehouse the permissions are on (databricks_sql_endpoint's id).",
                 }),
         );
-    }
-    for (name, why) in NOT_HERE {
-        s = s.unsupported_target(name, why);
     }
     s.block(
         BlockType::list("access_control", entry)
@@ -451,8 +621,18 @@ fn schema() -> Schema {
                 "dashboard_id",
                 "experiment_id",
                 "registered_model_id",
+                "authorization",
+                "sql_dashboard_id",
+                "serving_endpoint_id",
+                "vector_search_endpoint_id",
+                "app_name",
+                "database_instance_name",
+                "database_project_name",
+                "alert_v2_id",
+                "knowledge_assistant_id",
+                "supervisor_agent_id",
             ])
-            .describe("The object's type as the service names it (job, pipelines, notebook, directory, file, repo, warehouses, cluster-policy, instance-pool, cluster, query, alert, dashboard, mlflowExperiment, registered-model)."),
+            .describe("The object's type as the service names it (job, pipelines, notebook, directory, file, repo, warehouses, cluster-policy, instance-pool, cluster, query, alert, dashboard, mlflowExperiment, registered-model, tokens, passwords, serving-endpoint, apps, …)."),
     )
     .attr(
         Attribute::computed("id", AttrType::String)
@@ -505,6 +685,24 @@ pub fn check_target(config: &Object) -> Vec<Finding> {
                     .hint("a workspace path is absolute: /Users/…, /Shared/…"),
             ),
             Some("") => out.push(Finding::error(&[t.attr], format!("{} is empty", t.attr))),
+            Some(v) if !t.fixed.is_empty() && t.fixed_object(v).is_none() => {
+                let ids: Vec<String> = t.fixed.iter().map(|f| quote(f.id)).collect();
+                out.push(
+                    Finding::error(
+                        &[t.attr],
+                        format!("{} is not one of {}", quote(v), ids.join(" or ")),
+                    )
+                    .hint(
+                        did_you_mean_value(v, t.fixed.iter().map(|f| f.id)).unwrap_or_else(|| {
+                            format!(
+                                "{} names one of the workspace's settings: {}",
+                                t.attr,
+                                ids.join(", ")
+                            )
+                        }),
+                    ),
+                );
+            }
             _ => {}
         }
     }
@@ -515,6 +713,9 @@ pub fn check_target(config: &Object) -> Vec<Finding> {
 /// a group; no principal twice; not the `admins` group.
 pub fn check_entries(target: &Target, config: &Object) -> Vec<Finding> {
     let mut out = Vec::new();
+    let value = str_attr(config, target.attr);
+    let levels = target.levels_of(value);
+    let admins_configurable = value.is_some_and(|v| target.admins_configurable(v));
     let mut owners = 0;
     let mut seen: Vec<Entry> = Vec::new();
     let items = config
@@ -549,20 +750,28 @@ pub fn check_entries(target: &Target, config: &Object) -> Vec<Finding> {
         let mut at_level = at.clone();
         at_level.push(key("permission_level"));
         if let Some(l) = level
-            && !target.levels.contains(&l)
+            && !levels.contains(&l)
         {
-            let mut allowed = target.levels.to_vec();
+            let mut allowed = levels.to_vec();
             allowed.sort_unstable();
-            let hint = did_you_mean_value(l, target.levels.iter().copied())
+            let hint = did_you_mean_value(l, levels.iter().copied())
                 .unwrap_or_else(|| format!("allowed levels: {}", allowed.join(", ")));
             out.push(
                 Finding::error(
                     &[],
-                    format!(
-                        "permission_level {} is not supported with {} objects",
-                        quote(l),
-                        target.attr
-                    ),
+                    match value.filter(|v| target.fixed_object(v).is_some()) {
+                        Some(v) => format!(
+                            "permission_level {} is not supported with {} = {}",
+                            quote(l),
+                            target.attr,
+                            quote(v)
+                        ),
+                        None => format!(
+                            "permission_level {} is not supported with {} objects",
+                            quote(l),
+                            target.attr
+                        ),
+                    },
                 )
                 .at(at_level.clone())
                 .hint(hint),
@@ -574,7 +783,7 @@ pub fn check_entries(target: &Target, config: &Object) -> Vec<Finding> {
         let Some(name) = str_attr(o, field) else {
             continue;
         };
-        if field == "group_name" && name == ADMINS {
+        if field == "group_name" && name == ADMINS && !admins_configurable {
             out.push(
                 Finding::error(
                     &[],
@@ -699,11 +908,14 @@ pub fn id_of(target: &Target, object_id: &str) -> String {
 pub fn parse_id(id: &str) -> ProviderResult<(&'static Target, &str)> {
     let bad = || {
         ProviderError::invalid(format!(
-            "permissions are imported as /TYPE/OBJECT_ID, where TYPE is jobs, pipelines, notebooks, directories, files, sql/warehouses, cluster-policies, instance-pools, clusters, experiments, registered-models, sql/queries, sql/alerts or dashboards (for example /jobs/123); got {id:?}"
+            "permissions are imported as /TYPE/OBJECT_ID, where TYPE is jobs, pipelines, notebooks, directories, files, repos, sql/warehouses, cluster-policies, instance-pools, clusters, experiments, registered-models, sql/queries, sql/alerts, dashboards, dbsql-dashboards, serving-endpoints, vector-search-endpoints, apps, database-instances, database-projects, alertsv2, knowledge-assistants or supervisor-agents (for example /jobs/123), or /authorization/tokens or /authorization/passwords; got {id:?}"
         ))
     };
     let rest = id.strip_prefix('/').ok_or_else(bad)?;
-    let (request, object) = if let Some(sub) = rest.strip_prefix("sql/") {
+    let (request, object) = if let Some(o) = rest.strip_prefix("sql/dashboards/") {
+        // The Terraform provider reads a legacy dashboard's older id as its current one.
+        ("dbsql-dashboards", o)
+    } else if let Some(sub) = rest.strip_prefix("sql/") {
         // `sql/warehouses`, `sql/queries`, `sql/alerts`: two segments.
         let (kind, o) = sub.split_once('/').ok_or_else(bad)?;
         (&rest[..4 + kind.len()], o)
@@ -719,6 +931,9 @@ pub fn parse_id(id: &str) -> ProviderResult<(&'static Target, &str)> {
         .iter()
         .find(|t| t.request == request && !t.by_path)
         .ok_or_else(bad)?;
+    if !target.fixed.is_empty() && target.fixed_object(object).is_none() {
+        return Err(bad());
+    }
     Ok((target, object))
 }
 
@@ -761,10 +976,16 @@ pub fn direct_entries(answer: &Json) -> Vec<Entry> {
 
 /// The entries a resource speaks for among those held: all but the `admins` group's, and
 /// but the owner's while the configuration names no owner (the object keeps the one it has).
-pub fn spoken_for(target: &Target, held: &[Entry], declares_owner: bool) -> Vec<Entry> {
+pub fn spoken_for(
+    target: &Target,
+    object_id: &str,
+    held: &[Entry],
+    declares_owner: bool,
+) -> Vec<Entry> {
+    let admins_ours = target.admins_configurable(object_id);
     let mut out: Vec<Entry> = held
         .iter()
-        .filter(|e| !(e.field == "group_name" && e.name == ADMINS))
+        .filter(|e| admins_ours || !(e.field == "group_name" && e.name == ADMINS))
         .filter(|e| declares_owner || !(target.owned && e.level == "IS_OWNER"))
         .cloned()
         .collect();
@@ -795,7 +1016,14 @@ pub fn to_write(
         }
         out.push(owner.clone());
     }
-    if target.request == "directories" && object_id == "0" {
+    let admins_kept = target
+        .fixed_object(object_id)
+        .is_some_and(|f| f.admins_kept);
+    // Once: a destroy writes back the admins entry it read.
+    let has_admins = out
+        .iter()
+        .any(|e| e.field == "group_name" && e.name == ADMINS);
+    if ((target.request == "directories" && object_id == "0") || admins_kept) && !has_admins {
         out.push(Entry {
             field: "group_name",
             name: ADMINS.into(),
@@ -888,9 +1116,10 @@ impl Permissions {
     /// none, as after an import); `None` when it speaks for no entry.
     fn remote(&self, target: &Target, id: &str, answer: &Json, prior: &Object) -> Option<Remote> {
         let declares_owner = declared(prior).iter().any(|e| e.level == "IS_OWNER");
+        let object = id.rsplit('/').next().unwrap_or_default();
         let entries = as_declared(
             target,
-            spoken_for(target, &direct_entries(answer), declares_owner),
+            spoken_for(target, object, &direct_entries(answer), declares_owner),
             prior,
         );
         if entries.is_empty() {
@@ -921,7 +1150,10 @@ impl Permissions {
                     .collect(),
             ),
         );
-        attrs.insert("object_type".into(), Value::from(target.object_type));
+        attrs.insert(
+            "object_type".into(),
+            Value::from(target.object_type_of(object)),
+        );
         attrs.insert("id".into(), Value::from(id));
         Some(Remote {
             id: id.to_string(),
@@ -973,7 +1205,7 @@ impl Permissions {
             }
         }
         if creating {
-            let taken: Vec<String> = spoken_for(target, &held, true)
+            let taken: Vec<String> = spoken_for(target, &object, &held, true)
                 .into_iter()
                 .filter(|e| !(target.owned && e.level == "IS_OWNER"))
                 .filter(|e| {
@@ -1057,7 +1289,10 @@ impl ResourceKind for Permissions {
     fn plan_computed(&self, config: &Object) -> Object {
         let mut out = Object::new();
         if let Some((target, value)) = target_of(config) {
-            out.insert("object_type".into(), Value::from(target.object_type));
+            out.insert(
+                "object_type".into(),
+                Value::from(value.map_or(target.object_type, |v| target.object_type_of(v))),
+            );
             if let (false, Some(v)) = (target.by_path, value) {
                 out.insert("id".into(), Value::from(id_of(target, v)));
             }
@@ -1109,9 +1344,11 @@ impl ResourceKind for Permissions {
             return Ok(());
         };
         let held = direct_entries(&answer);
+        // The admins group's entries stay, unless they are the resource's own (passwords).
+        let admins_ours = target.admins_configurable(object);
         let mut keep: Vec<Entry> = held
             .iter()
-            .filter(|e| e.field == "group_name" && e.name == ADMINS)
+            .filter(|e| !admins_ours && e.field == "group_name" && e.name == ADMINS)
             .cloned()
             .collect();
         if target.owned {
@@ -1225,14 +1462,7 @@ mod tests {
         let (t, o) = parse_id("/clusters/0101-000000-abcd1234").unwrap();
         assert_eq!((t.attr, o), ("cluster_id", "0101-000000-abcd1234"));
         assert_eq!(parse_id("/experiments/1").unwrap().0.attr, "experiment_id");
-        for bad in [
-            "jobs/1",
-            "/serving-endpoints/1",
-            "/jobs/",
-            "/jobs/1/2",
-            "/",
-            "",
-        ] {
+        for bad in ["jobs/1", "/genie/1", "/jobs/", "/jobs/1/2", "/", ""] {
             let e = parse_id(bad).unwrap_err();
             assert!(
                 e.message.contains("/TYPE/OBJECT_ID"),
@@ -1368,12 +1598,12 @@ mod tests {
             ]
         );
         assert_eq!(
-            spoken_for(job(), &held, false),
+            spoken_for(job(), "1", &held, false),
             [e("group_name", "users", "CAN_VIEW")]
         );
-        assert_eq!(spoken_for(job(), &held, true).len(), 2);
+        assert_eq!(spoken_for(job(), "1", &held, true).len(), 2);
         // A notebook has no owner to keep: every direct entry is the resource's.
-        assert_eq!(spoken_for(&TARGETS[2], &held, false).len(), 2);
+        assert_eq!(spoken_for(&TARGETS[2], "1", &held, false).len(), 2);
     }
 
     #[test]
@@ -1439,5 +1669,102 @@ mod tests {
             json!({"dashboard_id": "d", "access_control": [{"group_name": "users", "permission_level": "CAN_VIEW"}]}),
         );
         assert_eq!(check_entries(dashboard, &config).len(), 1);
+    }
+
+    #[test]
+    fn tokens_and_passwords_are_fixed_objects_with_their_own_levels() {
+        let (t, o) = parse_id("/authorization/tokens").unwrap();
+        assert_eq!((t.attr, o), ("authorization", "tokens"));
+        assert_eq!(id_of(t, o), "/authorization/tokens");
+        assert_eq!(parse_id("/authorization/passwords").unwrap().1, "passwords");
+        // Only the two objects the workspace has.
+        assert!(parse_id("/authorization/keys").is_err());
+        let f = check_target(&config(&[("authorization", "token")], &[]));
+        assert_eq!(
+            f[0].message,
+            "\"token\" is not one of \"tokens\" or \"passwords\""
+        );
+        assert!(check_target(&config(&[("authorization", "passwords")], &[])).is_empty());
+
+        // Tokens take CAN_MANAGE; passwords CAN_USE alone, named for the object.
+        let tokens = config(
+            &[("authorization", "tokens")],
+            &[("group_name", "eng", "CAN_MANAGE")],
+        );
+        assert!(check_entries(t, &tokens).is_empty());
+        let passwords = config(
+            &[("authorization", "passwords")],
+            &[("group_name", "eng", "CAN_MANAGE")],
+        );
+        let f = check_entries(t, &passwords);
+        assert_eq!(
+            f[0].message,
+            "permission_level \"CAN_MANAGE\" is not supported with authorization = \"passwords\""
+        );
+        assert_eq!(f[0].hint.as_deref(), Some("allowed levels: CAN_USE"));
+
+        // The admins group is configured on passwords, refused on tokens, whose every write
+        // keeps its CAN_MANAGE.
+        let admins = |on: &str| {
+            config(
+                &[("authorization", on)],
+                &[("group_name", "admins", "CAN_USE")],
+            )
+        };
+        assert!(check_entries(t, &admins("passwords")).is_empty());
+        assert_eq!(check_entries(t, &admins("tokens")).len(), 1);
+        let want = [e("group_name", "eng", "CAN_USE")];
+        assert_eq!(
+            to_write(t, "tokens", &[], &want).unwrap(),
+            [
+                e("group_name", "eng", "CAN_USE"),
+                e("group_name", "admins", "CAN_MANAGE")
+            ]
+        );
+        assert_eq!(to_write(t, "passwords", &[], &want).unwrap(), want);
+        // A destroy writes back the admins entry it holds, once.
+        let admins = [e("group_name", "admins", "CAN_MANAGE")];
+        assert_eq!(to_write(t, "tokens", &admins, &admins).unwrap(), admins);
+        let held = [
+            e("group_name", "admins", "CAN_USE"),
+            e("group_name", "eng", "CAN_USE"),
+        ];
+        assert_eq!(spoken_for(t, "passwords", &held, false).len(), 2);
+        assert_eq!(spoken_for(t, "tokens", &held, false).len(), 1);
+        assert_eq!(t.object_type_of("passwords"), "passwords");
+    }
+
+    #[test]
+    fn objects_made_elsewhere_are_named_by_the_providers_ids() {
+        for (id, attr) in [
+            ("/serving-endpoints/e1", "serving_endpoint_id"),
+            ("/vector-search-endpoints/v", "vector_search_endpoint_id"),
+            ("/apps/my-app", "app_name"),
+            ("/database-instances/db", "database_instance_name"),
+            ("/database-projects/p", "database_project_name"),
+            ("/alertsv2/a", "alert_v2_id"),
+            ("/knowledge-assistants/k", "knowledge_assistant_id"),
+            ("/supervisor-agents/s", "supervisor_agent_id"),
+            ("/dbsql-dashboards/d", "sql_dashboard_id"),
+        ] {
+            let (t, o) = parse_id(id).unwrap();
+            assert_eq!(t.attr, attr, "{id}");
+            assert_eq!(id_of(t, o), id);
+        }
+        // A legacy dashboard's older id is read as its current one.
+        let (t, o) = parse_id("/sql/dashboards/d").unwrap();
+        assert_eq!(id_of(t, o), "/dbsql-dashboards/d");
+        let serving = parse_id("/serving-endpoints/e").unwrap().0;
+        let f = check_entries(
+            serving,
+            &config(
+                &[("serving_endpoint_id", "e")],
+                &[("group_name", "eng", "CAN_USE")],
+            ),
+        );
+        assert_eq!(
+            f[0].message,
+            "permission_level \"CAN_USE\" is not supported with serving_endpoint_id objects"
+        );
     }
 }

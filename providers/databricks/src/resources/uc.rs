@@ -77,10 +77,17 @@ pub struct UcSpec {
     pub storage: InStorage,
 }
 
+/// Collections whose list answers name their items otherwise than their path: `models`
+/// answers `registered_models` (ListRegisteredModelsResponse of the SDKs).
+const ITEMS_KEYS: &[(&str, &str)] = &[("models", "registered_models")];
+
 /// The key of a collection's list answers: its path segment in snake case
-/// (`storage-credentials` answers `storage_credentials`).
+/// (`storage-credentials` answers `storage_credentials`), unless [`ITEMS_KEYS`] says.
 pub fn items_key(collection: &str) -> String {
-    collection.replace('-', "_")
+    ITEMS_KEYS
+        .iter()
+        .find(|(c, _)| *c == collection)
+        .map_or_else(|| collection.replace('-', "_"), |(_, k)| (*k).to_string())
 }
 
 /// What a securable's delete takes with it.
@@ -850,6 +857,11 @@ impl ResourceKind for UcKind {
         match (self.spec.holds, self.spec.storage) {
             (Holds::Nothing, InStorage::At(attr)) => {
                 str_attr(attrs, attr).map(|url| Place::storage(url).into())
+            }
+            // A securable inside a schema (a registered model) lies at its full name, where
+            // the schema's listing of what it holds finds it.
+            (Holds::Nothing, _) if self.spec.name_parts.len() > 1 => {
+                Some(Place::unity_catalog(&self.full_name(attrs)).into())
             }
             (Holds::Nothing, _) => None,
             _ => Some(Place::unity_catalog(&self.full_name(attrs)).into()),

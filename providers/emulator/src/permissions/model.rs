@@ -33,6 +33,12 @@ enum Holder {
     Sql(&'static str),
     /// A registered model of the workspace model registry, by its `id`.
     RegisteredModel,
+    /// The one object of this id every workspace has (`tokens`, `passwords` under
+    /// `authorization`).
+    Fixed(&'static str),
+    /// Objects of a service the local workspace does not serve (serving endpoints, apps,
+    /// Lakebase instances…): none exists, so each is answered as a missing object.
+    Elsewhere,
 }
 
 /// An object type of the Permissions API.
@@ -48,6 +54,14 @@ pub struct ObjectType {
     owner: Owner,
     /// The levels it takes, with the service's description of each.
     levels: &'static [(&'static str, &'static str)],
+}
+
+impl ObjectType {
+    /// Whether CAN_MANAGE is one of its levels: the `admins` group holds it on every such
+    /// object; on the others (passwords) the group is configured like any other.
+    fn manages(&self) -> bool {
+        self.levels.iter().any(|(l, _)| *l == "CAN_MANAGE")
+    }
 }
 
 const WORKSPACE_LEVELS: &[(&str, &str)] = &[
@@ -213,6 +227,112 @@ pub const TYPES: &[ObjectType] = &[
     },
 ];
 
+/// The objects every workspace has under `authorization`: who may create personal access
+/// tokens (CAN_USE, CAN_MANAGE) and who may sign in with a password (CAN_USE alone)
+/// (terraform-provider-databricks permissions/permission_definitions.go, field
+/// authorization; databricks/cli libs/testserver/permissions.go maps `authorization` to both).
+const AUTHORIZATION_TYPES: &[ObjectType] = &[
+    ObjectType {
+        request: "authorization",
+        object_type: "tokens",
+        noun: "tokens",
+        holder: Holder::Fixed("tokens"),
+        owner: Owner::None,
+        levels: &[
+            ("CAN_USE", "Can create and use personal access tokens"),
+            ("CAN_MANAGE", "Can manage token usage"),
+        ],
+    },
+    ObjectType {
+        request: "authorization",
+        object_type: "passwords",
+        noun: "passwords",
+        holder: Holder::Fixed("passwords"),
+        owner: Owner::None,
+        levels: &[("CAN_USE", "Can sign in with a password")],
+    },
+];
+
+const USE_OR_MANAGE: &[(&str, &str)] = &[
+    ("CAN_USE", "Can use the object"),
+    ("CAN_MANAGE", "Can manage the object"),
+];
+const QUERY_OR_MANAGE: &[(&str, &str)] = &[
+    ("CAN_QUERY", "Can query the object"),
+    ("CAN_MANAGE", "Can manage the object"),
+];
+
+/// The object types of services the local workspace does not serve, with their request
+/// object types, answers' object types and levels as permission_definitions.go lists them
+/// (and databricks/cli libs/testserver/permissions.go maps them): their objects are made
+/// outside it, so none exists here and each answers 404.
+const ELSEWHERE_TYPES: &[ObjectType] = &[
+    elsewhere(
+        "dbsql-dashboards",
+        "dashboard",
+        "legacy dashboard",
+        WORKSPACE_LEVELS,
+    ),
+    elsewhere(
+        "serving-endpoints",
+        "serving-endpoint",
+        "serving endpoint",
+        &[
+            ("CAN_VIEW", "Can view the serving endpoint"),
+            ("CAN_QUERY", "Can query the serving endpoint"),
+            ("CAN_MANAGE", "Can manage the serving endpoint"),
+        ],
+    ),
+    elsewhere(
+        "vector-search-endpoints",
+        "vector-search-endpoints",
+        "vector search endpoint",
+        USE_OR_MANAGE,
+    ),
+    elsewhere("apps", "apps", "app", USE_OR_MANAGE),
+    elsewhere(
+        "database-instances",
+        "database-instances",
+        "database instance",
+        USE_OR_MANAGE,
+    ),
+    elsewhere(
+        "database-projects",
+        "database-projects",
+        "database project",
+        USE_OR_MANAGE,
+    ),
+    elsewhere("alertsv2", "alertv2", "alert", WORKSPACE_LEVELS),
+    elsewhere(
+        "knowledge-assistants",
+        "knowledge-assistants",
+        "knowledge assistant",
+        QUERY_OR_MANAGE,
+    ),
+    elsewhere(
+        "supervisor-agents",
+        "supervisor-agents",
+        "supervisor agent",
+        QUERY_OR_MANAGE,
+    ),
+];
+
+const fn elsewhere(
+    request: &'static str,
+    object_type: &'static str,
+    noun: &'static str,
+    levels: &'static [(&'static str, &'static str)],
+) -> ObjectType {
+    ObjectType {
+        request,
+        object_type,
+        noun,
+        holder: Holder::Elsewhere,
+        owner: Owner::None,
+        levels,
+    }
+}
+
 /// Queries, alerts and dashboards take the workspace levels: terraform-provider-databricks
 /// permissions/permission_definitions.go, fields sql_query_id, sql_alert_id and dashboard_id
 /// (CAN_VIEW, the levels of the legacy SQL permissions API, is "replaced by CAN_READ in the
@@ -244,23 +364,31 @@ const SQL_TYPES: &[ObjectType] = &[
     },
 ];
 
-/// The type a `request_object_type` names. The SDK's warehouse calls use `warehouses`, the
+/// The type a `request_object_type` names, for the object `id`: under `authorization`, each
+/// fixed object is a type of its own. The SDK's warehouse calls use `warehouses`, the
 /// Terraform provider `sql/warehouses`: both reach the same objects.
-pub fn object_type(request: &str) -> ApiResult<&'static ObjectType> {
+pub fn object_type(request: &str, id: &str) -> ApiResult<&'static ObjectType> {
     let request = if request == "warehouses" {
         "sql/warehouses"
     } else {
         request
     };
-    TYPES
+    let mut of_request = TYPES
         .iter()
         .chain(SQL_TYPES)
-        .find(|t| t.request == request)
-        .ok_or_else(|| {
-            ApiError::invalid(format!(
-                "request_object_type is not recognized: {request} (the local workspace keeps permissions of jobs, pipelines, notebooks, directories, files, repos, sql/warehouses, cluster-policies, instance-pools, clusters, experiments, registered-models, sql/queries, sql/alerts and dashboards)"
-            ))
-        })
+        .chain(AUTHORIZATION_TYPES)
+        .chain(ELSEWHERE_TYPES)
+        .filter(|t| t.request == request)
+        .peekable();
+    let first = *of_request.peek().ok_or_else(|| {
+        ApiError::invalid(format!(
+            "request_object_type is not recognized: {request} (the local workspace keeps permissions of jobs, pipelines, notebooks, directories, files, repos, sql/warehouses, cluster-policies, instance-pools, clusters, experiments, registered-models, sql/queries, sql/alerts, dashboards and authorization)"
+        ))
+    })?;
+    // A fixed object of another id is missing, as the first type's object.
+    Ok(of_request
+        .find(|t| matches!(t.holder, Holder::Fixed(f) if f == id))
+        .unwrap_or(first))
 }
 
 /// The object a request names, as far as its permissions go.
@@ -275,7 +403,7 @@ struct Target {
     folders: Vec<i64>,
     /// Workspace objects in a home folder: its user and the folder's id.
     home: Option<(String, i64)>,
-    /// The root folder, whose `admins` entry every write must keep.
+    /// The root folder or the token settings, whose `admins` entry every write must keep.
     root: bool,
 }
 
@@ -345,6 +473,11 @@ fn target(st: &State, ty: &ObjectType, id: &str) -> ApiResult<Target> {
         Holder::RegisteredModel => {
             crate::mlflow::model_with_id(st, id).ok_or_else(|| missing(ty, id))?;
         }
+        // Like the root folder, the token settings keep the `admins` group's CAN_MANAGE
+        // through every write (the Terraform provider adds it to each: update.AddAdmin,
+        // "Prevent \"Cannot change permissions for group 'admins' to None.\"").
+        Holder::Fixed(fixed) if fixed == id => t.root = ty.manages(),
+        Holder::Fixed(_) | Holder::Elsewhere => return Err(missing(ty, id)),
         Holder::Sql(collection) => {
             // A trashed object is gone for its permissions too.
             st.sql
@@ -466,7 +599,9 @@ fn render(st: &State, ty: &ObjectType, t: &Target, acl: &Acl) -> Value {
         Holder::Workspace(_) => "/directories/".to_string(),
         _ => format!("/{}/", ty.request),
     };
-    inherit("group_name:admins".into(), "CAN_MANAGE", root);
+    if ty.manages() {
+        inherit("group_name:admins".into(), "CAN_MANAGE", root);
+    }
     let list: Vec<Value> = held
         .into_iter()
         .map(|(p, permissions)| entry(st, &p, permissions))
@@ -479,14 +614,14 @@ fn render(st: &State, ty: &ObjectType, t: &Target, acl: &Acl) -> Value {
 }
 
 pub fn get(st: &State, request: &str, id: &str) -> ApiResult<Value> {
-    let ty = object_type(request)?;
+    let ty = object_type(request, id)?;
     let t = target(st, ty, id)?;
     Ok(render(st, ty, &t, &direct(st, ty, &t)))
 }
 
 /// The levels an object's type takes.
 pub fn levels(st: &State, request: &str, id: &str) -> ApiResult<Value> {
-    let ty = object_type(request)?;
+    let ty = object_type(request, id)?;
     target(st, ty, id)?;
     let levels: Vec<Value> = ty
         .levels
@@ -525,7 +660,7 @@ pub fn write(
     entries: &[Requested],
     replace: bool,
 ) -> ApiResult<Value> {
-    let ty = object_type(request)?;
+    let ty = object_type(request, id)?;
     let t = target(st, ty, id)?;
     for e in entries {
         if !ty.levels.iter().any(|(l, _)| *l == e.level) {
@@ -537,7 +672,8 @@ pub fn write(
                 allowed.join(", ")
             )));
         }
-        if e.field == "group_name" && e.name == "admins" && e.level != "CAN_MANAGE" {
+        if e.field == "group_name" && e.name == "admins" && ty.manages() && e.level != "CAN_MANAGE"
+        {
             return Err(ApiError::invalid(format!(
                 "Cannot change permissions for group 'admins' to {}.",
                 e.level
@@ -926,10 +1062,10 @@ mod tests {
             e.message,
             "Cannot change permissions for group 'admins' to None."
         );
-        let e = get(&st, "serving-endpoints", "1").unwrap_err();
+        let e = get(&st, "genie", "1").unwrap_err();
         assert!(
             e.message
-                .starts_with("request_object_type is not recognized: serving-endpoints")
+                .starts_with("request_object_type is not recognized: genie")
         );
         let e = get(&st, "repos", &nb.to_string()).unwrap_err();
         assert_eq!(e.message, format!("repo {nb} does not exist"));

@@ -38,6 +38,35 @@ pub const METASTORE_PRIVILEGES: &[&str] = &[
     "USE_SHARE",
 ];
 
+/// Securables of Unity Catalog the local workspace does not serve, so none exists: their
+/// `securable_type`, how the service's messages name them, and the privileges a grant on
+/// one may hold (terraform-provider-databricks docs/resources/grants.md, one section each).
+pub const ELSEWHERE: &[(&str, &str, &[&str])] = &[
+    ("share", "Share", &["SELECT"]),
+    (
+        "credential",
+        "Credential",
+        &["ACCESS", "ALL_PRIVILEGES", "CREATE_CONNECTION", "MANAGE"],
+    ),
+    ("model_service", "Model Service", AI_GATEWAY_PRIVILEGES),
+    (
+        "model_provider_service",
+        "Model Provider Service",
+        AI_GATEWAY_PRIVILEGES,
+    ),
+    ("mcp_service", "MCP Service", AI_GATEWAY_PRIVILEGES),
+];
+
+/// The privileges on a Unity AI Gateway model service, model provider service or MCP
+/// service (docs/resources/grants.md, "Model service grants" and the two after it).
+const AI_GATEWAY_PRIVILEGES: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "APPLY_TAG",
+    "EXECUTE",
+    "MANAGE",
+    "READ_METADATA",
+];
+
 /// What grants are on: a securable of the table, or the metastore (by its id).
 struct On {
     grant_type: &'static str,
@@ -67,10 +96,27 @@ fn securable(st: &State, securable_type: &str, full_name: &str) -> ApiResult<On>
             key: st.metastore_id.clone(),
         });
     }
-    let sec = SECURABLES
+    // Functions and registered models are both `function`: the row of the one that exists.
+    let of_type: Vec<&Securable> = SECURABLES
         .iter()
-        .find(|s| s.grant_type.eq_ignore_ascii_case(securable_type))
-        .ok_or_else(|| {
+        .filter(|s| s.grant_type.eq_ignore_ascii_case(securable_type))
+        .collect();
+    let found = of_type
+        .iter()
+        .find(|s| s.key(full_name).is_ok_and(|k| s.has(st, &k)))
+        .or(of_type.first())
+        .copied();
+    if found.is_none()
+        && let Some((_, label, _)) = ELSEWHERE
+            .iter()
+            .find(|(t, _, _)| t.eq_ignore_ascii_case(securable_type))
+    {
+        return Err(ApiError::not_found(
+            "RESOURCE_DOES_NOT_EXIST",
+            format!("{label} '{}' does not exist.", full_name.to_lowercase()),
+        ));
+    }
+    let sec = found.ok_or_else(|| {
             ApiError::invalid(format!(
                 "Invalid value for field 'securable_type': {securable_type} is not a securable type grants are kept for in the local workspace"
             ))

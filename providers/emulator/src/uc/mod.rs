@@ -1,5 +1,5 @@
-//! Unity Catalog: catalogs, schemas, volumes, tables, connections, storage credentials and
-//! external locations.
+//! Unity Catalog: catalogs, schemas, volumes, tables, registered models, functions,
+//! connections, storage credentials and external locations.
 //!
 //! [`securables`] holds the table of securables and the create, get, list, update and
 //! delete they share; [`model`] the securables' own parts and what other domains create
@@ -23,12 +23,14 @@ pub use routes::{CONNECTIONS_PATH, routes};
 pub use storage::{STORAGE_CREDENTIALS_PATH, redact_write_only as redact_credential_secret};
 
 /// What a grant on each securable may hold, by its `securable_type`: the privileges of
-/// what it contains included, as they are inherited downward.
+/// what it contains included, as they are inherited downward. A type may come twice (a
+/// function and a registered model are both `function`), once per kind of object.
 pub fn grantable_privileges() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
     securables::SECURABLES
         .iter()
         .map(|s| (s.grant_type, s.privileges))
         .chain([("metastore", grants::METASTORE_PRIVILEGES)])
+        .chain(grants::ELSEWHERE.iter().map(|(t, _, p)| (*t, *p)))
 }
 
 use crate::journal::{Journaled, Tracked, journaled};
@@ -53,6 +55,12 @@ pub struct Tables {
     /// External locations by name (files written before had none).
     #[serde(default)]
     pub external_locations: Tracked<String, Map<String, Value>>,
+    /// Registered models by full name (files written before had none).
+    #[serde(default)]
+    pub models: Tracked<String, Map<String, Value>>,
+    /// Functions by full name (files written before had none).
+    #[serde(default)]
+    pub functions: Tracked<String, Map<String, Value>>,
     /// Grants by securable (`TYPE:full_name`).
     #[serde(default)]
     pub grants: Tracked<String, Grants>,
@@ -69,6 +77,8 @@ impl Domain for Tables {
             connections,
             storage_credentials,
             external_locations,
+            models,
+            functions,
             grants,
         )
     }

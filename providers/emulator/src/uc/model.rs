@@ -335,15 +335,22 @@ pub fn schema_content(st: &State, full: &str) -> Option<ApiError> {
     let volumes: Vec<String> = with_prefix(&st.uc.volumes, &prefix)
         .map(|(k, _)| k.clone())
         .collect();
-    (!tables.is_empty() || !volumes.is_empty()).then(|| {
+    // Registered models are routines: the service counts them with the functions.
+    let functions: Vec<String> = with_prefix(&st.uc.functions, &prefix)
+        .chain(with_prefix(&st.uc.models, &prefix))
+        .map(|(k, _)| k.clone())
+        .collect();
+    (!tables.is_empty() || !volumes.is_empty() || !functions.is_empty()).then(|| {
         ApiError::not_empty(
             "SCHEMA_NOT_EMPTY",
             format!(
-                "Schema '{full}' is not empty. The schema has {} tables(s), 0 functions(s), {} volumes(s): {}",
+                "Schema '{full}' is not empty. The schema has {} tables(s), {} functions(s), {} volumes(s): {}",
                 tables.len(),
+                functions.len(),
                 volumes.len(),
                 tables
                     .iter()
+                    .chain(&functions)
                     .chain(&volumes)
                     .cloned()
                     .collect::<Vec<_>>()
@@ -412,6 +419,116 @@ fn volume_info(st: &State, ctx: &Ctx, v: &NewVolume) -> Map<String, Value> {
     }));
     audit(&mut m, ctx, true);
     m
+}
+
+// ---------- registered models ----------
+
+/// A registered model create request (`CreateRegisteredModelRequest` of the SDK), names
+/// checked.
+#[derive(Debug)]
+pub struct NewModel<'a> {
+    pub catalog: String,
+    pub schema: String,
+    pub name: String,
+    pub comment: Option<&'a str>,
+    pub storage_location: Option<&'a str>,
+}
+
+/// Functions and registered models are routines of one namespace: a name one of them
+/// holds is taken for the other.
+fn routine_taken(st: &State, full: &str) -> ApiResult<()> {
+    for kind in [Kind::Function, Kind::RegisteredModel] {
+        let sec = securable(kind);
+        if sec.has(st, full) {
+            return Err(sec.exists(full));
+        }
+    }
+    Ok(())
+}
+
+/// Creates a registered model in an existing schema: its versions' files under the
+/// schema's managed location unless it names its own.
+pub fn create_model(st: &mut State, ctx: &Ctx, m: NewModel) -> ApiResult<Map<String, Value>> {
+    securable(Kind::RegisteredModel).create(st, &[&m.catalog, &m.schema], &m.name, |st| {
+        routine_taken(st, &format!("{}.{}.{}", m.catalog, m.schema, m.name))?;
+        let (catalog, schema, name) = (&m.catalog, &m.schema, &m.name);
+        let id = uuid::Uuid::new_v4().to_string();
+        let loc = match m.storage_location {
+            Some(l) => l.trim_end_matches('/').to_string(),
+            None => {
+                let base = st
+                    .uc
+                    .schemas
+                    .get(&format!("{catalog}.{schema}"))
+                    .map_or_else(|| metastore_root(st), |s| managed_base(st, catalog, s));
+                format!("{base}/models/{id}")
+            }
+        };
+        let mut info = compact(json!({
+            "name": name, "catalog_name": catalog, "schema_name": schema,
+            "full_name": format!("{catalog}.{schema}.{name}"), "comment": m.comment,
+            "storage_location": loc, "metastore_id": st.metastore_id, "browse_only": false,
+            "aliases": [],
+        }));
+        audit(&mut info, ctx, true);
+        Ok(info)
+    })
+}
+
+// ---------- functions ----------
+
+/// The fields a function's create must carry (`CreateFunction` of the SDKs, those without
+/// `omitempty`), besides its names.
+const FUNCTION_REQUIRED: &[&str] = &[
+    "data_type",
+    "full_data_type",
+    "input_params",
+    "is_deterministic",
+    "is_null_call",
+    "parameter_style",
+    "routine_body",
+    "routine_definition",
+    "security_type",
+    "specific_name",
+    "sql_data_access",
+];
+
+/// Creates a function from a create's `function_info` (names checked by the caller) in an
+/// existing schema: what it was sent, with its full name and the audit fields.
+pub fn create_function(
+    st: &mut State,
+    ctx: &Ctx,
+    catalog: &str,
+    schema: &str,
+    name: &str,
+    function_info: &Map<String, Value>,
+) -> ApiResult<Map<String, Value>> {
+    if let Some(f) = FUNCTION_REQUIRED
+        .iter()
+        .find(|f| function_info.get(**f).is_none_or(Value::is_null))
+    {
+        return Err(crate::body::missing(&format!("function_info.{f}")));
+    }
+    securable(Kind::Function).create(st, &[catalog, schema], name, |st| {
+        let full = format!("{catalog}.{schema}.{name}");
+        routine_taken(st, &full)?;
+        let mut info = function_info.clone();
+        for (k, v) in [
+            ("name", name),
+            ("catalog_name", catalog),
+            ("schema_name", schema),
+            ("full_name", full.as_str()),
+            ("metastore_id", st.metastore_id.as_str()),
+        ] {
+            info.insert(k.into(), json!(v));
+        }
+        info.insert(
+            "function_id".into(),
+            json!(uuid::Uuid::new_v4().to_string()),
+        );
+        audit(&mut info, ctx, true);
+        Ok(info)
+    })
 }
 
 /// The staging volume an ingestion gateway creates in its storage schema, named by its

@@ -2,7 +2,7 @@
 //! create bodies read into each securable's typed request, answers rendered as JSON.
 
 use super::CONNECTION_TYPES;
-use super::model::{self, NewCatalog, NewConnection, NewSchema, NewVolume};
+use super::model::{self, NewCatalog, NewConnection, NewModel, NewSchema, NewVolume};
 use super::securables::{Kind, SECURABLES, Securable};
 use crate::app::{App, AppState};
 use crate::body::{JsonBody, Obj, Params, PathParam};
@@ -23,10 +23,27 @@ pub const CONNECTIONS_PATH: &str = "/api/2.1/unity-catalog/connections";
 type Reply = ApiResult<Json<Value>>;
 
 pub fn routes() -> Router<Arc<App>> {
-    let base = super::metastore::routes().route(
-        &format!("{UC}/permissions/{{securable_type}}/{{full_name}}"),
-        get(get_grants).patch(update_grants),
-    );
+    let base = super::metastore::routes()
+        .route(
+            &format!("{UC}/permissions/{{securable_type}}/{{full_name}}"),
+            get(get_grants).patch(update_grants),
+        )
+        // A share's grants have a path of their own (the Shares API's, which the Terraform
+        // provider calls for `share`: catalog/permissions/permissions.go); they are the
+        // grants of the securable type `share`.
+        .route(
+            &format!("{UC}/shares/{{name}}/permissions"),
+            get(
+                |app: AppState, PathParam(name): PathParam<String>, q: Params| {
+                    get_grants(app, axum::extract::Path(("share".to_string(), name)), q)
+                },
+            )
+            .patch(
+                |app: AppState, PathParam(name): PathParam<String>, b: JsonBody| {
+                    update_grants(app, axum::extract::Path(("share".to_string(), name)), b)
+                },
+            ),
+        );
     SECURABLES.iter().fold(base, |r, sec| {
         let list = get(move |app: AppState, q: Params| list(sec, app, q));
         let collection: MethodRouter<Arc<App>> = match sec.kind {
@@ -36,6 +53,8 @@ pub fn routes() -> Router<Arc<App>> {
             Kind::Connection => list.post(create_connection),
             Kind::StorageCredential => list.post(create_storage_credential),
             Kind::ExternalLocation => list.post(create_external_location),
+            Kind::RegisteredModel => list.post(create_model),
+            Kind::Function => list.post(create_function),
             Kind::Table => list,
         };
         let mut item = get(move |app: AppState, p: PathParam<String>| get_one(sec, app, p));
@@ -117,8 +136,7 @@ async fn list(sec: &'static Securable, AxState(app): AppState, q: Params) -> Rep
     app.view(|st, _| {
         let (items, next) = sec.list(st, &parent, filter.as_deref(), &page)?;
         let mut m = Map::new();
-        // The answer's key is the path's segment in snake case (`storage_credentials`).
-        m.insert(sec.path.replace('-', "_"), Value::Array(items));
+        m.insert(sec.list_key.into(), Value::Array(items));
         if let Some(t) = next {
             m.insert("next_page_token".into(), Value::String(t));
         }
@@ -235,4 +253,25 @@ async fn create_storage_credential(AxState(app): AppState, JsonBody(b): JsonBody
 
 async fn create_external_location(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
     app.mutate(|st, ctx| super::storage::create_external_location(st, ctx, &b).map(reply))
+}
+
+async fn create_model(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+    let o = Obj::root(&b);
+    let m = NewModel {
+        catalog: uc_name(o.req_str("catalog_name")?, "catalog_name")?,
+        schema: uc_name(o.req_str("schema_name")?, "schema_name")?,
+        name: uc_name(o.req_str("name")?, "name")?,
+        comment: o.str("comment")?,
+        storage_location: o.str("storage_location")?,
+    };
+    app.mutate(|st, ctx| model::create_model(st, ctx, m).map(reply))
+}
+
+async fn create_function(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+    let info = Obj::root(&b).req_obj("function_info")?;
+    let o = Obj::root(info);
+    let catalog = uc_name(o.req_str("catalog_name")?, "function_info.catalog_name")?;
+    let schema = uc_name(o.req_str("schema_name")?, "function_info.schema_name")?;
+    let name = uc_name(o.req_str("name")?, "function_info.name")?;
+    app.mutate(|st, ctx| model::create_function(st, ctx, &catalog, &schema, &name, info).map(reply))
 }

@@ -26,6 +26,8 @@ pub enum Kind {
     Connection,
     StorageCredential,
     ExternalLocation,
+    RegisteredModel,
+    Function,
 }
 
 /// How an update reads one field of its body.
@@ -86,8 +88,10 @@ pub struct Securable {
     /// The privileges a grant on it may hold (those of what it contains included: they are
     /// inherited downward).
     pub privileges: &'static [&'static str],
-    /// The path segment under `/api/2.1/unity-catalog` and the key of list answers.
+    /// The path segment under `/api/2.1/unity-catalog`.
     pub path: &'static str,
+    /// The key of list answers (`storage_credentials`, `registered_models`).
+    pub list_key: &'static str,
     /// How messages name it (`Catalog 'main' does not exist.`).
     pub label: &'static str,
     /// The kind whose full name prefixes its own (`None` for top-level securables).
@@ -193,6 +197,14 @@ const EXTERNAL_LOCATION_PRIVILEGES: &[&str] = &[
     "READ_FILES",
     "WRITE_FILES",
 ];
+/// A registered model's privileges (terraform-provider-databricks docs/resources/grants.md,
+/// "Registered model grants"). The permissions API names a model's securable type
+/// `function`, as the Terraform provider does (catalog/permissions/permissions.go,
+/// Mappings: "model" is `catalog.SecurableType("function")`): models are routines of
+/// Unity Catalog.
+const MODEL_PRIVILEGES: &[&str] = &["ALL_PRIVILEGES", "APPLY_TAG", "EXECUTE", "MANAGE"];
+/// A function's privileges (docs/resources/grants.md, "Function grants").
+const FUNCTION_PRIVILEGES: &[&str] = &["ALL_PRIVILEGES", "EXECUTE", "MANAGE"];
 const ISOLATION: FieldType = FieldType::Enum(super::storage::ISOLATION_MODES);
 const CONNECTION_PRIVILEGES: &[&str] = &[
     "ALL_PRIVILEGES",
@@ -207,6 +219,7 @@ pub const SECURABLES: &[Securable] = &[
         grant_type: "catalog",
         privileges: CATALOG_PRIVILEGES,
         path: "catalogs",
+        list_key: "catalogs",
         label: "Catalog",
         parent: None,
         child_field: Some("catalog_name"),
@@ -244,6 +257,7 @@ pub const SECURABLES: &[Securable] = &[
         grant_type: "schema",
         privileges: SCHEMA_PRIVILEGES,
         path: "schemas",
+        list_key: "schemas",
         label: "Schema",
         parent: Some(Kind::Catalog),
         child_field: Some("schema_name"),
@@ -275,6 +289,7 @@ pub const SECURABLES: &[Securable] = &[
         grant_type: "volume",
         privileges: VOLUME_PRIVILEGES,
         path: "volumes",
+        list_key: "volumes",
         label: "Volume",
         parent: Some(Kind::Schema),
         child_field: None,
@@ -302,6 +317,7 @@ pub const SECURABLES: &[Securable] = &[
         grant_type: "table",
         privileges: TABLE_PRIVILEGES,
         path: "tables",
+        list_key: "tables",
         label: "Table",
         parent: Some(Kind::Schema),
         child_field: None,
@@ -323,6 +339,7 @@ pub const SECURABLES: &[Securable] = &[
         grant_type: "connection",
         privileges: CONNECTION_PRIVILEGES,
         path: "connections",
+        list_key: "connections",
         label: "Connection",
         parent: None,
         child_field: None,
@@ -354,6 +371,7 @@ pub const SECURABLES: &[Securable] = &[
         grant_type: "storage_credential",
         privileges: STORAGE_CREDENTIAL_PRIVILEGES,
         path: "storage-credentials",
+        list_key: "storage_credentials",
         label: "Storage Credential",
         parent: None,
         child_field: None,
@@ -388,6 +406,7 @@ pub const SECURABLES: &[Securable] = &[
         grant_type: "external_location",
         privileges: EXTERNAL_LOCATION_PRIVILEGES,
         path: "external-locations",
+        list_key: "external_locations",
         label: "External Location",
         parent: None,
         child_field: None,
@@ -418,6 +437,60 @@ pub const SECURABLES: &[Securable] = &[
         not_empty: Some(super::storage::location_in_use),
         entries: |st| &st.uc.external_locations,
         entries_mut: |st| &mut st.uc.external_locations,
+    },
+    // Unity Catalog registered models (`/api/2.1/unity-catalog/models`, RegisteredModelInfo
+    // of the SDKs): a model is a routine, which the service's messages name "Routine or
+    // Model".
+    Securable {
+        kind: Kind::RegisteredModel,
+        grant_type: "function",
+        privileges: MODEL_PRIVILEGES,
+        path: "models",
+        list_key: "registered_models",
+        label: "Routine or Model",
+        parent: Some(Kind::Schema),
+        child_field: None,
+        missing_code: "RESOURCE_DOES_NOT_EXIST",
+        exists_code: "RESOURCE_ALREADY_EXISTS",
+        default_page: 10_000,
+        list_filter: None,
+        holds_files: false,
+        update: Some(&[
+            NEW_NAME,
+            field("comment", FieldType::Str),
+            field("owner", FieldType::Str),
+        ]),
+        check_update: None,
+        prepare_update: None,
+        after_rename: None,
+        not_empty: None,
+        entries: |st| &st.uc.models,
+        entries_mut: |st| &mut st.uc.models,
+    },
+    // Unity Catalog functions (`/api/2.1/unity-catalog/functions`, FunctionInfo of the SDKs),
+    // made by SQL or by this API: routines, as models are, in one namespace with them.
+    Securable {
+        kind: Kind::Function,
+        grant_type: "function",
+        privileges: FUNCTION_PRIVILEGES,
+        path: "functions",
+        list_key: "functions",
+        label: "Routine or Model",
+        parent: Some(Kind::Schema),
+        child_field: None,
+        missing_code: "RESOURCE_DOES_NOT_EXIST",
+        exists_code: "RESOURCE_ALREADY_EXISTS",
+        default_page: 10_000,
+        list_filter: None,
+        holds_files: false,
+        // UpdateFunction of the SDKs sets the owner alone.
+        update: Some(&[field("owner", FieldType::Str)]),
+        check_update: None,
+        prepare_update: None,
+        after_rename: None,
+        not_empty: None,
+        entries: |st| &st.uc.functions,
+        entries_mut: |st| &mut st.uc.functions,
     },
 ];
 
@@ -874,6 +947,8 @@ mod tests {
             Kind::Connection,
             Kind::StorageCredential,
             Kind::ExternalLocation,
+            Kind::RegisteredModel,
+            Kind::Function,
         ] {
             assert_eq!(SECURABLES.iter().filter(|s| s.kind == kind).count(), 1);
             assert_eq!(securable(kind).kind, kind);
@@ -895,9 +970,23 @@ mod tests {
         };
         assert_eq!(
             under(Kind::Catalog),
-            [Kind::Schema, Kind::Volume, Kind::Table]
+            [
+                Kind::Schema,
+                Kind::Volume,
+                Kind::Table,
+                Kind::RegisteredModel,
+                Kind::Function
+            ]
         );
-        assert_eq!(under(Kind::Schema), [Kind::Volume, Kind::Table]);
+        assert_eq!(
+            under(Kind::Schema),
+            [
+                Kind::Volume,
+                Kind::Table,
+                Kind::RegisteredModel,
+                Kind::Function
+            ]
+        );
         assert!(under(Kind::Connection).is_empty());
     }
 

@@ -13,8 +13,12 @@ use std::time::Duration;
 /// Principal → privileges held on one securable.
 pub type Assignments = BTreeMap<String, BTreeSet<String>>;
 
-fn path(target: &Target, name: &str) -> String {
-    format!("/api/2.1/unity-catalog/permissions/{}/{name}", target.api)
+/// The path of the grants on the securable `name`.
+pub fn path_of(target: &Target, name: &str) -> String {
+    target
+        .path
+        .replace("{securable_type}", target.api)
+        .replace("{full_name}", name)
 }
 
 /// The grants on a securable (of one principal, when given); `None` when the securable
@@ -30,7 +34,12 @@ pub async fn read(
         .into_iter()
         .collect();
     let listed = match client
-        .list_all(&path(target, name), &query, "privilege_assignments", None)
+        .list_all(
+            &path_of(target, name),
+            &query,
+            "privilege_assignments",
+            None,
+        )
         .await
     {
         Ok(l) => l,
@@ -140,7 +149,7 @@ pub async fn write(
     let mut answered: Option<Assignments> = None;
     if !changes_.is_empty() {
         let answer = client
-            .patch(&path(target, name), &json!({ "changes": changes_ }))
+            .patch(&path_of(target, name), &json!({ "changes": changes_ }))
             .await
             .map_err(err)?;
         answered = answer

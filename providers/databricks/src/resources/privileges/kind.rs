@@ -194,7 +194,7 @@ impl ResourceKind for GrantsKind {
             if let Some(p) = principal {
                 let mut here = at;
                 here.push(key("principal"));
-                out.extend(check_principal(p, here));
+                out.extend(check_principal(target, p, here));
             }
         };
         match self.scope {

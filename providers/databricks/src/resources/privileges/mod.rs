@@ -4,9 +4,12 @@
 //! changes them.
 //!
 //! The securable is named by one attribute, as in the Terraform provider (`catalog`,
-//! `schema`, `table`, `volume`, `foreign_connection`, `storage_credential`,
-//! `external_location`, `metastore`); its privileges are validated per
-//! securable type before anything is sent. [`api`] reads and writes them; [`kind`] is the
+//! `schema`, `table`, `volume`, `model`, `function`, `foreign_connection`,
+//! `storage_credential`, `credential`, `external_location`, `share`, `metastore` and the
+//! Unity AI Gateway's `model_service`, `model_provider_service` and `mcp_service`); its
+//! privileges are validated per securable type before anything is sent. Grants on a
+//! securable brickform does not create (a function made by SQL, a share) are kept all the
+//! same: the service says whether it exists. [`api`] reads and writes them; [`kind`] is the
 //! life cycle both kinds share.
 
 use super::{OneTarget, exactly_one, first_set, str_attr};
@@ -38,7 +41,19 @@ pub struct Target {
     /// Those of the securables inside it, which a grant here may hold too: they are
     /// inherited downward (a catalog's SELECT applies to every table in it).
     pub inherited: &'static [&'static str],
+    /// The path of its grants, `{securable_type}` and `{full_name}` filled in.
+    pub path: &'static str,
+    /// Its principals are Delta Sharing recipients, not account users, groups or service
+    /// principals.
+    pub recipients: bool,
 }
+
+/// The permissions API of Unity Catalog, where most securables' grants are.
+const PERMISSIONS_PATH: &str = "/api/2.1/unity-catalog/permissions/{securable_type}/{full_name}";
+/// A share's grants are the Shares API's (the Terraform provider calls it for `share`:
+/// catalog/permissions/permissions.go, GetPermissions and UpdatePermissions), with the same
+/// `privilege_assignments` and `changes`.
+const SHARE_PERMISSIONS_PATH: &str = "/api/2.1/unity-catalog/shares/{full_name}/permissions";
 
 impl Target {
     /// Every privilege a grant on this securable may name.
@@ -130,12 +145,50 @@ const METASTORE: &[&str] = &[
     "USE_RECIPIENT",
     "USE_SHARE",
 ];
+/// A registered model's privileges (docs/resources/grants.md, "Registered model grants").
+const MODEL: &[&str] = &["ALL_PRIVILEGES", "APPLY_TAG", "EXECUTE", "MANAGE"];
+/// A function's (docs/resources/grants.md, "Function grants").
+const FUNCTION: &[&str] = &["ALL_PRIVILEGES", "EXECUTE", "MANAGE"];
+/// A service credential's (docs/resources/grants.md, "Service credential grants").
+const CREDENTIAL: &[&str] = &["ACCESS", "ALL_PRIVILEGES", "CREATE_CONNECTION", "MANAGE"];
+/// A share's: SELECT, to a recipient (docs/resources/grants.md, "Delta Sharing share
+/// grants").
+const SHARE: &[&str] = &["SELECT"];
+/// A Unity AI Gateway model service's, model provider service's and MCP service's
+/// (docs/resources/grants.md, "Model service grants" and the two sections after it).
+const AI_GATEWAY: &[&str] = &[
+    "ALL_PRIVILEGES",
+    "APPLY_TAG",
+    "EXECUTE",
+    "MANAGE",
+    "READ_METADATA",
+];
 const CONNECTION: &[&str] = &[
     "ALL_PRIVILEGES",
     "CREATE_FOREIGN_CATALOG",
     "MANAGE",
     "USE_CONNECTION",
 ];
+
+/// A securable with no securables inside it, whose grants are the permissions API's.
+const fn gated(
+    attr: &'static str,
+    api: &'static str,
+    label: &'static str,
+    parts: usize,
+    privileges: &'static [&'static str],
+) -> Target {
+    Target {
+        attr,
+        api,
+        label,
+        parts,
+        privileges,
+        inherited: &[],
+        path: PERMISSIONS_PATH,
+        recipients: false,
+    }
+}
 
 pub const TARGETS: &[Target] = &[
     Target {
@@ -145,6 +198,8 @@ pub const TARGETS: &[Target] = &[
         parts: 1,
         privileges: CATALOG_OWN,
         inherited: SCHEMA,
+        path: PERMISSIONS_PATH,
+        recipients: false,
     },
     Target {
         attr: "schema",
@@ -153,6 +208,8 @@ pub const TARGETS: &[Target] = &[
         parts: 2,
         privileges: SCHEMA,
         inherited: &[],
+        path: PERMISSIONS_PATH,
+        recipients: false,
     },
     Target {
         attr: "table",
@@ -161,6 +218,8 @@ pub const TARGETS: &[Target] = &[
         parts: 3,
         privileges: TABLE,
         inherited: &[],
+        path: PERMISSIONS_PATH,
+        recipients: false,
     },
     Target {
         attr: "volume",
@@ -169,6 +228,8 @@ pub const TARGETS: &[Target] = &[
         parts: 3,
         privileges: VOLUME,
         inherited: &[],
+        path: PERMISSIONS_PATH,
+        recipients: false,
     },
     Target {
         attr: "foreign_connection",
@@ -177,6 +238,8 @@ pub const TARGETS: &[Target] = &[
         parts: 1,
         privileges: CONNECTION,
         inherited: &[],
+        path: PERMISSIONS_PATH,
+        recipients: false,
     },
     Target {
         attr: "storage_credential",
@@ -185,6 +248,8 @@ pub const TARGETS: &[Target] = &[
         parts: 1,
         privileges: STORAGE_CREDENTIAL,
         inherited: &[],
+        path: PERMISSIONS_PATH,
+        recipients: false,
     },
     Target {
         attr: "external_location",
@@ -193,7 +258,45 @@ pub const TARGETS: &[Target] = &[
         parts: 1,
         privileges: EXTERNAL_LOCATION,
         inherited: &[],
+        path: PERMISSIONS_PATH,
+        recipients: false,
     },
+    // A registered model's securable type is `function` (catalog/permissions/permissions.go,
+    // Mappings: "model" is catalog.SecurableType("function")): models are routines.
+    gated("model", "function", "registered model", 3, MODEL),
+    gated("function", "function", "function", 3, FUNCTION),
+    gated(
+        "credential",
+        "credential",
+        "service credential",
+        1,
+        CREDENTIAL,
+    ),
+    Target {
+        attr: "share",
+        api: "share",
+        label: "share",
+        parts: 1,
+        privileges: SHARE,
+        inherited: &[],
+        path: SHARE_PERMISSIONS_PATH,
+        recipients: true,
+    },
+    gated(
+        "model_service",
+        "model_service",
+        "model service",
+        3,
+        AI_GATEWAY,
+    ),
+    gated(
+        "model_provider_service",
+        "model_provider_service",
+        "model provider service",
+        3,
+        AI_GATEWAY,
+    ),
+    gated("mcp_service", "mcp_service", "MCP service", 3, AI_GATEWAY),
     Target {
         attr: "metastore",
         api: "metastore",
@@ -201,27 +304,9 @@ pub const TARGETS: &[Target] = &[
         parts: 1,
         privileges: METASTORE,
         inherited: &[],
+        path: PERMISSIONS_PATH,
+        recipients: false,
     },
-];
-
-/// Securables the Terraform provider grants on that brickform does not manage grants for.
-const NOT_HERE: &[(&str, &str)] = &[
-    (
-        "function",
-        "brickform does not manage functions, nor grants on them. It manages grants on metastore, catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
-    ),
-    (
-        "model",
-        "brickform does not manage registered models, nor grants on them. It manages grants on metastore, catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
-    ),
-    (
-        "share",
-        "brickform does not manage Delta Sharing shares, nor grants on them. It manages grants on metastore, catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
-    ),
-    (
-        "credential",
-        "brickform does not manage service credentials, nor grants on them. It manages grants on metastore, catalog, schema, table, volume, foreign_connection, storage_credential and external_location.",
-    ),
 ];
 
 /// The names of privilege model 0.1, which Unity Catalog no longer takes, and the
@@ -252,12 +337,26 @@ pub fn with_securables(mut schema: Schema) -> Schema {
                     "storage_credential" => "The storage credential the grants are on.",
                     "external_location" => "The external location the grants are on.",
                     "metastore" => "The metastore the grants are on, by its id (the workspace's).",
+                    "model" => {
+                        "The Unity Catalog registered model the grants are on, as CATALOG.SCHEMA.MODEL."
+                    }
+                    "function" => "The function the grants are on, as CATALOG.SCHEMA.FUNCTION.",
+                    "credential" => "The service credential the grants are on.",
+                    "share" => {
+                        "The Delta Sharing share the grants are on; each principal is a recipient."
+                    }
+                    "model_service" => {
+                        "The Unity AI Gateway model service the grants are on, as CATALOG.SCHEMA.NAME."
+                    }
+                    "model_provider_service" => {
+                        "The Unity AI Gateway model provider service the grants are on, as CATALOG.SCHEMA.NAME."
+                    }
+                    "mcp_service" => {
+                        "The Unity AI Gateway MCP service the grants are on, as CATALOG.SCHEMA.NAME."
+                    }
                     _ => "The Unity Catalog connection the grants are on.",
                 }),
         );
-    }
-    for (name, why) in NOT_HERE {
-        schema = schema.unsupported_target(name, why);
     }
     schema
 }
@@ -340,9 +439,15 @@ pub fn check_privileges(target: &Target, privileges: &Value, at: Vec<PathStep>) 
     out
 }
 
-/// A workspace-local group named as a principal: the grant would be refused.
-pub fn check_principal(principal: &Value, at: Vec<PathStep>) -> Vec<Finding> {
+/// A workspace-local group named as a principal: the grant would be refused. A share's
+/// principals are recipients, whose names may be anything.
+pub fn check_principal(target: &Target, principal: &Value, at: Vec<PathStep>) -> Vec<Finding> {
     match principal.as_str() {
+        Some(p) if target.recipients && p.trim().is_empty() => vec![
+            Finding::error(&[], "principal is empty: name the recipient the share is granted to")
+                .at(at),
+        ],
+        _ if target.recipients => Vec::new(),
         Some(p) if p.trim().is_empty() => vec![
             Finding::error(&[], "principal is empty: name a user, group or service principal")
                 .at(at)
@@ -485,5 +590,59 @@ mod tests {
         assert_eq!(check_target(&o(&[])).len(), 1);
         let f = check_target(&o(&[("catalog", "main"), ("volume", "a.b.c")]));
         assert!(f[0].message.contains("both set"));
+    }
+
+    fn target(attr: &str) -> &'static Target {
+        TARGETS.iter().find(|t| t.attr == attr).unwrap()
+    }
+
+    #[test]
+    fn securables_made_elsewhere_take_their_own_privileges_and_paths() {
+        let list = |ps: &[&str]| Value::List(ps.iter().map(|p| Value::from(*p)).collect());
+        // A registered model is a `function` to the permissions API, with its own privileges.
+        let model = target("model");
+        assert_eq!(model.api, "function");
+        assert_eq!(
+            api::path_of(model, "main.ml.churn"),
+            "/api/2.1/unity-catalog/permissions/function/main.ml.churn"
+        );
+        assert!(check_privileges(model, &list(&["APPLY_TAG", "EXECUTE"]), vec![]).is_empty());
+        let f = check_privileges(target("function"), &list(&["APPLY_TAG"]), vec![]);
+        assert_eq!(
+            f[0].message,
+            "\"APPLY_TAG\" is not a privilege on a function"
+        );
+        let f = check_privileges(target("credential"), &list(&["ACESS"]), vec![]);
+        assert!(
+            f[0].hint.as_deref().unwrap().contains("\"ACCESS\""),
+            "{:?}",
+            f[0].hint
+        );
+        assert!(
+            check_privileges(target("mcp_service"), &list(&["READ_METADATA"]), vec![]).is_empty()
+        );
+        // A share's grants are the Shares API's, to recipients of any name.
+        let share = target("share");
+        assert_eq!(
+            api::path_of(share, "quarterly"),
+            "/api/2.1/unity-catalog/shares/quarterly/permissions"
+        );
+        assert!(check_principal(share, &Value::from("users"), vec![]).is_empty());
+        assert_eq!(
+            check_principal(&TARGETS[0], &Value::from("users"), vec![]).len(),
+            1
+        );
+        assert_eq!(check_principal(share, &Value::from(" "), vec![]).len(), 1);
+        // Imported by the Terraform provider's ids.
+        let (t, n, _) = parse_id("model/main.ml.churn", false).unwrap();
+        assert_eq!((t.attr, n), ("model", "main.ml.churn"));
+        let (t, n, p) = parse_id("share/quarterly/partner-co", true).unwrap();
+        assert_eq!((t.attr, n, p), ("share", "quarterly", Some("partner-co")));
+        assert!(parse_id("model_service/a.b", false).is_err());
+        let o: Object = [("function".to_string(), Value::from("main.udf"))].into();
+        assert_eq!(
+            check_target(&o)[0].hint.as_deref(),
+            Some("write it as CATALOG.SCHEMA.FUNCTION")
+        );
     }
 }

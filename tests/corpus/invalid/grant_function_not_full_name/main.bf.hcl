@@ -1,0 +1,9 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "databricks_grant" "udf" {
+  function   = "main.udf"
+  principal  = "account users"
+  privileges = ["EXECUTE"]
+}
