@@ -8,8 +8,8 @@
 use std::fmt;
 
 pub use brickform_state::address::{
-    AddressError, InstanceAddr, InstanceKey, ModuleInstance, ModuleStep, ResourceAddr,
-    ResourceMode, base_of, key_of, quote, split_module, targets,
+    AddressError, InstanceAddr, InstanceKey, ModuleInstance, ModuleStep, RecordedAddressError,
+    ResourceAddr, ResourceMode, Target, quote, split_module,
 };
 
 /// A provider configuration: a provider's default one (`NAME`), or one of its aliased ones
@@ -89,15 +89,6 @@ impl Scoped {
     }
 }
 
-/// An instance address from its block's address text (`TYPE.NAME`, `data.TYPE.NAME`) and its
-/// key: `TYPE.NAME`, `TYPE.NAME[0]`, `TYPE.NAME["k"]`.
-pub fn instance_address(base: &str, key: Option<&InstanceKey>) -> String {
-    match key {
-        None => base.to_string(),
-        Some(key) => format!("{base}[{key}]"),
-    }
-}
-
 /// One node of the configuration graph: `TYPE.NAME`, `data.TYPE.NAME`, `var.NAME`,
 /// `local.NAME` or `output.NAME`, each in its module instance (`module.m.var.NAME`).
 /// Displays as the id the graph, its errors and `graph` output show.
@@ -113,7 +104,7 @@ pub enum ConfigNode {
 }
 
 impl ConfigNode {
-    /// Reads a node id. Lexical like [`base_of`]: a resource's type and name are taken as
+    /// Reads a node id. Lexical: a resource's type and name are taken as
     /// the configuration declared them (the loader reports invalid names itself). `None`
     /// for a text that is none of the forms.
     pub fn parse(id: &str) -> Option<ConfigNode> {
@@ -251,10 +242,9 @@ mod tests {
         fn instance_addresses_round_trip(addr in instance_addr()) {
             let text = addr.to_string();
             prop_assert_eq!(InstanceAddr::parse(&text), Ok(addr.clone()));
-            prop_assert_eq!(base_of(&text), addr.resource.to_string());
-            prop_assert_eq!(key_of(&text), addr.key.clone());
-            prop_assert_eq!(instance_address(base_of(&text), addr.key.as_ref()), text.clone());
-            let id = ConfigNode::parse(base_of(&text)).unwrap();
+            prop_assert_eq!(ResourceAddr::of_instance(&text), Some(addr.resource.clone()));
+            prop_assert_eq!(addr.resource.instance(addr.key.clone()).to_string(), text.clone());
+            let id = ConfigNode::parse(&addr.resource.to_string()).unwrap();
             prop_assert_eq!(id, ConfigNode::Resource(addr.resource.clone()));
         }
 
@@ -263,7 +253,7 @@ mod tests {
             if let Ok(a) = InstanceAddr::parse(&text) {
                 prop_assert_eq!(InstanceAddr::parse(&a.to_string()), Ok(a));
             }
-            let _ = key_of(&text);
+            let _ = crate::addrs::Target::parse(&text);
             let _ = ConfigNode::parse(&text);
         }
     }

@@ -102,7 +102,7 @@ async fn lifecycle_plan_apply_noop_update_replace_drift_destroy() {
     let replaced = plan
         .changes
         .iter()
-        .find(|c| c.address == "test_thing.child[\"a\"]")
+        .find(|c| c.address() == "test_thing.child[\"a\"]")
         .unwrap();
     assert_eq!(replaced.action, Action::DeleteThenCreate);
     assert_eq!(
@@ -127,13 +127,13 @@ async fn lifecycle_plan_apply_noop_update_replace_drift_destroy() {
     let p = plan
         .changes
         .iter()
-        .find(|c| c.address == "test_thing.parent")
+        .find(|c| c.address() == "test_thing.parent")
         .unwrap();
     assert_eq!(p.action, Action::Update);
     let b = plan
         .changes
         .iter()
-        .find(|c| c.address == "test_thing.child[\"b\"]")
+        .find(|c| c.address() == "test_thing.child[\"b\"]")
         .unwrap();
     assert_eq!(b.action, Action::Create);
     assert_eq!(b.reason, Some(ActionReason::CreateBecauseDeletedOutside));
@@ -154,7 +154,7 @@ async fn lifecycle_plan_apply_noop_update_replace_drift_destroy() {
     let kid = plan
         .changes
         .iter()
-        .find(|c| c.address == "test_thing.child[\"a\"]")
+        .find(|c| c.address() == "test_thing.child[\"a\"]")
         .unwrap();
     assert!(
         kid.before.is_some(),
@@ -226,7 +226,7 @@ async fn orphans_are_deleted_and_removed_blocks_forget() {
     let b = plan
         .changes
         .iter()
-        .find(|c| c.address == "test_thing.b")
+        .find(|c| c.address() == "test_thing.b")
         .unwrap();
     assert_eq!(b.action, Action::Forget);
     assert!(h.state().await.get("test_thing.b").is_none());
@@ -436,7 +436,7 @@ resource "test_thing" "follower" {
     let moved = plan
         .changes
         .iter()
-        .find(|c| c.address == "test_thing.new")
+        .find(|c| c.address() == "test_thing.new")
         .unwrap();
     assert_eq!(moved.moved_from.as_deref(), Some("test_thing.old"));
     assert_eq!(moved.action, Action::NoOp);
@@ -448,7 +448,7 @@ resource "test_thing" "follower" {
     let keep = plan
         .changes
         .iter()
-        .find(|c| c.address == "test_thing.keep")
+        .find(|c| c.address() == "test_thing.keep")
         .unwrap();
     assert_eq!(keep.action, Action::CreateThenDelete);
     assert!(report.unwrap().failed.is_empty());
@@ -459,7 +459,7 @@ resource "test_thing" "follower" {
     let follower = plan
         .changes
         .iter()
-        .find(|c| c.address == "test_thing.follower")
+        .find(|c| c.address() == "test_thing.follower")
         .unwrap();
     assert!(follower.action.is_replace(), "{:?}", follower.action);
     assert_eq!(follower.reason, Some(ActionReason::ReplaceByTriggers));
@@ -480,10 +480,7 @@ resource "test_thing" "follower" {
     let (planned, _) = engine.plan(&state, &req).await;
     let plan = planned.unwrap().plan;
     assert_eq!(
-        plan.changes
-            .iter()
-            .map(|c| c.address.as_str())
-            .collect::<Vec<_>>(),
+        plan.changes.iter().map(|c| c.address()).collect::<Vec<_>>(),
         ["test_thing.trigger"]
     );
     assert!(plan.targeted);
@@ -568,11 +565,11 @@ resource "test_thing" "other" {
     .await;
     // `other` is guarded but not targeted: it does not block this destroy.
     let plan = plan.unwrap_or_else(|| panic!("{diags:?}"));
-    let mut deleted: Vec<&str> = plan
+    let mut deleted: Vec<String> = plan
         .changes
         .iter()
         .filter(|c| c.action == Action::Delete)
-        .map(|c| c.address.as_str())
+        .map(|c| c.address())
         .collect();
     deleted.sort();
     assert_eq!(
@@ -598,7 +595,7 @@ resource "test_thing" "other" {
     )
     .await;
     let plan = plan.unwrap();
-    let mut kept: Vec<&str> = plan.changes.iter().map(|c| c.address.as_str()).collect();
+    let mut kept: Vec<String> = plan.changes.iter().map(|c| c.address()).collect();
     kept.sort();
     assert_eq!(
         kept,
@@ -622,7 +619,7 @@ resource "test_thing" "other" {
         .await
         .resources()
         .iter()
-        .map(|r| r.address.clone())
+        .map(|r| r.address())
         .collect();
     assert_eq!(left, ["test_thing.base", "test_thing.other"]);
     let names: Vec<String> = h
@@ -708,12 +705,13 @@ output "other" { value = test_thing.other.name }
     );
 
     let plan = apply_targeted(&h, src, &["test_thing.upstream"]).await;
-    let mut planned: Vec<(&str, Action)> = plan
+    let mut planned: Vec<(String, Action)> = plan
         .changes
         .iter()
-        .map(|c| (c.address.as_str(), c.action))
+        .map(|c| (c.address(), c.action))
         .collect();
     planned.sort();
+    let planned: Vec<(&str, Action)> = planned.iter().map(|(a, x)| (a.as_str(), *x)).collect();
     assert_eq!(
         planned,
         [
@@ -735,11 +733,11 @@ output "other" { value = test_thing.other.name }
     // With `upstream` applied, the whole configuration plans.
     let (plan, diags) = plan_with(&h, src, refreshed_request()).await;
     let plan = plan.unwrap_or_else(|| panic!("{diags:?}"));
-    let creates: Vec<&str> = plan
+    let creates: Vec<String> = plan
         .changes
         .iter()
         .filter(|c| c.action == Action::Create)
-        .map(|c| c.address.as_str())
+        .map(|c| c.address())
         .collect();
     assert_eq!(creates.len(), 1, "{creates:?}");
     assert!(creates[0].starts_with("test_thing.fan["), "{creates:?}");
@@ -878,7 +876,7 @@ output "team" {{ value = data.test_info.i.team }}
     let read = plan
         .changes
         .iter()
-        .find(|c| c.address == "data.test_info.i")
+        .find(|c| c.address() == "data.test_info.i")
         .unwrap();
     assert_eq!(read.action, Action::Read);
     let after = &read.after.as_ref().unwrap().0;
@@ -909,7 +907,7 @@ resource "test_thing" "f" {
     let (plan, _) = h.run(&v2, PlanMode::Normal, true).await;
     for key in ["a", "b"] {
         let to = format!("test_thing.g[\"{key}\"]");
-        let c = plan.changes.iter().find(|c| c.address == to).unwrap();
+        let c = plan.changes.iter().find(|c| c.address() == to).unwrap();
         assert_eq!(c.action, Action::NoOp, "{to}");
         assert_eq!(
             c.moved_from.as_deref(),
@@ -1008,7 +1006,7 @@ async fn what_state_rm_removed_is_imported_and_an_unknown_object_is_refused() {
     let c = plan
         .changes
         .iter()
-        .find(|c| c.address == "test_thing.a")
+        .find(|c| c.address() == "test_thing.a")
         .unwrap();
     assert_eq!(c.action, Action::NoOp, "{c:#?}");
     assert_eq!(c.importing.as_deref(), Some(id.as_str()));
@@ -1120,7 +1118,7 @@ resource "test_thing" "t" {
         .iter()
         .map(|c| {
             let name = c.after.as_ref().unwrap().0["name"].to_string();
-            (c.address.clone(), name)
+            (c.address(), name)
         })
         .collect();
     let expected: Vec<(String, String)> = (0..70)

@@ -486,7 +486,7 @@ async fn check_applied(
     let state = h.state().await;
     let rewrites = *h.svc.normalise.lock().unwrap() != support::Normalise::default();
     for c in plan.changes.iter().filter(|_| !rewrites) {
-        let (Some(after), Some(rs)) = (&c.after, state.get(&c.address)) else {
+        let (Some(after), Some(rs)) = (&c.after, state.get(&c.address())) else {
             continue;
         };
         if c.action == Action::Delete || c.action == Action::Forget {
@@ -495,7 +495,8 @@ async fn check_applied(
         let live = after_objects.get(&rs.id).ok_or_else(|| {
             format!(
                 "{} is in state as {}, which the service lacks",
-                c.address, rs.id
+                c.address(),
+                rs.id
             )
         })?;
         for (k, v) in &after.0 {
@@ -505,7 +506,7 @@ async fn check_applied(
             if !holds(v, live.get(k)) {
                 return Err(format!(
                     "{}: the plan said {k} = {v}, the service holds {:?}",
-                    c.address,
+                    c.address(),
                     live.get(k)
                 ));
             }
@@ -527,7 +528,7 @@ async fn check_applied(
         .changes
         .iter()
         .filter(|c| c.action != Action::NoOp)
-        .map(|c| format!("{} {:?} {:?}", c.address, c.action, c.fields))
+        .map(|c| format!("{} {:?} {:?}", c.address(), c.action, c.fields))
         .collect();
     if !pending.is_empty() {
         return Err(format!("the plan after apply is not empty: {pending:?}"));
@@ -551,7 +552,7 @@ async fn check_sent(
         h.svc.writes.lock().unwrap()[written..].to_vec();
     let ignore_of = |address: &str| block_of(config, address).and_then(|(_, r)| r.ignore);
     for c in &plan.changes {
-        let Some(rs) = state.get(&c.address) else {
+        let Some(rs) = state.get(&c.address()) else {
             continue;
         };
         let sent: Vec<&brickform_core::value::Object> = writes
@@ -569,7 +570,7 @@ async fn check_sent(
                     if !brickform_core::value::values_equal(v, planned) {
                         return Err(format!(
                             "{}: the plan said {k} = {planned}, apply sent {v}",
-                            c.address
+                            c.address()
                         ));
                     }
                 }
@@ -578,7 +579,7 @@ async fn check_sent(
         if c.action != Action::Update {
             continue;
         }
-        let Some(ignore) = ignore_of(&c.address) else {
+        let Some(ignore) = ignore_of(&c.address()) else {
             continue;
         };
         let (Some(was), Some(is)) = (before.get(&rs.id), now.get(&rs.id)) else {
@@ -588,7 +589,7 @@ async fn check_sent(
             if ignore.covers(k) && was.get(k) != is.get(k) {
                 return Err(format!(
                     "{}: ignore_changes covers {k}, and the update changed it from {:?} to {:?}",
-                    c.address,
+                    c.address(),
                     was.get(k),
                     is.get(k)
                 ));
@@ -611,10 +612,11 @@ fn block_of<'a>(config: &'a [Option<Res>], address: &str) -> Option<(usize, &'a 
 fn check_guarded(plan: &Plan, config: &[Option<Res>]) -> Result<(), String> {
     for c in &plan.changes {
         let goes = c.action == Action::Delete || c.action.is_replace();
-        if goes && block_of(config, &c.address).is_some_and(|(_, r)| r.prevent_destroy) {
+        if goes && block_of(config, &c.address()).is_some_and(|(_, r)| r.prevent_destroy) {
             return Err(format!(
                 "{} has prevent_destroy, and the plan {:?} it",
-                c.address, c.action
+                c.address(),
+                c.action
             ));
         }
     }
@@ -647,7 +649,7 @@ fn refused_by_guard(e: &str, config: &[Option<Res>]) -> bool {
 fn check_triggers(plan: &Plan, config: &[Option<Res>]) -> Result<(), String> {
     let fired = |t: Trigger| {
         plan.changes.iter().any(|c| {
-            block_of(config, &c.address).is_some_and(|(i, _)| i == t.of)
+            block_of(config, &c.address()).is_some_and(|(i, _)| i == t.of)
                 && match c.action {
                     Action::Create | Action::DeleteThenCreate | Action::CreateThenDelete => true,
                     Action::Update => {
@@ -661,7 +663,7 @@ fn check_triggers(plan: &Plan, config: &[Option<Res>]) -> Result<(), String> {
         })
     };
     for c in &plan.changes {
-        let Some((_, r)) = block_of(config, &c.address) else {
+        let Some((_, r)) = block_of(config, &c.address()) else {
             continue;
         };
         let by_trigger = c.reason == Some(brickform_core::plan::ActionReason::ReplaceByTriggers);
@@ -670,14 +672,16 @@ fn check_triggers(plan: &Plan, config: &[Option<Res>]) -> Result<(), String> {
                 if matches!(c.action, Action::NoOp | Action::Update) {
                     return Err(format!(
                         "{} names r{} in replace_triggered_by, which changes, but is planned {:?}",
-                        c.address, t.of, c.action
+                        c.address(),
+                        t.of,
+                        c.action
                     ));
                 }
             }
             _ if by_trigger => {
                 return Err(format!(
                     "{} is replaced by its trigger, and nothing it names changes",
-                    c.address
+                    c.address()
                 ));
             }
             _ => {}
@@ -780,7 +784,7 @@ async fn unchanged(
         s.map(|s| {
             s.resources()
                 .iter()
-                .map(|r| (r.address.clone(), r.id.clone()))
+                .map(|r| (r.address(), r.id.clone()))
                 .collect()
         })
         .unwrap_or_default()
@@ -802,10 +806,10 @@ fn refreshed() -> PlanRequest {
 fn with_instances(state: &brickform_state::StateDocument, config: &[Option<Res>]) -> Vec<usize> {
     (0..config.len())
         .filter(|i| {
-            state.resources().iter().any(|r| {
-                let base = r.address.split('[').next().unwrap_or(&r.address);
-                base.ends_with(&format!(".r{i}"))
-            })
+            state
+                .resources()
+                .iter()
+                .any(|r| r.name() == format!("r{i}"))
         })
         .collect()
 }
@@ -911,11 +915,12 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                 if let Some(c) = plan
                     .changes
                     .iter()
-                    .find(|c| c.action != Action::NoOp && !reached(&c.address))
+                    .find(|c| c.action != Action::NoOp && !reached(&c.address()))
                 {
                     return Err(at(format!(
                         "apply --target r{target} planned {:?} for {}, which it does not depend on",
-                        c.action, c.address
+                        c.action,
+                        c.address()
                     )));
                 }
                 let now = objects(&h);
@@ -923,19 +928,20 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                 // Everything else is as it was, in state and in the service.
                 let state_after = h.state().await;
                 for r in state_before.iter().flat_map(|s| s.resources()) {
-                    if reached(&r.address) {
+                    if reached(&r.address()) {
                         continue;
                     }
-                    if state_after.get(&r.address).map(|a| &a.id) != Some(&r.id) {
+                    if state_after.get(&r.address()).map(|a| &a.id) != Some(&r.id) {
                         return Err(at(format!(
                             "apply --target r{target} changed the state of {}",
-                            r.address
+                            r.address()
                         )));
                     }
                     if before.get(&r.id) != now.get(&r.id) {
                         return Err(at(format!(
                             "apply --target r{target} changed {} ({})",
-                            r.address, r.id
+                            r.address(),
+                            r.id
                         )));
                     }
                 }
@@ -981,10 +987,7 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                 let expected: BTreeSet<String> = state
                     .resources()
                     .iter()
-                    .filter(|r| {
-                        let base = r.address.split('[').next().unwrap_or(&r.address);
-                        gone.iter().any(|i| base.ends_with(&format!(".r{i}")))
-                    })
+                    .filter(|r| gone.iter().any(|i| r.name() == format!("r{i}")))
                     .map(|r| r.id.clone())
                     .collect();
                 let req = PlanRequest {
@@ -1023,7 +1026,7 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                 let backend = LocalBackend::new(h.dir.path());
                 if let Ok(Some(mut doc)) = backend.load("default").await {
                     let addresses: Vec<String> =
-                        doc.resources().iter().map(|r| r.address.clone()).collect();
+                        doc.resources().iter().map(|r| r.address()).collect();
                     let Some(a) = addresses.get(k % addresses.len().max(1)) else {
                         continue;
                     };
@@ -1086,7 +1089,7 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                 let addresses: Vec<String> = doc
                     .resources()
                     .iter()
-                    .map(|r| r.address.clone())
+                    .map(|r| r.address())
                     .filter(|a| a.split('[').next() == Some(old.as_str()))
                     .collect();
                 for a in addresses {
@@ -1103,7 +1106,7 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                     .changes
                     .iter()
                     .filter(|c| c.action != Action::NoOp)
-                    .map(|c| format!("{} {:?}", c.address, c.action))
+                    .map(|c| format!("{} {:?}", c.address(), c.action))
                     .collect();
                 if !pending.is_empty() {
                     return Err(at(format!(
@@ -1157,7 +1160,8 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                             if !now.contains_key(&r.id) && before.contains_key(&r.id) {
                                 return Err(at(format!(
                                     "after Ctrl-C, state holds {} ({}), which the apply deleted",
-                                    r.id, r.address
+                                    r.id,
+                                    r.address()
                                 )));
                             }
                         }

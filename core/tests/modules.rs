@@ -166,11 +166,11 @@ async fn run_case(steps: Vec<Vec<Option<Call>>>) -> Result<(), String> {
             .changes
             .iter()
             .filter(|c| c.action != Action::Delete)
-            .map(|c| c.address.clone())
+            .map(|c| c.address())
             .collect();
         // The plan knows every instance, the ones it leaves as they are too.
         let (noop, _) = h.run(&src, PlanMode::Normal, false).await;
-        let known: BTreeSet<String> = noop.changes.iter().map(|c| c.address.clone()).collect();
+        let known: BTreeSet<String> = noop.changes.iter().map(|c| c.address()).collect();
         if known != want {
             return Err(at(format!("the plan names {known:?}, expected {want:?}")));
         }
@@ -180,7 +180,8 @@ async fn run_case(steps: Vec<Vec<Option<Call>>>) -> Result<(), String> {
         if let Some(c) = noop.changes.iter().find(|c| c.action != Action::NoOp) {
             return Err(at(format!(
                 "not empty after apply: {} {:?}",
-                c.address, c.action
+                c.address(),
+                c.action
             )));
         }
         let state: BTreeSet<String> = h
@@ -188,7 +189,7 @@ async fn run_case(steps: Vec<Vec<Option<Call>>>) -> Result<(), String> {
             .await
             .resources()
             .iter()
-            .map(|r| r.address.clone())
+            .map(|r| r.address())
             .collect();
         if state != want {
             return Err(at(format!("state holds {state:?}, expected {want:?}")));

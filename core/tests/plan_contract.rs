@@ -20,7 +20,7 @@ fn pending(plan: &Plan) -> Vec<String> {
     plan.changes
         .iter()
         .filter(|c| c.action != Action::NoOp)
-        .map(|c| format!("{} {:?} {:?}", c.address, c.action, c.fields))
+        .map(|c| format!("{} {:?} {:?}", c.address(), c.action, c.fields))
         .collect()
 }
 
@@ -87,15 +87,15 @@ async fn an_ignored_attribute_survives_an_unrelated_update() {
         assert!(
             fields.iter().all(|f| !f.contains("comment")),
             "{}: {fields:?}",
-            c.address
+            c.address()
         );
         let after = &c.after.as_ref().unwrap().0;
-        let kept = if c.type_name == "test_whole" {
+        let kept = if c.type_name() == "test_whole" {
             "set outside"
         } else {
             "first"
         };
-        assert_eq!(after["comment"], Value::from(kept), "{}", c.address);
+        assert_eq!(after["comment"], Value::from(kept), "{}", c.address());
         assert_eq!(after["tier"], Value::from("premium"));
     }
     for (name, kept) in [("thing", "first"), ("whole", "set outside")] {

@@ -202,30 +202,6 @@ fn bracket_end(text: &str) -> Option<usize> {
     None
 }
 
-/// The length of the module steps at the start of an address the engine built, with the
-/// `.` after them: lexical, for [`base_of`] and [`key_of`].
-fn module_prefix_len(address: &str) -> usize {
-    let mut at = 0;
-    while let Some(after) = address[at..].strip_prefix("module.") {
-        let start = at + "module.".len();
-        let Some(end) = after.find(['.', '[']) else {
-            return at;
-        };
-        let mut next = start + end;
-        if address[next..].starts_with('[') {
-            match bracket_end(&address[next..]) {
-                Some(close) => next += close + 1,
-                None => return at,
-            }
-        }
-        match address[next..].strip_prefix('.') {
-            Some(_) => at = next + 1,
-            None => return at,
-        }
-    }
-    at
-}
-
 /// A resource block's address: `TYPE.NAME` or `data.TYPE.NAME`, in its module instance.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ResourceAddr {
@@ -281,6 +257,12 @@ impl ResourceAddr {
                 reason: "a resource address has no instance key",
             }),
         }
+    }
+
+    /// The resource of the instance whose address is `text` (read from the write-ahead log,
+    /// the command line, or a record keyed by address text); `None` when it is no address.
+    pub fn of_instance(text: &str) -> Option<ResourceAddr> {
+        InstanceAddr::parse(text).ok().map(|a| a.resource)
     }
 
     /// The address of one instance of this resource.
@@ -340,38 +322,163 @@ impl InstanceAddr {
     pub fn base(&self) -> String {
         self.resource.to_string()
     }
-}
 
-/// Whether `target` (as `--target` gives it) names the instance at `address`: the instance,
-/// its resource, or a module it lies in (`module.src` takes every instance of that call,
-/// `module.src["a"]` one of them).
-pub fn targets(target: &str, address: &str) -> bool {
-    if target == address || target == base_of(address) {
-        return true;
+    /// The address of `key`'s instance of `resource`.
+    pub fn new(resource: ResourceAddr, key: Option<InstanceKey>) -> InstanceAddr {
+        InstanceAddr { resource, key }
     }
-    match (split_module(target), InstanceAddr::parse(address)) {
-        (Ok((m, "")), Ok(a)) => m.holds(&a.resource.module),
-        _ => false,
+
+    /// How this address's text orders against `text`, without writing the text out: state
+    /// and plans list instances in the order of their text, as Terraform does, and look them
+    /// up by it.
+    pub fn cmp_text(&self, text: &str) -> std::cmp::Ordering {
+        let mut cmp = TextCmp {
+            rest: text,
+            order: std::cmp::Ordering::Equal,
+        };
+        // The comparer never fails; it only stops comparing once the order is known.
+        let _ = fmt::write(&mut cmp, format_args!("{self}"));
+        match cmp.order {
+            std::cmp::Ordering::Equal if !cmp.rest.is_empty() => std::cmp::Ordering::Less,
+            order => order,
+        }
     }
 }
 
-/// The block part of an instance address (`TYPE.NAME[0]` → `TYPE.NAME`,
-/// `module.m["k"].TYPE.NAME[0]` → `module.m["k"].TYPE.NAME`). Lexical, for texts the engine
-/// built itself: after the module steps neither the type nor the name holds a `[`, so the
-/// first one opens the key, even when the key itself holds brackets.
-pub fn base_of(address: &str) -> &str {
-    let at = module_prefix_len(address);
-    address[at..]
-        .find('[')
-        .map_or(address, |i| &address[..at + i])
+/// Compares text written to it with `rest`, piece by piece, keeping what is left of `rest`.
+struct TextCmp<'a> {
+    rest: &'a str,
+    order: std::cmp::Ordering,
 }
 
-/// The instance key of an address the engine built (`TYPE.NAME["k"]` → `k`); `None` without
-/// one.
-pub fn key_of(address: &str) -> Option<InstanceKey> {
-    let at = module_prefix_len(address);
-    let open = at + address[at..].find('[')?;
-    parse_key(address[open..].strip_prefix('[')?.strip_suffix(']')?)
+impl fmt::Write for TextCmp<'_> {
+    fn write_str(&mut self, piece: &str) -> fmt::Result {
+        if self.order.is_ne() {
+            return Ok(());
+        }
+        let n = piece.len().min(self.rest.len());
+        let (head, tail) = self.rest.as_bytes().split_at(n);
+        self.order = piece.as_bytes()[..n].cmp(head);
+        if self.order.is_eq() {
+            if piece.len() > n {
+                self.order = std::cmp::Ordering::Greater;
+            } else {
+                // `n` ends `piece`, a whole text, so it falls on a character boundary of
+                // `rest` too (the bytes before it are equal).
+                self.rest = std::str::from_utf8(tail).unwrap_or_default();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A record whose parts (module, mode, type, name, key) disagree with its address text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("resource `{address}`: its {part} `{found}` disagrees with the address")]
+pub struct AddressMismatch {
+    pub address: String,
+    pub part: &'static str,
+    pub found: String,
+}
+
+impl InstanceAddr {
+    /// Reads an address recorded as text beside its parts (as the state file and saved plans
+    /// keep both): the text, checked against each part it gives. A part recorded as `None` (a
+    /// module left out for the root, as files written before modules) is taken from the text.
+    pub fn from_recorded(
+        address: &str,
+        module: Option<&ModuleInstance>,
+        mode: ResourceMode,
+        type_name: &str,
+        name: &str,
+        key: &Option<InstanceKey>,
+    ) -> Result<InstanceAddr, RecordedAddressError> {
+        let addr = InstanceAddr::parse(address)?;
+        let mismatch = |part: &'static str, found: String| {
+            Err(RecordedAddressError::Mismatch(AddressMismatch {
+                address: address.to_string(),
+                part,
+                found,
+            }))
+        };
+        let r = &addr.resource;
+        if let Some(m) = module
+            && *m != r.module
+        {
+            return mismatch("module", m.to_string());
+        }
+        if mode != r.mode {
+            return mismatch("mode", mode.to_string());
+        }
+        if type_name != r.type_name {
+            return mismatch("type", type_name.to_string());
+        }
+        if name != r.name {
+            return mismatch("name", name.to_string());
+        }
+        if *key != addr.key {
+            return mismatch(
+                "index key",
+                key.as_ref()
+                    .map_or_else(|| "null".to_string(), |k| k.to_string()),
+            );
+        }
+        Ok(addr)
+    }
+}
+
+/// Why a recorded address cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordedAddressError {
+    #[error(transparent)]
+    Invalid(#[from] AddressError),
+    #[error(transparent)]
+    Mismatch(#[from] AddressMismatch),
+}
+
+/// What `--target` names: one instance, every instance of a resource, or everything in a
+/// module instance (`module.src["a"]`) or in every instance of a module call (`module.src`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Instance(InstanceAddr),
+    Resource(ResourceAddr),
+    Module(ModuleInstance),
+}
+
+impl Target {
+    /// Reads a target as the command line gives it.
+    pub fn parse(text: &str) -> Result<Target, AddressError> {
+        if let Ok((module, "")) = split_module(text)
+            && !module.is_root()
+        {
+            return Ok(Target::Module(module));
+        }
+        let addr = InstanceAddr::parse(text)?;
+        Ok(match addr.key {
+            Some(_) => Target::Instance(addr),
+            None => Target::Resource(addr.resource),
+        })
+    }
+
+    /// Whether this names the instance `addr`: the instance itself, its resource, or a module
+    /// it lies in.
+    pub fn matches(&self, addr: &InstanceAddr) -> bool {
+        match self {
+            Target::Instance(i) => i == addr,
+            Target::Resource(r) => *r == addr.resource,
+            Target::Module(m) => m.holds(&addr.resource.module),
+        }
+    }
+
+    /// Whether this names the resource block `resource`, or one of its instances, or a module
+    /// it lies in.
+    pub fn selects(&self, resource: &ResourceAddr) -> bool {
+        match self {
+            Target::Instance(i) => i.resource == *resource,
+            Target::Resource(r) => r == resource,
+            Target::Module(m) => m.holds(&resource.module),
+        }
+    }
 }
 
 fn parse_key(inner: &str) -> Option<InstanceKey> {
@@ -605,20 +712,70 @@ mod tests {
     }
 
     #[test]
-    fn base_and_key_of_text() {
-        assert_eq!(base_of("t.n[\"a[b\"]"), "t.n");
-        assert_eq!(
-            base_of("module.m[\"a[b\"].t.n[\"c\"]"),
-            "module.m[\"a[b\"].t.n"
+    fn compares_with_text_as_its_text_would() {
+        use std::cmp::Ordering::*;
+        let a = InstanceAddr::parse("module.m[\"k\"].t.n[2]").unwrap();
+        for (text, order) in [
+            ("module.m[\"k\"].t.n[2]", Equal),
+            ("module.m[\"k\"].t.n[2]x", Less),
+            ("module.m[\"k\"].t.n[10]", Greater),
+            ("module.m[\"k\"].t.n", Greater),
+            ("module.m[\"k\"]", Greater),
+            ("module.m[\"j\"].t.n[3]", Greater),
+            ("t.n", Less),
+            ("", Greater),
+            ("module.m[\"k\"].t.n[2é", Less),
+        ] {
+            assert_eq!(a.cmp_text(text), order, "{text}");
+            assert_eq!(a.cmp_text(text), a.to_string().as_str().cmp(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_recorded_address_agrees_with_its_parts() {
+        let m = ModuleInstance::parse("module.m").unwrap();
+        let key = Some(InstanceKey::Index(1));
+        let ok = InstanceAddr::from_recorded(
+            "module.m.t.n[1]",
+            Some(&m),
+            ResourceMode::Managed,
+            "t",
+            "n",
+            &key,
         );
-        assert_eq!(base_of("module.m[0].t.n"), "module.m[0].t.n");
+        assert_eq!(ok.unwrap(), InstanceAddr::parse("module.m.t.n[1]").unwrap());
+        // The module is left out for the root, and by files written before modules.
+        let root = InstanceAddr::from_recorded("t.n", None, ResourceMode::Managed, "t", "n", &None);
+        assert_eq!(root.unwrap(), InstanceAddr::parse("t.n").unwrap());
+        let err = InstanceAddr::from_recorded("t.n", None, ResourceMode::Data, "t", "n", &None)
+            .unwrap_err();
         assert_eq!(
-            key_of("module.m[\"a\"].t.n[1]"),
-            Some(InstanceKey::Index(1))
+            err.to_string(),
+            "resource `t.n`: its mode `data` disagrees with the address"
         );
-        assert_eq!(key_of("module.m[\"a\"].t.n"), None);
-        assert_eq!(base_of("data.t.n"), "data.t.n");
-        assert_eq!(key_of("t.n[3]"), Some(InstanceKey::Index(3)));
-        assert_eq!(key_of("t.n"), None);
+    }
+
+    #[test]
+    fn a_target_names_an_instance_a_resource_or_a_module() {
+        let a = |t: &str| InstanceAddr::parse(t).unwrap();
+        let t = |t: &str| Target::parse(t).unwrap();
+        assert!(t("t.n").matches(&a("t.n")));
+        assert!(t("t.n").matches(&a("t.n[0]")));
+        assert!(!t("t.n").matches(&a("t.m")));
+        assert!(!t("t.n").matches(&a("data.t.n")));
+        assert!(!t("t.n").matches(&a("module.m.t.n")));
+        assert!(t("t.n[0]").matches(&a("t.n[0]")));
+        assert!(!t("t.n[0]").matches(&a("t.n[1]")));
+        assert!(!t("t.n[0]").matches(&a("t.n")));
+        assert!(t("module.m").matches(&a("module.m[\"x\"].module.k.t.n[0]")));
+        assert!(t("module.m[\"x\"]").matches(&a("module.m[\"x\"].t.n")));
+        assert!(!t("module.m[\"x\"]").matches(&a("module.m[\"y\"].t.n")));
+        assert!(!t("module.m").matches(&a("t.n")));
+        assert!(t("t.n[0]").selects(&a("t.n").resource));
+        assert!(!t("t.n[0]").selects(&a("t.m").resource));
+        assert!(t("module.m").selects(&a("module.m.t.n").resource));
+        for bad in ["", "t", "module.", "t.n[", "module.m.t"] {
+            assert!(Target::parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::address::{InstanceAddr, InstanceKey, ModuleInstance, ResourceMode};
+use crate::address::{
+    InstanceAddr, InstanceKey, ModuleInstance, RecordedAddressError, ResourceAddr, ResourceMode,
+};
 use crate::error::{Result, StateError};
 use crate::fingerprint;
 
@@ -21,51 +23,132 @@ pub enum ResourceStatus {
 }
 
 /// One resource instance as last applied.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// The file records the address twice, as text (`address`) and in parts (`module`, `mode`,
+/// `type`, `name`, `index_key`), as Terraform does; here it is one [`InstanceAddr`], and a
+/// file whose parts disagree with the text does not load.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "ResourceStateWire")]
 pub struct ResourceState {
-    pub address: String,
-    /// The module instance the resource belongs to (`module.src["mysql"]`), empty for the
-    /// root module, as Terraform records it.
-    #[serde(default, skip_serializing_if = "ModuleInstance::is_root")]
-    pub module: ModuleInstance,
-    pub mode: ResourceMode,
-    #[serde(rename = "type")]
-    pub resource_type: String,
-    pub name: String,
-    pub index_key: Option<InstanceKey>,
+    pub addr: InstanceAddr,
     pub provider: String,
     pub id: String,
     /// Last-applied desired attributes, references resolved, sensitive values removed.
-    #[serde(default)]
     pub config: Map<String, Value>,
     /// Server-assigned attributes that other resources may reference.
-    #[serde(default)]
     pub computed: Map<String, Value>,
     /// Attribute path (`options.password`) to the salted fingerprint of its value.
-    #[serde(default)]
     pub sensitive: BTreeMap<String, String>,
-    #[serde(default)]
     pub dependencies: Vec<String>,
-    #[serde(default)]
     pub schema_version: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ResourceStatus>,
-    #[serde(default)]
     pub create_before_destroy: bool,
 }
 
-impl ResourceState {
-    /// A resource with empty attributes; `mode`, `type`, `name` and `index_key` come from the
-    /// address so they cannot disagree with it.
-    pub fn new(address: &str, provider: &str, id: &str) -> Result<ResourceState> {
-        let parsed = InstanceAddr::parse(address)?;
+/// A resource as the state file writes it.
+#[derive(Deserialize)]
+struct ResourceStateWire {
+    address: String,
+    /// Left out for the root module.
+    #[serde(default)]
+    module: Option<ModuleInstance>,
+    mode: ResourceMode,
+    #[serde(rename = "type")]
+    resource_type: String,
+    name: String,
+    index_key: Option<InstanceKey>,
+    provider: String,
+    id: String,
+    #[serde(default)]
+    config: Map<String, Value>,
+    #[serde(default)]
+    computed: Map<String, Value>,
+    #[serde(default)]
+    sensitive: BTreeMap<String, String>,
+    #[serde(default)]
+    dependencies: Vec<String>,
+    #[serde(default)]
+    schema_version: u32,
+    #[serde(default)]
+    status: Option<ResourceStatus>,
+    #[serde(default)]
+    create_before_destroy: bool,
+}
+
+impl TryFrom<ResourceStateWire> for ResourceState {
+    type Error = RecordedAddressError;
+
+    fn try_from(w: ResourceStateWire) -> std::result::Result<Self, RecordedAddressError> {
+        let addr = InstanceAddr::from_recorded(
+            &w.address,
+            w.module.as_ref(),
+            w.mode,
+            &w.resource_type,
+            &w.name,
+            &w.index_key,
+        )?;
         Ok(ResourceState {
-            address: address.to_string(),
-            module: parsed.resource.module,
-            mode: parsed.resource.mode,
-            resource_type: parsed.resource.type_name,
-            name: parsed.resource.name,
-            index_key: parsed.key,
+            addr,
+            provider: w.provider,
+            id: w.id,
+            config: w.config,
+            computed: w.computed,
+            sensitive: w.sensitive,
+            dependencies: w.dependencies,
+            schema_version: w.schema_version,
+            status: w.status,
+            create_before_destroy: w.create_before_destroy,
+        })
+    }
+}
+
+impl Serialize for ResourceState {
+    /// Field by field in the file's order, the address's parts written from the one address,
+    /// without copying the attributes.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let r = &self.addr.resource;
+        let mut out = s.serialize_struct("ResourceState", 15)?;
+        out.serialize_field("address", &self.addr.to_string())?;
+        if r.module.is_root() {
+            out.skip_field("module")?;
+        } else {
+            out.serialize_field("module", &r.module)?;
+        }
+        out.serialize_field("mode", &r.mode)?;
+        out.serialize_field("type", &r.type_name)?;
+        out.serialize_field("name", &r.name)?;
+        out.serialize_field("index_key", &self.addr.key)?;
+        out.serialize_field("provider", &self.provider)?;
+        out.serialize_field("id", &self.id)?;
+        out.serialize_field("config", &self.config)?;
+        out.serialize_field("computed", &self.computed)?;
+        out.serialize_field("sensitive", &self.sensitive)?;
+        out.serialize_field("dependencies", &self.dependencies)?;
+        out.serialize_field("schema_version", &self.schema_version)?;
+        match &self.status {
+            None => out.skip_field("status")?,
+            Some(status) => out.serialize_field("status", status)?,
+        }
+        out.serialize_field("create_before_destroy", &self.create_before_destroy)?;
+        out.end()
+    }
+}
+
+impl ResourceState {
+    /// A resource with empty attributes at the address given as text.
+    pub fn new(address: &str, provider: &str, id: &str) -> Result<ResourceState> {
+        Ok(ResourceState::at(
+            InstanceAddr::parse(address)?,
+            provider,
+            id,
+        ))
+    }
+
+    /// A resource with empty attributes at `addr`.
+    pub fn at(addr: InstanceAddr, provider: &str, id: &str) -> ResourceState {
+        ResourceState {
+            addr,
             provider: provider.to_string(),
             id: id.to_string(),
             config: Map::new(),
@@ -75,7 +158,41 @@ impl ResourceState {
             schema_version: 0,
             status: None,
             create_before_destroy: false,
-        })
+        }
+    }
+
+    /// The address as text: `module.m["k"].TYPE.NAME[0]`.
+    pub fn address(&self) -> String {
+        self.addr.to_string()
+    }
+
+    /// The resource block's address, without the instance key.
+    pub fn resource(&self) -> &ResourceAddr {
+        &self.addr.resource
+    }
+
+    /// The module instance the resource belongs to (`module.src["mysql"]`), the root module
+    /// when it has no module steps.
+    pub fn module(&self) -> &ModuleInstance {
+        &self.addr.resource.module
+    }
+
+    pub fn mode(&self) -> ResourceMode {
+        self.addr.resource.mode
+    }
+
+    /// The resource type, written `type` in the file.
+    pub fn type_name(&self) -> &str {
+        &self.addr.resource.type_name
+    }
+
+    pub fn name(&self) -> &str {
+        &self.addr.resource.name
+    }
+
+    /// The instance key with `count` or `for_each`, written `index_key` in the file.
+    pub fn key(&self) -> Option<&InstanceKey> {
+        self.addr.key.as_ref()
     }
 }
 
@@ -189,9 +306,9 @@ impl TryFrom<RawDocument> for StateDocument {
 
     fn try_from(raw: RawDocument) -> std::result::Result<Self, InvalidDocument> {
         let mut resources = raw.resources;
-        resources.sort_by(|a, b| a.address.cmp(&b.address));
-        if let Some(pair) = resources.windows(2).find(|w| w[0].address == w[1].address) {
-            return Err(InvalidDocument::DuplicateResource(pair[0].address.clone()));
+        resources.sort_by_cached_key(ResourceState::address);
+        if let Some(pair) = resources.windows(2).find(|w| w[0].addr == w[1].addr) {
+            return Err(InvalidDocument::DuplicateResource(pair[0].address()));
         }
         if raw.salt.is_empty() {
             return Err(InvalidDocument::EmptySalt);
@@ -202,12 +319,12 @@ impl TryFrom<RawDocument> for StateDocument {
         // An address back in the state is managed again.
         forgotten.retain(|f| {
             resources
-                .binary_search_by(|r| r.address.as_str().cmp(&f.address))
+                .binary_search_by(|r| r.addr.cmp_text(&f.address))
                 .is_err()
         });
         let mut deposed = raw.deposed;
-        deposed.sort_by(|a, b| (&a.address, &a.id).cmp(&(&b.address, &b.id)));
-        deposed.dedup_by(|a, b| a.address == b.address && a.id == b.id);
+        sort_deposed(&mut deposed);
+        deposed.dedup_by(|a, b| a.addr == b.addr && a.id == b.id);
         Ok(StateDocument {
             deposed,
             version: raw.version,
@@ -269,7 +386,7 @@ impl StateDocument {
     /// Also re-sorts, so an address edited through `get_mut` cannot reach the disk unsorted.
     pub(crate) fn bump_serial(&mut self) {
         self.serial += 1;
-        self.resources.sort_by(|a, b| a.address.cmp(&b.address));
+        self.resources.sort_by_cached_key(ResourceState::address);
     }
 
     /// Resources sorted by address.
@@ -289,10 +406,11 @@ impl StateDocument {
 
     /// Adds a resource that is not yet in the state.
     pub fn insert(&mut self, resource: ResourceState) -> Result<()> {
-        match self.position(&resource.address) {
-            Ok(_) => Err(StateError::AddressExists(resource.address)),
+        let address = resource.address();
+        match self.position(&address) {
+            Ok(_) => Err(StateError::AddressExists(address)),
             Err(i) => {
-                self.unforget(&resource.address);
+                self.unforget(&address);
                 self.resources.insert(i, resource);
                 Ok(())
             }
@@ -301,18 +419,20 @@ impl StateDocument {
 
     /// Replaces the resource at the same address; returns the old one.
     pub fn replace(&mut self, resource: ResourceState) -> Result<ResourceState> {
-        match self.position(&resource.address) {
+        let address = resource.address();
+        match self.position(&address) {
             Ok(i) => Ok(std::mem::replace(&mut self.resources[i], resource)),
-            Err(_) => Err(StateError::AddressNotFound(resource.address)),
+            Err(_) => Err(StateError::AddressNotFound(address)),
         }
     }
 
     /// Inserts or replaces; returns the resource it replaced, if any.
     pub fn upsert(&mut self, resource: ResourceState) -> Option<ResourceState> {
-        match self.position(&resource.address) {
+        let address = resource.address();
+        match self.position(&address) {
             Ok(i) => Some(std::mem::replace(&mut self.resources[i], resource)),
             Err(i) => {
-                self.unforget(&resource.address);
+                self.unforget(&address);
                 self.resources.insert(i, resource);
                 None
             }
@@ -356,8 +476,11 @@ impl StateDocument {
     /// stays in the state until `remove_deposed`.
     pub fn depose(&mut self, address: &str) -> Option<&ResourceState> {
         let old = self.remove(address)?;
-        let key = |r: &ResourceState| (r.address.clone(), r.id.clone());
-        let i = match self.deposed.binary_search_by(|d| key(d).cmp(&key(&old))) {
+        let old_address = old.address();
+        let i = match self
+            .deposed
+            .binary_search_by(|d| d.addr.cmp_text(&old_address).then(d.id.cmp(&old.id)))
+        {
             Ok(i) => {
                 self.deposed[i] = old;
                 i
@@ -375,7 +498,7 @@ impl StateDocument {
         let i = self
             .deposed
             .iter()
-            .position(|d| d.address == address && d.id == id)?;
+            .position(|d| d.id == id && d.addr.cmp_text(address).is_eq())?;
         Some(self.deposed.remove(i))
     }
 
@@ -384,10 +507,10 @@ impl StateDocument {
     pub fn forget(&mut self, address: &str) -> Option<ResourceState> {
         let removed = self.remove(address)?;
         // What the instance put aside is let go of with it, as Terraform's `state rm` does.
-        self.deposed.retain(|d| d.address != address);
+        self.deposed.retain(|d| d.addr != removed.addr);
         let entry = Forgotten {
-            address: removed.address.clone(),
-            resource_type: removed.resource_type.clone(),
+            address: removed.address(),
+            resource_type: removed.type_name().to_string(),
             id: removed.id.clone(),
         };
         match self
@@ -436,10 +559,7 @@ impl StateDocument {
         let mut resource = self
             .remove(from)
             .ok_or_else(|| StateError::AddressNotFound(from.to_string()))?;
-        resource.address = to.to_string();
-        resource.module = target.resource.module.clone();
-        resource.name = target.resource.name.clone();
-        resource.index_key = target.key.clone();
+        let moved_from = std::mem::replace(&mut resource.addr, target.clone());
         for other in &mut self.resources {
             for dep in &mut other.dependencies {
                 if dep == from {
@@ -449,14 +569,10 @@ impl StateDocument {
         }
         self.upsert(resource);
         // What the instance put aside is deleted under its new name.
-        for d in self.deposed.iter_mut().filter(|d| d.address == from) {
-            d.address = to.to_string();
-            d.module = target.resource.module.clone();
-            d.name = target.resource.name.clone();
-            d.index_key = target.key.clone();
+        for d in self.deposed.iter_mut().filter(|d| d.addr == moved_from) {
+            d.addr = target.clone();
         }
-        self.deposed
-            .sort_by(|a, b| (&a.address, &a.id).cmp(&(&b.address, &b.id)));
+        sort_deposed(&mut self.deposed);
         Ok(())
     }
 
@@ -466,13 +582,17 @@ impl StateDocument {
         if self.get(from).is_some() {
             return vec![from.to_string()];
         }
-        if InstanceAddr::parse(from).is_ok_and(|a| a.key.is_some()) {
+        // A resource address (no key) takes the instances that have a key.
+        let Ok(resource) = InstanceAddr::parse(from) else {
+            return Vec::new();
+        };
+        if resource.key.is_some() {
             return Vec::new();
         }
         self.resources
             .iter()
-            .filter(|r| r.address != from && crate::address::base_of(&r.address) == from)
-            .map(|r| r.address.clone())
+            .filter(|r| r.addr.key.is_some() && r.addr.resource == resource.resource)
+            .map(ResourceState::address)
             .collect()
     }
 
@@ -489,7 +609,8 @@ impl StateDocument {
             self.mv(from, to)?;
             return Ok(vec![(from.to_string(), to.to_string())]);
         }
-        if InstanceAddr::parse(to)?.key.is_some() {
+        let target = InstanceAddr::parse(to)?;
+        if target.key.is_some() {
             return Err(StateError::InvalidMove {
                 from: from.to_string(),
                 to: to.to_string(),
@@ -500,7 +621,8 @@ impl StateDocument {
         let moves: Vec<(String, String)> = found
             .into_iter()
             .map(|old| {
-                let new = format!("{to}{}", &old[from.len()..]);
+                let key = self.get(&old).and_then(|r| r.addr.key.clone());
+                let new = target.resource.instance(key).to_string();
                 (old, new)
             })
             .collect();
@@ -526,13 +648,12 @@ impl StateDocument {
     ) -> Result<Vec<(String, String)>> {
         let mut moves = Vec::new();
         for r in &self.resources {
-            if !from.holds(&r.module) {
+            if !from.holds(r.module()) {
                 continue;
             }
-            let module = from.moved_to(&r.module, to);
-            let mut addr = InstanceAddr::parse(&r.address)?;
-            addr.resource.module = module;
-            moves.push((r.address.clone(), addr.to_string()));
+            let mut addr = r.addr.clone();
+            addr.resource.module = from.moved_to(r.module(), to);
+            moves.push((r.address(), addr.to_string()));
         }
         if moves.is_empty() {
             return Err(StateError::AddressNotFound(from.to_string()));
@@ -608,8 +729,13 @@ impl StateDocument {
 
     fn position(&self, address: &str) -> std::result::Result<usize, usize> {
         self.resources
-            .binary_search_by(|r| r.address.as_str().cmp(address))
+            .binary_search_by(|r| r.addr.cmp_text(address))
     }
+}
+
+/// Deposed objects in their order: by address text, then id.
+fn sort_deposed(deposed: &mut [ResourceState]) {
+    deposed.sort_by_cached_key(|d| (d.address(), d.id.clone()));
 }
 
 /// Removes the value at a path in its text form (see [`crate::sensitive_path`]); numeric
@@ -663,7 +789,7 @@ mod tests {
         ] {
             doc.insert(resource(a)).unwrap();
         }
-        let order: Vec<_> = doc.resources().iter().map(|r| r.address.as_str()).collect();
+        let order: Vec<_> = doc.resources().iter().map(ResourceState::address).collect();
         assert_eq!(
             order,
             [
@@ -784,8 +910,8 @@ mod tests {
 
         assert!(doc.get("databricks_catalog.old").is_none());
         let moved = doc.get("databricks_catalog.new[\"eu\"]").unwrap();
-        assert_eq!(moved.name, "new");
-        assert_eq!(moved.index_key, Some(InstanceKey::Key("eu".into())));
+        assert_eq!(moved.name(), "new");
+        assert_eq!(moved.key(), Some(&InstanceKey::Key("eu".into())));
         assert_eq!(moved.id, "id-databricks_catalog.old");
         assert_eq!(
             doc.get("databricks_schema.s").unwrap().dependencies,
@@ -799,8 +925,8 @@ mod tests {
         let moved = doc
             .get("module.uc[\"eu\"].databricks_catalog.main")
             .unwrap();
-        assert_eq!(moved.module.to_string(), "module.uc[\"eu\"]");
-        assert_eq!((moved.name.as_str(), &moved.index_key), ("main", &None));
+        assert_eq!(moved.module().to_string(), "module.uc[\"eu\"]");
+        assert_eq!((moved.name(), moved.key()), ("main", None));
         let text = serde_json::to_string(moved).unwrap();
         assert!(text.contains(r#""module":"module.uc[\"eu\"]""#), "{text}");
         let back: ResourceState = serde_json::from_str(&text).unwrap();
@@ -822,7 +948,7 @@ mod tests {
             doc.get("module.lake[\"eu\"].databricks_catalog.main")
                 .is_some()
         );
-        let order: Vec<_> = doc.resources().iter().map(|r| r.address.clone()).collect();
+        let order: Vec<_> = doc.resources().iter().map(|r| r.address()).collect();
         let mut sorted = order.clone();
         sorted.sort();
         assert_eq!(order, sorted);
@@ -960,6 +1086,117 @@ mod tests {
         );
         assert_eq!(moved.resources(), doc.resources());
         assert_eq!(moved.outputs(), doc.outputs());
+    }
+
+    #[test]
+    fn a_resource_reads_back_byte_for_byte() {
+        for text in [
+            r#"{"address":"databricks_job.j[0]","mode":"managed","type":"databricks_job","name":"j","index_key":0,"provider":"databricks","id":"1","config":{"a":1},"computed":{},"sensitive":{},"dependencies":["t.x"],"schema_version":2,"status":"tainted","create_before_destroy":true}"#,
+            r#"{"address":"module.m[\"k\"].data.t.n[\"a\"]","module":"module.m[\"k\"]","mode":"data","type":"t","name":"n","index_key":"a","provider":"databricks","id":"","config":{},"computed":{},"sensitive":{},"dependencies":[],"schema_version":0,"create_before_destroy":false}"#,
+        ] {
+            let r: ResourceState = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&r).unwrap(), text);
+        }
+        // Written before the attribute maps were recorded: they default to empty.
+        let r: ResourceState = serde_json::from_str(
+            r#"{"address":"t.n","mode":"managed","type":"t","name":"n","index_key":null,"provider":"p","id":"1"}"#,
+        )
+        .unwrap();
+        assert_eq!(r.addr, InstanceAddr::parse("t.n").unwrap());
+        assert!(r.config.is_empty() && r.dependencies.is_empty());
+    }
+
+    #[test]
+    fn states_an_earlier_version_wrote_read_back_byte_for_byte() {
+        for text in [
+            include_str!(
+                "../../tests/fixtures/state-from-41bb2e4/lfc-demo/saved/state/default.json"
+            ),
+            include_str!("../../tests/fixtures/state-from-41bb2e4/medallion/saved/state/dev.json"),
+        ] {
+            let doc: StateDocument = serde_json::from_str(text).unwrap();
+            assert!(!doc.resources().is_empty());
+            let mut back = serde_json::to_string_pretty(&doc).unwrap();
+            back.push('\n');
+            assert_eq!(back, text);
+        }
+    }
+
+    #[test]
+    fn a_resource_whose_parts_disagree_with_its_address_does_not_load() {
+        let good = json!({"address": "module.m.t.n[0]", "module": "module.m", "mode": "managed",
+            "type": "t", "name": "n", "index_key": 0, "provider": "p", "id": "1"});
+        assert!(serde_json::from_value::<ResourceState>(good.clone()).is_ok());
+        for (field, value, message) in [
+            ("address", json!("t n"), "invalid resource address `t n`"),
+            (
+                "module",
+                json!("module.x"),
+                "its module `module.x` disagrees",
+            ),
+            (
+                "module",
+                json!("module..x"),
+                "invalid resource address `module..x`",
+            ),
+            ("mode", json!("data"), "its mode `data` disagrees"),
+            ("type", json!("u"), "its type `u` disagrees"),
+            ("name", json!("m"), "its name `m` disagrees"),
+            ("index_key", json!("0"), "its index key `\"0\"` disagrees"),
+            ("index_key", json!(null), "its index key `null` disagrees"),
+        ] {
+            let mut bad = good.clone();
+            bad[field] = value;
+            let error = serde_json::from_value::<ResourceState>(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(message), "{field}: {error}");
+        }
+        // A state file with such a resource is refused as a whole, saying which one.
+        let mut doc = serde_json::to_value(StateDocument::new("dev")).unwrap();
+        let mut bad = good;
+        bad["name"] = json!("other");
+        doc["resources"] = json!([bad]);
+        let error = serde_json::from_value::<StateDocument>(doc)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("resource `module.m.t.n[0]`: its name `other` disagrees"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn resources_are_ordered_and_found_by_their_text() {
+        let mut doc = StateDocument::new("dev");
+        // Typed order would put the root's `t.b` first and the data source last.
+        for a in [
+            "t.b",
+            "data.t.a",
+            "module.m.t.a",
+            "t.b[\"x\"]",
+            "t.b[10]",
+            "t.b[2]",
+        ] {
+            doc.insert(resource(a)).unwrap();
+        }
+        let order: Vec<_> = doc.resources().iter().map(ResourceState::address).collect();
+        assert_eq!(
+            order,
+            [
+                "data.t.a",
+                "module.m.t.a",
+                "t.b",
+                "t.b[\"x\"]",
+                "t.b[10]",
+                "t.b[2]"
+            ]
+        );
+        for a in &order {
+            assert_eq!(doc.get(a).unwrap().address(), *a);
+        }
+        assert!(doc.get("t.b[1]").is_none());
+        assert!(doc.get("t.").is_none());
     }
 
     #[test]

@@ -205,18 +205,18 @@ fn apply(doc: &mut StateDocument, intent: &Intent, outcome: &Outcome) {
             // replaces: that one is kept, deposed, until its delete is recorded.
             if let Some(old) = &intent.id
                 && doc
-                    .get(&resource.address)
+                    .get(&resource.address())
                     .is_some_and(|r| &r.id == old && r.id != resource.id)
             {
-                doc.depose(&resource.address);
+                doc.depose(&resource.address());
             }
             // What an earlier, unresolved create of the address may have made is what this
             // one got, sent with its token; or an object the address no longer wants.
-            doc.clear_pending_token(&resource.address);
+            doc.clear_pending_token(&resource.address());
             doc.upsert(resource.clone());
         }
         Outcome::Imported(resource) => {
-            doc.clear_pending_token(&resource.address);
+            doc.clear_pending_token(&resource.address());
             doc.upsert(resource.clone());
         }
         Outcome::Updated(resource) => {

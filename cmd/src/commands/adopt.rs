@@ -220,9 +220,9 @@ impl Managed {
         d: &brickform_state::StateDocument,
     ) {
         for r in managed_entries(d) {
-            self.ids.insert((r.resource_type.clone(), r.id.clone()));
+            self.ids.insert((r.type_name().to_string(), r.id.clone()));
             if let Some(loc) = registry
-                .kind(&r.resource_type)
+                .kind(r.type_name())
                 .and_then(|k| k.location(&merged_from(r)))
             {
                 self.at.insert(loc);
@@ -304,20 +304,17 @@ fn names_taken(
         .chain(
             doc.resources()
                 .iter()
-                .filter(|r| r.module.is_root())
-                .map(|r| brickform_core::addrs::base_of(&r.address).to_string()),
+                .filter(|r| r.module().is_root())
+                .map(|r| r.resource().to_string()),
         )
         .collect();
     let known: Vec<Known> = managed_entries(doc)
         .filter(|r| {
-            r.module.is_root()
-                && config
-                    .resources
-                    .contains_key(brickform_core::addrs::base_of(&r.address))
+            r.module().is_root() && config.resources.contains_key(&r.resource().to_string())
         })
         .map(|r| Known {
-            type_name: r.resource_type.clone(),
-            address: r.address.clone(),
+            type_name: r.type_name().to_string(),
+            address: r.address(),
             id: r.id.clone(),
             values: merged_from(r),
         })
@@ -421,7 +418,7 @@ fn managed_entries(
 ) -> impl Iterator<Item = &brickform_state::ResourceState> {
     doc.resources()
         .iter()
-        .filter(|r| r.mode == brickform_state::ResourceMode::Managed)
+        .filter(|r| r.mode() == brickform_state::ResourceMode::Managed)
 }
 
 /// A path under the content folder for `name`, relative to the configuration directory,

@@ -277,11 +277,11 @@ impl Target {
             .find_map(|p| p.as_any()?.downcast_ref::<DatabricksProvider>())
             .unwrap_or(&r.providers.databricks);
         let client = databricks.shared().client().said()?;
-        let Some(runner) = databricks.runner(&resource.resource_type) else {
+        let Some(runner) = databricks.runner(resource.type_name()) else {
             fail!(
                 "{} is a {}; only jobs and pipelines can be run.",
                 args.address,
-                resource.resource_type
+                resource.type_name()
             );
         };
         let id = resource.id.clone();

@@ -66,13 +66,15 @@ pub fn resource_text(r: &ResourceState) -> String {
         .map(|(k, _)| k.chars().count())
         .max()
         .unwrap_or(0);
-    let block = match r.mode {
+    let block = match r.mode() {
         ResourceMode::Managed => "resource",
         ResourceMode::Data => "data",
     };
     let mut out = format!(
         "# {}:\n{block} \"{}\" \"{}\" {{\n",
-        r.address, r.resource_type, r.name
+        r.address(),
+        r.type_name(),
+        r.name()
     );
     for (k, v) in lines {
         out.push_str(&format!("    {k:<width$} = {v}\n"));

@@ -35,7 +35,6 @@
 //! the plan then says where the object came from, in a warning, before anything is applied.
 
 use super::Engine;
-use crate::addrs::base_of;
 use crate::diagnostics::Diagnostic;
 use crate::plan::PlanMode;
 use crate::plan::diff::Prior;
@@ -271,11 +270,11 @@ impl Engine<'_> {
             let hint = match state
                 .resources()
                 .iter()
-                .find(|r| r.resource_type == kind.type_name() && r.id == e.remote.id)
+                .find(|r| r.type_name() == kind.type_name() && r.id == e.remote.id)
             {
                 Some(other) => format!(
                     "if it is the same object under a new name, move it in the state (a `moved {{ from = {0}  to = {address} }}` block, or `brickform state mv {0} {address}`); otherwise give this one another name",
-                    other.address
+                    other.address()
                 ),
                 None => format!(
                     "if it should be managed here, import it (`brickform import {address} {}`, or an import block); otherwise give this one another name",
@@ -307,11 +306,11 @@ impl Engine<'_> {
         if let Some(other) = state
             .resources()
             .iter()
-            .find(|r| r.resource_type == type_name && r.id == id && r.address != ctx.address)
+            .find(|r| r.type_name() == type_name && r.id == id && r.address() != ctx.address)
         {
             return Ok(Verdict::NotOurs(format!(
                 "this state manages it as {}",
-                other.address
+                other.address()
             )));
         }
         let others = match self.other_states.get(&self.environment).await {
@@ -328,12 +327,12 @@ impl Engine<'_> {
             if let Some(r) = doc
                 .resources()
                 .iter()
-                .find(|r| r.resource_type == type_name && r.id == id)
+                .find(|r| r.type_name() == type_name && r.id == id)
             {
                 return Ok(Verdict::NotOurs(format!(
                     "the state of environment \"{}\" manages it as {}",
                     doc.environment(),
-                    r.address
+                    r.address()
                 )));
             }
         }
@@ -423,8 +422,10 @@ impl Engine<'_> {
         state: &StateDocument,
         removed: &brickform_state::ResourceState,
     ) -> Option<String> {
-        let address = removed.address.as_str();
-        let base = base_of(address);
+        let address = removed.address();
+        let address = address.as_str();
+        let base = removed.resource().to_string();
+        let base = base.as_str();
         if !self.config.resources.contains_key(base) {
             return Some(format!(
                 "The configuration does not declare {base}: brickform leaves the object alone from now on."
@@ -432,7 +433,7 @@ impl Engine<'_> {
         }
         let kind = self
             .registry_for(&removed.provider)
-            .kind(&removed.resource_type)?
+            .kind(removed.type_name())?
             .clone();
         let ctx = self.op_context(address, state.lineage());
         let config = super::instance::json_object(&removed.config);
@@ -488,11 +489,11 @@ impl Engine<'_> {
     /// What can be said about the next plan without looking: whether the kind can find the
     /// object again at all.
     pub fn after_forget_offline(&self, removed: &brickform_state::ResourceState) -> String {
-        let ctx = self.op_context(&removed.address, "");
+        let ctx = self.op_context(&removed.address(), "");
         let config = super::instance::json_object(&removed.config);
         match self
             .registry_for(&removed.provider)
-            .kind(&removed.resource_type)
+            .kind(removed.type_name())
         {
             Some(kind) if kind.natural_key(&ctx, &config).is_some() => format!(
                 "The next plan looks the object up and imports it again instead of creating another ({} was not checked now: the service could not be reached).",
@@ -500,7 +501,8 @@ impl Engine<'_> {
             ),
             _ => format!(
                 "brickform cannot find this kind of object again without its id: the next plan plans a create. To manage this one again instead, import it: brickform import {} {}",
-                removed.address, removed.id
+                removed.address(),
+                removed.id
             ),
         }
     }

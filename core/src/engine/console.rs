@@ -6,7 +6,7 @@
 
 use super::Engine;
 use super::world::World;
-use crate::addrs::{ConfigNode, ModuleInstance, instance_address};
+use crate::addrs::{ConfigNode, ModuleInstance};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::eval::{Evaluator, Roots};
 use crate::lang::load::Resource;
@@ -108,9 +108,9 @@ impl Engine<'_> {
             Value::Null
         };
         world.declare_resource(&r.module, r.mode, &r.type_name, &r.name, shape);
-        let base = r.address();
+        let resource = r.addr();
         for (key, _) in instances {
-            let address = instance_address(&base, key.as_ref());
+            let address = resource.instance(key.clone()).to_string();
             let value = match state.get(&address) {
                 Some(entry) => {
                     // State keeps only fingerprints of sensitive values: reading one must

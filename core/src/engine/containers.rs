@@ -8,7 +8,7 @@
 
 use super::Engine;
 use super::instance::{merged_from, scalars_from};
-use crate::addrs::base_of;
+use crate::addrs::ResourceAddr;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::location::Location;
 use crate::plan::{Action, ActionReason, Contents, Plan};
@@ -63,10 +63,10 @@ pub(super) fn managed_locations(
     state
         .resources()
         .iter()
-        .filter(|r| r.mode == brickform_state::ResourceMode::Managed)
+        .filter(|r| r.mode() == brickform_state::ResourceMode::Managed)
         .filter_map(|r| {
-            let kind = registry.kind(&r.resource_type)?;
-            Some((r.address.clone(), kind.location(&scalars_from(r))?))
+            let kind = registry.kind(r.type_name())?;
+            Some((r.address(), kind.location(&scalars_from(r))?))
         })
         .collect()
 }
@@ -85,18 +85,18 @@ fn placements(registry: &crate::provider::Registry, state: &StateDocument) -> Pl
         under: Vec::new(),
     };
     for r in state.resources() {
-        let Some(kind) = (r.mode == brickform_state::ResourceMode::Managed)
-            .then(|| registry.kind(&r.resource_type))
+        let Some(kind) = (r.mode() == brickform_state::ResourceMode::Managed)
+            .then(|| registry.kind(r.type_name()))
             .flatten()
         else {
             continue;
         };
         let attrs = scalars_from(r);
         if let Some(loc) = kind.location(&attrs) {
-            out.locations.insert(r.address.clone(), loc);
+            out.locations.insert(r.address(), loc);
         }
         for loc in kind.lies_under(&attrs) {
-            out.under.push((r.address.clone(), loc));
+            out.under.push((r.address(), loc));
         }
     }
     out
@@ -203,13 +203,13 @@ impl Engine<'_> {
             .collect();
         for c in &plan.changes {
             if let (Some(kind), Some(after)) =
-                (self.registry_for(&c.provider).kind(&c.type_name), &c.after)
+                (self.registry_for(&c.provider).kind(c.type_name()), &c.after)
             {
                 if let Some(loc) = kind.location(&after.0) {
-                    placed.push((c.address.clone(), loc));
+                    placed.push((c.address(), loc));
                 }
                 for loc in kind.lies_under(&after.0) {
-                    lies_under.push((c.address.clone(), loc));
+                    lies_under.push((c.address(), loc));
                 }
             }
         }
@@ -227,11 +227,10 @@ impl Engine<'_> {
             beneath.entry(a.as_str()).or_default().push(l);
         }
         for c in plan.changes.iter_mut() {
-            let own = base_of(&c.address);
-            let mine = of.get(c.address.as_str()).map_or(&[][..], Vec::as_slice);
-            let below = beneath
-                .get(c.address.as_str())
-                .map_or(&[][..], Vec::as_slice);
+            let own = c.resource_address();
+            let address = c.address();
+            let mine = of.get(address.as_str()).map_or(&[][..], Vec::as_slice);
+            let below = beneath.get(address.as_str()).map_or(&[][..], Vec::as_slice);
             if mine.is_empty() && below.is_empty() {
                 continue;
             }
@@ -251,9 +250,12 @@ impl Engine<'_> {
             containers.sort_unstable();
             containers.dedup();
             for i in containers {
-                let dep = base_of(&placed[i].0);
-                if dep != own && !c.dependencies.iter().any(|d| d == dep) {
-                    c.dependencies.push(dep.to_string());
+                let Some(dep) = ResourceAddr::of_instance(&placed[i].0).map(|r| r.to_string())
+                else {
+                    continue;
+                };
+                if dep != own && !c.dependencies.contains(&dep) {
+                    c.dependencies.push(dep);
                 }
             }
         }
@@ -265,8 +267,8 @@ impl Engine<'_> {
             .iter()
             .filter(|c| c.action == Action::Delete || c.action.is_replace())
             .filter_map(|c| {
-                let kind = self.registry_for(&c.provider).kind(&c.type_name)?;
-                let r = state.get(&c.address)?;
+                let kind = self.registry_for(&c.provider).kind(c.type_name())?;
+                let r = state.get(&c.address())?;
                 Some(kind.takes_along(&r.id, &merged_from(r)))
             })
             .flatten()
@@ -289,10 +291,11 @@ impl Engine<'_> {
             if !(c.action == Action::Delete || c.action.is_replace()) {
                 continue;
             }
-            let Some(kind) = self.registry_for(&c.provider).kind(&c.type_name).cloned() else {
+            let Some(kind) = self.registry_for(&c.provider).kind(c.type_name()).cloned() else {
                 continue;
             };
-            let (Some(r), Some(loc)) = (state.get(&c.address), locations.get(&c.address)) else {
+            let (Some(r), Some(loc)) = (state.get(&c.address()), locations.get(&c.address()))
+            else {
                 continue;
             };
             let (id, attrs) = (r.id.clone(), merged_from(r));
@@ -304,7 +307,7 @@ impl Engine<'_> {
             if !deletes_contents && !replaced {
                 continue;
             }
-            let address = c.address.clone();
+            let address = c.address();
             let mut managed: Vec<String> = locations
                 .iter()
                 .filter(|(a, l)| **a != address && inside(l, loc))
@@ -346,7 +349,7 @@ impl Engine<'_> {
         diags: &mut Diagnostics,
     ) {
         for m in managed {
-            let Some(inner) = plan.changes.iter_mut().find(|x| &x.address == m) else {
+            let Some(inner) = plan.changes.iter_mut().find(|x| &x.address() == m) else {
                 continue;
             };
             if inner.action == Action::Delete || inner.action.is_replace() {
@@ -453,7 +456,7 @@ impl Engine<'_> {
         // (a storage location the service chose). One the configuration sets is shown as
         // known after apply too, and apply sends it as configured.
         if let (Some(kind), Some(after)) = (
-            self.registry_for(&c.provider).kind(&c.type_name),
+            self.registry_for(&c.provider).kind(c.type_name()),
             c.after.as_mut(),
         ) {
             let mut config = after.0.clone();

@@ -3,7 +3,6 @@
 //! which attributes the service assigns.
 
 use super::world::World;
-use crate::addrs::instance_address;
 use crate::diagnostics::Diagnostics;
 use crate::lang::decode::Decoder;
 use crate::lang::eval::Evaluator;
@@ -31,7 +30,7 @@ pub(crate) fn decode_instance(
         Decoder::new(&mut ev, r.body.file).decode(&r.body.body, schema, header);
     if key.is_some() && !diags.0.is_empty() {
         // Each instance is evaluated separately; say which one went wrong.
-        let address = instance_address(&r.address(), key);
+        let address = r.addr().instance(key.cloned());
         for d in diags.0.iter_mut() {
             let note = format!("(in {address})");
             d.detail = Some(match d.detail.take() {

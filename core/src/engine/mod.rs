@@ -19,7 +19,6 @@ mod sensitive;
 mod values;
 pub mod world;
 
-pub use crate::addrs::instance_address;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::Config;
 use crate::plan::{InstanceKey, Plan, PlanMode};
@@ -158,7 +157,9 @@ impl<'a> Engine<'a> {
     /// The registry of the instance at `address`, by what the configuration declares there
     /// (the default's when it declares nothing).
     pub fn registry_at(&self, address: &str) -> &Registry {
-        match self.config.resources.get(crate::addrs::base_of(address)) {
+        let resource = crate::addrs::ResourceAddr::of_instance(address)
+            .and_then(|r| self.config.resources.get(&r.to_string()));
+        match resource {
             Some(r) => self.registry_for(&self.provider_key(r)),
             None => self.registry,
         }
@@ -267,7 +268,7 @@ impl<'a> Engine<'a> {
         let managed = state
             .resources()
             .iter()
-            .filter(|r| r.mode == brickform_state::ResourceMode::Managed)
+            .filter(|r| r.mode() == brickform_state::ResourceMode::Managed)
             .count();
         if managed == 0 {
             return Some(

@@ -4,7 +4,7 @@
 //! flagged: it is what a reviewer should look at before promoting.
 
 use super::Planned;
-use crate::addrs::{ConfigNode, base_of};
+use crate::addrs::{ConfigNode, ResourceAddr};
 use crate::lang::load::Config;
 use crate::lang::refs::{Ref, body_refs, expr_refs};
 use crate::plan::Mode;
@@ -69,8 +69,8 @@ fn after_objects(p: &Planned) -> BTreeMap<String, Object> {
     p.plan
         .changes
         .iter()
-        .filter(|c| c.mode == Mode::Managed)
-        .filter_map(|c| c.after.as_ref().map(|a| (c.address.clone(), a.0.clone())))
+        .filter(|c| c.mode() == Mode::Managed)
+        .filter_map(|c| c.after.as_ref().map(|a| (c.address(), a.0.clone())))
         .collect()
 }
 
@@ -255,7 +255,7 @@ pub fn compare(
     let mut raw = Vec::new();
     let addresses: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
     // The first side that plans an address says its type.
-    let mut type_of: std::collections::HashMap<&str, &str> = Default::default();
+    let mut type_of: std::collections::HashMap<String, &str> = Default::default();
     for c in from
         .planned
         .plan
@@ -263,9 +263,7 @@ pub fn compare(
         .iter()
         .chain(&to.planned.plan.changes)
     {
-        type_of
-            .entry(c.address.as_str())
-            .or_insert(c.type_name.as_str());
+        type_of.entry(c.address()).or_insert(c.type_name());
     }
     for addr in &addresses {
         match (a.get(*addr), b.get(*addr)) {
@@ -309,8 +307,8 @@ pub fn compare(
         .filter(|r| r.4)
         .map(|(address, path, f, t, _)| {
             let field = super::configure::path_text(&path);
-            let base = base_of(&address);
-            let resource = config.resources.get(base);
+            let resource = ResourceAddr::of_instance(&address)
+                .and_then(|r| config.resources.get(&r.to_string()));
             let mut why = Vec::new();
             if let Some(note) = from.presets.get(&address).and_then(|n| preset_for(&field, n)) {
                 why.push(Explanation::Preset(note));

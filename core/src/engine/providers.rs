@@ -232,7 +232,7 @@ impl Engine<'_> {
                 // States written before provider keys were recorded name the default.
                 "" => self
                     .registry
-                    .provider_of(&r.resource_type)
+                    .provider_of(r.type_name())
                     .map(|p| p.name().to_string())
                     .unwrap_or_default(),
                 key => key.to_string(),

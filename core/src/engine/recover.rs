@@ -12,7 +12,7 @@
 
 use super::Engine;
 use super::instance::{Slot, state_entry};
-use crate::addrs::base_of;
+use crate::addrs::ResourceAddr;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::value::Object;
 use brickform_state::{Intent, Journal, Outcome, StateDocument, WalOp};
@@ -73,10 +73,8 @@ impl Engine<'_> {
                                 super::instance::configurable(kind.schema(), &remote.attrs);
                             let provider = match doc.get(&intent.address) {
                                 Some(r) => r.provider.clone(),
-                                None => self
-                                    .config
-                                    .resources
-                                    .get(crate::addrs::base_of(&intent.address))
+                                None => ResourceAddr::of_instance(&intent.address)
+                                    .and_then(|r| self.config.resources.get(&r.to_string()))
                                     .map(|r| self.provider_key(r))
                                     .unwrap_or_else(|| {
                                         self.registry
@@ -201,8 +199,10 @@ impl Engine<'_> {
         id: &str,
         known: &Object,
     ) -> Result<(String, Diagnostics), Diagnostics> {
-        let base = base_of(address);
-        let Some(resource) = self.config.resources.get(base) else {
+        // Not an address: the whole text is what the configuration does not declare.
+        let base = ResourceAddr::of_instance(address)
+            .map_or_else(|| address.to_string(), |r| r.to_string());
+        let Some(resource) = self.config.resources.get(&base) else {
             return Err(Diagnostic::error("Configuration for import target does not exist")
                 .detail(format!("The configuration does not declare {base}. Add a resource block for it before importing, so brickform knows how to manage it."))
                 .into());
@@ -278,9 +278,8 @@ impl Engine<'_> {
             }
         }
         let provider = self.provider_key(resource);
-        let dependencies = crate::addrs::ConfigNode::parse(base)
-            .map(|n| cg.resource_dependencies(&n))
-            .unwrap_or_default();
+        let dependencies =
+            cg.resource_dependencies(&crate::addrs::ConfigNode::Resource(resource.addr()));
         let slot = Slot {
             address,
             provider: &provider,

@@ -58,32 +58,29 @@ impl Engine<'_> {
     pub(super) fn start_refresh(
         &self,
         state: &StateDocument,
-        importing: &BTreeMap<String, String>,
-        left_out: &std::collections::HashSet<String>,
+        importing: &BTreeMap<crate::addrs::InstanceAddr, String>,
+        left_out: &std::collections::HashSet<crate::addrs::ResourceAddr>,
         calls: &Arc<Semaphore>,
     ) -> Reads {
         let mut pending = HashMap::new();
         // Group what state knows by provider configuration and kind.
         let mut by_kind: BTreeMap<(&str, &str), Vec<Known>> = BTreeMap::new();
         for r in state.resources() {
-            if r.mode != ResourceMode::Managed
-                || importing.contains_key(&r.address)
-                || left_out.contains(crate::addrs::base_of(&r.address))
-                || self
-                    .registry_for(&r.provider)
-                    .kind(&r.resource_type)
-                    .is_none()
+            if r.mode() != ResourceMode::Managed
+                || importing.contains_key(&r.addr)
+                || left_out.contains(r.resource())
+                || self.registry_for(&r.provider).kind(r.type_name()).is_none()
             {
                 continue;
             }
             let (answer, reading) = tokio::sync::oneshot::channel();
-            pending.insert(r.address.clone(), reading);
+            pending.insert(r.address(), reading);
             // The last applied values as references see them, converted straight from the
             // state entry (as `Prior::merged` would make them from its two halves).
             by_kind
-                .entry((r.provider.as_str(), r.resource_type.as_str()))
+                .entry((r.provider.as_str(), r.type_name()))
                 .or_default()
-                .push((r.address.clone(), r.id.clone(), merged_from(r), answer));
+                .push((r.address(), r.id.clone(), merged_from(r), answer));
         }
         let lineage = state.lineage().to_string();
         // One task per kind, all at once: a kind's batched read (a few listings) must not

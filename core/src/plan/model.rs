@@ -76,22 +76,13 @@ pub struct FieldChange {
 }
 
 /// One resource instance in the plan.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "ResourceChangeWire")]
 pub struct ResourceChange {
-    /// `TYPE.NAME`, `TYPE.NAME[0]`, `TYPE.NAME["key"]`, `data.TYPE.NAME`, after the module
-    /// instance's address for a resource in one (`module.src["mysql"].TYPE.NAME`).
-    pub address: String,
-    /// The module instance of the resource; the root module when absent.
-    #[serde(
-        default,
-        rename = "module_address",
-        skip_serializing_if = "crate::addrs::ModuleInstance::is_root"
-    )]
-    pub module: crate::addrs::ModuleInstance,
-    pub mode: Mode,
-    pub type_name: String,
-    pub name: String,
-    pub index: Option<InstanceKey>,
+    /// `TYPE.NAME`, `TYPE.NAME[0]`, `TYPE.NAME["key"]`, `data.TYPE.NAME`, in its module
+    /// instance (`module.src["mysql"].TYPE.NAME`). Saved plans and JSON write it as text and
+    /// in parts (see [`ResourceChangeWire`]).
+    pub addr: crate::addrs::InstanceAddr,
     pub provider: String,
     pub action: Action,
     pub reason: Option<ActionReason>,
@@ -110,33 +101,154 @@ pub struct ResourceChange {
     pub block_paths: Vec<Vec<String>>,
     /// Keyed blocks (paths without list indexes) with their key attribute: a changed `task`
     /// always shows its `task_key`, so a reviewer knows which one changes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub block_keys: Vec<(Vec<String>, String)>,
     /// Paths of sensitive attributes; their values are never rendered.
     pub sensitive_paths: Vec<Vec<PathStep>>,
     /// Set when the instance is being imported: the id it is imported from.
     pub importing: Option<String>,
     /// For a delete or replace that deletes what lies inside the object: what goes with it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contents: Option<Contents>,
     /// Set when this instance is deleted or replaced because the container it lies in is:
     /// the container's address.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
     /// Set when a `moved` block (or `state mv`) renamed the instance.
     pub moved_from: Option<String>,
     /// Set for the delete of an object a `create_before_destroy` replacement put aside (its
     /// delete failed or was interrupted): `id` is that object's, and the address belongs to
     /// its replacement.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deposed: bool,
     /// Addresses this instance depends on.
     pub dependencies: Vec<String>,
     /// For a replacement: what the object it replaces depended on when it was made (from
     /// state), which orders that object's delete; `None` (a plan saved before this was
     /// recorded) orders it by `dependencies`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaced_dependencies: Option<Vec<String>>,
+}
+
+/// A resource change as saved plans and `show -json` write it: the address as text and in
+/// parts, then the change (see [`ResourceChange`] for the fields).
+#[derive(Deserialize)]
+struct ResourceChangeWire {
+    address: String,
+    /// Left out for the root module.
+    #[serde(default, rename = "module_address")]
+    module: Option<crate::addrs::ModuleInstance>,
+    mode: Mode,
+    type_name: String,
+    name: String,
+    index: Option<InstanceKey>,
+    provider: String,
+    action: Action,
+    reason: Option<ActionReason>,
+    id: Option<String>,
+    before: Option<SerObject>,
+    after: Option<SerObject>,
+    fields: Vec<FieldChange>,
+    block_paths: Vec<Vec<String>>,
+    #[serde(default)]
+    block_keys: Vec<(Vec<String>, String)>,
+    sensitive_paths: Vec<Vec<PathStep>>,
+    importing: Option<String>,
+    #[serde(default)]
+    contents: Option<Contents>,
+    #[serde(default)]
+    container: Option<String>,
+    moved_from: Option<String>,
+    #[serde(default)]
+    deposed: bool,
+    dependencies: Vec<String>,
+    #[serde(default)]
+    replaced_dependencies: Option<Vec<String>>,
+}
+
+impl TryFrom<ResourceChangeWire> for ResourceChange {
+    type Error = crate::addrs::RecordedAddressError;
+
+    fn try_from(w: ResourceChangeWire) -> Result<Self, Self::Error> {
+        let addr = crate::addrs::InstanceAddr::from_recorded(
+            &w.address,
+            w.module.as_ref(),
+            w.mode,
+            &w.type_name,
+            &w.name,
+            &w.index,
+        )?;
+        Ok(ResourceChange {
+            addr,
+            provider: w.provider,
+            action: w.action,
+            reason: w.reason,
+            id: w.id,
+            before: w.before,
+            after: w.after,
+            fields: w.fields,
+            block_paths: w.block_paths,
+            block_keys: w.block_keys,
+            sensitive_paths: w.sensitive_paths,
+            importing: w.importing,
+            contents: w.contents,
+            container: w.container,
+            moved_from: w.moved_from,
+            deposed: w.deposed,
+            dependencies: w.dependencies,
+            replaced_dependencies: w.replaced_dependencies,
+        })
+    }
+}
+
+impl Serialize for ResourceChange {
+    /// Field by field in the wire's order, the address's parts written from the one address,
+    /// without copying the objects.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let r = &self.addr.resource;
+        let mut out = s.serialize_struct("ResourceChange", 23)?;
+        out.serialize_field("address", &self.addr.to_string())?;
+        if r.module.is_root() {
+            out.skip_field("module_address")?;
+        } else {
+            out.serialize_field("module_address", &r.module)?;
+        }
+        out.serialize_field("mode", &r.mode)?;
+        out.serialize_field("type_name", &r.type_name)?;
+        out.serialize_field("name", &r.name)?;
+        out.serialize_field("index", &self.addr.key)?;
+        out.serialize_field("provider", &self.provider)?;
+        out.serialize_field("action", &self.action)?;
+        out.serialize_field("reason", &self.reason)?;
+        out.serialize_field("id", &self.id)?;
+        out.serialize_field("before", &self.before)?;
+        out.serialize_field("after", &self.after)?;
+        out.serialize_field("fields", &self.fields)?;
+        out.serialize_field("block_paths", &self.block_paths)?;
+        if self.block_keys.is_empty() {
+            out.skip_field("block_keys")?;
+        } else {
+            out.serialize_field("block_keys", &self.block_keys)?;
+        }
+        out.serialize_field("sensitive_paths", &self.sensitive_paths)?;
+        out.serialize_field("importing", &self.importing)?;
+        match &self.contents {
+            None => out.skip_field("contents")?,
+            Some(contents) => out.serialize_field("contents", contents)?,
+        }
+        match &self.container {
+            None => out.skip_field("container")?,
+            Some(container) => out.serialize_field("container", container)?,
+        }
+        out.serialize_field("moved_from", &self.moved_from)?;
+        if self.deposed {
+            out.serialize_field("deposed", &self.deposed)?;
+        } else {
+            out.skip_field("deposed")?;
+        }
+        out.serialize_field("dependencies", &self.dependencies)?;
+        match &self.replaced_dependencies {
+            None => out.skip_field("replaced_dependencies")?,
+            Some(deps) => out.serialize_field("replaced_dependencies", deps)?,
+        }
+        out.end()
+    }
 }
 
 /// What a container's delete takes with it.
@@ -244,7 +356,7 @@ impl Plan {
     pub fn summary(&self) -> Summary {
         let mut s = Summary::default();
         for c in &self.changes {
-            if c.mode == Mode::Data {
+            if c.mode() == Mode::Data {
                 continue;
             }
             match c.action {
@@ -375,12 +487,7 @@ impl ResourceChange {
     /// tests start from.
     pub(crate) fn bare(type_name: &str, name: &str, provider: &str, action: Action) -> Self {
         ResourceChange {
-            address: format!("{type_name}.{name}"),
-            module: Default::default(),
-            mode: Mode::Managed,
-            type_name: type_name.to_string(),
-            name: name.to_string(),
-            index: None,
+            addr: crate::addrs::ResourceAddr::new(Mode::Managed, type_name, name).instance(None),
             provider: provider.to_string(),
             action,
             reason: None,
@@ -409,9 +516,41 @@ impl ResourceChange {
         sensitive_in(path, &self.sensitive_paths, &self.fields)
     }
 
-    /// The address without its instance key: `x.y["a"]` → `x.y`.
-    pub fn resource_address(&self) -> &str {
-        crate::addrs::base_of(&self.address)
+    /// The address as text: `module.m["k"].TYPE.NAME[0]`.
+    pub fn address(&self) -> String {
+        self.addr.to_string()
+    }
+
+    /// The address without its instance key as text: `x.y["a"]` → `x.y`.
+    pub fn resource_address(&self) -> String {
+        self.addr.resource.to_string()
+    }
+
+    /// The resource block's address, without the instance key.
+    pub fn resource(&self) -> &crate::addrs::ResourceAddr {
+        &self.addr.resource
+    }
+
+    /// The module instance of the resource; the root module when it has no steps.
+    pub fn module(&self) -> &crate::addrs::ModuleInstance {
+        &self.addr.resource.module
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.addr.resource.mode
+    }
+
+    pub fn type_name(&self) -> &str {
+        &self.addr.resource.type_name
+    }
+
+    pub fn name(&self) -> &str {
+        &self.addr.resource.name
+    }
+
+    /// The instance key with `count` or `for_each`.
+    pub fn key(&self) -> Option<&InstanceKey> {
+        self.addr.key.as_ref()
     }
 }
 
@@ -427,10 +566,7 @@ impl Drift {
     }
 
     pub fn mode(&self) -> Mode {
-        match crate::addrs::ConfigNode::parse(crate::addrs::base_of(&self.address)) {
-            Some(crate::addrs::ConfigNode::Resource(r)) => r.mode,
-            _ => Mode::Managed,
-        }
+        crate::addrs::ResourceAddr::of_instance(&self.address).map_or(Mode::Managed, |r| r.mode)
     }
 }
 
@@ -439,7 +575,7 @@ impl Plan {
     /// `x[10]`); reviewers look resources up by name, and Terraform lists them this way too.
     pub fn changes_by_address(&self) -> Vec<&ResourceChange> {
         let mut v: Vec<&ResourceChange> = self.changes.iter().collect();
-        v.sort_by(|a, b| (a.resource_address(), &a.index).cmp(&(b.resource_address(), &b.index)));
+        v.sort_by_cached_key(|c| (c.resource_address(), c.addr.key.clone()));
         v
     }
 }
@@ -532,6 +668,63 @@ impl<'de> Deserialize<'de> for SerObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Changes as saved plans wrote them before the address was one typed value: every
+    /// field in its place, the optional ones left out or present.
+    const SAVED_CHANGES: [&str; 2] = [
+        r#"{"address":"databricks_job.j[0]","mode":"managed","type_name":"databricks_job","name":"j","index":0,"provider":"databricks","action":"update","reason":null,"id":"1","before":{"a":1},"after":{"a":{"$unknown":true}},"fields":[],"block_paths":[["task"]],"sensitive_paths":[],"importing":null,"moved_from":"databricks_job.old[0]","dependencies":["databricks_catalog.c"]}"#,
+        r#"{"address":"module.m[\"k\"].data.t.n[\"a\"]","module_address":"module.m[\"k\"]","mode":"data","type_name":"t","name":"n","index":"a","provider":"p.alias","action":"delete","reason":"delete_because_deposed","id":"x","before":null,"after":null,"fields":[],"block_paths":[],"block_keys":[[["task"],"task_key"]],"sensitive_paths":[],"importing":"i","contents":{"managed":["t.m"],"unmanaged":null},"container":"t.c","moved_from":null,"deposed":true,"dependencies":[],"replaced_dependencies":["t.d"]}"#,
+    ];
+
+    #[test]
+    fn a_saved_change_reads_back_byte_for_byte() {
+        for text in SAVED_CHANGES {
+            let c: ResourceChange = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&c).unwrap(), text);
+        }
+        let c: ResourceChange = serde_json::from_str(SAVED_CHANGES[1]).unwrap();
+        assert_eq!(c.mode(), Mode::Data);
+        assert_eq!(c.module().to_string(), "module.m[\"k\"]");
+        assert_eq!((c.type_name(), c.name()), ("t", "n"));
+        assert_eq!(c.key(), Some(&InstanceKey::Key("a".into())));
+        assert_eq!(c.resource_address(), "module.m[\"k\"].data.t.n");
+    }
+
+    #[test]
+    fn a_saved_change_whose_parts_disagree_with_its_address_does_not_load() {
+        let good: serde_json::Value = serde_json::from_str(SAVED_CHANGES[1]).unwrap();
+        for (field, value, message) in [
+            (
+                "address",
+                serde_json::json!("not an address"),
+                "invalid resource address",
+            ),
+            (
+                "module_address",
+                serde_json::json!("module.m"),
+                "its module `module.m` disagrees",
+            ),
+            (
+                "mode",
+                serde_json::json!("managed"),
+                "its mode `managed` disagrees",
+            ),
+            (
+                "type_name",
+                serde_json::json!("u"),
+                "its type `u` disagrees",
+            ),
+            ("name", serde_json::json!("o"), "its name `o` disagrees"),
+            ("index", serde_json::json!(1), "its index key `1` disagrees"),
+        ] {
+            let mut bad = good.clone();
+            bad[field] = value;
+            let error = serde_json::from_value::<ResourceChange>(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(message), "{field}: {error}");
+        }
+    }
 
     #[test]
     fn unknowns_survive_serialisation() {

@@ -219,7 +219,7 @@ fn planned_values(plan: &Plan, by_address: &[&ResourceChange]) -> Json {
                 _ => c.after.as_ref(),
             }?;
             Some((
-                &c.module,
+                c.module(),
                 state_resource(c, plan, &Value::Object(value.0.clone()), true),
             ))
         })
@@ -291,7 +291,7 @@ fn prior_state(plan: &Plan, by_address: &[&ResourceChange]) -> Option<Json> {
             {
                 m.insert("deposed_key".into(), json!(id));
             }
-            Some((&c.module, r))
+            Some((c.module(), r))
         })
         .collect();
     let outputs: Map<String, Json> = plan
@@ -329,11 +329,11 @@ fn state_resource(c: &ResourceChange, plan: &Plan, value: &Value, planned: bool)
         _ => json!({}),
     };
     let mut o = Map::new();
-    o.insert("address".into(), json!(c.address));
-    o.insert("mode".into(), mode_json(c.mode));
-    o.insert("type".into(), json!(c.type_name));
-    o.insert("name".into(), json!(c.name));
-    if let Some(i) = &c.index {
+    o.insert("address".into(), json!(c.address()));
+    o.insert("mode".into(), mode_json(c.mode()));
+    o.insert("type".into(), json!(c.type_name()));
+    o.insert("name".into(), json!(c.name()));
+    if let Some(i) = c.key() {
         o.insert("index".into(), index_json(i));
     }
     o.insert("provider_name".into(), provider_address(plan, &c.provider));
@@ -400,9 +400,9 @@ fn resource_change(rc: &ResourceChange, plan: &Plan) -> Json {
         ),
     );
     let mut o = Map::new();
-    o.insert("address".into(), json!(rc.address));
-    if !rc.module.is_root() {
-        o.insert("module_address".into(), json!(rc.module.to_string()));
+    o.insert("address".into(), json!(rc.address()));
+    if !rc.module().is_root() {
+        o.insert("module_address".into(), json!(rc.module().to_string()));
     }
     if let Some(prev) = &rc.moved_from {
         o.insert("previous_address".into(), json!(prev));
@@ -411,10 +411,10 @@ fn resource_change(rc: &ResourceChange, plan: &Plan) -> Json {
         // Terraform marks a deposed object's change with its deposed key; ours is its id.
         o.insert("deposed".into(), json!(rc.id));
     }
-    o.insert("mode".into(), mode_json(rc.mode));
-    o.insert("type".into(), json!(rc.type_name));
-    o.insert("name".into(), json!(rc.name));
-    if let Some(i) = &rc.index {
+    o.insert("mode".into(), mode_json(rc.mode()));
+    o.insert("type".into(), json!(rc.type_name()));
+    o.insert("name".into(), json!(rc.name()));
+    if let Some(i) = rc.key() {
         o.insert("index".into(), index_json(i));
     }
     o.insert("provider_name".into(), provider_address(plan, &rc.provider));
@@ -447,7 +447,7 @@ fn drift(d: &Drift, plan: &Plan) -> Json {
     );
     // The drift record does not carry the instance key or provider; the planned change for
     // the same address does.
-    let planned = plan.changes.iter().find(|c| c.address == d.address);
+    let planned = plan.changes.iter().find(|c| c.address() == d.address);
     let mut o = Map::new();
     o.insert("address".into(), json!(d.address));
     if let Ok(a) = crate::addrs::InstanceAddr::parse(&d.address)
@@ -461,7 +461,7 @@ fn drift(d: &Drift, plan: &Plan) -> Json {
     o.insert("mode".into(), mode_json(d.mode()));
     o.insert("type".into(), json!(d.type_name));
     o.insert("name".into(), json!(d.name));
-    if let Some(i) = planned.and_then(|c| c.index.as_ref()) {
+    if let Some(i) = planned.and_then(|c| c.key()) {
         o.insert("index".into(), index_json(i));
     }
     if let Some(c) = planned {

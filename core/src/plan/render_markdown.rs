@@ -14,6 +14,7 @@ use super::render_text::{
     Gutter, Line, Sty, drift_lines, headline, output_lines, resource_lines, shown_changes,
     summary_sentence, write_lines,
 };
+use crate::addrs::ResourceAddr;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
@@ -171,9 +172,9 @@ impl Parts {
                 section(&summary, &drift_lines(d, Sty::PLAIN), (0, false))
             })
             .collect();
-        let mut instances: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut instances: BTreeMap<&ResourceAddr, usize> = BTreeMap::new();
         for rc in &changes {
-            *instances.entry(rc.resource_address()).or_default() += 1;
+            *instances.entry(rc.resource()).or_default() += 1;
         }
         let sections = changes
             .iter()
@@ -194,7 +195,7 @@ impl Parts {
                     Action::Update | Action::Forget => 2,
                     _ => 3,
                 };
-                let many = instances.get(rc.resource_address()).copied().unwrap_or(0) > MANY;
+                let many = instances.get(rc.resource()).copied().unwrap_or(0) > MANY;
                 let rank = (rank, many);
                 section(&summary, &resource_lines(rc, Sty::PLAIN, false), rank)
             })
@@ -560,18 +561,21 @@ impl Graph {
     /// One node per resource and action: `sdp_meta_flow.t` with 200 instances created
     /// becomes one green node labelled with the count.
     fn grouped(&self) -> Graph {
-        let mut members: BTreeMap<(&str, &'static str), Vec<&str>> = BTreeMap::new();
+        // A node that is no instance address stands for itself.
+        let resource = |addr: &str| {
+            ResourceAddr::of_instance(addr).map_or_else(|| addr.to_string(), |r| r.to_string())
+        };
+        let mut members: BTreeMap<(String, &'static str), Vec<&str>> = BTreeMap::new();
         for (addr, class) in &self.nodes {
             members
-                .entry((crate::addrs::base_of(addr), class))
+                .entry((resource(addr), class))
                 .or_default()
                 .push(addr);
         }
         let label = |addr: &str, class: &'static str| -> String {
-            match members.get(&(crate::addrs::base_of(addr), class)) {
-                Some(m) if m.len() > 1 => {
-                    format!("{} ({} instances)", crate::addrs::base_of(addr), m.len())
-                }
+            let base = resource(addr);
+            match members.get(&(base.clone(), class)) {
+                Some(m) if m.len() > 1 => format!("{base} ({} instances)", m.len()),
                 _ => addr.to_string(),
             }
         };
@@ -602,9 +606,9 @@ fn graph(plan: &Plan, changes: &[&ResourceChange]) -> String {
     // The object a create_before_destroy put aside is a node of its own.
     let key = |rc: &ResourceChange| {
         if rc.deposed {
-            format!("{} (deposed)", rc.address)
+            format!("{} (deposed)", rc.address())
         } else {
-            rc.address.clone()
+            rc.address()
         }
     };
     let mut g = Graph::default();
@@ -619,7 +623,7 @@ fn graph(plan: &Plan, changes: &[&ResourceChange]) -> String {
             let instances: Vec<&ResourceChange> = plan
                 .changes
                 .iter()
-                .filter(|c| c.address == *dep || c.resource_address() == dep)
+                .filter(|c| c.address() == *dep || c.resource_address() == *dep)
                 .collect();
             if instances.is_empty() {
                 let from = g.node(dep, "noop");

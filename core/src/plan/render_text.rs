@@ -192,7 +192,7 @@ pub(crate) fn shown_changes(plan: &Plan) -> Vec<&ResourceChange> {
         .into_iter()
         .filter(|c| {
             let shown = c.action != Action::NoOp || c.moved_from.is_some() || c.importing.is_some();
-            let deleted_data = c.action == Action::Delete && c.mode == Mode::Data;
+            let deleted_data = c.action == Action::Delete && c.mode() == Mode::Data;
             shown && !deleted_data
         })
         .collect()
@@ -451,7 +451,7 @@ pub(crate) struct Headline {
 
 pub(crate) fn headline(rc: &ResourceChange) -> Headline {
     let mut notes = Vec::new();
-    let mut address = rc.address.clone();
+    let mut address = rc.address();
     let verb = match rc.action {
         Action::Create if rc.reason == Some(ActionReason::CreateBecauseDeletedOutside) => {
             "will be created (deleted outside brickform)".to_string()
@@ -483,7 +483,7 @@ pub(crate) fn headline(rc: &ResourceChange) -> Headline {
             _ => "must be replaced".to_string(),
         },
         Action::Delete => {
-            let because = match (rc.reason, &rc.index) {
+            let because = match (rc.reason, rc.key()) {
                 (Some(ActionReason::DeleteBecauseNoResourceConfig), _) => Some(format!(
                     "(because {} is not in configuration)",
                     rc.resource_address()
@@ -502,7 +502,7 @@ pub(crate) fn headline(rc: &ResourceChange) -> Headline {
                 ) => Some("(because resource uses count or for_each)".to_string()),
                 (Some(ActionReason::DeleteBecauseNoMoveTarget), _) => Some(format!(
                     "(because {} was moved to an address which is not in configuration)",
-                    rc.moved_from.as_deref().unwrap_or(rc.address.as_str())
+                    rc.moved_from.as_deref().unwrap_or(rc.address().as_str())
                 )),
                 _ => None,
             };
@@ -522,7 +522,7 @@ pub(crate) fn headline(rc: &ResourceChange) -> Headline {
         Action::NoOp => match &rc.moved_from {
             Some(from) => {
                 address = from.clone();
-                format!("has moved to {}", rc.address)
+                format!("has moved to {}", rc.address())
             }
             None if rc.importing.is_some() => "will be imported".to_string(),
             None => "has no changes".to_string(),
@@ -541,7 +541,7 @@ pub(crate) fn headline(rc: &ResourceChange) -> Headline {
         // Terraform's words: the object a create_before_destroy replacement put aside.
         address = format!(
             "{} (deposed object {})",
-            rc.address,
+            rc.address(),
             quote(rc.id.as_deref().unwrap_or("?"))
         );
         notes.push("(its replacement was created; deleting it did not finish)".to_string());
@@ -649,7 +649,7 @@ pub(crate) fn resource_lines(rc: &ResourceChange, sty: Sty, show_unchanged: bool
     lines.push(item(
         0,
         Sym::of_action(rc.action),
-        header(rc.mode, &rc.type_name, &rc.name),
+        header(rc.mode(), rc.type_name(), rc.name()),
     ));
     differ.block_body(&mut lines, 1, &[], old, new);
     lines.push(item(0, Sym::None, "}".to_string()));

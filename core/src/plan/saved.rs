@@ -49,9 +49,13 @@ fn taken_away(
 /// replacement's address, so it is told apart by the object's id.
 fn key(c: &ResourceChange) -> String {
     if c.deposed {
-        format!("{} (deposed {})", c.address, c.id.as_deref().unwrap_or(""))
+        format!(
+            "{} (deposed {})",
+            c.address(),
+            c.id.as_deref().unwrap_or("")
+        )
     } else {
-        c.address.clone()
+        c.address()
     }
 }
 
@@ -102,11 +106,8 @@ mod tests {
     use crate::value::Value;
 
     fn change(address: &str, action: Action) -> ResourceChange {
-        ResourceChange {
-            address: address.to_string(),
-            name: address.to_string(),
-            ..ResourceChange::bare("test_thing", address, "test", action)
-        }
+        let name = address.strip_prefix("test_thing.").unwrap_or(address);
+        ResourceChange::bare("test_thing", name, "test", action)
     }
 
     fn field(name: &str, before: Option<Value>, after: Option<Value>) -> FieldChange {

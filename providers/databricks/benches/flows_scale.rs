@@ -374,7 +374,7 @@ fn plan(rt: &tokio::runtime::Runtime, config: &Config, registry: &Registry, n: u
         .plan
         .changes
         .iter()
-        .find(|c| c.type_name == "sdp_meta_onboarding")
+        .find(|c| c.type_name() == "sdp_meta_onboarding")
         .and_then(|c| c.after.as_ref())
         .and_then(|a| a.0.get("onboarding_json"))
         .and_then(Value::as_str)

@@ -52,7 +52,7 @@ async fn inner_containers_take_their_contents_from_the_outer_listing() {
     let unmanaged = |address: &str| {
         plan.changes
             .iter()
-            .find(|c| c.address == address)
+            .find(|c| c.address() == address)
             .and_then(|c| c.contents.as_ref())
             .and_then(|c| c.unmanaged.clone())
             .unwrap_or_else(|| panic!("{address}: no contents"))

@@ -29,7 +29,7 @@ async fn lookups_of_pending_objects_are_read_during_apply() {
     let read = plan
         .changes
         .iter()
-        .find(|c| c.address == "data.databricks_catalog.c")
+        .find(|c| c.address() == "data.databricks_catalog.c")
         .unwrap();
     assert_eq!(read.action, Action::Read);
     assert_eq!(

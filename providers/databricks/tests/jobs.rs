@@ -191,7 +191,7 @@ async fn a_job_with_every_task_type_has_no_drift_and_tasks_are_keyed() {
     let job = plan
         .changes
         .iter()
-        .find(|c| c.address == "databricks_job.all")
+        .find(|c| c.address() == "databricks_job.all")
         .unwrap();
     assert_eq!(job.action, Action::Update);
     assert!(report.unwrap().failed.is_empty());
@@ -306,7 +306,7 @@ resource "databricks_job_run" "r" {{
     let r = plan
         .changes
         .iter()
-        .find(|c| c.address == "databricks_job_run.r")
+        .find(|c| c.address() == "databricks_job_run.r")
         .unwrap();
     assert!(r.action.is_replace(), "{:?}", r.action);
     let report = report.unwrap();

@@ -156,7 +156,7 @@ impl Ws {
 fn change<'a>(plan: &'a Plan, address: &str) -> &'a ResourceChange {
     plan.changes
         .iter()
-        .find(|c| c.address == address)
+        .find(|c| c.address() == address)
         .unwrap_or_else(|| panic!("no change for {address}: {:#?}", plan.changes))
 }
 
@@ -165,7 +165,7 @@ fn touched(plan: &Plan) -> Vec<(String, Action)> {
     plan.changes
         .iter()
         .filter(|c| c.action != Action::NoOp)
-        .map(|c| (c.address.clone(), c.action))
+        .map(|c| (c.address(), c.action))
         .collect()
 }
 

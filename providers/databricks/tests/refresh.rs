@@ -72,7 +72,7 @@ async fn no_op_plan_lists_children_per_parent() {
     let v3 = plan
         .changes
         .iter()
-        .find(|c| c.address == "databricks_volume.v[3]")
+        .find(|c| c.address() == "databricks_volume.v[3]")
         .unwrap();
     assert_eq!(v3.action, Action::Create);
     assert_eq!(v3.reason, Some(ActionReason::CreateBecauseDeletedOutside));
@@ -116,7 +116,7 @@ fn change<'a>(
 ) -> &'a brickform_core::plan::ResourceChange {
     plan.changes
         .iter()
-        .find(|c| c.address == address)
+        .find(|c| c.address() == address)
         .unwrap_or_else(|| panic!("{address} not planned"))
 }
 
@@ -137,7 +137,7 @@ async fn no_op_plan_reads_jobs_from_the_listing() {
         state
             .resources()
             .iter()
-            .find(|r| r.address == address)
+            .find(|r| r.address() == address)
             .unwrap()
             .id
             .clone()
@@ -230,7 +230,7 @@ async fn no_op_plan_reads_jobs_from_the_listing() {
         .changes
         .iter()
         .filter(|c| c.action != Action::NoOp)
-        .map(|c| c.address.as_str())
+        .map(|c| c.address())
         .collect();
     assert_eq!(others.len(), 3, "{others:?}");
 }

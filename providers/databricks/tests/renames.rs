@@ -38,7 +38,7 @@ async fn children_follow_a_renamed_catalog() {
         "databricks_schema.s",
         "databricks_volume.v",
     ] {
-        let c = plan.changes.iter().find(|c| c.address == a).unwrap();
+        let c = plan.changes.iter().find(|c| c.address() == a).unwrap();
         assert_eq!(c.action, Action::Update, "{a}: {:?}", c.fields);
     }
     let report = report.unwrap();
@@ -77,7 +77,7 @@ async fn an_object_renamed_outside_is_renamed_back_not_made_again() {
     let v = plan
         .changes
         .iter()
-        .find(|c| c.address == "databricks_volume.v")
+        .find(|c| c.address() == "databricks_volume.v")
         .unwrap();
     assert_eq!(v.action, Action::Update, "{:?}", v.fields);
     assert_eq!(v.id.as_deref(), Some("out.s.v_ui"));
@@ -108,7 +108,7 @@ resource "databricks_schema" "s" {
     let s = plan
         .changes
         .iter()
-        .find(|c| c.address == "databricks_schema.s")
+        .find(|c| c.address() == "databricks_schema.s")
         .unwrap();
     assert_eq!(s.action, Action::Update, "{:?}", s.fields);
     assert!(report.unwrap().failed.is_empty());
@@ -140,7 +140,7 @@ resource "databricks_schema" "s" {
     let s = plan
         .changes
         .iter()
-        .find(|c| c.address == "databricks_schema.s")
+        .find(|c| c.address() == "databricks_schema.s")
         .unwrap();
     assert_eq!(s.action, Action::Create);
     h.run(only_schema, PlanMode::Destroy, true).await;

@@ -41,7 +41,7 @@ async fn a_parent_and_its_children_are_replaced_in_order() {
         "databricks_schema.s",
         "databricks_volume.v",
     ] {
-        let c = plan.changes.iter().find(|c| c.address == a).unwrap();
+        let c = plan.changes.iter().find(|c| c.address() == a).unwrap();
         assert_eq!(c.action, Action::DeleteThenCreate, "{a}");
     }
     let report = report.unwrap();

@@ -54,7 +54,7 @@ pub async fn exec(ctx: &Ctx, cmd: Command) -> Outcome {
     match cmd {
         Command::List => {
             for r in doc.iter().flat_map(|d| d.resources()) {
-                println!("{}", r.address);
+                println!("{}", r.address());
             }
         }
         Command::Show { address, json } => {
@@ -115,7 +115,8 @@ async fn rm(
     for (r, next) in removed.iter().zip(outlook) {
         println!(
             "Removed {} from the state; the object is not deleted (id {}).\n  {next}",
-            r.address, r.id
+            r.address(),
+            r.id
         );
     }
     println!(

@@ -48,7 +48,7 @@ async fn token(step: &Step<'_>) -> Option<String> {
     }
     let doc = step.shared.doc.lock().await;
     Some(
-        doc.pending_token(&step.change.address)
+        doc.pending_token(&step.change.address())
             .map(str::to_string)
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
     )
@@ -86,7 +86,7 @@ impl Attempt<'_> {
     /// Repeats a create with its token after the answer to `lost` was lost.
     async fn repeat(&self, lost: ProviderError) -> Result<ProviderResult<Remote>, NodeError> {
         let step = self.step;
-        tracing::debug!(address = %step.change.address, error = %lost.message, "repeating an uncertain create with its token");
+        tracing::debug!(address = %step.change.address(), error = %lost.message, "repeating an uncertain create with its token");
         match step.create(&self.ctx, &self.sent.config).await {
             Err(again) if again.uncertain && again.made.is_none() => {
                 // Still unknown: the token is kept in state, and the next run's

@@ -30,7 +30,7 @@ async fn contents_unchanged(step: &Step<'_>, id: &str) -> Result<(), NodeError> 
     let change = step.change;
     let (Some(seen), Some(loc)) = (
         change.contents.as_ref().and_then(|c| c.unmanaged.as_ref()),
-        step.shared.locations.get(&change.address),
+        step.shared.locations.get(&change.address()),
     ) else {
         return Ok(());
     };
@@ -39,7 +39,7 @@ async fn contents_unchanged(step: &Step<'_>, id: &str) -> Result<(), NodeError> 
         step.kind,
         containers::unmanaged(listing, loc, step.shared.locations.values()),
     );
-    containers::check_unchanged(&change.address, seen, &now).map_err(EngineFailure::from)?;
+    containers::check_unchanged(&change.address(), seen, &now).map_err(EngineFailure::from)?;
     Ok(())
 }
 

@@ -49,17 +49,17 @@ impl Engine<'_> {
             .cloned();
         Work {
             part,
-            kind: (change.mode == Mode::Managed)
+            kind: (change.mode() == Mode::Managed)
                 .then(|| {
                     self.registry_for(&change.provider)
-                        .kind(&change.type_name)
+                        .kind(change.type_name())
                         .cloned()
                 })
                 .flatten(),
-            data_source: (change.mode == Mode::Data)
+            data_source: (change.mode() == Mode::Data)
                 .then(|| {
                     self.registry_for(&change.provider)
-                        .data_source(&change.type_name)
+                        .data_source(change.type_name())
                         .cloned()
                 })
                 .flatten(),
@@ -148,7 +148,7 @@ pub(super) fn evaluate(
     kind: &dyn ResourceKind,
     change: &ResourceChange,
 ) -> Result<Sent, NodeError> {
-    let address = &change.address;
+    let address = &change.address();
     let Some(r) = &work.resource else {
         return Err(EngineFailure::NoConfiguration {
             address: address.to_string(),

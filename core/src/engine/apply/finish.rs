@@ -3,7 +3,7 @@
 
 use super::report::ApplyReport;
 use super::{Shared, lock};
-use crate::addrs::base_of;
+use crate::addrs::ResourceAddr;
 use crate::engine::Engine;
 use crate::engine::world::World;
 use crate::lang::eval::Evaluator;
@@ -93,8 +93,9 @@ impl Engine<'_> {
         let unused: Vec<String> = doc
             .pending_token_addresses()
             .filter(|a| {
-                let base = base_of(a);
-                destroying || !self.config.resources.contains_key(base)
+                destroying
+                    || !ResourceAddr::of_instance(a)
+                        .is_some_and(|r| self.config.resources.contains_key(&r.to_string()))
             })
             .map(str::to_string)
             .collect();

@@ -3,7 +3,6 @@
 //! created before them. Nodes are added in plan order, the delete of a replacement before
 //! its create, which is the order ready nodes start in.
 
-use crate::addrs::base_of;
 use crate::dag::{Dag, NodeId};
 use crate::plan::{Action, Mode, Plan, PlanMode, ResourceChange};
 use std::collections::HashMap;
@@ -55,7 +54,7 @@ pub(crate) fn cycles(plan: &Plan) -> Vec<String> {
         .map(|c| {
             c.render(|n| {
                 let (i, part) = g[n];
-                let address = &plan.changes[i].address;
+                let address = &plan.changes[i].address();
                 match part {
                     Part::Whole => address.clone(),
                     Part::Delete => format!("{address} (its delete)"),
@@ -77,7 +76,7 @@ fn runs(plan: &Plan, c: &ResourceChange) -> bool {
     // would read may be the ones going.
     !(c.action == Action::NoOp
         && c.importing.is_none()
-        && (c.mode != Mode::Managed
+        && (c.mode() != Mode::Managed
             || c.sensitive_paths.is_empty()
             || plan.mode == PlanMode::Destroy))
 }
@@ -104,12 +103,12 @@ fn add_parts(g: &mut Graph, i: usize, c: &ResourceChange) -> Parts {
 
 /// Orders the nodes by what each change depends on.
 fn add_dependency_edges(g: &mut Graph, plan: &Plan, parts_of: &HashMap<usize, Parts>) {
-    let by_base: HashMap<&str, Vec<usize>> =
+    let by_base: HashMap<String, Vec<usize>> =
         plan.changes
             .iter()
             .enumerate()
             .fold(HashMap::new(), |mut m, (i, c)| {
-                m.entry(base_of(&c.address)).or_default().push(i);
+                m.entry(c.resource_address()).or_default().push(i);
                 m
             });
     // The changes an instance's dependencies name.
@@ -168,7 +167,7 @@ mod tests {
     fn shape(g: &Graph, plan: &Plan) -> Vec<(String, Vec<String>)> {
         let name = |n: NodeId| {
             let (i, part) = g[n];
-            format!("{}/{part:?}", plan.changes[i].name)
+            format!("{}/{part:?}", plan.changes[i].name())
         };
         g.nodes()
             .map(|n| {

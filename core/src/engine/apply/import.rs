@@ -27,7 +27,7 @@ pub(super) async fn read_back(step: &Step<'_>, id: &str) -> ProviderResult<Remot
         Ok(Some(r)) => Ok(r),
         Ok(None) => Err(ProviderError::not_found(format!(
             "{} no longer exists",
-            step.change.address
+            step.change.address()
         ))),
         Err(e) => Err(e),
     }

@@ -24,7 +24,7 @@ impl Step<'_> {
         Ok(self
             .shared
             .journal
-            .intent(op, &c.address, &c.type_name, None, id)
+            .intent(op, &c.address(), c.type_name(), None, id)
             .await?)
     }
 
@@ -40,7 +40,7 @@ impl Step<'_> {
         Ok(self
             .shared
             .journal
-            .intent_with_token(&c.address, &c.type_name, natural_key, replaces, token)
+            .intent_with_token(&c.address(), c.type_name(), natural_key, replaces, token)
             .await?)
     }
 
@@ -98,7 +98,7 @@ impl Step<'_> {
     async fn entry(&self, remote: &Remote, sent: &Sent) -> Result<ResourceState, NodeError> {
         let doc = self.shared.doc.lock().await;
         let slot = Slot {
-            address: &self.change.address,
+            address: &self.change.address(),
             provider: &self.change.provider,
             dependencies: &self.change.dependencies,
         };
@@ -118,7 +118,7 @@ impl Step<'_> {
         match answer {
             Err(e) if e.uncertain => match self.read(id).await {
                 Ok(None) => {
-                    tracing::debug!(address = %self.change.address, %id, "a delete that failed had deleted the object");
+                    tracing::debug!(address = %self.change.address(), %id, "a delete that failed had deleted the object");
                     Ok(())
                 }
                 _ => Err(e),
@@ -145,7 +145,7 @@ impl Step<'_> {
         };
         match found {
             Ok(Some(remote)) => {
-                tracing::debug!(address = %self.change.address, id = %remote.id, "a create that failed had made the object");
+                tracing::debug!(address = %self.change.address(), id = %remote.id, "a create that failed had made the object");
                 Ok(self.finish_found(ctx, remote).await)
             }
             Ok(None) => Ok(Err(lost)),
@@ -192,15 +192,15 @@ pub(super) fn set_world_value(
             if let Some(val) = sent.config.get(k) {
                 v.insert(k.clone(), val.clone());
             }
-            world.mark_sensitive(&change.module, &change.type_name, &change.name, k);
+            world.mark_sensitive(change.module(), change.type_name(), change.name(), k);
         }
     }
     world.set_instance(
-        &change.module,
+        change.module(),
         Mode::Managed,
-        &change.type_name,
-        &change.name,
-        change.index.as_ref(),
+        change.type_name(),
+        change.name(),
+        change.key(),
         Value::Object(v),
     );
 }

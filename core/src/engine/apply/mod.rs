@@ -179,7 +179,7 @@ async fn run_node(
     ctx: &OpContext,
     shared: &Shared,
 ) -> Result<Option<String>, NodeError> {
-    if change.mode == Mode::Data {
+    if change.mode() == Mode::Data {
         return read::run(&work, change, shared).await;
     }
     let kind = work
@@ -187,7 +187,7 @@ async fn run_node(
         .clone()
         .ok_or_else(|| EngineFailure::UnknownType {
             what: "resource",
-            type_name: change.type_name.clone(),
+            type_name: change.type_name().to_string(),
         })?;
     let step = Step {
         work: &work,

@@ -19,17 +19,17 @@ pub(super) async fn run(
         .as_ref()
         .ok_or_else(|| EngineFailure::UnknownType {
             what: "data source",
-            type_name: change.type_name.clone(),
+            type_name: change.type_name().to_string(),
         })?;
-    let config = evaluate_lookup(work, shared, ds.schema(), &change.address)?;
+    let config = evaluate_lookup(work, shared, ds.schema(), &change.address())?;
     let mut value = config.clone();
     value.extend(shared.bounded(ds.read(&config)).await?);
     lock(&shared.world).set_instance(
-        &change.module,
+        change.module(),
         Mode::Data,
-        &change.type_name,
-        &change.name,
-        change.index.as_ref(),
+        change.type_name(),
+        change.name(),
+        change.key(),
         Value::Object(value),
     );
     Ok(None)

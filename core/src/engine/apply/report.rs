@@ -5,7 +5,7 @@
 
 use super::error::{NodeError, error_text};
 use super::graph::{Part, shown_action};
-use crate::addrs::base_of;
+use crate::addrs::ResourceAddr;
 use crate::dag::{NodeError as _, Outcome};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::lang::load::Config;
@@ -142,8 +142,9 @@ impl Failure {
         if !out.is_empty() {
             return out;
         }
-        let base = base_of(address);
-        let span = config.resources.get(base).and_then(|r| r.span.clone());
+        let span = ResourceAddr::of_instance(address)
+            .and_then(|r| config.resources.get(&r.to_string()))
+            .and_then(|r| r.span.clone());
         let (first, rest) = self
             .message
             .split_once('\n')
@@ -206,7 +207,7 @@ impl ApplyReport {
     /// not (a skip, a panic); says whether the node was done.
     pub(super) fn settle(&mut self, node: Settled<'_>, on_event: &dyn Fn(ApplyEvent)) -> bool {
         let change = node.change;
-        let address = change.address.clone();
+        let address = change.address();
         match node.outcome {
             Outcome::Done(()) => {
                 self.count_done(change, node.part);

@@ -17,11 +17,11 @@ pub(super) fn rename_moved(doc: &mut StateDocument, plan: &Plan, report: &mut Ap
     for c in &plan.changes {
         if let Some(from) = &c.moved_from
             && doc.get(from).is_some()
-            && doc.get(&c.address).is_none()
-            && let Err(e) = doc.mv(from, &c.address)
+            && doc.get(&c.address()).is_none()
+            && let Err(e) = doc.mv(from, &c.address())
         {
             report.failed.push((
-                c.address.clone(),
+                c.address(),
                 Failure::from(format!("cannot move {from} in state: {e}")),
             ));
         }
@@ -53,10 +53,10 @@ impl Engine<'_> {
                 }
                 _ => c.after.as_ref().map(|o| o.0.clone()),
             };
-            if c.mode == Mode::Managed {
+            if c.mode() == Mode::Managed {
                 for p in &c.sensitive_paths {
                     if let Some(PathStep::Key(k)) = p.first() {
-                        world.mark_sensitive(&c.module, &c.type_name, &c.name, k);
+                        world.mark_sensitive(c.module(), c.type_name(), c.name(), k);
                     }
                 }
             }
@@ -64,11 +64,11 @@ impl Engine<'_> {
                 && spec.resource.is_some()
             {
                 world.set_instance(
-                    &c.module,
-                    c.mode,
-                    &c.type_name,
-                    &c.name,
-                    c.index.as_ref(),
+                    c.module(),
+                    c.mode(),
+                    c.type_name(),
+                    c.name(),
+                    c.key(),
                     Value::Object(v),
                 );
             }

@@ -420,16 +420,15 @@ impl Kit {
     /// The read of `data.test_info.me`.
     pub fn data_change(&self) -> ResourceChange {
         let mut c = ResourceChange::bare("test_info", "me", "test", Action::Read);
-        c.address = "data.test_info.me".into();
-        c.mode = Mode::Data;
+        c.addr.resource.mode = Mode::Data;
         c
     }
 
     /// The node of `change` (its `part`).
     pub fn node(&self, change: ResourceChange, part: Part) -> Node {
-        let data = change.mode == Mode::Data;
+        let data = change.mode() == Mode::Data;
         let ctx = OpContext {
-            address: change.address.clone(),
+            address: change.address(),
             lineage: "lineage".into(),
             environment: "default".into(),
             base_dir: self.dir.path().to_path_buf(),
@@ -441,7 +440,7 @@ impl Kit {
             part,
             kind: (!data).then(|| self.kind.clone()),
             data_source: data.then(|| self.info.clone()),
-            resource: self.config.resources.get(&change.address).cloned(),
+            resource: self.config.resources.get(&change.address()).cloned(),
             key: None,
             each_value: None,
             base_dir: self.dir.path().to_path_buf(),

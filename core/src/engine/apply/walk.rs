@@ -71,12 +71,12 @@ impl Walk<'_, '_> {
 
     /// What the provider is told about the call, and where what it prints goes.
     fn context(&self, change: &ResourceChange) -> OpContext {
-        let mut ctx = self.engine.op_context(&change.address, self.lineage);
+        let mut ctx = self.engine.op_context(&change.address(), self.lineage);
         // A delete is given the plan's `before` as its prior already.
         if change.action == Action::Update {
             ctx.planned = change.before.as_ref().map(|b| Arc::new(b.0.clone()));
         }
-        let (printer, address) = (self.opts.on_event.clone(), change.address.clone());
+        let (printer, address) = (self.opts.on_event.clone(), change.address());
         ctx.output = Some(crate::provider::OutputSink(Arc::new(move |line: &str| {
             printer(ApplyEvent::Output {
                 address: address.clone(),
@@ -91,14 +91,14 @@ impl Walk<'_, '_> {
         let (index, part) = self.graph[n];
         let changes = &self.planned.plan.changes;
         let cause = match outcome {
-            Outcome::Skipped { cause } => Some(changes[self.graph[*cause].0].address.as_str()),
+            Outcome::Skipped { cause } => Some(changes[self.graph[*cause].0].address()),
             _ => None,
         };
         let node = Settled {
             change: &changes[index],
             part,
             outcome,
-            cause,
+            cause: cause.as_deref(),
         };
         // Locals may read what just finished.
         if report.settle(node, &*self.opts.on_event) && self.locals.read_resources {
@@ -136,7 +136,7 @@ impl Node {
     /// Runs the node's step, reporting it started, is still running (long waits: an object
     /// the service builds for minutes), and finished or failed.
     async fn run(self, progress: Progress) -> Result<(), NodeError> {
-        let (address, shown) = (self.change.address.clone(), progress.shown);
+        let (address, shown) = (self.change.address(), progress.shown);
         let started = Instant::now();
         progress.send(ApplyEvent::Started {
             address: address.clone(),

@@ -3,13 +3,12 @@
 
 use super::Shape;
 use super::walk::{InstanceOutcome, InstancePlan, PlanWalk};
-use crate::addrs::instance_address;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::InstanceSpec;
 use crate::engine::instance::decode_instance;
 use crate::engine::world::World;
 use crate::lang::load::Resource;
-use crate::plan::{Action, ActionReason, InstanceKey, Mode, ResourceChange, SerObject};
+use crate::plan::{Action, ActionReason, InstanceKey, ResourceChange, SerObject};
 use crate::provider::DataSource;
 use crate::value::{Object, Value};
 use std::sync::Arc;
@@ -63,7 +62,7 @@ impl PlanWalk<'_, '_> {
         };
         let (r, ds) = (lookup.resource, lookup.source.as_ref());
         let base = r.address();
-        let address = instance_address(&base, a.key.as_ref());
+        let address = r.addr().instance(a.key.clone()).to_string();
         // Until it is read: what the source fills in is unknown, an optional value it fills
         // in when left unset (the id a lookup by name finds) included.
         let mut value = a.config.clone();
@@ -113,12 +112,7 @@ impl PlanWalk<'_, '_> {
         }
         out.planned = Some(InstancePlan {
             change: ResourceChange {
-                address: address.clone(),
-                module: r.module.clone(),
-                mode: Mode::Data,
-                type_name: r.type_name.clone(),
-                name: r.name.clone(),
-                index: a.key.clone(),
+                addr: r.addr().instance(a.key.clone()),
                 provider: lookup.provider.clone(),
                 action,
                 reason,

@@ -1,7 +1,7 @@
 //! What stops a plan from destroying what must stay: `prevent_destroy`, protected
 //! environments, and the order a `create_before_destroy` replacement needs.
 
-use crate::addrs::base_of;
+use crate::addrs::ResourceAddr;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::Engine;
 use crate::lang::load::IgnoreChanges;
@@ -29,21 +29,21 @@ impl Engine<'_> {
         };
         for c in &plan.changes {
             let destroys = c.action == Action::Delete || c.action.is_replace();
-            let guarded = c.mode == Mode::Managed
+            let guarded = c.mode() == Mode::Managed
                 && self
                     .registry
-                    .kind(&c.type_name)
+                    .kind(c.type_name())
                     .is_some_and(|k| k.protected());
             if destroys && guarded {
                 let span = self
                     .config
                     .resources
-                    .get(base_of(&c.address))
+                    .get(&c.resource_address())
                     .and_then(|r| r.span.clone());
                 diags.push(
                     Diagnostic::error(format!(
                         "{} would be {} in protected environment \"{}\"",
-                        c.address,
+                        c.address(),
                         if c.action == Action::Delete { "destroyed" } else { "replaced" },
                         self.environment
                     ))
@@ -73,15 +73,19 @@ impl Engine<'_> {
         if self.offline {
             return diags;
         }
-        for c in plan.changes.iter().filter(|c| spread.contains(&c.address)) {
+        for c in plan
+            .changes
+            .iter()
+            .filter(|c| spread.contains(&c.address()))
+        {
             let (Some(kind), Some(after), Some(old_id)) = (
-                self.registry_for(&c.provider).kind(&c.type_name),
+                self.registry_for(&c.provider).kind(c.type_name()),
                 c.after.as_ref(),
                 c.id.as_deref(),
             ) else {
                 continue;
             };
-            let ctx = self.op_context(&c.address, lineage);
+            let ctx = self.op_context(&c.address(), lineage);
             if !crate::engine::adopt::key_known(kind.as_ref(), &ctx, &after.0) {
                 continue;
             }
@@ -92,12 +96,12 @@ impl Engine<'_> {
                 let span = self
                     .config
                     .resources
-                    .get(base_of(&c.address))
+                    .get(&c.resource_address())
                     .and_then(|r| r.span.clone());
                 diags.push(
-                    Diagnostic::error(format!("{}: create_before_destroy needs a new name", c.address))
+                    Diagnostic::error(format!("{}: create_before_destroy needs a new name", c.address()))
                         .at(span)
-                        .detail(format!("{} must be replaced, and create_before_destroy on something replaced with it that depends on it makes its new object be created first; that object would have the name {old_id} holds until it is deleted: the create would fail.", c.address))
+                        .detail(format!("{} must be replaced, and create_before_destroy on something replaced with it that depends on it makes its new object be created first; that object would have the name {old_id} holds until it is deleted: the create would fail.", c.address()))
                         .hint("change its name in the same change, or remove create_before_destroy from what depends on it"),
                 );
             }
@@ -160,7 +164,8 @@ impl Engine<'_> {
         state: &brickform_state::StateDocument,
     ) -> Diagnostics {
         let mut diags = Diagnostics::new();
-        let mut first: std::collections::HashMap<(&str, &str, Imported), &str> = Default::default();
+        let mut first: std::collections::HashMap<(&str, &str, Imported), String> =
+            Default::default();
         // Where what the state manages lies, worked out once, when an import asks.
         let held_at = std::cell::OnceCell::new();
         for c in &plan.changes {
@@ -175,7 +180,7 @@ impl Engine<'_> {
             // `/Workspace` prefix), never two locations.
             let location = self
                 .registry_for(&c.provider)
-                .kind(&c.type_name)
+                .kind(c.type_name())
                 .and_then(|k| c.before.as_ref().and_then(|b| k.location(&b.0)));
             let same_object = |r: &brickform_state::ResourceState| {
                 r.id == id
@@ -184,46 +189,46 @@ impl Engine<'_> {
                             .get_or_init(|| {
                                 crate::engine::containers::managed_locations(self.registry, state)
                             })
-                            .get(&r.address)
+                            .get(&r.address())
                             == Some(l)
                     })
             };
             let span = || {
                 self.config
                     .resources
-                    .get(base_of(&c.address))
+                    .get(&c.resource_address())
                     .and_then(|r| r.span.clone())
             };
             // Unless this plan forgets it there (a `removed` block that keeps the object).
             let forgotten = |address: &str| {
                 plan.changes
                     .iter()
-                    .any(|o| o.address == address && o.action == Action::Forget)
+                    .any(|o| o.address() == address && o.action == Action::Forget)
             };
             let held = state.resources().iter().find(|r| {
-                r.resource_type == c.type_name
+                r.type_name() == c.type_name()
                     // States written before provider keys were recorded name the default.
                     && (r.provider == c.provider
                         || (r.provider.is_empty() && !c.provider.contains('.')))
-                    && r.address != c.address
-                    && r.mode == brickform_state::ResourceMode::Managed
+                    && r.address() != c.address()
+                    && r.mode() == brickform_state::ResourceMode::Managed
                     && same_object(r)
-                    && !forgotten(&r.address)
+                    && !forgotten(&r.address())
             });
             if let Some(r) = held {
                 diags.push(
                     Diagnostic::error(format!(
                         "{} would import {} {id}, which this state manages already as {}",
-                        c.address, c.type_name, r.address
+                        c.address(), c.type_name(), r.address()
                     ))
                     .at(span())
                     .detail("One object is managed at one address: importing it again would put it in state twice.")
-                    .hint(format!("remove the import of {} (and its resource block), or move {} there with a moved block", c.address, r.address)),
+                    .hint(format!("remove the import of {} (and its resource block), or move {} there with a moved block", c.address(), r.address())),
                 );
                 continue;
             }
             let key = (
-                c.type_name.as_str(),
+                c.type_name(),
                 c.provider.as_str(),
                 match &location {
                     Some(l) => Imported::At(l.clone()),
@@ -234,16 +239,16 @@ impl Engine<'_> {
                 Some(other) => diags.push(
                     Diagnostic::error(format!(
                         "{} and {} would both import {} {id}",
-                        other.min(&c.address.as_str()),
-                        other.max(&c.address.as_str()),
-                        c.type_name
+                        other.clone().min(c.address()),
+                        other.clone().max(c.address()),
+                        c.type_name()
                     ))
                     .at(span())
                     .detail("One object is managed at one address: importing it at two would put it in state twice, and the two would fight over it.")
                     .hint("keep one of the two resource blocks and its import"),
                 ),
                 None => {
-                    first.insert(key, &c.address);
+                    first.insert(key, c.address());
                 }
             }
         }
@@ -308,9 +313,8 @@ pub(super) fn claimed_twice(
             continue;
         };
         for second in rest.iter().filter(|c| c.address != first.address) {
-            let span = config
-                .resources
-                .get(base_of(&second.address))
+            let span = ResourceAddr::of_instance(&second.address)
+                .and_then(|r| config.resources.get(&r.to_string()))
                 .and_then(|r| r.span.clone());
             let diag = match &first.what {
                 None => Diagnostic::error(format!(
@@ -349,10 +353,10 @@ pub(super) fn create_before_destroy_spreads(plan: &mut Plan) -> Vec<String> {
         let mut changed = false;
         for c in plan.changes.iter_mut() {
             if c.action == Action::DeleteThenCreate
-                && (needs.contains(&c.address) || needs.contains(base_of(&c.address)))
+                && (needs.contains(&c.address()) || needs.contains(&c.resource_address()))
             {
                 c.action = Action::CreateThenDelete;
-                spread.push(c.address.clone());
+                spread.push(c.address());
                 changed = true;
             }
         }
@@ -387,11 +391,11 @@ pub(super) fn prevent_destroy_error(
 /// and what the configuration would create or import is left alone.
 pub(super) fn destroy_only(plan: &mut Plan, state: &brickform_state::StateDocument) {
     for c in plan.changes.iter_mut() {
-        if c.mode == Mode::Data {
+        if c.mode() == Mode::Data {
             c.action = Action::NoOp;
             continue;
         }
-        if state.get(&c.address).is_some() && c.action != Action::Forget {
+        if state.get(&c.address()).is_some() && c.action != Action::Forget {
             c.action = Action::Delete;
             c.after = None;
             c.fields.clear();
@@ -409,14 +413,13 @@ impl Engine<'_> {
     pub(super) fn destroy_guards(&self, plan: &Plan) -> Diagnostics {
         let mut diags = Diagnostics::new();
         for c in plan.changes.iter().filter(|c| c.action == Action::Delete) {
-            let base = base_of(&c.address);
             if let Some(res) = self
                 .config
                 .resources
-                .get(base)
+                .get(&c.resource_address())
                 .filter(|res| res.lifecycle.prevent_destroy)
             {
-                diags.push(prevent_destroy_error(&c.address, res.span.clone()));
+                diags.push(prevent_destroy_error(&c.address(), res.span.clone()));
             }
         }
         diags
@@ -427,6 +430,7 @@ impl Engine<'_> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::addrs::InstanceKey;
     use crate::plan::{ResourceChange, SerObject};
     use brickform_state::{ResourceState, StateDocument};
 
@@ -436,11 +440,15 @@ mod tests {
         c
     }
 
-    fn actions(plan: &Plan) -> Vec<(&str, Action)> {
-        plan.changes
+    fn assert_actions(plan: &Plan, expected: &[(&str, Action)]) {
+        let actions: Vec<(String, Action)> = plan
+            .changes
             .iter()
-            .map(|c| (c.address.as_str(), c.action))
-            .collect()
+            .map(|c| (c.address(), c.action))
+            .collect();
+        let expected: Vec<(String, Action)> =
+            expected.iter().map(|(a, x)| (a.to_string(), *x)).collect();
+        assert_eq!(actions, expected);
     }
 
     #[test]
@@ -457,22 +465,22 @@ mod tests {
             ..Default::default()
         };
         create_before_destroy_spreads(&mut plan);
-        assert_eq!(
-            actions(&plan),
-            [
+        assert_actions(
+            &plan,
+            &[
                 ("t.a", Action::CreateThenDelete),
                 ("t.b", Action::CreateThenDelete),
                 ("t.c", Action::CreateThenDelete),
                 ("t.d", Action::DeleteThenCreate),
                 ("t.e", Action::Update),
-            ]
+            ],
         );
     }
 
     #[test]
     fn create_before_destroy_spreads_to_instances_of_a_block_it_needs() {
         let mut keyed = change("a", Action::DeleteThenCreate, &[]);
-        keyed.address = "t.a[\"x\"]".into();
+        keyed.addr.key = Some(InstanceKey::Key("x".into()));
         let mut plan = Plan {
             changes: vec![keyed, change("c", Action::CreateThenDelete, &["t.a"])],
             ..Default::default()
@@ -494,7 +502,7 @@ mod tests {
         let mut imported = change("new", Action::Create, &[]);
         imported.importing = Some(Default::default());
         let mut lookup = change("lookup", Action::Read, &[]);
-        lookup.mode = Mode::Data;
+        lookup.addr.resource.mode = Mode::Data;
         let mut plan = Plan {
             changes: vec![
                 updated,
@@ -505,15 +513,15 @@ mod tests {
             ..Default::default()
         };
         destroy_only(&mut plan, &state);
-        assert_eq!(
-            actions(&plan),
-            [
+        assert_actions(
+            &plan,
+            &[
                 ("t.kept", Action::Delete),
                 // A `removed` block said to keep the object: a destroy does not delete it.
                 ("t.forgotten", Action::NoOp),
                 ("t.new", Action::NoOp),
-                ("t.lookup", Action::NoOp),
-            ]
+                ("data.t.lookup", Action::NoOp),
+            ],
         );
         assert!(plan.changes[0].after.is_none());
         assert!(plan.changes[2].importing.is_none());

@@ -17,15 +17,15 @@ impl Engine<'_> {
     ) {
         let offline = self.offline;
         let asked = plan.changes.iter().filter(|c| {
-            c.mode == Mode::Managed
+            c.mode() == Mode::Managed
                 && !matches!(c.action, Action::NoOp | Action::Read | Action::Forget)
         });
         let found: Vec<Vec<DataImpact>> = futures_util::stream::iter(asked)
             .map(|c| async move {
-                let Some(kind) = self.registry_for(&c.provider).kind(&c.type_name) else {
+                let Some(kind) = self.registry_for(&c.provider).kind(c.type_name()) else {
                     return Vec::new();
                 };
-                let ctx = self.op_context(&c.address, lineage);
+                let ctx = self.op_context(&c.address(), lineage);
                 let change = PlannedChange {
                     action: c.action,
                     id: c.id.as_deref(),
@@ -35,7 +35,7 @@ impl Engine<'_> {
                 };
                 let mut found = kind.data_impact(&ctx, &change).await;
                 for f in &mut found {
-                    f.address = c.address.clone();
+                    f.address = c.address();
                 }
                 found
             })

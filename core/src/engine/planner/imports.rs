@@ -1,6 +1,6 @@
 //! `import` blocks: the id each import target is imported from.
 
-use crate::addrs::instance_address;
+use crate::addrs::InstanceAddr;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::Engine;
 use crate::engine::world::World;
@@ -15,7 +15,7 @@ impl Engine<'_> {
         &self,
         world: &World,
         diags: &mut Diagnostics,
-    ) -> BTreeMap<String, String> {
+    ) -> BTreeMap<InstanceAddr, String> {
         let mut out = BTreeMap::new();
         for i in &self.config.imports {
             let key = match &i.to_key {
@@ -31,17 +31,17 @@ impl Engine<'_> {
                     }
                 },
             };
-            if !self.config.resources.contains_key(&i.to.target) {
+            let Some(resource) = self.config.resources.get(&i.to.target) else {
                 diags.push(
                     Diagnostic::error("Configuration for import target does not exist")
                         .at(i.to.span.clone())
                         .detail(format!("The configuration for the given import target {} does not exist. All import targets must exist within the configuration.", i.to.target)),
                 );
                 continue;
-            }
+            };
             match Evaluator::new(world, &self.config.dir).eval(&i.id.expr) {
                 Ok(Value::String(id)) => {
-                    out.insert(instance_address(&i.to.target, key.as_ref()), id);
+                    out.insert(resource.addr().instance(key), id);
                 }
                 Ok(other) => diags.push(
                     Diagnostic::error("Invalid import id")

@@ -5,7 +5,7 @@
 use super::decide::{self, ReplaceAsked};
 use super::walk::{InstanceOutcome, InstancePlan, PlanWalk};
 use super::{Shape, guards::prevent_destroy_error, without_sensitive};
-use crate::addrs::instance_address;
+use crate::addrs::InstanceAddr;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::configure::{Ignored, Inputs, Preparing, decoded};
 use crate::engine::instance::prior_of;
@@ -15,8 +15,7 @@ use crate::lang::environment::EnvMode;
 use crate::lang::load::{IgnoreChanges, Resource};
 use crate::plan::diff::{DiffInput, DiffOutput, Prior, diff, normalize_object};
 use crate::plan::{
-    Action, ActionReason, Drift, FieldChange, InstanceKey, Mode, PlanMode, ResourceChange,
-    SerObject,
+    Action, ActionReason, Drift, FieldChange, InstanceKey, PlanMode, ResourceChange, SerObject,
 };
 use crate::provider::{OpContext, ProviderResult, Remote, ResourceKind};
 use crate::value::{Object, PathStep, Value};
@@ -69,7 +68,7 @@ impl PlanWalk<'_, '_> {
         diags: &mut Diagnostics,
     ) -> Option<Prepared> {
         let engine = self.engine;
-        let address = instance_address(&block.address, key.as_ref());
+        let address = block.resource.addr().instance(key.clone()).to_string();
         let inputs = Inputs {
             resource: block.resource,
             kind: block.kind.as_ref(),
@@ -116,8 +115,9 @@ impl PlanWalk<'_, '_> {
         let _call = self.calls.acquire().await.ok();
         let mut warnings = Vec::new();
         let ctx = self.engine.op_context(&p.address, &self.lineage);
+        let addr = block.resource.addr().instance(p.key.clone());
         let found = self
-            .find(block, &ctx, &p.config, read_before, &mut warnings)
+            .find(block, &addr, &ctx, &p.config, read_before, &mut warnings)
             .await;
         Looked {
             p,
@@ -186,13 +186,14 @@ impl PlanWalk<'_, '_> {
     async fn find(
         &self,
         block: &Block<'_>,
+        addr: &InstanceAddr,
         ctx: &OpContext,
         config: &Object,
         read_before: Option<ProviderResult<Option<Remote>>>,
         warnings: &mut Vec<String>,
     ) -> Result<Found, (Diagnostic, Option<Value>)> {
         let (mut prior, mut importing) = self
-            .prior(block, ctx, config, warnings)
+            .prior(block, addr, ctx, config, warnings)
             .await
             .map_err(|e| (e.diag, Some(Value::Unknown)))?;
         let (live, mut deleted_outside) = self
@@ -528,12 +529,7 @@ impl PlanWalk<'_, '_> {
             .or_else(|| found.prior.as_ref().map(|(id, _)| id.clone()));
         let sensitive_keys = top_level_keys(&all_sensitive);
         let change = ResourceChange {
-            address: p.address.clone(),
-            module: r.module.clone(),
-            mode: Mode::Managed,
-            type_name: r.type_name.clone(),
-            name: r.name.clone(),
-            index: p.key.clone(),
+            addr: r.addr().instance(p.key.clone()),
             provider: block.provider.clone(),
             action,
             reason,
@@ -587,6 +583,7 @@ impl PlanWalk<'_, '_> {
     async fn prior(
         &self,
         block: &Block<'_>,
+        addr: &InstanceAddr,
         ctx: &OpContext,
         config: &Object,
         warnings: &mut Vec<String>,
@@ -602,7 +599,7 @@ impl PlanWalk<'_, '_> {
         }
         let mut importing = None;
         if prior.is_none()
-            && let Some(import_id) = self.import_ids.get(address)
+            && let Some(import_id) = self.import_ids.get(addr)
         {
             importing = Some(import_id.clone());
             if !engine.offline {

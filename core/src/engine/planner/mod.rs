@@ -22,7 +22,6 @@ mod walk;
 
 use super::world::World;
 use super::{Engine, InstanceSpec, PlanRequest, Planned, PresetNotes};
-use crate::addrs::base_of;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::graph;
 use crate::plan::{Mode, Plan, PlanMode};
@@ -166,8 +165,8 @@ impl Engine<'_> {
                 state
                     .resources()
                     .iter()
-                    .filter(|r| left_out.contains(base_of(&r.address)))
-                    .map(|r| r.address.clone()),
+                    .filter(|r| left_out.contains(r.resource()))
+                    .map(|r| r.address()),
             );
         }
         for (change, spec) in self.orphans(state, req, &out.produced, diags) {
@@ -215,7 +214,7 @@ impl Engine<'_> {
                 .await;
         }
         for r in &req.replace {
-            if !plan.changes.iter().any(|c| &c.address == r) {
+            if !plan.changes.iter().any(|c| &c.address() == r) {
                 diags.push(targets::unknown_address_error(
                     "--replace",
                     r,
@@ -415,7 +414,7 @@ fn moved<'s>(
         ) && !from.is_root()
             && !to.is_root()
         {
-            if !state.resources().iter().any(|r| from.holds(&r.module)) {
+            if !state.resources().iter().any(|r| from.holds(r.module())) {
                 continue;
             }
             if let Ok(moves) = state.to_mut().mv_module(&from, &to) {

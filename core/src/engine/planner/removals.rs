@@ -3,11 +3,10 @@
 
 use super::Shape;
 use super::guards::prevent_destroy_error;
-use crate::addrs::{base_of, key_of};
 use crate::diagnostics::Diagnostics;
 use crate::engine::instance::merged_from;
 use crate::engine::{Engine, InstanceSpec, PlanRequest};
-use crate::plan::{Action, ActionReason, Mode, PlanMode, ResourceChange, SerObject};
+use crate::plan::{Action, ActionReason, PlanMode, ResourceChange, SerObject};
 use brickform_state::StateDocument;
 use std::collections::{BTreeMap, HashSet};
 
@@ -29,13 +28,13 @@ impl Engine<'_> {
             .collect();
         let mut out = Vec::new();
         for r in state.resources() {
-            if produced.contains(&r.address) || r.mode != brickform_state::ResourceMode::Managed {
+            let address = r.address();
+            if produced.contains(&address) || r.mode() != brickform_state::ResourceMode::Managed {
                 continue;
             }
-            let base = base_of(&r.address);
-            let (action, reason) = match removed
-                .get(r.address.as_str())
-                .or_else(|| removed.get(base))
+            let base = r.resource().to_string();
+            let base = base.as_str();
+            let (action, reason) = match removed.get(address.as_str()).or_else(|| removed.get(base))
             {
                 Some(false) => (Action::Forget, ActionReason::ForgetBecauseRemoved),
                 _ => {
@@ -55,7 +54,7 @@ impl Engine<'_> {
                     .is_some_and(|res| res.lifecycle.prevent_destroy);
                 if lifecycle_protected {
                     diags.push(prevent_destroy_error(
-                        &r.address,
+                        &r.address(),
                         config.resources.get(base).and_then(|res| res.span.clone()),
                     ));
                 }
@@ -65,7 +64,7 @@ impl Engine<'_> {
             } else {
                 action
             };
-            out.push((self.removal(r, action, reason), state_only(&r.address)));
+            out.push((self.removal(r, action, reason), state_only(&r.address())));
         }
         out
     }
@@ -82,9 +81,9 @@ impl Engine<'_> {
             return out;
         }
         for r in state.deposed() {
-            let gone = match self.registry_for(&r.provider).kind(&r.resource_type) {
+            let gone = match self.registry_for(&r.provider).kind(r.type_name()) {
                 Some(kind) if req.refresh && !self.offline => {
-                    let ctx = self.op_context(&r.address, state.lineage());
+                    let ctx = self.op_context(&r.address(), state.lineage());
                     matches!(kind.read(&ctx, &r.id, &merged_from(r)).await, Ok(None))
                 }
                 _ => false,
@@ -96,7 +95,7 @@ impl Engine<'_> {
             };
             let mut change = self.removal(r, action, reason);
             change.deposed = true;
-            out.push((change, state_only(&r.address)));
+            out.push((change, state_only(&r.address())));
         }
         out
     }
@@ -111,16 +110,11 @@ impl Engine<'_> {
     ) -> ResourceChange {
         let shape = self
             .registry
-            .kind(&r.resource_type)
+            .kind(r.type_name())
             .map(|k| Shape::of(k.schema()))
             .unwrap_or_else(|| Shape::of(&Default::default()));
         ResourceChange {
-            address: r.address.clone(),
-            module: r.module.clone(),
-            mode: Mode::Managed,
-            type_name: r.resource_type.clone(),
-            name: r.name.clone(),
-            index: key_of(&r.address),
+            addr: r.addr.clone(),
             provider: r.provider.clone(),
             action,
             reason: Some(reason),

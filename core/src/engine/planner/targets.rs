@@ -1,6 +1,6 @@
 //! `--target` and `--replace`: addresses given on the command line.
 
-use crate::addrs::{ConfigNode, base_of};
+use crate::addrs::{ConfigNode, ResourceAddr, Target};
 use crate::dag::NodeId;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::{Engine, InstanceSpec, PlanRequest};
@@ -24,18 +24,14 @@ pub(super) fn walked_nodes(
     if req.targets.is_empty() || req.mode == PlanMode::Destroy {
         return None;
     }
+    let targets = parsed_targets(req);
     let dag = graph.dag();
     let mut keep: HashSet<NodeId> = HashSet::new();
     let mut stack: Vec<NodeId> = order
         .iter()
         .copied()
         .filter(|&n| match &dag[n] {
-            ConfigNode::Resource(r) => {
-                let address = r.to_string();
-                req.targets
-                    .iter()
-                    .any(|t| crate::addrs::targets(t, &address) || base_of(t) == address)
-            }
+            ConfigNode::Resource(r) => targets.iter().any(|t| t.selects(r)),
             _ => false,
         })
         .collect();
@@ -59,13 +55,13 @@ pub(super) fn walked_nodes(
 /// The resource blocks a narrowed plan leaves out ([`walked_nodes`]), by address: what the
 /// state holds for them stays as it is rather than counting as removed from the
 /// configuration.
-pub(super) fn left_out(graph: &ConfigGraph, walked: &HashSet<NodeId>) -> HashSet<String> {
+pub(super) fn left_out(graph: &ConfigGraph, walked: &HashSet<NodeId>) -> HashSet<ResourceAddr> {
     graph
         .dag()
         .nodes()
         .filter(|n| !walked.contains(n))
         .filter_map(|n| match &graph.dag()[n] {
-            ConfigNode::Resource(r) => Some(r.to_string()),
+            ConfigNode::Resource(r) => Some(r.clone()),
             _ => None,
         })
         .collect()
@@ -85,20 +81,20 @@ impl Engine<'_> {
         state: &StateDocument,
         diags: &mut Diagnostics,
     ) {
-        let matches = crate::addrs::targets;
-        for t in &req.targets {
+        let targets = parsed_targets(req);
+        for (text, t) in req.targets.iter().zip(&targets) {
             // A declared block with no instances (`count = 0`, an empty `for_each`) is a
             // target with nothing to do, not a typo: as in Terraform, the plan is empty.
-            let declared = self.config.resources.contains_key(t.as_str());
-            if !declared && !plan.changes.iter().any(|c| matches(t, &c.address)) {
-                diags.push(unknown_address_error("--target", t, plan, &self.config));
+            let declared = self.config.resources.contains_key(text.as_str());
+            if !declared && !plan.changes.iter().any(|c| t.matches(&c.addr)) {
+                diags.push(unknown_address_error("--target", text, plan, &self.config));
             }
         }
         // What each instance depends on: the configuration's references, and for instances
         // being deleted also what the state recorded when they were applied.
         let depends_on = |c: &ResourceChange| -> Vec<String> {
             let mut d = c.dependencies.clone();
-            if let Some(r) = state.get(&c.address) {
+            if let Some(r) = state.get(&c.address()) {
                 d.extend(r.dependencies.iter().cloned());
             }
             d
@@ -120,12 +116,18 @@ impl Engine<'_> {
         } else {
             Vec::new()
         };
+        // Each instance's resource block, by the instance's address.
+        let resource_of: std::collections::HashMap<String, String> = plan
+            .changes
+            .iter()
+            .map(|c| (c.address(), c.resource_address()))
+            .collect();
         let mut keep: HashSet<String> = HashSet::new();
         let mut stack: Vec<String> = plan
             .changes
             .iter()
-            .filter(|c| req.targets.iter().any(|t| matches(t, &c.address)))
-            .map(|c| c.address.clone())
+            .filter(|c| targets.iter().any(|t| t.matches(&c.addr)))
+            .map(|c| c.address())
             .collect();
         while let Some(a) = stack.pop() {
             if !keep.insert(a.clone()) {
@@ -133,10 +135,11 @@ impl Engine<'_> {
             }
             if destroying {
                 // Dependents: instances that name `a` (or its resource) among their dependencies.
-                let a_base = base_of(&a);
+                // A block's address (kept below) is its own resource.
+                let a_base = resource_of.get(&a).map_or(a.as_str(), String::as_str);
                 for c in &plan.changes {
                     if depends_on(c).iter().any(|d| *d == a || *d == a_base) {
-                        stack.push(c.address.clone());
+                        stack.push(c.address());
                     }
                 }
                 // The block's address is kept only to be walked through: no change has it
@@ -146,7 +149,7 @@ impl Engine<'_> {
                         stack.push(block.clone());
                     }
                 }
-            } else if let Some(c) = plan.changes.iter().find(|c| c.address == a) {
+            } else if let Some(c) = plan.changes.iter().find(|c| c.address() == a) {
                 // What applying the target needs: what its configuration reads. Not what
                 // the state says it read once: an object the configuration no longer
                 // declares is deleted after its dependents stop reading it, so it is their
@@ -157,8 +160,8 @@ impl Engine<'_> {
                 }
                 for d in c.dependencies.clone() {
                     for c2 in &plan.changes {
-                        if c2.address == d || base_of(&c2.address) == d {
-                            stack.push(c2.address.clone());
+                        if c2.address() == d || c2.resource_address() == d {
+                            stack.push(c2.address());
                         }
                     }
                 }
@@ -166,13 +169,35 @@ impl Engine<'_> {
         }
         let mut i = 0;
         while i < plan.changes.len() {
-            if keep.contains(&plan.changes[i].address) {
+            if keep.contains(&plan.changes[i].address()) {
                 i += 1;
             } else {
                 plan.changes.remove(i);
                 specs.remove(i);
             }
         }
+    }
+}
+
+/// The `--target` addresses, read once. One that is not an address names nothing, which
+/// [`unknown_address_error`] reports with its text.
+fn parsed_targets(req: &PlanRequest) -> Vec<TargetText> {
+    req.targets
+        .iter()
+        .map(|t| TargetText(Target::parse(t).ok()))
+        .collect()
+}
+
+/// A `--target` as read: `None` for a text that is not an address.
+struct TargetText(Option<Target>);
+
+impl TargetText {
+    fn matches(&self, addr: &crate::addrs::InstanceAddr) -> bool {
+        self.0.as_ref().is_some_and(|t| t.matches(addr))
+    }
+
+    fn selects(&self, resource: &ResourceAddr) -> bool {
+        self.0.as_ref().is_some_and(|t| t.selects(resource))
     }
 }
 
@@ -185,14 +210,13 @@ pub(super) fn unknown_address_error(
     config: &crate::lang::load::Config,
 ) -> Diagnostic {
     // The configuration's blocks too: a targeted plan holds only what it walked.
-    let mut known: Vec<&str> = plan
+    // Each instance, and its resource block.
+    let mut known: Vec<String> = plan
         .changes
         .iter()
-        .map(|c| c.address.as_str())
-        .chain(config.resources.keys().map(String::as_str))
+        .flat_map(|c| [c.address(), c.resource_address()])
+        .chain(config.resources.keys().cloned())
         .collect();
-    let bases: Vec<&str> = known.iter().map(|a| base_of(a)).collect();
-    known.extend(bases);
     known.sort();
     known.dedup();
     Diagnostic::error(format!("{flag} {address} matches no resource"))
@@ -200,7 +224,7 @@ pub(super) fn unknown_address_error(
             "Neither the configuration nor the state has an instance at {address}, so the plan would silently do nothing for it."
         ))
         .hint(
-            crate::diagnostics::did_you_mean(address, known.iter().copied()).unwrap_or_else(
+            crate::diagnostics::did_you_mean(address, known.iter().map(String::as_str)).unwrap_or_else(
                 || match known.len() {
                     0 => "the plan has no resources".to_string(),
                     n if n <= 10 => format!("the plan's addresses: {}", known.join(", ")),

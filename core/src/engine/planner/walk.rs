@@ -44,7 +44,7 @@ pub(super) struct PlanWalk<'p, 'a> {
     pub state: &'p StateDocument,
     pub req: &'p PlanRequest,
     pub moved_from: &'p BTreeMap<String, String>,
-    pub import_ids: &'p BTreeMap<String, String>,
+    pub import_ids: &'p BTreeMap<crate::addrs::InstanceAddr, String>,
     /// Reads started before the walk (batched by kind), taken by the instances they are
     /// for.
     pub refreshed: Mutex<std::collections::HashMap<String, Reading>>,
@@ -289,10 +289,8 @@ impl PlanWalk<'_, '_> {
                                 prepared.push(p);
                             }
                             None => {
-                                node.produced.push(crate::addrs::instance_address(
-                                    &block.address,
-                                    key.as_ref(),
-                                ));
+                                node.produced
+                                    .push(r.addr().instance(key.clone()).to_string());
                                 if referenced {
                                     let (t, n) = (&r.type_name, &r.name);
                                     world.set_instance(
