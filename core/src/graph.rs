@@ -640,6 +640,33 @@ fn module_name(config: &Config, module: &ModuleInstance) -> String {
     }
 }
 
+/// The variables and locals a root provider block reads that are not declared, reported as
+/// in any other block ("Reference to undeclared input variable", with did-you-mean): a
+/// provider block is no node of the graph, so its references are checked here.
+pub(crate) fn undeclared_in_provider_block(
+    config: &Config,
+    refs: &[Ref],
+    file: FileId,
+) -> Vec<Diagnostic> {
+    let types = HashSet::new();
+    let scope = Scope {
+        config,
+        resource_types: &types,
+    };
+    let ctx = RefContext {
+        is_resource: false,
+        has_count: false,
+        has_for_each: false,
+    };
+    refs.iter()
+        .filter(|r| matches!(r.root.as_str(), "var" | "local"))
+        .filter_map(|r| {
+            let span = r.span.clone().map(|s| Span::new(file, s));
+            scope.check_ref(&ModuleInstance::root(), r, ctx, span)
+        })
+        .collect()
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct RefContext {
     is_resource: bool,

@@ -111,7 +111,7 @@ impl Engine<'_> {
                 );
                 continue;
             }
-            if !reads_only_early_values(block, diags) {
+            if !reads_only_early_values(config, block, diags) {
                 // Evaluating it would only repeat the same mistake as another error.
                 continue;
             }
@@ -342,11 +342,17 @@ fn decode_settings(
 /// values; each reference to anything else (a resource) is reported, since a provider's
 /// settings must be known before any resource is read.
 fn reads_only_early_values(
+    config: &crate::lang::load::Config,
     block: &crate::lang::load::ProviderBlock,
     diags: &mut Diagnostics,
 ) -> bool {
-    let mut ok = true;
-    for r in crate::lang::refs::body_refs(&block.body.body) {
+    let refs = crate::lang::refs::body_refs(&block.body.body);
+    let undeclared = crate::graph::undeclared_in_provider_block(config, &refs, block.body.file);
+    let mut ok = undeclared.is_empty();
+    for d in undeclared {
+        diags.push(d);
+    }
+    for r in refs {
         let reads_resource = !matches!(r.root.as_str(), "var" | "local" | "path" | "brickform");
         if reads_resource {
             ok = false;
