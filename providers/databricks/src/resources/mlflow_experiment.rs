@@ -80,6 +80,27 @@ pub fn schema() -> Schema {
             Attribute::optional("description", s())
                 .describe("The experiment's description: its note, the mlflow.note.content tag."),
         )
+        .block(
+            // Immutable on the service ("cannot be updated after the experiment is
+            // created": databricks-sdk-go service/ml/model.go, CreateExperiment), a
+            // replacement in the Terraform provider (RequiresReplace).
+            BlockType::single(
+                "trace_location",
+                Schema::new().block(
+                    BlockType::single(
+                        "uc_trace_location",
+                        Schema::new()
+                            .attr(Attribute::required("catalog", s()))
+                            .attr(Attribute::required("schema", s()))
+                            .attr(Attribute::optional("table_prefix", s()).describe("The prefix of the trace tables ({catalog}.{schema}.{table_prefix}_otel_*): letters, digits and underscores, at most 238 characters; left out, the service's."))
+                            .attr(Attribute::computed("effective_table_prefix", s()).describe("The prefix in effect: table_prefix, or the one the service chose.")),
+                    )
+                    .min(1),
+                ),
+            )
+            .force_new()
+            .describe("The Unity Catalog schema the experiment's traces are stored in (Delta tables); a change replaces the experiment."),
+        )
         .block(tags_block("A tag of the experiment. The service has no call that deletes an experiment's tag: one removed from the configuration stays on the experiment. Keys starting mlflow. are the service's."))
         .attr(Attribute::computed("experiment_id", s()))
         .attr(Attribute::computed("lifecycle_stage", s()).describe("active (a deleted experiment is gone)."))
@@ -130,6 +151,17 @@ fn create_body(config: &Object) -> Json {
     if !tags.is_empty() {
         b["tags"] = Json::Array(tags);
     }
+    if let Some(Value::Object(t)) = config.get("trace_location")
+        && let Some(Value::Object(uc)) = t.get("uc_trace_location")
+    {
+        let mut at = serde_json::Map::new();
+        for k in ["catalog", "schema", "table_prefix"] {
+            if let Some(v) = given(uc, k) {
+                at.insert(k.into(), json!(v));
+            }
+        }
+        b["trace_location"] = json!({ "uc_trace_location": at });
+    }
     b
 }
 
@@ -168,6 +200,11 @@ fn remote(e: &Json, prior: &Object) -> Option<Remote> {
         }
     }
     let mut attrs = Object::new();
+    attrs.insert(
+        "trace_location".into(),
+        e.get("trace_location")
+            .map_or(Value::Null, Value::from_json),
+    );
     for k in ["name", "artifact_location", "lifecycle_stage"] {
         if let Some(v) = e.get(k) {
             attrs.insert(k.into(), Value::from_json(v));
@@ -434,5 +471,26 @@ mod tests {
         assert_eq!(all.attrs["tags"].as_list().map(<[Value]>::len), Some(2));
         let deleted = json!({"experiment_id": "7", "lifecycle_stage": "deleted"});
         assert!(remote(&deleted, &c).is_none());
+    }
+
+    #[test]
+    fn a_trace_location_goes_out_without_what_the_service_fills_in() {
+        let c = decoded(
+            json!({"name": "/Shared/e", "trace_location": {"uc_trace_location": {
+            "catalog": "main", "schema": "traces"}}}),
+        );
+        assert_eq!(
+            create_body(&c),
+            json!({"name": "/Shared/e", "trace_location": {"uc_trace_location": {"catalog": "main", "schema": "traces"}}})
+        );
+        let answer = json!({"experiment_id": "7", "name": "/Shared/e", "lifecycle_stage": "active",
+            "trace_location": {"uc_trace_location": {"catalog": "main", "schema": "traces", "effective_table_prefix": "trace_7"}}});
+        let r = remote(&answer, &c).unwrap();
+        assert_eq!(
+            r.attrs["trace_location"].to_json()["uc_trace_location"]["effective_table_prefix"],
+            json!("trace_7")
+        );
+        let none = remote(&json!({"experiment_id": "8", "name": "/Shared/f"}), &c).unwrap();
+        assert_eq!(none.attrs["trace_location"], Value::Null);
     }
 }

@@ -147,6 +147,59 @@ fn active(e: &Map<String, Value>) -> bool {
 /// Makes an experiment; returns its id. The service fills in an artifact location and
 /// tags of its own (databricks/cli libs/testserver/experiments.go: `mlflow.ownerEmail`,
 /// `mlflow.experiment.sourceName`, `mlflow.experimentType`).
+/// The most a trace-table prefix may hold (databricks-sdk-go service/ml/model.go,
+/// `UcTraceLocation.TablePrefix`: "at most 238 characters").
+const MAX_TABLE_PREFIX: usize = 238;
+
+/// A create's `trace_location` as the service keeps it: a Unity Catalog schema that exists,
+/// and the prefix of its trace tables, `effective_table_prefix` being the one given or one
+/// the service derives from the experiment id (the given `table_prefix` stays empty then).
+fn trace_location(st: &State, body: &Map<String, Value>, id: &str) -> ApiResult<Option<Value>> {
+    let Some(t) = body.get("trace_location") else {
+        return Ok(None);
+    };
+    let uc = t
+        .get("uc_trace_location")
+        .and_then(Value::as_object)
+        .ok_or_else(|| bad("trace_location must hold a uc_trace_location."))?;
+    let part = |k: &str| {
+        uc.get(k)
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| {
+                bad(format!(
+                    "Missing value for required parameter 'trace_location.uc_trace_location.{k}'."
+                ))
+            })
+    };
+    let (catalog, schema) = (part("catalog")?, part("schema")?);
+    let full = format!("{catalog}.{schema}").to_lowercase();
+    if !st.uc.schemas.contains_key(&full) {
+        return Err(ApiError::not_found(
+            "SCHEMA_DOES_NOT_EXIST",
+            format!("Schema '{full}' does not exist."),
+        ));
+    }
+    let given = uc
+        .get("table_prefix")
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty());
+    if let Some(p) = given
+        && (p.len() > MAX_TABLE_PREFIX || !p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        return Err(bad(format!(
+            "Invalid table_prefix '{p}': it may only contain letters, digits and underscores, at most {MAX_TABLE_PREFIX} characters."
+        )));
+    }
+    let mut held = json!({"catalog": catalog, "schema": schema});
+    held["effective_table_prefix"] =
+        json!(given.map_or_else(|| format!("trace_{id}"), str::to_string));
+    if let Some(p) = given {
+        held["table_prefix"] = json!(p);
+    }
+    Ok(Some(json!({ "uc_trace_location": held })))
+}
+
 pub fn create_experiment(
     st: &mut State,
     ctx: &Ctx,
@@ -188,6 +241,7 @@ pub fn create_experiment(
         tags.retain(|(key, _)| key != k);
         tags.push((k.to_string(), v.to_string()));
     }
+    let traces = trace_location(st, body, &id)?;
     let e = json!({
         "experiment_id": id,
         "name": name,
@@ -197,9 +251,12 @@ pub fn create_experiment(
         "last_update_time": ctx.now,
         "tags": tag_list(&tags),
     });
-    let Value::Object(e) = e else {
+    let Value::Object(mut e) = e else {
         return Err(ApiError::internal("an experiment is an object"));
     };
+    if let Some(t) = traces {
+        e.insert("trace_location".into(), t);
+    }
     st.workspace.workspace.insert(
         name,
         WsObject {
@@ -481,6 +538,33 @@ mod tests {
             Value::Object(m) => m,
             _ => panic!("not an object"),
         }
+    }
+
+    #[test]
+    fn traces_go_to_a_schema_that_exists_under_a_prefix_given_or_derived() {
+        let mut st = State::new("u@x", 0);
+        let ctx = Ctx::for_test(5, 0);
+        let at = |prefix: Option<&str>| {
+            let mut uc = json!({"catalog": "main", "schema": "traces"});
+            if let Some(p) = prefix {
+                uc["table_prefix"] = json!(p);
+            }
+            json!({"name": "/Shared/t", "trace_location": {"uc_trace_location": uc}})
+        };
+        let e = create_experiment(&mut st, &ctx, &body(at(None))).unwrap_err();
+        assert_eq!(e.code, "SCHEMA_DOES_NOT_EXIST");
+        st.uc.schemas.insert("main.traces".into(), Map::new());
+        let e = create_experiment(&mut st, &ctx, &body(at(Some("a-b")))).unwrap_err();
+        assert!(
+            e.message.contains("letters, digits and underscores"),
+            "{}",
+            e.message
+        );
+        let id = create_experiment(&mut st, &ctx, &body(at(None))).unwrap();
+        let got = get_experiment(&st, &id).unwrap();
+        let uc = &got["trace_location"]["uc_trace_location"];
+        assert_eq!(uc["effective_table_prefix"], format!("trace_{id}"));
+        assert!(uc.get("table_prefix").is_none());
     }
 
     #[test]
