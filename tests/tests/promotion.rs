@@ -173,7 +173,7 @@ fn dev_presets_promote_to_prod_with_every_difference_explained() {
     assert!(err.contains("--allow-destroy"), "{err}");
     // The kinds that declare themselves protected are named, as the provider registers them.
     assert!(
-        err.contains("do not delete or replace objects of type databricks_catalog, databricks_ingestion_gateway, databricks_ingestion_pipeline, databricks_pipeline, databricks_schema or databricks_volume: the data in them would go too."),
+        err.contains("do not delete or replace objects of type databricks_catalog, databricks_ingestion_gateway, databricks_ingestion_pipeline, databricks_pipeline, databricks_registered_model, databricks_schema or databricks_volume: the data in them would go too."),
         "{err}"
     );
     assert_eq!(
