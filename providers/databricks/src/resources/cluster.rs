@@ -37,6 +37,7 @@
 
 use super::ownership::{self, Tagged};
 use super::wire::{self, Renames};
+use super::{created_id, read_back};
 use super::{err, str_attr};
 use crate::Shared;
 use crate::client::{ApiError, Client, PageSize};
@@ -835,11 +836,7 @@ impl ResourceKind for Cluster {
             .post_create(&format!("{BASE}/create"), &sent)
             .await
             .map_err(err)?;
-        let id = answer
-            .get("cluster_id")
-            .and_then(Json::as_str)
-            .ok_or_else(|| ProviderError::other("clusters/create returned no cluster_id"))?
-            .to_string();
+        let id = created_id(&answer, "cluster_id", "cluster")?;
         let made = |e: ProviderError| async {
             match self.get(&id, config).await {
                 Ok(Some(r)) => e.made(r),
@@ -876,9 +873,7 @@ impl ResourceKind for Cluster {
                 return Err(made(e).await);
             }
         }
-        self.get(&id, config).await?.ok_or_else(|| {
-            ProviderError::not_found(format!("cluster {id} vanished after its create"))
-        })
+        read_back(self.get(&id, config).await?, "cluster", &id)
     }
 
     async fn read(

@@ -11,6 +11,7 @@
 //! diffs, :37, :40).
 
 use super::wire::{self, Renames};
+use super::{created_id, read_back};
 use super::{err, gone_ok, listed_by, none_if_missing, str_attr};
 use crate::Shared;
 use async_trait::async_trait;
@@ -250,14 +251,8 @@ impl ResourceKind for ClusterPolicy {
             .post(&format!("{BASE}/create"), &body(&self.schema, config))
             .await
             .map_err(err)?;
-        let id = answer
-            .get("policy_id")
-            .and_then(Json::as_str)
-            .unwrap_or_default()
-            .to_string();
-        self.get(&id).await?.ok_or_else(|| {
-            ProviderError::not_found(format!("cluster policy {id} vanished after its create"))
-        })
+        let id = created_id(&answer, "policy_id", "cluster policy")?;
+        read_back(self.get(&id).await?, "cluster policy", &id)
     }
 
     async fn read(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Option<Remote>> {

@@ -30,6 +30,7 @@
 //!   dashboard (ForceNew, compared without the prefix, :59).
 
 use super::WORKSPACE_MOUNT;
+use super::created_id;
 use super::unmounted;
 use super::{err, none_if_missing, str_attr};
 use crate::Shared;
@@ -457,11 +458,7 @@ impl ResourceKind for Dashboard {
             }
             Err(e) => return Err(err(e)),
         };
-        let id = made
-            .get("dashboard_id")
-            .and_then(Json::as_str)
-            .unwrap_or_default()
-            .to_string();
+        let id = created_id(&made, "dashboard_id", "dashboard")?;
         self.publish_or_trash(&client, &id, config).await?;
         let etag = made.get("etag").and_then(Json::as_str);
         self.read_back(&client, &id, config, etag).await

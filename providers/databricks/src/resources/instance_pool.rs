@@ -11,6 +11,7 @@
 //! is the service's (suppress_diff).
 
 use super::wire::{self, Renames};
+use super::{created_id, read_back};
 use super::{err, gone_ok, listed_by, none_if_missing, str_attr};
 use crate::Shared;
 use async_trait::async_trait;
@@ -322,14 +323,8 @@ impl ResourceKind for InstancePool {
             )
             .await
             .map_err(err)?;
-        let id = answer
-            .get("instance_pool_id")
-            .and_then(Json::as_str)
-            .unwrap_or_default()
-            .to_string();
-        self.get(&id).await?.ok_or_else(|| {
-            ProviderError::not_found(format!("instance pool {id} vanished after its create"))
-        })
+        let id = created_id(&answer, "instance_pool_id", "instance pool")?;
+        read_back(self.get(&id).await?, "instance pool", &id)
     }
 
     async fn read(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Option<Remote>> {

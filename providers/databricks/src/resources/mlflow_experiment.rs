@@ -24,6 +24,7 @@
 //! API never accepts description").
 
 use super::place::Place;
+use super::{created_id, read_back};
 use super::{err, given, none_if_missing, str_attr, unmounted};
 use crate::Shared;
 use async_trait::async_trait;
@@ -308,14 +309,8 @@ impl ResourceKind for MlflowExperiment {
             .post(&format!("{BASE}/create"), &create_body(config))
             .await
             .map_err(err)?;
-        let id = answer
-            .get("experiment_id")
-            .and_then(Json::as_str)
-            .unwrap_or_default()
-            .to_string();
-        self.get(&id, config).await?.ok_or_else(|| {
-            ProviderError::not_found(format!("experiment {id} vanished after its create"))
-        })
+        let id = created_id(&answer, "experiment_id", "experiment")?;
+        read_back(self.get(&id, config).await?, "experiment", &id)
     }
 
     async fn read(

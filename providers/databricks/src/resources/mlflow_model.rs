@@ -10,6 +10,7 @@
 //! added, changed or removed since the last apply. A delete removes the model outright.
 
 use super::mlflow_experiment::{configured_tags, tags_block};
+use super::read_back;
 use super::{err, given, gone_ok, none_if_missing, str_attr};
 use crate::Shared;
 use async_trait::async_trait;
@@ -162,9 +163,7 @@ impl ResourceKind for MlflowModel {
             .or_else(|| str_attr(config, "name"))
             .unwrap_or_default()
             .to_string();
-        self.get(&name).await?.ok_or_else(|| {
-            ProviderError::not_found(format!("model {name} vanished after its create"))
-        })
+        read_back(self.get(&name).await?, "model", &name)
     }
 
     async fn read(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Option<Remote>> {

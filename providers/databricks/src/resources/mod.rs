@@ -447,7 +447,6 @@ where
     }
 }
 
-/// Deletion treats not-found as success (the object is gone either way).
 /// The one object of a listing (`GET path`, every page, `items` holding them) whose `field`
 /// is `value`: how a kind whose names are unique in a workspace finds its object by name.
 pub async fn listed_by(
@@ -465,12 +464,32 @@ pub async fn listed_by(
         .find(|o| o.get(field).and_then(Json::as_str) == Some(value)))
 }
 
+/// Deletion treats not-found as success (the object is gone either way).
 pub fn gone_ok(r: Result<Json, ApiError>) -> Result<(), ProviderError> {
     match r {
         Ok(_) => Ok(()),
         Err(e) if e.kind == ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// The id a create's answer gives in `field`: a string, or a number (as jobs' ids are). An
+/// answer without one is an error naming the field; taken as an empty id, it would be read
+/// back as if it named an object, and reported as vanished.
+pub fn created_id(answer: &Json, field: &str, what: &str) -> ProviderResult<String> {
+    match answer.get(field) {
+        Some(Json::String(id)) if !id.is_empty() => Ok(id.clone()),
+        Some(Json::Number(id)) => Ok(id.to_string()),
+        _ => Err(ProviderError::other(format!(
+            "the {what} create answered without {field}"
+        ))),
+    }
+}
+
+/// What the read right after a create found: the object, or the error that it is gone (the
+/// service said it made it, so that is not a not-found to shrug off).
+pub fn read_back(found: Option<Remote>, what: &str, id: &str) -> ProviderResult<Remote> {
+    found.ok_or_else(|| ProviderError::not_found(format!("{what} {id} vanished after its create")))
 }
 
 /// The messages of a kind's static checks of a configuration given as JSON.
@@ -515,6 +534,30 @@ pub(crate) fn decoded(schema: &Schema, set: Json) -> Object {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// A create's answer without its id (or with an empty one) is an error naming the field;
+    /// a number is an id as well as a string.
+    #[test]
+    fn a_created_id_is_the_answers_or_an_error_naming_the_field() {
+        let id = |answer: Json| created_id(&answer, "policy_id", "cluster policy");
+        assert_eq!(id(json!({"policy_id": "ABC"})).unwrap(), "ABC");
+        assert_eq!(id(json!({"policy_id": 42})).unwrap(), "42");
+        for answer in [
+            json!({}),
+            json!({"policy_id": ""}),
+            json!({"policy_id": null}),
+        ] {
+            let e = id(answer).unwrap_err();
+            assert_eq!(
+                e.message,
+                "the cluster policy create answered without policy_id"
+            );
+        }
+        let gone = read_back(None, "cluster policy", "ABC").unwrap_err();
+        assert_eq!(gone.kind, ErrorKind::NotFound);
+        assert!(gone.message.contains("ABC vanished"), "{}", gone.message);
+    }
 
     /// Each kind declares itself protected or runnable; these are the kinds that do.
     #[test]

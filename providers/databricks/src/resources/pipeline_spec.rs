@@ -22,6 +22,7 @@
 //!   (see `ownership`), added on create and update and stripped on read, so an interrupted
 //!   create or a lost state entry can be found again.
 
+use super::created_id;
 use super::place::Place;
 use super::{err, gone_ok, json_of, none_if_missing, str_attr};
 use crate::Shared;
@@ -918,11 +919,8 @@ impl ResourceKind for PipelineKind {
             .post("/api/2.0/pipelines", &body)
             .await
             .map_err(err)?;
-        let id = resp
-            .get("pipeline_id")
-            .and_then(Json::as_str)
-            .ok_or_else(|| ProviderError::other("pipeline create answered without pipeline_id"))?;
-        self.read_back(&client, id, config).await
+        let id = created_id(&resp, "pipeline_id", "pipeline")?;
+        self.read_back(&client, &id, config).await
     }
 
     async fn read(

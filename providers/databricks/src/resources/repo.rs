@@ -17,6 +17,7 @@
 //!   service does not keep it, so it is sent with every checkout.
 
 use super::place::Place;
+use super::{created_id, read_back};
 use super::{err, gone_ok, none_if_missing, str_attr, unmounted, volume_files, workspace_folders};
 use crate::Shared;
 use async_trait::async_trait;
@@ -398,8 +399,8 @@ impl ResourceKind for Repo {
             Value::List(created.into_iter().map(Value::from).collect()),
         );
         let answer = client.post(BASE, &body).await.map_err(err)?;
+        let id = created_id(&answer, "id", "Git folder")?;
         let made = remote(&answer, &known);
-        let id = made.id.clone();
         // The clone is on the remote's default branch: check out what is configured.
         let mut want = checkout(&Object::new(), config).unwrap_or_default();
         if want.get("branch").and_then(Json::as_str) == answer.get("branch").and_then(Json::as_str)
@@ -413,9 +414,7 @@ impl ResourceKind for Repo {
                 .await
                 .map_err(|e| err(e).made(made.clone()))?;
         }
-        self.get(&id, &known).await?.ok_or_else(|| {
-            ProviderError::not_found(format!("Git folder {id} vanished after its create"))
-        })
+        read_back(self.get(&id, &known).await?, "Git folder", &id)
     }
 
     async fn read(

@@ -19,6 +19,7 @@
 //! repos to delete (resource_user.go:181).
 
 use super::{bool_attr, err, gone_ok, none_if_missing, str_attr};
+use super::{created_id, read_back};
 use crate::Shared;
 use crate::client::{ApiError, Client};
 use async_trait::async_trait;
@@ -396,13 +397,7 @@ impl ResourceKind for Identity {
         let body = self.body(config, &Object::new());
         let path = path(&self.shared, self.flavor.collection);
         let id = match client.post(&path, &body).await {
-            Ok(made) => made
-                .get("id")
-                .and_then(Json::as_str)
-                .ok_or_else(|| {
-                    ProviderError::other(format!("{} created without an id", self.flavor.what))
-                })?
-                .to_string(),
+            Ok(made) => created_id(&made, "id", self.flavor.what)?,
             // `force`: the principal of that name is taken over and written as configured
             // (createForceOverrides… in resource_group.go:106-123, resource_user.go:200-222,
             // resource_service_principal.go:269-292).
@@ -425,9 +420,7 @@ impl ResourceKind for Identity {
             }
             Err(e) => return Err(err(e)),
         };
-        self.read_id(&id, config).await?.ok_or_else(|| {
-            ProviderError::not_found(format!("{} {id} vanished after create", self.flavor.what))
-        })
+        read_back(self.read_id(&id, config).await?, self.flavor.what, &id)
     }
 
     async fn read(

@@ -22,6 +22,7 @@
 //! exists").
 
 use super::wire::{self, Renames};
+use super::{created_id, read_back};
 use super::{err, gone_ok, none_if_missing, str_attr};
 use crate::Shared;
 use crate::client::{ApiError, Client};
@@ -346,13 +347,7 @@ impl SqlEndpoint {
         loop {
             let e = match client.post_create(BASE, body).await {
                 Ok((resp, _)) => {
-                    return resp
-                        .get("id")
-                        .and_then(Json::as_str)
-                        .map(str::to_string)
-                        .ok_or_else(|| {
-                            ProviderError::other("the warehouse create answer has no id")
-                        });
+                    return created_id(&resp, "id", "SQL warehouse");
                 }
                 Err(e) => e,
             };
@@ -536,9 +531,7 @@ impl ResourceKind for SqlEndpoint {
                 .await;
             return Err(e);
         }
-        self.read(ctx, &id, config).await?.ok_or_else(|| {
-            ProviderError::not_found(format!("SQL warehouse {id} vanished after its create"))
-        })
+        read_back(self.read(ctx, &id, config).await?, "SQL warehouse", &id)
     }
 
     async fn read(

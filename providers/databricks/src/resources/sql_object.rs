@@ -22,6 +22,7 @@
 //! leaves it to the service (the caller's home folder).
 
 use super::wire::{self, Renames};
+use super::{created_id, read_back};
 use super::{err, none_if_missing, str_attr, unmounted};
 use crate::Shared;
 use crate::client::PageSize;
@@ -181,20 +182,14 @@ impl SqlObject {
             )
             .await
             .map_err(err)?;
-        let id = answer
-            .get("id")
-            .and_then(Json::as_str)
-            .unwrap_or_default()
-            .to_string();
+        let id = created_id(&answer, "id", self.spec.noun)?;
         if let Some(owner) = owner {
             let made = remote(self.spec, &self.schema, &answer, config);
             self.patch(&id, "owner_user_name", json!({ "owner_user_name": owner }))
                 .await
                 .map_err(|e| e.made(made))?;
         }
-        self.get(&id, config).await?.ok_or_else(|| {
-            ProviderError::not_found(format!("{} {id} vanished after its create", self.spec.noun))
-        })
+        read_back(self.get(&id, config).await?, self.spec.noun, &id)
     }
 
     /// The fields that change are those the object as the plan read it (`ctx.planned`)
