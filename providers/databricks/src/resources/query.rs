@@ -12,6 +12,7 @@
 use super::WORKSPACE_MOUNT;
 use super::sql_object::{SqlObject, SqlSpec};
 use super::str_attr;
+use super::successor::{Rename, Reshape};
 use crate::Shared;
 use brickform_core::provider::{AttrType, Attribute, BlockType, Finding, Normalize, Schema};
 use brickform_core::value::{Object, PathStep, Value};
@@ -47,16 +48,41 @@ const SPEC: SqlSpec = SqlSpec {
 /// `parent = "folders/${databricks_directory.X.object_id}"` is `databricks_directory.X.path`.
 /// Its `data_source_id` is a warehouse's data source: a reference to a warehouse's
 /// `data_source_id` becomes its `id`; a literal data source id names no warehouse
-/// brickform can tell, and is left out. Parameter types with no one-to-one value block
-/// (enum, query, dates) are left out by the schema check, with the block's name.
+/// brickform can tell, and is left out. Each legacy parameter type is one of the current
+/// value blocks (provider docs/resources/sql_query.md and query.md, `parameter`): `enum`'s
+/// list of `options` becomes `enum_options`, one a line, and its single `value` a list of
+/// one; `multiple` is `multi_values_options`; the date types are `date_value` or
+/// `date_range_value` with the precision their name says, a range's `range` its
+/// `date_range_value`.
 pub const LEGACY: super::successor::Successor = super::successor::Successor {
     from_kind: "databricks_sql_query",
     to_kind: "databricks_query",
     renames: &[
-        ("", "name", "display_name"),
-        ("", "query", "query_text"),
-        ("parameter", "text", "text_value"),
-        ("parameter", "number", "numeric_value"),
+        Rename::to("", "name", "display_name"),
+        Rename::to("", "query", "query_text"),
+        Rename::to("parameter", "text", "text_value"),
+        Rename::to("parameter", "number", "numeric_value"),
+        // `options` is a list; `enum_options` one text, an option a line.
+        Rename::to("parameter", "enum", "enum_value"),
+        Rename::to("parameter.enum_value", "options", "enum_options").reshaped(Reshape::Lines),
+        Rename::to("parameter.enum_value", "value", "values").reshaped(Reshape::InList),
+        Rename::to("parameter.enum_value", "multiple", "multi_values_options"),
+        Rename::to("parameter", "query", "query_backed_value"),
+        Rename::to("parameter.query_backed_value", "value", "values").reshaped(Reshape::InList),
+        Rename::to(
+            "parameter.query_backed_value",
+            "multiple",
+            "multi_values_options",
+        ),
+        // The legacy date types are one value block with the precision their name said.
+        Rename::to("parameter", "date", "date_value").adding(DAY),
+        Rename::to("parameter", "datetime", "date_value").adding(MINUTE),
+        Rename::to("parameter", "datetimesec", "date_value").adding(SECOND),
+        Rename::to("parameter.date_value", "value", "date_value"),
+        Rename::to("parameter", "date_range", "date_range_value").adding(DAY),
+        Rename::to("parameter", "datetime_range", "date_range_value").adding(MINUTE),
+        Rename::to("parameter", "datetimesec_range", "date_range_value").adding(SECOND),
+        Rename::to("parameter.date_range_value", "range", "date_range_value"),
     ],
     resolved: &[(
         "data_source_id",
@@ -87,7 +113,16 @@ pub const LEGACY: super::successor::Successor = super::successor::Successor {
             "queries of the current API have no schedule: run the query from a job's sql_task",
         ),
     ],
+    left_out_within: &[(
+        "parameter.date_range_value",
+        "value",
+        "a default range written as one text, where the current API takes its start and end: set date_range_value { start, end } or dynamic_date_range_value",
+    )],
 };
+
+const DAY: &[(&str, &str)] = &[("precision", "\"DAY_PRECISION\"")];
+const MINUTE: &[(&str, &str)] = &[("precision", "\"MINUTE_PRECISION\"")];
+const SECOND: &[(&str, &str)] = &[("precision", "\"SECOND_PRECISION\"")];
 
 /// The value blocks of a parameter, exactly one of which it carries.
 const VALUE_BLOCKS: &[&str] = &[

@@ -9,8 +9,8 @@
 pub struct Successor {
     pub from_kind: &'static str,
     pub to_kind: &'static str,
-    /// `(parent block, old name, new name)`; the parent is `""` at the top level.
-    pub renames: &'static [(&'static str, &'static str, &'static str)],
+    /// Arguments and blocks renamed, at any depth.
+    pub renames: &'static [Rename],
     /// `(old argument, new argument, kind referred to, its old attribute, its new one)`:
     /// carried over only as a reference to that kind (`databricks_sql_endpoint.w.data_source_id`
     /// is `databricks_sql_endpoint.w.id`); any other value is left out.
@@ -35,4 +35,51 @@ pub struct Successor {
     )],
     /// `(argument, why)`: top-level arguments with no counterpart.
     pub left_out: &'static [(&'static str, &'static str)],
+    /// `(parent block, argument or block, why)`: nested ones with no counterpart; the parent
+    /// by the successor's names (`parameter.date_range_value`).
+    pub left_out_within: &'static [(&'static str, &'static str, &'static str)],
+}
+
+/// How a renamed argument's value changes form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reshape {
+    /// As it was.
+    Same,
+    /// One value that the successor takes as a list of one: `x` is `[x]`.
+    InList,
+    /// A list the successor takes as one text, a line each: `x` is `join("\n", x)`.
+    Lines,
+}
+
+/// One argument or block renamed: where it lies (the parent block's path by the
+/// successor's names, `""` at the top), its old and new names, how its value changes form,
+/// and, for a block, the arguments the successor's block adds (their values as HCL), for
+/// what the old block's name said (`datetime` is a `date_value` of minute precision).
+#[derive(Debug, Clone, Copy)]
+pub struct Rename {
+    pub parent: &'static str,
+    pub old: &'static str,
+    pub new: &'static str,
+    pub reshape: Reshape,
+    pub adds: &'static [(&'static str, &'static str)],
+}
+
+impl Rename {
+    pub const fn to(parent: &'static str, old: &'static str, new: &'static str) -> Rename {
+        Rename {
+            parent,
+            old,
+            new,
+            reshape: Reshape::Same,
+            adds: &[],
+        }
+    }
+
+    pub const fn reshaped(self, reshape: Reshape) -> Rename {
+        Rename { reshape, ..self }
+    }
+
+    pub const fn adding(self, adds: &'static [(&'static str, &'static str)]) -> Rename {
+        Rename { adds, ..self }
+    }
 }

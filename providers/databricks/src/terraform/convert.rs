@@ -132,7 +132,7 @@ struct Relocation {
     older_names: &'static [(&'static str, &'static str)],
 }
 
-pub use crate::resources::successor::Successor;
+pub use crate::resources::successor::{Rename, Reshape, Successor};
 
 /// The superseded kinds brickform converts, from the kinds' own data.
 fn successors() -> [&'static Successor; 1] {
@@ -1004,33 +1004,77 @@ impl FileCtx<'_> {
                                 s.from_kind, s.to_kind
                             ));
                         }
-                    } else if let Some((_, _, new)) =
-                        s.renames.iter().find(|(p, o, _)| p.is_empty() && *o == old)
+                    } else if let Some(r) = s
+                        .renames
+                        .iter()
+                        .find(|r| r.parent.is_empty() && r.old == old)
                     {
-                        *a.key.value_mut() = Ident::new(*new);
+                        rename_attribute(a, r);
+                    }
+                }
+                Some(Structure::Block(inner)) => self.rename_block(inner, "", s, &name, 2),
+                None => {}
+            }
+            match drop {
+                Some(why) => self.drop_at(&mut b.body, i, why, 1),
+                None => i += 1,
+            }
+        }
+    }
+
+    /// A block of a superseded kind, lying at `path` (by the successor's names, `""` at the
+    /// top), and what it holds, renamed as the successor declares; what has no counterpart
+    /// left out with the reason. `depth` is that of the block's own arguments.
+    fn rename_block(&mut self, b: &mut Block, path: &str, s: &Successor, name: &str, depth: usize) {
+        let old = b.ident.as_str().to_string();
+        if let Some(r) = s.renames.iter().find(|r| r.parent == path && r.old == old) {
+            *b.ident.value_mut() = Ident::new(r.new);
+            for (k, v) in r.adds {
+                if b.body.get_attribute(k).is_none()
+                    && let Ok(value) = v.parse::<Expression>()
+                {
+                    b.body
+                        .push(hcl_edit::structure::Attribute::new(Ident::new(*k), value));
+                }
+            }
+        }
+        let here = match path {
+            "" => b.ident.as_str().to_string(),
+            p => format!("{p}.{}", b.ident.as_str()),
+        };
+        let mut i = 0;
+        while i < b.body.len() {
+            let mut drop = None;
+            match b.body.get_mut(i) {
+                Some(Structure::Attribute(a)) => {
+                    let k = a.key.as_str().to_string();
+                    if let Some(why) = left_out_within(s, &here, &k) {
+                        // An empty text sets nothing (a parameter's default left empty):
+                        // there is nothing to carry over, nor to report.
+                        if matches!(&a.value, Expression::String(v) if v.is_empty()) {
+                            b.body.remove(i);
+                            continue;
+                        }
+                        drop = Some(format!("{}.{name}: {here}.{k}: {why}", s.from_kind));
+                    } else if let Some(r) =
+                        s.renames.iter().find(|r| r.parent == here && r.old == k)
+                    {
+                        rename_attribute(a, r);
                     }
                 }
                 Some(Structure::Block(inner)) => {
-                    let old = inner.ident.as_str().to_string();
-                    if let Some((_, _, new)) =
-                        s.renames.iter().find(|(p, o, _)| p.is_empty() && *o == old)
-                    {
-                        *inner.ident.value_mut() = Ident::new(*new);
-                    }
-                    let parent = inner.ident.as_str().to_string();
-                    for nested in inner.body.blocks_mut() {
-                        let n = nested.ident.as_str().to_string();
-                        if let Some((_, _, new)) =
-                            s.renames.iter().find(|(p, o, _)| *p == parent && *o == n)
-                        {
-                            *nested.ident.value_mut() = Ident::new(*new);
+                    let k = inner.ident.as_str().to_string();
+                    match left_out_within(s, &here, &k) {
+                        Some(why) => {
+                            drop = Some(format!("{}.{name}: {here}.{k}: {why}", s.from_kind))
                         }
+                        None => self.rename_block(inner, &here, s, name, depth + 1),
                     }
                 }
                 None => {}
             }
             match drop {
-                Some(why) => self.drop_at(&mut b.body, i, why, 1),
+                Some(why) => self.drop_at(&mut b.body, i, why, depth),
                 None => i += 1,
             }
         }
@@ -1184,6 +1228,31 @@ fn leading_names(t: &Traversal) -> Option<(String, Vec<String>)> {
 }
 
 /// `KIND.NAME.TO` for the template `"PREFIX${KIND.NAME.FROM}"`; `None` for anything else.
+/// Why a superseded kind's argument or block at `path` has no counterpart, if it has none.
+fn left_out_within(s: &Successor, path: &str, name: &str) -> Option<&'static str> {
+    s.left_out_within
+        .iter()
+        .find(|(p, n, _)| *p == path && *n == name)
+        .map(|(_, _, why)| *why)
+}
+
+/// An argument of a superseded kind under the successor's name, its value in the form the
+/// successor takes (`[x]` for a list of one, `join("\n", x)` for one line per value).
+fn rename_attribute(a: &mut hcl_edit::structure::Attribute, r: &Rename) {
+    *a.key.value_mut() = Ident::new(r.new);
+    let mut value = a.value.clone();
+    value.decor_mut().clear();
+    let text = match r.reshape {
+        Reshape::Same => return,
+        Reshape::InList => format!("[{value}]"),
+        Reshape::Lines => format!("join(\"\\n\", {value})"),
+    };
+    if let Ok(mut reshaped) = text.parse::<Expression>() {
+        reshaped.decor_mut().set_prefix(" ");
+        a.value = reshaped;
+    }
+}
+
 fn from_template(
     e: &Expression,
     prefix: &str,
@@ -1391,6 +1460,13 @@ resource "databricks_permissions" "q" {
             "{sql}"
         );
         assert!(sql.contains("text_value {"), "{sql}");
+        let flat = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains(
+                "date_value { date_value = \"2024-01-01\" precision = \"DAY_PRECISION\" }"
+            ),
+            "{sql}"
+        );
         assert!(
             sql.contains("sql_query_id = databricks_query.q.id"),
             "{sql}"
@@ -1406,7 +1482,6 @@ resource "databricks_permissions" "q" {
             .collect();
         for says in [
             "databricks_sql_query.q: parent: a folder's object id",
-            "databricks_query.q.parameter: brickform has no block date",
             "databricks_sql_query.literal: data_source_id is a Databricks SQL data source id",
             "databricks_sql_dashboard.d: a legacy Databricks SQL dashboard has no counterpart",
         ] {
@@ -1415,7 +1490,124 @@ resource "databricks_permissions" "q" {
                 "{says}: {left:#?}"
             );
         }
-        assert_eq!(left.len(), 4, "{left:#?}");
+        assert_eq!(left.len(), 3, "{left:#?}");
+    }
+
+    /// Every legacy parameter type is one of the current value blocks: an enum's options a
+    /// line each, a single value a list of one, `multiple` its options for several values,
+    /// the date types with the precision their name says. Only a range given as one text
+    /// is left out, with why.
+    #[test]
+    fn a_legacy_querys_parameters_become_the_current_value_blocks() {
+        let (conv, out) = convert(&[(
+            "q.tf",
+            r#"locals {
+  zips = ["10001", "10002"]
+}
+
+resource "databricks_sql_query" "q" {
+  data_source_id = databricks_sql_endpoint.w.data_source_id
+  name           = "Trips"
+  query          = "select 1"
+  parameter {
+    name = "zip"
+    enum {
+      options = local.zips
+      values  = ["10001"]
+      multiple {
+        prefix    = ""
+        suffix    = ""
+        separator = ","
+      }
+    }
+  }
+  parameter {
+    name = "one"
+    enum {
+      options = ["a", "b"]
+      value   = "a"
+    }
+  }
+  parameter {
+    name = "from_query"
+    query {
+      query_id = "abc"
+      value    = "x"
+    }
+  }
+  parameter {
+    name = "at"
+    datetimesec {
+      value = "2024-01-01 10:00:00"
+    }
+  }
+  parameter {
+    name = "between"
+    datetime_range {
+      range {
+        start = "2016-01-01 12:07"
+        end   = "2016-01-16 12:07"
+      }
+    }
+  }
+  parameter {
+    name = "texted"
+    date_range {
+      value = "2016-01-01,2016-01-16"
+    }
+  }
+  parameter {
+    name = "no_default"
+    datetime_range {
+      value = ""
+    }
+  }
+}
+
+resource "databricks_sql_endpoint" "w" {
+  name         = "bi"
+  cluster_size = "Small"
+}
+"#,
+        )]);
+        let q = &out["q.bf.hcl"];
+        let flat = q.split_whitespace().collect::<Vec<_>>().join(" ");
+        for says in [
+            "enum_value {",
+            "enum_options = join(\"\\n\", local.zips)",
+            "values = [\"10001\"]",
+            "multi_values_options {",
+            "enum_options = join(\"\\n\", [\"a\", \"b\"])",
+            "values = [\"a\"]",
+            "query_backed_value {",
+            "values = [\"x\"]",
+            "date_value = \"2024-01-01 10:00:00\"",
+            "precision = \"SECOND_PRECISION\"",
+            "date_range_value { date_range_value { start = \"2016-01-01 12:07\"",
+            "precision = \"MINUTE_PRECISION\"",
+        ] {
+            assert!(flat.contains(says), "{says}\n{q}");
+        }
+        for legacy in [
+            " enum {",
+            " options =",
+            " multiple {",
+            " query {",
+            " datetimesec {",
+            " range {",
+        ] {
+            assert!(!flat.contains(legacy), "{legacy}\n{q}");
+        }
+        let left: Vec<&str> = conv
+            .not_converted
+            .iter()
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(left.len(), 1, "{left:#?}");
+        assert!(
+            left[0].starts_with("databricks_sql_query.q: parameter.date_range_value.value: a default range written as one text"),
+            "{left:#?}"
+        );
     }
 
     #[test]
