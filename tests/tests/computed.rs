@@ -106,6 +106,12 @@ resource "databricks_storage_credential" "aws" {
   }
 }
 
+resource "databricks_credential" "service" {
+  name    = "every_kind_service"
+  purpose = "SERVICE"
+  databricks_gcp_service_account {}
+}
+
 resource "databricks_external_location" "landing" {
   name            = "every_kind_landing"
   url             = "s3://every-kind-bucket/landing"

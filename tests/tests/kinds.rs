@@ -841,6 +841,60 @@ fn storage_credential_updates_replaces_on_rename_and_is_destroyed_case() -> Case
     }
 }
 
+fn credential(name: &str, purpose: &str, comment: &str) -> String {
+    format!(
+        r#"{PROVIDER}
+resource "databricks_credential" "c" {{
+  name    = "{name}"
+  purpose = "{purpose}"
+  comment = "{comment}"
+  aws_iam_role {{
+    role_arn = "arn:aws:iam::123456789012:role/service-access"
+  }}
+}}
+"#
+    )
+}
+
+/// A service credential; its names share the storage credentials' table, where it lies.
+fn credential_updates_replaces_on_rename_or_purpose_and_is_destroyed_case() -> Case {
+    Case {
+        address: "databricks_credential.c",
+        local_flag: false,
+        config: credential("inv_svc", "SERVICE", "one"),
+        made: &["storage_credential:inv_svc"],
+        steps: vec![
+            Step {
+                what: "comment",
+                config: credential("inv_svc", "SERVICE", "two"),
+                expect: Expect::Update(&["comment"]),
+                shows: "~ comment = \"one\" -> \"two\"",
+                vars: &[],
+                present: &["storage_credential:inv_svc"],
+                absent: &[],
+            },
+            Step {
+                what: "purpose",
+                config: credential("inv_svc", "STORAGE", "two"),
+                expect: Expect::Replace("purpose"),
+                shows: "\"SERVICE\" -> \"STORAGE\" # forces replacement",
+                vars: &[],
+                present: &["storage_credential:inv_svc"],
+                absent: &[],
+            },
+            Step {
+                what: "name",
+                config: credential("inv_svc2", "STORAGE", "two"),
+                expect: Expect::Replace("name"),
+                shows: "\"inv_svc\" -> \"inv_svc2\" # forces replacement",
+                vars: &[],
+                present: &["storage_credential:inv_svc2"],
+                absent: &["storage_credential:inv_svc"],
+            },
+        ],
+    }
+}
+
 fn external_location(url: &str, comment: &str) -> String {
     format!(
         r#"{PROVIDER}
@@ -1903,6 +1957,7 @@ invariants! {
     registered_model_updates_renames_replaces_on_storage_location_and_is_destroyed: "databricks_registered_model" => registered_model_updates_renames_replaces_on_storage_location_and_is_destroyed_case(),
     connection_replaces_on_comment_updates_options_renames_and_is_destroyed: "databricks_connection" => connection_replaces_on_comment_updates_options_renames_and_is_destroyed_case(),
     storage_credential_updates_replaces_on_rename_and_is_destroyed: "databricks_storage_credential" => storage_credential_updates_replaces_on_rename_and_is_destroyed_case(),
+    credential_updates_replaces_on_rename_or_purpose_and_is_destroyed: "databricks_credential" => credential_updates_replaces_on_rename_or_purpose_and_is_destroyed_case(),
     external_location_updates_its_url_in_place_and_is_destroyed: "databricks_external_location" => external_location_updates_its_url_in_place_and_is_destroyed_case(),
     metastore_assignment_updates_its_default_catalog_and_is_destroyed: "databricks_metastore_assignment" => metastore_assignment_updates_its_default_catalog_and_is_destroyed_case(),
     default_namespace_setting_updates_in_place_and_is_destroyed: "databricks_default_namespace_setting" => default_namespace_setting_updates_in_place_and_is_destroyed_case(),

@@ -1,8 +1,8 @@
 //! Unity Catalog registered models and the grants on securables over HTTP: a model made,
 //! listed under `registered_models`, renamed, refusing what its schema refuses; grants on
 //! it through the securable type `function`; and the securables the local workspace does
-//! not serve (functions, shares, service credentials, AI Gateway services) answered as
-//! missing, as the service answers an object that does not exist.
+//! not serve (functions, shares, AI Gateway services), and a service credential not made,
+//! answered as missing, as the service answers an object that does not exist.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -9,6 +9,7 @@ pub mod cluster_fields;
 pub mod cluster_policy;
 pub mod connection;
 pub mod content;
+pub mod credential;
 pub mod dashboard;
 pub mod datasets;
 pub mod default_namespace_setting;
@@ -184,6 +185,7 @@ pub fn all(shared: &Arc<Shared>) -> Vec<Arc<dyn DatabricksKind>> {
         Arc::new(registered_model::kind(shared.clone())),
         Arc::new(connection::kind(shared.clone())),
         Arc::new(storage_credential::kind(shared.clone())),
+        Arc::new(credential::kind(shared.clone())),
         Arc::new(external_location::kind(shared.clone())),
         Arc::new(metastore_assignment::MetastoreAssignment::new(
             shared.clone(),

@@ -33,7 +33,7 @@ fn s() -> AttrType {
 }
 
 pub fn schema() -> Schema {
-    Schema::new()
+    let schema = Schema::new()
         .describe("A Unity Catalog storage credential: the cloud identity external locations reach storage with. Set exactly one of aws_iam_role, azure_managed_identity, azure_service_principal, databricks_gcp_service_account.")
         .attr(
             Attribute::required("name", s())
@@ -70,54 +70,54 @@ pub fn schema() -> Schema {
         )
         .attr(Attribute::computed("metastore_id", s()).describe("The metastore it is in."))
         .attr(Attribute::computed("id", s()).derived_from(&["name"]))
-        .attr(Attribute::computed("storage_credential_id", s()))
-        .block(
-            BlockType::single(
-                "aws_iam_role",
-                Schema::new()
-                    .attr(Attribute::required("role_arn", s()))
-                    .attr(Attribute::computed("external_id", s()))
-                    .attr(Attribute::computed("unity_catalog_iam_arn", s())),
-            )
-            .describe("An AWS IAM role (role_arn); the service answers the external id and the IAM user that assumes it."),
+        .attr(Attribute::computed("storage_credential_id", s()));
+    identity_blocks().into_iter().fold(schema, Schema::block)
+}
+
+/// The identity blocks a credential holds one of, as storage and service credentials both
+/// have them (`CredentialInfo` and `StorageCredentialInfo` share them in the SDK).
+pub fn identity_blocks() -> Vec<BlockType> {
+    vec![
+        BlockType::single(
+            "aws_iam_role",
+            Schema::new()
+                .attr(Attribute::required("role_arn", s()))
+                .attr(Attribute::computed("external_id", s()))
+                .attr(Attribute::computed("unity_catalog_iam_arn", s())),
         )
-        .block(
-            BlockType::single(
-                "azure_managed_identity",
-                Schema::new()
-                    .attr(Attribute::required("access_connector_id", s()))
-                    .attr(Attribute::optional("managed_identity_id", s()))
-                    .attr(Attribute::computed("credential_id", s())),
-            )
-            .describe("An Azure Databricks access connector's managed identity."),
+        .describe("An AWS IAM role (role_arn); the service answers the external id and the IAM user that assumes it."),
+        BlockType::single(
+            "azure_managed_identity",
+            Schema::new()
+                .attr(Attribute::required("access_connector_id", s()))
+                .attr(Attribute::optional("managed_identity_id", s()))
+                .attr(Attribute::computed("credential_id", s())),
         )
-        .block(
-            BlockType::single(
-                "azure_service_principal",
-                Schema::new()
-                    .attr(Attribute::required("directory_id", s()))
-                    .attr(Attribute::required("application_id", s()))
-                    .attr(
-                        Attribute::required("client_secret", s())
-                            .sensitive()
-                            // The service never answers it: its absence is no drift (the
-                            // provider puts it back from the configuration at each read);
-                            // a rotated one differs from the fingerprint state keeps.
-                            .unanswered()
-                            .describe("Write-only: never answered, state keeps a fingerprint."),
-                    ),
-            )
-            .describe("An Azure service principal (legacy)."),
+        .describe("An Azure Databricks access connector's managed identity."),
+        BlockType::single(
+            "azure_service_principal",
+            Schema::new()
+                .attr(Attribute::required("directory_id", s()))
+                .attr(Attribute::required("application_id", s()))
+                .attr(
+                    Attribute::required("client_secret", s())
+                        .sensitive()
+                        // The service never answers it: its absence is no drift (the
+                        // provider puts it back from the configuration at each read);
+                        // a rotated one differs from the fingerprint state keeps.
+                        .unanswered()
+                        .describe("Write-only: never answered, state keeps a fingerprint."),
+                ),
         )
-        .block(
-            BlockType::single(
-                "databricks_gcp_service_account",
-                Schema::new()
-                    .attr(Attribute::computed("email", s()))
-                    .attr(Attribute::computed("credential_id", s())),
-            )
-            .describe("A GCP service account Databricks creates and manages; the service answers its e-mail."),
+        .describe("An Azure service principal (legacy)."),
+        BlockType::single(
+            "databricks_gcp_service_account",
+            Schema::new()
+                .attr(Attribute::computed("email", s()))
+                .attr(Attribute::computed("credential_id", s())),
         )
+        .describe("A GCP service account Databricks creates and manages; the service answers its e-mail."),
+    ]
 }
 
 /// Exactly one identity block: the API takes one, and a credential with none reaches nothing.

@@ -21,6 +21,10 @@ const WRITE_ONLY: &[(&str, Redact)] = &[
         crate::uc::STORAGE_CREDENTIALS_PATH,
         crate::uc::redact_credential_secret,
     ),
+    (
+        crate::uc::CREDENTIALS_PATH,
+        crate::uc::redact_credential_secret,
+    ),
     (crate::secrets::PUT_PATH, crate::secrets::redact_write_only),
 ];
 

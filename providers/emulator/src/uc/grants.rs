@@ -43,11 +43,6 @@ pub const METASTORE_PRIVILEGES: &[&str] = &[
 /// one may hold (terraform-provider-databricks docs/resources/grants.md, one section each).
 pub const ELSEWHERE: &[(&str, &str, &[&str])] = &[
     ("share", "Share", &["SELECT"]),
-    (
-        "credential",
-        "Credential",
-        &["ACCESS", "ALL_PRIVILEGES", "CREATE_CONNECTION", "MANAGE"],
-    ),
     ("model_service", "Model Service", AI_GATEWAY_PRIVILEGES),
     (
         "model_provider_service",

@@ -20,7 +20,9 @@ pub use model::{
     redact_write_only, seed_new_workspace, volume_root,
 };
 pub use routes::{CONNECTIONS_PATH, routes};
-pub use storage::{STORAGE_CREDENTIALS_PATH, redact_write_only as redact_credential_secret};
+pub use storage::{
+    CREDENTIALS_PATH, STORAGE_CREDENTIALS_PATH, redact_write_only as redact_credential_secret,
+};
 
 /// What a grant on each securable may hold, by its `securable_type`: the privileges of
 /// what it contains included, as they are inherited downward. A type may come twice (a

@@ -53,6 +53,7 @@ pub fn routes() -> Router<Arc<App>> {
             Kind::Connection => list.post(create_connection),
             Kind::StorageCredential => list.post(create_storage_credential),
             Kind::ExternalLocation => list.post(create_external_location),
+            Kind::Credential => list.post(create_credential),
             Kind::RegisteredModel => list.post(create_model),
             Kind::Function => list.post(create_function),
             Kind::Table => list,
@@ -249,6 +250,10 @@ async fn create_connection(AxState(app): AppState, JsonBody(b): JsonBody) -> Rep
 
 async fn create_storage_credential(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
     app.mutate(|st, ctx| super::storage::create_storage_credential(st, ctx, &b).map(reply))
+}
+
+async fn create_credential(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {
+    app.mutate(|st, ctx| super::storage::create_credential(st, ctx, &b).map(reply))
 }
 
 async fn create_external_location(AxState(app): AppState, JsonBody(b): JsonBody) -> Reply {

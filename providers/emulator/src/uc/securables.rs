@@ -26,6 +26,9 @@ pub enum Kind {
     Connection,
     StorageCredential,
     ExternalLocation,
+    /// A credential of the Credentials API: a service credential, or a storage credential
+    /// seen through that API (one table holds both; see `storage.rs`).
+    Credential,
     RegisteredModel,
     Function,
 }
@@ -80,6 +83,8 @@ pub type PrepareUpdate = fn(&mut State, &Ctx, &str, &mut Map<String, Value>);
 pub type AfterRename = fn(&mut State, &str, &str);
 /// Why the securable under this key cannot be deleted without `force`, if it cannot.
 pub type NotEmpty = fn(&State, &str) -> Option<ApiError>;
+/// Whether an entry of a table that two rows share is one this row serves.
+pub type Admits = fn(&Map<String, Value>) -> bool;
 
 pub struct Securable {
     pub kind: Kind,
@@ -115,6 +120,9 @@ pub struct Securable {
     pub not_empty: Option<NotEmpty>,
     pub entries: fn(&State) -> &dyn Entries,
     pub entries_mut: fn(&mut State) -> &mut dyn Entries,
+    /// For a table two rows share (storage and service credentials): which of its entries
+    /// this row serves. Names are unique across the table all the same.
+    pub admits: Option<Admits>,
 }
 
 const TABLE_PRIVILEGES: &[&str] = &[
@@ -206,6 +214,9 @@ const MODEL_PRIVILEGES: &[&str] = &["ALL_PRIVILEGES", "APPLY_TAG", "EXECUTE", "M
 /// A function's privileges (docs/resources/grants.md, "Function grants").
 const FUNCTION_PRIVILEGES: &[&str] = &["ALL_PRIVILEGES", "EXECUTE", "MANAGE"];
 const ISOLATION: FieldType = FieldType::Enum(super::storage::ISOLATION_MODES);
+/// A service credential's privileges (terraform-provider-databricks docs/resources/grants.md,
+/// "Service credential grants").
+const CREDENTIAL_PRIVILEGES: &[&str] = &["ACCESS", "ALL_PRIVILEGES", "CREATE_CONNECTION", "MANAGE"];
 const CONNECTION_PRIVILEGES: &[&str] = &[
     "ALL_PRIVILEGES",
     "CREATE_FOREIGN_CATALOG",
@@ -251,6 +262,7 @@ pub const SECURABLES: &[Securable] = &[
         not_empty: Some(super::model::catalog_content),
         entries: |st| &st.uc.catalogs,
         entries_mut: |st| &mut st.uc.catalogs,
+        admits: None,
     },
     Securable {
         kind: Kind::Schema,
@@ -283,6 +295,7 @@ pub const SECURABLES: &[Securable] = &[
         not_empty: Some(super::model::schema_content),
         entries: |st| &st.uc.schemas,
         entries_mut: |st| &mut st.uc.schemas,
+        admits: None,
     },
     Securable {
         kind: Kind::Volume,
@@ -309,6 +322,7 @@ pub const SECURABLES: &[Securable] = &[
         not_empty: None,
         entries: |st| &st.uc.volumes,
         entries_mut: |st| &mut st.uc.volumes,
+        admits: None,
     },
     // Pipelines create tables (see `model::put_pipeline_table`); the API reads, lists and
     // drops them.
@@ -333,6 +347,7 @@ pub const SECURABLES: &[Securable] = &[
         not_empty: None,
         entries: |st| &st.uc.tables,
         entries_mut: |st| &mut st.uc.tables,
+        admits: None,
     },
     Securable {
         kind: Kind::Connection,
@@ -365,6 +380,7 @@ pub const SECURABLES: &[Securable] = &[
         not_empty: None,
         entries: |st| &st.uc.connections,
         entries_mut: |st| &mut st.uc.connections,
+        admits: None,
     },
     Securable {
         kind: Kind::StorageCredential,
@@ -400,6 +416,44 @@ pub const SECURABLES: &[Securable] = &[
         not_empty: Some(super::storage::credential_in_use),
         entries: |st| &st.uc.storage_credentials,
         entries_mut: |st| &mut st.uc.storage_credentials,
+        admits: Some(super::storage::for_storage),
+    },
+    Securable {
+        kind: Kind::Credential,
+        grant_type: "credential",
+        privileges: CREDENTIAL_PRIVILEGES,
+        path: "credentials",
+        list_key: "credentials",
+        label: "Credential",
+        parent: None,
+        child_field: None,
+        // No record of codes of the Credentials API's own: the generic ones.
+        missing_code: "RESOURCE_DOES_NOT_EXIST",
+        exists_code: "RESOURCE_ALREADY_EXISTS",
+        default_page: 1000,
+        list_filter: Some("purpose"),
+        holds_files: false,
+        // `UpdateCredentialRequest`: no `purpose`, which a credential keeps.
+        update: Some(&[
+            NEW_NAME,
+            field("comment", FieldType::Str),
+            field("owner", FieldType::Str),
+            field("read_only", FieldType::Bool),
+            field("isolation_mode", ISOLATION),
+            field("skip_validation", FieldType::Bool),
+            field("force", FieldType::Bool),
+            field("aws_iam_role", FieldType::Obj),
+            field("azure_managed_identity", FieldType::Obj),
+            field("azure_service_principal", FieldType::Obj),
+            field("databricks_gcp_service_account", FieldType::Obj),
+        ]),
+        check_update: None,
+        prepare_update: Some(super::storage::prepare_credential_update),
+        after_rename: Some(super::storage::follow_credential_rename),
+        not_empty: Some(super::storage::credential_in_use),
+        entries: |st| &st.uc.storage_credentials,
+        entries_mut: |st| &mut st.uc.storage_credentials,
+        admits: None,
     },
     Securable {
         kind: Kind::ExternalLocation,
@@ -437,6 +491,7 @@ pub const SECURABLES: &[Securable] = &[
         not_empty: Some(super::storage::location_in_use),
         entries: |st| &st.uc.external_locations,
         entries_mut: |st| &mut st.uc.external_locations,
+        admits: None,
     },
     // Unity Catalog registered models (`/api/2.1/unity-catalog/models`, RegisteredModelInfo
     // of the SDKs): a model is a routine, which the service's messages name "Routine or
@@ -466,6 +521,7 @@ pub const SECURABLES: &[Securable] = &[
         not_empty: None,
         entries: |st| &st.uc.models,
         entries_mut: |st| &mut st.uc.models,
+        admits: None,
     },
     // Unity Catalog functions (`/api/2.1/unity-catalog/functions`, FunctionInfo of the SDKs),
     // made by SQL or by this API: routines, as models are, in one namespace with them.
@@ -491,6 +547,7 @@ pub const SECURABLES: &[Securable] = &[
         not_empty: None,
         entries: |st| &st.uc.functions,
         entries_mut: |st| &mut st.uc.functions,
+        admits: None,
     },
 ];
 
@@ -689,12 +746,16 @@ impl Securable {
 
     /// Whether the securable exists.
     pub fn has(&self, st: &State, key: &str) -> bool {
-        (self.entries)(st).contains(key)
+        match self.admits {
+            None => (self.entries)(st).contains(key),
+            Some(admits) => (self.entries)(st).info(key).is_some_and(admits),
+        }
     }
 
     pub fn get(&self, st: &State, key: &str) -> ApiResult<Map<String, Value>> {
         (self.entries)(st)
             .info(key)
+            .filter(|info| self.admits.is_none_or(|admits| admits(info)))
             .cloned()
             .ok_or_else(|| self.missing(key))
     }
@@ -722,9 +783,14 @@ impl Securable {
             Some(a) if a.as_str() >= prefix.as_str() => Bound::Excluded(a.clone()),
             _ => Bound::Included(prefix.clone()),
         };
-        let wanted = |info: &Map<String, Value>| match (self.list_filter, filter) {
-            (Some(field), Some(want)) => info.get(field).and_then(Value::as_str) == Some(want),
-            _ => true,
+        let wanted = |info: &Map<String, Value>| {
+            self.admits.is_none_or(|admits| admits(info))
+                && match (self.list_filter, filter) {
+                    (Some(field), Some(want)) => {
+                        info.get(field).and_then(Value::as_str) == Some(want)
+                    }
+                    _ => true,
+                }
         };
         let items = (self.entries)(st)
             .infos_from(start, &prefix)
@@ -757,7 +823,8 @@ impl Securable {
         } else {
             format!("{key}.{name}")
         };
-        if self.has(st, &key) {
+        // The whole table: a name another row serves is taken too.
+        if (self.entries)(st).contains(&key) {
             return Err(self.exists(&key));
         }
         let info = build(st)?;
@@ -789,7 +856,7 @@ impl Securable {
             })
             .filter(|t| t != key);
         if let Some(t) = &target
-            && self.has(st, t)
+            && (self.entries)(st).contains(t)
         {
             return Err(self.exists(t));
         }
@@ -947,6 +1014,7 @@ mod tests {
             Kind::Connection,
             Kind::StorageCredential,
             Kind::ExternalLocation,
+            Kind::Credential,
             Kind::RegisteredModel,
             Kind::Function,
         ] {

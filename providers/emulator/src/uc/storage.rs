@@ -19,6 +19,10 @@ use serde_json::{Map, Value, json};
 
 /// Request paths whose bodies may carry a credential's write-only secret.
 pub const STORAGE_CREDENTIALS_PATH: &str = "/api/2.1/unity-catalog/storage-credentials";
+pub const CREDENTIALS_PATH: &str = "/api/2.1/unity-catalog/credentials";
+
+/// `CredentialPurpose`: what a credential of the Credentials API is for.
+pub const PURPOSES: &[&str] = &["STORAGE", "SERVICE"];
 
 /// `IsolationMode` of the SDK's catalog service, as credentials and locations take it.
 pub const ISOLATION_MODES: &[&str] = &["ISOLATION_MODE_OPEN", "ISOLATION_MODE_ISOLATED"];
@@ -82,11 +86,43 @@ fn answered_identity(
     m
 }
 
+/// Whether a credential is a storage credential: the storage credentials API serves only
+/// those, the Credentials API both kinds (their names share one namespace: "unique among
+/// storage and service credentials within the metastore", the SDK's `create_credential`).
+pub fn for_storage(info: &Map<String, Value>) -> bool {
+    info.get("purpose").and_then(Value::as_str) != Some("SERVICE")
+}
+
 /// `POST storage-credentials`: exactly one identity, its secret not kept.
 pub fn create_storage_credential(
     st: &mut State,
     ctx: &Ctx,
     body: &Map<String, Value>,
+) -> ApiResult<Map<String, Value>> {
+    create(st, ctx, body, Kind::StorageCredential, "STORAGE")
+}
+
+/// `POST credentials`: a credential of the purpose the body names (`CreateCredentialRequest`),
+/// otherwise as a storage credential is made. A service credential is not for storage: GCP
+/// service accounts aside, it holds the same identities.
+pub fn create_credential(
+    st: &mut State,
+    ctx: &Ctx,
+    body: &Map<String, Value>,
+) -> ApiResult<Map<String, Value>> {
+    let purpose = Obj::root(body)
+        .enum_str("purpose", PURPOSES)?
+        .ok_or_else(|| crate::body::missing("purpose"))?
+        .to_string();
+    create(st, ctx, body, Kind::Credential, &purpose)
+}
+
+fn create(
+    st: &mut State,
+    ctx: &Ctx,
+    body: &Map<String, Value>,
+    kind: Kind,
+    purpose: &str,
 ) -> ApiResult<Map<String, Value>> {
     let o = Obj::root(body);
     let name = uc_name(o.req_str("name")?, "name")?;
@@ -95,12 +131,16 @@ pub fn create_storage_credential(
     let comment = o.str("comment")?.map(str::to_string);
     let read_only = o.bool("read_only")?.unwrap_or(false);
     o.bool("skip_validation")?;
-    securable(Kind::StorageCredential).create(st, &[], &name, |st| {
+    let securable_type = match purpose {
+        "SERVICE" => "CREDENTIAL",
+        _ => "STORAGE_CREDENTIAL",
+    };
+    securable(kind).create(st, &[], &name, |st| {
         let mut m = compact(json!({
             "name": name, "full_name": name, "id": uuid::Uuid::new_v4().to_string(),
             "metastore_id": st.metastore_id, "comment": comment, "read_only": read_only,
             "isolation_mode": "ISOLATION_MODE_OPEN", "used_for_managed_storage": false,
-            "securable_type": "STORAGE_CREDENTIAL",
+            "securable_type": securable_type, "purpose": purpose,
         }));
         m.insert(
             identity.into(),
@@ -200,6 +240,7 @@ fn credential_id(st: &State, name: &str) -> ApiResult<Value> {
     st.uc
         .storage_credentials
         .get(&key)
+        .filter(|c| for_storage(c))
         .map(|c| c.get("id").cloned().unwrap_or(Value::Null))
         .ok_or_else(|| securable(Kind::StorageCredential).missing(&key))
 }

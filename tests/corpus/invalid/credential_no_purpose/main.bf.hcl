@@ -1,0 +1,10 @@
+provider "databricks" {
+  host = "local"
+}
+
+resource "databricks_credential" "svc" {
+  name = "reach_queues"
+  aws_iam_role {
+    role_arn = "arn:aws:iam::123456789012:role/queues"
+  }
+}
