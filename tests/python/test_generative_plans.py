@@ -348,6 +348,17 @@ TRIGGERS = {
 UNIQUE_NAMES = {"catalog", "schema", "volume", "connection", "notebook", "pipeline"}
 
 
+def same_name(rc):
+    """Whether a replacement makes its new object under the name the old one has now (which
+    a rename outside brickform may have changed): only then would a create first collide."""
+    ch = (rc or {}).get("change") or {}
+    before, after = ch.get("before") or {}, ch.get("after") or {}
+    old, new = before.get("name"), after.get("name")
+    if not isinstance(old, str) or not isinstance(new, str):
+        return True
+    return old.lower() == new.lower()
+
+
 def unique_name(kind, body):
     return kind in UNIQUE_NAMES and not (kind == "pipeline" and body.get("allow_duplicate_names") is True)
 
@@ -1589,7 +1600,7 @@ def check_lifecycle_plan(plan, config):
         lc = body.get("lifecycle") or {}
         if lc.get("prevent_destroy") is True and "delete" in acts:
             problems.append(f"{addr} has prevent_destroy, yet the plan goes through with {acts}")
-        if acts == ["create", "delete"] and unique_name(kind, body):
+        if acts == ["create", "delete"] and unique_name(kind, body) and same_name(rcs.get(addr)):
             problems.append(f"{addr} is replaced create-before-destroy (create first), but no two {kind}s can have "
                             "the same name: the create cannot succeed while the old one exists; the plan should "
                             "refuse it")

@@ -295,6 +295,61 @@ resource "databricks_volume" "v" {{
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
 }
 
+/// `prevent_destroy` holds when the object would go with its container: a volume that must
+/// stay stops a plan that replaces its schema, naming the volume and why.
+#[test]
+fn prevent_destroy_stops_the_replacement_of_what_holds_the_object() {
+    let src = |comment: &str| {
+        format!(
+            r#"
+variable "host" {{}}
+provider "databricks" {{ host = var.host }}
+resource "databricks_catalog" "c" {{
+  name    = "keep_cat"
+  comment = "{comment}"
+}}
+resource "databricks_schema" "s" {{
+  catalog_name = databricks_catalog.c.name
+  name         = "raw"
+  lifecycle {{
+    replace_triggered_by = [databricks_catalog.c]
+  }}
+}}
+resource "databricks_volume" "v" {{
+  catalog_name = databricks_catalog.c.name
+  schema_name  = databricks_schema.s.name
+  name         = "landing"
+  volume_type  = "MANAGED"
+  lifecycle {{
+    prevent_destroy = true
+  }}
+}}
+"#
+        )
+    };
+    let dir = config(&[("main.bf.hcl", &src("one"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    std::fs::write(d.join("main.bf.hcl"), src("two")).unwrap();
+    let (code, out, err) = bf(d, &serve, &["plan"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("databricks_volume.v has lifecycle.prevent_destroy"),
+        "{err}"
+    );
+    assert!(
+        err.contains("databricks_volume.v lies in databricks_schema.s, which this plan replaces"),
+        "{err}"
+    );
+    // Nothing was touched: the volume is still there.
+    serve.ok(
+        "GET",
+        "/api/2.1/unity-catalog/volumes/keep_cat.raw.landing",
+        None,
+    );
+}
+
 /// A catalog deleted with force_destroy takes its schemas' registered models: one this
 /// state manages is planned with it, one made elsewhere is counted and listed.
 #[test]

@@ -357,6 +357,23 @@ impl Engine<'_> {
             }
             if replaced && matches!(inner.action, Action::NoOp | Action::Update) {
                 self.replace_with_container(inner, address);
+                // Replaced with its container, it is destroyed as surely as on its own.
+                if let Some(res) = self
+                    .config
+                    .resources
+                    .get(&inner.resource_address())
+                    .filter(|res| res.lifecycle.prevent_destroy)
+                {
+                    diags.push(
+                        crate::engine::planner::prevent_destroy_error(
+                            &inner.address(),
+                            res.span.clone(),
+                        )
+                        .hint(format!(
+                            "{m} lies in {address}, which this plan replaces: keep {address} as it is, or lift prevent_destroy on {m}"
+                        )),
+                    );
+                }
             } else if deletes_contents {
                 diags.push(
                     Diagnostic::error(format!(

@@ -378,7 +378,7 @@ pub(super) fn apply_order(plan: &Plan, diags: &mut Diagnostics) {
     }
 }
 
-pub(super) fn prevent_destroy_error(
+pub(crate) fn prevent_destroy_error(
     address: &str,
     span: Option<crate::source::Span>,
 ) -> Diagnostic {

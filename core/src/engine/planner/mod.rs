@@ -12,6 +12,7 @@ mod data;
 mod decide;
 mod expand;
 mod guards;
+pub(crate) use guards::prevent_destroy_error;
 mod impact;
 mod imports;
 mod managed;
