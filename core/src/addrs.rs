@@ -8,8 +8,9 @@
 use std::fmt;
 
 pub use brickform_state::address::{
-    AddressError, InstanceAddr, InstanceKey, ModuleInstance, ModuleStep, RecordedAddressError,
-    ResourceAddr, ResourceMode, Target, quote, split_module,
+    AddressError, FieldAddressError, InstanceAddr, InstanceKey, ModuleInstance, ModuleStep,
+    PartNames, RecordedAddressError, ResourceAddr, ResourceMode, Target, quote, sort_by_text,
+    split_module,
 };
 
 /// A provider configuration: a provider's default one (`NAME`), or one of its aliased ones

@@ -76,8 +76,8 @@ impl ConfigGraph {
     }
 
     /// The resources (and data sources) `n` depends on, directly or through variables,
-    /// locals and outputs, as addresses, sorted.
-    pub fn resource_dependencies(&self, n: &ConfigNode) -> Vec<String> {
+    /// locals and outputs, sorted by their text (the order state and plans record them in).
+    pub fn resource_dependencies(&self, n: &ConfigNode) -> Vec<ResourceAddr> {
         let Some(start) = self.node(n) else {
             return Vec::new();
         };
@@ -101,8 +101,8 @@ impl ConfigGraph {
                 _ => stack.extend(self.dag.dependencies(d)),
             }
         }
-        let mut v: Vec<String> = out.into_iter().map(|r| r.to_string()).collect();
-        v.sort();
+        let mut v: Vec<ResourceAddr> = out.into_iter().cloned().collect();
+        crate::addrs::sort_by_text(&mut v);
         v
     }
 
@@ -463,7 +463,7 @@ impl Scope<'_> {
             .ok()
             .filter(|(m, rest)| rest.is_empty() && !m.is_root())
             .map(|(m, _)| m);
-        let targets: Vec<ConfigNode> = if self.config.resources.contains_key(&d.target) {
+        let targets: Vec<ConfigNode> = if self.config.resource_at(&d.target).is_some() {
             ConfigNode::parse(&d.target).into_iter().collect()
         } else if let Some(m) = &call {
             self.config
@@ -593,7 +593,9 @@ impl Scope<'_> {
             "self" | "path" | "brickform" => None,
             "data" => {
                 let target = r.target()?;
-                (!config.resources.contains_key(&scoped_key(module, &target)))
+                config
+                    .resource_in(module, &target)
+                    .is_none()
                     .then(|| undeclared_resource(config, &scoped_key(module, &target), span))
             }
             root => {
@@ -606,7 +608,7 @@ impl Scope<'_> {
                     );
                 }
                 let target = r.target()?;
-                if config.resources.contains_key(&scoped_key(module, &target)) {
+                if config.resource_in(module, &target).is_some() {
                     return None;
                 }
                 if !self.resource_types.contains(root) {
@@ -790,9 +792,12 @@ output "o" { value = t.job.id }
         let node = |s: &str| ConfigNode::parse(s).unwrap();
         assert_eq!(
             g.resource_dependencies(&node("t.catalog")),
-            Vec::<String>::new()
+            Vec::<ResourceAddr>::new()
         );
-        assert_eq!(g.resource_dependencies(&node("output.o")), vec!["t.job"]);
+        assert_eq!(
+            g.resource_dependencies(&node("output.o")),
+            vec![ResourceAddr::parse("t.job").unwrap()]
+        );
         let dot = g.to_dot();
         assert!(dot.contains("\"t.schema\" -> \"t.catalog\""), "{dot}");
     }

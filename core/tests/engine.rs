@@ -59,19 +59,26 @@ async fn lifecycle_plan_apply_noop_update_replace_drift_destroy() {
     assert_eq!(report.added, 3, "{report:?}");
     assert!(report.failed.is_empty());
     let state = h.state().await;
-    let parent = state.get("test_thing.parent").unwrap();
+    let parent = state
+        .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.parent").unwrap())
+        .unwrap();
     assert_eq!(
         parent.config["name"],
         serde_json::json!("parent"),
         "names are normalised"
     );
-    let child = state.get("test_thing.child[\"a\"]").unwrap();
+    let child = state
+        .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.child[\"a\"]").unwrap())
+        .unwrap();
     assert_eq!(
         child.config["parent"],
         serde_json::json!(parent.id),
         "dependencies' ids reach dependents"
     );
-    assert_eq!(child.dependencies, vec!["test_thing.parent".to_string()]);
+    assert_eq!(
+        child.dependencies,
+        vec![brickform_core::addrs::InstanceAddr::parse("test_thing.parent").unwrap()]
+    );
     let text = serde_json::to_string(&state).unwrap();
     assert!(!text.contains("hunter2"), "secrets never reach state");
     assert!(state.outputs().contains_key("parent_id"));
@@ -112,12 +119,18 @@ async fn lifecycle_plan_apply_noop_update_replace_drift_destroy() {
     assert!(report.unwrap().failed.is_empty());
 
     // Drift: a change made outside shows and is planned back; a deleted object is recreated.
-    let parent_id = h.state().await.get("test_thing.parent").unwrap().id.clone();
+    let parent_id = h
+        .state()
+        .await
+        .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.parent").unwrap())
+        .unwrap()
+        .id
+        .clone();
     edit_by_hand(&h, &parent_id, "comment", "edited by hand");
     let kid_b = h
         .state()
         .await
-        .get("test_thing.child[\"b\"]")
+        .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.child[\"b\"]").unwrap())
         .unwrap()
         .id
         .clone();
@@ -213,8 +226,16 @@ resource "test_thing" "independent" { name = "ok" }
     assert_eq!(report.failed[0].0, "test_thing.broken");
     assert_eq!(report.skipped, vec!["test_thing.dependent".to_string()]);
     let state = h.state().await;
-    assert!(state.get("test_thing.independent").is_some());
-    assert!(state.get("test_thing.broken").is_none());
+    assert!(
+        state
+            .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.independent").unwrap())
+            .is_some()
+    );
+    assert!(
+        state
+            .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.broken").unwrap())
+            .is_none()
+    );
 }
 
 #[tokio::test]
@@ -229,7 +250,12 @@ async fn orphans_are_deleted_and_removed_blocks_forget() {
         .find(|c| c.address() == "test_thing.b")
         .unwrap();
     assert_eq!(b.action, Action::Forget);
-    assert!(h.state().await.get("test_thing.b").is_none());
+    assert!(
+        h.state()
+            .await
+            .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.b").unwrap())
+            .is_none()
+    );
     assert_eq!(
         h.svc.objects.lock().unwrap().len(),
         2,
@@ -400,7 +426,12 @@ async fn an_interrupted_create_is_adopted_not_duplicated() {
         .unwrap();
     assert!(lines[0].contains("adopted"), "{lines:?}");
     rec.journal.checkpoint(&mut doc).await.unwrap();
-    assert_eq!(doc.get("test_thing.a").unwrap().id, remote.id);
+    assert_eq!(
+        doc.get(&brickform_core::addrs::InstanceAddr::parse("test_thing.a").unwrap())
+            .unwrap()
+            .id,
+        remote.id
+    );
 
     let (plan, _) = h.run(src, PlanMode::Normal, false).await;
     assert!(!plan.has_changes(), "{:#?}", plan.changes);
@@ -427,7 +458,13 @@ resource "test_thing" "follower" {
 }
 "#;
     h.run(v1, PlanMode::Normal, true).await;
-    let old_id = h.state().await.get("test_thing.old").unwrap().id.clone();
+    let old_id = h
+        .state()
+        .await
+        .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.old").unwrap())
+        .unwrap()
+        .id
+        .clone();
 
     // moved: the same object under a new address, no destroy.
     let v2 = v1.replace("\"old\" { name = \"a\" }", "\"new\" { name = \"a\" }")
@@ -438,9 +475,23 @@ resource "test_thing" "follower" {
         .iter()
         .find(|c| c.address() == "test_thing.new")
         .unwrap();
-    assert_eq!(moved.moved_from.as_deref(), Some("test_thing.old"));
+    assert_eq!(
+        moved
+            .moved_from
+            .as_ref()
+            .map(ToString::to_string)
+            .as_deref(),
+        Some("test_thing.old")
+    );
     assert_eq!(moved.action, Action::NoOp);
-    assert_eq!(h.state().await.get("test_thing.new").unwrap().id, old_id);
+    assert_eq!(
+        h.state()
+            .await
+            .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.new").unwrap())
+            .unwrap()
+            .id,
+        old_id
+    );
 
     // create_before_destroy: a forced replacement creates the new object first.
     let v3 = v2.replace("\"k1\"", "\"k2\"");
@@ -724,7 +775,11 @@ output "other" { value = test_thing.other.name }
     let outputs: Vec<&str> = plan.outputs.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(outputs, ["base"]);
     let state = h.state().await;
-    assert!(state.get("test_thing.other").is_some());
+    assert!(
+        state
+            .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.other").unwrap())
+            .is_some()
+    );
     assert_eq!(
         state.outputs().keys().collect::<Vec<_>>(),
         ["base", "other"]
@@ -901,7 +956,10 @@ resource "test_thing" "f" {
 "#;
     h.run(v1, PlanMode::Normal, true).await;
     let before = h.state().await;
-    let id = |s: &StateDocument, a: &str| s.get(a).map(|r| r.id.clone());
+    let id = |s: &StateDocument, a: &str| {
+        s.get(&brickform_core::addrs::InstanceAddr::parse(a).unwrap())
+            .map(|r| r.id.clone())
+    };
     let v2 =
         v1.replace("\"f\"", "\"g\"") + "moved {\n  from = test_thing.f\n  to   = test_thing.g\n}\n";
     let (plan, _) = h.run(&v2, PlanMode::Normal, true).await;
@@ -910,7 +968,7 @@ resource "test_thing" "f" {
         let c = plan.changes.iter().find(|c| c.address() == to).unwrap();
         assert_eq!(c.action, Action::NoOp, "{to}");
         assert_eq!(
-            c.moved_from.as_deref(),
+            c.moved_from.as_ref().map(ToString::to_string).as_deref(),
             Some(format!("test_thing.f[\"{key}\"]").as_str())
         );
         let after = h.state().await;
@@ -958,10 +1016,15 @@ output "items" { value = length(test_thing.a.item) }
     assert_eq!(outputs["items"], &Value::from_i64(0));
     // State records it, as null.
     let state = h.state().await;
-    let a = state.get("test_thing.a").unwrap();
+    let a = state
+        .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.a").unwrap())
+        .unwrap();
     assert_eq!(a.computed.get("url"), Some(&serde_json::Value::Null));
     assert_eq!(
-        state.get("test_thing.b").unwrap().config["comment"],
+        state
+            .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.b").unwrap())
+            .unwrap()
+            .config["comment"],
         serde_json::json!("after none")
     );
     // Every later plan reads it too, and so does destroy.
@@ -976,7 +1039,10 @@ output "items" { value = length(test_thing.a.item) }
     // A state written before the attribute existed lacks it altogether: still no failure.
     let backend = LocalBackend::new(h.dir.path());
     let mut doc = h.state().await;
-    doc.get_mut("test_thing.a").unwrap().computed.remove("url");
+    doc.get_mut(&brickform_core::addrs::InstanceAddr::parse("test_thing.a").unwrap())
+        .unwrap()
+        .computed
+        .remove("url");
     backend.save("default", &mut doc).await.unwrap();
     let (plan, _) = h.run(src, PlanMode::Normal, false).await;
     assert!(!plan.has_changes(), "{:#?}", plan.changes);
@@ -998,8 +1064,13 @@ async fn what_state_rm_removed_is_imported_and_an_unknown_object_is_refused() {
     // As the binary does once the applied state is saved.
     backend.wal_truncate("default").await.unwrap();
     let mut doc = h.state().await;
-    let id = doc.get("test_thing.a").unwrap().id.clone();
-    doc.forget("test_thing.a").unwrap();
+    let id = doc
+        .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.a").unwrap())
+        .unwrap()
+        .id
+        .clone();
+    doc.forget(&brickform_core::addrs::InstanceAddr::parse("test_thing.a").unwrap())
+        .unwrap();
     backend.save("default", &mut doc).await.unwrap();
 
     let (plan, report) = h.run(src, PlanMode::Normal, true).await;
@@ -1020,14 +1091,22 @@ async fn what_state_rm_removed_is_imported_and_an_unknown_object_is_refused() {
     assert_eq!(report.unwrap().imported, 1);
     assert_eq!(h.svc.objects.lock().unwrap().len(), 1, "no duplicate");
     let doc = h.state().await;
-    assert_eq!(doc.get("test_thing.a").unwrap().id, id);
-    assert!(doc.forgotten("test_thing.a").is_none());
+    assert_eq!(
+        doc.get(&brickform_core::addrs::InstanceAddr::parse("test_thing.a").unwrap())
+            .unwrap()
+            .id,
+        id
+    );
+    assert!(
+        doc.forgotten(&brickform_core::addrs::InstanceAddr::parse("test_thing.a").unwrap())
+            .is_none()
+    );
 
     // A plain `remove` (a lost entry without `state rm`'s record) proves nothing for a kind
     // without ownership tags: the plan refuses the taken name and says how to import.
     backend.wal_truncate("default").await.unwrap();
     let mut doc = h.state().await;
-    doc.remove("test_thing.a");
+    doc.remove(&brickform_core::addrs::InstanceAddr::parse("test_thing.a").unwrap());
     backend.save("default", &mut doc).await.unwrap();
     let (config, _) = load_sources(
         h.dir.path(),
@@ -1161,7 +1240,12 @@ resource "test_thing" "free" { name = "free" }
         ]
     );
     assert_eq!(report.added, 1);
-    assert!(h.state().await.get("test_thing.free").is_some());
+    assert!(
+        h.state()
+            .await
+            .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.free").unwrap())
+            .is_some()
+    );
 }
 
 /// The JSON plan's Terraform sections: the configuration as expressions (a literal as its

@@ -30,6 +30,7 @@
 
 mod support;
 
+use brickform_core::addrs::InstanceAddr;
 use brickform_core::engine::apply::ApplyOptions;
 use brickform_core::engine::inputs::{VarInputs, resolve};
 use brickform_core::engine::{Engine, PlanRequest};
@@ -486,7 +487,7 @@ async fn check_applied(
     let state = h.state().await;
     let rewrites = *h.svc.normalise.lock().unwrap() != support::Normalise::default();
     for c in plan.changes.iter().filter(|_| !rewrites) {
-        let (Some(after), Some(rs)) = (&c.after, state.get(&c.address())) else {
+        let (Some(after), Some(rs)) = (&c.after, state.get(&c.addr)) else {
             continue;
         };
         if c.action == Action::Delete || c.action == Action::Forget {
@@ -552,7 +553,7 @@ async fn check_sent(
         h.svc.writes.lock().unwrap()[written..].to_vec();
     let ignore_of = |address: &str| block_of(config, address).and_then(|(_, r)| r.ignore);
     for c in &plan.changes {
-        let Some(rs) = state.get(&c.address()) else {
+        let Some(rs) = state.get(&c.addr) else {
             continue;
         };
         let sent: Vec<&brickform_core::value::Object> = writes
@@ -931,7 +932,7 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                     if reached(&r.address()) {
                         continue;
                     }
-                    if state_after.get(&r.address()).map(|a| &a.id) != Some(&r.id) {
+                    if state_after.get(&r.addr).map(|a| &a.id) != Some(&r.id) {
                         return Err(at(format!(
                             "apply --target r{target} changed the state of {}",
                             r.address()
@@ -1025,8 +1026,8 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
             Op::StateRm(k) => {
                 let backend = LocalBackend::new(h.dir.path());
                 if let Ok(Some(mut doc)) = backend.load("default").await {
-                    let addresses: Vec<String> =
-                        doc.resources().iter().map(|r| r.address()).collect();
+                    let addresses: Vec<_> =
+                        doc.resources().iter().map(|r| r.addr.clone()).collect();
                     let Some(a) = addresses.get(k % addresses.len().max(1)) else {
                         continue;
                     };
@@ -1094,7 +1095,9 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                     .collect();
                 for a in addresses {
                     let to = a.replacen(&old, &new, 1);
-                    doc.mv(&a, &to).map_err(|e| at(e.to_string()))?;
+                    let parse = |t: &str| InstanceAddr::parse(t).map_err(|e| at(e.to_string()));
+                    doc.mv(&parse(&a)?, &parse(&to)?)
+                        .map_err(|e| at(e.to_string()))?;
                 }
                 backend
                     .save("default", &mut doc)

@@ -328,6 +328,16 @@ impl InstanceAddr {
         InstanceAddr { resource, key }
     }
 
+    /// The resource this address names as a whole: an address without a key, whose text
+    /// is its resource's too (a dependency names a resource this way, and every instance
+    /// of it).
+    pub fn whole(&self) -> Option<&ResourceAddr> {
+        match self.key {
+            None => Some(&self.resource),
+            Some(_) => None,
+        }
+    }
+
     /// How this address's text orders against `text`, without writing the text out: state
     /// and plans list instances in the order of their text, as Terraform does, and look them
     /// up by it.
@@ -434,6 +444,89 @@ pub enum RecordedAddressError {
     Invalid(#[from] AddressError),
     #[error(transparent)]
     Mismatch(#[from] AddressMismatch),
+    #[error(transparent)]
+    Field(#[from] FieldAddressError),
+}
+
+/// A record's field (`dependencies`, `moved_from`, …) holding a text that is no address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("resource `{address}`: its {field}: {source}")]
+pub struct FieldAddressError {
+    /// The record's own address, to find it by.
+    pub address: String,
+    pub field: &'static str,
+    pub source: AddressError,
+}
+
+impl FieldAddressError {
+    /// Reads the text `text` of field `field` of the record at `address` with `parse`, so a
+    /// malformed one is refused naming where it was found.
+    pub fn parse<T>(
+        address: &InstanceAddr,
+        field: &'static str,
+        text: &str,
+        parse: fn(&str) -> Result<T, AddressError>,
+    ) -> Result<T, FieldAddressError> {
+        parse(text).map_err(|source| FieldAddressError {
+            address: address.to_string(),
+            field,
+            source,
+        })
+    }
+}
+
+/// The field names under which a record writes an address as text and in parts: the state
+/// file and saved plans name them differently (`type` / `type_name`, `index_key` / `index`).
+pub struct PartNames {
+    pub address: &'static str,
+    pub module: &'static str,
+    pub mode: &'static str,
+    pub type_name: &'static str,
+    pub name: &'static str,
+    pub key: &'static str,
+}
+
+impl InstanceAddr {
+    /// Writes this address into a record being serialised, as text and then in parts (the
+    /// module left out for the root), under `names`: the one writer of a recorded address,
+    /// so the state file and saved plans cannot come to disagree on its shape.
+    pub fn serialize_parts<S: serde::ser::SerializeStruct>(
+        &self,
+        out: &mut S,
+        names: &PartNames,
+    ) -> Result<(), S::Error> {
+        let r = &self.resource;
+        out.serialize_field(names.address, &self.to_string())?;
+        if r.module.is_root() {
+            out.skip_field(names.module)?;
+        } else {
+            out.serialize_field(names.module, &r.module)?;
+        }
+        out.serialize_field(names.mode, &r.mode)?;
+        out.serialize_field(names.type_name, &r.type_name)?;
+        out.serialize_field(names.name, &r.name)?;
+        out.serialize_field(names.key, &self.key)
+    }
+}
+
+/// Written as its text (`module.m.TYPE.NAME[0]`), as records name other instances.
+impl Serialize for InstanceAddr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Written as its text (`module.m.TYPE.NAME`), as records name the resources they depend on.
+impl Serialize for ResourceAddr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Sorts resource addresses by their text, the order records list them in (a dependency
+/// list is written sorted, and reads back byte for byte only in that order).
+pub fn sort_by_text(addrs: &mut [ResourceAddr]) {
+    addrs.sort_by_cached_key(ResourceAddr::to_string);
 }
 
 /// What `--target` names: one instance, every instance of a resource, or everything in a

@@ -8,7 +8,8 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::address::{
-    InstanceAddr, InstanceKey, ModuleInstance, RecordedAddressError, ResourceAddr, ResourceMode,
+    FieldAddressError, InstanceAddr, InstanceKey, ModuleInstance, PartNames, RecordedAddressError,
+    ResourceAddr, ResourceMode,
 };
 use crate::error::{Result, StateError};
 use crate::fingerprint;
@@ -39,7 +40,10 @@ pub struct ResourceState {
     pub computed: Map<String, Value>,
     /// Attribute path (`options.password`) to the salted fingerprint of its value.
     pub sensitive: BTreeMap<String, String>,
-    pub dependencies: Vec<String>,
+    /// What this instance depended on when it was applied, in the order recorded: the
+    /// engine records resources (addresses without a key, sorted by their text); an address
+    /// with a key names that one instance.
+    pub dependencies: Vec<InstanceAddr>,
     pub schema_version: u32,
     pub status: Option<ResourceStatus>,
     pub create_before_destroy: bool,
@@ -87,6 +91,11 @@ impl TryFrom<ResourceStateWire> for ResourceState {
             &w.name,
             &w.index_key,
         )?;
+        let dependencies = w
+            .dependencies
+            .iter()
+            .map(|d| FieldAddressError::parse(&addr, "dependencies", d, InstanceAddr::parse))
+            .collect::<std::result::Result<_, _>>()?;
         Ok(ResourceState {
             addr,
             provider: w.provider,
@@ -94,7 +103,7 @@ impl TryFrom<ResourceStateWire> for ResourceState {
             config: w.config,
             computed: w.computed,
             sensitive: w.sensitive,
-            dependencies: w.dependencies,
+            dependencies,
             schema_version: w.schema_version,
             status: w.status,
             create_before_destroy: w.create_before_destroy,
@@ -107,18 +116,8 @@ impl Serialize for ResourceState {
     /// without copying the attributes.
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let r = &self.addr.resource;
         let mut out = s.serialize_struct("ResourceState", 15)?;
-        out.serialize_field("address", &self.addr.to_string())?;
-        if r.module.is_root() {
-            out.skip_field("module")?;
-        } else {
-            out.serialize_field("module", &r.module)?;
-        }
-        out.serialize_field("mode", &r.mode)?;
-        out.serialize_field("type", &r.type_name)?;
-        out.serialize_field("name", &r.name)?;
-        out.serialize_field("index_key", &self.addr.key)?;
+        self.addr.serialize_parts(&mut out, &STATE_PARTS)?;
         out.serialize_field("provider", &self.provider)?;
         out.serialize_field("id", &self.id)?;
         out.serialize_field("config", &self.config)?;
@@ -134,6 +133,16 @@ impl Serialize for ResourceState {
         out.end()
     }
 }
+
+/// The state file's names for the parts of a resource's address.
+const STATE_PARTS: PartNames = PartNames {
+    address: "address",
+    module: "module",
+    mode: "mode",
+    type_name: "type",
+    name: "name",
+    key: "index_key",
+};
 
 impl ResourceState {
     /// A resource with empty attributes at the address given as text.
@@ -394,23 +403,22 @@ impl StateDocument {
         &self.resources
     }
 
-    pub fn get(&self, address: &str) -> Option<&ResourceState> {
+    pub fn get(&self, address: &InstanceAddr) -> Option<&ResourceState> {
         self.position(address).ok().map(|i| &self.resources[i])
     }
 
     /// For in-place changes such as tainting. Change the address with `mv`, not through this:
     /// lookups rely on the sort order until the next save restores it.
-    pub fn get_mut(&mut self, address: &str) -> Option<&mut ResourceState> {
+    pub fn get_mut(&mut self, address: &InstanceAddr) -> Option<&mut ResourceState> {
         self.position(address).ok().map(|i| &mut self.resources[i])
     }
 
     /// Adds a resource that is not yet in the state.
     pub fn insert(&mut self, resource: ResourceState) -> Result<()> {
-        let address = resource.address();
-        match self.position(&address) {
-            Ok(_) => Err(StateError::AddressExists(address)),
+        match self.position(&resource.addr) {
+            Ok(_) => Err(StateError::AddressExists(resource.address())),
             Err(i) => {
-                self.unforget(&address);
+                self.unforget(&resource.addr);
                 self.resources.insert(i, resource);
                 Ok(())
             }
@@ -419,51 +427,54 @@ impl StateDocument {
 
     /// Replaces the resource at the same address; returns the old one.
     pub fn replace(&mut self, resource: ResourceState) -> Result<ResourceState> {
-        let address = resource.address();
-        match self.position(&address) {
+        match self.position(&resource.addr) {
             Ok(i) => Ok(std::mem::replace(&mut self.resources[i], resource)),
-            Err(_) => Err(StateError::AddressNotFound(address)),
+            Err(_) => Err(StateError::AddressNotFound(resource.address())),
         }
     }
 
     /// Inserts or replaces; returns the resource it replaced, if any.
     pub fn upsert(&mut self, resource: ResourceState) -> Option<ResourceState> {
-        let address = resource.address();
-        match self.position(&address) {
+        match self.position(&resource.addr) {
             Ok(i) => Some(std::mem::replace(&mut self.resources[i], resource)),
             Err(i) => {
-                self.unforget(&address);
+                self.unforget(&resource.addr);
                 self.resources.insert(i, resource);
                 None
             }
         }
     }
 
-    pub fn remove(&mut self, address: &str) -> Option<ResourceState> {
+    pub fn remove(&mut self, address: &InstanceAddr) -> Option<ResourceState> {
         self.position(address)
             .ok()
             .map(|i| self.resources.remove(i))
     }
 
     /// The token of an unresolved create of `address` (see the field).
-    pub fn pending_token(&self, address: &str) -> Option<&str> {
-        self.pending_tokens.get(address).map(String::as_str)
+    pub fn pending_token(&self, address: &InstanceAddr) -> Option<&str> {
+        self.pending_tokens
+            .get(&address.to_string())
+            .map(String::as_str)
     }
 
-    /// Addresses holding a pending token, sorted.
-    pub fn pending_token_addresses(&self) -> impl Iterator<Item = &str> {
-        self.pending_tokens.keys().map(String::as_str)
+    /// Addresses holding a pending token, sorted by their text. The file keys the tokens by
+    /// that text; one that is no address (a hand-edited file) is left out.
+    pub fn pending_token_addresses(&self) -> impl Iterator<Item = InstanceAddr> + '_ {
+        self.pending_tokens
+            .keys()
+            .filter_map(|a| InstanceAddr::parse(a).ok())
     }
 
     /// Keeps `token` for the next create of `address` (see the field).
-    pub fn set_pending_token(&mut self, address: &str, token: &str) {
+    pub fn set_pending_token(&mut self, address: &InstanceAddr, token: &str) {
         self.pending_tokens
             .insert(address.to_string(), token.to_string());
     }
 
     /// Drops the pending token of `address`, if any.
-    pub fn clear_pending_token(&mut self, address: &str) -> Option<String> {
-        self.pending_tokens.remove(address)
+    pub fn clear_pending_token(&mut self, address: &InstanceAddr) -> Option<String> {
+        self.pending_tokens.remove(&address.to_string())
     }
 
     /// Objects put aside by `create_before_destroy` replacements (see the field), sorted by
@@ -474,7 +485,7 @@ impl StateDocument {
 
     /// Puts the object at `address` aside: it leaves the address (for its replacement) and
     /// stays in the state until `remove_deposed`.
-    pub fn depose(&mut self, address: &str) -> Option<&ResourceState> {
+    pub fn depose(&mut self, address: &InstanceAddr) -> Option<&ResourceState> {
         let old = self.remove(address)?;
         let old_address = old.address();
         let i = match self
@@ -494,17 +505,17 @@ impl StateDocument {
     }
 
     /// Drops the deposed object `id` of `address` (its delete was recorded).
-    pub fn remove_deposed(&mut self, address: &str, id: &str) -> Option<ResourceState> {
+    pub fn remove_deposed(&mut self, address: &InstanceAddr, id: &str) -> Option<ResourceState> {
         let i = self
             .deposed
             .iter()
-            .position(|d| d.id == id && d.addr.cmp_text(address).is_eq())?;
+            .position(|d| d.id == id && d.addr == *address)?;
         Some(self.deposed.remove(i))
     }
 
     /// `state rm`: removes a resource whose object lives on, remembering its type and id for
     /// the address (see [`Forgotten`]).
-    pub fn forget(&mut self, address: &str) -> Option<ResourceState> {
+    pub fn forget(&mut self, address: &InstanceAddr) -> Option<ResourceState> {
         let removed = self.remove(address)?;
         // What the instance put aside is let go of with it, as Terraform's `state rm` does.
         self.deposed.retain(|d| d.addr != removed.addr);
@@ -515,7 +526,7 @@ impl StateDocument {
         };
         match self
             .forgotten
-            .binary_search_by(|f| f.address.as_str().cmp(address))
+            .binary_search_by(|f| f.address.cmp(&entry.address))
         {
             Ok(i) => self.forgotten[i] = entry,
             Err(i) => self.forgotten.insert(i, entry),
@@ -524,34 +535,32 @@ impl StateDocument {
     }
 
     /// What `state rm` remembered for `address`.
-    pub fn forgotten(&self, address: &str) -> Option<&Forgotten> {
+    pub fn forgotten(&self, address: &InstanceAddr) -> Option<&Forgotten> {
+        // The records are kept by the address's text, as the file writes them.
+        let text = address.to_string();
         self.forgotten
-            .binary_search_by(|f| f.address.as_str().cmp(address))
+            .binary_search_by(|f| f.address.cmp(&text))
             .ok()
             .map(|i| &self.forgotten[i])
     }
 
-    fn unforget(&mut self, address: &str) {
-        if let Ok(i) = self
-            .forgotten
-            .binary_search_by(|f| f.address.as_str().cmp(address))
-        {
+    fn unforget(&mut self, address: &InstanceAddr) {
+        let text = address.to_string();
+        if let Ok(i) = self.forgotten.binary_search_by(|f| f.address.cmp(&text)) {
             self.forgotten.remove(i);
         }
     }
 
     /// Renames a resource (a `moved` block or `state mv`), keeping its name and index key in step
     /// and rewriting other resources' dependencies on it, so destroy order survives the move.
-    pub fn mv(&mut self, from: &str, to: &str) -> Result<()> {
-        let invalid = |reason: &str| StateError::InvalidMove {
-            from: from.to_string(),
-            to: to.to_string(),
-            reason: reason.to_string(),
-        };
-        let source = InstanceAddr::parse(from)?.resource;
-        let target = InstanceAddr::parse(to)?;
-        if source.mode != target.resource.mode || source.type_name != target.resource.type_name {
-            return Err(invalid("a move keeps the resource type and mode"));
+    pub fn mv(&mut self, from: &InstanceAddr, to: &InstanceAddr) -> Result<()> {
+        let (source, target) = (&from.resource, &to.resource);
+        if source.mode != target.mode || source.type_name != target.type_name {
+            return Err(StateError::InvalidMove {
+                from: from.to_string(),
+                to: to.to_string(),
+                reason: "a move keeps the resource type and mode".to_string(),
+            });
         }
         if self.get(to).is_some() {
             return Err(StateError::AddressExists(to.to_string()));
@@ -559,40 +568,41 @@ impl StateDocument {
         let mut resource = self
             .remove(from)
             .ok_or_else(|| StateError::AddressNotFound(from.to_string()))?;
-        let moved_from = std::mem::replace(&mut resource.addr, target.clone());
-        for other in &mut self.resources {
-            for dep in &mut other.dependencies {
-                if dep == from {
-                    *dep = to.to_string();
-                }
-            }
-        }
+        let moved_from = std::mem::replace(&mut resource.addr, to.clone());
+        self.rename_dependencies(from, to);
         self.upsert(resource);
         // What the instance put aside is deleted under its new name.
         for d in self.deposed.iter_mut().filter(|d| d.addr == moved_from) {
-            d.addr = target.clone();
+            d.addr = to.clone();
         }
         sort_deposed(&mut self.deposed);
         Ok(())
     }
 
+    /// Points every dependency on `from` at `to`, in place: the list keeps the order it was
+    /// recorded in until the instance is applied again.
+    fn rename_dependencies(&mut self, from: &InstanceAddr, to: &InstanceAddr) {
+        for dep in self.resources.iter_mut().flat_map(|r| &mut r.dependencies) {
+            if dep == from {
+                *dep = to.clone();
+            }
+        }
+    }
+
     /// The addresses of what `from` names: the instance itself when the state holds it, or
     /// (for a resource address without a key) every instance of that resource.
-    pub fn instances_of(&self, from: &str) -> Vec<String> {
+    pub fn instances_of(&self, from: &InstanceAddr) -> Vec<InstanceAddr> {
         if self.get(from).is_some() {
-            return vec![from.to_string()];
+            return vec![from.clone()];
         }
         // A resource address (no key) takes the instances that have a key.
-        let Ok(resource) = InstanceAddr::parse(from) else {
-            return Vec::new();
-        };
-        if resource.key.is_some() {
+        if from.key.is_some() {
             return Vec::new();
         }
         self.resources
             .iter()
-            .filter(|r| r.addr.key.is_some() && r.addr.resource == resource.resource)
-            .map(ResourceState::address)
+            .filter(|r| r.addr.key.is_some() && r.addr.resource == from.resource)
+            .map(|r| r.addr.clone())
             .collect()
     }
 
@@ -600,17 +610,20 @@ impl StateDocument {
     /// every instance of a resource to the same key under `to` (as a `moved` block or
     /// `terraform state mv` without keys moves them); returns the addresses moved, old and
     /// new. Nothing moves when one of the new addresses is taken.
-    pub fn mv_all(&mut self, from: &str, to: &str) -> Result<Vec<(String, String)>> {
+    pub fn mv_all(
+        &mut self,
+        from: &InstanceAddr,
+        to: &InstanceAddr,
+    ) -> Result<Vec<(InstanceAddr, InstanceAddr)>> {
         let found = self.instances_of(from);
         if found.is_empty() {
             return Err(StateError::AddressNotFound(from.to_string()));
         }
-        if found.len() == 1 && found[0] == from {
+        if found.len() == 1 && found[0] == *from {
             self.mv(from, to)?;
-            return Ok(vec![(from.to_string(), to.to_string())]);
+            return Ok(vec![(from.clone(), to.clone())]);
         }
-        let target = InstanceAddr::parse(to)?;
-        if target.key.is_some() {
+        if to.key.is_some() {
             return Err(StateError::InvalidMove {
                 from: from.to_string(),
                 to: to.to_string(),
@@ -618,23 +631,16 @@ impl StateDocument {
                     .to_string(),
             });
         }
-        let moves: Vec<(String, String)> = found
+        let moves: Vec<(InstanceAddr, InstanceAddr)> = found
             .into_iter()
             .map(|old| {
-                let key = self.get(&old).and_then(|r| r.addr.key.clone());
-                let new = target.resource.instance(key).to_string();
+                let new = to.resource.instance(old.key.clone());
                 (old, new)
             })
             .collect();
         self.mv_each(&moves)?;
         // What depended on the resource as a whole depends on it under its new name.
-        for other in &mut self.resources {
-            for dep in &mut other.dependencies {
-                if dep == from {
-                    *dep = to.to_string();
-                }
-            }
-        }
+        self.rename_dependencies(from, to);
         Ok(moves)
     }
 
@@ -645,7 +651,7 @@ impl StateDocument {
         &mut self,
         from: &ModuleInstance,
         to: &ModuleInstance,
-    ) -> Result<Vec<(String, String)>> {
+    ) -> Result<Vec<(InstanceAddr, InstanceAddr)>> {
         let mut moves = Vec::new();
         for r in &self.resources {
             if !from.holds(r.module()) {
@@ -653,7 +659,7 @@ impl StateDocument {
             }
             let mut addr = r.addr.clone();
             addr.resource.module = from.moved_to(r.module(), to);
-            moves.push((r.address(), addr.to_string()));
+            moves.push((r.addr.clone(), addr));
         }
         if moves.is_empty() {
             return Err(StateError::AddressNotFound(from.to_string()));
@@ -663,9 +669,9 @@ impl StateDocument {
     }
 
     /// Makes each move, old address to new; none when one of the new addresses is taken.
-    fn mv_each(&mut self, moves: &[(String, String)]) -> Result<()> {
+    fn mv_each(&mut self, moves: &[(InstanceAddr, InstanceAddr)]) -> Result<()> {
         if let Some((_, taken)) = moves.iter().find(|(_, new)| self.get(new).is_some()) {
-            return Err(StateError::AddressExists(taken.clone()));
+            return Err(StateError::AddressExists(taken.to_string()));
         }
         for (old, new) in moves {
             self.mv(old, new)?;
@@ -727,9 +733,11 @@ impl StateDocument {
         }
     }
 
-    fn position(&self, address: &str) -> std::result::Result<usize, usize> {
-        self.resources
-            .binary_search_by(|r| r.addr.cmp_text(address))
+    /// Where `address` is, or would go: resources are sorted by their text, which is written
+    /// once here rather than for each comparison.
+    fn position(&self, address: &InstanceAddr) -> std::result::Result<usize, usize> {
+        let text = address.to_string();
+        self.resources.binary_search_by(|r| r.addr.cmp_text(&text))
     }
 }
 
@@ -774,6 +782,10 @@ fn take_in_value(value: &mut Value, steps: &[String]) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn a(text: &str) -> InstanceAddr {
+        InstanceAddr::parse(text).unwrap()
+    }
 
     fn resource(address: &str) -> ResourceState {
         ResourceState::new(address, "databricks", &format!("id-{address}")).unwrap()
@@ -857,14 +869,14 @@ mod tests {
         let mut changed = resource("t.a");
         changed.id = "new".into();
         assert_eq!(doc.replace(changed).unwrap().id, "id-t.a");
-        assert_eq!(doc.get("t.a").unwrap().id, "new");
+        assert_eq!(doc.get(&a("t.a")).unwrap().id, "new");
         assert!(matches!(
             doc.replace(resource("t.zz")),
             Err(StateError::AddressNotFound(_))
         ));
-        assert!(doc.remove("t.a").is_some());
-        assert!(doc.get("t.a").is_none());
-        assert!(doc.remove("t.a").is_none());
+        assert!(doc.remove(&a("t.a")).is_some());
+        assert!(doc.get(&a("t.a")).is_none());
+        assert!(doc.remove(&a("t.a")).is_none());
     }
 
     #[test]
@@ -872,26 +884,26 @@ mod tests {
         let mut doc = StateDocument::new("dev");
         doc.insert(resource("t.a")).unwrap();
         doc.insert(resource("t.b")).unwrap();
-        assert!(doc.forget("t.a").is_some());
-        assert!(doc.forget("t.zz").is_none());
-        assert!(doc.get("t.a").is_none());
-        let f = doc.forgotten("t.a").unwrap();
+        assert!(doc.forget(&a("t.a")).is_some());
+        assert!(doc.forget(&a("t.zz")).is_none());
+        assert!(doc.get(&a("t.a")).is_none());
+        let f = doc.forgotten(&a("t.a")).unwrap();
         assert_eq!((f.resource_type.as_str(), f.id.as_str()), ("t", "id-t.a"));
-        assert!(doc.forgotten("t.b").is_none());
+        assert!(doc.forgotten(&a("t.b")).is_none());
 
         // It survives a round trip, and a plain `remove` records nothing.
-        doc.remove("t.b");
+        doc.remove(&a("t.b"));
         let back: StateDocument =
             serde_json::from_value(serde_json::to_value(&doc).unwrap()).unwrap();
         assert_eq!(back, doc);
-        assert!(back.forgotten("t.b").is_none());
+        assert!(back.forgotten(&a("t.b")).is_none());
 
         // Importing or creating the address again clears it.
         doc.insert(resource("t.a")).unwrap();
-        assert!(doc.forgotten("t.a").is_none());
-        doc.forget("t.a");
+        assert!(doc.forgotten(&a("t.a")).is_none());
+        doc.forget(&a("t.a"));
         doc.upsert(resource("t.a"));
-        assert!(doc.forgotten("t.a").is_none());
+        assert!(doc.forgotten(&a("t.a")).is_none());
         // A state without any keeps its old shape on disk.
         let json = serde_json::to_value(&doc).unwrap();
         assert!(json.get("forgotten").is_none());
@@ -902,28 +914,31 @@ mod tests {
         let mut doc = StateDocument::new("dev");
         doc.insert(resource("databricks_catalog.old")).unwrap();
         let mut child = resource("databricks_schema.s");
-        child.dependencies = vec!["databricks_catalog.old".into()];
+        child.dependencies = vec![a("databricks_catalog.old")];
         doc.insert(child).unwrap();
 
-        doc.mv("databricks_catalog.old", "databricks_catalog.new[\"eu\"]")
-            .unwrap();
+        doc.mv(
+            &a("databricks_catalog.old"),
+            &a("databricks_catalog.new[\"eu\"]"),
+        )
+        .unwrap();
 
-        assert!(doc.get("databricks_catalog.old").is_none());
-        let moved = doc.get("databricks_catalog.new[\"eu\"]").unwrap();
+        assert!(doc.get(&a("databricks_catalog.old")).is_none());
+        let moved = doc.get(&a("databricks_catalog.new[\"eu\"]")).unwrap();
         assert_eq!(moved.name(), "new");
         assert_eq!(moved.key(), Some(&InstanceKey::Key("eu".into())));
         assert_eq!(moved.id, "id-databricks_catalog.old");
         assert_eq!(
-            doc.get("databricks_schema.s").unwrap().dependencies,
-            ["databricks_catalog.new[\"eu\"]"]
+            doc.get(&a("databricks_schema.s")).unwrap().dependencies,
+            [a("databricks_catalog.new[\"eu\"]")]
         );
         doc.mv(
-            "databricks_catalog.new[\"eu\"]",
-            "module.uc[\"eu\"].databricks_catalog.main",
+            &a("databricks_catalog.new[\"eu\"]"),
+            &a("module.uc[\"eu\"].databricks_catalog.main"),
         )
         .unwrap();
         let moved = doc
-            .get("module.uc[\"eu\"].databricks_catalog.main")
+            .get(&a("module.uc[\"eu\"].databricks_catalog.main"))
             .unwrap();
         assert_eq!(moved.module().to_string(), "module.uc[\"eu\"]");
         assert_eq!((moved.name(), moved.key()), ("main", None));
@@ -940,12 +955,12 @@ mod tests {
         assert_eq!(
             moves,
             [(
-                "module.uc[\"eu\"].databricks_catalog.main".to_string(),
-                "module.lake[\"eu\"].databricks_catalog.main".to_string()
+                a("module.uc[\"eu\"].databricks_catalog.main"),
+                a("module.lake[\"eu\"].databricks_catalog.main")
             )]
         );
         assert!(
-            doc.get("module.lake[\"eu\"].databricks_catalog.main")
+            doc.get(&a("module.lake[\"eu\"].databricks_catalog.main"))
                 .is_some()
         );
         let order: Vec<_> = doc.resources().iter().map(|r| r.address()).collect();
@@ -961,40 +976,40 @@ mod tests {
             doc.insert(resource(a)).unwrap();
         }
         let mut child = resource("t.user");
-        child.dependencies = vec!["t.f".into(), "t.f[\"a\"]".into()];
+        child.dependencies = vec![a("t.f"), a("t.f[\"a\"]")];
         doc.insert(child).unwrap();
         // One of the new addresses is taken: nothing moves.
         assert!(matches!(
-            doc.mv_all("t.f", "t.g"),
+            doc.mv_all(&a("t.f"), &a("t.g")),
             Err(StateError::AddressExists(a)) if a == "t.g[\"b\"]"
         ));
-        assert!(doc.get("t.f[\"a\"]").is_some());
+        assert!(doc.get(&a("t.f[\"a\"]")).is_some());
         // Instances move to a resource address only.
         assert!(matches!(
-            doc.mv_all("t.f", "t.h[\"x\"]"),
+            doc.mv_all(&a("t.f"), &a("t.h[\"x\"]")),
             Err(StateError::InvalidMove { .. })
         ));
-        let moves = doc.mv_all("t.f", "t.h").unwrap();
+        let moves = doc.mv_all(&a("t.f"), &a("t.h")).unwrap();
         assert_eq!(
             moves,
             [
-                ("t.f[\"a\"]".to_string(), "t.h[\"a\"]".to_string()),
-                ("t.f[\"b\"]".to_string(), "t.h[\"b\"]".to_string()),
+                (a("t.f[\"a\"]"), a("t.h[\"a\"]")),
+                (a("t.f[\"b\"]"), a("t.h[\"b\"]")),
             ]
         );
-        assert_eq!(doc.get("t.h[\"b\"]").unwrap().id, "id-t.f[\"b\"]");
+        assert_eq!(doc.get(&a("t.h[\"b\"]")).unwrap().id, "id-t.f[\"b\"]");
         assert!(
-            doc.get("t.fx").is_some(),
+            doc.get(&a("t.fx")).is_some(),
             "another resource whose name starts alike stays"
         );
         assert_eq!(
-            doc.get("t.user").unwrap().dependencies,
-            ["t.h", "t.h[\"a\"]"]
+            doc.get(&a("t.user")).unwrap().dependencies,
+            [a("t.h"), a("t.h[\"a\"]")]
         );
         // One instance, as before.
-        assert_eq!(doc.mv_all("t.fx", "t.fy").unwrap().len(), 1);
+        assert_eq!(doc.mv_all(&a("t.fx"), &a("t.fy")).unwrap().len(), 1);
         assert!(matches!(
-            doc.mv_all("t.nothing", "t.else"),
+            doc.mv_all(&a("t.nothing"), &a("t.else")),
             Err(StateError::AddressNotFound(_))
         ));
     }
@@ -1005,18 +1020,18 @@ mod tests {
         doc.insert(resource("t.a")).unwrap();
         doc.insert(resource("t.b")).unwrap();
         assert!(matches!(
-            doc.mv("t.a", "t.b"),
+            doc.mv(&a("t.a"), &a("t.b")),
             Err(StateError::AddressExists(_))
         ));
         assert!(matches!(
-            doc.mv("t.x", "t.y"),
+            doc.mv(&a("t.x"), &a("t.y")),
             Err(StateError::AddressNotFound(_))
         ));
         assert!(matches!(
-            doc.mv("t.a", "u.a"),
+            doc.mv(&a("t.a"), &a("u.a")),
             Err(StateError::InvalidMove { .. })
         ));
-        assert!(doc.get("t.a").is_some());
+        assert!(doc.get(&a("t.a")).is_some());
     }
 
     #[test]
@@ -1046,13 +1061,13 @@ mod tests {
         let text = serde_json::to_string_pretty(&doc).unwrap();
         assert!(!text.contains(secret), "secret leaked into state:\n{text}");
 
-        let conn = doc.get("databricks_connection.sql").unwrap();
+        let conn = doc.get(&a("databricks_connection.sql")).unwrap();
         let fp = &conn.sensitive["options.password"];
         assert!(doc.fingerprint_matches(&json!(secret), fp));
         assert!(!doc.fingerprint_matches(&json!("other"), fp));
         assert_eq!(conn.config["options"]["host"], "db.example");
         assert!(
-            doc.get("databricks_job.j")
+            doc.get(&a("databricks_job.j"))
                 .unwrap()
                 .sensitive
                 .contains_key("task.1.token")
@@ -1116,9 +1131,17 @@ mod tests {
         ] {
             let doc: StateDocument = serde_json::from_str(text).unwrap();
             assert!(!doc.resources().is_empty());
+            // The dependencies are read as addresses, and written back as they were.
+            assert!(doc.resources().iter().any(|r| !r.dependencies.is_empty()));
+            for r in doc.resources() {
+                assert_eq!(doc.get(&r.addr), Some(r), "{}", r.address());
+            }
             let mut back = serde_json::to_string_pretty(&doc).unwrap();
             back.push('\n');
             assert_eq!(back, text);
+            // And again after a load of what was saved.
+            let again: StateDocument = serde_json::from_str(&back).unwrap();
+            assert_eq!(again, doc);
         }
     }
 
@@ -1167,6 +1190,64 @@ mod tests {
     }
 
     #[test]
+    fn a_resource_depending_on_a_malformed_address_does_not_load_and_says_where() {
+        let good = json!({"address": "module.m.t.n[0]", "module": "module.m", "mode": "managed",
+            "type": "t", "name": "n", "index_key": 0, "provider": "p", "id": "1",
+            "dependencies": ["t.a", "module.m.t.b[\"k\"]"]});
+        let r = serde_json::from_value::<ResourceState>(good.clone()).unwrap();
+        assert_eq!(r.dependencies, [a("t.a"), a("module.m.t.b[\"k\"]")]);
+        for bad_dependency in ["t", "t.b[", "module..t.b", "1t.b"] {
+            let mut bad = good.clone();
+            bad["dependencies"] = json!(["t.a", bad_dependency]);
+            let error = serde_json::from_value::<ResourceState>(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains(&format!(
+                    "resource `module.m.t.n[0]`: its dependencies: invalid resource address `{bad_dependency}`"
+                )),
+                "{bad_dependency}: {error}"
+            );
+        }
+        // A state file holding one is refused as a whole.
+        let mut doc = serde_json::to_value(StateDocument::new("dev")).unwrap();
+        let mut bad = good;
+        bad["dependencies"] = json!(["t"]);
+        doc["resources"] = json!([bad]);
+        let error = serde_json::from_value::<StateDocument>(doc)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("its dependencies: invalid"), "{error}");
+    }
+
+    #[test]
+    fn a_file_written_by_hand_out_of_order_is_saved_in_the_text_order() {
+        // Typed order would put the root's `t.b` first, `t.b[2]` before `t.b[10]` and the
+        // data source last; the file keeps the order of the text, as it always has.
+        let mut doc = serde_json::to_value(StateDocument::new("dev")).unwrap();
+        let entry = |address: &str| serde_json::to_value(resource(address)).unwrap();
+        doc["resources"] = json!([
+            entry("t.b[2]"),
+            entry("t.b"),
+            entry("module.m.t.a"),
+            entry("t.b[10]"),
+            entry("data.t.a"),
+        ]);
+        let doc: StateDocument = serde_json::from_value(doc).unwrap();
+        let saved = serde_json::to_value(&doc).unwrap();
+        let order: Vec<&str> = saved["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["address"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            order,
+            ["data.t.a", "module.m.t.a", "t.b", "t.b[10]", "t.b[2]"]
+        );
+    }
+
+    #[test]
     fn resources_are_ordered_and_found_by_their_text() {
         let mut doc = StateDocument::new("dev");
         // Typed order would put the root's `t.b` first and the data source last.
@@ -1192,11 +1273,10 @@ mod tests {
                 "t.b[2]"
             ]
         );
-        for a in &order {
-            assert_eq!(doc.get(a).unwrap().address(), *a);
+        for text in &order {
+            assert_eq!(doc.get(&a(text)).unwrap().address(), *text);
         }
-        assert!(doc.get("t.b[1]").is_none());
-        assert!(doc.get("t.").is_none());
+        assert!(doc.get(&a("t.b[1]")).is_none());
     }
 
     #[test]

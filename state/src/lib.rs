@@ -18,7 +18,8 @@ pub mod sensitive_path;
 pub mod wal;
 
 pub use address::{
-    AddressError, InstanceAddr, InstanceKey, ModuleInstance, ModuleStep, ResourceAddr, ResourceMode,
+    AddressError, FieldAddressError, InstanceAddr, InstanceKey, ModuleInstance, ModuleStep,
+    PartNames, ResourceAddr, ResourceMode,
 };
 pub use backend::{
     Backend, Journal, LocalBackend, ObjectStore, Recovery, StateLock, StoreError, VolumeBackend,

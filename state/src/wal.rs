@@ -13,6 +13,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::address::InstanceAddr;
 use crate::document::{ResourceState, StateDocument};
 use crate::error::{Result, StateError};
 
@@ -205,44 +206,58 @@ fn apply(doc: &mut StateDocument, intent: &Intent, outcome: &Outcome) {
             // replaces: that one is kept, deposed, until its delete is recorded.
             if let Some(old) = &intent.id
                 && doc
-                    .get(&resource.address())
+                    .get(&resource.addr)
                     .is_some_and(|r| &r.id == old && r.id != resource.id)
             {
-                doc.depose(&resource.address());
+                doc.depose(&resource.addr);
             }
             // What an earlier, unresolved create of the address may have made is what this
             // one got, sent with its token; or an object the address no longer wants.
-            doc.clear_pending_token(&resource.address());
+            doc.clear_pending_token(&resource.addr);
             doc.upsert(resource.clone());
         }
         Outcome::Imported(resource) => {
-            doc.clear_pending_token(&resource.address());
+            doc.clear_pending_token(&resource.addr);
             doc.upsert(resource.clone());
         }
         Outcome::Updated(resource) => {
             doc.upsert(resource.clone());
         }
+        // The log names the intent's instance by its text; one that is no address was not
+        // written by brickform and names nothing in the state.
+        _ => {
+            if let Ok(addr) = InstanceAddr::parse(&intent.address) {
+                apply_to(doc, intent, &addr, outcome);
+            }
+        }
+    }
+}
+
+/// What an outcome without a resource does to the instance `addr` its intent names.
+fn apply_to(doc: &mut StateDocument, intent: &Intent, addr: &InstanceAddr, outcome: &Outcome) {
+    match outcome {
         Outcome::Deleted {} | Outcome::Forgotten {} => match &intent.id {
             // The object of the intent is a deposed one when another holds the address.
-            Some(id) if doc.get(&intent.address).is_none_or(|r| &r.id != id) => {
-                doc.remove_deposed(&intent.address, id);
+            Some(id) if doc.get(addr).is_none_or(|r| &r.id != id) => {
+                doc.remove_deposed(addr, id);
             }
             _ => {
-                doc.remove(&intent.address);
+                doc.remove(addr);
             }
         },
         Outcome::Pending {} => {
             if let Some(token) = &intent.token {
-                doc.set_pending_token(&intent.address, token);
+                doc.set_pending_token(addr, token);
             }
         }
         // The service answered a create with its token, and made nothing: the token found no
         // run to return (or one it refuses, a deleted run's), so the next create starts afresh.
         Outcome::Failed(_) => {
             if intent.op == WalOp::Create && intent.token.is_some() {
-                doc.clear_pending_token(&intent.address);
+                doc.clear_pending_token(addr);
             }
         }
+        Outcome::Created(_) | Outcome::Imported(_) | Outcome::Updated(_) => {}
     }
 }
 
@@ -304,8 +319,8 @@ mod tests {
             result(6, 5, Outcome::Failed("nope".into())),
         ];
         let open = replay(&mut doc, &records).unwrap();
-        assert_eq!(doc.get("t.a"), Some(&a));
-        assert!(doc.get("t.c").is_none());
+        assert_eq!(doc.get(&InstanceAddr::parse("t.a").unwrap()), Some(&a));
+        assert!(doc.get(&InstanceAddr::parse("t.c").unwrap()).is_none());
         let seqs: Vec<_> = open.iter().map(|i| i.seq).collect();
         assert_eq!(seqs, [2, 4]);
 
@@ -333,7 +348,7 @@ mod tests {
             result(2, 1, Outcome::Created(new.clone())),
         ];
         replay(&mut doc, &created).unwrap();
-        assert_eq!(doc.get("t.a"), Some(&new));
+        assert_eq!(doc.get(&InstanceAddr::parse("t.a").unwrap()), Some(&new));
         let deposed: Vec<&str> = doc.deposed().iter().map(|r| r.id.as_str()).collect();
         assert_eq!(deposed, ["old"]);
         // Replaying it again changes nothing.
@@ -346,10 +361,14 @@ mod tests {
             result(4, 3, Outcome::Deleted {}),
         ];
         replay(&mut doc, &deleted).unwrap();
-        assert_eq!(doc.get("t.a"), Some(&new));
+        assert_eq!(doc.get(&InstanceAddr::parse("t.a").unwrap()), Some(&new));
         assert!(doc.deposed().is_empty());
         replay(&mut doc, &deleted).unwrap();
-        assert_eq!(doc.get("t.a"), Some(&new), "replay is idempotent");
+        assert_eq!(
+            doc.get(&InstanceAddr::parse("t.a").unwrap()),
+            Some(&new),
+            "replay is idempotent"
+        );
         // A create that names nothing replaces what the address held (it was gone).
         let recreated = ResourceState::new("t.a", "p", "newer").unwrap();
         replay(
@@ -360,7 +379,10 @@ mod tests {
             ],
         )
         .unwrap();
-        assert_eq!(doc.get("t.a"), Some(&recreated));
+        assert_eq!(
+            doc.get(&InstanceAddr::parse("t.a").unwrap()),
+            Some(&recreated)
+        );
         assert!(doc.deposed().is_empty());
     }
 
@@ -391,9 +413,9 @@ mod tests {
         ];
         let mut doc = StateDocument::new("dev");
         let open = replay(&mut doc, &records).unwrap();
-        assert_eq!(doc.get("t.a"), Some(&ra));
+        assert_eq!(doc.get(&InstanceAddr::parse("t.a").unwrap()), Some(&ra));
         assert_eq!(
-            doc.get("t.b"),
+            doc.get(&InstanceAddr::parse("t.b").unwrap()),
             Some(&rb),
             "an object made is still recorded"
         );
@@ -425,12 +447,18 @@ mod tests {
         let mut doc = StateDocument::new("dev");
         let pending = vec![with_token.clone(), result(2, 1, Outcome::Pending {})];
         replay(&mut doc, &pending).unwrap();
-        assert_eq!(doc.pending_token("t.run"), Some("tok-1"));
-        assert!(doc.get("t.run").is_none());
+        assert_eq!(
+            doc.pending_token(&crate::address::InstanceAddr::parse("t.run").unwrap()),
+            Some("tok-1")
+        );
+        assert!(doc.get(&InstanceAddr::parse("t.run").unwrap()).is_none());
         // It survives a save and load of the document.
         let text = serde_json::to_string(&doc).unwrap();
         let loaded: StateDocument = serde_json::from_str(&text).unwrap();
-        assert_eq!(loaded.pending_token("t.run"), Some("tok-1"));
+        assert_eq!(
+            loaded.pending_token(&crate::address::InstanceAddr::parse("t.run").unwrap()),
+            Some("tok-1")
+        );
         // A failed create keeps nothing.
         let mut other = StateDocument::new("dev");
         replay(
@@ -438,7 +466,10 @@ mod tests {
             &[with_token, result(2, 1, Outcome::Failed("no".into()))],
         )
         .unwrap();
-        assert_eq!(other.pending_token("t.run"), None);
+        assert_eq!(
+            other.pending_token(&crate::address::InstanceAddr::parse("t.run").unwrap()),
+            None
+        );
         // A create with it that the service refused keeps nothing either.
         let mut refused = doc.clone();
         let again = match intent(5, WalOp::Create, "t.run") {
@@ -453,7 +484,10 @@ mod tests {
             &[again, result(6, 5, Outcome::Failed("deleted run".into()))],
         )
         .unwrap();
-        assert_eq!(refused.pending_token("t.run"), None);
+        assert_eq!(
+            refused.pending_token(&crate::address::InstanceAddr::parse("t.run").unwrap()),
+            None
+        );
         // The next create of the address is recorded: the token is done with.
         let made = ResourceState::new("t.run", "p", "7").unwrap();
         replay(
@@ -464,7 +498,10 @@ mod tests {
             ],
         )
         .unwrap();
-        assert_eq!(doc.pending_token("t.run"), None);
+        assert_eq!(
+            doc.pending_token(&crate::address::InstanceAddr::parse("t.run").unwrap()),
+            None
+        );
         assert!(
             serde_json::to_value(&doc)
                 .unwrap()

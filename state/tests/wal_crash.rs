@@ -45,7 +45,7 @@ fn resource(doc: &StateDocument, address: &str, version: u32) -> ResourceState {
         .as_object()
         .unwrap()
         .clone();
-    r.dependencies = vec!["databricks_catalog.base".to_string()];
+    r.dependencies = vec![brickform_state::InstanceAddr::parse("databricks_catalog.base").unwrap()];
     doc.redact(&mut r, &["options.password"]);
     r
 }
@@ -220,11 +220,15 @@ async fn write_log(dir: &Path) -> Written {
                         Outcome::Created(r)
                     }
                     End::Deleted => {
-                        model.remove(address).unwrap();
+                        model
+                            .remove(&brickform_state::InstanceAddr::parse(address).unwrap())
+                            .unwrap();
                         Outcome::Deleted {}
                     }
                     End::Forgotten => {
-                        model.remove(address).unwrap();
+                        model
+                            .remove(&brickform_state::InstanceAddr::parse(address).unwrap())
+                            .unwrap();
                         Outcome::Forgotten {}
                     }
                     End::Failed => Outcome::Failed("PERMISSION_DENIED".into()),
@@ -344,7 +348,12 @@ async fn appending_after_a_torn_record_keeps_the_log_readable() {
         "the torn record was cut off, ours appended whole"
     );
     let again = recover(backend.clone(), "dev").await.unwrap();
-    assert_eq!(again.document.get("databricks_schema.z"), Some(&r));
+    assert_eq!(
+        again
+            .document
+            .get(&brickform_state::InstanceAddr::parse("databricks_schema.z").unwrap()),
+        Some(&r)
+    );
 }
 
 #[tokio::test]

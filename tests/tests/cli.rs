@@ -1159,7 +1159,10 @@ fn environment_blocks_added_to_an_applied_configuration_keep_its_state_after_env
             "declares environments, and not \"staging\"",
         ));
     let staging = backend.load_sync("staging").unwrap().unwrap();
-    assert_eq!(staging.get("test_thing.b"), Some(&made));
+    assert_eq!(
+        staging.get(&brickform_state::InstanceAddr::parse("test_thing.b").unwrap()),
+        Some(&made)
+    );
     assert_eq!(staging.lineage(), lineage);
     assert!(backend.wal_read_sync("staging").unwrap().is_empty());
     assert!(backend.wal_read_sync("dev").unwrap().is_empty());

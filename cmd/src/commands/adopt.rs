@@ -299,7 +299,7 @@ fn names_taken(
     let existing: Vec<String> = config
         .resources
         .keys()
-        .cloned()
+        .map(ToString::to_string)
         .chain(config.variables.keys().map(|v| format!("var.{v}")))
         .chain(
             doc.resources()
@@ -309,9 +309,7 @@ fn names_taken(
         )
         .collect();
     let known: Vec<Known> = managed_entries(doc)
-        .filter(|r| {
-            r.module().is_root() && config.resources.contains_key(&r.resource().to_string())
-        })
+        .filter(|r| r.module().is_root() && config.resources.contains_key(r.resource()))
         .map(|r| Known {
             type_name: r.type_name().to_string(),
             address: r.address(),

@@ -262,7 +262,11 @@ impl Target {
         let Some(doc) = &r.doc else {
             fail!("there is no state for environment \"{env}\"; apply the configuration first.");
         };
-        let Some(resource) = doc.get(&args.address) else {
+        // The command line's address, read once here: a text that is no address is refused
+        // saying why.
+        let addr = brickform_state::InstanceAddr::parse(&args.address)
+            .map_err(|e| Failure::from(anyhow::anyhow!("{e}")))?;
+        let Some(resource) = doc.get(&addr) else {
             fail!(
                 "{} is not in the state of environment \"{env}\". `brickform state list` shows what is.",
                 args.address

@@ -303,10 +303,13 @@ impl Engine<'_> {
         me: Option<&str>,
     ) -> Result<Verdict, Diagnostic> {
         let id = found.remote.id.as_str();
+        // The instance asked about, read once from the call's context; the state's entries
+        // are compared with it as addresses, not as text written out for each.
+        let addr = crate::addrs::InstanceAddr::parse(&ctx.address).ok();
         if let Some(other) = state
             .resources()
             .iter()
-            .find(|r| r.type_name() == type_name && r.id == id && r.address() != ctx.address)
+            .find(|r| r.type_name() == type_name && r.id == id && Some(&r.addr) != addr.as_ref())
         {
             return Ok(Verdict::NotOurs(format!(
                 "this state manages it as {}",
@@ -346,7 +349,7 @@ impl Engine<'_> {
                 "it carries this state's ownership tag for this address".into(),
             ));
         }
-        if let Some(f) = state.forgotten(&ctx.address)
+        if let Some(f) = addr.as_ref().and_then(|a| state.forgotten(a))
             && f.resource_type == type_name
             && f.id == id
         {
@@ -424,8 +427,7 @@ impl Engine<'_> {
     ) -> Option<String> {
         let address = removed.address();
         let address = address.as_str();
-        let base = removed.resource().to_string();
-        let base = base.as_str();
+        let base = removed.resource();
         if !self.config.resources.contains_key(base) {
             return Some(format!(
                 "The configuration does not declare {base}: brickform leaves the object alone from now on."

@@ -65,7 +65,7 @@ impl Engine<'_> {
             if super::values::is_value(&id) {
                 diags.extend(super::values::evaluate(&mut world, config, &id));
             } else if let ConfigNode::Resource(addr) = &id
-                && let Some(r) = config.resources.get(&addr.to_string())
+                && let Some(r) = config.resources.get(addr)
             {
                 self.read_instances(&mut world, r, state, &mut diags);
             }
@@ -110,8 +110,7 @@ impl Engine<'_> {
         world.declare_resource(&r.module, r.mode, &r.type_name, &r.name, shape);
         let resource = r.addr();
         for (key, _) in instances {
-            let address = resource.instance(key.clone()).to_string();
-            let value = match state.get(&address) {
+            let value = match state.get(&resource.instance(key.clone())) {
                 Some(entry) => {
                     // State keeps only fingerprints of sensitive values: reading one must
                     // say it is sensitive, not that the attribute is missing or null.

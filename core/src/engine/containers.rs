@@ -8,13 +8,17 @@
 
 use super::Engine;
 use super::instance::{merged_from, scalars_from};
-use crate::addrs::ResourceAddr;
+use crate::addrs::InstanceAddr;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::location::Location;
 use crate::plan::{Action, ActionReason, Contents, Plan};
 use crate::provider::ProviderError;
 use brickform_state::StateDocument;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+
+/// Managed instances' locations by address, in the state's order (the order of the
+/// addresses' text), which is the order containment dependencies are listed in.
+pub(crate) type Locations = indexmap::IndexMap<InstanceAddr, Location>;
 
 /// Whether `loc` lies inside `container` (at any depth).
 pub(super) fn inside(loc: &Location, container: &Location) -> bool {
@@ -59,14 +63,14 @@ fn first_few(items: &[String]) -> String {
 pub(super) fn managed_locations(
     registry: &crate::provider::Registry,
     state: &StateDocument,
-) -> BTreeMap<String, Location> {
+) -> Locations {
     state
         .resources()
         .iter()
         .filter(|r| r.mode() == brickform_state::ResourceMode::Managed)
         .filter_map(|r| {
             let kind = registry.kind(r.type_name())?;
-            Some((r.address(), kind.location(&scalars_from(r))?))
+            Some((r.addr.clone(), kind.location(&scalars_from(r))?))
         })
         .collect()
 }
@@ -75,13 +79,13 @@ pub(super) fn managed_locations(
 /// locations each lies under (see `ResourceKind::lies_under`). One pass, each entry's
 /// scalar attributes converted once.
 struct Placements {
-    locations: BTreeMap<String, Location>,
-    under: Vec<(String, Location)>,
+    locations: Locations,
+    under: Vec<(InstanceAddr, Location)>,
 }
 
 fn placements(registry: &crate::provider::Registry, state: &StateDocument) -> Placements {
     let mut out = Placements {
-        locations: BTreeMap::new(),
+        locations: Locations::new(),
         under: Vec::new(),
     };
     for r in state.resources() {
@@ -93,10 +97,10 @@ fn placements(registry: &crate::provider::Registry, state: &StateDocument) -> Pl
         };
         let attrs = scalars_from(r);
         if let Some(loc) = kind.location(&attrs) {
-            out.locations.insert(r.address(), loc);
+            out.locations.insert(r.addr.clone(), loc);
         }
         for loc in kind.lies_under(&attrs) {
-            out.under.push((r.address(), loc));
+            out.under.push((r.addr.clone(), loc));
         }
     }
     out
@@ -194,10 +198,10 @@ impl Engine<'_> {
     fn depend_on_containers(
         &self,
         plan: &mut Plan,
-        locations: &BTreeMap<String, Location>,
-        mut lies_under: Vec<(String, Location)>,
+        locations: &Locations,
+        mut lies_under: Vec<(InstanceAddr, Location)>,
     ) {
-        let mut placed: Vec<(String, Location)> = locations
+        let mut placed: Vec<(InstanceAddr, Location)> = locations
             .iter()
             .map(|(a, l)| (a.clone(), l.clone()))
             .collect();
@@ -206,10 +210,10 @@ impl Engine<'_> {
                 (self.registry_for(&c.provider).kind(c.type_name()), &c.after)
             {
                 if let Some(loc) = kind.location(&after.0) {
-                    placed.push((c.address(), loc));
+                    placed.push((c.addr.clone(), loc));
                 }
                 for loc in kind.lies_under(&after.0) {
-                    lies_under.push((c.address(), loc));
+                    lies_under.push((c.addr.clone(), loc));
                 }
             }
         }
@@ -217,20 +221,18 @@ impl Engine<'_> {
         // containers are the objects placed at the ancestors of its locations, and at the
         // locations it lies under or their ancestors.
         let mut at: HashMap<&Location, Vec<usize>> = HashMap::new();
-        let mut of: HashMap<&str, Vec<&Location>> = HashMap::new();
-        let mut beneath: HashMap<&str, Vec<&Location>> = HashMap::new();
+        let mut of: HashMap<&InstanceAddr, Vec<&Location>> = HashMap::new();
+        let mut beneath: HashMap<&InstanceAddr, Vec<&Location>> = HashMap::new();
         for (i, (a, l)) in placed.iter().enumerate() {
             at.entry(l).or_default().push(i);
-            of.entry(a.as_str()).or_default().push(l);
+            of.entry(a).or_default().push(l);
         }
         for (a, l) in &lies_under {
-            beneath.entry(a.as_str()).or_default().push(l);
+            beneath.entry(a).or_default().push(l);
         }
         for c in plan.changes.iter_mut() {
-            let own = c.resource_address();
-            let address = c.address();
-            let mine = of.get(address.as_str()).map_or(&[][..], Vec::as_slice);
-            let below = beneath.get(address.as_str()).map_or(&[][..], Vec::as_slice);
+            let mine = of.get(&c.addr).map_or(&[][..], Vec::as_slice);
+            let below = beneath.get(&c.addr).map_or(&[][..], Vec::as_slice);
             if mine.is_empty() && below.is_empty() {
                 continue;
             }
@@ -250,11 +252,9 @@ impl Engine<'_> {
             containers.sort_unstable();
             containers.dedup();
             for i in containers {
-                let Some(dep) = ResourceAddr::of_instance(&placed[i].0).map(|r| r.to_string())
-                else {
-                    continue;
-                };
-                if dep != own && !c.dependencies.contains(&dep) {
+                // The container's resource as a whole, as dependencies name resources.
+                let dep = placed[i].0.resource.instance(None);
+                if dep.resource != *c.resource() && !c.dependencies.contains(&dep) {
                     c.dependencies.push(dep);
                 }
             }
@@ -268,7 +268,7 @@ impl Engine<'_> {
             .filter(|c| c.action == Action::Delete || c.action.is_replace())
             .filter_map(|c| {
                 let kind = self.registry_for(&c.provider).kind(c.type_name())?;
-                let r = state.get(&c.address())?;
+                let r = state.get(&c.addr)?;
                 Some(kind.takes_along(&r.id, &merged_from(r)))
             })
             .flatten()
@@ -282,7 +282,7 @@ impl Engine<'_> {
         &self,
         plan: &mut Plan,
         state: &StateDocument,
-        locations: &BTreeMap<String, Location>,
+        locations: &Locations,
         diags: &mut Diagnostics,
     ) -> Vec<Listed> {
         let mut to_list: Vec<Listed> = Vec::new();
@@ -294,8 +294,7 @@ impl Engine<'_> {
             let Some(kind) = self.registry_for(&c.provider).kind(c.type_name()).cloned() else {
                 continue;
             };
-            let (Some(r), Some(loc)) = (state.get(&c.address()), locations.get(&c.address()))
-            else {
+            let (Some(r), Some(loc)) = (state.get(&c.addr), locations.get(&c.addr)) else {
                 continue;
             };
             let (id, attrs) = (r.id.clone(), merged_from(r));
@@ -307,19 +306,28 @@ impl Engine<'_> {
             if !deletes_contents && !replaced {
                 continue;
             }
-            let address = c.address();
-            let mut managed: Vec<String> = locations
+            let container = c.addr.clone();
+            let address = container.to_string();
+            // In the order of their text, as the plan lists them.
+            let mut managed: Vec<(String, &InstanceAddr)> = locations
                 .iter()
-                .filter(|(a, l)| **a != address && inside(l, loc))
-                .map(|(a, _)| a.clone())
+                .filter(|(a, l)| **a != container && inside(l, loc))
+                .map(|(a, _)| (a.to_string(), a))
                 .collect();
             managed.sort();
-            self.plan_inside(plan, &managed, &address, replaced, deletes_contents, diags);
+            self.plan_inside(
+                plan,
+                &managed,
+                &container,
+                replaced,
+                deletes_contents,
+                diags,
+            );
             if !deletes_contents {
                 continue;
             }
             plan.changes[i].contents = Some(Contents {
-                managed,
+                managed: managed.into_iter().map(|(text, _)| text).collect(),
                 unmanaged: None,
             });
             if !self.offline {
@@ -342,26 +350,27 @@ impl Engine<'_> {
     fn plan_inside(
         &self,
         plan: &mut Plan,
-        managed: &[String],
-        address: &str,
+        managed: &[(String, &InstanceAddr)],
+        container: &InstanceAddr,
         replaced: bool,
         deletes_contents: bool,
         diags: &mut Diagnostics,
     ) {
-        for m in managed {
-            let Some(inner) = plan.changes.iter_mut().find(|x| &x.address() == m) else {
+        for (m, addr) in managed {
+            let Some(inner) = plan.changes.iter_mut().find(|x| x.addr == **addr) else {
                 continue;
             };
             if inner.action == Action::Delete || inner.action.is_replace() {
                 continue;
             }
+            let address = container;
             if replaced && matches!(inner.action, Action::NoOp | Action::Update) {
-                self.replace_with_container(inner, address);
+                self.replace_with_container(inner, container);
                 // Replaced with its container, it is destroyed as surely as on its own.
                 if let Some(res) = self
                     .config
                     .resources
-                    .get(&inner.resource_address())
+                    .get(inner.resource())
                     .filter(|res| res.lifecycle.prevent_destroy)
                 {
                     diags.push(
@@ -464,10 +473,14 @@ impl Engine<'_> {
     }
 
     /// An unchanged or updated instance inside a replaced container is replaced with it.
-    fn replace_with_container(&self, c: &mut crate::plan::ResourceChange, container: &str) {
+    fn replace_with_container(
+        &self,
+        c: &mut crate::plan::ResourceChange,
+        container: &InstanceAddr,
+    ) {
         c.action = Action::DeleteThenCreate;
         c.reason = Some(ActionReason::ReplaceBecauseContainerReplaced);
-        c.container = Some(container.to_string());
+        c.container = Some(container.clone());
         // A new object: what only the service tells is known after apply, and so is what it
         // assigned the old object where the configuration may have left it to the service
         // (a storage location the service chose). One the configuration sets is shown as

@@ -83,7 +83,10 @@ pub(super) fn sensitive_schema_paths(schema: &Schema) -> Vec<Vec<PathStep>> {
     out
 }
 
-pub(super) fn prior_of(state: &StateDocument, address: &str) -> Option<(String, Prior)> {
+pub(super) fn prior_of(
+    state: &StateDocument,
+    address: &crate::addrs::InstanceAddr,
+) -> Option<(String, Prior)> {
     let r = state.get(address)?;
     Some((r.id.clone(), prior_from(r)))
 }
@@ -196,9 +199,9 @@ fn state_paths(paths: &[Vec<PathStep>]) -> Vec<String> {
 
 /// Where an object belongs in state.
 pub(super) struct Slot<'a> {
-    pub address: &'a str,
+    pub addr: &'a crate::addrs::InstanceAddr,
     pub provider: &'a str,
-    pub dependencies: &'a [String],
+    pub dependencies: &'a [crate::addrs::InstanceAddr],
 }
 
 /// The state entry of an object: the configuration that was applied (sensitive values
@@ -211,8 +214,8 @@ pub(super) fn state_entry(
     config: &Object,
     sensitive: &[Vec<PathStep>],
 ) -> Result<ResourceState, brickform_state::StateError> {
-    let (address, provider, dependencies) = (slot.address, slot.provider, slot.dependencies);
-    let mut rs = ResourceState::new(address, provider, &remote.id)?;
+    let (addr, provider, dependencies) = (slot.addr, slot.provider, slot.dependencies);
+    let mut rs = ResourceState::at(addr.clone(), provider, &remote.id);
     let schema = kind.schema();
     let mut sensitive_paths = sensitive_schema_paths(schema);
     sensitive_paths.extend(sensitive.iter().cloned());

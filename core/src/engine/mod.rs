@@ -64,9 +64,9 @@ impl PlanRequest {
 #[derive(Debug, Clone)]
 pub struct InstanceSpec {
     pub address: String,
-    /// The resource block (`TYPE.NAME` or `data.TYPE.NAME`); `None` for instances only state
-    /// knows (orphans to delete).
-    pub resource: Option<String>,
+    /// The resource block (`TYPE.NAME` or `data.TYPE.NAME`, in its module instance); `None`
+    /// for instances only state knows (orphans to delete).
+    pub resource: Option<crate::addrs::ResourceAddr>,
     pub key: Option<InstanceKey>,
     pub each_value: Option<Value>,
 }
@@ -158,7 +158,7 @@ impl<'a> Engine<'a> {
     /// (the default's when it declares nothing).
     pub fn registry_at(&self, address: &str) -> &Registry {
         let resource = crate::addrs::ResourceAddr::of_instance(address)
-            .and_then(|r| self.config.resources.get(&r.to_string()));
+            .and_then(|r| self.config.resources.get(&r));
         match resource {
             Some(r) => self.registry_for(&self.provider_key(r)),
             None => self.registry,

@@ -308,7 +308,7 @@ pub fn compare(
         .map(|(address, path, f, t, _)| {
             let field = super::configure::path_text(&path);
             let resource = ResourceAddr::of_instance(&address)
-                .and_then(|r| config.resources.get(&r.to_string()));
+                .and_then(|r| config.resources.get(&r));
             let mut why = Vec::new();
             if let Some(note) = from.presets.get(&address).and_then(|n| preset_for(&field, n)) {
                 why.push(Explanation::Preset(note));

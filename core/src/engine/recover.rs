@@ -12,7 +12,7 @@
 
 use super::Engine;
 use super::instance::{Slot, state_entry};
-use crate::addrs::ResourceAddr;
+use crate::addrs::InstanceAddr;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::value::Object;
 use brickform_state::{Intent, Journal, Outcome, StateDocument, WalOp};
@@ -38,7 +38,11 @@ impl Engine<'_> {
         let mut lines = Vec::new();
         for intent in intents {
             let ctx = self.op_context(&intent.address, doc.lineage());
-            let registry = match doc.get(&intent.address) {
+            // The log names the instance by its text, read once here; one that is no
+            // address was not written by brickform, and names nothing in the state.
+            let addr = InstanceAddr::parse(&intent.address);
+            let entry = addr.as_ref().ok().and_then(|a| doc.get(a));
+            let registry = match entry {
                 Some(r) => self.registry_for(&r.provider),
                 None => self.registry_at(&intent.address),
             };
@@ -71,10 +75,12 @@ impl Engine<'_> {
                             };
                             let config =
                                 super::instance::configurable(kind.schema(), &remote.attrs);
-                            let provider = match doc.get(&intent.address) {
+                            let provider = match addr.as_ref().ok().and_then(|a| doc.get(a)) {
                                 Some(r) => r.provider.clone(),
-                                None => ResourceAddr::of_instance(&intent.address)
-                                    .and_then(|r| self.config.resources.get(&r.to_string()))
+                                None => addr
+                                    .as_ref()
+                                    .ok()
+                                    .and_then(|a| self.config.resources.get(&a.resource))
                                     .map(|r| self.provider_key(r))
                                     .unwrap_or_else(|| {
                                         self.registry
@@ -83,12 +89,16 @@ impl Engine<'_> {
                                             .unwrap_or_default()
                                     }),
                             };
-                            let slot = Slot {
-                                address: &intent.address,
-                                provider: &provider,
-                                dependencies: &[],
-                            };
-                            match state_entry(doc, slot, kind.as_ref(), &remote, &config, &[]) {
+                            let entry = addr.as_ref().map_err(|e| e.to_string()).and_then(|addr| {
+                                let slot = Slot {
+                                    addr,
+                                    provider: &provider,
+                                    dependencies: &[],
+                                };
+                                state_entry(doc, slot, kind.as_ref(), &remote, &config, &[])
+                                    .map_err(|e| e.to_string())
+                            });
+                            match entry {
                                 Ok(rs) => {
                                     lines.push(format!(
                                         "{}: adopted {} created before the interruption",
@@ -96,7 +106,7 @@ impl Engine<'_> {
                                     ));
                                     Outcome::Created(rs)
                                 }
-                                Err(e) => failed(&e.to_string()),
+                                Err(e) => failed(&e),
                             }
                         }
                         Ok(None) => {
@@ -125,7 +135,10 @@ impl Engine<'_> {
                             // Gone, or going: what the delete does after its call (a wait
                             // for an object the service removes later, a volume it leaves)
                             // may not have run, and runs now.
-                            let prior = super::instance::prior_of(doc, &intent.address)
+                            let prior = addr
+                                .as_ref()
+                                .ok()
+                                .and_then(|a| super::instance::prior_of(doc, a))
                                 .map(|(_, p)| p.merged())
                                 .unwrap_or_default();
                             if let Err(e) = kind.complete_delete(&ctx, id, &prior).await {
@@ -199,13 +212,15 @@ impl Engine<'_> {
         id: &str,
         known: &Object,
     ) -> Result<(String, Diagnostics), Diagnostics> {
+        // The address is read once, here, as the command line or the other tool gave it.
         // Not an address: the whole text is what the configuration does not declare.
-        let base = ResourceAddr::of_instance(address)
-            .map_or_else(|| address.to_string(), |r| r.to_string());
-        let Some(resource) = self.config.resources.get(&base) else {
-            return Err(Diagnostic::error("Configuration for import target does not exist")
-                .detail(format!("The configuration does not declare {base}. Add a resource block for it before importing, so brickform knows how to manage it."))
-                .into());
+        let not_declared = |base: &dyn std::fmt::Display| {
+            Diagnostics::from(Diagnostic::error("Configuration for import target does not exist")
+                .detail(format!("The configuration does not declare {base}. Add a resource block for it before importing, so brickform knows how to manage it.")))
+        };
+        let addr = InstanceAddr::parse(address).map_err(|_| not_declared(&address))?;
+        let Some(resource) = self.config.resources.get(&addr.resource) else {
+            return Err(not_declared(&addr.resource));
         };
         if resource.mode != crate::plan::Mode::Managed {
             return Err(Diagnostic::error("Invalid import address")
@@ -214,7 +229,7 @@ impl Engine<'_> {
                 )
                 .into());
         }
-        if doc.get(address).is_some() {
+        if doc.get(&addr).is_some() {
             return Err(Diagnostic::error("Resource already managed by brickform")
                 .detail(format!("{address} is already in the state. To import it again, remove it first with `brickform state rm {address}`."))
                 .into());
@@ -278,10 +293,13 @@ impl Engine<'_> {
             }
         }
         let provider = self.provider_key(resource);
-        let dependencies =
-            cg.resource_dependencies(&crate::addrs::ConfigNode::Resource(resource.addr()));
+        let dependencies: Vec<InstanceAddr> = cg
+            .resource_dependencies(&crate::addrs::ConfigNode::Resource(resource.addr()))
+            .into_iter()
+            .map(|d| d.instance(None))
+            .collect();
         let slot = Slot {
-            address,
+            addr: &addr,
             provider: &provider,
             dependencies: &dependencies,
         };
@@ -344,7 +362,9 @@ impl Engine<'_> {
     ) -> Result<Vec<ImportOutcome>, brickform_state::StateError> {
         let mut report = Vec::with_capacity(imports.len());
         for i in imports {
-            if doc.get(&i.address).is_some() {
+            // The other tool's address text; one that is no address is reported by the
+            // import itself.
+            if InstanceAddr::parse(&i.address).is_ok_and(|a| doc.get(&a).is_some()) {
                 report.push(ImportOutcome::Kept(i.address.clone()));
                 continue;
             }

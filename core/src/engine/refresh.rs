@@ -32,7 +32,7 @@ type Known = (String, String, crate::value::Object, Answer);
 /// The reads of a refresh, started: each instance's by its address, and the tasks making
 /// them.
 pub(super) struct Reads {
-    pub pending: HashMap<String, Reading>,
+    pub pending: HashMap<crate::addrs::InstanceAddr, Reading>,
     tasks: JoinSet<()>,
 }
 
@@ -74,7 +74,7 @@ impl Engine<'_> {
                 continue;
             }
             let (answer, reading) = tokio::sync::oneshot::channel();
-            pending.insert(r.address(), reading);
+            pending.insert(r.addr.clone(), reading);
             // The last applied values as references see them, converted straight from the
             // state entry (as `Prior::merged` would make them from its two halves).
             by_kind

@@ -1,8 +1,8 @@
 //! Loading a configuration: every `*.bf.hcl` file of a directory, parsed and sorted into
 //! blocks, with a located diagnostic for every structural problem.
 
-use crate::addrs::ModuleInstance;
 use crate::addrs::ResourceMode as Mode;
+use crate::addrs::{ModuleInstance, ResourceAddr};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::source::{FileId, SourceFile, SourceMap, Span};
 use crate::value::PathStep;
@@ -250,7 +250,9 @@ pub struct ModuleBody {
     pub dir: String,
     pub variables: IndexMap<String, Variable>,
     pub locals: IndexMap<String, Local>,
-    pub resources: IndexMap<String, Resource>,
+    /// By address in the module (`TYPE.NAME`, `data.TYPE.NAME`: the root module's, until
+    /// an instance of the module is expanded), in the order declared.
+    pub resources: IndexMap<ResourceAddr, Resource>,
     pub outputs: IndexMap<String, Output>,
     pub checks: IndexMap<String, Check>,
     pub calls: IndexMap<String, ModuleCall>,
@@ -312,7 +314,9 @@ pub struct Config {
     pub environments: IndexMap<String, EnvironmentBlock>,
     pub variables: IndexMap<String, Variable>,
     pub locals: IndexMap<String, Local>,
-    pub resources: IndexMap<String, Resource>,
+    /// Every resource block by its address (module instance included), in the order
+    /// declared.
+    pub resources: IndexMap<ResourceAddr, Resource>,
     pub outputs: IndexMap<String, Output>,
     pub checks: IndexMap<String, Check>,
     pub imports: Vec<Import>,
@@ -341,6 +345,20 @@ pub fn scoped_key(module: &ModuleInstance, name: &str) -> String {
 }
 
 impl Config {
+    /// The resource block `target` (`TYPE.NAME` or `data.TYPE.NAME`, as a reference in
+    /// module instance `module` names it); `None` when the text is no such address.
+    pub fn resource_in(&self, module: &ModuleInstance, target: &str) -> Option<&Resource> {
+        let mut addr = ResourceAddr::parse(target).ok()?;
+        addr.module = module.clone();
+        self.resources.get(&addr)
+    }
+
+    /// The resource block a whole address's text names (`module.m.TYPE.NAME`, from the
+    /// command line or a record); `None` when the text is no resource address.
+    pub fn resource_at(&self, text: &str) -> Option<&Resource> {
+        self.resources.get(&ResourceAddr::parse(text).ok()?)
+    }
+
     /// A local by its scoped name.
     pub fn local(&self, s: &crate::addrs::Scoped) -> Option<&Local> {
         self.locals.get(&scoped_key(&s.module, &s.name))
@@ -980,7 +998,7 @@ removed {
         assert!(!d.has_errors(), "{d:?}");
         assert_eq!(c.variables["env"].validations.len(), 1);
         assert!(c.locals.contains_key("prefix"));
-        let a = &c.resources["test_thing.a"];
+        let a = c.resource_at("test_thing.a").unwrap();
         assert!(a.count.is_some());
         assert_eq!(
             a.depends_on
@@ -995,7 +1013,7 @@ removed {
             a.body.body.get_attribute("count").is_none(),
             "meta-arguments are removed from the body"
         );
-        assert!(c.resources.contains_key("data.test_info.i"));
+        assert!(c.resource_at("data.test_info.i").is_some());
         assert_eq!(c.imports[0].to.target, "test_thing.b");
         assert_eq!(c.moved[0].from, "test_thing.old");
         assert!(!c.removed[0].destroy);

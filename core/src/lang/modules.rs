@@ -525,7 +525,7 @@ fn expand_call(
                 d.target = absolute(&path, &d.target);
             }
             r.depends_on.extend(depends.iter().cloned());
-            config.resources.insert(r.address(), r);
+            config.resources.insert(r.addr(), r);
         }
         for (name, o) in &body.outputs {
             let mut o = o.clone();

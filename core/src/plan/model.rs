@@ -110,19 +110,21 @@ pub struct ResourceChange {
     pub contents: Option<Contents>,
     /// Set when this instance is deleted or replaced because the container it lies in is:
     /// the container's address.
-    pub container: Option<String>,
-    /// Set when a `moved` block (or `state mv`) renamed the instance.
-    pub moved_from: Option<String>,
+    pub container: Option<crate::addrs::InstanceAddr>,
+    /// Set when a `moved` block (or `state mv`) renamed the instance: its address before.
+    pub moved_from: Option<crate::addrs::InstanceAddr>,
     /// Set for the delete of an object a `create_before_destroy` replacement put aside (its
     /// delete failed or was interrupted): `id` is that object's, and the address belongs to
     /// its replacement.
     pub deposed: bool,
-    /// Addresses this instance depends on.
-    pub dependencies: Vec<String>,
+    /// What this instance depends on: the engine names resources (addresses without a
+    /// key, each standing for all of its instances); an address with a key names that one
+    /// instance.
+    pub dependencies: Vec<crate::addrs::InstanceAddr>,
     /// For a replacement: what the object it replaces depended on when it was made (from
     /// state), which orders that object's delete; `None` (a plan saved before this was
     /// recorded) orders it by `dependencies`.
-    pub replaced_dependencies: Option<Vec<String>>,
+    pub replaced_dependencies: Option<Vec<crate::addrs::InstanceAddr>>,
 }
 
 /// A resource change as saved plans and `show -json` write it: the address as text and in
@@ -173,6 +175,28 @@ impl TryFrom<ResourceChangeWire> for ResourceChange {
             &w.name,
             &w.index,
         )?;
+        // The addresses a change names besides its own, read here so a malformed one is
+        // refused naming its field.
+        use crate::addrs::{FieldAddressError, InstanceAddr};
+        let one = |field, text: &Option<String>| {
+            text.as_deref()
+                .map(|t| FieldAddressError::parse(&addr, field, t, InstanceAddr::parse))
+                .transpose()
+        };
+        let all = |field, texts: &[String]| {
+            texts
+                .iter()
+                .map(|t| FieldAddressError::parse(&addr, field, t, InstanceAddr::parse))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let container = one("container", &w.container)?;
+        let moved_from = one("moved_from", &w.moved_from)?;
+        let dependencies = all("dependencies", &w.dependencies)?;
+        let replaced_dependencies = w
+            .replaced_dependencies
+            .as_deref()
+            .map(|d| all("replaced_dependencies", d))
+            .transpose()?;
         Ok(ResourceChange {
             addr,
             provider: w.provider,
@@ -187,11 +211,11 @@ impl TryFrom<ResourceChangeWire> for ResourceChange {
             sensitive_paths: w.sensitive_paths,
             importing: w.importing,
             contents: w.contents,
-            container: w.container,
-            moved_from: w.moved_from,
+            container,
+            moved_from,
             deposed: w.deposed,
-            dependencies: w.dependencies,
-            replaced_dependencies: w.replaced_dependencies,
+            dependencies,
+            replaced_dependencies,
         })
     }
 }
@@ -201,18 +225,8 @@ impl Serialize for ResourceChange {
     /// without copying the objects.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let r = &self.addr.resource;
         let mut out = s.serialize_struct("ResourceChange", 23)?;
-        out.serialize_field("address", &self.addr.to_string())?;
-        if r.module.is_root() {
-            out.skip_field("module_address")?;
-        } else {
-            out.serialize_field("module_address", &r.module)?;
-        }
-        out.serialize_field("mode", &r.mode)?;
-        out.serialize_field("type_name", &r.type_name)?;
-        out.serialize_field("name", &r.name)?;
-        out.serialize_field("index", &self.addr.key)?;
+        self.addr.serialize_parts(&mut out, &PLAN_PARTS)?;
         out.serialize_field("provider", &self.provider)?;
         out.serialize_field("action", &self.action)?;
         out.serialize_field("reason", &self.reason)?;
@@ -250,6 +264,16 @@ impl Serialize for ResourceChange {
         out.end()
     }
 }
+
+/// Saved plans' names for the parts of an instance's address.
+const PLAN_PARTS: crate::addrs::PartNames = crate::addrs::PartNames {
+    address: "address",
+    module: "module_address",
+    mode: "mode",
+    type_name: "type_name",
+    name: "name",
+    key: "index",
+};
 
 /// What a container's delete takes with it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -724,6 +748,47 @@ mod tests {
                 .to_string();
             assert!(error.contains(message), "{field}: {error}");
         }
+    }
+
+    #[test]
+    fn a_saved_change_naming_a_malformed_address_does_not_load_and_says_where() {
+        let good: serde_json::Value = serde_json::from_str(SAVED_CHANGES[1]).unwrap();
+        for (field, value) in [
+            ("container", serde_json::json!("t c")),
+            ("moved_from", serde_json::json!("t.")),
+            ("dependencies", serde_json::json!(["t.ok", "1t.n"])),
+            ("replaced_dependencies", serde_json::json!(["t.n[x]"])),
+        ] {
+            let mut bad = good.clone();
+            bad[field] = value;
+            let error = serde_json::from_value::<ResourceChange>(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains(&format!(
+                    "resource `module.m[\"k\"].data.t.n[\"a\"]`: its {field}: invalid resource address"
+                )),
+                "{field}: {error}"
+            );
+        }
+        // The addresses it names are read as addresses, and written back as they were.
+        let c: ResourceChange = serde_json::from_str(SAVED_CHANGES[0]).unwrap();
+        assert_eq!(
+            c.moved_from,
+            Some(crate::addrs::InstanceAddr::parse("databricks_job.old[0]").unwrap())
+        );
+        assert_eq!(
+            c.dependencies[0]
+                .whole()
+                .map(ToString::to_string)
+                .as_deref(),
+            Some("databricks_catalog.c")
+        );
+        let c: ResourceChange = serde_json::from_str(SAVED_CHANGES[1]).unwrap();
+        assert_eq!(
+            c.container.as_ref().map(ToString::to_string).as_deref(),
+            Some("t.c")
+        );
     }
 
     #[test]

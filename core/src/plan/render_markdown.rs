@@ -623,10 +623,10 @@ fn graph(plan: &Plan, changes: &[&ResourceChange]) -> String {
             let instances: Vec<&ResourceChange> = plan
                 .changes
                 .iter()
-                .filter(|c| c.address() == *dep || c.resource_address() == *dep)
+                .filter(|c| c.addr == *dep || dep.whole() == Some(c.resource()))
                 .collect();
             if instances.is_empty() {
-                let from = g.node(dep, "noop");
+                let from = g.node(&dep.to_string(), "noop");
                 g.edges.insert((from, to));
             }
             for c in instances {

@@ -151,7 +151,7 @@ fn create_plan() -> Plan {
     let mut job = rc("databricks_job", "etl", Action::Create);
     job.after = Some(ser_obj(job_after()));
     job.block_paths = job_blocks();
-    job.dependencies = vec!["databricks_schema.raw".into()];
+    job.dependencies = vec![crate::addrs::InstanceAddr::parse("databricks_schema.raw").unwrap()];
     let job = with_top_fields(job);
 
     let mut schema = rc("databricks_schema", "raw", Action::Create);
@@ -411,12 +411,13 @@ fn import_moved_forget_plan() -> Plan {
     let imp_upd = with_top_fields(imp_upd);
 
     let mut mv = rc("databricks_schema", "renamed", Action::NoOp);
-    mv.moved_from = Some("databricks_schema.old_name".into());
+    mv.moved_from = Some(crate::addrs::InstanceAddr::parse("databricks_schema.old_name").unwrap());
     mv.before = Some(ser_obj(base.clone()));
     mv.after = Some(ser_obj(base.clone()));
 
     let mut mv_upd = rc("databricks_volume", "moved_and_changed", Action::Update);
-    mv_upd.moved_from = Some("databricks_volume.before_move".into());
+    mv_upd.moved_from =
+        Some(crate::addrs::InstanceAddr::parse("databricks_volume.before_move").unwrap());
     mv_upd.before = Some(ser_obj(base.clone()));
     mv_upd.after = Some(ser_obj(changed));
     let mv_upd = with_top_fields(mv_upd);
@@ -832,7 +833,8 @@ fn destroy_plan() -> Plan {
         c.reason = None;
     }
     p.changes.truncate(2);
-    p.changes[0].dependencies = vec!["databricks_volume.by_key".into()];
+    p.changes[0].dependencies =
+        vec![crate::addrs::InstanceAddr::parse("databricks_volume.by_key").unwrap()];
     p.outputs = vec![OutputChange {
         name: "schema_id".into(),
         action: Action::Delete,
@@ -1089,8 +1091,8 @@ fn graph_addresses_plan() -> Plan {
             ("source_table", s(&format!("raw.{k}"))),
         ])));
         f.dependencies = vec![
-            "databricks_schema.layer".into(),
-            "databricks_volume.conf".into(),
+            crate::addrs::InstanceAddr::parse("databricks_schema.layer").unwrap(),
+            crate::addrs::InstanceAddr::parse("databricks_volume.conf").unwrap(),
         ];
         with_top_fields(f)
     };
@@ -1100,7 +1102,7 @@ fn graph_addresses_plan() -> Plan {
         ("id", s("7")),
         ("name", s("onboard all")),
     ])));
-    job.dependencies = vec!["sdp_meta_flow.t".into()];
+    job.dependencies = vec![crate::addrs::InstanceAddr::parse("sdp_meta_flow.t").unwrap()];
     let job = with_top_fields(job);
 
     let mut pipeline = rc("databricks_pipeline", "bronze", Action::DeleteThenCreate);
@@ -1108,15 +1110,16 @@ fn graph_addresses_plan() -> Plan {
     pipeline.before = Some(ser_obj(obj(vec![("catalog", s("old"))])));
     pipeline.after = Some(ser_obj(obj(vec![("catalog", s("new"))])));
     pipeline.dependencies = vec![
-        "sdp_meta_flow.t[\"201\"]".into(),
-        "databricks_schema.layer[\"bronze\"]".into(),
+        crate::addrs::InstanceAddr::parse("sdp_meta_flow.t[\"201\"]").unwrap(),
+        crate::addrs::InstanceAddr::parse("databricks_schema.layer[\"bronze\"]").unwrap(),
     ];
     let mut pipeline = with_top_fields(pipeline);
     pipeline.fields[0].forces_replacement = true;
 
     let mut old = rc("databricks_volume", "old", Action::Delete);
     old.before = Some(ser_obj(obj(vec![("name", s("old"))])));
-    old.dependencies = vec!["databricks_schema.layer[\"raw\"]".into()];
+    old.dependencies =
+        vec![crate::addrs::InstanceAddr::parse("databricks_schema.layer[\"raw\"]").unwrap()];
     let old = with_top_fields(old);
 
     plan(vec![
@@ -1148,7 +1151,8 @@ fn large_plan(flows: usize) -> Plan {
             ("name", s(layer)),
             ("id", Value::Unknown),
         ])));
-        sc.dependencies = vec!["databricks_catalog.main".into()];
+        sc.dependencies =
+            vec![crate::addrs::InstanceAddr::parse("databricks_catalog.main").unwrap()];
         changes.push(with_top_fields(sc));
     }
     for group in ["finance", "retail"] {
@@ -1168,7 +1172,8 @@ fn large_plan(flows: usize) -> Plan {
             ("name", s(&format!("{group} bronze"))),
             ("development", Value::Bool(true)),
         ])));
-        p.dependencies = vec!["databricks_schema.layer".into()];
+        p.dependencies =
+            vec![crate::addrs::InstanceAddr::parse("databricks_schema.layer").unwrap()];
         changes.push(with_top_fields(p));
     }
     for i in 0..flows {
@@ -1197,8 +1202,11 @@ fn large_plan(flows: usize) -> Plan {
             ("id", Value::Unknown),
         ])));
         f.dependencies = vec![
-            "databricks_schema.layer".into(),
-            format!("databricks_pipeline.layer[\"{group}_bronze\"]"),
+            crate::addrs::InstanceAddr::parse("databricks_schema.layer").unwrap(),
+            crate::addrs::InstanceAddr::parse(&format!(
+                "databricks_pipeline.layer[\"{group}_bronze\"]"
+            ))
+            .unwrap(),
         ];
         changes.push(with_top_fields(f));
     }

@@ -502,7 +502,7 @@ pub(crate) fn headline(rc: &ResourceChange) -> Headline {
                 ) => Some("(because resource uses count or for_each)".to_string()),
                 (Some(ActionReason::DeleteBecauseNoMoveTarget), _) => Some(format!(
                     "(because {} was moved to an address which is not in configuration)",
-                    rc.moved_from.as_deref().unwrap_or(rc.address().as_str())
+                    rc.moved_from.as_ref().unwrap_or(&rc.addr)
                 )),
                 _ => None,
             };
@@ -521,7 +521,7 @@ pub(crate) fn headline(rc: &ResourceChange) -> Headline {
         }
         Action::NoOp => match &rc.moved_from {
             Some(from) => {
-                address = from.clone();
+                address = from.to_string();
                 format!("has moved to {}", rc.address())
             }
             None if rc.importing.is_some() => "will be imported".to_string(),

@@ -198,7 +198,7 @@ async fn a_job_with_every_task_type_has_no_drift_and_tasks_are_keyed() {
     let id = h
         .state()
         .await
-        .get("databricks_job.all")
+        .get(&brickform_core::addrs::InstanceAddr::parse("databricks_job.all").unwrap())
         .unwrap()
         .id
         .clone();
@@ -218,7 +218,10 @@ async fn a_job_with_every_task_type_has_no_drift_and_tasks_are_keyed() {
         "ownership tag on the wire"
     );
     let state = h.state().await;
-    let tags = &state.get("databricks_job.all").unwrap().config["tags"];
+    let tags = &state
+        .get(&brickform_core::addrs::InstanceAddr::parse("databricks_job.all").unwrap())
+        .unwrap()
+        .config["tags"];
     assert_eq!(
         tags,
         &serde_json::json!({ "team": "data" }),
@@ -290,7 +293,12 @@ resource "databricks_job_run" "r" {{
         .await;
     let report = report.unwrap();
     assert!(report.failed.is_empty(), "{:?}", report.failed);
-    let run = h.state().await.get("databricks_job_run.r").unwrap().clone();
+    let run = h
+        .state()
+        .await
+        .get(&brickform_core::addrs::InstanceAddr::parse("databricks_job_run.r").unwrap())
+        .unwrap()
+        .clone();
     assert_eq!(run.computed["result_state"], "SUCCESS");
 
     // Nothing changed: no new run.

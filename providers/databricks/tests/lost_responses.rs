@@ -72,7 +72,10 @@ async fn lost_create_responses_leave_no_duplicate() {
     assert_eq!(names.iter().filter(|n| **n == "s").count(), 1, "{names:?}");
     let state = h.state().await;
     assert_eq!(
-        state.get("databricks_job.j").unwrap().id,
+        state
+            .get(&brickform_core::addrs::InstanceAddr::parse("databricks_job.j").unwrap())
+            .unwrap()
+            .id,
         jobs["jobs"][0]["job_id"].to_string()
     );
 

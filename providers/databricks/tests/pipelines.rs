@@ -149,7 +149,12 @@ impl Ws {
     }
 
     async fn id_of(&self, address: &str) -> String {
-        self.state().await.get(address).unwrap().id.clone()
+        self.state()
+            .await
+            .get(&brickform_core::addrs::InstanceAddr::parse(address).unwrap())
+            .unwrap()
+            .id
+            .clone()
     }
 }
 
@@ -500,7 +505,9 @@ async fn every_field_round_trips_without_drift() {
 
     // Computed attributes are in state.
     let st = ws.state().await;
-    let rs = st.get("databricks_pipeline.all").unwrap();
+    let rs = st
+        .get(&brickform_core::addrs::InstanceAddr::parse("databricks_pipeline.all").unwrap())
+        .unwrap();
     assert_eq!(rs.computed["id"], json!(rs.id));
     assert!(rs.computed["last_modified"].is_i64());
     assert!(rs.computed["creator_user_name"].is_string());
@@ -601,7 +608,9 @@ resource "databricks_pipeline" "p" {
     ws.apply(cfg).await;
     let st = ws.state().await;
     let lineage = st.lineage().to_string();
-    let rs = st.get("databricks_pipeline.p").unwrap();
+    let rs = st
+        .get(&brickform_core::addrs::InstanceAddr::parse("databricks_pipeline.p").unwrap())
+        .unwrap();
     let want = format!("{lineage}/default/databricks_pipeline.p");
     let posts = ws.requests("POST", "/api/2.0/pipelines").await;
     assert_eq!(posts[0]["tags"], json!({"team": "data", "brickform": want}));
@@ -808,7 +817,12 @@ async fn gateway_and_ingestion_pipeline() {
 
     // The destination tables with their SCD types, for flows to reference.
     let st = ws.state().await;
-    let rs = st.get("databricks_ingestion_pipeline.ing").unwrap();
+    let rs = st
+        .get(
+            &brickform_core::addrs::InstanceAddr::parse("databricks_ingestion_pipeline.ing")
+                .unwrap(),
+        )
+        .unwrap();
     assert_eq!(rs.computed["source_type"], json!("SQLSERVER"));
     let tables = &rs.computed["tables"];
     assert_eq!(tables[0]["destination_table"], "lake.bronze.orders");
@@ -855,9 +869,12 @@ async fn gateway_and_ingestion_pipeline() {
     );
     let st = ws.state().await;
     assert_eq!(
-        st.get("databricks_ingestion_pipeline.ing")
-            .unwrap()
-            .computed["tables"][0]["scd_type"],
+        st.get(
+            &brickform_core::addrs::InstanceAddr::parse("databricks_ingestion_pipeline.ing")
+                .unwrap()
+        )
+        .unwrap()
+        .computed["tables"][0]["scd_type"],
         "APPEND_ONLY"
     );
     assert_no_changes(&ws.plan(&v2).await);

@@ -45,7 +45,13 @@ async fn children_follow_a_renamed_catalog() {
     assert!(report.failed.is_empty(), "{:?}", report.failed);
     assert_eq!((report.added, report.changed, report.destroyed), (0, 3, 0));
     let state = h.state().await;
-    assert_eq!(state.get("databricks_volume.v").unwrap().id, "after.s.v");
+    assert_eq!(
+        state
+            .get(&brickform_core::addrs::InstanceAddr::parse("databricks_volume.v").unwrap())
+            .unwrap()
+            .id,
+        "after.s.v"
+    );
     let (plan, _) = h.run(&config("after"), PlanMode::Normal, false).await;
     assert!(!plan.has_changes(), "{:#?}", plan.changes);
     h.run(&config("after"), PlanMode::Destroy, true).await;
@@ -87,7 +93,11 @@ async fn an_object_renamed_outside_is_renamed_back_not_made_again() {
     let back = h.api_get("/api/2.1/unity-catalog/volumes/out.s.v").await;
     assert_eq!(back["volume_id"], volume_id, "{back}");
     assert_eq!(
-        h.state().await.get("databricks_volume.v").unwrap().id,
+        h.state()
+            .await
+            .get(&brickform_core::addrs::InstanceAddr::parse("databricks_volume.v").unwrap())
+            .unwrap()
+            .id,
         "out.s.v"
     );
 

@@ -1559,7 +1559,12 @@ mod tests {
         // Crash: nothing saved since. The next run sees t.a done and t.b in doubt.
         let again = crate::backend::recover(b.clone(), "dev").await.unwrap();
         assert!(again.existed);
-        assert_eq!(again.document.get("t.a"), Some(&r));
+        assert_eq!(
+            again
+                .document
+                .get(&crate::address::InstanceAddr::parse("t.a").unwrap()),
+            Some(&r)
+        );
         assert_eq!(again.unresolved.len(), 1);
         assert_eq!(again.unresolved[0].address, "t.b");
     }

@@ -58,7 +58,8 @@ pub async fn exec(ctx: &Ctx, cmd: Command) -> Outcome {
             }
         }
         Command::Show { address, json } => {
-            let Some(r) = doc.as_ref().and_then(|d| d.get(&address)) else {
+            let addr = instance_arg(&address)?;
+            let Some(r) = doc.as_ref().and_then(|d| d.get(&addr)) else {
                 fail!("No instance found for the given address {address}.");
             };
             if json {
@@ -88,6 +89,12 @@ async fn locked(
     crate::backend::lock_state(&access.backend, &access.env, operation, Duration::ZERO).await
 }
 
+/// An instance address as the command line gives it, read once here: a text that is no
+/// address is refused saying why, rather than looked up and not found.
+fn instance_arg(text: &str) -> Result<brickform_state::InstanceAddr, Failure> {
+    brickform_state::InstanceAddr::parse(text).map_err(|e| Failure::from(anyhow!("{e}")))
+}
+
 fn existing(access: &StateAccess, doc: Option<StateDocument>) -> anyhow::Result<StateDocument> {
     doc.ok_or_else(|| anyhow!("no state for environment \"{}\"", access.env))
 }
@@ -103,9 +110,13 @@ async fn rm(
     let (env, backend) = (access.env.as_str(), &access.backend);
     let _lock = locked(access, "state rm").await?;
     let mut d = existing(access, doc)?;
+    let addrs = addresses
+        .iter()
+        .map(|a| instance_arg(a))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut removed = Vec::new();
-    for a in addresses {
-        match d.forget(a) {
+    for (a, addr) in addresses.iter().zip(&addrs) {
+        match d.forget(addr) {
             Some(r) => removed.push(r),
             None => fail!("No instance found for the given address {a}."),
         }
@@ -144,7 +155,10 @@ async fn mv(
         (Ok((f, "")), Ok((t, ""))) if !f.is_root() && !t.is_root() => {
             d.mv_module(&f, &t).said()?.len()
         }
-        _ => d.mv_all(from, to).said()?.len(),
+        _ => d
+            .mv_all(&instance_arg(from)?, &instance_arg(to)?)
+            .said()?
+            .len(),
     };
     access.backend.save(&access.env, &mut d).await.said()?;
     println!("Move \"{from}\" to \"{to}\"\nSuccessfully moved {moved} object(s).");

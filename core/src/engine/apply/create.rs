@@ -48,7 +48,7 @@ async fn token(step: &Step<'_>) -> Option<String> {
     }
     let doc = step.shared.doc.lock().await;
     Some(
-        doc.pending_token(&step.change.address())
+        doc.pending_token(&step.change.addr)
             .map(str::to_string)
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
     )
@@ -170,7 +170,9 @@ mod tests {
         let node = kit.node(kit.change("b", Action::Create), Part::Whole);
         run(&node.step(&shared)).await.unwrap();
         let doc = shared.doc.lock().await;
-        let entry = doc.get("test_thing.b").unwrap();
+        let entry = doc
+            .get(&crate::addrs::InstanceAddr::parse("test_thing.b").unwrap())
+            .unwrap();
         assert_eq!(entry.config.get("secret"), None);
         let fingerprint = entry.sensitive.get("secret").unwrap();
         assert!(doc.fingerprint_matches(&"hunter2".into(), fingerprint));
@@ -287,8 +289,14 @@ mod tests {
             ["intent create key=a token", "pending"]
         );
         let doc = shared.doc.lock().await;
-        assert!(doc.pending_token("test_thing.a").is_some());
-        assert!(doc.get("test_thing.a").is_none());
+        assert!(
+            doc.pending_token(&crate::addrs::InstanceAddr::parse("test_thing.a").unwrap())
+                .is_some()
+        );
+        assert!(
+            doc.get(&crate::addrs::InstanceAddr::parse("test_thing.a").unwrap())
+                .is_none()
+        );
     }
 
     #[tokio::test]
@@ -306,7 +314,9 @@ mod tests {
         // Recorded as given what the service holds: the comment that did not take is
         // still to write, and what the service computes is not configuration.
         let doc = shared.doc.lock().await;
-        let entry = doc.get("test_thing.a").unwrap();
+        let entry = doc
+            .get(&crate::addrs::InstanceAddr::parse("test_thing.a").unwrap())
+            .unwrap();
         assert_eq!(entry.id, "id-1");
         assert_eq!(entry.config.get("name").unwrap(), "a");
         assert_eq!(entry.config.get("comment"), None);

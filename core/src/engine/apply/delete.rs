@@ -30,7 +30,7 @@ async fn contents_unchanged(step: &Step<'_>, id: &str) -> Result<(), NodeError> 
     let change = step.change;
     let (Some(seen), Some(loc)) = (
         change.contents.as_ref().and_then(|c| c.unmanaged.as_ref()),
-        step.shared.locations.get(&change.address()),
+        step.shared.locations.get(&change.addr),
     ) else {
         return Ok(());
     };
@@ -117,9 +117,10 @@ mod tests {
         let kit = Kit::new();
         let mut shared = kit.shared().await;
         let id = kit.existing(&shared, "a", "old").await;
-        shared
-            .locations
-            .insert("test_thing.a".into(), Location::new("", ["a"]));
+        shared.locations.insert(
+            crate::addrs::InstanceAddr::parse("test_thing.a").unwrap(),
+            Location::new("", ["a"]),
+        );
         kit.svc.set_contents(&[&["a", "seen"], &["a", "new"]]);
         let mut change = kit.change_of("a", Action::Delete, &id);
         change.contents = Some(Contents {

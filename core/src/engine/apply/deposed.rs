@@ -24,7 +24,11 @@ mod tests {
     /// deposed, the new one at the address. The delete of the old one, and both ids.
     async fn deposed(kit: &Kit, shared: &Shared) -> (ResourceChange, String, String) {
         let old = kit.existing(shared, "a", "old").await;
-        shared.doc.lock().await.depose("test_thing.a");
+        shared
+            .doc
+            .lock()
+            .await
+            .depose(&crate::addrs::InstanceAddr::parse("test_thing.a").unwrap());
         let new = kit.existing(shared, "a", "first").await;
         let mut change = kit.change_of("a", Action::Delete, &old);
         change.deposed = true;

@@ -3,7 +3,6 @@
 
 use super::report::ApplyReport;
 use super::{Shared, lock};
-use crate::addrs::ResourceAddr;
 use crate::engine::Engine;
 use crate::engine::world::World;
 use crate::lang::eval::Evaluator;
@@ -90,14 +89,9 @@ impl Engine<'_> {
             return;
         }
         let destroying = plan.mode == crate::plan::PlanMode::Destroy;
-        let unused: Vec<String> = doc
+        let unused: Vec<_> = doc
             .pending_token_addresses()
-            .filter(|a| {
-                destroying
-                    || !ResourceAddr::of_instance(a)
-                        .is_some_and(|r| self.config.resources.contains_key(&r.to_string()))
-            })
-            .map(str::to_string)
+            .filter(|a| destroying || !self.config.resources.contains_key(&a.resource))
             .collect();
         for a in unused {
             doc.clear_pending_token(&a);

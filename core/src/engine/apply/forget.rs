@@ -38,7 +38,11 @@ mod tests {
         let kit = Kit::new();
         let shared = kit.shared().await;
         let old = kit.existing(&shared, "a", "old").await;
-        shared.doc.lock().await.depose("test_thing.a");
+        shared
+            .doc
+            .lock()
+            .await
+            .depose(&crate::addrs::InstanceAddr::parse("test_thing.a").unwrap());
         let new = kit.existing(&shared, "a", "first").await;
         let mut change = kit.change_of("a", Action::Forget, &old);
         change.deposed = true;

@@ -103,18 +103,24 @@ fn add_parts(g: &mut Graph, i: usize, c: &ResourceChange) -> Parts {
 
 /// Orders the nodes by what each change depends on.
 fn add_dependency_edges(g: &mut Graph, plan: &Plan, parts_of: &HashMap<usize, Parts>) {
-    let by_base: HashMap<String, Vec<usize>> =
-        plan.changes
-            .iter()
-            .enumerate()
-            .fold(HashMap::new(), |mut m, (i, c)| {
-                m.entry(c.resource_address()).or_default().push(i);
-                m
-            });
+    let by_base: HashMap<&crate::addrs::ResourceAddr, Vec<usize>> = plan
+        .changes
+        .iter()
+        .enumerate()
+        .fold(HashMap::new(), |mut m, (i, c)| {
+            m.entry(c.resource()).or_default().push(i);
+            m
+        });
     // The changes an instance's dependencies name.
-    let named = |deps: &[String]| -> Vec<usize> {
+    // A dependency names a resource as a whole (an address without a key).
+    let named = |deps: &[crate::addrs::InstanceAddr]| -> Vec<usize> {
         deps.iter()
-            .flat_map(|dep| by_base.get(dep.as_str()).map(Vec::as_slice).unwrap_or(&[]))
+            .flat_map(|dep| {
+                dep.whole()
+                    .and_then(|r| by_base.get(r))
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[])
+            })
             .copied()
             .collect()
     };
@@ -159,7 +165,10 @@ mod tests {
 
     fn change(name: &str, action: Action, deps: &[&str]) -> ResourceChange {
         let mut c = ResourceChange::bare("t", name, "test", action);
-        c.dependencies = deps.iter().map(|d| d.to_string()).collect();
+        c.dependencies = deps
+            .iter()
+            .map(|d| crate::addrs::InstanceAddr::parse(d).unwrap())
+            .collect();
         c
     }
 
@@ -214,7 +223,8 @@ mod tests {
         // `new` is replaced create-first; its configuration now names `gone` (which goes,
         // and depended on `base`, which changes), its old object named only `base`.
         let mut new = change("new", Action::CreateThenDelete, &["t.base", "t.gone"]);
-        new.replaced_dependencies = Some(vec!["t.base".into()]);
+        new.replaced_dependencies =
+            Some(vec![crate::addrs::InstanceAddr::parse("t.base").unwrap()]);
         let plan = Plan {
             changes: vec![
                 change("base", Action::Update, &[]),

@@ -98,7 +98,7 @@ impl Step<'_> {
     async fn entry(&self, remote: &Remote, sent: &Sent) -> Result<ResourceState, NodeError> {
         let doc = self.shared.doc.lock().await;
         let slot = Slot {
-            address: &self.change.address(),
+            addr: &self.change.addr,
             provider: &self.change.provider,
             dependencies: &self.change.dependencies,
         };

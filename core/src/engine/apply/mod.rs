@@ -85,7 +85,7 @@ struct Shared {
     journal: Journal,
     /// Where each managed instance lived when apply started, for containers' checks (empty
     /// when the plan has none).
-    locations: std::collections::BTreeMap<String, crate::location::Location>,
+    locations: super::containers::Locations,
     /// The call slots: at most `parallelism` calls to the service at once (see `calls`).
     calls: tokio::sync::Semaphore,
 }
@@ -120,7 +120,7 @@ impl Engine<'_> {
         let locations = if checks_contents {
             super::containers::managed_locations(self.registry, &doc)
         } else {
-            std::collections::BTreeMap::new()
+            super::containers::Locations::new()
         };
         let shared = Arc::new(Shared {
             world: Mutex::new(world),

@@ -143,7 +143,7 @@ impl Failure {
             return out;
         }
         let span = ResourceAddr::of_instance(address)
-            .and_then(|r| config.resources.get(&r.to_string()))
+            .and_then(|r| config.resources.get(&r))
             .and_then(|r| r.span.clone());
         let (first, rest) = self
             .message

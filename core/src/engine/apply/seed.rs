@@ -17,8 +17,8 @@ pub(super) fn rename_moved(doc: &mut StateDocument, plan: &Plan, report: &mut Ap
     for c in &plan.changes {
         if let Some(from) = &c.moved_from
             && doc.get(from).is_some()
-            && doc.get(&c.address()).is_none()
-            && let Err(e) = doc.mv(from, &c.address())
+            && doc.get(&c.addr).is_none()
+            && let Err(e) = doc.mv(from, &c.addr)
         {
             report.failed.push((
                 c.address(),

@@ -397,7 +397,7 @@ impl Kit {
             world: Mutex::new(world),
             doc: tokio::sync::Mutex::new(doc),
             journal: rec.journal,
-            locations: BTreeMap::new(),
+            locations: crate::engine::containers::Locations::new(),
             calls: tokio::sync::Semaphore::new(1),
         }
     }
@@ -440,7 +440,11 @@ impl Kit {
             part,
             kind: (!data).then(|| self.kind.clone()),
             data_source: data.then(|| self.info.clone()),
-            resource: self.config.resources.get(&change.address()).cloned(),
+            resource: change
+                .addr
+                .whole()
+                .and_then(|r| self.config.resources.get(r))
+                .cloned(),
             key: None,
             each_value: None,
             base_dir: self.dir.path().to_path_buf(),
@@ -462,9 +466,9 @@ impl Kit {
         let config = object(&[("name", name), ("comment", comment)]);
         let remote = self.svc.make(&config);
         let mut doc = shared.doc.lock().await;
-        let address = format!("test_thing.{name}");
+        let address = crate::addrs::InstanceAddr::parse(&format!("test_thing.{name}")).unwrap();
         let slot = Slot {
-            address: &address,
+            addr: &address,
             provider: "test",
             dependencies: &[],
         };
@@ -522,7 +526,12 @@ fn line(r: &WalRecord) -> String {
 
 /// The id state records for `address`, if any.
 pub(super) async fn state_id(shared: &Shared, address: &str) -> Option<String> {
-    shared.doc.lock().await.get(address).map(|r| r.id.clone())
+    shared
+        .doc
+        .lock()
+        .await
+        .get(&crate::addrs::InstanceAddr::parse(address).unwrap())
+        .map(|r| r.id.clone())
 }
 
 /// The ids of the objects state holds deposed.

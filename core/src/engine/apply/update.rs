@@ -28,7 +28,7 @@ pub(super) async fn run(step: &Step<'_>) -> Result<Option<String>, NodeError> {
 pub(super) async fn write(step: &Step<'_>, id: &str, config: &Object) -> ProviderResult<Remote> {
     let prior = {
         let doc = step.shared.doc.lock().await;
-        prior_of(&doc, &step.change.address())
+        prior_of(&doc, &step.change.addr)
             .map(|(_, p)| p.applied(step.kind.schema()))
             .unwrap_or_else(|| step.prior())
     };
@@ -56,7 +56,12 @@ mod tests {
             Some("first")
         );
         let doc = shared.doc.lock().await;
-        assert_eq!(doc.get("test_thing.a").unwrap().config["comment"], "first");
+        assert_eq!(
+            doc.get(&crate::addrs::InstanceAddr::parse("test_thing.a").unwrap())
+                .unwrap()
+                .config["comment"],
+            "first"
+        );
         drop(doc);
         assert_eq!(
             kit.log(&shared).await,
@@ -71,13 +76,26 @@ mod tests {
         let kit = Kit::new();
         let shared = kit.shared().await;
         let id = kit.existing(&shared, "a", "old").await;
-        let before = shared.doc.lock().await.get("test_thing.a").cloned();
+        let before = shared
+            .doc
+            .lock()
+            .await
+            .get(&crate::addrs::InstanceAddr::parse("test_thing.a").unwrap())
+            .cloned();
         kit.svc.fail_next(Op::Update, Fault::Refuse);
         let node = kit.node(kit.change_of("a", Action::Update, &id), Part::Whole);
         let failed = failure(run(&node.step(&shared)).await);
         assert_eq!(failed.kind, Some(ErrorKind::InvalidInput));
         assert_eq!(failed.message, "the service refused the update");
-        assert_eq!(shared.doc.lock().await.get("test_thing.a").cloned(), before);
+        assert_eq!(
+            shared
+                .doc
+                .lock()
+                .await
+                .get(&crate::addrs::InstanceAddr::parse("test_thing.a").unwrap())
+                .cloned(),
+            before
+        );
         assert_eq!(
             kit.log(&shared).await,
             [

@@ -20,7 +20,7 @@ pub(super) struct Lookup<'r> {
     /// Whether anything reads the data source (see [`super::managed::Block::referenced`]).
     pub referenced: bool,
     pub provider: String,
-    pub dependencies: Vec<String>,
+    pub dependencies: Vec<crate::addrs::InstanceAddr>,
     pub shape: Shape,
 }
 
@@ -61,7 +61,6 @@ impl PlanWalk<'_, '_> {
             ..Default::default()
         };
         let (r, ds) = (lookup.resource, lookup.source.as_ref());
-        let base = r.address();
         let address = r.addr().instance(a.key.clone()).to_string();
         // Until it is read: what the source fills in is unknown, an optional value it fills
         // in when left unset (the id a lookup by name finds) included.
@@ -133,7 +132,7 @@ impl PlanWalk<'_, '_> {
             },
             spec: InstanceSpec {
                 address,
-                resource: Some(base),
+                resource: Some(r.addr()),
                 key: a.key,
                 each_value: a.each,
             },

@@ -1,6 +1,7 @@
 //! The pure steps of planning a managed instance: which action its diff calls for, what the
 //! planned object holds, and what references to it see. Nothing here calls a provider.
 
+use crate::addrs::{InstanceAddr, ResourceAddr};
 use crate::lang::load::Resource;
 use crate::plan::diff::{DiffOutput, Prior};
 use crate::plan::{Action, ActionReason, FieldChange, FieldReason, ResourceChange, SerValue};
@@ -9,8 +10,8 @@ use crate::value::{Object, PathStep, Value};
 use std::collections::HashMap;
 
 /// What the instances planned so far tell the resources that depend on them, by resource
-/// address (`TYPE.NAME`, `data.TYPE.NAME`).
-pub(super) type SettledMap = HashMap<String, Vec<Settled>>;
+/// block (`TYPE.NAME`, `data.TYPE.NAME`, in its module instance).
+pub(super) type SettledMap = HashMap<ResourceAddr, Vec<Settled>>;
 
 /// What a dependent needs to know of one planned instance.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,10 +77,10 @@ impl Settled {
 
 /// Whether something in `dependencies` changes in this plan (a lookup of it then waits for
 /// apply).
-pub(super) fn dependency_pending(settled: &SettledMap, dependencies: &[String]) -> bool {
+pub(super) fn dependency_pending(settled: &SettledMap, dependencies: &[InstanceAddr]) -> bool {
     dependencies
         .iter()
-        .filter_map(|d| settled.get(d))
+        .filter_map(|d| settled.get(d.whole()?))
         .flatten()
         .any(Settled::changes)
 }
@@ -89,10 +90,14 @@ pub(super) fn dependency_pending(settled: &SettledMap, dependencies: &[String]) 
 /// rename: the service moves the child with its parent, so replacing the child would be wrong (and
 /// would fail, the child being already there under the new name). A rename made outside
 /// brickform that the plan puts back is followed the same way.
-pub(super) fn follow_renames(d: &mut DiffOutput, settled: &SettledMap, dependencies: &[String]) {
+pub(super) fn follow_renames(
+    d: &mut DiffOutput,
+    settled: &SettledMap,
+    dependencies: &[InstanceAddr],
+) {
     let renamed: Vec<&(Value, Value)> = dependencies
         .iter()
-        .filter_map(|dep| settled.get(dep))
+        .filter_map(|dep| settled.get(dep.whole()?))
         .flatten()
         .filter_map(|s| s.renamed.as_ref())
         .collect();
@@ -121,7 +126,9 @@ pub(super) fn replace_triggered(r: &Resource, settled: &SettledMap) -> bool {
             // `TYPE.NAME.ATTR`: the attribute, when the reference names one before any index.
             let at = if rf.root == "data" { 2 } else { 1 };
             let attribute = rf.attrs.get(at).map(String::as_str);
+            // The reference names a block of the root module, as it always has here.
             rf.target()
+                .and_then(|t| ResourceAddr::parse(&t).ok())
                 .and_then(|t| settled.get(&t))
                 .is_some_and(|instances| instances.iter().any(|s| s.triggers(attribute)))
         })
@@ -469,7 +476,7 @@ mod tests {
     fn renamed_parent(action: Action) -> SettledMap {
         let mut m = SettledMap::new();
         m.insert(
-            "t.parent".into(),
+            ResourceAddr::parse("t.parent").unwrap(),
             vec![Settled {
                 action,
                 renamed: (action == Action::Update).then(|| ("old".into(), "new".into())),
@@ -511,7 +518,7 @@ mod tests {
         follow_renames(
             &mut d,
             &renamed_parent(Action::Update),
-            &["t.parent".into()],
+            &[InstanceAddr::parse("t.parent").unwrap()],
         );
         assert!(!d.replace);
         assert!(!d.fields[0].forces_replacement);
@@ -529,7 +536,7 @@ mod tests {
         follow_renames(
             &mut d,
             &renamed_parent(Action::Update),
-            &["t.parent".into()],
+            &[InstanceAddr::parse("t.parent").unwrap()],
         );
         assert!(d.replace);
         // A rename of something it does not depend on is not followed.
@@ -537,19 +544,23 @@ mod tests {
             vec![field("catalog", "old".into(), "new".into(), true)],
             true,
         );
-        follow_renames(&mut d, &renamed_parent(Action::Update), &["t.other".into()]);
+        follow_renames(
+            &mut d,
+            &renamed_parent(Action::Update),
+            &[InstanceAddr::parse("t.other").unwrap()],
+        );
         assert!(d.replace);
     }
 
     #[test]
     fn only_a_dependency_that_changes_is_pending() {
-        let deps = ["t.parent".to_string()];
+        let deps = [InstanceAddr::parse("t.parent").unwrap()];
         assert!(dependency_pending(&renamed_parent(Action::Update), &deps));
         assert!(!dependency_pending(&renamed_parent(Action::NoOp), &deps));
         assert!(!dependency_pending(&renamed_parent(Action::Read), &deps));
         assert!(!dependency_pending(
             &renamed_parent(Action::Update),
-            &["t.other".into()]
+            &[InstanceAddr::parse("t.other").unwrap()]
         ));
     }
 

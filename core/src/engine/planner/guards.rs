@@ -38,7 +38,7 @@ impl Engine<'_> {
                 let span = self
                     .config
                     .resources
-                    .get(&c.resource_address())
+                    .get(c.resource())
                     .and_then(|r| r.span.clone());
                 diags.push(
                     Diagnostic::error(format!(
@@ -66,18 +66,14 @@ impl Engine<'_> {
     pub(super) async fn spread_names(
         &self,
         plan: &Plan,
-        spread: &[String],
+        spread: &[crate::addrs::InstanceAddr],
         lineage: &str,
     ) -> Diagnostics {
         let mut diags = Diagnostics::new();
         if self.offline {
             return diags;
         }
-        for c in plan
-            .changes
-            .iter()
-            .filter(|c| spread.contains(&c.address()))
-        {
+        for c in plan.changes.iter().filter(|c| spread.contains(&c.addr)) {
             let (Some(kind), Some(after), Some(old_id)) = (
                 self.registry_for(&c.provider).kind(c.type_name()),
                 c.after.as_ref(),
@@ -96,7 +92,7 @@ impl Engine<'_> {
                 let span = self
                     .config
                     .resources
-                    .get(&c.resource_address())
+                    .get(c.resource())
                     .and_then(|r| r.span.clone());
                 diags.push(
                     Diagnostic::error(format!("{}: create_before_destroy needs a new name", c.address()))
@@ -189,31 +185,31 @@ impl Engine<'_> {
                             .get_or_init(|| {
                                 crate::engine::containers::managed_locations(self.registry, state)
                             })
-                            .get(&r.address())
+                            .get(&r.addr)
                             == Some(l)
                     })
             };
             let span = || {
                 self.config
                     .resources
-                    .get(&c.resource_address())
+                    .get(c.resource())
                     .and_then(|r| r.span.clone())
             };
             // Unless this plan forgets it there (a `removed` block that keeps the object).
-            let forgotten = |address: &str| {
+            let forgotten = |address: &crate::addrs::InstanceAddr| {
                 plan.changes
                     .iter()
-                    .any(|o| o.address() == address && o.action == Action::Forget)
+                    .any(|o| o.addr == *address && o.action == Action::Forget)
             };
             let held = state.resources().iter().find(|r| {
                 r.type_name() == c.type_name()
                     // States written before provider keys were recorded name the default.
                     && (r.provider == c.provider
                         || (r.provider.is_empty() && !c.provider.contains('.')))
-                    && r.address() != c.address()
+                    && r.addr != c.addr
                     && r.mode() == brickform_state::ResourceMode::Managed
                     && same_object(r)
-                    && !forgotten(&r.address())
+                    && !forgotten(&r.addr)
             });
             if let Some(r) = held {
                 diags.push(
@@ -314,7 +310,7 @@ pub(super) fn claimed_twice(
         };
         for second in rest.iter().filter(|c| c.address != first.address) {
             let span = ResourceAddr::of_instance(&second.address)
-                .and_then(|r| config.resources.get(&r.to_string()))
+                .and_then(|r| config.resources.get(&r))
                 .and_then(|r| r.span.clone());
             let diag = match &first.what {
                 None => Diagnostic::error(format!(
@@ -341,10 +337,10 @@ pub(super) fn claimed_twice(
 /// dependency before its old copy goes, and the dependency's old copy can go only after
 /// the dependent's — destroying the dependency first would make apply's graph a cycle.
 /// The addresses it turned into create-first replacements.
-pub(super) fn create_before_destroy_spreads(plan: &mut Plan) -> Vec<String> {
+pub(super) fn create_before_destroy_spreads(plan: &mut Plan) -> Vec<crate::addrs::InstanceAddr> {
     let mut spread = Vec::new();
     loop {
-        let needs: HashSet<String> = plan
+        let needs: HashSet<crate::addrs::InstanceAddr> = plan
             .changes
             .iter()
             .filter(|c| c.action == Action::CreateThenDelete)
@@ -352,11 +348,12 @@ pub(super) fn create_before_destroy_spreads(plan: &mut Plan) -> Vec<String> {
             .collect();
         let mut changed = false;
         for c in plan.changes.iter_mut() {
+            // A dependency names one instance, or (without a key) its resource as a whole.
             if c.action == Action::DeleteThenCreate
-                && (needs.contains(&c.address()) || needs.contains(&c.resource_address()))
+                && (needs.contains(&c.addr) || needs.contains(&c.resource().instance(None)))
             {
                 c.action = Action::CreateThenDelete;
-                spread.push(c.address());
+                spread.push(c.addr.clone());
                 changed = true;
             }
         }
@@ -395,7 +392,7 @@ pub(super) fn destroy_only(plan: &mut Plan, state: &brickform_state::StateDocume
             c.action = Action::NoOp;
             continue;
         }
-        if state.get(&c.address()).is_some() && c.action != Action::Forget {
+        if state.get(&c.addr).is_some() && c.action != Action::Forget {
             c.action = Action::Delete;
             c.after = None;
             c.fields.clear();
@@ -416,7 +413,7 @@ impl Engine<'_> {
             if let Some(res) = self
                 .config
                 .resources
-                .get(&c.resource_address())
+                .get(c.resource())
                 .filter(|res| res.lifecycle.prevent_destroy)
             {
                 diags.push(prevent_destroy_error(&c.address(), res.span.clone()));
@@ -436,7 +433,10 @@ mod tests {
 
     fn change(name: &str, action: Action, deps: &[&str]) -> ResourceChange {
         let mut c = ResourceChange::bare("t", name, "p", action);
-        c.dependencies = deps.iter().map(|d| d.to_string()).collect();
+        c.dependencies = deps
+            .iter()
+            .map(|d| crate::addrs::InstanceAddr::parse(d).unwrap())
+            .collect();
         c
     }
 

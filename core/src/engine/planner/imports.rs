@@ -31,7 +31,7 @@ impl Engine<'_> {
                     }
                 },
             };
-            let Some(resource) = self.config.resources.get(&i.to.target) else {
+            let Some(resource) = self.config.resource_at(&i.to.target) else {
                 diags.push(
                     Diagnostic::error("Configuration for import target does not exist")
                         .at(i.to.span.clone())

@@ -37,14 +37,12 @@ pub(super) struct Prepared {
 /// The resource block an instance comes from, and what all its instances share.
 pub(super) struct Block<'r> {
     pub resource: &'r Resource,
-    /// The resource's address, `TYPE.NAME`.
-    pub address: String,
     /// Whether anything reads the resource: only then do its instances get a value in the
     /// world.
     pub referenced: bool,
     pub kind: Arc<dyn ResourceKind>,
     pub provider: String,
-    pub dependencies: Vec<String>,
+    pub dependencies: Vec<crate::addrs::InstanceAddr>,
     pub shape: Shape,
 }
 
@@ -107,7 +105,8 @@ impl PlanWalk<'_, '_> {
     pub(super) async fn look_up(&self, block: &Block<'_>, p: Prepared) -> Looked {
         // The read the refresh started for the instance is waited for before the instance
         // takes a call slot: the read takes one of its own.
-        let reading = super::walk::lock(&self.refreshed).remove(&p.address);
+        let addr = block.resource.addr().instance(p.key.clone());
+        let reading = super::walk::lock(&self.refreshed).remove(&addr);
         let read_before = match reading {
             Some(reading) => reading.await.ok(),
             None => None,
@@ -115,7 +114,6 @@ impl PlanWalk<'_, '_> {
         let _call = self.calls.acquire().await.ok();
         let mut warnings = Vec::new();
         let ctx = self.engine.op_context(&p.address, &self.lineage);
-        let addr = block.resource.addr().instance(p.key.clone());
         let found = self
             .find(block, &addr, &ctx, &p.config, read_before, &mut warnings)
             .await;
@@ -528,8 +526,8 @@ impl PlanWalk<'_, '_> {
             .clone()
             .or_else(|| found.prior.as_ref().map(|(id, _)| id.clone()));
         let sensitive_keys = top_level_keys(&all_sensitive);
+        let addr = r.addr().instance(p.key.clone());
         let change = ResourceChange {
-            addr: r.addr().instance(p.key.clone()),
             provider: block.provider.clone(),
             action,
             reason,
@@ -543,21 +541,22 @@ impl PlanWalk<'_, '_> {
             importing: found.importing,
             contents: None,
             container: None,
-            moved_from: self.moved_from.get(&p.address).cloned(),
+            moved_from: self.moved_from.get(&addr).cloned(),
             deposed: false,
             dependencies: block.dependencies.clone(),
             replaced_dependencies: action.is_replace().then(|| {
                 self.state
-                    .get(&p.address)
+                    .get(&addr)
                     .map(|r| r.dependencies.clone())
                     .unwrap_or_default()
             }),
+            addr,
         };
         out.planned = Some(InstancePlan {
             change,
             spec: InstanceSpec {
                 address: p.address,
-                resource: Some(block.address.clone()),
+                resource: Some(block.resource.addr()),
                 key: p.key,
                 each_value: p.each,
             },
@@ -589,9 +588,9 @@ impl PlanWalk<'_, '_> {
         warnings: &mut Vec<String>,
     ) -> Result<(Option<(String, Prior)>, Option<String>), NoPrior> {
         let (r, kind) = (block.resource, &block.kind);
-        let (engine, state, address) = (self.engine, self.state, ctx.address.as_str());
+        let (engine, state) = (self.engine, self.state);
         let schema = kind.schema();
-        let mut prior = prior_of(state, address);
+        let mut prior = prior_of(state, addr);
         if let Some((_, p)) = prior.as_mut() {
             crate::engine::sensitive::restore(p, config, schema, &|v, fp| {
                 state.fingerprint_matches(&v.to_json(), fp)

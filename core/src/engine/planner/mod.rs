@@ -23,6 +23,7 @@ mod walk;
 
 use super::world::World;
 use super::{Engine, InstanceSpec, PlanRequest, Planned, PresetNotes};
+use crate::addrs::InstanceAddr;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::graph;
 use crate::plan::{Mode, Plan, PlanMode};
@@ -103,7 +104,7 @@ impl Engine<'_> {
         order: &[crate::dag::NodeId],
         state: &StateDocument,
         req: &PlanRequest,
-        moved_from: &BTreeMap<String, String>,
+        moved_from: &BTreeMap<InstanceAddr, InstanceAddr>,
         diags: &mut Diagnostics,
     ) -> Walked {
         let config = &*self.config;
@@ -215,7 +216,9 @@ impl Engine<'_> {
                 .await;
         }
         for r in &req.replace {
-            if !plan.changes.iter().any(|c| &c.address() == r) {
+            // The command line's text, read once: one that is no address matches nothing.
+            let addr = InstanceAddr::parse(r).ok();
+            if !plan.changes.iter().any(|c| Some(&c.addr) == addr.as_ref()) {
                 diags.push(targets::unknown_address_error(
                     "--replace",
                     r,
@@ -403,10 +406,10 @@ fn moved<'s>(
     state: &'s StateDocument,
 ) -> (
     std::borrow::Cow<'s, StateDocument>,
-    BTreeMap<String, String>,
+    BTreeMap<InstanceAddr, InstanceAddr>,
 ) {
     let mut state = std::borrow::Cow::Borrowed(state);
-    let mut moved_from: BTreeMap<String, String> = BTreeMap::new();
+    let mut moved_from: BTreeMap<InstanceAddr, InstanceAddr> = BTreeMap::new();
     for m in &config.moved {
         // A module moved as a whole: every instance inside it.
         if let (Ok((from, "")), Ok((to, ""))) = (
@@ -423,9 +426,13 @@ fn moved<'s>(
             }
             continue;
         }
-        // One instance, or every instance of a resource moved as a whole.
-        if !state.instances_of(&m.from).is_empty()
-            && let Ok(moves) = state.to_mut().mv_all(&m.from, &m.to)
+        // One instance, or every instance of a resource moved as a whole. A text that is no
+        // address names nothing in the state.
+        let (Ok(from), Ok(to)) = (InstanceAddr::parse(&m.from), InstanceAddr::parse(&m.to)) else {
+            continue;
+        };
+        if !state.instances_of(&from).is_empty()
+            && let Ok(moves) = state.to_mut().mv_all(&from, &to)
         {
             moved_from.extend(moves.into_iter().map(|(old, new)| (new, old)));
         }

@@ -32,13 +32,14 @@ impl Engine<'_> {
             if produced.contains(&address) || r.mode() != brickform_state::ResourceMode::Managed {
                 continue;
             }
-            let base = r.resource().to_string();
-            let base = base.as_str();
-            let (action, reason) = match removed.get(address.as_str()).or_else(|| removed.get(base))
+            let text = r.resource().to_string();
+            let (action, reason) = match removed
+                .get(address.as_str())
+                .or_else(|| removed.get(text.as_str()))
             {
                 Some(false) => (Action::Forget, ActionReason::ForgetBecauseRemoved),
                 _ => {
-                    let reason = match config.resources.get(base) {
+                    let reason = match config.resources.get(r.resource()) {
                         None => ActionReason::DeleteBecauseNoResourceConfig,
                         Some(res) if res.count.is_some() => ActionReason::DeleteBecauseCountIndex,
                         Some(res) if res.for_each.is_some() => ActionReason::DeleteBecauseEachKey,
@@ -50,12 +51,15 @@ impl Engine<'_> {
             if action == Action::Delete && req.mode != PlanMode::RefreshOnly {
                 let lifecycle_protected = config
                     .resources
-                    .get(base)
+                    .get(r.resource())
                     .is_some_and(|res| res.lifecycle.prevent_destroy);
                 if lifecycle_protected {
                     diags.push(prevent_destroy_error(
                         &r.address(),
-                        config.resources.get(base).and_then(|res| res.span.clone()),
+                        config
+                            .resources
+                            .get(r.resource())
+                            .and_then(|res| res.span.clone()),
                     ));
                 }
             }

@@ -1,6 +1,6 @@
 //! `--target` and `--replace`: addresses given on the command line.
 
-use crate::addrs::{ConfigNode, ResourceAddr, Target};
+use crate::addrs::{ConfigNode, InstanceAddr, ResourceAddr, Target};
 use crate::dag::NodeId;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::{Engine, InstanceSpec, PlanRequest};
@@ -85,16 +85,17 @@ impl Engine<'_> {
         for (text, t) in req.targets.iter().zip(&targets) {
             // A declared block with no instances (`count = 0`, an empty `for_each`) is a
             // target with nothing to do, not a typo: as in Terraform, the plan is empty.
-            let declared = self.config.resources.contains_key(text.as_str());
+            let declared =
+                matches!(&t.0, Some(Target::Resource(r)) if self.config.resources.contains_key(r));
             if !declared && !plan.changes.iter().any(|c| t.matches(&c.addr)) {
                 diags.push(unknown_address_error("--target", text, plan, &self.config));
             }
         }
         // What each instance depends on: the configuration's references, and for instances
         // being deleted also what the state recorded when they were applied.
-        let depends_on = |c: &ResourceChange| -> Vec<String> {
+        let depends_on = |c: &ResourceChange| -> Vec<InstanceAddr> {
             let mut d = c.dependencies.clone();
-            if let Some(r) = state.get(&c.address()) {
+            if let Some(r) = state.get(&c.addr) {
                 d.extend(r.dependencies.iter().cloned());
             }
             d
@@ -102,13 +103,13 @@ impl Engine<'_> {
         let destroying = req.mode == PlanMode::Destroy;
         // Destroying follows the configuration's blocks too, as Terraform's graph does: a
         // block with no instances (`count = 0`) still joins what reads it to what it reads.
-        let block_dependencies: Vec<(String, Vec<String>)> = if destroying {
+        let block_dependencies: Vec<(ResourceAddr, Vec<ResourceAddr>)> = if destroying {
             graph
                 .dag()
                 .nodes()
                 .filter_map(|n| match &graph.dag()[n] {
                     node @ ConfigNode::Resource(r) => {
-                        Some((r.to_string(), graph.resource_dependencies(node)))
+                        Some((r.clone(), graph.resource_dependencies(node)))
                     }
                     _ => None,
                 })
@@ -116,18 +117,14 @@ impl Engine<'_> {
         } else {
             Vec::new()
         };
-        // Each instance's resource block, by the instance's address.
-        let resource_of: std::collections::HashMap<String, String> = plan
-            .changes
-            .iter()
-            .map(|c| (c.address(), c.resource_address()))
-            .collect();
-        let mut keep: HashSet<String> = HashSet::new();
-        let mut stack: Vec<String> = plan
+        // What is kept: instances, and blocks walked through (a block as its instance
+        // without a key, whose address it shares).
+        let mut keep: HashSet<InstanceAddr> = HashSet::new();
+        let mut stack: Vec<InstanceAddr> = plan
             .changes
             .iter()
             .filter(|c| targets.iter().any(|t| t.matches(&c.addr)))
-            .map(|c| c.address())
+            .map(|c| c.addr.clone())
             .collect();
         while let Some(a) = stack.pop() {
             if !keep.insert(a.clone()) {
@@ -136,20 +133,23 @@ impl Engine<'_> {
             if destroying {
                 // Dependents: instances that name `a` (or its resource) among their dependencies.
                 // A block's address (kept below) is its own resource.
-                let a_base = resource_of.get(&a).map_or(a.as_str(), String::as_str);
+                let a_base = &a.resource;
                 for c in &plan.changes {
-                    if depends_on(c).iter().any(|d| *d == a || *d == a_base) {
-                        stack.push(c.address());
+                    if depends_on(c)
+                        .iter()
+                        .any(|d| *d == a || d.whole() == Some(a_base))
+                    {
+                        stack.push(c.addr.clone());
                     }
                 }
                 // The block's address is kept only to be walked through: no change has it
                 // unless the block has instances, which are reached the same way.
                 for (block, deps) in &block_dependencies {
                     if deps.iter().any(|d| d == a_base) {
-                        stack.push(block.clone());
+                        stack.push(block.instance(None));
                     }
                 }
-            } else if let Some(c) = plan.changes.iter().find(|c| c.address() == a) {
+            } else if let Some(c) = plan.changes.iter().find(|c| c.addr == a) {
                 // What applying the target needs: what its configuration reads. Not what
                 // the state says it read once: an object the configuration no longer
                 // declares is deleted after its dependents stop reading it, so it is their
@@ -158,10 +158,10 @@ impl Engine<'_> {
                 if c.action == crate::plan::Action::Delete {
                     continue;
                 }
-                for d in c.dependencies.clone() {
+                for d in &c.dependencies {
                     for c2 in &plan.changes {
-                        if c2.address() == d || c2.resource_address() == d {
-                            stack.push(c2.address());
+                        if c2.addr == *d || d.whole() == Some(c2.resource()) {
+                            stack.push(c2.addr.clone());
                         }
                     }
                 }
@@ -169,7 +169,7 @@ impl Engine<'_> {
         }
         let mut i = 0;
         while i < plan.changes.len() {
-            if keep.contains(&plan.changes[i].address()) {
+            if keep.contains(&plan.changes[i].addr) {
                 i += 1;
             } else {
                 plan.changes.remove(i);
@@ -215,7 +215,7 @@ pub(super) fn unknown_address_error(
         .changes
         .iter()
         .flat_map(|c| [c.address(), c.resource_address()])
-        .chain(config.resources.keys().cloned())
+        .chain(config.resources.keys().map(ToString::to_string))
         .collect();
     known.sort();
     known.dedup();

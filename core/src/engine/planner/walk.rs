@@ -43,11 +43,11 @@ pub(super) struct PlanWalk<'p, 'a> {
     pub graph: &'p ConfigGraph,
     pub state: &'p StateDocument,
     pub req: &'p PlanRequest,
-    pub moved_from: &'p BTreeMap<String, String>,
+    pub moved_from: &'p BTreeMap<crate::addrs::InstanceAddr, crate::addrs::InstanceAddr>,
     pub import_ids: &'p BTreeMap<crate::addrs::InstanceAddr, String>,
     /// Reads started before the walk (batched by kind), taken by the instances they are
     /// for.
-    pub refreshed: Mutex<std::collections::HashMap<String, Reading>>,
+    pub refreshed: Mutex<std::collections::HashMap<crate::addrs::InstanceAddr, Reading>>,
     /// The values expressions see: a node writes its own once it is planned, before its
     /// dependents start.
     pub world: Mutex<World>,
@@ -201,7 +201,7 @@ impl PlanWalk<'_, '_> {
         };
         let at = match (id, at) {
             (ConfigNode::Resource(addr), _) => {
-                let Some(r) = config.resources.get(&addr.to_string()) else {
+                let Some(r) = config.resources.get(addr) else {
                     return Ok(node);
                 };
                 self.plan_resource(r, &mut node).await;
@@ -223,7 +223,13 @@ impl PlanWalk<'_, '_> {
     /// back for what refers to them.
     async fn plan_resource(&self, r: &Resource, node: &mut NodePlan) {
         let engine = self.engine;
-        let dependencies = self.graph.resource_dependencies(&r.node());
+        // Recorded as addresses without a key: each names its resource as a whole.
+        let dependencies: Vec<crate::addrs::InstanceAddr> = self
+            .graph
+            .resource_dependencies(&r.node())
+            .into_iter()
+            .map(|d| d.instance(None))
+            .collect();
         // Instances nothing reads (most of a large configuration: the leaves) need no value
         // in the world: their values live in their planned changes only, not in a second copy.
         let referenced = self.graph.has_dependents(&r.node());
@@ -266,7 +272,6 @@ impl PlanWalk<'_, '_> {
                 };
                 let block = Block {
                     resource: r,
-                    address: r.address(),
                     referenced,
                     shape: super::Shape::of(kind.schema()),
                     kind,
@@ -420,7 +425,7 @@ impl PlanWalk<'_, '_> {
                 node.specs.push(p.spec);
             }
         }
-        lock(&self.settled).insert(r.address(), settled);
+        lock(&self.settled).insert(r.addr(), settled);
     }
 }
 

@@ -34,7 +34,7 @@ pub(super) const RESOURCE: BlockType = BlockType {
         what: "resource",
         key: |l, _| format!("{}.{}", l[0], l[1]),
         shown: |k| k.to_string(),
-        first: |c, k| c.resources.get(k).map(|r| r.span.clone()),
+        first: |c, k| declared(c, Mode::Managed, k),
     }),
     decode: |c, d, diags| decode(Mode::Managed, c, d, diags),
 };
@@ -48,10 +48,23 @@ pub(super) const DATA: BlockType = BlockType {
         what: "data resource",
         key: |l, _| format!("data.{}.{}", l[0], l[1]),
         shown: |k| k.to_string(),
-        first: |c, k| c.resources.get(k).map(|r| r.span.clone()),
+        first: |c, k| declared(c, Mode::Data, k),
     }),
     decode: |c, d, diags| decode(Mode::Data, c, d, diags),
 };
+
+/// Where the block a uniqueness key (`TYPE.NAME`, `data.TYPE.NAME`) names was declared, if
+/// it was. The key is split rather than parsed: a name that is no identifier is reported on
+/// its own, and its block is kept all the same.
+fn declared(c: &Config, mode: Mode, key: &str) -> Option<Option<Span>> {
+    let local = key
+        .strip_prefix("data.")
+        .filter(|_| mode == Mode::Data)
+        .unwrap_or(key);
+    let (type_name, name) = local.split_once('.')?;
+    let addr = crate::addrs::ResourceAddr::new(mode, type_name, name);
+    c.resources.get(&addr).map(|r| r.span.clone())
+}
 
 const LIFECYCLE: &[&str] = &[
     "prevent_destroy",
@@ -122,7 +135,7 @@ fn decode(mode: Mode, config: &mut Config, d: Decoded, diags: &mut Diagnostics) 
         );
     }
     r.body = Body { file, body: rest };
-    config.resources.insert(r.address(), r);
+    config.resources.insert(r.addr(), r);
 }
 
 /// The `provider` meta-argument: `provider = NAME` or `NAME.ALIAS`, a provider
@@ -225,14 +238,14 @@ mod tests {
             "resource \"test_thing\" \"a\" {\n  count = 2\n  depends_on = [data.test_thing.b]\n  provider = test.prod\n  name = \"x\"\n  lifecycle {\n    ignore_changes = [tags[\"a\"]]\n    prevent_destroy = true\n  }\n}\ndata \"test_thing\" \"b\" {}\n",
         );
         assert!(errors.is_empty(), "{errors:?}");
-        let r = &config.resources["test_thing.a"];
+        let r = &config.resource_at("test_thing.a").unwrap();
         assert!(r.count.is_some() && r.lifecycle.prevent_destroy);
         assert_eq!(r.provider_ref.as_deref(), Some("test.prod"));
         assert_eq!(r.depends_on[0].target, "data.test_thing.b");
         assert!(matches!(&r.lifecycle.ignore_changes, IgnoreChanges::Paths(p) if p.len() == 1));
         let kept: Vec<_> = r.body.body.iter().map(|s| format!("{s:?}")).collect();
         assert_eq!(kept.len(), 1, "only name is the kind's: {kept:?}");
-        assert!(config.resources.contains_key("data.test_thing.b"));
+        assert!(config.resource_at("data.test_thing.b").is_some());
     }
 
     #[test]
@@ -267,7 +280,11 @@ mod tests {
             "resource \"test_thing\" \"a\" {\n  lifecycle {\n    ignore_changes = all\n  }\n}\n",
         );
         assert!(matches!(
-            config.resources["test_thing.a"].lifecycle.ignore_changes,
+            config
+                .resource_at("test_thing.a")
+                .unwrap()
+                .lifecycle
+                .ignore_changes,
             IgnoreChanges::All
         ));
     }

@@ -182,10 +182,10 @@ pub fn module_address(
     name: &str,
 ) -> Option<String> {
     let same = format!("{module}.{type_name}.{name}");
-    if config.resources.contains_key(&same) {
+    if config.resource_at(&same).is_some() {
         return Some(same);
     }
-    let renamed: Vec<&String> = config
+    let renamed: Vec<&brickform_core::addrs::ResourceAddr> = config
         .resources
         .iter()
         .filter(|(_, r)| r.module.to_string() == module && r.name == name)
@@ -196,7 +196,7 @@ pub fn module_address(
         .map(|(a, _)| a)
         .collect();
     match renamed.as_slice() {
-        [one] => Some((*one).clone()),
+        [one] => Some(one.to_string()),
         _ => None,
     }
 }
