@@ -270,6 +270,13 @@ resource "databricks_volume" "v" {{
     let d = dir.path();
     let serve = Serve::start(&d.join(".brickform/local"), &[]);
     bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    // A comment the configuration leaves out, given outside brickform: the old volume
+    // keeps it, the new one (made as configured) has none, and the plan says so.
+    serve.ok(
+        "PATCH",
+        "/api/2.1/unity-catalog/volumes/trig_cat.raw.landing",
+        Some(json!({"comment": "by hand"})),
+    );
     std::fs::write(d.join("main.bf.hcl"), src("two")).unwrap();
     let plan: Value = serde_json::from_str(&bf_ok(d, &serve, &["plan", "--json"])).unwrap();
     assert_eq!(
@@ -288,10 +295,18 @@ resource "databricks_volume" "v" {{
         json!(true),
         "{v}"
     );
+    assert_eq!(v["change"]["before"]["comment"], json!("by hand"), "{v}");
+    assert_eq!(v["change"]["after"]["comment"], json!(null), "{v}");
     let out = bf_ok(d, &serve, &["apply", "--auto-approve"]);
     assert!(out.contains("2 added, 1 changed, 2 destroyed"), "{out}");
     let (code, out, err) = bf(d, &serve, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "{out}{err}");
+    let volume = serve.ok(
+        "GET",
+        "/api/2.1/unity-catalog/volumes/trig_cat.raw.landing",
+        None,
+    );
+    assert_eq!(volume.get("comment"), None, "{volume}");
     bf_ok(d, &serve, &["destroy", "--auto-approve"]);
 }
 

@@ -176,6 +176,7 @@ impl Engine<'_> {
     pub(super) async fn plan_containers(
         &self,
         plan: &mut Plan,
+        specs: &[super::InstanceSpec],
         state: &StateDocument,
         parallelism: usize,
         diags: &mut Diagnostics,
@@ -183,7 +184,7 @@ impl Engine<'_> {
         let Placements { locations, under } = placements(self.registry, state);
         self.depend_on_containers(plan, &locations, under);
         let taken_along = self.taken_along(plan, state);
-        let to_list = self.plan_deletes_of_containers(plan, state, &locations, diags);
+        let to_list = self.plan_deletes_of_containers(plan, specs, state, &locations, diags);
         // What a listing may hold that this plan knows of: managed objects, and what the
         // deletes take along.
         let known: Vec<&Location> = locations.values().chain(&taken_along).collect();
@@ -281,6 +282,7 @@ impl Engine<'_> {
     fn plan_deletes_of_containers(
         &self,
         plan: &mut Plan,
+        specs: &[super::InstanceSpec],
         state: &StateDocument,
         locations: &Locations,
         diags: &mut Diagnostics,
@@ -315,14 +317,12 @@ impl Engine<'_> {
                 .map(|(a, _)| (a.to_string(), a))
                 .collect();
             managed.sort();
-            self.plan_inside(
-                plan,
-                &managed,
-                &container,
+            let fate = ContainerFate {
+                container: &container,
                 replaced,
                 deletes_contents,
-                diags,
-            );
+            };
+            self.plan_inside(plan, specs, &managed, fate, diags);
             if !deletes_contents {
                 continue;
             }
@@ -350,22 +350,28 @@ impl Engine<'_> {
     fn plan_inside(
         &self,
         plan: &mut Plan,
+        specs: &[super::InstanceSpec],
         managed: &[(String, &InstanceAddr)],
-        container: &InstanceAddr,
-        replaced: bool,
-        deletes_contents: bool,
+        fate: ContainerFate<'_>,
         diags: &mut Diagnostics,
     ) {
+        let ContainerFate {
+            container,
+            replaced,
+            deletes_contents,
+        } = fate;
         for (m, addr) in managed {
-            let Some(inner) = plan.changes.iter_mut().find(|x| x.addr == **addr) else {
+            let Some(at) = plan.changes.iter().position(|x| x.addr == **addr) else {
                 continue;
             };
+            let if_replaced = specs.get(at).and_then(|s| s.if_replaced.as_ref());
+            let inner = &mut plan.changes[at];
             if inner.action == Action::Delete || inner.action.is_replace() {
                 continue;
             }
             let address = container;
             if replaced && matches!(inner.action, Action::NoOp | Action::Update) {
-                self.replace_with_container(inner, container);
+                self.replace_with_container(inner, container, if_replaced);
                 // Replaced with its container, it is destroyed as surely as on its own.
                 if let Some(res) = self
                     .config
@@ -477,14 +483,22 @@ impl Engine<'_> {
         &self,
         c: &mut crate::plan::ResourceChange,
         container: &InstanceAddr,
+        if_replaced: Option<&crate::value::Object>,
     ) {
         c.action = Action::DeleteThenCreate;
         c.reason = Some(ActionReason::ReplaceBecauseContainerReplaced);
         c.container = Some(container.clone());
-        // A new object: what only the service tells is known after apply, and so is what it
-        // assigned the old object where the configuration may have left it to the service
-        // (a storage location the service chose). One the configuration sets is shown as
-        // known after apply too, and apply sends it as configured.
+        // A new object: what the walk planned for it, were it replaced (its configuration
+        // and the service's defaults, not what the old one had been given outside
+        // brickform; unknown what the service assigns).
+        if let Some(planned) = if_replaced {
+            c.after = Some(crate::plan::SerObject(planned.clone()));
+            return;
+        }
+        // Not planned so (a kind that did not say where its object lies from its
+        // configuration): at least what the service assigns is known after apply, and so
+        // is what it assigned the old object where the configuration may have left it to
+        // the service (a storage location the service chose).
         if let (Some(kind), Some(after)) = (
             self.registry_for(&c.provider).kind(c.type_name()),
             c.after.as_mut(),
@@ -498,6 +512,13 @@ impl Engine<'_> {
             super::instance::fill_service_assigned(kind.as_ref(), &config, true, &mut after.0);
         }
     }
+}
+
+/// What the plan does to a container: replaces it, deletes what it holds with it, or both.
+struct ContainerFate<'a> {
+    container: &'a InstanceAddr,
+    replaced: bool,
+    deletes_contents: bool,
 }
 
 #[cfg(test)]

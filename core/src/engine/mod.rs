@@ -69,6 +69,11 @@ pub struct InstanceSpec {
     pub resource: Option<crate::addrs::ResourceAddr>,
     pub key: Option<InstanceKey>,
     pub each_value: Option<Value>,
+    /// For a kept instance of a kind whose objects lie in containers: what its new object
+    /// would hold if it were replaced (the configuration, the service's defaults, unknown
+    /// what the service assigns), planned as the walk plans a replacement, for the case
+    /// where its container is replaced and takes it along. Sensitive values left out.
+    pub if_replaced: Option<crate::value::Object>,
 }
 
 /// A plan and what apply needs to carry it out.

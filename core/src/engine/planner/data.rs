@@ -135,6 +135,7 @@ impl PlanWalk<'_, '_> {
                 resource: Some(r.addr()),
                 key: a.key,
                 each_value: a.each,
+                if_replaced: None,
             },
             drift: None,
             sensitive_keys: Vec::new(),

@@ -487,6 +487,20 @@ impl PlanWalk<'_, '_> {
         // What the object holds now, merged once: the planned `after`, the `before` and
         // the reference value of an unchanged instance all start from it.
         let current = decide::current(effective_prior, live_attrs);
+        // Kept, it may still be replaced with the container it lies in (found after the
+        // walk): its new object is planned now, as the walk plans any replacement.
+        let if_replaced = (matches!(action, Action::NoOp | Action::Update)
+            && kind.location(&p.config).is_some())
+        .then(|| {
+            decide::planned_after(
+                kind,
+                Action::DeleteThenCreate,
+                &p.config,
+                effective_prior,
+                current.as_ref(),
+                d.after.clone(),
+            )
+        });
         let after = decide::planned_after(
             kind,
             action,
@@ -497,6 +511,7 @@ impl PlanWalk<'_, '_> {
         );
         let mut all_sensitive = block.shape.sensitive.clone();
         all_sensitive.extend(p.sensitive_paths.iter().cloned());
+        let if_replaced = if_replaced.map(|o| without_sensitive(o, &all_sensitive));
         let drift = planned_drift(
             &p.address,
             block,
@@ -559,6 +574,7 @@ impl PlanWalk<'_, '_> {
                 resource: Some(block.resource.addr()),
                 key: p.key,
                 each_value: p.each,
+                if_replaced,
             },
             drift,
             sensitive_keys,

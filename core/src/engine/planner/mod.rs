@@ -212,7 +212,7 @@ impl Engine<'_> {
         let spread = guards::create_before_destroy_spreads(plan);
         diags.extend(self.spread_names(plan, &spread, &lineage).await);
         if req.mode != PlanMode::RefreshOnly {
-            self.plan_containers(plan, state, req.calls_in_flight(), diags)
+            self.plan_containers(plan, specs, state, req.calls_in_flight(), diags)
                 .await;
         }
         for r in &req.replace {

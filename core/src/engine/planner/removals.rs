@@ -147,5 +147,6 @@ fn state_only(address: &str) -> InstanceSpec {
         resource: None,
         key: None,
         each_value: None,
+        if_replaced: None,
     }
 }
