@@ -398,6 +398,20 @@ impl StateDocument {
         self.resources.sort_by_cached_key(ResourceState::address);
     }
 
+    /// `encode` applied to this document as it is to be stored (its serial the next one),
+    /// while the document itself keeps the store's serial until the write lands
+    /// ([`Self::bump_serial`] then). Done in place because a copy of a large state (and
+    /// dropping the old one) costs more than writing it.
+    pub(crate) fn encoded_as_next<E>(
+        &mut self,
+        encode: impl FnOnce(&StateDocument) -> std::result::Result<Vec<u8>, E>,
+    ) -> std::result::Result<Vec<u8>, E> {
+        self.bump_serial();
+        let encoded = encode(self);
+        self.serial -= 1;
+        encoded
+    }
+
     /// Resources sorted by address.
     pub fn resources(&self) -> &[ResourceState] {
         &self.resources

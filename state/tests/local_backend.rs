@@ -108,6 +108,36 @@ fn refuses_to_overwrite_another_lineage() {
     );
 }
 
+/// The document is written as its next serial without being copied; a write that fails
+/// after that must leave the caller's serial, and the stored state, as they were.
+#[test]
+fn a_failed_write_keeps_the_serial_and_the_stored_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = LocalBackend::new(dir.path());
+    let mut doc = doc_with("dev", &["t.a"]);
+    backend.save_sync("dev", &mut doc).unwrap();
+    let before = std::fs::read(backend.state_path("dev").unwrap()).unwrap();
+    // The backup is written after the new state is encoded: a directory in its place
+    // makes that write fail.
+    std::fs::create_dir(backend.backup_path("dev").unwrap()).unwrap();
+    doc.insert(ResourceState::new("t.b", "databricks", "id").unwrap())
+        .unwrap();
+    assert!(backend.save_sync("dev", &mut doc).is_err());
+    assert_eq!(doc.serial(), 1, "a failed save does not bump the serial");
+    assert_eq!(
+        std::fs::read(backend.state_path("dev").unwrap()).unwrap(),
+        before
+    );
+    // Once the obstacle is gone the same document saves, as the next serial.
+    std::fs::remove_dir(backend.backup_path("dev").unwrap()).unwrap();
+    backend.save_sync("dev", &mut doc).unwrap();
+    assert_eq!(doc.serial(), 2);
+    let stored: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(backend.state_path("dev").unwrap()).unwrap())
+            .unwrap();
+    assert_eq!(stored["serial"], 2);
+}
+
 #[test]
 fn refuses_to_overwrite_a_newer_serial() {
     let dir = tempfile::tempdir().unwrap();

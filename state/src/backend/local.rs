@@ -104,17 +104,19 @@ impl LocalBackend {
         let path = self.state_path(env)?;
         self.ensure_dir()?;
         let previous = read_if_exists(&path)?;
-        let next = super::checked_next(env, doc, &path, previous.as_deref())?;
-        let mut json = serde_json::to_vec_pretty(&next).map_err(|source| StateError::Encode {
-            what: "state",
-            source,
-        })?;
+        super::check_previous(env, doc, &path, previous.as_deref())?;
+        let mut json = doc
+            .encoded_as_next(serde_json::to_vec_pretty)
+            .map_err(|source| StateError::Encode {
+                what: "state",
+                source,
+            })?;
         json.push(b'\n');
         if let Some(bytes) = &previous {
             atomic_write(&self.backup_path(env)?, bytes)?;
         }
         atomic_write(&path, &json)?;
-        *doc = next;
+        doc.bump_serial();
         Ok(())
     }
 

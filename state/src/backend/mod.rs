@@ -331,14 +331,13 @@ impl Journal {
 
 /// What every backend checks before it replaces a stored state: `doc` is the state of `env`,
 /// and the stored one (`previous`, if any) has its lineage and no newer serial, so a save
-/// never overwrites another state or one written meanwhile. Returns the copy to write, its
-/// serial bumped (the caller's stays as the store's until the write lands).
-pub(crate) fn checked_next(
+/// never overwrites another state or one written meanwhile.
+pub(crate) fn check_previous(
     env: &str,
     doc: &StateDocument,
     path: &std::path::Path,
     previous: Option<&[u8]>,
-) -> Result<StateDocument> {
+) -> Result<()> {
     check_environment(env, doc)?;
     if let Some(bytes) = previous {
         let header = local::parse_header(path, bytes)?;
@@ -357,9 +356,7 @@ pub(crate) fn checked_next(
             });
         }
     }
-    let mut next = doc.clone();
-    next.bump_serial();
-    Ok(next)
+    Ok(())
 }
 
 /// A document saved under another environment's name would become that environment's state.

@@ -617,8 +617,8 @@ impl Backend for VolumeBackend {
         let path = self.path(&key);
         // What is stored now says whether someone else wrote since `doc` was loaded.
         let previous = self.get(&key, "read state").await?;
-        let next = super::checked_next(env, doc, &path, previous.as_deref())?;
-        let mut json = encode(&next, "state")?;
+        super::check_previous(env, doc, &path, previous.as_deref())?;
+        let mut json = doc.encoded_as_next(|next| encode(next, "state"))?;
         json.push(b'\n');
         if let Some(bytes) = &previous {
             let backup = backup_key(env);
@@ -631,7 +631,7 @@ impl Backend for VolumeBackend {
             .put(&key, &json)
             .await
             .map_err(self.remote("write state", &key))?;
-        *doc = next;
+        doc.bump_serial();
         Ok(())
     }
 
