@@ -1163,6 +1163,13 @@ pub trait ResourceKind: Send + Sync {
         Vec::new()
     }
 
+    /// Whether [`ResourceKind::takes_along`] can name anything for this kind: when not,
+    /// the engine need not convert a deleted object's last applied values to ask it (a
+    /// large object's values cost more to convert than its delete costs to plan).
+    fn may_take_along(&self) -> bool {
+        false
+    }
+
     /// A location (see [`ResourceKind::location`]) as the user knows the object: a path or a
     /// full name, for plans that list what a container's delete takes with it. The default
     /// is the location's own text, the namespace and its steps.

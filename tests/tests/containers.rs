@@ -409,3 +409,79 @@ fn a_forced_catalog_delete_names_the_registered_models_it_takes() {
     assert!(out.contains("destroyed"), "{out}");
     assert_eq!(serve.dump()["models"], json!({}));
 }
+
+/// A gateway's delete removes the staging volume the service made for it; a schema deleted
+/// in the same plan must not count that volume among what this state does not manage, while
+/// a volume made by hand beside it still counts.
+#[test]
+fn a_gateway_s_staging_volume_is_not_counted_as_unmanaged() {
+    let dir = config(&[(
+        "main.bf.hcl",
+        r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_catalog" "c" {
+  name          = "gw_cat"
+  force_destroy = true
+}
+resource "databricks_schema" "stage" {
+  catalog_name  = databricks_catalog.c.name
+  name          = "stage"
+  force_destroy = true
+}
+resource "databricks_connection" "sql" {
+  name            = "gw_erp"
+  connection_type = "SQLSERVER"
+  options = {
+    host     = "erp.example.com"
+    port     = "1433"
+    user     = "reader"
+    password = "local-only"
+  }
+}
+resource "databricks_ingestion_gateway" "gw" {
+  name                    = "gw_gateway"
+  connection_name         = databricks_connection.sql.name
+  gateway_storage_catalog = databricks_catalog.c.name
+  gateway_storage_schema  = databricks_schema.stage.name
+}
+"#,
+    )]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    serve.ok(
+        "POST",
+        "/__emulator/behaviours",
+        Some(json!({"gateway_staging_volume": true})),
+    );
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let volumes = serve.ok(
+        "GET",
+        "/api/2.1/unity-catalog/volumes?catalog_name=gw_cat&schema_name=stage",
+        None,
+    );
+    let staging: Vec<&str> = volumes["volumes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    assert_eq!(
+        staging.len(),
+        1,
+        "the gateway made its staging volume: {volumes}"
+    );
+    assert!(staging[0].starts_with("__databricks_ingestion_gateway_staging_data"));
+    serve.ok(
+        "POST",
+        "/api/2.1/unity-catalog/volumes",
+        Some(json!({"catalog_name": "gw_cat", "schema_name": "stage", "name": "by_hand", "volume_type": "MANAGED"})),
+    );
+    let plan: Value =
+        serde_json::from_str(&bf_ok(d, &serve, &["plan", "--destroy", "--json"])).unwrap();
+    assert_eq!(
+        resource(&plan, "databricks_schema.stage")["change"]["deletes_contents"],
+        json!({"managed": [], "unmanaged": ["gw_cat.stage.by_hand"]})
+    );
+    bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+}

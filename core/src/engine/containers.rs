@@ -268,7 +268,10 @@ impl Engine<'_> {
             .iter()
             .filter(|c| c.action == Action::Delete || c.action.is_replace())
             .filter_map(|c| {
-                let kind = self.registry_for(&c.provider).kind(c.type_name())?;
+                let kind = self
+                    .registry_for(&c.provider)
+                    .kind(c.type_name())
+                    .filter(|k| k.may_take_along())?;
                 let r = state.get(&c.addr)?;
                 Some(kind.takes_along(&r.id, &merged_from(r)))
             })

@@ -91,7 +91,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             check: check_common,
             derive: no_derive,
             derived: &[],
-            leaves_volumes: staging_volume,
+            leaves_volumes: Some(staging_volume),
             references: REFERENCES,
             publishes: super::pipeline_spec::Publishes::Nothing,
         },

@@ -491,7 +491,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             check,
             derive,
             derived: &["tables", "table", "schemas"],
-            leaves_volumes: super::pipeline_spec::leaves_nothing,
+            leaves_volumes: None,
             references: REFERENCES,
             publishes: super::pipeline_spec::Publishes::Ingested,
         },

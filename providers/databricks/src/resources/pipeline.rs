@@ -187,7 +187,7 @@ pub fn kind(shared: Arc<Shared>) -> PipelineKind {
             check,
             derive: no_derive,
             derived: &[],
-            leaves_volumes: super::pipeline_spec::leaves_nothing,
+            leaves_volumes: None,
             references: REFERENCES,
             publishes: super::pipeline_spec::Publishes::Tables,
         },

@@ -210,8 +210,9 @@ pub struct Flavor {
     pub derived: &'static [&'static str],
     /// Volumes the service creates for the pipeline and leaves behind when it is deleted
     /// (a gateway's staging volume), as `catalog.schema.volume`: the delete removes them
-    /// after the pipeline has gone, so the schema they are in can be deleted.
-    pub leaves_volumes: fn(&str, &Object) -> Vec<String>,
+    /// after the pipeline has gone, so the schema they are in can be deleted. `None` for
+    /// a kind whose delete leaves nothing behind.
+    pub leaves_volumes: Option<fn(&str, &Object) -> Vec<String>>,
     /// Where its values name other objects (its catalog and schema, a notebook, a gateway).
     pub references: &'static [brickform_core::provider::Reference],
     /// What its delete (with `cascade`) and its replacement do to the tables it publishes.
@@ -332,11 +333,6 @@ impl PipelineKind {
             ),
         })
     }
-}
-
-/// For kinds whose delete leaves nothing behind.
-pub fn leaves_nothing(_: &str, _: &Object) -> Vec<String> {
-    Vec::new()
 }
 
 pub struct PipelineKind {
@@ -1051,7 +1047,8 @@ impl ResourceKind for PipelineKind {
                 .map(|p| format!("in state {}", state(&p).unwrap_or("present"))))
         })
         .await?;
-        for volume in (self.flavor.leaves_volumes)(id, prior) {
+        let left = self.flavor.leaves_volumes.map(|f| f(id, prior));
+        for volume in left.unwrap_or_default() {
             gone_ok(
                 client
                     .idempotent()
@@ -1062,8 +1059,15 @@ impl ResourceKind for PipelineKind {
         Ok(())
     }
 
+    fn may_take_along(&self) -> bool {
+        self.flavor.leaves_volumes.is_some()
+    }
+
     fn takes_along(&self, id: &str, attrs: &Object) -> Vec<Location> {
-        (self.flavor.leaves_volumes)(id, attrs)
+        let Some(leaves) = self.flavor.leaves_volumes else {
+            return Vec::new();
+        };
+        leaves(id, attrs)
             .iter()
             .map(|v| Place::unity_catalog(v).into())
             .collect()
