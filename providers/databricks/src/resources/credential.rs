@@ -12,7 +12,9 @@
 //! service account is never sent in an update ("we can't update it at all"). An Azure
 //! service principal's `client_secret` is write-only, as for storage credentials.
 
-use super::storage_credential::{IDENTITIES, ISOLATION_MODES, LIST_PAGE, identity_blocks};
+use super::storage_credential::{
+    IDENTITIES, LIST_PAGE, SharedWords, identity_blocks, shared_attributes,
+};
 use super::uc::{UcKind, UcSpec};
 use super::{OneTarget, exactly_one};
 use crate::Shared;
@@ -41,37 +43,16 @@ pub fn schema() -> Schema {
                 .one_of(PURPOSES)
                 .force_new()
                 .describe("SERVICE or STORAGE. The service cannot change it: a change replaces the credential."),
-        )
-        .attr(Attribute::optional("comment", s()))
-        .attr(Attribute::optional_computed("owner", s()))
-        .attr(
-            Attribute::optional("read_only", AttrType::Bool)
-                .server_default(false)
-                .describe("Usable for reads only (a storage credential's)."),
-        )
-        .attr(
-            Attribute::optional("skip_validation", AttrType::Bool)
-                .unanswered()
-                .describe("Save the credential without the service validating it."),
-        )
-        .attr(
-            Attribute::optional("force_destroy", AttrType::Bool)
-                .server_default(false)
-                .describe("Delete the credential even while objects use it."),
-        )
-        .attr(
-            Attribute::optional("force_update", AttrType::Bool)
-                .unanswered()
-                .describe("Update the credential even while objects use it."),
-        )
-        .attr(
-            Attribute::optional_computed("isolation_mode", s())
-                .one_of(ISOLATION_MODES)
-                .describe("ISOLATION_MODE_ISOLATED: only the workspaces bound to it may use it."),
-        )
-        .attr(Attribute::computed("metastore_id", s()).describe("The metastore it is in."))
-        .attr(Attribute::computed("id", s()).derived_from(&["name"]))
-        .attr(Attribute::computed("credential_id", s()).describe("The credential's unique id."));
+        );
+    let schema = shared_attributes(
+        schema,
+        SharedWords {
+            read_only: "Usable for reads only (a storage credential's).",
+            force_destroy: "Delete the credential even while objects use it.",
+            force_update: "Update the credential even while objects use it.",
+        },
+    )
+    .attr(Attribute::computed("credential_id", s()).describe("The credential's unique id."));
     identity_blocks().into_iter().fold(schema, Schema::block)
 }
 

@@ -40,13 +40,37 @@ pub fn schema() -> Schema {
                 .force_new()
                 .normalize(Normalize::LowerCase)
                 .describe("Unique within the metastore; a change replaces the credential."),
-        )
+        );
+    let schema = shared_attributes(
+        schema,
+        SharedWords {
+            read_only: "Usable for reads only.",
+            force_destroy: "Delete the credential even while external locations use it.",
+            force_update: "Update the credential even while external locations use it.",
+        },
+    )
+    .attr(Attribute::computed("storage_credential_id", s()));
+    identity_blocks().into_iter().fold(schema, Schema::block)
+}
+
+/// The descriptions that differ between storage and service credentials: what may use one.
+pub struct SharedWords {
+    pub read_only: &'static str,
+    pub force_destroy: &'static str,
+    pub force_update: &'static str,
+}
+
+/// The attributes storage and service credentials share after their name (and a service
+/// credential's purpose), in the order both list them: `CredentialInfo` and
+/// `StorageCredentialInfo` have the same fields in the SDK.
+pub fn shared_attributes(schema: Schema, words: SharedWords) -> Schema {
+    schema
         .attr(Attribute::optional("comment", s()))
         .attr(Attribute::optional_computed("owner", s()))
         .attr(
             Attribute::optional("read_only", AttrType::Bool)
                 .server_default(false)
-                .describe("Usable for reads only."),
+                .describe(words.read_only),
         )
         .attr(
             Attribute::optional("skip_validation", AttrType::Bool)
@@ -56,12 +80,12 @@ pub fn schema() -> Schema {
         .attr(
             Attribute::optional("force_destroy", AttrType::Bool)
                 .server_default(false)
-                .describe("Delete the credential even while external locations use it."),
+                .describe(words.force_destroy),
         )
         .attr(
             Attribute::optional("force_update", AttrType::Bool)
                 .unanswered()
-                .describe("Update the credential even while external locations use it."),
+                .describe(words.force_update),
         )
         .attr(
             Attribute::optional_computed("isolation_mode", s())
@@ -70,8 +94,6 @@ pub fn schema() -> Schema {
         )
         .attr(Attribute::computed("metastore_id", s()).describe("The metastore it is in."))
         .attr(Attribute::computed("id", s()).derived_from(&["name"]))
-        .attr(Attribute::computed("storage_credential_id", s()));
-    identity_blocks().into_iter().fold(schema, Schema::block)
 }
 
 /// The identity blocks a credential holds one of, as storage and service credentials both
