@@ -64,6 +64,31 @@ const fn field(name: &'static str, ty: FieldType) -> Field {
 }
 
 const NEW_NAME: Field = field("new_name", FieldType::NewName);
+
+/// What an update of a credential takes (`UpdateCredentialRequest`: no `purpose`, which a
+/// credential keeps); a storage credential's takes the same and a Cloudflare token.
+const CREDENTIAL_UPDATE: [Field; 11] = [
+    NEW_NAME,
+    field("comment", FieldType::Str),
+    field("owner", FieldType::Str),
+    field("read_only", FieldType::Bool),
+    field("isolation_mode", ISOLATION),
+    field("skip_validation", FieldType::Bool),
+    field("force", FieldType::Bool),
+    field("aws_iam_role", FieldType::Obj),
+    field("azure_managed_identity", FieldType::Obj),
+    field("azure_service_principal", FieldType::Obj),
+    field("databricks_gcp_service_account", FieldType::Obj),
+];
+const STORAGE_CREDENTIAL_UPDATE: [Field; 12] = {
+    let mut all = [field("cloudflare_api_token", FieldType::Obj); 12];
+    let mut i = 0;
+    while i < CREDENTIAL_UPDATE.len() {
+        all[i] = CREDENTIAL_UPDATE[i];
+        i += 1;
+    }
+    all
+};
 const PREDICTIVE: &[&str] = &["ENABLE", "DISABLE", "INHERIT"];
 
 /// An update request, read from its body by the table's fields.
@@ -396,20 +421,7 @@ pub const SECURABLES: &[Securable] = &[
         default_page: 1000,
         list_filter: None,
         holds_files: false,
-        update: Some(&[
-            NEW_NAME,
-            field("comment", FieldType::Str),
-            field("owner", FieldType::Str),
-            field("read_only", FieldType::Bool),
-            field("isolation_mode", ISOLATION),
-            field("skip_validation", FieldType::Bool),
-            field("force", FieldType::Bool),
-            field("aws_iam_role", FieldType::Obj),
-            field("azure_managed_identity", FieldType::Obj),
-            field("azure_service_principal", FieldType::Obj),
-            field("databricks_gcp_service_account", FieldType::Obj),
-            field("cloudflare_api_token", FieldType::Obj),
-        ]),
+        update: Some(&STORAGE_CREDENTIAL_UPDATE),
         check_update: None,
         prepare_update: Some(super::storage::prepare_credential_update),
         after_rename: Some(super::storage::follow_credential_rename),
@@ -433,20 +445,7 @@ pub const SECURABLES: &[Securable] = &[
         default_page: 1000,
         list_filter: Some("purpose"),
         holds_files: false,
-        // `UpdateCredentialRequest`: no `purpose`, which a credential keeps.
-        update: Some(&[
-            NEW_NAME,
-            field("comment", FieldType::Str),
-            field("owner", FieldType::Str),
-            field("read_only", FieldType::Bool),
-            field("isolation_mode", ISOLATION),
-            field("skip_validation", FieldType::Bool),
-            field("force", FieldType::Bool),
-            field("aws_iam_role", FieldType::Obj),
-            field("azure_managed_identity", FieldType::Obj),
-            field("azure_service_principal", FieldType::Obj),
-            field("databricks_gcp_service_account", FieldType::Obj),
-        ]),
+        update: Some(&CREDENTIAL_UPDATE),
         check_update: None,
         prepare_update: Some(super::storage::prepare_credential_update),
         after_rename: Some(super::storage::follow_credential_rename),
