@@ -45,8 +45,8 @@ impl Action {
 /// reviewer sees it and a policy can refuse it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DataImpact {
-    /// The instance whose change it is.
-    pub address: String,
+    /// The instance whose change it is (written as its text).
+    pub address: crate::addrs::InstanceAddr,
     pub kind: DataImpactKind,
     /// The tables it concerns (full names), where the service says which; `None` when
     /// it cannot tell (the message then speaks of every table the object publishes).
@@ -56,6 +56,35 @@ pub struct DataImpact {
     pub message: String,
     /// What to do about it, where there is something to do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl DataImpact {
+    /// What a kind found its change of the instance at `address` does to data.
+    pub fn of(address: crate::addrs::InstanceAddr, found: DataEffect) -> DataImpact {
+        let DataEffect {
+            kind,
+            tables,
+            message,
+            hint,
+        } = found;
+        DataImpact {
+            address,
+            kind,
+            tables,
+            message,
+            hint,
+        }
+    }
+}
+
+/// What a change does to data as a kind says it of its own change (see [`DataImpact`] for
+/// the fields): a kind does not know the instance's address, which the engine adds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataEffect {
+    pub kind: DataImpactKind,
+    pub tables: Option<Vec<String>>,
+    pub message: String,
     pub hint: Option<String>,
 }
 

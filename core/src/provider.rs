@@ -1180,14 +1180,14 @@ pub trait ResourceKind: Send + Sync {
     /// What a planned change of this object does to data (see [`crate::change::DataImpact`]):
     /// the tables an object publishes dropped by its delete, loaded again after a replacement, a full
     /// refresh a schedule runs. Called for every create, update, replacement and delete;
-    /// the engine fills in the address. Reads of the service are allowed (which tables the
+    /// the engine adds the address. Reads of the service are allowed (which tables the
     /// object publishes) unless `change.offline`; a failed read leaves what it would have
     /// named unnamed instead of failing the plan.
     async fn data_impact(
         &self,
         _ctx: &OpContext,
         _change: &PlannedChange<'_>,
-    ) -> Vec<crate::change::DataImpact> {
+    ) -> Vec<crate::change::DataEffect> {
         Vec::new()
     }
 

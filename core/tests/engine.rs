@@ -159,7 +159,7 @@ async fn lifecycle_plan_apply_noop_update_replace_drift_destroy() {
     let edited = changed.replace("belongs to", "now owned by");
     let (plan, _) = h.run(&edited, PlanMode::Destroy, false).await;
     assert_eq!(plan.drift.len(), 1, "{:#?}", plan.drift);
-    assert_eq!(plan.drift[0].address, "test_thing.parent");
+    assert_eq!(plan.drift[0].address.to_string(), "test_thing.parent");
     assert_eq!(plan.summary().destroy, 3, "{:#?}", plan.changes);
     for c in plan.changes.iter().filter(|c| c.action == Action::Delete) {
         assert!(c.fields.is_empty() && c.after.is_none(), "{c:#?}");

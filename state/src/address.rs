@@ -523,6 +523,14 @@ impl Serialize for ResourceAddr {
     }
 }
 
+/// Read from its text, as [`Serialize`] writes it; a malformed one is refused with the reason.
+impl<'de> Deserialize<'de> for InstanceAddr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        InstanceAddr::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 /// Sorts resource addresses by their text, the order records list them in (a dependency
 /// list is written sorted, and reads back byte for byte only in that order).
 pub fn sort_by_text(addrs: &mut [ResourceAddr]) {

@@ -53,7 +53,7 @@ fn table(from: &str, to: &str, diffs: &[Difference]) -> String {
         .iter()
         .map(|d| {
             [
-                d.address.clone(),
+                d.address.to_string(),
                 if d.field.is_empty() {
                     "(the resource)".into()
                 } else {

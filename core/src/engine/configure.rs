@@ -44,7 +44,7 @@ pub(crate) struct Configured {
 /// Decodes one instance and runs the kind's checks, the development presets and its own
 /// preparation. While values are still unknown (a plan before its dependencies are made),
 /// the preparation is what the kind can tell from the known ones.
-pub(crate) fn configure(i: &Inputs<'_>, address: &str) -> Configured {
+pub(crate) fn configure(i: &Inputs<'_>, address: &crate::addrs::InstanceAddr) -> Configured {
     let mut made = decoded(i, address);
     if !made.diags.has_errors() {
         Preparing::of(i, address).prepare(&mut made.config, &mut made.diags);
@@ -56,7 +56,7 @@ pub(crate) fn configure(i: &Inputs<'_>, address: &str) -> Configured {
 /// [`Preparing::keeping`]).
 pub(crate) fn configure_keeping(
     i: &Inputs<'_>,
-    address: &str,
+    address: &crate::addrs::InstanceAddr,
     ignored: &Ignored<'_>,
     kept: &Object,
 ) -> Configured {
@@ -70,7 +70,7 @@ pub(crate) fn configure_keeping(
 
 /// Decodes one instance and runs the kind's checks and the development presets: the
 /// configuration before the kind's own preparation.
-pub(crate) fn decoded(i: &Inputs<'_>, address: &str) -> Configured {
+pub(crate) fn decoded(i: &Inputs<'_>, address: &crate::addrs::InstanceAddr) -> Configured {
     let (r, kind) = (i.resource, i.kind);
     let schema = kind.schema();
     let (mut config, sensitive_paths, mut diags) =
@@ -109,11 +109,11 @@ pub(crate) struct Preparing<'a> {
     pub kind: &'a dyn ResourceKind,
     pub resource: &'a Resource,
     pub base_dir: &'a std::path::Path,
-    pub address: &'a str,
+    pub address: &'a crate::addrs::InstanceAddr,
 }
 
 impl<'a> Preparing<'a> {
-    pub fn of(i: &Inputs<'a>, address: &'a str) -> Self {
+    pub fn of(i: &Inputs<'a>, address: &'a crate::addrs::InstanceAddr) -> Self {
         Preparing {
             kind: i.kind,
             resource: i.resource,
@@ -342,7 +342,7 @@ pub(crate) fn path_text(path: &[PathStep]) -> String {
 fn findings(
     found: Vec<Finding>,
     r: &Resource,
-    address: &str,
+    address: &crate::addrs::InstanceAddr,
     config: &Object,
     schema: &Schema,
 ) -> Diagnostics {

@@ -330,7 +330,7 @@ impl Engine<'_> {
                 continue;
             }
             plan.changes[i].contents = Some(Contents {
-                managed: managed.into_iter().map(|(text, _)| text).collect(),
+                managed: managed.into_iter().map(|(_, a)| a.clone()).collect(),
                 unmanaged: None,
             });
             if !self.offline {
@@ -384,7 +384,7 @@ impl Engine<'_> {
                 {
                     diags.push(
                         crate::engine::planner::prevent_destroy_error(
-                            &inner.address(),
+                            &inner.addr,
                             res.span.clone(),
                         )
                         .hint(format!(

@@ -31,7 +31,8 @@ pub use planner::block_paths;
 pub use recover::{ImportOutcome, KnownImport};
 
 /// What the development presets changed, by instance address.
-pub type PresetNotes = std::collections::BTreeMap<String, Vec<crate::provider::PresetChange>>;
+pub type PresetNotes =
+    std::collections::BTreeMap<crate::addrs::InstanceAddr, Vec<crate::provider::PresetChange>>;
 
 /// What a plan is asked to do.
 #[derive(Debug, Clone, Default)]
@@ -63,7 +64,7 @@ impl PlanRequest {
 /// How one planned instance is evaluated again at apply time.
 #[derive(Debug, Clone)]
 pub struct InstanceSpec {
-    pub address: String,
+    pub address: crate::addrs::InstanceAddr,
     /// The resource block (`TYPE.NAME` or `data.TYPE.NAME`, in its module instance); `None`
     /// for instances only state knows (orphans to delete).
     pub resource: Option<crate::addrs::ResourceAddr>,

@@ -4,7 +4,7 @@
 //! flagged: it is what a reviewer should look at before promoting.
 
 use super::Planned;
-use crate::addrs::{ConfigNode, ResourceAddr};
+use crate::addrs::{ConfigNode, InstanceAddr};
 use crate::lang::load::Config;
 use crate::lang::refs::{Ref, body_refs, expr_refs};
 use crate::plan::Mode;
@@ -43,7 +43,7 @@ impl std::fmt::Display for Explanation {
 /// One place where the environments differ.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Difference {
-    pub address: String,
+    pub address: InstanceAddr,
     /// Dotted path of the field; empty when the whole resource exists in one environment only.
     pub field: String,
     pub from: Option<Value>,
@@ -65,12 +65,12 @@ pub struct Side<'a> {
     pub presets: &'a super::PresetNotes,
 }
 
-fn after_objects(p: &Planned) -> BTreeMap<String, Object> {
+fn after_objects(p: &Planned) -> BTreeMap<&InstanceAddr, &Object> {
     p.plan
         .changes
         .iter()
         .filter(|c| c.mode() == Mode::Managed)
-        .filter_map(|c| c.after.as_ref().map(|a| (c.address(), a.0.clone())))
+        .filter_map(|c| c.after.as_ref().map(|a| (&c.addr, &a.0)))
         .collect()
 }
 
@@ -253,9 +253,12 @@ pub fn compare(
         .cloned()
         .collect();
     let mut raw = Vec::new();
-    let addresses: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    // Differences are listed in the order of the addresses' text.
+    let mut addresses: Vec<&InstanceAddr> = a.keys().chain(b.keys()).copied().collect();
+    addresses.sort_by_cached_key(|a| a.to_string());
+    addresses.dedup();
     // The first side that plans an address says its type.
-    let mut type_of: std::collections::HashMap<String, &str> = Default::default();
+    let mut type_of: std::collections::HashMap<&InstanceAddr, &str> = Default::default();
     for c in from
         .planned
         .plan
@@ -263,30 +266,30 @@ pub fn compare(
         .iter()
         .chain(&to.planned.plan.changes)
     {
-        type_of.entry(c.address()).or_insert(c.type_name());
+        type_of.entry(&c.addr).or_insert(c.type_name());
     }
-    for addr in &addresses {
-        match (a.get(*addr), b.get(*addr)) {
+    for addr in addresses {
+        match (a.get(addr), b.get(addr)) {
             (Some(x), Some(y)) => {
                 let mut d = Vec::new();
                 diff_values(
                     &[],
-                    Some(&Value::Object(x.clone())),
-                    Some(&Value::Object(y.clone())),
+                    Some(&Value::Object((*x).clone())),
+                    Some(&Value::Object((*y).clone())),
                     &mut d,
                 );
-                let type_name = type_of.get(addr.as_str()).copied().unwrap_or_default();
+                let type_name = type_of.get(addr).copied().unwrap_or_default();
                 for (path, f, t) in d {
                     // Computed values explain what reads them, but are not rows themselves.
                     let shown = !is_computed(type_name, top(&path));
-                    raw.push(((*addr).clone(), path, f, t, shown));
+                    raw.push((addr.clone(), path, f, t, shown));
                 }
             }
             (x, y) => raw.push((
-                (*addr).clone(),
+                addr.clone(),
                 Vec::new(),
-                x.map(|o| Value::Object(o.clone())),
-                y.map(|o| Value::Object(o.clone())),
+                x.map(|o| Value::Object((*o).clone())),
+                y.map(|o| Value::Object((*o).clone())),
                 true,
             )),
         }
@@ -294,7 +297,7 @@ pub fn compare(
     let differing: BTreeSet<String> = raw
         .iter()
         .map(|(addr, path, _, _, _)| match top(path) {
-            "" => addr.clone(),
+            "" => addr.to_string(),
             top => format!("{addr}.{top}"),
         })
         .collect();
@@ -307,8 +310,7 @@ pub fn compare(
         .filter(|r| r.4)
         .map(|(address, path, f, t, _)| {
             let field = super::configure::path_text(&path);
-            let resource = ResourceAddr::of_instance(&address)
-                .and_then(|r| config.resources.get(&r));
+            let resource = config.resources.get(&address.resource);
             let mut why = Vec::new();
             if let Some(note) = from.presets.get(&address).and_then(|n| preset_for(&field, n)) {
                 why.push(Explanation::Preset(note));
@@ -433,7 +435,7 @@ resource "t_thing" "a" {
         let vars_from = Object::from_iter([("v".to_string(), Value::from("dev"))]);
         let vars_to = Object::from_iter([("v".to_string(), Value::from("prod"))]);
         let notes = BTreeMap::from([(
-            "t_thing.a".to_string(),
+            InstanceAddr::parse("t_thing.a").unwrap(),
             vec![crate::provider::PresetChange::new(
                 "name",
                 "name prefixed with \"[dev a] \"",

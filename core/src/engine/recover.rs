@@ -183,6 +183,13 @@ impl Engine<'_> {
     }
 }
 
+/// The refusal of an import at an address the configuration does not declare (`base`: the
+/// address's resource, or the whole text when it is no address).
+fn not_declared(base: &dyn std::fmt::Display) -> Diagnostics {
+    Diagnostics::from(Diagnostic::error("Configuration for import target does not exist")
+        .detail(format!("The configuration does not declare {base}. Add a resource block for it before importing, so brickform knows how to manage it.")))
+}
+
 impl Engine<'_> {
     /// `brickform import ADDR ID`: reads the object and records it in state under ADDR,
     /// which must be declared in the configuration. Gives the line to print and warnings:
@@ -195,7 +202,10 @@ impl Engine<'_> {
         address: &str,
         id: &str,
     ) -> Result<(String, Diagnostics), Diagnostics> {
-        self.import_known(doc, journal, address, id, &Object::new())
+        // The address is read once, here, as the command line gave it. Not an address: the
+        // whole text is what the configuration does not declare.
+        let addr = InstanceAddr::parse(address).map_err(|_| not_declared(&address))?;
+        self.import_known(doc, journal, &addr, id, &Object::new())
             .await
     }
 
@@ -208,17 +218,12 @@ impl Engine<'_> {
         &self,
         doc: &mut StateDocument,
         journal: &Journal,
-        address: &str,
+        addr: &InstanceAddr,
         id: &str,
         known: &Object,
     ) -> Result<(String, Diagnostics), Diagnostics> {
-        // The address is read once, here, as the command line or the other tool gave it.
-        // Not an address: the whole text is what the configuration does not declare.
-        let not_declared = |base: &dyn std::fmt::Display| {
-            Diagnostics::from(Diagnostic::error("Configuration for import target does not exist")
-                .detail(format!("The configuration does not declare {base}. Add a resource block for it before importing, so brickform knows how to manage it.")))
-        };
-        let addr = InstanceAddr::parse(address).map_err(|_| not_declared(&address))?;
+        // Its text, for the messages, the provider's context and the write-ahead log.
+        let address = addr.to_string();
         let Some(resource) = self.config.resources.get(&addr.resource) else {
             return Err(not_declared(&addr.resource));
         };
@@ -229,7 +234,7 @@ impl Engine<'_> {
                 )
                 .into());
         }
-        if doc.get(&addr).is_some() {
+        if doc.get(addr).is_some() {
             return Err(Diagnostic::error("Resource already managed by brickform")
                 .detail(format!("{address} is already in the state. To import it again, remove it first with `brickform state rm {address}`."))
                 .into());
@@ -250,7 +255,7 @@ impl Engine<'_> {
         if diags.has_errors() {
             return Err(diags);
         }
-        let ctx = self.op_context(address, doc.lineage());
+        let ctx = self.op_context(&address, doc.lineage());
         let found = match kind.import_existing(&ctx, id).await {
             Ok(Some(found)) => found,
             Ok(None) => {
@@ -299,7 +304,7 @@ impl Engine<'_> {
             .map(|d| d.instance(None))
             .collect();
         let slot = Slot {
-            addr: &addr,
+            addr,
             provider: &provider,
             dependencies: &dependencies,
         };
@@ -308,7 +313,7 @@ impl Engine<'_> {
         let seq = journal
             .intent(
                 WalOp::Import,
-                address,
+                &address,
                 &resource.type_name,
                 None,
                 Some(remote.id.clone()),
@@ -331,7 +336,7 @@ impl Engine<'_> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct KnownImport {
     /// The instance address it is imported at.
-    pub address: String,
+    pub address: InstanceAddr,
     /// Where the other tool knew it, for the report.
     pub from: String,
     pub id: String,
@@ -362,10 +367,8 @@ impl Engine<'_> {
     ) -> Result<Vec<ImportOutcome>, brickform_state::StateError> {
         let mut report = Vec::with_capacity(imports.len());
         for i in imports {
-            // The other tool's address text; one that is no address is reported by the
-            // import itself.
-            if InstanceAddr::parse(&i.address).is_ok_and(|a| doc.get(&a).is_some()) {
-                report.push(ImportOutcome::Kept(i.address.clone()));
+            if doc.get(&i.address).is_some() {
+                report.push(ImportOutcome::Kept(i.address.to_string()));
                 continue;
             }
             report.push(

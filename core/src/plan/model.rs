@@ -5,7 +5,7 @@
 use crate::value::{Object, PathStep, Value};
 use serde::{Deserialize, Serialize};
 
-pub use crate::change::{Action, DataImpact, DataImpactKind};
+pub use crate::change::{Action, DataEffect, DataImpact, DataImpactKind};
 
 /// Why an instance gets its action, when there is more to say than "the configuration changed".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -279,7 +279,8 @@ const PLAN_PARTS: crate::addrs::PartNames = crate::addrs::PartNames {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Contents {
     /// Managed instances inside it; each has its own delete or replace in the plan.
-    pub managed: Vec<String>,
+    /// Written as their text.
+    pub managed: Vec<crate::addrs::InstanceAddr>,
     /// Locations of the live objects inside it that this state does not manage, as the
     /// plan saw them (`None` when they could not be listed: an offline plan). Apply refuses
     /// to delete the container when they differ.
@@ -289,7 +290,8 @@ pub struct Contents {
 /// A change made outside brickform, found by refresh.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Drift {
-    pub address: String,
+    /// The instance, written as its text (beside its type and name, as plans always have).
+    pub address: crate::addrs::InstanceAddr,
     pub type_name: String,
     pub name: String,
     /// The object no longer exists.
@@ -590,7 +592,7 @@ impl Drift {
     }
 
     pub fn mode(&self) -> Mode {
-        crate::addrs::ResourceAddr::of_instance(&self.address).map_or(Mode::Managed, |r| r.mode)
+        self.address.resource.mode
     }
 }
 
@@ -789,6 +791,27 @@ mod tests {
             c.container.as_ref().map(ToString::to_string).as_deref(),
             Some("t.c")
         );
+    }
+
+    #[test]
+    fn a_saved_drift_and_data_impact_read_back_byte_for_byte_and_refuse_a_malformed_address() {
+        let drift = r#"{"address":"module.m[\"k\"].t.n[\"a.b\"]","type_name":"t","name":"n","deleted":true,"fields":[],"block_paths":[],"sensitive_paths":[]}"#;
+        let impact = r#"{"address":"t.n[0]","kind":"tables_dropped","message":"m"}"#;
+        let d: Drift = serde_json::from_str(drift).unwrap();
+        assert_eq!(d.address.resource.module.to_string(), "module.m[\"k\"]");
+        assert_eq!(d.mode(), Mode::Managed);
+        assert_eq!(serde_json::to_string(&d).unwrap(), drift);
+        let i: DataImpact = serde_json::from_str(impact).unwrap();
+        assert_eq!(i.address.key, Some(InstanceKey::Index(0)));
+        assert_eq!(serde_json::to_string(&i).unwrap(), impact);
+        let error = serde_json::from_str::<DataImpact>(&impact.replace("t.n[0]", "t.n[x]"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("invalid resource address `t.n[x]`"),
+            "{error}"
+        );
+        assert!(serde_json::from_str::<Drift>(&drift.replace("t.n", "t n")).is_err());
     }
 
     #[test]

@@ -447,16 +447,12 @@ fn drift(d: &Drift, plan: &Plan) -> Json {
     );
     // The drift record does not carry the instance key or provider; the planned change for
     // the same address does.
-    let planned = plan.changes.iter().find(|c| c.address() == d.address);
+    let planned = plan.changes.iter().find(|c| c.addr == d.address);
     let mut o = Map::new();
-    o.insert("address".into(), json!(d.address));
-    if let Ok(a) = crate::addrs::InstanceAddr::parse(&d.address)
-        && !a.resource.module.is_root()
-    {
-        o.insert(
-            "module_address".into(),
-            json!(a.resource.module.to_string()),
-        );
+    o.insert("address".into(), json!(d.address.to_string()));
+    let module = &d.address.resource.module;
+    if !module.is_root() {
+        o.insert("module_address".into(), json!(module.to_string()));
     }
     o.insert("mode".into(), mode_json(d.mode()));
     o.insert("type".into(), json!(d.type_name));

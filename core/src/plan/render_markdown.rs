@@ -167,7 +167,7 @@ impl Parts {
                 let summary = format!(
                     "{} <code>{}</code> {verb}",
                     if d.deleted { "🔴" } else { "🟡" },
-                    html(&d.address)
+                    html(&d.address.to_string())
                 );
                 section(&summary, &drift_lines(d, Sty::PLAIN), (0, false))
             })

@@ -473,7 +473,7 @@ fn drift_plan() -> Plan {
     d_tag.live = Some(SerValue(s("prod")));
     p.drift = vec![
         Drift {
-            address: "databricks_schema.raw".into(),
+            address: crate::addrs::InstanceAddr::parse("databricks_schema.raw").unwrap(),
             type_name: "databricks_schema".into(),
             name: "raw".into(),
             deleted: false,
@@ -483,7 +483,7 @@ fn drift_plan() -> Plan {
             sensitive_paths: Vec::new(),
         },
         Drift {
-            address: "databricks_volume.files".into(),
+            address: crate::addrs::InstanceAddr::parse("databricks_volume.files").unwrap(),
             type_name: "databricks_volume".into(),
             name: "files".into(),
             deleted: true,
@@ -712,7 +712,7 @@ fn sensitive_plan() -> Plan {
     );
     drift_pw.sensitive = true;
     pl.drift = vec![Drift {
-        address: "databricks_connection.pg".into(),
+        address: crate::addrs::InstanceAddr::parse("databricks_connection.pg").unwrap(),
         type_name: "databricks_connection".into(),
         name: "pg".into(),
         deleted: false,
@@ -858,14 +858,14 @@ fn data_impact_plan() -> Plan {
     let mut p = destroy_plan();
     p.data_impact = vec![
         DataImpact {
-            address: "databricks_pipeline.sales".into(),
+            address: crate::addrs::InstanceAddr::parse("databricks_pipeline.sales").unwrap(),
             kind: DataImpactKind::TablesDropped,
             tables: Some(vec!["main.sales.orders".into(), "main.sales.customers".into()]),
             message: "its destroy drops the tables it published, with their data".into(),
             hint: Some("to keep the tables, set cascade = false and apply that first".into()),
         },
         DataImpact {
-            address: "databricks_job.nightly".into(),
+            address: crate::addrs::InstanceAddr::parse("databricks_job.nightly").unwrap(),
             kind: DataImpactKind::FullRefresh,
             tables: None,
             message: "task \"load\" runs a full refresh of its pipeline on every run the job's schedule starts".into(),
@@ -1220,7 +1220,7 @@ fn large_plan(flows: usize) -> Plan {
         );
         f.live = Some(SerValue(s("edited")));
         Drift {
-            address: address.into(),
+            address: crate::addrs::InstanceAddr::parse(address).unwrap(),
             type_name: "databricks_pipeline".into(),
             name: "layer".into(),
             deleted: false,

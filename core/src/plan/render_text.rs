@@ -565,7 +565,11 @@ pub(crate) fn contents_notes(c: &crate::plan::Contents) -> Vec<String> {
     if !c.managed.is_empty() {
         notes.push(format!(
             "(deletes with it what lies inside: {})",
-            c.managed.join(", ")
+            c.managed
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     match c.unmanaged.as_deref() {

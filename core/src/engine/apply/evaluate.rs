@@ -148,7 +148,7 @@ pub(super) fn evaluate(
     kind: &dyn ResourceKind,
     change: &ResourceChange,
 ) -> Result<Sent, NodeError> {
-    let address = &change.address();
+    let address = &change.addr;
     let Some(r) = &work.resource else {
         return Err(EngineFailure::NoConfiguration {
             address: address.to_string(),

@@ -61,7 +61,7 @@ impl PlanWalk<'_, '_> {
             ..Default::default()
         };
         let (r, ds) = (lookup.resource, lookup.source.as_ref());
-        let address = r.addr().instance(a.key.clone()).to_string();
+        let address = r.addr().instance(a.key.clone());
         // Until it is read: what the source fills in is unknown, an optional value it fills
         // in when left unset (the id a lookup by name finds) included.
         let mut value = a.config.clone();
@@ -111,7 +111,7 @@ impl PlanWalk<'_, '_> {
         }
         out.planned = Some(InstancePlan {
             change: ResourceChange {
-                addr: r.addr().instance(a.key.clone()),
+                addr: address.clone(),
                 provider: lookup.provider.clone(),
                 action,
                 reason,

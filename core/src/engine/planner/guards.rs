@@ -1,7 +1,6 @@
 //! What stops a plan from destroying what must stay: `prevent_destroy`, protected
 //! environments, and the order a `create_before_destroy` replacement needs.
 
-use crate::addrs::ResourceAddr;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::engine::Engine;
 use crate::lang::load::IgnoreChanges;
@@ -271,7 +270,7 @@ pub(crate) struct Claim {
     /// `None` for a created object; how a kind's claim is named otherwise.
     pub what: Option<String>,
     pub type_name: String,
-    pub address: String,
+    pub address: crate::addrs::InstanceAddr,
 }
 
 impl Claim {
@@ -293,15 +292,17 @@ impl Claim {
 /// thing (an authoritative list of entries and another entry of the same list, which
 /// would undo each other on every apply). Refused at plan, naming both addresses, at the
 /// later one's block.
-pub(super) fn claimed_twice(
-    mut claims: Vec<Claim>,
-    config: &crate::lang::load::Config,
-) -> Diagnostics {
-    // Exclusive claims first in each group, then by address: the output does not depend on
-    // which instance finished first.
-    claims.sort_by(|a, b| {
-        (a.of(), !a.exclusive, &a.address).cmp(&(b.of(), !b.exclusive, &b.address))
+pub(super) fn claimed_twice(claims: Vec<Claim>, config: &crate::lang::load::Config) -> Diagnostics {
+    // Exclusive claims first in each group, then by the address's text: the output does
+    // not depend on which instance finished first.
+    let mut claims: Vec<(String, Claim)> = claims
+        .into_iter()
+        .map(|c| (c.address.to_string(), c))
+        .collect();
+    claims.sort_by(|(a_text, a), (b_text, b)| {
+        (a.of(), !a.exclusive, a_text).cmp(&(b.of(), !b.exclusive, b_text))
     });
+    let claims: Vec<Claim> = claims.into_iter().map(|(_, c)| c).collect();
     let mut diags = Diagnostics::new();
     for group in claims.chunk_by(|a, b| a.of() == b.of()) {
         // Without an exclusive claim, the parts stand side by side.
@@ -309,8 +310,9 @@ pub(super) fn claimed_twice(
             continue;
         };
         for second in rest.iter().filter(|c| c.address != first.address) {
-            let span = ResourceAddr::of_instance(&second.address)
-                .and_then(|r| config.resources.get(&r))
+            let span = config
+                .resources
+                .get(&second.address.resource)
                 .and_then(|r| r.span.clone());
             let diag = match &first.what {
                 None => Diagnostic::error(format!(
@@ -376,7 +378,7 @@ pub(super) fn apply_order(plan: &Plan, diags: &mut Diagnostics) {
 }
 
 pub(crate) fn prevent_destroy_error(
-    address: &str,
+    address: &crate::addrs::InstanceAddr,
     span: Option<crate::source::Span>,
 ) -> Diagnostic {
     Diagnostic::error("Instance cannot be destroyed")
@@ -416,7 +418,7 @@ impl Engine<'_> {
                 .get(c.resource())
                 .filter(|res| res.lifecycle.prevent_destroy)
             {
-                diags.push(prevent_destroy_error(&c.address(), res.span.clone()));
+                diags.push(prevent_destroy_error(&c.addr, res.span.clone()));
             }
         }
         diags
@@ -529,7 +531,10 @@ mod tests {
 
     #[test]
     fn prevent_destroy_names_the_address_and_the_way_out() {
-        let d = prevent_destroy_error("t.a[\"x\"]", None);
+        let d = prevent_destroy_error(
+            &crate::addrs::InstanceAddr::parse("t.a[\"x\"]").unwrap(),
+            None,
+        );
         let text = format!("{d:?}");
         assert!(
             text.contains("t.a[\\\"x\\\"] has lifecycle.prevent_destroy"),

@@ -33,11 +33,11 @@ impl Engine<'_> {
                     after: c.after.as_ref().map(|a| &a.0),
                     offline,
                 };
-                let mut found = kind.data_impact(&ctx, &change).await;
-                for f in &mut found {
-                    f.address = c.address();
-                }
+                let found = kind.data_impact(&ctx, &change).await;
                 found
+                    .into_iter()
+                    .map(|f| DataImpact::of(c.addr.clone(), f))
+                    .collect()
             })
             .buffered(parallelism.max(1))
             .collect()

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 /// One instance, decoded and checked: what the rest of its planning works from.
 pub(super) struct Prepared {
-    pub address: String,
+    pub address: crate::addrs::InstanceAddr,
     pub key: Option<InstanceKey>,
     pub each: Option<Value>,
     pub config: Object,
@@ -66,7 +66,7 @@ impl PlanWalk<'_, '_> {
         diags: &mut Diagnostics,
     ) -> Option<Prepared> {
         let engine = self.engine;
-        let address = block.resource.addr().instance(key.clone()).to_string();
+        let address = block.resource.addr().instance(key.clone());
         let inputs = Inputs {
             resource: block.resource,
             kind: block.kind.as_ref(),
@@ -113,7 +113,9 @@ impl PlanWalk<'_, '_> {
         };
         let _call = self.calls.acquire().await.ok();
         let mut warnings = Vec::new();
-        let ctx = self.engine.op_context(&p.address, &self.lineage);
+        let ctx = self
+            .engine
+            .op_context(&p.address.to_string(), &self.lineage);
         let found = self
             .find(block, &addr, &ctx, &p.config, read_before, &mut warnings)
             .await;
@@ -362,7 +364,11 @@ impl PlanWalk<'_, '_> {
         Ok((self.diff_instance(block, p, found), Some(raw)))
     }
 
-    fn preparing<'a>(&'a self, block: &'a Block<'_>, address: &'a str) -> Preparing<'a> {
+    fn preparing<'a>(
+        &'a self,
+        block: &'a Block<'_>,
+        address: &'a crate::addrs::InstanceAddr,
+    ) -> Preparing<'a> {
         Preparing {
             kind: block.kind.as_ref(),
             resource: block.resource,
@@ -385,7 +391,11 @@ impl PlanWalk<'_, '_> {
             let settled = super::walk::lock(&self.settled);
             decide::follow_renames(d, &settled, &block.dependencies);
             ReplaceAsked {
-                by_request: self.req.replace.iter().any(|a| a == &p.address),
+                by_request: self
+                    .req
+                    .replace
+                    .iter()
+                    .any(|a| p.address.cmp_text(a).is_eq()),
                 by_triggers: decide::replace_triggered(r, &settled),
             }
         };
@@ -928,7 +938,7 @@ impl Found {
 /// The drift an instance shows: deleted outside brickform, or the fields changed outside it
 /// (their sensitive values redacted); `None` when nothing drifted.
 fn planned_drift(
-    address: &str,
+    address: &crate::addrs::InstanceAddr,
     block: &Block<'_>,
     deleted_outside: bool,
     drifted: Vec<FieldChange>,
@@ -950,7 +960,7 @@ fn planned_drift(
     };
     let r = block.resource;
     Some(Drift {
-        address: address.to_string(),
+        address: address.clone(),
         type_name: r.type_name.clone(),
         name: r.name.clone(),
         deleted: deleted_outside,

@@ -168,7 +168,7 @@ impl Engine<'_> {
                     .resources()
                     .iter()
                     .filter(|r| left_out.contains(r.resource()))
-                    .map(|r| r.address()),
+                    .map(|r| r.addr.clone()),
             );
         }
         for (change, spec) in self.orphans(state, req, &out.produced, diags) {
@@ -446,7 +446,7 @@ fn moved<'s>(
 struct Walked {
     plan: Plan,
     specs: Vec<InstanceSpec>,
-    produced: HashSet<String>,
+    produced: HashSet<crate::addrs::InstanceAddr>,
     preset_notes: PresetNotes,
 }
 

@@ -3,6 +3,7 @@
 
 use super::Shape;
 use super::guards::prevent_destroy_error;
+use crate::addrs::InstanceAddr;
 use crate::diagnostics::Diagnostics;
 use crate::engine::instance::merged_from;
 use crate::engine::{Engine, InstanceSpec, PlanRequest};
@@ -17,25 +18,25 @@ impl Engine<'_> {
         &self,
         state: &StateDocument,
         req: &PlanRequest,
-        produced: &HashSet<String>,
+        produced: &HashSet<InstanceAddr>,
         diags: &mut Diagnostics,
     ) -> Vec<(ResourceChange, InstanceSpec)> {
         let config = &*self.config;
-        let removed: BTreeMap<&str, bool> = config
+        // A `removed` block names an instance or a whole resource (an address without a
+        // key); a `from` that is no address names nothing state holds.
+        let removed: BTreeMap<InstanceAddr, bool> = config
             .removed
             .iter()
-            .map(|r| (r.from.as_str(), r.destroy))
+            .filter_map(|r| Some((InstanceAddr::parse(&r.from).ok()?, r.destroy)))
             .collect();
         let mut out = Vec::new();
         for r in state.resources() {
-            let address = r.address();
-            if produced.contains(&address) || r.mode() != brickform_state::ResourceMode::Managed {
+            if produced.contains(&r.addr) || r.mode() != brickform_state::ResourceMode::Managed {
                 continue;
             }
-            let text = r.resource().to_string();
             let (action, reason) = match removed
-                .get(address.as_str())
-                .or_else(|| removed.get(text.as_str()))
+                .get(&r.addr)
+                .or_else(|| removed.get(&r.resource().instance(None)))
             {
                 Some(false) => (Action::Forget, ActionReason::ForgetBecauseRemoved),
                 _ => {
@@ -55,7 +56,7 @@ impl Engine<'_> {
                     .is_some_and(|res| res.lifecycle.prevent_destroy);
                 if lifecycle_protected {
                     diags.push(prevent_destroy_error(
-                        &r.address(),
+                        &r.addr,
                         config
                             .resources
                             .get(r.resource())
@@ -68,7 +69,7 @@ impl Engine<'_> {
             } else {
                 action
             };
-            out.push((self.removal(r, action, reason), state_only(&r.address())));
+            out.push((self.removal(r, action, reason), state_only(&r.addr)));
         }
         out
     }
@@ -99,7 +100,7 @@ impl Engine<'_> {
             };
             let mut change = self.removal(r, action, reason);
             change.deposed = true;
-            out.push((change, state_only(&r.address())));
+            out.push((change, state_only(&r.addr)));
         }
         out
     }
@@ -141,9 +142,9 @@ impl Engine<'_> {
 }
 
 /// The apply spec of an instance only state knows: nothing to evaluate.
-fn state_only(address: &str) -> InstanceSpec {
+fn state_only(address: &InstanceAddr) -> InstanceSpec {
     InstanceSpec {
-        address: address.to_string(),
+        address: address.clone(),
         resource: None,
         key: None,
         each_value: None,

@@ -79,7 +79,7 @@ pub(super) struct NodePlan {
     pub specs: Vec<InstanceSpec>,
     pub drift: Vec<Drift>,
     /// Managed instance addresses the configuration produces (decoded or not).
-    pub produced: Vec<String>,
+    pub produced: Vec<crate::addrs::InstanceAddr>,
     pub preset_notes: PresetNotes,
     pub warnings: Vec<String>,
     pub diags: Diagnostics,
@@ -294,8 +294,7 @@ impl PlanWalk<'_, '_> {
                                 prepared.push(p);
                             }
                             None => {
-                                node.produced
-                                    .push(r.addr().instance(key.clone()).to_string());
+                                node.produced.push(r.addr().instance(key.clone()));
                                 if referenced {
                                     let (t, n) = (&r.type_name, &r.name);
                                     world.set_instance(

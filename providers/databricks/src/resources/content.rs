@@ -577,8 +577,8 @@ impl ContentKind {
         &self,
         ctx: &OpContext,
         change: &brickform_core::provider::PlannedChange<'_>,
-    ) -> Vec<brickform_core::plan::DataImpact> {
-        use brickform_core::plan::{Action, DataImpact, DataImpactKind};
+    ) -> Vec<brickform_core::plan::DataEffect> {
+        use brickform_core::plan::{Action, DataEffect, DataImpactKind};
         let (Some(before), Some(after)) = (change.before, change.after) else {
             return Vec::new();
         };
@@ -607,8 +607,7 @@ impl ContentKind {
         let (old, new) = (String::from_utf8_lossy(&old), String::from_utf8_lossy(&new));
         super::datasets::changed_types(&old, &new, python)
             .into_iter()
-            .map(|(name, was, now)| DataImpact {
-                address: String::new(),
+            .map(|(name, was, now)| DataEffect {
                 kind: DataImpactKind::DatasetTypeChanged,
                 tables: None,
                 message: format!(
@@ -631,7 +630,7 @@ impl ResourceKind for ContentKind {
         &self,
         ctx: &OpContext,
         change: &brickform_core::provider::PlannedChange<'_>,
-    ) -> Vec<brickform_core::plan::DataImpact> {
+    ) -> Vec<brickform_core::plan::DataEffect> {
         self.dataset_type_changes(ctx, change).await
     }
 

@@ -274,8 +274,8 @@ impl PipelineKind {
     async fn tables_impact(
         &self,
         change: &brickform_core::provider::PlannedChange<'_>,
-    ) -> Option<brickform_core::plan::DataImpact> {
-        use brickform_core::plan::{Action, DataImpact, DataImpactKind};
+    ) -> Option<brickform_core::plan::DataEffect> {
+        use brickform_core::plan::{Action, DataEffect, DataImpactKind};
         let (Some(id), Some(before)) = (change.id, change.before) else {
             return None;
         };
@@ -318,8 +318,7 @@ impl PipelineKind {
         } else {
             format!("its destroy drops {which}, with their data")
         };
-        Some(DataImpact {
-            address: String::new(),
+        Some(DataEffect {
             kind: if reload {
                 DataImpactKind::TablesReloaded
             } else {
@@ -834,7 +833,7 @@ impl ResourceKind for PipelineKind {
         &self,
         _ctx: &OpContext,
         change: &brickform_core::provider::PlannedChange<'_>,
-    ) -> Vec<brickform_core::plan::DataImpact> {
+    ) -> Vec<brickform_core::plan::DataEffect> {
         self.tables_impact(change).await.into_iter().collect()
     }
 

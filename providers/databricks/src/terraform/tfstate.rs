@@ -14,6 +14,7 @@
 
 use super::convert::Conversion;
 use crate::resources::content::{content_of, sha256_hex};
+use brickform_core::addrs::InstanceKey;
 use brickform_core::engine::KnownImport;
 use brickform_core::provider::Provider;
 use brickform_core::value::{Object, Value};
@@ -137,10 +138,12 @@ pub fn read(
                 .push(format!("{tf}: not in the converted configuration"));
             continue;
         };
-        let type_name = brickform_core::addrs::InstanceAddr::parse(&base)
-            .map(|a| a.resource.type_name)
-            .unwrap_or_default();
-        let Some(kind) = kinds.iter().find(|k| k.type_name() == type_name) else {
+        // Where the converted configuration declares the resource; a text that is no
+        // address names nothing to adopt.
+        let Ok(base) = brickform_core::addrs::ResourceAddr::parse(&base) else {
+            continue;
+        };
+        let Some(kind) = kinds.iter().find(|k| k.type_name() == base.type_name) else {
             continue;
         };
         for inst in &r.instances {
@@ -149,6 +152,22 @@ pub fn read(
                 Some(Json::Number(n)) => format!("[{n}]"),
                 Some(Json::String(s)) => format!("[{}]", Json::String(s.clone())),
                 Some(other) => format!("[{other}]"),
+            };
+            // A key that is neither a whole number nor a string names no instance.
+            let index = match &inst.index_key {
+                None | Some(Json::Null) => Some(None),
+                Some(Json::String(s)) => Some(Some(InstanceKey::Key(s.clone()))),
+                Some(Json::Number(n)) => n
+                    .as_u64()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .map(|n| Some(InstanceKey::Index(n))),
+                Some(_) => None,
+            };
+            let Some(index) = index else {
+                out.skipped.push(format!(
+                    "{tf}{key}: its index key is neither a whole number nor a string"
+                ));
+                continue;
             };
             let id = match inst.attributes.get("id") {
                 Some(Json::String(s)) => s.clone(),
@@ -160,7 +179,7 @@ pub fn read(
                 }
             };
             out.adopt.push(KnownImport {
-                address: format!("{base}{key}"),
+                address: base.instance(index),
                 from: format!("{tf}{key}"),
                 id,
                 known: known(kind.schema(), &inst.attributes, config_dir),

@@ -155,14 +155,13 @@ fn full_refresh_tasks(config: &Object) -> Vec<String> {
 /// What a job's full-refresh tasks do on every run it starts by itself: a full refresh
 /// resets the pipeline's streaming state and reprocesses its sources, and data no longer in
 /// a source is lost (its tables are truncated first).
-fn scheduled_full_refresh(config: &Object) -> Option<brickform_core::plan::DataImpact> {
+fn scheduled_full_refresh(config: &Object) -> Option<brickform_core::plan::DataEffect> {
     let tasks = full_refresh_tasks(config);
     if tasks.is_empty() || !starts_on_its_own(config) {
         return None;
     }
     let named: Vec<String> = tasks.iter().map(|t| quote(t)).collect();
-    Some(brickform_core::plan::DataImpact {
-        address: String::new(),
+    Some(brickform_core::plan::DataEffect {
         kind: brickform_core::plan::DataImpactKind::FullRefresh,
         tables: None,
         message: format!(
@@ -1167,7 +1166,7 @@ impl ResourceKind for Job {
         &self,
         _ctx: &OpContext,
         change: &brickform_core::provider::PlannedChange<'_>,
-    ) -> Vec<brickform_core::plan::DataImpact> {
+    ) -> Vec<brickform_core::plan::DataEffect> {
         change
             .after
             .and_then(scheduled_full_refresh)
