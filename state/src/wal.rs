@@ -180,7 +180,7 @@ pub fn replay(doc: &mut StateDocument, records: &[WalRecord]) -> Result<Vec<Inte
             }
             WalRecord::Result(result) => {
                 match pending.remove(&(result.intent_writer, result.intent_seq)) {
-                    Some(intent) => apply(doc, intent, &result.outcome),
+                    Some(intent) => apply(doc, intent, result.outcome.clone()),
                     None => match &result.outcome {
                         Outcome::Created(r) | Outcome::Updated(r) | Outcome::Imported(r) => {
                             doc.upsert(r.clone());
@@ -199,7 +199,9 @@ pub fn replay(doc: &mut StateDocument, records: &[WalRecord]) -> Result<Vec<Inte
     Ok(open)
 }
 
-fn apply(doc: &mut StateDocument, intent: &Intent, outcome: &Outcome) {
+/// What the result `outcome` of `intent` does to `doc`. It takes the outcome, so a run that
+/// logs a result moves its state entry into the document (the log writes its own copy).
+pub(crate) fn apply(doc: &mut StateDocument, intent: &Intent, outcome: Outcome) {
     match outcome {
         Outcome::Created(resource) => {
             // The create of a create_before_destroy replacement names the object it
@@ -214,20 +216,20 @@ fn apply(doc: &mut StateDocument, intent: &Intent, outcome: &Outcome) {
             // What an earlier, unresolved create of the address may have made is what this
             // one got, sent with its token; or an object the address no longer wants.
             doc.clear_pending_token(&resource.addr);
-            doc.upsert(resource.clone());
+            doc.upsert(resource);
         }
         Outcome::Imported(resource) => {
             doc.clear_pending_token(&resource.addr);
-            doc.upsert(resource.clone());
+            doc.upsert(resource);
         }
         Outcome::Updated(resource) => {
-            doc.upsert(resource.clone());
+            doc.upsert(resource);
         }
         // The log names the intent's instance by its text; one that is no address was not
         // written by brickform and names nothing in the state.
-        _ => {
+        other => {
             if let Ok(addr) = InstanceAddr::parse(&intent.address) {
-                apply_to(doc, intent, &addr, outcome);
+                apply_to(doc, intent, &addr, &other);
             }
         }
     }

@@ -278,8 +278,8 @@ impl Journal {
             intent_writer: intent.writer,
         };
         let seq = record.seq;
-        let wal_record = WalRecord::Result(record);
-        self.enqueue(wal_record.clone());
+        // The log writes a copy; the outcome itself goes into `doc` below.
+        self.enqueue(WalRecord::Result(record.clone()));
         state.next_seq += 1;
         state.open.remove(&intent_seq);
         drop(state);
@@ -298,7 +298,7 @@ impl Journal {
         if !recoverable {
             self.flush(seq).await?;
         }
-        wal::replay(doc, &[WalRecord::Intent(intent), wal_record])?;
+        wal::apply(doc, &intent, record.outcome);
         Ok(seq)
     }
 
