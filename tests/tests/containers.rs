@@ -79,6 +79,20 @@ fn a_replaced_volume_takes_its_files_and_says_so() {
     ] {
         assert!(out.contains(line), "{line}\n{out}");
     }
+    // What the service assigns the new volume changes from the old one's values, as in
+    // Terraform; nothing the old volume has is shown as added.
+    let lines: Vec<&str> = out.lines().map(str::trim).collect();
+    assert!(
+        lines.iter().any(|l| l.starts_with("~ id ")
+            && l.ends_with("= \"cont_cat.raw.landing\" -> (known after apply)")),
+        "{out}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.starts_with("+ id ") || l.starts_with("+ full_name ")),
+        "{out}"
+    );
     let plan: Value = serde_json::from_str(&bf_ok(d, &serve, &["plan", "--json"])).unwrap();
     assert_eq!(
         resource(&plan, "databricks_volume.v")["change"]["deletes_contents"],

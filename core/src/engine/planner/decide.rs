@@ -255,7 +255,7 @@ pub(super) fn planned_after(
 /// service keeps included), and for a new object what the service assigns.
 pub(super) fn planned_fields(
     kind: &dyn ResourceKind,
-    action: Action,
+    (action, current): (Action, Option<&Object>),
     config: &Object,
     diff_fields: Vec<FieldChange>,
     after: &Object,
@@ -286,14 +286,28 @@ pub(super) fn planned_fields(
         fields.reserve_exact(assigned.len());
         for a in assigned {
             let planned = after.get(a.name).cloned().unwrap_or(Value::Unknown);
+            let path = vec![PathStep::Key(a.name.to_string())];
+            // A replacement's new object takes the place of one that has a value: the
+            // change is from that value (shown as `~`, not as an addition), and none at all
+            // where the new object is planned to get the same. A sensitive one's value is
+            // not put in the plan.
+            let before = current
+                .filter(|_| action.is_replace() && !a.sensitive && !sensitive.contains(&path))
+                .and_then(|c| c.get(a.name))
+                .filter(|b| !b.is_null())
+                .cloned();
+            if planned.is_wholly_known() && before.as_ref().is_some_and(|b| identical(b, &planned))
+            {
+                continue;
+            }
             let reason = if planned.is_wholly_known() {
                 FieldReason::Configuration
             } else {
                 FieldReason::KnownAfterApply
             };
             fields.push(FieldChange {
-                path: vec![PathStep::Key(a.name.to_string())],
-                before: None,
+                path,
+                before: before.map(SerValue),
                 after: Some(SerValue(planned)),
                 live: None,
                 reason,
@@ -593,5 +607,109 @@ mod tests {
             reference_value(Action::Update, Some(&prior), Some(&live), &config, &after),
             after
         );
+    }
+
+    /// A kind with only a schema: planning the fields asks nothing else of it.
+    struct Shaped(crate::provider::Schema);
+
+    #[async_trait::async_trait]
+    impl ResourceKind for Shaped {
+        fn type_name(&self) -> &'static str {
+            "t_shaped"
+        }
+        fn schema(&self) -> &crate::provider::Schema {
+            &self.0
+        }
+        async fn create(
+            &self,
+            _: &crate::provider::OpContext,
+            _: &Object,
+        ) -> crate::provider::ProviderResult<crate::provider::Remote> {
+            unreachable!("fields are planned without calls")
+        }
+        async fn read(
+            &self,
+            _: &crate::provider::OpContext,
+            _: &str,
+            _: &Object,
+        ) -> crate::provider::ProviderResult<Option<crate::provider::Remote>> {
+            unreachable!("fields are planned without calls")
+        }
+        async fn update(
+            &self,
+            _: &crate::provider::OpContext,
+            _: &str,
+            _: &Object,
+            _: &Object,
+        ) -> crate::provider::ProviderResult<crate::provider::Remote> {
+            unreachable!("fields are planned without calls")
+        }
+        async fn delete(
+            &self,
+            _: &crate::provider::OpContext,
+            _: &str,
+            _: &Object,
+        ) -> crate::provider::ProviderResult<()> {
+            unreachable!("fields are planned without calls")
+        }
+    }
+
+    #[test]
+    fn a_replacement_changes_what_the_service_assigns_from_the_old_object_s_values() {
+        use crate::provider::{AttrType, Attribute, Schema};
+        let kind = Shaped(
+            Schema::new()
+                .attr(Attribute::required("name", AttrType::String))
+                .attr(Attribute::computed("id", AttrType::String))
+                .attr(Attribute::computed("full_name", AttrType::String))
+                .attr(Attribute::computed("token", AttrType::String).sensitive()),
+        );
+        let config = Object::from_iter([("name".to_string(), Value::from("a"))]);
+        let current = Object::from_iter([
+            ("name".to_string(), Value::from("a")),
+            ("id".to_string(), Value::from("id-1")),
+            ("full_name".to_string(), Value::from("c.a")),
+            ("token".to_string(), Value::from("t0p")),
+        ]);
+        // The new object gets a new id and token, and the same full name.
+        let after = Object::from_iter([
+            ("name".to_string(), Value::from("a")),
+            ("id".to_string(), Value::Unknown),
+            ("full_name".to_string(), Value::from("c.a")),
+            ("token".to_string(), Value::Unknown),
+        ]);
+        let fields = planned_fields(
+            &kind,
+            (Action::DeleteThenCreate, Some(&current)),
+            &config,
+            Vec::new(),
+            &after,
+            &[],
+        );
+        let of = |name: &str| {
+            fields
+                .iter()
+                .find(|f| f.path == [PathStep::Key(name.to_string())])
+        };
+        let id = of("id").expect("the id changes");
+        assert_eq!(id.before, Some(SerValue(Value::from("id-1"))));
+        assert_eq!(id.after, Some(SerValue(Value::Unknown)));
+        assert!(of("full_name").is_none(), "unchanged: {fields:?}");
+        let token = of("token").expect("the token changes");
+        assert_eq!(
+            token.before, None,
+            "a sensitive value stays out of the plan"
+        );
+        // A create has no old object: everything assigned is added.
+        let created = planned_fields(
+            &kind,
+            (Action::Create, None),
+            &config,
+            Vec::new(),
+            &after,
+            &[],
+        );
+        assert_eq!(created.len(), 3);
+        assert!(created.iter().all(|f| f.before.is_none()));
     }
 }

@@ -531,7 +531,7 @@ impl PlanWalk<'_, '_> {
         );
         let fields = decide::planned_fields(
             kind,
-            action,
+            (action, current.as_ref()),
             &p.config,
             std::mem::take(&mut d.fields),
             &after,
