@@ -178,7 +178,7 @@ fn trace_to_file() {
         let file = std::fs::File::create(path).unwrap();
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::new(
-                "info,brickform_databricks::client=debug",
+                "info,brickform_databricks::client=debug,brickform_core::engine::planner=debug",
             ))
             .with_timer(tracing_subscriber::fmt::time::uptime())
             .with_ansi(false)
@@ -239,7 +239,7 @@ pub async fn scenario(label: &str, work: &Workload, rate_limit: Option<f64>) -> 
     trace_to_file();
     let mut cfg = EmulatorConfig::for_tests();
     cfg.request_log_capacity = 100_000;
-    let emu = Emulator::start(cfg).await.unwrap();
+    let (emu, emu_rt) = own_runtime(cfg);
     let url = emu.url();
     control(
         &url,
@@ -330,10 +330,29 @@ pub async fn scenario(label: &str, work: &Workload, rate_limit: Option<f64>) -> 
             endpoints: by_endpoint(&log),
         });
     }
-    emu.shutdown().await;
+    drop(emu);
+    emu_rt.shutdown_background();
     println!("\n{label}");
     for p in &phases {
         report(p, work, rate_limit);
     }
     phases
+}
+
+/// The local workspace on a runtime of its own, as a service is apart from its client: on
+/// the client's runtime, the client's planning and recording would hold up its answers.
+fn own_runtime(
+    cfg: EmulatorConfig,
+) -> (brickform_emulator::RunningEmulator, tokio::runtime::Runtime) {
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let emu = rt.block_on(async move { Emulator::start(cfg).await.unwrap() });
+        (emu, rt)
+    })
+    .join()
+    .unwrap()
 }
