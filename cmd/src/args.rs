@@ -65,6 +65,7 @@ impl PlanArgs {
             replace: self.replace.clone(),
             parallelism: self.parallelism,
             allow_destroy: self.allow_destroy,
+            in_turn_only: false,
         }
     }
 }

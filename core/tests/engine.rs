@@ -1406,3 +1406,45 @@ resource "test_thing" "none" {
     let plan = plan.unwrap_or_else(|| panic!("{diags:?}"));
     assert!(!plan.has_changes());
 }
+
+/// A block the plan makes ahead of its turn, while the reads it waits for are made, is made
+/// against what state holds. When a value it reads is another by its turn (here a value the
+/// service set on the object it refers to, changed outside brickform), it is planned again:
+/// the plan is the one made in turn.
+#[tokio::test]
+async fn a_block_planned_ahead_is_planned_again_when_what_it_read_changed() {
+    const SRC: &str = r#"
+resource "test_thing" "holder" {
+  name = "holder"
+}
+resource "test_thing" "reader" {
+  count   = 2
+  name    = "reader${count.index}"
+  comment = "held by ${test_thing.holder.owner}"
+}
+"#;
+    let h = Harness::new();
+    h.run(SRC, PlanMode::Normal, true).await;
+    let (plan, _) = h.run(SRC, PlanMode::Normal, false).await;
+    assert!(!plan.has_changes(), "{:#?}", plan.changes);
+    let holder = h
+        .state()
+        .await
+        .get(&brickform_core::addrs::InstanceAddr::parse("test_thing.holder").unwrap())
+        .unwrap()
+        .id
+        .clone();
+    edit_by_hand(&h, &holder, "owner", "someone");
+    let (plan, _) = h.run(SRC, PlanMode::Normal, false).await;
+    let readers: Vec<_> = plan
+        .changes
+        .iter()
+        .filter(|c| c.addr.to_string().starts_with("test_thing.reader"))
+        .collect();
+    assert_eq!(readers.len(), 2);
+    for c in readers {
+        assert_eq!(c.action, Action::Update, "{c:#?}");
+        let comment = c.after.as_ref().unwrap().0.get("comment").cloned();
+        assert_eq!(comment, Some(Value::from("held by someone")), "{c:#?}");
+    }
+}

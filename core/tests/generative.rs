@@ -434,6 +434,27 @@ async fn plan_apply_until(
             .map_err(|e| e.to_string())?;
     }
     let (planned, d) = engine.plan(&doc, &req).await;
+    // Blocks planned ahead of their turn while the refresh reads (kept only when what they
+    // read still holds) make the plan each block planned in its turn makes.
+    let in_turn = PlanRequest {
+        in_turn_only: true,
+        ..req.clone()
+    };
+    let (planned_in_turn, d_in_turn) = engine.plan(&doc, &in_turn).await;
+    assert_eq!(
+        d.render_plain(&config.sources),
+        d_in_turn.render_plain(&config.sources),
+        "diagnostics of a plan ahead of turn and in turn"
+    );
+    assert_eq!(
+        planned
+            .as_ref()
+            .map(|p| (&p.plan, format!("{:?}", p.specs))),
+        planned_in_turn
+            .as_ref()
+            .map(|p| (&p.plan, format!("{:?}", p.specs))),
+        "a plan ahead of turn and in turn"
+    );
     let Some(planned) = planned else {
         return Err(d.render_plain(&config.sources));
     };

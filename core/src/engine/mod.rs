@@ -17,6 +17,7 @@ mod recover;
 mod refresh;
 mod sensitive;
 mod values;
+pub mod watch;
 pub mod world;
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
@@ -49,6 +50,9 @@ pub struct PlanRequest {
     /// Provider calls in flight while planning: refresh reads, lookups, imports, name checks
     /// (0 means the default, 10).
     pub parallelism: usize,
+    /// Plan each block only in its turn, never ahead of it while the reads it waits for are
+    /// made (see `planner::speculate`): the plan is the same, only slower. For comparing.
+    pub in_turn_only: bool,
 }
 
 impl PlanRequest {

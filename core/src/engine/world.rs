@@ -2,10 +2,11 @@
 //! resource instances, data sources, `path` and `brickform`.
 
 use crate::addrs::ModuleInstance;
+use crate::engine::watch::Watch;
 use crate::lang::eval::Roots;
 use crate::plan::{InstanceKey, Mode};
 use crate::provider::{Nesting, Registry, Schema};
-use crate::value::{Object, Value};
+use crate::value::{Object, PathStep, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -50,11 +51,16 @@ pub struct World {
     held: u64,
     /// The deepest value held, against [`crate::limits::MAX_VALUE_DEPTH`].
     deepest: usize,
+    /// Where evaluations against this world say what they read, when they are to be
+    /// checked later ([`World::watched`]).
+    watch: Option<Arc<Watch>>,
 }
 
 /// What expressions of one module instance resolve their names against.
 pub struct At<'w> {
     scope: &'w Scope,
+    /// The watch of the world, with the module instance the reads are made in.
+    watch: Option<(&'w Watch, ModuleInstance)>,
 }
 
 /// Completes an instance's value with every attribute and nested block its schema declares
@@ -126,6 +132,7 @@ impl World {
             schemas: Arc::new(schemas),
             held: 0,
             deepest: 0,
+            watch: None,
         };
         let root = world.new_scope(".");
         world.scopes.insert(ModuleInstance::root(), root);
@@ -177,7 +184,43 @@ impl World {
     pub fn at(&self, m: &ModuleInstance) -> At<'_> {
         At {
             scope: self.scopes.get(m).unwrap_or(&EMPTY_SCOPE),
+            watch: self.watch.as_deref().map(|w| (w, m.clone())),
         }
+    }
+
+    /// From now on, evaluations against this world say what they read to the watch
+    /// returned (a copy of the world made after this shares it).
+    pub fn watched(&mut self) -> Arc<Watch> {
+        let watch = Arc::new(Watch::default());
+        self.watch = Some(watch.clone());
+        watch
+    }
+
+    /// The value under `root` at `steps`, as module instance `m` sees it.
+    pub(crate) fn value_at(
+        &self,
+        m: &ModuleInstance,
+        root: &str,
+        steps: &[PathStep],
+    ) -> Option<&Value> {
+        let mut cur = self.scopes.get(m).unwrap_or(&EMPTY_SCOPE).roots.get(root)?;
+        for step in steps {
+            cur = match (step, cur) {
+                (PathStep::Key(k), Value::Object(o)) => o.get(k)?,
+                (PathStep::Index(i), Value::List(l)) => l.get(*i)?,
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
+
+    /// Whether reading `names` under `root` reveals a sensitive value in module instance `m`.
+    pub(crate) fn sensitive_at(&self, m: &ModuleInstance, root: &str, names: &[&str]) -> bool {
+        At {
+            scope: self.scopes.get(m).unwrap_or(&EMPTY_SCOPE),
+            watch: None,
+        }
+        .sensitive_here(root, names)
     }
 
     /// Makes the scope of every module instance of `config` (with its `path.module`), and
@@ -505,11 +548,8 @@ fn ensure_object(v: &mut Value) -> &mut Object {
     }
 }
 
-impl Roots for At<'_> {
-    fn root(&self, name: &str) -> Option<&Value> {
-        self.scope.roots.get(name)
-    }
-    fn is_sensitive(&self, root: &str, attrs: &[&str]) -> bool {
+impl At<'_> {
+    fn sensitive_here(&self, root: &str, attrs: &[&str]) -> bool {
         let s = self.scope;
         match (root, attrs) {
             ("var", []) => !s.sensitive_vars.is_empty(),
@@ -542,8 +582,29 @@ impl Roots for At<'_> {
                 .is_some_and(|attrs| attrs.contains(*attr)),
         }
     }
+}
+
+impl Roots for At<'_> {
+    fn root(&self, name: &str) -> Option<&Value> {
+        self.scope.roots.get(name)
+    }
+    fn is_sensitive(&self, root: &str, attrs: &[&str]) -> bool {
+        let answer = self.sensitive_here(root, attrs);
+        if let Some((watch, m)) = &self.watch {
+            watch.sensitive(m, root, attrs, answer);
+        }
+        answer
+    }
     fn missing_root(&self, name: &str) -> String {
         format!("There is no resource type or variable named \"{name}\".")
+    }
+    fn watching(&self) -> bool {
+        self.watch.is_some()
+    }
+    fn read(&self, root: &str, steps: &[PathStep], found: Option<&Value>) {
+        if let Some((watch, m)) = &self.watch {
+            watch.value(m, root, steps, found);
+        }
     }
 }
 
@@ -557,6 +618,12 @@ impl Roots for World {
     }
     fn missing_root(&self, name: &str) -> String {
         self.at(&ModuleInstance::root()).missing_root(name)
+    }
+    fn watching(&self) -> bool {
+        self.watch.is_some()
+    }
+    fn read(&self, root: &str, steps: &[PathStep], found: Option<&Value>) {
+        self.at(&ModuleInstance::root()).read(root, steps, found);
     }
 }
 

@@ -7,7 +7,7 @@
 use super::functions::{self, FunctionContext};
 use crate::limits;
 use crate::source::{FileId, Span};
-use crate::value::{Object, Value, values_equal};
+use crate::value::{Object, PathStep, Value, values_equal};
 use hcl_edit::Span as _;
 use hcl_edit::expr::{
     BinaryOperator, Expression as E, ForExpr, FuncCall, ObjectKey, TraversalOperator as Op,
@@ -96,6 +96,14 @@ pub trait Roots {
     fn missing_root(&self, name: &str) -> String {
         format!("There is no variable named \"{name}\".")
     }
+    /// Whether the evaluation is to tell [`Roots::read`] what it reads (an evaluation made
+    /// ahead of time is checked later against the values it read).
+    fn watching(&self) -> bool {
+        false
+    }
+    /// What an evaluation read, when [`Roots::watching`]: under root `root`, the value at
+    /// `steps` (`None`: there is no such root).
+    fn read(&self, _root: &str, _steps: &[PathStep], _found: Option<&Value>) {}
 }
 
 /// A scope with no roots at all, for values that must be literals (variable values,
@@ -300,7 +308,11 @@ impl<'a> Evaluator<'a> {
                 {
                     // Walk into the root by reference and clone only what is read: a
                     // resource type's root holds every instance of that type.
-                    let (cur, done) = self.descend(base, &ops)?;
+                    let mut steps = self.roots.watching().then(Vec::new);
+                    let (cur, done) = self.descend(base, &ops, steps.as_mut())?;
+                    if let Some(steps) = steps {
+                        self.roots.read(root.value().as_str(), &steps, Some(cur));
+                    }
                     self.charge(cur, &e.span())?;
                     return self.apply_ops(cur.clone(), &ops[done..], &t.operators, t.expr.span());
                 }
@@ -312,7 +324,7 @@ impl<'a> Evaluator<'a> {
                     && let Some(at) = self.locals.position(root.value().as_str())
                 {
                     let lent = std::mem::replace(&mut self.locals.vars[at].1, Value::Null);
-                    let read = self.descend(&lent, &ops).and_then(|(cur, done)| {
+                    let read = self.descend(&lent, &ops, None).and_then(|(cur, done)| {
                         self.charge(cur, &e.span())?;
                         self.apply_ops(cur.clone(), &ops[done..], &t.operators, t.expr.span())
                     });
@@ -375,7 +387,11 @@ impl<'a> Evaluator<'a> {
         if self.roots.is_sensitive(name, &[]) {
             self.touched_sensitive = true;
         }
-        match self.roots.root(name) {
+        let found = self.roots.root(name);
+        if self.roots.watching() {
+            self.roots.read(name, &[], found);
+        }
+        match found {
             Some(v) => {
                 self.charge(v, &span)?;
                 Ok(v.clone())
@@ -388,26 +404,40 @@ impl<'a> Evaluator<'a> {
 
     /// Follows attribute and index steps that exist, without cloning; returns where it
     /// stopped so the general path (with its error messages, splats and unknowns) goes on.
+    /// The steps followed go to `steps`, when given.
     fn descend<'v>(
         &mut self,
         mut cur: &'v Value,
         ops: &[&Op],
+        mut steps: Option<&mut Vec<PathStep>>,
     ) -> Result<(&'v Value, usize), EvalError> {
         for (i, op) in ops.iter().enumerate() {
-            let next = match (op, cur) {
-                (Op::GetAttr(id), Value::Object(o)) => o.get(id.value().as_str()),
+            // The step is written out only for `steps`: most evaluations keep none.
+            let (next, step) = match (op, cur) {
+                (Op::GetAttr(id), Value::Object(o)) => {
+                    let k = id.value().as_str();
+                    (
+                        o.get(k),
+                        steps.is_some().then(|| PathStep::Key(k.to_string())),
+                    )
+                }
                 (Op::Index(ix), Value::Object(o)) => match self.eval(ix)? {
-                    Value::String(k) => o.get(&k),
-                    _ => None,
+                    Value::String(k) => (o.get(&k), Some(PathStep::Key(k))),
+                    _ => (None, None),
                 },
                 (Op::Index(ix), Value::List(l)) => match self.eval(ix)?.as_i64() {
-                    Some(n) if n >= 0 => l.get(n as usize),
-                    _ => None,
+                    Some(n) if n >= 0 => (l.get(n as usize), Some(PathStep::Index(n as usize))),
+                    _ => (None, None),
                 },
-                _ => None,
+                _ => (None, None),
             };
             match next {
-                Some(v) => cur = v,
+                Some(v) => {
+                    cur = v;
+                    if let (Some(steps), Some(step)) = (steps.as_deref_mut(), step) {
+                        steps.push(step);
+                    }
+                }
                 None => return Ok((cur, i)),
             }
         }

@@ -26,6 +26,24 @@ pub(super) struct Settled {
 }
 
 impl Settled {
+    /// An instance the plan leaves as it is.
+    pub fn unchanged() -> Self {
+        Settled::by(Action::NoOp)
+    }
+
+    /// An instance the plan deletes.
+    pub fn deleted() -> Self {
+        Settled::by(Action::Delete)
+    }
+
+    fn by(action: Action) -> Self {
+        Settled {
+            action,
+            renamed: None,
+            changed: Vec::new(),
+        }
+    }
+
     pub fn of(c: &ResourceChange) -> Self {
         let renamed = (c.action == Action::Update)
             .then(|| {
@@ -118,20 +136,37 @@ pub(super) fn follow_renames(
 
 /// `lifecycle.replace_triggered_by`: a referenced resource that changes in this plan.
 pub(super) fn replace_triggered(r: &Resource, settled: &SettledMap) -> bool {
+    triggers_of(r).any(|(target, attribute)| {
+        settled
+            .get(&target)
+            .is_some_and(|instances| instances.iter().any(|s| s.triggers(attribute.as_deref())))
+    })
+}
+
+/// The blocks `replace_triggered_by` names, each with the attribute named, if any.
+fn triggers_of(r: &Resource) -> impl Iterator<Item = (ResourceAddr, Option<String>)> + '_ {
     r.lifecycle
         .replace_triggered_by
         .iter()
         .flat_map(|t| crate::lang::refs::expr_refs(&t.expr))
-        .any(|rf| {
+        .filter_map(|rf| {
             // `TYPE.NAME.ATTR`: the attribute, when the reference names one before any index.
             let at = if rf.root == "data" { 2 } else { 1 };
-            let attribute = rf.attrs.get(at).map(String::as_str);
+            let attribute = rf.attrs.get(at).cloned();
             // The reference names a block of the root module, as it always has here.
-            rf.target()
-                .and_then(|t| ResourceAddr::parse(&t).ok())
-                .and_then(|t| settled.get(&t))
-                .is_some_and(|instances| instances.iter().any(|s| s.triggers(attribute)))
+            let target = rf.target().and_then(|t| ResourceAddr::parse(&t).ok())?;
+            Some((target, attribute))
         })
+}
+
+/// The blocks whose settled instances the decisions of `r`'s instances read: those it
+/// depends on (renames they follow) and those its `replace_triggered_by` names.
+pub(super) fn settled_read_by(r: &Resource, dependencies: &[InstanceAddr]) -> Vec<ResourceAddr> {
+    dependencies
+        .iter()
+        .filter_map(|d| d.whole().cloned())
+        .chain(triggers_of(r).map(|(target, _)| target))
+        .collect()
 }
 
 /// Why an instance is replaced, when something asks for it besides its diff.

@@ -106,19 +106,36 @@ impl PlanWalk<'_, '_> {
         // The read the refresh started for the instance is waited for before the instance
         // takes a call slot: the read takes one of its own.
         let addr = block.resource.addr().instance(p.key.clone());
-        let reading = super::walk::lock(&self.refreshed).remove(&addr);
+        let reading = {
+            let mut refreshed = super::walk::lock(&self.refreshed);
+            // Planned ahead of its turn, the instance leaves the read for the walk.
+            if self.speculative {
+                refreshed.get(&addr).cloned()
+            } else {
+                refreshed.remove(&addr)
+            }
+        };
         let read_before = match reading {
             Some(reading) => reading.await.ok(),
             None => None,
         };
-        let _call = self.calls.acquire().await.ok();
         let mut warnings = Vec::new();
         let ctx = self
             .engine
             .op_context(&p.address.to_string(), &self.lineage);
-        let found = self
-            .find(block, &addr, &ctx, &p.config, read_before, &mut warnings)
-            .await;
+        // An object state holds that the refresh has read makes no call: it takes no call
+        // slot (one held idle would hold up the reads still being made), and what is left
+        // of its lookup is work on the CPU, done with its diff on several threads.
+        let found = match read_before {
+            Some(Ok(Some(remote))) if self.state.get(&addr).is_some() => Finding::Read(remote),
+            read_before => {
+                let _call = self.calls.acquire().await.ok();
+                Finding::Done(Box::new(
+                    self.find(block, &addr, &ctx, &p.config, read_before, &mut warnings)
+                        .await,
+                ))
+            }
+        };
         Looked {
             p,
             ctx,
@@ -138,10 +155,13 @@ impl PlanWalk<'_, '_> {
             warnings,
         } = looked;
         let found = match found {
-            Ok(found) => found,
-            Err((diag, value)) => {
-                return Decided::Planned(Box::new(failed(&p, diag, value, warnings)));
-            }
+            Finding::Read(remote) => self.found_read(block, &p, remote),
+            Finding::Done(done) => match *done {
+                Ok(found) => found,
+                Err((diag, value)) => {
+                    return Decided::Planned(Box::new(failed(&p, diag, value, warnings)));
+                }
+            },
         };
         if self.req.mode == PlanMode::Destroy && found.effective_prior().is_some() {
             return Decided::Planned(Box::new(self.plan_delete(block, &ctx, p, found, warnings)));
@@ -215,19 +235,31 @@ impl PlanWalk<'_, '_> {
                 deleted_outside = false;
             }
         }
-        // The read's attributes are moved out, not copied: of the rest only its id is kept.
-        let live_id = live.as_ref().map(|l| l.id.clone());
-        let mut live_attrs = live.map(|l| l.attrs);
-        if let Some(l) = live_attrs.as_mut() {
-            normalize_object(block.kind.schema(), l);
+        Ok(found_from(block, prior, importing, live, deleted_outside))
+    }
+
+    /// [`PlanWalk::find`] for an object state holds, once the refresh has read it.
+    fn found_read(&self, block: &Block<'_>, p: &Prepared, live: Remote) -> Found {
+        let prior = self.state_prior(block, &p.address, &p.config);
+        found_from(block, prior, None, Some(live), false)
+    }
+
+    /// What state holds of the instance, with the sensitive values the configuration
+    /// still has where their fingerprints match.
+    fn state_prior(
+        &self,
+        block: &Block<'_>,
+        addr: &InstanceAddr,
+        config: &Object,
+    ) -> Option<(String, Prior)> {
+        let state = self.state;
+        let mut prior = prior_of(state, addr);
+        if let Some((_, p)) = prior.as_mut() {
+            crate::engine::sensitive::restore(p, config, block.kind.schema(), &|v, fp| {
+                state.fingerprint_matches(&v.to_json(), fp)
+            });
         }
-        Ok(Found {
-            prior,
-            importing,
-            live_id,
-            live_attrs,
-            deleted_outside,
-        })
+        prior
     }
 
     /// An object a destroy deletes: what it holds and how it drifted are shown, and the
@@ -615,13 +647,7 @@ impl PlanWalk<'_, '_> {
     ) -> Result<(Option<(String, Prior)>, Option<String>), NoPrior> {
         let (r, kind) = (block.resource, &block.kind);
         let (engine, state) = (self.engine, self.state);
-        let schema = kind.schema();
-        let mut prior = prior_of(state, addr);
-        if let Some((_, p)) = prior.as_mut() {
-            crate::engine::sensitive::restore(p, config, schema, &|v, fp| {
-                state.fingerprint_matches(&v.to_json(), fp)
-            });
-        }
+        let mut prior = self.state_prior(block, addr, config);
         let mut importing = None;
         if prior.is_none()
             && let Some(import_id) = self.import_ids.get(addr)
@@ -872,8 +898,40 @@ pub(super) struct Looked {
     p: Prepared,
     /// What the provider's calls for the instance are made with, kept for its later steps.
     ctx: OpContext,
-    found: Result<Found, (Diagnostic, Option<Value>)>,
+    found: Finding,
     warnings: Vec<String>,
+}
+
+/// What the lookup of an instance found.
+enum Finding {
+    /// The prior object and the live one, or why they could not be found.
+    Done(Box<Result<Found, (Diagnostic, Option<Value>)>>),
+    /// An object state holds, as the refresh read it: the rest is work on the CPU.
+    Read(Remote),
+}
+
+/// The prior and the live object of an instance, the live one normalized as configurations
+/// are.
+fn found_from(
+    block: &Block<'_>,
+    prior: Option<(String, Prior)>,
+    importing: Option<String>,
+    live: Option<Remote>,
+    deleted_outside: bool,
+) -> Found {
+    // The read's attributes are moved out, not copied: of the rest only its id is kept.
+    let live_id = live.as_ref().map(|l| l.id.clone());
+    let mut live_attrs = live.map(|l| l.attrs);
+    if let Some(l) = live_attrs.as_mut() {
+        normalize_object(block.kind.schema(), l);
+    }
+    Found {
+        prior,
+        importing,
+        live_id,
+        live_attrs,
+        deleted_outside,
+    }
 }
 
 /// An instance once its action is decided: recorded, or waiting for the checks of its new

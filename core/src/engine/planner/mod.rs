@@ -18,6 +18,7 @@ mod imports;
 mod managed;
 mod outputs;
 mod removals;
+mod speculate;
 mod targets;
 mod walk;
 
@@ -137,7 +138,12 @@ impl Engine<'_> {
             req,
             moved_from,
             import_ids: &import_ids,
-            refreshed: Mutex::new(refreshed),
+            refreshed: std::sync::Arc::new(Mutex::new(
+                refreshed
+                    .into_iter()
+                    .map(|(addr, reading)| (addr, futures_util::FutureExt::shared(reading)))
+                    .collect(),
+            )),
             world: Mutex::new(world),
             settled: Mutex::default(),
             absent: Mutex::default(),
@@ -146,6 +152,8 @@ impl Engine<'_> {
             parallelism,
             lineage: state.lineage().to_string(),
             walked: walked.as_ref(),
+            speculative: false,
+            guesses: speculate::Guesses::default(),
         };
         let nodes = walk.run(order).await;
         // Reads no instance took (one the walk did not reach) are made all the same.

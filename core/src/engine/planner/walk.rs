@@ -46,8 +46,9 @@ pub(super) struct PlanWalk<'p, 'a> {
     pub moved_from: &'p BTreeMap<crate::addrs::InstanceAddr, crate::addrs::InstanceAddr>,
     pub import_ids: &'p BTreeMap<crate::addrs::InstanceAddr, String>,
     /// Reads started before the walk (batched by kind), taken by the instances they are
-    /// for.
-    pub refreshed: Mutex<std::collections::HashMap<crate::addrs::InstanceAddr, Reading>>,
+    /// for (a guess made ahead of the walk waits for them without taking them).
+    pub refreshed:
+        std::sync::Arc<Mutex<std::collections::HashMap<crate::addrs::InstanceAddr, SharedReading>>>,
     /// The values expressions see: a node writes its own once it is planned, before its
     /// dependents start.
     pub world: Mutex<World>,
@@ -70,7 +71,15 @@ pub(super) struct PlanWalk<'p, 'a> {
     pub lineage: String,
     /// The nodes a targeted plan walks ([`super::targets::walked_nodes`]); `None`: all.
     pub walked: Option<&'p std::collections::HashSet<NodeId>>,
+    /// Whether this walk plans a block ahead of its turn ([`super::speculate`]): its
+    /// instances leave the refresh's reads for the walk itself.
+    pub speculative: bool,
+    /// The blocks planned ahead of their turn, for the walk to check and keep.
+    pub guesses: super::speculate::Guesses,
 }
+
+/// A read of the refresh that both the walk and a guess made ahead of it can wait for.
+pub(super) type SharedReading = futures_util::future::Shared<Reading>;
 
 /// What planning one node yields, merged into the plan in graph order.
 #[derive(Default)]
@@ -147,9 +156,21 @@ impl PlanWalk<'_, '_> {
             parallelism: self.parallelism,
             cancel: CancellationToken::new(),
         };
-        let walk = dag
-            .walk_local(&opts, |n| self.plan_node(&dag[n]), |_, _| {})
-            .await;
+        // Blocks whose turn comes after reads are planned ahead, against what state holds,
+        // while those reads are made; the walk keeps what still holds when their turn comes.
+        let ahead = self.expect_guesses(order);
+        let before = (!ahead.is_empty()).then(|| lock(&self.world).clone());
+        let guessing = self.guess_ahead(ahead, before, order);
+        let walk = dag.walk_local(&opts, |n| self.plan_node(&dag[n]), |_, _| {});
+        let walk = match futures_util::future::select(
+            std::pin::pin!(walk),
+            std::pin::pin!(guessing),
+        )
+        .await
+        {
+            futures_util::future::Either::Left((walk, _)) => walk,
+            futures_util::future::Either::Right(((), walk)) => walk.await,
+        };
         let mut outcomes: Vec<Option<Outcome<NodePlan, OverBudget>>> =
             walk.outcomes.into_iter().map(Some).collect();
         let mut out = Vec::with_capacity(order.len());
@@ -222,21 +243,11 @@ impl PlanWalk<'_, '_> {
     /// lock, then planned against the service at most `parallelism` at once, then written
     /// back for what refers to them.
     async fn plan_resource(&self, r: &Resource, node: &mut NodePlan) {
-        let engine = self.engine;
-        // Recorded as addresses without a key: each names its resource as a whole.
-        let dependencies: Vec<crate::addrs::InstanceAddr> = self
-            .graph
-            .resource_dependencies(&r.node())
-            .into_iter()
-            .map(|d| d.instance(None))
-            .collect();
-        // Instances nothing reads (most of a large configuration: the leaves) need no value
-        // in the world: their values live in their planned changes only, not in a second copy.
-        let referenced = self.graph.has_dependents(&r.node());
-        let provider = engine.provider_key(r);
-        let registry = engine.registry_for(&provider);
         let outcomes: Vec<InstanceOutcome> = match r.mode {
             Mode::Data => {
+                let (dependencies, referenced) = self.links(r);
+                let provider = self.engine.provider_key(r);
+                let registry = self.engine.registry_for(&provider);
                 let Some(source) = registry.data_source(&r.type_name).cloned() else {
                     return;
                 };
@@ -267,54 +278,99 @@ impl PlanWalk<'_, '_> {
                     .await
             }
             Mode::Managed => {
-                let Some(kind) = registry.kind(&r.type_name).cloned() else {
+                let Some(block) = self.managed_block(r) else {
                     return;
                 };
-                let block = Block {
-                    resource: r,
-                    referenced,
-                    shape: super::Shape::of(kind.schema()),
-                    kind,
-                    provider,
-                    dependencies,
-                };
+                let guess = self.guesses.take(&r.addr()).await;
                 let Some(instances) = self.declare(r, node) else {
                     return;
                 };
-                let prepared: Vec<_> = {
-                    let mut world = lock(&self.world);
-                    let mut prepared = Vec::with_capacity(instances.len());
-                    node.produced.reserve_exact(instances.len());
-                    for (key, p, notes, diags) in self.prepare_all(&block, &world, instances) {
-                        node.preset_notes.extend(notes);
-                        node.diags.extend(diags);
-                        match p {
-                            Some(p) => {
-                                node.produced.push(p.address.clone());
-                                prepared.push(p);
-                            }
-                            None => {
-                                node.produced.push(r.addr().instance(key.clone()));
-                                if referenced {
-                                    let (t, n) = (&r.type_name, &r.name);
-                                    world.set_instance(
-                                        &r.module,
-                                        Mode::Managed,
-                                        t,
-                                        n,
-                                        key.as_ref(),
-                                        Value::Unknown,
-                                    );
-                                }
-                            }
-                        }
-                    }
-                    prepared
-                };
-                self.plan_instances(&block, prepared).await
+                if let Some(guess) = guess
+                    && let Some(outcomes) = self.keep(guess, &instances, node)
+                {
+                    outcomes
+                } else {
+                    self.plan_managed(&block, instances, node).await
+                }
             }
         };
-        self.record(r, referenced, outcomes, node);
+        self.record(r, self.graph.has_dependents(&r.node()), outcomes, node);
+    }
+
+    /// What a resource block depends on (as addresses without a key: each names its
+    /// resource as a whole), and whether anything reads it. Instances nothing reads (most of
+    /// a large configuration: the leaves) need no value in the world: their values live in
+    /// their planned changes only, not in a second copy.
+    fn links(&self, r: &Resource) -> (Vec<crate::addrs::InstanceAddr>, bool) {
+        let dependencies = self
+            .graph
+            .resource_dependencies(&r.node())
+            .into_iter()
+            .map(|d| d.instance(None))
+            .collect();
+        (dependencies, self.graph.has_dependents(&r.node()))
+    }
+
+    /// A managed resource block with its kind; `None` when no provider has the kind.
+    pub(super) fn managed_block<'r>(&self, r: &'r Resource) -> Option<Block<'r>> {
+        let (dependencies, referenced) = self.links(r);
+        let provider = self.engine.provider_key(r);
+        let kind = self
+            .engine
+            .registry_for(&provider)
+            .kind(&r.type_name)
+            .cloned()?;
+        Some(Block {
+            resource: r,
+            referenced,
+            shape: super::Shape::of(kind.schema()),
+            kind,
+            provider,
+            dependencies,
+        })
+    }
+
+    /// Plans the instances of a managed block, once expanded: decoded under the world's
+    /// lock, then planned against the service.
+    pub(super) async fn plan_managed(
+        &self,
+        block: &Block<'_>,
+        instances: Vec<(Option<crate::plan::InstanceKey>, Option<Value>)>,
+        node: &mut NodePlan,
+    ) -> Vec<InstanceOutcome> {
+        let r = block.resource;
+        let referenced = block.referenced;
+        let prepared: Vec<_> = {
+            let mut world = lock(&self.world);
+            let mut prepared = Vec::with_capacity(instances.len());
+            node.produced.reserve_exact(instances.len());
+            for (key, p, notes, diags) in self.prepare_all(block, &world, instances) {
+                node.preset_notes.extend(notes);
+                node.diags.extend(diags);
+                match p {
+                    Some(p) => {
+                        node.produced.push(p.address.clone());
+                        prepared.push(p);
+                    }
+                    None => {
+                        node.produced.push(r.addr().instance(key.clone()));
+                        if referenced {
+                            let (t, n) = (&r.type_name, &r.name);
+                            world.set_instance(
+                                &r.module,
+                                Mode::Managed,
+                                t,
+                                n,
+                                key.as_ref(),
+                                Value::Unknown,
+                            );
+                        }
+                    }
+                }
+            }
+            prepared
+        };
+        self.plan_instances(block, prepared).await
     }
 
     /// Plans the prepared instances of a block, in their order: every instance is looked up
@@ -358,7 +414,7 @@ impl PlanWalk<'_, '_> {
 
     /// Expands `count` / `for_each` and declares the resource's shape for references; `None`
     /// when the expansion fails (the resource is then unknown to what refers to it).
-    fn declare(
+    pub(super) fn declare(
         &self,
         r: &Resource,
         node: &mut NodePlan,
