@@ -733,17 +733,15 @@ impl StateDocument {
     /// (`options.password`, `task.0.token`, `spark_conf.spark\.password`).
     /// The engine calls this before a resource reaches the document or the write-ahead log.
     pub fn redact<S: AsRef<str>>(&self, resource: &mut ResourceState, paths: &[S]) {
-        for path in paths {
-            let path = path.as_ref();
-            // Out of both: the service reports back what it was sent (a comment built
-            // from a secret), and the fingerprint is of the configured value.
-            let configured = take_path(&mut resource.config, path);
-            let reported = take_path(&mut resource.computed, path);
-            if let Some(value) = configured.or(reported) {
-                resource
-                    .sensitive
-                    .insert(path.to_string(), self.fingerprint(&value));
-            }
+        self.redactor().redact(resource, paths);
+    }
+
+    /// What [`StateDocument::redact`] needs of the document (its salt), to redact without
+    /// holding the document: an apply makes its state entries while other calls record
+    /// theirs.
+    pub fn redactor(&self) -> Redactor {
+        Redactor {
+            salt: self.salt.clone(),
         }
     }
 
@@ -752,6 +750,31 @@ impl StateDocument {
     fn position(&self, address: &InstanceAddr) -> std::result::Result<usize, usize> {
         let text = address.to_string();
         self.resources.binary_search_by(|r| r.addr.cmp_text(&text))
+    }
+}
+
+/// Redacts resources as the document it was taken from does ([`StateDocument::redactor`]).
+#[derive(Debug, Clone)]
+pub struct Redactor {
+    salt: String,
+}
+
+impl Redactor {
+    /// See [`StateDocument::redact`].
+    pub fn redact<S: AsRef<str>>(&self, resource: &mut ResourceState, paths: &[S]) {
+        for path in paths {
+            let path = path.as_ref();
+            // Out of both: the service reports back what it was sent (a comment built
+            // from a secret), and the fingerprint is of the configured value.
+            let configured = take_path(&mut resource.config, path);
+            let reported = take_path(&mut resource.computed, path);
+            if let Some(value) = configured.or(reported) {
+                resource.sensitive.insert(
+                    path.to_string(),
+                    fingerprint::fingerprint(&self.salt, &value),
+                );
+            }
+        }
     }
 }
 

@@ -26,7 +26,7 @@ pub use backend::{
     recover,
 };
 pub use document::{
-    Forgotten, OutputState, ResourceState, ResourceStatus, STATE_VERSION, StateDocument,
+    Forgotten, OutputState, Redactor, ResourceState, ResourceStatus, STATE_VERSION, StateDocument,
 };
 pub use error::{Result, StateError};
 pub use fingerprint::{fingerprint, fingerprint_matches};

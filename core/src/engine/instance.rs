@@ -207,7 +207,7 @@ pub(super) struct Slot<'a> {
 /// The state entry of an object: the configuration that was applied (sensitive values
 /// replaced by fingerprints) and what the service reported.
 pub(super) fn state_entry(
-    doc: &StateDocument,
+    redactor: &brickform_state::Redactor,
     slot: Slot,
     kind: &dyn ResourceKind,
     remote: &Remote,
@@ -235,7 +235,7 @@ pub(super) fn state_entry(
         rs.computed.entry(a.name).or_insert(serde_json::Value::Null);
     }
     rs.dependencies = dependencies.to_vec();
-    doc.redact(&mut rs, &state_paths(&sensitive_paths));
+    redactor.redact(&mut rs, &state_paths(&sensitive_paths));
     Ok(rs)
 }
 

@@ -79,6 +79,9 @@ pub struct InstanceSpec {
     /// what the service assigns), planned as the walk plans a replacement, for the case
     /// where its container is replaced and takes it along. Sensitive values left out.
     pub if_replaced: Option<crate::value::Object>,
+    /// Whether anything in the configuration reads the instance (another block, a local, an
+    /// output): only then does it get a value in the world expressions are evaluated in.
+    pub referenced: bool,
 }
 
 /// A plan and what apply needs to carry it out.

@@ -95,8 +95,15 @@ impl Engine<'_> {
                                     provider: &provider,
                                     dependencies: &[],
                                 };
-                                state_entry(doc, slot, kind.as_ref(), &remote, &config, &[])
-                                    .map_err(|e| e.to_string())
+                                state_entry(
+                                    &doc.redactor(),
+                                    slot,
+                                    kind.as_ref(),
+                                    &remote,
+                                    &config,
+                                    &[],
+                                )
+                                .map_err(|e| e.to_string())
                             });
                             match entry {
                                 Ok(rs) => {
@@ -308,7 +315,7 @@ impl Engine<'_> {
             provider: &provider,
             dependencies: &dependencies,
         };
-        let rs = state_entry(doc, slot, kind.as_ref(), &remote, &config, &[])
+        let rs = state_entry(&doc.redactor(), slot, kind.as_ref(), &remote, &config, &[])
             .map_err(|e| Diagnostics::from(Diagnostic::error(e.to_string())))?;
         let seq = journal
             .intent(

@@ -29,6 +29,8 @@ pub(super) struct Work {
     pub presets: Option<crate::provider::Presets>,
     /// Whether the environment is in production mode (its checks run again).
     pub production: bool,
+    /// Whether anything reads the instance: only then does its result go into the world.
+    pub referenced: bool,
 }
 
 /// What a step sends for a managed instance: its configuration, and the paths in it the
@@ -69,6 +71,7 @@ impl Engine<'_> {
             base_dir: self.config.dir.clone(),
             presets: self.presets().cloned(),
             production: self.settings.mode == Some(crate::lang::environment::EnvMode::Production),
+            referenced: spec.referenced,
         }
     }
 }

@@ -85,26 +85,35 @@ impl Step<'_> {
         sent: &Sent,
         recorded: Recorded,
     ) -> Result<(), NodeError> {
-        let rs = self.entry(remote, sent).await?;
-        // What references see is made before the entry goes to the log, which keeps it.
-        let seen = merged_from(&rs);
+        let rs = self.entry(remote, sent)?;
+        // What references see is made before the entry goes to the log, which keeps it;
+        // an instance nothing reads needs none.
+        let seen = self.work.referenced.then(|| merged_from(&rs));
         self.close(seq, recorded(rs)).await?;
-        set_world_value(self.shared, self.change, seen, sent);
+        if let Some(seen) = seen {
+            set_world_value(self.shared, self.change, seen, sent);
+        }
         Ok(())
     }
 
     /// The state entry of an object (a state entry that cannot be made fails the node with
     /// its intent left open).
-    async fn entry(&self, remote: &Remote, sent: &Sent) -> Result<ResourceState, NodeError> {
-        let doc = self.shared.doc.lock().await;
+    fn entry(&self, remote: &Remote, sent: &Sent) -> Result<ResourceState, NodeError> {
         let slot = Slot {
             addr: &self.change.addr,
             provider: &self.change.provider,
             dependencies: &self.change.dependencies,
         };
         // An entry that cannot be made fails this node only: the log is fine.
-        state_entry(&doc, slot, self.kind, remote, &sent.config, &sent.sensitive)
-            .map_err(|e| NodeError::Engine(EngineFailure::StateEntry(e)))
+        state_entry(
+            &self.shared.redactor,
+            slot,
+            self.kind,
+            remote,
+            &sent.config,
+            &sent.sensitive,
+        )
+        .map_err(|e| NodeError::Engine(EngineFailure::StateEntry(e)))
     }
 
     /// A delete's answer, once a lost one is looked into: the delete may have happened

@@ -82,6 +82,8 @@ struct Shared {
     /// What references see; dependencies overwrite their entries as they finish.
     world: Mutex<World>,
     doc: tokio::sync::Mutex<StateDocument>,
+    /// Redacts state entries as `doc` does, without holding it.
+    redactor: brickform_state::Redactor,
     journal: Journal,
     /// Where each managed instance lived when apply started, for containers' checks (empty
     /// when the plan has none).
@@ -124,6 +126,7 @@ impl Engine<'_> {
         };
         let shared = Arc::new(Shared {
             world: Mutex::new(world),
+            redactor: doc.redactor(),
             doc: tokio::sync::Mutex::new(doc),
             journal,
             locations,

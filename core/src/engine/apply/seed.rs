@@ -47,7 +47,10 @@ impl Engine<'_> {
         );
         world.declare_modules(&self.config);
         for (c, spec) in planned.plan.changes.iter().zip(&planned.specs) {
+            // What nothing reads needs no value here (most of a large configuration: the
+            // leaves); its values are in the plan.
             let value = match c.action {
+                _ if !spec.referenced => None,
                 Action::NoOp | Action::Read => {
                     c.after.as_ref().or(c.before.as_ref()).map(|o| o.0.clone())
                 }

@@ -395,6 +395,7 @@ impl Kit {
         );
         Shared {
             world: Mutex::new(world),
+            redactor: doc.redactor(),
             doc: tokio::sync::Mutex::new(doc),
             journal: rec.journal,
             locations: crate::engine::containers::Locations::new(),
@@ -450,6 +451,7 @@ impl Kit {
             base_dir: self.dir.path().to_path_buf(),
             presets: None,
             production: false,
+            referenced: true,
         };
         Node { work, change, ctx }
     }
@@ -472,7 +474,15 @@ impl Kit {
             provider: "test",
             dependencies: &[],
         };
-        let rs = state_entry(&doc, slot, self.kind.as_ref(), &remote, &config, &[]).unwrap();
+        let rs = state_entry(
+            &doc.redactor(),
+            slot,
+            self.kind.as_ref(),
+            &remote,
+            &config,
+            &[],
+        )
+        .unwrap();
         doc.insert(rs).unwrap();
         remote.id
     }

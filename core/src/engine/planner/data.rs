@@ -136,6 +136,7 @@ impl PlanWalk<'_, '_> {
                 key: a.key,
                 each_value: a.each,
                 if_replaced: None,
+                referenced: lookup.referenced,
             },
             drift: None,
             sensitive_keys: Vec::new(),

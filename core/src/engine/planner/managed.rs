@@ -617,6 +617,7 @@ impl PlanWalk<'_, '_> {
                 key: p.key,
                 each_value: p.each,
                 if_replaced,
+                referenced: block.referenced,
             },
             drift,
             sensitive_keys,

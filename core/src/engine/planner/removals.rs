@@ -149,5 +149,6 @@ fn state_only(address: &InstanceAddr) -> InstanceSpec {
         key: None,
         each_value: None,
         if_replaced: None,
+        referenced: false,
     }
 }
