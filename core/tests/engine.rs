@@ -1448,3 +1448,46 @@ resource "test_thing" "reader" {
         assert_eq!(comment, Some(Value::from("held by someone")), "{c:#?}");
     }
 }
+
+/// A bug of a provider that panics while a block is planned ahead of its turn does not
+/// take the plan down: the guess is dropped, and the walk plans the block in its turn,
+/// where the panic is reported as the plan's error, as any panic planning a block is.
+#[tokio::test]
+async fn a_panic_planning_a_block_ahead_is_reported_in_its_turn() {
+    use futures_util::FutureExt as _;
+    const SRC: &str = r#"
+resource "test_thing" "holder" {
+  name = "holder"
+}
+resource "test_thing" "reader" {
+  count   = COUNT
+  name    = "reader${count.index}"
+  comment = "held by ${test_thing.holder.id}"
+}
+"#;
+    let h = Harness::new();
+    h.run(&SRC.replace("COUNT", "1"), PlanMode::Normal, true)
+        .await;
+    h.svc
+        .lookup_panic_names
+        .lock()
+        .unwrap()
+        .push("reader1".into());
+    let src = SRC.replace("COUNT", "2");
+    let planned = std::panic::AssertUnwindSafe(h.run(&src, PlanMode::Normal, false))
+        .catch_unwind()
+        .await;
+    // The harness panics with the plan's diagnostics when it has errors.
+    let message = match planned {
+        Ok(_) => panic!("a plan whose provider panics has an error"),
+        Err(p) => p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default(),
+    };
+    assert!(
+        message.contains("Internal error planning test_thing.reader"),
+        "{message}"
+    );
+}

@@ -27,6 +27,8 @@ pub struct Service {
     pub fail_names: Mutex<Vec<String>>,
     /// Names whose create panics, as a bug in a provider would.
     pub panic_names: Mutex<Vec<String>>,
+    /// Names whose lookup by natural key panics (a plan looks a new object up).
+    pub lookup_panic_names: Mutex<Vec<String>>,
     pub configured: Mutex<Option<Object>>,
     /// An interruption armed for a coming write (see `Cut`).
     pub cut: Mutex<Option<Cut>>,
@@ -357,6 +359,16 @@ impl ResourceKind for Thing {
             .map(str::to_lowercase)
     }
     async fn find_by_key(&self, _: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        if self
+            .svc
+            .lookup_panic_names
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|n| n == key)
+        {
+            panic!("the provider broke looking up {key}");
+        }
         let objs = self.svc.objects.lock().unwrap();
         Ok(objs
             .iter()

@@ -21,6 +21,7 @@ use crate::engine::world::World;
 use crate::lang::load::Resource;
 use crate::plan::{InstanceKey, Mode};
 use crate::value::{Object, PathStep, Value};
+use futures_util::FutureExt as _;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -180,7 +181,13 @@ impl PlanWalk<'_, '_> {
             async move {
                 let addr = r.addr();
                 if self.guesses.start(&addr) {
-                    let guess = self.guess(r, world, settled).await;
+                    // A panic (a provider's bug) drops the guess: the walk plans the block
+                    // in its turn, where a panic is reported as any node's is.
+                    let guess = std::panic::AssertUnwindSafe(self.guess(r, world, settled))
+                        .catch_unwind()
+                        .await
+                        .ok()
+                        .flatten();
                     self.guesses.done(&addr, guess);
                 }
             }
