@@ -14,7 +14,7 @@ use crate::lang::refs::{Ref, expr_refs, expr_refs_outside};
 use crate::lang::repetition::{Expansion, expansion};
 use crate::plan::Mode;
 use crate::source::{FileId, SourceFile, SourceMap};
-use crate::value::{Object, Value};
+use crate::value::Value;
 use brickform_state::StateDocument;
 use std::path::PathBuf;
 
@@ -100,14 +100,7 @@ impl Engine<'_> {
             world.declare_resource(&r.module, r.mode, &r.type_name, &r.name, Value::Unknown);
             return;
         };
-        let shape = if r.count.is_some() {
-            Value::List(Vec::new())
-        } else if r.for_each.is_some() {
-            Value::Object(Object::new())
-        } else {
-            Value::Null
-        };
-        world.declare_resource(&r.module, r.mode, &r.type_name, &r.name, shape);
+        world.declare_block(r);
         let resource = r.addr();
         for (key, _) in instances {
             let value = match state.get(&resource.instance(key.clone())) {

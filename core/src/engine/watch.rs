@@ -105,13 +105,7 @@ mod tests {
     use crate::plan::Mode;
 
     fn world() -> World {
-        World::new(
-            Default::default(),
-            Default::default(),
-            "default",
-            std::path::Path::new("."),
-            &crate::provider::Registry::default(),
-        )
+        World::bare()
     }
 
     fn holder(id: &str) -> World {

@@ -478,6 +478,31 @@ impl World {
             .insert(name.to_string(), shape);
     }
 
+    /// Declares `r` by how it repeats: a list with `count`, a map with `for_each`, else a
+    /// single object, before its instances are set.
+    pub fn declare_block(&mut self, r: &crate::lang::load::Resource) {
+        let shape = if r.count.is_some() {
+            Value::List(Vec::new())
+        } else if r.for_each.is_some() {
+            empty()
+        } else {
+            Value::Null
+        };
+        self.declare_resource(&r.module, r.mode, &r.type_name, &r.name, shape);
+    }
+
+    /// A world with no variables and no kinds, for tests.
+    #[cfg(test)]
+    pub(crate) fn bare() -> World {
+        World::new(
+            Default::default(),
+            Default::default(),
+            "default",
+            std::path::Path::new("."),
+            &crate::provider::Registry::default(),
+        )
+    }
+
     pub fn set_instance(
         &mut self,
         module: &ModuleInstance,
@@ -636,13 +661,7 @@ mod tests {
     }
 
     fn world() -> World {
-        World::new(
-            Default::default(),
-            Default::default(),
-            "default",
-            std::path::Path::new("."),
-            &crate::provider::Registry::default(),
-        )
+        World::bare()
     }
 
     #[test]

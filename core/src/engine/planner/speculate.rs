@@ -20,7 +20,7 @@ use crate::engine::watch::Watch;
 use crate::engine::world::World;
 use crate::lang::load::Resource;
 use crate::plan::{InstanceKey, Mode};
-use crate::value::{Object, PathStep, Value};
+use crate::value::{PathStep, Value};
 use futures_util::FutureExt as _;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -132,6 +132,12 @@ impl PlanWalk<'_, '_> {
         }
         let config = &*self.engine.config;
         let dag = self.graph.dag();
+        let held: std::collections::HashSet<&ResourceAddr> = self
+            .state
+            .resources()
+            .iter()
+            .map(|s| s.resource())
+            .collect();
         let worth = |r: &Resource| {
             r.mode == Mode::Managed
                 && (r.count.is_some() || r.for_each.is_some())
@@ -139,7 +145,7 @@ impl PlanWalk<'_, '_> {
                     .graph
                     .resource_dependencies(&r.node())
                     .iter()
-                    .any(|d| self.state.resources().iter().any(|s| s.resource() == d))
+                    .any(|d| held.contains(d))
         };
         let blocks: Vec<&Resource> = order
             .iter()
@@ -236,14 +242,7 @@ impl PlanWalk<'_, '_> {
             if r.mode != Mode::Managed {
                 continue;
             }
-            let shape = if r.count.is_some() {
-                Value::List(Vec::new())
-            } else if r.for_each.is_some() {
-                Value::Object(Object::new())
-            } else {
-                Value::Null
-            };
-            world.declare_resource(&r.module, r.mode, &r.type_name, &r.name, shape);
+            world.declare_block(r);
             for rs in objects {
                 let v = Value::Object(crate::engine::instance::merged_from(rs));
                 world.set_instance(&r.module, r.mode, &r.type_name, &r.name, rs.key(), v);
@@ -253,8 +252,12 @@ impl PlanWalk<'_, '_> {
                     }
                 }
             }
-            if let Some(kind) = self.managed_block(r) {
-                for path in &kind.shape.sensitive {
+            let kind = self
+                .engine
+                .registry_for(&self.engine.provider_key(r))
+                .kind(&r.type_name);
+            if let Some(kind) = kind {
+                for path in &crate::engine::instance::sensitive_schema_paths(kind.schema()) {
                     if let Some(PathStep::Key(attr)) = path.first() {
                         world.mark_sensitive(&r.module, &r.type_name, &r.name, attr);
                     }

@@ -15,7 +15,7 @@ use crate::engine::{Engine, InstanceSpec, PlanRequest, PresetNotes};
 use crate::graph::ConfigGraph;
 use crate::lang::load::Resource;
 use crate::plan::{Drift, Mode, ResourceChange};
-use crate::value::{Object, Value};
+use crate::value::Value;
 use brickform_state::StateDocument;
 use futures_util::StreamExt as _;
 use std::collections::BTreeMap;
@@ -430,14 +430,7 @@ impl PlanWalk<'_, '_> {
             world.declare_resource(&r.module, r.mode, &r.type_name, &r.name, Value::Unknown);
             return None;
         };
-        let shape = if r.count.is_some() {
-            Value::List(Vec::new())
-        } else if r.for_each.is_some() {
-            Value::Object(Object::new())
-        } else {
-            Value::Null
-        };
-        world.declare_resource(&r.module, r.mode, &r.type_name, &r.name, shape);
+        world.declare_block(r);
         Some(instances)
     }
 
