@@ -307,6 +307,7 @@ pub async fn scenario(label: &str, work: &Workload, rate_limit: Option<f64>) -> 
                 on_event: Arc::new(|_| {}),
             };
             let (mut doc, report) = engine.apply(&planned, doc, rec.journal, opts).await;
+            tracing::info!(phase = name, "applied; saving state");
             assert!(
                 report.failed.is_empty(),
                 "{label} {name}: {:?}",
