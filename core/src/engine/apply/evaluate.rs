@@ -4,7 +4,7 @@
 
 use super::error::{EngineFailure, NodeError};
 use super::graph::Part;
-use super::{Shared, Step, lock};
+use super::{Shared, Step, reading};
 use crate::diagnostics::Diagnostics;
 use crate::engine::configure::{
     Ignored, Inputs, configure, configure_keeping, differs_from_plan, path_text,
@@ -124,7 +124,7 @@ pub(super) fn evaluate_lookup(
         }
         .into());
     };
-    let world = lock(&shared.world);
+    let world = reading(&shared.world);
     let (config, _, diags) = decode_instance(
         r,
         schema,
@@ -167,7 +167,7 @@ pub(super) fn evaluate(
     if change.action.is_replace() {
         ignored = ignored.replacing();
     }
-    let world = lock(&shared.world);
+    let world = reading(&shared.world);
     let inputs = Inputs {
         resource: r,
         kind,

@@ -1,8 +1,8 @@
 //! After the walk: the log's last records written, the calls whose outcome is still
 //! unknown counted, and the outputs and checks evaluated on the final world.
 
+use super::Shared;
 use super::report::ApplyReport;
-use super::{Shared, lock};
 use crate::engine::Engine;
 use crate::engine::world::World;
 use crate::lang::eval::Evaluator;
@@ -32,7 +32,7 @@ impl Engine<'_> {
             Err(arc) => {
                 // All tasks have finished, so this does not happen; fall back to copying.
                 let doc = arc.doc.lock().await.clone();
-                let world = lock(&arc.world).clone();
+                let world = super::reading(&arc.world).clone();
                 return self.finish_outputs(doc, world, plan, report);
             }
         };

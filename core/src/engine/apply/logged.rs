@@ -7,7 +7,7 @@
 
 use super::error::{EngineFailure, NodeError};
 use super::evaluate::Sent;
-use super::{Shared, Step, lock};
+use super::{Shared, Step, writing};
 use crate::engine::instance::{Slot, merged_from, state_entry};
 use crate::plan::{Mode, ResourceChange};
 use crate::provider::{OpContext, ProviderError, ProviderResult, Remote};
@@ -195,7 +195,7 @@ pub(super) fn set_world_value(
     mut v: Object,
     sent: &Sent,
 ) {
-    let mut world = lock(&shared.world);
+    let mut world = writing(&shared.world);
     for p in sent.sensitive.iter().chain(&change.sensitive_paths) {
         if let Some(PathStep::Key(k)) = p.first() {
             if let Some(val) = sent.config.get(k) {

@@ -68,7 +68,7 @@ use crate::value::Object;
 use brickform_state::{Journal, StateDocument};
 use error::{EngineFailure, NodeError};
 use evaluate::Work;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock};
 use tokio_util::sync::CancellationToken;
 
 pub struct ApplyOptions {
@@ -79,8 +79,9 @@ pub struct ApplyOptions {
 
 /// What the nodes of one walk share.
 struct Shared {
-    /// What references see; dependencies overwrite their entries as they finish.
-    world: Mutex<World>,
+    /// What references see; dependencies overwrite their entries as they finish. Read by
+    /// every node's evaluation at once (a read lock), written by a result.
+    world: RwLock<World>,
     doc: tokio::sync::Mutex<StateDocument>,
     /// Redacts state entries as `doc` does, without holding it.
     redactor: brickform_state::Redactor,
@@ -92,8 +93,12 @@ struct Shared {
     calls: tokio::sync::Semaphore,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+fn reading<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn writing<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Engine<'_> {
@@ -125,7 +130,7 @@ impl Engine<'_> {
             super::containers::Locations::new()
         };
         let shared = Arc::new(Shared {
-            world: Mutex::new(world),
+            world: RwLock::new(world),
             redactor: doc.redactor(),
             doc: tokio::sync::Mutex::new(doc),
             journal,

@@ -4,7 +4,7 @@
 
 use super::error::{EngineFailure, NodeError};
 use super::evaluate::{Work, evaluate_lookup};
-use super::{Shared, lock};
+use super::{Shared, writing};
 use crate::plan::{Mode, ResourceChange};
 use crate::value::Value;
 
@@ -24,7 +24,7 @@ pub(super) async fn run(
     let config = evaluate_lookup(work, shared, ds.schema(), &change.address())?;
     let mut value = config.clone();
     value.extend(shared.bounded(ds.read(&config)).await?);
-    lock(&shared.world).set_instance(
+    writing(&shared.world).set_instance(
         change.module(),
         Mode::Data,
         change.type_name(),

@@ -6,7 +6,7 @@
 
 use super::evaluate::Work;
 use super::graph::Part;
-use super::{Shared, Step, lock};
+use super::{Shared, Step, reading};
 use crate::addrs::ModuleInstance;
 use crate::engine::instance::{Slot, state_entry};
 use crate::engine::world::World;
@@ -387,14 +387,14 @@ impl Kit {
         let mut doc = rec.document;
         backend.save("default", &mut doc).await.unwrap();
         let world = World::new(
-            Object::new(),
+            Object::default(),
             HashSet::new(),
             "default",
             self.dir.path(),
             &Registry::new(),
         );
         Shared {
-            world: Mutex::new(world),
+            world: std::sync::RwLock::new(world),
             redactor: doc.redactor(),
             doc: tokio::sync::Mutex::new(doc),
             journal: rec.journal,
@@ -553,7 +553,7 @@ pub(super) async fn deposed_ids(shared: &Shared) -> Vec<String> {
 /// What references see of `test_thing.NAME` (or of the data source `test_info.NAME` when
 /// `data`).
 pub(super) fn world_value(shared: &Shared, name: &str, data: bool) -> Option<Object> {
-    let world = lock(&shared.world);
+    let world = reading(&shared.world);
     let at = world.at(&ModuleInstance::root());
     let by_type = match data {
         true => at.root("data")?.as_object()?.get("test_info")?.clone(),
@@ -567,7 +567,7 @@ pub(super) fn world_value(shared: &Shared, name: &str, data: bool) -> Option<Obj
 
 /// Whether references to `test_thing.NAME.ATTR` read a sensitive value.
 pub(super) fn world_marks_sensitive(shared: &Shared, name: &str, attr: &str) -> bool {
-    let world = lock(&shared.world);
+    let world = reading(&shared.world);
     world
         .at(&ModuleInstance::root())
         .is_sensitive("test_thing", &[name, attr])

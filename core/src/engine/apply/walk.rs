@@ -7,7 +7,7 @@ use super::evaluate::Work;
 use super::graph::{Graph, shown_action};
 use super::report::{ApplyEvent, ApplyReport, Settled};
 use super::seed::Locals;
-use super::{ApplyOptions, Shared, lock, run_node};
+use super::{ApplyOptions, Shared, run_node, writing};
 use crate::dag::{NodeId, Outcome, Stop, WalkOptions};
 use crate::engine::{Engine, Planned};
 use crate::plan::{Action, ResourceChange};
@@ -103,7 +103,7 @@ impl Walk<'_, '_> {
         // Locals may read what just finished.
         if report.settle(node, &*self.opts.on_event) && self.locals.read_resources {
             self.engine
-                .evaluate_locals(&mut lock(&self.shared.world), &self.locals.order);
+                .evaluate_locals(&mut writing(&self.shared.world), &self.locals.order);
         }
     }
 }
