@@ -387,7 +387,7 @@ impl Providers {
         }
         // Nothing in the configuration uses the provider, so it was not configured: connect
         // with what the environment and profile say.
-        brickform_core::provider::Provider::configure(self.databricks.as_ref(), &Object::new())
+        brickform_core::provider::Provider::configure(self.databricks.as_ref(), &Object::default())
             .await
             .map_err(|e| {
                 anyhow!(

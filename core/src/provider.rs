@@ -966,7 +966,7 @@ pub trait ResourceKind: Send + Sync {
     /// would derive. Values may be partly unknown; attributes left out are "known after
     /// apply".
     fn plan_computed(&self, _config: &Object) -> Object {
-        Object::new()
+        Object::default()
     }
 
     /// Applies the development presets to a decoded configuration; returns each field it
@@ -1041,12 +1041,12 @@ pub trait ResourceKind: Send + Sync {
     /// from, known by its hash), to record as applied so the plan does not write them again.
     /// Empty by default: what the service does not report is planned as a change.
     fn held_as_configured(&self, _remote: &Remote, _config: &Object) -> Object {
-        Object::new()
+        Object::default()
     }
 
     /// Reads an existing object by the id a user gives to `import`.
     async fn import(&self, ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
-        self.read(ctx, id, &Object::new()).await
+        self.read(ctx, id, &Object::default()).await
     }
 
     /// [`ResourceKind::import`], with what the object tells about its owner: a kind that

@@ -9,8 +9,10 @@ use indexmap::IndexMap;
 use serde_json::Number;
 use std::fmt;
 
-/// An object's attributes, in declaration order.
-pub type Object = IndexMap<String, Value>;
+/// An object's attributes, in declaration order. Keyed with a fast seeded hash: a plan looks
+/// attributes up by name millions of times (each field of each instance, on both sides of
+/// the diff), and short names are where the standard hash costs the most.
+pub type Object = IndexMap<String, Value, foldhash::fast::RandomState>;
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Value {

@@ -526,7 +526,7 @@ mod tests {
         let found = |lineage: &str, environment: &str| Existing {
             remote: Remote {
                 id: "7".into(),
-                attrs: Object::new(),
+                attrs: Object::default(),
             },
             what: "job 7 \"nightly\"".into(),
             tag: Some(OwnerTag {

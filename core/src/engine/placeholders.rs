@@ -86,14 +86,17 @@ mod tests {
 
     #[test]
     fn each_placeholder_is_named_at_its_path() {
-        let mut nested = Object::new();
+        let mut nested = Object::default();
         nested.insert("path".into(), Value::from("/data/<your-bucket>/x"));
-        let mut config = Object::new();
+        let mut config = Object::default();
         config.insert("name".into(), Value::from("jobs"));
         config.insert("dependency".into(), Value::from("__SET_ME__"));
         config.insert(
             "task".into(),
-            Value::List(vec![Value::Object(Object::new()), Value::Object(nested)]),
+            Value::List(vec![
+                Value::Object(Object::default()),
+                Value::Object(nested),
+            ]),
         );
         config.insert("owner".into(), Value::from("CHANGE_ME"));
         let found = messages(config);
@@ -120,7 +123,7 @@ mod tests {
 
     #[test]
     fn ordinary_values_are_not_placeholders() {
-        let mut config = Object::new();
+        let mut config = Object::default();
         for (i, s) in [
             "<b>bold</b>",
             "your-bucket",

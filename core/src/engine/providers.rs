@@ -203,7 +203,7 @@ impl Engine<'_> {
         settings: &BTreeMap<String, Object>,
         diags: &mut Diagnostics,
     ) {
-        let none = Object::new();
+        let none = Object::default();
         for r in self.config.resources.values() {
             let Some(provider) = self.registry.provider_of(&r.type_name) else {
                 continue;

@@ -137,7 +137,7 @@ impl Engine<'_> {
                     }
                 },
                 (WalOp::Delete, Some(kind)) => match &intent.id {
-                    Some(id) => match kind.read(&ctx, id, &Object::new()).await {
+                    Some(id) => match kind.read(&ctx, id, &Object::default()).await {
                         Ok(None) => {
                             // Gone, or going: what the delete does after its call (a wait
                             // for an object the service removes later, a volume it leaves)
@@ -212,7 +212,7 @@ impl Engine<'_> {
         // The address is read once, here, as the command line gave it. Not an address: the
         // whole text is what the configuration does not declare.
         let addr = InstanceAddr::parse(address).map_err(|_| not_declared(&address))?;
-        self.import_known(doc, journal, &addr, id, &Object::new())
+        self.import_known(doc, journal, &addr, id, &Object::default())
             .await
     }
 

@@ -334,7 +334,7 @@ mod tests {
         let image = |password: Option<&str>| {
             let auth = match password {
                 Some(p) => Object::from_iter([("password".to_string(), Value::from(p))]),
-                None => Object::new(),
+                None => Object::default(),
             };
             Value::List(vec![Value::Object(Object::from_iter([
                 ("url".to_string(), Value::from("r/i")),

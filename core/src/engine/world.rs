@@ -146,7 +146,7 @@ impl World {
     fn new_scope(&self, dir: &str) -> Scope {
         let mut roots = HashMap::new();
         for name in ["var", "local", "data", "module"] {
-            roots.insert(name.to_string(), Value::Object(Object::new()));
+            roots.insert(name.to_string(), Value::Object(Object::default()));
         }
         roots.insert(
             "path".to_string(),
@@ -234,7 +234,7 @@ impl World {
             } else if call.has_count {
                 Value::List(Vec::new())
             } else if call.has_for_each {
-                Value::Object(Object::new())
+                Value::Object(Object::default())
             } else {
                 Value::Null
             };
@@ -545,7 +545,7 @@ impl World {
             Some(InstanceKey::Key(k)) => {
                 let entry = slot
                     .entry(name.to_string())
-                    .or_insert_with(|| Value::Object(Object::new()));
+                    .or_insert_with(|| Value::Object(Object::default()));
                 match entry {
                     Value::Object(o) => Some(o.insert(k.clone(), v)),
                     _ => None,
@@ -559,7 +559,7 @@ impl World {
 }
 
 fn empty() -> Value {
-    Value::Object(Object::new())
+    Value::Object(Object::default())
 }
 
 fn ensure_object(v: &mut Value) -> &mut Object {

@@ -94,7 +94,10 @@ impl<'e, 'r> Decoder<'e, 'r> {
         block_span: Option<Range<usize>>,
         path: &[PathStep],
     ) -> Object {
-        let mut out = Object::with_capacity(schema.attributes.len() + schema.blocks.len() + 1);
+        let mut out = Object::with_capacity_and_hasher(
+            schema.attributes.len() + schema.blocks.len() + 1,
+            Default::default(),
+        );
         for a in &schema.attributes {
             if a.presence != Presence::Computed {
                 out.insert(a.name.to_string(), Value::Null);

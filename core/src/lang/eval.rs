@@ -245,7 +245,7 @@ impl<'a> Evaluator<'a> {
                 Ok(Value::List(out))
             }
             E::Object(o) => {
-                let mut out = Object::new();
+                let mut out = Object::default();
                 let mut unknown_key = false;
                 for (k, v) in o.iter() {
                     let key = match k {
@@ -576,7 +576,7 @@ impl<'a> Evaluator<'a> {
         let value_var = f.intro.value_var.value().as_str().to_string();
         let mark = self.locals.vars.len();
         let mut list = Vec::new();
-        let mut obj = Object::new();
+        let mut obj = Object::default();
         let mut any_unknown = false;
         let result = (|| -> Result<(), EvalError> {
             for (k, v) in pairs {

@@ -940,7 +940,7 @@ mod tests {
             keys in proptest::collection::btree_set("[a-z]{1,6}", 0..4),
         ) {
             let schema = schema().attr(Attribute::optional("free", AttrType::Any));
-            let mut values = Object::new();
+            let mut values = Object::default();
             values.insert("name".into(), Value::from(name));
             values.insert("tags".into(), Value::Object(tags.into_iter().map(|(k, v)| (k, Value::from(v))).collect()));
             values.insert("libs".into(), Value::List(libs.into_iter().map(Value::from).collect()));

@@ -706,7 +706,7 @@ pub fn locate(
             rest,
         ),
     };
-    let empty = crate::value::Object::new();
+    let empty = crate::value::Object::default();
     let inner = item.and_then(Value::as_object).unwrap_or(&empty);
     locate(&block.body, rest, inner, &bt.schema).or_else(|| block.span())
 }

@@ -258,7 +258,7 @@ impl Known {
     fn new(var: Object, dir: &str, environment: &str) -> Known {
         let mut roots = HashMap::new();
         roots.insert("var", Value::Object(var));
-        roots.insert("local", Value::Object(Object::new()));
+        roots.insert("local", Value::Object(Object::default()));
         roots.insert(
             "path",
             Value::Object(Object::from_iter([
@@ -284,7 +284,7 @@ impl Known {
         base: &Path,
     ) -> Known {
         let mut pending: Vec<_> = locals.collect();
-        let mut known = Object::new();
+        let mut known = Object::default();
         loop {
             let before = pending.len();
             pending.retain(|(name, l)| {
@@ -483,7 +483,7 @@ fn expand_call(
                 unknown_expansion: unknown,
             },
         );
-        let mut inner_vars = Object::new();
+        let mut inner_vars = Object::default();
         for (name, decl) in &body.variables {
             let given = call.inputs.get(name);
             let value = match given {

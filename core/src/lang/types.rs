@@ -293,7 +293,7 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, Conver
             let Value::Object(o) = v else {
                 return Err(mismatch(format!("map of {}", inner.describe()), &v, path));
             };
-            let mut out = Object::with_capacity(o.len());
+            let mut out = Object::with_capacity_and_hasher(o.len(), Default::default());
             for (k, item) in o {
                 let v = convert_at(inner, item, &Path::Key(path, &k))?;
                 out.insert(k, v);
@@ -321,7 +321,7 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, Conver
             let Value::Object(mut o) = v else {
                 return Err(mismatch("object", &v, path));
             };
-            let mut out = Object::new();
+            let mut out = Object::default();
             for (k, t, opt) in attrs {
                 match o.swap_remove(k) {
                     Some(item) if !item.is_null() => {
@@ -400,7 +400,7 @@ mod tests {
             .unwrap();
         assert_eq!(o.as_object().unwrap()["b"], Value::from(2i64));
         let err = ty("object({ a = string })")
-            .convert(Value::Object(Object::new()))
+            .convert(Value::Object(Object::default()))
             .unwrap_err();
         assert_eq!(err.to_string(), "attribute \"a\" is required");
         assert_eq!(

@@ -299,7 +299,7 @@ fn block_equal(bt: &BlockType, a: &Value, b: &Value, lenient: bool, writes: Writ
         _ => false,
     };
     let defaults_only = |v: &Value| {
-        let none = Object::new();
+        let none = Object::default();
         match v {
             Value::Object(o) => object_equal(&bt.schema, &none, o, true, writes),
             Value::List(items) => items.iter().all(|i| {
@@ -493,7 +493,7 @@ fn keep_values(
         match (slot, cur) {
             (Value::Object(a), Value::Object(c)) => {
                 let w = last_write.and_then(|w| w.nested(bt.name, &|_| None));
-                keep_values(&bt.schema, a, c, writes, &Object::new(), updating, w)
+                keep_values(&bt.schema, a, c, writes, &Object::default(), updating, w)
             }
             (Value::List(items), Value::List(cur_items)) => {
                 for (i, item) in items.iter_mut().enumerate() {
@@ -512,7 +512,7 @@ fn keep_values(
                     };
                     let w = last_write.and_then(|w| w.nested(bt.name, &pick));
                     if let Some(Value::Object(c)) = pick(cur_items).and_then(|j| cur_items.get(j)) {
-                        keep_values(&bt.schema, a, c, writes, &Object::new(), updating, w);
+                        keep_values(&bt.schema, a, c, writes, &Object::default(), updating, w);
                     }
                 }
             }
@@ -870,7 +870,7 @@ impl<'a> Differ<'a> {
             &mut was,
             &now,
             self.writes,
-            &Object::new(),
+            &Object::default(),
             false,
             None,
         );
@@ -1536,7 +1536,7 @@ mod tests {
         let options = obj(&[("host", "db".into()), ("password", "pw".into())]);
         let config = obj(&[("options", Value::Object(options.clone()))]);
         let prior = Prior {
-            config: Object::new(),
+            config: Object::default(),
             computed: obj(&[("url", "jdbc://db/".into())]),
             sensitive: [(
                 "options".to_string(),

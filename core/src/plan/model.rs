@@ -463,7 +463,7 @@ pub fn set_path(root: &mut Value, path: &[PathStep], v: Value) {
     match first {
         PathStep::Key(k) => {
             if !matches!(root, Value::Object(_)) {
-                *root = Value::Object(Object::new());
+                *root = Value::Object(Object::default());
             }
             if let Value::Object(o) = root {
                 set_path(o.entry(k.clone()).or_insert(Value::Null), rest, v);
@@ -493,8 +493,8 @@ fn sensitive_in(path: &[PathStep], declared: &[Vec<PathStep>], fields: &[FieldCh
 /// Lays out field changes as two partial objects (`before`, `after`), for callers that only have
 /// the changed fields of an object.
 fn objects_from_fields(fields: &[FieldChange]) -> (Object, Object) {
-    let mut before = Value::Object(Object::new());
-    let mut after = Value::Object(Object::new());
+    let mut before = Value::Object(Object::default());
+    let mut after = Value::Object(Object::default());
     for f in fields {
         let get = |v: &Option<SerValue>| v.as_ref().map(|v| v.0.clone()).unwrap_or_default();
         set_path(&mut before, &f.path, get(&f.before));
@@ -502,7 +502,7 @@ fn objects_from_fields(fields: &[FieldChange]) -> (Object, Object) {
     }
     let into_obj = |v: Value| match v {
         Value::Object(o) => o,
-        _ => Object::new(),
+        _ => Object::default(),
     };
     (into_obj(before), into_obj(after))
 }

@@ -24,7 +24,7 @@ fn list(items: Vec<Value>) -> Value {
 fn ser_obj(v: Value) -> SerObject {
     match v {
         Value::Object(o) => SerObject(o),
-        _ => SerObject(Object::new()),
+        _ => SerObject(Object::default()),
     }
 }
 fn p(steps: &[&str]) -> Vec<PathStep> {
@@ -60,7 +60,7 @@ fn rc(type_name: &str, name: &str, action: Action) -> ResourceChange {
 /// Fills `fields` from top-level differences of `before` and `after`, the way the planner
 /// reports them.
 fn with_top_fields(mut c: ResourceChange) -> ResourceChange {
-    let empty = Object::new();
+    let empty = Object::default();
     let b = c.before.as_ref().map(|o| &o.0).unwrap_or(&empty);
     let a = c.after.as_ref().map(|o| &o.0).unwrap_or(&empty);
     let mut keys: Vec<&String> = b.keys().chain(a.keys()).collect();
@@ -1593,7 +1593,7 @@ fn shortened_plans_keep_destructive_diffs_first() {
 fn a_changed_write_only_value_is_an_update_not_an_addition() {
     let hidden = || Some(Value::from("(sensitive value)"));
     let mut c = rc("databricks_connection", "c", Action::Update);
-    let mut obj = Object::new();
+    let mut obj = Object::default();
     obj.insert("name".into(), Value::from("src"));
     obj.insert("options".into(), Value::from("(sensitive value)"));
     c.before = Some(SerObject(obj.clone()));

@@ -574,7 +574,7 @@ mod tests {
             kind: job.clone(),
             remote: Remote {
                 id: id.into(),
-                attrs: Object::new(),
+                attrs: Object::default(),
             },
             tag: tag.map(|(lineage, environment)| OwnerTag {
                 lineage: lineage.into(),

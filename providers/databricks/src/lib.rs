@@ -638,7 +638,7 @@ mod tests {
             Some(std::time::Duration::from_millis(1500))
         );
         assert!(matches!(
-            seconds(&Object::new(), "http_timeout_seconds"),
+            seconds(&Object::default(), "http_timeout_seconds"),
             Ok(None)
         ));
         for bad in [-1.0, 0.0, 1e300] {

@@ -642,7 +642,7 @@ resource "databricks_pipeline" "p" {
         output: None,
         planned: None,
     };
-    let mut config = brickform_core::value::Object::new();
+    let mut config = brickform_core::value::Object::default();
     config.insert("name".into(), "tagged".into());
     let key = kind.natural_key(&ctx, &config).unwrap();
     ws.api(

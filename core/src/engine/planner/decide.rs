@@ -433,7 +433,7 @@ mod tests {
             fields,
             drift: Vec::new(),
             replace,
-            after: Object::new(),
+            after: Object::default(),
         }
     }
 

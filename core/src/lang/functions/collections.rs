@@ -75,7 +75,7 @@ fn concat(a: &Args) -> Outcome<Value> {
 
 /// Later maps win. Null arguments are skipped, as in Terraform.
 fn merge(a: &Args) -> Outcome<Value> {
-    let mut out = Object::new();
+    let mut out = Object::default();
     for i in 0..a.len() {
         if a.get(i).is_null() {
             continue;

@@ -156,7 +156,7 @@ fn from_yaml(y: &serde_yaml_ng::Value) -> Result<Value, FromYamlError> {
         Y::String(s) => Value::String(s.clone()),
         Y::Sequence(items) => Value::List(items.iter().map(from_yaml).collect::<Result<_, _>>()?),
         Y::Mapping(m) => {
-            let mut o = Object::new();
+            let mut o = Object::default();
             for (k, v) in m {
                 let key = match from_yaml(k)? {
                     Value::String(s) => s,

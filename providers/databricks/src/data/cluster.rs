@@ -43,7 +43,7 @@ impl Cluster {
 /// What the data source answers for one cluster.
 fn answered(c: &Json) -> Object {
     let s = |k: &str| c.get(k).map_or(Value::Null, Value::from_json);
-    let mut out = Object::new();
+    let mut out = Object::default();
     out.insert("id".into(), s("cluster_id"));
     out.insert("cluster_id".into(), s("cluster_id"));
     out.insert("cluster_name".into(), s("cluster_name"));

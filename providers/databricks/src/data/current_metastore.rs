@@ -41,7 +41,7 @@ impl DataSource for CurrentMetastore {
     }
     async fn read(&self, _config: &Object) -> ProviderResult<Object> {
         let client = self.shared.client()?;
-        let mut out = Object::new();
+        let mut out = Object::default();
         match client
             .get("/api/2.1/unity-catalog/metastore_summary", &[])
             .await

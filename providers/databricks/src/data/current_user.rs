@@ -60,7 +60,7 @@ impl DataSource for CurrentUser {
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
-        let mut out = Object::new();
+        let mut out = Object::default();
         out.insert("id".into(), Value::from(s("id")));
         out.insert("user_name".into(), Value::from(user.as_str()));
         out.insert("display_name".into(), Value::from(s("displayName")));

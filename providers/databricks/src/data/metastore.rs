@@ -38,7 +38,7 @@ impl Metastore {
 /// What a data source about one metastore answers, from its `MetastoreInfo`.
 pub fn answered(info: &Json) -> Object {
     let s = |k: &str| info.get(k).map_or(Value::Null, Value::from_json);
-    let mut out = Object::new();
+    let mut out = Object::default();
     out.insert("id".into(), s("metastore_id"));
     out.insert("metastore_id".into(), s("metastore_id"));
     out.insert("name".into(), s("name"));

@@ -42,7 +42,7 @@ impl MlflowExperiment {
 
 fn answered(e: &Json) -> Object {
     let s = |k: &str| e.get(k).map_or(Value::Null, Value::from_json);
-    let mut out = Object::new();
+    let mut out = Object::default();
     for k in [
         "name",
         "experiment_id",

@@ -65,7 +65,7 @@ impl DataSource for MlflowModel {
             })?;
         let s = |k: &str| m.get(k).map_or(Value::Null, Value::from_json);
         let list = |k: &str| m.get(k).map_or(Value::List(Vec::new()), Value::from_json);
-        let mut out = Object::new();
+        let mut out = Object::default();
         out.insert("name".into(), Value::from(name));
         for k in ["description", "user_id", "permission_level", "id"] {
             out.insert(k.into(), s(k));

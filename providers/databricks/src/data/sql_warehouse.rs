@@ -103,7 +103,7 @@ impl DataSource for SqlWarehouse {
             .unwrap_or_default()
             .to_string();
         let ds = sql_endpoint::data_source_id(&client, &id).await;
-        let read = sql_endpoint::remote(&self.reading, &warehouse, ds, &Object::new());
+        let read = sql_endpoint::remote(&self.reading, &warehouse, ds, &Object::default());
         Ok(read
             .attrs
             .into_iter()

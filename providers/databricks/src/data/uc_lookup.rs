@@ -159,7 +159,7 @@ impl DataSource for UcLookup {
         let key = self.kind.natural_key(&ctx, config).unwrap_or_default();
         // A plain read, whoever owns the object: a lookup exists to read what others made
         // (the kind's `find_by_key` refuses those, as a create must not adopt them).
-        let found = match self.kind.read(&ctx, &key, &Object::new()).await {
+        let found = match self.kind.read(&ctx, &key, &Object::default()).await {
             Ok(found) => found,
             Err(e) if e.kind == brickform_core::provider::ErrorKind::NotFound => None,
             Err(e) => return Err(e),

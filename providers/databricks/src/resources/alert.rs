@@ -152,7 +152,7 @@ fn block<'a>(o: &'a Object, k: &str) -> Option<&'a Object> {
 
 /// The Terraform provider's defaults, filled where the configuration leaves them out.
 fn defaults(config: &Object) -> Object {
-    let mut out = Object::new();
+    let mut out = Object::default();
     if !set(config, "notify_on_ok") {
         out.insert("notify_on_ok".into(), Value::Bool(true));
     }

@@ -472,7 +472,7 @@ impl ResourceKind for Artifact {
         prior: &Object,
     ) -> ProviderResult<Option<Remote>> {
         // The file as the content kind knows it: present, and the same as uploaded.
-        let mut as_content = Object::new();
+        let mut as_content = Object::default();
         as_content.insert("path".into(), Value::from(id));
         if let Some(f) = prior.get("remote_fingerprint") {
             as_content.insert("remote_fingerprint".into(), f.clone());
@@ -504,13 +504,13 @@ impl ResourceKind for Artifact {
         let made = self.build_and_upload(ctx, config).await?;
         // A new version is a new file name: the old file goes once the new one is there.
         if made.id != id {
-            self.store(id).delete(ctx, id, &Object::new()).await?;
+            self.store(id).delete(ctx, id, &Object::default()).await?;
         }
         Ok(made)
     }
 
     async fn delete(&self, ctx: &OpContext, id: &str, _prior: &Object) -> ProviderResult<()> {
-        self.store(id).delete(ctx, id, &Object::new()).await
+        self.store(id).delete(ctx, id, &Object::default()).await
     }
 }
 

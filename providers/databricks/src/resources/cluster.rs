@@ -945,7 +945,7 @@ impl ResourceKind for Cluster {
         let client = self.shared.client()?;
         match ownership::find_by_key(self, &client, name, tag).await? {
             // Read again with its libraries and its pin.
-            Some(found) => self.get(&found.id, &Object::new()).await,
+            Some(found) => self.get(&found.id, &Object::default()).await,
             None => Ok(None),
         }
     }
@@ -964,7 +964,7 @@ impl ResourceKind for Cluster {
         let mut found = ownership::find_existing(self, &client, name, false).await?;
         // Read again with their libraries and their pins, which the listing does not hold.
         for e in &mut found {
-            if let Some(r) = self.get(&e.remote.id, &Object::new()).await? {
+            if let Some(r) = self.get(&e.remote.id, &Object::default()).await? {
                 e.remote = r;
             }
         }
@@ -1013,7 +1013,7 @@ impl Tagged for Cluster {
             full,
             Vec::new(),
             false,
-            &Object::new(),
+            &Object::default(),
             self.url(id),
         ))
     }
@@ -1116,7 +1116,7 @@ mod tests {
             &answered,
             Vec::new(),
             false,
-            &Object::new(),
+            &Object::default(),
             String::new(),
         );
         assert_eq!(
@@ -1170,7 +1170,7 @@ mod tests {
             b["custom_tags"],
             json!({"brickform": "L/dev/databricks_cluster.c"})
         );
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         attrs.insert(
             "custom_tags".into(),
             Value::from_json(&json!({"brickform": "L/dev/databricks_cluster.c"})),

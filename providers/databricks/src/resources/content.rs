@@ -774,7 +774,7 @@ impl ResourceKind for ContentKind {
                 .and_then(|f| f.strip_prefix("sha256:"))
                 == str_attr(config, "content_sha256");
         if !holds {
-            return Object::new();
+            return Object::default();
         }
         ["source", "content_base64", "content_sha256"]
             .iter()
@@ -787,7 +787,7 @@ impl ResourceKind for ContentKind {
         let Some(fp) = self.fingerprint(&client, id, false).await? else {
             return Ok(None);
         };
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         attrs.insert("path".into(), Value::from(id));
         attrs.insert("id".into(), Value::from(id));
         attrs.insert("remote_fingerprint".into(), Value::from(fp.as_str()));

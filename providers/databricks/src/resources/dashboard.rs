@@ -377,7 +377,7 @@ impl ResourceKind for Dashboard {
     }
 
     fn plan_computed(&self, config: &Object) -> Object {
-        let mut out = Object::new();
+        let mut out = Object::default();
         if !set(config, "embed_credentials") {
             out.insert("embed_credentials".into(), Value::Bool(true));
         }
@@ -570,7 +570,7 @@ impl ResourceKind for Dashboard {
         else {
             return Ok(None);
         };
-        self.get(&client, id, &Object::new()).await
+        self.get(&client, id, &Object::default()).await
     }
 }
 

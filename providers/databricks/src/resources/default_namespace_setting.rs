@@ -67,7 +67,7 @@ impl DefaultNamespaceSetting {
     }
 
     fn remote(resp: &Json) -> Remote {
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         let value = resp
             .get("namespace")
             .and_then(|n| n.get("value"))
@@ -162,7 +162,7 @@ impl ResourceKind for DefaultNamespaceSetting {
 
     /// One setting per workspace: any id imports it (the provider's is `global`).
     async fn import(&self, ctx: &OpContext, _id: &str) -> ProviderResult<Option<Remote>> {
-        self.read(ctx, ID, &Object::new()).await
+        self.read(ctx, ID, &Object::default()).await
     }
 
     async fn update(

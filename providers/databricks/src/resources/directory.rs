@@ -66,7 +66,7 @@ impl Directory {
                 "{path} exists but is not a folder"
             )));
         }
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         attrs.insert("path".into(), Value::from(path));
         attrs.insert("id".into(), Value::from(path));
         attrs.insert(
@@ -193,7 +193,7 @@ impl ResourceKind for Directory {
         }
     }
     async fn import(&self, _: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
-        self.status(id, &Object::new()).await
+        self.status(id, &Object::default()).await
     }
     fn natural_key(&self, _: &OpContext, config: &Object) -> Option<String> {
         str_attr(config, "path").map(|p| p.trim_end_matches('/').to_string())
@@ -217,7 +217,7 @@ impl ResourceKind for Directory {
         super::locations::workspace_tree(&client, id).await
     }
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
-        self.read(ctx, key, &Object::new()).await
+        self.read(ctx, key, &Object::default()).await
     }
 
     async fn find_existing(

@@ -163,7 +163,7 @@ impl ResourceKind for Entitlements {
         let Some(answer) = get(&self.shared, collection, scim_id).await? else {
             return Ok(None);
         };
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         let id = format!("{prefix}/{scim_id}");
         attrs.insert("id".into(), Value::from(id.as_str()));
         attrs.insert(attr.into(), Value::from(scim_id));
@@ -224,7 +224,7 @@ impl ResourceKind for Entitlements {
     }
 
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
-        self.read(ctx, key, &Object::new()).await
+        self.read(ctx, key, &Object::default()).await
     }
 
     /// Every principal has entitlements: there is nothing to be in the way of.

@@ -80,7 +80,7 @@ mod tests {
     fn the_built_in_groups_are_refused_and_workspace_consume_stands_alone() {
         let k = kind(Arc::new(Shared::default()));
         let cfg = |name: &str| {
-            let mut o = Object::new();
+            let mut o = Object::default();
             o.insert("display_name".into(), Value::from(name));
             o
         };

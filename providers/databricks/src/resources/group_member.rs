@@ -52,7 +52,7 @@ fn split(id: &str) -> Option<(&str, &str)> {
 }
 
 fn remote(group: &str, member: &str) -> Remote {
-    let mut attrs = Object::new();
+    let mut attrs = Object::default();
     let id = format!("{group}|{member}");
     attrs.insert("id".into(), Value::from(id.as_str()));
     attrs.insert("group_id".into(), Value::from(group));
@@ -102,7 +102,7 @@ impl ResourceKind for GroupMember {
                 .into_iter()
                 .filter(|(k, _)| k == "id")
                 .collect(),
-            _ => Object::new(),
+            _ => Object::default(),
         }
     }
 
@@ -171,7 +171,7 @@ impl ResourceKind for GroupMember {
     }
 
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
-        self.read(ctx, key, &Object::new()).await
+        self.read(ctx, key, &Object::default()).await
     }
 
     /// A membership that is already there is not in the way: adding it again changes
@@ -192,7 +192,7 @@ mod tests {
         assert_eq!(split("1234"), None);
         assert_eq!(remote("1", "2").id, "1|2");
         let k = GroupMember::new(Arc::new(Shared::default()));
-        let mut o = Object::new();
+        let mut o = Object::default();
         o.insert("group_id".into(), Value::from("1"));
         o.insert("member_id".into(), Value::from(""));
         assert_eq!(k.check(&o).len(), 1);

@@ -103,7 +103,7 @@ fn remote(list: &Json) -> Remote {
         .and_then(Json::as_str)
         .unwrap_or_default()
         .to_string();
-    let mut attrs = Object::new();
+    let mut attrs = Object::default();
     for k in ["label", "list_type", "ip_addresses", "enabled"] {
         attrs.insert(k.into(), list.get(k).map_or(Value::Null, Value::from_json));
     }

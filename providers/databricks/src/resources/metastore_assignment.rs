@@ -162,7 +162,7 @@ impl ResourceKind for MetastoreAssignment {
             .and_then(Json::as_str)
             .unwrap_or("")
             .to_lowercase();
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         attrs.insert("workspace_id".into(), Value::from_json(&json!(ws)));
         attrs.insert("metastore_id".into(), Value::from(metastore.as_str()));
         attrs.insert(
@@ -181,7 +181,7 @@ impl ResourceKind for MetastoreAssignment {
             .read(
                 ctx,
                 &format!("{ws}|{}", metastore.to_lowercase()),
-                &Object::new(),
+                &Object::default(),
             )
             .await?;
         // The import id names the assignment it means: another metastore is not it.

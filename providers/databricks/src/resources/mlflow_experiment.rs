@@ -194,13 +194,13 @@ fn remote(e: &Json, prior: &Object) -> Option<Remote> {
         } else if !k.starts_with(SERVICE_TAGS)
             && managed.as_ref().is_none_or(|m| m.iter().any(|x| x == k))
         {
-            let mut o = Object::new();
+            let mut o = Object::default();
             o.insert("key".into(), Value::from(k));
             o.insert("value".into(), Value::from(v));
             tags.push(Value::Object(o));
         }
     }
-    let mut attrs = Object::new();
+    let mut attrs = Object::default();
     attrs.insert(
         "trace_location".into(),
         e.get("trace_location")
@@ -369,7 +369,7 @@ impl ResourceKind for MlflowExperiment {
             Ok(_) => Ok(()),
             Err(e) if e.kind == ErrorKind::NotFound => Ok(()),
             Err(e) if e.kind == ErrorKind::InvalidInput => {
-                match self.get(id, &Object::new()).await? {
+                match self.get(id, &Object::default()).await? {
                     None => Ok(()),
                     Some(_) => Err(err(e)),
                 }
@@ -396,7 +396,7 @@ impl ResourceKind for MlflowExperiment {
         Ok(got
             .as_ref()
             .and_then(|g| g.get("experiment"))
-            .and_then(|e| remote(e, &Object::new())))
+            .and_then(|e| remote(e, &Object::default())))
     }
 
     fn location(&self, attrs: &Object) -> Option<Location> {
@@ -462,7 +462,7 @@ mod tests {
         // `b` is not the configuration's: left alone.
         assert_eq!(r.attrs["tags"].as_list().map(<[Value]>::len), Some(1));
         // On import every tag of the user's is read.
-        let all = remote(&answer, &Object::new()).unwrap();
+        let all = remote(&answer, &Object::default()).unwrap();
         assert_eq!(all.attrs["tags"].as_list().map(<[Value]>::len), Some(2));
         let deleted = json!({"experiment_id": "7", "lifecycle_stage": "deleted"});
         assert!(remote(&deleted, &c).is_none());

@@ -79,7 +79,7 @@ fn create_body(config: &Object) -> Json {
 /// The resource's attributes from the Databricks get's `registered_model_databricks`.
 fn remote(m: &Json) -> Option<Remote> {
     let name = m.get("name").and_then(Json::as_str)?.to_string();
-    let mut attrs = Object::new();
+    let mut attrs = Object::default();
     attrs.insert("name".into(), Value::from(name.as_str()));
     attrs.insert(
         "description".into(),
@@ -95,7 +95,7 @@ fn remote(m: &Json) -> Option<Remote> {
         .into_iter()
         .flatten()
         .filter_map(|t| {
-            let mut o = Object::new();
+            let mut o = Object::default();
             o.insert(
                 "key".into(),
                 Value::from(t.get("key").and_then(Json::as_str)?),

@@ -263,7 +263,7 @@ pub fn body_of(config: &Object, fields: &[&str]) -> Json {
 /// shows it, and compares the entries the service echoes with the configured ones, so a
 /// host changed outside brickform is drift.
 pub fn attrs_from(schema: &Schema, resp: &Json) -> Object {
-    let mut out = Object::new();
+    let mut out = Object::default();
     let Some(m) = resp.as_object() else {
         return out;
     };
@@ -507,7 +507,7 @@ pub(crate) fn check_messages(kind: &dyn ResourceKind, config: Json) -> Vec<Strin
 #[cfg(test)]
 pub(crate) fn decoded(schema: &Schema, set: Json) -> Object {
     fn fill(schema: &Schema, set: &Map<String, Json>) -> Object {
-        let mut o = Object::new();
+        let mut o = Object::default();
         for a in schema.attributes.iter().filter(|a| a.can_configure()) {
             o.insert(
                 a.name.into(),

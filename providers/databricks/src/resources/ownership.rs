@@ -436,7 +436,7 @@ mod tests {
             c.address
         );
 
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         attrs.insert("tags".into(), Value::from_json(&body["tags"]));
         assert!(check_not_reserved(&attrs).is_err());
         strip(&mut attrs);

@@ -471,7 +471,7 @@ impl Entry {
         json!({ self.field: self.name, "permission_level": self.level })
     }
     fn value(&self) -> Value {
-        let mut o = Object::new();
+        let mut o = Object::default();
         for f in PRINCIPALS {
             o.insert(
                 f.to_string(),
@@ -1125,7 +1125,7 @@ impl Permissions {
         if entries.is_empty() {
             return None;
         }
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         match target_of(prior) {
             Some((t, Some(v))) => {
                 attrs.insert(t.attr.into(), Value::from(v));
@@ -1287,7 +1287,7 @@ impl ResourceKind for Permissions {
     }
     /// The object type follows from the attribute set; the id from an id attribute.
     fn plan_computed(&self, config: &Object) -> Object {
-        let mut out = Object::new();
+        let mut out = Object::default();
         if let Some((target, value)) = target_of(config) {
             out.insert(
                 "object_type".into(),
@@ -1377,7 +1377,8 @@ impl ResourceKind for Permissions {
     }
     async fn import(&self, ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
         let (target, object) = parse_id(id)?;
-        self.read(ctx, &id_of(target, object), &Object::new()).await
+        self.read(ctx, &id_of(target, object), &Object::default())
+            .await
     }
     /// The object the configuration names: permissions found there where a create would
     /// write are found by it (the plan asks for an import rather than replace them
@@ -1395,7 +1396,7 @@ impl ResourceKind for Permissions {
     /// with its owner alone has no permissions of this kind's.
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
         let client = self.shared.client()?;
-        let mut prior = Object::new();
+        let mut prior = Object::default();
         let id = match key.split_once('=') {
             Some((attr, path)) => {
                 let Some(target) = TARGETS.iter().find(|t| t.attr == attr) else {
@@ -1432,7 +1433,7 @@ mod tests {
         let list = entries
             .iter()
             .map(|(f, n, l)| {
-                let mut e = Object::new();
+                let mut e = Object::default();
                 e.insert(f.to_string(), Value::from(*n));
                 e.insert("permission_level".into(), Value::from(*l));
                 Value::Object(e)
@@ -1540,7 +1541,7 @@ mod tests {
         let mut none = config(&[("job_id", "1")], &[]);
         none.insert(
             "access_control".into(),
-            Value::List(vec![Value::Object(Object::from([(
+            Value::List(vec![Value::Object(Object::from_iter([(
                 "permission_level".to_string(),
                 Value::from("CAN_VIEW"),
             )]))]),

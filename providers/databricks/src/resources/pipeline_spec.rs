@@ -427,7 +427,7 @@ fn mask_nested(a: &Attribute, live: Value, prior: Option<&Value>) -> Value {
 
 /// A nested block object read back, shaped like the decoded configuration.
 fn shape_object(schema: &Schema, wire: &Map<String, Json>, prior: Option<&Object>) -> Object {
-    let mut out = Object::new();
+    let mut out = Object::default();
     for a in schema.attributes.iter().filter(|a| a.can_configure()) {
         let live = wire
             .get(a.name)
@@ -561,7 +561,7 @@ impl PipelineKind {
             .and_then(Json::as_object)
             .unwrap_or(&empty);
         let schema = &self.flavor.schema;
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         for a in schema.attributes.iter().filter(|a| a.can_configure()) {
             let src = if self.in_definition(a.name) {
                 def
@@ -721,7 +721,7 @@ impl PipelineKind {
 
     /// A GET answer read with no configuration behind it (see `import`).
     fn imported(&self, resp: &Json) -> Option<Remote> {
-        let mut prior = Object::new();
+        let mut prior = Object::default();
         if let Some((def, _)) = self.flavor.definition {
             for k in self.flavor.server_filled {
                 if let Some(v) = resp
@@ -896,7 +896,7 @@ impl ResourceKind for PipelineKind {
             .iter()
             .all(|k| config.get(*k).is_none_or(Value::is_wholly_known));
         if self.flavor.derived.is_empty() || !inputs_known {
-            return Object::new();
+            return Object::default();
         }
         let mut derived = config.clone();
         (self.flavor.derive)(&mut derived);
@@ -1140,7 +1140,7 @@ impl Tagged for PipelineKind {
             self,
             &self.shared.web_url("pipelines"),
             full,
-            &Object::new(),
+            &Object::default(),
         )
     }
     fn what(&self, full: &Json) -> String {
@@ -1385,11 +1385,11 @@ mod tests {
         let k = super::super::pipeline::kind(Arc::new(Shared::default()));
         let resp = json!({"pipeline_id": "P2",
                           "spec": {"name": "x", "storage": "dbfs:/pipelines/P2"}});
-        let r = k.remote("h", &resp, &Object::new()).unwrap();
+        let r = k.remote("h", &resp, &Object::default()).unwrap();
         assert_eq!(r.attrs["storage"], Value::Null);
         assert_eq!(r.attrs["continuous"], Value::Bool(false));
         let resp = json!({"pipeline_id": "P2", "spec": {"name": "x", "storage": "dbfs:/mine"}});
-        let r = k.remote("h", &resp, &Object::new()).unwrap();
+        let r = k.remote("h", &resp, &Object::default()).unwrap();
         assert_eq!(r.attrs["storage"], Value::from("dbfs:/mine"));
     }
 }

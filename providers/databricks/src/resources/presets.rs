@@ -189,14 +189,14 @@ mod tests {
         assert!(prefixes_schemas(&p));
         assert_eq!(schema_prefix(&p), "dev_jane_doe_");
         assert_eq!(name_prefix(&p), "[dev Jane.Doe] ");
-        assert!(!prefixes_schemas(&Presets::new("jane", &Object::new())));
+        assert!(!prefixes_schemas(&Presets::new("jane", &Object::default())));
 
         assert!(check_environment(Some(EnvMode::Development), &on).is_empty());
         let d = check_environment(Some(EnvMode::Production), &on);
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].summary, "prefix_schemas needs development mode");
         assert_eq!(check_environment(None, &on).len(), 1);
-        assert!(check_environment(None, &Object::new()).is_empty());
+        assert!(check_environment(None, &Object::default()).is_empty());
         assert!(environment_schema().attribute(PREFIX_SCHEMAS).is_some());
     }
 }

@@ -38,7 +38,7 @@ const SPEC: SqlSpec = SqlSpec {
     service_decides: &["run_as_mode", "owner_user_name"],
     false_omitted: &["apply_auto_limit"],
     check,
-    defaults: |_| Object::new(),
+    defaults: |_| Object::default(),
 };
 
 /// How `brickform convert` carries the legacy `databricks_sql_query` over: the same query

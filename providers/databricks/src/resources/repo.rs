@@ -168,7 +168,7 @@ fn remote(answer: &Json, prior: &Object) -> Remote {
         _ => String::new(),
     };
     let path = text("path").unwrap_or_default();
-    let mut attrs = Object::new();
+    let mut attrs = Object::default();
     attrs.insert("id".into(), Value::from(id.as_str()));
     attrs.insert("url".into(), text("url").map_or(Value::Null, Value::from));
     attrs.insert(
@@ -295,7 +295,7 @@ impl Repo {
             return Ok(None);
         }
         match status.get("object_id").and_then(Json::as_i64) {
-            Some(id) => self.get(&id.to_string(), &Object::new()).await,
+            Some(id) => self.get(&id.to_string(), &Object::default()).await,
             None => Ok(None),
         }
     }
@@ -393,7 +393,7 @@ impl ResourceKind for Repo {
             },
             None => Vec::new(),
         };
-        let mut known = Object::new();
+        let mut known = Object::default();
         known.insert(
             workspace_folders::ATTRIBUTE.into(),
             Value::List(created.into_iter().map(Value::from).collect()),
@@ -402,7 +402,7 @@ impl ResourceKind for Repo {
         let id = created_id(&answer, "id", "Git folder")?;
         let made = remote(&answer, &known);
         // The clone is on the remote's default branch: check out what is configured.
-        let mut want = checkout(&Object::new(), config).unwrap_or_default();
+        let mut want = checkout(&Object::default(), config).unwrap_or_default();
         if want.get("branch").and_then(Json::as_str) == answer.get("branch").and_then(Json::as_str)
         {
             want.remove("branch");
@@ -470,7 +470,7 @@ impl ResourceKind for Repo {
                 "a Git folder is imported by its id, a number, not {id:?}"
             )));
         }
-        self.get(id, &Object::new()).await
+        self.get(id, &Object::default()).await
     }
 
     /// A configured path holds one object: the Git folder there is the one a create made.
@@ -585,7 +585,7 @@ mod tests {
         );
         let r = remote(
             &json!({"id": 12, "path": "/Repos/me/b", "provider": "gitHub", "url": "https://github.com/a/b.git", "head_commit_id": "abc"}),
-            &Object::new(),
+            &Object::default(),
         );
         assert_eq!(r.id, "12");
         assert_eq!(

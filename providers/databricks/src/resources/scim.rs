@@ -238,7 +238,7 @@ pub struct Identity {
 impl Identity {
     /// The computed attributes that follow from the name.
     fn derived(&self, name: &str) -> Object {
-        let mut o = Object::new();
+        let mut o = Object::default();
         o.insert(
             "acl_principal_id".into(),
             Value::from(format!("{}/{name}", self.flavor.acl)),
@@ -252,7 +252,7 @@ impl Identity {
 
     fn remote(&self, id: &str, answer: &Json, prior: &Object) -> Remote {
         let s = |k: &str| answer.get(k).and_then(Json::as_str);
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         attrs.insert("id".into(), Value::from(id));
         let name = s(self.flavor.name.1).unwrap_or("").to_string();
         attrs.insert(self.flavor.name.0.into(), Value::from(name.as_str()));
@@ -394,7 +394,7 @@ impl ResourceKind for Identity {
     async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
         let client = self.shared.any_client()?;
         refuse_account_entitlements(&self.shared, config, self.flavor.what)?;
-        let body = self.body(config, &Object::new());
+        let body = self.body(config, &Object::default());
         let path = path(&self.shared, self.flavor.collection);
         let id = match client.post(&path, &body).await {
             Ok(made) => created_id(&made, "id", self.flavor.what)?,
@@ -409,7 +409,7 @@ impl ResourceKind for Identity {
                         self.flavor.what
                     )));
                 };
-                self.put(&client, &id, config, &Object::new()).await?;
+                self.put(&client, &id, config, &Object::default()).await?;
                 id
             }
             Err(e) if is_taken(&e) => {
@@ -493,7 +493,7 @@ impl ResourceKind for Identity {
         Ok(self
             .by_name(key)
             .await?
-            .map(|(id, p)| self.remote(&id, &p, &Object::new())))
+            .map(|(id, p)| self.remote(&id, &p, &Object::default())))
     }
 
     /// The principal holding the configured name, unless `force` says to take it over

@@ -384,7 +384,7 @@ impl ResourceKind for Onboarding {
         if live.values().all(Option::is_none) {
             return Ok(None);
         }
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         attrs.insert(
             "onboarding_file_path".into(),
             Value::from(onboarding.as_str()),
@@ -409,7 +409,7 @@ impl ResourceKind for Onboarding {
         let Some(bytes) = volume_files::download(&client, id).await? else {
             return Ok(None);
         };
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         attrs.insert("onboarding_file_path".into(), Value::from(id));
         attrs.insert(
             "onboarding_json".into(),

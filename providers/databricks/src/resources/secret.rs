@@ -104,7 +104,7 @@ impl ResourceKind for Secret {
             .flatten()
             .find(|s| s.get("key").and_then(Json::as_str) == Some(key));
         Ok(found.map(|s| {
-            let mut attrs = Object::new();
+            let mut attrs = Object::default();
             attrs.insert("scope".into(), Value::from(scope));
             attrs.insert("key".into(), Value::from(key));
             attrs.insert("id".into(), Value::from(id));
@@ -124,7 +124,7 @@ impl ResourceKind for Secret {
     /// Imported under its own id form, whichever form the import id was written in.
     async fn import(&self, ctx: &OpContext, id: &str) -> ProviderResult<Option<Remote>> {
         let (scope, key) = split(id)?;
-        self.read(ctx, &format!("{scope}|{key}"), &Object::new())
+        self.read(ctx, &format!("{scope}|{key}"), &Object::default())
             .await
     }
     async fn update(
@@ -145,7 +145,7 @@ impl ResourceKind for Secret {
         ))
     }
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
-        self.read(ctx, key, &Object::new()).await
+        self.read(ctx, key, &Object::default()).await
     }
     fn location(&self, attrs: &Object) -> Option<Location> {
         Some(Place::secret(str_attr(attrs, "scope")?, Some(str_attr(attrs, "key")?)).into())

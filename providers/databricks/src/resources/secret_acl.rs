@@ -97,7 +97,7 @@ impl SecretAcl {
 
     fn remote(scope: &str, principal: &str, permission: &str) -> Remote {
         let id = id_of(scope, principal);
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         attrs.insert("scope".into(), Value::from(scope));
         attrs.insert("principal".into(), Value::from(principal));
         attrs.insert("permission".into(), Value::from(permission));
@@ -162,7 +162,7 @@ impl ResourceKind for SecretAcl {
         &self.schema
     }
     fn plan_computed(&self, config: &Object) -> Object {
-        let mut out = Object::new();
+        let mut out = Object::default();
         if let (Some(s), Some(p)) = (str_attr(config, "scope"), str_attr(config, "principal")) {
             out.insert("id".into(), Value::from(id_of(s, p)));
         }
@@ -242,7 +242,7 @@ impl ResourceKind for SecretAcl {
         ))
     }
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
-        self.read(ctx, key, &Object::new()).await
+        self.read(ctx, key, &Object::default()).await
     }
     fn describe_existing(&self, _key: &str, remote: &Remote) -> String {
         let (scope, principal) = split(&remote.id).unwrap_or((&remote.id, ""));

@@ -47,7 +47,7 @@ impl SecretScope {
 }
 
 fn remote(name: &str, backend: Option<&str>, keyvault: Option<&Json>) -> Remote {
-    let mut attrs = Object::new();
+    let mut attrs = Object::default();
     attrs.insert("name".into(), Value::from(name));
     attrs.insert("id".into(), Value::from(name));
     attrs.insert(
@@ -55,7 +55,7 @@ fn remote(name: &str, backend: Option<&str>, keyvault: Option<&Json>) -> Remote 
         Value::from(backend.unwrap_or("DATABRICKS")),
     );
     if let Some(kv) = keyvault {
-        let mut m = Object::new();
+        let mut m = Object::default();
         for k in ["resource_id", "dns_name"] {
             m.insert(
                 k.into(),
@@ -217,7 +217,7 @@ impl ResourceKind for SecretScope {
     }
 
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
-        self.read(ctx, key, &Object::new()).await
+        self.read(ctx, key, &Object::default()).await
     }
 
     /// The scope of the configured name. The service says nothing about who made it.

@@ -161,7 +161,7 @@ impl SqlEndpoint {
 /// `enable_serverless_compute`, whose default is the workspace's, and is left to the
 /// service.)
 fn derived_defaults(config: &Object) -> Object {
-    let mut out = Object::new();
+    let mut out = Object::default();
     let unset = |k: &str| config.get(k).is_none_or(Value::is_null);
     if unset("max_num_clusters") {
         let min = config
@@ -595,7 +595,7 @@ impl ResourceKind for SqlEndpoint {
         };
         let id = w.get("id").and_then(Json::as_str).unwrap_or_default();
         let ds = data_source_id(&client, id).await;
-        Ok(Some(remote(&self.schema, &w, ds, &Object::new())))
+        Ok(Some(remote(&self.schema, &w, ds, &Object::default())))
     }
 }
 
@@ -751,7 +751,7 @@ mod tests {
     #[test]
     fn empty_tags_read_as_no_block_and_no_wait_is_kept() {
         let k = kind();
-        let mut prior = Object::new();
+        let mut prior = Object::default();
         prior.insert("no_wait".into(), Value::from(true));
         let r = remote(
             k.schema(),

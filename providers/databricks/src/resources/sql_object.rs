@@ -263,7 +263,7 @@ impl SqlObject {
             let Some(id) = o.get("id").and_then(Json::as_str) else {
                 continue;
             };
-            if let Some(r) = self.get(id, &Object::new()).await?
+            if let Some(r) = self.get(id, &Object::default()).await?
                 && str_attr(&r.attrs, "parent_path").map(unmounted).as_deref()
                     == Some(folder.as_str())
             {
@@ -357,13 +357,13 @@ mod tests {
         service_decides: &["owner_user_name"],
         false_omitted: &["flag"],
         check: |_| Vec::new(),
-        defaults: |_| Object::new(),
+        defaults: |_| Object::default(),
     };
 
     fn obj(v: Json) -> Object {
         match Value::from_json(&v) {
             Value::Object(o) => o,
-            _ => Object::new(),
+            _ => Object::default(),
         }
     }
 

@@ -218,8 +218,8 @@ mod tests {
 
     #[test]
     fn exactly_one_identity() {
-        let block = || Value::Object(Object::new());
-        let none = Object::new();
+        let block = || Value::Object(Object::default());
+        let none = Object::default();
         assert_eq!(one_identity(&none).len(), 1);
         let one = Object::from_iter([("aws_iam_role".to_string(), block())]);
         assert!(one_identity(&one).is_empty());

@@ -465,7 +465,7 @@ impl ResourceKind for UcKind {
         if name.split('.').any(str::is_empty) {
             return Ok(Vec::new());
         }
-        let found = match self.read(ctx, &name, &Object::new()).await {
+        let found = match self.read(ctx, &name, &Object::default()).await {
             Ok(r) => r,
             Err(e) if e.kind == ErrorKind::NotFound => None,
             Err(e) => return Err(e),
@@ -514,7 +514,7 @@ impl ResourceKind for UcKind {
             })
             .collect();
         let Some(parts) = parts else {
-            return Object::new();
+            return Object::default();
         };
         let mut derived = config.clone();
         derived.insert("full_name".into(), Value::from(parts.join(".")));
@@ -546,7 +546,7 @@ impl ResourceKind for UcKind {
             Err(e) if e.kind == ErrorKind::AlreadyExists => {
                 let name = self.full_name(config);
                 let owner = self
-                    .read(ctx, &name, &Object::new())
+                    .read(ctx, &name, &Object::default())
                     .await
                     .ok()
                     .flatten()
@@ -828,7 +828,9 @@ impl ResourceKind for UcKind {
                 }
             )));
         }
-        let found = self.read(ctx, &name.to_lowercase(), &Object::new()).await?;
+        let found = self
+            .read(ctx, &name.to_lowercase(), &Object::default())
+            .await?;
         if let (Some(wanted), Some(remote)) = (metastore, &found)
             && let Some(actual) = str_attr(&remote.attrs, "metastore_id")
             && !actual.eq_ignore_ascii_case(wanted)
@@ -907,7 +909,7 @@ impl ResourceKind for UcKind {
     }
 
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
-        let found = match self.read(ctx, key, &Object::new()).await {
+        let found = match self.read(ctx, key, &Object::default()).await {
             Ok(r) => r,
             Err(e) if e.kind == ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),

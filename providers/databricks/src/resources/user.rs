@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn deactivation_and_forced_folder_deletes_exclude_each_other() {
-        let mut o = Object::new();
+        let mut o = Object::default();
         o.insert("user_name".into(), Value::from("a@x.com"));
         assert!(check(&o).is_empty());
         o.insert("disable_as_user_deletion".into(), Value::Bool(true));

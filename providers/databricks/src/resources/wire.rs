@@ -62,7 +62,7 @@ pub fn to_wire(schema: &Schema, obj: &Object, renames: Renames, parent: &str) ->
 /// The configuration-shaped object of a response: only fields the schema knows, nested
 /// blocks converted under their own schema.
 pub fn from_wire(schema: &Schema, json: &Json, renames: Renames, parent: &str) -> Object {
-    let mut out = Object::new();
+    let mut out = Object::default();
     let Some(m) = json.as_object() else {
         return out;
     };

@@ -79,7 +79,7 @@ impl WorkspaceConf {
     }
 
     fn remote(config: Object) -> Remote {
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         attrs.insert("custom_config".into(), Value::Object(config));
         attrs.insert("id".into(), Value::from(ID));
         Remote {

@@ -96,7 +96,7 @@ pub struct Rendered {
 impl Rendered {
     /// The onboarding's derived attributes (`schema::ONBOARDING_DERIVED`) as values.
     pub fn attributes(&self) -> Object {
-        let mut o = Object::new();
+        let mut o = Object::default();
         o.insert(
             "onboarding_file_path".into(),
             Value::from(self.onboarding_path.as_str()),
@@ -1265,7 +1265,7 @@ fn substitute_any(v: &Value, m: &mut Marker) -> Option<Value> {
 
 /// Substitutes within an object decoded by `schema`.
 fn substitute_object(o: &Object, schema: &Schema, m: &mut Marker) -> Option<Object> {
-    let mut out = Object::with_capacity(o.len());
+    let mut out = Object::with_capacity_and_hasher(o.len(), Default::default());
     for (k, v) in o {
         let nv = if let Some(a) = schema.attribute(k) {
             substitute(v, &a.ty, m)?
@@ -1343,7 +1343,7 @@ pub fn derive(onboarding: &Object) -> Result<Object, RenderError> {
     let Ok(r) = render(&subst) else {
         return Ok(unknown_derived());
     };
-    let mut o = Object::new();
+    let mut o = Object::default();
     o.insert(
         "onboarding_file_path".into(),
         text_or_unknown(&r.onboarding_path),
@@ -1396,7 +1396,7 @@ pub fn derive(onboarding: &Object) -> Result<Object, RenderError> {
 fn substitute_onboarding(onboarding: &Object, m: &mut Marker) -> Option<Object> {
     let schema = onboarding_schema();
     let flow = flow_schema();
-    let mut out = Object::with_capacity(onboarding.len());
+    let mut out = Object::with_capacity_and_hasher(onboarding.len(), Default::default());
     for (k, v) in onboarding {
         let nv = if k == "flows" {
             match v {

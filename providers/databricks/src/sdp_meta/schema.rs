@@ -684,7 +684,7 @@ pub(crate) mod testing {
             diags.render_plain(&config.sources)
         );
         let world = World::new(
-            Object::new(),
+            Object::default(),
             HashSet::new(),
             "test",
             dir,

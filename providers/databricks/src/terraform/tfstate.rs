@@ -228,7 +228,7 @@ fn known(
     attrs: &Map<String, Json>,
     config_dir: &Path,
 ) -> Object {
-    let mut known = Object::new();
+    let mut known = Object::default();
     for a in schema
         .attributes
         .iter()

@@ -306,7 +306,7 @@ fn single_task_to_task(schema: &Schema, config: &mut Object) {
     let Some(task_schema) = schema.block_type("task").map(|b| &b.schema) else {
         return;
     };
-    let mut task = Object::new();
+    let mut task = Object::default();
     absent_is_unset(task_schema, &mut task);
     task.insert("task_key".into(), Value::from(SINGLE_TASK_KEY));
     for k in set {
@@ -404,7 +404,7 @@ fn unset_derived(attrs: &mut Object, configured: &Object) {
     } else {
         "WORKSPACE"
     };
-    let none = Object::new();
+    let none = Object::default();
     if let Some(Value::List(tasks)) = attrs.get_mut("task") {
         for t in tasks.iter_mut() {
             let Value::Object(t) = t else { continue };
@@ -446,7 +446,7 @@ fn unset_derived_in_task(task: &mut Object, configured: &Object, source: &str) {
         }
     }
     if let Some(c) = single_mut(task, "new_cluster") {
-        let none = Object::new();
+        let none = Object::default();
         unset_derived_driver(c, single(configured, "new_cluster").unwrap_or(&none));
     }
 }
@@ -940,7 +940,7 @@ impl Tagged for Job {
         }
     }
     fn remote(&self, full: &Json) -> Option<Remote> {
-        Some(Job::remote(self, full, &Object::new()))
+        Some(Job::remote(self, full, &Object::default()))
     }
     fn what(&self, full: &Json) -> String {
         what(full)
@@ -1043,7 +1043,7 @@ impl super::DatabricksKind for Job {
         Some(jobs.map(|jobs| {
             jobs.iter()
                 .map(|j| {
-                    let remote = self.remote(j, &Object::new());
+                    let remote = self.remote(j, &Object::default());
                     let text = |p: &str| j.pointer(p).and_then(Json::as_str).map(str::to_string);
                     crate::resources::adoption::Listed {
                         id: remote.id.clone(),
@@ -1247,7 +1247,7 @@ impl ResourceKind for Job {
         Ok(get_job(&client, job_id(id)?)
             .await
             .map_err(err)?
-            .map(|j| ownership::existing(self, &j, self.remote(&j, &Object::new()), false)))
+            .map(|j| ownership::existing(self, &j, self.remote(&j, &Object::default()), false)))
     }
 
     /// Many jobs from `jobs/list`, 100 a call ([`Job::read_listed`]).
@@ -1665,7 +1665,7 @@ mod tests {
     fn a_nameless_job_of_a_developer_is_prefixed_like_any_other() {
         let job = Job::new(Arc::new(Shared::default()));
         let mut config = decoded(&schema(), json!({}));
-        let presets = brickform_core::provider::Presets::new("alice", &Object::new());
+        let presets = brickform_core::provider::Presets::new("alice", &Object::default());
         job.apply_presets(&presets, &mut config);
         assert_eq!(config["name"], Value::from("[dev alice] Untitled"));
     }
@@ -1678,7 +1678,7 @@ mod tests {
             &schema(),
             json!({"name": "j", "triggers": [periodic, periodic]}),
         );
-        let presets = brickform_core::provider::Presets::new("alice", &Object::new());
+        let presets = brickform_core::provider::Presets::new("alice", &Object::default());
         let changes = job.apply_presets(&presets, &mut config);
         assert!(
             changes

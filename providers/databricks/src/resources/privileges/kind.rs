@@ -74,7 +74,7 @@ impl GrantsKind {
         held: &Assignments,
     ) -> Option<Remote> {
         let id = id_of(target, name, principal);
-        let mut attrs = Object::new();
+        let mut attrs = Object::default();
         attrs.insert(target.attr.into(), Value::from(name));
         attrs.insert("id".into(), Value::from(id.as_str()));
         match (self.scope, principal) {
@@ -87,7 +87,7 @@ impl GrantsKind {
                 let grants = held
                     .iter()
                     .map(|(p, privileges)| {
-                        let mut g = Object::new();
+                        let mut g = Object::default();
                         g.insert("principal".into(), Value::from(p.as_str()));
                         g.insert("privileges".into(), privileges_value(privileges));
                         Value::Object(g)
@@ -305,7 +305,7 @@ impl ResourceKind for GrantsKind {
     }
     /// Found only when it holds something: grants of nothing are no object.
     async fn find_by_key(&self, ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
-        let found = self.read(ctx, key, &Object::new()).await?;
+        let found = self.read(ctx, key, &Object::default()).await?;
         Ok(found.filter(|r| match self.scope {
             Scope::One => true,
             Scope::All => r

@@ -639,7 +639,7 @@ mod tests {
         let (t, n, p) = parse_id("share/quarterly/partner-co", true).unwrap();
         assert_eq!((t.attr, n, p), ("share", "quarterly", Some("partner-co")));
         assert!(parse_id("model_service/a.b", false).is_err());
-        let o: Object = [("function".to_string(), Value::from("main.udf"))].into();
+        let o: Object = Object::from_iter([("function".to_string(), Value::from("main.udf"))]);
         assert_eq!(
             check_target(&o)[0].hint.as_deref(),
             Some("write it as CATALOG.SCHEMA.FUNCTION")

@@ -29,7 +29,7 @@ fn decode(schema: &Schema, j: &J) -> Object {
             "{k} is not in the schema"
         );
     }
-    let mut out = Object::new();
+    let mut out = Object::default();
     for a in schema.attributes.iter().filter(|a| a.can_configure()) {
         out.insert(
             a.name.into(),
