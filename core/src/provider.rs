@@ -937,6 +937,9 @@ impl From<&str> for PrepareError {
     }
 }
 
+/// Work a kind starts ahead of the plan's need for it (see [`ResourceKind::lookups_ahead`]).
+pub type Ahead = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>>;
+
 /// A resource kind. Implementations hold their provider's client.
 ///
 /// `config` objects passed in have every configurable attribute of the schema present (null
@@ -1175,6 +1178,16 @@ pub trait ResourceKind: Send + Sync {
     /// is the location's own text, the namespace and its steps.
     fn show_location(&self, location: &Location) -> String {
         location.to_string()
+    }
+
+    /// A plan is about to create objects of this kind (state holds none of the block's
+    /// instances) and to look each up first (see [`ResourceKind::existing`]). A kind whose
+    /// lookups share one listing may return the work that makes it, which the plan starts
+    /// now, within its bound on calls in flight, so the listing's wait overlaps the planning
+    /// of the blocks before. Only a head start: the lookups must answer alike whether it
+    /// ran, failed or never came.
+    fn lookups_ahead(&self, _ctx: &OpContext) -> Option<Ahead> {
+        None
     }
 
     /// What a planned change of this object does to data (see [`crate::change::DataImpact`]):

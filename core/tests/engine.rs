@@ -1491,3 +1491,58 @@ resource "test_thing" "reader" {
         "{message}"
     );
 }
+
+/// A block of which state holds no instance has its kind's lookups started with the plan,
+/// before any block is planned (its kind may list its objects once for all of them), and
+/// the work its kind gives is run. Blocks state holds and a destroy ask for nothing ahead.
+#[tokio::test]
+async fn lookups_of_new_blocks_are_started_with_the_plan() {
+    const SRC: &str = r#"
+resource "test_thing" "first" {
+  name = "first"
+}
+resource "test_thing" "then" {
+  count   = 2
+  name    = "then${count.index}"
+  comment = test_thing.first.id
+}
+"#;
+    let h = Harness::new();
+    let lookups = || h.svc.lookups.lock().unwrap().clone();
+    h.run(SRC, PlanMode::Normal, false).await;
+    let seen = lookups();
+    let asked: Vec<&String> = seen.iter().take(2).collect();
+    assert_eq!(
+        asked,
+        ["ahead test_thing.first", "ahead test_thing.then"],
+        "{seen:?}"
+    );
+    assert!(seen.contains(&"lookup first".to_string()), "{seen:?}");
+    // The work it gave runs (the plan may finish first: it is only a head start).
+    for _ in 0..100 {
+        if lookups()
+            .iter()
+            .filter(|l| l.starts_with("listed ahead"))
+            .count()
+            == 2
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let ran = lookups();
+    assert_eq!(
+        ran.iter().filter(|l| l.starts_with("listed ahead")).count(),
+        2,
+        "{ran:?}"
+    );
+
+    h.run(SRC, PlanMode::Normal, true).await;
+    h.svc.lookups.lock().unwrap().clear();
+    h.run(SRC, PlanMode::Normal, false).await;
+    // A destroy creates nothing, even of a block state does not hold.
+    let more = format!("{SRC}\nresource \"test_thing\" \"new\" {{\n  name = \"new\"\n}}\n");
+    h.run(&more, PlanMode::Destroy, false).await;
+    let after = lookups();
+    assert!(!after.iter().any(|l| l.starts_with("ahead")), "{after:?}");
+}

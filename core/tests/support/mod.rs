@@ -43,6 +43,9 @@ pub struct Service {
     /// Creates answering now, and the most that ever were at once.
     pub creating: std::sync::atomic::AtomicUsize,
     pub most_creating: std::sync::atomic::AtomicUsize,
+    /// Lookups in order: `ahead ADDRESS` when a plan asks for them ahead of a block's turn,
+    /// `listed ahead ADDRESS` when what it asked for ran, `lookup KEY` for a lookup.
+    pub lookups: Mutex<Vec<String>>,
 }
 
 /// Which write a logged configuration was sent by.
@@ -358,7 +361,23 @@ impl ResourceKind for Thing {
             .and_then(Value::as_str)
             .map(str::to_lowercase)
     }
+    fn lookups_ahead(&self, ctx: &OpContext) -> Option<Ahead> {
+        let svc = self.svc.clone();
+        let address = ctx.address.clone();
+        svc.lookups.lock().unwrap().push(format!("ahead {address}"));
+        Some(Box::pin(async move {
+            svc.lookups
+                .lock()
+                .unwrap()
+                .push(format!("listed ahead {address}"));
+        }))
+    }
     async fn find_by_key(&self, _: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
+        self.svc
+            .lookups
+            .lock()
+            .unwrap()
+            .push(format!("lookup {key}"));
         if self
             .svc
             .lookup_panic_names

@@ -15,6 +15,7 @@ mod guards;
 pub(crate) use guards::prevent_destroy_error;
 mod impact;
 mod imports;
+mod lookups_ahead;
 mod managed;
 mod outputs;
 mod removals;

@@ -192,6 +192,23 @@ pub struct ListCall {
 const SHARED_LISTING_PAGES: usize = 3;
 
 impl SharedListing {
+    /// This plan's listing of `call`, made now if none is under way: the head start a kind
+    /// gives its lookups (see `ResourceKind::lookups_ahead`). What it finds waits for them;
+    /// a failed one is not kept, and the first lookup lists again.
+    pub fn ahead(
+        self: &std::sync::Arc<Self>,
+        plan: u64,
+        client: Client,
+        call: &'static ListCall,
+    ) -> brickform_core::provider::Ahead {
+        let this = self.clone();
+        Box::pin(async move {
+            // Too many to list: the lookups ask by name, each for itself.
+            let by_name = || async { Ok(Vec::new()) };
+            let _ = this.find_or(plan, &client, call, |_| false, by_name).await;
+        })
+    }
+
     /// The objects `wanted` accepts, from the listing of `call` under way or a new one; when
     /// the kind has more objects than a listing takes, from `by_name` (the lookup by name
     /// each caller would otherwise make).

@@ -338,7 +338,7 @@ pub struct PipelineKind {
     pub flavor: Flavor,
     pub shared: Arc<Shared>,
     /// The plan's lookups of pipelines, answered from one listing (see `listed_for_plan`).
-    pub listing: ownership::SharedListing,
+    pub listing: Arc<ownership::SharedListing>,
 }
 
 /// The listing of every pipeline that a plan's lookups share.
@@ -1078,6 +1078,15 @@ impl ResourceKind for PipelineKind {
     /// A pipeline without a name is looked for among the pipelines without one.
     fn natural_key(&self, ctx: &OpContext, config: &Object) -> Option<String> {
         Some(ownership::key(str_attr(config, "name").unwrap_or(""), ctx))
+    }
+
+    /// The pipelines' listing its creates' lookups share, started before their turn.
+    fn lookups_ahead(&self, _ctx: &OpContext) -> Option<brickform_core::provider::Ahead> {
+        let client = self.shared.client().ok()?;
+        Some(
+            self.listing
+                .ahead(self.shared.plan(), client, &PIPELINES_LIST),
+        )
     }
 
     async fn find_by_key(&self, _ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {

@@ -75,6 +75,33 @@ impl Harness {
         (planned.plan, Some(report))
     }
 
+    /// Plans `src` against the state so far: the plan, or none with why.
+    pub async fn try_plan(
+        &self,
+        src: &str,
+        mode: PlanMode,
+    ) -> (Option<Plan>, brickform_core::diagnostics::Diagnostics) {
+        let (config, d) = load_sources(
+            self.dir.path(),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
+        );
+        assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
+        let (vars, _) = resolve(&config, &VarInputs::default(), None);
+        let engine = Engine::new(&config, &self.registry, &vars, "default");
+        let doc = LocalBackend::new(self.dir.path())
+            .load("default")
+            .await
+            .unwrap()
+            .unwrap_or_else(|| StateDocument::new("default"));
+        let req = PlanRequest {
+            mode,
+            refresh: true,
+            ..Default::default()
+        };
+        let (planned, d) = engine.plan(&doc, &req).await;
+        (planned.map(|p| p.plan), d)
+    }
+
     pub async fn state(&self) -> StateDocument {
         LocalBackend::new(self.dir.path())
             .load("default")

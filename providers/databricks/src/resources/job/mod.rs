@@ -468,7 +468,7 @@ pub struct Job {
     schema: Schema,
     shared: Arc<Shared>,
     /// The plan's lookups of jobs, answered from one listing (see `listed_for_plan`).
-    listing: ownership::SharedListing,
+    listing: Arc<ownership::SharedListing>,
 }
 
 /// The listing of every job that a plan's lookups share (`jobs/list` with tasks).
@@ -1353,6 +1353,12 @@ impl ResourceKind for Job {
 
     fn natural_key(&self, ctx: &OpContext, config: &Object) -> Option<String> {
         Some(ownership::key(job_name(config), ctx))
+    }
+
+    /// The jobs' listing its creates' lookups share, started before their turn.
+    fn lookups_ahead(&self, _ctx: &OpContext) -> Option<brickform_core::provider::Ahead> {
+        let client = self.shared.client().ok()?;
+        Some(self.listing.ahead(self.shared.plan(), client, &JOBS_LIST))
     }
 
     async fn find_by_key(&self, _ctx: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {
