@@ -194,6 +194,7 @@ impl PlanWalk<'_, '_> {
                         .await
                         .ok()
                         .flatten();
+                    tracing::debug!(block = %addr, planned = guess.is_some(), "planned a block ahead of its turn");
                     self.guesses.done(&addr, guess);
                 }
             }
