@@ -15,6 +15,10 @@ use std::collections::HashSet;
 impl PlanWalk<'_, '_> {
     /// Starts the lookups the kinds of the blocks in `order` can make ahead.
     pub(super) fn start_lookups_ahead(&self, order: &[NodeId]) {
+        // Started on the runtime the plan runs on; a plan outside one starts nothing ahead.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
         if self.speculative
             || self.walked.is_some()
             || self.engine.offline
@@ -47,7 +51,7 @@ impl PlanWalk<'_, '_> {
             let ctx = self.engine.op_context(&r.addr().to_string(), &self.lineage);
             if let Some(work) = kind.lookups_ahead(&ctx) {
                 let calls = self.calls.clone();
-                tokio::spawn(async move {
+                runtime.spawn(async move {
                     // A closed semaphore (never, today) lets the work run unbounded.
                     let _slot = calls.acquire_owned().await.ok();
                     work.await;
