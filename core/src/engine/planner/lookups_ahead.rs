@@ -7,10 +7,8 @@
 //! returns is started at once, within the plan's bound on calls in flight.
 
 use super::walk::PlanWalk;
-use crate::addrs::{ConfigNode, ResourceAddr};
 use crate::dag::NodeId;
 use crate::plan::{Mode, PlanMode};
-use std::collections::HashSet;
 
 impl PlanWalk<'_, '_> {
     /// Starts the lookups the kinds of the blocks in `order` can make ahead.
@@ -26,21 +24,8 @@ impl PlanWalk<'_, '_> {
         {
             return;
         }
-        let held: HashSet<&ResourceAddr> = self
-            .state
-            .resources()
-            .iter()
-            .map(|s| s.resource())
-            .collect();
-        let dag = self.graph.dag();
-        let config = &*self.engine.config;
-        for &id in order {
-            let ConfigNode::Resource(addr) = &dag[id] else {
-                continue;
-            };
-            let Some(r) = config.resources.get(addr) else {
-                continue;
-            };
+        let held = self.held_blocks();
+        for r in self.blocks_in(order) {
             if r.mode != Mode::Managed || held.contains(&r.addr()) {
                 continue;
             }

@@ -130,14 +130,7 @@ impl PlanWalk<'_, '_> {
         if !reading || self.speculative || self.walked.is_some() || self.req.in_turn_only {
             return Vec::new();
         }
-        let config = &*self.engine.config;
-        let dag = self.graph.dag();
-        let held: std::collections::HashSet<&ResourceAddr> = self
-            .state
-            .resources()
-            .iter()
-            .map(|s| s.resource())
-            .collect();
+        let held = self.held_blocks();
         let worth = |r: &Resource| {
             r.mode == Mode::Managed
                 && (r.count.is_some() || r.for_each.is_some())
@@ -147,18 +140,34 @@ impl PlanWalk<'_, '_> {
                     .iter()
                     .any(|d| held.contains(d))
         };
-        let blocks: Vec<&Resource> = order
+        let mut blocks = self.blocks_in(order);
+        blocks.retain(|r| worth(r));
+        for r in &blocks {
+            self.guesses.expect(r.addr());
+        }
+        blocks
+    }
+
+    /// The blocks of which state holds instances.
+    pub(super) fn held_blocks(&self) -> std::collections::HashSet<&ResourceAddr> {
+        self.state
+            .resources()
+            .iter()
+            .map(|s| s.resource())
+            .collect()
+    }
+
+    /// The resource blocks among `order`'s nodes, in that order.
+    pub(super) fn blocks_in(&self, order: &[NodeId]) -> Vec<&Resource> {
+        let dag = self.graph.dag();
+        let config = &*self.engine.config;
+        order
             .iter()
             .filter_map(|&id| match &dag[id] {
                 ConfigNode::Resource(addr) => config.resources.get(addr),
                 _ => None,
             })
-            .filter(|r| worth(r))
-            .collect();
-        for r in &blocks {
-            self.guesses.expect(r.addr());
-        }
-        blocks
+            .collect()
     }
 
     /// Plans `blocks` ahead of their turn, all at once, each against `world` (the world

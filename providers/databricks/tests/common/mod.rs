@@ -40,14 +40,26 @@ impl Harness {
         }
     }
 
-    /// Plans `src` (and applies it when `apply`); returns the plan and the apply report.
-    pub async fn run(&self, src: &str, mode: PlanMode, apply: bool) -> (Plan, Option<ApplyReport>) {
+    /// `src` loaded as the configuration of the harness's directory, with its variables.
+    fn load(
+        &self,
+        src: &str,
+    ) -> (
+        brickform_core::lang::load::Config,
+        brickform_core::engine::Variables,
+    ) {
         let (config, d) = load_sources(
             self.dir.path(),
             vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
         );
         assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
         let (vars, _) = resolve(&config, &VarInputs::default(), None);
+        (config, vars)
+    }
+
+    /// Plans `src` (and applies it when `apply`); returns the plan and the apply report.
+    pub async fn run(&self, src: &str, mode: PlanMode, apply: bool) -> (Plan, Option<ApplyReport>) {
+        let (config, vars) = self.load(src);
         let engine = Engine::new(&config, &self.registry, &vars, "default");
         let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(self.dir.path()));
         let rec = recover(backend.clone(), "default").await.unwrap();
@@ -81,12 +93,7 @@ impl Harness {
         src: &str,
         mode: PlanMode,
     ) -> (Option<Plan>, brickform_core::diagnostics::Diagnostics) {
-        let (config, d) = load_sources(
-            self.dir.path(),
-            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
-        );
-        assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
-        let (vars, _) = resolve(&config, &VarInputs::default(), None);
+        let (config, vars) = self.load(src);
         let engine = Engine::new(&config, &self.registry, &vars, "default");
         let doc = LocalBackend::new(self.dir.path())
             .load("default")
