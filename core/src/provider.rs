@@ -1190,6 +1190,21 @@ pub trait ResourceKind: Send + Sync {
         None
     }
 
+    /// A plan is about to delete an object of this kind that state holds (a destroy, or an
+    /// instance whose block is gone), last applied with `applied` (the configuration as
+    /// state records it), and to ask what the delete does to data (see
+    /// [`ResourceKind::data_impact`]) once the walk is done. A kind whose answer reads a
+    /// listing may return the work that makes it, which the plan starts now, within its
+    /// bound on calls in flight, so the listing's wait overlaps the walk's reads. Only a
+    /// head start: `data_impact` must answer alike whether it ran, failed or never came.
+    fn impact_ahead(
+        &self,
+        _ctx: &OpContext,
+        _applied: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<Ahead> {
+        None
+    }
+
     /// What a planned change of this object does to data (see [`crate::change::DataImpact`]):
     /// the tables an object publishes dropped by its delete, loaded again after a replacement, a full
     /// refresh a schedule runs. Called for every create, update, replacement and delete;

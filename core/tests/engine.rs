@@ -1492,6 +1492,81 @@ resource "test_thing" "reader" {
     );
 }
 
+/// The instances a plan will delete have their kinds' data impacts started with the plan,
+/// before any read (a kind may list what they publish once for all of them), given what
+/// state recorded as applied, and the work the kind gives is run: every instance in a
+/// destroy, only those whose block is gone otherwise, none in a plan that deletes nothing.
+#[tokio::test]
+async fn data_impacts_of_deletes_are_started_with_the_plan() {
+    const SRC: &str = r#"
+resource "test_thing" "kept" {
+  name = "kept"
+}
+resource "test_thing" "gone" {
+  count = 2
+  name  = "gone${count.index}"
+}
+"#;
+    let h = Harness::new();
+    let seen = || h.svc.lookups.lock().unwrap().clone();
+    let wait_for_runs = |n: usize| async move {
+        for _ in 0..100 {
+            if seen().iter().filter(|l| l.starts_with("ran ")).count() >= n {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    };
+    h.run(SRC, PlanMode::Normal, true).await;
+    h.svc.lookups.lock().unwrap().clear();
+    h.run(SRC, PlanMode::Normal, false).await;
+    let unchanged = seen();
+    assert!(
+        unchanged.iter().any(|l| l.starts_with("read ")),
+        "{unchanged:?}"
+    );
+    assert!(
+        !unchanged.iter().any(|l| l.contains("impact")),
+        "{unchanged:?}"
+    );
+
+    h.svc.lookups.lock().unwrap().clear();
+    h.run(SRC, PlanMode::Destroy, false).await;
+    wait_for_runs(3).await;
+    let destroy = seen();
+    let asked: Vec<&String> = destroy.iter().take(3).collect();
+    assert_eq!(
+        asked,
+        [
+            "impact ahead test_thing.gone[0] gone0",
+            "impact ahead test_thing.gone[1] gone1",
+            "impact ahead test_thing.kept kept",
+        ],
+        "{destroy:?}"
+    );
+    let ran = destroy
+        .iter()
+        .filter(|l| l.starts_with("ran impact"))
+        .count();
+    assert_eq!(ran, 3, "{destroy:?}");
+
+    h.svc.lookups.lock().unwrap().clear();
+    let kept_only = "resource \"test_thing\" \"kept\" {\n  name = \"kept\"\n}\n";
+    h.run(kept_only, PlanMode::Normal, false).await;
+    wait_for_runs(2).await;
+    let removed = seen();
+    let asked: Vec<&String> = removed.iter().filter(|l| l.starts_with("impact")).collect();
+    assert_eq!(
+        asked,
+        [
+            "impact ahead test_thing.gone[0] gone0",
+            "impact ahead test_thing.gone[1] gone1",
+        ],
+        "{removed:?}"
+    );
+    assert!(removed[0].starts_with("impact"), "{removed:?}");
+}
+
 /// A block of which state holds no instance has its kind's lookups started with the plan,
 /// before any block is planned (its kind may list its objects once for all of them), and
 /// the work its kind gives is run. Blocks state holds and a destroy ask for nothing ahead.

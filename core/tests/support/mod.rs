@@ -330,6 +330,7 @@ impl ResourceKind for Thing {
         made
     }
     async fn read(&self, _: &OpContext, id: &str, _: &Object) -> ProviderResult<Option<Remote>> {
+        self.svc.lookups.lock().unwrap().push(format!("read {id}"));
         Ok(self.svc.objects.lock().unwrap().get(id).map(|o| Remote {
             id: id.to_string(),
             attrs: o.clone(),
@@ -370,6 +371,19 @@ impl ResourceKind for Thing {
                 .lock()
                 .unwrap()
                 .push(format!("listed ahead {address}"));
+        }))
+    }
+    fn impact_ahead(
+        &self,
+        ctx: &OpContext,
+        applied: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<Ahead> {
+        let svc = self.svc.clone();
+        let name = applied.get("name").and_then(|n| n.as_str()).unwrap_or("");
+        let asked = format!("impact ahead {} {name}", ctx.address);
+        svc.lookups.lock().unwrap().push(asked.clone());
+        Some(Box::pin(async move {
+            svc.lookups.lock().unwrap().push(format!("ran {asked}"));
         }))
     }
     async fn find_by_key(&self, _: &OpContext, key: &str) -> ProviderResult<Option<Remote>> {

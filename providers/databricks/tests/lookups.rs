@@ -1,6 +1,7 @@
 //! The lookups a plan makes before each create (is the object there already, and whose
 //! is it?): the jobs and the pipelines of one plan are looked up in one listing per kind,
-//! and a block of new objects has that listing started with the plan, not in its turn.
+//! and a block of new objects has that listing started with the plan, not in its turn; a
+//! destroy lists the tables its pipelines publish once per schema.
 
 mod common;
 
@@ -52,4 +53,25 @@ async fn nothing_is_listed_ahead_for_blocks_state_holds() {
     assert!(!plan.expect("planned").has_changes(), "{d:?}");
     let gets = h.requests("GET").await;
     assert_eq!(count(&gets, "/api/2.0/pipelines"), 0, "{gets:?}");
+}
+
+/// A destroy lists the tables of the schema its pipelines publish into once, though each
+/// pipeline starts that listing ahead and then asks it for its data impact; a plan that
+/// deletes nothing lists none.
+#[tokio::test]
+async fn a_destroy_lists_each_schema_s_tables_once() {
+    let h = Harness::start().await;
+    h.run(NEW_JOBS, PlanMode::Normal, true).await;
+    let tables = "/api/2.1/unity-catalog/tables";
+    h.control(reqwest::Method::DELETE, "requests", json!(null))
+        .await;
+    let (plan, d) = h.try_plan(NEW_JOBS, PlanMode::Normal).await;
+    assert!(!plan.expect("planned").has_changes(), "{d:?}");
+    let gets = h.requests("GET").await;
+    assert_eq!(count(&gets, tables), 0, "{gets:?}");
+
+    let (plan, d) = h.try_plan(NEW_JOBS, PlanMode::Destroy).await;
+    assert!(plan.is_some(), "{d:?}");
+    let gets = h.requests("GET").await;
+    assert_eq!(count(&gets, tables), 1, "{gets:?}");
 }

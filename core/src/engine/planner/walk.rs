@@ -158,7 +158,7 @@ impl PlanWalk<'_, '_> {
         };
         // Blocks whose turn comes after reads are planned ahead, against what state holds,
         // while those reads are made; the walk keeps what still holds when their turn comes.
-        self.start_lookups_ahead(order);
+        self.start_ahead(order);
         let ahead = self.expect_guesses(order);
         let before = (!ahead.is_empty()).then(|| lock(&self.world).clone());
         let guessing = self.guess_ahead(ahead, before, order);

@@ -77,20 +77,63 @@ impl PlanTables {
         client: &Client,
         full_name: &str,
     ) -> ProviderResult<Arc<Vec<Json>>> {
-        let cell = {
-            let mut round = self
-                .round
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if round.0 != plan {
-                *round = (plan, HashMap::new());
-            }
-            round.1.entry(full_name.to_string()).or_default().clone()
-        };
-        cell.get_or_try_init(|| async { tables_of(client, full_name).await.map(Arc::new) })
-            .await
-            .cloned()
+        let (cell, _) = self.cell(plan, full_name);
+        list_into(&cell, client, full_name).await
     }
+
+    /// The cell of the schema `full_name` in the plan `plan`, and whether this asked first.
+    fn cell(&self, plan: u64, full_name: &str) -> (Arc<TablesCell>, bool) {
+        let mut round = self
+            .round
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if round.0 != plan {
+            *round = (plan, HashMap::new());
+        }
+        let first = !round.1.contains_key(full_name);
+        (
+            round.1.entry(full_name.to_string()).or_default().clone(),
+            first,
+        )
+    }
+
+    /// The listings of those of `schemas` that no one in the plan `plan` has asked for yet,
+    /// as work that makes them (see `ResourceKind::impact_ahead`); none when every one was.
+    /// Each schema is asked for once however many pipelines publish into it, so the work
+    /// started ahead does not hold calls in flight waiting for one listing.
+    pub(crate) fn ahead(
+        &self,
+        plan: u64,
+        client: Client,
+        schemas: &[String],
+    ) -> Option<brickform_core::provider::Ahead> {
+        let cells: Vec<_> = schemas
+            .iter()
+            .filter_map(|s| {
+                let (cell, first) = self.cell(plan, s);
+                first.then(|| (s.clone(), cell))
+            })
+            .collect();
+        (!cells.is_empty()).then(|| -> brickform_core::provider::Ahead {
+            Box::pin(async move {
+                for (full_name, cell) in cells {
+                    // One that fails is not kept: the data impact lists again.
+                    let _ = list_into(&cell, &client, &full_name).await;
+                }
+            })
+        })
+    }
+}
+
+/// The tables of the schema `full_name` in `cell`, listed unless they are there already.
+async fn list_into(
+    cell: &TablesCell,
+    client: &Client,
+    full_name: &str,
+) -> ProviderResult<Arc<Vec<Json>>> {
+    cell.get_or_try_init(|| async { tables_of(client, full_name).await.map(Arc::new) })
+        .await
+        .cloned()
 }
 
 /// The tables (full names) of the schemas `schemas` (`c.s`) that the pipeline `pipeline_id`

@@ -1081,6 +1081,29 @@ impl ResourceKind for PipelineKind {
     }
 
     /// The pipelines' listing its creates' lookups share, started before their turn.
+    /// The tables' listings of the schemas a pipeline that is deleted published into, which
+    /// its data impact reads (see [`PipelineKind::tables_impact`]).
+    fn impact_ahead(
+        &self,
+        _ctx: &OpContext,
+        applied: &serde_json::Map<String, Json>,
+    ) -> Option<brickform_core::provider::Ahead> {
+        if self.flavor.publishes == Publishes::Nothing
+            || applied.get("cascade").and_then(Json::as_bool) == Some(false)
+        {
+            return None;
+        }
+        let applied: Object = applied
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from_json(v)))
+            .collect();
+        let client = self.shared.client().ok()?;
+        let plan = self.shared.plan();
+        self.shared
+            .tables
+            .ahead(plan, client, &target_schemas(&applied))
+    }
+
     fn lookups_ahead(&self, _ctx: &OpContext) -> Option<brickform_core::provider::Ahead> {
         let client = self.shared.client().ok()?;
         Some(
