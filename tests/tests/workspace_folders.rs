@@ -94,6 +94,32 @@ fn destroy_removes_the_folders_a_create_made_and_keeps_the_others() {
     assert_eq!(folders(&serve), before);
 }
 
+/// A create climbs from its folder up to the first folder that exists, asking for each, and
+/// stops at the special folders every workspace has (`/Shared`, `/Users`) without asking.
+#[test]
+fn the_climb_stops_at_the_special_folders_without_asking() {
+    let dir = config(&[("main.bf.hcl", CONFIG)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let log = serve.ok("GET", "/__emulator/requests?method=GET", None);
+    let mut asked: Vec<String> = log["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["path"] == "/api/2.0/workspace/get-status")
+        .map(|r| r["query"].as_str().unwrap_or_default().replace("%2F", "/"))
+        .filter(|q| !q.contains(".txt") && !q.ends_with("deep") && !q.ends_with("beside"))
+        .collect();
+    asked.sort();
+    asked.dedup();
+    assert!(!asked.is_empty(), "{log}");
+    assert!(
+        asked.iter().all(|q| q.starts_with("path=/Shared/bf_made")),
+        "{asked:?}"
+    );
+}
+
 #[test]
 fn a_made_folder_that_holds_something_else_is_kept_and_named() {
     let dir = config(&[("main.bf.hcl", CONFIG)]);

@@ -29,6 +29,12 @@ pub fn attribute() -> Attribute {
     )
 }
 
+/// The special folders every workspace has, which cannot be renamed or moved: the
+/// workspace browser's "Special folders" (docs.databricks.com, workspace/workspace-browser:
+/// Workspace, Shared and Users), with `/Workspace` the root's alias. A create's climb stops
+/// at them without asking.
+const SPECIAL_FOLDERS: [&str; 4] = ["/Shared", "/Users", "/Workspace/Shared", "/Workspace/Users"];
+
 fn made(shared: &Shared) -> MutexGuard<'_, BTreeSet<String>> {
     shared
         .made_folders
@@ -41,7 +47,7 @@ fn made(shared: &Shared) -> MutexGuard<'_, BTreeSet<String>> {
 pub async fn make(client: &Client, shared: &Shared, dir: &str) -> ProviderResult<Vec<String>> {
     let mut ours = Vec::new();
     let mut at = Some(dir);
-    while let Some(d) = at {
+    while let Some(d) = at.filter(|d| !SPECIAL_FOLDERS.contains(d)) {
         if !made(shared).contains(d) {
             let status = none_if_missing(
                 client
