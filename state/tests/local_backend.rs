@@ -70,6 +70,33 @@ fn save_bumps_serial_keeps_backup_and_round_trips() {
     assert_eq!(sorted, ["dev.json", "dev.json.backup"]);
 }
 
+/// The backup is the previous state file itself under a second name, not a copy written
+/// again; a third save keeps the second's file as the backup, and the state stays apart.
+#[cfg(unix)]
+#[test]
+fn the_backup_is_the_previous_file_not_a_copy() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let backend = LocalBackend::new(dir.path());
+    let (state, backup) = (
+        backend.state_path("dev").unwrap(),
+        backend.backup_path("dev").unwrap(),
+    );
+    let mut doc = doc_with("dev", &["t.a"]);
+    backend.save_sync("dev", &mut doc).unwrap();
+    for address in ["t.b", "t.c"] {
+        let previous = std::fs::metadata(&state).unwrap().ino();
+        let previous_bytes = std::fs::read(&state).unwrap();
+        doc.insert(ResourceState::new(address, "databricks", "id").unwrap())
+            .unwrap();
+        backend.save_sync("dev", &mut doc).unwrap();
+        assert_eq!(std::fs::metadata(&backup).unwrap().ino(), previous);
+        assert_ne!(std::fs::metadata(&state).unwrap().ino(), previous);
+        assert_eq!(std::fs::read(&backup).unwrap(), previous_bytes);
+        assert_eq!(std::fs::metadata(&backup).unwrap().nlink(), 1);
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn state_and_backup_are_owner_only() {

@@ -113,7 +113,7 @@ impl LocalBackend {
             })?;
         json.push(b'\n');
         if let Some(bytes) = &previous {
-            atomic_write(&self.backup_path(env)?, bytes)?;
+            keep_as_backup(&path, &self.backup_path(env)?, bytes)?;
         }
         atomic_write(&path, &json)?;
         doc.bump_serial();
@@ -384,6 +384,27 @@ fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     tmp.persist(path)
         .map_err(|e| StateError::io("replace", path)(e.error))?;
     sync_dir(dir)
+}
+
+/// Makes the state file at `state`, whose content is `bytes`, the backup at `backup` before
+/// the new state replaces it. The file on disk is what the save that wrote it made durable,
+/// so the backup is that file under a second name, put in place by a rename (atomic): not a
+/// copy written and synced again, which for a state of many megabytes took as long as
+/// writing the new one. Where the file system has no hard links, a copy. The directory is
+/// synced with the new state's rename, which follows.
+fn keep_as_backup(state: &Path, backup: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = backup.parent().unwrap_or(Path::new("."));
+    let linked = tempfile::Builder::new()
+        .prefix(".brickform-")
+        .suffix(".tmp")
+        .make_in(dir, |tmp| fs::hard_link(state, tmp));
+    match linked {
+        Ok(link) => link
+            .persist(backup)
+            .map(drop)
+            .map_err(|e| StateError::io("replace", backup)(e.error)),
+        Err(_) => atomic_write(backup, bytes),
+    }
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {
