@@ -1080,7 +1080,6 @@ impl ResourceKind for PipelineKind {
         Some(ownership::key(str_attr(config, "name").unwrap_or(""), ctx))
     }
 
-    /// The pipelines' listing its creates' lookups share, started before their turn.
     /// The tables' listings of the schemas a pipeline that is deleted published into, which
     /// its data impact reads (see [`PipelineKind::tables_impact`]).
     fn impact_ahead(
@@ -1104,6 +1103,7 @@ impl ResourceKind for PipelineKind {
             .ahead(plan, client, &target_schemas(&applied))
     }
 
+    /// The pipelines' listing its creates' lookups share, started before their turn.
     fn lookups_ahead(&self, _ctx: &OpContext) -> Option<brickform_core::provider::Ahead> {
         let client = self.shared.client().ok()?;
         Some(
