@@ -1509,14 +1509,6 @@ resource "test_thing" "gone" {
 "#;
     let h = Harness::new();
     let seen = || h.svc.lookups.lock().unwrap().clone();
-    let wait_for_runs = |n: usize| async move {
-        for _ in 0..100 {
-            if seen().iter().filter(|l| l.starts_with("ran ")).count() >= n {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-    };
     h.run(SRC, PlanMode::Normal, true).await;
     h.svc.lookups.lock().unwrap().clear();
     h.run(SRC, PlanMode::Normal, false).await;
@@ -1532,8 +1524,7 @@ resource "test_thing" "gone" {
 
     h.svc.lookups.lock().unwrap().clear();
     h.run(SRC, PlanMode::Destroy, false).await;
-    wait_for_runs(3).await;
-    let destroy = seen();
+    let destroy = h.svc.lookups_once("ran ", 3).await;
     let asked: Vec<&String> = destroy.iter().take(3).collect();
     assert_eq!(
         asked,
@@ -1553,8 +1544,7 @@ resource "test_thing" "gone" {
     h.svc.lookups.lock().unwrap().clear();
     let kept_only = "resource \"test_thing\" \"kept\" {\n  name = \"kept\"\n}\n";
     h.run(kept_only, PlanMode::Normal, false).await;
-    wait_for_runs(2).await;
-    let removed = seen();
+    let removed = h.svc.lookups_once("ran ", 2).await;
     let asked: Vec<&String> = removed.iter().filter(|l| l.starts_with("impact")).collect();
     assert_eq!(
         asked,
@@ -1594,18 +1584,7 @@ resource "test_thing" "then" {
     );
     assert!(seen.contains(&"lookup first".to_string()), "{seen:?}");
     // The work it gave runs (the plan may finish first: it is only a head start).
-    for _ in 0..100 {
-        if lookups()
-            .iter()
-            .filter(|l| l.starts_with("listed ahead"))
-            .count()
-            == 2
-        {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    let ran = lookups();
+    let ran = h.svc.lookups_once("listed ahead", 2).await;
     assert_eq!(
         ran.iter().filter(|l| l.starts_with("listed ahead")).count(),
         2,

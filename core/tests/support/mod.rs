@@ -44,7 +44,9 @@ pub struct Service {
     pub creating: std::sync::atomic::AtomicUsize,
     pub most_creating: std::sync::atomic::AtomicUsize,
     /// Lookups in order: `ahead ADDRESS` when a plan asks for them ahead of a block's turn,
-    /// `listed ahead ADDRESS` when what it asked for ran, `lookup KEY` for a lookup.
+    /// `listed ahead ADDRESS` when what it asked for ran, `lookup KEY` for a lookup, `read
+    /// ID` for a read, `impact ahead ADDRESS NAME` when a plan asks for a delete's data
+    /// impact ahead and `ran impact ahead …` when that ran.
     pub lookups: Mutex<Vec<String>>,
 }
 
@@ -125,6 +127,19 @@ pub enum CutHow {
 }
 
 impl Service {
+    /// The lookups so far, once `n` of them start with `prefix` (or after a second): work a
+    /// plan starts ahead may still run after the plan is done.
+    pub async fn lookups_once(&self, prefix: &str, n: usize) -> Vec<String> {
+        for _ in 0..100 {
+            let seen = self.lookups.lock().unwrap().clone();
+            if seen.iter().filter(|l| l.starts_with(prefix)).count() >= n {
+                return seen;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        self.lookups.lock().unwrap().clone()
+    }
+
     /// Counts a write; returns the cut when this is the write it is armed for.
     fn tick(&self) -> Option<CutHow> {
         let mut cut = self.cut.lock().unwrap();
