@@ -59,13 +59,16 @@ where
     let mut tasks = JoinSet::new();
     // Which item each task works on, for a task that does not finish.
     let mut index = std::collections::HashMap::new();
+    // Each task's requests take the call slots of the work that started the fan-out.
+    let slots = crate::call_slots::current();
     for (i, item) in items.into_iter().enumerate() {
         let fut = work(item);
         let permits = permits.clone();
+        let slots = slots.clone();
         let handle = tasks.spawn(async move {
             // Nothing closes the semaphores given here, so a permit always comes.
             let _permit = permits.acquire_owned().await;
-            fut.await
+            crate::call_slots::carried(slots, fut).await
         });
         index.insert(handle.id(), i);
     }
@@ -170,6 +173,32 @@ mod tests {
         );
         assert_eq!(a.len() + b.len(), 20);
         assert!(most.load(Ordering::SeqCst) <= 2, "{most:?}");
+    }
+
+    /// A fan-out started within call slots: its tasks' requests take those slots, so a
+    /// fan-out of 10 at once makes no more requests at once than the slots allow.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_fan_out_s_requests_take_the_call_slots_it_was_started_in() {
+        let slots = Arc::new(Semaphore::new(2));
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let (r, m) = (running.clone(), most.clone());
+        let out = crate::call_slots::within(
+            slots.clone(),
+            bounded("testing", 0..12u8, 10, move |_| {
+                let (running, most) = (r.clone(), m.clone());
+                async move {
+                    let _slot = crate::call_slots::take().await;
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    running.fetch_sub(1, Ordering::SeqCst);
+                }
+            }),
+        )
+        .await;
+        assert_eq!(out.len(), 12);
+        assert_eq!(most.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test]

@@ -3,6 +3,7 @@
 //! provider's objects.
 
 pub mod addrs;
+pub mod call_slots;
 pub mod change;
 pub mod dag;
 pub mod diagnostics;

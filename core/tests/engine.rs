@@ -1180,6 +1180,27 @@ async fn apply_makes_at_most_parallelism_calls_at_once() {
     assert!(h.most_running.load(SeqCst) > 4, "{:?}", h.most_running);
 }
 
+/// A call slot is held by a request, not by a whole operation: while one create works
+/// locally before its request, other creates' requests fill every slot.
+#[tokio::test]
+async fn local_work_of_an_operation_holds_no_call_slot() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let h = Harness::new();
+    *h.svc.create_takes.lock().unwrap() = Some(std::time::Duration::from_millis(20));
+    *h.svc.create_works.lock().unwrap() = Some(std::time::Duration::from_millis(20));
+    let src: String = (0..12)
+        .map(|i| format!("resource \"test_thing\" \"t{i}\" {{ name = \"t{i}\" }}\n"))
+        .collect();
+    let (_, report) = h.run(&src, PlanMode::Normal, true).await;
+    let report = report.unwrap();
+    assert!(report.failed.is_empty(), "{report:?}");
+    assert_eq!(report.added, 12);
+    // Never more requests than the harness's 4 slots, yet more creates than that busy at
+    // once: those working locally held none.
+    assert_eq!(h.svc.most_creating.load(SeqCst), 4);
+    assert!(h.svc.most_busy.load(SeqCst) > 4, "{:?}", h.svc.most_busy);
+}
+
 /// A block of many instances is prepared on several threads; its instances are planned
 /// in their order all the same, each with its own values.
 #[tokio::test]

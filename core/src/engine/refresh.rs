@@ -91,19 +91,22 @@ impl Engine<'_> {
                 continue;
             };
             let ctx = self.op_context(type_name, &lineage);
-            tasks.spawn(read_kind(kind, ctx, items, calls.clone()));
+            let limit = calls.available_permits().max(1);
+            let reading = read_kind(kind, ctx, items, limit);
+            tasks.spawn(crate::call_slots::within(calls.clone(), reading));
         }
         Reads { pending, tasks }
     }
 }
 
-/// Reads one kind's objects: batched when the kind can, else one by one within the
-/// parallelism; each result goes to its instance as soon as it is read.
+/// Reads one kind's objects: batched when the kind can, else one by one, `limit` at once;
+/// each result goes to its instance as soon as it is read. Run within the plan's call
+/// slots, which each request takes.
 async fn read_kind(
     kind: Arc<dyn crate::provider::ResourceKind>,
     ctx: OpContext,
     items: Vec<Known>,
-    sem: Arc<Semaphore>,
+    limit: usize,
 ) {
     // The priors are moved into the batch, not copied, and back out of it when the kind
     // reads one by one.
@@ -122,10 +125,10 @@ async fn read_kind(
     }
     let each = answers.into_iter().zip(batch);
     // A read whose task did not finish drops its answer: its instance is told so there.
-    crate::fan_out::sharing(
+    crate::fan_out::bounded(
         "reading objects",
         each,
-        sem,
+        limit,
         |((address, answer), (id, prior))| {
             let kind = kind.clone();
             let ctx = OpContext {

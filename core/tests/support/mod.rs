@@ -40,9 +40,16 @@ pub struct Service {
     pub writes: Mutex<Vec<(String, Write, Object)>>,
     /// How long each create takes to answer (none by default).
     pub create_takes: Mutex<Option<std::time::Duration>>,
-    /// Creates answering now, and the most that ever were at once.
+    /// How long a create works locally before its request, as a kind builds what it sends
+    /// (none by default).
+    pub create_works: Mutex<Option<std::time::Duration>>,
+    /// Create requests in flight, and the most that ever were at once.
     pub creating: std::sync::atomic::AtomicUsize,
     pub most_creating: std::sync::atomic::AtomicUsize,
+    /// Creates working locally now, and the most creates that were ever either working or
+    /// in flight at once.
+    pub working: std::sync::atomic::AtomicUsize,
+    pub most_busy: std::sync::atomic::AtomicUsize,
     /// Lookups in order: `ahead ADDRESS` when a plan asks for them ahead of a block's turn,
     /// `listed ahead ADDRESS` when what it asked for ran, `lookup KEY` for a lookup, `read
     /// ID` for a read, `impact ahead ADDRESS NAME` when a plan asks for a delete's data
@@ -331,8 +338,20 @@ impl ResourceKind for Thing {
     }
     async fn create(&self, _: &OpContext, config: &Object) -> ProviderResult<Remote> {
         use std::sync::atomic::Ordering::SeqCst;
+        let works = *self.svc.create_works.lock().unwrap();
+        if let Some(works) = works {
+            let now = self.svc.working.fetch_add(1, SeqCst) + 1;
+            let busy = now + self.svc.creating.load(SeqCst);
+            self.svc.most_busy.fetch_max(busy, SeqCst);
+            tokio::time::sleep(works).await;
+            self.svc.working.fetch_sub(1, SeqCst);
+        }
+        // The request, in one of the engine's call slots as a client takes it.
+        let _slot = brickform_core::call_slots::take().await;
         let now = self.svc.creating.fetch_add(1, SeqCst) + 1;
         self.svc.most_creating.fetch_max(now, SeqCst);
+        let busy = now + self.svc.working.load(SeqCst);
+        self.svc.most_busy.fetch_max(busy, SeqCst);
         let takes = *self.svc.create_takes.lock().unwrap();
         if let Some(takes) = takes {
             tokio::time::sleep(takes).await;

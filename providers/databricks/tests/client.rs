@@ -571,6 +571,46 @@ async fn retry_after_is_honoured() {
     assert_eq!((s.retries, s.throttled), (1, 1), "{s:?}");
 }
 
+/// Each request takes one of the engine's call slots for its exchange only: it waits while
+/// every slot is held, and gives its slot back while it waits to retry.
+#[tokio::test]
+async fn each_request_takes_a_call_slot_for_its_exchange_only() {
+    use brickform_core::call_slots;
+    use std::sync::Arc;
+    let emu = emulator().await;
+    let c = connect(&pat(&emu.url()), &[], &NoStore).await.unwrap();
+    let slots = Arc::new(tokio::sync::Semaphore::new(1));
+    call_slots::within(slots.clone(), async {
+        let held = call_slots::take().await;
+        let c2 = c.clone();
+        let waiting = tokio::spawn(call_slots::carried(call_slots::current(), async move {
+            c2.get(ME, &[]).await
+        }));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(logged(&emu, ME).await.is_empty(), "sent without a slot");
+        assert!(!waiting.is_finished());
+        drop(held);
+        waiting.await.unwrap().unwrap();
+        assert_eq!(logged(&emu, ME).await.len(), 1);
+    })
+    .await;
+    assert_eq!(slots.available_permits(), 1);
+
+    fault(
+        &emu,
+        json!({"path": ME, "status": 429, "times": 1, "retry_after": 1}),
+    )
+    .await;
+    let c2 = c.clone();
+    let retrying = tokio::spawn(call_slots::within(slots.clone(), async move {
+        c2.get(ME, &[]).await
+    }));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(logged(&emu, ME).await.len(), 2, "the 429 came back");
+    assert_eq!(slots.available_permits(), 1, "a retry's wait holds no slot");
+    retrying.await.unwrap().unwrap();
+}
+
 #[tokio::test]
 async fn non_retryable_errors_are_final() {
     let emu = emulator().await;

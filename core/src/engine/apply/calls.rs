@@ -1,29 +1,28 @@
-//! The calls a step makes to the service, each within the apply's bound on calls in flight.
+//! The calls a step makes to the service, each within the apply's bound on requests in
+//! flight.
 //!
 //! The walk runs more nodes than there are call slots: a node spends part of its time on
 //! local work (its intent made durable in the write-ahead log, its result recorded in state
-//! and in the world), and a node holding a slot through that work leaves the service idle.
-//! So the bound the user sets with `parallelism` is held here, around each call, and a
-//! node waits for a slot only once its intent is durable. Every call a step makes goes
-//! through one of these methods; a call made directly on the kind would not be counted.
+//! and in the world, the kind's own work between its requests), and a node holding a slot
+//! through that work leaves the service idle. So the bound the user sets with
+//! `parallelism` is held by each request the kind sends (see `call_slots`), and these
+//! methods run the kind's operation within it. Every call a step makes goes through one of
+//! them; a call made directly on the kind would not be bounded.
 
 use super::{Shared, Step};
 use crate::provider::{OpContext, ProviderResult, Remote};
 use crate::value::Object;
 use std::future::Future;
 
-/// How many nodes the walk runs for each call slot: one in a call, one doing its local
-/// work. Nodes beyond the slots wait with their intent logged, so this also bounds the
+/// How many nodes the walk runs for each call slot: one with a request in flight, one
+/// doing its local work. Nodes beyond the slots wait with their intent logged, so this also bounds the
 /// intents logged for calls not sent yet.
 pub(super) const NODES_PER_CALL_SLOT: usize = 2;
 
 impl Shared {
-    /// Runs `call` once a call slot is free, holding the slot until it answers.
+    /// Runs `call` with its requests within the apply's call slots.
     pub(super) async fn bounded<T>(&self, call: impl Future<Output = T>) -> T {
-        // The semaphore is never closed, so acquiring only fails if that changes; the call
-        // is then made unbounded rather than not at all.
-        let _slot = self.calls.acquire().await.ok();
-        call.await
+        crate::call_slots::within(self.calls.clone(), call).await
     }
 }
 

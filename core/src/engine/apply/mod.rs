@@ -89,8 +89,8 @@ struct Shared {
     /// Where each managed instance lived when apply started, for containers' checks (empty
     /// when the plan has none).
     locations: super::containers::Locations,
-    /// The call slots: at most `parallelism` calls to the service at once (see `calls`).
-    calls: tokio::sync::Semaphore,
+    /// The call slots: at most `parallelism` requests to the service at once (see `calls`).
+    calls: Arc<tokio::sync::Semaphore>,
 }
 
 fn reading<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
@@ -135,7 +135,7 @@ impl Engine<'_> {
             doc: tokio::sync::Mutex::new(doc),
             journal,
             locations,
-            calls: tokio::sync::Semaphore::new(opts.parallelism.max(1)),
+            calls: Arc::new(tokio::sync::Semaphore::new(opts.parallelism.max(1))),
         });
         let graph = graph::build(plan);
         let walk = walk::Walk {

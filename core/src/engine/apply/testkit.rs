@@ -399,7 +399,7 @@ impl Kit {
             doc: tokio::sync::Mutex::new(doc),
             journal: rec.journal,
             locations: crate::engine::containers::Locations::new(),
-            calls: tokio::sync::Semaphore::new(1),
+            calls: std::sync::Arc::new(tokio::sync::Semaphore::new(1)),
         }
     }
 

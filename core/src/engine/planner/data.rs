@@ -84,8 +84,8 @@ impl PlanWalk<'_, '_> {
             reason = Some(ActionReason::ReadBecauseDependencyPending);
         }
         if !self.engine.offline && !pending && a.config.values().all(Value::is_wholly_known) {
-            let _call = self.calls.acquire().await.ok();
-            match ds.read(&a.config).await {
+            let read = crate::call_slots::within(self.calls.clone(), ds.read(&a.config));
+            match read.await {
                 Ok(v) => {
                     value = a.config.clone();
                     value.extend(v);

@@ -37,12 +37,7 @@ impl PlanWalk<'_, '_> {
             return;
         }
         let start = |work: Ahead| {
-            let calls = self.calls.clone();
-            runtime.spawn(async move {
-                // A closed semaphore (never, today) lets the work run unbounded.
-                let _slot = calls.acquire_owned().await.ok();
-                work.await;
-            });
+            runtime.spawn(crate::call_slots::within(self.calls.clone(), work));
         };
         match self.req.mode {
             PlanMode::Normal => {

@@ -103,8 +103,8 @@ impl PlanWalk<'_, '_> {
     /// a refresh. The instances of a block all take it before any is diffed, so their
     /// diffing (the plan's work on the CPU) can be spread over threads.
     pub(super) async fn look_up(&self, block: &Block<'_>, p: Prepared) -> Looked {
-        // The read the refresh started for the instance is waited for before the instance
-        // takes a call slot: the read takes one of its own.
+        // The read the refresh started for the instance is waited for first; its requests
+        // took call slots of their own.
         let addr = block.resource.addr().instance(p.key.clone());
         let reading = {
             let mut refreshed = super::walk::lock(&self.refreshed);
@@ -123,17 +123,14 @@ impl PlanWalk<'_, '_> {
         let ctx = self
             .engine
             .op_context(&p.address.to_string(), &self.lineage);
-        // An object state holds that the refresh has read makes no call: it takes no call
-        // slot (one held idle would hold up the reads still being made), and what is left
-        // of its lookup is work on the CPU, done with its diff on several threads.
+        // An object state holds that the refresh has read makes no call: what is left of its
+        // lookup is work on the CPU, done with its diff on several threads.
         let found = match read_before {
             Some(Ok(Some(remote))) if self.state.get(&addr).is_some() => Finding::Read(remote),
             read_before => {
-                let _call = self.calls.acquire().await.ok();
-                Finding::Done(Box::new(
-                    self.find(block, &addr, &ctx, &p.config, read_before, &mut warnings)
-                        .await,
-                ))
+                let finding = self.find(block, &addr, &ctx, &p.config, read_before, &mut warnings);
+                let finding = crate::call_slots::within(self.calls.clone(), finding).await;
+                Finding::Done(Box::new(finding))
             }
         };
         Looked {
@@ -189,9 +186,9 @@ impl PlanWalk<'_, '_> {
             Decided::Planned(out) => return *out,
             Decided::NamesToCheck(waiting) => *waiting,
         };
-        let _call = self.calls.acquire().await.ok();
         let mut diags = Diagnostics::new();
-        if let Err(d) = self.check_names(block, &ctx, &pending, &mut diags).await {
+        let checked = self.check_names(block, &ctx, &pending, &mut diags);
+        if let Err(d) = crate::call_slots::within(self.calls.clone(), checked).await {
             let mut out = failed(&pending.p, d, Some(Value::Unknown), pending.warnings);
             diags.extend(std::mem::take(&mut out.diags));
             out.diags = diags;

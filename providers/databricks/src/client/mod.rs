@@ -805,10 +805,14 @@ impl Client {
         };
         loop {
             let req = self.request(&call).await?;
+            // One of the engine's call slots, for this exchange only: given back before
+            // the answer is decoded, a retry waits or a token is fetched again.
+            let slot = brickform_core::call_slots::take().await;
             let permit = inner.limiter.acquire().await;
             inner.requests.fetch_add(1, Ordering::Relaxed);
             let started = Instant::now();
             let result = exchange(req).await;
+            drop(slot);
             let elapsed_ms = started.elapsed().as_millis() as u64;
             let failed = match result {
                 Ok(raw) => {
