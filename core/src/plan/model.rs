@@ -97,11 +97,14 @@ pub struct ResourceChange {
     /// Every field that differs between `before` and `after`, with its reason.
     pub fields: Vec<FieldChange>,
     /// Paths (without list indexes) that are nested blocks rather than attributes, so the
-    /// renderers can write `task { … }` instead of `task = [ … ]`.
-    pub block_paths: Vec<Vec<String>>,
+    /// renderers can write `task { … }` instead of `task = [ … ]`. The schema's, shared by
+    /// every change of its kind: a kind of many nested blocks has hundreds of them, which a
+    /// copy per instance (and per node of an apply) spent most of its time on.
+    pub block_paths: std::sync::Arc<Vec<Vec<String>>>,
     /// Keyed blocks (paths without list indexes) with their key attribute: a changed `task`
-    /// always shows its `task_key`, so a reviewer knows which one changes.
-    pub block_keys: Vec<(Vec<String>, String)>,
+    /// always shows its `task_key`, so a reviewer knows which one changes. Shared as
+    /// `block_paths` is.
+    pub block_keys: std::sync::Arc<Vec<(Vec<String>, String)>>,
     /// Paths of sensitive attributes; their values are never rendered.
     pub sensitive_paths: Vec<Vec<PathStep>>,
     /// Set when the instance is being imported: the id it is imported from.
@@ -206,8 +209,8 @@ impl TryFrom<ResourceChangeWire> for ResourceChange {
             before: w.before,
             after: w.after,
             fields: w.fields,
-            block_paths: w.block_paths,
-            block_keys: w.block_keys,
+            block_paths: w.block_paths.into(),
+            block_keys: w.block_keys.into(),
             sensitive_paths: w.sensitive_paths,
             importing: w.importing,
             contents: w.contents,
@@ -234,11 +237,11 @@ impl Serialize for ResourceChange {
         out.serialize_field("before", &self.before)?;
         out.serialize_field("after", &self.after)?;
         out.serialize_field("fields", &self.fields)?;
-        out.serialize_field("block_paths", &self.block_paths)?;
+        out.serialize_field("block_paths", &*self.block_paths)?;
         if self.block_keys.is_empty() {
             out.skip_field("block_keys")?;
         } else {
-            out.serialize_field("block_keys", &self.block_keys)?;
+            out.serialize_field("block_keys", &*self.block_keys)?;
         }
         out.serialize_field("sensitive_paths", &self.sensitive_paths)?;
         out.serialize_field("importing", &self.importing)?;
@@ -521,8 +524,8 @@ impl ResourceChange {
             before: None,
             after: None,
             fields: Vec::new(),
-            block_paths: Vec::new(),
-            block_keys: Vec::new(),
+            block_paths: Default::default(),
+            block_keys: Default::default(),
             sensitive_paths: Vec::new(),
             importing: None,
             contents: None,
@@ -536,6 +539,31 @@ impl ResourceChange {
 }
 
 impl ResourceChange {
+    /// A copy for carrying the change out: without its field-by-field changes, which only
+    /// renderers read and which for a create repeat every configured value.
+    pub fn without_fields(&self) -> ResourceChange {
+        ResourceChange {
+            addr: self.addr.clone(),
+            provider: self.provider.clone(),
+            action: self.action,
+            reason: self.reason,
+            id: self.id.clone(),
+            before: self.before.clone(),
+            after: self.after.clone(),
+            fields: Vec::new(),
+            block_paths: self.block_paths.clone(),
+            block_keys: self.block_keys.clone(),
+            sensitive_paths: self.sensitive_paths.clone(),
+            importing: self.importing.clone(),
+            contents: self.contents.clone(),
+            container: self.container.clone(),
+            moved_from: self.moved_from.clone(),
+            deposed: self.deposed,
+            dependencies: self.dependencies.clone(),
+            replaced_dependencies: self.replaced_dependencies.clone(),
+        }
+    }
+
     /// True when the value at `path` must never be shown: declared sensitive, or inside a
     /// field marked sensitive.
     pub fn is_sensitive(&self, path: &[PathStep]) -> bool {

@@ -150,7 +150,7 @@ fn job_blocks() -> Vec<Vec<String>> {
 fn create_plan() -> Plan {
     let mut job = rc("databricks_job", "etl", Action::Create);
     job.after = Some(ser_obj(job_after()));
-    job.block_paths = job_blocks();
+    job.block_paths = job_blocks().into();
     job.dependencies = vec![crate::addrs::InstanceAddr::parse("databricks_schema.raw").unwrap()];
     let job = with_top_fields(job);
 
@@ -282,7 +282,8 @@ fn update_plan() -> Plan {
     job.block_paths = vec![
         vec!["task".into()],
         vec!["task".into(), "email_notifications".into()],
-    ];
+    ]
+    .into();
     let job = with_top_fields(job);
     plan(vec![schema, job])
 }
@@ -478,8 +479,8 @@ fn drift_plan() -> Plan {
             name: "raw".into(),
             deleted: false,
             fields: vec![d_comment, d_tag],
-            block_paths: Vec::new(),
-            block_keys: Vec::new(),
+            block_paths: Default::default(),
+            block_keys: Default::default(),
             sensitive_paths: Vec::new(),
         },
         Drift {
@@ -488,8 +489,8 @@ fn drift_plan() -> Plan {
             name: "files".into(),
             deleted: true,
             fields: vec![fc(&["name"], Some(s("files")), None, FieldReason::Drift)],
-            block_paths: Vec::new(),
-            block_keys: Vec::new(),
+            block_paths: Default::default(),
+            block_keys: Default::default(),
             sensitive_paths: Vec::new(),
         },
     ];
@@ -560,7 +561,7 @@ fn drift_plan() -> Plan {
     let mut job = rc("databricks_job", "nightly", Action::Update);
     job.before = Some(ser_obj(job_obj.clone()));
     job.after = Some(ser_obj(job_obj));
-    job.block_paths = vec![vec!["task".into()]];
+    job.block_paths = vec![vec!["task".into()]].into();
     let mut f_task = fc(
         &["task"],
         Some(list(vec![task(60)])),
@@ -699,7 +700,7 @@ fn sensitive_plan() -> Plan {
         ("name", s("j")),
         ("task", list(vec![task("rotated-but-secret")])),
     ])));
-    job.block_paths = vec![vec!["task".into()]];
+    job.block_paths = vec![vec!["task".into()]].into();
     job.sensitive_paths = vec![p(&["task", "env", "API_KEY"])];
     let job = with_top_fields(job);
 
@@ -717,8 +718,8 @@ fn sensitive_plan() -> Plan {
         name: "pg".into(),
         deleted: false,
         fields: vec![drift_pw],
-        block_paths: Vec::new(),
-        block_keys: Vec::new(),
+        block_paths: Default::default(),
+        block_keys: Default::default(),
         sensitive_paths: vec![p(&["options", "password"])],
     }];
     pl.outputs = vec![
@@ -780,7 +781,7 @@ fn outputs_plan() -> Plan {
         ("id", Value::Unknown),
         ("name", s("nightly etl")),
     ])));
-    p.changes[0].block_paths.clear();
+    p.changes[0].block_paths = Default::default();
     p.changes[0].fields.clear();
     let c = p.changes.remove(0);
     p.changes.push(with_top_fields(c));
@@ -1225,8 +1226,8 @@ fn large_plan(flows: usize) -> Plan {
             name: "layer".into(),
             deleted: false,
             fields: vec![f],
-            block_paths: Vec::new(),
-            block_keys: Vec::new(),
+            block_paths: Default::default(),
+            block_keys: Default::default(),
             sensitive_paths: Vec::new(),
         }
     };
@@ -1626,8 +1627,8 @@ fn keyed_blocks_pair_by_key() {
         "grant",
         list(vec![grant("account users", &["USE_CATALOG"])]),
     )])));
-    c.block_paths = vec![vec!["grant".into()]];
-    c.block_keys = vec![(vec!["grant".into()], "principal".into())];
+    c.block_paths = vec![vec!["grant".into()]].into();
+    c.block_keys = vec![(vec!["grant".into()], "principal".into())].into();
     let out = text(&plan(vec![with_top_fields(c)]));
     assert!(!out.contains("\"analysts\" -> \"account users\""), "{out}");
     let removed = out.find("- grant {").expect(&out);

@@ -49,7 +49,7 @@ impl Walk<'_, '_> {
     /// The task of node `n`.
     fn start(&self, n: NodeId) -> impl Future<Output = Result<(), NodeError>> + Send + 'static {
         let (index, part) = self.graph[n];
-        let change = self.planned.plan.changes[index].clone();
+        let change = self.planned.plan.changes[index].without_fields();
         let ctx = self.context(&change);
         let work = self
             .engine

@@ -1021,8 +1021,8 @@ fn planned_drift(
         name: r.name.clone(),
         deleted: deleted_outside,
         fields,
-        block_paths: block.shape.block_paths.clone(),
-        block_keys: block.shape.block_keys.clone(),
+        block_paths: block.shape.block_paths.to_vec(),
+        block_keys: block.shape.block_keys.to_vec(),
         sensitive_paths: block.shape.sensitive.clone(),
     })
 }

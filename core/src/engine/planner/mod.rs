@@ -352,8 +352,8 @@ impl Engine<'_> {
 /// once per instance.
 #[derive(Debug, Clone)]
 pub(super) struct Shape {
-    pub block_paths: Vec<Vec<String>>,
-    pub block_keys: Vec<(Vec<String>, String)>,
+    pub block_paths: std::sync::Arc<Vec<Vec<String>>>,
+    pub block_keys: std::sync::Arc<Vec<(Vec<String>, String)>>,
     /// The attributes the schema declares sensitive.
     pub sensitive: Vec<Vec<PathStep>>,
 }
@@ -361,8 +361,8 @@ pub(super) struct Shape {
 impl Shape {
     pub fn of(schema: &Schema) -> Shape {
         Shape {
-            block_paths: block_paths(schema),
-            block_keys: block_keys(schema),
+            block_paths: block_paths(schema).into(),
+            block_keys: block_keys(schema).into(),
             sensitive: super::instance::sensitive_schema_paths(schema),
         }
     }
