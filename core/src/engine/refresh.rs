@@ -86,13 +86,15 @@ impl Engine<'_> {
         // One task per kind, all at once: a kind's batched read (a few listings) must not
         // wait for another kind's, or a plan takes one round trip per kind.
         let mut tasks = JoinSet::new();
+        // Nothing holds a slot yet: all of them are the parallelism, taken before the first
+        // task starts taking any.
+        let parallelism = calls.available_permits().max(1);
         for ((provider, type_name), items) in by_kind {
             let Some(kind) = self.registry_for(provider).kind(type_name).cloned() else {
                 continue;
             };
             let ctx = self.op_context(type_name, &lineage);
-            let limit = calls.available_permits().max(1);
-            let reading = read_kind(kind, ctx, items, limit);
+            let reading = read_kind(kind, ctx, items, parallelism);
             tasks.spawn(crate::call_slots::within(calls.clone(), reading));
         }
         Reads { pending, tasks }
