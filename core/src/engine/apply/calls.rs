@@ -15,8 +15,8 @@ use crate::value::Object;
 use std::future::Future;
 
 /// How many nodes the walk runs for each call slot: one with a request in flight, one
-/// doing its local work. Nodes beyond the slots wait with their intent logged, so this also bounds the
-/// intents logged for calls not sent yet.
+/// doing its local work. Nodes beyond the slots wait with their intent logged, so this
+/// also bounds the intents logged for calls not sent yet.
 pub(super) const NODES_PER_CALL_SLOT: usize = 2;
 
 impl Shared {
