@@ -1160,12 +1160,8 @@ async fn a_lost_lock_stops_the_apply_instead_of_failing_one_resource() {
     assert!(h.svc.objects.lock().unwrap().is_empty());
 }
 
-/// The walk runs more nodes than there are call slots, but never more calls at once than
-/// the parallelism: each call waits for a slot.
-#[tokio::test]
-async fn apply_makes_at_most_parallelism_calls_at_once() {
-    use std::sync::atomic::Ordering::SeqCst;
-    let h = Harness::new();
+/// Applies twelve new objects whose creates take 20 ms to answer, all of them made.
+async fn creates_twelve_slowly(h: &Harness) {
     *h.svc.create_takes.lock().unwrap() = Some(std::time::Duration::from_millis(20));
     let src: String = (0..12)
         .map(|i| format!("resource \"test_thing\" \"t{i}\" {{ name = \"t{i}\" }}\n"))
@@ -1174,6 +1170,15 @@ async fn apply_makes_at_most_parallelism_calls_at_once() {
     let report = report.unwrap();
     assert!(report.failed.is_empty(), "{report:?}");
     assert_eq!(report.added, 12);
+}
+
+/// The walk runs more nodes than there are call slots, but never more calls at once than
+/// the parallelism: each call waits for a slot.
+#[tokio::test]
+async fn apply_makes_at_most_parallelism_calls_at_once() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let h = Harness::new();
+    creates_twelve_slowly(&h).await;
     // The harness applies with a parallelism of 4; every slot was used, and more nodes
     // than slots ran, so one doing its local work did not keep a slot idle.
     assert_eq!(h.svc.most_creating.load(SeqCst), 4);
@@ -1186,15 +1191,8 @@ async fn apply_makes_at_most_parallelism_calls_at_once() {
 async fn local_work_of_an_operation_holds_no_call_slot() {
     use std::sync::atomic::Ordering::SeqCst;
     let h = Harness::new();
-    *h.svc.create_takes.lock().unwrap() = Some(std::time::Duration::from_millis(20));
     *h.svc.create_works.lock().unwrap() = Some(std::time::Duration::from_millis(20));
-    let src: String = (0..12)
-        .map(|i| format!("resource \"test_thing\" \"t{i}\" {{ name = \"t{i}\" }}\n"))
-        .collect();
-    let (_, report) = h.run(&src, PlanMode::Normal, true).await;
-    let report = report.unwrap();
-    assert!(report.failed.is_empty(), "{report:?}");
-    assert_eq!(report.added, 12);
+    creates_twelve_slowly(&h).await;
     // Never more requests than the harness's 4 slots, yet more creates than that busy at
     // once: those working locally held none.
     assert_eq!(h.svc.most_creating.load(SeqCst), 4);
