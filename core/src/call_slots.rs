@@ -63,32 +63,29 @@ pub async fn take() -> Slot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use crate::peak::Peak;
     use std::time::Duration;
 
     /// The requests of many operations at once: never more in flight than the bound.
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn no_more_requests_in_flight_than_slots() {
         let slots = Arc::new(Semaphore::new(3));
-        let in_flight = Arc::new(AtomicUsize::new(0));
-        let most = Arc::new(AtomicUsize::new(0));
+        let in_flight = Peak::default();
         let mut tasks = tokio::task::JoinSet::new();
         for _ in 0..12 {
-            let (in_flight, most) = (in_flight.clone(), most.clone());
+            let in_flight = in_flight.clone();
             tasks.spawn(within(slots.clone(), async move {
                 for _ in 0..2 {
                     let _slot = take().await;
-                    let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-                    most.fetch_max(now, Ordering::SeqCst);
+                    let _request = in_flight.enter();
                     tokio::time::sleep(Duration::from_millis(5)).await;
-                    in_flight.fetch_sub(1, Ordering::SeqCst);
                 }
             }));
         }
         while let Some(r) = tasks.join_next().await {
             r.unwrap();
         }
-        assert_eq!(most.load(Ordering::SeqCst), 3);
+        assert_eq!(in_flight.most(), 3);
         assert_eq!(slots.available_permits(), 3);
     }
 

@@ -103,32 +103,27 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::peak::Peak;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn results_come_in_the_order_of_the_items_and_no_more_than_the_limit_run() {
-        let running = Arc::new(AtomicUsize::new(0));
-        let most = Arc::new(AtomicUsize::new(0));
+        let peak = Peak::default();
         let out = bounded("testing", 0..40u64, 3, |i| {
-            let (running, most) = (running.clone(), most.clone());
+            let peak = peak.clone();
             async move {
-                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
-                most.fetch_max(now, Ordering::SeqCst);
+                let _running = peak.enter();
                 // Later items finish first: the order must not come from finishing.
                 tokio::time::sleep(Duration::from_millis(40 - i)).await;
-                running.fetch_sub(1, Ordering::SeqCst);
                 i * 2
             }
         })
         .await;
         let values: Vec<u64> = out.into_iter().map(|r| r.unwrap()).collect();
         assert_eq!(values, (0..40).map(|i| i * 2).collect::<Vec<_>>());
-        assert!(most.load(Ordering::SeqCst) <= 3, "{most:?}");
-        assert!(
-            most.load(Ordering::SeqCst) >= 2,
-            "ran in parallel: {most:?}"
-        );
+        assert!(peak.most() <= 3, "{peak:?}");
+        assert!(peak.most() >= 2, "ran in parallel: {peak:?}");
     }
 
     #[tokio::test]
@@ -156,15 +151,12 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn fan_outs_sharing_permits_stay_within_them_together() {
         let permits = Arc::new(Semaphore::new(2));
-        let running = Arc::new(AtomicUsize::new(0));
-        let most = Arc::new(AtomicUsize::new(0));
+        let peak = Peak::default();
         let one = |_: u8| {
-            let (running, most) = (running.clone(), most.clone());
+            let peak = peak.clone();
             async move {
-                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
-                most.fetch_max(now, Ordering::SeqCst);
+                let _running = peak.enter();
                 tokio::time::sleep(Duration::from_millis(10)).await;
-                running.fetch_sub(1, Ordering::SeqCst);
             }
         };
         let (a, b) = tokio::join!(
@@ -172,7 +164,7 @@ mod tests {
             sharing("testing", 0..10, permits.clone(), one)
         );
         assert_eq!(a.len() + b.len(), 20);
-        assert!(most.load(Ordering::SeqCst) <= 2, "{most:?}");
+        assert!(peak.most() <= 2, "{peak:?}");
     }
 
     /// A fan-out started within call slots: its tasks' requests take those slots, so a
@@ -180,25 +172,22 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn a_fan_out_s_requests_take_the_call_slots_it_was_started_in() {
         let slots = Arc::new(Semaphore::new(2));
-        let running = Arc::new(AtomicUsize::new(0));
-        let most = Arc::new(AtomicUsize::new(0));
-        let (r, m) = (running.clone(), most.clone());
+        let peak = Peak::default();
+        let counted = peak.clone();
         let out = crate::call_slots::within(
             slots.clone(),
             bounded("testing", 0..12u8, 10, move |_| {
-                let (running, most) = (r.clone(), m.clone());
+                let peak = counted.clone();
                 async move {
                     let _slot = crate::call_slots::take().await;
-                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
-                    most.fetch_max(now, Ordering::SeqCst);
+                    let _running = peak.enter();
                     tokio::time::sleep(Duration::from_millis(10)).await;
-                    running.fetch_sub(1, Ordering::SeqCst);
                 }
             }),
         )
         .await;
         assert_eq!(out.len(), 12);
-        assert_eq!(most.load(Ordering::SeqCst), 2);
+        assert_eq!(peak.most(), 2);
     }
 
     #[tokio::test]

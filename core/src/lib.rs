@@ -13,6 +13,8 @@ pub mod graph;
 pub mod lang;
 pub mod limits;
 pub mod location;
+#[cfg(test)]
+mod peak;
 pub mod plan;
 pub mod provider;
 pub mod source;

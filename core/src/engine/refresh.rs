@@ -53,7 +53,8 @@ impl Reads {
 
 impl Engine<'_> {
     /// Starts reading every object state knows, within `calls` (the plan's call slots,
-    /// which the walk shares): the walk starts at once, and an instance waits only for its
+    /// which the walk shares; one kind reads at most `parallelism` objects at once, each
+    /// waiting for slots for its requests): the walk starts at once, and an instance waits only for its
     /// own read, so the plan's work overlaps the reads instead of following them.
     pub(super) fn start_refresh(
         &self,
@@ -61,6 +62,7 @@ impl Engine<'_> {
         importing: &BTreeMap<crate::addrs::InstanceAddr, String>,
         left_out: &std::collections::HashSet<crate::addrs::ResourceAddr>,
         calls: &Arc<Semaphore>,
+        parallelism: usize,
     ) -> Reads {
         let mut pending = HashMap::new();
         // Group what state knows by provider configuration and kind.
@@ -86,9 +88,6 @@ impl Engine<'_> {
         // One task per kind, all at once: a kind's batched read (a few listings) must not
         // wait for another kind's, or a plan takes one round trip per kind.
         let mut tasks = JoinSet::new();
-        // Nothing holds a slot yet: all of them are the parallelism, taken before the first
-        // task starts taking any.
-        let parallelism = calls.available_permits().max(1);
         for ((provider, type_name), items) in by_kind {
             let Some(kind) = self.registry_for(provider).kind(type_name).cloned() else {
                 continue;

@@ -127,7 +127,7 @@ impl Engine<'_> {
         let parallelism = req.calls_in_flight();
         let calls = std::sync::Arc::new(tokio::sync::Semaphore::new(parallelism));
         let mut reads = if req.refresh && !self.offline {
-            self.start_refresh(state, &import_ids, &left_out, &calls)
+            self.start_refresh(state, &import_ids, &left_out, &calls, parallelism)
         } else {
             super::refresh::Reads::none()
         };
