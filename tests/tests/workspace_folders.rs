@@ -120,6 +120,55 @@ fn the_climb_stops_at_the_special_folders_without_asking() {
     );
 }
 
+/// A create into a folder that is there already makes none: the climb finds it at once,
+/// and no `mkdirs` precedes the import.
+#[test]
+fn a_create_in_a_folder_that_exists_makes_no_folder() {
+    const THERE: &str = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_workspace_file" "in_team" {
+  path           = "/Shared/team/x.txt"
+  content_base64 = base64encode("x")
+}
+resource "databricks_workspace_file" "in_shared" {
+  path           = "/Shared/y.txt"
+  content_base64 = base64encode("y")
+}
+"#;
+    let dir = config(&[("main.bf.hcl", THERE)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    serve.ok(
+        "POST",
+        "/api/2.0/workspace/mkdirs",
+        Some(serde_json::json!({ "path": "/Shared/team" })),
+    );
+    serve.ok("DELETE", "/__emulator/requests", None);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let log = serve.ok("GET", "/__emulator/requests", None);
+    let sent: Vec<&str> = log["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["path"].as_str())
+        .collect();
+    assert_eq!(
+        sent.iter()
+            .filter(|p| **p == "/api/2.0/workspace/import")
+            .count(),
+        2,
+        "{sent:?}"
+    );
+    assert!(
+        !sent.contains(&"/api/2.0/workspace/mkdirs"),
+        "a folder that exists is not made again: {sent:?}"
+    );
+    let out = bf_ok(d, &serve, &["destroy", "--auto-approve"]);
+    assert!(out.contains("2 destroyed, 0 left behind"), "{out}");
+    assert!(folders(&serve).contains(&"/Shared/team".to_string()));
+}
+
 #[test]
 fn a_made_folder_that_holds_something_else_is_kept_and_named() {
     let dir = config(&[("main.bf.hcl", CONFIG)]);

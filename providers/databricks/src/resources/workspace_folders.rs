@@ -61,6 +61,11 @@ pub async fn make(client: &Client, shared: &Shared, dir: &str) -> ProviderResult
         ours.push(d.to_string());
         at = volume_files::parent(d);
     }
+    if ours.is_empty() {
+        // `dir` is there already (or is a special folder): a `mkdirs` would change nothing,
+        // and would cost the create a round trip before its import.
+        return Ok(ours);
+    }
     ours.reverse();
     // Known before they exist, so a create beside this one that finds them made counts them.
     made(shared).extend(ours.iter().cloned());
