@@ -66,7 +66,8 @@ impl Engine<'_> {
     ) -> Reads {
         let mut pending = HashMap::new();
         // Group what state knows by provider configuration and kind.
-        let mut by_kind: BTreeMap<(&str, &str), Vec<Known>> = BTreeMap::new();
+        let mut by_kind: BTreeMap<(&str, &str), Vec<&brickform_state::ResourceState>> =
+            BTreeMap::new();
         for r in state.resources() {
             if r.mode() != ResourceMode::Managed
                 || importing.contains_key(&r.addr)
@@ -75,23 +76,36 @@ impl Engine<'_> {
             {
                 continue;
             }
-            let (answer, reading) = tokio::sync::oneshot::channel();
-            pending.insert(r.addr.clone(), reading);
-            // The last applied values as references see them, converted straight from the
-            // state entry (as `Prior::merged` would make them from its two halves).
             by_kind
                 .entry((r.provider.as_str(), r.type_name()))
                 .or_default()
-                .push((r.address(), r.id.clone(), merged_from(r), answer));
+                .push(r);
         }
+        // Converting what state holds takes time for many large objects (tens of
+        // milliseconds for 200 jobs of 20 tasks), and a kind's reads start once its own
+        // objects are converted: the kinds with fewest objects first, so their reads are
+        // made while the larger kinds are converted instead of after them.
+        let mut kinds: Vec<_> = by_kind.into_iter().collect();
+        kinds.sort_by_key(|(_, objects)| objects.len());
         let lineage = state.lineage().to_string();
         // One task per kind, all at once: a kind's batched read (a few listings) must not
         // wait for another kind's, or a plan takes one round trip per kind.
         let mut tasks = JoinSet::new();
-        for ((provider, type_name), items) in by_kind {
+        for ((provider, type_name), objects) in kinds {
             let Some(kind) = self.registry_for(provider).kind(type_name).cloned() else {
                 continue;
             };
+            let items: Vec<Known> = objects
+                .into_iter()
+                .map(|r| {
+                    let (answer, reading) = tokio::sync::oneshot::channel();
+                    pending.insert(r.addr.clone(), reading);
+                    // The last applied values as references see them, converted straight
+                    // from the state entry (as `Prior::merged` would make them from its
+                    // two halves).
+                    (r.address(), r.id.clone(), merged_from(r), answer)
+                })
+                .collect();
             let ctx = self.op_context(type_name, &lineage);
             let reading = read_kind(kind, ctx, items, parallelism);
             tasks.spawn(crate::call_slots::within(calls.clone(), reading));
