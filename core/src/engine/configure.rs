@@ -270,12 +270,21 @@ pub(crate) fn differs_from_plan(
     planned: &Object,
     sensitive: &[Vec<PathStep>],
 ) -> Option<(Vec<PathStep>, Value, Value)> {
-    let mut shown = config.clone();
-    super::sensitive::redact_object(&mut shown, sensitive);
+    // Redacted on a copy only when something is sensitive: an instance's configuration is
+    // compared once per node, and a job's runs to thousands of values.
+    let redacted;
+    let shown = if sensitive.is_empty() {
+        config
+    } else {
+        let mut copy = config.clone();
+        super::sensitive::redact_object(&mut copy, sensitive);
+        redacted = copy;
+        &redacted
+    };
     let mut path = Vec::new();
     let null = Value::Null;
-    for (k, v) in &shown {
-        path.push(PathStep::Key(k.clone()));
+    for (k, v) in shown {
+        path.push(Step::Key(k));
         if let Some(found) = differs(v, planned.get(k).unwrap_or(&null), &mut path) {
             return Some(found);
         }
@@ -284,17 +293,34 @@ pub(crate) fn differs_from_plan(
     None
 }
 
-fn differs(
-    now: &Value,
-    planned: &Value,
-    path: &mut Vec<PathStep>,
+/// A step of the path being compared, borrowed: the owned path is made only for a
+/// difference found.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn differs<'a>(
+    now: &'a Value,
+    planned: &'a Value,
+    path: &mut Vec<Step<'a>>,
 ) -> Option<(Vec<PathStep>, Value, Value)> {
-    let found = || Some((path.clone(), planned.clone(), now.clone()));
+    let found = |path: &[Step<'_>]| {
+        let owned = path
+            .iter()
+            .map(|s| match s {
+                Step::Key(k) => PathStep::Key((*k).to_string()),
+                Step::Index(i) => PathStep::Index(*i),
+            })
+            .collect();
+        Some((owned, planned.clone(), now.clone()))
+    };
     match (now, planned) {
         (_, Value::Unknown) | (Value::Null, _) => None,
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in a {
-                path.push(PathStep::Key(k.clone()));
+                path.push(Step::Key(k));
                 if let Some(f) = differs(v, b.get(k).unwrap_or(&Value::Null), path) {
                     return Some(f);
                 }
@@ -304,10 +330,10 @@ fn differs(
         }
         (Value::List(a), Value::List(b)) => {
             if a.len() != b.len() {
-                return found();
+                return found(path);
             }
             for (n, (x, y)) in a.iter().zip(b).enumerate() {
-                path.push(PathStep::Index(n));
+                path.push(Step::Index(n));
                 if let Some(f) = differs(x, y, path) {
                     return Some(f);
                 }
@@ -318,7 +344,7 @@ fn differs(
         (Value::List(a), Value::Null) if a.is_empty() => None,
         (Value::Object(a), Value::Null) if a.is_empty() => None,
         _ if values_equal(now, planned) => None,
-        _ => found(),
+        _ => found(path),
     }
 }
 
