@@ -701,12 +701,13 @@ async fn apply_request(h: &Harness, src: &str, req: PlanRequest) -> brickform_co
         cancel: CancellationToken::new(),
         on_event: Arc::new(|_| {}),
     };
+    let planned = Arc::new(planned);
     let (mut doc, report) = engine
-        .apply(&planned, rec.document, rec.journal, opts)
+        .apply(planned.clone(), rec.document, rec.journal, opts)
         .await;
     assert!(report.failed.is_empty(), "{report:?}");
     backend.save("default", &mut doc).await.unwrap();
-    planned.plan
+    Arc::unwrap_or_clone(planned).plan
 }
 
 /// `apply --target` of `src`.

@@ -455,7 +455,7 @@ async fn plan_apply_until(
             .map(|p| (&p.plan, format!("{:?}", p.specs))),
         "a plan ahead of turn and in turn"
     );
-    let Some(planned) = planned else {
+    let Some(mut planned) = planned else {
         return Err(d.render_plain(&config.sources));
     };
     if apply {
@@ -464,7 +464,9 @@ async fn plan_apply_until(
             cancel,
             on_event: Arc::new(|_| {}),
         };
-        let (mut doc, report) = engine.apply(&planned, doc, rec.journal, opts).await;
+        let shared = Arc::new(planned);
+        let (mut doc, report) = engine.apply(shared.clone(), doc, rec.journal, opts).await;
+        planned = Arc::unwrap_or_clone(shared);
         backend
             .save("default", &mut doc)
             .await

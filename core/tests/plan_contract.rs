@@ -217,7 +217,9 @@ resource "test_thing" "b" {
         cancel: CancellationToken::new(),
         on_event: Arc::new(|_| {}),
     };
-    let (_, report) = engine.apply(&planned, doc, rec.journal, opts).await;
+    let (_, report) = engine
+        .apply(Arc::new(planned), doc, rec.journal, opts)
+        .await;
     assert_eq!(report.failed.len(), 1, "{report:?}");
     let (address, failure) = &report.failed[0];
     assert_eq!(address, "test_thing.a");

@@ -82,7 +82,9 @@ pub async fn run(
         cancel: cancel_on_interrupt(),
         on_event: Arc::new(print_event),
     };
-    let (doc, report) = engine.apply(&planned, s.doc, s.journal, opts).await;
+    let (doc, report) = engine
+        .apply(Arc::new(planned), s.doc, s.journal, opts)
+        .await;
     finish(&s.env, doc, &report, destroy).await
 }
 

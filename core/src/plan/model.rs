@@ -539,31 +539,6 @@ impl ResourceChange {
 }
 
 impl ResourceChange {
-    /// A copy for carrying the change out: without its field-by-field changes, which only
-    /// renderers read and which for a create repeat every configured value.
-    pub fn without_fields(&self) -> ResourceChange {
-        ResourceChange {
-            addr: self.addr.clone(),
-            provider: self.provider.clone(),
-            action: self.action,
-            reason: self.reason,
-            id: self.id.clone(),
-            before: self.before.clone(),
-            after: self.after.clone(),
-            fields: Vec::new(),
-            block_paths: self.block_paths.clone(),
-            block_keys: self.block_keys.clone(),
-            sensitive_paths: self.sensitive_paths.clone(),
-            importing: self.importing.clone(),
-            contents: self.contents.clone(),
-            container: self.container.clone(),
-            moved_from: self.moved_from.clone(),
-            deposed: self.deposed,
-            dependencies: self.dependencies.clone(),
-            replaced_dependencies: self.replaced_dependencies.clone(),
-        }
-    }
-
     /// True when the value at `path` must never be shown: declared sensitive, or inside a
     /// field marked sensitive.
     pub fn is_sensitive(&self, path: &[PathStep]) -> bool {

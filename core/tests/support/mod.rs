@@ -664,9 +664,10 @@ impl Harness {
                 _ => {}
             }),
         };
-        let (mut doc, report) = engine.apply(&planned, doc, rec.journal, opts).await;
+        let planned = Arc::new(planned);
+        let (mut doc, report) = engine.apply(planned.clone(), doc, rec.journal, opts).await;
         backend.save("default", &mut doc).await.unwrap();
-        (planned.plan, Some(report))
+        (Arc::unwrap_or_clone(planned).plan, Some(report))
     }
 
     /// What a plan of `src` was made from ([`Engine::describe`]).

@@ -79,10 +79,11 @@ impl Ws {
             cancel: CancellationToken::new(),
             on_event: Arc::new(|_| {}),
         };
-        let (mut doc, report) = engine.apply(&planned, doc, rec.journal, opts).await;
+        let planned = Arc::new(planned);
+        let (mut doc, report) = engine.apply(planned.clone(), doc, rec.journal, opts).await;
         assert!(report.failed.is_empty(), "{:?}", report.failed);
         self.backend.save("default", &mut doc).await.unwrap();
-        (planned.plan, Some(report))
+        (Arc::unwrap_or_clone(planned).plan, Some(report))
     }
 
     async fn apply(&self, hcl: &str) -> ApplyReport {

@@ -102,10 +102,11 @@ fn writing<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 }
 
 impl Engine<'_> {
-    /// Applies `planned`, recording every change in `doc` through `journal`.
+    /// Applies `planned`, recording every change in `doc` through `journal`. The plan is
+    /// shared with the nodes carrying it out, which read their changes from it in place.
     pub async fn apply(
         &self,
-        planned: &Planned,
+        planned: Arc<Planned>,
         mut doc: StateDocument,
         journal: Journal,
         opts: ApplyOptions,
@@ -114,7 +115,7 @@ impl Engine<'_> {
         let mut report = ApplyReport::default();
         let lineage = doc.lineage().to_string();
         seed::rename_moved(&mut doc, plan, &mut report);
-        let mut world = self.seeded_world(planned);
+        let mut world = self.seeded_world(&planned);
         let locals = self.locals();
         self.evaluate_locals(&mut world, &locals.order);
         // Only a container's delete that checks what it holds reads them (see `delete`):
@@ -140,7 +141,7 @@ impl Engine<'_> {
         let graph = graph::build(plan);
         let walk = walk::Walk {
             engine: self,
-            planned,
+            planned: &planned,
             graph: &graph,
             shared: &shared,
             lineage: &lineage,

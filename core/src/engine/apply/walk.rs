@@ -22,7 +22,7 @@ const STILL_RUNNING_EVERY: Duration = Duration::from_secs(10);
 /// One apply's walk: what its nodes start from, and where what they came to goes.
 pub(super) struct Walk<'a, 'e> {
     pub engine: &'a Engine<'e>,
-    pub planned: &'a Planned,
+    pub planned: &'a Arc<Planned>,
     pub graph: &'a Graph,
     pub shared: &'a Arc<Shared>,
     /// The state's lineage, which objects are tagged with.
@@ -49,11 +49,14 @@ impl Walk<'_, '_> {
     /// The task of node `n`.
     fn start(&self, n: NodeId) -> impl Future<Output = Result<(), NodeError>> + Send + 'static {
         let (index, part) = self.graph[n];
-        let change = self.planned.plan.changes[index].without_fields();
-        let ctx = self.context(&change);
+        // The node reads its change from the shared plan: a change holds the instance's
+        // whole planned object, which a copy per node would make again on this task, the
+        // one that starts every node.
+        let change = &self.planned.plan.changes[index];
+        let ctx = self.context(change);
         let work = self
             .engine
-            .prepare(&change, &self.planned.specs[index], part);
+            .prepare(change, &self.planned.specs[index], part);
         let progress = Progress {
             on_event: self.opts.on_event.clone(),
             // Re-reading an unchanged instance's sensitive values is not progress to show.
@@ -62,7 +65,8 @@ impl Walk<'_, '_> {
         };
         let node = Node {
             work,
-            change,
+            planned: self.planned.clone(),
+            index,
             ctx,
             shared: self.shared.clone(),
         };
@@ -127,23 +131,36 @@ impl Progress {
 /// One node's task, owning what it runs with.
 struct Node {
     work: Work,
-    change: ResourceChange,
+    /// The plan, whose change `index` the node carries out.
+    planned: Arc<Planned>,
+    index: usize,
     ctx: OpContext,
     shared: Arc<Shared>,
 }
 
 impl Node {
+    fn change(&self) -> &ResourceChange {
+        &self.planned.plan.changes[self.index]
+    }
+
     /// Runs the node's step, reporting it started, is still running (long waits: an object
     /// the service builds for minutes), and finished or failed.
     async fn run(self, progress: Progress) -> Result<(), NodeError> {
-        let (address, shown) = (self.change.address(), progress.shown);
+        let (address, shown) = (self.change().address(), progress.shown);
         let started = Instant::now();
         progress.send(ApplyEvent::Started {
             address: address.clone(),
             action: shown,
-            id: self.change.id.clone(),
+            id: self.change().id.clone(),
         });
-        let node = run_node(self.work, &self.change, &self.ctx, &self.shared);
+        let Node {
+            work,
+            planned,
+            index,
+            ctx,
+            shared,
+        } = self;
+        let node = run_node(work, &planned.plan.changes[index], &ctx, &shared);
         tokio::pin!(node);
         let mut ticker = tokio::time::interval_at(
             tokio::time::Instant::now() + STILL_RUNNING_EVERY,

@@ -310,7 +310,9 @@ pub async fn scenario(label: &str, work: &Workload, rate_limit: Option<f64>) -> 
                 cancel: CancellationToken::new(),
                 on_event: Arc::new(|_| {}),
             };
-            let (mut doc, report) = engine.apply(&planned, doc, rec.journal, opts).await;
+            let (mut doc, report) = engine
+                .apply(Arc::new(planned), doc, rec.journal, opts)
+                .await;
             tracing::info!(phase = name, "applied; saving state");
             assert!(
                 report.failed.is_empty(),

@@ -82,9 +82,10 @@ impl Harness {
             cancel: CancellationToken::new(),
             on_event: Arc::new(|_| {}),
         };
-        let (mut doc, report) = engine.apply(&planned, doc, rec.journal, opts).await;
+        let planned = Arc::new(planned);
+        let (mut doc, report) = engine.apply(planned.clone(), doc, rec.journal, opts).await;
         backend.save("default", &mut doc).await.unwrap();
-        (planned.plan, Some(report))
+        (Arc::unwrap_or_clone(planned).plan, Some(report))
     }
 
     /// Plans `src` against the state so far: the plan, or none with why.
