@@ -139,20 +139,9 @@ struct Node {
 }
 
 impl Node {
-    fn change(&self) -> &ResourceChange {
-        &self.planned.plan.changes[self.index]
-    }
-
     /// Runs the node's step, reporting it started, is still running (long waits: an object
     /// the service builds for minutes), and finished or failed.
     async fn run(self, progress: Progress) -> Result<(), NodeError> {
-        let (address, shown) = (self.change().address(), progress.shown);
-        let started = Instant::now();
-        progress.send(ApplyEvent::Started {
-            address: address.clone(),
-            action: shown,
-            id: self.change().id.clone(),
-        });
         let Node {
             work,
             planned,
@@ -160,7 +149,15 @@ impl Node {
             ctx,
             shared,
         } = self;
-        let node = run_node(work, &planned.plan.changes[index], &ctx, &shared);
+        let change = &planned.plan.changes[index];
+        let (address, shown) = (change.address(), progress.shown);
+        let started = Instant::now();
+        progress.send(ApplyEvent::Started {
+            address: address.clone(),
+            action: shown,
+            id: change.id.clone(),
+        });
+        let node = run_node(work, change, &ctx, &shared);
         tokio::pin!(node);
         let mut ticker = tokio::time::interval_at(
             tokio::time::Instant::now() + STILL_RUNNING_EVERY,
