@@ -9,7 +9,7 @@
 //! principal (at `plan`), are refused with what to do; the provider's account-level examples convert and validate.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{config, local_dump, run, run_ok};
 use std::path::Path;

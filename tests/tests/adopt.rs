@@ -4,7 +4,7 @@
 //! says are this state's are refused at plan time, and another developer's are never taken.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config, local_dump, objects, run, run_ok};
 use serde_json::{Value, json};

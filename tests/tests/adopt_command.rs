@@ -5,7 +5,7 @@
 //! is empty; destroy removes every adopted object and leaves only what adopt does not take.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{example_copy, local_dump, objects, run, run_ok};
 use std::path::Path;

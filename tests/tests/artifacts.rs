@@ -5,7 +5,7 @@
 //! again; destroy leaves nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{local_dump, objects, run, run_ok};
 use std::path::Path;

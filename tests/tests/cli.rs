@@ -6,7 +6,7 @@
 //! workspace; resources are covered by the other end-to-end tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use brickform_state::{
     Intent, LocalBackend, LockInfo, Outcome, ResourceState, ResultRecord, StateDocument, WalOp,

@@ -8,7 +8,7 @@
 //! object made outside brickform is taken over by its configuration.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{SERVED_PROVIDER as PROVIDER, Serve, config};
 use common::{served as bf, served_ok as bf_ok, served_plan_is_empty as plan_is_empty};

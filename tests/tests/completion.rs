@@ -4,7 +4,7 @@
 //! the registration it makes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

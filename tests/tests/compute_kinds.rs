@@ -8,7 +8,7 @@
 //! permanently deleted although pinned.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config, served_plan_is_empty};
 use common::{served as bf, served_ok as bf_ok};

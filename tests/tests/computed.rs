@@ -7,7 +7,7 @@
 //! the configuration below has one.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{config, local_dump, objects, run, run_ok};
 use serde_json::Value;

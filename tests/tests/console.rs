@@ -4,7 +4,7 @@
 //! that is only read, with no lock taken and no request sent.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{brickform, config, run_ok, texts};
 use std::path::Path;

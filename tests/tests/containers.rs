@@ -4,7 +4,7 @@
 //! and a saved plan is refused when those changed since it was made.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config};
 use serde_json::{Value, json};

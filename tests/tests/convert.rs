@@ -5,7 +5,7 @@
 //! is empty, with no secret in brickform's state.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, run, run_ok, served, served_ok, served_plan_is_empty};
 use serde_json::{Value, json};

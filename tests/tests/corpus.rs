@@ -7,7 +7,7 @@
 //! `args.txt`: extra arguments for `validate`, one per line (e.g. `--var` and its value).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! duplicate, and the next plan is empty.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{
     Rng, Serve, bin, config, every_kind, every_kind_and_runnables, every_kind_objects, objects, run,

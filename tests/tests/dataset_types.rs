@@ -4,7 +4,7 @@
 //! `brickform run` says why. Destroy leaves nothing behind.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config};
 use common::{served as bf, served_ok as bf_ok};

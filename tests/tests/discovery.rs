@@ -3,7 +3,7 @@
 //! `brickform local serve`, with tables made where brickform does not look.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config};
 use common::{served as bf, served_ok as bf_ok};

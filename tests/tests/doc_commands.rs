@@ -9,7 +9,7 @@
 //! `N added` and `N destroyed, M left behind` must appear in its output.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! changed, deleted or made outside brickform (plain HTTP calls, as curl would make them).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config, every_kind, every_kind_objects, objects, run};
 use serde_json::{Value, json};

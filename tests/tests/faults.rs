@@ -2,7 +2,7 @@
 //! 20% answered 429 or 503, and creates whose response is lost after the object was made.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config, every_kind, every_kind_objects, objects, run};
 use common::{served as bf, served_ok as bf_ok};

@@ -3,7 +3,7 @@
 //! flow and an update of the onboarding file that shows the added entry.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{example_copy, file_text, local_dump, run, run_ok};
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! the same thing (the round trip), for a file covering every key family.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{file_text, local_dump, run_ok};
 use serde_json::{Map, Value};

@@ -5,7 +5,7 @@
 //! Terraform provider's id formats; destroy leaving the workspace's own principals.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{config, local_dump, run, run_ok};
 use std::path::Path;

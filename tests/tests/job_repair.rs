@@ -4,7 +4,7 @@
 //! going are cancelled; what cannot be repaired or cancelled is refused with the reason.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{SERVED_PROVIDER as PROVIDER, Serve, config};
 use common::{served as bf, served_ok as bf_ok};

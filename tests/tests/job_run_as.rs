@@ -5,7 +5,7 @@
 //! in both after a refused change.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::served_plan_is_empty as plan_is_empty;
 use common::{SERVED_PROVIDER, Serve, config, served as bf, served_ok as bf_ok};

@@ -8,7 +8,7 @@
 //! `brickform local serve`, whose clock is moved past the 60 days.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{SERVED_PROVIDER as PROVIDER, Serve, config, served as bf, served_ok as bf_ok};
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 //! test drives the binary against `brickform local serve`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, bin, config, served as bf, served_ok as bf_ok};
 use serde_json::{Value, json};

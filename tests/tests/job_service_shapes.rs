@@ -5,7 +5,7 @@
 //! test drives the binary against the local workspace, which models these by default.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config};
 use common::{served as bf, served_ok as bf_ok};

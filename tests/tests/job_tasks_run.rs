@@ -6,7 +6,7 @@
 //! `runs/list` shows as started by the task, and waits for it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{SERVED_PROVIDER as PROVIDER, Serve, config};
 use common::{served as bf, served_ok as bf_ok, served_plan_is_empty};

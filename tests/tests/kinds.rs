@@ -7,7 +7,7 @@
 //! for a kind that has none.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config, local_dump, objects, run, run_ok};
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! all of it in a safe order.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, example_copy, file_text, local_dump, objects, run, run_ok};
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! still happens looks like.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{brickform, config, run_ok};
 use std::io::Read;

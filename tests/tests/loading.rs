@@ -6,7 +6,7 @@
 //! of files written for Terraform (`terraform`, `check`) are read for what they mean here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{brickform, config, local_dump, objects, run, run_ok};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! and destroy removes everything.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{
     Serve, config, every_kind_and_runnables, every_kind_objects, objects, served as bf,

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};

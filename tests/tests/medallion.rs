@@ -5,7 +5,7 @@
 //! production, and destroy leaving nothing behind.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, local_dump, objects, run, run_ok};
 use serde_json::{Value, json};

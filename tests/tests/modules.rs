@@ -4,7 +4,7 @@
 //! `depends_on`, `--target`, sensitive outputs and the plan JSON.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{config, example_copy, local_dump, objects, run, run_ok};
 use std::path::Path;

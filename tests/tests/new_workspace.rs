@@ -4,7 +4,7 @@
 //! and `main` can be imported; a workspace asked for empty has none of it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, all_objects, built_ins, config, local_dump, objects, run, run_ok};
 use serde_json::Value;

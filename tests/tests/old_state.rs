@@ -7,7 +7,7 @@
 //! is the `.brickform` directory that apply left (the state and the local workspace).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{run, tree_copy};
 use std::path::Path;

@@ -7,7 +7,7 @@
 //! applied, drifted, imported and destroyed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config, run};
 use common::{served as bf, served_ok as bf_ok};

@@ -3,7 +3,7 @@
 //! says why and how to restart it instead of printing the raw conflict.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config};
 use common::{served as bf, served_ok as bf_ok};

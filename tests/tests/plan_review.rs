@@ -13,7 +13,7 @@
 //!   A refused apply changes nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{
     Serve, config, example_copy, local_dump, objects, run, run_ok, schema, valid_plan_json,

@@ -4,7 +4,7 @@
 //! Removing a property from a merged (PATCH) object sends the removal.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config};
 use serde_json::{Value, json};

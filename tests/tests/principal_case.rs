@@ -6,7 +6,7 @@
 //! `databricks_grant`), permissions, a secret ACL and a job's `run_as`, each way round.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config, served as bf, served_ok as bf_ok, served_plan_is_empty};
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 //! refuses development settings.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{example_copy, objects, run, run_ok};
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! and destroy empties both.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config, objects, run, workspace_dump};
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! bad values are refused by `validate`, located.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config};
 use common::{served as bf, served_ok as bf_ok};

@@ -5,7 +5,7 @@
 //! succeeds and bronze and silver have set up their tables (`sdp_meta_reads_its_sources`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{SERVED_PROVIDER as PROVIDER, Serve, config};
 use common::{served as bf, served_ok as bf_ok, served_plan_is_empty};

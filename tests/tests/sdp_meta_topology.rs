@@ -4,7 +4,7 @@
 //! with YAML expectations and transformations files.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{file_text, local_dump, objects, run, run_ok};
 use serde_json::Value;

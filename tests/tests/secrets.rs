@@ -3,7 +3,7 @@
 //! workspace never returns a connection's password.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config, every_kind, run};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! empty plan, `auth status` and destroy.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::os::unix::fs::PermissionsExt;

@@ -6,7 +6,7 @@
 //! trashed objects.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config, served_plan_is_empty};
 use common::{served as bf, served_ok as bf_ok};

@@ -6,7 +6,7 @@
 //! must describe every configuration, and only configurations.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{local_dump, objects, run};
 use serde_json::Value;

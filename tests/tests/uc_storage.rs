@@ -6,7 +6,7 @@
 //! never in state, plan JSON or output.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config, objects, served_plan_is_empty};
 use common::{served as bf, served_ok as bf_ok};

@@ -5,7 +5,7 @@
 //! `state migrate` local → volume → local.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, bin, config, http_auth, run, texts};
 use serde_json::{Value, json};

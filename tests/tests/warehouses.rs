@@ -7,7 +7,7 @@
 //! create of its name.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Serve, config, run};
 use serde_json::json;

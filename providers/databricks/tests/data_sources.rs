@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use brickform_core::plan::{Action, ActionReason, PlanMode};
 use common::Harness;

@@ -3,7 +3,7 @@
 //! and a block of new objects has that listing started with the plan, not in its turn; a
 //! destroy lists the tables its pipelines publish once per schema.
 
-mod common;
+use crate::common;
 
 use brickform_core::plan::PlanMode;
 use common::Harness;

@@ -4,7 +4,7 @@
 //! workspace's request log.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use brickform_core::plan::PlanMode;
 use common::Harness;

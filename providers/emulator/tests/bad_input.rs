@@ -2,7 +2,7 @@
 //! request bodies, plus a table of targeted mistakes whose 400 must name the field.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on purpose
 
-mod common;
+use crate::common;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -2,7 +2,7 @@
 //! changes what the local workspace does.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on purpose
 
-mod common;
+use crate::common;
 
 use brickform_emulator::{
     BEHAVIOURS, Behaviour, Behaviours, EmulatorConfig, OFF_BY_DEFAULT, Timings,

@@ -4,7 +4,7 @@
 //! TERMINATED), pins, and the Libraries API on a cluster.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use brickform_emulator::{EmulatorConfig, Timings};
 use common::{Client, start_with};

@@ -3,7 +3,7 @@
 //! API serves storage credentials only, and an external location takes only those.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::start;
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! timeouts for idle and stalled connections, guarded control endpoints, a redacted log.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use brickform_emulator::EmulatorConfig;
 use common::start_with;

@@ -1,7 +1,7 @@
 //! The emulator over real HTTP, in process: each test would fail if its feature broke.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on purpose
 
-mod common;
+use crate::common;
 
 use brickform_emulator::{Emulator, EmulatorConfig, Timings};
 use common::{Client, start, start_with};

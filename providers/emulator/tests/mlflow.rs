@@ -4,7 +4,7 @@
 //! the Databricks get, and permissions on both.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::start;
 use serde_json::{Value, json};

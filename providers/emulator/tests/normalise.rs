@@ -3,7 +3,7 @@
 //! accepted back.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on purpose
 
-mod common;
+use crate::common;
 
 use common::{Client, start};
 use serde_json::{Value, json};

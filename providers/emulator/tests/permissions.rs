@@ -3,7 +3,7 @@
 //! and PATCH adding, the service's refusals, and permissions going with their object.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Client, start};
 use serde_json::{Value, json};

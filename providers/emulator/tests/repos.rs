@@ -4,7 +4,7 @@
 //! and its permissions, which go with it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Client, start};
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 //! kept, and a deleted principal gone from its groups.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::start;
 use serde_json::json;

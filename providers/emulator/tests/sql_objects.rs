@@ -3,7 +3,7 @@
 //! trash, pages of lists, published versions and the permissions of each.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Client, start};
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 //! answered as missing, as the service answers an object that does not exist.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{Client, start};
 use serde_json::json;

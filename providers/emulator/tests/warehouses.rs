@@ -2,7 +2,7 @@
 //! power states with the emulator's clock, and SQL tasks of job runs on them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use brickform_emulator::{EmulatorConfig, Timings};
 use common::{Client, start, start_with};

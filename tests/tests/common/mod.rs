@@ -1,5 +1,5 @@
 //! Helpers shared by the end-to-end tests: the `brickform` binary and scratch configurations.
-#![allow(dead_code)] // each test crate uses a different subset
+#![allow(dead_code)] // the CI templates' test binary uses a subset
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
