@@ -7,6 +7,7 @@ pub mod call_slots;
 pub mod change;
 pub mod dag;
 pub mod diagnostics;
+pub mod drop_later;
 pub mod engine;
 pub mod fan_out;
 pub mod graph;

@@ -6,6 +6,7 @@ use crate::context::{self, Ctx, Session};
 use crate::failure::{Failure, Outcome, fail};
 use crate::saved::{self, SavedPlan};
 use anyhow::anyhow;
+use brickform_core::drop_later::drop_later;
 use brickform_core::engine::apply::{ApplyEvent, ApplyOptions, ApplyReport};
 use brickform_core::plan::{Action, Plan, render_text};
 use brickform_state::StateDocument;
@@ -82,10 +83,12 @@ pub async fn run(
         cancel: cancel_on_interrupt(),
         on_event: Arc::new(print_event),
     };
-    let (doc, report) = engine
-        .apply(Arc::new(planned), s.doc, s.journal, opts)
-        .await;
-    finish(&s.env, doc, &report, destroy).await
+    let planned = Arc::new(planned);
+    let (doc, report) = engine.apply(planned.clone(), s.doc, s.journal, opts).await;
+    let done = finish(&s.env, doc, &report, destroy).await;
+    // Freed while the command ends, not before it may (see `drop_later`).
+    drop_later(planned);
+    done
 }
 
 /// The plan file given, if any, and how a refusal names it (resolved: a CI job applying
@@ -173,6 +176,7 @@ async fn finish(
         context::print_diags(&failure.to_diagnostics(addr, &env.config), &env.config);
     }
     summarise(report, &doc, destroy);
+    drop_later(doc);
     context::print_diags(&report.checks, &env.config);
     if report.failed.is_empty() && !report.interrupted {
         Ok(ExitCode::SUCCESS)

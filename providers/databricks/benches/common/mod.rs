@@ -310,9 +310,10 @@ pub async fn scenario(label: &str, work: &Workload, rate_limit: Option<f64>) -> 
                 cancel: CancellationToken::new(),
                 on_event: Arc::new(|_| {}),
             };
-            let (mut doc, report) = engine
-                .apply(Arc::new(planned), doc, rec.journal, opts)
-                .await;
+            // As the command does: the plan is freed once the state is saved, on a thread
+            // of its own (`drop_later`), not before the save.
+            let planned = Arc::new(planned);
+            let (mut doc, report) = engine.apply(planned.clone(), doc, rec.journal, opts).await;
             tracing::info!(phase = name, "applied; saving state");
             assert!(
                 report.failed.is_empty(),
@@ -321,6 +322,7 @@ pub async fn scenario(label: &str, work: &Workload, rate_limit: Option<f64>) -> 
             );
             backend.save("bench", &mut doc).await.unwrap();
             took = started.elapsed().saturating_sub(bookkeeping);
+            brickform_core::drop_later::drop_later(planned);
         }
         tracing::info!(
             phase = name,
