@@ -86,7 +86,8 @@ pub async fn run(
     let planned = Arc::new(planned);
     let (doc, report) = engine.apply(planned.clone(), s.doc, s.journal, opts).await;
     let done = finish(&s.env, doc, &report, destroy).await;
-    // Freed while the command ends, not before it may (see `drop_later`).
+    // Kept until the state is saved, then freed on a thread of its own while the command
+    // ends (see `drop_later`).
     drop_later(planned);
     done
 }

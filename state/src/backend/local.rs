@@ -349,7 +349,8 @@ pub fn validate_environment(env: &str) -> Result<()> {
 const BEFORE_RESOURCES: &[u8] = b",\n  \"resources\": ";
 const HEADER_WITHIN: usize = 4096;
 
-/// The header of the state file `bytes`, and whether a newer brickform wrote it.
+/// The header of the state file `bytes`; an error when it does not parse or a newer
+/// brickform wrote it.
 ///
 /// Read from the fields before the resources when the file has the form a save writes: a
 /// whole parse of a large state walked megabytes of resources to find three numbers at the
