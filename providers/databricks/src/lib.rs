@@ -38,6 +38,10 @@ pub struct Shared {
     /// Workspace folders objects of this run made or recorded as made (see
     /// [`resources::workspace_folders`]).
     pub(crate) made_folders: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// Workspace folders a plan's lookups found there or not, with the plan (see
+    /// [`resources::workspace_folders::survey`]).
+    pub(crate) surveyed_folders:
+        std::sync::Mutex<std::collections::HashMap<String, resources::workspace_folders::Surveyed>>,
     /// The account this configuration manages, when it is account-level (see
     /// [`Shared::account`]).
     account: RwLock<Option<String>>,

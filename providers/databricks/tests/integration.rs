@@ -10,6 +10,7 @@ mod allowed_values;
 mod client;
 mod containers;
 mod data_sources;
+mod folders;
 mod google_auth;
 mod jobs;
 mod kind_names;

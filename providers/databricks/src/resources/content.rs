@@ -332,23 +332,18 @@ impl ContentKind {
                             .await,
                     )?;
                 }
-                if let Some(dir) = volume_files::parent(&path) {
-                    created = workspace_folders::make(client, &self.shared, dir).await?;
-                }
                 let body = json!({
                     "path": path,
                     "content": base64::engine::general_purpose::STANDARD.encode(&bytes),
                     "format": "DBC",
                 });
-                client
-                    .post("/api/2.0/workspace/import", &body)
-                    .await
-                    .map_err(err)?;
+                created = self
+                    .write_in_folder(client, &path, || {
+                        client.post("/api/2.0/workspace/import", &body)
+                    })
+                    .await?;
             }
             Store::Notebook | Store::WorkspaceFile => {
-                if let Some(dir) = volume_files::parent(&path) {
-                    created = workspace_folders::make(client, &self.shared, dir).await?;
-                }
                 let mut body = json!({
                     "path": path,
                     "content": base64::engine::general_purpose::STANDARD.encode(&bytes),
@@ -369,11 +364,12 @@ impl ContentKind {
                     body["format"] = json!("AUTO");
                 }
                 // With overwrite, a repeat replaces what the first attempt wrote.
-                client
-                    .idempotent()
-                    .post("/api/2.0/workspace/import", &body)
-                    .await
-                    .map_err(err)?;
+                let idempotent = client.idempotent();
+                created = self
+                    .write_in_folder(client, &path, || {
+                        idempotent.post("/api/2.0/workspace/import", &body)
+                    })
+                    .await?;
             }
             Store::VolumeFile => volume_files::upload(client, &path, bytes).await?,
         }
@@ -571,6 +567,24 @@ impl super::DatabricksKind for ContentKind {
 }
 
 impl ContentKind {
+    /// Writes the object at `path` with `write`, into its folder, made first where missing
+    /// (see [`workspace_folders`]); the folders made.
+    async fn write_in_folder<W, F>(
+        &self,
+        client: &Client,
+        path: &str,
+        write: W,
+    ) -> ProviderResult<Vec<String>>
+    where
+        W: Fn() -> F,
+        F: std::future::Future<Output = Result<Json, crate::client::ApiError>>,
+    {
+        match volume_files::parent(path) {
+            Some(dir) => workspace_folders::make_then_write(client, &self.shared, dir, write).await,
+            None => write().await.map(|_| Vec::new()).map_err(err),
+        }
+    }
+
     /// A pipeline source whose new content changes a dataset between streaming table and
     /// materialized view (see `datasets`): compared with the content the workspace holds.
     async fn dataset_type_changes(
@@ -832,9 +846,19 @@ impl ResourceKind for ContentKind {
         if path.is_empty() {
             return Ok(Vec::new());
         }
-        Ok(self
-            .import(ctx, &path)
-            .await?
+        // Its create will need to know whether its folder is there: asked now, beside the
+        // lookup, it costs the create no round trip of its own (see `workspace_folders`).
+        let survey = async {
+            if let (Some(dir), Ok(client), false) = (
+                volume_files::parent(&path),
+                self.shared.client(),
+                self.store == Store::VolumeFile,
+            ) {
+                workspace_folders::survey(&client, &self.shared, dir).await;
+            }
+        };
+        let (found, ()) = tokio::join!(self.import(ctx, &path), survey);
+        Ok(found?
             .map(|r| super::existing_at(what, r))
             .into_iter()
             .collect())

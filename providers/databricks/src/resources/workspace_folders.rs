@@ -10,14 +10,22 @@
 //! (`Shared::made_folders`), so a create that finds a folder another create of the run made
 //! records it too, and a delete climbs through the folders any object recorded, whichever
 //! of them goes last.
+//!
+//! Whether a folder is there is asked once per create, and early: a plan's lookup of a
+//! workspace object it will create also climbs from the object's folder ([`survey`]), at
+//! the same time, so the create at apply starts with `mkdirs` (or with its write) instead
+//! of a round trip of its own. As for the lookup itself, what the plan found is what apply
+//! goes by: a folder made by someone else between the two is recorded as made by the
+//! create (and removed again by its delete, when empty). A folder found there that is gone
+//! by the write is looked for again, and the write repeated.
 
 use super::{err, gone_ok, none_if_missing, volume_files};
 use crate::Shared;
-use crate::client::Client;
-use brickform_core::provider::{AttrType, Attribute, OpContext, ProviderResult};
+use crate::client::{ApiError, Client};
+use brickform_core::provider::{AttrType, Attribute, ErrorKind, OpContext, ProviderResult};
 use brickform_core::value::{Object, Value};
-use serde_json::json;
-use std::collections::BTreeSet;
+use serde_json::{Value as Json, json};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::MutexGuard;
 
 /// The attribute that records them.
@@ -42,19 +50,119 @@ fn made(shared: &Shared) -> MutexGuard<'_, BTreeSet<String>> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// What a plan's lookup found of one folder: there or not, and in which plan.
+#[derive(Clone, Copy, Debug)]
+pub struct Surveyed {
+    plan: u64,
+    there: bool,
+}
+
+fn surveyed(shared: &Shared) -> MutexGuard<'_, HashMap<String, Surveyed>> {
+    shared
+        .surveyed_folders
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// What this plan found of folder `d`: `Some(true)` when it is there.
+fn found_there(shared: &Shared, d: &str) -> Option<bool> {
+    let plan = shared.plan();
+    surveyed(shared)
+        .get(d)
+        .filter(|s| s.plan == plan)
+        .map(|s| s.there)
+}
+
+async fn is_there(client: &Client, d: &str) -> ProviderResult<bool> {
+    let status = none_if_missing(
+        client
+            .get("/api/2.0/workspace/get-status", &[("path", d.to_string())])
+            .await,
+    )?;
+    Ok(status.is_some())
+}
+
+/// At plan, beside the lookup of an object it will create in `dir`: climbs from `dir` as
+/// the create's [`make`] will, noting for this plan which folders are there. A folder it
+/// cannot read is left for the create to ask about.
+pub async fn survey(client: &Client, shared: &Shared, dir: &str) {
+    let plan = shared.plan();
+    let mut at = Some(dir);
+    while let Some(d) = at.filter(|d| !SPECIAL_FOLDERS.contains(d)) {
+        let there = match found_there(shared, d) {
+            Some(there) => there,
+            None => match is_there(client, d).await {
+                Ok(there) => {
+                    surveyed(shared).insert(d.to_string(), Surveyed { plan, there });
+                    there
+                }
+                Err(_) => return,
+            },
+        };
+        if there {
+            return;
+        }
+        at = volume_files::parent(d);
+    }
+}
+
+/// Makes `dir` and every missing folder above it, as this plan's [`survey`] found them,
+/// then `write`s the object into it; the folders that were missing or that another object
+/// of this run made, outermost first. A folder the survey found there that the write finds
+/// gone is looked for again, and the write made once more.
+pub async fn make_then_write<W, F>(
+    client: &Client,
+    shared: &Shared,
+    dir: &str,
+    write: W,
+) -> ProviderResult<Vec<String>>
+where
+    W: Fn() -> F,
+    F: std::future::Future<Output = Result<Json, ApiError>>,
+{
+    let (ours, trusted_there) = make_as(client, shared, dir, true).await?;
+    match write().await {
+        Ok(_) => Ok(ours),
+        // Only the folder can be missing for a write that makes the object.
+        Err(e) if e.kind == ErrorKind::NotFound && trusted_there => {
+            let plan = shared.plan();
+            surveyed(shared).retain(|_, s| s.plan != plan);
+            let (ours, _) = make_as(client, shared, dir, false).await?;
+            write().await.map_err(err)?;
+            Ok(ours)
+        }
+        Err(e) => Err(err(e)),
+    }
+}
+
 /// Makes `dir` and every missing folder above it; the folders that were missing or that
 /// another object of this run made, outermost first.
 pub async fn make(client: &Client, shared: &Shared, dir: &str) -> ProviderResult<Vec<String>> {
+    Ok(make_as(client, shared, dir, false).await?.0)
+}
+
+/// [`make`], going by this plan's survey where `trust_survey`; also whether it took a
+/// folder to be there because the survey said so.
+async fn make_as(
+    client: &Client,
+    shared: &Shared,
+    dir: &str,
+    trust_survey: bool,
+) -> ProviderResult<(Vec<String>, bool)> {
     let mut ours = Vec::new();
+    let mut trusted_there = false;
     let mut at = Some(dir);
     while let Some(d) = at.filter(|d| !SPECIAL_FOLDERS.contains(d)) {
         if !made(shared).contains(d) {
-            let status = none_if_missing(
-                client
-                    .get("/api/2.0/workspace/get-status", &[("path", d.to_string())])
-                    .await,
-            )?;
-            if status.is_some() {
+            let found = trust_survey.then(|| found_there(shared, d)).flatten();
+            let there = match found {
+                Some(there) => {
+                    trusted_there |= there;
+                    there
+                }
+                None => is_there(client, d).await?,
+            };
+            if there {
                 break;
             }
         }
@@ -64,7 +172,7 @@ pub async fn make(client: &Client, shared: &Shared, dir: &str) -> ProviderResult
     if ours.is_empty() {
         // `dir` is there already (or is a special folder): a `mkdirs` would change nothing,
         // and would cost the create a round trip before its import.
-        return Ok(ours);
+        return Ok((ours, trusted_there));
     }
     ours.reverse();
     // Known before they exist, so a create beside this one that finds them made counts them.
@@ -74,7 +182,7 @@ pub async fn make(client: &Client, shared: &Shared, dir: &str) -> ProviderResult
         .post("/api/2.0/workspace/mkdirs", &json!({ "path": dir }))
         .await
         .map_err(err)?;
-    Ok(ours)
+    Ok((ours, trusted_there))
 }
 
 /// The folders `attrs` records.

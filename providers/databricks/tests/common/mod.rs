@@ -59,6 +59,17 @@ impl Harness {
 
     /// Plans `src` (and applies it when `apply`); returns the plan and the apply report.
     pub async fn run(&self, src: &str, mode: PlanMode, apply: bool) -> (Plan, Option<ApplyReport>) {
+        self.run_between(src, mode, apply, async || {}).await
+    }
+
+    /// [`Harness::run`], with `between` done after the plan and before its apply.
+    pub async fn run_between(
+        &self,
+        src: &str,
+        mode: PlanMode,
+        apply: bool,
+        between: impl AsyncFnOnce(),
+    ) -> (Plan, Option<ApplyReport>) {
         let (config, vars) = self.load(src);
         let engine = Engine::new(&config, &self.registry, &vars, "default");
         let backend: Arc<dyn Backend> = Arc::new(LocalBackend::new(self.dir.path()));
@@ -77,6 +88,7 @@ impl Harness {
         if !apply {
             return (planned.plan, None);
         }
+        between().await;
         let opts = ApplyOptions {
             parallelism: 10,
             cancel: CancellationToken::new(),
@@ -148,6 +160,15 @@ impl Harness {
 
     /// Paths of logged requests with this method.
     pub async fn requests(&self, method: &str) -> Vec<String> {
+        self.logged(method)
+            .await
+            .iter()
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// The logged requests with this method, as the local workspace lists them.
+    pub async fn logged(&self, method: &str) -> Vec<serde_json::Value> {
         let log = self
             .control(
                 reqwest::Method::GET,
@@ -155,11 +176,6 @@ impl Harness {
                 serde_json::Value::Null,
             )
             .await;
-        log["requests"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["path"].as_str().unwrap().to_string())
-            .collect()
+        log["requests"].as_array().unwrap().clone()
     }
 }
