@@ -169,10 +169,19 @@ fn apply_killed_at_random_points_then_destroy_leaves_nothing() {
     // Slow enough that a kill at a random moment lands inside the apply, between any two
     // calls of it (a catalog's create and the removal of its `default` schema among them).
     let serve = Serve::start(&d.join(".brickform/local"), &["--latency-ms", "60"]);
+    // The kills are drawn within the time an apply that is not cut short takes here, timed
+    // first: a fixed range would land more of them after the apply's end the faster this
+    // machine, or the apply, is.
+    let started = Instant::now();
+    let (code, out, err) = bf(d, &serve, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "the apply timed\n{out}\n{err}");
+    let span = started.elapsed().as_millis() as u64;
+    let (code, out, err) = bf(d, &serve, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "the destroy after the apply timed\n{out}\n{err}");
     let mut rng = Rng::new(0x0bad_cafe);
     let (mut killed, mut destroyed_clean) = (0, 0);
     for round in 0..rounds {
-        let delay = Duration::from_millis(rng.range(20, 1200));
+        let delay = Duration::from_millis(rng.range(20, span.max(40)));
         if apply_killed_after(d, &serve, delay) {
             killed += 1;
         }
