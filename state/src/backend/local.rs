@@ -315,11 +315,11 @@ impl Backend for LocalBackend {
     }
 
     async fn wal_append(&self, env: &str, record: &WalRecord) -> Result<()> {
-        self.wal_append_sync(env, record)
+        off_worker(|| self.wal_append_sync(env, record))
     }
 
     async fn wal_append_many(&self, env: &str, records: &[WalRecord]) -> Result<()> {
-        self.wal_append_many_sync(env, records)
+        off_worker(|| self.wal_append_many_sync(env, records))
     }
 
     async fn wal_read(&self, env: &str) -> Result<Vec<WalRecord>> {
@@ -386,6 +386,21 @@ fn header_before_resources(bytes: &[u8]) -> Option<Header> {
     serde_json::from_slice(&head).ok()
 }
 
+/// Runs `io` (a write and its sync) with the runtime told that it blocks, where it can be:
+/// a sync waits for the disk, and the write-ahead log is synced for every batch of an
+/// apply's records while its calls are in flight. On a runtime worker the wait would hold
+/// up every task queued there (the answers of those calls, the steps they start); told, the
+/// runtime hands the worker's tasks to another thread first. On a runtime of one thread,
+/// which cannot, or outside any, `io` runs in place.
+fn off_worker<T>(io: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(io)
+        }
+        _ => io(),
+    }
+}
+
 fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>> {
     match fs::read(path) {
         Ok(bytes) => Ok(Some(bytes)),
@@ -449,6 +464,38 @@ fn sync_dir(dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// While a write-ahead log's sync blocks, the other tasks of the runtime go on: here a
+    /// task on the runtime's only worker answers the blocked one. Run in place, the blocked
+    /// call would hold the worker and the answer would never come.
+    #[test]
+    fn blocking_log_work_lets_the_runtime_s_other_tasks_run() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        let answered = rt.block_on(async {
+            tokio::spawn(async {
+                let (tx, rx) = std::sync::mpsc::channel::<()>();
+                tokio::spawn(async move {
+                    let _ = tx.send(());
+                });
+                off_worker(|| rx.recv_timeout(std::time::Duration::from_secs(5)).is_ok())
+            })
+            .await
+            .unwrap()
+        });
+        assert!(
+            answered,
+            "the other task did not run while the blocking work waited"
+        );
+    }
+
+    /// On a runtime of one thread the work runs in place instead of failing.
+    #[tokio::test]
+    async fn blocking_log_work_runs_in_place_on_a_single_threaded_runtime() {
+        assert_eq!(off_worker(|| 7), 7);
+    }
     use crate::{ResourceState, StateDocument};
 
     fn saved(resources: usize) -> (StateDocument, Vec<u8>) {
