@@ -464,6 +464,7 @@ fn sync_dir(dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ResourceState, StateDocument};
 
     /// While a write-ahead log's sync blocks, the other tasks of the runtime go on: here a
     /// task on the runtime's only worker answers the blocked one. Run in place, the blocked
@@ -496,7 +497,6 @@ mod tests {
     async fn blocking_log_work_runs_in_place_on_a_single_threaded_runtime() {
         assert_eq!(off_worker(|| 7), 7);
     }
-    use crate::{ResourceState, StateDocument};
 
     fn saved(resources: usize) -> (StateDocument, Vec<u8>) {
         let dir = tempfile::tempdir().unwrap();

@@ -849,11 +849,10 @@ impl ResourceKind for ContentKind {
         // Its create will need to know whether its folder is there: asked now, beside the
         // lookup, it costs the create no round trip of its own (see `workspace_folders`).
         let survey = async {
-            if let (Some(dir), Ok(client), false) = (
-                volume_files::parent(&path),
-                self.shared.client(),
-                self.store == Store::VolumeFile,
-            ) {
+            if self.store == Store::VolumeFile {
+                return;
+            }
+            if let (Some(dir), Ok(client)) = (volume_files::parent(&path), self.shared.client()) {
                 workspace_folders::survey(&client, &self.shared, dir).await;
             }
         };

@@ -87,8 +87,7 @@ async fn is_there(client: &Client, d: &str) -> ProviderResult<bool> {
 /// cannot read is left for the create to ask about.
 pub async fn survey(client: &Client, shared: &Shared, dir: &str) {
     let plan = shared.plan();
-    let mut at = Some(dir);
-    while let Some(d) = at.filter(|d| !SPECIAL_FOLDERS.contains(d)) {
+    for d in climb(dir) {
         let there = match found_there(shared, d) {
             Some(there) => there,
             None => match is_there(client, d).await {
@@ -102,14 +101,22 @@ pub async fn survey(client: &Client, shared: &Shared, dir: &str) {
         if there {
             return;
         }
-        at = volume_files::parent(d);
     }
+}
+
+/// `dir` and the folders above it, innermost first, up to a special folder (left out).
+fn climb(dir: &str) -> impl Iterator<Item = &str> {
+    std::iter::successors(Some(dir), |d| volume_files::parent(d))
+        .take_while(|d| !SPECIAL_FOLDERS.contains(d))
 }
 
 /// Makes `dir` and every missing folder above it, as this plan's [`survey`] found them,
 /// then `write`s the object into it; the folders that were missing or that another object
 /// of this run made, outermost first. A folder the survey found there that the write finds
-/// gone is looked for again, and the write made once more.
+/// gone is looked for again, and the write made once more: an import into a folder that is
+/// not there is answered `RESOURCE_DOES_NOT_EXIST` ("The parent folder (…) does not
+/// exist."), and the Terraform provider's notebook create likewise makes the folder and
+/// imports again (workspace/resource_notebook.go).
 pub async fn make_then_write<W, F>(
     client: &Client,
     shared: &Shared,
@@ -151,8 +158,7 @@ async fn make_as(
 ) -> ProviderResult<(Vec<String>, bool)> {
     let mut ours = Vec::new();
     let mut trusted_there = false;
-    let mut at = Some(dir);
-    while let Some(d) = at.filter(|d| !SPECIAL_FOLDERS.contains(d)) {
+    for d in climb(dir) {
         if !made(shared).contains(d) {
             let found = trust_survey.then(|| found_there(shared, d)).flatten();
             let there = match found {
@@ -167,7 +173,6 @@ async fn make_as(
             }
         }
         ours.push(d.to_string());
-        at = volume_files::parent(d);
     }
     if ours.is_empty() {
         // `dir` is there already (or is a special folder): a `mkdirs` would change nothing,
