@@ -29,6 +29,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
+/// The command's allocator (cmd/src/main.rs): what is measured is what the command does.
+#[cfg(unix)]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 pub const LATENCY_MS: u64 = 20;
 pub const PARALLELISM: usize = 10;
 
