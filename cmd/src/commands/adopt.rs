@@ -166,7 +166,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     }
     let client = shared.client().said()?;
     let (adopted, mut files) = adoptions(&client, &found, &for_state, &ctx.dir).await?;
-    let (existing, known) = names_taken(config, &doc);
+    let (existing, known) = names_taken(config, &p.registry, &doc);
     let written = configuration(&adopted, &existing, &known);
     let content_files = files.len();
     files.push((
@@ -223,7 +223,7 @@ impl Managed {
             self.ids.insert((r.type_name().to_string(), r.id.clone()));
             if let Some(loc) = registry
                 .kind(r.type_name())
-                .and_then(|k| k.location(&merged_from(r)))
+                .and_then(|k| k.location(&merged_from(r, k.schema())))
             {
                 self.at.insert(loc);
             }
@@ -294,6 +294,7 @@ async fn adoptions<'f>(
 /// which adopted objects refer to by its address.
 fn names_taken(
     config: &brickform_core::lang::load::Config,
+    registry: &brickform_core::provider::Registry,
     doc: &brickform_state::StateDocument,
 ) -> (Vec<String>, Vec<Known>) {
     let existing: Vec<String> = config
@@ -310,11 +311,17 @@ fn names_taken(
         .collect();
     let known: Vec<Known> = managed_entries(doc)
         .filter(|r| r.module().is_root() && config.resources.contains_key(r.resource()))
-        .map(|r| Known {
-            type_name: r.type_name().to_string(),
-            address: r.address(),
-            id: r.id.clone(),
-            values: merged_from(r),
+        .map(|r| {
+            let unknown = Default::default();
+            let schema = registry
+                .kind(r.type_name())
+                .map_or(&unknown, |k| k.schema());
+            Known {
+                type_name: r.type_name().to_string(),
+                address: r.address(),
+                id: r.id.clone(),
+                values: merged_from(r, schema),
+            }
         })
         .collect();
     (existing, known)

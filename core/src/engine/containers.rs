@@ -273,7 +273,7 @@ impl Engine<'_> {
                     .kind(c.type_name())
                     .filter(|k| k.may_take_along())?;
                 let r = state.get(&c.addr)?;
-                Some(kind.takes_along(&r.id, &merged_from(r)))
+                Some(kind.takes_along(&r.id, &merged_from(r, kind.schema())))
             })
             .flatten()
             .collect()
@@ -302,7 +302,7 @@ impl Engine<'_> {
             let (Some(r), Some(loc)) = (state.get(&c.addr), locations.get(&c.addr)) else {
                 continue;
             };
-            let (id, attrs) = (r.id.clone(), merged_from(r));
+            let (id, attrs) = (r.id.clone(), merged_from(r, kind.schema()));
             // A container replaced (for whatever reason: its diff, a trigger, `--replace`)
             // cannot keep what lies inside it, whether or not its delete takes contents: the
             // managed objects inside are replaced with it, or its delete would fail on them.

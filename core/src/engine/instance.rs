@@ -9,7 +9,7 @@ use crate::lang::eval::Evaluator;
 use crate::lang::load::Resource;
 use crate::plan::InstanceKey;
 use crate::plan::diff::{Prior, normalize_object};
-use crate::provider::{Remote, ResourceKind, Schema};
+use crate::provider::{Nesting, Presence, Remote, ResourceKind, Schema};
 use crate::value::{Object, PathStep, Value};
 use brickform_state::{ResourceState, StateDocument};
 
@@ -83,17 +83,21 @@ pub(super) fn sensitive_schema_paths(schema: &Schema) -> Vec<Vec<PathStep>> {
     out
 }
 
+/// What state holds of the instance at `address`, whose kind's schema is `schema`.
 pub(super) fn prior_of(
     state: &StateDocument,
     address: &crate::addrs::InstanceAddr,
+    schema: &Schema,
 ) -> Option<(String, Prior)> {
     let r = state.get(address)?;
-    Some((r.id.clone(), prior_from(r)))
+    Some((r.id.clone(), prior_from(r, schema)))
 }
 
-pub(super) fn prior_from(r: &brickform_state::ResourceState) -> Prior {
+pub(super) fn prior_from(r: &brickform_state::ResourceState, schema: &Schema) -> Prior {
+    let mut config = json_object(&r.config);
+    unset_put_back_in_blocks(schema, &mut config);
     Prior {
-        config: json_object(&r.config),
+        config,
         computed: json_object(&r.computed),
         sensitive: r.sensitive.clone(),
     }
@@ -105,8 +109,13 @@ pub(super) fn prior_from(r: &brickform_state::ResourceState) -> Prior {
 ///
 /// Each value is converted once: a configured value that is set wins over the computed one
 /// in its place, and configured-only keys follow, in their order.
-pub fn merged_from(r: &brickform_state::ResourceState) -> Object {
-    merged_where(r, |_| true)
+///
+/// `schema` is the kind's: the unset keys a state entry leaves out of its blocks are put
+/// back (see [`unset_put_back_in_blocks`]).
+pub fn merged_from(r: &brickform_state::ResourceState, schema: &Schema) -> Object {
+    let mut out = merged_where(r, |_| true);
+    unset_put_back_in_blocks(schema, &mut out);
+    out
 }
 
 /// The attributes of [`merged_from`] that are neither lists nor objects (blocks): what
@@ -236,7 +245,96 @@ pub(super) fn state_entry(
     }
     rs.dependencies = dependencies.to_vec();
     redactor.redact(&mut rs, &state_paths(&sensitive_paths));
+    unset_left_out_of_blocks(schema, &mut rs.config);
     Ok(rs)
+}
+
+/// Leaves out of the nested blocks of a state entry's configuration every key whose value
+/// is null: what the configuration leaves unset inside a block is not sent, and kept it
+/// would be most of the entry (a repeated block may declare some fifty attributes and
+/// blocks, of which one object sets a handful: nine keys in ten were null). Whoever
+/// reads the entry gets them back ([`unset_put_back_in_blocks`], in [`prior_from`] and
+/// [`merged_from`]). The entry's own keys stay, null or not: which of them the
+/// configuration set is read from the entry.
+///
+/// Only blocks are walked, by their schema: an attribute's value (a map of the user's,
+/// whose null entries are the user's to keep) is left as it is.
+fn unset_left_out_of_blocks(
+    schema: &Schema,
+    object: &mut serde_json::Map<String, serde_json::Value>,
+) {
+    for b in &schema.blocks {
+        let items = match object.get_mut(b.name) {
+            Some(serde_json::Value::Array(items)) => items.iter_mut().collect(),
+            Some(one @ serde_json::Value::Object(_)) => vec![one],
+            _ => Vec::new(),
+        };
+        for item in items {
+            if let serde_json::Value::Object(inner) = item {
+                inner.retain(|_, v| !v.is_null());
+                unset_left_out_of_blocks(&b.schema, inner);
+            }
+        }
+    }
+}
+
+/// Puts back into the nested blocks of `object` what [`unset_left_out_of_blocks`] left out
+/// of a state entry, as the configuration decodes a block: every configurable attribute,
+/// then every nested block, in the schema's order, null (an empty list for a repeated
+/// block) where unset; keys the schema does not declare follow. So what is read from state
+/// (a plan's `before`, the prior an update or a read is given) is what was applied, whether
+/// the entry was written with its unset keys or without. A block that has them all is left
+/// as it is.
+pub fn unset_put_back_in_blocks(schema: &Schema, object: &mut Object) {
+    for b in &schema.blocks {
+        match object.get_mut(b.name) {
+            Some(Value::List(items)) => {
+                for item in items {
+                    if let Value::Object(inner) = item {
+                        put_back(&b.schema, inner);
+                    }
+                }
+            }
+            Some(Value::Object(inner)) => put_back(&b.schema, inner),
+            _ => {}
+        }
+    }
+}
+
+/// [`unset_put_back_in_blocks`] for one block's object, and the blocks inside it.
+fn put_back(schema: &Schema, block: &mut Object) {
+    let configurable = || {
+        schema
+            .attributes
+            .iter()
+            .filter(|a| a.presence != Presence::Computed)
+    };
+    let whole = configurable().all(|a| block.contains_key(a.name))
+        && schema.blocks.iter().all(|b| block.contains_key(b.name));
+    if !whole {
+        let mut rest = std::mem::take(block);
+        let mut out = Object::with_capacity_and_hasher(
+            schema.attributes.len() + schema.blocks.len() + rest.len(),
+            Default::default(),
+        );
+        for a in configurable() {
+            let v = rest.shift_remove(a.name).unwrap_or(Value::Null);
+            out.insert(a.name.to_string(), v);
+        }
+        for b in &schema.blocks {
+            let unset = match b.nesting {
+                Nesting::Single => Value::Null,
+                Nesting::List | Nesting::Keyed(_) => Value::List(Vec::new()),
+            };
+            out.insert(
+                b.name.to_string(),
+                rest.shift_remove(b.name).unwrap_or(unset),
+            );
+        }
+        out.extend(rest);
+        *block = out;
+    }
+    unset_put_back_in_blocks(schema, block);
 }
 
 #[cfg(test)]
@@ -283,7 +381,136 @@ mod tests {
         prop::collection::vec(("[a-e]", value), 0..6)
     }
 
+    /// A kind's schema with what the state's unset keys depend on: attributes, a computed
+    /// one (never in a configuration), a map of the user's, repeated and single blocks,
+    /// and a block inside a block.
+    fn nested_schema() -> Schema {
+        use crate::provider::{AttrType, Attribute, BlockType};
+        let deep = Schema::new()
+            .attr(Attribute::optional("x", AttrType::String))
+            .attr(Attribute::optional("y", AttrType::Number));
+        let item = Schema::new()
+            .attr(Attribute::required("key", AttrType::String))
+            .attr(Attribute::optional("note", AttrType::String))
+            .attr(Attribute::new("made", AttrType::String, Presence::Computed))
+            .attr(Attribute::optional("conf", AttrType::string_map()))
+            .block(BlockType::single("deep", deep.clone()))
+            .block(BlockType::list("deeps", deep));
+        Schema::new()
+            .attr(Attribute::optional("name", AttrType::String))
+            .attr(Attribute::optional("tags", AttrType::string_map()))
+            .block(BlockType::list("item", item.clone()))
+            .block(BlockType::single("one", item))
+    }
+
+    /// An object of `schema` as the configuration decodes it: every configurable attribute,
+    /// then every block, in the schema's order, unset ones null (repeated blocks empty),
+    /// what is set drawn from `draw`.
+    fn decoded(schema: &Schema, draw: &mut impl Iterator<Item = u8>, depth: usize) -> Object {
+        fn next(draw: &mut impl Iterator<Item = u8>) -> u8 {
+            draw.next().unwrap_or(0)
+        }
+        let mut out = Object::default();
+        for a in schema
+            .attributes
+            .iter()
+            .filter(|a| a.presence != Presence::Computed)
+        {
+            let v = match (next(draw) % 3, &a.ty) {
+                (0, _) => Value::Null,
+                // A map of the user's, with a null entry that is the user's to keep.
+                (_, crate::provider::AttrType::Map(_)) => Value::Object(Object::from_iter([
+                    ("set".to_string(), Value::from("v")),
+                    ("unset".to_string(), Value::Null),
+                ])),
+                (_, crate::provider::AttrType::Number) => Value::from_i64(i64::from(next(draw))),
+                _ => Value::from(format!("s{}", next(draw)).as_str()),
+            };
+            out.insert(a.name.to_string(), v);
+        }
+        for b in &schema.blocks {
+            let count = if depth > 2 {
+                0
+            } else {
+                usize::from(next(draw) % 3)
+            };
+            let mut items: Vec<Value> = (0..count)
+                .map(|_| Value::Object(decoded(&b.schema, draw, depth + 1)))
+                .collect();
+            let v = match b.nesting {
+                Nesting::Single => items.pop().unwrap_or(Value::Null),
+                _ => Value::List(items),
+            };
+            out.insert(b.name.to_string(), v);
+        }
+        out
+    }
+
+    fn pairs(o: &Object) -> Vec<(String, Value)> {
+        o.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+
+    /// Nested values compared with their keys' order (an `Object` compares as a map).
+    fn ordered(v: &Value) -> serde_json::Value {
+        serde_json::to_value(v.to_json()).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_state_entry_keeps_no_unset_key_inside_its_blocks_but_the_user_s_map_entries() {
+        let schema = nested_schema();
+        let config = Object::from_iter([
+            ("name".to_string(), Value::Null),
+            (
+                "item".to_string(),
+                Value::List(vec![Value::Object(Object::from_iter([
+                    ("key".to_string(), Value::from("a")),
+                    ("note".to_string(), Value::Null),
+                    (
+                        "conf".to_string(),
+                        Value::Object(Object::from_iter([("k".to_string(), Value::Null)])),
+                    ),
+                    ("deep".to_string(), Value::Null),
+                    ("deeps".to_string(), Value::List(Vec::new())),
+                ]))]),
+            ),
+        ]);
+        let mut json: serde_json::Map<String, serde_json::Value> = config
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_json()))
+            .collect();
+        unset_left_out_of_blocks(&schema, &mut json);
+        assert_eq!(
+            serde_json::Value::Object(json),
+            serde_json::json!({
+                "name": null,
+                "item": [{ "key": "a", "conf": { "k": null }, "deeps": [] }],
+            })
+        );
+    }
+
     proptest! {
+        /// What a state entry leaves out of its blocks is put back as it was decoded, in
+        /// its order: what is read from state is what was applied.
+        #[test]
+        fn unset_keys_left_out_of_state_are_put_back_in_order(draw in prop::collection::vec(any::<u8>(), 0..200)) {
+            let schema = nested_schema();
+            let config = decoded(&schema, &mut draw.into_iter(), 0);
+            let mut json: serde_json::Map<String, serde_json::Value> = config
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_json()))
+                .collect();
+            unset_left_out_of_blocks(&schema, &mut json);
+            let mut back = json_object(&json);
+            unset_put_back_in_blocks(&schema, &mut back);
+            prop_assert_eq!(pairs(&back), pairs(&config));
+            // An entry written with its unset keys (by an earlier version) reads as it is.
+            let mut whole = config.clone();
+            unset_put_back_in_blocks(&schema, &mut whole);
+            let (back, whole, config) = (Value::Object(back), Value::Object(whole), Value::Object(config));
+            prop_assert_eq!(ordered(&back).to_string(), ordered(&config).to_string());
+            prop_assert_eq!(ordered(&whole).to_string(), ordered(&config).to_string());
+        }
+
         #[test]
         fn merged_from_is_the_naive_merge_with_its_order(config in half(), computed in half()) {
             let entry = serde_json::json!({
@@ -293,7 +520,7 @@ mod tests {
                 "computed": serde_json::Map::from_iter(computed),
             });
             let r: brickform_state::ResourceState = serde_json::from_value(entry).unwrap();
-            let fast: Vec<(String, Value)> = merged_from(&r).into_iter().collect();
+            let fast: Vec<(String, Value)> = merged_from(&r, &Schema::default()).into_iter().collect();
             let naive: Vec<(String, Value)> = merged_naively(&r).into_iter().collect();
             prop_assert_eq!(fast, naive);
         }

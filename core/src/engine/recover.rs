@@ -145,7 +145,7 @@ impl Engine<'_> {
                             let prior = addr
                                 .as_ref()
                                 .ok()
-                                .and_then(|a| super::instance::prior_of(doc, a))
+                                .and_then(|a| super::instance::prior_of(doc, a, kind.schema()))
                                 .map(|(_, p)| p.merged())
                                 .unwrap_or_default();
                             if let Err(e) = kind.complete_delete(&ctx, id, &prior).await {

@@ -103,7 +103,12 @@ impl Engine<'_> {
                     // The last applied values as references see them, converted straight
                     // from the state entry (as `Prior::merged` would make them from its
                     // two halves).
-                    (r.address(), r.id.clone(), merged_from(r), answer)
+                    (
+                        r.address(),
+                        r.id.clone(),
+                        merged_from(r, kind.schema()),
+                        answer,
+                    )
                 })
                 .collect();
             let ctx = self.op_context(type_name, &lineage);

@@ -503,6 +503,14 @@ impl World {
         )
     }
 
+    /// The schema of a managed resource's or a data source's kind, when a provider has it.
+    pub fn schema(&self, mode: Mode, type_name: &str) -> Option<&Schema> {
+        match mode {
+            Mode::Managed => self.schemas.get(type_name),
+            Mode::Data => self.schemas.get(&format!("data.{type_name}")),
+        }
+    }
+
     pub fn set_instance(
         &mut self,
         module: &ModuleInstance,
@@ -512,11 +520,7 @@ impl World {
         key: Option<&InstanceKey>,
         mut v: Value,
     ) {
-        let schema = match mode {
-            Mode::Managed => self.schemas.get(type_name),
-            Mode::Data => self.schemas.get(&format!("data.{type_name}")),
-        };
-        if let (Some(schema), Value::Object(o)) = (schema, &mut v) {
+        if let (Some(schema), Value::Object(o)) = (self.schema(mode, type_name), &mut v) {
             complete(schema, o);
         }
         let size = World::size(&v);

@@ -88,7 +88,10 @@ impl Step<'_> {
         let rs = self.entry(remote, sent)?;
         // What references see is made before the entry goes to the log, which keeps it;
         // an instance nothing reads needs none.
-        let seen = self.work.referenced.then(|| merged_from(&rs));
+        let seen = self
+            .work
+            .referenced
+            .then(|| merged_from(&rs, self.kind.schema()));
         self.close(seq, recorded(rs)).await?;
         if let Some(seen) = seen {
             set_world_value(self.shared, self.change, seen, sent);

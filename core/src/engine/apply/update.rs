@@ -28,7 +28,7 @@ pub(super) async fn run(step: &Step<'_>) -> Result<Option<String>, NodeError> {
 pub(super) async fn write(step: &Step<'_>, id: &str, config: &Object) -> ProviderResult<Remote> {
     let prior = {
         let doc = step.shared.doc.lock().await;
-        prior_of(&doc, &step.change.addr)
+        prior_of(&doc, &step.change.addr, step.kind.schema())
             .map(|(_, p)| p.applied(step.kind.schema()))
             .unwrap_or_else(|| step.prior())
     };

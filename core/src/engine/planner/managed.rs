@@ -250,7 +250,7 @@ impl PlanWalk<'_, '_> {
         config: &Object,
     ) -> Option<(String, Prior)> {
         let state = self.state;
-        let mut prior = prior_of(state, addr);
+        let mut prior = prior_of(state, addr, block.kind.schema());
         if let Some((_, p)) = prior.as_mut() {
             crate::engine::sensitive::restore(p, config, block.kind.schema(), &|v, fp| {
                 state.fingerprint_matches(&v.to_json(), fp)

@@ -89,7 +89,10 @@ impl Engine<'_> {
             let gone = match self.registry_for(&r.provider).kind(r.type_name()) {
                 Some(kind) if req.refresh && !self.offline => {
                     let ctx = self.op_context(&r.address(), state.lineage());
-                    matches!(kind.read(&ctx, &r.id, &merged_from(r)).await, Ok(None))
+                    matches!(
+                        kind.read(&ctx, &r.id, &merged_from(r, kind.schema())).await,
+                        Ok(None)
+                    )
                 }
                 _ => false,
             };
@@ -113,18 +116,19 @@ impl Engine<'_> {
         action: Action,
         reason: ActionReason,
     ) -> ResourceChange {
-        let shape = self
+        let unknown = Default::default();
+        let schema = self
             .registry
             .kind(r.type_name())
-            .map(|k| Shape::of(k.schema()))
-            .unwrap_or_else(|| Shape::of(&Default::default()));
+            .map_or(&unknown, |k| k.schema());
+        let shape = Shape::of(schema);
         ResourceChange {
             addr: r.addr.clone(),
             provider: r.provider.clone(),
             action,
             reason: Some(reason),
             id: Some(r.id.clone()),
-            before: Some(SerObject(merged_from(r))),
+            before: Some(SerObject(merged_from(r, schema))),
             after: None,
             fields: Vec::new(),
             block_paths: shape.block_paths,
