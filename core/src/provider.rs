@@ -394,6 +394,14 @@ pub struct BlockType {
 }
 
 impl BlockType {
+    /// The value of a block the configuration has none of: null for a single block, an
+    /// empty list for repeated ones.
+    pub fn none(&self) -> crate::value::Value {
+        match self.nesting {
+            Nesting::Single => crate::value::Value::Null,
+            Nesting::List | Nesting::Keyed(_) => crate::value::Value::List(Vec::new()),
+        }
+    }
     pub fn new(name: &'static str, nesting: Nesting, schema: Schema) -> Self {
         BlockType {
             name,
@@ -488,9 +496,17 @@ pub struct Elsewhere {
     pub rewrite: &'static str,
 }
 
+/// The schema of a kind no provider knows (a state entry of a kind since removed): it
+/// declares nothing, so whatever is read with it is taken as it is.
+static EMPTY_SCHEMA: std::sync::LazyLock<Schema> = std::sync::LazyLock::new(Schema::default);
+
 impl Schema {
     pub fn new() -> Self {
         Self::default()
+    }
+    /// The schema that declares nothing, for reading what no provider describes.
+    pub fn empty() -> &'static Schema {
+        &EMPTY_SCHEMA
     }
     pub fn attr(mut self, a: Attribute) -> Self {
         self.attributes.push(a);

@@ -8,6 +8,7 @@ use anyhow::anyhow;
 use brickform_core::engine::merged_from;
 use brickform_core::lang::generate::{Adopted, Known, configuration};
 use brickform_core::location::Location;
+use brickform_core::provider::Schema;
 use brickform_core::value::Value;
 use brickform_databricks::adopt::{Discovered, ForState, Rules, discover, what};
 use std::collections::HashSet;
@@ -312,10 +313,9 @@ fn names_taken(
     let known: Vec<Known> = managed_entries(doc)
         .filter(|r| r.module().is_root() && config.resources.contains_key(r.resource()))
         .map(|r| {
-            let unknown = Default::default();
             let schema = registry
                 .kind(r.type_name())
-                .map_or(&unknown, |k| k.schema());
+                .map_or(Schema::empty(), |k| k.schema());
             Known {
                 type_name: r.type_name().to_string(),
                 address: r.address(),

@@ -107,8 +107,9 @@ impl Engine<'_> {
                 Some(entry) => {
                     // State keeps only fingerprints of sensitive values: reading one must
                     // say it is sensitive, not that the attribute is missing or null.
-                    let unknown = Default::default();
-                    let schema = world.schema(r.mode, &r.type_name).unwrap_or(&unknown);
+                    let schema = world
+                        .schema(r.mode, &r.type_name)
+                        .unwrap_or(crate::provider::Schema::empty());
                     let mut o = super::instance::merged_from(entry, schema);
                     for path in entry.sensitive.keys() {
                         let steps = brickform_state::sensitive_path::split(path);

@@ -72,7 +72,7 @@ pub(super) fn sensitive_schema_paths(schema: &Schema) -> Vec<Vec<PathStep>> {
     for b in schema
         .blocks
         .iter()
-        .filter(|b| b.nesting == crate::provider::Nesting::Single)
+        .filter(|b| b.nesting == Nesting::Single)
     {
         for inner in sensitive_schema_paths(&b.schema) {
             let mut path = vec![PathStep::Key(b.name.to_string())];
@@ -322,14 +322,8 @@ fn put_back(schema: &Schema, block: &mut Object) {
             out.insert(a.name.to_string(), v);
         }
         for b in &schema.blocks {
-            let unset = match b.nesting {
-                Nesting::Single => Value::Null,
-                Nesting::List | Nesting::Keyed(_) => Value::List(Vec::new()),
-            };
-            out.insert(
-                b.name.to_string(),
-                rest.shift_remove(b.name).unwrap_or(unset),
-            );
+            let v = rest.shift_remove(b.name).unwrap_or_else(|| b.none());
+            out.insert(b.name.to_string(), v);
         }
         out.extend(rest);
         *block = out;

@@ -5,7 +5,7 @@ use crate::addrs::ModuleInstance;
 use crate::engine::watch::Watch;
 use crate::lang::eval::Roots;
 use crate::plan::{InstanceKey, Mode};
-use crate::provider::{Nesting, Registry, Schema};
+use crate::provider::{Registry, Schema};
 use crate::value::{Object, PathStep, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -76,22 +76,19 @@ pub fn complete(schema: &Schema, o: &mut Object) {
         }
     }
     for b in &schema.blocks {
-        match (o.get_mut(b.name), &b.nesting) {
-            (None, Nesting::Single) => {
-                o.insert(b.name.to_string(), Value::Null);
+        match o.get_mut(b.name) {
+            None => {
+                o.insert(b.name.to_string(), b.none());
             }
-            (None, Nesting::List | Nesting::Keyed(_)) => {
-                o.insert(b.name.to_string(), Value::List(Vec::new()));
-            }
-            (Some(Value::Object(inner)), _) => complete(&b.schema, inner),
-            (Some(Value::List(items)), _) => {
+            Some(Value::Object(inner)) => complete(&b.schema, inner),
+            Some(Value::List(items)) => {
                 for item in items {
                     if let Value::Object(inner) = item {
                         complete(&b.schema, inner);
                     }
                 }
             }
-            (Some(_), _) => {}
+            Some(_) => {}
         }
     }
 }

@@ -116,11 +116,10 @@ impl Engine<'_> {
         action: Action,
         reason: ActionReason,
     ) -> ResourceChange {
-        let unknown = Default::default();
         let schema = self
             .registry
             .kind(r.type_name())
-            .map_or(&unknown, |k| k.schema());
+            .map_or(crate::provider::Schema::empty(), |k| k.schema());
         let shape = Shape::of(schema);
         ResourceChange {
             addr: r.addr.clone(),

@@ -254,8 +254,9 @@ impl PlanWalk<'_, '_> {
             }
             world.declare_block(r);
             for rs in objects {
-                let unknown = Default::default();
-                let schema = world.schema(r.mode, &r.type_name).unwrap_or(&unknown);
+                let schema = world
+                    .schema(r.mode, &r.type_name)
+                    .unwrap_or(crate::provider::Schema::empty());
                 let v = Value::Object(crate::engine::instance::merged_from(rs, schema));
                 world.set_instance(&r.module, r.mode, &r.type_name, &r.name, rs.key(), v);
                 for path in rs.sensitive.keys() {
