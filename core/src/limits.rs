@@ -82,7 +82,7 @@ pub fn measure(v: &Value, cap: u64) -> (u64, usize) {
             }
             Value::Object(o) => {
                 deepest = deepest.max(depth + 1);
-                for (k, v) in o {
+                for (k, v) in o.iter() {
                     total = total.saturating_add(k.len() as u64);
                     stack.push((v, depth + 1));
                 }

@@ -23,8 +23,10 @@ pub enum Value {
     String(String),
     /// Lists, tuples and sets (a set is a list kept sorted and without duplicates).
     List(Vec<Value>),
-    /// Maps and objects.
-    Object(Object),
+    /// Maps and objects. Boxed: a map is more than twice the size of a string or a list, and
+    /// unboxed it set the size of every value, nulls included, of which a decoded
+    /// configuration holds thousands (each block declares every attribute it has).
+    Object(Box<Object>),
     /// A value that will only be known after apply.
     Unknown,
 }
@@ -157,7 +159,8 @@ impl Value {
             serde_json::Value::Object(o) => Value::Object(
                 o.iter()
                     .map(|(k, v)| (k.clone(), Value::from_json(v)))
-                    .collect(),
+                    .collect::<crate::value::Object>()
+                    .into(),
             ),
         }
     }
@@ -190,7 +193,7 @@ impl From<Vec<Value>> for Value {
 }
 impl From<Object> for Value {
     fn from(o: Object) -> Self {
-        Value::Object(o)
+        Value::Object(Box::new(o))
     }
 }
 
@@ -357,11 +360,23 @@ pub fn number_to_string(n: &serde_json::Number) -> String {
 mod tests {
     use super::*;
 
+    /// A value is as small as a string: a map inline would double it (see `Value::Object`).
+    #[test]
+    fn a_value_is_the_size_of_a_string_and_its_tag() {
+        assert_eq!(
+            std::mem::size_of::<Value>(),
+            std::mem::size_of::<String>() + std::mem::size_of::<usize>()
+        );
+    }
+
     #[test]
     fn unknown_is_found_deep_inside() {
         let v = Value::List(vec![
             Value::from("a"),
-            Value::Object(Object::from_iter([("x".to_string(), Value::Unknown)])),
+            Value::Object(Box::new(Object::from_iter([(
+                "x".to_string(),
+                Value::Unknown,
+            )]))),
         ]);
         assert!(v.contains_unknown());
         assert!(!Value::from("a").contains_unknown());
@@ -376,10 +391,10 @@ mod tests {
 
     #[test]
     fn display_is_hcl_like() {
-        let v = Value::Object(Object::from_iter([
+        let v = Value::Object(Box::new(Object::from_iter([
             ("name".to_string(), Value::from("x\"y")),
             ("my key".to_string(), Value::from(1i64)),
-        ]));
+        ])));
         assert_eq!(v.to_string(), r#"{name = "x\"y", "my key" = 1}"#);
         assert_eq!(
             path_string(&[

@@ -319,7 +319,7 @@ fn differs<'a>(
     match (now, planned) {
         (_, Value::Unknown) | (Value::Null, _) => None,
         (Value::Object(a), Value::Object(b)) => {
-            for (k, v) in a {
+            for (k, v) in a.iter() {
                 path.push(Step::Key(k));
                 if let Some(f) = differs(v, b.get(k).unwrap_or(&Value::Null), path) {
                     return Some(f);
@@ -422,10 +422,10 @@ mod tests {
             ("owner", "service".into()),
             (
                 "item",
-                Value::List(vec![Value::Object(obj(&[
+                Value::List(vec![Value::Object(Box::new(obj(&[
                     ("key", "k".into()),
                     ("extra", "kept".into()),
-                ]))]),
+                ])))]),
             ),
         ]);
         let now = obj(&[
@@ -434,7 +434,7 @@ mod tests {
             ("owner", Value::Null),
             (
                 "item",
-                Value::List(vec![Value::Object(obj(&[("key", "k".into())]))]),
+                Value::List(vec![Value::Object(Box::new(obj(&[("key", "k".into())])))]),
             ),
         ]);
         assert_eq!(differs_from_plan(&now, &planned, &[]), None);
@@ -442,7 +442,7 @@ mod tests {
 
     #[test]
     fn a_nested_difference_is_named_by_its_path_and_sensitive_ones_are_not_compared() {
-        let item = |k: &str| Value::Object(obj(&[("key", k.into())]));
+        let item = |k: &str| Value::Object(Box::new(obj(&[("key", k.into())])));
         let planned = obj(&[
             ("item", Value::List(vec![item("a"), item("b")])),
             ("secret", Value::Null),

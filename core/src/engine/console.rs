@@ -121,7 +121,7 @@ impl Engine<'_> {
                             world.mark_sensitive(&r.module, &r.type_name, &r.name, attr);
                         }
                     }
-                    Value::Object(o)
+                    Value::Object(Box::new(o))
                 }
                 None => Value::Unknown,
             };

@@ -413,10 +413,12 @@ mod tests {
             let v = match (next(draw) % 3, &a.ty) {
                 (0, _) => Value::Null,
                 // A map of the user's, with a null entry that is the user's to keep.
-                (_, crate::provider::AttrType::Map(_)) => Value::Object(Object::from_iter([
-                    ("set".to_string(), Value::from("v")),
-                    ("unset".to_string(), Value::Null),
-                ])),
+                (_, crate::provider::AttrType::Map(_)) => {
+                    Value::Object(Box::new(Object::from_iter([
+                        ("set".to_string(), Value::from("v")),
+                        ("unset".to_string(), Value::Null),
+                    ])))
+                }
                 (_, crate::provider::AttrType::Number) => Value::from_i64(i64::from(next(draw))),
                 _ => Value::from(format!("s{}", next(draw)).as_str()),
             };
@@ -429,7 +431,7 @@ mod tests {
                 usize::from(next(draw) % 3)
             };
             let mut items: Vec<Value> = (0..count)
-                .map(|_| Value::Object(decoded(&b.schema, draw, depth + 1)))
+                .map(|_| Value::Object(Box::new(decoded(&b.schema, draw, depth + 1))))
                 .collect();
             let v = match b.nesting {
                 Nesting::Single => items.pop().unwrap_or(Value::Null),
@@ -456,16 +458,19 @@ mod tests {
             ("name".to_string(), Value::Null),
             (
                 "item".to_string(),
-                Value::List(vec![Value::Object(Object::from_iter([
+                Value::List(vec![Value::Object(Box::new(Object::from_iter([
                     ("key".to_string(), Value::from("a")),
                     ("note".to_string(), Value::Null),
                     (
                         "conf".to_string(),
-                        Value::Object(Object::from_iter([("k".to_string(), Value::Null)])),
+                        Value::Object(Box::new(Object::from_iter([(
+                            "k".to_string(),
+                            Value::Null,
+                        )]))),
                     ),
                     ("deep".to_string(), Value::Null),
                     ("deeps".to_string(), Value::List(Vec::new())),
-                ]))]),
+                ])))]),
             ),
         ]);
         let mut json: serde_json::Map<String, serde_json::Value> = config
@@ -500,7 +505,7 @@ mod tests {
             // An entry written with its unset keys (by an earlier version) reads as it is.
             let mut whole = config.clone();
             unset_put_back_in_blocks(&schema, &mut whole);
-            let (back, whole, config) = (Value::Object(back), Value::Object(whole), Value::Object(config));
+            let (back, whole, config) = (Value::Object(Box::new(back)), Value::Object(Box::new(whole)), Value::Object(Box::new(config)));
             prop_assert_eq!(ordered(&back).to_string(), ordered(&config).to_string());
             prop_assert_eq!(ordered(&whole).to_string(), ordered(&config).to_string());
         }

@@ -51,7 +51,7 @@ fn walk(v: &Value, path: &mut Vec<PathStep>, out: &mut Vec<Finding>) {
             }
         }
         Value::Object(o) => {
-            for (k, item) in o {
+            for (k, item) in o.iter() {
                 path.push(PathStep::Key(k.clone()));
                 walk(item, path, out);
                 path.pop();
@@ -94,8 +94,8 @@ mod tests {
         config.insert(
             "task".into(),
             Value::List(vec![
-                Value::Object(Object::default()),
-                Value::Object(nested),
+                Value::Object(Box::default()),
+                Value::Object(Box::new(nested)),
             ]),
         );
         config.insert("owner".into(), Value::from("CHANGE_ME"));

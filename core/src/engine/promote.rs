@@ -274,8 +274,8 @@ pub fn compare(
                 let mut d = Vec::new();
                 diff_values(
                     &[],
-                    Some(&Value::Object((*x).clone())),
-                    Some(&Value::Object((*y).clone())),
+                    Some(&Value::Object(Box::new((*x).clone()))),
+                    Some(&Value::Object(Box::new((*y).clone()))),
                     &mut d,
                 );
                 let type_name = type_of.get(addr).copied().unwrap_or_default();
@@ -288,8 +288,8 @@ pub fn compare(
             (x, y) => raw.push((
                 addr.clone(),
                 Vec::new(),
-                x.map(|o| Value::Object((*o).clone())),
-                y.map(|o| Value::Object((*o).clone())),
+                x.map(|o| Value::Object(Box::new((*o).clone()))),
+                y.map(|o| Value::Object(Box::new((*o).clone()))),
                 true,
             )),
         }

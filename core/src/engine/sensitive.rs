@@ -236,10 +236,10 @@ mod tests {
     #[test]
     fn a_map_key_holding_a_dot_or_digits_is_one_step() {
         let conf = |v: &str| {
-            Value::Object(Object::from_iter([
+            Value::Object(Box::new(Object::from_iter([
                 ("spark.password".to_string(), Value::from(v)),
                 ("1".to_string(), Value::from(v)),
-            ]))
+            ])))
         };
         let config = Object::from_iter([("spark_conf".to_string(), conf("s3cret"))]);
         let dotted = brickform_state::sensitive_path::join(["spark_conf", "spark.password"]);
@@ -269,10 +269,10 @@ mod tests {
     #[test]
     fn nested_paths_are_restored_and_redacted() {
         let task = |tok: &str| {
-            Value::List(vec![Value::Object(Object::from_iter([
+            Value::List(vec![Value::Object(Box::new(Object::from_iter([
                 ("key".to_string(), Value::from("a")),
                 ("token".to_string(), Value::from(tok)),
-            ]))])
+            ])))])
         };
         let config = Object::from_iter([("task".to_string(), task("s3cret"))]);
         let mut prior = Prior {
@@ -336,10 +336,10 @@ mod tests {
                 Some(p) => Object::from_iter([("password".to_string(), Value::from(p))]),
                 None => Object::default(),
             };
-            Value::List(vec![Value::Object(Object::from_iter([
+            Value::List(vec![Value::Object(Box::new(Object::from_iter([
                 ("url".to_string(), Value::from("r/i")),
-                ("auth".to_string(), Value::Object(auth)),
-            ]))])
+                ("auth".to_string(), Value::Object(Box::new(auth))),
+            ])))])
         };
         let prior_of = || Prior {
             config: Object::from_iter([("image".to_string(), image(None))]),
@@ -379,7 +379,7 @@ mod tests {
             if let Some(s) = secret {
                 o.insert("secret".into(), Value::from(s));
             }
-            Value::Object(o)
+            Value::Object(Box::new(o))
         };
         let config = Object::from_iter([("principal".to_string(), block(Some("new")))]);
         let prior_of = || Prior {

@@ -43,7 +43,8 @@ pub(crate) fn evaluate(world: &mut World, config: &Config, id: &ConfigNode) -> D
                                 names
                                     .iter()
                                     .map(|n| (n.to_string(), Value::Unknown))
-                                    .collect(),
+                                    .collect::<crate::value::Object>()
+                                    .into(),
                             )
                         };
                         if i.has_count {

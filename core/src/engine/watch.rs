@@ -119,7 +119,7 @@ mod tests {
             "t",
             "a",
             Some(&crate::plan::InstanceKey::Index(0)),
-            Value::Object(o),
+            Value::Object(Box::new(o)),
         );
         w
     }

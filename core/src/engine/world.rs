@@ -134,7 +134,8 @@ impl World {
         let root = world.new_scope(".");
         world.scopes.insert(ModuleInstance::root(), root);
         let root = world.scope_mut(&ModuleInstance::root());
-        root.roots.insert("var".to_string(), Value::Object(vars));
+        root.roots
+            .insert("var".to_string(), Value::Object(Box::new(vars)));
         root.sensitive_vars = sensitive_vars;
         world
     }
@@ -143,22 +144,22 @@ impl World {
     fn new_scope(&self, dir: &str) -> Scope {
         let mut roots = HashMap::new();
         for name in ["var", "local", "data", "module"] {
-            roots.insert(name.to_string(), Value::Object(Object::default()));
+            roots.insert(name.to_string(), Value::Object(Box::default()));
         }
         roots.insert(
             "path".to_string(),
-            Value::Object(Object::from_iter([
+            Value::Object(Box::new(Object::from_iter([
                 ("root".to_string(), Value::from(".")),
                 ("module".to_string(), Value::from(dir)),
                 ("cwd".to_string(), Value::from(self.cwd.as_str())),
-            ])),
+            ]))),
         );
         roots.insert(
             "brickform".to_string(),
-            Value::Object(Object::from_iter([(
+            Value::Object(Box::new(Object::from_iter([(
                 "environment".to_string(),
                 Value::from(self.environment.as_str()),
-            )])),
+            )]))),
         );
         Scope {
             roots,
@@ -231,7 +232,7 @@ impl World {
             } else if call.has_count {
                 Value::List(Vec::new())
             } else if call.has_for_each {
-                Value::Object(Object::default())
+                Value::Object(Box::default())
             } else {
                 Value::Null
             };
@@ -254,7 +255,8 @@ impl World {
                 info.outputs
                     .iter()
                     .map(|o| (o.clone(), Value::Unknown))
-                    .collect(),
+                    .collect::<crate::value::Object>()
+                    .into(),
             );
             // Every call's shape was declared above.
             let Some(slot) = self.calls_mut(&parent).get_mut(&step.name) else {
@@ -546,7 +548,7 @@ impl World {
             Some(InstanceKey::Key(k)) => {
                 let entry = slot
                     .entry(name.to_string())
-                    .or_insert_with(|| Value::Object(Object::default()));
+                    .or_insert_with(|| Value::Object(Box::default()));
                 match entry {
                     Value::Object(o) => Some(o.insert(k.clone(), v)),
                     _ => None,
@@ -560,7 +562,7 @@ impl World {
 }
 
 fn empty() -> Value {
-    Value::Object(Object::default())
+    Value::Object(Box::default())
 }
 
 fn ensure_object(v: &mut Value) -> &mut Object {
@@ -671,10 +673,10 @@ mod tests {
             ("name".to_string(), Value::from("x".repeat(100))),
             (
                 "tags".to_string(),
-                Value::Object(Object::from_iter([(
+                Value::Object(Box::new(Object::from_iter([(
                     "k".to_string(),
                     Value::List(vec![Value::from("v"), Value::Null]),
-                )])),
+                )]))),
             ),
         ]);
         let (mut held, mut counted) = (world(), world());
@@ -684,7 +686,7 @@ mod tests {
             "t",
             "n",
             None,
-            Value::Object(o.clone()),
+            Value::Object(Box::new(o.clone())),
         );
         counted.count(World::measure_object(&o));
         assert!(held.held > 100);

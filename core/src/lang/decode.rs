@@ -279,7 +279,7 @@ impl<'e, 'r> Decoder<'e, 'r> {
                 p.push(PathStep::Index(collected.items.len()));
             }
             let v = self.decode_body(&b.body, &bt.schema, block_header(b), &p);
-            collected.items.push(Value::Object(v));
+            collected.items.push(Value::Object(Box::new(v)));
             collected.spans.push(block_header(b));
         }
     }
@@ -515,15 +515,15 @@ impl<'e, 'r> Decoder<'e, 'r> {
         };
         let mut out = Vec::new();
         for (k, v) in pairs {
-            let it = Value::Object(Object::from_iter([
+            let it = Value::Object(Box::new(Object::from_iter([
                 ("key".to_string(), k),
                 ("value".to_string(), v),
-            ]));
+            ])));
             self.eval.bind(iterator.clone(), it);
             let p = child(path, PathStep::Index(out.len()));
             let value = self.decode_body(&content.body, schema, block_header(content), &p);
             self.eval.unbind();
-            out.push(Value::Object(value));
+            out.push(Value::Object(Box::new(value)));
         }
         out
     }
@@ -626,13 +626,13 @@ mod tests {
     fn decode(src: &str) -> (Decoded, Diagnostics) {
         let roots = R(HashMap::from([(
             "var".to_string(),
-            Value::Object(Object::from_iter([
+            Value::Object(Box::new(Object::from_iter([
                 (
                     "keys".to_string(),
                     Value::List(vec!["a".into(), "b".into()]),
                 ),
                 ("pw".to_string(), Value::from("hunter2")),
-            ])),
+            ]))),
         )]));
         let body: Body = src.parse().unwrap();
         let mut ev = Evaluator::new(&roots, std::path::Path::new("."));
@@ -766,10 +766,10 @@ task "c" {}
     fn decode_with(schema: &Schema, src: &str) -> (Decoded, Diagnostics) {
         let roots = R(HashMap::from([(
             "var".to_string(),
-            Value::Object(Object::from_iter([
+            Value::Object(Box::new(Object::from_iter([
                 ("later".to_string(), Value::Unknown),
                 ("kind".to_string(), Value::from("MANAGD")),
-            ])),
+            ]))),
         )]));
         let body: Body = src.parse().unwrap();
         let mut ev = Evaluator::new(&roots, std::path::Path::new("."));

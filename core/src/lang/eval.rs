@@ -273,7 +273,7 @@ impl<'a> Evaluator<'a> {
                 Ok(if unknown_key {
                     Value::Unknown
                 } else {
-                    Value::Object(out)
+                    Value::Object(Box::new(out))
                 })
             }
             E::StringTemplate(t) => self.eval_template_elements(t.iter(), e.span()),
@@ -657,7 +657,7 @@ impl<'a> Evaluator<'a> {
                 .detail(format!("{why}."))
         })?;
         Ok(if f.key_expr.is_some() {
-            Value::Object(obj)
+            Value::Object(Box::new(obj))
         } else {
             Value::List(list)
         })
@@ -1269,32 +1269,38 @@ mod tests {
     }
 
     fn roots() -> TestRoots {
-        let var = Value::Object(Object::from_iter([
+        let var = Value::Object(Box::new(Object::from_iter([
             ("env".to_string(), Value::from("dev")),
             ("secret".to_string(), Value::from("hunter2")),
             ("n".to_string(), Value::from(3i64)),
             (
                 "tags".to_string(),
-                Value::Object(Object::from_iter([(
+                Value::Object(Box::new(Object::from_iter([(
                     "team".to_string(),
                     Value::from("data"),
-                )])),
+                )]))),
             ),
             (
                 "items".to_string(),
                 Value::List(vec![
-                    Value::Object(Object::from_iter([("id".to_string(), Value::from("a"))])),
-                    Value::Object(Object::from_iter([("id".to_string(), Value::from("b"))])),
+                    Value::Object(Box::new(Object::from_iter([(
+                        "id".to_string(),
+                        Value::from("a"),
+                    )]))),
+                    Value::Object(Box::new(Object::from_iter([(
+                        "id".to_string(),
+                        Value::from("b"),
+                    )]))),
                 ]),
             ),
-        ]));
-        let cat = Value::Object(Object::from_iter([(
+        ])));
+        let cat = Value::Object(Box::new(Object::from_iter([(
             "main".to_string(),
-            Value::Object(Object::from_iter([
+            Value::Object(Box::new(Object::from_iter([
                 ("name".to_string(), Value::from("main")),
                 ("id".to_string(), Value::Unknown),
-            ])),
-        )]));
+            ]))),
+        )])));
         TestRoots(HashMap::from([
             ("var".to_string(), var),
             ("databricks_catalog".to_string(), cat),
@@ -1372,10 +1378,10 @@ mod tests {
         );
         assert_eq!(
             eval("{for i, x in var.items : x.id => i}").unwrap(),
-            Value::Object(Object::from_iter([
+            Value::Object(Box::new(Object::from_iter([
                 ("a".to_string(), Value::from(0i64)),
                 ("b".to_string(), Value::from(1i64))
-            ]))
+            ])))
         );
         assert_eq!(
             eval("{for x in [\"a\", \"b\", \"a\"] : x => 1...}")

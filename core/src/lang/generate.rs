@@ -135,7 +135,7 @@ fn literal(v: &Value, exprs: &Exprs, path: &mut Vec<PathStep>, depth: usize, out
         Value::Object(o) if o.is_empty() => out.push_str("{}"),
         Value::Object(o) => {
             out.push_str("{\n");
-            for (k, inner) in o {
+            for (k, inner) in o.iter() {
                 path.push(PathStep::Key(k.clone()));
                 out.push_str(&format!("{pad}  {} = ", source_key(k)));
                 match exprs.get(&path_string(path)) {
@@ -549,7 +549,7 @@ mod tests {
 
     fn obj(j: serde_json::Value) -> Object {
         match Value::from_json(&j) {
-            Value::Object(o) => o,
+            Value::Object(o) => *o,
             _ => unreachable!(),
         }
     }
@@ -942,18 +942,18 @@ mod tests {
             let schema = schema().attr(Attribute::optional("free", AttrType::Any));
             let mut values = Object::default();
             values.insert("name".into(), Value::from(name));
-            values.insert("tags".into(), Value::Object(tags.into_iter().map(|(k, v)| (k, Value::from(v))).collect()));
+            values.insert("tags".into(), Value::Object(tags.into_iter().map(|(k, v)| (k, Value::from(v))).collect::<crate::value::Object>().into()));
             values.insert("libs".into(), Value::List(libs.into_iter().map(Value::from).collect()));
-            values.insert("free".into(), Value::Object(free.into_iter().collect()));
-            values.insert("cluster".into(), Value::Object(Object::from_iter([("workers".to_string(), Value::from(workers))])));
-            values.insert("task".into(), Value::List(keys.into_iter().map(|k| Value::Object(Object::from_iter([("task_key".to_string(), Value::from(k))]))).collect()));
+            values.insert("free".into(), Value::Object(free.into_iter().collect::<crate::value::Object>().into()));
+            values.insert("cluster".into(), Value::Object(Box::new(Object::from_iter([("workers".to_string(), Value::from(workers))]))));
+            values.insert("task".into(), Value::List(keys.into_iter().map(|k| Value::Object(Box::new(Object::from_iter([("task_key".to_string(), Value::from(k))])))).collect()));
             let text = resource_block("t", "n", &schema, &values, &Exprs::new());
             let back = decode_block(&schema, &text);
             for (k, v) in &values {
                 let got = back.get(k).unwrap_or(&Value::Null);
                 let got = match (k.as_str(), got) {
                     ("task", Value::List(items)) => Value::List(items.iter().map(|i| match i {
-                        Value::Object(o) => Value::Object(o.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect()),
+                        Value::Object(o) => Value::Object(o.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect::<crate::value::Object>().into()),
                         other => other.clone(),
                     }).collect()),
                     _ => got.clone(),

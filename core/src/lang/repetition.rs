@@ -167,20 +167,20 @@ pub fn bind_instance(
     match key {
         Some(InstanceKey::Index(i)) => ev.bind(
             "count",
-            Value::Object(Object::from_iter([(
+            Value::Object(Box::new(Object::from_iter([(
                 "index".to_string(),
                 Value::from_i64(*i as i64),
-            )])),
+            )]))),
         ),
         Some(InstanceKey::Key(k)) => ev.bind(
             "each",
-            Value::Object(Object::from_iter([
+            Value::Object(Box::new(Object::from_iter([
                 ("key".to_string(), Value::from(k.as_str())),
                 (
                     "value".to_string(),
                     each_value.cloned().unwrap_or(Value::Null),
                 ),
-            ])),
+            ]))),
         ),
         None => {}
     }

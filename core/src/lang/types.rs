@@ -294,11 +294,11 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, Conver
                 return Err(mismatch(format!("map of {}", inner.describe()), &v, path));
             };
             let mut out = Object::with_capacity_and_hasher(o.len(), Default::default());
-            for (k, item) in o {
+            for (k, item) in *o {
                 let v = convert_at(inner, item, &Path::Key(path, &k))?;
                 out.insert(k, v);
             }
-            Ok(Value::Object(out))
+            Ok(Value::Object(Box::new(out)))
         }
         TypeConstraint::Tuple(ts) => {
             let Value::List(items) = v else {
@@ -352,7 +352,7 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, Conver
                     path: path.to_string(),
                 });
             }
-            Ok(Value::Object(out))
+            Ok(Value::Object(Box::new(out)))
         }
     }
 }
@@ -393,14 +393,14 @@ mod tests {
             "a number is required at [0], got string \"x\""
         );
         let o = ty("object({ a = string, b = optional(number, 2) })")
-            .convert(Value::Object(Object::from_iter([(
+            .convert(Value::Object(Box::new(Object::from_iter([(
                 "a".to_string(),
                 Value::from("x"),
-            )])))
+            )]))))
             .unwrap();
         assert_eq!(o.as_object().unwrap()["b"], Value::from(2i64));
         let err = ty("object({ a = string })")
-            .convert(Value::Object(Object::default()))
+            .convert(Value::Object(Box::default()))
             .unwrap_err();
         assert_eq!(err.to_string(), "attribute \"a\" is required");
         assert_eq!(

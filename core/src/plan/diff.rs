@@ -1168,7 +1168,10 @@ mod tests {
             .attr(Attribute::required("level", AttrType::String));
         let schema = Schema::new().block(BlockType::list("entry", entry.clone()).unordered());
         let e = |who: &str, level: &str| {
-            Value::Object(obj(&[("who", who.into()), ("level", level.into())]))
+            Value::Object(Box::new(obj(&[
+                ("who", who.into()),
+                ("level", level.into()),
+            ])))
         };
         let mut config = obj(&[("entry", Value::List(vec![e("b", "X"), e("a", "Y")]))]);
         let mut live = obj(&[("entry", Value::List(vec![e("a", "Y"), e("b", "X")]))]);
@@ -1215,7 +1218,7 @@ mod tests {
             for (key, v) in extra {
                 o.insert(key.to_string(), v.clone());
             }
-            Value::Object(o)
+            Value::Object(Box::new(o))
         };
         let config = obj(&[("task", Value::List(vec![t("a", &[]), t("b", &[])]))]);
         let prior = Prior {
@@ -1284,7 +1287,8 @@ mod tests {
             .block(BlockType::single("cloud", defaults));
         let mut schema = Schema::new().block(BlockType::single("cluster", cluster));
         schema.writes = Writes::Whole;
-        let one = |pairs: &[(&str, Value)]| obj(&[("cluster", Value::Object(obj(pairs)))]);
+        let one =
+            |pairs: &[(&str, Value)]| obj(&[("cluster", Value::Object(Box::new(obj(pairs))))]);
         let config = one(&[
             ("workers", 2.into()),
             ("mode", "DEDICATED".into()),
@@ -1296,7 +1300,10 @@ mod tests {
             ("disk", false.into()),
             ("mode", "SINGLE_USER".into()),
             ("run_if", "ALL".into()),
-            ("cloud", Value::Object(obj(&[("zone", "z".into())]))),
+            (
+                "cloud",
+                Value::Object(Box::new(obj(&[("zone", "z".into())]))),
+            ),
         ]);
         let prior = Prior {
             config: answered.clone(),
@@ -1376,10 +1383,10 @@ mod tests {
             let list = items
                 .iter()
                 .map(|(k, c)| {
-                    Value::Object(obj(&[
+                    Value::Object(Box::new(obj(&[
                         ("task_key", (*k).into()),
-                        ("cluster", Value::Object(obj(c))),
-                    ]))
+                        ("cluster", Value::Object(Box::new(obj(c)))),
+                    ])))
                 })
                 .collect();
             obj(&[("task", Value::List(list))])
@@ -1436,10 +1443,10 @@ mod tests {
             ("description", "by hand".into()),
             (
                 "notify",
-                Value::Object(obj(&[(
+                Value::Object(Box::new(obj(&[(
                     "on_failure",
                     Value::List(vec!["ops@example.com".into()]),
-                )])),
+                )]))),
             ),
         ]);
         let ignore = |_: &str| false;
@@ -1534,26 +1541,32 @@ mod tests {
             )
             .attr(Attribute::computed("url", AttrType::String).derived_from(&["options"]));
         let options = obj(&[("host", "db".into()), ("password", "pw".into())]);
-        let config = obj(&[("options", Value::Object(options.clone()))]);
+        let config = obj(&[("options", Value::Object(Box::new(options.clone())))]);
         let prior = Prior {
             config: Object::default(),
             computed: obj(&[("url", "jdbc://db/".into())]),
             sensitive: [(
                 "options".to_string(),
-                Value::Object(options).to_json().to_string(),
+                Value::Object(Box::new(options)).to_json().to_string(),
             )]
             .into(),
         };
         // The service answers without the password: unchanged.
         let same = obj(&[
-            ("options", Value::Object(obj(&[("host", "db".into())]))),
+            (
+                "options",
+                Value::Object(Box::new(obj(&[("host", "db".into())]))),
+            ),
             ("url", "jdbc://db/".into()),
         ]);
         let d = run_with(&schema, &config, &prior, &same);
         assert!(d.fields.is_empty() && d.drift.is_empty(), "{:?}", d.fields);
         // The host moved: drift, put back, hidden; the url it builds is known after apply.
         let moved = obj(&[
-            ("options", Value::Object(obj(&[("host", "other".into())]))),
+            (
+                "options",
+                Value::Object(Box::new(obj(&[("host", "other".into())]))),
+            ),
             ("url", "jdbc://other/".into()),
         ]);
         let d = run_with(&schema, &config, &prior, &moved);

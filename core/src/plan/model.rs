@@ -466,7 +466,7 @@ pub fn set_path(root: &mut Value, path: &[PathStep], v: Value) {
     match first {
         PathStep::Key(k) => {
             if !matches!(root, Value::Object(_)) {
-                *root = Value::Object(Object::default());
+                *root = Value::Object(Box::default());
             }
             if let Value::Object(o) = root {
                 set_path(o.entry(k.clone()).or_insert(Value::Null), rest, v);
@@ -496,8 +496,8 @@ fn sensitive_in(path: &[PathStep], declared: &[Vec<PathStep>], fields: &[FieldCh
 /// Lays out field changes as two partial objects (`before`, `after`), for callers that only have
 /// the changed fields of an object.
 fn objects_from_fields(fields: &[FieldChange]) -> (Object, Object) {
-    let mut before = Value::Object(Object::default());
-    let mut after = Value::Object(Object::default());
+    let mut before = Value::Object(Box::default());
+    let mut after = Value::Object(Box::default());
     for f in fields {
         let get = |v: &Option<SerValue>| v.as_ref().map(|v| v.0.clone()).unwrap_or_default();
         set_path(&mut before, &f.path, get(&f.before));
@@ -505,9 +505,9 @@ fn objects_from_fields(fields: &[FieldChange]) -> (Object, Object) {
     }
     let into_obj = |v: Value| match v {
         Value::Object(o) => o,
-        _ => Object::default(),
+        _ => Box::new(Object::default()),
     };
-    (into_obj(before), into_obj(after))
+    (*into_obj(before), *into_obj(after))
 }
 
 #[cfg(test)]
@@ -642,7 +642,8 @@ fn from_json_marked(j: &serde_json::Value) -> Value {
         serde_json::Value::Object(o) => Value::Object(
             o.iter()
                 .map(|(k, v)| (k.clone(), from_json_marked(v)))
-                .collect(),
+                .collect::<crate::value::Object>()
+                .into(),
         ),
         serde_json::Value::Array(a) => Value::List(a.iter().map(from_json_marked).collect()),
         other => Value::from_json(other),
@@ -682,13 +683,13 @@ mod present {
 
 impl Serialize for SerObject {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        to_json_marked(&Value::Object(self.0.clone())).serialize(s)
+        to_json_marked(&Value::Object(Box::new(self.0.clone()))).serialize(s)
     }
 }
 impl<'de> Deserialize<'de> for SerObject {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match from_json_marked(&serde_json::Value::deserialize(d)?) {
-            Value::Object(o) => Ok(SerObject(o)),
+            Value::Object(o) => Ok(SerObject(*o)),
             _ => Err(serde::de::Error::custom("expected an object")),
         }
     }

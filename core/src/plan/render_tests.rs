@@ -16,14 +16,20 @@ fn n(x: i64) -> Value {
     Value::from(x)
 }
 fn obj(pairs: Vec<(&str, Value)>) -> Value {
-    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    Value::Object(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect::<crate::value::Object>()
+            .into(),
+    )
 }
 fn list(items: Vec<Value>) -> Value {
     Value::List(items)
 }
 fn ser_obj(v: Value) -> SerObject {
     match v {
-        Value::Object(o) => SerObject(o),
+        Value::Object(o) => SerObject(*o),
         _ => SerObject(Object::default()),
     }
 }

@@ -229,7 +229,8 @@ mod tests {
             Some(Value::Object(
                 v.iter()
                     .map(|k| (k.to_string(), Value::from("x")))
-                    .collect(),
+                    .collect::<crate::value::Object>()
+                    .into(),
             ))
         };
         // Reviewed: one grant revoked. Since: another given, which the fresh plan revokes too.

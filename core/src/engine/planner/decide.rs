@@ -361,7 +361,7 @@ fn identical(a: &Value, b: &Value) -> bool {
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
                 && x.iter()
-                    .zip(y)
+                    .zip(y.iter())
                     .all(|((kx, vx), (ky, vy))| kx == ky && identical(vx, vy))
         }
         (Value::List(x), Value::List(y)) => {

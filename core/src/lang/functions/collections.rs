@@ -84,7 +84,7 @@ fn merge(a: &Args) -> Outcome<Value> {
             out.insert(k.clone(), v.clone());
         }
     }
-    Ok(Value::Object(out))
+    Ok(Value::Object(Box::new(out)))
 }
 
 fn lookup(a: &Args) -> Outcome<Value> {
@@ -218,7 +218,10 @@ fn zipmap(a: &Args) -> Outcome<Value> {
         )));
     }
     Ok(Value::Object(
-        keys.into_iter().zip(values.iter().cloned()).collect(),
+        keys.into_iter()
+            .zip(values.iter().cloned())
+            .collect::<crate::value::Object>()
+            .into(),
     ))
 }
 

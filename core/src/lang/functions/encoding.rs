@@ -99,7 +99,8 @@ fn normalize_numbers(v: Value) -> Value {
         Value::Object(o) => Value::Object(
             o.into_iter()
                 .map(|(k, v)| (k, normalize_numbers(v)))
-                .collect(),
+                .collect::<crate::value::Object>()
+                .into(),
         ),
         v => v,
     }
@@ -167,7 +168,7 @@ fn from_yaml(y: &serde_yaml_ng::Value) -> Result<Value, FromYamlError> {
                 };
                 o.insert(key, from_yaml(v)?);
             }
-            Value::Object(o)
+            Value::Object(Box::new(o))
         }
         Y::Tagged(t) => from_yaml(&t.value)?,
     })
@@ -228,7 +229,7 @@ fn csvdecode(a: &Args) -> Outcome<Value> {
             .cloned()
             .zip(record.iter().map(Value::from))
             .collect();
-        rows.push(Value::Object(row));
+        rows.push(Value::Object(Box::new(row)));
     }
     Ok(Value::List(rows))
 }

@@ -95,7 +95,10 @@ fn tomap(a: &Args) -> Outcome<Value> {
             let (keys, values): (Vec<String>, Vec<Value>) =
                 o.iter().map(|(k, v)| (k.clone(), v.clone())).unzip();
             Ok(Value::Object(
-                keys.into_iter().zip(unify_known(values)).collect(),
+                keys.into_iter()
+                    .zip(unify_known(values))
+                    .collect::<crate::value::Object>()
+                    .into(),
             ))
         }
         _ => Err(cannot(a, "map")),

@@ -155,7 +155,7 @@ mod tests {
         let c = json!({"cluster_id": "a", "state": "RUNNING", "cluster_source": "API", "policy_id": "p"});
         let filter = |v: Json| match Value::from_json(&v) {
             Value::Object(o) => o,
-            _ => Object::default(),
+            _ => Box::new(Object::default()),
         };
         assert!(passes(
             &c,

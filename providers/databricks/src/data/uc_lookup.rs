@@ -92,7 +92,8 @@ impl UcLookup {
                 };
                 (k.clone(), v)
             })
-            .collect();
+            .collect::<brickform_core::value::Object>()
+            .into();
         Value::List(vec![Value::Object(shown)])
     }
 }

@@ -382,7 +382,7 @@ fn same_settings(
     for b in schema.blocks.iter().filter(|b| wanted(b.name)) {
         let items = |v: Option<&Value>| -> Vec<Object> {
             match v {
-                Some(Value::Object(o)) => vec![o.clone()],
+                Some(Value::Object(o)) => vec![*o.clone()],
                 Some(Value::List(l)) => l.iter().filter_map(Value::as_object).cloned().collect(),
                 _ => Vec::new(),
             }

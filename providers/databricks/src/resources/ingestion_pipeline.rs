@@ -338,7 +338,8 @@ fn entry(pairs: &[(&str, Option<&str>)]) -> Value {
         pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.map(Value::from).unwrap_or(Value::Null)))
-            .collect(),
+            .collect::<brickform_core::value::Object>()
+            .into(),
     )
 }
 
@@ -391,7 +392,7 @@ fn derive(o: &mut Object) {
             Some((name, t.clone()))
         })
         .collect();
-    o.insert("table".into(), Value::Object(by_name));
+    o.insert("table".into(), Value::Object(Box::new(by_name)));
     o.insert("tables".into(), Value::List(tables));
     o.insert("schemas".into(), Value::List(schemas));
 }

@@ -89,12 +89,12 @@ pub fn name(presets: &Presets, config: &mut Object) -> Option<PresetChange> {
 /// a repeated one (`triggers`), with its index.
 fn pausable<'a>(config: &'a mut Object, block: &str) -> Vec<(Option<usize>, &'a mut Object)> {
     match config.get_mut(block) {
-        Some(Value::Object(o)) => vec![(None, o)],
+        Some(Value::Object(o)) => vec![(None, &mut **o)],
         Some(Value::List(l)) => l
             .iter_mut()
             .enumerate()
             .filter_map(|(i, v)| match v {
-                Value::Object(o) => Some((Some(i), o)),
+                Value::Object(o) => Some((Some(i), &mut **o)),
                 _ => None,
             })
             .collect(),

@@ -211,7 +211,12 @@ impl Onboarding {
         let mut attrs = config.clone();
         attrs.insert(
             "remote_fingerprints".into(),
-            Value::Object(fps.into_iter().map(|(k, v)| (k, Value::from(v))).collect()),
+            Value::Object(
+                fps.into_iter()
+                    .map(|(k, v)| (k, Value::from(v)))
+                    .collect::<brickform_core::value::Object>()
+                    .into(),
+            ),
         );
         let id = text(config, "onboarding_file_path")
             .unwrap_or_default()
@@ -397,7 +402,7 @@ impl ResourceKind for Onboarding {
             .filter(|(p, f)| **p != onboarding && f.is_some())
             .map(|(p, _)| (p.clone(), Value::from("")))
             .collect();
-        attrs.insert("files".into(), Value::Object(others));
+        attrs.insert("files".into(), Value::Object(Box::new(others)));
         Ok(Some(Remote {
             id: onboarding,
             attrs,

@@ -362,7 +362,7 @@ mod tests {
 
     fn obj(v: Json) -> Object {
         match Value::from_json(&v) {
-            Value::Object(o) => o,
+            Value::Object(o) => *o,
             _ => Object::default(),
         }
     }

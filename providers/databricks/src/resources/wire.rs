@@ -80,17 +80,17 @@ pub fn from_wire(schema: &Schema, json: &Json, renames: Renames, parent: &str) -
         };
         let converted = match (v, &b.nesting) {
             (Json::Object(_), Nesting::Single) => {
-                Value::Object(from_wire(&b.schema, v, renames, b.name))
+                Value::Object(Box::new(from_wire(&b.schema, v, renames, b.name)))
             }
             (Json::Array(items), _) => Value::List(
                 items
                     .iter()
-                    .map(|i| Value::Object(from_wire(&b.schema, i, renames, b.name)))
+                    .map(|i| Value::Object(Box::new(from_wire(&b.schema, i, renames, b.name))))
                     .collect(),
             ),
-            (Json::Object(_), _) => Value::List(vec![Value::Object(from_wire(
+            (Json::Object(_), _) => Value::List(vec![Value::Object(Box::new(from_wire(
                 &b.schema, v, renames, b.name,
-            ))]),
+            )))]),
             _ => continue,
         };
         out.insert(b.name.to_string(), converted);
@@ -142,7 +142,8 @@ mod tests {
                 Value::List(vec![Value::Object(
                     [("task_key".to_string(), Value::from("a"))]
                         .into_iter()
-                        .collect(),
+                        .collect::<brickform_core::value::Object>()
+                        .into(),
                 )]),
             ),
             (
@@ -150,7 +151,8 @@ mod tests {
                 Value::Object(
                     [("url".to_string(), Value::from("https://x"))]
                         .into_iter()
-                        .collect(),
+                        .collect::<brickform_core::value::Object>()
+                        .into(),
                 ),
             ),
         ]

@@ -80,7 +80,7 @@ impl WorkspaceConf {
 
     fn remote(config: Object) -> Remote {
         let mut attrs = Object::default();
-        attrs.insert("custom_config".into(), Value::Object(config));
+        attrs.insert("custom_config".into(), Value::Object(Box::new(config)));
         attrs.insert("id".into(), Value::from(ID));
         Remote {
             id: ID.to_string(),
@@ -245,7 +245,7 @@ impl ResourceKind for WorkspaceConf {
         let mut values = configured(config);
         let mut removing = Vec::new();
         if let Some(Value::Object(before)) = prior.get("custom_config") {
-            for (k, v) in before {
+            for (k, v) in before.iter() {
                 if !values.contains_key(k) {
                     values.insert(k.clone(), reset_value(v));
                     removing.push(k.clone());

@@ -126,11 +126,13 @@ impl Rendered {
                                 layers
                                     .iter()
                                     .map(|(l, conf)| (l.clone(), string_map_value(conf)))
-                                    .collect(),
+                                    .collect::<brickform_core::value::Object>()
+                                    .into(),
                             ),
                         )
                     })
-                    .collect(),
+                    .collect::<brickform_core::value::Object>()
+                    .into(),
             ),
         );
         let opt = |s: &Option<String>| s.as_deref().map(Value::from).unwrap_or(Value::Null);
@@ -153,7 +155,8 @@ fn string_map_value(m: &BTreeMap<String, String>) -> Value {
     Value::Object(
         m.iter()
             .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
-            .collect(),
+            .collect::<brickform_core::value::Object>()
+            .into(),
     )
 }
 
@@ -234,7 +237,7 @@ impl<'a> At<'a> {
             None => Ok(None),
             Some(Value::Object(o)) => {
                 let mut m = Map::new();
-                for (k, v) in o {
+                for (k, v) in o.iter() {
                     if v.is_null() {
                         continue;
                     }
@@ -282,11 +285,11 @@ impl<'a> At<'a> {
             Some(Value::List(items)) => items
                 .iter()
                 .map(|v| match v {
-                    Value::Object(o) => Ok(o),
+                    Value::Object(o) => Ok(&**o),
                     other => Err(self.err(key, type_error(other, "a block"))),
                 })
                 .collect(),
-            Some(Value::Object(o)) => Ok(vec![o]),
+            Some(Value::Object(o)) => Ok(vec![&**o]),
             Some(v) => Err(self.err(key, type_error(v, "a list of blocks"))),
         }
     }
@@ -1228,7 +1231,7 @@ fn substitute(v: &Value, ty: &AttrType, m: &mut Marker) -> Option<Value> {
             let Value::String(k) = m.next() else {
                 return None;
             };
-            Some(Value::Object(Object::from_iter([(k, m.next())])))
+            Some(Value::Object(Box::new(Object::from_iter([(k, m.next())]))))
         }
         (Value::Unknown, _) => None,
         (Value::List(items), AttrType::List(inner) | AttrType::Set(inner)) => items
@@ -1240,7 +1243,7 @@ fn substitute(v: &Value, ty: &AttrType, m: &mut Marker) -> Option<Value> {
             .iter()
             .map(|(k, v)| substitute(v, inner, m).map(|v| (k.clone(), v)))
             .collect::<Option<Object>>()
-            .map(Value::Object),
+            .map(Value::from),
         // Free-form values: unknown leaves inside become markers.
         (Value::List(items), AttrType::Any) => items
             .iter()
@@ -1251,7 +1254,7 @@ fn substitute(v: &Value, ty: &AttrType, m: &mut Marker) -> Option<Value> {
             .iter()
             .map(|(k, v)| substitute_any(v, m).map(|v| (k.clone(), v)))
             .collect::<Option<Object>>()
-            .map(Value::Object),
+            .map(Value::from),
         (other, _) => Some(other.clone()),
     }
 }
@@ -1272,13 +1275,15 @@ fn substitute_object(o: &Object, schema: &Schema, m: &mut Marker) -> Option<Obje
         } else if let Some(b) = schema.block_type(k) {
             match v {
                 Value::Unknown => return None,
-                Value::Object(inner) => Value::Object(substitute_object(inner, &b.schema, m)?),
+                Value::Object(inner) => {
+                    Value::Object(Box::new(substitute_object(inner, &b.schema, m)?))
+                }
                 Value::List(items) => Value::List(
                     items
                         .iter()
                         .map(|i| match i {
                             Value::Object(inner) => {
-                                substitute_object(inner, &b.schema, m).map(Value::Object)
+                                substitute_object(inner, &b.schema, m).map(Value::from)
                             }
                             Value::Unknown => None,
                             other => Some(other.clone()),
@@ -1322,7 +1327,8 @@ fn map_or_unknown(m: &BTreeMap<String, String>) -> Value {
     Value::Object(
         m.iter()
             .map(|(k, v)| (k.clone(), text_or_unknown(v)))
-            .collect(),
+            .collect::<brickform_core::value::Object>()
+            .into(),
     )
 }
 
@@ -1371,11 +1377,13 @@ pub fn derive(onboarding: &Object) -> Result<Object, RenderError> {
                             layers
                                 .iter()
                                 .map(|(l, c)| (l.clone(), map_or_unknown(c)))
-                                .collect(),
+                                .collect::<brickform_core::value::Object>()
+                                .into(),
                         ),
                     )
                 })
-                .collect(),
+                .collect::<brickform_core::value::Object>()
+                .into(),
         )
     };
     o.insert("pipeline_configuration".into(), conf);
@@ -1404,7 +1412,7 @@ fn substitute_onboarding(onboarding: &Object, m: &mut Marker) -> Option<Object> 
                     items
                         .iter()
                         .map(|f| match f {
-                            Value::Object(o) => substitute_object(o, &flow, m).map(Value::Object),
+                            Value::Object(o) => substitute_object(o, &flow, m).map(Value::from),
                             _ => None,
                         })
                         .collect::<Option<Vec<_>>>()?,

@@ -751,11 +751,11 @@ pub(crate) mod testing {
         o.insert("database".into(), Value::from("main.sdp_meta"));
         o.insert("runner".into(), Value::Null);
         if let Value::Object(extra) = Value::from_json(&attrs) {
-            o.extend(extra);
+            o.extend(*extra);
         }
         o.insert(
             "flows".into(),
-            Value::List(flows.into_iter().map(Value::Object).collect()),
+            Value::List(flows.into_iter().map(Value::from).collect()),
         );
         o
     }

@@ -318,7 +318,10 @@ fn single_task_to_task(schema: &Schema, config: &mut Object) {
             task.insert(k.to_string(), std::mem::replace(v, empty));
         }
     }
-    config.insert("task".into(), Value::List(vec![Value::Object(task)]));
+    config.insert(
+        "task".into(),
+        Value::List(vec![Value::Object(Box::new(task))]),
+    );
 }
 
 /// Where a task's code says it comes from: `(task type, the object holding source)`.
