@@ -200,7 +200,7 @@ impl SavedPlan {
 /// The variable values as a fingerprint salted by the state: a plan file does not hold
 /// them, yet tells when they changed.
 fn variables_fingerprint(doc: &StateDocument, vars: &Variables) -> String {
-    let j = Value::Object(Box::new(vars.values.clone())).to_json();
+    let j = Value::object(vars.values.clone()).to_json();
     doc.fingerprint(&j)
 }
 

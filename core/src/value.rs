@@ -8,6 +8,7 @@
 use indexmap::IndexMap;
 use serde_json::Number;
 use std::fmt;
+use std::sync::Arc;
 
 /// An object's attributes, in declaration order. Keyed with a fast seeded hash: a plan looks
 /// attributes up by name millions of times (each field of each instance, on both sides of
@@ -23,15 +24,23 @@ pub enum Value {
     String(String),
     /// Lists, tuples and sets (a set is a list kept sorted and without duplicates).
     List(Vec<Value>),
-    /// Maps and objects. Boxed: a map is more than twice the size of a string or a list, and
-    /// unboxed it set the size of every value, nulls included, of which a decoded
-    /// configuration holds thousands (each block declares every attribute it has).
-    Object(Box<Object>),
+    /// Maps and objects, shared: a map is more than twice the size of a string or a list,
+    /// and held inline it set the size of every value, nulls included, of which a decoded
+    /// configuration holds thousands (each block declares every attribute it has). Shared,
+    /// a copy of a value copies none of its maps: the plan holds a create's configuration as
+    /// decoded, as planned and as shown, and these are one. A map is copied only when one
+    /// of its holders changes it ([`Arc::make_mut`]).
+    Object(Arc<Object>),
     /// A value that will only be known after apply.
     Unknown,
 }
 
 impl Value {
+    /// The value of map `o`.
+    pub fn object(o: Object) -> Value {
+        Value::Object(Arc::new(o))
+    }
+
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Null => "null",
@@ -193,7 +202,7 @@ impl From<Vec<Value>> for Value {
 }
 impl From<Object> for Value {
     fn from(o: Object) -> Self {
-        Value::Object(Box::new(o))
+        Value::object(o)
     }
 }
 
@@ -369,14 +378,42 @@ mod tests {
         );
     }
 
+    /// A copy of a value shares its maps, and a change to the copy leaves the original as it
+    /// was (see `Value::Object`).
+    #[test]
+    fn a_copy_shares_its_maps_until_one_changes() {
+        fn shared(v: &Value) -> &Arc<Object> {
+            match v {
+                Value::Object(o) => o,
+                other => panic!("an object expected, not {other}"),
+            }
+        }
+        let inner = Value::object(Object::from_iter([("x".to_string(), Value::from(1i64))]));
+        let original = Value::object(Object::from_iter([("inner".to_string(), inner)]));
+        let mut copy = original.clone();
+        assert!(Arc::ptr_eq(shared(&original), shared(&copy)));
+        assert!(Arc::ptr_eq(
+            shared(&shared(&original)["inner"]),
+            shared(&shared(&copy)["inner"])
+        ));
+        if let Value::Object(o) = &mut copy {
+            Arc::make_mut(o).insert("y".to_string(), Value::from(2i64));
+        }
+        assert_eq!(original.as_object().map(|o| o.len()), Some(1));
+        assert_eq!(copy.as_object().map(|o| o.len()), Some(2));
+        // The map changed is copied; the maps inside it are still shared.
+        assert!(!Arc::ptr_eq(shared(&original), shared(&copy)));
+        assert!(Arc::ptr_eq(
+            shared(&shared(&original)["inner"]),
+            shared(&shared(&copy)["inner"])
+        ));
+    }
+
     #[test]
     fn unknown_is_found_deep_inside() {
         let v = Value::List(vec![
             Value::from("a"),
-            Value::Object(Box::new(Object::from_iter([(
-                "x".to_string(),
-                Value::Unknown,
-            )]))),
+            Value::object(Object::from_iter([("x".to_string(), Value::Unknown)])),
         ]);
         assert!(v.contains_unknown());
         assert!(!Value::from("a").contains_unknown());
@@ -391,10 +428,10 @@ mod tests {
 
     #[test]
     fn display_is_hcl_like() {
-        let v = Value::Object(Box::new(Object::from_iter([
+        let v = Value::object(Object::from_iter([
             ("name".to_string(), Value::from("x\"y")),
             ("my key".to_string(), Value::from(1i64)),
-        ])));
+        ]));
         assert_eq!(v.to_string(), r#"{name = "x\"y", "my key" = 1}"#);
         assert_eq!(
             path_string(&[

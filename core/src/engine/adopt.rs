@@ -119,7 +119,7 @@ fn settle(schema: &Schema, applied: &mut Object, config: &Object) {
             continue;
         };
         match (have, want) {
-            (Value::Object(h), Value::Object(w)) => settle(&b.schema, h, w),
+            (Value::Object(h), Value::Object(w)) => settle(&b.schema, Arc::make_mut(h), w),
             (Value::List(hs), Value::List(ws)) => {
                 for (i, h) in hs.iter_mut().enumerate() {
                     let Value::Object(h) = h else { continue };
@@ -134,7 +134,7 @@ fn settle(schema: &Schema, applied: &mut Object, config: &Object) {
                         _ => ws.get(i),
                     };
                     if let Some(Value::Object(w)) = w {
-                        settle(&b.schema, h, w);
+                        settle(&b.schema, Arc::make_mut(h), w);
                     }
                 }
             }

@@ -422,10 +422,10 @@ mod tests {
             ("owner", "service".into()),
             (
                 "item",
-                Value::List(vec![Value::Object(Box::new(obj(&[
+                Value::List(vec![Value::object(obj(&[
                     ("key", "k".into()),
                     ("extra", "kept".into()),
-                ])))]),
+                ]))]),
             ),
         ]);
         let now = obj(&[
@@ -434,7 +434,7 @@ mod tests {
             ("owner", Value::Null),
             (
                 "item",
-                Value::List(vec![Value::Object(Box::new(obj(&[("key", "k".into())])))]),
+                Value::List(vec![Value::object(obj(&[("key", "k".into())]))]),
             ),
         ]);
         assert_eq!(differs_from_plan(&now, &planned, &[]), None);
@@ -442,7 +442,7 @@ mod tests {
 
     #[test]
     fn a_nested_difference_is_named_by_its_path_and_sensitive_ones_are_not_compared() {
-        let item = |k: &str| Value::Object(Box::new(obj(&[("key", k.into())])));
+        let item = |k: &str| Value::object(obj(&[("key", k.into())]));
         let planned = obj(&[
             ("item", Value::List(vec![item("a"), item("b")])),
             ("secret", Value::Null),

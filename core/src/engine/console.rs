@@ -121,7 +121,7 @@ impl Engine<'_> {
                             world.mark_sensitive(&r.module, &r.type_name, &r.name, attr);
                         }
                     }
-                    Value::Object(Box::new(o))
+                    Value::object(o)
                 }
                 None => Value::Unknown,
             };

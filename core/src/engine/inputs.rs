@@ -373,7 +373,7 @@ fn check_value(name: &String, v: &Variable, value: &Value, base: &Path, diags: &
                 continue;
             }
             let roots = VarOnly {
-                var: Value::Object(Box::new(Object::from_iter([(name.clone(), value.clone())]))),
+                var: Value::object(Object::from_iter([(name.clone(), value.clone())])),
                 name,
             };
             let mut ev = Evaluator::new(&roots, base);

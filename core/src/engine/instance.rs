@@ -12,6 +12,7 @@ use crate::plan::diff::{Prior, normalize_object};
 use crate::provider::{Nesting, Presence, Remote, ResourceKind, Schema};
 use crate::value::{Object, PathStep, Value};
 use brickform_state::{ResourceState, StateDocument};
+use std::sync::Arc;
 
 /// Decodes one instance's configuration.
 pub(crate) fn decode_instance(
@@ -291,11 +292,11 @@ pub fn unset_put_back_in_blocks(schema: &Schema, object: &mut Object) {
             Some(Value::List(items)) => {
                 for item in items {
                     if let Value::Object(inner) = item {
-                        put_back(&b.schema, inner);
+                        put_back(&b.schema, Arc::make_mut(inner));
                     }
                 }
             }
-            Some(Value::Object(inner)) => put_back(&b.schema, inner),
+            Some(Value::Object(inner)) => put_back(&b.schema, Arc::make_mut(inner)),
             _ => {}
         }
     }
@@ -413,12 +414,10 @@ mod tests {
             let v = match (next(draw) % 3, &a.ty) {
                 (0, _) => Value::Null,
                 // A map of the user's, with a null entry that is the user's to keep.
-                (_, crate::provider::AttrType::Map(_)) => {
-                    Value::Object(Box::new(Object::from_iter([
-                        ("set".to_string(), Value::from("v")),
-                        ("unset".to_string(), Value::Null),
-                    ])))
-                }
+                (_, crate::provider::AttrType::Map(_)) => Value::object(Object::from_iter([
+                    ("set".to_string(), Value::from("v")),
+                    ("unset".to_string(), Value::Null),
+                ])),
                 (_, crate::provider::AttrType::Number) => Value::from_i64(i64::from(next(draw))),
                 _ => Value::from(format!("s{}", next(draw)).as_str()),
             };
@@ -431,7 +430,7 @@ mod tests {
                 usize::from(next(draw) % 3)
             };
             let mut items: Vec<Value> = (0..count)
-                .map(|_| Value::Object(Box::new(decoded(&b.schema, draw, depth + 1))))
+                .map(|_| Value::object(decoded(&b.schema, draw, depth + 1)))
                 .collect();
             let v = match b.nesting {
                 Nesting::Single => items.pop().unwrap_or(Value::Null),
@@ -458,19 +457,16 @@ mod tests {
             ("name".to_string(), Value::Null),
             (
                 "item".to_string(),
-                Value::List(vec![Value::Object(Box::new(Object::from_iter([
+                Value::List(vec![Value::object(Object::from_iter([
                     ("key".to_string(), Value::from("a")),
                     ("note".to_string(), Value::Null),
                     (
                         "conf".to_string(),
-                        Value::Object(Box::new(Object::from_iter([(
-                            "k".to_string(),
-                            Value::Null,
-                        )]))),
+                        Value::object(Object::from_iter([("k".to_string(), Value::Null)])),
                     ),
                     ("deep".to_string(), Value::Null),
                     ("deeps".to_string(), Value::List(Vec::new())),
-                ])))]),
+                ]))]),
             ),
         ]);
         let mut json: serde_json::Map<String, serde_json::Value> = config
@@ -505,7 +501,7 @@ mod tests {
             // An entry written with its unset keys (by an earlier version) reads as it is.
             let mut whole = config.clone();
             unset_put_back_in_blocks(&schema, &mut whole);
-            let (back, whole, config) = (Value::Object(Box::new(back)), Value::Object(Box::new(whole)), Value::Object(Box::new(config)));
+            let (back, whole, config) = (Value::object(back), Value::object(whole), Value::object(config));
             prop_assert_eq!(ordered(&back).to_string(), ordered(&config).to_string());
             prop_assert_eq!(ordered(&whole).to_string(), ordered(&config).to_string());
         }

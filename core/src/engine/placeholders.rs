@@ -94,8 +94,8 @@ mod tests {
         config.insert(
             "task".into(),
             Value::List(vec![
-                Value::Object(Box::default()),
-                Value::Object(Box::new(nested)),
+                Value::Object(Default::default()),
+                Value::object(nested),
             ]),
         );
         config.insert("owner".into(), Value::from("CHANGE_ME"));

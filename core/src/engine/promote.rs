@@ -274,8 +274,8 @@ pub fn compare(
                 let mut d = Vec::new();
                 diff_values(
                     &[],
-                    Some(&Value::Object(Box::new((*x).clone()))),
-                    Some(&Value::Object(Box::new((*y).clone()))),
+                    Some(&Value::object((*x).clone())),
+                    Some(&Value::object((*y).clone())),
                     &mut d,
                 );
                 let type_name = type_of.get(addr).copied().unwrap_or_default();
@@ -288,8 +288,8 @@ pub fn compare(
             (x, y) => raw.push((
                 addr.clone(),
                 Vec::new(),
-                x.map(|o| Value::Object(Box::new((*o).clone()))),
-                y.map(|o| Value::Object(Box::new((*o).clone()))),
+                x.map(|o| Value::object((*o).clone())),
+                y.map(|o| Value::object((*o).clone())),
                 true,
             )),
         }

@@ -16,6 +16,7 @@ use crate::addrs::InstanceAddr;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::value::Object;
 use brickform_state::{Intent, Journal, Outcome, StateDocument, WalOp};
+use std::sync::Arc;
 
 impl Engine<'_> {
     /// Resolves interrupted operations; returns a line per resolution for the user, or the
@@ -422,11 +423,11 @@ impl Engine<'_> {
 /// write out plans as an update once, as it would after a planner import.
 fn unset_defaults_in(schema: &crate::provider::Schema, v: &mut crate::value::Value) {
     match v {
-        crate::value::Value::Object(inner) => unset_defaults(schema, inner),
+        crate::value::Value::Object(inner) => unset_defaults(schema, Arc::make_mut(inner)),
         crate::value::Value::List(items) => {
             for item in items {
                 if let crate::value::Value::Object(inner) = item {
-                    unset_defaults(schema, inner);
+                    unset_defaults(schema, Arc::make_mut(inner));
                 }
             }
         }

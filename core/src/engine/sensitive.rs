@@ -8,6 +8,7 @@ use crate::plan::diff::Prior;
 use crate::plan::model::{FieldChange, SerValue};
 use crate::provider::Schema;
 use crate::value::{Object, PathStep, Value};
+use std::sync::Arc;
 
 /// A path of the state's `sensitive` map (`task.0.token`, in the text form of
 /// [`brickform_state::sensitive_path`]) as steps, read against the configured object: a
@@ -53,7 +54,7 @@ fn set(o: &mut Object, path: &[PathStep], v: Value) {
         let last = i + 1 == rest.len();
         cur = match (step, cur) {
             (PathStep::Key(k), Value::Object(m)) if last => {
-                m.insert(k.clone(), v);
+                Arc::make_mut(m).insert(k.clone(), v);
                 return;
             }
             (PathStep::Index(n), Value::List(l)) if last => {
@@ -62,7 +63,7 @@ fn set(o: &mut Object, path: &[PathStep], v: Value) {
                 }
                 return;
             }
-            (PathStep::Key(k), Value::Object(m)) => match m.get_mut(k) {
+            (PathStep::Key(k), Value::Object(m)) => match Arc::make_mut(m).get_mut(k) {
                 Some(c) => c,
                 None => return,
             },
@@ -236,10 +237,10 @@ mod tests {
     #[test]
     fn a_map_key_holding_a_dot_or_digits_is_one_step() {
         let conf = |v: &str| {
-            Value::Object(Box::new(Object::from_iter([
+            Value::object(Object::from_iter([
                 ("spark.password".to_string(), Value::from(v)),
                 ("1".to_string(), Value::from(v)),
-            ])))
+            ]))
         };
         let config = Object::from_iter([("spark_conf".to_string(), conf("s3cret"))]);
         let dotted = brickform_state::sensitive_path::join(["spark_conf", "spark.password"]);
@@ -269,10 +270,10 @@ mod tests {
     #[test]
     fn nested_paths_are_restored_and_redacted() {
         let task = |tok: &str| {
-            Value::List(vec![Value::Object(Box::new(Object::from_iter([
+            Value::List(vec![Value::object(Object::from_iter([
                 ("key".to_string(), Value::from("a")),
                 ("token".to_string(), Value::from(tok)),
-            ])))])
+            ]))])
         };
         let config = Object::from_iter([("task".to_string(), task("s3cret"))]);
         let mut prior = Prior {
@@ -336,10 +337,10 @@ mod tests {
                 Some(p) => Object::from_iter([("password".to_string(), Value::from(p))]),
                 None => Object::default(),
             };
-            Value::List(vec![Value::Object(Box::new(Object::from_iter([
+            Value::List(vec![Value::object(Object::from_iter([
                 ("url".to_string(), Value::from("r/i")),
-                ("auth".to_string(), Value::Object(Box::new(auth))),
-            ])))])
+                ("auth".to_string(), Value::object(auth)),
+            ]))])
         };
         let prior_of = || Prior {
             config: Object::from_iter([("image".to_string(), image(None))]),
@@ -379,7 +380,7 @@ mod tests {
             if let Some(s) = secret {
                 o.insert("secret".into(), Value::from(s));
             }
-            Value::Object(Box::new(o))
+            Value::object(o)
         };
         let config = Object::from_iter([("principal".to_string(), block(Some("new")))]);
         let prior_of = || Prior {

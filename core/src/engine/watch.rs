@@ -119,7 +119,7 @@ mod tests {
             "t",
             "a",
             Some(&crate::plan::InstanceKey::Index(0)),
-            Value::Object(Box::new(o)),
+            Value::object(o),
         );
         w
     }

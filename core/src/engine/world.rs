@@ -80,11 +80,11 @@ pub fn complete(schema: &Schema, o: &mut Object) {
             None => {
                 o.insert(b.name.to_string(), b.none());
             }
-            Some(Value::Object(inner)) => complete(&b.schema, inner),
+            Some(Value::Object(inner)) => complete(&b.schema, Arc::make_mut(inner)),
             Some(Value::List(items)) => {
                 for item in items {
                     if let Value::Object(inner) = item {
-                        complete(&b.schema, inner);
+                        complete(&b.schema, Arc::make_mut(inner));
                     }
                 }
             }
@@ -134,8 +134,7 @@ impl World {
         let root = world.new_scope(".");
         world.scopes.insert(ModuleInstance::root(), root);
         let root = world.scope_mut(&ModuleInstance::root());
-        root.roots
-            .insert("var".to_string(), Value::Object(Box::new(vars)));
+        root.roots.insert("var".to_string(), Value::object(vars));
         root.sensitive_vars = sensitive_vars;
         world
     }
@@ -144,22 +143,22 @@ impl World {
     fn new_scope(&self, dir: &str) -> Scope {
         let mut roots = HashMap::new();
         for name in ["var", "local", "data", "module"] {
-            roots.insert(name.to_string(), Value::Object(Box::default()));
+            roots.insert(name.to_string(), Value::Object(Default::default()));
         }
         roots.insert(
             "path".to_string(),
-            Value::Object(Box::new(Object::from_iter([
+            Value::object(Object::from_iter([
                 ("root".to_string(), Value::from(".")),
                 ("module".to_string(), Value::from(dir)),
                 ("cwd".to_string(), Value::from(self.cwd.as_str())),
-            ]))),
+            ])),
         );
         roots.insert(
             "brickform".to_string(),
-            Value::Object(Box::new(Object::from_iter([(
+            Value::object(Object::from_iter([(
                 "environment".to_string(),
                 Value::from(self.environment.as_str()),
-            )]))),
+            )])),
         );
         Scope {
             roots,
@@ -232,7 +231,7 @@ impl World {
             } else if call.has_count {
                 Value::List(Vec::new())
             } else if call.has_for_each {
-                Value::Object(Box::default())
+                Value::Object(Default::default())
             } else {
                 Value::Null
             };
@@ -272,7 +271,7 @@ impl World {
                     l[*i] = outputs;
                 }
                 (Some(InstanceKey::Key(k)), Value::Object(o)) => {
-                    o.insert(k.clone(), outputs);
+                    Arc::make_mut(o).insert(k.clone(), outputs);
                 }
                 _ => {}
             }
@@ -404,7 +403,7 @@ impl World {
         let slot = match (&step.key, calls.get_mut(&step.name)) {
             (None, Some(slot)) => Some(slot),
             (Some(InstanceKey::Index(i)), Some(Value::List(l))) => l.get_mut(*i),
-            (Some(InstanceKey::Key(k)), Some(Value::Object(o))) => o.get_mut(k),
+            (Some(InstanceKey::Key(k)), Some(Value::Object(o))) => Arc::make_mut(o).get_mut(k),
             _ => None,
         };
         let replaced = match slot {
@@ -436,7 +435,7 @@ impl World {
         let mut replaced = None;
         let size = World::size(&v);
         if let Some(Value::Object(o)) = scope.roots.get_mut(root) {
-            replaced = o.insert(name.to_string(), v);
+            replaced = Arc::make_mut(o).insert(name.to_string(), v);
         }
         self.account(size, replaced);
     }
@@ -520,7 +519,7 @@ impl World {
         mut v: Value,
     ) {
         if let (Some(schema), Value::Object(o)) = (self.schema(mode, type_name), &mut v) {
-            complete(schema, o);
+            complete(schema, Arc::make_mut(o));
         }
         let size = World::size(&v);
         let slot = self.resource_slot(module, mode, type_name);
@@ -548,9 +547,9 @@ impl World {
             Some(InstanceKey::Key(k)) => {
                 let entry = slot
                     .entry(name.to_string())
-                    .or_insert_with(|| Value::Object(Box::default()));
+                    .or_insert_with(|| Value::Object(Default::default()));
                 match entry {
-                    Value::Object(o) => Some(o.insert(k.clone(), v)),
+                    Value::Object(o) => Some(Arc::make_mut(o).insert(k.clone(), v)),
                     _ => None,
                 }
             }
@@ -562,7 +561,7 @@ impl World {
 }
 
 fn empty() -> Value {
-    Value::Object(Box::default())
+    Value::Object(Default::default())
 }
 
 fn ensure_object(v: &mut Value) -> &mut Object {
@@ -570,7 +569,7 @@ fn ensure_object(v: &mut Value) -> &mut Object {
         *v = empty();
     }
     match v {
-        Value::Object(o) => o,
+        Value::Object(o) => Arc::make_mut(o),
         // Just made an object above.
         _ => unreachable!("value was set to an object"),
     }
@@ -673,10 +672,10 @@ mod tests {
             ("name".to_string(), Value::from("x".repeat(100))),
             (
                 "tags".to_string(),
-                Value::Object(Box::new(Object::from_iter([(
+                Value::object(Object::from_iter([(
                     "k".to_string(),
                     Value::List(vec![Value::from("v"), Value::Null]),
-                )]))),
+                )])),
             ),
         ]);
         let (mut held, mut counted) = (world(), world());
@@ -686,7 +685,7 @@ mod tests {
             "t",
             "n",
             None,
-            Value::Object(Box::new(o.clone())),
+            Value::object(o.clone()),
         );
         counted.count(World::measure_object(&o));
         assert!(held.held > 100);

@@ -11,6 +11,7 @@ use hcl_edit::Span as _;
 use hcl_edit::expr::Expression;
 use hcl_edit::structure::{Block, Body, Structure};
 use std::ops::Range;
+use std::sync::Arc;
 
 /// The error for a name another kind holds: where it is, which kind, the rewrite.
 fn elsewhere(e: &crate::provider::Elsewhere, at: Option<Span>) -> Diagnostic {
@@ -279,7 +280,7 @@ impl<'e, 'r> Decoder<'e, 'r> {
                 p.push(PathStep::Index(collected.items.len()));
             }
             let v = self.decode_body(&b.body, &bt.schema, block_header(b), &p);
-            collected.items.push(Value::Object(Box::new(v)));
+            collected.items.push(Value::object(v));
             collected.spans.push(block_header(b));
         }
     }
@@ -494,7 +495,10 @@ impl<'e, 'r> Decoder<'e, 'r> {
                 .enumerate()
                 .map(|(i, v)| (Value::from_i64(i as i64), v))
                 .collect(),
-            Value::Object(o) => o.into_iter().map(|(k, v)| (Value::String(k), v)).collect(),
+            Value::Object(o) => Arc::unwrap_or_clone(o)
+                .into_iter()
+                .map(|(k, v)| (Value::String(k), v))
+                .collect(),
             Value::Null => Vec::new(),
             Value::Unknown => {
                 self.diags.push(
@@ -515,15 +519,15 @@ impl<'e, 'r> Decoder<'e, 'r> {
         };
         let mut out = Vec::new();
         for (k, v) in pairs {
-            let it = Value::Object(Box::new(Object::from_iter([
+            let it = Value::object(Object::from_iter([
                 ("key".to_string(), k),
                 ("value".to_string(), v),
-            ])));
+            ]));
             self.eval.bind(iterator.clone(), it);
             let p = child(path, PathStep::Index(out.len()));
             let value = self.decode_body(&content.body, schema, block_header(content), &p);
             self.eval.unbind();
-            out.push(Value::Object(Box::new(value)));
+            out.push(Value::object(value));
         }
         out
     }
@@ -626,13 +630,13 @@ mod tests {
     fn decode(src: &str) -> (Decoded, Diagnostics) {
         let roots = R(HashMap::from([(
             "var".to_string(),
-            Value::Object(Box::new(Object::from_iter([
+            Value::object(Object::from_iter([
                 (
                     "keys".to_string(),
                     Value::List(vec!["a".into(), "b".into()]),
                 ),
                 ("pw".to_string(), Value::from("hunter2")),
-            ]))),
+            ])),
         )]));
         let body: Body = src.parse().unwrap();
         let mut ev = Evaluator::new(&roots, std::path::Path::new("."));
@@ -766,10 +770,10 @@ task "c" {}
     fn decode_with(schema: &Schema, src: &str) -> (Decoded, Diagnostics) {
         let roots = R(HashMap::from([(
             "var".to_string(),
-            Value::Object(Box::new(Object::from_iter([
+            Value::object(Object::from_iter([
                 ("later".to_string(), Value::Unknown),
                 ("kind".to_string(), Value::from("MANAGD")),
-            ]))),
+            ])),
         )]));
         let body: Body = src.parse().unwrap();
         let mut ev = Evaluator::new(&roots, std::path::Path::new("."));

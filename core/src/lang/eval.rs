@@ -16,6 +16,7 @@ use hcl_edit::expr::{
 use hcl_edit::template::{Directive, Element, Strip, Template};
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 /// An evaluation error, located in the expression that failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -273,7 +274,7 @@ impl<'a> Evaluator<'a> {
                 Ok(if unknown_key {
                     Value::Unknown
                 } else {
-                    Value::Object(Box::new(out))
+                    Value::object(out)
                 })
             }
             E::StringTemplate(t) => self.eval_template_elements(t.iter(), e.span()),
@@ -462,7 +463,7 @@ impl<'a> Evaluator<'a> {
                     let name = id.value().as_str();
                     cur = match cur {
                         Value::Unknown => return Ok(Value::Unknown),
-                        Value::Object(mut o) => match o.swap_remove(name) {
+                        Value::Object(o) => match o.get(name).cloned() {
                             Some(v) => v,
                             None => {
                                 let hint = crate::diagnostics::did_you_mean(
@@ -549,7 +550,10 @@ impl<'a> Evaluator<'a> {
                 .enumerate()
                 .map(|(i, v)| (Value::from_i64(i as i64), v))
                 .collect(),
-            Value::Object(o) => o.into_iter().map(|(k, v)| (Value::String(k), v)).collect(),
+            Value::Object(o) => Arc::unwrap_or_clone(o)
+                .into_iter()
+                .map(|(k, v)| (Value::String(k), v))
+                .collect(),
             Value::Null => {
                 return Err(EvalError::new(
                     "Iteration over null value",
@@ -657,7 +661,7 @@ impl<'a> Evaluator<'a> {
                 .detail(format!("{why}."))
         })?;
         Ok(if f.key_expr.is_some() {
-            Value::Object(Box::new(obj))
+            Value::object(obj)
         } else {
             Value::List(list)
         })
@@ -838,7 +842,7 @@ impl<'a> Evaluator<'a> {
             roots: &Isolated,
             base_dir: self.base_dir,
             locals: Locals {
-                vars: vars.into_iter().collect(),
+                vars: Arc::unwrap_or_clone(vars).into_iter().collect(),
             },
             touched_sensitive: false,
             depth: self.depth + 1,
@@ -959,9 +963,10 @@ impl<'a> Evaluator<'a> {
                                 .enumerate()
                                 .map(|(i, v)| (Value::from_i64(i as i64), v))
                                 .collect(),
-                            Value::Object(o) => {
-                                o.into_iter().map(|(k, v)| (Value::String(k), v)).collect()
-                            }
+                            Value::Object(o) => Arc::unwrap_or_clone(o)
+                                .into_iter()
+                                .map(|(k, v)| (Value::String(k), v))
+                                .collect(),
                             Value::Unknown => {
                                 *unknown = true;
                                 Vec::new()
@@ -1147,13 +1152,13 @@ fn index_value(cur: Value, key: &Value) -> Result<Value, IndexError> {
             }
             Ok(l.swap_remove(i as usize))
         }
-        (Value::Object(mut o), k) => {
+        (Value::Object(o), k) => {
             let key = match k {
                 Value::String(s) => s.clone(),
                 Value::Number(n) => n.to_string(),
                 other => return Err(IndexError::KeyType(other.type_name())),
             };
-            match o.swap_remove(&key) {
+            match o.get(&key).cloned() {
                 Some(v) => Ok(v),
                 None => {
                     let hint = crate::diagnostics::did_you_mean(&key, o.keys().map(String::as_str));
@@ -1269,38 +1274,32 @@ mod tests {
     }
 
     fn roots() -> TestRoots {
-        let var = Value::Object(Box::new(Object::from_iter([
+        let var = Value::object(Object::from_iter([
             ("env".to_string(), Value::from("dev")),
             ("secret".to_string(), Value::from("hunter2")),
             ("n".to_string(), Value::from(3i64)),
             (
                 "tags".to_string(),
-                Value::Object(Box::new(Object::from_iter([(
+                Value::object(Object::from_iter([(
                     "team".to_string(),
                     Value::from("data"),
-                )]))),
+                )])),
             ),
             (
                 "items".to_string(),
                 Value::List(vec![
-                    Value::Object(Box::new(Object::from_iter([(
-                        "id".to_string(),
-                        Value::from("a"),
-                    )]))),
-                    Value::Object(Box::new(Object::from_iter([(
-                        "id".to_string(),
-                        Value::from("b"),
-                    )]))),
+                    Value::object(Object::from_iter([("id".to_string(), Value::from("a"))])),
+                    Value::object(Object::from_iter([("id".to_string(), Value::from("b"))])),
                 ]),
             ),
-        ])));
-        let cat = Value::Object(Box::new(Object::from_iter([(
+        ]));
+        let cat = Value::object(Object::from_iter([(
             "main".to_string(),
-            Value::Object(Box::new(Object::from_iter([
+            Value::object(Object::from_iter([
                 ("name".to_string(), Value::from("main")),
                 ("id".to_string(), Value::Unknown),
-            ]))),
-        )])));
+            ])),
+        )]));
         TestRoots(HashMap::from([
             ("var".to_string(), var),
             ("databricks_catalog".to_string(), cat),
@@ -1378,10 +1377,10 @@ mod tests {
         );
         assert_eq!(
             eval("{for i, x in var.items : x.id => i}").unwrap(),
-            Value::Object(Box::new(Object::from_iter([
+            Value::object(Object::from_iter([
                 ("a".to_string(), Value::from(0i64)),
                 ("b".to_string(), Value::from(1i64))
-            ])))
+            ]))
         );
         assert_eq!(
             eval("{for x in [\"a\", \"b\", \"a\"] : x => 1...}")

@@ -549,7 +549,7 @@ mod tests {
 
     fn obj(j: serde_json::Value) -> Object {
         match Value::from_json(&j) {
-            Value::Object(o) => *o,
+            Value::Object(o) => std::sync::Arc::unwrap_or_clone(o),
             _ => unreachable!(),
         }
     }
@@ -945,8 +945,8 @@ mod tests {
             values.insert("tags".into(), Value::Object(tags.into_iter().map(|(k, v)| (k, Value::from(v))).collect::<crate::value::Object>().into()));
             values.insert("libs".into(), Value::List(libs.into_iter().map(Value::from).collect()));
             values.insert("free".into(), Value::Object(free.into_iter().collect::<crate::value::Object>().into()));
-            values.insert("cluster".into(), Value::Object(Box::new(Object::from_iter([("workers".to_string(), Value::from(workers))]))));
-            values.insert("task".into(), Value::List(keys.into_iter().map(|k| Value::Object(Box::new(Object::from_iter([("task_key".to_string(), Value::from(k))])))).collect()));
+            values.insert("cluster".into(), Value::object(Object::from_iter([("workers".to_string(), Value::from(workers))])));
+            values.insert("task".into(), Value::List(keys.into_iter().map(|k| Value::object(Object::from_iter([("task_key".to_string(), Value::from(k))]))).collect()));
             let text = resource_block("t", "n", &schema, &values, &Exprs::new());
             let back = decode_block(&schema, &text);
             for (k, v) in &values {

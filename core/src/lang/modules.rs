@@ -257,21 +257,21 @@ impl Roots for Known {
 impl Known {
     fn new(var: Object, dir: &str, environment: &str) -> Known {
         let mut roots = HashMap::new();
-        roots.insert("var", Value::Object(Box::new(var)));
-        roots.insert("local", Value::Object(Box::default()));
+        roots.insert("var", Value::object(var));
+        roots.insert("local", Value::Object(Default::default()));
         roots.insert(
             "path",
-            Value::Object(Box::new(Object::from_iter([
+            Value::object(Object::from_iter([
                 ("root".to_string(), Value::from(".")),
                 ("module".to_string(), Value::from(dir)),
-            ]))),
+            ])),
         );
         roots.insert(
             "brickform",
-            Value::Object(Box::new(Object::from_iter([(
+            Value::object(Object::from_iter([(
                 "environment".to_string(),
                 Value::from(environment),
-            )]))),
+            )])),
         );
         Known { roots }
     }
@@ -299,8 +299,7 @@ impl Known {
                 if !ready {
                     return true;
                 }
-                self.roots
-                    .insert("local", Value::Object(Box::new(known.clone())));
+                self.roots.insert("local", Value::object(known.clone()));
                 if let Ok(v) = Evaluator::new(&self, base).eval(&l.expr.expr) {
                     known.insert((*name).clone(), v);
                 }
@@ -310,7 +309,7 @@ impl Known {
                 break;
             }
         }
-        self.roots.insert("local", Value::Object(Box::new(known)));
+        self.roots.insert("local", Value::object(known));
         self
     }
 }

@@ -8,6 +8,7 @@ use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::limits::MAX_INSTANCES;
 use crate::value::{Object, Value};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// The instances of a block, with their `each.value`.
 pub type Instances = Vec<(Option<InstanceKey>, Option<Value>)>;
@@ -115,7 +116,7 @@ pub fn expansion(
         }
         return match v {
             Value::Object(o) => Expansion::Instances(
-                o.into_iter()
+                Arc::unwrap_or_clone(o).into_iter()
                     .map(|(k, v)| (Some(InstanceKey::Key(k)), Some(v)))
                     .collect(),
             ),
@@ -167,20 +168,20 @@ pub fn bind_instance(
     match key {
         Some(InstanceKey::Index(i)) => ev.bind(
             "count",
-            Value::Object(Box::new(Object::from_iter([(
+            Value::object(Object::from_iter([(
                 "index".to_string(),
                 Value::from_i64(*i as i64),
-            )]))),
+            )])),
         ),
         Some(InstanceKey::Key(k)) => ev.bind(
             "each",
-            Value::Object(Box::new(Object::from_iter([
+            Value::object(Object::from_iter([
                 ("key".to_string(), Value::from(k.as_str())),
                 (
                     "value".to_string(),
                     each_value.cloned().unwrap_or(Value::Null),
                 ),
-            ]))),
+            ])),
         ),
         None => {}
     }

@@ -5,6 +5,7 @@
 use super::eval::to_number;
 use crate::value::{Object, Value};
 use hcl_edit::expr::{Expression as E, ObjectKey};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum TypeConstraint {
@@ -294,11 +295,11 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, Conver
                 return Err(mismatch(format!("map of {}", inner.describe()), &v, path));
             };
             let mut out = Object::with_capacity_and_hasher(o.len(), Default::default());
-            for (k, item) in *o {
+            for (k, item) in Arc::unwrap_or_clone(o) {
                 let v = convert_at(inner, item, &Path::Key(path, &k))?;
                 out.insert(k, v);
             }
-            Ok(Value::Object(Box::new(out)))
+            Ok(Value::object(out))
         }
         TypeConstraint::Tuple(ts) => {
             let Value::List(items) = v else {
@@ -318,9 +319,10 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, Conver
             Ok(Value::List(out))
         }
         TypeConstraint::Object(attrs) => {
-            let Value::Object(mut o) = v else {
+            let Value::Object(o) = v else {
                 return Err(mismatch("object", &v, path));
             };
+            let mut o = Arc::unwrap_or_clone(o);
             let mut out = Object::default();
             for (k, t, opt) in attrs {
                 match o.swap_remove(k) {
@@ -352,7 +354,7 @@ fn convert_at(t: &TypeConstraint, v: Value, path: &Path) -> Result<Value, Conver
                     path: path.to_string(),
                 });
             }
-            Ok(Value::Object(Box::new(out)))
+            Ok(Value::object(out))
         }
     }
 }
@@ -393,14 +395,14 @@ mod tests {
             "a number is required at [0], got string \"x\""
         );
         let o = ty("object({ a = string, b = optional(number, 2) })")
-            .convert(Value::Object(Box::new(Object::from_iter([(
+            .convert(Value::object(Object::from_iter([(
                 "a".to_string(),
                 Value::from("x"),
-            )]))))
+            )])))
             .unwrap();
         assert_eq!(o.as_object().unwrap()["b"], Value::from(2i64));
         let err = ty("object({ a = string })")
-            .convert(Value::Object(Box::default()))
+            .convert(Value::Object(Default::default()))
             .unwrap_err();
         assert_eq!(err.to_string(), "attribute \"a\" is required");
         assert_eq!(

@@ -14,6 +14,7 @@ use super::model::{FieldChange, FieldReason, SerValue};
 use crate::provider::{BlockType, Nesting, Normalize, Presence, Schema, Writes};
 use crate::value::values_equal;
 use crate::value::{Object, PathStep, Value};
+use std::sync::Arc;
 
 /// What state remembers of an instance.
 #[derive(Debug, Clone, Default)]
@@ -113,11 +114,11 @@ pub fn normalize_object(schema: &Schema, obj: &mut Object) {
             continue;
         };
         match v {
-            Value::Object(o) => normalize_object(&b.schema, o),
+            Value::Object(o) => normalize_object(&b.schema, Arc::make_mut(o)),
             Value::List(items) => {
                 for item in items.iter_mut() {
                     if let Value::Object(o) = item {
-                        normalize_object(&b.schema, o);
+                        normalize_object(&b.schema, Arc::make_mut(o));
                     }
                 }
                 if b.unordered {
@@ -166,7 +167,7 @@ pub fn as_written(schema: &Schema, answer: &mut Object, written: &Object) {
             continue;
         };
         match (have, want) {
-            (Value::Object(h), Value::Object(w)) => as_written(&b.schema, h, w),
+            (Value::Object(h), Value::Object(w)) => as_written(&b.schema, Arc::make_mut(h), w),
             (Value::List(hs), Value::List(ws)) => {
                 for (i, h) in hs.iter_mut().enumerate() {
                     let Value::Object(h) = h else { continue };
@@ -181,7 +182,7 @@ pub fn as_written(schema: &Schema, answer: &mut Object, written: &Object) {
                         _ => ws.get(i),
                     };
                     if let Some(Value::Object(w)) = w {
-                        as_written(&b.schema, h, w);
+                        as_written(&b.schema, Arc::make_mut(h), w);
                     }
                 }
             }
@@ -493,6 +494,7 @@ fn keep_values(
         match (slot, cur) {
             (Value::Object(a), Value::Object(c)) => {
                 let w = last_write.and_then(|w| w.nested(bt.name, &|_| None));
+                let a = Arc::make_mut(a);
                 keep_values(&bt.schema, a, c, writes, &Object::default(), updating, w)
             }
             (Value::List(items), Value::List(cur_items)) => {
@@ -512,6 +514,7 @@ fn keep_values(
                     };
                     let w = last_write.and_then(|w| w.nested(bt.name, &pick));
                     if let Some(Value::Object(c)) = pick(cur_items).and_then(|j| cur_items.get(j)) {
+                        let a = Arc::make_mut(a);
                         keep_values(&bt.schema, a, c, writes, &Object::default(), updating, w);
                     }
                 }
@@ -1168,10 +1171,7 @@ mod tests {
             .attr(Attribute::required("level", AttrType::String));
         let schema = Schema::new().block(BlockType::list("entry", entry.clone()).unordered());
         let e = |who: &str, level: &str| {
-            Value::Object(Box::new(obj(&[
-                ("who", who.into()),
-                ("level", level.into()),
-            ])))
+            Value::object(obj(&[("who", who.into()), ("level", level.into())]))
         };
         let mut config = obj(&[("entry", Value::List(vec![e("b", "X"), e("a", "Y")]))]);
         let mut live = obj(&[("entry", Value::List(vec![e("a", "Y"), e("b", "X")]))]);
@@ -1218,7 +1218,7 @@ mod tests {
             for (key, v) in extra {
                 o.insert(key.to_string(), v.clone());
             }
-            Value::Object(Box::new(o))
+            Value::object(o)
         };
         let config = obj(&[("task", Value::List(vec![t("a", &[]), t("b", &[])]))]);
         let prior = Prior {
@@ -1287,8 +1287,7 @@ mod tests {
             .block(BlockType::single("cloud", defaults));
         let mut schema = Schema::new().block(BlockType::single("cluster", cluster));
         schema.writes = Writes::Whole;
-        let one =
-            |pairs: &[(&str, Value)]| obj(&[("cluster", Value::Object(Box::new(obj(pairs))))]);
+        let one = |pairs: &[(&str, Value)]| obj(&[("cluster", Value::object(obj(pairs)))]);
         let config = one(&[
             ("workers", 2.into()),
             ("mode", "DEDICATED".into()),
@@ -1300,10 +1299,7 @@ mod tests {
             ("disk", false.into()),
             ("mode", "SINGLE_USER".into()),
             ("run_if", "ALL".into()),
-            (
-                "cloud",
-                Value::Object(Box::new(obj(&[("zone", "z".into())]))),
-            ),
+            ("cloud", Value::object(obj(&[("zone", "z".into())]))),
         ]);
         let prior = Prior {
             config: answered.clone(),
@@ -1337,7 +1333,7 @@ mod tests {
         ] {
             let mut changed = config.clone();
             if let Some(Value::Object(c)) = changed.get_mut("cluster") {
-                c.insert(k.to_string(), v.clone());
+                Arc::make_mut(c).insert(k.to_string(), v.clone());
             }
             assert_eq!(run(&changed, &answered).fields.len(), 1, "{k} = {v:?}");
         }
@@ -1352,7 +1348,7 @@ mod tests {
         };
         let mut off = config.clone();
         if let Some(Value::Object(c)) = off.get_mut("cluster") {
-            c.insert("policy_defaults".into(), false.into());
+            Arc::make_mut(c).insert("policy_defaults".into(), false.into());
         }
         let d = diffed(&DiffInput {
             schema: &schema,
@@ -1383,10 +1379,10 @@ mod tests {
             let list = items
                 .iter()
                 .map(|(k, c)| {
-                    Value::Object(Box::new(obj(&[
+                    Value::object(obj(&[
                         ("task_key", (*k).into()),
-                        ("cluster", Value::Object(Box::new(obj(c)))),
-                    ])))
+                        ("cluster", Value::object(obj(c))),
+                    ]))
                 })
                 .collect();
             obj(&[("task", Value::List(list))])
@@ -1443,10 +1439,10 @@ mod tests {
             ("description", "by hand".into()),
             (
                 "notify",
-                Value::Object(Box::new(obj(&[(
+                Value::object(obj(&[(
                     "on_failure",
                     Value::List(vec!["ops@example.com".into()]),
-                )]))),
+                )])),
             ),
         ]);
         let ignore = |_: &str| false;
@@ -1541,32 +1537,26 @@ mod tests {
             )
             .attr(Attribute::computed("url", AttrType::String).derived_from(&["options"]));
         let options = obj(&[("host", "db".into()), ("password", "pw".into())]);
-        let config = obj(&[("options", Value::Object(Box::new(options.clone())))]);
+        let config = obj(&[("options", Value::object(options.clone()))]);
         let prior = Prior {
             config: Object::default(),
             computed: obj(&[("url", "jdbc://db/".into())]),
             sensitive: [(
                 "options".to_string(),
-                Value::Object(Box::new(options)).to_json().to_string(),
+                Value::object(options).to_json().to_string(),
             )]
             .into(),
         };
         // The service answers without the password: unchanged.
         let same = obj(&[
-            (
-                "options",
-                Value::Object(Box::new(obj(&[("host", "db".into())]))),
-            ),
+            ("options", Value::object(obj(&[("host", "db".into())]))),
             ("url", "jdbc://db/".into()),
         ]);
         let d = run_with(&schema, &config, &prior, &same);
         assert!(d.fields.is_empty() && d.drift.is_empty(), "{:?}", d.fields);
         // The host moved: drift, put back, hidden; the url it builds is known after apply.
         let moved = obj(&[
-            (
-                "options",
-                Value::Object(Box::new(obj(&[("host", "other".into())]))),
-            ),
+            ("options", Value::object(obj(&[("host", "other".into())]))),
             ("url", "jdbc://other/".into()),
         ]);
         let d = run_with(&schema, &config, &prior, &moved);

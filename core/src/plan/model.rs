@@ -4,6 +4,7 @@
 
 use crate::value::{Object, PathStep, Value};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 pub use crate::change::{Action, DataEffect, DataImpact, DataImpactKind};
 
@@ -466,10 +467,14 @@ pub fn set_path(root: &mut Value, path: &[PathStep], v: Value) {
     match first {
         PathStep::Key(k) => {
             if !matches!(root, Value::Object(_)) {
-                *root = Value::Object(Box::default());
+                *root = Value::Object(Default::default());
             }
             if let Value::Object(o) = root {
-                set_path(o.entry(k.clone()).or_insert(Value::Null), rest, v);
+                set_path(
+                    Arc::make_mut(o).entry(k.clone()).or_insert(Value::Null),
+                    rest,
+                    v,
+                );
             }
         }
         PathStep::Index(i) => {
@@ -496,18 +501,18 @@ fn sensitive_in(path: &[PathStep], declared: &[Vec<PathStep>], fields: &[FieldCh
 /// Lays out field changes as two partial objects (`before`, `after`), for callers that only have
 /// the changed fields of an object.
 fn objects_from_fields(fields: &[FieldChange]) -> (Object, Object) {
-    let mut before = Value::Object(Box::default());
-    let mut after = Value::Object(Box::default());
+    let mut before = Value::Object(Default::default());
+    let mut after = Value::Object(Default::default());
     for f in fields {
         let get = |v: &Option<SerValue>| v.as_ref().map(|v| v.0.clone()).unwrap_or_default();
         set_path(&mut before, &f.path, get(&f.before));
         set_path(&mut after, &f.path, get(&f.after));
     }
     let into_obj = |v: Value| match v {
-        Value::Object(o) => o,
-        _ => Box::new(Object::default()),
+        Value::Object(o) => Arc::unwrap_or_clone(o),
+        _ => Object::default(),
     };
-    (*into_obj(before), *into_obj(after))
+    (into_obj(before), into_obj(after))
 }
 
 #[cfg(test)]
@@ -683,13 +688,13 @@ mod present {
 
 impl Serialize for SerObject {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        to_json_marked(&Value::Object(Box::new(self.0.clone()))).serialize(s)
+        to_json_marked(&Value::object(self.0.clone())).serialize(s)
     }
 }
 impl<'de> Deserialize<'de> for SerObject {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match from_json_marked(&serde_json::Value::deserialize(d)?) {
-            Value::Object(o) => Ok(SerObject(*o)),
+            Value::Object(o) => Ok(SerObject(Arc::unwrap_or_clone(o))),
             _ => Err(serde::de::Error::custom("expected an object")),
         }
     }

@@ -220,7 +220,7 @@ fn planned_values(plan: &Plan, by_address: &[&ResourceChange]) -> Json {
             }?;
             Some((
                 c.module(),
-                state_resource(c, plan, &Value::Object(Box::new(value.0.clone())), true),
+                state_resource(c, plan, &Value::object(value.0.clone()), true),
             ))
         })
         .collect();
@@ -285,7 +285,7 @@ fn prior_state(plan: &Plan, by_address: &[&ResourceChange]) -> Option<Json> {
         .iter()
         .filter_map(|c| {
             let before = c.before.as_ref()?;
-            let mut r = state_resource(c, plan, &Value::Object(Box::new(before.0.clone())), false);
+            let mut r = state_resource(c, plan, &Value::object(before.0.clone()), false);
             if c.deposed
                 && let (Json::Object(m), Some(id)) = (&mut r, &c.id)
             {
@@ -357,16 +357,10 @@ fn output_value(o: &OutputChange, v: &SerValue) -> Json {
 fn resource_change(rc: &ResourceChange, plan: &Plan) -> Json {
     let sensitive = |p: &[PathStep]| rc.is_sensitive(p);
     let blocks = Blocks(&rc.block_paths);
-    let before = rc
-        .before
-        .as_ref()
-        .map(|o| Value::Object(Box::new(o.0.clone())));
+    let before = rc.before.as_ref().map(|o| Value::object(o.0.clone()));
     let after = match rc.action {
         Action::Delete | Action::Forget => None,
-        _ => rc
-            .after
-            .as_ref()
-            .map(|o| Value::Object(Box::new(o.0.clone()))),
+        _ => rc.after.as_ref().map(|o| Value::object(o.0.clone())),
     };
     let mut change = values_json(
         rc.action.json_actions(),
@@ -438,8 +432,8 @@ fn drift(d: &Drift, plan: &Plan) -> Json {
     let sensitive = |p: &[PathStep]| d.is_sensitive(p);
     let blocks = Blocks(&d.block_paths);
     let (before, after) = d.partial_objects();
-    let before = Value::Object(Box::new(before));
-    let after = (!d.deleted).then_some(Value::Object(Box::new(after)));
+    let before = Value::object(before);
+    let after = (!d.deleted).then_some(Value::object(after));
     let actions: &[&str] = if d.deleted { &["delete"] } else { &["update"] };
     let mut change = values_json(actions, Some(&before), after.as_ref(), &sensitive, &blocks);
     change.insert(

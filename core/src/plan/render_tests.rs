@@ -5,6 +5,7 @@
 use super::super::model::*;
 use super::super::{render_json, render_markdown, render_text};
 use crate::value::{Object, PathStep, Value};
+use std::sync::Arc;
 
 /// A secret that must never appear in any rendering.
 const SECRET: &str = "s3cr3t-VALUE-do-not-print";
@@ -29,7 +30,7 @@ fn list(items: Vec<Value>) -> Value {
 }
 fn ser_obj(v: Value) -> SerObject {
     match v {
-        Value::Object(o) => SerObject(*o),
+        Value::Object(o) => SerObject(Arc::unwrap_or_clone(o)),
         _ => SerObject(Object::default()),
     }
 }
@@ -197,8 +198,8 @@ fn update_plan() -> Plan {
     ]);
     let mut after = before.clone();
     if let Value::Object(o) = &mut after {
-        o.insert("comment".into(), s("Landing zone"));
-        o.insert(
+        Arc::make_mut(o).insert("comment".into(), s("Landing zone"));
+        Arc::make_mut(o).insert(
             "properties".into(),
             obj(vec![
                 ("a", s("1")),
@@ -207,7 +208,7 @@ fn update_plan() -> Plan {
                 ("new", s("y")),
             ]),
         );
-        o.insert(
+        Arc::make_mut(o).insert(
             "grants_to".into(),
             list(vec![
                 s("alice"),
@@ -412,7 +413,7 @@ fn import_moved_forget_plan() -> Plan {
     imp_upd.before = Some(ser_obj(base.clone()));
     let mut changed = base.clone();
     if let Value::Object(o) = &mut changed {
-        o.insert("comment".into(), s("now managed"));
+        Arc::make_mut(o).insert("comment".into(), s("now managed"));
     }
     imp_upd.after = Some(ser_obj(changed.clone()));
     let imp_upd = with_top_fields(imp_upd);
@@ -515,7 +516,7 @@ fn drift_plan() -> Plan {
     ]);
     let mut after = before.clone();
     if let Value::Object(o) = &mut after {
-        o.insert("owner".into(), s("platform"));
+        Arc::make_mut(o).insert("owner".into(), s("platform"));
     }
     let mut schema = rc("databricks_schema", "raw", Action::Update);
     schema.before = Some(ser_obj(before));

@@ -92,9 +92,9 @@ mod tests {
     use brickform_core::value::Object;
 
     fn obj(entries: &[(&str, Value)]) -> Value {
-        Value::Object(Box::new(Object::from_iter(
+        Value::object(Object::from_iter(
             entries.iter().map(|(k, v)| (k.to_string(), v.clone())),
-        )))
+        ))
     }
 
     #[test]

@@ -213,6 +213,6 @@ pub(super) fn set_world_value(
         change.type_name(),
         change.name(),
         change.key(),
-        Value::Object(Box::new(v)),
+        Value::object(v),
     );
 }

@@ -30,7 +30,7 @@ pub(super) async fn run(
         change.type_name(),
         change.name(),
         change.key(),
-        Value::Object(Box::new(value)),
+        Value::object(value),
     );
     Ok(None)
 }

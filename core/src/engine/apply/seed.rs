@@ -72,7 +72,7 @@ impl Engine<'_> {
                     c.type_name(),
                     c.name(),
                     c.key(),
-                    Value::Object(Box::new(v)),
+                    Value::object(v),
                 );
             }
         }

@@ -560,7 +560,7 @@ pub(super) fn world_value(shared: &Shared, name: &str, data: bool) -> Option<Obj
         false => at.root("test_thing")?.clone(),
     };
     match by_type.as_object()?.get(name)? {
-        Value::Object(o) => Some(*o.clone()),
+        Value::Object(o) => Some(Object::clone(o)),
         _ => None,
     }
 }

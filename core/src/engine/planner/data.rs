@@ -105,7 +105,7 @@ impl PlanWalk<'_, '_> {
             }
         }
         if lookup.referenced {
-            out.value = Some(Value::Object(Box::new(value.clone())));
+            out.value = Some(Value::object(value.clone()));
         } else {
             out.held = Some(World::measure_object(&value));
         }

@@ -877,7 +877,7 @@ fn seen_by_references(
             .flatten()
     };
     let seen = decide::reference_value_from(action, current, config, after);
-    (Some(Value::Object(Box::new(seen))), None)
+    (Some(Value::object(seen)), None)
 }
 
 /// The attributes the paths start at.

@@ -257,7 +257,7 @@ impl PlanWalk<'_, '_> {
                 let schema = world
                     .schema(r.mode, &r.type_name)
                     .unwrap_or(crate::provider::Schema::empty());
-                let v = Value::Object(Box::new(crate::engine::instance::merged_from(rs, schema)));
+                let v = Value::object(crate::engine::instance::merged_from(rs, schema));
                 world.set_instance(&r.module, r.mode, &r.type_name, &r.name, rs.key(), v);
                 for path in rs.sensitive.keys() {
                     if let Some(attr) = brickform_state::sensitive_path::split(path).first() {

@@ -84,7 +84,7 @@ fn merge(a: &Args) -> Outcome<Value> {
             out.insert(k.clone(), v.clone());
         }
     }
-    Ok(Value::Object(Box::new(out)))
+    Ok(Value::object(out))
 }
 
 fn lookup(a: &Args) -> Outcome<Value> {

@@ -8,6 +8,7 @@ use super::{Args, Outcome, Spec, number_to_string};
 use crate::value::{Object, Value};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use std::sync::Arc;
 
 pub(super) static FUNCTIONS: &[Spec] = &[
     Spec::fixed("base64decode", &["str"], base64decode),
@@ -97,7 +98,8 @@ fn normalize_numbers(v: Value) -> Value {
         }
         Value::List(l) => Value::List(l.into_iter().map(normalize_numbers).collect()),
         Value::Object(o) => Value::Object(
-            o.into_iter()
+            Arc::unwrap_or_clone(o)
+                .into_iter()
                 .map(|(k, v)| (k, normalize_numbers(v)))
                 .collect::<crate::value::Object>()
                 .into(),
@@ -168,7 +170,7 @@ fn from_yaml(y: &serde_yaml_ng::Value) -> Result<Value, FromYamlError> {
                 };
                 o.insert(key, from_yaml(v)?);
             }
-            Value::Object(Box::new(o))
+            Value::object(o)
         }
         Y::Tagged(t) => from_yaml(&t.value)?,
     })
@@ -229,7 +231,7 @@ fn csvdecode(a: &Args) -> Outcome<Value> {
             .cloned()
             .zip(record.iter().map(Value::from))
             .collect();
-        rows.push(Value::Object(Box::new(row)));
+        rows.push(Value::object(row));
     }
     Ok(Value::List(rows))
 }

@@ -525,12 +525,12 @@ pub(super) mod test_support {
     }
 
     pub fn obj(pairs: &[(&str, Value)]) -> Value {
-        Value::Object(Box::new(
+        Value::object(
             pairs
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect::<Object>(),
-        ))
+        )
     }
 }
 

@@ -255,7 +255,7 @@ fn match_value(a: &Args, re: &Regex, caps: &regex::Captures) -> Outcome<Value> {
         .enumerate()
         .filter_map(|(i, n)| n.map(|n| (n.to_string(), group(i + 1))))
         .collect();
-    Ok(Value::Object(Box::new(map)))
+    Ok(Value::object(map))
 }
 
 fn regex(a: &Args) -> Outcome<Value> {

@@ -262,7 +262,7 @@ fn tag(body: &mut Json, ctx: &OpContext) {
 /// user's tags; `custom_tags` holding nothing else is unset.
 fn strip(attrs: &mut Object) {
     if let Some(Value::Object(tags)) = attrs.get_mut("custom_tags") {
-        tags.shift_remove(ownership::OWNER_TAG);
+        Arc::make_mut(tags).shift_remove(ownership::OWNER_TAG);
         if tags.is_empty() {
             attrs.insert("custom_tags".into(), Value::Null);
         }
@@ -382,7 +382,7 @@ fn same_settings(
     for b in schema.blocks.iter().filter(|b| wanted(b.name)) {
         let items = |v: Option<&Value>| -> Vec<Object> {
             match v {
-                Some(Value::Object(o)) => vec![*o.clone()],
+                Some(Value::Object(o)) => vec![Object::clone(o)],
                 Some(Value::List(l)) => l.iter().filter_map(Value::as_object).cloned().collect(),
                 _ => Vec::new(),
             }

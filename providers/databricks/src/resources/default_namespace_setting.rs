@@ -74,7 +74,7 @@ impl DefaultNamespaceSetting {
             .map_or(Value::Null, Value::from_json);
         attrs.insert(
             "namespace".into(),
-            Value::Object(Box::new(Object::from_iter([("value".to_string(), value)]))),
+            Value::object(Object::from_iter([("value".to_string(), value)])),
         );
         for k in ["etag", "setting_name"] {
             attrs.insert(k.into(), resp.get(k).map_or(Value::Null, Value::from_json));

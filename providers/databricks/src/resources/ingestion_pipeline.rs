@@ -392,7 +392,7 @@ fn derive(o: &mut Object) {
             Some((name, t.clone()))
         })
         .collect();
-    o.insert("table".into(), Value::Object(Box::new(by_name)));
+    o.insert("table".into(), Value::object(by_name));
     o.insert("tables".into(), Value::List(tables));
     o.insert("schemas".into(), Value::List(schemas));
 }

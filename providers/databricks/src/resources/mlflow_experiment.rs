@@ -197,7 +197,7 @@ fn remote(e: &Json, prior: &Object) -> Option<Remote> {
             let mut o = Object::default();
             o.insert("key".into(), Value::from(k));
             o.insert("value".into(), Value::from(v));
-            tags.push(Value::Object(Box::new(o)));
+            tags.push(Value::object(o));
         }
     }
     let mut attrs = Object::default();

@@ -104,7 +104,7 @@ fn remote(m: &Json) -> Option<Remote> {
                 "value".into(),
                 Value::from(t.get("value").and_then(Json::as_str).unwrap_or_default()),
             );
-            Some(Value::Object(Box::new(o)))
+            Some(Value::object(o))
         })
         .collect();
     attrs.insert("tags".into(), Value::List(tags));

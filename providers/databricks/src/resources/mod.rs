@@ -516,11 +516,11 @@ pub(crate) fn decoded(schema: &Schema, set: Json) -> Object {
         }
         for b in &schema.blocks {
             let v = match (set.get(b.name), &b.nesting) {
-                (Some(Json::Object(m)), _) => Value::Object(Box::new(fill(&b.schema, m))),
+                (Some(Json::Object(m)), _) => Value::object(fill(&b.schema, m)),
                 (Some(Json::Array(a)), _) => Value::List(
                     a.iter()
                         .filter_map(Json::as_object)
-                        .map(|m| Value::Object(Box::new(fill(&b.schema, m))))
+                        .map(|m| Value::object(fill(&b.schema, m)))
                         .collect(),
                 ),
                 (_, brickform_core::provider::Nesting::Single) => Value::Null,

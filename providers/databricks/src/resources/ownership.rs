@@ -21,6 +21,7 @@ use async_trait::async_trait;
 use brickform_core::provider::{Existing, OpContext, OwnerTag, ProviderResult, Remote};
 use brickform_core::value::{Object, Value};
 use serde_json::{Map, Value as Json};
+use std::sync::Arc;
 
 /// The tag's key.
 pub const OWNER_TAG: &str = "brickform";
@@ -80,7 +81,7 @@ pub fn tag_body(body: &mut Map<String, Json>, ctx: &OpContext) {
 /// not the user's tags, so it is never drift; `tags` holding nothing else is unset.
 pub fn strip(attrs: &mut Object) {
     if let Some(Value::Object(tags)) = attrs.get_mut("tags") {
-        tags.shift_remove(OWNER_TAG);
+        Arc::make_mut(tags).shift_remove(OWNER_TAG);
         if tags.is_empty() {
             attrs.insert("tags".into(), Value::Null);
         }

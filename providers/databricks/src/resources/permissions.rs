@@ -483,7 +483,7 @@ impl Entry {
             );
         }
         o.insert("permission_level".into(), Value::from(self.level.as_str()));
-        Value::Object(Box::new(o))
+        Value::object(o)
     }
 }
 
@@ -1436,7 +1436,7 @@ mod tests {
                 let mut e = Object::default();
                 e.insert(f.to_string(), Value::from(*n));
                 e.insert("permission_level".into(), Value::from(*l));
-                Value::Object(Box::new(e))
+                Value::object(e)
             })
             .collect();
         o.insert("access_control".into(), Value::List(list));
@@ -1541,10 +1541,10 @@ mod tests {
         let mut none = config(&[("job_id", "1")], &[]);
         none.insert(
             "access_control".into(),
-            Value::List(vec![Value::Object(Box::new(Object::from_iter([(
+            Value::List(vec![Value::object(Object::from_iter([(
                 "permission_level".to_string(),
                 Value::from("CAN_VIEW"),
-            )])))]),
+            )]))]),
         );
         assert_eq!(
             check_entries(job(), &none)[0].message,

@@ -454,11 +454,9 @@ fn shape_object(schema: &Schema, wire: &Map<String, Json>, prior: Option<&Object
 fn shape_block(b: &BlockType, wire: Option<&Json>, prior: Option<&Value>) -> Value {
     match b.nesting {
         Nesting::Single => match wire {
-            Some(Json::Object(m)) => Value::Object(Box::new(shape_object(
-                &b.schema,
-                m,
-                prior.and_then(Value::as_object),
-            ))),
+            Some(Json::Object(m)) => {
+                Value::object(shape_object(&b.schema, m, prior.and_then(Value::as_object)))
+            }
             _ => Value::Null,
         },
         Nesting::List | Nesting::Keyed(_) => {
@@ -482,7 +480,7 @@ fn shape_block(b: &BlockType, wire: Option<&Json>, prior: Option<&Value>) -> Val
                             }
                             _ => prior_items.get(i).and_then(Value::as_object),
                         };
-                        Some(Value::Object(Box::new(shape_object(&b.schema, m, p))))
+                        Some(Value::object(shape_object(&b.schema, m, p)))
                     })
                     .collect(),
             )

@@ -10,6 +10,7 @@ use brickform_core::diagnostics::Diagnostic;
 use brickform_core::lang::environment::EnvMode;
 use brickform_core::provider::{AttrType, Attribute, Finding, PresetChange, Presets, Schema};
 use brickform_core::value::{Object, PathStep, Value};
+use std::sync::Arc;
 
 /// The environment setting that asks for schema prefixes.
 const PREFIX_SCHEMAS: &str = "prefix_schemas";
@@ -89,12 +90,12 @@ pub fn name(presets: &Presets, config: &mut Object) -> Option<PresetChange> {
 /// a repeated one (`triggers`), with its index.
 fn pausable<'a>(config: &'a mut Object, block: &str) -> Vec<(Option<usize>, &'a mut Object)> {
     match config.get_mut(block) {
-        Some(Value::Object(o)) => vec![(None, &mut **o)],
+        Some(Value::Object(o)) => vec![(None, Arc::make_mut(o))],
         Some(Value::List(l)) => l
             .iter_mut()
             .enumerate()
             .filter_map(|(i, v)| match v {
-                Value::Object(o) => Some((Some(i), &mut **o)),
+                Value::Object(o) => Some((Some(i), Arc::make_mut(o))),
                 _ => None,
             })
             .collect(),

@@ -199,10 +199,10 @@ fn remote(answer: &Json, prior: &Object) -> Remote {
                 .filter_map(Json::as_str)
                 .map(Value::from)
                 .collect();
-            Value::Object(Box::new(Object::from_iter([(
+            Value::object(Object::from_iter([(
                 "patterns".to_string(),
                 Value::List(patterns),
-            )])))
+            )]))
         });
     attrs.insert("sparse_checkout".into(), sparse.unwrap_or(Value::Null));
     // Brickform's own: the service does not know them.

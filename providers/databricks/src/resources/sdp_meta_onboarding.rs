@@ -63,7 +63,7 @@ fn derived(config: &Object) -> Result<Object, render::RenderError> {
         text(&d, "onboarding_file_path").map(str::to_string),
         d.get_mut("files"),
     ) {
-        files.shift_remove(&path);
+        Arc::make_mut(files).shift_remove(&path);
     }
     Ok(d)
 }
@@ -329,7 +329,7 @@ impl ResourceKind for Onboarding {
             if path == onboarding_path {
                 attrs.insert("onboarding_json".into(), Value::from(content));
             } else if let Some(Value::Object(m)) = attrs.get_mut("files") {
-                m.insert(path, Value::from(content));
+                Arc::make_mut(m).insert(path, Value::from(content));
             }
         }
         Ok(Some(Remote {
@@ -402,7 +402,7 @@ impl ResourceKind for Onboarding {
             .filter(|(p, f)| **p != onboarding && f.is_some())
             .map(|(p, _)| (p.clone(), Value::from("")))
             .collect();
-        attrs.insert("files".into(), Value::Object(Box::new(others)));
+        attrs.insert("files".into(), Value::object(others));
         Ok(Some(Remote {
             id: onboarding,
             attrs,

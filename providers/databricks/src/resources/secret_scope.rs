@@ -65,7 +65,7 @@ fn remote(name: &str, backend: Option<&str>, keyvault: Option<&Json>) -> Remote 
                     .unwrap_or(Value::Null),
             );
         }
-        attrs.insert("keyvault_metadata".into(), Value::Object(Box::new(m)));
+        attrs.insert("keyvault_metadata".into(), Value::object(m));
     }
     Remote {
         id: name.to_string(),

@@ -362,7 +362,7 @@ mod tests {
 
     fn obj(v: Json) -> Object {
         match Value::from_json(&v) {
-            Value::Object(o) => *o,
+            Value::Object(o) => Arc::unwrap_or_clone(o),
             _ => Object::default(),
         }
     }

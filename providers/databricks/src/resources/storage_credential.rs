@@ -218,7 +218,7 @@ mod tests {
 
     #[test]
     fn exactly_one_identity() {
-        let block = || Value::Object(Box::default());
+        let block = || Value::Object(Default::default());
         let none = Object::default();
         assert_eq!(one_identity(&none).len(), 1);
         let one = Object::from_iter([("aws_iam_role".to_string(), block())]);

@@ -80,17 +80,17 @@ pub fn from_wire(schema: &Schema, json: &Json, renames: Renames, parent: &str) -
         };
         let converted = match (v, &b.nesting) {
             (Json::Object(_), Nesting::Single) => {
-                Value::Object(Box::new(from_wire(&b.schema, v, renames, b.name)))
+                Value::object(from_wire(&b.schema, v, renames, b.name))
             }
             (Json::Array(items), _) => Value::List(
                 items
                     .iter()
-                    .map(|i| Value::Object(Box::new(from_wire(&b.schema, i, renames, b.name))))
+                    .map(|i| Value::object(from_wire(&b.schema, i, renames, b.name)))
                     .collect(),
             ),
-            (Json::Object(_), _) => Value::List(vec![Value::Object(Box::new(from_wire(
+            (Json::Object(_), _) => Value::List(vec![Value::object(from_wire(
                 &b.schema, v, renames, b.name,
-            )))]),
+            ))]),
             _ => continue,
         };
         out.insert(b.name.to_string(), converted);

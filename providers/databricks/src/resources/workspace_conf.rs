@@ -80,7 +80,7 @@ impl WorkspaceConf {
 
     fn remote(config: Object) -> Remote {
         let mut attrs = Object::default();
-        attrs.insert("custom_config".into(), Value::Object(Box::new(config)));
+        attrs.insert("custom_config".into(), Value::object(config));
         attrs.insert("id".into(), Value::from(ID));
         Remote {
             id: ID.to_string(),

@@ -751,7 +751,7 @@ pub(crate) mod testing {
         o.insert("database".into(), Value::from("main.sdp_meta"));
         o.insert("runner".into(), Value::Null);
         if let Value::Object(extra) = Value::from_json(&attrs) {
-            o.extend(*extra);
+            o.extend(std::sync::Arc::unwrap_or_clone(extra));
         }
         o.insert(
             "flows".into(),

@@ -318,10 +318,7 @@ fn single_task_to_task(schema: &Schema, config: &mut Object) {
             task.insert(k.to_string(), std::mem::replace(v, empty));
         }
     }
-    config.insert(
-        "task".into(),
-        Value::List(vec![Value::Object(Box::new(task))]),
-    );
+    config.insert("task".into(), Value::List(vec![Value::object(task)]));
 }
 
 /// Where a task's code says it comes from: `(task type, the object holding source)`.
@@ -376,7 +373,7 @@ fn single<'a>(o: &'a Object, name: &str) -> Option<&'a Object> {
 
 fn single_mut<'a>(o: &'a mut Object, name: &str) -> Option<&'a mut Object> {
     match o.get_mut(name) {
-        Some(Value::Object(b)) => Some(b),
+        Some(Value::Object(b)) => Some(Arc::make_mut(b)),
         _ => None,
     }
 }
@@ -412,11 +409,12 @@ fn unset_derived(attrs: &mut Object, configured: &Object) {
         for t in tasks.iter_mut() {
             let Value::Object(t) = t else { continue };
             let ct = configured_item(configured, "task", "task_key", t).unwrap_or(&none);
-            unset_derived_in_task(t, ct, source);
+            unset_derived_in_task(Arc::make_mut(t), ct, source);
             let inner_c = single(ct, "for_each_task")
                 .and_then(|f| single(f, "task"))
                 .unwrap_or(&none);
-            if let Some(inner) = single_mut(t, "for_each_task").and_then(|f| single_mut(f, "task"))
+            if let Some(inner) =
+                single_mut(Arc::make_mut(t), "for_each_task").and_then(|f| single_mut(f, "task"))
             {
                 unset_derived_in_task(inner, inner_c, source);
             }
@@ -427,7 +425,7 @@ fn unset_derived(attrs: &mut Object, configured: &Object) {
             let Value::Object(jc) = jc else { continue };
             let cjc = configured_item(configured, "job_cluster", "job_cluster_key", jc);
             let cc = cjc.and_then(|c| single(c, "new_cluster")).unwrap_or(&none);
-            if let Some(c) = single_mut(jc, "new_cluster") {
+            if let Some(c) = single_mut(Arc::make_mut(jc), "new_cluster") {
                 unset_derived_driver(c, cc);
             }
         }

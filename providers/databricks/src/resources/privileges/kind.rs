@@ -90,7 +90,7 @@ impl GrantsKind {
                         let mut g = Object::default();
                         g.insert("principal".into(), Value::from(p.as_str()));
                         g.insert("privileges".into(), privileges_value(privileges));
-                        Value::Object(Box::new(g))
+                        Value::object(g)
                     })
                     .collect();
                 attrs.insert("grant".into(), Value::List(grants));

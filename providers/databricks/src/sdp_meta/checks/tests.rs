@@ -45,12 +45,12 @@ fn decode(schema: &Schema, j: &J) -> Object {
         let v = match (&b.nesting, m.get(b.name)) {
             (_, Some(J::String(s))) if s == UNKNOWN => Value::Unknown,
             (Nesting::Single, None | Some(J::Null)) => Value::Null,
-            (Nesting::Single, Some(x)) => Value::Object(Box::new(decode(&b.schema, x))),
+            (Nesting::Single, Some(x)) => Value::object(decode(&b.schema, x)),
             (_, None | Some(J::Null)) => Value::List(Vec::new()),
             (_, Some(J::Array(items))) => Value::List(
                 items
                     .iter()
-                    .map(|x| Value::Object(Box::new(decode(&b.schema, x))))
+                    .map(|x| Value::object(decode(&b.schema, x)))
                     .collect(),
             ),
             (_, Some(x)) => panic!("{}: not a list of blocks: {x}", b.name),
@@ -68,12 +68,7 @@ fn onboarding(attrs: J, flows: &[J]) -> Object {
     let mut o = decode(&onboarding_schema(), &attrs);
     o.insert(
         "flows".into(),
-        Value::List(
-            flows
-                .iter()
-                .map(|f| Value::Object(Box::new(flow(f))))
-                .collect(),
-        ),
+        Value::List(flows.iter().map(|f| Value::object(flow(f))).collect()),
     );
     o
 }
