@@ -35,12 +35,12 @@ type Parts = (Option<NodeId>, Option<NodeId>);
 /// The graph of the plan's changes that do something, ordered by their dependencies.
 pub(super) fn build(plan: &Plan) -> Graph {
     let mut g: Graph = Dag::new();
-    let mut parts_of: HashMap<usize, Parts> = HashMap::new();
-    for (i, c) in plan.changes.iter().enumerate() {
-        if runs(plan, c) {
-            parts_of.insert(i, add_parts(&mut g, i, c));
-        }
-    }
+    let parts_of: Vec<Option<Parts>> = plan
+        .changes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| runs(plan, c).then(|| add_parts(&mut g, i, c)))
+        .collect();
     add_dependency_edges(&mut g, plan, &parts_of);
     g
 }
@@ -102,15 +102,16 @@ fn add_parts(g: &mut Graph, i: usize, c: &ResourceChange) -> Parts {
 }
 
 /// Orders the nodes by what each change depends on.
-fn add_dependency_edges(g: &mut Graph, plan: &Plan, parts_of: &HashMap<usize, Parts>) {
-    let by_base: HashMap<&crate::addrs::ResourceAddr, Vec<usize>> = plan
-        .changes
-        .iter()
-        .enumerate()
-        .fold(HashMap::new(), |mut m, (i, c)| {
-            m.entry(c.resource()).or_default().push(i);
-            m
-        });
+/// `parts_of` holds the nodes of each change, by its index in the plan.
+fn add_dependency_edges(g: &mut Graph, plan: &Plan, parts_of: &[Option<Parts>]) {
+    let by_base: HashMap<&crate::addrs::ResourceAddr, Vec<usize>, foldhash::fast::RandomState> =
+        plan.changes
+            .iter()
+            .enumerate()
+            .fold(HashMap::default(), |mut m, (i, c)| {
+                m.entry(c.resource()).or_default().push(i);
+                m
+            });
     // The changes an instance's dependencies name.
     // A dependency names a resource as a whole (an address without a key).
     let named = |deps: &[crate::addrs::InstanceAddr]| -> Vec<usize> {
@@ -125,12 +126,12 @@ fn add_dependency_edges(g: &mut Graph, plan: &Plan, parts_of: &HashMap<usize, Pa
             .collect()
     };
     for (i, c) in plan.changes.iter().enumerate() {
-        let Some(&(del_i, make_i)) = parts_of.get(&i) else {
+        let Some(&Some((del_i, make_i))) = parts_of.get(i) else {
             continue;
         };
         // The new object is made after what it depends on is made.
         for j in named(&c.dependencies) {
-            if let (Some(&(_, Some(a))), Some(b)) = (parts_of.get(&j), make_i) {
+            if let (Some(&Some((_, Some(a)))), Some(b)) = (parts_of.get(j), make_i) {
                 g.add_edge(a, b, "made after its dependency");
             }
         }
@@ -142,7 +143,7 @@ fn add_dependency_edges(g: &mut Graph, plan: &Plan, parts_of: &HashMap<usize, Pa
             .as_deref()
             .unwrap_or(&c.dependencies);
         for j in named(old_deps) {
-            let Some(&(del_j, make_j)) = parts_of.get(&j) else {
+            let Some(&Some((del_j, make_j))) = parts_of.get(j) else {
                 continue;
             };
             if let (Some(a), Some(b)) = (del_i, del_j) {
