@@ -229,10 +229,7 @@ pub(super) fn state_entry(
     let schema = kind.schema();
     let mut sensitive_paths = sensitive_schema_paths(schema);
     sensitive_paths.extend(sensitive.iter().cloned());
-    rs.config = config
-        .iter()
-        .map(|(k, v)| (k.clone(), v.to_json()))
-        .collect();
+    rs.config = config_json(schema, config, &sensitive_paths);
     rs.computed = remote
         .attrs
         .iter()
@@ -248,6 +245,59 @@ pub(super) fn state_entry(
     redactor.redact(&mut rs, &state_paths(&sensitive_paths));
     unset_left_out_of_blocks(schema, &mut rs.config);
     Ok(rs)
+}
+
+/// A state entry's configuration as JSON, the unset keys of its blocks left out as it is
+/// converted (see [`unset_left_out_of_blocks`]): converted and then dropped, they were most
+/// of the work of recording a job of many tasks. A block a sensitive path leads into is
+/// converted whole, nulls included: the redaction fingerprints a sensitive value even when
+/// it is null, and [`unset_left_out_of_blocks`] drops that block's unset keys after it.
+fn config_json(
+    schema: &Schema,
+    config: &Object,
+    sensitive: &[Vec<PathStep>],
+) -> serde_json::Map<String, serde_json::Value> {
+    let redacted = |k: &str| {
+        sensitive
+            .iter()
+            .any(|p| matches!(p.first(), Some(PathStep::Key(s)) if s == k))
+    };
+    config
+        .iter()
+        .map(|(k, v)| {
+            let j = match schema.block_type(k) {
+                Some(b) if !redacted(k) => set_in_block_json(&b.schema, v),
+                _ => v.to_json(),
+            };
+            (k.clone(), j)
+        })
+        .collect()
+}
+
+/// A block's value (its object, or the list of them) as JSON without the keys its objects
+/// leave unset, in them and in the blocks inside them.
+fn set_in_block_json(schema: &Schema, v: &Value) -> serde_json::Value {
+    match v {
+        Value::Object(o) => serde_json::Value::Object(
+            o.iter()
+                .filter_map(|(k, v)| {
+                    let j = match schema.block_type(k) {
+                        Some(b) => set_in_block_json(&b.schema, v),
+                        None => v.to_json(),
+                    };
+                    (!j.is_null()).then(|| (k.clone(), j))
+                })
+                .collect(),
+        ),
+        Value::List(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::Object(_) => set_in_block_json(schema, item),
+                other => other.to_json(),
+            })
+            .collect(),
+        other => other.to_json(),
+    }
 }
 
 /// Leaves out of the nested blocks of a state entry's configuration every key whose value
@@ -445,6 +495,14 @@ mod tests {
         o.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 
+    /// `config` converted to JSON as it is, nulls included.
+    fn whole_json(config: &Object) -> serde_json::Map<String, serde_json::Value> {
+        config
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_json()))
+            .collect()
+    }
+
     /// Nested values compared with their keys' order (an `Object` compares as a map).
     fn ordered(v: &Value) -> serde_json::Value {
         serde_json::to_value(v.to_json()).unwrap_or_default()
@@ -469,10 +527,7 @@ mod tests {
                 ]))]),
             ),
         ]);
-        let mut json: serde_json::Map<String, serde_json::Value> = config
-            .iter()
-            .map(|(k, v)| (k.clone(), v.to_json()))
-            .collect();
+        let mut json = whole_json(&config);
         unset_left_out_of_blocks(&schema, &mut json);
         assert_eq!(
             serde_json::Value::Object(json),
@@ -490,10 +545,7 @@ mod tests {
         fn unset_keys_left_out_of_state_are_put_back_in_order(draw in prop::collection::vec(any::<u8>(), 0..200)) {
             let schema = nested_schema();
             let config = decoded(&schema, &mut draw.into_iter(), 0);
-            let mut json: serde_json::Map<String, serde_json::Value> = config
-                .iter()
-                .map(|(k, v)| (k.clone(), v.to_json()))
-                .collect();
+            let mut json = whole_json(&config);
             unset_left_out_of_blocks(&schema, &mut json);
             let mut back = json_object(&json);
             unset_put_back_in_blocks(&schema, &mut back);
@@ -504,6 +556,28 @@ mod tests {
             let (back, whole, config) = (Value::object(back), Value::object(whole), Value::object(config));
             prop_assert_eq!(ordered(&back).to_string(), ordered(&config).to_string());
             prop_assert_eq!(ordered(&whole).to_string(), ordered(&config).to_string());
+        }
+
+        /// Leaving a block's unset keys out while converting it gives what converting it
+        /// whole and then leaving them out gave, key order included; a block a sensitive
+        /// path leads into is converted whole.
+        #[test]
+        fn unset_keys_are_left_out_as_a_configuration_is_converted(draw in prop::collection::vec(any::<u8>(), 0..200)) {
+            let schema = nested_schema();
+            let config = decoded(&schema, &mut draw.into_iter(), 0);
+            let mut whole = whole_json(&config);
+            let redacted = [vec![PathStep::Key("one".to_string()), PathStep::Key("note".to_string())]];
+            let kept_whole = config_json(&schema, &config, &redacted);
+            prop_assert_eq!(
+                serde_json::to_string(&kept_whole["one"]).unwrap(),
+                serde_json::to_string(&whole["one"]).unwrap()
+            );
+            unset_left_out_of_blocks(&schema, &mut whole);
+            let direct = config_json(&schema, &config, &[]);
+            prop_assert_eq!(
+                serde_json::to_string(&direct).unwrap(),
+                serde_json::to_string(&whole).unwrap()
+            );
         }
 
         #[test]

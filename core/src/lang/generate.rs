@@ -942,9 +942,9 @@ mod tests {
             let schema = schema().attr(Attribute::optional("free", AttrType::Any));
             let mut values = Object::default();
             values.insert("name".into(), Value::from(name));
-            values.insert("tags".into(), Value::Object(tags.into_iter().map(|(k, v)| (k, Value::from(v))).collect::<crate::value::Object>().into()));
+            values.insert("tags".into(), Value::object(tags.into_iter().map(|(k, v)| (k, Value::from(v))).collect()));
             values.insert("libs".into(), Value::List(libs.into_iter().map(Value::from).collect()));
-            values.insert("free".into(), Value::Object(free.into_iter().collect::<crate::value::Object>().into()));
+            values.insert("free".into(), Value::object(free.into_iter().collect()));
             values.insert("cluster".into(), Value::object(Object::from_iter([("workers".to_string(), Value::from(workers))])));
             values.insert("task".into(), Value::List(keys.into_iter().map(|k| Value::object(Object::from_iter([("task_key".to_string(), Value::from(k))]))).collect()));
             let text = resource_block("t", "n", &schema, &values, &Exprs::new());
@@ -953,7 +953,7 @@ mod tests {
                 let got = back.get(k).unwrap_or(&Value::Null);
                 let got = match (k.as_str(), got) {
                     ("task", Value::List(items)) => Value::List(items.iter().map(|i| match i {
-                        Value::Object(o) => Value::Object(o.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect::<crate::value::Object>().into()),
+                        Value::Object(o) => Value::object(o.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect()),
                         other => other.clone(),
                     }).collect()),
                     _ => got.clone(),
