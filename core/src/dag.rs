@@ -47,7 +47,7 @@ pub struct Dag<N, L> {
     /// The edges added, `(from, to)`: petgraph finds an edge by scanning `from`'s edges,
     /// which made adding the references to one much-referenced node (a local every block
     /// reads) quadratic. Keyed with a fast hash: a plan of many instances that depend on
-    /// a block of many adds an edge for each pair (200 jobs on 100 pipelines: 20,000).
+    /// a block of many adds an edge for each pair (200 instances on 100: 20,000).
     edges: HashSet<(NodeId, NodeId), foldhash::fast::RandomState>,
 }
 

@@ -249,9 +249,10 @@ pub(super) fn state_entry(
 
 /// A state entry's configuration as JSON, the unset keys of its blocks left out as it is
 /// converted (see [`unset_left_out_of_blocks`]): converted and then dropped, they were most
-/// of the work of recording a job of many tasks. A block a sensitive path leads into is
-/// converted whole, nulls included: the redaction fingerprints a sensitive value even when
-/// it is null, and [`unset_left_out_of_blocks`] drops that block's unset keys after it.
+/// of the work of recording an object of many nested blocks. A block a sensitive path
+/// leads into is converted whole, nulls included: the redaction fingerprints a sensitive
+/// value even when it is null, and [`unset_left_out_of_blocks`] drops that block's unset
+/// keys after it.
 fn config_json(
     schema: &Schema,
     config: &Object,
