@@ -250,12 +250,11 @@ impl World {
             let Some((parent, step)) = path.parent() else {
                 continue;
             };
-            let outputs = Value::Object(
+            let outputs = Value::object(
                 info.outputs
                     .iter()
                     .map(|o| (o.clone(), Value::Unknown))
-                    .collect::<crate::value::Object>()
-                    .into(),
+                    .collect(),
             );
             // Every call's shape was declared above.
             let Some(slot) = self.calls_mut(&parent).get_mut(&step.name) else {
