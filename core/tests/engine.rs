@@ -1301,7 +1301,7 @@ resource "test_thing" "child" {
 }
 "#;
     let (mut plan, _) = h.run(src, PlanMode::Normal, false).await;
-    plan.context = h.describe(src);
+    plan.context = h.describe(src, &plan);
     let doc = brickform_core::plan::render_json::render(&plan);
     let text = serde_json::to_string(&doc).unwrap();
     assert!(!text.contains("hunter2"), "{text}");
@@ -1389,7 +1389,7 @@ resource "test_thing" "child" {
     // Applied, the next plan has a prior state, and the keys of every value are in order.
     h.run(src, PlanMode::Normal, true).await;
     let (mut plan, _) = h.run(src, PlanMode::Normal, false).await;
-    plan.context = h.describe(src);
+    plan.context = h.describe(src, &plan);
     let doc = brickform_core::plan::render_json::render(&plan);
     let prior = doc["prior_state"]["values"]["root_module"]["resources"]
         .as_array()

@@ -53,7 +53,7 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
     // What the plan was made from: the JSON form prints it, and a saved plan keeps it for
     // `show --json`.
     if args.json || args.out.is_some() {
-        planned.plan.context = s.env.engine().describe();
+        planned.plan.context = s.env.engine().describe(&planned.plan);
     }
     let quiet = args.json || args.markdown;
     if args.json {

@@ -95,13 +95,20 @@ impl<'e, 'r> Decoder<'e, 'r> {
         block_span: Option<Range<usize>>,
         path: &[PathStep],
     ) -> Object {
-        let mut out = Object::with_capacity_and_hasher(
-            schema.attributes.len() + schema.blocks.len() + 1,
-            Default::default(),
-        );
-        for a in &schema.attributes {
-            if a.presence != Presence::Computed {
-                out.insert(a.name.to_string(), Value::Null);
+        // A nested block leaves out what it does not set (thousands of blocks of a large
+        // configuration, each of a schema of dozens of names): room for what it writes.
+        let nested = !path.is_empty();
+        let room = if nested {
+            body.len() + 1
+        } else {
+            schema.attributes.len() + schema.blocks.len() + 1
+        };
+        let mut out = Object::with_capacity_and_hasher(room, Default::default());
+        if !nested {
+            for a in &schema.attributes {
+                if a.presence != Presence::Computed {
+                    out.insert(a.name.to_string(), Value::Null);
+                }
             }
         }
         if let Some((key, value)) = self.label_key.take() {
@@ -117,6 +124,9 @@ impl<'e, 'r> Decoder<'e, 'r> {
         self.check_required(body, schema, &out, &block_span);
         for (bt, collected) in schema.blocks.iter().zip(blocks) {
             self.check_blocks(bt, &collected, &block_span);
+            if nested && collected.items.is_empty() {
+                continue;
+            }
             let v = match bt.nesting {
                 Nesting::Single => collected.items.into_iter().next().unwrap_or(Value::Null),
                 Nesting::List | Nesting::Keyed(_) => Value::List(collected.items),
@@ -194,6 +204,10 @@ impl<'e, 'r> Decoder<'e, 'r> {
         match convert(&def.ty, v) {
             Ok(v) => {
                 self.reject_values(def, &attr.value, &v);
+                if v.is_null() && !path.is_empty() {
+                    // A nested block leaves out what it does not set.
+                    return;
+                }
                 // The key is there already (null) unless a label set it.
                 match out.get_mut(name) {
                     Some(slot) => *slot = v,
@@ -677,6 +691,36 @@ dynamic "task" {
             !d.value.contains_key("id"),
             "computed attributes are not part of the configuration"
         );
+    }
+
+    #[test]
+    fn a_nested_block_holds_only_what_it_sets_and_the_resource_every_argument() {
+        let (d, diags) = decode(
+            r#"
+name = "x"
+task { task_key = "first" }
+task {
+  task_key = "second"
+  depends  = null
+}
+"#,
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(
+            d.value["size"],
+            Value::Null,
+            "the resource's own: all, unset as null"
+        );
+        assert_eq!(d.value["password"], Value::Null);
+        for task in d.value["task"].as_list().unwrap() {
+            let keys: Vec<&str> = task
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(keys, ["task_key"], "unset and null arguments are left out");
+        }
     }
 
     #[test]

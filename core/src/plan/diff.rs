@@ -123,7 +123,7 @@ pub fn normalize_object(schema: &Schema, obj: &mut Object) {
                 }
                 if b.unordered {
                     // A set of blocks: sorted by content, as a set attribute is.
-                    items.sort_by_cached_key(|item| item.to_json().to_string());
+                    items.sort_by_cached_key(|item| block_order_key(&b.schema, item));
                 } else if let Nesting::Keyed(k) = b.nesting {
                     items.sort_by(|x, y| {
                         let kx = x
@@ -143,6 +143,69 @@ pub fn normalize_object(schema: &Schema, obj: &mut Object) {
             _ => {}
         }
     }
+}
+
+/// What a set of blocks is sorted by: each block's text as its schema lays it out, an unset
+/// attribute as null and an absent block as none, so a block sorts the same whether its
+/// unset keys are written out or left out (a configuration's nested blocks hold only what
+/// is set; an answer may hold nulls) and whatever order its keys came in.
+fn block_order_key(schema: &Schema, item: &Value) -> String {
+    let mut out = String::new();
+    write_block_order_key(schema, item, &mut out);
+    out
+}
+
+fn write_block_order_key(schema: &Schema, item: &Value, out: &mut String) {
+    let Value::Object(o) = item else {
+        out.push_str(&item.to_json().to_string());
+        return;
+    };
+    let mut first = true;
+    let mut field = |out: &mut String, name: &str| {
+        out.push_str(if first { "{" } else { "," });
+        first = false;
+        out.push_str(&serde_json::Value::from(name).to_string());
+        out.push(':');
+    };
+    for a in &schema.attributes {
+        // A computed attribute has no place in a configuration: only where it was given.
+        let v = o.get(a.name);
+        if a.presence == Presence::Computed && v.is_none() {
+            continue;
+        }
+        field(out, a.name);
+        match v {
+            Some(v) => out.push_str(&v.to_json().to_string()),
+            None => out.push_str("null"),
+        }
+    }
+    for b in &schema.blocks {
+        field(out, b.name);
+        let none = b.none();
+        match o.get(b.name).unwrap_or(&none) {
+            Value::List(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_block_order_key(&b.schema, item, out);
+                }
+                out.push(']');
+            }
+            v => write_block_order_key(&b.schema, v, out),
+        }
+    }
+    for (k, v) in o.iter() {
+        if schema.attribute(k).is_none() && schema.block_type(k).is_none() {
+            field(out, k);
+            out.push_str(&v.to_json().to_string());
+        }
+    }
+    if first {
+        out.push('{');
+    }
+    out.push('}');
 }
 
 /// Reads what the service holds in another spelling than it was written in (an attribute's
@@ -1203,6 +1266,62 @@ mod tests {
         let mut changed = obj(&[("entry", Value::List(vec![e("a", "Z"), e("b", "X")]))]);
         normalize_object(&schema, &mut changed);
         assert!(!run(&changed).fields.is_empty());
+    }
+
+    #[test]
+    fn a_set_of_blocks_sorts_alike_with_unset_keys_written_out_or_left_out() {
+        use crate::provider::BlockType;
+        let entry = Schema::new()
+            .attr(Attribute::optional("user", AttrType::String))
+            .attr(Attribute::optional("group", AttrType::String))
+            .attr(Attribute::required("level", AttrType::String));
+        let schema = Schema::new().block(BlockType::list("entry", entry).unordered());
+        // As written (left out), as an answer may hold them (nulls, another key order).
+        let sparse = [
+            obj(&[("user", "ann".into()), ("level", "OWN".into())]),
+            obj(&[("group", "ops".into()), ("level", "OWN".into())]),
+        ];
+        let filled = [
+            obj(&[
+                ("level", "OWN".into()),
+                ("group", Value::Null),
+                ("user", "ann".into()),
+            ]),
+            obj(&[
+                ("group", "ops".into()),
+                ("user", Value::Null),
+                ("level", "OWN".into()),
+            ]),
+        ];
+        let sorted = |items: &[Object; 2], reverse: bool| {
+            let mut list: Vec<Value> = items.iter().cloned().map(Value::object).collect();
+            if reverse {
+                list.reverse();
+            }
+            let mut o = obj(&[("entry", Value::List(list))]);
+            normalize_object(&schema, &mut o);
+            let whose = |v: &Value| {
+                let o = v.as_object().unwrap();
+                ["user", "group"]
+                    .iter()
+                    .find_map(|k| o.get(*k).and_then(Value::as_str))
+                    .unwrap()
+                    .to_string()
+            };
+            o["entry"]
+                .as_list()
+                .unwrap()
+                .iter()
+                .map(whose)
+                .collect::<Vec<_>>()
+        };
+        // In the schema's order, unset as null: `{"user":"ann",…` before `{"user":null,…`,
+        // the same from every spelling.
+        let want = sorted(&sparse, false);
+        assert_eq!(want, ["ann", "ops"]);
+        for (items, reverse) in [(&sparse, true), (&filled, false), (&filled, true)] {
+            assert_eq!(sorted(items, reverse), want);
+        }
     }
 
     #[test]

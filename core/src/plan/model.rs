@@ -369,6 +369,84 @@ pub struct PlanContext {
     /// The resource attributes the configuration's references read.
     #[serde(default)]
     pub relevant_attributes: Vec<serde_json::Value>,
+    /// The attributes each kind of the plan declares (by [`PlanContext::kind_key`]): the JSON
+    /// form lists every one, unset ones as null, as Terraform's does, while a configuration's
+    /// nested blocks hold only what is set.
+    #[serde(default)]
+    pub declared: std::collections::BTreeMap<String, Vec<Declared>>,
+}
+
+/// The attributes one block of a schema declares: the kind's own at the empty path, a
+/// nested block's at its path (block names, no indexes).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Declared {
+    pub block: Vec<String>,
+    pub attributes: Vec<String>,
+}
+
+impl PlanContext {
+    /// How [`PlanContext::declared`] names a kind: its type, `data.` before a data source's.
+    pub fn kind_key(mode: Mode, type_name: &str) -> String {
+        match mode {
+            Mode::Managed => type_name.to_string(),
+            Mode::Data => format!("data.{type_name}"),
+        }
+    }
+
+    /// `o` with every attribute its kind declares and every nested block of `block_paths`:
+    /// null where unset or absent. As it is when the kind is not known.
+    pub fn completed(
+        &self,
+        mode: Mode,
+        type_name: &str,
+        block_paths: &[Vec<String>],
+        o: &Object,
+    ) -> Value {
+        let mut v = Value::object(o.clone());
+        if let Some(declared) = self.declared.get(&Self::kind_key(mode, type_name)) {
+            complete_declared(&mut v, &mut Vec::new(), declared, block_paths);
+        }
+        v
+    }
+}
+
+fn complete_declared(
+    v: &mut Value,
+    path: &mut Vec<String>,
+    declared: &[Declared],
+    block_paths: &[Vec<String>],
+) {
+    match v {
+        Value::List(items) => {
+            for item in items {
+                complete_declared(item, path, declared, block_paths);
+            }
+        }
+        Value::Object(o) => {
+            let o = Arc::make_mut(o);
+            let names = declared
+                .iter()
+                .filter(|d| d.block == *path)
+                .flat_map(|d| &d.attributes);
+            let blocks = block_paths
+                .iter()
+                .filter(|b| b.len() == path.len() + 1 && b.starts_with(path))
+                .filter_map(|b| b.last());
+            for name in names.chain(blocks) {
+                if !o.contains_key(name) {
+                    o.insert(name.clone(), Value::Null);
+                }
+            }
+            for (name, inner) in o.iter_mut() {
+                path.push(name.clone());
+                if block_paths.contains(path) {
+                    complete_declared(inner, path, declared, block_paths);
+                }
+                path.pop();
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Counts for the summary line.

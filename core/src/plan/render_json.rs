@@ -218,10 +218,8 @@ fn planned_values(plan: &Plan, by_address: &[&ResourceChange]) -> Json {
                 Action::NoOp | Action::Read => c.after.as_ref().or(c.before.as_ref()),
                 _ => c.after.as_ref(),
             }?;
-            Some((
-                c.module(),
-                state_resource(c, plan, &Value::object(value.0.clone()), true),
-            ))
+            let value = completed(plan, c, &value.0);
+            Some((c.module(), state_resource(c, plan, &value, true)))
         })
         .collect();
     let outputs: Map<String, Json> = plan
@@ -285,7 +283,7 @@ fn prior_state(plan: &Plan, by_address: &[&ResourceChange]) -> Option<Json> {
         .iter()
         .filter_map(|c| {
             let before = c.before.as_ref()?;
-            let mut r = state_resource(c, plan, &Value::object(before.0.clone()), false);
+            let mut r = state_resource(c, plan, &completed(plan, c, &before.0), false);
             if c.deposed
                 && let (Json::Object(m), Some(id)) = (&mut r, &c.id)
             {
@@ -312,6 +310,12 @@ fn prior_state(plan: &Plan, by_address: &[&ResourceChange]) -> Option<Json> {
         "terraform_version": TERRAFORM_VERSION,
         "values": values,
     }))
+}
+
+/// An object of a change as Terraform's JSON writes it: every attribute its kind declares.
+fn completed(plan: &Plan, c: &ResourceChange, o: &crate::value::Object) -> Value {
+    plan.context
+        .completed(c.mode(), c.type_name(), &c.block_paths, o)
 }
 
 /// One object of `planned_values` or `prior_state`.
@@ -357,10 +361,10 @@ fn output_value(o: &OutputChange, v: &SerValue) -> Json {
 fn resource_change(rc: &ResourceChange, plan: &Plan) -> Json {
     let sensitive = |p: &[PathStep]| rc.is_sensitive(p);
     let blocks = Blocks(&rc.block_paths);
-    let before = rc.before.as_ref().map(|o| Value::object(o.0.clone()));
+    let before = rc.before.as_ref().map(|o| completed(plan, rc, &o.0));
     let after = match rc.action {
         Action::Delete | Action::Forget => None,
-        _ => rc.after.as_ref().map(|o| Value::object(o.0.clone())),
+        _ => rc.after.as_ref().map(|o| completed(plan, rc, &o.0)),
     };
     let mut change = values_json(
         rc.action.json_actions(),

@@ -671,14 +671,18 @@ impl Harness {
     }
 
     /// What a plan of `src` was made from ([`Engine::describe`]).
-    pub fn describe(&self, src: &str) -> brickform_core::plan::PlanContext {
+    pub fn describe(
+        &self,
+        src: &str,
+        plan: &brickform_core::plan::Plan,
+    ) -> brickform_core::plan::PlanContext {
         let (config, d) = load_sources(
             self.dir.path(),
             vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.into())],
         );
         assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
         let (vars, _) = resolve(&config, &VarInputs::default(), None);
-        Engine::new(&config, &self.registry, &vars, "default").describe()
+        Engine::new(&config, &self.registry, &vars, "default").describe(plan)
     }
 
     /// The state, when an apply has written one.

@@ -265,7 +265,7 @@ impl Engine<'_> {
     /// description costs what its validation does.
     ///
     /// [`Plan::context`]: crate::plan::Plan::context
-    pub fn describe(&self) -> crate::plan::PlanContext {
+    pub fn describe(&self, plan: &crate::plan::Plan) -> crate::plan::PlanContext {
         let (configuration, relevant_attributes) =
             crate::engine::configuration::describe(&self.config, self.registry);
         let variables = self
@@ -281,7 +281,22 @@ impl Engine<'_> {
             .iter()
             .map(|p| (p.name().to_string(), p.source_address()))
             .collect();
+        let mut declared = std::collections::BTreeMap::new();
+        for c in &plan.changes {
+            let key = crate::plan::PlanContext::kind_key(c.mode(), c.type_name());
+            if declared.contains_key(&key) {
+                continue;
+            }
+            let schema = match c.mode() {
+                Mode::Managed => self.registry.kind(c.type_name()).map(|k| k.schema()),
+                Mode::Data => self.registry.data_source(c.type_name()).map(|d| d.schema()),
+            };
+            if let Some(schema) = schema {
+                declared.insert(key, declared_attributes(schema));
+            }
+        }
         crate::plan::PlanContext {
+            declared,
             timestamp: jiff::Timestamp::now()
                 .strftime("%Y-%m-%dT%H:%M:%SZ")
                 .to_string(),
@@ -380,6 +395,24 @@ pub fn block_paths(schema: &Schema) -> Vec<Vec<String>> {
     }
     let mut out = Vec::new();
     walk(schema, &[], &mut out);
+    out
+}
+
+/// The attributes a schema declares, by nested block, for the JSON form.
+pub fn declared_attributes(schema: &Schema) -> Vec<crate::plan::Declared> {
+    fn walk(s: &Schema, block: Vec<String>, out: &mut Vec<crate::plan::Declared>) {
+        out.push(crate::plan::Declared {
+            block: block.clone(),
+            attributes: s.attributes.iter().map(|a| a.name.to_string()).collect(),
+        });
+        for b in &s.blocks {
+            let mut p = block.clone();
+            p.push(b.name.to_string());
+            walk(&b.schema, p, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, Vec::new(), &mut out);
     out
 }
 
