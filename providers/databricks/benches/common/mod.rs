@@ -9,6 +9,10 @@
 //! calls. A workload states both per phase ([`Needs`]): they follow from its shape, not
 //! from what the phase happened to call.
 //!
+//! Each phase's planning is also reported with the part of it during which no call was in
+//! flight: the plan's own work on the critical path, which overlapping it with the plan's
+//! reads cannot hide (taken from the client's log of each call, its end and duration).
+//!
 //! `BENCH_TRACE=FILE` writes every API call (its end, with its duration) to FILE with the
 //! time since start, and marks each phase's start and end, for a timeline of the calls in
 //! flight (`scripts/` has none: read it with any tool).
@@ -73,6 +77,8 @@ pub struct Phase {
     pub calls: usize,
     /// The part of `took` and `calls` that was planning (the rest applied the plan).
     pub plan_took: Duration,
+    /// The part of `plan_took` with no call in flight.
+    pub plan_idle: Duration,
     pub plan_calls: usize,
     /// Calls by endpoint, most first.
     pub endpoints: Vec<(String, usize)>,
@@ -172,24 +178,86 @@ impl Setup {
     }
 }
 
-/// With `BENCH_TRACE=FILE`, the client's log of each call (and the phases' marks) goes to
-/// FILE, timed from the start (once per process).
-fn trace_to_file() {
+/// The client's log of each call, kept as when each ended and how long it took, and with
+/// `BENCH_TRACE=FILE` written to FILE, timed from the start, with the phases' marks (once
+/// per process).
+fn listen_to_the_client() {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     static ONCE: std::sync::Once = std::sync::Once::new();
-    let Some(path) = std::env::var_os("BENCH_TRACE") else {
-        return;
-    };
     ONCE.call_once(|| {
-        let file = std::fs::File::create(path).unwrap();
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new(
-                "info,brickform_databricks::client=debug,brickform_core::engine::planner=debug",
-            ))
-            .with_timer(tracing_subscriber::fmt::time::uptime())
-            .with_ansi(false)
-            .with_writer(std::sync::Mutex::new(file))
+        let calls = tracing_subscriber::filter::Targets::new()
+            .with_target("brickform_databricks::client", tracing::Level::DEBUG);
+        let file = std::env::var_os("BENCH_TRACE").map(|path| {
+            tracing_subscriber::fmt::layer()
+                .with_timer(tracing_subscriber::fmt::time::uptime())
+                .with_ansi(false)
+                .with_writer(std::sync::Mutex::new(std::fs::File::create(path).unwrap()))
+                .with_filter(tracing_subscriber::EnvFilter::new(
+                    "info,brickform_databricks::client=debug,brickform_core::engine::planner=debug",
+                ))
+        });
+        let _ = tracing_subscriber::registry()
+            .with(CallTimes.with_filter(calls))
+            .with(file)
             .try_init();
     });
+}
+
+/// The calls the client logged since the last [`CallTimes::clear`]: when each ended, and
+/// how long it took.
+static CALLS: std::sync::Mutex<Vec<(Instant, Duration)>> = std::sync::Mutex::new(Vec::new());
+
+/// Keeps each call the client logs in [`CALLS`].
+struct CallTimes;
+
+impl CallTimes {
+    fn clear() {
+        CALLS.lock().unwrap().clear();
+    }
+
+    /// How much of `from..to` no call was in flight for. A call's duration is logged in
+    /// whole milliseconds, so each is taken as up to a millisecond shorter than it was.
+    fn idle(from: Instant, to: Instant) -> Duration {
+        let mut spans: Vec<(Instant, Instant)> = CALLS
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|&(end, took)| (end.checked_sub(took).unwrap_or(end).max(from), end.min(to)))
+            .filter(|(start, end)| start < end)
+            .collect();
+        spans.sort();
+        let (mut busy, mut reached) = (Duration::ZERO, from);
+        for (start, end) in spans {
+            let start = start.max(reached);
+            if end > start {
+                busy += end - start;
+                reached = end;
+            }
+        }
+        (to - from).saturating_sub(busy)
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for CallTimes {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Elapsed(Option<u64>);
+        impl tracing::field::Visit for Elapsed {
+            fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
+                if field.name() == "elapsed_ms" {
+                    self.0 = Some(value);
+                }
+            }
+            fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
+        }
+        let mut elapsed = Elapsed(None);
+        event.record(&mut elapsed);
+        if let Some(ms) = elapsed.0 {
+            let end = Instant::now();
+            CALLS.lock().unwrap().push((end, Duration::from_millis(ms)));
+        }
+    }
 }
 
 pub async fn reset_requests(url: &str) {
@@ -232,8 +300,9 @@ pub fn report(p: &Phase, work: &Workload, rate_limit: Option<f64>) {
         .map(|(e, n)| format!("{n} {e}"))
         .collect();
     println!(
-        "      planning {:.2} s, {} calls; {}",
+        "      planning {:.3} s ({:.3} s with no call in flight), {} calls; {}",
         p.plan_took.as_secs_f64(),
+        p.plan_idle.as_secs_f64(),
         p.plan_calls,
         shown.join(", ")
     );
@@ -241,7 +310,7 @@ pub fn report(p: &Phase, work: &Workload, rate_limit: Option<f64>) {
 
 /// Applies, re-plans (no-op) and destroys `work`, printing each phase against its bound.
 pub async fn scenario(label: &str, work: &Workload, rate_limit: Option<f64>) -> Vec<Phase> {
-    trace_to_file();
+    listen_to_the_client();
     let mut cfg = EmulatorConfig::for_tests();
     cfg.request_log_capacity = 100_000;
     let (emu, emu_rt) = own_runtime(cfg);
@@ -277,6 +346,7 @@ pub async fn scenario(label: &str, work: &Workload, rate_limit: Option<f64>) -> 
             backend.save("bench", &mut doc).await.unwrap();
         }
         reset_requests(&url).await;
+        CallTimes::clear();
         tracing::info!(phase = name, label, "phase started");
         let started = Instant::now();
         let req = PlanRequest {
@@ -334,12 +404,16 @@ pub async fn scenario(label: &str, work: &Workload, rate_limit: Option<f64>) -> 
             plan_ms = plan_took.as_millis() as u64,
             "phase ended"
         );
+        // Taken now, when every call made while planning has ended (work a plan starts
+        // ahead may outlast it) and been logged.
+        let plan_idle = CallTimes::idle(started, started + plan_took);
         let log = requests(&url).await;
         phases.push(Phase {
             name,
             took,
             calls: log.len(),
             plan_took,
+            plan_idle,
             plan_calls,
             endpoints: by_endpoint(&log),
         });
