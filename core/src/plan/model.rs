@@ -4,6 +4,7 @@
 
 use crate::value::{Object, PathStep, Value};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 pub use crate::change::{Action, DataEffect, DataImpact, DataImpactKind};
@@ -393,56 +394,61 @@ impl PlanContext {
         }
     }
 
-    /// `o` with every attribute its kind declares and every nested block of `block_paths`:
-    /// null where unset or absent. As it is when the kind is not known.
-    pub fn completed(
-        &self,
-        mode: Mode,
-        type_name: &str,
-        block_paths: &[Vec<String>],
-        o: &Object,
-    ) -> Value {
+    /// `o` with every attribute its kind declares and every nested block: null where unset
+    /// or absent. As it is when the kind is not known.
+    pub fn completed(&self, mode: Mode, type_name: &str, o: &Object) -> Value {
         let mut v = Value::object(o.clone());
         if let Some(declared) = self.declared.get(&Self::kind_key(mode, type_name)) {
-            complete_declared(&mut v, &mut Vec::new(), declared, block_paths);
+            complete_declared(&mut v, &mut Vec::new(), &Shape::of(declared));
         }
         v
     }
 }
 
-fn complete_declared(
-    v: &mut Value,
-    path: &mut Vec<String>,
-    declared: &[Declared],
-    block_paths: &[Vec<String>],
-) {
+/// A kind's blocks by path, each with its attributes and the names of the blocks nested
+/// directly in it: [`PlanContext::declared`] indexed once for every object completed.
+struct Shape<'d>(HashMap<&'d [String], (&'d [String], Vec<&'d String>)>);
+
+impl<'d> Shape<'d> {
+    fn of(declared: &'d [Declared]) -> Self {
+        let mut by_block: HashMap<&[String], (&[String], Vec<&String>)> = declared
+            .iter()
+            .map(|d| (d.block.as_slice(), (d.attributes.as_slice(), Vec::new())))
+            .collect();
+        for d in declared {
+            if let Some((name, parent)) = d.block.split_last()
+                && let Some((_, children)) = by_block.get_mut(parent)
+            {
+                children.push(name);
+            }
+        }
+        Shape(by_block)
+    }
+}
+
+fn complete_declared(v: &mut Value, path: &mut Vec<String>, shape: &Shape<'_>) {
     match v {
         Value::List(items) => {
             for item in items {
-                complete_declared(item, path, declared, block_paths);
+                complete_declared(item, path, shape);
             }
         }
         Value::Object(o) => {
+            let Some((attributes, children)) = shape.0.get(path.as_slice()) else {
+                return;
+            };
             let o = Arc::make_mut(o);
-            let names = declared
-                .iter()
-                .filter(|d| d.block == *path)
-                .flat_map(|d| &d.attributes);
-            let blocks = block_paths
-                .iter()
-                .filter(|b| b.len() == path.len() + 1 && b.starts_with(path))
-                .filter_map(|b| b.last());
-            for name in names.chain(blocks) {
+            for name in attributes.iter().chain(children.iter().copied()) {
                 if !o.contains_key(name) {
                     o.insert(name.clone(), Value::Null);
                 }
             }
             for (name, inner) in o.iter_mut() {
-                path.push(name.clone());
-                if block_paths.contains(path) {
-                    complete_declared(inner, path, declared, block_paths);
+                if children.contains(&name) {
+                    path.push(name.clone());
+                    complete_declared(inner, path, shape);
+                    path.pop();
                 }
-                path.pop();
             }
         }
         _ => {}

@@ -314,8 +314,7 @@ fn prior_state(plan: &Plan, by_address: &[&ResourceChange]) -> Option<Json> {
 
 /// An object of a change as Terraform's JSON writes it: every attribute its kind declares.
 fn completed(plan: &Plan, c: &ResourceChange, o: &crate::value::Object) -> Value {
-    plan.context
-        .completed(c.mode(), c.type_name(), &c.block_paths, o)
+    plan.context.completed(c.mode(), c.type_name(), o)
 }
 
 /// One object of `planned_values` or `prior_state`.
