@@ -3,6 +3,11 @@
 //! wall time and peak memory after validate and after plan, and the time per tenfold (×10
 //! when the cost is linear). Each size runs in a child process so its peak memory is its own.
 //!
+//! Then one block of instances that depends on another of the same size (each instance of
+//! one reads an instance of the other, so each waits for the whole other block, as a
+//! dependency names a resource as a whole): the order of the changes must not cost one
+//! edge per pair.
+//!
 //! Run with `cargo bench -p brickform-core --bench plan_scale`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark may panic
@@ -100,6 +105,16 @@ fn generate(dir: &std::path::Path, n: usize) {
     std::fs::write(dir.join("main.bf.hcl"), s).unwrap();
 }
 
+/// A configuration of `n` instances: two blocks of `n / 2`, the second reading the first.
+fn generate_wide(dir: &std::path::Path, n: usize) {
+    let half = n / 2;
+    let s = format!(
+        "resource \"bench_thing\" \"p\" {{\n  count = {half}\n  name  = \"parent_${{count.index}}\"\n}}\n\
+         resource \"bench_thing\" \"c\" {{\n  count  = {half}\n  name   = \"child_${{count.index}}\"\n  parent = bench_thing.p[count.index].id\n}}\n"
+    );
+    std::fs::write(dir.join("main.bf.hcl"), s).unwrap();
+}
+
 fn peak_rss_mb() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -110,9 +125,13 @@ fn peak_rss_mb() -> f64 {
         .unwrap_or(0.0)
 }
 
-fn run_one(n: usize) {
+fn run_one(n: usize, wide: bool) {
     let dir = tempfile::tempdir().unwrap();
-    generate(dir.path(), n);
+    if wide {
+        generate_wide(dir.path(), n);
+    } else {
+        generate(dir.path(), n);
+    }
     let mut registry = Registry::new();
     registry.register(Arc::new(Bench(Schema::new())));
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -150,7 +169,8 @@ fn run_one(n: usize) {
 
     let total = total.elapsed();
     println!(
-        "{n:>7} instances: load {:>7.1} ms  validate {:>7.1} ms (peak RSS {validate_rss:>6.1} MB)  plan {:>7.1} ms  total {:>7.1} ms  peak RSS {:>6.1} MB",
+        "{n:>7} instances{}: load {:>7.1} ms  validate {:>7.1} ms (peak RSS {validate_rss:>6.1} MB)  plan {:>7.1} ms  total {:>7.1} ms  peak RSS {:>6.1} MB",
+        if wide { " (two blocks)" } else { "" },
         load.as_secs_f64() * 1e3,
         validate.as_secs_f64() * 1e3,
         plan.as_secs_f64() * 1e3,
@@ -162,15 +182,20 @@ fn run_one(n: usize) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(n) = args.iter().find_map(|a| a.strip_prefix("--instances=")) {
-        run_one(n.parse().unwrap());
+        run_one(n.parse().unwrap(), false);
+        return;
+    }
+    if let Some(n) = args.iter().find_map(|a| a.strip_prefix("--wide=")) {
+        run_one(n.parse().unwrap(), true);
         return;
     }
     let me = std::env::current_exe().unwrap();
-    for n in [1_000, 10_000, 100_000] {
-        let status = std::process::Command::new(&me)
-            .arg(format!("--instances={n}"))
-            .status()
-            .unwrap();
+    let runs = [1_000, 10_000, 100_000]
+        .map(|n| format!("--instances={n}"))
+        .into_iter()
+        .chain([2_000, 6_000, 20_000].map(|n| format!("--wide={n}")));
+    for arg in runs {
+        let status = std::process::Command::new(&me).arg(arg).status().unwrap();
         assert!(status.success());
     }
 }

@@ -21,7 +21,7 @@
 use petgraph::Direction;
 use petgraph::algo::{astar, tarjan_scc};
 use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::visit::NodeFiltered;
+use petgraph::visit::{EdgeRef, NodeFiltered};
 use std::collections::{BTreeSet, HashSet};
 use std::future::Future;
 use tokio_util::sync::CancellationToken;
@@ -35,26 +35,36 @@ impl NodeId {
     pub fn index(self) -> usize {
         self.0
     }
-    fn ix(self) -> NodeIndex {
-        NodeIndex::new(self.0)
-    }
 }
 
 /// A directed graph whose edges say why they exist.
+///
+/// Besides its nodes the graph may hold joins ([`Dag::add_edges_between`]): a point with no
+/// work of its own that every node of one set leads to and that leads to every node of
+/// another, so that "all of these before any of those" costs an edge per node rather than
+/// one per pair. Joins are never handed out: the nodes, their dependencies, the order and
+/// the cycles are told in nodes, a join's edges read as edges from each node before it to
+/// each node after it.
 #[derive(Debug, Clone)]
 pub struct Dag<N, L> {
-    graph: DiGraph<N, L>,
+    /// The nodes and the joins; a graph node's weight is the node it is, `None` for a join.
+    graph: DiGraph<Option<NodeId>, L>,
+    /// Each node's value, by [`NodeId::index`].
+    values: Vec<N>,
+    /// Where each node is in `graph`, by [`NodeId::index`].
+    at: Vec<NodeIndex>,
     /// The edges added, `(from, to)`: petgraph finds an edge by scanning `from`'s edges,
     /// which made adding the references to one much-referenced node (a local every block
-    /// reads) quadratic. Keyed with a fast hash: a plan of many instances that depend on
-    /// a block of many adds an edge for each pair (200 instances on 100: 20,000).
-    edges: HashSet<(NodeId, NodeId), foldhash::fast::RandomState>,
+    /// reads) quadratic.
+    edges: HashSet<(NodeIndex, NodeIndex), foldhash::fast::RandomState>,
 }
 
 impl<N, L> Default for Dag<N, L> {
     fn default() -> Self {
         Dag {
             graph: DiGraph::new(),
+            values: Vec::new(),
+            at: Vec::new(),
             edges: HashSet::default(),
         }
     }
@@ -63,7 +73,7 @@ impl<N, L> Default for Dag<N, L> {
 impl<N, L> std::ops::Index<NodeId> for Dag<N, L> {
     type Output = N;
     fn index(&self, id: NodeId) -> &N {
-        &self.graph[id.ix()]
+        &self.values[id.0]
     }
 }
 
@@ -73,28 +83,68 @@ impl<N, L> Dag<N, L> {
     }
 
     pub fn add_node(&mut self, node: N) -> NodeId {
-        NodeId(self.graph.add_node(node).index())
+        let id = NodeId(self.values.len());
+        self.at.push(self.graph.add_node(Some(id)));
+        self.values.push(node);
+        id
+    }
+
+    fn ix(&self, id: NodeId) -> NodeIndex {
+        self.at[id.0]
     }
 
     /// `from` finishes before `to` starts, because of `label`. A second edge between the same
     /// two nodes keeps the first one's label: one reason is enough to order them.
     pub fn add_edge(&mut self, from: NodeId, to: NodeId, label: L) {
-        if self.edges.insert((from, to)) {
-            self.graph.add_edge(from.ix(), to.ix(), label);
+        let (a, b) = (self.ix(from), self.ix(to));
+        if self.edges.insert((a, b)) {
+            self.graph.add_edge(a, b, label);
         }
     }
 
+    /// Every node of `from` finishes before any node of `to` starts, because of `label`: the
+    /// order of an edge from each to each. Many to many, it is held as a join (an edge from
+    /// each node of `from` to it, one from it to each node of `to`): a block of 200
+    /// instances that depends on a block of 100 needs 300 edges, not 20,000.
+    pub fn add_edges_between(&mut self, from: &[NodeId], to: &[NodeId], label: L)
+    where
+        L: Clone,
+    {
+        let (from, to) = (distinct(from), distinct(to));
+        if from.len().saturating_mul(to.len()) <= from.len() + to.len() {
+            for &a in &from {
+                for &b in &to {
+                    self.add_edge(a, b, label.clone());
+                }
+            }
+            return;
+        }
+        let join = self.graph.add_node(None);
+        for a in from {
+            self.graph.add_edge(self.ix(a), join, label.clone());
+        }
+        for b in to {
+            self.graph.add_edge(join, self.ix(b), label.clone());
+        }
+    }
+
+    /// How many edges the graph holds, a join's included.
+    #[cfg(test)]
+    pub(crate) fn edge_count(&self) -> usize {
+        self.graph.edge_count()
+    }
+
     pub fn len(&self) -> usize {
-        self.graph.node_count()
+        self.values.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.graph.node_count() == 0
+        self.values.is_empty()
     }
 
     /// Every node, in the order they were added.
     pub fn nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.graph.node_indices().map(|n| NodeId(n.index()))
+        (0..self.values.len()).map(NodeId)
     }
 
     /// The nodes that wait for `id`, in node order.
@@ -107,13 +157,21 @@ impl<N, L> Dag<N, L> {
         self.neighbors(id, Direction::Incoming)
     }
 
+    /// The nodes next to `id` in direction `dir`, through the joins on the way.
     fn neighbors(&self, id: NodeId, dir: Direction) -> Vec<NodeId> {
-        let mut v: Vec<NodeId> = self
-            .graph
-            .neighbors_directed(id.ix(), dir)
-            .map(|n| NodeId(n.index()))
-            .collect();
+        let mut v = Vec::new();
+        for n in self.graph.neighbors_directed(self.ix(id), dir) {
+            match self.graph[n] {
+                Some(m) => v.push(m),
+                None => v.extend(
+                    self.graph
+                        .neighbors_directed(n, dir)
+                        .filter_map(|k| self.graph[k]),
+                ),
+            }
+        }
         v.sort();
+        v.dedup();
         v
     }
 
@@ -122,14 +180,21 @@ impl<N, L> Dag<N, L> {
     pub fn order(&self) -> Option<Vec<NodeId>> {
         petgraph::algo::toposort(&self.graph, None)
             .ok()
-            .map(|v| v.into_iter().map(|n| NodeId(n.index())).collect())
+            .map(|v| v.into_iter().filter_map(|n| self.graph[n]).collect())
     }
 
-    /// The label of the edge `from → to`, if there is one.
+    /// The label of the edge `from → to` (or of the join between them), if there is one.
     pub fn label(&self, from: NodeId, to: NodeId) -> Option<&L> {
-        self.graph
-            .find_edge(from.ix(), to.ix())
-            .map(|e| &self.graph[e])
+        let (a, b) = (self.ix(from), self.ix(to));
+        let edge = self.graph.find_edge(a, b).or_else(|| {
+            self.graph
+                .edges_directed(a, Direction::Outgoing)
+                .find(|e| {
+                    self.graph[e.target()].is_none() && self.graph.contains_edge(e.target(), b)
+                })
+                .map(|e| e.id())
+        });
+        edge.map(|e| &self.graph[e])
     }
 
     /// One cycle per group of nodes that wait for each other, each from its first node (in
@@ -140,36 +205,51 @@ impl<N, L> Dag<N, L> {
     {
         let mut out = Vec::new();
         for scc in tarjan_scc(&self.graph) {
-            let Some(&start) = scc.iter().min() else {
+            // A join is never first: it stands between nodes.
+            let Some((start, _)) = scc
+                .iter()
+                .filter_map(|&n| self.graph[n].map(|id| (n, id)))
+                .min_by_key(|&(_, id)| id)
+            else {
                 continue;
             };
             if scc.len() == 1 && !self.graph.contains_edge(start, start) {
                 continue;
             }
-            let inside = NodeFiltered::from_fn(&self.graph, |n: NodeIndex| scc.contains(&n));
-            // The shortest way back to `start` goes through one of its successors.
+            let members: HashSet<NodeIndex> = scc.iter().copied().collect();
+            let inside = NodeFiltered::from_fn(&self.graph, |n: NodeIndex| members.contains(&n));
+            // The shortest way back to `start` goes through one of its successors; a step
+            // into a join costs nothing, so a way through one is as long as its edges.
             let mut successors: Vec<NodeIndex> = self
                 .graph
                 .neighbors_directed(start, Direction::Outgoing)
-                .filter(|n| scc.contains(n))
+                .filter(|n| members.contains(n))
                 .collect();
             successors.sort();
             successors.dedup();
+            let cost = |e: petgraph::graph::EdgeReference<'_, L>| {
+                usize::from(self.graph[e.target()].is_some())
+            };
             let best = successors
                 .into_iter()
-                .filter_map(|s| astar(&inside, s, |n| n == start, |_| 1usize, |_| 0))
-                .min_by_key(|(cost, _)| *cost);
+                .filter_map(|s| {
+                    let (c, path) = astar(&inside, s, |n| n == start, cost, |_| 0)?;
+                    Some((c + usize::from(self.graph[s].is_some()), path))
+                })
+                .min_by_key(|(c, _)| *c);
             let Some((_, back)) = best else {
                 continue;
             };
             // `back` runs from the successor to `start`; the cycle is start, successor, …
+            // Each node is named with the label of the edge that leaves it.
             let mut nodes = vec![start];
             nodes.extend(back);
             let steps = nodes
                 .windows(2)
                 .filter_map(|w| {
+                    let id = self.graph[w[0]]?;
                     let e = self.graph.find_edge(w[0], w[1])?;
-                    Some((NodeId(w[0].index()), self.graph[e].clone()))
+                    Some((id, self.graph[e].clone()))
                 })
                 .collect();
             out.push(Cycle { steps });
@@ -263,8 +343,9 @@ impl<N, L> Dag<N, L> {
         H: FnMut(NodeId, &Outcome<T, E>),
     {
         use futures_util::StreamExt as _;
-        let n = self.graph.node_count();
-        let mut outcomes: Vec<Option<Outcome<T, E>>> = (0..n).map(|_| None).collect();
+        let mut outcomes: Vec<Option<Outcome<T, E>>> =
+            (0..self.values.len()).map(|_| None).collect();
+        // What each node and join still waits for, by its index in `graph`.
         let mut waiting: Vec<usize> = self
             .graph
             .node_indices()
@@ -274,7 +355,17 @@ impl<N, L> Dag<N, L> {
                     .count()
             })
             .collect();
-        let mut ready: BTreeSet<NodeId> = self.nodes().filter(|id| waiting[id.0] == 0).collect();
+        let mut ready: BTreeSet<NodeId> = BTreeSet::new();
+        // A join between nothing and its nodes holds nothing up.
+        let open: Vec<NodeIndex> = self
+            .graph
+            .node_indices()
+            .filter(|&i| self.graph[i].is_none() && waiting[i.index()] == 0)
+            .collect();
+        for i in open {
+            self.finished(i, &mut waiting, &mut ready);
+        }
+        ready.extend(self.nodes().filter(|id| waiting[self.ix(*id).index()] == 0));
         let mut running = futures_util::stream::FuturesUnordered::new();
         let mut stopped: Option<Stop> = None;
         let parallelism = opts.parallelism.max(1);
@@ -314,12 +405,7 @@ impl<N, L> Dag<N, L> {
             }
             settle(id, outcome, &mut outcomes);
             if ok {
-                for d in self.dependents(id) {
-                    waiting[d.0] -= 1;
-                    if waiting[d.0] == 0 {
-                        ready.insert(d);
-                    }
-                }
+                self.finished(self.ix(id), &mut waiting, &mut ready);
                 continue;
             }
             // Everything downstream of a failure is skipped, naming the failure; nearer
@@ -352,6 +438,26 @@ impl<N, L> Dag<N, L> {
             })
             .collect();
         Walk { outcomes, stopped }
+    }
+
+    /// What waits for `i` (a node that finished, or a join all of whose nodes did) waits for
+    /// one thing less: a node waiting for nothing more is ready, a join is passed through.
+    fn finished(&self, i: NodeIndex, waiting: &mut [usize], ready: &mut BTreeSet<NodeId>) {
+        let mut through = vec![i];
+        while let Some(n) = through.pop() {
+            for d in self.graph.neighbors_directed(n, Direction::Outgoing) {
+                let left = &mut waiting[d.index()];
+                *left = left.saturating_sub(1);
+                if *left == 0 {
+                    match self.graph[d] {
+                        Some(id) => {
+                            ready.insert(id);
+                        }
+                        None => through.push(d),
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -439,6 +545,14 @@ impl<T, E> std::ops::Index<NodeId> for Walk<T, E> {
     fn index(&self, id: NodeId) -> &Outcome<T, E> {
         &self.outcomes[id.0]
     }
+}
+
+/// `ids` in node order, each once.
+fn distinct(ids: &[NodeId]) -> Vec<NodeId> {
+    let mut v = ids.to_vec();
+    v.sort();
+    v.dedup();
+    v
 }
 
 /// Why a node's work did not finish, as its outcome reports it: the message of the panic
@@ -833,6 +947,96 @@ mod tests {
             own.cycles()[0].render(|n| own[n].to_string()),
             "s → s (reference)"
         );
+    }
+
+    /// `a1..a3` all before `b1..b3` (one call of `add_edges_between`), and `x` free.
+    fn joined(a2: Act) -> (Dag<Node, &'static str>, [NodeId; 7]) {
+        let mut d = Dag::new();
+        let mut node = |name, act, ms| d.add_node(Node { name, act, ms });
+        let ids = [
+            node("a1", Pass, 10),
+            node("a2", a2, 30),
+            node("a3", Pass, 0),
+            node("b1", Pass, 0),
+            node("b2", Pass, 0),
+            node("b3", Pass, 0),
+            node("x", Pass, 5),
+        ];
+        d.add_edges_between(&ids[..3], &ids[3..6], "made after");
+        (d, ids)
+    }
+
+    both_walks!(
+        a_join_starts_what_follows_when_the_last_before_it_finishes,
+        local,
+        {
+            let (d, ids) = joined(Pass);
+            // One join: an edge for each node, not one for each pair.
+            assert_eq!(d.edge_count(), 6);
+            assert_eq!(d.len(), 7);
+            assert_eq!(d.dependencies(ids[4]), ids[..3].to_vec());
+            assert_eq!(d.dependents(ids[0]), ids[3..6].to_vec());
+            assert_eq!(d.label(ids[1], ids[5]), Some(&"made after"));
+            assert_eq!(d.label(ids[3], ids[4]), None);
+            let order = d.order().unwrap();
+            assert_eq!(order.len(), 7, "the join is not a node: {order:?}");
+            let at = |id| order.iter().position(|&n| n == id).unwrap();
+            assert!(
+                ids[..3]
+                    .iter()
+                    .all(|&a| ids[3..6].iter().all(|&b| at(a) < at(b)))
+            );
+            let (walk, t) = run(&d, 8, CancellationToken::new(), local).await;
+            assert!(walk.outcomes.iter().all(Outcome::is_done));
+            assert_eq!(walk.outcomes.len(), 7);
+            assert_eq!(
+                *t.finished.lock().unwrap(),
+                vec!["a3", "x", "a1", "a2", "b1", "b2", "b3"]
+            );
+            assert_eq!(
+                *t.started.lock().unwrap(),
+                vec!["a1", "a2", "a3", "x", "b1", "b2", "b3"]
+            );
+        }
+    );
+
+    both_walks!(a_failure_before_a_join_skips_everything_after_it, local, {
+        let (d, _) = joined(Fail);
+        let (walk, t) = run(&d, 8, CancellationToken::new(), local).await;
+        assert!(walk.stopped.is_none());
+        assert_eq!(
+            settled(&t),
+            vec![
+                "a3 done",
+                "x done",
+                "a1 done",
+                "a2 failed",
+                "b1 skipped: a2",
+                "b2 skipped: a2",
+                "b3 skipped: a2"
+            ]
+        );
+        assert!(!t.started.lock().unwrap().iter().any(|n| n.starts_with('b')));
+    });
+
+    #[test]
+    fn a_cycle_through_a_join_is_named_in_nodes_and_few_pairs_need_no_join() {
+        let (mut d, ids) = joined(Pass);
+        d.add_edge(ids[5], ids[1], "reference");
+        let cycles = d.cycles();
+        assert_eq!(cycles.len(), 1);
+        assert_eq!(
+            cycles[0].render(|n| d[n].name.to_string()),
+            "a2 → b3 (made after) → a2 (reference)"
+        );
+        // One before two: two edges, no join (which would take three).
+        let mut small: Dag<&str, &str> = Dag::new();
+        let a = small.add_node("a");
+        let b = small.add_node("b");
+        let c = small.add_node("c");
+        small.add_edges_between(&[a, a], &[b, c], "reference");
+        assert_eq!(small.edge_count(), 2);
+        assert_eq!(small.dependents(a), vec![b, c]);
     }
 
     both_walks!(nodes_on_a_cycle_are_not_started_and_the_walk_ends, local, {
