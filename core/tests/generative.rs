@@ -56,6 +56,9 @@ struct Res {
     size: Option<u8>,
     /// An earlier resource (without count) this one names as its parent.
     parent: Option<usize>,
+    /// An earlier resource (with count or not) this one names in `depends_on`: a block of
+    /// many instances after a block of many waits for all of it.
+    after: Option<usize>,
     create_before_destroy: bool,
     items: u8,
     /// The position whose name the object carries, when not its own: a block `state mv`
@@ -154,6 +157,11 @@ fn render(config: &[Option<Res>]) -> String {
             && let Some(Some(pr)) = config.get(p)
         {
             out.push_str(&format!("  parent = {}.r{p}.id\n", kind(pr)));
+        }
+        if let Some(a) = r.after
+            && let Some(Some(ar)) = config.get(a)
+        {
+            out.push_str(&format!("  depends_on = [{}.r{a}]\n", kind(ar)));
         }
         for k in 0..r.items {
             out.push_str(&format!("  item {{ key = \"k{k}\" }}\n"));
@@ -257,7 +265,7 @@ fn res(index: usize) -> impl Strategy<Value = Res> {
     (
         (
             any::<bool>(),
-            prop_oneof![3 => Just(None), 1 => (0u8..3).prop_map(Some)],
+            prop_oneof![3 => Just(None), 1 => (0u8..4).prop_map(Some)],
             0u8..2,
             prop::option::of(0u8..3),
             prop::option::of(1u8..4),
@@ -272,12 +280,13 @@ fn res(index: usize) -> impl Strategy<Value = Res> {
             prop::bool::weighted(0.3),
             prop::bool::weighted(0.1),
             prop::option::weighted(0.2, (0..index.max(1), any::<bool>())),
+            prop::option::weighted(0.3, 0..index.max(1)),
         ),
     )
         .prop_map(
             move |(
                 (whole, count, variant, comment, size, parent, cbd, items),
-                (ignore, tier, tags, force, prevent_destroy, triggers),
+                (ignore, tier, tags, force, prevent_destroy, triggers, after),
             )| Res {
                 whole,
                 count,
@@ -285,6 +294,7 @@ fn res(index: usize) -> impl Strategy<Value = Res> {
                 comment,
                 size,
                 parent: parent.filter(|p| *p < index),
+                after: after.filter(|p| *p < index),
                 create_before_destroy: cbd,
                 items,
                 named_as: None,
@@ -334,6 +344,14 @@ fn config() -> impl Strategy<Value = Vec<Option<Res>>> {
                     && let Some(r) = v[i].as_mut()
                 {
                     r.parent = None;
+                }
+                // What depends_on names must exist.
+                let after = v[i].as_ref().and_then(|r| r.after);
+                if let Some(a) = after
+                    && !matches!(v.get(a), Some(Some(_)))
+                    && let Some(r) = v[i].as_mut()
+                {
+                    r.after = None;
                 }
                 // A trigger must exist; naming an attribute needs one instance.
                 let trigger = v[i].as_ref().and_then(|r| r.triggers);
@@ -902,7 +920,7 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                     continue;
                 };
                 // What the apply may touch: the target and, transitively, what it depends on
-                // (its parent, and what its replace_triggered_by names).
+                // (its parent, what its depends_on and its replace_triggered_by name).
                 let mut reach: BTreeSet<usize> = BTreeSet::new();
                 let mut next = vec![target];
                 while let Some(i) = next.pop() {
@@ -910,6 +928,7 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                         && let Some(r) = &step.config[i]
                     {
                         next.extend(r.parent);
+                        next.extend(r.after);
                         next.extend(r.triggers.map(|t| t.of));
                     }
                 }
@@ -988,7 +1007,7 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                 };
                 let address = format!("{}.r{target}", kind(tr));
                 // What must go: the target and, transitively, what depends on it (names it as
-                // parent or in replace_triggered_by).
+                // parent, in depends_on or in replace_triggered_by).
                 let mut gone: BTreeSet<usize> = BTreeSet::from([target]);
                 loop {
                     let more: Vec<usize> = step
@@ -997,7 +1016,7 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                         .enumerate()
                         .filter_map(|(i, r)| {
                             let r = r.as_ref()?;
-                            let needs = [r.parent, r.triggers.map(|t| t.of)];
+                            let needs = [r.parent, r.after, r.triggers.map(|t| t.of)];
                             let needs_gone = needs.iter().flatten().any(|p| gone.contains(p));
                             (needs_gone && !gone.contains(&i)).then_some(i)
                         })
@@ -1079,7 +1098,7 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                     continue;
                 };
                 // The block moves to the first free position, keeping its name; what named
-                // it as parent follows.
+                // it (as parent, in depends_on or in replace_triggered_by) follows.
                 let mut moved = step.config.clone();
                 let Some(mut r) = moved[from].take() else {
                     continue;
@@ -1099,6 +1118,9 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                 for other in moved.iter_mut().flatten() {
                     if other.parent == Some(from) {
                         other.parent = Some(to);
+                    }
+                    if other.after == Some(from) {
+                        other.after = Some(to);
                     }
                     if let Some(t) = other.triggers.as_mut().filter(|t| t.of == from) {
                         t.of = to;
@@ -1230,6 +1252,7 @@ fn cases_the_generator_found() {
         comment: None,
         size: None,
         parent: None,
+        after: None,
         create_before_destroy: false,
         items: 0,
         named_as: None,
