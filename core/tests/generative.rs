@@ -1340,6 +1340,61 @@ fn cases_the_generator_found() {
                 },
             ]
         },
+        // An instance the plan leaves as it is keeps the dependencies its configuration
+        // names now, not those it was made with: r1 stopped naming r0 (a targeted apply
+        // left it unchanged), so its removal need not wait for r0's update, which a
+        // create-first replacement of r3 (made after r0, its old object deleted before r1)
+        // waits for. With r1's old dependency kept, the plan could not be ordered.
+        vec![
+            apply(
+                vec![
+                    Some(whole(0)),
+                    Some(Res {
+                        triggers: Some(Trigger {
+                            of: 0,
+                            comment: false,
+                        }),
+                        ..thing(0)
+                    }),
+                ],
+                vec![],
+            ),
+            Step {
+                config: vec![
+                    None,
+                    Some(Res {
+                        ignore: Some(Ignore::All),
+                        ..thing(0)
+                    }),
+                    None,
+                    Some(Res {
+                        parent: Some(1),
+                        ..thing(0)
+                    }),
+                ],
+                outside: vec![],
+                op: Op::TargetedApply(1),
+            },
+            apply(
+                vec![
+                    Some(Res {
+                        force: true,
+                        ..whole(0)
+                    }),
+                    None,
+                    None,
+                    Some(Res {
+                        create_before_destroy: true,
+                        triggers: Some(Trigger {
+                            of: 0,
+                            comment: false,
+                        }),
+                        ..thing(1)
+                    }),
+                ],
+                vec![],
+            ),
+        ],
         // A create's after holds the service's default.
         vec![apply(vec![None, Some(whole(0))], vec![])],
         // An update keeps what the service reported for a field never configured.

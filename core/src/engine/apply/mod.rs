@@ -115,6 +115,7 @@ impl Engine<'_> {
         let mut report = ApplyReport::default();
         let lineage = doc.lineage().to_string();
         seed::rename_moved(&mut doc, plan, &mut report);
+        seed::record_dependencies(&mut doc, plan);
         let mut world = self.seeded_world(&planned);
         let locals = self.locals();
         self.evaluate_locals(&mut world, &locals.order);

@@ -1,12 +1,13 @@
-//! What the walk starts from: state with the renames `moved` blocks ask for, and the world
-//! as the plan left it, with the locals evaluated over it.
+//! What the walk starts from: state with the renames `moved` blocks ask for and the
+//! dependencies of what the plan leaves as it is, and the world as the plan left it, with
+//! the locals evaluated over it.
 
 use super::Failure;
 use super::report::ApplyReport;
 use crate::addrs::ConfigNode;
 use crate::engine::world::World;
 use crate::engine::{Engine, Planned};
-use crate::plan::{Action, Mode, Plan};
+use crate::plan::{Action, Mode, Plan, PlanMode};
 use crate::value::{PathStep, Value};
 use brickform_state::StateDocument;
 
@@ -24,6 +25,31 @@ pub(super) fn rename_moved(doc: &mut StateDocument, plan: &Plan, report: &mut Ap
                 c.address(),
                 Failure::from(format!("cannot move {from} in state: {e}")),
             ));
+        }
+    }
+}
+
+/// An instance the plan leaves as it is keeps in state the dependencies its configuration
+/// names now, as Terraform records them: no call writes it, so nothing else would, and the
+/// dependencies it was made with would order its eventual delete (or the delete of its old
+/// object when it is replaced create-first) before what it no longer refers to changes —
+/// which can leave a later plan with no order at all. A destroy configures nothing.
+pub(super) fn record_dependencies(doc: &mut StateDocument, plan: &Plan) {
+    if plan.mode == PlanMode::Destroy {
+        return;
+    }
+    for c in &plan.changes {
+        if c.action != Action::NoOp
+            || c.mode() != Mode::Managed
+            || c.importing.is_some()
+            || c.deposed
+        {
+            continue;
+        }
+        if let Some(rs) = doc.get_mut(&c.addr)
+            && rs.dependencies != c.dependencies
+        {
+            rs.dependencies = c.dependencies.clone();
         }
     }
 }
