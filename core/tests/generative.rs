@@ -1395,6 +1395,44 @@ fn cases_the_generator_found() {
                 vec![],
             ),
         ],
+        // What the old object of a create-first replacement depended on, going, goes in
+        // the create-first order: after what it depended on changes. r3 (replaced
+        // create-first, now under r1) was under r2, which goes and depended on r1, which
+        // changes: r1 → r3's create → r3's delete → r2 → (as a plain delete, before r1
+        // changes) r1 had no order.
+        vec![
+            apply(
+                vec![
+                    None,
+                    Some(whole(0)),
+                    Some(Res {
+                        after: Some(1),
+                        ..thing(0)
+                    }),
+                    Some(Res {
+                        parent: Some(2),
+                        ..whole(0)
+                    }),
+                ],
+                vec![],
+            ),
+            apply(
+                vec![
+                    None,
+                    Some(Res {
+                        force: true,
+                        ..whole(0)
+                    }),
+                    None,
+                    Some(Res {
+                        parent: Some(1),
+                        create_before_destroy: true,
+                        ..whole(1)
+                    }),
+                ],
+                vec![],
+            ),
+        ],
         // A create's after holds the service's default.
         vec![apply(vec![None, Some(whole(0))], vec![])],
         // An update keeps what the service reported for a field never configured.

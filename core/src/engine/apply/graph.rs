@@ -6,7 +6,7 @@
 use crate::dag::{Dag, NodeId};
 use crate::plan::{Action, Mode, Plan, PlanMode, ResourceChange};
 use indexmap::IndexMap;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Which part of a change a node carries out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -140,6 +140,47 @@ fn wait_for<'p>(
     }
 }
 
+/// What a change's old object depended on: for a replacement, what it depended on when it
+/// was made (the configuration may name new dependencies, which its old object never
+/// needed).
+fn old_dependencies(c: &ResourceChange) -> &[crate::addrs::InstanceAddr] {
+    c.replaced_dependencies
+        .as_deref()
+        .unwrap_or(&c.dependencies)
+}
+
+/// The resources whose going objects wait for a create-first replacement: what the old
+/// object of such a replacement depended on, and, going, what those depended on in turn.
+/// Such an object goes after the replacement's old object, which goes after its new one is
+/// made — after what it depends on has changed; so it cannot also go before what it
+/// depended on changes (the order for a plain delete), or the plan has no order at all.
+/// It goes in the create-first order instead, as Terraform orders the delete of a
+/// dependency of a create_before_destroy resource.
+fn needed_by_create_first(plan: &Plan) -> HashSet<&crate::addrs::ResourceAddr> {
+    fn old_deps(c: &ResourceChange) -> impl Iterator<Item = &crate::addrs::ResourceAddr> {
+        old_dependencies(c).iter().filter_map(|d| d.whole())
+    }
+    let mut needed: HashSet<&crate::addrs::ResourceAddr> = plan
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::CreateThenDelete)
+        .flat_map(old_deps)
+        .collect();
+    loop {
+        let more: Vec<_> = plan
+            .changes
+            .iter()
+            .filter(|c| matches!(c.action, Action::Delete) && needed.contains(c.resource()))
+            .flat_map(old_deps)
+            .filter(|r| !needed.contains(r))
+            .collect();
+        if more.is_empty() {
+            return needed;
+        }
+        needed.extend(more);
+    }
+}
+
 /// Orders the nodes by what each change depends on.
 /// `parts_of` holds the nodes of each change, by its index in the plan.
 ///
@@ -152,20 +193,16 @@ fn add_dependency_edges(g: &mut Graph, plan: &Plan, parts_of: &[Option<Parts>]) 
     // The dependents' side of each wait, in plan order; the other side is the instances
     // of the resource depended on.
     let mut waits: Waits = IndexMap::default();
+    let after_replacements = needed_by_create_first(plan);
     for (i, c) in plan.changes.iter().enumerate() {
         let Some(&Some((del_i, make_i))) = parts_of.get(i) else {
             continue;
         };
         wait_for(&mut waits, Wait::MadeAfter, &c.dependencies, make_i);
-        // The old object goes before what it depended on goes or changes: for a
-        // replacement, what it depended on when it was made (the configuration may name
-        // new dependencies, which its old object never needed).
-        let old_deps = c
-            .replaced_dependencies
-            .as_deref()
-            .unwrap_or(&c.dependencies);
+        // The old object goes before what it depended on goes or changes.
+        let old_deps = old_dependencies(c);
         wait_for(&mut waits, Wait::DeletedBefore, old_deps, del_i);
-        let gone = del_i.filter(|_| make_i.is_none());
+        let gone = del_i.filter(|_| make_i.is_none() && !after_replacements.contains(c.resource()));
         wait_for(&mut waits, Wait::GoneBefore, old_deps, gone);
     }
     let by_resource: HashMap<&crate::addrs::ResourceAddr, Vec<Parts>, foldhash::fast::RandomState> =
@@ -244,25 +281,35 @@ mod tests {
     #[test]
     fn what_goes_need_not_wait_for_an_unchanged_dependency_evaluated_again() {
         // `old` (going) depended on `base`, which changes nothing but is evaluated again for
-        // its sensitive values; `new` is replaced create-first and depends on both.
+        // its sensitive values.
         let mut base = change("base", Action::NoOp, &[]);
         base.sensitive_paths = vec![vec![crate::value::PathStep::Key("s".into())]];
         let plan = Plan {
-            changes: vec![
-                base,
-                change("new", Action::CreateThenDelete, &["t.base", "t.old"]),
-                change("old", Action::Delete, &["t.base"]),
-            ],
+            changes: vec![base, change("old", Action::Delete, &["t.base"])],
             ..Plan::default()
         };
-        assert_eq!(cycles(&plan), Vec::<String>::new());
+        let expected: &[(&str, &[&str])] = &[("base/Whole", &[]), ("old/Whole", &[])];
+        assert_eq!(shape(&build(&plan), &plan), strs(expected));
+        // A real change still waits for the delete.
         let mut changed = plan.clone();
         changed.changes[0].action = Action::Update;
-        assert_eq!(
-            cycles(&changed).len(),
+        let expected: &[(&str, &[&str])] = &[("base/Whole", &["old/Whole"]), ("old/Whole", &[])];
+        assert_eq!(shape(&build(&changed), &changed), strs(expected));
+        // Beside a create-first replacement that depends on both, whose old object goes
+        // before `old`: `old` goes last, after `base` changes and the replacement is done.
+        let mut beside = changed.clone();
+        beside.changes.insert(
             1,
-            "a real change still orders the delete"
+            change("new", Action::CreateThenDelete, &["t.base", "t.old"]),
         );
+        assert_eq!(cycles(&beside), Vec::<String>::new());
+        let expected: &[(&str, &[&str])] = &[
+            ("base/Whole", &[]),
+            ("new/Delete", &["new/Create"]),
+            ("new/Create", &["base/Whole"]),
+            ("old/Whole", &["new/Delete"]),
+        ];
+        assert_eq!(shape(&build(&beside), &beside), strs(expected));
     }
 
     #[test]
@@ -290,10 +337,17 @@ mod tests {
         ];
         assert_eq!(shape(&g, &plan), strs(expected));
         // A plan saved before the old object's dependencies were recorded orders by the
-        // configuration's.
+        // configuration's: the old object goes before `gone`, which then goes in the
+        // create-first order (after `base` changes).
         let mut saved = plan.clone();
         saved.changes[1].replaced_dependencies = None;
-        assert_eq!(cycles(&saved).len(), 1);
+        let expected: &[(&str, &[&str])] = &[
+            ("base/Whole", &[]),
+            ("new/Delete", &["new/Create"]),
+            ("new/Create", &["base/Whole"]),
+            ("gone/Whole", &["new/Delete"]),
+        ];
+        assert_eq!(shape(&build(&saved), &saved), strs(expected));
     }
 
     #[test]
@@ -326,6 +380,38 @@ mod tests {
         // (30 × 40 + 20 × 30).
         assert_eq!(g.edge_count(), (30 + 40) + (20 + 30));
         assert_eq!(cycles(&plan), Vec::<String>::new());
+    }
+
+    #[test]
+    fn what_a_create_first_replacement_needed_goes_after_its_own_dependencies_change() {
+        // `r3` is replaced create-first: its new object is made after `r1` changes, its
+        // old one depended on `r2`, which goes and depended on `r1`. `r2` goes after `r3`'s
+        // old object, not before `r1` changes (which would be a cycle).
+        let mut r3 = change("r3", Action::CreateThenDelete, &["t.r1"]);
+        r3.replaced_dependencies = Some(vec![crate::addrs::InstanceAddr::parse("t.r2").unwrap()]);
+        let plan = Plan {
+            changes: vec![
+                change("r1", Action::Update, &[]),
+                change("r2", Action::Delete, &["t.r1"]),
+                r3,
+            ],
+            ..Plan::default()
+        };
+        assert_eq!(cycles(&plan), Vec::<String>::new());
+        let expected: &[(&str, &[&str])] = &[
+            ("r1/Whole", &[]),
+            ("r2/Whole", &["r3/Delete"]),
+            ("r3/Delete", &["r3/Create"]),
+            ("r3/Create", &["r1/Whole"]),
+        ];
+        assert_eq!(shape(&build(&plan), &plan), strs(expected));
+        // A plain delete still goes before what it depended on changes.
+        let plain = Plan {
+            changes: plan.changes[..2].to_vec(),
+            ..Plan::default()
+        };
+        let expected: &[(&str, &[&str])] = &[("r1/Whole", &["r2/Whole"]), ("r2/Whole", &[])];
+        assert_eq!(shape(&build(&plain), &plain), strs(expected));
     }
 
     #[test]
