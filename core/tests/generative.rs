@@ -1433,6 +1433,41 @@ fn cases_the_generator_found() {
                 vec![],
             ),
         ],
+        // create_before_destroy spreads to what a replacement depends on through other
+        // instances: r3 (replaced create-first) is now under r2, a new block that depends on
+        // r0, which is replaced; r3's old object was under r0. With r0 replaced delete-first
+        // the plan had no order (r0's delete → its create → r2 → r3's create → r3's delete →
+        // r0's delete).
+        vec![
+            apply(
+                vec![
+                    Some(thing(0)),
+                    None,
+                    None,
+                    Some(Res {
+                        parent: Some(0),
+                        ..whole(0)
+                    }),
+                ],
+                vec![],
+            ),
+            apply(
+                vec![
+                    Some(thing(1)),
+                    None,
+                    Some(Res {
+                        after: Some(0),
+                        ..thing(0)
+                    }),
+                    Some(Res {
+                        parent: Some(2),
+                        create_before_destroy: true,
+                        ..whole(1)
+                    }),
+                ],
+                vec![],
+            ),
+        ],
         // A create's after holds the service's default.
         vec![apply(vec![None, Some(whole(0))], vec![])],
         // An update keeps what the service reported for a field never configured.

@@ -6,7 +6,7 @@ use crate::engine::Engine;
 use crate::lang::load::IgnoreChanges;
 use crate::plan::{Action, Mode, Plan};
 use crate::value::PathStep;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 impl Engine<'_> {
     /// A `protect = true` environment refuses to delete or replace data objects unless the
@@ -334,20 +334,16 @@ pub(super) fn claimed_twice(claims: Vec<Claim>, config: &crate::lang::load::Conf
     diags
 }
 
-/// A replaced instance that something replaced with `create_before_destroy` depends on is
-/// replaced that way too (as Terraform does): the dependent's new copy needs the new
+/// A replaced instance that something replaced with `create_before_destroy` depends on,
+/// directly or through other instances, is replaced that way too (as Terraform does, for
+/// every ancestor of such a replacement): the dependent's new copy needs the new
 /// dependency before its old copy goes, and the dependency's old copy can go only after
 /// the dependent's — destroying the dependency first would make apply's graph a cycle.
 /// The addresses it turned into create-first replacements.
 pub(super) fn create_before_destroy_spreads(plan: &mut Plan) -> Vec<crate::addrs::InstanceAddr> {
     let mut spread = Vec::new();
     loop {
-        let needs: HashSet<crate::addrs::InstanceAddr> = plan
-            .changes
-            .iter()
-            .filter(|c| c.action == Action::CreateThenDelete)
-            .flat_map(|c| c.dependencies.iter().cloned())
-            .collect();
+        let needs = needed_by_create_first(plan);
         let mut changed = false;
         for c in plan.changes.iter_mut() {
             // A dependency names one instance, or (without a key) its resource as a whole.
@@ -363,6 +359,36 @@ pub(super) fn create_before_destroy_spreads(plan: &mut Plan) -> Vec<crate::addrs
             return spread;
         }
     }
+}
+
+/// What the create-first replacements of `plan` depend on, directly or through other
+/// instances of the plan.
+fn needed_by_create_first(plan: &Plan) -> HashSet<crate::addrs::InstanceAddr> {
+    let mut by_resource: HashMap<&crate::addrs::ResourceAddr, Vec<&crate::plan::ResourceChange>> =
+        HashMap::new();
+    for c in &plan.changes {
+        by_resource.entry(c.resource()).or_default().push(c);
+    }
+    let mut needs: HashSet<crate::addrs::InstanceAddr> = HashSet::new();
+    let mut next: Vec<&crate::addrs::InstanceAddr> = plan
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::CreateThenDelete)
+        .flat_map(|c| &c.dependencies)
+        .collect();
+    while let Some(d) = next.pop() {
+        if !needs.insert(d.clone()) {
+            continue;
+        }
+        // A dependency names one instance, or (without a key) its resource as a whole.
+        let named = by_resource
+            .get(&d.resource)
+            .into_iter()
+            .flatten()
+            .filter(|c| d.whole().is_some() || c.addr == *d);
+        next.extend(named.flat_map(|c| &c.dependencies));
+    }
+    needs
 }
 
 /// A plan apply could not carry out in any order: changes that would wait for each other.
@@ -455,7 +481,8 @@ mod tests {
 
     #[test]
     fn create_before_destroy_spreads_to_what_it_needs_transitively() {
-        // c (create_before_destroy) needs b, b needs a; d is replaced but nothing needs it.
+        // c (create_before_destroy) needs b, b needs a; d is replaced but nothing needs it;
+        // f needs g (a new block), which needs h: h is needed through g.
         let mut plan = Plan {
             changes: vec![
                 change("a", Action::DeleteThenCreate, &[]),
@@ -463,6 +490,9 @@ mod tests {
                 change("c", Action::CreateThenDelete, &["t.b"]),
                 change("d", Action::DeleteThenCreate, &[]),
                 change("e", Action::Update, &["t.d"]),
+                change("f", Action::CreateThenDelete, &["t.g"]),
+                change("g", Action::Create, &["t.h"]),
+                change("h", Action::DeleteThenCreate, &[]),
             ],
             ..Default::default()
         };
@@ -475,6 +505,9 @@ mod tests {
                 ("t.c", Action::CreateThenDelete),
                 ("t.d", Action::DeleteThenCreate),
                 ("t.e", Action::Update),
+                ("t.f", Action::CreateThenDelete),
+                ("t.g", Action::Create),
+                ("t.h", Action::CreateThenDelete),
             ],
         );
     }
