@@ -340,25 +340,22 @@ pub(super) fn claimed_twice(claims: Vec<Claim>, config: &crate::lang::load::Conf
 /// dependency before its old copy goes, and the dependency's old copy can go only after
 /// the dependent's — destroying the dependency first would make apply's graph a cycle.
 /// The addresses it turned into create-first replacements.
+///
+/// One pass is enough: what is needed is followed through every instance, whatever its
+/// action, so what a newly turned replacement needs is already in the set.
 pub(super) fn create_before_destroy_spreads(plan: &mut Plan) -> Vec<crate::addrs::InstanceAddr> {
+    let needs = needed_by_create_first(plan);
     let mut spread = Vec::new();
-    loop {
-        let needs = needed_by_create_first(plan);
-        let mut changed = false;
-        for c in plan.changes.iter_mut() {
-            // A dependency names one instance, or (without a key) its resource as a whole.
-            if c.action == Action::DeleteThenCreate
-                && (needs.contains(&c.addr) || needs.contains(&c.resource().instance(None)))
-            {
-                c.action = Action::CreateThenDelete;
-                spread.push(c.addr.clone());
-                changed = true;
-            }
-        }
-        if !changed {
-            return spread;
+    for c in plan.changes.iter_mut() {
+        // A dependency names one instance, or (without a key) its resource as a whole.
+        if c.action == Action::DeleteThenCreate
+            && (needs.contains(&c.addr) || needs.contains(&c.resource().instance(None)))
+        {
+            c.action = Action::CreateThenDelete;
+            spread.push(c.addr.clone());
         }
     }
+    spread
 }
 
 /// What the create-first replacements of `plan` depend on, directly or through other
