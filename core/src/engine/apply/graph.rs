@@ -156,29 +156,34 @@ fn old_dependencies(c: &ResourceChange) -> &[crate::addrs::InstanceAddr] {
 /// depended on changes (the order for a plain delete), or the plan has no order at all.
 /// It goes in the create-first order instead, as Terraform orders the delete of a
 /// dependency of a create_before_destroy resource.
-fn needed_by_create_first(plan: &Plan) -> HashSet<&crate::addrs::ResourceAddr> {
+fn deleted_in_create_first_order(plan: &Plan) -> HashSet<&crate::addrs::ResourceAddr> {
     fn old_deps(c: &ResourceChange) -> impl Iterator<Item = &crate::addrs::ResourceAddr> {
         old_dependencies(c).iter().filter_map(|d| d.whole())
     }
-    let mut needed: HashSet<&crate::addrs::ResourceAddr> = plan
+    let mut deletes: HashMap<&crate::addrs::ResourceAddr, Vec<&ResourceChange>> = HashMap::new();
+    for c in plan.changes.iter().filter(|c| c.action == Action::Delete) {
+        deletes.entry(c.resource()).or_default().push(c);
+    }
+    let mut needed: HashSet<&crate::addrs::ResourceAddr> = HashSet::new();
+    let mut next: Vec<&crate::addrs::ResourceAddr> = plan
         .changes
         .iter()
         .filter(|c| c.action == Action::CreateThenDelete)
         .flat_map(old_deps)
         .collect();
-    loop {
-        let more: Vec<_> = plan
-            .changes
-            .iter()
-            .filter(|c| matches!(c.action, Action::Delete) && needed.contains(c.resource()))
-            .flat_map(old_deps)
-            .filter(|r| !needed.contains(r))
-            .collect();
-        if more.is_empty() {
-            return needed;
+    // Each resource is followed once, through the deletes of its instances.
+    while let Some(r) = next.pop() {
+        if needed.insert(r) {
+            next.extend(
+                deletes
+                    .get(r)
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|c| old_deps(c)),
+            );
         }
-        needed.extend(more);
     }
+    needed
 }
 
 /// Orders the nodes by what each change depends on.
@@ -193,7 +198,7 @@ fn add_dependency_edges(g: &mut Graph, plan: &Plan, parts_of: &[Option<Parts>]) 
     // The dependents' side of each wait, in plan order; the other side is the instances
     // of the resource depended on.
     let mut waits: Waits = IndexMap::default();
-    let after_replacements = needed_by_create_first(plan);
+    let after_replacements = deleted_in_create_first_order(plan);
     for (i, c) in plan.changes.iter().enumerate() {
         let Some(&Some((del_i, make_i))) = parts_of.get(i) else {
             continue;
@@ -412,6 +417,33 @@ mod tests {
         };
         let expected: &[(&str, &[&str])] = &[("r1/Whole", &["r2/Whole"]), ("r2/Whole", &[])];
         assert_eq!(shape(&build(&plain), &plain), strs(expected));
+    }
+
+    #[test]
+    fn a_chain_of_deletes_under_a_create_first_replacement_goes_in_its_order() {
+        // As above, one level deeper: `r3`'s old object depended on `r2`, which goes and
+        // depended on `r4`, which goes too and depended on `r1`, which changes. `r4` goes
+        // after `r2`, so it cannot go before `r1` changes either.
+        let mut r3 = change("r3", Action::CreateThenDelete, &["t.r1"]);
+        r3.replaced_dependencies = Some(vec![crate::addrs::InstanceAddr::parse("t.r2").unwrap()]);
+        let plan = Plan {
+            changes: vec![
+                change("r1", Action::Update, &[]),
+                change("r2", Action::Delete, &["t.r4"]),
+                r3,
+                change("r4", Action::Delete, &["t.r1"]),
+            ],
+            ..Plan::default()
+        };
+        assert_eq!(cycles(&plan), Vec::<String>::new());
+        let expected: &[(&str, &[&str])] = &[
+            ("r1/Whole", &[]),
+            ("r2/Whole", &["r3/Delete"]),
+            ("r3/Delete", &["r3/Create"]),
+            ("r3/Create", &["r1/Whole"]),
+            ("r4/Whole", &["r2/Whole"]),
+        ];
+        assert_eq!(shape(&build(&plan), &plan), strs(expected));
     }
 
     #[test]
