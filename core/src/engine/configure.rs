@@ -158,11 +158,27 @@ impl<'a> Preparing<'a> {
         diags: &mut Diagnostics,
     ) -> Object {
         let schema = self.kind.schema();
+        let written: Vec<String> = raw
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, _)| k.clone())
+            .collect();
         // Before: only what the configuration writes (a value the kind derives itself, such
         // as an ingestion pipeline's tables, is refused when given to it).
         ignored.keep_written(schema, &mut raw, kept);
         self.prepare(&mut raw, diags);
-        ignored.keep(schema, &mut raw, kept);
+        // After: what is ignored, and what the kind derived from an ignored value the
+        // configuration does not write (so it was not put back before, and the kind derived
+        // it from nothing). One derived from ignored values put back is derived again, from
+        // those and from the new values of the rest.
+        let from_unwritten = |a: &crate::provider::Attribute| {
+            a.derived_from
+                .iter()
+                .any(|d| ignored.covers(d) && !written.iter().any(|w| w == d))
+        };
+        ignored.keep_where(schema, &mut raw, kept, ignored.replacing, |name| {
+            ignored.covers(name) || schema.attribute(name).is_some_and(from_unwritten)
+        });
         raw
     }
 }
@@ -206,12 +222,25 @@ impl<'l> Ignored<'l> {
 
     /// [`Ignored::covers`], and also an attribute the kind derives from one it covers (a
     /// content's hash from the content): kept with it, or the object's own would show as a
-    /// change and be written back.
-    pub fn covers_in(&self, schema: &Schema, name: &str) -> bool {
-        self.covers(name)
-            || schema
-                .attribute(name)
-                .is_some_and(|a| a.derived_from.iter().any(|d| self.covers(d)))
+    /// change and be written back. Not when something else it derives from changes
+    /// (`config` against `kept`): then it is derived again, from the values kept and the
+    /// new ones, or the change of what is not ignored would be lost with it.
+    pub fn covers_in(&self, schema: &Schema, name: &str, config: &Object, kept: &Object) -> bool {
+        if self.covers(name) {
+            return true;
+        }
+        let Some(a) = schema.attribute(name) else {
+            return false;
+        };
+        let null = Value::Null;
+        let unchanged = |d: &str| {
+            let (now, was) = (config.get(d).unwrap_or(&null), kept.get(d).unwrap_or(&null));
+            now.is_null() && was.is_null() || values_equal(now, was)
+        };
+        a.derived_from.iter().any(|d| self.covers(d))
+            && a.derived_from
+                .iter()
+                .all(|d| self.covers(d) || unchanged(d))
     }
 
     /// Whether `ignore_changes` says anything: only then is the decoded configuration kept
@@ -220,33 +249,29 @@ impl<'l> Ignored<'l> {
         self.exists && !matches!(self.lifecycle.ignore_changes, IgnoreChanges::None)
     }
 
-    /// Puts in `config`, for every ignored attribute of an object that exists, the value
-    /// the object keeps (`kept`: at plan what the diff kept, at apply the plan's `after`),
-    /// so the write leaves it as it is. Sensitive attributes are not: their values are
-    /// never kept anywhere, and an ignored one is not compared either.
-    pub fn keep(&self, schema: &Schema, config: &mut Object, kept: &Object) {
-        self.keep_where(schema, config, kept, self.replacing)
-    }
-
-    /// [`Ignored::keep`] for the attributes `config` sets only.
+    /// Puts in `config`, for every ignored attribute of an object that exists that `config`
+    /// sets, the value the object keeps (`kept`: at plan what the diff kept, at apply the
+    /// plan's `after`), so the write leaves it as it is. Sensitive attributes are not:
+    /// their values are never kept anywhere, and an ignored one is not compared either.
     pub fn keep_written(&self, schema: &Schema, config: &mut Object, kept: &Object) {
-        self.keep_where(schema, config, kept, true)
+        self.keep_where(schema, config, kept, true, |n| self.covers(n))
     }
 
-    fn keep_where(&self, schema: &Schema, config: &mut Object, kept: &Object, written: bool) {
+    /// Puts in `config` the value `kept` holds for each attribute or block `covered` names
+    /// (only those `config` sets, when `written`).
+    fn keep_where(
+        &self,
+        schema: &Schema,
+        config: &mut Object,
+        kept: &Object,
+        written: bool,
+        covered: impl Fn(&str) -> bool,
+    ) {
         if !self.exists || matches!(self.lifecycle.ignore_changes, IgnoreChanges::None) {
             return;
         }
-        let names = schema
-            .attributes
-            .iter()
-            .filter(|a| a.can_configure() && !a.sensitive)
-            .map(|a| a.name)
-            .chain(schema.blocks.iter().map(|b| b.name));
-        for name in names {
-            if !self.covers_in(schema, name)
-                || (written && config.get(name).is_none_or(Value::is_null))
-            {
+        for name in schema_names(schema) {
+            if !covered(name) || (written && config.get(name).is_none_or(Value::is_null)) {
                 continue;
             }
             match kept.get(name) {
@@ -258,6 +283,17 @@ impl<'l> Ignored<'l> {
             }
         }
     }
+}
+
+/// The attributes a configuration may set (sensitive ones left out: their values are kept
+/// nowhere) and the blocks.
+fn schema_names(schema: &Schema) -> impl Iterator<Item = &'static str> + '_ {
+    schema
+        .attributes
+        .iter()
+        .filter(|a| a.can_configure() && !a.sensitive)
+        .map(|a| a.name)
+        .chain(schema.blocks.iter().map(|b| b.name))
 }
 
 /// Where the configuration apply is about to send differs from what the plan said: the
@@ -460,6 +496,31 @@ mod tests {
     }
 
     #[test]
+    fn a_value_derived_from_an_ignored_one_is_kept_only_while_the_rest_is_unchanged() {
+        use crate::provider::{AttrType, Attribute};
+        let schema = Schema::new()
+            .attr(Attribute::optional("env", AttrType::String))
+            .attr(Attribute::optional("author", AttrType::String))
+            .attr(
+                Attribute::optional_computed("params", AttrType::String)
+                    .derived_from(&["env", "author"]),
+            );
+        let lifecycle = Lifecycle {
+            ignore_changes: IgnoreChanges::Paths(vec![(vec![PathStep::Key("env".into())], None)]),
+            ..Default::default()
+        };
+        let ignored = Ignored::new(&lifecycle, true);
+        let kept = obj(&[("env", "dev".into()), ("author", "a".into())]);
+        let same = obj(&[("env", "edited".into()), ("author", "a".into())]);
+        let changed = obj(&[("env", "edited".into()), ("author", "b".into())]);
+        assert!(ignored.covers_in(&schema, "env", &changed, &kept));
+        assert!(ignored.covers_in(&schema, "params", &same, &kept));
+        // The author's change must reach what is derived from it.
+        assert!(!ignored.covers_in(&schema, "params", &changed, &kept));
+        assert!(!ignored.covers_in(&schema, "author", &changed, &kept));
+    }
+
+    #[test]
     fn ignored_attributes_keep_what_the_object_holds_once_it_exists() {
         use crate::provider::{AttrType, Attribute};
         let schema = Schema::new()
@@ -481,12 +542,14 @@ mod tests {
             ("secret", "s".into()),
         ]);
         let mut existing = config.clone();
-        Ignored::new(&lifecycle, true).keep(&schema, &mut existing, &kept);
+        let ignored = Ignored::new(&lifecycle, true);
+        ignored.keep_where(&schema, &mut existing, &kept, false, |n| ignored.covers(n));
         assert_eq!(existing["name"], Value::from("old"));
         assert_eq!(existing["comment"], Value::from("kept"));
         assert_eq!(existing["secret"], Value::from("s"));
         let mut new = config.clone();
-        Ignored::new(&lifecycle, false).keep(&schema, &mut new, &kept);
+        let ignored = Ignored::new(&lifecycle, false);
+        ignored.keep_where(&schema, &mut new, &kept, false, |n| ignored.covers(n));
         assert_eq!(new, config);
     }
 }

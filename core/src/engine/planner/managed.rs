@@ -496,7 +496,10 @@ impl PlanWalk<'_, '_> {
     ) -> T {
         let ignored = Ignored::new(&block.resource.lifecycle, found.prior.is_some());
         let schema = block.kind.schema();
-        let ignore = |name: &str| ignored.covers_in(schema, name);
+        let no_prior = Object::default();
+        // What was last sent: what the sources of a derived value are compared with.
+        let kept = found.effective_prior().map_or(&no_prior, |p| &p.config);
+        let ignore = |name: &str| ignored.covers_in(schema, name, &p.config, kept);
         let fp = |v: &Value, fp: &str| self.state.fingerprint_matches(&v.to_json(), fp);
         how(&DiffInput {
             schema: block.kind.schema(),
