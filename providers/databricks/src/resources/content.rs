@@ -747,6 +747,19 @@ impl ResourceKind for ContentKind {
         config: &Object,
     ) -> ProviderResult<Remote> {
         let client = self.shared.client()?;
+        // A notebook keeps the language it was made with, and a new source is imported in
+        // it: when neither the configuration nor its path says one (the path is ignored and
+        // no longer tells it), the one it has is the one to state.
+        let mut with_language;
+        let mut config = config;
+        if self.store == Store::Notebook
+            && language_of(config).is_none()
+            && let Some(l) = prior.get("language").filter(|l| !l.is_null())
+        {
+            with_language = config.clone();
+            with_language.insert("language".into(), l.clone());
+            config = &with_language;
+        }
         let mut remote = self.upload(&client, ctx, config, true).await?;
         if let Some(folders) = prior.get(workspace_folders::ATTRIBUTE) {
             remote
