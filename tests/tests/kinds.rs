@@ -346,6 +346,166 @@ fn ignored_changes_are_not_planned(d: &Path, case: &Case) {
     write(d, &case.config);
 }
 
+/// The text of the block of `address` in `text` (from its header to its closing brace).
+fn block_of<'t>(text: &'t str, address: &str) -> &'t str {
+    let (kind, name) = address.split_once('.').unwrap_or((address, ""));
+    let header = format!("resource \"{kind}\" \"{name}\" {{\n");
+    let at = text
+        .find(&header)
+        .unwrap_or_else(|| panic!("no block {address} in\n{text}"));
+    let end = text[at..].find("\n}").map_or(text.len(), |e| at + e + 2);
+    &text[at..end]
+}
+
+/// The literal values written in a resource's block (`  name = "x"`, `  on = true`,
+/// `  n = 3`, or nested in one of its blocks or objects): the attribute or block of the
+/// resource that holds each, the line and the value as written, in the order written.
+fn literal_values(block: &str) -> Vec<(String, String, String)> {
+    let line =
+        regex::Regex::new(r#"^( +)([A-Za-z_][A-Za-z0-9_]*) *= ("[^"\\]*"|true|false|[0-9]+)$"#)
+            .unwrap();
+    let opens = regex::Regex::new(r"^  ([a-z_][a-z0-9_]*) *(= *)?[\[{]$").unwrap();
+    let mut holder: Option<String> = None;
+    let mut out = Vec::new();
+    for l in block.lines().skip(1) {
+        if let Some(c) = opens.captures(l) {
+            holder = Some(c[1].to_string());
+            continue;
+        }
+        let Some(c) = line.captures(l) else {
+            continue;
+        };
+        let top = if c[1].len() == 2 {
+            Some(c[2].to_string())
+        } else {
+            holder.clone()
+        };
+        if let Some(top) = top {
+            out.push((top, l.to_string(), c[3].to_string()));
+        }
+    }
+    out
+}
+
+/// Kinds with nothing to ignore beside an in-place update: what the update changes is all
+/// they hold.
+const NOTHING_ELSE_TO_IGNORE: &[&str] = &[
+    // Updated in place only by their one setting or map.
+    "databricks_default_namespace_setting.ns",
+    "databricks_workspace_conf.c",
+    // Besides the catalog, only the workspace and the metastore it is assigned, which name it.
+    "databricks_metastore_assignment.a",
+    // The securable (which names it) and the set of grants or access controls the update
+    // changes.
+    "databricks_grants.g",
+    "databricks_permissions.p",
+    // No in-place update at all: every change replaces.
+    "databricks_secret_scope.s",
+    "databricks_group_member.m",
+];
+
+/// A value written in the configuration only while it is ignored: it must never reach the
+/// workspace.
+const IGNORED_EDIT: &str = "ignorededit";
+
+/// `ignore_changes` keeps an attribute as it is through an update of another: the first
+/// in-place step of the case, applied with one more attribute (a literal value the step
+/// does not change, edited in the configuration and ignored), plans exactly the step's
+/// change, and the edited value reaches neither the plan nor the workspace. `prior` is the
+/// configuration the workspace holds. Then the workspace is put back as `prior` has it.
+/// Returns whether a case had such an attribute (a kind whose only literal values the step
+/// changes, or whose every edit is refused at validate, has nothing to check this way).
+fn an_ignored_attribute_survives_an_unrelated_update(
+    d: &Path,
+    case: &Case,
+    step: &Step,
+    prior: &str,
+    prior_vars: &[&str],
+) -> bool {
+    let Expect::Update(attrs) = step.expect else {
+        return false;
+    };
+    let changed = |a: &str| attrs.iter().any(|c| c.trim_end_matches('?') == a);
+    let before = literal_values(block_of(prior, case.address));
+    let block = block_of(&step.config, case.address);
+    let at = step.config.find(block).unwrap_or(0);
+    let candidates: Vec<(String, String, String)> = literal_values(block)
+        .into_iter()
+        .filter(|(a, l, _)| !changed(a) && before.iter().any(|(b, m, _)| b == a && m == l))
+        .collect();
+    for (attr, line, value) in candidates {
+        // Another value of the same type: a string marked, a flag flipped, a number plus one.
+        let other = match value.as_str() {
+            "true" => "false".to_string(),
+            "false" => "true".to_string(),
+            v if v.starts_with('"') => format!("{}{IGNORED_EDIT}\"", &v[..v.len() - 1]),
+            v => v
+                .parse::<u64>()
+                .map_or(v.to_string(), |n| (n + 1).to_string()),
+        };
+        let edited_line = format!("{}{other}", &line[..line.len() - value.len()]);
+        let mut edited = step.config.clone();
+        let Some(l) = step.config[at..].find(&line) else {
+            continue;
+        };
+        edited.replace_range(at + l..at + l + line.len(), &edited_line);
+        let text = with_ignore_changes(&edited, case.address, &format!("[{attr}]"));
+        write(d, &text);
+        let mut args = case.args(&["validate"]);
+        args.extend_from_slice(step.vars);
+        if run(d, &args, &[]).0 != 0 {
+            // The edit breaks a rule of the attribute (a path, an e-mail): try another.
+            continue;
+        }
+        let what = format!("{}: {attr} ignored through {}", case.address, step.what);
+        let mut args = case.args(&["plan", "--detailed-exitcode"]);
+        args.extend_from_slice(step.vars);
+        let (code, plan, err) = run(d, &args, &[]);
+        assert_eq!(code, 2, "{what}: the plan shows no change\n{plan}\n{err}");
+        step_plan_is_as_expected(case.address, step, &plan);
+        assert!(
+            !plan.contains(IGNORED_EDIT),
+            "{what}: the plan shows it\n{plan}"
+        );
+        let mut args = case.args(&["apply", "--auto-approve"]);
+        args.extend_from_slice(step.vars);
+        let out = run_ok(d, &args, &[]);
+        assert!(
+            out.contains("0 added, 1 changed, 0 destroyed"),
+            "{what}\n{out}"
+        );
+        assert!(
+            !local_dump(d).to_string().contains(IGNORED_EDIT),
+            "{what}: the update wrote the ignored value"
+        );
+        plan_is_empty(d, case, step.vars, &what);
+        // The object still holds what the attribute had: no longer ignored, the edit is a
+        // change to make (not drift, and not nothing).
+        write(d, &edited);
+        let mut args = case.args(&["plan", "--detailed-exitcode"]);
+        args.extend_from_slice(step.vars);
+        let (code, plan, err) = run(d, &args, &[]);
+        assert_eq!(
+            code, 2,
+            "{what}: not ignored, the edit plans nothing\n{plan}\n{err}"
+        );
+        assert!(!plan.contains("changed outside"), "{what}: drift\n{plan}");
+        assert!(
+            changed_attributes(&plan, case.address).contains(&attr),
+            "{what}: not ignored, the edit is not planned\n{plan}"
+        );
+        // Back to the workspace the rest of the case starts from.
+        write(d, prior);
+        let mut args = case.args(&["apply", "--auto-approve"]);
+        args.extend_from_slice(prior_vars);
+        run_ok(d, &args, &[]);
+        plan_is_empty(d, case, prior_vars, &format!("{what}, put back"));
+        return true;
+    }
+    write(d, prior);
+    false
+}
+
 /// The plan of `step` changes `address` as the step expects: exactly the attributes it
 /// names, in place, or a replacement forced by the attribute it names.
 fn step_plan_is_as_expected(address: &str, step: &Step, plan: &str) {
@@ -417,7 +577,14 @@ fn invariant(case: Case) {
     ignored_changes_are_not_planned(d, &case);
 
     let mut vars: &[&str] = &[];
+    let mut prior = case.config.clone();
+    let mut ignored_survived = false;
     for step in &case.steps {
+        if !ignored_survived {
+            ignored_survived =
+                an_ignored_attribute_survives_an_unrelated_update(d, &case, step, &prior, vars);
+        }
+        prior = step.config.clone();
         write(d, &step.config);
         vars = step.vars;
         let mut args = case.args(&["plan", "--detailed-exitcode"]);
@@ -471,6 +638,12 @@ fn invariant(case: Case) {
             );
         }
     }
+
+    assert!(
+        ignored_survived || NOTHING_ELSE_TO_IGNORE.contains(&case.address),
+        "{}: no in-place step with another literal value to ignore through it",
+        case.address
+    );
 
     let mut args = case.args(&["destroy", "--auto-approve"]);
     args.extend_from_slice(vars);
@@ -1629,7 +1802,7 @@ fn job_case() -> Case {
 
 fn job_run(timeout: u32) -> String {
     format!(
-        "{}\nresource \"databricks_job_run\" \"r\" {{\n  job_id          = databricks_job.j.id\n  timeout_seconds = {timeout}\n}}\n",
+        "{}\nresource \"databricks_job_run\" \"r\" {{\n  job_id          = databricks_job.j.id\n  timeout_seconds = {timeout}\n  triggers        = {{\n    release = \"1\"\n  }}\n}}\n",
         job("inv_run_job")
     )
 }
@@ -1753,6 +1926,9 @@ fn gateway(prefix: &str, name: &str) -> String {
   connection_name         = databricks_connection.sql.name
   gateway_storage_catalog = databricks_catalog.c.name
   gateway_storage_schema  = databricks_schema.stage.name
+  configuration = {{
+    note = "gateway"
+  }}
 }}
 "#
     ) + &gateway_parents(prefix)
