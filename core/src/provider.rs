@@ -1001,14 +1001,15 @@ pub trait ResourceKind: Send + Sync {
     }
 
     /// Before a create is planned in a development environment, where several developers
-    /// share a service: a description of the object this state does not manage that
-    /// already has the name (another state's, another developer's), or `None` when the name
-    /// is free. brickform refuses to take such an object over or to add a same-named twin.
+    /// share a service: the object this state does not manage that already has the name
+    /// (another state's, another developer's), or `None` when the name is free. brickform
+    /// refuses to take such an object over or to add a same-named twin, and names who holds
+    /// it from what the object carries (its ownership tag, its owner).
     async fn name_taken(
         &self,
         _ctx: &OpContext,
         _config: &Object,
-    ) -> ProviderResult<Option<String>> {
+    ) -> ProviderResult<Option<Existing>> {
         Ok(None)
     }
 

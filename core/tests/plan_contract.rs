@@ -475,3 +475,55 @@ resource "test_thing" "c" {{
         "{text}"
     );
 }
+
+/// A replacement whose new object would take a name another object holds is refused, and
+/// the refusal says who holds it (here this state, under another address), as a create's
+/// does.
+#[tokio::test]
+async fn a_replacement_into_a_taken_name_names_who_holds_it() {
+    let h = Harness::new();
+    let src = |t: &str, a: &str| {
+        format!(
+            r#"
+resource "test_thing" "t" {{ name = "{t}" }}
+resource "test_thing" "held" {{ name = "held" }}
+resource "test_thing" "a" {{
+  name = "{a}"
+  lifecycle {{ replace_triggered_by = [test_thing.t] }}
+}}
+"#
+        )
+    };
+    let (_, report) = h.run(&src("t1", "a"), PlanMode::Normal, true).await;
+    assert!(report.unwrap().failed.is_empty());
+    let (config, _) = load_sources(
+        h.dir.path(),
+        vec![(
+            "main.bf.hcl".into(),
+            "main.bf.hcl".into(),
+            src("t2", "held"),
+        )],
+    );
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let engine = Engine::new(&config, &h.registry, &vars, "default");
+    let state = h.state().await;
+    let (planned, diags) = engine
+        .plan(
+            &state,
+            &PlanRequest {
+                refresh: true,
+                ..Default::default()
+            },
+        )
+        .await;
+    let text = diags.render_plain(&config.sources);
+    assert!(planned.is_none(), "refused: {text}");
+    assert!(
+        text.contains("test_thing.a: the name is taken by"),
+        "{text}"
+    );
+    assert!(
+        text.contains("this state manages it as test_thing.held"),
+        "the holder is named: {text}"
+    );
+}

@@ -289,7 +289,25 @@ resource "databricks_job" "etl" {
         "{err}"
     );
     assert!(err.contains("import the existing object"), "{err}");
+    // Who holds each: alice's state, by its environment.
+    let err = words(&err);
+    for address in ["databricks_catalog.team", "databricks_job.etl"] {
+        assert!(
+            err.contains(&format!(
+                "the state of environment \"alice\" manages it as {address}"
+            )),
+            "{err}"
+        );
+    }
     // alice's own plan is unaffected.
     let (code, out, err) = run(d, &["--env", "alice", "plan", "--detailed-exitcode"], &[]);
     assert_eq!(code, 0, "{out}{err}");
+}
+
+/// Diagnostics as one line of words: the renderer wraps long lines and frames them.
+fn words(text: &str) -> String {
+    text.replace(['│', '╭', '╮', '╰', '╯', '─', '·', '×'], " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }

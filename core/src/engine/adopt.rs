@@ -226,10 +226,7 @@ impl Engine<'_> {
             *nothing_there = true;
             return Ok(None);
         }
-        let me = match self.registry_at(&ctx.address).provider_of(kind.type_name()) {
-            Some(p) => p.current_user().await.ok().flatten(),
-            None => None,
-        };
+        let me = self.current_user(kind, ctx).await;
         let mut ours = Vec::new();
         let mut theirs = Vec::new();
         for e in found {
@@ -292,6 +289,34 @@ impl Engine<'_> {
             ));
         }
         Ok(None)
+    }
+
+    /// Who the service says the current user is, for the provider of `kind`.
+    async fn current_user(&self, kind: &Arc<dyn ResourceKind>, ctx: &OpContext) -> Option<String> {
+        match self.registry_at(&ctx.address).provider_of(kind.type_name()) {
+            Some(p) => p.current_user().await.ok().flatten(),
+            None => None,
+        }
+    }
+
+    /// Whose `found` is, in words: the state (this one, another environment's, the one its
+    /// ownership tag names) or the owner that holds it, as the plan tells a name taken in
+    /// every mode.
+    pub(super) async fn holder(
+        &self,
+        kind: &Arc<dyn ResourceKind>,
+        ctx: &OpContext,
+        state: &StateDocument,
+        found: &Existing,
+    ) -> String {
+        let me = self.current_user(kind, ctx).await;
+        match self
+            .verdict(found, kind.type_name(), ctx, state, me.as_deref())
+            .await
+        {
+            Ok(Verdict::Ours(why) | Verdict::NotOurs(why)) => why,
+            Err(e) => e.summary,
+        }
     }
 
     async fn verdict(

@@ -825,9 +825,10 @@ impl PlanWalk<'_, '_> {
                             .hint("change the name in the same change, or remove create_before_destroy so the old object is deleted first"));
                     }
                     if let Some(e) = found.iter().find(|e| e.exclusive && e.remote.id != old_id) {
+                        let holder = self.engine.holder(&block.kind, ctx, self.state, e).await;
                         return Err(Diagnostic::error(format!("{address}: the name is taken by {}", e.what))
                             .at(r.span.clone())
-                            .detail(format!("{address} must be replaced, and its new object would have the name {} holds: the create would fail, and {} would be deleted for nothing.", e.what, old_id))
+                            .detail(format!("{address} must be replaced, and its new object would have the name {} holds ({holder}): the create would fail, and {} would be deleted for nothing.", e.what, old_id))
                             .hint("give it a name nobody holds, or remove or import the other object first"));
                     }
                 }
@@ -844,16 +845,22 @@ impl PlanWalk<'_, '_> {
         }
         if creating {
             match kind.name_taken(ctx, config).await {
-                Ok(Some(what)) => diags.push(
-                    Diagnostic::error(format!("{address}: the name is taken by {what}"))
-                        .at(r.span.clone())
-                        .detail("This state does not manage that object, and brickform does not take over objects of another state or another developer, nor add a twin with the same name.")
-                        .hint("give this one another name (through a variable or the development presets), or import the existing object if it should be managed here"),
-                ),
+                Ok(Some(e)) => {
+                    let holder = self.engine.holder(&block.kind, ctx, self.state, &e).await;
+                    diags.push(
+                        Diagnostic::error(format!("{address}: the name is taken by {}", e.what))
+                            .at(r.span.clone())
+                            .detail(format!("This state does not manage that object ({holder}), and brickform does not take over objects of another state or another developer, nor add a twin with the same name."))
+                            .hint("give this one another name (through a variable or the development presets), or import the existing object if it should be managed here"),
+                    );
+                }
                 Ok(None) => {}
                 Err(e) => diags.push(
-                    Diagnostic::error(format!("{address}: cannot check whether its name is free: {}", e.message))
-                        .at(r.span.clone()),
+                    Diagnostic::error(format!(
+                        "{address}: cannot check whether its name is free: {}",
+                        e.message
+                    ))
+                    .at(r.span.clone()),
                 ),
             }
         }

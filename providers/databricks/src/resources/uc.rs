@@ -445,13 +445,12 @@ impl ResourceKind for UcKind {
         }
     }
 
-    async fn name_taken(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Option<String>> {
-        Ok(self
-            .find_existing(ctx, config)
-            .await?
-            .into_iter()
-            .next()
-            .map(|e| e.what))
+    async fn name_taken(
+        &self,
+        ctx: &OpContext,
+        config: &Object,
+    ) -> ProviderResult<Option<Existing>> {
+        Ok(self.find_existing(ctx, config).await?.into_iter().next())
     }
 
     /// The securable of the configured full name, with its owner. Unity Catalog objects

@@ -1327,18 +1327,23 @@ impl ResourceKind for Job {
         }
     }
 
-    async fn name_taken(&self, ctx: &OpContext, config: &Object) -> ProviderResult<Option<String>> {
+    async fn name_taken(
+        &self,
+        ctx: &OpContext,
+        config: &Object,
+    ) -> ProviderResult<Option<Existing>> {
         let Some(name) = str_attr(config, "name") else {
             return Ok(None);
         };
         let client = self.shared.client()?;
         let mine = ownership::value(ctx);
+        // The listing carries the settings' tags and the creator: enough to say whose it is.
         Ok(self
             .listed_for_plan(&client, name)
             .await?
             .iter()
             .find(|j| tag_of(j) != Some(mine.as_str()))
-            .map(|j| ownership::described(what(j), j)))
+            .map(|j| ownership::existing(self, j, Job::remote(self, j, &Object::default()), false)))
     }
 
     /// Every job of the configured name, with the ownership tag it carries and its creator:
