@@ -40,7 +40,7 @@ mod tests {
     use super::run;
     use crate::engine::apply::graph::Part;
     use crate::engine::apply::testkit::*;
-    use crate::plan::Action;
+    use crate::plan::{Action, SerObject};
     use crate::provider::ErrorKind;
 
     #[tokio::test]
@@ -104,6 +104,50 @@ mod tests {
             ]
         );
         assert_eq!(world_value(&shared, "a", false), None);
+    }
+
+    #[tokio::test]
+    async fn an_update_sends_nothing_when_a_known_value_is_not_what_the_plan_said() {
+        let kit = Kit::new();
+        let shared = kit.shared().await;
+        let id = kit.existing(&shared, "a", "old").await;
+        let mut change = kit.change_of("a", Action::Update, &id);
+        change.after = Some(SerObject(object(&[("name", "a"), ("comment", "planned")])));
+        let node = kit.node(change, Part::Whole);
+        let failed = failure(run(&node.step(&shared)).await);
+        assert!(
+            failed.contains(r#"comment was planned as "planned" but is "first""#),
+            "{failed}"
+        );
+        assert!(kit.svc.calls().is_empty());
+        assert!(kit.log(&shared).await.is_empty());
+        assert_eq!(text(&kit.svc.object(&id).unwrap(), "comment"), Some("old"));
+    }
+
+    #[tokio::test]
+    async fn an_update_whose_answer_is_lost_is_failed_and_leaves_the_next_plan_to_read_it() {
+        // The service did the work; the answer did not come. Nothing is recorded as applied
+        // (the state keeps what was applied before, so the next plan reads the object and
+        // compares), and the failure says the outcome is unknown.
+        let kit = Kit::new();
+        let shared = kit.shared().await;
+        let id = kit.existing(&shared, "a", "old").await;
+        let addr = crate::addrs::InstanceAddr::parse("test_thing.a").unwrap();
+        let before = shared.doc.lock().await.get(&addr).cloned();
+        kit.svc.fail_next(Op::Update, Fault::LoseAnswer);
+        let node = kit.node(kit.change_of("a", Action::Update, &id), Part::Whole);
+        let failed = failure(run(&node.step(&shared)).await);
+        assert_eq!(failed.message, "no answer to the update");
+        assert_eq!(kit.svc.calls(), [Op::Update]);
+        assert_eq!(
+            text(&kit.svc.object(&id).unwrap(), "comment"),
+            Some("first")
+        );
+        assert_eq!(shared.doc.lock().await.get(&addr).cloned(), before);
+        assert_eq!(
+            kit.log(&shared).await,
+            ["intent update id-1", "failed: no answer to the update"]
+        );
     }
 
     #[tokio::test]
