@@ -88,9 +88,9 @@ made outside brickform the plan's
 `after.content_base64` is not what the service holds (brickform does not read content back);
 that one comparison is skipped then, and only then.
 
-CI runs seeds 0 .. BRICKFORM_GEN_CASES-1 (default `DEFAULT_CASES`), the same cases on every
-run. A failure prints its seed, the changes made, the case (configurations as HCL, changes as
-data) and, after shrinking it (dropping steps, changes, configured fields, lifecycle settings
+CI runs seeds 0 .. BRICKFORM_GEN_CASES-1 (default `DEFAULT_CASES`), then seeds 150-299 with
+the newest SDK: the same cases on every run. A failure prints its seed, the changes made,
+the case (configurations as HCL, changes as data) and, after shrinking it (dropping steps, changes, configured fields, lifecycle settings
 and entries of their lists while it still fails, for at most 80 runs and 5 minutes;
 BRICKFORM_GEN_SHRINK=0 skips that), the smallest failing case. Replay one with
 `BRICKFORM_GEN_SEEDS=17 pytest tests/python/test_generative_plans.py`; explore more with
@@ -119,8 +119,9 @@ from databricks.sdk.service.jobs import JobSettings, Task
 from databricks.sdk.service.pipelines import PipelineSpec
 from databricks.sdk.service.workspace import ExportFormat, ImportFormat, Language
 
-# 150 cases: about 100 of them against the normalising local workspace (two in three); the
-# long runs (scripts/long-generated) take thousands.
+# 150 cases: about 100 of them against the normalising local workspace (two in three).
+# scripts/test runs seeds 150-299 again with the newest SDK, so CI takes 300 distinct cases
+# (204 normalising); the long runs (scripts/long-generated) take thousands.
 DEFAULT_CASES = 150
 STEPS = 2
 TOKEN = "gen-token"
