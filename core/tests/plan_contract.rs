@@ -427,6 +427,30 @@ async fn ignore_changes_of_an_unknown_attribute_is_refused_at_validate() {
     }
 }
 
+/// The plan of `src` against the state of `h`, refreshed: it must be refused; its
+/// diagnostics as text.
+async fn refused_plan(h: &Harness, src: String) -> String {
+    let (config, _) = load_sources(
+        h.dir.path(),
+        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src)],
+    );
+    let (vars, _) = resolve(&config, &VarInputs::default(), None);
+    let engine = Engine::new(&config, &h.registry, &vars, "default");
+    let state = h.state().await;
+    let (planned, diags) = engine
+        .plan(
+            &state,
+            &PlanRequest {
+                refresh: true,
+                ..Default::default()
+            },
+        )
+        .await;
+    let text = diags.render_plain(&config.sources);
+    assert!(planned.is_none(), "refused: {text}");
+    text
+}
+
 /// create_before_destroy spreads to a replaced dependency (its new object must exist before
 /// the dependent's new one); when that dependency keeps a name only one object may hold,
 /// its create would fail on its old object: the plan is refused, naming it, before anything
@@ -452,24 +476,7 @@ resource "test_thing" "c" {{
     };
     let (_, report) = h.run(&src("1"), PlanMode::Normal, true).await;
     assert!(report.unwrap().failed.is_empty());
-    let (config, _) = load_sources(
-        h.dir.path(),
-        vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src("2"))],
-    );
-    let (vars, _) = resolve(&config, &VarInputs::default(), None);
-    let engine = Engine::new(&config, &h.registry, &vars, "default");
-    let state = h.state().await;
-    let (planned, diags) = engine
-        .plan(
-            &state,
-            &PlanRequest {
-                refresh: true,
-                ..Default::default()
-            },
-        )
-        .await;
-    let text = diags.render_plain(&config.sources);
-    assert!(planned.is_none(), "refused: {text}");
+    let text = refused_plan(&h, src("2")).await;
     assert!(
         text.contains("test_thing.p: create_before_destroy needs a new name"),
         "{text}"
@@ -496,28 +503,7 @@ resource "test_thing" "a" {{
     };
     let (_, report) = h.run(&src("t1", "a"), PlanMode::Normal, true).await;
     assert!(report.unwrap().failed.is_empty());
-    let (config, _) = load_sources(
-        h.dir.path(),
-        vec![(
-            "main.bf.hcl".into(),
-            "main.bf.hcl".into(),
-            src("t2", "held"),
-        )],
-    );
-    let (vars, _) = resolve(&config, &VarInputs::default(), None);
-    let engine = Engine::new(&config, &h.registry, &vars, "default");
-    let state = h.state().await;
-    let (planned, diags) = engine
-        .plan(
-            &state,
-            &PlanRequest {
-                refresh: true,
-                ..Default::default()
-            },
-        )
-        .await;
-    let text = diags.render_plain(&config.sources);
-    assert!(planned.is_none(), "refused: {text}");
+    let text = refused_plan(&h, src("t2", "held")).await;
     assert!(
         text.contains("test_thing.a: the name is taken by"),
         "{text}"
