@@ -52,6 +52,13 @@ pub struct DataImpact {
     /// it cannot tell (the message then speaks of every table the object publishes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tables: Option<Vec<String>>,
+    /// What the finding is about, by name (which part of the object, which file, which
+    /// types), so a policy reads it without parsing `message`: each is a field of the entry
+    /// itself, named by the resource kind that found it (docs/plan-json.md lists them for
+    /// each [`DataImpactKind`]). Never one of the entry's own field names (see
+    /// [`DataImpact::of`]). Empty in plans saved before the fields were written.
+    #[serde(flatten)]
+    pub details: std::collections::BTreeMap<String, String>,
     /// One line saying what happens to the data.
     pub message: String,
     /// What to do about it, where there is something to do.
@@ -59,19 +66,27 @@ pub struct DataImpact {
     pub hint: Option<String>,
 }
 
+/// The fields of a [`DataImpact`] entry of its own, which a detail may not take: a detail
+/// of the same name would write the field twice, and read back as the entry's own.
+const OWN_FIELDS: &[&str] = &["address", "kind", "tables", "message", "hint"];
+
 impl DataImpact {
-    /// What a kind found its change of the instance at `address` does to data.
+    /// What a kind found its change of the instance at `address` does to data. A detail
+    /// named like one of the entry's own fields is left out (it would collide with it).
     pub fn of(address: crate::addrs::InstanceAddr, found: DataEffect) -> DataImpact {
         let DataEffect {
             kind,
             tables,
+            mut details,
             message,
             hint,
         } = found;
+        details.retain(|k, _| !OWN_FIELDS.contains(&k.as_str()));
         DataImpact {
             address,
             kind,
             tables,
+            details,
             message,
             hint,
         }
@@ -84,6 +99,7 @@ impl DataImpact {
 pub struct DataEffect {
     pub kind: DataImpactKind,
     pub tables: Option<Vec<String>>,
+    pub details: std::collections::BTreeMap<String, String>,
     pub message: String,
     pub hint: Option<String>,
 }

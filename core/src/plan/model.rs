@@ -886,6 +886,31 @@ mod tests {
         );
     }
 
+    /// A kind's details become fields of the entry, except one named like a field the
+    /// entry has of its own, which would be written twice.
+    #[test]
+    fn a_kinds_details_are_kept_but_never_in_place_of_the_entrys_own_fields() {
+        use crate::plan::DataEffect;
+        let found = DataEffect {
+            kind: DataImpactKind::FullRefresh,
+            tables: None,
+            details: [
+                ("part".to_string(), "load".to_string()),
+                ("address".into(), "elsewhere".into()),
+                ("message".into(), "other".into()),
+            ]
+            .into(),
+            message: "m".into(),
+            hint: None,
+        };
+        let i = DataImpact::of(crate::addrs::InstanceAddr::parse("t.n").unwrap(), found);
+        assert_eq!(i.details, [("part".to_string(), "load".to_string())].into());
+        assert_eq!(
+            serde_json::to_value(&i).unwrap(),
+            serde_json::json!({"address": "t.n", "kind": "full_refresh", "part": "load", "message": "m"})
+        );
+    }
+
     #[test]
     fn a_saved_drift_and_data_impact_read_back_byte_for_byte_and_refuse_a_malformed_address() {
         let drift = r#"{"address":"module.m[\"k\"].t.n[\"a.b\"]","type_name":"t","name":"n","deleted":true,"fields":[],"block_paths":[],"sensitive_paths":[]}"#;
@@ -896,7 +921,21 @@ mod tests {
         assert_eq!(serde_json::to_string(&d).unwrap(), drift);
         let i: DataImpact = serde_json::from_str(impact).unwrap();
         assert_eq!(i.address.key, Some(InstanceKey::Index(0)));
+        assert!(i.details.is_empty(), "saved before details were written");
         assert_eq!(serde_json::to_string(&i).unwrap(), impact);
+        // Details are fields of the entry, between what it concerns and its message.
+        let detailed = r#"{"address":"t.n","kind":"dataset_type_changed","file":"/f","part":"p","message":"m","hint":"h"}"#;
+        let i: DataImpact = serde_json::from_str(detailed).unwrap();
+        assert_eq!(
+            i.details,
+            [
+                ("file".to_string(), "/f".to_string()),
+                ("part".into(), "p".into())
+            ]
+            .into()
+        );
+        assert_eq!(i.hint.as_deref(), Some("h"));
+        assert_eq!(serde_json::to_string(&i).unwrap(), detailed);
         let error = serde_json::from_str::<DataImpact>(&impact.replace("t.n[0]", "t.n[x]"))
             .unwrap_err()
             .to_string();

@@ -859,8 +859,9 @@ fn destroy_noop_plan() -> Plan {
     p
 }
 
-/// A destroy that drops tables with their data, and an update whose schedule runs full
-/// refreshes: what the plan says the changes do to data.
+/// A destroy that drops tables with their data, an update whose schedule runs full
+/// refreshes, and a source whose dataset changes type: what the plan says the changes do
+/// to data, with the details each kind names its finding by.
 fn data_impact_plan() -> Plan {
     use crate::plan::{DataImpact, DataImpactKind};
     let mut p = destroy_plan();
@@ -869,6 +870,7 @@ fn data_impact_plan() -> Plan {
             address: crate::addrs::InstanceAddr::parse("databricks_pipeline.sales").unwrap(),
             kind: DataImpactKind::TablesDropped,
             tables: Some(vec!["main.sales.orders".into(), "main.sales.customers".into()]),
+            details: Default::default(),
             message: "its destroy drops the tables it published, with their data".into(),
             hint: Some("to keep the tables, set cascade = false and apply that first".into()),
         },
@@ -876,8 +878,25 @@ fn data_impact_plan() -> Plan {
             address: crate::addrs::InstanceAddr::parse("databricks_job.nightly").unwrap(),
             kind: DataImpactKind::FullRefresh,
             tables: None,
+            details: [("task".to_string(), "load".to_string())].into(),
             message: "task \"load\" runs a full refresh of its pipeline on every run the job's schedule starts".into(),
             hint: None,
+        },
+        DataImpact {
+            address: crate::addrs::InstanceAddr::parse("databricks_notebook.bronze").unwrap(),
+            kind: DataImpactKind::DatasetTypeChanged,
+            tables: None,
+            details: [
+                ("dataset", "orders"),
+                ("file", "/Shared/bronze"),
+                ("from_type", "streaming_table"),
+                ("to_type", "materialized_view"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+            message: "dataset orders in /Shared/bronze changes from a streaming table to a materialized view".into(),
+            hint: Some("give the new materialized view another name".into()),
         },
     ];
     p

@@ -624,14 +624,23 @@ impl ContentKind {
             .map(|(name, was, now)| DataEffect {
                 kind: DataImpactKind::DatasetTypeChanged,
                 tables: None,
+                details: [
+                    ("dataset", name.as_str()),
+                    ("file", path),
+                    ("from_type", was.key()),
+                    ("to_type", now.key()),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
                 message: format!(
-                    "dataset {name} in {path} changes from {} to {}: the pipeline's next update fails, as the service does not change a dataset's type, and a full refresh does not fix it",
-                    was.describe(),
-                    now.describe()
+                    "dataset {name} in {path} changes from a {} to a {}: the pipeline's next update fails, as the service does not change a dataset's type, and a full refresh does not fix it",
+                    was.noun(),
+                    now.noun()
                 ),
                 hint: Some(format!(
                     "give the new {} another name (and remove {name} from the pipeline, which drops it)",
-                    now.describe()
+                    now.noun()
                 )),
             })
             .collect()

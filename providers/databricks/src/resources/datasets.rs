@@ -22,10 +22,19 @@ pub enum DatasetType {
 }
 
 impl DatasetType {
-    pub fn describe(self) -> &'static str {
+    /// Its name in prose, without an article: `streaming table`.
+    pub fn noun(self) -> &'static str {
         match self {
-            DatasetType::StreamingTable => "a streaming table",
-            DatasetType::MaterializedView => "a materialized view",
+            DatasetType::StreamingTable => "streaming table",
+            DatasetType::MaterializedView => "materialized view",
+        }
+    }
+
+    /// Its name as a field of the plan's JSON (`from_type`, `to_type`): `streaming_table`.
+    pub fn key(self) -> &'static str {
+        match self {
+            DatasetType::StreamingTable => "streaming_table",
+            DatasetType::MaterializedView => "materialized_view",
         }
     }
 }

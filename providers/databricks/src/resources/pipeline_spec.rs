@@ -325,6 +325,7 @@ impl PipelineKind {
                 DataImpactKind::TablesDropped
             },
             tables,
+            details: Default::default(),
             message,
             hint: Some(
                 "to keep the tables, set cascade = false and apply that first; a replacement is avoided by changing only what can change in place"

@@ -154,25 +154,28 @@ fn full_refresh_tasks(config: &Object) -> Vec<String> {
 
 /// What a job's full-refresh tasks do on every run it starts by itself: a full refresh
 /// resets the pipeline's streaming state and reprocesses its sources, and data no longer in
-/// a source is lost (its tables are truncated first).
-fn scheduled_full_refresh(config: &Object) -> Option<brickform_core::plan::DataEffect> {
-    let tasks = full_refresh_tasks(config);
-    if tasks.is_empty() || !starts_on_its_own(config) {
-        return None;
+/// a source is lost (its tables are truncated first). One finding per task, each naming its
+/// task, so a policy can allow one task and refuse another.
+fn scheduled_full_refresh(config: &Object) -> Vec<brickform_core::plan::DataEffect> {
+    if !starts_on_its_own(config) {
+        return Vec::new();
     }
-    let named: Vec<String> = tasks.iter().map(|t| quote(t)).collect();
-    Some(brickform_core::plan::DataEffect {
-        kind: brickform_core::plan::DataImpactKind::FullRefresh,
-        tables: None,
-        message: format!(
-            "task {} runs a full refresh of its pipeline on every run the job's schedule starts: streaming state is reset, every table is truncated and loaded again, and data no longer in the source is lost",
-            named.join(", ")
-        ),
-        hint: Some(
-            "leave full_refresh out of scheduled tasks and refresh once when needed (`brickform run PIPELINE --full-refresh`), or pause the schedule"
-                .into(),
-        ),
-    })
+    full_refresh_tasks(config)
+        .into_iter()
+        .map(|task| brickform_core::plan::DataEffect {
+            kind: brickform_core::plan::DataImpactKind::FullRefresh,
+            tables: None,
+            message: format!(
+                "task {} runs a full refresh of its pipeline on every run the job's schedule starts: streaming state is reset, every table is truncated and loaded again, and data no longer in the source is lost",
+                quote(&task)
+            ),
+            details: [("task".to_string(), task)].into(),
+            hint: Some(
+                "leave full_refresh out of scheduled tasks and refresh once when needed (`brickform run PIPELINE --full-refresh`), or pause the schedule"
+                    .into(),
+            ),
+        })
+        .collect()
 }
 
 /// The objects of a list block, with their indexes.
@@ -1168,11 +1171,7 @@ impl ResourceKind for Job {
         _ctx: &OpContext,
         change: &brickform_core::provider::PlannedChange<'_>,
     ) -> Vec<brickform_core::plan::DataEffect> {
-        change
-            .after
-            .and_then(scheduled_full_refresh)
-            .into_iter()
-            .collect()
+        change.after.map(scheduled_full_refresh).unwrap_or_default()
     }
 
     fn prepare_config(
@@ -1490,27 +1489,25 @@ mod tests {
             decoded(&schema(), j)
         };
         let cron = |pause: &str| json!({"quartz_cron_expression": "0 0 * * * ?", "timezone_id": "UTC", "pause_status": pause});
-        let found = scheduled_full_refresh(&job(cron("UNPAUSED"), true)).unwrap();
-        assert_eq!(
-            found.kind,
-            brickform_core::plan::DataImpactKind::FullRefresh
-        );
+        let found = scheduled_full_refresh(&job(cron("UNPAUSED"), true));
+        let tasks: Vec<&str> = found.iter().map(|f| f.details["task"].as_str()).collect();
+        assert_eq!(tasks, ["load", "each"], "one finding per task: {found:?}");
+        for (f, task) in found.iter().zip(&tasks) {
+            assert_eq!(f.kind, brickform_core::plan::DataImpactKind::FullRefresh);
+            assert!(
+                f.message
+                    .starts_with(&format!("task \"{task}\" runs a full refresh")),
+                "{}",
+                f.message
+            );
+            assert!(f.message.contains("data no longer in the source is lost"));
+        }
+        assert!(scheduled_full_refresh(&job(cron("PAUSED"), true)).is_empty());
         assert!(
-            found.message.contains("\"load\", \"each\""),
-            "{}",
-            found.message
-        );
-        assert!(
-            found
-                .message
-                .contains("data no longer in the source is lost")
-        );
-        assert!(scheduled_full_refresh(&job(cron("PAUSED"), true)).is_none());
-        assert!(
-            scheduled_full_refresh(&job(Json::Null, true)).is_none(),
+            scheduled_full_refresh(&job(Json::Null, true)).is_empty(),
             "run by hand only"
         );
-        assert!(scheduled_full_refresh(&job(cron("UNPAUSED"), false)).is_none());
+        assert!(scheduled_full_refresh(&job(cron("UNPAUSED"), false)).is_empty());
     }
 
     #[test]
