@@ -480,8 +480,7 @@ fn a_dataset_changing_between_streaming_table_and_materialized_view_is_named() {
         source("CREATE OR REFRESH MATERIALIZED VIEW orders AS SELECT * FROM src"),
     )
     .unwrap();
-    let json: Value = serde_json::from_str(&bf_ok(d, &serve, &["plan", "--json"])).unwrap();
-    let impact = json["data_impact"].as_array().unwrap();
+    let impact = impact_of(d, &serve, &[]);
     assert_eq!(impact.len(), 1, "{impact:?}");
     assert_eq!(impact[0]["kind"], "dataset_type_changed");
     let message = impact[0]["message"].as_str().unwrap();
@@ -489,7 +488,18 @@ fn a_dataset_changing_between_streaming_table_and_materialized_view_is_named() {
         message.contains("dataset orders in /Shared/ds/bronze changes from a streaming table to a materialized view"),
         "{message}"
     );
-    assert!(impact[0]["hint"].as_str().unwrap().contains("another name"));
+    assert!(
+        impact[0]["hint"]
+            .as_str()
+            .unwrap()
+            .starts_with("give the new materialized view another name"),
+        "{impact:?}"
+    );
+    // The same as fields of their own, for a policy.
+    assert_eq!(impact[0]["dataset"], "orders", "{impact:?}");
+    assert_eq!(impact[0]["file"], "/Shared/ds/bronze", "{impact:?}");
+    assert_eq!(impact[0]["from_type"], "streaming_table", "{impact:?}");
+    assert_eq!(impact[0]["to_type"], "materialized_view", "{impact:?}");
     // A change that keeps every dataset's type says nothing.
     std::fs::write(
         d.join("main.bf.hcl"),
@@ -498,4 +508,181 @@ fn a_dataset_changing_between_streaming_table_and_materialized_view_is_named() {
     .unwrap();
     let text = bf_ok(d, &serve, &["plan"]);
     assert!(!text.contains("Data goes with these changes"), "{text}");
+}
+
+/// A declarative pipeline per key of `flows`, each publishing the streaming table
+/// `KEY_st` that its SQL notebook declares into `pp_cat.silver`, as a group of pipelines
+/// made from one map is written (sdp-meta's layout).
+fn pipelines_text(flows: &[&str]) -> String {
+    let keys: Vec<String> = flows.iter().map(|f| format!("\"{f}\"")).collect();
+    format!(
+        r#"
+variable "host" {{}}
+provider "databricks" {{ host = var.host }}
+locals {{
+  flows = toset([{keys}])
+}}
+resource "databricks_catalog" "c" {{
+  name = "pp_cat"
+}}
+resource "databricks_schema" "s" {{
+  catalog_name  = databricks_catalog.c.name
+  name          = "silver"
+  force_destroy = true
+}}
+resource "databricks_notebook" "src" {{
+  for_each       = local.flows
+  path           = "/Shared/pp/${{each.key}}"
+  language       = "SQL"
+  content_base64 = base64encode("CREATE OR REFRESH STREAMING TABLE ${{each.key}}_st AS SELECT * FROM STREAM(raw.${{each.key}})")
+}}
+resource "databricks_pipeline" "p" {{
+  for_each   = local.flows
+  name       = "pp_${{each.key}}"
+  catalog    = databricks_catalog.c.name
+  schema     = databricks_schema.s.name
+  serverless = true
+  continuous = true
+  library {{
+    notebook {{
+      path = databricks_notebook.src[each.key].path
+    }}
+  }}
+}}
+"#,
+        keys = keys.join(", ")
+    )
+}
+
+/// The `data_impact` entries of a plan's JSON, checked against the documented schema.
+fn impact_of(d: &std::path::Path, serve: &Serve, args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["plan", "--json"];
+    all.extend(args);
+    let json = common::valid_plan_json(&common::schema(), "plan --json", &bf_ok(d, serve, &all));
+    json["data_impact"].as_array().cloned().unwrap_or_default()
+}
+
+/// A plain declarative pipeline drops the tables it published when it goes, as an
+/// ingestion pipeline does: a key taken out of a map of pipelines names that pipeline's
+/// tables and no other's, and a replacement names its own (dropped, not ingested again:
+/// its datasets are computed again by its next update).
+#[test]
+fn a_plan_names_the_tables_of_a_pipeline_removed_from_a_for_each_or_replaced() {
+    let dir = config(&[("main.bf.hcl", &pipelines_text(&["orders", "customers"]))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let listed = serve.ok(
+        "GET",
+        "/api/2.1/unity-catalog/tables?catalog_name=pp_cat&schema_name=silver",
+        None,
+    );
+    let mut names: Vec<&str> = listed["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["full_name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["pp_cat.silver.customers_st", "pp_cat.silver.orders_st"]
+    );
+
+    // One key less: that pipeline's table goes, the other's stays unnamed.
+    std::fs::write(d.join("main.bf.hcl"), pipelines_text(&["orders"])).unwrap();
+    let text = bf_ok(d, &serve, &["plan"]);
+    assert!(
+        text.contains("databricks_pipeline.p[\"customers\"] will be destroyed"),
+        "{text}"
+    );
+    assert!(text.contains("Data goes with these changes"), "{text}");
+    assert!(
+        text.contains("databricks_pipeline.p[\"customers\"]: its destroy drops the tables it published, with their data: pp_cat.silver.customers_st\n"),
+        "{text}"
+    );
+    assert!(!text.contains("orders_st"), "{text}");
+    let impact = impact_of(d, &serve, &[]);
+    assert_eq!(impact.len(), 1, "{impact:?}");
+    assert_eq!(impact[0]["address"], "databricks_pipeline.p[\"customers\"]");
+    assert_eq!(impact[0]["kind"], "tables_dropped");
+    assert_eq!(impact[0]["tables"], json!(["pp_cat.silver.customers_st"]));
+
+    // A replacement of one: its own table, dropped (not ingested again).
+    std::fs::write(
+        d.join("main.bf.hcl"),
+        pipelines_text(&["orders", "customers"]),
+    )
+    .unwrap();
+    let text = bf_ok(
+        d,
+        &serve,
+        &["plan", "--replace", "databricks_pipeline.p[\"orders\"]"],
+    );
+    assert!(
+        text.contains("databricks_pipeline.p[\"orders\"]: its replacement drops the tables it published, with their data: pp_cat.silver.orders_st\n"),
+        "{text}"
+    );
+    let impact = impact_of(
+        d,
+        &serve,
+        &["--replace", "databricks_pipeline.p[\"orders\"]"],
+    );
+    assert_eq!(impact.len(), 1, "{impact:?}");
+    assert_eq!(impact[0]["kind"], "tables_dropped", "{impact:?}");
+    assert_eq!(impact[0]["tables"], json!(["pp_cat.silver.orders_st"]));
+
+    // A destroy names each pipeline with its own tables.
+    let impact = impact_of(d, &serve, &["--destroy"]);
+    let by_address: Vec<(&str, &Value)> = impact
+        .iter()
+        .map(|i| (i["address"].as_str().unwrap(), &i["tables"]))
+        .collect();
+    assert_eq!(
+        by_address,
+        [
+            (
+                "databricks_pipeline.p[\"customers\"]",
+                &json!(["pp_cat.silver.customers_st"])
+            ),
+            (
+                "databricks_pipeline.p[\"orders\"]",
+                &json!(["pp_cat.silver.orders_st"])
+            ),
+        ],
+        "{impact:?}"
+    );
+}
+
+/// When the workspace does not say which tables a pipeline published (here its target
+/// schema's tables cannot be listed), the plan still says the delete drops them: every
+/// table the pipeline publishes, in one line, with no list.
+#[test]
+fn a_plan_that_cannot_list_a_pipelines_tables_says_every_table_it_publishes_goes() {
+    let dir = config(&[("main.bf.hcl", &pipelines_text(&["orders", "customers"]))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    serve.ok(
+        "POST",
+        "/__emulator/faults",
+        Some(json!({"method": "GET", "path": "/api/2.1/unity-catalog/tables", "status": 403, "times": 0,
+            "error_code": "PERMISSION_DENIED",
+            "message": "User does not have USE SCHEMA on Schema 'pp_cat.silver'."})),
+    );
+    std::fs::write(d.join("main.bf.hcl"), pipelines_text(&["orders"])).unwrap();
+    let text = bf_ok(d, &serve, &["plan"]);
+    assert!(
+        text.contains("databricks_pipeline.p[\"customers\"]: its destroy drops every table it publishes, with their data\n"),
+        "{text}"
+    );
+    assert!(!text.contains("customers_st"), "{text}");
+    let impact = impact_of(d, &serve, &[]);
+    assert_eq!(impact.len(), 1, "{impact:?}");
+    assert_eq!(impact[0]["address"], "databricks_pipeline.p[\"customers\"]");
+    assert_eq!(impact[0]["kind"], "tables_dropped");
+    assert!(impact[0].get("tables").is_none(), "{impact:?}");
+    // The listing was asked for and refused: the line stands for what it would have named.
+    let f = serve.ok("GET", "/__emulator/faults", None);
+    assert!(f["faults"][0]["fired"].as_u64().unwrap() >= 1, "{f}");
 }
