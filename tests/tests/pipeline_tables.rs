@@ -686,3 +686,71 @@ fn a_plan_that_cannot_list_a_pipelines_tables_says_every_table_it_publishes_goes
     let f = serve.ok("GET", "/__emulator/faults", None);
     assert!(f["faults"][0]["fired"].as_u64().unwrap() >= 1, "{f}");
 }
+
+/// A job whose schedule runs a pipeline task with `full_refresh = true` resets that
+/// pipeline's streaming state on every run: the plan names the task (text, and JSON
+/// with the task as a field of its own). A paused schedule starts nothing, and says
+/// nothing; unpausing it later says it again.
+#[test]
+fn a_scheduled_full_refresh_task_is_named_unless_the_schedule_is_paused() {
+    let job = |pause: &str| {
+        format!(
+            r#"{pipelines}
+resource "databricks_job" "nightly" {{
+  name = "pp_nightly"
+  schedule {{
+    quartz_cron_expression = "0 0 2 * * ?"
+    timezone_id            = "UTC"
+    pause_status           = "{pause}"
+  }}
+  task {{
+    task_key = "reload"
+    pipeline_task {{
+      pipeline_id  = databricks_pipeline.p["orders"].id
+      full_refresh = true
+    }}
+  }}
+  task {{
+    task_key = "increment"
+    pipeline_task {{
+      pipeline_id = databricks_pipeline.p["orders"].id
+    }}
+  }}
+}}
+"#,
+            pipelines = pipelines_text(&["orders"])
+        )
+    };
+    let warned = |text: &str| {
+        text.contains("databricks_job.nightly: task \"reload\" runs a full refresh of its pipeline on every run the job's schedule starts: streaming state is reset, every table is truncated and loaded again, and data no longer in the source is lost")
+    };
+    let dir = config(&[("main.bf.hcl", &job("UNPAUSED"))]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    let text = bf_ok(d, &serve, &["plan"]);
+    assert!(warned(&text), "{text}");
+    assert!(!text.contains("task \"increment\" runs"), "{text}");
+    let impact = impact_of(d, &serve, &[]);
+    assert_eq!(impact.len(), 1, "{impact:?}");
+    assert_eq!(impact[0]["address"], "databricks_job.nightly");
+    assert_eq!(impact[0]["kind"], "full_refresh");
+    assert_eq!(impact[0]["task"], "reload");
+
+    std::fs::write(d.join("main.bf.hcl"), job("PAUSED")).unwrap();
+    let text = bf_ok(d, &serve, &["plan"]);
+    assert!(!text.contains("Data goes with these changes"), "{text}");
+    assert!(impact_of(d, &serve, &[]).is_empty());
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+
+    // Unpausing the applied job is an update that starts the schedule: named again.
+    std::fs::write(d.join("main.bf.hcl"), job("UNPAUSED")).unwrap();
+    let text = bf_ok(d, &serve, &["plan"]);
+    assert!(
+        text.contains("databricks_job.nightly will be updated in-place"),
+        "{text}"
+    );
+    assert!(warned(&text), "{text}");
+    let impact = impact_of(d, &serve, &[]);
+    assert_eq!(impact.len(), 1, "{impact:?}");
+    assert_eq!(impact[0]["task"], "reload");
+}
