@@ -754,3 +754,43 @@ resource "databricks_job" "nightly" {{
     assert_eq!(impact.len(), 1, "{impact:?}");
     assert_eq!(impact[0]["task"], "reload");
 }
+
+/// A pipeline that publishes to the Hive metastore (a `target` and no `catalog`) has
+/// tables no Unity Catalog listing shows, and its delete drops them all the same: the
+/// plan says every table it publishes goes, rather than nothing.
+#[test]
+fn a_hive_metastore_pipelines_delete_says_every_table_it_publishes_goes() {
+    let text = r#"
+variable "host" {}
+provider "databricks" { host = var.host }
+resource "databricks_notebook" "src" {
+  path           = "/Shared/hms/bronze"
+  language       = "SQL"
+  content_base64 = base64encode("CREATE OR REFRESH STREAMING TABLE orders AS SELECT * FROM STREAM(raw.orders)")
+}
+resource "databricks_pipeline" "h" {
+  name   = "hms_bronze"
+  target = "legacy"
+  library {
+    notebook {
+      path = databricks_notebook.src.path
+    }
+  }
+}
+"#;
+    let dir = config(&[("main.bf.hcl", text)]);
+    let d = dir.path();
+    let serve = Serve::start(&d.join(".brickform/local"), &[]);
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let plan = bf_ok(d, &serve, &["plan", "--destroy"]);
+    assert!(
+        plan.contains(
+            "databricks_pipeline.h: its destroy drops every table it publishes, with their data\n"
+        ),
+        "{plan}"
+    );
+    let impact = impact_of(d, &serve, &["--destroy"]);
+    assert_eq!(impact.len(), 1, "{impact:?}");
+    assert_eq!(impact[0]["kind"], "tables_dropped");
+    assert!(impact[0].get("tables").is_none(), "{impact:?}");
+}

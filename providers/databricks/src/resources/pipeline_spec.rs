@@ -287,13 +287,21 @@ impl PipelineKind {
         if self.flavor.publishes == Publishes::Nothing || !deleting || !cascade {
             return None;
         }
-        let tables = if change.offline {
+        let schemas = target_schemas(before);
+        // A pipeline publishing to the Hive metastore (a target schema and no catalog) has
+        // tables no Unity Catalog listing shows: which ones cannot be told, but they go.
+        let unlisted = schemas.is_empty()
+            && before.get("catalog").and_then(Value::as_str).is_none()
+            && ["target", "schema"]
+                .iter()
+                .any(|k| before.get(*k).and_then(Value::as_str).is_some());
+        let tables = if change.offline || unlisted {
             None
         } else {
             match self.shared.client() {
                 Ok(client) => {
                     let tables = (&self.shared.tables, self.shared.plan());
-                    super::locations::pipeline_tables(&client, tables, &target_schemas(before), id)
+                    super::locations::pipeline_tables(&client, tables, &schemas, id)
                         .await
                         .ok()
                 }
