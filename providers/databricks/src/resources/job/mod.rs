@@ -128,15 +128,41 @@ fn starts_on_its_own(config: &Object) -> bool {
         || list(config, "triggers").any(|(_, t)| known_str(t, "pause_status") != Some("PAUSED"))
 }
 
-/// The tasks (their keys) that run a pipeline with a full refresh, nested ones included.
-fn full_refresh_tasks(config: &Object) -> Vec<String> {
-    let refreshes = |t: &Object| {
-        t.get("pipeline_task")
-            .and_then(Value::as_object)
-            .and_then(|p| p.get("full_refresh"))
-            .and_then(Value::as_bool)
-            == Some(true)
+/// What a task's run resets, when it runs a full refresh: its pipeline
+/// (`pipeline_task.full_refresh`), tables of it (`full_refresh_selection`), or the pipelines
+/// of the job it runs (`run_job_task.pipeline_params`, the same two settings); and which
+/// tables are truncated, as the message says it.
+fn full_refresh_of(task: &Object) -> Option<(String, &'static str)> {
+    let of = |settings: &Object, whole: &str| {
+        if settings.get("full_refresh").and_then(Value::as_bool) == Some(true) {
+            return Some((whole.to_string(), "every table is"));
+        }
+        let tables: Vec<&str> = settings
+            .get("full_refresh_selection")
+            .and_then(Value::as_list)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        (!tables.is_empty()).then(|| {
+            let quoted: Vec<String> = tables.iter().map(|t| quote(t)).collect();
+            (
+                format!("{} of {whole}", quoted.join(", ")),
+                "those tables are",
+            )
+        })
     };
+    let object = |o: &Object, k: &str| o.get(k).and_then(Value::as_object).cloned();
+    if let Some(p) = object(task, "pipeline_task") {
+        return of(&p, "its pipeline");
+    }
+    let params = object(task, "run_job_task").and_then(|r| object(&r, "pipeline_params"))?;
+    of(&params, "the pipelines of the job it runs")
+}
+
+/// The tasks of a job (or the task a for_each task runs) that run a full refresh, by key,
+/// with what each resets (see [`full_refresh_of`]).
+fn full_refresh_tasks(config: &Object) -> Vec<(String, (String, &'static str))> {
     let mut out = Vec::new();
     for (_, task) in list(config, "task") {
         let name = known_str(task, "task_key").unwrap_or("?").to_string();
@@ -145,8 +171,8 @@ fn full_refresh_tasks(config: &Object) -> Vec<String> {
             .and_then(Value::as_object)
             .and_then(|f| f.get("task"))
             .and_then(Value::as_object);
-        if refreshes(task) || inner.is_some_and(refreshes) {
-            out.push(name);
+        if let Some(what) = full_refresh_of(task).or_else(|| inner.and_then(full_refresh_of)) {
+            out.push((name, what));
         }
     }
     out
@@ -162,11 +188,11 @@ fn scheduled_full_refresh(config: &Object) -> Vec<brickform_core::plan::DataEffe
     }
     full_refresh_tasks(config)
         .into_iter()
-        .map(|task| brickform_core::plan::DataEffect {
+        .map(|(task, (what, truncated))| brickform_core::plan::DataEffect {
             kind: brickform_core::plan::DataImpactKind::FullRefresh,
             tables: None,
             message: format!(
-                "task {} runs a full refresh of its pipeline on every run the job's schedule starts: streaming state is reset, every table is truncated and loaded again, and data no longer in the source is lost",
+                "task {} runs a full refresh of {what} on every run the job's schedule starts: streaming state is reset, {truncated} truncated and loaded again, and data no longer in the source is lost",
                 quote(&task)
             ),
             details: [("task".to_string(), task)].into(),
@@ -1508,6 +1534,39 @@ mod tests {
             "run by hand only"
         );
         assert!(scheduled_full_refresh(&job(cron("UNPAUSED"), false)).is_empty());
+        // A selection of tables, and the pipelines of a job a task runs, are reset too.
+        let mut j = json!({"name": "j", "schedule": cron("UNPAUSED"), "task": [
+            {"task_key": "some", "pipeline_task": {"pipeline_id": "p", "full_refresh_selection": ["a", "b"]}},
+            {"task_key": "other", "run_job_task": {"job_id": 1, "pipeline_params": {"full_refresh": true}}},
+            {"task_key": "picked", "run_job_task": {"job_id": 1, "pipeline_params": {"full_refresh_selection": ["c"]}}},
+            {"task_key": "plain", "run_job_task": {"job_id": 1, "pipeline_params": {"full_refresh": false}}},
+        ]});
+        let found = scheduled_full_refresh(&decoded(&schema(), j.take()));
+        let said: Vec<&str> = found.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert!(
+            said[0]
+                .starts_with("task \"some\" runs a full refresh of \"a\", \"b\" of its pipeline"),
+            "{}",
+            said[0]
+        );
+        assert!(
+            said[0].contains("those tables are truncated"),
+            "{}",
+            said[0]
+        );
+        assert!(
+            said[1].starts_with(
+                "task \"other\" runs a full refresh of the pipelines of the job it runs"
+            ),
+            "{}",
+            said[1]
+        );
+        assert!(
+            said[2].starts_with("task \"picked\" runs a full refresh of \"c\" of the pipelines"),
+            "{}",
+            said[2]
+        );
     }
 
     #[test]
