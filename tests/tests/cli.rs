@@ -1234,19 +1234,28 @@ fn a_held_lock_stops_other_runs_and_is_force_unlocked_only_when_its_holder_is_go
     drop(lock);
 }
 
-/// Every command refuses an option it does not know with exit 1, never 2 (what
-/// `--detailed-exitcode` says of a plan with changes, which a CI script would act on);
-/// `--help` still exits 0.
-#[test]
-fn a_usage_error_exits_1_for_every_command() {
-    let dir = config(&[("main.bf.hcl", &outputs_config())]);
-    let d = dir.path();
-    let help = brickform(d).arg("--help").output().unwrap();
-    assert_eq!(help.status.code(), Some(0));
-    let text = String::from_utf8_lossy(&help.stdout).into_owned();
-    // The commands, as `--help` lists them.
-    let commands: Vec<String> = text
-        .lines()
+/// Every file under `dir` with its bytes, to show that a command wrote nothing.
+fn tree_snapshot(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The commands a `--help` text lists under `Commands:` (clap's own `help` left out).
+fn listed_commands(help: &str) -> Vec<String> {
+    help.lines()
         .skip_while(|l| !l.starts_with("Commands:"))
         .skip(1)
         .take_while(|l| l.starts_with("  "))
@@ -1254,17 +1263,116 @@ fn a_usage_error_exits_1_for_every_command() {
         .filter(|l| !l.starts_with("   "))
         .filter_map(|l| l.split_whitespace().next().map(str::to_string))
         .filter(|c| c != "help")
-        .collect();
-    assert!(commands.len() > 15, "{text}");
-    for c in &commands {
+        .collect()
+}
+
+/// Every command and subcommand, by its words, with its `--help` text: found by walking
+/// `--help` from the top, so a command added later is covered without being named here.
+fn every_command(d: &Path) -> Vec<(Vec<String>, String)> {
+    let mut out = Vec::new();
+    let mut todo: Vec<Vec<String>> = vec![Vec::new()];
+    while let Some(path) = todo.pop() {
+        let help = brickform(d).args(&path).arg("--help").output().unwrap();
+        let (text, stderr) = texts(&help);
+        assert_eq!(help.status.code(), Some(0), "{path:?} --help: {stderr}");
+        for c in listed_commands(&text) {
+            let mut sub = path.clone();
+            sub.push(c);
+            todo.push(sub);
+        }
+        if !path.is_empty() {
+            out.push((path, text));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Whether the first `Usage:` line of a help text names something outside brackets
+/// (`<ADDRESS>`, `--to <ENV>`, a parent's `<COMMAND>`): what the command cannot run without.
+fn needs_an_argument(help: &str) -> bool {
+    let Some(usage) = help.lines().find_map(|l| l.strip_prefix("Usage: ")) else {
+        return false;
+    };
+    let mut depth = 0i32;
+    for ch in usage.chars() {
+        match ch {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            '<' if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Every command and subcommand refuses an option it does not know, and every one that
+/// needs an argument refuses to run without it, with exit 1, never 2 (what
+/// `--detailed-exitcode` says of a plan with changes, which a CI script would act on), and
+/// writes nothing; `--help` still exits 0.
+#[test]
+fn a_usage_error_exits_1_for_every_command() {
+    let dir = config(&[("main.bf.hcl", &outputs_config())]);
+    let d = dir.path();
+    // A state to change: a command that ran instead of refusing would write to it.
+    brickform(d)
+        .args(["apply", "--auto-approve"])
+        .assert()
+        .code(0);
+    let before = tree_snapshot(d);
+    let commands = every_command(d);
+    let names: Vec<String> = commands.iter().map(|(p, _)| p.join(" ")).collect();
+    for known in [
+        "plan",
+        "state list",
+        "state migrate",
+        "env rename",
+        "local serve",
+        "auth status",
+        "flows import",
+    ] {
+        assert!(names.iter().any(|n| n == known), "{known} in {names:?}");
+    }
+    // Terraform's `workspace` is hidden from `--help` and refuses whatever it is given.
+    let mut commands = commands;
+    commands.push((vec!["workspace".to_string()], String::new()));
+    let mut need = Vec::new();
+    for (path, help) in &commands {
         let out = brickform(d)
-            .args([c.as_str(), "--no-such-option"])
+            .args(path)
+            .arg("--no-such-option")
+            .write_stdin("")
             .output()
             .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{c}: {stderr}");
-        assert!(stderr.contains("--no-such-option"), "{c}: {stderr}");
+        let (_, stderr) = texts(&out);
+        assert_eq!(out.status.code(), Some(1), "{path:?}: {stderr}");
+        if path[0] != "workspace" {
+            assert!(stderr.contains("--no-such-option"), "{path:?}: {stderr}");
+        }
+        if !needs_an_argument(help) {
+            continue;
+        }
+        // The second kind of usage error: what it needs is missing.
+        let out = brickform(d).args(path).write_stdin("").output().unwrap();
+        let (_, stderr) = texts(&out);
+        assert_eq!(out.status.code(), Some(1), "{path:?} alone: {stderr}");
+        assert!(stderr.contains("Usage:"), "{path:?} alone: {stderr}");
+        need.push(path.join(" "));
     }
+    for known in [
+        "state",
+        "state mv",
+        "env new",
+        "import",
+        "force-unlock",
+        "flows import",
+    ] {
+        assert!(
+            need.iter().any(|n| n == known),
+            "{known} needs an argument: {need:?}"
+        );
+    }
+    assert_eq!(tree_snapshot(d), before, "a refused command wrote nothing");
     // The case the CI workflows met: a Terraform flag brickform does not have, named in
     // full with what to do instead (not clap's "unexpected argument '-l'").
     let out = brickform(d)
