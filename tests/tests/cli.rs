@@ -758,6 +758,29 @@ fn fmt_check_then_fmt() {
         .stderr(predicate::str::contains("bad.bf.hcl"));
 }
 
+/// Plain `fmt` (not only `--check`) on a file it cannot parse exits 1 naming the file and
+/// leaves it as it was, whether it formats the directory or the file by name: a script
+/// running `fmt` before a commit must not take a broken file for a formatted one.
+#[test]
+fn fmt_of_a_file_with_a_syntax_error_exits_1_and_leaves_it_unchanged() {
+    let broken = "locals {\n  a =\n}\n";
+    let dir = config(&[("bad.bf.hcl", broken)]);
+    let d = dir.path();
+    let cases: [&[&str]; 2] = [&["fmt"], &["fmt", "bad.bf.hcl"]];
+    for args in cases {
+        brickform(d)
+            .args(args)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("bad.bf.hcl"));
+        assert_eq!(
+            std::fs::read_to_string(d.join("bad.bf.hcl")).unwrap(),
+            broken,
+            "{args:?}"
+        );
+    }
+}
+
 #[test]
 fn graph_prints_dot_and_needs_graphviz_for_svg() {
     let dir = config(&[("main.bf.hcl", &outputs_config())]);
