@@ -285,3 +285,70 @@ resource "databricks_job" "stream" {{
     );
     plan_is_empty(d, &serve);
 }
+
+/// The service refuses `outcome` on a dependency that is not a condition task ("Outcomes
+/// can only be specified for if/else condition dependencies"), so validate refuses it
+/// first, at the attribute, and says what was meant: the task's `run_if`. `"failed"`, the
+/// value a user who means "when it failed" writes, is not taken for a misspelt `"false"`.
+#[test]
+fn validate_refuses_outcome_on_a_dependency_that_is_not_a_condition() {
+    // `load`'s dependency gets `outcome`, the task `run_if`.
+    let job = |outcome: &str, run_if: &str| {
+        format!(
+            r#"resource "databricks_job" "flow" {{
+  name = "flow"
+  task {{
+    task_key = "check"
+    condition_task {{
+      op    = "EQUAL_TO"
+      left  = "1"
+      right = "1"
+    }}
+  }}
+  task {{
+    task_key = "load"
+    notebook_task {{ notebook_path = "/Shared/load" }}
+  }}
+  task {{
+    task_key = "after"
+    notebook_task {{ notebook_path = "/Shared/after" }}
+{run_if}
+    depends_on {{
+      task_key = "check"
+      outcome  = "true"
+    }}
+    depends_on {{
+      task_key = "load"
+{outcome}
+    }}
+  }}
+}}
+"#
+        )
+    };
+    for outcome in ["failed", "false"] {
+        let text = job(&format!("      outcome  = \"{outcome}\""), "");
+        let line = text
+            .lines()
+            .position(|l| l.contains(&format!("outcome  = \"{outcome}\"")))
+            .unwrap()
+            + 1;
+        let dir = config(&[("main.bf.hcl", &text)]);
+        let (code, out, err) = common::run(dir.path(), &["validate"], &[]);
+        assert_eq!(code, 1, "{outcome}\n{out}{err}");
+        for says in [
+            "run_if".to_string(),
+            "\"AT_LEAST_ONE_FAILED\"".to_string(),
+            "\"ALL_DONE\"".to_string(),
+            format!("main.bf.hcl:{line}:"),
+        ] {
+            assert!(err.contains(&says), "{outcome}: {says:?} missing in\n{err}");
+        }
+        assert!(!err.contains("did you mean"), "{outcome}: {err}");
+    }
+    // What it says to write instead passes.
+    let text = job("", "    run_if = \"AT_LEAST_ONE_FAILED\"");
+    let dir = config(&[("main.bf.hcl", &text)]);
+    let (code, out, err) = common::run(dir.path(), &["validate"], &[]);
+    assert_eq!(code, 0, "{text}\n{out}{err}");
+}
