@@ -281,6 +281,44 @@ async fn a_sensitive_for_each_is_refused_at_validate() {
     );
 }
 
+/// The same refusal for a data source, whose key names its instances in the plan and the
+/// state as a resource's does: located at its `for_each` argument, the value not printed.
+#[tokio::test]
+async fn a_sensitive_for_each_of_a_data_source_is_refused_at_validate() {
+    let h = Harness::new();
+    for for_each in [
+        "toset([var.secret])",
+        "toset([\"${var.secret}-x\"])",
+        "{ for k in [var.secret] : upper(k) => k }",
+        "{ a = var.secret }",
+    ] {
+        let src = format!(
+            "variable \"secret\" {{\n  default   = \"hunter2\"\n  sensitive = true\n}}\ndata \"test_info\" \"x\" {{\n  for_each = {for_each}\n  about = each.key\n}}\n"
+        );
+        let (config, d) = load_sources(
+            h.dir.path(),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.clone())],
+        );
+        assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
+        let (vars, _) = resolve(&config, &VarInputs::default(), None);
+        let engine = Engine::new(&config, &h.registry, &vars, "default");
+        let diags = engine.validate().await;
+        let text = diags.render_plain(&config.sources);
+        let d = diags
+            .iter()
+            .find(|d| d.summary == "Invalid for_each argument")
+            .unwrap_or_else(|| panic!("{for_each}: {text}"));
+        let (file, line, _) = d
+            .location(&config.sources)
+            .unwrap_or_else(|| panic!("{for_each}: not located"));
+        assert_eq!((file.as_str(), line), ("main.bf.hcl", 6), "{src}\n{text}");
+        assert!(
+            !text.to_lowercase().contains("hunter2"),
+            "{for_each}: {text}"
+        );
+    }
+}
+
 /// A value the service fills in on every whole write where the configuration is silent (a
 /// default nobody set) is not shown as removed by an unrelated update, and the plan's
 /// `after` says what the service will hold.
