@@ -602,3 +602,77 @@ fn lost_answers_from_the_files_api_neither_duplicate_nor_lose_log_records() {
         ["default.json", "default.json.backup"]
     );
 }
+
+/// Ctrl-C while a plan reads the workspace stops it at once (exit 130) and, on its way out,
+/// removes its lock (and the lock's sign of life) from the volume, so the next command takes
+/// the lock at once instead of failing on it until it expires (an hour here).
+#[test]
+fn ctrl_c_while_planning_removes_the_lock_from_the_volume() {
+    let ws = tempfile::tempdir().unwrap();
+    let serve = serve(ws.path());
+    let dir = config(&[(
+        "main.bf.hcl",
+        &lakehouse(
+            "vb6",
+            &volume_backend("six", "    lock_expiry_seconds = 3600\n"),
+        ),
+    )]);
+    let d = dir.path();
+    bf_ok(d, &serve, &["apply", "--auto-approve"]);
+    let states = format!("{VOLUME}/six");
+    let at_rest = files_under(&serve, &states);
+    // Slow enough that the plan is still reading when it is interrupted. The workspace's
+    // dump, which shows the lock, is not slowed.
+    serve.ok(
+        "POST",
+        "/__emulator/latency",
+        Some(json!({"fixed_ms": 300})),
+    );
+    let mut plan = Command::new(bin())
+        .arg("-C")
+        .arg(d)
+        .arg("plan")
+        .env("BRICKFORM_VAR_host", &serve.url)
+        .env("DATABRICKS_TOKEN", TOKEN)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !files_under(&serve, &states).contains(&"default.lock".to_string()) {
+        assert!(
+            plan.try_wait().unwrap().is_none(),
+            "the plan ended before it took the lock"
+        );
+        assert!(Instant::now() < deadline, "the lock never appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The answer to the lock's creation reaches the plan: it holds the lock, and reads the
+    // state and the workspace for a second or more.
+    std::thread::sleep(Duration::from_millis(150));
+    assert!(
+        plan.try_wait().unwrap().is_none(),
+        "the plan must still run for this test to mean anything"
+    );
+    let sent = Command::new("kill")
+        .args(["-INT", &plan.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let (code, _, err) = wait_output(plan);
+    assert_eq!(code, 130, "{err}");
+    assert!(err.contains("releases the state lock"), "{err}");
+    serve.ok("DELETE", "/__emulator/latency", None);
+    assert_eq!(
+        files_under(&serve, &states),
+        at_rest,
+        "the lock and its sign of life are gone"
+    );
+    let (code, out, err) = bf(
+        d,
+        &serve,
+        &["plan", "--detailed-exitcode", "--lock-timeout", "0s"],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+}
