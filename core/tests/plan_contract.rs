@@ -319,6 +319,66 @@ async fn a_sensitive_for_each_of_a_data_source_is_refused_at_validate() {
     }
 }
 
+/// The same refusal for a module call, whose key is part of the address of everything the
+/// module makes (and of their ownership tags): a sensitive variable read directly, through
+/// a local, or, in a module called by a module, through the input it was given.
+#[tokio::test]
+async fn a_sensitive_for_each_of_a_module_call_is_refused_at_validate() {
+    let h = Harness::new();
+    for (dir, text) in [
+        (
+            "leaf",
+            "variable \"name\" {}\nresource \"test_thing\" \"t\" {\n  name = var.name\n}\n",
+        ),
+        (
+            "mid",
+            "variable \"names\" {}\nmodule \"leaf\" {\n  source   = \"../leaf\"\n  for_each = toset(var.names)\n  name     = each.key\n}\n",
+        ),
+    ] {
+        std::fs::create_dir_all(h.dir.path().join(dir)).unwrap();
+        std::fs::write(h.dir.path().join(dir).join("main.bf.hcl"), text).unwrap();
+    }
+    let head = "variable \"secret\" {\n  default   = \"hunter2\"\n  sensitive = true\n}\nlocals {\n  keys = [\"${var.secret}-x\"]\n}\n";
+    let cases = [
+        (
+            "module \"m\" {\n  for_each = toset([var.secret])\n  source   = \"./leaf\"\n  name     = each.key\n}\n",
+            ("main.bf.hcl", 9),
+        ),
+        (
+            "module \"m\" {\n  for_each = { for k in local.keys : upper(k) => k }\n  source   = \"./leaf\"\n  name     = each.key\n}\n",
+            ("main.bf.hcl", 9),
+        ),
+        (
+            "module \"m\" {\n  source = \"./mid\"\n  names  = [var.secret]\n}\n",
+            ("mid/main.bf.hcl", 4),
+        ),
+    ];
+    for (call, at) in cases {
+        let src = format!("{head}{call}");
+        let (config, d) = load_sources(
+            h.dir.path(),
+            vec![("main.bf.hcl".into(), "main.bf.hcl".into(), src.clone())],
+        );
+        assert!(!d.has_errors(), "{}", d.render_plain(&config.sources));
+        let (vars, _) = resolve(&config, &VarInputs::default(), None);
+        let engine = Engine::new(&config, &h.registry, &vars, "default");
+        let diags = engine.validate().await;
+        let text = diags.render_plain(&config.sources);
+        let d = diags
+            .iter()
+            .find(|d| d.summary == "Invalid for_each argument")
+            .unwrap_or_else(|| panic!("{call}: {text}"));
+        let (file, line, _) = d
+            .location(&config.sources)
+            .unwrap_or_else(|| panic!("{call}: not located"));
+        assert!(
+            file.ends_with(at.0) && line == at.1,
+            "{file}:{line}\n{src}\n{text}"
+        );
+        assert!(!text.to_lowercase().contains("hunter2"), "{call}: {text}");
+    }
+}
+
 /// A value the service fills in on every whole write where the configuration is silent (a
 /// default nobody set) is not shown as removed by an unrelated update, and the plan's
 /// `after` says what the service will hold.

@@ -24,7 +24,8 @@ pub async fn exec(ctx: &Ctx, args: Args) -> Outcome {
         }
         .with_process_env();
         let (vars, _) = brickform_core::engine::inputs::resolve(&config, &inputs, Some(&env));
-        let d = brickform_core::lang::modules::expand(&mut config, &vars.values, &env);
+        let d =
+            brickform_core::lang::modules::expand(&mut config, &vars.values, &vars.sensitive, &env);
         context::check(&d, &config)?;
     }
     let (g, diags) = brickform_core::graph::build(&config);

@@ -131,6 +131,7 @@ impl<'a> Engine<'a> {
             settings_diags.extend(crate::lang::modules::expand(
                 &mut expanded,
                 &vars.values,
+                &vars.sensitive,
                 environment,
             ));
             std::borrow::Cow::Owned(expanded)

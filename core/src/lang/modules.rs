@@ -23,7 +23,7 @@ use crate::addrs::ModuleInstance;
 use crate::diagnostics::{Diagnostic, Diagnostics, did_you_mean};
 use crate::source::SourceFile;
 use crate::value::{Object, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -241,11 +241,26 @@ fn refuse_root_only(child: &Config, diags: &mut Diagnostics) {
 /// module instance that are known without planning anything, `path` and `brickform`.
 struct Known {
     roots: HashMap<&'static str, Value>,
+    /// The variables that are sensitive, and the locals that read one: a `for_each` that
+    /// reads them is refused, as a resource's is, since the keys name every instance.
+    sensitive_vars: HashSet<String>,
+    sensitive_locals: HashSet<String>,
 }
 
 impl Roots for Known {
     fn root(&self, name: &str) -> Option<&Value> {
         self.roots.get(name)
+    }
+    fn is_sensitive(&self, root: &str, attrs: &[&str]) -> bool {
+        let names = match root {
+            "var" => &self.sensitive_vars,
+            "local" => &self.sensitive_locals,
+            _ => return false,
+        };
+        match attrs.first() {
+            Some(name) => names.contains(*name),
+            None => !names.is_empty(),
+        }
     }
     fn missing_root(&self, name: &str) -> String {
         format!(
@@ -255,7 +270,7 @@ impl Roots for Known {
 }
 
 impl Known {
-    fn new(var: Object, dir: &str, environment: &str) -> Known {
+    fn new(var: Object, sensitive_vars: HashSet<String>, dir: &str, environment: &str) -> Known {
         let mut roots = HashMap::new();
         roots.insert("var", Value::object(var));
         roots.insert("local", Value::Object(Default::default()));
@@ -273,7 +288,11 @@ impl Known {
                 Value::from(environment),
             )])),
         );
-        Known { roots }
+        Known {
+            roots,
+            sensitive_vars,
+            sensitive_locals: HashSet::new(),
+        }
     }
 
     /// Adds the locals that read only what is known here (and each other), in as many
@@ -300,8 +319,14 @@ impl Known {
                     return true;
                 }
                 self.roots.insert("local", Value::object(known.clone()));
-                if let Ok(v) = Evaluator::new(&self, base).eval(&l.expr.expr) {
+                let mut ev = Evaluator::new(&self, base);
+                let value = ev.eval(&l.expr.expr);
+                let sensitive = ev.touched_sensitive;
+                if let Ok(v) = value {
                     known.insert((*name).clone(), v);
+                    if sensitive {
+                        self.sensitive_locals.insert((*name).clone());
+                    }
                 }
                 false
             });
@@ -317,13 +342,18 @@ impl Known {
 /// Expands every module call into its instances (see the module documentation). `vars`
 /// are the root module's variables; unknown ones (validate without values) expand a call
 /// with unknown `count` / `for_each` into one instance that stands for all of them.
-pub fn expand(config: &mut Config, vars: &Object, environment: &str) -> Diagnostics {
+pub fn expand(
+    config: &mut Config,
+    vars: &Object,
+    sensitive: &HashSet<String>,
+    environment: &str,
+) -> Diagnostics {
     let mut diags = Diagnostics::new();
     if config.module_calls.is_empty() {
         return diags;
     }
     let base = config.dir.clone();
-    let known = Known::new(vars.clone(), ".", environment).with_locals(
+    let known = Known::new(vars.clone(), sensitive.clone(), ".", environment).with_locals(
         config.locals.iter().filter(|(_, l)| l.module.is_root()),
         &base,
     );
@@ -484,13 +514,21 @@ fn expand_call(
             },
         );
         let mut inner_vars = Object::default();
+        let mut inner_sensitive = HashSet::new();
         for (name, decl) in &body.variables {
             let given = call.inputs.get(name);
+            if decl.sensitive {
+                inner_sensitive.insert(name.clone());
+            }
             let value = match given {
                 Some((e, _)) => {
                     let mut ev = Evaluator::new(known, &base);
                     bind_instance(&mut ev, key.as_ref(), each_value.as_ref());
-                    ev.eval(&e.expr).unwrap_or(Value::Unknown)
+                    let v = ev.eval(&e.expr).unwrap_or(Value::Unknown);
+                    if ev.touched_sensitive {
+                        inner_sensitive.insert(name.clone());
+                    }
+                    v
                 }
                 None => decl
                     .default
@@ -543,8 +581,8 @@ fn expand_call(
         if body.calls.is_empty() {
             continue;
         }
-        let inner =
-            Known::new(inner_vars, &body.dir, environment).with_locals(body.locals.iter(), &base);
+        let inner = Known::new(inner_vars, inner_sensitive, &body.dir, environment)
+            .with_locals(body.locals.iter(), &base);
         for c in body.calls.values() {
             expand_call(config, &path, &inner, c, &depends, environment, diags);
         }
