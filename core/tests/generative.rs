@@ -215,8 +215,6 @@ fn render(config: &[Option<Res>]) -> String {
 enum Outside {
     Comment(u8),
     Size(u8),
-    /// The object's `item` blocks replaced by one of another key.
-    Item(u8),
     Delete,
 }
 
@@ -380,7 +378,6 @@ fn step() -> impl Strategy<Value = Step> {
                 prop_oneof![
                     (0u8..3).prop_map(Outside::Comment),
                     (1u8..4).prop_map(Outside::Size),
-                    (0u8..2).prop_map(Outside::Item),
                     Just(Outside::Delete),
                 ],
             ),
@@ -901,15 +898,6 @@ async fn run_case((normalise, steps): (support::Normalise, Vec<Step>)) -> Result
                             && o.contains_key("size")
                         {
                             o.insert("size".into(), Value::from(i64::from(*s) + 10));
-                        }
-                    }
-                    Outside::Item(k) => {
-                        if let Some(o) = objs.get_mut(id)
-                            && o.contains_key("item")
-                        {
-                            let items = serde_json::json!([{ "key": format!("outside{k}") }]);
-                            o.insert("item".into(), Value::from_json(&items));
-                            normalise.apply(o);
                         }
                     }
                 }
