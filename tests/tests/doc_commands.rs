@@ -147,6 +147,15 @@ const ENTRIES: &[Entry] = &[
     },
     Entry {
         file: "docs/plan-json.md",
+        first: "brickform plan --json > impact.json",
+        how: How::Run {
+            cwd: Cwd::Clone,
+            setup: "cd examples/quickstart",
+            not_here: &[],
+        },
+    },
+    Entry {
+        file: "docs/plan-json.md",
         first: "terraform-compliance -p plan.json",
         how: How::Elsewhere(
             "terraform-compliance comes from its own venv: tests/policy_consumers runs it on the examples' plan JSON",
