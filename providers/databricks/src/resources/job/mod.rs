@@ -152,12 +152,11 @@ fn full_refresh_of(task: &Object) -> Option<(String, &'static str)> {
             )
         })
     };
-    let object = |o: &Object, k: &str| o.get(k).and_then(Value::as_object).cloned();
-    if let Some(p) = object(task, "pipeline_task") {
-        return of(&p, "its pipeline");
+    if let Some(p) = single(task, "pipeline_task") {
+        return of(p, "its pipeline");
     }
-    let params = object(task, "run_job_task").and_then(|r| object(&r, "pipeline_params"))?;
-    of(&params, "the pipelines of the job it runs")
+    let params = single(task, "run_job_task").and_then(|r| single(r, "pipeline_params"))?;
+    of(params, "the pipelines of the job it runs")
 }
 
 /// The tasks of a job (or the task a for_each task runs) that run a full refresh, by key,
